@@ -1,0 +1,37 @@
+# Quick start targets (README): `make demo` and `make test`. Both install what they need.
+JOBS ?= $(shell nproc)
+BUILD ?= build
+BUILD_ASAN ?= build-asan
+CMAKE_FLAGS ?=
+
+.PHONY: deps build demo test test-fast test-asan bench clean
+
+deps:
+	./scripts/install-deps.sh
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUPLAN_WERROR=ON $(CMAKE_FLAGS)
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+## The main job on bundled data: plan a LoRA fine-tune of a bundled real model on the bundled real catalog.
+demo: build
+	./$(BUILD)/gpuplan size --model llama-3.1-8b --task lora --seq 4096 --micro-batch 1
+
+## All tests: the normal build (unit + end-to-end), then the unit tests under ASan+UBSan.
+test: test-fast test-asan
+
+test-fast: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-asan: deps
+	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DGPUPLAN_SANITIZE=ON -DGPUPLAN_WERROR=ON -DGPUPLAN_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+	cmake --build $(BUILD_ASAN) -j $(JOBS)
+	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS) -LE 'e2e|slow'
+
+bench: build
+	for b in $(BUILD)/bench/bench_*; do $$b; done
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN)

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs every Debian package gpuplan's build, tests and benchmarks need.
+# Idempotent and non-interactive; runs apt-get update itself. Needs root (or sudo).
+set -euo pipefail
+packages=(
+  build-essential cmake pkg-config git
+  nlohmann-json3-dev libcli11-dev libfmt-dev libtomlplusplus-dev
+  libsqlite3-dev sqlite3 libcsv-dev libcpp-httplib-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "install-deps: installed ${missing[*]}"

@@ -1,0 +1,55 @@
+#include "cli/command.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "util/error.hpp"
+
+namespace gpuplan::cli {
+namespace {
+std::vector<Command>& registry() {
+  static std::vector<Command> commands;
+  return commands;
+}
+}  // namespace
+
+bool register_command(Command command) {
+  registry().push_back(std::move(command));
+  return true;
+}
+
+std::vector<Command> registered_commands() {
+  auto out = registry();
+  std::sort(out.begin(), out.end(), [](const Command& a, const Command& b) { return a.name < b.name; });
+  return out;
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"gpuplan: size AI workloads, compare GPU cloud offers, plan the cheapest way to finish"};
+  app.require_subcommand(1);
+  GlobalOptions global;
+  app.add_option("--gpus-file", global.gpus_file, "a gpus.csv that replaces the bundled hardware catalog");
+  app.add_option("--db", global.db_path, "offer database (default: $XDG_DATA_HOME/gpuplan/offers.sqlite)");
+  app.set_version_flag("--version", "gpuplan 0.1.0");
+  for (const auto& cmd : registered_commands()) {
+    CLI::App* sub = app.add_subcommand(cmd.name, cmd.description);
+    cmd.setup(*sub, global);
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  } catch (const Error& e) {
+    fmt::print(stderr, "gpuplan: error: {}\n", e.what());
+    return exit_code(e.kind());
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "gpuplan: internal error: {}\n", e.what());
+    return exit_code(ErrorKind::internal);
+  }
+  return 0;
+}
+
+}  // namespace gpuplan::cli
