@@ -1,0 +1,61 @@
+#include "cli/common.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "hardware/gpu_spec.hpp"
+
+namespace gpuplan::cli {
+
+const GpuCatalog& gpu_catalog(const GlobalOptions& global) {
+  if (global.gpus_file.empty()) return GpuCatalog::bundled();
+  static std::unique_ptr<GpuCatalog> loaded;
+  static std::string loaded_path;
+  if (!loaded || loaded_path != global.gpus_file) {
+    loaded = std::make_unique<GpuCatalog>(GpuCatalog::load_file(global.gpus_file));
+    loaded_path = global.gpus_file;
+  }
+  return *loaded;
+}
+
+std::string TextTable::render() const {
+  std::vector<std::size_t> width(header.size(), 0);
+  auto measure = [&](const std::vector<std::string>& cells) {
+    for (std::size_t i = 0; i < cells.size() && i < width.size(); ++i) {
+      // Count UTF-8 code points, not bytes, so non-ASCII cells align.
+      std::size_t n = 0;
+      for (unsigned char c : cells[i]) n += (c & 0xC0) != 0x80;
+      width[i] = std::max(width[i], n);
+    }
+  };
+  measure(header);
+  for (const auto& r : rows) measure(r);
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string out;
+    for (std::size_t i = 0; i < width.size(); ++i) {
+      const std::string cell = i < cells.size() ? cells[i] : "";
+      std::size_t n = 0;
+      for (unsigned char c : cell) n += (c & 0xC0) != 0x80;
+      std::string pad(width[i] - n, ' ');
+      bool right = i < right_align.size() && right_align[i];
+      out += right ? pad + cell : cell + pad;
+      if (i + 1 < width.size()) out += "  ";
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out + "\n";
+  };
+  std::string out = line(header);
+  std::size_t total = 0;
+  for (auto w : width) total += w + 2;
+  out += std::string(total > 2 ? total - 2 : 0, '-') + "\n";
+  for (const auto& r : rows) out += line(r);
+  return out;
+}
+
+std::string format_gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024.0 * 1024.0)); }
+
+std::string or_unknown(const std::optional<std::string>& s) { return s ? *s : "unknown"; }
+
+}  // namespace gpuplan::cli

@@ -1,0 +1,32 @@
+#pragma once
+/// Helpers shared by the CLI commands: rendering only, no engine numbers.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/command.hpp"
+
+namespace gpuplan {
+class GpuCatalog;
+}
+
+namespace gpuplan::cli {
+
+/// The hardware catalog in force: --gpus-file when given, else the bundled one.
+/// The returned reference stays valid for the process lifetime.
+const GpuCatalog& gpu_catalog(const GlobalOptions& global);
+
+/// A plain-text table: header row, rows of cells; columns right-aligned when `right_align[i]`.
+struct TextTable {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<bool> right_align;  ///< per column; missing = left
+  std::string render() const;     ///< lines joined with '\n', trailing newline
+};
+
+/// Formats bytes as GiB with one decimal ("12.3 GiB").
+std::string format_gib(double bytes);
+/// Formats an optional value, "unknown" when empty.
+std::string or_unknown(const std::optional<std::string>& s);
+
+}  // namespace gpuplan::cli
