@@ -39,6 +39,56 @@ struct MlaSpec {
   std::int64_t v_head_dim = 0;
 };
 
+/// Attention layout, derived from the head counts (see attention_kind()).
+enum class AttentionKind {
+  none,  ///< no attention (Mamba) or not a decoder
+  mha,   ///< multi-head: num_kv_heads == num_attention_heads (Vaswani et al. 2017)
+  gqa,   ///< grouped-query: 1 < num_kv_heads < num_attention_heads (Ainslie et al. 2023, arXiv:2305.13245)
+  mqa,   ///< multi-query: num_kv_heads == 1 (Shazeer 2019, arXiv:1911.02150)
+  mla,   ///< multi-head latent attention (DeepSeek-V2, arXiv:2405.04434)
+};
+
+/// How token positions enter the model (decides whether position embeddings hold parameters).
+enum class PositionEncoding {
+  rope,     ///< rotary (no parameters)
+  learned,  ///< learned absolute position table (GPT-2, OPT): parameters in `embeddings`
+  alibi,    ///< ALiBi linear biases (BLOOM, some Falcon): no parameters
+  none,     ///< Mamba / diffusion: not applicable
+};
+
+/// Mamba selective-state-space shape (Gu & Dao 2023, arXiv:2312.00752; HF MambaConfig).
+struct SsmSpec {
+  std::int64_t state_size = 0;      ///< N: SSM state width per channel (d_state)
+  std::int64_t conv_kernel = 0;     ///< depthwise causal conv width (d_conv)
+  std::int64_t expand = 0;          ///< inner width = expand * hidden (= intermediate_size)
+  std::int64_t time_step_rank = 0;  ///< rank of the delta (dt) projection
+};
+
+/// Shape fields a FLOPs / activation estimate of a diffusion model needs (diffusers configs).
+struct DiffusionSpec {
+  std::string class_name;                  ///< "UNet2DConditionModel" / "FluxTransformer2DModel"
+  std::int64_t in_channels = 0;            ///< latent channels in (UNet: 4; FLUX: 64 = 16 ch x 2x2 patch)
+  std::int64_t out_channels = 0;
+  // FLUX (FluxTransformer2DModel)
+  std::int64_t num_double_stream_layers = 0;  ///< config num_layers (MMDiT blocks, joint text+image)
+  std::int64_t num_single_stream_layers = 0;  ///< config num_single_layers
+  std::int64_t num_attention_heads = 0;
+  std::int64_t attention_head_dim = 0;        ///< FLUX: per-head width; inner dim = heads * head_dim
+  std::int64_t inner_dim = 0;                 ///< FLUX: heads * attention_head_dim (3072)
+  std::int64_t joint_attention_dim = 0;       ///< FLUX: T5 text-embedding width (4096)
+  std::int64_t pooled_projection_dim = 0;     ///< FLUX: CLIP pooled width (768)
+  bool guidance_embeds = false;               ///< FLUX-dev style guidance embedder present
+  // UNet (UNet2DConditionModel)
+  std::vector<std::int64_t> block_out_channels;            ///< per resolution level (320, 640, 1280)
+  std::vector<std::int64_t> transformer_layers_per_block;  ///< per down level (1, 2, 10)
+  std::vector<std::int64_t> unet_attention_head_dim;       ///< per level, as the config names it (heads for SDXL)
+  std::vector<std::string> down_block_types;
+  std::vector<std::string> up_block_types;
+  std::int64_t layers_per_block = 0;
+  std::int64_t cross_attention_dim = 0;  ///< text-encoder width the cross-attention reads (2048)
+  std::int64_t sample_size = 0;          ///< latent side in pixels of the latent (128 -> 1024 px image)
+};
+
 /// Parameter count by component. total() = sum of all fields; active_per_token counts
 /// only the routed experts a token uses (top-k) for MoE models (= total for dense models).
 struct ParamBreakdown {
@@ -86,7 +136,29 @@ struct ModelArch {
 
   ParamBreakdown params;                  ///< exact parameter counts (filled by the readers)
 
+  // Added by the model layer (additive to the contract above).
+  AttentionKind attention = AttentionKind::none;  ///< derived from heads / MLA (see attention_kind())
+  PositionEncoding position_encoding = PositionEncoding::rope;
+  bool parallel_attention = false;        ///< attention and MLP read the same input (Falcon, GPT-J style)
+  std::optional<SsmSpec> ssm;             ///< Mamba models
+  std::optional<DiffusionSpec> diffusion; ///< SDXL UNet / FLUX transformer
+  /// DeepSeek-V3 multi-token-prediction module (num_nextn_predict_layers): NOT in `params`
+  /// (the published 671B excludes it); its parameter count is reported here, 0 when none.
+  std::int64_t mtp_layers = 0;
+  std::int64_t mtp_params = 0;
+  /// Exact weight bytes of the published checkpoint when read from an index (total_size) or a
+  /// safetensors header; nullopt when the architecture came from a config only.
+  std::optional<std::int64_t> checkpoint_bytes;
+  /// Counting notes shown to users ("vision tower counted in other", "MTP module excluded").
+  std::vector<std::string> notes;
+
   bool is_moe() const { return moe.has_value(); }
+  /// Number of layers that use sliding-window attention (0 when none).
+  std::int64_t num_sliding_window_layers() const {
+    std::int64_t n = 0;
+    for (bool b : layer_uses_sliding_window) n += b ? 1 : 0;
+    return n;
+  }
   std::int64_t total_params() const { return params.total(); }
   std::int64_t active_params() const { return params.active(); }
 };

@@ -1,0 +1,30 @@
+#pragma once
+/// Bundled model presets: the real Hugging Face configs under data/models/ (compiled in, see
+/// util/embedded.hpp), each with its provenance (data/models/PROVENANCE.md).
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/model_arch.hpp"
+
+namespace gpuplan {
+
+struct PresetInfo {
+  std::string short_name;        ///< lower-case from the HF name: "llama-3.1-8b", "qwen3-30b-a3b", "sdxl-unet"
+  std::string hf_id;             ///< "meta-llama/Llama-3.1-8B"
+  std::string folder;            ///< folder under data/models/: "meta-llama__Llama-3.1-8B"
+  std::string provenance_class;  ///< A / B / C / "B+C" as in data/models/PROVENANCE.md
+};
+
+/// All presets, in a stable order (by family then size as listed in presets.cpp).
+const std::vector<PresetInfo>& list_presets();
+
+/// Loads a preset by short name (case-insensitive; the HF id "org/Name" and the folder name are
+/// accepted too). ModelArch::name = short name, source = "preset <short> (<hf_id>, data/models/<folder>/config.json, class X)".
+/// Unknown name → Error{not_found, "--model"} whose expected lists the nearest names.
+ModelArch load_preset(std::string_view short_name);
+
+/// The preset whose short name / HF id / folder equals `name` (case-insensitive), or nullptr.
+const PresetInfo* find_preset(std::string_view name);
+
+}  // namespace gpuplan
