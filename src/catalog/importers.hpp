@@ -1,0 +1,158 @@
+#pragma once
+/// Catalog layer, importers: turn real offer feeds (text) into Offers with PriceObservations,
+/// provenance (SourceRef) and data-quality flags. Formats and their quirks are described in
+/// data/offers/PROVENANCE.md; our own user-quote format in docs/import-format.md.
+///
+/// Every importer is pure: text in, ImportBatch out. IO happens only in import_file() and
+/// bundled_catalog() (which reads the files compiled in from data/offers through
+/// util/embedded.hpp).
+///
+/// Units in the produced Offers follow offer.hpp: usd_per_hour for the WHOLE instance (per-GPU
+/// source prices are multiplied by gpu_count), bytes (GB = 1e9, GiB/MiB = 2^30/2^20), bit/s.
+///
+/// Offer ids: lower-case "provider/instance_type/region", plus "/zone" when the source names an
+/// availability zone (AWS and primeintellect price spot per zone, so zones are distinct offers).
+/// The same id seen in several sources is ONE offer with several observations (merge_batch).
+///
+/// Dates are never invented: observed_at is set only where the source gives a date per row
+/// (tardellirs collected_at, ewyluda date, user quotes). SkyPilot and FSDL rows get nullopt.
+///
+/// Errors (strict): a malformed row (wrong cell count, non-numeric price or count, bad JSON,
+/// wrong JSON type, unknown field in our own format) throws gpuplan::Error{invalid_input} with
+/// where = "file:line" (CSV) or "file:line:col" (JSON) and what was expected. The whole import
+/// fails; nothing is returned. Data that is well-formed but doubtful is NOT an error: it becomes
+/// a QualityFlag and an ImportIssue (see the rule names below).
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "catalog/offer.hpp"
+
+namespace gpuplan {
+
+class GpuCatalog;
+
+/// Data-quality rule names used in QualityFlag::rule and ImportIssue::rule.
+namespace import_rule {
+inline constexpr std::string_view kZeroPrice = "zero_price";              ///< price is $0 (excludes)
+inline constexpr std::string_view kMemoryUnit = "memory_unit";            ///< GPU memory in the wrong unit, corrected (flag only)
+inline constexpr std::string_view kBidFloorPrice = "bid_floor_price";     ///< on-demand == spot == bid floor (mithril; excludes)
+inline constexpr std::string_view kNoOnDemandPrice = "no_on_demand_price";  ///< only a spot/interruptible price (flag only)
+inline constexpr std::string_view kSpotZeroMeansNone = "spot_zero_means_none";  ///< vast "0.00" spot = no spot (observation dropped)
+inline constexpr std::string_view kCpuRow = "cpu_row";                    ///< no GPU: row skipped (rejected)
+inline constexpr std::string_view kImplausiblePerGpuPrice = "implausible_per_gpu_price";  ///< > $100 or < $0.01 per GPU-hour (excludes)
+inline constexpr std::string_view kUnresolvedGpu = "unresolved_gpu";      ///< GPU name not in the hardware catalog (excludes)
+inline constexpr std::string_view kNoPrice = "no_price";                  ///< neither on-demand nor spot price: row skipped (rejected)
+inline constexpr std::string_view kEstimatedPrice = "estimated_price";    ///< the source says the price is an estimate (flag only)
+inline constexpr std::string_view kPriceIndex = "price_index";            ///< a market index series, not a rentable offer (excludes)
+}  // namespace import_rule
+
+/// One finding of an importer about one row.
+struct ImportIssue {
+  std::string where;   ///< "file:line" (or "file:line:col" for JSON)
+  std::string rule;    ///< one of import_rule::*
+  std::string detail;  ///< what was seen and what was done, in plain words
+  bool rejected = false;  ///< true: the row produced no offer/observation; false: kept and flagged
+};
+
+/// Count of issues for one rule.
+struct ImportRuleCount {
+  std::string rule;
+  std::size_t rejected = 0;
+  std::size_t flagged = 0;
+};
+
+/// The result of importing one file (or several, merged).
+struct ImportBatch {
+  std::vector<Offer> offers;         ///< each with its PriceObservations; ids unique within a batch
+  std::vector<ImportIssue> issues;   ///< every quality finding, in input order
+  std::size_t rows_read = 0;         ///< data rows (or JSON records) read, GPU or not
+  std::string dataset;               ///< SourceRef::dataset of the input ("bundled" after bundled_catalog)
+
+  /// Per-rule counts of rejected and flagged issues, sorted by rule name.
+  std::vector<ImportRuleCount> summary() const;
+  /// The offer with this id, or nullptr.
+  const Offer* find(std::string_view offer_id) const;
+};
+
+/// Supported input formats.
+enum class ImportFormat {
+  skypilot_vms_csv,          ///< SkyPilot catalog vms.csv (schema v6/v7/v8/v9)
+  fsdl_cloud_gpus_csv,       ///< Full Stack Deep Learning cloud-gpus.csv
+  fsdl_serverless_gpus_csv,  ///< Full Stack Deep Learning serverless-gpus.csv
+  tardellirs_offerings_json, ///< tardellirs/gpu-pricing src/data/offerings.json
+  ewyluda_index_history_csv, ///< ewyluda/gpu-price-index site/data/index-history.csv
+  gpuhunt_tpu_pricing_json,  ///< dstackai/gpuhunt resources/tpu_pricing.json
+  generic_csv,               ///< gpuplan user quotes, CSV (docs/import-format.md)
+  generic_json,              ///< gpuplan user quotes, JSON (docs/import-format.md)
+};
+/// "skypilot-vms-csv", "fsdl-cloud-gpus-csv", ..., "generic-csv", "generic-json".
+std::string_view import_format_name(ImportFormat f) noexcept;
+/// Inverse of import_format_name; nullopt for an unknown name.
+std::optional<ImportFormat> parse_import_format(std::string_view name) noexcept;
+/// Guess the format from the file name and (for .csv/.json) the header / first key.
+/// Throws Error{invalid_input} naming `path` when it cannot tell, listing the formats.
+ImportFormat detect_import_format(std::string_view path, std::string_view text);
+
+/// Where the text came from, for SourceRef and error messages.
+struct ImportSource {
+  std::string file;       ///< name used in error "where" and ImportIssue::where ("data/offers/x.csv")
+  std::string dataset;    ///< SourceRef::dataset ("skypilot-catalog/v8/lambda", "user:quotes.csv")
+  /// Locator prefix; each row's locator is locator_base + ":" + line. Bundled files use
+  /// "owner/repo@commit:upstream/path"; user files their path. Empty → `file`.
+  std::string locator_base;
+  /// Provider id for formats that do not name it per row (SkyPilot: the folder name,
+  /// e.g. "lambda"). Empty → derived from `file` where possible (skypilot_provider_from_path).
+  std::string provider;
+  /// GPU name resolution; nullptr → GpuCatalog::bundled().
+  const GpuCatalog* gpus = nullptr;
+};
+
+/// SkyPilot provider id from a path like ".../v8/lambda/vms.csv" → "lambda";
+/// nullopt when the path has no "<provider>/vms*.csv" tail.
+std::optional<std::string> skypilot_provider_from_path(std::string_view path);
+
+/// SkyPilot vms.csv. Columns are found by header name (order differs per file). GpuInfo may be
+/// a Python-repr dict, doubled-quote JSON, or a bare GPU name. Price/SpotPrice are whole-instance
+/// USD/h; an empty cell means "not sold". Throws as described at the top.
+ImportBatch import_skypilot_vms_csv(std::string_view text, const ImportSource& src);
+/// FSDL cloud-gpus.csv (Cloud, GPU Type, GPUs, GPU RAM [GB total], vCPUs, RAM [GB], On-demand,
+/// Per-GPU, Spot, Name). No per-row dates: observed_at = nullopt.
+ImportBatch import_fsdl_cloud_gpus_csv(std::string_view text, const ImportSource& src);
+/// FSDL serverless-gpus.csv (Vendor, GPU Type, GPUs, GPU RAM, vCPUs, RAM, Per-Hour, Per-GPU).
+ImportBatch import_fsdl_serverless_gpus_csv(std::string_view text, const ImportSource& src);
+/// tardellirs offerings.json: per-GPU prices (gpu_count = 1), collected_at per row, source_url
+/// per row (used as locator). Rows of one product differing only by tier spot/on-demand merge.
+ImportBatch import_tardellirs_offerings_json(std::string_view text, const ImportSource& src);
+/// ewyluda index-history.csv: a market price index per (gpu_model, series), not an offer. Each
+/// (gpu_model, series) becomes a pseudo-offer with provider "index:<series>", instance_type
+/// = gpu_model, gpu_count 1, one on-demand observation per date (USD per GPU-hour), and the
+/// excluding flag "price_index" so it never ranks. It is the price-history fixture.
+ImportBatch import_ewyluda_index_history_csv(std::string_view text, const ImportSource& src);
+/// gpuhunt tpu_pricing.json: {TPU name: {region: {Location, On Demand (USD), Spot (USD)}}},
+/// USD per chip-hour; provider "gcp", instance_type = TPU name, gpu_count 1.
+ImportBatch import_gpuhunt_tpu_pricing_json(std::string_view text, const ImportSource& src);
+/// Our own user-quote format (docs/import-format.md), CSV or JSON. Unknown columns/keys and
+/// missing required fields are errors.
+ImportBatch import_generic_csv(std::string_view text, const ImportSource& src);
+ImportBatch import_generic_json(std::string_view text, const ImportSource& src);
+
+/// Dispatch on format.
+ImportBatch import_text(std::string_view text, ImportFormat format, const ImportSource& src);
+/// Reads a file and imports it (format detected unless given; dataset "user:<file name>",
+/// locator = path). Throws Error{not_found} when the file cannot be read.
+ImportBatch import_file(const std::string& path, std::optional<ImportFormat> format = std::nullopt);
+
+/// Merges `from` into `into`: offers with the same id become one (observations appended and
+/// exact duplicates dropped, flags united, unknown fields filled from `from`); issues appended;
+/// rows_read added. Observations of each offer end sorted oldest first (unknown dates first).
+void merge_batch(ImportBatch& into, ImportBatch from);
+
+/// The default catalog: every bundled file under data/offers (embedded_paths("offers/")),
+/// imported with its provenance (repo@commit:path from PROVENANCE.md) and merged.
+/// Deterministic: two calls return equal batches.
+ImportBatch bundled_catalog();
+
+}  // namespace gpuplan
