@@ -1,0 +1,294 @@
+#pragma once
+/// Sizing layer: GPU memory of training and serving a model, per GPU, as a breakdown of named
+/// terms that ADD UP to the total (never a max of terms).
+///
+/// Units: bytes (SI inside the engine; GiB = 2^30 only when printing). Token counts and layer
+/// counts are int64. Every function here is pure: no IO, no global state.
+///
+/// Sources of the formulas (each term's explanation repeats the one it uses):
+///  [ZeRO]   Rajbhandari et al. 2020, "ZeRO: Memory Optimizations Toward Training Trillion
+///           Parameter Models", arXiv:1910.02054 §3.1 (mixed-precision Adam = 2Ψ + 2Ψ + KΨ with
+///           K = 12, i.e. 16 bytes/param) and §5.1 / Fig. 1 (stage 1 divides the optimizer state,
+///           stage 2 also the gradients, stage 3 also the parameters by the DP degree N_d).
+///  [Korth]  Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer
+///           Models", arXiv:2205.05198 §4.1 Eq. 1 (sbh(34 + 5as/h) bytes per layer, 16-bit,
+///           with dropout), Eq. 2 (TP without SP: sbh(10 + 24/t + 5as/(ht))), Eq. 3-4 / Table 2
+///           (TP+SP: /t; selective recompute drops the 5as/h term; full recompute 2sbh per
+///           layer), §4.2.3 (first pipeline stage holds p micro-batches of L/p layers; the
+///           interleaved schedule multiplies by 1 + (p-1)/(p·m)).
+///  [FA]     Dao et al. 2022, "FlashAttention", arXiv:2205.14135 §3.1: the s×s attention matrix is
+///           never stored, only the output and the softmax statistics (logsumexp, fp32, per row).
+///  [8bit]   Dettmers et al. 2021, "8-bit Optimizers via Block-wise Quantization",
+///           arXiv:2110.02861 §2: Adam's two states in 8 bits (2 bytes/param) + block constants.
+///  [Adafac] Shazeer & Stern 2018, "Adafactor", arXiv:1804.04235 §3: factored second moment,
+///           rows + cols values per matrix; no first moment by default (β1 = 0).
+///  [Lion]   Chen et al. 2023, "Symbolic Discovery of Optimization Algorithms", arXiv:2302.06675
+///           §2: one momentum state.
+///  [LoRA]   Hu et al. 2021, arXiv:2106.09685 §4: ΔW = BA, A ∈ R^{r×k}, B ∈ R^{d×r}:
+///           r·(d_in + d_out) trainable parameters per adapted matrix.
+///  [QLoRA]  Dettmers et al. 2023, "QLoRA", arXiv:2305.14314 §3: NF4 with block 64 absmax
+///           (32 bits / 64 = 0.5 bits/param), double quantisation lowers the constants to
+///           8/64 + 32/(64·256) = 0.127 bits/param.
+///  [GGUF]   ggml-org/llama.cpp ggml/src/ggml-common.h block layouts: Q8_0 = 32 int8 + one fp16
+///           scale per 32 weights = 8.5 bits/weight; Q4_K = 4.5 bpw, Q6_K = 6.5625 bpw; the
+///           Q4_K_M mix (Q4_K with Q6_K for attn_v / ffn_down halves and the output) averages
+///           ≈ 4.85 bpw (tools/quantize README table, Llama-3.1-8B: 4.89 bpw; we use 4.85).
+///  [GPTQ]   Frantar et al. 2022, arXiv:2210.17323 / AWQ (Lin et al. 2023, arXiv:2306.00978):
+///           int4 with one fp16 scale per group of 128 → 4 + 16/128 = 4.125 bits/weight.
+///  [KV]     Pope et al. 2022, "Efficiently Scaling Transformer Inference", arXiv:2211.05102
+///           §2: KV cache = 2 · layers · kv_heads · head_dim · tokens · bytes (GQA/MQA
+///           shrink kv_heads); [MLA] DeepSeek-V2 arXiv:2405.04434 §2.1.4, Table 1: MLA caches
+///           (d_c + d_h^R) = kv_lora_rank + qk_rope_head_dim values per layer per token.
+///  [Torch]  CUDA context: PyTorch "CUDA semantics" notes / HF Transformers "Model training
+///           anatomy" (docs: the CUDA kernels alone take 1-2 GB; with CUDA ≥ 11.7 lazy module
+///           loading it is ≈ 0.3-0.6 GiB on Hopper). Default 0.75 GiB (see kDefault...).
+///  [Alloc]  PyTorch caching allocator reserves more than it allocates (block rounding, split
+///           blocks): measured reserved/allocated is typically 1.03-1.15; default 5 %.
+///
+/// Errors: validate() and the sizing functions throw gpuplan::Error{invalid_input} for
+/// impossible requests (non-positive sizes, tp not dividing the heads, QLoRA with fp32...).
+/// Soft problems (ZeRO-3 on one GPU, more TP than KV heads) are warnings in the breakdown.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/model_arch.hpp"
+
+namespace gpuplan {
+
+class GpuCatalog;
+struct GpuSpec;
+
+// ---------------------------------------------------------------------------------------------
+// Vocabulary
+// ---------------------------------------------------------------------------------------------
+
+/// What the GPUs do with the model.
+enum class Task {
+  pretrain,  ///< training from scratch: full weights, gradients, optimizer state
+  full,      ///< full fine-tuning: same memory as pretrain
+  lora,      ///< LoRA: frozen 16-bit base + trainable adapters [LoRA]
+  qlora,     ///< QLoRA: frozen NF4 base + trainable adapters [QLoRA]
+  serve,     ///< inference serving: weights + KV cache
+};
+
+/// Training numerics: what the weights, gradients and master copy are stored in.
+enum class TrainPrecision {
+  fp32,        ///< weights/grads fp32 (4+4 bytes), no master copy
+  tf32,        ///< as fp32 for storage (TF32 is a matmul mode)
+  bf16_mixed,  ///< bf16 weights+grads (2+2) + fp32 master weights (4) [ZeRO §3.1]
+  bf16_pure,   ///< bf16 weights+grads, optimizer states in bf16 too, no master copy
+               ///< (torch.optim keeps state in the parameter dtype)
+  fp16_mixed,  ///< fp16 weights+grads + fp32 master (as in the ZeRO paper)
+  fp8_mixed,   ///< Transformer-Engine FP8: bf16 weights + an fp8 copy (1 byte) + fp32 master;
+               ///< activations counted in 16 bits (conservative)
+};
+
+enum class Optimizer {
+  adamw,         ///< two fp32 states (m, v): 8 bytes/param (+4 master when mixed) [ZeRO]
+  adamw_8bit,    ///< block-wise 8-bit m, v: 2 bytes/param [8bit]
+  sgd_momentum,  ///< one momentum state
+  adafactor,     ///< factored second moment: 4·(rows + cols) bytes per matrix [Adafac]
+  lion,          ///< one momentum state [Lion]
+};
+
+/// Activation recomputation (gradient checkpointing) [Korth §5].
+enum class Recompute {
+  none,       ///< keep every activation
+  selective,  ///< recompute the attention core (drops the 5as/h term)
+  full,       ///< keep only each layer's input (2sbh) and recompute the layer in backward
+};
+
+/// Storage format of served (or QLoRA-frozen) weights; bits per weight documented per value.
+enum class WeightQuant {
+  bf16,         ///< 16 bits
+  fp16,         ///< 16 bits
+  fp8,          ///< 8 bits (per-tensor/per-channel scales: negligible)
+  int8,         ///< 8 bits (per-channel scales: negligible; LLM.int8 / W8A8)
+  int4,         ///< 4 + 16/128 = 4.125 bits (fp16 scale per group of 128) [GPTQ]
+  nf4,          ///< 4 + 0.127 bits with double quantisation, 4.5 without [QLoRA §3]
+  gguf_q4_k_m,  ///< ≈ 4.85 bits averaged over the whole file [GGUF]
+  gguf_q8_0,    ///< 8.5 bits (32 int8 + fp16 scale per block) [GGUF]
+};
+
+/// Storage format of the KV cache.
+enum class KvDtype {
+  bf16,  ///< 2 bytes
+  fp16,  ///< 2 bytes
+  fp8,   ///< 1 byte (vLLM --kv-cache-dtype fp8)
+  int8,  ///< 1 byte
+  int4,  ///< 4 + 16/128 bits (fp16 scale per 128 values)
+};
+
+/// Names as used on the command line and in JSON ("bf16_mixed", "adamw_8bit", ...).
+std::string_view task_name(Task t) noexcept;
+std::string_view train_precision_name(TrainPrecision p) noexcept;
+std::string_view optimizer_name(Optimizer o) noexcept;
+std::string_view recompute_name(Recompute r) noexcept;
+std::string_view weight_quant_name(WeightQuant q) noexcept;
+std::string_view kv_dtype_name(KvDtype k) noexcept;
+
+/// Parsers accept the names above plus common aliases ("fft"/"full_ft" → full, "bf16" →
+/// bf16_mixed, "adam" → adamw, "q4_k_m" → gguf_q4_k_m, "awq"/"gptq" → int4, "fp8_e4m3" → fp8,
+/// case-insensitive, '-' = '_'). Throw Error{invalid_input, where, expected = the list}.
+Task parse_task(std::string_view s, const std::string& where);
+TrainPrecision parse_train_precision(std::string_view s, const std::string& where);
+Optimizer parse_optimizer(std::string_view s, const std::string& where);
+Recompute parse_recompute(std::string_view s, const std::string& where);
+WeightQuant parse_weight_quant(std::string_view s, const std::string& where);
+KvDtype parse_kv_dtype(std::string_view s, const std::string& where);
+
+/// Bits per weight of a storage format (see WeightQuant). For nf4 `double_quant` selects
+/// 4.127 (true) or 4.5 (false) [QLoRA §3]; other formats ignore it.
+double weight_quant_bits(WeightQuant q, bool double_quant = true) noexcept;
+/// Bytes per cached K or V element.
+double kv_dtype_bytes(KvDtype k) noexcept;
+
+// ---------------------------------------------------------------------------------------------
+// Requests
+// ---------------------------------------------------------------------------------------------
+
+/// Defaults shared by training and serving (documented above, [Torch] and [Alloc]).
+inline constexpr double kDefaultCudaContextBytes = 0.75 * 1073741824.0;  ///< 0.75 GiB per GPU
+inline constexpr double kDefaultFragmentationFraction = 0.05;            ///< of the allocated sum
+inline constexpr double kDefaultFitMargin = 0.10;  ///< requirement ≤ (1 − margin) × capacity
+
+/// How the model is split across GPUs (Megatron-LM / DeepSpeed conventions).
+/// gpus() = tp · pp · dp. Expert parallelism is carved out of DP (Megatron-Core): ep must
+/// divide dp; expert weights are divided by tp · ep and ZeRO-sharded over dp / ep.
+struct ParallelLayout {
+  int tp = 1;              ///< tensor-parallel degree t
+  int pp = 1;              ///< pipeline-parallel degree p
+  int dp = 1;              ///< data-parallel degree N_d
+  int ep = 1;              ///< expert-parallel degree (MoE only)
+  int zero_stage = 0;      ///< 0-3 [ZeRO]; FSDP full shard = 3, FSDP SHARD_GRAD_OP = 2
+  bool sequence_parallel = false;  ///< Megatron SP: norms/dropout activations also split by t
+  int micro_batch = 1;     ///< b: sequences per micro-batch per GPU
+  int in_flight_micro_batches = 0;  ///< micro-batches whose activations the first stage holds; 0 = pp (1F1B)
+  int virtual_stages = 1;  ///< m: interleaved-schedule model chunks per GPU [Korth §4.2.3]
+  bool offload_optimizer = false;  ///< ZeRO-Offload / FSDP CPU offload: optimizer state (and fp32 master) on CPU
+  bool offload_params = false;     ///< ZeRO-Infinity / FSDP CPU offload of parameters (+ gradients)
+  int gpus() const { return tp * pp * dp; }
+};
+
+/// One training configuration. seq_len and layout.micro_batch give the tokens per micro-batch.
+struct TrainingMemoryRequest {
+  Task task = Task::full;  ///< pretrain, full, lora or qlora (serve is rejected)
+  TrainPrecision precision = TrainPrecision::bf16_mixed;
+  Optimizer optimizer = Optimizer::adamw;
+  std::int64_t seq_len = 2048;  ///< s, tokens per sequence
+  ParallelLayout layout;
+  Recompute recompute = Recompute::none;
+  bool flash_attention = true;   ///< [FA]: no s×s attention matrices stored
+  bool dropout = false;          ///< dropout masks stored (Korthikanti counts them; Llama-style LLMs train without)
+  bool chunked_cross_entropy = false;  ///< loss computed in chunks: no full-vocabulary fp32 copies
+  std::int64_t cross_entropy_chunk_tokens = 1024;  ///< tokens per chunk when chunked
+  int lora_rank = 16;            ///< r
+  /// Adapted matrices: any of q, k, v, o, gate, up, down (MoE experts' gate/up/down included),
+  /// or "all-linear" (= all seven). Default all-linear.
+  std::vector<std::string> lora_targets = {"q", "k", "v", "o", "gate", "up", "down"};
+  bool qlora_double_quant = true;  ///< [QLoRA §3]: 0.127 vs 0.5 bits/param of constants
+  double cuda_context_bytes = kDefaultCudaContextBytes;       ///< per GPU, [Torch]
+  double fragmentation_fraction = kDefaultFragmentationFraction;  ///< × allocated sum, [Alloc]
+  /// Throws Error{invalid_input} (where = the field, e.g. "--tp") for impossible values:
+  /// non-positive sizes, zero_stage ∉ [0,3], task == serve, QLoRA with fp32/tf32, ep ∤ dp.
+  void validate() const;
+};
+
+/// One serving configuration: `concurrency` sequences of `context_tokens` each in the KV cache.
+struct ServingMemoryRequest {
+  WeightQuant quant = WeightQuant::bf16;
+  KvDtype kv_dtype = KvDtype::bf16;
+  std::int64_t context_tokens = 4096;   ///< prompt + generated tokens per sequence
+  std::int64_t concurrency = 1;         ///< sequences resident at once
+  int tp = 1;                            ///< tensor parallel: splits weights and KV heads
+  int pp = 1;                            ///< pipeline parallel: splits layers
+  std::int64_t prefill_chunk_tokens = 2048;  ///< tokens per prefill step (vLLM chunked prefill)
+  double cuda_context_bytes = kDefaultCudaContextBytes;
+  double fragmentation_fraction = kDefaultFragmentationFraction;
+  /// Throws Error{invalid_input} for non-positive sizes.
+  void validate() const;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Results
+// ---------------------------------------------------------------------------------------------
+
+/// One named memory term on one GPU. Names used: weights, gradients, optimizer_state,
+/// master_weights, activations, logits, kv_cache, lora_adapters, workspace, cuda_context,
+/// fragmentation.
+struct MemoryTerm {
+  std::string name;
+  double bytes = 0;
+};
+
+/// Per-GPU memory of the most loaded GPU; terms add up to total_bytes().
+struct MemoryBreakdown {
+  std::vector<MemoryTerm> terms;
+  std::vector<std::string> warnings;
+  double cpu_offload_bytes = 0;  ///< host (CPU) memory per GPU holding offloaded state; not in total
+  std::string stage;             ///< which GPU the breakdown is for ("pipeline stage 0 of 4"), empty if pp = 1
+  double total_bytes() const;
+  /// Bytes of the named term, 0 when absent.
+  double term_bytes(std::string_view name) const;
+};
+
+/// Training memory per GPU (the most loaded pipeline stage). Throws Error{invalid_input} for
+/// invalid requests and for layouts the model cannot take (tp ∤ attention heads, pp > layers).
+MemoryBreakdown training_memory(const ModelArch& arch, const TrainingMemoryRequest& req);
+
+/// Serving memory per GPU. Throws Error{invalid_input} for invalid requests / tp ∤ heads.
+MemoryBreakdown serving_memory(const ModelArch& arch, const ServingMemoryRequest& req);
+
+/// A term's formula with the numbers filled in, and the source it comes from.
+struct TermExplanation {
+  std::string name;
+  double bytes = 0;
+  std::string formula;  ///< e.g. "2 B × 8.03e9 params / (tp 1 × pp 1) = 16.06 GB"
+  std::string source;   ///< e.g. "ZeRO (Rajbhandari et al. 2020) §3.1"
+};
+
+/// Same numbers as training_memory / serving_memory, one explanation per term (same order).
+/// Builds strings: call only when the user asked to see the formulas.
+std::vector<TermExplanation> explain_training_memory(const ModelArch& arch, const TrainingMemoryRequest& req);
+std::vector<TermExplanation> explain_serving_memory(const ModelArch& arch, const ServingMemoryRequest& req);
+
+// ---------------------------------------------------------------------------------------------
+// Fit against the GPU catalog
+// ---------------------------------------------------------------------------------------------
+
+/// The smallest count of one GPU model that holds the workload with the margin.
+struct GpuFit {
+  const GpuSpec* gpu = nullptr;  ///< points into the catalog passed in
+  int gpu_count = 0;
+  double per_gpu_bytes = 0;      ///< requirement per GPU at that count
+  double capacity_bytes = 0;     ///< GpuSpec::memory_bytes
+  double headroom_fraction = 0;  ///< 1 − per_gpu_bytes / capacity_bytes
+  ParallelLayout layout;         ///< layout assumed at that count (training); tp/pp in serving
+};
+
+struct FitOptions {
+  double margin = kDefaultFitMargin;  ///< fits when per_gpu_bytes ≤ (1 − margin) × capacity
+  /// Counts tried, ascending. Counts above 8 are only tried for GPUs with a GPU-GPU link
+  /// (multi-node training/serving of PCIe-only cards is not offered).
+  std::vector<int> counts = {1, 2, 4, 8, 16, 32, 64};
+};
+
+/// Training: for each GPU of the catalog, the smallest count N that fits. Assumption at count
+/// N: the request's tp and pp are kept (N must be a multiple of tp·pp), dp = N / (tp·pp), and
+/// the weights/gradients/optimizer state are sharded over dp with the request's ZeRO stage, or
+/// ZeRO-3 / FSDP full shard when the request says 0 and dp > 1 (see fit_assumption()).
+/// Sorted by count, then by capacity. GPUs that never fit are absent.
+std::vector<GpuFit> fitting_gpus(const ModelArch& arch, const TrainingMemoryRequest& req,
+                                 const GpuCatalog& catalog, const FitOptions& options = {});
+/// Serving: count N = tp · pp with tp = N / pp (N must be a multiple of pp and tp must divide
+/// the attention heads). Same ordering.
+std::vector<GpuFit> fitting_gpus(const ModelArch& arch, const ServingMemoryRequest& req,
+                                 const GpuCatalog& catalog, const FitOptions& options = {});
+/// One sentence stating the sharding assumption fitting_gpus makes for this request.
+std::string fit_assumption(const TrainingMemoryRequest& req);
+std::string fit_assumption(const ServingMemoryRequest& req);
+
+}  // namespace gpuplan
