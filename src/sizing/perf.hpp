@@ -1,0 +1,197 @@
+#pragma once
+/// Sizing layer: training step time = compute + exposed communication + pipeline bubble,
+/// for a transformer decoder on a cluster of identical GPUs under a parallel layout.
+///
+/// Units: seconds, bytes, bytes/s, FLOP, FLOP/s. Pure functions; estimate_training_step does
+/// not allocate (called for thousands of layouts per plan); explanations are built separately
+/// by explain_training_step. docs/performance-model.md walks through the model.
+///
+/// Model (each term is a field of TrainingStepEstimate; step_seconds is their sum):
+///   compute_seconds  = hardware FLOP per GPU per step / (dense peak FLOP/s for the precision
+///                      × kernel efficiency). Hardware FLOP include recomputation
+///                      (flops.hpp). Kernel efficiency = base(GPU class, precision)
+///                      × matmul-size factor (hidden/TP, micro-batch × seq); see PerfAssumptions.
+///   tp_allreduce_seconds: Megatron TP (Shoeybi et al. 2019, arXiv:1909.08053 §3): per layer
+///                      2 all-reduces in forward + 2 in backward (+2 when the forward is
+///                      recomputed), each of s·b·h·2 bytes (16-bit activations), ring cost
+///                      2(t−1)/t · bytes / link bandwidth; on the critical path (not overlapped).
+///                      Over NVLink uses the GPU's link (one direction); without NVLink the PCIe
+///                      bandwidth of the GPU's pcie_gen, so TP over PCIe is heavily penalised.
+///   dp_allreduce_seconds: gradient all-reduce per step, ring 2(n−1)/n · gradient bytes per GPU
+///                      (Patarasuk & Yuan 2009, J. Parallel Distrib. Comput. 69(2); NCCL docs
+///                      "Collective operations"), hierarchical: intra-node over NVLink/PCIe and
+///                      inter-node over the node's network share; the slower phase dominates
+///                      (NCCL rings pipeline chunks, so time = max of the two phases).
+///                      ZeRO-1/2: reduce-scatter + all-gather = same volume as all-reduce.
+///   zero_allgather_seconds: ZeRO-3 / FSDP: parameter all-gather in forward and in backward +
+///                      gradient reduce-scatter = 3 × (n−1)/n × param bytes = 1.5 × DP all-reduce
+///                      volume (Rajbhandari et al. 2020, arXiv:1910.02054 §7.2.2), per micro-batch.
+///   exposed_comm_seconds = max(0, dp_allreduce − overlap × backward compute)
+///                      + max(0, zero_allgather − overlap × compute)   (overlap = comm_overlap_fraction)
+///   pp_bubble_seconds = (p−1)/(v·m) × (compute + tp comm), m = micro-batches per step per
+///                      pipeline, v = interleaved stages (Narayanan et al. 2021, arXiv:2104.04473
+///                      §2.2.1: bubble fraction (p−1)/m of ideal time; (p−1)/(m+p−1) of the step).
+///   step_seconds = compute + tp_allreduce + pp_bubble + exposed_comm.
+///   mfu = model FLOP per step (no recompute) / (step_seconds × GPUs × dense peak).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hardware/gpu_spec.hpp"
+#include "model/model_arch.hpp"
+#include "sizing/flops.hpp"
+#include "sizing/memory.hpp"
+
+namespace gpuplan {
+
+/// PCIe x16 bandwidth, one direction, bytes/s (PCI-SIG: Gen3 ~15.75 GB/s, Gen4 ~31.5 GB/s,
+/// Gen5 ~63 GB/s after 128b/130b encoding). nullopt / unknown gen -> Gen4 (the common case).
+double pcie_x16_bytes_per_s(std::optional<int> pcie_gen);
+
+/// The machines a job runs on: `nodes` × `gpus_per_node` identical GPUs.
+struct ClusterSpec {
+  const GpuSpec* gpu = nullptr;  ///< required; not owned
+  int gpus_per_node = 8;         ///< >= 1
+  int nodes = 1;                 ///< >= 1
+  /// GPU-to-GPU bandwidth inside a node, per GPU, ONE direction, bytes/s
+  /// (H100 SXM NVLink 4: 900 GB/s bidirectional -> 450e9; PCIe Gen4 x16 -> 31.5e9).
+  double intra_node_bytes_per_s = 0;
+  /// Network bandwidth per NODE, one direction, bytes/s (DGX A100: 8 × 200 Gb/s HDR = 200e9;
+  /// 8 × 400 Gb/s NDR = 400e9; typical cloud Ethernet 100–400 Gb/s = 12.5e9–50e9).
+  /// Irrelevant when nodes == 1.
+  double inter_node_bytes_per_s = 0;
+  bool intra_node_nvlink = true;  ///< GPUs of a node share an NVLink/NVSwitch (or xGMI) domain
+
+  int total_gpus() const { return gpus_per_node * nodes; }
+};
+
+/// A ClusterSpec from the GPU's datasheet: intra-node = NVLink one direction
+/// (gpu_link_bytes_per_s / 2) when the GPU has a link and gpus_per_node <= 8 (NVLink bridges of
+/// 2-GPU PCIe cards only when gpus_per_node <= 2), else PCIe (pcie_x16_bytes_per_s).
+ClusterSpec make_cluster(const GpuSpec& gpu, int gpus_per_node, int nodes, double inter_node_bytes_per_s);
+
+/// Tunable constants of the performance model, each with its documented default and source.
+struct PerfAssumptions {
+  /// Kernel efficiency (fraction of dense peak the matmul-dominated kernels reach) for large
+  /// matmuls, by GPU class. Calibrated on Megatron-LM A100 runs (Narayanan et al. 2021
+  /// Table 1: 43–52% of peak INCLUDING communication and bubbles) — see docs/performance-model.md.
+  double base_efficiency_ampere = 0.58;
+  /// Hopper/Blackwell reach a lower fraction of a higher peak (Llama 3 405B: 38–43% BF16 MFU on
+  /// H100, Dubey et al. 2024 arXiv:2407.21783 Table 4).
+  double base_efficiency_hopper = 0.50;
+  /// Consumer/workstation and other GPUs (no calibration data: conservative).
+  double base_efficiency_other = 0.45;
+  /// FP8 reaches a lower fraction of its (2×) peak: ~1.3–1.5× the BF16 speed in practice.
+  double fp8_efficiency_factor = 0.70;
+  /// Matmul-size factor: efficiency × 1/(1 + hidden_half_width / (hidden/TP)).
+  double hidden_half_width = 128;
+  /// and × 1/(1 + tokens_half_width / (micro_batch × seq)).
+  double tokens_half_width = 128;
+  /// Achieved fraction of link bandwidth in collectives (NCCL bus bandwidth ~80% of peak).
+  double link_efficiency = 0.8;
+  /// Achieved fraction of the inter-node network (large clusters, congestion): calibrated on
+  /// Narayanan et al. 2021 Table 2 ZeRO-3 rows.
+  double network_efficiency = 0.6;
+  /// Fraction of DP/ZeRO communication that overlaps compute (backward for gradient
+  /// all-reduce; the whole pass for ZeRO-3 prefetched all-gathers). PyTorch DDP buckets and
+  /// DeepSpeed overlap_comm make it high; 1.0 = fully hidden while comm < compute.
+  double comm_overlap_fraction = 0.9;
+  /// QLoRA: extra compute for de-quantising NF4 weights before each matmul, as a multiplier on
+  /// compute time (Dettmers et al. 2023 arXiv:2305.14314 report QLoRA slower than LoRA; we use 1.3).
+  double qlora_dequant_overhead = 1.3;
+
+  // Serving (serving_perf.hpp)
+  /// Achieved fraction of memory bandwidth in decode, by weight bit width (llama.cpp
+  /// measurements, ggml-org/llama.cpp PR #4766: F16 70–82%, Q8_0 70%, Q4_0 49%).
+  double decode_bw_efficiency_16bit = 0.76;
+  double decode_bw_efficiency_8bit = 0.72;
+  double decode_bw_efficiency_4bit = 0.52;
+  /// Achieved fraction of dense fp16/bf16 peak in prefill (same source: 4090/3090 F16 79–90%,
+  /// quantised 62–65% of the datasheet FP16-with-FP32-accumulate peak).
+  double prefill_efficiency_16bit = 0.85;
+  double prefill_efficiency_quantized = 0.64;
+  /// Achieved fraction of dense peak in batched decode once compute-bound.
+  double decode_compute_efficiency = 0.5;
+
+  // Diffusion (diffusion_perf.hpp)
+  /// Achieved fraction of dense 16-bit peak for a denoising step (convolutions + attention).
+  double diffusion_efficiency = 0.40;
+};
+
+/// One training step (one optimizer update over global_batch_seqs sequences).
+struct TrainingStepRequest {
+  TrainPrecision precision{};      ///< decides the peak dtype (bf16/fp16 -> that peak; fp8 -> fp8; fp32 -> tf32)
+  std::int64_t seq_len = 2048;     ///< tokens per sequence, >= 1
+  std::int64_t global_batch_seqs = 0;  ///< sequences per optimizer step, >= 1; split over DP ranks
+  ParallelLayout layout{};         ///< tp, pp, dp, ep, zero_stage, micro_batch, ...
+  Recompute recompute{};
+  Task task{};                     ///< full training vs LoRA/QLoRA (FLOPs, gradient volume)
+  int virtual_pipeline_stages = 1; ///< interleaved 1F1B chunks per GPU (v); 1 = plain 1F1B
+};
+
+/// Breakdown of one training step. step_seconds = compute_seconds + tp_allreduce_seconds
+/// + pp_bubble_seconds + exposed_comm_seconds. dp_allreduce_seconds and zero_allgather_seconds
+/// are the full (un-overlapped) communication times; exposed_comm_seconds is what remains
+/// on the critical path after overlap.
+struct TrainingStepEstimate {
+  double step_seconds = 0;
+  double compute_seconds = 0;         ///< hardware FLOP / (peak × kernel efficiency), per GPU
+  double dp_allreduce_seconds = 0;    ///< gradient all-reduce (ZeRO-0/1/2), before overlap
+  double zero_allgather_seconds = 0;  ///< ZeRO-3/FSDP gathers + reduce-scatter, before overlap
+  double tp_allreduce_seconds = 0;    ///< TP all-reduces, on the critical path
+  double pp_bubble_seconds = 0;       ///< pipeline fill/drain idle time
+  double exposed_comm_seconds = 0;    ///< DP/ZeRO comm not hidden behind compute
+  double kernel_efficiency = 0;       ///< fraction of peak used in compute_seconds
+  double peak_flops_per_s = 0;        ///< dense peak per GPU for the precision
+  double mfu = 0;                     ///< model FLOP (no recompute) / (step × GPUs × peak)
+  double hfu = 0;                     ///< hardware FLOP (with recompute) / (step × GPUs × peak)
+  double tokens_per_s = 0;            ///< global_batch_seqs × seq_len / step_seconds (whole cluster)
+  double model_flop_per_step = 0;     ///< model FLOP per step, whole cluster (6·N·tokens + attention)
+  double hardware_flop_per_step = 0;  ///< incl. recomputation, whole cluster
+  std::int64_t micro_batches_per_step = 0;  ///< per pipeline: global_batch / (dp × micro_batch)
+};
+
+/// Estimates one training step. Never throws for a well-formed request; requires
+/// cluster.gpu != nullptr, tp·pp·dp GPUs (not checked against the cluster size: the planner
+/// decides the layout), seq_len >= 1, global_batch_seqs >= 1, micro_batch >= 1.
+/// A precision the GPU does not support falls back to its next supported 16-bit peak
+/// (bf16 -> fp16 -> tf32 -> fp32); 0 peak gives infinite step time.
+/// Throws Error{invalid_input} for nonsensical values (non-positive degrees, null gpu).
+TrainingStepEstimate estimate_training_step(const ModelArch& arch, const TrainingStepRequest& request,
+                                            const ClusterSpec& cluster, const PerfAssumptions& assumptions);
+
+/// Kernel efficiency used for compute_seconds (exposed for explanations and tests).
+double kernel_efficiency(const ModelArch& arch, const TrainingStepRequest& request, const GpuSpec& gpu,
+                         const PerfAssumptions& assumptions);
+
+// ---- communication primitives (seconds), each a pure formula ----
+
+/// Ring all-reduce of `bytes` over n ranks at `bytes_per_s` per rank one direction:
+/// 2(n−1)/n · bytes / bytes_per_s (Patarasuk & Yuan 2009). 0 when n <= 1.
+double ring_allreduce_seconds(double bytes, int n, double bytes_per_s);
+/// Ring all-gather (or reduce-scatter) of a `bytes` total buffer: (n−1)/n · bytes / bytes_per_s.
+double ring_allgather_seconds(double bytes, int n, double bytes_per_s);
+/// Hierarchical all-reduce of `bytes` per GPU over a group of `group_size` GPUs placed
+/// `group_per_node` per node (the others in the node run their own groups concurrently and
+/// share the node's network): max(intra-node ring phase, inter-node ring phase), where the
+/// inter-node phase moves 2(N−1)/N · bytes/group_per_node per GPU over inter_node/gpus_per_node.
+double hierarchical_allreduce_seconds(double bytes, int group_size, int group_per_node, const ClusterSpec& cluster,
+                                      const PerfAssumptions& assumptions);
+/// Pipeline bubble fraction of the step: (p−1)/(v·m + p−1) (Narayanan et al. 2021 §2.2).
+double pipeline_bubble_fraction(int pp, std::int64_t micro_batches, int virtual_stages = 1);
+
+/// One explanation line: a named term, its value, the formula with numbers filled in, and
+/// the source of the formula.
+struct ExplainLine {
+  std::string term;     ///< "compute_seconds"
+  double value = 0;     ///< in the unit named by `term`
+  std::string formula;  ///< "1.2e18 FLOP / (8 GPUs × 312e12 FLOP/s × 0.52) = 925 s"
+  std::string source;   ///< "Narayanan et al. 2021 Eq. 3"
+};
+
+/// The estimate's terms as explanation lines (same numbers as estimate_training_step).
+std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const TrainingStepRequest& request,
+                                               const ClusterSpec& cluster, const PerfAssumptions& assumptions);
+
+}  // namespace gpuplan
