@@ -49,15 +49,52 @@ struct GpuSpec {
   bool supports(Dtype d) const { return dense_flops(d).has_value(); }
 };
 
+/// A provider's GPU name reduced for matching (see GpuCatalog::try_find).
+struct GpuNameKey {
+  /// Lower-case letters and digits only, with these removed: separators (space, '-', '_', '/',
+  /// parentheses), vendor/brand words (NVIDIA, AMD, Intel, Habana, Google, GeForce, Tesla,
+  /// Instinct, HGX, "GPU", "Generation"), memory-type words (HBM*, GDDR*) and a memory-size
+  /// token. "sxm2".."sxm6" become "sxm". "NVIDIA H100 80GB HBM3" -> "h100".
+  std::string key;
+  /// Memory size written in the name, decimal GB ("80GB", "80G", "(40 GB)", "80 GiB" read as 80),
+  /// or nullopt when the name has none.
+  std::optional<double> memory_gb;
+};
+/// Normalises a GPU name for lookup. Pure; never throws.
+GpuNameKey normalize_gpu_name(std::string_view name);
+
 /// The set of known GPUs with tolerant name lookup.
+///
+/// Matching rules (try_find):
+///  1. The query and every row's `name` and `aliases` are reduced with normalize_gpu_name; a row
+///     matches when one of its keys equals the query's key.
+///  2. Several rows may share a key (an alias like "A100" sits on both A100 SXM rows). Then a
+///     memory size (from the name, or the memory_bytes argument, which wins) keeps the rows whose
+///     memory is within 10% of it (10% so that GiB-vs-GB spellings, e.g. 81920 MiB = 85.9 GB, still
+///     match an 80 GB part). If the size matches none of them it is ignored (modded or
+///     partitioned cards: "RTX 4090 (48 GB mod)", "A100 (20 GB)").
+///  3. Among the rows left, the one listed FIRST in gpus.csv wins. Rows are ordered so that the
+///     default comes first. Defaults chosen (documented in data/gpus.SOURCES.md too):
+///       - "H100" (no form factor)  -> NVIDIA H100 SXM (the part in HGX/DGX servers most clouds rent);
+///       - "A100" (no form factor)  -> NVIDIA A100 SXM 80GB; "A100 40GB" -> A100 SXM 40GB;
+///       - "A100 PCIe"              -> A100 PCIe 80GB; "A100 PCIe 40GB" -> A100 PCIe 40GB;
+///       - "V100" (no size)         -> V100 SXM2 16GB (AWS p3 / GCP V100 are 16 GB);
+///       - "H200"                   -> H200 SXM; "B200" -> B200 (HGX); "GH200" -> its 96 GB HBM3 GPU;
+///       - "RTX 6000" (no "Ada")    -> Quadro RTX 6000 (Turing), as in Lambda's and SkyPilot's names.
 class GpuCatalog {
  public:
   /// Parses gpus.csv text (columns as in data/gpus.csv). `source` names the file in errors.
   /// Throws Error{invalid_input} with file:line for a malformed row.
+  ///
+  /// Required columns: name, vendor, memory_gb (> 0), memory_bw_gbps (> 0), interconnect_bw_gbps (>= 0).
+  /// Optional numeric cells (empty = unknown): *_tflops / int8_tops (> 0), pcie_gen and
+  /// release_year (integers), tdp_w (> 0). Optional column `aliases` (';'-separated).
+  /// Errors read "SOURCE:LINE: column X: ..." (kind invalid_input); also for a duplicate name.
   static GpuCatalog parse_csv(std::string_view text, const std::string& source);
   /// Reads a gpus.csv file (for --gpus-file).
   static GpuCatalog load_file(const std::string& path);
-  /// The catalog compiled into the binary (data/gpus.csv).
+  /// The catalog compiled into the binary (data/gpus.csv), parsed once on first use
+  /// (thread-safe function-local static); errors name the source "gpus.csv".
   static const GpuCatalog& bundled();
 
   const std::vector<GpuSpec>& gpus() const { return gpus_; }
@@ -65,11 +102,21 @@ class GpuCatalog {
   /// suffixes are ignored where unambiguous ("h100", "H100-SXM5-80GB", "NVIDIA H100 80GB HBM3"
   /// all give "NVIDIA H100 SXM"). Returns nullptr when nothing matches.
   const GpuSpec* try_find(std::string_view name) const;
-  /// As try_find, but throws Error{not_found} listing the nearest known names.
+  /// As try_find, with the offer's memory per GPU in bytes (e.g. SkyPilot MemoryInfo, tardellirs
+  /// vram_gb × 1e9) used to pick among variants; it overrides a size written in the name.
+  const GpuSpec* try_find(std::string_view name, std::optional<double> memory_bytes) const;
+  /// As try_find, but throws Error{not_found} (where = the name) listing up to 5 nearest known
+  /// names by edit distance between normalised keys.
   const GpuSpec& find(std::string_view name) const;
+  const GpuSpec& find(std::string_view name, std::optional<double> memory_bytes) const;
+  /// Canonical names of up to max_count rows whose keys are nearest (Levenshtein distance on
+  /// normalize_gpu_name keys) to `name`, nearest first; ties keep gpus.csv order.
+  std::vector<std::string> nearest_names(std::string_view name, std::size_t max_count = 5) const;
 
  private:
   std::vector<GpuSpec> gpus_;
+  std::vector<std::vector<std::string>> keys_;  ///< per row: normalised keys of name and aliases
+  std::vector<std::size_t> candidates(std::string_view name, std::optional<double> memory_bytes) const;
 };
 
 }  // namespace gpuplan
