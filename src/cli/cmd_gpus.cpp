@@ -1,0 +1,128 @@
+// `gpuplan gpus [NAME] [--json]`: lists the hardware catalog, or resolves one name and prints
+// its spec with sources and uncertain cells. Rendering only; numbers come from GpuCatalog
+// (SI units inside; converted to GB, TB/s, TFLOPS here for display).
+#include <fmt/core.h>
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "cli/command.hpp"
+#include "cli/common.hpp"
+#include "hardware/gpu_spec.hpp"
+
+namespace gpuplan::cli {
+namespace {
+
+std::string fmt_num(double v, int decimals) { return fmt::format("{:.{}f}", v, decimals); }
+
+std::string fmt_opt(const std::optional<double>& v, double scale, int decimals) {
+  return v ? fmt_num(*v / scale, decimals) : std::string("unknown");
+}
+
+nlohmann::json spec_json(const GpuSpec& g) {
+  nlohmann::json flops = nlohmann::json::object();
+  for (Dtype d : kAllDtypes) {
+    auto v = g.dense_flops(d);
+    flops[std::string(dtype_name(d))] = v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+  }
+  auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  return {
+      {"name", g.name},
+      {"vendor", g.vendor},
+      {"architecture", g.architecture},
+      {"form_factor", g.form_factor},
+      {"aliases", g.aliases},
+      {"memory_bytes", g.memory_bytes},
+      {"memory_type", g.memory_type},
+      {"memory_bandwidth_bytes_per_s", g.memory_bandwidth_bytes_per_s},
+      {"dense_flops_per_s", flops},
+      {"interconnect", g.interconnect},
+      {"gpu_link_bytes_per_s", g.gpu_link_bytes_per_s},
+      {"pcie_gen", opt(g.pcie_gen)},
+      {"tdp_watts", opt(g.tdp_watts)},
+      {"release_year", opt(g.release_year)},
+      {"source_ids", g.source_ids},
+      {"uncertain_cells", g.uncertain_cells},
+  };
+}
+
+void print_list(const GpuCatalog& catalog) {
+  TextTable t;
+  t.header = {"name", "memory GB", "type", "bandwidth TB/s", "BF16 TFLOPS", "FP8 TFLOPS", "link GB/s", "sources"};
+  t.right_align = {false, true, false, true, true, true, true, false};
+  for (const auto& g : catalog.gpus()) {
+    t.rows.push_back({g.name, fmt_num(g.memory_bytes / 1e9, 0), g.memory_type,
+                      fmt_num(g.memory_bandwidth_bytes_per_s / 1e12, 2), fmt_opt(g.dense_flops(Dtype::bf16), 1e12, 1),
+                      fmt_opt(g.dense_flops(Dtype::fp8), 1e12, 1), fmt_num(g.gpu_link_bytes_per_s / 1e9, 0),
+                      g.source_ids});
+  }
+  fmt::print("{}", t.render());
+  fmt::print("{} GPUs. Dense (no sparsity) peak rates; link = GPU-GPU bandwidth per GPU, both directions.\n",
+             catalog.gpus().size());
+}
+
+void print_one(const GpuSpec& g) {
+  TextTable t;
+  t.header = {"field", "value"};
+  auto row = [&](std::string k, std::string v) { t.rows.push_back({std::move(k), std::move(v)}); };
+  row("name", g.name);
+  row("vendor", g.vendor);
+  row("architecture", g.architecture);
+  row("form factor", g.form_factor);
+  std::string aliases;
+  for (const auto& a : g.aliases) aliases += (aliases.empty() ? "" : "; ") + a;
+  row("aliases", aliases);
+  row("memory", fmt::format("{} GB {} ({})", fmt_num(g.memory_bytes / 1e9, 0), g.memory_type, format_gib(g.memory_bytes)));
+  row("memory bandwidth", fmt::format("{} TB/s", fmt_num(g.memory_bandwidth_bytes_per_s / 1e12, 3)));
+  for (Dtype d : kAllDtypes) {
+    auto v = g.dense_flops(d);
+    const char* unit = d == Dtype::int8 ? "TOPS" : "TFLOPS";
+    row(fmt::format("dense {}", dtype_name(d)), v ? fmt::format("{} {}", fmt_num(*v / 1e12, 1), unit) : "unknown");
+  }
+  row("interconnect", g.interconnect);
+  row("GPU-GPU link", g.has_gpu_link() ? fmt::format("{} GB/s", fmt_num(g.gpu_link_bytes_per_s / 1e9, 1)) : "none");
+  row("PCIe gen", g.pcie_gen ? std::to_string(*g.pcie_gen) : "unknown");
+  row("TDP", g.tdp_watts ? fmt::format("{} W", fmt_num(*g.tdp_watts, 0)) : "unknown");
+  row("release year", g.release_year ? std::to_string(*g.release_year) : "unknown");
+  row("sources", g.source_ids + " (see data/gpus.SOURCES.md)");
+  row("uncertain cells", g.uncertain_cells.empty() ? "none recorded" : g.uncertain_cells);
+  fmt::print("{}", t.render());
+}
+
+struct GpusOptions {
+  std::string name;
+  bool json = false;
+};
+
+GPUPLAN_REGISTER_COMMAND(Command{
+    "gpus", "list the hardware catalog, or show one GPU's spec with its sources",
+    [](CLI::App& sub, GlobalOptions& global) {
+      auto opts = std::make_shared<GpusOptions>();
+      sub.add_option("name", opts->name, "a GPU name to resolve (tolerant: \"h100\", \"A100-80GB\", ...)");
+      sub.add_flag("--json", opts->json, "print JSON (SI units: bytes, bytes/s, FLOP/s)");
+      sub.callback([opts, &global] {
+        const GpuCatalog& catalog = gpu_catalog(global);
+        if (!opts->name.empty()) {
+          const GpuSpec& g = catalog.find(opts->name);
+          if (opts->json) {
+            fmt::print("{}\n", spec_json(g).dump(2));
+          } else {
+            print_one(g);
+          }
+          return;
+        }
+        if (opts->json) {
+          nlohmann::json arr = nlohmann::json::array();
+          for (const auto& g : catalog.gpus()) arr.push_back(spec_json(g));
+          fmt::print("{}\n", arr.dump(2));
+        } else {
+          print_list(catalog);
+        }
+      });
+    }});
+
+}  // namespace
+}  // namespace gpuplan::cli
