@@ -28,6 +28,8 @@ struct MoeSpec {
   std::int64_t first_dense_layers = 0;       ///< first k layers use a dense MLP (DeepSeek first_k_dense_replace)
   std::int64_t moe_layer_interval = 1;       ///< every n-th layer is MoE (Llama 4 interleave_moe_layer_step)
   std::int64_t num_moe_layers = 0;           ///< derived: how many of the layers are MoE
+  bool router_bias = false;   ///< router has a bias / score-correction bias of size E (gpt-oss, DeepSeek-V3)
+  bool expert_bias = false;   ///< each expert's projections carry biases (gpt-oss)
 };
 
 /// Multi-head latent attention (DeepSeek-V2/V3, arXiv:2405.04434 §2.1).
@@ -137,6 +139,12 @@ struct ModelArch {
   ParamBreakdown params;                  ///< exact parameter counts (filled by the readers)
 
   // Added by the model layer (additive to the contract above).
+  bool attention_output_bias = false;     ///< o_proj bias (llama attention_bias, gpt-oss, GPT-2, OPT, BLOOM)
+  std::int64_t norms_per_layer = 2;       ///< norms per decoder layer (Gemma 2/3: 4; Falcon-7B parallel: 1)
+  bool norm_bias = false;                 ///< LayerNorm with bias (2h per norm) vs RMSNorm (h)
+  bool final_norm = true;                 ///< a norm after the last layer
+  bool qk_norm = false;                   ///< RMSNorm on q and k per head (Qwen3, Gemma 3): 2*head_dim per layer
+  std::int64_t learned_positions = 0;     ///< rows of a learned position table (GPT-2: n_positions; OPT: max+2)
   AttentionKind attention = AttentionKind::none;  ///< derived from heads / MLA (see attention_kind())
   PositionEncoding position_encoding = PositionEncoding::rope;
   bool parallel_attention = false;        ///< attention and MLP read the same input (Falcon, GPT-J style)

@@ -1,0 +1,973 @@
+#include "model/hf_config.hpp"
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "model/param_count.hpp"
+#include "util/error.hpp"
+
+namespace gpuplan {
+namespace {
+
+using nlohmann::json;
+
+/// Typed, strict access to one JSON object of a config, naming fields by JSON pointer in errors
+/// ("config.json: /text_config/hidden_size"). A key that is present with value null counts as absent
+/// (HF configs write null for "not set").
+class Fields {
+ public:
+  Fields(const json& obj, std::string source, std::string prefix)
+      : obj_(obj), source_(std::move(source)), prefix_(std::move(prefix)) {}
+
+  std::string where(std::string_view key) const { return fmt::format("{}: {}/{}", source_, prefix_, key); }
+  const std::string& source() const { return source_; }
+  const std::string& prefix() const { return prefix_; }
+
+  bool has(std::string_view key) const {
+    auto it = obj_.find(key);
+    return it != obj_.end() && !it->is_null();
+  }
+  const json* get(std::string_view key) const {
+    auto it = obj_.find(key);
+    return (it == obj_.end() || it->is_null()) ? nullptr : &*it;
+  }
+
+  std::optional<std::int64_t> opt_int(std::string_view key) const {
+    const json* v = get(key);
+    if (!v) return std::nullopt;
+    if (v->is_number_integer()) return v->get<std::int64_t>();
+    if (v->is_number_float()) {  // 2048.0 is an integer written as a float; 2048.5 is not
+      double d = v->get<double>();
+      if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e15) return static_cast<std::int64_t>(d);
+    }
+    throw_invalid(where(key), fmt::format("field has the wrong type ({})", v->dump()), "an integer");
+  }
+  std::int64_t req_int(std::string_view key) const {
+    auto v = opt_int(key);
+    if (!v) throw_invalid(where(key), "missing field", "an integer");
+    return *v;
+  }
+  /// Sizes: must be > 0.
+  std::optional<std::int64_t> opt_pos(std::string_view key) const {
+    auto v = opt_int(key);
+    if (v && *v <= 0) throw_invalid(where(key), fmt::format("size must be positive, got {}", *v), "a positive integer");
+    return v;
+  }
+  std::int64_t req_pos(std::string_view key) const {
+    auto v = opt_pos(key);
+    if (!v) throw_invalid(where(key), "missing field", "a positive integer");
+    return *v;
+  }
+  /// Counts that may be zero (e.g. first_k_dense_replace).
+  std::int64_t opt_nonneg(std::string_view key, std::int64_t dflt) const {
+    auto v = opt_int(key);
+    if (!v) return dflt;
+    if (*v < 0) throw_invalid(where(key), fmt::format("must not be negative, got {}", *v), "an integer >= 0");
+    return *v;
+  }
+  /// First of several alias keys that is present (GPT-2 n_embd / hidden_size ...).
+  std::int64_t req_pos_any(std::initializer_list<std::string_view> keys) const {
+    for (auto k : keys) {
+      if (has(k)) return req_pos(k);
+    }
+    throw_invalid(where(*keys.begin()), "missing field", "a positive integer");
+  }
+  std::optional<std::int64_t> opt_pos_any(std::initializer_list<std::string_view> keys) const {
+    for (auto k : keys) {
+      if (has(k)) return req_pos(k);
+    }
+    return std::nullopt;
+  }
+  bool opt_bool(std::string_view key, bool dflt) const {
+    const json* v = get(key);
+    if (!v) return dflt;
+    if (!v->is_boolean()) throw_invalid(where(key), fmt::format("field has the wrong type ({})", v->dump()), "true or false");
+    return v->get<bool>();
+  }
+  std::string opt_string(std::string_view key, std::string dflt = {}) const {
+    const json* v = get(key);
+    if (!v) return dflt;
+    if (!v->is_string()) throw_invalid(where(key), fmt::format("field has the wrong type ({})", v->dump()), "a string");
+    return v->get<std::string>();
+  }
+  std::string req_string(std::string_view key) const {
+    if (!has(key)) throw_invalid(where(key), "missing field", "a string");
+    return opt_string(key);
+  }
+  /// A list of positive integers, or a single integer repeated `n` times (diffusers allows both).
+  std::vector<std::int64_t> int_list_or_scalar(std::string_view key, std::size_t n) const {
+    const json* v = get(key);
+    if (!v) throw_invalid(where(key), "missing field", "an integer or a list of integers");
+    std::vector<std::int64_t> out;
+    if (v->is_number_integer()) {
+      out.assign(n, v->get<std::int64_t>());
+    } else if (v->is_array()) {
+      for (std::size_t i = 0; i < v->size(); ++i) {
+        const json& e = (*v)[i];
+        if (!e.is_number_integer()) throw_invalid(fmt::format("{}/{}", where(key), i), "not an integer", "an integer");
+        out.push_back(e.get<std::int64_t>());
+      }
+    } else {
+      throw_invalid(where(key), fmt::format("field has the wrong type ({})", v->dump()), "an integer or a list of integers");
+    }
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if (out[i] <= 0) throw_invalid(where(key), fmt::format("size must be positive, got {}", out[i]), "positive integers");
+    }
+    return out;
+  }
+  std::vector<std::string> string_list(std::string_view key) const {
+    const json* v = get(key);
+    if (!v) throw_invalid(where(key), "missing field", "a list of strings");
+    if (!v->is_array()) throw_invalid(where(key), fmt::format("field has the wrong type ({})", v->dump()), "a list of strings");
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < v->size(); ++i) {
+      if (!(*v)[i].is_string()) throw_invalid(fmt::format("{}/{}", where(key), i), "not a string", "a string");
+      out.push_back((*v)[i].get<std::string>());
+    }
+    return out;
+  }
+  /// Sub-object (text_config, vision_config); nullopt when absent.
+  std::optional<Fields> object(std::string_view key) const {
+    const json* v = get(key);
+    if (!v) return std::nullopt;
+    if (!v->is_object()) throw_invalid(where(key), "field has the wrong type", "a JSON object");
+    return Fields(*v, source_, fmt::format("{}/{}", prefix_, key));
+  }
+
+ private:
+  const json& obj_;
+  std::string source_;
+  std::string prefix_;
+};
+
+const std::vector<std::string>& decoder_types() {
+  static const std::vector<std::string> kTypes = {
+      "bloom", "deepseek_v2", "deepseek_v3", "falcon", "gemma", "gemma2", "gemma3", "gemma3_text", "gpt2",
+      "gpt_oss", "llama", "llama4", "llama4_text", "mamba", "mistral", "mixtral", "opt", "phi3", "qwen2",
+      "qwen2_moe", "qwen3", "qwen3_moe"};
+  return kTypes;
+}
+
+std::string dtype_of(const Fields& f) {
+  std::string d = f.opt_string("torch_dtype");
+  if (d.empty()) d = f.opt_string("dtype");  // transformers >= 4.56 writes "dtype"
+  return d;
+}
+
+/// Fields every llama-like decoder shares. head_dim defaults to hidden/heads (HF LlamaConfig).
+void read_common_decoder(const Fields& f, ModelArch& a, bool tie_default) {
+  a.hidden_size = f.req_pos("hidden_size");
+  a.num_layers = f.req_pos("num_hidden_layers");
+  a.num_attention_heads = f.req_pos("num_attention_heads");
+  a.num_kv_heads = f.opt_pos("num_key_value_heads").value_or(a.num_attention_heads);
+  if (a.num_attention_heads % a.num_kv_heads != 0) {
+    throw_invalid(f.where("num_key_value_heads"),
+                  fmt::format("{} KV heads do not divide {} attention heads", a.num_kv_heads, a.num_attention_heads),
+                  "a divisor of num_attention_heads");
+  }
+  if (auto hd = f.opt_pos("head_dim")) {
+    a.head_dim = *hd;
+  } else {
+    if (a.hidden_size % a.num_attention_heads != 0) {
+      throw_invalid(f.where("num_attention_heads"), "hidden_size is not a multiple of num_attention_heads and head_dim is not given",
+                    "head_dim, or heads dividing hidden_size");
+    }
+    a.head_dim = a.hidden_size / a.num_attention_heads;
+  }
+  a.vocab_size = f.req_pos("vocab_size");
+  a.max_position_embeddings = f.opt_pos("max_position_embeddings").value_or(0);
+  a.tied_embeddings = f.opt_bool("tie_word_embeddings", tie_default);
+  a.torch_dtype = dtype_of(f);
+}
+
+void set_all_layers_sliding(ModelArch& a, std::int64_t window) {
+  a.sliding_window = window;
+  a.layer_uses_sliding_window.assign(static_cast<std::size_t>(a.num_layers), true);
+}
+
+/// transformers >= 4.53 writes the per-layer attention kind as layer_types
+/// ("sliding_attention" / "full_attention" / "chunked_attention"); it wins over family rules.
+bool read_layer_types(const Fields& f, ModelArch& a) {
+  if (!f.has("layer_types")) return false;
+  auto types = f.string_list("layer_types");
+  if (static_cast<std::int64_t>(types.size()) != a.num_layers) {
+    throw_invalid(f.where("layer_types"), fmt::format("{} entries for {} layers", types.size(), a.num_layers),
+                  "one entry per layer");
+  }
+  std::vector<bool> sliding;
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    const auto& t = types[i];
+    if (t == "sliding_attention" || t == "chunked_attention") {
+      sliding.push_back(true);
+    } else if (t == "full_attention") {
+      sliding.push_back(false);
+    } else {
+      throw_invalid(fmt::format("{}/{}", f.where("layer_types"), i), fmt::format("unknown layer type '{}'", t),
+                    "sliding_attention, chunked_attention or full_attention");
+    }
+  }
+  if (std::find(sliding.begin(), sliding.end(), true) == sliding.end()) return true;
+  auto window = f.opt_pos("sliding_window");
+  if (!window) window = f.opt_pos("attention_chunk_size");
+  if (!window) throw_invalid(f.where("sliding_window"), "layer_types has sliding layers but no window size", "a positive integer");
+  a.sliding_window = *window;
+  a.layer_uses_sliding_window = std::move(sliding);
+  return true;
+}
+
+void add_moe_layers_count(ModelArch& a) {
+  // num_moe_layers is set by the family readers; dense layers use intermediate_size.
+  if (a.moe && a.moe->num_moe_layers > a.num_layers) a.moe->num_moe_layers = a.num_layers;
+}
+
+/// Generic ViT vision tower (SigLIP / CLIP-like encoder): patch conv (C·p²·h + h), learned positions
+/// ((image/p)²·h), per layer q/k/v/o with biases 4(h²+h), MLP h·I+I + I·h+h, two LayerNorms 4h, final
+/// LayerNorm 2h; plus a projector vision_h·text_h. Approximate for towers with extra adapters (Llama 4).
+std::int64_t count_vision_tower(const Fields& v, std::int64_t text_hidden) {
+  const std::int64_t h = v.req_pos("hidden_size");
+  const std::int64_t I = v.req_pos("intermediate_size");
+  const std::int64_t L = v.req_pos("num_hidden_layers");
+  const std::int64_t p = v.req_pos("patch_size");
+  const std::int64_t img = v.req_pos("image_size");
+  const std::int64_t c = v.opt_pos("num_channels").value_or(3);
+  const std::int64_t patches = (img / p) * (img / p);
+  std::int64_t n = c * p * p * h + h + patches * h;
+  n += L * (4 * (h * h + h) + h * I + I + I * h + h + 4 * h);
+  n += 2 * h;
+  n += h * text_hidden;
+  return n;
+}
+
+// ---- decoder families ---------------------------------------------------------------------------
+
+void parse_llama(const Fields& f, ModelArch& a) {
+  read_common_decoder(f, a, false);
+  a.intermediate_size = f.req_pos("intermediate_size");
+  // LlamaAttention: q/k/v/o all take bias=config.attention_bias.
+  a.attention_bias = a.attention_output_bias = f.opt_bool("attention_bias", false);
+  a.mlp_bias = f.opt_bool("mlp_bias", false);
+  read_layer_types(f, a);
+}
+
+void parse_mistral(const Fields& f, ModelArch& a) {
+  read_common_decoder(f, a, false);
+  a.intermediate_size = f.req_pos("intermediate_size");
+  if (!read_layer_types(f, a)) {
+    if (auto w = f.opt_pos("sliding_window")) set_all_layers_sliding(a, *w);  // Mistral v0.1: every layer
+  }
+}
+
+void parse_mixtral(const Fields& f, ModelArch& a) {
+  parse_mistral(f, a);
+  MoeSpec m;
+  m.num_routed_experts = f.req_pos("num_local_experts");
+  m.experts_per_token = f.req_pos("num_experts_per_tok");
+  m.expert_intermediate_size = a.intermediate_size;  // MixtralBlockSparseTop2MLP uses intermediate_size
+  m.num_moe_layers = a.num_layers;
+  a.moe = m;
+}
+
+void qwen_sliding(const Fields& f, ModelArch& a) {
+  if (read_layer_types(f, a)) return;
+  // Qwen2Attention: sliding only when use_sliding_window and layer_idx >= max_window_layers.
+  if (!f.opt_bool("use_sliding_window", false)) return;
+  auto w = f.opt_pos("sliding_window");
+  if (!w) return;
+  const std::int64_t first = f.opt_nonneg("max_window_layers", 0);
+  a.sliding_window = *w;
+  a.layer_uses_sliding_window.clear();
+  for (std::int64_t i = 0; i < a.num_layers; ++i) a.layer_uses_sliding_window.push_back(i >= first);
+}
+
+/// Qwen2/3-MoE layer rule: layer i is MoE iff i not in mlp_only_layers and (i+1) % decoder_sparse_step == 0.
+std::int64_t qwen_moe_layers(const Fields& f, std::int64_t L) {
+  const std::int64_t step = f.opt_pos("decoder_sparse_step").value_or(1);
+  std::vector<std::int64_t> mlp_only;
+  if (const json* v = f.get("mlp_only_layers")) {
+    if (!v->is_array()) throw_invalid(f.where("mlp_only_layers"), "wrong type", "a list of layer indices");
+    for (const auto& e : *v) {
+      if (!e.is_number_integer()) throw_invalid(f.where("mlp_only_layers"), "not an integer", "a list of layer indices");
+      mlp_only.push_back(e.get<std::int64_t>());
+    }
+  }
+  std::int64_t n = 0;
+  for (std::int64_t i = 0; i < L; ++i) {
+    bool only = std::find(mlp_only.begin(), mlp_only.end(), i) != mlp_only.end();
+    if (!only && (i + 1) % step == 0) ++n;
+  }
+  return n;
+}
+
+void parse_qwen2(const Fields& f, ModelArch& a) {
+  read_common_decoder(f, a, false);
+  a.intermediate_size = f.req_pos("intermediate_size");
+  a.attention_bias = true;  // Qwen2Attention: q/k/v bias=True, o_proj bias=False (hard-coded)
+  a.attention_output_bias = false;
+  qwen_sliding(f, a);
+}
+
+void parse_qwen2_moe(const Fields& f, ModelArch& a, ParamBreakdown& extra) {
+  parse_qwen2(f, a);
+  MoeSpec m;
+  m.num_routed_experts = f.req_pos("num_experts");
+  m.experts_per_token = f.req_pos("num_experts_per_tok");
+  m.expert_intermediate_size = f.req_pos("moe_intermediate_size");
+  if (auto s = f.opt_pos("shared_expert_intermediate_size")) {
+    m.num_shared_experts = 1;
+    m.shared_intermediate_size = *s;
+  }
+  m.num_moe_layers = qwen_moe_layers(f, a.num_layers);
+  a.moe = m;
+  if (m.num_shared_experts > 0) extra.router += m.num_moe_layers * a.hidden_size;  // shared_expert_gate: Linear(h, 1)
+}
+
+void parse_qwen3(const Fields& f, ModelArch& a) {
+  read_common_decoder(f, a, false);
+  a.intermediate_size = f.req_pos("intermediate_size");
+  a.attention_bias = a.attention_output_bias = f.opt_bool("attention_bias", false);
+  a.qk_norm = true;  // Qwen3Attention q_norm / k_norm: RMSNorm(head_dim)
+  qwen_sliding(f, a);
+}
+
+void parse_qwen3_moe(const Fields& f, ModelArch& a) {
+  parse_qwen3(f, a);
+  MoeSpec m;
+  m.num_routed_experts = f.req_pos("num_experts");
+  m.experts_per_token = f.req_pos("num_experts_per_tok");
+  m.expert_intermediate_size = f.req_pos("moe_intermediate_size");
+  m.num_moe_layers = qwen_moe_layers(f, a.num_layers);
+  a.moe = m;
+}
+
+/// Gemma family: tied embeddings by default; Gemma 2/3 have 4 norms per layer (pre/post attention and
+/// pre/post feed-forward); Gemma 2 alternates sliding (even layers) and global; Gemma 3 uses 5 sliding : 1 global
+/// (sliding_window_pattern 6) and q/k norms.
+void parse_gemma(const Fields& f, ModelArch& a, int generation) {
+  read_common_decoder(f, a, true);
+  a.intermediate_size = f.req_pos("intermediate_size");
+  a.attention_bias = a.attention_output_bias = f.opt_bool("attention_bias", false);
+  if (generation >= 2) a.norms_per_layer = 4;
+  if (generation >= 3) a.qk_norm = true;
+  if (read_layer_types(f, a) || generation < 2) return;
+  auto w = f.opt_pos("sliding_window");
+  if (!w) return;
+  a.sliding_window = *w;
+  a.layer_uses_sliding_window.clear();
+  const std::int64_t pattern = generation == 2 ? 2 : f.opt_pos("sliding_window_pattern").value_or(6);
+  for (std::int64_t i = 0; i < a.num_layers; ++i) {
+    a.layer_uses_sliding_window.push_back(generation == 2 ? (i % 2 == 0) : ((i + 1) % pattern != 0));
+  }
+}
+
+void parse_phi3(const Fields& f, ModelArch& a) {
+  read_common_decoder(f, a, false);
+  a.intermediate_size = f.req_pos("intermediate_size");  // fused gate_up_proj = 2·h·I, down_proj I·h
+  if (!read_layer_types(f, a)) {
+    if (auto w = f.opt_pos("sliding_window")) set_all_layers_sliding(a, *w);
+  }
+}
+
+/// Falcon (modeling_falcon.py): fused query_key_value h·(H + 2K)·d; K = num_kv_heads with
+/// new_decoder_architecture, 1 with multi_query, else H. dense h·h; MLP h→ffn→h (plain, GELU, ffn 4h default);
+/// biases on all linears when `bias`. LayerNorms: parallel_attn without the new architecture shares one
+/// (input_layernorm); the new architecture has num_ln_in_parallel_attn (default 2); sequential has 2.
+void parse_falcon(const Fields& f, ModelArch& a) {
+  a.hidden_size = f.req_pos_any({"hidden_size", "n_embed"});
+  a.num_layers = f.req_pos_any({"num_hidden_layers", "n_layer"});
+  a.num_attention_heads = f.req_pos_any({"num_attention_heads", "n_head"});
+  a.vocab_size = f.req_pos("vocab_size");
+  const bool new_arch = f.opt_bool("new_decoder_architecture", false);
+  const bool multi_query = f.opt_bool("multi_query", true);
+  const bool parallel = f.opt_bool("parallel_attn", true);
+  if (new_arch) {
+    a.num_kv_heads = f.req_pos_any({"num_kv_heads", "n_head_kv"});
+  } else {
+    a.num_kv_heads = multi_query ? 1 : a.num_attention_heads;
+  }
+  if (a.hidden_size % a.num_attention_heads != 0) {
+    throw_invalid(f.where("num_attention_heads"), "hidden_size is not a multiple of num_attention_heads", "heads dividing hidden_size");
+  }
+  a.head_dim = a.hidden_size / a.num_attention_heads;
+  a.intermediate_size = f.opt_pos("ffn_hidden_size").value_or(4 * a.hidden_size);
+  a.gated_mlp = false;
+  const bool bias = f.opt_bool("bias", false);
+  a.attention_bias = a.attention_output_bias = a.mlp_bias = bias;
+  a.norm_bias = true;
+  a.parallel_attention = parallel;
+  if (new_arch) {
+    a.norms_per_layer = f.opt_pos("num_ln_in_parallel_attn").value_or(2);
+  } else {
+    a.norms_per_layer = parallel ? 1 : 2;
+  }
+  if (f.opt_bool("alibi", false)) a.position_encoding = PositionEncoding::alibi;
+  a.max_position_embeddings = f.opt_pos("max_position_embeddings").value_or(2048);  // FalconConfig default
+  a.tied_embeddings = f.opt_bool("tie_word_embeddings", true);
+  a.torch_dtype = dtype_of(f);
+}
+
+/// GPT-2 (modeling_gpt2.py): wte V·h, wpe n_positions·h; per layer ln_1, c_attn (Conv1D h→3h + bias),
+/// c_proj (h→h + bias), ln_2, mlp c_fc (h→4h + bias), c_proj (4h→h + bias); ln_f; lm_head tied.
+void parse_gpt2(const Fields& f, ModelArch& a) {
+  a.hidden_size = f.req_pos_any({"n_embd", "hidden_size"});
+  a.num_layers = f.req_pos_any({"n_layer", "num_hidden_layers"});
+  a.num_attention_heads = f.req_pos_any({"n_head", "num_attention_heads"});
+  a.num_kv_heads = a.num_attention_heads;
+  if (a.hidden_size % a.num_attention_heads != 0) {
+    throw_invalid(f.where("n_head"), "n_embd is not a multiple of n_head", "heads dividing n_embd");
+  }
+  a.head_dim = a.hidden_size / a.num_attention_heads;
+  a.vocab_size = f.req_pos("vocab_size");
+  a.intermediate_size = f.opt_pos("n_inner").value_or(4 * a.hidden_size);
+  a.max_position_embeddings = f.req_pos_any({"n_positions", "max_position_embeddings"});
+  a.learned_positions = a.max_position_embeddings;
+  a.position_encoding = PositionEncoding::learned;
+  a.gated_mlp = false;
+  a.attention_bias = a.attention_output_bias = a.mlp_bias = true;
+  a.norm_bias = true;
+  a.tied_embeddings = f.opt_bool("tie_word_embeddings", true);
+  a.torch_dtype = dtype_of(f);
+}
+
+/// OPT (modeling_opt.py): embed_tokens V·p (p = word_embed_proj_dim), learned positions (max+2)·h
+/// (OPTLearnedPositionalEmbedding offset 2), project_in/out p·h each when p != h, q/k/v/o with bias
+/// (enable_bias), fc1/fc2 (ffn_dim) with bias, two LayerNorms per layer, a final LayerNorm when
+/// do_layer_norm_before and not _remove_final_layer_norm; lm_head V·p tied.
+void parse_opt(const Fields& f, ModelArch& a, ParamBreakdown& extra) {
+  a.hidden_size = f.req_pos("hidden_size");
+  a.num_layers = f.req_pos("num_hidden_layers");
+  a.num_attention_heads = f.req_pos("num_attention_heads");
+  a.num_kv_heads = a.num_attention_heads;
+  if (a.hidden_size % a.num_attention_heads != 0) {
+    throw_invalid(f.where("num_attention_heads"), "hidden_size is not a multiple of num_attention_heads", "heads dividing hidden_size");
+  }
+  a.head_dim = a.hidden_size / a.num_attention_heads;
+  a.vocab_size = f.req_pos("vocab_size");
+  a.intermediate_size = f.req_pos("ffn_dim");
+  a.max_position_embeddings = f.req_pos("max_position_embeddings");
+  a.learned_positions = a.max_position_embeddings + 2;
+  a.position_encoding = PositionEncoding::learned;
+  a.gated_mlp = false;
+  const bool bias = f.opt_bool("enable_bias", true);
+  a.attention_bias = a.attention_output_bias = a.mlp_bias = bias;
+  a.norm_bias = f.opt_bool("layer_norm_elementwise_affine", true);
+  a.final_norm = f.opt_bool("do_layer_norm_before", true) && !f.opt_bool("_remove_final_layer_norm", false);
+  a.tied_embeddings = f.opt_bool("tie_word_embeddings", true);
+  a.torch_dtype = dtype_of(f);
+  const std::int64_t proj = f.opt_pos("word_embed_proj_dim").value_or(a.hidden_size);
+  if (proj != a.hidden_size) {
+    // Token table and head are V·p, not V·h: correct the generic V·h terms, add project_in/out.
+    extra.embeddings += a.vocab_size * (proj - a.hidden_size);
+    if (!a.tied_embeddings) extra.head += a.vocab_size * (proj - a.hidden_size);
+    extra.other += 2 * proj * a.hidden_size;
+    a.notes.push_back(fmt::format("word_embed_proj_dim {} != hidden_size: project_in/out counted in other", proj));
+  }
+}
+
+/// BLOOM (modeling_bloom.py): word_embeddings V·h + word_embeddings_layernorm 2h; per layer
+/// input_layernorm, query_key_value h·3h + 3h, dense h·h + h, post_attention_layernorm, dense_h_to_4h h·4h + 4h,
+/// dense_4h_to_h 4h·h + h; ln_f; ALiBi (no position parameters); lm_head tied.
+void parse_bloom(const Fields& f, ModelArch& a, ParamBreakdown& extra) {
+  a.hidden_size = f.req_pos_any({"n_embed", "hidden_size"});
+  a.num_layers = f.req_pos_any({"n_layer", "num_hidden_layers"});
+  a.num_attention_heads = f.req_pos_any({"n_head", "num_attention_heads"});
+  a.num_kv_heads = a.num_attention_heads;
+  if (a.hidden_size % a.num_attention_heads != 0) {
+    throw_invalid(f.where("n_head"), "hidden size is not a multiple of the head count", "heads dividing n_embed");
+  }
+  a.head_dim = a.hidden_size / a.num_attention_heads;
+  a.vocab_size = f.req_pos("vocab_size");
+  a.intermediate_size = 4 * a.hidden_size;
+  a.gated_mlp = false;
+  a.attention_bias = a.attention_output_bias = a.mlp_bias = true;
+  a.norm_bias = true;
+  a.position_encoding = PositionEncoding::alibi;
+  a.tied_embeddings = f.opt_bool("tie_word_embeddings", true);
+  a.torch_dtype = dtype_of(f);
+  a.max_position_embeddings = f.opt_pos("seq_length").value_or(0);
+  if (a.max_position_embeddings == 0) a.notes.push_back("ALiBi: the config states no context length (unknown)");
+  extra.norms += 2 * a.hidden_size;  // word_embeddings_layernorm
+}
+
+/// DeepSeek-V2/V3: MLA attention, first_k_dense_replace dense layers (intermediate_size), then MoE layers
+/// (layer i >= k and i % moe_layer_freq == 0) with n_routed_experts experts of moe_intermediate_size, one
+/// shared MLP of width moe_intermediate_size·n_shared_experts, router E·h (+ E e_score_correction_bias with
+/// topk_method noaux_tc). Multi-token prediction (num_nextn_predict_layers) is not in `params`: the published
+/// 671B excludes it (DeepSeek-V3 README: "671B of the main model weights and 14B of the MTP module").
+void parse_deepseek(const Fields& f, ModelArch& a) {
+  read_common_decoder(f, a, false);
+  a.intermediate_size = f.req_pos("intermediate_size");
+  a.attention_bias = f.opt_bool("attention_bias", false);
+  MlaSpec mla;
+  if (f.has("q_lora_rank")) mla.q_lora_rank = f.req_pos("q_lora_rank");
+  mla.kv_lora_rank = f.req_pos("kv_lora_rank");
+  mla.qk_nope_head_dim = f.req_pos("qk_nope_head_dim");
+  mla.qk_rope_head_dim = f.req_pos("qk_rope_head_dim");
+  mla.v_head_dim = f.req_pos("v_head_dim");
+  a.mla = mla;
+  a.head_dim = mla.qk_nope_head_dim + mla.qk_rope_head_dim;  // q/k head width
+  MoeSpec m;
+  m.num_routed_experts = f.req_pos("n_routed_experts");
+  m.experts_per_token = f.req_pos("num_experts_per_tok");
+  m.expert_intermediate_size = f.req_pos("moe_intermediate_size");
+  const std::int64_t shared = f.opt_nonneg("n_shared_experts", 0);
+  if (shared > 0) {
+    m.num_shared_experts = 1;
+    m.shared_intermediate_size = m.expert_intermediate_size * shared;
+  }
+  m.first_dense_layers = f.opt_nonneg("first_k_dense_replace", 0);
+  m.moe_layer_interval = f.opt_pos("moe_layer_freq").value_or(1);
+  m.router_bias = f.opt_string("topk_method") == "noaux_tc";
+  std::int64_t n = 0;
+  for (std::int64_t i = 0; i < a.num_layers; ++i) {
+    if (i >= m.first_dense_layers && i % m.moe_layer_interval == 0) ++n;
+  }
+  m.num_moe_layers = n;
+  a.moe = m;
+  a.mtp_layers = f.opt_nonneg("num_nextn_predict_layers", 0);
+}
+
+/// gpt-oss (modeling_gpt_oss.py): q/k/v/o with bias, per-head attention sinks (H per layer), every layer
+/// MoE: experts gate_up_proj h·2I + 2I bias, down_proj I·h + h bias; router h·E + E; layer_types for
+/// sliding/full attention; untied head.
+void parse_gpt_oss(const Fields& f, ModelArch& a, ParamBreakdown& extra) {
+  read_common_decoder(f, a, false);
+  a.intermediate_size = f.req_pos("intermediate_size");
+  a.attention_bias = a.attention_output_bias = f.opt_bool("attention_bias", true);
+  MoeSpec m;
+  m.num_routed_experts = f.req_pos("num_local_experts");
+  m.experts_per_token = f.opt_pos_any({"num_experts_per_tok", "experts_per_token"}).value_or(4);
+  m.expert_intermediate_size = a.intermediate_size;
+  m.num_moe_layers = a.num_layers;
+  m.router_bias = true;
+  m.expert_bias = true;
+  a.moe = m;
+  extra.attention += a.num_layers * a.num_attention_heads;  // sinks
+  if (!read_layer_types(f, a)) {
+    if (auto w = f.opt_pos("sliding_window")) {
+      a.sliding_window = *w;
+      for (std::int64_t i = 0; i < a.num_layers; ++i) a.layer_uses_sliding_window.push_back(i % 2 == 0);
+    }
+  }
+  if (f.has("quantization_config")) a.notes.push_back("checkpoint stores the experts in MXFP4 (quantization_config)");
+}
+
+/// Llama 4 text model (modeling_llama4.py): MoE layers from moe_layers, else every interleave_moe_layer_step-th
+/// layer; experts (num_local_experts) and one shared expert of width intermediate_size; dense layers of width
+/// intermediate_size_mlp; router h·E; QK norm is a parameter-free L2 norm; chunked attention
+/// (attention_chunk_size) on RoPE layers (no_rope_layers[i] == 1; default all but every 4th) is recorded as
+/// a sliding window.
+void parse_llama4_text(const Fields& f, ModelArch& a) {
+  read_common_decoder(f, a, false);
+  const std::int64_t expert_width = f.req_pos("intermediate_size");
+  a.intermediate_size = f.opt_pos("intermediate_size_mlp").value_or(expert_width);
+  a.attention_bias = a.attention_output_bias = f.opt_bool("attention_bias", false);
+  MoeSpec m;
+  m.num_routed_experts = f.req_pos("num_local_experts");
+  m.experts_per_token = f.req_pos("num_experts_per_tok");
+  m.expert_intermediate_size = expert_width;
+  m.num_shared_experts = 1;
+  m.shared_intermediate_size = expert_width;
+  m.moe_layer_interval = f.opt_pos("interleave_moe_layer_step").value_or(1);
+  if (f.has("moe_layers")) {
+    m.num_moe_layers = static_cast<std::int64_t>(f.int_list_or_scalar("moe_layers", 1).size());
+  } else {
+    m.num_moe_layers = 0;
+    for (std::int64_t i = m.moe_layer_interval - 1; i < a.num_layers; i += m.moe_layer_interval) ++m.num_moe_layers;
+  }
+  a.moe = m;
+  if (!read_layer_types(f, a)) {
+    if (auto chunk = f.opt_pos("attention_chunk_size")) {
+      std::vector<std::int64_t> rope_layers;
+      if (f.has("no_rope_layers")) rope_layers = f.int_list_or_scalar("no_rope_layers", 1);
+      a.sliding_window = *chunk;
+      a.layer_uses_sliding_window.clear();
+      for (std::int64_t i = 0; i < a.num_layers; ++i) {
+        bool uses_rope = rope_layers.empty() ? ((i + 1) % 4 != 0) : rope_layers[static_cast<std::size_t>(i)] != 0;
+        a.layer_uses_sliding_window.push_back(uses_rope);
+      }
+      a.notes.push_back(fmt::format("chunked attention ({} tokens) on RoPE layers recorded as a sliding window", *chunk));
+    }
+  }
+}
+
+/// Mamba (modeling_mamba.py MambaMixer), I = intermediate_size, N = state_size, R = time_step_rank:
+/// in_proj h·2I (+2I bias), conv1d I·k (+I bias), x_proj I·(R + 2N), dt_proj R·I + I, A_log I·N, D I,
+/// out_proj I·h (+h bias); one RMSNorm h per layer, norm_f h; embeddings V·h, lm_head tied.
+/// Mixer parameters are counted in `other`.
+void parse_mamba(const Fields& f, ModelArch& a, ParamBreakdown& extra) {
+  a.family = ModelFamily::state_space;
+  a.position_encoding = PositionEncoding::none;
+  a.hidden_size = f.req_pos("hidden_size");
+  a.num_layers = f.req_pos_any({"num_hidden_layers", "n_layer"});
+  a.vocab_size = f.req_pos("vocab_size");
+  SsmSpec s;
+  s.state_size = f.req_pos("state_size");
+  s.conv_kernel = f.req_pos("conv_kernel");
+  s.expand = f.opt_pos("expand").value_or(2);
+  a.intermediate_size = f.opt_pos("intermediate_size").value_or(s.expand * a.hidden_size);
+  const json* r = f.get("time_step_rank");
+  if (r && r->is_string() && r->get<std::string>() == "auto") {
+    s.time_step_rank = (a.hidden_size + 15) / 16;  // MambaConfig: math.ceil(hidden_size / 16)
+  } else {
+    s.time_step_rank = f.req_pos("time_step_rank");
+  }
+  a.ssm = s;
+  a.tied_embeddings = f.opt_bool("tie_word_embeddings", true);
+  a.torch_dtype = dtype_of(f);
+  a.norms_per_layer = 1;
+  const std::int64_t h = a.hidden_size, I = a.intermediate_size, N = s.state_size, R = s.time_step_rank;
+  const bool bias = f.opt_bool("use_bias", false);
+  const bool conv_bias = f.opt_bool("use_conv_bias", true);
+  std::int64_t mixer = h * 2 * I + (bias ? 2 * I : 0) + I * s.conv_kernel + (conv_bias ? I : 0) + I * (R + 2 * N) +
+                       R * I + I + I * N + I + I * h + (bias ? h : 0);
+  extra.other += a.num_layers * mixer;
+}
+
+// ---- diffusion ----------------------------------------------------------------------------------
+
+std::int64_t conv(std::int64_t in, std::int64_t out, std::int64_t k) { return in * out * k * k + out; }
+std::int64_t linear(std::int64_t in, std::int64_t out, bool bias = true) { return in * out + (bias ? out : 0); }
+
+/// diffusers ResnetBlock2D: norm1 GroupNorm(in) 2·in, conv1 3x3, time_emb_proj temb→out, norm2 2·out,
+/// conv2 3x3, 1x1 conv_shortcut when in != out.
+std::int64_t resnet(std::int64_t in, std::int64_t out, std::int64_t temb) {
+  std::int64_t n = 2 * in + conv(in, out, 3) + linear(temb, out) + 2 * out + conv(out, out, 3);
+  if (in != out) n += conv(in, out, 1);
+  return n;
+}
+
+/// diffusers Transformer2DModel (continuous input): GroupNorm 2C, proj_in C·C + C (linear or 1x1 conv: same
+/// count), `layers` BasicTransformerBlocks, proj_out C·C + C. BasicTransformerBlock: 3 LayerNorms 6C; self-attn
+/// q/k/v C·C (no bias) + out C·C + C; cross-attn q C·C, k/v X·C (X = cross_attention_dim), out C·C + C;
+/// GEGLU feed-forward C·8C + 8C, 4C·C + C.
+std::int64_t transformer2d(std::int64_t C, std::int64_t layers, std::int64_t X) {
+  const std::int64_t block = 6 * C + (3 * C * C + C * C + C) + (C * C + 2 * X * C + C * C + C) + (C * 8 * C + 8 * C + 4 * C * C + C);
+  return 2 * C + 2 * (C * C + C) + layers * block;
+}
+
+/// diffusers UNet2DConditionModel (unet_2d_condition.py), the SD 1.x/2.x/SDXL layout.
+void parse_unet(const Fields& f, ModelArch& a, ParamBreakdown& p) {
+  a.family = ModelFamily::diffusion_unet;
+  a.position_encoding = PositionEncoding::none;
+  DiffusionSpec d;
+  d.class_name = "UNet2DConditionModel";
+  d.block_out_channels = f.int_list_or_scalar("block_out_channels", 1);
+  const std::size_t levels = d.block_out_channels.size();
+  d.down_block_types = f.string_list("down_block_types");
+  d.up_block_types = f.string_list("up_block_types");
+  if (d.down_block_types.size() != levels || d.up_block_types.size() != levels) {
+    throw_invalid(f.where("down_block_types"), "block type lists and block_out_channels differ in length", "one entry per level");
+  }
+  d.layers_per_block = f.req_pos("layers_per_block");
+  d.transformer_layers_per_block = f.has("transformer_layers_per_block") ? f.int_list_or_scalar("transformer_layers_per_block", levels)
+                                                                          : std::vector<std::int64_t>(levels, 1);
+  if (d.transformer_layers_per_block.size() != levels) {
+    throw_invalid(f.where("transformer_layers_per_block"), "length differs from block_out_channels", "one entry per level");
+  }
+  d.cross_attention_dim = f.req_pos("cross_attention_dim");
+  d.unet_attention_head_dim = f.has("num_attention_heads") ? f.int_list_or_scalar("num_attention_heads", levels)
+                                                           : f.int_list_or_scalar("attention_head_dim", levels);
+  d.in_channels = f.req_pos("in_channels");
+  d.out_channels = f.opt_pos("out_channels").value_or(d.in_channels);
+  d.sample_size = f.opt_pos("sample_size").value_or(0);
+  for (auto key : {"class_embed_type", "encoder_hid_dim", "reverse_transformer_layers_per_block", "time_cond_proj_dim"}) {
+    if (f.has(key)) throw_invalid(f.where(key), "UNet option not supported by the parameter counter", "null");
+  }
+  if (f.opt_bool("dual_cross_attention", false) || f.opt_bool("only_cross_attention", false)) {
+    throw_invalid(f.where("dual_cross_attention"), "UNet option not supported by the parameter counter", "false");
+  }
+  const auto& ch = d.block_out_channels;
+  const std::int64_t X = d.cross_attention_dim;
+  const std::int64_t conv_in_k = f.opt_pos("conv_in_kernel").value_or(3);
+  const std::int64_t conv_out_k = f.opt_pos("conv_out_kernel").value_or(3);
+  const std::int64_t temb = f.opt_pos("time_embedding_dim").value_or(4 * ch[0]);
+  std::int64_t embed = conv(d.in_channels, ch[0], conv_in_k);
+  embed += linear(ch[0], temb) + linear(temb, temb);  // time_embedding (TimestepEmbedding)
+  const std::string add_type = f.opt_string("addition_embed_type");
+  if (add_type == "text_time") {  // SDXL: add_embedding TimestepEmbedding(projection_class_embeddings_input_dim → temb)
+    const std::int64_t in = f.req_pos("projection_class_embeddings_input_dim");
+    embed += linear(in, temb) + linear(temb, temb);
+  } else if (!add_type.empty()) {
+    throw_invalid(f.where("addition_embed_type"), fmt::format("'{}' not supported by the parameter counter", add_type), "text_time or null");
+  }
+  std::int64_t blocks = 0;
+  std::int64_t attn = 0;
+  // Down path.
+  std::int64_t out = ch[0];
+  for (std::size_t i = 0; i < levels; ++i) {
+    const std::int64_t in = out;
+    out = ch[i];
+    const bool cross = d.down_block_types[i].find("CrossAttn") != std::string::npos;
+    for (std::int64_t j = 0; j < d.layers_per_block; ++j) {
+      blocks += resnet(j == 0 ? in : out, out, temb);
+      if (cross) attn += transformer2d(out, d.transformer_layers_per_block[i], X);
+    }
+    if (i + 1 < levels) blocks += conv(out, out, 3);  // Downsample2D
+  }
+  // Mid block: 2 resnets + 1 transformer (UNetMidBlock2DCrossAttn).
+  const std::string mid = f.opt_string("mid_block_type", "UNetMidBlock2DCrossAttn");
+  if (mid == "UNetMidBlock2DCrossAttn") {
+    blocks += 2 * resnet(ch.back(), ch.back(), temb);
+    attn += transformer2d(ch.back(), d.transformer_layers_per_block.back(), X);
+  } else if (!mid.empty()) {
+    throw_invalid(f.where("mid_block_type"), fmt::format("'{}' not supported by the parameter counter", mid), "UNetMidBlock2DCrossAttn");
+  }
+  // Up path: layers_per_block + 1 resnets per level, skip connections from the down path.
+  std::vector<std::int64_t> rch(ch.rbegin(), ch.rend());
+  std::vector<std::int64_t> rtl(d.transformer_layers_per_block.rbegin(), d.transformer_layers_per_block.rend());
+  std::int64_t prev = rch[0];
+  for (std::size_t i = 0; i < levels; ++i) {
+    const std::int64_t o = rch[i];
+    const std::int64_t in = rch[std::min(i + 1, levels - 1)];
+    const bool cross = d.up_block_types[i].find("CrossAttn") != std::string::npos;
+    for (std::int64_t j = 0; j <= d.layers_per_block; ++j) {
+      const std::int64_t skip = (j == d.layers_per_block) ? in : o;
+      const std::int64_t res_in = (j == 0) ? prev : o;
+      blocks += resnet(res_in + skip, o, temb);
+      if (cross) attn += transformer2d(o, rtl[i], X);
+    }
+    if (i + 1 < levels) blocks += conv(o, o, 3);  // Upsample2D
+    prev = o;
+  }
+  const std::int64_t head = 2 * ch[0] + conv(ch[0], d.out_channels, conv_out_k);  // conv_norm_out + conv_out
+  p.embeddings = embed;
+  p.attention = attn;
+  p.other = blocks;
+  p.head = head;
+  a.diffusion = d;
+  a.notes.push_back("UNet: time/text-time embeddings and conv_in in embeddings, Transformer2D blocks in attention, ResNet/up/down-sampling convolutions in other, conv_norm_out + conv_out in head");
+}
+
+/// diffusers FluxTransformer2DModel (transformer_flux.py), D = heads·head_dim:
+///  time_text_embed: timestep 256→D→D (+ guidance 256→D→D when guidance_embeds), pooled text pooled→D→D;
+///  context_embedder joint→D, x_embedder in→D;
+///  double-stream block: 2 AdaLayerNormZero D→6D, q/k/v and added q/k/v D·D + D each, 4 RMSNorms head_dim,
+///    to_out and to_add_out D·D + D, 2 GELU feed-forwards D→4D→D;
+///  single-stream block: AdaLayerNormZeroSingle D→3D, proj_mlp D→4D, q/k/v D·D + D, 2 RMSNorms head_dim,
+///    proj_out 5D→D;
+///  norm_out AdaLayerNormContinuous D→2D; proj_out D→patch²·out_channels. All linears have biases.
+void parse_flux(const Fields& f, ModelArch& a, ParamBreakdown& p) {
+  a.family = ModelFamily::diffusion_transformer;
+  a.position_encoding = PositionEncoding::rope;
+  DiffusionSpec d;
+  d.class_name = "FluxTransformer2DModel";
+  d.num_double_stream_layers = f.req_pos("num_layers");
+  d.num_single_stream_layers = f.req_pos("num_single_layers");
+  d.num_attention_heads = f.req_pos("num_attention_heads");
+  d.attention_head_dim = f.req_pos("attention_head_dim");
+  d.inner_dim = d.num_attention_heads * d.attention_head_dim;
+  d.joint_attention_dim = f.req_pos("joint_attention_dim");
+  d.pooled_projection_dim = f.req_pos("pooled_projection_dim");
+  d.in_channels = f.req_pos("in_channels");
+  d.out_channels = f.opt_pos("out_channels").value_or(d.in_channels);
+  d.guidance_embeds = f.opt_bool("guidance_embeds", false);
+  const std::int64_t patch = f.opt_pos("patch_size").value_or(1);
+  const std::int64_t D = d.inner_dim, hd = d.attention_head_dim;
+  std::int64_t embed = linear(256, D) + linear(D, D) + linear(d.pooled_projection_dim, D) + linear(D, D);
+  if (d.guidance_embeds) embed += linear(256, D) + linear(D, D);
+  embed += linear(d.joint_attention_dim, D) + linear(d.in_channels, D);
+  const std::int64_t double_attn = 6 * linear(D, D) + 4 * hd + 2 * linear(D, D);
+  const std::int64_t double_other = 2 * linear(D, 6 * D);
+  const std::int64_t double_mlp = 2 * (linear(D, 4 * D) + linear(4 * D, D));
+  const std::int64_t single_attn = 3 * linear(D, D) + 2 * hd;
+  const std::int64_t single_other = linear(D, 3 * D);
+  const std::int64_t single_mlp = linear(D, 4 * D) + linear(5 * D, D);
+  p.embeddings = embed;
+  p.attention = d.num_double_stream_layers * double_attn + d.num_single_stream_layers * single_attn;
+  p.mlp = d.num_double_stream_layers * double_mlp + d.num_single_stream_layers * single_mlp;
+  p.norms = d.num_double_stream_layers * double_other + d.num_single_stream_layers * single_other + linear(D, 2 * D);
+  p.head = linear(D, patch * patch * d.out_channels);
+  a.num_layers = d.num_double_stream_layers + d.num_single_stream_layers;
+  a.hidden_size = D;
+  a.num_attention_heads = a.num_kv_heads = d.num_attention_heads;
+  a.head_dim = hd;
+  a.diffusion = d;
+  a.notes.push_back("FLUX: adaptive-norm modulation linears (AdaLayerNormZero/Continuous) counted in norms; single-stream proj_out (attention+MLP output) in mlp");
+  if (f.has("quantization_config")) a.notes.push_back("config carries a quantization_config; the count is of the unquantized model");
+}
+
+[[noreturn]] void unknown_type(const Fields& f, const std::string& key, const std::string& value) {
+  throw Error(ErrorKind::invalid_input, f.where(key), fmt::format("unsupported {} '{}'", key, value),
+              fmt::format("one of {}", fmt::join(supported_model_types(), ", ")));
+}
+
+}  // namespace
+
+const std::vector<std::string>& supported_model_types() {
+  static const std::vector<std::string> kAll = [] {
+    auto v = decoder_types();
+    v.push_back("FluxTransformer2DModel");
+    v.push_back("UNet2DConditionModel");
+    std::sort(v.begin(), v.end());
+    return v;
+  }();
+  return kAll;
+}
+
+ModelArch parse_hf_config(const json& config, const std::string& source) {
+  if (!config.is_object()) throw_invalid(source, "config is not a JSON object", "a JSON object");
+  Fields root(config, source, "");
+  ModelArch a;
+  a.name = source;
+  a.source = source;
+  ParamBreakdown extra;
+  ParamBreakdown diffusion_params;
+  bool is_diffusion = false;
+
+  if (root.has("_class_name")) {
+    const std::string cls = root.req_string("_class_name");
+    a.model_type = cls;
+    if (cls == "UNet2DConditionModel") {
+      parse_unet(root, a, diffusion_params);
+    } else if (cls == "FluxTransformer2DModel") {
+      parse_flux(root, a, diffusion_params);
+    } else {
+      unknown_type(root, "_class_name", cls);
+    }
+    is_diffusion = true;
+  } else {
+    const std::string type = root.req_string("model_type");
+    a.model_type = type;
+    if (type == "llama") {
+      parse_llama(root, a);
+    } else if (type == "mistral") {
+      parse_mistral(root, a);
+    } else if (type == "mixtral") {
+      parse_mixtral(root, a);
+    } else if (type == "qwen2") {
+      parse_qwen2(root, a);
+    } else if (type == "qwen2_moe") {
+      parse_qwen2_moe(root, a, extra);
+    } else if (type == "qwen3") {
+      parse_qwen3(root, a);
+    } else if (type == "qwen3_moe") {
+      parse_qwen3_moe(root, a);
+    } else if (type == "gemma") {
+      parse_gemma(root, a, 1);
+    } else if (type == "gemma2") {
+      parse_gemma(root, a, 2);
+    } else if (type == "gemma3_text") {
+      parse_gemma(root, a, 3);
+    } else if (type == "gemma3") {
+      auto text = root.object("text_config");
+      if (!text) throw_invalid(root.where("text_config"), "missing field", "a JSON object (Gemma 3 text config)");
+      parse_gemma(*text, a, 3);
+      if (a.torch_dtype.empty()) a.torch_dtype = dtype_of(root);
+      if (auto vision = root.object("vision_config")) {
+        extra.other += count_vision_tower(*vision, a.hidden_size);
+        a.notes.push_back("vision tower (vision_config) + projector counted in other (generic ViT formula)");
+      }
+    } else if (type == "phi3") {
+      parse_phi3(root, a);
+    } else if (type == "falcon") {
+      parse_falcon(root, a);
+    } else if (type == "gpt2") {
+      parse_gpt2(root, a);
+    } else if (type == "opt") {
+      parse_opt(root, a, extra);
+    } else if (type == "bloom") {
+      parse_bloom(root, a, extra);
+    } else if (type == "deepseek_v3" || type == "deepseek_v2") {
+      parse_deepseek(root, a);
+    } else if (type == "gpt_oss") {
+      parse_gpt_oss(root, a, extra);
+    } else if (type == "llama4_text") {
+      parse_llama4_text(root, a);
+    } else if (type == "llama4") {
+      auto text = root.object("text_config");
+      if (!text) throw_invalid(root.where("text_config"), "missing field", "a JSON object (Llama 4 text config)");
+      parse_llama4_text(*text, a);
+      if (a.torch_dtype.empty()) a.torch_dtype = dtype_of(root);
+      if (auto vision = root.object("vision_config")) {
+        extra.other += count_vision_tower(*vision, a.hidden_size);
+        a.notes.push_back("vision tower (vision_config) + projector counted in other (generic ViT formula; approximate for Llama 4's adapter)");
+      }
+    } else if (type == "mamba") {
+      parse_mamba(root, a, extra);
+    } else {
+      unknown_type(root, "model_type", type);
+    }
+  }
+
+  if (is_diffusion) {
+    a.params = diffusion_params;
+  } else if (a.family == ModelFamily::state_space) {
+    ParamBreakdown p;
+    p.embeddings = a.vocab_size * a.hidden_size;
+    p.head = a.tied_embeddings ? 0 : a.vocab_size * a.hidden_size;
+    p.norms = a.num_layers * a.hidden_size + a.hidden_size;
+    p.other = extra.other;
+    a.params = p;
+  } else {
+    add_moe_layers_count(a);
+    ParamBreakdown p = count_decoder_params(a);
+    p.embeddings += extra.embeddings;
+    p.attention += extra.attention;
+    p.mlp += extra.mlp;
+    p.router += extra.router;
+    p.norms += extra.norms;
+    p.head += extra.head;
+    p.other += extra.other;
+    a.params = p;
+    if (a.mtp_layers > 0) {
+      // One MTP module per predicted token (DeepSeek-V3 §2.2): enorm h, hnorm h, eh_proj 2h·h, one decoder
+      // layer (MoE, as the checkpoint's layer 61), shared_head norm h; the checkpoint also stores its own
+      // copies of embed_tokens and shared_head.head (2·V·h), which the published 14B includes.
+      ModelArch one = a;
+      one.num_layers = 1;
+      one.moe->num_moe_layers = 1;
+      ParamBreakdown layer = count_decoder_params(one);
+      const std::int64_t h = a.hidden_size;
+      const std::int64_t layer_only = layer.total() - layer.embeddings - layer.head - h /*final norm*/;
+      a.mtp_params = a.mtp_layers * (layer_only + 2 * h + 2 * h * h + h + 2 * a.vocab_size * h);
+      a.notes.push_back(fmt::format("multi-token-prediction module ({} layer, {} params incl. its stored embedding and head copies) excluded from the total",
+                                    a.mtp_layers, a.mtp_params));
+    }
+  }
+  a.attention = attention_kind(a);
+  return a;
+}
+
+std::string json_error_location(std::string_view text, std::size_t offset, const std::string& source) {
+  std::size_t line = 1, col = 1;
+  const std::size_t end = std::min(offset, text.size());
+  for (std::size_t i = 0; i < end; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return fmt::format("{}:{}:{}", source, line, col);
+}
+
+ModelArch parse_hf_config_text(std::string_view text, const std::string& source) {
+  json j;
+  try {
+    j = json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    // e.byte is the 1-based index of the byte where parsing failed.
+    const std::size_t at = e.byte > 0 ? e.byte - 1 : 0;
+    std::string msg = e.what();
+    if (auto pos = msg.find("parse error"); pos != std::string::npos) msg = msg.substr(pos);
+    throw Error(ErrorKind::invalid_input, json_error_location(text, at, source), "malformed JSON: " + msg, "a JSON object (config.json)");
+  }
+  return parse_hf_config(j, source);
+}
+
+ModelArch load_hf_config_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw_not_found(path, "cannot open config file", "a readable config.json");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return parse_hf_config_text(ss.str(), path);
+}
+
+}  // namespace gpuplan
