@@ -183,6 +183,7 @@ struct TrainingMemoryRequest {
   Recompute recompute = Recompute::none;
   bool flash_attention = true;   ///< [FA]: no s×s attention matrices stored
   bool dropout = false;          ///< dropout masks stored (Korthikanti counts them; Llama-style LLMs train without)
+  bool fp32_grad_accumulation = false;  ///< gradients kept in fp32 (Megatron main_grad: 4 B/param, 18 B/param total)
   bool chunked_cross_entropy = false;  ///< loss computed in chunks: no full-vocabulary fp32 copies
   std::int64_t cross_entropy_chunk_tokens = 1024;  ///< tokens per chunk when chunked
   int lora_rank = 16;            ///< r

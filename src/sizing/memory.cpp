@@ -1,0 +1,809 @@
+// Training and serving memory per GPU (memory.hpp). One code path computes the numbers; the
+// formula strings are only built when an explanation is asked for (explain != nullptr).
+#include "sizing/memory.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "util/error.hpp"
+
+namespace gpuplan {
+namespace {
+
+constexpr double kGiB = 1073741824.0;
+constexpr const char* kSrcZero = "ZeRO (Rajbhandari et al. 2020, arXiv:1910.02054) §3.1, §5.1";
+constexpr const char* kSrcKorth =
+    "Korthikanti et al. 2022 (arXiv:2205.05198) §4.1 Eq. 1-2, Table 2, §4.2.3; generalised to GQA/gated MLP/MoE "
+    "(see docs/sizing.md)";
+constexpr const char* kSrcLora = "LoRA (Hu et al. 2021, arXiv:2106.09685) §4: r·(d_in + d_out) per adapted matrix";
+constexpr const char* kSrcQlora = "QLoRA (Dettmers et al. 2023, arXiv:2305.14314) §3: NF4 + double quantisation";
+constexpr const char* kSrcKv =
+    "Pope et al. 2022 (arXiv:2211.05102) §2: 2·layers·kv_heads·head_dim·tokens·bytes; MLA: DeepSeek-V2 "
+    "(arXiv:2405.04434) §2.1.4";
+constexpr const char* kSrcLogits = "cross-entropy over the vocabulary: 16-bit logits + fp32 log-softmax + fp32 grad";
+constexpr const char* kSrcCtx = "CUDA context + kernels, per GPU (PyTorch CUDA semantics; HF 'model training anatomy')";
+constexpr const char* kSrcFrag = "PyTorch caching-allocator overhead (reserved vs allocated), fraction of the sum";
+
+std::string gb(double bytes) { return fmt::format("{:.3f} GiB", bytes / kGiB); }
+std::string num(double v) {
+  if (std::fabs(v) >= 1e6) return fmt::format("{:.4g}", v);
+  return fmt::format("{:g}", v);
+}
+
+using Explain = std::vector<TermExplanation>;
+
+/// Appends a term (skipped when 0 bytes unless `keep_zero`) and, when explaining, its formula.
+void add_term(MemoryBreakdown& out, Explain* ex, const char* name, double bytes, const char* source,
+              const std::function<std::string()>& formula, bool keep_zero = false) {
+  if (bytes <= 0 && !keep_zero) return;
+  out.terms.push_back(MemoryTerm{name, bytes});
+  if (ex) ex->push_back(TermExplanation{name, bytes, formula() + " = " + gb(bytes), source});
+}
+
+bool is_mixed(TrainPrecision p) {
+  return p == TrainPrecision::bf16_mixed || p == TrainPrecision::fp16_mixed || p == TrainPrecision::fp8_mixed;
+}
+bool is_fp32(TrainPrecision p) { return p == TrainPrecision::fp32 || p == TrainPrecision::tf32; }
+
+// ---------------------------------------------------------------------------------------------
+// Architecture-derived shapes
+// ---------------------------------------------------------------------------------------------
+
+struct Shape {
+  double h = 0, a = 0, kv = 0, d = 0, L = 0, V = 0, f = 0;
+  double q_width = 0;      ///< query width (a·d; MLA a·(nope+rope))
+  double k_width = 0;      ///< key width (kv·d; MLA a·(nope+rope) after up-projection)
+  double v_width = 0;      ///< value width (kv·d; MLA a·v_head)
+  double o_in_width = 0;   ///< attention output width = out-projection input (a·d; MLA a·v_head)
+  double mla_replicated = 0;  ///< MLA latents per token (not split by TP): c_kv, k_rope, q latent
+  double L_moe = 0, L_dense = 0, E = 0, k = 0, f_e = 0, shared_width = 0;
+  bool decoder = false, mla = false, moe = false;
+};
+
+Shape shape_of(const ModelArch& m) {
+  Shape s;
+  s.decoder = m.family == ModelFamily::decoder && m.num_layers > 0 && m.hidden_size > 0;
+  s.h = static_cast<double>(m.hidden_size);
+  s.L = static_cast<double>(m.num_layers);
+  s.V = static_cast<double>(m.vocab_size);
+  s.a = static_cast<double>(m.num_attention_heads);
+  s.kv = static_cast<double>(m.num_kv_heads > 0 ? m.num_kv_heads : m.num_attention_heads);
+  s.d = m.head_dim > 0 ? static_cast<double>(m.head_dim)
+                       : (m.num_attention_heads > 0 ? s.h / s.a : 0.0);
+  s.f = static_cast<double>(m.intermediate_size);
+  if (m.mla) {
+    s.mla = true;
+    const MlaSpec& x = *m.mla;
+    const double qk = static_cast<double>(x.qk_nope_head_dim + x.qk_rope_head_dim);
+    s.q_width = s.a * qk;
+    s.k_width = s.a * qk;
+    s.v_width = s.a * static_cast<double>(x.v_head_dim);
+    s.o_in_width = s.v_width;
+    // kv_a output (c_kv + k_rope), its norm output c_kv, q latent and its norm output.
+    s.mla_replicated = 2.0 * (static_cast<double>(x.kv_lora_rank + x.qk_rope_head_dim) +
+                              static_cast<double>(x.kv_lora_rank)) +
+                       (x.q_lora_rank ? 2.0 * 2.0 * static_cast<double>(*x.q_lora_rank) : 0.0);
+  } else {
+    s.q_width = s.a * s.d;
+    s.k_width = s.kv * s.d;
+    s.v_width = s.kv * s.d;
+    s.o_in_width = s.a * s.d;
+  }
+  s.L_dense = s.L;
+  if (m.moe) {
+    const MoeSpec& e = *m.moe;
+    s.moe = true;
+    s.L_moe = static_cast<double>(e.num_moe_layers > 0 ? e.num_moe_layers : m.num_layers);
+    s.L_dense = std::max(0.0, s.L - s.L_moe);
+    s.E = static_cast<double>(e.num_routed_experts);
+    s.k = static_cast<double>(e.experts_per_token);
+    s.f_e = static_cast<double>(e.expert_intermediate_size);
+    const double fs = static_cast<double>(e.shared_intermediate_size > 0 ? e.shared_intermediate_size
+                                                                          : e.expert_intermediate_size);
+    s.shared_width = static_cast<double>(e.num_shared_experts) * fs;
+  }
+  return s;
+}
+
+/// One linear matrix family of a layer: d_in × d_out, `count` copies per layer of its kind.
+struct Linear {
+  const char* target;  ///< LoRA target name
+  double d_in, d_out, count;
+  bool moe_layer;      ///< present only in MoE layers (routed / shared experts)
+  bool dense_layer;    ///< present only in dense-MLP layers
+};
+
+std::vector<Linear> linears_of(const ModelArch& m, const Shape& s) {
+  std::vector<Linear> out;
+  if (s.mla) {
+    const MlaSpec& x = *m.mla;
+    const double qk = static_cast<double>(x.qk_nope_head_dim + x.qk_rope_head_dim);
+    if (x.q_lora_rank) {
+      const double r = static_cast<double>(*x.q_lora_rank);
+      out.push_back({"q", s.h, r, 1, false, false});
+      out.push_back({"q", r, s.a * qk, 1, false, false});
+    } else {
+      out.push_back({"q", s.h, s.a * qk, 1, false, false});
+    }
+    const double c = static_cast<double>(x.kv_lora_rank);
+    out.push_back({"k", s.h, c + static_cast<double>(x.qk_rope_head_dim), 1, false, false});
+    out.push_back({"v", c, s.a * static_cast<double>(x.qk_nope_head_dim + x.v_head_dim), 1, false, false});
+    out.push_back({"o", s.v_width, s.h, 1, false, false});
+  } else {
+    out.push_back({"q", s.h, s.q_width, 1, false, false});
+    out.push_back({"k", s.h, s.k_width, 1, false, false});
+    out.push_back({"v", s.h, s.v_width, 1, false, false});
+    out.push_back({"o", s.o_in_width, s.h, 1, false, false});
+  }
+  if (s.L_dense > 0 && s.f > 0) {
+    if (m.gated_mlp) out.push_back({"gate", s.h, s.f, 1, false, true});
+    out.push_back({"up", s.h, s.f, 1, false, true});
+    out.push_back({"down", s.f, s.h, 1, false, true});
+  }
+  if (s.moe) {
+    const double n = s.E;
+    if (m.gated_mlp) out.push_back({"gate", s.h, s.f_e, n, true, false});
+    out.push_back({"up", s.h, s.f_e, n, true, false});
+    out.push_back({"down", s.f_e, s.h, n, true, false});
+    if (s.shared_width > 0) {
+      if (m.gated_mlp) out.push_back({"gate", s.h, s.shared_width, 1, true, false});
+      out.push_back({"up", s.h, s.shared_width, 1, true, false});
+      out.push_back({"down", s.shared_width, s.h, 1, true, false});
+    }
+  }
+  return out;
+}
+
+/// Σ over all layers of `per(matrix)` × copies, split into (non-expert, routed-expert) sums.
+struct LinearSum {
+  double dense = 0, expert = 0;
+};
+template <typename F>
+LinearSum sum_linears(const std::vector<Linear>& ls, const Shape& s, F per) {
+  LinearSum out;
+  for (const auto& l : ls) {
+    const double layers = l.moe_layer ? s.L_moe : (l.dense_layer ? s.L_dense : s.L);
+    const double v = per(l) * l.count * layers;
+    if (l.moe_layer && l.count > 1) out.expert += v; else out.dense += v;
+  }
+  return out;
+}
+
+bool targets(const std::vector<std::string>& t, const char* name) {
+  for (const auto& x : t) {
+    if (x == name || x == "all_linear" || x == "all-linear") return true;
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Activations (Korthikanti et al. 2022 §4.1, generalised). Bytes per token of one layer, 16-bit.
+// ---------------------------------------------------------------------------------------------
+
+struct LayerActivation {
+  double replicated = 0;  ///< R: not split by TP unless SP (norm inputs, block inputs, dropout masks)
+  double split = 0;       ///< T: split by TP (Q, K, V, attention output, MLP intermediates)
+  double scores = 0;      ///< S: s×s attention scores per token (0 with FlashAttention), split by TP
+};
+
+LayerActivation layer_activation(const Shape& s, bool moe_layer, double seq, bool flash, bool dropout, bool gated) {
+  LayerActivation x;
+  // R = 2 norm inputs (2·2h) + attention input (2h) + MLP input (2h) [+ 2 dropout masks, 1 B each].
+  x.replicated = 4 * s.h + 2 * s.h + 2 * s.h + (dropout ? 2 * s.h : 0.0) + s.mla_replicated;
+  // Attention: Q, K, V and the attention output (out-projection input), 2 B each.
+  x.split = 2 * s.q_width + 2 * s.k_width + 2 * s.v_width + 2 * s.o_in_width;
+  if (flash) {
+    x.split += 4 * s.a;  // [FA] fp32 logsumexp per head per token
+  } else {
+    x.scores = s.a * seq * (dropout ? 5.0 : 2.0);  // softmax out 2 [+ mask 1 + dropout out 2] per score
+  }
+  // MLP: plain = activation input + output (2·2f); gated = gate out, act out, up out, product (4·2f).
+  const double per_width = gated ? 8.0 : 4.0;
+  if (moe_layer) {
+    x.split += s.k * per_width * s.f_e + per_width * s.shared_width;
+    x.split += 2 * s.k * s.h * 2;      // tokens permuted to experts + expert outputs before combine
+    x.replicated += 2 * 4 * s.E;       // router logits + probabilities, fp32
+  } else {
+    x.split += per_width * s.f;
+  }
+  return x;
+}
+
+double stored_per_token(const LayerActivation& x, double t, bool sp, bool with_scores) {
+  return x.replicated / (sp ? t : 1.0) + (x.split + (with_scores ? x.scores : 0.0)) / t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Training
+// ---------------------------------------------------------------------------------------------
+
+void validate_against_model(const ModelArch& m, const Shape& s, int tp, int pp, int ep, const std::string& tp_flag) {
+  if (m.params.total() <= 0) {
+    throw_invalid(m.name.empty() ? "model" : m.name, "model has no parameter count", "a model with parameters");
+  }
+  if (s.decoder) {
+    if (m.num_attention_heads > 0 && m.num_attention_heads % tp != 0) {
+      throw_invalid(tp_flag, fmt::format("tp {} does not divide the {} attention heads of {}", tp,
+                                         m.num_attention_heads, m.name),
+                    fmt::format("a divisor of {}", m.num_attention_heads));
+    }
+    if (pp > m.num_layers) {
+      throw_invalid("--pp", fmt::format("pp {} exceeds the {} layers of {}", pp, m.num_layers, m.name),
+                    fmt::format("at most {}", m.num_layers));
+    }
+  }
+  if (ep > 1) {
+    if (!m.moe) throw_invalid("--ep", fmt::format("ep {} on a dense model ({})", ep, m.name), "ep 1 for dense models");
+    if (m.moe->num_routed_experts % ep != 0) {
+      throw_invalid("--ep", fmt::format("ep {} does not divide the {} experts", ep, m.moe->num_routed_experts),
+                    fmt::format("a divisor of {}", m.moe->num_routed_experts));
+    }
+  }
+}
+
+struct StageInfo {
+  int index = 0;         ///< 0-based pipeline stage
+  bool first = true, last = true;
+};
+
+MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& r, const StageInfo& st, Explain* ex) {
+  const Shape s = shape_of(m);
+  const ParallelLayout& lay = r.layout;
+  const double t = lay.tp, p = lay.pp, dp = lay.dp, ep = lay.ep;
+  const double b = lay.micro_batch, seq = static_cast<double>(r.seq_len);
+  const bool lora = r.task == Task::lora || r.task == Task::qlora;
+  const bool qlora = r.task == Task::qlora;
+  MemoryBreakdown out;
+
+  // --- Parameters held by this GPU before ZeRO sharding (TP, PP, EP splits). ---
+  const ParamBreakdown& P = m.params;
+  const double layers_stage = s.decoder ? std::ceil(s.L / p) : 1.0;
+  const double frac = s.decoder ? layers_stage / s.L : 1.0;
+  double dense_tp = 0, dense_rep = 0, expert_gpu = 0, extra = 0;
+  if (s.decoder) {
+    dense_tp = frac * static_cast<double>(P.attention + P.mlp) / t;
+    dense_rep = frac * static_cast<double>(P.norms + P.router);
+    expert_gpu = frac * static_cast<double>(P.experts) / (t * ep);
+    if (st.first) extra += static_cast<double>(P.embeddings) / t + static_cast<double>(P.other);
+    if (st.last) {
+      if (P.head > 0) extra += static_cast<double>(P.head) / t;
+      else if (m.tied_embeddings && !st.first) extra += s.V * s.h / t;  // Megatron keeps a tied copy on the last stage
+    }
+  } else {
+    dense_rep = static_cast<double>(P.total());  // non-decoder: not split (no TP/PP model of these families)
+  }
+  const double dense_gpu = dense_tp + dense_rep + extra;
+  const double z = lay.zero_stage;
+  const double shard_dense = dp, shard_expert = std::max(1.0, dp / ep);
+  auto sharded = [&](double dense, double expert, int min_stage) {
+    return z >= min_stage ? dense / shard_dense + expert / shard_expert : dense + expert;
+  };
+  const double params_gpu = sharded(dense_gpu, expert_gpu, 3);
+
+  // --- Linear-layer shapes for LoRA / QLoRA / Adafactor. ---
+  const std::vector<Linear> ls = s.decoder ? linears_of(m, s) : std::vector<Linear>{};
+  const double mp_split = frac / t;  // a per-model linear sum → this GPU (experts also / ep)
+
+  const TrainPrecision prec = r.precision;
+  const bool mixed = is_mixed(prec), fp32 = is_fp32(prec), pure = prec == TrainPrecision::bf16_pure;
+  const double act_scale = fp32 ? 2.0 : 1.0;
+
+  double weights_gpu_bytes = 0, grads_bytes = 0, optim_bytes = 0, adapter_bytes = 0;
+  std::function<std::string()> f_weights, f_grads, f_optim, f_adapter;
+
+  if (!lora) {
+    const double wb = fp32 ? 4.0 : (prec == TrainPrecision::fp8_mixed ? 3.0 : 2.0);
+    const double gbytes = (fp32 || r.fp32_grad_accumulation) ? 4.0 : 2.0;
+    double state_per_param = 0;  // optimizer state incl. fp32 master
+    const double master = mixed ? 4.0 : 0.0;
+    switch (r.optimizer) {
+      case Optimizer::adamw: state_per_param = pure ? 4.0 : 8.0; break;
+      case Optimizer::adamw_8bit: state_per_param = 2.0 + 2.0 * 4.0 / 2048.0; break;  // [8bit] + fp32 absmax / 2048
+      case Optimizer::sgd_momentum:
+      case Optimizer::lion: state_per_param = pure ? 2.0 : 4.0; break;
+      case Optimizer::adafactor: state_per_param = 0; break;
+    }
+    weights_gpu_bytes = wb * params_gpu;
+    grads_bytes = gbytes * sharded(dense_gpu, expert_gpu, 2);
+    const double opt_params = sharded(dense_gpu, expert_gpu, 1);
+    double adafactor_bytes = 0;
+    if (r.optimizer == Optimizer::adafactor) {
+      // [Adafac] factored second moment: rows + cols values per matrix (fp32; bf16 when pure).
+      const LinearSum rc = sum_linears(ls, s, [](const Linear& l) { return l.d_in + l.d_out; });
+      const double vb = pure ? 2.0 : 4.0;
+      double per_gpu = vb * (rc.dense * mp_split + rc.expert * mp_split / ep);
+      if (st.first) per_gpu += vb * (s.V + s.h);
+      if (st.last && P.head > 0) per_gpu += vb * (s.V + s.h);
+      adafactor_bytes = z >= 1 ? per_gpu / dp : per_gpu;
+    }
+    optim_bytes = (master + state_per_param) * opt_params + adafactor_bytes;
+    if (ex) {
+      f_weights = [=] {
+        return fmt::format("{} B/param × {} params on this GPU (TP {}, PP stage {} of {}, EP {}{})", wb,
+                           num(params_gpu), t, st.index + 1, p, ep, z >= 3 ? fmt::format(", ZeRO-3 / dp {}", dp) : "");
+      };
+      f_grads = [=] {
+        return fmt::format("{} B/param × {} params{}", gbytes, num(sharded(dense_gpu, expert_gpu, 2)),
+                           z >= 2 ? fmt::format(" (ZeRO-{} / dp {})", z, dp) : "");
+      };
+      f_optim = [=] {
+        std::string what = fmt::format("({} master + {:.4g} {} state) B/param × {} params{}", master,
+                                       state_per_param, optimizer_name(r.optimizer), num(opt_params),
+                                       z >= 1 ? fmt::format(" (ZeRO-{} / dp {})", z, dp) : "");
+        if (adafactor_bytes > 0) what += fmt::format(" + factored rows+cols {}", gb(adafactor_bytes));
+        return what;
+      };
+    }
+  } else {
+    // Frozen base: 16-bit (fp32 when training in fp32) or NF4 for QLoRA linear layers.
+    double base_bytes;
+    if (qlora) {
+      const double nf4 = weight_quant_bits(WeightQuant::nf4, r.qlora_double_quant) / 8.0;
+      const double linear = frac * static_cast<double>(P.attention + P.mlp) / t + expert_gpu;
+      const double rest = dense_rep + extra;
+      base_bytes = nf4 * linear + 2.0 * rest;
+      if (z >= 3) base_bytes = nf4 * (frac * static_cast<double>(P.attention + P.mlp) / t / shard_dense +
+                                      expert_gpu / shard_expert) +
+                               2.0 * rest / shard_dense;
+      if (ex) {
+        f_weights = [=] {
+          return fmt::format("NF4 {:.4f} B/param × {} linear params + 2 B × {} embedding/norm params{}", nf4,
+                             num(linear), num(rest), z >= 3 ? fmt::format(" (ZeRO-3 / dp {})", dp) : "");
+        };
+      }
+    } else {
+      const double wb = fp32 ? 4.0 : 2.0;
+      base_bytes = wb * params_gpu;
+      if (ex) {
+        f_weights = [=] {
+          return fmt::format("frozen base {} B/param × {} params on this GPU{}", wb, num(params_gpu),
+                             z >= 3 ? fmt::format(" (ZeRO-3 / dp {})", dp) : "");
+        };
+      }
+    }
+    weights_gpu_bytes = base_bytes;
+    // Adapters: r·(d_in + d_out) per targeted matrix [LoRA].
+    const double rank = r.lora_rank;
+    const LinearSum ad = sum_linears(ls, s, [&](const Linear& l) {
+      return targets(r.lora_targets, l.target) ? rank * (l.d_in + l.d_out) : 0.0;
+    });
+    const double adapter_params = ad.dense * mp_split + ad.expert * mp_split / ep;
+    const double aw = pure ? 2.0 : 4.0;  // PEFT keeps adapters in fp32 (autocast_adapter_dtype)
+    double state = 0;
+    switch (r.optimizer) {
+      case Optimizer::adamw: state = pure ? 4.0 : 8.0; break;
+      case Optimizer::adamw_8bit: state = 2.0; break;
+      case Optimizer::sgd_momentum:
+      case Optimizer::lion: state = pure ? 2.0 : 4.0; break;
+      case Optimizer::adafactor: state = pure ? 2.0 : 4.0; break;  // upper bound: factored state is smaller
+    }
+    const double ap_w = z >= 3 ? adapter_params / dp : adapter_params;
+    const double ap_g = z >= 2 ? adapter_params / dp : adapter_params;
+    const double ap_o = z >= 1 ? adapter_params / dp : adapter_params;
+    adapter_bytes = aw * ap_w;
+    grads_bytes = aw * ap_g;
+    optim_bytes = state * ap_o;
+    if (ex) {
+      f_adapter = [=] {
+        return fmt::format("{} B × {} adapter params (rank {}, Σ r·(d_in+d_out) over targeted matrices)", aw,
+                           num(ap_w), rank);
+      };
+      f_grads = [=] { return fmt::format("{} B × {} adapter params (gradients of the adapters only)", aw, num(ap_g)); };
+      f_optim = [=] {
+        return fmt::format("{} B × {} adapter params ({} state)", state, num(ap_o), optimizer_name(r.optimizer));
+      };
+    }
+  }
+
+  // Offload (ZeRO-Offload / ZeRO-Infinity / FSDP CPUOffload): state moves to host memory.
+  double cpu_bytes = 0;
+  if (lay.offload_optimizer || lay.offload_params) {
+    cpu_bytes += optim_bytes + grads_bytes;
+    optim_bytes = 0;
+    grads_bytes = 0;
+  }
+  if (lay.offload_params) {
+    cpu_bytes += weights_gpu_bytes;
+    weights_gpu_bytes = 0;
+  }
+  out.cpu_offload_bytes = cpu_bytes;
+
+  // --- Activations (this stage), logits, workspace. ---
+  double act_bytes = 0, logits_bytes = 0, workspace_bytes = 0;
+  std::function<std::string()> f_act, f_logits, f_ws;
+  if (s.decoder) {
+    const LayerActivation dense_l = layer_activation(s, false, seq, r.flash_attention, r.dropout, m.gated_mlp);
+    const LayerActivation moe_l = s.moe ? layer_activation(s, true, seq, r.flash_attention, r.dropout, m.gated_mlp)
+                                        : dense_l;
+    const bool sp = lay.sequence_parallel && lay.tp > 1;
+    const bool keep_scores = r.recompute == Recompute::none;
+    const double per_tok_dense = stored_per_token(dense_l, t, sp, keep_scores);
+    const double per_tok_moe = stored_per_token(moe_l, t, sp, keep_scores);
+    const double per_tok_avg = (s.L_dense * per_tok_dense + s.L_moe * per_tok_moe) / s.L;
+    const double in_flight = st.first ? (lay.in_flight_micro_batches > 0 ? lay.in_flight_micro_batches : p) : 1.0;
+    const double interleave = (st.first && lay.virtual_stages > 1 && lay.pp > 1)
+                                  ? 1.0 + (p - 1.0) / (p * lay.virtual_stages)
+                                  : 1.0;
+    const double tokens = seq * b;
+    double per_layer_token = per_tok_avg;
+    double one_layer = 0;
+    if (r.recompute == Recompute::full) {
+      per_layer_token = 2.0 * s.h / (sp ? t : 1.0);  // layer input checkpoint
+      one_layer = std::max(stored_per_token(dense_l, t, sp, true), stored_per_token(moe_l, t, sp, true)) * tokens;
+    }
+    double lora_inter = 0;
+    if (lora) {
+      // x·A (r values per token) saved for each adapted matrix (per layer).
+      const LinearSum n = sum_linears(ls, s, [&](const Linear& l) {
+        return targets(r.lora_targets, l.target) ? (l.moe_layer && l.count > 1 ? 0.0 : 1.0) : 0.0;
+      });
+      lora_inter = 2.0 * r.lora_rank * n.dense / s.L;  // bytes per token per layer (avg)
+      if (r.recompute == Recompute::full) lora_inter = 0;
+    }
+    const double layer_mult = layers_stage * in_flight * interleave;
+    act_bytes = act_scale * ((per_layer_token + lora_inter) * tokens * layer_mult + one_layer);
+    if (ex) {
+      f_act = [=] {
+        std::string base = fmt::format(
+            "per layer per token R={} B{} + T={} B/t{} (h {}, a {}, kv {}, head_dim {}, mlp {}{}); stored {:.1f} B; × s·b "
+            "= {}·{} tokens × {} layers on the stage × {} micro-batches in flight{}",
+            num(dense_l.replicated), sp ? "/t" : "", num(dense_l.split), keep_scores && dense_l.scores > 0
+                ? fmt::format(" + S=a·s·{}={} B/t", r.dropout ? 5 : 2, num(dense_l.scores)) : "",
+            s.h, s.a, s.kv, s.d, s.f, s.moe ? fmt::format(", MoE top-{} of {} × {}", s.k, s.E, s.f_e) : "",
+            per_tok_avg, seq, b, layers_stage, in_flight,
+            interleave > 1 ? fmt::format(" × interleave (1+(p-1)/(p·m)) {:.4f}", interleave) : "");
+        if (r.recompute == Recompute::full) {
+          base = fmt::format("full recompute: 2h{} = {} B per token per layer × {} tokens × {} layers × {} in flight "
+                             "+ one layer recomputed {}",
+                             sp ? "/t" : "", num(per_layer_token), seq * b, layers_stage, in_flight * interleave,
+                             gb(one_layer));
+        }
+        if (lora_inter > 0) base += fmt::format(" + LoRA x·A {} B/token/layer", num(lora_inter));
+        if (act_scale > 1) base += " × 2 (fp32)";
+        return base;
+      };
+    }
+    if (st.last) {
+      const double ab = fp32 ? 4.0 : 2.0;
+      if (r.chunked_cross_entropy) {
+        const double chunk = std::min(tokens, static_cast<double>(r.cross_entropy_chunk_tokens));
+        logits_bytes = tokens * s.V / t * ab + chunk * s.V / t * 8.0;
+      } else {
+        logits_bytes = tokens * s.V / t * (ab + 4.0 + 4.0);
+      }
+      if (ex) {
+        f_logits = [=] {
+          if (r.chunked_cross_entropy)
+            return fmt::format("s·b·V/t·{} ({} tokens × V {} / t {}) + chunk {} tokens × V/t × (4+4)", ab, tokens, s.V,
+                               t, std::min(tokens, static_cast<double>(r.cross_entropy_chunk_tokens)));
+          return fmt::format("s·b·V/t·({}+4+4) = {} tokens × {} vocab / t {} × {} B", ab, tokens, s.V, t, ab + 8);
+        };
+      }
+    }
+    // Workspace: gathered layer weights under ZeRO-3 / param offload (FSDP prefetch: current + next
+    // layer, plus the unsharded gradients of one layer); QLoRA dequantises one matrix at a time.
+    const double layer_params = (static_cast<double>(P.attention + P.mlp + P.norms + P.router) / s.L +
+                                 (s.L_moe > 0 ? static_cast<double>(P.experts) / s.L_moe / ep : 0.0)) / t;
+    if (z >= 3 || lay.offload_params) {
+      const double wb = fp32 ? 4.0 : 2.0;
+      workspace_bytes += (lora ? 2.0 : 3.0) * wb * layer_params;
+    }
+    if (qlora) {
+      double biggest = 0;
+      for (const auto& l : ls) biggest = std::max(biggest, l.d_in * l.d_out);
+      workspace_bytes += 2.0 * biggest / t;
+    }
+    if (ex) {
+      f_ws = [=] {
+        std::string w;
+        if (z >= 3 || lay.offload_params)
+          w += fmt::format("ZeRO-3/FSDP gather: {} layers × {} params/layer/GPU × {} B", lora ? 2 : 3, num(layer_params),
+                           fp32 ? 4 : 2);
+        if (qlora) w += (w.empty() ? "" : " + ") + std::string("QLoRA dequantised matrix (bf16, largest linear)");
+        return w;
+      };
+    }
+  } else {
+    out.warnings.push_back(fmt::format("activation memory of {} models is not modelled; only weights, gradients and "
+                                       "optimizer state are counted",
+                                       m.model_type.empty() ? "non-decoder" : m.model_type));
+  }
+
+  add_term(out, ex, "weights", weights_gpu_bytes, qlora ? kSrcQlora : kSrcZero,
+           f_weights ? f_weights : [] { return std::string("offloaded to CPU"); }, true);
+  if (lora) add_term(out, ex, "lora_adapters", adapter_bytes, kSrcLora, f_adapter);
+  add_term(out, ex, "gradients", grads_bytes, kSrcZero, f_grads);
+  add_term(out, ex, "optimizer_state", optim_bytes, r.optimizer == Optimizer::adamw_8bit
+           ? "Dettmers et al. 2021 (arXiv:2110.02861) §2; master weights ZeRO §3.1" : kSrcZero, f_optim);
+  add_term(out, ex, "activations", act_bytes, kSrcKorth, f_act);
+  add_term(out, ex, "logits", logits_bytes, kSrcLogits, f_logits);
+  add_term(out, ex, "workspace", workspace_bytes, "FSDP/ZeRO-3 prefetch of gathered layers; QLoRA dequant buffer",
+           f_ws);
+  double allocated = 0;
+  for (const auto& term : out.terms) allocated += term.bytes;
+  const double frag = r.fragmentation_fraction * allocated;
+  add_term(out, ex, "fragmentation", frag, kSrcFrag,
+           [&] { return fmt::format("{} × {}", r.fragmentation_fraction, gb(allocated)); });
+  add_term(out, ex, "cuda_context", r.cuda_context_bytes, kSrcCtx, [] { return std::string("per-GPU constant"); });
+
+  // Warnings.
+  if (lay.zero_stage > 0 && lay.dp == 1) {
+    out.warnings.push_back(fmt::format("ZeRO-{} with dp = 1 shards nothing", lay.zero_stage));
+  }
+  if (s.decoder && !s.mla && lay.tp > m.num_kv_heads && m.num_kv_heads > 0) {
+    out.warnings.push_back(fmt::format("tp {} > {} KV heads: KV projections are replicated", lay.tp, m.num_kv_heads));
+  }
+  if (s.decoder && lay.pp > 1 && m.num_layers % lay.pp != 0) {
+    out.warnings.push_back(fmt::format("{} layers do not split evenly over pp {}; counted {} layers per stage",
+                                       m.num_layers, lay.pp, layers_stage));
+  }
+  if (prec == TrainPrecision::fp8_mixed) {
+    out.warnings.push_back("fp8: activations counted in 16 bits (Transformer Engine saves some in fp8)");
+  }
+  if (lay.pp > 1) {
+    out.stage = fmt::format("pipeline stage {} of {}{}", st.index + 1, lay.pp, st.first ? " (first)" : " (last)");
+  }
+  return out;
+}
+
+StageInfo worst_training_stage(const ModelArch& m, const TrainingMemoryRequest& r, MemoryBreakdown* first_out) {
+  MemoryBreakdown first = training_stage(m, r, StageInfo{0, true, r.layout.pp == 1}, nullptr);
+  StageInfo chosen{0, true, r.layout.pp == 1};
+  if (r.layout.pp > 1) {
+    StageInfo last_info{r.layout.pp - 1, false, true};
+    MemoryBreakdown last = training_stage(m, r, last_info, nullptr);
+    if (last.total_bytes() > first.total_bytes()) {
+      chosen = last_info;
+      first = std::move(last);
+    }
+  }
+  if (first_out) *first_out = std::move(first);
+  return chosen;
+}
+
+}  // namespace
+
+double MemoryBreakdown::total_bytes() const {
+  double sum = 0;
+  for (const auto& t : terms) sum += t.bytes;
+  return sum;
+}
+
+double MemoryBreakdown::term_bytes(std::string_view name) const {
+  for (const auto& t : terms) {
+    if (t.name == name) return t.bytes;
+  }
+  return 0;
+}
+
+namespace {
+void check_range(std::int64_t v, std::int64_t lo, std::int64_t hi, const char* flag, const char* what) {
+  if (v < lo || v > hi) {
+    throw_invalid(flag, fmt::format("{} {} is out of range", what, v), fmt::format("an integer in [{}, {}]", lo, hi));
+  }
+}
+}  // namespace
+
+void TrainingMemoryRequest::validate() const {
+  if (task == Task::serve) throw_invalid("--task", "serve is not a training task", "pretrain, full, lora or qlora");
+  check_range(seq_len, 1, 10'000'000, "--seq", "sequence length");
+  check_range(layout.tp, 1, 1024, "--tp", "tensor-parallel degree");
+  check_range(layout.pp, 1, 1024, "--pp", "pipeline-parallel degree");
+  check_range(layout.dp, 1, 1'000'000, "--dp", "data-parallel degree");
+  check_range(layout.ep, 1, 1024, "--ep", "expert-parallel degree");
+  check_range(layout.zero_stage, 0, 3, "--zero", "ZeRO stage");
+  check_range(layout.micro_batch, 1, 1'000'000, "--micro-batch", "micro-batch");
+  check_range(layout.in_flight_micro_batches, 0, 1'000'000, "--in-flight", "in-flight micro-batches");
+  check_range(layout.virtual_stages, 1, 1024, "--virtual-stages", "virtual pipeline stages");
+  check_range(cross_entropy_chunk_tokens, 1, 1'000'000'000, "--ce-chunk", "cross-entropy chunk");
+  if (layout.dp % layout.ep != 0) {
+    throw_invalid("--ep", fmt::format("ep {} does not divide dp {}", layout.ep, layout.dp),
+                  "ep dividing dp (experts are sharded within the data-parallel group)");
+  }
+  if (static_cast<double>(seq_len) * layout.micro_batch > 1e9) {
+    throw_invalid("--seq", "sequence length × micro-batch exceeds 1e9 tokens", "a realistic micro-batch");
+  }
+  if (layout.offload_params && layout.zero_stage != 3) {
+    throw_invalid("--offload", "parameter offload needs ZeRO-3 / FSDP full shard", "--zero 3 with parameter offload");
+  }
+  if (task == Task::qlora && (precision == TrainPrecision::fp32 || precision == TrainPrecision::tf32)) {
+    throw_invalid("--precision", fmt::format("QLoRA with {} precision: QLoRA computes in 16 bits",
+                                             train_precision_name(precision)),
+                  "bf16_mixed, bf16_pure or fp16_mixed");
+  }
+  if (task == Task::lora || task == Task::qlora) {
+    check_range(lora_rank, 1, 65536, "--lora-rank", "LoRA rank");
+    if (lora_targets.empty()) throw_invalid("--lora-targets", "no LoRA target", "q,k,v,o,gate,up,down or all-linear");
+    for (const auto& tname : lora_targets) {
+      static const char* kOk[] = {"q", "k", "v", "o", "gate", "up", "down", "all-linear", "all_linear"};
+      if (std::none_of(std::begin(kOk), std::end(kOk), [&](const char* k) { return tname == k; })) {
+        throw_invalid("--lora-targets", fmt::format("unknown LoRA target '{}'", tname),
+                      "q, k, v, o, gate, up, down or all-linear");
+      }
+    }
+  }
+  if (!(cuda_context_bytes >= 0 && cuda_context_bytes < 1e12)) {
+    throw_invalid("--cuda-context", "CUDA context bytes out of range", "0 to 1e12 bytes");
+  }
+  if (!(fragmentation_fraction >= 0 && fragmentation_fraction < 1)) {
+    throw_invalid("--fragmentation", "fragmentation fraction out of range", "a fraction in [0, 1)");
+  }
+}
+
+void ServingMemoryRequest::validate() const {
+  check_range(context_tokens, 1, 100'000'000, "--context", "context length");
+  check_range(concurrency, 1, 1'000'000, "--concurrency", "concurrency");
+  check_range(tp, 1, 1024, "--tp", "tensor-parallel degree");
+  check_range(pp, 1, 1024, "--pp", "pipeline-parallel degree");
+  check_range(prefill_chunk_tokens, 1, 100'000'000, "--prefill-chunk", "prefill chunk");
+  if (static_cast<double>(context_tokens) * static_cast<double>(concurrency) > 1e11) {
+    throw_invalid("--concurrency", "context × concurrency exceeds 1e11 tokens", "a realistic KV cache");
+  }
+  if (!(cuda_context_bytes >= 0 && cuda_context_bytes < 1e12)) {
+    throw_invalid("--cuda-context", "CUDA context bytes out of range", "0 to 1e12 bytes");
+  }
+  if (!(fragmentation_fraction >= 0 && fragmentation_fraction < 1)) {
+    throw_invalid("--fragmentation", "fragmentation fraction out of range", "a fraction in [0, 1)");
+  }
+}
+
+MemoryBreakdown training_memory(const ModelArch& arch, const TrainingMemoryRequest& req) {
+  req.validate();
+  validate_against_model(arch, shape_of(arch), req.layout.tp, req.layout.pp, req.layout.ep, "--tp");
+  MemoryBreakdown out;
+  worst_training_stage(arch, req, &out);
+  return out;
+}
+
+std::vector<TermExplanation> explain_training_memory(const ModelArch& arch, const TrainingMemoryRequest& req) {
+  req.validate();
+  validate_against_model(arch, shape_of(arch), req.layout.tp, req.layout.pp, req.layout.ep, "--tp");
+  const StageInfo st = worst_training_stage(arch, req, nullptr);
+  Explain ex;
+  training_stage(arch, req, st, &ex);
+  return ex;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Serving
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+MemoryBreakdown serving_stage(const ModelArch& m, const ServingMemoryRequest& r, const StageInfo& st, Explain* ex) {
+  const Shape s = shape_of(m);
+  const ParamBreakdown& P = m.params;
+  const double t = r.tp, p = r.pp;
+  MemoryBreakdown out;
+  const double qbits = weight_quant_bits(r.quant, true);
+  const bool gguf = r.quant == WeightQuant::gguf_q4_k_m || r.quant == WeightQuant::gguf_q8_0;
+  const double qb = qbits / 8.0;
+  const double eb = gguf ? qb : 2.0;  // embeddings / head / norms: 16-bit except in GGUF files
+
+  double weights = 0, kv = 0, ws = 0;
+  std::function<std::string()> f_w, f_kv, f_ws;
+  if (s.decoder) {
+    const double layers_stage = std::ceil(s.L / p);
+    const double frac = layers_stage / s.L;
+    const double linear = frac * static_cast<double>(P.attention + P.mlp + P.experts) / t;
+    const double rest = frac * static_cast<double>(P.norms + P.router);
+    double extra = 0;
+    if (st.first) extra += static_cast<double>(P.embeddings) / t + static_cast<double>(P.other);
+    if (st.last) {
+      if (P.head > 0) extra += static_cast<double>(P.head) / t;
+      else if (m.tied_embeddings && !st.first) extra += s.V * s.h / t;
+    }
+    weights = qb * linear + eb * (rest + extra);
+    if (ex) {
+      f_w = [=] {
+        return fmt::format("{} ({:.4g} bits) × {} linear params/GPU + {} B × {} embedding/head/norm params/GPU (TP {}, "
+                           "{} of {} layers)",
+                           weight_quant_name(r.quant), qbits, num(linear), eb, num(rest + extra), t, layers_stage, s.L);
+      };
+    }
+    // KV cache [KV]: per layer per token; sliding-window layers hold min(context, window) tokens.
+    const double kvb = kv_dtype_bytes(r.kv_dtype);
+    const double ctx = static_cast<double>(r.context_tokens);
+    const double conc = static_cast<double>(r.concurrency);
+    double per_token_layer;
+    if (s.mla) {
+      per_token_layer = static_cast<double>(m.mla->kv_lora_rank + m.mla->qk_rope_head_dim) * kvb;  // replicated over TP
+    } else {
+      per_token_layer = 2.0 * std::ceil(s.kv / t) * s.d * kvb;
+    }
+    const double sw_frac = m.sliding_window ? static_cast<double>(m.num_sliding_window_layers()) / s.L : 0.0;
+    const double sw_tokens = m.sliding_window ? std::min(ctx, static_cast<double>(*m.sliding_window)) : ctx;
+    const double layers_sw = layers_stage * sw_frac, layers_full = layers_stage - layers_sw;
+    kv = per_token_layer * conc * (layers_full * ctx + layers_sw * sw_tokens);
+    if (ex) {
+      f_kv = [=] {
+        std::string per = s.mla ? fmt::format("(kv_lora_rank + qk_rope_head_dim) {} × {} B (MLA latent, same on every TP rank)",
+                                              m.mla->kv_lora_rank + m.mla->qk_rope_head_dim, kvb)
+                                : fmt::format("2 × ceil(kv_heads {} / tp {}) × head_dim {} × {} B", s.kv, t, s.d, kvb);
+        std::string sw = layers_sw > 0 ? fmt::format(" + {} sliding-window layers × {} tokens", layers_sw, sw_tokens) : "";
+        return fmt::format("{} per token per layer × concurrency {} × ({} layers × {} tokens{})", per, conc,
+                           layers_full, ctx, sw);
+      };
+    }
+    if (m.ssm) {
+      // Mamba recurrent state per sequence: conv (d_inner × d_conv) + SSM (d_inner × d_state), 16-bit.
+      const double inner = static_cast<double>(m.ssm->expand) * s.h;
+      kv = layers_stage * conc * 2.0 * inner *
+           static_cast<double>(m.ssm->conv_kernel + m.ssm->state_size) / t;
+    }
+    // Workspace: one prefill chunk's intermediate tensors + the last-token logits of every sequence.
+    const double c = std::min(static_cast<double>(r.prefill_chunk_tokens), ctx * conc);
+    const double attn = 2.0 * (s.q_width + 2.0 * (s.mla ? s.k_width : std::ceil(s.kv / t) * s.d * t) + s.o_in_width) / t;
+    const double mlp = s.moe ? 2.0 * 3.0 * (s.k * s.f_e + s.shared_width) / t + 2.0 * 2.0 * s.k * s.h
+                             : 2.0 * 3.0 * s.f / t;
+    const double per_tok = 2.0 * 2.0 * s.h + std::max(attn, mlp);
+    ws = c * per_tok + (st.last ? conc * s.V * (2.0 + 4.0 + 4.0) : 0.0);
+    if (ex) {
+      f_ws = [=] {
+        return fmt::format("prefill chunk {} tokens × {} B/token (residual + max(attention, MLP) intermediates) + "
+                           "concurrency {} × vocab {} × (2+4+4) B logits/probabilities",
+                           c, num(per_tok), conc, s.V);
+      };
+    }
+  } else {
+    weights = qb * static_cast<double>(P.total()) / t;
+    if (ex) f_w = [=] { return fmt::format("{:.4g} bits × {} params / tp {}", qbits, num(static_cast<double>(P.total())), t); };
+    out.warnings.push_back("activation memory of non-decoder models is not modelled; weights only");
+  }
+  add_term(out, ex, "weights", weights, r.quant == WeightQuant::nf4 ? kSrcQlora
+           : "weight bits per format: memory.hpp [GPTQ]/[GGUF]", f_w, true);
+  add_term(out, ex, "kv_cache", kv, kSrcKv, f_kv);
+  add_term(out, ex, "workspace", ws, "activations of one prefill chunk (vLLM chunked prefill) + sampler logits", f_ws);
+  double allocated = 0;
+  for (const auto& term : out.terms) allocated += term.bytes;
+  const double frag = r.fragmentation_fraction * allocated;
+  add_term(out, ex, "fragmentation", frag, kSrcFrag,
+           [&] { return fmt::format("{} × {}", r.fragmentation_fraction, gb(allocated)); });
+  add_term(out, ex, "cuda_context", r.cuda_context_bytes, kSrcCtx, [] { return std::string("per-GPU constant"); });
+  if (s.decoder && !s.mla && r.tp > m.num_kv_heads && m.num_kv_heads > 0) {
+    out.warnings.push_back(fmt::format("tp {} > {} KV heads: KV heads are replicated across TP ranks", r.tp,
+                                       m.num_kv_heads));
+  }
+  if (s.mla && r.tp > 1) out.warnings.push_back("MLA latent KV cache is not split by TP (each rank holds all of it)");
+  if (r.pp > 1) out.stage = fmt::format("pipeline stage {} of {}", st.index + 1, r.pp);
+  return out;
+}
+
+StageInfo worst_serving_stage(const ModelArch& m, const ServingMemoryRequest& r, MemoryBreakdown* out) {
+  MemoryBreakdown first = serving_stage(m, r, StageInfo{0, true, r.pp == 1}, nullptr);
+  StageInfo chosen{0, true, r.pp == 1};
+  if (r.pp > 1) {
+    StageInfo last_info{r.pp - 1, false, true};
+    MemoryBreakdown last = serving_stage(m, r, last_info, nullptr);
+    if (last.total_bytes() > first.total_bytes()) {
+      chosen = last_info;
+      first = std::move(last);
+    }
+  }
+  if (out) *out = std::move(first);
+  return chosen;
+}
+
+}  // namespace
+
+MemoryBreakdown serving_memory(const ModelArch& arch, const ServingMemoryRequest& req) {
+  req.validate();
+  validate_against_model(arch, shape_of(arch), req.tp, req.pp, 1, "--tp");
+  MemoryBreakdown out;
+  worst_serving_stage(arch, req, &out);
+  return out;
+}
+
+std::vector<TermExplanation> explain_serving_memory(const ModelArch& arch, const ServingMemoryRequest& req) {
+  req.validate();
+  validate_against_model(arch, shape_of(arch), req.tp, req.pp, 1, "--tp");
+  const StageInfo st = worst_serving_stage(arch, req, nullptr);
+  Explain ex;
+  serving_stage(arch, req, st, &ex);
+  return ex;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,116 @@
+// Which GPUs of the catalog hold a workload, and at what count (memory.hpp, fitting_gpus).
+#include <fmt/core.h>
+
+#include <algorithm>
+
+#include "hardware/gpu_spec.hpp"
+#include "sizing/memory.hpp"
+#include "util/error.hpp"
+
+namespace gpuplan {
+namespace {
+
+bool count_allowed(const GpuSpec& gpu, int count) { return count <= 8 || gpu.has_gpu_link(); }
+
+void sort_fits(std::vector<GpuFit>& fits) {
+  std::stable_sort(fits.begin(), fits.end(), [](const GpuFit& a, const GpuFit& b) {
+    if (a.gpu_count != b.gpu_count) return a.gpu_count < b.gpu_count;
+    return a.capacity_bytes < b.capacity_bytes;
+  });
+}
+
+void check_margin(double margin) {
+  if (!(margin >= 0 && margin < 1)) throw_invalid("--margin", "margin out of range", "a fraction in [0, 1)");
+}
+
+/// The training layout assumed at `count` GPUs, or nullopt when the count does not fit tp·pp·ep.
+std::optional<ParallelLayout> training_layout_at(const ParallelLayout& given, int count) {
+  const int mp = given.tp * given.pp;
+  if (count % mp != 0) return std::nullopt;
+  ParallelLayout l = given;
+  l.dp = count / mp;
+  if (l.dp % l.ep != 0) return std::nullopt;
+  if (l.zero_stage == 0 && l.dp > 1) l.zero_stage = 3;
+  if (l.dp == 1 && !l.offload_params) l.zero_stage = std::min(l.zero_stage, given.zero_stage);
+  return l;
+}
+
+}  // namespace
+
+std::vector<GpuFit> fitting_gpus(const ModelArch& arch, const TrainingMemoryRequest& req, const GpuCatalog& catalog,
+                                 const FitOptions& options) {
+  check_margin(options.margin);
+  req.validate();
+  // Per-GPU requirement does not depend on the GPU model: size each count once.
+  std::vector<std::pair<int, std::pair<ParallelLayout, double>>> sized;
+  for (int count : options.counts) {
+    auto layout = training_layout_at(req.layout, count);
+    if (!layout) continue;
+    TrainingMemoryRequest r = req;
+    r.layout = *layout;
+    sized.push_back({count, {*layout, training_memory(arch, r).total_bytes()}});
+  }
+  std::vector<GpuFit> fits;
+  for (const GpuSpec& gpu : catalog.gpus()) {
+    if (gpu.memory_bytes <= 0) continue;
+    for (const auto& [count, lb] : sized) {
+      if (!count_allowed(gpu, count)) continue;
+      if (lb.second <= (1.0 - options.margin) * gpu.memory_bytes) {
+        fits.push_back(GpuFit{&gpu, count, lb.second, gpu.memory_bytes, 1.0 - lb.second / gpu.memory_bytes, lb.first});
+        break;
+      }
+    }
+  }
+  sort_fits(fits);
+  return fits;
+}
+
+std::vector<GpuFit> fitting_gpus(const ModelArch& arch, const ServingMemoryRequest& req, const GpuCatalog& catalog,
+                                 const FitOptions& options) {
+  check_margin(options.margin);
+  req.validate();
+  std::vector<std::pair<int, std::pair<ParallelLayout, double>>> sized;
+  for (int count : options.counts) {
+    if (count % req.pp != 0) continue;
+    const int tp = count / req.pp;
+    if (arch.num_attention_heads > 0 && arch.num_attention_heads % tp != 0) continue;
+    if (arch.num_layers > 0 && req.pp > arch.num_layers) continue;
+    ServingMemoryRequest r = req;
+    r.tp = tp;
+    ParallelLayout l;
+    l.tp = tp;
+    l.pp = req.pp;
+    sized.push_back({count, {l, serving_memory(arch, r).total_bytes()}});
+  }
+  std::vector<GpuFit> fits;
+  for (const GpuSpec& gpu : catalog.gpus()) {
+    if (gpu.memory_bytes <= 0) continue;
+    for (const auto& [count, lb] : sized) {
+      if (!count_allowed(gpu, count)) continue;
+      if (lb.second <= (1.0 - options.margin) * gpu.memory_bytes) {
+        fits.push_back(GpuFit{&gpu, count, lb.second, gpu.memory_bytes, 1.0 - lb.second / gpu.memory_bytes, lb.first});
+        break;
+      }
+    }
+  }
+  sort_fits(fits);
+  return fits;
+}
+
+std::string fit_assumption(const TrainingMemoryRequest& req) {
+  const auto& l = req.layout;
+  return fmt::format(
+      "each count N keeps tp {} and pp {} (N a multiple of {}), dp = N / {}; weights, gradients and optimizer state "
+      "sharded over dp with ZeRO-{}{}; counts above 8 only for GPUs with NVLink-class links",
+      l.tp, l.pp, l.tp * l.pp, l.tp * l.pp, l.zero_stage == 0 ? 3 : l.zero_stage,
+      l.zero_stage == 0 ? " (FSDP full shard) when dp > 1" : "");
+}
+
+std::string fit_assumption(const ServingMemoryRequest& req) {
+  return fmt::format(
+      "each count N is tensor parallel tp = N / pp (pp {}), tp dividing the attention heads; weights and KV heads "
+      "split by tp; counts above 8 only for GPUs with NVLink-class links",
+      req.pp);
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,204 @@
+// Names, parsers and per-format constants of the memory-model vocabulary (memory.hpp).
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <string>
+#include <utility>
+
+#include "sizing/memory.hpp"
+#include "util/error.hpp"
+
+namespace gpuplan {
+namespace {
+
+std::string normalise(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    out += (l == '-' || l == ' ') ? '_' : l;
+  }
+  return out;
+}
+
+template <typename E, std::size_t N>
+E parse_enum(std::string_view text, const std::string& where, const std::array<std::pair<const char*, E>, N>& table,
+             std::string_view (*name_of)(E) noexcept, std::initializer_list<E> canonical) {
+  const std::string key = normalise(text);
+  for (const auto& [name, value] : table) {
+    if (key == name) return value;
+  }
+  std::string expected = "one of ";
+  bool first = true;
+  for (E e : canonical) {
+    if (!first) expected += ", ";
+    expected += name_of(e);
+    first = false;
+  }
+  throw_invalid(where, "unknown value '" + std::string(text) + "'", expected);
+}
+
+}  // namespace
+
+std::string_view task_name(Task t) noexcept {
+  switch (t) {
+    case Task::pretrain: return "pretrain";
+    case Task::full: return "full";
+    case Task::lora: return "lora";
+    case Task::qlora: return "qlora";
+    case Task::serve: return "serve";
+  }
+  return "?";
+}
+
+std::string_view train_precision_name(TrainPrecision p) noexcept {
+  switch (p) {
+    case TrainPrecision::fp32: return "fp32";
+    case TrainPrecision::tf32: return "tf32";
+    case TrainPrecision::bf16_mixed: return "bf16_mixed";
+    case TrainPrecision::bf16_pure: return "bf16_pure";
+    case TrainPrecision::fp16_mixed: return "fp16_mixed";
+    case TrainPrecision::fp8_mixed: return "fp8_mixed";
+  }
+  return "?";
+}
+
+std::string_view optimizer_name(Optimizer o) noexcept {
+  switch (o) {
+    case Optimizer::adamw: return "adamw";
+    case Optimizer::adamw_8bit: return "adamw_8bit";
+    case Optimizer::sgd_momentum: return "sgd_momentum";
+    case Optimizer::adafactor: return "adafactor";
+    case Optimizer::lion: return "lion";
+  }
+  return "?";
+}
+
+std::string_view recompute_name(Recompute r) noexcept {
+  switch (r) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::full: return "full";
+  }
+  return "?";
+}
+
+std::string_view weight_quant_name(WeightQuant q) noexcept {
+  switch (q) {
+    case WeightQuant::bf16: return "bf16";
+    case WeightQuant::fp16: return "fp16";
+    case WeightQuant::fp8: return "fp8";
+    case WeightQuant::int8: return "int8";
+    case WeightQuant::int4: return "int4";
+    case WeightQuant::nf4: return "nf4";
+    case WeightQuant::gguf_q4_k_m: return "gguf_q4_k_m";
+    case WeightQuant::gguf_q8_0: return "gguf_q8_0";
+  }
+  return "?";
+}
+
+std::string_view kv_dtype_name(KvDtype k) noexcept {
+  switch (k) {
+    case KvDtype::bf16: return "bf16";
+    case KvDtype::fp16: return "fp16";
+    case KvDtype::fp8: return "fp8";
+    case KvDtype::int8: return "int8";
+    case KvDtype::int4: return "int4";
+  }
+  return "?";
+}
+
+Task parse_task(std::string_view s, const std::string& where) {
+  static constexpr std::array<std::pair<const char*, Task>, 10> kTable = {{
+      {"pretrain", Task::pretrain}, {"pretraining", Task::pretrain}, {"full", Task::full},
+      {"full_ft", Task::full}, {"fft", Task::full}, {"finetune", Task::full},
+      {"lora", Task::lora}, {"qlora", Task::qlora}, {"serve", Task::serve}, {"inference", Task::serve},
+  }};
+  return parse_enum(s, where, kTable, &task_name, {Task::pretrain, Task::full, Task::lora, Task::qlora, Task::serve});
+}
+
+TrainPrecision parse_train_precision(std::string_view s, const std::string& where) {
+  static constexpr std::array<std::pair<const char*, TrainPrecision>, 11> kTable = {{
+      {"fp32", TrainPrecision::fp32}, {"float32", TrainPrecision::fp32}, {"tf32", TrainPrecision::tf32},
+      {"bf16_mixed", TrainPrecision::bf16_mixed}, {"bf16", TrainPrecision::bf16_mixed},
+      {"amp_bf16", TrainPrecision::bf16_mixed}, {"bf16_pure", TrainPrecision::bf16_pure},
+      {"fp16_mixed", TrainPrecision::fp16_mixed}, {"fp16", TrainPrecision::fp16_mixed},
+      {"fp8_mixed", TrainPrecision::fp8_mixed}, {"fp8", TrainPrecision::fp8_mixed},
+  }};
+  return parse_enum(s, where, kTable, &train_precision_name,
+                    {TrainPrecision::fp32, TrainPrecision::tf32, TrainPrecision::bf16_mixed, TrainPrecision::bf16_pure,
+                     TrainPrecision::fp16_mixed, TrainPrecision::fp8_mixed});
+}
+
+Optimizer parse_optimizer(std::string_view s, const std::string& where) {
+  static constexpr std::array<std::pair<const char*, Optimizer>, 10> kTable = {{
+      {"adamw", Optimizer::adamw}, {"adam", Optimizer::adamw}, {"adamw_8bit", Optimizer::adamw_8bit},
+      {"adam_8bit", Optimizer::adamw_8bit}, {"adamw8bit", Optimizer::adamw_8bit},
+      {"sgd_momentum", Optimizer::sgd_momentum}, {"sgd", Optimizer::sgd_momentum},
+      {"adafactor", Optimizer::adafactor}, {"lion", Optimizer::lion}, {"paged_adamw_8bit", Optimizer::adamw_8bit},
+  }};
+  return parse_enum(s, where, kTable, &optimizer_name,
+                    {Optimizer::adamw, Optimizer::adamw_8bit, Optimizer::sgd_momentum, Optimizer::adafactor,
+                     Optimizer::lion});
+}
+
+Recompute parse_recompute(std::string_view s, const std::string& where) {
+  static constexpr std::array<std::pair<const char*, Recompute>, 6> kTable = {{
+      {"none", Recompute::none}, {"off", Recompute::none}, {"selective", Recompute::selective},
+      {"full", Recompute::full}, {"on", Recompute::full}, {"checkpointing", Recompute::full},
+  }};
+  return parse_enum(s, where, kTable, &recompute_name, {Recompute::none, Recompute::selective, Recompute::full});
+}
+
+WeightQuant parse_weight_quant(std::string_view s, const std::string& where) {
+  static constexpr std::array<std::pair<const char*, WeightQuant>, 17> kTable = {{
+      {"bf16", WeightQuant::bf16}, {"bfloat16", WeightQuant::bf16}, {"fp16", WeightQuant::fp16},
+      {"float16", WeightQuant::fp16}, {"fp8", WeightQuant::fp8}, {"fp8_e4m3", WeightQuant::fp8},
+      {"int8", WeightQuant::int8}, {"w8a8", WeightQuant::int8}, {"int4", WeightQuant::int4},
+      {"awq", WeightQuant::int4}, {"gptq", WeightQuant::int4}, {"nf4", WeightQuant::nf4},
+      {"gguf_q4_k_m", WeightQuant::gguf_q4_k_m}, {"q4_k_m", WeightQuant::gguf_q4_k_m},
+      {"gguf_q8_0", WeightQuant::gguf_q8_0}, {"q8_0", WeightQuant::gguf_q8_0}, {"w4a16", WeightQuant::int4},
+  }};
+  return parse_enum(s, where, kTable, &weight_quant_name,
+                    {WeightQuant::bf16, WeightQuant::fp16, WeightQuant::fp8, WeightQuant::int8, WeightQuant::int4,
+                     WeightQuant::nf4, WeightQuant::gguf_q4_k_m, WeightQuant::gguf_q8_0});
+}
+
+KvDtype parse_kv_dtype(std::string_view s, const std::string& where) {
+  static constexpr std::array<std::pair<const char*, KvDtype>, 9> kTable = {{
+      {"bf16", KvDtype::bf16}, {"bfloat16", KvDtype::bf16}, {"auto", KvDtype::bf16}, {"fp16", KvDtype::fp16},
+      {"fp8", KvDtype::fp8}, {"fp8_e4m3", KvDtype::fp8}, {"fp8_e5m2", KvDtype::fp8}, {"int8", KvDtype::int8},
+      {"int4", KvDtype::int4},
+  }};
+  return parse_enum(s, where, kTable, &kv_dtype_name,
+                    {KvDtype::bf16, KvDtype::fp16, KvDtype::fp8, KvDtype::int8, KvDtype::int4});
+}
+
+double weight_quant_bits(WeightQuant q, bool double_quant) noexcept {
+  switch (q) {
+    case WeightQuant::bf16:
+    case WeightQuant::fp16: return 16.0;
+    case WeightQuant::fp8:
+    case WeightQuant::int8: return 8.0;
+    case WeightQuant::int4: return 4.0 + 16.0 / 128.0;  // [GPTQ]/[AWQ] fp16 scale per group of 128
+    case WeightQuant::nf4:
+      // [QLoRA §3]: block 64 fp32 absmax = 32/64 = 0.5 bits; double quant: 8/64 + 32/(64·256) = 0.127.
+      return double_quant ? 4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0) : 4.0 + 32.0 / 64.0;
+    case WeightQuant::gguf_q4_k_m: return 4.85;  // [GGUF] file-average of the Q4_K/Q6_K mix
+    case WeightQuant::gguf_q8_0: return 8.0 + 16.0 / 32.0;  // [GGUF] block_q8_0: 32 int8 + fp16 d
+  }
+  return 16.0;
+}
+
+double kv_dtype_bytes(KvDtype k) noexcept {
+  switch (k) {
+    case KvDtype::bf16:
+    case KvDtype::fp16: return 2.0;
+    case KvDtype::fp8:
+    case KvDtype::int8: return 1.0;
+    case KvDtype::int4: return (4.0 + 16.0 / 128.0) / 8.0;
+  }
+  return 2.0;
+}
+
+}  // namespace gpuplan
