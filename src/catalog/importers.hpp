@@ -47,6 +47,7 @@ inline constexpr std::string_view kUnresolvedGpu = "unresolved_gpu";      ///< G
 inline constexpr std::string_view kNoPrice = "no_price";                  ///< neither on-demand nor spot price: row skipped (rejected)
 inline constexpr std::string_view kEstimatedPrice = "estimated_price";    ///< the source says the price is an estimate (flag only)
 inline constexpr std::string_view kPriceIndex = "price_index";            ///< a market index series, not a rentable offer (excludes)
+inline constexpr std::string_view kGpuMemoryMismatch = "gpu_memory_mismatch";  ///< source memory differs >20 % from the resolved GPU's (flag only)
 }  // namespace import_rule
 
 /// One finding of an importer about one row.

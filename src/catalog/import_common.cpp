@@ -1,0 +1,528 @@
+// Shared helpers of the importers (import_detail.hpp) and the format-independent parts of
+// importers.hpp: summary, merge, format names, detection, dispatch, import_file.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "catalog/import_detail.hpp"
+#include "catalog/importers.hpp"
+#include "hardware/gpu_spec.hpp"
+#include "util/csv.hpp"
+#include "util/error.hpp"
+
+namespace gpuplan::import_detail {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+bool contains_ci(std::string_view haystack, std::string_view needle) {
+  return lower(haystack).find(lower(needle)) != std::string::npos;
+}
+
+std::string canonical_provider_id(std::string_view name) {
+  std::string slug;
+  for (char c : trim(name)) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u)) {
+      slug.push_back(static_cast<char>(std::tolower(u)));
+    } else if (!slug.empty() && slug.back() != '-') {
+      slug.push_back('-');
+    }
+  }
+  while (!slug.empty() && slug.back() == '-') slug.pop_back();
+  // The same provider under different names across the bundled sources.
+  static const std::map<std::string, std::string, std::less<>> kAliases = {
+      {"oracle-cloud", "oci"},       {"oracle", "oci"},          {"vast-ai", "vast"},
+      {"vastai", "vast"},            {"jarvislabs", "jarvis-labs"}, {"lambdalabs", "lambda"},
+      {"lambda-labs", "lambda"},     {"cudo-compute", "cudo"},   {"oblivus-cloud", "oblivus"},
+      {"google-cloud", "gcp"},       {"amazon-web-services", "aws"}, {"microsoft-azure", "azure"},
+      // DataCrunch renamed itself Verda (2025); SkyPilot's "verda" catalog lists DataCrunch
+      // instance names (UpstreamCloudId "1B300.30V"), tardellirs also says "verda".
+      {"datacrunch", "verda"},
+  };
+  if (auto it = kAliases.find(slug); it != kAliases.end()) return it->second;
+  return slug;
+}
+
+std::string make_offer_id(const Offer& o) {
+  std::string id = o.provider + "/" + o.instance_type + "/" + o.region;
+  if (!o.zone.empty()) id += "/" + o.zone;
+  return lower(id);
+}
+
+const GpuCatalog& gpu_catalog(const ImportSource& src) {
+  return src.gpus != nullptr ? *src.gpus : GpuCatalog::bundled();
+}
+
+std::string where_line(const ImportSource& src, std::size_t line) { return fmt::format("{}:{}", src.file, line); }
+
+std::string locator_line(const ImportSource& src, std::size_t line) {
+  return fmt::format("{}:{}", src.locator_base.empty() ? src.file : src.locator_base, line);
+}
+
+namespace {
+std::vector<std::string> tokens(std::string_view text) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u)) {
+      cur.push_back(static_cast<char>(std::tolower(u)));
+    } else if (!cur.empty()) {
+      out.push_back(std::move(cur));
+      cur.clear();
+    }
+  }
+  if (!cur.empty()) out.push_back(std::move(cur));
+  return out;
+}
+}  // namespace
+
+FormHint form_hint(const std::vector<std::string_view>& texts) {
+  FormHint h;
+  bool sxm = false;
+  bool pcie = false;
+  for (std::string_view t : texts) {
+    for (const std::string& tok : tokens(t)) {
+      if (tok.rfind("sxm", 0) == 0 || tok == "hgx") sxm = true;
+      if (tok == "pcie") pcie = true;
+      if (tok == "nvlink" || tok == "nvl") h.nvlink_named = true;
+      // "80gsxm5"-style fusions are not seen in the bundled data; tokens are split on
+      // punctuation only.
+    }
+  }
+  if (sxm && !pcie) h.form_factor = "SXM";
+  if (pcie && !sxm) h.form_factor = "PCIe";
+  return h;
+}
+
+namespace {
+std::string spec_form_factor(const GpuSpec& spec) {
+  if (contains_ci(spec.form_factor, "sxm") || contains_ci(spec.form_factor, "hgx")) return "SXM";
+  if (contains_ci(spec.form_factor, "pcie")) return "PCIe";
+  if (contains_ci(spec.form_factor, "oam")) return "OAM";
+  return {};
+}
+
+bool memory_matches(const GpuSpec& spec, const std::optional<double>& memory_bytes) {
+  if (!memory_bytes || spec.memory_bytes <= 0) return true;
+  return std::fabs(*memory_bytes - spec.memory_bytes) <= 0.2 * spec.memory_bytes;
+}
+}  // namespace
+
+const GpuSpec* resolve_gpu(Offer& offer, const std::vector<std::string>& candidates, const FormHint& hint,
+                           ImportBatch& batch, const ImportSource& src, const std::string& where) {
+  const GpuCatalog& gpus = gpu_catalog(src);
+  std::vector<std::string> tries;
+  for (const std::string& c : candidates) {
+    if (c.empty()) continue;
+    if (!hint.form_factor.empty()) tries.push_back(c + " " + hint.form_factor);
+    if (offer.gpu_memory_bytes) {
+      tries.push_back(fmt::format("{} {:.0f}GB", c, *offer.gpu_memory_bytes / 1e9));
+      if (!hint.form_factor.empty())
+        tries.push_back(fmt::format("{} {} {:.0f}GB", c, hint.form_factor, *offer.gpu_memory_bytes / 1e9));
+    }
+    tries.push_back(c);
+  }
+  const GpuSpec* first = nullptr;
+  const GpuSpec* chosen = nullptr;
+  for (const std::string& t : tries) {
+    const GpuSpec* s = gpus.try_find(t);
+    if (s == nullptr) continue;
+    if (first == nullptr) first = s;
+    if (memory_matches(*s, offer.gpu_memory_bytes)) {
+      chosen = s;
+      break;
+    }
+  }
+  if (chosen == nullptr && first != nullptr) {
+    chosen = first;
+    report(batch, &offer, where, import_rule::kGpuMemoryMismatch,
+           fmt::format("source says {:.0f} GB per GPU but '{}' resolves to {} with {:.0f} GB; kept that GPU",
+                       *offer.gpu_memory_bytes / 1e9, offer.gpu_name_raw, first->name, first->memory_bytes / 1e9),
+           false, false);
+  }
+
+  // Form factor and intra-node link: names first, then the spec.
+  offer.form_factor = hint.form_factor;
+  if (offer.form_factor.empty() && chosen != nullptr) offer.form_factor = spec_form_factor(*chosen);
+  if (hint.nvlink_named || offer.form_factor == "SXM") {
+    offer.intra_node_link = IntraNodeLink::nvlink;
+  } else if (chosen != nullptr && !chosen->has_gpu_link()) {
+    offer.intra_node_link = IntraNodeLink::pcie;
+  } else if (offer.form_factor == "PCIe" && chosen == nullptr) {
+    offer.intra_node_link = IntraNodeLink::pcie;
+  } else if (offer.form_factor == "PCIe" && chosen != nullptr && spec_form_factor(*chosen) == "PCIe") {
+    // A PCIe card whose spec lists an NVLink bridge: the bridge is optional, so unknown.
+    offer.intra_node_link = IntraNodeLink::unknown;
+  } else if (offer.form_factor == "PCIe") {
+    offer.intra_node_link = IntraNodeLink::pcie;
+  }
+  if (offer.intra_node_link == IntraNodeLink::nvlink && chosen != nullptr && chosen->has_gpu_link())
+    offer.intra_node_link_bytes_per_s = chosen->gpu_link_bytes_per_s;
+
+  if (chosen == nullptr) {
+    offer.gpu_name.reset();
+    report(batch, &offer, where, import_rule::kUnresolvedGpu,
+           fmt::format("GPU name '{}' is not in the hardware catalog (data/gpus.csv); kept but not ranked",
+                       offer.gpu_name_raw),
+           false, true);
+    return nullptr;
+  }
+  offer.gpu_name = chosen->name;
+  return chosen;
+}
+
+void report(ImportBatch& batch, Offer* offer, const std::string& where, std::string_view rule, std::string detail,
+            bool rejected, bool excludes) {
+  if (offer != nullptr) {
+    offer->flags.push_back(QualityFlag{std::string(rule), fmt::format("{}: {}", where, detail), excludes});
+  }
+  batch.issues.push_back(ImportIssue{where, std::string(rule), std::move(detail), rejected});
+}
+
+void check_price(ImportBatch& batch, Offer& offer, PriceKind kind, double usd_per_hour, const std::string& where) {
+  if (usd_per_hour == 0) {
+    report(batch, &offer, where, import_rule::kZeroPrice,
+           fmt::format("{} price is $0/h: not a real price; offer kept out of rankings", price_kind_name(kind)), false,
+           true);
+    return;
+  }
+  if (offer.gpu_count <= 0) return;
+  const double per_gpu = usd_per_hour / offer.gpu_count;
+  if (per_gpu > 100.0 || per_gpu < 0.01) {
+    report(batch, &offer, where, import_rule::kImplausiblePerGpuPrice,
+           fmt::format("{} price ${}/h for {} GPU(s) is ${:.4g} per GPU-hour, outside the plausible "
+                       "$0.01..$100 range; offer kept out of rankings",
+                       price_kind_name(kind), usd_per_hour, offer.gpu_count, per_gpu),
+           false, true);
+  }
+}
+
+void add_price(Offer& offer, PriceKind kind, double usd_per_hour, SourceRef source) {
+  offer.prices.push_back(PriceObservation{offer.id, kind, usd_per_hour, std::move(source)});
+}
+
+namespace {
+template <class T>
+void fill(std::optional<T>& a, const std::optional<T>& b) {
+  if (!a && b) a = b;
+}
+
+bool same_observation(const PriceObservation& a, const PriceObservation& b) {
+  return a.kind == b.kind && a.usd_per_hour == b.usd_per_hour && a.source.dataset == b.source.dataset &&
+         a.source.observed_at == b.source.observed_at;
+}
+
+void sort_prices(std::vector<PriceObservation>& prices) {
+  std::stable_sort(prices.begin(), prices.end(), [](const PriceObservation& a, const PriceObservation& b) {
+    // Unknown dates first (oldest), then by date.
+    if (a.source.observed_at.has_value() != b.source.observed_at.has_value()) return !a.source.observed_at;
+    if (!a.source.observed_at) return false;
+    return *a.source.observed_at < *b.source.observed_at;
+  });
+}
+}  // namespace
+
+void merge_offer(Offer& a, Offer b) {
+  for (PriceObservation& p : b.prices) {
+    p.offer_id = a.id;
+    bool dup = std::any_of(a.prices.begin(), a.prices.end(),
+                           [&](const PriceObservation& q) { return same_observation(p, q); });
+    if (!dup) a.prices.push_back(std::move(p));
+  }
+  sort_prices(a.prices);
+  for (QualityFlag& f : b.flags) {
+    bool dup = std::any_of(a.flags.begin(), a.flags.end(),
+                           [&](const QualityFlag& g) { return g.rule == f.rule && g.detail == f.detail; });
+    if (!dup) a.flags.push_back(std::move(f));
+  }
+  if (!a.gpu_name) {
+    a.gpu_name = b.gpu_name;
+    // The unresolved flag no longer applies once another source resolved the GPU.
+    if (a.gpu_name)
+      a.flags.erase(std::remove_if(a.flags.begin(), a.flags.end(),
+                                   [](const QualityFlag& f) { return f.rule == import_rule::kUnresolvedGpu; }),
+                    a.flags.end());
+  }
+  fill(a.gpu_memory_bytes, b.gpu_memory_bytes);
+  fill(a.vcpus, b.vcpus);
+  fill(a.ram_bytes, b.ram_bytes);
+  fill(a.local_disk_bytes, b.local_disk_bytes);
+  if (a.intra_node_link == IntraNodeLink::unknown) a.intra_node_link = b.intra_node_link;
+  fill(a.intra_node_link_bytes_per_s, b.intra_node_link_bytes_per_s);
+  if (a.form_factor.empty()) a.form_factor = b.form_factor;
+  if (a.inter_node_network == InterNodeNetwork::unknown) a.inter_node_network = b.inter_node_network;
+  fill(a.inter_node_bits_per_s, b.inter_node_bits_per_s);
+  fill(a.max_nodes, b.max_nodes);
+  if (b.confirmed_available_at && (!a.confirmed_available_at || *b.confirmed_available_at > *a.confirmed_available_at))
+    a.confirmed_available_at = b.confirmed_available_at;
+  BillingTerms& x = a.billing_override;
+  const BillingTerms& y = b.billing_override;
+  fill(x.granularity_seconds, y.granularity_seconds);
+  fill(x.minimum_billed_seconds, y.minimum_billed_seconds);
+  fill(x.storage_usd_per_gb_month, y.storage_usd_per_gb_month);
+  fill(x.egress_usd_per_gb, y.egress_usd_per_gb);
+  fill(x.egress_free_gb_per_month, y.egress_free_gb_per_month);
+  fill(x.preemptions_per_day, y.preemptions_per_day);
+  for (std::string& s : b.billing_override.sources)
+    if (std::find(x.sources.begin(), x.sources.end(), s) == x.sources.end()) x.sources.push_back(std::move(s));
+}
+
+void add_offer(ImportBatch& batch, Offer offer) {
+  if (offer.id.empty()) offer.id = make_offer_id(offer);
+  for (PriceObservation& p : offer.prices) p.offer_id = offer.id;
+  sort_prices(offer.prices);
+  // Search from the back: rows of one offer are usually adjacent.
+  for (auto it = batch.offers.rbegin(); it != batch.offers.rend(); ++it) {
+    if (it->id == offer.id) {
+      merge_offer(*it, std::move(offer));
+      return;
+    }
+  }
+  batch.offers.push_back(std::move(offer));
+}
+
+std::optional<double> cell_number(std::string_view text, const std::string& where, std::string_view column) {
+  try {
+    return parse_optional_double(text, where);
+  } catch (const Error&) {
+    throw Error(ErrorKind::invalid_input, where, fmt::format("column {}: '{}' is not a number", column, text),
+                "a decimal number such as 12.5, or an empty cell");
+  }
+}
+
+int cell_count(std::string_view text, const std::string& where, std::string_view column) {
+  const std::optional<double> v = cell_number(text, where, column);
+  if (!v || *v < 0 || *v != std::floor(*v) || *v > 1e6) {
+    throw Error(ErrorKind::invalid_input, where, fmt::format("column {}: '{}' is not a GPU count", column, text),
+                "a whole number >= 0 such as 8 or 8.0");
+  }
+  return static_cast<int>(*v);
+}
+
+std::string line_col(std::string_view text, std::size_t byte_offset) {
+  std::size_t line = 1;
+  std::size_t col = 1;
+  const std::size_t end = std::min(byte_offset, text.size());
+  for (std::size_t i = 0; i < end; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return fmt::format("{}:{}", line, col);
+}
+
+nlohmann::json parse_json(std::string_view text, const ImportSource& src) {
+  try {
+    return nlohmann::json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::parse_error& e) {
+    // nlohmann's byte is the 1-based position of the offending byte; point at it.
+    const std::size_t offset = e.byte > 0 ? e.byte - 1 : 0;
+    std::string what = e.what();
+    if (auto pos = what.find("syntax error"); pos != std::string::npos) what = what.substr(pos);
+    throw Error(ErrorKind::invalid_input, fmt::format("{}:{}", src.file, line_col(text, offset)),
+                fmt::format("malformed JSON: {}", what), "valid JSON (RFC 8259)");
+  }
+}
+
+bool is_iso_date(std::string_view s) {
+  auto digits = [&](std::size_t from, std::size_t n) {
+    if (s.size() < from + n) return false;
+    for (std::size_t i = from; i < from + n; ++i)
+      if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
+    return true;
+  };
+  if (!(digits(0, 4) && s.size() >= 10 && s[4] == '-' && digits(5, 2) && s[7] == '-' && digits(8, 2))) return false;
+  const int month = (s[5] - '0') * 10 + (s[6] - '0');
+  const int day = (s[8] - '0') * 10 + (s[9] - '0');
+  if (month < 1 || month > 12 || day < 1 || day > 31) return false;
+  if (s.size() == 10) return true;
+  // YYYY-MM-DDTHH:MM[:SS[.fff]](Z|±HH:MM)
+  if (!(s[10] == 'T' && digits(11, 2) && s.size() > 15 && s[13] == ':' && digits(14, 2))) return false;
+  std::size_t i = 16;
+  if (i < s.size() && s[i] == ':') {
+    if (!digits(i + 1, 2)) return false;
+    i += 3;
+    if (i < s.size() && s[i] == '.') {
+      ++i;
+      while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    }
+  }
+  if (i < s.size() && s[i] == 'Z') return i + 1 == s.size();
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) return s.size() == i + 6 && digits(i + 1, 2) && s[i + 3] == ':' && digits(i + 4, 2);
+  return false;
+}
+
+}  // namespace gpuplan::import_detail
+
+namespace gpuplan {
+
+using namespace import_detail;
+
+std::vector<ImportRuleCount> ImportBatch::summary() const {
+  std::map<std::string, ImportRuleCount> by_rule;
+  for (const ImportIssue& i : issues) {
+    ImportRuleCount& c = by_rule[i.rule];
+    c.rule = i.rule;
+    if (i.rejected) {
+      ++c.rejected;
+    } else {
+      ++c.flagged;
+    }
+  }
+  std::vector<ImportRuleCount> out;
+  out.reserve(by_rule.size());
+  for (auto& [rule, c] : by_rule) out.push_back(c);
+  return out;
+}
+
+const Offer* ImportBatch::find(std::string_view offer_id) const {
+  for (const Offer& o : offers)
+    if (o.id == offer_id) return &o;
+  return nullptr;
+}
+
+namespace {
+constexpr std::pair<ImportFormat, std::string_view> kFormatNames[] = {
+    {ImportFormat::skypilot_vms_csv, "skypilot-vms-csv"},
+    {ImportFormat::fsdl_cloud_gpus_csv, "fsdl-cloud-gpus-csv"},
+    {ImportFormat::fsdl_serverless_gpus_csv, "fsdl-serverless-gpus-csv"},
+    {ImportFormat::tardellirs_offerings_json, "tardellirs-offerings-json"},
+    {ImportFormat::ewyluda_index_history_csv, "ewyluda-index-history-csv"},
+    {ImportFormat::gpuhunt_tpu_pricing_json, "gpuhunt-tpu-pricing-json"},
+    {ImportFormat::generic_csv, "generic-csv"},
+    {ImportFormat::generic_json, "generic-json"},
+};
+
+std::string format_list() {
+  std::string s;
+  for (const auto& [f, n] : kFormatNames) {
+    if (!s.empty()) s += ", ";
+    s += n;
+  }
+  return s;
+}
+
+std::string first_line(std::string_view text) {
+  if (text.size() >= 3 && static_cast<unsigned char>(text[0]) == 0xEF) text.remove_prefix(3);  // UTF-8 BOM
+  const auto nl = text.find('\n');
+  std::string line(text.substr(0, nl));
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  return line;
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+}  // namespace
+
+std::string_view import_format_name(ImportFormat f) noexcept {
+  for (const auto& [format, name] : kFormatNames)
+    if (format == f) return name;
+  return "generic-csv";
+}
+
+std::optional<ImportFormat> parse_import_format(std::string_view name) noexcept {
+  for (const auto& [format, n] : kFormatNames)
+    if (n == name) return format;
+  return std::nullopt;
+}
+
+ImportFormat detect_import_format(std::string_view path, std::string_view text) {
+  const std::string p = lower(path);
+  if (ends_with(p, ".csv")) {
+    const std::string header = first_line(text);
+    const std::vector<std::string> cols = [&] {
+      std::vector<std::string> out;
+      std::string cur;
+      for (char c : header) {
+        if (c == ',') {
+          out.push_back(cur);
+          cur.clear();
+        } else {
+          cur.push_back(c);
+        }
+      }
+      out.push_back(cur);
+      return out;
+    }();
+    auto has = [&](std::string_view c) { return std::find(cols.begin(), cols.end(), c) != cols.end(); };
+    if (has("InstanceType") && has("AcceleratorName") && has("Price")) return ImportFormat::skypilot_vms_csv;
+    if (has("Cloud") && has("GPU Type") && has("On-demand")) return ImportFormat::fsdl_cloud_gpus_csv;
+    if (has("Vendor") && has("GPU Type") && has("Per-Hour")) return ImportFormat::fsdl_serverless_gpus_csv;
+    if (has("date") && has("gpu_model") && has("series") && has("usd_per_gpu_hour"))
+      return ImportFormat::ewyluda_index_history_csv;
+    if (has("provider") && has("usd_per_hour")) return ImportFormat::generic_csv;
+  } else if (ends_with(p, ".json")) {
+    const std::string_view t = trim(text);
+    if (!t.empty() && t.front() == '[' && t.find("\"provider_id\"") != std::string_view::npos &&
+        t.find("\"price_usd_hour\"") != std::string_view::npos)
+      return ImportFormat::tardellirs_offerings_json;
+    if (t.find("\"On Demand (USD)\"") != std::string_view::npos) return ImportFormat::gpuhunt_tpu_pricing_json;
+    if (t.find("\"usd_per_hour\"") != std::string_view::npos) return ImportFormat::generic_json;
+  }
+  throw Error(ErrorKind::invalid_input, std::string(path), "cannot tell the offer file's format from its name and header",
+              "a .csv or .json file in one of: " + format_list() + " (or pass the format explicitly)");
+}
+
+ImportBatch import_text(std::string_view text, ImportFormat format, const ImportSource& src) {
+  switch (format) {
+    case ImportFormat::skypilot_vms_csv: return import_skypilot_vms_csv(text, src);
+    case ImportFormat::fsdl_cloud_gpus_csv: return import_fsdl_cloud_gpus_csv(text, src);
+    case ImportFormat::fsdl_serverless_gpus_csv: return import_fsdl_serverless_gpus_csv(text, src);
+    case ImportFormat::tardellirs_offerings_json: return import_tardellirs_offerings_json(text, src);
+    case ImportFormat::ewyluda_index_history_csv: return import_ewyluda_index_history_csv(text, src);
+    case ImportFormat::gpuhunt_tpu_pricing_json: return import_gpuhunt_tpu_pricing_json(text, src);
+    case ImportFormat::generic_csv: return import_generic_csv(text, src);
+    case ImportFormat::generic_json: return import_generic_json(text, src);
+  }
+  throw Error(ErrorKind::internal, src.file, "unknown import format");
+}
+
+ImportBatch import_file(const std::string& path, std::optional<ImportFormat> format) {
+  const std::string text = read_text_file(path);
+  const ImportFormat f = format ? *format : detect_import_format(path, text);
+  ImportSource src;
+  src.file = path;
+  const auto slash = path.find_last_of('/');
+  src.dataset = "user:" + (slash == std::string::npos ? path : path.substr(slash + 1));
+  src.locator_base = path;
+  return import_text(text, f, src);
+}
+
+void merge_batch(ImportBatch& into, ImportBatch from) {
+  std::unordered_map<std::string, std::size_t> index;
+  index.reserve(into.offers.size() + from.offers.size());
+  for (std::size_t i = 0; i < into.offers.size(); ++i) index.emplace(into.offers[i].id, i);
+  for (Offer& o : from.offers) {
+    if (o.id.empty()) o.id = make_offer_id(o);
+    if (auto it = index.find(o.id); it != index.end()) {
+      merge_offer(into.offers[it->second], std::move(o));
+    } else {
+      index.emplace(o.id, into.offers.size());
+      into.offers.push_back(std::move(o));
+    }
+  }
+  for (ImportIssue& i : from.issues) into.issues.push_back(std::move(i));
+  into.rows_read += from.rows_read;
+  if (into.dataset.empty()) into.dataset = from.dataset;
+}
+
+}  // namespace gpuplan

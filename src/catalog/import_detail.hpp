@@ -1,0 +1,86 @@
+#pragma once
+/// Internal helpers shared by the import_*.cpp files (not part of the catalog's public API).
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "catalog/importers.hpp"
+
+namespace gpuplan {
+struct GpuSpec;
+}
+
+namespace gpuplan::import_detail {
+
+/// Lower-case ASCII copy.
+std::string lower(std::string_view s);
+/// Trim ASCII whitespace.
+std::string_view trim(std::string_view s);
+/// Case-insensitive substring test (ASCII).
+bool contains_ci(std::string_view haystack, std::string_view needle);
+
+/// Canonical provider id: lower-case slug ("Oracle Cloud" → "oci", "vast-ai" → "vast",
+/// "Lambda" → "lambda", "Latitude.sh" → "latitude-sh"); aliases listed in import_common.cpp.
+std::string canonical_provider_id(std::string_view name);
+/// "provider/instance_type/region[/zone]", lower-case.
+std::string make_offer_id(const Offer& o);
+
+/// The catalog used to resolve names (src.gpus or the bundled one).
+const GpuCatalog& gpu_catalog(const ImportSource& src);
+/// "file:line".
+std::string where_line(const ImportSource& src, std::size_t line);
+/// locator_base (or file) + ":" + line.
+std::string locator_line(const ImportSource& src, std::size_t line);
+
+/// Hints on the physical part read from names: "SXM"/"PCIe"/"" and whether NVLink is named.
+struct FormHint {
+  std::string form_factor;  ///< "SXM", "PCIe" or ""
+  bool nvlink_named = false;
+};
+/// Reads SXM / HGX / NVLINK / NVL / PCIe tokens in any of the texts.
+FormHint form_hint(const std::vector<std::string_view>& texts);
+
+/// Resolves the GPU of `offer` from name candidates (tried in order; a form hint and the
+/// per-GPU memory in GB are appended as extra candidates first). A candidate whose spec memory
+/// differs from the offer's gpu_memory_bytes by more than 20 % is skipped when another
+/// candidate matches. Sets gpu_name, intra_node_link, intra_node_link_bytes_per_s and
+/// form_factor (names first, then the spec). Unresolved → flag unresolved_gpu (excludes) +
+/// issue. Returns the spec or nullptr.
+const GpuSpec* resolve_gpu(Offer& offer, const std::vector<std::string>& candidates, const FormHint& hint,
+                           ImportBatch& batch, const ImportSource& src, const std::string& where);
+
+/// Adds an issue; when `offer` is given also a QualityFlag on it (detail prefixed with where).
+void report(ImportBatch& batch, Offer* offer, const std::string& where, std::string_view rule, std::string detail,
+            bool rejected, bool excludes);
+
+/// Price gates on one observation: $0 (zero_price, excludes) and per-GPU price outside
+/// [$0.01, $100] per GPU-hour (implausible_per_gpu_price, excludes). The observation is kept.
+void check_price(ImportBatch& batch, Offer& offer, PriceKind kind, double usd_per_hour, const std::string& where);
+
+/// Appends an observation with offer_id set.
+void add_price(Offer& offer, PriceKind kind, double usd_per_hour, SourceRef source);
+
+/// Sets the id (if empty) and adds the offer to the batch, merging with an existing offer of
+/// the same id (see merge_batch).
+void add_offer(ImportBatch& batch, Offer offer);
+/// Merge b into a (same id).
+void merge_offer(Offer& a, Offer b);
+
+/// Strict number of a cell: nullopt when empty; throws Error{invalid_input} at where otherwise.
+std::optional<double> cell_number(std::string_view text, const std::string& where, std::string_view column);
+/// Required positive integer count (accepts "8" and "8.0").
+int cell_count(std::string_view text, const std::string& where, std::string_view column);
+
+/// Parses JSON; a syntax error throws Error{invalid_input} at "file:line:col" computed from
+/// nlohmann's byte offset.
+nlohmann::json parse_json(std::string_view text, const ImportSource& src);
+/// line:col (1-based) of a byte offset in text.
+std::string line_col(std::string_view text, std::size_t byte_offset);
+
+/// ISO date "YYYY-MM-DD" or "YYYY-MM-DDTHH:MM:SSZ" (also with +HH:MM): true when well-formed.
+bool is_iso_date(std::string_view s);
+
+}  // namespace gpuplan::import_detail

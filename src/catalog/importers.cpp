@@ -1,0 +1,106 @@
+// bundled_catalog(): every offer file compiled in from data/offers, with its provenance
+// (repository@commit:upstream path, from data/offers/PROVENANCE.md), imported and merged.
+#include "catalog/importers.hpp"
+
+#include <fmt/format.h>
+
+#include "catalog/import_detail.hpp"
+#include "util/embedded.hpp"
+#include "util/error.hpp"
+
+namespace gpuplan {
+
+namespace {
+
+struct BundledFile {
+  std::string_view path;       ///< embedded path (relative to data/)
+  ImportFormat format;
+  std::string_view dataset;
+  std::string_view locator_base;  ///< owner/repo@commit:upstream path (PROVENANCE.md)
+};
+
+// One row per file of data/offers/PROVENANCE.md. For the AWS excerpt the line numbers in
+// locators are those of the bundled excerpt (header + the contiguous p* block of the upstream
+// file), marked "[p-family excerpt]".
+constexpr BundledFile kBundled[] = {
+    {"offers/skypilot-catalog/v8/aws/vms.p-family.csv", ImportFormat::skypilot_vms_csv, "skypilot-catalog/v8/aws",
+     "skypilot-org/skypilot-catalog@00148f2af3672e2229b4f7bf8157d5a3f36e3c35:catalogs/v8/aws/vms.csv[p-family excerpt]"},
+    {"offers/skypilot-catalog/v8/lambda/vms.csv", ImportFormat::skypilot_vms_csv, "skypilot-catalog/v8/lambda",
+     "skypilot-org/skypilot-catalog@95eaf484fa404db8356b745607d162ea4fdf8fda:catalogs/v8/lambda/vms.csv"},
+    {"offers/skypilot-catalog/v8/nebius/vms.csv", ImportFormat::skypilot_vms_csv, "skypilot-catalog/v8/nebius",
+     "skypilot-org/skypilot-catalog@0082b0435f3912ae4c566856b272455cc78f4f61:catalogs/v8/nebius/vms.csv"},
+    {"offers/skypilot-catalog/v8/hyperbolic/vms.csv", ImportFormat::skypilot_vms_csv, "skypilot-catalog/v8/hyperbolic",
+     "skypilot-org/skypilot-catalog@0082b0435f3912ae4c566856b272455cc78f4f61:catalogs/v8/hyperbolic/vms.csv"},
+    {"offers/skypilot-catalog/v8/verda/vms.csv", ImportFormat::skypilot_vms_csv, "skypilot-catalog/v8/verda",
+     "skypilot-org/skypilot-catalog@000c1d0bf24621f4ac37cfa585f0897c1aa1d9cf:catalogs/v8/verda/vms.csv"},
+    {"offers/skypilot-catalog/v8/mithril/vms.csv", ImportFormat::skypilot_vms_csv, "skypilot-catalog/v8/mithril",
+     "skypilot-org/skypilot-catalog@1f9eb0c264f9a6d78833766f4b18353ac7dfdde9:catalogs/v8/mithril/vms.csv"},
+    {"offers/skypilot-catalog/v8/hyperstack/vms.csv", ImportFormat::skypilot_vms_csv, "skypilot-catalog/v8/hyperstack",
+     "skypilot-org/skypilot-catalog@fdc9d908ab0b2af9f468f139fb3f662c8c6b3257:catalogs/v8/hyperstack/vms.csv"},
+    {"offers/skypilot-catalog/v8/primeintellect/vms.csv", ImportFormat::skypilot_vms_csv,
+     "skypilot-catalog/v8/primeintellect",
+     "skypilot-org/skypilot-catalog@d9a304ea01e96cd4a043159c60d9326d8de4cf0f:catalogs/v8/primeintellect/vms.csv"},
+    {"offers/skypilot-catalog/v8/shadeform/vms.csv", ImportFormat::skypilot_vms_csv, "skypilot-catalog/v8/shadeform",
+     "skypilot-org/skypilot-catalog@002363dac75913b446b2d3d564ae795678849dfd:catalogs/v8/shadeform/vms.csv"},
+    {"offers/skypilot-catalog/v8/vast/vms.csv", ImportFormat::skypilot_vms_csv, "skypilot-catalog/v8/vast",
+     "skypilot-org/skypilot-catalog@01b8cdda287814b30ff0acb49746cca19fbd4355:catalogs/v8/vast/vms.csv"},
+    {"offers/skypilot-catalog/v9/fluidstack/vms.csv", ImportFormat::skypilot_vms_csv, "skypilot-catalog/v9/fluidstack",
+     "skypilot-org/skypilot-catalog@2c3d7ea7d76bf84cf80d382e946c1609571485fd:catalogs/v9/fluidstack/vms.csv"},
+    {"offers/skypilot-catalog/v6/paperspace/vms.csv", ImportFormat::skypilot_vms_csv, "skypilot-catalog/v6/paperspace",
+     "skypilot-org/skypilot-catalog@e520054145d1bce6748bcf18c9a25ddd6ea9a348:catalogs/v6/paperspace/vms.csv"},
+    {"offers/fsdl-cloud-gpus/cloud-gpus.csv", ImportFormat::fsdl_cloud_gpus_csv, "fsdl-cloud-gpus",
+     "the-full-stack/website@2bddc6d52544dc258e7e34396c6958377f72816b:docs/cloud-gpus/cloud-gpus.csv"},
+    {"offers/fsdl-cloud-gpus/serverless-gpus.csv", ImportFormat::fsdl_serverless_gpus_csv, "fsdl-serverless-gpus",
+     "the-full-stack/website@2bddc6d52544dc258e7e34396c6958377f72816b:docs/cloud-gpus/serverless-gpus.csv"},
+    {"offers/tardellirs-gpu-pricing/offerings.json", ImportFormat::tardellirs_offerings_json, "tardellirs",
+     "tardellirs/gpu-pricing@8f09a68030967f5c269c304493abf0911dd19858:src/data/offerings.json"},
+    {"offers/ewyluda-gpu-price-index/index-history.csv", ImportFormat::ewyluda_index_history_csv,
+     "ewyluda-gpu-price-index",
+     "ewyluda/gpu-price-index@0b49da203f7cc6de2f09017cce4b4f458ecc3994:site/data/index-history.csv"},
+    {"offers/gpuhunt/tpu_pricing.json", ImportFormat::gpuhunt_tpu_pricing_json, "gpuhunt-tpu-pricing",
+     "dstackai/gpuhunt@b707e743b2c27d7ec9be17e87e689997cbcbbeaf:src/gpuhunt/resources/tpu_pricing.json"},
+};
+
+// Bundled files under offers/ that hold no offers (documentation, reference tables).
+constexpr std::string_view kNotOffers[] = {
+    "offers/PROVENANCE.md",
+    "offers/README.md",
+    "offers/skypilot-catalog/v8/common/accelerators.csv",  // which clouds sell which accelerator
+    "offers/skypilot-catalog/v7/common/metadata.csv",      // GPU memory/manufacturer table
+    "offers/tardellirs-gpu-pricing/providers.json",        // provider names/urls, no prices
+};
+
+}  // namespace
+
+ImportBatch bundled_catalog() {
+  ImportBatch all;
+  all.dataset = "bundled";
+  for (std::string_view path : embedded_paths("offers/")) {
+    const BundledFile* file = nullptr;
+    for (const BundledFile& f : kBundled)
+      if (f.path == path) file = &f;
+    if (file == nullptr) {
+      bool documented = false;
+      for (std::string_view n : kNotOffers) documented = documented || n == path;
+      if (documented) continue;
+      throw Error(ErrorKind::internal, "data/" + std::string(path),
+                  "bundled offer file has no provenance entry in src/catalog/importers.cpp",
+                  "a kBundled row (format, dataset, repo@commit:path) or a kNotOffers entry");
+    }
+    ImportSource src;
+    src.file = "data/" + std::string(path);
+    src.dataset = std::string(file->dataset);
+    src.locator_base = std::string(file->locator_base);
+    ImportBatch b = import_text(embedded_file_or_throw(path), file->format, src);
+    merge_batch(all, std::move(b));
+  }
+  for (const BundledFile& f : kBundled) {
+    if (!embedded_file(f.path)) {
+      throw Error(ErrorKind::internal, "data/" + std::string(f.path), "listed bundled offer file is not embedded",
+                  "the file under data/offers (re-run cmake)");
+    }
+  }
+  return all;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,61 @@
+#include "catalog/offer.hpp"
+
+#include <algorithm>
+
+namespace gpuplan {
+
+std::string_view price_kind_name(PriceKind k) noexcept {
+  switch (k) {
+    case PriceKind::on_demand: return "on-demand";
+    case PriceKind::spot: return "spot";
+    case PriceKind::reserved_1y: return "reserved-1y";
+    case PriceKind::reserved_3y: return "reserved-3y";
+  }
+  return "on-demand";
+}
+
+std::string_view intra_node_link_name(IntraNodeLink k) noexcept {
+  switch (k) {
+    case IntraNodeLink::unknown: return "unknown";
+    case IntraNodeLink::pcie: return "pcie";
+    case IntraNodeLink::nvlink: return "nvlink";
+  }
+  return "unknown";
+}
+
+std::string_view inter_node_network_name(InterNodeNetwork k) noexcept {
+  switch (k) {
+    case InterNodeNetwork::unknown: return "unknown";
+    case InterNodeNetwork::ethernet: return "ethernet";
+    case InterNodeNetwork::roce: return "roce";
+    case InterNodeNetwork::infiniband: return "infiniband";
+  }
+  return "unknown";
+}
+
+const PriceObservation* Offer::latest_price(PriceKind kind) const {
+  // Unknown dates count as oldest; among equal dates the later observation in `prices` wins
+  // (prices are kept oldest first, so a later entry was recorded later).
+  const PriceObservation* best = nullptr;
+  for (const PriceObservation& p : prices) {
+    if (p.kind != kind) continue;
+    if (best == nullptr) {
+      best = &p;
+      continue;
+    }
+    const auto& a = best->source.observed_at;
+    const auto& b = p.source.observed_at;
+    if (!b) {
+      if (!a) best = &p;
+      continue;
+    }
+    if (!a || *b >= *a) best = &p;
+  }
+  return best;
+}
+
+bool Offer::excluded_from_ranking() const {
+  return std::any_of(flags.begin(), flags.end(), [](const QualityFlag& f) { return f.excludes; });
+}
+
+}  // namespace gpuplan
