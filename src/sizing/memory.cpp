@@ -189,25 +189,57 @@ struct LayerActivation {
   double scores = 0;      ///< S: s×s attention scores per token (0 with FlashAttention), split by TP
 };
 
-LayerActivation layer_activation(const Shape& s, bool moe_layer, double seq, bool flash, bool dropout, bool gated) {
+/// What decides which tensors a layer saves for backward.
+struct ActivationContext {
+  ActivationProfile profile = ActivationProfile::pytorch_eager;
+  bool flash = true, dropout = false, gated = true;
+  double seq = 0;
+  double norm_bytes_per_h = 2;  ///< saved bytes per hidden element per norm
+  double norms_per_layer = 2;
+  bool qk_norm = false;
+  bool lora = false;
+  double adapter_bytes = 4;     ///< dtype of the adapters (PEFT casts adapted inputs to it)
+  const std::vector<std::string>* targets = nullptr;
+};
+
+/// Bytes saved for the input (width `w`) shared by the linear layers `group`: once in 16 bits when the
+/// weights train; under LoRA each adapted matrix saves its own cast copy (one shared copy when the
+/// adapters are 16-bit), frozen unadapted matrices save nothing.
+double linear_input(const ActivationContext& c, double w, std::initializer_list<const char*> group) {
+  if (!c.lora) return 2.0 * w;
+  int n = 0;
+  for (const char* g : group) n += targets(*c.targets, g) ? 1 : 0;
+  if (n == 0) return 0.0;
+  if (c.adapter_bytes <= 2.0) return 2.0 * w;
+  return c.adapter_bytes * w * n;
+}
+
+LayerActivation layer_activation(const Shape& s, bool moe_layer, const ActivationContext& c) {
+  const bool eager = c.profile == ActivationProfile::pytorch_eager;
   LayerActivation x;
-  // R = 2 norm inputs (2·2h) + attention input (2h) + MLP input (2h) [+ 2 dropout masks, 1 B each].
-  x.replicated = 4 * s.h + 2 * s.h + 2 * s.h + (dropout ? 2 * s.h : 0.0) + s.mla_replicated;
-  // Attention: Q, K, V and the attention output (out-projection input), 2 B each.
+  // R: norm inputs + the attention / MLP block inputs [+ 2 dropout masks, 1 B each] (Korthikanti: 4+2+2+2 = 10 sbh).
+  x.replicated = c.norms_per_layer * c.norm_bytes_per_h * s.h + linear_input(c, s.h, {"q", "k", "v"}) +
+                 linear_input(c, s.h, {"gate", "up"}) + (c.dropout ? 2 * s.h : 0.0) + s.mla_replicated;
+  // T: Q, K, V as attention reads them and the attention output, 2 B each (Korthikanti: 2+2+2+2 = 8 sbh).
   x.split = 2 * s.q_width + 2 * s.k_width + 2 * s.v_width + 2 * s.o_in_width;
-  if (flash) {
+  if (c.qk_norm) x.split += (eager ? 6.0 : 2.0) * (s.q_width + s.k_width);
+  // The out-projection input: Megatron reuses the attention output; eager PyTorch makes a contiguous copy.
+  if (eager || c.lora) x.split += linear_input(c, s.o_in_width, {"o"});
+  if (c.flash) {
     x.split += 4 * s.a;  // [FA] fp32 logsumexp per head per token
   } else {
-    x.scores = s.a * seq * (dropout ? 5.0 : 2.0);  // softmax out 2 [+ mask 1 + dropout out 2] per score
+    x.scores = s.a * c.seq * (c.dropout ? 5.0 : 2.0);  // softmax out 2 [+ mask 1 + dropout out 2] per score
   }
-  // MLP: plain = activation input + output (2·2f); gated = gate out, act out, up out, product (4·2f).
-  const double per_width = gated ? 8.0 : 4.0;
+  // MLP: gated keeps gate out, act out, up out (3·2f) + the down-projection input (the product);
+  // plain keeps the activation input (2f) + the down-projection input (Korthikanti: 8+8 = 16 sbh at f = 4h).
+  const double inner = c.gated ? 6.0 : 2.0;
   if (moe_layer) {
-    x.split += s.k * per_width * s.f_e + per_width * s.shared_width;
-    x.split += 2 * s.k * s.h * 2;      // tokens permuted to experts + expert outputs before combine
-    x.replicated += 2 * 4 * s.E;       // router logits + probabilities, fp32
+    // Per routed token (top-k): gathered input copy, expert intermediates, expert output before combine.
+    x.split += s.k * (2 * s.h + inner * s.f_e + linear_input(c, s.f_e, {"down"}) + 2 * s.h);
+    x.split += inner * s.shared_width + linear_input(c, s.shared_width, {"down"});
+    x.replicated += 2 * 4 * s.E;  // router logits + probabilities, fp32
   } else {
-    x.split += per_width * s.f;
+    x.split += inner * s.f + linear_input(c, s.f, {"down"});
   }
   return x;
 }
@@ -291,7 +323,8 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
   const bool mixed = is_mixed(prec), fp32 = is_fp32(prec), pure = prec == TrainPrecision::bf16_pure;
   const double act_scale = fp32 ? 2.0 : 1.0;
 
-  double weights_gpu_bytes = 0, grads_bytes = 0, optim_bytes = 0, adapter_bytes = 0;
+  double weights_gpu_bytes = 0, grads_bytes = 0, optim_bytes = 0, adapter_bytes = 0, temp_bytes = 0;
+  double temp_params = 0;
   std::function<std::string()> f_weights, f_grads, f_optim, f_adapter;
 
   if (!lora) {
@@ -320,6 +353,10 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
       adafactor_bytes = z >= 1 ? per_gpu / dp : per_gpu;
     }
     optim_bytes = (master + state_per_param) * opt_params + adafactor_bytes;
+    if (r.optimizer_foreach && r.optimizer != Optimizer::adamw_8bit && r.optimizer != Optimizer::adafactor) {
+      temp_bytes = (mixed ? 4.0 : wb) * opt_params;
+      temp_params = opt_params;
+    }
     if (ex) {
       f_weights = [=] {
         return fmt::format("{} B/param × {} params on this GPU (TP {}, PP stage {} of {}, EP {}{})", wb,
@@ -384,6 +421,10 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
     const double ap_g = z >= 2 ? adapter_params / dp : adapter_params;
     const double ap_o = z >= 1 ? adapter_params / dp : adapter_params;
     adapter_bytes = aw * ap_w;
+    if (r.optimizer_foreach && r.optimizer != Optimizer::adamw_8bit && r.optimizer != Optimizer::adafactor) {
+      temp_bytes = aw * ap_o;
+      temp_params = ap_o;
+    }
     grads_bytes = aw * ap_g;
     optim_bytes = state * ap_o;
     if (ex) {
@@ -404,6 +445,7 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
     cpu_bytes += optim_bytes + grads_bytes;
     optim_bytes = 0;
     grads_bytes = 0;
+    temp_bytes = 0;
   }
   if (lay.offload_params) {
     cpu_bytes += weights_gpu_bytes;
@@ -415,9 +457,21 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
   double act_bytes = 0, logits_bytes = 0, workspace_bytes = 0;
   std::function<std::string()> f_act, f_logits, f_ws;
   if (s.decoder) {
-    const LayerActivation dense_l = layer_activation(s, false, seq, r.flash_attention, r.dropout, m.gated_mlp);
-    const LayerActivation moe_l = s.moe ? layer_activation(s, true, seq, r.flash_attention, r.dropout, m.gated_mlp)
-                                        : dense_l;
+    ActivationContext ac;
+    ac.profile = r.activation_profile;
+    ac.flash = r.flash_attention;
+    ac.dropout = r.dropout;
+    ac.gated = m.gated_mlp;
+    ac.seq = seq;
+    ac.norms_per_layer = static_cast<double>(m.norms_per_layer > 0 ? m.norms_per_layer : 2);
+    const bool gemma = m.model_type.rfind("gemma", 0) == 0;
+    ac.norm_bytes_per_h = r.activation_profile == ActivationProfile::megatron || m.norm_bias ? 2.0 : (gemma ? 8.0 : 6.0);
+    ac.qk_norm = m.qk_norm;
+    ac.lora = lora;
+    ac.adapter_bytes = pure ? 2.0 : 4.0;
+    ac.targets = &r.lora_targets;
+    const LayerActivation dense_l = layer_activation(s, false, ac);
+    const LayerActivation moe_l = s.moe ? layer_activation(s, true, ac) : dense_l;
     const bool sp = lay.sequence_parallel && lay.tp > 1;
     const bool keep_scores = r.recompute == Recompute::none;
     const double per_tok_dense = stored_per_token(dense_l, t, sp, keep_scores);
@@ -436,11 +490,11 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
     }
     double lora_inter = 0;
     if (lora) {
-      // x·A (r values per token) saved for each adapted matrix (per layer).
+      // x·A (r values per token, adapter dtype) saved for each adapted matrix (per layer, average).
       const LinearSum n = sum_linears(ls, s, [&](const Linear& l) {
         return targets(r.lora_targets, l.target) ? (l.moe_layer && l.count > 1 ? 0.0 : 1.0) : 0.0;
       });
-      lora_inter = 2.0 * r.lora_rank * n.dense / s.L;  // bytes per token per layer (avg)
+      lora_inter = ac.adapter_bytes * r.lora_rank * n.dense / s.L / t;
       if (r.recompute == Recompute::full) lora_inter = 0;
     }
     const double layer_mult = layers_stage * in_flight * interleave;
@@ -468,18 +522,22 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
     }
     if (st.last) {
       const double ab = fp32 ? 4.0 : 2.0;
+      // Megatron: 16-bit logits + fp32 softmax + fp32 grad (2+4+4). Eager PyTorch at the start of backward:
+      // returned 16-bit logits + saved fp32 log-softmax + grad of the log-probs + grad of the fp32 logits (2+4+4+4).
+      const double fp32_copies = r.activation_profile == ActivationProfile::megatron ? 2.0 : 3.0;
       if (r.chunked_cross_entropy) {
         const double chunk = std::min(tokens, static_cast<double>(r.cross_entropy_chunk_tokens));
-        logits_bytes = tokens * s.V / t * ab + chunk * s.V / t * 8.0;
+        logits_bytes = tokens * s.V / t * ab + chunk * s.V / t * 4.0 * fp32_copies;
       } else {
-        logits_bytes = tokens * s.V / t * (ab + 4.0 + 4.0);
+        logits_bytes = tokens * s.V / t * (ab + 4.0 * fp32_copies);
       }
       if (ex) {
         f_logits = [=] {
           if (r.chunked_cross_entropy)
-            return fmt::format("s·b·V/t·{} ({} tokens × V {} / t {}) + chunk {} tokens × V/t × (4+4)", ab, tokens, s.V,
-                               t, std::min(tokens, static_cast<double>(r.cross_entropy_chunk_tokens)));
-          return fmt::format("s·b·V/t·({}+4+4) = {} tokens × {} vocab / t {} × {} B", ab, tokens, s.V, t, ab + 8);
+            return fmt::format("s·b·V/t·{} ({} tokens × V {} / t {}) + chunk {} tokens × V/t × {}×4", ab, tokens, s.V,
+                               t, std::min(tokens, static_cast<double>(r.cross_entropy_chunk_tokens)), fp32_copies);
+          return fmt::format("s·b·V/t·({} + {}×4) = {} tokens × {} vocab / t {} × {} B", ab, fp32_copies, tokens, s.V, t,
+                             ab + 4.0 * fp32_copies);
         };
       }
     }
@@ -512,16 +570,30 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
                                        m.model_type.empty() ? "non-decoder" : m.model_type));
   }
 
+  // Phases of a step (each phase's terms add up): forward/backward holds the activations (and the
+  // gradients when they persist); the optimizer step holds all gradients and a foreach temporary.
+  const double fwd_phase = weights_gpu_bytes + adapter_bytes + optim_bytes + act_bytes + logits_bytes +
+                           workspace_bytes + (r.gradients_persist ? grads_bytes : 0.0);
+  const double step_phase = weights_gpu_bytes + adapter_bytes + optim_bytes + grads_bytes + temp_bytes;
+  const bool step_peak = step_phase > fwd_phase;
+  out.phase = step_peak ? "optimizer step" : "forward/backward";
+
   add_term(out, ex, "weights", weights_gpu_bytes, qlora ? kSrcQlora : kSrcZero,
            f_weights ? f_weights : [] { return std::string("offloaded to CPU"); }, true);
   if (lora) add_term(out, ex, "lora_adapters", adapter_bytes, kSrcLora, f_adapter);
-  add_term(out, ex, "gradients", grads_bytes, kSrcZero, f_grads);
+  if (step_peak || r.gradients_persist) add_term(out, ex, "gradients", grads_bytes, kSrcZero, f_grads);
   add_term(out, ex, "optimizer_state", optim_bytes, r.optimizer == Optimizer::adamw_8bit
            ? "Dettmers et al. 2021 (arXiv:2110.02861) §2; master weights ZeRO §3.1" : kSrcZero, f_optim);
-  add_term(out, ex, "activations", act_bytes, kSrcKorth, f_act);
-  add_term(out, ex, "logits", logits_bytes, kSrcLogits, f_logits);
-  add_term(out, ex, "workspace", workspace_bytes, "FSDP/ZeRO-3 prefetch of gathered layers; QLoRA dequant buffer",
-           f_ws);
+  if (step_peak) {
+    add_term(out, ex, "optimizer_step_temp", temp_bytes,
+             "torch.optim foreach step: one parameter-sized temporary (measured, tests/data/h200-measurements)",
+             [=] { return fmt::format("one optimizer-dtype copy of the {} trained params on this GPU", num(temp_params)); });
+  } else {
+    add_term(out, ex, "activations", act_bytes, kSrcKorth, f_act);
+    add_term(out, ex, "logits", logits_bytes, kSrcLogits, f_logits);
+    add_term(out, ex, "workspace", workspace_bytes, "FSDP/ZeRO-3 prefetch of gathered layers; QLoRA dequant buffer",
+             f_ws);
+  }
   double allocated = 0;
   for (const auto& term : out.terms) allocated += term.bytes;
   const double frag = r.fragmentation_fraction * allocated;

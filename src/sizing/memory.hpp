@@ -150,6 +150,21 @@ double kv_dtype_bytes(KvDtype k) noexcept;
 // Requests
 // ---------------------------------------------------------------------------------------------
 
+/// Whose saved tensors the activation model counts (the same network saves different tensors
+/// in different implementations; see docs/sizing.md for the per-tensor list).
+enum class ActivationProfile {
+  /// PyTorch eager modules as in HF Transformers / PEFT / torchtune: RMSNorm upcasts to fp32 and
+  /// saves the fp32 input (6h per norm; Gemma 8h), o_proj saves a contiguous copy of the SDPA
+  /// output, the loss upcasts the logits to fp32 (2 + 4 + 4 + 4 B per vocabulary entry at the
+  /// start of backward), PEFT casts each adapted matrix's input to the adapter dtype (fp32).
+  pytorch_eager,
+  /// Megatron-LM fused kernels as counted by Korthikanti et al. 2022 Eq. 1 (2h per norm,
+  /// 2 + 4 + 4 B per vocabulary entry). Reproduces the paper's Table 2 / Figure 1.
+  megatron,
+};
+std::string_view activation_profile_name(ActivationProfile p) noexcept;
+ActivationProfile parse_activation_profile(std::string_view s, const std::string& where);
+
 /// Defaults shared by training and serving (documented above, [Torch] and [Alloc]).
 inline constexpr double kDefaultCudaContextBytes = 0.75 * 1073741824.0;  ///< 0.75 GiB per GPU
 inline constexpr double kDefaultFragmentationFraction = 0.05;            ///< of the allocated sum
@@ -183,6 +198,15 @@ struct TrainingMemoryRequest {
   Recompute recompute = Recompute::none;
   bool flash_attention = true;   ///< [FA]: no s×s attention matrices stored
   bool dropout = false;          ///< dropout masks stored (Korthikanti counts them; Llama-style LLMs train without)
+  ActivationProfile activation_profile = ActivationProfile::pytorch_eager;
+  /// Gradients are held during forward/backward (gradient accumulation over micro-batches, DDP
+  /// buckets, Megatron main_grad, FSDP sharded grads). false = a single-GPU loop with one
+  /// micro-batch per step and zero_grad(set_to_none=True): the forward/backward peak holds no
+  /// gradients (they only coexist with the optimizer step).
+  bool gradients_persist = true;
+  /// torch.optim foreach implementation (PyTorch's default on CUDA): the step allocates one
+  /// parameter-sized temporary in the optimizer's dtype (measured: tests/data/h200-measurements).
+  bool optimizer_foreach = true;
   bool fp32_grad_accumulation = false;  ///< gradients kept in fp32 (Megatron main_grad: 4 B/param, 18 B/param total)
   bool chunked_cross_entropy = false;  ///< loss computed in chunks: no full-vocabulary fp32 copies
   std::int64_t cross_entropy_chunk_tokens = 1024;  ///< tokens per chunk when chunked
@@ -217,9 +241,9 @@ struct ServingMemoryRequest {
 // Results
 // ---------------------------------------------------------------------------------------------
 
-/// One named memory term on one GPU. Names used: weights, gradients, optimizer_state,
-/// master_weights, activations, logits, kv_cache, lora_adapters, workspace, cuda_context,
-/// fragmentation.
+/// One named memory term on one GPU. Names used: weights, gradients, optimizer_state (incl. the
+/// fp32 master copy), optimizer_step_temp, activations, logits, kv_cache, lora_adapters,
+/// workspace, cuda_context, fragmentation.
 struct MemoryTerm {
   std::string name;
   double bytes = 0;
@@ -231,6 +255,9 @@ struct MemoryBreakdown {
   std::vector<std::string> warnings;
   double cpu_offload_bytes = 0;  ///< host (CPU) memory per GPU holding offloaded state; not in total
   std::string stage;             ///< which GPU the breakdown is for ("pipeline stage 0 of 4"), empty if pp = 1
+  /// Training: the moment of the step the breakdown describes, "forward/backward" or
+  /// "optimizer step" (whichever needs more; each phase's terms add up). Empty for serving.
+  std::string phase;
   double total_bytes() const;
   /// Bytes of the named term, 0 when absent.
   double term_bytes(std::string_view name) const;

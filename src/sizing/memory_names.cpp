@@ -174,6 +174,24 @@ KvDtype parse_kv_dtype(std::string_view s, const std::string& where) {
                     {KvDtype::bf16, KvDtype::fp16, KvDtype::fp8, KvDtype::int8, KvDtype::int4});
 }
 
+std::string_view activation_profile_name(ActivationProfile p) noexcept {
+  switch (p) {
+    case ActivationProfile::pytorch_eager: return "pytorch_eager";
+    case ActivationProfile::megatron: return "megatron";
+  }
+  return "?";
+}
+
+ActivationProfile parse_activation_profile(std::string_view s, const std::string& where) {
+  static constexpr std::array<std::pair<const char*, ActivationProfile>, 6> kTable = {{
+      {"pytorch_eager", ActivationProfile::pytorch_eager}, {"pytorch", ActivationProfile::pytorch_eager},
+      {"hf", ActivationProfile::pytorch_eager}, {"transformers", ActivationProfile::pytorch_eager},
+      {"torchtune", ActivationProfile::pytorch_eager}, {"megatron", ActivationProfile::megatron},
+  }};
+  return parse_enum(s, where, kTable, &activation_profile_name,
+                    {ActivationProfile::pytorch_eager, ActivationProfile::megatron});
+}
+
 double weight_quant_bits(WeightQuant q, bool double_quant) noexcept {
   switch (q) {
     case WeightQuant::bf16:
