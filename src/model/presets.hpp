@@ -14,6 +14,7 @@ struct PresetInfo {
   std::string hf_id;             ///< "meta-llama/Llama-3.1-8B"
   std::string folder;            ///< folder under data/models/: "meta-llama__Llama-3.1-8B"
   std::string provenance_class;  ///< A / B / C / "B+C" as in data/models/PROVENANCE.md
+  std::vector<std::string> aliases;  ///< other accepted names ("mixtral-8x7b-v0.1", "llama-2-7b-hf")
 };
 
 /// All presets, in a stable order (by family then size as listed in presets.cpp).
