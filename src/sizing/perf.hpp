@@ -29,9 +29,18 @@
 ///   exposed_comm_seconds = max(0, dp_allreduce − overlap × backward compute)
 ///                      + max(0, zero_allgather − overlap × compute)   (overlap = comm_overlap_fraction)
 ///   pp_bubble_seconds = (p−1)/(v·m) × (compute + tp comm), m = micro-batches per step per
-///                      pipeline, v = interleaved stages (Narayanan et al. 2021, arXiv:2104.04473
+///                      pipeline, v = layout.virtual_stages (Narayanan et al. 2021, arXiv:2104.04473
 ///                      §2.2.1: bubble fraction (p−1)/m of ideal time; (p−1)/(m+p−1) of the step).
-///   step_seconds = compute + tp_allreduce + pp_bubble + exposed_comm.
+///   ep_alltoall_seconds: MoE expert parallel: 4 all-to-alls (dispatch+combine, fwd+bwd) per MoE
+///                      layer of s·b·h·k·bytes·(ep−1)/ep (Lepikhin et al. 2020, GShard).
+///   pp_p2p_seconds:    2·v transfers per micro-batch of s·b·h·bytes/t (Narayanan et al. 2021 §4.1).
+///   optimizer_seconds: bytes read+written per updated parameter (AdamW mixed precision: fp32
+///                      master r/w 8 + m,v r/w 16 + grad 2 + 16-bit weight write 2 = 28 B) × params
+///                      updated on the GPU (÷ dp with ZeRO ≥ 1) / (HBM bandwidth × efficiency).
+///   step_seconds = compute + tp_allreduce + ep_alltoall + pp_p2p + pp_bubble + exposed_comm
+///                  + optimizer.
+/// Not modelled: CPU offload (ZeRO-Offload) transfers and CPU-Adam time (offloaded updates count
+/// 0 GPU time), stragglers, data loading, failures and restarts.
 ///   mfu = model FLOP per step (no recompute) / (step_seconds × GPUs × dense peak).
 #include <cstdint>
 #include <optional>
@@ -73,26 +82,31 @@ ClusterSpec make_cluster(const GpuSpec& gpu, int gpus_per_node, int nodes, doubl
 
 /// Tunable constants of the performance model, each with its documented default and source.
 struct PerfAssumptions {
-  /// Kernel efficiency (fraction of dense peak the matmul-dominated kernels reach) for large
-  /// matmuls, by GPU class. Calibrated on Megatron-LM A100 runs (Narayanan et al. 2021
-  /// Table 1: 43–52% of peak INCLUDING communication and bubbles) — see docs/performance-model.md.
-  double base_efficiency_ampere = 0.58;
+  /// Kernel efficiency (fraction of dense peak reached over a whole forward/backward, incl.
+  /// the memory-bound elementwise ops) in the limit of a very wide model, by GPU class.
+  /// Calibrated on Megatron-LM A100 runs (Narayanan et al. 2021 Tables 1-2; Korthikanti et al.
+  /// 2022 Table 5) — see docs/performance-model.md for the per-case errors.
+  double base_efficiency_ampere = 0.73;
   /// Hopper/Blackwell reach a lower fraction of a higher peak (Llama 3 405B: 38–43% BF16 MFU on
-  /// H100, Dubey et al. 2024 arXiv:2407.21783 Table 4).
-  double base_efficiency_hopper = 0.50;
-  /// Consumer/workstation and other GPUs (no calibration data: conservative).
-  double base_efficiency_other = 0.45;
+  /// H100 with all overheads, Dubey et al. 2024 arXiv:2407.21783 Table 4): 0.82 × the A100 value.
+  double base_efficiency_hopper = 0.60;
+  /// Consumer/workstation, AMD and other GPUs (no calibration data here: conservative).
+  double base_efficiency_other = 0.50;
   /// FP8 reaches a lower fraction of its (2×) peak: ~1.3–1.5× the BF16 speed in practice.
   double fp8_efficiency_factor = 0.70;
-  /// Matmul-size factor: efficiency × 1/(1 + hidden_half_width / (hidden/TP)).
-  double hidden_half_width = 128;
-  /// and × 1/(1 + tokens_half_width / (micro_batch × seq)).
+  /// Width factor: efficiency × 1/(1 + hidden_half_width / hidden). Elementwise, memory-bound
+  /// work (norms, softmax, residuals, dropout) grows ∝ s·h while the matmuls grow ∝ s·h², so
+  /// its share falls ∝ 1/h; fitted on Megatron GPT 1.7B (h 2304: 44% of peak) … 1T (h 25600: 52–57%).
+  double hidden_half_width = 1500;
+  /// Token factor: × 1/(1 + tokens_half_width / (micro_batch × seq)) (small GEMMs at tiny batches).
   double tokens_half_width = 128;
+  /// Optimizer update: memory-bound, this fraction of HBM bandwidth.
+  double optimizer_bw_efficiency = 0.7;
   /// Achieved fraction of link bandwidth in collectives (NCCL bus bandwidth ~80% of peak).
   double link_efficiency = 0.8;
-  /// Achieved fraction of the inter-node network (large clusters, congestion): calibrated on
-  /// Narayanan et al. 2021 Table 2 ZeRO-3 rows.
-  double network_efficiency = 0.6;
+  /// Achieved fraction of the inter-node network line rate in NCCL collectives (nccl-tests on
+  /// InfiniBand HDR/NDR typically reach 80–95% of line rate as bus bandwidth).
+  double network_efficiency = 0.8;
   /// Fraction of DP/ZeRO communication that overlaps compute (backward for gradient
   /// all-reduce; the whole pass for ZeRO-3 prefetched all-gathers). PyTorch DDP buckets and
   /// DeepSpeed overlap_comm make it high; 1.0 = fully hidden while comm < compute.
@@ -121,17 +135,21 @@ struct PerfAssumptions {
 
 /// One training step (one optimizer update over global_batch_seqs sequences).
 struct TrainingStepRequest {
-  TrainPrecision precision{};      ///< decides the peak dtype (bf16/fp16 -> that peak; fp8 -> fp8; fp32 -> tf32)
+  TrainPrecision precision = TrainPrecision::bf16_mixed;  ///< peak dtype: bf16_* -> bf16, fp16 -> fp16, fp8 -> fp8, fp32/tf32 -> tf32
   std::int64_t seq_len = 2048;     ///< tokens per sequence, >= 1
   std::int64_t global_batch_seqs = 0;  ///< sequences per optimizer step, >= 1; split over DP ranks
   ParallelLayout layout{};         ///< tp, pp, dp, ep, zero_stage, micro_batch, ...
-  Recompute recompute{};
-  Task task{};                     ///< full training vs LoRA/QLoRA (FLOPs, gradient volume)
-  int virtual_pipeline_stages = 1; ///< interleaved 1F1B chunks per GPU (v); 1 = plain 1F1B
+  Recompute recompute = Recompute::none;
+  Task task = Task::pretrain;                   ///< full training vs LoRA/QLoRA (FLOPs, gradient volume)
+  // Interleaved pipeline chunks per GPU (v) are layout.virtual_stages (1 = plain 1F1B).
+  /// LoRA/QLoRA rank r: the adapters (all linear layers) are the only gradients reduced over DP.
+  int lora_rank = 16;
+  Optimizer optimizer = Optimizer::adamw;  ///< bytes touched by the update (optimizer_seconds)
 };
 
 /// Breakdown of one training step. step_seconds = compute_seconds + tp_allreduce_seconds
-/// + pp_bubble_seconds + exposed_comm_seconds. dp_allreduce_seconds and zero_allgather_seconds
+/// + ep_alltoall_seconds + pp_p2p_seconds + pp_bubble_seconds + exposed_comm_seconds
+/// + optimizer_seconds. dp_allreduce_seconds and zero_allgather_seconds
 /// are the full (un-overlapped) communication times; exposed_comm_seconds is what remains
 /// on the critical path after overlap.
 struct TrainingStepEstimate {
@@ -140,6 +158,9 @@ struct TrainingStepEstimate {
   double dp_allreduce_seconds = 0;    ///< gradient all-reduce (ZeRO-0/1/2), before overlap
   double zero_allgather_seconds = 0;  ///< ZeRO-3/FSDP gathers + reduce-scatter, before overlap
   double tp_allreduce_seconds = 0;    ///< TP all-reduces, on the critical path
+  double ep_alltoall_seconds = 0;     ///< MoE expert-parallel all-to-alls, on the critical path
+  double pp_p2p_seconds = 0;          ///< pipeline activation/gradient transfers, on the critical path
+  double optimizer_seconds = 0;       ///< optimizer update (memory-bound), on the critical path
   double pp_bubble_seconds = 0;       ///< pipeline fill/drain idle time
   double exposed_comm_seconds = 0;    ///< DP/ZeRO comm not hidden behind compute
   double kernel_efficiency = 0;       ///< fraction of peak used in compute_seconds

@@ -30,8 +30,8 @@
 namespace gpuplan {
 
 struct ServingPerfRequest {
-  WeightQuant quant{};             ///< weight format (bytes/param and kernel efficiency)
-  KvDtype kv_dtype{};              ///< KV-cache element type
+  WeightQuant quant = WeightQuant::bf16;  ///< weight format (weight_quant_bits(); kernel efficiency)
+  KvDtype kv_dtype = KvDtype::bf16;            ///< KV-cache element type
   std::int64_t prompt_tokens = 512;   ///< >= 1
   std::int64_t output_tokens = 128;   ///< >= 1
   std::int64_t concurrency = 1;       ///< sequences the server runs at once (target), >= 1
@@ -54,15 +54,11 @@ struct ServingEstimate {
   bool decode_compute_bound = false;  ///< decode_compute_seconds > decode_memory_seconds
 };
 
-/// Bytes per weight for a quantisation (bf16/fp16 2, int8/fp8 1, 4-bit formats incl. block
-/// scales: Q4_0 4.5 bits, NF4/GPTQ/AWQ ≈ 4.25 bits with group-128 scales).
-double weight_bytes_per_param(WeightQuant quant);
-/// Bytes per KV-cache element.
-double kv_bytes_per_element(KvDtype kv_dtype);
-/// KV-cache bytes per token of one sequence (all layers): 2·L·K·d·bytes for MHA/GQA/MQA,
-/// (kv_lora_rank + qk_rope_head_dim)·L·bytes for MLA (DESIGN.md; DeepSeek-V2 §2.1),
-/// sliding-window layers capped at the window by the caller's token count.
-double kv_bytes_per_token(const ModelArch& arch, KvDtype kv_dtype);
+/// KV-cache bytes a decode step reads for ONE sequence holding `context_tokens` tokens (all
+/// layers): 2·L·K·d·bytes per token for MHA/GQA/MQA, (kv_lora_rank + qk_rope_head_dim)·L·bytes
+/// for MLA (Pope et al. 2022 §2; DeepSeek-V2 §2.1.4); sliding-window layers read at most
+/// `window` tokens. Bytes per element from kv_dtype_bytes() (memory.hpp).
+double decode_kv_bytes(const ModelArch& arch, KvDtype kv_dtype, std::int64_t context_tokens);
 
 /// Estimates one replica. kv_capacity_bytes = GPU memory left for the KV cache across the
 /// replica's tp GPUs (from serving_memory()). Throws Error{invalid_input} for non-positive

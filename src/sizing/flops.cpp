@@ -1,0 +1,121 @@
+#include "sizing/flops.hpp"
+
+#include <algorithm>
+#include <optional>
+
+namespace gpuplan {
+namespace {
+
+bool has_attention(const ModelArch& arch) {
+  return arch.family == ModelFamily::decoder && arch.num_layers > 0 && arch.num_attention_heads > 0 &&
+         !arch.ssm.has_value();
+}
+
+/// Per-token width of the Q·Kᵀ and A·V products summed over heads (forward FLOP per key =
+/// 2·qk_width + 2·v_width).
+struct AttentionWidths {
+  double qk = 0;
+  double v = 0;
+};
+
+AttentionWidths attention_widths(const ModelArch& arch) {
+  const double heads = static_cast<double>(arch.num_attention_heads);
+  if (arch.mla.has_value()) {
+    const MlaSpec& m = *arch.mla;
+    return {heads * static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim),
+            heads * static_cast<double>(m.v_head_dim)};
+  }
+  double head_dim = static_cast<double>(arch.head_dim);
+  if (head_dim <= 0 && arch.num_attention_heads > 0)
+    head_dim = static_cast<double>(arch.hidden_size) / heads;
+  return {heads * head_dim, heads * head_dim};
+}
+
+/// Mean number of keys a query attends to in a causal sequence of s tokens with an optional
+/// window w: query i (1-based) sees min(i, w) keys.
+double causal_mean_keys(std::int64_t s, std::optional<std::int64_t> window) {
+  const double sd = static_cast<double>(s);
+  if (!window || *window >= s) return (sd + 1.0) / 2.0;
+  const double w = static_cast<double>(*window);
+  return (w * (w + 1.0) / 2.0 + (sd - w) * w) / sd;
+}
+
+/// Sum over attention layers of the forward attention FLOP per token, given a function that
+/// returns the keys attended per query for a layer (full or windowed).
+template <class KeysFn>
+double attention_forward_flop(const ModelArch& arch, KeysFn keys_for_layer) {
+  if (!has_attention(arch)) return 0;
+  const AttentionWidths w = attention_widths(arch);
+  const double per_key = 2.0 * w.qk + 2.0 * w.v;
+  const std::int64_t sliding = arch.sliding_window ? arch.num_sliding_window_layers() : 0;
+  // Mistral v0.1-style configs set sliding_window without a per-layer list: all layers.
+  const std::int64_t windowed =
+      arch.sliding_window ? (arch.layer_uses_sliding_window.empty() ? arch.num_layers : sliding) : 0;
+  const std::int64_t full_layers = arch.num_layers - windowed;
+  return per_key * (static_cast<double>(full_layers) * keys_for_layer(false) +
+                    static_cast<double>(windowed) * keys_for_layer(true));
+}
+
+FlopsPerToken make(double matmul, double attention) { return {matmul, attention, matmul + attention}; }
+
+bool frozen_base(Task task) { return task == Task::lora || task == Task::qlora; }
+
+}  // namespace
+
+double matmul_params_per_token(const ModelArch& arch) {
+  const ParamBreakdown& p = arch.params;
+  double n = static_cast<double>(p.active() - p.embeddings - p.norms);
+  if (arch.family == ModelFamily::decoder && arch.tied_embeddings && p.head == 0)
+    n += static_cast<double>(arch.vocab_size) * static_cast<double>(arch.hidden_size);
+  return std::max(n, 0.0);
+}
+
+FlopsPerToken forward_flops_per_token(const ModelArch& arch, std::int64_t seq_len) {
+  const std::int64_t s = std::max<std::int64_t>(seq_len, 1);
+  const double matmul = 2.0 * matmul_params_per_token(arch);
+  const double attention = attention_forward_flop(
+      arch, [&](bool windowed) { return causal_mean_keys(s, windowed ? arch.sliding_window : std::nullopt); });
+  return make(matmul, attention);
+}
+
+FlopsPerToken model_training_flops_per_token(const ModelArch& arch, std::int64_t seq_len, Task task) {
+  const FlopsPerToken fwd = forward_flops_per_token(arch, seq_len);
+  // Full training: forward + backward (2 × forward). Frozen base weights: the matmuls skip the
+  // weight-gradient half of the backward; the attention core has no weights, its backward is
+  // still 2 × forward.
+  const double matmul_passes = frozen_base(task) ? 2.0 : 3.0;
+  return make(matmul_passes * fwd.dense_matmul_flop, 3.0 * fwd.attention_flop);
+}
+
+FlopsPerToken training_flops_per_token(const ModelArch& arch, std::int64_t seq_len, Recompute recompute,
+                                       Task task) {
+  const FlopsPerToken fwd = forward_flops_per_token(arch, seq_len);
+  FlopsPerToken t = model_training_flops_per_token(arch, seq_len, task);
+  switch (recompute) {
+    case Recompute::none: break;
+    case Recompute::selective: t.attention_flop += fwd.attention_flop; break;
+    case Recompute::full:
+      t.dense_matmul_flop += fwd.dense_matmul_flop;
+      t.attention_flop += fwd.attention_flop;
+      break;
+  }
+  t.total_flop = t.dense_matmul_flop + t.attention_flop;
+  return t;
+}
+
+FlopsPerToken inference_flops_per_token(const ModelArch& arch, std::int64_t context_tokens) {
+  const std::int64_t c = std::max<std::int64_t>(context_tokens, 1);
+  const double matmul = 2.0 * matmul_params_per_token(arch);
+  const double attention = attention_forward_flop(arch, [&](bool windowed) {
+    const std::int64_t keys = windowed && arch.sliding_window ? std::min(c, *arch.sliding_window) : c;
+    return static_cast<double>(keys);
+  });
+  return make(matmul, attention);
+}
+
+double prefill_flops(const ModelArch& arch, std::int64_t prompt_tokens) {
+  const std::int64_t p = std::max<std::int64_t>(prompt_tokens, 1);
+  return forward_flops_per_token(arch, p).total_flop * static_cast<double>(p);
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,435 @@
+#include "sizing/perf.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "util/error.hpp"
+
+namespace gpuplan {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+double safe_div(double a, double b) { return b > 0 ? a / b : (a > 0 ? kInf : 0.0); }
+
+bool frozen_base(Task task) { return task == Task::lora || task == Task::qlora; }
+
+Dtype requested_dtype(TrainPrecision p) {
+  switch (p) {
+    case TrainPrecision::bf16_mixed:
+    case TrainPrecision::bf16_pure: return Dtype::bf16;
+    case TrainPrecision::fp16_mixed: return Dtype::fp16;
+    case TrainPrecision::fp8_mixed: return Dtype::fp8;
+    case TrainPrecision::fp32:
+    case TrainPrecision::tf32: return Dtype::tf32;
+  }
+  return Dtype::bf16;
+}
+
+/// Bytes of one activation / gradient element exchanged between GPUs.
+double comm_element_bytes(TrainPrecision p) {
+  return (p == TrainPrecision::fp32 || p == TrainPrecision::tf32) ? 4.0 : 2.0;
+}
+
+/// The peak used and the dtype it belongs to, with the documented fallback chain.
+struct Peak {
+  double flops_per_s = 0;
+  Dtype dtype = Dtype::bf16;
+};
+
+Peak peak_for(const GpuSpec& gpu, Dtype wanted) {
+  static constexpr Dtype kChainFp8[] = {Dtype::fp8, Dtype::bf16, Dtype::fp16, Dtype::tf32, Dtype::fp32};
+  static constexpr Dtype kChainBf16[] = {Dtype::bf16, Dtype::fp16, Dtype::tf32, Dtype::fp32, Dtype::fp32};
+  static constexpr Dtype kChainFp16[] = {Dtype::fp16, Dtype::bf16, Dtype::tf32, Dtype::fp32, Dtype::fp32};
+  static constexpr Dtype kChainTf32[] = {Dtype::tf32, Dtype::fp32, Dtype::fp32, Dtype::fp32, Dtype::fp32};
+  const Dtype* chain = kChainBf16;
+  if (wanted == Dtype::fp8) chain = kChainFp8;
+  else if (wanted == Dtype::fp16) chain = kChainFp16;
+  else if (wanted == Dtype::tf32 || wanted == Dtype::fp32) chain = kChainTf32;
+  for (int i = 0; i < 5; ++i) {
+    if (auto f = gpu.dense_flops(chain[i]); f && *f > 0) return {*f, chain[i]};
+  }
+  return {0.0, wanted};
+}
+
+enum class GpuClass { ampere_datacenter, hopper_or_newer, other };
+
+GpuClass gpu_class(const GpuSpec& gpu) {
+  if (gpu.vendor == "NVIDIA") {
+    if (gpu.architecture == "Hopper" || gpu.architecture == "Blackwell") return GpuClass::hopper_or_newer;
+    if (gpu.architecture == "Ampere" && gpu.is_hbm()) return GpuClass::ampere_datacenter;
+  }
+  return GpuClass::other;
+}
+
+double base_efficiency(const GpuSpec& gpu, const PerfAssumptions& a) {
+  switch (gpu_class(gpu)) {
+    case GpuClass::ampere_datacenter: return a.base_efficiency_ampere;
+    case GpuClass::hopper_or_newer: return a.base_efficiency_hopper;
+    case GpuClass::other: return a.base_efficiency_other;
+  }
+  return a.base_efficiency_other;
+}
+
+/// Trainable parameters (whose gradients are reduced over DP) for LoRA on all linear layers
+/// of the attention and dense MLP, rank r: r·(d_in + d_out) per adapted matrix [Hu et al. 2021 §4].
+double lora_adapter_params(const ModelArch& arch, int rank) {
+  const double r = rank;
+  const double h = static_cast<double>(arch.hidden_size);
+  const double d = arch.head_dim > 0 ? static_cast<double>(arch.head_dim)
+                                     : safe_div(h, static_cast<double>(std::max<std::int64_t>(arch.num_attention_heads, 1)));
+  const double q = static_cast<double>(arch.num_attention_heads) * d;
+  const double kv = static_cast<double>(arch.num_kv_heads > 0 ? arch.num_kv_heads : arch.num_attention_heads) * d;
+  const double inter = static_cast<double>(arch.moe ? arch.moe->expert_intermediate_size : arch.intermediate_size);
+  const double mlp_mats = arch.gated_mlp ? 3.0 : 2.0;
+  const double per_layer = r * ((h + q) + 2.0 * (h + kv) + (q + h)) + mlp_mats * r * (h + inter);
+  return per_layer * static_cast<double>(arch.num_layers);
+}
+
+/// Everything estimate_training_step and explain_training_step share.
+struct Work {
+  TrainingStepEstimate e;
+  Peak peak;
+  FlopsPerToken hw_per_token;
+  FlopsPerToken model_per_token;
+  double tokens_per_step = 0;
+  int gpus = 1;
+  double grad_bytes_per_gpu = 0;   ///< gradients reduced over DP per GPU
+  double param_bytes_per_gpu = 0;  ///< ZeRO-3 gathered parameter bytes per GPU (its shard × dp)
+  int dp_per_node = 1;
+  double tp_bytes = 0;             ///< one TP all-reduce message
+  double tp_link_bytes_per_s = 0;
+  int tp_collectives_per_layer = 0;
+  double layers_per_stage = 0;
+  double backward_fraction = 0;
+  double exposed_dp = 0;
+  double exposed_zero = 0;
+  double optimizer_bytes_per_param = 0;
+  double updated_params_per_gpu = 0;
+};
+
+/// Bytes read + written per updated parameter by one optimizer step (see perf.hpp).
+double optimizer_update_bytes(TrainPrecision p, Optimizer o, double grad_bytes) {
+  const bool pure16 = p == TrainPrecision::bf16_pure;
+  const bool fp32 = p == TrainPrecision::fp32 || p == TrainPrecision::tf32;
+  const double state_bytes = pure16 ? 2.0 : 4.0;  // per optimizer state element
+  double states = 0;
+  switch (o) {
+    case Optimizer::adamw: states = 2 * state_bytes; break;
+    case Optimizer::adamw_8bit: states = 2.0; break;
+    case Optimizer::sgd_momentum:
+    case Optimizer::lion: states = state_bytes; break;
+    case Optimizer::adafactor: states = 0.0; break;  // factored: rows + cols, negligible
+  }
+  const double master_rw = (pure16 || fp32) ? 0.0 : 8.0;   // fp32 master read + write
+  const double weight_rw = fp32 ? 8.0 : (pure16 ? 4.0 : 2.0);  // mixed: only the 16-bit copy is written
+  return 2.0 * states + master_rw + weight_rw + grad_bytes;
+}
+
+void validate(const TrainingStepRequest& r, const ClusterSpec& c) {
+  if (c.gpu == nullptr) throw_invalid("cluster.gpu", "no GPU given", "a GPU from the catalog");
+  if (c.gpus_per_node < 1 || c.nodes < 1)
+    throw_invalid("cluster", fmt::format("{} GPUs per node × {} nodes", c.gpus_per_node, c.nodes),
+                  "at least 1 GPU per node and 1 node");
+  const ParallelLayout& l = r.layout;
+  if (l.tp < 1 || l.pp < 1 || l.dp < 1 || l.ep < 1)
+    throw_invalid("--tp/--pp/--dp/--ep", fmt::format("tp {} pp {} dp {} ep {}", l.tp, l.pp, l.dp, l.ep),
+                  "degrees >= 1");
+  if (l.micro_batch < 1) throw_invalid("--micro-batch", fmt::format("{}", l.micro_batch), "an integer >= 1");
+  if (l.zero_stage < 0 || l.zero_stage > 3)
+    throw_invalid("--zero-stage", fmt::format("{}", l.zero_stage), "0, 1, 2 or 3");
+  if (r.seq_len < 1) throw_invalid("--seq", fmt::format("{}", r.seq_len), "an integer >= 1");
+  if (r.global_batch_seqs < 1)
+    throw_invalid("--global-batch", fmt::format("{}", r.global_batch_seqs), "an integer >= 1");
+}
+
+Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const ClusterSpec& c,
+                  const PerfAssumptions& a) {
+  validate(r, c);
+  const GpuSpec& gpu = *c.gpu;
+  const ParallelLayout& l = r.layout;
+  Work w;
+  TrainingStepEstimate& e = w.e;
+  w.gpus = l.tp * l.pp * l.dp;
+  const double tp = l.tp, pp = l.pp;
+  const int v = std::max(l.virtual_stages, 1);
+
+  // Micro-batches per pipeline per step.
+  const std::int64_t per_dp = std::max<std::int64_t>(r.global_batch_seqs / l.dp, 1);
+  const std::int64_t m = std::max<std::int64_t>((per_dp + l.micro_batch - 1) / l.micro_batch, 1);
+  e.micro_batches_per_step = m;
+  const double md = static_cast<double>(m);
+  w.tokens_per_step = static_cast<double>(r.global_batch_seqs) * static_cast<double>(r.seq_len);
+
+  // FLOPs.
+  w.hw_per_token = training_flops_per_token(arch, r.seq_len, r.recompute, r.task);
+  w.model_per_token = model_training_flops_per_token(arch, r.seq_len, r.task);
+  e.hardware_flop_per_step = w.hw_per_token.total_flop * w.tokens_per_step;
+  e.model_flop_per_step = w.model_per_token.total_flop * w.tokens_per_step;
+  const FlopsPerToken fwd = forward_flops_per_token(arch, r.seq_len);
+  w.backward_fraction = fwd.total_flop > 0 ? 1.0 - fwd.total_flop / w.hw_per_token.total_flop : 0.0;
+
+  // Compute.
+  w.peak = peak_for(gpu, requested_dtype(r.precision));
+  e.peak_flops_per_s = w.peak.flops_per_s;
+  e.kernel_efficiency = kernel_efficiency(arch, r, gpu, a);
+  const double hw_per_gpu = e.hardware_flop_per_step / static_cast<double>(w.gpus);
+  e.compute_seconds = safe_div(hw_per_gpu, w.peak.flops_per_s * e.kernel_efficiency);
+  if (r.task == Task::qlora) e.compute_seconds *= a.qlora_dequant_overhead;
+
+  const double elem = comm_element_bytes(r.precision);
+  const double h = static_cast<double>(arch.hidden_size);
+  const double s = static_cast<double>(r.seq_len);
+  const double b = l.micro_batch;
+  const double per_gpu_net = safe_div(c.inter_node_bytes_per_s, c.gpus_per_node) * a.network_efficiency;
+  const double intra = c.intra_node_bytes_per_s * a.link_efficiency;
+  w.layers_per_stage = std::ceil(static_cast<double>(arch.num_layers) / pp);
+
+  // Tensor parallel all-reduces (Megatron §3): 2 fwd + 2 bwd (+2 recomputed fwd) per layer.
+  if (l.tp > 1 && arch.hidden_size > 0) {
+    w.tp_bytes = s * b * h * elem;
+    w.tp_link_bytes_per_s = l.tp <= c.gpus_per_node ? intra : per_gpu_net;
+    w.tp_collectives_per_layer = 4 + (r.recompute == Recompute::full ? 2 : 0);
+    e.tp_allreduce_seconds = md * w.layers_per_stage * w.tp_collectives_per_layer *
+                             ring_allreduce_seconds(w.tp_bytes, l.tp, w.tp_link_bytes_per_s);
+  }
+
+  // Expert-parallel all-to-all: dispatch + combine, forward and backward, per MoE layer.
+  if (arch.moe && l.ep > 1) {
+    const double k = static_cast<double>(std::max<std::int64_t>(arch.moe->experts_per_token, 1));
+    const double bytes = s * b * h * k * elem * (l.ep - 1.0) / l.ep;
+    const double bw = l.tp * l.ep <= c.gpus_per_node ? intra : per_gpu_net;
+    const double moe_layers = std::ceil(static_cast<double>(arch.moe->num_moe_layers) / pp);
+    e.ep_alltoall_seconds = md * moe_layers * 4.0 * safe_div(bytes, bw);
+  }
+
+  // Pipeline point-to-point: activations forward, gradients backward, scatter/gather over TP
+  // (Narayanan et al. 2021 §4.1): s·b·h·bytes / t per transfer.
+  if (l.pp > 1) {
+    const bool stages_cross_nodes = l.tp * l.dp >= c.gpus_per_node;
+    const double bw = stages_cross_nodes ? per_gpu_net : intra;
+    e.pp_p2p_seconds = md * 2.0 * v * safe_div(s * b * h * elem / tp, bw);
+  }
+
+  // Data parallel. Placement: TP ranks innermost, then DP, then PP (Megatron-LM order).
+  w.dp_per_node = l.tp >= c.gpus_per_node ? 1 : std::max(1, std::min(l.dp, c.gpus_per_node / l.tp));
+  const double total_params = static_cast<double>(arch.params.total());
+  const double expert_params = static_cast<double>(arch.params.experts);
+  const double params_per_gpu = (total_params - expert_params) / (tp * pp) + expert_params / (tp * pp * l.ep);
+  const double trainable_per_gpu =
+      frozen_base(r.task) ? lora_adapter_params(arch, r.lora_rank) / (tp * pp) : params_per_gpu;
+  w.grad_bytes_per_gpu = trainable_per_gpu * elem;
+  if (l.dp > 1) {
+    if (l.zero_stage < 3) {
+      e.dp_allreduce_seconds = hierarchical_allreduce_seconds(w.grad_bytes_per_gpu, l.dp, w.dp_per_node, c, a);
+      // Gradient accumulation reduces once, during the last micro-batch's backward.
+      const double window = e.compute_seconds / md * w.backward_fraction;
+      w.exposed_dp = std::max(0.0, e.dp_allreduce_seconds - a.comm_overlap_fraction * window);
+    } else {
+      // ZeRO-3 / FSDP: gather fwd + gather bwd (+ reduce-scatter of gradients) per micro-batch.
+      double weight_bytes = elem;
+      if (r.task == Task::qlora) weight_bytes = weight_quant_bits(WeightQuant::nf4) / 8.0;
+      w.param_bytes_per_gpu = params_per_gpu * weight_bytes;
+      const double ar = hierarchical_allreduce_seconds(w.param_bytes_per_gpu, l.dp, w.dp_per_node, c, a);
+      // all-reduce = 2 × all-gather volume: gathers fwd+bwd = 1 all-reduce; + reduce-scatter = 1.5.
+      const double per_micro_batch = frozen_base(r.task) ? ar : 1.5 * ar;
+      e.zero_allgather_seconds = md * per_micro_batch;
+      const double window = e.compute_seconds / md;
+      w.exposed_zero = md * std::max(0.0, per_micro_batch - a.comm_overlap_fraction * window);
+      if (frozen_base(r.task)) {
+        e.dp_allreduce_seconds = hierarchical_allreduce_seconds(w.grad_bytes_per_gpu, l.dp, w.dp_per_node, c, a);
+        w.exposed_dp = e.dp_allreduce_seconds;  // tiny adapters: not worth overlapping
+      }
+    }
+  }
+  e.exposed_comm_seconds = w.exposed_dp + w.exposed_zero;
+
+  // Optimizer update, memory-bound.
+  if (!r.layout.offload_optimizer) {
+    w.optimizer_bytes_per_param = optimizer_update_bytes(r.precision, r.optimizer, elem);
+    w.updated_params_per_gpu = trainable_per_gpu / (l.zero_stage >= 1 ? static_cast<double>(l.dp) : 1.0);
+    e.optimizer_seconds = safe_div(w.updated_params_per_gpu * w.optimizer_bytes_per_param,
+                                   gpu.memory_bandwidth_bytes_per_s * a.optimizer_bw_efficiency);
+  }
+
+  // Pipeline bubble: (p−1)/(v·m) of the ideal (bubble-free) time (Narayanan et al. 2021 §2.2).
+  if (l.pp > 1) {
+    const double ideal = e.compute_seconds + e.tp_allreduce_seconds + e.ep_alltoall_seconds;
+    e.pp_bubble_seconds = ideal * (pp - 1.0) / (v * md);
+  }
+
+  e.step_seconds = e.compute_seconds + e.tp_allreduce_seconds + e.ep_alltoall_seconds + e.pp_p2p_seconds +
+                   e.pp_bubble_seconds + e.exposed_comm_seconds + e.optimizer_seconds;
+  const double cluster_peak = e.step_seconds * static_cast<double>(w.gpus) * w.peak.flops_per_s;
+  e.mfu = safe_div(e.model_flop_per_step, cluster_peak);
+  e.hfu = safe_div(e.hardware_flop_per_step, cluster_peak);
+  e.tokens_per_s = safe_div(w.tokens_per_step, e.step_seconds);
+  return w;
+}
+
+std::string si(double v, const char* unit) {
+  if (!std::isfinite(v)) return fmt::format("inf {}", unit);
+  return fmt::format("{:.4g} {}", v, unit);
+}
+
+}  // namespace
+
+double pcie_x16_bytes_per_s(std::optional<int> pcie_gen) {
+  if (!pcie_gen) return 31.5e9;
+  switch (*pcie_gen) {
+    case 3: return 15.75e9;
+    case 4: return 31.5e9;
+    case 5: return 63.0e9;
+    case 6: return 121.0e9;
+    default: return *pcie_gen < 3 ? 8.0e9 : 31.5e9;
+  }
+}
+
+ClusterSpec make_cluster(const GpuSpec& gpu, int gpus_per_node, int nodes, double inter_node_bytes_per_s) {
+  ClusterSpec c;
+  c.gpu = &gpu;
+  c.gpus_per_node = gpus_per_node;
+  c.nodes = nodes;
+  c.inter_node_bytes_per_s = inter_node_bytes_per_s;
+  const bool bridge_only = gpu.interconnect.find("bridge") != std::string::npos;
+  const bool nvlink = gpu.has_gpu_link() && (bridge_only ? gpus_per_node <= 2 : gpus_per_node <= 8);
+  c.intra_node_nvlink = nvlink;
+  c.intra_node_bytes_per_s = nvlink ? gpu.gpu_link_bytes_per_s / 2.0 : pcie_x16_bytes_per_s(gpu.pcie_gen);
+  return c;
+}
+
+double kernel_efficiency(const ModelArch& arch, const TrainingStepRequest& request, const GpuSpec& gpu,
+                         const PerfAssumptions& a) {
+  double eff = base_efficiency(gpu, a);
+  if (peak_for(gpu, requested_dtype(request.precision)).dtype == Dtype::fp8) eff *= a.fp8_efficiency_factor;
+  if (arch.hidden_size > 0) eff /= 1.0 + a.hidden_half_width / static_cast<double>(arch.hidden_size);
+  const double tokens = static_cast<double>(std::max(request.layout.micro_batch, 1)) *
+                        static_cast<double>(std::max<std::int64_t>(request.seq_len, 1));
+  eff /= 1.0 + a.tokens_half_width / tokens;
+  return eff;
+}
+
+double ring_allreduce_seconds(double bytes, int n, double bytes_per_s) {
+  if (n <= 1 || bytes <= 0) return 0;
+  return safe_div(2.0 * (n - 1.0) / n * bytes, bytes_per_s);
+}
+
+double ring_allgather_seconds(double bytes, int n, double bytes_per_s) {
+  if (n <= 1 || bytes <= 0) return 0;
+  return safe_div((n - 1.0) / n * bytes, bytes_per_s);
+}
+
+double hierarchical_allreduce_seconds(double bytes, int group_size, int group_per_node, const ClusterSpec& cluster,
+                                      const PerfAssumptions& a) {
+  if (group_size <= 1 || bytes <= 0) return 0;
+  const int g = std::clamp(group_per_node, 1, group_size);
+  const int nodes = (group_size + g - 1) / g;
+  const double intra = g > 1 ? ring_allreduce_seconds(bytes, g, cluster.intra_node_bytes_per_s * a.link_efficiency) : 0;
+  double inter = 0;
+  if (nodes > 1) {
+    const double per_gpu = safe_div(cluster.inter_node_bytes_per_s, std::max(cluster.gpus_per_node, 1)) *
+                           a.network_efficiency;
+    inter = ring_allreduce_seconds(bytes / g, nodes, per_gpu);
+  }
+  return std::max(intra, inter);
+}
+
+double pipeline_bubble_fraction(int pp, std::int64_t micro_batches, int virtual_stages) {
+  if (pp <= 1) return 0;
+  const double v = std::max(virtual_stages, 1);
+  const double m = static_cast<double>(std::max<std::int64_t>(micro_batches, 1));
+  return (pp - 1.0) / (v * m + pp - 1.0);
+}
+
+TrainingStepEstimate estimate_training_step(const ModelArch& arch, const TrainingStepRequest& request,
+                                            const ClusterSpec& cluster, const PerfAssumptions& assumptions) {
+  return compute_work(arch, request, cluster, assumptions).e;
+}
+
+std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const TrainingStepRequest& r,
+                                               const ClusterSpec& c, const PerfAssumptions& a) {
+  const Work w = compute_work(arch, r, c, a);
+  const TrainingStepEstimate& e = w.e;
+  const ParallelLayout& l = r.layout;
+  std::vector<ExplainLine> out;
+  const double md = static_cast<double>(e.micro_batches_per_step);
+  out.push_back({"hardware_flop_per_step", e.hardware_flop_per_step,
+                 fmt::format("({} matmul + {} attention) FLOP/token × {} tokens = {}",
+                             si(w.hw_per_token.dense_matmul_flop, "FLOP"), si(w.hw_per_token.attention_flop, "FLOP"),
+                             si(w.tokens_per_step, ""), si(e.hardware_flop_per_step, "FLOP")),
+                 "6·N per token (Kaplan et al. 2020 Table 1) + attention; full recompute 8·N (Narayanan et al. "
+                 "2021 Eq. 3); LoRA 4·N; see flops.hpp"});
+  out.push_back({"compute_seconds", e.compute_seconds,
+                 fmt::format("{} / ({} GPUs × {} ({}) × efficiency {:.3f}){} = {}", si(e.hardware_flop_per_step, "FLOP"),
+                             w.gpus, si(w.peak.flops_per_s, "FLOP/s"), dtype_name(w.peak.dtype), e.kernel_efficiency,
+                             r.task == Task::qlora ? fmt::format(" × QLoRA de-quantisation {:.2f}", a.qlora_dequant_overhead)
+                                                   : std::string(),
+                             si(e.compute_seconds, "s")),
+                 "kernel efficiency = base(GPU class) × 1/(1+1500/h) × 1/(1+128/(b·s)), calibrated on Megatron-LM "
+                 "(Narayanan et al. 2021 Table 1); docs/performance-model.md"});
+  out.push_back({"tp_allreduce_seconds", e.tp_allreduce_seconds,
+                 l.tp > 1 ? fmt::format("{} micro-batches × {} layers × {} all-reduces × 2({}−1)/{} × {} / {} = {}", md,
+                                        w.layers_per_stage, w.tp_collectives_per_layer, l.tp, l.tp, si(w.tp_bytes, "B"),
+                                        si(w.tp_link_bytes_per_s, "B/s"), si(e.tp_allreduce_seconds, "s"))
+                          : std::string("tp = 1: no tensor-parallel communication"),
+                 "Megatron-LM TP: 2 all-reduces forward + 2 backward per layer (Shoeybi et al. 2019 §3); ring "
+                 "2(n−1)/n (Patarasuk & Yuan 2009)"});
+  out.push_back({"ep_alltoall_seconds", e.ep_alltoall_seconds,
+                 arch.moe && l.ep > 1 ? fmt::format("expert parallel {}: 4 all-to-alls per MoE layer per micro-batch = {}",
+                                                    l.ep, si(e.ep_alltoall_seconds, "s"))
+                                      : std::string("no expert parallelism"),
+                 "GShard (Lepikhin et al. 2020) dispatch/combine all-to-all, forward and backward"});
+  out.push_back({"pp_p2p_seconds", e.pp_p2p_seconds,
+                 l.pp > 1 ? fmt::format("{} micro-batches × 2 × {} chunks × s·b·h·bytes/tp = {}", md,
+                                        std::max(l.virtual_stages, 1), si(e.pp_p2p_seconds, "s"))
+                          : std::string("pp = 1: no pipeline transfers"),
+                 "Narayanan et al. 2021 §4.1 (scatter/gather over TP ranks)"});
+  out.push_back({"pp_bubble_seconds", e.pp_bubble_seconds,
+                 l.pp > 1 ? fmt::format("(compute + TP + EP) × (p−1)/(v·m) = ({}−1)/({}·{}) → bubble fraction {:.3f} = {}",
+                                        l.pp, std::max(l.virtual_stages, 1), md,
+                                        pipeline_bubble_fraction(l.pp, e.micro_batches_per_step, l.virtual_stages),
+                                        si(e.pp_bubble_seconds, "s"))
+                          : std::string("pp = 1: no pipeline bubble"),
+                 "Narayanan et al. 2021 §2.2.1 (1F1B) and §2.2.2 (interleaved)"});
+  out.push_back({"dp_allreduce_seconds", e.dp_allreduce_seconds,
+                 l.dp > 1 ? fmt::format("ring all-reduce of {} gradients per GPU over dp {} ({} per node; intra {} , "
+                                        "network {} per node) = {}",
+                                        si(w.grad_bytes_per_gpu, "B"), l.dp, w.dp_per_node,
+                                        si(c.intra_node_bytes_per_s, "B/s"), si(c.inter_node_bytes_per_s, "B/s"),
+                                        si(e.dp_allreduce_seconds, "s"))
+                          : std::string("dp = 1: no gradient all-reduce"),
+                 "ring 2(n−1)/n · bytes (Patarasuk & Yuan 2009; NCCL); hierarchical, slower phase dominates"});
+  out.push_back({"zero_allgather_seconds", e.zero_allgather_seconds,
+                 l.zero_stage == 3 && l.dp > 1
+                     ? fmt::format("{} micro-batches × 1.5 × all-reduce of {} parameters per GPU = {}", md,
+                                   si(w.param_bytes_per_gpu, "B"), si(e.zero_allgather_seconds, "s"))
+                     : std::string("ZeRO stage < 3: parameters not gathered"),
+                 "ZeRO-3 = 1.5 × DP volume (Rajbhandari et al. 2020 §7.2.2)"});
+  out.push_back({"exposed_comm_seconds", e.exposed_comm_seconds,
+                 fmt::format("DP {} + ZeRO {} left after overlapping {:.0f}% with backward/compute = {}",
+                             si(e.dp_allreduce_seconds, "s"), si(e.zero_allgather_seconds, "s"),
+                             100.0 * a.comm_overlap_fraction, si(e.exposed_comm_seconds, "s")),
+                 "comm_overlap_fraction (PyTorch DDP gradient buckets, Li et al. 2020 arXiv:2006.15704; DeepSpeed "
+                 "overlap_comm)"});
+  out.push_back({"optimizer_seconds", e.optimizer_seconds,
+                 l.offload_optimizer
+                     ? std::string("optimizer offloaded to the CPU: its time is not modelled (0 on the GPU)")
+                     : fmt::format("{} params × {} B read+written / ({} × {:.2f}) = {}", si(w.updated_params_per_gpu, ""),
+                                   w.optimizer_bytes_per_param, si(c.gpu->memory_bandwidth_bytes_per_s, "B/s"),
+                                   a.optimizer_bw_efficiency, si(e.optimizer_seconds, "s")),
+                 "element-wise update, memory-bound (AdamW: Loshchilov & Hutter 2019; states per ZeRO §3.1)"});
+  out.push_back({"step_seconds", e.step_seconds,
+                 fmt::format("compute {} + TP {} + EP {} + PP p2p {} + bubble {} + exposed comm {} + optimizer {} = {} "
+                             "(MFU {:.1f}%)",
+                             si(e.compute_seconds, "s"), si(e.tp_allreduce_seconds, "s"),
+                             si(e.ep_alltoall_seconds, "s"), si(e.pp_p2p_seconds, "s"), si(e.pp_bubble_seconds, "s"),
+                             si(e.exposed_comm_seconds, "s"), si(e.optimizer_seconds, "s"), si(e.step_seconds, "s"),
+                             100.0 * e.mfu),
+                 "sum of the terms above; MFU as in PaLM (Chowdhery et al. 2022 App. B)"});
+  return out;
+}
+
+}  // namespace gpuplan
