@@ -234,12 +234,13 @@ GpuCatalog GpuCatalog::parse_csv(std::string_view text, const std::string& sourc
     g.aliases = split_aliases(r.text("aliases"));
     g.memory_bytes = r.required_number("memory_gb", true) * kGB;
     g.memory_type = r.text("memory_type");
-    g.memory_bandwidth_bytes_per_s = r.required_number("memory_bw_gbps", true) * kGB;
+    table.column("memory_bw_gbps");
+    g.memory_bandwidth_bytes_per_s = r.number("memory_bw_gbps", true).value_or(0.0) * kGB;
     for (std::size_t i = 0; i < kAllDtypes.size(); ++i) {
       if (auto v = r.number(kFlopsColumns[i], true)) g.dense_flops_per_s[i] = *v * kTera;
     }
     g.interconnect = r.text("interconnect");
-    g.gpu_link_bytes_per_s = r.required_number("interconnect_bw_gbps", false) * kGB;
+    g.gpu_link_bytes_per_s = r.number("interconnect_bw_gbps", false).value_or(0.0) * kGB;
     g.pcie_gen = r.integer("pcie_gen");
     g.tdp_watts = r.number("tdp_w", true);
     g.release_year = r.integer("release_year");

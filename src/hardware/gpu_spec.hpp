@@ -27,15 +27,18 @@ struct GpuSpec {
   std::string form_factor;   ///< "SXM5", "PCIe dual-slot", "OAM", ...
   std::vector<std::string> aliases;  ///< extra names matched tolerantly (data column `aliases`)
 
-  double memory_bytes = 0;                   ///< HBM/GDDR capacity per GPU, bytes (decimal GB × 1e9)
-  std::string memory_type;                   ///< "HBM3", "HBM3e", "GDDR6", ...
-  double memory_bandwidth_bytes_per_s = 0;   ///< peak memory bandwidth, bytes/s
+  double memory_bytes = 0;                   ///< HBM/GDDR capacity per GPU, bytes (decimal GB × 1e9); always > 0
+  std::string memory_type;                   ///< "HBM3", "HBM3e", "GDDR6", ...; "" when not published
+  /// Peak memory bandwidth, bytes/s. 0 only for the few rows whose bandwidth no stored source
+  /// gives (e.g. Radeon Pro V520, TPU v2): use memory_bandwidth() to get nullopt for those.
+  double memory_bandwidth_bytes_per_s = 0;
   /// Dense peak FLOP/s (OP/s for int8) per dtype; nullopt = not supported or not published.
   std::array<std::optional<double>, kAllDtypes.size()> dense_flops_per_s{};
 
   std::string interconnect;                  ///< "NVLink 4", "none (PCIe only)", ...
   /// GPU-to-GPU link bandwidth per GPU, bytes/s, total bidirectional (NVLink convention:
-  /// H100 SXM 900 GB/s = 450 GB/s each way). 0 = no GPU-GPU link (PCIe only).
+  /// H100 SXM 900 GB/s = 450 GB/s each way). 0 = no GPU-GPU link (PCIe only) or its bandwidth
+  /// is not published (the `interconnect` text then says so); planners treat both as "no link".
   double gpu_link_bytes_per_s = 0;
   std::optional<int> pcie_gen;
   std::optional<double> tdp_watts;
@@ -44,7 +47,11 @@ struct GpuSpec {
   std::string uncertain_cells;  ///< cells that have a single or conflicting source
 
   std::optional<double> dense_flops(Dtype d) const { return dense_flops_per_s[static_cast<std::size_t>(d)]; }
-  bool is_hbm() const;                ///< memory_type starts with "HBM"
+  /// memory_bandwidth_bytes_per_s, or nullopt when not published (stored as 0).
+  std::optional<double> memory_bandwidth() const {
+    return memory_bandwidth_bytes_per_s > 0 ? std::optional<double>(memory_bandwidth_bytes_per_s) : std::nullopt;
+  }
+  bool is_hbm() const;                ///< memory_type starts with "HBM" (case-insensitive)
   bool has_gpu_link() const { return gpu_link_bytes_per_s > 0; }
   bool supports(Dtype d) const { return dense_flops(d).has_value(); }
 };
@@ -86,9 +93,11 @@ class GpuCatalog {
   /// Parses gpus.csv text (columns as in data/gpus.csv). `source` names the file in errors.
   /// Throws Error{invalid_input} with file:line for a malformed row.
   ///
-  /// Required columns: name, vendor, memory_gb (> 0), memory_bw_gbps (> 0), interconnect_bw_gbps (>= 0).
-  /// Optional numeric cells (empty = unknown): *_tflops / int8_tops (> 0), pcie_gen and
-  /// release_year (integers), tdp_w (> 0). Optional column `aliases` (';'-separated).
+  /// Required columns: name, vendor, memory_gb (a cell > 0 in every row), memory_bw_gbps and
+  /// interconnect_bw_gbps (columns required; an empty cell = not published, stored as 0).
+  /// Optional numeric cells (empty = unknown): memory_bw_gbps (> 0), interconnect_bw_gbps (>= 0),
+  /// *_tflops / int8_tops (> 0), pcie_gen and release_year (integers), tdp_w (> 0).
+  /// Optional column `aliases` (';'-separated).
   /// Errors read "SOURCE:LINE: column X: ..." (kind invalid_input); also for a duplicate name.
   static GpuCatalog parse_csv(std::string_view text, const std::string& source);
   /// Reads a gpus.csv file (for --gpus-file).
