@@ -1,0 +1,171 @@
+// explain_plan(): every number of a plan with its formula (planner.hpp).
+#include <fmt/core.h>
+
+#include <cmath>
+
+#include "planner/planner.hpp"
+#include "sizing/diffusion_perf.hpp"
+
+namespace gpuplan {
+namespace {
+
+ClusterSpec explain_cluster(const Plan& p, const GpuSpec& spec, int nodes) {
+  ClusterSpec c = make_cluster(spec, p.gpus_per_instance, nodes, 0);
+  if (p.intra_node_link == IntraNodeLink::pcie) {
+    c.intra_node_nvlink = false;
+    c.intra_node_bytes_per_s = pcie_x16_bytes_per_s(spec.pcie_gen);
+  }
+  return c;
+}
+
+void add(std::vector<PlanExplainLine>& out, std::string term, double value, std::string unit, std::string formula,
+         std::string source) {
+  out.push_back(PlanExplainLine{std::move(term), value, std::move(unit), std::move(formula), std::move(source)});
+}
+
+void explain_cost(std::vector<PlanExplainLine>& out, const Plan& p, const CostBreakdown& c, const std::string& prefix) {
+  const ResolvedBilling& b = p.billing;
+  add(out, prefix + "billed_seconds", c.billed_seconds, "s",
+      c.price_kind == PriceKind::reserved_1y || c.price_kind == PriceKind::reserved_3y
+          ? fmt::format("ceil({:.0f} s / term {:.0f} s) × term", c.run_seconds, reserved_term_seconds(c.price_kind))
+          : fmt::format("max(ceil({:.1f} s / {:.0f} s) × {:.0f} s, minimum {:.0f} s)", c.run_seconds,
+                        b.granularity_seconds, b.granularity_seconds, b.minimum_billed_seconds),
+      "provider billing terms (planner/cost.hpp billed_seconds)");
+  if (c.spot) {
+    const SpotOverhead& s = *c.spot;
+    add(out, prefix + "spot_interval_seconds", s.interval_seconds, "s",
+        fmt::format("sqrt(2 × checkpoint {:.1f} s × MTBF {:.0f} s)", s.interval_seconds * s.interval_seconds /
+                                                                             (2.0 * s.mtbf_seconds),
+                    s.mtbf_seconds),
+        "Young 1974 eq. 3; Daly 2006");
+    add(out, prefix + "spot_expected_preemptions", s.expected_preemptions, "",
+        fmt::format("wall {:.0f} s / MTBF {:.0f} s", s.wall_seconds, s.mtbf_seconds), "Daly 2006 §3 (first order)");
+    add(out, prefix + "spot_extra_seconds", s.extra_seconds(), "s",
+        fmt::format("checkpoints {:.0f} s + lost work {:.0f} s (preemptions × τ/2) + restarts {:.0f} s",
+                    s.checkpoints_seconds, s.lost_work_seconds, s.restart_seconds_total),
+        "Daly 2006 §3 (first order)");
+  }
+  add(out, prefix + "compute_usd", c.compute_usd, "USD",
+      fmt::format("{} instances × ${:.4f}/h × billed {:.0f} s / 3600{}", c.instances, c.usd_per_hour,
+                  c.spot ? c.billed_seconds - c.spot_loss_usd * 3600.0 / (c.usd_per_hour * c.instances) : c.billed_seconds,
+                  c.spot ? " (uninterrupted work)" : ""),
+      std::string("price: ") + std::string(price_kind_name(c.price_kind)));
+  if (c.spot) {
+    add(out, prefix + "spot_loss_usd", c.spot_loss_usd, "USD",
+        fmt::format("{} × ${:.4f}/h × (billed wall − billed work) / 3600", c.instances, c.usd_per_hour),
+        "Young/Daly overhead priced at the spot rate");
+  }
+  if (c.storage_usd) {
+    add(out, prefix + "storage_usd", *c.storage_usd, "USD",
+        fmt::format("{:.1f} GB × ${:.4f}/GB-month × {:.0f} s / {:.0f} s per month", p.storage_bytes / 1e9,
+                    *b.storage_usd_per_gb_month, c.run_seconds, kSecondsPerMonth),
+        "provider storage price; 730 h per month");
+  } else {
+    add(out, prefix + "storage_usd", 0, "USD", "storage price unknown: not counted", "");
+  }
+  if (c.egress_usd) {
+    add(out, prefix + "egress_usd", *c.egress_usd, "USD",
+        fmt::format("max(0, {:.1f} GB − {:.0f} GB free) × ${:.4f}/GB", p.egress_bytes / 1e9, b.egress_free_gb,
+                    *b.egress_usd_per_gb),
+        "provider egress price");
+  } else {
+    add(out, prefix + "egress_usd", 0, "USD", "egress price unknown: not counted", "");
+  }
+  add(out, prefix + "total_usd", c.total_usd(), "USD", "compute + storage + egress + spot loss", "");
+}
+
+}  // namespace
+
+std::vector<PlanExplainLine> explain_plan(const PlanRequest& request, const ModelArch& arch, const Plan& p,
+                                          const GpuCatalog& gpus, const PerfAssumptions& assumptions) {
+  std::vector<PlanExplainLine> out;
+  const GpuSpec* spec = gpus.try_find(p.gpu_name);
+  add(out, "gpu_memory_capacity_bytes", p.gpu_memory_capacity_bytes, "bytes",
+      fmt::format("{} per GPU, usable {:.1f} GB with the {:.0f}% margin", p.gpu_name,
+                  p.gpu_memory_capacity_bytes * (1 - p.margin) / 1e9, p.margin * 100),
+      "offer / data/gpus.csv");
+  if (p.training && spec) {
+    TrainingMemoryRequest m;
+    m.task = request.task;
+    m.precision = request.precision;
+    m.optimizer = request.optimizer;
+    m.seq_len = request.seq_len;
+    m.layout = p.layout;
+    m.recompute = p.recompute;
+    m.lora_rank = request.lora_rank;
+    for (const auto& t : explain_training_memory(arch, m)) add(out, "memory." + t.name, t.bytes, "bytes", t.formula, t.source);
+    add(out, "per_gpu_memory_bytes", p.per_gpu_memory_bytes, "bytes", "sum of the memory terms above", "sizing/memory.hpp");
+    TrainingStepRequest s;
+    s.precision = request.precision;
+    s.seq_len = request.seq_len;
+    s.global_batch_seqs = p.global_batch_seqs;
+    s.layout = p.layout;
+    s.recompute = p.recompute;
+    s.task = request.task;
+    ClusterSpec c = explain_cluster(p, *spec, p.instances);
+    for (const auto& l : explain_training_step(arch, s, c, assumptions)) add(out, "step." + l.term, l.value, "", l.formula, l.source);
+    add(out, "steps", p.steps, "",
+        fmt::format("ceil({:.4g} tokens / ({} sequences × {} tokens))", request.training_tokens(), p.global_batch_seqs,
+                    request.seq_len),
+        "");
+    add(out, "tokens_per_s", p.tokens_per_s, "tokens/s",
+        fmt::format("{} × {} tokens / {:.3f} s per step", p.global_batch_seqs, request.seq_len, p.training->step_seconds),
+        "");
+    add(out, "work_seconds", p.work_seconds, "s",
+        fmt::format("{:.0f} steps × {:.3f} s per step", p.steps, p.training->step_seconds), "");
+  } else if (p.serving && spec) {
+    ServingMemoryRequest m;
+    m.quant = request.quant;
+    m.kv_dtype = request.kv_dtype;
+    m.context_tokens = request.prompt_tokens + request.output_tokens;
+    m.concurrency = p.serving->batch;
+    m.tp = p.layout.tp;
+    for (const auto& t : explain_serving_memory(arch, m)) add(out, "memory." + t.name, t.bytes, "bytes", t.formula, t.source);
+    add(out, "per_gpu_memory_bytes", p.per_gpu_memory_bytes, "bytes", "sum of the memory terms above", "sizing/memory.hpp");
+    ServingPerfRequest sp;
+    sp.quant = request.quant;
+    sp.kv_dtype = request.kv_dtype;
+    sp.prompt_tokens = request.prompt_tokens;
+    sp.output_tokens = request.output_tokens;
+    sp.concurrency = p.serving->batch;
+    sp.tp = p.layout.tp;
+    ClusterSpec c = explain_cluster(p, *spec, 1);
+    const double kv_capacity = p.kv_capacity_bytes;
+    for (const auto& l : explain_serving(arch, sp, c, kv_capacity, assumptions)) add(out, "serving." + l.term, l.value, "", l.formula, l.source);
+    add(out, "replicas", static_cast<double>(p.replicas), "",
+        request.requests_per_s
+            ? fmt::format("ceil({:.3g} req/s / {:.3g} req/s per replica)", *request.requests_per_s,
+                          p.serving->requests_per_s_per_replica)
+            : fmt::format("ceil({} users / {} sequences per replica)", request.concurrency.value_or(0), p.serving->batch),
+        "sizing/serving_perf.hpp replicas_needed");
+    add(out, "instances", p.instances, "",
+        fmt::format("ceil({} replicas / ({} GPUs / TP {}))", p.replicas, p.gpus_per_instance, p.layout.tp), "");
+    add(out, "work_seconds", p.work_seconds, "s",
+        request.workload == PlanWorkload::serving
+            ? fmt::format("{:.0f} h × 3600", request.hours)
+            : fmt::format("{:.4g} requests / {:.3g} req/s", request.requests.value_or(0), p.requests_per_s),
+        "");
+  } else if (spec) {
+    add(out, "per_gpu_memory_bytes", p.per_gpu_memory_bytes, "bytes", "weights + CUDA context + fragmentation", "sizing/memory.hpp");
+    DiffusionRequest d;
+    d.width_px = request.image_width;
+    d.height_px = request.image_height;
+    d.steps = request.denoising_steps;
+    d.classifier_free_guidance = arch.diffusion && arch.diffusion->class_name != "FluxTransformer2DModel";
+    d.gpus = p.gpus_per_instance;
+    for (const auto& l : explain_diffusion(arch, d, *spec, assumptions)) add(out, "images." + l.term, l.value, "", l.formula, l.source);
+    add(out, "work_seconds", p.work_seconds, "s",
+        fmt::format("{:.4g} images / {:.1f} images per hour × 3600", request.images, p.requests_per_s * 3600), "");
+  }
+  add(out, "storage_bytes", p.storage_bytes, "bytes",
+      fmt::format("dataset + checkpoint {:.1f} GB (or the served weights)", p.checkpoint_bytes / 1e9), "");
+  add(out, "egress_bytes", p.egress_bytes, "bytes",
+      request.egress_gb ? fmt::format("--egress-gb {}", *request.egress_gb) : "the final weights", "");
+  explain_cost(out, p, p.cost, "cost.");
+  for (const auto& alt : p.alternatives) {
+    explain_cost(out, p, alt, fmt::format("alternative.{}.", price_kind_name(alt.price_kind)));
+  }
+  return out;
+}
+
+}  // namespace gpuplan

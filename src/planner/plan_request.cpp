@@ -1,0 +1,98 @@
+#include "planner/plan_request.hpp"
+
+#include <fmt/core.h>
+
+#include <cmath>
+
+#include "util/error.hpp"
+
+namespace gpuplan {
+
+std::string_view plan_workload_name(PlanWorkload w) noexcept {
+  switch (w) {
+    case PlanWorkload::training: return "training";
+    case PlanWorkload::serving: return "serving";
+    case PlanWorkload::batch_generation: return "batch_generation";
+    case PlanWorkload::image_generation: return "image_generation";
+  }
+  return "training";
+}
+
+namespace {
+void require_positive(double v, const char* flag) {
+  if (!(v > 0) || !std::isfinite(v)) throw_invalid(flag, fmt::format("{} is not a positive number", v), "a number > 0");
+}
+bool is_iso_date(const std::string& s) {
+  if (s.size() != 10 || s[4] != '-' || s[7] != '-') return false;
+  for (std::size_t i : {0u, 1u, 2u, 3u, 5u, 6u, 8u, 9u}) {
+    if (s[i] < '0' || s[i] > '9') return false;
+  }
+  return true;
+}
+}  // namespace
+
+void PlanRequest::validate() const {
+  model.validate();
+  switch (workload) {
+    case PlanWorkload::training:
+      if (task == Task::serve) throw_invalid("--task", "serve is not a training task", "pretrain, full, lora or qlora");
+      if (tokens && dataset_tokens) throw_invalid("--tokens", "both --tokens and --dataset-tokens given", "one of them");
+      if (!tokens && !dataset_tokens) {
+        throw_invalid("--tokens", "a training plan needs a token budget", "--tokens N or --dataset-tokens N [--epochs E]");
+      }
+      if (tokens) require_positive(*tokens, "--tokens");
+      if (dataset_tokens) require_positive(*dataset_tokens, "--dataset-tokens");
+      require_positive(epochs, "--epochs");
+      if (seq_len < 1) throw_invalid("--seq", fmt::format("{} is not a positive integer", seq_len), "an integer ≥ 1");
+      if (global_batch_seqs < 0) throw_invalid("--global-batch", "negative", "an integer ≥ 1 (0 = default)");
+      if (lora_rank < 1) throw_invalid("--lora-rank", "not positive", "an integer ≥ 1");
+      break;
+    case PlanWorkload::serving:
+      if (requests_per_s && concurrency) throw_invalid("--rps", "both --rps and --concurrency given", "one of them");
+      if (!requests_per_s && !concurrency) throw_invalid("--rps", "a serving plan needs a load", "--rps R or --concurrency N");
+      if (requests_per_s) require_positive(*requests_per_s, "--rps");
+      if (concurrency && *concurrency < 1) throw_invalid("--concurrency", "not positive", "an integer ≥ 1");
+      require_positive(hours, "--hours");
+      break;
+    case PlanWorkload::batch_generation:
+      if (!requests) throw_invalid("--requests", "a batch generation plan needs a request count", "--requests N");
+      require_positive(*requests, "--requests");
+      break;
+    case PlanWorkload::image_generation:
+      if (image_width < 64 || image_height < 64) throw_invalid("--width", "image side below 64 px", "≥ 64 pixels");
+      if (denoising_steps < 1) throw_invalid("--steps", "not positive", "an integer ≥ 1");
+      require_positive(images, "--images");
+      break;
+  }
+  if (workload == PlanWorkload::serving || workload == PlanWorkload::batch_generation) {
+    if (prompt_tokens < 1) throw_invalid("--prompt-tokens", "not positive", "an integer ≥ 1");
+    if (output_tokens < 1) throw_invalid("--output-tokens", "not positive", "an integer ≥ 1");
+  }
+  if (!(margin >= 0 && margin < 1)) throw_invalid("--margin", fmt::format("{} is outside [0, 1)", margin), "a fraction in [0, 1)");
+  if (max_nodes < 1 || max_nodes > 1024) throw_invalid("--max-nodes", fmt::format("{}", max_nodes), "an integer in [1, 1024]");
+  if (limit < 1) throw_invalid("--limit", "0", "an integer ≥ 1");
+  if (preemptions_per_day) require_positive(*preemptions_per_day, "--preemptions-per-day");
+  if (egress_gb && !(*egress_gb >= 0)) throw_invalid("--egress-gb", "negative", "a number ≥ 0");
+  require_positive(checkpoint_write_bytes_per_s, "--checkpoint-write-gbps");
+  if (!(restart_seconds >= 0)) throw_invalid("--restart-seconds", "negative", "a number ≥ 0");
+  if (!today.empty() && !is_iso_date(today)) throw_invalid("--today", today, "a date YYYY-MM-DD");
+  require_positive(stale_after_days, "--stale-days");
+}
+
+double PlanRequest::training_tokens() const {
+  if (tokens) return *tokens;
+  return dataset_tokens.value_or(0) * epochs;
+}
+
+std::int64_t PlanRequest::effective_global_batch_seqs() const {
+  if (global_batch_seqs > 0) return global_batch_seqs;
+  double target_tokens = 131072.0;  // 128 Ki tokens (LoRA / QLoRA)
+  if (task == Task::pretrain) target_tokens = 4194304.0;  // 4 Mi tokens
+  if (task == Task::full) target_tokens = 1048576.0;      // 1 Mi tokens
+  double seqs = target_tokens / static_cast<double>(seq_len);
+  std::int64_t p = 1;
+  while (static_cast<double>(p * 2) <= seqs) p *= 2;
+  return p;
+}
+
+}  // namespace gpuplan
