@@ -1,0 +1,975 @@
+#include "catalog/filter.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <functional>
+
+#include "hardware/gpu_spec.hpp"
+
+namespace gpuplan {
+namespace detail {
+
+enum class NodeKind { and_, or_, not_, compare, flag };
+enum class CompareOp { eq, ne, lt, le, gt, ge, contains, not_contains };
+
+enum class FieldId {
+  provider, instance, region, zone, id, gpu, form, source, flag, link, net, memtype,
+  gpus, vram, total_vram, bandwidth, link_bw, net_gbps, nodes, vcpus, ram, disk, price, price_per_gpu,
+  observed, confirmed_at,
+  spot, stale, confirmed, flagged, excluded,
+};
+
+struct FilterNode {
+  NodeKind kind = NodeKind::flag;
+  std::shared_ptr<const FilterNode> lhs;
+  std::shared_ptr<const FilterNode> rhs;
+  FieldId field = FieldId::spot;
+  CompareOp op = CompareOp::eq;
+  double number = 0;  ///< SI value for number fields
+  std::string text;   ///< lower-cased value for text fields, the date for date fields
+};
+
+}  // namespace detail
+
+namespace {
+
+using detail::CompareOp;
+using detail::FieldId;
+using detail::FilterNode;
+using detail::NodeKind;
+using NodePtr = std::shared_ptr<const FilterNode>;
+
+enum class UnitKind { none, bytes, bytes_per_s, bits_per_s, usd_per_hour, count };
+
+struct Unit {
+  std::string_view suffix;
+  double factor;
+};
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+const std::vector<Unit> kBytesUnits = {{"", 1e9},          {"MB", 1e6},          {"GB", 1e9},
+                                       {"TB", 1e12},       {"MiB", kGiB / 1024}, {"GiB", kGiB},
+                                       {"TiB", kGiB * 1024}};
+const std::vector<Unit> kBytesPerSUnits = {{"", 1e9},        {"MB/s", 1e6},          {"GB/s", 1e9},
+                                           {"TB/s", 1e12},   {"MiB/s", kGiB / 1024}, {"GiB/s", kGiB},
+                                           {"TiB/s", kGiB * 1024}};
+const std::vector<Unit> kBitsPerSUnits = {{"", 1e9},     {"Mb/s", 1e6}, {"Gb/s", 1e9},  {"Tb/s", 1e12}, {"Mbps", 1e6},
+                                          {"Gbps", 1e9}, {"Tbps", 1e12}, {"MB/s", 8e6}, {"GB/s", 8e9}};
+const std::vector<Unit> kPlainUnits = {{"", 1}};
+
+const std::vector<Unit>& units_of(UnitKind k) {
+  switch (k) {
+    case UnitKind::bytes: return kBytesUnits;
+    case UnitKind::bytes_per_s: return kBytesPerSUnits;
+    case UnitKind::bits_per_s: return kBitsPerSUnits;
+    default: return kPlainUnits;
+  }
+}
+
+struct FieldDef {
+  std::string_view name;
+  FieldId id;
+  FilterFieldType type;
+  UnitKind unit_kind;
+  std::string_view unit;
+  std::string_view example;
+  std::string_view description;
+  std::vector<std::string_view> allowed;  ///< closed value set for text fields; empty = free text
+};
+
+const std::vector<FieldDef>& field_defs() {
+  using T = FilterFieldType;
+  using U = UnitKind;
+  static const std::vector<FieldDef> defs = {
+      {"provider", FieldId::provider, T::text, U::none, "", "provider=lambda", "provider id", {}},
+      {"instance", FieldId::instance, T::text, U::none, "", "instance~8x", "provider SKU (instance type)", {}},
+      {"region", FieldId::region, T::text, U::none, "", "region~us-", "region; unknown when the source has none", {}},
+      {"zone", FieldId::zone, T::text, U::none, "", "zone=us-east-1a", "availability zone", {}},
+      {"id", FieldId::id, T::text, U::none, "", "id~lambda/", "offer id provider/instance/region[/zone]", {}},
+      {"gpu", FieldId::gpu, T::text, U::none, "", "gpu=H100",
+       "GPU model: = matches the canonical name tolerantly (hardware catalog) or the raw name; ~ substring", {}},
+      {"form", FieldId::form, T::text, U::none, "", "form=sxm", "GPU form factor of the offer (sxm, pcie)", {}},
+      {"source", FieldId::source, T::text, U::none, "", "source~skypilot", "dataset of the latest price of the query's kind", {}},
+      {"flag", FieldId::flag, T::text, U::none, "", "flag=zero_price", "a data-quality rule raised on the offer", {}},
+      {"link", FieldId::link, T::text, U::none, "", "link=nvlink", "GPU-to-GPU link inside the instance",
+       {"nvlink", "pcie"}},
+      {"net", FieldId::net, T::text, U::none, "", "net=infiniband", "network between nodes",
+       {"ethernet", "roce", "infiniband"}},
+      {"memtype", FieldId::memtype, T::text, U::none, "", "memtype=hbm", "GPU memory family from the spec (hbm, gddr)", {}},
+      {"gpus", FieldId::gpus, T::number, U::count, "count", "gpus>=8", "GPUs per instance", {}},
+      {"vram", FieldId::vram, T::number, U::bytes, "GB; MB GB TB MiB GiB TiB", "vram>=80GB", "memory per GPU", {}},
+      {"total_vram", FieldId::total_vram, T::number, U::bytes, "GB; MB GB TB MiB GiB TiB", "total_vram>=640",
+       "memory of all GPUs of the instance", {}},
+      {"bandwidth", FieldId::bandwidth, T::number, U::bytes_per_s, "GB/s; MB/s GB/s TB/s GiB/s TiB/s",
+       "bandwidth>=3.35TB/s", "GPU memory bandwidth from the hardware spec", {}},
+      {"link_bw", FieldId::link_bw, T::number, U::bytes_per_s, "GB/s; MB/s GB/s TB/s GiB/s TiB/s", "link_bw>=900GB/s",
+       "GPU-to-GPU link bandwidth per GPU, bidirectional", {}},
+      {"net_gbps", FieldId::net_gbps, T::number, U::bits_per_s, "Gb/s; Mb/s Gb/s Tb/s Gbps GB/s", "net_gbps>=400Gb/s",
+       "network bandwidth per node", {}},
+      {"nodes", FieldId::nodes, T::number, U::count, "count", "nodes>=2", "nodes offered together (max)", {}},
+      {"vcpus", FieldId::vcpus, T::number, U::count, "count", "vcpus>=32", "virtual CPUs per instance", {}},
+      {"ram", FieldId::ram, T::number, U::bytes, "GB; MB GB TB MiB GiB TiB", "ram>=512GB", "host memory per instance", {}},
+      {"disk", FieldId::disk, T::number, U::bytes, "GB; MB GB TB MiB GiB TiB", "disk>=1TB", "local disk per instance", {}},
+      {"price", FieldId::price, T::number, U::usd_per_hour, "USD/h", "price<=30",
+       "latest price of the query's kind, whole instance", {}},
+      {"price_per_gpu", FieldId::price_per_gpu, T::number, U::usd_per_hour, "USD/h", "price_per_gpu<=2.5",
+       "latest price of the query's kind per GPU", {}},
+      {"gpu_price", FieldId::price_per_gpu, T::number, U::usd_per_hour, "USD/h", "gpu_price<=2.5",
+       "alias of price_per_gpu", {}},
+      {"observed", FieldId::observed, T::date, U::none, "YYYY-MM-DD", "observed>=2025-01-01",
+       "date of the latest price of the query's kind", {}},
+      {"confirmed_at", FieldId::confirmed_at, T::date, U::none, "YYYY-MM-DD", "confirmed_at>=2025-06-01",
+       "date availability was confirmed", {}},
+      {"spot", FieldId::spot, T::boolean, U::none, "", "spot", "the offer has a spot price", {}},
+      {"stale", FieldId::stale, T::boolean, U::none, "", "not stale",
+       "latest price older than the threshold (unknown when undated)", {}},
+      {"confirmed", FieldId::confirmed, T::boolean, U::none, "", "confirmed", "availability confirmed at a date", {}},
+      {"flagged", FieldId::flagged, T::boolean, U::none, "", "not flagged", "has any data-quality flag", {}},
+      {"excluded", FieldId::excluded, T::boolean, U::none, "", "excluded", "has a flag that excludes it from ranking", {}},
+  };
+  return defs;
+}
+
+const FieldDef* find_field(std::string_view name) {
+  for (const auto& d : field_defs())
+    if (d.name == name) return &d;
+  return nullptr;
+}
+
+const FieldDef& def_of(FieldId id) {
+  for (const auto& d : field_defs())
+    if (d.id == id) return d;
+  throw Error(ErrorKind::internal, "filter", "no field definition");
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+bool iequals(std::string_view a, std::string_view b) { return lower(a) == lower(b); }
+
+std::string_view op_text(CompareOp op) {
+  switch (op) {
+    case CompareOp::eq: return "=";
+    case CompareOp::ne: return "!=";
+    case CompareOp::lt: return "<";
+    case CompareOp::le: return "<=";
+    case CompareOp::gt: return ">";
+    case CompareOp::ge: return ">=";
+    case CompareOp::contains: return "~";
+    case CompareOp::not_contains: return "!~";
+  }
+  return "=";
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lexer
+
+enum class TokKind { word, quoted, op, lparen, rparen, end };
+
+struct Token {
+  TokKind kind = TokKind::end;
+  std::string text;  ///< unescaped for quoted strings
+  std::size_t offset = 0;
+  std::size_t length = 0;
+};
+
+bool is_special(char c) {
+  return c == '(' || c == ')' || c == '=' || c == '!' || c == '<' || c == '>' || c == '~' || c == '"' ||
+         c == '\'' || c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+std::vector<Token> lex(std::string_view q) {
+  std::vector<Token> out;
+  std::size_t i = 0;
+  while (i < q.size()) {
+    char c = q[i];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      ++i;
+      continue;
+    }
+    Token t;
+    t.offset = i;
+    if (c == '(' || c == ')') {
+      t.kind = c == '(' ? TokKind::lparen : TokKind::rparen;
+      t.text = std::string(1, c);
+      t.length = 1;
+      ++i;
+    } else if (c == '"' || c == '\'') {
+      t.kind = TokKind::quoted;
+      std::size_t j = i + 1;
+      bool closed = false;
+      while (j < q.size()) {
+        if (q[j] == '\\' && j + 1 < q.size()) {
+          t.text += q[j + 1];
+          j += 2;
+          continue;
+        }
+        if (q[j] == c) {
+          closed = true;
+          break;
+        }
+        t.text += q[j++];
+      }
+      if (!closed)
+        throw FilterError(q, i, q.size() - i, "unterminated quoted string", std::string("a closing ") + c);
+      t.length = j + 1 - i;
+      i = j + 1;
+    } else if (c == '=' || c == '!' || c == '<' || c == '>' || c == '~') {
+      t.kind = TokKind::op;
+      std::size_t len = 1;
+      if (i + 1 < q.size() && (c == '!' || c == '<' || c == '>') && (q[i + 1] == '=' || (c == '!' && q[i + 1] == '~')))
+        len = 2;
+      t.text = std::string(q.substr(i, len));
+      if (t.text == "!")
+        throw FilterError(q, i, 1, "\"!\" alone is not an operator", "!= or !~ (write `not FIELD` to negate)");
+      t.length = len;
+      i += len;
+    } else {
+      t.kind = TokKind::word;
+      std::size_t j = i;
+      while (j < q.size() && !is_special(q[j])) ++j;
+      t.text = std::string(q.substr(i, j - i));
+      t.length = j - i;
+      i = j;
+    }
+    out.push_back(std::move(t));
+  }
+  Token end;
+  end.kind = TokKind::end;
+  end.offset = q.size();
+  end.length = 1;
+  out.push_back(end);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parser
+
+std::string type_ops(FilterFieldType t) {
+  switch (t) {
+    case FilterFieldType::text: return "=, !=, ~ or !~";
+    case FilterFieldType::number:
+    case FilterFieldType::date: return "=, !=, <, <=, > or >=";
+    case FilterFieldType::boolean: return "";
+  }
+  return "";
+}
+
+std::string unit_list(UnitKind k) {
+  std::string out;
+  for (const auto& u : units_of(k)) {
+    if (u.suffix.empty()) continue;
+    if (!out.empty()) out += ", ";
+    out += u.suffix;
+  }
+  return out;
+}
+
+class Parser {
+ public:
+  explicit Parser(std::string_view q) : q_(q), toks_(lex(q)) {}
+
+  NodePtr parse() {
+    if (peek().kind == TokKind::end) return nullptr;
+    NodePtr e = parse_or();
+    const Token& t = peek();
+    if (t.kind == TokKind::rparen) fail(t, "unbalanced parenthesis: \")\" without \"(\"", "a clause or the end of the query");
+    if (t.kind != TokKind::end) fail(t, "unexpected \"" + t.text + "\"", "a clause, \"and\", \"or\" or the end of the query");
+    return e;
+  }
+
+ private:
+  const Token& peek() const { return toks_[pos_]; }
+  const Token& next() { return toks_[pos_++]; }
+  bool is_keyword(const Token& t, std::string_view kw) const { return t.kind == TokKind::word && iequals(t.text, kw); }
+
+  [[noreturn]] void fail(const Token& t, const std::string& problem, std::string expected) const {
+    throw FilterError(q_, t.offset, t.length, problem, std::move(expected));
+  }
+
+  static NodePtr make(NodeKind k, NodePtr a, NodePtr b) {
+    auto n = std::make_shared<FilterNode>();
+    n->kind = k;
+    n->lhs = std::move(a);
+    n->rhs = std::move(b);
+    return n;
+  }
+
+  NodePtr parse_or() {
+    NodePtr left = parse_and();
+    while (is_keyword(peek(), "or")) {
+      next();
+      left = make(NodeKind::or_, left, parse_and());
+    }
+    return left;
+  }
+
+  bool starts_unary(const Token& t) const {
+    return (t.kind == TokKind::word && !iequals(t.text, "or") && !iequals(t.text, "and")) || t.kind == TokKind::lparen ||
+           t.kind == TokKind::quoted;
+  }
+
+  NodePtr parse_and() {
+    NodePtr left = parse_unary();
+    for (;;) {
+      if (is_keyword(peek(), "and")) {
+        next();
+        left = make(NodeKind::and_, left, parse_unary());
+      } else if (starts_unary(peek())) {
+        left = make(NodeKind::and_, left, parse_unary());
+      } else {
+        return left;
+      }
+    }
+  }
+
+  NodePtr parse_unary() {
+    if (is_keyword(peek(), "not")) {
+      next();
+      return make(NodeKind::not_, parse_unary(), nullptr);
+    }
+    return parse_primary();
+  }
+
+  NodePtr parse_primary() {
+    const Token& t = peek();
+    switch (t.kind) {
+      case TokKind::lparen: {
+        const Token& open = next();
+        NodePtr e = parse_or();
+        const Token& close = peek();
+        if (close.kind == TokKind::rparen) {
+          next();
+          return e;
+        }
+        if (close.kind == TokKind::end) fail(open, "unbalanced parenthesis: \"(\" is never closed", "\")\"");
+        fail(close, "unexpected \"" + close.text + "\"", "\")\", \"and\", \"or\" or another clause");
+      }
+      case TokKind::rparen: fail(t, "unbalanced parenthesis: \")\" without \"(\"", "a clause such as gpu=H100");
+      case TokKind::op: fail(t, "operator \"" + t.text + "\" without a field", "a field name before it, e.g. price" + t.text + "3");
+      case TokKind::quoted: fail(t, "a quoted string cannot be a field name", "a field name, e.g. gpu=\"RTX 4090\"");
+      case TokKind::end: {
+        const Token& prev = toks_[pos_ > 0 ? pos_ - 1 : 0];
+        fail(t, pos_ > 0 ? "missing clause after \"" + prev.text + "\"" : "missing clause", "a clause such as gpu=H100");
+      }
+      case TokKind::word: break;
+    }
+    if (is_keyword(t, "and") || is_keyword(t, "or"))
+      fail(t, "\"" + t.text + "\" needs a clause before it", "a clause such as gpu=H100");
+    return parse_clause();
+  }
+
+  [[noreturn]] void unknown_field(const Token& t) const {
+    std::vector<std::pair<std::size_t, std::string_view>> near;
+    const std::string name = lower(t.text);
+    for (const auto& d : field_defs()) {
+      std::size_t dist = edit_distance(name, d.name);
+      bool prefix = name.size() >= 2 && d.name.substr(0, name.size()) == name;
+      if (dist <= 2 || prefix) near.emplace_back(prefix ? 0 : dist, d.name);
+    }
+    std::stable_sort(near.begin(), near.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::string expected = "a field name";
+    if (!near.empty()) {
+      expected += " such as ";
+      for (std::size_t i = 0; i < near.size() && i < 3; ++i) expected += (i ? ", " : "") + std::string(near[i].second);
+    }
+    expected += " (all fields: gpuplan offers --help-fields)";
+    fail(t, "unknown field \"" + t.text + "\"", expected);
+  }
+
+  NodePtr parse_clause() {
+    const Token& ft = next();
+    const FieldDef* def = find_field(lower(ft.text));
+    if (def == nullptr) unknown_field(ft);
+    auto n = std::make_shared<FilterNode>();
+    n->field = def->id;
+    const Token& ot = peek();
+    if (ot.kind != TokKind::op) {
+      if (def->type != FilterFieldType::boolean)
+        fail(ft, "field " + std::string(def->name) + " needs an operator and a value",
+             "e.g. " + std::string(def->example));
+      n->kind = NodeKind::flag;
+      return n;
+    }
+    next();
+    if (def->type == FilterFieldType::boolean)
+      fail(ot, "operator \"" + ot.text + "\" does not apply to boolean field " + std::string(def->name),
+           std::string(def->name) + " alone, or not " + std::string(def->name));
+    static const std::array<std::pair<std::string_view, CompareOp>, 8> ops = {{{"=", CompareOp::eq},
+                                                                                {"!=", CompareOp::ne},
+                                                                                {"<", CompareOp::lt},
+                                                                                {"<=", CompareOp::le},
+                                                                                {">", CompareOp::gt},
+                                                                                {">=", CompareOp::ge},
+                                                                                {"~", CompareOp::contains},
+                                                                                {"!~", CompareOp::not_contains}}};
+    for (const auto& [text, op] : ops)
+      if (text == ot.text) n->op = op;
+    const bool ordering = n->op == CompareOp::lt || n->op == CompareOp::le || n->op == CompareOp::gt || n->op == CompareOp::ge;
+    const bool substring = n->op == CompareOp::contains || n->op == CompareOp::not_contains;
+    const bool closed_set = !def->allowed.empty();
+    if ((def->type == FilterFieldType::text && ordering) ||
+        ((def->type == FilterFieldType::number || def->type == FilterFieldType::date) && substring) ||
+        (closed_set && substring)) {
+      std::string allowed = closed_set ? "= or !=" : type_ops(def->type);
+      fail(ot, "operator \"" + ot.text + "\" does not apply to " + std::string(filter_field_type_name(def->type)) +
+                   " field " + std::string(def->name),
+           allowed);
+    }
+    const Token& vt = peek();
+    if (vt.kind != TokKind::word && vt.kind != TokKind::quoted) {
+      Token at = vt;
+      if (vt.kind == TokKind::end) at.offset = q_.size();
+      fail(at, "missing value after " + std::string(def->name) + ot.text, "a value, e.g. " + std::string(def->example));
+    }
+    next();
+    if (is_keyword(vt, "and") || is_keyword(vt, "or") || is_keyword(vt, "not"))
+      fail(vt, "missing value after " + std::string(def->name) + ot.text, "a value, e.g. " + std::string(def->example));
+    switch (def->type) {
+      case FilterFieldType::text: {
+        n->text = lower(vt.text);
+        if (closed_set && std::find(def->allowed.begin(), def->allowed.end(), n->text) == def->allowed.end()) {
+          std::string list;
+          for (auto a : def->allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+          fail(vt, "unknown " + std::string(def->name) + " \"" + vt.text + "\"", "one of " + list);
+        }
+        if (def->id == FieldId::gpu && norm_gpu_name(vt.text).empty())
+          fail(vt, "GPU name \"" + vt.text + "\" has no letters or digits", "a GPU name such as H100");
+        if (n->text.empty()) fail(vt, "empty value", "a non-empty value, e.g. " + std::string(def->example));
+        break;
+      }
+      case FilterFieldType::date: {
+        if (vt.text.size() != 10 || !days_since_epoch(vt.text))
+          fail(vt, "\"" + vt.text + "\" is not a date", "a date YYYY-MM-DD, e.g. " + std::string(def->example));
+        n->text = vt.text;
+        break;
+      }
+      case FilterFieldType::number: n->number = parse_number(*def, vt); break;
+      case FilterFieldType::boolean: break;
+    }
+    n->kind = NodeKind::compare;
+    return n;
+  }
+
+  double parse_number(const FieldDef& def, const Token& vt) const {
+    const std::string& s = vt.text;
+    std::size_t i = 0;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+    while (i < s.size() && ((s[i] >= '0' && s[i] <= '9') || s[i] == '.')) ++i;
+    if (i + 1 < s.size() && (s[i] == 'e' || s[i] == 'E') &&
+        ((s[i + 1] >= '0' && s[i + 1] <= '9') || ((s[i + 1] == '-' || s[i + 1] == '+') && i + 2 < s.size()))) {
+      std::size_t j = i + 1;
+      if (s[j] == '-' || s[j] == '+') ++j;
+      if (j < s.size() && s[j] >= '0' && s[j] <= '9') {
+        i = j;
+        while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+      }
+    }
+    const std::size_t start = (s[0] == '+') ? 1 : 0;
+    double value = 0;
+    auto res = std::from_chars(s.data() + start, s.data() + i, value);
+    const std::string unit_desc = def.unit.empty() ? "" : " in " + std::string(def.unit);
+    if (i == start || res.ec != std::errc() || res.ptr != s.data() + i || !std::isfinite(value))
+      fail(vt, "\"" + s + "\" is not a number", "a number" + unit_desc + ", e.g. " + std::string(def.example));
+    const std::string_view suffix = std::string_view(s).substr(i);
+    for (const auto& u : units_of(def.unit_kind))
+      if (u.suffix == suffix) return value * u.factor;
+    Token at = vt;
+    at.offset = vt.offset + i;
+    at.length = suffix.size();
+    std::string units = unit_list(def.unit_kind);
+    if (units.empty())
+      fail(at, "unknown unit \"" + std::string(suffix) + "\" for " + std::string(def.name),
+           "a plain number (" + std::string(def.unit) + ")");
+    fail(at, "unknown unit \"" + std::string(suffix) + "\" for " + std::string(def.name),
+         units + " (a bare number is " + std::string(def.unit.substr(0, def.unit.find(';'))) + ")");
+  }
+
+  std::string_view q_;
+  std::vector<Token> toks_;
+  std::size_t pos_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// In-memory evaluation
+
+using Tri = std::optional<bool>;
+
+Tri tri_and(Tri a, Tri b) {
+  if (a == false || b == false) return false;
+  if (a == true && b == true) return true;
+  return std::nullopt;
+}
+Tri tri_or(Tri a, Tri b) {
+  if (a == true || b == true) return true;
+  if (a == false && b == false) return false;
+  return std::nullopt;
+}
+Tri tri_not(Tri a) {
+  if (!a) return std::nullopt;
+  return !*a;
+}
+
+template <typename V>
+Tri compare_values(const V& a, CompareOp op, const V& b) {
+  switch (op) {
+    case CompareOp::eq: return a == b;
+    case CompareOp::ne: return a != b;
+    case CompareOp::lt: return a < b;
+    case CompareOp::le: return a <= b;
+    case CompareOp::gt: return a > b;
+    case CompareOp::ge: return a >= b;
+    default: return std::nullopt;
+  }
+}
+
+Tri compare_text(const std::optional<std::string>& value, CompareOp op, const std::string& want) {
+  if (!value) return std::nullopt;
+  const std::string v = lower(*value);
+  switch (op) {
+    case CompareOp::eq: return v == want;
+    case CompareOp::ne: return v != want;
+    case CompareOp::contains: return v.find(want) != std::string::npos;
+    case CompareOp::not_contains: return v.find(want) == std::string::npos;
+    default: return std::nullopt;
+  }
+}
+
+std::optional<std::string> non_empty(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  return s;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+std::string_view filter_field_type_name(FilterFieldType t) noexcept {
+  switch (t) {
+    case FilterFieldType::text: return "text";
+    case FilterFieldType::number: return "number";
+    case FilterFieldType::boolean: return "boolean";
+    case FilterFieldType::date: return "date";
+  }
+  return "text";
+}
+
+const std::vector<FilterFieldInfo>& filter_fields() {
+  static const std::vector<FilterFieldInfo> out = [] {
+    std::vector<FilterFieldInfo> v;
+    for (const auto& d : field_defs()) v.push_back({d.name, d.type, d.unit, d.example, d.description});
+    return v;
+  }();
+  return out;
+}
+
+namespace {
+std::string render_filter_error(std::string_view query, std::size_t offset, std::size_t length,
+                                const std::string& problem) {
+  std::string line(query);
+  for (char& c : line)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  std::size_t col = 0;  // code points before the token
+  for (std::size_t i = 0; i < offset && i < query.size(); ++i) col += (static_cast<unsigned char>(query[i]) & 0xC0) != 0x80;
+  std::size_t width = 0;
+  for (std::size_t i = offset; i < offset + length && i < query.size(); ++i)
+    width += (static_cast<unsigned char>(query[i]) & 0xC0) != 0x80;
+  if (width == 0) width = 1;
+  return problem + "\n  " + line + "\n  " + std::string(col, ' ') + std::string(width, '^');
+}
+}  // namespace
+
+FilterError::FilterError(std::string_view query, std::size_t offset, std::size_t length, const std::string& problem,
+                         std::string expected)
+    : Error(ErrorKind::invalid_input, "filter:" + std::to_string(offset + 1),
+            render_filter_error(query, offset, length, problem), std::move(expected)),
+      offset_(offset),
+      length_(length) {}
+
+Filter Filter::parse(std::string_view text) {
+  Filter f;
+  f.text_ = std::string(text);
+  f.root_ = Parser(text).parse();
+  return f;
+}
+
+namespace {
+std::string node_to_string(const FilterNode& n) {
+  switch (n.kind) {
+    case NodeKind::and_: return "(" + node_to_string(*n.lhs) + " and " + node_to_string(*n.rhs) + ")";
+    case NodeKind::or_: return "(" + node_to_string(*n.lhs) + " or " + node_to_string(*n.rhs) + ")";
+    case NodeKind::not_: return "(not " + node_to_string(*n.lhs) + ")";
+    case NodeKind::flag: return std::string(def_of(n.field).name);
+    case NodeKind::compare: {
+      const FieldDef& d = def_of(n.field);
+      std::string v = d.type == FilterFieldType::number ? fmt::format("{}", n.number) : "\"" + n.text + "\"";
+      return "(" + std::string(d.name) + " " + std::string(op_text(n.op)) + " " + v + ")";
+    }
+  }
+  return "";
+}
+
+void collect_gpu_nodes(const FilterNode* n, std::vector<const FilterNode*>& out) {
+  if (n == nullptr) return;
+  if (n->kind == NodeKind::compare && n->field == FieldId::gpu) out.push_back(n);
+  collect_gpu_nodes(n->lhs.get(), out);
+  collect_gpu_nodes(n->rhs.get(), out);
+}
+
+const GpuCatalog& catalog_of(const FilterContext& ctx) { return ctx.gpus ? *ctx.gpus : GpuCatalog::bundled(); }
+}  // namespace
+
+std::string Filter::to_string() const { return root_ ? node_to_string(*root_) : ""; }
+
+PreparedFilter Filter::prepare(const FilterContext& ctx) const {
+  PreparedFilter p;
+  p.root_ = root_;
+  p.ctx_ = ctx;
+  const GpuCatalog& cat = catalog_of(ctx);
+  for (const GpuSpec& s : cat.gpus()) p.specs_.emplace(s.name, &s);
+  std::vector<const FilterNode*> gpu_nodes;
+  collect_gpu_nodes(root_.get(), gpu_nodes);
+  for (const FilterNode* n : gpu_nodes)
+    if (n->op == CompareOp::eq || n->op == CompareOp::ne) p.gpu_names_[n] = gpu_names_matching(cat, n->text);
+  return p;
+}
+
+std::optional<bool> PreparedFilter::evaluate(const Offer& offer) const {
+  if (!root_) return true;
+  const PriceObservation* latest = offer.latest_price(ctx_.price_kind);
+  const GpuSpec* spec = nullptr;
+  if (offer.gpu_name) {
+    auto it = specs_.find(*offer.gpu_name);
+    if (it != specs_.end()) spec = it->second;
+  }
+  std::function<Tri(const FilterNode&)> eval = [&](const FilterNode& n) -> Tri {
+    switch (n.kind) {
+      case NodeKind::and_: return tri_and(eval(*n.lhs), eval(*n.rhs));
+      case NodeKind::or_: return tri_or(eval(*n.lhs), eval(*n.rhs));
+      case NodeKind::not_: return tri_not(eval(*n.lhs));
+      case NodeKind::flag:
+        switch (n.field) {
+          case FieldId::spot:
+            return std::any_of(offer.prices.begin(), offer.prices.end(),
+                               [](const PriceObservation& p) { return p.kind == PriceKind::spot; });
+          case FieldId::stale: return is_stale(offer, ctx_.price_kind, ctx_.now_date, ctx_.stale_after_days);
+          case FieldId::confirmed: return offer.confirmed_available_at.has_value();
+          case FieldId::flagged: return !offer.flags.empty();
+          case FieldId::excluded: return offer.excluded_from_ranking();
+          default: return std::nullopt;
+        }
+      case NodeKind::compare: break;
+    }
+    auto num = [&](std::optional<double> v) -> Tri {
+      if (!v) return std::nullopt;
+      return compare_values(*v, n.op, n.number);
+    };
+    auto date = [&](const std::optional<std::string>& v) -> Tri {
+      if (!v) return std::nullopt;
+      return compare_values(v->substr(0, 10), n.op, n.text);
+    };
+    switch (n.field) {
+      case FieldId::provider: return compare_text(non_empty(offer.provider), n.op, n.text);
+      case FieldId::instance: return compare_text(non_empty(offer.instance_type), n.op, n.text);
+      case FieldId::region: return compare_text(non_empty(offer.region), n.op, n.text);
+      case FieldId::zone: return compare_text(non_empty(offer.zone), n.op, n.text);
+      case FieldId::id: return compare_text(non_empty(offer.id), n.op, n.text);
+      case FieldId::form: return compare_text(non_empty(offer.form_factor), n.op, n.text);
+      case FieldId::source:
+        return compare_text(latest ? non_empty(latest->source.dataset) : std::nullopt, n.op, n.text);
+      case FieldId::link:
+        return compare_text(offer.intra_node_link == IntraNodeLink::unknown
+                                ? std::nullopt
+                                : std::optional<std::string>(intra_node_link_name(offer.intra_node_link)),
+                            n.op, n.text);
+      case FieldId::net:
+        return compare_text(offer.inter_node_network == InterNodeNetwork::unknown
+                                ? std::nullopt
+                                : std::optional<std::string>(inter_node_network_name(offer.inter_node_network)),
+                            n.op, n.text);
+      case FieldId::memtype:
+        return compare_text(spec ? std::optional<std::string>(memory_family(*spec)) : std::nullopt, n.op, n.text);
+      case FieldId::flag: {
+        const bool want_match = n.op == CompareOp::eq || n.op == CompareOp::contains;
+        const CompareOp base = (n.op == CompareOp::eq || n.op == CompareOp::ne) ? CompareOp::eq : CompareOp::contains;
+        bool any = std::any_of(offer.flags.begin(), offer.flags.end(),
+                               [&](const QualityFlag& f) { return compare_text(f.rule, base, n.text) == true; });
+        return want_match ? any : !any;
+      }
+      case FieldId::gpu: {
+        bool hit = false;
+        if (n.op == CompareOp::eq || n.op == CompareOp::ne) {
+          const auto& names = gpu_names_.at(&n);
+          hit = (offer.gpu_name && std::find(names.begin(), names.end(), *offer.gpu_name) != names.end()) ||
+                norm_gpu_name(offer.gpu_name_raw) == norm_gpu_name(n.text);
+        } else {
+          const std::string q = norm_gpu_name(n.text);
+          hit = norm_gpu_name(offer.gpu_name.value_or("")).find(q) != std::string::npos ||
+                norm_gpu_name(offer.gpu_name_raw).find(q) != std::string::npos;
+        }
+        return (n.op == CompareOp::eq || n.op == CompareOp::contains) ? hit : !hit;
+      }
+      case FieldId::gpus: return num(static_cast<double>(offer.gpu_count));
+      case FieldId::vram: return num(offer.gpu_memory_bytes);
+      case FieldId::total_vram:
+        return num(offer.gpu_memory_bytes ? std::optional<double>(*offer.gpu_memory_bytes * offer.gpu_count)
+                                          : std::nullopt);
+      case FieldId::bandwidth:
+        return num(spec && spec->memory_bandwidth_bytes_per_s > 0
+                       ? std::optional<double>(spec->memory_bandwidth_bytes_per_s)
+                       : std::nullopt);
+      case FieldId::link_bw: return num(offer.intra_node_link_bytes_per_s);
+      case FieldId::net_gbps: return num(offer.inter_node_bits_per_s);
+      case FieldId::nodes:
+        return num(offer.max_nodes ? std::optional<double>(*offer.max_nodes) : std::nullopt);
+      case FieldId::vcpus: return num(offer.vcpus);
+      case FieldId::ram: return num(offer.ram_bytes);
+      case FieldId::disk: return num(offer.local_disk_bytes);
+      case FieldId::price: return num(latest ? std::optional<double>(latest->usd_per_hour) : std::nullopt);
+      case FieldId::price_per_gpu:
+        return num(latest && offer.gpu_count != 0
+                       ? std::optional<double>(latest->usd_per_hour / offer.gpu_count)
+                       : std::nullopt);
+      case FieldId::observed: return date(latest ? latest->source.observed_at : std::nullopt);
+      case FieldId::confirmed_at: return date(offer.confirmed_available_at);
+      default: return std::nullopt;
+    }
+  };
+  return eval(*root_);
+}
+
+// ---------------------------------------------------------------------------------------------
+// SQL
+
+namespace {
+
+/// Column expression of a field, over the schema of sqlite_store.cpp. NULL means unknown.
+std::string_view column_sql(FieldId f) {
+  switch (f) {
+    case FieldId::provider: return "NULLIF(o.provider, '')";
+    case FieldId::instance: return "NULLIF(o.instance_type, '')";
+    case FieldId::region: return "NULLIF(o.region, '')";
+    case FieldId::zone: return "NULLIF(o.zone, '')";
+    case FieldId::id: return "NULLIF(o.id, '')";
+    case FieldId::form: return "NULLIF(o.form_factor, '')";
+    case FieldId::source: return "NULLIF(lp.dataset, '')";
+    case FieldId::link: return "NULLIF(o.intra_node_link, 'unknown')";
+    case FieldId::net: return "NULLIF(o.inter_node_network, 'unknown')";
+    case FieldId::memtype: return "(SELECT s.memtype FROM gpuplan_specs s WHERE s.name = o.gpu_name)";
+    case FieldId::gpus: return "o.gpu_count";
+    case FieldId::vram: return "o.gpu_memory_bytes";
+    case FieldId::total_vram: return "(o.gpu_memory_bytes * o.gpu_count)";
+    case FieldId::bandwidth:
+      return "(SELECT s.memory_bandwidth_bytes_per_s FROM gpuplan_specs s WHERE s.name = o.gpu_name)";
+    case FieldId::link_bw: return "o.intra_node_link_bytes_per_s";
+    case FieldId::net_gbps: return "o.inter_node_bits_per_s";
+    case FieldId::nodes: return "o.max_nodes";
+    case FieldId::vcpus: return "o.vcpus";
+    case FieldId::ram: return "o.ram_bytes";
+    case FieldId::disk: return "o.local_disk_bytes";
+    case FieldId::price: return "lp.usd_per_hour";
+    case FieldId::price_per_gpu: return "(lp.usd_per_hour / NULLIF(o.gpu_count, 0))";
+    case FieldId::observed: return "substr(lp.observed_at, 1, 10)";
+    case FieldId::confirmed_at: return "substr(o.confirmed_available_at, 1, 10)";
+    default: return "NULL";
+  }
+}
+
+void to_sql_node(const FilterNode& n, const FilterContext& ctx, SqlWhere& out) {
+  switch (n.kind) {
+    case NodeKind::and_:
+    case NodeKind::or_:
+      out.sql += "(";
+      to_sql_node(*n.lhs, ctx, out);
+      out.sql += n.kind == NodeKind::and_ ? " AND " : " OR ";
+      to_sql_node(*n.rhs, ctx, out);
+      out.sql += ")";
+      return;
+    case NodeKind::not_:
+      out.sql += "(NOT ";
+      to_sql_node(*n.lhs, ctx, out);
+      out.sql += ")";
+      return;
+    case NodeKind::flag:
+      switch (n.field) {
+        case FieldId::spot:
+          out.sql += "EXISTS (SELECT 1 FROM observations x WHERE x.offer_id = o.id AND x.kind = ?)";
+          out.params.emplace_back(std::string(price_kind_name(PriceKind::spot)));
+          return;
+        case FieldId::stale:
+          if (ctx.now_date.empty()) {
+            out.sql += "NULL";
+            return;
+          }
+          out.sql += "((julianday(?) - julianday(substr(lp.observed_at, 1, 10))) > ?)";
+          out.params.emplace_back(ctx.now_date.substr(0, 10));
+          out.params.emplace_back(ctx.stale_after_days);
+          return;
+        case FieldId::confirmed: out.sql += "(o.confirmed_available_at IS NOT NULL)"; return;
+        case FieldId::flagged: out.sql += "EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id)"; return;
+        case FieldId::excluded:
+          out.sql += "EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND f.excludes = 1)";
+          return;
+        default: out.sql += "NULL"; return;
+      }
+    case NodeKind::compare: break;
+  }
+  const FieldDef& d = def_of(n.field);
+  const bool positive = n.op == CompareOp::eq || n.op == CompareOp::contains;
+  const bool equality = n.op == CompareOp::eq || n.op == CompareOp::ne;
+  if (n.field == FieldId::gpu) {
+    out.sql += positive ? "(" : "(NOT (";
+    if (equality) {
+      const auto names = gpu_names_matching(catalog_of(ctx), n.text);
+      if (!names.empty()) {
+        out.sql += "COALESCE(o.gpu_name, '') IN (";
+        for (std::size_t i = 0; i < names.size(); ++i) {
+          out.sql += i ? ", ?" : "?";
+          out.params.emplace_back(names[i]);
+        }
+        out.sql += ") OR ";
+      }
+      out.sql += "gpuplan_norm(o.gpu_name_raw) = ?";
+      out.params.emplace_back(norm_gpu_name(n.text));
+    } else {
+      out.sql += "instr(gpuplan_norm(COALESCE(o.gpu_name, '')), ?) > 0 OR instr(gpuplan_norm(o.gpu_name_raw), ?) > 0";
+      out.params.emplace_back(norm_gpu_name(n.text));
+      out.params.emplace_back(norm_gpu_name(n.text));
+    }
+    out.sql += positive ? ")" : "))";
+    return;
+  }
+  if (n.field == FieldId::flag) {
+    out.sql += positive ? "EXISTS" : "NOT EXISTS";
+    out.sql += equality ? " (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND lower(f.rule) = ?)"
+                        : " (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND instr(lower(f.rule), ?) > 0)";
+    out.params.emplace_back(n.text);
+    return;
+  }
+  const std::string col(column_sql(n.field));
+  switch (d.type) {
+    case FilterFieldType::text:
+      switch (n.op) {
+        case CompareOp::eq: out.sql += "(lower(" + col + ") = ?)"; break;
+        case CompareOp::ne: out.sql += "(lower(" + col + ") <> ?)"; break;
+        case CompareOp::contains: out.sql += "(instr(lower(" + col + "), ?) > 0)"; break;
+        case CompareOp::not_contains: out.sql += "(instr(lower(" + col + "), ?) = 0)"; break;
+        default: throw Error(ErrorKind::internal, "filter", "ordering operator on a text field");
+      }
+      out.params.emplace_back(n.text);
+      return;
+    case FilterFieldType::number:
+    case FilterFieldType::date: {
+      std::string_view op = n.op == CompareOp::ne ? "<>" : op_text(n.op);
+      out.sql += "(" + col + " " + std::string(op) + " ?)";
+      if (d.type == FilterFieldType::number)
+        out.params.emplace_back(n.number);
+      else
+        out.params.emplace_back(n.text);
+      return;
+    }
+    case FilterFieldType::boolean: throw Error(ErrorKind::internal, "filter", "boolean field compared");
+  }
+}
+
+}  // namespace
+
+SqlWhere Filter::to_sql(const FilterContext& ctx) const {
+  SqlWhere out;
+  if (!root_) {
+    out.sql = "1";
+    return out;
+  }
+  to_sql_node(*root_, ctx, out);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+std::string norm_gpu_name(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    if (c >= 'A' && c <= 'Z') out += static_cast<char>(c - 'A' + 'a');
+    else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) out += c;
+  }
+  return out;
+}
+
+std::vector<std::string> gpu_names_matching(const GpuCatalog& gpus, std::string_view value) {
+  std::vector<std::string> out;
+  const std::string q = norm_gpu_name(value);
+  auto add = [&](const std::string& name) {
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  };
+  if (const GpuSpec* s = gpus.try_find(value)) add(s->name);
+  for (const GpuSpec& s : gpus.gpus()) {
+    bool hit = norm_gpu_name(s.name) == q;
+    if (!hit && s.name.size() > s.vendor.size() && s.name.compare(0, s.vendor.size(), s.vendor) == 0)
+      hit = norm_gpu_name(std::string_view(s.name).substr(s.vendor.size())) == q;
+    for (const auto& a : s.aliases) hit = hit || norm_gpu_name(a) == q;
+    if (hit) add(s.name);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string memory_family(const GpuSpec& spec) {
+  const std::string t = lower(spec.memory_type);
+  if (t.rfind("hbm", 0) == 0) return "hbm";
+  if (t.rfind("gddr", 0) == 0) return "gddr";
+  return t;
+}
+
+std::optional<long> days_since_epoch(std::string_view iso) {
+  if (iso.size() < 10 || iso[4] != '-' || iso[7] != '-') return std::nullopt;
+  auto digits = [&](std::size_t from, std::size_t n) -> std::optional<int> {
+    int v = 0;
+    for (std::size_t i = from; i < from + n; ++i) {
+      if (iso[i] < '0' || iso[i] > '9') return std::nullopt;
+      v = v * 10 + (iso[i] - '0');
+    }
+    return v;
+  };
+  auto y = digits(0, 4), m = digits(5, 2), d = digits(8, 2);
+  if (!y || !m || !d || *m < 1 || *m > 12 || *d < 1 || *d > 31) return std::nullopt;
+  // Howard Hinnant's days_from_civil (http://howardhinnant.github.io/date_algorithms.html).
+  long yy = *y - (*m <= 2 ? 1 : 0);
+  const long era = (yy >= 0 ? yy : yy - 399) / 400;
+  const long yoe = yy - era * 400;
+  const long mp = (*m + 9) % 12;
+  const long doy = (153 * mp + 2) / 5 + *d - 1;
+  const long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+std::optional<bool> is_stale(const Offer& offer, PriceKind kind, std::string_view now_date, double stale_after_days) {
+  const PriceObservation* p = offer.latest_price(kind);
+  if (p == nullptr || !p->source.observed_at || now_date.empty()) return std::nullopt;
+  auto seen = days_since_epoch(*p->source.observed_at);
+  auto now = days_since_epoch(now_date);
+  if (!seen || !now) return std::nullopt;
+  return static_cast<double>(*now - *seen) > stale_after_days;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,114 @@
+#include "catalog/memory_store.hpp"
+
+#include <algorithm>
+
+#include "hardware/gpu_spec.hpp"
+
+namespace gpuplan {
+
+namespace {
+/// Same identity as the SQLite unique index: (offer_id, kind, usd_per_hour, observed_at, dataset).
+bool same_observation(const PriceObservation& a, const PriceObservation& b) {
+  return a.kind == b.kind && a.usd_per_hour == b.usd_per_hour && a.source.observed_at == b.source.observed_at &&
+         a.source.dataset == b.source.dataset;
+}
+
+/// Oldest first, unknown dates first; stable, so equal dates keep insertion order (the order the
+/// SQLite store returns: observed_at, then insertion sequence).
+void sort_history(std::vector<PriceObservation>& prices) {
+  std::stable_sort(prices.begin(), prices.end(), [](const PriceObservation& a, const PriceObservation& b) {
+    const auto& x = a.source.observed_at;
+    const auto& y = b.source.observed_at;
+    if (!x || !y) return !x && y;
+    return *x < *y;
+  });
+}
+}  // namespace
+
+MemoryOfferStore::MemoryOfferStore(const GpuCatalog* gpus) : gpus_(gpus ? *gpus : GpuCatalog::bundled()) {}
+
+ImportResult MemoryOfferStore::import(const ImportBatch& batch) {
+  validate_batch(batch);  // throws before anything changes: all or nothing
+  ImportResult r;
+  auto next = offers_;    // build the new state aside, then swap (strong guarantee)
+  for (const Offer& in : batch.offers) {
+    Offer facts = in;
+    facts.prices.clear();
+    auto it = next.find(in.id);
+    if (it == next.end()) {
+      ++r.offers_added;
+      it = next.emplace(in.id, facts).first;
+    } else {
+      if (same_offer_facts(it->second, facts)) {
+        ++r.offers_unchanged;
+      } else {
+        ++r.offers_updated;
+      }
+      facts.prices = std::move(it->second.prices);
+      it->second = std::move(facts);
+    }
+    Offer& stored = it->second;
+    for (PriceObservation p : in.prices) {
+      p.offer_id = in.id;
+      const bool known = std::any_of(stored.prices.begin(), stored.prices.end(),
+                                     [&](const PriceObservation& q) { return same_observation(p, q); });
+      if (known) {
+        ++r.observations_already_known;
+        continue;
+      }
+      stored.prices.push_back(std::move(p));
+      ++r.observations_added;
+    }
+    sort_history(stored.prices);
+  }
+  offers_.swap(next);
+  return r;
+}
+
+std::vector<Offer> MemoryOfferStore::query(const OfferQuery& q) {
+  q.validate();
+  const Filter filter = Filter::parse(q.filter);
+  const PreparedFilter pf = filter.prepare(q.filter_context(&gpus_));
+  std::vector<std::pair<std::optional<double>, const Offer*>> hits;
+  for (const auto& [id, offer] : offers_) {
+    if (!q.include_excluded && offer.excluded_from_ranking()) continue;
+    if (!pf.matches(offer)) continue;
+    hits.emplace_back(offer_sort_value(offer, q.sort, q.price_kind, gpus_), &offer);
+  }
+  const bool desc = offer_sort_descending(q.sort);
+  std::stable_sort(hits.begin(), hits.end(), [&](const auto& a, const auto& b) {
+    if (a.first.has_value() != b.first.has_value()) return a.first.has_value();
+    if (a.first && *a.first != *b.first) return desc ? *a.first > *b.first : *a.first < *b.first;
+    return a.second->id < b.second->id;
+  });
+  std::vector<Offer> out;
+  for (const auto& h : hits) {
+    if (q.limit && out.size() >= *q.limit) break;
+    out.push_back(*h.second);
+  }
+  return out;
+}
+
+std::optional<Offer> MemoryOfferStore::get(std::string_view id) {
+  auto it = offers_.find(id);
+  if (it == offers_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<PriceObservation> MemoryOfferStore::history(std::string_view offer_id) {
+  auto it = offers_.find(offer_id);
+  if (it == offers_.end()) return {};
+  return it->second.prices;
+}
+
+StoreCounts MemoryOfferStore::counts() {
+  StoreCounts c;
+  c.offers = offers_.size();
+  for (const auto& [id, o] : offers_) {
+    c.observations += o.prices.size();
+    c.excluded_offers += o.excluded_from_ranking() ? 1 : 0;
+  }
+  return c;
+}
+
+}  // namespace gpuplan

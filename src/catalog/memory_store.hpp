@@ -1,0 +1,30 @@
+#pragma once
+/// Catalog layer: an in-memory OfferStore with the semantics of store.hpp, for tests and for
+/// one-shot runs that need no database. Not thread-safe.
+#include <map>
+#include <string>
+
+#include "catalog/store.hpp"
+
+namespace gpuplan {
+
+class GpuCatalog;
+
+class MemoryOfferStore final : public OfferStore {
+ public:
+  /// `gpus` resolves the bandwidth/memtype fields and sort; nullptr → GpuCatalog::bundled().
+  /// The catalog must outlive the store.
+  explicit MemoryOfferStore(const GpuCatalog* gpus = nullptr);
+
+  ImportResult import(const ImportBatch& batch) override;
+  std::vector<Offer> query(const OfferQuery& q) override;
+  std::optional<Offer> get(std::string_view id) override;
+  std::vector<PriceObservation> history(std::string_view offer_id) override;
+  StoreCounts counts() override;
+
+ private:
+  const GpuCatalog& gpus_;
+  std::map<std::string, Offer, std::less<>> offers_;  ///< by id; prices kept oldest first
+};
+
+}  // namespace gpuplan

@@ -1,0 +1,611 @@
+#include "catalog/sqlite_store.hpp"
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+#include <sqlite3.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <unordered_map>
+
+#include "hardware/gpu_spec.hpp"
+#include "util/error.hpp"
+
+namespace gpuplan {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Thin RAII wrapper over libsqlite3.
+
+[[noreturn]] void throw_sqlite(sqlite3* db, int rc, const std::string& where) {
+  const std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  const int primary = rc & 0xff;
+  if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED)
+    throw Error(ErrorKind::unavailable, where, "database is locked: " + msg, "retry when the other writer is done");
+  if (primary == SQLITE_CANTOPEN || primary == SQLITE_PERM || primary == SQLITE_READONLY)
+    throw Error(ErrorKind::unavailable, where, "cannot open or write the database: " + msg,
+                "a writable path (set it with --db)");
+  if (primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT)
+    throw Error(ErrorKind::invalid_input, where, "not a usable SQLite database: " + msg,
+                "a gpuplan offer database (or a new path)");
+  throw Error(ErrorKind::internal, where, "SQLite error: " + msg);
+}
+
+class Stmt {
+ public:
+  Stmt(sqlite3* db, std::string_view sql, std::string where) : db_(db), where_(std::move(where)) {
+    int rc = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr);
+    if (rc != SQLITE_OK) throw_sqlite(db, rc, where_);
+  }
+  ~Stmt() { sqlite3_finalize(stmt_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  Stmt& bind(int i, std::string_view s) {
+    check(sqlite3_bind_text(stmt_, i, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT));
+    return *this;
+  }
+  Stmt& bind(int i, double v) {
+    check(sqlite3_bind_double(stmt_, i, v));
+    return *this;
+  }
+  Stmt& bind_int(int i, std::int64_t v) {
+    check(sqlite3_bind_int64(stmt_, i, v));
+    return *this;
+  }
+  Stmt& bind_null(int i) {
+    check(sqlite3_bind_null(stmt_, i));
+    return *this;
+  }
+  Stmt& bind(int i, const std::optional<double>& v) { return v ? bind(i, *v) : bind_null(i); }
+  Stmt& bind(int i, const std::optional<std::string>& v) { return v ? bind(i, std::string_view(*v)) : bind_null(i); }
+  Stmt& bind(int i, const std::optional<int>& v) { return v ? bind_int(i, *v) : bind_null(i); }
+  Stmt& bind(int i, const SqlValue& v) {
+    if (const double* d = std::get_if<double>(&v)) return bind(i, *d);
+    return bind(i, std::string_view(std::get<std::string>(v)));
+  }
+
+  /// True when a row is available.
+  bool step() {
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    throw_sqlite(db_, rc, where_);
+  }
+  void run() {
+    while (step()) {
+    }
+  }
+  void reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+
+  bool is_null(int c) const { return sqlite3_column_type(stmt_, c) == SQLITE_NULL; }
+  std::string text(int c) const {
+    const unsigned char* p = sqlite3_column_text(stmt_, c);
+    return p ? std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(stmt_, c)))
+             : std::string();
+  }
+  std::optional<std::string> opt_text(int c) const {
+    if (is_null(c)) return std::nullopt;
+    return text(c);
+  }
+  double real(int c) const { return sqlite3_column_double(stmt_, c); }
+  std::optional<double> opt_real(int c) const {
+    if (is_null(c)) return std::nullopt;
+    return real(c);
+  }
+  std::int64_t integer(int c) const { return sqlite3_column_int64(stmt_, c); }
+
+ private:
+  void check(int rc) {
+    if (rc != SQLITE_OK) throw_sqlite(db_, rc, where_);
+  }
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  std::string where_;
+};
+
+void exec(sqlite3* db, const char* sql, const std::string& where) {
+  char* err = nullptr;
+  int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err);
+  if (rc != SQLITE_OK) {
+    sqlite3_free(err);
+    throw_sqlite(db, rc, where);
+  }
+}
+
+/// Schema migrations: entry i brings user_version i to i+1. Append only; never edit a shipped one.
+const std::vector<const char*>& migrations() {
+  static const std::vector<const char*> m = {
+      R"sql(
+CREATE TABLE offers (
+  id TEXT PRIMARY KEY,
+  provider TEXT NOT NULL,
+  instance_type TEXT NOT NULL,
+  region TEXT NOT NULL,
+  zone TEXT NOT NULL,
+  gpu_name_raw TEXT NOT NULL,
+  gpu_name TEXT,
+  gpu_count INTEGER NOT NULL,
+  gpu_memory_bytes REAL,
+  vcpus REAL,
+  ram_bytes REAL,
+  local_disk_bytes REAL,
+  intra_node_link TEXT NOT NULL,
+  intra_node_link_bytes_per_s REAL,
+  form_factor TEXT NOT NULL,
+  inter_node_network TEXT NOT NULL,
+  inter_node_bits_per_s REAL,
+  max_nodes INTEGER,
+  confirmed_available_at TEXT,
+  billing_granularity_seconds REAL,
+  billing_minimum_billed_seconds REAL,
+  billing_storage_usd_per_gb_month REAL,
+  billing_egress_usd_per_gb REAL,
+  billing_egress_free_gb_per_month REAL,
+  billing_preemptions_per_day REAL,
+  billing_sources_json TEXT NOT NULL DEFAULT '[]'
+);
+CREATE TABLE observations (
+  seq INTEGER PRIMARY KEY,
+  offer_id TEXT NOT NULL REFERENCES offers(id),
+  kind TEXT NOT NULL,
+  usd_per_hour REAL NOT NULL,
+  observed_at TEXT,
+  dataset TEXT NOT NULL,
+  locator TEXT NOT NULL
+);
+CREATE UNIQUE INDEX observations_identity
+  ON observations(offer_id, kind, usd_per_hour, IFNULL(observed_at, ''), dataset);
+CREATE INDEX observations_by_kind ON observations(kind, offer_id);
+CREATE TABLE flags (
+  offer_id TEXT NOT NULL REFERENCES offers(id),
+  position INTEGER NOT NULL,
+  rule TEXT NOT NULL,
+  detail TEXT NOT NULL,
+  excludes INTEGER NOT NULL,
+  PRIMARY KEY (offer_id, position)
+);
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+)sql",
+  };
+  return m;
+}
+
+constexpr const char* kOfferColumns =
+    "o.id, o.provider, o.instance_type, o.region, o.zone, o.gpu_name_raw, o.gpu_name, o.gpu_count, "
+    "o.gpu_memory_bytes, o.vcpus, o.ram_bytes, o.local_disk_bytes, o.intra_node_link, "
+    "o.intra_node_link_bytes_per_s, o.form_factor, o.inter_node_network, o.inter_node_bits_per_s, o.max_nodes, "
+    "o.confirmed_available_at, o.billing_granularity_seconds, o.billing_minimum_billed_seconds, "
+    "o.billing_storage_usd_per_gb_month, o.billing_egress_usd_per_gb, o.billing_egress_free_gb_per_month, "
+    "o.billing_preemptions_per_day, o.billing_sources_json";
+
+IntraNodeLink parse_link(const std::string& s) {
+  for (IntraNodeLink k : {IntraNodeLink::pcie, IntraNodeLink::nvlink})
+    if (intra_node_link_name(k) == s) return k;
+  return IntraNodeLink::unknown;
+}
+InterNodeNetwork parse_network(const std::string& s) {
+  for (InterNodeNetwork k : {InterNodeNetwork::ethernet, InterNodeNetwork::roce, InterNodeNetwork::infiniband})
+    if (inter_node_network_name(k) == s) return k;
+  return InterNodeNetwork::unknown;
+}
+std::optional<PriceKind> parse_kind(const std::string& s) {
+  for (PriceKind k : {PriceKind::on_demand, PriceKind::spot, PriceKind::reserved_1y, PriceKind::reserved_3y})
+    if (price_kind_name(k) == s) return k;
+  return std::nullopt;
+}
+
+Offer read_offer(const Stmt& s) {
+  Offer o;
+  o.id = s.text(0);
+  o.provider = s.text(1);
+  o.instance_type = s.text(2);
+  o.region = s.text(3);
+  o.zone = s.text(4);
+  o.gpu_name_raw = s.text(5);
+  o.gpu_name = s.opt_text(6);
+  o.gpu_count = static_cast<int>(s.integer(7));
+  o.gpu_memory_bytes = s.opt_real(8);
+  o.vcpus = s.opt_real(9);
+  o.ram_bytes = s.opt_real(10);
+  o.local_disk_bytes = s.opt_real(11);
+  o.intra_node_link = parse_link(s.text(12));
+  o.intra_node_link_bytes_per_s = s.opt_real(13);
+  o.form_factor = s.text(14);
+  o.inter_node_network = parse_network(s.text(15));
+  o.inter_node_bits_per_s = s.opt_real(16);
+  if (!s.is_null(17)) o.max_nodes = static_cast<int>(s.integer(17));
+  o.confirmed_available_at = s.opt_text(18);
+  o.billing_override.granularity_seconds = s.opt_real(19);
+  o.billing_override.minimum_billed_seconds = s.opt_real(20);
+  o.billing_override.storage_usd_per_gb_month = s.opt_real(21);
+  o.billing_override.egress_usd_per_gb = s.opt_real(22);
+  o.billing_override.egress_free_gb_per_month = s.opt_real(23);
+  o.billing_override.preemptions_per_day = s.opt_real(24);
+  o.billing_override.sources = nlohmann::json::parse(s.text(25)).get<std::vector<std::string>>();
+  return o;
+}
+
+void sqlite_norm(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  if (argc != 1 || sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+    sqlite3_result_null(ctx);
+    return;
+  }
+  const unsigned char* p = sqlite3_value_text(argv[0]);
+  const int n = sqlite3_value_bytes(argv[0]);
+  const std::string out = norm_gpu_name(std::string_view(reinterpret_cast<const char*>(p), static_cast<std::size_t>(n)));
+  sqlite3_result_text(ctx, out.data(), static_cast<int>(out.size()), SQLITE_TRANSIENT);
+}
+
+std::string sort_sql(std::string_view sort) {
+  if (sort == kSortBandwidth)
+    return "(SELECT s.memory_bandwidth_bytes_per_s FROM gpuplan_specs s WHERE s.name = o.gpu_name)";
+  if (sort == kSortPrice) return "lp.usd_per_hour";
+  if (sort == kSortPricePerVramGb) return "(lp.usd_per_hour / NULLIF(o.gpu_count * o.gpu_memory_bytes / 1e9, 0))";
+  return "(lp.usd_per_hour / NULLIF(o.gpu_count, 0))";
+}
+
+/// Latest observation of one kind per offer: unknown dates oldest, ties → latest inserted
+/// (the rule of Offer::latest_price, since offers are returned with observations in seq order).
+constexpr const char* kLatestPriceCte =
+    "WITH lp AS (SELECT offer_id, usd_per_hour, observed_at, dataset FROM ("
+    " SELECT offer_id, usd_per_hour, observed_at, dataset, ROW_NUMBER() OVER ("
+    "  PARTITION BY offer_id ORDER BY (observed_at IS NULL), observed_at DESC, seq DESC) AS rn"
+    " FROM observations WHERE kind = ?) WHERE rn = 1) ";
+
+}  // namespace
+
+struct SqliteOfferStore::Impl {
+  sqlite3* db = nullptr;
+  std::string path;
+  const GpuCatalog* gpus = nullptr;
+
+  ~Impl() {
+    if (db) sqlite3_close_v2(db);
+  }
+
+  void begin_immediate() { exec(db, "BEGIN IMMEDIATE", path); }
+  void commit() { exec(db, "COMMIT", path); }
+  void rollback() noexcept { sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr); }
+
+  template <typename F>
+  auto in_transaction(F&& f) {
+    begin_immediate();
+    try {
+      auto r = f();
+      commit();
+      return r;
+    } catch (...) {
+      rollback();
+      throw;
+    }
+  }
+
+  int user_version() {
+    Stmt s(db, "PRAGMA user_version", path);
+    s.step();
+    return static_cast<int>(s.integer(0));
+  }
+
+  void migrate() {
+    const int known = static_cast<int>(migrations().size());
+    auto too_new = [&](int v) {
+      throw Error(ErrorKind::conflict, path,
+                  fmt::format("database schema version {} is newer than this gpuplan knows ({})", v, known),
+                  "a newer gpuplan, or a different --db");
+    };
+    int v = user_version();
+    if (v > known) too_new(v);
+    if (v == known) return;
+    in_transaction([&] {
+      int cur = user_version();  // re-read under the write lock: another process may have migrated
+      if (cur > known) too_new(cur);
+      for (int i = cur; i < known; ++i) exec(db, migrations()[static_cast<std::size_t>(i)], path);
+      // PRAGMA takes no bound parameters; `known` is a constant of this binary, not input.
+      exec(db, fmt::format("PRAGMA user_version = {}", known).c_str(), path);
+      return 0;
+    });
+  }
+
+  void load_specs() {
+    exec(db,
+         "CREATE TEMP TABLE IF NOT EXISTS gpuplan_specs (name TEXT PRIMARY KEY, memory_bandwidth_bytes_per_s REAL, "
+         "memtype TEXT); DELETE FROM temp.gpuplan_specs;",
+         path);
+    Stmt ins(db, "INSERT OR REPLACE INTO temp.gpuplan_specs VALUES (?, ?, ?)", path);
+    for (const GpuSpec& s : gpus->gpus()) {
+      ins.bind(1, std::string_view(s.name));
+      if (s.memory_bandwidth_bytes_per_s > 0)
+        ins.bind(2, s.memory_bandwidth_bytes_per_s);
+      else
+        ins.bind_null(2);
+      ins.bind(3, std::string_view(memory_family(s)));
+      ins.run();
+      ins.reset();
+    }
+  }
+
+  void load_observations(Offer& o) {
+    Stmt s(db,
+           "SELECT kind, usd_per_hour, observed_at, dataset, locator FROM observations WHERE offer_id = ? "
+           "ORDER BY (observed_at IS NOT NULL), observed_at, seq",
+           path);
+    s.bind(1, std::string_view(o.id));
+    while (s.step()) {
+      PriceObservation p;
+      p.offer_id = o.id;
+      auto kind = parse_kind(s.text(0));
+      if (!kind) throw Error(ErrorKind::invalid_input, path, "unknown price kind \"" + s.text(0) + "\" in database");
+      p.kind = *kind;
+      p.usd_per_hour = s.real(1);
+      p.source.observed_at = s.opt_text(2);
+      p.source.dataset = s.text(3);
+      p.source.locator = s.text(4);
+      o.prices.push_back(std::move(p));
+    }
+  }
+
+  void load_flags(Offer& o) {
+    Stmt s(db, "SELECT rule, detail, excludes FROM flags WHERE offer_id = ? ORDER BY position", path);
+    s.bind(1, std::string_view(o.id));
+    while (s.step()) o.flags.push_back(QualityFlag{s.text(0), s.text(1), s.integer(2) != 0});
+  }
+
+  std::optional<Offer> load_facts(std::string_view id) {
+    Stmt s(db, std::string("SELECT ") + kOfferColumns + " FROM offers o WHERE o.id = ?", path);
+    s.bind(1, id);
+    if (!s.step()) return std::nullopt;
+    Offer o = read_offer(s);
+    load_flags(o);
+    return o;
+  }
+
+  ImportResult import_unlocked(const ImportBatch& batch) {
+    ImportResult r;
+    Stmt upsert(db,
+                "INSERT INTO offers (id, provider, instance_type, region, zone, gpu_name_raw, gpu_name, gpu_count, "
+                "gpu_memory_bytes, vcpus, ram_bytes, local_disk_bytes, intra_node_link, intra_node_link_bytes_per_s, "
+                "form_factor, inter_node_network, inter_node_bits_per_s, max_nodes, confirmed_available_at, "
+                "billing_granularity_seconds, billing_minimum_billed_seconds, billing_storage_usd_per_gb_month, "
+                "billing_egress_usd_per_gb, billing_egress_free_gb_per_month, billing_preemptions_per_day, "
+                "billing_sources_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+                "ON CONFLICT(id) DO UPDATE SET provider=excluded.provider, instance_type=excluded.instance_type, "
+                "region=excluded.region, zone=excluded.zone, gpu_name_raw=excluded.gpu_name_raw, "
+                "gpu_name=excluded.gpu_name, gpu_count=excluded.gpu_count, "
+                "gpu_memory_bytes=excluded.gpu_memory_bytes, vcpus=excluded.vcpus, ram_bytes=excluded.ram_bytes, "
+                "local_disk_bytes=excluded.local_disk_bytes, intra_node_link=excluded.intra_node_link, "
+                "intra_node_link_bytes_per_s=excluded.intra_node_link_bytes_per_s, "
+                "form_factor=excluded.form_factor, inter_node_network=excluded.inter_node_network, "
+                "inter_node_bits_per_s=excluded.inter_node_bits_per_s, max_nodes=excluded.max_nodes, "
+                "confirmed_available_at=excluded.confirmed_available_at, "
+                "billing_granularity_seconds=excluded.billing_granularity_seconds, "
+                "billing_minimum_billed_seconds=excluded.billing_minimum_billed_seconds, "
+                "billing_storage_usd_per_gb_month=excluded.billing_storage_usd_per_gb_month, "
+                "billing_egress_usd_per_gb=excluded.billing_egress_usd_per_gb, "
+                "billing_egress_free_gb_per_month=excluded.billing_egress_free_gb_per_month, "
+                "billing_preemptions_per_day=excluded.billing_preemptions_per_day, "
+                "billing_sources_json=excluded.billing_sources_json",
+                path);
+    Stmt del_flags(db, "DELETE FROM flags WHERE offer_id = ?", path);
+    Stmt ins_flag(db, "INSERT INTO flags (offer_id, position, rule, detail, excludes) VALUES (?, ?, ?, ?, ?)", path);
+    Stmt ins_obs(db,
+                 "INSERT OR IGNORE INTO observations (offer_id, kind, usd_per_hour, observed_at, dataset, locator) "
+                 "VALUES (?, ?, ?, ?, ?, ?)",
+                 path);
+    for (const Offer& o : batch.offers) {
+      std::optional<Offer> old = load_facts(o.id);
+      if (!old) {
+        ++r.offers_added;
+      } else if (same_offer_facts(*old, o)) {
+        ++r.offers_unchanged;
+      } else {
+        ++r.offers_updated;
+      }
+      if (!old || !same_offer_facts(*old, o)) {
+        int i = 0;
+        auto b = [&](const auto& v) { upsert.bind(++i, v); };
+        b(std::string_view(o.id));
+        b(std::string_view(o.provider));
+        b(std::string_view(o.instance_type));
+        b(std::string_view(o.region));
+        b(std::string_view(o.zone));
+        b(std::string_view(o.gpu_name_raw));
+        b(o.gpu_name);
+        upsert.bind_int(++i, o.gpu_count);
+        b(o.gpu_memory_bytes);
+        b(o.vcpus);
+        b(o.ram_bytes);
+        b(o.local_disk_bytes);
+        b(intra_node_link_name(o.intra_node_link));
+        b(o.intra_node_link_bytes_per_s);
+        b(std::string_view(o.form_factor));
+        b(inter_node_network_name(o.inter_node_network));
+        b(o.inter_node_bits_per_s);
+        b(o.max_nodes);
+        b(o.confirmed_available_at);
+        const BillingTerms& bt = o.billing_override;
+        b(bt.granularity_seconds);
+        b(bt.minimum_billed_seconds);
+        b(bt.storage_usd_per_gb_month);
+        b(bt.egress_usd_per_gb);
+        b(bt.egress_free_gb_per_month);
+        b(bt.preemptions_per_day);
+        const std::string sources_json = nlohmann::json(bt.sources).dump();
+        b(std::string_view(sources_json));
+        upsert.run();
+        upsert.reset();
+        del_flags.bind(1, std::string_view(o.id));
+        del_flags.run();
+        del_flags.reset();
+        for (std::size_t k = 0; k < o.flags.size(); ++k) {
+          const QualityFlag& f = o.flags[k];
+          ins_flag.bind(1, std::string_view(o.id));
+          ins_flag.bind_int(2, static_cast<std::int64_t>(k));
+          ins_flag.bind(3, std::string_view(f.rule));
+          ins_flag.bind(4, std::string_view(f.detail));
+          ins_flag.bind_int(5, f.excludes ? 1 : 0);
+          ins_flag.run();
+          ins_flag.reset();
+        }
+      }
+      for (const PriceObservation& p : o.prices) {
+        ins_obs.bind(1, std::string_view(o.id));
+        ins_obs.bind(2, price_kind_name(p.kind));
+        ins_obs.bind(3, p.usd_per_hour);
+        ins_obs.bind(4, p.source.observed_at);
+        ins_obs.bind(5, std::string_view(p.source.dataset));
+        ins_obs.bind(6, std::string_view(p.source.locator));
+        ins_obs.run();
+        ins_obs.reset();
+        if (sqlite3_changes(db) > 0)
+          ++r.observations_added;
+        else
+          ++r.observations_already_known;
+      }
+    }
+    return r;
+  }
+};
+
+int sqlite_store_schema_version() noexcept { return static_cast<int>(migrations().size()); }
+
+SqliteOfferStore::SqliteOfferStore(const std::string& path, const GpuCatalog* gpus, int busy_timeout_ms)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->path = path;
+  impl_->gpus = gpus ? gpus : &GpuCatalog::bundled();
+  int rc = sqlite3_open_v2(path.c_str(), &impl_->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  if (rc != SQLITE_OK) throw_sqlite(impl_->db, rc, path);
+  sqlite3_busy_timeout(impl_->db, busy_timeout_ms);
+  sqlite3* db = impl_->db;
+  {
+    Stmt s(db, "PRAGMA journal_mode = WAL", path);  // returns the mode; ":memory:" stays "memory"
+    s.step();
+  }
+  exec(db, "PRAGMA foreign_keys = ON", path);
+  rc = sqlite3_create_function_v2(db, "gpuplan_norm", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr, sqlite_norm,
+                                  nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) throw_sqlite(db, rc, path);
+  impl_->migrate();
+  impl_->load_specs();
+}
+
+SqliteOfferStore::~SqliteOfferStore() = default;
+
+int SqliteOfferStore::schema_version() { return impl_->user_version(); }
+
+ImportResult SqliteOfferStore::import(const ImportBatch& batch) {
+  validate_batch(batch);
+  return impl_->in_transaction([&] { return impl_->import_unlocked(batch); });
+}
+
+bool SqliteOfferStore::seed_if_new(const std::function<ImportBatch()>& make_batch) {
+  auto seeded = [&] {
+    Stmt s(impl_->db, "SELECT 1 FROM meta WHERE key = ?", impl_->path);
+    s.bind(1, std::string_view("seeded"));
+    return s.step();
+  };
+  if (seeded()) return false;
+  ImportBatch batch = make_batch();  // parse outside the write lock
+  validate_batch(batch);
+  return impl_->in_transaction([&] {
+    if (seeded()) return false;
+    impl_->import_unlocked(batch);
+    Stmt s(impl_->db, "INSERT INTO meta (key, value) VALUES (?, ?)", impl_->path);
+    s.bind(1, std::string_view("seeded"));
+    s.bind(2, std::string_view(batch.dataset.empty() ? "bundled" : batch.dataset));
+    s.run();
+    return true;
+  });
+}
+
+std::vector<Offer> SqliteOfferStore::query(const OfferQuery& q) {
+  q.validate();
+  const Filter filter = Filter::parse(q.filter);
+  const SqlWhere where = filter.to_sql(q.filter_context(impl_->gpus));
+  const std::string key = sort_sql(q.sort);
+  const std::string sql = std::string(kLatestPriceCte) + "SELECT " + kOfferColumns +
+                          " FROM offers o LEFT JOIN lp ON lp.offer_id = o.id WHERE (" + where.sql +
+                          ") AND (? OR NOT EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND f.excludes = 1))"
+                          " ORDER BY (" + key + ") IS NULL, " + key + (offer_sort_descending(q.sort) ? " DESC" : "") +
+                          ", o.id LIMIT ?";
+  // Read under one snapshot so offers and their observations agree while an import runs.
+  exec(impl_->db, "BEGIN", impl_->path);
+  try {
+    Stmt s(impl_->db, sql, impl_->path);
+    int i = 1;
+    s.bind(i++, price_kind_name(q.price_kind));
+    for (const SqlValue& v : where.params) s.bind(i++, v);
+    s.bind_int(i++, q.include_excluded ? 1 : 0);
+    s.bind_int(i++, q.limit ? static_cast<std::int64_t>(*q.limit) : -1);
+    std::vector<Offer> out;
+    while (s.step()) out.push_back(read_offer(s));
+    for (Offer& o : out) {
+      impl_->load_flags(o);
+      impl_->load_observations(o);
+    }
+    exec(impl_->db, "COMMIT", impl_->path);
+    return out;
+  } catch (...) {
+    impl_->rollback();
+    throw;
+  }
+}
+
+std::optional<Offer> SqliteOfferStore::get(std::string_view id) {
+  exec(impl_->db, "BEGIN", impl_->path);
+  try {
+    std::optional<Offer> o = impl_->load_facts(id);
+    if (o) impl_->load_observations(*o);
+    exec(impl_->db, "COMMIT", impl_->path);
+    return o;
+  } catch (...) {
+    impl_->rollback();
+    throw;
+  }
+}
+
+std::vector<PriceObservation> SqliteOfferStore::history(std::string_view offer_id) {
+  Offer o;
+  o.id = std::string(offer_id);
+  impl_->load_observations(o);
+  return o.prices;
+}
+
+StoreCounts SqliteOfferStore::counts() {
+  Stmt s(impl_->db,
+         "SELECT (SELECT count(*) FROM offers), (SELECT count(*) FROM observations), "
+         "(SELECT count(DISTINCT offer_id) FROM flags WHERE excludes = 1)",
+         impl_->path);
+  s.step();
+  StoreCounts c;
+  c.offers = static_cast<std::size_t>(s.integer(0));
+  c.observations = static_cast<std::size_t>(s.integer(1));
+  c.excluded_offers = static_cast<std::size_t>(s.integer(2));
+  return c;
+}
+
+std::string default_offer_db_path() {
+  const char* xdg = std::getenv("XDG_DATA_HOME");
+  if (xdg && *xdg) return (std::filesystem::path(xdg) / "gpuplan" / "offers.sqlite").string();
+  const char* home = std::getenv("HOME");
+  if (home && *home) return (std::filesystem::path(home) / ".local" / "share" / "gpuplan" / "offers.sqlite").string();
+  throw Error(ErrorKind::unavailable, "--db", "neither XDG_DATA_HOME nor HOME is set", "a database path given with --db");
+}
+
+std::unique_ptr<SqliteOfferStore> open_offer_store(const std::string& path, const GpuCatalog* gpus) {
+  const std::string p = path.empty() ? default_offer_db_path() : path;
+  if (p != ":memory:") {
+    const auto parent = std::filesystem::path(p).parent_path();
+    std::error_code ec;
+    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+    if (ec) throw Error(ErrorKind::unavailable, p, "cannot create folder " + parent.string() + ": " + ec.message());
+  }
+  auto store = std::make_unique<SqliteOfferStore>(p, gpus);
+  store->seed_if_new([] { return bundled_catalog(); });
+  return store;
+}
+
+}  // namespace gpuplan

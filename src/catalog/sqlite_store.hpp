@@ -1,0 +1,70 @@
+#pragma once
+/// Catalog layer: the default OfferStore, an embedded SQLite database (libsqlite3).
+///
+/// Schema (versioned with PRAGMA user_version; migrations run in order inside one transaction):
+///   offers(id PK, provider, instance_type, region, zone, gpu_name_raw, gpu_name, gpu_count,
+///          gpu_memory_bytes, vcpus, ram_bytes, local_disk_bytes, intra_node_link,
+///          intra_node_link_bytes_per_s, form_factor, inter_node_network, inter_node_bits_per_s,
+///          max_nodes, confirmed_available_at, billing_* overrides, billing_sources_json)
+///   observations(seq PK, offer_id, kind, usd_per_hour, observed_at, dataset, locator),
+///          unique on (offer_id, kind, usd_per_hour, IFNULL(observed_at,''), dataset)
+///   flags(offer_id, position, rule, detail, excludes)
+///   meta(key, value): "seeded" once the bundled catalog was imported
+/// Per connection: WAL journal, a busy timeout (readers keep working during an import; a writer
+/// waits up to the timeout, then Error{unavailable}), foreign keys on, a temp table of GPU specs
+/// (bandwidth, memory family) and the SQL function gpuplan_norm used by the filter's SQL.
+/// Every value reaches SQL through sqlite3_bind_*; the filter's SQL is built from a whitelist.
+///
+/// Errors: Error{unavailable} when the file cannot be opened or stays locked; Error{conflict}
+/// when the database's user_version is newer than this binary knows; Error{invalid_input} when
+/// the file is not a SQLite database.
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "catalog/store.hpp"
+
+namespace gpuplan {
+
+class GpuCatalog;
+
+/// Schema version this binary writes (the number of migrations it knows).
+int sqlite_store_schema_version() noexcept;
+
+class SqliteOfferStore final : public OfferStore {
+ public:
+  /// Opens (creating when missing) the database at `path` (":memory:" works) and migrates it
+  /// to the current schema. `gpus` (nullptr → bundled) must outlive the store. busy_timeout_ms:
+  /// how long a statement waits for a lock before Error{unavailable}.
+  explicit SqliteOfferStore(const std::string& path, const GpuCatalog* gpus = nullptr, int busy_timeout_ms = 5000);
+  ~SqliteOfferStore() override;
+  SqliteOfferStore(const SqliteOfferStore&) = delete;
+  SqliteOfferStore& operator=(const SqliteOfferStore&) = delete;
+
+  ImportResult import(const ImportBatch& batch) override;
+  std::vector<Offer> query(const OfferQuery& q) override;
+  std::optional<Offer> get(std::string_view id) override;
+  std::vector<PriceObservation> history(std::string_view offer_id) override;
+  StoreCounts counts() override;
+
+  /// Imports make_batch() once in the database's life: when the "seeded" mark is absent, the
+  /// batch is imported and the mark set in one transaction (two processes racing seed once).
+  /// Returns true when this call seeded.
+  bool seed_if_new(const std::function<ImportBatch()>& make_batch);
+  /// The schema version stored in the file.
+  int schema_version();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// $XDG_DATA_HOME/gpuplan/offers.sqlite, else $HOME/.local/share/gpuplan/offers.sqlite.
+/// Throws Error{unavailable} when neither variable is set.
+std::string default_offer_db_path();
+
+/// Opens the store used by the CLI: `path` (empty → default_offer_db_path()), creating its
+/// folder; a new database is seeded from bundled_catalog() so a new user needs no set-up.
+std::unique_ptr<SqliteOfferStore> open_offer_store(const std::string& path, const GpuCatalog* gpus = nullptr);
+
+}  // namespace gpuplan

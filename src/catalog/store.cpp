@@ -1,0 +1,121 @@
+#include "catalog/store.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <unordered_set>
+
+#include "hardware/gpu_spec.hpp"
+#include "util/error.hpp"
+
+namespace gpuplan {
+
+const std::vector<std::string_view>& offer_sort_keys() {
+  static const std::vector<std::string_view> keys = {kSortPricePerGpuHour, kSortPricePerVramGb, kSortBandwidth,
+                                                     kSortPrice};
+  return keys;
+}
+
+void OfferQuery::validate() const {
+  const auto& keys = offer_sort_keys();
+  if (std::find(keys.begin(), keys.end(), sort) == keys.end()) {
+    std::string list;
+    for (auto k : keys) list += (list.empty() ? "" : ", ") + std::string(k);
+    throw_invalid("sort", "unknown sort key \"" + sort + "\"", "one of " + list);
+  }
+  if (limit && *limit == 0) throw_invalid("limit", "limit is 0", "a positive number of offers");
+  if (!now_date.empty() && (now_date.size() < 10 || !days_since_epoch(now_date)))
+    throw_invalid("now_date", "\"" + now_date + "\" is not a date", "YYYY-MM-DD");
+  if (!std::isfinite(stale_after_days) || stale_after_days < 0)
+    throw_invalid("stale_after_days", fmt::format("{} is not a valid number of days", stale_after_days),
+                  "a non-negative number of days");
+  (void)Filter::parse(filter);
+}
+
+FilterContext OfferQuery::filter_context(const GpuCatalog* gpus) const {
+  FilterContext ctx;
+  ctx.price_kind = price_kind;
+  ctx.now_date = now_date;
+  ctx.stale_after_days = stale_after_days;
+  ctx.gpus = gpus;
+  return ctx;
+}
+
+std::optional<double> offer_sort_value(const Offer& offer, std::string_view sort, PriceKind kind,
+                                       const GpuCatalog& gpus) {
+  if (sort == kSortBandwidth) {
+    if (!offer.gpu_name) return std::nullopt;
+    for (const GpuSpec& s : gpus.gpus())
+      if (s.name == *offer.gpu_name && s.memory_bandwidth_bytes_per_s > 0) return s.memory_bandwidth_bytes_per_s;
+    return std::nullopt;
+  }
+  const PriceObservation* p = offer.latest_price(kind);
+  if (p == nullptr) return std::nullopt;
+  if (sort == kSortPrice) return p->usd_per_hour;
+  if (offer.gpu_count == 0) return std::nullopt;
+  if (sort == kSortPricePerGpuHour) return p->usd_per_hour / offer.gpu_count;
+  if (sort == kSortPricePerVramGb) {
+    if (!offer.gpu_memory_bytes || *offer.gpu_memory_bytes == 0) return std::nullopt;
+    return p->usd_per_hour / (offer.gpu_count * *offer.gpu_memory_bytes / 1e9);
+  }
+  return std::nullopt;
+}
+
+bool offer_sort_descending(std::string_view sort) { return sort == kSortBandwidth; }
+
+namespace {
+bool same_billing(const BillingTerms& a, const BillingTerms& b) {
+  return a.granularity_seconds == b.granularity_seconds && a.minimum_billed_seconds == b.minimum_billed_seconds &&
+         a.storage_usd_per_gb_month == b.storage_usd_per_gb_month && a.egress_usd_per_gb == b.egress_usd_per_gb &&
+         a.egress_free_gb_per_month == b.egress_free_gb_per_month && a.preemptions_per_day == b.preemptions_per_day &&
+         a.sources == b.sources;
+}
+bool same_flags(const std::vector<QualityFlag>& a, const std::vector<QualityFlag>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].rule != b[i].rule || a[i].detail != b[i].detail || a[i].excludes != b[i].excludes) return false;
+  return true;
+}
+}  // namespace
+
+bool same_offer_facts(const Offer& a, const Offer& b) {
+  return a.id == b.id && a.provider == b.provider && a.instance_type == b.instance_type && a.region == b.region &&
+         a.zone == b.zone && a.gpu_name_raw == b.gpu_name_raw && a.gpu_name == b.gpu_name &&
+         a.gpu_count == b.gpu_count && a.gpu_memory_bytes == b.gpu_memory_bytes && a.vcpus == b.vcpus &&
+         a.ram_bytes == b.ram_bytes && a.local_disk_bytes == b.local_disk_bytes &&
+         a.intra_node_link == b.intra_node_link && a.intra_node_link_bytes_per_s == b.intra_node_link_bytes_per_s &&
+         a.form_factor == b.form_factor && a.inter_node_network == b.inter_node_network &&
+         a.inter_node_bits_per_s == b.inter_node_bits_per_s && a.max_nodes == b.max_nodes &&
+         a.confirmed_available_at == b.confirmed_available_at && same_billing(a.billing_override, b.billing_override) &&
+         same_flags(a.flags, b.flags);
+}
+
+std::string SystemClock::today() const {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  return fmt::format("{:04}-{:02}-{:02}", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
+}
+
+void validate_batch(const ImportBatch& batch) {
+  std::unordered_set<std::string> seen;
+  for (const Offer& o : batch.offers) {
+    if (o.id.empty()) throw_invalid("import: offer " + o.provider + "/" + o.instance_type, "offer with an empty id",
+                                    "a non-empty offer id");
+    if (!seen.insert(o.id).second)
+      throw_invalid("import: " + o.id, "offer id appears twice in one batch", "unique ids (merge_batch merges them)");
+    for (const PriceObservation& p : o.prices) {
+      if (!p.offer_id.empty() && p.offer_id != o.id)
+        throw_invalid("import: " + o.id, "observation belongs to offer \"" + p.offer_id + "\"",
+                      "observations whose offer_id is the offer's id");
+      if (!std::isfinite(p.usd_per_hour) || p.usd_per_hour < 0)
+        throw_invalid("import: " + o.id, fmt::format("price {} USD/h", p.usd_per_hour),
+                      "a finite, non-negative USD per hour");
+    }
+  }
+}
+
+}  // namespace gpuplan

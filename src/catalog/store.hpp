@@ -1,0 +1,127 @@
+#pragma once
+/// Catalog layer, offer store (STYLE.md §4): where imported offers and their price observations
+/// live between runs. Implementations: SqliteOfferStore (default, embedded; sqlite_store.hpp)
+/// and MemoryOfferStore (tests; memory_store.hpp). Both pass the same contract test suite
+/// (tests/catalog/store_contract_test.cpp).
+///
+/// Semantics shared by every implementation:
+///  - import() is one transaction: all or nothing. An observation's identity is
+///    (offer_id, kind, usd_per_hour, observed_at, dataset): re-importing the same snapshot adds
+///    nothing; a re-import with new prices adds observations and keeps the old ones. Offers are
+///    upserted by id: the offer's facts and flags are replaced by the newest import, its price
+///    history is kept.
+///  - query() filters (filter.hpp), drops offers with an excluding quality flag unless
+///    include_excluded, sorts (unknown keys last, ties by id) and limits. Returned offers carry
+///    all their observations, oldest first (unknown dates first), flags and billing overrides.
+///  - Staleness is relative to the query's now_date (an injected clock, never the wall clock
+///    inside the store): a price older than stale_after_days is stale; an undated price is
+///    "unknown", neither stale nor fresh (see is_stale in filter.hpp).
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "catalog/filter.hpp"
+#include "catalog/importers.hpp"
+#include "catalog/offer.hpp"
+
+namespace gpuplan {
+
+/// Sort keys of OfferQuery::sort.
+inline constexpr std::string_view kSortPricePerGpuHour = "price_per_gpu_hour";  ///< USD per GPU-hour, ascending
+inline constexpr std::string_view kSortPricePerVramGb = "price_per_vram_gb";    ///< USD per hour per GB of total VRAM, ascending
+inline constexpr std::string_view kSortBandwidth = "bandwidth";                 ///< GPU memory bandwidth, descending
+inline constexpr std::string_view kSortPrice = "price";                         ///< USD per instance-hour, ascending
+/// All sort keys, for help text and errors.
+const std::vector<std::string_view>& offer_sort_keys();
+
+/// One query over the store (STYLE.md §6). The CLI and the server fill the same struct.
+struct OfferQuery {
+  std::string filter;                             ///< filter language text (filter.hpp); "" = all offers
+  std::string sort = std::string(kSortPricePerGpuHour);  ///< one of offer_sort_keys()
+  std::optional<std::size_t> limit;               ///< at most this many offers; nullopt = all
+  PriceKind price_kind = PriceKind::on_demand;    ///< price the filter and sort read
+  bool include_excluded = false;                  ///< keep offers with an excluding quality flag
+  std::string now_date;                           ///< "YYYY-MM-DD" from the injected clock; "" → stale unknown
+  double stale_after_days = 30;                   ///< days; a price strictly older is stale
+
+  /// Throws Error{invalid_input} naming the field (where "sort", "limit", "now_date",
+  /// "stale_after_days") or a FilterError for the filter text.
+  void validate() const;
+  /// The filter context this query implies (gpus = the catalog given).
+  FilterContext filter_context(const GpuCatalog* gpus) const;
+};
+
+/// What an import changed.
+struct ImportResult {
+  std::size_t offers_added = 0;       ///< ids not in the store before
+  std::size_t offers_updated = 0;     ///< ids already stored whose facts or flags changed
+  std::size_t offers_unchanged = 0;   ///< ids already stored, identical facts and flags
+  std::size_t observations_added = 0;
+  std::size_t observations_already_known = 0;  ///< identical observations skipped
+};
+
+/// Sizes of the store.
+struct StoreCounts {
+  std::size_t offers = 0;
+  std::size_t observations = 0;
+  std::size_t excluded_offers = 0;  ///< offers with an excluding flag
+};
+
+/// Sort key value of an offer (nullopt = unknown, sorted last). Shared by both stores so the
+/// order is identical: per GPU-hour = price / gpu_count; per VRAM GB = price / (gpu_count ×
+/// gpu_memory_bytes / 1e9); bandwidth = the spec's memory bandwidth (bytes/s); price = price.
+std::optional<double> offer_sort_value(const Offer& offer, std::string_view sort, PriceKind kind,
+                                       const GpuCatalog& gpus);
+/// True when the sort key sorts descending (bandwidth).
+bool offer_sort_descending(std::string_view sort);
+
+/// True when two offers have the same facts (every field but `prices`), flags included.
+bool same_offer_facts(const Offer& a, const Offer& b);
+
+/// A date source (STYLE.md §4: inject the clock).
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual std::string today() const = 0;  ///< "YYYY-MM-DD", UTC
+};
+/// The system clock (UTC).
+class SystemClock final : public Clock {
+ public:
+  std::string today() const override;
+};
+/// A fixed date, for tests.
+class FixedClock final : public Clock {
+ public:
+  explicit FixedClock(std::string date) : date_(std::move(date)) {}
+  std::string today() const override { return date_; }
+
+ private:
+  std::string date_;
+};
+
+class OfferStore {
+ public:
+  virtual ~OfferStore() = default;
+  /// Imports a batch as one transaction. Throws Error{invalid_input} when the batch is
+  /// inconsistent (an empty id, an observation whose offer_id differs from its offer, a
+  /// duplicate id in the batch), Error{unavailable} when the database is locked past the busy
+  /// timeout; nothing is written then.
+  virtual ImportResult import(const ImportBatch& batch) = 0;
+  /// Validates the query (throws as OfferQuery::validate) and runs it.
+  virtual std::vector<Offer> query(const OfferQuery& q) = 0;
+  /// One offer with all its observations, or nullopt.
+  virtual std::optional<Offer> get(std::string_view id) = 0;
+  /// The observations of one offer, oldest first (unknown dates first); empty when unknown id.
+  virtual std::vector<PriceObservation> history(std::string_view offer_id) = 0;
+  virtual StoreCounts counts() = 0;
+};
+
+/// Checks a batch before it is written (shared by both stores): throws Error{invalid_input}
+/// at "import: OFFER_ID" for an empty id, a duplicate id, or an observation whose offer_id is
+/// neither empty nor the offer's id.
+void validate_batch(const ImportBatch& batch);
+
+}  // namespace gpuplan

@@ -1,0 +1,230 @@
+// Filter language: in-memory evaluation on hand-made offers (store_fixtures.hpp), and the
+// parity of the SQL compilation with it, on the fixtures and on the bundled catalog.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "catalog/filter.hpp"
+#include "catalog/importers.hpp"
+#include "catalog/memory_store.hpp"
+#include "catalog/sqlite_store.hpp"
+#include "store_fixtures.hpp"
+
+namespace gpuplan {
+namespace {
+
+std::vector<std::string> select(std::string_view q, PriceKind kind = PriceKind::on_demand,
+                                std::string now = "2026-11-30") {
+  FilterContext ctx;
+  ctx.price_kind = kind;
+  ctx.now_date = std::move(now);
+  PreparedFilter f = Filter::parse(q).prepare(ctx);
+  std::vector<std::string> out;
+  for (const Offer& o : testing::fixture_offers())
+    if (f.matches(o)) out.push_back(o.id);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+using Ids = std::vector<std::string>;
+const std::string kA = "lambda/gpu_8x_h100_sxm5/us-east-1";
+const std::string kB = "aws/p4d.24xlarge/us-east-1";
+const std::string kC = "vast/rtx4090";
+const std::string kD = "runpod/h100-pcie/eu-ro-1";
+const std::string kE = "mithril/h100/us-central";
+const std::string kF = "foo/mystery/x";
+const std::string kG = "gcp/tpu-v5e/us-west4";
+
+Ids sorted(Ids v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+TEST(FilterEval, GpuEqualityIsTolerantButNotSubstring) {
+  // "H100" resolves (gpus.csv) to NVIDIA H100 SXM: A and E; D's raw name "H100 PCIe" differs.
+  EXPECT_EQ(select("gpu=H100"), sorted({kA, kE}));
+  EXPECT_EQ(select("gpu=\"H100 PCIe\""), Ids{kD});
+  EXPECT_EQ(select("gpu~h100"), sorted({kA, kD, kE}));
+  EXPECT_EQ(select("gpu=mysteryx1"), Ids{kF});  // raw name, normalised
+  EXPECT_EQ(select("gpu!~h100"), sorted({kB, kC, kF, kG}));
+}
+
+TEST(FilterEval, NumbersWithUnits) {
+  EXPECT_EQ(select("vram>=80GB"), sorted({kA, kD, kE}));
+  EXPECT_EQ(select("vram>=80GiB"), Ids{});  // 80e9 bytes < 85.9e9 bytes
+  EXPECT_EQ(select("total_vram>=640"), sorted({kA, kE}));
+  EXPECT_EQ(select("gpus>=8 net_gbps>=400Gb/s"), sorted({kA, kB}));
+  EXPECT_EQ(select("net_gbps>400"), Ids{kA});
+  // Spec bandwidth: H100 SXM 3350 GB/s, H100 PCIe 2000 GB/s (data/gpus.csv).
+  EXPECT_EQ(select("bandwidth>=3TB/s"), sorted({kA, kE}));
+}
+
+TEST(FilterEval, PricesReadTheLatestObservationOfTheKind) {
+  // A's latest on-demand is 23.92 (2026-11-01), not 27.92 (2026-10-01).
+  EXPECT_EQ(select("price<25 gpus>=8"), sorted({kA, kE}));
+  // 23.92/8 = 2.99 (A), F 5.0/2 = 2.5, B 32.77/8 = 4.10 is out.
+  EXPECT_EQ(select("price_per_gpu<=2.99"), sorted({kA, kC, kD, kE, kF, kG}));
+  EXPECT_EQ(select("price<=10", PriceKind::spot), sorted({kB, kE}));
+  EXPECT_EQ(select("spot"), sorted({kA, kB, kE}));
+}
+
+TEST(FilterEval, UnknownValuesAreNeitherTrueNorFalse) {
+  // F has no GPU memory: vram comparisons and their negation both leave it out.
+  EXPECT_EQ(std::count(select("vram<1000").begin(), select("vram<1000").end(), kF), 0);
+  EXPECT_EQ(std::count(select("not vram<1000").begin(), select("not vram<1000").end(), kF), 0);
+  // Region unknown (C): neither ~ nor !~ selects it.
+  EXPECT_EQ(select("region~us-"), sorted({kA, kB, kE, kG}));
+  EXPECT_EQ(select("region!~us-"), sorted({kD, kF}));
+  // Undated prices: B and G are neither stale nor not stale.
+  EXPECT_EQ(select("stale"), Ids{kC});
+  EXPECT_EQ(select("not stale"), sorted({kA, kD, kE, kF}));
+  // `or` with a known true is true even when the other side is unknown.
+  EXPECT_EQ(select("vram>=1 or provider=foo"), sorted({kA, kB, kC, kD, kE, kF, kG}));
+}
+
+TEST(FilterEval, StaleNeedsADate) {
+  EXPECT_EQ(select("stale", PriceKind::on_demand, ""), Ids{});
+  EXPECT_EQ(select("not stale", PriceKind::on_demand, ""), Ids{});
+}
+
+TEST(FilterEval, FlagsLinksAndDates) {
+  EXPECT_EQ(select("flagged"), sorted({kE, kF, kG}));
+  EXPECT_EQ(select("excluded"), sorted({kE, kF}));
+  EXPECT_EQ(select("flag=zero_price"), Ids{kE});
+  EXPECT_EQ(select("flag!=zero_price"), sorted({kA, kB, kC, kD, kF, kG}));
+  EXPECT_EQ(select("link=nvlink"), sorted({kA, kB}));
+  EXPECT_EQ(select("link!=nvlink"), Ids{kD});  // C, E, F, G: link unknown
+  EXPECT_EQ(select("memtype=gddr"), Ids{kC});
+  EXPECT_EQ(select("confirmed"), Ids{kD});
+  EXPECT_EQ(select("confirmed_at>=2026-11-29"), Ids{kD});
+  // D's timestamp 2026-11-29T10:00:00Z compares on its date part.
+  EXPECT_EQ(select("observed<=2026-11-29 observed>=2026-11-29"), Ids{kD});
+  EXPECT_EQ(select("form=sxm"), sorted({kA, kB}));
+}
+
+TEST(FilterEval, StalenessHelper) {
+  auto offers = testing::fixture_offers();
+  EXPECT_EQ(is_stale(offers[2], PriceKind::on_demand, "2026-11-30", 30), true);   // 2026-09-01: 90 days
+  EXPECT_EQ(is_stale(offers[0], PriceKind::on_demand, "2026-11-30", 30), false);  // 2026-11-01: 29 days
+  EXPECT_EQ(is_stale(offers[1], PriceKind::on_demand, "2026-11-30", 30), std::nullopt);  // undated
+  EXPECT_EQ(is_stale(offers[2], PriceKind::spot, "2026-11-30", 30), std::nullopt);       // no spot price
+}
+
+// ---------------------------------------------------------------------------------------------
+// SQL parity: the same queries through the SQL compiler (SqliteOfferStore) and the in-memory
+// evaluator (MemoryOfferStore) must select the same ids in the same order.
+
+const std::vector<std::string> kParityQueries = {
+    "",
+    "gpu=H100",
+    "gpu=h100-sxm",
+    "gpu=A100",
+    "gpu~h100",
+    "gpu!=H100",
+    "gpu!~rtx",
+    "gpus>=8",
+    "gpus=1",
+    "vram>=80",
+    "vram>=80GiB",
+    "vram<40GB",
+    "total_vram>=640",
+    "bandwidth>=3TB/s",
+    "bandwidth<1000GB/s",
+    "memtype=hbm",
+    "memtype!=hbm",
+    "link=nvlink",
+    "not link=nvlink",
+    "net=infiniband or net=ethernet",
+    "net_gbps>=400Gb/s",
+    "price<=3.5",
+    "price_per_gpu<=3",
+    "gpu_price>2",
+    "region~us-",
+    "region!~us-",
+    "provider!=lambda",
+    "spot",
+    "not spot",
+    "stale",
+    "not stale",
+    "confirmed",
+    "observed>=2026-11-01",
+    "observed<2026-11-01",
+    "flagged",
+    "flag=zero_price",
+    "flag~unit",
+    "flag!~price",
+    "excluded",
+    "(gpu=H100 or gpu~a100) and price<30",
+    "not (vram>=80 and spot)",
+    "instance~8x or id~lambda/",
+    "vcpus>=100 ram>=1TB",
+    "nodes>=1 or disk>=1TB",
+    "form=sxm",
+    "source~test or source~sky",
+    "confirmed_at>=2026-11-01",
+    "zone=us-east-1a or not zone~a",
+};
+
+std::vector<std::string> ids_of(const std::vector<Offer>& v) {
+  std::vector<std::string> out;
+  for (const auto& o : v) out.push_back(o.id);
+  return out;
+}
+
+void expect_parity(OfferStore& sql, OfferStore& mem, std::size_t* nonempty) {
+  for (const std::string& q : kParityQueries) {
+    for (PriceKind kind : {PriceKind::on_demand, PriceKind::spot}) {
+      for (bool incl : {false, true}) {
+        for (auto sort : offer_sort_keys()) {
+          OfferQuery query;
+          query.filter = q;
+          query.price_kind = kind;
+          query.include_excluded = incl;
+          query.sort = std::string(sort);
+          query.now_date = "2026-11-30";
+          auto a = ids_of(sql.query(query));
+          auto b = ids_of(mem.query(query));
+          EXPECT_EQ(a, b) << "query: " << q << " kind " << price_kind_name(kind) << " include_excluded " << incl
+                          << " sort " << sort;
+          if (nonempty && !a.empty() && kind == PriceKind::on_demand && !incl && sort == kSortPrice) ++*nonempty;
+        }
+      }
+    }
+  }
+}
+
+TEST(FilterSqlParity, FixtureOffers) {
+  SqliteOfferStore sql(":memory:");
+  MemoryOfferStore mem;
+  sql.import(testing::fixture_batch());
+  mem.import(testing::fixture_batch());
+  std::size_t nonempty = 0;
+  expect_parity(sql, mem, &nonempty);
+  EXPECT_GE(nonempty, kParityQueries.size() / 2);  // the list really discriminates
+}
+
+TEST(FilterSqlParity, BundledCatalog) {
+  const ImportBatch bundled = bundled_catalog();
+  ASSERT_GT(bundled.offers.size(), 100u);
+  SqliteOfferStore sql(":memory:");
+  MemoryOfferStore mem;
+  sql.import(bundled);
+  mem.import(bundled);
+  EXPECT_EQ(sql.counts().offers, mem.counts().offers);
+  EXPECT_EQ(sql.counts().observations, mem.counts().observations);
+  std::size_t nonempty = 0;
+  expect_parity(sql, mem, &nonempty);
+  EXPECT_GE(nonempty, 20u);
+}
+
+TEST(FilterSql, ValuesAreBoundNeverSpliced) {
+  FilterContext ctx;
+  SqlWhere w = Filter::parse("provider=\"x'); DROP TABLE offers; --\" price<=3").to_sql(ctx);
+  EXPECT_EQ(w.sql.find("DROP"), std::string::npos);
+  ASSERT_EQ(w.params.size(), 2u);
+  EXPECT_EQ(std::get<std::string>(w.params[0]), "x'); drop table offers; --");
+  EXPECT_EQ(std::get<double>(w.params[1]), 3.0);
+}
+
+}  // namespace
+}  // namespace gpuplan

@@ -1,0 +1,234 @@
+// The OfferStore contract (store.hpp), run on every implementation with the same cases.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+
+#include "catalog/memory_store.hpp"
+#include "catalog/sqlite_store.hpp"
+#include "store_fixtures.hpp"
+#include "util/error.hpp"
+
+namespace gpuplan {
+namespace {
+
+using testing::fixture_batch;
+using testing::obs;
+
+struct MemoryFactory {
+  static std::unique_ptr<OfferStore> make() { return std::make_unique<MemoryOfferStore>(); }
+};
+struct SqliteFactory {
+  static std::unique_ptr<OfferStore> make() { return std::make_unique<SqliteOfferStore>(":memory:"); }
+};
+
+template <typename F>
+class StoreContract : public ::testing::Test {
+ protected:
+  std::unique_ptr<OfferStore> store_ = F::make();
+};
+using Factories = ::testing::Types<MemoryFactory, SqliteFactory>;
+TYPED_TEST_SUITE(StoreContract, Factories);
+
+std::vector<std::string> ids(const std::vector<Offer>& v) {
+  std::vector<std::string> out;
+  for (const auto& o : v) out.push_back(o.id);
+  return out;
+}
+
+TYPED_TEST(StoreContract, ImportCountsOffersAndObservations) {
+  ImportResult r = this->store_->import(fixture_batch());
+  EXPECT_EQ(r.offers_added, 7u);
+  EXPECT_EQ(r.offers_updated, 0u);
+  // A 3 + B 2 + C 1 + D 1 + E 2 + F 1 + G 1 = 11 observations in the fixture.
+  EXPECT_EQ(r.observations_added, 11u);
+  StoreCounts c = this->store_->counts();
+  EXPECT_EQ(c.offers, 7u);
+  EXPECT_EQ(c.observations, 11u);
+  EXPECT_EQ(c.excluded_offers, 2u);  // E (zero_price) and F (unresolved_gpu)
+}
+
+TYPED_TEST(StoreContract, ReimportingTheSameSnapshotAddsNothing) {
+  this->store_->import(fixture_batch());
+  ImportResult r = this->store_->import(fixture_batch());
+  EXPECT_EQ(r.offers_added, 0u);
+  EXPECT_EQ(r.offers_updated, 0u);
+  EXPECT_EQ(r.offers_unchanged, 7u);
+  EXPECT_EQ(r.observations_added, 0u);
+  EXPECT_EQ(r.observations_already_known, 11u);
+  EXPECT_EQ(this->store_->counts().observations, 11u);
+}
+
+TYPED_TEST(StoreContract, ReimportWithNewPriceKeepsHistoryAndUpdatesFacts) {
+  this->store_->import(fixture_batch());
+  ImportBatch next = fixture_batch();
+  Offer& a = next.offers[0];
+  a.vcpus = 224;  // a changed fact
+  a.prices = {obs(PriceKind::on_demand, 21.0, "2026-11-25")};
+  a.prices[0].offer_id = a.id;
+  ImportResult r = this->store_->import(next);
+  EXPECT_EQ(r.offers_updated, 1u);
+  EXPECT_EQ(r.offers_unchanged, 6u);
+  EXPECT_EQ(r.observations_added, 1u);
+  auto h = this->store_->history(a.id);
+  ASSERT_EQ(h.size(), 4u);  // 3 old + 1 new, none lost
+  // Oldest first, undated first: spot(undated), 2026-10-01, 2026-11-01, 2026-11-25.
+  EXPECT_FALSE(h[0].source.observed_at.has_value());
+  EXPECT_EQ(*h[1].source.observed_at, "2026-10-01");
+  EXPECT_EQ(*h[3].source.observed_at, "2026-11-25");
+  auto got = this->store_->get(a.id);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->vcpus, 224);
+  ASSERT_NE(got->latest_price(PriceKind::on_demand), nullptr);
+  EXPECT_DOUBLE_EQ(got->latest_price(PriceKind::on_demand)->usd_per_hour, 21.0);
+}
+
+TYPED_TEST(StoreContract, SamePriceAtANewDateIsANewObservation) {
+  this->store_->import(fixture_batch());
+  ImportBatch next;
+  Offer c = fixture_batch().offers[2];
+  c.prices = {obs(PriceKind::on_demand, 0.35, "2026-11-30")};
+  next.offers = {c};
+  EXPECT_EQ(this->store_->import(next).observations_added, 1u);
+  EXPECT_EQ(this->store_->history(c.id).size(), 2u);
+}
+
+TYPED_TEST(StoreContract, InvalidBatchWritesNothing) {
+  this->store_->import(fixture_batch());
+  ImportBatch bad = fixture_batch();
+  bad.offers[0].prices.push_back(obs(PriceKind::on_demand, 1.0, "2026-11-30"));
+  bad.offers[0].prices.back().offer_id = bad.offers[0].id;
+  bad.offers[5].prices[0].offer_id = "someone/else";  // inconsistent: the whole batch is refused
+  EXPECT_THROW(this->store_->import(bad), Error);
+  EXPECT_EQ(this->store_->counts().observations, 11u);
+  EXPECT_EQ(this->store_->history(bad.offers[0].id).size(), 3u);
+}
+
+TYPED_TEST(StoreContract, DuplicateIdInOneBatchIsRefused) {
+  ImportBatch b = fixture_batch();
+  b.offers.push_back(b.offers[0]);
+  try {
+    this->store_->import(b);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::invalid_input);
+    EXPECT_EQ(e.where(), "import: lambda/gpu_8x_h100_sxm5/us-east-1");
+  }
+  EXPECT_EQ(this->store_->counts().offers, 0u);
+}
+
+TYPED_TEST(StoreContract, QueryDropsExcludedUnlessAsked) {
+  this->store_->import(fixture_batch());
+  OfferQuery q;
+  q.sort = "price";
+  auto v = this->store_->query(q);
+  // On-demand instance prices: C 0.35, D 2.39, G 4.8, A 23.92 (latest), B 32.77. E, F excluded.
+  EXPECT_EQ(ids(v), (std::vector<std::string>{"vast/rtx4090", "runpod/h100-pcie/eu-ro-1", "gcp/tpu-v5e/us-west4",
+                                              "lambda/gpu_8x_h100_sxm5/us-east-1", "aws/p4d.24xlarge/us-east-1"}));
+  q.include_excluded = true;
+  EXPECT_EQ(this->store_->query(q).size(), 7u);
+}
+
+TYPED_TEST(StoreContract, SortPerGpuHourWithLimit) {
+  this->store_->import(fixture_batch());
+  OfferQuery q;  // default sort price_per_gpu_hour
+  q.limit = 3;
+  // Per GPU: C 0.35, G 4.8/4 = 1.2, D 2.39, A 23.92/8 = 2.99, B 32.77/8 = 4.096.
+  EXPECT_EQ(ids(this->store_->query(q)),
+            (std::vector<std::string>{"vast/rtx4090", "gcp/tpu-v5e/us-west4", "runpod/h100-pcie/eu-ro-1"}));
+}
+
+TYPED_TEST(StoreContract, SortPerVramGbAndBandwidth) {
+  this->store_->import(fixture_batch());
+  OfferQuery q;
+  q.sort = "price_per_vram_gb";
+  // USD/h per GB: C 0.35/24 = 0.0146, D 2.39/80 = 0.0299, A 23.92/640 = 0.0374,
+  // G 4.8/64 = 0.075, B 32.77/320 = 0.1024.
+  EXPECT_EQ(ids(this->store_->query(q)),
+            (std::vector<std::string>{"vast/rtx4090", "runpod/h100-pcie/eu-ro-1", "lambda/gpu_8x_h100_sxm5/us-east-1",
+                                      "gcp/tpu-v5e/us-west4", "aws/p4d.24xlarge/us-east-1"}));
+  q.sort = "bandwidth";
+  auto v = this->store_->query(q);
+  ASSERT_EQ(v.size(), 5u);
+  // Highest spec memory bandwidth first: H100 SXM (3.35 TB/s, data/gpus.csv) leads.
+  EXPECT_EQ(v[0].id, "lambda/gpu_8x_h100_sxm5/us-east-1");
+}
+
+TYPED_TEST(StoreContract, SpotPricesSortAndUnknownLast) {
+  this->store_->import(fixture_batch());
+  OfferQuery q;
+  q.price_kind = PriceKind::spot;
+  q.sort = "price";
+  auto v = this->store_->query(q);
+  ASSERT_EQ(v.size(), 5u);
+  EXPECT_EQ(v[0].id, "aws/p4d.24xlarge/us-east-1");         // spot 9.8
+  EXPECT_EQ(v[1].id, "lambda/gpu_8x_h100_sxm5/us-east-1");  // spot 12
+  // C, D, G have no spot price: last, by id.
+  EXPECT_EQ(v[2].id, "gcp/tpu-v5e/us-west4");
+  EXPECT_EQ(v[3].id, "runpod/h100-pcie/eu-ro-1");
+  EXPECT_EQ(v[4].id, "vast/rtx4090");
+}
+
+TYPED_TEST(StoreContract, QueryReturnsFullOffers) {
+  this->store_->import(fixture_batch());
+  OfferQuery q;
+  q.filter = "provider=gcp";
+  q.include_excluded = true;
+  auto v = this->store_->query(q);
+  ASSERT_EQ(v.size(), 1u);
+  const Offer& g = v[0];
+  EXPECT_EQ(g.gpu_name, "Google TPU v5e");
+  ASSERT_EQ(g.flags.size(), 1u);
+  EXPECT_EQ(g.flags[0].rule, "memory_unit");
+  EXPECT_FALSE(g.flags[0].excludes);
+  EXPECT_EQ(g.billing_override.granularity_seconds, 60);
+  EXPECT_EQ(g.billing_override.sources, (std::vector<std::string>{"granularity_seconds: test fixture"}));
+  ASSERT_EQ(g.prices.size(), 1u);
+  EXPECT_EQ(g.prices[0].source.locator, "tests/catalog/store_fixtures.hpp");
+  EXPECT_EQ(g.prices[0].offer_id, g.id);
+}
+
+TYPED_TEST(StoreContract, GetAndHistoryOfUnknownId) {
+  this->store_->import(fixture_batch());
+  EXPECT_FALSE(this->store_->get("nope/nope").has_value());
+  EXPECT_TRUE(this->store_->history("nope/nope").empty());
+  auto a = this->store_->get("lambda/gpu_8x_h100_sxm5/us-east-1");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->intra_node_link, IntraNodeLink::nvlink);
+  EXPECT_EQ(a->inter_node_network, InterNodeNetwork::infiniband);
+  EXPECT_EQ(a->max_nodes, 4);
+  EXPECT_EQ(a->prices.size(), 3u);
+}
+
+TYPED_TEST(StoreContract, InvalidQueryIsAnError) {
+  OfferQuery q;
+  q.sort = "cheapest";
+  EXPECT_THROW(this->store_->query(q), Error);
+  q = OfferQuery{};
+  q.limit = 0;
+  EXPECT_THROW(this->store_->query(q), Error);
+  q = OfferQuery{};
+  q.filter = "gpu=";
+  EXPECT_THROW(this->store_->query(q), FilterError);
+}
+
+TYPED_TEST(StoreContract, StalenessUsesTheInjectedDate) {
+  this->store_->import(fixture_batch());
+  OfferQuery q;
+  q.now_date = "2026-11-30";
+  q.filter = "stale";
+  // C's price is from 2026-09-01: 90 days > 30. A (11-01, 29 days) and D (11-29) are fresh;
+  // B and G have undated on-demand prices: unknown, so neither stale nor `not stale`.
+  EXPECT_EQ(ids(this->store_->query(q)), (std::vector<std::string>{"vast/rtx4090"}));
+  q.filter = "not stale";
+  q.sort = "price";
+  EXPECT_EQ(ids(this->store_->query(q)),
+            (std::vector<std::string>{"runpod/h100-pcie/eu-ro-1", "lambda/gpu_8x_h100_sxm5/us-east-1"}));
+  q.now_date = "2026-12-01";  // A is now 30 days old: not strictly older than 30
+  EXPECT_EQ(this->store_->query(q).size(), 2u);
+  q.now_date = "2026-12-02";
+  EXPECT_EQ(ids(this->store_->query(q)), (std::vector<std::string>{"runpod/h100-pcie/eu-ro-1"}));
+}
+
+}  // namespace
+}  // namespace gpuplan
