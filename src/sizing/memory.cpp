@@ -25,7 +25,9 @@ constexpr const char* kSrcKv =
     "(arXiv:2405.04434) §2.1.4";
 constexpr const char* kSrcLogits = "cross-entropy over the vocabulary: 16-bit logits + fp32 log-softmax + fp32 grad";
 constexpr const char* kSrcCtx = "CUDA context + kernels, per GPU (PyTorch CUDA semantics; HF 'model training anatomy')";
-constexpr const char* kSrcFrag = "PyTorch caching-allocator overhead (reserved vs allocated), fraction of the sum";
+constexpr const char* kSrcFrag =
+    "PyTorch caching-allocator slack (reserved − allocated) as a fraction of the per-step (dynamic) allocations; "
+    "calibrated on tests/data/h200-measurements.jsonl";
 
 std::string gb(double bytes) { return fmt::format("{:.3f} GiB", bytes / kGiB); }
 std::string num(double v) {
@@ -200,6 +202,9 @@ struct ActivationContext {
   bool lora = false;
   double adapter_bytes = 4;     ///< dtype of the adapters (PEFT casts adapted inputs to it)
   const std::vector<std::string>* targets = nullptr;
+  /// GPT-2's gelu_new is Python code in HF (NewGELUActivation): eager autograd keeps x, tanh(.),
+  /// 0.5·x and 1 + tanh(.) (4 × 2f) instead of the fused GeLU's input (2f).
+  bool python_gelu = false;
 };
 
 /// Bytes saved for the input (width `w`) shared by the linear layers `group`: once in 16 bits when the
@@ -232,7 +237,7 @@ LayerActivation layer_activation(const Shape& s, bool moe_layer, const Activatio
   }
   // MLP: gated keeps gate out, act out, up out (3·2f) + the down-projection input (the product);
   // plain keeps the activation input (2f) + the down-projection input (Korthikanti: 8+8 = 16 sbh at f = 4h).
-  const double inner = c.gated ? 6.0 : 2.0;
+  const double inner = c.gated ? 6.0 : (c.python_gelu ? 8.0 : 2.0);
   if (moe_layer) {
     // Per routed token (top-k): gathered input copy, expert intermediates, expert output before combine.
     x.split += s.k * (2 * s.h + inner * s.f_e + linear_input(c, s.f_e, {"down"}) + 2 * s.h);
@@ -353,7 +358,14 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
       adafactor_bytes = z >= 1 ? per_gpu / dp : per_gpu;
     }
     optim_bytes = (master + state_per_param) * opt_params + adafactor_bytes;
-    if (r.optimizer_foreach && r.optimizer != Optimizer::adamw_8bit && r.optimizer != Optimizer::adafactor) {
+    if (r.optimizer_in_backward) {
+      // One parameter's gradient at a time: the largest matrix (embedding / head, vocab-parallel).
+      double largest = s.decoder ? s.V * s.h / t : 0.0;
+      for (const auto& l : ls) largest = std::max(largest, l.d_in * l.d_out / t);
+      grads_bytes = gbytes * largest;
+    }
+    if (r.optimizer_foreach && !r.optimizer_in_backward && r.optimizer != Optimizer::adamw_8bit &&
+        r.optimizer != Optimizer::adafactor) {
       temp_bytes = (mixed ? 4.0 : wb) * opt_params;
       temp_params = opt_params;
     }
@@ -363,6 +375,9 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
                            num(params_gpu), t, st.index + 1, p, ep, z >= 3 ? fmt::format(", ZeRO-3 / dp {}", dp) : "");
       };
       f_grads = [=] {
+        if (r.optimizer_in_backward)
+          return fmt::format("{} B × {} params of the largest matrix (optimizer in backward)", gbytes,
+                             num(grads_bytes / gbytes));
         return fmt::format("{} B/param × {} params{}", gbytes, num(sharded(dense_gpu, expert_gpu, 2)),
                            z >= 2 ? fmt::format(" (ZeRO-{} / dp {})", z, dp) : "");
       };
@@ -467,6 +482,7 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
     const bool gemma = m.model_type.rfind("gemma", 0) == 0;
     ac.norm_bytes_per_h = r.activation_profile == ActivationProfile::megatron || m.norm_bias ? 2.0 : (gemma ? 8.0 : 6.0);
     ac.qk_norm = m.qk_norm;
+    ac.python_gelu = r.activation_profile == ActivationProfile::pytorch_eager && m.model_type == "gpt2";
     ac.lora = lora;
     ac.adapter_bytes = pure ? 2.0 : 4.0;
     ac.targets = &r.lora_targets;
@@ -545,9 +561,10 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
     // layer, plus the unsharded gradients of one layer); QLoRA dequantises one matrix at a time.
     const double layer_params = (static_cast<double>(P.attention + P.mlp + P.norms + P.router) / s.L +
                                  (s.L_moe > 0 ? static_cast<double>(P.experts) / s.L_moe / ep : 0.0)) / t;
+    const double gather_bytes = qlora ? weight_quant_bits(WeightQuant::nf4, r.qlora_double_quant) / 8.0
+                                      : (fp32 ? 4.0 : 2.0);
     if (z >= 3 || lay.offload_params) {
-      const double wb = fp32 ? 4.0 : 2.0;
-      workspace_bytes += (lora ? 2.0 : 3.0) * wb * layer_params;
+      workspace_bytes += (lora ? 2.0 : 3.0) * gather_bytes * layer_params;
     }
     if (qlora) {
       double biggest = 0;
@@ -558,8 +575,8 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
       f_ws = [=] {
         std::string w;
         if (z >= 3 || lay.offload_params)
-          w += fmt::format("ZeRO-3/FSDP gather: {} layers × {} params/layer/GPU × {} B", lora ? 2 : 3, num(layer_params),
-                           fp32 ? 4 : 2);
+          w += fmt::format("ZeRO-3/FSDP gather: {} layers × {} params/layer/GPU × {:.3g} B", lora ? 2 : 3,
+                           num(layer_params), gather_bytes);
         if (qlora) w += (w.empty() ? "" : " + ") + std::string("QLoRA dequantised matrix (bf16, largest linear)");
         return w;
       };
@@ -573,7 +590,7 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
   // Phases of a step (each phase's terms add up): forward/backward holds the activations (and the
   // gradients when they persist); the optimizer step holds all gradients and a foreach temporary.
   const double fwd_phase = weights_gpu_bytes + adapter_bytes + optim_bytes + act_bytes + logits_bytes +
-                           workspace_bytes + (r.gradients_persist ? grads_bytes : 0.0);
+                           workspace_bytes + (r.gradients_persist || r.optimizer_in_backward ? grads_bytes : 0.0);
   const double step_phase = weights_gpu_bytes + adapter_bytes + optim_bytes + grads_bytes + temp_bytes;
   const bool step_peak = step_phase > fwd_phase;
   out.phase = step_peak ? "optimizer step" : "forward/backward";
@@ -581,7 +598,7 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
   add_term(out, ex, "weights", weights_gpu_bytes, qlora ? kSrcQlora : kSrcZero,
            f_weights ? f_weights : [] { return std::string("offloaded to CPU"); }, true);
   if (lora) add_term(out, ex, "lora_adapters", adapter_bytes, kSrcLora, f_adapter);
-  if (step_peak || r.gradients_persist) add_term(out, ex, "gradients", grads_bytes, kSrcZero, f_grads);
+  if (step_peak || r.gradients_persist || r.optimizer_in_backward) add_term(out, ex, "gradients", grads_bytes, kSrcZero, f_grads);
   add_term(out, ex, "optimizer_state", optim_bytes, r.optimizer == Optimizer::adamw_8bit
            ? "Dettmers et al. 2021 (arXiv:2110.02861) §2; master weights ZeRO §3.1" : kSrcZero, f_optim);
   if (step_peak) {
@@ -594,11 +611,13 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
     add_term(out, ex, "workspace", workspace_bytes, "FSDP/ZeRO-3 prefetch of gathered layers; QLoRA dequant buffer",
              f_ws);
   }
-  double allocated = 0;
-  for (const auto& term : out.terms) allocated += term.bytes;
-  const double frag = r.fragmentation_fraction * allocated;
-  add_term(out, ex, "fragmentation", frag, kSrcFrag,
-           [&] { return fmt::format("{} × {}", r.fragmentation_fraction, gb(allocated)); });
+  // Allocator slack grows with the tensors allocated and freed every step, not with the model states.
+  const double dynamic = step_peak ? temp_bytes : act_bytes + logits_bytes + workspace_bytes;
+  const double frag = r.fragmentation_fraction * dynamic;
+  add_term(out, ex, "fragmentation", frag, kSrcFrag, [&] {
+    return fmt::format("{} × {} of per-step allocations ({})", r.fragmentation_fraction, gb(dynamic),
+                       step_peak ? "optimizer temporary" : "activations + logits + workspace");
+  });
   add_term(out, ex, "cuda_context", r.cuda_context_bytes, kSrcCtx, [] { return std::string("per-GPU constant"); });
 
   // Warnings.
@@ -810,7 +829,7 @@ MemoryBreakdown serving_stage(const ModelArch& m, const ServingMemoryRequest& r,
     const double c = std::min(static_cast<double>(r.prefill_chunk_tokens), ctx * conc);
     const double attn = 2.0 * (s.q_width + 2.0 * (s.mla ? s.k_width : std::ceil(s.kv / t) * s.d * t) + s.o_in_width) / t;
     const double mlp = s.moe ? 2.0 * 3.0 * (s.k * s.f_e + s.shared_width) / t + 2.0 * 2.0 * s.k * s.h
-                             : 2.0 * 3.0 * s.f / t;
+                             : 2.0 * (m.gated_mlp ? 3.0 : (m.model_type == "gpt2" ? 5.0 : 2.0)) * s.f / t;
     const double per_tok = 2.0 * 2.0 * s.h + std::max(attn, mlp);
     ws = c * per_tok + (st.last ? conc * s.V * (2.0 + 4.0 + 4.0) : 0.0);
     if (ex) {
@@ -829,11 +848,11 @@ MemoryBreakdown serving_stage(const ModelArch& m, const ServingMemoryRequest& r,
            : "weight bits per format: memory.hpp [GPTQ]/[GGUF]", f_w, true);
   add_term(out, ex, "kv_cache", kv, kSrcKv, f_kv);
   add_term(out, ex, "workspace", ws, "activations of one prefill chunk (vLLM chunked prefill) + sampler logits", f_ws);
-  double allocated = 0;
-  for (const auto& term : out.terms) allocated += term.bytes;
-  const double frag = r.fragmentation_fraction * allocated;
+  // The KV cache is allocated in fixed blocks (PagedAttention, Kwon et al. 2023, arXiv:2309.06180 §4: under
+  // 4% waste), so the slack applies to the per-step workspace only.
+  const double frag = r.fragmentation_fraction * ws;
   add_term(out, ex, "fragmentation", frag, kSrcFrag,
-           [&] { return fmt::format("{} × {}", r.fragmentation_fraction, gb(allocated)); });
+           [&] { return fmt::format("{} × {} of workspace", r.fragmentation_fraction, gb(ws)); });
   add_term(out, ex, "cuda_context", r.cuda_context_bytes, kSrcCtx, [] { return std::string("per-GPU constant"); });
   if (s.decoder && !s.mla && r.tp > m.num_kv_heads && m.num_kv_heads > 0) {
     out.warnings.push_back(fmt::format("tp {} > {} KV heads: KV heads are replicated across TP ranks", r.tp,
