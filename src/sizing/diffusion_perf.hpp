@@ -8,10 +8,12 @@
 ///   latent = (H/8) × (W/8) (VAE downsampling factor 8: Rombach et al. 2022, arXiv:2112.10752;
 ///     SDXL Podell et al. 2023 arXiv:2307.01952; FLUX uses the same ×8 VAE).
 ///   FLUX (MMDiT, Esser et al. 2024 arXiv:2403.03206): image tokens = (H/16)·(W/16) after 2×2
-///     patchify of the latent; text tokens = 512 (T5, FLUX-dev max_sequence_length); each
-///     token passes all transformer weights once: 2·N·(image+text tokens), plus joint attention
-///     4·(tokens)²·inner_dim per block (Q·Kᵀ and A·V, full bidirectional attention) over
-///     num_double_stream_layers + num_single_stream_layers blocks.
+///     patchify of the latent; text tokens = 512 (T5, FLUX-dev max_sequence_length). In a
+///     double-stream block each token passes ONE stream's weights (image or text: 4D² attention
+///     projections + 8D² MLP); in a single-stream block the shared 3D² q/k/v + 4D² proj_mlp + 5D²
+///     proj_out: 2·12·D² FLOP per token per block (so ≈ 2·6.5e9 per token for FLUX.1, not 2·12e9:
+///     the per-sample AdaLN modulation linears, ~3e9 parameters, run once per image, not per
+///     token), + embedders/proj_out, + joint attention 4·T²·D per block (Q·Kᵀ, A·V; bidirectional).
 ///   SDXL UNet: per resolution level ℓ (latent side / 2^ℓ, channels c_ℓ): ResNet blocks
 ///     (two 3×3 convs: 2·9·c_in·c_out FLOP per pixel each), transformer blocks (self-attention
 ///     projections 4·c², attention 4·P·c per pixel [P = pixels at the level], cross-attention
@@ -19,8 +21,8 @@
 ///     level on concatenated skips; down/up-sampling convs. Simplifications (documented in
 ///     docs/performance-model.md): group norms, time embedding and the tiny conv_in/conv_out
 ///     are counted only as convs or neglected (< 1%).
-///   A check against the parameter count: the UNet's 2·N·pixels does not apply (convs reuse
-///     weights per pixel), so the per-level sum is used.
+///   The UNet's FLOPs are not 2·N·pixels (each level runs at its own resolution), hence the
+///     per-level sum.
 /// Seconds per image = evaluations × FLOPs / (GPUs × dense 16-bit peak × diffusion_efficiency),
 /// evaluations = steps × (2 with classifier-free guidance, SDXL default; 1 for guidance-
 /// distilled FLUX-dev). The VAE decode and text encoders are not counted (one pass per image,

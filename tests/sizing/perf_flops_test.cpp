@@ -1,0 +1,139 @@
+// FLOPs per token (flops.hpp) against hand calculations and the published formulas they
+// come from (Kaplan et al. 2020 Table 1; Narayanan et al. 2021 Eq. 3).
+#include <gtest/gtest.h>
+
+#include "model/param_count.hpp"
+#include "model/presets.hpp"
+#include "sizing/flops.hpp"
+
+namespace gpuplan {
+namespace {
+
+/// GPT-3 175B (Brown et al. 2020 Table 2.1): 96 layers, d_model 12288, 96 heads, 4h MLP,
+/// vocab 50257, context 2048, learned positions, tied embeddings, biases.
+ModelArch gpt3_175b() {
+  ModelArch a;
+  a.name = "gpt3-175b";
+  a.num_layers = 96;
+  a.hidden_size = 12288;
+  a.intermediate_size = 4 * 12288;
+  a.num_attention_heads = 96;
+  a.num_kv_heads = 96;
+  a.head_dim = 128;
+  a.vocab_size = 50257;
+  a.max_position_embeddings = 2048;
+  a.tied_embeddings = true;
+  a.gated_mlp = false;
+  a.attention_bias = true;
+  a.mlp_bias = true;
+  a.position_encoding = PositionEncoding::learned;
+  a.attention = AttentionKind::mha;
+  a.params = count_decoder_params(a);
+  return a;
+}
+
+TEST(PerfFlops, Gpt3MatmulParamsAre12Lh2PlusLmHead) {
+  const ModelArch a = gpt3_175b();
+  // 12·L·h² weights (4h² attention + 8h² MLP) + V·h LM head (tied: the embedding matrix is reused
+  // as a matmul); biases add ~13·h per layer (< 0.01%).
+  const double l = 96, h = 12288, v = 50257;
+  const double hand = 12 * l * h * h + v * h;
+  EXPECT_NEAR(matmul_params_per_token(a), hand, hand * 1e-4);
+  // And it is ~175B: N_matmul = 174.6e9 (Narayanan et al. 2021 Table 2 "174.6B").
+  EXPECT_NEAR(matmul_params_per_token(a), 174.6e9, 0.3e9);
+}
+
+TEST(PerfFlops, TrainingIsSixNPlusCausalAttention) {
+  const ModelArch a = gpt3_175b();
+  const double l = 96, h = 12288, s = 2048;
+  const double n = matmul_params_per_token(a);
+  const FlopsPerToken f = training_flops_per_token(a, 2048, Recompute::none, Task::pretrain);
+  // Kaplan et al. 2020 Table 1: C_forward ≈ 2N + 2·n_layer·n_ctx·d_attn, training = 3 × forward.
+  // We count the causal half of the scores: mean keys per query (s+1)/2, and both Q·Kᵀ and A·V:
+  // attention forward per token = L · 4 · h · (s+1)/2.
+  EXPECT_DOUBLE_EQ(f.dense_matmul_flop, 6 * n);
+  EXPECT_NEAR(f.attention_flop, 3 * l * 4 * h * (s + 1) / 2, 1.0);
+  EXPECT_DOUBLE_EQ(f.total_flop, f.dense_matmul_flop + f.attention_flop);
+  // Narayanan et al. 2021 Eq. 3 without recompute (72 instead of 96): per token
+  // 72·l·h²·(1 + s/(6h) + V/(12·l·h)) counts the FULL s×s scores; ours = that − 6·l·h·(s−1).
+  const double v = 50257;
+  const double narayanan = 72 * l * h * h * (1 + s / (6 * h) + v / (12 * l * h));
+  EXPECT_NEAR(f.total_flop, narayanan - 6 * l * h * (s - 1), narayanan * 1e-4);
+}
+
+TEST(PerfFlops, FullRecomputeIsEightN) {
+  const ModelArch a = gpt3_175b();
+  const FlopsPerToken none = training_flops_per_token(a, 2048, Recompute::none, Task::pretrain);
+  const FlopsPerToken full = training_flops_per_token(a, 2048, Recompute::full, Task::pretrain);
+  const FlopsPerToken sel = training_flops_per_token(a, 2048, Recompute::selective, Task::pretrain);
+  const FlopsPerToken fwd = forward_flops_per_token(a, 2048);
+  // Full recompute = 4 passes: 8·N instead of 6·N.
+  EXPECT_DOUBLE_EQ(full.dense_matmul_flop, 8 * matmul_params_per_token(a));
+  EXPECT_DOUBLE_EQ(full.total_flop, 4 * fwd.total_flop);
+  // Selective recompute re-runs only the attention core (Korthikanti et al. 2022 §5).
+  EXPECT_DOUBLE_EQ(sel.dense_matmul_flop, none.dense_matmul_flop);
+  EXPECT_DOUBLE_EQ(sel.attention_flop, none.attention_flop + fwd.attention_flop);
+  // Model FLOPs (for MFU) never include recomputation.
+  EXPECT_DOUBLE_EQ(model_training_flops_per_token(a, 2048, Task::pretrain).total_flop, none.total_flop);
+}
+
+TEST(PerfFlops, LoraSkipsWeightGradients) {
+  const ModelArch a = gpt3_175b();
+  const FlopsPerToken full = training_flops_per_token(a, 2048, Recompute::none, Task::full);
+  const FlopsPerToken lora = training_flops_per_token(a, 2048, Recompute::none, Task::lora);
+  const FlopsPerToken qlora = training_flops_per_token(a, 2048, Recompute::none, Task::qlora);
+  // 2N forward + 2N activation gradients = 4N; attention core backward is unchanged.
+  EXPECT_DOUBLE_EQ(lora.dense_matmul_flop, 4 * matmul_params_per_token(a));
+  EXPECT_DOUBLE_EQ(lora.attention_flop, full.attention_flop);
+  EXPECT_DOUBLE_EQ(qlora.total_flop, lora.total_flop);
+}
+
+TEST(PerfFlops, InferenceIsTwoNPlusAttentionOverContext) {
+  const ModelArch a = load_preset("llama-2-7b");
+  // Llama-2-7B: 32 layers, 32 heads × 128; decode at context c attends to c keys:
+  // 4 · L · H · d · c FLOP (Q·Kᵀ and A·V), + 2·N_matmul.
+  const double c = 4096;
+  const FlopsPerToken f = inference_flops_per_token(a, 4096);
+  EXPECT_DOUBLE_EQ(f.attention_flop, 4.0 * 32 * 32 * 128 * c);
+  EXPECT_DOUBLE_EQ(f.dense_matmul_flop, 2 * matmul_params_per_token(a));
+  // Untied: N_matmul = total − embeddings − norms ≈ 6.74e9 − 0.131e9 (Touvron et al. 2023: 6.74B).
+  EXPECT_NEAR(matmul_params_per_token(a), 6.74e9 - 32000.0 * 4096, 0.01e9);
+  // Prefill of p tokens = p × forward per token at s = p.
+  EXPECT_DOUBLE_EQ(prefill_flops(a, 512), 512 * forward_flops_per_token(a, 512).total_flop);
+}
+
+TEST(PerfFlops, GqaDoesNotChangeAttentionFlops) {
+  ModelArch mha = load_preset("llama-2-7b");
+  ModelArch gqa = mha;
+  gqa.num_kv_heads = 8;  // fewer K/V heads: fewer projection weights, same score FLOPs per query head
+  EXPECT_DOUBLE_EQ(forward_flops_per_token(mha, 2048).attention_flop,
+                   forward_flops_per_token(gqa, 2048).attention_flop);
+}
+
+TEST(PerfFlops, SlidingWindowCapsKeysPerQuery) {
+  ModelArch a = load_preset("llama-2-7b");
+  const double s = 8192, w = 4096;
+  const double full = forward_flops_per_token(a, 8192).attention_flop;
+  a.sliding_window = 4096;
+  a.layer_uses_sliding_window.assign(32, true);
+  // Query i (1-based) sees min(i, w) keys: mean = (w(w+1)/2 + (s−w)·w)/s.
+  const double mean_keys = (w * (w + 1) / 2 + (s - w) * w) / s;
+  EXPECT_NEAR(forward_flops_per_token(a, 8192).attention_flop, 4.0 * 32 * 32 * 128 * mean_keys, 1.0);
+  EXPECT_LT(forward_flops_per_token(a, 8192).attention_flop, full);
+  // Half the layers windowed: halfway between.
+  for (std::size_t i = 0; i < 32; i += 2) a.layer_uses_sliding_window[i] = false;
+  EXPECT_NEAR(forward_flops_per_token(a, 8192).attention_flop,
+              16.0 * 4 * 32 * 128 * ((s + 1) / 2) + 16.0 * 4 * 32 * 128 * mean_keys, 1.0);
+}
+
+TEST(PerfFlops, MoeCountsOnlyActiveExperts) {
+  const ModelArch a = load_preset("mixtral-8x7b");
+  // Mixtral 8x7B: 46.7B total, 12.9B active per token incl. embeddings (Jiang et al. 2024 §2);
+  // without the 2 × 32000 × 4096 = 0.26B embedding + head... the head IS a matmul: only the
+  // input embedding (0.13B) and norms drop out.
+  EXPECT_NEAR(matmul_params_per_token(a), 12.9e9 - 32000.0 * 4096, 0.1e9);
+  EXPECT_LT(matmul_params_per_token(a), 0.3 * static_cast<double>(a.total_params()));
+}
+
+}  // namespace
+}  // namespace gpuplan

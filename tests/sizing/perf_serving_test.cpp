@@ -1,0 +1,156 @@
+// Serving throughput/latency (serving_perf.hpp): roofline hand calculations.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "model/presets.hpp"
+#include "sizing/serving_perf.hpp"
+#include "util/error.hpp"
+
+namespace gpuplan {
+namespace {
+
+GpuSpec h100_like() {
+  // NVIDIA H100 SXM datasheet: 989.4 TFLOPS dense BF16, 3.35 TB/s HBM3, NVLink 900 GB/s.
+  GpuSpec g;
+  g.name = "H100 SXM";
+  g.vendor = "NVIDIA";
+  g.architecture = "Hopper";
+  g.memory_type = "HBM3";
+  g.memory_bytes = 80e9;
+  g.memory_bandwidth_bytes_per_s = 3.35e12;
+  g.dense_flops_per_s[static_cast<std::size_t>(Dtype::bf16)] = 989.4e12;
+  g.dense_flops_per_s[static_cast<std::size_t>(Dtype::fp16)] = 989.4e12;
+  g.gpu_link_bytes_per_s = 900e9;
+  g.interconnect = "NVLink 4";
+  g.pcie_gen = 5;
+  return g;
+}
+
+TEST(PerfServing, KvBytesPerTokenMatchesTheFormula) {
+  const ModelArch llama = load_preset("llama-2-7b");
+  // 2 (K,V) · 32 layers · 32 kv heads · 128 · 2 bytes = 524,288 B per token (MHA).
+  EXPECT_DOUBLE_EQ(decode_kv_bytes(llama, KvDtype::bf16, 1000), 524288.0 * 1000);
+  EXPECT_DOUBLE_EQ(decode_kv_bytes(llama, KvDtype::fp8, 1000), 262144.0 * 1000);
+  const ModelArch l3 = load_preset("llama-3.1-8b");
+  // GQA: 8 kv heads → 2·32·8·128·2 = 131,072 B per token.
+  EXPECT_DOUBLE_EQ(decode_kv_bytes(l3, KvDtype::bf16, 1), 131072.0);
+  const ModelArch ds = load_preset("deepseek-v3");
+  // MLA: (kv_lora_rank 512 + qk_rope_head_dim 64) · 61 layers · 2 B = 70,272 B per token.
+  EXPECT_DOUBLE_EQ(decode_kv_bytes(ds, KvDtype::bf16, 1), 576.0 * 61 * 2);
+}
+
+TEST(PerfServing, DecodeAtBatchOneIsWeightBandwidthBound) {
+  const GpuSpec gpu = h100_like();
+  const ModelArch arch = load_preset("llama-3.1-8b");
+  ServingPerfRequest r;
+  r.quant = WeightQuant::bf16;
+  r.prompt_tokens = 512;
+  r.output_tokens = 128;
+  r.concurrency = 1;
+  const PerfAssumptions a;
+  const ServingEstimate e = estimate_serving(arch, r, make_cluster(gpu, 1, 1, 0), 20e9, a);
+  // Weights read per step: all params except the input embedding table (gathered rows), 2 B each.
+  const double weights = (static_cast<double>(arch.params.total()) - static_cast<double>(arch.params.embeddings)) * 2;
+  const double kv = 131072.0 * (512 + 64);  // one sequence at mean context prompt + output/2
+  EXPECT_NEAR(e.weights_bytes_per_step, weights, 1.0);
+  EXPECT_NEAR(e.kv_bytes_per_step, kv, 1.0);
+  EXPECT_NEAR(e.tpot_seconds, (weights + kv) / (3.35e12 * a.decode_bw_efficiency_16bit), 1e-12);
+  EXPECT_FALSE(e.decode_compute_bound);
+  EXPECT_NEAR(e.decode_tokens_per_s, 1.0 / e.tpot_seconds, 1e-9);
+  // ~15 GB at ~2.5 TB/s: about 6 ms per token, i.e. ~160 tokens/s.
+  EXPECT_GT(e.decode_tokens_per_s, 120);
+  EXPECT_LT(e.decode_tokens_per_s, 220);
+}
+
+TEST(PerfServing, BatchingRaisesThroughputUntilComputeOrCapacityBinds) {
+  const GpuSpec gpu = h100_like();
+  const ModelArch arch = load_preset("llama-3.1-8b");
+  ServingPerfRequest r;
+  r.prompt_tokens = 1024;
+  r.output_tokens = 256;
+  const double capacity = 40e9;
+  // Capacity: floor(40e9 / (131072 × 1280)) = floor(238.4) = 238 sequences.
+  double previous_throughput = 0, previous_tpot = 0;
+  for (std::int64_t c : {1, 8, 64, 238, 1000}) {
+    r.concurrency = c;
+    const ServingEstimate e = estimate_serving(arch, r, make_cluster(gpu, 1, 1, 0), capacity, PerfAssumptions{});
+    EXPECT_EQ(e.max_concurrent_sequences, 238);
+    EXPECT_EQ(e.batch, std::min<std::int64_t>(c, 238));
+    EXPECT_GE(e.decode_tokens_per_s, previous_throughput);
+    EXPECT_GE(e.tpot_seconds, previous_tpot);
+    previous_throughput = e.decode_tokens_per_s;
+    previous_tpot = e.tpot_seconds;
+  }
+}
+
+TEST(PerfServing, ComputeBoundAtHugeBatch) {
+  const GpuSpec gpu = h100_like();
+  const ModelArch arch = load_preset("llama-3.1-8b");
+  ServingPerfRequest r;
+  r.prompt_tokens = 64;
+  r.output_tokens = 64;
+  r.concurrency = 4096;
+  const ServingEstimate e = estimate_serving(arch, r, make_cluster(gpu, 1, 1, 0), 1e12, PerfAssumptions{});
+  EXPECT_TRUE(e.decode_compute_bound);
+  // Ridge: 989e12 × 0.5 FLOP/s ÷ (2 × 7.5e9 FLOP/token) ≈ 33k tokens/s at most.
+  EXPECT_LT(e.decode_tokens_per_s, 989.4e12 * 0.5 / (2 * 7.4e9));
+}
+
+TEST(PerfServing, TensorParallelAndQuantisationSpeedUpDecode) {
+  const GpuSpec gpu = h100_like();
+  const ModelArch arch = load_preset("llama-3.1-70b");
+  ServingPerfRequest r;
+  r.concurrency = 1;
+  r.tp = 4;
+  const ServingEstimate tp4 = estimate_serving(arch, r, make_cluster(gpu, 4, 1, 0), 100e9, PerfAssumptions{});
+  r.tp = 8;
+  const ServingEstimate tp8 = estimate_serving(arch, r, make_cluster(gpu, 8, 1, 0), 100e9, PerfAssumptions{});
+  EXPECT_NEAR(tp8.decode_memory_seconds, tp4.decode_memory_seconds / 2, 1e-12);  // bandwidth adds up
+  r.quant = WeightQuant::int4;
+  const ServingEstimate q4 = estimate_serving(arch, r, make_cluster(gpu, 8, 1, 0), 100e9, PerfAssumptions{});
+  EXPECT_LT(q4.tpot_seconds, tp8.tpot_seconds);
+}
+
+TEST(PerfServing, PrefillIsComputeBound) {
+  const GpuSpec gpu = h100_like();
+  const ModelArch arch = load_preset("llama-3.1-8b");
+  ServingPerfRequest r;
+  r.prompt_tokens = 4096;
+  const PerfAssumptions a;
+  const ServingEstimate e = estimate_serving(arch, r, make_cluster(gpu, 1, 1, 0), 20e9, a);
+  EXPECT_NEAR(e.ttft_seconds, prefill_flops(arch, 4096) / (989.4e12 * a.prefill_efficiency_16bit), 1e-12);
+  EXPECT_NEAR(e.prefill_tokens_per_s, 4096 / e.ttft_seconds, 1e-6);
+}
+
+TEST(PerfServing, ReplicasAndRequestsPerSecond) {
+  const GpuSpec gpu = h100_like();
+  const ModelArch arch = load_preset("llama-3.1-8b");
+  ServingPerfRequest r;
+  r.concurrency = 32;
+  const ServingEstimate e = estimate_serving(arch, r, make_cluster(gpu, 1, 1, 0), 20e9, PerfAssumptions{});
+  // Little's law: batch / (ttft + output × tpot).
+  EXPECT_NEAR(e.requests_per_s_per_replica, 32.0 / (e.ttft_seconds + 128 * e.tpot_seconds), 1e-9);
+  const double rps = e.requests_per_s_per_replica;
+  EXPECT_EQ(replicas_needed(e, 2.5 * rps, 0), 3);
+  EXPECT_EQ(replicas_needed(e, 0.1 * rps, 0), 1);
+  EXPECT_EQ(replicas_needed(e, 0, 3 * e.max_concurrent_sequences + 1), 4);
+  const auto lines = explain_serving(arch, r, make_cluster(gpu, 1, 1, 0), 20e9, PerfAssumptions{});
+  ASSERT_EQ(lines.back().term, "requests_per_s_per_replica");
+  EXPECT_DOUBLE_EQ(lines.back().value, e.requests_per_s_per_replica);
+}
+
+TEST(PerfServing, NoKvRoomMeansNoService) {
+  const GpuSpec gpu = h100_like();
+  const ModelArch arch = load_preset("llama-3.1-8b");
+  ServingPerfRequest r;
+  const ServingEstimate e = estimate_serving(arch, r, make_cluster(gpu, 1, 1, 0), 1e6, PerfAssumptions{});
+  EXPECT_EQ(e.max_concurrent_sequences, 0);
+  EXPECT_EQ(e.decode_tokens_per_s, 0.0);
+  EXPECT_EQ(replicas_needed(e, 1.0, 1), 0);
+  r.output_tokens = 0;
+  EXPECT_THROW(estimate_serving(arch, r, make_cluster(gpu, 1, 1, 0), 1e9, PerfAssumptions{}), Error);
+}
+
+}  // namespace
+}  // namespace gpuplan

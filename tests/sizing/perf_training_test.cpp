@@ -1,0 +1,280 @@
+// Training step time and communication (perf.hpp): hand calculations written out here,
+// the terms adding up, and monotonicity.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "model/param_count.hpp"
+#include "sizing/perf.hpp"
+#include "util/error.hpp"
+
+namespace gpuplan {
+namespace {
+
+GpuSpec a100_like() {
+  // NVIDIA A100 SXM4 80GB datasheet: 312 TFLOPS dense BF16/FP16, 156 TF32, 2039 GB/s HBM2e,
+  // NVLink 3 600 GB/s bidirectional (300 GB/s each way), PCIe Gen4.
+  GpuSpec g;
+  g.name = "A100 SXM 80GB";
+  g.vendor = "NVIDIA";
+  g.architecture = "Ampere";
+  g.memory_type = "HBM2e";
+  g.memory_bytes = 80e9;
+  g.memory_bandwidth_bytes_per_s = 2039e9;
+  g.dense_flops_per_s[static_cast<std::size_t>(Dtype::bf16)] = 312e12;
+  g.dense_flops_per_s[static_cast<std::size_t>(Dtype::fp16)] = 312e12;
+  g.dense_flops_per_s[static_cast<std::size_t>(Dtype::tf32)] = 156e12;
+  g.gpu_link_bytes_per_s = 600e9;
+  g.interconnect = "NVLink 3";
+  g.pcie_gen = 4;
+  return g;
+}
+
+ModelArch gpt(std::int64_t layers, std::int64_t hidden, std::int64_t vocab) {
+  ModelArch a;
+  a.name = "gpt";
+  a.num_layers = layers;
+  a.hidden_size = hidden;
+  a.intermediate_size = 4 * hidden;
+  a.num_attention_heads = hidden / 128;
+  a.num_kv_heads = a.num_attention_heads;
+  a.head_dim = 128;
+  a.vocab_size = vocab;
+  a.max_position_embeddings = 2048;
+  a.tied_embeddings = true;
+  a.gated_mlp = false;
+  a.position_encoding = PositionEncoding::learned;
+  a.attention = AttentionKind::mha;
+  a.params = count_decoder_params(a);
+  return a;
+}
+
+/// Assumptions with the size factors switched off and no overlap, so hand calculations are short.
+PerfAssumptions plain() {
+  PerfAssumptions a;
+  a.hidden_half_width = 0;
+  a.tokens_half_width = 0;
+  a.comm_overlap_fraction = 0;
+  return a;
+}
+
+TrainingStepRequest request(int tp, int pp, int dp, std::int64_t global_batch, int mb = 1) {
+  TrainingStepRequest r;
+  r.precision = TrainPrecision::bf16_mixed;
+  r.seq_len = 2048;
+  r.global_batch_seqs = global_batch;
+  r.layout.tp = tp;
+  r.layout.pp = pp;
+  r.layout.dp = dp;
+  r.layout.micro_batch = mb;
+  return r;
+}
+
+TEST(PerfComm, RingAllReduceOneGigabyteOnEightGpus) {
+  // 2(n−1)/n · bytes / bandwidth = 2·7/8 · 1e9 / 300e9 = 5.8333 ms.
+  EXPECT_NEAR(ring_allreduce_seconds(1e9, 8, 300e9), 1.75e9 / 300e9, 1e-12);
+  EXPECT_NEAR(ring_allgather_seconds(1e9, 8, 300e9), 0.875e9 / 300e9, 1e-12);
+  EXPECT_EQ(ring_allreduce_seconds(1e9, 1, 300e9), 0.0);
+}
+
+TEST(PerfComm, PipelineBubble) {
+  // Narayanan et al. 2021 §2.2: (p−1)/(m+p−1); p = 4, m = 8 → 3/11; interleaved v = 2 → 3/19.
+  EXPECT_DOUBLE_EQ(pipeline_bubble_fraction(4, 8), 3.0 / 11.0);
+  EXPECT_DOUBLE_EQ(pipeline_bubble_fraction(4, 8, 2), 3.0 / 19.0);
+  EXPECT_EQ(pipeline_bubble_fraction(1, 8), 0.0);
+}
+
+TEST(PerfComm, HierarchicalAllReduceSlowerPhaseDominates) {
+  const GpuSpec gpu = a100_like();
+  // 2 nodes × 8 GPUs, 100 GB/s network per node; one 16-GPU group, 8 per node; efficiencies 1.
+  const ClusterSpec c = make_cluster(gpu, 8, 2, 100e9);
+  PerfAssumptions a;
+  a.link_efficiency = 1;
+  a.network_efficiency = 1;
+  const double s = 8e9;
+  const double intra = 2.0 * 7 / 8 * s / 300e9;                 // NVLink ring inside the node
+  const double inter = 2.0 * 1 / 2 * (s / 8) / (100e9 / 8);     // each GPU's 1/8 shard across 2 nodes
+  EXPECT_NEAR(hierarchical_allreduce_seconds(s, 16, 8, c, a), std::max(intra, inter), 1e-9);
+  EXPECT_GT(inter, intra);  // the network is the slower link here
+  // Inside one node: just the NVLink ring.
+  EXPECT_NEAR(hierarchical_allreduce_seconds(s, 8, 8, c, a), intra, 1e-9);
+}
+
+TEST(PerfCluster, MakeClusterUsesNvlinkOrPcie) {
+  const GpuSpec gpu = a100_like();
+  const ClusterSpec c = make_cluster(gpu, 8, 1, 0);
+  EXPECT_TRUE(c.intra_node_nvlink);
+  EXPECT_DOUBLE_EQ(c.intra_node_bytes_per_s, 300e9);  // 600 GB/s bidirectional → 300 each way
+  GpuSpec pcie = gpu;
+  pcie.gpu_link_bytes_per_s = 0;
+  const ClusterSpec p = make_cluster(pcie, 8, 1, 0);
+  EXPECT_FALSE(p.intra_node_nvlink);
+  EXPECT_DOUBLE_EQ(p.intra_node_bytes_per_s, 31.5e9);  // PCIe Gen4 x16
+  GpuSpec bridged = gpu;
+  bridged.interconnect = "NVLink 3 bridge (2-GPU)";
+  EXPECT_TRUE(make_cluster(bridged, 2, 1, 0).intra_node_nvlink);
+  EXPECT_FALSE(make_cluster(bridged, 4, 1, 0).intra_node_nvlink);  // a bridge pairs only 2 GPUs
+}
+
+TEST(PerfTraining, ComputeIsFlopsOverPeakTimesEfficiency) {
+  const GpuSpec gpu = a100_like();
+  const ModelArch arch = gpt(24, 2048, 51200);
+  const PerfAssumptions a = plain();
+  const TrainingStepRequest r = request(1, 1, 1, 8);
+  const TrainingStepEstimate e = estimate_training_step(arch, r, make_cluster(gpu, 1, 1, 0), a);
+  // Hand: tokens = 8 × 2048; FLOP = tokens × (6·N_matmul + 3·4·L·h·(s+1)/2); one GPU at
+  // 312e12 × 0.73 (Ampere base efficiency, size factors off).
+  const double n = 12.0 * 24 * 2048 * 2048 + 51200.0 * 2048;
+  const double flop = 8 * 2048 * (6 * n + 3 * 4 * 24 * 2048 * 2049.0 / 2);
+  EXPECT_NEAR(e.hardware_flop_per_step, flop, flop * 1e-3);  // biases: < 0.1%
+  EXPECT_NEAR(e.compute_seconds, e.hardware_flop_per_step / (312e12 * 0.73), 1e-9);
+  // Optimizer: AdamW mixed precision touches 28 B per parameter at 2039 GB/s × 0.7.
+  EXPECT_NEAR(e.optimizer_seconds, static_cast<double>(arch.params.total()) * 28 / (2039e9 * 0.7), 1e-9);
+  EXPECT_NEAR(e.step_seconds, e.compute_seconds + e.optimizer_seconds, 1e-12);
+  EXPECT_NEAR(e.mfu, e.model_flop_per_step / (e.step_seconds * 312e12), 1e-12);
+  EXPECT_NEAR(e.tokens_per_s, 8 * 2048 / e.step_seconds, 1e-6);
+}
+
+TEST(PerfTraining, TensorParallelAllReducesPerLayer) {
+  const GpuSpec gpu = a100_like();
+  const ModelArch arch = gpt(24, 4096, 51200);
+  const PerfAssumptions a = plain();
+  const TrainingStepRequest r = request(8, 1, 1, 4);
+  const TrainingStepEstimate e = estimate_training_step(arch, r, make_cluster(gpu, 8, 1, 0), a);
+  // Megatron: 4 all-reduces per layer (2 fwd + 2 bwd) of s·b·h·2 bytes, ring over 8 GPUs at
+  // 300 GB/s × 0.8; 4 micro-batches of 1 sequence, 24 layers.
+  const double bytes = 2048.0 * 1 * 4096 * 2;
+  const double one = 2.0 * 7 / 8 * bytes / (300e9 * 0.8);
+  EXPECT_NEAR(e.tp_allreduce_seconds, 4 * 24 * 4 * one, 1e-9);
+  // Full recompute re-runs the forward: 6 per layer.
+  TrainingStepRequest rc = r;
+  rc.recompute = Recompute::full;
+  EXPECT_NEAR(estimate_training_step(arch, rc, make_cluster(gpu, 8, 1, 0), a).tp_allreduce_seconds,
+              4 * 24 * 6 * one, 1e-9);
+}
+
+TEST(PerfTraining, TensorParallelOverPcieIsSlowerThanNvlink) {
+  const GpuSpec gpu = a100_like();
+  const ModelArch arch = gpt(32, 4096, 51200);
+  const TrainingStepRequest r = request(8, 1, 1, 8);
+  ClusterSpec nvlink = make_cluster(gpu, 8, 1, 0);
+  ClusterSpec pcie = nvlink;
+  pcie.intra_node_nvlink = false;
+  pcie.intra_node_bytes_per_s = pcie_x16_bytes_per_s(4);
+  const TrainingStepEstimate en = estimate_training_step(arch, r, nvlink, PerfAssumptions{});
+  const TrainingStepEstimate ep = estimate_training_step(arch, r, pcie, PerfAssumptions{});
+  EXPECT_NEAR(ep.tp_allreduce_seconds / en.tp_allreduce_seconds, 300e9 / 31.5e9, 1e-9);
+  EXPECT_GT(ep.step_seconds, 1.5 * en.step_seconds);
+}
+
+TEST(PerfTraining, ZeroThreeMovesOneAndAHalfTimesTheDpVolume) {
+  const GpuSpec gpu = a100_like();
+  const ModelArch arch = gpt(24, 2048, 51200);
+  const ClusterSpec c = make_cluster(gpu, 8, 1, 0);
+  TrainingStepRequest r = request(1, 1, 8, 8);  // one micro-batch per GPU
+  const TrainingStepEstimate z0 = estimate_training_step(arch, r, c, plain());
+  r.layout.zero_stage = 3;
+  const TrainingStepEstimate z3 = estimate_training_step(arch, r, c, plain());
+  // Rajbhandari et al. 2020 §7.2.2: ZeRO-3 = 1.5 × the all-reduce volume (16-bit params and grads).
+  EXPECT_NEAR(z3.zero_allgather_seconds, 1.5 * z0.dp_allreduce_seconds, 1e-12);
+  EXPECT_EQ(z3.dp_allreduce_seconds, 0.0);
+  // DP gradient all-reduce by hand: 2·7/8 × 2 B × N / (300 GB/s × 0.8).
+  EXPECT_NEAR(z0.dp_allreduce_seconds, 2.0 * 7 / 8 * 2 * static_cast<double>(arch.params.total()) / 240e9, 1e-9);
+  // With no overlap the whole gather is exposed.
+  EXPECT_NEAR(z3.exposed_comm_seconds, z3.zero_allgather_seconds, 1e-12);
+}
+
+TEST(PerfTraining, OverlapHidesGradientAllReduceBehindBackward) {
+  const GpuSpec gpu = a100_like();
+  const ModelArch arch = gpt(24, 2048, 51200);
+  const ClusterSpec c = make_cluster(gpu, 8, 1, 0);
+  const TrainingStepRequest r = request(1, 1, 8, 64);
+  PerfAssumptions none = plain();
+  PerfAssumptions full = plain();
+  full.comm_overlap_fraction = 1.0;
+  const TrainingStepEstimate e0 = estimate_training_step(arch, r, c, none);
+  const TrainingStepEstimate e1 = estimate_training_step(arch, r, c, full);
+  EXPECT_DOUBLE_EQ(e0.exposed_comm_seconds, e0.dp_allreduce_seconds);
+  // Window = backward of the last micro-batch: compute / m × (1 − forward/total).
+  const double window = e1.compute_seconds / static_cast<double>(e1.micro_batches_per_step) * (2.0 / 3.0);
+  EXPECT_NEAR(e1.exposed_comm_seconds, std::max(0.0, e1.dp_allreduce_seconds - window), 1e-4 * window);
+}
+
+TEST(PerfTraining, PipelineBubbleAndTermsAddUp) {
+  const GpuSpec gpu = a100_like();
+  const ModelArch arch = gpt(32, 4096, 51200);
+  const TrainingStepRequest r = request(2, 4, 2, 16);  // m = 16 / 2 = 8 micro-batches, p = 4
+  const TrainingStepEstimate e = estimate_training_step(arch, r, make_cluster(gpu, 8, 2, 200e9), PerfAssumptions{});
+  EXPECT_EQ(e.micro_batches_per_step, 8);
+  // Bubble = ideal × (p−1)/m, i.e. (p−1)/(m+p−1) = 3/11 of (ideal + bubble).
+  const double ideal = e.compute_seconds + e.tp_allreduce_seconds + e.ep_alltoall_seconds;
+  EXPECT_NEAR(e.pp_bubble_seconds / (ideal + e.pp_bubble_seconds), 3.0 / 11.0, 1e-12);
+  EXPECT_NEAR(e.step_seconds,
+              e.compute_seconds + e.tp_allreduce_seconds + e.ep_alltoall_seconds + e.pp_p2p_seconds +
+                  e.pp_bubble_seconds + e.exposed_comm_seconds + e.optimizer_seconds,
+              1e-12);
+  // The explanation carries the same numbers.
+  const auto lines = explain_training_step(arch, r, make_cluster(gpu, 8, 2, 200e9), PerfAssumptions{});
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines.back().term, "step_seconds");
+  EXPECT_DOUBLE_EQ(lines.back().value, e.step_seconds);
+  for (const auto& line : lines) EXPECT_FALSE(line.source.empty()) << line.term;
+}
+
+TEST(PerfTraining, MoreDataParallelGpusNeverSlowCompute) {
+  const GpuSpec gpu = a100_like();
+  const ModelArch arch = gpt(32, 4096, 51200);
+  double previous_compute = 1e300, previous_tokens_per_s = 0;
+  for (int dp : {1, 2, 4, 8, 16, 32}) {
+    const TrainingStepRequest r = request(1, 1, dp, 256);
+    const int nodes = std::max(1, dp / 8);
+    const TrainingStepEstimate e =
+        estimate_training_step(arch, r, make_cluster(gpu, std::min(dp, 8), nodes, 200e9), PerfAssumptions{});
+    EXPECT_LT(e.compute_seconds, previous_compute) << "dp " << dp;
+    EXPECT_GT(e.tokens_per_s, previous_tokens_per_s) << "dp " << dp;
+    previous_compute = e.compute_seconds;
+    previous_tokens_per_s = e.tokens_per_s;
+  }
+}
+
+TEST(PerfTraining, LoraReducesComputeAndGradientTraffic) {
+  const GpuSpec gpu = a100_like();
+  const ModelArch arch = gpt(32, 4096, 51200);
+  TrainingStepRequest r = request(1, 1, 8, 64);
+  const ClusterSpec c = make_cluster(gpu, 8, 1, 0);
+  const TrainingStepEstimate full = estimate_training_step(arch, r, c, PerfAssumptions{});
+  r.task = Task::lora;
+  const TrainingStepEstimate lora = estimate_training_step(arch, r, c, PerfAssumptions{});
+  r.task = Task::qlora;
+  const TrainingStepEstimate qlora = estimate_training_step(arch, r, c, PerfAssumptions{});
+  EXPECT_LT(lora.compute_seconds, full.compute_seconds);
+  EXPECT_LT(lora.dp_allreduce_seconds, 0.02 * full.dp_allreduce_seconds);  // adapters ≪ weights
+  EXPECT_NEAR(qlora.compute_seconds, 1.3 * lora.compute_seconds, 1e-9);    // documented de-quantisation cost
+}
+
+TEST(PerfTraining, RejectsNonsense) {
+  const GpuSpec gpu = a100_like();
+  const ModelArch arch = gpt(4, 512, 1000);
+  TrainingStepRequest r = request(0, 1, 1, 8);
+  EXPECT_THROW(estimate_training_step(arch, r, make_cluster(gpu, 8, 1, 0), PerfAssumptions{}), Error);
+  r = request(1, 1, 1, 0);
+  EXPECT_THROW(estimate_training_step(arch, r, make_cluster(gpu, 8, 1, 0), PerfAssumptions{}), Error);
+  r = request(1, 1, 1, 8);
+  ClusterSpec no_gpu;
+  EXPECT_THROW(estimate_training_step(arch, r, no_gpu, PerfAssumptions{}), Error);
+}
+
+TEST(PerfTraining, Fp8UsesFp8PeakOnlyWhereSupported) {
+  GpuSpec gpu = a100_like();  // no fp8 on A100: falls back to the bf16 peak
+  const ModelArch arch = gpt(8, 2048, 32000);
+  TrainingStepRequest r = request(1, 1, 1, 8);
+  r.precision = TrainPrecision::fp8_mixed;
+  EXPECT_DOUBLE_EQ(estimate_training_step(arch, r, make_cluster(gpu, 1, 1, 0), PerfAssumptions{}).peak_flops_per_s,
+                   312e12);
+  gpu.dense_flops_per_s[static_cast<std::size_t>(Dtype::fp8)] = 624e12;
+  EXPECT_DOUBLE_EQ(estimate_training_step(arch, r, make_cluster(gpu, 1, 1, 0), PerfAssumptions{}).peak_flops_per_s,
+                   624e12);
+}
+
+}  // namespace
+}  // namespace gpuplan
