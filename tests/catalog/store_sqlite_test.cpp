@@ -1,0 +1,163 @@
+// SqliteOfferStore specifics: a real database file, schema versioning, seeding, WAL and locks.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "catalog/sqlite_store.hpp"
+#include "store_fixtures.hpp"
+#include "util/error.hpp"
+
+namespace gpuplan {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() {
+    static int n = 0;
+    path_ = fs::temp_directory_path() / ("gpuplan-store-test-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  fs::path path_;
+};
+
+/// Runs one SQL statement on its own raw connection (as another process would).
+void raw_exec(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  std::string msg = err ? err : "";
+  sqlite3_free(err);
+  sqlite3_close(db);
+  ASSERT_EQ(rc, SQLITE_OK) << msg;
+}
+
+TEST(SqliteStore, PersistsAcrossReopen) {
+  TempDir dir;
+  const std::string db = dir.file("offers.sqlite");
+  {
+    SqliteOfferStore s(db);
+    s.import(testing::fixture_batch());
+  }
+  SqliteOfferStore s(db);
+  EXPECT_EQ(s.counts().offers, 7u);
+  EXPECT_EQ(s.counts().observations, 11u);
+  EXPECT_EQ(s.schema_version(), sqlite_store_schema_version());
+}
+
+TEST(SqliteStore, NewerSchemaIsAConflict) {
+  TempDir dir;
+  const std::string db = dir.file("offers.sqlite");
+  { SqliteOfferStore s(db); }
+  raw_exec(db, "PRAGMA user_version = " + std::to_string(sqlite_store_schema_version() + 1));
+  try {
+    SqliteOfferStore s(db);
+    FAIL() << "expected a conflict";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::conflict);
+    EXPECT_EQ(e.where(), db);
+  }
+}
+
+TEST(SqliteStore, UsesWalJournal) {
+  TempDir dir;
+  const std::string db = dir.file("offers.sqlite");
+  { SqliteOfferStore s(db); }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(raw, "PRAGMA journal_mode", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "wal");
+  sqlite3_finalize(st);
+  sqlite3_close(raw);
+}
+
+TEST(SqliteStore, SeedsOnceInTheDatabaseLife) {
+  TempDir dir;
+  const std::string db = dir.file("offers.sqlite");
+  int calls = 0;
+  auto make = [&] {
+    ++calls;
+    return testing::fixture_batch();
+  };
+  {
+    SqliteOfferStore s(db);
+    EXPECT_TRUE(s.seed_if_new(make));
+    EXPECT_FALSE(s.seed_if_new(make));
+  }
+  SqliteOfferStore s(db);
+  EXPECT_FALSE(s.seed_if_new(make));
+  EXPECT_EQ(calls, 1);  // the batch is not even built once seeded
+  EXPECT_EQ(s.counts().offers, 7u);
+}
+
+TEST(SqliteStore, ReadersWorkWhileAnotherConnectionWrites) {
+  TempDir dir;
+  const std::string db = dir.file("offers.sqlite");
+  SqliteOfferStore reader(db);
+  reader.import(testing::fixture_batch());
+  sqlite3* writer = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &writer), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(writer, "BEGIN IMMEDIATE; DELETE FROM flags;", nullptr, nullptr, nullptr), SQLITE_OK);
+  // The uncommitted write is invisible and does not block the reader (WAL).
+  OfferQuery q;
+  q.include_excluded = true;
+  EXPECT_EQ(reader.query(q).size(), 7u);
+  EXPECT_EQ(reader.counts().excluded_offers, 2u);
+  // A second writer waits for the busy timeout, then reports the lock.
+  SqliteOfferStore impatient(db, nullptr, 50);
+  try {
+    impatient.import(testing::fixture_batch());
+    FAIL() << "expected the database to be locked";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::unavailable);
+  }
+  sqlite3_exec(writer, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(writer);
+  EXPECT_EQ(impatient.import(testing::fixture_batch()).offers_unchanged, 7u);
+}
+
+TEST(SqliteStore, NotADatabaseIsInvalidInput) {
+  TempDir dir;
+  const std::string path = dir.file("notes.sqlite");
+  std::ofstream(path) << "this is a text file, not a database, padded to more than one page of bytes "
+                      << std::string(600, 'x');
+  try {
+    SqliteOfferStore s(path);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::invalid_input);
+  }
+}
+
+TEST(SqliteStore, DefaultPathFollowsXdg) {
+  const char* old_xdg = std::getenv("XDG_DATA_HOME");
+  const std::string saved = old_xdg ? old_xdg : "";
+  const char* old_home = std::getenv("HOME");
+  const std::string saved_home = old_home ? old_home : "";
+  ::setenv("XDG_DATA_HOME", "/tmp/xdg-test", 1);
+  EXPECT_EQ(default_offer_db_path(), "/tmp/xdg-test/gpuplan/offers.sqlite");
+  ::setenv("XDG_DATA_HOME", "", 1);
+  ::setenv("HOME", "/home/someone", 1);
+  EXPECT_EQ(default_offer_db_path(), "/home/someone/.local/share/gpuplan/offers.sqlite");
+  if (old_home) ::setenv("HOME", saved_home.c_str(), 1);
+  if (old_xdg)
+    ::setenv("XDG_DATA_HOME", saved.c_str(), 1);
+  else
+    ::unsetenv("XDG_DATA_HOME");
+}
+
+}  // namespace
+}  // namespace gpuplan
