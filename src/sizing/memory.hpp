@@ -207,9 +207,10 @@ struct TrainingMemoryRequest {
   /// micro-batch per step and zero_grad(set_to_none=True): the forward/backward peak holds no
   /// gradients (they only coexist with the optimizer step).
   bool gradients_persist = true;
-  /// torch.optim foreach implementation (PyTorch's default on CUDA): the step allocates one
-  /// parameter-sized temporary in the optimizer's dtype (measured: tests/data/h200-measurements).
-  bool optimizer_foreach = true;
+  /// torch.optim foreach implementation (PyTorch's default on CUDA when fused is not asked for):
+  /// the step allocates one parameter-sized temporary in the optimizer's dtype (measured:
+  /// tests/data/h200-measurements). false = fused optimizer (Megatron, DeepSpeed, fused=True).
+  bool optimizer_foreach = false;
   /// The optimizer steps each parameter as soon as its gradient is ready (torchtune
   /// optimizer_in_bwd, PyTorch register_post_accumulate_grad_hook): only one parameter's
   /// gradient exists at a time (the largest matrix is counted) and there is no separate step peak.

@@ -1,0 +1,311 @@
+// Training memory: each expectation is a hand calculation written here or a paper's figure.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "model/param_count.hpp"
+#include "sizing/memory.hpp"
+#include "util/error.hpp"
+
+namespace gpuplan {
+namespace {
+
+/// Llama-style decoder built by hand (RMSNorm, gated MLP, RoPE, untied head unless said).
+ModelArch llama_like(std::int64_t L, std::int64_t h, std::int64_t heads, std::int64_t kv, std::int64_t head_dim,
+                     std::int64_t ffn, std::int64_t vocab, bool tied = false) {
+  ModelArch m;
+  m.name = "hand-built";
+  m.model_type = "llama";
+  m.num_layers = L;
+  m.hidden_size = h;
+  m.num_attention_heads = heads;
+  m.num_kv_heads = kv;
+  m.head_dim = head_dim;
+  m.intermediate_size = ffn;
+  m.vocab_size = vocab;
+  m.tied_embeddings = tied;
+  m.params = count_decoder_params(m);
+  return m;
+}
+
+/// GPT-3-style (MHA, 4h GeLU MLP, LayerNorm) as in Korthikanti et al. 2022.
+ModelArch gpt_like(std::int64_t L, std::int64_t h, std::int64_t a, std::int64_t vocab = 51200) {
+  ModelArch m;
+  m.name = "gpt";
+  m.model_type = "gpt2";
+  m.num_layers = L;
+  m.hidden_size = h;
+  m.num_attention_heads = a;
+  m.num_kv_heads = a;
+  m.head_dim = h / a;
+  m.intermediate_size = 4 * h;
+  m.vocab_size = vocab;
+  m.gated_mlp = false;
+  m.norm_bias = true;
+  m.tied_embeddings = true;
+  m.position_encoding = PositionEncoding::learned;
+  m.learned_positions = 2048;
+  m.params = count_decoder_params(m);
+  return m;
+}
+
+/// A model whose parameters are all in `other` (no activation model): isolates the model states.
+ModelArch states_only(double params) {
+  ModelArch m;
+  m.name = "states";
+  m.family = ModelFamily::diffusion_transformer;
+  m.params.other = static_cast<std::int64_t>(params);
+  return m;
+}
+
+double model_states(const MemoryBreakdown& b) {
+  return b.term_bytes("weights") + b.term_bytes("gradients") + b.term_bytes("optimizer_state");
+}
+
+TEST(TrainingMemory, ZeroPaperFigure1ModelStates) {
+  // ZeRO (Rajbhandari et al. 2020) Figure 1: Ψ = 7.5B, N_d = 64, K = 12:
+  // baseline 120 GB, P_os 31.4 GB, P_os+g 16.6 GB, P_os+g+p 1.9 GB per device.
+  TrainingMemoryRequest req;
+  req.precision = TrainPrecision::fp16_mixed;
+  req.optimizer_foreach = false;
+  req.layout.dp = 64;
+  const ModelArch m = states_only(7.5e9);
+  const double expected[4] = {120e9, 31.4e9, 16.6e9, 1.9e9};
+  for (int stage = 0; stage <= 3; ++stage) {
+    req.layout.zero_stage = stage;
+    EXPECT_NEAR(model_states(training_memory(m, req)), expected[stage], 0.05e9) << "stage " << stage;
+  }
+}
+
+TEST(TrainingMemory, OptimizerStateBytesPerParam) {
+  const ModelArch m = states_only(1e9);
+  TrainingMemoryRequest req;
+  req.optimizer_foreach = false;
+  // bf16 mixed AdamW: 4 (fp32 master) + 8 (m, v) = 12 B/param.
+  EXPECT_DOUBLE_EQ(training_memory(m, req).term_bytes("optimizer_state"), 12e9);
+  // 8-bit AdamW (Dettmers et al. 2021): master 4 + 2 + block absmax 2·4/2048.
+  req.optimizer = Optimizer::adamw_8bit;
+  EXPECT_NEAR(training_memory(m, req).term_bytes("optimizer_state"), 6.0039e9, 1e6);
+  // Lion / SGD momentum: one fp32 state + master = 8 B/param.
+  req.optimizer = Optimizer::lion;
+  EXPECT_DOUBLE_EQ(training_memory(m, req).term_bytes("optimizer_state"), 8e9);
+  // Pure bf16 AdamW: states in bf16, no master = 4 B/param (torch.optim zeros_like(p)).
+  req.optimizer = Optimizer::adamw;
+  req.precision = TrainPrecision::bf16_pure;
+  EXPECT_DOUBLE_EQ(training_memory(m, req).term_bytes("optimizer_state"), 4e9);
+  // fp32 AdamW: weights 4 + grads 4 + m, v 8 = 16 B/param.
+  req.precision = TrainPrecision::fp32;
+  EXPECT_DOUBLE_EQ(model_states(training_memory(m, req)), 16e9);
+}
+
+TEST(TrainingMemory, TotalIsTheSumOfTheTermsNotTheMax) {
+  // Estimator bug to avoid: reporting the largest term instead of the sum.
+  const ModelArch m = llama_like(32, 4096, 32, 8, 128, 14336, 128256);
+  TrainingMemoryRequest req;
+  const MemoryBreakdown b = training_memory(m, req);
+  double sum = 0, largest = 0;
+  for (const auto& t : b.terms) {
+    sum += t.bytes;
+    largest = std::max(largest, t.bytes);
+  }
+  EXPECT_DOUBLE_EQ(b.total_bytes(), sum);
+  EXPECT_GT(b.total_bytes(), 1.5 * largest);
+  EXPECT_GT(b.term_bytes("weights"), 0);
+  EXPECT_GT(b.term_bytes("activations"), 0);
+}
+
+TEST(TrainingMemory, KorthikantiEquation1ForGpt3Shape) {
+  // One GPT-3-175B layer (h 12288, a 96, s 2048, b 1), Megatron profile with dropout and no
+  // FlashAttention: s·b·h·(34 + 5·a·s/h) bytes (Korthikanti et al. 2022 Eq. 1).
+  const ModelArch m = gpt_like(1, 12288, 96);
+  TrainingMemoryRequest req;
+  req.activation_profile = ActivationProfile::megatron;
+  req.dropout = true;
+  req.flash_attention = false;
+  req.optimizer_foreach = false;
+  const double s = 2048, b = 1, h = 12288, a = 96;
+  const double eq1 = s * b * h * (34 + 5 * a * s / h);
+  EXPECT_NEAR(training_memory(m, req).term_bytes("activations"), eq1, 1e-9 * eq1);
+  // Selective recompute drops the 5as/h term (Table 2): 34 sbh.
+  req.recompute = Recompute::selective;
+  EXPECT_NEAR(training_memory(m, req).term_bytes("activations"), 34 * s * b * h, 1.0);
+  // FlashAttention likewise stores no s×s scores: 34 sbh + the fp32 logsumexp (4·a·s·b).
+  req.recompute = Recompute::none;
+  req.flash_attention = true;
+  EXPECT_NEAR(training_memory(m, req).term_bytes("activations"), 34 * s * b * h + 4 * a * s * b, 1.0);
+}
+
+TEST(TrainingMemory, TensorAndSequenceParallelSplitActivations) {
+  // Eq. 2: TP without SP keeps 10 sbh replicated: sbh(10 + 24/t + 5as/(ht)); with SP all / t.
+  const ModelArch m = gpt_like(1, 12288, 96);
+  TrainingMemoryRequest req;
+  req.activation_profile = ActivationProfile::megatron;
+  req.dropout = true;
+  req.flash_attention = false;
+  req.optimizer_foreach = false;
+  req.layout.tp = 8;
+  const double s = 2048, h = 12288, a = 96, t = 8;
+  EXPECT_NEAR(training_memory(m, req).term_bytes("activations"), s * h * (10 + 24 / t + 5 * a * s / (h * t)), 1.0);
+  req.layout.sequence_parallel = true;
+  EXPECT_NEAR(training_memory(m, req).term_bytes("activations"), s * h * (34 + 5 * a * s / h) / t, 1.0);
+}
+
+TEST(TrainingMemory, FullRecomputeKeepsLayerInputsPlusOneLayer) {
+  const ModelArch m = gpt_like(24, 2048, 16);
+  TrainingMemoryRequest req;
+  req.activation_profile = ActivationProfile::megatron;
+  req.dropout = true;
+  req.flash_attention = false;
+  req.optimizer_foreach = false;
+  req.recompute = Recompute::full;
+  const double s = 2048, h = 2048, a = 16, L = 24;
+  const double expected = 2 * s * h * L + s * h * (34 + 5 * a * s / h);
+  EXPECT_NEAR(training_memory(m, req).term_bytes("activations"), expected, 1.0);
+}
+
+TEST(TrainingMemory, FirstPipelineStageHoldsPMicroBatches) {
+  // 1F1B: the first stage holds p micro-batches of L/p layers = L layers' worth (Korthikanti §4.2.3).
+  const ModelArch m = gpt_like(32, 2048, 16);
+  TrainingMemoryRequest req;
+  req.activation_profile = ActivationProfile::megatron;
+  req.optimizer_foreach = false;
+  const double one = training_memory(m, req).term_bytes("activations");
+  req.layout.pp = 4;
+  const MemoryBreakdown b = training_memory(m, req);
+  EXPECT_NEAR(b.term_bytes("activations"), one, 1e-9 * one);
+  EXPECT_EQ(b.stage, "pipeline stage 1 of 4 (first)");
+  // Interleaved (m = 2): × (1 + (p − 1)/(p·m)) = 1.375.
+  req.layout.virtual_stages = 2;
+  EXPECT_NEAR(training_memory(m, req).term_bytes("activations"), one * 1.375, 1e-9 * one);
+}
+
+TEST(TrainingMemory, MoeStoresAllExpertsButActivatesTopK) {
+  // Estimator bug to avoid: sizing MoE weights by the active parameters.
+  ModelArch m = llama_like(32, 4096, 32, 8, 128, 14336, 32000);
+  MoeSpec e;
+  e.num_routed_experts = 8;
+  e.experts_per_token = 2;
+  e.expert_intermediate_size = 14336;
+  e.num_moe_layers = 32;
+  m.moe = e;
+  m.params = count_decoder_params(m);  // Mixtral-8x7B shape: 46.7B total, 12.9B active
+  ASSERT_GT(m.params.total(), 3 * m.params.active());
+  TrainingMemoryRequest req;
+  req.precision = TrainPrecision::bf16_pure;
+  req.optimizer_foreach = false;
+  EXPECT_NEAR(training_memory(m, req).term_bytes("weights"), 2.0 * static_cast<double>(m.params.total()), 1.0);
+  // Expert parallelism divides the expert weights: ep 8 within dp 8.
+  req.layout.dp = 8;
+  req.layout.ep = 8;
+  const double expected = 2.0 * (static_cast<double>(m.params.total() - m.params.experts) +
+                                 static_cast<double>(m.params.experts) / 8);
+  EXPECT_NEAR(training_memory(m, req).term_bytes("weights"), expected, 1.0);
+}
+
+TEST(TrainingMemory, LoraAdapterCountMatchesHandCount) {
+  // Qwen3-0.6B shape (h 1024, 16×128 q, 8×128 kv, ffn 3072, 28 layers), r = 16 on all linear:
+  // 16·[(1024+2048) + 2·(1024+1024) + (2048+1024) + 2·(1024+3072) + (3072+1024)] · 28 = 10,092,544.
+  const ModelArch m = llama_like(28, 1024, 16, 8, 128, 3072, 151936, true);
+  TrainingMemoryRequest req;
+  req.task = Task::lora;
+  const MemoryBreakdown b = training_memory(m, req);
+  EXPECT_DOUBLE_EQ(b.term_bytes("lora_adapters"), 4.0 * 10092544);  // fp32 adapters
+  EXPECT_DOUBLE_EQ(b.term_bytes("optimizer_state"), 8.0 * 10092544);
+  EXPECT_DOUBLE_EQ(b.term_bytes("weights"), 2.0 * static_cast<double>(m.params.total()));  // frozen bf16 base
+}
+
+TEST(TrainingMemory, QloraStoresNf4WithDoubleQuant) {
+  const ModelArch m = llama_like(32, 4096, 32, 8, 128, 14336, 128256);
+  TrainingMemoryRequest req;
+  req.task = Task::qlora;
+  const double linear = static_cast<double>(m.params.attention + m.params.mlp);
+  const double rest = static_cast<double>(m.params.embeddings + m.params.head + m.params.norms);
+  // NF4 4 bits + double-quant constants 8/64 + 32/(64·256) = 0.127 bits (QLoRA §3); the rest bf16.
+  const double bits = 4.0 + 8.0 / 64 + 32.0 / (64 * 256);
+  EXPECT_NEAR(training_memory(m, req).term_bytes("weights"), linear * bits / 8 + 2 * rest, 1.0);
+  req.qlora_double_quant = false;  // fp32 absmax per 64: 0.5 bits
+  EXPECT_NEAR(training_memory(m, req).term_bytes("weights"), linear * 4.5 / 8 + 2 * rest, 1.0);
+}
+
+TEST(TrainingMemory, OffloadMovesStatesToHost) {
+  const ModelArch m = states_only(1e9);
+  TrainingMemoryRequest req;
+  req.optimizer_foreach = false;
+  req.layout.offload_optimizer = true;
+  const MemoryBreakdown b = training_memory(m, req);
+  EXPECT_EQ(b.term_bytes("optimizer_state"), 0);
+  EXPECT_EQ(b.term_bytes("gradients"), 0);
+  EXPECT_DOUBLE_EQ(b.cpu_offload_bytes, 12e9 + 2e9);
+  EXPECT_DOUBLE_EQ(b.term_bytes("weights"), 2e9);
+}
+
+TEST(TrainingMemory, OptimizerStepPeakWithForeachTemporary) {
+  // H200 hand check (tests/data/h200-measurements.PROVENANCE.md §1): pure bf16 foreach AdamW peaks at
+  // 10 B/param in the step (weights 2 + grads 2 + states 4 + temporary 2) when activations are small.
+  const ModelArch m = states_only(1e9);
+  TrainingMemoryRequest req;
+  req.precision = TrainPrecision::bf16_pure;
+  req.optimizer_foreach = true;
+  req.fragmentation_fraction = 0;
+  req.cuda_context_bytes = 0;
+  const MemoryBreakdown b = training_memory(m, req);
+  EXPECT_EQ(b.phase, "optimizer step");
+  EXPECT_DOUBLE_EQ(b.total_bytes(), 10e9);
+}
+
+TEST(TrainingMemory, ValidationErrorsAndWarnings) {
+  const ModelArch m = llama_like(32, 4096, 32, 8, 128, 14336, 128256);
+  TrainingMemoryRequest req;
+  req.task = Task::qlora;
+  req.precision = TrainPrecision::fp32;
+  EXPECT_THROW(training_memory(m, req), Error);  // QLoRA computes in 16 bits
+  req = {};
+  req.layout.tp = 3;  // 32 heads
+  try {
+    training_memory(m, req);
+    ADD_FAILURE() << "tp 3 accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where(), "--tp");
+    EXPECT_EQ(e.kind(), ErrorKind::invalid_input);
+  }
+  req = {};
+  req.seq_len = -5;
+  EXPECT_THROW(training_memory(m, req), Error);
+  req = {};
+  req.layout.zero_stage = 3;
+  const MemoryBreakdown b = training_memory(m, req);
+  ASSERT_FALSE(b.warnings.empty());
+  EXPECT_NE(b.warnings[0].find("ZeRO-3 with dp = 1"), std::string::npos);
+  req = {};
+  req.layout.pp = 64;  // more stages than layers
+  EXPECT_THROW(training_memory(m, req), Error);
+}
+
+TEST(TrainingMemory, ExplanationsMatchTheBreakdown) {
+  const ModelArch m = llama_like(32, 4096, 32, 8, 128, 14336, 128256);
+  TrainingMemoryRequest req;
+  req.layout.dp = 8;
+  req.layout.zero_stage = 3;
+  const MemoryBreakdown b = training_memory(m, req);
+  const auto ex = explain_training_memory(m, req);
+  ASSERT_EQ(ex.size(), b.terms.size());
+  for (std::size_t i = 0; i < ex.size(); ++i) {
+    EXPECT_EQ(ex[i].name, b.terms[i].name);
+    EXPECT_DOUBLE_EQ(ex[i].bytes, b.terms[i].bytes);
+    EXPECT_FALSE(ex[i].formula.empty());
+    EXPECT_FALSE(ex[i].source.empty());
+  }
+}
+
+TEST(MemoryNames, ParseAndNameRoundTrip) {
+  EXPECT_EQ(parse_task("FFT", "--task"), Task::full);
+  EXPECT_EQ(parse_weight_quant("q4_k_m", "--quant"), WeightQuant::gguf_q4_k_m);
+  EXPECT_EQ(parse_kv_dtype("fp8-e4m3", "--kv-dtype"), KvDtype::fp8);
+  EXPECT_EQ(parse_optimizer(optimizer_name(Optimizer::adafactor), "--optimizer"), Optimizer::adafactor);
+  EXPECT_THROW(parse_train_precision("fp12", "--precision"), Error);
+  EXPECT_DOUBLE_EQ(weight_quant_bits(WeightQuant::int4), 4.125);     // 4 + 16/128
+  EXPECT_DOUBLE_EQ(weight_quant_bits(WeightQuant::gguf_q8_0), 8.5);  // 32 int8 + fp16 scale per 32
+}
+
+}  // namespace
+}  // namespace gpuplan
