@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,6 +23,23 @@ std::string fmt_opt(const std::optional<double>& v, double scale, int decimals) 
   return v ? fmt_num(*v / scale, decimals) : std::string("unknown");
 }
 
+/// Memory in GB: whole numbers as "80", others with one decimal ("34.4" for 32 GiB).
+std::string fmt_gb(double bytes) {
+  double gb = bytes / 1e9;
+  return std::abs(gb - std::round(gb)) < 0.05 ? fmt_num(gb, 0) : fmt_num(gb, 1);
+}
+
+std::string fmt_bandwidth_tb_s(const GpuSpec& g, int decimals) {
+  auto bw = g.memory_bandwidth();
+  return bw ? fmt_num(*bw / 1e12, decimals) : std::string("unknown");
+}
+
+/// GPU-GPU link in GB/s: "0" only when the row says there is no link, "unknown" when unpublished.
+std::string fmt_link_gb_s(const GpuSpec& g, int decimals) {
+  if (g.has_gpu_link()) return fmt_num(g.gpu_link_bytes_per_s / 1e9, decimals);
+  return g.interconnect.rfind("none", 0) == 0 ? std::string("0") : std::string("unknown");
+}
+
 nlohmann::json spec_json(const GpuSpec& g) {
   nlohmann::json flops = nlohmann::json::object();
   for (Dtype d : kAllDtypes) {
@@ -37,7 +55,7 @@ nlohmann::json spec_json(const GpuSpec& g) {
       {"aliases", g.aliases},
       {"memory_bytes", g.memory_bytes},
       {"memory_type", g.memory_type},
-      {"memory_bandwidth_bytes_per_s", g.memory_bandwidth_bytes_per_s},
+      {"memory_bandwidth_bytes_per_s", opt(g.memory_bandwidth())},
       {"dense_flops_per_s", flops},
       {"interconnect", g.interconnect},
       {"gpu_link_bytes_per_s", g.gpu_link_bytes_per_s},
@@ -54,10 +72,9 @@ void print_list(const GpuCatalog& catalog) {
   t.header = {"name", "memory GB", "type", "bandwidth TB/s", "BF16 TFLOPS", "FP8 TFLOPS", "link GB/s", "sources"};
   t.right_align = {false, true, false, true, true, true, true, false};
   for (const auto& g : catalog.gpus()) {
-    t.rows.push_back({g.name, fmt_num(g.memory_bytes / 1e9, 0), g.memory_type,
-                      fmt_num(g.memory_bandwidth_bytes_per_s / 1e12, 2), fmt_opt(g.dense_flops(Dtype::bf16), 1e12, 1),
-                      fmt_opt(g.dense_flops(Dtype::fp8), 1e12, 1), fmt_num(g.gpu_link_bytes_per_s / 1e9, 0),
-                      g.source_ids});
+    t.rows.push_back({g.name, fmt_gb(g.memory_bytes), g.memory_type.empty() ? "unknown" : g.memory_type,
+                      fmt_bandwidth_tb_s(g, 2), fmt_opt(g.dense_flops(Dtype::bf16), 1e12, 1),
+                      fmt_opt(g.dense_flops(Dtype::fp8), 1e12, 1), fmt_link_gb_s(g, 0), g.source_ids});
   }
   fmt::print("{}", t.render());
   fmt::print("{} GPUs. Dense (no sparsity) peak rates; link = GPU-GPU bandwidth per GPU, both directions.\n",
@@ -75,15 +92,17 @@ void print_one(const GpuSpec& g) {
   std::string aliases;
   for (const auto& a : g.aliases) aliases += (aliases.empty() ? "" : "; ") + a;
   row("aliases", aliases);
-  row("memory", fmt::format("{} GB {} ({})", fmt_num(g.memory_bytes / 1e9, 0), g.memory_type, format_gib(g.memory_bytes)));
-  row("memory bandwidth", fmt::format("{} TB/s", fmt_num(g.memory_bandwidth_bytes_per_s / 1e12, 3)));
+  row("memory", fmt::format("{} GB {} ({})", fmt_gb(g.memory_bytes), g.memory_type.empty() ? "(type unknown)" : g.memory_type,
+                            format_gib(g.memory_bytes)));
+  row("memory bandwidth", g.memory_bandwidth() ? fmt::format("{} TB/s", fmt_bandwidth_tb_s(g, 3)) : "unknown");
   for (Dtype d : kAllDtypes) {
     auto v = g.dense_flops(d);
     const char* unit = d == Dtype::int8 ? "TOPS" : "TFLOPS";
     row(fmt::format("dense {}", dtype_name(d)), v ? fmt::format("{} {}", fmt_num(*v / 1e12, 1), unit) : "unknown");
   }
   row("interconnect", g.interconnect);
-  row("GPU-GPU link", g.has_gpu_link() ? fmt::format("{} GB/s", fmt_num(g.gpu_link_bytes_per_s / 1e9, 1)) : "none");
+  std::string link = fmt_link_gb_s(g, 1);
+  row("GPU-GPU link", link == "0" ? "none" : link == "unknown" ? link : link + " GB/s");
   row("PCIe gen", g.pcie_gen ? std::to_string(*g.pcie_gen) : "unknown");
   row("TDP", g.tdp_watts ? fmt::format("{} W", fmt_num(*g.tdp_watts, 0)) : "unknown");
   row("release year", g.release_year ? std::to_string(*g.release_year) : "unknown");
