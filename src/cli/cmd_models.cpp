@@ -96,7 +96,8 @@ void print_list() {
   for (const auto& p : list_presets()) {
     const ModelArch a = load_preset(p.short_name);
     t.rows.push_back({p.short_name, p.hf_id, std::string(family_name(a.family)), human(a.total_params()),
-                      human(a.active_params()), std::to_string(a.num_layers), std::to_string(a.hidden_size),
+                      human(a.active_params()), a.num_layers > 0 ? std::to_string(a.num_layers) : "n/a",
+                      a.hidden_size > 0 ? std::to_string(a.hidden_size) : "n/a",
                       std::string(attention_kind_name(a.attention)), sliding_text(a),
                       a.max_position_embeddings > 0 ? std::to_string(a.max_position_embeddings) : "unknown"});
   }
