@@ -109,6 +109,7 @@ struct Work {
   double exposed_zero = 0;
   double optimizer_bytes_per_param = 0;
   double updated_params_per_gpu = 0;
+  double host_seconds = 0;
 };
 
 /// Bytes read + written per updated parameter by one optimizer step (see perf.hpp).
@@ -261,8 +262,19 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
     e.pp_bubble_seconds = ideal * (pp - 1.0) / (v * md);
   }
 
+  // Framework host time per layer per micro-batch; only the part above the GPU's busy time shows.
+  {
+    double per_layer = a.framework_overhead_seconds_per_layer;
+    if (frozen_base(r.task)) per_layer += a.lora_overhead_seconds_per_layer;
+    if (r.recompute == Recompute::full) per_layer *= a.recompute_overhead_factor;
+    w.host_seconds = md * w.layers_per_stage * per_layer;
+    const double gpu_busy = e.compute_seconds + e.tp_allreduce_seconds + e.ep_alltoall_seconds + e.pp_p2p_seconds +
+                            e.pp_bubble_seconds + e.exposed_comm_seconds + e.optimizer_seconds;
+    e.overhead_seconds = std::max(0.0, w.host_seconds - gpu_busy);
+  }
+
   e.step_seconds = e.compute_seconds + e.tp_allreduce_seconds + e.ep_alltoall_seconds + e.pp_p2p_seconds +
-                   e.pp_bubble_seconds + e.exposed_comm_seconds + e.optimizer_seconds;
+                   e.pp_bubble_seconds + e.exposed_comm_seconds + e.optimizer_seconds + e.overhead_seconds;
   const double cluster_peak = e.step_seconds * static_cast<double>(w.gpus) * w.peak.flops_per_s;
   e.mfu = safe_div(e.model_flop_per_step, cluster_peak);
   e.hfu = safe_div(e.hardware_flop_per_step, cluster_peak);
@@ -421,13 +433,23 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                                    w.optimizer_bytes_per_param, si(c.gpu->memory_bandwidth_bytes_per_s, "B/s"),
                                    a.optimizer_bw_efficiency, si(e.optimizer_seconds, "s")),
                  "element-wise update, memory-bound (AdamW: Loshchilov & Hutter 2019; states per ZeRO §3.1)"});
+  out.push_back({"overhead_seconds", e.overhead_seconds,
+                 fmt::format("max(0, host {} micro-batches × {} layers × ({} s{}){} − GPU busy) = {}", md,
+                             w.layers_per_stage, a.framework_overhead_seconds_per_layer,
+                             frozen_base(r.task) ? fmt::format(" + {} s LoRA", a.lora_overhead_seconds_per_layer)
+                                                 : std::string(),
+                             r.recompute == Recompute::full ? fmt::format(" × {:.2f} recompute", a.recompute_overhead_factor)
+                                                            : std::string(),
+                             si(e.overhead_seconds, "s")),
+                 "eager PyTorch host time, hidden while the GPU is busy; calibrated on our H200 runs "
+                 "(tests/data/h200-measurements.jsonl)"});
   out.push_back({"step_seconds", e.step_seconds,
-                 fmt::format("compute {} + TP {} + EP {} + PP p2p {} + bubble {} + exposed comm {} + optimizer {} = {} "
-                             "(MFU {:.1f}%)",
+                 fmt::format("compute {} + TP {} + EP {} + PP p2p {} + bubble {} + exposed comm {} + optimizer {} + "
+                             "overhead {} = {} (MFU {:.1f}%)",
                              si(e.compute_seconds, "s"), si(e.tp_allreduce_seconds, "s"),
                              si(e.ep_alltoall_seconds, "s"), si(e.pp_p2p_seconds, "s"), si(e.pp_bubble_seconds, "s"),
-                             si(e.exposed_comm_seconds, "s"), si(e.optimizer_seconds, "s"), si(e.step_seconds, "s"),
-                             100.0 * e.mfu),
+                             si(e.exposed_comm_seconds, "s"), si(e.optimizer_seconds, "s"), si(e.overhead_seconds, "s"),
+                             si(e.step_seconds, "s"), 100.0 * e.mfu),
                  "sum of the terms above; MFU as in PaLM (Chowdhery et al. 2022 App. B)"});
   return out;
 }

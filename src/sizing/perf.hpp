@@ -37,8 +37,10 @@
 ///   optimizer_seconds: bytes read+written per updated parameter (AdamW mixed precision: fp32
 ///                      master r/w 8 + m,v r/w 16 + grad 2 + 16-bit weight write 2 = 28 B) × params
 ///                      updated on the GPU (÷ dp with ZeRO ≥ 1) / (HBM bandwidth × efficiency).
+///   overhead_seconds:  max(0, host time − GPU busy time), host time = micro-batches × layers per
+///                      stage × (framework + LoRA) host seconds per layer (× recompute factor).
 ///   step_seconds = compute + tp_allreduce + ep_alltoall + pp_p2p + pp_bubble + exposed_comm
-///                  + optimizer.
+///                  + optimizer + overhead.
 /// Not modelled: CPU offload (ZeRO-Offload) transfers and CPU-Adam time (offloaded updates count
 /// 0 GPU time), stragglers, data loading, failures and restarts.
 ///   mfu = model FLOP per step (no recompute) / (step_seconds × GPUs × dense peak).
@@ -88,8 +90,9 @@ struct PerfAssumptions {
   /// 2022 Table 5) — see docs/performance-model.md for the per-case errors.
   double base_efficiency_ampere = 0.73;
   /// Hopper/Blackwell reach a lower fraction of a higher peak (Llama 3 405B: 38–43% BF16 MFU on
-  /// H100 with all overheads, Dubey et al. 2024 arXiv:2407.21783 Table 4): 0.82 × the A100 value.
-  double base_efficiency_hopper = 0.60;
+  /// H100 with all overheads, Dubey et al. 2024 arXiv:2407.21783 Table 4; our H200 single-GPU
+  /// runs of 2–9B-wide layer-cut models: tests/data/h200-measurements.jsonl): 0.75 × the A100 value.
+  double base_efficiency_hopper = 0.55;
   /// Consumer/workstation, AMD and other GPUs (no calibration data here: conservative).
   double base_efficiency_other = 0.50;
   /// FP8 reaches a lower fraction of its (2×) peak: ~1.3–1.5× the BF16 speed in practice.
@@ -102,6 +105,19 @@ struct PerfAssumptions {
   double tokens_half_width = 128;
   /// Optimizer update: memory-bound, this fraction of HBM bandwidth.
   double optimizer_bw_efficiency = 0.7;
+  /// Host-side time of an eager framework (PyTorch + HF Transformers: Python, kernel launches,
+  /// per-tensor optimizer loops) per transformer layer per micro-batch, forward + backward.
+  /// Kernels are launched asynchronously, so host time only shows when it exceeds the GPU time:
+  /// overhead_seconds = max(0, host − GPU busy time). Calibrated on our single-GPU H200 runs of
+  /// 0.1–2B-parameter models (tests/data/h200-measurements.jsonl), whose steps are host-bound
+  /// (Qwen3-0.6B: 0.106 s at both 2048 and 4096 tokens per step).
+  double framework_overhead_seconds_per_layer = 3.0e-3;
+  /// Host time multiplier with full recompute (HF non-reentrant gradient checkpointing re-runs the
+  /// forward with hooks: measured step ratio 1.67 on three host-bound models in the same runs).
+  double recompute_overhead_factor = 5.0 / 3.0;
+  /// Extra host time per layer per micro-batch for LoRA/QLoRA adapters (PEFT: 7 adapted matrices,
+  /// dropout, two thin matmuls, scale and add each, forward + backward; same calibration runs).
+  double lora_overhead_seconds_per_layer = 2.5e-3;
   /// Achieved fraction of link bandwidth in collectives (NCCL bus bandwidth ~80% of peak).
   double link_efficiency = 0.8;
   /// Achieved fraction of the inter-node network line rate in NCCL collectives (nccl-tests on
@@ -152,7 +168,7 @@ struct TrainingStepRequest {
 
 /// Breakdown of one training step. step_seconds = compute_seconds + tp_allreduce_seconds
 /// + ep_alltoall_seconds + pp_p2p_seconds + pp_bubble_seconds + exposed_comm_seconds
-/// + optimizer_seconds. dp_allreduce_seconds and zero_allgather_seconds
+/// + optimizer_seconds + overhead_seconds. dp_allreduce_seconds and zero_allgather_seconds
 /// are the full (un-overlapped) communication times; exposed_comm_seconds is what remains
 /// on the critical path after overlap.
 struct TrainingStepEstimate {
@@ -164,6 +180,7 @@ struct TrainingStepEstimate {
   double ep_alltoall_seconds = 0;     ///< MoE expert-parallel all-to-alls, on the critical path
   double pp_p2p_seconds = 0;          ///< pipeline activation/gradient transfers, on the critical path
   double optimizer_seconds = 0;       ///< optimizer update (memory-bound), on the critical path
+  double overhead_seconds = 0;        ///< framework host time not hidden behind GPU work
   double pp_bubble_seconds = 0;       ///< pipeline fill/drain idle time
   double exposed_comm_seconds = 0;    ///< DP/ZeRO comm not hidden behind compute
   double kernel_efficiency = 0;       ///< fraction of peak used in compute_seconds

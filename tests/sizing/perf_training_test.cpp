@@ -55,6 +55,8 @@ PerfAssumptions plain() {
   a.hidden_half_width = 0;
   a.tokens_half_width = 0;
   a.comm_overlap_fraction = 0;
+  a.framework_overhead_seconds_per_layer = 0;
+  a.lora_overhead_seconds_per_layer = 0;
   return a;
 }
 
@@ -211,8 +213,10 @@ TEST(PerfTraining, PipelineBubbleAndTermsAddUp) {
   EXPECT_NEAR(e.pp_bubble_seconds / (ideal + e.pp_bubble_seconds), 3.0 / 11.0, 1e-12);
   EXPECT_NEAR(e.step_seconds,
               e.compute_seconds + e.tp_allreduce_seconds + e.ep_alltoall_seconds + e.pp_p2p_seconds +
-                  e.pp_bubble_seconds + e.exposed_comm_seconds + e.optimizer_seconds,
+                  e.pp_bubble_seconds + e.exposed_comm_seconds + e.optimizer_seconds + e.overhead_seconds,
               1e-12);
+  // Host overhead 8 micro-batches × 8 layers × 3 ms = 0.19 s is hidden behind seconds of GPU work.
+  EXPECT_EQ(e.overhead_seconds, 0.0);
   // The explanation carries the same numbers.
   const auto lines = explain_training_step(arch, r, make_cluster(gpu, 8, 2, 200e9), PerfAssumptions{});
   ASSERT_FALSE(lines.empty());
@@ -250,6 +254,22 @@ TEST(PerfTraining, LoraReducesComputeAndGradientTraffic) {
   EXPECT_LT(lora.compute_seconds, full.compute_seconds);
   EXPECT_LT(lora.dp_allreduce_seconds, 0.02 * full.dp_allreduce_seconds);  // adapters ≪ weights
   EXPECT_NEAR(qlora.compute_seconds, 1.3 * lora.compute_seconds, 1e-9);    // documented de-quantisation cost
+}
+
+TEST(PerfTraining, HostOverheadShowsOnlyWhenItExceedsGpuTime) {
+  const GpuSpec gpu = a100_like();
+  const ModelArch tiny = gpt(12, 256, 1000);  // a few MFLOP per token: host-bound
+  PerfAssumptions a;
+  TrainingStepRequest r = request(1, 1, 1, 1);
+  r.seq_len = 128;
+  const TrainingStepEstimate e = estimate_training_step(tiny, r, make_cluster(gpu, 1, 1, 0), a);
+  // Host: 1 micro-batch × 12 layers × 3 ms = 36 ms; the step is that, whatever the GPU time below it.
+  EXPECT_NEAR(e.step_seconds, 12 * 3e-3, 1e-12);
+  EXPECT_NEAR(e.overhead_seconds, 12 * 3e-3 - (e.compute_seconds + e.optimizer_seconds), 1e-12);
+  r.task = Task::lora;
+  r.recompute = Recompute::full;
+  // LoRA adds 2.5 ms per layer; recompute multiplies by 5/3.
+  EXPECT_NEAR(estimate_training_step(tiny, r, make_cluster(gpu, 1, 1, 0), a).step_seconds, 12 * 5.5e-3 * 5 / 3, 1e-12);
 }
 
 TEST(PerfTraining, RejectsNonsense) {
