@@ -123,20 +123,38 @@ bool memory_matches(const GpuSpec& spec, const std::optional<double>& memory_byt
 }
 }  // namespace
 
-const GpuSpec* resolve_gpu(Offer& offer, const std::vector<std::string>& candidates, const FormHint& hint,
-                           ImportBatch& batch, const ImportSource& src, const std::string& where) {
-  const GpuCatalog& gpus = gpu_catalog(src);
+namespace {
+std::vector<std::string> name_tries(const std::vector<std::string>& candidates, const FormHint& hint,
+                                    const std::optional<double>& memory_bytes) {
   std::vector<std::string> tries;
   for (const std::string& c : candidates) {
     if (c.empty()) continue;
     if (!hint.form_factor.empty()) tries.push_back(c + " " + hint.form_factor);
-    if (offer.gpu_memory_bytes) {
-      tries.push_back(fmt::format("{} {:.0f}GB", c, *offer.gpu_memory_bytes / 1e9));
+    if (memory_bytes) {
+      tries.push_back(fmt::format("{} {:.0f}GB", c, *memory_bytes / 1e9));
       if (!hint.form_factor.empty())
-        tries.push_back(fmt::format("{} {} {:.0f}GB", c, hint.form_factor, *offer.gpu_memory_bytes / 1e9));
+        tries.push_back(fmt::format("{} {} {:.0f}GB", c, hint.form_factor, *memory_bytes / 1e9));
     }
     tries.push_back(c);
   }
+  return tries;
+}
+}  // namespace
+
+const GpuSpec* match_gpu_memory(const std::vector<std::string>& candidates, const FormHint& hint, double memory_bytes,
+                                const ImportSource& src) {
+  const GpuCatalog& gpus = gpu_catalog(src);
+  for (const std::string& t : name_tries(candidates, hint, memory_bytes)) {
+    const GpuSpec* s = gpus.try_find(t);
+    if (s != nullptr && memory_matches(*s, memory_bytes)) return s;
+  }
+  return nullptr;
+}
+
+const GpuSpec* resolve_gpu(Offer& offer, const std::vector<std::string>& candidates, const FormHint& hint,
+                           ImportBatch& batch, const ImportSource& src, const std::string& where) {
+  const GpuCatalog& gpus = gpu_catalog(src);
+  const std::vector<std::string> tries = name_tries(candidates, hint, offer.gpu_memory_bytes);
   const GpuSpec* first = nullptr;
   const GpuSpec* chosen = nullptr;
   for (const std::string& t : tries) {
@@ -150,10 +168,15 @@ const GpuSpec* resolve_gpu(Offer& offer, const std::vector<std::string>& candida
   }
   if (chosen == nullptr && first != nullptr) {
     chosen = first;
+    // Less memory than the resolved part (e.g. a 20 GB MIG slice of an A100 80GB) would let the
+    // planner assume memory that is not there: exclude. More memory (a 48 GB modded 4090) only
+    // makes the plan pessimistic: flag.
+    const bool less = *offer.gpu_memory_bytes < first->memory_bytes;
     report(batch, &offer, where, import_rule::kGpuMemoryMismatch,
-           fmt::format("source says {:.0f} GB per GPU but '{}' resolves to {} with {:.0f} GB; kept that GPU",
-                       *offer.gpu_memory_bytes / 1e9, offer.gpu_name_raw, first->name, first->memory_bytes / 1e9),
-           false, false);
+           fmt::format("source says {:.0f} GB per GPU but '{}' resolves to {} with {:.0f} GB; {}",
+                       *offer.gpu_memory_bytes / 1e9, offer.gpu_name_raw, first->name, first->memory_bytes / 1e9,
+                       less ? "less memory than that GPU: kept out of rankings" : "kept that GPU"),
+           false, less);
   }
 
   // Form factor and intra-node link: names first, then the spec.
@@ -303,6 +326,64 @@ std::optional<double> cell_number(std::string_view text, const std::string& wher
     throw Error(ErrorKind::invalid_input, where, fmt::format("column {}: '{}' is not a number", column, text),
                 "a decimal number such as 12.5, or an empty cell");
   }
+}
+
+std::optional<double> cell_price(std::string_view text, const std::string& where, std::string_view column) {
+  std::string_view t = trim(text);
+  if (!t.empty() && t.front() == '$') t = trim(t.substr(1));
+  std::optional<double> v;
+  try {
+    v = parse_optional_double(t, where);
+  } catch (const Error&) {
+    throw Error(ErrorKind::invalid_input, where, fmt::format("column {}: '{}' is not a price", column, text),
+                "a price in USD per hour such as 12.5 or $12.5, or an empty cell");
+  }
+  if (v && *v < 0) {
+    throw Error(ErrorKind::invalid_input, where, fmt::format("column {}: price {} is negative", column, *v),
+                "a price >= 0");
+  }
+  return v;
+}
+
+std::optional<double> cell_gb(std::string_view text, const std::string& where, std::string_view column) {
+  const std::string_view t = trim(text);
+  if (t.empty()) return std::nullopt;
+  std::size_t end = 0;
+  while (end < t.size() && (std::isdigit(static_cast<unsigned char>(t[end])) || t[end] == '.')) ++end;
+  const std::string unit = lower(trim(t.substr(end)));
+  struct Unit {
+    std::string_view name;
+    double gb;
+  };
+  static constexpr Unit kUnits[] = {{"", 1.0},
+                                    {"gb", 1.0},
+                                    {"mb", 1e-3},
+                                    {"tb", 1e3},
+                                    {"gib", 1.073741824},
+                                    {"mib", 1.048576e-3},
+                                    {"tib", 1099.511627776}};
+  const Unit* u = nullptr;
+  for (const Unit& k : kUnits)
+    if (k.name == unit) u = &k;
+  if (end == 0 || u == nullptr) {
+    throw Error(ErrorKind::invalid_input, where, fmt::format("column {}: '{}' is not a memory size", column, text),
+                "a number of GB, optionally with a unit: 16, 16GB, 16 GiB, 512 MiB, 1 TB");
+  }
+  const std::optional<double> v = cell_number(t.substr(0, end), where, column);
+  return *v * u->gb;
+}
+
+std::optional<std::pair<double, double>> parse_range(std::string_view text) {
+  const std::string_view t = trim(text);
+  const auto dash = t.find('-');
+  if (dash == std::string_view::npos || dash == 0) return std::nullopt;
+  try {
+    const auto lo = parse_optional_double(t.substr(0, dash), "");
+    const auto hi = parse_optional_double(t.substr(dash + 1), "");
+    if (lo && hi && *lo <= *hi) return std::make_pair(*lo, *hi);
+  } catch (const Error&) {
+  }
+  return std::nullopt;
 }
 
 int cell_count(std::string_view text, const std::string& where, std::string_view column) {

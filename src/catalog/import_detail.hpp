@@ -52,6 +52,11 @@ FormHint form_hint(const std::vector<std::string_view>& texts);
 const GpuSpec* resolve_gpu(Offer& offer, const std::vector<std::string>& candidates, const FormHint& hint,
                            ImportBatch& batch, const ImportSource& src, const std::string& where);
 
+/// The first GPU spec found for the candidates (same candidate expansion as resolve_gpu) whose
+/// memory is within 20 % of memory_bytes; nullptr when none. No side effects.
+const GpuSpec* match_gpu_memory(const std::vector<std::string>& candidates, const FormHint& hint, double memory_bytes,
+                                const ImportSource& src);
+
 /// Adds an issue; when `offer` is given also a QualityFlag on it (detail prefixed with where).
 void report(ImportBatch& batch, Offer* offer, const std::string& where, std::string_view rule, std::string detail,
             bool rejected, bool excludes);
@@ -71,6 +76,16 @@ void merge_offer(Offer& a, Offer b);
 
 /// Strict number of a cell: nullopt when empty; throws Error{invalid_input} at where otherwise.
 std::optional<double> cell_number(std::string_view text, const std::string& where, std::string_view column);
+/// A price cell in USD: a number with an optional leading "$" ("$0.4", "12.50"); nullopt when
+/// empty; throws Error{invalid_input} naming the column otherwise (also for a negative price).
+std::optional<double> cell_price(std::string_view text, const std::string& where, std::string_view column);
+/// A memory cell in GB (1e9 bytes): a number with an optional unit suffix GB, GiB, MB, MiB, TB,
+/// TiB ("16GB", "80 GiB", "24"); a bare number is GB. Returns GB; nullopt when empty; throws
+/// Error{invalid_input} for anything else.
+std::optional<double> cell_gb(std::string_view text, const std::string& where, std::string_view column);
+/// "4-6" → {4, 6}; nullopt when the text is not a range of two numbers.
+std::optional<std::pair<double, double>> parse_range(std::string_view text);
+
 /// Required positive integer count (accepts "8" and "8.0").
 int cell_count(std::string_view text, const std::string& where, std::string_view column);
 

@@ -39,7 +39,7 @@ GpuType parse_gpu_type(std::string_view cell, const std::string& where) {
     throw Error(ErrorKind::invalid_input, where, fmt::format("column GPU Type: cannot read memory in '{}'", cell),
                 "a GPU name optionally followed by its memory, e.g. 'A100 (80 GB)'");
   }
-  t.memory_gb = cell_number(trim(std::string_view(inner).substr(0, gb)), where, "GPU Type");
+  t.memory_gb = cell_gb(inner, where, "GPU Type");
   return t;
 }
 
@@ -60,9 +60,22 @@ Offer make_offer(const Common& c, const CsvTable& table, const CsvRow& row, cons
   o.gpu_name_raw = c.gpu_type_raw;
   o.id = make_offer_id(o);
   if (c.gpu.memory_gb) o.gpu_memory_bytes = *c.gpu.memory_gb * 1e9;
-  if (auto v = cell_number(table.cell(row, "vCPUs"), where, "vCPUs")) o.vcpus = *v;
-  if (auto r = cell_number(table.cell(row, "RAM"), where, "RAM")) o.ram_bytes = *r * 1e9;
-  const std::optional<double> total_gb = cell_number(table.cell(row, "GPU RAM"), where, "GPU RAM");
+  // vCPUs and RAM are sometimes ranges ("4-6", "12-16" GB): the value is then unknown.
+  for (const char* col : {"vCPUs", "RAM"}) {
+    const std::string& cell = table.cell(row, col);
+    std::optional<double> v;
+    if (auto range = parse_range(cell)) {
+      report(batch, &o, where, import_rule::kRangeValue,
+             fmt::format("{} is a range '{}': kept unknown", col, std::string(trim(cell))), false, false);
+    } else if (std::string_view(col) == "vCPUs") {
+      v = cell_number(cell, where, col);
+      if (v) o.vcpus = *v;
+    } else {
+      v = cell_gb(cell, where, col);
+      if (v) o.ram_bytes = *v * 1e9;
+    }
+  }
+  const std::optional<double> total_gb = cell_gb(table.cell(row, "GPU RAM"), where, "GPU RAM");
   if (!o.gpu_memory_bytes && total_gb && c.gpus > 0) o.gpu_memory_bytes = *total_gb / c.gpus * 1e9;
   if (c.gpu.memory_gb && total_gb && std::abs(*total_gb - *c.gpu.memory_gb * c.gpus) > 0.5) {
     report(batch, &o, where, import_rule::kMemoryUnit,
@@ -130,8 +143,8 @@ ImportBatch import_fsdl_cloud_gpus_csv(std::string_view text, const ImportSource
       continue;
     }
     Offer o = make_offer(c, table, row, where, batch, src);
-    const std::optional<double> on_demand = cell_number(table.cell(row, "On-demand"), where, "On-demand");
-    const std::optional<double> spot = cell_number(table.cell(row, "Spot"), where, "Spot");
+    const std::optional<double> on_demand = cell_price(table.cell(row, "On-demand"), where, "On-demand");
+    const std::optional<double> spot = cell_price(table.cell(row, "Spot"), where, "Spot");
     if (!on_demand && !spot) {
       report(batch, nullptr, where, import_rule::kNoPrice,
              fmt::format("{} {}: On-demand and Spot are empty (a Per-GPU cell alone is not used: for these rows it "
@@ -182,7 +195,7 @@ ImportBatch import_fsdl_serverless_gpus_csv(std::string_view text, const ImportS
       continue;
     }
     Offer o = make_offer(c, table, row, where, batch, src);
-    const std::optional<double> per_hour = cell_number(table.cell(row, "Per-Hour"), where, "Per-Hour");
+    const std::optional<double> per_hour = cell_price(table.cell(row, "Per-Hour"), where, "Per-Hour");
     if (!per_hour) {
       report(batch, nullptr, where, import_rule::kNoPrice, "Per-Hour is empty: skipped", true, false);
       continue;

@@ -216,20 +216,22 @@ void import_record(const Record& r, const Place& p, const ImportSource& src, Imp
   }
 
   const std::string billing_source = get(r, "billing_source").empty() ? get(r, "source") : get(r, "billing_source");
-  auto billing = [&](std::string_view key, std::optional<double>& into) {
+  // Override sources are named by the BillingTerms field they set ("granularity_seconds: ...").
+  auto billing = [&](std::string_view key, std::string_view term, std::optional<double>& into) {
     if (auto v = number(r, key, p)) {
       require_nonneg(v, key, p);
       into = *v;
       o.billing_override.sources.push_back(
-          fmt::format("{}: {} ({})", key, billing_source, observed_at ? *observed_at : std::string("unknown")));
+          fmt::format("{}: {} ({})", term, billing_source, observed_at ? *observed_at : std::string("unknown")));
     }
   };
-  billing("billing_granularity_seconds", o.billing_override.granularity_seconds);
-  billing("billing_minimum_seconds", o.billing_override.minimum_billed_seconds);
-  billing("storage_usd_per_gb_month", o.billing_override.storage_usd_per_gb_month);
-  billing("egress_usd_per_gb", o.billing_override.egress_usd_per_gb);
-  billing("egress_free_gb_per_month", o.billing_override.egress_free_gb_per_month);
-  billing("preemptions_per_day", o.billing_override.preemptions_per_day);
+  BillingTerms& b = o.billing_override;
+  billing("billing_granularity_seconds", "granularity_seconds", b.granularity_seconds);
+  billing("billing_minimum_seconds", "minimum_billed_seconds", b.minimum_billed_seconds);
+  billing("storage_usd_per_gb_month", "storage_usd_per_gb_month", b.storage_usd_per_gb_month);
+  billing("egress_usd_per_gb", "egress_usd_per_gb", b.egress_usd_per_gb);
+  billing("egress_free_gb_per_month", "egress_free_gb_per_month", b.egress_free_gb_per_month);
+  billing("preemptions_per_day", "preemptions_per_day", b.preemptions_per_day);
 
   const SourceRef ref{src.dataset, fmt::format("{} ({})", get(r, "source"), p.locator), observed_at};
   add_price(o, kind, usd_per_hour, ref);

@@ -227,6 +227,7 @@ ImportBatch import_skypilot_vms_csv(std::string_view text, const ImportSource& s
     o.id = make_offer_id(o);
 
     // GPU memory per GPU, with the unit quirks of PROVENANCE.md §1.
+    const FormHint hint = form_hint({accel, o.instance_type, info.name});
     if (info.size_mib && *info.size_mib > 0) {
       const double size = *info.size_mib;
       if (size < 1024) {
@@ -235,26 +236,38 @@ ImportBatch import_skypilot_vms_csv(std::string_view text, const ImportSource& s
         report(batch, &o, where, import_rule::kMemoryUnit,
                fmt::format("GpuInfo SizeInMiB {} is below 1 GiB, so it is read as GB: {} GB per GPU", size, size),
                false, false);
-      } else if (count > 1 && (provider == "primeintellect" || size > 320 * 1024)) {
-        // primeintellect writes the total of all GPUs in SizeInMiB (and multiplies by the count
-        // again in TotalGpuMemoryInMiB); > 320 GiB cannot be one GPU either.
-        o.gpu_memory_bytes = size / count * kMiB;
-        report(batch, &o, where, import_rule::kMemoryUnit,
-               fmt::format("GpuInfo SizeInMiB {} is the total of {} GPUs: {} MiB per GPU used", size, count,
-                           size / count),
-               false, false);
       } else {
-        o.gpu_memory_bytes = size * kMiB;
-        if (count > 1 && info.total_mib && *info.total_mib == size) {
+        // SizeInMiB is per GPU in most files, but the total of all GPUs in primeintellect and vast.
+        // Decide by the GPU's datasheet memory when the name resolves; otherwise by the provider
+        // (PROVENANCE.md) or by size (> 320 GiB cannot be one GPU).
+        bool total = false;
+        if (count > 1) {
+          const bool per_gpu_fits = match_gpu_memory({accel, info.name}, hint, size * kMiB, src) != nullptr;
+          const bool total_fits = match_gpu_memory({accel, info.name}, hint, size / count * kMiB, src) != nullptr;
+          if (per_gpu_fits != total_fits) {
+            total = total_fits;
+          } else {
+            total = provider == "primeintellect" || provider == "vast" || size > 320 * 1024;
+          }
+        }
+        if (total) {
+          o.gpu_memory_bytes = size / count * kMiB;
           report(batch, &o, where, import_rule::kMemoryUnit,
-                 fmt::format("TotalGpuMemoryInMiB {} equals one GPU's SizeInMiB for {} GPUs; per-GPU SizeInMiB used",
-                             *info.total_mib, count),
+                 fmt::format("GpuInfo SizeInMiB {} is the total of {} GPUs: {} MiB per GPU used", size, count,
+                             size / count),
                  false, false);
+        } else {
+          o.gpu_memory_bytes = size * kMiB;
+          if (count > 1 && info.total_mib && *info.total_mib == size) {
+            report(batch, &o, where, import_rule::kMemoryUnit,
+                   fmt::format("TotalGpuMemoryInMiB {} equals one GPU's SizeInMiB for {} GPUs; per-GPU SizeInMiB used",
+                               *info.total_mib, count),
+                   false, false);
+          }
         }
       }
     }
 
-    const FormHint hint = form_hint({accel, o.instance_type, info.name});
     resolve_gpu(o, {accel, info.name}, hint, batch, src, where);
     if (provider == "aws") set_aws_network(o);
 

@@ -72,7 +72,7 @@ constexpr std::string_view kNotOffers[] = {
 
 }  // namespace
 
-ImportBatch bundled_catalog() {
+ImportBatch bundled_catalog(const GpuCatalog* gpus) {
   ImportBatch all;
   all.dataset = "bundled";
   for (std::string_view path : embedded_paths("offers/")) {
@@ -91,6 +91,7 @@ ImportBatch bundled_catalog() {
     src.file = "data/" + std::string(path);
     src.dataset = std::string(file->dataset);
     src.locator_base = std::string(file->locator_base);
+    src.gpus = gpus;
     ImportBatch b = import_text(embedded_file_or_throw(path), file->format, src);
     merge_batch(all, std::move(b));
   }

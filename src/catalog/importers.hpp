@@ -45,9 +45,10 @@ inline constexpr std::string_view kCpuRow = "cpu_row";                    ///< n
 inline constexpr std::string_view kImplausiblePerGpuPrice = "implausible_per_gpu_price";  ///< > $100 or < $0.01 per GPU-hour (excludes)
 inline constexpr std::string_view kUnresolvedGpu = "unresolved_gpu";      ///< GPU name not in the hardware catalog (excludes)
 inline constexpr std::string_view kNoPrice = "no_price";                  ///< neither on-demand nor spot price: row skipped (rejected)
-inline constexpr std::string_view kEstimatedPrice = "estimated_price";    ///< the source says the price is an estimate (flag only)
+inline constexpr std::string_view kEstimatedPrice = "estimated_price";    ///< the source says the price is an estimate: observation dropped (rejected)
 inline constexpr std::string_view kPriceIndex = "price_index";            ///< a market index series, not a rentable offer (excludes)
-inline constexpr std::string_view kGpuMemoryMismatch = "gpu_memory_mismatch";  ///< source memory differs >20 % from the resolved GPU's (flag only)
+inline constexpr std::string_view kRangeValue = "range_value";            ///< a spec cell is a range ("4-6" vCPUs): kept unknown (flag only)
+inline constexpr std::string_view kGpuMemoryMismatch = "gpu_memory_mismatch";  ///< source memory differs >20 % from the resolved GPU's (excludes when smaller)
 }  // namespace import_rule
 
 /// One finding of an importer about one row.
@@ -153,7 +154,8 @@ void merge_batch(ImportBatch& into, ImportBatch from);
 
 /// The default catalog: every bundled file under data/offers (embedded_paths("offers/")),
 /// imported with its provenance (repo@commit:path from PROVENANCE.md) and merged.
-/// Deterministic: two calls return equal batches.
-ImportBatch bundled_catalog();
+/// Deterministic: two calls return equal batches. GPU names resolve against `gpus`
+/// (nullptr → GpuCatalog::bundled(); pass the --gpus-file catalog when the user gave one).
+ImportBatch bundled_catalog(const GpuCatalog* gpus = nullptr);
 
 }  // namespace gpuplan
