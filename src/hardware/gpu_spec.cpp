@@ -283,13 +283,25 @@ std::vector<std::size_t> GpuCatalog::candidates(std::string_view name, std::opti
   }
   std::optional<double> want_bytes = memory_bytes;
   if (!want_bytes && q.memory_gb) want_bytes = *q.memory_gb * kGB;
-  if (want_bytes && hits.size() > 1) {
-    std::vector<std::size_t> sized;
-    for (std::size_t i : hits) {
-      if (std::abs(gpus_[i].memory_bytes - *want_bytes) <= 0.10 * gpus_[i].memory_bytes) sized.push_back(i);
+  if (!want_bytes || hits.empty()) return hits;
+  auto size_matches = [&](std::size_t i) {
+    return std::abs(gpus_[i].memory_bytes - *want_bytes) <= 0.10 * gpus_[i].memory_bytes;
+  };
+  std::vector<std::size_t> sized;
+  for (std::size_t i : hits)
+    if (size_matches(i)) sized.push_back(i);
+  if (sized.empty()) {
+    // Rule 2b: no row of this key has that size; try the key's variants, i.e. rows with a key
+    // that extends the query key ("h100" -> "h100nvl"): vast.ai lists its H100 NVL as "H100"
+    // with 95830 MiB.
+    for (std::size_t i = 0; i < gpus_.size(); ++i) {
+      bool extends = std::any_of(keys_[i].begin(), keys_[i].end(), [&](const std::string& k) {
+        return k.size() > q.key.size() && k.compare(0, q.key.size(), q.key) == 0;
+      });
+      if (extends && size_matches(i)) sized.push_back(i);
     }
-    if (!sized.empty()) hits = std::move(sized);
   }
+  if (!sized.empty()) hits = std::move(sized);
   return hits;
 }
 

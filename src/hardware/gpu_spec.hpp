@@ -78,7 +78,9 @@ GpuNameKey normalize_gpu_name(std::string_view name);
 ///  2. Several rows may share a key (an alias like "A100" sits on both A100 SXM rows). Then a
 ///     memory size (from the name, or the memory_bytes argument, which wins) keeps the rows whose
 ///     memory is within 10% of it (10% so that GiB-vs-GB spellings, e.g. 81920 MiB = 85.9 GB, still
-///     match an 80 GB part). If the size matches none of them it is ignored (modded or
+///     match an 80 GB part). If the size matches none of them, rows whose key extends the
+///     query's key ("h100" -> "h100nvl") and whose memory matches are taken instead (vast.ai
+///     sells its H100 NVL as "H100" with 95830 MiB); failing that the size is ignored (modded or
 ///     partitioned cards: "RTX 4090 (48 GB mod)", "A100 (20 GB)").
 ///  3. Among the rows left, the one listed FIRST in gpus.csv wins. Rows are ordered so that the
 ///     default comes first. Defaults chosen (documented in data/gpus.SOURCES.md too):

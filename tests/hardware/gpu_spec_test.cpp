@@ -125,6 +125,11 @@ TEST(GpuTolerantMatch, MemoryArgumentPicksVariant) {
   EXPECT_EQ(cat().find("A100", 81920.0 * 1024 * 1024).name, "NVIDIA A100 SXM 80GB");
   EXPECT_EQ(cat().find("V100", 32e9).name, "NVIDIA V100 SXM2 32GB");
   EXPECT_EQ(cat().find("V100").name, "NVIDIA V100 SXM2 16GB");
+  // vast.ai's H100 NVL offer is named "H100" with 95830 MiB (= 100.5e9 B): the size selects the
+  // 94 GB NVL variant (6.5% off) over the 80 GB SXM default (25% off).
+  EXPECT_EQ(cat().find("H100", 95830.0 * 1024 * 1024).name, "NVIDIA H100 NVL");
+  // An exact-key row that matches the size is preferred over variants: A10 (24 GB), not A10G.
+  EXPECT_EQ(cat().find("A10", 24e9).name, "NVIDIA A10");
   // A size no variant has is ignored (modded consumer card), the name still resolves.
   EXPECT_EQ(cat().find("RTX 4090 (48 GB mod)").name, "NVIDIA GeForce RTX 4090");
 }
