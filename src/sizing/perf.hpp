@@ -149,7 +149,9 @@ struct PerfAssumptions {
 
   // Diffusion (diffusion_perf.hpp)
   /// Achieved fraction of dense 16-bit peak for a denoising step (convolutions + attention).
-  double diffusion_efficiency = 0.40;
+  /// UNCALIBRATED assumption (no published or measured image-generation timing in this project's
+  /// data yet): treat images/hour as uncertain by up to 2×.
+  double diffusion_efficiency = 0.30;
 };
 
 /// One training step (one optimizer update over global_batch_seqs sequences).
