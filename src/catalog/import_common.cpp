@@ -550,14 +550,14 @@ ImportFormat detect_import_format(std::string_view path, std::string_view text) 
     if (has("Vendor") && has("GPU Type") && has("Per-Hour")) return ImportFormat::fsdl_serverless_gpus_csv;
     if (has("date") && has("gpu_model") && has("series") && has("usd_per_gpu_hour"))
       return ImportFormat::ewyluda_index_history_csv;
-    if (has("provider") && has("usd_per_hour")) return ImportFormat::generic_csv;
+    if (has("provider") && (has("usd_per_hour") || has("usd_per_gpu_hour"))) return ImportFormat::generic_csv;
   } else if (ends_with(p, ".json")) {
     const std::string_view t = trim(text);
     if (!t.empty() && t.front() == '[' && t.find("\"provider_id\"") != std::string_view::npos &&
         t.find("\"price_usd_hour\"") != std::string_view::npos)
       return ImportFormat::tardellirs_offerings_json;
     if (t.find("\"On Demand (USD)\"") != std::string_view::npos) return ImportFormat::gpuhunt_tpu_pricing_json;
-    if (t.find("\"usd_per_hour\"") != std::string_view::npos) return ImportFormat::generic_json;
+    if (t.find("\"offers\"") != std::string_view::npos) return ImportFormat::generic_json;
   }
   throw Error(ErrorKind::invalid_input, std::string(path), "cannot tell the offer file's format from its name and header",
               "a .csv or .json file in one of: " + format_list() + " (or pass the format explicitly)");

@@ -32,13 +32,11 @@ GpuType parse_gpu_type(std::string_view cell, const std::string& where) {
   }
   t.name = std::string(trim(s.substr(0, open)));
   const auto close = s.find(')', open);
-  std::string inner(trim(s.substr(open + 1, close == std::string_view::npos ? std::string_view::npos : close - open - 1)));
-  const std::string low = lower(inner);
-  const auto gb = low.find("gb");
-  if (close == std::string_view::npos || gb == std::string::npos) {
-    throw Error(ErrorKind::invalid_input, where, fmt::format("column GPU Type: cannot read memory in '{}'", cell),
+  if (close == std::string_view::npos) {
+    throw Error(ErrorKind::invalid_input, where, fmt::format("column GPU Type: unclosed '(' in '{}'", cell),
                 "a GPU name optionally followed by its memory, e.g. 'A100 (80 GB)'");
   }
+  const std::string inner(trim(s.substr(open + 1, close - open - 1)));
   t.memory_gb = cell_gb(inner, where, "GPU Type");
   return t;
 }

@@ -298,10 +298,6 @@ ImportBatch import_generic_json(std::string_view text, const ImportSource& src) 
     if (!o.is_object()) {
       throw Error(ErrorKind::invalid_input, src.file + ": " + pointer, "offer is not an object", "{\"provider\": ...}");
     }
-    if (!o.contains("observed_at")) {
-      throw Error(ErrorKind::invalid_input, src.file + ": " + pointer + "/observed_at", "missing key observed_at",
-                  "the date the price was seen (YYYY-MM-DD), or \"unknown\"");
-    }
     Record rec;
     for (const auto& [key, value] : o.items()) {
       const FieldDef* f = field_def(key);
@@ -317,6 +313,10 @@ ImportBatch import_generic_json(std::string_view text, const ImportSource& src) 
         if (!value.is_string()) throw Error(ErrorKind::invalid_input, where, "not a string", "a JSON string");
         rec[key] = value.get<std::string>();
       }
+    }
+    if (!o.contains("observed_at")) {
+      throw Error(ErrorKind::invalid_input, src.file + ": " + pointer + "/observed_at", "missing key observed_at",
+                  "the date the price was seen (YYYY-MM-DD), or \"unknown\"");
     }
     Place p{src.file + ": " + pointer, (src.locator_base.empty() ? src.file : src.locator_base) + "#" + pointer, true};
     import_record(rec, p, src, batch);

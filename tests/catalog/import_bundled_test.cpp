@@ -1,0 +1,120 @@
+// bundled_catalog(): every bundled offer file imported with provenance and merged.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "catalog/importers.hpp"
+#include "util/error.hpp"
+
+namespace gpuplan {
+namespace {
+
+bool same(const PriceObservation& a, const PriceObservation& b) {
+  return a.offer_id == b.offer_id && a.kind == b.kind && a.usd_per_hour == b.usd_per_hour &&
+         a.source.dataset == b.source.dataset && a.source.locator == b.source.locator &&
+         a.source.observed_at == b.source.observed_at;
+}
+
+TEST(ImportBundled, IsDeterministic) {
+  const ImportBatch a = bundled_catalog();
+  const ImportBatch b = bundled_catalog();
+  ASSERT_EQ(a.offers.size(), b.offers.size());
+  ASSERT_EQ(a.issues.size(), b.issues.size());
+  EXPECT_EQ(a.rows_read, b.rows_read);
+  for (std::size_t i = 0; i < a.offers.size(); ++i) {
+    const Offer& x = a.offers[i];
+    const Offer& y = b.offers[i];
+    ASSERT_EQ(x.id, y.id);
+    EXPECT_EQ(x.gpu_name, y.gpu_name);
+    EXPECT_EQ(x.flags.size(), y.flags.size());
+    ASSERT_EQ(x.prices.size(), y.prices.size()) << x.id;
+    for (std::size_t k = 0; k < x.prices.size(); ++k) EXPECT_TRUE(same(x.prices[k], y.prices[k])) << x.id;
+  }
+}
+
+TEST(ImportBundled, EveryOfferHasProvenanceAndUniqueId) {
+  const ImportBatch b = bundled_catalog();
+  // Rows per file (python csv/json counts, see import_skypilot_test.cpp / import_formats_test.cpp):
+  // skypilot 223+357+61+3+33+4+25+190+118+67+1+19 = 1101, fsdl 257+72, tardellirs 310,
+  // ewyluda 353, gpuhunt 21 → 2114.
+  EXPECT_EQ(b.rows_read, 2114u);
+  std::set<std::string> ids;
+  for (const Offer& o : b.offers) {
+    EXPECT_TRUE(ids.insert(o.id).second) << "duplicate id " << o.id;
+    EXPECT_FALSE(o.prices.empty()) << o.id;
+    for (const PriceObservation& p : o.prices) {
+      EXPECT_EQ(p.offer_id, o.id);
+      EXPECT_FALSE(p.source.dataset.empty()) << o.id;
+      EXPECT_FALSE(p.source.locator.empty()) << o.id;
+      // Never an invented date: SkyPilot, FSDL and gpuhunt rows have none.
+      if (p.source.dataset.rfind("skypilot", 0) == 0 || p.source.dataset.rfind("fsdl", 0) == 0 ||
+          p.source.dataset.rfind("gpuhunt", 0) == 0) {
+        EXPECT_EQ(p.source.observed_at, std::nullopt) << o.id;
+      }
+    }
+  }
+  const Offer* aws = b.find("aws/p5.48xlarge/us-east-1/use1-az2");
+  ASSERT_NE(aws, nullptr);
+  EXPECT_EQ(aws->prices.front().source.locator,
+            "skypilot-org/skypilot-catalog@00148f2af3672e2229b4f7bf8157d5a3f36e3c35:catalogs/v8/aws/"
+            "vms.csv[p-family excerpt]:149");
+}
+
+TEST(ImportBundled, SummaryCountsEveryIssueOnce) {
+  const ImportBatch b = bundled_catalog();
+  std::size_t total = 0;
+  for (const ImportRuleCount& c : b.summary()) total += c.rejected + c.flagged;
+  EXPECT_EQ(total, b.issues.size());
+  // Known defects of the bundled data are all caught (PROVENANCE.md "Known data-quality quirks").
+  auto count = [&](std::string_view rule) {
+    for (const ImportRuleCount& c : b.summary())
+      if (c.rule == rule) return c.rejected + c.flagged;
+    return std::size_t{0};
+  };
+  EXPECT_EQ(count("bid_floor_price"), 4u);         // the 4 mithril rows
+  EXPECT_EQ(count("spot_zero_means_none"), 67u);   // every vast row
+  EXPECT_EQ(count("price_index"), 54u);            // one per ewyluda series
+  EXPECT_GE(count("cpu_row"), 17u + 40u + 75u);    // lambda + nebius + primeintellect CPU SKUs
+  EXPECT_GT(count("memory_unit"), 0u);
+}
+
+TEST(ImportBundled, SameLambdaOfferFromTwoSourcesMerges) {
+  // tests/data/import/lambda-quote.csv re-enters the SkyPilot row gpu_8x_h100_sxm5/us-east-1
+  // ($23.92) as a user quote with an unknown date: one offer, two observations from two datasets.
+  ImportBatch b = bundled_catalog();
+  const std::size_t before = b.offers.size();
+  merge_batch(b, import_file(std::string(GPUPLAN_SOURCE_DIR) + "/tests/data/import/lambda-quote.csv"));
+  EXPECT_EQ(b.offers.size(), before);  // no new offer
+  const Offer* o = b.find("lambda/gpu_8x_h100_sxm5/us-east-1");
+  ASSERT_NE(o, nullptr);
+  ASSERT_EQ(o->prices.size(), 2u);
+  std::set<std::string> datasets;
+  for (const PriceObservation& p : o->prices) {
+    EXPECT_DOUBLE_EQ(p.usd_per_hour, 23.92);
+    EXPECT_EQ(p.kind, PriceKind::on_demand);
+    datasets.insert(p.source.dataset);
+  }
+  EXPECT_EQ(datasets, (std::set<std::string>{"skypilot-catalog/v8/lambda", "user:lambda-quote.csv"}));
+}
+
+TEST(ImportBundled, LatestPriceOrdersByDateUnknownOldest) {
+  Offer o;
+  o.id = "x/y/z";
+  o.prices.push_back({o.id, PriceKind::on_demand, 3.0, {"a", "l1", "2026-05-24"}});
+  o.prices.push_back({o.id, PriceKind::on_demand, 1.0, {"b", "l2", std::nullopt}});
+  o.prices.push_back({o.id, PriceKind::on_demand, 2.0, {"c", "l3", "2026-10-05"}});
+  o.prices.push_back({o.id, PriceKind::spot, 0.5, {"c", "l4", std::nullopt}});
+  ASSERT_NE(o.latest_price(PriceKind::on_demand), nullptr);
+  EXPECT_DOUBLE_EQ(o.latest_price(PriceKind::on_demand)->usd_per_hour, 2.0);
+  EXPECT_DOUBLE_EQ(o.latest_price(PriceKind::spot)->usd_per_hour, 0.5);
+  EXPECT_EQ(o.latest_price(PriceKind::reserved_1y), nullptr);
+  EXPECT_FALSE(o.excluded_from_ranking());
+  o.flags.push_back({"memory_unit", "corrected", false});
+  EXPECT_FALSE(o.excluded_from_ranking());
+  o.flags.push_back({"zero_price", "$0", true});
+  EXPECT_TRUE(o.excluded_from_ranking());
+}
+
+}  // namespace
+}  // namespace gpuplan
