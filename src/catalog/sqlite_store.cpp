@@ -501,6 +501,19 @@ ImportResult SqliteOfferStore::import(const ImportBatch& batch) {
   return impl_->in_transaction([&] { return impl_->import_unlocked(batch); });
 }
 
+ImportResult SqliteOfferStore::preview_import(const ImportBatch& batch) {
+  validate_batch(batch);
+  impl_->begin_immediate();
+  try {
+    ImportResult r = impl_->import_unlocked(batch);
+    impl_->rollback();
+    return r;
+  } catch (...) {
+    impl_->rollback();
+    throw;
+  }
+}
+
 bool SqliteOfferStore::seed_if_new(const std::function<ImportBatch()>& make_batch) {
   auto seeded = [&] {
     Stmt s(impl_->db, "SELECT 1 FROM meta WHERE key = ?", impl_->path);

@@ -47,6 +47,9 @@ class SqliteOfferStore final : public OfferStore {
   std::vector<PriceObservation> history(std::string_view offer_id) override;
   StoreCounts counts() override;
 
+  /// What import(batch) would change, computed inside a transaction that is rolled back:
+  /// nothing is written (for `gpuplan import --dry-run`).
+  ImportResult preview_import(const ImportBatch& batch);
   /// Imports make_batch() once in the database's life: when the "seeded" mark is absent, the
   /// batch is imported and the mark set in one transaction (two processes racing seed once).
   /// Returns true when this call seeded.

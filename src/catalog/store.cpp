@@ -64,6 +64,11 @@ std::optional<double> offer_sort_value(const Offer& offer, std::string_view sort
   return std::nullopt;
 }
 
+std::optional<double> usd_per_gpu_hour(const Offer& offer, const PriceObservation& price) {
+  if (offer.gpu_count <= 0) return std::nullopt;
+  return price.usd_per_hour / offer.gpu_count;
+}
+
 bool offer_sort_descending(std::string_view sort) { return sort == kSortBandwidth; }
 
 namespace {

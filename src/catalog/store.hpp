@@ -75,6 +75,9 @@ struct StoreCounts {
 /// gpu_memory_bytes / 1e9); bandwidth = the spec's memory bandwidth (bytes/s); price = price.
 std::optional<double> offer_sort_value(const Offer& offer, std::string_view sort, PriceKind kind,
                                        const GpuCatalog& gpus);
+/// USD per GPU-hour of one observation of `offer` (usd_per_hour / gpu_count); nullopt when
+/// gpu_count is not positive.
+std::optional<double> usd_per_gpu_hour(const Offer& offer, const PriceObservation& price);
 /// True when the sort key sorts descending (bandwidth).
 bool offer_sort_descending(std::string_view sort);
 
