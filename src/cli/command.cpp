@@ -49,7 +49,7 @@ int run(int argc, char** argv) {
     fmt::print(stderr, "gpuplan: internal error: {}\n", e.what());
     return exit_code(ErrorKind::internal);
   }
-  return 0;
+  return global.exit_code;
 }
 
 }  // namespace gpuplan::cli

@@ -14,6 +14,9 @@ namespace gpuplan::cli {
 struct GlobalOptions {
   std::string gpus_file;  ///< --gpus-file: a gpus.csv overriding the bundled hardware catalog
   std::string db_path;    ///< --db: offer database path (default under $XDG_DATA_HOME/gpuplan/)
+  /// Exit code a command asks for when it succeeded with a non-zero answer (plan: 1 = no offer
+  /// can run the workload). Errors are thrown, never set here.
+  int exit_code = 0;
 };
 
 struct Command {

@@ -365,7 +365,17 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
       continue;
     }
     ++result.offers_considered;
-    const double capacity = offer.gpu_memory_bytes.value_or(spec->memory_bytes);
+    // Per-GPU memory: the offer's when it agrees with the datasheet within 15%; otherwise the
+    // datasheet's (some feeds list the instance total as the per-GPU size), with a warning.
+    double capacity = spec->memory_bytes;
+    bool memory_mismatch = false;
+    if (offer.gpu_memory_bytes) {
+      if (std::abs(*offer.gpu_memory_bytes - spec->memory_bytes) <= 0.15 * spec->memory_bytes) {
+        capacity = *offer.gpu_memory_bytes;
+      } else {
+        memory_mismatch = true;
+      }
+    }
     largest_gpu_bytes = std::max(largest_gpu_bytes, capacity);
 
     // Node counts: multi-node training only with a known inter-node network.
@@ -514,6 +524,11 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
         add_warning(w, "multi_node_network",
                     fmt::format("{} network speed not listed: {:.0f} Gb/s per node assumed",
                                 inter_node_network_name(offer.inter_node_network), inter_bits / 1e9));
+      }
+      if (memory_mismatch) {
+        add_warning(w, "memory_mismatch",
+                    fmt::format("the offer lists {:.1f} GB per GPU but the {} datasheet says {:.1f} GB: datasheet used",
+                                *offer.gpu_memory_bytes / 1e9, spec->name, spec->memory_bytes / 1e9));
       }
       if (!offer.confirmed_available_at) {
         add_warning(w, "not_confirmed_available", "listed price, availability never confirmed");

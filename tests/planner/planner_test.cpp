@@ -1,0 +1,299 @@
+// plan(): search, pricing and warnings on hand-made offers. Expected money values are hand
+// calculations from the offer's price and billing terms (written next to each check); time
+// estimates come from the sizing layer and are only checked for consistency (invariants).
+#include "planner/planner.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "model/model_source.hpp"
+#include "util/error.hpp"
+
+namespace gpuplan {
+namespace {
+
+Offer make_offer(std::string id, std::string gpu, int count, double usd_per_hour, IntraNodeLink link) {
+  Offer o;
+  o.id = id;
+  o.provider = id.substr(0, id.find('/'));
+  o.instance_type = id;
+  o.gpu_name_raw = gpu;
+  o.gpu_name = gpu;
+  o.gpu_count = count;
+  o.intra_node_link = link;
+  o.confirmed_available_at = "2026-11-01";
+  PriceObservation p;
+  p.offer_id = id;
+  p.kind = PriceKind::on_demand;
+  p.usd_per_hour = usd_per_hour;
+  p.source = SourceRef{"test", "planner_test.cpp", std::string("2026-11-20")};
+  o.prices.push_back(p);
+  return o;
+}
+
+void add_spot(Offer& o, double usd_per_hour) {
+  PriceObservation p;
+  p.offer_id = o.id;
+  p.kind = PriceKind::spot;
+  p.usd_per_hour = usd_per_hour;
+  p.source = SourceRef{"test", "planner_test.cpp", std::string("2026-11-20")};
+  o.prices.push_back(p);
+}
+
+BillingTerms per_second(const Offer& o) {
+  BillingTerms t = o.billing_override;
+  if (!t.granularity_seconds) t.granularity_seconds = 1;
+  if (!t.minimum_billed_seconds) t.minimum_billed_seconds = 0;
+  t.storage_usd_per_gb_month = 0.10;
+  t.egress_usd_per_gb = 0.0;
+  t.egress_free_gb_per_month = 0;
+  return t;
+}
+
+ModelArch llama_8b() {
+  ModelSource s;
+  s.preset = "llama-3.1-8b";
+  return resolve_model(s);
+}
+
+PlanRequest lora_request(double tokens) {
+  PlanRequest r;
+  r.model.preset = "llama-3.1-8b";
+  r.task = Task::lora;
+  r.workload = PlanWorkload::training;
+  r.tokens = tokens;
+  r.seq_len = 2048;
+  r.today = "2026-11-30";
+  return r;
+}
+
+TEST(PlanRequestValidate, RejectsMissingBudgetAndBadNumbers) {
+  PlanRequest r = lora_request(1e6);
+  r.tokens.reset();
+  EXPECT_THROW(r.validate(), Error);
+  r = lora_request(1e6);
+  r.margin = 1.0;
+  EXPECT_THROW(r.validate(), Error);
+  r = lora_request(1e6);
+  r.workload = PlanWorkload::serving;
+  r.task = Task::serve;
+  EXPECT_THROW(r.validate(), Error);  // neither --rps nor --concurrency
+  r.concurrency = 10;
+  EXPECT_NO_THROW(r.validate());
+  r = lora_request(1e6);
+  r.today = "30/11/2026";
+  EXPECT_THROW(r.validate(), Error);
+}
+
+TEST(PlanRequest, DefaultGlobalBatchIsPowerOfTwoOfSequences) {
+  PlanRequest r = lora_request(1e6);
+  r.seq_len = 4096;
+  // LoRA: 128 Ki tokens / 4096 = 32 sequences.
+  EXPECT_EQ(r.effective_global_batch_seqs(), 32);
+  r.task = Task::pretrain;
+  // 4 Mi tokens / 4096 = 1024 sequences.
+  EXPECT_EQ(r.effective_global_batch_seqs(), 1024);
+  r.dataset_tokens = 1e9;
+  r.tokens.reset();
+  r.epochs = 3;
+  EXPECT_DOUBLE_EQ(r.training_tokens(), 3e9);
+}
+
+TEST(Plan, EveryPlanFitsAndPartsAddUp) {
+  const ModelArch arch = llama_8b();
+  std::vector<Offer> offers = {make_offer("a/h100x8", "NVIDIA H100 SXM", 8, 24.0, IntraNodeLink::nvlink),
+                               make_offer("b/a100x1", "NVIDIA A100 SXM 80GB", 1, 1.5, IntraNodeLink::unknown),
+                               make_offer("c/l4x1", "NVIDIA L4", 1, 0.8, IntraNodeLink::unknown)};
+  PlanRequest r = lora_request(2e7);
+  PlanResult res = plan(r, arch, offers, GpuCatalog::bundled(), &per_second);
+  ASSERT_FALSE(res.no_plan.has_value()) << res.no_plan->reason;
+  ASSERT_GE(res.plans.size(), 2u);
+  EXPECT_EQ(res.offers_considered, 3u);
+  EXPECT_GT(res.layouts_evaluated, 0u);
+  for (const Plan& p : res.plans) {
+    EXPECT_LE(p.per_gpu_memory_bytes, p.gpu_memory_capacity_bytes * (1 - r.margin)) << p.offer_id;
+    EXPECT_EQ(p.layout.tp * p.layout.pp * p.layout.dp, p.gpus_per_instance * p.instances);
+    // Per-second billing, no minimum: billed = ceil(run) s.
+    EXPECT_DOUBLE_EQ(p.cost.billed_seconds, std::ceil(p.cost.run_seconds));
+    EXPECT_NEAR(p.cost.compute_usd, p.instances * p.cost.usd_per_hour * p.cost.billed_seconds / 3600.0, 1e-9);
+    EXPECT_NEAR(p.total_usd(),
+                p.cost.compute_usd + p.cost.storage_usd.value_or(0) + p.cost.egress_usd.value_or(0) + p.cost.spot_loss_usd,
+                1e-9);
+    // time = steps × step_seconds; tokens/s × time ≥ the token budget.
+    ASSERT_TRUE(p.training.has_value());
+    EXPECT_NEAR(p.work_seconds, p.steps * p.training->step_seconds, 1e-6 * p.work_seconds);
+    EXPECT_GE(p.tokens_per_s * p.work_seconds * (1 + 1e-9), 2e7);
+  }
+  // Sorted by cost.
+  for (std::size_t i = 1; i < res.plans.size(); ++i) EXPECT_LE(res.plans[i - 1].total_usd(), res.plans[i].total_usd());
+}
+
+TEST(Plan, MinimumBilledTimeMakesCheapRateNotCheapestJob) {
+  const ModelArch arch = llama_8b();
+  // A: $1/GPU-h but billed by the hour with a 1 h minimum; B: $2/GPU-h per second.
+  Offer a = make_offer("a/h100x8", "NVIDIA H100 SXM", 8, 8.0, IntraNodeLink::nvlink);
+  a.billing_override.granularity_seconds = 3600;
+  a.billing_override.minimum_billed_seconds = 3600;
+  Offer b = make_offer("b/h100x1", "NVIDIA H100 SXM", 1, 2.0, IntraNodeLink::unknown);
+  PlanRequest r = lora_request(1e6);  // a short job: minutes, well under an hour
+  PlanResult res = plan(r, arch, {a, b}, GpuCatalog::bundled(), &per_second);
+  ASSERT_EQ(res.plans.size(), 2u);
+  const Plan& pa = res.plans[0].offer_id == "a/h100x8" ? res.plans[0] : res.plans[1];
+  ASSERT_LT(pa.cost.run_seconds, 3600);
+  // The whole first hour is billed: 1 instance × $8/h × 3600 s / 3600 = $8.00.
+  EXPECT_DOUBLE_EQ(pa.cost.billed_seconds, 3600);
+  EXPECT_NEAR(pa.cost.compute_usd, 8.0, 1e-9);
+  EXPECT_EQ(res.plans[0].offer_id, "b/h100x1");
+  ASSERT_FALSE(res.warnings.empty());
+  EXPECT_EQ(res.warnings[0].code, "cheapest_gpu_hour_not_cheapest_job");
+}
+
+TEST(Plan, SpotChosenOnlyWhenCheaperAfterLosses) {
+  const ModelArch arch = llama_8b();
+  Offer o = make_offer("s/h100x1", "NVIDIA H100 SXM", 1, 4.0, IntraNodeLink::unknown);
+  add_spot(o, 1.0);
+  PlanRequest r = lora_request(2e8);
+  r.preemptions_per_day = 1;
+  PlanResult calm = plan(r, arch, {o}, GpuCatalog::bundled(), &per_second);
+  ASSERT_EQ(calm.plans.size(), 1u);
+  EXPECT_EQ(calm.plans[0].cost.price_kind, PriceKind::spot);
+  ASSERT_TRUE(calm.plans[0].cost.spot.has_value());
+  EXPECT_GT(calm.plans[0].cost.spot_loss_usd, 0);
+  // The run is longer than the uninterrupted work by exactly the spot overhead.
+  EXPECT_NEAR(calm.plans[0].cost.run_seconds, calm.plans[0].work_seconds + calm.plans[0].cost.spot->extra_seconds(),
+              1e-6 * calm.plans[0].cost.run_seconds);
+  // At a very high preemption rate spot either cannot finish or costs more: on-demand wins.
+  r.preemptions_per_day = 500;
+  PlanResult stormy = plan(r, arch, {o}, GpuCatalog::bundled(), &per_second);
+  ASSERT_EQ(stormy.plans.size(), 1u);
+  EXPECT_EQ(stormy.plans[0].cost.price_kind, PriceKind::on_demand);
+}
+
+TEST(Plan, PcieMultiGpuWarning) {
+  const ModelArch arch = llama_8b();
+  Offer o = make_offer("p/l4x8", "NVIDIA L4", 8, 6.0, IntraNodeLink::pcie);
+  PlanRequest r = lora_request(2e7);
+  PlanResult res = plan(r, arch, {o}, GpuCatalog::bundled(), &per_second);
+  ASSERT_EQ(res.plans.size(), 1u);
+  const auto& w = res.plans[0].warnings;
+  EXPECT_TRUE(std::any_of(w.begin(), w.end(), [](const PlanWarning& x) { return x.code == "pcie_multi_gpu"; }));
+}
+
+TEST(Plan, SkipsExcludedUnresolvedAndUnpriced) {
+  const ModelArch arch = llama_8b();
+  Offer excluded = make_offer("x/h100", "NVIDIA H100 SXM", 1, 2.0, IntraNodeLink::unknown);
+  excluded.flags.push_back(QualityFlag{"zero_price", "test", true});
+  Offer unresolved = make_offer("y/mystery", "Mystery GPU 9000", 1, 2.0, IntraNodeLink::unknown);
+  unresolved.gpu_name.reset();
+  Offer unpriced = make_offer("z/h100", "NVIDIA H100 SXM", 1, 2.0, IntraNodeLink::unknown);
+  unpriced.prices.clear();
+  PlanResult res = plan(lora_request(1e6), arch, {excluded, unresolved, unpriced}, GpuCatalog::bundled(), &per_second);
+  EXPECT_EQ(res.offers_skipped, 3u);
+  EXPECT_TRUE(res.plans.empty());
+  ASSERT_TRUE(res.no_plan.has_value());
+}
+
+TEST(Plan, NoFitExplainsLargestGpuAndMissingMultiNode) {
+  ModelSource s;
+  s.preset = "llama-3.1-70b";
+  const ModelArch arch = resolve_model(s);
+  // 70B full fine-tune: 16 bytes/param × 70.6e9 = 1.13 TB of weights+grads+optimizer alone;
+  // over 1 × 24 GB GPU this cannot fit in any layout, and no offer is multi-node.
+  Offer o = make_offer("c/l4", "NVIDIA L4", 1, 0.8, IntraNodeLink::unknown);
+  PlanRequest r = lora_request(1e9);
+  r.model.preset = "llama-3.1-70b";
+  r.task = Task::full;
+  PlanResult res = plan(r, arch, {o}, GpuCatalog::bundled(), &per_second);
+  ASSERT_TRUE(res.no_plan.has_value());
+  EXPECT_FALSE(res.no_plan->any_multi_node_offer);
+  EXPECT_GT(res.no_plan->smallest_per_gpu_bytes, res.no_plan->largest_gpu_bytes);
+  EXPECT_NE(res.no_plan->reason.find("inter-node network"), std::string::npos) << res.no_plan->reason;
+  EXPECT_FALSE(res.no_plan->suggestions.empty());
+}
+
+TEST(Plan, MultiNodeOnlyWithKnownNetwork) {
+  ModelSource s;
+  s.preset = "llama-3.1-70b";
+  const ModelArch arch = resolve_model(s);
+  PlanRequest r = lora_request(1e9);
+  r.task = Task::full;
+  Offer single = make_offer("n/h100x8", "NVIDIA H100 SXM", 8, 24.0, IntraNodeLink::nvlink);
+  single.max_nodes = 16;  // but no known network: single node only
+  Offer cluster = single;
+  cluster.id = "m/h100x8";
+  cluster.provider = "m";
+  cluster.inter_node_network = InterNodeNetwork::infiniband;
+  cluster.inter_node_bits_per_s = 3200e9;
+  PlanResult res = plan(r, arch, {single, cluster}, GpuCatalog::bundled(), &per_second);
+  for (const Plan& p : res.plans) {
+    if (p.offer_id == "n/h100x8") EXPECT_EQ(p.instances, 1);
+    EXPECT_LE(p.per_gpu_memory_bytes, p.gpu_memory_capacity_bytes * (1 - r.margin));
+  }
+  // 70B full fine-tune needs ≥ 16 B/param × 70.6e9 / 0.9 / 80e9 ≈ 15.7 GPUs' memory for the
+  // model states alone: the single 8-GPU node cannot hold it; the InfiniBand cluster can.
+  ASSERT_EQ(res.plans.size(), 1u);
+  EXPECT_EQ(res.plans[0].offer_id, "m/h100x8");
+  EXPECT_GE(res.plans[0].instances, 2);
+}
+
+TEST(Plan, ServingReplicasCoverConcurrency) {
+  const ModelArch arch = llama_8b();
+  Offer o = make_offer("v/h100x8", "NVIDIA H100 SXM", 8, 24.0, IntraNodeLink::nvlink);
+  PlanRequest r;
+  r.model.preset = "llama-3.1-8b";
+  r.task = Task::serve;
+  r.workload = PlanWorkload::serving;
+  r.concurrency = 100;
+  r.hours = 10;
+  PlanResult res = plan(r, arch, {o}, GpuCatalog::bundled(), &per_second);
+  ASSERT_EQ(res.plans.size(), 1u);
+  const Plan& p = res.plans[0];
+  ASSERT_TRUE(p.serving.has_value());
+  EXPECT_GE(p.replicas * p.serving->batch, 100);
+  // 10 h on-demand per-second billing: instances × $24/h × 10 h.
+  EXPECT_NEAR(p.cost.compute_usd, p.instances * 24.0 * 10, 1e-9);
+  EXPECT_LE(p.per_gpu_memory_bytes, p.gpu_memory_capacity_bytes * (1 - r.margin));
+}
+
+TEST(Plan, ParetoFlagsMatchDefinition) {
+  const ModelArch arch = llama_8b();
+  std::vector<Offer> offers = {make_offer("a/h100x8", "NVIDIA H100 SXM", 8, 24.0, IntraNodeLink::nvlink),
+                               make_offer("b/h100x1", "NVIDIA H100 SXM", 1, 3.0, IntraNodeLink::unknown),
+                               make_offer("c/a100x1", "NVIDIA A100 SXM 80GB", 1, 1.2, IntraNodeLink::unknown),
+                               make_offer("d/a100x1", "NVIDIA A100 SXM 80GB", 1, 1.9, IntraNodeLink::unknown)};
+  PlanResult res = plan(lora_request(5e7), arch, offers, GpuCatalog::bundled(), &per_second);
+  ASSERT_EQ(res.plans.size(), 4u);
+  for (const Plan& p : res.plans) {
+    bool dominated = false;
+    for (const Plan& q : res.plans) {
+      dominated |= dominates({q.total_usd(), q.time_seconds()}, {p.total_usd(), p.time_seconds()});
+    }
+    EXPECT_EQ(p.on_pareto_front, !dominated) << p.offer_id;
+  }
+  // d is the same machine as c at a higher price: dominated.
+  for (const Plan& p : res.plans) {
+    if (p.offer_id == "d/a100x1") EXPECT_FALSE(p.on_pareto_front);
+  }
+}
+
+TEST(ExplainPlan, CostLinesRepeatThePlanNumbers) {
+  const ModelArch arch = llama_8b();
+  Offer o = make_offer("b/h100x1", "NVIDIA H100 SXM", 1, 2.0, IntraNodeLink::unknown);
+  PlanRequest r = lora_request(1e7);
+  PlanResult res = plan(r, arch, {o}, GpuCatalog::bundled(), &per_second);
+  ASSERT_EQ(res.plans.size(), 1u);
+  auto lines = explain_plan(r, arch, res.plans[0], GpuCatalog::bundled());
+  auto find = [&](const std::string& term) {
+    auto it = std::find_if(lines.begin(), lines.end(), [&](const PlanExplainLine& l) { return l.term == term; });
+    return it == lines.end() ? std::nan("") : it->value;
+  };
+  EXPECT_DOUBLE_EQ(find("cost.total_usd"), res.plans[0].total_usd());
+  EXPECT_DOUBLE_EQ(find("cost.compute_usd"), res.plans[0].cost.compute_usd);
+  EXPECT_DOUBLE_EQ(find("per_gpu_memory_bytes"), res.plans[0].per_gpu_memory_bytes);
+  EXPECT_DOUBLE_EQ(find("work_seconds"), res.plans[0].work_seconds);
+}
+
+}  // namespace
+}  // namespace gpuplan
