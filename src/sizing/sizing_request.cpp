@@ -1,0 +1,113 @@
+#include "sizing/sizing_request.hpp"
+
+#include <fmt/core.h>
+
+#include "util/error.hpp"
+
+namespace gpuplan {
+namespace {
+
+void check_degree(const std::optional<int>& v, const char* flag) {
+  if (v && (*v < 1 || *v > 1'000'000)) {
+    throw_invalid(flag, fmt::format("{} is out of range", *v), "an integer in [1, 1000000]");
+  }
+}
+
+struct Degrees {
+  int tp = 1, pp = 1, dp = 1;
+};
+
+Degrees resolve(const SizingRequest& r) {
+  Degrees d;
+  d.pp = r.pp.value_or(1);
+  if (r.task == Task::serve) {
+    if (r.tp) {
+      d.tp = *r.tp;
+    } else if (r.gpus) {
+      if (*r.gpus % d.pp != 0) {
+        throw_invalid("--gpus", fmt::format("{} GPUs do not split into pp {}", *r.gpus, d.pp),
+                      fmt::format("a multiple of pp {}", d.pp));
+      }
+      d.tp = *r.gpus / d.pp;
+    }
+    if (r.gpus && d.tp * d.pp != *r.gpus) {
+      throw_invalid("--gpus", fmt::format("--gpus {} but tp {} × pp {} = {}", *r.gpus, d.tp, d.pp, d.tp * d.pp),
+                    "--gpus = tp × pp when serving");
+    }
+    return d;
+  }
+  d.tp = r.tp.value_or(1);
+  if (r.dp) {
+    d.dp = *r.dp;
+  } else if (r.gpus) {
+    if (*r.gpus % (d.tp * d.pp) != 0) {
+      throw_invalid("--gpus", fmt::format("{} GPUs are not a multiple of tp {} × pp {}", *r.gpus, d.tp, d.pp),
+                    fmt::format("a multiple of {}", d.tp * d.pp));
+    }
+    d.dp = *r.gpus / (d.tp * d.pp);
+  }
+  if (r.gpus && d.tp * d.pp * d.dp != *r.gpus) {
+    throw_invalid("--gpus",
+                  fmt::format("--gpus {} but tp {} × pp {} × dp {} = {}", *r.gpus, d.tp, d.pp, d.dp, d.tp * d.pp * d.dp),
+                  "--gpus = tp × pp × dp");
+  }
+  return d;
+}
+
+}  // namespace
+
+void SizingRequest::validate() const {
+  check_degree(gpus, "--gpus");
+  check_degree(tp, "--tp");
+  check_degree(pp, "--pp");
+  check_degree(dp, "--dp");
+  if (!(margin >= 0 && margin < 1)) {
+    throw_invalid("--margin", fmt::format("{} is out of range", margin), "a fraction in [0, 1), e.g. 0.10");
+  }
+  if (task == Task::serve) {
+    serving_request().validate();
+  } else {
+    training_request().validate();
+  }
+}
+
+TrainingMemoryRequest SizingRequest::training_request() const {
+  TrainingMemoryRequest r = training;
+  r.task = task;
+  const Degrees d = resolve(*this);
+  r.layout.tp = d.tp;
+  r.layout.pp = d.pp;
+  r.layout.dp = d.dp;
+  return r;
+}
+
+ServingMemoryRequest SizingRequest::serving_request() const {
+  ServingMemoryRequest r = serving;
+  const Degrees d = resolve(*this);
+  r.tp = d.tp;
+  r.pp = d.pp;
+  return r;
+}
+
+SizingResult run_sizing(const ModelArch& arch, const SizingRequest& request, const GpuCatalog& catalog) {
+  request.validate();
+  SizingResult out;
+  FitOptions fit;
+  fit.margin = request.margin;
+  if (request.task == Task::serve) {
+    const ServingMemoryRequest r = request.serving_request();
+    out.per_gpu = serving_memory(arch, r);
+    if (request.explain) out.explanation = explain_serving_memory(arch, r);
+    out.fits = fitting_gpus(arch, r, catalog, fit);
+    out.fit_assumption = fit_assumption(r);
+  } else {
+    const TrainingMemoryRequest r = request.training_request();
+    out.per_gpu = training_memory(arch, r);
+    if (request.explain) out.explanation = explain_training_memory(arch, r);
+    out.fits = fitting_gpus(arch, r, catalog, fit);
+    out.fit_assumption = fit_assumption(r);
+  }
+  return out;
+}
+
+}  // namespace gpuplan
