@@ -113,6 +113,7 @@ struct Work {
   double peak = 0;
   double text_tokens = 0;
   double latent_pixels = 0;
+  double efficiency = 0;
 };
 
 Work compute_work(const ModelArch& arch, const DiffusionRequest& r, const GpuSpec& gpu, const PerfAssumptions& a) {
@@ -154,7 +155,9 @@ Work compute_work(const ModelArch& arch, const DiffusionRequest& r, const GpuSpe
       break;
     }
   }
-  e.seconds_per_image = w.peak > 0 ? e.flop_per_image / (w.peak * a.diffusion_efficiency) : 0.0;
+  w.efficiency = arch.family == ModelFamily::diffusion_transformer ? a.diffusion_transformer_efficiency
+                                                                   : a.diffusion_unet_efficiency;
+  e.seconds_per_image = w.peak > 0 ? e.flop_per_image / (w.peak * w.efficiency) : 0.0;
   e.images_per_hour = e.seconds_per_image > 0 ? 3600.0 / e.seconds_per_image * r.gpus : 0.0;
   return w;
 }
@@ -188,8 +191,9 @@ std::vector<ExplainLine> explain_diffusion(const ModelArch& arch, const Diffusio
                  fmt::format("{} steps × {} evaluations × {:.4g} FLOP / ({:.4g} FLOP/s × {:.2f}) = {:.3g} s; VAE decode "
                              "and text encoders not counted",
                              r.steps, r.classifier_free_guidance ? 2 : 1, e.flop_per_evaluation, w.peak,
-                             a.diffusion_efficiency, e.seconds_per_image),
-                 "compute-bound denoising; diffusion_efficiency (documented assumption)"});
+                             w.efficiency, e.seconds_per_image),
+                 flux ? "compute-bound denoising; efficiency measured on an H200 (tests/data/h200-flux-blocks.jsonl)"
+                      : "compute-bound denoising; UNet efficiency is an uncalibrated assumption (perf.hpp)"});
   out.push_back({"images_per_hour", e.images_per_hour,
                  fmt::format("3600 / {:.3g} s × {} GPUs = {:.4g}", e.seconds_per_image, r.gpus, e.images_per_hour),
                  "independent images per GPU (data parallel)"});

@@ -23,7 +23,9 @@
 ///     are counted only as convs or neglected (< 1%).
 ///   The UNet's FLOPs are not 2·N·pixels (each level runs at its own resolution), hence the
 ///     per-level sum.
-/// Seconds per image = evaluations × FLOPs / (GPUs × dense 16-bit peak × diffusion_efficiency),
+/// Seconds per image = evaluations × FLOPs / (dense 16-bit peak × efficiency), efficiency =
+/// PerfAssumptions::diffusion_transformer_efficiency (measured, FLUX) or diffusion_unet_efficiency
+/// (assumed, SDXL); images per hour scale with `gpus`;
 /// evaluations = steps × (2 with classifier-free guidance, SDXL default; 1 for guidance-
 /// distilled FLUX-dev). The VAE decode and text encoders are not counted (one pass per image,
 /// small against 20–50 denoising steps: stated in the explanation).

@@ -148,10 +148,14 @@ struct PerfAssumptions {
   double decode_compute_efficiency = 0.7;
 
   // Diffusion (diffusion_perf.hpp)
-  /// Achieved fraction of dense 16-bit peak for a denoising step (convolutions + attention).
-  /// UNCALIBRATED assumption (no published or measured image-generation timing in this project's
-  /// data yet): treat images/hour as uncertain by up to 2×.
-  double diffusion_efficiency = 0.30;
+  /// Achieved fraction of dense 16-bit peak for one evaluation of a diffusion TRANSFORMER (FLUX):
+  /// our H200 run of the FLUX.1-shaped forward in eager PyTorch reached 0.42 / 0.48 / 0.52 at
+  /// 512² / 1024² / 1536² (tests/data/h200-flux-blocks.jsonl).
+  double diffusion_transformer_efficiency = 0.48;
+  /// Same for a diffusion UNet (SDXL): UNCALIBRATED assumption (no timing in this project's data:
+  /// convolutions, group norms and small attention levels run less efficiently than the
+  /// transformer's large matmuls); treat UNet images/hour as uncertain by up to 2×.
+  double diffusion_unet_efficiency = 0.30;
 };
 
 /// One training step (one optimizer update over global_batch_seqs sequences).

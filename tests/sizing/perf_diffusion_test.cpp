@@ -2,6 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "model/presets.hpp"
 #include "sizing/diffusion_perf.hpp"
@@ -43,8 +47,38 @@ TEST(PerfDiffusion, FluxPerTokenWeightsAreOneStreamPerDoubleBlock) {
   // ≈ 7.4e13 FLOP per evaluation.
   EXPECT_NEAR(e.flop_per_evaluation, 7.4e13, 0.1e13);
   EXPECT_EQ(e.evaluations_per_image, 4);
-  EXPECT_NEAR(e.seconds_per_image, 4 * e.flop_per_evaluation / (989.4e12 * PerfAssumptions{}.diffusion_efficiency), 1e-12);
+  EXPECT_NEAR(e.seconds_per_image, 4 * e.flop_per_evaluation / (989.4e12 * PerfAssumptions{}.diffusion_transformer_efficiency), 1e-12);
   EXPECT_NEAR(e.images_per_hour, 3600 / e.seconds_per_image, 1e-9);
+}
+
+// Our H200 measurement of the FLUX.1-shaped forward (tests/data/h200-flux-blocks.PROVENANCE.md):
+// FLOPs counted by torch's FlopCounterMode and the median time per forward.
+TEST(PerfDiffusion, FluxMatchesH200Measurement) {
+  std::ifstream in(std::string(GPUPLAN_SOURCE_DIR) + "/tests/data/h200-flux-blocks.jsonl");
+  ASSERT_TRUE(in);
+  const ModelArch flux = load_preset("flux.1-schnell");
+  GpuSpec h200 = h100_like();  // H200 SXM: same 989.4 TFLOPS dense BF16 as the H100 SXM
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    const auto row = nlohmann::json::parse(line);
+    DiffusionRequest r;
+    r.width_px = row["width_px"];
+    r.height_px = row["height_px"];
+    r.steps = 1;
+    r.classifier_free_guidance = false;
+    const DiffusionEstimate e = estimate_diffusion(flux, r, h200, PerfAssumptions{});
+    const double counted = row["flop_counted"], seconds = row["seconds_median"];
+    std::printf("%s: FLOP model %.4g vs counted %.4g (%+.2f%%); seconds model %.4f vs measured %.4f (%+.1f%%)\n",
+                row["id"].get<std::string>().c_str(), e.flop_per_evaluation, counted,
+                100 * (e.flop_per_evaluation / counted - 1), e.seconds_per_image, seconds,
+                100 * (e.seconds_per_image / seconds - 1));
+    // The FLOP derivation neglects only the per-sample modulation linears (< 0.1%).
+    EXPECT_NEAR(e.flop_per_evaluation, counted, 0.01 * counted) << row["id"];
+    EXPECT_NEAR(e.seconds_per_image, seconds, 0.25 * seconds) << row["id"];
+    ++n;
+  }
+  EXPECT_EQ(n, 3);
 }
 
 TEST(PerfDiffusion, TinyUnetByHand) {
