@@ -13,6 +13,7 @@
 #include "model/model_source.hpp"
 #include "model/param_count.hpp"
 #include "model/presets.hpp"
+#include "util/error.hpp"
 
 namespace gpuplan::cli {
 namespace {
@@ -194,7 +195,7 @@ GPUPLAN_REGISTER_COMMAND(Command{
       sub.callback([opts] {
         ModelSource src = opts->source;
         if (!opts->name.empty()) {
-          if (!src.preset.empty()) src.preset.clear();  // the positional name wins; validate() flags a second source
+          if (!src.preset.empty()) throw_invalid("--model", "model named twice (positional NAME and --model)", "one of them");
           src.preset = opts->name;
         }
         const bool any = !src.preset.empty() || !src.config_path.empty() || !src.safetensors_path.empty() || src.params;

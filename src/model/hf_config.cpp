@@ -887,6 +887,8 @@ ModelArch parse_hf_config(const json& config, const std::string& source) {
       if (auto vision = root.object("vision_config")) {
         extra.other += count_vision_tower(*vision, a.hidden_size);
         a.notes.push_back("vision tower (vision_config) + projector counted in other (generic ViT formula; approximate for Llama 4's adapter)");
+      } else {
+        a.notes.push_back("the config has no vision_config: the vision tower of the published checkpoint is not counted");
       }
     } else if (type == "mamba") {
       parse_mamba(root, a, extra);
@@ -915,6 +917,10 @@ ModelArch parse_hf_config(const json& config, const std::string& source) {
     p.head += extra.head;
     p.other += extra.other;
     a.params = p;
+    if (a.model_type == "gpt_oss") {
+      a.notes.push_back(fmt::format("active() includes the token-embedding table ({} params); the gpt-oss model card's active "
+                                    "count excludes it", a.params.embeddings));
+    }
     if (a.mtp_layers > 0) {
       // One MTP module per predicted token (DeepSeek-V3 §2.2): enorm h, hnorm h, eh_proj 2h·h, one decoder
       // layer (MoE, as the checkpoint's layer 61), shared_head norm h; the checkpoint also stores its own

@@ -157,8 +157,9 @@ TEST(ParamCountsQuirks, DeepSeekV3MainModelExcludesMtp) {
 }
 
 // Falcon-7B ties lm_head to the embeddings (FalconConfig tie_word_embeddings default true): the model has
-// 6.92B parameters; the HF page's ~7.2B counts the checkpoint, which stores lm_head as a separate tensor
-// (V·h = 65024·4544 = 295,469,056 more).
+// 6.92B parameters; the HF page's ~7.2B equals that plus a second copy of lm_head (V·h = 65024·4544 =
+// 295,469,056), consistent with a checkpoint storing the tied head as its own tensor (an explanation, checked
+// here only arithmetically).
 TEST(ParamCountsQuirks, FalconStoredHeadExplainsTheHfFigure) {
   const ModelArch a = load_hf_config_file(source_path("data/models/tiiuae__falcon-7b/config.json"));
   EXPECT_TRUE(a.tied_embeddings);
