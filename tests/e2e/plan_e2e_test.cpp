@@ -53,7 +53,7 @@ class PlanE2E : public ::testing::Test {
   }
 
   static json run_json(const std::string& args) {
-    RunResult r = run(args + " --json --limit 1000 --today 2026-11-30");
+    RunResult r = run(args + " --json --limit 100000 --today 2026-11-30");
     EXPECT_EQ(r.exit_code, 0) << r.out.substr(0, 2000);
     json j = json::parse(r.out, nullptr, false);
     EXPECT_FALSE(j.is_discarded()) << r.out.substr(0, 2000);
@@ -95,7 +95,7 @@ class PlanE2E : public ::testing::Test {
                   instances * price * billed / 3600.0, 1e-9 * std::max(1.0, parts))
           << id;
     }
-    // Pareto front: marked ⇔ not dominated (over all plans: --limit 1000 keeps them all).
+    // Pareto front: marked ⇔ not dominated (over all plans: --limit 100000 keeps them all).
     ASSERT_EQ(plans.size(), j["plans_total"].get<std::size_t>());
     for (const json& p : plans) {
       const double pc = p["total_usd"].get<double>(), pt = p["time_seconds"].get<double>();

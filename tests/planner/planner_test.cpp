@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "model/model_source.hpp"
+#include "planner/pareto.hpp"
 #include "util/error.hpp"
 
 namespace gpuplan {
@@ -228,7 +229,9 @@ TEST(Plan, MultiNodeOnlyWithKnownNetwork) {
   cluster.inter_node_bits_per_s = 3200e9;
   PlanResult res = plan(r, arch, {single, cluster}, GpuCatalog::bundled(), &per_second);
   for (const Plan& p : res.plans) {
-    if (p.offer_id == "n/h100x8") EXPECT_EQ(p.instances, 1);
+    if (p.offer_id == "n/h100x8") {
+      EXPECT_EQ(p.instances, 1);
+    }
     EXPECT_LE(p.per_gpu_memory_bytes, p.gpu_memory_capacity_bytes * (1 - r.margin));
   }
   // 70B full fine-tune needs ≥ 16 B/param × 70.6e9 / 0.9 / 80e9 ≈ 15.7 GPUs' memory for the
@@ -274,7 +277,9 @@ TEST(Plan, ParetoFlagsMatchDefinition) {
   }
   // d is the same machine as c at a higher price: dominated.
   for (const Plan& p : res.plans) {
-    if (p.offer_id == "d/a100x1") EXPECT_FALSE(p.on_pareto_front);
+    if (p.offer_id == "d/a100x1") {
+      EXPECT_FALSE(p.on_pareto_front);
+    }
   }
 }
 
