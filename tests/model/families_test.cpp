@@ -93,6 +93,29 @@ TEST(Families, GptOssBiasesAndSinks) {
   EXPECT_EQ(a.num_sliding_window_layers(), 1);
 }
 
+// Qwen2-MoE on the tiny llama shape (h 8, L 2, H 2, K 1, head_dim 4, V 10, untied): 4 experts of width 4, top-2,
+// a shared expert of width 8 with its sigmoid gate Linear(h, 1):
+//   attention 2·192 + q/k/v biases 2·(8 + 4 + 4) = 416; experts 2·4·(3·8·4) = 768 (active 2·2·96 = 384)
+//   shared 2·3·8·8 = 384 (mlp); router 2·(8·4) + gates 2·8 = 80; norms 40; embeddings 80; head 80
+//   total 1848, active 1848 − 768 + 384 = 1464.
+// With mlp_only_layers [0]: layer 0 dense (3·8·16 = 384), one MoE layer: mlp 384 + 192, experts 384, router 40
+//   → 416 + 576 + 384 + 40 + 40 + 160 = 1616.
+TEST(Families, Qwen2MoeSharedExpertAndMlpOnlyLayers) {
+  json c = json::parse(R"({"model_type": "qwen2_moe", "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2,
+    "num_key_value_heads": 1, "intermediate_size": 16, "vocab_size": 10, "num_experts": 4, "num_experts_per_tok": 2,
+    "moe_intermediate_size": 4, "shared_expert_intermediate_size": 8, "decoder_sparse_step": 1, "mlp_only_layers": []})");
+  ModelArch a = parse_hf_config(c, "qwen2moe.json");
+  EXPECT_EQ(a.params.attention, 416);
+  EXPECT_EQ(a.params.mlp, 384);
+  EXPECT_EQ(a.params.router, 80);
+  EXPECT_EQ(a.total_params(), 1848);
+  EXPECT_EQ(a.active_params(), 1464);
+  c["mlp_only_layers"] = {0};
+  a = parse_hf_config(c, "qwen2moe.json");
+  EXPECT_EQ(a.moe->num_moe_layers, 1);
+  EXPECT_EQ(a.total_params(), 1616);
+}
+
 // layer_types entries must be known and one per layer.
 TEST(Families, LayerTypesValidated) {
   json c = json::parse(R"({"model_type": "llama", "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2,
