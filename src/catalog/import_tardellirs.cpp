@@ -156,7 +156,6 @@ ImportBatch import_tardellirs_offerings_json(std::string_view text, const Import
       if (ic == "sxm") hint.form_factor = "SXM";
       if (ic == "nvlink" || ic == "nvl") hint.nvlink_named = true;
     }
-    resolve_gpu(o, {gpu_model}, hint, batch, src, where);
 
     const PriceKind kind = is_spot ? PriceKind::spot : PriceKind::on_demand;
     std::string said;
@@ -169,6 +168,7 @@ ImportBatch import_tardellirs_offerings_json(std::string_view text, const Import
              true, false);
       continue;
     }
+    resolve_gpu(o, {gpu_model}, hint, batch, src, where);
     const SourceRef ref{src.dataset,
                         fmt::format("{} (via {}:{})", source_url,
                                     src.locator_base.empty() ? src.file : src.locator_base, lc.substr(0, lc.find(':'))),
