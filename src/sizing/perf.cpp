@@ -210,7 +210,7 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
   // Pipeline point-to-point: activations forward, gradients backward, scatter/gather over TP
   // (Narayanan et al. 2021 §4.1): s·b·h·bytes / t per transfer.
   if (l.pp > 1) {
-    const bool stages_cross_nodes = l.tp * l.dp >= c.gpus_per_node;
+    const bool stages_cross_nodes = c.nodes > 1 && l.tp * l.dp >= c.gpus_per_node;
     const double bw = stages_cross_nodes ? per_gpu_net : intra;
     e.pp_p2p_seconds = md * 2.0 * v * safe_div(s * b * h * elem / tp, bw);
   }

@@ -70,7 +70,8 @@ struct ClusterSpec {
   double intra_node_bytes_per_s = 0;
   /// Network bandwidth per NODE, one direction, bytes/s (DGX A100: 8 × 200 Gb/s HDR = 200e9;
   /// 8 × 400 Gb/s NDR = 400e9; typical cloud Ethernet 100–400 Gb/s = 12.5e9–50e9).
-  /// Irrelevant when nodes == 1.
+  /// Irrelevant when nodes == 1. 0 with a layout whose TP/DP/PP groups cross nodes gives an
+  /// infinite communication time (no known network: the planner should not offer such a plan).
   double inter_node_bytes_per_s = 0;
   bool intra_node_nvlink = true;  ///< GPUs of a node share an NVLink/NVSwitch (or xGMI) domain
 
