@@ -16,7 +16,10 @@
 ///   - a size that is zero or negative: where = the field, expected = "a positive integer";
 ///   - an unknown model_type: where = "<source>: /model_type", expected = the supported list.
 /// load_hf_config_file: malformed JSON → where = "path:line:col"; unreadable file → not_found.
+#include <cstddef>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 

@@ -32,8 +32,8 @@ struct ModelSource {
 ///
 /// --params N (synthetic dense llama-like decoder, untied head, RMSNorm, gated MLP, MHA unless --kv-heads):
 ///   vocab V = 32000 (--vocab), head_dim 128, aspect ratio hidden/layers = 128 (Kaplan et al. 2020,
-///   arXiv:2001.08361 Fig. 5: loss is flat for aspect ratios ~50..200; Llama-2-7B has 4096/32 = 128).
-///   Layers L = floor(x) where 12·128²·x³ + 2·V·128·x = N (the 12·L·h² + 2·V·h approximation, Kaplan §2.1),
+///   arXiv:2001.08361 Fig. 5: loss depends only weakly on the aspect ratio over a wide range; Llama-2-7B has 4096/32 = 128).
+///   Layers L = floor(x) where 12·128²·x³ + 2·V·128·x = N (N ≈ 12·L·h² from Kaplan §2.1, plus the untied embedding and head 2·V·h),
 ///   hidden h = 128·L; with --layers only, h = 128·L; with --hidden only, L = floor((N − 2Vh) / 12h²).
 ///   heads = h/128 (--heads), kv_heads = heads (--kv-heads); intermediate I = the largest multiple of 256
 ///   in [256, 4h] that keeps the exact count (count_decoder_params) <= N (--intermediate).
