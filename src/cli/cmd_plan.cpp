@@ -254,7 +254,7 @@ void print_table(const PlanRequest& r, const PlanResult& res) {
 void print_no_plan(const PlanResult& res) {
   const NoPlanReason& np = *res.no_plan;
   fmt::print("No plan: {}\n", np.reason);
-  for (const auto& s : np.suggestions) fmt::print("  would fit with: {}\n", s);
+  for (const auto& s : np.suggestions) fmt::print("  might fit with: {}\n", s);
   fmt::print("({} offers considered, {} skipped, {} layouts evaluated)\n", res.offers_considered, res.offers_skipped,
              res.layouts_evaluated);
 }

@@ -298,12 +298,12 @@ CheckpointSizes checkpoint_sizes(const PlanRequest& r, const ModelArch& arch) {
     return s;
   }
   if (r.task == Task::lora || r.task == Task::qlora) {
-    // Adapter weights + their gradients + optimizer state: the term holds all three.
-    s.checkpoint_bytes = m.term_bytes("lora_adapters");
-    // Final adapter weights in 16 bits. lora_adapters = params × (2 + 2 + optimizer bytes); the
-    // adapter weights are the 2-byte share: bytes × 2 / (bytes per trainable parameter).
-    double per_param = 4.0 + (m.term_bytes("optimizer_state") > 0 ? 0.0 : 12.0);
-    s.final_weights_bytes = s.checkpoint_bytes * 2.0 / per_param;
+    // The adapters and their optimizer state (the frozen base is not checkpointed).
+    s.checkpoint_bytes =
+        m.term_bytes("lora_adapters") + m.term_bytes("optimizer_state") + m.term_bytes("master_weights");
+    // The sizing layer holds adapters in fp32 (4 B/param, memory.cpp "4 B × adapter params");
+    // they are released in 16 bits: half of that term.
+    s.final_weights_bytes = m.term_bytes("lora_adapters") / 2.0;
   } else {
     s.checkpoint_bytes =
         m.term_bytes("weights") + m.term_bytes("optimizer_state") + m.term_bytes("master_weights");
@@ -659,7 +659,7 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
           short_gb(np.largest_gpu_bytes * (1.0 - request.margin)), request.margin * 100.0,
           any_multi_node ? "" : ", and no offer has a known inter-node network for multi-node training");
       if (training) {
-        if (request.task == Task::pretrain || request.task == Task::full) {
+        if (request.task == Task::full) {
           np.suggestions.push_back("fine-tune with LoRA (--task lora) or QLoRA (--task qlora)");
         } else if (request.task == Task::lora) {
           np.suggestions.push_back("QLoRA (--task qlora): the frozen base in 4 bits");
