@@ -24,7 +24,7 @@
 ///     the attention-score part (Korthikanti et al. 2022, arXiv:2205.05198 §5).
 ///   LoRA / QLoRA (frozen base weights): backward still computes activation gradients through
 ///     every frozen matmul (1 × forward) but no weight gradients for them: 2·N (fwd) + 2·N
-///     (activation grads) = 4·N per token instead of 6·N (Hu et al. 2021, arXiv:2106.09685 §4.2
+///     (activation grads) = 4·N per token instead of 6·N (Hu et al. 2021, arXiv:2106.09685 §4
 ///     reports ~25% faster training than full fine-tuning for GPT-3, consistent with 4/6 of
 ///     the matmul work plus fixed overheads). The adapters' own FLOPs (rank r ≪ h) are neglected.
 /// Non-decoder families (diffusion, SSM): the matmul term uses 2·N_active; attention is 0

@@ -128,8 +128,9 @@ struct PerfAssumptions {
   /// all-reduce; the whole pass for ZeRO-3 prefetched all-gathers). PyTorch DDP buckets and
   /// DeepSpeed overlap_comm make it high; 1.0 = fully hidden while comm < compute.
   double comm_overlap_fraction = 0.9;
-  /// QLoRA: extra compute for de-quantising NF4 weights before each matmul, as a multiplier on
-  /// compute time (Dettmers et al. 2023 arXiv:2305.14314 report QLoRA slower than LoRA; we use 1.3).
+  /// QLoRA: extra compute for de-quantising NF4 weights (Dettmers et al. 2023 arXiv:2305.14314 §3)
+  /// before each matmul, as a multiplier on compute time. ASSUMPTION (no measurement in this
+  /// project's data): 1.3.
   double qlora_dequant_overhead = 1.3;
 
   // Serving (serving_perf.hpp)
