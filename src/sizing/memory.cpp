@@ -38,8 +38,9 @@ std::string num(double v) {
 using Explain = std::vector<TermExplanation>;
 
 /// Appends a term (skipped when 0 bytes unless `keep_zero`) and, when explaining, its formula.
+template <typename Formula>
 void add_term(MemoryBreakdown& out, Explain* ex, const char* name, double bytes, const char* source,
-              const std::function<std::string()>& formula, bool keep_zero = false) {
+              const Formula& formula, bool keep_zero = false) {
   if (bytes <= 0 && !keep_zero) return;
   out.terms.push_back(MemoryTerm{name, bytes});
   if (ex) ex->push_back(TermExplanation{name, bytes, formula() + " = " + gb(bytes), source});
