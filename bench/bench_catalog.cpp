@@ -1,0 +1,107 @@
+// Offer store benchmarks: importing the bundled catalog into a fresh SQLite database (a temp
+// file, WAL) and into memory, and a filtered query over it. Counters report rows per second
+// (rows = offers + price observations written or offers scanned).
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "catalog/importers.hpp"
+#include "catalog/memory_store.hpp"
+#include "catalog/sqlite_store.hpp"
+
+namespace {
+
+using namespace gpuplan;
+
+const ImportBatch& bundled() {
+  static const ImportBatch b = bundled_catalog();
+  return b;
+}
+
+std::size_t row_count(const ImportBatch& b) {
+  std::size_t n = b.offers.size();
+  for (const auto& o : b.offers) n += o.prices.size();
+  return n;
+}
+
+std::string temp_db(const char* name) {
+  return (std::filesystem::temp_directory_path() / (std::string("gpuplan-bench-") + std::to_string(::getpid()) + "-" + name))
+      .string();
+}
+
+void remove_db(const std::string& p) {
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(p + suffix);
+}
+
+constexpr const char* kQuery = "gpu~h100 gpus>=8 vram>=80GB price<=60 (net=infiniband or link=nvlink)";
+
+void BM_ImportBundledSqlite(benchmark::State& state) {
+  const ImportBatch& b = bundled();
+  const std::string path = temp_db("import.sqlite");
+  for (auto _ : state) {
+    state.PauseTiming();
+    remove_db(path);
+    state.ResumeTiming();
+    SqliteOfferStore store(path);
+    benchmark::DoNotOptimize(store.import(b));
+  }
+  remove_db(path);
+  state.counters["rows_per_s"] =
+      benchmark::Counter(static_cast<double>(row_count(b)) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate);
+  state.counters["rows"] = static_cast<double>(row_count(b));
+}
+BENCHMARK(BM_ImportBundledSqlite)->Unit(benchmark::kMillisecond);
+
+void BM_ImportBundledMemory(benchmark::State& state) {
+  const ImportBatch& b = bundled();
+  for (auto _ : state) {
+    MemoryOfferStore store;
+    benchmark::DoNotOptimize(store.import(b));
+  }
+  state.counters["rows_per_s"] =
+      benchmark::Counter(static_cast<double>(row_count(b)) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_ImportBundledMemory)->Unit(benchmark::kMillisecond);
+
+template <typename Store>
+void run_query(benchmark::State& state, Store& store) {
+  store.import(bundled());
+  OfferQuery q;
+  q.filter = kQuery;
+  q.now_date = "2026-11-30";
+  std::size_t hits = 0;
+  for (auto _ : state) {
+    auto v = store.query(q);
+    hits = v.size();
+    benchmark::DoNotOptimize(v);
+  }
+  state.counters["offers_scanned_per_s"] =
+      benchmark::Counter(static_cast<double>(bundled().offers.size()) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate);
+  state.counters["hits"] = static_cast<double>(hits);
+}
+
+void BM_QuerySqlite(benchmark::State& state) {
+  const std::string path = temp_db("query.sqlite");
+  remove_db(path);
+  {
+    SqliteOfferStore store(path);
+    run_query(state, store);
+  }
+  remove_db(path);
+}
+BENCHMARK(BM_QuerySqlite)->Unit(benchmark::kMillisecond);
+
+void BM_QueryMemory(benchmark::State& state) {
+  MemoryOfferStore store;
+  run_query(state, store);
+}
+BENCHMARK(BM_QueryMemory)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
