@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "catalog/filter.hpp"
@@ -348,6 +349,7 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   const double data_bytes = dataset_bytes(request, arch);
 
   std::map<ClusterKey, SearchOutcome> cache;
+  std::set<std::string> spot_rate_unknown;  ///< offers whose spot price could not be planned
   double largest_gpu_bytes = 0;
   double smallest_need = kInf;
   bool any_multi_node = false;
@@ -489,7 +491,11 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
         const PriceObservation* obs = offer.latest_price(kind);
         if (!obs || obs->usd_per_hour <= 0) continue;
         auto c = price_job(job, kind, obs->usd_per_hour, p.billing);
-        if (c) options.emplace_back(*c, obs);
+        if (c) {
+          options.emplace_back(*c, obs);
+        } else if (kind == PriceKind::spot && !p.billing.preemptions_per_day) {
+          spot_rate_unknown.insert(offer.id);
+        }
       }
       if (options.empty()) continue;
       auto better = [&](const std::pair<CostBreakdown, const PriceObservation*>& a,
@@ -637,6 +643,12 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
                               cheapest_rate->total_usd(), cheapest_job->total_usd(), cheapest_job->provider,
                               cheapest_job->instance_type));
     }
+  }
+  if (!spot_rate_unknown.empty()) {
+    add_warning(result.warnings, "spot_rate_unknown",
+                fmt::format("{} offers list a spot price but their provider's preemption rate is unknown: spot was not "
+                            "planned for them (give --preemptions-per-day to plan it)",
+                            spot_rate_unknown.size()));
   }
   if (request.pareto_only) {
     std::erase_if(result.plans, [](const Plan& p) { return !p.on_pareto_front; });
