@@ -250,11 +250,12 @@ std::string sort_sql(std::string_view sort) {
 
 /// Latest observation of one kind per offer: unknown dates oldest, ties → latest inserted
 /// (the rule of Offer::latest_price, since offers are returned with observations in seq order).
-constexpr const char* kLatestPriceCte =
-    "WITH lp AS (SELECT offer_id, usd_per_hour, observed_at, dataset FROM ("
-    " SELECT offer_id, usd_per_hour, observed_at, dataset, ROW_NUMBER() OVER ("
-    "  PARTITION BY offer_id ORDER BY (observed_at IS NULL), observed_at DESC, seq DESC) AS rn"
-    " FROM observations WHERE kind = ?) WHERE rn = 1) ";
+/// A correlated lookup through the observations_by_kind index: one index probe per offer
+/// (a window-function CTE joined to offers was scanned once per offer, O(offers × observations)).
+constexpr const char* kLatestPriceJoin =
+    " LEFT JOIN observations lp ON lp.seq = (SELECT x.seq FROM observations x"
+    " WHERE x.kind = ? AND x.offer_id = o.id"
+    " ORDER BY (x.observed_at IS NULL), x.observed_at DESC, x.seq DESC LIMIT 1) ";
 
 }  // namespace
 
@@ -328,11 +329,15 @@ struct SqliteOfferStore::Impl {
     }
   }
 
-  void load_observations(Offer& o) {
-    Stmt s(db,
-           "SELECT kind, usd_per_hour, observed_at, dataset, locator FROM observations WHERE offer_id = ? "
-           "ORDER BY (observed_at IS NOT NULL), observed_at, seq",
-           path);
+  static constexpr const char* kObservationsSql =
+      "SELECT kind, usd_per_hour, observed_at, dataset, locator FROM observations WHERE offer_id = ? "
+      "ORDER BY (observed_at IS NOT NULL), observed_at, seq";
+  static constexpr const char* kFlagsSql = "SELECT rule, detail, excludes FROM flags WHERE offer_id = ? ORDER BY position";
+
+  /// Reads one offer's observations with a statement prepared from kObservationsSql
+  /// (prepared once per query by the caller, reset here).
+  void load_observations(Offer& o, Stmt& s) {
+    s.reset();
     s.bind(1, std::string_view(o.id));
     while (s.step()) {
       PriceObservation p;
@@ -347,11 +352,19 @@ struct SqliteOfferStore::Impl {
       o.prices.push_back(std::move(p));
     }
   }
+  void load_observations(Offer& o) {
+    Stmt s(db, kObservationsSql, path);
+    load_observations(o, s);
+  }
 
-  void load_flags(Offer& o) {
-    Stmt s(db, "SELECT rule, detail, excludes FROM flags WHERE offer_id = ? ORDER BY position", path);
+  void load_flags(Offer& o, Stmt& s) {
+    s.reset();
     s.bind(1, std::string_view(o.id));
     while (s.step()) o.flags.push_back(QualityFlag{s.text(0), s.text(1), s.integer(2) != 0});
+  }
+  void load_flags(Offer& o) {
+    Stmt s(db, kFlagsSql, path);
+    load_flags(o, s);
   }
 
   std::optional<Offer> load_facts(std::string_view id) {
@@ -539,8 +552,8 @@ std::vector<Offer> SqliteOfferStore::query(const OfferQuery& q) {
   const Filter filter = Filter::parse(q.filter);
   const SqlWhere where = filter.to_sql(q.filter_context(impl_->gpus));
   const std::string key = sort_sql(q.sort);
-  const std::string sql = std::string(kLatestPriceCte) + "SELECT " + kOfferColumns +
-                          " FROM offers o LEFT JOIN lp ON lp.offer_id = o.id WHERE (" + where.sql +
+  const std::string sql = std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin +
+                          "WHERE (" + where.sql +
                           ") AND (? OR NOT EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND f.excludes = 1))"
                           " ORDER BY (" + key + ") IS NULL, " + key + (offer_sort_descending(q.sort) ? " DESC" : "") +
                           ", o.id LIMIT ?";
@@ -555,9 +568,11 @@ std::vector<Offer> SqliteOfferStore::query(const OfferQuery& q) {
     s.bind_int(i++, q.limit ? static_cast<std::int64_t>(*q.limit) : -1);
     std::vector<Offer> out;
     while (s.step()) out.push_back(read_offer(s));
+    Stmt flags(impl_->db, Impl::kFlagsSql, impl_->path);
+    Stmt observations(impl_->db, Impl::kObservationsSql, impl_->path);
     for (Offer& o : out) {
-      impl_->load_flags(o);
-      impl_->load_observations(o);
+      impl_->load_flags(o, flags);
+      impl_->load_observations(o, observations);
     }
     exec(impl_->db, "COMMIT", impl_->path);
     return out;
