@@ -15,9 +15,9 @@ $(BUILD)/CMakeCache.txt:
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
-## The main job on bundled data: plan a LoRA fine-tune of a bundled real model on the bundled real catalog.
+## The main job on bundled data: plan a LoRA fine-tune of the bundled real Llama-3.1-70B config on the bundled real offer catalog.
 demo: build
-	./$(BUILD)/gpuplan size --model llama-3.1-8b --task lora --seq 4096 --micro-batch 1
+	./$(BUILD)/gpuplan plan --model llama-3.1-70b --task lora --tokens 5e8
 
 ## All tests: the normal build (unit + end-to-end), then the unit tests under ASan+UBSan.
 test: test-fast test-asan
