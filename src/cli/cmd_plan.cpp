@@ -108,6 +108,7 @@ json plan_json(const Plan& p, std::size_t rank) {
             {"provider", p.provider},
             {"instance_type", p.instance_type},
             {"region", p.region},
+            {"same_plan_offer_ids", p.same_plan_offer_ids},
             {"gpu_name", p.gpu_name},
             {"gpus_per_instance", p.gpus_per_instance},
             {"instances", p.instances},
@@ -212,7 +213,10 @@ void print_table(const PlanRequest& r, const PlanResult& res) {
   for (std::size_t i = 0; i < res.plans.size(); ++i) {
     const Plan& p = res.plans[i];
     t.rows.push_back({fmt::format("{}{}", i + 1, p.on_pareto_front ? "*" : ""), p.provider,
-                      p.region.empty() ? "-" : p.region,
+                      (p.region.empty() ? std::string("-") : p.region) +
+                          (p.same_plan_offer_ids.empty()
+                               ? std::string()
+                               : fmt::format(" (+{} zones)", p.same_plan_offer_ids.size())),
                       fmt::format("{} × {}", p.instance_type, p.instances), fmt::format("{}×{}", p.gpus_per_instance, p.gpu_name),
                       layout_text(p),
                       fmt::format("{:.1f}/{:.0f} GB", p.per_gpu_memory_bytes / 1e9, p.gpu_memory_capacity_bytes / 1e9),

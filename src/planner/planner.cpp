@@ -350,6 +350,7 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
 
   std::map<ClusterKey, SearchOutcome> cache;
   std::set<std::string> spot_rate_unknown;  ///< offers whose spot price could not be planned
+  std::set<std::string> gpus_without_perf_figures;  ///< GPUs whose peak FLOP/s or bandwidth is unpublished
   double largest_gpu_bytes = 0;
   double smallest_need = kInf;
   bool any_multi_node = false;
@@ -364,6 +365,14 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
     const PriceObservation* sp = offer.latest_price(PriceKind::spot);
     if (!spec || (!od && !sp)) {
       ++result.offers_skipped;
+      continue;
+    }
+    // The time model needs a dense 16/32-bit peak and the memory bandwidth; gpus.csv leaves
+    // figures no source publishes empty, and such offers cannot be timed (never guessed).
+    if (!spec->memory_bandwidth() || !(spec->dense_flops(Dtype::bf16) || spec->dense_flops(Dtype::fp16) ||
+                                       spec->dense_flops(Dtype::fp32))) {
+      ++result.offers_skipped;
+      gpus_without_perf_figures.insert(spec->name);
       continue;
     }
     ++result.offers_considered;
@@ -382,9 +391,12 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
 
     // Node counts: multi-node training only with a known inter-node network.
     const bool network_known = offer.inter_node_network != InterNodeNetwork::unknown;
-    if (network_known && offer.max_nodes.value_or(1) > 1) any_multi_node = true;
+    // A source that names the inter-node network (e.g. AWS EFA) offers clusters; when it does not
+    // say how many nodes, up to --max-nodes are assumed and a warning says so.
+    const bool max_nodes_assumed = network_known && !offer.max_nodes;
+    if (network_known && offer.max_nodes.value_or(request.max_nodes) > 1) any_multi_node = true;
     int node_limit = 1;
-    if (training && network_known) node_limit = std::min(request.max_nodes, offer.max_nodes.value_or(1));
+    if (training && network_known) node_limit = std::min(request.max_nodes, offer.max_nodes.value_or(request.max_nodes));
     double inter_bits = 0;
     bool inter_assumed = false;
     if (network_known) {
@@ -526,6 +538,12 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
                     fmt::format("intra-node link not listed: {} assumed from the GPU datasheet",
                                 spec->has_gpu_link() ? "NVLink" : "PCIe"));
       }
+      if (p.instances > 1 && max_nodes_assumed) {
+        add_warning(w, "max_nodes_assumed",
+                    fmt::format("the source does not say how many {} instances can be rented together: {} assumed "
+                                "available (--max-nodes caps it)",
+                                offer.instance_type, p.instances));
+      }
       if (p.instances > 1 && training && inter_assumed) {
         add_warning(w, "multi_node_network",
                     fmt::format("{} network speed not listed: {:.0f} Gb/s per node assumed",
@@ -614,6 +632,25 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
     if (best_plan) result.plans.push_back(std::move(*best_plan));
   }
 
+  // Collapse zones: the same instance type in one region at the same price gives the same plan
+  // (AWS and primeintellect list each availability zone as its own offer).
+  {
+    std::map<std::tuple<std::string, std::string, std::string, std::string, double, double>, std::size_t> seen;
+    std::vector<Plan> kept;
+    kept.reserve(result.plans.size());
+    for (Plan& p : result.plans) {
+      auto key = std::make_tuple(p.provider, p.instance_type, p.region, std::string(price_kind_name(p.cost.price_kind)),
+                                 p.cost.usd_per_hour, p.total_usd());
+      auto [it, inserted] = seen.emplace(key, kept.size());
+      if (inserted) {
+        kept.push_back(std::move(p));
+      } else {
+        kept[it->second].same_plan_offer_ids.push_back(p.offer_id);
+      }
+    }
+    result.plans = std::move(kept);
+  }
+
   // Pareto front over all plans, then sort, then the cheapest-per-GPU-hour warning, then limit.
   std::vector<CostTimePoint> pts;
   pts.reserve(result.plans.size());
@@ -649,6 +686,14 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
                 fmt::format("{} offers list a spot price but their provider's preemption rate is unknown: spot was not "
                             "planned for them (give --preemptions-per-day to plan it)",
                             spot_rate_unknown.size()));
+  }
+  if (!gpus_without_perf_figures.empty()) {
+    std::string names;
+    for (const std::string& n : gpus_without_perf_figures) names += (names.empty() ? "" : ", ") + n;
+    add_warning(result.warnings, "gpu_figures_unknown",
+                fmt::format("offers with these GPUs were skipped because no source gives their peak FLOP/s or memory "
+                            "bandwidth (data/gpus.csv), so their time cannot be estimated: {}",
+                            names));
   }
   if (request.pareto_only) {
     std::erase_if(result.plans, [](const Plan& p) { return !p.on_pareto_front; });

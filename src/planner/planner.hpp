@@ -41,7 +41,7 @@ struct PlanWarning {
   /// Stable code: pcie_multi_gpu, multi_node_network, not_confirmed_available, stale_price,
   /// price_date_unknown, egress_storage_share, fp16_without_bf16, gddr_serving,
   /// cheapest_gpu_hour_not_cheapest_job, billing_assumption, spot_not_cheaper,
-  /// link_assumed, reserved_commitment.
+  /// link_assumed, reserved_commitment, max_nodes_assumed, gpu_figures_unknown.
   std::string code;
   std::string message;  ///< one plain sentence
 };
@@ -91,6 +91,9 @@ struct Plan {
 
   std::vector<PlanWarning> warnings;
   bool on_pareto_front = false;
+  /// Offers collapsed into this plan: the same provider, instance type and region (other
+  /// availability zones) at the same price with the same plan. Empty when none.
+  std::vector<std::string> same_plan_offer_ids;
 
   double time_seconds() const { return cost.run_seconds; }
   double total_usd() const { return cost.total_usd(); }
@@ -109,7 +112,7 @@ struct PlanResult {
   std::vector<Plan> plans;         ///< best per offer, sorted by request.sort, Pareto-marked, limited
   std::size_t plans_total = 0;     ///< before --limit / --pareto
   std::size_t offers_considered = 0;
-  std::size_t offers_skipped = 0;  ///< excluded by quality flags, unresolved GPU, or no price
+  std::size_t offers_skipped = 0;  ///< excluded by quality flags, unresolved GPU, no price, or GPU figures unpublished
   std::size_t layouts_evaluated = 0;
   std::vector<PlanWarning> warnings;  ///< about the result as a whole
   std::optional<NoPlanReason> no_plan;  ///< set when plans is empty
