@@ -261,6 +261,7 @@ void print_no_plan(const PlanResult& res) {
   for (const auto& s : np.suggestions) fmt::print("  might fit with: {}\n", s);
   fmt::print("({} offers considered, {} skipped, {} layouts evaluated)\n", res.offers_considered, res.offers_skipped,
              res.layouts_evaluated);
+  for (const auto& w : res.warnings) fmt::print("warning [{}]: {}\n", w.code, w.message);
 }
 
 void print_explain(const PlanResult& res, const std::vector<PlanExplainLine>& lines, std::size_t n) {

@@ -707,7 +707,7 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
     np.any_multi_node_offer = any_multi_node;
     if (result.offers_considered == 0) {
       np.reason = "no offer matches: every offer was filtered out, excluded by a quality flag, unresolved or unpriced";
-      np.suggestions.push_back("widen the FILTER or import more offers (gpuplan offers import)");
+      np.suggestions.push_back("widen the FILTER or import more offers (gpuplan import FILE)");
     } else if (np.smallest_per_gpu_bytes > np.largest_gpu_bytes * (1.0 - request.margin)) {
       np.reason = fmt::format(
           "no layout fits: the smallest per-GPU requirement found is {} but the largest GPU offered has {} ({} usable "
