@@ -134,7 +134,8 @@ GpuInfo parse_gpu_info(std::string_view cell, const std::string& where) {
 
 /// AWS EFA networking per instance family, from the AWS instance-type pages
 /// (https://aws.amazon.com/ec2/instance-types/p4/ "400 Gbps ... EFA",
-///  https://aws.amazon.com/ec2/instance-types/p5/ "3,200 Gbps ... EFA" for p5/p5e/p5en .48xlarge,
+///  https://aws.amazon.com/ec2/instance-types/p5/ "3,200 Gbps ... EFA" for p5/p5e/p5en .48xlarge — also the EC2 User
+///  Guide p5-efa.html: "P5 and P5e instances support up to 32 network cards and up to 3,200 Gbps",
 ///  https://aws.amazon.com/ec2/instance-types/p3/ p3dn.24xlarge "100 Gbps ... EFA").
 /// EFA runs over AWS's Ethernet fabric (SRD), so it maps to InterNodeNetwork::ethernet.
 /// p6-b200/b300: EFA is published but the bandwidth was not checked here → bits/s unknown.
