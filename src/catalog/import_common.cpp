@@ -395,21 +395,6 @@ int cell_count(std::string_view text, const std::string& where, std::string_view
   return static_cast<int>(*v);
 }
 
-std::string line_col(std::string_view text, std::size_t byte_offset) {
-  std::size_t line = 1;
-  std::size_t col = 1;
-  const std::size_t end = std::min(byte_offset, text.size());
-  for (std::size_t i = 0; i < end; ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      col = 1;
-    } else {
-      ++col;
-    }
-  }
-  return fmt::format("{}:{}", line, col);
-}
-
 nlohmann::json parse_json(std::string_view text, const ImportSource& src) {
   try {
     return nlohmann::json::parse(text.begin(), text.end());

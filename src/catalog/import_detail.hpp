@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/text_position.hpp"
 #include "catalog/importers.hpp"
 
 namespace gpuplan {
@@ -93,7 +94,6 @@ int cell_count(std::string_view text, const std::string& where, std::string_view
 /// nlohmann's byte offset.
 nlohmann::json parse_json(std::string_view text, const ImportSource& src);
 /// line:col (1-based) of a byte offset in text.
-std::string line_col(std::string_view text, std::size_t byte_offset);
 
 /// ISO date "YYYY-MM-DD" or "YYYY-MM-DDTHH:MM:SSZ" (also with +HH:MM): true when well-formed.
 bool is_iso_date(std::string_view s);

@@ -11,6 +11,7 @@
 
 #include "model/param_count.hpp"
 #include "util/error.hpp"
+#include "util/text_position.hpp"
 
 namespace gpuplan {
 namespace {
@@ -941,17 +942,7 @@ ModelArch parse_hf_config(const json& config, const std::string& source) {
 }
 
 std::string json_error_location(std::string_view text, std::size_t offset, const std::string& source) {
-  std::size_t line = 1, col = 1;
-  const std::size_t end = std::min(offset, text.size());
-  for (std::size_t i = 0; i < end; ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      col = 1;
-    } else {
-      ++col;
-    }
-  }
-  return fmt::format("{}:{}:{}", source, line, col);
+  return source + ":" + line_col(text, offset);
 }
 
 ModelArch parse_hf_config_text(std::string_view text, const std::string& source) {
