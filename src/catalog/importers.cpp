@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <map>
+
 #include "catalog/import_detail.hpp"
 #include "util/embedded.hpp"
 #include "util/error.hpp"
@@ -72,6 +74,50 @@ constexpr std::string_view kNotOffers[] = {
 
 }  // namespace
 
+std::size_t flag_prices_below_market_index(ImportBatch& batch, double fraction) {
+  // Lowest non-spot index value per GPU at each GPU's latest index date.
+  struct IndexLow {
+    std::string date;
+    double usd_per_gpu_hour = 0;
+    std::string series;
+  };
+  std::map<std::string, IndexLow> low;
+  for (const Offer& o : batch.offers) {
+    if (o.provider.rfind("index:", 0) != 0 || !o.gpu_name || o.gpu_count < 1) continue;
+    const PriceObservation* p = o.latest_price(PriceKind::on_demand);
+    if (p == nullptr || !p->source.observed_at) continue;
+    const double per_gpu = p->usd_per_hour / o.gpu_count;
+    auto [it, inserted] = low.try_emplace(*o.gpu_name, IndexLow{*p->source.observed_at, per_gpu, o.provider});
+    IndexLow& l = it->second;
+    if (inserted) continue;
+    if (*p->source.observed_at > l.date) {
+      l = IndexLow{*p->source.observed_at, per_gpu, o.provider};
+    } else if (*p->source.observed_at == l.date && per_gpu < l.usd_per_gpu_hour) {
+      l.usd_per_gpu_hour = per_gpu;
+      l.series = o.provider;
+    }
+  }
+  std::size_t flagged = 0;
+  for (Offer& o : batch.offers) {
+    if (o.provider.rfind("index:", 0) == 0 || !o.gpu_name || o.gpu_count < 1) continue;
+    auto it = low.find(*o.gpu_name);
+    if (it == low.end()) continue;
+    const PriceObservation* p = o.latest_price(PriceKind::on_demand);
+    if (p == nullptr || p->usd_per_hour <= 0) continue;
+    const double per_gpu = p->usd_per_hour / o.gpu_count;
+    if (per_gpu >= fraction * it->second.usd_per_gpu_hour) continue;
+    const std::string where = p->source.locator.empty() ? o.id : p->source.locator;
+    import_detail::report(batch, &o, where, import_rule::kBelowMarketIndex,
+           fmt::format("on-demand ${:.2f} per GPU-hour is under {:.0f}% of the lowest market index for {} "
+                       "(${:.2f}, {} on {}): check the source before relying on it",
+                       per_gpu, fraction * 100, *o.gpu_name, it->second.usd_per_gpu_hour, it->second.series,
+                       it->second.date),
+           false, false);
+    ++flagged;
+  }
+  return flagged;
+}
+
 ImportBatch bundled_catalog(const GpuCatalog* gpus) {
   ImportBatch all;
   all.dataset = "bundled";
@@ -95,6 +141,7 @@ ImportBatch bundled_catalog(const GpuCatalog* gpus) {
     ImportBatch b = import_text(embedded_file_or_throw(path), file->format, src);
     merge_batch(all, std::move(b));
   }
+  flag_prices_below_market_index(all);
   for (const BundledFile& f : kBundled) {
     if (!embedded_file(f.path)) {
       throw Error(ErrorKind::internal, "data/" + std::string(f.path), "listed bundled offer file is not embedded",

@@ -49,6 +49,7 @@ inline constexpr std::string_view kEstimatedPrice = "estimated_price";    ///< t
 inline constexpr std::string_view kPriceIndex = "price_index";            ///< a market index series, not a rentable offer (excludes)
 inline constexpr std::string_view kRangeValue = "range_value";            ///< a spec cell is a range ("4-6" vCPUs): kept unknown (flag only)
 inline constexpr std::string_view kGpuMemoryMismatch = "gpu_memory_mismatch";  ///< source memory differs >20 % from the resolved GPU's (excludes when smaller)
+inline constexpr std::string_view kBelowMarketIndex = "below_market_index";  ///< per-GPU on-demand price under half the lowest market index for the GPU (flag only)
 }  // namespace import_rule
 
 /// One finding of an importer about one row.
@@ -151,6 +152,14 @@ ImportBatch import_file(const std::string& path, std::optional<ImportFormat> for
 /// exact duplicates dropped, flags united, unknown fields filled from `from`); issues appended;
 /// rows_read added. Observations of each offer end sorted oldest first (unknown dates first).
 void merge_batch(ImportBatch& into, ImportBatch from);
+
+/// Data-quality gate across feeds: flags (without excluding) every offer whose latest on-demand
+/// price per GPU-hour is below `fraction` × the lowest non-spot market-index series for the same
+/// GPU at the index's latest date (the ewyluda price-index pseudo-offers, provider "index:*",
+/// must be in the batch; without them nothing is flagged). Such a price is possible (a promotion,
+/// a stale page) but far from the market, so the planner warns when it ranks the offer.
+/// Returns how many offers were flagged; each gets a QualityFlag and an ImportIssue.
+std::size_t flag_prices_below_market_index(ImportBatch& batch, double fraction = 0.5);
 
 /// The default catalog: every bundled file under data/offers (embedded_paths("offers/")),
 /// imported with its provenance (repo@commit:path from PROVENANCE.md) and merged.

@@ -554,6 +554,9 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
                     fmt::format("the offer lists {:.1f} GB per GPU but the {} datasheet says {:.1f} GB: datasheet used",
                                 *offer.gpu_memory_bytes / 1e9, spec->name, spec->memory_bytes / 1e9));
       }
+      for (const QualityFlag& f : offer.flags) {
+        if (!f.excludes) add_warning(w, "offer_flagged", fmt::format("data-quality flag {}: {}", f.rule, f.detail));
+      }
       if (!offer.confirmed_available_at) {
         add_warning(w, "not_confirmed_available", "listed price, availability never confirmed");
       }

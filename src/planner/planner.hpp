@@ -41,7 +41,7 @@ struct PlanWarning {
   /// Stable code: pcie_multi_gpu, multi_node_network, not_confirmed_available, stale_price,
   /// price_date_unknown, egress_storage_share, fp16_without_bf16, gddr_serving,
   /// cheapest_gpu_hour_not_cheapest_job, billing_assumption, spot_not_cheaper,
-  /// link_assumed, reserved_commitment, max_nodes_assumed, gpu_figures_unknown.
+  /// link_assumed, reserved_commitment, max_nodes_assumed, gpu_figures_unknown, offer_flagged.
   std::string code;
   std::string message;  ///< one plain sentence
 };
