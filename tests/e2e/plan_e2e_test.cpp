@@ -143,6 +143,20 @@ TEST_F(PlanE2E, Serve70BInt4For100Users) {
   }
 }
 
+TEST_F(PlanE2E, ImagesSdxl) {
+  // Image generation with the bundled SDXL UNet config: the time to finish is images / images per
+  // hour, and the cost per 1,000 images is total / images × 1,000, for every plan.
+  json j = run_json("--model sdxl-unet --task images --images 1e5");
+  check_invariants(j);
+  ASSERT_FALSE(j["plans"].empty());
+  for (const json& p : j["plans"]) {
+    const double per_hour = p["images_per_hour"].get<double>();
+    ASSERT_GT(per_hour, 0) << p["offer_id"];
+    EXPECT_NEAR(p["work_seconds"].get<double>(), 1e5 / per_hour * 3600.0, 1e-6 * p["work_seconds"].get<double>());
+    EXPECT_NEAR(p["usd_per_1000_images"].get<double>(), p["cost"]["total_usd"].get<double>() / 1e5 * 1000.0, 1e-9);
+  }
+}
+
 TEST_F(PlanE2E, ParetoOnlyPrintsTheFront) {
   json j = run_json("--model llama-3.1-8b --task lora --tokens 5e8 --pareto");
   for (const json& p : j["plans"]) EXPECT_TRUE(p["on_pareto_front"].get<bool>());
