@@ -1,6 +1,7 @@
 // Shared helpers of the importers (import_detail.hpp) and the format-independent parts of
 // importers.hpp: summary, merge, format names, detection, dispatch, import_file.
 #include <algorithm>
+#include <chrono>
 #include <cctype>
 #include <cmath>
 #include <map>
@@ -418,7 +419,12 @@ bool is_iso_date(std::string_view s) {
   if (!(digits(0, 4) && s.size() >= 10 && s[4] == '-' && digits(5, 2) && s[7] == '-' && digits(8, 2))) return false;
   const int month = (s[5] - '0') * 10 + (s[6] - '0');
   const int day = (s[8] - '0') * 10 + (s[9] - '0');
-  if (month < 1 || month > 12 || day < 1 || day > 31) return false;
+  const int year = std::stoi(std::string(s.substr(0, 4)));
+  // A real calendar day (2026-02-30 and 2025-02-29 are not).
+  if (!std::chrono::year_month_day{std::chrono::year{year}, std::chrono::month{static_cast<unsigned>(month)},
+                                   std::chrono::day{static_cast<unsigned>(day)}}
+           .ok())
+    return false;
   if (s.size() == 10) return true;
   // YYYY-MM-DDTHH:MM[:SS[.fff]](Z|±HH:MM)
   if (!(s[10] == 'T' && digits(11, 2) && s.size() > 15 && s[13] == ':' && digits(14, 2))) return false;

@@ -74,6 +74,18 @@ constexpr std::string_view kNotOffers[] = {
 
 }  // namespace
 
+void check_no_future_dates(const ImportBatch& batch, std::string_view today) {
+  for (const Offer& o : batch.offers) {
+    for (const PriceObservation& p : o.prices) {
+      if (p.source.observed_at && p.source.observed_at->substr(0, 10) > today) {
+        throw Error(ErrorKind::invalid_input, p.source.locator.empty() ? o.id : p.source.locator,
+                    fmt::format("observed_at {} is after today ({})", *p.source.observed_at, today),
+                    "the date the price was seen, not later than today");
+      }
+    }
+  }
+}
+
 std::size_t flag_prices_below_market_index(ImportBatch& batch, double fraction) {
   // Lowest non-spot index value per GPU at each GPU's latest index date.
   struct IndexLow {

@@ -153,6 +153,11 @@ ImportBatch import_file(const std::string& path, std::optional<ImportFormat> for
 /// rows_read added. Observations of each offer end sorted oldest first (unknown dates first).
 void merge_batch(ImportBatch& into, ImportBatch from);
 
+/// Throws Error{invalid_input} naming the observation's source (file:line) when a price is dated
+/// after `today` ("YYYY-MM-DD"): a future date would stay the "latest" price for good.
+/// (Importers are pure; the caller passes the clock's date.)
+void check_no_future_dates(const ImportBatch& batch, std::string_view today);
+
 /// Data-quality gate across feeds: flags (without excluding) every offer whose latest on-demand
 /// price per GPU-hour is below `fraction` × the lowest non-spot market-index series for the same
 /// GPU at the index's latest date (the ewyluda price-index pseudo-offers, provider "index:*",

@@ -79,6 +79,7 @@ void run_import(const ImportOptions& opts, const GlobalOptions& global) {
   {
     Progress progress(opts.file);
     batch = import_file(opts.file, format);  // throws file:line on a malformed file: nothing written
+    check_no_future_dates(batch, SystemClock().today());
     progress.phase(opts.dry_run ? "checking against the store" : "writing");
     auto store = open_offer_store(global.db_path, &gpu_catalog(global));
     result = opts.dry_run ? store->preview_import(batch) : store->import(batch);

@@ -83,7 +83,8 @@ json cost_json(const CostBreakdown& c) {
             {"storage_usd", opt_json(c.storage_usd)},
             {"egress_usd", opt_json(c.egress_usd)},
             {"spot_loss_usd", c.spot_loss_usd},
-            {"total_usd", c.total_usd()}};
+            {"total_usd", c.total_usd()},
+            {"total_is_lower_bound", c.total_is_lower_bound()}};
   if (c.spot) {
     j["spot"] = {{"mtbf_seconds", c.spot->mtbf_seconds},
                  {"interval_seconds", c.spot->interval_seconds},
@@ -221,13 +222,13 @@ void print_table(const PlanRequest& r, const PlanResult& res) {
                       layout_text(p),
                       fmt::format("{:.1f}/{:.0f} GB", p.per_gpu_memory_bytes / 1e9, p.gpu_memory_capacity_bytes / 1e9),
                       images ? rate_text(p.images_per_hour.value_or(0)) : rate_text(p.tokens_per_s),
-                      duration_text(p.time_seconds()), usd(p.total_usd()), usd(p.cost.compute_usd),
+                      duration_text(p.time_seconds()), (p.cost.total_is_lower_bound() ? "≥" : "") + usd(p.total_usd()), usd(p.cost.compute_usd),
                       usd_opt(p.cost.storage_usd), usd_opt(p.cost.egress_usd),
                       p.cost.price_kind == PriceKind::spot ? usd(p.cost.spot_loss_usd) : "-", price_text(p)});
   }
   fmt::print("{}", t.render());
   fmt::print("{} of {} plans ({} offers considered, {} skipped, {} layouts evaluated); * = on the cost/time Pareto front; "
-             "sorted by {}. Memory in GB (1e9 bytes).\n",
+             "sorted by {}. Memory in GB (1e9 bytes). ≥ = a lower bound: storage or egress price unknown, not counted.\n",
              res.plans.size(), res.plans_total, res.offers_considered, res.offers_skipped, res.layouts_evaluated,
              r.sort == PlanSort::cost ? "total cost" : "time to finish");
   if (images) {

@@ -98,7 +98,7 @@ void render_text(const ModelArch& arch, const SizingRequest& req, const SizingRe
     return;
   }
   TextTable fits;
-  fits.header = {"GPU", "count", "per GPU GiB", "capacity GB", "headroom", "layout"};
+  fits.header = {"GPU", "count", "per GPU GiB", "capacity GiB", "headroom", "layout"};
   fits.right_align = {false, true, true, true, true, false};
   for (const auto& f : res.fits) {
     const std::string layout = req.task == Task::serve
@@ -106,7 +106,7 @@ void render_text(const ModelArch& arch, const SizingRequest& req, const SizingRe
                                    : fmt::format("tp {} pp {} dp {} ZeRO-{}", f.layout.tp, f.layout.pp, f.layout.dp,
                                                  f.layout.zero_stage);
     fits.rows.push_back({f.gpu->name, std::to_string(f.gpu_count), gib1(f.per_gpu_bytes),
-                         fmt::format("{:.0f}", f.capacity_bytes / 1e9),
+                         gib1(f.capacity_bytes),
                          fmt::format("{:.0f}%", 100 * f.headroom_fraction), layout});
   }
   fmt::print("{}", fits.render());

@@ -35,13 +35,22 @@ int run(int argc, char** argv) {
   app.set_version_flag("--version", "gpuplan 0.1.0");
   for (const auto& cmd : registered_commands()) {
     CLI::App* sub = app.add_subcommand(cmd.name, cmd.description);
+    sub->fallthrough();  // global options (--db, --gpus-file) also work after the subcommand
     cmd.setup(*sub, global);
   }
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+    // Flag syntax errors in the one documented format (README "Exit codes").
+    fmt::print(stderr, "gpuplan: error: command line: {} (expected: see gpuplan --help or gpuplan COMMAND --help)\n",
+               e.what());
+    return exit_code(ErrorKind::invalid_input);
   } catch (const Error& e) {
     fmt::print(stderr, "gpuplan: error: {}\n", e.what());
     return exit_code(e.kind());

@@ -220,6 +220,7 @@ GpuCatalog GpuCatalog::parse_csv(std::string_view text, const std::string& sourc
   for (std::string_view required : {"name", "vendor", "memory_gb", "memory_bw_gbps", "interconnect_bw_gbps"})
     table.column(required);
 
+  if (table.rows().empty()) throw_invalid(source + ":2", "the GPU catalog has no GPU rows", "at least one GPU row");
   GpuCatalog catalog;
   std::set<std::string> seen_names;
   for (const CsvRow& row : table.rows()) {

@@ -96,6 +96,9 @@ struct CostBreakdown {
   double spot_loss_usd = 0;         ///< the part of the spot compute bill caused by preemption overhead
   std::optional<SpotOverhead> spot; ///< set for spot pricing
   double total_usd() const { return compute_usd + storage_usd.value_or(0) + egress_usd.value_or(0) + spot_loss_usd; }
+  /// True when a part is unknown (storage or egress price not published): total_usd() then counts
+  /// only the known parts and is a lower bound ("≥" in the table, `total_is_lower_bound` in JSON).
+  bool total_is_lower_bound() const { return !storage_usd || !egress_usd; }
 };
 
 /// What the cost model needs from the job.

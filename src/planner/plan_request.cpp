@@ -29,6 +29,18 @@ bool is_iso_date(const std::string& s) {
   }
   return true;
 }
+/// Upper bounds that catch typos (1e30 tokens) rather than limit real jobs: each is orders of
+/// magnitude above the largest published runs (Llama 3: 15.6e12 tokens, Meta 2024).
+constexpr double kMaxTrainingTokens = 1e16;
+constexpr double kMaxRequests = 1e13;
+constexpr double kMaxImages = 1e12;
+constexpr double kMaxHours = 87600;  // ten years
+constexpr double kMaxRequestsPerS = 1e7;
+constexpr std::int64_t kMaxConcurrency = 100000000;
+
+void require_at_most(double v, double max, const char* flag) {
+  if (v > max) throw_invalid(flag, fmt::format("{:g} is implausibly large", v), fmt::format("at most {:g}", max));
+}
 }  // namespace
 
 void PlanRequest::validate() const {
@@ -43,6 +55,7 @@ void PlanRequest::validate() const {
       if (tokens) require_positive(*tokens, "--tokens");
       if (dataset_tokens) require_positive(*dataset_tokens, "--dataset-tokens");
       require_positive(epochs, "--epochs");
+      require_at_most(training_tokens(), kMaxTrainingTokens, tokens ? "--tokens" : "--dataset-tokens");
       if (seq_len < 1) throw_invalid("--seq", fmt::format("{} is not a positive integer", seq_len), "an integer ≥ 1");
       if (global_batch_seqs < 0) throw_invalid("--global-batch", "negative", "an integer ≥ 1 (0 = default)");
       if (lora_rank < 1) throw_invalid("--lora-rank", "not positive", "an integer ≥ 1");
@@ -53,15 +66,20 @@ void PlanRequest::validate() const {
       if (requests_per_s) require_positive(*requests_per_s, "--rps");
       if (concurrency && *concurrency < 1) throw_invalid("--concurrency", "not positive", "an integer ≥ 1");
       require_positive(hours, "--hours");
+      require_at_most(hours, kMaxHours, "--hours");
+      if (requests_per_s) require_at_most(*requests_per_s, kMaxRequestsPerS, "--rps");
+      if (concurrency) require_at_most(static_cast<double>(*concurrency), static_cast<double>(kMaxConcurrency), "--concurrency");
       break;
     case PlanWorkload::batch_generation:
       if (!requests) throw_invalid("--requests", "a batch generation plan needs a request count", "--requests N");
       require_positive(*requests, "--requests");
+      require_at_most(*requests, kMaxRequests, "--requests");
       break;
     case PlanWorkload::image_generation:
       if (image_width < 64 || image_height < 64) throw_invalid("--width", "image side below 64 px", "≥ 64 pixels");
       if (denoising_steps < 1) throw_invalid("--steps", "not positive", "an integer ≥ 1");
       require_positive(images, "--images");
+      require_at_most(images, kMaxImages, "--images");
       break;
   }
   if (workload == PlanWorkload::serving || workload == PlanWorkload::batch_generation) {

@@ -376,13 +376,15 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
       continue;
     }
     ++result.offers_considered;
-    // Per-GPU memory: the offer's when it agrees with the datasheet within 15%; otherwise the
-    // datasheet's (some feeds list the instance total as the per-GPU size), with a warning.
+    // Per-GPU memory: the smaller of the offer's and the datasheet's when they agree within 15%
+    // (feeds round or mix GiB and GB: a B200 listed as "180 GiB" is 193 GB, the datasheet's
+    // usable 180 GB is what fits), otherwise the datasheet's (some feeds list the instance total
+    // as the per-GPU size), with a warning.
     double capacity = spec->memory_bytes;
     bool memory_mismatch = false;
     if (offer.gpu_memory_bytes) {
       if (std::abs(*offer.gpu_memory_bytes - spec->memory_bytes) <= 0.15 * spec->memory_bytes) {
-        capacity = *offer.gpu_memory_bytes;
+        capacity = std::min(*offer.gpu_memory_bytes, spec->memory_bytes);
       } else {
         memory_mismatch = true;
       }

@@ -635,6 +635,11 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
   if (prec == TrainPrecision::fp8_mixed) {
     out.warnings.push_back("fp8: activations counted in 16 bits (Transformer Engine saves some in fp8)");
   }
+  if (s.decoder && m.max_position_embeddings > 0 && r.seq_len > m.max_position_embeddings) {
+    out.warnings.push_back(fmt::format("sequence length {} exceeds the model's max_position_embeddings {}: it needs "
+                                       "RoPE scaling or long-context training to make sense",
+                                       r.seq_len, m.max_position_embeddings));
+  }
   if (lay.pp > 1) {
     out.stage = fmt::format("pipeline stage {} of {}{}", st.index + 1, lay.pp, st.first ? " (first)" : " (last)");
   }
@@ -860,6 +865,11 @@ MemoryBreakdown serving_stage(const ModelArch& m, const ServingMemoryRequest& r,
                                        m.num_kv_heads));
   }
   if (s.mla && r.tp > 1) out.warnings.push_back("MLA latent KV cache is not split by TP (each rank holds all of it)");
+  if (s.decoder && m.max_position_embeddings > 0 && r.context_tokens > m.max_position_embeddings) {
+    out.warnings.push_back(fmt::format("context {} exceeds the model's max_position_embeddings {}: the model was not "
+                                       "trained for it (RoPE scaling needed)",
+                                       r.context_tokens, m.max_position_embeddings));
+  }
   if (r.pp > 1) out.stage = fmt::format("pipeline stage {} of {}", st.index + 1, r.pp);
   return out;
 }

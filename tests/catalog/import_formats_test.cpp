@@ -244,6 +244,15 @@ TEST(ImportGeneric, CsvErrors) {
                 "unknown column 'colour'"),
             std::string::npos);
   EXPECT_NE(err(header + "p,i,H100,8,on-demand,10,yesterday,s\n").find("q.csv:2"), std::string::npos);
+  // Not calendar days: February 30th, and February 29th of 2025 (not a leap year); 2024-02-29 is.
+  EXPECT_NE(err(header + "p,i,H100,8,on-demand,10,2026-02-30,s\n").find("q.csv:2"), std::string::npos);
+  EXPECT_NE(err(header + "p,i,H100,8,on-demand,10,2025-02-29,s\n").find("q.csv:2"), std::string::npos);
+  EXPECT_NE(err(header + "p,i,H100,8,on-demand,10,2025-04-31,s\n").find("q.csv:2"), std::string::npos);
+  {
+    ImportSource leap;
+    leap.file = "q.csv";
+    EXPECT_EQ(import_generic_csv(header + "p,i,H100,8,on-demand,10,2024-02-29,s\n", leap).offers.size(), 1u);
+  }
   EXPECT_NE(err(header + "p,i,H100,8,hourly,10,,s\n").find("price_kind"), std::string::npos);
   EXPECT_NE(err(header + "p,i,H100,0,on-demand,10,,s\n").find("gpu_count"), std::string::npos);
   EXPECT_NE(err(header + "p,i,H100,8,on-demand,,,s\n").find("usd_per_hour"), std::string::npos);

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "catalog/importers.hpp"
+#include "util/error.hpp"
 
 namespace gpuplan {
 namespace {
@@ -40,6 +41,19 @@ TEST(BelowMarketIndex, FlagsUnderHalfTheLowestLatestSeries) {
   EXPECT_FALSE(flagged(b.offers[0]));  // index series themselves are never compared
   ASSERT_EQ(b.issues.size(), 1u);
   EXPECT_EQ(b.issues[0].rule, "below_market_index");
+}
+
+TEST(FutureDates, AnObservationAfterTodayIsAnError) {
+  ImportBatch b;
+  b.offers.push_back(offer("p/i", "p", 1, 2.0, "2026-12-01"));
+  EXPECT_NO_THROW(check_no_future_dates(b, "2026-12-01"));  // today itself is fine
+  try {
+    check_no_future_dates(b, "2026-11-30");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where(), "t.csv:1");
+    EXPECT_NE(std::string(e.what()).find("after today"), std::string::npos);
+  }
 }
 
 TEST(BelowMarketIndex, NothingWithoutAnIndex) {

@@ -184,4 +184,20 @@ TEST_F(PlanE2E, BadInputIsAnError) {
   EXPECT_NE(r.out.find("--tokens"), std::string::npos) << r.out;
 }
 
+TEST_F(PlanE2E, FlagSyntaxErrorsUseTheDocumentedFormat) {
+  // A value CLI11 cannot convert: one line "gpuplan: error: ..." and exit 2 (README "Exit codes").
+  RunResult r = run("--model llama-3.1-8b --task lora --tokens 5e8abc");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out.rfind("gpuplan: error: ", 0), 0u) << r.out;
+}
+
+TEST_F(PlanE2E, GlobalOptionsWorkAfterTheSubcommand) {
+  // `gpuplan plan ... --db X` as well as `gpuplan --db X plan ...`.
+  const std::string cmd = "XDG_DATA_HOME='" + dir_.string() + "' '" + std::string(GPUPLAN_BINARY) +
+                          "' plan --model llama-3.1-8b --task lora --tokens 5e8 --limit 1 --db '" +
+                          (dir_ / "after.sqlite").string() + "' > /dev/null 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+  EXPECT_TRUE(fs::exists(dir_ / "after.sqlite"));
+}
+
 }  // namespace

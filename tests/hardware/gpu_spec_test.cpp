@@ -217,6 +217,11 @@ TEST(GpuCsvParse, MalformedCellsNameLineAndColumn) {
   expect_invalid("Bad,ACME,A,PCIe,24", "gpus.csv:3");  // wrong cell count (CsvTable)
 }
 
+TEST(GpuCsvParse, HeaderOnlyIsAnError) {
+  // A catalog with no GPU would make every "which GPU fits" answer empty: refuse it.
+  EXPECT_THROW(GpuCatalog::parse_csv(kHeader, "empty.csv"), Error);
+}
+
 TEST(GpuCsvParse, MissingRequiredColumnIsAnError) {
   EXPECT_THROW((void)GpuCatalog::parse_csv("name,vendor\nX,Y\n", "gpus.csv"), Error);
 }

@@ -88,6 +88,12 @@ TEST(PlanRequestValidate, RejectsMissingBudgetAndBadNumbers) {
   EXPECT_THROW(r.validate(), Error);
 }
 
+TEST(PlanRequestValidate, RejectsImplausiblyLargeBudgets) {
+  // 1e16 tokens is ~640× Llama 3's 15.6e12: anything above is a typo, not a job.
+  EXPECT_NO_THROW(lora_request(1e16).validate());
+  EXPECT_THROW(lora_request(1e30).validate(), Error);
+}
+
 TEST(PlanRequest, DefaultGlobalBatchIsPowerOfTwoOfSequences) {
   PlanRequest r = lora_request(1e6);
   r.seq_len = 4096;
