@@ -35,6 +35,25 @@ std::optional<ParallelLayout> training_layout_at(const ParallelLayout& given, in
   return l;
 }
 
+/// Per GPU of the catalog, the first (smallest) count whose per-GPU requirement fits with the
+/// margin; `sized` holds (count, (layout, per-GPU bytes)) in increasing count order.
+std::vector<GpuFit> smallest_fitting_counts(const std::vector<std::pair<int, std::pair<ParallelLayout, double>>>& sized,
+                                            const GpuCatalog& catalog, double margin) {
+  std::vector<GpuFit> fits;
+  for (const GpuSpec& gpu : catalog.gpus()) {
+    if (gpu.memory_bytes <= 0) continue;
+    for (const auto& [count, lb] : sized) {
+      if (!count_allowed(gpu, count)) continue;
+      if (lb.second <= (1.0 - margin) * gpu.memory_bytes) {
+        fits.push_back(GpuFit{&gpu, count, lb.second, gpu.memory_bytes, 1.0 - lb.second / gpu.memory_bytes, lb.first});
+        break;
+      }
+    }
+  }
+  sort_fits(fits);
+  return fits;
+}
+
 }  // namespace
 
 std::vector<GpuFit> fitting_gpus(const ModelArch& arch, const TrainingMemoryRequest& req, const GpuCatalog& catalog,
@@ -50,19 +69,7 @@ std::vector<GpuFit> fitting_gpus(const ModelArch& arch, const TrainingMemoryRequ
     r.layout = *layout;
     sized.push_back({count, {*layout, training_memory(arch, r).total_bytes()}});
   }
-  std::vector<GpuFit> fits;
-  for (const GpuSpec& gpu : catalog.gpus()) {
-    if (gpu.memory_bytes <= 0) continue;
-    for (const auto& [count, lb] : sized) {
-      if (!count_allowed(gpu, count)) continue;
-      if (lb.second <= (1.0 - options.margin) * gpu.memory_bytes) {
-        fits.push_back(GpuFit{&gpu, count, lb.second, gpu.memory_bytes, 1.0 - lb.second / gpu.memory_bytes, lb.first});
-        break;
-      }
-    }
-  }
-  sort_fits(fits);
-  return fits;
+  return smallest_fitting_counts(sized, catalog, options.margin);
 }
 
 std::vector<GpuFit> fitting_gpus(const ModelArch& arch, const ServingMemoryRequest& req, const GpuCatalog& catalog,
@@ -82,19 +89,7 @@ std::vector<GpuFit> fitting_gpus(const ModelArch& arch, const ServingMemoryReque
     l.pp = req.pp;
     sized.push_back({count, {l, serving_memory(arch, r).total_bytes()}});
   }
-  std::vector<GpuFit> fits;
-  for (const GpuSpec& gpu : catalog.gpus()) {
-    if (gpu.memory_bytes <= 0) continue;
-    for (const auto& [count, lb] : sized) {
-      if (!count_allowed(gpu, count)) continue;
-      if (lb.second <= (1.0 - options.margin) * gpu.memory_bytes) {
-        fits.push_back(GpuFit{&gpu, count, lb.second, gpu.memory_bytes, 1.0 - lb.second / gpu.memory_bytes, lb.first});
-        break;
-      }
-    }
-  }
-  sort_fits(fits);
-  return fits;
+  return smallest_fitting_counts(sized, catalog, options.margin);
 }
 
 std::string fit_assumption(const TrainingMemoryRequest& req) {
