@@ -11,6 +11,8 @@
 #include <tuple>
 
 #include "catalog/filter.hpp"
+#include "catalog/importers.hpp"
+
 #include "planner/pareto.hpp"
 #include "sizing/diffusion_perf.hpp"
 #include "util/error.hpp"
@@ -556,8 +558,10 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
                     fmt::format("the offer lists {:.1f} GB per GPU but the {} datasheet says {:.1f} GB: datasheet used",
                                 *offer.gpu_memory_bytes / 1e9, spec->name, spec->memory_bytes / 1e9));
       }
+      // Flags that question the price or the GPU memory (not mere unit corrections or ranges).
       for (const QualityFlag& f : offer.flags) {
-        if (!f.excludes) add_warning(w, "offer_flagged", fmt::format("data-quality flag {}: {}", f.rule, f.detail));
+        if (!f.excludes && (f.rule == import_rule::kBelowMarketIndex || f.rule == import_rule::kGpuMemoryMismatch))
+          add_warning(w, "offer_flagged", fmt::format("data-quality flag {}: {}", f.rule, f.detail));
       }
       if (!offer.confirmed_available_at) {
         add_warning(w, "not_confirmed_available", "listed price, availability never confirmed");
