@@ -3,27 +3,14 @@
 
 #include "hardware/gpu_spec.hpp"
 #include "model/param_count.hpp"
+#include "hand_built_models.hpp"
 #include "sizing/memory.hpp"
 #include "util/error.hpp"
 
 namespace gpuplan {
 namespace {
 
-ModelArch llama_like(std::int64_t L, std::int64_t h, std::int64_t heads, std::int64_t kv, std::int64_t head_dim,
-                     std::int64_t ffn, std::int64_t vocab) {
-  ModelArch m;
-  m.name = "hand-built";
-  m.model_type = "llama";
-  m.num_layers = L;
-  m.hidden_size = h;
-  m.num_attention_heads = heads;
-  m.num_kv_heads = kv;
-  m.head_dim = head_dim;
-  m.intermediate_size = ffn;
-  m.vocab_size = vocab;
-  m.params = count_decoder_params(m);
-  return m;
-}
+using testing::llama_like;
 
 /// Llama-3.1-8B shape (config.json: 32 layers, 4096 hidden, 32 heads, 8 KV heads, 14336, 128256).
 ModelArch llama31_8b() { return llama_like(32, 4096, 32, 8, 128, 14336, 128256); }

@@ -4,29 +4,14 @@
 #include <cmath>
 
 #include "model/param_count.hpp"
+#include "hand_built_models.hpp"
 #include "sizing/memory.hpp"
 #include "util/error.hpp"
 
 namespace gpuplan {
 namespace {
 
-/// Llama-style decoder built by hand (RMSNorm, gated MLP, RoPE, untied head unless said).
-ModelArch llama_like(std::int64_t L, std::int64_t h, std::int64_t heads, std::int64_t kv, std::int64_t head_dim,
-                     std::int64_t ffn, std::int64_t vocab, bool tied = false) {
-  ModelArch m;
-  m.name = "hand-built";
-  m.model_type = "llama";
-  m.num_layers = L;
-  m.hidden_size = h;
-  m.num_attention_heads = heads;
-  m.num_kv_heads = kv;
-  m.head_dim = head_dim;
-  m.intermediate_size = ffn;
-  m.vocab_size = vocab;
-  m.tied_embeddings = tied;
-  m.params = count_decoder_params(m);
-  return m;
-}
+using testing::llama_like;
 
 /// GPT-3-style (MHA, 4h GeLU MLP, LayerNorm) as in Korthikanti et al. 2022.
 ModelArch gpt_like(std::int64_t L, std::int64_t h, std::int64_t a, std::int64_t vocab = 51200) {
