@@ -240,6 +240,12 @@ void add_price(Offer& offer, PriceKind kind, double usd_per_hour, SourceRef sour
   offer.prices.push_back(PriceObservation{offer.id, kind, usd_per_hour, std::move(source)});
 }
 
+void add_checked_price(ImportBatch& batch, Offer& offer, PriceKind kind, double usd_per_hour, SourceRef source,
+                       const std::string& where) {
+  add_price(offer, kind, usd_per_hour, std::move(source));
+  check_price(batch, offer, kind, usd_per_hour, where);
+}
+
 namespace {
 template <class T>
 void fill(std::optional<T>& a, const std::optional<T>& b) {

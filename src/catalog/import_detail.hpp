@@ -69,6 +69,10 @@ void check_price(ImportBatch& batch, Offer& offer, PriceKind kind, double usd_pe
 /// Appends an observation with offer_id set.
 void add_price(Offer& offer, PriceKind kind, double usd_per_hour, SourceRef source);
 
+/// add_price, then check_price on it: the usual way an importer records a price.
+void add_checked_price(ImportBatch& batch, Offer& offer, PriceKind kind, double usd_per_hour, SourceRef source,
+                       const std::string& where);
+
 /// Sets the id (if empty) and adds the offer to the batch, merging with an existing offer of
 /// the same id (see merge_batch).
 void add_offer(ImportBatch& batch, Offer offer);

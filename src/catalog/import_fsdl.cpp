@@ -157,12 +157,10 @@ ImportBatch import_fsdl_cloud_gpus_csv(std::string_view text, const ImportSource
              false, false);
     }
     if (on_demand) {
-      add_price(o, PriceKind::on_demand, *on_demand, ref);
-      check_price(batch, o, PriceKind::on_demand, *on_demand, where);
+      add_checked_price(batch, o, PriceKind::on_demand, *on_demand, ref, where);
     }
     if (spot) {
-      add_price(o, PriceKind::spot, *spot, ref);
-      check_price(batch, o, PriceKind::spot, *spot, where);
+      add_checked_price(batch, o, PriceKind::spot, *spot, ref, where);
     }
     add_offer(batch, std::move(o));
   }
@@ -198,8 +196,7 @@ ImportBatch import_fsdl_serverless_gpus_csv(std::string_view text, const ImportS
       report(batch, nullptr, where, import_rule::kNoPrice, "Per-Hour is empty: skipped", true, false);
       continue;
     }
-    add_price(o, PriceKind::on_demand, *per_hour, SourceRef{src.dataset, locator_line(src, row.line), std::nullopt});
-    check_price(batch, o, PriceKind::on_demand, *per_hour, where);
+    add_checked_price(batch, o, PriceKind::on_demand, *per_hour, SourceRef{src.dataset, locator_line(src, row.line), std::nullopt}, where);
     add_offer(batch, std::move(o));
   }
   return batch;

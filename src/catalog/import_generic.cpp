@@ -234,8 +234,7 @@ void import_record(const Record& r, const Place& p, const ImportSource& src, Imp
   billing("preemptions_per_day", "preemptions_per_day", b.preemptions_per_day);
 
   const SourceRef ref{src.dataset, fmt::format("{} ({})", get(r, "source"), p.locator), observed_at};
-  add_price(o, kind, usd_per_hour, ref);
-  check_price(batch, o, kind, usd_per_hour, p.row_where);
+  add_checked_price(batch, o, kind, usd_per_hour, ref, p.row_where);
   add_offer(batch, std::move(o));
 }
 

@@ -120,12 +120,10 @@ ImportBatch import_gpuhunt_tpu_pricing_json(std::string_view text, const ImportS
       if (!on_demand) {
         report(batch, &o, where, import_rule::kNoOnDemandPrice, "only a Spot (USD) price", false, false);
       } else {
-        add_price(o, PriceKind::on_demand, *on_demand, ref);
-        check_price(batch, o, PriceKind::on_demand, *on_demand, where);
+        add_checked_price(batch, o, PriceKind::on_demand, *on_demand, ref, where);
       }
       if (spot) {
-        add_price(o, PriceKind::spot, *spot, ref);
-        check_price(batch, o, PriceKind::spot, *spot, where);
+        add_checked_price(batch, o, PriceKind::spot, *spot, ref, where);
       }
       add_offer(batch, std::move(o));
     }

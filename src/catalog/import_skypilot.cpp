@@ -296,12 +296,10 @@ ImportBatch import_skypilot_vms_csv(std::string_view text, const ImportSource& s
              fmt::format("Price is empty: only a spot price ({}) is sold", *spot), false, false);
     }
     if (price) {
-      add_price(o, PriceKind::on_demand, *price, ref);
-      check_price(batch, o, PriceKind::on_demand, *price, where);
+      add_checked_price(batch, o, PriceKind::on_demand, *price, ref, where);
     }
     if (spot) {
-      add_price(o, PriceKind::spot, *spot, ref);
-      check_price(batch, o, PriceKind::spot, *spot, where);
+      add_checked_price(batch, o, PriceKind::spot, *spot, ref, where);
     }
     add_offer(batch, std::move(o));
   }

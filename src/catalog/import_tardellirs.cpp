@@ -173,8 +173,7 @@ ImportBatch import_tardellirs_offerings_json(std::string_view text, const Import
                         fmt::format("{} (via {}:{})", source_url,
                                     src.locator_base.empty() ? src.file : src.locator_base, lc.substr(0, lc.find(':'))),
                         collected_at};
-    add_price(o, kind, *price, ref);
-    check_price(batch, o, kind, *price, where);
+    add_checked_price(batch, o, kind, *price, ref, where);
     add_offer(batch, std::move(o));
   }
   return batch;
