@@ -3,20 +3,12 @@
 
 #include <cmath>
 
+#include "planner/plan_inputs.hpp"
 #include "planner/planner.hpp"
 #include "sizing/diffusion_perf.hpp"
 
 namespace gpuplan {
 namespace {
-
-ClusterSpec explain_cluster(const Plan& p, const GpuSpec& spec, int nodes) {
-  ClusterSpec c = make_cluster(spec, p.gpus_per_instance, nodes, 0);
-  if (p.intra_node_link == IntraNodeLink::pcie) {
-    c.intra_node_nvlink = false;
-    c.intra_node_bytes_per_s = pcie_x16_bytes_per_s(spec.pcie_gen);
-  }
-  return c;
-}
 
 void add(std::vector<PlanExplainLine>& out, std::string term, double value, std::string unit, std::string formula,
          std::string source) {
@@ -85,25 +77,11 @@ std::vector<PlanExplainLine> explain_plan(const PlanRequest& request, const Mode
                   p.gpu_memory_capacity_bytes * (1 - p.margin) / 1e9, p.margin * 100),
       "offer / data/gpus.csv");
   if (p.training && spec) {
-    TrainingMemoryRequest m;
-    m.task = request.task;
-    m.precision = request.precision;
-    m.optimizer = request.optimizer;
-    m.seq_len = request.seq_len;
-    m.layout = p.layout;
-    m.recompute = p.recompute;
-    m.lora_rank = request.lora_rank;
+    const TrainingMemoryRequest m = detail::training_memory_request(request, p.layout, p.recompute);
     for (const auto& t : explain_training_memory(arch, m)) add(out, "memory." + t.name, t.bytes, "bytes", t.formula, t.source);
     add(out, "per_gpu_memory_bytes", p.per_gpu_memory_bytes, "bytes", "sum of the memory terms above", "sizing/memory.hpp");
-    TrainingStepRequest s;
-    s.precision = request.precision;
-    s.seq_len = request.seq_len;
-    s.global_batch_seqs = p.global_batch_seqs;
-    s.layout = p.layout;
-    s.recompute = p.recompute;
-    s.task = request.task;
-    ClusterSpec c = explain_cluster(p, *spec, p.instances);
-    for (const auto& l : explain_training_step(arch, s, c, assumptions)) add(out, "step." + l.term, l.value, "", l.formula, l.source);
+    const TrainingStepRequest s = detail::training_step_request(request, p.layout, p.recompute, p.global_batch_seqs);
+    for (const auto& l : explain_training_step(arch, s, p.cluster, assumptions)) add(out, "step." + l.term, l.value, "", l.formula, l.source);
     add(out, "steps", p.steps, "",
         fmt::format("ceil({:.4g} tokens / ({} sequences × {} tokens))", request.training_tokens(), p.global_batch_seqs,
                     request.seq_len),
@@ -114,24 +92,12 @@ std::vector<PlanExplainLine> explain_plan(const PlanRequest& request, const Mode
     add(out, "work_seconds", p.work_seconds, "s",
         fmt::format("{:.0f} steps × {:.3f} s per step", p.steps, p.training->step_seconds), "");
   } else if (p.serving && spec) {
-    ServingMemoryRequest m;
-    m.quant = request.quant;
-    m.kv_dtype = request.kv_dtype;
-    m.context_tokens = request.prompt_tokens + request.output_tokens;
-    m.concurrency = p.serving->batch;
-    m.tp = p.layout.tp;
+    const ServingMemoryRequest m = detail::serving_memory_request(request, p.layout.tp, p.serving->batch);
     for (const auto& t : explain_serving_memory(arch, m)) add(out, "memory." + t.name, t.bytes, "bytes", t.formula, t.source);
     add(out, "per_gpu_memory_bytes", p.per_gpu_memory_bytes, "bytes", "sum of the memory terms above", "sizing/memory.hpp");
-    ServingPerfRequest sp;
-    sp.quant = request.quant;
-    sp.kv_dtype = request.kv_dtype;
-    sp.prompt_tokens = request.prompt_tokens;
-    sp.output_tokens = request.output_tokens;
-    sp.concurrency = p.serving->batch;
-    sp.tp = p.layout.tp;
-    ClusterSpec c = explain_cluster(p, *spec, 1);
+    const ServingPerfRequest sp = detail::serving_perf_request(request, p.layout.tp, p.serving->batch);
     const double kv_capacity = p.kv_capacity_bytes;
-    for (const auto& l : explain_serving(arch, sp, c, kv_capacity, assumptions)) add(out, "serving." + l.term, l.value, "", l.formula, l.source);
+    for (const auto& l : explain_serving(arch, sp, p.cluster, kv_capacity, assumptions)) add(out, "serving." + l.term, l.value, "", l.formula, l.source);
     add(out, "replicas", static_cast<double>(p.replicas), "",
         request.requests_per_s
             ? fmt::format("ceil({:.3g} req/s / {:.3g} req/s per replica)", *request.requests_per_s,
@@ -147,12 +113,7 @@ std::vector<PlanExplainLine> explain_plan(const PlanRequest& request, const Mode
         "");
   } else if (spec) {
     add(out, "per_gpu_memory_bytes", p.per_gpu_memory_bytes, "bytes", "weights + CUDA context + fragmentation", "sizing/memory.hpp");
-    DiffusionRequest d;
-    d.width_px = request.image_width;
-    d.height_px = request.image_height;
-    d.steps = request.denoising_steps;
-    d.classifier_free_guidance = arch.diffusion && arch.diffusion->class_name != "FluxTransformer2DModel";
-    d.gpus = p.gpus_per_instance;
+    const DiffusionRequest d = detail::diffusion_request(request, arch, p.gpus_per_instance);
     for (const auto& l : explain_diffusion(arch, d, *spec, assumptions)) add(out, "images." + l.term, l.value, "", l.formula, l.source);
     add(out, "work_seconds", p.work_seconds, "s",
         fmt::format("{:.4g} images / {:.1f} images per hour × 3600", request.images, p.requests_per_s * 3600), "");

@@ -14,6 +14,7 @@
 #include "catalog/importers.hpp"
 
 #include "planner/pareto.hpp"
+#include "planner/plan_inputs.hpp"
 #include "sizing/diffusion_perf.hpp"
 #include "util/error.hpp"
 
@@ -86,39 +87,8 @@ std::vector<int> divisors(std::int64_t n) {
   return out;
 }
 
-TrainingMemoryRequest memory_request(const PlanRequest& r, const ParallelLayout& layout, Recompute rc) {
-  TrainingMemoryRequest m;
-  m.task = r.task;
-  m.precision = r.precision;
-  m.optimizer = r.optimizer;
-  m.seq_len = r.seq_len;
-  m.layout = layout;
-  m.recompute = rc;
-  m.lora_rank = r.lora_rank;
-  return m;
-}
-
-TrainingStepRequest step_request(const PlanRequest& r, const ParallelLayout& layout, Recompute rc,
-                                 std::int64_t global_batch) {
-  TrainingStepRequest s;
-  s.precision = r.precision;
-  s.seq_len = r.seq_len;
-  s.global_batch_seqs = global_batch;
-  s.layout = layout;
-  s.recompute = rc;
-  s.task = r.task;
-  return s;
-}
-
-ServingMemoryRequest serving_memory_request(const PlanRequest& r, int tp, std::int64_t concurrency) {
-  ServingMemoryRequest m;
-  m.quant = r.quant;
-  m.kv_dtype = r.kv_dtype;
-  m.context_tokens = r.prompt_tokens + r.output_tokens;
-  m.concurrency = concurrency;
-  m.tp = tp;
-  return m;
-}
+using detail::serving_memory_request;
+using detail::serving_perf_request;
 
 /// Training search over layouts for one cluster (see planner.hpp).
 SearchOutcome search_training(const PlanRequest& r, const ModelArch& arch, const ClusterKey& key,
@@ -154,7 +124,7 @@ SearchOutcome search_training(const PlanRequest& r, const ModelArch& arch, const
             layout.micro_batch = mb;
             double bytes = 0;
             try {
-              bytes = training_memory(arch, memory_request(r, layout, rc)).total_bytes();
+              bytes = training_memory(arch, detail::training_memory_request(r, layout, rc)).total_bytes();
             } catch (const Error&) {
               continue;  // the model cannot take this layout (e.g. kv heads)
             }
@@ -163,7 +133,7 @@ SearchOutcome search_training(const PlanRequest& r, const ModelArch& arch, const
             if (bytes > usable) continue;
             any_fit_at_mb = true;
             TrainingStepEstimate est =
-                estimate_training_step(arch, step_request(r, layout, rc, global_batch), cluster, assumptions);
+                estimate_training_step(arch, detail::training_step_request(r, layout, rc, global_batch), cluster, assumptions);
             double work = steps * est.step_seconds;
             if (work < best.work_seconds) {
               best.fits = true;
@@ -208,13 +178,7 @@ SearchOutcome search_serving(const PlanRequest& r, const ModelArch& arch, const 
     if (one > usable || per_seq <= 0) continue;
     // KV bytes (raw, across the replica's tp GPUs) that fit beside the weights.
     const double kv_capacity = static_cast<double>(tp) * (usable - base) * (kv_one / per_seq);
-    ServingPerfRequest sp;
-    sp.quant = r.quant;
-    sp.kv_dtype = r.kv_dtype;
-    sp.prompt_tokens = r.prompt_tokens;
-    sp.output_tokens = r.output_tokens;
-    sp.tp = tp;
-    sp.concurrency = 1;
+    ServingPerfRequest sp = serving_perf_request(r, tp, 1);
     ServingEstimate probe = estimate_serving(arch, sp, cluster, kv_capacity, assumptions);
     if (probe.max_concurrent_sequences < 1) continue;
     std::int64_t target = r.concurrency ? *r.concurrency : probe.max_concurrent_sequences;
@@ -265,12 +229,7 @@ SearchOutcome search_images(const PlanRequest& r, const ModelArch& arch, const C
   ++layouts_evaluated;
   best.smallest_per_gpu_bytes = bytes;
   if (bytes > usable) return best;
-  DiffusionRequest d;
-  d.width_px = r.image_width;
-  d.height_px = r.image_height;
-  d.steps = r.denoising_steps;
-  d.classifier_free_guidance = arch.diffusion && arch.diffusion->class_name != "FluxTransformer2DModel";
-  d.gpus = key.gpus_per_node;
+  const DiffusionRequest d = detail::diffusion_request(r, arch, key.gpus_per_node);
   DiffusionEstimate e = estimate_diffusion(arch, d, *key.gpu, assumptions);
   best.fits = true;
   best.per_gpu_bytes = bytes;
@@ -296,7 +255,7 @@ CheckpointSizes checkpoint_sizes(const PlanRequest& r, const ModelArch& arch) {
   ParallelLayout one;
   MemoryBreakdown m;
   try {
-    m = training_memory(arch, memory_request(r, one, Recompute::full));
+    m = training_memory(arch, detail::training_memory_request(r, one, Recompute::full));
   } catch (const Error&) {
     return s;
   }
@@ -446,6 +405,7 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
       p.gpus_per_instance = offer.gpu_count;
       p.intra_node_link = offer.intra_node_link;
       p.inter_node_network = offer.inter_node_network;
+      p.cluster = cluster_for(key);
       p.layout = o.layout;
       p.recompute = o.recompute;
       p.per_gpu_memory_bytes = o.per_gpu_bytes;

@@ -58,6 +58,9 @@ struct Plan {
   int instances = 1;               ///< nodes (training) or serving instances
   IntraNodeLink intra_node_link = IntraNodeLink::unknown;
   InterNodeNetwork inter_node_network = InterNodeNetwork::unknown;
+  /// The cluster the time estimate used (GPU, GPUs per node, nodes, link bandwidths), so that
+  /// explain_plan recomputes exactly the plan's numbers.
+  ClusterSpec cluster;
 
   // Layout and fit
   ParallelLayout layout;           ///< training: tp/pp/dp/zero/micro-batch; serving: tp (per replica)

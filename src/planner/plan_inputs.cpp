@@ -1,0 +1,60 @@
+#include "planner/plan_inputs.hpp"
+
+namespace gpuplan::detail {
+
+TrainingMemoryRequest training_memory_request(const PlanRequest& r, const ParallelLayout& layout, Recompute rc) {
+  TrainingMemoryRequest m;
+  m.task = r.task;
+  m.precision = r.precision;
+  m.optimizer = r.optimizer;
+  m.seq_len = r.seq_len;
+  m.layout = layout;
+  m.recompute = rc;
+  m.lora_rank = r.lora_rank;
+  return m;
+}
+
+TrainingStepRequest training_step_request(const PlanRequest& r, const ParallelLayout& layout, Recompute rc,
+                                          std::int64_t global_batch_seqs) {
+  TrainingStepRequest s;
+  s.precision = r.precision;
+  s.seq_len = r.seq_len;
+  s.global_batch_seqs = global_batch_seqs;
+  s.layout = layout;
+  s.recompute = rc;
+  s.task = r.task;
+  return s;
+}
+
+ServingMemoryRequest serving_memory_request(const PlanRequest& r, int tp, std::int64_t concurrency) {
+  ServingMemoryRequest m;
+  m.quant = r.quant;
+  m.kv_dtype = r.kv_dtype;
+  m.context_tokens = r.prompt_tokens + r.output_tokens;
+  m.concurrency = concurrency;
+  m.tp = tp;
+  return m;
+}
+
+ServingPerfRequest serving_perf_request(const PlanRequest& r, int tp, std::int64_t concurrency) {
+  ServingPerfRequest sp;
+  sp.quant = r.quant;
+  sp.kv_dtype = r.kv_dtype;
+  sp.prompt_tokens = r.prompt_tokens;
+  sp.output_tokens = r.output_tokens;
+  sp.tp = tp;
+  sp.concurrency = concurrency;
+  return sp;
+}
+
+DiffusionRequest diffusion_request(const PlanRequest& r, const ModelArch& arch, int gpus) {
+  DiffusionRequest d;
+  d.width_px = r.image_width;
+  d.height_px = r.image_height;
+  d.steps = r.denoising_steps;
+  d.classifier_free_guidance = arch.diffusion && arch.diffusion->class_name != "FluxTransformer2DModel";
+  d.gpus = gpus;
+  return d;
+}
+
+}  // namespace gpuplan::detail

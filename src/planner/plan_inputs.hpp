@@ -1,0 +1,25 @@
+#pragma once
+/// The sizing-layer requests a plan is estimated with, built from a PlanRequest in one place so
+/// the search (planner.cpp) and `--explain` (explain.cpp) cannot drift apart. Internal to the
+/// planner layer.
+#include <cstdint>
+
+#include "model/model_arch.hpp"
+#include "planner/plan_request.hpp"
+#include "sizing/diffusion_perf.hpp"
+#include "sizing/memory.hpp"
+#include "sizing/perf.hpp"
+#include "sizing/serving_perf.hpp"
+
+namespace gpuplan::detail {
+
+TrainingMemoryRequest training_memory_request(const PlanRequest& r, const ParallelLayout& layout, Recompute rc);
+TrainingStepRequest training_step_request(const PlanRequest& r, const ParallelLayout& layout, Recompute rc,
+                                          std::int64_t global_batch_seqs);
+/// Context = prompt + output tokens per sequence.
+ServingMemoryRequest serving_memory_request(const PlanRequest& r, int tp, std::int64_t concurrency);
+ServingPerfRequest serving_perf_request(const PlanRequest& r, int tp, std::int64_t concurrency);
+/// Classifier-free guidance (two denoiser passes per step) for UNet pipelines, not for FLUX-schnell.
+DiffusionRequest diffusion_request(const PlanRequest& r, const ModelArch& arch, int gpus);
+
+}  // namespace gpuplan::detail
