@@ -7,7 +7,14 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev libtomlplusplus-dev
   libsqlite3-dev sqlite3 libcsv-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libcurl4-openssl-dev libkainjow-mustache-dev
+  libpqxx-dev libpq-dev postgresql
+  clang libclang-rt-14-dev libfuzzer-14-dev
+  chromium fonts-thai-tlwg
 )
+# Node.js and npm (for the Playwright browser tests): the machine image ships them; install Debian's only
+# where they are missing, so a NodeSource build that bundles npm is left alone.
+command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

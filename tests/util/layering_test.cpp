@@ -1,6 +1,8 @@
 // Checks the layer rule of DESIGN.md by reading include lines: a layer includes only its own
-// headers and those of the layers below it (util < hardware < model < sizing < catalog < planner < cli < server).
-// hardware and model are siblings (model does not need hardware); catalog uses hardware but not sizing/model.
+// headers and those of the layers below it (util < hardware < model < sizing < catalog < fetch < planner < api <
+// cli, server). hardware and model are siblings (model does not need hardware); catalog uses hardware but not
+// sizing/model; fetch sits beside the catalog (it writes through the store's ingest path) and below the planner;
+// api is the application layer both faces use; the CLI may start the server (`gpuplan serve`), never the reverse.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -19,9 +21,11 @@ const std::map<std::string, std::set<std::string>>& allowed() {
       {"model", {"util", "model"}},
       {"sizing", {"util", "hardware", "model", "sizing"}},
       {"catalog", {"util", "hardware", "catalog"}},
+      {"fetch", {"util", "hardware", "catalog", "fetch"}},
       {"planner", {"util", "hardware", "model", "sizing", "catalog", "planner"}},
-      {"cli", {"util", "hardware", "model", "sizing", "catalog", "planner", "cli"}},
-      {"server", {"util", "hardware", "model", "sizing", "catalog", "planner", "server"}},
+      {"api", {"util", "hardware", "model", "sizing", "catalog", "fetch", "planner", "api"}},
+      {"server", {"util", "hardware", "model", "sizing", "catalog", "fetch", "planner", "api", "server"}},
+      {"cli", {"util", "hardware", "model", "sizing", "catalog", "fetch", "planner", "api", "server", "cli"}},
   };
   return a;
 }
