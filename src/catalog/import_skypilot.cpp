@@ -118,6 +118,9 @@ GpuInfo parse_gpu_info(std::string_view cell, const std::string& where) {
     throw Error(ErrorKind::invalid_input, where,
                 fmt::format("column GpuInfo: malformed dict at character {}", e.byte),
                 "a Python-repr or JSON dict such as {'Gpus': [{'Name': 'H100', 'Count': 8, ...}]}");
+  } catch (const nlohmann::json::exception& e) {  // out_of_range: a number such as 1e400
+    throw Error(ErrorKind::invalid_input, where, fmt::format("column GpuInfo: {}", e.what()),
+                "a Python-repr or JSON dict with numbers in range");
   }
   if (!j.is_object() || !j.contains("Gpus") || !j.at("Gpus").is_array() || j.at("Gpus").empty() ||
       !j.at("Gpus").at(0).is_object()) {

@@ -12,7 +12,15 @@
 ///
 /// Offer ids: lower-case "provider/instance_type/region", plus "/zone" when the source names an
 /// availability zone (AWS and primeintellect price spot per zone, so zones are distinct offers).
-/// The same id seen in several sources is ONE offer with several observations (merge_batch).
+/// Inside a part, "%" is written "%25" and "/" "%2F", so no two different offers share an id
+/// (before, instance "a/b" in region "c" and instance "a" in region "b/c" collided).
+/// The same id seen in several sources is ONE offer with several observations (merge_batch);
+/// the id stands for one hardware configuration: the same id with a different GPU model or
+/// GPU count is an error (Error{invalid_input} naming both places), never a merge. Price kinds
+/// are not part of the id: one offer holds its on-demand, spot and reserved observations.
+/// An observation's identity is (offer id, kind, USD/h, observed_at, dataset); files imported by
+/// the user get the dataset "user:<format>" and gpuplan's own quotes "user:<row's source>",
+/// so the same quote imported from two file names is one observation.
 ///
 /// Dates are never invented: observed_at is set only where the source gives a date per row
 /// (tardellirs collected_at, ewyluda date, user quotes). SkyPilot and FSDL rows get nullopt.
@@ -26,6 +34,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "catalog/offer.hpp"
@@ -73,6 +83,11 @@ struct ImportBatch {
   std::vector<ImportIssue> issues;   ///< every quality finding, in input order
   std::size_t rows_read = 0;         ///< data rows (or JSON records) read, GPU or not
   std::string dataset;               ///< SourceRef::dataset of the input ("bundled" after bundled_catalog)
+  /// Lookup state kept by the importers (add_offer, merge_batch) so that building a batch is
+  /// O(rows): offer id → index in `offers`, and the keys of the observations already held.
+  /// Rebuilt when stale (offers changed by other code).
+  std::unordered_map<std::string, std::size_t> offer_index;
+  std::unordered_set<std::string> observation_keys;
 
   /// Per-rule counts of rejected and flagged issues, sorted by rule name.
   std::vector<ImportRuleCount> summary() const;

@@ -13,6 +13,7 @@
 #include "cli/command.hpp"
 #include "cli/common.hpp"
 #include "hardware/gpu_spec.hpp"
+#include "util/text_check.hpp"
 
 namespace gpuplan::cli {
 namespace {
@@ -127,7 +128,7 @@ GPUPLAN_REGISTER_COMMAND(Command{
         if (!opts->name.empty()) {
           const GpuSpec& g = catalog.find(opts->name);
           if (opts->json) {
-            fmt::print("{}\n", spec_json(g).dump(2));
+            fmt::print("{}\n", dump_json(spec_json(g)));
           } else {
             print_one(g);
           }
@@ -136,7 +137,7 @@ GPUPLAN_REGISTER_COMMAND(Command{
         if (opts->json) {
           nlohmann::json arr = nlohmann::json::array();
           for (const auto& g : catalog.gpus()) arr.push_back(spec_json(g));
-          fmt::print("{}\n", arr.dump(2));
+          fmt::print("{}\n", dump_json(arr));
         } else {
           print_list(catalog);
         }

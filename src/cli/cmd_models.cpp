@@ -14,6 +14,7 @@
 #include "model/param_count.hpp"
 #include "model/presets.hpp"
 #include "util/error.hpp"
+#include "util/text_check.hpp"
 
 namespace gpuplan::cli {
 namespace {
@@ -203,7 +204,7 @@ GPUPLAN_REGISTER_COMMAND(Command{
           if (opts->json) {
             json arr = json::array();
             for (const auto& p : list_presets()) arr.push_back(arch_json(load_preset(p.short_name), &p));
-            fmt::print("{}\n", arr.dump(2));
+            fmt::print("{}\n", dump_json(arr));
           } else {
             print_list();
           }
@@ -212,7 +213,7 @@ GPUPLAN_REGISTER_COMMAND(Command{
         const ModelArch a = resolve_model(src);
         const PresetInfo* info = src.preset.empty() ? nullptr : find_preset(src.preset);
         if (opts->json) {
-          fmt::print("{}\n", arch_json(a, info).dump(2));
+          fmt::print("{}\n", dump_json(arch_json(a, info)));
         } else {
           print_one(a, info);
         }

@@ -20,6 +20,7 @@
 #include "cli/common.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "util/error.hpp"
+#include "util/text_check.hpp"
 
 namespace gpuplan::cli {
 namespace {
@@ -157,7 +158,7 @@ void run_offers(const OffersOptions& opts, const GlobalOptions& global) {
           {"flags", flags},
       });
     }
-    fmt::print("{}\n", arr.dump(2));
+    fmt::print("{}\n", dump_json(arr));
     return;
   }
 
@@ -213,7 +214,8 @@ GPUPLAN_REGISTER_COMMAND(Command{
       sub.add_option("filter", opts->filter_words,
                      "filter, e.g. gpu=H100 gpus>=8 vram>=80GB price<=30 (docs/filter-language.md)");
       sub.add_option("--sort", opts->sort, "price_per_gpu_hour (default), price_per_vram_gb, bandwidth or price");
-      sub.add_option("--limit", opts->limit, "show at most N offers");
+      // A negative count wrapped to "all" (issue 11): refused before the unsigned conversion.
+      sub.add_option("--limit", opts->limit, "show at most N offers")->check(CLI::NonNegativeNumber);
       sub.add_option("--format", opts->format, "table (default), json or csv");
       sub.add_flag("--spot", opts->spot, "use spot prices instead of on-demand");
       sub.add_flag("--include-flagged", opts->include_flagged, "also show offers excluded by a quality flag");

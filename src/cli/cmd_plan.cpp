@@ -20,6 +20,7 @@
 #include "model/model_source.hpp"
 #include "planner/planner.hpp"
 #include "util/error.hpp"
+#include "util/text_check.hpp"
 
 namespace gpuplan::cli {
 namespace {
@@ -321,7 +322,7 @@ GPUPLAN_REGISTER_COMMAND(Command{
       sub.add_option("--stale-days", r.stale_after_days, "a price older than this many days is stale")->capture_default_str();
       sub.add_option("--sort", o->sort, "cost or time")->capture_default_str();
       sub.add_flag("--pareto", r.pareto_only, "only plans on the cost/time Pareto front");
-      sub.add_option("--limit", r.limit, "plans printed")->capture_default_str();
+      sub.add_option("--limit", r.limit, "plans printed")->capture_default_str()->check(CLI::NonNegativeNumber);
       sub.add_flag("--json", o->json, "print JSON (SI units: bytes, seconds, USD)");
       sub.add_option_function<std::size_t>("--explain", [o](const std::size_t& n) { o->explain = n; },
                                            "print every number of plan N with its formula");
@@ -375,14 +376,14 @@ GPUPLAN_REGISTER_COMMAND(Command{
             for (const auto& l : lines) {
               a.push_back({{"term", l.term}, {"value", l.value}, {"unit", l.unit}, {"formula", l.formula}, {"source", l.source}});
             }
-            fmt::print("{}\n", json{{"plan", plan_json(res.plans[*o->explain - 1], *o->explain)}, {"explain", a}}.dump(2));
+            fmt::print("{}\n", dump_json(json{{"plan", plan_json(res.plans[*o->explain - 1], *o->explain)}, {"explain", a}}));
           } else {
             print_explain(res, lines, *o->explain);
           }
           return;
         }
         if (o->json) {
-          fmt::print("{}\n", result_json(req, res).dump(2));
+          fmt::print("{}\n", dump_json(result_json(req, res)));
         } else if (res.no_plan) {
           print_no_plan(res);
         } else {

@@ -14,6 +14,7 @@
 #include "model/model_source.hpp"
 #include "sizing/sizing_request.hpp"
 #include "util/error.hpp"
+#include "util/text_check.hpp"
 
 namespace gpuplan::cli {
 namespace {
@@ -234,7 +235,7 @@ GPUPLAN_REGISTER_COMMAND(Command{
         const ModelArch arch = resolve_model(o->source);
         const SizingResult res = run_sizing(arch, req, gpu_catalog(global));
         if (o->json_out) {
-          fmt::print("{}\n", render_json(arch, req, res).dump(2));
+          fmt::print("{}\n", dump_json(render_json(arch, req, res)));
         } else {
           render_text(arch, req, res);
         }

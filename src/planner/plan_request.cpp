@@ -58,6 +58,15 @@ void PlanRequest::validate() const {
       require_at_most(training_tokens(), kMaxTrainingTokens, tokens ? "--tokens" : "--dataset-tokens");
       if (seq_len < 1) throw_invalid("--seq", fmt::format("{} is not a positive integer", seq_len), "an integer ≥ 1");
       if (global_batch_seqs < 0) throw_invalid("--global-batch", "negative", "an integer ≥ 1 (0 = default)");
+      // One step larger than the whole budget is not a training run (issue 11).
+      if (global_batch_seqs > 0 &&
+          static_cast<double>(global_batch_seqs) * static_cast<double>(seq_len) > training_tokens())
+        throw_invalid("--global-batch",
+                      fmt::format("{} sequences × {} tokens = {:.4g} tokens per step exceeds the token budget {:.4g}",
+                                  global_batch_seqs, seq_len,
+                                  static_cast<double>(global_batch_seqs) * static_cast<double>(seq_len),
+                                  training_tokens()),
+                      "a global batch of at most --tokens / --seq sequences");
       if (lora_rank < 1) throw_invalid("--lora-rank", "not positive", "an integer ≥ 1");
       break;
     case PlanWorkload::serving:

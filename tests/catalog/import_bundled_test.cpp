@@ -95,7 +95,10 @@ TEST(ImportBundled, SameLambdaOfferFromTwoSourcesMerges) {
     EXPECT_EQ(p.kind, PriceKind::on_demand);
     datasets.insert(p.source.dataset);
   }
-  EXPECT_EQ(datasets, (std::set<std::string>{"skypilot-catalog/v8/lambda", "user:lambda-quote.csv"}));
+  // A user quote's dataset is its own `source` column, not the file name (issue 11: the same
+  // quote imported from two file names must stay one observation).
+  EXPECT_EQ(datasets, (std::set<std::string>{"skypilot-catalog/v8/lambda",
+                                             "user:test fixture: SkyPilot lambda row re-entered as a user quote"}));
 }
 
 TEST(ImportBundled, LatestPriceOrdersByDateUnknownOldest) {
