@@ -215,7 +215,7 @@ GPUPLAN_REGISTER_COMMAND(Command{
                      "filter, e.g. gpu=H100 gpus>=8 vram>=80GB price<=30 (docs/filter-language.md)");
       sub.add_option("--sort", opts->sort, "price_per_gpu_hour (default), price_per_vram_gb, bandwidth or price");
       // A negative count wrapped to "all" (issue 11): refused before the unsigned conversion.
-      sub.add_option("--limit", opts->limit, "show at most N offers")->check(CLI::NonNegativeNumber);
+      sub.add_option("--limit", opts->limit, "show at most N offers")->check(non_negative_count());
       sub.add_option("--format", opts->format, "table (default), json or csv");
       sub.add_flag("--spot", opts->spot, "use spot prices instead of on-demand");
       sub.add_flag("--include-flagged", opts->include_flagged, "also show offers excluded by a quality flag");

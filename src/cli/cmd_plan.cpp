@@ -322,7 +322,7 @@ GPUPLAN_REGISTER_COMMAND(Command{
       sub.add_option("--stale-days", r.stale_after_days, "a price older than this many days is stale")->capture_default_str();
       sub.add_option("--sort", o->sort, "cost or time")->capture_default_str();
       sub.add_flag("--pareto", r.pareto_only, "only plans on the cost/time Pareto front");
-      sub.add_option("--limit", r.limit, "plans printed")->capture_default_str()->check(CLI::NonNegativeNumber);
+      sub.add_option("--limit", r.limit, "plans printed")->capture_default_str()->check(non_negative_count());
       sub.add_flag("--json", o->json, "print JSON (SI units: bytes, seconds, USD)");
       sub.add_option_function<std::size_t>("--explain", [o](const std::size_t& n) { o->explain = n; },
                                            "print every number of plan N with its formula");

@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <chrono>
+
 #include <cmath>
 
 #include "util/error.hpp"
@@ -27,7 +29,11 @@ bool is_iso_date(const std::string& s) {
   for (std::size_t i : {0u, 1u, 2u, 3u, 5u, 6u, 8u, 9u}) {
     if (s[i] < '0' || s[i] > '9') return false;
   }
-  return true;
+  // A real calendar day: 2026-02-30 is not (issue 11).
+  const int y = std::stoi(s.substr(0, 4));
+  const unsigned m = static_cast<unsigned>(std::stoi(s.substr(5, 2)));
+  const unsigned d = static_cast<unsigned>(std::stoi(s.substr(8, 2)));
+  return std::chrono::year_month_day{std::chrono::year{y}, std::chrono::month{m}, std::chrono::day{d}}.ok();
 }
 /// Upper bounds that catch typos (1e30 tokens) rather than limit real jobs: each is orders of
 /// magnitude above the largest published runs (Llama 3: 15.6e12 tokens, Meta 2024).

@@ -29,7 +29,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Run {
+struct CliRun {
   int exit_code = -1;  ///< -1: killed by a signal
   int signal = 0;
   std::string out;
@@ -51,10 +51,10 @@ class RobustE2E : public ::testing::Test {
   }
 
   /// Runs gpuplan with args (shell-quoted by the caller) against this test's --db.
-  Run run(const std::string& args, bool with_db = true) const {
+  CliRun run(const std::string& args, bool with_db = true) const {
     const std::string cmd = "XDG_DATA_HOME='" + dir_.string() + "' timeout 60 '" + std::string(GPUPLAN_BINARY) + "' " +
                             (with_db ? "--db '" + db_ + "' " : "") + args + " 2>&1";
-    Run r;
+    CliRun r;
     FILE* pipe = ::popen(cmd.c_str(), "r");
     if (!pipe) return r;
     std::array<char, 4096> buf{};
@@ -88,7 +88,7 @@ const std::string kHeader = "provider,instance_type,region,gpu,gpu_count,price_k
 TEST_F(RobustE2E, TenThousandNestedParenthesesExit2) {
   // SIGSEGV before (offers and plan).
   const std::string q = repeat("(", 10000) + "gpus>=8" + repeat(")", 10000);
-  const Run r = run("offers '" + q + "'");
+  const CliRun r = run("offers '" + q + "'");
   EXPECT_EQ(r.exit_code, 2) << r.out.substr(0, 500);
   EXPECT_NE(r.out.find("gpuplan: error: filter:17:"), std::string::npos) << r.out.substr(0, 500);
 }
@@ -102,7 +102,7 @@ TEST_F(RobustE2E, GeneratedLongFiltersNeverReachSqliteLimits) {
   EXPECT_EQ(run("offers --limit 1 '" + ors + "'").exit_code, 0);
   EXPECT_EQ(run("offers --limit 1 '" + ands + "'").exit_code, 0);
   // 45 nots: refused at the 17th "not" with the filter named, not the database.
-  const Run r = run("offers '" + repeat("not ", 45) + "spot'");
+  const CliRun r = run("offers '" + repeat("not ", 45) + "spot'");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("filter:65:"), std::string::npos) << r.out;
 }
@@ -114,11 +114,11 @@ TEST_F(RobustE2E, ImpossibleDatesAndNegativeLimitAreBadInput) {
 }
 
 TEST_F(RobustE2E, DevZeroAndFifoAreRefusedQuickly) {
-  const Run z = run("import /dev/zero");
+  const CliRun z = run("import /dev/zero");
   EXPECT_EQ(z.exit_code, 2) << z.out;
   const std::string fifo = (dir_ / "pipe.csv").string();
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  const Run f = run("import '" + fifo + "'");  // hung before (timeout 60 would give 124)
+  const CliRun f = run("import '" + fifo + "'");  // hung before (timeout 60 would give 124)
   EXPECT_EQ(f.exit_code, 2) << f.out;
   EXPECT_NE(f.out.find("FIFO"), std::string::npos) << f.out;
 }
@@ -126,7 +126,7 @@ TEST_F(RobustE2E, DevZeroAndFifoAreRefusedQuickly) {
 TEST_F(RobustE2E, InvalidUtf8AndNulAreRejectedAndNothingIsWritten) {
   ASSERT_EQ(run("offers --limit 1").exit_code, 0);  // seeds the store
   const std::string bad = write("bad.csv", kHeader + "lambda,gpu_1x_h100\xff,us-east-1,H100 SXM,1,on-demand,2.49,2025-06-01,web\n");
-  Run r = run("import '" + bad + "'");
+  CliRun r = run("import '" + bad + "'");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("bad.csv:2:19:"), std::string::npos) << r.out;
   const std::string nul = write("nul.csv", kHeader + "lambda,gpu" + std::string(1, '\0') + ",us-east-1,H100 SXM,1,on-demand,2.49,2025-06-01,web\n");
@@ -148,7 +148,7 @@ TEST_F(RobustE2E, JsonOutputOverAPoisonedStoreNeverFails) {
                          nullptr, nullptr, nullptr),
             SQLITE_OK);
   sqlite3_close(db);
-  const Run r = run("offers --format json --include-flagged");
+  const CliRun r = run("offers --format json --include-flagged");
   EXPECT_EQ(r.exit_code, 0) << r.out.substr(0, 500);
   EXPECT_FALSE(nlohmann::json::parse(r.out, nullptr, false).is_discarded());
 }
@@ -159,9 +159,9 @@ TEST_F(RobustE2E, UnrelatedSqliteFileIsRefusedWithExit4) {
   ASSERT_EQ(sqlite3_open(p.c_str(), &db), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE notes(body TEXT)", nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(db);
-  const Run r = run("--db '" + p + "' offers", false);
+  const CliRun r = run("--db '" + p + "' offers", false);
   EXPECT_EQ(r.exit_code, 4) << r.out;
-  const Run m = run("--db '" + (dir_ / "nonexistent" / "dir" / "x.sqlite").string() + "' offers", false);
+  const CliRun m = run("--db '" + (dir_ / "nonexistent" / "dir" / "x.sqlite").string() + "' offers", false);
   EXPECT_EQ(m.exit_code, 3) << m.out;
   EXPECT_FALSE(fs::exists(dir_ / "nonexistent"));
 }
@@ -169,14 +169,14 @@ TEST_F(RobustE2E, UnrelatedSqliteFileIsRefusedWithExit4) {
 TEST_F(RobustE2E, ConflictingHardwareUnderOneIdIsAnError) {
   const std::string f = write("mix.csv", kHeader + "lambda,gpu_big,us-east-1,H100 SXM,8,on-demand,23.92,2025-06-01,web\n"
                                                    "lambda,gpu_big,us-east-1,A100 SXM4 80GB,4,on-demand,5.16,2025-06-01,web\n");
-  const Run r = run("import '" + f + "'");
+  const CliRun r = run("import '" + f + "'");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("mix.csv:3"), std::string::npos) << r.out;
 }
 
 TEST_F(RobustE2E, BrokenJsonIsReportedWithItsPosition) {
   const std::string f = write("quotes.json", "{\n  \"format\": \"gpuplan-offers/1\",\n  \"x\": [1,\n");
-  const Run r = run("import '" + f + "'");
+  const CliRun r = run("import '" + f + "'");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("quotes.json:4:1"), std::string::npos) << r.out;
 }
@@ -262,7 +262,7 @@ TEST_F(RobustE2E, KilledImportsLeaveTheStoreIntactAndAllOrNothing) {
     if (n == base + kRows) break;  // a kill after the commit: the rest is the restart below
   }
   // Restart: the import completes (or finds everything already there) and the store is whole.
-  const Run r = run("import '" + file + "'");
+  const CliRun r = run("import '" + file + "'");
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(count_offers(db_, &integrity), base + kRows);
   EXPECT_EQ(integrity, "ok");
