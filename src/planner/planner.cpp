@@ -257,12 +257,14 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
 
 /// Serving search: the fastest-to-serve tensor-parallel degree per instance.
 SearchOutcome search_serving(const PlanRequest& r, const ModelArch& arch, const ClusterKey& key,
-                             const PerfAssumptions& assumptions, std::size_t& layouts_evaluated) {
+                             const PerfAssumptions& assumptions, std::size_t& layouts_evaluated,
+                             std::optional<std::string>& problem) {
   SearchOutcome best;
   const ClusterSpec cluster = cluster_for(key);
   const double usable = key.capacity_bytes * (1.0 - r.margin);
   double best_rate = 0;
   for (int tp = 1; tp <= key.gpus_per_node; tp *= 2) {
+    if (r.pins.tp && tp != *r.pins.tp) continue;
     if (arch.num_attention_heads % tp != 0 || key.gpus_per_node % tp != 0) continue;
     double one = 0, two = 0, kv_one = 0;
     try {
@@ -270,7 +272,9 @@ SearchOutcome search_serving(const PlanRequest& r, const ModelArch& arch, const 
       one = m1.total_bytes();
       kv_one = m1.term_bytes("kv_cache");
       two = serving_memory(arch, serving_memory_request(r, tp, 2)).total_bytes();
-    } catch (const Error&) {
+    } catch (const Error& e) {
+      // The serving request the model cannot take (its reason goes into the no-plan answer).
+      if (!problem) problem = e.what();
       continue;
     }
     ++layouts_evaluated;
@@ -786,7 +790,9 @@ const SearchOutcome& search_cluster(SearchContext& ctx, std::map<ClusterKey, Sea
     case PlanWorkload::image_generation:
       o = search_images(ctx.r, ctx.arch, key, ctx.assumptions, ctx.layouts_evaluated);
       break;
-    default: o = search_serving(ctx.r, ctx.arch, key, ctx.assumptions, ctx.layouts_evaluated); break;
+    default:
+      o = search_serving(ctx.r, ctx.arch, key, ctx.assumptions, ctx.layouts_evaluated, ctx.first_layout_problem);
+      break;
   }
   return cache.emplace(key, o).first->second;
 }
@@ -1252,8 +1258,10 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
       np.suggestions.push_back(nodes_rejects > 0 ? "import a quote with the network and node count (gpuplan import)"
                                                  : "widen the FILTER or import more offers (gpuplan import FILE)");
     } else if (result.layouts_evaluated == 0) {
-      np.reason = fmt::format("no layout could be sized: {}",
-                              ctx.first_layout_problem.value_or("the model cannot take any layout the offers allow"));
+      np.reason = ctx.first_layout_problem
+                      ? fmt::format("no layout could be sized: {}", *ctx.first_layout_problem)
+                      : std::string("no parallel layout matches the pinned degrees on the offers' GPU counts (TP × PP "
+                                    "must divide the GPUs, TP stays inside a node)");
       np.suggestions.push_back("change the pinned layout (--tp --pp --dp --ep) or the cluster size");
     } else if (np.smallest_per_gpu_bytes > np.largest_gpu_bytes * (1.0 - request.margin)) {
       np.reason = fmt::format(
