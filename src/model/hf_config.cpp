@@ -185,6 +185,8 @@ void read_common_decoder(const Fields& f, ModelArch& a, bool tie_default) {
   a.max_position_embeddings = f.opt_pos("max_position_embeddings").value_or(0);
   a.tied_embeddings = f.opt_bool("tie_word_embeddings", tie_default);
   a.torch_dtype = dtype_of(f);
+  a.hidden_act = f.opt_string("hidden_act");
+  if (a.hidden_act.empty()) a.hidden_act = f.opt_string("hidden_activation");  // Gemma
 }
 
 void set_all_layers_sliding(ModelArch& a, std::int64_t window) {
@@ -313,7 +315,7 @@ void parse_qwen2(const Fields& f, ModelArch& a) {
   qwen_sliding(f, a);
 }
 
-void parse_qwen2_moe(const Fields& f, ModelArch& a, ParamBreakdown& extra) {
+void parse_qwen2_moe(const Fields& f, ModelArch& a) {
   parse_qwen2(f, a);
   MoeSpec m;
   m.num_routed_experts = f.req_pos("num_experts");
@@ -325,7 +327,7 @@ void parse_qwen2_moe(const Fields& f, ModelArch& a, ParamBreakdown& extra) {
   }
   m.num_moe_layers = qwen_moe_layers(f, a.num_layers);
   a.moe = m;
-  if (m.num_shared_experts > 0) extra.router += m.num_moe_layers * a.hidden_size;  // shared_expert_gate: Linear(h, 1)
+  a.moe->shared_expert_gate = m.num_shared_experts > 0;  // shared_expert_gate: Linear(h, 1) per MoE layer
 }
 
 void parse_qwen3(const Fields& f, ModelArch& a) {
@@ -353,6 +355,7 @@ void parse_gemma(const Fields& f, ModelArch& a, int generation) {
   read_common_decoder(f, a, true);
   a.intermediate_size = f.req_pos("intermediate_size");
   a.attention_bias = a.attention_output_bias = f.opt_bool("attention_bias", false);
+  a.norm_kind = NormKind::gemma_rms_norm;
   if (generation >= 2) a.norms_per_layer = 4;
   if (generation >= 3) a.qk_norm = true;
   if (read_layer_types(f, a) || generation < 2) return;
@@ -400,6 +403,8 @@ void parse_falcon(const Fields& f, ModelArch& a) {
   const bool bias = f.opt_bool("bias", false);
   a.attention_bias = a.attention_output_bias = a.mlp_bias = bias;
   a.norm_bias = true;
+  a.norm_kind = NormKind::layer_norm;
+  a.hidden_act = f.opt_string("activation", "gelu");
   a.parallel_attention = parallel;
   if (new_arch) {
     a.norms_per_layer = f.opt_pos("num_ln_in_parallel_attn").value_or(2);
@@ -431,6 +436,8 @@ void parse_gpt2(const Fields& f, ModelArch& a) {
   a.gated_mlp = false;
   a.attention_bias = a.attention_output_bias = a.mlp_bias = true;
   a.norm_bias = true;
+  a.norm_kind = NormKind::layer_norm;
+  a.hidden_act = f.opt_string("activation_function", "gelu_new");
   a.tied_embeddings = f.opt_bool("tie_word_embeddings", true);
   a.torch_dtype = dtype_of(f);
 }
@@ -439,7 +446,7 @@ void parse_gpt2(const Fields& f, ModelArch& a) {
 /// (OPTLearnedPositionalEmbedding offset 2), project_in/out p·h each when p != h, q/k/v/o with bias
 /// (enable_bias), fc1/fc2 (ffn_dim) with bias, two LayerNorms per layer, a final LayerNorm when
 /// do_layer_norm_before and not _remove_final_layer_norm; lm_head V·p tied.
-void parse_opt(const Fields& f, ModelArch& a, ParamBreakdown& extra) {
+void parse_opt(const Fields& f, ModelArch& a) {
   a.hidden_size = f.req_pos("hidden_size");
   a.num_layers = f.req_pos("num_hidden_layers");
   a.num_attention_heads = f.req_pos("num_attention_heads");
@@ -457,15 +464,26 @@ void parse_opt(const Fields& f, ModelArch& a, ParamBreakdown& extra) {
   const bool bias = f.opt_bool("enable_bias", true);
   a.attention_bias = a.attention_output_bias = a.mlp_bias = bias;
   a.norm_bias = f.opt_bool("layer_norm_elementwise_affine", true);
+  a.norm_kind = a.norm_bias ? NormKind::layer_norm : NormKind::non_parametric;
+  a.hidden_act = f.opt_string("activation_function", "relu");
   a.final_norm = f.opt_bool("do_layer_norm_before", true) && !f.opt_bool("_remove_final_layer_norm", false);
   a.tied_embeddings = f.opt_bool("tie_word_embeddings", true);
   a.torch_dtype = dtype_of(f);
   const std::int64_t proj = f.opt_pos("word_embed_proj_dim").value_or(a.hidden_size);
   if (proj != a.hidden_size) {
-    // Token table and head are V·p, not V·h: correct the generic V·h terms, add project_in/out.
-    extra.embeddings += a.vocab_size * (proj - a.hidden_size);
-    if (!a.tied_embeddings) extra.head += a.vocab_size * (proj - a.hidden_size);
-    extra.other += 2 * proj * a.hidden_size;
+    // Token table and head are V·p, not V·h; project_in p→h and project_out h→p (no bias).
+    a.embedding_width = proj;
+    LinearFamily in;
+    in.name = "project_in";
+    in.role = LinearRole::projection;
+    in.bucket = ParamBucket::other;
+    in.d_in = proj;
+    in.d_out = a.hidden_size;
+    LinearFamily out = in;
+    out.name = "project_out";
+    std::swap(out.d_in, out.d_out);
+    a.extra_linears.push_back(in);
+    a.extra_linears.push_back(out);
     a.notes.push_back(fmt::format("word_embed_proj_dim {} != hidden_size: project_in/out counted in other", proj));
   }
 }
@@ -473,7 +491,7 @@ void parse_opt(const Fields& f, ModelArch& a, ParamBreakdown& extra) {
 /// BLOOM (modeling_bloom.py): word_embeddings V·h + word_embeddings_layernorm 2h; per layer
 /// input_layernorm, query_key_value h·3h + 3h, dense h·h + h, post_attention_layernorm, dense_h_to_4h h·4h + 4h,
 /// dense_4h_to_h 4h·h + h; ln_f; ALiBi (no position parameters); lm_head tied.
-void parse_bloom(const Fields& f, ModelArch& a, ParamBreakdown& extra) {
+void parse_bloom(const Fields& f, ModelArch& a) {
   a.hidden_size = f.req_pos_any({"n_embed", "hidden_size"});
   a.num_layers = f.req_pos_any({"n_layer", "num_hidden_layers"});
   a.num_attention_heads = f.req_pos_any({"n_head", "num_attention_heads"});
@@ -492,7 +510,9 @@ void parse_bloom(const Fields& f, ModelArch& a, ParamBreakdown& extra) {
   a.torch_dtype = dtype_of(f);
   a.max_position_embeddings = f.opt_pos("seq_length").value_or(0);
   if (a.max_position_embeddings == 0) a.notes.push_back("ALiBi: the config states no context length (unknown)");
-  extra.norms += 2 * a.hidden_size;  // word_embeddings_layernorm
+  a.norm_kind = NormKind::layer_norm;
+  a.hidden_act = "gelu";
+  a.extra_tensors.push_back({"word_embeddings_layernorm", ParamBucket::norms, 2 * a.hidden_size, 1});
 }
 
 /// DeepSeek-V2/V3: MLA attention, first_k_dense_replace dense layers (intermediate_size), then MoE layers
@@ -536,7 +556,7 @@ void parse_deepseek(const Fields& f, ModelArch& a) {
 /// gpt-oss (modeling_gpt_oss.py): q/k/v/o with bias, per-head attention sinks (H per layer), every layer
 /// MoE: experts gate_up_proj h·2I + 2I bias, down_proj I·h + h bias; router h·E + E; layer_types for
 /// sliding/full attention; untied head.
-void parse_gpt_oss(const Fields& f, ModelArch& a, ParamBreakdown& extra) {
+void parse_gpt_oss(const Fields& f, ModelArch& a) {
   read_common_decoder(f, a, false);
   a.intermediate_size = f.req_pos("intermediate_size");
   a.attention_bias = a.attention_output_bias = f.opt_bool("attention_bias", true);
@@ -548,7 +568,7 @@ void parse_gpt_oss(const Fields& f, ModelArch& a, ParamBreakdown& extra) {
   m.router_bias = true;
   m.expert_bias = true;
   a.moe = m;
-  extra.attention += a.num_layers * a.num_attention_heads;  // sinks
+  a.extra_tensors.push_back({"self_attn.sinks", ParamBucket::attention, a.num_attention_heads, a.num_layers});
   if (!read_layer_types(f, a)) {
     if (auto w = f.opt_pos("sliding_window")) {
       a.sliding_window = *w;
@@ -597,11 +617,40 @@ void parse_llama4_text(const Fields& f, ModelArch& a) {
   }
 }
 
+/// Appends one family-specific matrix (geometry.hpp) to the arch.
+void add_linear(ModelArch& a, std::string name, std::string target, LinearRole role, ParamBucket bucket, std::int64_t d_in,
+                std::int64_t d_out, std::int64_t layers, bool bias) {
+  LinearFamily l;
+  l.name = std::move(name);
+  l.lora_target = std::move(target);
+  l.role = role;
+  l.bucket = bucket;
+  l.d_in = d_in;
+  l.d_out = d_out;
+  l.layers = layers;
+  l.bias = bias;
+  a.extra_linears.push_back(std::move(l));
+}
+
+/// Mamba-1 mixer (modeling_mamba.py MambaMixer) in `layers` blocks, counted in `other`: in_proj h·2I (+2I bias),
+/// conv1d I·k (+I bias), x_proj I·(R + 2N), dt_proj R·I + I, A_log I·N, D I, out_proj I·h (+h bias).
+void add_mamba1_mixer(ModelArch& a, std::int64_t layers, std::int64_t h, std::int64_t I, std::int64_t N, std::int64_t R,
+                      std::int64_t conv_kernel, bool bias, bool conv_bias, const std::string& prefix) {
+  const auto S = LinearRole::ssm;
+  const auto O = ParamBucket::other;
+  add_linear(a, prefix + "in_proj", "", S, O, h, 2 * I, layers, bias);
+  add_linear(a, prefix + "x_proj", "", S, O, I, R + 2 * N, layers, false);
+  add_linear(a, prefix + "dt_proj", "", S, O, R, I, layers, true);
+  add_linear(a, prefix + "out_proj", "", S, O, I, h, layers, bias);
+  a.extra_tensors.push_back({prefix + "conv1d", O, I * conv_kernel + (conv_bias ? I : 0), layers});
+  a.extra_tensors.push_back({prefix + "A_log+D", O, I * N + I, layers});
+}
+
 /// Mamba (modeling_mamba.py MambaMixer), I = intermediate_size, N = state_size, R = time_step_rank:
 /// in_proj h·2I (+2I bias), conv1d I·k (+I bias), x_proj I·(R + 2N), dt_proj R·I + I, A_log I·N, D I,
 /// out_proj I·h (+h bias); one RMSNorm h per layer, norm_f h; embeddings V·h, lm_head tied.
 /// Mixer parameters are counted in `other`.
-void parse_mamba(const Fields& f, ModelArch& a, ParamBreakdown& extra) {
+void parse_mamba(const Fields& f, ModelArch& a) {
   a.family = ModelFamily::state_space;
   a.position_encoding = PositionEncoding::none;
   a.hidden_size = f.req_pos("hidden_size");
@@ -625,9 +674,9 @@ void parse_mamba(const Fields& f, ModelArch& a, ParamBreakdown& extra) {
   const std::int64_t h = a.hidden_size, I = a.intermediate_size, N = s.state_size, R = s.time_step_rank;
   const bool bias = f.opt_bool("use_bias", false);
   const bool conv_bias = f.opt_bool("use_conv_bias", true);
-  std::int64_t mixer = h * 2 * I + (bias ? 2 * I : 0) + I * s.conv_kernel + (conv_bias ? I : 0) + I * (R + 2 * N) +
-                       R * I + I + I * N + I + I * h + (bias ? h : 0);
-  extra.other += a.num_layers * mixer;
+  a.attention_layers = 0;
+  a.dense_mlp_layers = 0;
+  add_mamba1_mixer(a, a.num_layers, h, I, N, R, s.conv_kernel, bias, conv_bias, "mixer.");
 }
 
 // ---- diffusion ----------------------------------------------------------------------------------
@@ -844,7 +893,7 @@ ModelArch parse_hf_config(const json& config, const std::string& source) {
     } else if (type == "qwen2") {
       parse_qwen2(root, a);
     } else if (type == "qwen2_moe") {
-      parse_qwen2_moe(root, a, extra);
+      parse_qwen2_moe(root, a);
     } else if (type == "qwen3") {
       parse_qwen3(root, a);
     } else if (type == "qwen3_moe") {
@@ -871,13 +920,13 @@ ModelArch parse_hf_config(const json& config, const std::string& source) {
     } else if (type == "gpt2") {
       parse_gpt2(root, a);
     } else if (type == "opt") {
-      parse_opt(root, a, extra);
+      parse_opt(root, a);
     } else if (type == "bloom") {
-      parse_bloom(root, a, extra);
+      parse_bloom(root, a);
     } else if (type == "deepseek_v3" || type == "deepseek_v2") {
       parse_deepseek(root, a);
     } else if (type == "gpt_oss") {
-      parse_gpt_oss(root, a, extra);
+      parse_gpt_oss(root, a);
     } else if (type == "llama4_text") {
       parse_llama4_text(root, a);
     } else if (type == "llama4") {
@@ -892,7 +941,7 @@ ModelArch parse_hf_config(const json& config, const std::string& source) {
         a.notes.push_back("the config has no vision_config: the vision tower of the published checkpoint is not counted");
       }
     } else if (type == "mamba") {
-      parse_mamba(root, a, extra);
+      parse_mamba(root, a);
     } else {
       unknown_type(root, "model_type", type);
     }
@@ -900,24 +949,10 @@ ModelArch parse_hf_config(const json& config, const std::string& source) {
 
   if (is_diffusion) {
     a.params = diffusion_params;
-  } else if (a.family == ModelFamily::state_space) {
-    ParamBreakdown p;
-    p.embeddings = a.vocab_size * a.hidden_size;
-    p.head = a.tied_embeddings ? 0 : a.vocab_size * a.hidden_size;
-    p.norms = a.num_layers * a.hidden_size + a.hidden_size;
-    p.other = extra.other;
-    a.params = p;
+    a.attention = attention_kind(a);
   } else {
     add_moe_layers_count(a);
-    ParamBreakdown p = count_decoder_params(a);
-    p.embeddings += extra.embeddings;
-    p.attention += extra.attention;
-    p.mlp += extra.mlp;
-    p.router += extra.router;
-    p.norms += extra.norms;
-    p.head += extra.head;
-    p.other += extra.other;
-    a.params = p;
+    finalize_arch(a, extra);
     if (a.model_type == "gpt_oss") {
       a.notes.push_back(fmt::format("active() includes the token-embedding table ({} params); the gpt-oss model card's active "
                                     "count excludes it", a.params.embeddings));
@@ -937,7 +972,6 @@ ModelArch parse_hf_config(const json& config, const std::string& source) {
                                     a.mtp_layers, a.mtp_params));
     }
   }
-  a.attention = attention_kind(a);
   return a;
 }
 

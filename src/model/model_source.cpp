@@ -113,7 +113,7 @@ ModelArch synthesize(std::int64_t n, const ModelSource& src, const std::string& 
   }
   ModelArch a = arch_from_shape(s);
   a.max_position_embeddings = src.seq_len_hint.value_or(kSyntheticContext);
-  a.params = count_decoder_params(a);
+  finalize_arch(a);
   const std::int64_t shape_count = a.params.total();
   if (shape_count > n) {
     throw_invalid(flag,
@@ -122,7 +122,6 @@ ModelArch synthesize(std::int64_t n, const ModelSource& src, const std::string& 
                   fmt::format("--params of at least {}, or smaller --layers/--hidden/--vocab", shape_count));
   }
   a.params.other = n - shape_count;
-  a.attention = attention_kind(a);
   a.name = fmt::format("synthetic-{}", format_count(N));
   a.source = flag;
   a.notes.push_back(fmt::format(
