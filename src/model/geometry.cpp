@@ -196,9 +196,11 @@ LayerGeometry build_layer_geometry(const ModelArch& a) {
   const std::int64_t w = a.embedding_width > 0 ? a.embedding_width : h;
   g.tensors.push_back({"embed_tokens", ParamBucket::embeddings, V * w, 1});
   if (a.learned_positions > 0) g.tensors.push_back({"embed_positions", ParamBucket::embeddings, a.learned_positions * h, 1});
-  LinearFamily head = linear("lm_head", "", LinearRole::head, ParamBucket::head, w, V, 1, a.lm_head_bias);
-  head.tied = a.tied_embeddings;
-  g.linears.push_back(std::move(head));
+  if (a.has_lm_head) {
+    LinearFamily head = linear("lm_head", "", LinearRole::head, ParamBucket::head, w, V, 1, a.lm_head_bias);
+    head.tied = a.tied_embeddings;
+    g.linears.push_back(std::move(head));
+  }
 
   for (const auto& l : a.extra_linears) g.linears.push_back(l);
   for (const auto& t : a.extra_tensors) g.tensors.push_back(t);

@@ -18,6 +18,8 @@ enum class ModelFamily {
   diffusion_unet,         ///< SDXL-style UNet (diffusers UNet2DConditionModel)
   diffusion_transformer,  ///< FLUX-style MMDiT (diffusers FluxTransformer2DModel)
   state_space,            ///< Mamba-style SSM (parameters counted; no attention / KV cache)
+  encoder,                ///< bidirectional encoder (BERT): no causal KV cache, no LM head
+  encoder_decoder,        ///< T5-style: num_layers = encoder + decoder blocks; decoder has cross-attention
 };
 
 /// Mixture-of-experts layout (Mixtral, Qwen3-MoE, DeepSeek-V3, gpt-oss, Llama 4).
@@ -175,7 +177,8 @@ struct ModelArch {
   std::optional<std::int64_t> dense_mlp_layers;
   std::optional<std::int64_t> kv_cache_layers;  ///< nullopt = attention_layers (gemma-3n shares caches)
   bool qk_norm_full_width = false;        ///< q/k norms over all heads (OLMo 2: H·d and K·d) instead of per head
-  bool lm_head_bias = false;              ///< LM head with a vocab-size bias (Phi-2)
+  bool lm_head_bias = false;
+  bool has_lm_head = true;                ///< false for encoders counted without a task head (BertModel)              ///< LM head with a vocab-size bias (Phi-2)
   /// Family-specific matrices and tensors beyond the common decoder block (attention sinks, Mamba mixers,
   /// cross-attention, OPT projections, BERT pooler, vision tower); build_layer_geometry() appends them.
   std::vector<LinearFamily> extra_linears;

@@ -52,7 +52,9 @@ void finalize_arch(ModelArch& a, const ParamBreakdown& outside) {
 
 AttentionKind attention_kind(const ModelArch& a) {
   if (a.mla) return AttentionKind::mla;
-  if (a.family != ModelFamily::decoder || a.num_attention_heads <= 0 || a.attention_layers.value_or(1) == 0) {
+  const bool attends = a.family == ModelFamily::decoder || a.family == ModelFamily::encoder ||
+                       a.family == ModelFamily::encoder_decoder;
+  if (!attends || a.num_attention_heads <= 0 || a.attention_layers.value_or(1) == 0) {
     return AttentionKind::none;
   }
   if (a.num_kv_heads == 1 && a.num_attention_heads > 1) return AttentionKind::mqa;
@@ -77,6 +79,8 @@ std::string_view family_name(ModelFamily family) {
     case ModelFamily::diffusion_unet: return "diffusion_unet";
     case ModelFamily::diffusion_transformer: return "diffusion_transformer";
     case ModelFamily::state_space: return "state_space";
+    case ModelFamily::encoder: return "encoder";
+    case ModelFamily::encoder_decoder: return "encoder_decoder";
   }
   return "decoder";
 }

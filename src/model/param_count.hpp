@@ -41,7 +41,7 @@ AttentionKind attention_kind(const ModelArch& arch);
 
 /// "MHA", "GQA", "MQA", "MLA", "none".
 std::string_view attention_kind_name(AttentionKind kind);
-/// "decoder", "diffusion_unet", "diffusion_transformer", "state_space".
+/// "decoder", "diffusion_unet", "diffusion_transformer", "state_space", "encoder", "encoder_decoder".
 std::string_view family_name(ModelFamily family);
 
 }  // namespace gpuplan

@@ -5,7 +5,9 @@
 
 #include "model/hf_config.hpp"
 #include "model/param_count.hpp"
+#include "model/model_source.hpp"
 #include "model/presets.hpp"
+#include "util/error.hpp"
 
 namespace gpuplan {
 namespace {
@@ -112,6 +114,36 @@ TEST(Geometry, MambaHasNoAttention) {
   EXPECT_EQ(a.geometry.ssm_layers, 64);
   EXPECT_EQ(a.geometry.activation, MlpActivation::none);
   EXPECT_EQ(a.attention, AttentionKind::none);
+}
+
+// --params with --mlp plain: up + down only. 32 layers, h 4096, I 16384, V 32000, MHA, untied:
+//   per layer attention 4·4096² = 67,108,864 + MLP 2·4096·16384 = 134,217,728 → × 32 = 6,442,450,944
+//   norms 32·2·4096 + 4096 = 266,240; embeddings + head 2·32000·4096 = 262,144,000 → 6,704,861,184;
+//   the rest of 7e9 (295,138,816) is in other.
+TEST(Geometry, SyntheticPlainMlp) {
+  ModelSource src;
+  src.params = 7e9;
+  src.layers = 32;
+  src.hidden = 4096;
+  src.intermediate = 16384;
+  src.plain_mlp = true;
+  src.validate();
+  const ModelArch a = resolve_model(src);
+  EXPECT_FALSE(a.gated_mlp);
+  EXPECT_EQ(a.geometry.activation, MlpActivation::gelu);
+  EXPECT_EQ(a.params.mlp, 32LL * 2 * 4096 * 16384);
+  EXPECT_EQ(a.params.other, 295'138'816);
+  EXPECT_EQ(a.total_params(), 7'000'000'000);
+  // --mlp without --params is an error naming the flag.
+  ModelSource bad;
+  bad.preset = "gpt2";
+  bad.plain_mlp = true;
+  try {
+    bad.validate();
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where(), "--mlp");
+  }
 }
 
 }  // namespace
