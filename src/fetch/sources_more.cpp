@@ -2,6 +2,7 @@
 // (keyed). Field layouts: docs/fetch.md.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <regex>
@@ -403,15 +404,78 @@ class LambdaSource final : public Source {
   SourceInfo info_;
 };
 
+// ------------------------------------------------------------------------------------------
+// CUDO Compute: per-component hourly prices per machine type and data centre. The offer is OUR
+// choice of configuration, the smallest valid 1-GPU VM: minVcpuPerGpu vCPUs (at least 1) and the
+// least memory the type allows for them (vCPUs ÷ maxVcpuPerMemoryGib GiB), plus one IPv4
+// address; storage is billed apart (not included). Price unknown when a component is missing.
+constexpr const char* kCudoUrl = "https://rest.compute.cudo.org/v1/vms/machine-types";
+
+class CudoSource final : public Source {
+ public:
+  CudoSource() {
+    info_.name = "cudo";
+    info_.description = "CUDO Compute machine types: smallest 1-GPU VM per type and data centre (component prices)";
+    info_.urls = {kCudoUrl};
+  }
+  const SourceInfo& info() const override { return info_; }
+  std::vector<FetchedDoc> download(const SourceContext& ctx) const override {
+    return {get_doc(ctx, info_.name, kCudoUrl, "machine-types")};
+  }
+  ImportBatch parse(const std::vector<FetchedDoc>& docs, const SourceContext& ctx) const override {
+    const FetchedDoc& d = docs.at(0);
+    const json j = parse_json(d);
+    const json& types = require_array(at(j, "machineTypes"), d.url + ": /machineTypes", "machineTypes");
+    const ImportSource src = import_source(ctx, d, info_.name, "cudo");
+    ImportBatch batch;
+    for (std::size_t i = 0; i < types.size(); ++i) {
+      const json& t = types[i];
+      ++batch.rows_read;
+      const std::string model = string_at(t, "gpuModel");
+      if (model.empty()) continue;  // CPU machine type
+      const std::string where = fmt::format("{}#machineTypes/{}", d.url, i);
+      auto price = [&](const char* key) { return number_at(at(t, key), "value"); };
+      const double vcpus = std::max(1.0, number_at(t, "minVcpuPerGpu").value_or(1.0));
+      const auto vcpu_per_gib = number_at(t, "maxVcpuPerMemoryGib");
+      Offer o;
+      o.provider = "cudo";
+      o.instance_type = string_at(t, "machineType");
+      o.region = string_at(t, "dataCenterId");
+      o.gpu_name_raw = model;
+      o.gpu_count = 1;
+      if (auto g = number_at(t, "gpuMemoryGib")) o.gpu_memory_bytes = gib(*g);
+      o.vcpus = vcpus;
+      std::optional<double> mem_gib;
+      if (vcpu_per_gib && *vcpu_per_gib > 0) mem_gib = std::ceil(vcpus / *vcpu_per_gib);
+      if (mem_gib) o.ram_bytes = gib(*mem_gib);
+      if (number_at(t, "maxGpuFree").value_or(0) >= 1) o.confirmed_available_at = ctx.fetched_at;
+      o.id = import_detail::make_offer_id(o);
+      resolve(o, {model, string_at(t, "gpuModelId")}, batch, src, where);
+      std::optional<double> total;
+      const auto g = price("gpuPriceHr");
+      const auto c = price("vcpuPriceHr");
+      const auto m = price("memoryGibPriceHr");
+      const auto ip = price("ipv4PriceHr");
+      if (g && *g > 0 && c && m && ip && mem_gib) total = *g + vcpus * *c + *mem_gib * *m + *ip;
+      add_price(batch, o, PriceKind::on_demand, total, ref(ctx, info_.name, where), where);
+      import_detail::add_offer(batch, std::move(o));
+    }
+    return batch;
+  }
+
+ private:
+  SourceInfo info_;
+};
+
 }  // namespace
 
 std::unique_ptr<Source> make_vultr_source() { return std::make_unique<VultrSource>(); }
 std::unique_ptr<Source> make_oci_source() { return std::make_unique<OciSource>(); }
 std::unique_ptr<Source> make_scaleway_source() { return std::make_unique<ScalewaySource>(); }
 std::unique_ptr<Source> make_lambda_source() { return std::make_unique<LambdaSource>(); }
-// Not implemented yet (docs/fetch.md "Not yet done"): CUDO (component prices need a chosen
-// vCPU/RAM per GPU) and OVHcloud (GPU model and count are not in /cloud/price).
-std::unique_ptr<Source> make_cudo_source() { return nullptr; }
+std::unique_ptr<Source> make_cudo_source() { return std::make_unique<CudoSource>(); }
+// Not implemented yet (docs/fetch.md "Not yet done"): OVHcloud (GPU model and count are not in
+// /cloud/price; they would need a flavor table we have not sourced).
 std::unique_ptr<Source> make_ovh_source() { return nullptr; }
 
 }  // namespace gpuplan::fetch

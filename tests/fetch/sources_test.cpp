@@ -379,6 +379,28 @@ TEST(ScalewayFetcher, EurConvertedAtTheEcbRateFetchedWithIt) {
   EXPECT_EQ(h100->gpu_count, 2);
 }
 
+TEST(CudoFetcher, SmallestOneGpuVmFromComponentPrices) {
+  FixtureServer s;
+  s.server().Get("/v1/vms/machine-types", [](const httplib::Request&, httplib::Response& r) {
+    r.set_content(fixture("cudo-machine-types.json"), "application/json");
+  });
+  Harness h;
+  const auto out = h.fetch(s.start(), {"cudo"}).sources[0];
+  ASSERT_EQ(out.status, "accepted") << out.message;
+  EXPECT_EQ(out.snapshot.offers, 2u);  // the CPU type is not an offer
+  const auto h100 = h.store.get("cudo/epyc-genoa-h100/se-smedjebacken-1");
+  ASSERT_TRUE(h100);
+  EXPECT_EQ(h100->gpu_name, "NVIDIA H100 PCIe");
+  // 2 vCPUs (minVcpuPerGpu), 2 GiB (2 vCPU ÷ 1 vCPU/GiB), one IPv4: 2.1 + 2×0.002 + 2×0.003 + 0.005.
+  EXPECT_NEAR(latest(*h100, PriceKind::on_demand)->usd_per_hour, 2.1 + 2 * 0.002 + 2 * 0.003 + 0.005, 1e-12);
+  EXPECT_EQ(h100->confirmed_available_at, kT0);  // maxGpuFree 4
+  const auto a5000 = h.store.get("cudo/epyc-rome-rtx-a5000/no-luster-1");
+  ASSERT_TRUE(a5000);
+  // 1 vCPU ÷ 0.5 vCPU/GiB = 2 GiB: 0.35 + 0.003 + 2×0.002 + 0.004.
+  EXPECT_NEAR(latest(*a5000, PriceKind::on_demand)->usd_per_hour, 0.35 + 0.003 + 2 * 0.002 + 0.004, 1e-12);
+  EXPECT_FALSE(a5000->confirmed_available_at);  // maxGpuFree 0
+}
+
 TEST(LambdaFetcher, SkippedWithoutItsKeyAndCentsWithCapacityWithIt) {
   FixtureServer s;
   std::string auth;
