@@ -489,8 +489,21 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                              r.task == Task::qlora ? fmt::format(" × QLoRA de-quantisation {:.2f}", a.qlora_dequant_overhead)
                                                    : std::string(),
                              si(e.compute_seconds, "s")),
-                 "kernel efficiency = base(GPU class) × 1/(1+1500/h) × 1/(1+128/(b·s)), calibrated on Megatron-LM "
-                 "(Narayanan et al. 2021 Table 1); docs/performance-model.md"});
+                 fmt::format("kernel efficiency = base(GPU generation) × (eager stack {:.2f}) × 1/(1+{}/h) × "
+                             "1/(1+{}/(b·s)){}{}; calibrated on Megatron-LM (Narayanan et al. 2021 Table 1) and "
+                             "Megatron-Bridge tables; docs/accuracy.md",
+                             r.stack == TrainingStack::megatron ? 1.0 : a.eager_efficiency_factor, a.hidden_half_width,
+                             a.tokens_half_width,
+                             w.fp8_flop_share > 0
+                                 ? fmt::format("; FP8 on {:.0f}% of the FLOPs at {:.2f}× the 16-bit speed",
+                                               100 * w.fp8_flop_share, w.fp8_speedup)
+                                 : std::string(),
+                             w.expert_flop_share > 0
+                                 ? fmt::format("; routed experts ({:.0f}% of the FLOPs) × {:.2f} slower + {} fixed "
+                                               "dispatch time",
+                                               100 * w.expert_flop_share, w.expert_slowdown,
+                                               si(w.moe_fixed_seconds, "s"))
+                                 : std::string())});
   out.push_back({"tp_allreduce_seconds", e.tp_allreduce_seconds,
                  l.tp > 1 ? fmt::format("{} micro-batches × {} layers × {} all-reduces × 2({}−1)/{} × {} / {} = {}", md,
                                         w.layers_per_stage, w.tp_collectives_per_layer, l.tp, l.tp, si(w.tp_bytes, "B"),
