@@ -261,13 +261,13 @@ GPUPLAN_REGISTER_COMMAND(Command{
         const GpuSpec* limit_gpu = nullptr;
         if (o->gpu && req.task == Task::serve) {
           limit_gpu = &gpu_catalog(global).find(*o->gpu);
-          limits = serving_limits(arch, req.serving_request(), limit_gpu->memory_bytes, req.margin);
+          limits = serving_limits(arch, req.serving_request(), limit_gpu->fit_memory_bytes(), req.margin);
         }
         if (o->json_out) {
           json j = render_json(arch, req, res);
           if (limits) {
             j["limits"] = {{"gpu", limit_gpu->name},
-                           {"capacity_bytes", limit_gpu->memory_bytes},
+                           {"capacity_bytes", limit_gpu->fit_memory_bytes()},
                            {"max_context_tokens", limits->max_context_tokens},
                            {"at_concurrency", req.serving_request().concurrency},
                            {"max_concurrency", limits->max_concurrency},
@@ -280,7 +280,7 @@ GPUPLAN_REGISTER_COMMAND(Command{
             const ServingMemoryRequest sr = req.serving_request();
             fmt::print("\nOn {} ({} GiB per GPU, tp {} pp {}, {:.0f}% margin): longest context at concurrency {} = {} "
                        "tokens{}; most sequences at {} tokens = {}\n",
-                       limit_gpu->name, gib1(limit_gpu->memory_bytes), sr.tp, sr.pp, 100 * req.margin, sr.concurrency,
+                       limit_gpu->name, gib1(limit_gpu->fit_memory_bytes()), sr.tp, sr.pp, 100 * req.margin, sr.concurrency,
                        limits->max_context_tokens,
                        arch.max_position_embeddings > 0 && limits->max_context_tokens == arch.max_position_embeddings
                            ? " (the model's maximum)"

@@ -78,18 +78,37 @@ double base_efficiency(const GpuSpec& gpu, const PerfAssumptions& a) {
 }
 
 /// Trainable parameters (whose gradients are reduced over DP) for LoRA on all linear layers
-/// of the attention and dense MLP, rank r: r·(d_in + d_out) per adapted matrix [Hu et al. 2021 §4].
+/// (q, k, v, o, gate, up, down; routed experts' copies included), rank r: r·(d_in + d_out) per
+/// adapted matrix [Hu et al. 2021 §4], read from the model's LayerGeometry (the same list memory
+/// and parameter counting use). Models without a geometry (diffusion) fall back to the shape.
 double lora_adapter_params(const ModelArch& arch, int rank) {
+  if (const LayerGeometry* g = current_geometry(arch)) {
+    static const std::vector<std::string> kAll = {"all-linear"};
+    return static_cast<double>(g->lora_params(rank, kAll));
+  }
   const double r = rank;
   const double h = static_cast<double>(arch.hidden_size);
   const double d = arch.head_dim > 0 ? static_cast<double>(arch.head_dim)
                                      : safe_div(h, static_cast<double>(std::max<std::int64_t>(arch.num_attention_heads, 1)));
   const double q = static_cast<double>(arch.num_attention_heads) * d;
   const double kv = static_cast<double>(arch.num_kv_heads > 0 ? arch.num_kv_heads : arch.num_attention_heads) * d;
-  const double inter = static_cast<double>(arch.moe ? arch.moe->expert_intermediate_size : arch.intermediate_size);
+  const double inter = static_cast<double>(arch.intermediate_size);
   const double mlp_mats = arch.gated_mlp ? 3.0 : 2.0;
   const double per_layer = r * ((h + q) + 2.0 * (h + kv) + (q + h)) + mlp_mats * r * (h + inter);
   return per_layer * static_cast<double>(arch.num_layers);
+}
+
+/// Active routed-expert parameters per token (top-k copies), from the geometry when present.
+double active_routed_expert_params(const ModelArch& arch) {
+  if (const LayerGeometry* g = current_geometry(arch)) {
+    double sum = 0;
+    for (const LinearFamily& f : g->linears)
+      if (f.role == LinearRole::routed_expert) sum += static_cast<double>(f.active_params());
+    return sum;
+  }
+  if (!arch.moe || arch.moe->num_routed_experts <= 0) return 0;
+  return static_cast<double>(arch.params.experts) * static_cast<double>(arch.moe->experts_per_token) /
+         static_cast<double>(arch.moe->num_routed_experts);
 }
 
 /// Everything estimate_training_step and explain_training_step share.
@@ -281,9 +300,7 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
   if (arch.moe && arch.moe->num_routed_experts > 0 && arch.moe->expert_intermediate_size > 0) {
     const double matmul = matmul_params_per_token(arch);
     const MoeSpec& moe = *arch.moe;
-    const double active_expert = static_cast<double>(arch.params.experts) *
-                                 static_cast<double>(moe.experts_per_token) /
-                                 static_cast<double>(moe.num_routed_experts);
+    const double active_expert = active_routed_expert_params(arch);
     w.expert_flop_share = matmul > 0 ? std::clamp(active_expert / matmul, 0.0, 1.0) * w.hw_per_token.dense_matmul_flop /
                                            std::max(w.hw_per_token.total_flop, 1.0)
                                      : 0.0;
