@@ -81,7 +81,7 @@ std::string config(const std::string& dir) {
 
 TEST_F(PlanDefaultsE2E, DefaultsAreTheSameForSizePlanAndEstimate) {
   // No --task, --seq, --precision, --optimizer, --lora-rank anywhere.
-  const PerGpu m = per_gpu(config("meta-llama__Llama-3.1-8B"), "", "", "");
+  const PerGpu m = per_gpu(config("meta-llama__Llama-3.2-1B-Instruct"), "", "", "");
   EXPECT_TRUE(same(m.size, m.plan)) << m.size << " vs " << m.plan;
   EXPECT_TRUE(same(m.size, m.estimate)) << m.size << " vs " << m.estimate;
   // The documented defaults (docs/planner.md): LoRA on 4096-token sequences, bf16 mixed, AdamW, rank 16.
