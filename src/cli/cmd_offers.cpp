@@ -97,7 +97,8 @@ void run_offers(const OffersOptions& opts, const GlobalOptions& global) {
   OfferQuery q;
   for (const auto& w : opts.filter_words) q.filter += (q.filter.empty() ? "" : " ") + w;
   q.sort = opts.sort;
-  if (opts.limit > 0) q.limit = opts.limit;
+  // The store runs the query without the limit so the footer can say how many offers matched;
+  // the limit cuts the sorted list here (same rows as a limited query: sort first, then cut).
   q.price_kind = opts.spot ? PriceKind::spot : PriceKind::on_demand;
   q.include_excluded = opts.include_flagged;
   q.now_date = SystemClock().today();
@@ -110,7 +111,9 @@ void run_offers(const OffersOptions& opts, const GlobalOptions& global) {
     throw;
   }
   auto store = open_offer_store(global.db_path, &gpus);
-  const std::vector<Offer> offers = store->query(q);
+  std::vector<Offer> offers = store->query(q);
+  const std::size_t matched = offers.size();
+  if (opts.limit > 0 && offers.size() > opts.limit) offers.resize(opts.limit);
 
   std::vector<OfferRow> rows;
   for (const Offer& o : offers) {
@@ -201,9 +204,9 @@ void run_offers(const OffersOptions& opts, const GlobalOptions& global) {
   t.right_align = {false, false, true, true, true, true, true};
   fmt::print("{}", t.render());
   const StoreCounts counts = store->counts();
-  fmt::print("{} of {} offers shown; {} prices; stale = older than {:g} days at {}; {} offers excluded by quality "
-             "flags{}.\n",
-             rows.size(), counts.offers, kind, q.stale_after_days, q.now_date, counts.excluded_offers,
+  fmt::print("{} of {} matching offers shown ({} in the catalog); {} prices; stale = older than {:g} days at {}; {} "
+             "offers excluded by quality flags{}.\n",
+             rows.size(), matched, counts.offers, kind, q.stale_after_days, q.now_date, counts.excluded_offers,
              opts.include_flagged ? " (shown)" : " (--include-flagged shows them)");
 }
 
