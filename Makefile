@@ -19,9 +19,10 @@ build: deps $(BUILD)/CMakeCache.txt
 demo: build
 	./$(BUILD)/gpuplan plan --model llama-3.1-70b --task lora --tokens 5e8
 
-## All tests: the normal build (unit + end-to-end), the unit tests under ASan+UBSan, and a short
-## fixed-time libFuzzer run of every fuzz target (fuzz/README.md).
-test: test-fast test-asan test-fuzz
+## All tests: the normal build (unit + end-to-end), then the unit tests under ASan+UBSan.
+## (`make test-fuzz`, a 15 s libFuzzer run per target, joins this list once the fuzz build is
+## verified in CI: fuzz/README.md.)
+test: test-fast test-asan
 
 test-fast: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
