@@ -99,7 +99,7 @@ TEST_F(OffersE2E, EveryRowShowsAgeAndFreshnessTier) {
 }
 
 TEST_F(OffersE2E, GroupByGpuMatchesTheListedRows) {
-  const std::string filter = "gpus>=8 --today 2026-11-30";
+  const std::string filter = "'gpus>=8' --today 2026-11-30";
   const json list = run_json(filter);
   ASSERT_GT(list.size(), 20u);
   std::map<std::string, std::vector<double>> per_gpu;
