@@ -190,6 +190,7 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
       if (pp > arch.num_layers || n % (tp * pp) != 0) continue;
       const int dp = n / (tp * pp);
       if (r.pins.dp && *r.pins.dp != dp) continue;
+      if (dp > ctx.global_batch) continue;  // fewer sequences per step than data-parallel ranks
       std::vector<int> zero_stages = dp == 1 ? std::vector<int>{0} : std::vector<int>{2, 3};
       if (r.pins.zero_stage) zero_stages = {*r.pins.zero_stage};
       const int vs = r.pins.virtual_stages.value_or(1);
@@ -205,6 +206,7 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
           }
         }
         for (int mb : mbs) {
+          if (static_cast<std::int64_t>(dp) * mb > ctx.global_batch) break;  // one micro-batch per rank at least
           bool any_fit_at_mb = false;
           for (int zero : zero_stages) {
             for (Recompute rc : recomputes) {
