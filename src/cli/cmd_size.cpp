@@ -27,6 +27,9 @@ struct SizeOptions {
   std::string quant = "bf16", kv_dtype = "bf16", profile = "pytorch_eager", lora_targets = "all-linear";
   bool offload = false, offload_params = false, no_flash = false, json_out = false;
   std::optional<int> ep;
+  std::optional<std::string> stack;
+  std::optional<std::string> gpu;  ///< serve: report the longest context / most sequences on this GPU
+  bool offload_activations = false;
 };
 
 std::vector<std::string> split_targets(const std::string& s) {
@@ -205,6 +208,10 @@ GPUPLAN_REGISTER_COMMAND(Command{
       sub.add_flag("--no-flash", o->no_flash, "attention without FlashAttention (stores the s×s scores)");
       sub.add_flag("--chunked-ce", t.chunked_cross_entropy, "chunked cross-entropy (no full fp32 logits)");
       sub.add_option("--framework", o->profile, "activation profile: pytorch_eager or megatron")->capture_default_str();
+      sub.add_option("--stack", o->stack,
+                     "training stack whose defaults apply: hf, fsdp, deepspeed, megatron, unsloth (explicit flags win)");
+      sub.add_flag("--offload-activations", o->offload_activations,
+                   "saved activations / checkpoints offloaded to CPU memory (torchtune, Unsloth)");
       // Serving.
       ServingMemoryRequest& s = r.serving;
       sub.add_option("--context", s.context_tokens, "serve: tokens per sequence (prompt + output)")
@@ -215,7 +222,8 @@ GPUPLAN_REGISTER_COMMAND(Command{
       sub.add_option("--kv-dtype", o->kv_dtype, "serve: KV cache dtype bf16, fp16, fp8, int8, int4")
           ->capture_default_str();
       sub.add_option("--prefill-chunk", s.prefill_chunk_tokens, "serve: tokens per prefill step")->capture_default_str();
-      sub.callback([o, &global] {
+      sub.add_option("--gpu", o->gpu, "serve: also report the longest context and most sequences that fit this GPU");
+      sub.callback([o, &global, &sub] {
         SizingRequest req = o->request;
         req.task = parse_task(o->task, "--task");
         TrainingMemoryRequest& tr = req.training;
@@ -223,6 +231,22 @@ GPUPLAN_REGISTER_COMMAND(Command{
         tr.optimizer = parse_optimizer(o->optimizer, "--optimizer");
         tr.recompute = parse_recompute(o->recompute, "--recompute");
         tr.activation_profile = parse_activation_profile(o->profile, "--framework");
+        tr.offload_activations = o->offload_activations;
+        if (o->stack) {
+          // The stack's defaults, then whatever the user wrote explicitly.
+          const TrainingStack stack = parse_training_stack(*o->stack, "--stack");
+          const TrainingMemoryRequest given = tr;
+          tr.layout.tp = req.tp.value_or(1);
+          apply_stack_defaults(stack, tr);
+          if (sub.count("--optimizer") > 0) tr.optimizer = given.optimizer;
+          if (sub.count("--recompute") > 0) tr.recompute = given.recompute;
+          if (sub.count("--framework") > 0) tr.activation_profile = given.activation_profile;
+          if (sub.count("--zero") > 0) tr.layout.zero_stage = given.layout.zero_stage;
+          if (sub.count("--sp") > 0) tr.layout.sequence_parallel = given.layout.sequence_parallel;
+          if (sub.count("--chunked-ce") > 0) tr.chunked_cross_entropy = true;
+          if (sub.count("--offload-activations") > 0) tr.offload_activations = true;
+          tr.layout.tp = given.layout.tp;
+        }
         tr.lora_targets = split_targets(o->lora_targets);
         tr.layout.offload_optimizer = o->offload || o->offload_params;
         tr.layout.offload_params = o->offload_params;
@@ -233,10 +257,36 @@ GPUPLAN_REGISTER_COMMAND(Command{
         req.validate();  // before resolving the model: bad flags fail fast, nothing printed
         const ModelArch arch = resolve_model(o->source);
         const SizingResult res = run_sizing(arch, req, gpu_catalog(global));
+        std::optional<ServingLimits> limits;
+        const GpuSpec* limit_gpu = nullptr;
+        if (o->gpu && req.task == Task::serve) {
+          limit_gpu = &gpu_catalog(global).find(*o->gpu);
+          limits = serving_limits(arch, req.serving_request(), limit_gpu->fit_memory_bytes(), req.margin);
+        }
         if (o->json_out) {
-          fmt::print("{}\n", render_json(arch, req, res).dump(2));
+          json j = render_json(arch, req, res);
+          if (limits) {
+            j["limits"] = {{"gpu", limit_gpu->name},
+                           {"capacity_bytes", limit_gpu->fit_memory_bytes()},
+                           {"max_context_tokens", limits->max_context_tokens},
+                           {"at_concurrency", req.serving_request().concurrency},
+                           {"max_concurrency", limits->max_concurrency},
+                           {"at_context_tokens", req.serving_request().context_tokens}};
+          }
+          fmt::print("{}\n", j.dump(2));
         } else {
           render_text(arch, req, res);
+          if (limits) {
+            const ServingMemoryRequest sr = req.serving_request();
+            fmt::print("\nOn {} ({} GiB per GPU, tp {} pp {}, {:.0f}% margin): longest context at concurrency {} = {} "
+                       "tokens{}; most sequences at {} tokens = {}\n",
+                       limit_gpu->name, gib1(limit_gpu->fit_memory_bytes()), sr.tp, sr.pp, 100 * req.margin, sr.concurrency,
+                       limits->max_context_tokens,
+                       arch.max_position_embeddings > 0 && limits->max_context_tokens == arch.max_position_embeddings
+                           ? " (the model's maximum)"
+                           : "",
+                       sr.context_tokens, limits->max_concurrency);
+          }
         }
       });
     }});
