@@ -171,7 +171,8 @@ void run_offers(const OffersOptions& opts, const GlobalOptions& global) {
   OfferQuery q;
   for (const auto& w : opts.filter_words) q.filter += (q.filter.empty() ? "" : " ") + w;
   q.sort = opts.sort;
-  if (opts.limit > 0 && !group_key) q.limit = opts.limit;
+  // The store runs the query without the limit so the footer can say how many offers matched (and
+  // --group-by sees every match); the limit cuts the sorted list here (sort first, then cut).
   q.price_kind = opts.spot ? PriceKind::spot : PriceKind::on_demand;
   q.include_excluded = opts.include_flagged;
   q.now_date = opts.today.empty() ? SystemClock().today() : opts.today;
@@ -185,11 +186,13 @@ void run_offers(const OffersOptions& opts, const GlobalOptions& global) {
     throw;
   }
   auto store = open_offer_store(global.db_path, &gpus);
-  const std::vector<Offer> offers = store->query(q);
+  std::vector<Offer> offers = store->query(q);
   if (group_key) {
     print_groups(offers, *group_key, q, opts);
     return;
   }
+  const std::size_t matched = offers.size();
+  if (opts.limit > 0 && offers.size() > opts.limit) offers.resize(opts.limit);
 
   std::vector<OfferRow> rows;
   for (const Offer& o : offers) {
@@ -284,9 +287,10 @@ void run_offers(const OffersOptions& opts, const GlobalOptions& global) {
   t.right_align = {false, false, true, true, true, true, true};
   fmt::print("{}", t.render());
   const StoreCounts counts = store->counts();
-  fmt::print("{} of {} offers shown; {} prices; at {}: fresh = at most {:g} days old, aging = up to {:g}, stale = "
-             "older, undated = no date from the source; {} offers excluded by quality flags{}.\n",
-             rows.size(), counts.offers, kind, q.now_date, limits.fresh_max_days, limits.stale_after_days,
+  fmt::print("{} of {} matching offers shown ({} in the catalog); {} prices; at {}: fresh = at most {:g} days old, "
+             "aging = up to {:g}, stale = older, undated = no date from the source; {} offers excluded by quality "
+             "flags{}.\n",
+             rows.size(), matched, counts.offers, kind, q.now_date, limits.fresh_max_days, limits.stale_after_days,
              counts.excluded_offers,
              opts.include_flagged ? " (shown)" : " (--include-flagged shows them)");
 }

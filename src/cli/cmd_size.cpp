@@ -23,8 +23,10 @@ using nlohmann::json;
 struct SizeOptions {
   ModelSource source;
   SizingRequest request;
-  std::string task = "full", precision = "bf16_mixed", optimizer = "adamw", recompute = "none";
-  std::string quant = "bf16", kv_dtype = "bf16", profile = "pytorch_eager", lora_targets = "all-linear";
+  // Defaults: sizing/workload_defaults.hpp, shared with plan and estimate.
+  std::string task{task_name(workload_defaults::kTask)}, precision{train_precision_name(workload_defaults::kPrecision)};
+  std::string optimizer{optimizer_name(workload_defaults::kOptimizer)}, recompute = "none";
+  std::string quant{weight_quant_name(workload_defaults::kQuant)}, kv_dtype{kv_dtype_name(workload_defaults::kKvDtype)}, profile = "pytorch_eager", lora_targets = "all-linear";
   bool offload = false, offload_params = false, no_flash = false, json_out = false;
   std::optional<int> ep;
   std::optional<std::string> stack;
@@ -179,7 +181,7 @@ GPUPLAN_REGISTER_COMMAND(Command{
       auto o = std::make_shared<SizeOptions>();
       add_model_flags(sub, o->source);
       SizingRequest& r = o->request;
-      sub.add_option("--task", o->task, "pretrain, full, lora, qlora or serve")->capture_default_str();
+      sub.add_option("--task", o->task, std::string(workload_defaults::kTrainTaskHelp) + " or serve")->capture_default_str();
       sub.add_option("--gpus", r.gpus, "GPUs of the workload (training: dp = gpus/(tp·pp); serving: tp = gpus/pp)");
       sub.add_option("--tp", r.tp, "tensor-parallel degree");
       sub.add_option("--pp", r.pp, "pipeline-parallel degree");
@@ -192,9 +194,9 @@ GPUPLAN_REGISTER_COMMAND(Command{
       TrainingMemoryRequest& t = r.training;
       sub.add_option("--seq", t.seq_len, "training sequence length (tokens)")->capture_default_str();
       sub.add_option("--micro-batch", t.layout.micro_batch, "sequences per micro-batch per GPU")->capture_default_str();
-      sub.add_option("--precision", o->precision, "fp32, tf32, bf16_mixed, bf16_pure, fp16_mixed, fp8_mixed")
+      sub.add_option("--precision", o->precision, std::string(workload_defaults::kPrecisionHelp))
           ->capture_default_str();
-      sub.add_option("--optimizer", o->optimizer, "adamw, adamw_8bit, sgd_momentum, adafactor, lion")
+      sub.add_option("--optimizer", o->optimizer, std::string(workload_defaults::kOptimizerHelp))
           ->capture_default_str();
       sub.add_option("--zero", t.layout.zero_stage, "ZeRO stage 0-3 (FSDP full shard = 3)")->capture_default_str();
       sub.add_flag("--sp", t.layout.sequence_parallel, "Megatron sequence parallelism (with --tp)");
@@ -217,9 +219,9 @@ GPUPLAN_REGISTER_COMMAND(Command{
       sub.add_option("--context", s.context_tokens, "serve: tokens per sequence (prompt + output)")
           ->capture_default_str();
       sub.add_option("--concurrency", s.concurrency, "serve: sequences resident at once")->capture_default_str();
-      sub.add_option("--quant", o->quant, "serve: bf16, fp16, fp8, int8, int4, nf4, gguf_q4_k_m, gguf_q8_0")
+      sub.add_option("--quant", o->quant, "serve: " + std::string(workload_defaults::kQuantHelp))
           ->capture_default_str();
-      sub.add_option("--kv-dtype", o->kv_dtype, "serve: KV cache dtype bf16, fp16, fp8, int8, int4")
+      sub.add_option("--kv-dtype", o->kv_dtype, "serve: KV cache dtype " + std::string(workload_defaults::kKvDtypeHelp))
           ->capture_default_str();
       sub.add_option("--prefill-chunk", s.prefill_chunk_tokens, "serve: tokens per prefill step")->capture_default_str();
       sub.add_option("--gpu", o->gpu, "serve: also report the longest context and most sequences that fit this GPU");
