@@ -565,6 +565,7 @@ constexpr std::pair<ImportFormat, std::string_view> kFormatNames[] = {
     {ImportFormat::fsdl_serverless_gpus_csv, "fsdl-serverless-gpus-csv"},
     {ImportFormat::tardellirs_offerings_json, "tardellirs-offerings-json"},
     {ImportFormat::ewyluda_index_history_csv, "ewyluda-index-history-csv"},
+    {ImportFormat::ewyluda_observations_csv, "ewyluda-observations-csv"},
     {ImportFormat::gpuhunt_tpu_pricing_json, "gpuhunt-tpu-pricing-json"},
     {ImportFormat::generic_csv, "generic-csv"},
     {ImportFormat::generic_json, "generic-json"},
@@ -628,6 +629,8 @@ ImportFormat detect_import_format(std::string_view path, std::string_view text) 
     if (has("Vendor") && has("GPU Type") && has("Per-Hour")) return ImportFormat::fsdl_serverless_gpus_csv;
     if (has("date") && has("gpu_model") && has("series") && has("usd_per_gpu_hour"))
       return ImportFormat::ewyluda_index_history_csv;
+    if (has("collected_at") && has("gpu_model") && has("sku") && has("usd_per_hour") && has("sample_size"))
+      return ImportFormat::ewyluda_observations_csv;
     if (has("provider") && (has("usd_per_hour") || has("usd_per_gpu_hour"))) return ImportFormat::generic_csv;
   } else if (ends_with(p, ".json")) {
     const std::string_view t = trim(text);
@@ -651,6 +654,7 @@ ImportBatch import_text(std::string_view text, ImportFormat format, const Import
     case ImportFormat::fsdl_serverless_gpus_csv: return import_fsdl_serverless_gpus_csv(text, src);
     case ImportFormat::tardellirs_offerings_json: return import_tardellirs_offerings_json(text, src);
     case ImportFormat::ewyluda_index_history_csv: return import_ewyluda_index_history_csv(text, src);
+    case ImportFormat::ewyluda_observations_csv: return import_ewyluda_observations_csv(text, src);
     case ImportFormat::gpuhunt_tpu_pricing_json: return import_gpuhunt_tpu_pricing_json(text, src);
     case ImportFormat::generic_csv: return import_generic_csv(text, src);
     case ImportFormat::generic_json: return import_generic_json(text, src);
