@@ -67,6 +67,9 @@ ImportBatch import_ewyluda_observations_csv(std::string_view text, const ImportS
     Offer o;
     o.provider = canonical_provider_id(source);
     o.instance_type = sku;
+    // "median-offer" is a statistic per GPU, not a SKU: the GPU names it, so that vast's A100 40GB
+    // and A100 80GB medians are two offers (one id is one machine, issue 11).
+    if (lower(sku) == "median-offer") o.instance_type = sku + " " + gpu;
     // RunPod's Community and Secure clouds list the same GPU ids at different prices.
     if (o.provider == "runpod") {
       if (contains_ci(display, "community")) o.instance_type += " (community)";
