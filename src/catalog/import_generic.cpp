@@ -264,6 +264,7 @@ ImportBatch import_generic_csv(std::string_view text, const ImportSource& src) {
   }
   ImportBatch batch;
   batch.dataset = src.dataset;
+  batch.offers.reserve(table.rows().size());
   for (const CsvRow& row : table.rows()) {
     Record rec;
     for (std::size_t i = 0; i < table.header().size(); ++i) rec[table.header()[i]] = row.fields[i];

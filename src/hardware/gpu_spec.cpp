@@ -271,6 +271,7 @@ GpuCatalog GpuCatalog::parse_csv(std::string_view text, const std::string& sourc
     };
     add_key(g.name, "name");
     for (const auto& a : g.aliases) add_key(a, "aliases");
+    for (const std::string& k : keys) catalog.rows_by_key_[k].push_back(catalog.gpus_.size());
     catalog.keys_.push_back(std::move(keys));
     catalog.gpus_.push_back(std::move(g));
   }
@@ -292,9 +293,7 @@ std::vector<std::size_t> GpuCatalog::candidates(std::string_view name, std::opti
   GpuNameKey q = normalize_gpu_name(name);
   std::vector<std::size_t> hits;
   if (q.key.empty()) return hits;
-  for (std::size_t i = 0; i < gpus_.size(); ++i) {
-    if (std::find(keys_[i].begin(), keys_[i].end(), q.key) != keys_[i].end()) hits.push_back(i);
-  }
+  if (auto it = rows_by_key_.find(q.key); it != rows_by_key_.end()) hits = it->second;
   std::optional<double> want_bytes = memory_bytes;
   if (!want_bytes && q.memory_gb) want_bytes = *q.memory_gb * kGB;
   if (!want_bytes || hits.empty()) return hits;

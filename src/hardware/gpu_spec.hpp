@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace gpuplan {
@@ -150,6 +151,9 @@ class GpuCatalog {
  private:
   std::vector<GpuSpec> gpus_;
   std::vector<std::vector<std::string>> keys_;  ///< per row: normalised keys of name and aliases
+  /// normalised key -> rows that carry it, in row order (an exact-key lookup is one hash probe:
+  /// importers resolve a GPU name per row, issue 11's linear-import target).
+  std::unordered_map<std::string, std::vector<std::size_t>> rows_by_key_;
   std::vector<std::size_t> candidates(std::string_view name, std::optional<double> memory_bytes) const;
 };
 
