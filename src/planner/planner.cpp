@@ -104,7 +104,7 @@ struct SearchContext {
   std::int64_t global_batch = 0;  ///< requested (or default) global batch, sequences
   double tokens = 0;
   std::size_t layouts_evaluated = 0;
-  std::unordered_map<std::uint64_t, double> memory_bytes;  ///< layout key → per-GPU bytes
+  std::unordered_map<std::uint64_t, double> memory_bytes;  ///< layout key → per-GPU bytes (reserved: 4096)
   std::optional<std::string> first_layout_problem;          ///< for the no-plan reason
 };
 
@@ -933,22 +933,42 @@ std::size_t recommend_index(const Plans& plans, const PlanRequest& r, const std:
 
 /// Plans that differ only by region (or zone) become one row listing the regions.
 void collapse_regions(std::vector<Plan>& plans) {
-  std::map<std::tuple<std::string, std::string, int, int, int, int, int, int, std::string, double, double>, std::size_t> seen;
-  std::vector<Plan> kept;
-  kept.reserve(plans.size());
-  for (Plan& p : plans) {
-    auto key = std::make_tuple(p.provider, p.instance_type, p.instances, p.layout.tp, p.layout.pp, p.layout.dp,
-                               p.layout.ep, p.layout.micro_batch, std::string(price_kind_name(p.cost.price_kind)),
-                               p.cost.usd_per_hour, p.total_usd());
-    auto [it, inserted] = seen.emplace(key, kept.size());
+  // Keys view the strings of `plans`, which stay in place until the kept rows are moved out at
+  // the end. Hashing finds the duplicates; the rows keep the order of `plans`.
+  using Key = std::tuple<std::string_view, std::string_view, int, int, int, int, int, int, PriceKind, double, double>;
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const noexcept {
+      std::size_t h = std::hash<std::string_view>{}(std::get<0>(k));
+      auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+      mix(std::hash<std::string_view>{}(std::get<1>(k)));
+      mix(static_cast<std::size_t>(std::get<2>(k)));
+      mix(static_cast<std::size_t>(std::get<3>(k)) * 31 + static_cast<std::size_t>(std::get<4>(k)));
+      mix(static_cast<std::size_t>(std::get<5>(k)));
+      mix(std::hash<double>{}(std::get<10>(k)));
+      return h;
+    }
+  };
+  std::unordered_map<Key, std::size_t, KeyHash> seen;  // key → index into plans of the row kept
+  seen.reserve(plans.size());
+  std::vector<std::size_t> rows;
+  rows.reserve(plans.size());
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const Plan& p = plans[i];
+    Key key{p.provider, p.instance_type, p.instances, p.layout.tp, p.layout.pp, p.layout.dp,
+            p.layout.ep, p.layout.micro_batch, p.cost.price_kind, p.cost.usd_per_hour, p.total_usd()};
+    auto [it, inserted] = seen.emplace(key, i);
     if (inserted) {
-      kept.push_back(std::move(p));
+      rows.push_back(i);
     } else {
-      Plan& k = kept[it->second];
+      Plan& k = plans[it->second];
       k.same_plan_offer_ids.push_back(p.offer_id);
       if (std::find(k.regions.begin(), k.regions.end(), p.region) == k.regions.end()) k.regions.push_back(p.region);
     }
   }
+  if (rows.size() == plans.size()) return;
+  std::vector<Plan> kept;
+  kept.reserve(rows.size());
+  for (std::size_t i : rows) kept.push_back(std::move(plans[i]));
   plans = std::move(kept);
 }
 
@@ -1002,6 +1022,7 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   const double data_bytes = dataset_bytes(request, arch);
 
   SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt};
+  ctx.memory_bytes.reserve(4096);
   ctx.global_batch = training ? request.effective_global_batch_seqs() : 0;
   ctx.tokens = tokens;
   std::map<ClusterKey, SearchOutcome> cache;
