@@ -5,17 +5,16 @@
 #include <csv.h>
 #include <fmt/core.h>
 
-#include <nlohmann/json.hpp>
-
 #include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "api/catalog_reads.hpp"
 #include "catalog/filter.hpp"
 #include "catalog/providers.hpp"
-#include "catalog/sqlite_store.hpp"
 #include "catalog/store.hpp"
+#include "cli/api_flags.hpp"
 #include "cli/command.hpp"
 #include "cli/common.hpp"
 #include "hardware/gpu_spec.hpp"
@@ -25,14 +24,8 @@ namespace gpuplan::cli {
 namespace {
 
 struct OffersOptions {
-  std::vector<std::string> filter_words;
-  std::string sort = std::string(kSortPricePerGpuHour);
-  std::size_t limit = 0;
   std::string format = "table";
-  bool spot = false;
-  bool include_flagged = false;
   bool help_fields = false;
-  double stale_after_days = 30;
 };
 
 std::string csv_cell(const std::string& s) {
@@ -62,16 +55,6 @@ std::string flags_text(const Offer& o) {
   return out;
 }
 
-/// Everything one row shows, as display strings plus the raw values for JSON.
-struct OfferRow {
-  const Offer* offer = nullptr;
-  const PriceObservation* price = nullptr;
-  std::optional<double> per_gpu_usd;
-  std::optional<double> bandwidth_bytes_per_s;
-  BillingTerms billing;
-  std::optional<bool> stale;
-};
-
 void print_fields() {
   TextTable t;
   t.header = {"FIELD", "TYPE", "UNIT", "EXAMPLE", "MEANING"};
@@ -85,79 +68,21 @@ void print_fields() {
       "See docs/filter-language.md.\n");
 }
 
-void run_offers(const OffersOptions& opts, const GlobalOptions& global) {
+void run_offers(const api::OffersInput& in, const OffersOptions& opts, const GlobalOptions& global) {
   if (opts.help_fields) {
     print_fields();
     return;
   }
   if (opts.format != "table" && opts.format != "json" && opts.format != "csv")
     throw_invalid("--format", "unknown format \"" + opts.format + "\"", "table, json or csv");
-  const GpuCatalog& gpus = gpu_catalog(global);
-  OfferQuery q;
-  for (const auto& w : opts.filter_words) q.filter += (q.filter.empty() ? "" : " ") + w;
-  q.sort = opts.sort;
-  if (opts.limit > 0) q.limit = opts.limit;
-  q.price_kind = opts.spot ? PriceKind::spot : PriceKind::on_demand;
-  q.include_excluded = opts.include_flagged;
-  q.now_date = SystemClock().today();
-  q.stale_after_days = opts.stale_after_days;
-  try {
-    q.validate();
-  } catch (const Error& e) {
-    if (e.where() == "sort") throw Error(e.kind(), "--sort", e.message(), e.expected());
-    if (e.where() == "limit") throw Error(e.kind(), "--limit", e.message(), e.expected());
-    throw;
-  }
-  auto store = open_offer_store(global.db_path, &gpus);
-  const std::vector<Offer> offers = store->query(q);
-
-  std::vector<OfferRow> rows;
-  for (const Offer& o : offers) {
-    OfferRow r;
-    r.offer = &o;
-    r.price = o.latest_price(q.price_kind);
-    r.per_gpu_usd = offer_sort_value(o, kSortPricePerGpuHour, q.price_kind, gpus);
-    r.bandwidth_bytes_per_s = offer_sort_value(o, kSortBandwidth, q.price_kind, gpus);
-    r.billing = effective_billing(o, find_provider(bundled_providers(), o.provider));
-    r.stale = is_stale(o, q.price_kind, q.now_date, q.stale_after_days);
-    rows.push_back(std::move(r));
-  }
+  const api::Context ctx = make_context(global);
+  const api::OffersOutput out = api::run_offers(in, ctx);
+  const OfferQuery& q = out.query;
+  const std::vector<api::OfferRow>& rows = out.rows;
   const std::string kind(price_kind_name(q.price_kind));
 
   if (opts.format == "json") {
-    auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
-    nlohmann::json arr = nlohmann::json::array();
-    for (const auto& r : rows) {
-      const Offer& o = *r.offer;
-      nlohmann::json flags = nlohmann::json::array();
-      for (const auto& f : o.flags) flags.push_back({{"rule", f.rule}, {"detail", f.detail}, {"excludes", f.excludes}});
-      arr.push_back({
-          {"id", o.id},
-          {"provider", o.provider},
-          {"instance_type", o.instance_type},
-          {"region", o.region},
-          {"gpu_name", opt(o.gpu_name)},
-          {"gpu_name_raw", o.gpu_name_raw},
-          {"gpu_count", o.gpu_count},
-          {"gpu_memory_bytes", opt(o.gpu_memory_bytes)},
-          {"memory_bandwidth_bytes_per_s", opt(r.bandwidth_bytes_per_s)},
-          {"intra_node_link", intra_node_link_name(o.intra_node_link)},
-          {"inter_node_network", inter_node_network_name(o.inter_node_network)},
-          {"inter_node_bits_per_s", opt(o.inter_node_bits_per_s)},
-          {"price_kind", kind},
-          {"usd_per_hour", r.price ? nlohmann::json(r.price->usd_per_hour) : nlohmann::json(nullptr)},
-          {"usd_per_gpu_hour", opt(r.per_gpu_usd)},
-          {"billing_granularity_seconds", opt(r.billing.granularity_seconds)},
-          {"billing_minimum_billed_seconds", opt(r.billing.minimum_billed_seconds)},
-          {"source", r.price ? nlohmann::json(r.price->source.dataset) : nlohmann::json(nullptr)},
-          {"locator", r.price ? nlohmann::json(r.price->source.locator) : nlohmann::json(nullptr)},
-          {"observed_at", r.price ? opt(r.price->source.observed_at) : nlohmann::json(nullptr)},
-          {"stale", opt(r.stale)},
-          {"confirmed_available_at", opt(o.confirmed_available_at)},
-          {"flags", flags},
-      });
-    }
-    fmt::print("{}\n", arr.dump(2));
+    fmt::print("{}\n", api::to_json(out).dump(2));
     return;
   }
 
@@ -166,7 +91,7 @@ void run_offers(const OffersOptions& opts, const GlobalOptions& global) {
                                            "FLAGS"};
   std::vector<std::vector<std::string>> cells;
   for (const auto& r : rows) {
-    const Offer& o = *r.offer;
+    const Offer& o = r.offer;
     std::string observed = "unknown";
     if (r.price && r.price->source.observed_at) observed = r.price->source.observed_at->substr(0, 10);
     if (r.stale == true) observed += " (stale)";
@@ -177,7 +102,7 @@ void run_offers(const OffersOptions& opts, const GlobalOptions& global) {
         o.gpu_name.value_or(o.gpu_name_raw + " (unresolved)"),
         std::to_string(o.gpu_count),
         o.gpu_memory_bytes ? fmt::format("{:g}", std::round(*o.gpu_memory_bytes / 1e8) / 10) : "unknown",
-        money(r.per_gpu_usd),
+        money(r.usd_per_gpu_hour),
         money(r.price ? std::optional<double>(r.price->usd_per_hour) : std::nullopt),
         r.bandwidth_bytes_per_s ? fmt::format("{:.2f}", *r.bandwidth_bytes_per_s / 1e12) : "unknown",
         std::string(intra_node_link_name(o.intra_node_link)),
@@ -189,9 +114,9 @@ void run_offers(const OffersOptions& opts, const GlobalOptions& global) {
     });
   }
   if (opts.format == "csv") {
-    std::string out = csv_line(header);
-    for (const auto& c : cells) out += csv_line(c);
-    fmt::print("{}", out);
+    std::string text = csv_line(header);
+    for (const auto& c : cells) text += csv_line(c);
+    fmt::print("{}", text);
     return;
   }
   TextTable t;
@@ -199,27 +124,22 @@ void run_offers(const OffersOptions& opts, const GlobalOptions& global) {
   t.rows = cells;
   t.right_align = {false, false, true, true, true, true, true};
   fmt::print("{}", t.render());
-  const StoreCounts counts = store->counts();
+  const StoreCounts& counts = out.counts;
   fmt::print("{} of {} offers shown; {} prices; stale = older than {:g} days at {}; {} offers excluded by quality "
              "flags{}.\n",
              rows.size(), counts.offers, kind, q.stale_after_days, q.now_date, counts.excluded_offers,
-             opts.include_flagged ? " (shown)" : " (--include-flagged shows them)");
+             in.include_flagged ? " (shown)" : " (--include-flagged shows them)");
 }
 
 GPUPLAN_REGISTER_COMMAND(Command{
     "offers", "list GPU cloud offers, filtered and sorted (gpuplan offers --help-fields for the filter fields)",
     [](CLI::App& sub, GlobalOptions& global) {
+      auto in = std::make_shared<api::OffersInput>();
       auto opts = std::make_shared<OffersOptions>();
-      sub.add_option("filter", opts->filter_words,
-                     "filter, e.g. gpu=H100 gpus>=8 vram>=80GB price<=30 (docs/filter-language.md)");
-      sub.add_option("--sort", opts->sort, "price_per_gpu_hour (default), price_per_vram_gb, bandwidth or price");
-      sub.add_option("--limit", opts->limit, "show at most N offers");
+      add_api_flags(sub, in, api::offers_fields());
       sub.add_option("--format", opts->format, "table (default), json or csv");
-      sub.add_flag("--spot", opts->spot, "use spot prices instead of on-demand");
-      sub.add_flag("--include-flagged", opts->include_flagged, "also show offers excluded by a quality flag");
-      sub.add_option("--stale-days", opts->stale_after_days, "a price older than this many days is stale (default 30)");
       sub.add_flag("--help-fields", opts->help_fields, "list the filter fields with type, unit and example");
-      sub.callback([opts, &global] { run_offers(*opts, global); });
+      sub.callback([in, opts, &global] { run_offers(*in, *opts, global); });
     }});
 
 }  // namespace

@@ -1,15 +1,15 @@
 // `gpuplan size`: per-GPU memory of training or serving a model, and which GPUs of the catalog
-// hold it. Parses flags into SizingRequest (sizing/sizing_request.hpp), calls run_sizing and
-// renders; every number comes from the sizing layer.
+// hold it. Flags from the api field table (api/size.hpp), the use case api::run_size, the JSON
+// api::to_json (also POST /api/size); this file renders the text table only.
 #include <fmt/core.h>
 
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 
+#include "api/size.hpp"
+#include "cli/api_flags.hpp"
 #include "cli/command.hpp"
 #include "cli/common.hpp"
-#include "cli/model_flags.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "model/model_source.hpp"
 #include "sizing/sizing_request.hpp"
@@ -18,36 +18,8 @@
 namespace gpuplan::cli {
 namespace {
 
-using nlohmann::json;
-
-struct SizeOptions {
-  ModelSource source;
-  SizingRequest request;
-  std::string task = "full", precision = "bf16_mixed", optimizer = "adamw", recompute = "none";
-  std::string quant = "bf16", kv_dtype = "bf16", profile = "pytorch_eager", lora_targets = "all-linear";
-  bool offload = false, offload_params = false, no_flash = false, json_out = false;
-  std::optional<int> ep;
-};
-
-std::vector<std::string> split_targets(const std::string& s) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : s + ",") {
-    if (c == ',') {
-      if (!cur.empty()) out.push_back(cur == "all_linear" ? "all-linear" : cur);
-      cur.clear();
-    } else if (c != ' ') {
-      cur += c;
-    }
-  }
-  return out;
-}
 
 std::string gib1(double bytes) { return fmt::format("{:.1f}", bytes / 1073741824.0); }
-
-json layout_json(const ParallelLayout& l) {
-  return {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"ep", l.ep}, {"zero_stage", l.zero_stage}};
-}
 
 void render_text(const ModelArch& arch, const SizingRequest& req, const SizingResult& res) {
   const double total = res.per_gpu.total_bytes();
@@ -112,131 +84,20 @@ void render_text(const ModelArch& arch, const SizingRequest& req, const SizingRe
   fmt::print("{}", fits.render());
 }
 
-json render_json(const ModelArch& arch, const SizingRequest& req, const SizingResult& res) {
-  const double total = res.per_gpu.total_bytes();
-  json terms = json::array();
-  for (const auto& t : res.per_gpu.terms) {
-    terms.push_back({{"name", t.name}, {"bytes", t.bytes}, {"unit", "bytes"},
-                     {"share", total > 0 ? t.bytes / total : 0.0}});
-  }
-  json j;
-  j["model"] = {{"name", arch.name},
-                {"source", arch.source},
-                {"total_params", arch.total_params()},
-                {"active_params", arch.active_params()}};
-  if (req.task == Task::serve) {
-    const ServingMemoryRequest s = req.serving_request();
-    j["request"] = {{"task", "serve"},           {"quant", weight_quant_name(s.quant)},
-                    {"kv_dtype", kv_dtype_name(s.kv_dtype)}, {"context_tokens", s.context_tokens},
-                    {"concurrency", s.concurrency}, {"tp", s.tp},
-                    {"pp", s.pp},                {"margin", req.margin}};
-  } else {
-    const TrainingMemoryRequest t = req.training_request();
-    j["request"] = {{"task", task_name(t.task)},
-                    {"precision", train_precision_name(t.precision)},
-                    {"optimizer", optimizer_name(t.optimizer)},
-                    {"seq_len", t.seq_len},
-                    {"micro_batch", t.layout.micro_batch},
-                    {"layout", layout_json(t.layout)},
-                    {"recompute", recompute_name(t.recompute)},
-                    {"activation_profile", activation_profile_name(t.activation_profile)},
-                    {"lora_rank", t.lora_rank},
-                    {"margin", req.margin}};
-  }
-  j["per_gpu"] = {{"terms", terms},
-                  {"total_bytes", total},
-                  {"phase", res.per_gpu.phase},
-                  {"stage", res.per_gpu.stage},
-                  {"cpu_offload_bytes", res.per_gpu.cpu_offload_bytes},
-                  {"warnings", res.per_gpu.warnings}};
-  json fits = json::array();
-  for (const auto& f : res.fits) {
-    fits.push_back({{"gpu", f.gpu->name},
-                    {"gpu_count", f.gpu_count},
-                    {"per_gpu_bytes", f.per_gpu_bytes},
-                    {"capacity_bytes", f.capacity_bytes},
-                    {"headroom_fraction", f.headroom_fraction},
-                    {"layout", layout_json(f.layout)}});
-  }
-  j["fits"] = fits;
-  j["fit_assumption"] = res.fit_assumption;
-  if (!res.explanation.empty()) {
-    json ex = json::array();
-    for (const auto& e : res.explanation) {
-      ex.push_back({{"name", e.name}, {"bytes", e.bytes}, {"formula", e.formula}, {"source", e.source}});
-    }
-    j["explanation"] = ex;
-  }
-  return j;
-}
-
 GPUPLAN_REGISTER_COMMAND(Command{
     "size", "GPU memory per GPU of training or serving a model, and which GPUs hold it",
     [](CLI::App& sub, GlobalOptions& global) {
-      auto o = std::make_shared<SizeOptions>();
-      add_model_flags(sub, o->source);
-      SizingRequest& r = o->request;
-      sub.add_option("--task", o->task, "pretrain, full, lora, qlora or serve")->capture_default_str();
-      sub.add_option("--gpus", r.gpus, "GPUs of the workload (training: dp = gpus/(tp·pp); serving: tp = gpus/pp)");
-      sub.add_option("--tp", r.tp, "tensor-parallel degree");
-      sub.add_option("--pp", r.pp, "pipeline-parallel degree");
-      sub.add_option("--dp", r.dp, "data-parallel degree");
-      sub.add_option("--ep", o->ep, "expert-parallel degree (MoE; must divide dp)");
-      sub.add_option("--margin", r.margin, "free fraction kept when matching GPUs")->capture_default_str();
-      sub.add_flag("--json", o->json_out, "print JSON (every term in bytes)");
-      sub.add_flag("--explain", r.explain, "print each term's formula with the numbers filled in");
-      // Training.
-      TrainingMemoryRequest& t = r.training;
-      sub.add_option("--seq", t.seq_len, "training sequence length (tokens)")->capture_default_str();
-      sub.add_option("--micro-batch", t.layout.micro_batch, "sequences per micro-batch per GPU")->capture_default_str();
-      sub.add_option("--precision", o->precision, "fp32, tf32, bf16_mixed, bf16_pure, fp16_mixed, fp8_mixed")
-          ->capture_default_str();
-      sub.add_option("--optimizer", o->optimizer, "adamw, adamw_8bit, sgd_momentum, adafactor, lion")
-          ->capture_default_str();
-      sub.add_option("--zero", t.layout.zero_stage, "ZeRO stage 0-3 (FSDP full shard = 3)")->capture_default_str();
-      sub.add_flag("--sp", t.layout.sequence_parallel, "Megatron sequence parallelism (with --tp)");
-      sub.add_option("--recompute", o->recompute, "activation recomputation: none, selective, full")
-          ->capture_default_str();
-      sub.add_option("--lora-rank", t.lora_rank, "LoRA rank r")->capture_default_str();
-      sub.add_option("--lora-targets", o->lora_targets, "comma list of q,k,v,o,gate,up,down or all-linear")
-          ->capture_default_str();
-      sub.add_flag("--offload", o->offload, "offload optimizer state and gradients to CPU (ZeRO-Offload)");
-      sub.add_flag("--offload-params", o->offload_params, "also offload parameters (needs --zero 3)");
-      sub.add_flag("--no-flash", o->no_flash, "attention without FlashAttention (stores the s×s scores)");
-      sub.add_flag("--chunked-ce", t.chunked_cross_entropy, "chunked cross-entropy (no full fp32 logits)");
-      sub.add_option("--framework", o->profile, "activation profile: pytorch_eager or megatron")->capture_default_str();
-      // Serving.
-      ServingMemoryRequest& s = r.serving;
-      sub.add_option("--context", s.context_tokens, "serve: tokens per sequence (prompt + output)")
-          ->capture_default_str();
-      sub.add_option("--concurrency", s.concurrency, "serve: sequences resident at once")->capture_default_str();
-      sub.add_option("--quant", o->quant, "serve: bf16, fp16, fp8, int8, int4, nf4, gguf_q4_k_m, gguf_q8_0")
-          ->capture_default_str();
-      sub.add_option("--kv-dtype", o->kv_dtype, "serve: KV cache dtype bf16, fp16, fp8, int8, int4")
-          ->capture_default_str();
-      sub.add_option("--prefill-chunk", s.prefill_chunk_tokens, "serve: tokens per prefill step")->capture_default_str();
-      sub.callback([o, &global] {
-        SizingRequest req = o->request;
-        req.task = parse_task(o->task, "--task");
-        TrainingMemoryRequest& tr = req.training;
-        tr.precision = parse_train_precision(o->precision, "--precision");
-        tr.optimizer = parse_optimizer(o->optimizer, "--optimizer");
-        tr.recompute = parse_recompute(o->recompute, "--recompute");
-        tr.activation_profile = parse_activation_profile(o->profile, "--framework");
-        tr.lora_targets = split_targets(o->lora_targets);
-        tr.layout.offload_optimizer = o->offload || o->offload_params;
-        tr.layout.offload_params = o->offload_params;
-        tr.flash_attention = !o->no_flash;
-        if (o->ep) tr.layout.ep = *o->ep;
-        req.serving.quant = parse_weight_quant(o->quant, "--quant");
-        req.serving.kv_dtype = parse_kv_dtype(o->kv_dtype, "--kv-dtype");
-        req.validate();  // before resolving the model: bad flags fail fast, nothing printed
-        const ModelArch arch = resolve_model(o->source);
-        const SizingResult res = run_sizing(arch, req, gpu_catalog(global));
-        if (o->json_out) {
-          fmt::print("{}\n", render_json(arch, req, res).dump(2));
+      auto in = std::make_shared<api::SizeInput>();
+      auto json_out = std::make_shared<bool>(false);
+      add_api_flags(sub, in, api::size_fields());
+      sub.add_flag("--json", *json_out, "print JSON (every term in bytes)");
+      sub.callback([in, json_out, &global] {
+        const api::Context ctx = make_context(global);
+        const api::SizeOutput out = api::run_size(*in, ctx);
+        if (*json_out) {
+          fmt::print("{}\n", api::to_json(out).dump(2));
         } else {
-          render_text(arch, req, res);
+          render_text(out.arch, out.request, out.result);
         }
       });
     }});
