@@ -1,6 +1,6 @@
 #pragma once
 /// The model-choosing fields shared by the size, plan and models requests (one name each):
-/// model, config, safetensors, params, layers, hidden, heads, kv_heads, vocab, intermediate.
+/// model, config, safetensors, params, layers, hidden, heads, kv_heads, vocab, intermediate, mlp.
 /// config and safetensors read local files: CLI only.
 #include <vector>
 
@@ -37,6 +37,12 @@ std::vector<FieldDef<In>> model_fields() {
        [](In& in, const json& v) { Get(in).vocab = json_as<std::int64_t>(v); }},
       {{"intermediate", "--intermediate", FieldType::integer, FieldFace::both, "with params: MLP intermediate size"},
        [](In& in, const json& v) { Get(in).intermediate = json_as<std::int64_t>(v); }},
+      {{"mlp", "--mlp", FieldType::string, FieldFace::both, "with params: gated (SwiGLU, default) or plain (2-matrix GELU MLP)"},
+       [](In& in, const json& v) {
+         const std::string k = v.get<std::string>();
+         if (k != "plain" && k != "gated") throw_invalid("", "unknown MLP kind '" + k + "'", "plain or gated");
+         Get(in).plain_mlp = k == "plain";
+       }},
   };
 }
 
