@@ -56,6 +56,9 @@ json gpu_json(const GpuSpec& g) {
       {"dense_flops_per_s", flops},
       {"interconnect", g.interconnect},
       {"gpu_link_bytes_per_s", g.gpu_link_bytes_per_s},
+      {"usable_memory_bytes", opt(g.usable_memory_bytes)},
+      {"nvlink_domain_gpus", opt(g.nvlink_domain_gpus)},
+      {"unified_memory", g.unified_memory},
       {"pcie_gen", opt(g.pcie_gen)},
       {"tdp_watts", opt(g.tdp_watts)},
       {"release_year", opt(g.release_year)},
@@ -106,6 +109,17 @@ ModelsOutput run_models(const ModelsInput& in, const Context&) {
 
 namespace {
 
+std::string_view norm_name(NormKind k) {
+  switch (k) {
+    case NormKind::rms_norm: return "rms_norm";
+    case NormKind::layer_norm: return "layer_norm";
+    case NormKind::gemma_rms_norm: return "gemma_rms_norm";
+    case NormKind::layer_norm_no_bias: return "layer_norm_no_bias";
+    case NormKind::non_parametric: return "non_parametric";
+  }
+  return "rms_norm";
+}
+
 json breakdown_json(const ParamBreakdown& p) {
   return {{"embeddings", p.embeddings}, {"attention", p.attention}, {"mlp", p.mlp},     {"experts", p.experts},
           {"router", p.router},         {"norms", p.norms},         {"head", p.head},   {"other", p.other},
@@ -151,6 +165,20 @@ json arch_json(const ModelArch& a, const PresetInfo* info) {
                 {"qk_nope_head_dim", a.mla->qk_nope_head_dim},
                 {"qk_rope_head_dim", a.mla->qk_rope_head_dim},
                 {"v_head_dim", a.mla->v_head_dim}};
+  }
+  if (!a.geometry.linears.empty()) {  // the model layer's one geometry (model/geometry.hpp)
+    const LayerGeometry& g = a.geometry;
+    json linears = json::array();
+    for (const auto& l : g.linears) {
+      linears.push_back({{"name", l.name}, {"lora_target", l.lora_target}, {"role", linear_role_name(l.role)},
+                         {"d_in", l.d_in}, {"d_out", l.d_out}, {"copies", l.copies}, {"active_copies", l.active_copies},
+                         {"layers", l.layers}, {"bias", l.bias}, {"tied", l.tied}, {"params", l.params()}});
+    }
+    j["geometry"] = {{"attention_layers", g.attention_layers}, {"kv_cache_layers", g.kv_cache_layers},
+                     {"dense_mlp_layers", g.dense_mlp_layers},  {"moe_layers", g.moe_layers},
+                     {"ssm_layers", g.ssm_layers},              {"kv_cache_width", g.attention.kv_cache_width},
+                     {"activation", mlp_activation_name(g.activation)}, {"norm", norm_name(g.norm)},
+                     {"parallel_attention", g.parallel_attention}, {"linears", linears}};
   }
   if (info) {
     j["hf_id"] = info->hf_id;

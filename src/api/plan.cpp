@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "api/model_fields.hpp"
+#include "api/plan_json.hpp"
 #include "catalog/providers.hpp"
 #include "util/error.hpp"
 
@@ -93,7 +94,52 @@ std::vector<FieldDef<PlanInput>> build_fields() {
        [](In& in, const json& v) { in.request.today = v.get<std::string>(); }},
       {{"stale_days", "--stale-days", FieldType::number, FieldFace::both, "a price older than this many days is stale"},
        [](In& in, const json& v) { in.request.stale_after_days = v.get<double>(); }},
-      {{"sort", "--sort", FieldType::string, FieldFace::both, "cost (default) or time"},
+      {{"deadline", "--deadline", FieldType::string, FieldFace::both,
+        "only plans that finish within DURATION (72h, 30d, 2w), cheapest first"},
+       [](In& in, const json& v) { in.deadline = v.get<std::string>(); }},
+      {{"budget", "--budget", FieldType::number, FieldFace::both, "only plans whose total is within USD, fastest first"},
+       [](In& in, const json& v) { in.request.budget_usd = v.get<double>(); }},
+      {{"gpus", "--gpus", FieldType::integer, FieldFace::both,
+        "training: exactly N GPUs (a multiple of the offer's GPUs per node)"},
+       [](In& in, const json& v) { in.request.gpus_total = json_as<int>(v); }},
+      {{"nodes", "--nodes", FieldType::integer, FieldFace::both, "training: exactly N nodes"},
+       [](In& in, const json& v) { in.request.nodes_exact = json_as<int>(v); }},
+      {{"tp", "--tp", FieldType::integer, FieldFace::both, "pin the tensor-parallel degree"},
+       [](In& in, const json& v) { in.request.pins.tp = json_as<int>(v); }},
+      {{"pp", "--pp", FieldType::integer, FieldFace::both, "pin the pipeline-parallel degree (uneven stages allowed)"},
+       [](In& in, const json& v) { in.request.pins.pp = json_as<int>(v); }},
+      {{"dp", "--dp", FieldType::integer, FieldFace::both, "pin the data-parallel degree"},
+       [](In& in, const json& v) { in.request.pins.dp = json_as<int>(v); }},
+      {{"ep", "--ep", FieldType::integer, FieldFace::both, "pin the expert-parallel degree (MoE; must divide dp)"},
+       [](In& in, const json& v) { in.request.pins.ep = json_as<int>(v); }},
+      {{"cp", "--cp", FieldType::integer, FieldFace::both, "context-parallel degree (only 1: not modelled)"},
+       [](In& in, const json& v) { in.request.pins.cp = json_as<int>(v); }},
+      {{"zero", "--zero", FieldType::integer, FieldFace::both, "pin the ZeRO stage 0-3 (FSDP full shard = 3)"},
+       [](In& in, const json& v) { in.request.pins.zero_stage = json_as<int>(v); }},
+      {{"micro_batch", "--micro-batch", FieldType::integer, FieldFace::both, "pin the sequences per micro-batch per GPU"},
+       [](In& in, const json& v) { in.request.pins.micro_batch = json_as<int>(v); }},
+      {{"recompute", "--recompute", FieldType::string, FieldFace::both, "pin activation recomputation: none, selective, full"},
+       [](In& in, const json& v) { in.recompute = v.get<std::string>(); }},
+      {{"virtual_stages", "--virtual-stages", FieldType::integer, FieldFace::both, "interleaved pipeline chunks per GPU"},
+       [](In& in, const json& v) { in.request.pins.virtual_stages = json_as<int>(v); }},
+      {{"mfu", "--mfu", FieldType::number, FieldFace::both, "override: step time = model FLOP / (GPUs × peak × MFU)"},
+       [](In& in, const json& v) { in.request.mfu_override = v.get<double>(); }},
+      {{"goodput", "--goodput", FieldType::number, FieldFace::both,
+        "fixed goodput fraction instead of the failure/checkpoint model"},
+       [](In& in, const json& v) { in.request.goodput_override = v.get<double>(); }},
+      {{"eval_fraction", "--eval-fraction", FieldType::number, FieldFace::both,
+        "evaluation pauses as a fraction of training time"},
+       [](In& in, const json& v) { in.request.evaluation_fraction = v.get<double>(); }},
+      {{"failures_per_gpu_hour", "--failures-per-gpu-hour", FieldType::number, FieldFace::both,
+        "hardware failure rate (default 1.97e-5: Llama 3, Dubey et al. 2024 §3.3.4)"},
+       [](In& in, const json& v) { in.request.failures_per_gpu_hour = v.get<double>(); }},
+      {{"max_price_age", "--max-price-age", FieldType::string, FieldFace::both,
+        "prices older than this (days, or 90d/12w) rank after fresh ones (default 90)"},
+       [](In& in, const json& v) { in.max_price_age = v.get<std::string>(); }},
+      {{"include_flagged", "--include-flagged", FieldType::boolean, FieldFace::both,
+        "rank flagged, undated and old prices like the others"},
+       [](In& in, const json& v) { in.request.include_flagged = v.get<bool>(); }},
+      {{"sort", "--sort", FieldType::string, FieldFace::both, "recommended (default), cost or time"},
        [](In& in, const json& v) { in.sort = v.get<std::string>(); }},
       {{"pareto", "--pareto", FieldType::boolean, FieldFace::both, "only plans on the cost/time Pareto front"},
        [](In& in, const json& v) { in.request.pareto_only = v.get<bool>(); }},
@@ -104,142 +150,6 @@ std::vector<FieldDef<PlanInput>> build_fields() {
   };
   f.insert(f.end(), rest.begin(), rest.end());
   return f;
-}
-
-json opt_json(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
-
-json cost_json(const CostBreakdown& c) {
-  json j = {{"price_kind", price_kind_name(c.price_kind)},
-            {"usd_per_hour", c.usd_per_hour},
-            {"instances", c.instances},
-            {"run_seconds", c.run_seconds},
-            {"billed_seconds", c.billed_seconds},
-            {"compute_usd", c.compute_usd},
-            {"storage_usd", opt_json(c.storage_usd)},
-            {"egress_usd", opt_json(c.egress_usd)},
-            {"spot_loss_usd", c.spot_loss_usd},
-            {"total_usd", c.total_usd()},
-            {"total_is_lower_bound", c.total_is_lower_bound()}};
-  if (c.spot) {
-    j["spot"] = {{"mtbf_seconds", c.spot->mtbf_seconds},
-                 {"interval_seconds", c.spot->interval_seconds},
-                 {"checkpoints_seconds", c.spot->checkpoints_seconds},
-                 {"expected_preemptions", c.spot->expected_preemptions},
-                 {"lost_work_seconds", c.spot->lost_work_seconds},
-                 {"restart_seconds_total", c.spot->restart_seconds_total},
-                 {"wall_seconds", c.spot->wall_seconds}};
-  }
-  return j;
-}
-
-json warnings_json(const std::vector<PlanWarning>& ws) {
-  json a = json::array();
-  for (const auto& w : ws) a.push_back({{"code", w.code}, {"message", w.message}});
-  return a;
-}
-
-}  // namespace
-
-json plan_json(const Plan& p, std::size_t rank) {
-  json j = {{"rank", rank},
-            {"offer_id", p.offer_id},
-            {"provider", p.provider},
-            {"instance_type", p.instance_type},
-            {"region", p.region},
-            {"same_plan_offer_ids", p.same_plan_offer_ids},
-            {"gpu_name", p.gpu_name},
-            {"gpus_per_instance", p.gpus_per_instance},
-            {"instances", p.instances},
-            {"intra_node_link", intra_node_link_name(p.intra_node_link)},
-            {"inter_node_network", inter_node_network_name(p.inter_node_network)},
-            {"layout",
-             {{"tp", p.layout.tp},
-              {"pp", p.layout.pp},
-              {"dp", p.layout.dp},
-              {"zero_stage", p.layout.zero_stage},
-              {"micro_batch", p.layout.micro_batch},
-              {"recompute", recompute_name(p.recompute)}}},
-            {"global_batch_seqs", p.global_batch_seqs},
-            {"replicas", p.replicas},
-            {"per_gpu_memory_bytes", p.per_gpu_memory_bytes},
-            {"gpu_memory_capacity_bytes", p.gpu_memory_capacity_bytes},
-            {"margin", p.margin},
-            {"tokens_per_s", p.tokens_per_s},
-            {"requests_per_s", p.requests_per_s},
-            {"work_seconds", p.work_seconds},
-            {"time_seconds", p.time_seconds()},
-            {"steps", p.steps},
-            {"usd_per_gpu_hour", p.usd_per_gpu_hour},
-            {"storage_bytes", p.storage_bytes},
-            {"egress_bytes", p.egress_bytes},
-            {"checkpoint_bytes", p.checkpoint_bytes},
-            {"cost", cost_json(p.cost)},
-            {"total_usd", p.total_usd()},
-            {"billing",
-             {{"granularity_seconds", p.billing.granularity_seconds},
-              {"minimum_billed_seconds", p.billing.minimum_billed_seconds},
-              {"storage_usd_per_gb_month", opt_json(p.billing.storage_usd_per_gb_month)},
-              {"egress_usd_per_gb", opt_json(p.billing.egress_usd_per_gb)},
-              {"egress_free_gb", p.billing.egress_free_gb},
-              {"preemptions_per_day", opt_json(p.billing.preemptions_per_day)},
-              {"assumptions", p.billing.assumptions},
-              {"sources", p.billing.sources}}},
-            {"price_source",
-             {{"dataset", p.price_source.dataset},
-              {"locator", p.price_source.locator},
-              {"observed_at", p.price_source.observed_at ? json(*p.price_source.observed_at) : json("unknown")}}},
-            {"warnings", warnings_json(p.warnings)},
-            {"on_pareto_front", p.on_pareto_front}};
-  json alts = json::array();
-  for (const auto& a : p.alternatives) alts.push_back(cost_json(a));
-  j["alternatives"] = alts;
-  if (p.training) {
-    const auto& t = *p.training;
-    j["step"] = {{"step_seconds", t.step_seconds},       {"compute_seconds", t.compute_seconds},
-                 {"tp_allreduce_seconds", t.tp_allreduce_seconds}, {"pp_bubble_seconds", t.pp_bubble_seconds},
-                 {"exposed_comm_seconds", t.exposed_comm_seconds}, {"mfu", t.mfu}};
-  }
-  if (p.serving) {
-    const auto& s = *p.serving;
-    j["serving"] = {{"ttft_seconds", s.ttft_seconds},
-                    {"tpot_seconds", s.tpot_seconds},
-                    {"batch", s.batch},
-                    {"max_concurrent_sequences", s.max_concurrent_sequences},
-                    {"requests_per_s_per_replica", s.requests_per_s_per_replica}};
-  }
-  if (p.images_per_hour) {
-    j["images_per_hour"] = *p.images_per_hour;
-    j["usd_per_1000_images"] = opt_json(p.usd_per_1000_images);
-  }
-  return j;
-}
-
-namespace {
-json result_json(const PlanRequest& r, const PlanResult& res) {
-  json plans = json::array();
-  for (std::size_t i = 0; i < res.plans.size(); ++i) plans.push_back(plan_json(res.plans[i], i + 1));
-  json j = {{"model", res.model_name},
-            {"workload", plan_workload_name(r.workload)},
-            {"task", task_name(r.task)},
-            {"training_tokens", res.training_tokens},
-            {"sort", r.sort == PlanSort::cost ? "cost" : "time"},
-            {"pareto_only", r.pareto_only},
-            {"plans_total", res.plans_total},
-            {"offers_considered", res.offers_considered},
-            {"offers_skipped", res.offers_skipped},
-            {"layouts_evaluated", res.layouts_evaluated},
-            {"plans", plans},
-            {"warnings", warnings_json(res.warnings)}};
-  if (res.no_plan) {
-    j["no_plan"] = {{"reason", res.no_plan->reason},
-                    {"smallest_per_gpu_bytes", res.no_plan->smallest_per_gpu_bytes},
-                    {"largest_gpu_bytes", res.no_plan->largest_gpu_bytes},
-                    {"any_multi_node_offer", res.no_plan->any_multi_node_offer},
-                    {"suggestions", res.no_plan->suggestions}};
-  } else {
-    j["no_plan"] = nullptr;
-  }
-  return j;
 }
 
 }  // namespace
@@ -272,9 +182,18 @@ PlanOutput run_plan(const PlanInput& in, const Context& ctx) {
     req.sort = PlanSort::cost;
   } else if (in.sort == "time") {
     req.sort = PlanSort::time;
+  } else if (in.sort == "recommended") {
+    req.sort = PlanSort::recommended;
   } else {
-    throw_invalid("--sort", in.sort, "cost or time");
+    throw_invalid("--sort", in.sort, "recommended, cost or time");
   }
+  if (!in.deadline.empty()) req.deadline_seconds = parse_duration_seconds(in.deadline, "--deadline");
+  if (!in.max_price_age.empty()) {
+    const std::string& a = in.max_price_age;
+    const bool bare = a.find_first_not_of("0123456789.") == std::string::npos;
+    req.max_price_age_days = parse_duration_seconds(bare ? a + "d" : a, "--max-price-age") / 86400.0;
+  }
+  if (!in.recompute.empty()) req.pins.recompute = parse_recompute(in.recompute, "--recompute");
   if (req.today.empty()) req.today = ctx.clock().today();
   if (in.explain && *in.explain == 0) throw_invalid("--explain", "0", "a plan number ≥ 1");
   if (in.explain && *in.explain > req.limit) req.limit = *in.explain;
@@ -310,7 +229,7 @@ json to_json(const PlanOutput& out) {
     }
     return json{{"plan", plan_json(out.result.plans[*out.explain - 1], *out.explain)}, {"explain", a}};
   }
-  return result_json(out.request, out.result);
+  return plan_result_json(out.request, out.result);
 }
 
 }  // namespace gpuplan::api

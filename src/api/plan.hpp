@@ -10,6 +10,7 @@
 
 #include "api/context.hpp"
 #include "api/fields.hpp"
+#include "api/plan_json.hpp"
 #include "model/model_arch.hpp"
 #include "planner/planner.hpp"
 
@@ -18,7 +19,8 @@ namespace gpuplan::api {
 struct PlanInput {
   PlanRequest request;  ///< numeric options set directly; enums below as text until run_plan
   std::string task = "lora";
-  std::string precision, optimizer, quant, kv_dtype, sort = "cost";
+  std::string precision, optimizer, quant, kv_dtype, sort = "recommended";
+  std::string deadline, max_price_age, recompute;  ///< parsed in run_plan, like the CLI
   std::optional<std::size_t> explain;  ///< plan number to explain (1-based)
 };
 
@@ -38,6 +40,5 @@ PlanOutput run_plan(const PlanInput& in, const Context& ctx);
 
 /// `gpuplan plan --json`: {"plan", "explain"} when explain was asked, else the whole result.
 nlohmann::json to_json(const PlanOutput& out);
-nlohmann::json plan_json(const Plan& p, std::size_t rank);
 
 }  // namespace gpuplan::api

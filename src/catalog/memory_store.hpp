@@ -3,6 +3,7 @@
 /// one-shot runs that need no database. Not thread-safe.
 #include <map>
 #include <string>
+#include <vector>
 
 #include "catalog/store.hpp"
 
@@ -21,8 +22,13 @@ class MemoryOfferStore final : public OfferStore {
   std::optional<Offer> get(std::string_view id) override;
   std::vector<PriceObservation> history(std::string_view offer_id) override;
   StoreCounts counts() override;
+  SnapshotCommit commit_snapshot(const SnapshotRecord& record, const ImportBatch* batch) override;
+  std::optional<SnapshotRecord> last_snapshot(std::string_view source, std::string_view status) override;
+  std::optional<std::string> first_accepted_with_hash(std::string_view source, std::string_view content_hash) override;
+  std::vector<SnapshotRecord> snapshots(std::string_view source, std::size_t limit) override;
 
  private:
+  std::vector<SnapshotRecord> snapshots_;  ///< in insertion order (id = index + 1)
   const GpuCatalog& gpus_;
   std::map<std::string, Offer, std::less<>> offers_;  ///< by id; prices kept oldest first
 };

@@ -4,6 +4,7 @@
 // many rows were rejected or flagged. A malformed file is an error naming file:line; nothing is
 // written then. Imports that take over a second report progress on stderr.
 #include <fmt/core.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -51,6 +52,8 @@ class Progress {
     std::unique_lock<std::mutex> lock(mu_);
     while (!cv_.wait_for(lock, std::chrono::seconds(1), [this] { return done_; })) {
       const auto s = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start).count();
+      // A `\r` progress line only on a terminal: a redirected stderr (a log file) gets none.
+      if (!::isatty(::fileno(stderr))) continue;
       fmt::print(stderr, "\rimport {}: {}... {} s", file_, phase_, s);
       std::fflush(stderr);
       printed_ = true;

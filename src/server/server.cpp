@@ -191,6 +191,7 @@ Server::Server(const api::Context& ctx, ServerOptions options) : impl_(std::make
   http.set_write_timeout(impl_->options.write_timeout_seconds, 0);
   http.set_keep_alive_max_count(1000);
   http.set_keep_alive_timeout(5);
+  http.set_tcp_nodelay(true);  // small JSON replies: no Nagle wait on the delayed ACK (~40 ms per read)
   http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
     send_json(res, 500, {{"code", "internal"}, {"message", "internal error"}, {"field", ""}, {"expected", ""}});
   });

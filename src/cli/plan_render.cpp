@@ -1,0 +1,98 @@
+#include "cli/plan_render.hpp"
+
+#include <fmt/core.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+namespace gpuplan::cli {
+
+using nlohmann::json;
+
+std::string duration_text(double s) {
+  if (!std::isfinite(s)) return "never";
+  if (s < 120) return fmt::format("{:.0f} s", s);
+  if (s < 2 * 3600) return fmt::format("{:.0f} min", s / 60);
+  if (s < 2 * 86400) return fmt::format("{:.1f} h", s / 3600);
+  return fmt::format("{:.1f} d", s / 86400);
+}
+std::string usd_text(double v) { return v >= 100 ? fmt::format("${:.0f}", v) : fmt::format("${:.2f}", v); }
+std::string rate_text(double v) {
+  if (v >= 1e6) return fmt::format("{:.2f}M", v / 1e6);
+  if (v >= 1e3) return fmt::format("{:.1f}k", v / 1e3);
+  return fmt::format("{:.1f}", v);
+}
+
+std::string layout_text(const Plan& p) {
+  if (p.training) {
+    return fmt::format("TP{} PP{} DP{}{} Z{} mb{}{}", p.layout.tp, p.layout.pp, p.layout.dp,
+                       p.layout.ep > 1 ? fmt::format(" EP{}", p.layout.ep) : "", p.layout.zero_stage, p.layout.micro_batch,
+                       p.recompute == Recompute::none ? "" : fmt::format(" rc:{}", recompute_name(p.recompute)));
+  }
+  if (p.serving) return fmt::format("TP{} ×{} batch {}", p.layout.tp, p.replicas, p.serving->batch);
+  return fmt::format("{} GPUs × 1 image", p.gpus_per_instance);
+}
+
+int terminal_columns() {
+  if (const char* c = std::getenv("COLUMNS")) {
+    char* end = nullptr;
+    const long v = std::strtol(c, &end, 10);
+    if (end != c && *end == '\0' && v >= 40 && v <= 1000) return static_cast<int>(v);
+  }
+  if (::isatty(STDOUT_FILENO)) {
+    winsize ws{};
+    if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) return ws.ws_col;
+  }
+  return 120;
+}
+
+namespace {
+std::size_t display_width(const std::string& s) {
+  std::size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+}  // namespace
+
+std::string clip(const std::string& s, std::size_t n) {
+  if (display_width(s) <= n || n == 0) return s;
+  std::string out;
+  std::size_t w = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if ((c & 0xC0) != 0x80) {
+      if (w + 1 >= n) break;
+      ++w;
+    }
+    out += s[i];
+  }
+  return out + "…";
+}
+
+std::string wrap_text(const std::string& text, int width, const std::string& indent) {
+  std::string out, line;
+  std::size_t pos = text.find_first_not_of(' ');
+  if (pos == std::string::npos) return text + "\n";
+  line = text.substr(0, pos);  // keep the leading indentation
+  const std::string lead = line;
+  const std::size_t max = static_cast<std::size_t>(std::max(20, width));
+  while (pos < text.size()) {
+    std::size_t sp = text.find(' ', pos);
+    if (sp == std::string::npos) sp = text.size();
+    const std::string word = text.substr(pos, sp - pos);
+    if (!line.empty() && display_width(line) + 1 + display_width(word) > max) {
+      out += line + "\n";
+      line = indent + word;
+    } else {
+      line += (line.empty() || line == indent || line == lead ? "" : " ") + word;
+    }
+    pos = sp + 1;
+  }
+  if (!line.empty()) out += line + "\n";
+  return out;
+}
+
+}  // namespace gpuplan::cli
