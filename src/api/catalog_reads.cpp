@@ -246,9 +246,15 @@ OffersOutput run_offers(const OffersInput& in, const Context& ctx) {
   std::vector<Offer> offers;
   {
     std::lock_guard<std::mutex> lock(ctx.store_mutex());
-    offers = ctx.store().query(q);
+    // Queried without the limit so the footer can say how many offers matched; the limit cuts
+    // the sorted list here (same rows as a limited query: sort first, then cut).
+    OfferQuery all = q;
+    all.limit.reset();
+    offers = ctx.store().query(all);
     out.counts = ctx.store().counts();
   }
+  out.matched = offers.size();
+  if (q.limit && offers.size() > *q.limit) offers.resize(*q.limit);
   for (Offer& o : offers) {
     OfferRow r;
     if (const PriceObservation* p = o.latest_price(q.price_kind)) r.price = *p;

@@ -69,6 +69,7 @@ struct OffersOutput {
   OfferQuery query;  ///< as run (now_date from ctx.clock())
   std::vector<OfferRow> rows;
   StoreCounts counts;
+  std::size_t matched = 0;  ///< offers matching the filter before the limit
 };
 /// Validates (Error where "--sort"/"--limit" or a FilterError), queries ctx.store().
 OffersOutput run_offers(const OffersInput& in, const Context& ctx);

@@ -125,9 +125,9 @@ void run_offers(const api::OffersInput& in, const OffersOptions& opts, const Glo
   t.right_align = {false, false, true, true, true, true, true};
   fmt::print("{}", t.render());
   const StoreCounts& counts = out.counts;
-  fmt::print("{} of {} offers shown; {} prices; stale = older than {:g} days at {}; {} offers excluded by quality "
-             "flags{}.\n",
-             rows.size(), counts.offers, kind, q.stale_after_days, q.now_date, counts.excluded_offers,
+  fmt::print("{} of {} matching offers shown ({} in the catalog); {} prices; stale = older than {:g} days at {}; {} "
+             "offers excluded by quality flags{}.\n",
+             rows.size(), out.matched, counts.offers, kind, q.stale_after_days, q.now_date, counts.excluded_offers,
              in.include_flagged ? " (shown)" : " (--include-flagged shows them)");
 }
 

@@ -33,7 +33,7 @@ constexpr int kExitNoPlan = 1;
 
 struct PlanOptions {
   PlanRequest request;
-  std::string task = "lora";
+  std::string task{task_name(workload_defaults::kTask)};  // sizing/workload_defaults.hpp
   std::string precision, optimizer, quant, kv_dtype, sort = "recommended";
   std::string deadline, max_price_age, recompute;
   bool json = false;
@@ -193,11 +193,11 @@ GPUPLAN_REGISTER_COMMAND(Command{
       sub.add_option("--epochs", r.epochs, "passes over --dataset-tokens")->capture_default_str();
       sub.add_option("--seq", r.seq_len, "tokens per training sequence")->capture_default_str();
       sub.add_option("--global-batch", r.global_batch_seqs, "sequences per optimizer step (0 = default by task)")->capture_default_str();
-      sub.add_option("--precision", o->precision, "bf16 (default), fp16, fp8, fp32, bf16_pure");
-      sub.add_option("--optimizer", o->optimizer, "adamw (default), adamw_8bit, sgd_momentum, adafactor, lion");
+      sub.add_option("--precision", o->precision, std::string(workload_defaults::kPrecisionHelp));
+      sub.add_option("--optimizer", o->optimizer, std::string(workload_defaults::kOptimizerHelp));
       sub.add_option("--lora-rank", r.lora_rank, "LoRA rank r")->capture_default_str();
-      sub.add_option("--quant", o->quant, "served weights: bf16 (default), fp16, fp8, int8, int4, nf4, q4_k_m, q8_0");
-      sub.add_option("--kv-dtype", o->kv_dtype, "KV cache: bf16 (default), fp16, fp8, int8, int4");
+      sub.add_option("--quant", o->quant, "served weights: " + std::string(workload_defaults::kQuantHelp));
+      sub.add_option("--kv-dtype", o->kv_dtype, "KV cache: " + std::string(workload_defaults::kKvDtypeHelp));
       sub.add_option("--prompt-tokens", r.prompt_tokens, "prompt tokens per request")->capture_default_str();
       sub.add_option("--output-tokens", r.output_tokens, "generated tokens per request")->capture_default_str();
       sub.add_option_function<double>("--rps", [&r](const double& v) { r.requests_per_s = v; }, "serving: target requests per second");
