@@ -219,6 +219,15 @@ std::span<const FieldDef<OffersInput>> offers_fields() {
       {{"stale_days", "--stale-days", FieldType::number, FieldFace::both,
         "a price older than this many days is stale (default 30)"},
        [](OffersInput& in, const json& v) { in.stale_days = v.get<double>(); }},
+      {{"fresh_days", "--fresh-days", FieldType::number, FieldFace::both,
+        "a price at most this many days old is fresh; between this and --stale-days it is aging (default 7)"},
+       [](OffersInput& in, const json& v) { in.fresh_days = v.get<double>(); }},
+      {{"today", "--today", FieldType::string, FieldFace::both,
+        "today's date YYYY-MM-DD for age and freshness (default: the system clock, UTC)"},
+       [](OffersInput& in, const json& v) { in.today = v.get<std::string>(); }},
+      {{"group_by", "--group-by", FieldType::string, FieldFace::both,
+        "gpu or provider: min / median / max USD per GPU-hour and the number of offers per group"},
+       [](OffersInput& in, const json& v) { in.group_by = v.get<std::string>(); }},
   };
   return f;
 }
@@ -231,8 +240,18 @@ OffersOutput run_offers(const OffersInput& in, const Context& ctx) {
   if (in.limit > 0) q.limit = in.limit;
   q.price_kind = in.spot ? PriceKind::spot : PriceKind::on_demand;
   q.include_excluded = in.include_flagged;
-  q.now_date = ctx.clock().today();
+  q.now_date = in.today.empty() ? ctx.clock().today() : in.today;
   q.stale_after_days = in.stale_days;
+  if (!in.group_by.empty()) {
+    out.group_key = parse_offer_group_key(in.group_by);
+    if (!out.group_key) throw_invalid("--group-by", "unknown grouping \"" + in.group_by + "\"", "gpu or provider");
+  }
+  out.limits = FreshnessLimits{in.fresh_days, in.stale_days};
+  try {
+    out.limits.validate();
+  } catch (const Error& e) {
+    throw Error(e.kind(), e.where() == "fresh_max_days" ? "--fresh-days" : "--stale-days", e.message(), e.expected());
+  }
   try {
     q.validate();
   } catch (const FilterError&) {
@@ -240,6 +259,7 @@ OffersOutput run_offers(const OffersInput& in, const Context& ctx) {
   } catch (const Error& e) {
     if (e.where() == "sort") throw Error(e.kind(), "--sort", e.message(), e.expected());
     if (e.where() == "limit") throw Error(e.kind(), "--limit", e.message(), e.expected());
+    if (e.where() == "now_date") throw Error(e.kind(), "--today", e.message(), e.expected());
     if (e.where() == "stale_after_days") throw Error(e.kind(), "--stale-days", e.message(), e.expected());
     throw;
   }
@@ -254,6 +274,13 @@ OffersOutput run_offers(const OffersInput& in, const Context& ctx) {
     out.counts = ctx.store().counts();
   }
   out.matched = offers.size();
+  if (out.group_key) {
+    // --group-by sees every match; the limit cuts the groups.
+    out.groups = group_offer_prices(offers, *out.group_key, q.price_kind);
+    out.grouped_offers = offers.size();
+    if (q.limit && out.groups.size() > *q.limit) out.groups.resize(*q.limit);
+    return out;
+  }
   if (q.limit && offers.size() > *q.limit) offers.resize(*q.limit);
   for (Offer& o : offers) {
     OfferRow r;
@@ -262,6 +289,7 @@ OffersOutput run_offers(const OffersInput& in, const Context& ctx) {
     r.bandwidth_bytes_per_s = offer_sort_value(o, kSortBandwidth, q.price_kind, ctx.gpus());
     r.billing = ctx.billing(o);
     r.stale = is_stale(o, q.price_kind, q.now_date, q.stale_after_days);
+    r.freshness = price_freshness(r.price ? &*r.price : nullptr, q.now_date, out.limits);
     r.offer = std::move(o);
     out.rows.push_back(std::move(r));
   }
@@ -269,8 +297,23 @@ OffersOutput run_offers(const OffersInput& in, const Context& ctx) {
 }
 
 json to_json(const OffersOutput& out) {
-  const std::string kind(price_kind_name(out.query.price_kind));
   json arr = json::array();
+  if (out.group_key) {
+    const std::string_view key_name = *out.group_key == OfferGroupKey::gpu ? "gpu" : "provider";
+    for (const auto& g : out.groups) {
+      arr.push_back({{std::string(key_name), g.key},
+                     {"offers", g.offers},
+                     {"priced_offers", g.priced_offers},
+                     {key_name == "gpu" ? "providers" : "gpus", g.providers},
+                     {"dated_offers", g.dated_offers},
+                     {"min_usd_per_gpu_hour", opt(g.min_usd_per_gpu_hour)},
+                     {"median_usd_per_gpu_hour", opt(g.median_usd_per_gpu_hour)},
+                     {"max_usd_per_gpu_hour", opt(g.max_usd_per_gpu_hour)},
+                     {"newest_observed_at", opt(g.newest_observed_at)}});
+    }
+    return arr;
+  }
+  const std::string kind(price_kind_name(out.query.price_kind));
   for (const auto& r : out.rows) {
     const Offer& o = r.offer;
     json flags = json::array();
@@ -297,6 +340,8 @@ json to_json(const OffersOutput& out) {
         {"locator", r.price ? json(r.price->source.locator) : json(nullptr)},
         {"observed_at", r.price ? opt(r.price->source.observed_at) : json(nullptr)},
         {"stale", opt(r.stale)},
+        {"age_days", opt(r.freshness.age_days)},
+        {"freshness", freshness_tier_name(r.freshness.tier)},
         {"confirmed_available_at", opt(o.confirmed_available_at)},
         {"flags", flags},
     });

@@ -11,6 +11,7 @@
 
 #include "api/context.hpp"
 #include "api/fields.hpp"
+#include "catalog/freshness.hpp"
 #include "catalog/store.hpp"
 #include "model/model_arch.hpp"
 #include "model/model_source.hpp"
@@ -54,6 +55,9 @@ struct OffersInput {
   bool spot = false;
   bool include_flagged = false;
   double stale_days = 30;
+  double fresh_days = 7;  ///< a price at most this many days old is fresh (catalog/freshness.hpp)
+  std::string today;      ///< YYYY-MM-DD for age and freshness; "" = ctx.clock()
+  std::string group_by;   ///< "" = rows; "gpu" or "provider" = min/median/max USD per GPU-hour per group
 };
 std::span<const FieldDef<OffersInput>> offers_fields();
 /// One listed offer: the offer and what is derived from it for display.
@@ -64,16 +68,22 @@ struct OfferRow {
   std::optional<double> bandwidth_bytes_per_s;
   BillingTerms billing;
   std::optional<bool> stale;
+  Freshness freshness;
 };
 struct OffersOutput {
-  OfferQuery query;  ///< as run (now_date from ctx.clock())
+  OfferQuery query;  ///< as run (now_date from in.today or ctx.clock())
+  FreshnessLimits limits;
+  std::optional<OfferGroupKey> group_key;  ///< set: `groups` holds the answer, `rows` is empty
+  std::vector<OfferGroupStats> groups;     ///< cut to the limit
+  std::size_t grouped_offers = 0;          ///< offers the groups were computed from
   std::vector<OfferRow> rows;
   StoreCounts counts;
   std::size_t matched = 0;  ///< offers matching the filter before the limit
 };
-/// Validates (Error where "--sort"/"--limit" or a FilterError), queries ctx.store().
+/// Validates (Error where "--sort"/"--limit"/"--today"/"--group-by"/"--fresh-days"/"--stale-days" or
+/// a FilterError), queries ctx.store().
 OffersOutput run_offers(const OffersInput& in, const Context& ctx);
-nlohmann::json to_json(const OffersOutput& out);  ///< an array of rows
+nlohmann::json to_json(const OffersOutput& out);  ///< an array of rows (or of groups with group_by)
 
 // ---- history ------------------------------------------------------------------------------
 struct HistoryInput {

@@ -11,6 +11,7 @@
 #include "cli/command.hpp"
 #include "cli/common.hpp"
 #include "util/error.hpp"
+#include "util/text_check.hpp"
 
 namespace gpuplan::cli {
 namespace {
@@ -43,7 +44,7 @@ void run_ask(const AskOptions& o, GlobalOptions& global) {
   }
   global.exit_code = !ask.missing.empty() ? 2 : (planned && planned->result.no_plan ? 1 : 0);
   if (o.json) {
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", dump_json(out));
     return;
   }
   fmt::print("Understood ({}):\n", ask.language);

@@ -13,6 +13,7 @@
 #include "cli/command.hpp"
 #include "cli/common.hpp"
 #include "hardware/gpu_spec.hpp"
+#include "util/text_check.hpp"
 
 namespace gpuplan::cli {
 namespace {
@@ -95,7 +96,7 @@ GPUPLAN_REGISTER_COMMAND(Command{
         const api::Context ctx = make_context(global);
         const std::vector<const GpuSpec*> gpus = api::run_gpus(*in, ctx);
         if (*json_out) {
-          fmt::print("{}\n", api::gpus_to_json(*in, gpus).dump(2));
+          fmt::print("{}\n", dump_json(api::gpus_to_json(*in, gpus)));
         } else if (!in->name.empty()) {
           print_one(*gpus.front());
         } else {

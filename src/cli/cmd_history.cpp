@@ -12,6 +12,7 @@
 #include "cli/command.hpp"
 #include "cli/common.hpp"
 #include "util/error.hpp"
+#include "util/text_check.hpp"
 
 namespace gpuplan::cli {
 namespace {
@@ -31,7 +32,7 @@ void run_history(const api::HistoryInput& in, const std::string& format, const G
   const auto& obs = offer->prices;
   auto per_gpu = [&](const PriceObservation& p) { return usd_per_gpu_hour(*offer, p); };
   if (format == "json") {
-    fmt::print("{}\n", api::history_to_json(result).dump(2));
+    fmt::print("{}\n", dump_json(api::history_to_json(result)));
     return;
   }
   std::vector<std::vector<std::string>> rows;

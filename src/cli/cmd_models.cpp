@@ -14,6 +14,7 @@
 #include "model/param_count.hpp"
 #include "model/presets.hpp"
 #include "util/error.hpp"
+#include "util/text_check.hpp"
 
 namespace gpuplan::cli {
 namespace {
@@ -134,7 +135,7 @@ GPUPLAN_REGISTER_COMMAND(Command{
         const api::Context ctx = make_context(global);
         const api::ModelsOutput out = api::run_models(*in, ctx);
         if (*json_out) {
-          fmt::print("{}\n", api::to_json(out).dump(2));
+          fmt::print("{}\n", dump_json(api::to_json(out)));
         } else if (!out.single) {
           print_list();
         } else {

@@ -1,5 +1,8 @@
-// `gpuplan offers [FILTER...] --sort KEY --limit N --format table|json|csv [--spot] [--include-flagged]`
-// Lists GPU cloud offers from the offer store, filtered with the filter language
+// `gpuplan offers [FILTER...] --sort KEY --limit N --format table|json|csv [--spot] [--include-flagged]
+//                 [--group-by gpu|provider] [--fresh-days D] [--stale-days D] [--today DATE]`
+// Lists GPU cloud offers (each row with its price's age and freshness tier, catalog/freshness.hpp),
+// or with --group-by the min / median / max USD per GPU-hour and the offer count per group, from
+// the offer store through api::run_offers, filtered with the filter language
 // (docs/filter-language.md). Rendering only: prices, sort values and billing terms come from the
 // catalog layer (store.hpp, providers.hpp); SI units inside, converted here for display.
 #include <csv.h>
@@ -12,6 +15,7 @@
 
 #include "api/catalog_reads.hpp"
 #include "catalog/filter.hpp"
+#include "catalog/freshness.hpp"
 #include "catalog/providers.hpp"
 #include "catalog/store.hpp"
 #include "cli/api_flags.hpp"
@@ -19,6 +23,7 @@
 #include "cli/common.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "util/error.hpp"
+#include "util/text_check.hpp"
 
 namespace gpuplan::cli {
 namespace {
@@ -68,6 +73,44 @@ void print_fields() {
       "See docs/filter-language.md.\n");
 }
 
+/// `--group-by`: one row per GPU (or provider) with the price spread of the filtered offers.
+void print_groups(const api::OffersOutput& out, const OffersOptions& opts) {
+  const OfferGroupKey key = *out.group_key;
+  if (opts.format == "json") {
+    fmt::print("{}\n", dump_json(api::to_json(out)));
+    return;
+  }
+  const std::vector<std::string> header = {key == OfferGroupKey::gpu ? "GPU" : "PROVIDER",
+                                           "OFFERS",
+                                           "PRICED",
+                                           key == OfferGroupKey::gpu ? "PROVIDERS" : "GPUS",
+                                           "MIN_USD_PER_GPU_H",
+                                           "MEDIAN_USD_PER_GPU_H",
+                                           "MAX_USD_PER_GPU_H",
+                                           "DATED",
+                                           "NEWEST_OBSERVED"};
+  std::vector<std::vector<std::string>> cells;
+  for (const auto& g : out.groups) {
+    cells.push_back({g.key, std::to_string(g.offers), std::to_string(g.priced_offers), std::to_string(g.providers),
+                     money(g.min_usd_per_gpu_hour), money(g.median_usd_per_gpu_hour), money(g.max_usd_per_gpu_hour),
+                     std::to_string(g.dated_offers), g.newest_observed_at.value_or("unknown")});
+  }
+  if (opts.format == "csv") {
+    std::string text = csv_line(header);
+    for (const auto& c : cells) text += csv_line(c);
+    fmt::print("{}", text);
+    return;
+  }
+  TextTable t;
+  t.header = header;
+  t.rows = cells;
+  t.right_align = {false, true, true, true, true, true, true, true};
+  fmt::print("{}", t.render());
+  fmt::print("{} groups of {} offers; {} prices, USD per GPU-hour of each offer's latest price; median of an even count "
+             "= mean of the two middle prices.\n",
+             out.groups.size(), out.grouped_offers, price_kind_name(out.query.price_kind));
+}
+
 void run_offers(const api::OffersInput& in, const OffersOptions& opts, const GlobalOptions& global) {
   if (opts.help_fields) {
     print_fields();
@@ -77,24 +120,27 @@ void run_offers(const api::OffersInput& in, const OffersOptions& opts, const Glo
     throw_invalid("--format", "unknown format \"" + opts.format + "\"", "table, json or csv");
   const api::Context ctx = make_context(global);
   const api::OffersOutput out = api::run_offers(in, ctx);
+  if (out.group_key) {
+    print_groups(out, opts);
+    return;
+  }
   const OfferQuery& q = out.query;
   const std::vector<api::OfferRow>& rows = out.rows;
   const std::string kind(price_kind_name(q.price_kind));
 
   if (opts.format == "json") {
-    fmt::print("{}\n", api::to_json(out).dump(2));
+    fmt::print("{}\n", dump_json(api::to_json(out)));
     return;
   }
 
   const std::vector<std::string> header = {"ID",       "GPU",    "N",       "VRAM_GB", "USD_PER_GPU_H", "USD_PER_H",
                                            "MEM_TB_S", "LINK",   "NET",     "BILLING", "SOURCE",        "OBSERVED",
-                                           "FLAGS"};
+                                           "AGE",      "FRESHNESS", "FLAGS"};
   std::vector<std::vector<std::string>> cells;
   for (const auto& r : rows) {
     const Offer& o = r.offer;
     std::string observed = "unknown";
     if (r.price && r.price->source.observed_at) observed = r.price->source.observed_at->substr(0, 10);
-    if (r.stale == true) observed += " (stale)";
     std::string net(inter_node_network_name(o.inter_node_network));
     if (o.inter_node_bits_per_s) net += fmt::format(" {:g}Gb/s", *o.inter_node_bits_per_s / 1e9);
     cells.push_back({
@@ -110,6 +156,8 @@ void run_offers(const api::OffersInput& in, const OffersOptions& opts, const Glo
         seconds_text(r.billing.granularity_seconds),
         r.price ? r.price->source.dataset : "unknown",
         observed,
+        r.freshness.age_days ? fmt::format("{} d", *r.freshness.age_days) : "unknown",
+        std::string(freshness_tier_name(r.freshness.tier)),
         o.flags.empty() ? "" : "FLAGGED: " + flags_text(o),
     });
   }
@@ -125,9 +173,11 @@ void run_offers(const api::OffersInput& in, const OffersOptions& opts, const Glo
   t.right_align = {false, false, true, true, true, true, true};
   fmt::print("{}", t.render());
   const StoreCounts& counts = out.counts;
-  fmt::print("{} of {} matching offers shown ({} in the catalog); {} prices; stale = older than {:g} days at {}; {} "
-             "offers excluded by quality flags{}.\n",
-             rows.size(), out.matched, counts.offers, kind, q.stale_after_days, q.now_date, counts.excluded_offers,
+  fmt::print("{} of {} matching offers shown ({} in the catalog); {} prices; at {}: fresh = at most {:g} days old, "
+             "aging = up to {:g}, stale = older, undated = no date from the source; {} offers excluded by quality "
+             "flags{}.\n",
+             rows.size(), out.matched, counts.offers, kind, q.now_date, out.limits.fresh_max_days,
+             out.limits.stale_after_days, counts.excluded_offers,
              in.include_flagged ? " (shown)" : " (--include-flagged shows them)");
 }
 

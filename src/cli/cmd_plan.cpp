@@ -22,6 +22,7 @@
 #include "model/model_source.hpp"
 #include "planner/planner.hpp"
 #include "util/error.hpp"
+#include "util/text_check.hpp"
 
 namespace gpuplan::cli {
 namespace {
@@ -252,7 +253,7 @@ GPUPLAN_REGISTER_COMMAND(Command{
       sub.add_flag("--include-flagged", r.include_flagged, "rank flagged, undated and old prices like the others");
       sub.add_option("--sort", o->sort, "recommended, cost or time")->capture_default_str();
       sub.add_flag("--pareto", r.pareto_only, "only plans on the cost/time Pareto front");
-      sub.add_option("--limit", r.limit, "plans printed")->capture_default_str();
+      sub.add_option("--limit", r.limit, "plans printed")->capture_default_str()->check(non_negative_count());
       sub.add_flag("--json", o->json, "print JSON (SI units: bytes, seconds, USD)");
       sub.add_option_function<std::size_t>("--explain", [o](const std::size_t& n) { o->explain = n; },
                                            "print every number of plan N with its formula");
@@ -315,14 +316,14 @@ GPUPLAN_REGISTER_COMMAND(Command{
             for (const auto& l : lines) {
               a.push_back({{"term", l.term}, {"value", l.value}, {"unit", l.unit}, {"formula", l.formula}, {"source", l.source}});
             }
-            fmt::print("{}\n", json{{"plan", plan_json(res.plans[*o->explain - 1], *o->explain)}, {"explain", a}}.dump(2));
+            fmt::print("{}\n", dump_json(json{{"plan", plan_json(res.plans[*o->explain - 1], *o->explain)}, {"explain", a}}));
           } else {
             print_explain(res, lines, *o->explain);
           }
           return;
         }
         if (o->json) {
-          fmt::print("{}\n", result_json(req, res).dump(2));
+          fmt::print("{}\n", dump_json(result_json(req, res)));
         } else if (res.no_plan) {
           print_no_plan(res);
         } else {

@@ -14,6 +14,7 @@
 #include "model/model_source.hpp"
 #include "sizing/sizing_request.hpp"
 #include "util/error.hpp"
+#include "util/text_check.hpp"
 
 namespace gpuplan::cli {
 namespace {
@@ -275,7 +276,7 @@ GPUPLAN_REGISTER_COMMAND(Command{
                            {"max_concurrency", limits->max_concurrency},
                            {"at_context_tokens", req.serving_request().context_tokens}};
           }
-          fmt::print("{}\n", j.dump(2));
+          fmt::print("{}\n", dump_json(j));
         } else {
           render_text(arch, req, res);
           if (limits) {

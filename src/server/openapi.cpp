@@ -85,9 +85,10 @@ json build() {
   paths["/api/models"]["get"] = {{"summary", "the bundled model presets (gpuplan models --json); with name, one model"},
                                  {"parameters", query_parameters("models")},
                                  {"responses", responses("ModelsOrModel", true)}};
-  paths["/api/offers"]["get"] = {{"summary", "offers filtered and sorted (gpuplan offers --format json)"},
+  paths["/api/offers"]["get"] = {{"summary", "offers filtered and sorted (gpuplan offers --format json); with group_by, "
+                                              "the price spread per GPU or provider (gpuplan offers --group-by)"},
                                  {"parameters", query_parameters("offers")},
-                                 {"responses", responses("Offers", true)}};
+                                 {"responses", responses("OffersOrGroups", true)}};
   paths["/api/offers/{id}/history"]["get"] = {
       {"summary", "price observations of one offer (gpuplan history ID --format json)"},
       {"parameters", json::array({{{"name", "id"}, {"in", "path"}, {"required", true}, {"schema", {{"type", "string"}}}}})},
@@ -103,6 +104,8 @@ json build() {
   schemas["GpusOrGpu"] = {{"anyOf", json::array({{{"$ref", "#/components/schemas/Gpus"}}, {{"$ref", "#/components/schemas/Gpu"}}})}};
   schemas["ModelsOrModel"] = {
       {"anyOf", json::array({{{"$ref", "#/components/schemas/Models"}}, {{"$ref", "#/components/schemas/Model"}}})}};
+  schemas["OffersOrGroups"] = {
+      {"anyOf", json::array({{{"$ref", "#/components/schemas/Offers"}}, {{"$ref", "#/components/schemas/OfferGroups"}}})}};
   schemas["PlanOrExplained"] = {
       {"anyOf", json::array({{{"$ref", "#/components/schemas/Plan"}}, {{"$ref", "#/components/schemas/PlanExplained"}}})}};
   schemas["Error"] = {{"type", "object"},

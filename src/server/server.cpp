@@ -18,6 +18,7 @@
 #include "catalog/filter.hpp"
 #include "server/pages.hpp"
 #include "util/error.hpp"
+#include "util/text_check.hpp"
 
 namespace gpuplan::server {
 
@@ -54,7 +55,7 @@ json error_body(const Error& e) {
 
 void send_json(httplib::Response& res, int status, const json& body) {
   res.status = status;
-  res.set_content(body.dump(2) + "\n", "application/json");
+  res.set_content(dump_json(body) + "\n", "application/json");
 }
 
 void send_error(httplib::Response& res, const Error& e) { send_json(res, http_status(e.kind()), error_body(e)); }
@@ -117,7 +118,7 @@ struct Server::Impl {
         if (auto it = cache.find(key); it != cache.end()) std::tie(body, etag) = it->second;
       }
       if (body.empty()) {
-        body = produce(req).dump(2) + "\n";
+        body = dump_json(produce(req)) + "\n";
         etag = etag_of(body);
         std::lock_guard<std::mutex> lock(cache_mutex);
         if (cache.size() >= kCacheEntries) cache.clear();

@@ -5,7 +5,8 @@
 ///   GET  /api/health                      {"status": "ok", "version", "offers", "observations"}
 ///   GET  /api/gpus[?name=]                = gpuplan gpus [NAME] --json
 ///   GET  /api/models[?name=|model=|params=...] = gpuplan models [NAME] --json
-///   GET  /api/offers?q=&sort=&limit=&spot=&include_flagged=&stale_days=  = gpuplan offers --format json
+///   GET  /api/offers?q=&sort=&limit=&spot=&include_flagged=&stale_days=&fresh_days=&today=&group_by=
+///                                         = gpuplan offers --format json [--group-by]
 ///   GET  /api/offers/{id}/history         = gpuplan history ID --format json
 ///   POST /api/size                        body: the size fields      = gpuplan size --json
 ///   POST /api/plan                        body: the plan fields      = gpuplan plan --json

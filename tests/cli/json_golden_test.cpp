@@ -4,8 +4,8 @@
 // with the hand-made fixture offers (tests/catalog/store_fixtures.hpp), so the bundled catalog's
 // updates do not move the offer goldens.
 //
-// Volatile fields are normalised before comparing: `stale` (relative to the wall clock: offers
-// has no --today flag) is removed.
+// Every case that depends on today's date pins it with --today (offers' age_days, freshness and
+// stale; the plan's price ages), so nothing is normalised away.
 //
 // When an output changes on purpose (a new key, a corrected formula), regenerate and review the diff:
 //   GPUPLAN_UPDATE_GOLDEN=1 ./build/tests/test_cli --gtest_filter='JsonGolden*'
@@ -32,15 +32,6 @@ struct GoldenCase {
   const char* name;
   std::vector<std::string> args;
 };
-
-void normalise(json& j) {
-  if (j.is_object()) {
-    j.erase("stale");
-    for (auto& [k, v] : j.items()) normalise(v);
-  } else if (j.is_array()) {
-    for (auto& v : j) normalise(v);
-  }
-}
 
 class JsonGolden : public ::testing::TestWithParam<GoldenCase> {
  protected:
@@ -76,7 +67,6 @@ TEST_P(JsonGolden, MatchesGoldenFile) {
   ASSERT_EQ(rc, 0) << err;
   json got = json::parse(out, nullptr, false);
   ASSERT_FALSE(got.is_discarded()) << out.substr(0, 500);
-  normalise(got);
 
   const fs::path file = fs::path(GPUPLAN_SOURCE_DIR) / "tests/cli/golden" / (std::string(GetParam().name) + ".json");
   if (std::getenv("GPUPLAN_UPDATE_GOLDEN")) {
@@ -108,8 +98,9 @@ INSTANTIATE_TEST_SUITE_P(
                                      "--concurrency", "16", "--json"}},
         GoldenCase{"size_full_7b_zero3_explain", {"size", "--params", "7e9", "--task", "full", "--gpus", "8", "--zero", "3",
                                                   "--explain", "--json"}},
-        GoldenCase{"offers_fixture_all", {"offers", "--format", "json", "--include-flagged", "--sort", "price"}},
-        GoldenCase{"offers_fixture_h100", {"offers", "gpu=H100", "--format", "json", "--limit", "3"}},
+        GoldenCase{"offers_fixture_all", {"offers", "--format", "json", "--include-flagged", "--sort", "price", "--today", "2026-11-30"}},
+        GoldenCase{"offers_fixture_h100", {"offers", "gpu=H100", "--format", "json", "--limit", "3", "--today", "2026-11-30"}},
+        GoldenCase{"offers_fixture_group_gpu", {"offers", "--format", "json", "--group-by", "gpu", "--today", "2026-11-30"}},
         GoldenCase{"history_fixture", {"history", "lambda/gpu_8x_h100_sxm5/us-east-1", "--format", "json"}},
         GoldenCase{"plan_fixture_8b_lora", {"plan", "--model", "llama-3.1-8b", "--task", "lora", "--tokens", "1e8",
                                             "--today", "2026-11-30", "--limit", "3", "--json"}}),

@@ -144,15 +144,6 @@ std::string ApiE2E::schema_mismatch(const json& root, const json& schema, const 
   return "";
 }
 
-void drop_stale(json& j) {
-  if (j.is_object()) {
-    j.erase("stale");
-    for (auto& [k, v] : j.items()) drop_stale(v);
-  } else if (j.is_array()) {
-    for (auto& v : j) drop_stale(v);
-  }
-}
-
 TEST_F(ApiE2E, SizeIsTheSameOnBothFaces) {
   auto c = client();
   auto r = c.Post("/api/size", R"({"model": "llama-3.1-70b", "task": "qlora", "gpus": 1, "seq": 4096})", "application/json");
@@ -180,16 +171,24 @@ TEST_F(ApiE2E, PlanIsTheSameOnBothFaces) {
 
 TEST_F(ApiE2E, OffersHistoryGpusModelsAreTheSameOnBothFaces) {
   auto c = client();
-  auto r = c.Get("/api/offers?q=gpu%3DH100%20gpus%3E%3D8&sort=price&limit=5");
+  // today pinned on both faces: age_days, freshness and stale are relative to it.
+  auto r = c.Get("/api/offers?q=gpu%3DH100%20gpus%3E%3D8&sort=price&limit=5&today=2026-11-30");
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   json api = json::parse(r->body);
-  json cli = cli_json("offers 'gpu=H100 gpus>=8' --sort price --limit 5 --format json");
+  json cli = cli_json("offers 'gpu=H100 gpus>=8' --sort price --limit 5 --today 2026-11-30 --format json");
   ASSERT_FALSE(api.empty());
-  drop_stale(api);
-  drop_stale(cli);
   EXPECT_EQ(api, cli);
-  expect_schema(json::parse(r->body), "Offers");
+  expect_schema(api, "Offers");
+
+  r = c.Get("/api/offers?q=vram%3E%3D80GB&group_by=gpu&limit=4&today=2026-11-30");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const json groups = json::parse(r->body);
+  EXPECT_EQ(groups, cli_json("offers vram\\>=80GB --group-by gpu --limit 4 --today 2026-11-30 --format json"));
+  ASSERT_EQ(groups.size(), 4u);
+  EXPECT_TRUE(groups[0].contains("gpu") && groups[0].contains("median_usd_per_gpu_hour")) << groups[0];
+  expect_schema(groups, "OfferGroups");
 
   const std::string id = api[0]["id"];
   r = c.Get("/api/offers/" + httplib::detail::encode_query_param(id) + "/history");

@@ -91,7 +91,8 @@ TEST(ServingUnderLoad, EnginesAndKernelFormatsDiffer) {
   r.output_tokens = 256;
   r.concurrency = 32;
   const PerfAssumptions a;
-  const ClusterSpec c = make_cluster(h100(), 1, 1, 0);
+  const GpuSpec h = h100();  // ClusterSpec points at its GPU: keep the spec alive
+  const ClusterSpec c = make_cluster(h, 1, 1, 0);
   const ServingEstimate vllm = estimate_serving(arch, r, c, 100e9, a);
   r.engine = ServingEngine::llama_cpp;
   const ServingEstimate lcpp = estimate_serving(arch, r, c, 100e9, a);
@@ -109,7 +110,8 @@ TEST(ServingUnderLoad, EnginesAndKernelFormatsDiffer) {
   r.quant = WeightQuant::bf16;
   const ServingEstimate h_bf16 = estimate_serving(arch, r, c, 100e9, a);
   EXPECT_LT(h_fp8.ttft_seconds, 0.7 * h_bf16.ttft_seconds);
-  const ClusterSpec ca = make_cluster(a100(), 1, 1, 0);
+  const GpuSpec a100_spec = a100();
+  const ClusterSpec ca = make_cluster(a100_spec, 1, 1, 0);
   r.quant = WeightQuant::fp8;
   const ServingEstimate a_fp8 = estimate_serving(arch, r, ca, 100e9, a);
   r.quant = WeightQuant::bf16;
@@ -125,7 +127,8 @@ TEST(ServingUnderLoad, LatencyTargetsPickTheLargestBatchThatMeetsThem) {
   r.concurrency = 512;
   r.tpot_target_seconds = 0.030;
   const PerfAssumptions a;
-  const ClusterSpec c = make_cluster(h100(), 1, 1, 0);
+  const GpuSpec h = h100();  // ClusterSpec points at its GPU: keep the spec alive
+  const ClusterSpec c = make_cluster(h, 1, 1, 0);
   const ServingEstimate best = largest_batch_meeting_targets(arch, r, c, 60e9, a);
   ASSERT_TRUE(best.meets_latency_targets);
   EXPECT_LE(best.tpot_seconds, 0.030);

@@ -77,6 +77,9 @@ try {
   await page.goto(base + '/en/size');
   await page.selectOption('select[name=model]', 'llama-3.1-70b');
   await page.selectOption('select[name=task]', 'qlora');
+  // 1024-token sequences: at the default 4096 (sizing/workload_defaults.hpp) without recomputation
+  // no single catalog GPU count holds 70B QLoRA (`gpuplan size --model llama-3.1-70b --task qlora`).
+  await page.fill('input[name=seq]', '1024');
   await Promise.all([page.waitForNavigation(), page.click('#size-form button[type=submit]')]);
   check((await page.$('#size-result svg.bar rect')) !== null, 'the sizing form shows the stacked memory bar');
   check((await page.$$('#fits tbody tr')).length > 0, 'the sizing form lists GPUs that hold it');
