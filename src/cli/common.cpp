@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <memory>
 
+#include "catalog/providers.hpp"
+#include "catalog/sqlite_store.hpp"
 #include "hardware/gpu_spec.hpp"
 
 namespace gpuplan::cli {
@@ -18,6 +20,14 @@ const GpuCatalog& gpu_catalog(const GlobalOptions& global) {
     loaded_path = global.gpus_file;
   }
   return *loaded;
+}
+
+api::Context make_context(const GlobalOptions& global) {
+  static const SystemClock clock;
+  const GpuCatalog& gpus = gpu_catalog(global);
+  std::string db = global.db_path;
+  return api::Context(gpus, bundled_providers(), clock,
+                      [&gpus, db]() -> std::unique_ptr<OfferStore> { return open_offer_store(db, &gpus); });
 }
 
 std::string TextTable::render() const {

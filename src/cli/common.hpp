@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "api/context.hpp"
 #include "cli/command.hpp"
 
 namespace gpuplan {
@@ -16,6 +17,11 @@ namespace gpuplan::cli {
 /// The hardware catalog in force: --gpus-file when given, else the bundled one.
 /// The returned reference stays valid for the process lifetime.
 const GpuCatalog& gpu_catalog(const GlobalOptions& global);
+
+/// The use cases' context for this run, built once per command at the entry point: the hardware
+/// catalog in force, the bundled provider terms, the system clock (UTC) and the offer store at
+/// --db (opened on first use, seeded from the bundled catalog when new).
+api::Context make_context(const GlobalOptions& global);
 
 /// A plain-text table: header row, rows of cells; columns right-aligned when `right_align[i]`.
 struct TextTable {

@@ -1,0 +1,57 @@
+#pragma once
+/// Application layer (api): the `size` use case — per-GPU memory of training or serving a model
+/// and the GPUs of the catalog that hold it. One input struct filled by the CLI's flags and the
+/// API's JSON body through size_fields(); one result; one JSON writer (the `gpuplan size --json`
+/// document, also the body of POST /api/size).
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "api/context.hpp"
+#include "api/fields.hpp"
+#include "model/model_arch.hpp"
+#include "model/model_source.hpp"
+#include "sizing/memory.hpp"
+#include "sizing/sizing_request.hpp"
+#include "sizing/workload_defaults.hpp"
+
+namespace gpuplan::api {
+
+/// The request as both faces give it (names as the CLI's flags; enums as text until run_size).
+/// Defaults: sizing/workload_defaults.hpp (the same as plan and estimate). The fields a training
+/// stack also sets are optional: set = given explicitly, which wins over the stack's default.
+struct SizeInput {
+  ModelSource source;
+  SizingRequest request;  ///< numeric options (gpus, tp, seq, ...) set directly
+  std::string task{task_name(workload_defaults::kTask)};
+  std::string precision{train_precision_name(workload_defaults::kPrecision)};
+  std::string quant{weight_quant_name(workload_defaults::kQuant)};
+  std::string kv_dtype{kv_dtype_name(workload_defaults::kKvDtype)};
+  std::string lora_targets = "all-linear";
+  std::optional<std::string> optimizer, recompute, framework;  ///< default adamw, none, pytorch_eager
+  std::optional<int> zero;
+  std::optional<bool> sp, chunked_ce, offload_activations;
+  std::optional<std::string> stack;  ///< hf, fsdp, deepspeed, megatron, unsloth (sizing/memory.hpp)
+  std::optional<std::string> gpu;    ///< serve: the longest context / most sequences on this GPU
+  bool offload = false, offload_params = false, no_flash = false;
+  std::optional<int> ep;
+};
+
+std::span<const FieldDef<SizeInput>> size_fields();
+
+struct SizeOutput {
+  ModelArch arch;
+  SizingRequest request;  ///< resolved (enums parsed)
+  SizingResult result;
+  const GpuSpec* limits_gpu = nullptr;  ///< set with `limits` (serve with gpu)
+  std::optional<ServingLimits> limits;
+};
+
+/// Parses the enums, validates (before reading the model: bad options fail fast), resolves the
+/// model and sizes it against ctx.gpus(). Throws Error naming the CLI flag of the bad field.
+SizeOutput run_size(const SizeInput& in, const Context& ctx);
+
+nlohmann::json to_json(const SizeOutput& out);
+
+}  // namespace gpuplan::api
