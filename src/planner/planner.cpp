@@ -269,17 +269,17 @@ SearchOutcome search_serving(const PlanRequest& r, const ModelArch& arch, const 
   for (int tp = 1; tp <= key.gpus_per_node; tp *= 2) {
     if (r.pins.tp && tp != *r.pins.tp) continue;
     if (arch.num_attention_heads % tp != 0 || key.gpus_per_node % tp != 0) continue;
-    double one = 0, two = 0, kv_one = 0;
-    try {
-      MemoryBreakdown m1 = serving_memory(arch, serving_memory_request(r, tp, 1));
-      one = m1.total_bytes();
-      kv_one = m1.term_bytes("kv_cache");
-      two = serving_memory(arch, serving_memory_request(r, tp, 2)).total_bytes();
-    } catch (const Error& e) {
-      // The serving request the model cannot take (its reason goes into the no-plan answer).
-      if (!problem) problem = e.what();
+    if (auto why = serving_layout_problem(arch, tp)) {
+      // A TP degree the model cannot take (its reason goes into the no-plan answer).
+      if (!problem) problem = *why;
       continue;
     }
+    // The request was validated once (check_request_for_model) and the layout checked above:
+    // serving_memory does not throw here.
+    const MemoryBreakdown m1 = serving_memory(arch, serving_memory_request(r, tp, 1));
+    const double one = m1.total_bytes();
+    const double kv_one = m1.term_bytes("kv_cache");
+    const double two = serving_memory(arch, serving_memory_request(r, tp, 2)).total_bytes();
     ++layouts_evaluated;
     const double per_seq = two - one;  // per GPU, fragmentation included
     const double base = one - per_seq;
@@ -327,14 +327,9 @@ SearchOutcome search_images(const PlanRequest& r, const ModelArch& arch, const C
   const double usable = key.capacity_bytes * (1.0 - r.margin);
   // Weights in the serving precision + CUDA context + fragmentation (serving_memory with no KV:
   // diffusion models hold no KV cache; activations of one image are small against the weights).
-  double bytes = 0;
-  try {
-    ServingMemoryRequest m = serving_memory_request(r, 1, 1);
-    MemoryBreakdown mb = serving_memory(arch, m);
-    bytes = mb.total_bytes() - mb.term_bytes("kv_cache");
-  } catch (const Error&) {
-    return best;
-  }
+  // One GPU per image (tp 1): nothing the model could refuse; the request was validated once.
+  const MemoryBreakdown mb = serving_memory(arch, serving_memory_request(r, 1, 1));
+  const double bytes = mb.total_bytes() - mb.term_bytes("kv_cache");
   ++layouts_evaluated;
   best.smallest_per_gpu_bytes = bytes;
   if (bytes > usable) return best;
@@ -361,13 +356,10 @@ CheckpointSizes checkpoint_sizes(const PlanRequest& r, const ModelArch& arch) {
     s.final_weights_bytes = 0;
     return s;
   }
-  ParallelLayout one;
-  MemoryBreakdown m;
-  try {
-    m = training_memory(arch, detail::training_memory_request(r, one, Recompute::full));
-  } catch (const Error&) {
-    return s;
-  }
+  // One unsharded GPU: a layout every model takes; the request was validated by
+  // check_request_for_model (the same request with a default layout).
+  const ParallelLayout one;
+  const MemoryBreakdown m = training_memory(arch, detail::training_memory_request(r, one, Recompute::full));
   if (r.task == Task::lora || r.task == Task::qlora) {
     // The adapters and their optimizer state (the frozen base is not checkpointed).
     s.checkpoint_bytes =
@@ -833,6 +825,10 @@ void check_request_for_model(const PlanRequest& request, const ModelArch& arch) 
     throw_invalid("--model", fmt::format("{} is not a decoder language model", arch.name),
                   "a decoder LLM for training, serving and batch generation");
   }
+  if (request.workload != PlanWorkload::training) {
+    // The serving (and image) sizing request, once: the searches then check only the layout.
+    serving_memory_request(request, 1, 1).validate();
+  }
   if (request.workload == PlanWorkload::training) {
     ParallelLayout l;
     detail::training_memory_request(request, l, Recompute::none).validate();
@@ -841,6 +837,13 @@ void check_request_for_model(const PlanRequest& request, const ModelArch& arch) 
       throw_invalid("--tp", fmt::format("tp {} does not divide the {} attention heads of {}", *request.pins.tp,
                                         arch.num_attention_heads, arch.name),
                     fmt::format("a divisor of {}", arch.num_attention_heads));
+    }
+    if (request.pins.tp) {
+      if (auto why = kv_split_problem(arch, *request.pins.tp)) {
+        throw_invalid("--tp", fmt::format("tp {} and the {} KV heads of {} neither divide each other", *request.pins.tp,
+                                          arch.num_kv_heads, arch.name),
+                      fmt::format("a divisor or a multiple of {}", arch.num_kv_heads));
+      }
     }
     if (request.pins.pp && *request.pins.pp > arch.num_layers) {
       throw_invalid("--pp", fmt::format("pp {} exceeds the {} layers of {}", *request.pins.pp, arch.num_layers, arch.name),
