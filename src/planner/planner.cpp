@@ -106,6 +106,11 @@ struct SearchContext {
   std::size_t layouts_evaluated = 0;
   std::unordered_map<std::uint64_t, double> memory_bytes;  ///< layout key → per-GPU bytes (reserved: 4096)
   std::optional<std::string> first_layout_problem;          ///< for the no-plan reason
+  /// The sizing request of this plan, built once; each layout sets its layout and recompute.
+  /// LoRA targets: PEFT's "all-linear", the same set as the default list (q, k, v, o, gate, up,
+  /// down are every linear layer sizing adapts), matched by sizing with one string comparison
+  /// per matrix instead of up to 21.
+  std::optional<TrainingMemoryRequest> memory_request;
 };
 
 std::uint64_t layout_key(const ParallelLayout& l, Recompute rc) {
@@ -126,7 +131,14 @@ double layout_memory_bytes(SearchContext& ctx, const ParallelLayout& layout, Rec
   const std::uint64_t key = layout_key(layout, rc);
   auto it = ctx.memory_bytes.find(key);
   if (it != ctx.memory_bytes.end()) return it->second;
-  const double bytes = training_memory(ctx.arch, detail::training_memory_request(ctx.r, layout, rc)).total_bytes();
+  if (!ctx.memory_request) {
+    ctx.memory_request = detail::training_memory_request(ctx.r, layout, rc);
+    const TrainingMemoryRequest defaults;
+    if (ctx.memory_request->lora_targets == defaults.lora_targets) ctx.memory_request->lora_targets = {"all-linear"};
+  }
+  ctx.memory_request->layout = layout;
+  ctx.memory_request->recompute = rc;
+  const double bytes = training_memory(ctx.arch, *ctx.memory_request).total_bytes();
   ctx.memory_bytes.emplace(key, bytes);
   return bytes;
 }
@@ -1433,7 +1445,7 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   const double tokens = training ? request.training_tokens() : 0;
   result.training_tokens = tokens;
 
-  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt};
+  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt, std::nullopt};
   ctx.memory_bytes.reserve(4096);
   ctx.global_batch = training ? request.effective_global_batch_seqs() : 0;
   ctx.tokens = tokens;
@@ -1477,7 +1489,7 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
   a.spec = c.gpu;
   a.capacity_bytes = c.gpu->fit_memory_bytes();  // as plan() and `gpuplan size`
   a.inter_bits = c.inter_node_bytes_per_s * 8.0;
-  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt};
+  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt, std::nullopt};
   ctx.global_batch = request.effective_global_batch_seqs();
   ctx.tokens = request.training_tokens();
   std::map<ClusterKey, SearchOutcome> cache;
