@@ -1,6 +1,7 @@
 #include "cli/common.hpp"
 
 #include <fmt/core.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <memory>
@@ -22,12 +23,34 @@ const GpuCatalog& gpu_catalog(const GlobalOptions& global) {
   return *loaded;
 }
 
-api::Context make_context(const GlobalOptions& global) {
+namespace {
+
+/// Identity and state of one file ("-" when absent): changes on every write, truncation or rename over it.
+std::string file_version(const std::string& path) {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0) return "-";
+  return fmt::format("{}:{}:{}.{}", st.st_ino, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+}
+
+}  // namespace
+
+api::Context make_context(const GlobalOptions& global, bool cache_catalog) {
   static const SystemClock clock;
   const GpuCatalog& gpus = gpu_catalog(global);
   std::string db = global.db_path;
+  api::Context::DataVersion version;
+  if (cache_catalog) {
+    const std::string path = db.empty() ? default_offer_db_path() : db;
+    if (path == ":memory:") {
+      version = [] { return std::string("memory"); };  // only this process writes it, and the server does not
+    } else {
+      // SQLite in WAL mode: a commit by another process appends to PATH-wal; a checkpoint writes PATH.
+      version = [path] { return file_version(path) + "|" + file_version(path + "-wal"); };
+    }
+  }
   return api::Context(gpus, bundled_providers(), clock,
-                      [&gpus, db]() -> std::unique_ptr<OfferStore> { return open_offer_store(db, &gpus); });
+                      [&gpus, db]() -> std::unique_ptr<OfferStore> { return open_offer_store(db, &gpus); },
+                      std::move(version));
 }
 
 std::string TextTable::render() const {

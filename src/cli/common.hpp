@@ -21,7 +21,10 @@ const GpuCatalog& gpu_catalog(const GlobalOptions& global);
 /// The use cases' context for this run, built once per command at the entry point: the hardware
 /// catalog in force, the bundled provider terms, the system clock (UTC) and the offer store at
 /// --db (opened on first use, seeded from the bundled catalog when new).
-api::Context make_context(const GlobalOptions& global);
+/// cache_catalog (gpuplan serve): offer queries and counts are kept in memory until the
+/// database file or its WAL changes (size, modification time or inode: another process imported
+/// or fetched), see api::Context::DataVersion.
+api::Context make_context(const GlobalOptions& global, bool cache_catalog = false);
 
 /// A plain-text table: header row, rows of cells; columns right-aligned when `right_align[i]`.
 struct TextTable {

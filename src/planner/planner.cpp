@@ -106,6 +106,11 @@ struct SearchContext {
   std::size_t layouts_evaluated = 0;
   std::unordered_map<std::uint64_t, double> memory_bytes;  ///< layout key → per-GPU bytes (reserved: 4096)
   std::optional<std::string> first_layout_problem;          ///< for the no-plan reason
+  /// The sizing request of this plan, built once; each layout sets its layout and recompute.
+  /// LoRA targets: PEFT's "all-linear", the same set as the default list (q, k, v, o, gate, up,
+  /// down are every linear layer sizing adapts), matched by sizing with one string comparison
+  /// per matrix instead of up to 21.
+  std::optional<TrainingMemoryRequest> memory_request;
 };
 
 std::uint64_t layout_key(const ParallelLayout& l, Recompute rc) {
@@ -126,7 +131,14 @@ double layout_memory_bytes(SearchContext& ctx, const ParallelLayout& layout, Rec
   const std::uint64_t key = layout_key(layout, rc);
   auto it = ctx.memory_bytes.find(key);
   if (it != ctx.memory_bytes.end()) return it->second;
-  const double bytes = training_memory(ctx.arch, detail::training_memory_request(ctx.r, layout, rc)).total_bytes();
+  if (!ctx.memory_request) {
+    ctx.memory_request = detail::training_memory_request(ctx.r, layout, rc);
+    const TrainingMemoryRequest defaults;
+    if (ctx.memory_request->lora_targets == defaults.lora_targets) ctx.memory_request->lora_targets = {"all-linear"};
+  }
+  ctx.memory_request->layout = layout;
+  ctx.memory_request->recompute = rc;
+  const double bytes = training_memory(ctx.arch, *ctx.memory_request).total_bytes();
   ctx.memory_bytes.emplace(key, bytes);
   return bytes;
 }
@@ -269,17 +281,17 @@ SearchOutcome search_serving(const PlanRequest& r, const ModelArch& arch, const 
   for (int tp = 1; tp <= key.gpus_per_node; tp *= 2) {
     if (r.pins.tp && tp != *r.pins.tp) continue;
     if (arch.num_attention_heads % tp != 0 || key.gpus_per_node % tp != 0) continue;
-    double one = 0, two = 0, kv_one = 0;
-    try {
-      MemoryBreakdown m1 = serving_memory(arch, serving_memory_request(r, tp, 1));
-      one = m1.total_bytes();
-      kv_one = m1.term_bytes("kv_cache");
-      two = serving_memory(arch, serving_memory_request(r, tp, 2)).total_bytes();
-    } catch (const Error& e) {
-      // The serving request the model cannot take (its reason goes into the no-plan answer).
-      if (!problem) problem = e.what();
+    if (auto why = serving_layout_problem(arch, tp)) {
+      // A TP degree the model cannot take (its reason goes into the no-plan answer).
+      if (!problem) problem = *why;
       continue;
     }
+    // The request was validated once (check_request_for_model) and the layout checked above:
+    // serving_memory does not throw here.
+    const MemoryBreakdown m1 = serving_memory(arch, serving_memory_request(r, tp, 1));
+    const double one = m1.total_bytes();
+    const double kv_one = m1.term_bytes("kv_cache");
+    const double two = serving_memory(arch, serving_memory_request(r, tp, 2)).total_bytes();
     ++layouts_evaluated;
     const double per_seq = two - one;  // per GPU, fragmentation included
     const double base = one - per_seq;
@@ -327,14 +339,9 @@ SearchOutcome search_images(const PlanRequest& r, const ModelArch& arch, const C
   const double usable = key.capacity_bytes * (1.0 - r.margin);
   // Weights in the serving precision + CUDA context + fragmentation (serving_memory with no KV:
   // diffusion models hold no KV cache; activations of one image are small against the weights).
-  double bytes = 0;
-  try {
-    ServingMemoryRequest m = serving_memory_request(r, 1, 1);
-    MemoryBreakdown mb = serving_memory(arch, m);
-    bytes = mb.total_bytes() - mb.term_bytes("kv_cache");
-  } catch (const Error&) {
-    return best;
-  }
+  // One GPU per image (tp 1): nothing the model could refuse; the request was validated once.
+  const MemoryBreakdown mb = serving_memory(arch, serving_memory_request(r, 1, 1));
+  const double bytes = mb.total_bytes() - mb.term_bytes("kv_cache");
   ++layouts_evaluated;
   best.smallest_per_gpu_bytes = bytes;
   if (bytes > usable) return best;
@@ -361,13 +368,10 @@ CheckpointSizes checkpoint_sizes(const PlanRequest& r, const ModelArch& arch) {
     s.final_weights_bytes = 0;
     return s;
   }
-  ParallelLayout one;
-  MemoryBreakdown m;
-  try {
-    m = training_memory(arch, detail::training_memory_request(r, one, Recompute::full));
-  } catch (const Error&) {
-    return s;
-  }
+  // One unsharded GPU: a layout every model takes; the request was validated by
+  // check_request_for_model (the same request with a default layout).
+  const ParallelLayout one;
+  const MemoryBreakdown m = training_memory(arch, detail::training_memory_request(r, one, Recompute::full));
   if (r.task == Task::lora || r.task == Task::qlora) {
     // The adapters and their optimizer state (the frozen base is not checkpointed).
     s.checkpoint_bytes =
@@ -471,17 +475,14 @@ SkipReason admit(const PlanRequest& r, const Offer& offer, const GpuCatalog& gpu
   }
   out.offer = &offer;
   out.spec = spec;
-  // Per-GPU memory: the smaller of the offer's and the datasheet's when they agree within 15%
-  // (feeds round or mix GiB and GB: a B200 listed as "180 GiB" is 193 GB, the datasheet's
-  // usable 180 GB is what fits), otherwise the datasheet's (some feeds list the instance total
-  // as the per-GPU size), with a warning.
-  out.capacity_bytes = spec->memory_bytes;
-  if (offer.gpu_memory_bytes) {
-    if (std::abs(*offer.gpu_memory_bytes - spec->memory_bytes) <= 0.15 * spec->memory_bytes) {
-      out.capacity_bytes = std::min(*offer.gpu_memory_bytes, spec->memory_bytes);
-    } else {
-      out.memory_mismatch = true;
-    }
+  // Per-GPU capacity: what the resolved GPU gives a framework, GpuSpec::fit_memory_bytes (the
+  // driver-reported total, e.g. 81,559 MiB = 85.5e9 bytes on an "80 GB" H100; else the
+  // datasheet's), the same figure `gpuplan size` fits against. The offer's own figure only picks
+  // the GPU variant: feeds round or mix GiB and GB (a B200 listed as "180 GiB") and some list the
+  // instance total as the per-GPU size, so a figure more than 15% off the datasheet is a warning.
+  out.capacity_bytes = spec->fit_memory_bytes();
+  if (offer.gpu_memory_bytes && std::abs(*offer.gpu_memory_bytes - spec->memory_bytes) > 0.15 * spec->memory_bytes) {
+    out.memory_mismatch = true;
   }
   st.largest_gpu_bytes = std::max(st.largest_gpu_bytes, out.capacity_bytes);
   // Node counts: multi-node training only with a known inter-node network. A source that names
@@ -836,6 +837,10 @@ void check_request_for_model(const PlanRequest& request, const ModelArch& arch) 
     throw_invalid("--model", fmt::format("{} is not a decoder language model", arch.name),
                   "a decoder LLM for training, serving and batch generation");
   }
+  if (request.workload != PlanWorkload::training) {
+    // The serving (and image) sizing request, once: the searches then check only the layout.
+    serving_memory_request(request, 1, 1).validate();
+  }
   if (request.workload == PlanWorkload::training) {
     ParallelLayout l;
     detail::training_memory_request(request, l, Recompute::none).validate();
@@ -844,6 +849,13 @@ void check_request_for_model(const PlanRequest& request, const ModelArch& arch) 
       throw_invalid("--tp", fmt::format("tp {} does not divide the {} attention heads of {}", *request.pins.tp,
                                         arch.num_attention_heads, arch.name),
                     fmt::format("a divisor of {}", arch.num_attention_heads));
+    }
+    if (request.pins.tp) {
+      if (auto why = kv_split_problem(arch, *request.pins.tp)) {
+        throw_invalid("--tp", fmt::format("tp {} and the {} KV heads of {} neither divide each other", *request.pins.tp,
+                                          arch.num_kv_heads, arch.name),
+                      fmt::format("a divisor or a multiple of {}", arch.num_kv_heads));
+      }
     }
     if (request.pins.pp && *request.pins.pp > arch.num_layers) {
       throw_invalid("--pp", fmt::format("pp {} exceeds the {} layers of {}", *request.pins.pp, arch.num_layers, arch.name),
@@ -977,66 +989,41 @@ std::string days_text(double s) {
   return fmt::format("{:.1f} days", s / 86400);
 }
 
-}  // namespace
+/// Stages 1-5 hand-off: the admitted offers and their candidate plans.
+struct Candidates {
+  std::vector<AdmittedOffer> admitted;
+  std::deque<Plan> plans;              ///< stable addresses: built in place, ranked by index
+  std::vector<std::size_t> offer_of;   ///< plans[i] runs on admitted[offer_of[i]]
+  std::size_t nodes_rejects = 0;       ///< offers that cannot be rented at the asked cluster size
+};
 
-std::string_view plan_warning_code_name(PlanWarningCode c) noexcept {
-  switch (c) {
-    case PlanWarningCode::pcie_multi_gpu: return "pcie_multi_gpu";
-    case PlanWarningCode::link_assumed: return "link_assumed";
-    case PlanWarningCode::max_nodes_assumed: return "max_nodes_assumed";
-    case PlanWarningCode::multi_node_network: return "multi_node_network";
-    case PlanWarningCode::memory_mismatch: return "memory_mismatch";
-    case PlanWarningCode::offer_flagged: return "offer_flagged";
-    case PlanWarningCode::not_confirmed_available: return "not_confirmed_available";
-    case PlanWarningCode::price_date_unknown: return "price_date_unknown";
-    case PlanWarningCode::stale_price: return "stale_price";
-    case PlanWarningCode::egress_storage_share: return "egress_storage_share";
-    case PlanWarningCode::fp16_without_bf16: return "fp16_without_bf16";
-    case PlanWarningCode::gddr_serving: return "gddr_serving";
-    case PlanWarningCode::spot_not_cheaper: return "spot_not_cheaper";
-    case PlanWarningCode::reserved_commitment: return "reserved_commitment";
-    case PlanWarningCode::billing_assumption: return "billing_assumption";
-    case PlanWarningCode::batch_adjusted: return "batch_adjusted";
-    case PlanWarningCode::uneven_pipeline: return "uneven_pipeline";
-    case PlanWarningCode::long_run: return "long_run";
-    case PlanWarningCode::low_goodput: return "low_goodput";
-    case PlanWarningCode::cheapest_gpu_hour_not_cheapest_job: return "cheapest_gpu_hour_not_cheapest_job";
-    case PlanWarningCode::spot_rate_unknown: return "spot_rate_unknown";
-    case PlanWarningCode::gpu_figures_unknown: return "gpu_figures_unknown";
-    case PlanWarningCode::ranked_after_clean: return "ranked_after_clean";
-  }
-  return "unknown";
-}
+/// Stage 6 hand-off to the no-plan reason: the plans that miss the deadline or the budget.
+struct Infeasible {
+  std::vector<const Plan*> plans;      ///< into Candidates::plans
+  std::vector<std::size_t> offer_of;   ///< index into Candidates::admitted
+};
 
-PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::vector<Offer>& offers,
-                const GpuCatalog& gpus, BillingLookup billing_of, const PerfAssumptions& assumptions) {
-  PlanResult result;
-  result.model_name = arch.name;
-  result.sort_applied = request.effective_sort();
-  check_request_for_model(request, arch);
-  const bool training = request.workload == PlanWorkload::training;
-  const bool images = request.workload == PlanWorkload::image_generation;
-  const double tokens = training ? request.training_tokens() : 0;
-  result.training_tokens = tokens;
-  const CheckpointSizes ckpt = checkpoint_sizes(request, arch);
-  const double data_bytes = dataset_bytes(request, arch);
-
-  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt};
-  ctx.memory_bytes.reserve(4096);
-  ctx.global_batch = training ? request.effective_global_batch_seqs() : 0;
-  ctx.tokens = tokens;
-  std::map<ClusterKey, SearchOutcome> cache;
-  PlanState st;
-  std::size_t tp_rejects = 0, gpus_rejects = 0, nodes_rejects = 0;
-  int reject_gpn = 0;
-
+/// Stages 1-5 (admit offers, enumerate and size layouts, time, price): every offer × node count
+/// that runs and has a price, built in place. Fills result's offer and layout counters; throws
+/// (exit 2) for pins no offer can take.
+Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch, const std::vector<Offer>& offers,
+                              const GpuCatalog& gpus, BillingLookup billing_of, SearchContext& ctx, PlanState& st,
+                              PlanResult& result) {
   // Stages 1-5 per offer: every node count becomes a candidate plan. Stage 7 (the per-plan
   // warnings: formatted sentences) runs later, only on the plans that are shown.
-  std::vector<AdmittedOffer> admitted;
+  Candidates c;
+  std::vector<AdmittedOffer>& admitted = c.admitted;
   admitted.reserve(offers.size());
-  std::deque<Plan> candidates;  // stable addresses; no reallocation
-  std::vector<std::size_t> candidate_offer;  ///< candidates[i] runs on admitted[candidate_offer[i]]
+  std::deque<Plan>& candidates = c.plans;
+  std::vector<std::size_t>& candidate_offer = c.offer_of;
   candidate_offer.reserve(offers.size());
+  const CheckpointSizes ckpt = checkpoint_sizes(request, arch);
+  const double data_bytes = dataset_bytes(request, arch);
+  const bool images = request.workload == PlanWorkload::image_generation;
+  const double tokens = ctx.tokens;
+  std::map<ClusterKey, SearchOutcome> cache;
+  std::size_t tp_rejects = 0, gpus_rejects = 0;
+  int reject_gpn = 0;
   for (const Offer& offer : offers) {
     AdmittedOffer a;
     const SkipReason why = admit(request, offer, gpus, st, a);
@@ -1044,7 +1031,7 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
       ++result.offers_skipped;
       tp_rejects += why == SkipReason::tp_exceeds_node;
       gpus_rejects += why == SkipReason::gpus_not_multiple;
-      nodes_rejects += why == SkipReason::nodes_unavailable;
+      c.nodes_rejects += why == SkipReason::nodes_unavailable;
       if (why == SkipReason::tp_exceeds_node || why == SkipReason::gpus_not_multiple) reject_gpn = st.example_gpus_per_node;
       continue;
     }
@@ -1087,11 +1074,23 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
                   "a multiple of the offer's GPUs per node");
   }
 
+  return c;
+}
+
+/// Stage 6a: the deadline and budget split the candidates; the Pareto front is marked over every
+/// feasible plan; the rows are the best plan of each offer by the sort plus every front plan, each
+/// with its warnings (stage 7), regions collapsed, into result.plans. Returns the infeasible plans
+/// (they stay in `c`) for the no-plan reason.
+Infeasible select_rows(const PlanRequest& request, Candidates& c, PlanResult& result) {
   // Stage 6: constraints, Pareto front over every plan, one row per offer (plus the front).
   // Plans stay in `candidates`; the stages below pass indices (a Plan is large to move).
+  std::deque<Plan>& candidates = c.plans;
+  const std::vector<std::size_t>& candidate_offer = c.offer_of;
+  const std::vector<AdmittedOffer>& admitted = c.admitted;
+  Infeasible out;
+  std::vector<const Plan*>& infeasible = out.plans;
+  std::vector<std::size_t>& infeasible_offer = out.offer_of;
   std::vector<std::size_t> feasible;    ///< indices into candidates, in candidate order
-  std::vector<const Plan*> infeasible;  ///< miss the deadline or the budget
-  std::vector<std::size_t> infeasible_offer;  ///< index into admitted, as candidate_offer
   feasible.reserve(candidates.size());
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     if (meets(request, candidates[i])) {
@@ -1146,6 +1145,12 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   }
   collapse_regions(result.plans);
 
+  return out;
+}
+
+/// Stage 6b: the recommended plan, the order (sort, then price-quality tiers) and the counts.
+void order_rows(const PlanRequest& request, PlanResult& result) {
+  const PlanSort sort = result.sort_applied;
   // Recommendation and order: clean, dated offers first, then undated or old prices, then
   // flagged ones, unless --include-flagged.
   const bool demote = !request.include_flagged;
@@ -1212,6 +1217,11 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   for (const Plan& p : result.plans) result.plans_demoted += demoted(p);
   result.plans_total = result.plans.size();
 
+}
+
+/// Stage 7b: warnings about the result as a whole.
+void add_result_warnings(const PlanRequest& request, const PlanState& st, PlanResult& result) {
+  const bool demote = !request.include_flagged;
   // Result-level warnings.
   if (!result.plans.empty()) {
     const Plan* cheapest_job = &result.plans.front();
@@ -1256,12 +1266,19 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
     add_warning(result.warnings, PlanWarningCode::gpu_figures_unknown,
                 fmt::format("skipped, no published peak FLOP/s or memory bandwidth (data/gpus.csv): {}", names));
   }
-  if (request.pareto_only) {
-    std::erase_if(result.plans, [](const Plan& p) { return !p.on_pareto_front; });
-  }
-  if (result.plans.size() > request.limit) result.plans.resize(request.limit);
+}
 
-  if (result.plans_total == 0) {
+/// Why there is no plan, by how much the closest plans miss, and what would help.
+NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, const Infeasible& missed,
+                             const Candidates& c, const SearchContext& ctx, const PlanResult& result) {
+  const bool training = request.workload == PlanWorkload::training;
+  const bool images = request.workload == PlanWorkload::image_generation;
+  const double tokens = ctx.tokens;
+  const std::vector<const Plan*>& infeasible = missed.plans;
+  const std::vector<std::size_t>& infeasible_offer = missed.offer_of;
+  const std::vector<AdmittedOffer>& admitted = c.admitted;
+  const std::size_t nodes_rejects = c.nodes_rejects;
+  {
     NoPlanReason np;
     np.largest_gpu_bytes = st.largest_gpu_bytes;
     np.smallest_per_gpu_bytes = std::isfinite(st.smallest_need) ? st.smallest_need : 0;
@@ -1383,8 +1400,67 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
       np.reason = "layouts fit but no price of the fitting offers could be used (spot without a preemption rate)";
       np.suggestions.push_back("give --preemptions-per-day, or allow other offers");
     }
-    result.no_plan = np;
+    return np;
   }
+}
+
+}  // namespace
+
+std::string_view plan_warning_code_name(PlanWarningCode c) noexcept {
+  switch (c) {
+    case PlanWarningCode::pcie_multi_gpu: return "pcie_multi_gpu";
+    case PlanWarningCode::link_assumed: return "link_assumed";
+    case PlanWarningCode::max_nodes_assumed: return "max_nodes_assumed";
+    case PlanWarningCode::multi_node_network: return "multi_node_network";
+    case PlanWarningCode::memory_mismatch: return "memory_mismatch";
+    case PlanWarningCode::offer_flagged: return "offer_flagged";
+    case PlanWarningCode::not_confirmed_available: return "not_confirmed_available";
+    case PlanWarningCode::price_date_unknown: return "price_date_unknown";
+    case PlanWarningCode::stale_price: return "stale_price";
+    case PlanWarningCode::egress_storage_share: return "egress_storage_share";
+    case PlanWarningCode::fp16_without_bf16: return "fp16_without_bf16";
+    case PlanWarningCode::gddr_serving: return "gddr_serving";
+    case PlanWarningCode::spot_not_cheaper: return "spot_not_cheaper";
+    case PlanWarningCode::reserved_commitment: return "reserved_commitment";
+    case PlanWarningCode::billing_assumption: return "billing_assumption";
+    case PlanWarningCode::batch_adjusted: return "batch_adjusted";
+    case PlanWarningCode::uneven_pipeline: return "uneven_pipeline";
+    case PlanWarningCode::long_run: return "long_run";
+    case PlanWarningCode::low_goodput: return "low_goodput";
+    case PlanWarningCode::cheapest_gpu_hour_not_cheapest_job: return "cheapest_gpu_hour_not_cheapest_job";
+    case PlanWarningCode::spot_rate_unknown: return "spot_rate_unknown";
+    case PlanWarningCode::gpu_figures_unknown: return "gpu_figures_unknown";
+    case PlanWarningCode::ranked_after_clean: return "ranked_after_clean";
+  }
+  return "unknown";
+}
+
+PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::vector<Offer>& offers,
+                const GpuCatalog& gpus, BillingLookup billing_of, const PerfAssumptions& assumptions) {
+  PlanResult result;
+  result.model_name = arch.name;
+  result.sort_applied = request.effective_sort();
+  check_request_for_model(request, arch);
+  const bool training = request.workload == PlanWorkload::training;
+  const double tokens = training ? request.training_tokens() : 0;
+  result.training_tokens = tokens;
+
+  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt, std::nullopt};
+  ctx.memory_bytes.reserve(4096);
+  ctx.global_batch = training ? request.effective_global_batch_seqs() : 0;
+  ctx.tokens = tokens;
+  PlanState st;
+
+  Candidates c = collect_candidates(request, arch, offers, gpus, billing_of, ctx, st, result);
+  const Infeasible missed = select_rows(request, c, result);
+  order_rows(request, result);
+  add_result_warnings(request, st, result);
+  if (request.pareto_only) {
+    std::erase_if(result.plans, [](const Plan& p) { return !p.on_pareto_front; });
+  }
+  if (result.plans.size() > request.limit) result.plans.resize(request.limit);
+
+  if (result.plans_total == 0) result.no_plan = explain_no_plan(request, st, missed, c, ctx, result);
   return result;
 }
 
@@ -1411,9 +1487,9 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
   AdmittedOffer a;
   a.offer = &offer;
   a.spec = c.gpu;
-  a.capacity_bytes = c.gpu->memory_bytes;
+  a.capacity_bytes = c.gpu->fit_memory_bytes();  // as plan() and `gpuplan size`
   a.inter_bits = c.inter_node_bytes_per_s * 8.0;
-  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt};
+  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt, std::nullopt};
   ctx.global_batch = request.effective_global_batch_seqs();
   ctx.tokens = request.training_tokens();
   std::map<ClusterKey, SearchOutcome> cache;
@@ -1424,8 +1500,8 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
               ? fmt::format("no layout could be sized: {}", ctx.first_layout_problem.value_or("no layout matches the pins"))
               : fmt::format("no layout fits: the smallest per-GPU requirement is {} but the {} has {} ({} usable with the "
                             "{:.0f}% margin)",
-                            short_gb(o.smallest_per_gpu_bytes), c.gpu->name, short_gb(c.gpu->memory_bytes),
-                            short_gb(c.gpu->memory_bytes * (1 - request.margin)), request.margin * 100);
+                            short_gb(o.smallest_per_gpu_bytes), c.gpu->name, short_gb(a.capacity_bytes),
+                            short_gb(a.capacity_bytes * (1 - request.margin)), request.margin * 100);
     return std::nullopt;
   }
   std::optional<Plan> p(std::in_place);

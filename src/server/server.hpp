@@ -30,7 +30,7 @@ namespace gpuplan::server {
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;                      ///< 0 = any free port (see Server::port())
-  std::size_t threads = 8;              ///< worker threads of the pool
+  std::size_t threads = 64;  ///< worker threads of the pool (one per open keep-alive connection: mostly idle)
   std::size_t max_body_bytes = 64 * 1024;
   int read_timeout_seconds = 5;
   int write_timeout_seconds = 10;
