@@ -22,13 +22,14 @@ demo: build
 ## All tests: the normal build (unit + end-to-end), then the unit tests under ASan+UBSan.
 test: test-fast test-asan
 
+# The PostgreSQL suites run on a throw-away server (scripts/with-test-postgres.sh sets GPUPLAN_TEST_PG_URL).
 test-fast: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && $(CURDIR)/scripts/with-test-postgres.sh ctest --output-on-failure -j $(JOBS)
 
 test-asan: deps
 	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DGPUPLAN_SANITIZE=ON -DGPUPLAN_WERROR=ON -DGPUPLAN_BUILD_BENCH=OFF $(CMAKE_FLAGS)
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
-	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS) -LE 'e2e|slow'
+	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(CURDIR)/scripts/with-test-postgres.sh ctest --output-on-failure -j $(JOBS) -LE 'e2e|slow'
 
 bench: build
 	for b in $(BUILD)/bench/bench_*; do $$b; done

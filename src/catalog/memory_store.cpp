@@ -28,6 +28,7 @@ void sort_history(std::vector<PriceObservation>& prices) {
 MemoryOfferStore::MemoryOfferStore(const GpuCatalog* gpus) : gpus_(gpus ? *gpus : GpuCatalog::bundled()) {}
 
 ImportResult MemoryOfferStore::import(const ImportBatch& batch) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   validate_batch(batch);  // throws before anything changes: all or nothing
   ImportResult r;
   auto next = offers_;    // build the new state aside, then swap (strong guarantee)
@@ -66,6 +67,7 @@ ImportResult MemoryOfferStore::import(const ImportBatch& batch) {
 }
 
 std::vector<Offer> MemoryOfferStore::query(const OfferQuery& q) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   q.validate();
   const Filter filter = Filter::parse(q.filter);
   const PreparedFilter pf = filter.prepare(q.filter_context(&gpus_));
@@ -85,23 +87,42 @@ std::vector<Offer> MemoryOfferStore::query(const OfferQuery& q) {
   for (const auto& h : hits) {
     if (q.limit && out.size() >= *q.limit) break;
     out.push_back(*h.second);
+    if (!q.all_observations) keep_latest_per_kind(out.back());
   }
   return out;
 }
 
+ImportResult MemoryOfferStore::preview_import(const ImportBatch& batch) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  MemoryOfferStore copy(&gpus_);
+  copy.offers_ = offers_;
+  return copy.import(batch);
+}
+
+bool MemoryOfferStore::seed_if_new(const std::function<ImportBatch()>& make_batch) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (seeded_) return false;
+  import(make_batch());
+  seeded_ = true;
+  return true;
+}
+
 std::optional<Offer> MemoryOfferStore::get(std::string_view id) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   auto it = offers_.find(id);
   if (it == offers_.end()) return std::nullopt;
   return it->second;
 }
 
 std::vector<PriceObservation> MemoryOfferStore::history(std::string_view offer_id) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   auto it = offers_.find(offer_id);
   if (it == offers_.end()) return {};
   return it->second.prices;
 }
 
 StoreCounts MemoryOfferStore::counts() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   StoreCounts c;
   c.offers = offers_.size();
   for (const auto& [id, o] : offers_) {

@@ -1,7 +1,8 @@
 #pragma once
 /// Catalog layer: an in-memory OfferStore with the semantics of store.hpp, for tests and for
-/// one-shot runs that need no database. Not thread-safe.
+/// one-shot runs that need no database. Calls are serialised by a mutex.
 #include <map>
+#include <mutex>
 #include <string>
 
 #include "catalog/store.hpp"
@@ -21,10 +22,15 @@ class MemoryOfferStore final : public OfferStore {
   std::optional<Offer> get(std::string_view id) override;
   std::vector<PriceObservation> history(std::string_view offer_id) override;
   StoreCounts counts() override;
+  ImportResult preview_import(const ImportBatch& batch) override;
+  bool seed_if_new(const std::function<ImportBatch()>& make_batch) override;
+  int schema_version() override { return 0; }
 
  private:
   const GpuCatalog& gpus_;
   std::map<std::string, Offer, std::less<>> offers_;  ///< by id; prices kept oldest first
+  bool seeded_ = false;
+  std::recursive_mutex mu_;  ///< seed_if_new and preview_import call import
 };
 
 }  // namespace gpuplan

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "catalog/sqlite_store.hpp"
+#include "catalog/open_store.hpp"
 #include "cli/command.hpp"
 #include "cli/common.hpp"
 #include "util/error.hpp"
@@ -31,7 +31,7 @@ std::string csv_cell(const std::string& s) {
 void run_history(const HistoryOptions& opts, const GlobalOptions& global) {
   if (opts.format != "table" && opts.format != "json" && opts.format != "csv")
     throw_invalid("--format", "unknown format \"" + opts.format + "\"", "table, json or csv");
-  auto store = open_offer_store(global.db_path, &gpu_catalog(global));
+  auto store = open_store(global.db_path, StoreContext{gpu_catalog(global), SystemClock()});
   const std::optional<Offer> offer = store->get(opts.offer_id);
   if (!offer)
     throw_not_found(opts.offer_id, "no offer with this id in the store",

@@ -14,7 +14,7 @@
 
 #include "catalog/filter.hpp"
 #include "catalog/providers.hpp"
-#include "catalog/sqlite_store.hpp"
+#include "catalog/open_store.hpp"
 #include "catalog/store.hpp"
 #include "cli/command.hpp"
 #include "cli/common.hpp"
@@ -108,7 +108,7 @@ void run_offers(const OffersOptions& opts, const GlobalOptions& global) {
     if (e.where() == "limit") throw Error(e.kind(), "--limit", e.message(), e.expected());
     throw;
   }
-  auto store = open_offer_store(global.db_path, &gpus);
+  auto store = open_store(global.db_path, StoreContext{gpus, SystemClock()});
   const std::vector<Offer> offers = store->query(q);
 
   std::vector<OfferRow> rows;
