@@ -7,7 +7,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev libtomlplusplus-dev
   libsqlite3-dev sqlite3 libcsv-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libcurl4-openssl-dev libkainjow-mustache-dev
+  libcurl4-openssl-dev libkainjow-mustache-dev libssl-dev libzip-dev
   libpqxx-dev libpq-dev postgresql
   clang libclang-rt-14-dev libfuzzer-14-dev
   chromium fonts-thai-tlwg

@@ -19,6 +19,8 @@ namespace {
 /// Advisory lock keys (one 64-bit namespace per database; "gpup" + a number).
 constexpr long long kMigrateLockKey = 0x6770757000000001LL;
 constexpr long long kWriteLockKey = 0x6770757000000002LL;
+/// How long a writer waits for another writer's transaction (seconds).
+constexpr int kWriterWaitSeconds = 600;
 
 /// Schema migrations: entry i brings version i to i+1, numbered as sqlite_store.cpp's
 /// migrations (the same change, in PostgreSQL's types). Append only; never edit a shipped one.
@@ -93,6 +95,26 @@ CREATE TABLE flags (
 CREATE INDEX flags_excluding ON flags (offer_id) WHERE excludes;
 CREATE TABLE meta (key text PRIMARY KEY, value text NOT NULL);
 )sql",
+      // 2: snapshot log of `gpuplan fetch` (SQLite migration 2). An accepted (source,
+      // content_hash) is stored once, so two fetches at once add nothing twice.
+      R"sql(
+CREATE TABLE snapshots (
+  id bigserial PRIMARY KEY,
+  source text NOT NULL,
+  url text NOT NULL,
+  urls_json jsonb NOT NULL DEFAULT '[]',
+  fetched_at timestamptz NOT NULL,
+  content_hash text NOT NULL,
+  parser_version integer NOT NULL,
+  status text NOT NULL CHECK (status IN ('accepted', 'rejected', 'unchanged')),
+  rows_read bigint NOT NULL,
+  offers bigint NOT NULL,
+  observations_added bigint NOT NULL,
+  detail text NOT NULL
+);
+CREATE INDEX snapshots_by_source ON snapshots (source, fetched_at);
+CREATE UNIQUE INDEX snapshots_accepted_once ON snapshots (source, content_hash) WHERE status = 'accepted';
+)sql",
   };
   return m;
 }
@@ -149,6 +171,28 @@ constexpr const char* kUpsertSql =
 constexpr const char* kInsertObservationSql =
     "INSERT INTO observations (offer_id, kind, usd_per_hour, observed_at, observed_at_text, dataset, locator) "
     "VALUES ($1, $2, $3::numeric, gpuplan_try_timestamptz($4), $4, $5, $6) ON CONFLICT DO NOTHING";
+
+/// Snapshot columns; fetched_at rendered back as "YYYY-MM-DDTHH:MM:SSZ" (UTC).
+constexpr const char* kSnapshotColumns =
+    "id, source, url, urls_json::text, to_char(fetched_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), "
+    "content_hash, parser_version, status, rows_read, offers, observations_added, detail";
+
+SnapshotRecord read_snapshot(const pqxx::row& r) {
+  SnapshotRecord s;
+  s.id = r[0].as<std::int64_t>();
+  s.source = r[1].as<std::string>();
+  s.url = r[2].as<std::string>();
+  s.urls = nlohmann::json::parse(r[3].as<std::string>()).get<std::vector<std::string>>();
+  s.fetched_at = r[4].as<std::string>();
+  s.content_hash = r[5].as<std::string>();
+  s.parser_version = r[6].as<int>();
+  s.status = r[7].as<std::string>();
+  s.rows_read = r[8].as<std::size_t>();
+  s.offers = r[9].as<std::size_t>();
+  s.observations_added = r[10].as<std::size_t>();
+  s.detail = r[11].as<std::string>();
+  return s;
+}
 
 /// One parameter as libpq text (nullopt = SQL NULL).
 using Param = std::optional<std::string>;
@@ -487,8 +531,15 @@ struct PgOfferStore::Impl {
     return std::move(one[0]);
   }
 
-  ImportResult import_in(pqxx::transaction_base& t, const ImportBatch& batch) {
+  /// Takes the write lock for this transaction. A writer waits for another writer's whole import
+  /// (minutes for a large snapshot), not lock_timeout, which keeps guarding row locks.
+  static void lock_writes(pqxx::transaction_base& t) {
+    t.exec(fmt::format("SET LOCAL lock_timeout = '{}s'", kWriterWaitSeconds));  // a constant of ours
     t.exec_params("SELECT pg_advisory_xact_lock($1::bigint)", kWriteLockKey);
+  }
+
+  ImportResult import_in(pqxx::transaction_base& t, const ImportBatch& batch) {
+    lock_writes(t);
     ImportResult r;
     for (const Offer& o : batch.offers) {
       std::optional<Offer> old = load_facts(t, o.id);
@@ -605,7 +656,7 @@ bool PgOfferStore::seed_if_new(const std::function<ImportBatch()>& make_batch) {
   validate_batch(batch);
   return impl_->with_connection([&](pqxx::connection& c) {
     pqxx::work w(c);
-    w.exec_params("SELECT pg_advisory_xact_lock($1::bigint)", kWriteLockKey);
+    impl_->lock_writes(w);
     if (seeded(w)) return false;
     impl_->import_in(w, batch);
     w.exec_params("INSERT INTO meta (key, value) VALUES ($1, $2)", "seeded",
@@ -663,6 +714,78 @@ std::vector<PriceObservation> PgOfferStore::history(std::string_view offer_id) {
     one[0].id = std::string(offer_id);
     impl_->load_details(t, one, true, false);
     return one[0].prices;
+  });
+}
+
+SnapshotCommit PgOfferStore::commit_snapshot(const SnapshotRecord& record, const ImportBatch* batch) {
+  if (batch != nullptr) validate_batch(*batch);
+  return impl_->with_connection([&](pqxx::connection& c) {
+    pqxx::work w(c);
+    impl_->lock_writes(w);
+    SnapshotCommit out;
+    out.record = record;
+    const bool accepted_exists =
+        record.status == "accepted" &&
+        !w.exec_params("SELECT 1 FROM snapshots WHERE source = $1 AND content_hash = $2 AND status = 'accepted'",
+                       record.source, record.content_hash)
+             .empty();
+    if (accepted_exists) {
+      out.already_accepted = true;
+      out.record.status = "unchanged";
+      out.record.observations_added = 0;
+      if (out.record.detail.empty()) out.record.detail = "same content as an accepted snapshot: nothing imported";
+    } else if (record.status == "accepted" && batch != nullptr) {
+      out.import = impl_->import_in(w, *batch);
+      out.record.observations_added = out.import.observations_added;
+    }
+    const SnapshotRecord& r = out.record;
+    out.record.id =
+        w.exec_params("INSERT INTO snapshots (source, url, urls_json, fetched_at, content_hash, parser_version, status, "
+                      "rows_read, offers, observations_added, detail) VALUES ($1, $2, $3::jsonb, $4::timestamptz, $5, "
+                      "$6::integer, $7, $8::bigint, $9::bigint, $10::bigint, $11) RETURNING id",
+                      r.source, r.url, nlohmann::json(r.urls).dump(), r.fetched_at, r.content_hash, r.parser_version,
+                      r.status, static_cast<long long>(r.rows_read), static_cast<long long>(r.offers),
+                      static_cast<long long>(r.observations_added), r.detail)[0][0]
+            .as<std::int64_t>();
+    w.commit();
+    return out;
+  });
+}
+
+std::optional<SnapshotRecord> PgOfferStore::last_snapshot(std::string_view source, std::string_view status) {
+  return impl_->with_connection([&](pqxx::connection& c) -> std::optional<SnapshotRecord> {
+    pqxx::read_transaction t(c);
+    pqxx::result r = t.exec_params(std::string("SELECT ") + kSnapshotColumns +
+                                       " FROM snapshots WHERE source = $1 AND status = $2 "
+                                       "ORDER BY fetched_at DESC, id DESC LIMIT 1",
+                                   std::string(source), std::string(status));
+    if (r.empty()) return std::nullopt;
+    return read_snapshot(r[0]);
+  });
+}
+
+std::optional<std::string> PgOfferStore::first_accepted_with_hash(std::string_view source,
+                                                                  std::string_view content_hash) {
+  return impl_->with_connection([&](pqxx::connection& c) -> std::optional<std::string> {
+    pqxx::read_transaction t(c);
+    pqxx::result r = t.exec_params(
+        "SELECT to_char(min(fetched_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') FROM snapshots "
+        "WHERE source = $1 AND content_hash = $2 AND status = 'accepted'",
+        std::string(source), std::string(content_hash));
+    return opt_text(r[0][0]);
+  });
+}
+
+std::vector<SnapshotRecord> PgOfferStore::snapshots(std::string_view source, std::size_t limit) {
+  return impl_->with_connection([&](pqxx::connection& c) {
+    pqxx::read_transaction t(c);
+    std::vector<SnapshotRecord> out;
+    for (const auto& r : t.exec_params(std::string("SELECT ") + kSnapshotColumns +
+                                           " FROM snapshots WHERE ($1 = '' OR source = $1) "
+                                           "ORDER BY fetched_at DESC, id DESC LIMIT $2::bigint",
+                                       std::string(source), static_cast<long long>(limit)))
+      out.push_back(read_snapshot(r));
+    return out;
   });
 }
 

@@ -13,13 +13,16 @@
 ///          filter's `observed`/`stale` read, as in the other stores), dataset, locator),
 ///          unique on (offer_id, kind, usd_per_hour, COALESCE(observed_at_text, ''), dataset)
 ///   flags(offer_id, position, rule, detail, excludes boolean), meta(key, value)
+///   snapshots(id bigserial, source, url, urls_json jsonb, fetched_at timestamptz, content_hash,
+///          parser_version, status, rows_read, offers, observations_added, detail): the fetch
+///          log (migration 2); an accepted (source, content_hash) is stored once
 /// Indexes serve the filter's common predicates and the latest-price lookup: observations by
 /// (offer_id, kind, date desc, seq desc) (one index probe per offer and kind), offers by
 /// gpu_name, provider, gpu_count, lower(region) and gpuplan_norm(gpu_name_raw); flags by offer.
 ///
 /// Concurrency: a pool of `connections` connections (one per server thread; a caller waits for a
 /// free one). Each import, preview and seed is one transaction holding a transaction-level
-/// advisory lock (pg_advisory_xact_lock), so two fetchers or importers never interleave and a
+/// advisory lock (pg_advisory_xact_lock; a writer waits up to 10 min for another), so two fetchers or importers never interleave and a
 /// killed process leaves nothing half-written. Migrations run under a session advisory lock:
 /// two processes starting on an empty database migrate once. Reads run at REPEATABLE READ so
 /// offers, flags and observations of one query agree while an import commits.
@@ -70,6 +73,10 @@ class PgOfferStore final : public OfferStore {
   ImportResult preview_import(const ImportBatch& batch) override;
   bool seed_if_new(const std::function<ImportBatch()>& make_batch) override;
   int schema_version() override;
+  SnapshotCommit commit_snapshot(const SnapshotRecord& record, const ImportBatch* batch) override;
+  std::optional<SnapshotRecord> last_snapshot(std::string_view source, std::string_view status) override;
+  std::optional<std::string> first_accepted_with_hash(std::string_view source, std::string_view content_hash) override;
+  std::vector<SnapshotRecord> snapshots(std::string_view source, std::size_t limit) override;
 
  private:
   friend void pg_store_migrate(const std::string& conninfo, int target_version);

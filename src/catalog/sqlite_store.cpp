@@ -172,6 +172,26 @@ CREATE TABLE flags (
 );
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 )sql",
+      // 2: snapshot log of `gpuplan fetch` (src/fetch/). One row per fetch of a source; an
+      // accepted (source, content_hash) is stored once, so two fetches at once add nothing twice.
+      R"sql(
+CREATE TABLE snapshots (
+  id INTEGER PRIMARY KEY,
+  source TEXT NOT NULL,
+  url TEXT NOT NULL,
+  urls_json TEXT NOT NULL DEFAULT '[]',
+  fetched_at TEXT NOT NULL,
+  content_hash TEXT NOT NULL,
+  parser_version INTEGER NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('accepted', 'rejected', 'unchanged')),
+  rows_read INTEGER NOT NULL,
+  offers INTEGER NOT NULL,
+  observations_added INTEGER NOT NULL,
+  detail TEXT NOT NULL
+);
+CREATE INDEX snapshots_by_source ON snapshots(source, fetched_at);
+CREATE UNIQUE INDEX snapshots_accepted_once ON snapshots(source, content_hash) WHERE status = 'accepted';
+)sql",
   };
   return m;
 }
@@ -490,6 +510,55 @@ struct SqliteOfferStore::Impl {
     }
     return r;
   }
+
+  static constexpr const char* kSnapshotColumns =
+      "id, source, url, urls_json, fetched_at, content_hash, parser_version, status, rows_read, offers, "
+      "observations_added, detail";
+
+  static SnapshotRecord read_snapshot(const Stmt& s) {
+    SnapshotRecord r;
+    r.id = s.integer(0);
+    r.source = s.text(1);
+    r.url = s.text(2);
+    r.urls = nlohmann::json::parse(s.text(3)).get<std::vector<std::string>>();
+    r.fetched_at = s.text(4);
+    r.content_hash = s.text(5);
+    r.parser_version = static_cast<int>(s.integer(6));
+    r.status = s.text(7);
+    r.rows_read = static_cast<std::size_t>(s.integer(8));
+    r.offers = static_cast<std::size_t>(s.integer(9));
+    r.observations_added = static_cast<std::size_t>(s.integer(10));
+    r.detail = s.text(11);
+    return r;
+  }
+
+  bool accepted_exists(std::string_view source, std::string_view hash) {
+    Stmt s(db, "SELECT 1 FROM snapshots WHERE source = ? AND content_hash = ? AND status = 'accepted'", path);
+    s.bind(1, source);
+    s.bind(2, hash);
+    return s.step();
+  }
+
+  std::int64_t insert_snapshot(const SnapshotRecord& r) {
+    Stmt s(db,
+           "INSERT INTO snapshots (source, url, urls_json, fetched_at, content_hash, parser_version, status, "
+           "rows_read, offers, observations_added, detail) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+           path);
+    const std::string urls = nlohmann::json(r.urls).dump();
+    s.bind(1, std::string_view(r.source));
+    s.bind(2, std::string_view(r.url));
+    s.bind(3, std::string_view(urls));
+    s.bind(4, std::string_view(r.fetched_at));
+    s.bind(5, std::string_view(r.content_hash));
+    s.bind_int(6, r.parser_version);
+    s.bind(7, std::string_view(r.status));
+    s.bind_int(8, static_cast<std::int64_t>(r.rows_read));
+    s.bind_int(9, static_cast<std::int64_t>(r.offers));
+    s.bind_int(10, static_cast<std::int64_t>(r.observations_added));
+    s.bind(11, std::string_view(r.detail));
+    s.run();
+    return sqlite3_last_insert_rowid(db);
+  }
 };
 
 int sqlite_store_schema_version() noexcept { return static_cast<int>(migrations().size()); }
@@ -635,6 +704,65 @@ StoreCounts SqliteOfferStore::counts() {
   c.observations = static_cast<std::size_t>(s.integer(1));
   c.excluded_offers = static_cast<std::size_t>(s.integer(2));
   return c;
+}
+
+SnapshotCommit SqliteOfferStore::commit_snapshot(const SnapshotRecord& record, const ImportBatch* batch) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (batch != nullptr) validate_batch(*batch);
+  return impl_->in_transaction([&] {
+    SnapshotCommit c;
+    c.record = record;
+    if (record.status == "accepted" && impl_->accepted_exists(record.source, record.content_hash)) {
+      // Another fetch (maybe running at the same time) already stored this content.
+      c.already_accepted = true;
+      c.record.status = "unchanged";
+      c.record.observations_added = 0;
+      if (c.record.detail.empty()) c.record.detail = "same content as an accepted snapshot: nothing imported";
+    } else if (record.status == "accepted" && batch != nullptr) {
+      c.import = impl_->import_unlocked(*batch);
+      c.record.observations_added = c.import.observations_added;
+    }
+    c.record.id = impl_->insert_snapshot(c.record);
+    return c;
+  });
+}
+
+std::optional<SnapshotRecord> SqliteOfferStore::last_snapshot(std::string_view source, std::string_view status) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  Stmt s(impl_->db,
+         std::string("SELECT ") + Impl::kSnapshotColumns +
+             " FROM snapshots WHERE source = ? AND status = ? ORDER BY fetched_at DESC, id DESC LIMIT 1",
+         impl_->path);
+  s.bind(1, source);
+  s.bind(2, status);
+  if (!s.step()) return std::nullopt;
+  return Impl::read_snapshot(s);
+}
+
+std::optional<std::string> SqliteOfferStore::first_accepted_with_hash(std::string_view source,
+                                                                      std::string_view content_hash) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  Stmt s(impl_->db,
+         "SELECT min(fetched_at) FROM snapshots WHERE source = ? AND content_hash = ? AND status = 'accepted'",
+         impl_->path);
+  s.bind(1, source);
+  s.bind(2, content_hash);
+  if (!s.step()) return std::nullopt;
+  return s.opt_text(0);
+}
+
+std::vector<SnapshotRecord> SqliteOfferStore::snapshots(std::string_view source, std::size_t limit) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  Stmt s(impl_->db,
+         std::string("SELECT ") + Impl::kSnapshotColumns +
+             " FROM snapshots WHERE (? = '' OR source = ?) ORDER BY fetched_at DESC, id DESC LIMIT ?",
+         impl_->path);
+  s.bind(1, source);
+  s.bind(2, source);
+  s.bind_int(3, static_cast<std::int64_t>(limit));
+  std::vector<SnapshotRecord> out;
+  while (s.step()) out.push_back(Impl::read_snapshot(s));
+  return out;
 }
 
 std::string default_offer_db_path() {

@@ -10,6 +10,10 @@
 ///          unique on (offer_id, kind, usd_per_hour, IFNULL(observed_at,''), dataset)
 ///   flags(offer_id, position, rule, detail, excludes)
 ///   meta(key, value): "seeded" once the bundled catalog was imported
+///   snapshots (migration 2; `gpuplan fetch`): id PK, source, url, urls_json, fetched_at,
+///          content_hash, parser_version, status (accepted|rejected|unchanged), rows_read, offers,
+///          observations_added, detail; index (source, fetched_at); unique (source, content_hash)
+///          WHERE status = 'accepted' (two fetches of one content import once)
 /// Per connection: WAL journal, a busy timeout (readers keep working during an import; a writer
 /// waits up to the timeout, then Error{unavailable}), foreign keys on, a temp table of GPU specs
 /// (bandwidth, memory family) and the SQL function gpuplan_norm used by the filter's SQL.
@@ -46,6 +50,10 @@ class SqliteOfferStore final : public OfferStore {
   std::optional<Offer> get(std::string_view id) override;
   std::vector<PriceObservation> history(std::string_view offer_id) override;
   StoreCounts counts() override;
+  SnapshotCommit commit_snapshot(const SnapshotRecord& record, const ImportBatch* batch) override;
+  std::optional<SnapshotRecord> last_snapshot(std::string_view source, std::string_view status) override;
+  std::optional<std::string> first_accepted_with_hash(std::string_view source, std::string_view content_hash) override;
+  std::vector<SnapshotRecord> snapshots(std::string_view source, std::size_t limit) override;
 
   /// Computed inside a transaction that is rolled back: nothing is written.
   ImportResult preview_import(const ImportBatch& batch) override;

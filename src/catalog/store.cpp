@@ -134,3 +134,16 @@ void validate_batch(const ImportBatch& batch) {
 }
 
 }  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+[[noreturn]] void no_snapshots() {
+  throw Error(ErrorKind::unavailable, "store", "this offer store keeps no snapshot log",
+              "the SQLite store (or a store that implements snapshots)");
+}
+}  // namespace
+SnapshotCommit OfferStore::commit_snapshot(const SnapshotRecord&, const ImportBatch*) { no_snapshots(); }
+std::optional<SnapshotRecord> OfferStore::last_snapshot(std::string_view, std::string_view) { no_snapshots(); }
+std::optional<std::string> OfferStore::first_accepted_with_hash(std::string_view, std::string_view) { no_snapshots(); }
+std::vector<SnapshotRecord> OfferStore::snapshots(std::string_view, std::size_t) { no_snapshots(); }
+}  // namespace gpuplan

@@ -25,6 +25,7 @@
 ///    "unknown", neither stale nor fresh (see is_stale in filter.hpp).
 #include <cstddef>
 #include <functional>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -116,6 +117,31 @@ class FixedClock final : public Clock {
   std::string date_;
 };
 
+/// One fetch of a live source (src/fetch/): what was downloaded, when, and what became of it.
+/// Snapshots are append-only; observations from an accepted snapshot carry dataset
+/// "fetch:<source>" and observed_at = fetched_at.
+struct SnapshotRecord {
+  std::int64_t id = 0;           ///< assigned by the store
+  std::string source;            ///< fetch source name ("aws", "azure", "skypilot/lambda", ...)
+  std::string url;               ///< first URL requested (the others in `urls`)
+  std::vector<std::string> urls; ///< every URL requested, in order
+  std::string fetched_at;        ///< "YYYY-MM-DDTHH:MM:SSZ", UTC
+  std::string content_hash;      ///< "sha256:<hex>" over the response bodies, in request order
+  int parser_version = 0;        ///< the adapter's parser version
+  std::string status;            ///< "accepted", "rejected" or "unchanged" (same hash as an accepted one)
+  std::size_t rows_read = 0;     ///< rows/records the parser read
+  std::size_t offers = 0;        ///< offers in the snapshot
+  std::size_t observations_added = 0;
+  std::string detail;            ///< plain words: gate results, why rejected, frozen-feed warning
+};
+
+/// What commit_snapshot did.
+struct SnapshotCommit {
+  SnapshotRecord record;             ///< as stored (id set); status "unchanged" when already accepted
+  ImportResult import;               ///< zero when nothing was imported
+  bool already_accepted = false;     ///< an accepted snapshot with this source + hash existed
+};
+
 class OfferStore {
  public:
   virtual ~OfferStore() = default;
@@ -139,6 +165,18 @@ class OfferStore {
   virtual bool seed_if_new(const std::function<ImportBatch()>& make_batch) = 0;
   /// Schema version stored in the database (0 for stores without one).
   virtual int schema_version() = 0;
+
+  // Snapshot log (migration 2 of the SQLite store). Stores without it throw Error{unavailable}.
+  /// Records `record` and, when its status is "accepted" and `batch` is given, imports the batch,
+  /// in ONE transaction. Idempotent: when an accepted snapshot with the same source and
+  /// content_hash exists, nothing is imported and the record is stored as "unchanged".
+  virtual SnapshotCommit commit_snapshot(const SnapshotRecord& record, const ImportBatch* batch);
+  /// The newest snapshot of `source` with `status` (by fetched_at, then id), or nullopt.
+  virtual std::optional<SnapshotRecord> last_snapshot(std::string_view source, std::string_view status);
+  /// fetched_at of the oldest accepted snapshot of `source` with this hash, or nullopt.
+  virtual std::optional<std::string> first_accepted_with_hash(std::string_view source, std::string_view content_hash);
+  /// Snapshots of `source` ("" = all), newest first, at most `limit`.
+  virtual std::vector<SnapshotRecord> snapshots(std::string_view source, std::size_t limit);
 };
 
 /// Keeps, per price kind, only the observation Offer::latest_price picks, in their stored order.

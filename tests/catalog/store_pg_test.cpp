@@ -266,5 +266,48 @@ TEST(PgStore, PoolServesManyThreads) {
   EXPECT_LE(scalar(db.admin(), "SELECT count(*) FROM pg_stat_activity WHERE datname = '" + db.name() + "'"), 3u);
 }
 
+/// The snapshot log (migration 2) behaves the same on both databases.
+std::vector<std::string> snapshot_story(OfferStore& s) {
+  std::vector<std::string> out;
+  SnapshotRecord r;
+  r.source = "skypilot/lambda";
+  r.url = "https://example.invalid/vms.csv";
+  r.urls = {r.url};
+  r.fetched_at = "2026-11-30T10:00:00Z";
+  r.content_hash = "sha256:aa";
+  r.parser_version = 1;
+  r.status = "accepted";
+  r.rows_read = 7;
+  r.offers = 7;
+  ImportBatch b = fixture_batch();
+  SnapshotCommit a = s.commit_snapshot(r, &b);
+  out.push_back(fmt::format("{} {} {}", a.record.status, a.import.observations_added, a.already_accepted));
+  r.fetched_at = "2026-11-30T11:00:00Z";  // same content again: unchanged, nothing imported
+  SnapshotCommit again = s.commit_snapshot(r, &b);
+  out.push_back(fmt::format("{} {} {}", again.record.status, again.import.observations_added, again.already_accepted));
+  r.fetched_at = "2026-11-30T12:00:00Z";
+  r.content_hash = "none";
+  r.status = "rejected";
+  r.detail = "download failed";
+  s.commit_snapshot(r, nullptr);
+  auto last = s.last_snapshot("skypilot/lambda", "accepted");
+  out.push_back(last ? last->fetched_at + " " + last->content_hash : "none");
+  out.push_back(s.first_accepted_with_hash("skypilot/lambda", "sha256:aa").value_or("none"));
+  for (const auto& x : s.snapshots("", 10)) out.push_back(x.fetched_at + " " + x.status + " " + x.detail);
+  out.push_back(std::to_string(s.counts().observations));
+  return out;
+}
+
+TEST(PgStore, SnapshotLogMatchesSqlite) {
+  REQUIRE_PG(db);
+  SqliteOfferStore lite(":memory:");
+  PgOfferStore pg(db.url(), GpuCatalog::bundled());
+  const auto a = snapshot_story(lite);
+  EXPECT_EQ(a, snapshot_story(pg));
+  ASSERT_GE(a.size(), 3u);
+  EXPECT_EQ(a[0], "accepted 11 false");
+  EXPECT_EQ(a[1], "unchanged 0 true");
+}
+
 }  // namespace
 }  // namespace gpuplan

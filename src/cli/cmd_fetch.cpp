@@ -1,0 +1,122 @@
+// `gpuplan fetch [SOURCE...] [--dry-run] [--base-url URL] [--list]`: refreshes the offer store
+// from live price sources (src/fetch/, docs/fetch.md). Each source is one snapshot, gated and
+// written in its own transaction; a failed source does not stop the others. Prints one row per
+// source; exit status 1 when a source failed or was rejected (0 otherwise).
+#include <fmt/core.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "catalog/open_store.hpp"
+#include "cli/command.hpp"
+#include "cli/common.hpp"
+#include "fetch/fetch.hpp"
+#include "fetch/http.hpp"
+#include "util/error.hpp"
+
+namespace gpuplan::cli {
+namespace {
+
+struct FetchCliOptions {
+  std::vector<std::string> sources;
+  bool dry_run = false;
+  bool list = false;
+  std::string base_url;
+  double timeout_s = 120;
+  int retries = 4;
+  fetch::GateLimits gates;
+  std::size_t show_changes = 20;
+};
+
+std::string money(std::optional<double> v) { return v ? fmt::format("{:.4f}", *v) : std::string("unknown"); }
+
+void list_sources() {
+  TextTable t;
+  t.header = {"SOURCE", "KEY", "DESCRIPTION"};
+  for (const auto& s : fetch::all_sources()) {
+    std::string keys;
+    for (const auto& k : s->info().key_env) keys += (keys.empty() ? "" : ",") + k;
+    t.rows.push_back({s->info().name, keys.empty() ? "-" : keys, s->info().description});
+  }
+  fmt::print("{}", t.render());
+}
+
+void run_fetch_cmd(const FetchCliOptions& opts, GlobalOptions& global) {
+  if (opts.list) {
+    list_sources();
+    return;
+  }
+  if (!opts.base_url.empty()) (void)fetch::rebase_url("http://example.invalid/", opts.base_url);  // validates
+  if (!(opts.timeout_s > 0)) throw_invalid("--timeout", "timeout must be positive", "seconds > 0");
+  if (opts.retries < 1) throw_invalid("--retries", "attempts must be at least 1", "an integer >= 1");
+  const fetch::GateLimits& g = opts.gates;
+  if (!(g.max_row_drop_fraction >= 0 && g.max_row_drop_fraction <= 1))
+    throw_invalid("--max-row-drop", "fraction outside 0..1", "a fraction such as 0.5");
+  if (!(g.price_move_factor > 1)) throw_invalid("--price-move-factor", "factor must exceed 1", "a factor such as 3");
+  fetch::TransportOptions topts;
+  topts.timeout_s = opts.timeout_s;
+  fetch::CurlTransport transport(topts);
+  fetch::RealSleeper sleeper;
+  fetch::RetryPolicy retry;
+  retry.max_attempts = opts.retries;
+  fetch::HttpClient http(transport, sleeper, retry);
+  fetch::FetchOptions fo;
+  fo.sources = opts.sources;
+  fo.dry_run = opts.dry_run;
+  fo.base_url = opts.base_url;
+  fo.gates = opts.gates;
+  fo.gpus = &gpu_catalog(global);
+  auto store = open_store(global.db_path, StoreContext{gpu_catalog(global), SystemClock()});
+  const fetch::FetchReport report = fetch::run_fetch(*store, http, fo);
+  if (report.sources.empty()) {
+    fmt::print("nothing to fetch\n");
+    return;
+  }
+  TextTable t;
+  t.header = {"SOURCE", "STATUS", "ROWS", "OFFERS", "ADDED", "UPDATED", "OBSERVATIONS", "DETAIL"};
+  t.right_align = {false, false, true, true, true, true, true, false};
+  for (const auto& o : report.sources) {
+    t.rows.push_back({o.source, o.status, std::to_string(o.snapshot.rows_read), std::to_string(o.snapshot.offers),
+                      std::to_string(o.changes.offers_added), std::to_string(o.changes.offers_updated),
+                      std::to_string(o.changes.observations_added), o.message});
+  }
+  if (opts.dry_run) fmt::print("dry run: nothing written\n");
+  fmt::print("{}", t.render());
+  for (const auto& o : report.sources) {
+    for (const auto& w : o.warnings) fmt::print("{}: warning: {}\n", o.source, w);
+    if (opts.dry_run && !o.price_changes.empty()) {
+      fmt::print("{}: {} prices would change{}\n", o.source, o.price_changes.size(),
+                 o.price_changes.size() > opts.show_changes ? fmt::format(" (first {})", opts.show_changes) : "");
+      for (std::size_t i = 0; i < o.price_changes.size() && i < opts.show_changes; ++i) {
+        const auto& c = o.price_changes[i];
+        fmt::print("  {} {}: {} -> {} USD/h\n", c.offer_id, price_kind_name(c.kind), money(c.old_usd_per_hour),
+                   money(c.new_usd_per_hour));
+      }
+    }
+  }
+  if (report.any_failed()) global.exit_code = 1;
+}
+
+GPUPLAN_REGISTER_COMMAND(Command{
+    "fetch", "refresh offers from live price sources (snapshots, gated; see docs/fetch.md)",
+    [](CLI::App& sub, GlobalOptions& global) {
+      auto opts = std::make_shared<FetchCliOptions>();
+      sub.add_option("source", opts->sources, "sources to fetch (default: every keyless source); see --list");
+      sub.add_flag("--dry-run", opts->dry_run, "fetch, parse and gate; show what would change; write nothing");
+      sub.add_flag("--list", opts->list, "list the sources and the keys they need");
+      sub.add_option("--base-url", opts->base_url,
+                     "replace scheme, host and port of the sources' endpoints (a mirror or a recorded reply)");
+      sub.add_option("--timeout", opts->timeout_s, "seconds per request (default 120)");
+      sub.add_option("--retries", opts->retries, "attempts per request, retried on 429/5xx/timeouts (default 4)");
+      sub.add_option("--max-row-drop", opts->gates.max_row_drop_fraction,
+                     "reject a snapshot whose offers fell by more than this fraction (default 0.5)");
+      sub.add_option("--price-move-factor", opts->gates.price_move_factor,
+                     "flag prices that moved more than this factor since the last snapshot (default 3)");
+      sub.add_option("--frozen-after-days", opts->gates.frozen_after_days,
+                     "warn when a feed's content is unchanged for this many days (default 3)");
+      sub.callback([opts, &global] { run_fetch_cmd(*opts, global); });
+    }});
+
+}  // namespace
+}  // namespace gpuplan::cli

@@ -1,0 +1,320 @@
+#include "fetch/fetch.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <map>
+#include <set>
+
+#include "catalog/import_detail.hpp"
+#include "util/error.hpp"
+
+namespace gpuplan::fetch {
+namespace {
+
+std::optional<std::string> real_env(std::string_view name) {
+  const char* v = std::getenv(std::string(name).c_str());
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  return std::string(v);
+}
+
+/// Seconds since the epoch of "YYYY-MM-DD[THH:MM:SSZ]"; nullopt when unreadable.
+std::optional<double> epoch_seconds(std::string_view iso) {
+  if (iso.size() < 10) return std::nullopt;
+  std::tm tm{};
+  tm.tm_year = std::atoi(std::string(iso.substr(0, 4)).c_str()) - 1900;
+  tm.tm_mon = std::atoi(std::string(iso.substr(5, 2)).c_str()) - 1;
+  tm.tm_mday = std::atoi(std::string(iso.substr(8, 2)).c_str());
+  if (iso.size() >= 19) {
+    tm.tm_hour = std::atoi(std::string(iso.substr(11, 2)).c_str());
+    tm.tm_min = std::atoi(std::string(iso.substr(14, 2)).c_str());
+    tm.tm_sec = std::atoi(std::string(iso.substr(17, 2)).c_str());
+  }
+  return static_cast<double>(timegm(&tm));
+}
+
+const std::set<std::string_view>& bad_row_rules() {
+  static const std::set<std::string_view> r = {import_rule::kZeroPrice, import_rule::kGpuMemoryMismatch,
+                                               import_rule::kImplausiblePerGpuPrice};
+  return r;
+}
+
+/// Latest observation of `kind` from `dataset` among `prices`, or nullptr.
+const PriceObservation* latest_from(const std::vector<PriceObservation>& prices, PriceKind kind,
+                                    std::string_view dataset) {
+  const PriceObservation* best = nullptr;
+  for (const PriceObservation& p : prices) {
+    if (p.kind != kind || (!dataset.empty() && p.source.dataset != dataset)) continue;
+    if (best == nullptr) {
+      best = &p;
+      continue;
+    }
+    const std::string a = p.source.observed_at.value_or("");
+    const std::string b = best->source.observed_at.value_or("");
+    if (a >= b) best = &p;
+  }
+  return best;
+}
+
+constexpr PriceKind kKinds[] = {PriceKind::on_demand, PriceKind::spot, PriceKind::reserved_1y,
+                                PriceKind::reserved_3y};
+
+}  // namespace
+
+bool FetchReport::any_failed() const {
+  return std::any_of(sources.begin(), sources.end(),
+                     [](const SourceOutcome& o) { return o.status == "failed" || o.status == "rejected"; });
+}
+
+std::string utc_now_iso() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+void apply_gates(const Source& source, ImportBatch& batch, OfferStore& store, const GateLimits& limits,
+                 const std::optional<SnapshotRecord>& last_accepted, SourceOutcome& out) {
+  const SourceInfo& info = source.info();
+  const std::string dataset = "fetch:" + info.name;
+  // Not empty.
+  if (batch.offers.empty()) out.gate_failures.push_back("not-empty: the snapshot has no GPU offers");
+  // Row count against the last accepted snapshot.
+  if (last_accepted && last_accepted->offers > 0) {
+    const double floor = (1.0 - limits.max_row_drop_fraction) * static_cast<double>(last_accepted->offers);
+    if (static_cast<double>(batch.offers.size()) < floor) {
+      out.gate_failures.push_back(fmt::format(
+          "row-count: {} offers, down from {} in the last accepted snapshot ({}); more than {:.0f}% lost",
+          batch.offers.size(), last_accepted->offers, last_accepted->fetched_at, limits.max_row_drop_fraction * 100));
+    }
+  }
+  // Every stored price > 0 (an adapter stores unknown as no observation).
+  std::size_t non_positive = 0;
+  for (const Offer& o : batch.offers)
+    for (const PriceObservation& p : o.prices)
+      if (!(p.usd_per_hour > 0) || !std::isfinite(p.usd_per_hour)) ++non_positive;
+  if (non_positive > 0)
+    out.gate_failures.push_back(fmt::format("price>0: {} observations are not positive finite prices", non_positive));
+  // Share of offers with a price or GPU-memory finding (unit errors hit every row).
+  std::size_t bad = 0;
+  for (const Offer& o : batch.offers) {
+    const bool b = std::any_of(o.flags.begin(), o.flags.end(),
+                               [](const QualityFlag& f) { return bad_row_rules().count(f.rule) > 0; });
+    if (b) ++bad;
+  }
+  if (!batch.offers.empty() &&
+      static_cast<double>(bad) > limits.max_bad_row_fraction * static_cast<double>(batch.offers.size())) {
+    out.gate_failures.push_back(fmt::format(
+        "datasheet: {} of {} offers have an unknown/implausible price or GPU memory outside the datasheet "
+        "(more than {:.0f}%: the feed or its units changed)",
+        bad, batch.offers.size(), limits.max_bad_row_fraction * 100));
+  }
+  // Expected GPUs present.
+  std::set<std::string> names;
+  for (const Offer& o : batch.offers)
+    if (o.gpu_name) names.insert(*o.gpu_name);
+  std::vector<std::string> missing;
+  for (const std::string& g : info.expected_gpus)
+    if (!names.count(g)) missing.push_back(g);
+  if (!missing.empty()) {
+    std::string list;
+    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+    out.gate_failures.push_back("expected-gpus: missing " + list);
+  }
+  // Price moves since the last snapshot of this source; and what changes against the store.
+  std::size_t jumps = 0;
+  for (Offer& o : batch.offers) {
+    const std::optional<Offer> old = store.get(o.id);
+    for (PriceKind kind : kKinds) {
+      const PriceObservation* now = latest_from(o.prices, kind, "");
+      if (now == nullptr) continue;
+      const PriceObservation* before_any = old ? latest_from(old->prices, kind, "") : nullptr;
+      if (before_any == nullptr || before_any->usd_per_hour != now->usd_per_hour)
+        out.price_changes.push_back(PriceChange{
+            o.id, kind, before_any ? std::optional<double>(before_any->usd_per_hour) : std::nullopt,
+            now->usd_per_hour});
+      const PriceObservation* before = old ? latest_from(old->prices, kind, dataset) : nullptr;
+      if (before == nullptr || !(before->usd_per_hour > 0)) continue;
+      const double ratio = now->usd_per_hour / before->usd_per_hour;
+      if (ratio > limits.price_move_factor || ratio < 1.0 / limits.price_move_factor) {
+        ++jumps;
+        import_detail::report(
+            batch, &o, now->source.locator, kRulePriceJump,
+            fmt::format("{} price moved from ${:.4g}/h ({}) to ${:.4g}/h: more than {}x; check before relying on it",
+                        price_kind_name(kind), before->usd_per_hour, before->source.observed_at.value_or("undated"),
+                        now->usd_per_hour, limits.price_move_factor),
+            false, false);
+      }
+    }
+  }
+  if (jumps > 0)
+    out.warnings.push_back(
+        fmt::format("{} prices moved more than {}x since the last snapshot (flagged price_jump)", jumps,
+                    limits.price_move_factor));
+}
+
+FetchReport run_fetch(OfferStore& store, HttpClient& http, const FetchOptions& options) {
+  std::vector<const Source*> chosen;
+  const auto env = options.env ? options.env : std::function<std::optional<std::string>(std::string_view)>(real_env);
+  if (options.sources.empty()) {
+    for (const auto& s : all_sources()) chosen.push_back(s.get());
+  } else {
+    for (const std::string& name : options.sources) {
+      const Source* s = find_source(name);
+      if (s == nullptr)
+        throw Error(ErrorKind::not_found, "SOURCE", "unknown fetch source \"" + name + "\"",
+                    "a name from `gpuplan fetch --list`");
+      chosen.push_back(s);
+    }
+  }
+  const bool explicit_list = !options.sources.empty();
+  FetchReport report;
+  for (const Source* src : chosen) {
+    const SourceInfo& info = src->info();
+    SourceOutcome out;
+    out.source = info.name;
+    // 1. keys
+    std::vector<std::string> missing_keys;
+    for (const std::string& k : info.key_env)
+      if (!env(k)) missing_keys.push_back(k);
+    if (!missing_keys.empty()) {
+      if (!explicit_list) continue;  // a keyed source is only listed when asked for by name
+      std::string list;
+      for (const auto& k : missing_keys) list += (list.empty() ? "" : ", ") + k;
+      out.status = "skipped";
+      out.message = "needs " + list + " in the environment (an API key of your account); skipped";
+      report.sources.push_back(std::move(out));
+      continue;
+    }
+    SourceContext ctx;
+    ctx.http = &http;
+    ctx.base_url = options.base_url;
+    ctx.env = env;
+    ctx.gpus = options.gpus;
+    ctx.fetched_at = options.fetched_at.empty() ? utc_now_iso() : options.fetched_at;
+    http.set_min_interval(info.name, info.min_request_interval_s);
+    SnapshotRecord& rec = out.snapshot;
+    rec.source = info.name;
+    rec.fetched_at = ctx.fetched_at;
+    rec.parser_version = info.parser_version;
+    const std::optional<SnapshotRecord> last = store.last_snapshot(info.name, "accepted");
+    auto record = [&](const ImportBatch* batch) {
+      if (options.dry_run) return;
+      SnapshotCommit c = store.commit_snapshot(rec, batch);
+      rec = c.record;
+      out.changes = c.import;
+      if (c.already_accepted) out.status = "unchanged";
+    };
+    // 2. download
+    std::vector<FetchedDoc> docs;
+    try {
+      docs = src->download(ctx);
+    } catch (const Error& e) {
+      out.status = "failed";
+      out.message = e.what();
+      rec.url = info.urls.empty() ? "" : ctx.endpoint(info.urls.front());
+      rec.urls = {rec.url};
+      rec.content_hash = "none";
+      rec.status = "rejected";
+      rec.detail = "download failed: " + std::string(e.what());
+      record(nullptr);
+      report.sources.push_back(std::move(out));
+      continue;
+    }
+    std::vector<std::string_view> bodies;
+    for (const FetchedDoc& d : docs) {
+      rec.urls.push_back(d.url);
+      bodies.push_back(d.body);
+    }
+    rec.url = rec.urls.empty() ? "" : rec.urls.front();
+    rec.content_hash = content_hash(bodies);
+    // 3. same content as the last accepted snapshot
+    if (last && last->content_hash == rec.content_hash) {
+      out.status = "unchanged";
+      rec.status = "unchanged";
+      const std::optional<std::string> first = store.first_accepted_with_hash(info.name, rec.content_hash);
+      const double t0 = first ? epoch_seconds(*first).value_or(-1) : -1;
+      const double t1 = epoch_seconds(rec.fetched_at).value_or(-1);
+      if (t0 >= 0 && t1 >= 0 && (t1 - t0) >= options.gates.frozen_after_days * 86400.0) {
+        out.frozen = true;
+        out.warnings.push_back(fmt::format("feed looks frozen: identical content since {} ({:.1f} days)",
+                                           first.value_or(""), (t1 - t0) / 86400.0));
+      }
+      rec.detail = out.frozen ? out.warnings.back() : "same content as the last accepted snapshot: nothing imported";
+      out.message = rec.detail;
+      rec.offers = last->offers;
+      rec.rows_read = last->rows_read;
+      record(nullptr);
+      report.sources.push_back(std::move(out));
+      continue;
+    }
+    // 4. parse
+    ImportBatch batch;
+    try {
+      batch = src->parse(docs, ctx);
+      batch.dataset = "fetch:" + info.name;
+      check_no_future_dates(batch, ctx.fetched_at.substr(0, 10));
+    } catch (const Error& e) {
+      out.status = "rejected";
+      out.message = std::string("malformed response: ") + e.what();
+      rec.status = "rejected";
+      rec.detail = out.message;
+      record(nullptr);
+      report.sources.push_back(std::move(out));
+      continue;
+    }
+    rec.rows_read = batch.rows_read;
+    rec.offers = batch.offers.size();
+    // 5. gates
+    apply_gates(*src, batch, store, options.gates, last, out);
+    out.rules = batch.summary();
+    for (const ImportRuleCount& r : out.rules)
+      if (r.rule == kRuleUnmappedSku)
+        out.warnings.push_back(fmt::format("{} rows with SKUs the adapter does not map (skipped, listed in the issues)",
+                                           r.rejected + r.flagged));
+    if (!out.gate_failures.empty()) {
+      out.status = "rejected";
+      std::string all;
+      for (const auto& g : out.gate_failures) all += (all.empty() ? "" : "; ") + g;
+      out.message = "gate failed: " + all;
+      rec.status = "rejected";
+      rec.detail = out.message;
+      record(nullptr);
+      report.sources.push_back(std::move(out));
+      continue;
+    }
+    // 6. commit
+    rec.status = "accepted";
+    std::string detail = fmt::format("{} rows read, {} offers; gates passed", batch.rows_read, batch.offers.size());
+    for (const auto& w : out.warnings) detail += "; " + w;
+    rec.detail = detail;
+    if (options.dry_run) {
+      out.status = "would-accept";
+      for (const Offer& o : batch.offers) {
+        const std::optional<Offer> old = store.get(o.id);
+        if (!old)
+          ++out.changes.offers_added;
+        else if (same_offer_facts(*old, o))
+          ++out.changes.offers_unchanged;
+        else
+          ++out.changes.offers_updated;
+        out.changes.observations_added += o.prices.size();
+      }
+      out.message = detail;
+    } else {
+      out.status = "accepted";
+      record(&batch);
+      out.message = out.status == "unchanged" ? rec.detail : detail;
+    }
+    report.sources.push_back(std::move(out));
+  }
+  return report;
+}
+
+}  // namespace gpuplan::fetch

@@ -1,0 +1,148 @@
+#pragma once
+/// Fetch layer, HTTP: one shared client for every price source (libcurl underneath).
+///
+///  - HttpTransport: ONE attempt of one request. CurlTransport is the real one (timeouts, gzip/
+///    deflate via CURLOPT_ACCEPT_ENCODING, a User-Agent, a response size cap, an optional
+///    streaming line filter); tests may substitute a fake.
+///  - HttpClient: what adapters call. Adds retries with exponential backoff on 429 and 5xx and
+///    on transport failures (honouring Retry-After in seconds or as an HTTP date), and a
+///    per-source rate limit (a minimum interval between two requests of one source).
+///    Waiting goes through an injected Sleeper so tests run without real delays.
+///
+/// Errors: Error{unavailable} (where = the URL) when a request fails after its retries, times
+/// out, is cut short (truncated body) or exceeds the size cap; the message names the HTTP status
+/// or the libcurl error.
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace gpuplan::fetch {
+
+struct HttpRequest {
+  std::string method = "GET";  ///< "GET" or "POST"
+  std::string url;
+  std::vector<std::pair<std::string, std::string>> headers;  ///< name, value
+  std::string body;                                          ///< POST body
+  /// Streaming filter for very large text bodies (the AWS price list): when set, the body keeps
+  /// only the first `keep_first_lines` lines and the lines for which keep_line returns true
+  /// (without the newline). The size cap applies to what is kept.
+  std::function<bool(std::string_view line)> keep_line;
+  std::size_t keep_first_lines = 0;
+  std::optional<double> timeout_s;  ///< overrides TransportOptions::timeout_s for this request
+};
+
+struct HttpResponse {
+  long status = 0;                            ///< HTTP status code
+  std::string body;                           ///< decoded (gzip/deflate undone)
+  std::map<std::string, std::string> headers; ///< names lower-case; the last value of a repeated header
+  std::string url;                            ///< the URL requested
+  /// Header value by lower-case name, or nullopt.
+  std::optional<std::string> header(std::string_view lower_name) const;
+};
+
+/// Settings of the real transport.
+struct TransportOptions {
+  double connect_timeout_s = 10;           ///< seconds to establish the connection
+  double timeout_s = 120;                  ///< seconds for the whole request (body included)
+  std::size_t max_body_bytes = 512u << 20; ///< larger bodies fail (Error{unavailable})
+  std::string user_agent = "gpuplan-fetch/0.1 (+https://github.com/gpuplan; price catalog refresh)";
+};
+
+/// One attempt of one request. Returns the response for any HTTP status; throws
+/// Error{unavailable} on a transport failure (connect, timeout, truncated body, size cap).
+class HttpTransport {
+ public:
+  virtual ~HttpTransport() = default;
+  virtual HttpResponse perform(const HttpRequest& request) = 0;
+};
+
+/// libcurl transport. Thread-compatible: one instance per thread (curl easy handles are per call).
+class CurlTransport final : public HttpTransport {
+ public:
+  explicit CurlTransport(TransportOptions options = {});
+  HttpResponse perform(const HttpRequest& request) override;
+  const TransportOptions& options() const { return options_; }
+
+ private:
+  TransportOptions options_;
+};
+
+/// Waiting (injected so tests do not sleep).
+class Sleeper {
+ public:
+  virtual ~Sleeper() = default;
+  virtual void sleep(double seconds) = 0;
+};
+class RealSleeper final : public Sleeper {
+ public:
+  void sleep(double seconds) override;
+};
+/// Records the waits and returns at once.
+class RecordingSleeper final : public Sleeper {
+ public:
+  void sleep(double seconds) override { waits.push_back(seconds); }
+  std::vector<double> waits;
+};
+
+struct RetryPolicy {
+  int max_attempts = 4;            ///< attempts in all (1 = no retry)
+  double initial_backoff_s = 1.0;  ///< wait before the 2nd attempt
+  double backoff_factor = 2.0;     ///< each later wait is multiplied by this
+  double max_backoff_s = 60.0;     ///< no wait (backoff or Retry-After) is longer
+};
+
+/// True for statuses worth retrying: 408, 425, 429, 500, 502, 503, 504.
+bool is_retryable_status(long status) noexcept;
+/// Seconds a Retry-After value asks for ("120" or an HTTP date relative to `now`); nullopt when
+/// absent or unreadable.
+std::optional<double> parse_retry_after(std::string_view value, std::chrono::system_clock::time_point now);
+
+class HttpClient {
+ public:
+  HttpClient(HttpTransport& transport, Sleeper& sleeper, RetryPolicy retry = {});
+
+  /// Sends with retries; `rate_key` names the source whose rate limit applies (see
+  /// set_min_interval). Returns a 2xx response; throws Error{unavailable} otherwise, naming the
+  /// last status or transport error and the number of attempts.
+  HttpResponse send(const HttpRequest& request, const std::string& rate_key = {});
+  HttpResponse get(const std::string& url, const std::string& rate_key = {},
+                   std::vector<std::pair<std::string, std::string>> headers = {});
+
+  /// Minimum seconds between the starts of two requests with this rate key (0 = no limit).
+  void set_min_interval(const std::string& rate_key, double seconds);
+  /// Requests sent (attempts included), for tests and reports.
+  std::size_t attempts() const { return attempts_; }
+
+ private:
+  void wait_rate_limit(const std::string& key);
+  HttpTransport& transport_;
+  Sleeper& sleeper_;
+  RetryPolicy retry_;
+  std::mutex mu_;
+  std::map<std::string, double> min_interval_s_;
+  std::map<std::string, std::chrono::steady_clock::time_point> last_start_;
+  std::size_t attempts_ = 0;
+};
+
+/// Pagination: sends `first`, then asks `next(response, page_index)` for the following request
+/// (nullopt = done), at most `max_pages` pages (more is an Error{unavailable}: a runaway feed).
+std::vector<HttpResponse> paginate(HttpClient& client, HttpRequest first,
+                                   const std::function<std::optional<HttpRequest>(const HttpResponse&, int)>& next,
+                                   int max_pages, const std::string& rate_key);
+
+/// Replaces the scheme, host and port of `url` with those of `base` ("http://127.0.0.1:8080"),
+/// keeping path, query and fragment. Uses libcurl's URL parser. Throws Error{invalid_input}
+/// (where "--base-url") when either is not an absolute URL.
+std::string rebase_url(const std::string& url, const std::string& base);
+
+/// "sha256:<64 hex>" of the bodies, each prefixed by its length (so boundaries count).
+std::string content_hash(const std::vector<std::string_view>& bodies);
+
+}  // namespace gpuplan::fetch

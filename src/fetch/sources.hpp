@@ -1,0 +1,23 @@
+#pragma once
+/// Fetch layer, internal: the factory of each adapter (sources_*.cpp), used by all_sources().
+#include <memory>
+#include <string>
+
+#include "fetch/source.hpp"
+
+namespace gpuplan::fetch {
+
+std::unique_ptr<Source> make_aws_source();
+std::unique_ptr<Source> make_azure_source();
+std::unique_ptr<Source> make_runpod_source();
+std::unique_ptr<Source> make_vast_source();
+std::unique_ptr<Source> make_skypilot_source(const std::string& cloud);
+std::unique_ptr<Source> make_gpuhunt_source(const std::string& provider);
+std::unique_ptr<Source> make_vultr_source();
+std::unique_ptr<Source> make_oci_source();
+std::unique_ptr<Source> make_lambda_source();
+std::unique_ptr<Source> make_scaleway_source();
+std::unique_ptr<Source> make_ovh_source();
+std::unique_ptr<Source> make_cudo_source();
+
+}  // namespace gpuplan::fetch

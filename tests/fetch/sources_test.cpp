@@ -1,0 +1,461 @@
+// Every fetcher against recorded responses (tests/data/fetch: documented layouts, invented
+// values) served on 127.0.0.1, through run_fetch with a base URL, into a fresh SQLite store.
+// Expected values are the fixture's numbers and hand calculations written next to them.
+#include <gtest/gtest.h>
+#include <zip.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "catalog/sqlite_store.hpp"
+#include "fetch/fetch.hpp"
+#include "fixture_server.hpp"
+#include "util/error.hpp"
+
+namespace gpuplan::fetch {
+namespace {
+
+using testing::fixture;
+using testing::FixtureServer;
+
+constexpr const char* kT0 = "2026-12-01T06:00:00Z";
+
+struct Harness {
+  explicit Harness(const std::string& db = ":memory:") : transport(opts()), http(transport, sleeper, retry()),
+                                                          store(db) {}
+  static TransportOptions opts() {
+    TransportOptions o;
+    o.timeout_s = 5;
+    return o;
+  }
+  static RetryPolicy retry() {
+    RetryPolicy r;
+    r.max_attempts = 2;
+    return r;
+  }
+  FetchReport fetch(const std::string& base, std::vector<std::string> sources, const std::string& at = kT0,
+                    bool dry_run = false) {
+    FetchOptions o;
+    o.sources = std::move(sources);
+    o.base_url = base;
+    o.fetched_at = at;
+    o.dry_run = dry_run;
+    o.env = [this](std::string_view k) -> std::optional<std::string> {
+      auto it = env.find(std::string(k));
+      if (it == env.end()) return std::nullopt;
+      return it->second;
+    };
+    return run_fetch(store, http, o);
+  }
+  CurlTransport transport;
+  RecordingSleeper sleeper;
+  HttpClient http;
+  SqliteOfferStore store;
+  std::map<std::string, std::string> env = {{"GPUPLAN_AWS_REGIONS", "us-east-1"}};
+};
+
+const PriceObservation* latest(const Offer& o, PriceKind k) { return o.latest_price(k); }
+
+bool has_flag(const Offer& o, std::string_view rule) {
+  for (const auto& f : o.flags)
+    if (f.rule == rule) return true;
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+TEST(AwsFetcher, PriceListSpotAndAdvisor) {
+  FixtureServer s;
+  s.server().Get("/offers/v1.0/aws/AmazonEC2/current/us-east-1/index.csv",
+                 [](const httplib::Request&, httplib::Response& r) { r.set_content(fixture("aws-price-list.csv"), "text/csv"); });
+  s.server().Get("/spot.json", [](const httplib::Request&, httplib::Response& r) {
+    r.set_content(fixture("aws-spot.json"), "application/json");
+  });
+  s.server().Get("/spot-advisor-data.json", [](const httplib::Request&, httplib::Response& r) {
+    r.set_content(fixture("aws-spot-advisor.json"), "application/json");
+  });
+  Harness h;
+  const FetchReport rep = h.fetch(s.start(), {"aws"});
+  ASSERT_EQ(rep.sources.size(), 1u);
+  const SourceOutcome& out = rep.sources[0];
+  ASSERT_EQ(out.status, "accepted") << out.message;
+  // p5.48xlarge, g5.xlarge, g5.12xlarge, g6.xlarge, p5e.48xlarge; Windows, Dedicated and m5 are not offers.
+  EXPECT_EQ(out.snapshot.offers, 5u);
+  EXPECT_EQ(out.snapshot.urls.size(), 3u);
+
+  const auto g5 = h.store.get("aws/g5.xlarge/us-east-1");
+  ASSERT_TRUE(g5);
+  EXPECT_EQ(g5->gpu_name, "NVIDIA A10G");
+  ASSERT_TRUE(latest(*g5, PriceKind::on_demand));
+  EXPECT_DOUBLE_EQ(latest(*g5, PriceKind::on_demand)->usd_per_hour, 1.0);
+  EXPECT_EQ(latest(*g5, PriceKind::on_demand)->source.observed_at, kT0);
+  EXPECT_EQ(latest(*g5, PriceKind::on_demand)->source.dataset, "fetch:aws");
+  ASSERT_TRUE(latest(*g5, PriceKind::spot));
+  EXPECT_DOUBLE_EQ(latest(*g5, PriceKind::spot)->usd_per_hour, 0.45);
+  // Advisor band r=1 is "5-10%" with max 11 (% of instances interrupted per month): 11 / 100 / 30 days.
+  ASSERT_TRUE(g5->billing_override.preemptions_per_day);
+  EXPECT_NEAR(*g5->billing_override.preemptions_per_day, 0.11 / 30.0, 1e-12);
+
+  const auto p5 = h.store.get("aws/p5.48xlarge/us-east-1");
+  ASSERT_TRUE(p5);
+  EXPECT_EQ(p5->gpu_name, "NVIDIA H100 SXM");
+  EXPECT_EQ(p5->gpu_count, 8);
+  EXPECT_DOUBLE_EQ(*p5->gpu_memory_bytes, 80e9);  // "640 GB HBM3" for 8 GPUs
+  EXPECT_EQ(latest(*p5, PriceKind::spot), nullptr);  // "N/A*" is unknown, not 0
+  const auto g512 = h.store.get("aws/g5.12xlarge/us-east-1");
+  ASSERT_TRUE(g512);
+  EXPECT_DOUBLE_EQ(*g512->gpu_memory_bytes, 24e9);  // "96 GB" for 4 GPUs
+
+  // Reservation-only p5e priced $0: stored as an offer with an unknown price, never as $0.
+  const auto p5e = h.store.get("aws/p5e.48xlarge/us-east-1");
+  ASSERT_TRUE(p5e);
+  EXPECT_TRUE(p5e->prices.empty());
+  EXPECT_TRUE(has_flag(*p5e, kRuleUnknownPrice));
+}
+
+TEST(AwsFetcher, AMissingHeaderIsAMalformedSnapshot) {
+  FixtureServer s;
+  s.server().Get("/offers/v1.0/aws/AmazonEC2/current/us-east-1/index.csv",
+                 [](const httplib::Request&, httplib::Response& r) { r.set_content("\"SKU\",\"x\"\n\"1\",\"OnDemand\",\"Linux\"\n", "text/csv"); });
+  s.server().Get("/spot.json", [](const httplib::Request&, httplib::Response& r) { r.set_content("{}", "application/json"); });
+  s.server().Get("/spot-advisor-data.json", [](const httplib::Request&, httplib::Response& r) { r.set_content("{}", "application/json"); });
+  Harness h;
+  const FetchReport rep = h.fetch(s.start(), {"aws"});
+  EXPECT_EQ(rep.sources[0].status, "rejected");
+  EXPECT_NE(rep.sources[0].message.find("malformed"), std::string::npos) << rep.sources[0].message;
+  EXPECT_EQ(h.store.counts().observations, 0u);
+  const auto rec = h.store.snapshots("aws", 10);
+  ASSERT_EQ(rec.size(), 1u);
+  EXPECT_EQ(rec[0].status, "rejected");
+}
+
+// ---------------------------------------------------------------------------------------------
+void serve_azure(FixtureServer& s, std::atomic<int>* page2_calls = nullptr) {
+  s.server().Get("/api/retail/prices", [page2_calls](const httplib::Request& req, httplib::Response& r) {
+    if (req.has_param("$skip")) {
+      if (page2_calls) ++*page2_calls;
+      r.set_content(fixture("azure-page2.json"), "application/json");
+    } else {
+      r.set_content(fixture("azure-page1.json"), "application/json");
+    }
+  });
+}
+
+TEST(AzureFetcher, FollowsNextPageLinksAndSplitsSpotFromOnDemand) {
+  FixtureServer s;
+  std::atomic<int> page2{0};
+  serve_azure(s, &page2);
+  Harness h;
+  const std::string base = s.start();
+  const FetchReport rep = h.fetch(base, {"azure"});
+  const SourceOutcome& out = rep.sources[0];
+  ASSERT_EQ(out.status, "accepted") << out.message;
+  EXPECT_EQ(page2.load(), 1);  // the absolute NextPageLink (prices.azure.com) was rebased to the local server
+  ASSERT_EQ(out.snapshot.urls.size(), 2u);
+  EXPECT_EQ(out.snapshot.urls[1].rfind(base, 0), 0u) << out.snapshot.urls[1];
+  const auto nd = h.store.get("azure/standard_nd96isr_h100_v5/eastus");
+  ASSERT_TRUE(nd);
+  EXPECT_EQ(nd->gpu_count, 8);
+  EXPECT_EQ(nd->gpu_name, "NVIDIA H100 SXM");
+  EXPECT_DOUBLE_EQ(latest(*nd, PriceKind::on_demand)->usd_per_hour, 98.0);  // not the Windows 110
+  EXPECT_DOUBLE_EQ(latest(*nd, PriceKind::spot)->usd_per_hour, 30.0);       // not Low Priority 20
+  EXPECT_EQ(nd->prices.size(), 2u);
+  const auto nc = h.store.get("azure/standard_nc24ads_a100_v4/westeurope");
+  ASSERT_TRUE(nc);
+  EXPECT_EQ(nc->gpu_name, "NVIDIA A100 PCIe 80GB");
+  // Preview size priced 0: unknown.
+  const auto h100nc = h.store.get("azure/standard_nc40ads_h100_v5/westeurope");
+  ASSERT_TRUE(h100nc);
+  EXPECT_TRUE(h100nc->prices.empty());
+  // The FPGA size NP10s is not in the GPU table: reported, not guessed.
+  bool reported = false;
+  for (const auto& r : out.rules) reported = reported || (r.rule == kRuleUnmappedSku && r.rejected >= 1);
+  EXPECT_TRUE(reported);
+}
+
+// ---------------------------------------------------------------------------------------------
+TEST(RunpodFetcher, PerGpuPricesTimesCountAndStock) {
+  FixtureServer s;
+  std::string body_seen;
+  s.server().Post("/graphql", [&](const httplib::Request& req, httplib::Response& r) {
+    body_seen = req.body;
+    r.set_content(fixture("runpod-gputypes.json"), "application/json");
+  });
+  Harness h;
+  const FetchReport rep = h.fetch(s.start(), {"runpod"});
+  ASSERT_EQ(rep.sources[0].status, "accepted") << rep.sources[0].message;
+  EXPECT_NE(body_seen.find("gpuTypes"), std::string::npos);
+  // H100: 1x and 8x × secure/community; 4090: 1x × secure/community; "unknown" skipped.
+  EXPECT_EQ(rep.sources[0].snapshot.offers, 6u);
+  const auto one = h.store.get("runpod/1x h100 sxm secure/");
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->gpu_name, "NVIDIA H100 SXM");
+  EXPECT_DOUBLE_EQ(latest(*one, PriceKind::on_demand)->usd_per_hour, 2.99);
+  EXPECT_DOUBLE_EQ(latest(*one, PriceKind::spot)->usd_per_hour, 1.75);
+  EXPECT_EQ(one->confirmed_available_at, kT0);  // stockStatus "High"
+  const auto eight = h.store.get("runpod/8x h100 sxm secure/");
+  ASSERT_TRUE(eight);
+  EXPECT_NEAR(latest(*eight, PriceKind::on_demand)->usd_per_hour, 8 * 2.99, 1e-9);
+  EXPECT_NEAR(latest(*eight, PriceKind::spot)->usd_per_hour, 8 * 1.75, 1e-9);
+  const auto rtx = h.store.get("runpod/1x rtx 4090 community/");
+  ASSERT_TRUE(rtx);
+  EXPECT_FALSE(rtx->confirmed_available_at);  // stockStatus null
+  EXPECT_DOUBLE_EQ(latest(*rtx, PriceKind::spot)->usd_per_hour, 0.2);
+}
+
+// ---------------------------------------------------------------------------------------------
+void serve_vast(FixtureServer& s, std::string body) {
+  s.server().Post("/api/v0/bundles/", [body](const httplib::Request&, httplib::Response& r) {
+    r.set_content(body, "application/json");
+  });
+}
+
+TEST(VastFetcher, CheapestRentablePerGpuCountCountryConfirmedAvailable) {
+  FixtureServer s;
+  serve_vast(s, fixture("vast-bundles.json"));
+  Harness h;
+  const FetchReport rep = h.fetch(s.start(), {"vast"});
+  ASSERT_EQ(rep.sources[0].status, "accepted") << rep.sources[0].message;
+  EXPECT_EQ(rep.sources[0].snapshot.offers, 2u);  // 2x 4090 NO, 8x H100 US; the unrentable CA one dropped
+  const auto no = h.store.get("vast/2x rtx 4090/no");
+  ASSERT_TRUE(no);
+  EXPECT_DOUBLE_EQ(latest(*no, PriceKind::on_demand)->usd_per_hour, 0.55);  // Bergen's 0.55 beats Oslo's 0.62
+  EXPECT_EQ(no->confirmed_available_at, kT0);
+  EXPECT_DOUBLE_EQ(*no->gpu_memory_bytes, 24564.0 * 1048576.0);  // gpu_ram is MiB
+  EXPECT_EQ(no->gpu_name, "NVIDIA GeForce RTX 4090");
+  EXPECT_FALSE(h.store.get("vast/1x rtx 4090/ca"));
+}
+
+// ---------------------------------------------------------------------------------------------
+void serve_lambda_catalog(FixtureServer& s, std::shared_ptr<std::string> body) {
+  s.server().Get("/skypilot-org/skypilot-catalog/master/catalogs/v8/lambda/vms.csv",
+                 [body](const httplib::Request&, httplib::Response& r) { r.set_content(*body, "text/csv"); });
+}
+
+TEST(SkyPilotFetcher, ImportsTheCloudsVmsCsvDatedAtFetch) {
+  FixtureServer s;
+  auto body = std::make_shared<std::string>(fixture("skypilot-lambda-vms.csv"));
+  serve_lambda_catalog(s, body);
+  Harness h;
+  const FetchReport rep = h.fetch(s.start(), {"skypilot/lambda"});
+  ASSERT_EQ(rep.sources[0].status, "accepted") << rep.sources[0].message;
+  EXPECT_EQ(rep.sources[0].snapshot.offers, 3u);
+  const auto o = h.store.get("lambda/gpu_8x_h100_sxm5/us-east-1");
+  ASSERT_TRUE(o);
+  EXPECT_DOUBLE_EQ(latest(*o, PriceKind::on_demand)->usd_per_hour, 23.92);
+  EXPECT_EQ(latest(*o, PriceKind::on_demand)->source.observed_at, kT0);
+  EXPECT_EQ(latest(*o, PriceKind::on_demand)->source.dataset, "fetch:skypilot/lambda");
+}
+
+// ---------------------------------------------------------------------------------------------
+std::string make_zip(const std::string& member, const std::string& content) {
+  const auto path = std::filesystem::temp_directory_path() / ("gpuplan-zip-" + std::to_string(::getpid()) + ".zip");
+  std::filesystem::remove(path);
+  int err = 0;
+  zip_t* z = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
+  EXPECT_NE(z, nullptr);
+  zip_source_t* src = zip_source_buffer(z, content.data(), content.size(), 0);
+  EXPECT_GE(zip_file_add(z, member.c_str(), src, ZIP_FL_OVERWRITE), 0);
+  EXPECT_EQ(zip_close(z), 0);
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::filesystem::remove(path);
+  return bytes;
+}
+
+TEST(GpuhuntFetcher, ReadsVersionThenCatalogZip) {
+  FixtureServer s;
+  const std::string zip = make_zip("oci.csv", fixture("gpuhunt-oci.csv"));
+  s.server().Get("/v3/oci/version", [](const httplib::Request&, httplib::Response& r) {
+    r.set_content("20261130-1\n", "text/plain");
+  });
+  s.server().Get("/v3/oci/20261130-1/catalog.zip", [zip](const httplib::Request&, httplib::Response& r) {
+    r.set_content(zip, "application/zip");
+  });
+  Harness h;
+  const FetchReport rep = h.fetch(s.start(), {"gpuhunt/oci"});
+  ASSERT_EQ(rep.sources[0].status, "accepted") << rep.sources[0].message;
+  EXPECT_EQ(rep.sources[0].snapshot.offers, 2u);  // the CPU shape is not an offer
+  const auto o = h.store.get("oci/bm.gpu.h100.8/us-ashburn-1");
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->gpu_count, 8);
+  EXPECT_DOUBLE_EQ(latest(*o, PriceKind::on_demand)->usd_per_hour, 80.0);
+  EXPECT_DOUBLE_EQ(latest(*o, PriceKind::spot)->usd_per_hour, 40.0);
+}
+
+TEST(GpuhuntFetcher, ACorruptZipIsRejected) {
+  FixtureServer s;
+  s.server().Get("/v3/oci/version", [](const httplib::Request&, httplib::Response& r) { r.set_content("v1", "text/plain"); });
+  s.server().Get("/v3/oci/v1/catalog.zip", [](const httplib::Request&, httplib::Response& r) {
+    r.set_content("PK\x03\x04 not really a zip", "application/zip");
+  });
+  Harness h;
+  const FetchReport rep = h.fetch(s.start(), {"gpuhunt/oci"});
+  EXPECT_EQ(rep.sources[0].status, "rejected");
+  EXPECT_EQ(h.store.counts().offers, 0u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gates and snapshots.
+
+TEST(Snapshots, SameContentIsUnchangedAndAFeedFrozenForDaysIsReported) {
+  FixtureServer s;
+  serve_lambda_catalog(s, std::make_shared<std::string>(fixture("skypilot-lambda-vms.csv")));
+  Harness h;
+  const std::string base = s.start();
+  ASSERT_EQ(h.fetch(base, {"skypilot/lambda"}, "2026-12-01T00:00:00Z").sources[0].status, "accepted");
+  const std::size_t obs = h.store.counts().observations;
+  const auto day1 = h.fetch(base, {"skypilot/lambda"}, "2026-12-02T00:00:00Z").sources[0];
+  EXPECT_EQ(day1.status, "unchanged");
+  EXPECT_FALSE(day1.frozen);  // 1 day < 3
+  const auto day4 = h.fetch(base, {"skypilot/lambda"}, "2026-12-04T06:00:00Z").sources[0];
+  EXPECT_EQ(day4.status, "unchanged");
+  EXPECT_TRUE(day4.frozen);  // 3.25 days of identical content
+  ASSERT_FALSE(day4.warnings.empty());
+  EXPECT_NE(day4.warnings[0].find("frozen"), std::string::npos);
+  EXPECT_EQ(h.store.counts().observations, obs);  // nothing added twice
+  EXPECT_EQ(h.store.snapshots("skypilot/lambda", 10).size(), 3u);
+}
+
+TEST(Snapshots, ASnapshotThatLostMostRowsIsRejectedAndWritesNothing) {
+  FixtureServer s;
+  auto body = std::make_shared<std::string>(fixture("skypilot-lambda-vms.csv"));
+  serve_lambda_catalog(s, body);
+  Harness h;
+  const std::string base = s.start();
+  ASSERT_EQ(h.fetch(base, {"skypilot/lambda"}, "2026-12-01T00:00:00Z").sources[0].status, "accepted");
+  const auto before = h.store.counts();
+  // Keep the header and one row of three: 1 < (1 − 0.5) × 3.
+  *body = body->substr(0, body->find('\n', body->find('\n') + 1) + 1);
+  const auto out = h.fetch(base, {"skypilot/lambda"}, "2026-12-01T07:00:00Z").sources[0];
+  EXPECT_EQ(out.status, "rejected");
+  EXPECT_NE(out.message.find("row-count"), std::string::npos) << out.message;
+  EXPECT_EQ(h.store.counts().observations, before.observations);
+  EXPECT_EQ(h.store.last_snapshot("skypilot/lambda", "accepted")->fetched_at, "2026-12-01T00:00:00Z");
+}
+
+TEST(Snapshots, NewPricesAddObservationsAndKeepHistoryAndBigMovesAreFlagged) {
+  FixtureServer s;
+  auto body = std::make_shared<std::string>(fixture("skypilot-lambda-vms.csv"));
+  serve_lambda_catalog(s, body);
+  Harness h;
+  const std::string base = s.start();
+  ASSERT_EQ(h.fetch(base, {"skypilot/lambda"}, "2026-12-01T00:00:00Z").sources[0].status, "accepted");
+  // gpu_1x_a10 0.75 → 7.50 (10×, above the 3× factor); the H100 rows unchanged.
+  const auto pos = body->find("0.75,,us-east-1");
+  ASSERT_NE(pos, std::string::npos);
+  body->replace(pos, 4, "7.50");
+  const auto out = h.fetch(base, {"skypilot/lambda"}, "2026-12-01T07:00:00Z").sources[0];
+  ASSERT_EQ(out.status, "accepted") << out.message;
+  const auto hist = h.store.history("lambda/gpu_1x_a10/us-east-1");
+  ASSERT_EQ(hist.size(), 2u);
+  EXPECT_DOUBLE_EQ(hist[0].usd_per_hour, 0.75);
+  EXPECT_DOUBLE_EQ(hist[1].usd_per_hour, 7.5);
+  const auto a10 = h.store.get("lambda/gpu_1x_a10/us-east-1");
+  EXPECT_TRUE(has_flag(*a10, kRulePriceJump));
+  EXPECT_FALSE(has_flag(*h.store.get("lambda/gpu_8x_h100_sxm5/us-east-1"), kRulePriceJump));
+}
+
+TEST(Snapshots, MalformedJsonRejectsOnlyThatSourceAndOthersGoOn) {
+  FixtureServer s;
+  serve_vast(s, "{\"offers\": [ {\"id\": 1, ");
+  serve_lambda_catalog(s, std::make_shared<std::string>(fixture("skypilot-lambda-vms.csv")));
+  Harness h;
+  const FetchReport rep = h.fetch(s.start(), {"vast", "skypilot/lambda"});
+  ASSERT_EQ(rep.sources.size(), 2u);
+  EXPECT_EQ(rep.sources[0].status, "rejected");
+  EXPECT_NE(rep.sources[0].message.find("malformed"), std::string::npos) << rep.sources[0].message;
+  EXPECT_EQ(rep.sources[1].status, "accepted");
+  EXPECT_TRUE(rep.any_failed());
+  EXPECT_EQ(h.store.counts().offers, 3u);  // the lambda rows only
+}
+
+TEST(Snapshots, AServerErrorFailsTheSourceAfterRetries) {
+  FixtureServer s;
+  std::atomic<int> calls{0};
+  s.server().Post("/api/v0/bundles/", [&](const httplib::Request&, httplib::Response& r) {
+    ++calls;
+    r.status = 500;
+  });
+  Harness h;
+  const auto out = h.fetch(s.start(), {"vast"}).sources[0];
+  EXPECT_EQ(out.status, "failed");
+  EXPECT_EQ(calls.load(), 2);  // Harness: 2 attempts
+  EXPECT_EQ(h.store.snapshots("vast", 5).at(0).status, "rejected");
+}
+
+TEST(Snapshots, ExpectedGpuMissingIsRejected) {
+  FixtureServer s;
+  // Only the H100 offer: the RTX 4090 vast always lists is gone.
+  serve_vast(s, R"({"offers":[{"id":1003,"gpu_name":"H100 SXM","num_gpus":8,"gpu_ram":81559,"dph_total":16.0,"geolocation":"Texas, US","rentable":true}]})");
+  Harness h;
+  const auto out = h.fetch(s.start(), {"vast"}).sources[0];
+  EXPECT_EQ(out.status, "rejected");
+  EXPECT_NE(out.message.find("expected-gpus"), std::string::npos) << out.message;
+  EXPECT_EQ(h.store.counts().offers, 0u);
+}
+
+TEST(Snapshots, GpuMemoryOutsideTheDatasheetRejectsTheSnapshot) {
+  FixtureServer s;
+  // gpu_ram written in GB instead of MiB: 24 → 24 MiB per RTX 4090 (datasheet 24 GB) on every row.
+  serve_vast(s, R"({"offers":[{"id":1,"gpu_name":"RTX 4090","num_gpus":1,"gpu_ram":24,"dph_total":0.4,"geolocation":"Oslo, NO","rentable":true},
+                              {"id":2,"gpu_name":"RTX 4090","num_gpus":2,"gpu_ram":24,"dph_total":0.8,"geolocation":"Oslo, NO","rentable":true}]})");
+  Harness h;
+  const auto out = h.fetch(s.start(), {"vast"}).sources[0];
+  EXPECT_EQ(out.status, "rejected");
+  EXPECT_NE(out.message.find("datasheet"), std::string::npos) << out.message;
+}
+
+TEST(Snapshots, DryRunWritesNothingAndListsPriceChanges) {
+  FixtureServer s;
+  serve_vast(s, fixture("vast-bundles.json"));
+  Harness h;
+  const auto out = h.fetch(s.start(), {"vast"}, kT0, /*dry_run=*/true).sources[0];
+  EXPECT_EQ(out.status, "would-accept");
+  EXPECT_EQ(out.changes.offers_added, 2u);
+  EXPECT_EQ(out.price_changes.size(), 2u);
+  EXPECT_EQ(h.store.counts().offers, 0u);
+  EXPECT_TRUE(h.store.snapshots("", 10).empty());
+}
+
+TEST(Snapshots, TwoFetchesAtOnceDoNotDuplicateObservations) {
+  FixtureServer s;
+  serve_lambda_catalog(s, std::make_shared<std::string>(fixture("skypilot-lambda-vms.csv")));
+  const std::string base = s.start();
+  const auto db = std::filesystem::temp_directory_path() / ("gpuplan-fetch-race-" + std::to_string(::getpid()) + ".sqlite");
+  std::filesystem::remove(db);
+  { SqliteOfferStore init(db.string()); }  // migrate once
+  std::vector<std::string> status(2);
+  std::thread a([&] {
+    Harness h(db.string());
+    status[0] = h.fetch(base, {"skypilot/lambda"}, "2026-12-01T00:00:00Z").sources[0].status;
+  });
+  std::thread b([&] {
+    Harness h(db.string());
+    status[1] = h.fetch(base, {"skypilot/lambda"}, "2026-12-01T00:00:01Z").sources[0].status;
+  });
+  a.join();
+  b.join();
+  SqliteOfferStore check(db.string());
+  EXPECT_EQ(check.counts().observations, 3u);  // one snapshot's three prices, not six
+  std::size_t accepted = 0;
+  for (const auto& r : check.snapshots("skypilot/lambda", 10)) accepted += r.status == "accepted";
+  EXPECT_EQ(accepted, 1u);
+  std::sort(status.begin(), status.end());
+  EXPECT_EQ(status, (std::vector<std::string>{"accepted", "unchanged"}));
+  std::filesystem::remove(db);
+}
+
+TEST(Sources, UnknownNameIsNotFound) {
+  Harness h;
+  try {
+    h.fetch("", {"nope"});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::not_found);
+  }
+}
+
+}  // namespace
+}  // namespace gpuplan::fetch
