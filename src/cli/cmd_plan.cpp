@@ -6,6 +6,7 @@
 // it fit are printed: an answer, like grep's "no match", not an error); 2-5/70 errors (error.hpp).
 #include <fmt/core.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 #include "cli/command.hpp"
 #include "cli/common.hpp"
 #include "cli/model_flags.hpp"
+#include "cli/plan_render.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "model/model_source.hpp"
 #include "planner/planner.hpp"
@@ -32,149 +34,14 @@ constexpr int kExitNoPlan = 1;
 struct PlanOptions {
   PlanRequest request;
   std::string task = "lora";
-  std::string precision, optimizer, quant, kv_dtype, sort = "cost";
+  std::string precision, optimizer, quant, kv_dtype, sort = "recommended";
+  std::string deadline, max_price_age, recompute;
   bool json = false;
   std::optional<std::size_t> explain;
 };
 
 BillingTerms billing_of(const Offer& offer) {
   return effective_billing(offer, find_provider(bundled_providers(), offer.provider));
-}
-
-std::string duration_text(double s) {
-  if (!std::isfinite(s)) return "never";
-  if (s < 120) return fmt::format("{:.0f} s", s);
-  if (s < 2 * 3600) return fmt::format("{:.0f} min", s / 60);
-  if (s < 2 * 86400) return fmt::format("{:.1f} h", s / 3600);
-  return fmt::format("{:.1f} d", s / 86400);
-}
-std::string usd(double v) { return v >= 100 ? fmt::format("${:.0f}", v) : fmt::format("${:.2f}", v); }
-std::string usd_opt(const std::optional<double>& v) { return v ? usd(*v) : "unknown"; }
-std::string rate_text(double v) {
-  if (v >= 1e6) return fmt::format("{:.2f}M", v / 1e6);
-  if (v >= 1e3) return fmt::format("{:.1f}k", v / 1e3);
-  return fmt::format("{:.1f}", v);
-}
-
-std::string layout_text(const Plan& p) {
-  if (p.training) {
-    return fmt::format("TP{} PP{} DP{} Z{} mb{}{}", p.layout.tp, p.layout.pp, p.layout.dp, p.layout.zero_stage,
-                       p.layout.micro_batch,
-                       p.recompute == Recompute::none ? "" : fmt::format(" rc:{}", recompute_name(p.recompute)));
-  }
-  if (p.serving) return fmt::format("TP{} ×{} replicas, batch {}", p.layout.tp, p.replicas, p.serving->batch);
-  return fmt::format("{} GPUs × 1 image", p.gpus_per_instance);
-}
-
-std::string price_text(const Plan& p) {
-  return fmt::format("{} {} ({}, {})", price_kind_name(p.cost.price_kind), usd(p.cost.usd_per_hour) + "/h",
-                     p.price_source.dataset, p.price_source.observed_at.value_or("unknown"));
-}
-
-json opt_json(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
-
-json cost_json(const CostBreakdown& c) {
-  json j = {{"price_kind", price_kind_name(c.price_kind)},
-            {"usd_per_hour", c.usd_per_hour},
-            {"instances", c.instances},
-            {"run_seconds", c.run_seconds},
-            {"billed_seconds", c.billed_seconds},
-            {"compute_usd", c.compute_usd},
-            {"storage_usd", opt_json(c.storage_usd)},
-            {"egress_usd", opt_json(c.egress_usd)},
-            {"spot_loss_usd", c.spot_loss_usd},
-            {"total_usd", c.total_usd()},
-            {"total_is_lower_bound", c.total_is_lower_bound()}};
-  if (c.spot) {
-    j["spot"] = {{"mtbf_seconds", c.spot->mtbf_seconds},
-                 {"interval_seconds", c.spot->interval_seconds},
-                 {"checkpoints_seconds", c.spot->checkpoints_seconds},
-                 {"expected_preemptions", c.spot->expected_preemptions},
-                 {"lost_work_seconds", c.spot->lost_work_seconds},
-                 {"restart_seconds_total", c.spot->restart_seconds_total},
-                 {"wall_seconds", c.spot->wall_seconds}};
-  }
-  return j;
-}
-
-json warnings_json(const std::vector<PlanWarning>& ws) {
-  json a = json::array();
-  for (const auto& w : ws) a.push_back({{"code", w.code}, {"message", w.message}});
-  return a;
-}
-
-json plan_json(const Plan& p, std::size_t rank) {
-  json j = {{"rank", rank},
-            {"offer_id", p.offer_id},
-            {"provider", p.provider},
-            {"instance_type", p.instance_type},
-            {"region", p.region},
-            {"same_plan_offer_ids", p.same_plan_offer_ids},
-            {"gpu_name", p.gpu_name},
-            {"gpus_per_instance", p.gpus_per_instance},
-            {"instances", p.instances},
-            {"intra_node_link", intra_node_link_name(p.intra_node_link)},
-            {"inter_node_network", inter_node_network_name(p.inter_node_network)},
-            {"layout",
-             {{"tp", p.layout.tp},
-              {"pp", p.layout.pp},
-              {"dp", p.layout.dp},
-              {"zero_stage", p.layout.zero_stage},
-              {"micro_batch", p.layout.micro_batch},
-              {"recompute", recompute_name(p.recompute)}}},
-            {"global_batch_seqs", p.global_batch_seqs},
-            {"replicas", p.replicas},
-            {"per_gpu_memory_bytes", p.per_gpu_memory_bytes},
-            {"gpu_memory_capacity_bytes", p.gpu_memory_capacity_bytes},
-            {"margin", p.margin},
-            {"tokens_per_s", p.tokens_per_s},
-            {"requests_per_s", p.requests_per_s},
-            {"work_seconds", p.work_seconds},
-            {"time_seconds", p.time_seconds()},
-            {"steps", p.steps},
-            {"usd_per_gpu_hour", p.usd_per_gpu_hour},
-            {"storage_bytes", p.storage_bytes},
-            {"egress_bytes", p.egress_bytes},
-            {"checkpoint_bytes", p.checkpoint_bytes},
-            {"cost", cost_json(p.cost)},
-            {"total_usd", p.total_usd()},
-            {"billing",
-             {{"granularity_seconds", p.billing.granularity_seconds},
-              {"minimum_billed_seconds", p.billing.minimum_billed_seconds},
-              {"storage_usd_per_gb_month", opt_json(p.billing.storage_usd_per_gb_month)},
-              {"egress_usd_per_gb", opt_json(p.billing.egress_usd_per_gb)},
-              {"egress_free_gb", p.billing.egress_free_gb},
-              {"preemptions_per_day", opt_json(p.billing.preemptions_per_day)},
-              {"assumptions", p.billing.assumptions},
-              {"sources", p.billing.sources}}},
-            {"price_source",
-             {{"dataset", p.price_source.dataset},
-              {"locator", p.price_source.locator},
-              {"observed_at", p.price_source.observed_at ? json(*p.price_source.observed_at) : json("unknown")}}},
-            {"warnings", warnings_json(p.warnings)},
-            {"on_pareto_front", p.on_pareto_front}};
-  json alts = json::array();
-  for (const auto& a : p.alternatives) alts.push_back(cost_json(a));
-  j["alternatives"] = alts;
-  if (p.training) {
-    const auto& t = *p.training;
-    j["step"] = {{"step_seconds", t.step_seconds},       {"compute_seconds", t.compute_seconds},
-                 {"tp_allreduce_seconds", t.tp_allreduce_seconds}, {"pp_bubble_seconds", t.pp_bubble_seconds},
-                 {"exposed_comm_seconds", t.exposed_comm_seconds}, {"mfu", t.mfu}};
-  }
-  if (p.serving) {
-    const auto& s = *p.serving;
-    j["serving"] = {{"ttft_seconds", s.ttft_seconds},
-                    {"tpot_seconds", s.tpot_seconds},
-                    {"batch", s.batch},
-                    {"max_concurrent_sequences", s.max_concurrent_sequences},
-                    {"requests_per_s_per_replica", s.requests_per_s_per_replica}};
-  }
-  if (p.images_per_hour) {
-    j["images_per_hour"] = *p.images_per_hour;
-    j["usd_per_1000_images"] = opt_json(p.usd_per_1000_images);
-  }
-  return j;
 }
 
 json result_json(const PlanRequest& r, const PlanResult& res) {
@@ -184,7 +51,11 @@ json result_json(const PlanRequest& r, const PlanResult& res) {
             {"workload", plan_workload_name(r.workload)},
             {"task", task_name(r.task)},
             {"training_tokens", res.training_tokens},
-            {"sort", r.sort == PlanSort::cost ? "cost" : "time"},
+            {"sort", plan_sort_name(res.sort_applied)},
+            {"recommendation_rule", res.recommendation_rule},
+            {"deadline_seconds", r.deadline_seconds ? json(*r.deadline_seconds) : json(nullptr)},
+            {"budget_usd", r.budget_usd ? json(*r.budget_usd) : json(nullptr)},
+            {"plans_demoted", res.plans_demoted},
             {"pareto_only", r.pareto_only},
             {"plans_total", res.plans_total},
             {"offers_considered", res.offers_considered},
@@ -197,84 +68,146 @@ json result_json(const PlanRequest& r, const PlanResult& res) {
                     {"smallest_per_gpu_bytes", res.no_plan->smallest_per_gpu_bytes},
                     {"largest_gpu_bytes", res.no_plan->largest_gpu_bytes},
                     {"any_multi_node_offer", res.no_plan->any_multi_node_offer},
-                    {"suggestions", res.no_plan->suggestions}};
+                    {"suggestions", res.no_plan->suggestions},
+                    {"fastest", res.no_plan->fastest ? plan_json(*res.no_plan->fastest, 0) : json(nullptr)},
+                    {"cheapest", res.no_plan->cheapest ? plan_json(*res.no_plan->cheapest, 0) : json(nullptr)}};
   } else {
     j["no_plan"] = nullptr;
   }
   return j;
 }
 
+std::string short_gpu(const std::string& name) {
+  return name.rfind("NVIDIA ", 0) == 0 ? name.substr(7) : name;
+}
+
+std::string price_date(const Plan& p) { return p.price_source.observed_at.value_or("undated"); }
+
+void print_warning_line(const std::string& prefix, const PlanWarning& w, int width) {
+  fmt::print("{}", wrap_text(fmt::format("{}[{}] {}", prefix, w.name(), w.message), width, "      "));
+}
+
 void print_table(const PlanRequest& r, const PlanResult& res) {
   const bool training = r.workload == PlanWorkload::training;
   const bool images = r.workload == PlanWorkload::image_generation;
+  const int width = terminal_columns();
   TextTable t;
-  t.header = {"#", "provider", "region", "instance × count", "GPU", "layout", "mem/GPU", training ? "tokens/s" : (images ? "img/h" : "tok/s"),
-              "time", "total", "compute", "storage", "egress", "spot loss", "price (source, date)"};
-  t.right_align = {true, false, false, false, false, false, true, true, true, true, true, true, true, true, false};
+  t.header = {"#", "provider", "instance", "n", "GPU", "layout", "mem/GPU", training ? "tok/s" : (images ? "img/h" : "tok/s"),
+              "time", "total", "$/h", "price date", "regions"};
+  t.right_align = {true, false, false, true, false, false, true, true, true, true, true, false, false};
   for (std::size_t i = 0; i < res.plans.size(); ++i) {
     const Plan& p = res.plans[i];
-    t.rows.push_back({fmt::format("{}{}", i + 1, p.on_pareto_front ? "*" : ""), p.provider,
-                      (p.region.empty() ? std::string("-") : p.region) +
-                          (p.same_plan_offer_ids.empty()
-                               ? std::string()
-                               : fmt::format(" (+{} zones)", p.same_plan_offer_ids.size())),
-                      fmt::format("{} × {}", p.instance_type, p.instances), fmt::format("{}×{}", p.gpus_per_instance, p.gpu_name),
-                      layout_text(p),
-                      fmt::format("{:.1f}/{:.0f} GB", p.per_gpu_memory_bytes / 1e9, p.gpu_memory_capacity_bytes / 1e9),
+    std::string regions = p.regions.empty() || p.regions.front().empty() ? std::string("-") : p.regions.front();
+    if (p.regions.size() > 1) regions += fmt::format(" +{}", p.regions.size() - 1);
+    t.rows.push_back({fmt::format("{}{}{}", i + 1, p.on_pareto_front ? "*" : "", p.recommended ? "R" : ""),
+                      clip(p.provider, 12), clip(p.instance_type, 24), fmt::format("{}", p.instances),
+                      fmt::format("{}×{}", p.gpus_per_instance, clip(short_gpu(p.gpu_name), 13)), layout_text(p),
+                      fmt::format("{:.0f}/{:.0f}G", p.per_gpu_memory_bytes / 1e9, p.gpu_memory_capacity_bytes / 1e9),
                       images ? rate_text(p.images_per_hour.value_or(0)) : rate_text(p.tokens_per_s),
-                      duration_text(p.time_seconds()), (p.cost.total_is_lower_bound() ? "≥" : "") + usd(p.total_usd()), usd(p.cost.compute_usd),
-                      usd_opt(p.cost.storage_usd), usd_opt(p.cost.egress_usd),
-                      p.cost.price_kind == PriceKind::spot ? usd(p.cost.spot_loss_usd) : "-", price_text(p)});
+                      duration_text(p.time_seconds()), (p.cost.total_is_lower_bound() ? "≥" : "") + usd_text(p.total_usd()),
+                      fmt::format("{:.2f}{}", p.cost.usd_per_hour,
+                                  p.cost.price_kind == PriceKind::on_demand ? "" :
+                                  p.cost.price_kind == PriceKind::spot ? " s" : " r"),
+                      price_date(p) + (p.demotion_tier == 2 && !r.include_flagged ? "!" : ""), clip(regions, 14)});
   }
-  fmt::print("{}", t.render());
-  fmt::print("{} of {} plans ({} offers considered, {} skipped, {} layouts evaluated); * = on the cost/time Pareto front; "
-             "sorted by {}. Memory in GB (1e9 bytes). ≥ = a lower bound: storage or egress price unknown, not counted.\n",
-             res.plans.size(), res.plans_total, res.offers_considered, res.offers_skipped, res.layouts_evaluated,
-             r.sort == PlanSort::cost ? "total cost" : "time to finish");
+  // Fit the terminal: drop columns from the right end of the least needed ones.
+  std::string table = t.render();
+  auto widest = [](const std::string& s) {
+    std::size_t w = 0, cur = 0;
+    for (unsigned char c : s) {
+      if (c == '\n') { w = std::max(w, cur); cur = 0; }
+      else if ((c & 0xC0) != 0x80) ++cur;
+    }
+    return std::max(w, cur);
+  };
+  for (std::size_t drop : {6u, 10u, 6u}) {  // mem/GPU, then price date, then tok/s
+    if (widest(table) <= static_cast<std::size_t>(width)) break;
+    t.header.erase(t.header.begin() + static_cast<std::ptrdiff_t>(drop));
+    t.right_align.erase(t.right_align.begin() + static_cast<std::ptrdiff_t>(drop));
+    for (auto& row : t.rows) row.erase(row.begin() + static_cast<std::ptrdiff_t>(drop));
+    table = t.render();
+  }
+  // Still too wide: clip the instance, regions, provider and GPU cells (details in --json).
+  auto cell_width = [](const std::string& c) {
+    std::size_t n = 0;
+    for (unsigned char ch : c) n += (ch & 0xC0) != 0x80;
+    return n;
+  };
+  const std::size_t last = t.header.size() - 1;
+  for (std::size_t col : {std::size_t{2}, last, std::size_t{1}, std::size_t{4}}) {
+    const std::size_t w = widest(table);
+    if (w <= static_cast<std::size_t>(width)) break;
+    std::size_t colw = cell_width(t.header[col]);
+    for (const auto& row : t.rows) colw = std::max(colw, cell_width(row[col]));
+    const std::size_t target = std::max<std::size_t>(8, colw > w - width ? colw - (w - width) : 8);
+    for (auto& row : t.rows) row[col] = clip(row[col], target);
+    table = t.render();
+  }
+  fmt::print("{}", table);
+  std::string footer = fmt::format(
+      "{} of {} plans ({} offers considered, {} skipped, {} layouts). * = cost/time Pareto front; R = recommended "
+      "({}); sorted by {}. $/h per instance (s spot, r reserved); prices flagged (!), undated or older than "
+      "--max-price-age rank after clean ones. ≥ = storage or egress price unknown. Details: --explain N, --json.",
+      res.plans.size(), res.plans_total, res.offers_considered, res.offers_skipped, res.layouts_evaluated,
+      res.recommendation_rule.empty() ? "none" : res.recommendation_rule.substr(res.recommendation_rule.find(':') + 2),
+      res.sort_applied == PlanSort::recommended ? "recommended, then total cost"
+      : res.sort_applied == PlanSort::cost      ? "total cost"
+                                                : "time to finish");
+  fmt::print("{}", wrap_text(footer, width, ""));
   if (images) {
     for (std::size_t i = 0; i < res.plans.size(); ++i) {
-      fmt::print("  #{}: {} per 1,000 images\n", i + 1, usd_opt(res.plans[i].usd_per_1000_images));
+      fmt::print("  #{}: {} per 1,000 images\n", i + 1,
+                 res.plans[i].usd_per_1000_images ? usd_text(*res.plans[i].usd_per_1000_images) : "unknown");
     }
   }
   for (std::size_t i = 0; i < res.plans.size(); ++i) {
     for (const auto& w : res.plans[i].warnings) {
-      if (w.code == "billing_assumption" || w.code == "price_date_unknown" || w.code == "not_confirmed_available") continue;
-      fmt::print("  #{} warning [{}]: {}\n", i + 1, w.code, w.message);
+      if (w.code == PlanWarningCode::billing_assumption || w.code == PlanWarningCode::price_date_unknown ||
+          w.code == PlanWarningCode::not_confirmed_available || w.code == PlanWarningCode::link_assumed)
+        continue;
+      print_warning_line(fmt::format("  #{} ", i + 1), w, width);
     }
   }
-  std::size_t undated = 0, unconfirmed = 0, assumed = 0;
+  std::size_t undated = 0, unconfirmed = 0, assumed = 0, link = 0;
   for (const auto& p : res.plans) {
     for (const auto& w : p.warnings) {
-      undated += w.code == "price_date_unknown";
-      unconfirmed += w.code == "not_confirmed_available";
-      assumed += w.code == "billing_assumption";
+      undated += w.code == PlanWarningCode::price_date_unknown;
+      unconfirmed += w.code == PlanWarningCode::not_confirmed_available;
+      assumed += w.code == PlanWarningCode::billing_assumption;
+      link += w.code == PlanWarningCode::link_assumed;
     }
   }
-  if (undated) fmt::print("  warning [price_date_unknown]: {} plans have prices whose source gives no date\n", undated);
-  if (unconfirmed) fmt::print("  warning [not_confirmed_available]: {} plans use listed prices never confirmed available\n", unconfirmed);
-  if (assumed) fmt::print("  warning [billing_assumption]: {} plans assume unknown billing terms (see --explain N or --json)\n", assumed);
-  for (const auto& w : res.warnings) fmt::print("warning [{}]: {}\n", w.code, w.message);
+  auto summary = [&](std::size_t n, PlanWarningCode c, const char* what) {
+    if (n) print_warning_line("  ", PlanWarning{c, fmt::format("{} plans {}", n, what)}, width);
+  };
+  summary(undated, PlanWarningCode::price_date_unknown, "have prices whose source gives no date");
+  summary(unconfirmed, PlanWarningCode::not_confirmed_available, "use listed prices never confirmed available");
+  summary(assumed, PlanWarningCode::billing_assumption, "assume unknown billing terms (see --explain N)");
+  summary(link, PlanWarningCode::link_assumed, "assume the intra-node link from the GPU datasheet");
+  for (const auto& w : res.warnings) print_warning_line("", w, width);
 }
 
 void print_no_plan(const PlanResult& res) {
   const NoPlanReason& np = *res.no_plan;
-  fmt::print("No plan: {}\n", np.reason);
-  for (const auto& s : np.suggestions) fmt::print("  might fit with: {}\n", s);
+  const int width = terminal_columns();
+  fmt::print("{}", wrap_text(fmt::format("No plan: {}", np.reason), width, "  "));
+  for (const auto& s : np.suggestions) fmt::print("{}", wrap_text(fmt::format("  would help: {}", s), width, "    "));
   fmt::print("({} offers considered, {} skipped, {} layouts evaluated)\n", res.offers_considered, res.offers_skipped,
              res.layouts_evaluated);
-  for (const auto& w : res.warnings) fmt::print("warning [{}]: {}\n", w.code, w.message);
+  for (const auto& w : res.warnings) print_warning_line("", w, width);
 }
 
 void print_explain(const PlanResult& res, const std::vector<PlanExplainLine>& lines, std::size_t n) {
   const Plan& p = res.plans[n - 1];
-  fmt::print("Plan {}: {} {} × {} ({}×{}), price {}\n", n, p.provider, p.instance_type, p.instances, p.gpus_per_instance,
-             p.gpu_name, price_text(p));
+  fmt::print("Plan {}: {} {} × {} ({}×{}), {} ${:.4f}/h ({}, {})\n", n, p.provider, p.instance_type, p.instances,
+             p.gpus_per_instance, p.gpu_name, price_kind_name(p.cost.price_kind), p.cost.usd_per_hour,
+             p.price_source.dataset, price_date(p));
   TextTable t;
   t.header = {"term", "value", "unit", "formula", "source"};
   t.right_align = {false, true, false, false, false};
   for (const auto& l : lines) t.rows.push_back({l.term, fmt::format("{:.6g}", l.value), l.unit, l.formula, l.source});
   fmt::print("{}", t.render());
-  for (const auto& w : p.warnings) fmt::print("warning [{}]: {}\n", w.code, w.message);
+  for (const auto& w : p.warnings) fmt::print("warning [{}]: {}\n", w.name(), w.message);
 }
 
 GPUPLAN_REGISTER_COMMAND(Command{
@@ -319,7 +252,36 @@ GPUPLAN_REGISTER_COMMAND(Command{
       sub.add_option("--restart-seconds", r.restart_seconds, "time to restart after a preemption")->capture_default_str();
       sub.add_option("--today", r.today, "today's date YYYY-MM-DD for staleness (default: the system clock, UTC)");
       sub.add_option("--stale-days", r.stale_after_days, "a price older than this many days is stale")->capture_default_str();
-      sub.add_option("--sort", o->sort, "cost or time")->capture_default_str();
+      sub.add_option("--deadline", o->deadline, "only plans that finish within DURATION (72h, 30d, 2w), cheapest first");
+      sub.add_option_function<double>("--budget", [&r](const double& v) { r.budget_usd = v; },
+                                      "only plans whose total is within USD, fastest first");
+      sub.add_option_function<int>("--gpus", [&r](const int& v) { r.gpus_total = v; },
+                                   "training: exactly N GPUs (a multiple of the offer's GPUs per node)");
+      sub.add_option_function<int>("--nodes", [&r](const int& v) { r.nodes_exact = v; }, "training: exactly N nodes");
+      sub.add_option_function<int>("--tp", [&r](const int& v) { r.pins.tp = v; }, "pin the tensor-parallel degree");
+      sub.add_option_function<int>("--pp", [&r](const int& v) { r.pins.pp = v; },
+                                   "pin the pipeline-parallel degree (uneven stages allowed)");
+      sub.add_option_function<int>("--dp", [&r](const int& v) { r.pins.dp = v; }, "pin the data-parallel degree");
+      sub.add_option_function<int>("--ep", [&r](const int& v) { r.pins.ep = v; }, "pin the expert-parallel degree (MoE; must divide dp)");
+      sub.add_option_function<int>("--cp", [&r](const int& v) { r.pins.cp = v; }, "context-parallel degree (only 1: not modelled)");
+      sub.add_option_function<int>("--zero", [&r](const int& v) { r.pins.zero_stage = v; }, "pin the ZeRO stage 0-3 (FSDP full shard = 3)");
+      sub.add_option_function<int>("--micro-batch", [&r](const int& v) { r.pins.micro_batch = v; },
+                                   "pin the sequences per micro-batch per GPU");
+      sub.add_option("--recompute", o->recompute, "pin activation recomputation: none, selective, full");
+      sub.add_option_function<int>("--virtual-stages", [&r](const int& v) { r.pins.virtual_stages = v; },
+                                   "interleaved pipeline chunks per GPU");
+      sub.add_option_function<double>("--mfu", [&r](const double& v) { r.mfu_override = v; },
+                                      "override: step time = model FLOP / (GPUs × peak × MFU)");
+      sub.add_option_function<double>("--goodput", [&r](const double& v) { r.goodput_override = v; },
+                                      "fixed goodput fraction instead of the failure/checkpoint model");
+      sub.add_option("--eval-fraction", r.evaluation_fraction, "evaluation pauses as a fraction of training time")
+          ->capture_default_str();
+      sub.add_option_function<double>("--failures-per-gpu-hour", [&r](const double& v) { r.failures_per_gpu_hour = v; },
+                                      "hardware failure rate (default 1.97e-5: Llama 3, Dubey et al. 2024 §3.3.4)");
+      sub.add_option("--max-price-age", o->max_price_age,
+                     "prices older than this (days, or 90d/12w) rank after fresh ones (default 90)");
+      sub.add_flag("--include-flagged", r.include_flagged, "rank flagged, undated and old prices like the others");
+      sub.add_option("--sort", o->sort, "recommended, cost or time")->capture_default_str();
       sub.add_flag("--pareto", r.pareto_only, "only plans on the cost/time Pareto front");
       sub.add_option("--limit", r.limit, "plans printed")->capture_default_str();
       sub.add_flag("--json", o->json, "print JSON (SI units: bytes, seconds, USD)");
@@ -346,9 +308,18 @@ GPUPLAN_REGISTER_COMMAND(Command{
           req.sort = PlanSort::cost;
         } else if (o->sort == "time") {
           req.sort = PlanSort::time;
+        } else if (o->sort == "recommended") {
+          req.sort = PlanSort::recommended;
         } else {
-          throw_invalid("--sort", o->sort, "cost or time");
+          throw_invalid("--sort", o->sort, "recommended, cost or time");
         }
+        if (!o->deadline.empty()) req.deadline_seconds = parse_duration_seconds(o->deadline, "--deadline");
+        if (!o->max_price_age.empty()) {
+          const std::string& a = o->max_price_age;
+          const bool bare = a.find_first_not_of("0123456789.") == std::string::npos;
+          req.max_price_age_days = parse_duration_seconds(bare ? a + "d" : a, "--max-price-age") / 86400.0;
+        }
+        if (!o->recompute.empty()) req.pins.recompute = parse_recompute(o->recompute, "--recompute");
         if (req.today.empty()) req.today = SystemClock().today();
         if (o->explain && *o->explain == 0) throw_invalid("--explain", "0", "a plan number ≥ 1");
         if (o->explain && *o->explain > req.limit) req.limit = *o->explain;

@@ -57,6 +57,14 @@ void add_model_flags(CLI::App& sub, ModelSource& src) {
   add_size_flag(sub, "--kv-heads", src.kv_heads, "with --params: key-value heads (GQA; default = heads)");
   add_size_flag(sub, "--vocab", src.vocab, "with --params: vocabulary size (default 32000)");
   add_size_flag(sub, "--intermediate", src.intermediate, "with --params: MLP intermediate size");
+  sub.add_option_function<std::string>(
+         "--mlp",
+         [&src](const std::string& v) {
+           if (v != "plain" && v != "gated") throw_invalid("--mlp", fmt::format("unknown MLP kind '{}'", v), "plain or gated");
+           src.plain_mlp = v == "plain";
+         },
+         "with --params: gated (SwiGLU, default) or plain (2-matrix GELU MLP)")
+      ->type_name("KIND");
 }
 
 }  // namespace gpuplan::cli

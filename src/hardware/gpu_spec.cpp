@@ -245,6 +245,19 @@ GpuCatalog GpuCatalog::parse_csv(std::string_view text, const std::string& sourc
     g.pcie_gen = r.integer("pcie_gen");
     g.tdp_watts = r.number("tdp_w", true);
     g.release_year = r.integer("release_year");
+    if (auto mib = r.number("usable_memory_mib", true)) g.usable_memory_bytes = *mib * 1048576.0;
+    g.nvlink_domain_gpus = r.integer("nvlink_domain_gpus");
+    if (g.nvlink_domain_gpus && g.gpu_link_bytes_per_s <= 0)
+      throw_invalid(r.where_col("nvlink_domain_gpus"), "a link domain without a GPU-to-GPU link bandwidth",
+                    "an empty cell, or interconnect_bw_gbps > 0");
+    {
+      const std::string u = r.text("unified_memory");
+      if (u == "yes") {
+        g.unified_memory = true;
+      } else if (!u.empty() && u != "no") {
+        throw_invalid(r.where_col("unified_memory"), "'" + u + "'", "yes, no or empty");
+      }
+    }
     g.source_ids = r.text("source_ids");
     g.uncertain_cells = r.text("uncertain_cells");
 

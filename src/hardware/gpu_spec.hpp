@@ -43,6 +43,18 @@ struct GpuSpec {
   std::optional<int> pcie_gen;
   std::optional<double> tdp_watts;
   std::optional<int> release_year;
+  /// Memory the driver reports (nvidia-smi "Memory-Usage" total, MiB × 2^20), bytes: an "80 GB" H100 shows
+  /// 81,559 MiB = 85.52e9 bytes. nullopt when no published driver total is in the sources (column
+  /// `usable_memory_mib`, each figure cited in gpus.SOURCES.md). What frameworks can allocate is this minus the
+  /// CUDA context (a few hundred MiB), which the sizing layer's reserve covers.
+  std::optional<double> usable_memory_bytes;
+  /// How many GPUs share the `gpu_link_bytes_per_s` link as one all-to-all domain (column `nvlink_domain_gpus`):
+  /// 2 for NVLink bridges on PCIe cards (consumer / workstation: a bridge joins a pair), 8 for HGX/DGX
+  /// baseboards, 72 for NVL72 racks. nullopt = no GPU link, or its domain is not stated in the sources.
+  std::optional<int> nvlink_domain_gpus;
+  /// CPU and GPU share one memory pool (GB10 / DGX Spark, GH200-style superchips counted here only when the GPU
+  /// has no memory of its own): memory_bytes is the whole pool, which the OS and the CPU side also use.
+  bool unified_memory = false;
   std::string source_ids;       ///< keys into gpus.SOURCES.md
   std::string uncertain_cells;  ///< cells that have a single or conflicting source
 
@@ -54,6 +66,16 @@ struct GpuSpec {
   bool is_hbm() const;                ///< memory_type starts with "HBM" (case-insensitive)
   bool has_gpu_link() const { return gpu_link_bytes_per_s > 0; }
   bool supports(Dtype d) const { return dense_flops(d).has_value(); }
+  /// Capacity a fit should use: the driver-reported total when known, else the marketed memory_bytes.
+  double fit_memory_bytes() const { return usable_memory_bytes.value_or(memory_bytes); }
+  /// True when `gpus` GPUs of one node all sit in one GPU-link (NVLink) domain, so TP/EP collectives among
+  /// them run over the link; false means they run over PCIe (e.g. 4 RTX 3090s: the bridge joins only pairs).
+  /// Without a domain figure: a link with "bridge" in `interconnect` spans 2, any other link 8.
+  bool gpu_link_spans(int gpus) const {
+    if (!has_gpu_link() || gpus < 1) return false;
+    const int domain = nvlink_domain_gpus.value_or(interconnect.find("bridge") != std::string::npos ? 2 : 8);
+    return gpus <= domain;
+  }
 };
 
 /// A provider's GPU name reduced for matching (see GpuCatalog::try_find).
@@ -99,7 +121,8 @@ class GpuCatalog {
   /// interconnect_bw_gbps (columns required; an empty cell = not published, stored as 0).
   /// Optional numeric cells (empty = unknown): memory_bw_gbps (> 0), interconnect_bw_gbps (>= 0),
   /// *_tflops / int8_tops (> 0), pcie_gen and release_year (integers), tdp_w (> 0).
-  /// Optional column `aliases` (';'-separated).
+  /// Optional column `aliases` (';'-separated). Optional columns `usable_memory_mib` (> 0, driver total),
+  /// `nvlink_domain_gpus` (positive integer; only with interconnect_bw_gbps > 0) and `unified_memory` (yes/no/empty).
   /// Errors read "SOURCE:LINE: column X: ..." (kind invalid_input); also for a duplicate name.
   static GpuCatalog parse_csv(std::string_view text, const std::string& source);
   /// Reads a gpus.csv file (for --gpus-file).

@@ -147,13 +147,6 @@ class Fields {
   std::string prefix_;
 };
 
-const std::vector<std::string>& decoder_types() {
-  static const std::vector<std::string> kTypes = {
-      "bloom", "deepseek_v2", "deepseek_v3", "falcon", "gemma", "gemma2", "gemma3", "gemma3_text", "gpt2",
-      "gpt_oss", "llama", "llama4", "llama4_text", "mamba", "mistral", "mixtral", "opt", "phi3", "qwen2",
-      "qwen2_moe", "qwen3", "qwen3_moe"};
-  return kTypes;
-}
 
 std::string dtype_of(const Fields& f) {
   std::string d = f.opt_string("torch_dtype");
@@ -185,6 +178,8 @@ void read_common_decoder(const Fields& f, ModelArch& a, bool tie_default) {
   a.max_position_embeddings = f.opt_pos("max_position_embeddings").value_or(0);
   a.tied_embeddings = f.opt_bool("tie_word_embeddings", tie_default);
   a.torch_dtype = dtype_of(f);
+  a.hidden_act = f.opt_string("hidden_act");
+  if (a.hidden_act.empty()) a.hidden_act = f.opt_string("hidden_activation");  // Gemma
 }
 
 void set_all_layers_sliding(ModelArch& a, std::int64_t window) {
@@ -313,7 +308,7 @@ void parse_qwen2(const Fields& f, ModelArch& a) {
   qwen_sliding(f, a);
 }
 
-void parse_qwen2_moe(const Fields& f, ModelArch& a, ParamBreakdown& extra) {
+void parse_qwen2_moe(const Fields& f, ModelArch& a) {
   parse_qwen2(f, a);
   MoeSpec m;
   m.num_routed_experts = f.req_pos("num_experts");
@@ -325,7 +320,7 @@ void parse_qwen2_moe(const Fields& f, ModelArch& a, ParamBreakdown& extra) {
   }
   m.num_moe_layers = qwen_moe_layers(f, a.num_layers);
   a.moe = m;
-  if (m.num_shared_experts > 0) extra.router += m.num_moe_layers * a.hidden_size;  // shared_expert_gate: Linear(h, 1)
+  a.moe->shared_expert_gate = m.num_shared_experts > 0;  // shared_expert_gate: Linear(h, 1) per MoE layer
 }
 
 void parse_qwen3(const Fields& f, ModelArch& a) {
@@ -353,6 +348,7 @@ void parse_gemma(const Fields& f, ModelArch& a, int generation) {
   read_common_decoder(f, a, true);
   a.intermediate_size = f.req_pos("intermediate_size");
   a.attention_bias = a.attention_output_bias = f.opt_bool("attention_bias", false);
+  a.norm_kind = NormKind::gemma_rms_norm;
   if (generation >= 2) a.norms_per_layer = 4;
   if (generation >= 3) a.qk_norm = true;
   if (read_layer_types(f, a) || generation < 2) return;
@@ -400,6 +396,8 @@ void parse_falcon(const Fields& f, ModelArch& a) {
   const bool bias = f.opt_bool("bias", false);
   a.attention_bias = a.attention_output_bias = a.mlp_bias = bias;
   a.norm_bias = true;
+  a.norm_kind = NormKind::layer_norm;
+  a.hidden_act = f.opt_string("activation", "gelu");
   a.parallel_attention = parallel;
   if (new_arch) {
     a.norms_per_layer = f.opt_pos("num_ln_in_parallel_attn").value_or(2);
@@ -431,6 +429,8 @@ void parse_gpt2(const Fields& f, ModelArch& a) {
   a.gated_mlp = false;
   a.attention_bias = a.attention_output_bias = a.mlp_bias = true;
   a.norm_bias = true;
+  a.norm_kind = NormKind::layer_norm;
+  a.hidden_act = f.opt_string("activation_function", "gelu_new");
   a.tied_embeddings = f.opt_bool("tie_word_embeddings", true);
   a.torch_dtype = dtype_of(f);
 }
@@ -439,7 +439,7 @@ void parse_gpt2(const Fields& f, ModelArch& a) {
 /// (OPTLearnedPositionalEmbedding offset 2), project_in/out p·h each when p != h, q/k/v/o with bias
 /// (enable_bias), fc1/fc2 (ffn_dim) with bias, two LayerNorms per layer, a final LayerNorm when
 /// do_layer_norm_before and not _remove_final_layer_norm; lm_head V·p tied.
-void parse_opt(const Fields& f, ModelArch& a, ParamBreakdown& extra) {
+void parse_opt(const Fields& f, ModelArch& a) {
   a.hidden_size = f.req_pos("hidden_size");
   a.num_layers = f.req_pos("num_hidden_layers");
   a.num_attention_heads = f.req_pos("num_attention_heads");
@@ -457,15 +457,26 @@ void parse_opt(const Fields& f, ModelArch& a, ParamBreakdown& extra) {
   const bool bias = f.opt_bool("enable_bias", true);
   a.attention_bias = a.attention_output_bias = a.mlp_bias = bias;
   a.norm_bias = f.opt_bool("layer_norm_elementwise_affine", true);
+  a.norm_kind = a.norm_bias ? NormKind::layer_norm : NormKind::non_parametric;
+  a.hidden_act = f.opt_string("activation_function", "relu");
   a.final_norm = f.opt_bool("do_layer_norm_before", true) && !f.opt_bool("_remove_final_layer_norm", false);
   a.tied_embeddings = f.opt_bool("tie_word_embeddings", true);
   a.torch_dtype = dtype_of(f);
   const std::int64_t proj = f.opt_pos("word_embed_proj_dim").value_or(a.hidden_size);
   if (proj != a.hidden_size) {
-    // Token table and head are V·p, not V·h: correct the generic V·h terms, add project_in/out.
-    extra.embeddings += a.vocab_size * (proj - a.hidden_size);
-    if (!a.tied_embeddings) extra.head += a.vocab_size * (proj - a.hidden_size);
-    extra.other += 2 * proj * a.hidden_size;
+    // Token table and head are V·p, not V·h; project_in p→h and project_out h→p (no bias).
+    a.embedding_width = proj;
+    LinearFamily in;
+    in.name = "project_in";
+    in.role = LinearRole::projection;
+    in.bucket = ParamBucket::other;
+    in.d_in = proj;
+    in.d_out = a.hidden_size;
+    LinearFamily out = in;
+    out.name = "project_out";
+    std::swap(out.d_in, out.d_out);
+    a.extra_linears.push_back(in);
+    a.extra_linears.push_back(out);
     a.notes.push_back(fmt::format("word_embed_proj_dim {} != hidden_size: project_in/out counted in other", proj));
   }
 }
@@ -473,7 +484,7 @@ void parse_opt(const Fields& f, ModelArch& a, ParamBreakdown& extra) {
 /// BLOOM (modeling_bloom.py): word_embeddings V·h + word_embeddings_layernorm 2h; per layer
 /// input_layernorm, query_key_value h·3h + 3h, dense h·h + h, post_attention_layernorm, dense_h_to_4h h·4h + 4h,
 /// dense_4h_to_h 4h·h + h; ln_f; ALiBi (no position parameters); lm_head tied.
-void parse_bloom(const Fields& f, ModelArch& a, ParamBreakdown& extra) {
+void parse_bloom(const Fields& f, ModelArch& a) {
   a.hidden_size = f.req_pos_any({"n_embed", "hidden_size"});
   a.num_layers = f.req_pos_any({"n_layer", "num_hidden_layers"});
   a.num_attention_heads = f.req_pos_any({"n_head", "num_attention_heads"});
@@ -492,7 +503,9 @@ void parse_bloom(const Fields& f, ModelArch& a, ParamBreakdown& extra) {
   a.torch_dtype = dtype_of(f);
   a.max_position_embeddings = f.opt_pos("seq_length").value_or(0);
   if (a.max_position_embeddings == 0) a.notes.push_back("ALiBi: the config states no context length (unknown)");
-  extra.norms += 2 * a.hidden_size;  // word_embeddings_layernorm
+  a.norm_kind = NormKind::layer_norm;
+  a.hidden_act = "gelu";
+  a.extra_tensors.push_back({"word_embeddings_layernorm", ParamBucket::norms, 2 * a.hidden_size, 1});
 }
 
 /// DeepSeek-V2/V3: MLA attention, first_k_dense_replace dense layers (intermediate_size), then MoE layers
@@ -536,7 +549,7 @@ void parse_deepseek(const Fields& f, ModelArch& a) {
 /// gpt-oss (modeling_gpt_oss.py): q/k/v/o with bias, per-head attention sinks (H per layer), every layer
 /// MoE: experts gate_up_proj h·2I + 2I bias, down_proj I·h + h bias; router h·E + E; layer_types for
 /// sliding/full attention; untied head.
-void parse_gpt_oss(const Fields& f, ModelArch& a, ParamBreakdown& extra) {
+void parse_gpt_oss(const Fields& f, ModelArch& a) {
   read_common_decoder(f, a, false);
   a.intermediate_size = f.req_pos("intermediate_size");
   a.attention_bias = a.attention_output_bias = f.opt_bool("attention_bias", true);
@@ -548,7 +561,7 @@ void parse_gpt_oss(const Fields& f, ModelArch& a, ParamBreakdown& extra) {
   m.router_bias = true;
   m.expert_bias = true;
   a.moe = m;
-  extra.attention += a.num_layers * a.num_attention_heads;  // sinks
+  a.extra_tensors.push_back({"self_attn.sinks", ParamBucket::attention, a.num_attention_heads, a.num_layers});
   if (!read_layer_types(f, a)) {
     if (auto w = f.opt_pos("sliding_window")) {
       a.sliding_window = *w;
@@ -597,11 +610,40 @@ void parse_llama4_text(const Fields& f, ModelArch& a) {
   }
 }
 
+/// Appends one family-specific matrix (geometry.hpp) to the arch.
+void add_linear(ModelArch& a, std::string name, std::string target, LinearRole role, ParamBucket bucket, std::int64_t d_in,
+                std::int64_t d_out, std::int64_t layers, bool bias) {
+  LinearFamily l;
+  l.name = std::move(name);
+  l.lora_target = std::move(target);
+  l.role = role;
+  l.bucket = bucket;
+  l.d_in = d_in;
+  l.d_out = d_out;
+  l.layers = layers;
+  l.bias = bias;
+  a.extra_linears.push_back(std::move(l));
+}
+
+/// Mamba-1 mixer (modeling_mamba.py MambaMixer) in `layers` blocks, counted in `other`: in_proj h·2I (+2I bias),
+/// conv1d I·k (+I bias), x_proj I·(R + 2N), dt_proj R·I + I, A_log I·N, D I, out_proj I·h (+h bias).
+void add_mamba1_mixer(ModelArch& a, std::int64_t layers, std::int64_t h, std::int64_t I, std::int64_t N, std::int64_t R,
+                      std::int64_t conv_kernel, bool bias, bool conv_bias, const std::string& prefix) {
+  const auto S = LinearRole::ssm;
+  const auto O = ParamBucket::other;
+  add_linear(a, prefix + "in_proj", "", S, O, h, 2 * I, layers, bias);
+  add_linear(a, prefix + "x_proj", "", S, O, I, R + 2 * N, layers, false);
+  add_linear(a, prefix + "dt_proj", "", S, O, R, I, layers, true);
+  add_linear(a, prefix + "out_proj", "", S, O, I, h, layers, bias);
+  a.extra_tensors.push_back({prefix + "conv1d", O, I * conv_kernel + (conv_bias ? I : 0), layers});
+  a.extra_tensors.push_back({prefix + "A_log+D", O, I * N + I, layers});
+}
+
 /// Mamba (modeling_mamba.py MambaMixer), I = intermediate_size, N = state_size, R = time_step_rank:
 /// in_proj h·2I (+2I bias), conv1d I·k (+I bias), x_proj I·(R + 2N), dt_proj R·I + I, A_log I·N, D I,
 /// out_proj I·h (+h bias); one RMSNorm h per layer, norm_f h; embeddings V·h, lm_head tied.
 /// Mixer parameters are counted in `other`.
-void parse_mamba(const Fields& f, ModelArch& a, ParamBreakdown& extra) {
+void parse_mamba(const Fields& f, ModelArch& a) {
   a.family = ModelFamily::state_space;
   a.position_encoding = PositionEncoding::none;
   a.hidden_size = f.req_pos("hidden_size");
@@ -625,9 +667,275 @@ void parse_mamba(const Fields& f, ModelArch& a, ParamBreakdown& extra) {
   const std::int64_t h = a.hidden_size, I = a.intermediate_size, N = s.state_size, R = s.time_step_rank;
   const bool bias = f.opt_bool("use_bias", false);
   const bool conv_bias = f.opt_bool("use_conv_bias", true);
-  std::int64_t mixer = h * 2 * I + (bias ? 2 * I : 0) + I * s.conv_kernel + (conv_bias ? I : 0) + I * (R + 2 * N) +
-                       R * I + I + I * N + I + I * h + (bias ? h : 0);
-  extra.other += a.num_layers * mixer;
+  a.attention_layers = 0;
+  a.dense_mlp_layers = 0;
+  add_mamba1_mixer(a, a.num_layers, h, I, N, R, s.conv_kernel, bias, conv_bias, "mixer.");
+}
+
+// ---- families added with the layer geometry (geometry.hpp) --------------------------------------
+
+/// head_dim = hidden / heads, or an error naming `heads_key` when it does not divide.
+std::int64_t even_head_dim(const Fields& f, const ModelArch& a, std::string_view heads_key) {
+  if (a.hidden_size % a.num_attention_heads != 0) {
+    throw_invalid(f.where(heads_key), "hidden size is not a multiple of the head count", "heads dividing the hidden size");
+  }
+  return a.hidden_size / a.num_attention_heads;
+}
+
+void require_kv_divides(const Fields& f, const ModelArch& a, std::string_view key) {
+  if (a.num_attention_heads % a.num_kv_heads != 0) {
+    throw_invalid(f.where(key), fmt::format("{} KV heads do not divide {} attention heads", a.num_kv_heads, a.num_attention_heads),
+                  "a divisor of the attention head count");
+  }
+}
+
+void set_layer_norm(ModelArch& a, bool bias) {
+  a.norm_bias = bias;
+  a.norm_kind = bias ? NormKind::layer_norm : NormKind::layer_norm_no_bias;
+}
+
+/// GPT-NeoX / Pythia (modeling_gpt_neox.py): embed_in V·h; per layer input_layernorm and post_attention_layernorm
+/// (LayerNorm 2h each), attention.query_key_value h→3h and attention.dense h→h (biases when attention_bias, default
+/// true), mlp dense_h_to_4h h→I and dense_4h_to_h I→h with biases; final_layer_norm; embed_out V·h (untied by default).
+/// use_parallel_residual (default true): attention and MLP read the same input.
+void parse_gpt_neox(const Fields& f, ModelArch& a) {
+  read_common_decoder(f, a, false);
+  a.intermediate_size = f.req_pos("intermediate_size");
+  a.gated_mlp = false;
+  a.attention_bias = a.attention_output_bias = f.opt_bool("attention_bias", true);
+  a.mlp_bias = true;
+  set_layer_norm(a, true);
+  a.parallel_attention = f.opt_bool("use_parallel_residual", true);
+  if (a.hidden_act.empty()) a.hidden_act = "gelu";
+}
+
+/// Phi-1/1.5/2 (modeling_phi.py): q/k/v/dense with biases, one input_layernorm (LayerNorm 2h) per layer shared by the
+/// parallel attention and MLP, fc1 h→I and fc2 I→h with biases (gelu_new), final_layernorm, lm_head V·h WITH a bias V;
+/// qk_layernorm (when set) = LayerNorm(head_dim) on q and k: 4·head_dim per layer.
+void parse_phi(const Fields& f, ModelArch& a) {
+  read_common_decoder(f, a, false);
+  a.intermediate_size = f.req_pos("intermediate_size");
+  a.gated_mlp = false;
+  a.attention_bias = a.attention_output_bias = a.mlp_bias = true;
+  set_layer_norm(a, true);
+  a.norms_per_layer = 1;
+  a.parallel_attention = true;
+  a.lm_head_bias = true;
+  if (a.hidden_act.empty()) a.hidden_act = "gelu_new";
+  if (f.opt_bool("qk_layernorm", false)) {
+    a.extra_tensors.push_back({"self_attn.q_layernorm+k_layernorm", ParamBucket::norms, 4 * a.head_dim, a.num_layers});
+  }
+}
+
+/// StarCoder / SantaCoder (modeling_gpt_bigcode.py): wte V·h, wpe n_positions·h; per layer ln_1, attn.c_attn h→(h + 2·d)
+/// with multi_query (default true; else h→3h) + bias, attn.c_proj h→h + bias, ln_2, mlp.c_fc h→n_inner + bias, mlp.c_proj
+/// n_inner→h + bias; ln_f; lm_head tied.
+void parse_gpt_bigcode(const Fields& f, ModelArch& a) {
+  a.hidden_size = f.req_pos_any({"n_embd", "hidden_size"});
+  a.num_layers = f.req_pos_any({"n_layer", "num_hidden_layers"});
+  a.num_attention_heads = f.req_pos_any({"n_head", "num_attention_heads"});
+  a.head_dim = even_head_dim(f, a, "n_head");
+  a.num_kv_heads = f.opt_bool("multi_query", true) ? 1 : a.num_attention_heads;
+  a.vocab_size = f.req_pos("vocab_size");
+  a.intermediate_size = f.opt_pos("n_inner").value_or(4 * a.hidden_size);
+  a.max_position_embeddings = f.req_pos_any({"n_positions", "max_position_embeddings"});
+  a.learned_positions = a.max_position_embeddings;
+  a.position_encoding = PositionEncoding::learned;
+  a.gated_mlp = false;
+  a.attention_bias = a.attention_output_bias = a.mlp_bias = true;
+  set_layer_norm(a, true);
+  a.hidden_act = f.opt_string("activation_function", "gelu_pytorch_tanh");
+  a.tied_embeddings = f.opt_bool("tie_word_embeddings", true);
+  a.torch_dtype = dtype_of(f);
+}
+
+/// StarCoder2 (modeling_starcoder2.py): GQA q/k/v/o and mlp c_fc h→I / c_proj I→h, all with biases when use_bias
+/// (default true); LayerNorm with bias (2 per layer + final); RoPE; sliding_window on every layer; tie_word_embeddings
+/// default true (PretrainedConfig).
+void parse_starcoder2(const Fields& f, ModelArch& a) {
+  read_common_decoder(f, a, true);
+  a.intermediate_size = f.req_pos("intermediate_size");
+  a.gated_mlp = false;
+  a.attention_bias = a.attention_output_bias = a.mlp_bias = f.opt_bool("use_bias", true);
+  set_layer_norm(a, true);
+  if (a.hidden_act.empty()) a.hidden_act = "gelu_pytorch_tanh";
+  if (!read_layer_types(f, a)) {
+    if (auto w = f.opt_pos("sliding_window")) set_all_layers_sliding(a, *w);
+  }
+}
+
+/// MPT (transformers modeling_mpt.py): wte V·d_model; per layer norm_1, attn.Wqkv h→3h, attn.out_proj h→h, norm_2,
+/// ffn.up_proj h→expansion_ratio·h, ffn.down_proj back (no biases when no_bias, default true; MptBlock drops the
+/// LayerNorm biases too); norm_f; ALiBi (attn_config.alibi) so no position table; lm_head tied.
+void parse_mpt(const Fields& f, ModelArch& a) {
+  a.hidden_size = f.req_pos_any({"d_model", "hidden_size"});
+  a.num_layers = f.req_pos_any({"n_layers", "num_hidden_layers"});
+  a.num_attention_heads = f.req_pos_any({"n_heads", "num_attention_heads"});
+  a.head_dim = even_head_dim(f, a, "n_heads");
+  a.num_kv_heads = a.num_attention_heads;
+  if (auto attn = f.object("attn_config")) {
+    if (auto kv = attn->opt_pos("kv_n_heads")) a.num_kv_heads = *kv;
+    require_kv_divides(*attn, a, "kv_n_heads");
+    a.position_encoding = attn->opt_bool("alibi", true) ? PositionEncoding::alibi : PositionEncoding::rope;
+  } else {
+    a.position_encoding = PositionEncoding::alibi;
+  }
+  if (a.position_encoding == PositionEncoding::rope) {
+    throw_invalid(f.where("attn_config"), "attn_config.alibi false (learned or rotary positions) is not counted", "alibi true");
+  }
+  a.vocab_size = f.req_pos("vocab_size");
+  a.intermediate_size = f.opt_pos("expansion_ratio").value_or(4) * a.hidden_size;
+  a.max_position_embeddings = f.opt_pos_any({"max_seq_len", "max_position_embeddings"}).value_or(0);
+  const bool bias = !f.opt_bool("no_bias", true);
+  a.attention_bias = a.attention_output_bias = a.mlp_bias = bias;
+  set_layer_norm(a, bias);
+  a.gated_mlp = false;
+  a.hidden_act = "gelu";
+  a.tied_embeddings = true;
+  a.torch_dtype = dtype_of(f);
+}
+
+/// OLMo (modeling_olmo.py): SwiGLU, no biases, OlmoLayerNorm without any parameters (2 per layer + final: 0 params).
+/// OLMo 2 / OLMo 3 (modeling_olmo2.py / olmo3): post_attention_layernorm and post_feedforward_layernorm (RMSNorm h),
+/// q_norm RMSNorm(H·d) and k_norm RMSNorm(K·d) over the full projection width, final RMSNorm; OLMo 3 adds layer_types.
+void parse_olmo(const Fields& f, ModelArch& a, int generation) {
+  read_common_decoder(f, a, false);
+  a.intermediate_size = f.req_pos("intermediate_size");
+  a.attention_bias = a.attention_output_bias = f.opt_bool("attention_bias", false);
+  if (generation == 1) {
+    a.norm_kind = NormKind::non_parametric;
+  } else {
+    a.qk_norm_full_width = true;
+    read_layer_types(f, a);
+  }
+}
+
+/// SmolLM3 (modeling_smollm3.py): the llama layer; no_rope_layers only switch RoPE off per layer (no parameters);
+/// tie_word_embeddings default true.
+void parse_smollm3(const Fields& f, ModelArch& a) {
+  read_common_decoder(f, a, true);
+  a.intermediate_size = f.req_pos("intermediate_size");
+  a.attention_bias = a.attention_output_bias = f.opt_bool("attention_bias", false);
+  a.mlp_bias = f.opt_bool("mlp_bias", false);
+  read_layer_types(f, a);
+}
+
+/// BERT encoder (modeling_bert.py BertModel, with its pooler; no masked-LM head): word_embeddings V·h,
+/// position_embeddings P·h, token_type_embeddings T·h, embeddings LayerNorm 2h; per layer q/k/v and attention.output
+/// dense h→h with biases, attention LayerNorm 2h, intermediate h→I + I, output I→h + h, output LayerNorm 2h;
+/// pooler dense h→h + h. No final norm, no causal KV cache.
+void parse_bert(const Fields& f, ModelArch& a) {
+  a.family = ModelFamily::encoder;
+  a.hidden_size = f.req_pos("hidden_size");
+  a.num_layers = f.req_pos("num_hidden_layers");
+  a.num_attention_heads = f.req_pos("num_attention_heads");
+  a.num_kv_heads = a.num_attention_heads;
+  a.head_dim = even_head_dim(f, a, "num_attention_heads");
+  a.vocab_size = f.req_pos("vocab_size");
+  a.intermediate_size = f.req_pos("intermediate_size");
+  a.max_position_embeddings = f.req_pos("max_position_embeddings");
+  a.learned_positions = a.max_position_embeddings;
+  a.position_encoding = PositionEncoding::learned;
+  a.gated_mlp = false;
+  a.attention_bias = a.attention_output_bias = a.mlp_bias = true;
+  set_layer_norm(a, true);
+  a.final_norm = false;
+  a.has_lm_head = false;
+  a.kv_cache_layers = 0;
+  a.hidden_act = f.opt_string("hidden_act", "gelu");
+  a.torch_dtype = dtype_of(f);
+  const std::int64_t types = f.opt_pos("type_vocab_size").value_or(2);
+  a.extra_tensors.push_back({"embeddings.token_type_embeddings", ParamBucket::embeddings, types * a.hidden_size, 1});
+  a.extra_tensors.push_back({"embeddings.LayerNorm", ParamBucket::norms, 2 * a.hidden_size, 1});
+  add_linear(a, "pooler.dense", "", LinearRole::projection, ParamBucket::other, a.hidden_size, a.hidden_size, 1, true);
+  a.notes.push_back("BertModel with its pooler; the masked-LM head (cls.predictions) is not counted");
+}
+
+/// T5 / Flan-T5 (modeling_t5.py T5ForConditionalGeneration): shared V·d_model; encoder blocks: SelfAttention q/k/v/o
+/// (d_model→H·d_kv, no bias), layer_norm (T5LayerNorm: weight only), DenseReluDense wi (or wi_0 + wi_1 for
+/// "gated-gelu") d_model→d_ff and wo d_ff→d_model, layer_norm; decoder blocks add EncDecAttention q/k/v/o and a third
+/// layer_norm; relative_attention_bias (num_buckets·H) in the first block of each stack; final_layer_norm per stack;
+/// lm_head V·d_model unless tie_word_embeddings (default true).
+void parse_t5(const Fields& f, ModelArch& a) {
+  a.family = ModelFamily::encoder_decoder;
+  a.hidden_size = f.req_pos("d_model");
+  const std::int64_t enc = f.req_pos("num_layers");
+  const std::int64_t dec = f.opt_pos("num_decoder_layers").value_or(enc);
+  a.num_layers = enc + dec;
+  a.num_attention_heads = a.num_kv_heads = f.req_pos("num_heads");
+  a.head_dim = f.req_pos("d_kv");
+  a.vocab_size = f.req_pos("vocab_size");
+  a.intermediate_size = f.req_pos("d_ff");
+  a.position_encoding = PositionEncoding::none;
+  const std::string proj = f.opt_string("feed_forward_proj", "relu");
+  if (proj == "relu") {
+    a.gated_mlp = false;
+    a.hidden_act = "relu";
+  } else if (proj == "gated-gelu") {
+    a.gated_mlp = true;
+    a.hidden_act = "gelu_new";
+  } else {
+    throw_invalid(f.where("feed_forward_proj"), fmt::format("'{}' not supported by the parameter counter", proj), "relu or gated-gelu");
+  }
+  a.tied_embeddings = f.opt_bool("tie_word_embeddings", true);
+  a.torch_dtype = dtype_of(f);
+  a.kv_cache_layers = dec;
+  const std::int64_t h = a.hidden_size, inner = a.num_attention_heads * a.head_dim;
+  const auto A = LinearRole::attention;
+  const auto B = ParamBucket::attention;
+  add_linear(a, "decoder.EncDecAttention.q", "q", A, B, h, inner, dec, false);
+  add_linear(a, "decoder.EncDecAttention.k", "k", A, B, h, inner, dec, false);
+  add_linear(a, "decoder.EncDecAttention.v", "v", A, B, h, inner, dec, false);
+  add_linear(a, "decoder.EncDecAttention.o", "o", A, B, inner, h, dec, false);
+  a.extra_tensors.push_back({"decoder.cross_attention_layer_norm", ParamBucket::norms, h, dec});
+  a.extra_tensors.push_back({"decoder.final_layer_norm", ParamBucket::norms, h, 1});
+  const std::int64_t buckets = f.opt_pos("relative_attention_num_buckets").value_or(32);
+  a.extra_tensors.push_back({"relative_attention_bias", B, buckets * a.num_attention_heads, 2});
+  a.notes.push_back(fmt::format("encoder-decoder: {} encoder + {} decoder blocks in num_layers; cross-attention KV cache not counted "
+                                "in kv_cache_layers", enc, dec));
+}
+
+/// Jamba (modeling_jamba.py): block i has attention when i % attn_layer_period == attn_layer_offset, else a Mamba-1
+/// mixer (in_proj/out_proj bias mamba_proj_bias, conv bias mamba_conv_bias, dt_proj bias, dt/B/C RMSNorms R + 2N);
+/// MoE feed-forward (num_experts of width intermediate_size, router h·E, no bias) when
+/// i % expert_layer_period == expert_layer_offset, else a dense SwiGLU MLP; input_layernorm + pre_ff_layernorm per block;
+/// final_layernorm; untied head.
+void parse_jamba(const Fields& f, ModelArch& a) {
+  read_common_decoder(f, a, false);
+  a.intermediate_size = f.req_pos("intermediate_size");
+  const std::int64_t L = a.num_layers, h = a.hidden_size;
+  const std::int64_t ap = f.opt_pos("attn_layer_period").value_or(8), ao = f.opt_nonneg("attn_layer_offset", 4);
+  const std::int64_t ep = f.opt_pos("expert_layer_period").value_or(2), eo = f.opt_nonneg("expert_layer_offset", 1);
+  std::int64_t attn = 0, moe = 0;
+  for (std::int64_t i = 0; i < L; ++i) {
+    attn += i % ap == ao ? 1 : 0;
+    moe += i % ep == eo ? 1 : 0;
+  }
+  a.attention_layers = attn;
+  MoeSpec m;
+  m.num_routed_experts = f.opt_pos("num_experts").value_or(16);
+  m.experts_per_token = f.opt_pos("num_experts_per_tok").value_or(2);
+  m.expert_intermediate_size = a.intermediate_size;
+  m.num_moe_layers = moe;
+  if (m.experts_per_token > m.num_routed_experts) {
+    throw_invalid(f.where("num_experts_per_tok"), "more experts per token than experts", "at most num_experts");
+  }
+  if (moe > 0) a.moe = m;
+  const std::int64_t N = f.opt_pos("mamba_d_state").value_or(16);
+  const std::int64_t k = f.opt_pos("mamba_d_conv").value_or(4);
+  const std::int64_t I = f.opt_pos("mamba_expand").value_or(2) * h;
+  const json* r = f.get("mamba_dt_rank");
+  const std::int64_t R = (!r || (r->is_string() && r->get<std::string>() == "auto")) ? (h + 15) / 16 : f.req_pos("mamba_dt_rank");
+  const std::int64_t ssm = L - attn;
+  SsmSpec s;
+  s.state_size = N;
+  s.conv_kernel = k;
+  s.expand = I / h;
+  s.time_step_rank = R;
+  a.ssm = s;
+  add_mamba1_mixer(a, ssm, h, I, N, R, k, f.opt_bool("mamba_proj_bias", false), f.opt_bool("mamba_conv_bias", true), "mamba.");
+  a.extra_tensors.push_back({"mamba.dt_layernorm+b_layernorm+c_layernorm", ParamBucket::norms, R + 2 * N, ssm});
+  a.notes.push_back(fmt::format("hybrid: {} attention blocks and {} Mamba blocks; {} MoE feed-forwards", attn, ssm, moe));
 }
 
 // ---- diffusion ----------------------------------------------------------------------------------
@@ -793,6 +1101,86 @@ void parse_flux(const Fields& f, ModelArch& a, ParamBreakdown& p) {
   if (f.has("quantization_config")) a.notes.push_back("config carries a quantization_config; the count is of the unquantized model");
 }
 
+/// One row per config.json model_type: the reader that fills the ModelArch. Parameters outside the layer geometry
+/// (vision towers) go to `outside`. Sorted by model_type; supported_model_types() lists it.
+struct FamilyReader {
+  const char* model_type;
+  void (*read)(const Fields& root, ModelArch& a, ParamBreakdown& outside);
+};
+
+/// Multimodal wrappers (gemma3, llama4): the text model under text_config, a generic ViT count for vision_config.
+void read_nested_text(const Fields& root, ModelArch& a, ParamBreakdown& outside, const char* family,
+                      void (*text)(const Fields&, ModelArch&), const char* vision_note, const char* missing_note) {
+  auto t = root.object("text_config");
+  if (!t) throw_invalid(root.where("text_config"), "missing field", fmt::format("a JSON object ({} text config)", family));
+  text(*t, a);
+  if (a.torch_dtype.empty()) a.torch_dtype = dtype_of(root);
+  if (auto vision = root.object("vision_config")) {
+    outside.other += count_vision_tower(*vision, a.hidden_size);
+    a.notes.push_back(vision_note);
+  } else if (missing_note != nullptr) {
+    a.notes.push_back(missing_note);
+  }
+}
+
+void gemma1(const Fields& f, ModelArch& a) { parse_gemma(f, a, 1); }
+void gemma2(const Fields& f, ModelArch& a) { parse_gemma(f, a, 2); }
+void gemma3(const Fields& f, ModelArch& a) { parse_gemma(f, a, 3); }
+
+template <void (*F)(const Fields&, ModelArch&)>
+void plain(const Fields& f, ModelArch& a, ParamBreakdown&) {
+  F(f, a);
+}
+
+const std::vector<FamilyReader>& family_readers() {
+  static const std::vector<FamilyReader> kReaders = {
+      {"bert", plain<parse_bert>},
+      {"bloom", plain<parse_bloom>},
+      {"deepseek_v2", plain<parse_deepseek>},
+      {"deepseek_v3", plain<parse_deepseek>},
+      {"falcon", plain<parse_falcon>},
+      {"gemma", plain<gemma1>},
+      {"gemma2", plain<gemma2>},
+      {"gemma3",
+       [](const Fields& f, ModelArch& a, ParamBreakdown& o) {
+         read_nested_text(f, a, o, "Gemma 3", gemma3, "vision tower (vision_config) + projector counted in other (generic ViT formula)",
+                          nullptr);
+       }},
+      {"gemma3_text", plain<gemma3>},
+      {"gpt2", plain<parse_gpt2>},
+      {"gpt_bigcode", plain<parse_gpt_bigcode>},
+      {"gpt_neox", plain<parse_gpt_neox>},
+      {"gpt_oss", plain<parse_gpt_oss>},
+      {"jamba", plain<parse_jamba>},
+      {"llama", plain<parse_llama>},
+      {"llama4",
+       [](const Fields& f, ModelArch& a, ParamBreakdown& o) {
+         read_nested_text(f, a, o, "Llama 4", parse_llama4_text,
+                          "vision tower (vision_config) + projector counted in other (generic ViT formula; approximate for Llama 4's adapter)",
+                          "the config has no vision_config: the vision tower of the published checkpoint is not counted");
+       }},
+      {"llama4_text", plain<parse_llama4_text>},
+      {"mamba", plain<parse_mamba>},
+      {"mistral", plain<parse_mistral>},
+      {"mixtral", plain<parse_mixtral>},
+      {"mpt", plain<parse_mpt>},
+      {"olmo", [](const Fields& f, ModelArch& a, ParamBreakdown&) { parse_olmo(f, a, 1); }},
+      {"olmo2", [](const Fields& f, ModelArch& a, ParamBreakdown&) { parse_olmo(f, a, 2); }},
+      {"olmo3", [](const Fields& f, ModelArch& a, ParamBreakdown&) { parse_olmo(f, a, 3); }},
+      {"opt", plain<parse_opt>},
+      {"phi", plain<parse_phi>},
+      {"phi3", plain<parse_phi3>},
+      {"qwen2", plain<parse_qwen2>},
+      {"qwen2_moe", plain<parse_qwen2_moe>},
+      {"qwen3", plain<parse_qwen3>},
+      {"qwen3_moe", plain<parse_qwen3_moe>},
+      {"smollm3", plain<parse_smollm3>},
+      {"starcoder2", plain<parse_starcoder2>},
+      {"t5", plain<parse_t5>},
+  };
+  return kReaders;
+}
+
 [[noreturn]] void unknown_type(const Fields& f, const std::string& key, const std::string& value) {
   throw Error(ErrorKind::invalid_input, f.where(key), fmt::format("unsupported {} '{}'", key, value),
               fmt::format("one of {}", fmt::join(supported_model_types(), ", ")));
@@ -802,7 +1190,8 @@ void parse_flux(const Fields& f, ModelArch& a, ParamBreakdown& p) {
 
 const std::vector<std::string>& supported_model_types() {
   static const std::vector<std::string> kAll = [] {
-    auto v = decoder_types();
+    std::vector<std::string> v;
+    for (const auto& r : family_readers()) v.emplace_back(r.model_type);
     v.push_back("FluxTransformer2DModel");
     v.push_back("UNet2DConditionModel");
     std::sort(v.begin(), v.end());
@@ -835,89 +1224,18 @@ ModelArch parse_hf_config(const json& config, const std::string& source) {
   } else {
     const std::string type = root.req_string("model_type");
     a.model_type = type;
-    if (type == "llama") {
-      parse_llama(root, a);
-    } else if (type == "mistral") {
-      parse_mistral(root, a);
-    } else if (type == "mixtral") {
-      parse_mixtral(root, a);
-    } else if (type == "qwen2") {
-      parse_qwen2(root, a);
-    } else if (type == "qwen2_moe") {
-      parse_qwen2_moe(root, a, extra);
-    } else if (type == "qwen3") {
-      parse_qwen3(root, a);
-    } else if (type == "qwen3_moe") {
-      parse_qwen3_moe(root, a);
-    } else if (type == "gemma") {
-      parse_gemma(root, a, 1);
-    } else if (type == "gemma2") {
-      parse_gemma(root, a, 2);
-    } else if (type == "gemma3_text") {
-      parse_gemma(root, a, 3);
-    } else if (type == "gemma3") {
-      auto text = root.object("text_config");
-      if (!text) throw_invalid(root.where("text_config"), "missing field", "a JSON object (Gemma 3 text config)");
-      parse_gemma(*text, a, 3);
-      if (a.torch_dtype.empty()) a.torch_dtype = dtype_of(root);
-      if (auto vision = root.object("vision_config")) {
-        extra.other += count_vision_tower(*vision, a.hidden_size);
-        a.notes.push_back("vision tower (vision_config) + projector counted in other (generic ViT formula)");
-      }
-    } else if (type == "phi3") {
-      parse_phi3(root, a);
-    } else if (type == "falcon") {
-      parse_falcon(root, a);
-    } else if (type == "gpt2") {
-      parse_gpt2(root, a);
-    } else if (type == "opt") {
-      parse_opt(root, a, extra);
-    } else if (type == "bloom") {
-      parse_bloom(root, a, extra);
-    } else if (type == "deepseek_v3" || type == "deepseek_v2") {
-      parse_deepseek(root, a);
-    } else if (type == "gpt_oss") {
-      parse_gpt_oss(root, a, extra);
-    } else if (type == "llama4_text") {
-      parse_llama4_text(root, a);
-    } else if (type == "llama4") {
-      auto text = root.object("text_config");
-      if (!text) throw_invalid(root.where("text_config"), "missing field", "a JSON object (Llama 4 text config)");
-      parse_llama4_text(*text, a);
-      if (a.torch_dtype.empty()) a.torch_dtype = dtype_of(root);
-      if (auto vision = root.object("vision_config")) {
-        extra.other += count_vision_tower(*vision, a.hidden_size);
-        a.notes.push_back("vision tower (vision_config) + projector counted in other (generic ViT formula; approximate for Llama 4's adapter)");
-      } else {
-        a.notes.push_back("the config has no vision_config: the vision tower of the published checkpoint is not counted");
-      }
-    } else if (type == "mamba") {
-      parse_mamba(root, a, extra);
-    } else {
-      unknown_type(root, "model_type", type);
-    }
+    const auto& readers = family_readers();
+    auto it = std::find_if(readers.begin(), readers.end(), [&](const FamilyReader& r) { return type == r.model_type; });
+    if (it == readers.end()) unknown_type(root, "model_type", type);
+    it->read(root, a, extra);
   }
 
   if (is_diffusion) {
     a.params = diffusion_params;
-  } else if (a.family == ModelFamily::state_space) {
-    ParamBreakdown p;
-    p.embeddings = a.vocab_size * a.hidden_size;
-    p.head = a.tied_embeddings ? 0 : a.vocab_size * a.hidden_size;
-    p.norms = a.num_layers * a.hidden_size + a.hidden_size;
-    p.other = extra.other;
-    a.params = p;
+    a.attention = attention_kind(a);
   } else {
     add_moe_layers_count(a);
-    ParamBreakdown p = count_decoder_params(a);
-    p.embeddings += extra.embeddings;
-    p.attention += extra.attention;
-    p.mlp += extra.mlp;
-    p.router += extra.router;
-    p.norms += extra.norms;
-    p.head += extra.head;
-    p.other += extra.other;
-    a.params = p;
+    finalize_arch(a, extra);
     if (a.model_type == "gpt_oss") {
       a.notes.push_back(fmt::format("active() includes the token-embedding table ({} params); the gpt-oss model card's active "
                                     "count excludes it", a.params.embeddings));
@@ -937,7 +1255,6 @@ ModelArch parse_hf_config(const json& config, const std::string& source) {
                                     a.mtp_layers, a.mtp_params));
     }
   }
-  a.attention = attention_kind(a);
   return a;
 }
 

@@ -4,8 +4,13 @@
 /// Supported model_type values (transformers / diffusers configuration classes):
 ///   decoders: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3
 ///             (text config nested under text_config), gemma3_text, phi3, falcon, gpt2, opt, bloom,
-///             deepseek_v3 (MLA + MoE), gpt_oss, llama4 / llama4_text;
+///             deepseek_v3 (MLA + MoE), gpt_oss, llama4 / llama4_text, gpt_neox, phi (phi-1/1.5/2),
+///             gpt_bigcode (StarCoder), starcoder2, mpt, olmo, olmo2, olmo3, smollm3;
+///   encoder: bert (BertModel + pooler); encoder-decoder: t5 (relu or gated-gelu);
+///   hybrid attention + Mamba-1 + MoE: jamba;
 ///   state space: mamba;
+/// The dispatch is one table (model_type → reader) in hf_config.cpp; every reader fills the shape fields
+/// and finalize_arch() computes ModelArch::geometry and the counts from them.
 ///   diffusion: diffusers "_class_name" UNet2DConditionModel (SDXL) and FluxTransformer2DModel.
 /// Counting conventions are documented per family in hf_config.cpp and in data/models/PROVENANCE.md
 /// (e.g. DeepSeek-V3's MTP module is reported in ModelArch::mtp_params, not in params).

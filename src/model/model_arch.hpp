@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "model/geometry.hpp"
+
 namespace gpuplan {
 
 enum class ModelFamily {
@@ -16,6 +18,8 @@ enum class ModelFamily {
   diffusion_unet,         ///< SDXL-style UNet (diffusers UNet2DConditionModel)
   diffusion_transformer,  ///< FLUX-style MMDiT (diffusers FluxTransformer2DModel)
   state_space,            ///< Mamba-style SSM (parameters counted; no attention / KV cache)
+  encoder,                ///< bidirectional encoder (BERT): no causal KV cache, no LM head
+  encoder_decoder,        ///< T5-style: num_layers = encoder + decoder blocks; decoder has cross-attention
 };
 
 /// Mixture-of-experts layout (Mixtral, Qwen3-MoE, DeepSeek-V3, gpt-oss, Llama 4).
@@ -29,6 +33,7 @@ struct MoeSpec {
   std::int64_t moe_layer_interval = 1;       ///< every n-th layer is MoE (Llama 4 interleave_moe_layer_step)
   std::int64_t num_moe_layers = 0;           ///< derived: how many of the layers are MoE
   bool router_bias = false;   ///< router has a bias / score-correction bias of size E (gpt-oss, DeepSeek-V3)
+  bool shared_expert_gate = false;  ///< Qwen2-MoE shared_expert_gate Linear(h, 1) per MoE layer (counted in router)
   bool expert_bias = false;   ///< each expert's projections carry biases (gpt-oss)
 };
 
@@ -159,6 +164,28 @@ struct ModelArch {
   std::optional<std::int64_t> checkpoint_bytes;
   /// Counting notes shown to users ("vision tower counted in other", "MTP module excluded").
   std::vector<std::string> notes;
+
+  // Geometry inputs (see geometry.hpp); the readers fill them, build_layer_geometry() reads them.
+  std::string hidden_act;                 ///< config hidden_act / activation_function ("silu", "gelu_new"); may be empty
+  NormKind norm_kind = NormKind::rms_norm;  ///< set together with norm_bias (layer_norm ⇔ norm_bias)
+  /// Width of the token-embedding table and LM head when it differs from hidden_size (OPT
+  /// word_embed_proj_dim; the project_in/out matrices are extra linears); 0 = hidden_size.
+  std::int64_t embedding_width = 0;
+  /// Blocks with self-attention / with a dense MLP when not every block has them (hybrid SSM models,
+  /// attention-free Mamba); nullopt = num_layers (dense MLP: num_layers − MoE layers).
+  std::optional<std::int64_t> attention_layers;
+  std::optional<std::int64_t> dense_mlp_layers;
+  std::optional<std::int64_t> kv_cache_layers;  ///< nullopt = attention_layers (gemma-3n shares caches)
+  bool qk_norm_full_width = false;        ///< q/k norms over all heads (OLMo 2: H·d and K·d) instead of per head
+  bool lm_head_bias = false;
+  bool has_lm_head = true;                ///< false for encoders counted without a task head (BertModel)              ///< LM head with a vocab-size bias (Phi-2)
+  /// Family-specific matrices and tensors beyond the common decoder block (attention sinks, Mamba mixers,
+  /// cross-attention, OPT projections, BERT pooler, vision tower); build_layer_geometry() appends them.
+  std::vector<LinearFamily> extra_linears;
+  std::vector<ParamTensor> extra_tensors;
+  /// The geometry computed once from the fields above (parse_hf_config / presets / resolve_model fill it;
+  /// call finalize_arch() after changing the shape). Empty for diffusion models.
+  LayerGeometry geometry;
 
   bool is_moe() const { return moe.has_value(); }
   /// Number of layers that use sliding-window attention (0 when none).

@@ -25,7 +25,7 @@ constexpr std::int64_t kIntermediateMultiple = 256;
 constexpr std::int64_t kSyntheticContext = 4096;
 
 bool has_override(const ModelSource& s) {
-  return s.layers || s.hidden || s.heads || s.kv_heads || s.vocab || s.intermediate;
+  return s.layers || s.hidden || s.heads || s.kv_heads || s.vocab || s.intermediate || s.plain_mlp;
 }
 
 std::string format_count(double n) {
@@ -37,6 +37,7 @@ std::string format_count(double n) {
 /// Shape of the synthetic decoder; the free fields are chosen by the documented rule.
 struct Shape {
   std::int64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, vocab = 0, intermediate = 0;
+  bool gated = true;
 };
 
 ModelArch arch_from_shape(const Shape& s) {
@@ -50,7 +51,8 @@ ModelArch arch_from_shape(const Shape& s) {
   a.head_dim = s.hidden / s.heads;
   a.vocab_size = s.vocab;
   a.intermediate_size = s.intermediate;
-  a.gated_mlp = true;
+  a.gated_mlp = s.gated;
+  a.hidden_act = s.gated ? "silu" : "gelu";
   a.tied_embeddings = false;
   return a;
 }
@@ -60,6 +62,7 @@ std::int64_t count_of(const Shape& s) { return count_decoder_params(arch_from_sh
 /// Synthetic dense llama-like decoder with exactly `n` parameters (rule in model_source.hpp).
 ModelArch synthesize(std::int64_t n, const ModelSource& src, const std::string& flag) {
   Shape s;
+  s.gated = !src.plain_mlp.value_or(false);
   s.vocab = src.vocab.value_or(kSyntheticVocab);
   const double V = static_cast<double>(s.vocab);
   const double N = static_cast<double>(n);
@@ -106,14 +109,14 @@ ModelArch synthesize(std::int64_t n, const ModelSource& src, const std::string& 
     Shape probe = s;
     probe.intermediate = kIntermediateMultiple;
     const std::int64_t base = count_of(probe);
-    const std::int64_t per_step = 3 * s.hidden * s.layers * kIntermediateMultiple;
+    const std::int64_t per_step = (s.gated ? 3 : 2) * s.hidden * s.layers * kIntermediateMultiple;
     std::int64_t steps = base <= n ? 1 + (n - base) / per_step : 1;
     steps = std::min(steps, (4 * s.hidden) / kIntermediateMultiple);
     s.intermediate = std::max<std::int64_t>(1, steps) * kIntermediateMultiple;
   }
   ModelArch a = arch_from_shape(s);
   a.max_position_embeddings = src.seq_len_hint.value_or(kSyntheticContext);
-  a.params = count_decoder_params(a);
+  finalize_arch(a);
   const std::int64_t shape_count = a.params.total();
   if (shape_count > n) {
     throw_invalid(flag,
@@ -122,12 +125,11 @@ ModelArch synthesize(std::int64_t n, const ModelSource& src, const std::string& 
                   fmt::format("--params of at least {}, or smaller --layers/--hidden/--vocab", shape_count));
   }
   a.params.other = n - shape_count;
-  a.attention = attention_kind(a);
   a.name = fmt::format("synthetic-{}", format_count(N));
   a.source = flag;
   a.notes.push_back(fmt::format(
-      "synthetic dense decoder: layers {}, hidden {}, heads {} (kv {}), head_dim {}, intermediate {}, vocab {}; {} parameters not placed in the shape are in other",
-      s.layers, s.hidden, s.heads, s.kv_heads, a.head_dim, s.intermediate, s.vocab, a.params.other));
+      "synthetic dense decoder: layers {}, hidden {}, heads {} (kv {}), head_dim {}, {} MLP intermediate {}, vocab {}; {} parameters not placed in the shape are in other",
+      s.layers, s.hidden, s.heads, s.kv_heads, a.head_dim, s.gated ? "SwiGLU" : "plain GELU", s.intermediate, s.vocab, a.params.other));
   if (static_cast<double>(a.params.other) > 0.05 * N) {
     a.notes.push_back("more than 5% of the parameters are outside the shape: give a consistent --layers/--hidden/--intermediate");
   }
@@ -246,7 +248,8 @@ void ModelSource::validate() const {
   check(intermediate, "--intermediate");
   check(seq_len_hint, "--seq-len");
   if (!params && has_override(*this)) {
-    throw_invalid(layers ? "--layers" : hidden ? "--hidden" : heads ? "--heads" : kv_heads ? "--kv-heads" : vocab ? "--vocab" : "--intermediate",
+    throw_invalid(layers ? "--layers" : hidden ? "--hidden" : heads ? "--heads" : kv_heads ? "--kv-heads" : vocab ? "--vocab"
+                  : intermediate ? "--intermediate" : "--mlp",
                   "shape flags apply only to a synthetic model", "--params N together with the shape flags");
   }
 }

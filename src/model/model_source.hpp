@@ -19,6 +19,9 @@ struct ModelSource {
   /// Shape flags (--layers, --hidden, --heads, --kv-heads, --vocab, --intermediate): they fix the shape of
   /// the synthetic --params model; given with any other source they are an error (validate()).
   std::optional<std::int64_t> layers, hidden, heads, kv_heads, vocab, intermediate;
+  /// --mlp plain|gated with --params: plain = 2-matrix GELU MLP (GPT-2/GPT-NeoX/StarCoder style, up + down),
+  /// gated = SwiGLU (gate + up + down, the default). nullopt = gated.
+  std::optional<bool> plain_mlp;
   /// Context length given to a synthetic (--params) model as max_position_embeddings; default 4096.
   std::optional<std::int64_t> seq_len_hint;
 
@@ -37,6 +40,7 @@ struct ModelSource {
 ///   hidden h = 128·L; with --layers only, h = 128·L; with --hidden only, L = floor((N − 2Vh) / 12h²).
 ///   heads = h/128 (--heads), kv_heads = heads (--kv-heads); intermediate I = the largest multiple of 256
 ///   in [256, 4h] that keeps the exact count (count_decoder_params) <= N (--intermediate).
+///   --mlp plain: the MLP is up + down (2·h·I, GELU, no gate) instead of SwiGLU's 3·h·I; the same rules apply.
 ///   The residual N − count goes to ParamBreakdown::other, so params.total() == N exactly.
 ///   Example: 7e9 → L 32, h 4096, 32 heads, I 11520, other 60,257,792.
 /// --safetensors FILE: exact count and bytes from the header; with a config.json in the same folder the shape

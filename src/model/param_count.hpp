@@ -18,11 +18,21 @@
 
 namespace gpuplan {
 
+/// Parameters of a geometry: Σ linears + Σ tensors into their ParamBreakdown buckets; active_experts
+/// = Σ routed-expert matrices × top-k copies.
+ParamBreakdown count_params(const LayerGeometry& geometry);
+
+/// Computes arch.geometry (build_layer_geometry), arch.params = count_params(geometry) + `outside`
+/// (parameters outside the geometry: vision towers, the --params residual) and arch.attention.
+/// Call after changing any shape field. Throws like build_layer_geometry.
+void finalize_arch(ModelArch& arch, const ParamBreakdown& outside = {});
+
 /// Counts the parameters of a llama-family decoder described by `arch` (dense, GQA/MQA,
 /// MoE with shared experts / dense first layers / interleave, MLA, tied embeddings,
 /// gated or plain MLP, attention/MLP biases). Architecture-specific extras (Qwen3 q/k norms,
 /// Gemma's 4 norms per layer, gpt-oss sinks and expert biases, ...) are handled by the
 /// config reader, which calls this and adds them.
+/// = count_params(build_layer_geometry(arch)).
 /// Throws Error{internal} when a required shape field is not positive.
 ParamBreakdown count_decoder_params(const ModelArch& arch);
 
@@ -31,7 +41,7 @@ AttentionKind attention_kind(const ModelArch& arch);
 
 /// "MHA", "GQA", "MQA", "MLA", "none".
 std::string_view attention_kind_name(AttentionKind kind);
-/// "decoder", "diffusion_unet", "diffusion_transformer", "state_space".
+/// "decoder", "diffusion_unet", "diffusion_transformer", "state_space", "encoder", "encoder_decoder".
 std::string_view family_name(ModelFamily family);
 
 }  // namespace gpuplan

@@ -105,6 +105,8 @@ const std::vector<PresetInfo>& list_presets() {
       make("gemma-2-27b", "google/gemma-2-27b", "google__gemma-2-27b"),
       make("phi-3-mini-4k-instruct", "microsoft/Phi-3-mini-4k-instruct", "microsoft__Phi-3-mini-4k-instruct", {"phi-3-mini"}),
       make("phi-4", "microsoft/phi-4", "microsoft__phi-4"),
+      make("phi-1", "microsoft/phi-1", "microsoft__phi-1"),
+      make("olmo-3.1-32b-instruct", "allenai/Olmo-3.1-32B-Instruct", "allenai__Olmo-3.1-32B-Instruct", {"olmo-3.1-32b"}),
       make("falcon-7b", "tiiuae/falcon-7b", "tiiuae__falcon-7b"),
       make("gpt2", "openai-community/gpt2", "openai-community__gpt2", {"gpt-2"}),
       make("opt-66b", "facebook/opt-66b", "facebook__opt-66b"),

@@ -88,9 +88,38 @@ std::vector<PlanExplainLine> explain_plan(const PlanRequest& request, const Mode
         "");
     add(out, "tokens_per_s", p.tokens_per_s, "tokens/s",
         fmt::format("{} × {} tokens / {:.3f} s per step", p.global_batch_seqs, request.seq_len, p.training->step_seconds),
-        "");
+        p.global_batch_seqs != p.requested_global_batch_seqs
+            ? fmt::format("global batch rounded from {} to a multiple of DP × micro-batch", p.requested_global_batch_seqs)
+            : "");
+    if (p.mfu_overridden) {
+      add(out, "step.step_seconds_mfu_override", p.training->step_seconds, "s",
+          fmt::format("model FLOP {:.4g} / ({} GPUs × peak {:.4g} FLOP/s × MFU {:.3f})", p.training->model_flop_per_step,
+                      p.cluster.total_gpus(), p.training->peak_flops_per_s, p.training->mfu),
+          "--mfu replaces the modelled step time");
+    }
     add(out, "work_seconds", p.work_seconds, "s",
         fmt::format("{:.0f} steps × {:.3f} s per step", p.steps, p.training->step_seconds), "");
+    if (p.goodput) {
+      const GoodputEstimate& g = *p.goodput;
+      const std::string src = "sizing/goodput.hpp: Llama 3 §3.3.4 failure rate; Young 1974 / Daly 2006 interval";
+      add(out, "goodput.mtbf_seconds", g.mtbf_seconds, "s",
+          fmt::format("1 / (failures per GPU-hour × {} GPUs) × 3600", p.cluster.total_gpus()), src);
+      add(out, "goodput.checkpoint_write_seconds", g.checkpoint_write_seconds, "s",
+          fmt::format("{:.1f} GB / ({} nodes × {:.2f} GB/s)", p.checkpoint_bytes / 1e9, p.instances,
+                      request.checkpoint_write_bytes_per_s / 1e9),
+          src);
+      add(out, "goodput.interval_seconds", g.interval_seconds, "s",
+          fmt::format("sqrt(2 × {:.1f} s × {:.0f} s)", g.checkpoint_write_seconds, g.mtbf_seconds), src);
+      add(out, "goodput.expected_failures", g.expected_failures, "", fmt::format("wall {:.0f} s / MTBF", g.wall_seconds), src);
+      add(out, "goodput.checkpoint_seconds", g.checkpoint_seconds, "s", "work × C / τ", src);
+      add(out, "goodput.lost_work_seconds", g.lost_work_seconds, "s", "failures × τ / 2", src);
+      add(out, "goodput.restart_seconds", g.restart_seconds, "s",
+          fmt::format("failures × {:.0f} s", request.restart_seconds), src);
+      add(out, "goodput.evaluation_seconds", g.evaluation_seconds, "s",
+          fmt::format("work × {:.3f} (--eval-fraction)", request.evaluation_fraction), src);
+      add(out, "goodput.wall_seconds", g.wall_seconds, "s", "work + the goodput terms above", src);
+      add(out, "goodput", g.goodput, "", "work / wall", src);
+    }
   } else if (p.serving && spec) {
     const ServingMemoryRequest m = detail::serving_memory_request(request, p.layout.tp, p.serving->batch);
     for (const auto& t : explain_serving_memory(arch, m)) add(out, "memory." + t.name, t.bytes, "bytes", t.formula, t.source);

@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 
 #include <cmath>
+#include <exception>
+#include <string>
 
 #include "util/error.hpp"
 
@@ -16,6 +18,44 @@ std::string_view plan_workload_name(PlanWorkload w) noexcept {
     case PlanWorkload::image_generation: return "image_generation";
   }
   return "training";
+}
+
+std::string_view plan_sort_name(PlanSort s) noexcept {
+  switch (s) {
+    case PlanSort::recommended: return "recommended";
+    case PlanSort::cost: return "cost";
+    case PlanSort::time: return "time";
+  }
+  return "recommended";
+}
+
+double parse_duration_seconds(std::string_view text, const std::string& flag) {
+  const std::string expected = "a positive duration such as 72h, 30d, 2w, 90m or 3600s";
+  std::string t(text);
+  if (t.empty()) throw_invalid(flag, "empty duration", expected);
+  double unit = 3600.0;  // a bare number is hours
+  const char last = t.back();
+  if (last == 's' || last == 'm' || last == 'h' || last == 'd' || last == 'w') {
+    unit = last == 's' ? 1.0 : last == 'm' ? 60.0 : last == 'h' ? 3600.0 : last == 'd' ? 86400.0 : 604800.0;
+    t.pop_back();
+  }
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(t, &used);
+  } catch (const std::exception&) {
+    throw_invalid(flag, fmt::format("'{}' is not a duration", text), expected);
+  }
+  if (used != t.size() || !std::isfinite(v)) throw_invalid(flag, fmt::format("'{}' is not a duration", text), expected);
+  if (!(v > 0)) throw_invalid(flag, fmt::format("'{}' is not positive", text), expected);
+  return v * unit;
+}
+
+PlanSort PlanRequest::effective_sort() const {
+  if (sort != PlanSort::recommended) return sort;
+  if (deadline_seconds) return PlanSort::cost;
+  if (budget_usd) return PlanSort::time;
+  return PlanSort::recommended;
 }
 
 namespace {
@@ -93,6 +133,62 @@ void PlanRequest::validate() const {
   if (egress_gb && !(*egress_gb >= 0)) throw_invalid("--egress-gb", "negative", "a number ≥ 0");
   require_positive(checkpoint_write_bytes_per_s, "--checkpoint-write-gbps");
   if (!(restart_seconds >= 0)) throw_invalid("--restart-seconds", "negative", "a number ≥ 0");
+  if (deadline_seconds) require_positive(*deadline_seconds, "--deadline");
+  if (budget_usd) require_positive(*budget_usd, "--budget");
+  if (gpus_total && *gpus_total < 1) throw_invalid("--gpus", fmt::format("{}", *gpus_total), "an integer ≥ 1");
+  if (gpus_total && *gpus_total > 1'000'000) throw_invalid("--gpus", fmt::format("{}", *gpus_total), "at most 1000000");
+  if (nodes_exact && (*nodes_exact < 1 || *nodes_exact > 100'000)) {
+    throw_invalid("--nodes", fmt::format("{}", *nodes_exact), "an integer in [1, 100000]");
+  }
+  if (nodes_exact && gpus_total && *gpus_total % *nodes_exact != 0) {
+    throw_invalid("--gpus", fmt::format("{} GPUs do not split evenly over {} nodes", *gpus_total, *nodes_exact),
+                  "--gpus a multiple of --nodes");
+  }
+  auto pin = [](const std::optional<int>& v, const char* flag, int lo, int hi) {
+    if (v && (*v < lo || *v > hi)) throw_invalid(flag, fmt::format("{}", *v), fmt::format("an integer in [{}, {}]", lo, hi));
+  };
+  pin(pins.tp, "--tp", 1, 1024);
+  pin(pins.pp, "--pp", 1, 1024);
+  pin(pins.dp, "--dp", 1, 1'000'000);
+  pin(pins.ep, "--ep", 1, 1024);
+  pin(pins.cp, "--cp", 1, 1);  // context parallelism is not modelled: only 1 is accepted
+  pin(pins.zero_stage, "--zero", 0, 3);
+  pin(pins.micro_batch, "--micro-batch", 1, 65536);
+  pin(pins.virtual_stages, "--virtual-stages", 1, 1024);
+  if (pins.any() && workload != PlanWorkload::training && (pins.pp || pins.dp || pins.ep || pins.zero_stage ||
+                                                           pins.micro_batch || pins.recompute || pins.virtual_stages)) {
+    throw_invalid("--pp", "layout flags other than --tp apply to training only", "a training task (pretrain, full, lora, qlora)");
+  }
+  if (pins.ep && pins.dp && *pins.dp % *pins.ep != 0) {
+    throw_invalid("--ep", fmt::format("ep {} does not divide dp {}", *pins.ep, *pins.dp), "ep dividing dp");
+  }
+  if (gpus_total && pins.tp && pins.pp && pins.dp && *pins.tp * *pins.pp * *pins.dp != *gpus_total) {
+    throw_invalid("--gpus", fmt::format("tp {} × pp {} × dp {} = {} GPUs, not {}", *pins.tp, *pins.pp, *pins.dp,
+                                        *pins.tp * *pins.pp * *pins.dp, *gpus_total),
+                  "--tp × --pp × --dp equal to --gpus");
+  }
+  if (gpus_total) {
+    int fixed = pins.tp.value_or(1) * pins.pp.value_or(1) * pins.dp.value_or(1);
+    if (*gpus_total % fixed != 0) {
+      throw_invalid("--gpus", fmt::format("{} GPUs are not a multiple of the pinned degrees' product {}", *gpus_total, fixed),
+                    "--gpus a multiple of --tp × --pp × --dp");
+    }
+  }
+  if (mfu_override && !(*mfu_override > 0 && *mfu_override <= 1)) {
+    throw_invalid("--mfu", fmt::format("{}", *mfu_override), "a fraction in (0, 1]");
+  }
+  if (goodput_override && !(*goodput_override > 0 && *goodput_override <= 1)) {
+    throw_invalid("--goodput", fmt::format("{}", *goodput_override), "a fraction in (0, 1]");
+  }
+  if (!(evaluation_fraction >= 0 && evaluation_fraction <= 10)) {
+    throw_invalid("--eval-fraction", fmt::format("{}", evaluation_fraction), "a fraction in [0, 10]");
+  }
+  if (failures_per_gpu_hour && !(*failures_per_gpu_hour >= 0 && *failures_per_gpu_hour < 1)) {
+    throw_invalid("--failures-per-gpu-hour", fmt::format("{}", *failures_per_gpu_hour), "a rate in [0, 1)");
+  }
+  require_positive(max_price_age_days, "--max-price-age");
+  if (!(time_tie_tolerance >= 0 && time_tie_tolerance < 1)) throw_invalid("--time-tolerance", "out of range", "a fraction in [0, 1)");
+  if (!(recommend_max_cost_premium >= 0)) throw_invalid("--premium", "negative", "a fraction ≥ 0");
   if (!today.empty() && !is_iso_date(today)) throw_invalid("--today", today, "a date YYYY-MM-DD");
   require_positive(stale_after_days, "--stale-days");
 }

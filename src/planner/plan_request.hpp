@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "model/model_source.hpp"
 #include "sizing/memory.hpp"
@@ -23,8 +24,30 @@ enum class PlanWorkload {
 };
 std::string_view plan_workload_name(PlanWorkload w) noexcept;  ///< "training", "serving", ...
 
-/// Ranking of the printed plans.
-enum class PlanSort { cost, time };
+/// Ranking of the printed plans. `recommended` (the default): with --deadline or with both
+/// --deadline and --budget, cheapest first; with --budget only, fastest first; with neither,
+/// the recommended plan (recommendation rule, docs/planner.md) first, then by cost.
+enum class PlanSort { recommended, cost, time };
+std::string_view plan_sort_name(PlanSort s) noexcept;  ///< "recommended", "cost", "time"
+
+/// Layout degrees the user pinned (the flags of `gpuplan size`: --tp --pp --dp --ep --cp --zero
+/// --micro-batch --recompute --virtual-stages). nullopt = searched. A pinned value is kept in
+/// every plan; offers that cannot take it are skipped.
+struct LayoutPins {
+  std::optional<int> tp, pp, dp, ep;
+  std::optional<int> cp;               ///< context parallelism: only 1 (not modelled yet)
+  std::optional<int> zero_stage;       ///< 0..3
+  std::optional<int> micro_batch;      ///< sequences per micro-batch per GPU
+  std::optional<int> virtual_stages;   ///< interleaved pipeline chunks per GPU
+  std::optional<Recompute> recompute;
+  bool any() const {
+    return tp || pp || dp || ep || cp || zero_stage || micro_batch || virtual_stages || recompute;
+  }
+};
+
+/// Parses a duration "72h", "30d", "2w", "90m", "3600s" or a bare number of hours into seconds.
+/// Throws Error{invalid_input} (where = `flag`) for anything else, zero or negative.
+double parse_duration_seconds(std::string_view text, const std::string& flag);
 
 struct PlanRequest {
   // ---- model ----
@@ -64,9 +87,37 @@ struct PlanRequest {
 
   // ---- search ----
   std::string filter;             ///< FILTER in the offers language (applied by the store at the edge)
-  int max_nodes = 64;             ///< --max-nodes: most instances per plan (multi-node training needs a known network)
+  int max_nodes = 256;            ///< --max-nodes: most instances per plan (multi-node training needs a known network)
   double margin = kDefaultFitMargin;  ///< --margin: fits when per-GPU bytes ≤ (1 − margin) × capacity
   bool allow_spot = true;         ///< --no-spot clears it: plan on-demand/reserved only
+
+  // ---- constraints (issue 7) ----
+  std::optional<double> deadline_seconds;  ///< --deadline: only plans that finish within it, > 0
+  std::optional<double> budget_usd;        ///< --budget: only plans whose total is within it, > 0
+  std::optional<int> gpus_total;           ///< --gpus: exactly this many GPUs (a multiple of GPUs per node)
+  std::optional<int> nodes_exact;          ///< --nodes: exactly this many nodes (instances)
+  LayoutPins pins;                         ///< --tp --pp --dp --ep --cp --zero --micro-batch --recompute --virtual-stages
+  /// --mfu: replace the modelled step time by model FLOP / (GPUs × dense peak × mfu), (0, 1].
+  std::optional<double> mfu_override;
+  /// --goodput: a fixed goodput fraction (0, 1] instead of the failure/checkpoint model (sizing/goodput.hpp).
+  std::optional<double> goodput_override;
+  double evaluation_fraction = 0;          ///< --eval-fraction: evaluation pauses / work time, ≥ 0
+  /// --failures-per-gpu-hour: hardware failure rate (default: Llama 3 §3.3.4, sizing/goodput.hpp).
+  std::optional<double> failures_per_gpu_hour;
+  /// Recommendation rule (no deadline, no budget): among plans within recommend_horizon_seconds,
+  /// the fastest plan on their cost/time Pareto front whose total is at most (1 + this) × the
+  /// cheapest of them. 0.25 = 25% more money.
+  double recommend_max_cost_premium = 0.25;
+  /// Recommendation rule: only plans finishing within this many seconds compete on cost (30
+  /// days: beyond a month a job is usually split or given more GPUs); when none does, the
+  /// fastest plan is recommended.
+  double recommend_horizon_seconds = 30.0 * 86400.0;
+  /// --sort time: plans whose times differ by at most this fraction count as tied; the cheaper wins.
+  double time_tie_tolerance = 0.02;
+  /// --max-price-age: offers whose price is older than this (days), undated, or carries a
+  /// data-quality flag that questions it rank after clean, dated offers. Default 90 days.
+  double max_price_age_days = 90;
+  bool include_flagged = false;            ///< --include-flagged: rank such offers like the others
 
   // ---- cost ----
   std::optional<double> preemptions_per_day;  ///< --preemptions-per-day (spot); default: provider's
@@ -82,9 +133,13 @@ struct PlanRequest {
   double stale_after_days = 30;   ///< a price observed longer ago than this is stale
 
   // ---- output ----
-  PlanSort sort = PlanSort::cost;  ///< --sort
+  PlanSort sort = PlanSort::recommended;  ///< --sort recommended|cost|time
   bool pareto_only = false;        ///< --pareto
   std::size_t limit = 10;          ///< --limit, ≥ 1
+
+  /// The sort actually applied: `sort`, or for `recommended` with --deadline → cost, with
+  /// --budget only → time.
+  PlanSort effective_sort() const;
 
   /// Throws Error{invalid_input} with where = the flag and what is expected: model source
   /// (ModelSource::validate), a training task without --tokens or --dataset-tokens, both given,

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include "catalog/filter.hpp"
 #include "catalog/importers.hpp"
@@ -16,6 +17,7 @@
 #include "planner/pareto.hpp"
 #include "planner/plan_inputs.hpp"
 #include "sizing/diffusion_perf.hpp"
+#include "sizing/layout_check.hpp"
 #include "util/error.hpp"
 
 namespace gpuplan {
@@ -52,6 +54,8 @@ struct SearchOutcome {
   double work_seconds = kInf;  ///< per instance count 1 for serving; for training the whole run
   double images_per_hour_per_instance = 0;
   double kv_capacity_bytes = 0;
+  std::int64_t global_batch_seqs = 0;  ///< training: the runnable batch of the chosen layout
+  double steps = 0;                    ///< training: optimizer steps
 };
 
 /// Inter-node bandwidth assumed when the offer names the network but not its speed, bits/s per
@@ -90,63 +94,161 @@ std::vector<int> divisors(std::int64_t n) {
 using detail::serving_memory_request;
 using detail::serving_perf_request;
 
-/// Training search over layouts for one cluster (see planner.hpp).
-SearchOutcome search_training(const PlanRequest& r, const ModelArch& arch, const ClusterKey& key,
-                              std::int64_t global_batch, double tokens, const PerfAssumptions& assumptions,
-                              std::size_t& layouts_evaluated) {
+/// What a search needs besides the cluster: the request, the model, and a per-plan memory cache
+/// (per-GPU memory depends on the layout only, not on the cluster: computed once per layout).
+struct SearchContext {
+  const PlanRequest& r;
+  const ModelArch& arch;
+  const PerfAssumptions& assumptions;
+  std::int64_t global_batch = 0;  ///< requested (or default) global batch, sequences
+  double tokens = 0;
+  std::size_t layouts_evaluated = 0;
+  std::unordered_map<std::uint64_t, double> memory_bytes;  ///< layout key → per-GPU bytes
+  std::optional<std::string> first_layout_problem;          ///< for the no-plan reason
+};
+
+std::uint64_t layout_key(const ParallelLayout& l, Recompute rc) {
+  // tp ≤ 1024 (11 bits), pp ≤ 1024 (11), ep ≤ 1024 (11), dp ≤ 2^20, zero 2 bits, rc 2 bits,
+  // micro-batch ≤ 2^12, virtual stages 5 bits: 64 bits in all (values above are searched never).
+  std::uint64_t k = static_cast<std::uint64_t>(l.tp);
+  k = k * 2048 + static_cast<std::uint64_t>(l.pp);
+  k = k * 2048 + static_cast<std::uint64_t>(l.ep);
+  k = k * 1048576 + static_cast<std::uint64_t>(l.dp);
+  k = k * 4 + static_cast<std::uint64_t>(l.zero_stage);
+  k = k * 4 + static_cast<std::uint64_t>(rc);
+  k = k * 4096 + static_cast<std::uint64_t>(l.micro_batch & 4095);
+  k = k * 32 + static_cast<std::uint64_t>(l.virtual_stages & 31);
+  return k;
+}
+
+double layout_memory_bytes(SearchContext& ctx, const ParallelLayout& layout, Recompute rc) {
+  const std::uint64_t key = layout_key(layout, rc);
+  auto it = ctx.memory_bytes.find(key);
+  if (it != ctx.memory_bytes.end()) return it->second;
+  const double bytes = training_memory(ctx.arch, detail::training_memory_request(ctx.r, layout, rc)).total_bytes();
+  ctx.memory_bytes.emplace(key, bytes);
+  return bytes;
+}
+
+/// The global batch a framework runs for `dp` ranks of `micro_batch`: the largest multiple of
+/// dp × micro_batch not above the requested batch, at least one micro-batch per rank
+/// (Megatron-LM asserts global_batch_size % (micro_batch_size × data_parallel_size) == 0).
+std::int64_t runnable_global_batch(std::int64_t requested, int dp, int micro_batch) {
+  const std::int64_t unit = static_cast<std::int64_t>(dp) * micro_batch;
+  return std::max(unit, requested / unit * unit);
+}
+
+std::vector<int> pp_candidates(const ModelArch& arch, const PlanRequest& r) {
+  if (r.pins.pp) return {*r.pins.pp};
+  // Divisors of the layer count (even stages) and powers of two (uneven stages allowed).
+  std::set<int> out;
+  for (int d : divisors(arch.num_layers)) out.insert(d);
+  for (int p = 1; p <= arch.num_layers; p *= 2) out.insert(p);
+  return {out.begin(), out.end()};
+}
+
+std::vector<int> ep_candidates(const ModelArch& arch, const PlanRequest& r, int dp) {
+  if (r.pins.ep) return {*r.pins.ep};
+  std::vector<int> out{1};
+  if (!arch.moe || r.task == Task::lora || r.task == Task::qlora) return out;
+  for (int e : divisors(arch.moe->num_routed_experts)) {
+    if (e > 1 && dp % e == 0) out.push_back(e);
+  }
+  return out;
+}
+
+/// --mfu: step time = model FLOP per step / (GPUs × dense peak × mfu); other terms kept for show.
+void apply_mfu_override(TrainingStepEstimate& est, double mfu, int gpus) {
+  if (!(est.peak_flops_per_s > 0)) return;
+  est.step_seconds = est.model_flop_per_step / (static_cast<double>(gpus) * est.peak_flops_per_s * mfu);
+  est.mfu = mfu;
+  est.hfu = est.hardware_flop_per_step / (est.step_seconds * static_cast<double>(gpus) * est.peak_flops_per_s);
+}
+
+/// Training search over layouts for one cluster (see planner.hpp). Pinned degrees are kept.
+SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
+  const PlanRequest& r = ctx.r;
+  const ModelArch& arch = ctx.arch;
   SearchOutcome best;
   const ClusterSpec cluster = cluster_for(key);
   const int n = key.gpus_per_node * key.nodes;
   const double usable = key.capacity_bytes * (1.0 - r.margin);
-  const double tokens_per_step = static_cast<double>(global_batch) * static_cast<double>(r.seq_len);
-  const double steps = std::ceil(tokens / tokens_per_step);
-  const std::array<Recompute, 3> recomputes = {Recompute::none, Recompute::selective, Recompute::full};
-  for (int tp = 1; tp <= key.gpus_per_node; tp *= 2) {
-    if (arch.num_attention_heads % tp != 0) continue;
-    if (key.gpus_per_node % tp != 0) continue;
-    for (int pp : divisors(arch.num_layers)) {
-      if (n % (tp * pp) != 0) continue;
+  const std::array<Recompute, 3> all_recomputes = {Recompute::none, Recompute::selective, Recompute::full};
+  std::vector<Recompute> recomputes(all_recomputes.begin(), all_recomputes.end());
+  if (r.pins.recompute) recomputes = {*r.pins.recompute};
+  std::vector<int> tps;
+  if (r.pins.tp) {
+    tps = {*r.pins.tp};
+  } else {
+    for (int tp = 1; tp <= key.gpus_per_node; tp *= 2) tps.push_back(tp);
+  }
+  const std::vector<int> pps = pp_candidates(arch, r);
+  for (int tp : tps) {
+    if (tp > key.gpus_per_node || key.gpus_per_node % tp != 0) continue;  // TP stays inside a node
+    if (arch.num_attention_heads > 0 && arch.num_attention_heads % tp != 0) continue;
+    for (int pp : pps) {
+      if (pp > arch.num_layers || n % (tp * pp) != 0) continue;
       const int dp = n / (tp * pp);
-      if (global_batch % dp != 0) continue;
-      const std::int64_t per_dp = global_batch / dp;
+      if (r.pins.dp && *r.pins.dp != dp) continue;
       std::vector<int> zero_stages = dp == 1 ? std::vector<int>{0} : std::vector<int>{2, 3};
-      for (int mb = 1; mb <= 64 && mb <= per_dp; mb *= 2) {
-        if (per_dp % mb != 0) continue;
-        bool any_fit_at_mb = false;
-        for (int zero : zero_stages) {
-          for (Recompute rc : recomputes) {
-            ParallelLayout layout;
-            layout.tp = tp;
-            layout.pp = pp;
-            layout.dp = dp;
-            layout.zero_stage = zero;
-            layout.sequence_parallel = tp > 1;
-            layout.micro_batch = mb;
-            double bytes = 0;
-            try {
-              bytes = training_memory(arch, detail::training_memory_request(r, layout, rc)).total_bytes();
-            } catch (const Error&) {
-              continue;  // the model cannot take this layout (e.g. kv heads)
-            }
-            ++layouts_evaluated;
-            best.smallest_per_gpu_bytes = std::min(best.smallest_per_gpu_bytes, bytes);
-            if (bytes > usable) continue;
-            any_fit_at_mb = true;
-            TrainingStepEstimate est =
-                estimate_training_step(arch, detail::training_step_request(r, layout, rc, global_batch), cluster, assumptions);
-            double work = steps * est.step_seconds;
-            if (work < best.work_seconds) {
-              best.fits = true;
-              best.layout = layout;
-              best.recompute = rc;
-              best.per_gpu_bytes = bytes;
-              best.step = est;
-              best.work_seconds = work;
-            }
-            break;  // a heavier recompute only adds compute
+      if (r.pins.zero_stage) zero_stages = {*r.pins.zero_stage};
+      const int vs = r.pins.virtual_stages.value_or(1);
+      for (int ep : ep_candidates(arch, r, dp)) {
+        // Micro-batches: the pinned one, else powers of two dividing the per-rank batch.
+        const std::int64_t per_dp = runnable_global_batch(ctx.global_batch, dp, 1) / dp;
+        std::vector<int> mbs;
+        if (r.pins.micro_batch) {
+          mbs = {*r.pins.micro_batch};
+        } else {
+          for (int mb = 1; mb <= 64 && mb <= per_dp; mb *= 2) {
+            if (per_dp % mb == 0) mbs.push_back(mb);
           }
         }
-        if (!any_fit_at_mb) break;  // larger micro-batches need more memory still
+        for (int mb : mbs) {
+          bool any_fit_at_mb = false;
+          for (int zero : zero_stages) {
+            for (Recompute rc : recomputes) {
+              ParallelLayout layout;
+              layout.tp = tp;
+              layout.pp = pp;
+              layout.dp = dp;
+              layout.ep = ep;
+              layout.zero_stage = zero;
+              layout.sequence_parallel = tp > 1;
+              layout.micro_batch = mb;
+              layout.virtual_stages = vs;
+              if (auto problem = training_layout_problem(arch, layout)) {
+                if (!ctx.first_layout_problem) ctx.first_layout_problem = *problem;
+                continue;
+              }
+              const double bytes = layout_memory_bytes(ctx, layout, rc);
+              ++ctx.layouts_evaluated;
+              best.smallest_per_gpu_bytes = std::min(best.smallest_per_gpu_bytes, bytes);
+              if (bytes > usable) continue;
+              any_fit_at_mb = true;
+              const std::int64_t batch = runnable_global_batch(ctx.global_batch, dp, mb);
+              TrainingStepEstimate est = estimate_training_step(
+                  arch, detail::training_step_request(r, layout, rc, batch), cluster, ctx.assumptions);
+              if (r.mfu_override) apply_mfu_override(est, *r.mfu_override, n);
+              const double tokens_per_step = static_cast<double>(batch) * static_cast<double>(r.seq_len);
+              const double steps = std::ceil(ctx.tokens / tokens_per_step);
+              const double work = steps * est.step_seconds;
+              est.tokens_per_s = tokens_per_step / est.step_seconds;
+              if (work < best.work_seconds) {
+                best.fits = true;
+                best.layout = layout;
+                best.recompute = rc;
+                best.per_gpu_bytes = bytes;
+                best.step = est;
+                best.work_seconds = work;
+                best.global_batch_seqs = batch;
+                best.steps = steps;
+              }
+              break;  // a heavier recompute only adds compute
+            }
+          }
+          if (!any_fit_at_mb) break;  // larger micro-batches need more memory still
+        }
       }
     }
   }
@@ -155,12 +257,14 @@ SearchOutcome search_training(const PlanRequest& r, const ModelArch& arch, const
 
 /// Serving search: the fastest-to-serve tensor-parallel degree per instance.
 SearchOutcome search_serving(const PlanRequest& r, const ModelArch& arch, const ClusterKey& key,
-                             const PerfAssumptions& assumptions, std::size_t& layouts_evaluated) {
+                             const PerfAssumptions& assumptions, std::size_t& layouts_evaluated,
+                             std::optional<std::string>& problem) {
   SearchOutcome best;
   const ClusterSpec cluster = cluster_for(key);
   const double usable = key.capacity_bytes * (1.0 - r.margin);
   double best_rate = 0;
   for (int tp = 1; tp <= key.gpus_per_node; tp *= 2) {
+    if (r.pins.tp && tp != *r.pins.tp) continue;
     if (arch.num_attention_heads % tp != 0 || key.gpus_per_node % tp != 0) continue;
     double one = 0, two = 0, kv_one = 0;
     try {
@@ -168,7 +272,9 @@ SearchOutcome search_serving(const PlanRequest& r, const ModelArch& arch, const 
       one = m1.total_bytes();
       kv_one = m1.term_bytes("kv_cache");
       two = serving_memory(arch, serving_memory_request(r, tp, 2)).total_bytes();
-    } catch (const Error&) {
+    } catch (const Error& e) {
+      // The serving request the model cannot take (its reason goes into the no-plan answer).
+      if (!problem) problem = e.what();
       continue;
     }
     ++layouts_evaluated;
@@ -283,17 +389,427 @@ double dataset_bytes(const PlanRequest& r, const ModelArch& arch) {
   return unique_tokens * bytes_per_token;
 }
 
-void add_warning(std::vector<PlanWarning>& w, std::string code, std::string message) {
-  w.push_back(PlanWarning{std::move(code), std::move(message)});
+void add_warning(std::vector<PlanWarning>& w, PlanWarningCode code, std::string message) {
+  w.push_back(PlanWarning{code, std::move(message)});
 }
 
-}  // namespace
+constexpr double kLongRunSeconds = 30.0 * kSecondsPerDay;
 
-PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::vector<Offer>& offers,
-                const GpuCatalog& gpus, BillingLookup billing_of, const PerfAssumptions& assumptions) {
-  PlanResult result;
-  result.model_name = arch.name;
+/// An offer the planner can run on, with what admission learned about it.
+struct AdmittedOffer {
+  const Offer* offer = nullptr;
+  const GpuSpec* spec = nullptr;
+  double capacity_bytes = 0;
+  bool memory_mismatch = false;
+  bool network_known = false;
+  bool max_nodes_assumed = false;
+  double inter_bits = 0;
+  bool inter_assumed = false;
+  std::vector<int> node_counts;
+  std::string demoted_reason;  ///< flagged / stale / undated; empty = clean
+  int demotion_tier = 0;       ///< Plan::demotion_tier
+};
+
+enum class SkipReason { none, unusable, no_price, no_perf_figures, tp_exceeds_node, gpus_not_multiple, nodes_unavailable };
+
+/// Plan-wide counters and sets the stages fill.
+struct PlanState {
+  std::set<std::string> spot_rate_unknown;
+  std::set<std::string> gpus_without_perf_figures;
+  double largest_gpu_bytes = 0;
+  double smallest_need = kInf;
+  bool any_multi_node = false;
+  int smallest_gpus_per_node_rejected = 0;  ///< for the --tp / --gpus errors
+  std::size_t shape_rejections = 0;
+  SkipReason last_shape_reason = SkipReason::none;
+  int example_gpus_per_node = 0;
+};
+
+bool price_questioned(const Offer& offer) {
+  for (const QualityFlag& f : offer.flags) {
+    if (!f.excludes && (f.rule == import_rule::kBelowMarketIndex || f.rule == import_rule::kGpuMemoryMismatch)) return true;
+  }
+  return false;
+}
+
+/// Stage 1: admit an offer (resolved GPU, a price, published figures, the shape the pins need).
+SkipReason admit(const PlanRequest& r, const Offer& offer, const GpuCatalog& gpus, PlanState& st, AdmittedOffer& out) {
+  const bool training = r.workload == PlanWorkload::training;
+  if (offer.excluded_from_ranking() || !offer.gpu_name || offer.gpu_count < 1) return SkipReason::unusable;
+  const GpuSpec* spec = gpus.try_find(*offer.gpu_name, offer.gpu_memory_bytes);
+  if (!spec) return SkipReason::unusable;
+  bool any_price = false;
+  for (PriceKind kind : {PriceKind::on_demand, PriceKind::spot, PriceKind::reserved_1y, PriceKind::reserved_3y}) {
+    const PriceObservation* o = offer.latest_price(kind);
+    any_price |= o && o->usd_per_hour > 0;
+  }
+  if (!any_price) return SkipReason::no_price;
+  // The time model needs a dense 16/32-bit peak and the memory bandwidth; gpus.csv leaves
+  // figures no source publishes empty, and such offers cannot be timed (never guessed).
+  if (!spec->memory_bandwidth() || !(spec->dense_flops(Dtype::bf16) || spec->dense_flops(Dtype::fp16) ||
+                                     spec->dense_flops(Dtype::fp32))) {
+    st.gpus_without_perf_figures.insert(spec->name);
+    return SkipReason::no_perf_figures;
+  }
+  out.offer = &offer;
+  out.spec = spec;
+  // Per-GPU memory: the smaller of the offer's and the datasheet's when they agree within 15%
+  // (feeds round or mix GiB and GB: a B200 listed as "180 GiB" is 193 GB, the datasheet's
+  // usable 180 GB is what fits), otherwise the datasheet's (some feeds list the instance total
+  // as the per-GPU size), with a warning.
+  out.capacity_bytes = spec->memory_bytes;
+  if (offer.gpu_memory_bytes) {
+    if (std::abs(*offer.gpu_memory_bytes - spec->memory_bytes) <= 0.15 * spec->memory_bytes) {
+      out.capacity_bytes = std::min(*offer.gpu_memory_bytes, spec->memory_bytes);
+    } else {
+      out.memory_mismatch = true;
+    }
+  }
+  st.largest_gpu_bytes = std::max(st.largest_gpu_bytes, out.capacity_bytes);
+  // Node counts: multi-node training only with a known inter-node network. A source that names
+  // the network (e.g. AWS EFA) offers clusters; when it does not say how many nodes, up to
+  // --max-nodes (or the exact --nodes / --gpus) are assumed and a warning says so.
+  out.network_known = offer.inter_node_network != InterNodeNetwork::unknown;
+  out.max_nodes_assumed = out.network_known && !offer.max_nodes;
+  if (out.network_known && offer.max_nodes.value_or(r.max_nodes) > 1) st.any_multi_node = true;
+  if (out.network_known) {
+    out.inter_bits = offer.inter_node_bits_per_s.value_or(0);
+    if (out.inter_bits <= 0) {
+      out.inter_bits = assumed_inter_node_bits_per_s(offer.inter_node_network);
+      out.inter_assumed = true;
+    }
+  }
+  if (r.pins.tp && *r.pins.tp > offer.gpu_count) {
+    st.example_gpus_per_node = offer.gpu_count;
+    return SkipReason::tp_exceeds_node;
+  }
+  const bool exact = training && (r.gpus_total || r.nodes_exact);
+  if (exact) {
+    int nodes = r.nodes_exact.value_or(0);
+    if (r.gpus_total) {
+      if (*r.gpus_total % offer.gpu_count != 0) {
+        st.example_gpus_per_node = offer.gpu_count;
+        return SkipReason::gpus_not_multiple;
+      }
+      const int from_gpus = *r.gpus_total / offer.gpu_count;
+      if (r.nodes_exact && *r.nodes_exact != from_gpus) return SkipReason::gpus_not_multiple;
+      nodes = from_gpus;
+    }
+    const bool ok = nodes == 1 || (out.network_known && nodes <= offer.max_nodes.value_or(nodes));
+    if (!ok) return SkipReason::nodes_unavailable;
+    out.node_counts = {nodes};
+  } else {
+    int node_limit = 1;
+    if (training && out.network_known) node_limit = std::min(r.max_nodes, offer.max_nodes.value_or(r.max_nodes));
+    for (int nodes = 1; nodes <= node_limit; nodes *= 2) out.node_counts.push_back(nodes);
+  }
+  // Ranking: a price a data-quality flag questions, an undated price or one older than
+  // --max-price-age ranks after clean, dated offers.
+  if (price_questioned(offer)) {
+    for (const QualityFlag& f : offer.flags) {
+      if (!f.excludes && (f.rule == import_rule::kBelowMarketIndex || f.rule == import_rule::kGpuMemoryMismatch)) {
+        out.demoted_reason = fmt::format("flagged {}", f.rule);
+        out.demotion_tier = 2;
+        break;
+      }
+    }
+  } else {
+    const PriceObservation* od = offer.latest_price(PriceKind::on_demand);
+    if (!od) od = offer.latest_price(PriceKind::spot);
+    if (!od) od = offer.latest_price(PriceKind::reserved_1y);
+    if (!od) od = offer.latest_price(PriceKind::reserved_3y);
+    if (od && !od->source.observed_at) {
+      out.demoted_reason = "undated price";
+      out.demotion_tier = 1;
+    } else if (od && !r.today.empty()) {
+      auto old = is_stale(offer, od->kind, r.today, r.max_price_age_days);
+      if (old && *old) {
+        out.demoted_reason = fmt::format("price of {} older than {:.0f} days", *od->source.observed_at, r.max_price_age_days);
+        out.demotion_tier = 1;
+      }
+    }
+  }
+  return SkipReason::none;
+}
+
+/// Stage 2-4: the plan of one admitted offer on one node count, timed (no price yet).
+std::optional<Plan> assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedOffer& a, int nodes,
+                             const ClusterKey& key, const SearchOutcome& o, const CheckpointSizes& ckpt,
+                             double data_bytes, double tokens) {
   const bool training = request.workload == PlanWorkload::training;
+  const bool images = request.workload == PlanWorkload::image_generation;
+  const Offer& offer = *a.offer;
+  Plan p;
+  p.offer_id = offer.id;
+  p.provider = offer.provider;
+  p.instance_type = offer.instance_type;
+  p.region = offer.region;
+  p.regions = {offer.region};
+  p.gpu_name = a.spec->name;
+  p.gpus_per_instance = offer.gpu_count;
+  p.intra_node_link = offer.intra_node_link;
+  p.inter_node_network = offer.inter_node_network;
+  p.cluster = cluster_for(key);
+  p.layout = o.layout;
+  p.recompute = o.recompute;
+  p.per_gpu_memory_bytes = o.per_gpu_bytes;
+  p.gpu_memory_capacity_bytes = a.capacity_bytes;
+  p.margin = request.margin;
+  p.checkpoint_bytes = ckpt.checkpoint_bytes;
+  p.egress_bytes = request.egress_gb ? *request.egress_gb * kBytesPerGb : ckpt.final_weights_bytes;
+  p.storage_bytes = data_bytes + ckpt.checkpoint_bytes;
+  p.demoted_reason = a.demoted_reason;
+  p.demotion_tier = a.demotion_tier;
+  if (training) {
+    p.instances = nodes;
+    p.global_batch_seqs = o.global_batch_seqs;
+    p.requested_global_batch_seqs = request.effective_global_batch_seqs();
+    p.training = o.step;
+    p.tokens_per_s = o.step.tokens_per_s;
+    p.steps = o.steps;
+    p.work_seconds = o.work_seconds;
+    p.mfu_overridden = request.mfu_override.has_value();
+    if (request.goodput_override) {
+      p.goodput = fixed_goodput(p.work_seconds, *request.goodput_override);
+    } else {
+      GoodputRequest g;
+      g.work_seconds = p.work_seconds;
+      g.gpus = static_cast<std::int64_t>(nodes) * offer.gpu_count;
+      g.nodes = nodes;
+      g.checkpoint_bytes = ckpt.checkpoint_bytes;
+      g.checkpoint_write_bytes_per_s = request.checkpoint_write_bytes_per_s;
+      g.restart_seconds = request.restart_seconds;
+      if (request.failures_per_gpu_hour) g.failures_per_gpu_hour = *request.failures_per_gpu_hour;
+      g.evaluation_fraction = request.evaluation_fraction;
+      p.goodput = estimate_goodput(g);
+    }
+    if (!p.goodput->feasible) return std::nullopt;
+    (void)tokens;
+    if (p.layout.pp > 1 && arch.num_layers % p.layout.pp != 0) {
+      // Uneven stages: the memory and time models count ceil(layers / pp) on the most loaded stage.
+      add_warning(p.warnings, PlanWarningCode::uneven_pipeline,
+                  fmt::format("{} layers over PP {}: stages of {} and fewer layers (Megatron-LM "
+                              "--decoder-first/last-pipeline-num-layers); time and memory use the largest stage",
+                              arch.num_layers, p.layout.pp, (arch.num_layers + p.layout.pp - 1) / p.layout.pp));
+    }
+  } else if (images) {
+    p.instances = 1;
+    p.replicas = o.replicas_per_instance;
+    p.work_seconds = request.images / o.images_per_hour_per_instance * 3600.0;
+    p.requests_per_s = o.images_per_hour_per_instance / 3600.0;
+    p.storage_bytes = 0;
+  } else {
+    const ServingEstimate& e = o.serving;
+    std::int64_t replicas = 1;
+    if (request.workload == PlanWorkload::serving) {
+      replicas = replicas_needed(e, request.requests_per_s.value_or(0), request.concurrency.value_or(0));
+    } else {
+      replicas = o.replicas_per_instance;  // batch job: one full instance
+    }
+    if (replicas < 1) return std::nullopt;
+    const std::int64_t instances = (replicas + o.replicas_per_instance - 1) / o.replicas_per_instance;
+    if (instances > request.max_nodes) return std::nullopt;
+    p.instances = static_cast<int>(instances);
+    p.replicas = replicas;
+    p.serving = e;
+    p.kv_capacity_bytes = o.kv_capacity_bytes;
+    p.tokens_per_s = e.decode_tokens_per_s * static_cast<double>(replicas);
+    p.requests_per_s = e.requests_per_s_per_replica * static_cast<double>(replicas);
+    p.work_seconds = request.workload == PlanWorkload::serving ? request.hours * 3600.0
+                                                               : *request.requests / p.requests_per_s;
+    p.storage_bytes = static_cast<double>(arch.total_params()) * weight_quant_bits(request.quant) / 8.0;
+  }
+  return p;
+}
+
+/// Stage 5: price every kind the offer lists and keep the cheapest total (the time sort keeps
+/// the fastest, ties within the tolerance to the cheaper). False when no kind can be priced.
+bool price(const PlanRequest& request, const Offer& offer, BillingLookup billing_of, PlanState& st, Plan& p) {
+  const bool training = request.workload == PlanWorkload::training;
+  const BillingTerms terms = billing_of ? billing_of(offer) : offer.billing_override;
+  p.billing = resolve_billing(terms, request.preemptions_per_day);
+  CostInputs job;
+  job.work_seconds = p.goodput ? p.goodput->wall_seconds : p.work_seconds;
+  job.instances = p.instances;
+  job.storage_bytes = p.storage_bytes;
+  job.egress_bytes = p.egress_bytes;
+  job.checkpoint_seconds =
+      training ? p.checkpoint_bytes / static_cast<double>(p.instances) / request.checkpoint_write_bytes_per_s : 0;
+  job.restart_seconds = request.restart_seconds;
+  std::vector<std::pair<CostBreakdown, const PriceObservation*>> options;
+  for (PriceKind kind : {PriceKind::on_demand, PriceKind::spot, PriceKind::reserved_1y, PriceKind::reserved_3y}) {
+    if (kind == PriceKind::spot && (!request.allow_spot || !training)) continue;
+    const PriceObservation* obs = offer.latest_price(kind);
+    if (!obs || obs->usd_per_hour <= 0) continue;
+    auto c = price_job(job, kind, obs->usd_per_hour, p.billing);
+    if (c) {
+      options.emplace_back(*c, obs);
+    } else if (kind == PriceKind::spot && !p.billing.preemptions_per_day) {
+      st.spot_rate_unknown.insert(offer.id);
+    }
+  }
+  if (options.empty()) return false;
+  const double tol = request.time_tie_tolerance;
+  std::sort(options.begin(), options.end(), [&](const auto& a, const auto& b) {
+    if (request.effective_sort() == PlanSort::time) {
+      const double ta = a.first.run_seconds, tb = b.first.run_seconds;
+      if (std::abs(ta - tb) > tol * std::min(ta, tb)) return ta < tb;
+    }
+    return a.first.total_usd() < b.first.total_usd();
+  });
+  p.cost = options.front().first;
+  p.price_source = options.front().second->source;
+  p.usd_per_gpu_hour = p.cost.usd_per_hour / static_cast<double>(p.gpus_per_instance);
+  for (std::size_t i = 1; i < options.size(); ++i) p.alternatives.push_back(options[i].first);
+  return true;
+}
+
+/// Stage 7: the caveats of one plan.
+void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
+  const bool training = request.workload == PlanWorkload::training;
+  const bool images = request.workload == PlanWorkload::image_generation;
+  const Offer& offer = *a.offer;
+  const GpuSpec* spec = a.spec;
+  auto& w = p.warnings;
+  const bool pcie = offer.intra_node_link == IntraNodeLink::pcie ||
+                    (offer.intra_node_link == IntraNodeLink::unknown && !spec->has_gpu_link());
+  if (pcie && offer.gpu_count > 1 && (p.layout.tp > 1 || (training && p.layout.dp * p.layout.pp >= 4))) {
+    add_warning(w, PlanWarningCode::pcie_multi_gpu,
+                fmt::format("{} GPUs talk over PCIe only: TP {} / DP {} traffic is slow there (estimated at PCIe speed)",
+                            offer.gpu_count, p.layout.tp, p.layout.dp));
+  }
+  if (offer.intra_node_link == IntraNodeLink::unknown && offer.gpu_count > 1) {
+    add_warning(w, PlanWarningCode::link_assumed,
+                fmt::format("intra-node link not listed: {} assumed from the GPU datasheet",
+                            spec->has_gpu_link() ? "NVLink" : "PCIe"));
+  }
+  if (p.instances > 1 && a.max_nodes_assumed) {
+    add_warning(w, PlanWarningCode::max_nodes_assumed,
+                fmt::format("the source does not say how many {} instances can be rented together: {} assumed",
+                            offer.instance_type, p.instances));
+  }
+  if (p.instances > 1 && training && a.inter_assumed) {
+    add_warning(w, PlanWarningCode::multi_node_network,
+                fmt::format("{} speed not listed: {:.0f} Gb/s per node assumed",
+                            inter_node_network_name(offer.inter_node_network), a.inter_bits / 1e9));
+  }
+  if (a.memory_mismatch) {
+    add_warning(w, PlanWarningCode::memory_mismatch,
+                fmt::format("offer lists {:.1f} GB per GPU, the {} datasheet {:.1f} GB: datasheet used",
+                            *offer.gpu_memory_bytes / 1e9, spec->name, spec->memory_bytes / 1e9));
+  }
+  for (const QualityFlag& f : offer.flags) {
+    if (!f.excludes && (f.rule == import_rule::kBelowMarketIndex || f.rule == import_rule::kGpuMemoryMismatch))
+      add_warning(w, PlanWarningCode::offer_flagged, fmt::format("data-quality flag {}: {}", f.rule, f.detail));
+  }
+  if (!offer.confirmed_available_at) {
+    add_warning(w, PlanWarningCode::not_confirmed_available, "listed price, availability never confirmed");
+  }
+  if (!p.price_source.observed_at) {
+    add_warning(w, PlanWarningCode::price_date_unknown, "the source gives no date for this price");
+  } else if (!request.today.empty()) {
+    auto stale = is_stale(offer, p.cost.price_kind, request.today, request.stale_after_days);
+    if (stale && *stale) {
+      add_warning(w, PlanWarningCode::stale_price,
+                  fmt::format("price observed {} is older than {:.0f} days", *p.price_source.observed_at,
+                              request.stale_after_days));
+    }
+  }
+  const double side = p.cost.storage_usd.value_or(0) + p.cost.egress_usd.value_or(0);
+  if (p.total_usd() > 0 && side / p.total_usd() > 0.2) {
+    add_warning(w, PlanWarningCode::egress_storage_share,
+                fmt::format("storage and egress are {:.0f}% of the total", 100.0 * side / p.total_usd()));
+  }
+  const bool wants_bf16 =
+      training ? (request.precision == TrainPrecision::bf16_mixed || request.precision == TrainPrecision::bf16_pure)
+               : request.quant == WeightQuant::bf16;
+  if (wants_bf16 && !images && !spec->supports(Dtype::bf16)) {
+    add_warning(w, PlanWarningCode::fp16_without_bf16,
+                training ? fmt::format("{} has no BF16: training falls back to FP16 with loss scaling", spec->name)
+                         : fmt::format("{} has no BF16: bf16 weights are served in FP16 (overflow risk for some models)",
+                                       spec->name));
+  }
+  if (training && request.precision == TrainPrecision::fp16_mixed && spec->supports(Dtype::bf16)) {
+    add_warning(w, PlanWarningCode::fp16_without_bf16, "FP16 chosen although the GPU supports BF16 (no loss scaling needed)");
+  }
+  if (!training && !images && !spec->is_hbm()) {
+    add_warning(w, PlanWarningCode::gddr_serving,
+                fmt::format("{} has {} memory ({:.0f} GB/s): decoding is bandwidth-bound", spec->name, spec->memory_type,
+                            spec->memory_bandwidth_bytes_per_s / 1e9));
+  }
+  if (p.cost.price_kind == PriceKind::spot) {
+    for (const auto& alt : p.alternatives) {
+      if (alt.price_kind == PriceKind::on_demand && alt.total_usd() < p.total_usd()) {
+        add_warning(w, PlanWarningCode::spot_not_cheaper, "on-demand is cheaper after expected preemption losses");
+      }
+    }
+  } else if (p.cost.price_kind == PriceKind::on_demand && request.effective_sort() != PlanSort::time) {
+    for (const auto& alt : p.alternatives) {
+      if (alt.price_kind == PriceKind::spot && alt.usd_per_hour < p.cost.usd_per_hour) {
+        add_warning(w, PlanWarningCode::spot_not_cheaper,
+                    fmt::format("spot is cheaper per hour (${:.2f} vs ${:.2f}) but not after expected preemption losses",
+                                alt.usd_per_hour, p.cost.usd_per_hour));
+      }
+    }
+  }
+  if (p.cost.price_kind == PriceKind::reserved_1y || p.cost.price_kind == PriceKind::reserved_3y) {
+    add_warning(w, PlanWarningCode::reserved_commitment,
+                fmt::format("{} price: the whole term is billed ({:.0f} days)", price_kind_name(p.cost.price_kind),
+                            p.cost.billed_seconds / kSecondsPerDay));
+  }
+  if (!p.billing.assumptions.empty()) {
+    std::string all;
+    for (const auto& x : p.billing.assumptions) all += (all.empty() ? "" : "; ") + x;
+    add_warning(w, PlanWarningCode::billing_assumption, all);
+  }
+  if (training && p.global_batch_seqs != p.requested_global_batch_seqs) {
+    add_warning(w, PlanWarningCode::batch_adjusted,
+                fmt::format("global batch {} sequences (asked {}): a multiple of DP {} × micro-batch {}, as Megatron-LM "
+                            "and DeepSpeed require",
+                            p.global_batch_seqs, p.requested_global_batch_seqs, p.layout.dp, p.layout.micro_batch));
+  }
+  if (training && p.time_seconds() > kLongRunSeconds) {
+    add_warning(w, PlanWarningCode::long_run,
+                fmt::format("runs {:.0f} days: more nodes (--max-nodes, --nodes) or --deadline shorten it",
+                            p.time_seconds() / kSecondsPerDay));
+  }
+  if (p.goodput && p.goodput->goodput < 0.9) {
+    add_warning(w, PlanWarningCode::low_goodput,
+                fmt::format("goodput {:.0f}%: {:.1f} expected failures, checkpoints every {:.0f} min", p.goodput->goodput * 100,
+                            p.goodput->expected_failures, p.goodput->interval_seconds / 60));
+  }
+}
+
+/// Searches one cluster, cached by the GPU configuration many offers share.
+const SearchOutcome& search_cluster(SearchContext& ctx, std::map<ClusterKey, SearchOutcome>& cache, const ClusterKey& key) {
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  SearchOutcome o;
+  switch (ctx.r.workload) {
+    case PlanWorkload::training: o = search_training(ctx, key); break;
+    case PlanWorkload::image_generation:
+      o = search_images(ctx.r, ctx.arch, key, ctx.assumptions, ctx.layouts_evaluated);
+      break;
+    default:
+      o = search_serving(ctx.r, ctx.arch, key, ctx.assumptions, ctx.layouts_evaluated, ctx.first_layout_problem);
+      break;
+  }
+  return cache.emplace(key, o).first->second;
+}
+
+ClusterKey key_for(const AdmittedOffer& a, int nodes) {
+  ClusterKey key;
+  key.gpu = a.spec;
+  key.gpus_per_node = a.offer->gpu_count;
+  key.nodes = nodes;
+  key.link = a.offer->intra_node_link;
+  key.intra_bytes_per_s = a.offer->intra_node_link_bytes_per_s ? *a.offer->intra_node_link_bytes_per_s / 2.0 : 0;
+  key.inter_bytes_per_s = nodes > 1 ? a.inter_bits / 8.0 : 0;
+  key.capacity_bytes = a.capacity_bytes;
+  return key;
+}
+
+void check_request_for_model(const PlanRequest& request, const ModelArch& arch) {
   const bool images = request.workload == PlanWorkload::image_generation;
   if (images && !arch.diffusion) {
     throw_invalid("--model", fmt::format("{} is not a diffusion model", arch.name),
@@ -303,337 +819,332 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
     throw_invalid("--model", fmt::format("{} is not a decoder language model", arch.name),
                   "a decoder LLM for training, serving and batch generation");
   }
-  const double tokens = training ? request.training_tokens() : 0;
-  result.training_tokens = tokens;
-  const std::int64_t global_batch = training ? request.effective_global_batch_seqs() : 0;
-  const CheckpointSizes ckpt = checkpoint_sizes(request, arch);
-  const double data_bytes = dataset_bytes(request, arch);
-
-  std::map<ClusterKey, SearchOutcome> cache;
-  std::set<std::string> spot_rate_unknown;  ///< offers whose spot price could not be planned
-  std::set<std::string> gpus_without_perf_figures;  ///< GPUs whose peak FLOP/s or bandwidth is unpublished
-  double largest_gpu_bytes = 0;
-  double smallest_need = kInf;
-  bool any_multi_node = false;
-
-  for (const Offer& offer : offers) {
-    if (offer.excluded_from_ranking() || !offer.gpu_name || offer.gpu_count < 1) {
-      ++result.offers_skipped;
-      continue;
+  if (request.workload == PlanWorkload::training) {
+    ParallelLayout l;
+    detail::training_memory_request(request, l, Recompute::none).validate();
+    // Pins the model cannot take at any cluster size: a one-line error rather than "no plan".
+    if (request.pins.tp && arch.num_attention_heads > 0 && arch.num_attention_heads % *request.pins.tp != 0) {
+      throw_invalid("--tp", fmt::format("tp {} does not divide the {} attention heads of {}", *request.pins.tp,
+                                        arch.num_attention_heads, arch.name),
+                    fmt::format("a divisor of {}", arch.num_attention_heads));
     }
-    const GpuSpec* spec = gpus.try_find(*offer.gpu_name, offer.gpu_memory_bytes);
-    const PriceObservation* od = offer.latest_price(PriceKind::on_demand);
-    const PriceObservation* sp = offer.latest_price(PriceKind::spot);
-    if (!spec || (!od && !sp)) {
-      ++result.offers_skipped;
-      continue;
+    if (request.pins.pp && *request.pins.pp > arch.num_layers) {
+      throw_invalid("--pp", fmt::format("pp {} exceeds the {} layers of {}", *request.pins.pp, arch.num_layers, arch.name),
+                    fmt::format("at most {}", arch.num_layers));
     }
-    // The time model needs a dense 16/32-bit peak and the memory bandwidth; gpus.csv leaves
-    // figures no source publishes empty, and such offers cannot be timed (never guessed).
-    if (!spec->memory_bandwidth() || !(spec->dense_flops(Dtype::bf16) || spec->dense_flops(Dtype::fp16) ||
-                                       spec->dense_flops(Dtype::fp32))) {
-      ++result.offers_skipped;
-      gpus_without_perf_figures.insert(spec->name);
-      continue;
-    }
-    ++result.offers_considered;
-    // Per-GPU memory: the smaller of the offer's and the datasheet's when they agree within 15%
-    // (feeds round or mix GiB and GB: a B200 listed as "180 GiB" is 193 GB, the datasheet's
-    // usable 180 GB is what fits), otherwise the datasheet's (some feeds list the instance total
-    // as the per-GPU size), with a warning.
-    double capacity = spec->memory_bytes;
-    bool memory_mismatch = false;
-    if (offer.gpu_memory_bytes) {
-      if (std::abs(*offer.gpu_memory_bytes - spec->memory_bytes) <= 0.15 * spec->memory_bytes) {
-        capacity = std::min(*offer.gpu_memory_bytes, spec->memory_bytes);
-      } else {
-        memory_mismatch = true;
+    if (request.pins.ep && *request.pins.ep > 1) {
+      if (!arch.moe) throw_invalid("--ep", fmt::format("ep {} on a dense model ({})", *request.pins.ep, arch.name), "--ep 1");
+      if (arch.moe->num_routed_experts % *request.pins.ep != 0) {
+        throw_invalid("--ep", fmt::format("ep {} does not divide the {} experts", *request.pins.ep, arch.moe->num_routed_experts),
+                      fmt::format("a divisor of {}", arch.moe->num_routed_experts));
       }
     }
-    largest_gpu_bytes = std::max(largest_gpu_bytes, capacity);
-
-    // Node counts: multi-node training only with a known inter-node network.
-    const bool network_known = offer.inter_node_network != InterNodeNetwork::unknown;
-    // A source that names the inter-node network (e.g. AWS EFA) offers clusters; when it does not
-    // say how many nodes, up to --max-nodes are assumed and a warning says so.
-    const bool max_nodes_assumed = network_known && !offer.max_nodes;
-    if (network_known && offer.max_nodes.value_or(request.max_nodes) > 1) any_multi_node = true;
-    int node_limit = 1;
-    if (training && network_known) node_limit = std::min(request.max_nodes, offer.max_nodes.value_or(request.max_nodes));
-    double inter_bits = 0;
-    bool inter_assumed = false;
-    if (network_known) {
-      inter_bits = offer.inter_node_bits_per_s.value_or(0);
-      if (inter_bits <= 0) {
-        inter_bits = assumed_inter_node_bits_per_s(offer.inter_node_network);
-        inter_assumed = true;
-      }
-    }
-
-    std::optional<Plan> best_plan;
-    for (int nodes = 1; nodes <= node_limit; nodes *= 2) {
-      ClusterKey key;
-      key.gpu = spec;
-      key.gpus_per_node = offer.gpu_count;
-      key.nodes = nodes;
-      key.link = offer.intra_node_link;
-      key.intra_bytes_per_s = offer.intra_node_link_bytes_per_s ? *offer.intra_node_link_bytes_per_s / 2.0 : 0;
-      key.inter_bytes_per_s = nodes > 1 ? inter_bits / 8.0 : 0;
-      key.capacity_bytes = capacity;
-      auto it = cache.find(key);
-      if (it == cache.end()) {
-        SearchOutcome o;
-        if (training) {
-          o = search_training(request, arch, key, global_batch, tokens, assumptions, result.layouts_evaluated);
-        } else if (images) {
-          o = search_images(request, arch, key, assumptions, result.layouts_evaluated);
-        } else {
-          o = search_serving(request, arch, key, assumptions, result.layouts_evaluated);
-        }
-        it = cache.emplace(key, o).first;
-      }
-      const SearchOutcome& o = it->second;
-      smallest_need = std::min(smallest_need, o.smallest_per_gpu_bytes);
-      if (!o.fits) continue;
-
-      Plan p;
-      p.offer_id = offer.id;
-      p.provider = offer.provider;
-      p.instance_type = offer.instance_type;
-      p.region = offer.region;
-      p.gpu_name = spec->name;
-      p.gpus_per_instance = offer.gpu_count;
-      p.intra_node_link = offer.intra_node_link;
-      p.inter_node_network = offer.inter_node_network;
-      p.cluster = cluster_for(key);
-      p.layout = o.layout;
-      p.recompute = o.recompute;
-      p.per_gpu_memory_bytes = o.per_gpu_bytes;
-      p.gpu_memory_capacity_bytes = capacity;
-      p.margin = request.margin;
-      p.checkpoint_bytes = ckpt.checkpoint_bytes;
-      p.egress_bytes = request.egress_gb ? *request.egress_gb * kBytesPerGb : ckpt.final_weights_bytes;
-      p.storage_bytes = data_bytes + ckpt.checkpoint_bytes;
-      if (training) {
-        p.instances = nodes;
-        p.global_batch_seqs = global_batch;
-        p.training = o.step;
-        p.tokens_per_s = o.step.tokens_per_s;
-        p.steps = std::ceil(tokens / (static_cast<double>(global_batch) * static_cast<double>(request.seq_len)));
-        p.work_seconds = o.work_seconds;
-      } else if (images) {
-        p.instances = 1;
-        p.replicas = o.replicas_per_instance;
-        p.work_seconds = request.images / o.images_per_hour_per_instance * 3600.0;
-        p.requests_per_s = o.images_per_hour_per_instance / 3600.0;
-        p.storage_bytes = 0;
-      } else {
-        const ServingEstimate& e = o.serving;
-        std::int64_t replicas = 1;
-        if (request.workload == PlanWorkload::serving) {
-          replicas = replicas_needed(e, request.requests_per_s.value_or(0), request.concurrency.value_or(0));
-        } else {
-          replicas = o.replicas_per_instance;  // batch job: one full instance
-        }
-        if (replicas < 1) continue;
-        const std::int64_t instances = (replicas + o.replicas_per_instance - 1) / o.replicas_per_instance;
-        if (instances > request.max_nodes) continue;
-        p.instances = static_cast<int>(instances);
-        p.replicas = replicas;
-        p.serving = e;
-        p.kv_capacity_bytes = o.kv_capacity_bytes;
-        p.tokens_per_s = e.decode_tokens_per_s * static_cast<double>(replicas);
-        p.requests_per_s = e.requests_per_s_per_replica * static_cast<double>(replicas);
-        p.work_seconds = request.workload == PlanWorkload::serving ? request.hours * 3600.0
-                                                                   : *request.requests / p.requests_per_s;
-        p.storage_bytes = static_cast<double>(arch.total_params()) * weight_quant_bits(request.quant) / 8.0;
-      }
-
-      // Price every kind the offer lists; choose by the request's sort key.
-      const BillingTerms terms = billing_of ? billing_of(offer) : offer.billing_override;
-      p.billing = resolve_billing(terms, request.preemptions_per_day);
-      CostInputs job;
-      job.work_seconds = p.work_seconds;
-      job.instances = p.instances;
-      job.storage_bytes = p.storage_bytes;
-      job.egress_bytes = p.egress_bytes;
-      job.checkpoint_seconds = training ? ckpt.checkpoint_bytes / static_cast<double>(p.instances) /
-                                              request.checkpoint_write_bytes_per_s
-                                        : 0;
-      job.restart_seconds = request.restart_seconds;
-      std::vector<std::pair<CostBreakdown, const PriceObservation*>> options;
-      for (PriceKind kind : {PriceKind::on_demand, PriceKind::spot, PriceKind::reserved_1y, PriceKind::reserved_3y}) {
-        if (kind == PriceKind::spot && (!request.allow_spot || !training)) continue;
-        const PriceObservation* obs = offer.latest_price(kind);
-        if (!obs || obs->usd_per_hour <= 0) continue;
-        auto c = price_job(job, kind, obs->usd_per_hour, p.billing);
-        if (c) {
-          options.emplace_back(*c, obs);
-        } else if (kind == PriceKind::spot && !p.billing.preemptions_per_day) {
-          spot_rate_unknown.insert(offer.id);
-        }
-      }
-      if (options.empty()) continue;
-      auto better = [&](const std::pair<CostBreakdown, const PriceObservation*>& a,
-                        const std::pair<CostBreakdown, const PriceObservation*>& b) {
-        if (request.sort == PlanSort::time && a.first.run_seconds != b.first.run_seconds) {
-          return a.first.run_seconds < b.first.run_seconds;
-        }
-        return a.first.total_usd() < b.first.total_usd();
-      };
-      std::sort(options.begin(), options.end(), better);
-      p.cost = options.front().first;
-      p.price_source = options.front().second->source;
-      p.usd_per_gpu_hour = p.cost.usd_per_hour / static_cast<double>(p.gpus_per_instance);
-      for (std::size_t i = 1; i < options.size(); ++i) p.alternatives.push_back(options[i].first);
-
-      // Warnings.
-      auto& w = p.warnings;
-      const bool pcie = offer.intra_node_link == IntraNodeLink::pcie ||
-                        (offer.intra_node_link == IntraNodeLink::unknown && !spec->has_gpu_link());
-      if (pcie && offer.gpu_count > 1 && (p.layout.tp > 1 || (training && p.layout.dp * p.layout.pp >= 4))) {
-        add_warning(w, "pcie_multi_gpu",
-                    fmt::format("{} GPUs talk over PCIe only: TP {} / DP {} traffic is slow there (time estimated "
-                                "at PCIe speed)",
-                                offer.gpu_count, p.layout.tp, p.layout.dp));
-      }
-      if (offer.intra_node_link == IntraNodeLink::unknown && offer.gpu_count > 1) {
-        add_warning(w, "link_assumed",
-                    fmt::format("intra-node link not listed: {} assumed from the GPU datasheet",
-                                spec->has_gpu_link() ? "NVLink" : "PCIe"));
-      }
-      if (p.instances > 1 && max_nodes_assumed) {
-        add_warning(w, "max_nodes_assumed",
-                    fmt::format("the source does not say how many {} instances can be rented together: {} assumed "
-                                "available (--max-nodes caps it)",
-                                offer.instance_type, p.instances));
-      }
-      if (p.instances > 1 && training && inter_assumed) {
-        add_warning(w, "multi_node_network",
-                    fmt::format("{} network speed not listed: {:.0f} Gb/s per node assumed",
-                                inter_node_network_name(offer.inter_node_network), inter_bits / 1e9));
-      }
-      if (memory_mismatch) {
-        add_warning(w, "memory_mismatch",
-                    fmt::format("the offer lists {:.1f} GB per GPU but the {} datasheet says {:.1f} GB: datasheet used",
-                                *offer.gpu_memory_bytes / 1e9, spec->name, spec->memory_bytes / 1e9));
-      }
-      // Flags that question the price or the GPU memory (not mere unit corrections or ranges).
-      for (const QualityFlag& f : offer.flags) {
-        if (!f.excludes && (f.rule == import_rule::kBelowMarketIndex || f.rule == import_rule::kGpuMemoryMismatch))
-          add_warning(w, "offer_flagged", fmt::format("data-quality flag {}: {}", f.rule, f.detail));
-      }
-      if (!offer.confirmed_available_at) {
-        add_warning(w, "not_confirmed_available", "listed price, availability never confirmed");
-      }
-      if (!p.price_source.observed_at) {
-        add_warning(w, "price_date_unknown", "the source gives no date for this price");
-      } else if (!request.today.empty()) {
-        auto stale = is_stale(offer, p.cost.price_kind, request.today, request.stale_after_days);
-        if (stale && *stale) {
-          add_warning(w, "stale_price",
-                      fmt::format("price observed {} is older than {:.0f} days", *p.price_source.observed_at,
-                                  request.stale_after_days));
-        }
-      }
-      const double side = p.cost.storage_usd.value_or(0) + p.cost.egress_usd.value_or(0);
-      if (p.total_usd() > 0 && side / p.total_usd() > 0.2) {
-        add_warning(w, "egress_storage_share",
-                    fmt::format("storage and egress are {:.0f}% of the total", 100.0 * side / p.total_usd()));
-      }
-      if (training && (request.precision == TrainPrecision::bf16_mixed || request.precision == TrainPrecision::bf16_pure) &&
-          !spec->supports(Dtype::bf16)) {
-        add_warning(w, "fp16_without_bf16",
-                    fmt::format("{} has no BF16: training falls back to FP16 with loss scaling", spec->name));
-      }
-      if (training && request.precision == TrainPrecision::fp16_mixed && spec->supports(Dtype::bf16)) {
-        add_warning(w, "fp16_without_bf16", "FP16 chosen although the GPU supports BF16 (no loss scaling needed)");
-      }
-      if (!training && !images && !spec->is_hbm()) {
-        add_warning(w, "gddr_serving",
-                    fmt::format("{} has {} memory ({:.0f} GB/s): decoding is bandwidth-bound", spec->name,
-                                spec->memory_type, spec->memory_bandwidth_bytes_per_s / 1e9));
-      }
-      if (p.cost.price_kind == PriceKind::spot) {
-        for (const auto& alt : p.alternatives) {
-          if (alt.price_kind == PriceKind::on_demand && alt.total_usd() < p.total_usd()) {
-            add_warning(w, "spot_not_cheaper", "on-demand is cheaper after expected preemption losses");
-          }
-        }
-      } else {
-        for (const auto& alt : p.alternatives) {
-          if (alt.price_kind == PriceKind::spot && p.cost.price_kind == PriceKind::on_demand &&
-              alt.usd_per_hour < p.cost.usd_per_hour && request.sort == PlanSort::cost) {
-            add_warning(w, "spot_not_cheaper",
-                        fmt::format("spot is cheaper per hour (${:.2f} vs ${:.2f}) but on-demand is cheaper after "
-                                    "expected preemption losses",
-                                    alt.usd_per_hour, p.cost.usd_per_hour));
-          }
-        }
-      }
-      if (p.cost.price_kind == PriceKind::reserved_1y || p.cost.price_kind == PriceKind::reserved_3y) {
-        add_warning(w, "reserved_commitment",
-                    fmt::format("{} price: the whole term is billed ({:.0f} days)",
-                                price_kind_name(p.cost.price_kind), p.cost.billed_seconds / kSecondsPerDay));
-      }
-      if (!p.billing.assumptions.empty()) {
-        std::string all;
-        for (const auto& a : p.billing.assumptions) all += (all.empty() ? "" : "; ") + a;
-        add_warning(w, "billing_assumption", all);
-      }
-
-      bool take = !best_plan;
-      if (best_plan) {
-        if (request.sort == PlanSort::time) {
-          take = p.time_seconds() < best_plan->time_seconds() ||
-                 (p.time_seconds() == best_plan->time_seconds() && p.total_usd() < best_plan->total_usd());
-        } else {
-          take = p.total_usd() < best_plan->total_usd() ||
-                 (p.total_usd() == best_plan->total_usd() && p.time_seconds() < best_plan->time_seconds());
-        }
-      }
-      if (images) {
-        p.images_per_hour = p.requests_per_s * 3600.0;
-        p.usd_per_1000_images = p.total_usd() / request.images * 1000.0;
-      }
-      if (take) best_plan = std::move(p);
-    }
-    if (best_plan) result.plans.push_back(std::move(*best_plan));
   }
+}
 
-  // Collapse zones: the same instance type in one region at the same price gives the same plan
-  // (AWS and primeintellect list each availability zone as its own offer).
-  {
-    std::map<std::tuple<std::string, std::string, std::string, std::string, double, double>, std::size_t> seen;
-    std::vector<Plan> kept;
-    kept.reserve(result.plans.size());
-    for (Plan& p : result.plans) {
-      auto key = std::make_tuple(p.provider, p.instance_type, p.region, std::string(price_kind_name(p.cost.price_kind)),
-                                 p.cost.usd_per_hour, p.total_usd());
-      auto [it, inserted] = seen.emplace(key, kept.size());
-      if (inserted) {
-        kept.push_back(std::move(p));
-      } else {
-        kept[it->second].same_plan_offer_ids.push_back(p.offer_id);
-      }
+// ---- Stage 6: constraints and ranking ------------------------------------------------------
+
+bool meets(const PlanRequest& r, const Plan& p) {
+  if (r.deadline_seconds && p.time_seconds() > *r.deadline_seconds) return false;
+  if (r.budget_usd && p.total_usd() > *r.budget_usd) return false;
+  return true;
+}
+
+/// Orders plans by time; plans within the tolerance of the fastest remaining one count as tied
+/// and the cheapest of them goes first.
+void order_by_time(std::vector<Plan>& plans, double tol) {
+  std::stable_sort(plans.begin(), plans.end(), [](const Plan& a, const Plan& b) {
+    if (a.time_seconds() != b.time_seconds()) return a.time_seconds() < b.time_seconds();
+    return a.total_usd() < b.total_usd();
+  });
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const double limit = plans[i].time_seconds() * (1.0 + tol);
+    std::size_t best = i;
+    for (std::size_t j = i + 1; j < plans.size() && plans[j].time_seconds() <= limit; ++j) {
+      if (plans[j].total_usd() < plans[best].total_usd()) best = j;
     }
-    result.plans = std::move(kept);
+    if (best != i) std::rotate(plans.begin() + static_cast<std::ptrdiff_t>(i), plans.begin() + static_cast<std::ptrdiff_t>(best),
+                               plans.begin() + static_cast<std::ptrdiff_t>(best) + 1);
   }
+}
 
-  // Pareto front over all plans, then sort, then the cheapest-per-GPU-hour warning, then limit.
-  std::vector<CostTimePoint> pts;
-  pts.reserve(result.plans.size());
-  for (const Plan& p : result.plans) pts.push_back({p.total_usd(), p.time_seconds()});
-  for (std::size_t i : pareto_front_indices(pts)) result.plans[i].on_pareto_front = true;
-  std::stable_sort(result.plans.begin(), result.plans.end(), [&](const Plan& a, const Plan& b) {
-    if (request.sort == PlanSort::time) {
-      if (a.time_seconds() != b.time_seconds()) return a.time_seconds() < b.time_seconds();
-      return a.total_usd() < b.total_usd();
-    }
+void order_by_cost(std::vector<Plan>& plans) {
+  std::stable_sort(plans.begin(), plans.end(), [](const Plan& a, const Plan& b) {
     if (a.total_usd() != b.total_usd()) return a.total_usd() < b.total_usd();
     return a.time_seconds() < b.time_seconds();
   });
+}
+
+/// Recommendation rule (no deadline, no budget; docs/planner.md): among the plans that finish
+/// within the horizon (30 days by default), the fastest plan on their cost/time Pareto front
+/// whose total is at most (1 + premium) × the cheapest of them; when none finishes within the
+/// horizon, the fastest plan (times within the tie tolerance: the cheaper). Index or npos.
+std::size_t recommend_index(const std::vector<Plan>& plans, const PlanRequest& r, const std::vector<std::size_t>& among) {
+  if (among.empty()) return std::string::npos;
+  std::vector<std::size_t> within;
+  for (std::size_t i : among) {
+    if (plans[i].time_seconds() <= r.recommend_horizon_seconds) within.push_back(i);
+  }
+  if (within.empty()) {
+    std::size_t fastest = among.front();
+    for (std::size_t i : among) {
+      if (plans[i].time_seconds() < plans[fastest].time_seconds()) fastest = i;
+    }
+    const double limit = plans[fastest].time_seconds() * (1.0 + r.time_tie_tolerance);
+    std::size_t best = fastest;
+    for (std::size_t i : among) {
+      if (plans[i].time_seconds() <= limit && plans[i].total_usd() < plans[best].total_usd()) best = i;
+    }
+    return best;
+  }
+  std::vector<CostTimePoint> pts;
+  pts.reserve(within.size());
+  for (std::size_t i : within) pts.push_back({plans[i].total_usd(), plans[i].time_seconds()});
+  double cheapest = kInf;
+  for (const auto& pt : pts) cheapest = std::min(cheapest, pt.cost_usd);
+  std::size_t best = std::string::npos;
+  for (std::size_t k : pareto_front_indices(pts)) {
+    if (pts[k].cost_usd > cheapest * (1.0 + r.recommend_max_cost_premium)) continue;
+    if (best == std::string::npos || pts[k].time_seconds < plans[best].time_seconds() ||
+        (pts[k].time_seconds == plans[best].time_seconds() && pts[k].cost_usd < plans[best].total_usd())) {
+      best = within[k];
+    }
+  }
+  return best;
+}
+
+/// Plans that differ only by region (or zone) become one row listing the regions.
+void collapse_regions(std::vector<Plan>& plans) {
+  std::map<std::tuple<std::string, std::string, int, int, int, int, int, int, std::string, double, double>, std::size_t> seen;
+  std::vector<Plan> kept;
+  kept.reserve(plans.size());
+  for (Plan& p : plans) {
+    auto key = std::make_tuple(p.provider, p.instance_type, p.instances, p.layout.tp, p.layout.pp, p.layout.dp,
+                               p.layout.ep, p.layout.micro_batch, std::string(price_kind_name(p.cost.price_kind)),
+                               p.cost.usd_per_hour, p.total_usd());
+    auto [it, inserted] = seen.emplace(key, kept.size());
+    if (inserted) {
+      kept.push_back(std::move(p));
+    } else {
+      Plan& k = kept[it->second];
+      k.same_plan_offer_ids.push_back(p.offer_id);
+      if (std::find(k.regions.begin(), k.regions.end(), p.region) == k.regions.end()) k.regions.push_back(p.region);
+    }
+  }
+  plans = std::move(kept);
+}
+
+std::string days_text(double s) {
+  if (s < 2 * 86400) return fmt::format("{:.1f} h", s / 3600);
+  return fmt::format("{:.1f} days", s / 86400);
+}
+
+}  // namespace
+
+std::string_view plan_warning_code_name(PlanWarningCode c) noexcept {
+  switch (c) {
+    case PlanWarningCode::pcie_multi_gpu: return "pcie_multi_gpu";
+    case PlanWarningCode::link_assumed: return "link_assumed";
+    case PlanWarningCode::max_nodes_assumed: return "max_nodes_assumed";
+    case PlanWarningCode::multi_node_network: return "multi_node_network";
+    case PlanWarningCode::memory_mismatch: return "memory_mismatch";
+    case PlanWarningCode::offer_flagged: return "offer_flagged";
+    case PlanWarningCode::not_confirmed_available: return "not_confirmed_available";
+    case PlanWarningCode::price_date_unknown: return "price_date_unknown";
+    case PlanWarningCode::stale_price: return "stale_price";
+    case PlanWarningCode::egress_storage_share: return "egress_storage_share";
+    case PlanWarningCode::fp16_without_bf16: return "fp16_without_bf16";
+    case PlanWarningCode::gddr_serving: return "gddr_serving";
+    case PlanWarningCode::spot_not_cheaper: return "spot_not_cheaper";
+    case PlanWarningCode::reserved_commitment: return "reserved_commitment";
+    case PlanWarningCode::billing_assumption: return "billing_assumption";
+    case PlanWarningCode::batch_adjusted: return "batch_adjusted";
+    case PlanWarningCode::uneven_pipeline: return "uneven_pipeline";
+    case PlanWarningCode::long_run: return "long_run";
+    case PlanWarningCode::low_goodput: return "low_goodput";
+    case PlanWarningCode::cheapest_gpu_hour_not_cheapest_job: return "cheapest_gpu_hour_not_cheapest_job";
+    case PlanWarningCode::spot_rate_unknown: return "spot_rate_unknown";
+    case PlanWarningCode::gpu_figures_unknown: return "gpu_figures_unknown";
+    case PlanWarningCode::ranked_after_clean: return "ranked_after_clean";
+  }
+  return "unknown";
+}
+
+PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::vector<Offer>& offers,
+                const GpuCatalog& gpus, BillingLookup billing_of, const PerfAssumptions& assumptions) {
+  PlanResult result;
+  result.model_name = arch.name;
+  result.sort_applied = request.effective_sort();
+  check_request_for_model(request, arch);
+  const bool training = request.workload == PlanWorkload::training;
+  const bool images = request.workload == PlanWorkload::image_generation;
+  const double tokens = training ? request.training_tokens() : 0;
+  result.training_tokens = tokens;
+  const CheckpointSizes ckpt = checkpoint_sizes(request, arch);
+  const double data_bytes = dataset_bytes(request, arch);
+
+  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt};
+  ctx.global_batch = training ? request.effective_global_batch_seqs() : 0;
+  ctx.tokens = tokens;
+  std::map<ClusterKey, SearchOutcome> cache;
+  PlanState st;
+  std::size_t tp_rejects = 0, gpus_rejects = 0, nodes_rejects = 0;
+  int reject_gpn = 0;
+
+  // Stages 1-5 and 7 per offer: every node count becomes a candidate plan.
+  std::vector<Plan> candidates;
+  for (const Offer& offer : offers) {
+    AdmittedOffer a;
+    const SkipReason why = admit(request, offer, gpus, st, a);
+    if (why != SkipReason::none) {
+      ++result.offers_skipped;
+      tp_rejects += why == SkipReason::tp_exceeds_node;
+      gpus_rejects += why == SkipReason::gpus_not_multiple;
+      nodes_rejects += why == SkipReason::nodes_unavailable;
+      if (why == SkipReason::tp_exceeds_node || why == SkipReason::gpus_not_multiple) reject_gpn = st.example_gpus_per_node;
+      continue;
+    }
+    ++result.offers_considered;
+    for (int nodes : a.node_counts) {
+      const ClusterKey key = key_for(a, nodes);
+      const SearchOutcome& o = search_cluster(ctx, cache, key);
+      st.smallest_need = std::min(st.smallest_need, o.smallest_per_gpu_bytes);
+      if (!o.fits) continue;
+      std::optional<Plan> p = assemble(request, arch, a, nodes, key, o, ckpt, data_bytes, tokens);
+      if (!p || !price(request, offer, billing_of, st, *p)) continue;
+      warn(request, a, *p);
+      if (images) {
+        p->images_per_hour = p->requests_per_s * 3600.0;
+        p->usd_per_1000_images = p->total_usd() / request.images * 1000.0;
+      }
+      candidates.push_back(std::move(*p));
+    }
+  }
+  result.layouts_evaluated = ctx.layouts_evaluated;
+  // Pins no offer can take: a one-line error (exit 2), not "no plan".
+  if (result.offers_considered == 0 && tp_rejects > 0) {
+    throw_invalid("--tp", fmt::format("tp {} exceeds the GPUs per node of every offer (e.g. {})", *request.pins.tp, reject_gpn),
+                  "tp ≤ GPUs per node (tensor parallelism stays inside a node)");
+  }
+  if (result.offers_considered == 0 && gpus_rejects > 0 && request.gpus_total) {
+    throw_invalid("--gpus", fmt::format("{} GPUs is not a multiple of any offer's GPUs per node (e.g. {})",
+                                        *request.gpus_total, reject_gpn),
+                  "a multiple of the offer's GPUs per node");
+  }
+
+  // Stage 6: constraints, Pareto front over every plan, one row per offer (plus the front).
+  std::vector<Plan> feasible;
+  std::vector<Plan> infeasible;
+  for (Plan& p : candidates) (meets(request, p) ? feasible : infeasible).push_back(std::move(p));
+  {
+    std::vector<CostTimePoint> pts;
+    pts.reserve(feasible.size());
+    for (const Plan& p : feasible) pts.push_back({p.total_usd(), p.time_seconds()});
+    for (std::size_t i : pareto_front_indices(pts)) feasible[i].on_pareto_front = true;
+  }
+  const PlanSort sort = result.sort_applied;
+  {
+    // Best per offer by the sort (recommended: the offer's own recommendation), plus every
+    // front plan, so the front is the same whatever the sort.
+    std::map<std::string, std::vector<std::size_t>> by_offer;
+    for (std::size_t i = 0; i < feasible.size(); ++i) by_offer[feasible[i].offer_id].push_back(i);
+    std::vector<bool> keep(feasible.size(), false);
+    for (const auto& [id, idx] : by_offer) {
+      std::size_t best = idx.front();
+      if (sort == PlanSort::recommended) {
+        best = recommend_index(feasible, request, idx);
+      } else {
+        for (std::size_t i : idx) {
+          const Plan& p = feasible[i];
+          const Plan& b = feasible[best];
+          if (sort == PlanSort::time) {
+            const double tol = request.time_tie_tolerance * std::min(p.time_seconds(), b.time_seconds());
+            if (p.time_seconds() < b.time_seconds() - tol ||
+                (std::abs(p.time_seconds() - b.time_seconds()) <= tol && p.total_usd() < b.total_usd()))
+              best = i;
+          } else if (p.total_usd() < b.total_usd() ||
+                     (p.total_usd() == b.total_usd() && p.time_seconds() < b.time_seconds())) {
+            best = i;
+          }
+        }
+      }
+      keep[best] = true;
+    }
+    std::vector<Plan> rows;
+    for (std::size_t i = 0; i < feasible.size(); ++i) {
+      if (keep[i] || feasible[i].on_pareto_front) rows.push_back(std::move(feasible[i]));
+    }
+    result.plans = std::move(rows);
+  }
+  collapse_regions(result.plans);
+
+  // Recommendation and order: clean, dated offers first, then undated or old prices, then
+  // flagged ones, unless --include-flagged.
+  const bool demote = !request.include_flagged;
+  auto tier = [&](const Plan& p) { return demote ? p.demotion_tier : 0; };
+  auto demoted = [&](const Plan& p) { return tier(p) > 0; };
+  int best_tier = 2;
+  for (const Plan& p : result.plans) best_tier = std::min(best_tier, tier(p));
+  std::vector<std::size_t> clean;
+  for (std::size_t i = 0; i < result.plans.size(); ++i) {
+    if (tier(result.plans[i]) == best_tier) clean.push_back(i);
+  }
+  std::size_t rec = std::string::npos;
+  if (sort == PlanSort::recommended) {
+    rec = recommend_index(result.plans, request, clean);
+    result.recommendation_rule = fmt::format(
+        "recommended: of the plans finishing within {:.0f} days, the fastest on their cost/time Pareto front costing "
+        "at most {:.0f}% more than the cheapest of them (none within {:.0f} days: the fastest plan){}",
+        request.recommend_horizon_seconds / kSecondsPerDay, request.recommend_max_cost_premium * 100,
+        request.recommend_horizon_seconds / kSecondsPerDay,
+        !demote ? "" : best_tier == 0 ? " (clean, dated prices only)" : best_tier == 1 ? " (unflagged prices only)" : "");
+  } else if (!clean.empty()) {
+    // Under a constraint or an explicit sort, the first clean plan in that order.
+    std::vector<Plan> tmp;
+    for (std::size_t i : clean) tmp.push_back(result.plans[i]);
+    std::vector<std::size_t> order(tmp.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < tmp.size(); ++i) {
+      const Plan& p = tmp[i];
+      const Plan& b = tmp[best];
+      if (sort == PlanSort::time) {
+        const double tol = request.time_tie_tolerance * std::min(p.time_seconds(), b.time_seconds());
+        if (p.time_seconds() < b.time_seconds() - tol ||
+            (std::abs(p.time_seconds() - b.time_seconds()) <= tol && p.total_usd() < b.total_usd()))
+          best = i;
+      } else if (p.total_usd() < b.total_usd()) {
+        best = i;
+      }
+    }
+    rec = clean[best];
+    result.recommendation_rule =
+        request.deadline_seconds || request.budget_usd
+            ? std::string(request.deadline_seconds ? "recommended: the cheapest plan that finishes by the deadline"
+                                                   : "recommended: the fastest plan within the budget")
+            : std::string(sort == PlanSort::time ? "recommended: the fastest plan" : "recommended: the cheapest plan");
+    if (request.deadline_seconds && request.budget_usd) {
+      result.recommendation_rule = "recommended: the cheapest plan that meets both the deadline and the budget";
+    }
+    if (sort == PlanSort::time) {
+      result.recommendation_rule += fmt::format(" (times within {:.0f}% count as tied: the cheaper wins)",
+                                                request.time_tie_tolerance * 100);
+    }
+  }
+  if (rec != std::string::npos) result.plans[rec].recommended = true;
+  if (sort == PlanSort::time) {
+    order_by_time(result.plans, request.time_tie_tolerance);
+  } else {
+    order_by_cost(result.plans);
+  }
+  std::stable_sort(result.plans.begin(), result.plans.end(), [&](const Plan& a, const Plan& b) {
+    if (a.recommended != b.recommended) return a.recommended;
+    return tier(a) < tier(b);
+  });
+  for (const Plan& p : result.plans) result.plans_demoted += demoted(p);
   result.plans_total = result.plans.size();
+
+  // Result-level warnings.
   if (!result.plans.empty()) {
     const Plan* cheapest_job = &result.plans.front();
     const Plan* cheapest_rate = cheapest_job;
@@ -641,28 +1152,41 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
       if (p.total_usd() < cheapest_job->total_usd()) cheapest_job = &p;
       if (p.usd_per_gpu_hour < cheapest_rate->usd_per_gpu_hour) cheapest_rate = &p;
     }
-    if (cheapest_rate != cheapest_job && cheapest_rate->usd_per_gpu_hour < cheapest_job->usd_per_gpu_hour) {
-      add_warning(result.warnings, "cheapest_gpu_hour_not_cheapest_job",
-                  fmt::format("the cheapest GPU-hour ({} {} at ${:.2f}/GPU-h) is not the cheapest job: it costs "
-                              "${:.2f} against ${:.2f} on {} {}",
+    const bool same_instance = cheapest_rate->provider == cheapest_job->provider &&
+                               cheapest_rate->instance_type == cheapest_job->instance_type;
+    if (!same_instance && cheapest_rate->usd_per_gpu_hour < cheapest_job->usd_per_gpu_hour) {
+      add_warning(result.warnings, PlanWarningCode::cheapest_gpu_hour_not_cheapest_job,
+                  fmt::format("the cheapest GPU-hour ({} {} at ${:.2f}/GPU-h) is not the cheapest job: ${:.2f} against "
+                              "${:.2f} on {} {}",
                               cheapest_rate->provider, cheapest_rate->instance_type, cheapest_rate->usd_per_gpu_hour,
                               cheapest_rate->total_usd(), cheapest_job->total_usd(), cheapest_job->provider,
                               cheapest_job->instance_type));
     }
   }
-  if (!spot_rate_unknown.empty()) {
-    add_warning(result.warnings, "spot_rate_unknown",
-                fmt::format("{} offers list a spot price but their provider's preemption rate is unknown: spot was not "
-                            "planned for them (give --preemptions-per-day to plan it)",
-                            spot_rate_unknown.size()));
+  if (result.plans_demoted > 0 && demote) {
+    add_warning(result.warnings, PlanWarningCode::ranked_after_clean,
+                fmt::format("{} plans use flagged, undated or older than {:.0f}-day prices and rank after clean ones "
+                            "(--include-flagged ranks them normally)",
+                            result.plans_demoted, request.max_price_age_days));
   }
-  if (!gpus_without_perf_figures.empty()) {
+  if (!st.spot_rate_unknown.empty()) {
+    add_warning(result.warnings, PlanWarningCode::spot_rate_unknown,
+                fmt::format("{} offers list a spot price but no preemption rate: spot not planned for them "
+                            "(--preemptions-per-day plans it)",
+                            st.spot_rate_unknown.size()));
+  }
+  if (!st.gpus_without_perf_figures.empty()) {
     std::string names;
-    for (const std::string& n : gpus_without_perf_figures) names += (names.empty() ? "" : ", ") + n;
-    add_warning(result.warnings, "gpu_figures_unknown",
-                fmt::format("offers with these GPUs were skipped because no source gives their peak FLOP/s or memory "
-                            "bandwidth (data/gpus.csv), so their time cannot be estimated: {}",
-                            names));
+    std::size_t shown = 0;
+    for (const std::string& n : st.gpus_without_perf_figures) {
+      if (++shown > 4) {
+        names += fmt::format(" and {} more (--json)", st.gpus_without_perf_figures.size() - 4);
+        break;
+      }
+      names += (names.empty() ? "" : ", ") + n;
+    }
+    add_warning(result.warnings, PlanWarningCode::gpu_figures_unknown,
+                fmt::format("skipped, no published peak FLOP/s or memory bandwidth (data/gpus.csv): {}", names));
   }
   if (request.pareto_only) {
     std::erase_if(result.plans, [](const Plan& p) { return !p.on_pareto_front; });
@@ -671,40 +1195,159 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
 
   if (result.plans_total == 0) {
     NoPlanReason np;
-    np.largest_gpu_bytes = largest_gpu_bytes;
-    np.smallest_per_gpu_bytes = std::isfinite(smallest_need) ? smallest_need : 0;
-    np.any_multi_node_offer = any_multi_node;
-    if (result.offers_considered == 0) {
-      np.reason = "no offer matches: every offer was filtered out, excluded by a quality flag, unresolved or unpriced";
-      np.suggestions.push_back("widen the FILTER or import more offers (gpuplan import FILE)");
+    np.largest_gpu_bytes = st.largest_gpu_bytes;
+    np.smallest_per_gpu_bytes = std::isfinite(st.smallest_need) ? st.smallest_need : 0;
+    np.any_multi_node_offer = st.any_multi_node;
+    if (!infeasible.empty()) {
+      // Plans exist but miss the deadline or the budget: by how much, and what would help.
+      const Plan* fastest = &infeasible.front();
+      const Plan* cheapest = &infeasible.front();
+      for (const Plan& p : infeasible) {
+        if (p.time_seconds() < fastest->time_seconds()) fastest = &p;
+        if (p.total_usd() < cheapest->total_usd()) cheapest = &p;
+      }
+      np.fastest = *fastest;
+      np.cheapest = *cheapest;
+      std::string parts;
+      if (request.deadline_seconds && fastest->time_seconds() > *request.deadline_seconds) {
+        parts = fmt::format("the fastest plan ({} {} × {}) takes {}, {:.1f}× the deadline of {}", fastest->provider,
+                            fastest->instance_type, fastest->instances, days_text(fastest->time_seconds()),
+                            fastest->time_seconds() / *request.deadline_seconds, days_text(*request.deadline_seconds));
+      }
+      if (request.budget_usd && cheapest->total_usd() > *request.budget_usd) {
+        parts += fmt::format("{}the cheapest plan ({} {} × {}) costs ${:.0f}, {:.1f}× the budget of ${:.0f}",
+                             parts.empty() ? "" : "; ", cheapest->provider, cheapest->instance_type, cheapest->instances,
+                             cheapest->total_usd(), cheapest->total_usd() / *request.budget_usd, *request.budget_usd);
+      }
+      if (parts.empty()) {
+        parts = fmt::format("no single plan meets both: the fastest plan within the deadline costs ${:.0f} (budget ${:.0f})",
+                            cheapest->total_usd(), request.budget_usd.value_or(0));
+      }
+      np.reason = fmt::format("{} plans fit but none meets the {}: {}", infeasible.size(),
+                              request.deadline_seconds && request.budget_usd ? "deadline and budget"
+                              : request.deadline_seconds                     ? "deadline"
+                                                                             : "budget",
+                              parts);
+      if (request.deadline_seconds) {
+        const double need = fastest->time_seconds() / *request.deadline_seconds;
+        np.suggestions.push_back(fmt::format("a deadline of at least {} (--deadline)", days_text(fastest->time_seconds())));
+        if (training) {
+          np.suggestions.push_back(fmt::format("about {:.1f}× the GPUs: {} nodes of {} (--nodes, if the provider has them), "
+                                               "or a faster GPU",
+                                               need, static_cast<long long>(std::ceil(fastest->instances * need)),
+                                               fastest->instance_type));
+          np.suggestions.push_back(fmt::format("a token budget of at most {:.3g} tokens (--tokens)",
+                                               tokens / need));
+          if (request.task == Task::full) np.suggestions.push_back("LoRA or QLoRA (--task lora|qlora) trains far fewer parameters");
+        }
+      }
+      if (request.budget_usd) {
+        np.suggestions.push_back(fmt::format("a budget of at least ${:.0f} (--budget)", cheapest->total_usd()));
+        if (training) {
+          np.suggestions.push_back(fmt::format("a token budget of at most {:.3g} tokens (--tokens)",
+                                               tokens * *request.budget_usd / cheapest->total_usd()));
+          if (request.task == Task::full) np.suggestions.push_back("QLoRA (--task qlora) fits on fewer, cheaper GPUs");
+        }
+        if (request.allow_spot) np.suggestions.push_back("spot prices (--preemptions-per-day where the rate is unknown)");
+      }
+    } else if (result.offers_considered == 0) {
+      np.reason = nodes_rejects > 0
+                      ? "no offer can be rented at the asked cluster size (--nodes/--gpus needs a known inter-node network "
+                        "and at most the offer's max nodes)"
+                      : "no offer matches: every offer was filtered out, excluded by a quality flag, unresolved or unpriced";
+      np.suggestions.push_back(nodes_rejects > 0 ? "import a quote with the network and node count (gpuplan import)"
+                                                 : "widen the FILTER or import more offers (gpuplan import FILE)");
+    } else if (result.layouts_evaluated == 0) {
+      np.reason = ctx.first_layout_problem
+                      ? fmt::format("no layout could be sized: {}", *ctx.first_layout_problem)
+                      : std::string("no parallel layout matches the pinned degrees on the offers' GPU counts (TP × PP "
+                                    "must divide the GPUs, TP stays inside a node)");
+      np.suggestions.push_back("change the pinned layout (--tp --pp --dp --ep) or the cluster size");
     } else if (np.smallest_per_gpu_bytes > np.largest_gpu_bytes * (1.0 - request.margin)) {
       np.reason = fmt::format(
           "no layout fits: the smallest per-GPU requirement found is {} but the largest GPU offered has {} ({} usable "
           "with the {:.0f}% margin){}",
           short_gb(np.smallest_per_gpu_bytes), short_gb(np.largest_gpu_bytes),
           short_gb(np.largest_gpu_bytes * (1.0 - request.margin)), request.margin * 100.0,
-          any_multi_node ? "" : ", and no offer has a known inter-node network for multi-node training");
+          st.any_multi_node ? "" : ", and no offer has a known inter-node network for multi-node training");
       if (training) {
         if (request.task == Task::full) {
           np.suggestions.push_back("fine-tune with LoRA (--task lora) or QLoRA (--task qlora)");
         } else if (request.task == Task::lora) {
           np.suggestions.push_back("QLoRA (--task qlora): the frozen base in 4 bits");
         }
-        np.suggestions.push_back(any_multi_node ? "more nodes (--max-nodes) so that ZeRO-3 shards further"
-                                                : "ZeRO-3 over more GPUs: needs an offer with a known inter-node network "
-                                                  "(import one, or set it in a user quote)");
+        np.suggestions.push_back(st.any_multi_node ? "more nodes (--max-nodes) so that ZeRO-3 shards further"
+                                                   : "ZeRO-3 over more GPUs: needs an offer with a known inter-node "
+                                                     "network (import one, or set it in a user quote)");
         np.suggestions.push_back("a shorter sequence (--seq) or an 8-bit optimizer (--optimizer adamw_8bit)");
       } else if (!images) {
         np.suggestions.push_back("quantise the weights (--quant int4 or --quant fp8)");
         np.suggestions.push_back("a shorter context (--prompt-tokens, --output-tokens) or an 8-bit KV cache (--kv-dtype fp8)");
       }
+    } else if (!training && !images) {
+      np.reason = fmt::format("layouts fit, but the load needs more than --max-nodes {} instances", request.max_nodes);
+      np.suggestions.push_back("raise --max-nodes or lower the load");
     } else {
-      np.reason = "layouts fit but none could be priced or met the load within --max-nodes instances";
-      np.suggestions.push_back("raise --max-nodes, allow spot, or lower the load");
+      np.reason = "layouts fit but no price of the fitting offers could be used (spot without a preemption rate)";
+      np.suggestions.push_back("give --preemptions-per-day, or allow other offers");
     }
     result.no_plan = np;
   }
   return result;
+}
+
+std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& arch, const EstimateCluster& c,
+                                 std::string& why, const PerfAssumptions& assumptions) {
+  check_request_for_model(request, arch);
+  if (request.workload != PlanWorkload::training) {
+    throw_invalid("--task", "estimate times training runs", "pretrain, full, lora or qlora");
+  }
+  if (!c.gpu) throw_invalid("--gpu", "no GPU given", "a GPU from `gpuplan gpus`");
+  if (c.nodes > 1 && !(c.inter_node_bytes_per_s > 0)) {
+    throw_invalid("--inter-node-gbps", "a multi-node run needs the network speed", "Gb/s per node, e.g. 400");
+  }
+  if (request.pins.tp && *request.pins.tp > c.gpus_per_node) {
+    throw_invalid("--tp", fmt::format("tp {} exceeds the {} GPUs per node", *request.pins.tp, c.gpus_per_node),
+                  "tp ≤ GPUs per node (tensor parallelism stays inside a node)");
+  }
+  Offer offer;
+  offer.id = "estimate";
+  offer.gpu_name = c.gpu->name;
+  offer.gpu_count = c.gpus_per_node;
+  offer.intra_node_link = c.link;
+  if (c.intra_node_bytes_per_s > 0) offer.intra_node_link_bytes_per_s = c.intra_node_bytes_per_s * 2.0;
+  AdmittedOffer a;
+  a.offer = &offer;
+  a.spec = c.gpu;
+  a.capacity_bytes = c.gpu->memory_bytes;
+  a.inter_bits = c.inter_node_bytes_per_s * 8.0;
+  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt};
+  ctx.global_batch = request.effective_global_batch_seqs();
+  ctx.tokens = request.training_tokens();
+  std::map<ClusterKey, SearchOutcome> cache;
+  const ClusterKey key = key_for(a, c.nodes);
+  const SearchOutcome& o = search_cluster(ctx, cache, key);
+  if (!o.fits) {
+    why = ctx.layouts_evaluated == 0
+              ? fmt::format("no layout could be sized: {}", ctx.first_layout_problem.value_or("no layout matches the pins"))
+              : fmt::format("no layout fits: the smallest per-GPU requirement is {} but the {} has {} ({} usable with the "
+                            "{:.0f}% margin)",
+                            short_gb(o.smallest_per_gpu_bytes), c.gpu->name, short_gb(c.gpu->memory_bytes),
+                            short_gb(c.gpu->memory_bytes * (1 - request.margin)), request.margin * 100);
+    return std::nullopt;
+  }
+  std::optional<Plan> p = assemble(request, arch, a, c.nodes, key, o, checkpoint_sizes(request, arch),
+                                   dataset_bytes(request, arch), ctx.tokens);
+  if (!p) {
+    why = "failures come faster than a restart: the run cannot make progress (goodput model)";
+    return std::nullopt;
+  }
+  p->provider.clear();
+  p->instance_type.clear();
+  p->regions.clear();
+  p->cost.run_seconds = p->goodput ? p->goodput->wall_seconds : p->work_seconds;
+  p->cost.instances = c.nodes;
+  return p;
 }
 
 }  // namespace gpuplan

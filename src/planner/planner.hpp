@@ -31,19 +31,46 @@
 #include "planner/cost.hpp"
 #include "planner/plan_request.hpp"
 #include "sizing/memory.hpp"
+#include "sizing/goodput.hpp"
 #include "sizing/perf.hpp"
 #include "sizing/serving_perf.hpp"
 
 namespace gpuplan {
 
+/// Stable warning codes; plan_warning_code_name gives the snake_case name the CLI and the JSON
+/// show (one row per code in kPlanWarningCodes, planner.cpp).
+enum class PlanWarningCode {
+  pcie_multi_gpu,          ///< multi-GPU layout over PCIe only
+  link_assumed,            ///< intra-node link not listed: assumed from the datasheet
+  max_nodes_assumed,       ///< the source does not say how many instances can be rented together
+  multi_node_network,      ///< inter-node network speed not listed: assumed
+  memory_mismatch,         ///< offer's GPU memory differs from the datasheet: datasheet used
+  offer_flagged,           ///< a data-quality flag questions the price or the memory
+  not_confirmed_available, ///< listed price, availability never confirmed
+  price_date_unknown,      ///< undated price
+  stale_price,             ///< price older than --stale-days
+  egress_storage_share,    ///< storage + egress > 20% of the total
+  fp16_without_bf16,       ///< BF16 asked on a GPU without BF16 (or FP16 where BF16 exists)
+  gddr_serving,            ///< serving on GDDR memory: bandwidth-bound decode
+  spot_not_cheaper,        ///< spot loses after expected preemptions
+  reserved_commitment,     ///< a reserved price bills the whole term
+  billing_assumption,      ///< unknown billing terms assumed
+  batch_adjusted,          ///< the global batch was rounded to a multiple of DP × micro-batch
+  uneven_pipeline,         ///< pipeline stages hold different layer counts
+  long_run,                ///< the plan runs for more than 30 days
+  low_goodput,             ///< failures and checkpoints cost more than 10% of the run
+  cheapest_gpu_hour_not_cheapest_job,  ///< result-level
+  spot_rate_unknown,       ///< result-level
+  gpu_figures_unknown,     ///< result-level
+  ranked_after_clean,      ///< result-level: flagged / stale / undated offers ranked after clean ones
+};
+std::string_view plan_warning_code_name(PlanWarningCode c) noexcept;
+
 /// A named common mistake or caveat that applies to a plan (or to the whole result).
 struct PlanWarning {
-  /// Stable code: pcie_multi_gpu, multi_node_network, not_confirmed_available, stale_price,
-  /// price_date_unknown, egress_storage_share, fp16_without_bf16, gddr_serving,
-  /// cheapest_gpu_hour_not_cheapest_job, billing_assumption, spot_not_cheaper,
-  /// link_assumed, reserved_commitment, max_nodes_assumed, gpu_figures_unknown, offer_flagged.
-  std::string code;
+  PlanWarningCode code = PlanWarningCode::billing_assumption;
   std::string message;  ///< one plain sentence
+  std::string_view name() const noexcept { return plan_warning_code_name(code); }
 };
 
 /// One way to run the job: an offer × instance count × layout, priced.
@@ -75,6 +102,11 @@ struct Plan {
   double tokens_per_s = 0;         ///< training: trained tokens/s; serving: generated tokens/s, all replicas
   double work_seconds = 0;         ///< time to finish without preemption (serving: the duration)
   double steps = 0;                ///< training: optimizer steps
+  std::int64_t requested_global_batch_seqs = 0;  ///< training: the batch asked for (before rounding to DP)
+  /// Training: failures, checkpoints and evaluation on top of work_seconds (sizing/goodput.hpp);
+  /// cost.run_seconds starts from goodput->wall_seconds.
+  std::optional<GoodputEstimate> goodput;
+  bool mfu_overridden = false;     ///< --mfu replaced the modelled step time
   std::optional<TrainingStepEstimate> training;
   std::optional<ServingEstimate> serving;
   double kv_capacity_bytes = 0;    ///< serving: KV-cache bytes that fit beside the weights, per replica
@@ -94,6 +126,16 @@ struct Plan {
 
   std::vector<PlanWarning> warnings;
   bool on_pareto_front = false;
+  bool recommended = false;        ///< the plan the recommendation rule picks (result.recommendation_rule)
+  /// Why the plan ranks after clean, dated offers ("flagged: below_market_index", "undated
+  /// price", "price 120 days old"); empty = clean. Ignored for ranking with --include-flagged.
+  std::string demoted_reason;
+  /// 0 clean and dated; 1 undated or older than --max-price-age; 2 a data-quality flag questions
+  /// the price or memory. Plans rank by tier first (unless --include-flagged).
+  int demotion_tier = 0;
+  /// Every region of the rows collapsed into this one (same provider, instance, nodes, layout,
+  /// price and total), this plan's first. Size 1 when nothing was collapsed.
+  std::vector<std::string> regions;
   /// Offers collapsed into this plan: the same provider, instance type and region (other
   /// availability zones) at the same price with the same plan. Empty when none.
   std::vector<std::string> same_plan_offer_ids;
@@ -109,6 +151,10 @@ struct NoPlanReason {
   double largest_gpu_bytes = 0;        ///< largest GPU memory among the offers considered
   bool any_multi_node_offer = false;   ///< an offer with a known inter-node network exists
   std::vector<std::string> suggestions;  ///< "use QLoRA", "ZeRO-3 over more nodes", "quantise to int4", ...
+  /// Set when plans exist but none meets --deadline / --budget: the fastest and the cheapest of
+  /// them (how far they miss is in `reason`).
+  std::optional<Plan> fastest;
+  std::optional<Plan> cheapest;
 };
 
 struct PlanResult {
@@ -121,6 +167,9 @@ struct PlanResult {
   std::optional<NoPlanReason> no_plan;  ///< set when plans is empty
   std::string model_name;
   double training_tokens = 0;
+  PlanSort sort_applied = PlanSort::recommended;  ///< request.effective_sort()
+  std::string recommendation_rule;  ///< one sentence: how the plan marked `recommended` was chosen
+  std::size_t plans_demoted = 0;    ///< plans ranked after clean ones (flagged, stale or undated)
 };
 
 /// Plans the request on the offers. `arch` = resolve_model(request.model) (done at the edge),
@@ -131,6 +180,23 @@ struct PlanResult {
 using BillingLookup = BillingTerms (*)(const Offer&);
 PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::vector<Offer>& offers,
                 const GpuCatalog& gpus, BillingLookup billing_of, const PerfAssumptions& assumptions = {});
+
+/// `gpuplan estimate`: times a run the user specifies (GPU × nodes × GPUs per node, layout pins)
+/// without the catalog, with the same search, step-time and goodput code as plan() — for the
+/// same cluster and layout the numbers are equal. No price: Plan::cost is empty except
+/// run_seconds (= goodput wall time). The best layout of the cluster when pins leave freedom.
+/// Returns nullopt with `why` set when no layout fits; throws Error{invalid_input} for a
+/// request the model cannot take.
+struct EstimateCluster {
+  const GpuSpec* gpu = nullptr;
+  int gpus_per_node = 8;
+  int nodes = 1;
+  IntraNodeLink link = IntraNodeLink::unknown;  ///< unknown = from the datasheet
+  double intra_node_bytes_per_s = 0;            ///< one direction per GPU; 0 = datasheet
+  double inter_node_bytes_per_s = 0;            ///< per node one direction; required when nodes > 1
+};
+std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& arch, const EstimateCluster& cluster,
+                                 std::string& why, const PerfAssumptions& assumptions = {});
 
 /// One explained number of a plan: name, value, unit, the formula with numbers, and its source.
 struct PlanExplainLine {

@@ -776,7 +776,8 @@ MemoryBreakdown serving_stage(const ModelArch& m, const ServingMemoryRequest& r,
   const double t = r.tp, p = r.pp;
   MemoryBreakdown out;
   const double qbits = weight_quant_bits(r.quant, true);
-  const bool gguf = r.quant == WeightQuant::gguf_q4_k_m || r.quant == WeightQuant::gguf_q8_0;
+  const bool gguf = r.quant == WeightQuant::gguf_q4_k_m || r.quant == WeightQuant::gguf_q8_0 ||
+                    r.quant == WeightQuant::gguf_q4_0 || r.quant == WeightQuant::gguf_q2_k;
   const double qb = qbits / 8.0;
   const double eb = gguf ? qb : 2.0;  // embeddings / head / norms: 16-bit except in GGUF files
 

@@ -33,6 +33,10 @@
 ///           scale per 32 weights = 8.5 bits/weight; Q4_K = 4.5 bpw, Q6_K = 6.5625 bpw; the
 ///           Q4_K_M mix (Q4_K with Q6_K for attn_v / ffn_down halves and the output) averages
 ///           ≈ 4.85 bpw (tools/quantize README table, Llama-3.1-8B: 4.89 bpw; we use 4.85).
+///           block_q4_0 = fp16 d + 16 bytes of nibbles per 32 weights = 18 B / 32 = 4.5 bpw;
+///           block_q2_K = scales[16] + qs[64] + fp16 d + fp16 dmin per 256 weights = 84 B / 256 = 2.625 bpw.
+///  [MX]     OCP Microscaling Formats (MX) v1.0 §5: MXFP4 = 32 FP4 (E2M1) elements sharing one 8-bit E8M0
+///           scale = 4 + 8/32 = 4.25 bits/element (ggml block_mxfp4: 1 + 16 bytes per 32).
 ///  [GPTQ]   Frantar et al. 2022, arXiv:2210.17323 / AWQ (Lin et al. 2023, arXiv:2306.00978):
 ///           int4 with one fp16 scale per group of 128 → 4 + 16/128 = 4.125 bits/weight.
 ///  [KV]     Pope et al. 2022, "Efficiently Scaling Transformer Inference", arXiv:2211.05102
@@ -114,6 +118,9 @@ enum class WeightQuant {
   nf4,          ///< 4 + 0.127 bits with double quantisation, 4.5 without [QLoRA §3]
   gguf_q4_k_m,  ///< ≈ 4.85 bits averaged over the whole file [GGUF]
   gguf_q8_0,    ///< 8.5 bits (32 int8 + fp16 scale per block) [GGUF]
+  gguf_q4_0,    ///< 4.5 bits (32 4-bit + fp16 scale per block) [GGUF]
+  gguf_q2_k,    ///< 2.625 bits (84 bytes per 256-weight super-block) [GGUF]
+  mxfp4,        ///< 4.25 bits (32 E2M1 + one E8M0 scale per block) [MX] (gpt-oss stores its experts so)
 };
 
 /// Storage format of the KV cache.
@@ -123,6 +130,7 @@ enum class KvDtype {
   fp8,   ///< 1 byte (vLLM --kv-cache-dtype fp8)
   int8,  ///< 1 byte
   int4,  ///< 4 + 16/128 bits (fp16 scale per 128 values)
+  q8_0,  ///< 34 bytes per 32 values = 1.0625 bytes (llama.cpp --cache-type-k/v q8_0, block_q8_0) [GGUF]
 };
 
 /// Names as used on the command line and in JSON ("bf16_mixed", "adamw_8bit", ...).

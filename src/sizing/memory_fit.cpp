@@ -41,11 +41,13 @@ std::vector<GpuFit> smallest_fitting_counts(const std::vector<std::pair<int, std
                                             const GpuCatalog& catalog, double margin) {
   std::vector<GpuFit> fits;
   for (const GpuSpec& gpu : catalog.gpus()) {
-    if (gpu.memory_bytes <= 0) continue;
+    // Driver-reported capacity when the catalog has it (an "80 GB" H100 shows 85.5e9 bytes), else the datasheet's.
+    const double capacity = gpu.fit_memory_bytes();
+    if (capacity <= 0) continue;
     for (const auto& [count, lb] : sized) {
       if (!count_allowed(gpu, count)) continue;
-      if (lb.second <= (1.0 - margin) * gpu.memory_bytes) {
-        fits.push_back(GpuFit{&gpu, count, lb.second, gpu.memory_bytes, 1.0 - lb.second / gpu.memory_bytes, lb.first});
+      if (lb.second <= (1.0 - margin) * capacity) {
+        fits.push_back(GpuFit{&gpu, count, lb.second, capacity, 1.0 - lb.second / capacity, lb.first});
         break;
       }
     }

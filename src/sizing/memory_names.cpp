@@ -93,6 +93,9 @@ std::string_view weight_quant_name(WeightQuant q) noexcept {
     case WeightQuant::nf4: return "nf4";
     case WeightQuant::gguf_q4_k_m: return "gguf_q4_k_m";
     case WeightQuant::gguf_q8_0: return "gguf_q8_0";
+    case WeightQuant::gguf_q4_0: return "gguf_q4_0";
+    case WeightQuant::gguf_q2_k: return "gguf_q2_k";
+    case WeightQuant::mxfp4: return "mxfp4";
   }
   return "?";
 }
@@ -104,6 +107,7 @@ std::string_view kv_dtype_name(KvDtype k) noexcept {
     case KvDtype::fp8: return "fp8";
     case KvDtype::int8: return "int8";
     case KvDtype::int4: return "int4";
+    case KvDtype::q8_0: return "q8_0";
   }
   return "?";
 }
@@ -151,27 +155,30 @@ Recompute parse_recompute(std::string_view s, const std::string& where) {
 }
 
 WeightQuant parse_weight_quant(std::string_view s, const std::string& where) {
-  static constexpr std::array<std::pair<const char*, WeightQuant>, 17> kTable = {{
+  static constexpr std::array<std::pair<const char*, WeightQuant>, 22> kTable = {{
       {"bf16", WeightQuant::bf16}, {"bfloat16", WeightQuant::bf16}, {"fp16", WeightQuant::fp16},
       {"float16", WeightQuant::fp16}, {"fp8", WeightQuant::fp8}, {"fp8_e4m3", WeightQuant::fp8},
       {"int8", WeightQuant::int8}, {"w8a8", WeightQuant::int8}, {"int4", WeightQuant::int4},
       {"awq", WeightQuant::int4}, {"gptq", WeightQuant::int4}, {"nf4", WeightQuant::nf4},
       {"gguf_q4_k_m", WeightQuant::gguf_q4_k_m}, {"q4_k_m", WeightQuant::gguf_q4_k_m},
       {"gguf_q8_0", WeightQuant::gguf_q8_0}, {"q8_0", WeightQuant::gguf_q8_0}, {"w4a16", WeightQuant::int4},
+      {"gguf_q4_0", WeightQuant::gguf_q4_0}, {"q4_0", WeightQuant::gguf_q4_0}, {"gguf_q2_k", WeightQuant::gguf_q2_k},
+      {"q2_k", WeightQuant::gguf_q2_k}, {"mxfp4", WeightQuant::mxfp4},
   }};
   return parse_enum(s, where, kTable, &weight_quant_name,
                     {WeightQuant::bf16, WeightQuant::fp16, WeightQuant::fp8, WeightQuant::int8, WeightQuant::int4,
-                     WeightQuant::nf4, WeightQuant::gguf_q4_k_m, WeightQuant::gguf_q8_0});
+                     WeightQuant::nf4, WeightQuant::gguf_q4_k_m, WeightQuant::gguf_q8_0, WeightQuant::gguf_q4_0,
+                     WeightQuant::gguf_q2_k, WeightQuant::mxfp4});
 }
 
 KvDtype parse_kv_dtype(std::string_view s, const std::string& where) {
-  static constexpr std::array<std::pair<const char*, KvDtype>, 9> kTable = {{
+  static constexpr std::array<std::pair<const char*, KvDtype>, 10> kTable = {{
       {"bf16", KvDtype::bf16}, {"bfloat16", KvDtype::bf16}, {"auto", KvDtype::bf16}, {"fp16", KvDtype::fp16},
       {"fp8", KvDtype::fp8}, {"fp8_e4m3", KvDtype::fp8}, {"fp8_e5m2", KvDtype::fp8}, {"int8", KvDtype::int8},
-      {"int4", KvDtype::int4},
+      {"int4", KvDtype::int4}, {"q8_0", KvDtype::q8_0},
   }};
   return parse_enum(s, where, kTable, &kv_dtype_name,
-                    {KvDtype::bf16, KvDtype::fp16, KvDtype::fp8, KvDtype::int8, KvDtype::int4});
+                    {KvDtype::bf16, KvDtype::fp16, KvDtype::fp8, KvDtype::int8, KvDtype::int4, KvDtype::q8_0});
 }
 
 std::string_view activation_profile_name(ActivationProfile p) noexcept {
@@ -204,6 +211,9 @@ double weight_quant_bits(WeightQuant q, bool double_quant) noexcept {
       return double_quant ? 4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0) : 4.0 + 32.0 / 64.0;
     case WeightQuant::gguf_q4_k_m: return 4.85;  // [GGUF] file-average of the Q4_K/Q6_K mix
     case WeightQuant::gguf_q8_0: return 8.0 + 16.0 / 32.0;  // [GGUF] block_q8_0: 32 int8 + fp16 d
+    case WeightQuant::gguf_q4_0: return 18.0 * 8.0 / 32.0;  // [GGUF] block_q4_0: fp16 d + 16 B nibbles per 32
+    case WeightQuant::gguf_q2_k: return 84.0 * 8.0 / 256.0; // [GGUF] block_q2_K: 16 + 64 + 2 + 2 B per 256
+    case WeightQuant::mxfp4: return 4.0 + 8.0 / 32.0;       // [MX] 32 E2M1 + one E8M0 scale
   }
   return 16.0;
 }
@@ -215,6 +225,7 @@ double kv_dtype_bytes(KvDtype k) noexcept {
     case KvDtype::fp8:
     case KvDtype::int8: return 1.0;
     case KvDtype::int4: return (4.0 + 16.0 / 128.0) / 8.0;
+    case KvDtype::q8_0: return 34.0 / 32.0;  // [GGUF] block_q8_0: 32 int8 + fp16 scale
   }
   return 2.0;
 }

@@ -306,8 +306,8 @@ ClusterSpec make_cluster(const GpuSpec& gpu, int gpus_per_node, int nodes, doubl
   c.gpus_per_node = gpus_per_node;
   c.nodes = nodes;
   c.inter_node_bytes_per_s = inter_node_bytes_per_s;
-  const bool bridge_only = gpu.interconnect.find("bridge") != std::string::npos;
-  const bool nvlink = gpu.has_gpu_link() && (bridge_only ? gpus_per_node <= 2 : gpus_per_node <= 8);
+  // The link domain from gpus.csv (nvlink_domain_gpus: bridges join 2 cards, HGX 8, NVL72 72).
+  const bool nvlink = gpu.gpu_link_spans(gpus_per_node);
   c.intra_node_nvlink = nvlink;
   c.intra_node_bytes_per_s = nvlink ? gpu.gpu_link_bytes_per_s / 2.0 : pcie_x16_bytes_per_s(gpu.pcie_gen);
   return c;

@@ -106,9 +106,18 @@ class PlanE2E : public ::testing::Test {
       }
       EXPECT_EQ(p["on_pareto_front"].get<bool>(), !dominated) << p["offer_id"];
     }
-    // Sorted by cost (the default).
-    for (std::size_t i = 1; i < plans.size(); ++i) {
-      EXPECT_LE(plans[i - 1]["total_usd"].get<double>(), plans[i]["total_usd"].get<double>());
+    // Default order (docs/planner.md "Ranking"): the recommended plan first, then by price-quality
+    // tier (clean, then undated/old, then flagged), then by total cost.
+    std::size_t recommended = 0;
+    for (const json& p : plans) recommended += p["recommended"].get<bool>();
+    EXPECT_EQ(recommended, 1u);
+    EXPECT_TRUE(plans[0]["recommended"].get<bool>());
+    for (std::size_t i = 2; i < plans.size(); ++i) {
+      const int ta = plans[i - 1]["demotion_tier"].get<int>(), tb = plans[i]["demotion_tier"].get<int>();
+      EXPECT_LE(ta, tb);
+      if (ta == tb) {
+        EXPECT_LE(plans[i - 1]["total_usd"].get<double>(), plans[i]["total_usd"].get<double>());
+      }
     }
   }
 

@@ -297,6 +297,139 @@ TEST(GpuhuntFetcher, ACorruptZipIsRejected) {
 }
 
 // ---------------------------------------------------------------------------------------------
+TEST(VultrFetcher, CursorPagesCloudGpuAndBareMetalPerLocation) {
+  FixtureServer s;
+  std::atomic<int> cursor_pages{0};
+  s.server().Get("/v2/plans", [&](const httplib::Request& req, httplib::Response& r) {
+    if (req.get_param_value("cursor") == "cursor-2") {
+      ++cursor_pages;
+      r.set_content(fixture("vultr-plans-2.json"), "application/json");
+    } else {
+      r.set_content(fixture("vultr-plans-1.json"), "application/json");
+    }
+  });
+  s.server().Get("/v2/plans-metal", [](const httplib::Request&, httplib::Response& r) {
+    r.set_content(fixture("vultr-metal.json"), "application/json");
+  });
+  Harness h;
+  const auto out = h.fetch(s.start(), {"vultr"}).sources[0];
+  ASSERT_EQ(out.status, "accepted") << out.message;
+  EXPECT_EQ(cursor_pages.load(), 1);
+  // L40S plan in ewr and fra, the 8x H100 metal plan in sea; the 4 GB A100 slice is fractional.
+  EXPECT_EQ(out.snapshot.offers, 3u);
+  const auto l40s = h.store.get("vultr/vcg-l40s-16c-180g-48vram/fra");
+  ASSERT_TRUE(l40s);
+  EXPECT_EQ(l40s->gpu_count, 1);  // 48 GB / 48 GB datasheet
+  EXPECT_EQ(l40s->gpu_name, "NVIDIA L40S");
+  EXPECT_DOUBLE_EQ(latest(*l40s, PriceKind::on_demand)->usd_per_hour, 1.67);
+  const auto metal = h.store.get("vultr/vbm-112c-2048gb-8-h100-gpu/sea");
+  ASSERT_TRUE(metal);
+  EXPECT_EQ(metal->gpu_count, 8);
+  EXPECT_DOUBLE_EQ(latest(*metal, PriceKind::on_demand)->usd_per_hour, 24.0);
+  EXPECT_FALSE(h.store.get("vultr/vcg-a100-1c-6g-4vram/ewr"));
+}
+
+TEST(OciFetcher, ShapePriceIsTheSumOfItsPartsAndUnpricedPartsAreUnknown) {
+  FixtureServer s;
+  s.server().Get("/pls/apex/cetools/api/v1/products/", [](const httplib::Request&, httplib::Response& r) {
+    r.set_content(fixture("oci-products.json"), "application/json");
+  });
+  s.server().Get("/a/ocom/docs/cloudestimator2/data/shapes.json", [](const httplib::Request&, httplib::Response& r) {
+    r.set_content(fixture("oci-shapes.json"), "application/json");
+  });
+  Harness h;
+  const auto out = h.fetch(s.start(), {"oci"}).sources[0];
+  ASSERT_EQ(out.status, "accepted") << out.message;
+  EXPECT_EQ(out.snapshot.offers, 3u);
+  const auto h100 = h.store.get("oci/bm.gpu.h100.8/");
+  ASSERT_TRUE(h100);
+  EXPECT_EQ(h100->gpu_name, "NVIDIA H100 SXM");
+  EXPECT_DOUBLE_EQ(latest(*h100, PriceKind::on_demand)->usd_per_hour, 8 * 10.0);  // 8 GPUs × $10 (USD, not EUR)
+  EXPECT_DOUBLE_EQ(*h100->gpu_memory_bytes, 80e9);                                // 640 GB / 8
+  const auto b200 = h.store.get("oci/bm.gpu.b200.8/");
+  ASSERT_TRUE(b200);
+  EXPECT_TRUE(b200->prices.empty());  // part B99999 has no price: unknown
+}
+
+TEST(ScalewayFetcher, EurConvertedAtTheEcbRateFetchedWithIt) {
+  FixtureServer s;
+  s.server().Get(R"(/instance/v1/zones/([a-z0-9-]+)/products/servers)", [](const httplib::Request& req, httplib::Response& r) {
+    if (req.matches[1] == "fr-par-2") {
+      r.set_header("X-Total-Count", "3");
+      r.set_content(fixture("scaleway-servers.json"), "application/json");
+    } else {
+      r.set_header("X-Total-Count", "0");
+      r.set_content("{\"servers\":{}}", "application/json");
+    }
+  });
+  s.server().Get("/stats/eurofxref/eurofxref-daily.xml", [](const httplib::Request&, httplib::Response& r) {
+    r.set_content(fixture("ecb-eurofxref-daily.xml"), "text/xml");
+  });
+  Harness h;
+  const auto out = h.fetch(s.start(), {"scaleway"}).sources[0];
+  ASSERT_EQ(out.status, "accepted") << out.message;
+  EXPECT_EQ(out.snapshot.offers, 2u);
+  const auto l4 = h.store.get("scaleway/l4-1-24g/fr-par-2");
+  ASSERT_TRUE(l4);
+  EXPECT_EQ(l4->gpu_name, "NVIDIA L4");
+  EXPECT_NEAR(latest(*l4, PriceKind::on_demand)->usd_per_hour, 0.75 * 1.10, 1e-12);  // EUR 0.75 × 1.10 USD/EUR
+  EXPECT_NE(latest(*l4, PriceKind::on_demand)->source.locator.find("ECB 2026-11-30"), std::string::npos);
+  const auto h100 = h.store.get("scaleway/h100-2-80g/fr-par-2");
+  ASSERT_TRUE(h100);
+  EXPECT_EQ(h100->gpu_count, 2);
+}
+
+TEST(CudoFetcher, SmallestOneGpuVmFromComponentPrices) {
+  FixtureServer s;
+  s.server().Get("/v1/vms/machine-types", [](const httplib::Request&, httplib::Response& r) {
+    r.set_content(fixture("cudo-machine-types.json"), "application/json");
+  });
+  Harness h;
+  const auto out = h.fetch(s.start(), {"cudo"}).sources[0];
+  ASSERT_EQ(out.status, "accepted") << out.message;
+  EXPECT_EQ(out.snapshot.offers, 2u);  // the CPU type is not an offer
+  const auto h100 = h.store.get("cudo/epyc-genoa-h100/se-smedjebacken-1");
+  ASSERT_TRUE(h100);
+  EXPECT_EQ(h100->gpu_name, "NVIDIA H100 PCIe");
+  // 2 vCPUs (minVcpuPerGpu), 2 GiB (2 vCPU ÷ 1 vCPU/GiB), one IPv4: 2.1 + 2×0.002 + 2×0.003 + 0.005.
+  EXPECT_NEAR(latest(*h100, PriceKind::on_demand)->usd_per_hour, 2.1 + 2 * 0.002 + 2 * 0.003 + 0.005, 1e-12);
+  EXPECT_EQ(h100->confirmed_available_at, kT0);  // maxGpuFree 4
+  const auto a5000 = h.store.get("cudo/epyc-rome-rtx-a5000/no-luster-1");
+  ASSERT_TRUE(a5000);
+  // 1 vCPU ÷ 0.5 vCPU/GiB = 2 GiB: 0.35 + 0.003 + 2×0.002 + 0.004.
+  EXPECT_NEAR(latest(*a5000, PriceKind::on_demand)->usd_per_hour, 0.35 + 0.003 + 2 * 0.002 + 0.004, 1e-12);
+  EXPECT_FALSE(a5000->confirmed_available_at);  // maxGpuFree 0
+}
+
+TEST(LambdaFetcher, SkippedWithoutItsKeyAndCentsWithCapacityWithIt) {
+  FixtureServer s;
+  std::string auth;
+  s.server().Get("/api/v1/instance-types", [&](const httplib::Request& req, httplib::Response& r) {
+    auth = req.get_header_value("Authorization");
+    r.set_content(fixture("lambda-instance-types.json"), "application/json");
+  });
+  const std::string base = s.start();
+  Harness h;
+  const auto skipped = h.fetch(base, {"lambda"}).sources[0];
+  EXPECT_EQ(skipped.status, "skipped");
+  EXPECT_NE(skipped.message.find("LAMBDA_API_KEY"), std::string::npos);
+  EXPECT_TRUE(auth.empty());  // no request was made
+  h.env["LAMBDA_API_KEY"] = "secret-test-key";
+  const auto out = h.fetch(base, {"lambda"}).sources[0];
+  ASSERT_EQ(out.status, "accepted") << out.message;
+  EXPECT_EQ(auth, "Bearer secret-test-key");
+  const auto one = h.store.get("lambda/gpu_1x_h100_pcie/us-west-3");
+  ASSERT_TRUE(one);
+  EXPECT_DOUBLE_EQ(latest(*one, PriceKind::on_demand)->usd_per_hour, 2.49);  // 249 cents
+  EXPECT_EQ(one->confirmed_available_at, kT0);
+  EXPECT_EQ(one->gpu_name, "NVIDIA H100 PCIe");
+  const auto eight = h.store.get("lambda/gpu_8x_a100_80gb_sxm4/");
+  ASSERT_TRUE(eight);
+  EXPECT_FALSE(eight->confirmed_available_at);  // no region with capacity
+  EXPECT_EQ(eight->gpu_name, "NVIDIA A100 SXM 80GB");
+}
+
+// ---------------------------------------------------------------------------------------------
 // Gates and snapshots.
 
 TEST(Snapshots, SameContentIsUnchangedAndAFeedFrozenForDaysIsReported) {

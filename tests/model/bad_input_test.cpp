@@ -75,11 +75,11 @@ TEST(BadConfig, KvHeadsMustDivideHeads) {
 
 TEST(BadConfig, UnknownModelTypeListsSupported) {
   json c = json::parse(kTiny);
-  c["model_type"] = "gpt_neox";
+  c["model_type"] = "rwkv";  // RWKV: no reader (recurrent, not attention)
   const Error e = expect_error([&] { parse_hf_config(c, "cfg.json"); });
   EXPECT_EQ(e.where(), "cfg.json: /model_type");
-  EXPECT_NE(e.message().find("gpt_neox"), std::string::npos);
-  for (const char* t : {"llama", "qwen3_moe", "deepseek_v3", "gpt_oss", "mamba", "FluxTransformer2DModel"}) {
+  EXPECT_NE(e.message().find("rwkv"), std::string::npos);
+  for (const char* t : {"llama", "qwen3_moe", "deepseek_v3", "gpt_oss", "mamba", "gpt_neox", "t5", "jamba", "FluxTransformer2DModel"}) {
     EXPECT_NE(e.expected().find(t), std::string::npos) << t;
   }
   c.erase("model_type");

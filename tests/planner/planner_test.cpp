@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <algorithm>
 #include <cmath>
 
@@ -154,7 +156,7 @@ TEST(Plan, MinimumBilledTimeMakesCheapRateNotCheapestJob) {
   EXPECT_NEAR(pa.cost.compute_usd, 8.0, 1e-9);
   EXPECT_EQ(res.plans[0].offer_id, "b/h100x1");
   ASSERT_FALSE(res.warnings.empty());
-  EXPECT_EQ(res.warnings[0].code, "cheapest_gpu_hour_not_cheapest_job");
+  EXPECT_EQ(res.warnings[0].name(), "cheapest_gpu_hour_not_cheapest_job");
 }
 
 TEST(Plan, SpotChosenOnlyWhenCheaperAfterLosses) {
@@ -168,8 +170,10 @@ TEST(Plan, SpotChosenOnlyWhenCheaperAfterLosses) {
   EXPECT_EQ(calm.plans[0].cost.price_kind, PriceKind::spot);
   ASSERT_TRUE(calm.plans[0].cost.spot.has_value());
   EXPECT_GT(calm.plans[0].cost.spot_loss_usd, 0);
-  // The run is longer than the uninterrupted work by exactly the spot overhead.
-  EXPECT_NEAR(calm.plans[0].cost.run_seconds, calm.plans[0].work_seconds + calm.plans[0].cost.spot->extra_seconds(),
+  // The run is longer than the uninterrupted work (after the hardware-failure goodput terms,
+  // sizing/goodput.hpp) by exactly the spot overhead.
+  ASSERT_TRUE(calm.plans[0].goodput.has_value());
+  EXPECT_NEAR(calm.plans[0].cost.run_seconds, calm.plans[0].goodput->wall_seconds + calm.plans[0].cost.spot->extra_seconds(),
               1e-6 * calm.plans[0].cost.run_seconds);
   // At a very high preemption rate spot either cannot finish or costs more: on-demand wins.
   r.preemptions_per_day = 500;
@@ -185,7 +189,7 @@ TEST(Plan, PcieMultiGpuWarning) {
   PlanResult res = plan(r, arch, {o}, GpuCatalog::bundled(), &per_second);
   ASSERT_EQ(res.plans.size(), 1u);
   const auto& w = res.plans[0].warnings;
-  EXPECT_TRUE(std::any_of(w.begin(), w.end(), [](const PlanWarning& x) { return x.code == "pcie_multi_gpu"; }));
+  EXPECT_TRUE(std::any_of(w.begin(), w.end(), [](const PlanWarning& x) { return x.code == PlanWarningCode::pcie_multi_gpu; }));
 }
 
 TEST(Plan, SkipsExcludedUnresolvedAndUnpriced) {
@@ -242,9 +246,12 @@ TEST(Plan, MultiNodeOnlyWithKnownNetwork) {
   }
   // 70B full fine-tune needs ≥ 16 B/param × 70.6e9 / 0.9 / 80e9 ≈ 15.7 GPUs' memory for the
   // model states alone: the single 8-GPU node cannot hold it; the InfiniBand cluster can.
-  ASSERT_EQ(res.plans.size(), 1u);
-  EXPECT_EQ(res.plans[0].offer_id, "m/h100x8");
-  EXPECT_GE(res.plans[0].instances, 2);
+  // (Several node counts of the cluster may be listed: the best one and the other Pareto-front plans.)
+  ASSERT_GE(res.plans.size(), 1u);
+  for (const Plan& p : res.plans) {
+    EXPECT_EQ(p.offer_id, "m/h100x8");
+    EXPECT_GE(p.instances, 2);
+  }
 }
 
 TEST(Plan, ServingReplicasCoverConcurrency) {
@@ -304,6 +311,92 @@ TEST(ExplainPlan, CostLinesRepeatThePlanNumbers) {
   EXPECT_DOUBLE_EQ(find("cost.compute_usd"), res.plans[0].cost.compute_usd);
   EXPECT_DOUBLE_EQ(find("per_gpu_memory_bytes"), res.plans[0].per_gpu_memory_bytes);
   EXPECT_DOUBLE_EQ(find("work_seconds"), res.plans[0].work_seconds);
+}
+
+
+// ---- Regression tests for the defects of issue 7 ----
+
+TEST(PlanDefects, CheapestGpuHourNeverComparesAnInstanceWithItself) {
+  const ModelArch arch = llama_8b();
+  // The same instance type in two regions: hourly billing with a 1 h minimum at $1/GPU-h in one,
+  // per-second at $2/GPU-h in the other. The old warning named the instance against itself.
+  Offer a = make_offer("p/h100x1", "NVIDIA H100 SXM", 1, 1.0, IntraNodeLink::unknown);
+  a.region = "east";
+  a.id = "p/h100x1/east";
+  a.billing_override.granularity_seconds = 3600;
+  a.billing_override.minimum_billed_seconds = 3600;
+  Offer b = make_offer("p/h100x1", "NVIDIA H100 SXM", 1, 2.0, IntraNodeLink::unknown);
+  b.region = "west";
+  b.id = "p/h100x1/west";
+  PlanResult res = plan(lora_request(1e6), arch, {a, b}, GpuCatalog::bundled(), &per_second);
+  ASSERT_EQ(res.plans.size(), 2u);
+  for (const auto& w : res.warnings) EXPECT_NE(w.code, PlanWarningCode::cheapest_gpu_hour_not_cheapest_job) << w.message;
+}
+
+TEST(PlanDefects, ServingBf16OnGpuWithoutBf16Warns) {
+  const ModelArch arch = llama_8b();
+  Offer o = make_offer("v/v100x8", "NVIDIA V100 SXM2 32GB", 8, 8.0, IntraNodeLink::nvlink);
+  PlanRequest r;
+  r.model.preset = "llama-3.1-8b";
+  r.task = Task::serve;
+  r.workload = PlanWorkload::serving;
+  r.concurrency = 8;
+  r.hours = 1;
+  PlanResult res = plan(r, arch, {o}, GpuCatalog::bundled(), &per_second);
+  ASSERT_EQ(res.plans.size(), 1u) << (res.no_plan ? res.no_plan->reason : "");
+  const auto& w = res.plans[0].warnings;
+  EXPECT_TRUE(std::any_of(w.begin(), w.end(), [](const PlanWarning& x) { return x.code == PlanWarningCode::fp16_without_bf16; }));
+}
+
+TEST(PlanDefects, ReservedOnlyOfferIsPlanned) {
+  const ModelArch arch = llama_8b();
+  Offer o = make_offer("q/h100x8", "NVIDIA H100 SXM", 8, 16.8, IntraNodeLink::nvlink);
+  o.prices[0].kind = PriceKind::reserved_1y;
+  PlanResult res = plan(lora_request(1e8), arch, {o}, GpuCatalog::bundled(), &per_second);
+  ASSERT_EQ(res.plans.size(), 1u) << (res.no_plan ? res.no_plan->reason : "");
+  EXPECT_EQ(res.plans[0].cost.price_kind, PriceKind::reserved_1y);
+  // The whole one-year term is billed: 8760 h × $16.80 = $147,168 (reserved_term_seconds).
+  EXPECT_NEAR(res.plans[0].cost.compute_usd, 16.8 * reserved_term_seconds(PriceKind::reserved_1y) / 3600, 1e-6);
+}
+
+TEST(PlanDefects, NoPlanReasonNamesTheRealCauseWhenNothingCouldBeSized) {
+  // Old defect: "layouts fit but none could be priced" printed next to "0 layouts evaluated".
+  const ModelArch arch = llama_8b();
+  Offer o = make_offer("v/h100x8", "NVIDIA H100 SXM", 8, 24.0, IntraNodeLink::nvlink);
+  PlanRequest r = lora_request(1e8);
+  r.pins.pp = 3;  // 3 does not divide the 8 GPUs of the only offer: no layout exists
+  PlanResult res = plan(r, arch, {o}, GpuCatalog::bundled(), &per_second);
+  ASSERT_TRUE(res.no_plan.has_value());
+  EXPECT_EQ(res.layouts_evaluated, 0u);
+  EXPECT_EQ(res.no_plan->reason.find("fit"), std::string::npos) << res.no_plan->reason;
+  EXPECT_NE(res.no_plan->reason.find("no parallel layout matches"), std::string::npos) << res.no_plan->reason;
+}
+
+TEST(PlanDefects, ParetoFrontSameWhateverTheSort) {
+  ModelSource s;
+  s.preset = "llama-3.1-70b";
+  const ModelArch arch = resolve_model(s);
+  PlanRequest r = lora_request(1e9);
+  r.task = Task::full;
+  r.limit = 1000;
+  Offer cluster = make_offer("m/h100x8", "NVIDIA H100 SXM", 8, 24.0, IntraNodeLink::nvlink);
+  cluster.inter_node_network = InterNodeNetwork::infiniband;
+  cluster.inter_node_bits_per_s = 3200e9;
+  cluster.max_nodes = 32;
+  Offer other = make_offer("n/h200x8", "NVIDIA H200 SXM", 8, 30.0, IntraNodeLink::nvlink);
+  auto front = [&](PlanSort sort) {
+    r.sort = sort;
+    r.pareto_only = true;
+    std::set<std::pair<std::string, int>> out;
+    for (const Plan& p : plan(r, arch, {cluster, other}, GpuCatalog::bundled(), &per_second).plans) {
+      out.emplace(p.offer_id, p.instances);
+    }
+    return out;
+  };
+  const auto by_cost = front(PlanSort::cost);
+  EXPECT_GE(by_cost.size(), 2u);  // several node counts of the cluster are non-dominated
+  EXPECT_EQ(by_cost, front(PlanSort::time));
+  EXPECT_EQ(by_cost, front(PlanSort::recommended));
 }
 
 }  // namespace

@@ -1,0 +1,29 @@
+#pragma once
+// Rendering shared by `gpuplan plan` and `gpuplan estimate`: JSON of a plan (SI units: bytes,
+// seconds, USD), short text for tables, and the terminal width (COLUMNS, else the terminal's,
+// else 120). Computes no numbers (STYLE.md §1).
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "planner/planner.hpp"
+
+namespace gpuplan::cli {
+
+std::string duration_text(double seconds);  ///< "42 s", "17 min", "5.2 h", "31.0 d", "never"
+std::string usd_text(double v);             ///< "$1234" or "$12.34"
+std::string rate_text(double v);            ///< "1.23M", "4.5k", "12.3"
+std::string layout_text(const Plan& p);     ///< "TP8 PP2 DP4 EP1 Z2 mb1 rc:full"
+nlohmann::json plan_json(const Plan& p, std::size_t rank);
+nlohmann::json step_json(const TrainingStepEstimate& t);
+nlohmann::json goodput_json(const GoodputEstimate& g);
+nlohmann::json warnings_json(const std::vector<PlanWarning>& warnings);
+/// Columns to fit: $COLUMNS when a positive integer, else the terminal's width when stdout is a
+/// terminal, else 120.
+int terminal_columns();
+/// Wraps `text` to `width` columns; continuation lines start with `indent`.
+std::string wrap_text(const std::string& text, int width, const std::string& indent);
+/// Cuts `s` to at most `n` display columns (UTF-8 aware), ending with "…" when cut.
+std::string clip(const std::string& s, std::size_t n);
+
+}  // namespace gpuplan::cli

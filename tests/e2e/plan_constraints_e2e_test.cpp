@@ -1,0 +1,330 @@
+// End-to-end (issue 7): the questions practitioners ask of `gpuplan plan` and `gpuplan estimate`,
+// through the built binary (GPUPLAN_BINARY) on the bundled catalog (a fresh temporary --db):
+// deadline and budget respected by every listed plan, exact GPU counts, pinned layouts kept,
+// estimate == plan for the same cluster and layout, flagged cheap offers not first, collapsed
+// regions, the Pareto front independent of the sort, infeasible deadlines explained, a
+// reserved-only quote planned, output fitting COLUMNS, and one-line errors (exit 2) for bad input.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <tuple>
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;
+};
+
+class PlanConstraintsE2E : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = fs::temp_directory_path() / ("gpuplan-e2e-constraints-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  static void TearDownTestSuite() {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  /// Runs `gpuplan --db DB <args>`; stderr joined to stdout unless `separate_stderr`.
+  static RunResult run(const std::string& args, const std::string& db = "offers.sqlite", const std::string& env = "") {
+    const std::string cmd = env + " XDG_DATA_HOME='" + dir_.string() + "' '" + std::string(GPUPLAN_BINARY) + "' --db '" +
+                            (dir_ / db).string() + "' " + args + " 2>&1";
+    RunResult r;
+    FILE* pipe = ::popen(cmd.c_str(), "r");
+    if (!pipe) return r;
+    std::array<char, 4096> buf{};
+    std::size_t n = 0;
+    while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+    const int status = ::pclose(pipe);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+  }
+  static json run_json(const std::string& args, int expected_exit = 0, const std::string& db = "offers.sqlite") {
+    RunResult r = run(args + " --json --today 2026-11-30", db);
+    EXPECT_EQ(r.exit_code, expected_exit) << r.out.substr(0, 2000);
+    json j = json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << r.out.substr(0, 2000);
+    return j;
+  }
+  static void expect_one_line_error(const std::string& args, const std::string& where) {
+    RunResult r = run(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
+    std::string out = r.out;
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    EXPECT_EQ(out.find('\n'), std::string::npos) << args << "\n" << r.out;
+    EXPECT_EQ(out.rfind("gpuplan: error: ", 0), 0u) << r.out;
+    EXPECT_NE(out.find(where), std::string::npos) << r.out;
+  }
+  static fs::path dir_;
+};
+fs::path PlanConstraintsE2E::dir_;
+
+const std::string kLora70 = "plan --model llama-3.1-70b --task lora --tokens 5e8 --limit 100000";
+const std::string kFull70 = "plan --model llama-3.1-70b --task full --tokens 1e9 --limit 100000";
+
+TEST_F(PlanConstraintsE2E, DeadlineRespectedCheapestFirst) {
+  json j = run_json(kLora70 + " --deadline 12h");
+  ASSERT_GT(j["plans"].size(), 0u);
+  EXPECT_EQ(j["sort"], "cost");
+  EXPECT_DOUBLE_EQ(j["deadline_seconds"].get<double>(), 12 * 3600.0);
+  for (const json& p : j["plans"]) EXPECT_LE(p["time_seconds"].get<double>(), 12 * 3600.0) << p["offer_id"];
+  // The recommended plan is the cheapest plan of its price-quality tier (the best tier listed).
+  const json& rec = j["plans"][0];
+  EXPECT_TRUE(rec["recommended"].get<bool>());
+  for (const json& p : j["plans"]) {
+    if (p["demotion_tier"] == rec["demotion_tier"]) {
+      EXPECT_GE(p["total_usd"].get<double>(), rec["total_usd"].get<double>());
+    }
+  }
+}
+
+TEST_F(PlanConstraintsE2E, BudgetRespectedFastestFirst) {
+  json j = run_json(kLora70 + " --budget 300 --include-flagged");
+  ASSERT_GT(j["plans"].size(), 1u);
+  EXPECT_EQ(j["sort"], "time");
+  for (const json& p : j["plans"]) EXPECT_LE(p["total_usd"].get<double>(), 300.0) << p["offer_id"];
+  // Fastest first; a plan within 2% of the fastest's time but cheaper would have been first.
+  const json& first = j["plans"][0];
+  for (const json& p : j["plans"]) {
+    EXPECT_GE(p["time_seconds"].get<double>(), first["time_seconds"].get<double>() / 1.02 * (1 - 1e-12));
+    if (p["time_seconds"].get<double>() <= first["time_seconds"].get<double>()) {
+      EXPECT_GE(p["total_usd"].get<double>(), first["total_usd"].get<double>());
+    }
+  }
+}
+
+TEST_F(PlanConstraintsE2E, DeadlineAndBudgetTogether) {
+  json j = run_json(kLora70 + " --deadline 2d --budget 250");
+  ASSERT_GT(j["plans"].size(), 0u);
+  EXPECT_EQ(j["sort"], "cost");
+  for (const json& p : j["plans"]) {
+    EXPECT_LE(p["time_seconds"].get<double>(), 2 * 86400.0);
+    EXPECT_LE(p["total_usd"].get<double>(), 250.0);
+  }
+}
+
+TEST_F(PlanConstraintsE2E, InfeasibleDeadlineExplained) {
+  // 14B dense pretraining on 10T tokens: 6 × 14e9 × 1e13 = 8.4e23 FLOP; even 2,048 H100 at
+  // 1e15 FLOP/s peak would need 4.1e5 s = 4.7 days at 100% MFU, so one day cannot be met.
+  const std::string args =
+      "plan --params 14e9 --layers 40 --hidden 5120 --heads 40 --intermediate 13824 --task pretrain --tokens 1e13 "
+      "--deadline 1d";
+  json j = run_json(args, 1);
+  EXPECT_TRUE(j["plans"].empty());
+  ASSERT_FALSE(j["no_plan"].is_null());
+  const std::string reason = j["no_plan"]["reason"];
+  EXPECT_NE(reason.find("deadline"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("fastest plan"), std::string::npos) << reason;
+  ASSERT_FALSE(j["no_plan"]["fastest"].is_null());
+  EXPECT_GT(j["no_plan"]["fastest"]["time_seconds"].get<double>(), 86400.0);
+  EXPECT_GE(j["no_plan"]["suggestions"].size(), 2u);
+  RunResult text = run(args + " --today 2026-11-30");
+  EXPECT_EQ(text.exit_code, 1);
+  EXPECT_NE(text.out.find("the deadline of 24.0 h"), std::string::npos) << text.out;
+}
+
+TEST_F(PlanConstraintsE2E, NoMonthsLongRecommendationWhenFasterExists) {
+  // Issue 7: the 14B / 10T-token pretraining came back as one node for nine years. The
+  // recommended plan (row 1) must be the fastest when nothing finishes within 30 days.
+  json j = run_json(
+      "plan --params 14e9 --layers 40 --hidden 5120 --heads 40 --intermediate 13824 --task pretrain --tokens 1e13 "
+      "--limit 100000");
+  ASSERT_GT(j["plans"].size(), 1u);
+  const json& first = j["plans"][0];
+  EXPECT_TRUE(first["recommended"].get<bool>());
+  EXPECT_GT(first["instances"].get<int>(), 1);
+  double fastest = 1e300;
+  for (const json& p : j["plans"]) {
+    if (p["demotion_tier"] == first["demotion_tier"]) fastest = std::min(fastest, p["time_seconds"].get<double>());
+  }
+  EXPECT_LE(first["time_seconds"].get<double>(), fastest * 1.02);
+  EXPECT_NE(j["recommendation_rule"].get<std::string>().find("30 days"), std::string::npos);
+}
+
+TEST_F(PlanConstraintsE2E, ExactGpuCountAndPinnedLayout) {
+  json j = run_json(kFull70 + " --gpus 16 --tp 4 --pp 2 --zero 1 --micro-batch 1 --recompute full");
+  ASSERT_GT(j["plans"].size(), 0u);
+  for (const json& p : j["plans"]) {
+    EXPECT_EQ(p["gpus_total"].get<int>(), 16) << p["offer_id"];
+    EXPECT_EQ(p["gpus_per_instance"].get<int>() * p["instances"].get<int>(), 16);
+    const json& l = p["layout"];
+    EXPECT_EQ(l["tp"], 4);
+    EXPECT_EQ(l["pp"], 2);
+    EXPECT_EQ(l["dp"], 2);  // 16 / (4 × 2)
+    EXPECT_EQ(l["zero_stage"], 1);
+    EXPECT_EQ(l["micro_batch"], 1);
+    EXPECT_EQ(l["recompute"], "full");
+  }
+}
+
+TEST_F(PlanConstraintsE2E, ExactNodesNotPowerOfTwo) {
+  json j = run_json(kFull70 + " --nodes 3 'gpus=8'");
+  ASSERT_GT(j["plans"].size(), 0u);
+  for (const json& p : j["plans"]) EXPECT_EQ(p["instances"].get<int>(), 3) << p["offer_id"];
+}
+
+TEST_F(PlanConstraintsE2E, EstimateEqualsPlan) {
+  json j = run_json(kFull70 + " --nodes 2 --tp 8 --pp 2 --zero 1 --micro-batch 1 --recompute selective 'gpus=8'");
+  ASSERT_GT(j["plans"].size(), 0u);
+  const json& p = j["plans"][0];
+  const json& c = p["cluster"];
+  std::ostringstream args;
+  args.precision(17);
+  args << "estimate --model llama-3.1-70b --task full --tokens 1e9 --gpu '" << p["gpu_name"].get<std::string>()
+       << "' --gpus " << p["gpus_total"].get<int>() << " --gpus-per-node " << c["gpus_per_node"].get<int>()
+       << " --link " << (c["intra_node_nvlink"].get<bool>() ? "nvlink" : "pcie") << " --intra-node-gb-per-s "
+       << c["intra_node_bytes_per_s"].get<double>() / 1e9 << " --inter-node-gbit-per-s "
+       << c["inter_node_bytes_per_s"].get<double>() * 8 / 1e9
+       << " --tp 8 --pp 2 --zero 1 --micro-batch 1 --recompute selective --json";
+  RunResult r = run(args.str());
+  ASSERT_EQ(r.exit_code, 0) << args.str() << "\n" << r.out;
+  json e = json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(e.is_discarded()) << r.out;
+  const json& est = e["estimate"];
+  auto near = [](double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)); };
+  EXPECT_TRUE(near(est["step"]["step_seconds"].get<double>(), p["step"]["step_seconds"].get<double>()))
+      << est["step"] << "\n" << p["step"];
+  EXPECT_TRUE(near(est["work_seconds"].get<double>(), p["work_seconds"].get<double>()));
+  EXPECT_TRUE(near(est["goodput"]["wall_seconds"].get<double>(), p["goodput"]["wall_seconds"].get<double>()));
+  EXPECT_TRUE(near(est["step"]["mfu"].get<double>(), p["step"]["mfu"].get<double>()));
+  EXPECT_EQ(est["layout"], p["layout"]);
+  EXPECT_EQ(est["global_batch_seqs"], p["global_batch_seqs"]);
+}
+
+TEST_F(PlanConstraintsE2E, EstimateMfuOverrideAndGoodputTerms) {
+  // --mfu 0.5: step = model FLOP / (GPUs × peak × 0.5); the JSON's own figures must satisfy it.
+  RunResult r = run(
+      "estimate --model llama-3.1-8b --task full --tokens 1e9 --gpu 'H100 SXM' --gpus 8 --mfu 0.5 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  json e = json::parse(r.out)["estimate"];
+  const json& s = e["step"];
+  EXPECT_NEAR(s["step_seconds"].get<double>(),
+              s["model_flop_per_step"].get<double>() / (8 * s["peak_flops_per_s"].get<double>() * 0.5),
+              1e-9 * s["step_seconds"].get<double>());
+  EXPECT_DOUBLE_EQ(s["mfu"].get<double>(), 0.5);
+  // Goodput: its own term, wall = work + overheads, goodput = work / wall.
+  const json& g = e["goodput"];
+  EXPECT_NEAR(g["wall_seconds"].get<double>(), e["work_seconds"].get<double>() + g["overhead_seconds"].get<double>(),
+              1e-9 * g["wall_seconds"].get<double>());
+  EXPECT_LT(g["goodput"].get<double>(), 1.0);
+  EXPECT_NEAR(e["gpu_hours"].get<double>(), g["wall_seconds"].get<double>() * 8 / 3600, 1e-9 * e["gpu_hours"].get<double>());
+}
+
+TEST_F(PlanConstraintsE2E, FlaggedCheapOfferNotFirstByDefault) {
+  json all = run_json(kLora70 + " --sort cost --include-flagged");
+  ASSERT_GT(all["plans"].size(), 0u);
+  auto flagged = [](const json& p) {
+    for (const json& w : p["warnings"]) {
+      if (w["code"] == "offer_flagged") return true;
+    }
+    return false;
+  };
+  // In the bundled catalog the cheapest 70B LoRA plan is priced below the market index (flagged).
+  ASSERT_TRUE(flagged(all["plans"][0])) << all["plans"][0]["offer_id"];
+  json def = run_json(kLora70 + " --sort cost");
+  ASSERT_GT(def["plans"].size(), 0u);
+  EXPECT_FALSE(flagged(def["plans"][0])) << def["plans"][0]["offer_id"];
+  bool seen_flagged = false;
+  for (const json& p : def["plans"]) {
+    if (flagged(p)) {
+      seen_flagged = true;
+    } else {
+      EXPECT_FALSE(seen_flagged) << "unflagged plan after a flagged one: " << p["offer_id"];
+    }
+  }
+  for (const json& p : def["plans"]) {
+    if (p["price_source"]["observed_at"] == "undated") {
+      EXPECT_FALSE(p["demoted_reason"].is_null()) << p["offer_id"];  // never ranked as fresh
+      EXPECT_GE(p["demotion_tier"].get<int>(), 1);
+    }
+  }
+}
+
+TEST_F(PlanConstraintsE2E, RegionsCollapsed) {
+  json j = run_json(kLora70);
+  std::set<std::tuple<std::string, std::string, int, std::string, std::string, double, double>> seen;
+  bool any_multi_region = false;
+  for (const json& p : j["plans"]) {
+    any_multi_region |= p["regions"].size() > 1;
+    auto key = std::make_tuple(p["provider"].get<std::string>(), p["instance_type"].get<std::string>(),
+                               p["instances"].get<int>(), p["layout"].dump(), p["cost"]["price_kind"].get<std::string>(),
+                               p["cost"]["usd_per_hour"].get<double>(), p["total_usd"].get<double>());
+    EXPECT_TRUE(seen.insert(key).second) << "two rows differ only by region: " << p["offer_id"];
+  }
+  EXPECT_TRUE(any_multi_region);
+}
+
+TEST_F(PlanConstraintsE2E, ParetoFrontIndependentOfSort) {
+  auto front = [&](const std::string& sort) {
+    json j = run_json(kFull70 + " --pareto --sort " + sort);
+    std::set<std::tuple<std::string, int, double>> out;
+    for (const json& p : j["plans"]) {
+      EXPECT_TRUE(p["on_pareto_front"].get<bool>());
+      out.emplace(p["offer_id"].get<std::string>(), p["instances"].get<int>(), p["total_usd"].get<double>());
+    }
+    return out;
+  };
+  const auto by_cost = front("cost");
+  EXPECT_GT(by_cost.size(), 2u);
+  EXPECT_EQ(by_cost, front("time"));
+  EXPECT_EQ(by_cost, front("recommended"));
+}
+
+TEST_F(PlanConstraintsE2E, ReservedOnlyQuotePlanned) {
+  // The quote example of docs/import-format.md: priced only as reserved-1y.
+  const fs::path csv = dir_ / "quote.csv";
+  std::ofstream(csv) << "provider,instance_type,region,gpu,gpu_count,price_kind,usd_per_gpu_hour,observed_at,source,"
+                        "interconnect,network,network_gbps,max_nodes,billing_granularity_seconds,billing_minimum_seconds\n"
+                        "examplecloud,hgx-h100-8x-reserved,us-west,H100 SXM,8,reserved-1y,2.10,2026-11-02,sales quote "
+                        "#1234 (email),nvlink,infiniband,3200,32,3600,2592000\n";
+  RunResult imp = run("import '" + csv.string() + "'", "quote.sqlite");
+  ASSERT_EQ(imp.exit_code, 0) << imp.out;
+  json j = run_json(kLora70 + " 'provider=examplecloud'", 0, "quote.sqlite");
+  ASSERT_GT(j["plans"].size(), 0u);
+  EXPECT_EQ(j["plans"][0]["cost"]["price_kind"], "reserved-1y");
+  // $2.10/GPU-h × 8 GPUs = $16.80/h per node.
+  EXPECT_NEAR(j["plans"][0]["cost"]["usd_per_hour"].get<double>(), 16.8, 1e-9);
+}
+
+TEST_F(PlanConstraintsE2E, TableFitsColumns) {
+  for (const char* cols : {"120", "100"}) {
+    RunResult r = run(kLora70.substr(0, kLora70.find(" --limit")) + " --today 2026-11-30", "offers.sqlite",
+                      std::string("COLUMNS=") + cols);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    std::istringstream in(r.out);
+    std::string line;
+    while (std::getline(in, line)) {
+      std::size_t w = 0;
+      for (unsigned char ch : line) w += (ch & 0xC0) != 0x80;
+      EXPECT_LE(w, static_cast<std::size_t>(std::stoi(cols))) << line;
+    }
+  }
+}
+
+TEST_F(PlanConstraintsE2E, BadInputOneLineExit2) {
+  const std::string base = "plan --model llama-3.1-70b --task full --tokens 1e9";
+  expect_one_line_error(base + " --deadline 0", "--deadline");
+  expect_one_line_error(base + " --deadline=-5h", "--deadline");
+  expect_one_line_error(base + " --deadline soon", "--deadline");
+  expect_one_line_error(base + " --budget=-100", "--budget");
+  expect_one_line_error(base + " --gpus 12 'gpus=8'", "--gpus");
+  expect_one_line_error(base + " --gpus 16 --tp 4 --pp 2 --dp 4", "--gpus");
+  expect_one_line_error(base + " --tp 16 'gpus=8'", "--tp");
+  expect_one_line_error(base + " --cp 2", "--cp");
+  expect_one_line_error("estimate --model llama-3.1-70b --task full --tokens 1e9 --gpu 'H100 SXM' --gpus 12", "--gpus");
+  expect_one_line_error("estimate --model llama-3.1-70b --task full --tokens 1e9 --gpu 'H100 SXM' --gpus 8 --tp 16", "--tp");
+}
+
+}  // namespace

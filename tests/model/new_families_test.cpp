@@ -1,0 +1,229 @@
+// Families added with the layer geometry: hand calculations on tiny configs (every term written out) and the
+// published parameter counts of real models whose shape is written here field by field from their config.json.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "model/hf_config.hpp"
+#include "model/param_count.hpp"
+#include "util/error.hpp"
+
+namespace gpuplan {
+namespace {
+
+using nlohmann::json;
+
+ModelArch parse(const json& c) { return parse_hf_config(c, "tiny.json"); }
+
+// Tiny shape used below: h 8, L 2, H 2 (head_dim 4), I 16, V 10.
+// GPT-NeoX, untied, biases, parallel residual: per layer query_key_value 8·24 + 24 = 216, dense 64 + 8 = 72,
+// dense_h_to_4h 8·16 + 16 = 144, dense_4h_to_h 16·8 + 8 = 136, two LayerNorms 2·16 = 32 → 600; × 2 = 1200;
+// final LayerNorm 16, embed_in 80, embed_out 80 → 1376.
+TEST(NewFamilies, GptNeoxHandCount) {
+  const ModelArch a = parse(json::parse(R"({"model_type": "gpt_neox", "hidden_size": 8, "num_hidden_layers": 2,
+      "num_attention_heads": 2, "intermediate_size": 16, "vocab_size": 10, "use_parallel_residual": true})"));
+  EXPECT_EQ(a.params.attention, 576);
+  EXPECT_EQ(a.params.mlp, 560);
+  EXPECT_EQ(a.params.norms, 80);
+  EXPECT_EQ(a.total_params(), 1376);
+  EXPECT_TRUE(a.geometry.parallel_attention);
+  EXPECT_EQ(a.geometry.norm, NormKind::layer_norm);
+  EXPECT_EQ(a.geometry.activation, MlpActivation::gelu);
+}
+
+// Pythia model card ("exact parameter counts"): Pythia-160M 162,322,944 and Pythia-1B 1,011,781,632.
+// Shapes (config.json): 160M h 768, 12 layers, 12 heads, I 3072; 1B h 2048, 16 layers, 8 heads, I 8192; V 50304.
+TEST(NewFamilies, PythiaPublishedExactCounts) {
+  json c = json::parse(R"({"model_type": "gpt_neox", "hidden_size": 768, "num_hidden_layers": 12,
+      "num_attention_heads": 12, "intermediate_size": 3072, "vocab_size": 50304, "tie_word_embeddings": false,
+      "hidden_act": "gelu", "use_parallel_residual": true, "max_position_embeddings": 2048})");
+  EXPECT_EQ(parse(c).total_params(), 162'322'944);
+  c["hidden_size"] = 2048;
+  c["num_hidden_layers"] = 16;
+  c["num_attention_heads"] = 8;
+  c["intermediate_size"] = 8192;
+  EXPECT_EQ(parse(c).total_params(), 1'011'781'632);
+}
+
+// Phi: like the NeoX layer but ONE LayerNorm per layer (16) and an lm_head bias (10):
+// per layer 216 + 72 + 144 + 136 + 16 = 584; × 2 = 1168; + final 16 + embed 80 + head 80 + 10 → 1354.
+TEST(NewFamilies, PhiHandCount) {
+  const ModelArch a = parse(json::parse(R"({"model_type": "phi", "hidden_size": 8, "num_hidden_layers": 2,
+      "num_attention_heads": 2, "intermediate_size": 16, "vocab_size": 10, "hidden_act": "gelu_new"})"));
+  EXPECT_EQ(a.params.head, 90);
+  EXPECT_EQ(a.total_params(), 1354);
+  EXPECT_EQ(a.geometry.activation, MlpActivation::gelu_python);
+}
+
+// GPT-BigCode with multi_query: c_attn 8 → 8 + 2·4: q 8·8 + 8 = 72, k 8·4 + 4 = 36, v 36, c_proj 72 → 216;
+// MLP 280; ln_1 + ln_2 32 → 528; × 2 = 1056; ln_f 16, wte 80, wpe 4·8 = 32, tied head → 1184.
+TEST(NewFamilies, GptBigcodeMqaHandCount) {
+  const ModelArch a = parse(json::parse(R"({"model_type": "gpt_bigcode", "n_embd": 8, "n_layer": 2, "n_head": 2,
+      "n_inner": 16, "n_positions": 4, "vocab_size": 10, "multi_query": true})"));
+  EXPECT_EQ(a.total_params(), 1184);
+  EXPECT_EQ(a.num_kv_heads, 1);
+  EXPECT_EQ(a.attention, AttentionKind::mqa);
+  EXPECT_EQ(a.geometry.attention.kv_cache_width, 8);  // 2 · 1 · 4
+}
+
+// StarCoder (bigcode/starcoder, 15.5B in its model card): n_embd 6144, 40 layers, 48 heads, MQA, n_inner 24576,
+// n_positions 8192, vocab 49152. Per layer: c_attn 6144·6400 + 6400, c_proj 6144² + 6144, MLP 2·6144·24576 + 24576
+// + 6144, 2 LayerNorms 24576 → 379,128,064; × 40 = 15,165,122,560; + wte 301,989,888 + wpe 50,331,648 + ln_f 12,288
+// = 15,517,456,384.
+TEST(NewFamilies, StarCoderPublishedCount) {
+  const ModelArch a = parse(json::parse(R"({"model_type": "gpt_bigcode", "n_embd": 6144, "n_layer": 40, "n_head": 48,
+      "n_inner": 24576, "n_positions": 8192, "vocab_size": 49152, "multi_query": true})"));
+  EXPECT_EQ(a.total_params(), 15'517'456'384);
+  EXPECT_NEAR(static_cast<double>(a.total_params()), 15.5e9, 0.05e9);
+}
+
+// StarCoder2, GQA (1 KV head), tied by default, biases: attention 72 + 36 + 36 + 72 = 216, MLP 280, norms 32 →
+// 528 × 2 = 1056; final 16; embed 80 → 1152. Sliding window on every layer.
+TEST(NewFamilies, Starcoder2HandCount) {
+  const ModelArch a = parse(json::parse(R"({"model_type": "starcoder2", "hidden_size": 8, "num_hidden_layers": 2,
+      "num_attention_heads": 2, "num_key_value_heads": 1, "intermediate_size": 16, "vocab_size": 10,
+      "sliding_window": 4, "use_bias": true})"));
+  EXPECT_EQ(a.total_params(), 1152);
+  EXPECT_EQ(a.num_sliding_window_layers(), 2);
+}
+
+// MPT, no_bias: Wqkv 8·24 + out_proj 64 = 256, up/down 2·8·16 = 256, 2 bias-free LayerNorms 16 → 528 × 2 = 1056;
+// norm_f 8, wte 80 (tied) → 1144.
+TEST(NewFamilies, MptHandCount) {
+  const ModelArch a = parse(json::parse(R"({"model_type": "mpt", "d_model": 8, "n_layers": 2, "n_heads": 2,
+      "expansion_ratio": 2, "vocab_size": 10, "max_seq_len": 64, "no_bias": true, "attn_config": {"alibi": true}})"));
+  EXPECT_EQ(a.total_params(), 1144);
+  EXPECT_EQ(a.position_encoding, PositionEncoding::alibi);
+}
+
+// MPT-7B (model card: 6.7B; the count is 6.65B, the card rounds up): d_model 4096, 32 layers, 32 heads, vocab 50432:
+// per layer 12·4096² + 2·4096 = 201,334,784; × 32 = 6,442,713,088; + wte 206,569,472 + norm_f 4096 = 6,649,286,656.
+TEST(NewFamilies, Mpt7bPublishedCount) {
+  const ModelArch a = parse(json::parse(R"({"model_type": "mpt", "d_model": 4096, "n_layers": 32, "n_heads": 32,
+      "expansion_ratio": 4, "vocab_size": 50432, "max_seq_len": 2048, "no_bias": true, "attn_config": {"alibi": true}})"));
+  EXPECT_EQ(a.total_params(), 6'649'286'656);
+  EXPECT_NEAR(static_cast<double>(a.total_params()), 6.7e9, 0.01 * 6.7e9);
+}
+
+json tiny_llama_like(const char* type) {
+  json c = json::parse(R"({"hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1,
+      "intermediate_size": 16, "vocab_size": 10, "tie_word_embeddings": false})");
+  c["model_type"] = type;
+  return c;
+}
+
+// OLMo (1): the tiny llama (1352, hand_calc_test.cpp) without its 40 norm parameters (non-parametric LayerNorm) → 1312.
+// OLMo 2: + q_norm 2·4 = 8 and k_norm 1·4 = 4 per layer (full width) → 1352 + 24 = 1376.
+// SmolLM3: llama with tied embeddings by default → 1352 − 80 = 1272.
+TEST(NewFamilies, OlmoAndSmolLm3HandCounts) {
+  EXPECT_EQ(parse(tiny_llama_like("olmo")).total_params(), 1312);
+  EXPECT_EQ(parse(tiny_llama_like("olmo")).geometry.norm, NormKind::non_parametric);
+  EXPECT_EQ(parse(tiny_llama_like("olmo2")).total_params(), 1376);
+  json s = tiny_llama_like("smollm3");
+  s.erase("tie_word_embeddings");
+  EXPECT_EQ(parse(s).total_params(), 1272);
+}
+
+// BERT (BertModel + pooler): per layer q/k/v/o 4·72 = 288, 2 LayerNorms 32, MLP 280 → 600 × 2 = 1200;
+// word 80 + position 6·8 = 48 + token_type 2·8 = 16, embeddings LayerNorm 16, pooler 72 → 1432. No LM head.
+TEST(NewFamilies, BertHandCount) {
+  const ModelArch a = parse(json::parse(R"({"model_type": "bert", "hidden_size": 8, "num_hidden_layers": 2,
+      "num_attention_heads": 2, "intermediate_size": 16, "vocab_size": 10, "max_position_embeddings": 6,
+      "type_vocab_size": 2})"));
+  EXPECT_EQ(a.total_params(), 1432);
+  EXPECT_EQ(a.params.head, 0);
+  EXPECT_EQ(a.family, ModelFamily::encoder);
+  EXPECT_EQ(a.geometry.kv_cache_layers, 0);
+}
+
+// bert-base-uncased: 110M in the BERT paper (Devlin et al. 2019 §3); exact: embeddings 23,440,896 + 393,216 +
+// 1,536 + LayerNorm 1,536; 12 layers × 7,087,872 = 85,054,464; pooler 590,592 → 109,482,240.
+TEST(NewFamilies, BertBasePublishedCount) {
+  const ModelArch a = parse(json::parse(R"({"model_type": "bert", "hidden_size": 768, "num_hidden_layers": 12,
+      "num_attention_heads": 12, "intermediate_size": 3072, "vocab_size": 30522, "max_position_embeddings": 512,
+      "type_vocab_size": 2, "hidden_act": "gelu"})"));
+  EXPECT_EQ(a.total_params(), 109'482'240);
+  EXPECT_NEAR(static_cast<double>(a.total_params()), 110e6, 0.005 * 110e6);  // 0.47% under "110M"
+}
+
+// T5 (relu, tied), 1 encoder + 1 decoder block: shared 80; encoder block attention 4·8·8 = 256, FF 2·8·16 = 256,
+// 2 norms 16 → 528; decoder block self 256 + cross 256 + FF 256 + 3 norms 24 → 792; relative_attention_bias 4·2 per
+// stack (16); final norms 2·8 → 80 + 528 + 792 + 16 + 16 = 1432.
+TEST(NewFamilies, T5HandCount) {
+  const ModelArch a = parse(json::parse(R"({"model_type": "t5", "d_model": 8, "d_kv": 4, "num_heads": 2, "d_ff": 16,
+      "num_layers": 1, "num_decoder_layers": 1, "vocab_size": 10, "relative_attention_num_buckets": 4,
+      "feed_forward_proj": "relu"})"));
+  EXPECT_EQ(a.total_params(), 1432);
+  EXPECT_EQ(a.family, ModelFamily::encoder_decoder);
+  EXPECT_EQ(a.num_layers, 2);
+  EXPECT_EQ(a.geometry.kv_cache_layers, 1);
+  EXPECT_EQ(a.geometry.activation, MlpActivation::relu);
+}
+
+// t5-base: 220M in the T5 paper (Raffel et al. 2020 §3.7); exact 222,903,552: shared 32128·768 = 24,674,304;
+// encoder 12 × 7,079,424 + 384 + 768; decoder 12 × 9,439,488 + 384 + 768.
+TEST(NewFamilies, T5BasePublishedCount) {
+  const ModelArch a = parse(json::parse(R"({"model_type": "t5", "d_model": 768, "d_kv": 64, "num_heads": 12,
+      "d_ff": 3072, "num_layers": 12, "num_decoder_layers": 12, "vocab_size": 32128,
+      "relative_attention_num_buckets": 32, "feed_forward_proj": "relu"})"));
+  EXPECT_EQ(a.total_params(), 222'903'552);
+  EXPECT_NEAR(static_cast<double>(a.total_params()), 220e6, 0.015 * 220e6);
+}
+
+// Jamba, 4 blocks, attention in blocks 1 and 3 (period 2, offset 1), Mamba in 0 and 2; MoE (2 experts, top-1) in
+// 1 and 3, dense MLP in 0 and 2; Mamba d_state 2, d_conv 2, expand 2 (I_m 16), dt_rank auto = ceil(8/16) = 1.
+//   attention 2 × 192 = 384
+//   Mamba block: in_proj 8·32 = 256, conv 16·2 + 16 = 48, x_proj 16·5 = 80, dt_proj 16 + 16 = 32, A_log + D 32 + 16
+//     = 48, out_proj 128, dt/B/C norms 1 + 2 + 2 = 5 → 597; × 2 = 1194
+//   experts 2 layers × 2 × 384 = 1536 (active 768); router 2 × 16 = 32; dense MLP 2 × 384 = 768
+//   norms 2·8·4 + 8 = 72; embeddings 80 + head 80
+//   total 4146, active 4146 − 1536 + 768 = 3378.
+TEST(NewFamilies, JambaHybridHandCount) {
+  const ModelArch a = parse(json::parse(R"({"model_type": "jamba", "hidden_size": 8, "num_hidden_layers": 4,
+      "num_attention_heads": 2, "num_key_value_heads": 1, "intermediate_size": 16, "vocab_size": 10,
+      "attn_layer_period": 2, "attn_layer_offset": 1, "expert_layer_period": 2, "expert_layer_offset": 1,
+      "num_experts": 2, "num_experts_per_tok": 1, "mamba_d_state": 2, "mamba_d_conv": 2, "mamba_expand": 2,
+      "mamba_dt_rank": "auto", "mamba_conv_bias": true, "mamba_proj_bias": false})"));
+  EXPECT_EQ(a.total_params(), 4146);
+  EXPECT_EQ(a.active_params(), 3378);
+  EXPECT_EQ(a.geometry.attention_layers, 2);
+  EXPECT_EQ(a.geometry.kv_cache_layers, 2);
+  EXPECT_EQ(a.geometry.ssm_layers, 2);
+  EXPECT_EQ(a.geometry.moe_layers, 2);
+  EXPECT_EQ(a.geometry.dense_mlp_layers, 2);
+}
+
+// Jamba-v0.1 (AI21 model card: 52B total, 12B active): h 4096, 32 layers, 32 heads / 8 KV, I 14336, 16 experts top-2,
+// vocab 65536, defaults for the periods and Mamba sizes → 51,570,323,328 total, 12,110,311,296 active.
+TEST(NewFamilies, JambaV01PublishedCount) {
+  const ModelArch a = parse(json::parse(R"({"model_type": "jamba", "hidden_size": 4096, "num_hidden_layers": 32,
+      "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 65536,
+      "attn_layer_period": 8, "attn_layer_offset": 4, "expert_layer_period": 2, "expert_layer_offset": 1,
+      "num_experts": 16, "num_experts_per_tok": 2, "mamba_d_state": 16, "mamba_d_conv": 4, "mamba_expand": 2,
+      "mamba_dt_rank": 256, "mamba_conv_bias": true, "mamba_proj_bias": false, "tie_word_embeddings": false})"));
+  EXPECT_EQ(a.total_params(), 51'570'323'328);
+  EXPECT_EQ(a.active_params(), 12'110'311'296);
+  EXPECT_NEAR(static_cast<double>(a.total_params()), 52e9, 0.5e9);
+  EXPECT_NEAR(static_cast<double>(a.active_params()), 12e9, 0.5e9);
+}
+
+TEST(NewFamilies, BadConfigsGiveClearErrors) {
+  json t5 = json::parse(R"({"model_type": "t5", "d_model": 8, "d_kv": 4, "num_heads": 2, "d_ff": 16, "num_layers": 1,
+      "vocab_size": 10, "feed_forward_proj": "swish"})");
+  try {
+    parse(t5);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where(), "tiny.json: /feed_forward_proj");
+  }
+  json jamba = json::parse(R"({"model_type": "jamba", "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2,
+      "intermediate_size": 16, "vocab_size": 10, "num_experts": 2, "num_experts_per_tok": 3})");
+  EXPECT_THROW(parse(jamba), Error);
+  json mpt = json::parse(R"({"model_type": "mpt", "d_model": 8, "n_layers": 2, "n_heads": 3, "vocab_size": 10})");
+  EXPECT_THROW(parse(mpt), Error);  // 3 heads do not divide 8
+  json bigcode = json::parse(R"({"model_type": "gpt_bigcode", "n_embd": 8, "n_layer": 2, "n_head": 2, "vocab_size": 10})");
+  EXPECT_THROW(parse(bigcode), Error);  // n_positions missing
+}
+
+}  // namespace
+}  // namespace gpuplan
