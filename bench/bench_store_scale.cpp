@@ -103,7 +103,12 @@ std::vector<std::string> grow_sql(bool pg, int scale, int history) {
                                "printf('2024-%02d-01', h.k), 'bench:synthetic-history', 'bench' "
                                "FROM observations x, {} AS h(k) WHERE x.dataset <> 'bench:synthetic-history'",
                                hseries));
-  v.push_back(pg ? "ANALYZE" : "ANALYZE");
+  v.push_back("ANALYZE");
+  // SQLite takes no column list on a subquery alias (its CTE already names the column k).
+  if (!pg)
+    for (std::string& q : v)
+      for (const auto& [from, to] : {std::pair<std::string, std::string>{"AS g(k)", "AS g"}, {"AS h(k)", "AS h"}})
+        for (auto p = q.find(from); p != std::string::npos; p = q.find(from, p)) q.replace(p, from.size(), to);
   return v;
 }
 
