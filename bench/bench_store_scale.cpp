@@ -96,10 +96,10 @@ std::vector<std::string> grow_sql(bool pg, int scale, int history) {
                                "dataset, locator) SELECT x.offer_id, x.kind, x.usd_per_hour * (1 + 0.01 * h.k), "
                                "make_date(2024, h.k, 1), to_char(make_date(2024, h.k, 1), 'YYYY-MM-DD'), "
                                "'bench:synthetic-history', 'bench' FROM observations x, {} AS h(k) "
-                               "WHERE x.dataset <> 'bench:synthetic-history'",
+                               "WHERE x.dataset <> 'bench:synthetic-history' ON CONFLICT DO NOTHING",
                                hseries)
-                 : fmt::format("INSERT INTO observations (offer_id, kind, usd_per_hour, observed_at, dataset, locator) "
-                               "SELECT x.offer_id, x.kind, x.usd_per_hour * (1 + 0.01 * h.k), "
+                 : fmt::format("INSERT OR IGNORE INTO observations (offer_id, kind, usd_per_hour, observed_at, dataset, "
+                               "locator) SELECT x.offer_id, x.kind, x.usd_per_hour * (1 + 0.01 * h.k), "
                                "printf('2024-%02d-01', h.k), 'bench:synthetic-history', 'bench' "
                                "FROM observations x, {} AS h(k) WHERE x.dataset <> 'bench:synthetic-history'",
                                hseries));
