@@ -4,7 +4,7 @@ BUILD ?= build
 BUILD_ASAN ?= build-asan
 CMAKE_FLAGS ?=
 
-.PHONY: deps build demo test test-fast test-asan bench clean
+.PHONY: deps build demo test test-fast test-asan test-fuzz fuzz bench clean
 
 deps:
 	./scripts/install-deps.sh
@@ -20,6 +20,8 @@ demo: build
 	./$(BUILD)/gpuplan plan --model llama-3.1-70b --task lora --tokens 5e8
 
 ## All tests: the normal build (unit + end-to-end), then the unit tests under ASan+UBSan.
+## (`make test-fuzz`, a 15 s libFuzzer run per target, joins this list once the fuzz build is
+## verified in CI: fuzz/README.md.)
 test: test-fast test-asan
 
 # The PostgreSQL suites run on a throw-away server (scripts/with-test-postgres.sh sets GPUPLAN_TEST_PG_URL).
@@ -31,8 +33,16 @@ test-asan: deps
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(CURDIR)/scripts/with-test-postgres.sh ctest --output-on-failure -j $(JOBS) -LE 'e2e|slow'
 
+## libFuzzer targets (clang): 15 s each in `make test`; `make fuzz` runs each FUZZ_SECONDS (default 600).
+FUZZ_SECONDS ?= 600
+test-fuzz: deps
+	SECONDS_PER_TARGET=15 JOBS=$(JOBS) ./scripts/fuzz.sh
+
+fuzz: deps
+	SECONDS_PER_TARGET=$(FUZZ_SECONDS) JOBS=$(JOBS) ./scripts/fuzz.sh
+
 bench: build
 	for b in $(BUILD)/bench/bench_*; do $$b; done
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN)
+	rm -rf $(BUILD) $(BUILD_ASAN) build-fuzz

@@ -244,6 +244,16 @@ std::vector<Token> lex(std::string_view q) {
 // ---------------------------------------------------------------------------------------------
 // Parser
 
+/// A real day of the proleptic Gregorian calendar (2026-02-30 is not); `d` is YYYY-MM-DD.
+bool real_calendar_day(std::string_view d) {
+  const int y = std::stoi(std::string(d.substr(0, 4)));
+  const int m = std::stoi(std::string(d.substr(5, 2)));
+  const int day = std::stoi(std::string(d.substr(8, 2)));
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  return m >= 1 && m <= 12 && day >= 1 && day <= kDays[m - 1] + (m == 2 && leap ? 1 : 0);
+}
+
 std::string type_ops(FilterFieldType t) {
   switch (t) {
     case FilterFieldType::text: return "=, !=, ~ or !~";
@@ -271,6 +281,7 @@ class Parser {
   NodePtr parse() {
     if (peek().kind == TokKind::end) return nullptr;
     NodePtr e = parse_or();
+    check_tree_depth(e);
     const Token& t = peek();
     if (t.kind == TokKind::rparen) fail(t, "unbalanced parenthesis: \")\" without \"(\"", "a clause or the end of the query");
     if (t.kind != TokKind::end) fail(t, "unexpected \"" + t.text + "\"", "a clause, \"and\", \"or\" or the end of the query");
@@ -286,21 +297,72 @@ class Parser {
     throw FilterError(q_, t.offset, t.length, problem, std::move(expected));
   }
 
-  static NodePtr make(NodeKind k, NodePtr a, NodePtr b) {
+  static NodePtr make(NodeKind k, NodePtr a, NodePtr b, const Token& at) {
     auto n = std::make_shared<FilterNode>();
     n->kind = k;
     n->lhs = std::move(a);
     n->rhs = std::move(b);
+    n->offset = at.offset;
+    n->length = at.length;
     return n;
   }
 
-  NodePtr parse_or() {
-    NodePtr left = parse_and();
-    while (is_keyword(peek(), "or")) {
-      next();
-      left = make(NodeKind::or_, left, parse_and());
+  /// A chain `a op b op c ...` as a balanced tree (and/or are associative, also in Kleene
+  /// logic), so a long list costs log2(n) levels of nesting, not n. Up to three operands the
+  /// tree is the left-nested one ((a op b) op c).
+  static NodePtr balanced(NodeKind k, const std::vector<NodePtr>& items, const std::vector<Token>& ops,
+                          std::size_t from, std::size_t to) {
+    if (to - from == 1) return items[from];
+    const std::size_t mid = from + (to - from + 1) / 2;
+    return make(k, balanced(k, items, ops, from, mid), balanced(k, items, ops, mid, to), ops[mid - 1]);
+  }
+
+  /// Guards the recursive descent: each "(" and "not" is one level.
+  struct NestingGuard {
+    NestingGuard(Parser& p, const Token& t) : p_(p) {
+      if (++p_.nesting_ > kMaxFilterNesting)
+        p_.fail(t, fmt::format("filter nests too deeply: more than {} levels of parentheses and \"not\"",
+                               kMaxFilterNesting),
+                fmt::format("at most {} nested parentheses / not (write long lists as a or b or c, not as nested groups)",
+                            kMaxFilterNesting));
     }
-    return left;
+    ~NestingGuard() { --p_.nesting_; }
+    NestingGuard(const NestingGuard&) = delete;
+    NestingGuard& operator=(const NestingGuard&) = delete;
+    Parser& p_;
+  };
+
+  /// The tree's depth bounds the SQL's nesting (SQLite's parser stack holds about 100 levels).
+  void check_tree_depth(const NodePtr& root) const {
+    const FilterNode* deepest = nullptr;
+    std::size_t max_depth = 0;
+    std::function<void(const FilterNode*, std::size_t)> walk = [&](const FilterNode* n, std::size_t d) {
+      if (n == nullptr) return;
+      if (d > max_depth) {
+        max_depth = d;
+        deepest = n;
+      }
+      walk(n->lhs.get(), d + 1);
+      walk(n->rhs.get(), d + 1);
+    };
+    walk(root.get(), 1);
+    if (max_depth > kMaxFilterTreeDepth && deepest != nullptr) {
+      Token at;
+      at.offset = deepest->offset;
+      at.length = deepest->length;
+      fail(at, fmt::format("filter nests too deeply: {} levels of and/or/not/parentheses", max_depth),
+           fmt::format("at most {} levels (flatter groups, or fewer clauses)", kMaxFilterTreeDepth));
+    }
+  }
+
+  NodePtr parse_or() {
+    std::vector<NodePtr> items{parse_and()};
+    std::vector<Token> ops;
+    while (is_keyword(peek(), "or")) {
+      ops.push_back(next());
+      items.push_back(parse_and());
+    }
+    return balanced(NodeKind::or_, items, ops, 0, items.size());
   }
 
   bool starts_unary(const Token& t) const {
@@ -309,23 +371,26 @@ class Parser {
   }
 
   NodePtr parse_and() {
-    NodePtr left = parse_unary();
+    std::vector<NodePtr> items{parse_unary()};
+    std::vector<Token> ops;
     for (;;) {
       if (is_keyword(peek(), "and")) {
-        next();
-        left = make(NodeKind::and_, left, parse_unary());
+        ops.push_back(next());
+        items.push_back(parse_unary());
       } else if (starts_unary(peek())) {
-        left = make(NodeKind::and_, left, parse_unary());
+        ops.push_back(peek());  // juxtaposition: the next clause stands for the "and"
+        items.push_back(parse_unary());
       } else {
-        return left;
+        return balanced(NodeKind::and_, items, ops, 0, items.size());
       }
     }
   }
 
   NodePtr parse_unary() {
     if (is_keyword(peek(), "not")) {
-      next();
-      return make(NodeKind::not_, parse_unary(), nullptr);
+      const Token& t = next();
+      NestingGuard guard(*this, t);
+      return make(NodeKind::not_, parse_unary(), nullptr, t);
     }
     return parse_primary();
   }
@@ -335,6 +400,7 @@ class Parser {
     switch (t.kind) {
       case TokKind::lparen: {
         const Token& open = next();
+        NestingGuard guard(*this, open);
         NodePtr e = parse_or();
         const Token& close = peek();
         if (close.kind == TokKind::rparen) {
@@ -378,10 +444,15 @@ class Parser {
 
   NodePtr parse_clause() {
     const Token& ft = next();
+    if (++clauses_ > kMaxFilterClauses)
+      fail(ft, fmt::format("filter has more than {} clauses", kMaxFilterClauses),
+           fmt::format("at most {} clauses (narrow with fewer, broader clauses such as gpu~H100)", kMaxFilterClauses));
     const FieldDef* def = find_field(lower(ft.text));
     if (def == nullptr) unknown_field(ft);
     auto n = std::make_shared<FilterNode>();
     n->field = def->id;
+    n->offset = ft.offset;
+    n->length = ft.length;
     const Token& ot = peek();
     if (ot.kind != TokKind::op) {
       if (def->type != FilterFieldType::boolean)
@@ -438,7 +509,7 @@ class Parser {
         break;
       }
       case FilterFieldType::date: {
-        if (vt.text.size() != 10 || !days_since_epoch(vt.text))
+        if (vt.text.size() != 10 || !days_since_epoch(vt.text) || !real_calendar_day(vt.text))
           fail(vt, "\"" + vt.text + "\" is not a date", "a date YYYY-MM-DD, e.g. " + std::string(def->example));
         n->text = vt.text;
         break;
@@ -487,6 +558,8 @@ class Parser {
   std::string_view q_;
   std::vector<Token> toks_;
   std::size_t pos_ = 0;
+  std::size_t nesting_ = 0;  ///< open "(" and "not" around the current token
+  std::size_t clauses_ = 0;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -586,6 +659,9 @@ FilterError::FilterError(std::string_view query, std::size_t offset, std::size_t
       length_(length) {}
 
 Filter Filter::parse(std::string_view text) {
+  if (text.size() > kMaxFilterBytes)
+    throw FilterError(text.substr(0, 80), 0, 1, fmt::format("filter is {} bytes long", text.size()),
+                      fmt::format("at most {} bytes", kMaxFilterBytes));
   Filter f;
   f.text_ = std::string(text);
   f.root_ = Parser(text).parse();

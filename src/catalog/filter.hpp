@@ -45,6 +45,15 @@ namespace gpuplan {
 class GpuCatalog;
 struct GpuSpec;
 
+/// Limits (each an error at the offending token, exit 2): they keep the recursive-descent
+/// parser's stack and the generated SQL's nesting bounded (SQLite's parser stack overflows at
+/// about 100 levels; 45 nested NOTs or ~90 left-nested ORs were enough before these limits).
+/// Chains `a or b or c ...` / `a and b ...` become balanced trees (log2(n) levels).
+inline constexpr std::size_t kMaxFilterBytes = 65536;     ///< query text length
+inline constexpr std::size_t kMaxFilterNesting = 16;      ///< nested "(" and "not"
+inline constexpr std::size_t kMaxFilterClauses = 128;     ///< FIELD [OP VALUE] clauses
+inline constexpr std::size_t kMaxFilterTreeDepth = 32;    ///< levels of the parsed tree
+
 enum class FilterFieldType { text, number, boolean, date };
 std::string_view filter_field_type_name(FilterFieldType t) noexcept;  ///< "text", "number", ...
 

@@ -2,6 +2,7 @@
 /// Catalog layer: the filter language's parse tree (filter.hpp), shared by the parser and
 /// in-memory evaluator (filter.cpp) and the SQL compilers (filter_sql.hpp). Read-only outside
 /// the parser: a Filter owns an immutable tree of these nodes.
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -27,6 +28,8 @@ struct FilterNode {
   CompareOp op = CompareOp::eq;
   double number = 0;  ///< SI value for number fields
   std::string text;   ///< lower-cased value for text fields, the date for date fields
+  std::size_t offset = 0;  ///< byte range of the node's token in the query (field, "not", "and"/"or")
+  std::size_t length = 0;
 };
 
 /// Type of a field (text, number, date or boolean).

@@ -9,11 +9,13 @@
 
 #include <fmt/format.h>
 
+#include "catalog/filter.hpp"
 #include "catalog/import_detail.hpp"
 #include "catalog/importers.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "util/csv.hpp"
 #include "util/error.hpp"
+#include "util/text_check.hpp"
 
 namespace gpuplan::import_detail {
 
@@ -58,10 +60,50 @@ std::string canonical_provider_id(std::string_view name) {
   return slug;
 }
 
+namespace {
+std::string id_part(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    if (c == '%') out += "%25";
+    else if (c == '/') out += "%2F";
+    else out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+/// The place an offer came from, for errors: the locator of its first observation.
+std::string origin(const Offer& o) {
+  for (const PriceObservation& p : o.prices)
+    if (!p.source.locator.empty()) return p.source.locator;
+  return o.id;
+}
+
+std::string hardware_text(const Offer& o) {
+  return fmt::format("{} x {}", o.gpu_count, o.gpu_name ? *o.gpu_name : o.gpu_name_raw);
+}
+}  // namespace
+
 std::string make_offer_id(const Offer& o) {
-  std::string id = o.provider + "/" + o.instance_type + "/" + o.region;
-  if (!o.zone.empty()) id += "/" + o.zone;
-  return lower(id);
+  std::string id = id_part(o.provider) + "/" + id_part(o.instance_type) + "/" + id_part(o.region);
+  if (!o.zone.empty()) id += "/" + id_part(o.zone);
+  return id;
+}
+
+void check_same_hardware(const Offer& a, const Offer& b) {
+  bool same_gpu = true;
+  if (a.gpu_name && b.gpu_name) {
+    same_gpu = *a.gpu_name == *b.gpu_name;
+  } else if (!a.gpu_name && !b.gpu_name) {
+    same_gpu = norm_gpu_name(a.gpu_name_raw) == norm_gpu_name(b.gpu_name_raw);
+  }
+  // One side resolved and the other not: the raw names may still be the same part; only the
+  // count can be compared safely.
+  if (same_gpu && a.gpu_count == b.gpu_count) return;
+  throw Error(ErrorKind::invalid_input, origin(b),
+              fmt::format("offer {} is {} here but {} at {}: one instance type cannot be two machines", b.id,
+                          hardware_text(b), hardware_text(a), origin(a)),
+              "the same GPU model and count for one provider/instance/region, or a distinct instance name");
 }
 
 const GpuCatalog& gpu_catalog(const ImportSource& src) {
@@ -252,29 +294,41 @@ void fill(std::optional<T>& a, const std::optional<T>& b) {
   if (!a && b) a = b;
 }
 
-bool same_observation(const PriceObservation& a, const PriceObservation& b) {
-  return a.kind == b.kind && a.usd_per_hour == b.usd_per_hour && a.source.dataset == b.source.dataset &&
-         a.source.observed_at == b.source.observed_at;
+bool price_before(const PriceObservation& a, const PriceObservation& b) {
+  if (a.source.observed_at.has_value() != b.source.observed_at.has_value()) return !a.source.observed_at;
+  if (!a.source.observed_at) return false;
+  return *a.source.observed_at < *b.source.observed_at;
 }
 
-void sort_prices(std::vector<PriceObservation>& prices) {
-  std::stable_sort(prices.begin(), prices.end(), [](const PriceObservation& a, const PriceObservation& b) {
-    // Unknown dates first (oldest), then by date.
-    if (a.source.observed_at.has_value() != b.source.observed_at.has_value()) return !a.source.observed_at;
-    if (!a.source.observed_at) return false;
-    return *a.source.observed_at < *b.source.observed_at;
-  });
+/// Identity of an observation within an offer (the store's observations_identity index).
+std::string observation_key(const std::string& offer_id, const PriceObservation& p) {
+  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}", offer_id, price_kind_name(p.kind), p.usd_per_hour,
+                     p.source.observed_at.value_or(""), p.source.dataset);
 }
+
+/// Adds p to a's prices (kept sorted oldest first, stable) unless an identical one is known.
+void add_observation(Offer& a, PriceObservation p, std::unordered_set<std::string>& keys) {
+  p.offer_id = a.id;
+  if (!keys.insert(observation_key(a.id, p)).second) return;
+  // Rows usually come in date order: appending is the common case; otherwise insert after
+  // the equal ones (what a stable sort of the appended vector gives).
+  auto at = std::upper_bound(a.prices.begin(), a.prices.end(), p, price_before);
+  a.prices.insert(at, std::move(p));
+}
+
+void merge_facts(Offer& a, Offer& b);
 }  // namespace
 
 void merge_offer(Offer& a, Offer b) {
-  for (PriceObservation& p : b.prices) {
-    p.offer_id = a.id;
-    bool dup = std::any_of(a.prices.begin(), a.prices.end(),
-                           [&](const PriceObservation& q) { return same_observation(p, q); });
-    if (!dup) a.prices.push_back(std::move(p));
-  }
-  sort_prices(a.prices);
+  check_same_hardware(a, b);
+  std::unordered_set<std::string> keys;
+  for (const PriceObservation& q : a.prices) keys.insert(observation_key(a.id, q));
+  for (PriceObservation& p : b.prices) add_observation(a, std::move(p), keys);
+  merge_facts(a, b);
+}
+
+namespace {
+void merge_facts(Offer& a, Offer& b) {
   for (QualityFlag& f : b.flags) {
     bool dup = std::any_of(a.flags.begin(), a.flags.end(),
                            [&](const QualityFlag& g) { return g.rule == f.rule && g.detail == f.detail; });
@@ -312,18 +366,40 @@ void merge_offer(Offer& a, Offer b) {
     if (std::find(x.sources.begin(), x.sources.end(), s) == x.sources.end()) x.sources.push_back(std::move(s));
 }
 
+}  // namespace
+
+namespace {
+/// Brings batch.offer_index and batch.observation_keys in step with batch.offers when other
+/// code changed the offers (O(n), never in the importers' own row loop).
+void sync_index(ImportBatch& batch) {
+  if (batch.offer_index.size() == batch.offers.size()) return;
+  batch.offer_index.clear();
+  batch.observation_keys.clear();
+  for (std::size_t i = 0; i < batch.offers.size(); ++i) {
+    const Offer& o = batch.offers[i];
+    batch.offer_index.emplace(o.id, i);
+    for (const PriceObservation& p : o.prices) batch.observation_keys.insert(observation_key(o.id, p));
+  }
+}
+}  // namespace
+
 void add_offer(ImportBatch& batch, Offer offer) {
   if (offer.id.empty()) offer.id = make_offer_id(offer);
-  for (PriceObservation& p : offer.prices) p.offer_id = offer.id;
-  sort_prices(offer.prices);
-  // Search from the back: rows of one offer are usually adjacent.
-  for (auto it = batch.offers.rbegin(); it != batch.offers.rend(); ++it) {
-    if (it->id == offer.id) {
-      merge_offer(*it, std::move(offer));
-      return;
-    }
+  sync_index(batch);
+  auto it = batch.offer_index.find(offer.id);
+  if (it == batch.offer_index.end()) {
+    std::vector<PriceObservation> prices = std::move(offer.prices);
+    offer.prices.clear();
+    batch.offer_index.emplace(offer.id, batch.offers.size());
+    batch.offers.push_back(std::move(offer));
+    Offer& added = batch.offers.back();
+    for (PriceObservation& p : prices) add_observation(added, std::move(p), batch.observation_keys);
+    return;
   }
-  batch.offers.push_back(std::move(offer));
+  Offer& a = batch.offers[it->second];
+  check_same_hardware(a, offer);
+  for (PriceObservation& p : offer.prices) add_observation(a, std::move(p), batch.observation_keys);
+  merge_facts(a, offer);
 }
 
 std::optional<double> cell_number(std::string_view text, const std::string& where, std::string_view column) {
@@ -403,16 +479,9 @@ int cell_count(std::string_view text, const std::string& where, std::string_view
 }
 
 nlohmann::json parse_json(std::string_view text, const ImportSource& src) {
-  try {
-    return nlohmann::json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::parse_error& e) {
-    // nlohmann's byte is the 1-based position of the offending byte; point at it.
-    const std::size_t offset = e.byte > 0 ? e.byte - 1 : 0;
-    std::string what = e.what();
-    if (auto pos = what.find("syntax error"); pos != std::string::npos) what = what.substr(pos);
-    throw Error(ErrorKind::invalid_input, fmt::format("{}:{}", src.file, line_col(text, offset)),
-                fmt::format("malformed JSON: {}", what), "valid JSON (RFC 8259)");
-  }
+  // Strict: positions for syntax errors and 1e400, duplicate keys and control characters
+  // rejected (util/text_check.hpp).
+  return parse_json_strict(text, src.file);
 }
 
 bool is_iso_date(std::string_view s) {
@@ -432,11 +501,15 @@ bool is_iso_date(std::string_view s) {
            .ok())
     return false;
   if (s.size() == 10) return true;
-  // YYYY-MM-DDTHH:MM[:SS[.fff]](Z|±HH:MM)
+  // YYYY-MM-DDTHH:MM[:SS[.fff]](Z|±HH:MM), clock fields range-checked (T25:00:00Z is not a
+  // time). Offset rule: a timestamp must say its offset (Z or ±HH:MM, |offset| <= 14:00); its
+  // date is the date as written (local to that offset), which is what filters and staleness read.
+  auto two = [&](std::size_t from) { return (s[from] - '0') * 10 + (s[from + 1] - '0'); };
   if (!(s[10] == 'T' && digits(11, 2) && s.size() > 15 && s[13] == ':' && digits(14, 2))) return false;
+  if (two(11) > 23 || two(14) > 59) return false;
   std::size_t i = 16;
   if (i < s.size() && s[i] == ':') {
-    if (!digits(i + 1, 2)) return false;
+    if (!digits(i + 1, 2) || two(i + 1) > 59) return false;
     i += 3;
     if (i < s.size() && s[i] == '.') {
       ++i;
@@ -444,7 +517,9 @@ bool is_iso_date(std::string_view s) {
     }
   }
   if (i < s.size() && s[i] == 'Z') return i + 1 == s.size();
-  if (i < s.size() && (s[i] == '+' || s[i] == '-')) return s.size() == i + 6 && digits(i + 1, 2) && s[i + 3] == ':' && digits(i + 4, 2);
+  if (i < s.size() && (s[i] == '+' || s[i] == '-'))
+    return s.size() == i + 6 && digits(i + 1, 2) && s[i + 3] == ':' && digits(i + 4, 2) &&
+           two(i + 1) * 60 + two(i + 4) <= 14 * 60 && two(i + 4) <= 59;
   return false;
 }
 
@@ -472,6 +547,12 @@ std::vector<ImportRuleCount> ImportBatch::summary() const {
 }
 
 const Offer* ImportBatch::find(std::string_view offer_id) const {
+  if (offer_index.size() == offers.size()) {
+    auto it = offer_index.find(std::string(offer_id));
+    if (it != offer_index.end() && it->second < offers.size() && offers[it->second].id == offer_id)
+      return &offers[it->second];
+    if (it == offer_index.end()) return nullptr;
+  }
   for (const Offer& o : offers)
     if (o.id == offer_id) return &o;
   return nullptr;
@@ -484,6 +565,7 @@ constexpr std::pair<ImportFormat, std::string_view> kFormatNames[] = {
     {ImportFormat::fsdl_serverless_gpus_csv, "fsdl-serverless-gpus-csv"},
     {ImportFormat::tardellirs_offerings_json, "tardellirs-offerings-json"},
     {ImportFormat::ewyluda_index_history_csv, "ewyluda-index-history-csv"},
+    {ImportFormat::ewyluda_observations_csv, "ewyluda-observations-csv"},
     {ImportFormat::gpuhunt_tpu_pricing_json, "gpuhunt-tpu-pricing-json"},
     {ImportFormat::generic_csv, "generic-csv"},
     {ImportFormat::generic_json, "generic-json"},
@@ -547,6 +629,8 @@ ImportFormat detect_import_format(std::string_view path, std::string_view text) 
     if (has("Vendor") && has("GPU Type") && has("Per-Hour")) return ImportFormat::fsdl_serverless_gpus_csv;
     if (has("date") && has("gpu_model") && has("series") && has("usd_per_gpu_hour"))
       return ImportFormat::ewyluda_index_history_csv;
+    if (has("collected_at") && has("gpu_model") && has("sku") && has("usd_per_hour") && has("sample_size"))
+      return ImportFormat::ewyluda_observations_csv;
     if (has("provider") && (has("usd_per_hour") || has("usd_per_gpu_hour"))) return ImportFormat::generic_csv;
   } else if (ends_with(p, ".json")) {
     const std::string_view t = trim(text);
@@ -555,18 +639,22 @@ ImportFormat detect_import_format(std::string_view path, std::string_view text) 
       return ImportFormat::tardellirs_offerings_json;
     if (t.find("\"On Demand (USD)\"") != std::string_view::npos) return ImportFormat::gpuhunt_tpu_pricing_json;
     if (t.find("\"offers\"") != std::string_view::npos) return ImportFormat::generic_json;
+    // Not recognised: a broken file is reported with its parse position, not as an unknown format.
+    (void)parse_json_strict(text, std::string(path));
   }
   throw Error(ErrorKind::invalid_input, std::string(path), "cannot tell the offer file's format from its name and header",
               "a .csv or .json file in one of: " + format_list() + " (or pass the format explicitly)");
 }
 
 ImportBatch import_text(std::string_view text, ImportFormat format, const ImportSource& src) {
+  check_text_file(text, src.file);  // UTF-8, no control characters: file:line:col of the first bad byte
   switch (format) {
     case ImportFormat::skypilot_vms_csv: return import_skypilot_vms_csv(text, src);
     case ImportFormat::fsdl_cloud_gpus_csv: return import_fsdl_cloud_gpus_csv(text, src);
     case ImportFormat::fsdl_serverless_gpus_csv: return import_fsdl_serverless_gpus_csv(text, src);
     case ImportFormat::tardellirs_offerings_json: return import_tardellirs_offerings_json(text, src);
     case ImportFormat::ewyluda_index_history_csv: return import_ewyluda_index_history_csv(text, src);
+    case ImportFormat::ewyluda_observations_csv: return import_ewyluda_observations_csv(text, src);
     case ImportFormat::gpuhunt_tpu_pricing_json: return import_gpuhunt_tpu_pricing_json(text, src);
     case ImportFormat::generic_csv: return import_generic_csv(text, src);
     case ImportFormat::generic_json: return import_generic_json(text, src);
@@ -580,9 +668,13 @@ ImportBatch import_file(const std::string& path, std::optional<ImportFormat> for
   ImportSource src;
   src.file = path;
   const auto slash = path.find_last_of('/');
-  src.dataset = "user:" + (slash == std::string::npos ? path : path.substr(slash + 1));
+  // Observations are identified without the file name (the same quote from two files is one
+  // observation): "user:<format>"; gpuplan's own quotes use "user:<row's source>".
+  src.dataset = "user:" + std::string(import_format_name(f));
   src.locator_base = path;
-  return import_text(text, f, src);
+  ImportBatch batch = import_text(text, f, src);
+  batch.dataset = "user:" + (slash == std::string::npos ? path : path.substr(slash + 1));
+  return batch;
 }
 
 void merge_batch(ImportBatch& into, ImportBatch from) {
@@ -600,6 +692,9 @@ void merge_batch(ImportBatch& into, ImportBatch from) {
   }
   for (ImportIssue& i : from.issues) into.issues.push_back(std::move(i));
   into.rows_read += from.rows_read;
+  // add_offer's lookup state no longer matches: rebuilt on its next use.
+  into.offer_index.clear();
+  into.observation_keys.clear();
   if (into.dataset.empty()) into.dataset = from.dataset;
 }
 

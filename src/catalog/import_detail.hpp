@@ -26,8 +26,10 @@ bool contains_ci(std::string_view haystack, std::string_view needle);
 /// Canonical provider id: lower-case slug ("Oracle Cloud" → "oci", "vast-ai" → "vast",
 /// "Lambda" → "lambda", "Latitude.sh" → "latitude-sh"); aliases listed in import_common.cpp.
 std::string canonical_provider_id(std::string_view name);
-/// "provider/instance_type/region[/zone]", lower-case.
+/// "provider/instance_type/region[/zone]", lower-case, "%" → "%25" and "/" → "%2F" in each part.
 std::string make_offer_id(const Offer& o);
+/// Throws Error{invalid_input} when `b` has the id of `a` but another GPU model or count.
+void check_same_hardware(const Offer& a, const Offer& b);
 
 /// The catalog used to resolve names (src.gpus or the bundled one).
 const GpuCatalog& gpu_catalog(const ImportSource& src);

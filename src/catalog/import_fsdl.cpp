@@ -182,9 +182,12 @@ ImportBatch import_fsdl_serverless_gpus_csv(std::string_view text, const ImportS
     c.gpus = cell_count(table.cell(row, "GPUs"), where, "GPUs");
     c.gpu_type_raw = std::string(trim(table.cell(row, "GPU Type")));
     c.gpu = parse_gpu_type(c.gpu_type_raw, where);
-    // Serverless rows have no SKU; the shape (GPUs, type, vCPUs, RAM) names them.
-    c.instance_type = fmt::format("serverless {}x {}, {} vCPU, {} GB RAM", c.gpus, c.gpu_type_raw,
-                                  trim(table.cell(row, "vCPUs")), trim(table.cell(row, "RAM")));
+    // Serverless rows have no SKU; the shape (GPUs, type, GPU memory, vCPUs, RAM) names them
+    // (without the GPU memory, Mystic AI's A100 40GB and 80GB rows shared one id and merged).
+    const std::string gpu_ram(trim(table.cell(row, "GPU RAM")));  // named only when GPU Type has no "(80 GB)"
+    c.instance_type = fmt::format("serverless {}x {}{}, {} vCPU, {} GB RAM", c.gpus, c.gpu_type_raw,
+                                  gpu_ram.empty() || c.gpu.memory_gb ? "" : " " + gpu_ram, trim(table.cell(row, "vCPUs")),
+                                  trim(table.cell(row, "RAM")));
     if (c.gpus == 0 || c.gpu.name.empty()) {
       report(batch, nullptr, where, import_rule::kCpuRow, fmt::format("{} has no GPU: skipped", c.instance_type), true,
              false);

@@ -233,7 +233,10 @@ void import_record(const Record& r, const Place& p, const ImportSource& src, Imp
   billing("egress_free_gb_per_month", "egress_free_gb_per_month", b.egress_free_gb_per_month);
   billing("preemptions_per_day", "preemptions_per_day", b.preemptions_per_day);
 
-  const SourceRef ref{src.dataset, fmt::format("{} ({})", get(r, "source"), p.locator), observed_at};
+  // The row's own source names the observation (not the file it came in): the same quote
+  // imported from two files is one observation.
+  const std::string dataset = src.dataset.rfind("user:", 0) == 0 ? "user:" + get(r, "source") : src.dataset;
+  const SourceRef ref{dataset, fmt::format("{} ({})", get(r, "source"), p.locator), observed_at};
   add_checked_price(batch, o, kind, usd_per_hour, ref, p.row_where);
   add_offer(batch, std::move(o));
 }

@@ -72,7 +72,10 @@ ImportBatch import_gpuhunt_tpu_pricing_json(std::string_view text, const ImportS
       throw Error(ErrorKind::invalid_input, where_of("/" + tpu), "value is not an object of regions",
                   "{\"<region>\": {...}}");
     }
-    for (const auto& [region, r] : regions.items()) {
+    for (const auto& entry : regions.items()) {
+      // Not a structured binding: clang 14 (the fuzz build) refuses to capture one in a lambda.
+      const std::string& region = entry.key();
+      const nlohmann::json& r = entry.value();
       ++batch.rows_read;
       const std::string pointer = "/" + tpu + "/" + region;
       const std::string where = where_of(pointer);

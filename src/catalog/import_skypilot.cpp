@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <map>
+
 #include "catalog/import_detail.hpp"
 #include "catalog/importers.hpp"
 #include "util/csv.hpp"
@@ -118,6 +120,9 @@ GpuInfo parse_gpu_info(std::string_view cell, const std::string& where) {
     throw Error(ErrorKind::invalid_input, where,
                 fmt::format("column GpuInfo: malformed dict at character {}", e.byte),
                 "a Python-repr or JSON dict such as {'Gpus': [{'Name': 'H100', 'Count': 8, ...}]}");
+  } catch (const nlohmann::json::exception& e) {  // out_of_range: a number such as 1e400
+    throw Error(ErrorKind::invalid_input, where, fmt::format("column GpuInfo: {}", e.what()),
+                "a Python-repr or JSON dict with numbers in range");
   }
   if (!j.is_object() || !j.contains("Gpus") || !j.at("Gpus").is_array() || j.at("Gpus").empty() ||
       !j.at("Gpus").at(0).is_object()) {
@@ -158,6 +163,57 @@ void set_aws_network(Offer& o) {
   }
 }
 
+/// GCP GPU machine families: the host machine type fixes the accelerator and its count; the
+/// SkyPilot GCP catalog prices the host (row with no accelerator) and the attached GPUs (rows with
+/// an empty InstanceType) separately (PROVENANCE.md §1). Families and counts from Google Cloud's
+/// "GPU machine types" page (https://cloud.google.com/compute/docs/gpus): A2 Standard A100 40GB,
+/// A2 Ultra A100 80GB, A3 High/Edge H100, A3 Mega H100 (SkyPilot "H100-MEGA"), A3 Ultra H200,
+/// A4 B200 (count = the "-<N>g" suffix); G2 L4 (1 GPU up to g2-standard-32, 2 / 4 / 8 for -24 / -48 / -96).
+struct GcpGpuHost {
+  std::string accelerator;  ///< SkyPilot AcceleratorName of the GPU rows
+  int count = 0;
+};
+
+std::optional<GcpGpuHost> gcp_gpu_host(std::string_view machine_type) {
+  static constexpr std::pair<std::string_view, std::string_view> kFamilies[] = {
+      {"a2-highgpu-", "A100"},  {"a2-megagpu-", "A100"},      {"a2-ultragpu-", "A100-80GB"},
+      {"a3-highgpu-", "H100"},  {"a3-edgegpu-", "H100"},      {"a3-megagpu-", "H100-MEGA"},
+      {"a3-ultragpu-", "H200"}, {"a4-highgpu-", "B200"},
+  };
+  for (const auto& [prefix, accel] : kFamilies) {
+    if (machine_type.rfind(prefix, 0) != 0) continue;
+    std::string_view rest = machine_type.substr(prefix.size());
+    if (rest.size() < 2 || rest.back() != 'g') return std::nullopt;
+    rest.remove_suffix(1);
+    int n = 0;
+    for (char c : rest) {
+      if (c < '0' || c > '9') return std::nullopt;
+      n = n * 10 + (c - '0');
+    }
+    if (n < 1) return std::nullopt;
+    return GcpGpuHost{std::string(accel), n};
+  }
+  static constexpr std::pair<std::string_view, int> kG2[] = {
+      {"g2-standard-4", 1}, {"g2-standard-8", 1},  {"g2-standard-12", 1}, {"g2-standard-16", 1},
+      {"g2-standard-32", 1}, {"g2-standard-24", 2}, {"g2-standard-48", 4}, {"g2-standard-96", 8},
+  };
+  for (const auto& [name, n] : kG2)
+    if (machine_type == name) return GcpGpuHost{"L4", n};
+  return std::nullopt;
+}
+
+/// One GCP accelerator-only price row (InstanceType empty), keyed for the host it attaches to.
+struct GcpGpuPrice {
+  std::optional<double> price;
+  std::optional<double> spot;
+  std::size_t line = 0;
+  bool used = false;
+};
+
+std::string gcp_gpu_key(std::string_view accel, int count, std::string_view region, std::string_view zone) {
+  return fmt::format("{}|{}|{}|{}", lower(accel), count, lower(region), lower(zone));
+}
+
 }  // namespace
 
 std::optional<std::string> skypilot_provider_from_path(std::string_view path) {
@@ -188,28 +244,89 @@ ImportBatch import_skypilot_vms_csv(std::string_view text, const ImportSource& s
 
   ImportBatch batch;
   batch.dataset = src.dataset;
+  // GCP split pricing: first collect the accelerator-only rows (empty InstanceType) so each GPU
+  // host row can be combined with the price of the GPUs it carries.
+  std::map<std::string, GcpGpuPrice> gcp_gpu_prices;
+  if (provider == "gcp") {
+    for (const CsvRow& row : table.rows()) {
+      if (!trim(table.cell(row, "InstanceType")).empty()) continue;
+      const std::string where = table.where(row);
+      const std::string accel(trim(table.cell(row, "AcceleratorName")));
+      const std::string count_cell(trim(table.cell(row, "AcceleratorCount")));
+      if (accel.empty() || count_cell.empty()) {
+        throw Error(ErrorKind::invalid_input, where, "column InstanceType is empty and the row names no accelerator",
+                    "a host machine type, or an accelerator-only price row (AcceleratorName, AcceleratorCount)");
+      }
+      GcpGpuPrice g;
+      g.price = cell_number(table.cell(row, "Price"), where, "Price");
+      if (auto sp = table.cell_if(row, "SpotPrice")) g.spot = cell_number(*sp, where, "SpotPrice");
+      g.line = row.line;
+      std::string zone;
+      if (auto z = table.cell_if(row, "AvailabilityZone")) zone = std::string(trim(*z));
+      gcp_gpu_prices[gcp_gpu_key(accel, cell_count(count_cell, where, "AcceleratorCount"),
+                                 trim(table.cell(row, "Region")), zone)] = g;
+    }
+  }
   for (const CsvRow& row : table.rows()) {
     ++batch.rows_read;
     const std::string where = table.where(row);
     Offer o;
     o.provider = provider;
     o.instance_type = std::string(trim(table.cell(row, "InstanceType")));
+    if (provider == "gcp" && o.instance_type.empty()) continue;  // accelerator-only row: combined below
     o.region = std::string(trim(table.cell(row, "Region")));
     if (auto z = table.cell_if(row, "AvailabilityZone")) o.zone = std::string(trim(*z));
-    const std::string accel(trim(table.cell(row, "AcceleratorName")));
-    const std::string count_cell(trim(table.cell(row, "AcceleratorCount")));
-    const int count = count_cell.empty() ? 0 : cell_count(count_cell, where, "AcceleratorCount");
     if (o.instance_type.empty()) {
       throw Error(ErrorKind::invalid_input, where, "column InstanceType is empty", "the provider's instance type");
     }
-    const std::optional<double> price = cell_number(table.cell(row, "Price"), where, "Price");
+    std::optional<double> price = cell_number(table.cell(row, "Price"), where, "Price");
     std::optional<double> spot;
     if (auto s = table.cell_if(row, "SpotPrice")) spot = cell_number(*s, where, "SpotPrice");
+    std::string accel(trim(table.cell(row, "AcceleratorName")));
+    std::string count_cell(trim(table.cell(row, "AcceleratorCount")));
+    int count = count_cell.empty() ? 0 : cell_count(count_cell, where, "AcceleratorCount");
+    std::string gcp_combined;  // detail of the host + GPU combination, when one was made
+    if (provider == "gcp" && (accel.empty() || count == 0)) {
+      if (auto host = gcp_gpu_host(o.instance_type)) {
+        auto it = gcp_gpu_prices.find(gcp_gpu_key(host->accelerator, host->count, o.region, o.zone));
+        if (it == gcp_gpu_prices.end()) {
+          report(batch, nullptr, where, import_rule::kSplitPriceUnmatched,
+                 fmt::format("GCP host {} carries {} x {} but the file has no GPU price row for them in {}{}: skipped "
+                             "(the host price alone is not the offer's price)",
+                             o.instance_type, host->count, host->accelerator, o.region, o.zone.empty() ? "" : "/" + o.zone),
+                 true, false);
+          continue;
+        }
+        GcpGpuPrice& g = it->second;
+        g.used = true;
+        gcp_combined = fmt::format("GCP prices host and GPUs apart: host {} (line {}) + {} x {} (line {})", o.instance_type,
+                                   row.line, host->count, host->accelerator, g.line);
+        price = price && g.price ? std::optional<double>(*price + *g.price) : std::nullopt;
+        spot = spot && g.spot ? std::optional<double>(*spot + *g.spot) : std::nullopt;
+        accel = host->accelerator;
+        count = host->count;
+        count_cell = std::to_string(count);
+      }
+    }
     if (price && *price < 0) throw Error(ErrorKind::invalid_input, where, "column Price is negative", "a price >= 0");
     if (spot && *spot < 0) throw Error(ErrorKind::invalid_input, where, "column SpotPrice is negative", "a price >= 0");
     if (auto v = table.cell_if(row, "vCPUs")) o.vcpus = cell_number(*v, where, "vCPUs");
     if (auto m = table.cell_if(row, "MemoryGiB")) {
       if (auto gib = cell_number(*m, where, "MemoryGiB")) o.ram_bytes = *gib * kGiB;
+    }
+    // Host memory in the wrong unit: no cloud VM has over 64 GiB per vCPU (the largest memory-
+    // optimised shapes are near 30) or under 1/16 GiB; such a number was written in MiB, MB or
+    // bytes. Flagged and kept unknown rather than guessed.
+    if (o.ram_bytes && o.vcpus && *o.vcpus > 0) {
+      const double gib_per_vcpu = *o.ram_bytes / kGiB / *o.vcpus;
+      if (gib_per_vcpu > 64 || gib_per_vcpu < 1.0 / 16) {
+        report(batch, &o, where, import_rule::kHostMemoryUnit,
+               fmt::format("MemoryGiB {:g} for {:g} vCPUs ({:.3g} GiB per vCPU) is not a plausible host memory in GiB "
+                           "(wrong unit): host memory kept unknown",
+                           *o.ram_bytes / kGiB, *o.vcpus, gib_per_vcpu),
+               false, false);
+        o.ram_bytes.reset();
+      }
     }
     if (auto d = table.cell_if(row, "StorageGiB")) {
       if (auto gib = cell_number(*d, where, "StorageGiB")) o.local_disk_bytes = *gib * kGiB;
@@ -226,6 +343,9 @@ ImportBatch import_skypilot_vms_csv(std::string_view text, const ImportSource& s
     o.gpu_count = count;
     o.gpu_name_raw = accel;
     o.id = make_offer_id(o);
+    if (!gcp_combined.empty()) {
+      report(batch, &o, where, import_rule::kSplitPriceCombined, gcp_combined + ": one offer at their sum", false, false);
+    }
 
     // GPU memory per GPU, with the unit quirks of PROVENANCE.md §1.
     const FormHint hint = form_hint({accel, o.instance_type, info.name});
@@ -300,8 +420,23 @@ ImportBatch import_skypilot_vms_csv(std::string_view text, const ImportSource& s
     }
     if (spot) {
       add_checked_price(batch, o, PriceKind::spot, *spot, ref, where);
+      if (provider == "vast") {
+        report(batch, &o, where, import_rule::kMarketplaceBid,
+               fmt::format("SpotPrice {:g} is a marketplace bid (vast interruptible): the instance stops whenever a "
+                           "higher bid or an on-demand renter takes the machine; no preemption rate is published",
+                           *spot),
+               false, false);
+      }
     }
     add_offer(batch, std::move(o));
+  }
+  for (const auto& [key, g] : gcp_gpu_prices) {
+    if (g.used) continue;
+    report(batch, nullptr, where_line(src, g.line), import_rule::kSplitPriceUnmatched,
+           fmt::format("GCP GPU-only price ({}) attaches to a host VM of the user's choice: not an offer on its own, "
+                       "never ranked as the GPU price",
+                       key),
+           true, false);
   }
   return batch;
 }

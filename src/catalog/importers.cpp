@@ -8,6 +8,7 @@
 #include <map>
 
 #include "catalog/import_detail.hpp"
+#include "catalog/providers.hpp"
 #include "util/embedded.hpp"
 #include "util/error.hpp"
 
@@ -60,6 +61,11 @@ constexpr BundledFile kBundled[] = {
     {"offers/ewyluda-gpu-price-index/index-history.csv", ImportFormat::ewyluda_index_history_csv,
      "ewyluda-gpu-price-index",
      "ewyluda/gpu-price-index@0b49da203f7cc6de2f09017cce4b4f458ecc3994:site/data/index-history.csv"},
+    {"offers/ewyluda-gpu-price-index/observations-2026-10-10.csv", ImportFormat::ewyluda_observations_csv,
+     "ewyluda-observations",
+     "ewyluda/gpu-price-index@ab49c8081de81f1dae5f8f7e7d46af80b68c35d6:data/observations/2026/2026-10-10.csv"},
+    {"offers/sourced/aws-capacity-blocks.csv", ImportFormat::generic_csv, "aws-capacity-blocks",
+     "data/offers/sourced/aws-capacity-blocks.csv (PROVENANCE.md §7)"},
     {"offers/gpuhunt/tpu_pricing.json", ImportFormat::gpuhunt_tpu_pricing_json, "gpuhunt-tpu-pricing",
      "dstackai/gpuhunt@b707e743b2c27d7ec9be17e87e689997cbcbbeaf:src/gpuhunt/resources/tpu_pricing.json"},
 };
@@ -135,6 +141,47 @@ std::size_t flag_prices_below_market_index(ImportBatch& batch, double fraction) 
   return flagged;
 }
 
+std::size_t flag_price_outliers(ImportBatch& batch, double fraction) {
+  // Lowest and second-lowest on-demand USD per GPU-hour per GPU, by provider.
+  std::map<std::string, std::map<std::string, double>> lowest;  // gpu -> provider -> min per-GPU price
+  auto per_gpu_price = [](const Offer& o) -> std::optional<double> {
+    if (o.provider.rfind("index:", 0) == 0 || !o.gpu_name || o.gpu_count < 1 || o.excluded_from_ranking())
+      return std::nullopt;
+    const PriceObservation* p = o.latest_price(PriceKind::on_demand);
+    if (p == nullptr || p->usd_per_hour <= 0) return std::nullopt;
+    return p->usd_per_hour / o.gpu_count;
+  };
+  for (const Offer& o : batch.offers) {
+    const auto v = per_gpu_price(o);
+    if (!v) continue;
+    auto [it, inserted] = lowest[*o.gpu_name].try_emplace(o.provider, *v);
+    if (!inserted && *v < it->second) it->second = *v;
+  }
+  std::size_t flagged = 0;
+  for (Offer& o : batch.offers) {
+    const auto v = per_gpu_price(o);
+    if (!v) continue;
+    std::optional<double> others;
+    std::size_t n_others = 0;
+    for (const auto& [provider, low] : lowest[*o.gpu_name]) {
+      if (provider == o.provider) continue;
+      ++n_others;
+      if (!others || low < *others) others = low;
+    }
+    if (n_others < 2 || *v >= fraction * *others) continue;
+    const PriceObservation* p = o.latest_price(PriceKind::on_demand);
+    const std::string where = p->source.locator.empty() ? o.id : p->source.locator;
+    import_detail::report(batch, &o, where, import_rule::kPriceOutlier,
+                          fmt::format("on-demand ${:.2f} per GPU-hour is under {:.0f}% of the cheapest of {} other providers "
+                                      "for {} (${:.2f}): more likely a placeholder, a slice or a bid than a price; kept "
+                                      "out of rankings (--include-flagged shows it)",
+                                      *v, fraction * 100, n_others, *o.gpu_name, *others),
+                          false, true);
+    ++flagged;
+  }
+  return flagged;
+}
+
 ImportBatch bundled_catalog(const GpuCatalog* gpus) {
   ImportBatch all;
   all.dataset = "bundled";
@@ -159,6 +206,9 @@ ImportBatch bundled_catalog(const GpuCatalog* gpus) {
     merge_batch(all, std::move(b));
   }
   flag_prices_below_market_index(all);
+  flag_price_outliers(all);
+  // Inter-node networks documented per instance family (data/providers.toml [[networks]]).
+  apply_network_facts(all.offers, bundled_providers());
   for (const BundledFile& f : kBundled) {
     if (!embedded_file(f.path)) {
       throw Error(ErrorKind::internal, "data/" + std::string(f.path), "listed bundled offer file is not embedded",

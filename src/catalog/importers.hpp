@@ -12,7 +12,15 @@
 ///
 /// Offer ids: lower-case "provider/instance_type/region", plus "/zone" when the source names an
 /// availability zone (AWS and primeintellect price spot per zone, so zones are distinct offers).
-/// The same id seen in several sources is ONE offer with several observations (merge_batch).
+/// Inside a part, "%" is written "%25" and "/" "%2F", so no two different offers share an id
+/// (before, instance "a/b" in region "c" and instance "a" in region "b/c" collided).
+/// The same id seen in several sources is ONE offer with several observations (merge_batch);
+/// the id stands for one hardware configuration: the same id with a different GPU model or
+/// GPU count is an error (Error{invalid_input} naming both places), never a merge. Price kinds
+/// are not part of the id: one offer holds its on-demand, spot and reserved observations.
+/// An observation's identity is (offer id, kind, USD/h, observed_at, dataset); files imported by
+/// the user get the dataset "user:<format>" and gpuplan's own quotes "user:<row's source>",
+/// so the same quote imported from two file names is one observation.
 ///
 /// Dates are never invented: observed_at is set only where the source gives a date per row
 /// (tardellirs collected_at, ewyluda date, user quotes). SkyPilot and FSDL rows get nullopt.
@@ -26,6 +34,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "catalog/offer.hpp"
@@ -49,6 +59,13 @@ inline constexpr std::string_view kEstimatedPrice = "estimated_price";    ///< t
 inline constexpr std::string_view kPriceIndex = "price_index";            ///< a market index series, not a rentable offer (excludes)
 inline constexpr std::string_view kRangeValue = "range_value";            ///< a spec cell is a range ("4-6" vCPUs): kept unknown (flag only)
 inline constexpr std::string_view kGpuMemoryMismatch = "gpu_memory_mismatch";  ///< source memory differs >20 % from the resolved GPU's (excludes when smaller)
+inline constexpr std::string_view kSplitPriceCombined = "split_price_combined";  ///< GCP host + GPU rows summed into one offer (flag only)
+inline constexpr std::string_view kSplitPriceUnmatched = "split_price_unmatched";  ///< a GCP host or GPU-only price row with no partner: row skipped (rejected)
+inline constexpr std::string_view kHostMemoryUnit = "host_memory_unit";    ///< host RAM in the wrong unit: kept unknown (flag only)
+inline constexpr std::string_view kMarketplaceBid = "marketplace_bid";    ///< spot price is a marketplace bid (vast): own caveat, no published preemption rate (flag only)
+inline constexpr std::string_view kPriceOutlier = "price_outlier";        ///< per-GPU on-demand price under 1/3 of every other provider's for the GPU (excludes)
+inline constexpr std::string_view kPartialGpu = "partial_gpu";            ///< a MIG slice or fraction of a GPU sold as one (excludes)
+inline constexpr std::string_view kPerGpuRowScaled = "per_gpu_row_scaled";  ///< a per-GPU quote scaled to the whole instance (flag only)
 inline constexpr std::string_view kBelowMarketIndex = "below_market_index";  ///< per-GPU on-demand price under half the lowest market index for the GPU (flag only)
 }  // namespace import_rule
 
@@ -73,6 +90,11 @@ struct ImportBatch {
   std::vector<ImportIssue> issues;   ///< every quality finding, in input order
   std::size_t rows_read = 0;         ///< data rows (or JSON records) read, GPU or not
   std::string dataset;               ///< SourceRef::dataset of the input ("bundled" after bundled_catalog)
+  /// Lookup state kept by the importers (add_offer, merge_batch) so that building a batch is
+  /// O(rows): offer id → index in `offers`, and the keys of the observations already held.
+  /// Rebuilt when stale (offers changed by other code).
+  std::unordered_map<std::string, std::size_t> offer_index;
+  std::unordered_set<std::string> observation_keys;
 
   /// Per-rule counts of rejected and flagged issues, sorted by rule name.
   std::vector<ImportRuleCount> summary() const;
@@ -87,6 +109,7 @@ enum class ImportFormat {
   fsdl_serverless_gpus_csv,  ///< Full Stack Deep Learning serverless-gpus.csv
   tardellirs_offerings_json, ///< tardellirs/gpu-pricing src/data/offerings.json
   ewyluda_index_history_csv, ///< ewyluda/gpu-price-index site/data/index-history.csv
+  ewyluda_observations_csv,  ///< ewyluda/gpu-price-index data/observations/YYYY/YYYY-MM-DD.csv (dated rows)
   gpuhunt_tpu_pricing_json,  ///< dstackai/gpuhunt resources/tpu_pricing.json
   generic_csv,               ///< gpuplan user quotes, CSV (docs/import-format.md)
   generic_json,              ///< gpuplan user quotes, JSON (docs/import-format.md)
@@ -134,6 +157,15 @@ ImportBatch import_tardellirs_offerings_json(std::string_view text, const Import
 /// = gpu_model, gpu_count 1, one on-demand observation per date (USD per GPU-hour), and the
 /// excluding flag "price_index" so it never ranks. It is the price-history fixture.
 ImportBatch import_ewyluda_index_history_csv(std::string_view text, const ImportSource& src);
+/// ewyluda/gpu-price-index daily observation file (date, collected_at, source, provider, segment,
+/// pricing, gpu_model, sku, region, geo, gpu_count, usd_per_hour, usd_per_gpu_hour, sample_size).
+/// Every row is dated (collected_at, else date). Provider = canonical id of `source`; RunPod's
+/// two segments stay apart (instance "<sku> (community)" / "(secure)"). Rows that are not one
+/// rentable offer are kept but never ranked: medians over several listings (sample_size > 1 or
+/// sku "median-offer": price_index) and MIG slices (sku names "MIG": partial_gpu). OCI bare-metal
+/// rows quoted per GPU ("BM.GPU.H100.8", gpu_count 1) are scaled to the whole shape (flag
+/// per_gpu_row_scaled).
+ImportBatch import_ewyluda_observations_csv(std::string_view text, const ImportSource& src);
 /// gpuhunt tpu_pricing.json: {TPU name: {region: {Location, On Demand (USD), Spot (USD)}}},
 /// USD per chip-hour; provider "gcp", instance_type = TPU name, gpu_count 1.
 ImportBatch import_gpuhunt_tpu_pricing_json(std::string_view text, const ImportSource& src);
@@ -165,6 +197,14 @@ void check_no_future_dates(const ImportBatch& batch, std::string_view today);
 /// a stale page) but far from the market, so the planner warns when it ranks the offer.
 /// Returns how many offers were flagged; each gets a QualityFlag and an ImportIssue.
 std::size_t flag_prices_below_market_index(ImportBatch& batch, double fraction = 0.5);
+
+/// Flags `price_outlier` (excludes) on every offer whose latest on-demand USD per GPU-hour is
+/// under `fraction` of the lowest on-demand per-GPU price of every other provider for the same
+/// canonical GPU, when at least two other providers price it. Such a gap (a third of the next
+/// cheapest seller) is a placeholder, a MIG slice or a bid far more often than a real list price;
+/// the offer stays in the store, visible with --include-flagged. Index pseudo-offers and offers
+/// already excluded are neither flagged nor used as references. Returns the number flagged.
+std::size_t flag_price_outliers(ImportBatch& batch, double fraction = 1.0 / 3.0);
 
 /// The default catalog: every bundled file under data/offers (embedded_paths("offers/")),
 /// imported with its provenance (repo@commit:path from PROVENANCE.md) and merged.

@@ -132,4 +132,58 @@ StoreCounts MemoryOfferStore::counts() {
   return c;
 }
 
+SnapshotCommit MemoryOfferStore::commit_snapshot(const SnapshotRecord& record, const ImportBatch* batch) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (batch != nullptr) validate_batch(*batch);
+  SnapshotCommit c;
+  c.record = record;
+  const bool exists = std::any_of(snapshots_.begin(), snapshots_.end(), [&](const SnapshotRecord& r) {
+    return r.status == "accepted" && r.source == record.source && r.content_hash == record.content_hash;
+  });
+  if (record.status == "accepted" && exists) {
+    c.already_accepted = true;
+    c.record.status = "unchanged";
+    c.record.observations_added = 0;
+    if (c.record.detail.empty()) c.record.detail = "same content as an accepted snapshot: nothing imported";
+  } else if (record.status == "accepted" && batch != nullptr) {
+    c.import = import(*batch);
+    c.record.observations_added = c.import.observations_added;
+  }
+  c.record.id = static_cast<std::int64_t>(snapshots_.size()) + 1;
+  snapshots_.push_back(c.record);
+  return c;
+}
+
+std::optional<SnapshotRecord> MemoryOfferStore::last_snapshot(std::string_view source, std::string_view status) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  const SnapshotRecord* best = nullptr;
+  for (const SnapshotRecord& r : snapshots_)
+    if (r.source == source && r.status == status && (best == nullptr || r.fetched_at >= best->fetched_at)) best = &r;
+  if (best == nullptr) return std::nullopt;
+  return *best;
+}
+
+std::optional<std::string> MemoryOfferStore::first_accepted_with_hash(std::string_view source,
+                                                                      std::string_view content_hash) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  std::optional<std::string> first;
+  for (const SnapshotRecord& r : snapshots_)
+    if (r.source == source && r.content_hash == content_hash && r.status == "accepted" &&
+        (!first || r.fetched_at < *first))
+      first = r.fetched_at;
+  return first;
+}
+
+std::vector<SnapshotRecord> MemoryOfferStore::snapshots(std::string_view source, std::size_t limit) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  std::vector<SnapshotRecord> out;
+  for (const SnapshotRecord& r : snapshots_)
+    if (source.empty() || r.source == source) out.push_back(r);
+  std::stable_sort(out.begin(), out.end(), [](const SnapshotRecord& a, const SnapshotRecord& b) {
+    return a.fetched_at != b.fetched_at ? a.fetched_at > b.fetched_at : a.id > b.id;
+  });
+  if (out.size() > limit) out.resize(limit);
+  return out;
+}
+
 }  // namespace gpuplan

@@ -4,6 +4,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "catalog/store.hpp"
 
@@ -25,8 +26,13 @@ class MemoryOfferStore final : public OfferStore {
   ImportResult preview_import(const ImportBatch& batch) override;
   bool seed_if_new(const std::function<ImportBatch()>& make_batch) override;
   int schema_version() override { return 0; }
+  SnapshotCommit commit_snapshot(const SnapshotRecord& record, const ImportBatch* batch) override;
+  std::optional<SnapshotRecord> last_snapshot(std::string_view source, std::string_view status) override;
+  std::optional<std::string> first_accepted_with_hash(std::string_view source, std::string_view content_hash) override;
+  std::vector<SnapshotRecord> snapshots(std::string_view source, std::size_t limit) override;
 
  private:
+  std::vector<SnapshotRecord> snapshots_;  ///< in insertion order (id = index + 1)
   const GpuCatalog& gpus_;
   std::map<std::string, Offer, std::less<>> offers_;  ///< by id; prices kept oldest first
   bool seeded_ = false;

@@ -36,7 +36,8 @@ StoreUrl parse_store_url(std::string_view url) {
   if (const auto p = url.find("://"); p != std::string_view::npos)
     throw_invalid("--db", "unknown database scheme \"" + std::string(url.substr(0, p)) + "\"",
                   "a file path, sqlite:PATH, or postgresql://USER@HOST/DB");
-  return {StoreBackend::sqlite, url.empty() ? default_offer_db_path() : std::string(url)};
+  if (url.empty()) return {StoreBackend::sqlite, default_offer_db_path(), true};
+  return {StoreBackend::sqlite, std::string(url)};
 }
 
 std::unique_ptr<OfferStore> open_store(const std::string& url, const StoreContext& ctx, const StoreOptions& opts) {
@@ -49,10 +50,19 @@ std::unique_ptr<OfferStore> open_store(const std::string& url, const StoreContex
     store = std::make_unique<PgOfferStore>(u.target, ctx.gpus, po);
   } else {
     if (u.target != ":memory:") {
-      const auto parent = std::filesystem::path(u.target).parent_path();
+      const std::string& p = u.target;
+      const auto parent = std::filesystem::path(p).parent_path();
       std::error_code ec;
-      if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-      if (ec) throw Error(ErrorKind::unavailable, u.target, "cannot create folder " + parent.string() + ": " + ec.message());
+      if (u.defaulted) {
+        // Only the default XDG data folder is created; a --db path must name an existing folder.
+        if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+        if (ec) throw Error(ErrorKind::unavailable, p, "cannot create folder " + parent.string() + ": " + ec.message());
+      } else if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
+        throw Error(ErrorKind::not_found, "--db " + p, "folder " + parent.string() + " does not exist",
+                    "a path in an existing folder (gpuplan does not create folders for --db)");
+      }
+      if (std::filesystem::exists(p, ec) && !std::filesystem::is_regular_file(p, ec))
+        throw Error(ErrorKind::invalid_input, "--db " + p, "not a regular file", "a gpuplan offer database file");
     }
     store = std::make_unique<SqliteOfferStore>(u.target, &ctx.gpus, opts.busy_timeout_ms);
   }

@@ -2,8 +2,9 @@
 /// Catalog layer: the one way to open the offer store (store.hpp) from a URL.
 ///
 ///   sqlite:PATH, or a plain PATH           the embedded SQLite store (sqlite_store.hpp); the
-///                                          folder is created; ":memory:" works
-///   ""                                     SQLite at default_offer_db_path()
+///                                          folder must exist (Error{not_found}, never created);
+///                                          ":memory:" works
+///   ""                                     SQLite at default_offer_db_path() (its folder is created)
 ///   postgresql://... or postgres://...     a shared PostgreSQL (pg_store.hpp); libpq URIs and
 ///   "host=... dbname=..."                  keyword/value connection strings both work
 ///
@@ -44,6 +45,7 @@ enum class StoreBackend { sqlite, postgresql };
 struct StoreUrl {
   StoreBackend backend = StoreBackend::sqlite;
   std::string target;
+  bool defaulted = false;  ///< SQLite at default_offer_db_path() (no --db given)
 };
 /// Throws Error{invalid_input} at "--db" for an unknown "scheme://".
 StoreUrl parse_store_url(std::string_view url);

@@ -66,19 +66,72 @@ std::string string_value(const toml::table& t, std::string_view key, const std::
   return *v;
 }
 
+NetworkFact parse_network(const toml::node& n, const std::string& file, const std::string& context) {
+  const toml::table& t = as_table(n, file, context);
+  for (const auto& [k, v] : t) {
+    const std::string_view key = k.str();
+    if (key != "instance_prefix" && key != "network" && key != "gbps_per_node" && key != "source" && key != "seen" &&
+        key != "note") {
+      throw Error(ErrorKind::invalid_input, where_of(file, k.source()), fmt::format("{}: unknown key '{}'", context, key),
+                  "only instance_prefix, network, gbps_per_node, source, seen, note");
+    }
+  }
+  NetworkFact f;
+  f.instance_prefix = import_detail::lower(string_value(t, "instance_prefix", file, context, true));
+  const std::string net = string_value(t, "network", file, context, true);
+  if (net == "infiniband") {
+    f.network = InterNodeNetwork::infiniband;
+  } else if (net == "roce") {
+    f.network = InterNodeNetwork::roce;
+  } else if (net == "ethernet") {
+    f.network = InterNodeNetwork::ethernet;
+  } else {
+    throw Error(ErrorKind::invalid_input, where_of(file, t.get("network")->source()),
+                fmt::format("{}: network '{}' is not known", context, net), "infiniband, roce or ethernet");
+  }
+  const toml::node* g = t.get("gbps_per_node");
+  if (g == nullptr || !(g->is_integer() || g->is_floating_point())) {
+    throw Error(ErrorKind::invalid_input, where_of(file, g != nullptr ? g->source() : t.source()),
+                fmt::format("{}: 'gbps_per_node' is missing or not a number", context), "gbps_per_node = <number > 0>");
+  }
+  const double gbps = g->is_integer() ? static_cast<double>(*g->value<int64_t>()) : *g->value<double>();
+  if (!(gbps > 0)) {
+    throw Error(ErrorKind::invalid_input, where_of(file, g->source()), fmt::format("{}: gbps_per_node {} is not positive", context, gbps),
+                "gbps_per_node = <number > 0>");
+  }
+  f.bits_per_s = gbps * 1e9;
+  const std::string source = string_value(t, "source", file, context, true);
+  const std::string seen = string_value(t, "seen", file, context, true);
+  if (!import_detail::is_iso_date(seen)) {
+    throw Error(ErrorKind::invalid_input, where_of(file, t.get("seen")->source()),
+                fmt::format("{}: seen '{}' is not a date", context, seen), "seen = \"YYYY-MM-DD\"");
+  }
+  const std::string note = string_value(t, "note", file, context, false);
+  f.source = note.empty() ? fmt::format("{} (seen {})", source, seen) : fmt::format("{} (seen {}; {})", source, seen, note);
+  return f;
+}
+
 ProviderInfo parse_provider(const std::string& id, const toml::table& t, const std::string& file) {
   const std::string context = "providers." + id;
   ProviderInfo p;
   p.id = id;
   for (const auto& [k, v] : t) {
     const std::string_view key = k.str();
-    if (key != "name" && key != "url" && key != "billing") {
+    if (key != "name" && key != "url" && key != "billing" && key != "networks") {
       throw Error(ErrorKind::invalid_input, where_of(file, k.source()), fmt::format("{}: unknown key '{}'", context, key),
-                  "only name, url, billing");
+                  "only name, url, billing, networks");
     }
   }
   p.name = string_value(t, "name", file, context, true);
   p.url = string_value(t, "url", file, context, false);
+  if (const toml::node* nets = t.get("networks")) {
+    const toml::array* arr = nets->as_array();
+    if (arr == nullptr) {
+      throw Error(ErrorKind::invalid_input, where_of(file, nets->source()), context + ".networks is not an array of tables",
+                  "[[providers." + id + ".networks]] tables");
+    }
+    for (const toml::node& n : *arr) p.networks.push_back(parse_network(n, file, context + ".networks"));
+  }
   const toml::node* billing = t.get("billing");
   if (billing == nullptr) return p;
   for (const auto& [k, v] : as_table(*billing, file, context + ".billing")) {
@@ -185,6 +238,31 @@ BillingTerms effective_billing(const Offer& offer, const ProviderInfo* provider)
       if (s.rfind(std::string(t.key) + ":", 0) == 0) out.sources.push_back(s);
   }
   return out;
+}
+
+const NetworkFact* find_network_fact(const Offer& offer, const std::vector<ProviderInfo>& providers) {
+  const ProviderInfo* p = find_provider(providers, offer.provider);
+  if (p == nullptr) return nullptr;
+  const std::string instance = import_detail::lower(offer.instance_type);
+  const NetworkFact* best = nullptr;
+  for (const NetworkFact& f : p->networks) {
+    if (instance.rfind(f.instance_prefix, 0) != 0) continue;
+    if (best == nullptr || f.instance_prefix.size() > best->instance_prefix.size()) best = &f;
+  }
+  return best;
+}
+
+std::size_t apply_network_facts(std::vector<Offer>& offers, const std::vector<ProviderInfo>& providers) {
+  std::size_t filled = 0;
+  for (Offer& o : offers) {
+    if (o.inter_node_network != InterNodeNetwork::unknown) continue;
+    const NetworkFact* f = find_network_fact(o, providers);
+    if (f == nullptr) continue;
+    o.inter_node_network = f->network;
+    o.inter_node_bits_per_s = f->bits_per_s;
+    ++filled;
+  }
+  return filled;
 }
 
 }  // namespace gpuplan

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -28,8 +29,8 @@ namespace {
     throw Error(ErrorKind::unavailable, where, "cannot open or write the database: " + msg,
                 "a writable path (set it with --db)");
   if (primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT)
-    throw Error(ErrorKind::invalid_input, where, "not a usable SQLite database: " + msg,
-                "a gpuplan offer database (or a new path)");
+    throw Error(ErrorKind::conflict, where, "corrupt store (damaged, or not a SQLite database): " + msg,
+                "a gpuplan offer database: restore it from a backup, or use a new path with --db");
   throw Error(ErrorKind::internal, where, "SQLite error: " + msg);
 }
 
@@ -247,7 +248,12 @@ Offer read_offer(const Stmt& s) {
   o.billing_override.egress_usd_per_gb = s.opt_real(22);
   o.billing_override.egress_free_gb_per_month = s.opt_real(23);
   o.billing_override.preemptions_per_day = s.opt_real(24);
-  o.billing_override.sources = nlohmann::json::parse(s.text(25)).get<std::vector<std::string>>();
+  try {
+    o.billing_override.sources = nlohmann::json::parse(s.text(25)).get<std::vector<std::string>>();
+  } catch (const nlohmann::json::exception&) {
+    throw Error(ErrorKind::conflict, "offer " + o.id, "corrupt store: billing_sources_json is not a list of strings",
+                "a gpuplan offer database written by gpuplan");
+  }
   return o;
 }
 
@@ -280,6 +286,9 @@ constexpr const char* kLatestPriceJoin =
     " ORDER BY (x.observed_at IS NULL), x.observed_at DESC, x.seq DESC LIMIT 1) ";
 
 }  // namespace
+
+/// SQLite header field "application_id" of a gpuplan store: "GPUP" in ASCII.
+constexpr int kApplicationId = 0x47505550;
 
 struct SqliteOfferStore::Impl {
   std::mutex mu;  ///< one call at a time on the connection (the store is shared by server threads)
@@ -314,6 +323,35 @@ struct SqliteOfferStore::Impl {
     return static_cast<int>(s.integer(0));
   }
 
+  int application_id() {
+    Stmt s(db, "PRAGMA application_id", path);
+    s.step();
+    return static_cast<int>(s.integer(0));
+  }
+
+  /// Refuses a database that is not a gpuplan store before anything is written to it (issue
+  /// 11: `--db` on an unrelated SQLite file added gpuplan's tables to it). Accepted: our
+  /// application_id; an empty database; a store of an older gpuplan (application_id 0, a
+  /// schema version, and the tables offers, observations, flags and meta).
+  void check_is_gpuplan_store() {
+    const int app = application_id();
+    if (app == kApplicationId) return;
+    std::vector<std::string> names;
+    {
+      Stmt s(db, "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name", path);
+      while (s.step()) names.push_back(s.text(0));
+    }
+    const int version = user_version();
+    if (app == 0 && names.empty() && version == 0) return;  // new or empty
+    auto has = [&](std::string_view n) { return std::find(names.begin(), names.end(), n) != names.end(); };
+    if (app == 0 && version >= 1 && has("offers") && has("observations") && has("flags") && has("meta")) return;
+    throw Error(ErrorKind::conflict, path,
+                app != 0 ? fmt::format("not a gpuplan store (SQLite application_id {:#x}, gpuplan's is {:#x})", app,
+                                       kApplicationId)
+                         : fmt::format("not a gpuplan store ({} tables or indexes that are not gpuplan's schema)", names.size()),
+                "a gpuplan offer database, or the path of a new file (nothing was written)");
+  }
+
   void migrate() {
     const int known = static_cast<int>(migrations().size());
     auto too_new = [&](int v) {
@@ -323,13 +361,14 @@ struct SqliteOfferStore::Impl {
     };
     int v = user_version();
     if (v > known) too_new(v);
-    if (v == known) return;
+    if (v == known && application_id() == kApplicationId) return;
     in_transaction([&] {
       int cur = user_version();  // re-read under the write lock: another process may have migrated
       if (cur > known) too_new(cur);
       for (int i = cur; i < known; ++i) exec(db, migrations()[static_cast<std::size_t>(i)], path);
-      // PRAGMA takes no bound parameters; `known` is a constant of this binary, not input.
+      // PRAGMA takes no bound parameters; `known` and the id are constants of this binary.
       exec(db, fmt::format("PRAGMA user_version = {}", known).c_str(), path);
+      exec(db, fmt::format("PRAGMA application_id = {}", kApplicationId).c_str(), path);
       return 0;
     });
   }
@@ -372,7 +411,9 @@ struct SqliteOfferStore::Impl {
       PriceObservation p;
       p.offer_id = o.id;
       auto kind = parse_kind(s.text(0));
-      if (!kind) throw Error(ErrorKind::invalid_input, path, "unknown price kind \"" + s.text(0) + "\" in database");
+      if (!kind)
+        throw Error(ErrorKind::conflict, path, "corrupt store: unknown price kind \"" + s.text(0) + "\"",
+                    "a gpuplan offer database written by gpuplan");
       p.kind = *kind;
       p.usd_per_hour = s.real(1);
       p.source.observed_at = s.opt_text(2);
@@ -403,6 +444,50 @@ struct SqliteOfferStore::Impl {
     Offer o = read_offer(s);
     load_flags(o);
     return o;
+  }
+
+  /// Refuses an incoming offer whose id is stored with another GPU model or count.
+  void check_stored_hardware(const Offer& stored, const Offer& in) {
+    bool same_gpu = true;
+    if (stored.gpu_name && in.gpu_name) same_gpu = *stored.gpu_name == *in.gpu_name;
+    else if (!stored.gpu_name && !in.gpu_name) same_gpu = norm_gpu_name(stored.gpu_name_raw) == norm_gpu_name(in.gpu_name_raw);
+    if (same_gpu && stored.gpu_count == in.gpu_count) return;
+    const std::string where = !in.prices.empty() && !in.prices.front().source.locator.empty()
+                                  ? in.prices.front().source.locator
+                                  : "import: " + in.id;
+    auto hw = [](const Offer& o) { return fmt::format("{} x {}", o.gpu_count, o.gpu_name ? *o.gpu_name : o.gpu_name_raw); };
+    throw Error(ErrorKind::invalid_input, where,
+                fmt::format("offer {} is {} here but {} in the store: one instance type cannot be two machines "
+                            "(nothing was imported)",
+                            in.id, hw(in), hw(stored)),
+                "the same GPU model and count as the stored offer, or a distinct instance name");
+  }
+
+  /// What import_unlocked would report, by reads only.
+  ImportResult preview_unlocked(const ImportBatch& batch) {
+    ImportResult r;
+    Stmt known(db,
+               "SELECT 1 FROM observations WHERE offer_id = ? AND kind = ? AND usd_per_hour = ? "
+               "AND IFNULL(observed_at, '') = ? AND dataset = ?",
+               path);
+    for (const Offer& o : batch.offers) {
+      std::optional<Offer> old = load_facts(o.id);
+      if (old) check_stored_hardware(*old, o);
+      if (!old) ++r.offers_added;
+      else if (same_offer_facts(*old, o)) ++r.offers_unchanged;
+      else ++r.offers_updated;
+      for (const PriceObservation& p : o.prices) {
+        known.reset();
+        known.bind(1, std::string_view(o.id));
+        known.bind(2, price_kind_name(p.kind));
+        known.bind(3, p.usd_per_hour);
+        known.bind(4, std::string_view(p.source.observed_at ? *p.source.observed_at : std::string()));
+        known.bind(5, std::string_view(p.source.dataset));
+        if (known.step()) ++r.observations_already_known;
+        else ++r.observations_added;
+      }
+    }
+    return r;
   }
 
   ImportResult import_unlocked(const ImportBatch& batch) {
@@ -439,6 +524,7 @@ struct SqliteOfferStore::Impl {
                  path);
     for (const Offer& o : batch.offers) {
       std::optional<Offer> old = load_facts(o.id);
+      if (old) check_stored_hardware(*old, o);
       if (!old) {
         ++r.offers_added;
       } else if (same_offer_facts(*old, o)) {
@@ -571,6 +657,7 @@ SqliteOfferStore::SqliteOfferStore(const std::string& path, const GpuCatalog* gp
   if (rc != SQLITE_OK) throw_sqlite(impl_->db, rc, path);
   sqlite3_busy_timeout(impl_->db, busy_timeout_ms);
   sqlite3* db = impl_->db;
+  impl_->check_is_gpuplan_store();  // before anything (even the WAL switch) writes to the file
   {
     Stmt s(db, "PRAGMA journal_mode = WAL", path);  // returns the mode; ":memory:" stays "memory"
     s.step();
@@ -601,10 +688,12 @@ ImportResult SqliteOfferStore::import(const ImportBatch& batch) {
 ImportResult SqliteOfferStore::preview_import(const ImportBatch& batch) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   validate_batch(batch);
-  impl_->begin_immediate();
+  // Reads only, in one deferred (read) transaction: in WAL mode it never waits for a writer's
+  // lock, so `import --dry-run` answers while another import runs (issue 11).
+  exec(impl_->db, "BEGIN", impl_->path);
   try {
-    ImportResult r = impl_->import_unlocked(batch);
-    impl_->rollback();
+    ImportResult r = impl_->preview_unlocked(batch);
+    exec(impl_->db, "COMMIT", impl_->path);
     return r;
   } catch (...) {
     impl_->rollback();
@@ -767,7 +856,10 @@ std::vector<SnapshotRecord> SqliteOfferStore::snapshots(std::string_view source,
 
 std::string default_offer_db_path() {
   const char* xdg = std::getenv("XDG_DATA_HOME");
-  if (xdg && *xdg) return (std::filesystem::path(xdg) / "gpuplan" / "offers.sqlite").string();
+  // XDG Base Directory spec: "All paths set in these environment variables must be absolute.
+  // If an implementation encounters a relative path in any of these variables it should
+  // consider the path invalid and ignore it."
+  if (xdg && *xdg == '/') return (std::filesystem::path(xdg) / "gpuplan" / "offers.sqlite").string();
   const char* home = std::getenv("HOME");
   if (home && *home) return (std::filesystem::path(home) / ".local" / "share" / "gpuplan" / "offers.sqlite").string();
   throw Error(ErrorKind::unavailable, "--db", "neither XDG_DATA_HOME nor HOME is set", "a database path given with --db");

@@ -166,7 +166,8 @@ class OfferStore {
   /// Schema version stored in the database (0 for stores without one).
   virtual int schema_version() = 0;
 
-  // Snapshot log (migration 2 of the SQLite store). Stores without it throw Error{unavailable}.
+  // Snapshot log (migration 2 of the SQLite store; MemoryOfferStore keeps it in memory). Stores
+  // without it throw Error{unavailable} (the base implementation).
   /// Records `record` and, when its status is "accepted" and `batch` is given, imports the batch,
   /// in ONE transaction. Idempotent: when an accepted snapshot with the same source and
   /// content_hash exists, nothing is imported and the record is stored as "unchanged".

@@ -27,7 +27,7 @@ using nlohmann::json;
 
 struct EstimateOptions {
   PlanRequest request;
-  std::string task = "lora";
+  std::string task{task_name(workload_defaults::kTask)};  // sizing/workload_defaults.hpp
   std::string precision, optimizer, recompute, gpu, link = "datasheet";
   std::optional<int> gpus, gpus_per_node, nodes;
   double intra_node_gb_per_s = 0;
@@ -96,7 +96,7 @@ GPUPLAN_REGISTER_COMMAND(Command{
       auto o = std::make_shared<EstimateOptions>();
       PlanRequest& r = o->request;
       add_model_flags(sub, r.model);
-      sub.add_option("--task", o->task, "pretrain, full, lora or qlora")->capture_default_str();
+      sub.add_option("--task", o->task, std::string(workload_defaults::kTrainTaskHelp))->capture_default_str();
       sub.add_option_function<double>("--tokens", [&r](const double& v) { r.tokens = v; }, "tokens to train on (2e12)");
       sub.add_option_function<double>("--dataset-tokens", [&r](const double& v) { r.dataset_tokens = v; },
                                       "tokens in the dataset (× --epochs)");
@@ -104,8 +104,8 @@ GPUPLAN_REGISTER_COMMAND(Command{
       sub.add_option("--seq", r.seq_len, "tokens per training sequence")->capture_default_str();
       sub.add_option("--global-batch", r.global_batch_seqs, "sequences per optimizer step (0 = default by task)")
           ->capture_default_str();
-      sub.add_option("--precision", o->precision, "bf16 (default), fp16, fp8, fp32, bf16_pure");
-      sub.add_option("--optimizer", o->optimizer, "adamw (default), adamw_8bit, sgd_momentum, adafactor, lion");
+      sub.add_option("--precision", o->precision, std::string(workload_defaults::kPrecisionHelp));
+      sub.add_option("--optimizer", o->optimizer, std::string(workload_defaults::kOptimizerHelp));
       sub.add_option("--lora-rank", r.lora_rank, "LoRA rank r")->capture_default_str();
       sub.add_option("--gpu", o->gpu, "GPU model, e.g. H100-SXM5-80GB or 'A100 80GB' (see gpuplan gpus)")->required();
       sub.add_option_function<int>("--gpus", [o](const int& v) { o->gpus = v; }, "GPUs in total");

@@ -13,6 +13,7 @@
 #include "cli/command.hpp"
 #include "cli/common.hpp"
 #include "hardware/gpu_spec.hpp"
+#include "util/text_check.hpp"
 
 namespace gpuplan::cli {
 namespace {
@@ -59,6 +60,9 @@ nlohmann::json spec_json(const GpuSpec& g) {
       {"dense_flops_per_s", flops},
       {"interconnect", g.interconnect},
       {"gpu_link_bytes_per_s", g.gpu_link_bytes_per_s},
+      {"usable_memory_bytes", opt(g.usable_memory_bytes)},
+      {"nvlink_domain_gpus", opt(g.nvlink_domain_gpus)},
+      {"unified_memory", g.unified_memory},
       {"pcie_gen", opt(g.pcie_gen)},
       {"tdp_watts", opt(g.tdp_watts)},
       {"release_year", opt(g.release_year)},
@@ -127,7 +131,7 @@ GPUPLAN_REGISTER_COMMAND(Command{
         if (!opts->name.empty()) {
           const GpuSpec& g = catalog.find(opts->name);
           if (opts->json) {
-            fmt::print("{}\n", spec_json(g).dump(2));
+            fmt::print("{}\n", dump_json(spec_json(g)));
           } else {
             print_one(g);
           }
@@ -136,7 +140,7 @@ GPUPLAN_REGISTER_COMMAND(Command{
         if (opts->json) {
           nlohmann::json arr = nlohmann::json::array();
           for (const auto& g : catalog.gpus()) arr.push_back(spec_json(g));
-          fmt::print("{}\n", arr.dump(2));
+          fmt::print("{}\n", dump_json(arr));
         } else {
           print_list(catalog);
         }

@@ -13,6 +13,7 @@
 #include "cli/command.hpp"
 #include "cli/common.hpp"
 #include "util/error.hpp"
+#include "util/text_check.hpp"
 
 namespace gpuplan::cli {
 namespace {
@@ -49,7 +50,7 @@ void run_history(const HistoryOptions& opts, const GlobalOptions& global) {
                      {"dataset", p.source.dataset},
                      {"locator", p.source.locator}});
     }
-    fmt::print("{}\n", nlohmann::json{{"offer_id", offer->id}, {"gpu_count", offer->gpu_count}, {"observations", arr}}.dump(2));
+    fmt::print("{}\n", dump_json(nlohmann::json{{"offer_id", offer->id}, {"gpu_count", offer->gpu_count}, {"observations", arr}}));
     return;
   }
   std::vector<std::vector<std::string>> rows;

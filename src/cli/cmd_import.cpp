@@ -2,11 +2,15 @@
 // the importers, or forced) into the offer store as one transaction, and prints what changed:
 // rows read, offers added/updated/unchanged, observations added, and per data-quality rule how
 // many rows were rejected or flagged. A malformed file is an error naming file:line; nothing is
-// written then. Imports that take over a second report progress on stderr.
+// written then. Imports that take over a second report progress on stderr (a terminal only); the
+// environment variable GPUPLAN_PROGRESS_INTERVAL_MS (1..60000, default 1000) sets the period, which
+// the end-to-end tests shorten so they do not depend on how fast the machine imports.
 #include <fmt/core.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -28,10 +32,21 @@ struct ImportOptions {
   bool dry_run = false;
 };
 
-/// Prints "PHASE... N s" on stderr once per second after the first second, until destroyed.
+/// The progress period: GPUPLAN_PROGRESS_INTERVAL_MS when it is an integer in [1, 60000], else 1 s.
+std::chrono::milliseconds progress_interval() {
+  const char* v = std::getenv("GPUPLAN_PROGRESS_INTERVAL_MS");
+  if (v == nullptr || *v == '\0') return std::chrono::milliseconds(1000);
+  char* end = nullptr;
+  const long ms = std::strtol(v, &end, 10);
+  if (*end != '\0' || ms < 1 || ms > 60000) return std::chrono::milliseconds(1000);
+  return std::chrono::milliseconds(ms);
+}
+
+/// Prints "PHASE... N s" on stderr once per period (progress_interval()) after the first period, until destroyed.
 class Progress {
  public:
-  explicit Progress(std::string file) : file_(std::move(file)), thread_([this] { loop(); }) {}
+  explicit Progress(std::string file)
+      : file_(std::move(file)), interval_(progress_interval()), thread_([this] { loop(); }) {}
   ~Progress() {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -50,14 +65,17 @@ class Progress {
   void loop() {
     const auto start = std::chrono::steady_clock::now();
     std::unique_lock<std::mutex> lock(mu_);
-    while (!cv_.wait_for(lock, std::chrono::seconds(1), [this] { return done_; })) {
+    while (!cv_.wait_for(lock, interval_, [this] { return done_; })) {
       const auto s = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start).count();
+      // A `\r` progress line only on a terminal: a redirected stderr (a log file) gets none.
+      if (!::isatty(::fileno(stderr))) continue;
       fmt::print(stderr, "\rimport {}: {}... {} s", file_, phase_, s);
       std::fflush(stderr);
       printed_ = true;
     }
   }
   std::string file_;
+  std::chrono::milliseconds interval_;
   std::string phase_ = "reading";
   bool done_ = false;
   bool printed_ = false;

@@ -14,6 +14,7 @@
 #include "model/param_count.hpp"
 #include "model/presets.hpp"
 #include "util/error.hpp"
+#include "util/text_check.hpp"
 
 namespace gpuplan::cli {
 namespace {
@@ -33,6 +34,17 @@ std::string human(std::int64_t n) {
 std::string sliding_text(const ModelArch& a) {
   if (!a.sliding_window) return "none";
   return fmt::format("{} on {}/{} layers", *a.sliding_window, a.num_sliding_window_layers(), a.num_layers);
+}
+
+std::string_view norm_name(NormKind k) {
+  switch (k) {
+    case NormKind::rms_norm: return "rms_norm";
+    case NormKind::layer_norm: return "layer_norm";
+    case NormKind::gemma_rms_norm: return "gemma_rms_norm";
+    case NormKind::layer_norm_no_bias: return "layer_norm_no_bias";
+    case NormKind::non_parametric: return "non_parametric";
+  }
+  return "rms_norm";
 }
 
 json breakdown_json(const ParamBreakdown& p) {
@@ -82,6 +94,20 @@ json arch_json(const ModelArch& a, const PresetInfo* info) {
                 {"qk_rope_head_dim", a.mla->qk_rope_head_dim},
                 {"v_head_dim", a.mla->v_head_dim}};
   }
+  if (!a.geometry.linears.empty()) {  // the model layer's one geometry (model/geometry.hpp)
+    const LayerGeometry& g = a.geometry;
+    json linears = json::array();
+    for (const auto& l : g.linears) {
+      linears.push_back({{"name", l.name}, {"lora_target", l.lora_target}, {"role", linear_role_name(l.role)},
+                         {"d_in", l.d_in}, {"d_out", l.d_out}, {"copies", l.copies}, {"active_copies", l.active_copies},
+                         {"layers", l.layers}, {"bias", l.bias}, {"tied", l.tied}, {"params", l.params()}});
+    }
+    j["geometry"] = {{"attention_layers", g.attention_layers}, {"kv_cache_layers", g.kv_cache_layers},
+                     {"dense_mlp_layers", g.dense_mlp_layers},  {"moe_layers", g.moe_layers},
+                     {"ssm_layers", g.ssm_layers},              {"kv_cache_width", g.attention.kv_cache_width},
+                     {"activation", mlp_activation_name(g.activation)}, {"norm", norm_name(g.norm)},
+                     {"parallel_attention", g.parallel_attention}, {"linears", linears}};
+  }
   if (info) {
     j["hf_id"] = info->hf_id;
     j["provenance_class"] = info->provenance_class;
@@ -117,13 +143,15 @@ void print_one(const ModelArch& a, const PresetInfo* info) {
   row("source", a.source);
   row("model_type", a.model_type);
   row("family", std::string(family_name(a.family)));
-  if (a.family == ModelFamily::decoder || a.family == ModelFamily::state_space) {
+  const bool transformer = a.family == ModelFamily::decoder || a.family == ModelFamily::encoder ||
+                           a.family == ModelFamily::encoder_decoder;
+  if (transformer || a.family == ModelFamily::state_space) {
     row("layers", std::to_string(a.num_layers));
     row("hidden", std::to_string(a.hidden_size));
     row("intermediate", std::to_string(a.intermediate_size));
     row("vocab", std::to_string(a.vocab_size));
   }
-  if (a.family == ModelFamily::decoder) {
+  if (transformer) {
     row("attention", fmt::format("{} ({} heads, {} KV heads, head_dim {})", attention_kind_name(a.attention), a.num_attention_heads,
                                  a.num_kv_heads, a.head_dim));
     if (a.mla) {
@@ -139,6 +167,10 @@ void print_one(const ModelArch& a, const PresetInfo* info) {
     row("MoE", fmt::format("{} routed experts (top-{}), {} shared, expert width {}, {} of {} layers MoE", a.moe->num_routed_experts,
                            a.moe->experts_per_token, a.moe->num_shared_experts, a.moe->expert_intermediate_size,
                            a.moe->num_moe_layers, a.num_layers));
+  }
+  if (const LayerGeometry& g = a.geometry; g.ssm_layers > 0 || (transformer && g.attention_layers != a.num_layers)) {
+    row("blocks", fmt::format("{} with attention, {} with an SSM mixer, {} dense MLP, {} MoE", g.attention_layers, g.ssm_layers,
+                              g.dense_mlp_layers, g.moe_layers));
   }
   if (a.diffusion) {
     const auto& d = *a.diffusion;
@@ -203,7 +235,7 @@ GPUPLAN_REGISTER_COMMAND(Command{
           if (opts->json) {
             json arr = json::array();
             for (const auto& p : list_presets()) arr.push_back(arch_json(load_preset(p.short_name), &p));
-            fmt::print("{}\n", arr.dump(2));
+            fmt::print("{}\n", dump_json(arr));
           } else {
             print_list();
           }
@@ -212,7 +244,7 @@ GPUPLAN_REGISTER_COMMAND(Command{
         const ModelArch a = resolve_model(src);
         const PresetInfo* info = src.preset.empty() ? nullptr : find_preset(src.preset);
         if (opts->json) {
-          fmt::print("{}\n", arch_json(a, info).dump(2));
+          fmt::print("{}\n", dump_json(arch_json(a, info)));
         } else {
           print_one(a, info);
         }

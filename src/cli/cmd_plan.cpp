@@ -22,6 +22,7 @@
 #include "model/model_source.hpp"
 #include "planner/planner.hpp"
 #include "util/error.hpp"
+#include "util/text_check.hpp"
 
 namespace gpuplan::cli {
 namespace {
@@ -33,7 +34,7 @@ constexpr int kExitNoPlan = 1;
 
 struct PlanOptions {
   PlanRequest request;
-  std::string task = "lora";
+  std::string task{task_name(workload_defaults::kTask)};  // sizing/workload_defaults.hpp
   std::string precision, optimizer, quant, kv_dtype, sort = "recommended";
   std::string deadline, max_price_age, recompute;
   bool json = false;
@@ -224,11 +225,11 @@ GPUPLAN_REGISTER_COMMAND(Command{
       sub.add_option("--epochs", r.epochs, "passes over --dataset-tokens")->capture_default_str();
       sub.add_option("--seq", r.seq_len, "tokens per training sequence")->capture_default_str();
       sub.add_option("--global-batch", r.global_batch_seqs, "sequences per optimizer step (0 = default by task)")->capture_default_str();
-      sub.add_option("--precision", o->precision, "bf16 (default), fp16, fp8, fp32, bf16_pure");
-      sub.add_option("--optimizer", o->optimizer, "adamw (default), adamw_8bit, sgd_momentum, adafactor, lion");
+      sub.add_option("--precision", o->precision, std::string(workload_defaults::kPrecisionHelp));
+      sub.add_option("--optimizer", o->optimizer, std::string(workload_defaults::kOptimizerHelp));
       sub.add_option("--lora-rank", r.lora_rank, "LoRA rank r")->capture_default_str();
-      sub.add_option("--quant", o->quant, "served weights: bf16 (default), fp16, fp8, int8, int4, nf4, q4_k_m, q8_0");
-      sub.add_option("--kv-dtype", o->kv_dtype, "KV cache: bf16 (default), fp16, fp8, int8, int4");
+      sub.add_option("--quant", o->quant, "served weights: " + std::string(workload_defaults::kQuantHelp));
+      sub.add_option("--kv-dtype", o->kv_dtype, "KV cache: " + std::string(workload_defaults::kKvDtypeHelp));
       sub.add_option("--prompt-tokens", r.prompt_tokens, "prompt tokens per request")->capture_default_str();
       sub.add_option("--output-tokens", r.output_tokens, "generated tokens per request")->capture_default_str();
       sub.add_option_function<double>("--rps", [&r](const double& v) { r.requests_per_s = v; }, "serving: target requests per second");
@@ -283,7 +284,7 @@ GPUPLAN_REGISTER_COMMAND(Command{
       sub.add_flag("--include-flagged", r.include_flagged, "rank flagged, undated and old prices like the others");
       sub.add_option("--sort", o->sort, "recommended, cost or time")->capture_default_str();
       sub.add_flag("--pareto", r.pareto_only, "only plans on the cost/time Pareto front");
-      sub.add_option("--limit", r.limit, "plans printed")->capture_default_str();
+      sub.add_option("--limit", r.limit, "plans printed")->capture_default_str()->check(non_negative_count());
       sub.add_flag("--json", o->json, "print JSON (SI units: bytes, seconds, USD)");
       sub.add_option_function<std::size_t>("--explain", [o](const std::size_t& n) { o->explain = n; },
                                            "print every number of plan N with its formula");
@@ -346,14 +347,14 @@ GPUPLAN_REGISTER_COMMAND(Command{
             for (const auto& l : lines) {
               a.push_back({{"term", l.term}, {"value", l.value}, {"unit", l.unit}, {"formula", l.formula}, {"source", l.source}});
             }
-            fmt::print("{}\n", json{{"plan", plan_json(res.plans[*o->explain - 1], *o->explain)}, {"explain", a}}.dump(2));
+            fmt::print("{}\n", dump_json(json{{"plan", plan_json(res.plans[*o->explain - 1], *o->explain)}, {"explain", a}}));
           } else {
             print_explain(res, lines, *o->explain);
           }
           return;
         }
         if (o->json) {
-          fmt::print("{}\n", result_json(req, res).dump(2));
+          fmt::print("{}\n", dump_json(result_json(req, res)));
         } else if (res.no_plan) {
           print_no_plan(res);
         } else {

@@ -14,6 +14,7 @@
 #include "model/model_source.hpp"
 #include "sizing/sizing_request.hpp"
 #include "util/error.hpp"
+#include "util/text_check.hpp"
 
 namespace gpuplan::cli {
 namespace {
@@ -23,10 +24,15 @@ using nlohmann::json;
 struct SizeOptions {
   ModelSource source;
   SizingRequest request;
-  std::string task = "full", precision = "bf16_mixed", optimizer = "adamw", recompute = "none";
-  std::string quant = "bf16", kv_dtype = "bf16", profile = "pytorch_eager", lora_targets = "all-linear";
+  // Defaults: sizing/workload_defaults.hpp, shared with plan and estimate.
+  std::string task{task_name(workload_defaults::kTask)}, precision{train_precision_name(workload_defaults::kPrecision)};
+  std::string optimizer{optimizer_name(workload_defaults::kOptimizer)}, recompute = "none";
+  std::string quant{weight_quant_name(workload_defaults::kQuant)}, kv_dtype{kv_dtype_name(workload_defaults::kKvDtype)}, profile = "pytorch_eager", lora_targets = "all-linear";
   bool offload = false, offload_params = false, no_flash = false, json_out = false;
   std::optional<int> ep;
+  std::optional<std::string> stack;
+  std::optional<std::string> gpu;  ///< serve: report the longest context / most sequences on this GPU
+  bool offload_activations = false;
 };
 
 std::vector<std::string> split_targets(const std::string& s) {
@@ -176,7 +182,7 @@ GPUPLAN_REGISTER_COMMAND(Command{
       auto o = std::make_shared<SizeOptions>();
       add_model_flags(sub, o->source);
       SizingRequest& r = o->request;
-      sub.add_option("--task", o->task, "pretrain, full, lora, qlora or serve")->capture_default_str();
+      sub.add_option("--task", o->task, std::string(workload_defaults::kTrainTaskHelp) + " or serve")->capture_default_str();
       sub.add_option("--gpus", r.gpus, "GPUs of the workload (training: dp = gpus/(tp·pp); serving: tp = gpus/pp)");
       sub.add_option("--tp", r.tp, "tensor-parallel degree");
       sub.add_option("--pp", r.pp, "pipeline-parallel degree");
@@ -189,9 +195,9 @@ GPUPLAN_REGISTER_COMMAND(Command{
       TrainingMemoryRequest& t = r.training;
       sub.add_option("--seq", t.seq_len, "training sequence length (tokens)")->capture_default_str();
       sub.add_option("--micro-batch", t.layout.micro_batch, "sequences per micro-batch per GPU")->capture_default_str();
-      sub.add_option("--precision", o->precision, "fp32, tf32, bf16_mixed, bf16_pure, fp16_mixed, fp8_mixed")
+      sub.add_option("--precision", o->precision, std::string(workload_defaults::kPrecisionHelp))
           ->capture_default_str();
-      sub.add_option("--optimizer", o->optimizer, "adamw, adamw_8bit, sgd_momentum, adafactor, lion")
+      sub.add_option("--optimizer", o->optimizer, std::string(workload_defaults::kOptimizerHelp))
           ->capture_default_str();
       sub.add_option("--zero", t.layout.zero_stage, "ZeRO stage 0-3 (FSDP full shard = 3)")->capture_default_str();
       sub.add_flag("--sp", t.layout.sequence_parallel, "Megatron sequence parallelism (with --tp)");
@@ -205,17 +211,22 @@ GPUPLAN_REGISTER_COMMAND(Command{
       sub.add_flag("--no-flash", o->no_flash, "attention without FlashAttention (stores the s×s scores)");
       sub.add_flag("--chunked-ce", t.chunked_cross_entropy, "chunked cross-entropy (no full fp32 logits)");
       sub.add_option("--framework", o->profile, "activation profile: pytorch_eager or megatron")->capture_default_str();
+      sub.add_option("--stack", o->stack,
+                     "training stack whose defaults apply: hf, fsdp, deepspeed, megatron, unsloth (explicit flags win)");
+      sub.add_flag("--offload-activations", o->offload_activations,
+                   "saved activations / checkpoints offloaded to CPU memory (torchtune, Unsloth)");
       // Serving.
       ServingMemoryRequest& s = r.serving;
       sub.add_option("--context", s.context_tokens, "serve: tokens per sequence (prompt + output)")
           ->capture_default_str();
       sub.add_option("--concurrency", s.concurrency, "serve: sequences resident at once")->capture_default_str();
-      sub.add_option("--quant", o->quant, "serve: bf16, fp16, fp8, int8, int4, nf4, gguf_q4_k_m, gguf_q8_0")
+      sub.add_option("--quant", o->quant, "serve: " + std::string(workload_defaults::kQuantHelp))
           ->capture_default_str();
-      sub.add_option("--kv-dtype", o->kv_dtype, "serve: KV cache dtype bf16, fp16, fp8, int8, int4")
+      sub.add_option("--kv-dtype", o->kv_dtype, "serve: KV cache dtype " + std::string(workload_defaults::kKvDtypeHelp))
           ->capture_default_str();
       sub.add_option("--prefill-chunk", s.prefill_chunk_tokens, "serve: tokens per prefill step")->capture_default_str();
-      sub.callback([o, &global] {
+      sub.add_option("--gpu", o->gpu, "serve: also report the longest context and most sequences that fit this GPU");
+      sub.callback([o, &global, &sub] {
         SizingRequest req = o->request;
         req.task = parse_task(o->task, "--task");
         TrainingMemoryRequest& tr = req.training;
@@ -223,6 +234,22 @@ GPUPLAN_REGISTER_COMMAND(Command{
         tr.optimizer = parse_optimizer(o->optimizer, "--optimizer");
         tr.recompute = parse_recompute(o->recompute, "--recompute");
         tr.activation_profile = parse_activation_profile(o->profile, "--framework");
+        tr.offload_activations = o->offload_activations;
+        if (o->stack) {
+          // The stack's defaults, then whatever the user wrote explicitly.
+          const TrainingStack stack = parse_training_stack(*o->stack, "--stack");
+          const TrainingMemoryRequest given = tr;
+          tr.layout.tp = req.tp.value_or(1);
+          apply_stack_defaults(stack, tr);
+          if (sub.count("--optimizer") > 0) tr.optimizer = given.optimizer;
+          if (sub.count("--recompute") > 0) tr.recompute = given.recompute;
+          if (sub.count("--framework") > 0) tr.activation_profile = given.activation_profile;
+          if (sub.count("--zero") > 0) tr.layout.zero_stage = given.layout.zero_stage;
+          if (sub.count("--sp") > 0) tr.layout.sequence_parallel = given.layout.sequence_parallel;
+          if (sub.count("--chunked-ce") > 0) tr.chunked_cross_entropy = true;
+          if (sub.count("--offload-activations") > 0) tr.offload_activations = true;
+          tr.layout.tp = given.layout.tp;
+        }
         tr.lora_targets = split_targets(o->lora_targets);
         tr.layout.offload_optimizer = o->offload || o->offload_params;
         tr.layout.offload_params = o->offload_params;
@@ -233,10 +260,36 @@ GPUPLAN_REGISTER_COMMAND(Command{
         req.validate();  // before resolving the model: bad flags fail fast, nothing printed
         const ModelArch arch = resolve_model(o->source);
         const SizingResult res = run_sizing(arch, req, gpu_catalog(global));
+        std::optional<ServingLimits> limits;
+        const GpuSpec* limit_gpu = nullptr;
+        if (o->gpu && req.task == Task::serve) {
+          limit_gpu = &gpu_catalog(global).find(*o->gpu);
+          limits = serving_limits(arch, req.serving_request(), limit_gpu->fit_memory_bytes(), req.margin);
+        }
         if (o->json_out) {
-          fmt::print("{}\n", render_json(arch, req, res).dump(2));
+          json j = render_json(arch, req, res);
+          if (limits) {
+            j["limits"] = {{"gpu", limit_gpu->name},
+                           {"capacity_bytes", limit_gpu->fit_memory_bytes()},
+                           {"max_context_tokens", limits->max_context_tokens},
+                           {"at_concurrency", req.serving_request().concurrency},
+                           {"max_concurrency", limits->max_concurrency},
+                           {"at_context_tokens", req.serving_request().context_tokens}};
+          }
+          fmt::print("{}\n", dump_json(j));
         } else {
           render_text(arch, req, res);
+          if (limits) {
+            const ServingMemoryRequest sr = req.serving_request();
+            fmt::print("\nOn {} ({} GiB per GPU, tp {} pp {}, {:.0f}% margin): longest context at concurrency {} = {} "
+                       "tokens{}; most sequences at {} tokens = {}\n",
+                       limit_gpu->name, gib1(limit_gpu->fit_memory_bytes()), sr.tp, sr.pp, 100 * req.margin, sr.concurrency,
+                       limits->max_context_tokens,
+                       arch.max_position_embeddings > 0 && limits->max_context_tokens == arch.max_position_embeddings
+                           ? " (the model's maximum)"
+                           : "",
+                       sr.context_tokens, limits->max_concurrency);
+          }
         }
       });
     }});

@@ -1,4 +1,5 @@
 #pragma once
+#include <CLI/CLI.hpp>
 /// Helpers shared by the CLI commands: rendering only, no engine numbers.
 #include <optional>
 #include <string>
@@ -28,5 +29,17 @@ struct TextTable {
 std::string format_gib(double bytes);
 /// Formats an optional value, "unknown" when empty.
 std::string or_unknown(const std::optional<std::string>& s);
+
+/// CLI11 check for an unsigned count flag: "-1" would wrap to a huge value (issue 11: `--limit -1`
+/// meant "all"); refused as "a whole number >= 0".
+inline CLI::Validator non_negative_count() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos)
+          return "'" + s + "' is not a whole number >= 0";
+        return {};
+      },
+      "N>=0");
+}
 
 }  // namespace gpuplan::cli

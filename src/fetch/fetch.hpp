@@ -17,6 +17,8 @@
 ///     price: a sign the parser misreads units); expected GPU names present. A failed gate →
 ///     "rejected". Prices that moved more than price_move_factor since the last snapshot of the
 ///     same source are flagged (QualityFlag "price_jump", not excluding) and listed;
+///     Facts the fresh offer does not know (vCPUs, network, preemption band, billing terms...)
+///     are kept from the stored offer, so one source never erases what another stored;
 ///  6. commit: the snapshot record and its observations in one transaction ("accepted"); a
 ///     concurrent fetch that already stored the same content makes it "unchanged".
 /// A failure of one source never stops the others.

@@ -10,6 +10,8 @@
 #include <sstream>
 
 #include "model/param_count.hpp"
+#include "util/csv.hpp"
+#include "util/text_check.hpp"
 #include "util/error.hpp"
 #include "util/text_position.hpp"
 
@@ -1200,6 +1202,84 @@ const std::vector<std::string>& supported_model_types() {
   return kAll;
 }
 
+/// Physical ranges of a decoder / SSM config, checked after the family readers and before any
+/// parameter is counted (issue 11: an intermediate_size of 2^53+1 printed 2.39B parameters,
+/// num_hidden_layers 1e12 wrapped the int64 count; active experts above the total were accepted).
+/// Each bound is far above every published model (largest today: ~2e12 parameters, 256k
+/// vocabulary, 16k-wide layers, 384 experts) and low enough that the counting formulas in
+/// param_count.cpp stay inside int64: the long-double estimate below bounds their terms.
+void check_physical_ranges(const ModelArch& a, const std::string& source) {
+  auto in_range = [&](std::string_view field, std::int64_t v, std::int64_t lo, std::int64_t hi) {
+    if (v < lo || v > hi)
+      throw_invalid(fmt::format("{}: {}", source, field), fmt::format("{} is outside the physical range", v),
+                    fmt::format("an integer from {} to {}", lo, hi));
+  };
+  constexpr std::int64_t k1e4 = 10'000, k1e5 = 100'000, k1e6 = 1'000'000, k1e7 = 10'000'000, k1e9 = 1'000'000'000;
+  if (a.family == ModelFamily::decoder || a.family == ModelFamily::state_space) {
+    in_range("num_hidden_layers", a.num_layers, 1, k1e4);
+    in_range("hidden_size", a.hidden_size, 1, k1e6);
+    in_range("vocab_size", a.vocab_size, 1, 100 * k1e6);
+    in_range("max_position_embeddings", a.max_position_embeddings, 0, k1e9);
+  }
+  if (a.family == ModelFamily::decoder) {
+    in_range("intermediate_size", a.intermediate_size, 0, k1e7);
+    in_range("num_attention_heads", a.num_attention_heads, 1, k1e5);
+    in_range("num_key_value_heads", a.num_kv_heads, 1, a.num_attention_heads);
+    in_range("head_dim", a.head_dim, 1, k1e5);
+    if (a.sliding_window) in_range("sliding_window", *a.sliding_window, 1, k1e9);
+  }
+  long double experts_term = 0;
+  if (a.moe) {
+    const MoeSpec& m = *a.moe;
+    in_range("num_experts", m.num_routed_experts, 1, k1e5);
+    // top-k cannot exceed the experts there are (the issue: active > total was accepted)
+    in_range("num_experts_per_tok", m.experts_per_token, 1, m.num_routed_experts);
+    in_range("n_shared_experts", m.num_shared_experts, 0, k1e4);
+    in_range("moe_intermediate_size", m.expert_intermediate_size, 0, k1e7);
+    in_range("shared_expert_intermediate_size", m.shared_intermediate_size, 0, k1e7);
+    in_range("first_k_dense_replace", m.first_dense_layers, 0, a.num_layers);
+    in_range("interleave_moe_layer_step", m.moe_layer_interval, 1, k1e4);
+    experts_term = 3.0L * a.hidden_size *
+                   (static_cast<long double>(m.num_routed_experts) * m.expert_intermediate_size +
+                    static_cast<long double>(m.num_shared_experts + 1) *
+                        std::max(m.shared_intermediate_size, m.expert_intermediate_size));
+  }
+  long double mla_term = 0;
+  if (a.mla) {
+    const MlaSpec& m = *a.mla;
+    if (m.q_lora_rank) in_range("q_lora_rank", *m.q_lora_rank, 1, k1e6);
+    in_range("kv_lora_rank", m.kv_lora_rank, 0, k1e6);
+    in_range("qk_nope_head_dim", m.qk_nope_head_dim, 0, k1e5);
+    in_range("qk_rope_head_dim", m.qk_rope_head_dim, 0, k1e5);
+    in_range("v_head_dim", m.v_head_dim, 0, k1e5);
+    const long double ranks = static_cast<long double>(m.q_lora_rank.value_or(0)) + m.kv_lora_rank + m.qk_rope_head_dim;
+    mla_term = ranks * a.hidden_size +
+               ranks * a.num_attention_heads * (m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim) +
+               static_cast<long double>(a.num_attention_heads) * m.v_head_dim * a.hidden_size;
+  }
+  long double ssm_term = 0;
+  if (a.ssm) {
+    in_range("state_size", a.ssm->state_size, 0, k1e5);
+    in_range("conv_kernel", a.ssm->conv_kernel, 0, k1e4);
+    in_range("expand", a.ssm->expand, 0, k1e4);
+    in_range("time_step_rank", a.ssm->time_step_rank, 0, k1e6);
+    const long double inner = static_cast<long double>(a.ssm->expand) * a.hidden_size;
+    ssm_term = inner * (3.0L * a.hidden_size + a.ssm->conv_kernel + 2.0L * a.ssm->state_size + a.ssm->time_step_rank + 4) +
+               static_cast<long double>(a.ssm->time_step_rank) * inner;
+  }
+  if (a.family == ModelFamily::decoder || a.family == ModelFamily::state_space) {
+    const long double h = a.hidden_size;
+    const long double attn = 2.0L * h * a.num_attention_heads * a.head_dim + 2.0L * h * a.num_kv_heads * a.head_dim;
+    const long double per_layer = attn + 3.0L * h * a.intermediate_size + experts_term + mla_term + ssm_term + 16.0L * h;
+    const long double estimate =
+        per_layer * a.num_layers + 3.0L * a.vocab_size * h + static_cast<long double>(a.max_position_embeddings + 2) * h;
+    constexpr long double kMaxParams = 1e16L;  // 10 quadrillion; int64 holds 9.2e18
+    if (estimate > kMaxParams)
+      throw_invalid(source, fmt::format("the config describes about {:.3g} parameters", static_cast<double>(estimate)),
+                    "a model below 1e16 parameters (the largest published models have about 2e12)");
+  }
+}
+
 ModelArch parse_hf_config(const json& config, const std::string& source) {
   if (!config.is_object()) throw_invalid(source, "config is not a JSON object", "a JSON object");
   Fields root(config, source, "");
@@ -1230,6 +1310,7 @@ ModelArch parse_hf_config(const json& config, const std::string& source) {
     it->read(root, a, extra);
   }
 
+  if (!is_diffusion) check_physical_ranges(a, source);
   if (is_diffusion) {
     a.params = diffusion_params;
     a.attention = attention_kind(a);
@@ -1263,25 +1344,14 @@ std::string json_error_location(std::string_view text, std::size_t offset, const
 }
 
 ModelArch parse_hf_config_text(std::string_view text, const std::string& source) {
-  json j;
-  try {
-    j = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
-    // e.byte is the 1-based index of the byte where parsing failed.
-    const std::size_t at = e.byte > 0 ? e.byte - 1 : 0;
-    std::string msg = e.what();
-    if (auto pos = msg.find("parse error"); pos != std::string::npos) msg = msg.substr(pos);
-    throw Error(ErrorKind::invalid_input, json_error_location(text, at, source), "malformed JSON: " + msg, "a JSON object (config.json)");
-  }
+  // Strict JSON (util/text_check.hpp): syntax errors and out-of-range numbers (1e400) at
+  // line:col, duplicate keys and control characters refused.
+  const json j = parse_json_strict(text, source);
   return parse_hf_config(j, source);
 }
 
 ModelArch load_hf_config_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw_not_found(path, "cannot open config file", "a readable config.json");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_hf_config_text(ss.str(), path);
+  return parse_hf_config_text(read_text_file(path), path);  // regular files only, size-capped
 }
 
 }  // namespace gpuplan

@@ -30,6 +30,8 @@ json parse_json(std::string_view text, const std::string& source, std::size_t ba
     std::string where = base_offset == 0 ? json_error_location(text, at, source)
                                          : fmt::format("{}: header byte {}", source, base_offset + at);
     throw Error(ErrorKind::invalid_input, where, "malformed JSON: " + msg, "a JSON object");
+  } catch (const json::exception& e) {  // out_of_range 406: a number such as 1e400
+    throw Error(ErrorKind::invalid_input, source, std::string("malformed JSON: ") + e.what(), "a JSON object");
   }
 }
 

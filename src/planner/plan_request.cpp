@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <chrono>
+
 #include <cmath>
 #include <exception>
 #include <string>
@@ -67,7 +69,11 @@ bool is_iso_date(const std::string& s) {
   for (std::size_t i : {0u, 1u, 2u, 3u, 5u, 6u, 8u, 9u}) {
     if (s[i] < '0' || s[i] > '9') return false;
   }
-  return true;
+  // A real calendar day: 2026-02-30 is not (issue 11).
+  const int y = std::stoi(s.substr(0, 4));
+  const unsigned m = static_cast<unsigned>(std::stoi(s.substr(5, 2)));
+  const unsigned d = static_cast<unsigned>(std::stoi(s.substr(8, 2)));
+  return std::chrono::year_month_day{std::chrono::year{y}, std::chrono::month{m}, std::chrono::day{d}}.ok();
 }
 /// Upper bounds that catch typos (1e30 tokens) rather than limit real jobs: each is orders of
 /// magnitude above the largest published runs (Llama 3: 15.6e12 tokens, Meta 2024).
@@ -98,6 +104,15 @@ void PlanRequest::validate() const {
       require_at_most(training_tokens(), kMaxTrainingTokens, tokens ? "--tokens" : "--dataset-tokens");
       if (seq_len < 1) throw_invalid("--seq", fmt::format("{} is not a positive integer", seq_len), "an integer ≥ 1");
       if (global_batch_seqs < 0) throw_invalid("--global-batch", "negative", "an integer ≥ 1 (0 = default)");
+      // One step larger than the whole budget is not a training run (issue 11).
+      if (global_batch_seqs > 0 &&
+          static_cast<double>(global_batch_seqs) * static_cast<double>(seq_len) > training_tokens())
+        throw_invalid("--global-batch",
+                      fmt::format("{} sequences × {} tokens = {:.4g} tokens per step exceeds the token budget {:.4g}",
+                                  global_batch_seqs, seq_len,
+                                  static_cast<double>(global_batch_seqs) * static_cast<double>(seq_len),
+                                  training_tokens()),
+                      "a global batch of at most --tokens / --seq sequences");
       if (lora_rank < 1) throw_invalid("--lora-rank", "not positive", "an integer ≥ 1");
       break;
     case PlanWorkload::serving:

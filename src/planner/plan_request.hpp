@@ -11,6 +11,7 @@
 
 #include "model/model_source.hpp"
 #include "sizing/memory.hpp"
+#include "sizing/workload_defaults.hpp"
 
 namespace gpuplan {
 
@@ -53,25 +54,25 @@ struct PlanRequest {
   // ---- model ----
   ModelSource model;  ///< where the architecture comes from (resolved at the edge: resolve_model)
   /// sizing Task: pretrain, full, lora, qlora, or serve (serving / batch / images). Default lora.
-  Task task = Task::lora;
+  Task task = workload_defaults::kTask;
   PlanWorkload workload = PlanWorkload::training;
 
   // ---- training (workload == training) ----
   std::optional<double> tokens;          ///< --tokens: tokens to train on in total (e.g. 2e12)
   std::optional<double> dataset_tokens;  ///< --dataset-tokens: tokens in the dataset (× epochs)
   double epochs = 1;                     ///< --epochs, > 0, used with dataset_tokens
-  std::int64_t seq_len = 4096;           ///< --seq: tokens per sequence
+  std::int64_t seq_len = workload_defaults::kSeqLen;           ///< --seq: tokens per sequence
   /// --global-batch: sequences per optimizer step; 0 = default: 4 Mi tokens for pretrain
   /// (Llama 2/3 used 4M tokens per step), 1 Mi tokens for full fine-tunes, 128 Ki for LoRA/QLoRA,
   /// rounded to a power of two of sequences (≥ 1).
   std::int64_t global_batch_seqs = 0;
-  TrainPrecision precision = TrainPrecision::bf16_mixed;  ///< --precision
-  Optimizer optimizer = Optimizer::adamw;                 ///< --optimizer
-  int lora_rank = 16;                                     ///< --lora-rank
+  TrainPrecision precision = workload_defaults::kPrecision;  ///< --precision
+  Optimizer optimizer = workload_defaults::kOptimizer;                 ///< --optimizer
+  int lora_rank = workload_defaults::kLoraRank;                                     ///< --lora-rank
 
   // ---- serving / batch generation ----
-  WeightQuant quant = WeightQuant::bf16;  ///< --quant
-  KvDtype kv_dtype = KvDtype::bf16;       ///< --kv-dtype
+  WeightQuant quant = workload_defaults::kQuant;  ///< --quant
+  KvDtype kv_dtype = workload_defaults::kKvDtype;       ///< --kv-dtype
   std::int64_t prompt_tokens = 1000;      ///< --prompt-tokens per request
   std::int64_t output_tokens = 250;       ///< --output-tokens per request
   std::optional<double> requests_per_s;   ///< --rps target load (serving)

@@ -190,6 +190,7 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
       if (pp > arch.num_layers || n % (tp * pp) != 0) continue;
       const int dp = n / (tp * pp);
       if (r.pins.dp && *r.pins.dp != dp) continue;
+      if (dp > ctx.global_batch) continue;  // fewer sequences per step than data-parallel ranks
       std::vector<int> zero_stages = dp == 1 ? std::vector<int>{0} : std::vector<int>{2, 3};
       if (r.pins.zero_stage) zero_stages = {*r.pins.zero_stage};
       const int vs = r.pins.virtual_stages.value_or(1);
@@ -205,6 +206,7 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
           }
         }
         for (int mb : mbs) {
+          if (static_cast<std::int64_t>(dp) * mb > ctx.global_batch) break;  // one micro-batch per rank at least
           bool any_fit_at_mb = false;
           for (int zero : zero_stages) {
             for (Recompute rc : recomputes) {
@@ -1219,9 +1221,29 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
                              parts.empty() ? "" : "; ", cheapest->provider, cheapest->instance_type, cheapest->instances,
                              cheapest->total_usd(), cheapest->total_usd() / *request.budget_usd, *request.budget_usd);
       }
-      if (parts.empty()) {
-        parts = fmt::format("no single plan meets both: the fastest plan within the deadline costs ${:.0f} (budget ${:.0f})",
-                            cheapest->total_usd(), request.budget_usd.value_or(0));
+      if (parts.empty() && request.deadline_seconds && request.budget_usd) {
+        // Each limit alone can be met, never both: the cheapest plan that meets the deadline and
+        // the fastest plan that meets the budget say by how much.
+        const Plan* cheapest_in_time = nullptr;
+        const Plan* fastest_in_budget = nullptr;
+        for (const Plan& p : infeasible) {
+          if (p.time_seconds() <= *request.deadline_seconds &&
+              (!cheapest_in_time || p.total_usd() < cheapest_in_time->total_usd()))
+            cheapest_in_time = &p;
+          if (p.total_usd() <= *request.budget_usd &&
+              (!fastest_in_budget || p.time_seconds() < fastest_in_budget->time_seconds()))
+            fastest_in_budget = &p;
+        }
+        parts = "no single plan meets both";
+        if (cheapest_in_time)
+          parts += fmt::format(": the cheapest plan within the deadline ({} {} × {}) costs ${:.0f} (budget ${:.0f})",
+                               cheapest_in_time->provider, cheapest_in_time->instance_type, cheapest_in_time->instances,
+                               cheapest_in_time->total_usd(), *request.budget_usd);
+        if (fastest_in_budget)
+          parts += fmt::format("{} the fastest plan within the budget ({} {} × {}) takes {} (deadline {})",
+                               cheapest_in_time ? ";" : ":", fastest_in_budget->provider,
+                               fastest_in_budget->instance_type, fastest_in_budget->instances,
+                               days_text(fastest_in_budget->time_seconds()), days_text(*request.deadline_seconds));
       }
       np.reason = fmt::format("{} plans fit but none meets the {}: {}", infeasible.size(),
                               request.deadline_seconds && request.budget_usd ? "deadline and budget"

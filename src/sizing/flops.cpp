@@ -1,5 +1,7 @@
 #include "sizing/flops.hpp"
 
+#include "model/param_count.hpp"
+
 #include <algorithm>
 #include <optional>
 
@@ -62,7 +64,21 @@ bool frozen_base(Task task) { return task == Task::lora || task == Task::qlora; 
 
 }  // namespace
 
+const LayerGeometry* current_geometry(const ModelArch& arch) {
+  const LayerGeometry& g = arch.geometry;
+  if (g.linears.empty() || g.num_layers != arch.num_layers) return nullptr;
+  if (count_params(g).total() != arch.params.total()) return nullptr;  // shape edited without finalize_arch()
+  return &g;
+}
+
 double matmul_params_per_token(const ModelArch& arch) {
+  // The model's LayerGeometry lists every matrix once (the same list memory and parameter
+  // counting read): Σ layers × active copies × d_in × d_out, tied LM head included.
+  if (const LayerGeometry* g = current_geometry(arch)) {
+    double macs = 0;
+    for (const LinearFamily& f : g->linears) macs += static_cast<double>(f.macs_per_token());
+    return macs;
+  }
   const ParamBreakdown& p = arch.params;
   double n = static_cast<double>(p.active() - p.embeddings - p.norms);
   if (arch.family == ModelFamily::decoder && arch.tied_embeddings && p.head == 0)

@@ -43,8 +43,15 @@ struct FlopsPerToken {
   double total_flop = 0;
 };
 
-/// Weight-matmul parameters of one token's forward pass (see header comment): active params
-/// minus embeddings and norms, plus the LM head when it is tied to the embeddings.
+/// The model's LayerGeometry when it matches the model (non-empty, same layer count and the same
+/// parameter total as arch.params — i.e. not left stale by a shape edit without finalize_arch()),
+/// else nullptr (callers then derive from the shape fields).
+const LayerGeometry* current_geometry(const ModelArch& arch);
+
+/// Weight-matmul parameters of one token's forward pass (see header comment): read from the
+/// model's LayerGeometry (Σ layers · active copies · d_in · d_out over its matrices, the tied LM
+/// head included, biases excluded); without a geometry, active params minus embeddings and norms,
+/// plus the LM head when it is tied to the embeddings.
 double matmul_params_per_token(const ModelArch& arch);
 
 /// Forward pass FLOPs per token for a sequence of `seq_len` tokens processed together

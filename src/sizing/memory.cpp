@@ -268,6 +268,16 @@ void validate_against_model(const ModelArch& m, const Shape& s, int tp, int pp, 
                                          m.num_attention_heads, m.name),
                     fmt::format("a divisor of {}", m.num_attention_heads));
     }
+    // KV heads split over TP ranks, or each replicated on tp/kv ranks when tp > kv (vLLM,
+    // Megatron num_query_groups): either way one must divide the other.
+    const std::int64_t kv = m.num_kv_heads;
+    if (!m.mla && kv > 0 && tp > 1 && (tp > kv ? tp % kv != 0 : kv % tp != 0)) {
+      throw_invalid(tp_flag,
+                    fmt::format("tp {} and the {} KV heads of {} neither divide each other (no even split and no "
+                                "even replication)",
+                                tp, kv, m.name),
+                    fmt::format("a divisor or a multiple of {}", kv));
+    }
     if (pp > m.num_layers) {
       throw_invalid("--pp", fmt::format("pp {} exceeds the {} layers of {}", pp, m.num_layers, m.name),
                     fmt::format("at most {}", m.num_layers));
@@ -348,6 +358,10 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
     weights_gpu_bytes = wb * params_gpu;
     grads_bytes = gbytes * sharded(dense_gpu, expert_gpu, 2);
     const double opt_params = sharded(dense_gpu, expert_gpu, 1);
+    // DeepSpeed ZeRO-1/2 mixed precision: an fp32 gradient partition beside the 16-bit gradients.
+    const double fp32_partition =
+        (r.fp32_grad_partition && !fp32 && z >= 1 && z <= 2) ? 4.0 * opt_params : 0.0;
+    grads_bytes += fp32_partition;
     double adafactor_bytes = 0;
     if (r.optimizer == Optimizer::adafactor) {
       // [Adafac] factored second moment: rows + cols values per matrix (fp32; bf16 when pure).
@@ -379,8 +393,11 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
         if (r.optimizer_in_backward)
           return fmt::format("{} B × {} params of the largest matrix (optimizer in backward)", gbytes,
                              num(grads_bytes / gbytes));
-        return fmt::format("{} B/param × {} params{}", gbytes, num(sharded(dense_gpu, expert_gpu, 2)),
-                           z >= 2 ? fmt::format(" (ZeRO-{} / dp {})", z, dp) : "");
+        return fmt::format("{} B/param × {} params{}{}", gbytes, num(sharded(dense_gpu, expert_gpu, 2)),
+                           z >= 2 ? fmt::format(" (ZeRO-{} / dp {})", z, dp) : "",
+                           fp32_partition > 0 ? fmt::format(" + DeepSpeed fp32 gradient partition 4 B × {} params",
+                                                            num(opt_params))
+                                              : "");
       };
       f_optim = [=] {
         std::string what = fmt::format("({} master + {:.4g} {} state) B/param × {} params{}", master,
@@ -514,7 +531,13 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
       lora_inter = ac.adapter_bytes * r.lora_rank * n.dense / s.L / t;
       if (r.recompute == Recompute::full) lora_inter = 0;
     }
-    const double layer_mult = layers_stage * in_flight * interleave;
+    double layer_mult = layers_stage * in_flight * interleave;
+    if (r.offload_activations && layer_mult > kOffloadedActivationLayers) {
+      // Saved tensors stream to the CPU; the GPU keeps the layer in use and the one in transfer.
+      out.cpu_offload_bytes +=
+          act_scale * (per_layer_token + lora_inter) * tokens * (layer_mult - kOffloadedActivationLayers);
+      layer_mult = kOffloadedActivationLayers;
+    }
     act_bytes = act_scale * ((per_layer_token + lora_inter) * tokens * layer_mult + one_layer);
     if (ex) {
       f_act = [=] {

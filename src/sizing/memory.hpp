@@ -176,6 +176,32 @@ enum class ActivationProfile {
 std::string_view activation_profile_name(ActivationProfile p) noexcept;
 ActivationProfile parse_activation_profile(std::string_view s, const std::string& where);
 
+/// Layers of saved activations that stay on the GPU with offload_activations (current + prefetch).
+inline constexpr double kOffloadedActivationLayers = 2.0;
+
+/// The training stack whose memory behaviour the request follows by default (`--stack`).
+/// apply_stack_defaults() sets what each stack does out of the box:
+///   hf        HF Transformers Trainer (+ PEFT): eager PyTorch activations, torch.optim AdamW
+///             foreach step temporary, full logits in fp32, no ZeRO.
+///   fsdp      PyTorch FSDP2 (torchtitan, accelerate FSDP): ZeRO-3-equivalent full shard, eager
+///             activations, foreach AdamW.
+///   deepspeed DeepSpeed ZeRO-2 (the common HF integration config): fused Adam, fp32 gradient
+///             partition (fp32_grad_partition).
+///   megatron  Megatron-LM / Megatron-Core: fused kernels (ActivationProfile::megatron),
+///             distributed optimizer (ZeRO-1), fp32 main_grad accumulation, sequence parallel
+///             with TP, fused Adam.
+///   unsloth   Unsloth: chunked (fused) cross-entropy, CPU-offloaded gradient checkpointing
+///             (recompute full + offload_activations), 8-bit AdamW (its notebooks' default).
+enum class TrainingStack { hf, fsdp, deepspeed, megatron, unsloth };
+std::string_view training_stack_name(TrainingStack s) noexcept;
+/// "hf" (also "transformers"), "fsdp", "deepspeed", "megatron", "unsloth". Throws
+/// Error{invalid_input, where, expected list}.
+TrainingStack parse_training_stack(std::string_view s, const std::string& where);
+struct TrainingMemoryRequest;
+/// Overwrites the stack-controlled fields of `r` with the stack's defaults (listed above).
+/// Callers apply explicit user choices afterwards.
+void apply_stack_defaults(TrainingStack stack, TrainingMemoryRequest& r);
+
 /// Defaults shared by training and serving (documented above, [Torch] and [Alloc]).
 inline constexpr double kDefaultCudaContextBytes = 0.75 * 1073741824.0;  ///< 0.75 GiB per GPU
 inline constexpr double kDefaultFragmentationFraction = 0.20;            ///< of the per-step allocations
@@ -225,6 +251,15 @@ struct TrainingMemoryRequest {
   bool optimizer_in_backward = false;
   bool fp32_grad_accumulation = false;  ///< gradients kept in fp32 (Megatron main_grad: 4 B/param, 18 B/param total)
   bool chunked_cross_entropy = false;  ///< loss computed in chunks: no full-vocabulary fp32 copies
+  /// Saved activations (with full recompute: the layer-input checkpoints) are copied to CPU
+  /// memory as the forward proceeds and brought back for the backward (torchtune
+  /// enable_activation_offloading, Unsloth "unsloth" gradient checkpointing): the GPU keeps
+  /// kOffloadedActivationLayers layers' worth (the one in use and the one being transferred).
+  bool offload_activations = false;
+  /// DeepSpeed ZeRO-1/2 with bf16/fp16: the optimizer keeps an fp32 gradient accumulation
+  /// partition of 4 B per parameter / dp beside the 16-bit gradients (DeepSpeed
+  /// bf16_optimizer / stage_1_and_2 `single_partition_of_fp32_groups` gradients).
+  bool fp32_grad_partition = false;
   std::int64_t cross_entropy_chunk_tokens = 1024;  ///< tokens per chunk when chunked
   int lora_rank = 16;            ///< r
   /// Adapted matrices: any of q, k, v, o, gate, up, down (MoE experts' gate/up/down included),
@@ -331,6 +366,19 @@ std::vector<GpuFit> fitting_gpus(const ModelArch& arch, const TrainingMemoryRequ
 /// the attention heads). Same ordering.
 std::vector<GpuFit> fitting_gpus(const ModelArch& arch, const ServingMemoryRequest& req,
                                  const GpuCatalog& catalog, const FitOptions& options = {});
+/// Serving limits on one GPU of `capacity_bytes` (per GPU, before the margin) at the request's
+/// tp/pp: the longest context_tokens per sequence at the request's concurrency, and the most
+/// sequences at the request's context_tokens, whose per-GPU total ≤ (1 − margin) × capacity.
+/// 0 when not even 1 token / 1 sequence fits (the weights alone do not). Searches up to
+/// `max_tokens` (capped at the model's max_position_embeddings) / `max_sequences`. Throws what serving_memory() throws for the request itself.
+struct ServingLimits {
+  std::int64_t max_context_tokens = 0;  ///< at req.concurrency
+  std::int64_t max_concurrency = 0;     ///< at req.context_tokens
+};
+ServingLimits serving_limits(const ModelArch& arch, const ServingMemoryRequest& req, double capacity_bytes,
+                             double margin = kDefaultFitMargin, std::int64_t max_tokens = 10'000'000,
+                             std::int64_t max_sequences = 100'000);
+
 /// One sentence stating the sharding assumption fitting_gpus makes for this request.
 std::string fit_assumption(const TrainingMemoryRequest& req);
 std::string fit_assumption(const ServingMemoryRequest& req);

@@ -110,4 +110,35 @@ std::string fit_assumption(const ServingMemoryRequest& req) {
       req.pp);
 }
 
+ServingLimits serving_limits(const ModelArch& arch, const ServingMemoryRequest& req, double capacity_bytes,
+                             double margin, std::int64_t max_tokens, std::int64_t max_sequences) {
+  check_margin(margin);
+  req.validate();
+  const double usable = (1.0 - margin) * capacity_bytes;
+  // Largest x in [1, hi] with fits(x), 0 if fits(1) is false (the total grows with x).
+  auto largest = [](std::int64_t hi, const auto& fits) -> std::int64_t {
+    if (hi < 1 || !fits(1)) return 0;
+    std::int64_t lo = 1;
+    while (lo < hi) {
+      const std::int64_t mid = lo + (hi - lo + 1) / 2;
+      if (fits(mid)) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  };
+  ServingLimits out;
+  if (arch.max_position_embeddings > 0) max_tokens = std::min(max_tokens, arch.max_position_embeddings);
+  out.max_context_tokens = largest(max_tokens, [&](std::int64_t ctx) {
+    ServingMemoryRequest r = req;
+    r.context_tokens = ctx;
+    return serving_memory(arch, r).total_bytes() <= usable;
+  });
+  out.max_concurrency = largest(max_sequences, [&](std::int64_t n) {
+    ServingMemoryRequest r = req;
+    r.concurrency = n;
+    return serving_memory(arch, r).total_bytes() <= usable;
+  });
+  return out;
+}
+
 }  // namespace gpuplan

@@ -199,6 +199,62 @@ ActivationProfile parse_activation_profile(std::string_view s, const std::string
                     {ActivationProfile::pytorch_eager, ActivationProfile::megatron});
 }
 
+std::string_view training_stack_name(TrainingStack s) noexcept {
+  switch (s) {
+    case TrainingStack::hf: return "hf";
+    case TrainingStack::fsdp: return "fsdp";
+    case TrainingStack::deepspeed: return "deepspeed";
+    case TrainingStack::megatron: return "megatron";
+    case TrainingStack::unsloth: return "unsloth";
+  }
+  return "?";
+}
+
+TrainingStack parse_training_stack(std::string_view s, const std::string& where) {
+  static constexpr std::array<std::pair<const char*, TrainingStack>, 6> kTable = {{
+      {"hf", TrainingStack::hf}, {"transformers", TrainingStack::hf}, {"fsdp", TrainingStack::fsdp},
+      {"deepspeed", TrainingStack::deepspeed}, {"megatron", TrainingStack::megatron},
+      {"unsloth", TrainingStack::unsloth},
+  }};
+  return parse_enum(s, where, kTable, &training_stack_name,
+                    {TrainingStack::hf, TrainingStack::fsdp, TrainingStack::deepspeed, TrainingStack::megatron,
+                     TrainingStack::unsloth});
+}
+
+void apply_stack_defaults(TrainingStack stack, TrainingMemoryRequest& r) {
+  r.activation_profile = ActivationProfile::pytorch_eager;
+  r.optimizer_foreach = false;
+  r.chunked_cross_entropy = false;
+  r.offload_activations = false;
+  r.fp32_grad_partition = false;
+  r.fp32_grad_accumulation = false;
+  switch (stack) {
+    case TrainingStack::hf:
+      r.optimizer_foreach = true;  // torch.optim.AdamW picks foreach on CUDA
+      break;
+    case TrainingStack::fsdp:
+      r.optimizer_foreach = true;
+      r.layout.zero_stage = 3;
+      break;
+    case TrainingStack::deepspeed:
+      r.layout.zero_stage = 2;
+      r.fp32_grad_partition = true;
+      break;
+    case TrainingStack::megatron:
+      r.activation_profile = ActivationProfile::megatron;
+      r.fp32_grad_accumulation = true;
+      r.layout.zero_stage = 1;
+      r.layout.sequence_parallel = r.layout.tp > 1;
+      break;
+    case TrainingStack::unsloth:
+      r.chunked_cross_entropy = true;
+      r.offload_activations = true;
+      r.recompute = Recompute::full;
+      r.optimizer = Optimizer::adamw_8bit;
+      break;
+  }
+}
+
 double weight_quant_bits(WeightQuant q, bool double_quant) noexcept {
   switch (q) {
     case WeightQuant::bf16:

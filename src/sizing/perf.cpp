@@ -55,11 +55,13 @@ Peak peak_for(const GpuSpec& gpu, Dtype wanted) {
   return {0.0, wanted};
 }
 
-enum class GpuClass { ampere_datacenter, hopper_or_newer, other };
+enum class GpuClass { ampere_datacenter, hopper, blackwell, other };
 
 GpuClass gpu_class(const GpuSpec& gpu) {
   if (gpu.vendor == "NVIDIA") {
-    if (gpu.architecture == "Hopper" || gpu.architecture == "Blackwell") return GpuClass::hopper_or_newer;
+    if (gpu.architecture == "Hopper") return GpuClass::hopper;
+    // Data-centre Blackwell (B200/GB200, B300/GB300); the GB202 workstation/consumer parts are "other".
+    if (gpu.architecture.rfind("Blackwell", 0) == 0 && gpu.is_hbm()) return GpuClass::blackwell;
     if (gpu.architecture == "Ampere" && gpu.is_hbm()) return GpuClass::ampere_datacenter;
   }
   return GpuClass::other;
@@ -68,25 +70,45 @@ GpuClass gpu_class(const GpuSpec& gpu) {
 double base_efficiency(const GpuSpec& gpu, const PerfAssumptions& a) {
   switch (gpu_class(gpu)) {
     case GpuClass::ampere_datacenter: return a.base_efficiency_ampere;
-    case GpuClass::hopper_or_newer: return a.base_efficiency_hopper;
+    case GpuClass::hopper: return a.base_efficiency_hopper;
+    case GpuClass::blackwell: return a.base_efficiency_blackwell;
     case GpuClass::other: return a.base_efficiency_other;
   }
   return a.base_efficiency_other;
 }
 
 /// Trainable parameters (whose gradients are reduced over DP) for LoRA on all linear layers
-/// of the attention and dense MLP, rank r: r·(d_in + d_out) per adapted matrix [Hu et al. 2021 §4].
+/// (q, k, v, o, gate, up, down; routed experts' copies included), rank r: r·(d_in + d_out) per
+/// adapted matrix [Hu et al. 2021 §4], read from the model's LayerGeometry (the same list memory
+/// and parameter counting use). Models without a geometry (diffusion) fall back to the shape.
 double lora_adapter_params(const ModelArch& arch, int rank) {
+  if (const LayerGeometry* g = current_geometry(arch)) {
+    static const std::vector<std::string> kAll = {"all-linear"};
+    return static_cast<double>(g->lora_params(rank, kAll));
+  }
   const double r = rank;
   const double h = static_cast<double>(arch.hidden_size);
   const double d = arch.head_dim > 0 ? static_cast<double>(arch.head_dim)
                                      : safe_div(h, static_cast<double>(std::max<std::int64_t>(arch.num_attention_heads, 1)));
   const double q = static_cast<double>(arch.num_attention_heads) * d;
   const double kv = static_cast<double>(arch.num_kv_heads > 0 ? arch.num_kv_heads : arch.num_attention_heads) * d;
-  const double inter = static_cast<double>(arch.moe ? arch.moe->expert_intermediate_size : arch.intermediate_size);
+  const double inter = static_cast<double>(arch.intermediate_size);
   const double mlp_mats = arch.gated_mlp ? 3.0 : 2.0;
   const double per_layer = r * ((h + q) + 2.0 * (h + kv) + (q + h)) + mlp_mats * r * (h + inter);
   return per_layer * static_cast<double>(arch.num_layers);
+}
+
+/// Active routed-expert parameters per token (top-k copies), from the geometry when present.
+double active_routed_expert_params(const ModelArch& arch) {
+  if (const LayerGeometry* g = current_geometry(arch)) {
+    double sum = 0;
+    for (const LinearFamily& f : g->linears)
+      if (f.role == LinearRole::routed_expert) sum += static_cast<double>(f.active_params());
+    return sum;
+  }
+  if (!arch.moe || arch.moe->num_routed_experts <= 0) return 0;
+  return static_cast<double>(arch.params.experts) * static_cast<double>(arch.moe->experts_per_token) /
+         static_cast<double>(arch.moe->num_routed_experts);
 }
 
 /// Everything estimate_training_step and explain_training_step share.
@@ -103,6 +125,18 @@ struct Work {
   double tp_bytes = 0;             ///< one TP all-reduce message
   double tp_link_bytes_per_s = 0;
   int tp_collectives_per_layer = 0;
+  double ep_bytes = 0;                  ///< bytes one GPU sends in one all-to-all
+  double ep_alltoall_each_seconds = 0;  ///< one all-to-all incl. load imbalance
+  double ep_off_node_fraction = 0;      ///< share of the all-to-all bytes that cross nodes
+  int ep_collectives_per_layer = 0;
+  double moe_layers_per_stage = 0;
+  double expert_flop_share = 0;         ///< routed-expert share of the hardware FLOPs
+  double expert_slowdown = 1;           ///< their time relative to dense matmuls
+  double moe_fixed_seconds = 0;         ///< fixed dispatch time of the MoE layers (in compute_seconds)
+  int edp = 1;                          ///< expert-data-parallel degree dp/ep
+  int edp_per_node = 1;
+  double expert_grad_bytes_per_gpu = 0;
+  double expert_param_bytes_per_gpu = 0;
   double layers_per_stage = 0;
   double backward_fraction = 0;
   double exposed_dp = 0;
@@ -110,7 +144,20 @@ struct Work {
   double optimizer_bytes_per_param = 0;
   double updated_params_per_gpu = 0;
   double host_seconds = 0;
+  double fp8_flop_share = 0;  ///< hardware FLOPs run in FP8 (linear layers except the LM head)
+  double fp8_speedup = 1;     ///< FP8 GEMM speed / 16-bit GEMM speed
 };
+
+/// Share of the hardware FLOPs that FP8 training runs in FP8: the linear layers' matmuls
+/// without the LM head (Transformer Engine keeps the output layer and the attention core in
+/// 16 bits; NVIDIA TE docs "Using FP8 with Transformer Engine").
+double fp8_flop_share(const ModelArch& arch, const FlopsPerToken& hw) {
+  const double matmul = matmul_params_per_token(arch);
+  if (matmul <= 0 || hw.total_flop <= 0) return 0;
+  const double head = static_cast<double>(arch.vocab_size) * static_cast<double>(arch.hidden_size);
+  const double linear = std::clamp((matmul - head) / matmul, 0.0, 1.0);
+  return linear * hw.dense_matmul_flop / hw.total_flop;
+}
 
 /// Bytes read + written per updated parameter by one optimizer step (see perf.hpp).
 double optimizer_update_bytes(TrainPrecision p, Optimizer o, double grad_bytes) {
@@ -147,9 +194,24 @@ void validate(const TrainingStepRequest& r, const ClusterSpec& c) {
     throw_invalid("--global-batch", fmt::format("{}", r.global_batch_seqs), "an integer >= 1");
 }
 
+/// Expert parallelism needs a MoE model whose routed experts and dp both split into ep parts.
+void validate_expert_parallel(const ModelArch& arch, const ParallelLayout& l) {
+  if (l.ep <= 1) return;
+  if (!arch.moe || arch.moe->num_routed_experts <= 0)
+    throw_invalid("layout.ep", fmt::format("ep {} on a dense model ({})", l.ep, arch.name), "ep 1 for a dense model");
+  if (arch.moe->num_routed_experts % l.ep != 0)
+    throw_invalid("layout.ep", fmt::format("ep {} does not divide the {} routed experts of {}", l.ep,
+                                           arch.moe->num_routed_experts, arch.name),
+                  fmt::format("a divisor of {}", arch.moe->num_routed_experts));
+  if (l.dp % l.ep != 0)
+    throw_invalid("layout.ep", fmt::format("ep {} does not divide dp {}", l.ep, l.dp),
+                  "ep dividing dp (experts are sharded within the data-parallel group)");
+}
+
 Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const ClusterSpec& c,
                   const PerfAssumptions& a) {
   validate(r, c);
+  validate_expert_parallel(arch, r.layout);
   const GpuSpec& gpu = *c.gpu;
   const ParallelLayout& l = r.layout;
   Work w;
@@ -174,9 +236,21 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
   w.backward_fraction = fwd.total_flop > 0 ? 1.0 - fwd.total_flop / w.hw_per_token.total_flop : 0.0;
 
   // Compute.
-  w.peak = peak_for(gpu, requested_dtype(r.precision));
+  // FP8 runs only the linear layers' GEMMs in FP8 (Transformer Engine; torchao float8): the
+  // attention core, the LM head, norms and the rest stay 16-bit. Their time is the 16-bit time
+  // with the FP8 share sped up by (FP8 peak / 16-bit peak) × fp8_gemm_relative_efficiency.
+  const Dtype wanted = requested_dtype(r.precision);
+  w.peak = peak_for(gpu, wanted == Dtype::fp8 ? Dtype::bf16 : wanted);
   e.peak_flops_per_s = w.peak.flops_per_s;
-  e.kernel_efficiency = kernel_efficiency(arch, r, gpu, a);
+  const double eff16 = kernel_efficiency(arch, r, gpu, a);
+  const Peak p8 = wanted == Dtype::fp8 ? peak_for(gpu, Dtype::fp8) : Peak{};
+  double time_factor = 1.0;
+  if (p8.dtype == Dtype::fp8 && p8.flops_per_s > w.peak.flops_per_s && w.peak.flops_per_s > 0) {
+    w.fp8_flop_share = fp8_flop_share(arch, w.hw_per_token);
+    w.fp8_speedup = p8.flops_per_s / w.peak.flops_per_s * a.fp8_gemm_relative_efficiency;
+    time_factor = (1.0 - w.fp8_flop_share) + w.fp8_flop_share / std::max(w.fp8_speedup, 1e-9);
+  }
+  e.kernel_efficiency = eff16 / time_factor;  // effective, against the 16-bit peak
   const double hw_per_gpu = e.hardware_flop_per_step / static_cast<double>(w.gpus);
   e.compute_seconds = safe_div(hw_per_gpu, w.peak.flops_per_s * e.kernel_efficiency);
   if (r.task == Task::qlora) e.compute_seconds *= a.qlora_dequant_overhead;
@@ -198,13 +272,47 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
                              ring_allreduce_seconds(w.tp_bytes, l.tp, w.tp_link_bytes_per_s);
   }
 
-  // Expert-parallel all-to-all: dispatch + combine, forward and backward, per MoE layer.
-  if (arch.moe && l.ep > 1) {
+  // Expert-parallel all-to-all: dispatch + combine, forward and backward (+ the recomputed
+  // forward), per MoE layer. Each GPU sends its tokens' top-k hidden states to the EP ranks that
+  // hold the chosen experts and receives them back; (ep−1)/ep of them leave the GPU. EP ranks are
+  // tp apart (Megatron-Core rank order tp → ep → dp), so an EP group of tp·ep ≤ gpus_per_node
+  // GPUs stays on NVLink; otherwise the off-node share crosses the network concurrently.
+  // Shared experts run locally on every rank (no dispatch). The slowest rank receives
+  // moe_load_imbalance × the mean (also on its expert GEMMs, below).
+  if (arch.moe && l.ep > 1 && arch.hidden_size > 0) {
     const double k = static_cast<double>(std::max<std::int64_t>(arch.moe->experts_per_token, 1));
-    const double bytes = s * b * h * k * elem * (l.ep - 1.0) / l.ep;
-    const double bw = l.tp * l.ep <= c.gpus_per_node ? intra : per_gpu_net;
-    const double moe_layers = std::ceil(static_cast<double>(arch.moe->num_moe_layers) / pp);
-    e.ep_alltoall_seconds = md * moe_layers * 4.0 * safe_div(bytes, bw);
+    const double tokens = s * b / (l.sequence_parallel ? tp : 1.0);
+    w.ep_bytes = tokens * h * k * elem * (l.ep - 1.0) / l.ep;
+    const int ep_per_node = std::clamp(c.gpus_per_node / std::max(l.tp, 1), 1, l.ep);
+    const double off_node = l.ep > 1 ? static_cast<double>(l.ep - ep_per_node) / (l.ep - 1.0) : 0.0;
+    const double t_intra = safe_div(w.ep_bytes * (1.0 - off_node), intra);
+    const double t_inter = off_node > 0 ? safe_div(w.ep_bytes * off_node, per_gpu_net) : 0.0;
+    w.ep_alltoall_each_seconds = std::max(t_intra, t_inter) * a.moe_load_imbalance;
+    w.ep_off_node_fraction = off_node;
+    w.ep_collectives_per_layer = 4 + (r.recompute == Recompute::full ? 2 : 0);
+    w.moe_layers_per_stage = std::ceil(static_cast<double>(arch.moe->num_moe_layers) / pp);
+    e.ep_alltoall_seconds = md * w.moe_layers_per_stage * w.ep_collectives_per_layer * w.ep_alltoall_each_seconds *
+                            (1.0 - a.ep_comm_overlap_fraction);
+  }
+  // Routed experts: grouped GEMMs of width f_e plus the per-routed-token permute/unpermute and
+  // gating traffic (∝ k·h bytes against 6·k·h·f_e FLOPs) run below the dense efficiency by
+  // 1/(1 + expert_half_width / f_e); the slowest EP rank also does moe_load_imbalance × the mean.
+  if (arch.moe && arch.moe->num_routed_experts > 0 && arch.moe->expert_intermediate_size > 0) {
+    const double matmul = matmul_params_per_token(arch);
+    const MoeSpec& moe = *arch.moe;
+    const double active_expert = active_routed_expert_params(arch);
+    w.expert_flop_share = matmul > 0 ? std::clamp(active_expert / matmul, 0.0, 1.0) * w.hw_per_token.dense_matmul_flop /
+                                           std::max(w.hw_per_token.total_flop, 1.0)
+                                     : 0.0;
+    w.expert_slowdown = (1.0 + a.expert_half_width / static_cast<double>(moe.expert_intermediate_size)) *
+                        (l.ep > 1 ? std::max(a.moe_load_imbalance, 1.0) : 1.0);
+    const double factor = (1.0 - w.expert_flop_share) + w.expert_flop_share * w.expert_slowdown;
+    // Dropless token dispatch: a fixed, GPU-independent time per MoE layer per micro-batch.
+    w.moe_fixed_seconds = md * std::ceil(static_cast<double>(moe.num_moe_layers) / pp) * a.moe_layer_overhead_seconds;
+    const double scaled = e.compute_seconds * factor;
+    e.compute_seconds = scaled + w.moe_fixed_seconds;
+    e.kernel_efficiency = safe_div(e.kernel_efficiency * (e.compute_seconds > 0 ? scaled / e.compute_seconds : 1.0),
+                                   factor);
   }
 
   // Pipeline point-to-point: activations forward, gradients backward, scatter/gather over TP
@@ -215,17 +323,33 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
     e.pp_p2p_seconds = md * 2.0 * v * safe_div(s * b * h * elem / tp, bw);
   }
 
-  // Data parallel. Placement: TP ranks innermost, then DP, then PP (Megatron-LM order).
+  // Data parallel. Placement: TP ranks innermost, then EP, then DP, then PP (Megatron-Core order).
+  // Dense (non-expert) parameters are replicated over the dp ranks; expert parameters are split
+  // by ep and replicated only over the expert-data-parallel group of dp/ep ranks (tp·ep apart),
+  // so their gradients are reduced — and under ZeRO-3 their shards gathered — in that group only.
+  // ep == dp: experts are never gathered nor all-reduced.
   w.dp_per_node = l.tp >= c.gpus_per_node ? 1 : std::max(1, std::min(l.dp, c.gpus_per_node / l.tp));
+  const int edp = std::max(1, l.dp / std::max(l.ep, 1));
+  w.edp = edp;
+  w.edp_per_node = l.tp * l.ep >= c.gpus_per_node ? 1 : std::max(1, std::min(edp, c.gpus_per_node / (l.tp * l.ep)));
   const double total_params = static_cast<double>(arch.params.total());
   const double expert_params = static_cast<double>(arch.params.experts);
-  const double params_per_gpu = (total_params - expert_params) / (tp * pp) + expert_params / (tp * pp * l.ep);
-  const double trainable_per_gpu =
-      frozen_base(r.task) ? lora_adapter_params(arch, r.lora_rank) / (tp * pp) : params_per_gpu;
+  const double dense_per_gpu = (total_params - expert_params) / (tp * pp);
+  const double expert_per_gpu = expert_params / (tp * pp * l.ep);
+  const double params_per_gpu = dense_per_gpu + expert_per_gpu;
+  const bool lora_task = frozen_base(r.task);
+  const double trainable_dense = lora_task ? lora_adapter_params(arch, r.lora_rank) / (tp * pp) : dense_per_gpu;
+  const double trainable_expert = lora_task ? 0.0 : expert_per_gpu;
+  const double trainable_per_gpu = trainable_dense + trainable_expert;
   w.grad_bytes_per_gpu = trainable_per_gpu * elem;
+  w.expert_grad_bytes_per_gpu = trainable_expert * elem;
+  auto grad_allreduce = [&] {
+    return hierarchical_allreduce_seconds(trainable_dense * elem, l.dp, w.dp_per_node, c, a) +
+           hierarchical_allreduce_seconds(trainable_expert * elem, edp, w.edp_per_node, c, a);
+  };
   if (l.dp > 1) {
     if (l.zero_stage < 3) {
-      e.dp_allreduce_seconds = hierarchical_allreduce_seconds(w.grad_bytes_per_gpu, l.dp, w.dp_per_node, c, a);
+      e.dp_allreduce_seconds = grad_allreduce();
       // Gradient accumulation reduces once, during the last micro-batch's backward.
       const double window = e.compute_seconds / md * w.backward_fraction;
       w.exposed_dp = std::max(0.0, e.dp_allreduce_seconds - a.comm_overlap_fraction * window);
@@ -234,14 +358,16 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
       double weight_bytes = elem;
       if (r.task == Task::qlora) weight_bytes = weight_quant_bits(WeightQuant::nf4) / 8.0;
       w.param_bytes_per_gpu = params_per_gpu * weight_bytes;
-      const double ar = hierarchical_allreduce_seconds(w.param_bytes_per_gpu, l.dp, w.dp_per_node, c, a);
+      w.expert_param_bytes_per_gpu = expert_per_gpu * weight_bytes;
+      const double ar = hierarchical_allreduce_seconds(dense_per_gpu * weight_bytes, l.dp, w.dp_per_node, c, a) +
+                        hierarchical_allreduce_seconds(expert_per_gpu * weight_bytes, edp, w.edp_per_node, c, a);
       // all-reduce = 2 × all-gather volume: gathers fwd+bwd = 1 all-reduce; + reduce-scatter = 1.5.
-      const double per_micro_batch = frozen_base(r.task) ? ar : 1.5 * ar;
+      const double per_micro_batch = lora_task ? ar : 1.5 * ar;
       e.zero_allgather_seconds = md * per_micro_batch;
       const double window = e.compute_seconds / md;
       w.exposed_zero = md * std::max(0.0, per_micro_batch - a.comm_overlap_fraction * window);
-      if (frozen_base(r.task)) {
-        e.dp_allreduce_seconds = hierarchical_allreduce_seconds(w.grad_bytes_per_gpu, l.dp, w.dp_per_node, c, a);
+      if (lora_task) {
+        e.dp_allreduce_seconds = grad_allreduce();
         w.exposed_dp = e.dp_allreduce_seconds;  // tiny adapters: not worth overlapping
       }
     }
@@ -316,7 +442,7 @@ ClusterSpec make_cluster(const GpuSpec& gpu, int gpus_per_node, int nodes, doubl
 double kernel_efficiency(const ModelArch& arch, const TrainingStepRequest& request, const GpuSpec& gpu,
                          const PerfAssumptions& a) {
   double eff = base_efficiency(gpu, a);
-  if (peak_for(gpu, requested_dtype(request.precision)).dtype == Dtype::fp8) eff *= a.fp8_efficiency_factor;
+  if (request.stack != TrainingStack::megatron) eff *= a.eager_efficiency_factor;
   if (arch.hidden_size > 0) eff /= 1.0 + a.hidden_half_width / static_cast<double>(arch.hidden_size);
   const double tokens = static_cast<double>(std::max(request.layout.micro_batch, 1)) *
                         static_cast<double>(std::max<std::int64_t>(request.seq_len, 1));
@@ -380,8 +506,21 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                              r.task == Task::qlora ? fmt::format(" × QLoRA de-quantisation {:.2f}", a.qlora_dequant_overhead)
                                                    : std::string(),
                              si(e.compute_seconds, "s")),
-                 "kernel efficiency = base(GPU class) × 1/(1+1500/h) × 1/(1+128/(b·s)), calibrated on Megatron-LM "
-                 "(Narayanan et al. 2021 Table 1); docs/performance-model.md"});
+                 fmt::format("kernel efficiency = base(GPU generation) × (eager stack {:.2f}) × 1/(1+{}/h) × "
+                             "1/(1+{}/(b·s)){}{}; calibrated on Megatron-LM (Narayanan et al. 2021 Table 1) and "
+                             "Megatron-Bridge tables; docs/accuracy.md",
+                             r.stack == TrainingStack::megatron ? 1.0 : a.eager_efficiency_factor, a.hidden_half_width,
+                             a.tokens_half_width,
+                             w.fp8_flop_share > 0
+                                 ? fmt::format("; FP8 on {:.0f}% of the FLOPs at {:.2f}× the 16-bit speed",
+                                               100 * w.fp8_flop_share, w.fp8_speedup)
+                                 : std::string(),
+                             w.expert_flop_share > 0
+                                 ? fmt::format("; routed experts ({:.0f}% of the FLOPs) × {:.2f} slower + {} fixed "
+                                               "dispatch time",
+                                               100 * w.expert_flop_share, w.expert_slowdown,
+                                               si(w.moe_fixed_seconds, "s"))
+                                 : std::string())});
   out.push_back({"tp_allreduce_seconds", e.tp_allreduce_seconds,
                  l.tp > 1 ? fmt::format("{} micro-batches × {} layers × {} all-reduces × 2({}−1)/{} × {} / {} = {}", md,
                                         w.layers_per_stage, w.tp_collectives_per_layer, l.tp, l.tp, si(w.tp_bytes, "B"),
@@ -390,10 +529,19 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                  "Megatron-LM TP: 2 all-reduces forward + 2 backward per layer (Shoeybi et al. 2019 §3); ring "
                  "2(n−1)/n (Patarasuk & Yuan 2009)"});
   out.push_back({"ep_alltoall_seconds", e.ep_alltoall_seconds,
-                 arch.moe && l.ep > 1 ? fmt::format("expert parallel {}: 4 all-to-alls per MoE layer per micro-batch = {}",
-                                                    l.ep, si(e.ep_alltoall_seconds, "s"))
-                                      : std::string("no expert parallelism"),
-                 "GShard (Lepikhin et al. 2020) dispatch/combine all-to-all, forward and backward"});
+                 arch.moe && l.ep > 1
+                     ? fmt::format("{} micro-batches × {} MoE layers × {} all-to-alls × ({} sent per GPU = tokens × h {} × "
+                                   "top-{} × {} B × (ep {}−1)/ep; {:.0f}% off-node) × load imbalance {:.2f}{} = {}",
+                                   md, w.moe_layers_per_stage, w.ep_collectives_per_layer, si(w.ep_bytes, "B"),
+                                   arch.hidden_size, arch.moe->experts_per_token, comm_element_bytes(r.precision), l.ep,
+                                   100.0 * w.ep_off_node_fraction, a.moe_load_imbalance,
+                                   a.ep_comm_overlap_fraction > 0
+                                       ? fmt::format(" × (1 − overlap {:.2f})", a.ep_comm_overlap_fraction)
+                                       : std::string(),
+                                   si(e.ep_alltoall_seconds, "s"))
+                     : std::string("no expert parallelism"),
+                 "GShard dispatch/combine all-to-all (Lepikhin et al. 2020 arXiv:2006.16668 §2.2), fwd + bwd; "
+                 "intra-node over NVLink, off-node share over the network; experts' grads reduced over dp/ep only"});
   out.push_back({"pp_p2p_seconds", e.pp_p2p_seconds,
                  l.pp > 1 ? fmt::format("{} micro-batches × 2 × {} chunks × s·b·h·bytes/tp = {}", md,
                                         std::max(l.virtual_stages, 1), si(e.pp_p2p_seconds, "s"))

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 
@@ -23,39 +24,58 @@ double peak16(const GpuSpec& gpu) {
   return 0;
 }
 
-double decode_bw_efficiency(WeightQuant q, const PerfAssumptions& a) {
+double decode_bw_efficiency(WeightQuant q, const EngineProfile& p) {
   const double bits = weight_quant_bits(q);
-  if (bits >= 16) return a.decode_bw_efficiency_16bit;
-  if (bits >= 8) return a.decode_bw_efficiency_8bit;
-  return a.decode_bw_efficiency_4bit;
+  if (bits >= 16) return p.decode_bw_efficiency_16bit;
+  if (bits >= 8) return p.decode_bw_efficiency_8bit;
+  return p.decode_bw_efficiency_4bit;
 }
 
-double prefill_efficiency(WeightQuant q, const PerfAssumptions& a) {
-  return weight_quant_bits(q) >= 16 ? a.prefill_efficiency_16bit : a.prefill_efficiency_quantized;
+double prefill_efficiency(WeightQuant q, const EngineProfile& p) {
+  return weight_quant_bits(q) >= 16 ? p.prefill_efficiency_16bit : p.prefill_efficiency_quantized;
 }
 
 void validate(const ServingPerfRequest& r, const ClusterSpec& c) {
   if (c.gpu == nullptr) throw_invalid("cluster.gpu", "no GPU given", "a GPU from the catalog");
-  if (r.prompt_tokens < 1) throw_invalid("--prompt-tokens", fmt::format("{}", r.prompt_tokens), "an integer >= 1");
-  if (r.output_tokens < 1) throw_invalid("--output-tokens", fmt::format("{}", r.output_tokens), "an integer >= 1");
-  if (r.concurrency < 1) throw_invalid("--concurrency", fmt::format("{}", r.concurrency), "an integer >= 1");
-  if (r.tp < 1) throw_invalid("--tp", fmt::format("{}", r.tp), "an integer >= 1");
+  if (r.prompt_tokens < 1) throw_invalid("prompt_tokens", fmt::format("{}", r.prompt_tokens), "an integer >= 1");
+  if (r.output_tokens < 1) throw_invalid("output_tokens", fmt::format("{}", r.output_tokens), "an integer >= 1");
+  if (r.concurrency < 1) throw_invalid("concurrency", fmt::format("{}", r.concurrency), "an integer >= 1");
+  if (r.tp < 1) throw_invalid("tp", fmt::format("{}", r.tp), "an integer >= 1");
+  if (r.ttft_target_seconds && !(*r.ttft_target_seconds > 0))
+    throw_invalid("ttft_target_seconds", fmt::format("{}", *r.ttft_target_seconds), "a time > 0");
+  if (r.tpot_target_seconds && !(*r.tpot_target_seconds > 0))
+    throw_invalid("tpot_target_seconds", fmt::format("{}", *r.tpot_target_seconds), "a time > 0");
 }
 
 struct Work {
   ServingEstimate e;
-  double peak = 0;
+  EngineProfile profile;
+  double peak = 0;          ///< matmul peak of the replica used for prefill
+  double peak_decode = 0;   ///< 16-bit peak of the replica used for decode compute
   double bandwidth = 0;
   double bw_eff = 0;
   double prefill_eff = 0;
   double prefill_flop = 0;
+  double prefill_flop_per_token = 0;
   double prefill_compute_seconds = 0;
   double prefill_memory_seconds = 0;
   double kv_bytes_per_sequence_max = 0;
   double mean_context = 0;
   double expert_read_fraction = 1;
   double decode_flop_per_token = 0;
+  double link_bytes_per_s = 0;
+  double chunk_tokens = 0;     ///< prompt tokens per step while this prompt is prefilled
+  double ttft_steps = 0;
 };
+
+/// TP all-reduces of one step processing `tokens` tokens: 2 per layer (Megatron §3).
+double tp_comm_seconds(const ModelArch& arch, int tp, double tokens, double link_bytes_per_s,
+                       const EngineProfile& p, const PerfAssumptions& a) {
+  if (tp <= 1) return 0;
+  const double bytes = tokens * static_cast<double>(arch.hidden_size) * 2.0;
+  const double per = p.tp_allreduce_latency_seconds + ring_allreduce_seconds(bytes, tp, link_bytes_per_s * a.link_efficiency);
+  return 2.0 * static_cast<double>(arch.num_layers) * per;
+}
 
 Work compute_work(const ModelArch& arch, const ServingPerfRequest& r, const ClusterSpec& c, double kv_capacity_bytes,
                   const PerfAssumptions& a) {
@@ -63,11 +83,20 @@ Work compute_work(const ModelArch& arch, const ServingPerfRequest& r, const Clus
   Work w;
   ServingEstimate& e = w.e;
   const GpuSpec& gpu = *c.gpu;
+  w.profile = engine_profile(r.engine, a);
+  const EngineProfile& pr = w.profile;
   const double tp = r.tp;
-  w.peak = peak16(gpu) * tp;
+  w.peak_decode = peak16(gpu) * tp;
+  w.peak = w.peak_decode;
+  // FP8 weights on an engine with FP8 kernels and a GPU with an FP8 peak: W8A8 prefill GEMMs.
+  if (r.quant == WeightQuant::fp8 && pr.fp8_tensor_cores) {
+    if (auto f8 = gpu.dense_flops(Dtype::fp8); f8 && *f8 > 0) w.peak = *f8 * tp;
+  }
   w.bandwidth = gpu.memory_bandwidth_bytes_per_s * tp;
-  w.bw_eff = decode_bw_efficiency(r.quant, a);
-  w.prefill_eff = prefill_efficiency(r.quant, a);
+  w.bw_eff = decode_bw_efficiency(r.quant, pr);
+  w.prefill_eff = prefill_efficiency(r.quant, pr);
+  w.link_bytes_per_s = r.tp <= c.gpus_per_node ? c.intra_node_bytes_per_s
+                                               : safe_div(c.inter_node_bytes_per_s, c.gpus_per_node);
   const double bytes_per_param = weight_quant_bits(r.quant) / 8.0;
 
   // Capacity.
@@ -81,14 +110,14 @@ Work compute_work(const ModelArch& arch, const ServingPerfRequest& r, const Clus
   }
   e.batch = std::min(r.concurrency, e.max_concurrent_sequences);
   const double batch = static_cast<double>(e.batch);
+  const double P = static_cast<double>(r.prompt_tokens), O = static_cast<double>(r.output_tokens);
 
-  // Prefill of one prompt: compute-bound, but never faster than reading the weights once.
+  // Prefill of one prompt on an idle replica: compute-bound, never faster than one weight read.
   const double all_weights = static_cast<double>(arch.params.total()) * bytes_per_param;
   w.prefill_flop = prefill_flops(arch, r.prompt_tokens);
+  w.prefill_flop_per_token = w.prefill_flop / P;
   w.prefill_compute_seconds = safe_div(w.prefill_flop, w.peak * w.prefill_eff);
   w.prefill_memory_seconds = safe_div(all_weights, w.bandwidth * w.bw_eff);
-  e.ttft_seconds = std::max(w.prefill_compute_seconds, w.prefill_memory_seconds);
-  e.prefill_tokens_per_s = safe_div(static_cast<double>(r.prompt_tokens), e.ttft_seconds);
 
   // Decode step at the batch. MoE: the batch touches 1 − (1 − k/E)^B of each layer's experts.
   double weight_params = static_cast<double>(arch.params.total());
@@ -101,17 +130,48 @@ Work compute_work(const ModelArch& arch, const ServingPerfRequest& r, const Clus
   // Embedding rows are gathered, not read whole: exclude the input embedding table unless tied.
   if (!arch.tied_embeddings) weight_params -= static_cast<double>(arch.params.embeddings);
   e.weights_bytes_per_step = weight_params * bytes_per_param;
-  w.mean_context = static_cast<double>(r.prompt_tokens) + static_cast<double>(r.output_tokens) / 2.0;
+  w.mean_context = P + O / 2.0;
   const auto mean_ctx = static_cast<std::int64_t>(std::llround(w.mean_context));
   e.kv_bytes_per_step = batch * decode_kv_bytes(arch, r.kv_dtype, mean_ctx);
   e.decode_memory_seconds = safe_div(e.weights_bytes_per_step + e.kv_bytes_per_step, w.bandwidth * w.bw_eff);
   w.decode_flop_per_token = inference_flops_per_token(arch, mean_ctx).total_flop;
-  e.decode_compute_seconds = safe_div(batch * w.decode_flop_per_token, w.peak * a.decode_compute_efficiency);
+  e.decode_compute_seconds = safe_div(batch * w.decode_flop_per_token, w.peak_decode * pr.decode_compute_efficiency);
   e.decode_compute_bound = e.decode_compute_seconds > e.decode_memory_seconds;
-  e.tpot_seconds = std::max(e.decode_memory_seconds, e.decode_compute_seconds);
+
+  // Steady state: B/O requests finish per step, so B·P/O prompt tokens are prefilled per step.
+  e.prefill_tokens_per_step = batch * P / O;
+  e.prefill_seconds_per_step = safe_div(e.prefill_tokens_per_step * w.prefill_flop_per_token, w.peak * w.prefill_eff);
+  e.tp_comm_seconds_per_step = tp_comm_seconds(arch, r.tp, batch + e.prefill_tokens_per_step, w.link_bytes_per_s, pr, a);
+  if (pr.continuous_batching) {
+    e.tpot_seconds = std::max(e.decode_memory_seconds, e.decode_compute_seconds + e.prefill_seconds_per_step) +
+                     e.tp_comm_seconds_per_step;
+  } else {
+    e.tpot_seconds = std::max(e.decode_memory_seconds, e.decode_compute_seconds) + e.prefill_seconds_per_step +
+                     e.tp_comm_seconds_per_step;
+  }
   e.decode_tokens_per_s = e.batch > 0 ? safe_div(batch, e.tpot_seconds) : 0.0;
-  const double request_seconds = e.ttft_seconds + static_cast<double>(r.output_tokens) * e.tpot_seconds;
-  e.requests_per_s_per_replica = e.batch > 0 ? safe_div(batch, request_seconds) : 0.0;
+  e.output_tokens_per_s = e.decode_tokens_per_s;
+
+  // Time to first token: the prompt's chunks, each in a step shared with the running batch.
+  const double budget = static_cast<double>(std::max<std::int64_t>(pr.prefill_chunk_tokens, 1));
+  const double others = std::max(0.0, batch - 1.0);
+  w.chunk_tokens = std::min(P, std::max(budget - others, budget / 4.0));
+  w.ttft_steps = std::ceil(P / w.chunk_tokens);
+  const double chunk_compute = safe_div(w.chunk_tokens * w.prefill_flop_per_token, w.peak * w.prefill_eff);
+  const double others_compute = e.batch > 0 ? e.decode_compute_seconds * others / batch : 0.0;
+  const double others_memory = others > 0 ? e.decode_memory_seconds : w.prefill_memory_seconds;
+  const double step_with_chunk =
+      std::max(std::max(others_memory, w.prefill_memory_seconds), others_compute + chunk_compute) +
+      tp_comm_seconds(arch, r.tp, others + w.chunk_tokens, w.link_bytes_per_s, pr, a);
+  e.ttft_seconds = w.ttft_steps * step_with_chunk;
+  e.prefill_tokens_per_s = safe_div(P, e.ttft_seconds);
+
+  if (e.batch > 0) {
+    e.requests_per_s_per_replica = pr.continuous_batching ? safe_div(batch, O * e.tpot_seconds)
+                                                          : safe_div(batch, e.ttft_seconds + O * e.tpot_seconds);
+  }
+  e.meets_latency_targets = (!r.ttft_target_seconds || e.ttft_seconds <= *r.ttft_target_seconds) &&
+                            (!r.tpot_target_seconds || e.tpot_seconds <= *r.tpot_target_seconds);
   return w;
 }
 
@@ -121,6 +181,115 @@ std::string si(double v, const char* unit) {
 }
 
 }  // namespace
+
+std::string_view serving_engine_name(ServingEngine e) noexcept {
+  switch (e) {
+    case ServingEngine::vllm: return "vllm";
+    case ServingEngine::tensorrt_llm: return "tensorrt-llm";
+    case ServingEngine::sglang: return "sglang";
+    case ServingEngine::llama_cpp: return "llama.cpp";
+  }
+  return "vllm";
+}
+
+ServingEngine parse_serving_engine(std::string_view s, const std::string& where) {
+  std::string k;
+  for (char ch : s) {
+    if (ch == '-' || ch == '_' || ch == '.') continue;
+    k += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  }
+  if (k == "vllm") return ServingEngine::vllm;
+  if (k == "tensorrtllm" || k == "trtllm") return ServingEngine::tensorrt_llm;
+  if (k == "sglang") return ServingEngine::sglang;
+  if (k == "llamacpp") return ServingEngine::llama_cpp;
+  throw_invalid(where, fmt::format("unknown engine '{}'", s), "vllm, tensorrt-llm, sglang or llama.cpp");
+}
+
+EngineProfile engine_profile(ServingEngine engine, const PerfAssumptions& a) {
+  EngineProfile p;
+  p.engine = engine;
+  switch (engine) {
+    case ServingEngine::llama_cpp:
+      // Calibrated on llama.cpp's own table (ggml-org/llama.cpp PR #4766, tests/data/ground-truth-dev.jsonl):
+      // the PerfAssumptions serving fields. No continuous batching of prefill into decode steps
+      // (the server's slots decode together, prompts are processed between steps); layer split
+      // across GPUs rather than Megatron TP: ASSUMPTION 50 µs per cross-GPU sync.
+      p.decode_bw_efficiency_16bit = a.decode_bw_efficiency_16bit;
+      p.decode_bw_efficiency_8bit = a.decode_bw_efficiency_8bit;
+      p.decode_bw_efficiency_4bit = a.decode_bw_efficiency_4bit;
+      p.prefill_efficiency_16bit = a.prefill_efficiency_16bit;
+      p.prefill_efficiency_quantized = a.prefill_efficiency_quantized;
+      p.decode_compute_efficiency = a.decode_compute_efficiency;
+      p.continuous_batching = false;
+      p.prefill_chunk_tokens = 512;  // llama-server default --ubatch-size
+      p.tp_allreduce_latency_seconds = 50e-6;
+      p.fp8_tensor_cores = false;
+      p.source = "llama.cpp PR #4766 table (calibrated); llama-server defaults";
+      break;
+    case ServingEngine::vllm:
+    case ServingEngine::sglang:
+      // 16-bit decode: cuBLAS GEMMs as in our H200 run (77% of HBM bandwidth at batch 1,
+      // tests/data/h200-decode-roofline.jsonl) → a.decode_bw_efficiency_16bit. 4-bit: Marlin
+      // kernels reach close to the ideal 4× over FP16 at small batch (Frantar et al. 2024,
+      // arXiv:2408.11743 Fig. 1) → ASSUMPTION 0.68. 8-bit fp8 W8A8: ASSUMPTION 0.72.
+      // Prefill: ASSUMPTION 0.60 of the dense peak on data-centre GPUs (the 0.85 llama.cpp reaches on
+      // consumer cards is against a much lower peak). Custom all-reduce kernel for small
+      // messages: ASSUMPTION 10 µs per all-reduce on NVLink. vLLM chunked-prefill token budget
+      // 2048 (vLLM docs, "Optimization and Tuning": max_num_batched_tokens default for online
+      // serving); SGLang chunked_prefill_size 8192 on 80 GB-class GPUs (sglang server_args).
+      p.decode_bw_efficiency_16bit = a.decode_bw_efficiency_16bit;
+      p.decode_bw_efficiency_8bit = 0.72;
+      p.decode_bw_efficiency_4bit = 0.68;
+      p.prefill_efficiency_16bit = 0.60;
+      p.prefill_efficiency_quantized = 0.50;
+      p.decode_compute_efficiency = a.decode_compute_efficiency;
+      p.continuous_batching = true;
+      p.prefill_chunk_tokens = engine == ServingEngine::vllm ? 2048 : 8192;
+      p.tp_allreduce_latency_seconds = 10e-6;
+      p.fp8_tensor_cores = true;
+      p.source = engine == ServingEngine::vllm ? "vLLM: documented defaults; efficiencies partly ASSUMED"
+                                               : "SGLang: documented defaults; efficiencies partly ASSUMED";
+      break;
+    case ServingEngine::tensorrt_llm:
+      // Fused attention/GEMM plugins and in-flight batching: ASSUMPTION +5% bandwidth and prefill
+      // efficiency over vLLM's set; max_num_tokens 8192 (trtllm-serve default); 8 µs all-reduce.
+      p.decode_bw_efficiency_16bit = std::min(0.9, a.decode_bw_efficiency_16bit * 1.05);
+      p.decode_bw_efficiency_8bit = 0.76;
+      p.decode_bw_efficiency_4bit = 0.70;
+      p.prefill_efficiency_16bit = 0.63;
+      p.prefill_efficiency_quantized = 0.53;
+      p.decode_compute_efficiency = a.decode_compute_efficiency;
+      p.continuous_batching = true;
+      p.prefill_chunk_tokens = 8192;
+      p.tp_allreduce_latency_seconds = 8e-6;
+      p.fp8_tensor_cores = true;
+      p.source = "TensorRT-LLM: documented defaults; efficiencies ASSUMED relative to vLLM";
+      break;
+  }
+  return p;
+}
+
+ServingEstimate largest_batch_meeting_targets(const ModelArch& arch, const ServingPerfRequest& request,
+                                              const ClusterSpec& cluster, double kv_capacity_bytes,
+                                              const PerfAssumptions& assumptions) {
+  ServingPerfRequest r = request;
+  r.concurrency = 1;
+  ServingEstimate best = compute_work(arch, r, cluster, kv_capacity_bytes, assumptions).e;
+  if (!best.meets_latency_targets) return best;
+  std::int64_t lo = 1, hi = request.concurrency;  // lo meets; find the largest that meets
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo + 1) / 2;
+    r.concurrency = mid;
+    const ServingEstimate e = compute_work(arch, r, cluster, kv_capacity_bytes, assumptions).e;
+    if (e.meets_latency_targets) {
+      lo = mid;
+      best = e;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return best;
+}
 
 double decode_kv_bytes(const ModelArch& arch, KvDtype kv_dtype, std::int64_t context_tokens) {
   if (arch.family != ModelFamily::decoder || arch.ssm.has_value() || arch.num_layers <= 0) return 0;
@@ -173,11 +342,13 @@ std::vector<ExplainLine> explain_serving(const ModelArch& arch, const ServingPer
                              r.prompt_tokens + r.output_tokens, e.max_concurrent_sequences, r.concurrency, e.batch),
                  "KV cache 2·L·K·d·bytes per token (Pope et al. 2022 §2); MLA (DeepSeek-V2 §2.1.4)"});
   out.push_back({"ttft_seconds", e.ttft_seconds,
-                 fmt::format("max(compute {} / ({} × {:.2f}) = {}, weights read once {}) = {}", si(w.prefill_flop, "FLOP"),
-                             si(w.peak, "FLOP/s"), w.prefill_eff, si(w.prefill_compute_seconds, "s"),
-                             si(w.prefill_memory_seconds, "s"), si(e.ttft_seconds, "s")),
-                 "prefill is compute-bound (roofline, Williams et al. 2009); efficiency calibrated on llama.cpp pp512 "
-                 "(ggml-org/llama.cpp PR #4766)"});
+                 fmt::format("{} steps of {:.0f} prompt tokens (engine {} token budget {} minus the running batch) × "
+                             "max(weights/KV read, batch decode + chunk compute at {} × {:.2f}) = {}",
+                             w.ttft_steps, w.chunk_tokens, serving_engine_name(w.profile.engine),
+                             w.profile.prefill_chunk_tokens, si(w.peak, "FLOP/s"), w.prefill_eff,
+                             si(e.ttft_seconds, "s")),
+                 "chunked prefill (Agrawal et al. 2024, Sarathi-Serve arXiv:2403.02310); roofline (Williams et al. "
+                 "2009)"});
   out.push_back({"decode_memory_seconds", e.decode_memory_seconds,
                  fmt::format("(weights {} + KV {} for {} sequences at mean context {:.0f}) / ({} × {:.2f}) = {}",
                              si(e.weights_bytes_per_step, "B"), si(e.kv_bytes_per_step, "B"), e.batch, w.mean_context,
@@ -188,15 +359,32 @@ std::vector<ExplainLine> explain_serving(const ModelArch& arch, const ServingPer
                  fmt::format("{} sequences × {} / ({} × {:.2f}) = {}", e.batch, si(w.decode_flop_per_token, "FLOP"),
                              si(w.peak, "FLOP/s"), a.decode_compute_efficiency, si(e.decode_compute_seconds, "s")),
                  "2·N_active + attention per generated token (flops.hpp)"});
+  out.push_back({"prefill_seconds_per_step", e.prefill_seconds_per_step,
+                 fmt::format("{} sequences × {} prompt / {} output = {:.1f} prompt tokens per step × {} / ({} × {:.2f}) = {}",
+                             e.batch, r.prompt_tokens, r.output_tokens, e.prefill_tokens_per_step,
+                             si(w.prefill_flop_per_token, "FLOP"), si(w.peak, "FLOP/s"), w.prefill_eff,
+                             si(e.prefill_seconds_per_step, "s")),
+                 "steady state of continuous batching: B/O requests finish per step and their successors' prompts "
+                 "are prefilled in the same steps (Sarathi-Serve)"});
+  out.push_back({"tp_comm_seconds_per_step", e.tp_comm_seconds_per_step,
+                 r.tp > 1 ? fmt::format("2 × {} layers × ({} latency + 2({}−1)/{} × {:.0f} tokens × h {} × 2 B / ({} × {:.2f})) = {}",
+                                        arch.num_layers, si(w.profile.tp_allreduce_latency_seconds, "s"), r.tp, r.tp,
+                                        static_cast<double>(e.batch) + e.prefill_tokens_per_step, arch.hidden_size,
+                                        si(w.link_bytes_per_s, "B/s"), a.link_efficiency, si(e.tp_comm_seconds_per_step, "s"))
+                          : std::string("tp = 1: no all-reduces"),
+                 "Megatron TP: 2 all-reduces per layer (Shoeybi et al. 2019 §3); ring 2(n−1)/n (Patarasuk & Yuan 2009)"});
   out.push_back({"tpot_seconds", e.tpot_seconds,
-                 fmt::format("max(memory {}, compute {}) = {} ({}-bound); {:.4g} tokens/s aggregate",
-                             si(e.decode_memory_seconds, "s"), si(e.decode_compute_seconds, "s"),
-                             si(e.tpot_seconds, "s"), e.decode_compute_bound ? "compute" : "memory",
-                             e.decode_tokens_per_s),
-                 "roofline (Williams et al. 2009)"});
+                 fmt::format("{}(memory {}, compute {} + prefill {}) + TP {} = {}; {:.4g} tokens/s aggregate",
+                             w.profile.continuous_batching ? "max" : "sum of max", si(e.decode_memory_seconds, "s"),
+                             si(e.decode_compute_seconds, "s"), si(e.prefill_seconds_per_step, "s"),
+                             si(e.tp_comm_seconds_per_step, "s"), si(e.tpot_seconds, "s"), e.decode_tokens_per_s),
+                 "roofline (Williams et al. 2009) of the mixed decode + prefill step"});
   out.push_back({"requests_per_s_per_replica", e.requests_per_s_per_replica,
-                 fmt::format("{} / ({} + {} × {}) = {:.4g}", e.batch, si(e.ttft_seconds, "s"), r.output_tokens,
-                             si(e.tpot_seconds, "s"), e.requests_per_s_per_replica),
+                 w.profile.continuous_batching
+                     ? fmt::format("{} / ({} × {}) = {:.4g}", e.batch, r.output_tokens, si(e.tpot_seconds, "s"),
+                                   e.requests_per_s_per_replica)
+                     : fmt::format("{} / ({} + {} × {}) = {:.4g}", e.batch, si(e.ttft_seconds, "s"), r.output_tokens,
+                                   si(e.tpot_seconds, "s"), e.requests_per_s_per_replica),
                  "Little's law: concurrency / time per request"});
   return out;
 }

@@ -15,11 +15,23 @@
 ///     time of the batch's decode FLOPs at decode_compute_efficiency.
 ///   batch = min(concurrency, max_concurrent_sequences), max_concurrent_sequences =
 ///     floor(kv_capacity_bytes / KV bytes per sequence at prompt+output tokens).
-///   TP splits weights, KV and FLOPs across tp GPUs; the per-layer all-reduces are folded into
-///     the efficiencies (single node NVLink assumed; PCIe TP is not modelled for serving).
-///   ttft = prefill of one prompt (batch prefill is not modelled: a single request's latency),
-///   tpot = decode step time at the batch; requests/s = batch / (ttft + output × tpot).
+///   TP splits weights, KV and FLOPs across tp GPUs and adds 2 all-reduces per layer per step
+///     (attention output and MLP output, Shoeybi et al. 2019 §3) of tokens × h × 2 bytes over the
+///     actual link (NVLink or PCIe from the ClusterSpec): latency + 2(tp−1)/tp · bytes / (link ×
+///     link_efficiency); the latency is the engine's (small decode messages are latency-bound).
+///   Continuous batching with chunked prefill (vLLM, SGLang, TensorRT-LLM; Agrawal et al. 2024
+///     "Sarathi-Serve", arXiv:2403.02310): in steady state B/O requests finish per decode step, so
+///     B·P/O prompt tokens are prefilled per step inside the same step; the step's time is
+///     max(weights + KV read, decode FLOPs + those prefill FLOPs) + TP communication, and it is
+///     the tpot every running sequence sees. Engines without it (llama.cpp) run the prefill
+///     between decode steps: step = decode step + the prefill share.
+///   ttft = the prompt's chunks (prefill_chunk_tokens minus the decode tokens of the running batch
+///     per step, at least a quarter of the budget) × the step time with that chunk.
+///   requests/s = B / (O × step) with continuous batching; B / (ttft + O × step) without.
+///   Engines (EngineProfile, engine_profile()): documented efficiency sets per engine.
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -29,6 +41,33 @@
 
 namespace gpuplan {
 
+/// Inference engine whose kernels and scheduler the estimate assumes.
+enum class ServingEngine { vllm, tensorrt_llm, sglang, llama_cpp };
+std::string_view serving_engine_name(ServingEngine e) noexcept;
+/// "vllm", "tensorrt-llm" (also "trtllm", "tensorrt_llm"), "sglang", "llama.cpp" (also
+/// "llama_cpp", "llamacpp"); case-insensitive. Throws Error{invalid_input, where, expected list}.
+ServingEngine parse_serving_engine(std::string_view s, const std::string& where);
+
+/// One engine's efficiency set. Every field is documented with its source or marked ASSUMPTION
+/// in engine_profile() (serving_perf.cpp) and docs/performance-model.md.
+struct EngineProfile {
+  ServingEngine engine = ServingEngine::vllm;
+  double decode_bw_efficiency_16bit = 0;  ///< achieved fraction of HBM bandwidth, 16-bit weights
+  double decode_bw_efficiency_8bit = 0;   ///< 8-bit weights (fp8 / int8 / q8_0)
+  double decode_bw_efficiency_4bit = 0;   ///< 4-bit weights (AWQ/GPTQ/NF4/Q4_K)
+  double prefill_efficiency_16bit = 0;    ///< achieved fraction of the matmul peak in prefill
+  double prefill_efficiency_quantized = 0;
+  double decode_compute_efficiency = 0;   ///< compute-bound batched decode
+  bool continuous_batching = true;        ///< prefill chunks ride in decode steps
+  std::int64_t prefill_chunk_tokens = 2048;  ///< tokens per scheduler step (decode + prefill)
+  double tp_allreduce_latency_seconds = 0;   ///< per all-reduce, on top of the bandwidth term
+  bool fp8_tensor_cores = false;  ///< fp8 weights run W8A8 at the GPU's FP8 peak when it has one
+  std::string_view source;        ///< where the numbers come from
+};
+/// The profile of `engine`. llama_cpp takes the PerfAssumptions serving fields (calibrated on
+/// llama.cpp's own benchmark table); the others are their documented sets.
+EngineProfile engine_profile(ServingEngine engine, const PerfAssumptions& assumptions);
+
 struct ServingPerfRequest {
   WeightQuant quant = WeightQuant::bf16;  ///< weight format (weight_quant_bits(); kernel efficiency)
   KvDtype kv_dtype = KvDtype::bf16;            ///< KV-cache element type
@@ -36,6 +75,11 @@ struct ServingPerfRequest {
   std::int64_t output_tokens = 128;   ///< >= 1
   std::int64_t concurrency = 1;       ///< sequences the server runs at once (target), >= 1
   int tp = 1;                         ///< GPUs per replica (tensor parallel), >= 1
+  ServingEngine engine = ServingEngine::vllm;  ///< efficiency set and scheduler
+  /// Latency targets (constraints): the estimate reports whether it meets them
+  /// (ServingEstimate::meets_latency_targets); largest_batch_meeting_targets() searches the batch.
+  std::optional<double> ttft_target_seconds;  ///< time to first token, <= this
+  std::optional<double> tpot_target_seconds;  ///< time per output token, <= this
 };
 
 struct ServingEstimate {
@@ -52,6 +96,11 @@ struct ServingEstimate {
   double decode_memory_seconds = 0;   ///< (weights + KV) / achieved bandwidth
   double decode_compute_seconds = 0;  ///< batch decode FLOPs / achieved compute
   bool decode_compute_bound = false;  ///< decode_compute_seconds > decode_memory_seconds
+  double prefill_tokens_per_step = 0;   ///< steady-state prompt tokens prefilled per decode step (B·P/O)
+  double prefill_seconds_per_step = 0;  ///< their compute time inside each step
+  double tp_comm_seconds_per_step = 0;  ///< TP all-reduces of one step (0 when tp = 1)
+  double output_tokens_per_s = 0;       ///< = decode_tokens_per_s (steady state, per replica)
+  bool meets_latency_targets = true;    ///< ttft/tpot within the request's targets (true if none)
 };
 
 /// KV-cache bytes a decode step reads for ONE sequence holding `context_tokens` tokens (all
@@ -65,6 +114,13 @@ double decode_kv_bytes(const ModelArch& arch, KvDtype kv_dtype, std::int64_t con
 /// token counts / tp / concurrency or a null cluster.gpu.
 ServingEstimate estimate_serving(const ModelArch& arch, const ServingPerfRequest& request, const ClusterSpec& cluster,
                                  double kv_capacity_bytes, const PerfAssumptions& assumptions);
+
+/// The estimate at the largest batch <= request.concurrency whose ttft and tpot meet the
+/// request's targets (tpot and ttft grow with the batch). Returns the batch-1 estimate (with
+/// meets_latency_targets = false) when even one sequence misses them.
+ServingEstimate largest_batch_meeting_targets(const ModelArch& arch, const ServingPerfRequest& request,
+                                              const ClusterSpec& cluster, double kv_capacity_bytes,
+                                              const PerfAssumptions& assumptions);
 
 /// Replicas needed to serve `target_requests_per_s` (ceil(target / requests_per_s_per_replica))
 /// and at least ceil(target_concurrency / max_concurrent_sequences); >= 1. Returns 0 when the

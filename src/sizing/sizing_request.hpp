@@ -7,16 +7,17 @@
 #include <vector>
 
 #include "sizing/memory.hpp"
+#include "sizing/workload_defaults.hpp"
 
 namespace gpuplan {
 
 struct SizingRequest {
-  Task task = Task::full;
+  Task task = workload_defaults::kTask;  ///< defaults: sizing/workload_defaults.hpp (shared with plan)
   /// Training options (task pretrain/full/lora/qlora). Its task and layout.tp/pp/dp are
   /// overwritten from the fields below by training_request().
-  TrainingMemoryRequest training;
+  TrainingMemoryRequest training = workload_defaults::default_training_memory_request();
   /// Serving options (task serve). Its tp/pp are overwritten by serving_request().
-  ServingMemoryRequest serving;
+  ServingMemoryRequest serving = workload_defaults::default_serving_memory_request();
   /// --gpus: GPUs of the workload. Training: dp = gpus / (tp·pp) unless --dp is given;
   /// serving: tp = gpus / pp unless --tp is given. Unset = tp·pp·dp (1 by default).
   std::optional<int> gpus;

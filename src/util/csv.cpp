@@ -2,13 +2,18 @@
 
 #include <csv.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdint>
+#include <cstring>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "util/error.hpp"
+#include "util/text_check.hpp"
 
 namespace gpuplan {
 namespace {
@@ -17,10 +22,12 @@ struct ParseState {
   std::vector<CsvRow> rows;
   CsvRow current;
   std::size_t line = 1;
+  std::size_t long_field_line = 0;  ///< line of the first cell over kMaxCsvFieldBytes (0: none)
 };
 
 void on_field(void* data, std::size_t len, void* ctx) {
   auto* st = static_cast<ParseState*>(ctx);
+  if (len > kMaxCsvFieldBytes && st->long_field_line == 0) st->long_field_line = st->line;
   st->current.fields.emplace_back(static_cast<const char*>(data), len);
 }
 
@@ -52,11 +59,21 @@ CsvTable CsvTable::parse(std::string_view text, std::string source) {
     std::size_t nl = text.find('\n', pos);
     std::size_t end = (nl == std::string_view::npos) ? text.size() : nl + 1;
     std::string_view chunk = text.substr(pos, end - pos);
+    if (chunk.size() > kMaxCsvLineBytes) {
+      csv_free(&parser);
+      throw_invalid(source + ":" + std::to_string(st.line), "line is " + std::to_string(chunk.size()) + " bytes long",
+                    "lines of at most " + std::to_string(kMaxCsvLineBytes) + " bytes");
+    }
     if (csv_parse(&parser, chunk.data(), chunk.size(), on_field, on_row, &st) != chunk.size()) {
       std::string why = csv_strerror(csv_error(&parser));
       csv_free(&parser);
       throw_invalid(source + ":" + std::to_string(st.line), "malformed CSV: " + why,
                     "RFC 4180 quoting (a quote inside a quoted cell is written twice)");
+    }
+    if (st.long_field_line != 0) {
+      csv_free(&parser);
+      throw_invalid(source + ":" + std::to_string(st.long_field_line), "cell longer than " +
+                    std::to_string(kMaxCsvFieldBytes) + " bytes", "shorter cells");
     }
     pos = end;
     if (nl != std::string_view::npos) ++st.line;
@@ -91,12 +108,42 @@ CsvTable CsvTable::parse(std::string_view text, std::string source) {
   return t;
 }
 
-std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw_not_found(path, "cannot open file", "a readable file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+std::string read_text_file(const std::string& path, std::size_t max_bytes) {
+  // O_NONBLOCK: opening a FIFO without a writer must not hang; the type is checked on the
+  // descriptor (no race between a stat and the open).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw_not_found(path, std::string("cannot open file: ") + std::strerror(errno), "a readable file");
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw_not_found(path, std::string("cannot read file: ") + std::strerror(errno), "a readable file");
+  if (!S_ISREG(st.st_mode)) {
+    const char* what = S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
+                       : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : S_ISSOCK(st.st_mode) ? "a socket"
+                                                                                                         : "not a regular file";
+    throw_invalid(path, std::string("is ") + what, "a regular file");
+  }
+  if (static_cast<std::uint64_t>(st.st_size) > max_bytes)
+    throw_invalid(path, "file is " + std::to_string(st.st_size) + " bytes", "at most " + std::to_string(max_bytes) + " bytes");
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  std::string out;
+  out.reserve(static_cast<std::size_t>(st.st_size));
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw_not_found(path, std::string("cannot read file: ") + std::strerror(errno), "a readable file");
+    }
+    if (n == 0) break;
+    if (out.size() + static_cast<std::size_t>(n) > max_bytes)  // grew while being read
+      throw_invalid(path, "file is larger than " + std::to_string(max_bytes) + " bytes", "a smaller file");
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
 }
 
 CsvTable CsvTable::read_file(const std::string& path) { return parse(read_text_file(path), path); }
@@ -124,11 +171,9 @@ std::string CsvTable::where(const CsvRow& row) const { return source_ + ":" + st
 std::optional<double> parse_optional_double(std::string_view text, const std::string& where) {
   std::string t = trim(text);
   if (t.empty()) return std::nullopt;
-  errno = 0;
-  char* end = nullptr;
-  double v = std::strtod(t.c_str(), &end);
-  if (end != t.c_str() + t.size() || errno == ERANGE || !std::isfinite(v))
-    throw_invalid(where, "'" + t + "' is not a number", "a finite decimal number");
+  // Decimal only: strtod would also take hex ("0x10" = 16), "inf", "nan" and locale forms.
+  const std::optional<double> v = parse_decimal(t);
+  if (!v) throw_invalid(where, "'" + t + "' is not a number", "a finite decimal number");
   return v;
 }
 

@@ -20,7 +20,8 @@ class CsvTable {
  public:
   /// Parses text. source names the file in errors ("data/gpus.csv").
   /// Throws Error{invalid_input} with "source:line" on malformed quoting, an empty file,
-  /// duplicate header names, or a row whose cell count differs from the header's.
+  /// duplicate header names, a row whose cell count differs from the header's, a line longer
+  /// than kMaxCsvLineBytes or a cell longer than kMaxCsvFieldBytes.
   static CsvTable parse(std::string_view text, std::string source);
   /// Reads and parses a file; throws Error{not_found} when it cannot be read.
   static CsvTable read_file(const std::string& path);
@@ -45,8 +46,15 @@ class CsvTable {
   std::vector<CsvRow> rows_;
 };
 
-/// Reads a whole file into a string; throws Error{not_found} naming the path on failure.
-std::string read_text_file(const std::string& path);
+/// Limits on untrusted input (issue 11: `import /dev/zero` grew to 7 GB, a FIFO hung).
+inline constexpr std::size_t kMaxInputFileBytes = std::size_t{512} << 20;  ///< 512 MiB
+inline constexpr std::size_t kMaxCsvLineBytes = std::size_t{1} << 20;       ///< 1 MiB per physical line
+inline constexpr std::size_t kMaxCsvFieldBytes = std::size_t{64} << 10;     ///< 64 KiB per cell
+
+/// Reads a whole file into a string. Only regular files are read (a FIFO, a device such as
+/// /dev/zero, a directory: Error{invalid_input}, without blocking on the FIFO); a file larger
+/// than max_bytes is Error{invalid_input}; a missing or unreadable file Error{not_found}.
+std::string read_text_file(const std::string& path, std::size_t max_bytes = kMaxInputFileBytes);
 
 /// Strict number parsing for data cells: the whole (trimmed) text must be a finite number.
 /// Returns nullopt for empty/whitespace text; throws Error{invalid_input} at `where` otherwise.

@@ -37,8 +37,8 @@ TEST(ImportBundled, EveryOfferHasProvenanceAndUniqueId) {
   const ImportBatch b = bundled_catalog();
   // Rows per file (python csv/json counts, see import_skypilot_test.cpp / import_formats_test.cpp):
   // skypilot 223+357+61+3+33+4+25+190+118+67+1+19 = 1101, fsdl 257+72, tardellirs 310,
-  // ewyluda 353, gpuhunt 21 → 2114.
-  EXPECT_EQ(b.rows_read, 2114u);
+  // ewyluda 353, gpuhunt 21 → 2114; + ewyluda observations 602 + AWS capacity blocks 4 → 2720.
+  EXPECT_EQ(b.rows_read, 2720u);
   std::set<std::string> ids;
   for (const Offer& o : b.offers) {
     EXPECT_TRUE(ids.insert(o.id).second) << "duplicate id " << o.id;
@@ -74,7 +74,7 @@ TEST(ImportBundled, SummaryCountsEveryIssueOnce) {
   };
   EXPECT_EQ(count("bid_floor_price"), 4u);         // the 4 mithril rows
   EXPECT_EQ(count("spot_zero_means_none"), 67u);   // every vast row
-  EXPECT_EQ(count("price_index"), 54u);            // one per ewyluda series
+  EXPECT_EQ(count("price_index"), 54u + 8u);       // one per ewyluda series + the 8 vast medians of 2026-10-10
   EXPECT_GE(count("cpu_row"), 17u + 40u + 75u);    // lambda + nebius + primeintellect CPU SKUs
   EXPECT_GT(count("memory_unit"), 0u);
 }
@@ -95,7 +95,10 @@ TEST(ImportBundled, SameLambdaOfferFromTwoSourcesMerges) {
     EXPECT_EQ(p.kind, PriceKind::on_demand);
     datasets.insert(p.source.dataset);
   }
-  EXPECT_EQ(datasets, (std::set<std::string>{"skypilot-catalog/v8/lambda", "user:lambda-quote.csv"}));
+  // A user quote's dataset is its own `source` column, not the file name (issue 11: the same
+  // quote imported from two file names must stay one observation).
+  EXPECT_EQ(datasets, (std::set<std::string>{"skypilot-catalog/v8/lambda",
+                                             "user:test fixture: SkyPilot lambda row re-entered as a user quote"}));
 }
 
 TEST(ImportBundled, LatestPriceOrdersByDateUnknownOldest) {

@@ -64,6 +64,44 @@ TYPED_TEST(StoreContract, ImportCountsOffersAndObservations) {
   EXPECT_EQ(c.excluded_offers, 2u);  // E (zero_price) and F (unresolved_gpu)
 }
 
+TYPED_TEST(StoreContract, SnapshotLogImportsAnAcceptedContentOnce) {
+  SnapshotRecord rec;
+  rec.source = "src";
+  rec.url = "http://x/a";
+  rec.urls = {"http://x/a", "http://x/b"};
+  rec.fetched_at = "2026-12-01T00:00:00Z";
+  rec.content_hash = "sha256:aa";
+  rec.parser_version = 1;
+  rec.status = "accepted";
+  rec.offers = 7;
+  const ImportBatch batch = fixture_batch();
+  SnapshotCommit first = this->store_->commit_snapshot(rec, &batch);
+  EXPECT_FALSE(first.already_accepted);
+  EXPECT_EQ(first.import.observations_added, 11u);
+  EXPECT_EQ(first.record.observations_added, 11u);
+  // The same content again (another process, a later time): recorded, nothing imported.
+  rec.fetched_at = "2026-12-01T06:00:00Z";
+  SnapshotCommit second = this->store_->commit_snapshot(rec, &batch);
+  EXPECT_TRUE(second.already_accepted);
+  EXPECT_EQ(second.record.status, "unchanged");
+  EXPECT_EQ(this->store_->counts().observations, 11u);
+  // A rejected snapshot is recorded without its batch.
+  rec.fetched_at = "2026-12-01T12:00:00Z";
+  rec.content_hash = "sha256:bb";
+  rec.status = "rejected";
+  rec.detail = "gate failed";
+  this->store_->commit_snapshot(rec, nullptr);
+  EXPECT_EQ(this->store_->last_snapshot("src", "accepted")->fetched_at, "2026-12-01T00:00:00Z");
+  EXPECT_EQ(this->store_->last_snapshot("src", "rejected")->detail, "gate failed");
+  EXPECT_EQ(this->store_->first_accepted_with_hash("src", "sha256:aa"), "2026-12-01T00:00:00Z");
+  EXPECT_FALSE(this->store_->first_accepted_with_hash("src", "sha256:bb"));
+  const auto all = this->store_->snapshots("", 10);
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].status, "rejected");  // newest first
+  EXPECT_EQ(all[2].urls, (std::vector<std::string>{"http://x/a", "http://x/b"}));
+  EXPECT_EQ(this->store_->snapshots("other", 10).size(), 0u);
+}
+
 TYPED_TEST(StoreContract, ReimportingTheSameSnapshotAddsNothing) {
   this->store_->import(fixture_batch());
   ImportResult r = this->store_->import(fixture_batch());

@@ -129,7 +129,8 @@ TEST(SqliteStore, ReadersWorkWhileAnotherConnectionWrites) {
   EXPECT_EQ(impatient.import(testing::fixture_batch()).offers_unchanged, 7u);
 }
 
-TEST(SqliteStore, NotADatabaseIsInvalidInput) {
+// A file that is not a database is a "corrupt store" conflict (exit 4), issue 11.
+TEST(SqliteStore, NotADatabaseIsACorruptStoreConflict) {
   TempDir dir;
   const std::string path = dir.file("notes.sqlite");
   std::ofstream(path) << "this is a text file, not a database, padded to more than one page of bytes "
@@ -138,7 +139,8 @@ TEST(SqliteStore, NotADatabaseIsInvalidInput) {
     SqliteOfferStore s(path);
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::invalid_input);
+    EXPECT_EQ(e.kind(), ErrorKind::conflict);
+    EXPECT_NE(std::string(e.what()).find("corrupt store"), std::string::npos) << e.what();
   }
 }
 

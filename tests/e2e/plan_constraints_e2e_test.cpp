@@ -135,6 +135,25 @@ TEST_F(PlanConstraintsE2E, InfeasibleDeadlineExplained) {
   EXPECT_NE(text.out.find("the deadline of 24.0 h"), std::string::npos) << text.out;
 }
 
+TEST_F(PlanConstraintsE2E, DeadlineAndBudgetEachMeetableButNotBoth) {
+  // Regression: with a deadline that some plans meet and a budget that other plans meet, the
+  // reason named the overall cheapest plan as "the fastest plan within the deadline". The reason
+  // must quote a plan within the deadline whose cost is over the budget, and vice versa.
+  const std::string args =
+      "plan --params 14e9 --layers 40 --hidden 5120 --heads 40 --intermediate 13824 --task pretrain --tokens 1e13 "
+      "--deadline 30d --budget 2e6";
+  json j = run_json(args, 1);
+  EXPECT_TRUE(j["plans"].empty());
+  ASSERT_FALSE(j["no_plan"].is_null());
+  const std::string reason = j["no_plan"]["reason"];
+  const std::string tag = "the cheapest plan within the deadline (";
+  const auto at = reason.find(tag);
+  ASSERT_NE(at, std::string::npos) << reason;
+  const auto cost_at = reason.find("costs $", at);
+  ASSERT_NE(cost_at, std::string::npos) << reason;
+  EXPECT_GT(std::stod(reason.substr(cost_at + 7)), 2e6) << reason;
+}
+
 TEST_F(PlanConstraintsE2E, NoMonthsLongRecommendationWhenFasterExists) {
   // Issue 7: the 14B / 10T-token pretraining came back as one node for nine years. The
   // recommended plan (row 1) must be the fastest when nothing finishes within 30 days.

@@ -580,6 +580,35 @@ TEST(Snapshots, TwoFetchesAtOnceDoNotDuplicateObservations) {
   std::filesystem::remove(db);
 }
 
+TEST(Snapshots, ASourceThatDoesNotKnowAFactDoesNotEraseIt) {
+  FixtureServer s;
+  s.server().Get("/offers/v1.0/aws/AmazonEC2/current/us-east-1/index.csv",
+                 [](const httplib::Request&, httplib::Response& r) { r.set_content(fixture("aws-price-list.csv"), "text/csv"); });
+  s.server().Get("/spot.json", [](const httplib::Request&, httplib::Response& r) {
+    r.set_content(fixture("aws-spot.json"), "application/json");
+  });
+  s.server().Get("/spot-advisor-data.json", [](const httplib::Request&, httplib::Response& r) {
+    r.set_content(fixture("aws-spot-advisor.json"), "application/json");
+  });
+  // The same offer in a SkyPilot-layout catalog, which carries no interruption band.
+  s.server().Get("/skypilot-org/skypilot-catalog/master/catalogs/v8/aws/vms.csv",
+                 [](const httplib::Request&, httplib::Response& r) {
+                   r.set_content("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,SpotPrice,Region\n"
+                                 "g5.xlarge,A10G,1,4,16,1.05,,us-east-1\n",
+                                 "text/csv");
+                 });
+  Harness h;
+  const std::string base = s.start();
+  ASSERT_EQ(h.fetch(base, {"aws"}).sources[0].status, "accepted");
+  ASSERT_EQ(h.fetch(base, {"skypilot/aws"}, "2026-12-01T07:00:00Z").sources[0].status, "accepted");
+  const auto g5 = h.store.get("aws/g5.xlarge/us-east-1");
+  ASSERT_TRUE(g5);
+  ASSERT_TRUE(g5->billing_override.preemptions_per_day);
+  EXPECT_NEAR(*g5->billing_override.preemptions_per_day, 0.11 / 30.0, 1e-12);
+  EXPECT_DOUBLE_EQ(latest(*g5, PriceKind::on_demand)->usd_per_hour, 1.05);  // the newer observation
+  EXPECT_EQ(h.store.history("aws/g5.xlarge/us-east-1").size(), 3u);         // 1.00 and 0.45 spot kept
+}
+
 TEST(Sources, UnknownNameIsNotFound) {
   Harness h;
   try {

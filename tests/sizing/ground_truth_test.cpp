@@ -4,7 +4,7 @@
 //
 // Every train_memory / infer_memory row is either mapped to a ModelArch + request here (and must
 // be within its bar: 1% for rows flagged `analytic`, 15% for measurements) or is on the
-// allow-list below with the reason it cannot be met. The test prints the error of every case.
+// known-gap list below with the reason and its documented error range. The test prints the error of every case.
 #include <gtest/gtest.h>
 
 #include <fmt/core.h>
@@ -162,30 +162,48 @@ struct Case {
   std::string assumption;
 };
 
-/// Cases we cannot meet, with the reason (printed; the test fails if any other case misses).
-const std::map<std::string, std::string>& allow_list() {
-  static const std::map<std::string, std::string> kList = {
+/// Known gaps: rows that miss their bar, with the reason and the documented error RANGE
+/// (predicted / measured − 1) the model produces for them; a mapped row on this list must stay
+/// inside its range (so the list cannot pass at any error). Rows that cannot be mapped at all
+/// (range 0..0: the sequence length is not published) are reported, not evaluated.
+struct Gap {
+  double lo, hi;
+  std::string reason;
+};
+const std::map<std::string, Gap>& allow_list() {
+  static const std::map<std::string, Gap> kList = {
       {"tt-l31-8b-full-4090",
-       "PagedAdamW8bit pages optimizer state to host memory on a 24 GB card (CUDA unified memory); "
-       "optimizer_in_bwd + torch.compile: not modelled"},
-      {"tt-l31-8b-full-a6000", "optimizer not published for this row (recipe default PagedAdamW8bit: paged to host)"},
+       {2.50, 3.20, "PagedAdamW8bit pages optimizer state to host memory on a 24 GB card (CUDA unified memory); "
+       "optimizer_in_bwd + torch.compile: not modelled"}},
+      {"tt-l31-8b-full-a6000",
+       {0.80, 1.10, "optimizer not published for this row (recipe default PagedAdamW8bit: paged to host)"}},
       {"tt-l31-8b-lora-a6000",
-       "torch.compile on; activation checkpointing state of this row not published (estimate assumes off)"},
-      {"tt-l31-8b-qlora-4090", "torch.compile fuses norms / SwiGLU / the chunked loss and frees intermediates: not modelled"},
+       {0.30, 0.50, "torch.compile on; activation checkpointing state of this row not published (estimate assumes off)"}},
+      {"tt-l31-8b-qlora-4090",
+       {0.15, 0.30, "torch.compile fuses norms / SwiGLU / the chunked loss and frees intermediates: not modelled"}},
       {"tt-l31-405b-qlora-8xa100",
-       "batch ambiguous (table 2, recipe 1) and the 405B recipe offloads activations to host: not modelled"},
-      {"tt-l32-3b-baseline", "unpacked Alpaca samples: the real sequence lengths are not published"},
-      {"tt-l32-3b-compile", "torch.compile fuses norms / SwiGLU and frees intermediates: not modelled"},
-      {"tt-l32-3b-chunked-ce", "torch.compile (cumulative row): not modelled"},
-      {"tt-l32-3b-activation-offloading", "activation offloading to host memory: not modelled"},
-      {"tt-l32-3b-lora", "cumulative stack: torch.compile + activation offloading to host: not modelled"},
-      {"tt-l32-3b-qlora", "cumulative stack: torch.compile + activation offloading to host: not modelled"},
-      {"tt-l2-7b-lora-qv-r8", "sequence length = unpacked Alpaca samples, not published"},
-      {"tt-l2-7b-qlora", "sequence length = unpacked Alpaca samples, not published"},
-      {"tt-l2-7b-lora-all-r64", "sequence length = unpacked Alpaca samples, not published"},
-      {"peft-t0-3b-lora-ds-offload", "DeepSpeed config (ZeRO stage, what is offloaded) not published"},
-      {"peft-mt0xxl-lora-ds", "DeepSpeed config (ZeRO stage, what is offloaded) not published"},
-      {"peft-bloomz7b1-lora-ds", "DeepSpeed config (ZeRO stage, what is offloaded) not published"},
+       {0.15, 0.30, "batch ambiguous (table 2, recipe 1) and the 405B recipe offloads activations to host: not modelled"}},
+      {"tt-l32-3b-baseline",
+       {0.25, 0.45, "unpacked Alpaca samples: the real sequence lengths are not published"}},
+      {"tt-l32-3b-compile",
+       {0.15, 0.25, "torch.compile fuses norms / SwiGLU and frees intermediates: not modelled"}},
+      {"tt-l32-3b-chunked-ce",
+       {0.15, 0.25, "torch.compile (cumulative row): not modelled"}},
+      {"tt-l32-3b-activation-offloading",
+       {0.05, 0.20, "activation offloading to host memory: not modelled"}},
+      {"tt-l32-3b-lora",
+       {0.30, 0.45, "cumulative stack: torch.compile + activation offloading to host: not modelled"}},
+      {"tt-l32-3b-qlora",
+       {0.60, 0.80, "cumulative stack: torch.compile + activation offloading to host: not modelled"}},
+      {"tt-l2-7b-lora-qv-r8", {0, 0, "sequence length = unpacked Alpaca samples, not published"}},
+      {"tt-l2-7b-qlora", {0, 0, "sequence length = unpacked Alpaca samples, not published"}},
+      {"tt-l2-7b-lora-all-r64", {0, 0, "sequence length = unpacked Alpaca samples, not published"}},
+      {"peft-t0-3b-lora-ds-offload",
+       {3.50, 4.00, "DeepSpeed config (ZeRO stage, what is offloaded) not published"}},
+      {"peft-mt0xxl-lora-ds",
+       {8.00, 8.80, "DeepSpeed config (ZeRO stage, what is offloaded) not published"}},
+      {"peft-bloomz7b1-lora-ds",
+       {5.00, 5.60, "DeepSpeed config (ZeRO stage, what is offloaded) not published"}},
   };
   return kList;
 }
@@ -513,7 +531,7 @@ Outcome judge(const Case& c) {
 
 void run_file(const std::string& file, const std::function<std::optional<Case>(const json&)>& map) {
   const auto rows = read_jsonl(std::string(GPUPLAN_SOURCE_DIR) + "/tests/data/" + file);
-  int mapped = 0, failed = 0;
+  int mapped = 0, failed = 0, within10 = 0;
   std::string report = fmt::format("\n{:<44} {:>10} {:>10} {:>8}  {}\n", "case", "measured", "predicted", "error",
                                    "status / assumption");
   for (const auto& r : rows) {
@@ -532,22 +550,32 @@ void run_file(const std::string& file, const std::function<std::optional<Case>(c
       if (allowed == allow_list().end()) {
         ADD_FAILURE() << id << ": not mapped and not on the allow-list";
       } else {
-        report += fmt::format("{:<44} {:>10} {:>10} {:>8}  ALLOWED: {}\n", id, "", "", "", allowed->second);
+        report += fmt::format("{:<44} {:>10} {:>10} {:>8}  NOT EVALUATED (known gap): {}\n", id, "", "", "",
+                              allowed->second.reason);
       }
       continue;
     }
     ++mapped;
     const Outcome o = judge(*c);
-    std::string status = o.pass ? "ok" : (allowed != allow_list().end() ? "ALLOWED MISS: " + allowed->second : "MISS");
+    const bool in_gap_range = allowed != allow_list().end() && o.error >= allowed->second.lo && o.error <= allowed->second.hi;
+    std::string status = o.pass ? "ok"
+                         : allowed != allow_list().end()
+                             ? fmt::format("KNOWN GAP {} its range {:+.0f}%..{:+.0f}%: {}",
+                                           in_gap_range ? "within" : "OUTSIDE", 100 * allowed->second.lo,
+                                           100 * allowed->second.hi, allowed->second.reason)
+                             : "MISS";
+    within10 += std::fabs(o.error) <= 0.10 ? 1 : 0;
     report += fmt::format("{:<44} {:>9.2f}G {:>9.2f}G {:>+7.1f}%  {} ({})\n", id, c->measured / kGiB,
                           c->predicted / kGiB, 100.0 * o.error, status, c->assumption);
-    if (!o.pass && allowed == allow_list().end()) {
+    if (!o.pass && !in_gap_range) {
       ++failed;
       ADD_FAILURE() << id << ": predicted " << c->predicted / kGiB << " GiB vs measured " << c->measured / kGiB
                     << " GiB (" << 100.0 * o.error << "%, bar " << 100.0 * c->tolerance << "%)";
     }
   }
-  std::cout << report << fmt::format("{}: {} cases mapped, {} outside the bar\n", file, mapped, failed);
+  std::cout << report
+            << fmt::format("{}: {} cases mapped, {} outside the bar; {} within ±10% (issue 8 bar: ≥ 90%)\n", file,
+                           mapped, failed, within10);
   EXPECT_GT(mapped, 0);
 }
 

@@ -119,7 +119,13 @@ TEST(PerfServing, PrefillIsComputeBound) {
   r.prompt_tokens = 4096;
   const PerfAssumptions a;
   const ServingEstimate e = estimate_serving(arch, r, make_cluster(gpu, 1, 1, 0), 20e9, a);
-  EXPECT_NEAR(e.ttft_seconds, prefill_flops(arch, 4096) / (989.4e12 * a.prefill_efficiency_16bit), 1e-12);
+  // vLLM's profile: two 2048-token chunks, each compute-bound at its prefill efficiency.
+  const double eff = engine_profile(ServingEngine::vllm, a).prefill_efficiency_16bit;
+  EXPECT_NEAR(e.ttft_seconds, prefill_flops(arch, 4096) / (989.4e12 * eff), 1e-9);
+  // llama.cpp: its calibrated efficiency (PerfAssumptions), 512-token micro-batches.
+  r.engine = ServingEngine::llama_cpp;
+  const ServingEstimate l = estimate_serving(arch, r, make_cluster(gpu, 1, 1, 0), 20e9, a);
+  EXPECT_NEAR(l.ttft_seconds, prefill_flops(arch, 4096) / (989.4e12 * a.prefill_efficiency_16bit), 1e-9);
   EXPECT_NEAR(e.prefill_tokens_per_s, 4096 / e.ttft_seconds, 1e-6);
 }
 
@@ -129,8 +135,14 @@ TEST(PerfServing, ReplicasAndRequestsPerSecond) {
   ServingPerfRequest r;
   r.concurrency = 32;
   const ServingEstimate e = estimate_serving(arch, r, make_cluster(gpu, 1, 1, 0), 20e9, PerfAssumptions{});
-  // Little's law: batch / (ttft + output × tpot).
-  EXPECT_NEAR(e.requests_per_s_per_replica, 32.0 / (e.ttft_seconds + 128 * e.tpot_seconds), 1e-9);
+  // Continuous batching (vLLM): every step yields one token per running sequence; the prefill
+  // of successors is inside the step time, so requests/s = batch / (output × tpot).
+  EXPECT_NEAR(e.requests_per_s_per_replica, 32.0 / (128 * e.tpot_seconds), 1e-9);
+  // Without it (llama.cpp), Little's law over ttft + output × tpot.
+  ServingPerfRequest rl = r;
+  rl.engine = ServingEngine::llama_cpp;
+  const ServingEstimate l = estimate_serving(arch, rl, make_cluster(gpu, 1, 1, 0), 20e9, PerfAssumptions{});
+  EXPECT_NEAR(l.requests_per_s_per_replica, 32.0 / (l.ttft_seconds + 128 * l.tpot_seconds), 1e-9);
   const double rps = e.requests_per_s_per_replica;
   EXPECT_EQ(replicas_needed(e, 2.5 * rps, 0), 3);
   EXPECT_EQ(replicas_needed(e, 0.1 * rps, 0), 1);

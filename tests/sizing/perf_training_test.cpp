@@ -57,6 +57,7 @@ PerfAssumptions plain() {
   a.comm_overlap_fraction = 0;
   a.framework_overhead_seconds_per_layer = 0;
   a.lora_overhead_seconds_per_layer = 0;
+  a.eager_efficiency_factor = 1;  // base efficiency as calibrated (Megatron)
   return a;
 }
 
@@ -285,15 +286,30 @@ TEST(PerfTraining, RejectsNonsense) {
 }
 
 TEST(PerfTraining, Fp8UsesFp8PeakOnlyWhereSupported) {
-  GpuSpec gpu = a100_like();  // no fp8 on A100: falls back to the bf16 peak
+  GpuSpec gpu = a100_like();  // no fp8 on A100: runs at the bf16 peak
   const ModelArch arch = gpt(8, 2048, 32000);
   TrainingStepRequest r = request(1, 1, 1, 8);
   r.precision = TrainPrecision::fp8_mixed;
-  EXPECT_DOUBLE_EQ(estimate_training_step(arch, r, make_cluster(gpu, 1, 1, 0), PerfAssumptions{}).peak_flops_per_s,
-                   312e12);
+  const PerfAssumptions a;
+  const TrainingStepEstimate none = estimate_training_step(arch, r, make_cluster(gpu, 1, 1, 0), a);
+  EXPECT_DOUBLE_EQ(none.peak_flops_per_s, 312e12);
+  r.precision = TrainPrecision::bf16_mixed;
+  const TrainingStepEstimate bf16 = estimate_training_step(arch, r, make_cluster(gpu, 1, 1, 0), a);
+  EXPECT_DOUBLE_EQ(none.compute_seconds, bf16.compute_seconds);
+  // With an FP8 peak of 2× BF16: MFU stays against the 16-bit peak; only the linear layers'
+  // share f of the FLOPs (not the LM head, not attention) speeds up, by 2 × 0.75:
+  // time = t16 × ((1 − f) + f / 1.5).
   gpu.dense_flops_per_s[static_cast<std::size_t>(Dtype::fp8)] = 624e12;
-  EXPECT_DOUBLE_EQ(estimate_training_step(arch, r, make_cluster(gpu, 1, 1, 0), PerfAssumptions{}).peak_flops_per_s,
-                   624e12);
+  r.precision = TrainPrecision::fp8_mixed;
+  const TrainingStepEstimate fp8 = estimate_training_step(arch, r, make_cluster(gpu, 1, 1, 0), a);
+  EXPECT_DOUBLE_EQ(fp8.peak_flops_per_s, 312e12);
+  const FlopsPerToken hw = training_flops_per_token(arch, 2048, Recompute::none, Task::pretrain);
+  const double matmul = matmul_params_per_token(arch);
+  const double f = (matmul - 32000.0 * 2048.0) / matmul * hw.dense_matmul_flop / hw.total_flop;
+  EXPECT_NEAR(fp8.compute_seconds, bf16.compute_seconds * ((1 - f) + f / (2.0 * a.fp8_gemm_relative_efficiency)),
+              1e-12);
+  EXPECT_GT(f, 0.5);
+  EXPECT_LT(f, 0.95);
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // Calibration of the performance model (perf.hpp, serving_perf.hpp) against the published
 // throughput figures in tests/data/ground-truth-dev.jsonl (kinds train_throughput,
 // time_to_train, infer_throughput). Every such row is evaluated (or listed in kNotEvaluable
-// with the reason); the error per case is printed; a case outside kAllowedMisses must be
-// within ±kTolerance of the published value. Layout details a source does not give are
+// with the reason); the error per case is printed; a case must be within ±kTolerance of the
+// published value, or — a known gap in kKnownGaps — within its documented error range. Layout details a source does not give are
 // ASSUMPTIONS written next to each case below (and in docs/performance-model.md).
 #include <gtest/gtest.h>
 
@@ -28,25 +28,32 @@ namespace {
 
 constexpr double kTolerance = 0.25;
 
-/// Cases that miss the ±25% bar, with the reason. The test fails when a case NOT listed here
-/// misses; listed cases are reported (and flagged when they start to pass, so the list can shrink).
+/// Known gaps: cases outside the ±25% bar, each with the reason and the error RANGE the model is
+/// documented to produce for it (docs/accuracy.md). The test asserts the error stays inside the
+/// range: a gap that grows, shrinks past it or flips sign fails, so the list cannot hide a change.
+struct KnownGap {
+  double lo, hi;  ///< predicted / published − 1
+  const char* reason;
+};
 const char* const kZero3Reason =
     "DeepSpeed ZeRO-3 as run in 2021 (Narayanan et al. 2021 Table 2) lost half its per-GPU throughput each time "
     "the GPUs doubled at a fixed batch (174B: 144 -> 88 -> 44 TFLOP/s), i.e. its parameter gathers ran at ~1/8 of "
     "the NCCL ring/hierarchical bandwidth the model assumes (8 x 200 Gb/s per DGX node). Calibrating to it would "
     "make single-node FSDP/ZeRO-3 (today's common fine-tuning layout) 5-8x too slow, so the model keeps NCCL "
     "bandwidths and over-predicts these rows.";
-const std::map<std::string, std::string> kAllowedMisses = {
-    {"mlm-sc21-t2-zero3-174b-384", kZero3Reason},
-    {"mlm-sc21-t2-zero3-174b-768", kZero3Reason},
-    {"mlm-sc21-t2-zero3-174b-1536", kZero3Reason},
-    {"mlm-sc21-t2-zero3-529b-640", kZero3Reason},
-    {"mlm-sc21-t2-zero3-529b-1120", kZero3Reason},
-    {"mlm-sc21-t2-zero3-529b-2240", kZero3Reason},
+const std::map<std::string, KnownGap> kKnownGaps = {
+    {"mlm-sc21-t2-zero3-174b-384", {0.25, 0.60, kZero3Reason}},
+    {"mlm-sc21-t2-zero3-174b-768", {0.90, 1.60, kZero3Reason}},
+    {"mlm-sc21-t2-zero3-174b-1536", {2.80, 4.00, kZero3Reason}},
+    {"mlm-sc21-t2-zero3-529b-640", {0.35, 0.75, kZero3Reason}},
+    {"mlm-sc21-t2-zero3-529b-1120", {0.80, 1.40, kZero3Reason}},
+    {"mlm-sc21-t2-zero3-529b-2240", {2.80, 4.00, kZero3Reason}},
     {"opt-175b-gpuh",
-     "LLaMA Table 15 restates OPT's whole run (809k GPU-h) incl. restarts and loss-divergence rollbacks "
-     "(Zhang et al. 2022 §2.5 logbook: 35+ restarts); at the 147 TFLOP/s/GPU OPT itself reports, "
-     "6·N·180e9 tokens needs only ~357k GPU-h. The model predicts uninterrupted training."},
+     {-0.60, -0.40,
+      "LLaMA Table 15 restates OPT's whole run (809k GPU-h) incl. restarts and loss-divergence rollbacks "
+      "(Zhang et al. 2022 §2.5 logbook: 35+ restarts); at the 147 TFLOP/s/GPU OPT itself reports, "
+      "6·N·180e9 tokens needs only ~357k GPU-h. The step model predicts uninterrupted training (failures "
+      "and restarts are the planner's goodput terms, src/sizing/goodput.*)."}},
 };
 
 /// Rows that cannot be evaluated at all.
@@ -162,6 +169,7 @@ TrainingStepRequest train_request(std::int64_t seq, std::int64_t global_batch, i
   r.layout.micro_batch = mb;
   r.recompute = rc;
   r.task = Task::pretrain;
+  r.stack = TrainingStack::megatron;  // Megatron-LM / Megatron-DeepSpeed / metaseq fused kernels
   return r;
 }
 
@@ -297,6 +305,7 @@ Prediction predict(const nlohmann::json& row) {
     q.quant = prec == "F16" ? WeightQuant::fp16 : prec == "Q8_0" ? WeightQuant::gguf_q8_0 : WeightQuant::int4;
     q.kv_dtype = KvDtype::fp16;
     q.concurrency = 1;
+    q.engine = ServingEngine::llama_cpp;
     const std::string test = c["test"];
     q.prompt_tokens = test == "pp512" ? 512 : 1;
     q.output_tokens = test == "tg128" ? 128 : 1;
@@ -331,20 +340,27 @@ TEST(ThroughputGroundTruth, EveryPublishedCaseWithinToleranceOrAllowListed) {
     const double err = p.value / published - 1.0;
     ++evaluated;
     sum_abs += std::fabs(err);
-    if (kAllowedMisses.count(id)) ++listed;
+    const auto gap = kKnownGaps.find(id);
+    if (gap != kKnownGaps.end()) ++listed;
     else sum_abs_unlisted += std::fabs(err);
-    const bool ok = std::fabs(err) <= kTolerance;
-    within += ok ? 1 : 0;
+    const bool ok = gap != kKnownGaps.end() ? (err >= gap->second.lo && err <= gap->second.hi)
+                                            : std::fabs(err) <= kTolerance;
+    within += std::fabs(err) <= kTolerance ? 1 : 0;
     std::printf("%-32s %12.4g %12.4g %+7.1f%%  %s [%s]%s\n", id.c_str(), published, p.value, 100 * err,
                 row["measured"]["unit"].get<std::string>().c_str(), p.note.c_str(),
-                ok ? "" : (kAllowedMisses.count(id) ? "  ALLOWED MISS" : "  MISS"));
-    if (!ok && !kAllowedMisses.count(id)) unexpected.push_back(id);
+                gap != kKnownGaps.end()
+                    ? fmt::format("  KNOWN GAP (documented range {:+.0f}%..{:+.0f}%){}", 100 * gap->second.lo,
+                                  100 * gap->second.hi, ok ? "" : " OUTSIDE IT")
+                          .c_str()
+                    : (ok ? "" : "  MISS"));
+    if (!ok) unexpected.push_back(id);
   }
-  std::printf("%d cases, %d within ±%.0f%%, mean |error| %.1f%% (%.1f%% over the %d cases not allow-listed)\n",
+  std::printf("%d cases, %d within ±%.0f%%, mean |error| %.1f%% (%.1f%% over the %d cases that are not known gaps)\n",
               evaluated, within, 100 * kTolerance, evaluated ? 100 * sum_abs / evaluated : 0.0,
               evaluated > listed ? 100 * sum_abs_unlisted / (evaluated - listed) : 0.0, evaluated - listed);
   EXPECT_GE(evaluated, 40);
-  EXPECT_TRUE(unexpected.empty()) << "cases outside ±25% and not allow-listed: " << ::testing::PrintToString(unexpected);
+  EXPECT_TRUE(unexpected.empty()) << "cases outside ±25% (known gaps: outside their documented range): "
+                                  << ::testing::PrintToString(unexpected);
 }
 
 // Our own H200 measurement (tests/data/h200-decode-roofline.PROVENANCE.md): the weight matmuls
@@ -357,8 +373,9 @@ TEST(ThroughputGroundTruth, H200DecodeRoofline) {
   GpuSpec h200 = make_gpu("H200 SXM", "Hopper", "HBM3e", 989.4, 4800, 900);
   const ModelArch arch = load_preset("llama-3.1-8b");
   // Near the ridge point (B = 128) the max(memory, compute) roofline is optimistic: the GEMMs
-  // are neither bandwidth- nor compute-saturated. Listed, not hidden.
-  const std::set<std::string> allowed = {"llama3.1-8b-matmuls-b128"};
+  // are neither bandwidth- nor compute-saturated. A known gap with its documented range.
+  const std::map<std::string, KnownGap> gaps = {
+      {"llama3.1-8b-matmuls-b128", {-0.45, -0.25, "ridge point: roofline max(memory, compute) optimistic"}}};
   std::string line;
   int n = 0;
   std::vector<std::string> unexpected;
@@ -370,14 +387,19 @@ TEST(ThroughputGroundTruth, H200DecodeRoofline) {
     q.output_tokens = 1;
     q.concurrency = row["batch"];
     const ServingEstimate e = estimate_serving(arch, q, make_cluster(h200, 1, 1, 0), 1e12, PerfAssumptions{});
+    // The measurement times the decode matmuls alone: compare the decode-only roofline (without
+    // the steady-state prefill share the serving estimate adds to each step).
+    const double decode = std::max(e.decode_memory_seconds, e.decode_compute_seconds);
     const double measured = row["seconds_median"];
-    const double err = e.tpot_seconds / measured - 1.0;
+    const double err = decode / measured - 1.0;
     const std::string id = row["id"];
-    const bool ok = std::fabs(err) <= kTolerance;
-    std::printf("%-28s measured %.4f s predicted %.4f s %+6.1f%% (%s-bound)%s\n", id.c_str(), measured, e.tpot_seconds,
+    const auto gap = gaps.find(id);
+    const bool ok = gap != gaps.end() ? err >= gap->second.lo && err <= gap->second.hi : std::fabs(err) <= kTolerance;
+    std::printf("%-28s measured %.4f s predicted %.4f s %+6.1f%% (%s-bound)%s\n", id.c_str(), measured, decode,
                 100 * err, e.decode_compute_bound ? "compute" : "memory",
-                ok ? "" : (allowed.count(id) ? "  ALLOWED MISS" : "  MISS"));
-    if (!ok && !allowed.count(id)) unexpected.push_back(id);
+                gap != gaps.end() ? (ok ? "  KNOWN GAP (within its range)" : "  KNOWN GAP OUTSIDE ITS RANGE")
+                                  : (ok ? "" : "  MISS"));
+    if (!ok) unexpected.push_back(id);
     ++n;
   }
   EXPECT_EQ(n, 13);
@@ -401,13 +423,12 @@ TEST(ThroughputGroundTruth, H200SingleGpuStepTimes) {
   const char* const gpt2 =
       "GPT-2's layers launch fewer, smaller kernels (plain MLP, fused Conv1D q/k/v, no RoPE): ~2.3 ms of host "
       "time per layer against the 3 ms fitted on Llama/Qwen layers";
-  const std::map<std::string, std::string> allowed = {
-      {"h200-qwen3-30b-a3b-L2-full-b1-s2048-time", moe},
-      {"h200-mixtral-8x7b-L1-full-b1-s2048-time", moe},
-      {"h200-llama3.2-1b-full-b1-s2048-gc-time", balance},
-      {"h200-llama3.2-1b-lora-b4-s1024-time", balance},
-      {"h200-gpt2-full-b4-s1024-time", gpt2},
-      {"h200-gpt2-full-b4-s1024-gc-time", gpt2},
+  const std::map<std::string, KnownGap> gaps = {
+      {"h200-mixtral-8x7b-L1-full-b1-s2048-time", {-0.35, -0.25, moe}},
+      {"h200-llama3.2-1b-full-b1-s2048-gc-time", {-0.35, -0.20, balance}},
+      {"h200-llama3.2-1b-lora-b4-s1024-time", {-0.35, -0.20, balance}},
+      {"h200-gpt2-full-b4-s1024-time", {0.20, 0.35, gpt2}},
+      {"h200-gpt2-full-b4-s1024-gc-time", {0.20, 0.35, gpt2}},
   };
   constexpr double kFastBar = -kTolerance, kSlowBar = kTolerance;
   std::string line;
@@ -433,12 +454,16 @@ TEST(ThroughputGroundTruth, H200SingleGpuStepTimes) {
     const TrainingStepEstimate e = estimate_training_step(arch, r, make_cluster(h200, 1, 1, 0), PerfAssumptions{});
     const double measured = row["measured"]["step_seconds_median"];
     const double err = e.step_seconds / measured - 1.0;
-    const bool ok = err >= kFastBar && err <= kSlowBar;
     const std::string id = row["id"];
+    const auto gap = gaps.find(id);
+    const bool ok = gap != gaps.end() ? err >= gap->second.lo && err <= gap->second.hi
+                                      : err >= kFastBar && err <= kSlowBar;
     std::printf("%-44s measured %.4f s predicted %.4f s %+6.1f%% (compute %.4f + optimizer %.4f + overhead %.4f)%s\n",
                 id.c_str(), measured, e.step_seconds, 100 * err, e.compute_seconds, e.optimizer_seconds,
-                e.overhead_seconds, ok ? "" : (allowed.count(id) ? "  ALLOWED MISS" : "  MISS"));
-    if (!ok && !allowed.count(id)) unexpected.push_back(id);
+                e.overhead_seconds,
+                gap != gaps.end() ? (ok ? "  KNOWN GAP (within its range)" : "  KNOWN GAP OUTSIDE ITS RANGE")
+                                  : (ok ? "" : "  MISS"));
+    if (!ok) unexpected.push_back(id);
     ++n;
   }
   EXPECT_EQ(n, 19);

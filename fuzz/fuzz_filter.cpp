@@ -1,0 +1,57 @@
+// Fuzz target: the offer filter language (catalog/filter.hpp). Each input is a filter; when it
+// parses, its canonical form, its in-memory evaluation and its SQL are exercised, and the SQL
+// is run against an in-memory SQLite store holding a few offers, so that no accepted filter can
+// reach SQLite's limits ("parser stack overflow", too many terms).
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "catalog/filter.hpp"
+#include "catalog/sqlite_store.hpp"
+#include "fuzz_common.hpp"
+
+namespace {
+gpuplan::Offer make_offer() {
+  gpuplan::Offer o;
+  o.id = "lambda/gpu_8x_h100_sxm5/us-east-1";
+  o.provider = "lambda";
+  o.instance_type = "gpu_8x_h100_sxm5";
+  o.region = "us-east-1";
+  o.gpu_name_raw = "H100 SXM5";
+  o.gpu_name = "NVIDIA H100 SXM5 80GB";
+  o.gpu_count = 8;
+  o.gpu_memory_bytes = 80e9;
+  o.prices.push_back(gpuplan::PriceObservation{o.id, gpuplan::PriceKind::on_demand, 23.92,
+                                               gpuplan::SourceRef{"fuzz", "fuzz:1", std::string("2025-06-01")}});
+  return o;
+}
+
+gpuplan::SqliteOfferStore& store() {
+  static std::unique_ptr<gpuplan::SqliteOfferStore> s = [] {
+    auto st = std::make_unique<gpuplan::SqliteOfferStore>(":memory:");
+    gpuplan::ImportBatch b;
+    b.offers.push_back(make_offer());
+    st->import(b);
+    return st;
+  }();
+  return *s;
+}
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  static const gpuplan::Offer offer = make_offer();
+  const std::string_view text = gpuplan::fuzz::as_text(data, size);
+  gpuplan::fuzz::expect_user_error_only([&] {
+    const gpuplan::Filter f = gpuplan::Filter::parse(text);
+    (void)f.to_string();
+    gpuplan::FilterContext ctx;
+    ctx.now_date = "2025-07-01";
+    (void)f.prepare(ctx).evaluate(offer);
+    (void)f.to_sql(ctx);
+    gpuplan::OfferQuery q;
+    q.filter = std::string(text);
+    q.now_date = "2025-07-01";
+    (void)store().query(q);
+  });
+  return 0;
+}

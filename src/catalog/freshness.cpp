@@ -1,0 +1,113 @@
+// Price age, freshness tiers and per-group price statistics (freshness.hpp).
+#include "catalog/freshness.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "catalog/filter.hpp"
+#include "util/error.hpp"
+
+namespace gpuplan {
+
+std::string_view freshness_tier_name(FreshnessTier t) noexcept {
+  switch (t) {
+    case FreshnessTier::fresh: return "fresh";
+    case FreshnessTier::aging: return "aging";
+    case FreshnessTier::stale: return "stale";
+    case FreshnessTier::undated: return "undated";
+  }
+  return "undated";
+}
+
+void FreshnessLimits::validate() const {
+  if (!std::isfinite(fresh_max_days) || fresh_max_days < 0)
+    throw_invalid("fresh_max_days", fmt::format("{} is not a valid number of days", fresh_max_days),
+                  "a non-negative number of days");
+  if (!std::isfinite(stale_after_days) || stale_after_days < 0)
+    throw_invalid("stale_after_days", fmt::format("{} is not a valid number of days", stale_after_days),
+                  "a non-negative number of days");
+  if (fresh_max_days > stale_after_days)
+    throw_invalid("fresh_max_days",
+                  fmt::format("fresh limit {:g} days is above the stale limit {:g} days", fresh_max_days,
+                              stale_after_days),
+                  "fresh days <= stale days");
+}
+
+Freshness price_freshness(const PriceObservation* price, std::string_view now_date, const FreshnessLimits& limits) {
+  Freshness f;
+  if (price == nullptr || !price->source.observed_at || now_date.empty()) return f;
+  const auto seen = days_since_epoch(*price->source.observed_at);
+  const auto now = days_since_epoch(now_date);
+  if (!seen || !now) return f;
+  const long age = *now - *seen;
+  f.age_days = age;
+  const auto a = static_cast<double>(age);
+  f.tier = a > limits.stale_after_days ? FreshnessTier::stale
+           : a > limits.fresh_max_days ? FreshnessTier::aging
+                                       : FreshnessTier::fresh;
+  return f;
+}
+
+std::optional<OfferGroupKey> parse_offer_group_key(std::string_view name) noexcept {
+  if (name == "gpu") return OfferGroupKey::gpu;
+  if (name == "provider") return OfferGroupKey::provider;
+  return std::nullopt;
+}
+
+std::optional<double> median(std::vector<double> values) {
+  if (values.empty()) return std::nullopt;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+std::vector<OfferGroupStats> group_offer_prices(const std::vector<Offer>& offers, OfferGroupKey key, PriceKind kind) {
+  struct Acc {
+    OfferGroupStats stats;
+    std::vector<double> per_gpu;
+    std::set<std::string> others;
+  };
+  std::map<std::string, Acc> groups;
+  for (const Offer& o : offers) {
+    const std::string gpu = o.gpu_name.value_or(o.gpu_name_raw + " (unresolved)");
+    const std::string k = key == OfferGroupKey::gpu ? gpu : o.provider;
+    Acc& acc = groups[k];
+    acc.stats.key = k;
+    ++acc.stats.offers;
+    acc.others.insert(key == OfferGroupKey::gpu ? o.provider : gpu);
+    const PriceObservation* p = o.latest_price(kind);
+    if (p == nullptr || o.gpu_count <= 0) continue;
+    ++acc.stats.priced_offers;
+    acc.per_gpu.push_back(p->usd_per_hour / o.gpu_count);
+    if (p->source.observed_at) {
+      ++acc.stats.dated_offers;
+      const std::string d = p->source.observed_at->substr(0, 10);
+      if (!acc.stats.newest_observed_at || d > *acc.stats.newest_observed_at) acc.stats.newest_observed_at = d;
+    }
+  }
+  std::vector<OfferGroupStats> out;
+  for (auto& [k, acc] : groups) {
+    OfferGroupStats s = acc.stats;
+    s.providers = acc.others.size();
+    if (!acc.per_gpu.empty()) {
+      s.min_usd_per_gpu_hour = *std::min_element(acc.per_gpu.begin(), acc.per_gpu.end());
+      s.max_usd_per_gpu_hour = *std::max_element(acc.per_gpu.begin(), acc.per_gpu.end());
+      s.median_usd_per_gpu_hour = median(acc.per_gpu);
+    }
+    out.push_back(std::move(s));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const OfferGroupStats& a, const OfferGroupStats& b) {
+    if (a.median_usd_per_gpu_hour.has_value() != b.median_usd_per_gpu_hour.has_value())
+      return a.median_usd_per_gpu_hour.has_value();
+    if (a.median_usd_per_gpu_hour && *a.median_usd_per_gpu_hour != *b.median_usd_per_gpu_hour)
+      return *a.median_usd_per_gpu_hour < *b.median_usd_per_gpu_hour;
+    return a.key < b.key;
+  });
+  return out;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,233 @@
+#include "util/text_check.hpp"
+
+#include <fmt/core.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <unordered_set>
+#include <vector>
+
+#include "util/error.hpp"
+#include "util/text_position.hpp"
+
+namespace gpuplan {
+
+std::optional<TextProblem> find_text_problem(std::string_view s, bool allow_newlines) noexcept {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const std::size_t n = s.size();
+  std::size_t i = 0;
+  auto bad = [&](std::size_t at, const char* what) {
+    return TextProblem{at, fmt::format("{} (byte 0x{:02x})", what, static_cast<unsigned>(p[at]))};
+  };
+  while (i < n) {
+    const unsigned char c = p[i];
+    if (c < 0x80) {
+      if (c == '\t' || (allow_newlines && (c == '\n' || c == '\r'))) {
+        ++i;
+        continue;
+      }
+      if (c < 0x20 || c == 0x7f) return bad(i, c == 0 ? "NUL byte" : "control character");
+      ++i;
+      continue;
+    }
+    std::size_t len = 0;
+    std::uint32_t cp = 0;
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+      cp = c & 0x1F;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      cp = c & 0x0F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      cp = c & 0x07;
+    } else {
+      return bad(i, "invalid UTF-8");
+    }
+    if (i + len > n) return bad(i, "truncated UTF-8 sequence");
+    for (std::size_t k = 1; k < len; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80) return bad(i, "invalid UTF-8 sequence");
+      cp = (cp << 6) | (p[i + k] & 0x3F);
+    }
+    if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000)) return bad(i, "overlong UTF-8 sequence");
+    if (cp >= 0xD800 && cp <= 0xDFFF) return bad(i, "UTF-8 encoded surrogate");
+    if (cp > 0x10FFFF) return bad(i, "UTF-8 beyond U+10FFFF");
+    if (cp >= 0x80 && cp <= 0x9F) return bad(i, "C1 control character");
+    i += len;
+  }
+  return std::nullopt;
+}
+
+void check_text_file(std::string_view text, const std::string& source) {
+  if (auto pr = find_text_problem(text, true)) {
+    throw Error(ErrorKind::invalid_input, fmt::format("{}:{}", source, line_col(text, pr->offset)), pr->what,
+                "UTF-8 text without control characters");
+  }
+}
+
+namespace {
+std::string escape_pointer_token(const std::string& key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+
+void walk(const nlohmann::json& j, std::string& pointer, const std::string& source) {
+  auto check = [&](const std::string& s, const char* role) {
+    if (auto pr = find_text_problem(s, false)) {
+      throw Error(ErrorKind::invalid_input, fmt::format("{}: {}", source, pointer.empty() ? "/" : pointer),
+                  fmt::format("{} in a JSON {} at character {}", pr->what, role, pr->offset + 1),
+                  "UTF-8 text without control characters");
+    }
+  };
+  if (j.is_string()) {
+    check(j.get_ref<const std::string&>(), "string");
+  } else if (j.is_object()) {
+    for (const auto& [key, value] : j.items()) {
+      const std::size_t keep = pointer.size();
+      pointer += "/";
+      pointer += escape_pointer_token(key);
+      check(key, "key");
+      walk(value, pointer, source);
+      pointer.resize(keep);
+    }
+  } else if (j.is_array()) {
+    for (std::size_t i = 0; i < j.size(); ++i) {
+      const std::size_t keep = pointer.size();
+      pointer += "/" + std::to_string(i);
+      walk(j[i], pointer, source);
+      pointer.resize(keep);
+    }
+  }
+}
+}  // namespace
+
+void check_json_strings(const nlohmann::json& doc, const std::string& source) {
+  std::string pointer;
+  walk(doc, pointer, source);
+}
+
+namespace {
+/// Where the callback parser is: one frame per open array/object.
+struct JsonFrame {
+  bool object = false;
+  std::unordered_set<std::string> keys;  ///< keys seen (objects), for duplicate detection
+  std::string key;                ///< current key (objects)
+  std::size_t index = 0;          ///< next element index (arrays)
+};
+
+std::string pointer_of(const std::vector<JsonFrame>& stack, bool include_last_key) {
+  std::string out;
+  for (std::size_t i = 0; i < stack.size(); ++i) {
+    const JsonFrame& f = stack[i];
+    if (f.object) {
+      if (i + 1 < stack.size() || include_last_key) out += "/" + escape_pointer_token(f.key);
+    } else if (i + 1 < stack.size()) {
+      out += "/" + std::to_string(f.index);
+    }
+  }
+  return out.empty() ? "/" : out;
+}
+
+void element_done(std::vector<JsonFrame>& stack) {
+  if (!stack.empty() && !stack.back().object) ++stack.back().index;
+}
+}  // namespace
+
+nlohmann::json parse_json_strict(std::string_view text, const std::string& source) {
+  using json = nlohmann::json;
+  std::vector<JsonFrame> stack;
+  json::parser_callback_t cb = [&](int /*depth*/, json::parse_event_t event, json& parsed) -> bool {
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        if (stack.size() >= kMaxJsonDepth)
+          throw Error(ErrorKind::invalid_input, fmt::format("{}: {}", source, pointer_of(stack, true)),
+                      fmt::format("JSON nests more than {} levels deep", kMaxJsonDepth), "a flatter document");
+        stack.push_back(JsonFrame{event == json::parse_event_t::object_start, {}, {}, 0});
+        break;
+      case json::parse_event_t::key: {
+        JsonFrame& f = stack.back();
+        const std::string& k = parsed.get_ref<const std::string&>();
+        f.key = k;
+        if (!f.keys.insert(k).second)
+          throw Error(ErrorKind::invalid_input, fmt::format("{}: {}", source, pointer_of(stack, true)),
+                      fmt::format("duplicate key \"{}\"", k), "each key once per object");
+        break;
+      }
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        if (!stack.empty()) stack.pop_back();
+        element_done(stack);
+        break;
+      case json::parse_event_t::value: element_done(stack); break;
+    }
+    return true;
+  };
+  json doc;
+  try {
+    doc = json::parse(text.begin(), text.end(), cb);
+  } catch (const json::parse_error& e) {
+    const std::size_t offset = e.byte > 0 ? e.byte - 1 : 0;
+    std::string what = e.what();
+    if (auto pos = what.find("syntax error"); pos != std::string::npos) what = what.substr(pos);
+    throw Error(ErrorKind::invalid_input, fmt::format("{}:{}", source, line_col(text, offset)),
+                fmt::format("malformed JSON: {}", what), "valid JSON (RFC 8259)");
+  } catch (const json::out_of_range& e) {
+    // 406 "number overflow parsing '1e400'": nlohmann gives no position; find the token.
+    std::string what = e.what();
+    std::size_t offset = text.size();
+    const auto q1 = what.find('\'');
+    const auto q2 = what.rfind('\'');
+    if (q1 != std::string::npos && q2 > q1 + 1) {
+      const std::string token = what.substr(q1 + 1, q2 - q1 - 1);
+      if (auto at = text.find(token); at != std::string_view::npos) offset = at;
+    }
+    if (auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
+    throw Error(ErrorKind::invalid_input, fmt::format("{}:{}", source, line_col(text, offset)),
+                fmt::format("JSON number out of range: {}", what), "a number within ±1.8e308");
+  } catch (const json::exception& e) {
+    throw Error(ErrorKind::invalid_input, source, fmt::format("malformed JSON: {}", e.what()), "valid JSON (RFC 8259)");
+  }
+  check_json_strings(doc, source);
+  return doc;
+}
+
+std::string dump_json(const nlohmann::json& doc, int indent) {
+  return doc.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::optional<double> parse_decimal(std::string_view t) noexcept {
+  std::size_t i = 0;
+  if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
+  const std::size_t int_start = i;
+  while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
+  std::size_t digits = i - int_start;
+  if (i < t.size() && t[i] == '.') {
+    ++i;
+    const std::size_t frac_start = i;
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
+    digits += i - frac_start;
+  }
+  if (digits == 0) return std::nullopt;
+  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+    ++i;
+    if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
+    const std::size_t exp_start = i;
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
+    if (i == exp_start) return std::nullopt;
+  }
+  if (i != t.size()) return std::nullopt;
+  const std::size_t start = (t[0] == '+') ? 1 : 0;
+  double v = 0;
+  const auto res = std::from_chars(t.data() + start, t.data() + t.size(), v, std::chars_format::general);
+  if (res.ec != std::errc() || res.ptr != t.data() + t.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,54 @@
+#pragma once
+/// Util layer: checks on untrusted text (issue 11: an invalid UTF-8 byte stored from an import
+/// made every later `--format json` fail; NUL bytes were stored and printed raw).
+///
+/// Rule (docs/import-format.md "Text"): imported text must be valid UTF-8 (RFC 3629: no
+/// overlong forms, no surrogates U+D800..DFFF, nothing above U+10FFFF) and must not contain
+/// control characters (U+0000..U+001F except tab, line feed and carriage return between cells,
+/// U+007F, U+0080..U+009F). Offending input is rejected, never repaired: the error names the
+/// file, 1-based line and byte column, and the byte seen.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace gpuplan {
+
+/// A problem found in text: byte offset and a description ("invalid UTF-8 byte 0xff").
+struct TextProblem {
+  std::size_t offset = 0;
+  std::string what;
+};
+
+/// First problem in `text` by the rule above; `allow_newlines` admits \n and \r (whole files;
+/// single cells and JSON strings pass false). Tab is always allowed.
+std::optional<TextProblem> find_text_problem(std::string_view text, bool allow_newlines) noexcept;
+
+/// Throws Error{invalid_input} at "source:LINE:COL" for the first problem of a whole file.
+void check_text_file(std::string_view text, const std::string& source);
+
+/// Throws Error{invalid_input} at "source: /json/pointer" for the first string (key or value)
+/// with a problem in a parsed JSON document (escapes such as \u0000 decode to control bytes).
+void check_json_strings(const nlohmann::json& doc, const std::string& source);
+
+/// Most nested arrays/objects parse_json_strict accepts (a deeper document is an error).
+inline constexpr std::size_t kMaxJsonDepth = 64;
+
+/// Parses untrusted JSON (RFC 8259) strictly: syntax errors and numbers out of double's range
+/// (1e400) are Error{invalid_input} at "source:LINE:COL"; duplicate object keys (RFC 8259 leaves
+/// them undefined; nlohmann keeps the last silently) and nesting deeper than kMaxJsonDepth are
+/// errors at "source: /json/pointer"; then every string is checked by check_json_strings.
+nlohmann::json parse_json_strict(std::string_view text, const std::string& source);
+
+/// JSON text of `doc` that cannot throw on bad UTF-8 (invalid bytes become U+FFFD): output
+/// of data already in a store must never fail. indent < 0: compact.
+std::string dump_json(const nlohmann::json& doc, int indent = 2);
+
+/// Strict decimal number: optional sign, digits with an optional fraction, optional exponent;
+/// no hex (0x10), no inf/nan, no leading/trailing junk. nullopt when `text` is not one, or
+/// when it is out of double's finite range (1e400).
+std::optional<double> parse_decimal(std::string_view text) noexcept;
+
+}  // namespace gpuplan

@@ -1,0 +1,104 @@
+// End-to-end accuracy through the public path: runs the built `gpuplan size` (GPUPLAN_BINARY)
+// with the flags a user would give for published cases and checks the --json numbers against
+// the published values; and the one-line errors of issue 8's bad inputs (exit 2).
+//
+// Published values:
+//  - ZeRO (Rajbhandari et al. 2020, arXiv:1910.02054) Figure 1: model-state memory per device of a
+//    7.5B-parameter model, fp16 mixed precision Adam (16 B/param), N_d = 64: 120 GB (no ZeRO),
+//    31.4 GB (P_os), 16.6 GB (P_os+g), 1.9 GB (P_os+g+p). Model states = the weights, gradients and
+//    optimizer_state terms of the JSON breakdown.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <sys/wait.h>
+
+namespace {
+
+using nlohmann::json;
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;
+};
+
+RunResult run_size(const std::string& args) {
+  const std::string cmd = "'" + std::string(GPUPLAN_BINARY) + "' size " + args + " 2>&1";
+  RunResult r;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf{};
+  std::size_t n = 0;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = ::pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+json size_json(const std::string& args) {
+  const RunResult r = run_size(args + " --json");
+  EXPECT_EQ(r.exit_code, 0) << r.out.substr(0, 2000);
+  json j = json::parse(r.out, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << r.out.substr(0, 2000);
+  return j;
+}
+
+double term(const json& j, const std::string& name) {
+  for (const json& t : j["per_gpu"]["terms"])
+    if (t["name"] == name) return t["bytes"].get<double>();
+  return 0;
+}
+
+TEST(SizeAccuracyE2E, ZeroFigure1ModelStatesThroughTheCli) {
+  struct Case {
+    int zero;
+    double published_gb;
+  };
+  std::printf("| case | published GB | gpuplan size GB | error |\n|---|---:|---:|---:|\n");
+  for (const Case c : {Case{0, 120.0}, Case{1, 31.4}, Case{2, 16.6}, Case{3, 1.9}}) {
+    const json j = size_json("--params 7.5e9 --task pretrain --precision fp16_mixed --optimizer adamw --gpus 64 "
+                             "--zero " + std::to_string(c.zero));
+    const double states = term(j, "weights") + term(j, "gradients") + term(j, "optimizer_state");
+    const double err = states / 1e9 / c.published_gb - 1.0;
+    std::printf("| ZeRO-%d, 7.5B, 64 GPUs | %.1f | %.2f | %+.1f%% |\n", c.zero, c.published_gb, states / 1e9,
+                100 * err);
+    EXPECT_LE(std::fabs(err), 0.10) << "ZeRO stage " << c.zero;
+  }
+}
+
+// Expert parallelism through the CLI: weights per GPU = 2 B × (dense + experts / ep).
+TEST(SizeAccuracyE2E, ExpertParallelWeightsThroughTheCli) {
+  const json one = size_json("--model mixtral-8x7b --task full --gpus 8 --zero 1");
+  const json ep8 = size_json("--model mixtral-8x7b --task full --gpus 8 --ep 8 --zero 1");
+  EXPECT_EQ(ep8["request"]["layout"]["ep"], 8);
+  // Mixtral-8x7B: 46.7B parameters of which ~45.1B are experts: EP 8 cuts the weights ~6.6×.
+  EXPECT_LT(term(ep8, "weights"), 0.2 * term(one, "weights"));
+}
+
+TEST(SizeAccuracyE2E, BadInputsAreOneLineErrorsWithExit2) {
+  for (const std::string args :
+       {"--model mixtral-8x7b --task full --gpus 6 --ep 3", "--model llama-3.1-8b --task full --gpus 8 --ep 2",
+        "--model llama-3.1-8b --task full --tp 3", "--model llama-3.1-8b --task full --stack colossal"}) {
+    SCOPED_TRACE(args);
+    const RunResult r = run_size(args);
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_EQ(r.out.rfind("gpuplan: error: ", 0), 0u) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  }
+}
+
+TEST(SizeAccuracyE2E, StackAndServingLimitsThroughTheCli) {
+  const json hf = size_json("--model llama-3.1-8b --task lora --seq 16384 --stack hf");
+  const json un = size_json("--model llama-3.1-8b --task lora --seq 16384 --stack unsloth");
+  EXPECT_GT(hf["per_gpu"]["total_bytes"].get<double>(), 3.0 * un["per_gpu"]["total_bytes"].get<double>());
+  const json s = size_json("--model llama-3.1-8b --task serve --context 8192 --concurrency 4 --gpu H100");
+  ASSERT_TRUE(s.contains("limits"));
+  EXPECT_GT(s["limits"]["max_concurrency"].get<double>(), 4);
+  EXPECT_GT(s["limits"]["max_context_tokens"].get<double>(), 8192);
+}
+
+}  // namespace

@@ -1,0 +1,203 @@
+// Expert parallelism (perf.hpp, memory.hpp): the all-to-all term, the expert-data-parallel
+// gradient/ZeRO-3 groups and the per-GPU expert weights, each against a hand calculation
+// written here, for the MoE presets people train (Mixtral, Qwen3-MoE, gpt-oss, Llama 4,
+// DeepSeek-V3; configs in data/models/*/config.json).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "model/presets.hpp"
+#include "sizing/memory.hpp"
+#include "sizing/perf.hpp"
+#include "util/error.hpp"
+
+namespace gpuplan {
+namespace {
+
+GpuSpec h100_like() {
+  // NVIDIA H100 SXM5 datasheet: 989 TFLOPS dense BF16, 1979 dense FP8, 3.35 TB/s HBM3,
+  // NVLink 4 900 GB/s bidirectional (450 GB/s each way), PCIe Gen5.
+  GpuSpec g;
+  g.name = "H100 SXM";
+  g.vendor = "NVIDIA";
+  g.architecture = "Hopper";
+  g.memory_type = "HBM3";
+  g.memory_bytes = 80e9;
+  g.memory_bandwidth_bytes_per_s = 3.35e12;
+  g.dense_flops_per_s[static_cast<std::size_t>(Dtype::bf16)] = 989e12;
+  g.dense_flops_per_s[static_cast<std::size_t>(Dtype::fp16)] = 989e12;
+  g.dense_flops_per_s[static_cast<std::size_t>(Dtype::fp8)] = 1979e12;
+  g.gpu_link_bytes_per_s = 900e9;
+  g.interconnect = "NVLink 4";
+  g.pcie_gen = 5;
+  return g;
+}
+
+TrainingStepRequest moe_request(int tp, int pp, int dp, int ep, int zero, std::int64_t global_batch) {
+  TrainingStepRequest r;
+  r.precision = TrainPrecision::bf16_mixed;
+  r.seq_len = 4096;
+  r.global_batch_seqs = global_batch;
+  r.layout.tp = tp;
+  r.layout.pp = pp;
+  r.layout.dp = dp;
+  r.layout.ep = ep;
+  r.layout.zero_stage = zero;
+  r.layout.micro_batch = 1;
+  r.task = Task::pretrain;
+  return r;
+}
+
+// Mixtral-8x7B (h 4096, 32 MoE layers, top-2 of 8), ep 8 inside one 8-GPU node: each all-to-all
+// sends s·b·h·k·2 B·(ep−1)/ep = 4096·4096·2·2·7/8 = 58.72 MB per GPU over NVLink at
+// 450e9 × 0.8 B/s, × the 1.2 load imbalance; 4 per MoE layer per micro-batch.
+TEST(ExpertParallel, AllToAllInsideOneNodeHandCalculation) {
+  const ModelArch arch = load_preset("mixtral-8x7b");
+  const GpuSpec gpu = h100_like();
+  const TrainingStepRequest r = moe_request(1, 1, 8, 8, 1, 16);  // 2 micro-batches per rank
+  PerfAssumptions a;
+  const TrainingStepEstimate e = estimate_training_step(arch, r, make_cluster(gpu, 8, 1, 0), a);
+  const double bytes = 4096.0 * 4096.0 * 2.0 * 2.0 * 7.0 / 8.0;
+  const double each = bytes / (450e9 * 0.8) * 1.2;
+  EXPECT_NEAR(e.ep_alltoall_seconds, 2.0 * 32.0 * 4.0 * each, 1e-9);
+  // Full recompute re-runs the forward dispatch + combine: 6 per layer.
+  TrainingStepRequest rc = r;
+  rc.recompute = Recompute::full;
+  EXPECT_NEAR(estimate_training_step(arch, rc, make_cluster(gpu, 8, 1, 0), a).ep_alltoall_seconds,
+              2.0 * 32.0 * 6.0 * each, 1e-9);
+  // Without imbalance the term scales down by exactly 1.2.
+  a.moe_load_imbalance = 1.0;
+  EXPECT_NEAR(estimate_training_step(arch, r, make_cluster(gpu, 8, 1, 0), a).ep_alltoall_seconds,
+              2.0 * 32.0 * 4.0 * each / 1.2, 1e-9);
+}
+
+// Qwen3-30B-A3B (h 2048, 48 MoE layers, top-8 of 128), ep 16 over two nodes of 8: 8 of the 15
+// other ranks are off-node, so 8/15 of the bytes cross the network at 400e9/8 × 0.8 per GPU,
+// concurrently with the NVLink share; the slower (network) share sets the time.
+TEST(ExpertParallel, AllToAllAcrossNodesUsesTheNetworkShare) {
+  const ModelArch arch = load_preset("qwen3-30b-a3b");
+  const GpuSpec gpu = h100_like();
+  const TrainingStepRequest r = moe_request(1, 1, 16, 16, 1, 16);  // 1 micro-batch per rank
+  PerfAssumptions a;
+  a.moe_load_imbalance = 1.0;
+  const TrainingStepEstimate e = estimate_training_step(arch, r, make_cluster(gpu, 8, 2, 400e9), a);
+  const double bytes = 4096.0 * 2048.0 * 8.0 * 2.0 * 15.0 / 16.0;
+  const double net = bytes * 8.0 / 15.0 / (400e9 / 8.0 * 0.8);
+  const double nvl = bytes * 7.0 / 15.0 / (450e9 * 0.8);
+  ASSERT_GT(net, nvl);
+  EXPECT_NEAR(e.ep_alltoall_seconds, 48.0 * 4.0 * net, 1e-9);
+}
+
+// ZeRO-3 with ep = dp: the expert shards are never gathered; only the dense part is
+// (1.5 × all-reduce volume per micro-batch), so the gathers shrink by the expert share.
+TEST(ExpertParallel, Zero3NeverGathersExpertsWhenEpEqualsDp) {
+  const ModelArch arch = load_preset("mixtral-8x7b");
+  const GpuSpec gpu = h100_like();
+  PerfAssumptions a;
+  const ClusterSpec c = make_cluster(gpu, 8, 1, 0);
+  const TrainingStepEstimate ep8 = estimate_training_step(arch, moe_request(1, 1, 8, 8, 3, 8), c, a);
+  const double dense = static_cast<double>(arch.params.total() - arch.params.experts);
+  const double expected = 1.5 * hierarchical_allreduce_seconds(dense * 2.0, 8, 8, c, a);
+  EXPECT_NEAR(ep8.zero_allgather_seconds, expected, 1e-9);
+  // ep 1: every parameter gathered; Mixtral's experts are 96% of its weights.
+  const TrainingStepEstimate ep1 = estimate_training_step(arch, moe_request(1, 1, 8, 1, 3, 8), c, a);
+  EXPECT_GT(ep1.zero_allgather_seconds, 10.0 * ep8.zero_allgather_seconds);
+  // ep 4 of dp 8: expert shards gathered within the expert-data-parallel pairs (dp/ep = 2).
+  const TrainingStepEstimate ep4 = estimate_training_step(arch, moe_request(1, 1, 8, 4, 3, 8), c, a);
+  const double experts = static_cast<double>(arch.params.experts) / 4.0;
+  EXPECT_NEAR(ep4.zero_allgather_seconds,
+              expected + 1.5 * hierarchical_allreduce_seconds(experts * 2.0, 2, 2, c, a), 1e-9);
+}
+
+// ZeRO-1 with ep = dp: expert gradients are not all-reduced at all (each expert lives on one
+// rank of the dp group); dense gradients are.
+TEST(ExpertParallel, ExpertGradientsReducedOnlyOverExpertDataParallelGroup) {
+  const ModelArch arch = load_preset("qwen3-30b-a3b");
+  const GpuSpec gpu = h100_like();
+  PerfAssumptions a;
+  const ClusterSpec c = make_cluster(gpu, 8, 1, 0);
+  const TrainingStepEstimate e = estimate_training_step(arch, moe_request(1, 1, 8, 8, 1, 8), c, a);
+  const double dense = static_cast<double>(arch.params.total() - arch.params.experts);
+  EXPECT_NEAR(e.dp_allreduce_seconds, hierarchical_allreduce_seconds(dense * 2.0, 8, 8, c, a), 1e-9);
+}
+
+// ZeRO-3 over all experts gathers every expert each micro-batch; with ep = dp the experts are
+// never gathered, so the gathers shrink to the dense share (hand: ZeRO-3 gather time is linear
+// in the gathered bytes, so ≤ dense / total of the ep-1 value, plus rounding), and the
+// all-to-all appears instead. For every MoE family, at the largest ep = dp dividing its experts.
+TEST(ExpertParallel, EpEqualsDpGathersOnlyTheDenseShareForEveryMoeFamily) {
+  const GpuSpec gpu = h100_like();
+  struct Case {
+    const char* preset;
+    int ep;  // = dp; divides the routed experts (8, 128, 128, 16, 256)
+  };
+  for (const Case k : {Case{"mixtral-8x22b", 8}, Case{"qwen3-235b-a22b", 64}, Case{"gpt-oss-120b", 64},
+                       Case{"llama-4-scout-17b-16e-instruct", 16}, Case{"deepseek-v3", 64}}) {
+    SCOPED_TRACE(k.preset);
+    const ModelArch arch = load_preset(k.preset);
+    const ClusterSpec c = make_cluster(gpu, std::min(8, k.ep), std::max(1, k.ep / 8), 400e9);
+    const PerfAssumptions a;
+    const TrainingStepEstimate z3 = estimate_training_step(arch, moe_request(1, 1, k.ep, 1, 3, 4 * k.ep), c, a);
+    const TrainingStepEstimate ep = estimate_training_step(arch, moe_request(1, 1, k.ep, k.ep, 3, 4 * k.ep), c, a);
+    const double total = static_cast<double>(arch.params.total());
+    const double dense_share = (total - static_cast<double>(arch.params.experts)) / total;
+    EXPECT_GT(ep.ep_alltoall_seconds, 0.0);
+    EXPECT_EQ(z3.ep_alltoall_seconds, 0.0);
+    EXPECT_LE(ep.zero_allgather_seconds, (dense_share + 1e-9) * z3.zero_allgather_seconds);
+    EXPECT_LT(dense_share, 0.35);  // experts dominate every one of these models
+  }
+}
+
+// Memory: expert weights per GPU are divided by ep (dense parts are not). DeepSeek-V3 at tp 1,
+// pp 1, dp = ep = 64, ZeRO-1: 16-bit weights = 2 B × (dense + experts / 64).
+TEST(ExpertParallel, MemoryDividesOnlyTheExpertsByEp) {
+  for (const char* preset : {"mixtral-8x7b", "qwen3-30b-a3b", "gpt-oss-120b", "llama-4-scout-17b-16e-instruct",
+                             "deepseek-v3"}) {
+    SCOPED_TRACE(preset);
+    const ModelArch arch = load_preset(preset);
+    const int ep = static_cast<int>(std::min<std::int64_t>(arch.moe->num_routed_experts, 8));
+    TrainingMemoryRequest r;
+    r.task = Task::pretrain;
+    r.seq_len = 1024;
+    r.layout.dp = 8;
+    r.layout.ep = ep;
+    r.layout.zero_stage = 1;
+    const double dense = static_cast<double>(arch.params.total() - arch.params.experts);
+    const double experts = static_cast<double>(arch.params.experts);
+    const MemoryBreakdown m = training_memory(arch, r);
+    EXPECT_NEAR(m.term_bytes("weights"), 2.0 * (dense + experts / ep), 1e-6 * m.term_bytes("weights"));
+  }
+}
+
+TEST(ExpertParallel, BadEpIsAnError) {
+  const GpuSpec gpu = h100_like();
+  const ClusterSpec c = make_cluster(gpu, 8, 1, 0);
+  const PerfAssumptions a;
+  // Mixtral has 8 experts: ep 3 does not divide them.
+  EXPECT_THROW(estimate_training_step(load_preset("mixtral-8x7b"), moe_request(1, 1, 6, 3, 1, 6), c, a), Error);
+  // ep must divide dp.
+  EXPECT_THROW(estimate_training_step(load_preset("mixtral-8x7b"), moe_request(1, 1, 6, 4, 1, 6), c, a), Error);
+  // ep on a dense model.
+  EXPECT_THROW(estimate_training_step(load_preset("llama-3.1-8b"), moe_request(1, 1, 8, 2, 1, 8), c, a), Error);
+  try {
+    estimate_training_step(load_preset("mixtral-8x7b"), moe_request(1, 1, 6, 3, 1, 6), c, a);
+  } catch (const Error& err) {
+    EXPECT_EQ(err.where(), "layout.ep");
+  }
+}
+
+// TP above the KV heads: replication is fine when tp is a multiple of the KV heads (Llama-3.1-8B:
+// 8 KV heads, tp 16 → 2 ranks per head); tp that neither divides nor is a multiple is an error.
+TEST(ExpertParallel, TpAgainstKvHeads) {
+  ModelArch arch = load_preset("llama-3.1-8b");  // 32 heads, 8 KV heads
+  TrainingMemoryRequest r;
+  r.task = Task::full;
+  r.layout.tp = 16;
+  EXPECT_NO_THROW(training_memory(arch, r));
+  arch.num_kv_heads = 12;  // hypothetical: 16 neither divides 12 nor is a multiple of it
+  arch.num_attention_heads = 48;
+  EXPECT_THROW(training_memory(arch, r), Error);
+}
+
+}  // namespace
+}  // namespace gpuplan
