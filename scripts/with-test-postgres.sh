@@ -6,16 +6,26 @@
 # and on a unix socket in that directory; exports GPUPLAN_TEST_PG_URL (a libpq URI of the admin
 # database; the tests create and drop their own databases); runs the command; stops the server
 # and removes the directory whatever the command's outcome. Exit status: the command's.
+# Without PostgreSQL binaries: exit 1 when GPUPLAN_TEST_PG_REQUIRED=1 (CI), else a warning and
+# the command runs with the PostgreSQL tests skipped (ctest lists them as "Skipped").
 set -euo pipefail
 
 PG_BIN=${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)}
-if [[ -z "${PG_BIN}" || ! -x "${PG_BIN}/initdb" ]]; then
-  echo "with-test-postgres: no PostgreSQL server binaries (install postgresql-15: scripts/install-deps.sh)" >&2
-  exit 1
-fi
 if [[ $# -eq 0 ]]; then
   echo "usage: $0 COMMAND [ARGS...]" >&2
   exit 2
+fi
+if [[ -z "${PG_BIN}" || ! -x "${PG_BIN}/initdb" ]]; then
+  # CI (.ci/run sets GPUPLAN_TEST_PG_REQUIRED=1) fails here; a developer's machine without
+  # PostgreSQL runs the command anyway and the PostgreSQL tests report themselves Skipped.
+  if [[ "${GPUPLAN_TEST_PG_REQUIRED:-0}" == 1 ]]; then
+    echo "with-test-postgres: no PostgreSQL server binaries (install postgresql-15: scripts/install-deps.sh)" >&2
+    exit 1
+  fi
+  echo "with-test-postgres: WARNING: no PostgreSQL server binaries (scripts/install-deps.sh installs them):" \
+    "the PostgreSQL tests will be SKIPPED" >&2
+  unset GPUPLAN_TEST_PG_URL
+  exec "$@"
 fi
 
 dir=$(mktemp -d /tmp/gpuplan-pg.XXXXXX)

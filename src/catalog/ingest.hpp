@@ -9,6 +9,7 @@
 /// The importers' own row gates (unit checks, zero prices, unresolved GPUs) ran when the batch
 /// was parsed. Then the batch is written as one transaction (or previewed: nothing written).
 #include <string>
+#include <string_view>
 
 #include "catalog/store.hpp"
 
@@ -22,6 +23,12 @@ struct IngestOptions {
 /// Applies the gates to `batch` (flags added in place, ImportIssues appended), then imports it.
 /// Throws as the gates and OfferStore::import; nothing is written then.
 ImportResult ingest(OfferStore& store, ImportBatch& batch, const IngestOptions& opts);
+
+/// The fetchers' write: for an accepted snapshot with a batch, the gates above (today: the
+/// snapshot's fetch date), then OfferStore::commit_snapshot (record and batch in one
+/// transaction). Rejected/unchanged records are logged as they are.
+SnapshotCommit ingest_snapshot(OfferStore& store, const SnapshotRecord& record, ImportBatch* batch,
+                               std::string_view today);
 
 /// Steps 1-3 above without the store's index series (for the seed of an empty store).
 void apply_quality_gates(ImportBatch& batch, std::string_view today);

@@ -229,7 +229,7 @@ TEST(FilterSqlParity, BundledCatalog) {
 // The same parity on PostgreSQL (its dialect of the compiler), on a fresh test database.
 TEST(FilterSqlParity, FixtureOffersPostgres) {
   testing::PgTestDb db;
-  if (!db.available()) GTEST_SKIP() << testing::kPgSkipMessage;
+  GPUPLAN_REQUIRE_PG(db);
   PgOfferStore sql(db.url(), GpuCatalog::bundled());
   MemoryOfferStore mem;
   sql.import(testing::fixture_batch());
@@ -241,7 +241,7 @@ TEST(FilterSqlParity, FixtureOffersPostgres) {
 
 TEST(FilterSqlParity, BundledCatalogPostgres) {
   testing::PgTestDb db;
-  if (!db.available()) GTEST_SKIP() << testing::kPgSkipMessage;
+  GPUPLAN_REQUIRE_PG(db);
   const ImportBatch bundled = bundled_catalog();
   PgOfferStore sql(db.url(), GpuCatalog::bundled());
   MemoryOfferStore mem;

@@ -23,6 +23,21 @@ inline constexpr const char* kPgSkipMessage =
     "GPUPLAN_TEST_PG_URL is not set: PostgreSQL tests skipped (run `make test`, or "
     "scripts/with-test-postgres.sh ctest)";
 
+/// GPUPLAN_TEST_PG_REQUIRED=1 (CI: .ci/run) turns a missing server into a failure.
+inline bool pg_required() {
+  const char* v = std::getenv("GPUPLAN_TEST_PG_REQUIRED");
+  return v != nullptr && std::string(v) == "1";
+}
+
+/// In a test body: skip (or, when required, fail) unless the PostgreSQL test server is set.
+#define GPUPLAN_REQUIRE_PG(db)                                                                   \
+  do {                                                                                           \
+    if (!(db).available()) {                                                                     \
+      if (::gpuplan::testing::pg_required()) FAIL() << "GPUPLAN_TEST_PG_REQUIRED=1 but " << ::gpuplan::testing::kPgSkipMessage; \
+      GTEST_SKIP() << ::gpuplan::testing::kPgSkipMessage;                                        \
+    }                                                                                            \
+  } while (0)
+
 /// Creates a database named gpuplan_t_<pid>_<n> on construction and drops it on destruction.
 class PgTestDb {
  public:

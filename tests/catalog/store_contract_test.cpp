@@ -38,7 +38,10 @@ template <typename F>
 class StoreContract : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!store_) GTEST_SKIP() << testing::kPgSkipMessage;
+    if (!store_) {
+      if (testing::pg_required()) FAIL() << "GPUPLAN_TEST_PG_REQUIRED=1 but " << testing::kPgSkipMessage;
+      GTEST_SKIP() << testing::kPgSkipMessage;
+    }
   }
   F factory_;
   std::unique_ptr<OfferStore> store_ = factory_.make();

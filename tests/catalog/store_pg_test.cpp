@@ -29,7 +29,7 @@ using testing::obs;
 
 #define REQUIRE_PG(db)                                              \
   testing::PgTestDb db;                                             \
-  if (!db.available()) GTEST_SKIP() << testing::kPgSkipMessage
+  GPUPLAN_REQUIRE_PG(db)
 
 /// `n` synthetic offers (ids "synthetic/i"), each with `per_offer` dated on-demand observations
 /// whose prices are TEST INPUTS, not market data.
