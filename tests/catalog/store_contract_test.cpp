@@ -364,5 +364,44 @@ TYPED_TEST(StoreContract, IngestChecksAUserFileAgainstTheStoredMarketIndex) {
   EXPECT_FALSE(got->flags[0].excludes);
 }
 
+TYPED_TEST(StoreContract, FetchedSnapshotsPassTheSameGatesAsImports) {
+  // The fetchers' write (ingest_snapshot) runs the store-wide gates: a stored market index
+  // flags a fetched offer under half of it, and a future date refuses the snapshot whole.
+  Offer index = testing::base_offer("index:test/h100", "index:test", "H100", "", "H100", "NVIDIA H100 SXM", 1, 80e9);
+  index.flags.push_back(QualityFlag{"price_index", "a market index, not an offer", true});
+  index.prices = {obs(PriceKind::on_demand, 2.0, "2026-11-01")};
+  ImportBatch first;
+  first.offers = {index};
+  this->store_->import(first);
+  SnapshotRecord rec;
+  rec.source = "src";
+  rec.url = "http://x/a";
+  rec.urls = {rec.url};
+  rec.fetched_at = "2026-11-30T00:00:00Z";
+  rec.content_hash = "sha256:cc";
+  rec.parser_version = 1;
+  rec.status = "accepted";
+  // 0.80 USD per GPU-hour < 50% of the 2.00 index: flagged, not excluded.
+  Offer cheap = testing::base_offer("x/cheap/r", "x", "cheap", "r", "H100", "NVIDIA H100 SXM", 1, 80e9);
+  cheap.prices = {obs(PriceKind::on_demand, 0.80, "2026-11-20")};
+  ImportBatch fetched;
+  fetched.offers = {cheap};
+  SnapshotCommit c = ingest_snapshot(*this->store_, rec, &fetched, "2026-11-30");
+  EXPECT_EQ(c.record.observations_added, 1u);
+  auto got = this->store_->get("x/cheap/r");
+  ASSERT_TRUE(got);
+  ASSERT_EQ(got->flags.size(), 1u);
+  EXPECT_EQ(got->flags[0].rule, import_rule::kBelowMarketIndex);
+  // A price dated after the fetch date: an error, no snapshot row and no offer written.
+  Offer future = testing::base_offer("x/future/r", "x", "future", "r", "H100", "NVIDIA H100 SXM", 1, 80e9);
+  future.prices = {obs(PriceKind::on_demand, 3.0, "2026-12-05")};
+  ImportBatch bad;
+  bad.offers = {future};
+  rec.content_hash = "sha256:dd";
+  EXPECT_THROW(ingest_snapshot(*this->store_, rec, &bad, "2026-11-30"), Error);
+  EXPECT_FALSE(this->store_->get("x/future/r"));
+  EXPECT_EQ(this->store_->snapshots("src", 10).size(), 1u);
+}
+
 }  // namespace
 }  // namespace gpuplan
