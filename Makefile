@@ -4,7 +4,7 @@ BUILD ?= build
 BUILD_ASAN ?= build-asan
 CMAKE_FLAGS ?=
 
-.PHONY: deps build demo test test-fast test-asan test-fuzz fuzz bench clean
+.PHONY: deps build demo test test-fast test-asan test-fuzz fuzz bench clean web-deps
 
 deps:
 	./scripts/install-deps.sh
@@ -25,8 +25,12 @@ demo: build
 test: test-fast test-asan
 
 # The PostgreSQL suites run on a throw-away server (scripts/with-test-postgres.sh sets GPUPLAN_TEST_PG_URL).
-test-fast: build
+test-fast: build web-deps
 	cd $(BUILD) && $(CURDIR)/scripts/with-test-postgres.sh ctest --output-on-failure -j $(JOBS)
+
+## Browser-test dependencies (tests/web: playwright-core, pinned by package-lock.json; drives /usr/bin/chromium).
+web-deps:
+	cd tests/web && npm ci --no-audit --no-fund
 
 test-asan: deps
 	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DGPUPLAN_SANITIZE=ON -DGPUPLAN_WERROR=ON -DGPUPLAN_BUILD_BENCH=OFF $(CMAKE_FLAGS)

@@ -1,9 +1,18 @@
 # gpuplan_embed_files(TARGET name BASE dir FILES f1 f2 ...)
 # Compiles each file's bytes into the library TARGET, addressable at run time by its path
 # relative to BASE through gpuplan::embedded_file() (src/util/embedded.hpp).
+# Optional TABLE names the index function instead (gpuplan::detail::TABLE(), declared by its
+# user), so a second set of files (web/: templates, locales) gets its own table.
 function(gpuplan_embed_files)
-  cmake_parse_arguments(E "" "TARGET;BASE" "FILES" ${ARGN})
-  set(gen_dir ${CMAKE_CURRENT_BINARY_DIR}/embedded)
+  cmake_parse_arguments(E "" "TARGET;BASE;TABLE" "FILES" ${ARGN})
+  if(NOT E_TABLE)
+    set(E_TABLE embedded_table)
+    set(prefix gpuplan_blob)
+    set(gen_dir ${CMAKE_CURRENT_BINARY_DIR}/embedded)
+  else()
+    set(prefix gpuplan_${E_TABLE}_blob)
+    set(gen_dir ${CMAKE_CURRENT_BINARY_DIR}/embedded_${E_TABLE})
+  endif()
   file(MAKE_DIRECTORY ${gen_dir})
   set(sources "")
   set(entries "")
@@ -13,13 +22,13 @@ function(gpuplan_embed_files)
     file(RELATIVE_PATH rel ${E_BASE} ${f})
     set(out ${gen_dir}/blob_${i}.cpp)
     add_custom_command(OUTPUT ${out}
-      COMMAND ${CMAKE_COMMAND} -DIN=${f} -DOUT=${out} -DSYMBOL=gpuplan_blob_${i}
+      COMMAND ${CMAKE_COMMAND} -DIN=${f} -DOUT=${out} -DSYMBOL=${prefix}_${i}
               -P ${PROJECT_SOURCE_DIR}/cmake/embed_one.cmake
       DEPENDS ${f} ${PROJECT_SOURCE_DIR}/cmake/embed_one.cmake
       COMMENT "Embedding ${rel}" VERBATIM)
     list(APPEND sources ${out})
-    string(APPEND decls "extern const unsigned char gpuplan_blob_${i}[]; extern const unsigned long gpuplan_blob_${i}_size;\n")
-    string(APPEND entries "  {\"${rel}\", {reinterpret_cast<const char*>(gpuplan_blob_${i}), gpuplan_blob_${i}_size}},\n")
+    string(APPEND decls "extern const unsigned char ${prefix}_${i}[]; extern const unsigned long ${prefix}_${i}_size;\n")
+    string(APPEND entries "  {\"${rel}\", {reinterpret_cast<const char*>(${prefix}_${i}), ${prefix}_${i}_size}},\n")
     math(EXPR i "${i}+1")
   endforeach()
   set(index ${gen_dir}/index.cpp)
@@ -29,7 +38,7 @@ function(gpuplan_embed_files)
 #include <utility>
 ${decls}
 namespace gpuplan::detail {
-const std::vector<std::pair<std::string_view, std::string_view>>& embedded_table() {
+const std::vector<std::pair<std::string_view, std::string_view>>& ${E_TABLE}() {
   static const std::vector<std::pair<std::string_view, std::string_view>> table = {
 ${entries}  };
   return table;

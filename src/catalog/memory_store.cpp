@@ -63,7 +63,13 @@ ImportResult MemoryOfferStore::import(const ImportBatch& batch) {
     sort_history(stored.prices);
   }
   offers_.swap(next);
+  ++revision_;
   return r;
+}
+
+std::uint64_t MemoryOfferStore::revision() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  return revision_;
 }
 
 std::vector<Offer> MemoryOfferStore::query(const OfferQuery& q) {

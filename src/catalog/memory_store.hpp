@@ -26,6 +26,7 @@ class MemoryOfferStore final : public OfferStore {
   ImportResult preview_import(const ImportBatch& batch) override;
   bool seed_if_new(const std::function<ImportBatch()>& make_batch) override;
   int schema_version() override { return 0; }
+  std::uint64_t revision() override;
   SnapshotCommit commit_snapshot(const SnapshotRecord& record, const ImportBatch* batch) override;
   std::optional<SnapshotRecord> last_snapshot(std::string_view source, std::string_view status) override;
   std::optional<std::string> first_accepted_with_hash(std::string_view source, std::string_view content_hash) override;
@@ -36,6 +37,7 @@ class MemoryOfferStore final : public OfferStore {
   const GpuCatalog& gpus_;
   std::map<std::string, Offer, std::less<>> offers_;  ///< by id; prices kept oldest first
   bool seeded_ = false;
+  std::uint64_t revision_ = 0;
   std::recursive_mutex mu_;  ///< seed_if_new and preview_import call import
 };
 

@@ -381,13 +381,30 @@ struct PgOfferStore::Impl {
     bool broken_ = false;
   };
 
+  /// False when the server closed an idle connection (restart, pg_terminate_backend, idle
+  /// timeout of a proxy): reads what the socket holds without waiting, no round trip.
+  static bool still_open(pqxx::connection& c) {
+    try {
+      c.get_notifs();  // consumes a pending FATAL message...
+      c.get_notifs();  // ...then sees the end of the stream
+    } catch (const std::exception&) {
+      return false;
+    }
+    return c.is_open();
+  }
+
   Lease acquire() {
     std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [&] { return !idle.empty() || open < opts.connections; });
-    if (!idle.empty()) {
+    for (;;) {
+      cv.wait(lock, [&] { return !idle.empty() || open < opts.connections; });
+      if (idle.empty()) break;
       auto c = std::move(idle.back());
       idle.pop_back();
-      return Lease(*this, std::move(c));
+      lock.unlock();
+      if (still_open(*c)) return Lease(*this, std::move(c));
+      lock.lock();  // dropped while idle: replace it before use (the caller never sees it)
+      prepared.erase(c.get());
+      --open;
     }
     ++open;
     lock.unlock();
@@ -582,6 +599,8 @@ struct PgOfferStore::Impl {
           ++r.observations_already_known;
       }
     }
+    t.exec("INSERT INTO meta (key, value) VALUES ('revision', '1') ON CONFLICT (key) DO UPDATE SET "
+           "value = (meta.value::bigint + 1)::text");
     return r;
   }
 };
@@ -786,6 +805,14 @@ std::vector<SnapshotRecord> PgOfferStore::snapshots(std::string_view source, std
                                        std::string(source), static_cast<long long>(limit)))
       out.push_back(read_snapshot(r));
     return out;
+  });
+}
+
+std::uint64_t PgOfferStore::revision() {
+  return impl_->with_connection([&](pqxx::connection& c) {
+    pqxx::read_transaction t(c);
+    const pqxx::result r = t.exec("SELECT value::bigint FROM meta WHERE key = 'revision'");
+    return r.empty() ? std::uint64_t{0} : r[0][0].as<std::uint64_t>();
   });
 }
 

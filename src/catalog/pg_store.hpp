@@ -73,6 +73,8 @@ class PgOfferStore final : public OfferStore {
   ImportResult preview_import(const ImportBatch& batch) override;
   bool seed_if_new(const std::function<ImportBatch()>& make_batch) override;
   int schema_version() override;
+  std::uint64_t revision() override;
+  bool concurrent_calls() const noexcept override { return true; }  ///< a connection pool
   SnapshotCommit commit_snapshot(const SnapshotRecord& record, const ImportBatch* batch) override;
   std::optional<SnapshotRecord> last_snapshot(std::string_view source, std::string_view status) override;
   std::optional<std::string> first_accepted_with_hash(std::string_view source, std::string_view content_hash) override;

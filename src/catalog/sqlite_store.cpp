@@ -594,6 +594,10 @@ struct SqliteOfferStore::Impl {
           ++r.observations_already_known;
       }
     }
+    exec(db,
+         "INSERT INTO meta (key, value) VALUES ('revision', '1') ON CONFLICT (key) DO UPDATE SET "
+         "value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)",
+         path);
     return r;
   }
 
@@ -779,6 +783,12 @@ std::vector<PriceObservation> SqliteOfferStore::history(std::string_view offer_i
   o.id = std::string(offer_id);
   impl_->load_observations(o);
   return o.prices;
+}
+
+std::uint64_t SqliteOfferStore::revision() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  Stmt s(impl_->db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'revision'", impl_->path);
+  return s.step() ? static_cast<std::uint64_t>(s.integer(0)) : 0;
 }
 
 StoreCounts SqliteOfferStore::counts() {

@@ -60,6 +60,7 @@ class SqliteOfferStore final : public OfferStore {
   bool seed_if_new(const std::function<ImportBatch()>& make_batch) override;
   /// The schema version stored in the file (PRAGMA user_version).
   int schema_version() override;
+  std::uint64_t revision() override;
 
  private:
   struct Impl;

@@ -165,6 +165,13 @@ class OfferStore {
   virtual bool seed_if_new(const std::function<ImportBatch()>& make_batch) = 0;
   /// Schema version stored in the database (0 for stores without one).
   virtual int schema_version() = 0;
+  /// The data's revision: a counter that every committed import (CLI, seed, fetcher, from any
+  /// process) raises in the same transaction. Equal revisions mean equal offers, so a server may
+  /// keep an answer while the revision stays the same (one primary-key read per check).
+  virtual std::uint64_t revision() = 0;
+  /// True when many threads may call this store at once (a connection pool); false when the
+  /// store serialises its calls, so callers gain nothing from calling in parallel.
+  virtual bool concurrent_calls() const noexcept { return false; }
 
   // Snapshot log (migration 2 of the SQLite store; MemoryOfferStore keeps it in memory). Stores
   // without it throw Error{unavailable} (the base implementation).

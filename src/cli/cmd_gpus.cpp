@@ -3,13 +3,13 @@
 // (SI units inside; converted to GB, TB/s, TFLOPS here for display).
 #include <fmt/core.h>
 
-#include <nlohmann/json.hpp>
-
 #include <cmath>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "api/catalog_reads.hpp"
+#include "cli/api_flags.hpp"
 #include "cli/command.hpp"
 #include "cli/common.hpp"
 #include "hardware/gpu_spec.hpp"
@@ -39,36 +39,6 @@ std::string fmt_bandwidth_tb_s(const GpuSpec& g, int decimals) {
 std::string fmt_link_gb_s(const GpuSpec& g, int decimals) {
   if (g.has_gpu_link()) return fmt_num(g.gpu_link_bytes_per_s / 1e9, decimals);
   return g.interconnect.rfind("none", 0) == 0 ? std::string("0") : std::string("unknown");
-}
-
-nlohmann::json spec_json(const GpuSpec& g) {
-  nlohmann::json flops = nlohmann::json::object();
-  for (Dtype d : kAllDtypes) {
-    auto v = g.dense_flops(d);
-    flops[std::string(dtype_name(d))] = v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-  }
-  auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
-  return {
-      {"name", g.name},
-      {"vendor", g.vendor},
-      {"architecture", g.architecture},
-      {"form_factor", g.form_factor},
-      {"aliases", g.aliases},
-      {"memory_bytes", g.memory_bytes},
-      {"memory_type", g.memory_type},
-      {"memory_bandwidth_bytes_per_s", opt(g.memory_bandwidth())},
-      {"dense_flops_per_s", flops},
-      {"interconnect", g.interconnect},
-      {"gpu_link_bytes_per_s", g.gpu_link_bytes_per_s},
-      {"usable_memory_bytes", opt(g.usable_memory_bytes)},
-      {"nvlink_domain_gpus", opt(g.nvlink_domain_gpus)},
-      {"unified_memory", g.unified_memory},
-      {"pcie_gen", opt(g.pcie_gen)},
-      {"tdp_watts", opt(g.tdp_watts)},
-      {"release_year", opt(g.release_year)},
-      {"source_ids", g.source_ids},
-      {"uncertain_cells", g.uncertain_cells},
-  };
 }
 
 void print_list(const GpuCatalog& catalog) {
@@ -115,34 +85,22 @@ void print_one(const GpuSpec& g) {
   fmt::print("{}", t.render());
 }
 
-struct GpusOptions {
-  std::string name;
-  bool json = false;
-};
-
 GPUPLAN_REGISTER_COMMAND(Command{
     "gpus", "list the hardware catalog, or show one GPU's spec with its sources",
     [](CLI::App& sub, GlobalOptions& global) {
-      auto opts = std::make_shared<GpusOptions>();
-      sub.add_option("name", opts->name, "a GPU name to resolve (tolerant: \"h100\", \"A100-80GB\", ...)");
-      sub.add_flag("--json", opts->json, "print JSON (SI units: bytes, bytes/s, FLOP/s)");
-      sub.callback([opts, &global] {
-        const GpuCatalog& catalog = gpu_catalog(global);
-        if (!opts->name.empty()) {
-          const GpuSpec& g = catalog.find(opts->name);
-          if (opts->json) {
-            fmt::print("{}\n", dump_json(spec_json(g)));
-          } else {
-            print_one(g);
-          }
-          return;
-        }
-        if (opts->json) {
-          nlohmann::json arr = nlohmann::json::array();
-          for (const auto& g : catalog.gpus()) arr.push_back(spec_json(g));
-          fmt::print("{}\n", dump_json(arr));
+      auto in = std::make_shared<api::GpusInput>();
+      auto json_out = std::make_shared<bool>(false);
+      add_api_flags(sub, in, api::gpus_fields());
+      sub.add_flag("--json", *json_out, "print JSON (SI units: bytes, bytes/s, FLOP/s)");
+      sub.callback([in, json_out, &global] {
+        const api::Context ctx = make_context(global);
+        const std::vector<const GpuSpec*> gpus = api::run_gpus(*in, ctx);
+        if (*json_out) {
+          fmt::print("{}\n", dump_json(api::gpus_to_json(*in, gpus)));
+        } else if (!in->name.empty()) {
+          print_one(*gpus.front());
         } else {
-          print_list(catalog);
+          print_list(ctx.gpus());
         }
       });
     }});

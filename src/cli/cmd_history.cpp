@@ -4,12 +4,11 @@
 #include <csv.h>
 #include <fmt/core.h>
 
-#include <nlohmann/json.hpp>
-
 #include <memory>
 #include <string>
 
-#include "catalog/open_store.hpp"
+#include "api/catalog_reads.hpp"
+#include "cli/api_flags.hpp"
 #include "cli/command.hpp"
 #include "cli/common.hpp"
 #include "util/error.hpp"
@@ -18,39 +17,22 @@
 namespace gpuplan::cli {
 namespace {
 
-struct HistoryOptions {
-  std::string offer_id;
-  std::string format = "table";
-};
-
 std::string csv_cell(const std::string& s) {
   std::string out(s.size() * 2 + 2, '\0');
   out.resize(csv_write(out.data(), out.size(), s.data(), s.size()));
   return out;
 }
 
-void run_history(const HistoryOptions& opts, const GlobalOptions& global) {
-  if (opts.format != "table" && opts.format != "json" && opts.format != "csv")
-    throw_invalid("--format", "unknown format \"" + opts.format + "\"", "table, json or csv");
-  auto store = open_store(global.db_path, StoreContext{gpu_catalog(global), SystemClock()});
-  const std::optional<Offer> offer = store->get(opts.offer_id);
-  if (!offer)
-    throw_not_found(opts.offer_id, "no offer with this id in the store",
-                    "an id as listed by `gpuplan offers` (provider/instance_type/region)");
+void run_history(const api::HistoryInput& in, const std::string& format, const GlobalOptions& global) {
+  if (format != "table" && format != "json" && format != "csv")
+    throw_invalid("--format", "unknown format \"" + format + "\"", "table, json or csv");
+  const api::Context ctx = make_context(global);
+  const Offer result = api::run_history(in, ctx);
+  const Offer* offer = &result;
   const auto& obs = offer->prices;
   auto per_gpu = [&](const PriceObservation& p) { return usd_per_gpu_hour(*offer, p); };
-  if (opts.format == "json") {
-    nlohmann::json arr = nlohmann::json::array();
-    for (const auto& p : obs) {
-      auto g = per_gpu(p);
-      arr.push_back({{"observed_at", p.source.observed_at ? nlohmann::json(*p.source.observed_at) : nlohmann::json(nullptr)},
-                     {"kind", price_kind_name(p.kind)},
-                     {"usd_per_hour", p.usd_per_hour},
-                     {"usd_per_gpu_hour", g ? nlohmann::json(*g) : nlohmann::json(nullptr)},
-                     {"dataset", p.source.dataset},
-                     {"locator", p.source.locator}});
-    }
-    fmt::print("{}\n", dump_json(nlohmann::json{{"offer_id", offer->id}, {"gpu_count", offer->gpu_count}, {"observations", arr}}));
+  if (format == "json") {
+    fmt::print("{}\n", dump_json(api::history_to_json(result)));
     return;
   }
   std::vector<std::vector<std::string>> rows;
@@ -61,7 +43,7 @@ void run_history(const HistoryOptions& opts, const GlobalOptions& global) {
                     p.source.locator});
   }
   const std::vector<std::string> header = {"OBSERVED", "KIND", "USD_PER_H", "USD_PER_GPU_H", "SOURCE", "LOCATOR"};
-  if (opts.format == "csv") {
+  if (format == "csv") {
     std::string out;
     auto line = [&](const std::vector<std::string>& cells) {
       for (std::size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + csv_cell(cells[i]);
@@ -83,11 +65,12 @@ void run_history(const HistoryOptions& opts, const GlobalOptions& global) {
 
 GPUPLAN_REGISTER_COMMAND(Command{"history", "show the price observations of one offer over time",
                                  [](CLI::App& sub, GlobalOptions& global) {
-                                   auto opts = std::make_shared<HistoryOptions>();
-                                   sub.add_option("offer_id", opts->offer_id, "offer id, as listed by gpuplan offers")
-                                       ->required();
-                                   sub.add_option("--format", opts->format, "table (default), json or csv");
-                                   sub.callback([opts, &global] { run_history(*opts, global); });
+                                   auto in = std::make_shared<api::HistoryInput>();
+                                   auto format = std::make_shared<std::string>("table");
+                                   add_api_flags(sub, in, api::history_fields());
+                                   sub.get_option("offer_id")->required();
+                                   sub.add_option("--format", *format, "table (default), json or csv");
+                                   sub.callback([in, format, &global] { run_history(*in, *format, global); });
                                  }});
 
 }  // namespace

@@ -4,12 +4,12 @@
 #include <fmt/core.h>
 
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 
+#include "api/catalog_reads.hpp"
+#include "cli/api_flags.hpp"
 #include "cli/command.hpp"
 #include "cli/common.hpp"
-#include "cli/model_flags.hpp"
 #include "model/model_source.hpp"
 #include "model/param_count.hpp"
 #include "model/presets.hpp"
@@ -19,7 +19,6 @@
 namespace gpuplan::cli {
 namespace {
 
-using nlohmann::json;
 
 /// 8030261248 → "8.03B"; 124439808 → "124M".
 std::string human(std::int64_t n) {
@@ -34,86 +33,6 @@ std::string human(std::int64_t n) {
 std::string sliding_text(const ModelArch& a) {
   if (!a.sliding_window) return "none";
   return fmt::format("{} on {}/{} layers", *a.sliding_window, a.num_sliding_window_layers(), a.num_layers);
-}
-
-std::string_view norm_name(NormKind k) {
-  switch (k) {
-    case NormKind::rms_norm: return "rms_norm";
-    case NormKind::layer_norm: return "layer_norm";
-    case NormKind::gemma_rms_norm: return "gemma_rms_norm";
-    case NormKind::layer_norm_no_bias: return "layer_norm_no_bias";
-    case NormKind::non_parametric: return "non_parametric";
-  }
-  return "rms_norm";
-}
-
-json breakdown_json(const ParamBreakdown& p) {
-  return {{"embeddings", p.embeddings}, {"attention", p.attention}, {"mlp", p.mlp},     {"experts", p.experts},
-          {"router", p.router},         {"norms", p.norms},         {"head", p.head},   {"other", p.other},
-          {"active_experts", p.active_experts}, {"total", p.total()}, {"active", p.active()}};
-}
-
-json arch_json(const ModelArch& a, const PresetInfo* info) {
-  auto opt = [](const auto& v) { return v ? json(*v) : json(nullptr); };
-  json j = {
-      {"name", a.name},
-      {"model_type", a.model_type},
-      {"family", family_name(a.family)},
-      {"source", a.source},
-      {"total_params", a.total_params()},
-      {"active_params", a.active_params()},
-      {"params", breakdown_json(a.params)},
-      {"num_layers", a.num_layers},
-      {"hidden_size", a.hidden_size},
-      {"intermediate_size", a.intermediate_size},
-      {"num_attention_heads", a.num_attention_heads},
-      {"num_kv_heads", a.num_kv_heads},
-      {"head_dim", a.head_dim},
-      {"vocab_size", a.vocab_size},
-      {"attention", attention_kind_name(a.attention)},
-      {"sliding_window", opt(a.sliding_window)},
-      {"sliding_window_layers", a.num_sliding_window_layers()},
-      {"max_position_embeddings", a.max_position_embeddings > 0 ? json(a.max_position_embeddings) : json(nullptr)},
-      {"tied_embeddings", a.tied_embeddings},
-      {"torch_dtype", a.torch_dtype.empty() ? json(nullptr) : json(a.torch_dtype)},
-      {"mtp_params", a.mtp_params},
-      {"checkpoint_bytes", opt(a.checkpoint_bytes)},
-      {"notes", a.notes},
-  };
-  if (a.moe) {
-    j["moe"] = {{"num_routed_experts", a.moe->num_routed_experts},
-                {"experts_per_token", a.moe->experts_per_token},
-                {"num_shared_experts", a.moe->num_shared_experts},
-                {"expert_intermediate_size", a.moe->expert_intermediate_size},
-                {"num_moe_layers", a.moe->num_moe_layers}};
-  }
-  if (a.mla) {
-    j["mla"] = {{"q_lora_rank", opt(a.mla->q_lora_rank)},
-                {"kv_lora_rank", a.mla->kv_lora_rank},
-                {"qk_nope_head_dim", a.mla->qk_nope_head_dim},
-                {"qk_rope_head_dim", a.mla->qk_rope_head_dim},
-                {"v_head_dim", a.mla->v_head_dim}};
-  }
-  if (!a.geometry.linears.empty()) {  // the model layer's one geometry (model/geometry.hpp)
-    const LayerGeometry& g = a.geometry;
-    json linears = json::array();
-    for (const auto& l : g.linears) {
-      linears.push_back({{"name", l.name}, {"lora_target", l.lora_target}, {"role", linear_role_name(l.role)},
-                         {"d_in", l.d_in}, {"d_out", l.d_out}, {"copies", l.copies}, {"active_copies", l.active_copies},
-                         {"layers", l.layers}, {"bias", l.bias}, {"tied", l.tied}, {"params", l.params()}});
-    }
-    j["geometry"] = {{"attention_layers", g.attention_layers}, {"kv_cache_layers", g.kv_cache_layers},
-                     {"dense_mlp_layers", g.dense_mlp_layers},  {"moe_layers", g.moe_layers},
-                     {"ssm_layers", g.ssm_layers},              {"kv_cache_width", g.attention.kv_cache_width},
-                     {"activation", mlp_activation_name(g.activation)}, {"norm", norm_name(g.norm)},
-                     {"parallel_attention", g.parallel_attention}, {"linears", linears}};
-  }
-  if (info) {
-    j["hf_id"] = info->hf_id;
-    j["provenance_class"] = info->provenance_class;
-    j["data_folder"] = "data/models/" + info->folder;
-  }
-  return j;
 }
 
 void print_list() {
@@ -143,15 +62,13 @@ void print_one(const ModelArch& a, const PresetInfo* info) {
   row("source", a.source);
   row("model_type", a.model_type);
   row("family", std::string(family_name(a.family)));
-  const bool transformer = a.family == ModelFamily::decoder || a.family == ModelFamily::encoder ||
-                           a.family == ModelFamily::encoder_decoder;
-  if (transformer || a.family == ModelFamily::state_space) {
+  if (a.family == ModelFamily::decoder || a.family == ModelFamily::state_space) {
     row("layers", std::to_string(a.num_layers));
     row("hidden", std::to_string(a.hidden_size));
     row("intermediate", std::to_string(a.intermediate_size));
     row("vocab", std::to_string(a.vocab_size));
   }
-  if (transformer) {
+  if (a.family == ModelFamily::decoder) {
     row("attention", fmt::format("{} ({} heads, {} KV heads, head_dim {})", attention_kind_name(a.attention), a.num_attention_heads,
                                  a.num_kv_heads, a.head_dim));
     if (a.mla) {
@@ -167,10 +84,6 @@ void print_one(const ModelArch& a, const PresetInfo* info) {
     row("MoE", fmt::format("{} routed experts (top-{}), {} shared, expert width {}, {} of {} layers MoE", a.moe->num_routed_experts,
                            a.moe->experts_per_token, a.moe->num_shared_experts, a.moe->expert_intermediate_size,
                            a.moe->num_moe_layers, a.num_layers));
-  }
-  if (const LayerGeometry& g = a.geometry; g.ssm_layers > 0 || (transformer && g.attention_layers != a.num_layers)) {
-    row("blocks", fmt::format("{} with attention, {} with an SSM mixer, {} dense MLP, {} MoE", g.attention_layers, g.ssm_layers,
-                              g.dense_mlp_layers, g.moe_layers));
   }
   if (a.diffusion) {
     const auto& d = *a.diffusion;
@@ -211,42 +124,22 @@ void print_one(const ModelArch& a, const PresetInfo* info) {
   for (const auto& n : a.notes) fmt::print("note: {}\n", n);
 }
 
-struct ModelsOptions {
-  std::string name;
-  bool json = false;
-  ModelSource source;
-};
-
 GPUPLAN_REGISTER_COMMAND(Command{
     "models", "list the bundled model presets, or show one model's parameter breakdown",
-    [](CLI::App& sub, GlobalOptions&) {
-      auto opts = std::make_shared<ModelsOptions>();
-      sub.add_option("name", opts->name, "a preset name (see the list); or use --config/--safetensors/--params");
-      sub.add_flag("--json", opts->json, "print JSON (parameter counts as integers)");
-      add_model_flags(sub, opts->source);
-      sub.callback([opts] {
-        ModelSource src = opts->source;
-        if (!opts->name.empty()) {
-          if (!src.preset.empty()) throw_invalid("--model", "model named twice (positional NAME and --model)", "one of them");
-          src.preset = opts->name;
-        }
-        const bool any = !src.preset.empty() || !src.config_path.empty() || !src.safetensors_path.empty() || src.params;
-        if (!any) {
-          if (opts->json) {
-            json arr = json::array();
-            for (const auto& p : list_presets()) arr.push_back(arch_json(load_preset(p.short_name), &p));
-            fmt::print("{}\n", dump_json(arr));
-          } else {
-            print_list();
-          }
-          return;
-        }
-        const ModelArch a = resolve_model(src);
-        const PresetInfo* info = src.preset.empty() ? nullptr : find_preset(src.preset);
-        if (opts->json) {
-          fmt::print("{}\n", dump_json(arch_json(a, info)));
+    [](CLI::App& sub, GlobalOptions& global) {
+      auto in = std::make_shared<api::ModelsInput>();
+      auto json_out = std::make_shared<bool>(false);
+      add_api_flags(sub, in, api::models_fields());
+      sub.add_flag("--json", *json_out, "print JSON (parameter counts as integers)");
+      sub.callback([in, json_out, &global] {
+        const api::Context ctx = make_context(global);
+        const api::ModelsOutput out = api::run_models(*in, ctx);
+        if (*json_out) {
+          fmt::print("{}\n", dump_json(api::to_json(out)));
+        } else if (!out.single) {
+          print_list();
         } else {
-          print_one(a, info);
+          print_one(out.models.front().arch, out.models.front().preset);
         }
       });
     }});

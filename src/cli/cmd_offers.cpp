@@ -1,24 +1,24 @@
 // `gpuplan offers [FILTER...] --sort KEY --limit N --format table|json|csv [--spot] [--include-flagged]
-//                 [--group-by gpu|provider] [--fresh-days D] [--stale-days D]`
+//                 [--group-by gpu|provider] [--fresh-days D] [--stale-days D] [--today DATE]`
 // Lists GPU cloud offers (each row with its price's age and freshness tier, catalog/freshness.hpp),
-// or with --group-by the min / median / max USD per GPU-hour and the offer count per group from the offer store, filtered with the filter language
+// or with --group-by the min / median / max USD per GPU-hour and the offer count per group, from
+// the offer store through api::run_offers, filtered with the filter language
 // (docs/filter-language.md). Rendering only: prices, sort values and billing terms come from the
 // catalog layer (store.hpp, providers.hpp); SI units inside, converted here for display.
 #include <csv.h>
 #include <fmt/core.h>
-
-#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "api/catalog_reads.hpp"
 #include "catalog/filter.hpp"
 #include "catalog/freshness.hpp"
 #include "catalog/providers.hpp"
-#include "catalog/open_store.hpp"
 #include "catalog/store.hpp"
+#include "cli/api_flags.hpp"
 #include "cli/command.hpp"
 #include "cli/common.hpp"
 #include "hardware/gpu_spec.hpp"
@@ -29,17 +29,8 @@ namespace gpuplan::cli {
 namespace {
 
 struct OffersOptions {
-  std::vector<std::string> filter_words;
-  std::string sort = std::string(kSortPricePerGpuHour);
-  std::size_t limit = 0;
   std::string format = "table";
-  bool spot = false;
-  bool include_flagged = false;
   bool help_fields = false;
-  double stale_after_days = 30;
-  double fresh_max_days = 7;
-  std::string group_by;
-  std::string today;  ///< YYYY-MM-DD; empty = the system clock (UTC)
 };
 
 std::string csv_cell(const std::string& s) {
@@ -69,17 +60,6 @@ std::string flags_text(const Offer& o) {
   return out;
 }
 
-/// Everything one row shows, as display strings plus the raw values for JSON.
-struct OfferRow {
-  const Offer* offer = nullptr;
-  const PriceObservation* price = nullptr;
-  std::optional<double> per_gpu_usd;
-  std::optional<double> bandwidth_bytes_per_s;
-  BillingTerms billing;
-  std::optional<bool> stale;
-  Freshness freshness;
-};
-
 void print_fields() {
   TextTable t;
   t.header = {"FIELD", "TYPE", "UNIT", "EXAMPLE", "MEANING"};
@@ -93,30 +73,11 @@ void print_fields() {
       "See docs/filter-language.md.\n");
 }
 
-std::string json_dump_groups(const std::vector<OfferGroupStats>& groups, std::string_view key_name) {
-  auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
-  nlohmann::json arr = nlohmann::json::array();
-  for (const auto& g : groups) {
-    arr.push_back({{std::string(key_name), g.key},
-                   {"offers", g.offers},
-                   {"priced_offers", g.priced_offers},
-                   {key_name == "gpu" ? "providers" : "gpus", g.providers},
-                   {"dated_offers", g.dated_offers},
-                   {"min_usd_per_gpu_hour", opt(g.min_usd_per_gpu_hour)},
-                   {"median_usd_per_gpu_hour", opt(g.median_usd_per_gpu_hour)},
-                   {"max_usd_per_gpu_hour", opt(g.max_usd_per_gpu_hour)},
-                   {"newest_observed_at", opt(g.newest_observed_at)}});
-  }
-  return arr.dump(2);
-}
-
 /// `--group-by`: one row per GPU (or provider) with the price spread of the filtered offers.
-void print_groups(const std::vector<Offer>& offers, OfferGroupKey key, const OfferQuery& q, const OffersOptions& opts) {
-  std::vector<OfferGroupStats> groups = group_offer_prices(offers, key, q.price_kind);
-  if (opts.limit > 0 && groups.size() > opts.limit) groups.resize(opts.limit);
-  const std::string_view key_name = key == OfferGroupKey::gpu ? "gpu" : "provider";
+void print_groups(const api::OffersOutput& out, const OffersOptions& opts) {
+  const OfferGroupKey key = *out.group_key;
   if (opts.format == "json") {
-    fmt::print("{}\n", json_dump_groups(groups, key_name));
+    fmt::print("{}\n", dump_json(api::to_json(out)));
     return;
   }
   const std::vector<std::string> header = {key == OfferGroupKey::gpu ? "GPU" : "PROVIDER",
@@ -129,15 +90,15 @@ void print_groups(const std::vector<Offer>& offers, OfferGroupKey key, const Off
                                            "DATED",
                                            "NEWEST_OBSERVED"};
   std::vector<std::vector<std::string>> cells;
-  for (const auto& g : groups) {
+  for (const auto& g : out.groups) {
     cells.push_back({g.key, std::to_string(g.offers), std::to_string(g.priced_offers), std::to_string(g.providers),
                      money(g.min_usd_per_gpu_hour), money(g.median_usd_per_gpu_hour), money(g.max_usd_per_gpu_hour),
                      std::to_string(g.dated_offers), g.newest_observed_at.value_or("unknown")});
   }
   if (opts.format == "csv") {
-    std::string out = csv_line(header);
-    for (const auto& c : cells) out += csv_line(c);
-    fmt::print("{}", out);
+    std::string text = csv_line(header);
+    for (const auto& c : cells) text += csv_line(c);
+    fmt::print("{}", text);
     return;
   }
   TextTable t;
@@ -147,104 +108,28 @@ void print_groups(const std::vector<Offer>& offers, OfferGroupKey key, const Off
   fmt::print("{}", t.render());
   fmt::print("{} groups of {} offers; {} prices, USD per GPU-hour of each offer's latest price; median of an even count "
              "= mean of the two middle prices.\n",
-             groups.size(), offers.size(), price_kind_name(q.price_kind));
+             out.groups.size(), out.grouped_offers, price_kind_name(out.query.price_kind));
 }
 
-void run_offers(const OffersOptions& opts, const GlobalOptions& global) {
+void run_offers(const api::OffersInput& in, const OffersOptions& opts, const GlobalOptions& global) {
   if (opts.help_fields) {
     print_fields();
     return;
   }
   if (opts.format != "table" && opts.format != "json" && opts.format != "csv")
     throw_invalid("--format", "unknown format \"" + opts.format + "\"", "table, json or csv");
-  std::optional<OfferGroupKey> group_key;
-  if (!opts.group_by.empty()) {
-    group_key = parse_offer_group_key(opts.group_by);
-    if (!group_key) throw_invalid("--group-by", "unknown grouping \"" + opts.group_by + "\"", "gpu or provider");
-  }
-  FreshnessLimits limits{opts.fresh_max_days, opts.stale_after_days};
-  try {
-    limits.validate();
-  } catch (const Error& e) {
-    throw Error(e.kind(), e.where() == "fresh_max_days" ? "--fresh-days" : "--stale-days", e.message(), e.expected());
-  }
-  const GpuCatalog& gpus = gpu_catalog(global);
-  OfferQuery q;
-  for (const auto& w : opts.filter_words) q.filter += (q.filter.empty() ? "" : " ") + w;
-  q.sort = opts.sort;
-  // The store runs the query without the limit so the footer can say how many offers matched (and
-  // --group-by sees every match); the limit cuts the sorted list here (sort first, then cut).
-  q.price_kind = opts.spot ? PriceKind::spot : PriceKind::on_demand;
-  q.include_excluded = opts.include_flagged;
-  q.now_date = opts.today.empty() ? SystemClock().today() : opts.today;
-  q.stale_after_days = opts.stale_after_days;
-  try {
-    q.validate();
-  } catch (const Error& e) {
-    if (e.where() == "sort") throw Error(e.kind(), "--sort", e.message(), e.expected());
-    if (e.where() == "limit") throw Error(e.kind(), "--limit", e.message(), e.expected());
-    if (e.where() == "now_date") throw Error(e.kind(), "--today", e.message(), e.expected());
-    throw;
-  }
-  auto store = open_store(global.db_path, StoreContext{gpus, SystemClock()});
-  std::vector<Offer> offers = store->query(q);
-  if (group_key) {
-    print_groups(offers, *group_key, q, opts);
+  const api::Context ctx = make_context(global);
+  const api::OffersOutput out = api::run_offers(in, ctx);
+  if (out.group_key) {
+    print_groups(out, opts);
     return;
   }
-  const std::size_t matched = offers.size();
-  if (opts.limit > 0 && offers.size() > opts.limit) offers.resize(opts.limit);
-
-  std::vector<OfferRow> rows;
-  for (const Offer& o : offers) {
-    OfferRow r;
-    r.offer = &o;
-    r.price = o.latest_price(q.price_kind);
-    r.per_gpu_usd = offer_sort_value(o, kSortPricePerGpuHour, q.price_kind, gpus);
-    r.bandwidth_bytes_per_s = offer_sort_value(o, kSortBandwidth, q.price_kind, gpus);
-    r.billing = effective_billing(o, find_provider(bundled_providers(), o.provider));
-    r.stale = is_stale(o, q.price_kind, q.now_date, q.stale_after_days);
-    r.freshness = price_freshness(r.price, q.now_date, limits);
-    rows.push_back(std::move(r));
-  }
+  const OfferQuery& q = out.query;
+  const std::vector<api::OfferRow>& rows = out.rows;
   const std::string kind(price_kind_name(q.price_kind));
 
   if (opts.format == "json") {
-    auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
-    nlohmann::json arr = nlohmann::json::array();
-    for (const auto& r : rows) {
-      const Offer& o = *r.offer;
-      nlohmann::json flags = nlohmann::json::array();
-      for (const auto& f : o.flags) flags.push_back({{"rule", f.rule}, {"detail", f.detail}, {"excludes", f.excludes}});
-      arr.push_back({
-          {"id", o.id},
-          {"provider", o.provider},
-          {"instance_type", o.instance_type},
-          {"region", o.region},
-          {"gpu_name", opt(o.gpu_name)},
-          {"gpu_name_raw", o.gpu_name_raw},
-          {"gpu_count", o.gpu_count},
-          {"gpu_memory_bytes", opt(o.gpu_memory_bytes)},
-          {"memory_bandwidth_bytes_per_s", opt(r.bandwidth_bytes_per_s)},
-          {"intra_node_link", intra_node_link_name(o.intra_node_link)},
-          {"inter_node_network", inter_node_network_name(o.inter_node_network)},
-          {"inter_node_bits_per_s", opt(o.inter_node_bits_per_s)},
-          {"price_kind", kind},
-          {"usd_per_hour", r.price ? nlohmann::json(r.price->usd_per_hour) : nlohmann::json(nullptr)},
-          {"usd_per_gpu_hour", opt(r.per_gpu_usd)},
-          {"billing_granularity_seconds", opt(r.billing.granularity_seconds)},
-          {"billing_minimum_billed_seconds", opt(r.billing.minimum_billed_seconds)},
-          {"source", r.price ? nlohmann::json(r.price->source.dataset) : nlohmann::json(nullptr)},
-          {"locator", r.price ? nlohmann::json(r.price->source.locator) : nlohmann::json(nullptr)},
-          {"observed_at", r.price ? opt(r.price->source.observed_at) : nlohmann::json(nullptr)},
-          {"stale", opt(r.stale)},
-          {"age_days", opt(r.freshness.age_days)},
-          {"freshness", freshness_tier_name(r.freshness.tier)},
-          {"confirmed_available_at", opt(o.confirmed_available_at)},
-          {"flags", flags},
-      });
-    }
-    fmt::print("{}\n", dump_json(arr));
+    fmt::print("{}\n", dump_json(api::to_json(out)));
     return;
   }
 
@@ -253,7 +138,7 @@ void run_offers(const OffersOptions& opts, const GlobalOptions& global) {
                                            "AGE",      "FRESHNESS", "FLAGS"};
   std::vector<std::vector<std::string>> cells;
   for (const auto& r : rows) {
-    const Offer& o = *r.offer;
+    const Offer& o = r.offer;
     std::string observed = "unknown";
     if (r.price && r.price->source.observed_at) observed = r.price->source.observed_at->substr(0, 10);
     std::string net(inter_node_network_name(o.inter_node_network));
@@ -263,7 +148,7 @@ void run_offers(const OffersOptions& opts, const GlobalOptions& global) {
         o.gpu_name.value_or(o.gpu_name_raw + " (unresolved)"),
         std::to_string(o.gpu_count),
         o.gpu_memory_bytes ? fmt::format("{:g}", std::round(*o.gpu_memory_bytes / 1e8) / 10) : "unknown",
-        money(r.per_gpu_usd),
+        money(r.usd_per_gpu_hour),
         money(r.price ? std::optional<double>(r.price->usd_per_hour) : std::nullopt),
         r.bandwidth_bytes_per_s ? fmt::format("{:.2f}", *r.bandwidth_bytes_per_s / 1e12) : "unknown",
         std::string(intra_node_link_name(o.intra_node_link)),
@@ -277,9 +162,9 @@ void run_offers(const OffersOptions& opts, const GlobalOptions& global) {
     });
   }
   if (opts.format == "csv") {
-    std::string out = csv_line(header);
-    for (const auto& c : cells) out += csv_line(c);
-    fmt::print("{}", out);
+    std::string text = csv_line(header);
+    for (const auto& c : cells) text += csv_line(c);
+    fmt::print("{}", text);
     return;
   }
   TextTable t;
@@ -287,35 +172,24 @@ void run_offers(const OffersOptions& opts, const GlobalOptions& global) {
   t.rows = cells;
   t.right_align = {false, false, true, true, true, true, true};
   fmt::print("{}", t.render());
-  const StoreCounts counts = store->counts();
+  const StoreCounts& counts = out.counts;
   fmt::print("{} of {} matching offers shown ({} in the catalog); {} prices; at {}: fresh = at most {:g} days old, "
              "aging = up to {:g}, stale = older, undated = no date from the source; {} offers excluded by quality "
              "flags{}.\n",
-             rows.size(), matched, counts.offers, kind, q.now_date, limits.fresh_max_days, limits.stale_after_days,
-             counts.excluded_offers,
-             opts.include_flagged ? " (shown)" : " (--include-flagged shows them)");
+             rows.size(), out.matched, counts.offers, kind, q.now_date, out.limits.fresh_max_days,
+             out.limits.stale_after_days, counts.excluded_offers,
+             in.include_flagged ? " (shown)" : " (--include-flagged shows them)");
 }
 
 GPUPLAN_REGISTER_COMMAND(Command{
     "offers", "list GPU cloud offers, filtered and sorted (gpuplan offers --help-fields for the filter fields)",
     [](CLI::App& sub, GlobalOptions& global) {
+      auto in = std::make_shared<api::OffersInput>();
       auto opts = std::make_shared<OffersOptions>();
-      sub.add_option("filter", opts->filter_words,
-                     "filter, e.g. gpu=H100 gpus>=8 vram>=80GB price<=30 (docs/filter-language.md)");
-      sub.add_option("--sort", opts->sort, "price_per_gpu_hour (default), price_per_vram_gb, bandwidth or price");
-      // A negative count wrapped to "all" (issue 11): refused before the unsigned conversion.
-      sub.add_option("--limit", opts->limit, "show at most N offers")->check(non_negative_count());
+      add_api_flags(sub, in, api::offers_fields());
       sub.add_option("--format", opts->format, "table (default), json or csv");
-      sub.add_flag("--spot", opts->spot, "use spot prices instead of on-demand");
-      sub.add_flag("--include-flagged", opts->include_flagged, "also show offers excluded by a quality flag");
-      sub.add_option("--stale-days", opts->stale_after_days, "a price older than this many days is stale (default 30)");
-      sub.add_option("--fresh-days", opts->fresh_max_days,
-                     "a price at most this many days old is fresh; between this and --stale-days it is aging (default 7)");
-      sub.add_option("--today", opts->today, "today's date YYYY-MM-DD for age and freshness (default: the system clock, UTC)");
-      sub.add_option("--group-by", opts->group_by,
-                     "gpu or provider: min / median / max USD per GPU-hour and the number of offers per group");
       sub.add_flag("--help-fields", opts->help_fields, "list the filter fields with type, unit and example");
-      sub.callback([opts, &global] { run_offers(*opts, global); });
+      sub.callback([in, opts, &global] { run_offers(*in, *opts, global); });
     }});
 
 }  // namespace

@@ -45,38 +45,7 @@ BillingTerms billing_of(const Offer& offer) {
   return effective_billing(offer, find_provider(bundled_providers(), offer.provider));
 }
 
-json result_json(const PlanRequest& r, const PlanResult& res) {
-  json plans = json::array();
-  for (std::size_t i = 0; i < res.plans.size(); ++i) plans.push_back(plan_json(res.plans[i], i + 1));
-  json j = {{"model", res.model_name},
-            {"workload", plan_workload_name(r.workload)},
-            {"task", task_name(r.task)},
-            {"training_tokens", res.training_tokens},
-            {"sort", plan_sort_name(res.sort_applied)},
-            {"recommendation_rule", res.recommendation_rule},
-            {"deadline_seconds", r.deadline_seconds ? json(*r.deadline_seconds) : json(nullptr)},
-            {"budget_usd", r.budget_usd ? json(*r.budget_usd) : json(nullptr)},
-            {"plans_demoted", res.plans_demoted},
-            {"pareto_only", r.pareto_only},
-            {"plans_total", res.plans_total},
-            {"offers_considered", res.offers_considered},
-            {"offers_skipped", res.offers_skipped},
-            {"layouts_evaluated", res.layouts_evaluated},
-            {"plans", plans},
-            {"warnings", warnings_json(res.warnings)}};
-  if (res.no_plan) {
-    j["no_plan"] = {{"reason", res.no_plan->reason},
-                    {"smallest_per_gpu_bytes", res.no_plan->smallest_per_gpu_bytes},
-                    {"largest_gpu_bytes", res.no_plan->largest_gpu_bytes},
-                    {"any_multi_node_offer", res.no_plan->any_multi_node_offer},
-                    {"suggestions", res.no_plan->suggestions},
-                    {"fastest", res.no_plan->fastest ? plan_json(*res.no_plan->fastest, 0) : json(nullptr)},
-                    {"cheapest", res.no_plan->cheapest ? plan_json(*res.no_plan->cheapest, 0) : json(nullptr)}};
-  } else {
-    j["no_plan"] = nullptr;
-  }
-  return j;
-}
+json result_json(const PlanRequest& r, const PlanResult& res) { return api::plan_result_json(r, res); }
 
 std::string short_gpu(const std::string& name) {
   return name.rfind("NVIDIA ", 0) == 0 ? name.substr(7) : name;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <memory>
 
+#include "catalog/providers.hpp"
+#include "catalog/open_store.hpp"
 #include "hardware/gpu_spec.hpp"
 
 namespace gpuplan::cli {
@@ -18,6 +20,17 @@ const GpuCatalog& gpu_catalog(const GlobalOptions& global) {
     loaded_path = global.gpus_file;
   }
   return *loaded;
+}
+
+api::Context make_context(const GlobalOptions& global, std::size_t store_connections) {
+  static const SystemClock clock;
+  const GpuCatalog& gpus = gpu_catalog(global);
+  std::string db = global.db_path;
+  return api::Context(gpus, bundled_providers(), clock, [&gpus, db, store_connections]() -> std::unique_ptr<OfferStore> {
+    StoreOptions opts;
+    opts.connections = store_connections;
+    return open_store(db, StoreContext{gpus, clock}, opts);
+  });
 }
 
 std::string TextTable::render() const {

@@ -2,9 +2,11 @@
 #include <CLI/CLI.hpp>
 /// Helpers shared by the CLI commands: rendering only, no engine numbers.
 #include <optional>
+#include <cstddef>
 #include <string>
 #include <vector>
 
+#include "api/context.hpp"
 #include "cli/command.hpp"
 
 namespace gpuplan {
@@ -16,6 +18,12 @@ namespace gpuplan::cli {
 /// The hardware catalog in force: --gpus-file when given, else the bundled one.
 /// The returned reference stays valid for the process lifetime.
 const GpuCatalog& gpu_catalog(const GlobalOptions& global);
+
+/// The use cases' context for this run, built once per command at the entry point: the hardware
+/// catalog in force, the bundled provider terms, the system clock (UTC) and the offer store at
+/// --db (open_store: a SQLite path or a postgresql:// URL; opened on first use, seeded from the
+/// bundled catalog when new). store_connections: PostgreSQL pool size (one per server thread).
+api::Context make_context(const GlobalOptions& global, std::size_t store_connections = 1);
 
 /// A plain-text table: header row, rows of cells; columns right-aligned when `right_align[i]`.
 struct TextTable {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "api/plan_json.hpp"
 #include "planner/planner.hpp"
 
 namespace gpuplan::cli {
@@ -14,10 +15,10 @@ std::string duration_text(double seconds);  ///< "42 s", "17 min", "5.2 h", "31.
 std::string usd_text(double v);             ///< "$1234" or "$12.34"
 std::string rate_text(double v);            ///< "1.23M", "4.5k", "12.3"
 std::string layout_text(const Plan& p);     ///< "TP8 PP2 DP4 EP1 Z2 mb1 rc:full"
-nlohmann::json plan_json(const Plan& p, std::size_t rank);
-nlohmann::json step_json(const TrainingStepEstimate& t);
-nlohmann::json goodput_json(const GoodputEstimate& g);
-nlohmann::json warnings_json(const std::vector<PlanWarning>& warnings);
+using api::goodput_json;  // the JSON writers live in api (one writer for CLI and API)
+using api::plan_json;
+using api::step_json;
+using api::warnings_json;
 /// Columns to fit: $COLUMNS when a positive integer, else the terminal's width when stdout is a
 /// terminal, else 120.
 int terminal_columns();

@@ -1,0 +1,46 @@
+#pragma once
+/// Application layer (api): the sizing assistant's reader (`gpuplan ask "..."`, the /assistant
+/// page). A deterministic grammar of the field's terms in English, French and Thai turns one
+/// sentence into plan fields: the model (a bundled preset's name, spaces/dots/hyphens ignored),
+/// the task (fine-tune / LoRA / QLoRA / pre-train / serve / images and their FR/TH words), token
+/// counts ("200M tokens", "2 milliards de jetons", "200 ล้านโทเคน"), request rates, a budget in
+/// USD ("under $500", "moins de 500 $", "ไม่เกิน 500 ดอลลาร์"), a deadline ("within two days",
+/// "en 48 heures", "ภายใน 2 วัน") and GPU names. It records only what it read, with the words it
+/// read it from; what the plan needs and the sentence does not say is listed as missing, never
+/// guessed. Budget and deadline are not plan fields: they select among the ranked plans.
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/plan.hpp"
+#include "hardware/gpu_spec.hpp"
+
+namespace gpuplan::api {
+
+struct UnderstoodField {
+  std::string name;      ///< a plan field name ("model", "task", "tokens", "rps", "filter") or "budget_usd", "deadline_seconds"
+  nlohmann::json value;  ///< as the plan field takes it
+  std::string source;    ///< the words it was read from
+};
+
+struct AskResult {
+  std::string language;                  ///< "en", "fr" or "th": the sentence's language as guessed from its words
+  std::vector<UnderstoodField> fields;   ///< in reading order, one per name
+  std::vector<std::string> missing;      ///< field names the plan still needs ("model", "tokens", "rps", ...)
+  std::optional<double> budget_usd;      ///< total budget, when read
+  std::optional<double> deadline_seconds;  ///< finish within, when read
+  /// The plan fields as a JSON body (POST /api/plan): exactly the fields read.
+  nlohmann::json plan_body() const;
+};
+
+/// Reads one sentence. Never throws for unparsed words (they are simply not fields).
+AskResult understand(std::string_view sentence, const GpuCatalog& gpus);
+
+/// The ranked plans' numbers checked against the budget and deadline: the first plan (in the
+/// plan's order) that meets both, or nullopt (then no plan meets them).
+std::optional<std::size_t> first_plan_within(const AskResult& ask, const PlanResult& result);
+
+nlohmann::json to_json(const AskResult& ask);
+
+}  // namespace gpuplan::api

@@ -1,0 +1,388 @@
+#include "api/catalog_reads.hpp"
+
+#include "api/model_fields.hpp"
+#include "catalog/filter.hpp"
+#include "hardware/gpu_spec.hpp"
+#include "model/param_count.hpp"
+#include "util/error.hpp"
+
+namespace gpuplan::api {
+
+using nlohmann::json;
+
+namespace {
+ModelSource& models_model(ModelsInput& in) { return in.source; }
+}  // namespace
+
+namespace {
+template <class T>
+json opt(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+}  // namespace
+
+// ---- gpus ---------------------------------------------------------------------------------
+
+std::span<const FieldDef<GpusInput>> gpus_fields() {
+  static const std::vector<FieldDef<GpusInput>> f = {
+      {{"name", "", FieldType::string, FieldFace::both, "a GPU name to resolve (tolerant: \"h100\", \"A100-80GB\", ...)"},
+       [](GpusInput& in, const json& v) { in.name = v.get<std::string>(); }},
+  };
+  return f;
+}
+
+std::vector<const GpuSpec*> run_gpus(const GpusInput& in, const Context& ctx) {
+  std::vector<const GpuSpec*> out;
+  if (!in.name.empty()) {
+    out.push_back(&ctx.gpus().find(in.name));
+    return out;
+  }
+  for (const auto& g : ctx.gpus().gpus()) out.push_back(&g);
+  return out;
+}
+
+json gpu_json(const GpuSpec& g) {
+  json flops = json::object();
+  for (Dtype d : kAllDtypes) flops[std::string(dtype_name(d))] = opt(g.dense_flops(d));
+  return {
+      {"name", g.name},
+      {"vendor", g.vendor},
+      {"architecture", g.architecture},
+      {"form_factor", g.form_factor},
+      {"aliases", g.aliases},
+      {"memory_bytes", g.memory_bytes},
+      {"memory_type", g.memory_type},
+      {"memory_bandwidth_bytes_per_s", opt(g.memory_bandwidth())},
+      {"dense_flops_per_s", flops},
+      {"interconnect", g.interconnect},
+      {"gpu_link_bytes_per_s", g.gpu_link_bytes_per_s},
+      {"usable_memory_bytes", opt(g.usable_memory_bytes)},
+      {"nvlink_domain_gpus", opt(g.nvlink_domain_gpus)},
+      {"unified_memory", g.unified_memory},
+      {"pcie_gen", opt(g.pcie_gen)},
+      {"tdp_watts", opt(g.tdp_watts)},
+      {"release_year", opt(g.release_year)},
+      {"source_ids", g.source_ids},
+      {"uncertain_cells", g.uncertain_cells},
+  };
+}
+
+json gpus_to_json(const GpusInput& in, const std::vector<const GpuSpec*>& gpus) {
+  if (!in.name.empty() && gpus.size() == 1) return gpu_json(*gpus.front());
+  json arr = json::array();
+  for (const GpuSpec* g : gpus) arr.push_back(gpu_json(*g));
+  return arr;
+}
+
+// ---- models -------------------------------------------------------------------------------
+
+std::span<const FieldDef<ModelsInput>> models_fields() {
+  static const std::vector<FieldDef<ModelsInput>> f = [] {
+    std::vector<FieldDef<ModelsInput>> v = {
+        {{"name", "", FieldType::string, FieldFace::both, "a preset name (see the list); or use a model field"},
+         [](ModelsInput& in, const json& x) { in.name = x.get<std::string>(); }},
+    };
+    auto m = model_fields<ModelsInput, &models_model>();
+    v.insert(v.end(), m.begin(), m.end());
+    return v;
+  }();
+  return f;
+}
+
+ModelsOutput run_models(const ModelsInput& in, const Context&) {
+  ModelSource src = in.source;
+  if (!in.name.empty()) {
+    if (!src.preset.empty()) throw_invalid("--model", "model named twice (positional NAME and --model)", "one of them");
+    src.preset = in.name;
+  }
+  ModelsOutput out;
+  const bool any = !src.preset.empty() || !src.config_path.empty() || !src.safetensors_path.empty() || src.params;
+  if (!any) {
+    for (const auto& p : list_presets()) out.models.push_back({load_preset(p.short_name), &p});
+    return out;
+  }
+  out.single = true;
+  ModelArch a = resolve_model(src);
+  out.models.push_back({std::move(a), src.preset.empty() ? nullptr : find_preset(src.preset)});
+  return out;
+}
+
+namespace {
+
+std::string_view norm_name(NormKind k) {
+  switch (k) {
+    case NormKind::rms_norm: return "rms_norm";
+    case NormKind::layer_norm: return "layer_norm";
+    case NormKind::gemma_rms_norm: return "gemma_rms_norm";
+    case NormKind::layer_norm_no_bias: return "layer_norm_no_bias";
+    case NormKind::non_parametric: return "non_parametric";
+  }
+  return "rms_norm";
+}
+
+json breakdown_json(const ParamBreakdown& p) {
+  return {{"embeddings", p.embeddings}, {"attention", p.attention}, {"mlp", p.mlp},     {"experts", p.experts},
+          {"router", p.router},         {"norms", p.norms},         {"head", p.head},   {"other", p.other},
+          {"active_experts", p.active_experts}, {"total", p.total()}, {"active", p.active()}};
+}
+
+json arch_json(const ModelArch& a, const PresetInfo* info) {
+  json j = {
+      {"name", a.name},
+      {"model_type", a.model_type},
+      {"family", family_name(a.family)},
+      {"source", a.source},
+      {"total_params", a.total_params()},
+      {"active_params", a.active_params()},
+      {"params", breakdown_json(a.params)},
+      {"num_layers", a.num_layers},
+      {"hidden_size", a.hidden_size},
+      {"intermediate_size", a.intermediate_size},
+      {"num_attention_heads", a.num_attention_heads},
+      {"num_kv_heads", a.num_kv_heads},
+      {"head_dim", a.head_dim},
+      {"vocab_size", a.vocab_size},
+      {"attention", attention_kind_name(a.attention)},
+      {"sliding_window", opt(a.sliding_window)},
+      {"sliding_window_layers", a.num_sliding_window_layers()},
+      {"max_position_embeddings", a.max_position_embeddings > 0 ? json(a.max_position_embeddings) : json(nullptr)},
+      {"tied_embeddings", a.tied_embeddings},
+      {"torch_dtype", a.torch_dtype.empty() ? json(nullptr) : json(a.torch_dtype)},
+      {"mtp_params", a.mtp_params},
+      {"checkpoint_bytes", opt(a.checkpoint_bytes)},
+      {"notes", a.notes},
+  };
+  if (a.moe) {
+    j["moe"] = {{"num_routed_experts", a.moe->num_routed_experts},
+                {"experts_per_token", a.moe->experts_per_token},
+                {"num_shared_experts", a.moe->num_shared_experts},
+                {"expert_intermediate_size", a.moe->expert_intermediate_size},
+                {"num_moe_layers", a.moe->num_moe_layers}};
+  }
+  if (a.mla) {
+    j["mla"] = {{"q_lora_rank", opt(a.mla->q_lora_rank)},
+                {"kv_lora_rank", a.mla->kv_lora_rank},
+                {"qk_nope_head_dim", a.mla->qk_nope_head_dim},
+                {"qk_rope_head_dim", a.mla->qk_rope_head_dim},
+                {"v_head_dim", a.mla->v_head_dim}};
+  }
+  if (!a.geometry.linears.empty()) {  // the model layer's one geometry (model/geometry.hpp)
+    const LayerGeometry& g = a.geometry;
+    json linears = json::array();
+    for (const auto& l : g.linears) {
+      linears.push_back({{"name", l.name}, {"lora_target", l.lora_target}, {"role", linear_role_name(l.role)},
+                         {"d_in", l.d_in}, {"d_out", l.d_out}, {"copies", l.copies}, {"active_copies", l.active_copies},
+                         {"layers", l.layers}, {"bias", l.bias}, {"tied", l.tied}, {"params", l.params()}});
+    }
+    j["geometry"] = {{"attention_layers", g.attention_layers}, {"kv_cache_layers", g.kv_cache_layers},
+                     {"dense_mlp_layers", g.dense_mlp_layers},  {"moe_layers", g.moe_layers},
+                     {"ssm_layers", g.ssm_layers},              {"kv_cache_width", g.attention.kv_cache_width},
+                     {"activation", mlp_activation_name(g.activation)}, {"norm", norm_name(g.norm)},
+                     {"parallel_attention", g.parallel_attention}, {"linears", linears}};
+  }
+  if (info) {
+    j["hf_id"] = info->hf_id;
+    j["provenance_class"] = info->provenance_class;
+    j["data_folder"] = "data/models/" + info->folder;
+  }
+  return j;
+}
+
+}  // namespace
+
+json to_json(const ModelsOutput& out) {
+  if (out.single && out.models.size() == 1) return arch_json(out.models.front().arch, out.models.front().preset);
+  json arr = json::array();
+  for (const auto& m : out.models) arr.push_back(arch_json(m.arch, m.preset));
+  return arr;
+}
+
+// ---- offers -------------------------------------------------------------------------------
+
+std::span<const FieldDef<OffersInput>> offers_fields() {
+  static const std::vector<FieldDef<OffersInput>> f = {
+      {{"filter", "", FieldType::string, FieldFace::both,
+        "filter, e.g. gpu=H100 gpus>=8 vram>=80GB price<=30 (docs/filter-language.md); query parameter q"},
+       [](OffersInput& in, const json& v) { in.filter = v.get<std::string>(); }},
+      {{"sort", "--sort", FieldType::string, FieldFace::both, "price_per_gpu_hour (default), price_per_vram_gb, bandwidth or price"},
+       [](OffersInput& in, const json& v) { in.sort = v.get<std::string>(); }},
+      {{"limit", "--limit", FieldType::integer, FieldFace::both, "show at most N offers (0 = all)"},
+       [](OffersInput& in, const json& v) {
+         if (v.get<double>() < 0) throw_invalid("", "a negative limit", "an integer ≥ 0");
+         in.limit = json_as<std::size_t>(v);
+       }},
+      {{"spot", "--spot", FieldType::boolean, FieldFace::both, "use spot prices instead of on-demand"},
+       [](OffersInput& in, const json& v) { in.spot = v.get<bool>(); }},
+      {{"include_flagged", "--include-flagged", FieldType::boolean, FieldFace::both,
+        "also show offers excluded by a quality flag"},
+       [](OffersInput& in, const json& v) { in.include_flagged = v.get<bool>(); }},
+      {{"stale_days", "--stale-days", FieldType::number, FieldFace::both,
+        "a price older than this many days is stale (default 30)"},
+       [](OffersInput& in, const json& v) { in.stale_days = v.get<double>(); }},
+      {{"fresh_days", "--fresh-days", FieldType::number, FieldFace::both,
+        "a price at most this many days old is fresh; between this and --stale-days it is aging (default 7)"},
+       [](OffersInput& in, const json& v) { in.fresh_days = v.get<double>(); }},
+      {{"today", "--today", FieldType::string, FieldFace::both,
+        "today's date YYYY-MM-DD for age and freshness (default: the system clock, UTC)"},
+       [](OffersInput& in, const json& v) { in.today = v.get<std::string>(); }},
+      {{"group_by", "--group-by", FieldType::string, FieldFace::both,
+        "gpu or provider: min / median / max USD per GPU-hour and the number of offers per group"},
+       [](OffersInput& in, const json& v) { in.group_by = v.get<std::string>(); }},
+  };
+  return f;
+}
+
+OffersOutput run_offers(const OffersInput& in, const Context& ctx) {
+  OffersOutput out;
+  OfferQuery& q = out.query;
+  q.filter = in.filter;
+  q.sort = in.sort;
+  if (in.limit > 0) q.limit = in.limit;
+  q.price_kind = in.spot ? PriceKind::spot : PriceKind::on_demand;
+  q.include_excluded = in.include_flagged;
+  q.now_date = in.today.empty() ? ctx.clock().today() : in.today;
+  q.stale_after_days = in.stale_days;
+  if (!in.group_by.empty()) {
+    out.group_key = parse_offer_group_key(in.group_by);
+    if (!out.group_key) throw_invalid("--group-by", "unknown grouping \"" + in.group_by + "\"", "gpu or provider");
+  }
+  out.limits = FreshnessLimits{in.fresh_days, in.stale_days};
+  try {
+    out.limits.validate();
+  } catch (const Error& e) {
+    throw Error(e.kind(), e.where() == "fresh_max_days" ? "--fresh-days" : "--stale-days", e.message(), e.expected());
+  }
+  try {
+    q.validate();
+  } catch (const FilterError&) {
+    throw;
+  } catch (const Error& e) {
+    if (e.where() == "sort") throw Error(e.kind(), "--sort", e.message(), e.expected());
+    if (e.where() == "limit") throw Error(e.kind(), "--limit", e.message(), e.expected());
+    if (e.where() == "now_date") throw Error(e.kind(), "--today", e.message(), e.expected());
+    if (e.where() == "stale_after_days") throw Error(e.kind(), "--stale-days", e.message(), e.expected());
+    throw;
+  }
+  std::vector<Offer> offers;
+  {
+    const auto lock = ctx.use_store();
+    // Queried without the limit so the footer can say how many offers matched; the limit cuts
+    // the sorted list here (same rows as a limited query: sort first, then cut).
+    OfferQuery all = q;
+    all.limit.reset();
+    offers = ctx.store().query(all);
+    out.counts = ctx.store().counts();
+  }
+  out.matched = offers.size();
+  if (out.group_key) {
+    // --group-by sees every match; the limit cuts the groups.
+    out.groups = group_offer_prices(offers, *out.group_key, q.price_kind);
+    out.grouped_offers = offers.size();
+    if (q.limit && out.groups.size() > *q.limit) out.groups.resize(*q.limit);
+    return out;
+  }
+  if (q.limit && offers.size() > *q.limit) offers.resize(*q.limit);
+  for (Offer& o : offers) {
+    OfferRow r;
+    if (const PriceObservation* p = o.latest_price(q.price_kind)) r.price = *p;
+    r.usd_per_gpu_hour = offer_sort_value(o, kSortPricePerGpuHour, q.price_kind, ctx.gpus());
+    r.bandwidth_bytes_per_s = offer_sort_value(o, kSortBandwidth, q.price_kind, ctx.gpus());
+    r.billing = ctx.billing(o);
+    r.stale = is_stale(o, q.price_kind, q.now_date, q.stale_after_days);
+    r.freshness = price_freshness(r.price ? &*r.price : nullptr, q.now_date, out.limits);
+    r.offer = std::move(o);
+    out.rows.push_back(std::move(r));
+  }
+  return out;
+}
+
+json to_json(const OffersOutput& out) {
+  json arr = json::array();
+  if (out.group_key) {
+    const std::string_view key_name = *out.group_key == OfferGroupKey::gpu ? "gpu" : "provider";
+    for (const auto& g : out.groups) {
+      arr.push_back({{std::string(key_name), g.key},
+                     {"offers", g.offers},
+                     {"priced_offers", g.priced_offers},
+                     {key_name == "gpu" ? "providers" : "gpus", g.providers},
+                     {"dated_offers", g.dated_offers},
+                     {"min_usd_per_gpu_hour", opt(g.min_usd_per_gpu_hour)},
+                     {"median_usd_per_gpu_hour", opt(g.median_usd_per_gpu_hour)},
+                     {"max_usd_per_gpu_hour", opt(g.max_usd_per_gpu_hour)},
+                     {"newest_observed_at", opt(g.newest_observed_at)}});
+    }
+    return arr;
+  }
+  const std::string kind(price_kind_name(out.query.price_kind));
+  for (const auto& r : out.rows) {
+    const Offer& o = r.offer;
+    json flags = json::array();
+    for (const auto& f : o.flags) flags.push_back({{"rule", f.rule}, {"detail", f.detail}, {"excludes", f.excludes}});
+    arr.push_back({
+        {"id", o.id},
+        {"provider", o.provider},
+        {"instance_type", o.instance_type},
+        {"region", o.region},
+        {"gpu_name", opt(o.gpu_name)},
+        {"gpu_name_raw", o.gpu_name_raw},
+        {"gpu_count", o.gpu_count},
+        {"gpu_memory_bytes", opt(o.gpu_memory_bytes)},
+        {"memory_bandwidth_bytes_per_s", opt(r.bandwidth_bytes_per_s)},
+        {"intra_node_link", intra_node_link_name(o.intra_node_link)},
+        {"inter_node_network", inter_node_network_name(o.inter_node_network)},
+        {"inter_node_bits_per_s", opt(o.inter_node_bits_per_s)},
+        {"price_kind", kind},
+        {"usd_per_hour", r.price ? json(r.price->usd_per_hour) : json(nullptr)},
+        {"usd_per_gpu_hour", opt(r.usd_per_gpu_hour)},
+        {"billing_granularity_seconds", opt(r.billing.granularity_seconds)},
+        {"billing_minimum_billed_seconds", opt(r.billing.minimum_billed_seconds)},
+        {"source", r.price ? json(r.price->source.dataset) : json(nullptr)},
+        {"locator", r.price ? json(r.price->source.locator) : json(nullptr)},
+        {"observed_at", r.price ? opt(r.price->source.observed_at) : json(nullptr)},
+        {"stale", opt(r.stale)},
+        {"age_days", opt(r.freshness.age_days)},
+        {"freshness", freshness_tier_name(r.freshness.tier)},
+        {"confirmed_available_at", opt(o.confirmed_available_at)},
+        {"flags", flags},
+    });
+  }
+  return arr;
+}
+
+// ---- history ------------------------------------------------------------------------------
+
+std::span<const FieldDef<HistoryInput>> history_fields() {
+  static const std::vector<FieldDef<HistoryInput>> f = {
+      {{"offer_id", "", FieldType::string, FieldFace::both, "offer id, as listed by offers (provider/instance_type/region)"},
+       [](HistoryInput& in, const json& v) { in.offer_id = v.get<std::string>(); }},
+  };
+  return f;
+}
+
+Offer run_history(const HistoryInput& in, const Context& ctx) {
+  std::optional<Offer> offer;
+  {
+    const auto lock = ctx.use_store();
+    offer = ctx.store().get(in.offer_id);
+  }
+  if (!offer)
+    throw_not_found(in.offer_id, "no offer with this id in the store",
+                    "an id as listed by `gpuplan offers` (provider/instance_type/region)");
+  return std::move(*offer);
+}
+
+json history_to_json(const Offer& offer) {
+  json arr = json::array();
+  for (const auto& p : offer.prices) {
+    auto g = usd_per_gpu_hour(offer, p);
+    arr.push_back({{"observed_at", opt(p.source.observed_at)},
+                   {"kind", price_kind_name(p.kind)},
+                   {"usd_per_hour", p.usd_per_hour},
+                   {"usd_per_gpu_hour", opt(g)},
+                   {"dataset", p.source.dataset},
+                   {"locator", p.source.locator}});
+  }
+  return json{{"offer_id", offer.id}, {"gpu_count", offer.gpu_count}, {"observations", arr}};
+}
+
+}  // namespace gpuplan::api

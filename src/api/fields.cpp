@@ -1,0 +1,153 @@
+#include "api/fields.hpp"
+
+#include <fmt/core.h>
+
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+
+#include "catalog/filter.hpp"
+
+namespace gpuplan::api {
+
+std::string_view field_type_name(FieldType t) noexcept {
+  switch (t) {
+    case FieldType::boolean: return "boolean";
+    case FieldType::integer: return "integer";
+    case FieldType::number: return "number";
+    case FieldType::string: return "string";
+    case FieldType::count: return "count";
+  }
+  return "string";
+}
+
+namespace {
+
+std::string_view expected_of(FieldType t) {
+  switch (t) {
+    case FieldType::boolean: return "true or false";
+    case FieldType::integer: return "an integer";
+    case FieldType::number: return "a number such as 5e8 or 0.1";
+    case FieldType::string: return "a string";
+    case FieldType::count: return "a number such as 7e9, or a string such as \"70B\", \"124M\", \"1.5T\"";
+  }
+  return "";
+}
+
+std::optional<double> strict_double(std::string_view text) {
+  std::string s(text);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  if (s.empty()) return std::nullopt;
+  const char* begin = s.c_str();
+  char* end = nullptr;
+  const double v = std::strtod(begin, &end);
+  if (end == begin || *end != '\0' || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+std::optional<double> count_text(std::string_view text) {
+  std::string s(text);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  double scale = 1;
+  if (!s.empty()) {
+    switch (std::tolower(static_cast<unsigned char>(s.back()))) {
+      case 'k': scale = 1e3; break;
+      case 'm': scale = 1e6; break;
+      case 'b': scale = 1e9; break;
+      case 't': scale = 1e12; break;
+      default: break;
+    }
+    if (scale != 1) s.pop_back();
+  }
+  auto v = strict_double(s);
+  if (!v) return std::nullopt;
+  return *v * scale;
+}
+
+}  // namespace
+
+double count_value(const nlohmann::json& value) {
+  if (value.is_number()) return value.get<double>();
+  if (value.is_string()) {
+    if (auto v = count_text(value.get<std::string>())) return *v;
+  }
+  throw_invalid("", "cannot read this as a count", std::string(expected_of(FieldType::count)));
+}
+
+nlohmann::json parse_field_text(const FieldInfo& field, std::string_view text, const std::string& where) {
+  auto bad = [&]() -> nlohmann::json {
+    throw_invalid(where, fmt::format("cannot read '{}' as {}", text, field_type_name(field.type)),
+                  std::string(expected_of(field.type)));
+  };
+  switch (field.type) {
+    case FieldType::boolean:
+      if (text == "true" || text == "1" || text.empty()) return true;
+      if (text == "false" || text == "0") return false;
+      return bad();
+    case FieldType::integer: {
+      auto v = strict_double(text);
+      if (!v || std::floor(*v) != *v) return bad();
+      if (std::abs(*v) < 9e15) return static_cast<std::int64_t>(*v);
+      return *v;
+    }
+    case FieldType::number: {
+      auto v = strict_double(text);
+      if (!v) return bad();
+      return *v;
+    }
+    case FieldType::count: {
+      auto v = count_text(text);
+      if (!v) return bad();
+      return *v;
+    }
+    case FieldType::string: return std::string(text);
+  }
+  return bad();
+}
+
+void check_field_type(const FieldInfo& field, const nlohmann::json& value, const std::string& where) {
+  bool ok = false;
+  switch (field.type) {
+    case FieldType::boolean: ok = value.is_boolean(); break;
+    case FieldType::integer:
+      ok = value.is_number_integer() || (value.is_number_float() && std::isfinite(value.get<double>()) &&
+                                         std::floor(value.get<double>()) == value.get<double>());
+      break;
+    case FieldType::number: ok = value.is_number() && std::isfinite(value.get<double>()); break;
+    case FieldType::string: ok = value.is_string(); break;
+    case FieldType::count: ok = (value.is_number() && std::isfinite(value.get<double>())) || value.is_string(); break;
+  }
+  if (!ok) {
+    throw_invalid(where, fmt::format("expected {}, got {}", field_type_name(field.type), value.type_name()),
+                  std::string(expected_of(field.type)));
+  }
+}
+
+std::string detail::known_names(std::span<const FieldInfo> infos, Face face) {
+  std::string out;
+  for (const auto& f : infos) {
+    if (face == Face::api && f.face == FieldFace::cli_only) continue;
+    out += (out.empty() ? "" : ", ") + std::string(f.name);
+  }
+  return out;
+}
+
+const FieldInfo* field_for_where(std::string_view where) {
+  if (where.empty()) return nullptr;
+  for (const auto& t : request_tables()) {
+    for (const auto& f : t.fields) {
+      if ((!f.flag.empty() && f.flag == where) || f.name == where) return &f;
+    }
+  }
+  return nullptr;
+}
+
+std::string api_field_of(const Error& e) {
+  if (dynamic_cast<const FilterError*>(&e)) return "/filter";  // offers' filter and plan's filter share the name
+  const std::string& w = e.where();
+  if (!w.empty() && w.front() == '/') return w;
+  if (const FieldInfo* f = field_for_where(w)) return "/" + std::string(f->name);
+  return "";
+}
+
+}  // namespace gpuplan::api

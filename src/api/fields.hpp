@@ -1,0 +1,169 @@
+#pragma once
+/// Application layer (api): the one table of request fields shared by both front ends.
+///
+/// Each request kind (size, plan, offers, ...) has a table of FieldDef rows: the JSON name (also
+/// the query-string name and, as "/name", the JSON pointer in error bodies), the CLI flag, the
+/// value type and a setter into the request's input struct. The CLI adds its flags from the table
+/// (cli/api_flags.hpp) and the server reads JSON bodies and query strings through it, so a field
+/// has one name per face and errors can be rendered in each face's own form:
+///   CLI:  "gpuplan: error: --micro-batch: ..."       API: {"field": "/micro_batch", ...}
+/// Engine errors name CLI flags (Error::where() "--tp"); field_for_where() maps them back.
+///
+/// Naming rule: name = flag without "--", '-' → '_' ("--kv-dtype" ↔ "kv_dtype"). Units follow the
+/// CLI's: token and request counts are plain numbers, durations in the unit their flag says.
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "util/error.hpp"
+
+namespace gpuplan::api {
+
+enum class FieldType {
+  boolean,  ///< JSON true/false; a CLI flag without value
+  integer,  ///< JSON integer (a float with an integral value is accepted: 8.0); CLI "8"
+  number,   ///< JSON number; CLI "5e8", "0.1"
+  string,   ///< JSON string
+  count,    ///< a JSON number or a string with K/M/B/T suffix ("70B"); CLI the same
+};
+std::string_view field_type_name(FieldType t) noexcept;  ///< "boolean", "integer", ... (OpenAPI type: see openapi)
+
+/// Where a field may be given.
+enum class FieldFace {
+  both,      ///< CLI flag and JSON API
+  cli_only,  ///< reads a local file (--config, --safetensors): never from the network
+};
+
+struct FieldInfo {
+  std::string_view name;  ///< JSON name, query-string name; JSON pointer "/name"
+  std::string_view flag;  ///< CLI flag "--name", or "" for a positional argument (then `name` in usage)
+  FieldType type = FieldType::string;
+  FieldFace face = FieldFace::both;
+  std::string_view help;  ///< one line; also the OpenAPI description
+};
+
+template <class Input>
+struct FieldDef {
+  FieldInfo info;
+  /// Sets the field on `in`; `value` has already been checked against info.type. May throw
+  /// Error{invalid_input} with an empty where (the reader fills in the field).
+  void (*set)(Input& in, const nlohmann::json& value);
+};
+
+/// Converts a CLI/query-string text to the JSON value of `type` ("8" → 8, "5e8" → 5e8, "true" →
+/// true); throws Error{invalid_input, where} naming the expected form.
+nlohmann::json parse_field_text(const FieldInfo& field, std::string_view text, const std::string& where);
+/// Throws Error{invalid_input, where} unless `value` is of `field.type`.
+void check_field_type(const FieldInfo& field, const nlohmann::json& value, const std::string& where);
+
+/// A count: a number, or a string "7e9", "70B", "124M", "1.5T" (case-insensitive suffix K/M/B/T).
+double count_value(const nlohmann::json& value);
+
+/// Converts an already type-checked JSON number to T (integral T: range-checked), or to T's value
+/// type when T is std::optional.
+template <class T>
+T json_as(const nlohmann::json& v) {
+  if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, std::string>) {
+    return v.get<T>();
+  } else if constexpr (std::is_integral_v<T>) {
+    const double d = v.get<double>();
+    if (d < static_cast<double>(std::numeric_limits<T>::min()) || d > static_cast<double>(std::numeric_limits<T>::max()))
+      throw_invalid("", "integer out of range", "an integer that fits the field");
+    return static_cast<T>(d);
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return v.get<T>();
+  } else {
+    return T(json_as<typename T::value_type>(v));  // std::optional<U>
+  }
+}
+
+/// Which face a request comes from (what read_fields accepts).
+enum class Face { cli, api };
+
+/// Reads a JSON object body into `in` strictly: every key must be a field of `table` usable from
+/// `face`, of its type. Errors: Error{invalid_input, "/key" or "/" for a non-object body}, naming
+/// the expected type or the known fields.
+template <class Input>
+void read_fields(Input& in, const nlohmann::json& body, std::span<const FieldDef<Input>> table, Face face = Face::api);
+/// The same for query-string parameters (every value is text, parsed like a CLI value).
+template <class Input>
+void read_query(Input& in, const std::multimap<std::string, std::string>& params, std::span<const FieldDef<Input>> table);
+
+/// The field an engine or catalog error's where names ("--micro-batch", "micro_batch", "sort"),
+/// searched in every request table; nullptr when none.
+const FieldInfo* field_for_where(std::string_view where);
+/// The JSON pointer an error is rendered at in the API: "/filter" for a filter-language error,
+/// "/name" for a field (from the flag or the name), the where itself when it is already a pointer
+/// ("/tokens"), else "" (not a request field).
+std::string api_field_of(const Error& e);
+
+/// Every request table, by request name ("size", "offers", ...), for the OpenAPI document and tests.
+struct RequestTable {
+  std::string_view request;
+  std::vector<FieldInfo> fields;
+};
+const std::vector<RequestTable>& request_tables();
+
+// ---- implementation of the templates -------------------------------------------------------
+
+namespace detail {
+template <class Input>
+const FieldDef<Input>* find_field(std::span<const FieldDef<Input>> table, std::string_view name) {
+  for (const auto& d : table)
+    if (d.info.name == name) return &d;
+  return nullptr;
+}
+std::string known_names(std::span<const FieldInfo> infos, Face face);
+template <class Input>
+std::string known_names(std::span<const FieldDef<Input>> table, Face face) {
+  std::vector<FieldInfo> infos;
+  for (const auto& d : table) infos.push_back(d.info);
+  return known_names(std::span<const FieldInfo>(infos), face);
+}
+template <class Input>
+void set_field(Input& in, const FieldDef<Input>& d, const nlohmann::json& v, const std::string& where) {
+  try {
+    d.set(in, v);
+  } catch (const Error& e) {
+    if (!e.where().empty()) throw;
+    throw Error(e.kind(), where, e.message(), e.expected());
+  }
+}
+}  // namespace detail
+
+template <class Input>
+void read_fields(Input& in, const nlohmann::json& body, std::span<const FieldDef<Input>> table, Face face) {
+  if (!body.is_object()) throw_invalid("/", "the request body must be a JSON object", "{\"field\": value, ...}");
+  for (const auto& [key, value] : body.items()) {
+    const std::string where = "/" + key;
+    const FieldDef<Input>* d = detail::find_field(table, key);
+    if (!d || (face == Face::api && d->info.face == FieldFace::cli_only)) {
+      throw_invalid(where, d ? "this field reads a local file and is only accepted by the CLI" : "unknown field",
+                    "one of " + detail::known_names(table, face));
+    }
+    check_field_type(d->info, value, where);
+    detail::set_field(in, *d, value, where);
+  }
+}
+
+template <class Input>
+void read_query(Input& in, const std::multimap<std::string, std::string>& params, std::span<const FieldDef<Input>> table) {
+  std::string previous;
+  for (const auto& [key, text] : params) {
+    const std::string where = "/" + key;
+    if (key == previous) throw_invalid(where, "parameter given twice", "each parameter once");
+    previous = key;
+    const FieldDef<Input>* d = detail::find_field(table, key);
+    if (!d || d->info.face == FieldFace::cli_only)
+      throw_invalid(where, "unknown query parameter", "one of " + detail::known_names(table, Face::api));
+    detail::set_field(in, *d, parse_field_text(d->info, text, where), where);
+  }
+}
+
+}  // namespace gpuplan::api

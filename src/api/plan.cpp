@@ -1,0 +1,235 @@
+#include "api/plan.hpp"
+
+#include <fmt/core.h>
+
+#include "api/model_fields.hpp"
+#include "api/plan_json.hpp"
+#include "catalog/providers.hpp"
+#include "util/error.hpp"
+
+namespace gpuplan::api {
+
+using nlohmann::json;
+
+namespace {
+ModelSource& plan_model(PlanInput& in) { return in.request.model; }
+}  // namespace
+
+namespace {
+
+BillingTerms bundled_billing_of(const Offer& offer) {
+  return effective_billing(offer, find_provider(bundled_providers(), offer.provider));
+}
+
+std::vector<FieldDef<PlanInput>> build_fields() {
+  using In = PlanInput;
+  std::vector<FieldDef<In>> f = model_fields<In, &plan_model>();
+  std::vector<FieldDef<In>> rest = {
+      {{"filter", "", FieldType::string, FieldFace::both,
+        "offers to plan on, in the offers filter language, e.g. 'gpu=H100 gpus>=8'"},
+       [](In& in, const json& v) { in.request.filter = v.get<std::string>(); }},
+      {{"task", "--task", FieldType::string, FieldFace::both,
+        "pretrain, full, lora (default), qlora, serve (with rps/concurrency, or requests for a batch job), images"},
+       [](In& in, const json& v) { in.task = v.get<std::string>(); }},
+      {{"tokens", "--tokens", FieldType::count, FieldFace::both, "tokens to train on (2e12, 500M)"},
+       [](In& in, const json& v) { in.request.tokens = count_value(v); }},
+      {{"dataset_tokens", "--dataset-tokens", FieldType::count, FieldFace::both, "tokens in the dataset (× epochs)"},
+       [](In& in, const json& v) { in.request.dataset_tokens = count_value(v); }},
+      {{"epochs", "--epochs", FieldType::number, FieldFace::both, "passes over dataset_tokens (default 1)"},
+       [](In& in, const json& v) { in.request.epochs = v.get<double>(); }},
+      {{"seq", "--seq", FieldType::integer, FieldFace::both, "tokens per training sequence (default 4096)"},
+       [](In& in, const json& v) { in.request.seq_len = json_as<std::int64_t>(v); }},
+      {{"global_batch", "--global-batch", FieldType::integer, FieldFace::both,
+        "sequences per optimizer step (0 = default by task)"},
+       [](In& in, const json& v) { in.request.global_batch_seqs = json_as<std::int64_t>(v); }},
+      {{"precision", "--precision", FieldType::string, FieldFace::both, "bf16 (default), fp16, fp8, fp32, bf16_pure"},
+       [](In& in, const json& v) { in.precision = v.get<std::string>(); }},
+      {{"optimizer", "--optimizer", FieldType::string, FieldFace::both, "adamw (default), adamw_8bit, sgd_momentum, adafactor, lion"},
+       [](In& in, const json& v) { in.optimizer = v.get<std::string>(); }},
+      {{"lora_rank", "--lora-rank", FieldType::integer, FieldFace::both, "LoRA rank r (default 16)"},
+       [](In& in, const json& v) { in.request.lora_rank = json_as<int>(v); }},
+      {{"quant", "--quant", FieldType::string, FieldFace::both,
+        "served weights: bf16 (default), fp16, fp8, int8, int4, nf4, q4_k_m, q8_0"},
+       [](In& in, const json& v) { in.quant = v.get<std::string>(); }},
+      {{"kv_dtype", "--kv-dtype", FieldType::string, FieldFace::both, "KV cache: bf16 (default), fp16, fp8, int8, int4"},
+       [](In& in, const json& v) { in.kv_dtype = v.get<std::string>(); }},
+      {{"prompt_tokens", "--prompt-tokens", FieldType::integer, FieldFace::both, "prompt tokens per request (default 1000)"},
+       [](In& in, const json& v) { in.request.prompt_tokens = json_as<std::int64_t>(v); }},
+      {{"output_tokens", "--output-tokens", FieldType::integer, FieldFace::both, "generated tokens per request (default 250)"},
+       [](In& in, const json& v) { in.request.output_tokens = json_as<std::int64_t>(v); }},
+      {{"rps", "--rps", FieldType::number, FieldFace::both, "serving: target requests per second"},
+       [](In& in, const json& v) { in.request.requests_per_s = v.get<double>(); }},
+      {{"concurrency", "--concurrency", FieldType::integer, FieldFace::both, "serving: users (sequences) served at once"},
+       [](In& in, const json& v) { in.request.concurrency = json_as<std::int64_t>(v); }},
+      {{"hours", "--hours", FieldType::number, FieldFace::both, "serving: hours the service runs (default 720)"},
+       [](In& in, const json& v) { in.request.hours = v.get<double>(); }},
+      {{"requests", "--requests", FieldType::count, FieldFace::both, "batch generation: requests to complete"},
+       [](In& in, const json& v) { in.request.requests = count_value(v); }},
+      {{"width", "--width", FieldType::integer, FieldFace::both, "images: width in pixels (default 1024)"},
+       [](In& in, const json& v) { in.request.image_width = json_as<std::int64_t>(v); }},
+      {{"height", "--height", FieldType::integer, FieldFace::both, "images: height in pixels (default 1024)"},
+       [](In& in, const json& v) { in.request.image_height = json_as<std::int64_t>(v); }},
+      {{"steps", "--steps", FieldType::integer, FieldFace::both, "images: denoising steps"},
+       [](In& in, const json& v) { in.request.denoising_steps = json_as<decltype(in.request.denoising_steps)>(v); }},
+      {{"images", "--images", FieldType::count, FieldFace::both, "images: how many to generate"},
+       [](In& in, const json& v) { in.request.images = static_cast<decltype(in.request.images)>(count_value(v)); }},
+      {{"max_nodes", "--max-nodes", FieldType::integer, FieldFace::both, "most instances per plan"},
+       [](In& in, const json& v) { in.request.max_nodes = json_as<decltype(in.request.max_nodes)>(v); }},
+      {{"margin", "--margin", FieldType::number, FieldFace::both, "memory margin: fits when used ≤ (1 − margin) × capacity"},
+       [](In& in, const json& v) { in.request.margin = v.get<double>(); }},
+      {{"no_spot", "--no-spot", FieldType::boolean, FieldFace::both, "plan on-demand and reserved prices only"},
+       [](In& in, const json& v) { in.request.allow_spot = !v.get<bool>(); }},
+      {{"preemptions_per_day", "--preemptions-per-day", FieldType::number, FieldFace::both,
+        "spot preemption rate (default: the provider's, with source)"},
+       [](In& in, const json& v) { in.request.preemptions_per_day = v.get<double>(); }},
+      {{"egress_gb", "--egress-gb", FieldType::number, FieldFace::both, "GB downloaded at the end (default: the final weights)"},
+       [](In& in, const json& v) { in.request.egress_gb = v.get<double>(); }},
+      {{"checkpoint_write_gbps", "--checkpoint-write-gbps", FieldType::number, FieldFace::both,
+        "checkpoint write rate per instance, GB/s (default 1)"},
+       [](In& in, const json& v) { in.request.checkpoint_write_bytes_per_s = v.get<double>() * 1e9; }},
+      {{"restart_seconds", "--restart-seconds", FieldType::number, FieldFace::both, "time to restart after a preemption"},
+       [](In& in, const json& v) { in.request.restart_seconds = v.get<double>(); }},
+      {{"today", "--today", FieldType::string, FieldFace::both,
+        "today's date YYYY-MM-DD for staleness (default: the system clock, UTC)"},
+       [](In& in, const json& v) { in.request.today = v.get<std::string>(); }},
+      {{"stale_days", "--stale-days", FieldType::number, FieldFace::both, "a price older than this many days is stale"},
+       [](In& in, const json& v) { in.request.stale_after_days = v.get<double>(); }},
+      {{"deadline", "--deadline", FieldType::string, FieldFace::both,
+        "only plans that finish within DURATION (72h, 30d, 2w), cheapest first"},
+       [](In& in, const json& v) { in.deadline = v.get<std::string>(); }},
+      {{"budget", "--budget", FieldType::number, FieldFace::both, "only plans whose total is within USD, fastest first"},
+       [](In& in, const json& v) { in.request.budget_usd = v.get<double>(); }},
+      {{"gpus", "--gpus", FieldType::integer, FieldFace::both,
+        "training: exactly N GPUs (a multiple of the offer's GPUs per node)"},
+       [](In& in, const json& v) { in.request.gpus_total = json_as<int>(v); }},
+      {{"nodes", "--nodes", FieldType::integer, FieldFace::both, "training: exactly N nodes"},
+       [](In& in, const json& v) { in.request.nodes_exact = json_as<int>(v); }},
+      {{"tp", "--tp", FieldType::integer, FieldFace::both, "pin the tensor-parallel degree"},
+       [](In& in, const json& v) { in.request.pins.tp = json_as<int>(v); }},
+      {{"pp", "--pp", FieldType::integer, FieldFace::both, "pin the pipeline-parallel degree (uneven stages allowed)"},
+       [](In& in, const json& v) { in.request.pins.pp = json_as<int>(v); }},
+      {{"dp", "--dp", FieldType::integer, FieldFace::both, "pin the data-parallel degree"},
+       [](In& in, const json& v) { in.request.pins.dp = json_as<int>(v); }},
+      {{"ep", "--ep", FieldType::integer, FieldFace::both, "pin the expert-parallel degree (MoE; must divide dp)"},
+       [](In& in, const json& v) { in.request.pins.ep = json_as<int>(v); }},
+      {{"cp", "--cp", FieldType::integer, FieldFace::both, "context-parallel degree (only 1: not modelled)"},
+       [](In& in, const json& v) { in.request.pins.cp = json_as<int>(v); }},
+      {{"zero", "--zero", FieldType::integer, FieldFace::both, "pin the ZeRO stage 0-3 (FSDP full shard = 3)"},
+       [](In& in, const json& v) { in.request.pins.zero_stage = json_as<int>(v); }},
+      {{"micro_batch", "--micro-batch", FieldType::integer, FieldFace::both, "pin the sequences per micro-batch per GPU"},
+       [](In& in, const json& v) { in.request.pins.micro_batch = json_as<int>(v); }},
+      {{"recompute", "--recompute", FieldType::string, FieldFace::both, "pin activation recomputation: none, selective, full"},
+       [](In& in, const json& v) { in.recompute = v.get<std::string>(); }},
+      {{"virtual_stages", "--virtual-stages", FieldType::integer, FieldFace::both, "interleaved pipeline chunks per GPU"},
+       [](In& in, const json& v) { in.request.pins.virtual_stages = json_as<int>(v); }},
+      {{"mfu", "--mfu", FieldType::number, FieldFace::both, "override: step time = model FLOP / (GPUs × peak × MFU)"},
+       [](In& in, const json& v) { in.request.mfu_override = v.get<double>(); }},
+      {{"goodput", "--goodput", FieldType::number, FieldFace::both,
+        "fixed goodput fraction instead of the failure/checkpoint model"},
+       [](In& in, const json& v) { in.request.goodput_override = v.get<double>(); }},
+      {{"eval_fraction", "--eval-fraction", FieldType::number, FieldFace::both,
+        "evaluation pauses as a fraction of training time"},
+       [](In& in, const json& v) { in.request.evaluation_fraction = v.get<double>(); }},
+      {{"failures_per_gpu_hour", "--failures-per-gpu-hour", FieldType::number, FieldFace::both,
+        "hardware failure rate (default 1.97e-5: Llama 3, Dubey et al. 2024 §3.3.4)"},
+       [](In& in, const json& v) { in.request.failures_per_gpu_hour = v.get<double>(); }},
+      {{"max_price_age", "--max-price-age", FieldType::string, FieldFace::both,
+        "prices older than this (days, or 90d/12w) rank after fresh ones (default 90)"},
+       [](In& in, const json& v) { in.max_price_age = v.get<std::string>(); }},
+      {{"include_flagged", "--include-flagged", FieldType::boolean, FieldFace::both,
+        "rank flagged, undated and old prices like the others"},
+       [](In& in, const json& v) { in.request.include_flagged = v.get<bool>(); }},
+      {{"sort", "--sort", FieldType::string, FieldFace::both, "recommended (default), cost or time"},
+       [](In& in, const json& v) { in.sort = v.get<std::string>(); }},
+      {{"pareto", "--pareto", FieldType::boolean, FieldFace::both, "only plans on the cost/time Pareto front"},
+       [](In& in, const json& v) { in.request.pareto_only = v.get<bool>(); }},
+      {{"limit", "--limit", FieldType::integer, FieldFace::both, "plans returned (default 10)"},
+       [](In& in, const json& v) { in.request.limit = json_as<decltype(in.request.limit)>(v); }},
+      {{"explain", "--explain", FieldType::integer, FieldFace::both, "every number of plan N with its formula"},
+       [](In& in, const json& v) { in.explain = json_as<std::size_t>(v); }},
+  };
+  f.insert(f.end(), rest.begin(), rest.end());
+  return f;
+}
+
+}  // namespace
+
+std::span<const FieldDef<PlanInput>> plan_fields() {
+  static const std::vector<FieldDef<PlanInput>> fields = build_fields();
+  return fields;
+}
+
+PlanOutput run_plan(const PlanInput& in, const Context& ctx) {
+  PlanOutput out;
+  PlanRequest& req = out.request;
+  req = in.request;
+  if (in.task == "images" || in.task == "image") {
+    req.workload = PlanWorkload::image_generation;
+    req.task = Task::serve;
+  } else {
+    req.task = parse_task(in.task, "--task");
+    if (req.task == Task::serve) {
+      req.workload = req.requests ? PlanWorkload::batch_generation : PlanWorkload::serving;
+    } else {
+      req.workload = PlanWorkload::training;
+    }
+  }
+  if (!in.precision.empty()) req.precision = parse_train_precision(in.precision, "--precision");
+  if (!in.optimizer.empty()) req.optimizer = parse_optimizer(in.optimizer, "--optimizer");
+  if (!in.quant.empty()) req.quant = parse_weight_quant(in.quant, "--quant");
+  if (!in.kv_dtype.empty()) req.kv_dtype = parse_kv_dtype(in.kv_dtype, "--kv-dtype");
+  if (in.sort == "cost") {
+    req.sort = PlanSort::cost;
+  } else if (in.sort == "time") {
+    req.sort = PlanSort::time;
+  } else if (in.sort == "recommended") {
+    req.sort = PlanSort::recommended;
+  } else {
+    throw_invalid("--sort", in.sort, "recommended, cost or time");
+  }
+  if (!in.deadline.empty()) req.deadline_seconds = parse_duration_seconds(in.deadline, "--deadline");
+  if (!in.max_price_age.empty()) {
+    const std::string& a = in.max_price_age;
+    const bool bare = a.find_first_not_of("0123456789.") == std::string::npos;
+    req.max_price_age_days = parse_duration_seconds(bare ? a + "d" : a, "--max-price-age") / 86400.0;
+  }
+  if (!in.recompute.empty()) req.pins.recompute = parse_recompute(in.recompute, "--recompute");
+  if (req.today.empty()) req.today = ctx.clock().today();
+  if (in.explain && *in.explain == 0) throw_invalid("--explain", "0", "a plan number ≥ 1");
+  if (in.explain && *in.explain > req.limit) req.limit = *in.explain;
+  req.validate();
+
+  out.arch = resolve_model(req.model);
+  OfferQuery q;
+  q.filter = req.filter;
+  q.now_date = req.today;
+  q.stale_after_days = req.stale_after_days;
+  std::vector<Offer> offers;
+  {
+    const auto lock = ctx.use_store();
+    offers = ctx.store().query(q);
+  }
+  out.result = plan(req, out.arch, offers, ctx.gpus(), &bundled_billing_of);
+  if (in.explain) {
+    if (*in.explain > out.result.plans.size()) {
+      throw_invalid("--explain", fmt::format("plan {} does not exist ({} plans)", *in.explain, out.result.plans.size()),
+                    fmt::format("a plan number in [1, {}]", out.result.plans.size()));
+    }
+    out.explain = in.explain;
+    out.explain_lines = explain_plan(req, out.arch, out.result.plans[*in.explain - 1], ctx.gpus());
+  }
+  return out;
+}
+
+json to_json(const PlanOutput& out) {
+  if (out.explain) {
+    json a = json::array();
+    for (const auto& l : out.explain_lines) {
+      a.push_back({{"term", l.term}, {"value", l.value}, {"unit", l.unit}, {"formula", l.formula}, {"source", l.source}});
+    }
+    return json{{"plan", plan_json(out.result.plans[*out.explain - 1], *out.explain)}, {"explain", a}};
+  }
+  return plan_result_json(out.request, out.result);
+}
+
+}  // namespace gpuplan::api

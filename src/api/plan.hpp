@@ -1,0 +1,44 @@
+#pragma once
+/// Application layer (api): the `plan` use case — the cheapest (or fastest) way to finish a
+/// training, serving or image job on the offers. Input filled by the CLI's flags and the API's
+/// JSON body through plan_fields(); result; one JSON writer (`gpuplan plan --json` and the body of
+/// POST /api/plan).
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "api/context.hpp"
+#include "api/fields.hpp"
+#include "api/plan_json.hpp"
+#include "model/model_arch.hpp"
+#include "planner/planner.hpp"
+
+namespace gpuplan::api {
+
+struct PlanInput {
+  PlanRequest request;  ///< numeric options set directly; enums below as text until run_plan
+  std::string task = "lora";
+  std::string precision, optimizer, quant, kv_dtype, sort = "recommended";
+  std::string deadline, max_price_age, recompute;  ///< parsed in run_plan, like the CLI
+  std::optional<std::size_t> explain;  ///< plan number to explain (1-based)
+};
+
+std::span<const FieldDef<PlanInput>> plan_fields();
+
+struct PlanOutput {
+  PlanRequest request;  ///< resolved
+  ModelArch arch;
+  PlanResult result;
+  std::optional<std::size_t> explain;      ///< the plan explained, when asked
+  std::vector<PlanExplainLine> explain_lines;
+};
+
+/// Resolves the enums and the model, reads the offers matching the request's filter from
+/// ctx.store() (today from ctx.clock() unless given) and plans. Throws Error naming the flag.
+PlanOutput run_plan(const PlanInput& in, const Context& ctx);
+
+/// `gpuplan plan --json`: {"plan", "explain"} when explain was asked, else the whole result.
+nlohmann::json to_json(const PlanOutput& out);
+
+}  // namespace gpuplan::api

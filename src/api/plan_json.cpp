@@ -1,0 +1,204 @@
+#include "api/plan_json.hpp"
+
+#include <cmath>
+#include <string>
+
+namespace gpuplan::api {
+
+using nlohmann::json;
+
+namespace {
+json opt_json(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+json cost_json(const CostBreakdown& c) {
+  json j = {{"price_kind", price_kind_name(c.price_kind)},
+            {"usd_per_hour", c.usd_per_hour},
+            {"instances", c.instances},
+            {"run_seconds", c.run_seconds},
+            {"billed_seconds", c.billed_seconds},
+            {"compute_usd", c.compute_usd},
+            {"storage_usd", opt_json(c.storage_usd)},
+            {"egress_usd", opt_json(c.egress_usd)},
+            {"spot_loss_usd", c.spot_loss_usd},
+            {"total_usd", c.total_usd()},
+            {"total_is_lower_bound", c.total_is_lower_bound()}};
+  if (c.spot) {
+    j["spot"] = {{"mtbf_seconds", c.spot->mtbf_seconds},
+                 {"interval_seconds", c.spot->interval_seconds},
+                 {"checkpoints_seconds", c.spot->checkpoints_seconds},
+                 {"expected_preemptions", c.spot->expected_preemptions},
+                 {"lost_work_seconds", c.spot->lost_work_seconds},
+                 {"restart_seconds_total", c.spot->restart_seconds_total},
+                 {"wall_seconds", c.spot->wall_seconds}};
+  }
+  return j;
+}
+
+}  // namespace
+
+json warnings_json(const std::vector<PlanWarning>& ws) {
+  json a = json::array();
+  for (const auto& w : ws) a.push_back({{"code", w.name()}, {"message", w.message}});
+  return a;
+}
+
+json step_json(const TrainingStepEstimate& t) {
+  return {{"step_seconds", t.step_seconds},
+          {"compute_seconds", t.compute_seconds},
+          {"tp_allreduce_seconds", t.tp_allreduce_seconds},
+          {"ep_alltoall_seconds", t.ep_alltoall_seconds},
+          {"pp_p2p_seconds", t.pp_p2p_seconds},
+          {"pp_bubble_seconds", t.pp_bubble_seconds},
+          {"dp_allreduce_seconds", t.dp_allreduce_seconds},
+          {"zero_allgather_seconds", t.zero_allgather_seconds},
+          {"exposed_comm_seconds", t.exposed_comm_seconds},
+          {"optimizer_seconds", t.optimizer_seconds},
+          {"overhead_seconds", t.overhead_seconds},
+          {"kernel_efficiency", t.kernel_efficiency},
+          {"peak_flops_per_s", t.peak_flops_per_s},
+          {"model_flop_per_step", t.model_flop_per_step},
+          {"tokens_per_s", t.tokens_per_s},
+          {"micro_batches_per_step", t.micro_batches_per_step},
+          {"mfu", t.mfu},
+          {"hfu", t.hfu}};
+}
+
+json goodput_json(const GoodputEstimate& g) {
+  return {{"goodput", g.goodput},
+          {"mtbf_seconds", std::isfinite(g.mtbf_seconds) ? json(g.mtbf_seconds) : json(nullptr)},
+          {"checkpoint_write_seconds", g.checkpoint_write_seconds},
+          {"interval_seconds", g.interval_seconds},
+          {"expected_failures", g.expected_failures},
+          {"checkpoint_seconds", g.checkpoint_seconds},
+          {"lost_work_seconds", g.lost_work_seconds},
+          {"restart_seconds", g.restart_seconds},
+          {"evaluation_seconds", g.evaluation_seconds},
+          {"overhead_seconds", g.overhead_seconds()},
+          {"wall_seconds", g.wall_seconds}};
+}
+
+json plan_json(const Plan& p, std::size_t rank) {
+  json j = {{"rank", rank},
+            {"recommended", p.recommended},
+            {"offer_id", p.offer_id},
+            {"provider", p.provider},
+            {"instance_type", p.instance_type},
+            {"region", p.region},
+            {"regions", p.regions},
+            {"same_plan_offer_ids", p.same_plan_offer_ids},
+            {"gpu_name", p.gpu_name},
+            {"gpus_per_instance", p.gpus_per_instance},
+            {"instances", p.instances},
+            {"gpus_total", p.gpus_per_instance * p.instances},
+            {"intra_node_link", intra_node_link_name(p.intra_node_link)},
+            {"inter_node_network", inter_node_network_name(p.inter_node_network)},
+            {"cluster",
+             {{"gpu_name", p.cluster.gpu ? p.cluster.gpu->name : std::string()},
+              {"gpus_per_node", p.cluster.gpus_per_node},
+              {"nodes", p.cluster.nodes},
+              {"intra_node_bytes_per_s", p.cluster.intra_node_bytes_per_s},
+              {"inter_node_bytes_per_s", p.cluster.inter_node_bytes_per_s},
+              {"intra_node_nvlink", p.cluster.intra_node_nvlink}}},
+            {"layout",
+             {{"tp", p.layout.tp},
+              {"pp", p.layout.pp},
+              {"dp", p.layout.dp},
+              {"ep", p.layout.ep},
+              {"cp", 1},
+              {"zero_stage", p.layout.zero_stage},
+              {"micro_batch", p.layout.micro_batch},
+              {"virtual_stages", p.layout.virtual_stages},
+              {"recompute", recompute_name(p.recompute)}}},
+            {"global_batch_seqs", p.global_batch_seqs},
+            {"requested_global_batch_seqs", p.requested_global_batch_seqs},
+            {"replicas", p.replicas},
+            {"per_gpu_memory_bytes", p.per_gpu_memory_bytes},
+            {"gpu_memory_capacity_bytes", p.gpu_memory_capacity_bytes},
+            {"margin", p.margin},
+            {"tokens_per_s", p.tokens_per_s},
+            {"requests_per_s", p.requests_per_s},
+            {"work_seconds", p.work_seconds},
+            {"time_seconds", p.time_seconds()},
+            {"steps", p.steps},
+            {"usd_per_gpu_hour", p.usd_per_gpu_hour},
+            {"storage_bytes", p.storage_bytes},
+            {"egress_bytes", p.egress_bytes},
+            {"checkpoint_bytes", p.checkpoint_bytes},
+            {"cost", cost_json(p.cost)},
+            {"total_usd", p.total_usd()},
+            {"demoted_reason", p.demoted_reason.empty() ? json(nullptr) : json(p.demoted_reason)},
+            {"demotion_tier", p.demotion_tier},
+            {"billing",
+             {{"granularity_seconds", p.billing.granularity_seconds},
+              {"minimum_billed_seconds", p.billing.minimum_billed_seconds},
+              {"storage_usd_per_gb_month", opt_json(p.billing.storage_usd_per_gb_month)},
+              {"egress_usd_per_gb", opt_json(p.billing.egress_usd_per_gb)},
+              {"egress_free_gb", p.billing.egress_free_gb},
+              {"preemptions_per_day", opt_json(p.billing.preemptions_per_day)},
+              {"assumptions", p.billing.assumptions},
+              {"sources", p.billing.sources}}},
+            {"price_source",
+             {{"dataset", p.price_source.dataset},
+              {"locator", p.price_source.locator},
+              {"observed_at", p.price_source.observed_at ? json(*p.price_source.observed_at) : json("undated")}}},
+            {"warnings", warnings_json(p.warnings)},
+            {"on_pareto_front", p.on_pareto_front}};
+  json alts = json::array();
+  for (const auto& a : p.alternatives) alts.push_back(cost_json(a));
+  j["alternatives"] = alts;
+  if (p.training) {
+    j["step"] = step_json(*p.training);
+    j["mfu_overridden"] = p.mfu_overridden;
+    j["gpu_hours"] = p.time_seconds() * p.gpus_per_instance * p.instances / 3600.0;
+    j["tokens_per_s_per_gpu"] = p.tokens_per_s / (p.gpus_per_instance * p.instances);
+  }
+  if (p.goodput) j["goodput"] = goodput_json(*p.goodput);
+  if (p.serving) {
+    const auto& s = *p.serving;
+    j["serving"] = {{"ttft_seconds", s.ttft_seconds},
+                    {"tpot_seconds", s.tpot_seconds},
+                    {"batch", s.batch},
+                    {"max_concurrent_sequences", s.max_concurrent_sequences},
+                    {"requests_per_s_per_replica", s.requests_per_s_per_replica}};
+  }
+  if (p.images_per_hour) {
+    j["images_per_hour"] = *p.images_per_hour;
+    j["usd_per_1000_images"] = opt_json(p.usd_per_1000_images);
+  }
+  return j;
+}
+
+json plan_result_json(const PlanRequest& r, const PlanResult& res) {
+  json plans = json::array();
+  for (std::size_t i = 0; i < res.plans.size(); ++i) plans.push_back(plan_json(res.plans[i], i + 1));
+  json j = {{"model", res.model_name},
+            {"workload", plan_workload_name(r.workload)},
+            {"task", task_name(r.task)},
+            {"training_tokens", res.training_tokens},
+            {"sort", plan_sort_name(res.sort_applied)},
+            {"recommendation_rule", res.recommendation_rule},
+            {"deadline_seconds", r.deadline_seconds ? json(*r.deadline_seconds) : json(nullptr)},
+            {"budget_usd", r.budget_usd ? json(*r.budget_usd) : json(nullptr)},
+            {"plans_demoted", res.plans_demoted},
+            {"pareto_only", r.pareto_only},
+            {"plans_total", res.plans_total},
+            {"offers_considered", res.offers_considered},
+            {"offers_skipped", res.offers_skipped},
+            {"layouts_evaluated", res.layouts_evaluated},
+            {"plans", plans},
+            {"warnings", warnings_json(res.warnings)}};
+  if (res.no_plan) {
+    j["no_plan"] = {{"reason", res.no_plan->reason},
+                    {"smallest_per_gpu_bytes", res.no_plan->smallest_per_gpu_bytes},
+                    {"largest_gpu_bytes", res.no_plan->largest_gpu_bytes},
+                    {"any_multi_node_offer", res.no_plan->any_multi_node_offer},
+                    {"suggestions", res.no_plan->suggestions},
+                    {"fastest", res.no_plan->fastest ? plan_json(*res.no_plan->fastest, 0) : json(nullptr)},
+                    {"cheapest", res.no_plan->cheapest ? plan_json(*res.no_plan->cheapest, 0) : json(nullptr)}};
+  } else {
+    j["no_plan"] = nullptr;
+  }
+  return j;
+}
+
+}  // namespace gpuplan::api

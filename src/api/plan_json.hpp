@@ -1,0 +1,20 @@
+#pragma once
+/// Application layer (api): the one JSON writer of plans, shared by `gpuplan plan --json`,
+/// `gpuplan estimate --json` and POST /api/plan (SI units: bytes, seconds, USD). Writes what the
+/// planner computed; computes no numbers beyond unit conversions (STYLE.md §1).
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "planner/planner.hpp"
+
+namespace gpuplan::api {
+
+nlohmann::json plan_json(const Plan& p, std::size_t rank);  ///< one plan; rank 1-based (0 = not ranked)
+nlohmann::json step_json(const TrainingStepEstimate& t);
+nlohmann::json goodput_json(const GoodputEstimate& g);
+nlohmann::json warnings_json(const std::vector<PlanWarning>& warnings);
+/// The whole answer: request echo (workload, sort, deadline, budget), plans, no_plan.
+nlohmann::json plan_result_json(const PlanRequest& r, const PlanResult& res);
+
+}  // namespace gpuplan::api

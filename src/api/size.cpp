@@ -1,0 +1,194 @@
+#include "api/size.hpp"
+
+#include "api/model_fields.hpp"
+#include "util/error.hpp"
+
+namespace gpuplan::api {
+
+using nlohmann::json;
+
+namespace {
+ModelSource& size_model(SizeInput& in) { return in.source; }
+}  // namespace
+
+namespace {
+
+std::vector<std::string> split_targets(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s + ",") {
+    if (c == ',') {
+      if (!cur.empty()) out.push_back(cur == "all_linear" ? "all-linear" : cur);
+      cur.clear();
+    } else if (c != ' ') {
+      cur += c;
+    }
+  }
+  return out;
+}
+
+std::vector<FieldDef<SizeInput>> build_fields() {
+  using In = SizeInput;
+  std::vector<FieldDef<In>> f = model_fields<In, &size_model>();
+  std::vector<FieldDef<In>> rest = {
+      {{"task", "--task", FieldType::string, FieldFace::both, "pretrain, full, lora, qlora or serve"},
+       [](In& in, const json& v) { in.task = v.get<std::string>(); }},
+      {{"gpus", "--gpus", FieldType::integer, FieldFace::both,
+        "GPUs of the workload (training: dp = gpus/(tp·pp); serving: tp = gpus/pp)"},
+       [](In& in, const json& v) { in.request.gpus = json_as<int>(v); }},
+      {{"tp", "--tp", FieldType::integer, FieldFace::both, "tensor-parallel degree"},
+       [](In& in, const json& v) { in.request.tp = json_as<int>(v); }},
+      {{"pp", "--pp", FieldType::integer, FieldFace::both, "pipeline-parallel degree"},
+       [](In& in, const json& v) { in.request.pp = json_as<int>(v); }},
+      {{"dp", "--dp", FieldType::integer, FieldFace::both, "data-parallel degree"},
+       [](In& in, const json& v) { in.request.dp = json_as<int>(v); }},
+      {{"ep", "--ep", FieldType::integer, FieldFace::both, "expert-parallel degree (MoE; must divide dp)"},
+       [](In& in, const json& v) { in.ep = json_as<int>(v); }},
+      {{"margin", "--margin", FieldType::number, FieldFace::both, "free fraction kept when matching GPUs (default 0.1)"},
+       [](In& in, const json& v) { in.request.margin = v.get<double>(); }},
+      {{"explain", "--explain", FieldType::boolean, FieldFace::both, "also return each term's formula with the numbers filled in"},
+       [](In& in, const json& v) { in.request.explain = v.get<bool>(); }},
+      {{"seq", "--seq", FieldType::integer, FieldFace::both, "training sequence length (tokens; default 2048)"},
+       [](In& in, const json& v) { in.request.training.seq_len = json_as<std::int64_t>(v); }},
+      {{"micro_batch", "--micro-batch", FieldType::integer, FieldFace::both, "sequences per micro-batch per GPU (default 1)"},
+       [](In& in, const json& v) { in.request.training.layout.micro_batch = json_as<int>(v); }},
+      {{"precision", "--precision", FieldType::string, FieldFace::both,
+        "fp32, tf32, bf16_mixed (default), bf16_pure, fp16_mixed, fp8_mixed"},
+       [](In& in, const json& v) { in.precision = v.get<std::string>(); }},
+      {{"optimizer", "--optimizer", FieldType::string, FieldFace::both, "adamw (default), adamw_8bit, sgd_momentum, adafactor, lion"},
+       [](In& in, const json& v) { in.optimizer = v.get<std::string>(); }},
+      {{"zero", "--zero", FieldType::integer, FieldFace::both, "ZeRO stage 0-3 (FSDP full shard = 3; default 0)"},
+       [](In& in, const json& v) { in.request.training.layout.zero_stage = json_as<int>(v); }},
+      {{"sp", "--sp", FieldType::boolean, FieldFace::both, "Megatron sequence parallelism (with tp)"},
+       [](In& in, const json& v) { in.request.training.layout.sequence_parallel = v.get<bool>(); }},
+      {{"recompute", "--recompute", FieldType::string, FieldFace::both, "activation recomputation: none (default), selective, full"},
+       [](In& in, const json& v) { in.recompute = v.get<std::string>(); }},
+      {{"lora_rank", "--lora-rank", FieldType::integer, FieldFace::both, "LoRA rank r (default 16)"},
+       [](In& in, const json& v) { in.request.training.lora_rank = json_as<int>(v); }},
+      {{"lora_targets", "--lora-targets", FieldType::string, FieldFace::both,
+        "comma list of q,k,v,o,gate,up,down or all-linear (default)"},
+       [](In& in, const json& v) { in.lora_targets = v.get<std::string>(); }},
+      {{"offload", "--offload", FieldType::boolean, FieldFace::both,
+        "offload optimizer state and gradients to CPU (ZeRO-Offload)"},
+       [](In& in, const json& v) { in.offload = v.get<bool>(); }},
+      {{"offload_params", "--offload-params", FieldType::boolean, FieldFace::both, "also offload parameters (needs zero 3)"},
+       [](In& in, const json& v) { in.offload_params = v.get<bool>(); }},
+      {{"no_flash", "--no-flash", FieldType::boolean, FieldFace::both, "attention without FlashAttention (stores the s×s scores)"},
+       [](In& in, const json& v) { in.no_flash = v.get<bool>(); }},
+      {{"chunked_ce", "--chunked-ce", FieldType::boolean, FieldFace::both, "chunked cross-entropy (no full fp32 logits)"},
+       [](In& in, const json& v) { in.request.training.chunked_cross_entropy = v.get<bool>(); }},
+      {{"framework", "--framework", FieldType::string, FieldFace::both, "activation profile: pytorch_eager (default) or megatron"},
+       [](In& in, const json& v) { in.framework = v.get<std::string>(); }},
+      {{"context", "--context", FieldType::integer, FieldFace::both, "serve: tokens per sequence (prompt + output; default 4096)"},
+       [](In& in, const json& v) { in.request.serving.context_tokens = json_as<std::int64_t>(v); }},
+      {{"concurrency", "--concurrency", FieldType::integer, FieldFace::both, "serve: sequences resident at once (default 1)"},
+       [](In& in, const json& v) { in.request.serving.concurrency = json_as<std::int64_t>(v); }},
+      {{"quant", "--quant", FieldType::string, FieldFace::both,
+        "serve: bf16 (default), fp16, fp8, int8, int4, nf4, gguf_q4_k_m, gguf_q8_0"},
+       [](In& in, const json& v) { in.quant = v.get<std::string>(); }},
+      {{"kv_dtype", "--kv-dtype", FieldType::string, FieldFace::both, "serve: KV cache dtype bf16 (default), fp16, fp8, int8, int4"},
+       [](In& in, const json& v) { in.kv_dtype = v.get<std::string>(); }},
+      {{"prefill_chunk", "--prefill-chunk", FieldType::integer, FieldFace::both, "serve: tokens per prefill step (default 2048)"},
+       [](In& in, const json& v) { in.request.serving.prefill_chunk_tokens = json_as<std::int64_t>(v); }},
+  };
+  f.insert(f.end(), rest.begin(), rest.end());
+  return f;
+}
+
+json layout_json(const ParallelLayout& l) {
+  return {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"ep", l.ep}, {"zero_stage", l.zero_stage}};
+}
+
+}  // namespace
+
+std::span<const FieldDef<SizeInput>> size_fields() {
+  static const std::vector<FieldDef<SizeInput>> fields = build_fields();
+  return fields;
+}
+
+SizeOutput run_size(const SizeInput& in, const Context& ctx) {
+  SizingRequest req = in.request;
+  req.task = parse_task(in.task, "--task");
+  TrainingMemoryRequest& tr = req.training;
+  tr.precision = parse_train_precision(in.precision, "--precision");
+  tr.optimizer = parse_optimizer(in.optimizer, "--optimizer");
+  tr.recompute = parse_recompute(in.recompute, "--recompute");
+  tr.activation_profile = parse_activation_profile(in.framework, "--framework");
+  tr.lora_targets = split_targets(in.lora_targets);
+  tr.layout.offload_optimizer = in.offload || in.offload_params;
+  tr.layout.offload_params = in.offload_params;
+  tr.flash_attention = !in.no_flash;
+  if (in.ep) tr.layout.ep = *in.ep;
+  req.serving.quant = parse_weight_quant(in.quant, "--quant");
+  req.serving.kv_dtype = parse_kv_dtype(in.kv_dtype, "--kv-dtype");
+  req.validate();  // before resolving the model: bad options fail fast
+  ModelArch arch = resolve_model(in.source);
+  SizingResult res = run_sizing(arch, req, ctx.gpus());
+  return SizeOutput{std::move(arch), std::move(req), std::move(res)};
+}
+
+json to_json(const SizeOutput& out) {
+  const ModelArch& arch = out.arch;
+  const SizingRequest& req = out.request;
+  const SizingResult& res = out.result;
+  const double total = res.per_gpu.total_bytes();
+  json terms = json::array();
+  for (const auto& t : res.per_gpu.terms) {
+    terms.push_back({{"name", t.name}, {"bytes", t.bytes}, {"unit", "bytes"}, {"share", total > 0 ? t.bytes / total : 0.0}});
+  }
+  json j;
+  j["model"] = {{"name", arch.name},
+                {"source", arch.source},
+                {"total_params", arch.total_params()},
+                {"active_params", arch.active_params()}};
+  if (req.task == Task::serve) {
+    const ServingMemoryRequest s = req.serving_request();
+    j["request"] = {{"task", "serve"},
+                    {"quant", weight_quant_name(s.quant)},
+                    {"kv_dtype", kv_dtype_name(s.kv_dtype)},
+                    {"context_tokens", s.context_tokens},
+                    {"concurrency", s.concurrency},
+                    {"tp", s.tp},
+                    {"pp", s.pp},
+                    {"margin", req.margin}};
+  } else {
+    const TrainingMemoryRequest t = req.training_request();
+    j["request"] = {{"task", task_name(t.task)},
+                    {"precision", train_precision_name(t.precision)},
+                    {"optimizer", optimizer_name(t.optimizer)},
+                    {"seq_len", t.seq_len},
+                    {"micro_batch", t.layout.micro_batch},
+                    {"layout", layout_json(t.layout)},
+                    {"recompute", recompute_name(t.recompute)},
+                    {"activation_profile", activation_profile_name(t.activation_profile)},
+                    {"lora_rank", t.lora_rank},
+                    {"margin", req.margin}};
+  }
+  j["per_gpu"] = {{"terms", terms},
+                  {"total_bytes", total},
+                  {"phase", res.per_gpu.phase},
+                  {"stage", res.per_gpu.stage},
+                  {"cpu_offload_bytes", res.per_gpu.cpu_offload_bytes},
+                  {"warnings", res.per_gpu.warnings}};
+  json fits = json::array();
+  for (const auto& f : res.fits) {
+    fits.push_back({{"gpu", f.gpu->name},
+                    {"gpu_count", f.gpu_count},
+                    {"per_gpu_bytes", f.per_gpu_bytes},
+                    {"capacity_bytes", f.capacity_bytes},
+                    {"headroom_fraction", f.headroom_fraction},
+                    {"layout", layout_json(f.layout)}});
+  }
+  j["fits"] = fits;
+  j["fit_assumption"] = res.fit_assumption;
+  if (!res.explanation.empty()) {
+    json ex = json::array();
+    for (const auto& e : res.explanation) {
+      ex.push_back({{"name", e.name}, {"bytes", e.bytes}, {"formula", e.formula}, {"source", e.source}});
+    }
+    j["explanation"] = ex;
+  }
+  return j;
+}
+
+}  // namespace gpuplan::api

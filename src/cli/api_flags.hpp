@@ -1,0 +1,51 @@
+#pragma once
+/// Adds a request's flags to a CLI subcommand from its api field table (api/fields.hpp), so the
+/// CLI and the JSON API read the same fields with the same setters. A field without a flag is
+/// the positional argument (its words joined by spaces: `gpuplan offers gpu=H100 gpus>=8`).
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "api/fields.hpp"
+
+namespace gpuplan::cli {
+
+template <class In>
+void add_api_flags(CLI::App& sub, std::shared_ptr<In> in, std::span<const api::FieldDef<In>> table) {
+  for (const auto& def : table) {
+    const api::FieldDef<In>* d = &def;  // tables are static: the pointer outlives the parse
+    const std::string help(d->info.help);
+    if (d->info.flag.empty()) {
+      sub.add_option_function<std::vector<std::string>>(
+          std::string(d->info.name),
+          [in, d](const std::vector<std::string>& words) {
+            std::string text;
+            for (const auto& w : words) text += (text.empty() ? "" : " ") + w;
+            d->set(*in, nlohmann::json(text));
+          },
+          help);
+    } else if (d->info.type == api::FieldType::boolean) {
+      sub.add_flag_callback(std::string(d->info.flag), [in, d] { d->set(*in, nlohmann::json(true)); }, help);
+    } else {
+      sub.add_option_function<std::string>(
+             std::string(d->info.flag),
+             [in, d](const std::string& text) {
+               const std::string where(d->info.flag);
+               const nlohmann::json v = api::parse_field_text(d->info, text, where);
+               try {
+                 d->set(*in, v);
+               } catch (const Error& e) {
+                 if (!e.where().empty()) throw;
+                 throw Error(e.kind(), where, e.message(), e.expected());
+               }
+             },
+             help)
+          ->type_name(std::string(api::field_type_name(d->info.type)) == "string" ? "TEXT" : "VALUE");
+    }
+  }
+}
+
+}  // namespace gpuplan::cli

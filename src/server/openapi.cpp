@@ -1,0 +1,136 @@
+#include "server/openapi.hpp"
+
+#include <fmt/core.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "api/fields.hpp"
+#include "util/error.hpp"
+
+namespace gpuplan::detail {
+const std::vector<std::pair<std::string_view, std::string_view>>& web_table();  // cmake/embed.cmake (web/)
+}
+
+namespace gpuplan::server {
+
+using nlohmann::json;
+
+std::string_view web_file(std::string_view path) {
+  for (const auto& [p, bytes] : detail::web_table())
+    if (p == path) return bytes;
+  return {};
+}
+
+namespace {
+
+json field_schema(const api::FieldInfo& f) {
+  json s;
+  switch (f.type) {
+    case api::FieldType::boolean: s["type"] = "boolean"; break;
+    case api::FieldType::integer: s["type"] = "integer"; break;
+    case api::FieldType::number: s["type"] = "number"; break;
+    case api::FieldType::string: s["type"] = "string"; break;
+    case api::FieldType::count: s["type"] = json::array({"number", "string"}); break;
+  }
+  s["description"] = std::string(f.help) + (f.flag.empty() ? "" : fmt::format(" (CLI {})", f.flag));
+  return s;
+}
+
+const std::vector<api::FieldInfo>& table(std::string_view request) {
+  for (const auto& t : api::request_tables())
+    if (t.request == request) return t.fields;
+  throw Error(ErrorKind::internal, "openapi", "no request table " + std::string(request));
+}
+
+json body_schema(std::string_view request) {
+  json props = json::object();
+  for (const auto& f : table(request))
+    if (f.face == api::FieldFace::both) props[std::string(f.name)] = field_schema(f);
+  return {{"type", "object"}, {"additionalProperties", false}, {"properties", props}};
+}
+
+json query_parameters(std::string_view request, std::vector<std::string_view> skip = {}) {
+  json params = json::array();
+  for (const auto& f : table(request)) {
+    if (f.face != api::FieldFace::both) continue;
+    if (std::find(skip.begin(), skip.end(), f.name) != skip.end()) continue;
+    std::string name(f.name);
+    if (request == "offers" && name == "filter") name = "q";
+    params.push_back({{"name", name}, {"in", "query"}, {"required", false}, {"schema", field_schema(f)}});
+  }
+  return params;
+}
+
+json responses(const std::string& schema_ref, bool cached) {
+  json ok = {{"description", "the CLI's --json document"},
+             {"content", {{"application/json", {{"schema", {{"$ref", "#/components/schemas/" + schema_ref}}}}}}}};
+  if (cached) ok["headers"] = {{"ETag", {{"schema", {{"type", "string"}}}}}, {"Last-Modified", {{"schema", {{"type", "string"}}}}}};
+  json err = {{"description", "an error"},
+              {"content", {{"application/json", {{"schema", {{"$ref", "#/components/schemas/Error"}}}}}}}};
+  json r = {{"200", ok}, {"400", err}, {"404", err}, {"500", err}};
+  if (cached) r["304"] = {{"description", "not modified (If-None-Match matched the ETag)"}};
+  return r;
+}
+
+json build() {
+  const std::string_view schemas_text = web_file("openapi-responses.json");
+  json schemas = schemas_text.empty() ? json::object() : json::parse(schemas_text);
+  json paths = json::object();
+  paths["/api/health"]["get"] = {{"summary", "liveness and catalog size"}, {"responses", responses("Health", false)}};
+  paths["/api/gpus"]["get"] = {{"summary", "the hardware catalog (gpuplan gpus --json); with name, one GPU"},
+                               {"parameters", query_parameters("gpus")},
+                               {"responses", responses("GpusOrGpu", true)}};
+  paths["/api/models"]["get"] = {{"summary", "the bundled model presets (gpuplan models --json); with name, one model"},
+                                 {"parameters", query_parameters("models")},
+                                 {"responses", responses("ModelsOrModel", true)}};
+  paths["/api/offers"]["get"] = {{"summary", "offers filtered and sorted (gpuplan offers --format json); with group_by, "
+                                              "the price spread per GPU or provider (gpuplan offers --group-by)"},
+                                 {"parameters", query_parameters("offers")},
+                                 {"responses", responses("OffersOrGroups", true)}};
+  paths["/api/offers/{id}/history"]["get"] = {
+      {"summary", "price observations of one offer (gpuplan history ID --format json)"},
+      {"parameters", json::array({{{"name", "id"}, {"in", "path"}, {"required", true}, {"schema", {{"type", "string"}}}}})},
+      {"responses", responses("History", true)}};
+  paths["/api/size"]["post"] = {
+      {"summary", "memory per GPU and the GPUs that hold it (gpuplan size --json)"},
+      {"requestBody", {{"required", true}, {"content", {{"application/json", {{"schema", body_schema("size")}}}}}}},
+      {"responses", responses("Size", false)}};
+  paths["/api/plan"]["post"] = {
+      {"summary", "ranked plans over the offers (gpuplan plan --json)"},
+      {"requestBody", {{"required", true}, {"content", {{"application/json", {{"schema", body_schema("plan")}}}}}}},
+      {"responses", responses("PlanOrExplained", false)}};
+  schemas["GpusOrGpu"] = {{"anyOf", json::array({{{"$ref", "#/components/schemas/Gpus"}}, {{"$ref", "#/components/schemas/Gpu"}}})}};
+  schemas["ModelsOrModel"] = {
+      {"anyOf", json::array({{{"$ref", "#/components/schemas/Models"}}, {{"$ref", "#/components/schemas/Model"}}})}};
+  schemas["OffersOrGroups"] = {
+      {"anyOf", json::array({{{"$ref", "#/components/schemas/Offers"}}, {{"$ref", "#/components/schemas/OfferGroups"}}})}};
+  schemas["PlanOrExplained"] = {
+      {"anyOf", json::array({{{"$ref", "#/components/schemas/Plan"}}, {{"$ref", "#/components/schemas/PlanExplained"}}})}};
+  schemas["Error"] = {{"type", "object"},
+                      {"additionalProperties", false},
+                      {"required", {"code", "message", "field", "expected"}},
+                      {"properties",
+                       {{"code", {{"type", "string"}, {"description", "invalid_input, not_found, conflict, unavailable, internal"}}},
+                        {"message", {{"type", "string"}}},
+                        {"field", {{"type", "string"}, {"description", "JSON pointer of the request field, or \"\""}}},
+                        {"expected", {{"type", "string"}}},
+                        {"offset", {{"type", "integer"}, {"description", "filter errors: byte offset of the token in the filter"}}},
+                        {"length", {{"type", "integer"}, {"description", "filter errors: byte length of the token"}}}}}};
+  return {{"openapi", "3.1.0"},
+          {"info", {{"title", "gpuplan"}, {"version", "0.1.0"},
+                    {"description", "Size AI workloads, compare GPU cloud offers, plan the cheapest way to finish. "
+                                    "Units in names: bytes, seconds, usd_per_hour."}}},
+          {"paths", paths},
+          {"components", {{"schemas", schemas}}}};
+}
+
+}  // namespace
+
+const json& openapi_document() {
+  static const json doc = build();
+  return doc;
+}
+
+}  // namespace gpuplan::server

@@ -1,0 +1,746 @@
+// The HTML pages. Every page is a mustache template (web/templates/NAME.mustache) rendered into
+// web/templates/layout.mustache, with the texts of one locale (web/locales/{en,fr,th}.json, under
+// `t`) and the numbers of the api layer's use cases, formatted for that locale here. The language
+// comes from the URL (/fr/..., /th/..., /en/...), else Accept-Language, else English; every page
+// links to itself in the other languages. No CDN, no external font: one CSS and one JS file served
+// from the binary.
+#include "server/pages.hpp"
+
+#include <fmt/core.h>
+#include <httplib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <kainjow/mustache.hpp>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "api/assistant.hpp"
+#include "api/catalog_reads.hpp"
+#include "api/context.hpp"
+#include "api/plan.hpp"
+#include "api/size.hpp"
+#include "model/presets.hpp"
+#include "server/openapi.hpp"
+#include "util/error.hpp"
+
+namespace gpuplan::server {
+
+using nlohmann::json;
+namespace mst = kainjow::mustache;
+
+namespace {
+
+const std::vector<std::string> kLanguages = {"en", "fr", "th"};
+
+// ---- locale formatting ----------------------------------------------------------------------
+
+/// Groups digits: en/th "1,234.5", fr "1 234,5" (narrow no-break space, decimal comma).
+std::string number(double v, int decimals, const std::string& lang) {
+  if (!std::isfinite(v)) return "∞";
+  std::string s = fmt::format("{:.{}f}", std::abs(v), decimals);
+  std::string intpart = s.substr(0, s.find('.'));
+  std::string frac = s.find('.') == std::string::npos ? "" : s.substr(s.find('.') + 1);
+  const std::string sep = lang == "fr" ? "\u202f" : ",";
+  std::string grouped;
+  for (std::size_t i = 0; i < intpart.size(); ++i) {
+    if (i > 0 && (intpart.size() - i) % 3 == 0) grouped += sep;
+    grouped += intpart[i];
+  }
+  std::string out = (v < 0 ? "-" : "") + grouped;
+  if (!frac.empty()) out += (lang == "fr" ? "," : ".") + frac;
+  return out;
+}
+
+std::string money(double usd, const std::string& lang) {
+  const int dec = std::abs(usd) >= 100 ? 0 : 2;
+  if (lang == "fr") return number(usd, dec, lang) + "\u00a0$";
+  if (lang == "th") return "US$" + number(usd, dec, lang);
+  return "$" + number(usd, dec, lang);
+}
+
+std::string money_opt(const json& v, const std::string& lang, const json& t) {
+  return v.is_number() ? money(v.get<double>(), lang) : t.value("unknown", "unknown");
+}
+
+/// "2026-11-30" → en "Nov 30, 2026", fr "30 nov. 2026", th "30 พ.ย. 2569" (Buddhist era).
+std::string date_text(const std::string& iso, const std::string& lang, const json& t) {
+  if (iso.size() < 10) return t.value("undated", "undated");
+  const int y = std::atoi(iso.substr(0, 4).c_str()), m = std::atoi(iso.substr(5, 2).c_str()),
+            d = std::atoi(iso.substr(8, 2).c_str());
+  if (m < 1 || m > 12) return iso;
+  static const char* en[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  static const char* fr[] = {"janv.", "févr.", "mars", "avr.", "mai", "juin", "juil.", "août", "sept.", "oct.", "nov.", "déc."};
+  static const char* th[] = {"ม.ค.", "ก.พ.", "มี.ค.", "เม.ย.", "พ.ค.", "มิ.ย.", "ก.ค.", "ส.ค.", "ก.ย.", "ต.ค.", "พ.ย.", "ธ.ค."};
+  if (lang == "fr") return fmt::format("{} {} {}", d, fr[m - 1], y);
+  if (lang == "th") return fmt::format("{} {} {}", d, th[m - 1], y + 543);
+  return fmt::format("{} {}, {}", en[m - 1], d, y);
+}
+
+std::string duration(double s, const std::string& lang, const json& t) {
+  if (!std::isfinite(s)) return "∞";
+  if (s < 2 * 3600) return number(s / 60, 0, lang) + " " + t.value("unit_min", "min");
+  if (s < 2 * 86400) return number(s / 3600, 1, lang) + " " + t.value("unit_h", "h");
+  return number(s / 86400, 1, lang) + " " + t.value("unit_d", "d");
+}
+
+std::string gb(double bytes, const std::string& lang) { return number(bytes / 1e9, 1, lang) + " GB"; }
+
+std::string html_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// ---- templates --------------------------------------------------------------------------------
+
+mst::data to_data(const json& j) {
+  if (j.is_object()) {
+    mst::data d{mst::data::type::object};
+    for (const auto& [k, v] : j.items()) d.set(k, to_data(v));
+    return d;
+  }
+  if (j.is_array()) {
+    mst::data d{mst::data::type::list};
+    for (const auto& v : j) d.push_back(to_data(v));
+    return d;
+  }
+  if (j.is_boolean()) return mst::data(j.get<bool>());
+  if (j.is_null()) return mst::data(false);
+  if (j.is_string()) return mst::data(j.get<std::string>());
+  return mst::data(j.dump());
+}
+
+std::string render_template(const std::string& name, const json& context) {
+  thread_local std::map<std::string, std::unique_ptr<mst::mustache>> compiled;
+  auto& t = compiled[name];
+  if (!t) {
+    const std::string_view text = web_file("templates/" + name + ".mustache");
+    if (text.empty()) throw Error(ErrorKind::internal, "template", "no template " + name);
+    t = std::make_unique<mst::mustache>(std::string(text));
+    if (!t->is_valid()) throw Error(ErrorKind::internal, "template " + name, t->error_message());
+  }
+  mst::data data = to_data(context);
+  data.set("plan_table", mst::partial{[] { return std::string(web_file("templates/plan_table.mustache")); }});
+  return t->render(data);
+}
+
+const json& locale(const std::string& lang) {
+  static std::map<std::string, json> cache;
+  static std::mutex m;
+  std::lock_guard<std::mutex> lock(m);
+  auto it = cache.find(lang);
+  if (it == cache.end()) it = cache.emplace(lang, json::parse(web_file("locales/" + lang + ".json"))).first;
+  return it->second;
+}
+
+/// Replaces {name} in a locale text with vars[name].
+std::string fill(std::string text, const std::map<std::string, std::string>& vars) {
+  for (const auto& [k, v] : vars) {
+    const std::string key = "{" + k + "}";
+    for (auto p = text.find(key); p != std::string::npos; p = text.find(key, p + v.size())) text.replace(p, key.size(), v);
+  }
+  return text;
+}
+
+std::string pick_language(const httplib::Request& req) {
+  const std::string al = req.get_header_value("Accept-Language");
+  std::size_t best = std::string::npos;
+  std::string lang = "en";
+  for (const auto& l : kLanguages) {
+    const auto p = al.find(l);
+    if (p != std::string::npos && p < best) {
+      best = p;
+      lang = l;
+    }
+  }
+  return lang;
+}
+
+struct Page {
+  std::string lang;
+  std::string prefix;  ///< "/fr", "/th", "/en" or "" (chosen by Accept-Language)
+  std::string path;    ///< without prefix
+  const json& t;
+};
+
+void send_page(httplib::Response& res, const Page& page, const std::string& name, json context, const std::string& title) {
+  context["t"] = page.t;
+  context["p"] = page.prefix;
+  const std::string body = render_template(name, context);
+  json links = json::array();
+  for (const auto& l : kLanguages) {
+    links.push_back({{"lang", l}, {"label", locale(l).value("language_name", l)}, {"href", "/" + l + page.path},
+                     {"current", l == page.lang}});
+  }
+  json layout = {{"t", page.t}, {"p", page.prefix}, {"lang", page.lang}, {"title", title}, {"body", body},
+                 {"languages", links}};
+  res.set_header("Content-Language", page.lang);
+  res.set_header("Vary", "Accept-Language");
+  res.set_content(render_template("layout", layout), "text/html; charset=utf-8");
+}
+
+// ---- charts (SVG drawn here) -----------------------------------------------------------------
+
+/// A line chart of (date, usd_per_gpu_hour) points; undated points are not drawn.
+std::string price_svg(const json& observations, const std::string& lang, const json& t) {
+  std::vector<std::pair<std::string, double>> pts;
+  for (const auto& o : observations)
+    if (o["observed_at"].is_string() && o["usd_per_gpu_hour"].is_number())
+      pts.emplace_back(o["observed_at"].get<std::string>().substr(0, 10), o["usd_per_gpu_hour"].get<double>());
+  std::sort(pts.begin(), pts.end());
+  if (pts.empty()) return "<p class=\"muted\">" + html_escape(t.value("no_dated_prices", "")) + "</p>";
+  double lo = pts.front().second, hi = lo;
+  for (const auto& p : pts) lo = std::min(lo, p.second), hi = std::max(hi, p.second);
+  if (hi - lo < 1e-9) hi = lo + 1, lo = std::max(0.0, lo - 1);
+  const double W = 560, H = 200, L = 60, B = 30;
+  auto x = [&](std::size_t i) { return pts.size() == 1 ? L + (W - L) / 2 : L + (W - L - 10) * static_cast<double>(i) / static_cast<double>(pts.size() - 1); };
+  auto y = [&](double v) { return 10 + (H - B - 10) * (1 - (v - lo) / (hi - lo)); };
+  std::string path, dots;
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    path += fmt::format("{}{:.1f},{:.1f}", i ? " L" : "M", x(i), y(pts[i].second));
+    dots += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\"><title>{}: {}</title></circle>", x(i), y(pts[i].second),
+                        date_text(pts[i].first, lang, t), money(pts[i].second, lang));
+  }
+  return fmt::format(
+      "<svg class=\"chart\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\">"
+      "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"axis\"/>"
+      "<text x=\"4\" y=\"{:.1f}\">{}</text><text x=\"4\" y=\"{:.1f}\">{}</text>"
+      "<text x=\"{}\" y=\"{}\">{}</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>"
+      "<path d=\"{}\" class=\"line\"/>{}</svg>",
+      W, H, html_escape(t.value("price_history", "")), L, H - B, W, H - B, y(hi) + 4, money(hi, lang), y(lo) + 4,
+      money(lo, lang), L, H - 8, date_text(pts.front().first, lang, t), W, H - 8, date_text(pts.back().first, lang, t), path,
+      dots);
+}
+
+/// Cost (x) against time (y) of the ranked plans; Pareto-front plans filled, #1 ringed.
+std::string pareto_svg(const json& plans, const std::string& lang, const json& t) {
+  if (plans.empty()) return "";
+  double xmax = 0, ymax = 0;
+  for (const auto& p : plans) {
+    xmax = std::max(xmax, p["total_usd"].get<double>());
+    ymax = std::max(ymax, p["time_seconds"].get<double>());
+  }
+  if (xmax <= 0 || ymax <= 0 || !std::isfinite(ymax)) return "";
+  const double W = 560, H = 240, L = 50, B = 30;
+  std::string dots;
+  for (const auto& p : plans) {
+    const double cx = L + (W - L - 10) * p["total_usd"].get<double>() / xmax;
+    const double cy = 10 + (H - B - 10) * (1 - p["time_seconds"].get<double>() / ymax);
+    const bool front = p["on_pareto_front"].get<bool>();
+    dots += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{}\" class=\"{}\"><title>#{} {} {}: {}, {}</title></circle>", cx, cy,
+                        p["rank"] == 1 ? 6 : 4, front ? "front" : "dominated", p["rank"].get<int>(),
+                        html_escape(p["provider"].get<std::string>()), html_escape(p["gpu_name"].get<std::string>()),
+                        money(p["total_usd"].get<double>(), lang), duration(p["time_seconds"].get<double>(), lang, t));
+  }
+  return fmt::format(
+      "<svg class=\"chart\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\">"
+      "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"axis\"/><line x1=\"{}\" y1=\"10\" x2=\"{}\" y2=\"{}\" class=\"axis\"/>"
+      "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{} → {}</text><text x=\"4\" y=\"14\">{} ↑ {}</text>{}</svg>",
+      W, H, html_escape(t.value("pareto_title", "")), L, H - B, W, H - B, L, L, H - B, W, H - 8,
+      html_escape(t.value("cost", "")), money(xmax, lang), html_escape(t.value("time", "")), duration(ymax, lang, t), dots);
+}
+
+/// Memory terms as one stacked horizontal bar, with the capacity of the best-fitting GPU marked.
+std::string memory_svg(const json& size, const std::string& lang) {
+  const json& terms = size["per_gpu"]["terms"];
+  const double total = size["per_gpu"]["total_bytes"].get<double>();
+  double scale = total;
+  for (const auto& f : size["fits"]) scale = std::max(scale, f["capacity_bytes"].get<double>());
+  if (scale <= 0) return "";
+  static const char* colours[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+  const double W = 560;
+  std::string rects, legend;
+  double x = 0;
+  std::size_t i = 0;
+  for (const auto& term : terms) {
+    const double w = W * term["bytes"].get<double>() / scale;
+    const char* c = colours[i % 10];
+    rects += fmt::format("<rect x=\"{:.1f}\" y=\"0\" width=\"{:.1f}\" height=\"28\" fill=\"{}\"><title>{}: {}</title></rect>", x, w, c,
+                         html_escape(term["name"].get<std::string>()), gb(term["bytes"].get<double>(), lang));
+    legend += fmt::format("<span class=\"key\"><i style=\"background:{}\"></i>{} {}</span> ", c,
+                          html_escape(term["name"].get<std::string>()), gb(term["bytes"].get<double>(), lang));
+    x += w;
+    ++i;
+  }
+  return fmt::format("<svg class=\"bar\" viewBox=\"0 0 {} 30\" role=\"img\">{}</svg><div class=\"legend\">{}</div>", W, rects, legend);
+}
+
+// ---- shared data -------------------------------------------------------------------------------
+
+json model_options(const std::string& selected) {
+  json a = json::array();
+  for (const auto& p : list_presets()) a.push_back({{"name", p.short_name}, {"selected", p.short_name == selected}});
+  return a;
+}
+
+json select_options(const std::vector<std::string>& values, const std::string& selected) {
+  json a = json::array();
+  for (const auto& v : values) a.push_back({{"value", v}, {"selected", v == selected}});
+  return a;
+}
+
+/// Request fields from an HTML form's query string, typed by the request's field table.
+template <class In>
+json form_body(const httplib::Request& req, std::span<const api::FieldDef<In>> table) {
+  json body = json::object();
+  for (const auto& d : table) {
+    if (d.info.face != api::FieldFace::both) continue;
+    const std::string name(d.info.name);
+    if (!req.has_param(name)) continue;
+    const std::string v = req.get_param_value(name);
+    if (v.empty()) continue;
+    body[name] = api::parse_field_text(d.info, v, "/" + name);
+  }
+  return body;
+}
+
+std::string error_text(const Error& e, const json& t) {
+  const std::string field = api::api_field_of(e);
+  return (field.empty() ? "" : field.substr(1) + ": ") + e.message() +
+         (e.expected().empty() ? "" : " (" + t.value("expected", "expected") + ": " + e.expected() + ")");
+}
+
+/// Warnings in plain words: the planner's message, with the code kept as a tooltip.
+json warnings_view(const json& warnings) {
+  json a = json::array();
+  for (const auto& w : warnings) a.push_back({{"code", w["code"]}, {"message", w["message"]}});
+  return a;
+}
+
+json plans_view(const json& result, const std::string& lang, const json& t, const std::string& query) {
+  json rows = json::array();
+  for (const auto& p : result["plans"]) {
+    const json& l = p["layout"];
+    rows.push_back({{"rank", p["rank"]},
+                    {"recommended", p["rank"] == 1},
+                    {"provider", p["provider"]},
+                    {"region", p["region"]},
+                    {"instance", fmt::format("{} × {}", p["instance_type"].get<std::string>(), p["instances"].get<int>())},
+                    {"gpus", fmt::format("{}×{}", p["gpus_per_instance"].get<int>(), p["gpu_name"].get<std::string>())},
+                    {"layout", fmt::format("TP{} PP{} DP{} Z{}", l["tp"].get<int>(), l["pp"].get<int>(), l["dp"].get<int>(),
+                                           l["zero_stage"].get<int>())},
+                    {"memory", gb(p["per_gpu_memory_bytes"].get<double>(), lang) + " / " + gb(p["gpu_memory_capacity_bytes"].get<double>(), lang)},
+                    {"time", duration(p["time_seconds"].get<double>(), lang, t)},
+                    {"total", (p["cost"]["total_is_lower_bound"].get<bool>() ? "≥ " : "") + money(p["total_usd"].get<double>(), lang)},
+                    {"price", money(p["cost"]["usd_per_hour"].get<double>(), lang) + t.value("per_hour", "/h")},
+                    {"source", p["price_source"]["dataset"]},
+                    {"observed", date_text(p["price_source"]["observed_at"].get<std::string>(), lang, t)},
+                    {"front", p["on_pareto_front"]},
+                    {"warnings", warnings_view(p["warnings"])},
+                    {"has_warnings", !p["warnings"].empty()},
+                    {"explain_href", query + "&explain=" + std::to_string(p["rank"].get<int>())}});
+  }
+  return rows;
+}
+
+// ---- the pages ----------------------------------------------------------------------------------
+
+class Pages {
+ public:
+  explicit Pages(const api::Context& ctx) : ctx_(ctx) {}
+
+  void index(const Page& pg, const httplib::Request&, httplib::Response& res) {
+    StoreCounts c;
+    {
+      const auto lock = ctx_.use_store();
+      c = ctx_.store().counts();
+    }
+    json ctx = {{"offers", number(static_cast<double>(c.offers), 0, pg.lang)},
+                {"gpus", number(static_cast<double>(ctx_.gpus().gpus().size()), 0, pg.lang)},
+                {"models", number(static_cast<double>(list_presets().size()), 0, pg.lang)}};
+    send_page(res, pg, "index", ctx, pg.t.value("site_title", "gpuplan"));
+  }
+
+  void offers(const Page& pg, const httplib::Request& req, httplib::Response& res) {
+    api::OffersInput in;
+    in.limit = 300;
+    json ctx = {{"q", ""}, {"group", req.get_param_value("group") == "gpu"}};
+    try {
+      std::multimap<std::string, std::string> params;
+      for (const auto& [k, v] : req.params)
+        if (k != "group" && !(k == "q" && v.empty())) params.emplace(k == "q" ? "filter" : k, v);
+      api::read_query(in, params, api::offers_fields());
+      ctx["q"] = in.filter;
+      ctx["sort_options"] = select_options({"price_per_gpu_hour", "price_per_vram_gb", "bandwidth", "price"}, in.sort);
+      const api::OffersOutput out = api::run_offers(in, ctx_);
+      const json rows = api::to_json(out);
+      json view = json::array();
+      std::map<std::string, json> groups;
+      for (const auto& r : rows) {
+        const std::string observed = r["observed_at"].is_string() ? r["observed_at"].get<std::string>() : "";
+        std::string tier = "undated";
+        if (!observed.empty()) tier = r["stale"] == true ? "stale" : "fresh";
+        const std::string locator = r["locator"].is_string() ? r["locator"].get<std::string>() : "";
+        json row = {{"id", r["id"]},
+                    {"gpu", r["gpu_name"].is_string() ? r["gpu_name"] : r["gpu_name_raw"]},
+                    {"count", r["gpu_count"]},
+                    {"vram", r["gpu_memory_bytes"].is_number() ? number(r["gpu_memory_bytes"].get<double>() / 1e9, 0, pg.lang) : pg.t.value("unknown", "")},
+                    {"per_gpu", money_opt(r["usd_per_gpu_hour"], pg.lang, pg.t)},
+                    {"per_gpu_sort", r["usd_per_gpu_hour"].is_number() ? fmt::format("{:.4f}", r["usd_per_gpu_hour"].get<double>()) : "1e9"},
+                    {"per_hour", money_opt(r["usd_per_hour"], pg.lang, pg.t)},
+                    {"provider", r["provider"]},
+                    {"region", r["region"]},
+                    {"link", r["intra_node_link"]},
+                    {"source", r["source"].is_string() ? r["source"] : json("")},
+                    {"source_href", locator.rfind("http", 0) == 0 ? json(locator) : json(nullptr)},
+                    {"observed", observed.empty() ? pg.t.value("undated", "undated") : date_text(observed, pg.lang, pg.t)},
+                    {"observed_sort", observed},
+                    {"tier", tier},
+                    {"tier_text", pg.t.value("tier_" + tier, tier)},
+                    {"history_href", pg.prefix + "/offers/history?id=" + httplib::detail::encode_query_param(r["id"].get<std::string>())}};
+        view.push_back(row);
+        const std::string g = row["gpu"].get<std::string>();
+        auto& grp = groups[g];
+        if (grp.is_null()) grp = {{"gpu", g}, {"offers", 0}, {"min", 1e18}, {"max", 0.0}};
+        grp["offers"] = grp["offers"].get<int>() + 1;
+        if (r["usd_per_gpu_hour"].is_number()) {
+          grp["min"] = std::min(grp["min"].get<double>(), r["usd_per_gpu_hour"].get<double>());
+          grp["max"] = std::max(grp["max"].get<double>(), r["usd_per_gpu_hour"].get<double>());
+        }
+      }
+      json gview = json::array();
+      for (auto& [g, v] : groups) {
+        gview.push_back({{"gpu", g}, {"offers", v["offers"]},
+                         {"range", v["min"].get<double>() > 1e17 ? pg.t.value("unknown", "")
+                                                                : money(v["min"].get<double>(), pg.lang) + " – " + money(v["max"].get<double>(), pg.lang)}});
+      }
+      ctx["rows"] = view;
+      ctx["groups"] = gview;
+      ctx["summary"] = fill(pg.t.value("offers_summary", ""), {{"shown", number(static_cast<double>(view.size()), 0, pg.lang)},
+                                                               {"total", number(static_cast<double>(out.counts.offers), 0, pg.lang)},
+                                                               {"today", date_text(out.query.now_date, pg.lang, pg.t)}});
+    } catch (const Error& e) {
+      res.status = http_status(e.kind());
+      ctx["error"] = error_text(e, pg.t);
+    }
+    send_page(res, pg, "offers", ctx, pg.t.value("nav_offers", ""));
+  }
+
+  void history(const Page& pg, const httplib::Request& req, httplib::Response& res) {
+    json ctx;
+    try {
+      api::HistoryInput in;
+      in.offer_id = req.get_param_value("id");
+      const json h = api::history_to_json(api::run_history(in, ctx_));
+      json rows = json::array();
+      for (const auto& o : h["observations"]) {
+        rows.push_back({{"observed", o["observed_at"].is_string() ? date_text(o["observed_at"].get<std::string>(), pg.lang, pg.t)
+                                                                  : pg.t.value("undated", "")},
+                        {"kind", o["kind"]},
+                        {"per_hour", money(o["usd_per_hour"].get<double>(), pg.lang)},
+                        {"per_gpu", money_opt(o["usd_per_gpu_hour"], pg.lang, pg.t)},
+                        {"dataset", o["dataset"]},
+                        {"locator", o["locator"]}});
+      }
+      ctx = {{"id", h["offer_id"]}, {"rows", rows}, {"chart", price_svg(h["observations"], pg.lang, pg.t)}};
+    } catch (const Error& e) {
+      res.status = http_status(e.kind());
+      ctx["error"] = error_text(e, pg.t);
+    }
+    send_page(res, pg, "history", ctx, pg.t.value("price_history", ""));
+  }
+
+  void size(const Page& pg, const httplib::Request& req, httplib::Response& res) {
+    const std::string model = req.has_param("model") ? req.get_param_value("model") : "llama-3.1-70b";
+    const std::string task = req.has_param("task") ? req.get_param_value("task") : "qlora";
+    json ctx = {{"models", model_options(model)},
+                {"tasks", select_options({"pretrain", "full", "lora", "qlora", "serve"}, task)},
+                {"gpus", req.get_param_value("gpus")},
+                {"seq", req.get_param_value("seq")},
+                {"context", req.get_param_value("context")},
+                {"concurrency", req.get_param_value("concurrency")}};
+    if (req.has_param("model")) {
+      try {
+        api::SizeInput in;
+        api::read_fields(in, form_body(req, api::size_fields()), api::size_fields());
+        const json out = api::to_json(api::run_size(in, ctx_));
+        json terms = json::array();
+        for (const auto& t : out["per_gpu"]["terms"])
+          terms.push_back({{"name", t["name"]}, {"gb", gb(t["bytes"].get<double>(), pg.lang)},
+                           {"share", number(100 * t["share"].get<double>(), 1, pg.lang) + " %"}});
+        json fits = json::array();
+        for (const auto& f : out["fits"])
+          fits.push_back({{"gpu", f["gpu"]}, {"count", f["gpu_count"]}, {"per_gpu", gb(f["per_gpu_bytes"].get<double>(), pg.lang)},
+                          {"capacity", gb(f["capacity_bytes"].get<double>(), pg.lang)},
+                          {"headroom", number(100 * f["headroom_fraction"].get<double>(), 0, pg.lang) + " %"}});
+        ctx["result"] = {{"model", out["model"]["name"]},
+                         {"total", gb(out["per_gpu"]["total_bytes"].get<double>(), pg.lang)},
+                         {"bar", memory_svg(out, pg.lang)},
+                         {"terms", terms},
+                         {"fits", fits},
+                         {"warnings", out["per_gpu"]["warnings"]},
+                         {"assumption", out["fit_assumption"]}};
+      } catch (const Error& e) {
+        res.status = http_status(e.kind());
+        ctx["error"] = error_text(e, pg.t);
+      }
+    }
+    send_page(res, pg, "size", ctx, pg.t.value("nav_size", ""));
+  }
+
+  void plan(const Page& pg, const httplib::Request& req, httplib::Response& res) {
+    const std::string model = req.has_param("model") ? req.get_param_value("model") : "llama-3.1-70b";
+    const std::string task = req.has_param("task") ? req.get_param_value("task") : "lora";
+    json ctx = {{"models", model_options(model)},
+                {"tasks", select_options({"pretrain", "full", "lora", "qlora", "serve", "images"}, task)},
+                {"tokens", req.has_param("tokens") ? req.get_param_value("tokens") : "5e8"},
+                {"filter", req.get_param_value("filter")},
+                {"rps", req.get_param_value("rps")},
+                {"hours", req.get_param_value("hours")},
+                {"images", req.get_param_value("images")}};
+    if (req.has_param("model")) {
+      try {
+        json body = form_body(req, api::plan_fields());
+        if (task == "serve" || task == "images") body.erase("tokens");
+        run_plan_view(pg, body, std::nullopt, ctx);
+      } catch (const Error& e) {
+        res.status = http_status(e.kind());
+        ctx["error"] = error_text(e, pg.t);
+      }
+    }
+    send_page(res, pg, "plan", ctx, pg.t.value("nav_plan", ""));
+  }
+
+  void assistant(const Page& pg, const httplib::Request& req, httplib::Response& res) {
+    const std::string q = req.get_param_value("q");
+    json ctx = {{"q", q}};
+    if (!q.empty()) {
+      const api::AskResult ask = api::understand(q, ctx_.gpus());
+      json fields = json::array();
+      for (const auto& f : ask.fields) {
+        std::string shown = f.value.is_string() ? f.value.get<std::string>() : f.value.dump();
+        if (f.name == "budget_usd") shown = money(f.value.get<double>(), pg.lang);
+        if (f.name == "deadline_seconds") shown = duration(f.value.get<double>(), pg.lang, pg.t);
+        fields.push_back({{"name", f.name}, {"label", pg.t.value("field_" + f.name, f.name)}, {"value", f.value.is_string() ? f.value.get<std::string>() : f.value.dump()},
+                          {"shown", shown}, {"source", f.source}});
+      }
+      json missing = json::array();
+      for (const auto& m : ask.missing) missing.push_back({{"name", m}, {"label", pg.t.value("field_" + m, m)}});
+      ctx["understood"] = fields;
+      ctx["missing"] = missing;
+      ctx["has_missing"] = !missing.empty();
+      ctx["asked"] = true;
+      if (ask.missing.empty()) {
+        try {
+          json body = ask.plan_body();
+          if (!body.contains("limit")) body["limit"] = 10;
+          run_plan_view(pg, body, ask, ctx);
+        } catch (const Error& e) {
+          res.status = http_status(e.kind());
+          ctx["error"] = error_text(e, pg.t);
+        }
+      }
+    }
+    send_page(res, pg, "assistant", ctx, pg.t.value("nav_assistant", ""));
+  }
+
+  void workload(const Page& pg, const std::string& which, httplib::Response& res) {
+    const json& numbers = live_numbers();
+    std::map<std::string, std::string> vars;
+    for (const auto& [k, v] : numbers.items())
+      vars[k] = v.is_number() ? (k.find("usd") != std::string::npos ? money(v.get<double>(), pg.lang) : gb(v.get<double>(), pg.lang)) : v.get<std::string>();
+    json sections = json::array();
+    for (const auto& key : {"what_matters", "scale", "provider", "typical", "buying", "mistakes", "terms", "reading", "faq"}) {
+      const std::string title_key = which + "_" + key + "_title";
+      const std::string text_key = which + "_" + key;
+      std::string title = pg.t.value(title_key, pg.t.value(std::string("guide_") + key + "_title", ""));
+      std::string text = pg.t.value(text_key, pg.t.value(std::string("guide_") + key, ""));
+      if (text.empty()) continue;
+      sections.push_back({{"title", fill(title, vars)}, {"text", fill(text, vars)}});
+    }
+    json ctx = {{"heading", pg.t.value(which + "_title", "")},
+                {"intro", fill(pg.t.value(which + "_intro", ""), vars)},
+                {"rows", comparison(pg, which)},
+                {"sections", sections},
+                {"serving", which == "generative_ai"}};
+    send_page(res, pg, "workload", ctx, pg.t.value(which + "_title", ""));
+  }
+
+ private:
+  void run_plan_view(const Page& pg, json body, std::optional<api::AskResult> ask, json& ctx) {
+    api::PlanInput in;
+    if (!body.contains("today")) body["today"] = ctx_.clock().today();
+    api::read_fields(in, body, api::plan_fields());
+    const api::PlanOutput out = api::run_plan(in, ctx_);
+    json result = api::to_json(out);
+    if (result.contains("explain")) {  // one plan, every number with its formula
+      json lines = json::array();
+      for (const auto& l : result["explain"])
+        lines.push_back({{"term", l["term"]}, {"value", fmt::format("{:.6g}", l["value"].get<double>())}, {"unit", l["unit"]},
+                         {"formula", l["formula"]}, {"source", l["source"]}});
+      ctx["explain_lines"] = lines;
+      ctx["has_explain"] = true;
+      result = {{"plans", json::array({result["plan"]})}, {"warnings", json::array()}, {"no_plan", nullptr},
+                {"model", out.result.model_name}, {"plans_total", out.result.plans_total}};
+      body.erase("explain");
+    }
+    std::string query = "?";
+    for (const auto& [k, v] : body.items()) query += (query.size() > 1 ? "&" : "") + k + "=" + httplib::detail::encode_query_param(v.is_string() ? v.get<std::string>() : v.dump());
+    ctx["plans"] = plans_view(result, pg.lang, pg.t, pg.prefix + "/plan" + query);
+    ctx["pareto"] = pareto_svg(result["plans"], pg.lang, pg.t);
+    ctx["result_warnings"] = warnings_view(result["warnings"]);
+    ctx["has_result"] = true;
+    ctx["has_plans"] = !result["plans"].empty();
+    if (!result["no_plan"].is_null()) {
+      ctx["no_plan"] = result["no_plan"]["reason"];
+      ctx["suggestions"] = result["no_plan"]["suggestions"];
+    }
+    ctx["plan_summary"] = fill(pg.t.value("plan_summary", ""), {{"model", result["model"].get<std::string>()},
+                                                               {"shown", std::to_string(result["plans"].size())},
+                                                               {"total", std::to_string(result["plans_total"].get<int>())}});
+    if (ask && (ask->budget_usd || ask->deadline_seconds)) {
+      const auto within = api::first_plan_within(*ask, out.result);
+      ctx["within"] = within ? fill(pg.t.value("within_yes", ""), {{"rank", std::to_string(*within + 1)}}) : pg.t.value("within_no", "");
+    }
+  }
+
+  /// Per-GPU comparison rows from the offers (cheapest on-demand $/GPU-h per GPU) and the specs.
+  json comparison(const Page& pg, const std::string& which) {
+    api::OffersInput in;
+    if (which == "large_model_training") in.filter = "gpus>=8";
+    const api::OffersOutput out = api::run_offers(in, ctx_);
+    struct Best {
+      double usd = 1e18;
+      int offers = 0;
+      std::set<std::string> networks, billing;
+    };
+    std::map<std::string, Best> best;
+    for (const auto& r : out.rows) {
+      if (!r.offer.gpu_name || !r.usd_per_gpu_hour) continue;
+      if (which == "large_model_training" && r.offer.inter_node_network == InterNodeNetwork::unknown) continue;
+      Best& b = best[*r.offer.gpu_name];
+      b.usd = std::min(b.usd, *r.usd_per_gpu_hour);
+      ++b.offers;
+      b.networks.insert(std::string(inter_node_network_name(r.offer.inter_node_network)));
+      if (r.billing.granularity_seconds) b.billing.insert(*r.billing.granularity_seconds >= 3600 ? "1 h" : *r.billing.granularity_seconds >= 60 ? "1 min" : "1 s");
+    }
+    struct Row {
+      double key;
+      json view;
+    };
+    std::vector<Row> rows;
+    for (const auto& [name, b] : best) {
+      const GpuSpec* g = nullptr;
+      try {
+        g = &ctx_.gpus().find(name);
+      } catch (const Error&) {
+        continue;
+      }
+      const auto bw = g->memory_bandwidth();
+      const auto bf16 = g->dense_flops(Dtype::bf16);
+      const auto fp8 = g->dense_flops(Dtype::fp8);
+      const auto int8 = g->dense_flops(Dtype::int8);
+      auto join = [](const std::set<std::string>& s) {
+        std::string o;
+        for (const auto& x : s) o += (o.empty() ? "" : ", ") + x;
+        return o;
+      };
+      const double bw_per_usd = bw ? *bw / 1e12 / b.usd : 0;
+      json v = {{"gpu", name},
+                {"vram", number(g->memory_bytes / 1e9, 0, pg.lang)},
+                {"bandwidth", bw ? number(*bw / 1e12, 2, pg.lang) : pg.t.value("unknown", "")},
+                {"bf16", bf16 ? number(*bf16 / 1e12, 0, pg.lang) : pg.t.value("unknown", "")},
+                {"fp8", fp8 ? number(*fp8 / 1e12, 0, pg.lang) : "—"},
+                {"int8", int8 ? pg.t.value("yes", "yes") : "—"},
+                {"link", g->has_gpu_link() ? g->interconnect : "PCIe"},
+                {"network", join(b.networks)},
+                {"usd", money(b.usd, pg.lang)},
+                {"bw_per_usd", number(bw_per_usd, 2, pg.lang)},
+                {"billing", b.billing.empty() ? pg.t.value("unknown", "") : join(b.billing)},
+                {"offers", b.offers}};
+      const double key = which == "generative_ai" ? -bw_per_usd : b.usd;
+      if (which == "training" && g->memory_bytes < 20e9) continue;
+      rows.push_back({key, v});
+    }
+    std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.key < b.key; });
+    json a = json::array();
+    for (std::size_t i = 0; i < rows.size() && i < 25; ++i) a.push_back(rows[i].view);
+    return a;
+  }
+
+  /// Numbers the guides quote, computed by gpuplan itself once (the catalog is read-only here).
+  const json& live_numbers() {
+    std::call_once(numbers_once_, [this] {
+      auto per_gpu = [this](json body) {
+        api::SizeInput in;
+        api::read_fields(in, body, api::size_fields());
+        return api::to_json(api::run_size(in, ctx_))["per_gpu"]["total_bytes"].get<double>();
+      };
+      json n = json::object();
+      try {
+        n["qlora_70b_bytes"] = per_gpu({{"model", "llama-3.1-70b"}, {"task", "qlora"}, {"seq", 4096}});
+        n["lora_8b_bytes"] = per_gpu({{"model", "llama-3.1-8b"}, {"task", "lora"}, {"seq", 4096}});
+        n["full_8b_bytes"] = per_gpu({{"model", "llama-3.1-8b"}, {"task", "full"}, {"seq", 4096}});
+        n["full_70b_zero3_64_bytes"] =
+            per_gpu({{"model", "llama-3.1-70b"}, {"task", "full"}, {"seq", 4096}, {"gpus", 64}, {"zero", 3}, {"recompute", "full"}});
+        n["serve_8b_bytes"] = per_gpu({{"model", "llama-3.1-8b"}, {"task", "serve"}, {"context", 8192}, {"concurrency", 16}});
+        n["serve_70b_fp8_bytes"] =
+            per_gpu({{"model", "llama-3.1-70b"}, {"task", "serve"}, {"quant", "fp8"}, {"context", 8192}, {"concurrency", 16}});
+      } catch (const Error&) {
+      }
+      numbers_ = n;
+    });
+    return numbers_;
+  }
+
+  const api::Context& ctx_;
+  std::once_flag numbers_once_;
+  json numbers_;
+};
+
+}  // namespace
+
+void add_pages(httplib::Server& http, const api::Context& ctx) {
+  auto pages = std::make_shared<Pages>(ctx);
+  using Handler = std::function<void(const Page&, const httplib::Request&, httplib::Response&)>;
+  std::vector<std::pair<std::string, Handler>> routes = {
+      {"/", [pages](const Page& p, const httplib::Request& q, httplib::Response& r) { pages->index(p, q, r); }},
+      {"/offers", [pages](const Page& p, const httplib::Request& q, httplib::Response& r) { pages->offers(p, q, r); }},
+      {"/offers/history", [pages](const Page& p, const httplib::Request& q, httplib::Response& r) { pages->history(p, q, r); }},
+      {"/size", [pages](const Page& p, const httplib::Request& q, httplib::Response& r) { pages->size(p, q, r); }},
+      {"/plan", [pages](const Page& p, const httplib::Request& q, httplib::Response& r) { pages->plan(p, q, r); }},
+      {"/assistant", [pages](const Page& p, const httplib::Request& q, httplib::Response& r) { pages->assistant(p, q, r); }},
+      {"/training", [pages](const Page& p, const httplib::Request&, httplib::Response& r) { pages->workload(p, "training", r); }},
+      {"/generative-ai", [pages](const Page& p, const httplib::Request&, httplib::Response& r) { pages->workload(p, "generative_ai", r); }},
+      {"/large-model-training",
+       [pages](const Page& p, const httplib::Request&, httplib::Response& r) { pages->workload(p, "large_model_training", r); }},
+  };
+  for (const auto& [path, handler] : routes) {
+    for (const std::string prefix : {"", "/en", "/fr", "/th"}) {
+      const std::string route = prefix + (prefix.empty() || path != "/" ? path : "");
+      const std::string page_path = path;
+      http.Get(prefix.empty() || path != "/" ? route : prefix + "/?",
+               [handler, prefix, page_path](const httplib::Request& req, httplib::Response& res) {
+                 const std::string lang = prefix.empty() ? pick_language(req) : prefix.substr(1);
+                 const Page pg{lang, prefix.empty() ? "/" + lang : prefix, page_path == "/" ? "" : page_path, locale(lang)};
+                 try {
+                   handler(pg, req, res);
+                 } catch (const Error& e) {
+                   res.status = http_status(e.kind());
+                   res.set_content("<!doctype html><title>gpuplan</title><p>" + html_escape(e.message()) + "</p>", "text/html; charset=utf-8");
+                 }
+               });
+    }
+  }
+  for (const std::string file : {"app.js", "app.css"}) {
+    http.Get("/static/" + file, [file](const httplib::Request&, httplib::Response& res) {
+      const std::string_view bytes = web_file("static/" + file);
+      res.set_header("Cache-Control", "max-age=3600");
+      res.set_content(std::string(bytes), file.ends_with(".js") ? "application/javascript" : "text/css");
+    });
+  }
+}
+
+}  // namespace gpuplan::server

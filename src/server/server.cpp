@@ -1,0 +1,272 @@
+#include "server/server.hpp"
+
+#include <fmt/core.h>
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <ctime>
+#include <map>
+#include <cstdint>
+#include <mutex>
+#include <nlohmann/json.hpp>
+
+#include "api/catalog_reads.hpp"
+#include "api/fields.hpp"
+#include "server/openapi.hpp"
+#include "api/plan.hpp"
+#include "api/size.hpp"
+#include "catalog/filter.hpp"
+#include "server/pages.hpp"
+#include "util/error.hpp"
+#include "util/text_check.hpp"
+
+namespace gpuplan::server {
+
+using nlohmann::json;
+
+namespace {
+
+std::string http_date(std::time_t t) {
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+  return buf;
+}
+
+std::string etag_of(const std::string& body) {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a 64
+  for (unsigned char c : body) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return fmt::format("\"{:016x}\"", h);
+}
+
+json error_body(const Error& e) {
+  json body = {{"code", kind_name(e.kind())}, {"message", e.message()}, {"field", api::api_field_of(e)},
+               {"expected", e.expected()}};
+  if (const auto* f = dynamic_cast<const FilterError*>(&e)) {  // where in the filter text
+    body["offset"] = f->offset();
+    body["length"] = f->length();
+  }
+  return body;
+}
+
+void send_json(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(dump_json(body) + "\n", "application/json");
+}
+
+void send_error(httplib::Response& res, const Error& e) { send_json(res, http_status(e.kind()), error_body(e)); }
+
+/// Query parameters as a multimap, `q` read as `filter`.
+std::multimap<std::string, std::string> query_params(const httplib::Request& req) {
+  std::multimap<std::string, std::string> out;
+  for (const auto& [k, v] : req.params) out.emplace(k == "q" ? "filter" : k, v);
+  return out;
+}
+
+json parse_body(const httplib::Request& req) {
+  if (req.body.empty()) throw_invalid("/", "empty request body", "a JSON object");
+  try {
+    return json::parse(req.body);
+  } catch (const json::parse_error& e) {
+    std::string what = e.what();
+    if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+    throw_invalid("/", "malformed JSON: " + what, "a JSON object");
+  }
+}
+
+}  // namespace
+
+struct Server::Impl {
+  const api::Context& ctx;
+  ServerOptions options;
+  httplib::Server http;
+  int bound_port = 0;
+  std::time_t opened_at = std::time(nullptr);
+  std::mutex cache_mutex;
+  /// A cached catalog read, valid while the store's revision stays `revision`.
+  struct Cached {
+    std::string body, etag;
+    std::uint64_t revision = 0;
+    std::time_t produced_at = 0;
+  };
+  std::map<std::string, Cached> cache;  ///< path?query → answer
+  static constexpr std::size_t kCacheEntries = 512;
+
+  Impl(const api::Context& c, ServerOptions o) : ctx(c), options(std::move(o)) {}
+
+  /// Wraps a handler: maps gpuplan::Error to its status and body, anything else to a bare 500.
+  template <class F>
+  httplib::Server::Handler guarded(F f) {
+    return [f](const httplib::Request& req, httplib::Response& res) {
+      try {
+        f(req, res);
+      } catch (const Error& e) {
+        send_error(res, e);
+      } catch (const std::exception&) {
+        send_json(res, 500, {{"code", "internal"}, {"message", "internal error"}, {"field", ""}, {"expected", ""}});
+      }
+    };
+  }
+
+  /// A catalog read: cached by URL while the store's revision is unchanged (a fetcher or an
+  /// import in another process raises it, so every server process answers from the same data;
+  /// nothing cached here is state another process must see), ETag and Last-Modified.
+  template <class F>
+  httplib::Server::Handler catalog_read(F produce) {
+    return guarded([this, produce](const httplib::Request& req, httplib::Response& res) {
+      std::string key = req.path;
+      for (const auto& [k, v] : req.params) key += "\n" + k + "=" + v;
+      std::uint64_t revision = 0;
+      {
+        const auto lock = ctx.use_store();
+        revision = ctx.store().revision();
+      }
+      Cached hit;
+      {
+        std::lock_guard<std::mutex> lock(cache_mutex);
+        if (auto it = cache.find(key); it != cache.end() && it->second.revision == revision) hit = it->second;
+      }
+      if (hit.body.empty()) {
+        hit.body = dump_json(produce(req)) + "\n";
+        hit.etag = etag_of(hit.body);
+        hit.revision = revision;
+        hit.produced_at = std::time(nullptr);
+        std::lock_guard<std::mutex> lock(cache_mutex);
+        if (cache.size() >= kCacheEntries) cache.clear();
+        cache.insert_or_assign(key, hit);
+      }
+      const std::string& body = hit.body;
+      const std::string& etag = hit.etag;
+      res.set_header("ETag", etag);
+      res.set_header("Last-Modified", http_date(hit.produced_at));
+      res.set_header("Cache-Control", "no-cache");
+      if (req.get_header_value("If-None-Match") == etag) {
+        res.status = 304;
+        return;
+      }
+      res.status = 200;
+      res.set_content(body, "application/json");
+    });
+  }
+
+  void routes() {
+    http.Get("/api/health", guarded([this](const httplib::Request&, httplib::Response& res) {
+               // For a load balancer: 200 only while the store answers; 503 takes this process
+               // out of rotation while its database is unreachable (it recovers by itself).
+               StoreCounts c;
+               try {
+                 const auto lock = ctx.use_store();
+                 c = ctx.store().counts();
+               } catch (const Error& e) {
+                 send_json(res, 503, {{"status", "unavailable"}, {"version", "0.1.0"}, {"store", "unreachable"},
+                                      {"message", e.what()}});
+                 return;
+               }
+               send_json(res, 200, {{"status", "ok"}, {"version", "0.1.0"}, {"store", "reachable"},
+                                    {"offers", c.offers}, {"observations", c.observations}});
+             }));
+    http.Get("/api/openapi.json", guarded([](const httplib::Request&, httplib::Response& res) {
+               send_json(res, 200, openapi_document());
+             }));
+    http.Get("/api/gpus", catalog_read([this](const httplib::Request& req) {
+               api::GpusInput in;
+               api::read_query(in, query_params(req), api::gpus_fields());
+               return api::gpus_to_json(in, api::run_gpus(in, ctx));
+             }));
+    http.Get("/api/models", catalog_read([this](const httplib::Request& req) {
+               api::ModelsInput in;
+               api::read_query(in, query_params(req), api::models_fields());
+               return api::to_json(api::run_models(in, ctx));
+             }));
+    http.Get("/api/offers", catalog_read([this](const httplib::Request& req) {
+               api::OffersInput in;
+               api::read_query(in, query_params(req), api::offers_fields());
+               return api::to_json(api::run_offers(in, ctx));
+             }));
+    http.Get(R"(/api/offers/(.+)/history)", catalog_read([this](const httplib::Request& req) {
+               if (!req.params.empty()) throw_invalid("/" + req.params.begin()->first, "unknown query parameter", "none");
+               api::HistoryInput in;
+               in.offer_id = req.matches[1].str();
+               return api::history_to_json(api::run_history(in, ctx));
+             }));
+    http.Post("/api/size", guarded([this](const httplib::Request& req, httplib::Response& res) {
+                api::SizeInput in;
+                api::read_fields(in, parse_body(req), api::size_fields());
+                send_json(res, 200, api::to_json(api::run_size(in, ctx)));
+              }));
+    http.Post("/api/plan", guarded([this](const httplib::Request& req, httplib::Response& res) {
+                api::PlanInput in;
+                api::read_fields(in, parse_body(req), api::plan_fields());
+                send_json(res, 200, api::to_json(api::run_plan(in, ctx)));
+              }));
+    add_pages(http, ctx);
+  }
+};
+
+Server::Server(const api::Context& ctx, ServerOptions options) : impl_(std::make_unique<Impl>(ctx, std::move(options))) {
+  auto& http = impl_->http;
+  const std::size_t threads = impl_->options.threads;
+  http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  http.set_payload_max_length(impl_->options.max_body_bytes);
+  http.set_read_timeout(impl_->options.read_timeout_seconds, 0);
+  http.set_write_timeout(impl_->options.write_timeout_seconds, 0);
+  http.set_keep_alive_max_count(1000);
+  http.set_keep_alive_timeout(5);
+  http.set_tcp_nodelay(true);  // small JSON replies: no Nagle wait on the delayed ACK (~40 ms per read)
+  http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+    send_json(res, 500, {{"code", "internal"}, {"message", "internal error"}, {"field", ""}, {"expected", ""}});
+  });
+  http.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    const char* code = res.status == 404 ? "not_found" : res.status == 413 ? "payload_too_large" : "invalid_input";
+    const char* message = res.status == 404   ? "no such page or endpoint"
+                          : res.status == 413 ? "request body too large"
+                          : res.status == 414 ? "request URI too long"
+                                              : "bad request";
+    send_json(res, res.status, {{"code", code}, {"message", message}, {"field", ""}, {"expected", ""}});
+  });
+  impl_->routes();
+}
+
+Server::~Server() = default;
+
+void Server::bind() {
+  const auto& o = impl_->options;
+  if (o.port == 0) {
+    impl_->bound_port = impl_->http.bind_to_any_port(o.host);
+  } else {
+    impl_->bound_port = impl_->http.bind_to_port(o.host, o.port) ? o.port : -1;
+  }
+  if (impl_->bound_port <= 0) {
+    throw Error(ErrorKind::unavailable, "--listen", fmt::format("cannot listen on {}:{}", o.host, o.port),
+                "a free local address and port");
+  }
+}
+
+int Server::port() const { return impl_->bound_port; }
+
+void Server::run() { impl_->http.listen_after_bind(); }
+
+void Server::stop() { impl_->http.stop(); }
+
+void parse_listen(const std::string& text, ServerOptions& options) {
+  std::string host = "127.0.0.1";
+  std::string port = text;
+  if (auto colon = text.rfind(':'); colon != std::string::npos) {
+    if (colon > 0) host = text.substr(0, colon);
+    port = text.substr(colon + 1);
+  }
+  char* end = nullptr;
+  const long p = std::strtol(port.c_str(), &end, 10);
+  if (port.empty() || *end != '\0' || p < 0 || p > 65535)
+    throw_invalid("--listen", fmt::format("cannot read '{}' as HOST:PORT", text), "HOST:PORT, :PORT or PORT (0-65535)");
+  options.host = host;
+  options.port = static_cast<int>(p);
+}
+
+}  // namespace gpuplan::server

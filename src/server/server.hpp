@@ -1,0 +1,64 @@
+#pragma once
+/// Server layer: `gpuplan serve`, the JSON API (and the pages) over the api layer's use cases.
+///
+/// Endpoints (docs/api.md; the OpenAPI 3 document at GET /api/openapi.json):
+///   GET  /api/health                      {"status": "ok", "version", "store": "reachable", "offers",
+///                                         "observations"}; 503 {"status": "unavailable", "store":
+///                                         "unreachable", "message"} while the store does not answer
+///   GET  /api/gpus[?name=]                = gpuplan gpus [NAME] --json
+///   GET  /api/models[?name=|model=|params=...] = gpuplan models [NAME] --json
+///   GET  /api/offers?q=&sort=&limit=&spot=&include_flagged=&stale_days=&fresh_days=&today=&group_by=
+///                                         = gpuplan offers --format json [--group-by]
+///   GET  /api/offers/{id}/history         = gpuplan history ID --format json
+///   POST /api/size                        body: the size fields      = gpuplan size --json
+///   POST /api/plan                        body: the plan fields      = gpuplan plan --json
+/// Request fields use the CLI's names (api/fields.hpp); unknown fields are rejected with their
+/// JSON pointer. Errors: {"code": kind_name, "message", "field": "/pointer" or ""} with the
+/// status of util/error.hpp http_status(); internal errors say only "internal error".
+/// Catalog reads carry an ETag (hash of the body; If-None-Match → 304) and Last-Modified (when
+/// the answer was computed); answers are cached while OfferStore::revision() is unchanged, so
+/// N server processes on one PostgreSQL answer alike. The server has no write endpoint.
+/// Limits: request bodies ≤ max_body_bytes (413), URIs ≤ 8 KiB (414, cpp-httplib), read/write
+/// timeouts, keep-alive capped.
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "api/context.hpp"
+
+namespace gpuplan::server {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;                      ///< 0 = any free port (see Server::port())
+  std::size_t threads = 8;              ///< worker threads of the pool
+  std::size_t max_body_bytes = 64 * 1024;
+  int read_timeout_seconds = 5;
+  int write_timeout_seconds = 10;
+};
+
+class Server {
+ public:
+  Server(const api::Context& ctx, ServerOptions options);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  /// Binds; throws Error{unavailable, "--listen"} when the address cannot be bound.
+  void bind();
+  /// The bound port (after bind()).
+  int port() const;
+  /// Serves until stop() (blocking). Call bind() first.
+  void run();
+  /// Stops accepting, lets running requests finish; safe from any thread.
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Parses "HOST:PORT", ":PORT" or "PORT" (host defaults to 127.0.0.1); Error{invalid_input, "--listen"}.
+void parse_listen(const std::string& text, ServerOptions& options);
+
+}  // namespace gpuplan::server

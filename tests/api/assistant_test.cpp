@@ -1,0 +1,75 @@
+// The assistant's grammar on a table of sentences in English, French and Thai. Each row lists
+// every field the sentence states (and nothing else: a field not in the row must not be read)
+// and what is missing. Expected values are the sentence's own numbers written out by hand.
+#include <gtest/gtest.h>
+
+#include "api/assistant.hpp"
+#include "hardware/gpu_spec.hpp"
+
+namespace gpuplan::api {
+namespace {
+
+using nlohmann::json;
+
+struct Row {
+  const char* sentence;
+  const char* language;
+  json fields;  ///< name → value, exactly the fields read
+  std::vector<std::string> missing;
+};
+
+TEST(Assistant, ReadsTheTableOfSentences) {
+  const std::vector<Row> rows = {
+      {"fine-tune Llama 3.1 70B with QLoRA on 200M tokens within two days under $500", "en",
+       {{"model", "llama-3.1-70b"}, {"task", "qlora"}, {"tokens", 2e8}, {"budget_usd", 500}, {"deadline_seconds", 2 * 86400}},
+       {}},
+      {"LoRA fine-tune of llama-3.1-8b on 1.5B tokens on H100", "en",
+       {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 1.5e9}, {"filter", "gpu=H100"}}, {}},
+      {"serve Qwen3 8B at 20 requests per second for 48 hours", "en",
+       {{"model", "qwen3-8b"}, {"task", "serve"}, {"rps", 20}, {"hours", 48}}, {}},
+      {"pretrain a model on 2T tokens", "en", {{"task", "pretrain"}, {"tokens", 2e12}}, {"model"}},
+      {"fine-tune mistral 7b v0.1", "en", {{"model", "mistral-7b-v0.1"}, {"task", "full"}}, {"tokens"}},
+      {"affiner Llama 3.1 70B en QLoRA sur 200 millions de jetons en deux jours pour moins de 500 $", "fr",
+       {{"model", "llama-3.1-70b"}, {"task", "qlora"}, {"tokens", 2e8}, {"budget_usd", 500}, {"deadline_seconds", 2 * 86400}},
+       {}},
+      {"servir Llama 3.1 8B pour 50 utilisateurs", "fr", {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 50}}, {}},
+      {"affiner qwen3-8b sur 1,5 milliard de jetons avec des A100", "fr",
+       {{"model", "qwen3-8b"}, {"task", "full"}, {"tokens", 1.5e9}, {"filter", "gpu=A100"}}, {}},
+      {"ไฟน์จูน Llama 3.1 70B ด้วย QLoRA บน 200 ล้านโทเคน ภายใน 2 วัน งบไม่เกิน 500 ดอลลาร์", "th",
+       {{"model", "llama-3.1-70b"}, {"task", "qlora"}, {"tokens", 2e8}, {"budget_usd", 500}, {"deadline_seconds", 2 * 86400}},
+       {}},
+      {"ให้บริการ Llama 3.1 8B 10 คำขอต่อวินาที", "th", {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"rps", 10}}, {}},
+      {"ปรับแต่งโมเดล", "th", {{"task", "full"}}, {"model", "tokens"}},
+      {"hello there", "en", json::object(), {"model", "task"}},
+  };
+  const GpuCatalog& gpus = GpuCatalog::bundled();
+  for (const auto& r : rows) {
+    const AskResult a = understand(r.sentence, gpus);
+    json got = json::object();
+    for (const auto& f : a.fields) got[f.name] = f.value;
+    EXPECT_EQ(got, r.fields) << r.sentence;
+    EXPECT_EQ(a.missing, r.missing) << r.sentence;
+    EXPECT_EQ(a.language, r.language) << r.sentence;
+  }
+}
+
+TEST(Assistant, PlanBodyHoldsOnlyPlanFieldsAndBudgetSelectsAPlan) {
+  const AskResult a = understand("fine-tune Llama 3.1 70B with QLoRA on 200M tokens within two days under $500", GpuCatalog::bundled());
+  const json body = a.plan_body();
+  EXPECT_FALSE(body.contains("budget_usd"));
+  EXPECT_FALSE(body.contains("deadline_seconds"));
+  EXPECT_EQ(body["tokens"], 2e8);
+  PlanResult res;
+  Plan cheap_slow, fast;
+  cheap_slow.cost.compute_usd = 100;      // total_usd() = compute + storage + egress + spot loss
+  cheap_slow.cost.run_seconds = 3 * 86400;  // time_seconds(): over the 2-day deadline
+  fast.cost.compute_usd = 400;            // under the $500 budget
+  fast.cost.run_seconds = 86400;
+  res.plans = {cheap_slow, fast};
+  const auto within = first_plan_within(a, res);
+  ASSERT_TRUE(within.has_value());
+  EXPECT_EQ(*within, 1u);
+}
+
+}  // namespace
+}  // namespace gpuplan::api

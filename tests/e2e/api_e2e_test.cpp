@@ -1,0 +1,294 @@
+// End-to-end: the real binary's `gpuplan serve` on a free loopback port (fresh temporary --db,
+// seeded from the bundled catalog) against the real binary's CLI on the same database:
+//   - the same request gives the same JSON on both faces (CLI --json == API body);
+//   - the OpenAPI document describes every real response (schema check on each body);
+//   - errors are {code, message, field, expected} with the status of the kind, the field as a
+//     JSON pointer, and no internal detail; malformed JSON and unknown fields are 400;
+//   - catalog reads carry ETag / Last-Modified and answer If-None-Match with 304;
+//   - SIGTERM stops the server (exit 0).
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+class ApiE2E : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = fs::temp_directory_path() / ("gpuplan-e2e-api-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    db_ = (dir_ / "offers.sqlite").string();
+    int out_pipe[2];
+    ASSERT_EQ(::pipe(out_pipe), 0);
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(out_pipe[1], 1);
+      ::close(out_pipe[0]);
+      ::setenv("XDG_DATA_HOME", dir_.c_str(), 1);
+      ::execl(GPUPLAN_BINARY, GPUPLAN_BINARY, "--db", db_.c_str(), "serve", "--listen", "127.0.0.1:0", "--threads", "4",
+              static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(out_pipe[1]);
+    FILE* out = ::fdopen(out_pipe[0], "r");
+    std::array<char, 512> line{};
+    ASSERT_NE(std::fgets(line.data(), line.size(), out), nullptr) << "the server printed nothing";
+    const std::string text(line.data());
+    const auto colon = text.rfind(':');
+    port_ = std::stoi(text.substr(colon + 1));
+    ASSERT_GT(port_, 0) << text;
+    server_out_ = out;
+  }
+  static void TearDownTestSuite() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGTERM);
+      int status = 0;
+      ::waitpid(pid_, &status, 0);
+    }
+    if (server_out_) std::fclose(server_out_);
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  static json cli_json(const std::string& args) {
+    const std::string cmd = "XDG_DATA_HOME=" + shell_quote(dir_.string()) + " " + shell_quote(GPUPLAN_BINARY) + " --db " +
+                            shell_quote(db_) + " " + args + " 2>/dev/null";
+    std::string out;
+    FILE* pipe = ::popen(cmd.c_str(), "r");
+    std::array<char, 4096> buf{};
+    std::size_t n = 0;
+    while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
+    ::pclose(pipe);
+    return json::parse(out, nullptr, false);
+  }
+
+  static httplib::Client client() {
+    httplib::Client c("127.0.0.1", port_);
+    c.set_read_timeout(60, 0);
+    return c;
+  }
+
+  /// Checks a body against the OpenAPI response schema of `name`.
+  static void expect_schema(const json& body, const std::string& name) {
+    auto c = client();
+    auto r = c.Get("/api/openapi.json");
+    ASSERT_TRUE(r);
+    const json doc = json::parse(r->body);
+    ASSERT_TRUE(doc["components"]["schemas"].contains(name)) << name;
+    const std::string m = schema_mismatch(doc, doc["components"]["schemas"][name], body, "");
+    EXPECT_EQ(m, "") << name;
+  }
+  static std::string schema_mismatch(const json& root, const json& schema, const json& value, const std::string& where);
+
+  static inline fs::path dir_;
+  static inline std::string db_;
+  static inline pid_t pid_ = -1;
+  static inline int port_ = 0;
+  static inline FILE* server_out_ = nullptr;
+};
+
+// A JSON-Schema subset, written here independently of the server's own checker so the test does
+// not trust the code under test: type (with arrays), properties, required, additionalProperties
+// false, items, $ref.
+std::string ApiE2E::schema_mismatch(const json& root, const json& schema, const json& value, const std::string& where) {
+  if (schema.contains("$ref")) {
+    return schema_mismatch(root, root.at(json::json_pointer(schema["$ref"].get<std::string>().substr(1))), value, where);
+  }
+  if (schema.contains("type")) {
+    json types = schema["type"].is_array() ? schema["type"] : json::array({schema["type"]});
+    bool ok = false;
+    for (const auto& t : types) {
+      const std::string s = t;
+      ok = ok || (s == "null" && value.is_null()) || (s == "boolean" && value.is_boolean()) ||
+           (s == "integer" && value.is_number_integer()) || (s == "number" && value.is_number()) ||
+           (s == "string" && value.is_string()) || (s == "array" && value.is_array()) || (s == "object" && value.is_object());
+    }
+    if (!ok) return where + ": " + value.type_name() + " is not " + schema["type"].dump();
+  }
+  if (value.is_object()) {
+    for (const auto& r : schema.value("required", json::array()))
+      if (!value.contains(r.get<std::string>())) return where + "/" + r.get<std::string>() + ": missing";
+    const json props = schema.value("properties", json::object());
+    for (const auto& [k, v] : value.items()) {
+      if (props.contains(k)) {
+        auto m = schema_mismatch(root, props[k], v, where + "/" + k);
+        if (!m.empty()) return m;
+      } else if (schema.value("additionalProperties", json(true)) == json(false)) {
+        return where + "/" + k + ": not in the schema";
+      }
+    }
+  }
+  if (value.is_array() && schema.contains("items")) {
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      auto m = schema_mismatch(root, schema["items"], value[i], where + "/" + std::to_string(i));
+      if (!m.empty()) return m;
+    }
+  }
+  return "";
+}
+
+TEST_F(ApiE2E, SizeIsTheSameOnBothFaces) {
+  auto c = client();
+  auto r = c.Post("/api/size", R"({"model": "llama-3.1-70b", "task": "qlora", "gpus": 1, "seq": 4096})", "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const json api = json::parse(r->body);
+  const json cli = cli_json("size --model llama-3.1-70b --task qlora --gpus 1 --seq 4096 --json");
+  EXPECT_EQ(api, cli);
+  expect_schema(api, "Size");
+}
+
+TEST_F(ApiE2E, PlanIsTheSameOnBothFaces) {
+  auto c = client();
+  auto r = c.Post("/api/plan",
+                  R"({"model": "llama-3.1-70b", "task": "lora", "tokens": 5e8, "filter": "gpus>=8", "today": "2026-11-30", "limit": 5})",
+                  "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body.substr(0, 500);
+  const json api = json::parse(r->body);
+  const json cli = cli_json("plan gpus\\>=8 --model llama-3.1-70b --task lora --tokens 5e8 --today 2026-11-30 --limit 5 --json");
+  EXPECT_EQ(api, cli);
+  EXPECT_FALSE(api["plans"].empty());
+  expect_schema(api, "Plan");
+}
+
+TEST_F(ApiE2E, OffersHistoryGpusModelsAreTheSameOnBothFaces) {
+  auto c = client();
+  // today pinned on both faces: age_days, freshness and stale are relative to it.
+  auto r = c.Get("/api/offers?q=gpu%3DH100%20gpus%3E%3D8&sort=price&limit=5&today=2026-11-30");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  json api = json::parse(r->body);
+  json cli = cli_json("offers 'gpu=H100 gpus>=8' --sort price --limit 5 --today 2026-11-30 --format json");
+  ASSERT_FALSE(api.empty());
+  EXPECT_EQ(api, cli);
+  expect_schema(api, "Offers");
+
+  r = c.Get("/api/offers?q=vram%3E%3D80GB&group_by=gpu&limit=4&today=2026-11-30");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const json groups = json::parse(r->body);
+  EXPECT_EQ(groups, cli_json("offers vram\\>=80GB --group-by gpu --limit 4 --today 2026-11-30 --format json"));
+  ASSERT_EQ(groups.size(), 4u);
+  EXPECT_TRUE(groups[0].contains("gpu") && groups[0].contains("median_usd_per_gpu_hour")) << groups[0];
+  expect_schema(groups, "OfferGroups");
+
+  const std::string id = api[0]["id"];
+  r = c.Get("/api/offers/" + httplib::detail::encode_query_param(id) + "/history");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(json::parse(r->body), cli_json("history " + shell_quote(id) + " --format json"));
+  expect_schema(json::parse(r->body), "History");
+
+  r = c.Get("/api/gpus?name=h100");
+  ASSERT_TRUE(r && r->status == 200);
+  EXPECT_EQ(json::parse(r->body), cli_json("gpus h100 --json"));
+  expect_schema(json::parse(r->body), "Gpu");
+  r = c.Get("/api/gpus");
+  ASSERT_TRUE(r && r->status == 200);
+  EXPECT_EQ(json::parse(r->body), cli_json("gpus --json"));
+  expect_schema(json::parse(r->body), "Gpus");
+  r = c.Get("/api/models");
+  ASSERT_TRUE(r && r->status == 200);
+  EXPECT_EQ(json::parse(r->body), cli_json("models --json"));
+  expect_schema(json::parse(r->body), "Models");
+  r = c.Get("/api/health");
+  ASSERT_TRUE(r && r->status == 200);
+  expect_schema(json::parse(r->body), "Health");
+}
+
+TEST_F(ApiE2E, ErrorsNameTheFieldAndFitTheStatus) {
+  auto c = client();
+  struct Case {
+    std::string body;
+    int status;
+    std::string field;
+  };
+  for (const Case& k : std::vector<Case>{
+           {R"({"model": "llama-3.1-8b", "bogus": 1})", 400, "/bogus"},
+           {R"({"model": "llama-3.1-8b", "gpus": "eight"})", 400, "/gpus"},
+           {R"({"model": "llama-3.1-8b", "gpus": 8, "tp": 3})", 400, "/gpus"},  // engine check: where "--gpus" → "/gpus"
+           {R"({"model": "llama-3.1-8b", "micro_batch": 0})", 400, "/micro_batch"},
+           {R"({"model": "llama-3.1-8b", "task": "dance"})", 400, "/task"},
+           {R"({"model": "no-such-model"})", 404, ""},
+           {R"({"model": "llama-3.1-8b", "config": "/etc/passwd"})", 400, "/config"},  // local files: CLI only
+           {R"({"model": "llama-3.1-8b",)", 400, "/"},                               // malformed JSON
+           {R"([1, 2])", 400, "/"},
+       }) {
+    auto r = c.Post("/api/size", k.body, "application/json");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, k.status) << k.body << " -> " << r->body;
+    const json e = json::parse(r->body);
+    if (!k.field.empty()) {
+      EXPECT_EQ(e["field"], k.field) << k.body << " -> " << r->body;
+    }
+    expect_schema(e, "Error");
+    EXPECT_EQ(r->body.find("/tmp"), std::string::npos) << r->body;
+  }
+  auto r = c.Get("/api/offers?q=gpus%3E%3D8%20vrm%3E%3D80");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(json::parse(r->body)["field"], "/filter") << r->body;
+  EXPECT_EQ(json::parse(r->body)["offset"], 8) << r->body;  // "gpus>=8 vrm>=80": vrm starts at byte 8
+  r = c.Get("/api/offers?sort=cheapest");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(json::parse(r->body)["field"], "/sort") << r->body;
+  r = c.Get("/api/offers?colour=red");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(json::parse(r->body)["field"], "/colour") << r->body;
+  r = c.Get("/api/offers/no%2Fsuch%2Foffer/history");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404);
+  r = c.Post("/api/size", std::string(200 * 1024, ' '), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 413);
+}
+
+TEST_F(ApiE2E, CatalogReadsCarryEtagAndAnswer304) {
+  auto c = client();
+  auto r = c.Get("/api/gpus");
+  ASSERT_TRUE(r && r->status == 200);
+  const std::string etag = r->get_header_value("ETag");
+  EXPECT_FALSE(etag.empty());
+  EXPECT_FALSE(r->get_header_value("Last-Modified").empty());
+  r = c.Get("/api/gpus", {{"If-None-Match", etag}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 304);
+  r = c.Get("/api/gpus?name=h100", {{"If-None-Match", etag}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);  // another document, another tag
+}
+
+TEST_F(ApiE2E, OpenApiDescribesEveryRequestField) {
+  auto c = client();
+  auto r = c.Get("/api/openapi.json");
+  ASSERT_TRUE(r && r->status == 200);
+  const json doc = json::parse(r->body);
+  EXPECT_EQ(doc["openapi"], "3.1.0");
+  const json size_props = doc["paths"]["/api/size"]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"];
+  for (const char* f : {"model", "task", "gpus", "tp", "micro_batch", "kv_dtype", "context"}) EXPECT_TRUE(size_props.contains(f)) << f;
+  EXPECT_FALSE(size_props.contains("config"));  // CLI only
+  const json plan_props = doc["paths"]["/api/plan"]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"];
+  for (const char* f : {"model", "task", "tokens", "filter", "today", "limit"}) EXPECT_TRUE(plan_props.contains(f)) << f;
+}
+
+}  // namespace
