@@ -31,7 +31,7 @@ std::vector<FieldDef<SizeInput>> build_fields() {
   using In = SizeInput;
   std::vector<FieldDef<In>> f = model_fields<In, &size_model>();
   std::vector<FieldDef<In>> rest = {
-      {{"task", "--task", FieldType::string, FieldFace::both, "pretrain, full, lora, qlora or serve"},
+      {{"task", "--task", FieldType::string, FieldFace::both, "pretrain, full, lora (default), qlora or serve"},
        [](In& in, const json& v) { in.task = v.get<std::string>(); }},
       {{"gpus", "--gpus", FieldType::integer, FieldFace::both,
         "GPUs of the workload (training: dp = gpus/(tp·pp); serving: tp = gpus/pp)"},
@@ -48,19 +48,18 @@ std::vector<FieldDef<SizeInput>> build_fields() {
        [](In& in, const json& v) { in.request.margin = v.get<double>(); }},
       {{"explain", "--explain", FieldType::boolean, FieldFace::both, "also return each term's formula with the numbers filled in"},
        [](In& in, const json& v) { in.request.explain = v.get<bool>(); }},
-      {{"seq", "--seq", FieldType::integer, FieldFace::both, "training sequence length (tokens; default 2048)"},
+      {{"seq", "--seq", FieldType::integer, FieldFace::both, "training sequence length (tokens; default 4096)"},
        [](In& in, const json& v) { in.request.training.seq_len = json_as<std::int64_t>(v); }},
       {{"micro_batch", "--micro-batch", FieldType::integer, FieldFace::both, "sequences per micro-batch per GPU (default 1)"},
        [](In& in, const json& v) { in.request.training.layout.micro_batch = json_as<int>(v); }},
-      {{"precision", "--precision", FieldType::string, FieldFace::both,
-        "fp32, tf32, bf16_mixed (default), bf16_pure, fp16_mixed, fp8_mixed"},
+      {{"precision", "--precision", FieldType::string, FieldFace::both, workload_defaults::kPrecisionHelp},
        [](In& in, const json& v) { in.precision = v.get<std::string>(); }},
-      {{"optimizer", "--optimizer", FieldType::string, FieldFace::both, "adamw (default), adamw_8bit, sgd_momentum, adafactor, lion"},
+      {{"optimizer", "--optimizer", FieldType::string, FieldFace::both, workload_defaults::kOptimizerHelp},
        [](In& in, const json& v) { in.optimizer = v.get<std::string>(); }},
       {{"zero", "--zero", FieldType::integer, FieldFace::both, "ZeRO stage 0-3 (FSDP full shard = 3; default 0)"},
-       [](In& in, const json& v) { in.request.training.layout.zero_stage = json_as<int>(v); }},
+       [](In& in, const json& v) { in.zero = json_as<int>(v); }},
       {{"sp", "--sp", FieldType::boolean, FieldFace::both, "Megatron sequence parallelism (with tp)"},
-       [](In& in, const json& v) { in.request.training.layout.sequence_parallel = v.get<bool>(); }},
+       [](In& in, const json& v) { in.sp = v.get<bool>(); }},
       {{"recompute", "--recompute", FieldType::string, FieldFace::both, "activation recomputation: none (default), selective, full"},
        [](In& in, const json& v) { in.recompute = v.get<std::string>(); }},
       {{"lora_rank", "--lora-rank", FieldType::integer, FieldFace::both, "LoRA rank r (default 16)"},
@@ -76,20 +75,28 @@ std::vector<FieldDef<SizeInput>> build_fields() {
       {{"no_flash", "--no-flash", FieldType::boolean, FieldFace::both, "attention without FlashAttention (stores the s×s scores)"},
        [](In& in, const json& v) { in.no_flash = v.get<bool>(); }},
       {{"chunked_ce", "--chunked-ce", FieldType::boolean, FieldFace::both, "chunked cross-entropy (no full fp32 logits)"},
-       [](In& in, const json& v) { in.request.training.chunked_cross_entropy = v.get<bool>(); }},
+       [](In& in, const json& v) { in.chunked_ce = v.get<bool>(); }},
       {{"framework", "--framework", FieldType::string, FieldFace::both, "activation profile: pytorch_eager (default) or megatron"},
        [](In& in, const json& v) { in.framework = v.get<std::string>(); }},
+      {{"stack", "--stack", FieldType::string, FieldFace::both,
+        "training stack whose defaults apply: hf, fsdp, deepspeed, megatron, unsloth (explicit fields win)"},
+       [](In& in, const json& v) { in.stack = v.get<std::string>(); }},
+      {{"offload_activations", "--offload-activations", FieldType::boolean, FieldFace::both,
+        "saved activations / checkpoints offloaded to CPU memory (torchtune, Unsloth)"},
+       [](In& in, const json& v) { in.offload_activations = v.get<bool>(); }},
       {{"context", "--context", FieldType::integer, FieldFace::both, "serve: tokens per sequence (prompt + output; default 4096)"},
        [](In& in, const json& v) { in.request.serving.context_tokens = json_as<std::int64_t>(v); }},
       {{"concurrency", "--concurrency", FieldType::integer, FieldFace::both, "serve: sequences resident at once (default 1)"},
        [](In& in, const json& v) { in.request.serving.concurrency = json_as<std::int64_t>(v); }},
-      {{"quant", "--quant", FieldType::string, FieldFace::both,
-        "serve: bf16 (default), fp16, fp8, int8, int4, nf4, gguf_q4_k_m, gguf_q8_0"},
+      {{"quant", "--quant", FieldType::string, FieldFace::both, "serve: weights bf16 (default), fp16, fp8, int8, int4 (= awq, gptq), nf4, q4_k_m, q8_0, q4_0, q2_k, mxfp4 (gguf_ prefix optional)"},
        [](In& in, const json& v) { in.quant = v.get<std::string>(); }},
-      {{"kv_dtype", "--kv-dtype", FieldType::string, FieldFace::both, "serve: KV cache dtype bf16 (default), fp16, fp8, int8, int4"},
+      {{"kv_dtype", "--kv-dtype", FieldType::string, FieldFace::both, "serve: KV cache dtype bf16 (default), fp16, fp8, int8, int4, q8_0"},
        [](In& in, const json& v) { in.kv_dtype = v.get<std::string>(); }},
       {{"prefill_chunk", "--prefill-chunk", FieldType::integer, FieldFace::both, "serve: tokens per prefill step (default 2048)"},
        [](In& in, const json& v) { in.request.serving.prefill_chunk_tokens = json_as<std::int64_t>(v); }},
+      {{"gpu", "--gpu", FieldType::string, FieldFace::both,
+        "serve: also report the longest context and most sequences that fit this GPU"},
+       [](In& in, const json& v) { in.gpu = v.get<std::string>(); }},
   };
   f.insert(f.end(), rest.begin(), rest.end());
   return f;
@@ -111,9 +118,28 @@ SizeOutput run_size(const SizeInput& in, const Context& ctx) {
   req.task = parse_task(in.task, "--task");
   TrainingMemoryRequest& tr = req.training;
   tr.precision = parse_train_precision(in.precision, "--precision");
-  tr.optimizer = parse_optimizer(in.optimizer, "--optimizer");
-  tr.recompute = parse_recompute(in.recompute, "--recompute");
-  tr.activation_profile = parse_activation_profile(in.framework, "--framework");
+  if (in.optimizer) tr.optimizer = parse_optimizer(*in.optimizer, "--optimizer");
+  tr.recompute = parse_recompute(in.recompute.value_or("none"), "--recompute");
+  tr.activation_profile = parse_activation_profile(in.framework.value_or("pytorch_eager"), "--framework");
+  if (in.zero) tr.layout.zero_stage = *in.zero;
+  if (in.sp) tr.layout.sequence_parallel = *in.sp;
+  if (in.chunked_ce) tr.chunked_cross_entropy = *in.chunked_ce;
+  if (in.offload_activations) tr.offload_activations = *in.offload_activations;
+  if (in.stack) {
+    // The stack's defaults, then whatever the request gave explicitly.
+    const TrainingStack stack = parse_training_stack(*in.stack, "--stack");
+    const TrainingMemoryRequest given = tr;
+    tr.layout.tp = req.tp.value_or(1);
+    apply_stack_defaults(stack, tr);
+    if (in.optimizer) tr.optimizer = given.optimizer;
+    if (in.recompute) tr.recompute = given.recompute;
+    if (in.framework) tr.activation_profile = given.activation_profile;
+    if (in.zero) tr.layout.zero_stage = given.layout.zero_stage;
+    if (in.sp) tr.layout.sequence_parallel = given.layout.sequence_parallel;
+    if (in.chunked_ce) tr.chunked_cross_entropy = given.chunked_cross_entropy;
+    if (in.offload_activations) tr.offload_activations = given.offload_activations;
+    tr.layout.tp = given.layout.tp;
+  }
   tr.lora_targets = split_targets(in.lora_targets);
   tr.layout.offload_optimizer = in.offload || in.offload_params;
   tr.layout.offload_params = in.offload_params;
@@ -124,7 +150,12 @@ SizeOutput run_size(const SizeInput& in, const Context& ctx) {
   req.validate();  // before resolving the model: bad options fail fast
   ModelArch arch = resolve_model(in.source);
   SizingResult res = run_sizing(arch, req, ctx.gpus());
-  return SizeOutput{std::move(arch), std::move(req), std::move(res)};
+  SizeOutput out{std::move(arch), std::move(req), std::move(res), nullptr, std::nullopt};
+  if (in.gpu && out.request.task == Task::serve) {
+    out.limits_gpu = &ctx.gpus().find(*in.gpu);
+    out.limits = serving_limits(out.arch, out.request.serving_request(), out.limits_gpu->fit_memory_bytes(), out.request.margin);
+  }
+  return out;
 }
 
 json to_json(const SizeOutput& out) {
@@ -187,6 +218,14 @@ json to_json(const SizeOutput& out) {
       ex.push_back({{"name", e.name}, {"bytes", e.bytes}, {"formula", e.formula}, {"source", e.source}});
     }
     j["explanation"] = ex;
+  }
+  if (out.limits) {
+    j["limits"] = {{"gpu", out.limits_gpu->name},
+                   {"capacity_bytes", out.limits_gpu->fit_memory_bytes()},
+                   {"max_context_tokens", out.limits->max_context_tokens},
+                   {"at_concurrency", req.serving_request().concurrency},
+                   {"max_concurrency", out.limits->max_concurrency},
+                   {"at_context_tokens", req.serving_request().context_tokens}};
   }
   return j;
 }

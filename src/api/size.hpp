@@ -12,16 +12,28 @@
 #include "api/fields.hpp"
 #include "model/model_arch.hpp"
 #include "model/model_source.hpp"
+#include "sizing/memory.hpp"
 #include "sizing/sizing_request.hpp"
+#include "sizing/workload_defaults.hpp"
 
 namespace gpuplan::api {
 
 /// The request as both faces give it (names as the CLI's flags; enums as text until run_size).
+/// Defaults: sizing/workload_defaults.hpp (the same as plan and estimate). The fields a training
+/// stack also sets are optional: set = given explicitly, which wins over the stack's default.
 struct SizeInput {
   ModelSource source;
   SizingRequest request;  ///< numeric options (gpus, tp, seq, ...) set directly
-  std::string task = "full", precision = "bf16_mixed", optimizer = "adamw", recompute = "none";
-  std::string quant = "bf16", kv_dtype = "bf16", framework = "pytorch_eager", lora_targets = "all-linear";
+  std::string task{task_name(workload_defaults::kTask)};
+  std::string precision{train_precision_name(workload_defaults::kPrecision)};
+  std::string quant{weight_quant_name(workload_defaults::kQuant)};
+  std::string kv_dtype{kv_dtype_name(workload_defaults::kKvDtype)};
+  std::string lora_targets = "all-linear";
+  std::optional<std::string> optimizer, recompute, framework;  ///< default adamw, none, pytorch_eager
+  std::optional<int> zero;
+  std::optional<bool> sp, chunked_ce, offload_activations;
+  std::optional<std::string> stack;  ///< hf, fsdp, deepspeed, megatron, unsloth (sizing/memory.hpp)
+  std::optional<std::string> gpu;    ///< serve: the longest context / most sequences on this GPU
   bool offload = false, offload_params = false, no_flash = false;
   std::optional<int> ep;
 };
@@ -32,6 +44,8 @@ struct SizeOutput {
   ModelArch arch;
   SizingRequest request;  ///< resolved (enums parsed)
   SizingResult result;
+  const GpuSpec* limits_gpu = nullptr;  ///< set with `limits` (serve with gpu)
+  std::optional<ServingLimits> limits;
 };
 
 /// Parses the enums, validates (before reading the model: bad options fail fast), resolves the

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <deque>
 #include <limits>
 #include <map>
 #include <set>
@@ -103,7 +104,7 @@ struct SearchContext {
   std::int64_t global_batch = 0;  ///< requested (or default) global batch, sequences
   double tokens = 0;
   std::size_t layouts_evaluated = 0;
-  std::unordered_map<std::uint64_t, double> memory_bytes;  ///< layout key → per-GPU bytes
+  std::unordered_map<std::uint64_t, double> memory_bytes;  ///< layout key → per-GPU bytes (reserved: 4096)
   std::optional<std::string> first_layout_problem;          ///< for the no-plan reason
 };
 
@@ -425,7 +426,22 @@ struct PlanState {
   std::size_t shape_rejections = 0;
   SkipReason last_shape_reason = SkipReason::none;
   int example_gpus_per_node = 0;
+  std::unordered_map<std::string, const GpuSpec*> gpu_by_name;  ///< resolve_gpu's memo
 };
+
+/// GpuCatalog::try_find, memoized per plan by (name, memory): the catalog repeats a few dozen
+/// GPU names over thousands of offers, and name matching normalizes strings each time.
+const GpuSpec* resolve_gpu(const GpuCatalog& gpus, const std::string& name, std::optional<double> memory_bytes,
+                           PlanState& st) {
+  std::string key = name;
+  key.push_back('\0');
+  if (memory_bytes) key += fmt::format("{}", *memory_bytes);
+  auto it = st.gpu_by_name.find(key);
+  if (it != st.gpu_by_name.end()) return it->second;
+  const GpuSpec* spec = gpus.try_find(name, memory_bytes);
+  st.gpu_by_name.emplace(std::move(key), spec);
+  return spec;
+}
 
 bool price_questioned(const Offer& offer) {
   for (const QualityFlag& f : offer.flags) {
@@ -438,7 +454,7 @@ bool price_questioned(const Offer& offer) {
 SkipReason admit(const PlanRequest& r, const Offer& offer, const GpuCatalog& gpus, PlanState& st, AdmittedOffer& out) {
   const bool training = r.workload == PlanWorkload::training;
   if (offer.excluded_from_ranking() || !offer.gpu_name || offer.gpu_count < 1) return SkipReason::unusable;
-  const GpuSpec* spec = gpus.try_find(*offer.gpu_name, offer.gpu_memory_bytes);
+  const GpuSpec* spec = resolve_gpu(gpus, *offer.gpu_name, offer.gpu_memory_bytes, st);
   if (!spec) return SkipReason::unusable;
   bool any_price = false;
   for (PriceKind kind : {PriceKind::on_demand, PriceKind::spot, PriceKind::reserved_1y, PriceKind::reserved_3y}) {
@@ -534,14 +550,14 @@ SkipReason admit(const PlanRequest& r, const Offer& offer, const GpuCatalog& gpu
   return SkipReason::none;
 }
 
-/// Stage 2-4: the plan of one admitted offer on one node count, timed (no price yet).
-std::optional<Plan> assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedOffer& a, int nodes,
+/// Stage 2-4: the plan of one admitted offer on one node count, timed (no price yet), into a
+/// default-constructed `p`. False when it cannot run (goodput, replicas, --max-nodes).
+bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedOffer& a, int nodes,
                              const ClusterKey& key, const SearchOutcome& o, const CheckpointSizes& ckpt,
-                             double data_bytes, double tokens) {
+                             double data_bytes, double tokens, Plan& p) {
   const bool training = request.workload == PlanWorkload::training;
   const bool images = request.workload == PlanWorkload::image_generation;
   const Offer& offer = *a.offer;
-  Plan p;
   p.offer_id = offer.id;
   p.provider = offer.provider;
   p.instance_type = offer.instance_type;
@@ -585,7 +601,7 @@ std::optional<Plan> assemble(const PlanRequest& request, const ModelArch& arch, 
       g.evaluation_fraction = request.evaluation_fraction;
       p.goodput = estimate_goodput(g);
     }
-    if (!p.goodput->feasible) return std::nullopt;
+    if (!p.goodput->feasible) return false;
     (void)tokens;
     if (p.layout.pp > 1 && arch.num_layers % p.layout.pp != 0) {
       // Uneven stages: the memory and time models count ceil(layers / pp) on the most loaded stage.
@@ -608,9 +624,9 @@ std::optional<Plan> assemble(const PlanRequest& request, const ModelArch& arch, 
     } else {
       replicas = o.replicas_per_instance;  // batch job: one full instance
     }
-    if (replicas < 1) return std::nullopt;
+    if (replicas < 1) return false;
     const std::int64_t instances = (replicas + o.replicas_per_instance - 1) / o.replicas_per_instance;
-    if (instances > request.max_nodes) return std::nullopt;
+    if (instances > request.max_nodes) return false;
     p.instances = static_cast<int>(instances);
     p.replicas = replicas;
     p.serving = e;
@@ -621,15 +637,14 @@ std::optional<Plan> assemble(const PlanRequest& request, const ModelArch& arch, 
                                                                : *request.requests / p.requests_per_s;
     p.storage_bytes = static_cast<double>(arch.total_params()) * weight_quant_bits(request.quant) / 8.0;
   }
-  return p;
+  return true;
 }
 
 /// Stage 5: price every kind the offer lists and keep the cheapest total (the time sort keeps
 /// the fastest, ties within the tolerance to the cheaper). False when no kind can be priced.
-bool price(const PlanRequest& request, const Offer& offer, BillingLookup billing_of, PlanState& st, Plan& p) {
+bool price(const PlanRequest& request, const Offer& offer, const ResolvedBilling& billing, PlanState& st, Plan& p) {
   const bool training = request.workload == PlanWorkload::training;
-  const BillingTerms terms = billing_of ? billing_of(offer) : offer.billing_override;
-  p.billing = resolve_billing(terms, request.preemptions_per_day);
+  p.billing = billing;
   CostInputs job;
   job.work_seconds = p.goodput ? p.goodput->wall_seconds : p.work_seconds;
   job.instances = p.instances;
@@ -881,7 +896,8 @@ void order_by_cost(std::vector<Plan>& plans) {
 /// within the horizon (30 days by default), the fastest plan on their cost/time Pareto front
 /// whose total is at most (1 + premium) × the cheapest of them; when none finishes within the
 /// horizon, the fastest plan (times within the tie tolerance: the cheaper). Index or npos.
-std::size_t recommend_index(const std::vector<Plan>& plans, const PlanRequest& r, const std::vector<std::size_t>& among) {
+template <typename Plans>  // std::vector<Plan> or std::deque<Plan>
+std::size_t recommend_index(const Plans& plans, const PlanRequest& r, const std::vector<std::size_t>& among) {
   if (among.empty()) return std::string::npos;
   std::vector<std::size_t> within;
   for (std::size_t i : among) {
@@ -917,22 +933,42 @@ std::size_t recommend_index(const std::vector<Plan>& plans, const PlanRequest& r
 
 /// Plans that differ only by region (or zone) become one row listing the regions.
 void collapse_regions(std::vector<Plan>& plans) {
-  std::map<std::tuple<std::string, std::string, int, int, int, int, int, int, std::string, double, double>, std::size_t> seen;
-  std::vector<Plan> kept;
-  kept.reserve(plans.size());
-  for (Plan& p : plans) {
-    auto key = std::make_tuple(p.provider, p.instance_type, p.instances, p.layout.tp, p.layout.pp, p.layout.dp,
-                               p.layout.ep, p.layout.micro_batch, std::string(price_kind_name(p.cost.price_kind)),
-                               p.cost.usd_per_hour, p.total_usd());
-    auto [it, inserted] = seen.emplace(key, kept.size());
+  // Keys view the strings of `plans`, which stay in place until the kept rows are moved out at
+  // the end. Hashing finds the duplicates; the rows keep the order of `plans`.
+  using Key = std::tuple<std::string_view, std::string_view, int, int, int, int, int, int, PriceKind, double, double>;
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const noexcept {
+      std::size_t h = std::hash<std::string_view>{}(std::get<0>(k));
+      auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+      mix(std::hash<std::string_view>{}(std::get<1>(k)));
+      mix(static_cast<std::size_t>(std::get<2>(k)));
+      mix(static_cast<std::size_t>(std::get<3>(k)) * 31 + static_cast<std::size_t>(std::get<4>(k)));
+      mix(static_cast<std::size_t>(std::get<5>(k)));
+      mix(std::hash<double>{}(std::get<10>(k)));
+      return h;
+    }
+  };
+  std::unordered_map<Key, std::size_t, KeyHash> seen;  // key → index into plans of the row kept
+  seen.reserve(plans.size());
+  std::vector<std::size_t> rows;
+  rows.reserve(plans.size());
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const Plan& p = plans[i];
+    Key key{p.provider, p.instance_type, p.instances, p.layout.tp, p.layout.pp, p.layout.dp,
+            p.layout.ep, p.layout.micro_batch, p.cost.price_kind, p.cost.usd_per_hour, p.total_usd()};
+    auto [it, inserted] = seen.emplace(key, i);
     if (inserted) {
-      kept.push_back(std::move(p));
+      rows.push_back(i);
     } else {
-      Plan& k = kept[it->second];
+      Plan& k = plans[it->second];
       k.same_plan_offer_ids.push_back(p.offer_id);
       if (std::find(k.regions.begin(), k.regions.end(), p.region) == k.regions.end()) k.regions.push_back(p.region);
     }
   }
+  if (rows.size() == plans.size()) return;
+  std::vector<Plan> kept;
+  kept.reserve(rows.size());
+  for (std::size_t i : rows) kept.push_back(std::move(plans[i]));
   plans = std::move(kept);
 }
 
@@ -986,6 +1022,7 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   const double data_bytes = dataset_bytes(request, arch);
 
   SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt};
+  ctx.memory_bytes.reserve(4096);
   ctx.global_batch = training ? request.effective_global_batch_seqs() : 0;
   ctx.tokens = tokens;
   std::map<ClusterKey, SearchOutcome> cache;
@@ -993,8 +1030,13 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   std::size_t tp_rejects = 0, gpus_rejects = 0, nodes_rejects = 0;
   int reject_gpn = 0;
 
-  // Stages 1-5 and 7 per offer: every node count becomes a candidate plan.
-  std::vector<Plan> candidates;
+  // Stages 1-5 per offer: every node count becomes a candidate plan. Stage 7 (the per-plan
+  // warnings: formatted sentences) runs later, only on the plans that are shown.
+  std::vector<AdmittedOffer> admitted;
+  admitted.reserve(offers.size());
+  std::deque<Plan> candidates;  // stable addresses; no reallocation
+  std::vector<std::size_t> candidate_offer;  ///< candidates[i] runs on admitted[candidate_offer[i]]
+  candidate_offer.reserve(offers.size());
   for (const Offer& offer : offers) {
     AdmittedOffer a;
     const SkipReason why = admit(request, offer, gpus, st, a);
@@ -1007,20 +1049,31 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
       continue;
     }
     ++result.offers_considered;
+    std::optional<ResolvedBilling> billing;  // resolved once per offer, on its first fitting plan
     for (int nodes : a.node_counts) {
       const ClusterKey key = key_for(a, nodes);
       const SearchOutcome& o = search_cluster(ctx, cache, key);
       st.smallest_need = std::min(st.smallest_need, o.smallest_per_gpu_bytes);
       if (!o.fits) continue;
-      std::optional<Plan> p = assemble(request, arch, a, nodes, key, o, ckpt, data_bytes, tokens);
-      if (!p || !price(request, offer, billing_of, st, *p)) continue;
-      warn(request, a, *p);
-      if (images) {
-        p->images_per_hour = p->requests_per_s * 3600.0;
-        p->usd_per_1000_images = p->total_usd() / request.images * 1000.0;
+      Plan& p = candidates.emplace_back();  // built in place: a Plan is large and never moved here
+      if (!assemble(request, arch, a, nodes, key, o, ckpt, data_bytes, tokens, p)) {
+        candidates.pop_back();
+        continue;
       }
-      candidates.push_back(std::move(*p));
+      if (!billing) {
+        billing = resolve_billing(billing_of ? billing_of(offer) : offer.billing_override, request.preemptions_per_day);
+      }
+      if (!price(request, offer, *billing, st, p)) {
+        candidates.pop_back();
+        continue;
+      }
+      if (images) {
+        p.images_per_hour = p.requests_per_s * 3600.0;
+        p.usd_per_1000_images = p.total_usd() / request.images * 1000.0;
+      }
+      candidate_offer.push_back(admitted.size());
     }
+    admitted.push_back(std::move(a));
   }
   result.layouts_evaluated = ctx.layouts_evaluated;
   // Pins no offer can take: a one-line error (exit 2), not "no plan".
@@ -1035,30 +1088,40 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   }
 
   // Stage 6: constraints, Pareto front over every plan, one row per offer (plus the front).
-  std::vector<Plan> feasible;
-  std::vector<Plan> infeasible;
-  for (Plan& p : candidates) (meets(request, p) ? feasible : infeasible).push_back(std::move(p));
+  // Plans stay in `candidates`; the stages below pass indices (a Plan is large to move).
+  std::vector<std::size_t> feasible;    ///< indices into candidates, in candidate order
+  std::vector<const Plan*> infeasible;  ///< miss the deadline or the budget
+  std::vector<std::size_t> infeasible_offer;  ///< index into admitted, as candidate_offer
+  feasible.reserve(candidates.size());
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (meets(request, candidates[i])) {
+      feasible.push_back(i);
+    } else {
+      infeasible.push_back(&candidates[i]);
+      infeasible_offer.push_back(candidate_offer[i]);
+    }
+  }
   {
     std::vector<CostTimePoint> pts;
     pts.reserve(feasible.size());
-    for (const Plan& p : feasible) pts.push_back({p.total_usd(), p.time_seconds()});
-    for (std::size_t i : pareto_front_indices(pts)) feasible[i].on_pareto_front = true;
+    for (std::size_t i : feasible) pts.push_back({candidates[i].total_usd(), candidates[i].time_seconds()});
+    for (std::size_t k : pareto_front_indices(pts)) candidates[feasible[k]].on_pareto_front = true;
   }
   const PlanSort sort = result.sort_applied;
   {
     // Best per offer by the sort (recommended: the offer's own recommendation), plus every
     // front plan, so the front is the same whatever the sort.
-    std::map<std::string, std::vector<std::size_t>> by_offer;
-    for (std::size_t i = 0; i < feasible.size(); ++i) by_offer[feasible[i].offer_id].push_back(i);
-    std::vector<bool> keep(feasible.size(), false);
+    std::unordered_map<std::string_view, std::vector<std::size_t>> by_offer;  // the order of groups does not matter
+    for (std::size_t i : feasible) by_offer[candidates[i].offer_id].push_back(i);
+    std::vector<bool> keep(candidates.size(), false);
     for (const auto& [id, idx] : by_offer) {
       std::size_t best = idx.front();
       if (sort == PlanSort::recommended) {
-        best = recommend_index(feasible, request, idx);
+        best = recommend_index(candidates, request, idx);
       } else {
         for (std::size_t i : idx) {
-          const Plan& p = feasible[i];
-          const Plan& b = feasible[best];
+          const Plan& p = candidates[i];
+          const Plan& b = candidates[best];
           if (sort == PlanSort::time) {
             const double tol = request.time_tie_tolerance * std::min(p.time_seconds(), b.time_seconds());
             if (p.time_seconds() < b.time_seconds() - tol ||
@@ -1073,8 +1136,11 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
       keep[best] = true;
     }
     std::vector<Plan> rows;
-    for (std::size_t i = 0; i < feasible.size(); ++i) {
-      if (keep[i] || feasible[i].on_pareto_front) rows.push_back(std::move(feasible[i]));
+    for (std::size_t i : feasible) {
+      if (keep[i] || candidates[i].on_pareto_front) {
+        warn(request, admitted[candidate_offer[i]], candidates[i]);  // stage 7, on the rows only
+        rows.push_back(std::move(candidates[i]));
+      }
     }
     result.plans = std::move(rows);
   }
@@ -1202,14 +1268,17 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
     np.any_multi_node_offer = st.any_multi_node;
     if (!infeasible.empty()) {
       // Plans exist but miss the deadline or the budget: by how much, and what would help.
-      const Plan* fastest = &infeasible.front();
-      const Plan* cheapest = &infeasible.front();
-      for (const Plan& p : infeasible) {
-        if (p.time_seconds() < fastest->time_seconds()) fastest = &p;
-        if (p.total_usd() < cheapest->total_usd()) cheapest = &p;
+      std::size_t fastest_i = 0, cheapest_i = 0;
+      for (std::size_t i = 1; i < infeasible.size(); ++i) {
+        if (infeasible[i]->time_seconds() < infeasible[fastest_i]->time_seconds()) fastest_i = i;
+        if (infeasible[i]->total_usd() < infeasible[cheapest_i]->total_usd()) cheapest_i = i;
       }
+      const Plan* fastest = infeasible[fastest_i];
+      const Plan* cheapest = infeasible[cheapest_i];
       np.fastest = *fastest;
       np.cheapest = *cheapest;
+      warn(request, admitted[infeasible_offer[fastest_i]], *np.fastest);
+      warn(request, admitted[infeasible_offer[cheapest_i]], *np.cheapest);
       std::string parts;
       if (request.deadline_seconds && fastest->time_seconds() > *request.deadline_seconds) {
         parts = fmt::format("the fastest plan ({} {} × {}) takes {}, {:.1f}× the deadline of {}", fastest->provider,
@@ -1226,7 +1295,8 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
         // the fastest plan that meets the budget say by how much.
         const Plan* cheapest_in_time = nullptr;
         const Plan* fastest_in_budget = nullptr;
-        for (const Plan& p : infeasible) {
+        for (const Plan* pp : infeasible) {
+          const Plan& p = *pp;
           if (p.time_seconds() <= *request.deadline_seconds &&
               (!cheapest_in_time || p.total_usd() < cheapest_in_time->total_usd()))
             cheapest_in_time = &p;
@@ -1358,9 +1428,9 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
                             short_gb(c.gpu->memory_bytes * (1 - request.margin)), request.margin * 100);
     return std::nullopt;
   }
-  std::optional<Plan> p = assemble(request, arch, a, c.nodes, key, o, checkpoint_sizes(request, arch),
-                                   dataset_bytes(request, arch), ctx.tokens);
-  if (!p) {
+  std::optional<Plan> p(std::in_place);
+  if (!assemble(request, arch, a, c.nodes, key, o, checkpoint_sizes(request, arch), dataset_bytes(request, arch),
+                ctx.tokens, *p)) {
     why = "failures come faster than a restart: the run cannot make progress (goodput model)";
     return std::nullopt;
   }

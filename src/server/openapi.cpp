@@ -101,6 +101,11 @@ json build() {
       {"summary", "ranked plans over the offers (gpuplan plan --json)"},
       {"requestBody", {{"required", true}, {"content", {{"application/json", {{"schema", body_schema("plan")}}}}}}},
       {"responses", responses("PlanOrExplained", false)}};
+  paths["/api/estimate"]["post"] = {
+      {"summary", "time a training run you specify (GPU × count × layout) without the catalog (gpuplan estimate --json); "
+                  "when no layout fits, estimate is null and no_fit says why"},
+      {"requestBody", {{"required", true}, {"content", {{"application/json", {{"schema", body_schema("estimate")}}}}}}},
+      {"responses", responses("Estimate", false)}};
   schemas["GpusOrGpu"] = {{"anyOf", json::array({{{"$ref", "#/components/schemas/Gpus"}}, {{"$ref", "#/components/schemas/Gpu"}}})}};
   schemas["ModelsOrModel"] = {
       {"anyOf", json::array({{{"$ref", "#/components/schemas/Models"}}, {{"$ref", "#/components/schemas/Model"}}})}};

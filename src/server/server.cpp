@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/catalog_reads.hpp"
+#include "api/estimate.hpp"
 #include "api/fields.hpp"
 #include "server/openapi.hpp"
 #include "api/plan.hpp"
@@ -203,6 +204,11 @@ struct Server::Impl {
                 api::PlanInput in;
                 api::read_fields(in, parse_body(req), api::plan_fields());
                 send_json(res, 200, api::to_json(api::run_plan(in, ctx)));
+              }));
+    http.Post("/api/estimate", guarded([this](const httplib::Request& req, httplib::Response& res) {
+                api::EstimateInput in;
+                api::read_fields(in, parse_body(req), api::estimate_fields());
+                send_json(res, 200, api::to_json(api::run_estimate(in, ctx)));
               }));
     add_pages(http, ctx);
   }

@@ -12,6 +12,8 @@
 ///   GET  /api/offers/{id}/history         = gpuplan history ID --format json
 ///   POST /api/size                        body: the size fields      = gpuplan size --json
 ///   POST /api/plan                        body: the plan fields      = gpuplan plan --json
+///   POST /api/estimate                    body: the estimate fields  = gpuplan estimate --json
+///                                         (no layout fits: 200 with "estimate": null and "no_fit")
 /// Request fields use the CLI's names (api/fields.hpp); unknown fields are rejected with their
 /// JSON pointer. Errors: {"code": kind_name, "message", "field": "/pointer" or ""} with the
 /// status of util/error.hpp http_status(); internal errors say only "internal error".

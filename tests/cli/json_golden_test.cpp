@@ -102,6 +102,10 @@ INSTANTIATE_TEST_SUITE_P(
         GoldenCase{"offers_fixture_h100", {"offers", "gpu=H100", "--format", "json", "--limit", "3", "--today", "2026-11-30"}},
         GoldenCase{"offers_fixture_group_gpu", {"offers", "--format", "json", "--group-by", "gpu", "--today", "2026-11-30"}},
         GoldenCase{"history_fixture", {"history", "lambda/gpu_8x_h100_sxm5/us-east-1", "--format", "json"}},
+        // Written by the CLI before `estimate` moved onto the api layer (api/estimate.hpp): the move
+        // keeps it byte-for-byte.
+        GoldenCase{"estimate_8b_lora_a100x2", {"estimate", "--model", "llama-3.1-8b", "--task", "lora", "--tokens", "1e8",
+                                               "--gpu", "A100 80GB", "--gpus", "2", "--json"}},
         GoldenCase{"plan_fixture_8b_lora", {"plan", "--model", "llama-3.1-8b", "--task", "lora", "--tokens", "1e8",
                                             "--today", "2026-11-30", "--limit", "3", "--json"}}),
     [](const ::testing::TestParamInfo<GoldenCase>& p) { return std::string(p.param.name); });

@@ -169,6 +169,52 @@ TEST_F(ApiE2E, PlanIsTheSameOnBothFaces) {
   expect_schema(api, "Plan");
 }
 
+TEST_F(ApiE2E, EstimateIsTheSameOnBothFaces) {
+  auto c = client();
+  auto r = c.Post("/api/estimate",
+                  R"({"model": "llama-3.1-70b", "task": "full", "tokens": 1e9, "gpu": "H100 SXM", "gpus": 64,
+                      "inter_node_gbit_per_s": 3200, "explain": true})",
+                  "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body.substr(0, 500);
+  const json api = json::parse(r->body);
+  EXPECT_EQ(api, cli_json("estimate --model llama-3.1-70b --task full --tokens 1e9 --gpu 'H100 SXM' --gpus 64 "
+                          "--inter-node-gbit-per-s 3200 --explain --json"));
+  ASSERT_TRUE(api["estimate"].is_object()) << r->body.substr(0, 500);
+  EXPECT_EQ(api["estimate"]["gpus_total"], 64);
+  expect_schema(api, "Estimate");
+
+  // No layout fits (70B full fine-tuning on one 24 GB card): 200 with the reason, like the CLI's JSON.
+  r = c.Post("/api/estimate", R"({"model": "llama-3.1-70b", "task": "full", "tokens": 1e9, "gpu": "RTX 4090", "gpus": 1})",
+             "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const json none = json::parse(r->body);
+  EXPECT_EQ(none, cli_json("estimate --model llama-3.1-70b --task full --tokens 1e9 --gpu 'RTX 4090' --gpus 1 --json"));
+  EXPECT_TRUE(none["estimate"].is_null());
+  EXPECT_FALSE(none["no_fit"].get<std::string>().empty());
+  expect_schema(none, "Estimate");
+
+  struct Case {
+    std::string body;
+    int status;
+    std::string field;
+  };
+  for (const Case& k : std::vector<Case>{
+           {R"({"model": "llama-3.1-8b", "tokens": 1e8, "gpus": 8})", 400, "/gpu"},
+           {R"({"model": "llama-3.1-8b", "tokens": 1e8, "gpu": "H100 SXM", "gpus": 12})", 400, "/gpus"},
+           {R"({"model": "llama-3.1-8b", "tokens": 1e8, "gpu": "H100 SXM", "gpus": 8, "nodes": 0})", 400, "/nodes"},
+           {R"({"model": "llama-3.1-8b", "tokens": 1e8, "gpu": "no such gpu", "gpus": 8})", 404, "/gpu"},
+           {R"({"model": "llama-3.1-8b", "tokens": 1e8, "gpu": "H100 SXM", "gpus": 8, "task": "serve"})", 400, "/task"},
+       }) {
+    r = c.Post("/api/estimate", k.body, "application/json");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, k.status) << k.body << " -> " << r->body;
+    EXPECT_EQ(json::parse(r->body)["field"], k.field) << k.body << " -> " << r->body;
+    expect_schema(json::parse(r->body), "Error");
+  }
+}
+
 TEST_F(ApiE2E, OffersHistoryGpusModelsAreTheSameOnBothFaces) {
   auto c = client();
   // today pinned on both faces: age_days, freshness and stale are relative to it.
@@ -289,6 +335,10 @@ TEST_F(ApiE2E, OpenApiDescribesEveryRequestField) {
   EXPECT_FALSE(size_props.contains("config"));  // CLI only
   const json plan_props = doc["paths"]["/api/plan"]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"];
   for (const char* f : {"model", "task", "tokens", "filter", "today", "limit"}) EXPECT_TRUE(plan_props.contains(f)) << f;
+  const json est_props =
+      doc["paths"]["/api/estimate"]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"];
+  for (const char* f : {"model", "task", "tokens", "gpu", "gpus", "nodes", "gpus_per_node", "tp", "explain"})
+    EXPECT_TRUE(est_props.contains(f)) << f;
 }
 
 }  // namespace

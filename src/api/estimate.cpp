@@ -1,0 +1,187 @@
+#include "api/estimate.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+
+#include "api/model_fields.hpp"
+#include "api/plan_json.hpp"
+#include "hardware/gpu_spec.hpp"
+#include "util/error.hpp"
+
+namespace gpuplan::api {
+
+using nlohmann::json;
+
+namespace {
+
+ModelSource& estimate_model(EstimateInput& in) { return in.request.model; }
+
+std::vector<FieldDef<EstimateInput>> build_fields() {
+  using In = EstimateInput;
+  std::vector<FieldDef<In>> f = model_fields<In, &estimate_model>();
+  std::vector<FieldDef<In>> rest = {
+      {{"task", "--task", FieldType::string, FieldFace::both, workload_defaults::kTrainTaskHelp},
+       [](In& in, const json& v) { in.task = v.get<std::string>(); }},
+      {{"tokens", "--tokens", FieldType::count, FieldFace::both, "tokens to train on (2e12, 500M)"},
+       [](In& in, const json& v) { in.request.tokens = count_value(v); }},
+      {{"dataset_tokens", "--dataset-tokens", FieldType::count, FieldFace::both, "tokens in the dataset (× epochs)"},
+       [](In& in, const json& v) { in.request.dataset_tokens = count_value(v); }},
+      {{"epochs", "--epochs", FieldType::number, FieldFace::both, "passes over dataset_tokens (default 1)"},
+       [](In& in, const json& v) { in.request.epochs = v.get<double>(); }},
+      {{"seq", "--seq", FieldType::integer, FieldFace::both, "tokens per training sequence (default 4096)"},
+       [](In& in, const json& v) { in.request.seq_len = json_as<std::int64_t>(v); }},
+      {{"global_batch", "--global-batch", FieldType::integer, FieldFace::both,
+        "sequences per optimizer step (0 = default by task)"},
+       [](In& in, const json& v) { in.request.global_batch_seqs = json_as<std::int64_t>(v); }},
+      {{"precision", "--precision", FieldType::string, FieldFace::both, workload_defaults::kPrecisionHelp},
+       [](In& in, const json& v) { in.precision = v.get<std::string>(); }},
+      {{"optimizer", "--optimizer", FieldType::string, FieldFace::both, workload_defaults::kOptimizerHelp},
+       [](In& in, const json& v) { in.optimizer = v.get<std::string>(); }},
+      {{"lora_rank", "--lora-rank", FieldType::integer, FieldFace::both, "LoRA rank r (default 16)"},
+       [](In& in, const json& v) { in.request.lora_rank = json_as<int>(v); }},
+      {{"gpu", "--gpu", FieldType::string, FieldFace::both,
+        "GPU model, e.g. H100-SXM5-80GB or 'A100 80GB' (see gpuplan gpus); required"},
+       [](In& in, const json& v) { in.gpu = v.get<std::string>(); }},
+      {{"gpus", "--gpus", FieldType::integer, FieldFace::both, "GPUs in total"},
+       [](In& in, const json& v) { in.gpus = json_as<int>(v); }},
+      {{"nodes", "--nodes", FieldType::integer, FieldFace::both, "nodes (default: GPUs / GPUs per node)"},
+       [](In& in, const json& v) { in.nodes = json_as<int>(v); }},
+      {{"gpus_per_node", "--gpus-per-node", FieldType::integer, FieldFace::both,
+        "GPUs per node (default 8, or gpus when fewer)"},
+       [](In& in, const json& v) { in.gpus_per_node = json_as<int>(v); }},
+      {{"link", "--link", FieldType::string, FieldFace::both, "intra-node link: nvlink, pcie or datasheet (default)"},
+       [](In& in, const json& v) { in.link = v.get<std::string>(); }},
+      {{"intra_node_gb_per_s", "--intra-node-gb-per-s", FieldType::number, FieldFace::both,
+        "GPU-to-GPU bandwidth per GPU, one direction, GB/s (0 = datasheet)"},
+       [](In& in, const json& v) { in.intra_node_gb_per_s = v.get<double>(); }},
+      {{"inter_node_gbit_per_s", "--inter-node-gbit-per-s", FieldType::number, FieldFace::both,
+        "network per node, one direction, Gb/s (needed for more than one node; e.g. 3200 for 8 × 400G IB)"},
+       [](In& in, const json& v) { in.inter_node_gbit_per_s = v.get<double>(); }},
+      {{"tp", "--tp", FieldType::integer, FieldFace::both, "tensor-parallel degree (else searched)"},
+       [](In& in, const json& v) { in.request.pins.tp = json_as<int>(v); }},
+      {{"pp", "--pp", FieldType::integer, FieldFace::both, "pipeline-parallel degree (else searched)"},
+       [](In& in, const json& v) { in.request.pins.pp = json_as<int>(v); }},
+      {{"dp", "--dp", FieldType::integer, FieldFace::both, "data-parallel degree (else searched)"},
+       [](In& in, const json& v) { in.request.pins.dp = json_as<int>(v); }},
+      {{"ep", "--ep", FieldType::integer, FieldFace::both, "expert-parallel degree (MoE)"},
+       [](In& in, const json& v) { in.request.pins.ep = json_as<int>(v); }},
+      {{"cp", "--cp", FieldType::integer, FieldFace::both, "context-parallel degree (only 1)"},
+       [](In& in, const json& v) { in.request.pins.cp = json_as<int>(v); }},
+      {{"zero", "--zero", FieldType::integer, FieldFace::both, "ZeRO stage 0-3"},
+       [](In& in, const json& v) { in.request.pins.zero_stage = json_as<int>(v); }},
+      {{"micro_batch", "--micro-batch", FieldType::integer, FieldFace::both, "sequences per micro-batch"},
+       [](In& in, const json& v) { in.request.pins.micro_batch = json_as<int>(v); }},
+      {{"recompute", "--recompute", FieldType::string, FieldFace::both, "none, selective, full (else searched)"},
+       [](In& in, const json& v) { in.recompute = v.get<std::string>(); }},
+      {{"virtual_stages", "--virtual-stages", FieldType::integer, FieldFace::both, "interleaved pipeline chunks per GPU"},
+       [](In& in, const json& v) { in.request.pins.virtual_stages = json_as<int>(v); }},
+      {{"mfu", "--mfu", FieldType::number, FieldFace::both, "override: step time = model FLOP / (GPUs × peak × MFU)"},
+       [](In& in, const json& v) { in.request.mfu_override = v.get<double>(); }},
+      {{"goodput", "--goodput", FieldType::number, FieldFace::both,
+        "fixed goodput fraction instead of the failure/checkpoint model"},
+       [](In& in, const json& v) { in.request.goodput_override = v.get<double>(); }},
+      {{"eval_fraction", "--eval-fraction", FieldType::number, FieldFace::both, "evaluation pauses / training time"},
+       [](In& in, const json& v) { in.request.evaluation_fraction = v.get<double>(); }},
+      {{"failures_per_gpu_hour", "--failures-per-gpu-hour", FieldType::number, FieldFace::both,
+        "hardware failure rate (default: Llama 3 §3.3.4)"},
+       [](In& in, const json& v) { in.request.failures_per_gpu_hour = v.get<double>(); }},
+      {{"checkpoint_write_gbps", "--checkpoint-write-gbps", FieldType::number, FieldFace::both,
+        "checkpoint write rate per node, GB/s (default 1)"},
+       [](In& in, const json& v) { in.request.checkpoint_write_bytes_per_s = v.get<double>() * 1e9; }},
+      {{"restart_seconds", "--restart-seconds", FieldType::number, FieldFace::both, "time to restart after a failure"},
+       [](In& in, const json& v) { in.request.restart_seconds = v.get<double>(); }},
+      {{"margin", "--margin", FieldType::number, FieldFace::both, "memory margin"},
+       [](In& in, const json& v) { in.request.margin = v.get<double>(); }},
+      {{"explain", "--explain", FieldType::boolean, FieldFace::both, "every number with its formula"},
+       [](In& in, const json& v) { in.explain = v.get<bool>(); }},
+  };
+  f.insert(f.end(), rest.begin(), rest.end());
+  return f;
+}
+
+}  // namespace
+
+std::span<const FieldDef<EstimateInput>> estimate_fields() {
+  static const std::vector<FieldDef<EstimateInput>> fields = build_fields();
+  return fields;
+}
+
+EstimateOutput run_estimate(const EstimateInput& in, const Context& ctx) {
+  EstimateOutput out;
+  out.explain = in.explain;
+  PlanRequest& req = out.request;
+  req = in.request;
+  req.task = parse_task(in.task, "--task");
+  if (req.task == Task::serve) throw_invalid("--task", "serve", "pretrain, full, lora or qlora (estimate times training)");
+  req.workload = PlanWorkload::training;
+  if (!in.precision.empty()) req.precision = parse_train_precision(in.precision, "--precision");
+  if (!in.optimizer.empty()) req.optimizer = parse_optimizer(in.optimizer, "--optimizer");
+  if (!in.recompute.empty()) req.pins.recompute = parse_recompute(in.recompute, "--recompute");
+  if (in.gpu.empty()) throw_invalid("--gpu", "no GPU model given", "a GPU from `gpuplan gpus`, e.g. H100-SXM5-80GB");
+  if (!in.gpus && !in.nodes) throw_invalid("--gpus", "no cluster size", "--gpus N (and/or --nodes N)");
+  EstimateCluster c;
+  c.gpu = ctx.gpus().try_find(in.gpu);
+  if (!c.gpu) throw Error(ErrorKind::not_found, "--gpu", fmt::format("unknown GPU '{}'", in.gpu), "a GPU from `gpuplan gpus`");
+  int gpn = in.gpus_per_node.value_or(in.gpus ? std::min(8, *in.gpus) : 8);
+  if (gpn < 1) throw_invalid("--gpus-per-node", fmt::format("{}", gpn), "an integer ≥ 1");
+  int nodes = in.nodes.value_or(0);
+  if (in.gpus) {
+    if (*in.gpus < 1) throw_invalid("--gpus", fmt::format("{}", *in.gpus), "an integer ≥ 1");
+    if (in.nodes && !in.gpus_per_node) {
+      if (*in.nodes < 1) throw_invalid("--nodes", fmt::format("{}", *in.nodes), "an integer ≥ 1");
+      if (*in.gpus % *in.nodes != 0) {
+        throw_invalid("--gpus", fmt::format("{} GPUs over {} nodes", *in.gpus, *in.nodes), "a multiple of --nodes");
+      }
+      gpn = *in.gpus / *in.nodes;
+    }
+    if (*in.gpus % gpn != 0) {
+      throw_invalid("--gpus", fmt::format("{} is not a multiple of {} GPUs per node", *in.gpus, gpn),
+                    "a multiple of --gpus-per-node");
+    }
+    if (in.nodes && *in.nodes * gpn != *in.gpus) {
+      throw_invalid("--nodes", fmt::format("{} nodes × {} GPUs ≠ {}", *in.nodes, gpn, *in.gpus), "nodes × GPUs per node = --gpus");
+    }
+    nodes = *in.gpus / gpn;
+    req.gpus_total = *in.gpus;
+  }
+  if (nodes < 1) throw_invalid("--nodes", fmt::format("{}", nodes), "an integer ≥ 1");
+  req.nodes_exact = nodes;
+  c.gpus_per_node = gpn;
+  c.nodes = nodes;
+  if (in.link == "nvlink") {
+    c.link = IntraNodeLink::nvlink;
+  } else if (in.link == "pcie") {
+    c.link = IntraNodeLink::pcie;
+  } else if (in.link != "datasheet") {
+    throw_invalid("--link", in.link, "nvlink, pcie or datasheet");
+  }
+  if (in.intra_node_gb_per_s < 0) throw_invalid("--intra-node-gb-per-s", "negative", "GB/s ≥ 0");
+  if (in.inter_node_gbit_per_s < 0) throw_invalid("--inter-node-gbit-per-s", "negative", "Gb/s ≥ 0");
+  c.intra_node_bytes_per_s = in.intra_node_gb_per_s * 1e9;
+  c.inter_node_bytes_per_s = in.inter_node_gbit_per_s * 1e9 / 8.0;
+  req.validate();
+  out.arch = resolve_model(req.model);
+  out.plan = estimate_run(req, out.arch, c, out.no_fit);
+  if (out.plan && in.explain) out.explain_lines = explain_plan(req, out.arch, *out.plan, ctx.gpus());
+  return out;
+}
+
+json to_json(const EstimateOutput& out) {
+  if (!out.plan) return json{{"model", out.arch.name}, {"estimate", nullptr}, {"no_fit", out.no_fit}};
+  json j = {{"model", out.arch.name},
+            {"task", task_name(out.request.task)},
+            {"training_tokens", out.request.training_tokens()},
+            {"estimate", plan_json(*out.plan, 1)}};
+  if (out.explain) {
+    json a = json::array();
+    for (const auto& l : out.explain_lines) {
+      if (l.term.rfind("cost.", 0) == 0) continue;
+      a.push_back({{"term", l.term}, {"value", l.value}, {"unit", l.unit}, {"formula", l.formula}, {"source", l.source}});
+    }
+    j["explain"] = a;
+  }
+  return j;
+}
+
+}  // namespace gpuplan::api

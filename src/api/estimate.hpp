@@ -1,0 +1,49 @@
+#pragma once
+/// Application layer (api): the `estimate` use case — times a training run the caller specifies
+/// (GPU model × count × layout) without the offer catalog, with the same search, step-time and
+/// goodput code as `plan` (planner::estimate_run). Input filled by the CLI's flags and the API's
+/// JSON body through estimate_fields(); one JSON writer (`gpuplan estimate --json` and the body of
+/// POST /api/estimate). No price.
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "api/context.hpp"
+#include "api/fields.hpp"
+#include "model/model_arch.hpp"
+#include "planner/planner.hpp"
+
+namespace gpuplan::api {
+
+struct EstimateInput {
+  PlanRequest request;  ///< numeric options set directly; enums below as text until run_estimate
+  std::string task{task_name(workload_defaults::kTask)};  ///< sizing/workload_defaults.hpp
+  std::string precision, optimizer, recompute, gpu, link = "datasheet";
+  std::optional<int> gpus, gpus_per_node, nodes;
+  double intra_node_gb_per_s = 0;    ///< GB/s per GPU, one direction; 0 = datasheet
+  double inter_node_gbit_per_s = 0;  ///< Gb/s per node, one direction
+  bool explain = false;
+};
+
+std::span<const FieldDef<EstimateInput>> estimate_fields();
+
+struct EstimateOutput {
+  PlanRequest request;  ///< resolved
+  ModelArch arch;
+  std::optional<Plan> plan;  ///< nullopt: no layout fits the memory (no_fit says why)
+  std::string no_fit;
+  bool explain = false;
+  std::vector<PlanExplainLine> explain_lines;
+};
+
+/// Resolves the cluster (gpu from ctx.gpus(), gpus/nodes/gpus_per_node), the enums and the model
+/// and times the run. Throws Error naming the CLI flag (where "--gpus", "--gpu", ...).
+EstimateOutput run_estimate(const EstimateInput& in, const Context& ctx);
+
+/// `gpuplan estimate --json`: {"model", "task", "training_tokens", "estimate": plan JSON
+/// (api/plan_json.hpp), "explain" when asked}, or {"model", "estimate": null, "no_fit": reason}.
+nlohmann::json to_json(const EstimateOutput& out);
+
+}  // namespace gpuplan::api
