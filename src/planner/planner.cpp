@@ -471,17 +471,14 @@ SkipReason admit(const PlanRequest& r, const Offer& offer, const GpuCatalog& gpu
   }
   out.offer = &offer;
   out.spec = spec;
-  // Per-GPU memory: the smaller of the offer's and the datasheet's when they agree within 15%
-  // (feeds round or mix GiB and GB: a B200 listed as "180 GiB" is 193 GB, the datasheet's
-  // usable 180 GB is what fits), otherwise the datasheet's (some feeds list the instance total
-  // as the per-GPU size), with a warning.
-  out.capacity_bytes = spec->memory_bytes;
-  if (offer.gpu_memory_bytes) {
-    if (std::abs(*offer.gpu_memory_bytes - spec->memory_bytes) <= 0.15 * spec->memory_bytes) {
-      out.capacity_bytes = std::min(*offer.gpu_memory_bytes, spec->memory_bytes);
-    } else {
-      out.memory_mismatch = true;
-    }
+  // Per-GPU capacity: what the resolved GPU gives a framework, GpuSpec::fit_memory_bytes (the
+  // driver-reported total, e.g. 81,559 MiB = 85.5e9 bytes on an "80 GB" H100; else the
+  // datasheet's), the same figure `gpuplan size` fits against. The offer's own figure only picks
+  // the GPU variant: feeds round or mix GiB and GB (a B200 listed as "180 GiB") and some list the
+  // instance total as the per-GPU size, so a figure more than 15% off the datasheet is a warning.
+  out.capacity_bytes = spec->fit_memory_bytes();
+  if (offer.gpu_memory_bytes && std::abs(*offer.gpu_memory_bytes - spec->memory_bytes) > 0.15 * spec->memory_bytes) {
+    out.memory_mismatch = true;
   }
   st.largest_gpu_bytes = std::max(st.largest_gpu_bytes, out.capacity_bytes);
   // Node counts: multi-node training only with a known inter-node network. A source that names
@@ -1411,7 +1408,7 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
   AdmittedOffer a;
   a.offer = &offer;
   a.spec = c.gpu;
-  a.capacity_bytes = c.gpu->memory_bytes;
+  a.capacity_bytes = c.gpu->fit_memory_bytes();  // as plan() and `gpuplan size`
   a.inter_bits = c.inter_node_bytes_per_s * 8.0;
   SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt};
   ctx.global_batch = request.effective_global_batch_seqs();
@@ -1424,8 +1421,8 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
               ? fmt::format("no layout could be sized: {}", ctx.first_layout_problem.value_or("no layout matches the pins"))
               : fmt::format("no layout fits: the smallest per-GPU requirement is {} but the {} has {} ({} usable with the "
                             "{:.0f}% margin)",
-                            short_gb(o.smallest_per_gpu_bytes), c.gpu->name, short_gb(c.gpu->memory_bytes),
-                            short_gb(c.gpu->memory_bytes * (1 - request.margin)), request.margin * 100);
+                            short_gb(o.smallest_per_gpu_bytes), c.gpu->name, short_gb(a.capacity_bytes),
+                            short_gb(a.capacity_bytes * (1 - request.margin)), request.margin * 100);
     return std::nullopt;
   }
   std::optional<Plan> p(std::in_place);

@@ -1,0 +1,109 @@
+// End-to-end (issue 7 leftovers), through the built binary (GPUPLAN_BINARY):
+//  - `plan`, `estimate` and `size` fit against the same per-GPU capacity: the memory the driver
+//    reports (GpuSpec::fit_memory_bytes, data/gpus.csv `usable_memory_mib`), not the marketed
+//    "80 GB" and not the offer's rounded figure;
+//  - `estimate --json` with no fitting layout exits 1 and says why in the JSON.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;
+};
+
+class PlanCapacityE2E : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = fs::temp_directory_path() / ("gpuplan-e2e-capacity-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  static void TearDownTestSuite() {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  static RunResult run(const std::string& args) {
+    const std::string cmd = "XDG_DATA_HOME='" + dir_.string() + "' '" + std::string(GPUPLAN_BINARY) + "' --db '" +
+                            (dir_ / "offers.sqlite").string() + "' " + args + " 2>&1";
+    RunResult r;
+    FILE* pipe = ::popen(cmd.c_str(), "r");
+    if (!pipe) return r;
+    std::array<char, 4096> buf{};
+    std::size_t n = 0;
+    while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+    const int status = ::pclose(pipe);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+  }
+  static json run_json(const std::string& args, int expected_exit) {
+    RunResult r = run(args + " --json");
+    EXPECT_EQ(r.exit_code, expected_exit) << args << "\n" << r.out.substr(0, 2000);
+    json j = json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << args << "\n" << r.out.substr(0, 2000);
+    return j;
+  }
+  static fs::path dir_;
+};
+fs::path PlanCapacityE2E::dir_;
+
+// nvidia-smi on an H100 SXM 80GB reports 81,559 MiB total (data/gpus.csv usable_memory_mib,
+// source cited in data/gpus.SOURCES.md): 81559 × 2^20 bytes = 85.52e9, not the marketed 80e9.
+constexpr double kH100SxmUsableBytes = 81559.0 * 1048576.0;
+constexpr const char* kH100 = "NVIDIA H100 SXM";
+
+TEST_F(PlanCapacityE2E, PlanEstimateAndSizeUseTheSameUsableCapacity) {
+  const std::string job = " --model llama-3.1-8b --task lora";
+  // size: the capacity its fit table uses for the H100 SXM.
+  json size = run_json("size" + job, 0);
+  double size_cap = 0;
+  for (const auto& f : size["fits"]) {
+    if (f["gpu"] == kH100) size_cap = f["capacity_bytes"].get<double>();
+  }
+  ASSERT_GT(size_cap, 0) << size.dump().substr(0, 2000);
+  EXPECT_DOUBLE_EQ(size_cap, kH100SxmUsableBytes);
+
+  // plan: every H100 SXM plan on the bundled catalog fits against the same capacity.
+  json plan = run_json("plan" + job + " --tokens 1e8 'gpu=H100' --limit 100000 --include-flagged --today 2026-11-30", 0);
+  std::size_t h100_plans = 0;
+  for (const auto& p : plan["plans"]) {
+    if (p["gpu_name"] != kH100) continue;
+    ++h100_plans;
+    EXPECT_DOUBLE_EQ(p["gpu_memory_capacity_bytes"].get<double>(), kH100SxmUsableBytes) << p["offer_id"];
+    EXPECT_LE(p["per_gpu_memory_bytes"].get<double>(), kH100SxmUsableBytes * (1.0 - p["margin"].get<double>()));
+  }
+  EXPECT_GT(h100_plans, 0u);
+
+  // estimate: the same capacity for the same GPU.
+  json est = run_json("estimate" + job + " --tokens 1e8 --gpu 'H100 SXM' --gpus 1", 0);
+  ASSERT_TRUE(est["estimate"].is_object()) << est.dump().substr(0, 2000);
+  EXPECT_DOUBLE_EQ(est["estimate"]["gpu_memory_capacity_bytes"].get<double>(), kH100SxmUsableBytes);
+}
+
+TEST_F(PlanCapacityE2E, EstimateWithoutAFittingLayoutExitsOneWithTheReason) {
+  // Llama 3.1 405B full fine-tune: 405e9 params × (2 B weights + 2 B grads + 12 B AdamW/master)
+  // = 6.5 TB of model state, over 8 GPUs with ZeRO-3 at best 810 GB each: far above one H100.
+  const std::string args = "estimate --model llama-3.1-405b --task full --tokens 1e9 --gpu 'H100 SXM' --gpus 8";
+  json j = run_json(args, 1);
+  EXPECT_TRUE(j.contains("estimate") && j["estimate"].is_null()) << j.dump();
+  ASSERT_TRUE(j.contains("no_fit") && j["no_fit"].is_string()) << j.dump();
+  const std::string why = j["no_fit"].get<std::string>();
+  EXPECT_NE(why.find("no layout fits"), std::string::npos) << why;
+  EXPECT_NE(why.find(kH100), std::string::npos) << why;
+  // The text form exits 1 as well.
+  RunResult text = run(args);
+  EXPECT_EQ(text.exit_code, 1) << text.out;
+  EXPECT_NE(text.out.find("no layout fits"), std::string::npos) << text.out;
+}
+
+}  // namespace
