@@ -263,16 +263,14 @@ OffersOutput run_offers(const OffersInput& in, const Context& ctx) {
     if (e.where() == "stale_after_days") throw Error(e.kind(), "--stale-days", e.message(), e.expected());
     throw;
   }
-  std::vector<Offer> offers;
-  {
-    const auto lock = ctx.use_store();
-    // Queried without the limit so the footer can say how many offers matched; the limit cuts
-    // the sorted list here (same rows as a limited query: sort first, then cut).
-    OfferQuery all = q;
-    all.limit.reset();
-    offers = ctx.store().query(all);
-    out.counts = ctx.store().counts();
-  }
+  // Queried without the limit so the footer can say how many offers matched (and group_by sees
+  // every match); the limit cuts the sorted list here (same rows as a limited query: sort first,
+  // then cut).
+  OfferQuery all = q;
+  all.limit.reset();
+  const std::shared_ptr<const std::vector<Offer>> matching = ctx.query_offers(all);
+  const std::vector<Offer>& offers = *matching;
+  out.counts = ctx.store_counts();
   out.matched = offers.size();
   if (out.group_key) {
     // --group-by sees every match; the limit cuts the groups.
@@ -281,8 +279,10 @@ OffersOutput run_offers(const OffersInput& in, const Context& ctx) {
     if (q.limit && out.groups.size() > *q.limit) out.groups.resize(*q.limit);
     return out;
   }
-  if (q.limit && offers.size() > *q.limit) offers.resize(*q.limit);
-  for (Offer& o : offers) {
+  const std::size_t shown = q.limit ? std::min(*q.limit, offers.size()) : offers.size();
+  out.rows.reserve(shown);
+  for (std::size_t i = 0; i < shown; ++i) {
+    const Offer& o = offers[i];
     OfferRow r;
     if (const PriceObservation* p = o.latest_price(q.price_kind)) r.price = *p;
     r.usd_per_gpu_hour = offer_sort_value(o, kSortPricePerGpuHour, q.price_kind, ctx.gpus());
@@ -290,7 +290,7 @@ OffersOutput run_offers(const OffersInput& in, const Context& ctx) {
     r.billing = ctx.billing(o);
     r.stale = is_stale(o, q.price_kind, q.now_date, q.stale_after_days);
     r.freshness = price_freshness(r.price ? &*r.price : nullptr, q.now_date, out.limits);
-    r.offer = std::move(o);
+    r.offer = o;
     out.rows.push_back(std::move(r));
   }
   return out;

@@ -1,5 +1,7 @@
 #include "api/context.hpp"
 
+#include <fmt/core.h>
+
 #include "util/error.hpp"
 
 namespace gpuplan::api {
@@ -17,6 +19,73 @@ std::unique_lock<std::mutex> Context::use_store() const {
 
 BillingTerms Context::billing(const Offer& offer) const {
   return effective_billing(offer, find_provider(providers_, offer.provider));
+}
+
+namespace {
+
+/// Every field of the query that changes its answer (limit included), unambiguously joined.
+std::string query_key(const OfferQuery& q) {
+  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", q.filter, q.sort, q.limit ? std::to_string(*q.limit) : "-",
+                     price_kind_name(q.price_kind), q.include_excluded ? 1 : 0, q.now_date, q.stale_after_days);
+}
+
+/// Distinct queries kept (filters typed by users are many; the pages' and the usual ones few).
+constexpr std::size_t kQueryCacheEntries = 256;
+
+}  // namespace
+
+std::string Context::sync_version_locked() const {
+  std::string v = data_version_();
+  if (v != cached_version_) {
+    query_cache_.clear();
+    counts_cache_.reset();
+    cached_version_ = v;
+  }
+  return v;
+}
+
+std::shared_ptr<const std::vector<Offer>> Context::query_offers(const OfferQuery& q) const {
+  if (!data_version_) {
+    const auto lock = use_store();
+    return std::make_shared<const std::vector<Offer>>(store().query(q));
+  }
+  const std::string key = query_key(q);
+  std::string version;
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex_);
+    version = sync_version_locked();
+    if (auto it = query_cache_.find(key); it != query_cache_.end()) return it->second;
+  }
+  std::shared_ptr<const std::vector<Offer>> offers;
+  {
+    const auto lock = use_store();
+    offers = std::make_shared<const std::vector<Offer>>(store().query(q));
+  }
+  std::lock_guard<std::mutex> lock(cache_mutex_);
+  if (sync_version_locked() == version) {  // not stored when the data moved while querying
+    if (query_cache_.size() >= kQueryCacheEntries) query_cache_.clear();
+    query_cache_.emplace(key, offers);
+  }
+  return offers;
+}
+
+StoreCounts Context::store_counts() const {
+  std::string version;
+  if (data_version_) {
+    std::lock_guard<std::mutex> lock(cache_mutex_);
+    version = sync_version_locked();
+    if (counts_cache_) return *counts_cache_;
+  }
+  StoreCounts c;
+  {
+    const auto lock = use_store();
+    c = store().counts();
+  }
+  if (data_version_) {
+    std::lock_guard<std::mutex> lock(cache_mutex_);
+    if (sync_version_locked() == version) counts_cache_ = c;
+  }
+  return c;
 }
 
 }  // namespace gpuplan::api

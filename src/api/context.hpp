@@ -3,8 +3,10 @@
 /// each entry point (CLI start, server start) and passed down by reference, instead of
 /// process-wide defaults found deep inside (architecture-review §3 item 3).
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,8 +23,16 @@ class Context {
   /// create the database).
   using StoreOpener = std::function<std::unique_ptr<OfferStore>()>;
 
-  Context(const GpuCatalog& gpus, const std::vector<ProviderInfo>& providers, const Clock& clock, StoreOpener open_store)
-      : gpus_(gpus), providers_(providers), clock_(clock), open_store_(std::move(open_store)) {}
+  /// A value that changes whenever the store's data may have changed (the server: size and
+  /// modification time of the database file and its WAL). Given: query_offers() and
+  /// store_counts() keep their answers until it changes (a long-running server reads the same
+  /// catalog snapshot from memory instead of from SQLite on every request). Empty: no caching.
+  using DataVersion = std::function<std::string()>;
+
+  Context(const GpuCatalog& gpus, const std::vector<ProviderInfo>& providers, const Clock& clock, StoreOpener open_store,
+          DataVersion data_version = {})
+      : gpus_(gpus), providers_(providers), clock_(clock), open_store_(std::move(open_store)),
+        data_version_(std::move(data_version)) {}
 
   const GpuCatalog& gpus() const { return gpus_; }
   const std::vector<ProviderInfo>& providers() const { return providers_; }
@@ -37,6 +47,16 @@ class Context {
   /// The billing terms of an offer: its own overrides over its provider's terms.
   BillingTerms billing(const Offer& offer) const;
 
+  /// The offers matching `q` (validated by the caller), shared read-only: from the snapshot
+  /// cache when caching is on and the data version is unchanged, else from the store (under
+  /// store_mutex()). Thread-safe.
+  std::shared_ptr<const std::vector<Offer>> query_offers(const OfferQuery& q) const;
+  /// store().counts(), cached like query_offers(). Thread-safe.
+  StoreCounts store_counts() const;
+  /// The current data version ("" when caching is off): part of every response-cache key.
+  std::string data_version() const { return data_version_ ? data_version_() : std::string(); }
+  bool caching() const { return static_cast<bool>(data_version_); }
+
  private:
   const GpuCatalog& gpus_;
   const std::vector<ProviderInfo>& providers_;
@@ -45,6 +65,14 @@ class Context {
   mutable std::once_flag opened_;
   mutable std::unique_ptr<OfferStore> store_;
   mutable std::mutex store_use_;
+  DataVersion data_version_;
+  /// Snapshot cache: version seen, query key → offers, counts (all dropped on a version change).
+  mutable std::mutex cache_mutex_;
+  mutable std::string cached_version_;
+  mutable std::map<std::string, std::shared_ptr<const std::vector<Offer>>> query_cache_;
+  mutable std::optional<StoreCounts> counts_cache_;
+  /// Drops the caches when the version moved; returns the current version. cache_mutex_ held.
+  std::string sync_version_locked() const;
 };
 
 }  // namespace gpuplan::api

@@ -204,12 +204,8 @@ PlanOutput run_plan(const PlanInput& in, const Context& ctx) {
   q.filter = req.filter;
   q.now_date = req.today;
   q.stale_after_days = req.stale_after_days;
-  std::vector<Offer> offers;
-  {
-    const auto lock = ctx.use_store();
-    offers = ctx.store().query(q);
-  }
-  out.result = plan(req, out.arch, offers, ctx.gpus(), &bundled_billing_of);
+  const std::shared_ptr<const std::vector<Offer>> offers = ctx.query_offers(q);
+  out.result = plan(req, out.arch, *offers, ctx.gpus(), &bundled_billing_of);
   if (in.explain) {
     if (*in.explain > out.result.plans.size()) {
       throw_invalid("--explain", fmt::format("plan {} does not exist ({} plans)", *in.explain, out.result.plans.size()),

@@ -19,7 +19,7 @@ namespace {
 
 struct ServeOptions {
   std::string listen = "127.0.0.1:8080";
-  std::size_t threads = 8;
+  std::size_t threads = 64;  // cpp-httplib holds a worker per keep-alive connection (server/server.hpp)
 };
 
 void run_serve(const ServeOptions& opts, const GlobalOptions& global) {
@@ -27,7 +27,7 @@ void run_serve(const ServeOptions& opts, const GlobalOptions& global) {
   server::parse_listen(opts.listen, so);
   if (opts.threads < 1 || opts.threads > 256) throw_invalid("--threads", std::to_string(opts.threads), "1 to 256");
   so.threads = opts.threads;
-  const api::Context ctx = make_context(global, so.threads);  // one PostgreSQL connection per worker thread
+  const api::Context ctx = make_context(global, /*cache_catalog=*/true, /*store_connections=*/so.threads);
   ctx.store();  // open (and seed) the catalog before listening: the first request is not slow
   // Block the stop signals in every thread (the pool inherits the mask); one thread waits for them.
   sigset_t stop_signals;
@@ -55,7 +55,7 @@ GPUPLAN_REGISTER_COMMAND(Command{
     [](CLI::App& sub, GlobalOptions& global) {
       auto opts = std::make_shared<ServeOptions>();
       sub.add_option("--listen", opts->listen, "HOST:PORT to listen on (port 0 = any free port)")->capture_default_str();
-      sub.add_option("--threads", opts->threads, "worker threads")->capture_default_str();
+      sub.add_option("--threads", opts->threads, "worker threads (each serves one connection at a time; fewer than the clients' connections queues them)")->capture_default_str();
       sub.callback([opts, &global] { run_serve(*opts, global); });
     }});
 

@@ -1,12 +1,15 @@
 #include "cli/common.hpp"
 
 #include <fmt/core.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 
 #include "catalog/providers.hpp"
 #include "catalog/open_store.hpp"
+#include "catalog/sqlite_store.hpp"
 #include "hardware/gpu_spec.hpp"
 
 namespace gpuplan::cli {
@@ -22,15 +25,50 @@ const GpuCatalog& gpu_catalog(const GlobalOptions& global) {
   return *loaded;
 }
 
-api::Context make_context(const GlobalOptions& global, std::size_t store_connections) {
+namespace {
+
+/// Identity and state of one file ("-" when absent): changes on every write, truncation or rename over it.
+std::string file_version(const std::string& path) {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0) return "-";
+  return fmt::format("{}:{}:{}.{}", st.st_ino, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+}
+
+}  // namespace
+
+api::Context make_context(const GlobalOptions& global, bool cache_catalog, std::size_t store_connections) {
   static const SystemClock clock;
   const GpuCatalog& gpus = gpu_catalog(global);
   std::string db = global.db_path;
-  return api::Context(gpus, bundled_providers(), clock, [&gpus, db, store_connections]() -> std::unique_ptr<OfferStore> {
-    StoreOptions opts;
-    opts.connections = store_connections;
-    return open_store(db, StoreContext{gpus, clock}, opts);
-  });
+  const StoreUrl url = parse_store_url(db);
+  // The store once opened (owned by the Context, which outlives every call of `version`).
+  auto opened = std::make_shared<std::atomic<OfferStore*>>(nullptr);
+  api::Context::DataVersion version;
+  if (cache_catalog) {
+    if (url.backend == StoreBackend::postgresql) {
+      // Shared by many processes: the revision every committed import raises (one key read).
+      version = [opened] {
+        OfferStore* s = opened->load();
+        return s ? "rev:" + std::to_string(s->revision()) : std::string("unopened");
+      };
+    } else if (url.target == ":memory:") {
+      version = [] { return std::string("memory"); };  // only this process writes it, and the server does not
+    } else {
+      // SQLite in WAL mode: a commit by another process appends to PATH-wal; a checkpoint writes PATH.
+      const std::string path = url.target;
+      version = [path] { return file_version(path) + "|" + file_version(path + "-wal"); };
+    }
+  }
+  return api::Context(
+      gpus, bundled_providers(), clock,
+      [&gpus, db, store_connections, opened]() -> std::unique_ptr<OfferStore> {
+        StoreOptions opts;
+        opts.connections = store_connections;
+        std::unique_ptr<OfferStore> s = open_store(db, StoreContext{gpus, clock}, opts);
+        opened->store(s.get());
+        return s;
+      },
+      std::move(version));
 }
 
 std::string TextTable::render() const {

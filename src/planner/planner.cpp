@@ -974,66 +974,41 @@ std::string days_text(double s) {
   return fmt::format("{:.1f} days", s / 86400);
 }
 
-}  // namespace
+/// Stages 1-5 hand-off: the admitted offers and their candidate plans.
+struct Candidates {
+  std::vector<AdmittedOffer> admitted;
+  std::deque<Plan> plans;              ///< stable addresses: built in place, ranked by index
+  std::vector<std::size_t> offer_of;   ///< plans[i] runs on admitted[offer_of[i]]
+  std::size_t nodes_rejects = 0;       ///< offers that cannot be rented at the asked cluster size
+};
 
-std::string_view plan_warning_code_name(PlanWarningCode c) noexcept {
-  switch (c) {
-    case PlanWarningCode::pcie_multi_gpu: return "pcie_multi_gpu";
-    case PlanWarningCode::link_assumed: return "link_assumed";
-    case PlanWarningCode::max_nodes_assumed: return "max_nodes_assumed";
-    case PlanWarningCode::multi_node_network: return "multi_node_network";
-    case PlanWarningCode::memory_mismatch: return "memory_mismatch";
-    case PlanWarningCode::offer_flagged: return "offer_flagged";
-    case PlanWarningCode::not_confirmed_available: return "not_confirmed_available";
-    case PlanWarningCode::price_date_unknown: return "price_date_unknown";
-    case PlanWarningCode::stale_price: return "stale_price";
-    case PlanWarningCode::egress_storage_share: return "egress_storage_share";
-    case PlanWarningCode::fp16_without_bf16: return "fp16_without_bf16";
-    case PlanWarningCode::gddr_serving: return "gddr_serving";
-    case PlanWarningCode::spot_not_cheaper: return "spot_not_cheaper";
-    case PlanWarningCode::reserved_commitment: return "reserved_commitment";
-    case PlanWarningCode::billing_assumption: return "billing_assumption";
-    case PlanWarningCode::batch_adjusted: return "batch_adjusted";
-    case PlanWarningCode::uneven_pipeline: return "uneven_pipeline";
-    case PlanWarningCode::long_run: return "long_run";
-    case PlanWarningCode::low_goodput: return "low_goodput";
-    case PlanWarningCode::cheapest_gpu_hour_not_cheapest_job: return "cheapest_gpu_hour_not_cheapest_job";
-    case PlanWarningCode::spot_rate_unknown: return "spot_rate_unknown";
-    case PlanWarningCode::gpu_figures_unknown: return "gpu_figures_unknown";
-    case PlanWarningCode::ranked_after_clean: return "ranked_after_clean";
-  }
-  return "unknown";
-}
+/// Stage 6 hand-off to the no-plan reason: the plans that miss the deadline or the budget.
+struct Infeasible {
+  std::vector<const Plan*> plans;      ///< into Candidates::plans
+  std::vector<std::size_t> offer_of;   ///< index into Candidates::admitted
+};
 
-PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::vector<Offer>& offers,
-                const GpuCatalog& gpus, BillingLookup billing_of, const PerfAssumptions& assumptions) {
-  PlanResult result;
-  result.model_name = arch.name;
-  result.sort_applied = request.effective_sort();
-  check_request_for_model(request, arch);
-  const bool training = request.workload == PlanWorkload::training;
-  const bool images = request.workload == PlanWorkload::image_generation;
-  const double tokens = training ? request.training_tokens() : 0;
-  result.training_tokens = tokens;
-  const CheckpointSizes ckpt = checkpoint_sizes(request, arch);
-  const double data_bytes = dataset_bytes(request, arch);
-
-  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt};
-  ctx.memory_bytes.reserve(4096);
-  ctx.global_batch = training ? request.effective_global_batch_seqs() : 0;
-  ctx.tokens = tokens;
-  std::map<ClusterKey, SearchOutcome> cache;
-  PlanState st;
-  std::size_t tp_rejects = 0, gpus_rejects = 0, nodes_rejects = 0;
-  int reject_gpn = 0;
-
+/// Stages 1-5 (admit offers, enumerate and size layouts, time, price): every offer × node count
+/// that runs and has a price, built in place. Fills result's offer and layout counters; throws
+/// (exit 2) for pins no offer can take.
+Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch, const std::vector<Offer>& offers,
+                              const GpuCatalog& gpus, BillingLookup billing_of, SearchContext& ctx, PlanState& st,
+                              PlanResult& result) {
   // Stages 1-5 per offer: every node count becomes a candidate plan. Stage 7 (the per-plan
   // warnings: formatted sentences) runs later, only on the plans that are shown.
-  std::vector<AdmittedOffer> admitted;
+  Candidates c;
+  std::vector<AdmittedOffer>& admitted = c.admitted;
   admitted.reserve(offers.size());
-  std::deque<Plan> candidates;  // stable addresses; no reallocation
-  std::vector<std::size_t> candidate_offer;  ///< candidates[i] runs on admitted[candidate_offer[i]]
+  std::deque<Plan>& candidates = c.plans;
+  std::vector<std::size_t>& candidate_offer = c.offer_of;
   candidate_offer.reserve(offers.size());
+  const CheckpointSizes ckpt = checkpoint_sizes(request, arch);
+  const double data_bytes = dataset_bytes(request, arch);
+  const bool images = request.workload == PlanWorkload::image_generation;
+  const double tokens = ctx.tokens;
+  std::map<ClusterKey, SearchOutcome> cache;
+  std::size_t tp_rejects = 0, gpus_rejects = 0;
+  int reject_gpn = 0;
   for (const Offer& offer : offers) {
     AdmittedOffer a;
     const SkipReason why = admit(request, offer, gpus, st, a);
@@ -1041,7 +1016,7 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
       ++result.offers_skipped;
       tp_rejects += why == SkipReason::tp_exceeds_node;
       gpus_rejects += why == SkipReason::gpus_not_multiple;
-      nodes_rejects += why == SkipReason::nodes_unavailable;
+      c.nodes_rejects += why == SkipReason::nodes_unavailable;
       if (why == SkipReason::tp_exceeds_node || why == SkipReason::gpus_not_multiple) reject_gpn = st.example_gpus_per_node;
       continue;
     }
@@ -1084,11 +1059,23 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
                   "a multiple of the offer's GPUs per node");
   }
 
+  return c;
+}
+
+/// Stage 6a: the deadline and budget split the candidates; the Pareto front is marked over every
+/// feasible plan; the rows are the best plan of each offer by the sort plus every front plan, each
+/// with its warnings (stage 7), regions collapsed, into result.plans. Returns the infeasible plans
+/// (they stay in `c`) for the no-plan reason.
+Infeasible select_rows(const PlanRequest& request, Candidates& c, PlanResult& result) {
   // Stage 6: constraints, Pareto front over every plan, one row per offer (plus the front).
   // Plans stay in `candidates`; the stages below pass indices (a Plan is large to move).
+  std::deque<Plan>& candidates = c.plans;
+  const std::vector<std::size_t>& candidate_offer = c.offer_of;
+  const std::vector<AdmittedOffer>& admitted = c.admitted;
+  Infeasible out;
+  std::vector<const Plan*>& infeasible = out.plans;
+  std::vector<std::size_t>& infeasible_offer = out.offer_of;
   std::vector<std::size_t> feasible;    ///< indices into candidates, in candidate order
-  std::vector<const Plan*> infeasible;  ///< miss the deadline or the budget
-  std::vector<std::size_t> infeasible_offer;  ///< index into admitted, as candidate_offer
   feasible.reserve(candidates.size());
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     if (meets(request, candidates[i])) {
@@ -1143,6 +1130,12 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   }
   collapse_regions(result.plans);
 
+  return out;
+}
+
+/// Stage 6b: the recommended plan, the order (sort, then price-quality tiers) and the counts.
+void order_rows(const PlanRequest& request, PlanResult& result) {
+  const PlanSort sort = result.sort_applied;
   // Recommendation and order: clean, dated offers first, then undated or old prices, then
   // flagged ones, unless --include-flagged.
   const bool demote = !request.include_flagged;
@@ -1209,6 +1202,11 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   for (const Plan& p : result.plans) result.plans_demoted += demoted(p);
   result.plans_total = result.plans.size();
 
+}
+
+/// Stage 7b: warnings about the result as a whole.
+void add_result_warnings(const PlanRequest& request, const PlanState& st, PlanResult& result) {
+  const bool demote = !request.include_flagged;
   // Result-level warnings.
   if (!result.plans.empty()) {
     const Plan* cheapest_job = &result.plans.front();
@@ -1253,12 +1251,19 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
     add_warning(result.warnings, PlanWarningCode::gpu_figures_unknown,
                 fmt::format("skipped, no published peak FLOP/s or memory bandwidth (data/gpus.csv): {}", names));
   }
-  if (request.pareto_only) {
-    std::erase_if(result.plans, [](const Plan& p) { return !p.on_pareto_front; });
-  }
-  if (result.plans.size() > request.limit) result.plans.resize(request.limit);
+}
 
-  if (result.plans_total == 0) {
+/// Why there is no plan, by how much the closest plans miss, and what would help.
+NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, const Infeasible& missed,
+                             const Candidates& c, const SearchContext& ctx, const PlanResult& result) {
+  const bool training = request.workload == PlanWorkload::training;
+  const bool images = request.workload == PlanWorkload::image_generation;
+  const double tokens = ctx.tokens;
+  const std::vector<const Plan*>& infeasible = missed.plans;
+  const std::vector<std::size_t>& infeasible_offer = missed.offer_of;
+  const std::vector<AdmittedOffer>& admitted = c.admitted;
+  const std::size_t nodes_rejects = c.nodes_rejects;
+  {
     NoPlanReason np;
     np.largest_gpu_bytes = st.largest_gpu_bytes;
     np.smallest_per_gpu_bytes = std::isfinite(st.smallest_need) ? st.smallest_need : 0;
@@ -1380,8 +1385,67 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
       np.reason = "layouts fit but no price of the fitting offers could be used (spot without a preemption rate)";
       np.suggestions.push_back("give --preemptions-per-day, or allow other offers");
     }
-    result.no_plan = np;
+    return np;
   }
+}
+
+}  // namespace
+
+std::string_view plan_warning_code_name(PlanWarningCode c) noexcept {
+  switch (c) {
+    case PlanWarningCode::pcie_multi_gpu: return "pcie_multi_gpu";
+    case PlanWarningCode::link_assumed: return "link_assumed";
+    case PlanWarningCode::max_nodes_assumed: return "max_nodes_assumed";
+    case PlanWarningCode::multi_node_network: return "multi_node_network";
+    case PlanWarningCode::memory_mismatch: return "memory_mismatch";
+    case PlanWarningCode::offer_flagged: return "offer_flagged";
+    case PlanWarningCode::not_confirmed_available: return "not_confirmed_available";
+    case PlanWarningCode::price_date_unknown: return "price_date_unknown";
+    case PlanWarningCode::stale_price: return "stale_price";
+    case PlanWarningCode::egress_storage_share: return "egress_storage_share";
+    case PlanWarningCode::fp16_without_bf16: return "fp16_without_bf16";
+    case PlanWarningCode::gddr_serving: return "gddr_serving";
+    case PlanWarningCode::spot_not_cheaper: return "spot_not_cheaper";
+    case PlanWarningCode::reserved_commitment: return "reserved_commitment";
+    case PlanWarningCode::billing_assumption: return "billing_assumption";
+    case PlanWarningCode::batch_adjusted: return "batch_adjusted";
+    case PlanWarningCode::uneven_pipeline: return "uneven_pipeline";
+    case PlanWarningCode::long_run: return "long_run";
+    case PlanWarningCode::low_goodput: return "low_goodput";
+    case PlanWarningCode::cheapest_gpu_hour_not_cheapest_job: return "cheapest_gpu_hour_not_cheapest_job";
+    case PlanWarningCode::spot_rate_unknown: return "spot_rate_unknown";
+    case PlanWarningCode::gpu_figures_unknown: return "gpu_figures_unknown";
+    case PlanWarningCode::ranked_after_clean: return "ranked_after_clean";
+  }
+  return "unknown";
+}
+
+PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::vector<Offer>& offers,
+                const GpuCatalog& gpus, BillingLookup billing_of, const PerfAssumptions& assumptions) {
+  PlanResult result;
+  result.model_name = arch.name;
+  result.sort_applied = request.effective_sort();
+  check_request_for_model(request, arch);
+  const bool training = request.workload == PlanWorkload::training;
+  const double tokens = training ? request.training_tokens() : 0;
+  result.training_tokens = tokens;
+
+  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt};
+  ctx.memory_bytes.reserve(4096);
+  ctx.global_batch = training ? request.effective_global_batch_seqs() : 0;
+  ctx.tokens = tokens;
+  PlanState st;
+
+  Candidates c = collect_candidates(request, arch, offers, gpus, billing_of, ctx, st, result);
+  const Infeasible missed = select_rows(request, c, result);
+  order_rows(request, result);
+  add_result_warnings(request, st, result);
+  if (request.pareto_only) {
+    std::erase_if(result.plans, [](const Plan& p) { return !p.on_pareto_front; });
+  }
+  if (result.plans.size() > request.limit) result.plans.resize(request.limit);
+
+  if (result.plans_total == 0) result.no_plan = explain_no_plan(request, st, missed, c, ctx, result);
   return result;
 }
 

@@ -25,6 +25,7 @@
 #include "api/size.hpp"
 #include "model/presets.hpp"
 #include "server/openapi.hpp"
+#include "server/response_cache.hpp"
 #include "util/error.hpp"
 
 namespace gpuplan::server {
@@ -352,11 +353,7 @@ class Pages {
   explicit Pages(const api::Context& ctx) : ctx_(ctx) {}
 
   void index(const Page& pg, const httplib::Request&, httplib::Response& res) {
-    StoreCounts c;
-    {
-      const auto lock = ctx_.use_store();
-      c = ctx_.store().counts();
-    }
+    const StoreCounts c = ctx_.store_counts();
     json ctx = {{"offers", number(static_cast<double>(c.offers), 0, pg.lang)},
                 {"gpus", number(static_cast<double>(ctx_.gpus().gpus().size()), 0, pg.lang)},
                 {"models", number(static_cast<double>(list_presets().size()), 0, pg.lang)}};
@@ -717,16 +714,31 @@ void add_pages(httplib::Server& http, const api::Context& ctx) {
       {"/large-model-training",
        [pages](const Page& p, const httplib::Request&, httplib::Response& r) { pages->workload(p, "large_model_training", r); }},
   };
+  // Rendered pages by (language, URL with its query) on the same data version and day
+  // (ResponseCache): a page is a pure function of those.
+  auto cache = std::make_shared<ResponseCache>(512);
   for (const auto& [path, handler] : routes) {
     for (const std::string prefix : {"", "/en", "/fr", "/th"}) {
       const std::string route = prefix + (prefix.empty() || path != "/" ? path : "");
       const std::string page_path = path;
       http.Get(prefix.empty() || path != "/" ? route : prefix + "/?",
-               [handler, prefix, page_path](const httplib::Request& req, httplib::Response& res) {
+               [handler, prefix, page_path, cache, &ctx](const httplib::Request& req, httplib::Response& res) {
                  const std::string lang = prefix.empty() ? pick_language(req) : prefix.substr(1);
+                 std::string url = lang + "\x1f" + req.path;
+                 for (const auto& [k, v] : req.params) url += "\n" + k + "=" + v;
+                 const std::string key = ResponseCache::key(ctx, url);
+                 if (auto hit = cache->get(key)) {
+                   res.set_header("Content-Language", hit->content_language);
+                   res.set_header("Vary", "Accept-Language");
+                   res.set_content(hit->body, hit->content_type);
+                   return;
+                 }
                  const Page pg{lang, prefix.empty() ? "/" + lang : prefix, page_path == "/" ? "" : page_path, locale(lang)};
                  try {
                    handler(pg, req, res);
+                   if (res.status == -1 || res.status == 200) {
+                     cache->put(key, CachedResponse{res.body, res.get_header_value("Content-Type"), "", lang});
+                   }
                  } catch (const Error& e) {
                    res.status = http_status(e.kind());
                    res.set_content("<!doctype html><title>gpuplan</title><p>" + html_escape(e.message()) + "</p>", "text/html; charset=utf-8");

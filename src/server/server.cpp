@@ -7,7 +7,6 @@
 #include <chrono>
 #include <ctime>
 #include <map>
-#include <cstdint>
 #include <mutex>
 #include <nlohmann/json.hpp>
 
@@ -19,6 +18,7 @@
 #include "api/size.hpp"
 #include "catalog/filter.hpp"
 #include "server/pages.hpp"
+#include "server/response_cache.hpp"
 #include "util/error.hpp"
 #include "util/text_check.hpp"
 
@@ -69,14 +69,20 @@ std::multimap<std::string, std::string> query_params(const httplib::Request& req
   return out;
 }
 
+/// The request body through robust's strict reader (util/text_check.hpp: duplicate keys, nesting
+/// depth, numbers out of range, invalid UTF-8 and control characters are errors). Its error
+/// positions are mapped to the API's field: a JSON pointer ("/model" for a duplicate "model"),
+/// or "/" with the line:column for a syntax error.
 json parse_body(const httplib::Request& req) {
   if (req.body.empty()) throw_invalid("/", "empty request body", "a JSON object");
+  static const std::string source = "body";
   try {
-    return json::parse(req.body);
-  } catch (const json::parse_error& e) {
-    std::string what = e.what();
-    if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
-    throw_invalid("/", "malformed JSON: " + what, "a JSON object");
+    return parse_json_strict(req.body, source);
+  } catch (const Error& e) {
+    const std::string& w = e.where();
+    if (w.rfind(source + ": /", 0) == 0) throw Error(e.kind(), w.substr(source.size() + 2), e.message(), e.expected());
+    const std::string at = w.rfind(source + ":", 0) == 0 ? w.substr(source.size() + 1) : std::string();
+    throw Error(e.kind(), "/", at.empty() ? e.message() : "at line:column " + at + ": " + e.message(), e.expected());
   }
 }
 
@@ -88,15 +94,8 @@ struct Server::Impl {
   httplib::Server http;
   int bound_port = 0;
   std::time_t opened_at = std::time(nullptr);
-  std::mutex cache_mutex;
-  /// A cached catalog read, valid while the store's revision stays `revision`.
-  struct Cached {
-    std::string body, etag;
-    std::uint64_t revision = 0;
-    std::time_t produced_at = 0;
-  };
-  std::map<std::string, Cached> cache;  ///< path?query → answer
-  static constexpr std::size_t kCacheEntries = 512;
+  ResponseCache catalog_cache{512};  ///< GET /api/gpus, models, offers, history: URL → body, ETag
+  ResponseCache compute_cache{256};  ///< POST /api/size, plan, estimate: path + body bytes → body
 
   Impl(const api::Context& c, ServerOptions o) : ctx(c), options(std::move(o)) {}
 
@@ -114,44 +113,51 @@ struct Server::Impl {
     };
   }
 
-  /// A catalog read: cached by URL while the store's revision is unchanged (a fetcher or an
-  /// import in another process raises it, so every server process answers from the same data;
-  /// nothing cached here is state another process must see), ETag and Last-Modified.
+  /// A catalog read: cached by URL (with the data version and today: ResponseCache), ETag and
+  /// Last-Modified.
   template <class F>
   httplib::Server::Handler catalog_read(F produce) {
     return guarded([this, produce](const httplib::Request& req, httplib::Response& res) {
-      std::string key = req.path;
-      for (const auto& [k, v] : req.params) key += "\n" + k + "=" + v;
-      std::uint64_t revision = 0;
-      {
-        const auto lock = ctx.use_store();
-        revision = ctx.store().revision();
+      std::string url = req.path;
+      for (const auto& [k, v] : req.params) url += "\n" + k + "=" + v;
+      const std::string key = ResponseCache::key(ctx, url);
+      std::shared_ptr<const CachedResponse> hit = catalog_cache.get(key);
+      std::string body, etag;
+      if (hit) {
+        body = hit->body;
+        etag = hit->etag;
+      } else {
+        body = dump_json(produce(req)) + "\n";
+        etag = etag_of(body);
+        catalog_cache.put(key, CachedResponse{body, "application/json", etag, ""});
       }
-      Cached hit;
-      {
-        std::lock_guard<std::mutex> lock(cache_mutex);
-        if (auto it = cache.find(key); it != cache.end() && it->second.revision == revision) hit = it->second;
-      }
-      if (hit.body.empty()) {
-        hit.body = dump_json(produce(req)) + "\n";
-        hit.etag = etag_of(hit.body);
-        hit.revision = revision;
-        hit.produced_at = std::time(nullptr);
-        std::lock_guard<std::mutex> lock(cache_mutex);
-        if (cache.size() >= kCacheEntries) cache.clear();
-        cache.insert_or_assign(key, hit);
-      }
-      const std::string& body = hit.body;
-      const std::string& etag = hit.etag;
       res.set_header("ETag", etag);
-      res.set_header("Last-Modified", http_date(hit.produced_at));
+      res.set_header("Last-Modified", http_date(opened_at));
       res.set_header("Cache-Control", "no-cache");
       if (req.get_header_value("If-None-Match") == etag) {
         res.status = 304;
         return;
       }
       res.status = 200;
-      res.set_content(body, "application/json");
+      res.set_content(std::move(body), "application/json");
+    });
+  }
+
+  /// A computation on a JSON body (size, plan, estimate): the same bytes on the same catalog and
+  /// day give the same answer, so a repeated request is answered from compute_cache.
+  template <class F>
+  httplib::Server::Handler compute(F produce) {
+    return guarded([this, produce](const httplib::Request& req, httplib::Response& res) {
+      const std::string key = ResponseCache::key(ctx, req.path + '\x1f' + req.body);
+      if (auto hit = compute_cache.get(key)) {
+        res.status = 200;
+        res.set_content(hit->body, "application/json");
+        return;
+      }
+      std::string body = dump_json(produce(parse_body(req))) + "\n";
+      compute_cache.put(key, CachedResponse{body, "application/json", "", ""});
+      res.status = 200;
+      res.set_content(std::move(body), "application/json");
     });
   }
 
@@ -161,8 +167,7 @@ struct Server::Impl {
                // out of rotation while its database is unreachable (it recovers by itself).
                StoreCounts c;
                try {
-                 const auto lock = ctx.use_store();
-                 c = ctx.store().counts();
+                 c = ctx.store_counts();
                } catch (const Error& e) {
                  send_json(res, 503, {{"status", "unavailable"}, {"version", "0.1.0"}, {"store", "unreachable"},
                                       {"message", e.what()}});
@@ -195,20 +200,20 @@ struct Server::Impl {
                in.offer_id = req.matches[1].str();
                return api::history_to_json(api::run_history(in, ctx));
              }));
-    http.Post("/api/size", guarded([this](const httplib::Request& req, httplib::Response& res) {
+    http.Post("/api/size", compute([this](const json& body) {
                 api::SizeInput in;
-                api::read_fields(in, parse_body(req), api::size_fields());
-                send_json(res, 200, api::to_json(api::run_size(in, ctx)));
+                api::read_fields(in, body, api::size_fields());
+                return api::to_json(api::run_size(in, ctx));
               }));
-    http.Post("/api/plan", guarded([this](const httplib::Request& req, httplib::Response& res) {
+    http.Post("/api/plan", compute([this](const json& body) {
                 api::PlanInput in;
-                api::read_fields(in, parse_body(req), api::plan_fields());
-                send_json(res, 200, api::to_json(api::run_plan(in, ctx)));
+                api::read_fields(in, body, api::plan_fields());
+                return api::to_json(api::run_plan(in, ctx));
               }));
-    http.Post("/api/estimate", guarded([this](const httplib::Request& req, httplib::Response& res) {
+    http.Post("/api/estimate", compute([this](const json& body) {
                 api::EstimateInput in;
-                api::read_fields(in, parse_body(req), api::estimate_fields());
-                send_json(res, 200, api::to_json(api::run_estimate(in, ctx)));
+                api::read_fields(in, body, api::estimate_fields());
+                return api::to_json(api::run_estimate(in, ctx));
               }));
     add_pages(http, ctx);
   }
@@ -221,7 +226,9 @@ Server::Server(const api::Context& ctx, ServerOptions options) : impl_(std::make
   http.set_payload_max_length(impl_->options.max_body_bytes);
   http.set_read_timeout(impl_->options.read_timeout_seconds, 0);
   http.set_write_timeout(impl_->options.write_timeout_seconds, 0);
-  http.set_keep_alive_max_count(1000);
+  // cpp-httplib's pool keeps one worker per keep-alive connection until it closes: a connection
+  // beyond `threads` waits in the queue, so a small request cap per connection rotates them.
+  http.set_keep_alive_max_count(100);
   http.set_keep_alive_timeout(5);
   http.set_tcp_nodelay(true);  // small JSON replies: no Nagle wait on the delayed ACK (~40 ms per read)
   http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {

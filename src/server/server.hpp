@@ -18,8 +18,9 @@
 /// JSON pointer. Errors: {"code": kind_name, "message", "field": "/pointer" or ""} with the
 /// status of util/error.hpp http_status(); internal errors say only "internal error".
 /// Catalog reads carry an ETag (hash of the body; If-None-Match → 304) and Last-Modified (when
-/// the answer was computed); answers are cached while OfferStore::revision() is unchanged, so
-/// N server processes on one PostgreSQL answer alike. The server has no write endpoint.
+/// the server opened the catalog). Answers are cached per data version (api::Context: the SQLite
+/// file's state, or PostgreSQL's OfferStore::revision()), so N server processes on one
+/// PostgreSQL answer alike after any import. The store is only read: no write endpoint.
 /// Limits: request bodies ≤ max_body_bytes (413), URIs ≤ 8 KiB (414, cpp-httplib), read/write
 /// timeouts, keep-alive capped.
 #include <cstddef>
@@ -33,7 +34,7 @@ namespace gpuplan::server {
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;                      ///< 0 = any free port (see Server::port())
-  std::size_t threads = 8;              ///< worker threads of the pool
+  std::size_t threads = 64;  ///< worker threads of the pool (one per open keep-alive connection: mostly idle)
   std::size_t max_body_bytes = 64 * 1024;
   int read_timeout_seconds = 5;
   int write_timeout_seconds = 10;

@@ -14,7 +14,9 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -277,6 +279,9 @@ TEST_F(ApiE2E, ErrorsNameTheFieldAndFitTheStatus) {
            {R"({"model": "llama-3.1-8b", "config": "/etc/passwd"})", 400, "/config"},  // local files: CLI only
            {R"({"model": "llama-3.1-8b",)", 400, "/"},                               // malformed JSON
            {R"([1, 2])", 400, "/"},
+           {R"({"model": "llama-3.1-8b", "model": "llama-3.1-70b"})", 400, "/model"},  // duplicate key (RFC 8259)
+           {R"({"model": "llama-3.1-8b", "seq": 1e400})", 400, "/"},                 // out of double's range
+           {"{\"model\": \"llama-3.1-8b\xff\"}", 400, "/"},  // invalid UTF-8: the parser's syntax error
        }) {
     auto r = c.Post("/api/size", k.body, "application/json");
     ASSERT_TRUE(r);
@@ -287,6 +292,14 @@ TEST_F(ApiE2E, ErrorsNameTheFieldAndFitTheStatus) {
     }
     expect_schema(e, "Error");
     EXPECT_EQ(r->body.find("/tmp"), std::string::npos) << r->body;
+    EXPECT_EQ(r->body.find(".cpp"), std::string::npos) << r->body;  // no source locations
+  }
+  {
+    // Nesting deeper than util/text_check.hpp's kMaxJsonDepth (64): 400 at the array that is too deep.
+    auto r = c.Post("/api/size", "{\"model\": " + std::string(100, '[') + std::string(100, ']') + "}", "application/json");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << r->body;
+    EXPECT_EQ(json::parse(r->body)["field"].get<std::string>().rfind("/model/0", 0), 0u) << r->body;
   }
   auto r = c.Get("/api/offers?q=gpus%3E%3D8%20vrm%3E%3D80");
   ASSERT_TRUE(r);
@@ -322,6 +335,41 @@ TEST_F(ApiE2E, CatalogReadsCarryEtagAndAnswer304) {
   r = c.Get("/api/gpus?name=h100", {{"If-None-Match", etag}});
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);  // another document, another tag
+}
+
+// The server keeps the catalog's query answers and rendered responses in memory (api::Context's
+// snapshot cache, server/response_cache.hpp) until the database changes: an import by another
+// process shows up on the next request, and the cached answer from before is not served again.
+TEST_F(ApiE2E, AnImportByAnotherProcessIsSeenByTheNextRequest) {
+  auto c = client();
+  const std::string url = "/api/offers?q=provider%3Dapi-e2e-cloud&today=2026-11-30";
+  auto r = c.Get(url);
+  ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no answer");
+  EXPECT_EQ(json::parse(r->body), json::array());
+  r = c.Get(url);  // now from the cache
+  ASSERT_TRUE(r && r->status == 200);
+  EXPECT_EQ(json::parse(r->body), json::array());
+  auto health = c.Get("/api/health");
+  ASSERT_TRUE(health && health->status == 200);
+  const auto offers_before = json::parse(health->body)["offers"].get<std::size_t>();
+
+  const fs::path csv = dir_ / "api-e2e-cloud.csv";
+  std::ofstream(csv) << "provider,instance_type,region,gpu,gpu_count,price_kind,usd_per_gpu_hour,observed_at,source\n"
+                        "api-e2e-cloud,h100-x8,eu-west,H100 SXM,8,on-demand,2.5,2026-11-20,written by api_e2e_test\n";
+  const std::string cmd = "XDG_DATA_HOME=" + shell_quote(dir_.string()) + " " + shell_quote(GPUPLAN_BINARY) + " --db " +
+                          shell_quote(db_) + " import " + shell_quote(csv.string()) + " >/dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+
+  r = c.Get(url);
+  ASSERT_TRUE(r && r->status == 200);
+  const json now = json::parse(r->body);
+  ASSERT_EQ(now.size(), 1u) << r->body.substr(0, 500);
+  EXPECT_EQ(now[0]["provider"], "api-e2e-cloud");
+  EXPECT_EQ(now[0]["usd_per_gpu_hour"], 2.5);
+  EXPECT_EQ(now[0]["age_days"], 10);  // 2026-11-20 → 2026-11-30
+  health = c.Get("/api/health");
+  ASSERT_TRUE(health && health->status == 200);
+  EXPECT_EQ(json::parse(health->body)["offers"].get<std::size_t>(), offers_before + 1);
 }
 
 TEST_F(ApiE2E, OpenApiDescribesEveryRequestField) {
