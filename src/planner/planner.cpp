@@ -106,6 +106,11 @@ struct SearchContext {
   std::size_t layouts_evaluated = 0;
   std::unordered_map<std::uint64_t, double> memory_bytes;  ///< layout key → per-GPU bytes (reserved: 4096)
   std::optional<std::string> first_layout_problem;          ///< for the no-plan reason
+  /// The sizing request of this plan, built once; each layout sets its layout and recompute.
+  /// LoRA targets: PEFT's "all-linear", the same set as the default list (q, k, v, o, gate, up,
+  /// down are every linear layer sizing adapts), matched by sizing with one string comparison
+  /// per matrix instead of up to 21.
+  std::optional<TrainingMemoryRequest> memory_request;
 };
 
 std::uint64_t layout_key(const ParallelLayout& l, Recompute rc) {
@@ -126,7 +131,14 @@ double layout_memory_bytes(SearchContext& ctx, const ParallelLayout& layout, Rec
   const std::uint64_t key = layout_key(layout, rc);
   auto it = ctx.memory_bytes.find(key);
   if (it != ctx.memory_bytes.end()) return it->second;
-  const double bytes = training_memory(ctx.arch, detail::training_memory_request(ctx.r, layout, rc)).total_bytes();
+  if (!ctx.memory_request) {
+    ctx.memory_request = detail::training_memory_request(ctx.r, layout, rc);
+    const TrainingMemoryRequest defaults;
+    if (ctx.memory_request->lora_targets == defaults.lora_targets) ctx.memory_request->lora_targets = {"all-linear"};
+  }
+  ctx.memory_request->layout = layout;
+  ctx.memory_request->recompute = rc;
+  const double bytes = training_memory(ctx.arch, *ctx.memory_request).total_bytes();
   ctx.memory_bytes.emplace(key, bytes);
   return bytes;
 }
@@ -269,17 +281,17 @@ SearchOutcome search_serving(const PlanRequest& r, const ModelArch& arch, const 
   for (int tp = 1; tp <= key.gpus_per_node; tp *= 2) {
     if (r.pins.tp && tp != *r.pins.tp) continue;
     if (arch.num_attention_heads % tp != 0 || key.gpus_per_node % tp != 0) continue;
-    double one = 0, two = 0, kv_one = 0;
-    try {
-      MemoryBreakdown m1 = serving_memory(arch, serving_memory_request(r, tp, 1));
-      one = m1.total_bytes();
-      kv_one = m1.term_bytes("kv_cache");
-      two = serving_memory(arch, serving_memory_request(r, tp, 2)).total_bytes();
-    } catch (const Error& e) {
-      // The serving request the model cannot take (its reason goes into the no-plan answer).
-      if (!problem) problem = e.what();
+    if (auto why = serving_layout_problem(arch, tp)) {
+      // A TP degree the model cannot take (its reason goes into the no-plan answer).
+      if (!problem) problem = *why;
       continue;
     }
+    // The request was validated once (check_request_for_model) and the layout checked above:
+    // serving_memory does not throw here.
+    const MemoryBreakdown m1 = serving_memory(arch, serving_memory_request(r, tp, 1));
+    const double one = m1.total_bytes();
+    const double kv_one = m1.term_bytes("kv_cache");
+    const double two = serving_memory(arch, serving_memory_request(r, tp, 2)).total_bytes();
     ++layouts_evaluated;
     const double per_seq = two - one;  // per GPU, fragmentation included
     const double base = one - per_seq;
@@ -327,14 +339,9 @@ SearchOutcome search_images(const PlanRequest& r, const ModelArch& arch, const C
   const double usable = key.capacity_bytes * (1.0 - r.margin);
   // Weights in the serving precision + CUDA context + fragmentation (serving_memory with no KV:
   // diffusion models hold no KV cache; activations of one image are small against the weights).
-  double bytes = 0;
-  try {
-    ServingMemoryRequest m = serving_memory_request(r, 1, 1);
-    MemoryBreakdown mb = serving_memory(arch, m);
-    bytes = mb.total_bytes() - mb.term_bytes("kv_cache");
-  } catch (const Error&) {
-    return best;
-  }
+  // One GPU per image (tp 1): nothing the model could refuse; the request was validated once.
+  const MemoryBreakdown mb = serving_memory(arch, serving_memory_request(r, 1, 1));
+  const double bytes = mb.total_bytes() - mb.term_bytes("kv_cache");
   ++layouts_evaluated;
   best.smallest_per_gpu_bytes = bytes;
   if (bytes > usable) return best;
@@ -361,13 +368,10 @@ CheckpointSizes checkpoint_sizes(const PlanRequest& r, const ModelArch& arch) {
     s.final_weights_bytes = 0;
     return s;
   }
-  ParallelLayout one;
-  MemoryBreakdown m;
-  try {
-    m = training_memory(arch, detail::training_memory_request(r, one, Recompute::full));
-  } catch (const Error&) {
-    return s;
-  }
+  // One unsharded GPU: a layout every model takes; the request was validated by
+  // check_request_for_model (the same request with a default layout).
+  const ParallelLayout one;
+  const MemoryBreakdown m = training_memory(arch, detail::training_memory_request(r, one, Recompute::full));
   if (r.task == Task::lora || r.task == Task::qlora) {
     // The adapters and their optimizer state (the frozen base is not checkpointed).
     s.checkpoint_bytes =
@@ -833,6 +837,10 @@ void check_request_for_model(const PlanRequest& request, const ModelArch& arch) 
     throw_invalid("--model", fmt::format("{} is not a decoder language model", arch.name),
                   "a decoder LLM for training, serving and batch generation");
   }
+  if (request.workload != PlanWorkload::training) {
+    // The serving (and image) sizing request, once: the searches then check only the layout.
+    serving_memory_request(request, 1, 1).validate();
+  }
   if (request.workload == PlanWorkload::training) {
     ParallelLayout l;
     detail::training_memory_request(request, l, Recompute::none).validate();
@@ -841,6 +849,13 @@ void check_request_for_model(const PlanRequest& request, const ModelArch& arch) 
       throw_invalid("--tp", fmt::format("tp {} does not divide the {} attention heads of {}", *request.pins.tp,
                                         arch.num_attention_heads, arch.name),
                     fmt::format("a divisor of {}", arch.num_attention_heads));
+    }
+    if (request.pins.tp) {
+      if (auto why = kv_split_problem(arch, *request.pins.tp)) {
+        throw_invalid("--tp", fmt::format("tp {} and the {} KV heads of {} neither divide each other", *request.pins.tp,
+                                          arch.num_kv_heads, arch.name),
+                      fmt::format("a divisor or a multiple of {}", arch.num_kv_heads));
+      }
     }
     if (request.pins.pp && *request.pins.pp > arch.num_layers) {
       throw_invalid("--pp", fmt::format("pp {} exceeds the {} layers of {}", *request.pins.pp, arch.num_layers, arch.name),
@@ -865,27 +880,27 @@ bool meets(const PlanRequest& r, const Plan& p) {
 }
 
 /// Orders plans by time; plans within the tolerance of the fastest remaining one count as tied
-/// and the cheapest of them goes first.
-void order_by_time(std::vector<Plan>& plans, double tol) {
-  std::stable_sort(plans.begin(), plans.end(), [](const Plan& a, const Plan& b) {
-    if (a.time_seconds() != b.time_seconds()) return a.time_seconds() < b.time_seconds();
-    return a.total_usd() < b.total_usd();
+/// and the cheapest of them goes first. (Pointers: a Plan is large to move.)
+void order_by_time(std::vector<Plan*>& plans, double tol) {
+  std::stable_sort(plans.begin(), plans.end(), [](const Plan* a, const Plan* b) {
+    if (a->time_seconds() != b->time_seconds()) return a->time_seconds() < b->time_seconds();
+    return a->total_usd() < b->total_usd();
   });
   for (std::size_t i = 0; i < plans.size(); ++i) {
-    const double limit = plans[i].time_seconds() * (1.0 + tol);
+    const double limit = plans[i]->time_seconds() * (1.0 + tol);
     std::size_t best = i;
-    for (std::size_t j = i + 1; j < plans.size() && plans[j].time_seconds() <= limit; ++j) {
-      if (plans[j].total_usd() < plans[best].total_usd()) best = j;
+    for (std::size_t j = i + 1; j < plans.size() && plans[j]->time_seconds() <= limit; ++j) {
+      if (plans[j]->total_usd() < plans[best]->total_usd()) best = j;
     }
     if (best != i) std::rotate(plans.begin() + static_cast<std::ptrdiff_t>(i), plans.begin() + static_cast<std::ptrdiff_t>(best),
                                plans.begin() + static_cast<std::ptrdiff_t>(best) + 1);
   }
 }
 
-void order_by_cost(std::vector<Plan>& plans) {
-  std::stable_sort(plans.begin(), plans.end(), [](const Plan& a, const Plan& b) {
-    if (a.total_usd() != b.total_usd()) return a.total_usd() < b.total_usd();
-    return a.time_seconds() < b.time_seconds();
+void order_by_cost(std::vector<Plan*>& plans) {
+  std::stable_sort(plans.begin(), plans.end(), [](const Plan* a, const Plan* b) {
+    if (a->total_usd() != b->total_usd()) return a->total_usd() < b->total_usd();
+    return a->time_seconds() < b->time_seconds();
   });
 }
 
@@ -1190,15 +1205,23 @@ void order_rows(const PlanRequest& request, PlanResult& result) {
     }
   }
   if (rec != std::string::npos) result.plans[rec].recommended = true;
+  // Ordered as pointers, then moved once into that order.
+  std::vector<Plan*> order;
+  order.reserve(result.plans.size());
+  for (Plan& p : result.plans) order.push_back(&p);
   if (sort == PlanSort::time) {
-    order_by_time(result.plans, request.time_tie_tolerance);
+    order_by_time(order, request.time_tie_tolerance);
   } else {
-    order_by_cost(result.plans);
+    order_by_cost(order);
   }
-  std::stable_sort(result.plans.begin(), result.plans.end(), [&](const Plan& a, const Plan& b) {
-    if (a.recommended != b.recommended) return a.recommended;
-    return tier(a) < tier(b);
+  std::stable_sort(order.begin(), order.end(), [&](const Plan* a, const Plan* b) {
+    if (a->recommended != b->recommended) return a->recommended;
+    return tier(*a) < tier(*b);
   });
+  std::vector<Plan> ordered;
+  ordered.reserve(order.size());
+  for (Plan* p : order) ordered.push_back(std::move(*p));
+  result.plans = std::move(ordered);
   for (const Plan& p : result.plans) result.plans_demoted += demoted(p);
   result.plans_total = result.plans.size();
 
@@ -1430,7 +1453,7 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   const double tokens = training ? request.training_tokens() : 0;
   result.training_tokens = tokens;
 
-  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt};
+  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt, std::nullopt};
   ctx.memory_bytes.reserve(4096);
   ctx.global_batch = training ? request.effective_global_batch_seqs() : 0;
   ctx.tokens = tokens;
@@ -1474,7 +1497,7 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
   a.spec = c.gpu;
   a.capacity_bytes = c.gpu->fit_memory_bytes();  // as plan() and `gpuplan size`
   a.inter_bits = c.inter_node_bytes_per_s * 8.0;
-  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt};
+  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt, std::nullopt};
   ctx.global_batch = request.effective_global_batch_seqs();
   ctx.tokens = request.training_tokens();
   std::map<ClusterKey, SearchOutcome> cache;

@@ -2,7 +2,38 @@
 
 #include <fmt/core.h>
 
+#include "util/error.hpp"
+
 namespace gpuplan {
+
+std::optional<std::string> kv_split_problem(const ModelArch& arch, int tp) {
+  // memory.cpp validate_against_model: KV heads split over the TP ranks, or each replicated on
+  // tp / kv ranks when tp > kv (vLLM, Megatron num_query_groups); one must divide the other.
+  const std::int64_t kv = arch.num_kv_heads;
+  const bool decoder = arch.family == ModelFamily::decoder && arch.num_layers > 0 && arch.hidden_size > 0;
+  if (decoder && !arch.mla && kv > 0 && tp > 1 && (tp > kv ? tp % kv != 0 : kv % tp != 0)) {
+    return Error(ErrorKind::invalid_input, "--tp",
+                 fmt::format("tp {} and the {} KV heads of {} neither divide each other (no even split and no even "
+                             "replication)",
+                             tp, kv, arch.name),
+                 fmt::format("a divisor or a multiple of {}", kv))
+        .what();
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> serving_layout_problem(const ModelArch& arch, int tp) {
+  if (tp < 1) return fmt::format("tp {} is below 1", tp);
+  const bool decoder = arch.family == ModelFamily::decoder && arch.num_layers > 0 && arch.hidden_size > 0;
+  if (decoder && arch.num_attention_heads > 0 && arch.num_attention_heads % tp != 0) {
+    return Error(ErrorKind::invalid_input, "--tp",
+                 fmt::format("tp {} does not divide the {} attention heads of {}", tp, arch.num_attention_heads,
+                             arch.name),
+                 fmt::format("a divisor of {}", arch.num_attention_heads))
+        .what();
+  }
+  return kv_split_problem(arch, tp);
+}
 
 std::optional<std::string> training_layout_problem(const ModelArch& arch, const ParallelLayout& l) {
   if (l.tp < 1 || l.pp < 1 || l.dp < 1 || l.ep < 1 || l.micro_batch < 1 || l.virtual_stages < 1) {
@@ -13,6 +44,7 @@ std::optional<std::string> training_layout_problem(const ModelArch& arch, const 
   if (arch.num_attention_heads > 0 && arch.num_attention_heads % l.tp != 0) {
     return fmt::format("tp {} does not divide the {} attention heads of {}", l.tp, arch.num_attention_heads, arch.name);
   }
+  if (auto kv = kv_split_problem(arch, l.tp)) return kv;
   if (arch.num_layers > 0 && l.pp > arch.num_layers) {
     return fmt::format("pp {} exceeds the {} layers of {}", l.pp, arch.num_layers, arch.name);
   }
