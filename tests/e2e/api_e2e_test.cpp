@@ -320,6 +320,11 @@ TEST_F(ApiE2E, ErrorsNameTheFieldAndFitTheStatus) {
   r = c.Post("/api/size", std::string(200 * 1024, ' '), "application/json");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 413);
+  expect_schema(json::parse(r->body), "Error");
+  r = c.Get("/api/offers?q=" + std::string(9000, 'a'));  // cpp-httplib's URI limit: 8192 bytes
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 414);
+  expect_schema(json::parse(r->body), "Error");
 }
 
 TEST_F(ApiE2E, CatalogReadsCarryEtagAndAnswer304) {
