@@ -4,14 +4,14 @@
 # and the docs' examples, with the grammar's dictionary (fuzz/*.dict) and the saved
 # regressions (fuzz/regressions/<target>/). Exits non-zero on the first crash, leak, timeout or
 # sanitizer report; the failing input is left in build-fuzz/findings/<target>/.
-#   scripts/fuzz.sh                 # CI: 15 s per target (5 targets)
+#   scripts/fuzz.sh                 # CI: 15 s per target (6 targets)
 #   SECONDS_PER_TARGET=600 JOBS=1 scripts/fuzz.sh   # longer (make fuzz)
 #   TARGETS="fuzz_filter" scripts/fuzz.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD_FUZZ:-build-fuzz}
 PER=${SECONDS_PER_TARGET:-15}
-TARGETS=${TARGETS:-"fuzz_filter fuzz_import_csv fuzz_import_json fuzz_hf_config fuzz_safetensors"}
+TARGETS=${TARGETS:-"fuzz_filter fuzz_import_csv fuzz_import_json fuzz_hf_config fuzz_safetensors fuzz_api_request"}
 CXX_FUZZ=${CXX_FUZZ:-clang++}
 CC_FUZZ=${CC_FUZZ:-clang}
 
@@ -65,6 +65,18 @@ idx = json.dumps({"metadata": {"total_size": 1088}, "weight_map": {"lm_head.weig
                   "model.layers.0.self_attn.rotary_emb.inv_freq": "model-00002-of-00002.safetensors"}}).encode()
 open(os.path.join(d, "index"), "wb").write(b"\x01" + idx)
 PY
+# API requests: byte 0 = 0 size body, 1 offers query, 2 plan body, 3 gpus query, 4 estimate body,
+# 5 models query (fuzz/fuzz_api_request.cpp); bodies from the docs' and tests' examples.
+mkdir -p "$BUILD/corpus/fuzz_api_request"
+api_seed() { printf "\\x$1%s" "$2" >"$BUILD/corpus/fuzz_api_request/$3"; }
+api_seed 00 '{"model": "llama-3.1-70b", "task": "qlora", "gpus": 1, "seq": 4096}' size-qlora
+api_seed 00 '{"params": "7B", "task": "full", "gpus": 8, "zero": 3, "explain": true, "stack": "fsdp"}' size-params
+api_seed 00 '{"model": "llama-3.1-8b", "task": "serve", "context": 8192, "concurrency": 16, "gpu": "h100"}' size-serve
+api_seed 01 'filter=gpu=H100 gpus>=8&sort=price&limit=5&today=2026-11-30&group_by=gpu' offers
+api_seed 02 '{"model": "llama-3.1-70b", "task": "lora", "tokens": 5e8, "filter": "gpus>=8", "deadline": "72h", "budget": 500}' plan
+api_seed 03 'name=h100' gpus
+api_seed 04 '{"model": "llama-3.1-70b", "task": "full", "tokens": 1e9, "gpu": "H100 SXM", "gpus": 64, "inter_node_gbit_per_s": 3200}' estimate
+api_seed 05 'params=7e9&layers=32&hidden=4096&mlp=gated' models
 
 fail=0
 for t in $TARGETS; do
@@ -74,7 +86,7 @@ for t in $TARGETS; do
   case $t in
     fuzz_filter) dict=fuzz/filter.dict ;;
     fuzz_import_csv) dict=fuzz/csv.dict ;;
-    fuzz_import_json | fuzz_hf_config | fuzz_safetensors) dict=fuzz/json.dict ;;
+    fuzz_import_json | fuzz_hf_config | fuzz_safetensors | fuzz_api_request) dict=fuzz/json.dict ;;
   esac
   log="$BUILD/findings/$t.log"
   echo "fuzz: $t for ${PER}s" >&2

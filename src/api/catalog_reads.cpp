@@ -362,7 +362,7 @@ std::span<const FieldDef<HistoryInput>> history_fields() {
 Offer run_history(const HistoryInput& in, const Context& ctx) {
   std::optional<Offer> offer;
   {
-    std::lock_guard<std::mutex> lock(ctx.store_mutex());
+    const auto lock = ctx.use_store();
     offer = ctx.store().get(in.offer_id);
   }
   if (!offer)

@@ -12,6 +12,11 @@ OfferStore& Context::store() const {
   return *store_;
 }
 
+std::unique_lock<std::mutex> Context::use_store() const {
+  if (store().concurrent_calls()) return std::unique_lock<std::mutex>(store_use_, std::defer_lock);
+  return std::unique_lock<std::mutex>(store_use_);
+}
+
 BillingTerms Context::billing(const Offer& offer) const {
   return effective_billing(offer, find_provider(providers_, offer.provider));
 }
@@ -41,7 +46,7 @@ std::string Context::sync_version_locked() const {
 
 std::shared_ptr<const std::vector<Offer>> Context::query_offers(const OfferQuery& q) const {
   if (!data_version_) {
-    std::lock_guard<std::mutex> lock(store_use_);
+    const auto lock = use_store();
     return std::make_shared<const std::vector<Offer>>(store().query(q));
   }
   const std::string key = query_key(q);
@@ -53,7 +58,7 @@ std::shared_ptr<const std::vector<Offer>> Context::query_offers(const OfferQuery
   }
   std::shared_ptr<const std::vector<Offer>> offers;
   {
-    std::lock_guard<std::mutex> lock(store_use_);
+    const auto lock = use_store();
     offers = std::make_shared<const std::vector<Offer>>(store().query(q));
   }
   std::lock_guard<std::mutex> lock(cache_mutex_);
@@ -73,7 +78,7 @@ StoreCounts Context::store_counts() const {
   }
   StoreCounts c;
   {
-    std::lock_guard<std::mutex> lock(store_use_);
+    const auto lock = use_store();
     c = store().counts();
   }
   if (data_version_) {

@@ -41,6 +41,9 @@ class Context {
   /// one thread at a time: callers serialise with store_mutex()).
   OfferStore& store() const;
   std::mutex& store_mutex() const { return store_use_; }
+  /// Held around one use of store(): locks store_mutex() unless the store takes concurrent calls
+  /// (a PostgreSQL pool: the server's threads then query in parallel, one connection each).
+  std::unique_lock<std::mutex> use_store() const;
   /// The billing terms of an offer: its own overrides over its provider's terms.
   BillingTerms billing(const Offer& offer) const;
 

@@ -1,5 +1,7 @@
 #include "catalog/filter.hpp"
 
+#include "catalog/filter_ast.hpp"
+
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -11,31 +13,6 @@
 #include "hardware/gpu_spec.hpp"
 
 namespace gpuplan {
-namespace detail {
-
-enum class NodeKind { and_, or_, not_, compare, flag };
-enum class CompareOp { eq, ne, lt, le, gt, ge, contains, not_contains };
-
-enum class FieldId {
-  provider, instance, region, zone, id, gpu, form, source, flag, link, net, memtype,
-  gpus, vram, total_vram, bandwidth, link_bw, net_gbps, nodes, vcpus, ram, disk, price, price_per_gpu,
-  observed, confirmed_at,
-  spot, stale, confirmed, flagged, excluded,
-};
-
-struct FilterNode {
-  NodeKind kind = NodeKind::flag;
-  std::shared_ptr<const FilterNode> lhs;
-  std::shared_ptr<const FilterNode> rhs;
-  FieldId field = FieldId::spot;
-  CompareOp op = CompareOp::eq;
-  double number = 0;  ///< SI value for number fields
-  std::string text;   ///< lower-cased value for text fields, the date for date fields
-  std::size_t offset = 0;  ///< byte range of the node's token in the query (field, "not", "and"/"or")
-  std::size_t length = 0;
-};
-
-}  // namespace detail
 
 namespace {
 
@@ -836,151 +813,10 @@ std::optional<bool> PreparedFilter::evaluate(const Offer& offer) const {
   return eval(*root_);
 }
 
-// ---------------------------------------------------------------------------------------------
-// SQL
-
-namespace {
-
-/// Column expression of a field, over the schema of sqlite_store.cpp. NULL means unknown.
-std::string_view column_sql(FieldId f) {
-  switch (f) {
-    case FieldId::provider: return "NULLIF(o.provider, '')";
-    case FieldId::instance: return "NULLIF(o.instance_type, '')";
-    case FieldId::region: return "NULLIF(o.region, '')";
-    case FieldId::zone: return "NULLIF(o.zone, '')";
-    case FieldId::id: return "NULLIF(o.id, '')";
-    case FieldId::form: return "NULLIF(o.form_factor, '')";
-    case FieldId::source: return "NULLIF(lp.dataset, '')";
-    case FieldId::link: return "NULLIF(o.intra_node_link, 'unknown')";
-    case FieldId::net: return "NULLIF(o.inter_node_network, 'unknown')";
-    case FieldId::memtype: return "(SELECT s.memtype FROM gpuplan_specs s WHERE s.name = o.gpu_name)";
-    case FieldId::gpus: return "o.gpu_count";
-    case FieldId::vram: return "o.gpu_memory_bytes";
-    case FieldId::total_vram: return "(o.gpu_memory_bytes * o.gpu_count)";
-    case FieldId::bandwidth:
-      return "(SELECT s.memory_bandwidth_bytes_per_s FROM gpuplan_specs s WHERE s.name = o.gpu_name)";
-    case FieldId::link_bw: return "o.intra_node_link_bytes_per_s";
-    case FieldId::net_gbps: return "o.inter_node_bits_per_s";
-    case FieldId::nodes: return "o.max_nodes";
-    case FieldId::vcpus: return "o.vcpus";
-    case FieldId::ram: return "o.ram_bytes";
-    case FieldId::disk: return "o.local_disk_bytes";
-    case FieldId::price: return "lp.usd_per_hour";
-    case FieldId::price_per_gpu: return "(lp.usd_per_hour / NULLIF(o.gpu_count, 0))";
-    case FieldId::observed: return "substr(lp.observed_at, 1, 10)";
-    case FieldId::confirmed_at: return "substr(o.confirmed_available_at, 1, 10)";
-    default: return "NULL";
-  }
-}
-
-void to_sql_node(const FilterNode& n, const FilterContext& ctx, SqlWhere& out) {
-  switch (n.kind) {
-    case NodeKind::and_:
-    case NodeKind::or_:
-      out.sql += "(";
-      to_sql_node(*n.lhs, ctx, out);
-      out.sql += n.kind == NodeKind::and_ ? " AND " : " OR ";
-      to_sql_node(*n.rhs, ctx, out);
-      out.sql += ")";
-      return;
-    case NodeKind::not_:
-      out.sql += "(NOT ";
-      to_sql_node(*n.lhs, ctx, out);
-      out.sql += ")";
-      return;
-    case NodeKind::flag:
-      switch (n.field) {
-        case FieldId::spot:
-          out.sql += "EXISTS (SELECT 1 FROM observations x WHERE x.offer_id = o.id AND x.kind = ?)";
-          out.params.emplace_back(std::string(price_kind_name(PriceKind::spot)));
-          return;
-        case FieldId::stale:
-          if (ctx.now_date.empty()) {
-            out.sql += "NULL";
-            return;
-          }
-          out.sql += "((julianday(?) - julianday(substr(lp.observed_at, 1, 10))) > ?)";
-          out.params.emplace_back(ctx.now_date.substr(0, 10));
-          out.params.emplace_back(ctx.stale_after_days);
-          return;
-        case FieldId::confirmed: out.sql += "(o.confirmed_available_at IS NOT NULL)"; return;
-        case FieldId::flagged: out.sql += "EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id)"; return;
-        case FieldId::excluded:
-          out.sql += "EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND f.excludes = 1)";
-          return;
-        default: out.sql += "NULL"; return;
-      }
-    case NodeKind::compare: break;
-  }
-  const FieldDef& d = def_of(n.field);
-  const bool positive = n.op == CompareOp::eq || n.op == CompareOp::contains;
-  const bool equality = n.op == CompareOp::eq || n.op == CompareOp::ne;
-  if (n.field == FieldId::gpu) {
-    out.sql += positive ? "(" : "(NOT (";
-    if (equality) {
-      const auto names = gpu_names_matching(catalog_of(ctx), n.text);
-      if (!names.empty()) {
-        out.sql += "COALESCE(o.gpu_name, '') IN (";
-        for (std::size_t i = 0; i < names.size(); ++i) {
-          out.sql += i ? ", ?" : "?";
-          out.params.emplace_back(names[i]);
-        }
-        out.sql += ") OR ";
-      }
-      out.sql += "gpuplan_norm(o.gpu_name_raw) = ?";
-      out.params.emplace_back(norm_gpu_name(n.text));
-    } else {
-      out.sql += "instr(gpuplan_norm(COALESCE(o.gpu_name, '')), ?) > 0 OR instr(gpuplan_norm(o.gpu_name_raw), ?) > 0";
-      out.params.emplace_back(norm_gpu_name(n.text));
-      out.params.emplace_back(norm_gpu_name(n.text));
-    }
-    out.sql += positive ? ")" : "))";
-    return;
-  }
-  if (n.field == FieldId::flag) {
-    out.sql += positive ? "EXISTS" : "NOT EXISTS";
-    out.sql += equality ? " (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND lower(f.rule) = ?)"
-                        : " (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND instr(lower(f.rule), ?) > 0)";
-    out.params.emplace_back(n.text);
-    return;
-  }
-  const std::string col(column_sql(n.field));
-  switch (d.type) {
-    case FilterFieldType::text:
-      switch (n.op) {
-        case CompareOp::eq: out.sql += "(lower(" + col + ") = ?)"; break;
-        case CompareOp::ne: out.sql += "(lower(" + col + ") <> ?)"; break;
-        case CompareOp::contains: out.sql += "(instr(lower(" + col + "), ?) > 0)"; break;
-        case CompareOp::not_contains: out.sql += "(instr(lower(" + col + "), ?) = 0)"; break;
-        default: throw Error(ErrorKind::internal, "filter", "ordering operator on a text field");
-      }
-      out.params.emplace_back(n.text);
-      return;
-    case FilterFieldType::number:
-    case FilterFieldType::date: {
-      std::string_view op = n.op == CompareOp::ne ? "<>" : op_text(n.op);
-      out.sql += "(" + col + " " + std::string(op) + " ?)";
-      if (d.type == FilterFieldType::number)
-        out.params.emplace_back(n.number);
-      else
-        out.params.emplace_back(n.text);
-      return;
-    }
-    case FilterFieldType::boolean: throw Error(ErrorKind::internal, "filter", "boolean field compared");
-  }
-}
-
-}  // namespace
-
-SqlWhere Filter::to_sql(const FilterContext& ctx) const {
-  SqlWhere out;
-  if (!root_) {
-    out.sql = "1";
-    return out;
-  }
-  to_sql_node(*root_, ctx, out);
-  return out;
-}
+namespace detail {
+FilterFieldType field_type(FieldId id) { return def_of(id).type; }
+std::string_view compare_op_text(CompareOp op) { return op_text(op); }
+}  // namespace detail
 
 // ---------------------------------------------------------------------------------------------
 

@@ -22,7 +22,7 @@
 /// whose price date is unknown: we neither guess it fresh nor stale.
 ///
 /// The same AST is evaluated in memory on an Offer (PreparedFilter) and compiled to a
-/// parameterized SQL WHERE clause (to_sql) over the SQLite schema of sqlite_store.cpp; field
+/// parameterized SQL WHERE clause per database (filter_sql.hpp: SQLite and PostgreSQL); field
 /// names map to fixed column expressions from a whitelist, values are always bound parameters.
 ///
 /// Errors: FilterError (a gpuplan::Error{invalid_input}) with where "filter:COL" (1-based column),
@@ -89,14 +89,6 @@ struct FilterContext {
   const GpuCatalog* gpus = nullptr;             ///< gpu matching, bandwidth, memtype; nullptr → bundled
 };
 
-/// A bound SQL parameter.
-using SqlValue = std::variant<double, std::string>;
-/// A WHERE clause with `?` placeholders and the values to bind, in order.
-struct SqlWhere {
-  std::string sql;
-  std::vector<SqlValue> params;
-};
-
 namespace detail {
 struct FilterNode;
 }
@@ -116,11 +108,8 @@ class Filter {
   std::string to_string() const;
   /// Binds the context for in-memory evaluation.
   PreparedFilter prepare(const FilterContext& ctx) const;
-  /// SQL over the store schema: tables `offers o`, latest-price row `lp` (usd_per_hour,
-  /// observed_at, dataset; NULLs when none of the kind), `observations`, `flags`, the temp
-  /// table `gpuplan_specs(name, memory_bandwidth_bytes_per_s, memtype)` and the function
-  /// `gpuplan_norm(text)` (norm_gpu_name). An empty filter gives "1".
-  SqlWhere to_sql(const FilterContext& ctx) const;
+  /// The parse tree (filter_ast.hpp), for the SQL compilers (filter_sql.hpp); nullptr when empty.
+  const detail::FilterNode* root() const noexcept { return root_.get(); }
 
  private:
   std::shared_ptr<const detail::FilterNode> root_;

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "catalog/import_detail.hpp"
@@ -118,6 +119,10 @@ std::size_t flag_prices_below_market_index(ImportBatch& batch, double fraction) 
   std::size_t flagged = 0;
   for (Offer& o : batch.offers) {
     if (o.provider.rfind("index:", 0) == 0 || !o.gpu_name || o.gpu_count < 1) continue;
+    // Idempotent: an offer already flagged by this gate (a second pass on one batch) is skipped.
+    if (std::any_of(o.flags.begin(), o.flags.end(),
+                    [](const QualityFlag& f) { return f.rule == import_rule::kBelowMarketIndex; }))
+      continue;
     auto it = low.find(*o.gpu_name);
     if (it == low.end()) continue;
     const PriceObservation* p = o.latest_price(PriceKind::on_demand);

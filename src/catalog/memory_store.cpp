@@ -28,6 +28,7 @@ void sort_history(std::vector<PriceObservation>& prices) {
 MemoryOfferStore::MemoryOfferStore(const GpuCatalog* gpus) : gpus_(gpus ? *gpus : GpuCatalog::bundled()) {}
 
 ImportResult MemoryOfferStore::import(const ImportBatch& batch) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   validate_batch(batch);  // throws before anything changes: all or nothing
   ImportResult r;
   auto next = offers_;    // build the new state aside, then swap (strong guarantee)
@@ -62,10 +63,17 @@ ImportResult MemoryOfferStore::import(const ImportBatch& batch) {
     sort_history(stored.prices);
   }
   offers_.swap(next);
+  ++revision_;
   return r;
 }
 
+std::uint64_t MemoryOfferStore::revision() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  return revision_;
+}
+
 std::vector<Offer> MemoryOfferStore::query(const OfferQuery& q) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   q.validate();
   const Filter filter = Filter::parse(q.filter);
   const PreparedFilter pf = filter.prepare(q.filter_context(&gpus_));
@@ -85,23 +93,42 @@ std::vector<Offer> MemoryOfferStore::query(const OfferQuery& q) {
   for (const auto& h : hits) {
     if (q.limit && out.size() >= *q.limit) break;
     out.push_back(*h.second);
+    if (!q.all_observations) keep_latest_per_kind(out.back());
   }
   return out;
 }
 
+ImportResult MemoryOfferStore::preview_import(const ImportBatch& batch) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  MemoryOfferStore copy(&gpus_);
+  copy.offers_ = offers_;
+  return copy.import(batch);
+}
+
+bool MemoryOfferStore::seed_if_new(const std::function<ImportBatch()>& make_batch) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (seeded_) return false;
+  import(make_batch());
+  seeded_ = true;
+  return true;
+}
+
 std::optional<Offer> MemoryOfferStore::get(std::string_view id) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   auto it = offers_.find(id);
   if (it == offers_.end()) return std::nullopt;
   return it->second;
 }
 
 std::vector<PriceObservation> MemoryOfferStore::history(std::string_view offer_id) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   auto it = offers_.find(offer_id);
   if (it == offers_.end()) return {};
   return it->second.prices;
 }
 
 StoreCounts MemoryOfferStore::counts() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   StoreCounts c;
   c.offers = offers_.size();
   for (const auto& [id, o] : offers_) {
@@ -112,6 +139,7 @@ StoreCounts MemoryOfferStore::counts() {
 }
 
 SnapshotCommit MemoryOfferStore::commit_snapshot(const SnapshotRecord& record, const ImportBatch* batch) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   if (batch != nullptr) validate_batch(*batch);
   SnapshotCommit c;
   c.record = record;
@@ -133,6 +161,7 @@ SnapshotCommit MemoryOfferStore::commit_snapshot(const SnapshotRecord& record, c
 }
 
 std::optional<SnapshotRecord> MemoryOfferStore::last_snapshot(std::string_view source, std::string_view status) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   const SnapshotRecord* best = nullptr;
   for (const SnapshotRecord& r : snapshots_)
     if (r.source == source && r.status == status && (best == nullptr || r.fetched_at >= best->fetched_at)) best = &r;
@@ -142,6 +171,7 @@ std::optional<SnapshotRecord> MemoryOfferStore::last_snapshot(std::string_view s
 
 std::optional<std::string> MemoryOfferStore::first_accepted_with_hash(std::string_view source,
                                                                       std::string_view content_hash) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   std::optional<std::string> first;
   for (const SnapshotRecord& r : snapshots_)
     if (r.source == source && r.content_hash == content_hash && r.status == "accepted" &&
@@ -151,6 +181,7 @@ std::optional<std::string> MemoryOfferStore::first_accepted_with_hash(std::strin
 }
 
 std::vector<SnapshotRecord> MemoryOfferStore::snapshots(std::string_view source, std::size_t limit) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   std::vector<SnapshotRecord> out;
   for (const SnapshotRecord& r : snapshots_)
     if (source.empty() || r.source == source) out.push_back(r);

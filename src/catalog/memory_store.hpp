@@ -1,7 +1,8 @@
 #pragma once
 /// Catalog layer: an in-memory OfferStore with the semantics of store.hpp, for tests and for
-/// one-shot runs that need no database. Not thread-safe.
+/// one-shot runs that need no database. Calls are serialised by a mutex.
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,10 @@ class MemoryOfferStore final : public OfferStore {
   std::optional<Offer> get(std::string_view id) override;
   std::vector<PriceObservation> history(std::string_view offer_id) override;
   StoreCounts counts() override;
+  ImportResult preview_import(const ImportBatch& batch) override;
+  bool seed_if_new(const std::function<ImportBatch()>& make_batch) override;
+  int schema_version() override { return 0; }
+  std::uint64_t revision() override;
   SnapshotCommit commit_snapshot(const SnapshotRecord& record, const ImportBatch* batch) override;
   std::optional<SnapshotRecord> last_snapshot(std::string_view source, std::string_view status) override;
   std::optional<std::string> first_accepted_with_hash(std::string_view source, std::string_view content_hash) override;
@@ -31,6 +36,9 @@ class MemoryOfferStore final : public OfferStore {
   std::vector<SnapshotRecord> snapshots_;  ///< in insertion order (id = index + 1)
   const GpuCatalog& gpus_;
   std::map<std::string, Offer, std::less<>> offers_;  ///< by id; prices kept oldest first
+  bool seeded_ = false;
+  std::uint64_t revision_ = 0;
+  std::recursive_mutex mu_;  ///< seed_if_new and preview_import call import
 };
 
 }  // namespace gpuplan

@@ -7,9 +7,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <unordered_map>
 
-#include "catalog/filter.hpp"
+#include "catalog/filter_sql.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "util/error.hpp"
 
@@ -290,6 +291,7 @@ constexpr const char* kLatestPriceJoin =
 constexpr int kApplicationId = 0x47505550;
 
 struct SqliteOfferStore::Impl {
+  std::mutex mu;  ///< one call at a time on the connection (the store is shared by server threads)
   sqlite3* db = nullptr;
   std::string path;
   const GpuCatalog* gpus = nullptr;
@@ -391,6 +393,12 @@ struct SqliteOfferStore::Impl {
 
   static constexpr const char* kObservationsSql =
       "SELECT kind, usd_per_hour, observed_at, dataset, locator FROM observations WHERE offer_id = ? "
+      "ORDER BY (observed_at IS NOT NULL), observed_at, seq";
+  /// The latest observation of each kind only (Offer::latest_price's rule), same order.
+  static constexpr const char* kLatestObservationsSql =
+      "SELECT kind, usd_per_hour, observed_at, dataset, locator FROM observations x WHERE x.offer_id = ? "
+      "AND x.seq = (SELECT y.seq FROM observations y WHERE y.kind = x.kind AND y.offer_id = x.offer_id "
+      "ORDER BY (y.observed_at IS NULL), y.observed_at DESC, y.seq DESC LIMIT 1) "
       "ORDER BY (observed_at IS NOT NULL), observed_at, seq";
   static constexpr const char* kFlagsSql = "SELECT rule, detail, excludes FROM flags WHERE offer_id = ? ORDER BY position";
 
@@ -604,6 +612,10 @@ struct SqliteOfferStore::Impl {
           ++r.observations_already_known;
       }
     }
+    exec(db,
+         "INSERT INTO meta (key, value) VALUES ('revision', '1') ON CONFLICT (key) DO UPDATE SET "
+         "value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)",
+         path);
     return r;
   }
 
@@ -682,14 +694,21 @@ SqliteOfferStore::SqliteOfferStore(const std::string& path, const GpuCatalog* gp
 
 SqliteOfferStore::~SqliteOfferStore() = default;
 
-int SqliteOfferStore::schema_version() { return impl_->user_version(); }
+int SqliteOfferStore::schema_version() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->user_version();
+}
+
+
 
 ImportResult SqliteOfferStore::import(const ImportBatch& batch) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
   validate_batch(batch);
   return impl_->in_transaction([&] { return impl_->import_unlocked(batch); });
 }
 
 ImportResult SqliteOfferStore::preview_import(const ImportBatch& batch) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
   validate_batch(batch);
   // Reads only, in one deferred (read) transaction: in WAL mode it never waits for a writer's
   // lock, so `import --dry-run` answers while another import runs (issue 11).
@@ -705,6 +724,7 @@ ImportResult SqliteOfferStore::preview_import(const ImportBatch& batch) {
 }
 
 bool SqliteOfferStore::seed_if_new(const std::function<ImportBatch()>& make_batch) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
   auto seeded = [&] {
     Stmt s(impl_->db, "SELECT 1 FROM meta WHERE key = ?", impl_->path);
     s.bind(1, std::string_view("seeded"));
@@ -725,9 +745,10 @@ bool SqliteOfferStore::seed_if_new(const std::function<ImportBatch()>& make_batc
 }
 
 std::vector<Offer> SqliteOfferStore::query(const OfferQuery& q) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
   q.validate();
   const Filter filter = Filter::parse(q.filter);
-  const SqlWhere where = filter.to_sql(q.filter_context(impl_->gpus));
+  const SqlWhere where = compile_filter_sql(filter, q.filter_context(impl_->gpus), SqlDialect::sqlite);
   const std::string key = sort_sql(q.sort);
   const std::string sql = std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin +
                           "WHERE (" + where.sql +
@@ -746,7 +767,8 @@ std::vector<Offer> SqliteOfferStore::query(const OfferQuery& q) {
     std::vector<Offer> out;
     while (s.step()) out.push_back(read_offer(s));
     Stmt flags(impl_->db, Impl::kFlagsSql, impl_->path);
-    Stmt observations(impl_->db, Impl::kObservationsSql, impl_->path);
+    Stmt observations(impl_->db, q.all_observations ? Impl::kObservationsSql : Impl::kLatestObservationsSql,
+                      impl_->path);
     for (Offer& o : out) {
       impl_->load_flags(o, flags);
       impl_->load_observations(o, observations);
@@ -760,6 +782,7 @@ std::vector<Offer> SqliteOfferStore::query(const OfferQuery& q) {
 }
 
 std::optional<Offer> SqliteOfferStore::get(std::string_view id) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
   exec(impl_->db, "BEGIN", impl_->path);
   try {
     std::optional<Offer> o = impl_->load_facts(id);
@@ -773,13 +796,21 @@ std::optional<Offer> SqliteOfferStore::get(std::string_view id) {
 }
 
 std::vector<PriceObservation> SqliteOfferStore::history(std::string_view offer_id) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
   Offer o;
   o.id = std::string(offer_id);
   impl_->load_observations(o);
   return o.prices;
 }
 
+std::uint64_t SqliteOfferStore::revision() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  Stmt s(impl_->db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'revision'", impl_->path);
+  return s.step() ? static_cast<std::uint64_t>(s.integer(0)) : 0;
+}
+
 StoreCounts SqliteOfferStore::counts() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
   Stmt s(impl_->db,
          "SELECT (SELECT count(*) FROM offers), (SELECT count(*) FROM observations), "
          "(SELECT count(DISTINCT offer_id) FROM flags WHERE excludes = 1)",
@@ -793,6 +824,7 @@ StoreCounts SqliteOfferStore::counts() {
 }
 
 SnapshotCommit SqliteOfferStore::commit_snapshot(const SnapshotRecord& record, const ImportBatch* batch) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
   if (batch != nullptr) validate_batch(*batch);
   return impl_->in_transaction([&] {
     SnapshotCommit c;
@@ -813,6 +845,7 @@ SnapshotCommit SqliteOfferStore::commit_snapshot(const SnapshotRecord& record, c
 }
 
 std::optional<SnapshotRecord> SqliteOfferStore::last_snapshot(std::string_view source, std::string_view status) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
   Stmt s(impl_->db,
          std::string("SELECT ") + Impl::kSnapshotColumns +
              " FROM snapshots WHERE source = ? AND status = ? ORDER BY fetched_at DESC, id DESC LIMIT 1",
@@ -825,6 +858,7 @@ std::optional<SnapshotRecord> SqliteOfferStore::last_snapshot(std::string_view s
 
 std::optional<std::string> SqliteOfferStore::first_accepted_with_hash(std::string_view source,
                                                                       std::string_view content_hash) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
   Stmt s(impl_->db,
          "SELECT min(fetched_at) FROM snapshots WHERE source = ? AND content_hash = ? AND status = 'accepted'",
          impl_->path);
@@ -835,6 +869,7 @@ std::optional<std::string> SqliteOfferStore::first_accepted_with_hash(std::strin
 }
 
 std::vector<SnapshotRecord> SqliteOfferStore::snapshots(std::string_view source, std::size_t limit) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
   Stmt s(impl_->db,
          std::string("SELECT ") + Impl::kSnapshotColumns +
              " FROM snapshots WHERE (? = '' OR source = ?) ORDER BY fetched_at DESC, id DESC LIMIT ?",
@@ -856,27 +891,6 @@ std::string default_offer_db_path() {
   const char* home = std::getenv("HOME");
   if (home && *home) return (std::filesystem::path(home) / ".local" / "share" / "gpuplan" / "offers.sqlite").string();
   throw Error(ErrorKind::unavailable, "--db", "neither XDG_DATA_HOME nor HOME is set", "a database path given with --db");
-}
-
-std::unique_ptr<SqliteOfferStore> open_offer_store(const std::string& path, const GpuCatalog* gpus) {
-  const std::string p = path.empty() ? default_offer_db_path() : path;
-  if (p != ":memory:") {
-    const auto parent = std::filesystem::path(p).parent_path();
-    std::error_code ec;
-    if (path.empty()) {
-      // Only the default XDG data folder is created; a --db path must name an existing folder.
-      if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-      if (ec) throw Error(ErrorKind::unavailable, p, "cannot create folder " + parent.string() + ": " + ec.message());
-    } else if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
-      throw Error(ErrorKind::not_found, "--db " + p, "folder " + parent.string() + " does not exist",
-                  "a path in an existing folder (gpuplan does not create folders for --db)");
-    }
-    if (std::filesystem::exists(p, ec) && !std::filesystem::is_regular_file(p, ec))
-      throw Error(ErrorKind::invalid_input, "--db " + p, "not a regular file", "a gpuplan offer database file");
-  }
-  auto store = std::make_unique<SqliteOfferStore>(p, gpus);
-  store->seed_if_new([] { return bundled_catalog(); });
-  return store;
 }
 
 }  // namespace gpuplan

@@ -55,15 +55,12 @@ class SqliteOfferStore final : public OfferStore {
   std::optional<std::string> first_accepted_with_hash(std::string_view source, std::string_view content_hash) override;
   std::vector<SnapshotRecord> snapshots(std::string_view source, std::size_t limit) override;
 
-  /// What import(batch) would change, computed inside a transaction that is rolled back:
-  /// nothing is written (for `gpuplan import --dry-run`).
-  ImportResult preview_import(const ImportBatch& batch);
-  /// Imports make_batch() once in the database's life: when the "seeded" mark is absent, the
-  /// batch is imported and the mark set in one transaction (two processes racing seed once).
-  /// Returns true when this call seeded.
-  bool seed_if_new(const std::function<ImportBatch()>& make_batch);
-  /// The schema version stored in the file.
-  int schema_version();
+  /// Computed inside a transaction that is rolled back: nothing is written.
+  ImportResult preview_import(const ImportBatch& batch) override;
+  bool seed_if_new(const std::function<ImportBatch()>& make_batch) override;
+  /// The schema version stored in the file (PRAGMA user_version).
+  int schema_version() override;
+  std::uint64_t revision() override;
 
  private:
   struct Impl;
@@ -73,9 +70,5 @@ class SqliteOfferStore final : public OfferStore {
 /// $XDG_DATA_HOME/gpuplan/offers.sqlite, else $HOME/.local/share/gpuplan/offers.sqlite.
 /// Throws Error{unavailable} when neither variable is set.
 std::string default_offer_db_path();
-
-/// Opens the store used by the CLI: `path` (empty → default_offer_db_path()), creating its
-/// folder; a new database is seeded from bundled_catalog() so a new user needs no set-up.
-std::unique_ptr<SqliteOfferStore> open_offer_store(const std::string& path, const GpuCatalog* gpus = nullptr);
 
 }  // namespace gpuplan

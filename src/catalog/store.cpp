@@ -105,6 +105,16 @@ std::string SystemClock::today() const {
   return fmt::format("{:04}-{:02}-{:02}", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
 }
 
+void keep_latest_per_kind(Offer& offer) {
+  std::vector<const PriceObservation*> keep;
+  for (PriceKind k : {PriceKind::on_demand, PriceKind::spot, PriceKind::reserved_1y, PriceKind::reserved_3y})
+    if (const PriceObservation* p = offer.latest_price(k)) keep.push_back(p);
+  std::vector<PriceObservation> out;
+  for (const PriceObservation& p : offer.prices)
+    if (std::find(keep.begin(), keep.end(), &p) != keep.end()) out.push_back(p);
+  offer.prices = std::move(out);
+}
+
 void validate_batch(const ImportBatch& batch) {
   std::unordered_set<std::string> seen;
   for (const Offer& o : batch.offers) {

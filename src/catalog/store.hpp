@@ -1,22 +1,30 @@
 #pragma once
 /// Catalog layer, offer store (STYLE.md §4): where imported offers and their price observations
-/// live between runs. Implementations: SqliteOfferStore (default, embedded; sqlite_store.hpp)
-/// and MemoryOfferStore (tests; memory_store.hpp). Both pass the same contract test suite
-/// (tests/catalog/store_contract_test.cpp).
+/// live between runs. OfferStore is the catalog's only interface; open one with open_store(url)
+/// (open_store.hpp). Implementations: SqliteOfferStore (default, embedded; sqlite_store.hpp),
+/// PgOfferStore (shared PostgreSQL; pg_store.hpp) and MemoryOfferStore (tests; memory_store.hpp).
+/// All pass the same contract test suite (tests/catalog/store_contract_test.cpp). Writes go
+/// through ingest() (ingest.hpp), which applies every data-quality gate first.
 ///
 /// Semantics shared by every implementation:
+///  - Every store may be called from many threads at once (a server shares one): SQLite and
+///    the memory store serialise calls internally; PostgreSQL runs up to its pool size at once.
 ///  - import() is one transaction: all or nothing. An observation's identity is
 ///    (offer_id, kind, usd_per_hour, observed_at, dataset): re-importing the same snapshot adds
 ///    nothing; a re-import with new prices adds observations and keeps the old ones. Offers are
 ///    upserted by id: the offer's facts and flags are replaced by the newest import, its price
 ///    history is kept.
 ///  - query() filters (filter.hpp), drops offers with an excluding quality flag unless
-///    include_excluded, sorts (unknown keys last, ties by id) and limits. Returned offers carry
-///    all their observations, oldest first (unknown dates first), flags and billing overrides.
+///    include_excluded, sorts (unknown keys last, ties by id in byte order) and limits. Returned
+///    offers carry flags, billing overrides and, by default, only the latest observation of each
+///    price kind (what Offer::latest_price reads, so filters, sorts and plans see the same
+///    prices); all_observations = true returns the whole history, oldest first (unknown dates
+///    first). get() and history() always return the whole history.
 ///  - Staleness is relative to the query's now_date (an injected clock, never the wall clock
 ///    inside the store): a price older than stale_after_days is stale; an undated price is
 ///    "unknown", neither stale nor fresh (see is_stale in filter.hpp).
 #include <cstddef>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -47,6 +55,9 @@ struct OfferQuery {
   bool include_excluded = false;                  ///< keep offers with an excluding quality flag
   std::string now_date;                           ///< "YYYY-MM-DD" from the injected clock; "" → stale unknown
   double stale_after_days = 30;                   ///< days; a price strictly older is stale
+  /// false: each offer carries only the latest observation of each price kind (bounded by 4
+  /// per offer however long fetchers run); true: every observation.
+  bool all_observations = false;
 
   /// Throws Error{invalid_input} naming the field (where "sort", "limit", "now_date",
   /// "stale_after_days") or a FilterError for the filter text.
@@ -146,6 +157,21 @@ class OfferStore {
   /// The observations of one offer, oldest first (unknown dates first); empty when unknown id.
   virtual std::vector<PriceObservation> history(std::string_view offer_id) = 0;
   virtual StoreCounts counts() = 0;
+  /// What import(batch) would change, with nothing written (for `gpuplan import --dry-run`).
+  virtual ImportResult preview_import(const ImportBatch& batch) = 0;
+  /// Imports make_batch() once in the database's life: when the "seeded" mark is absent, the
+  /// batch is imported and the mark set in one transaction (two processes racing seed once).
+  /// Returns true when this call seeded. make_batch runs only when the mark is absent.
+  virtual bool seed_if_new(const std::function<ImportBatch()>& make_batch) = 0;
+  /// Schema version stored in the database (0 for stores without one).
+  virtual int schema_version() = 0;
+  /// The data's revision: a counter that every committed import (CLI, seed, fetcher, from any
+  /// process) raises in the same transaction. Equal revisions mean equal offers, so a server may
+  /// keep an answer while the revision stays the same (one primary-key read per check).
+  virtual std::uint64_t revision() = 0;
+  /// True when many threads may call this store at once (a connection pool); false when the
+  /// store serialises its calls, so callers gain nothing from calling in parallel.
+  virtual bool concurrent_calls() const noexcept { return false; }
 
   // Snapshot log (migration 2 of the SQLite store; MemoryOfferStore keeps it in memory). Stores
   // without it throw Error{unavailable} (the base implementation).
@@ -160,6 +186,9 @@ class OfferStore {
   /// Snapshots of `source` ("" = all), newest first, at most `limit`.
   virtual std::vector<SnapshotRecord> snapshots(std::string_view source, std::size_t limit);
 };
+
+/// Keeps, per price kind, only the observation Offer::latest_price picks, in their stored order.
+void keep_latest_per_kind(Offer& offer);
 
 /// Checks a batch before it is written (shared by both stores): throws Error{invalid_input}
 /// at "import: OFFER_ID" for an empty id, a duplicate id, or an observation whose offer_id is

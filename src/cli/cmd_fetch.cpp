@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "catalog/sqlite_store.hpp"
+#include "catalog/open_store.hpp"
 #include "cli/command.hpp"
 #include "cli/common.hpp"
 #include "fetch/fetch.hpp"
@@ -67,7 +67,7 @@ void run_fetch_cmd(const FetchCliOptions& opts, GlobalOptions& global) {
   fo.base_url = opts.base_url;
   fo.gates = opts.gates;
   fo.gpus = &gpu_catalog(global);
-  auto store = open_offer_store(global.db_path, &gpu_catalog(global));
+  auto store = open_store(global.db_path, StoreContext{gpu_catalog(global), SystemClock()});
   const fetch::FetchReport report = fetch::run_fetch(*store, http, fo);
   if (report.sources.empty()) {
     fmt::print("nothing to fetch\n");

@@ -17,7 +17,8 @@
 #include <thread>
 
 #include "catalog/importers.hpp"
-#include "catalog/sqlite_store.hpp"
+#include "catalog/ingest.hpp"
+#include "catalog/open_store.hpp"
 #include "cli/command.hpp"
 #include "cli/common.hpp"
 #include "util/error.hpp"
@@ -97,10 +98,11 @@ void run_import(const ImportOptions& opts, const GlobalOptions& global) {
   {
     Progress progress(opts.file);
     batch = import_file(opts.file, format);  // throws file:line on a malformed file: nothing written
-    check_no_future_dates(batch, SystemClock().today());
     progress.phase(opts.dry_run ? "checking against the store" : "writing");
-    auto store = open_offer_store(global.db_path, &gpu_catalog(global));
-    result = opts.dry_run ? store->preview_import(batch) : store->import(batch);
+    const SystemClock clock;
+    auto store = open_store(global.db_path, StoreContext{gpu_catalog(global), clock});
+    // One write path with every quality gate (future dates, market index; ingest.hpp).
+    result = ingest(*store, batch, IngestOptions{clock.today(), opts.dry_run});
   }
   fmt::print("{}{}: {} rows read, {} offers in the file\n", opts.dry_run ? "dry run (nothing written) " : "",
              opts.file, batch.rows_read, batch.offers.size());

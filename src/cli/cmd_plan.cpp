@@ -13,7 +13,7 @@
 #include <string>
 
 #include "catalog/providers.hpp"
-#include "catalog/sqlite_store.hpp"
+#include "catalog/open_store.hpp"
 #include "cli/command.hpp"
 #include "cli/common.hpp"
 #include "cli/model_flags.hpp"
@@ -297,7 +297,7 @@ GPUPLAN_REGISTER_COMMAND(Command{
 
         const ModelArch arch = resolve_model(req.model);  // IO at the edge
         const GpuCatalog& gpus = gpu_catalog(global);
-        auto store = open_offer_store(global.db_path, &gpus);
+        auto store = open_store(global.db_path, StoreContext{gpus, SystemClock()});
         OfferQuery q;
         q.filter = req.filter;
         q.now_date = req.today;

@@ -27,7 +27,7 @@ void run_serve(const ServeOptions& opts, const GlobalOptions& global) {
   server::parse_listen(opts.listen, so);
   if (opts.threads < 1 || opts.threads > 256) throw_invalid("--threads", std::to_string(opts.threads), "1 to 256");
   so.threads = opts.threads;
-  const api::Context ctx = make_context(global, /*cache_catalog=*/true);
+  const api::Context ctx = make_context(global, /*cache_catalog=*/true, /*store_connections=*/so.threads);
   ctx.store();  // open (and seed) the catalog before listening: the first request is not slow
   // Block the stop signals in every thread (the pool inherits the mask); one thread waits for them.
   sigset_t stop_signals;

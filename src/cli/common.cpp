@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 
 #include "catalog/providers.hpp"
+#include "catalog/open_store.hpp"
 #include "catalog/sqlite_store.hpp"
 #include "hardware/gpu_spec.hpp"
 
@@ -34,23 +36,39 @@ std::string file_version(const std::string& path) {
 
 }  // namespace
 
-api::Context make_context(const GlobalOptions& global, bool cache_catalog) {
+api::Context make_context(const GlobalOptions& global, bool cache_catalog, std::size_t store_connections) {
   static const SystemClock clock;
   const GpuCatalog& gpus = gpu_catalog(global);
   std::string db = global.db_path;
+  const StoreUrl url = parse_store_url(db);
+  // The store once opened (owned by the Context, which outlives every call of `version`).
+  auto opened = std::make_shared<std::atomic<OfferStore*>>(nullptr);
   api::Context::DataVersion version;
   if (cache_catalog) {
-    const std::string path = db.empty() ? default_offer_db_path() : db;
-    if (path == ":memory:") {
+    if (url.backend == StoreBackend::postgresql) {
+      // Shared by many processes: the revision every committed import raises (one key read).
+      version = [opened] {
+        OfferStore* s = opened->load();
+        return s ? "rev:" + std::to_string(s->revision()) : std::string("unopened");
+      };
+    } else if (url.target == ":memory:") {
       version = [] { return std::string("memory"); };  // only this process writes it, and the server does not
     } else {
       // SQLite in WAL mode: a commit by another process appends to PATH-wal; a checkpoint writes PATH.
+      const std::string path = url.target;
       version = [path] { return file_version(path) + "|" + file_version(path + "-wal"); };
     }
   }
-  return api::Context(gpus, bundled_providers(), clock,
-                      [&gpus, db]() -> std::unique_ptr<OfferStore> { return open_offer_store(db, &gpus); },
-                      std::move(version));
+  return api::Context(
+      gpus, bundled_providers(), clock,
+      [&gpus, db, store_connections, opened]() -> std::unique_ptr<OfferStore> {
+        StoreOptions opts;
+        opts.connections = store_connections;
+        std::unique_ptr<OfferStore> s = open_store(db, StoreContext{gpus, clock}, opts);
+        opened->store(s.get());
+        return s;
+      },
+      std::move(version));
 }
 
 std::string TextTable::render() const {

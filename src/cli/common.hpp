@@ -1,6 +1,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 /// Helpers shared by the CLI commands: rendering only, no engine numbers.
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,11 +21,14 @@ const GpuCatalog& gpu_catalog(const GlobalOptions& global);
 
 /// The use cases' context for this run, built once per command at the entry point: the hardware
 /// catalog in force, the bundled provider terms, the system clock (UTC) and the offer store at
-/// --db (opened on first use, seeded from the bundled catalog when new).
-/// cache_catalog (gpuplan serve): offer queries and counts are kept in memory until the
-/// database file or its WAL changes (size, modification time or inode: another process imported
-/// or fetched), see api::Context::DataVersion.
-api::Context make_context(const GlobalOptions& global, bool cache_catalog = false);
+/// --db (open_store: a SQLite path or a postgresql:// URL; opened on first use, seeded from the
+/// bundled catalog when new).
+/// cache_catalog (gpuplan serve): offer queries and counts are kept in memory until the data
+/// changes: for SQLite the database file or its WAL (size, modification time or inode: another
+/// process imported or fetched), for PostgreSQL OfferStore::revision() (raised by every committed
+/// import of any process); see api::Context::DataVersion.
+/// store_connections: the PostgreSQL pool size (one per server thread; opened lazily).
+api::Context make_context(const GlobalOptions& global, bool cache_catalog = false, std::size_t store_connections = 1);
 
 /// A plain-text table: header row, rows of cells; columns right-aligned when `right_align[i]`.
 struct TextTable {

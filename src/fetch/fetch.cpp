@@ -11,6 +11,7 @@
 #include <set>
 
 #include "catalog/import_detail.hpp"
+#include "catalog/ingest.hpp"
 #include "util/error.hpp"
 
 namespace gpuplan::fetch {
@@ -238,9 +239,11 @@ FetchReport run_fetch(OfferStore& store, HttpClient& http, const FetchOptions& o
     rec.fetched_at = ctx.fetched_at;
     rec.parser_version = info.parser_version;
     const std::optional<SnapshotRecord> last = store.last_snapshot(info.name, "accepted");
-    auto record = [&](const ImportBatch* batch) {
+    auto record = [&](ImportBatch* batch) {
       if (options.dry_run) return;
-      SnapshotCommit c = store.commit_snapshot(rec, batch);
+      // The one write path (catalog/ingest.hpp): the store-wide quality gates, then the
+      // snapshot record and its batch in one transaction.
+      SnapshotCommit c = ingest_snapshot(store, rec, batch, rec.fetched_at.substr(0, 10));
       rec = c.record;
       out.changes = c.import;
       if (c.already_accepted) out.status = "unchanged";
@@ -344,6 +347,7 @@ FetchReport run_fetch(OfferStore& store, HttpClient& http, const FetchOptions& o
     } else {
       out.status = "accepted";
       record(&batch);
+      out.rules = batch.summary();  // with the flags the store-wide gates added
       out.message = out.status == "unchanged" ? rec.detail : detail;
     }
     report.sources.push_back(std::move(out));

@@ -880,27 +880,27 @@ bool meets(const PlanRequest& r, const Plan& p) {
 }
 
 /// Orders plans by time; plans within the tolerance of the fastest remaining one count as tied
-/// and the cheapest of them goes first.
-void order_by_time(std::vector<Plan>& plans, double tol) {
-  std::stable_sort(plans.begin(), plans.end(), [](const Plan& a, const Plan& b) {
-    if (a.time_seconds() != b.time_seconds()) return a.time_seconds() < b.time_seconds();
-    return a.total_usd() < b.total_usd();
+/// and the cheapest of them goes first. (Pointers: a Plan is large to move.)
+void order_by_time(std::vector<Plan*>& plans, double tol) {
+  std::stable_sort(plans.begin(), plans.end(), [](const Plan* a, const Plan* b) {
+    if (a->time_seconds() != b->time_seconds()) return a->time_seconds() < b->time_seconds();
+    return a->total_usd() < b->total_usd();
   });
   for (std::size_t i = 0; i < plans.size(); ++i) {
-    const double limit = plans[i].time_seconds() * (1.0 + tol);
+    const double limit = plans[i]->time_seconds() * (1.0 + tol);
     std::size_t best = i;
-    for (std::size_t j = i + 1; j < plans.size() && plans[j].time_seconds() <= limit; ++j) {
-      if (plans[j].total_usd() < plans[best].total_usd()) best = j;
+    for (std::size_t j = i + 1; j < plans.size() && plans[j]->time_seconds() <= limit; ++j) {
+      if (plans[j]->total_usd() < plans[best]->total_usd()) best = j;
     }
     if (best != i) std::rotate(plans.begin() + static_cast<std::ptrdiff_t>(i), plans.begin() + static_cast<std::ptrdiff_t>(best),
                                plans.begin() + static_cast<std::ptrdiff_t>(best) + 1);
   }
 }
 
-void order_by_cost(std::vector<Plan>& plans) {
-  std::stable_sort(plans.begin(), plans.end(), [](const Plan& a, const Plan& b) {
-    if (a.total_usd() != b.total_usd()) return a.total_usd() < b.total_usd();
-    return a.time_seconds() < b.time_seconds();
+void order_by_cost(std::vector<Plan*>& plans) {
+  std::stable_sort(plans.begin(), plans.end(), [](const Plan* a, const Plan* b) {
+    if (a->total_usd() != b->total_usd()) return a->total_usd() < b->total_usd();
+    return a->time_seconds() < b->time_seconds();
   });
 }
 
@@ -1205,15 +1205,23 @@ void order_rows(const PlanRequest& request, PlanResult& result) {
     }
   }
   if (rec != std::string::npos) result.plans[rec].recommended = true;
+  // Ordered as pointers, then moved once into that order.
+  std::vector<Plan*> order;
+  order.reserve(result.plans.size());
+  for (Plan& p : result.plans) order.push_back(&p);
   if (sort == PlanSort::time) {
-    order_by_time(result.plans, request.time_tie_tolerance);
+    order_by_time(order, request.time_tie_tolerance);
   } else {
-    order_by_cost(result.plans);
+    order_by_cost(order);
   }
-  std::stable_sort(result.plans.begin(), result.plans.end(), [&](const Plan& a, const Plan& b) {
-    if (a.recommended != b.recommended) return a.recommended;
-    return tier(a) < tier(b);
+  std::stable_sort(order.begin(), order.end(), [&](const Plan* a, const Plan* b) {
+    if (a->recommended != b->recommended) return a->recommended;
+    return tier(*a) < tier(*b);
   });
+  std::vector<Plan> ordered;
+  ordered.reserve(order.size());
+  for (Plan* p : order) ordered.push_back(std::move(*p));
+  result.plans = std::move(ordered);
   for (const Plan& p : result.plans) result.plans_demoted += demoted(p);
   result.plans_total = result.plans.size();
 

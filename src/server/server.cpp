@@ -163,8 +163,18 @@ struct Server::Impl {
 
   void routes() {
     http.Get("/api/health", guarded([this](const httplib::Request&, httplib::Response& res) {
-               const StoreCounts c = ctx.store_counts();
-               send_json(res, 200, {{"status", "ok"}, {"version", "0.1.0"}, {"offers", c.offers}, {"observations", c.observations}});
+               // For a load balancer: 200 only while the store answers; 503 takes this process
+               // out of rotation while its database is unreachable (it recovers by itself).
+               StoreCounts c;
+               try {
+                 c = ctx.store_counts();
+               } catch (const Error& e) {
+                 send_json(res, 503, {{"status", "unavailable"}, {"version", "0.1.0"}, {"store", "unreachable"},
+                                      {"message", e.what()}});
+                 return;
+               }
+               send_json(res, 200, {{"status", "ok"}, {"version", "0.1.0"}, {"store", "reachable"},
+                                    {"offers", c.offers}, {"observations", c.observations}});
              }));
     http.Get("/api/openapi.json", guarded([](const httplib::Request&, httplib::Response& res) {
                send_json(res, 200, openapi_document());

@@ -2,7 +2,9 @@
 /// Server layer: `gpuplan serve`, the JSON API (and the pages) over the api layer's use cases.
 ///
 /// Endpoints (docs/api.md; the OpenAPI 3 document at GET /api/openapi.json):
-///   GET  /api/health                      {"status": "ok", "version", "offers", "observations"}
+///   GET  /api/health                      {"status": "ok", "version", "store": "reachable", "offers",
+///                                         "observations"}; 503 {"status": "unavailable", "store":
+///                                         "unreachable", "message"} while the store does not answer
 ///   GET  /api/gpus[?name=]                = gpuplan gpus [NAME] --json
 ///   GET  /api/models[?name=|model=|params=...] = gpuplan models [NAME] --json
 ///   GET  /api/offers?q=&sort=&limit=&spot=&include_flagged=&stale_days=&fresh_days=&today=&group_by=
@@ -16,7 +18,9 @@
 /// JSON pointer. Errors: {"code": kind_name, "message", "field": "/pointer" or ""} with the
 /// status of util/error.hpp http_status(); internal errors say only "internal error".
 /// Catalog reads carry an ETag (hash of the body; If-None-Match → 304) and Last-Modified (when
-/// the server opened the catalog). The store is only read: the server has no write endpoint.
+/// the server opened the catalog). Answers are cached per data version (api::Context: the SQLite
+/// file's state, or PostgreSQL's OfferStore::revision()), so N server processes on one
+/// PostgreSQL answer alike after any import. The store is only read: no write endpoint.
 /// Limits: request bodies ≤ max_body_bytes (413), URIs ≤ 8 KiB (414, cpp-httplib), read/write
 /// timeouts, keep-alive capped.
 #include <cstddef>

@@ -5,9 +5,13 @@
 #include <algorithm>
 
 #include "catalog/filter.hpp"
+#include "catalog/filter_sql.hpp"
 #include "catalog/importers.hpp"
 #include "catalog/memory_store.hpp"
+#include "catalog/pg_store.hpp"
 #include "catalog/sqlite_store.hpp"
+#include "hardware/gpu_spec.hpp"
+#include "pg_test_db.hpp"
 #include "store_fixtures.hpp"
 
 namespace gpuplan {
@@ -165,6 +169,9 @@ const std::vector<std::string> kParityQueries = {
     "source~test or source~sky",
     "confirmed_at>=2026-11-01",
     "zone=us-east-1a or not zone~a",
+    "provider=lambda or provider=aws or provider=runpod or gpus=8 or gpus=1",
+    "not (region=us-east-1 or region=eu-ro-1 or region=us-west4)",
+    "observed=2026-11-01 or observed=2026-11-20",
 };
 
 std::vector<std::string> ids_of(const std::vector<Offer>& v) {
@@ -219,13 +226,67 @@ TEST(FilterSqlParity, BundledCatalog) {
   EXPECT_GE(nonempty, 20u);
 }
 
+// The same parity on PostgreSQL (its dialect of the compiler), on a fresh test database.
+TEST(FilterSqlParity, FixtureOffersPostgres) {
+  testing::PgTestDb db;
+  GPUPLAN_REQUIRE_PG(db);
+  PgOfferStore sql(db.url(), GpuCatalog::bundled());
+  MemoryOfferStore mem;
+  sql.import(testing::fixture_batch());
+  mem.import(testing::fixture_batch());
+  std::size_t nonempty = 0;
+  expect_parity(sql, mem, &nonempty);
+  EXPECT_GE(nonempty, kParityQueries.size() / 2);
+}
+
+TEST(FilterSqlParity, BundledCatalogPostgres) {
+  testing::PgTestDb db;
+  GPUPLAN_REQUIRE_PG(db);
+  const ImportBatch bundled = bundled_catalog();
+  PgOfferStore sql(db.url(), GpuCatalog::bundled());
+  MemoryOfferStore mem;
+  sql.import(bundled);
+  mem.import(bundled);
+  EXPECT_EQ(sql.counts().offers, mem.counts().offers);
+  EXPECT_EQ(sql.counts().observations, mem.counts().observations);
+  std::size_t nonempty = 0;
+  expect_parity(sql, mem, &nonempty);
+  EXPECT_GE(nonempty, 20u);
+}
+
 TEST(FilterSql, ValuesAreBoundNeverSpliced) {
   FilterContext ctx;
-  SqlWhere w = Filter::parse("provider=\"x'); DROP TABLE offers; --\" price<=3").to_sql(ctx);
-  EXPECT_EQ(w.sql.find("DROP"), std::string::npos);
-  ASSERT_EQ(w.params.size(), 2u);
-  EXPECT_EQ(std::get<std::string>(w.params[0]), "x'); drop table offers; --");
-  EXPECT_EQ(std::get<double>(w.params[1]), 3.0);
+  for (SqlDialect d : {SqlDialect::sqlite, SqlDialect::postgresql}) {
+    SqlWhere w = compile_filter_sql(Filter::parse("provider=\"x'); DROP TABLE offers; --\" price<=3"), ctx, d);
+    EXPECT_EQ(w.sql.find("DROP"), std::string::npos);
+    ASSERT_EQ(w.params.size(), 2u);
+    EXPECT_EQ(std::get<std::string>(w.params[0]), "x'); drop table offers; --");
+    EXPECT_EQ(std::get<double>(w.params[1]), 3.0);
+  }
+}
+
+TEST(FilterSql, PostgresPlaceholdersAreNumberedFromTheFirstFreeOne) {
+  FilterContext ctx;
+  SqlWhere w = compile_filter_sql(Filter::parse("provider=lambda price<=3"), ctx, SqlDialect::postgresql, 4);
+  EXPECT_NE(w.sql.find("$4::text"), std::string::npos) << w.sql;
+  EXPECT_NE(w.sql.find("$5::float8"), std::string::npos) << w.sql;
+  EXPECT_EQ(w.sql.find('?'), std::string::npos) << w.sql;
+}
+
+TEST(FilterSql, LongOrListsOfEqualitiesBecomeOneInList) {
+  FilterContext ctx;
+  std::string q;
+  for (int i = 0; i < 50; ++i) q += (i ? " or " : "") + std::string("region=r") + std::to_string(i);
+  q += " or gpus=8 or gpus=4 or spot";
+  for (SqlDialect d : {SqlDialect::sqlite, SqlDialect::postgresql}) {
+    SqlWhere w = compile_filter_sql(Filter::parse(q), ctx, d);
+    // One IN for the 50 regions, one for the two GPU counts, the flag alone: 3 disjuncts.
+    std::size_t ins = 0;
+    for (std::size_t p = w.sql.find(" IN ("); p != std::string::npos; p = w.sql.find(" IN (", p + 1)) ++ins;
+    EXPECT_EQ(ins, 2u) << w.sql;
+    EXPECT_EQ(w.sql.find("OR lower"), std::string::npos) << w.sql;
+    EXPECT_EQ(w.params.size(), 50u + 2u + 1u);  // + the spot kind
+  }
 }
 
 }  // namespace

@@ -4,8 +4,12 @@
 #include <filesystem>
 #include <memory>
 
+#include "catalog/ingest.hpp"
 #include "catalog/memory_store.hpp"
+#include "catalog/pg_store.hpp"
 #include "catalog/sqlite_store.hpp"
+#include "hardware/gpu_spec.hpp"
+#include "pg_test_db.hpp"
 #include "store_fixtures.hpp"
 #include "util/error.hpp"
 
@@ -16,18 +20,33 @@ using testing::fixture_batch;
 using testing::obs;
 
 struct MemoryFactory {
-  static std::unique_ptr<OfferStore> make() { return std::make_unique<MemoryOfferStore>(); }
+  std::unique_ptr<OfferStore> make() { return std::make_unique<MemoryOfferStore>(); }
 };
 struct SqliteFactory {
-  static std::unique_ptr<OfferStore> make() { return std::make_unique<SqliteOfferStore>(":memory:"); }
+  std::unique_ptr<OfferStore> make() { return std::make_unique<SqliteOfferStore>(":memory:"); }
+};
+/// A fresh database per test on the test PostgreSQL (nullptr → the test skips).
+struct PgFactory {
+  testing::PgTestDb db;
+  std::unique_ptr<OfferStore> make() {
+    if (!db.available()) return nullptr;
+    return std::make_unique<PgOfferStore>(db.url(), GpuCatalog::bundled());
+  }
 };
 
 template <typename F>
 class StoreContract : public ::testing::Test {
  protected:
-  std::unique_ptr<OfferStore> store_ = F::make();
+  void SetUp() override {
+    if (!store_) {
+      if (testing::pg_required()) FAIL() << "GPUPLAN_TEST_PG_REQUIRED=1 but " << testing::kPgSkipMessage;
+      GTEST_SKIP() << testing::kPgSkipMessage;
+    }
+  }
+  F factory_;
+  std::unique_ptr<OfferStore> store_ = factory_.make();
 };
-using Factories = ::testing::Types<MemoryFactory, SqliteFactory>;
+using Factories = ::testing::Types<MemoryFactory, SqliteFactory, PgFactory>;
 TYPED_TEST_SUITE(StoreContract, Factories);
 
 std::vector<std::string> ids(const std::vector<Offer>& v) {
@@ -266,6 +285,122 @@ TYPED_TEST(StoreContract, StalenessUsesTheInjectedDate) {
   EXPECT_EQ(this->store_->query(q).size(), 2u);
   q.now_date = "2026-12-02";
   EXPECT_EQ(ids(this->store_->query(q)), (std::vector<std::string>{"runpod/h100-pcie/eu-ro-1"}));
+}
+
+TYPED_TEST(StoreContract, QueryReturnsOnlyTheLatestPriceOfEachKindUnlessAsked) {
+  this->store_->import(fixture_batch());
+  ImportBatch next;
+  Offer a = fixture_batch().offers[0];
+  a.prices = {obs(PriceKind::on_demand, 22.5, "2026-11-20")};
+  next.offers = {a};
+  this->store_->import(next);
+  OfferQuery q;
+  q.filter = "id=lambda/gpu_8x_h100_sxm5/us-east-1";
+  auto v = this->store_->query(q);
+  ASSERT_EQ(v.size(), 1u);
+  // A's history: on-demand 2026-10-01, 2026-11-01, 2026-11-20 and one undated spot price.
+  // By default: the latest of each kind only, oldest first (the undated spot first).
+  ASSERT_EQ(v[0].prices.size(), 2u);
+  EXPECT_EQ(v[0].prices[0].kind, PriceKind::spot);
+  EXPECT_EQ(v[0].prices[1].source.observed_at, "2026-11-20");
+  EXPECT_DOUBLE_EQ(v[0].prices[1].usd_per_hour, 22.5);
+  q.all_observations = true;
+  v = this->store_->query(q);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].prices.size(), 4u);
+  EXPECT_EQ(this->store_->get(a.id)->prices.size(), 4u);  // get() always has the history
+}
+
+TYPED_TEST(StoreContract, PreviewReportsButWritesNothing) {
+  this->store_->import(fixture_batch());
+  ImportBatch next = fixture_batch();
+  next.offers[0].vcpus = 224;
+  next.offers[0].prices.push_back(obs(PriceKind::on_demand, 21.0, "2026-11-25"));
+  ImportResult r = this->store_->preview_import(next);
+  EXPECT_EQ(r.offers_updated, 1u);
+  EXPECT_EQ(r.observations_added, 1u);
+  EXPECT_EQ(this->store_->counts().observations, 11u);
+  EXPECT_NE(this->store_->get(next.offers[0].id)->vcpus, 224);
+}
+
+TYPED_TEST(StoreContract, SeedsOnce) {
+  int calls = 0;
+  auto make = [&] {
+    ++calls;
+    return fixture_batch();
+  };
+  EXPECT_TRUE(this->store_->seed_if_new(make));
+  EXPECT_FALSE(this->store_->seed_if_new(make));
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(this->store_->counts().offers, 7u);
+}
+
+TYPED_TEST(StoreContract, IngestRefusesFutureDatesAndWritesNothing) {
+  ImportBatch b = fixture_batch();
+  b.offers[0].prices.push_back(obs(PriceKind::on_demand, 20.0, "2026-12-05"));
+  EXPECT_THROW(ingest(*this->store_, b, IngestOptions{"2026-11-30", false}), Error);
+  EXPECT_EQ(this->store_->counts().offers, 0u);
+}
+
+TYPED_TEST(StoreContract, IngestChecksAUserFileAgainstTheStoredMarketIndex) {
+  // A market-index pseudo-offer already in the store (as the bundled ewyluda series would be),
+  // then a user file without index rows: the gate still compares against the stored index.
+  Offer index = testing::base_offer("index:test/h100", "index:test", "H100", "", "H100", "NVIDIA H100 SXM", 1, 80e9);
+  index.flags.push_back(QualityFlag{"price_index", "a market index, not an offer", true});
+  index.prices = {obs(PriceKind::on_demand, 2.0, "2026-11-01")};
+  ImportBatch first;
+  first.offers = {index};
+  this->store_->import(first);
+  // 0.80 USD per GPU-hour < 50% of the 2.00 index: flagged, not excluded.
+  Offer cheap = testing::base_offer("x/cheap/r", "x", "cheap", "r", "H100", "NVIDIA H100 SXM", 1, 80e9);
+  cheap.prices = {obs(PriceKind::on_demand, 0.80, "2026-11-20")};
+  ImportBatch user;
+  user.offers = {cheap};
+  ingest(*this->store_, user, IngestOptions{"2026-11-30", false});
+  auto got = this->store_->get("x/cheap/r");
+  ASSERT_TRUE(got);
+  ASSERT_EQ(got->flags.size(), 1u);
+  EXPECT_EQ(got->flags[0].rule, import_rule::kBelowMarketIndex);
+  EXPECT_FALSE(got->flags[0].excludes);
+}
+
+TYPED_TEST(StoreContract, FetchedSnapshotsPassTheSameGatesAsImports) {
+  // The fetchers' write (ingest_snapshot) runs the store-wide gates: a stored market index
+  // flags a fetched offer under half of it, and a future date refuses the snapshot whole.
+  Offer index = testing::base_offer("index:test/h100", "index:test", "H100", "", "H100", "NVIDIA H100 SXM", 1, 80e9);
+  index.flags.push_back(QualityFlag{"price_index", "a market index, not an offer", true});
+  index.prices = {obs(PriceKind::on_demand, 2.0, "2026-11-01")};
+  ImportBatch first;
+  first.offers = {index};
+  this->store_->import(first);
+  SnapshotRecord rec;
+  rec.source = "src";
+  rec.url = "http://x/a";
+  rec.urls = {rec.url};
+  rec.fetched_at = "2026-11-30T00:00:00Z";
+  rec.content_hash = "sha256:cc";
+  rec.parser_version = 1;
+  rec.status = "accepted";
+  // 0.80 USD per GPU-hour < 50% of the 2.00 index: flagged, not excluded.
+  Offer cheap = testing::base_offer("x/cheap/r", "x", "cheap", "r", "H100", "NVIDIA H100 SXM", 1, 80e9);
+  cheap.prices = {obs(PriceKind::on_demand, 0.80, "2026-11-20")};
+  ImportBatch fetched;
+  fetched.offers = {cheap};
+  SnapshotCommit c = ingest_snapshot(*this->store_, rec, &fetched, "2026-11-30");
+  EXPECT_EQ(c.record.observations_added, 1u);
+  auto got = this->store_->get("x/cheap/r");
+  ASSERT_TRUE(got);
+  ASSERT_EQ(got->flags.size(), 1u);
+  EXPECT_EQ(got->flags[0].rule, import_rule::kBelowMarketIndex);
+  // A price dated after the fetch date: an error, no snapshot row and no offer written.
+  Offer future = testing::base_offer("x/future/r", "x", "future", "r", "H100", "NVIDIA H100 SXM", 1, 80e9);
+  future.prices = {obs(PriceKind::on_demand, 3.0, "2026-12-05")};
+  ImportBatch bad;
+  bad.offers = {future};
+  rec.content_hash = "sha256:dd";
+  EXPECT_THROW(ingest_snapshot(*this->store_, rec, &bad, "2026-11-30"), Error);
+  EXPECT_FALSE(this->store_->get("x/future/r"));
+  EXPECT_EQ(this->store_->snapshots("src", 10).size(), 1u);
 }
 
 }  // namespace

@@ -9,7 +9,9 @@
 #include <fstream>
 #include <functional>
 
+#include "catalog/open_store.hpp"
 #include "catalog/sqlite_store.hpp"
+#include "hardware/gpu_spec.hpp"
 #include "store_fixtures.hpp"
 #include "util/error.hpp"
 
@@ -50,6 +52,12 @@ std::vector<std::string> tables(const std::string& path) {
   sqlite3_finalize(s);
   sqlite3_close(db);
   return out;
+}
+
+/// The CLI's way in: open_store on a path (a plain path is SQLite), seeding a new store.
+void open_offer_store(const std::string& path) {
+  const SystemClock clock;
+  (void)open_store(path, StoreContext{GpuCatalog::bundled(), clock});
 }
 
 ErrorKind kind_of(const std::function<void()>& f, std::string* what = nullptr) {

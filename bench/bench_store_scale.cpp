@@ -1,0 +1,245 @@
+// Catalog scale (issue 12): query and plan latency on the bundled catalog grown to 10× and 100×
+// its size, each offer with a price history, on SQLite and on PostgreSQL.
+//
+//   bench_store_scale [--scales 1,10,100] [--history 6] [--reps 5]
+//   PostgreSQL runs when GPUPLAN_BENCH_PG_URL or GPUPLAN_TEST_PG_URL names an admin database
+//   (scripts/with-test-postgres.sh sets the latter); it creates gpuplan_bench_<scale> there.
+//
+// Growth is done in SQL after the normal seed: every bundled offer gets (scale - 1) copies
+// (id + "/xK") and every observation `history` older copies, dated 2024-01..2024-12 and priced
+// +1%..+12%. These are SYNTHETIC rows for timing only (never data): they leave each offer's
+// latest price as bundled, so the plan and query results per copy equal the bundled ones.
+// Timed: OfferQuery latency (three typical filters, limit 20; and the planner's unfiltered query
+// of every offer) and plan() over that query's offers for a 70B LoRA fine-tune. Median of reps.
+// Then the same timings after dropping the secondary indexes (the "without the indexes" row).
+#include <fmt/core.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <pqxx/pqxx>
+#include <string>
+#include <vector>
+
+#include "catalog/open_store.hpp"
+#include "catalog/providers.hpp"
+#include "hardware/gpu_spec.hpp"
+#include "model/model_source.hpp"
+#include "planner/planner.hpp"
+
+using namespace gpuplan;
+
+namespace {
+
+double median_ms(int reps, const std::function<void()>& f) {
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    const auto a = std::chrono::steady_clock::now();
+    f();
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+BillingTerms billing_of(const Offer& o) { return effective_billing(o, find_provider(bundled_providers(), o.provider)); }
+
+const char* kOfferCols =
+    "provider, instance_type, region, zone, gpu_name_raw, gpu_name, gpu_count, gpu_memory_bytes, vcpus, ram_bytes, "
+    "local_disk_bytes, intra_node_link, intra_node_link_bytes_per_s, form_factor, inter_node_network, "
+    "inter_node_bits_per_s, max_nodes, confirmed_available_at, billing_granularity_seconds, "
+    "billing_minimum_billed_seconds, billing_storage_usd_per_gb_month, billing_egress_usd_per_gb, "
+    "billing_egress_free_gb_per_month, billing_preemptions_per_day, billing_sources_json";
+
+/// SQL that grows a seeded catalog (same text for both databases but the series and dates).
+std::vector<std::string> grow_sql(bool pg, int scale, int history) {
+  const std::string series = pg ? fmt::format("generate_series(1, {})", scale - 1)
+                                : fmt::format("(WITH RECURSIVE s(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM s "
+                                              "WHERE k < {}) SELECT k FROM s)", scale - 1);
+  const std::string hseries = pg ? fmt::format("generate_series(1, {})", history)
+                                 : fmt::format("(WITH RECURSIVE s(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM s "
+                                               "WHERE k < {}) SELECT k FROM s)", history);
+  const std::string k = pg ? "g.k" : "g.k";
+  std::vector<std::string> v;
+  if (scale > 1) {
+    v.push_back(fmt::format("INSERT INTO offers (id, {0}) SELECT o.id || '/x' || {1}, {2} FROM offers o, {3} AS g(k)",
+                            kOfferCols, k,
+                            [&] {
+                              std::string c = kOfferCols, out;
+                              std::size_t p = 0;
+                              while (true) {
+                                auto q = c.find(", ", p);
+                                out += "o." + c.substr(p, q == std::string::npos ? std::string::npos : q - p);
+                                if (q == std::string::npos) break;
+                                out += ", ";
+                                p = q + 2;
+                              }
+                              return out;
+                            }(),
+                            series));
+    v.push_back(fmt::format("INSERT INTO flags (offer_id, position, rule, detail, excludes) SELECT f.offer_id || '/x' "
+                            "|| {0}, f.position, f.rule, f.detail, f.excludes FROM flags f, {1} AS g(k)",
+                            k, series));
+    v.push_back(pg ? fmt::format("INSERT INTO observations (offer_id, kind, usd_per_hour, observed_at, observed_at_text, "
+                                 "dataset, locator) SELECT x.offer_id || '/x' || g.k, x.kind, x.usd_per_hour, "
+                                 "x.observed_at, x.observed_at_text, x.dataset, x.locator FROM observations x, {} AS g(k)",
+                                 series)
+                   : fmt::format("INSERT INTO observations (offer_id, kind, usd_per_hour, observed_at, dataset, locator) "
+                                 "SELECT x.offer_id || '/x' || g.k, x.kind, x.usd_per_hour, x.observed_at, x.dataset, "
+                                 "x.locator FROM observations x, {} AS g(k)",
+                                 series));
+  }
+  // History: older observations (2024-MM-01, +MM%) for every observation present now.
+  v.push_back(pg ? fmt::format("INSERT INTO observations (offer_id, kind, usd_per_hour, observed_at, observed_at_text, "
+                               "dataset, locator) SELECT x.offer_id, x.kind, x.usd_per_hour * (1 + 0.01 * h.k), "
+                               "make_date(2024, h.k, 1), to_char(make_date(2024, h.k, 1), 'YYYY-MM-DD'), "
+                               "'bench:synthetic-history', 'bench' FROM observations x, {} AS h(k) "
+                               "WHERE x.dataset <> 'bench:synthetic-history' ON CONFLICT DO NOTHING",
+                               hseries)
+                 : fmt::format("INSERT OR IGNORE INTO observations (offer_id, kind, usd_per_hour, observed_at, dataset, "
+                               "locator) SELECT x.offer_id, x.kind, x.usd_per_hour * (1 + 0.01 * h.k), "
+                               "printf('2024-%02d-01', h.k), 'bench:synthetic-history', 'bench' "
+                               "FROM observations x, {} AS h(k) WHERE x.dataset <> 'bench:synthetic-history'",
+                               hseries));
+  v.push_back("ANALYZE");
+  // SQLite takes no column list on a subquery alias (its CTE already names the column k).
+  if (!pg)
+    for (std::string& q : v)
+      for (const auto& [from, to] : {std::pair<std::string, std::string>{"AS g(k)", "AS g"}, {"AS h(k)", "AS h"}})
+        for (auto p = q.find(from); p != std::string::npos; p = q.find(from, p)) q.replace(p, from.size(), to);
+  return v;
+}
+
+void run(const std::string& backend, const std::string& url, int scale, int history, int reps,
+         const std::function<void(const std::vector<std::string>&)>& exec_raw) {
+  FixedClock clock("2026-11-30");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto store = open_store(url, StoreContext{GpuCatalog::bundled(), clock});
+  const double seed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto t1 = std::chrono::steady_clock::now();
+  exec_raw(grow_sql(backend == "postgresql", scale, history));
+  const double grow_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  const StoreCounts c = store->counts();
+  fmt::print("{:<10} scale {:>3}: {:>7} offers, {:>8} observations (seed {:.1f} s, grow {:.1f} s)\n", backend, scale,
+             c.offers, c.observations, seed_s, grow_s);
+  auto timings = [&](const std::string& indexes) {
+  fmt::print("  -- {}\n", indexes);
+  auto q_ms = [&](const std::string& filter, std::optional<std::size_t> limit) {
+    OfferQuery q;
+    q.filter = filter;
+    q.limit = limit;
+    q.now_date = "2026-11-30";
+    std::size_t n = 0;
+    const double ms = median_ms(reps, [&] { n = store->query(q).size(); });
+    fmt::print("  query {:<34} limit {:>4}: {:>9.2f} ms median ({} offers)\n", "\"" + filter + "\"",
+               limit ? std::to_string(*limit) : "all", ms, n);
+  };
+  q_ms("gpu=H100 gpus>=8", 20);
+  q_ms("price_per_gpu<=2 not stale", 20);
+  q_ms("provider=aws or provider=gcp or provider=azure", 20);
+  q_ms("", std::nullopt);
+  // The plan path: the planner's query (every offer) + plan().
+  PlanRequest r;
+  r.model.preset = "llama-3.1-70b";
+  r.task = Task::lora;
+  r.tokens = 5e8;
+  r.seq_len = 4096;
+  r.today = "2026-11-30";
+  ModelSource s;
+  s.preset = r.model.preset;
+  const ModelArch arch = resolve_model(s);
+  std::size_t plans = 0;
+  const double plan_ms = median_ms(std::max(1, reps / 2), [&] {
+    OfferQuery q;
+    q.now_date = r.today;
+    const auto offers = store->query(q);
+    plans = plan(r, arch, offers, GpuCatalog::bundled(), &billing_of).plans_total;
+  });
+  fmt::print("  plan 70B LoRA (query + plan)                      : {:>9.2f} ms median ({} plans)\n", plan_ms, plans);
+  };
+  timings("with the schema's indexes");
+  // The same after dropping the secondary indexes (the unique identity index stays: it is the
+  // constraint that makes re-imports idempotent).
+  const bool pg = backend == "postgresql";
+  std::vector<std::string> drop;
+  for (const char* ix : pg ? std::vector<const char*>{"offers_gpu_name", "offers_gpu_norm", "offers_provider",
+                                                        "offers_region", "offers_gpu_count", "observations_latest",
+                                                        "observations_by_kind", "flags_excluding"}
+                           : std::vector<const char*>{"observations_by_kind"})
+    drop.push_back(fmt::format("DROP INDEX IF EXISTS {}", ix));
+  drop.push_back("ANALYZE");
+  exec_raw(drop);
+  timings(pg ? "WITHOUT offers_*, observations_latest, observations_by_kind, flags_excluding"
+             : "WITHOUT observations_by_kind");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> scales = {1, 10, 100};
+  int history = 6, reps = 5;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i], v = argv[i + 1];
+    if (a == "--scales") {
+      scales.clear();
+      std::size_t p = 0;
+      while (p <= v.size()) {
+        auto q = v.find(',', p);
+        scales.push_back(std::stoi(v.substr(p, q == std::string::npos ? std::string::npos : q - p)));
+        if (q == std::string::npos) break;
+        p = q + 1;
+      }
+    } else if (a == "--history") {
+      history = std::stoi(v);
+    } else if (a == "--reps") {
+      reps = std::stoi(v);
+    }
+  }
+  const char* pg_env = std::getenv("GPUPLAN_BENCH_PG_URL");
+  if (!pg_env || !*pg_env) pg_env = std::getenv("GPUPLAN_TEST_PG_URL");
+  for (int scale : scales) {
+    const std::string path = fmt::format("/tmp/gpuplan-bench-{}-{}.sqlite", ::getpid(), scale);
+    std::filesystem::remove(path);
+    run("sqlite", path, scale, history, reps, [&](const std::vector<std::string>& sql) {
+      sqlite3* db = nullptr;
+      sqlite3_open(path.c_str(), &db);
+      for (const auto& s : sql) {
+        char* err = nullptr;
+        if (sqlite3_exec(db, s.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+          fmt::print(stderr, "sqlite: {}\n", err ? err : "?");
+          std::exit(1);
+        }
+      }
+      sqlite3_close(db);
+    });
+    std::filesystem::remove(path);
+    std::filesystem::remove(path + "-wal");
+    std::filesystem::remove(path + "-shm");
+    if (pg_env && *pg_env) {
+      const std::string admin = pg_env;
+      const std::string name = fmt::format("gpuplan_bench_{}", scale);
+      {
+        pqxx::connection c(admin);
+        pqxx::nontransaction t(c);
+        t.exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
+        t.exec("CREATE DATABASE " + name);
+      }
+      const std::string url = admin.substr(0, admin.rfind('/') + 1) + name;
+      run("postgresql", url, scale, history, reps, [&](const std::vector<std::string>& sql) {
+        pqxx::connection c(url);
+        for (const auto& s : sql) {
+          pqxx::nontransaction t(c);
+          t.exec(s);
+        }
+      });
+      pqxx::connection c(admin);
+      pqxx::nontransaction t(c);
+      t.exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
+    } else {
+      fmt::print("postgresql: skipped (set GPUPLAN_BENCH_PG_URL or run under scripts/with-test-postgres.sh)\n");
+    }
+  }
+}

@@ -1,0 +1,45 @@
+#pragma once
+/// Catalog layer: the filter language (filter.hpp) compiled to a parameterized SQL WHERE clause,
+/// one compiler over the parse tree (filter_ast.hpp) with a dialect per database.
+///
+/// The clause reads these names, which each store provides in its query:
+///   `o`              the offers row (columns of the schema in sqlite_store.cpp / pg_store.cpp);
+///   `lp`             the latest observation of the query's price kind, exposed as
+///                    (usd_per_hour REAL/float8, observed_at TEXT as the source wrote it, dataset),
+///                    all NULL when the offer has no price of that kind;
+///   `observations`, `flags`   the store's tables;
+///   `gpuplan_specs(name, memory_bandwidth_bytes_per_s, memtype)`  a per-connection temp table
+///                    of the process's GPU catalog;
+///   `gpuplan_norm(text)`      norm_gpu_name as an SQL function.
+/// Semantics equal PreparedFilter::evaluate (three-valued logic is SQL NULL); the parity test
+/// (tests/catalog/filter_eval_test.cpp) checks both dialects against it on the bundled catalog.
+///
+/// Dialects: SQLite takes `?` placeholders, instr(), julianday(); PostgreSQL takes `$N`
+/// placeholders with explicit casts (`$N::float8`, `$N::text`), strpos(), date arithmetic,
+/// boolean flags.excludes and byte-order (COLLATE "C") date comparisons.
+/// A run of `or`-ed equalities on one field (`gpu=A or gpu=B ...` aside, which already expands
+/// to a list) compiles to one `IN (...)` (Kleene-equal: NULL IN (...) is NULL like each `=`).
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "catalog/filter.hpp"
+
+namespace gpuplan {
+
+enum class SqlDialect { sqlite, postgresql };
+
+/// A bound SQL parameter.
+using SqlValue = std::variant<double, std::string>;
+/// A WHERE clause with placeholders and the values to bind, in order.
+struct SqlWhere {
+  std::string sql;
+  std::vector<SqlValue> params;
+};
+
+/// Compiles `filter` for `dialect`. PostgreSQL placeholders are numbered from `first_param`
+/// (the caller's own parameters come before); SQLite's `?` are positional. An empty filter
+/// gives a clause that is always true. ctx.gpus nullptr → GpuCatalog::bundled().
+SqlWhere compile_filter_sql(const Filter& filter, const FilterContext& ctx, SqlDialect dialect, int first_param = 1);
+
+}  // namespace gpuplan

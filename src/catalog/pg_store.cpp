@@ -1,0 +1,833 @@
+#include "catalog/pg_store.hpp"
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
+
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <unordered_map>
+
+#include "catalog/filter_sql.hpp"
+#include "hardware/gpu_spec.hpp"
+#include "util/error.hpp"
+
+namespace gpuplan {
+namespace {
+
+/// Advisory lock keys (one 64-bit namespace per database; "gpup" + a number).
+constexpr long long kMigrateLockKey = 0x6770757000000001LL;
+constexpr long long kWriteLockKey = 0x6770757000000002LL;
+/// How long a writer waits for another writer's transaction (seconds).
+constexpr int kWriterWaitSeconds = 600;
+
+/// Schema migrations: entry i brings version i to i+1, numbered as sqlite_store.cpp's
+/// migrations (the same change, in PostgreSQL's types). Append only; never edit a shipped one.
+const std::vector<const char*>& migrations() {
+  static const std::vector<const char*> m = {
+      // 1: offers, observations, flags, meta (SQLite migration 1).
+      R"sql(
+CREATE FUNCTION gpuplan_norm(t text) RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+  AS $$ SELECT lower(regexp_replace(t, '[^A-Za-z0-9]', '', 'g')) $$;
+CREATE FUNCTION gpuplan_try_timestamptz(t text) RETURNS timestamptz LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  RETURN t::timestamptz;
+EXCEPTION WHEN others THEN
+  RETURN NULL;
+END $$;
+CREATE TABLE offers (
+  id text PRIMARY KEY,
+  provider text NOT NULL,
+  instance_type text NOT NULL,
+  region text NOT NULL,
+  zone text NOT NULL,
+  gpu_name_raw text NOT NULL,
+  gpu_name text,
+  gpu_count integer NOT NULL,
+  gpu_memory_bytes double precision,
+  vcpus double precision,
+  ram_bytes double precision,
+  local_disk_bytes double precision,
+  intra_node_link text NOT NULL,
+  intra_node_link_bytes_per_s double precision,
+  form_factor text NOT NULL,
+  inter_node_network text NOT NULL,
+  inter_node_bits_per_s double precision,
+  max_nodes integer,
+  confirmed_available_at text,
+  billing_granularity_seconds double precision,
+  billing_minimum_billed_seconds double precision,
+  billing_storage_usd_per_gb_month numeric,
+  billing_egress_usd_per_gb numeric,
+  billing_egress_free_gb_per_month double precision,
+  billing_preemptions_per_day double precision,
+  billing_sources_json jsonb NOT NULL DEFAULT '[]'
+);
+CREATE INDEX offers_gpu_name ON offers (gpu_name);
+CREATE INDEX offers_gpu_norm ON offers (gpuplan_norm(gpu_name_raw));
+CREATE INDEX offers_provider ON offers (lower(provider));
+CREATE INDEX offers_region ON offers (lower(region));
+CREATE INDEX offers_gpu_count ON offers (gpu_count);
+CREATE TABLE observations (
+  seq bigserial PRIMARY KEY,
+  offer_id text NOT NULL REFERENCES offers(id),
+  kind text NOT NULL,
+  usd_per_hour numeric NOT NULL,
+  observed_at timestamptz,
+  observed_at_text text,
+  dataset text NOT NULL,
+  locator text NOT NULL
+);
+CREATE UNIQUE INDEX observations_identity
+  ON observations (offer_id, kind, usd_per_hour, COALESCE(observed_at_text, ''), dataset);
+CREATE INDEX observations_latest
+  ON observations (offer_id, kind, (observed_at_text IS NULL), observed_at_text COLLATE "C" DESC, seq DESC);
+CREATE INDEX observations_by_kind ON observations (kind, offer_id);
+CREATE TABLE flags (
+  offer_id text NOT NULL REFERENCES offers(id),
+  position integer NOT NULL,
+  rule text NOT NULL,
+  detail text NOT NULL,
+  excludes boolean NOT NULL,
+  PRIMARY KEY (offer_id, position)
+);
+CREATE INDEX flags_excluding ON flags (offer_id) WHERE excludes;
+CREATE TABLE meta (key text PRIMARY KEY, value text NOT NULL);
+)sql",
+      // 2: snapshot log of `gpuplan fetch` (SQLite migration 2). An accepted (source,
+      // content_hash) is stored once, so two fetches at once add nothing twice.
+      R"sql(
+CREATE TABLE snapshots (
+  id bigserial PRIMARY KEY,
+  source text NOT NULL,
+  url text NOT NULL,
+  urls_json jsonb NOT NULL DEFAULT '[]',
+  fetched_at timestamptz NOT NULL,
+  content_hash text NOT NULL,
+  parser_version integer NOT NULL,
+  status text NOT NULL CHECK (status IN ('accepted', 'rejected', 'unchanged')),
+  rows_read bigint NOT NULL,
+  offers bigint NOT NULL,
+  observations_added bigint NOT NULL,
+  detail text NOT NULL
+);
+CREATE INDEX snapshots_by_source ON snapshots (source, fetched_at);
+CREATE UNIQUE INDEX snapshots_accepted_once ON snapshots (source, content_hash) WHERE status = 'accepted';
+)sql",
+  };
+  return m;
+}
+
+constexpr const char* kOfferColumns =
+    "o.id, o.provider, o.instance_type, o.region, o.zone, o.gpu_name_raw, o.gpu_name, o.gpu_count, "
+    "o.gpu_memory_bytes, o.vcpus, o.ram_bytes, o.local_disk_bytes, o.intra_node_link, "
+    "o.intra_node_link_bytes_per_s, o.form_factor, o.inter_node_network, o.inter_node_bits_per_s, o.max_nodes, "
+    "o.confirmed_available_at, o.billing_granularity_seconds, o.billing_minimum_billed_seconds, "
+    "o.billing_storage_usd_per_gb_month::float8, o.billing_egress_usd_per_gb::float8, "
+    "o.billing_egress_free_gb_per_month, o.billing_preemptions_per_day, o.billing_sources_json::text";
+
+constexpr const char* kObservationColumns =
+    "offer_id, kind, usd_per_hour::float8, observed_at_text, dataset, locator";
+/// Observations of many offers, oldest first per offer (unknown dates first, then insertion).
+constexpr const char* kAllObservationsSql =
+    "SELECT offer_id, kind, usd_per_hour::float8, observed_at_text, dataset, locator FROM observations "
+    "WHERE offer_id = ANY($1::text[]) "
+    "ORDER BY offer_id, (observed_at_text IS NOT NULL), observed_at_text COLLATE \"C\", seq";
+/// The latest observation of each kind of many offers (Offer::latest_price's rule), same order.
+constexpr const char* kLatestObservationsSql =
+    "SELECT offer_id, kind, usd_per_hour, observed_at_text, dataset, locator FROM ("
+    "SELECT DISTINCT ON (offer_id, kind) offer_id, kind, usd_per_hour::float8 AS usd_per_hour, observed_at_text, "
+    "dataset, locator, seq FROM observations WHERE offer_id = ANY($1::text[]) "
+    "ORDER BY offer_id, kind, (observed_at_text IS NULL), observed_at_text COLLATE \"C\" DESC, seq DESC) x "
+    "ORDER BY offer_id, (observed_at_text IS NOT NULL), observed_at_text COLLATE \"C\", seq";
+constexpr const char* kFlagsSql =
+    "SELECT offer_id, rule, detail, excludes FROM flags WHERE offer_id = ANY($1::text[]) ORDER BY offer_id, position";
+constexpr const char* kUpsertSql =
+    "INSERT INTO offers (id, provider, instance_type, region, zone, gpu_name_raw, gpu_name, gpu_count, "
+    "gpu_memory_bytes, vcpus, ram_bytes, local_disk_bytes, intra_node_link, intra_node_link_bytes_per_s, "
+    "form_factor, inter_node_network, inter_node_bits_per_s, max_nodes, confirmed_available_at, "
+    "billing_granularity_seconds, billing_minimum_billed_seconds, billing_storage_usd_per_gb_month, "
+    "billing_egress_usd_per_gb, billing_egress_free_gb_per_month, billing_preemptions_per_day, "
+    "billing_sources_json) VALUES ($1,$2,$3,$4,$5,$6,$7,$8::integer,$9::float8,$10::float8,$11::float8,$12::float8,"
+    "$13,$14::float8,$15,$16,$17::float8,$18::integer,$19,$20::float8,$21::float8,$22::numeric,$23::numeric,"
+    "$24::float8,$25::float8,$26::jsonb) "
+    "ON CONFLICT (id) DO UPDATE SET provider=excluded.provider, instance_type=excluded.instance_type, "
+    "region=excluded.region, zone=excluded.zone, gpu_name_raw=excluded.gpu_name_raw, "
+    "gpu_name=excluded.gpu_name, gpu_count=excluded.gpu_count, "
+    "gpu_memory_bytes=excluded.gpu_memory_bytes, vcpus=excluded.vcpus, ram_bytes=excluded.ram_bytes, "
+    "local_disk_bytes=excluded.local_disk_bytes, intra_node_link=excluded.intra_node_link, "
+    "intra_node_link_bytes_per_s=excluded.intra_node_link_bytes_per_s, "
+    "form_factor=excluded.form_factor, inter_node_network=excluded.inter_node_network, "
+    "inter_node_bits_per_s=excluded.inter_node_bits_per_s, max_nodes=excluded.max_nodes, "
+    "confirmed_available_at=excluded.confirmed_available_at, "
+    "billing_granularity_seconds=excluded.billing_granularity_seconds, "
+    "billing_minimum_billed_seconds=excluded.billing_minimum_billed_seconds, "
+    "billing_storage_usd_per_gb_month=excluded.billing_storage_usd_per_gb_month, "
+    "billing_egress_usd_per_gb=excluded.billing_egress_usd_per_gb, "
+    "billing_egress_free_gb_per_month=excluded.billing_egress_free_gb_per_month, "
+    "billing_preemptions_per_day=excluded.billing_preemptions_per_day, "
+    "billing_sources_json=excluded.billing_sources_json";
+constexpr const char* kInsertObservationSql =
+    "INSERT INTO observations (offer_id, kind, usd_per_hour, observed_at, observed_at_text, dataset, locator) "
+    "VALUES ($1, $2, $3::numeric, gpuplan_try_timestamptz($4), $4, $5, $6) ON CONFLICT DO NOTHING";
+
+/// Snapshot columns; fetched_at rendered back as "YYYY-MM-DDTHH:MM:SSZ" (UTC).
+constexpr const char* kSnapshotColumns =
+    "id, source, url, urls_json::text, to_char(fetched_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), "
+    "content_hash, parser_version, status, rows_read, offers, observations_added, detail";
+
+SnapshotRecord read_snapshot(const pqxx::row& r) {
+  SnapshotRecord s;
+  s.id = r[0].as<std::int64_t>();
+  s.source = r[1].as<std::string>();
+  s.url = r[2].as<std::string>();
+  s.urls = nlohmann::json::parse(r[3].as<std::string>()).get<std::vector<std::string>>();
+  s.fetched_at = r[4].as<std::string>();
+  s.content_hash = r[5].as<std::string>();
+  s.parser_version = r[6].as<int>();
+  s.status = r[7].as<std::string>();
+  s.rows_read = r[8].as<std::size_t>();
+  s.offers = r[9].as<std::size_t>();
+  s.observations_added = r[10].as<std::size_t>();
+  s.detail = r[11].as<std::string>();
+  return s;
+}
+
+/// One parameter as libpq text (nullopt = SQL NULL).
+using Param = std::optional<std::string>;
+Param p_text(std::string_view s) { return std::string(s); }
+Param p_text(const std::string& s) { return s; }
+Param p_text(const char* s) { return std::string(s); }
+Param p_text(const std::optional<std::string>& s) { return s; }
+/// Shortest text that reads back as the same double (fmt's "{}").
+Param p_num(double v) { return fmt::format("{}", v); }
+Param p_num(const std::optional<double>& v) { return v ? p_num(*v) : Param{}; }
+Param p_int(std::int64_t v) { return std::to_string(v); }
+Param p_int(const std::optional<int>& v) { return v ? p_int(*v) : Param{}; }
+
+/// A PostgreSQL text[] literal: {"a","b"} with \ and " escaped.
+std::string text_array(const std::vector<std::string>& items) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ',';
+    out += '"';
+    for (char c : items[i]) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  return out + "}";
+}
+
+IntraNodeLink parse_link(const std::string& s) {
+  for (IntraNodeLink k : {IntraNodeLink::pcie, IntraNodeLink::nvlink})
+    if (intra_node_link_name(k) == s) return k;
+  return IntraNodeLink::unknown;
+}
+InterNodeNetwork parse_network(const std::string& s) {
+  for (InterNodeNetwork k : {InterNodeNetwork::ethernet, InterNodeNetwork::roce, InterNodeNetwork::infiniband})
+    if (inter_node_network_name(k) == s) return k;
+  return InterNodeNetwork::unknown;
+}
+PriceKind parse_kind(const std::string& s, const std::string& where) {
+  for (PriceKind k : {PriceKind::on_demand, PriceKind::spot, PriceKind::reserved_1y, PriceKind::reserved_3y})
+    if (price_kind_name(k) == s) return k;
+  throw Error(ErrorKind::invalid_input, where, "unknown price kind \"" + s + "\" in database");
+}
+
+std::optional<std::string> opt_text(const pqxx::field& f) {
+  if (f.is_null()) return std::nullopt;
+  return f.as<std::string>();
+}
+std::optional<double> opt_real(const pqxx::field& f) {
+  if (f.is_null()) return std::nullopt;
+  return f.as<double>();
+}
+
+Offer read_offer(const pqxx::row& r) {
+  Offer o;
+  o.id = r[0].as<std::string>();
+  o.provider = r[1].as<std::string>();
+  o.instance_type = r[2].as<std::string>();
+  o.region = r[3].as<std::string>();
+  o.zone = r[4].as<std::string>();
+  o.gpu_name_raw = r[5].as<std::string>();
+  o.gpu_name = opt_text(r[6]);
+  o.gpu_count = r[7].as<int>();
+  o.gpu_memory_bytes = opt_real(r[8]);
+  o.vcpus = opt_real(r[9]);
+  o.ram_bytes = opt_real(r[10]);
+  o.local_disk_bytes = opt_real(r[11]);
+  o.intra_node_link = parse_link(r[12].as<std::string>());
+  o.intra_node_link_bytes_per_s = opt_real(r[13]);
+  o.form_factor = r[14].as<std::string>();
+  o.inter_node_network = parse_network(r[15].as<std::string>());
+  o.inter_node_bits_per_s = opt_real(r[16]);
+  if (!r[17].is_null()) o.max_nodes = r[17].as<int>();
+  o.confirmed_available_at = opt_text(r[18]);
+  o.billing_override.granularity_seconds = opt_real(r[19]);
+  o.billing_override.minimum_billed_seconds = opt_real(r[20]);
+  o.billing_override.storage_usd_per_gb_month = opt_real(r[21]);
+  o.billing_override.egress_usd_per_gb = opt_real(r[22]);
+  o.billing_override.egress_free_gb_per_month = opt_real(r[23]);
+  o.billing_override.preemptions_per_day = opt_real(r[24]);
+  o.billing_override.sources = nlohmann::json::parse(r[25].as<std::string>()).get<std::vector<std::string>>();
+  return o;
+}
+
+std::string sort_sql(std::string_view sort) {
+  if (sort == kSortBandwidth)
+    return "(SELECT s.memory_bandwidth_bytes_per_s FROM gpuplan_specs s WHERE s.name = o.gpu_name)";
+  if (sort == kSortPrice) return "lp.usd_per_hour";
+  if (sort == kSortPricePerVramGb) return "(lp.usd_per_hour / NULLIF(o.gpu_count * o.gpu_memory_bytes / 1e9, 0))";
+  return "(lp.usd_per_hour / NULLIF(o.gpu_count, 0))";
+}
+
+/// Latest observation of the query's kind ($1) per offer, exposed under the names the filter's
+/// SQL reads (filter_sql.hpp): one probe of observations_latest per offer.
+constexpr const char* kLatestPriceJoin =
+    " LEFT JOIN LATERAL (SELECT x.usd_per_hour::float8 AS usd_per_hour, x.observed_at_text AS observed_at, "
+    "x.dataset FROM observations x WHERE x.offer_id = o.id AND x.kind = $1::text "
+    "ORDER BY (x.observed_at_text IS NULL), x.observed_at_text COLLATE \"C\" DESC, x.seq DESC LIMIT 1) lp ON TRUE ";
+
+/// Maps a libpqxx exception to a gpuplan Error (see pg_store.hpp).
+[[noreturn]] void rethrow_pg(const std::string& where) {
+  try {
+    throw;
+  } catch (const Error&) {
+    throw;
+  } catch (const pqxx::broken_connection& e) {
+    throw Error(ErrorKind::unavailable, where, std::string("connection to PostgreSQL lost: ") + e.what(),
+                "retry; the next request opens a new connection");
+  } catch (const pqxx::sql_error& e) {
+    const std::string state = e.sqlstate();
+    if (state == "55P03" || state == "57014" || state == "40001" || state == "40P01" || state.rfind("08", 0) == 0 ||
+        state.rfind("57P", 0) == 0)
+      throw Error(ErrorKind::unavailable, where, std::string("PostgreSQL: ") + e.what(),
+                  "retry when the other writer is done or the server is back");
+    throw Error(ErrorKind::internal, where, std::string("PostgreSQL error: ") + e.what());
+  } catch (const pqxx::failure& e) {
+    throw Error(ErrorKind::unavailable, where, std::string("PostgreSQL: ") + e.what(), "a reachable database");
+  }
+}
+
+}  // namespace
+
+int pg_store_schema_version() noexcept { return static_cast<int>(migrations().size()); }
+
+struct PgOfferStore::Impl {
+  std::string conninfo;
+  std::string where;  ///< conninfo without a password, for error messages
+  const GpuCatalog* gpus = nullptr;
+  PgStoreOptions opts;
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::unique_ptr<pqxx::connection>> idle;
+  std::size_t open = 0;  ///< connections in use or idle
+  /// Filter statements prepared per connection: SQL text → statement name.
+  std::unordered_map<const pqxx::connection*, std::unordered_map<std::string, std::string>> prepared;
+
+  std::unique_ptr<pqxx::connection> connect() {
+    auto c = std::make_unique<pqxx::connection>(conninfo);
+    {
+    pqxx::nontransaction n(*c);
+    n.exec("SET TimeZone = 'UTC'");
+    n.exec(fmt::format("SET lock_timeout = {}", std::max(1, opts.lock_timeout_ms)));  // a constant of ours
+    n.exec("CREATE TEMP TABLE IF NOT EXISTS gpuplan_specs (name text PRIMARY KEY, "
+           "memory_bandwidth_bytes_per_s double precision, memtype text)");
+    n.exec("TRUNCATE gpuplan_specs");
+    std::vector<std::string> names, memtypes;
+    std::vector<Param> bandwidths;
+    for (const GpuSpec& s : gpus->gpus()) {
+      names.push_back(s.name);
+      memtypes.push_back(memory_family(s));
+      bandwidths.push_back(s.memory_bandwidth_bytes_per_s > 0 ? p_num(s.memory_bandwidth_bytes_per_s) : Param{});
+    }
+    std::vector<std::string> bw_text;
+    for (const Param& b : bandwidths) bw_text.push_back(b ? *b : "");
+    n.exec_params(
+        "INSERT INTO gpuplan_specs SELECT n, NULLIF(b, '')::float8, m FROM unnest($1::text[], $2::text[], $3::text[]) "
+        "AS t(n, b, m) ON CONFLICT (name) DO NOTHING",
+        text_array(names), text_array(bw_text), text_array(memtypes));
+    }
+    c->prepare("facts", std::string("SELECT ") + kOfferColumns + " FROM offers o WHERE o.id = $1");
+    c->prepare("flags", kFlagsSql);
+    c->prepare("all_observations", kAllObservationsSql);
+    c->prepare("latest_observations", kLatestObservationsSql);
+    c->prepare("upsert", kUpsertSql);
+    c->prepare("del_flags", "DELETE FROM flags WHERE offer_id = $1");
+    c->prepare("ins_flag", "INSERT INTO flags (offer_id, position, rule, detail, excludes) VALUES ($1, $2::integer, "
+                           "$3, $4, $5::boolean)");
+    c->prepare("ins_obs", kInsertObservationSql);
+    return c;
+  }
+
+  /// A pooled connection; returned to the pool on destruction unless marked broken.
+  class Lease {
+   public:
+    Lease(Impl& impl, std::unique_ptr<pqxx::connection> c) : impl_(impl), c_(std::move(c)) {}
+    ~Lease() { impl_.release(std::move(c_), broken_); }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    pqxx::connection& operator*() { return *c_; }
+    void mark_broken() { broken_ = true; }
+
+   private:
+    Impl& impl_;
+    std::unique_ptr<pqxx::connection> c_;
+    bool broken_ = false;
+  };
+
+  /// False when the server closed an idle connection (restart, pg_terminate_backend, idle
+  /// timeout of a proxy): reads what the socket holds without waiting, no round trip.
+  static bool still_open(pqxx::connection& c) {
+    try {
+      c.get_notifs();  // consumes a pending FATAL message...
+      c.get_notifs();  // ...then sees the end of the stream
+    } catch (const std::exception&) {
+      return false;
+    }
+    return c.is_open();
+  }
+
+  Lease acquire() {
+    std::unique_lock<std::mutex> lock(mu);
+    for (;;) {
+      cv.wait(lock, [&] { return !idle.empty() || open < opts.connections; });
+      if (idle.empty()) break;
+      auto c = std::move(idle.back());
+      idle.pop_back();
+      lock.unlock();
+      if (still_open(*c)) return Lease(*this, std::move(c));
+      lock.lock();  // dropped while idle: replace it before use (the caller never sees it)
+      prepared.erase(c.get());
+      --open;
+    }
+    ++open;
+    lock.unlock();
+    try {
+      return Lease(*this, connect());
+    } catch (...) {
+      {
+        std::lock_guard<std::mutex> g(mu);
+        --open;
+      }
+      cv.notify_one();
+      rethrow_pg(where);
+    }
+  }
+
+  void release(std::unique_ptr<pqxx::connection> c, bool broken) {
+    {
+      std::lock_guard<std::mutex> g(mu);
+      if (broken || !c || !c->is_open()) {
+        if (c) prepared.erase(c.get());
+        --open;
+      } else {
+        idle.push_back(std::move(c));
+      }
+    }
+    cv.notify_one();
+  }
+
+  /// Runs f(connection) with a pooled connection, mapping errors; a connection that failed at
+  /// the connection level is dropped (the next call opens a new one).
+  template <typename F>
+  auto with_connection(F&& f) {
+    Lease lease = acquire();
+    try {
+      return f(*lease);
+    } catch (const pqxx::broken_connection&) {
+      lease.mark_broken();
+      rethrow_pg(where);
+    } catch (const pqxx::sql_error& e) {
+      const std::string s = e.sqlstate();
+      if (s.rfind("08", 0) == 0 || s.rfind("57P", 0) == 0) lease.mark_broken();
+      rethrow_pg(where);
+    } catch (const pqxx::failure&) {
+      lease.mark_broken();
+      rethrow_pg(where);
+    }
+  }
+
+  /// Name of a prepared statement for `sql` on `c` (prepared on first use; at most 256 per
+  /// connection, then the cache restarts).
+  std::string prepared_name(pqxx::connection& c, const std::string& sql) {
+    std::unordered_map<std::string, std::string>* m = nullptr;
+    {
+      std::lock_guard<std::mutex> g(mu);
+      m = &prepared[&c];
+    }
+    auto it = m->find(sql);
+    if (it != m->end()) return it->second;
+    if (m->size() >= 256) {
+      for (const auto& [text, name] : *m) c.unprepare(name);
+      m->clear();
+    }
+    static std::atomic<unsigned long> counter{0};
+    const std::string name = fmt::format("q{}", ++counter);
+    c.prepare(name, sql);
+    m->emplace(sql, name);
+    return name;
+  }
+
+  /// Brings the schema to `target` (≤ the versions this binary knows) under the migration lock.
+  void migrate(int target) {
+    with_connection([&](pqxx::connection& c) {
+      const int known = static_cast<int>(migrations().size());
+      {
+        pqxx::nontransaction n(c);
+        n.exec_params("SELECT pg_advisory_lock($1::bigint)", kMigrateLockKey);
+      }
+      try {
+        pqxx::work w(c);
+        w.exec("CREATE TABLE IF NOT EXISTS gpuplan_schema (version integer NOT NULL)");
+        pqxx::result r = w.exec("SELECT version FROM gpuplan_schema");
+        int v = r.empty() ? 0 : r[0][0].as<int>();
+        if (r.empty()) w.exec("INSERT INTO gpuplan_schema (version) VALUES (0)");
+        if (v > known)
+          throw Error(ErrorKind::conflict, where,
+                      fmt::format("database schema version {} is newer than this gpuplan knows ({})", v, known),
+                      "a newer gpuplan, or a different --db");
+        for (int i = v; i < target; ++i) w.exec(migrations()[static_cast<std::size_t>(i)]);
+        if (v < target) w.exec_params("UPDATE gpuplan_schema SET version = $1::integer", target);
+        w.commit();
+      } catch (...) {
+        try {
+          pqxx::nontransaction u(c);
+          u.exec_params("SELECT pg_advisory_unlock($1::bigint)", kMigrateLockKey);
+        } catch (...) {
+        }
+        throw;
+      }
+      {
+        pqxx::nontransaction u(c);
+        u.exec_params("SELECT pg_advisory_unlock($1::bigint)", kMigrateLockKey);
+      }
+      return 0;
+    });
+  }
+
+  /// Fills flags and observations of `offers` (two queries whatever their number).
+  void load_details(pqxx::transaction_base& t, std::vector<Offer>& offers, bool all_observations, bool with_flags) {
+    if (offers.empty()) return;
+    std::vector<std::string> ids;
+    std::unordered_map<std::string, Offer*> by_id;
+    for (Offer& o : offers) {
+      ids.push_back(o.id);
+      by_id[o.id] = &o;
+    }
+    const std::string arr = text_array(ids);
+    if (with_flags) {
+      for (const auto& r : t.exec_prepared("flags", arr))
+        by_id.at(r[0].as<std::string>())
+            ->flags.push_back(QualityFlag{r[1].as<std::string>(), r[2].as<std::string>(), r[3].as<bool>()});
+    }
+    for (const auto& r : t.exec_prepared(all_observations ? "all_observations" : "latest_observations", arr)) {
+      PriceObservation p;
+      p.offer_id = r[0].as<std::string>();
+      p.kind = parse_kind(r[1].as<std::string>(), where);
+      p.usd_per_hour = r[2].as<double>();
+      p.source.observed_at = opt_text(r[3]);
+      p.source.dataset = r[4].as<std::string>();
+      p.source.locator = r[5].as<std::string>();
+      by_id.at(p.offer_id)->prices.push_back(std::move(p));
+    }
+  }
+
+  std::optional<Offer> load_facts(pqxx::transaction_base& t, std::string_view id) {
+    pqxx::result r = t.exec_prepared("facts", std::string(id));
+    if (r.empty()) return std::nullopt;
+    std::vector<Offer> one{read_offer(r[0])};
+    pqxx::result f = t.exec_prepared("flags", text_array({one[0].id}));
+    for (const auto& row : f)
+      one[0].flags.push_back(QualityFlag{row[1].as<std::string>(), row[2].as<std::string>(), row[3].as<bool>()});
+    return std::move(one[0]);
+  }
+
+  /// Takes the write lock for this transaction. A writer waits for another writer's whole import
+  /// (minutes for a large snapshot), not lock_timeout, which keeps guarding row locks.
+  static void lock_writes(pqxx::transaction_base& t) {
+    t.exec(fmt::format("SET LOCAL lock_timeout = '{}s'", kWriterWaitSeconds));  // a constant of ours
+    t.exec_params("SELECT pg_advisory_xact_lock($1::bigint)", kWriteLockKey);
+  }
+
+  ImportResult import_in(pqxx::transaction_base& t, const ImportBatch& batch) {
+    lock_writes(t);
+    ImportResult r;
+    for (const Offer& o : batch.offers) {
+      std::optional<Offer> old = load_facts(t, o.id);
+      if (!old)
+        ++r.offers_added;
+      else if (same_offer_facts(*old, o))
+        ++r.offers_unchanged;
+      else
+        ++r.offers_updated;
+      if (!old || !same_offer_facts(*old, o)) {
+        const BillingTerms& bt = o.billing_override;
+        std::vector<Param> v = {
+            p_text(o.id), p_text(o.provider), p_text(o.instance_type), p_text(o.region), p_text(o.zone),
+            p_text(o.gpu_name_raw), p_text(o.gpu_name), p_int(o.gpu_count), p_num(o.gpu_memory_bytes),
+            p_num(o.vcpus), p_num(o.ram_bytes), p_num(o.local_disk_bytes),
+            p_text(intra_node_link_name(o.intra_node_link)), p_num(o.intra_node_link_bytes_per_s),
+            p_text(o.form_factor), p_text(inter_node_network_name(o.inter_node_network)),
+            p_num(o.inter_node_bits_per_s), p_int(o.max_nodes), p_text(o.confirmed_available_at),
+            p_num(bt.granularity_seconds), p_num(bt.minimum_billed_seconds), p_num(bt.storage_usd_per_gb_month),
+            p_num(bt.egress_usd_per_gb), p_num(bt.egress_free_gb_per_month), p_num(bt.preemptions_per_day),
+            p_text(nlohmann::json(bt.sources).dump())};
+        t.exec_prepared("upsert", pqxx::prepare::make_dynamic_params(v));
+        t.exec_prepared("del_flags", o.id);
+        for (std::size_t k = 0; k < o.flags.size(); ++k) {
+          const QualityFlag& f = o.flags[k];
+          t.exec_prepared("ins_flag", o.id, static_cast<long long>(k), f.rule, f.detail, f.excludes ? "true" : "false");
+        }
+      }
+      for (const PriceObservation& p : o.prices) {
+        std::vector<Param> v = {p_text(o.id),
+                                p_text(price_kind_name(p.kind)),
+                                p_num(p.usd_per_hour),
+                                p_text(p.source.observed_at),
+                                p_text(p.source.dataset),
+                                p_text(p.source.locator)};
+        pqxx::result res = t.exec_prepared("ins_obs", pqxx::prepare::make_dynamic_params(v));
+        if (res.affected_rows() > 0)
+          ++r.observations_added;
+        else
+          ++r.observations_already_known;
+      }
+    }
+    t.exec("INSERT INTO meta (key, value) VALUES ('revision', '1') ON CONFLICT (key) DO UPDATE SET "
+           "value = (meta.value::bigint + 1)::text");
+    return r;
+  }
+};
+
+PgOfferStore::PgOfferStore(const std::string& conninfo, const GpuCatalog& gpus, const PgStoreOptions& opts)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->conninfo = conninfo;
+  // Never print a password: keep the scheme and host part only.
+  std::string shown = conninfo;
+  if (const auto at = shown.find('@'); at != std::string::npos) {
+    const auto scheme = shown.find("://");
+    if (scheme != std::string::npos && scheme < at) shown = shown.substr(0, scheme + 3) + "…" + shown.substr(at);
+  }
+  if (const auto pw = shown.find("password="); pw != std::string::npos) shown = shown.substr(0, pw) + "password=…";
+  impl_->where = shown;
+  impl_->gpus = &gpus;
+  impl_->opts = opts;
+  if (impl_->opts.connections == 0) impl_->opts.connections = 1;
+  impl_->migrate(pg_store_schema_version());
+}
+
+void pg_store_migrate(const std::string& conninfo, int target_version) {
+  if (target_version < 0 || target_version > pg_store_schema_version())
+    throw_invalid("target_version", fmt::format("schema version {} is unknown", target_version),
+                  fmt::format("0..{}", pg_store_schema_version()));
+  PgOfferStore::Impl impl;
+  impl.conninfo = conninfo;
+  impl.where = "PostgreSQL";
+  impl.gpus = &GpuCatalog::bundled();
+  impl.migrate(target_version);
+}
+
+PgOfferStore::~PgOfferStore() = default;
+
+int PgOfferStore::schema_version() {
+  return impl_->with_connection([&](pqxx::connection& c) {
+    pqxx::read_transaction t(c);
+    return t.exec("SELECT version FROM gpuplan_schema")[0][0].as<int>();
+  });
+}
+
+ImportResult PgOfferStore::import(const ImportBatch& batch) {
+  validate_batch(batch);
+  return impl_->with_connection([&](pqxx::connection& c) {
+    pqxx::work w(c);
+    ImportResult r = impl_->import_in(w, batch);
+    w.commit();
+    return r;
+  });
+}
+
+ImportResult PgOfferStore::preview_import(const ImportBatch& batch) {
+  validate_batch(batch);
+  return impl_->with_connection([&](pqxx::connection& c) {
+    pqxx::work w(c);
+    ImportResult r = impl_->import_in(w, batch);
+    w.abort();
+    return r;
+  });
+}
+
+bool PgOfferStore::seed_if_new(const std::function<ImportBatch()>& make_batch) {
+  auto seeded = [&](pqxx::transaction_base& t) {
+    return !t.exec_params("SELECT 1 FROM meta WHERE key = $1", "seeded").empty();
+  };
+  const bool done = impl_->with_connection([&](pqxx::connection& c) {
+    pqxx::read_transaction t(c);
+    return seeded(t);
+  });
+  if (done) return false;
+  ImportBatch batch = make_batch();  // parse outside the lock
+  validate_batch(batch);
+  return impl_->with_connection([&](pqxx::connection& c) {
+    pqxx::work w(c);
+    impl_->lock_writes(w);
+    if (seeded(w)) return false;
+    impl_->import_in(w, batch);
+    w.exec_params("INSERT INTO meta (key, value) VALUES ($1, $2)", "seeded",
+                  batch.dataset.empty() ? std::string("bundled") : batch.dataset);
+    w.commit();
+    return true;
+  });
+}
+
+std::vector<Offer> PgOfferStore::query(const OfferQuery& q) {
+  q.validate();
+  const Filter filter = Filter::parse(q.filter);
+  const SqlWhere where = compile_filter_sql(filter, q.filter_context(impl_->gpus), SqlDialect::postgresql, 4);
+  const std::string key = sort_sql(q.sort);
+  const std::string sql =
+      std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin + "WHERE (" + where.sql +
+      ") AND ($2::boolean OR NOT EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND f.excludes))"
+      " ORDER BY (" + key + ") IS NULL, " + key + (offer_sort_descending(q.sort) ? " DESC" : "") +
+      ", o.id COLLATE \"C\" LIMIT $3::bigint";
+  std::vector<Param> params = {p_text(price_kind_name(q.price_kind)), p_text(q.include_excluded ? "true" : "false"),
+                               q.limit ? p_int(static_cast<std::int64_t>(*q.limit)) : Param{}};
+  for (const SqlValue& v : where.params) {
+    if (const double* d = std::get_if<double>(&v))
+      params.push_back(p_num(*d));
+    else
+      params.push_back(std::get<std::string>(v));
+  }
+  return impl_->with_connection([&](pqxx::connection& c) {
+    const std::string name = impl_->prepared_name(c, sql);
+    pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> t(c);
+    std::vector<Offer> out;
+    for (const auto& r : t.exec_prepared(name, pqxx::prepare::make_dynamic_params(params))) out.push_back(read_offer(r));
+    impl_->load_details(t, out, q.all_observations, true);
+    t.commit();
+    return out;
+  });
+}
+
+std::optional<Offer> PgOfferStore::get(std::string_view id) {
+  return impl_->with_connection([&](pqxx::connection& c) -> std::optional<Offer> {
+    pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> t(c);
+    std::optional<Offer> o = impl_->load_facts(t, id);
+    if (!o) return std::nullopt;
+    std::vector<Offer> one{std::move(*o)};
+    impl_->load_details(t, one, true, false);
+    t.commit();
+    return std::move(one[0]);
+  });
+}
+
+std::vector<PriceObservation> PgOfferStore::history(std::string_view offer_id) {
+  return impl_->with_connection([&](pqxx::connection& c) {
+    pqxx::read_transaction t(c);
+    std::vector<Offer> one(1);
+    one[0].id = std::string(offer_id);
+    impl_->load_details(t, one, true, false);
+    return one[0].prices;
+  });
+}
+
+SnapshotCommit PgOfferStore::commit_snapshot(const SnapshotRecord& record, const ImportBatch* batch) {
+  if (batch != nullptr) validate_batch(*batch);
+  return impl_->with_connection([&](pqxx::connection& c) {
+    pqxx::work w(c);
+    impl_->lock_writes(w);
+    SnapshotCommit out;
+    out.record = record;
+    const bool accepted_exists =
+        record.status == "accepted" &&
+        !w.exec_params("SELECT 1 FROM snapshots WHERE source = $1 AND content_hash = $2 AND status = 'accepted'",
+                       record.source, record.content_hash)
+             .empty();
+    if (accepted_exists) {
+      out.already_accepted = true;
+      out.record.status = "unchanged";
+      out.record.observations_added = 0;
+      if (out.record.detail.empty()) out.record.detail = "same content as an accepted snapshot: nothing imported";
+    } else if (record.status == "accepted" && batch != nullptr) {
+      out.import = impl_->import_in(w, *batch);
+      out.record.observations_added = out.import.observations_added;
+    }
+    const SnapshotRecord& r = out.record;
+    out.record.id =
+        w.exec_params("INSERT INTO snapshots (source, url, urls_json, fetched_at, content_hash, parser_version, status, "
+                      "rows_read, offers, observations_added, detail) VALUES ($1, $2, $3::jsonb, $4::timestamptz, $5, "
+                      "$6::integer, $7, $8::bigint, $9::bigint, $10::bigint, $11) RETURNING id",
+                      r.source, r.url, nlohmann::json(r.urls).dump(), r.fetched_at, r.content_hash, r.parser_version,
+                      r.status, static_cast<long long>(r.rows_read), static_cast<long long>(r.offers),
+                      static_cast<long long>(r.observations_added), r.detail)[0][0]
+            .as<std::int64_t>();
+    w.commit();
+    return out;
+  });
+}
+
+std::optional<SnapshotRecord> PgOfferStore::last_snapshot(std::string_view source, std::string_view status) {
+  return impl_->with_connection([&](pqxx::connection& c) -> std::optional<SnapshotRecord> {
+    pqxx::read_transaction t(c);
+    pqxx::result r = t.exec_params(std::string("SELECT ") + kSnapshotColumns +
+                                       " FROM snapshots WHERE source = $1 AND status = $2 "
+                                       "ORDER BY fetched_at DESC, id DESC LIMIT 1",
+                                   std::string(source), std::string(status));
+    if (r.empty()) return std::nullopt;
+    return read_snapshot(r[0]);
+  });
+}
+
+std::optional<std::string> PgOfferStore::first_accepted_with_hash(std::string_view source,
+                                                                  std::string_view content_hash) {
+  return impl_->with_connection([&](pqxx::connection& c) -> std::optional<std::string> {
+    pqxx::read_transaction t(c);
+    pqxx::result r = t.exec_params(
+        "SELECT to_char(min(fetched_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') FROM snapshots "
+        "WHERE source = $1 AND content_hash = $2 AND status = 'accepted'",
+        std::string(source), std::string(content_hash));
+    return opt_text(r[0][0]);
+  });
+}
+
+std::vector<SnapshotRecord> PgOfferStore::snapshots(std::string_view source, std::size_t limit) {
+  return impl_->with_connection([&](pqxx::connection& c) {
+    pqxx::read_transaction t(c);
+    std::vector<SnapshotRecord> out;
+    for (const auto& r : t.exec_params(std::string("SELECT ") + kSnapshotColumns +
+                                           " FROM snapshots WHERE ($1 = '' OR source = $1) "
+                                           "ORDER BY fetched_at DESC, id DESC LIMIT $2::bigint",
+                                       std::string(source), static_cast<long long>(limit)))
+      out.push_back(read_snapshot(r));
+    return out;
+  });
+}
+
+std::uint64_t PgOfferStore::revision() {
+  return impl_->with_connection([&](pqxx::connection& c) {
+    pqxx::read_transaction t(c);
+    const pqxx::result r = t.exec("SELECT value::bigint FROM meta WHERE key = 'revision'");
+    return r.empty() ? std::uint64_t{0} : r[0][0].as<std::uint64_t>();
+  });
+}
+
+StoreCounts PgOfferStore::counts() {
+  return impl_->with_connection([&](pqxx::connection& c) {
+    pqxx::read_transaction t(c);
+    pqxx::row r = t.exec1(
+        "SELECT (SELECT count(*) FROM offers), (SELECT count(*) FROM observations), "
+        "(SELECT count(DISTINCT offer_id) FROM flags WHERE excludes)");
+    StoreCounts s;
+    s.offers = r[0].as<std::size_t>();
+    s.observations = r[1].as<std::size_t>();
+    s.excluded_offers = r[2].as<std::size_t>();
+    return s;
+  });
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,313 @@
+// PgOfferStore specifics on a real PostgreSQL 15 (scripts/with-test-postgres.sh): migrations,
+// a newer schema refused, concurrent imports from two processes, a process killed mid-import,
+// a connection dropped mid-query, the pool. The shared contract and parity suites also run on
+// PostgreSQL (store_contract_test.cpp, filter_eval_test.cpp).
+#include <fmt/core.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <future>
+#include <pqxx/pqxx>
+#include <thread>
+
+#include "catalog/open_store.hpp"
+#include "catalog/pg_store.hpp"
+#include "catalog/sqlite_store.hpp"
+#include "hardware/gpu_spec.hpp"
+#include "pg_test_db.hpp"
+#include "store_fixtures.hpp"
+#include "util/error.hpp"
+
+namespace gpuplan {
+namespace {
+
+using testing::fixture_batch;
+using testing::obs;
+
+#define REQUIRE_PG(db)                                              \
+  testing::PgTestDb db;                                             \
+  GPUPLAN_REQUIRE_PG(db)
+
+/// `n` synthetic offers (ids "synthetic/i"), each with `per_offer` dated on-demand observations
+/// whose prices are TEST INPUTS, not market data.
+ImportBatch synthetic_batch(int n, int per_offer, int price_seed = 0) {
+  ImportBatch b;
+  for (int i = 0; i < n; ++i) {
+    Offer o = testing::base_offer("synthetic/" + std::to_string(i), "synthetic", "i" + std::to_string(i), "r", "H100",
+                                  "NVIDIA H100 SXM", 8, 80e9);
+    for (int k = 0; k < per_offer; ++k)
+      o.prices.push_back(obs(PriceKind::on_demand, 10.0 + i % 97 + 0.01 * (k + price_seed),
+                             fmt::format("2026-{:02}-{:02}", 1 + k % 11, 1 + (k / 11) % 28)));
+    for (auto& p : o.prices) p.offer_id = o.id;
+    b.offers.push_back(std::move(o));
+  }
+  return b;
+}
+
+std::size_t scalar(const std::string& url, const std::string& sql) {
+  pqxx::connection c(url);
+  pqxx::nontransaction t(c);
+  return t.exec(sql)[0][0].as<std::size_t>();
+}
+
+TEST(PgStore, SchemaVersionsAreNumberedAsSqlites) {
+  // Every SQLite migration has its PostgreSQL twin (pg_store.cpp migrations()), same number.
+  EXPECT_EQ(pg_store_schema_version(), sqlite_store_schema_version())
+      << "add the PostgreSQL twin of the new SQLite migration in src/catalog/pg_store.cpp";
+}
+
+TEST(PgStore, MigratesAnEmptyDatabase) {
+  REQUIRE_PG(db);
+  PgOfferStore s(db.url(), GpuCatalog::bundled());
+  EXPECT_EQ(s.schema_version(), pg_store_schema_version());
+  EXPECT_EQ(scalar(db.url(), "SELECT count(*) FROM information_schema.tables WHERE table_name IN "
+                             "('offers','observations','flags','meta')"),
+            4u);
+  // Proper types: money is numeric, the observed instant a timestamptz.
+  pqxx::connection c(db.url());
+  pqxx::nontransaction t(c);
+  EXPECT_EQ(t.exec("SELECT data_type FROM information_schema.columns WHERE table_name='observations' AND "
+                   "column_name='usd_per_hour'")[0][0].as<std::string>(), "numeric");
+  EXPECT_EQ(t.exec("SELECT data_type FROM information_schema.columns WHERE table_name='observations' AND "
+                   "column_name='observed_at'")[0][0].as<std::string>(), "timestamp with time zone");
+}
+
+TEST(PgStore, MigratesFromThePreviousVersionKeepingData) {
+  REQUIRE_PG(db);
+  const int v = pg_store_schema_version();
+  pg_store_migrate(db.url(), v - 1);
+  if (v - 1 >= 1) {
+    // Data written by the previous version survives the upgrade.
+    pqxx::connection c(db.url());
+    pqxx::work w(c);
+    w.exec("INSERT INTO offers (id, provider, instance_type, region, zone, gpu_name_raw, gpu_count, "
+           "intra_node_link, form_factor, inter_node_network) VALUES ('p/old/r', 'p', 'old', 'r', '', 'H100', 1, "
+           "'unknown', '', 'unknown')");
+    w.exec("INSERT INTO observations (offer_id, kind, usd_per_hour, observed_at_text, dataset, locator) VALUES "
+           "('p/old/r', 'on-demand', 2.5, '2026-11-01', 'test', 'x')");
+    w.commit();
+  }
+  PgOfferStore s(db.url(), GpuCatalog::bundled());
+  EXPECT_EQ(s.schema_version(), v);
+  if (v - 1 >= 1) {
+    auto o = s.get("p/old/r");
+    ASSERT_TRUE(o);
+    ASSERT_EQ(o->prices.size(), 1u);
+    EXPECT_DOUBLE_EQ(o->prices[0].usd_per_hour, 2.5);
+  }
+}
+
+TEST(PgStore, TwoProcessesMigratingAtOnceMigrateOnce) {
+  REQUIRE_PG(db);
+  auto open = [&] { PgOfferStore s(db.url(), GpuCatalog::bundled()); };
+  std::thread a(open), b(open);
+  a.join();
+  b.join();
+  EXPECT_EQ(scalar(db.url(), "SELECT version FROM gpuplan_schema"), static_cast<std::size_t>(pg_store_schema_version()));
+  EXPECT_EQ(scalar(db.url(), "SELECT count(*) FROM gpuplan_schema"), 1u);
+}
+
+TEST(PgStore, NewerSchemaIsRefusedAsConflict) {
+  REQUIRE_PG(db);
+  { PgOfferStore s(db.url(), GpuCatalog::bundled()); }
+  {
+    pqxx::connection c(db.url());
+    pqxx::work w(c);
+    w.exec("UPDATE gpuplan_schema SET version = version + 1");
+    w.commit();
+  }
+  try {
+    PgOfferStore s(db.url(), GpuCatalog::bundled());
+    FAIL() << "expected a conflict";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::conflict);  // exit 4
+    EXPECT_EQ(exit_code(e.kind()), 4);
+    EXPECT_NE(std::string(e.what()).find("newer"), std::string::npos);
+  }
+}
+
+TEST(PgStore, OpenStoreTakesUrlsAndSeedsWithTheGivenCatalog) {
+  REQUIRE_PG(db);
+  FixedClock clock("2026-11-30");
+  auto s = open_store(db.url(), StoreContext{GpuCatalog::bundled(), clock});
+  EXPECT_GT(s->counts().offers, 100u);  // seeded from the bundled catalog
+  EXPECT_EQ(parse_store_url("host=localhost dbname=x").backend, StoreBackend::postgresql);
+  EXPECT_EQ(parse_store_url("postgres://u@h/d").backend, StoreBackend::postgresql);
+  EXPECT_EQ(parse_store_url("sqlite:/tmp/x.sqlite").target, "/tmp/x.sqlite");
+  EXPECT_EQ(parse_store_url("/tmp/x.sqlite").backend, StoreBackend::sqlite);
+  EXPECT_THROW(parse_store_url("mysql://h/d"), Error);
+}
+
+TEST(PgStore, ConcurrentImportsFromTwoProcessesLoseAndDuplicateNothing) {
+  REQUIRE_PG(db);
+  { PgOfferStore s(db.url(), GpuCatalog::bundled()); }  // migrate first
+  // Both processes import the same 200 offers × 5 observations (overlap) and 5 more each of
+  // their own (price_seed differs): expected 200 × (5 + 5 + 5) distinct observations.
+  auto child = [&](int seed) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      int rc = 0;
+      try {
+        PgOfferStore s(db.url(), GpuCatalog::bundled());
+        for (int round = 0; round < 3; ++round) {
+          s.import(synthetic_batch(200, 5, 0));
+          s.import(synthetic_batch(200, 5, seed));
+        }
+      } catch (...) {
+        rc = 1;
+      }
+      ::_exit(rc);
+    }
+    return pid;
+  };
+  pid_t a = child(100), b = child(200);
+  int sa = 0, sb = 0;
+  ::waitpid(a, &sa, 0);
+  ::waitpid(b, &sb, 0);
+  ASSERT_TRUE(WIFEXITED(sa) && WEXITSTATUS(sa) == 0);
+  ASSERT_TRUE(WIFEXITED(sb) && WEXITSTATUS(sb) == 0);
+  PgOfferStore s(db.url(), GpuCatalog::bundled());
+  EXPECT_EQ(s.counts().offers, 200u);
+  EXPECT_EQ(s.counts().observations, 200u * 15u);
+  EXPECT_EQ(scalar(db.url(), "SELECT count(*) FROM (SELECT 1 FROM observations GROUP BY offer_id, kind, "
+                             "usd_per_hour, observed_at_text, dataset HAVING count(*) > 1) d"),
+            0u);
+}
+
+TEST(PgStore, AProcessKilledMidImportWritesNothing) {
+  REQUIRE_PG(db);
+  {
+    PgOfferStore s(db.url(), GpuCatalog::bundled());
+    s.import(fixture_batch());
+  }
+  const std::size_t before = scalar(db.url(), "SELECT count(*) FROM observations");
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    try {
+      PgOfferStore s(db.url(), GpuCatalog::bundled());
+      s.import(synthetic_batch(20000, 3));  // long enough to be killed inside
+    } catch (...) {
+    }
+    ::_exit(0);
+  }
+  // Wait until the child's import transaction has written rows (seen from pg_stat_activity
+  // as an open transaction holding the write lock), then kill it.
+  bool inside = false;
+  for (int i = 0; i < 400 && !inside; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    inside = scalar(db.admin(), "SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database "
+                                "WHERE l.locktype = 'advisory' AND l.objid = 2 AND d.datname = '" + db.name() + "'") > 0;
+  }
+  ASSERT_TRUE(inside) << "the child never started its import";
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ::kill(pid, SIGKILL);
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  ASSERT_TRUE(WIFSIGNALED(st));
+  // The server rolls the transaction back when it sees the socket close.
+  for (int i = 0; i < 200; ++i) {
+    if (scalar(db.admin(), "SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database "
+                           "WHERE l.locktype = 'advisory' AND l.objid = 2 AND d.datname = '" + db.name() + "'") == 0)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  EXPECT_EQ(scalar(db.url(), "SELECT count(*) FROM observations"), before);
+  EXPECT_EQ(scalar(db.url(), "SELECT count(*) FROM offers WHERE id LIKE 'synthetic/%'"), 0u);
+}
+
+TEST(PgStore, AConnectionDroppedMidQueryIsAClearErrorAndTheStoreRecovers) {
+  REQUIRE_PG(db);
+  PgOfferStore s(db.url(), GpuCatalog::bundled());
+  s.import(fixture_batch());
+  OfferQuery q;
+  ASSERT_EQ(s.query(q).size(), 5u);
+  // Hold a lock the query needs, so it is in flight on the server, then kill its backend.
+  pqxx::connection admin(db.url());
+  pqxx::work lock(admin);
+  lock.exec("LOCK TABLE offers IN ACCESS EXCLUSIVE MODE");
+  auto fut = std::async(std::launch::async, [&] { return s.query(q).size(); });
+  bool waiting = false;
+  for (int i = 0; i < 200 && !waiting; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    waiting = scalar(db.admin(), "SELECT count(*) FROM pg_stat_activity WHERE datname = '" + db.name() +
+                                     "' AND wait_event_type = 'Lock'") > 0;
+  }
+  ASSERT_TRUE(waiting);
+  scalar(db.admin(), "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '" + db.name() +
+                         "' AND wait_event_type = 'Lock'");
+  try {
+    fut.get();
+    FAIL() << "expected the dropped connection to surface";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::unavailable);
+    EXPECT_NE(std::string(e.what()).find("PostgreSQL"), std::string::npos) << e.what();
+  }
+  lock.abort();
+  EXPECT_EQ(s.query(q).size(), 5u);  // a new connection serves the next request
+}
+
+TEST(PgStore, PoolServesManyThreads) {
+  REQUIRE_PG(db);
+  PgStoreOptions opts;
+  opts.connections = 3;
+  PgOfferStore s(db.url(), GpuCatalog::bundled(), opts);
+  s.import(fixture_batch());
+  std::vector<std::future<std::size_t>> futs;
+  for (int i = 0; i < 8; ++i)
+    futs.push_back(std::async(std::launch::async, [&] {
+      std::size_t n = 0;
+      for (int k = 0; k < 20; ++k) n += s.query(OfferQuery{}).size();
+      return n;
+    }));
+  for (auto& f : futs) EXPECT_EQ(f.get(), 100u);
+  EXPECT_LE(scalar(db.admin(), "SELECT count(*) FROM pg_stat_activity WHERE datname = '" + db.name() + "'"), 3u);
+}
+
+/// The snapshot log (migration 2) behaves the same on both databases.
+std::vector<std::string> snapshot_story(OfferStore& s) {
+  std::vector<std::string> out;
+  SnapshotRecord r;
+  r.source = "skypilot/lambda";
+  r.url = "https://example.invalid/vms.csv";
+  r.urls = {r.url};
+  r.fetched_at = "2026-11-30T10:00:00Z";
+  r.content_hash = "sha256:aa";
+  r.parser_version = 1;
+  r.status = "accepted";
+  r.rows_read = 7;
+  r.offers = 7;
+  ImportBatch b = fixture_batch();
+  SnapshotCommit a = s.commit_snapshot(r, &b);
+  out.push_back(fmt::format("{} {} {}", a.record.status, a.import.observations_added, a.already_accepted));
+  r.fetched_at = "2026-11-30T11:00:00Z";  // same content again: unchanged, nothing imported
+  SnapshotCommit again = s.commit_snapshot(r, &b);
+  out.push_back(fmt::format("{} {} {}", again.record.status, again.import.observations_added, again.already_accepted));
+  r.fetched_at = "2026-11-30T12:00:00Z";
+  r.content_hash = "none";
+  r.status = "rejected";
+  r.detail = "download failed";
+  s.commit_snapshot(r, nullptr);
+  auto last = s.last_snapshot("skypilot/lambda", "accepted");
+  out.push_back(last ? last->fetched_at + " " + last->content_hash : "none");
+  out.push_back(s.first_accepted_with_hash("skypilot/lambda", "sha256:aa").value_or("none"));
+  for (const auto& x : s.snapshots("", 10)) out.push_back(x.fetched_at + " " + x.status + " " + x.detail);
+  out.push_back(std::to_string(s.counts().observations));
+  return out;
+}
+
+TEST(PgStore, SnapshotLogMatchesSqlite) {
+  REQUIRE_PG(db);
+  SqliteOfferStore lite(":memory:");
+  PgOfferStore pg(db.url(), GpuCatalog::bundled());
+  const auto a = snapshot_story(lite);
+  EXPECT_EQ(a, snapshot_story(pg));
+  ASSERT_GE(a.size(), 3u);
+  EXPECT_EQ(a[0], "accepted 11 false");
+  EXPECT_EQ(a[1], "unchanged 0 true");
+}
+
+}  // namespace
+}  // namespace gpuplan
