@@ -377,6 +377,22 @@ TEST_F(ApiE2E, AnImportByAnotherProcessIsSeenByTheNextRequest) {
   EXPECT_EQ(json::parse(health->body)["offers"].get<std::size_t>(), offers_before + 1);
 }
 
+// The training guide's numbers come from gpuplan itself: the 70B QLoRA figure is what
+// `gpuplan size` answers for the same job (4096-token sequences, gradient checkpointing).
+TEST_F(ApiE2E, TrainingGuideQuotesTheCliNumbers) {
+  const json size = cli_json("size --model llama-3.1-70b --task qlora --seq 4096 --recompute full --json");
+  ASSERT_TRUE(size.is_object());
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f GB", size["per_gpu"]["total_bytes"].get<double>() / 1e9);
+  auto c = client();
+  auto r = c.Get("/en/training");
+  ASSERT_TRUE(r && r->status == 200);
+  EXPECT_NE(r->body.find(std::string("Llama 3.1 70B with gradient checkpointing needs about ") + text), std::string::npos)
+      << text;
+  // One 80 GB GPU holds it (the guide says a QLoRA usually fits on one GPU).
+  EXPECT_LT(size["per_gpu"]["total_bytes"].get<double>(), 80e9);
+}
+
 TEST_F(ApiE2E, OpenApiDescribesEveryRequestField) {
   auto c = client();
   auto r = c.Get("/api/openapi.json");
