@@ -30,6 +30,19 @@ wrk.body = '{"model": "llama-3.1-70b", "task": "lora", "tokens": 5e8, "filter": 
 wrk.headers["Content-Type"] = "application/json"
 LUA
 
+# Distinct bodies (tokens differ per request): defeats the server's response cache, so this
+# row measures a real plan per request (the offers still come from the per-revision cache).
+cat > "$dir/plan_uncached.lua" <<'LUA'
+local n = 0
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+request = function()
+  n = n + 1
+  local body = string.format('{"model": "llama-3.1-70b", "task": "lora", "tokens": %d, "filter": "gpus>=8", "limit": 10}', 500000000 + n)
+  return wrk.format(nil, nil, nil, body)
+end
+LUA
+
 start_servers() {  # $1 = db url, $2 = count; sets ports
   ports=()
   for i in $(seq "$2"); do
@@ -72,7 +85,8 @@ run_case() {  # $1 = label, $2 = db url, $3 = servers
   echo "== $1: $3 server(s) × $threads threads, $conns connections, ${seconds}s ($(uptime | sed 's/.*load/load/'))"
   start_servers "$2" "$3"
   load "GET /api/offers (gpu=H100 gpus>=8)" "/api/offers?q=gpu%3DH100%20gpus%3E%3D8&sort=price&limit=20" "" "${ports[@]}"
-  load "POST /api/plan (70B LoRA)" "/api/plan" "-s $dir/plan.lua" "${ports[@]}"
+  load "POST /api/plan (70B LoRA, cached)" "/api/plan" "-s $dir/plan.lua" "${ports[@]}"
+  load "POST /api/plan (distinct bodies)" "/api/plan" "-s $dir/plan_uncached.lua" "${ports[@]}"
   stop_servers
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 #include <pthread.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <memory>
@@ -27,7 +28,11 @@ void run_serve(const ServeOptions& opts, const GlobalOptions& global) {
   server::parse_listen(opts.listen, so);
   if (opts.threads < 1 || opts.threads > 256) throw_invalid("--threads", std::to_string(opts.threads), "1 to 256");
   so.threads = opts.threads;
-  const api::Context ctx = make_context(global, /*cache_catalog=*/true, /*store_connections=*/so.threads);
+  // PostgreSQL pool: one connection per worker thread, at most 16 (most of the 64 default workers
+  // hold idle keep-alive connections; N servers × 16 stays under PostgreSQL's max_connections of
+  // 100 for N ≤ 5 with a fetcher). A worker finding the pool busy waits for a connection.
+  const std::size_t store_connections = std::min<std::size_t>(so.threads, 16);
+  const api::Context ctx = make_context(global, /*cache_catalog=*/true, store_connections);
   ctx.store();  // open (and seed) the catalog before listening: the first request is not slow
   // Block the stop signals in every thread (the pool inherits the mask); one thread waits for them.
   sigset_t stop_signals;
