@@ -147,6 +147,39 @@ void BM_ImportGenericCsvRowsSqlite(benchmark::State& state) {
 }
 BENCHMARK(BM_ImportGenericCsvRowsSqlite)->Arg(200000)->Unit(benchmark::kMillisecond)->Iterations(1);
 
+
+// Issue 11 (linear import), JSON side: the tardellirs importer named each record's line by
+// rescanning the text from its start (quadratic: 18,600 records took 100 s of CPU). Rows: N
+// offerings, one per line block as the published file is indented, each a distinct id.
+std::string tardellirs_records(std::size_t rows) {
+  std::string text = "[\n";
+  text.reserve(rows * 420);
+  for (std::size_t i = 0; i < rows; ++i) {
+    text += std::string(i ? ",\n" : "") + "  {\n    \"id\": \"bench-" + std::to_string(i) +
+            "\",\n    \"provider_id\": \"benchcloud\",\n    \"gpu_model\": \"H100 SXM\",\n"
+            "    \"gpu_brand\": \"NVIDIA\",\n    \"vram_gb\": 80,\n    \"interconnect\": \"NVLink\",\n"
+            "    \"tier\": \"on-demand\",\n    \"is_spot\": false,\n    \"price_usd_hour\": " +
+            std::to_string(2 + static_cast<double>(i % 97) / 100.0) +
+            ",\n    \"vcpu\": null,\n    \"ram_gb\": null,\n    \"notes\": null,\n"
+            "    \"source_url\": \"https://example.invalid/bench\",\n    \"collected_at\": \"2026-05-24\",\n"
+            "    \"caveats\": []\n  }";
+  }
+  return text + "\n]\n";
+}
+
+void BM_ImportTardellirsJsonParse(benchmark::State& state) {
+  const std::string text = tardellirs_records(static_cast<std::size_t>(state.range(0)));
+  ImportSource src;
+  src.file = "bench.json";
+  src.dataset = "user:tardellirs";
+  for (auto _ : state) {
+    ImportBatch b = import_text(text, ImportFormat::tardellirs_offerings_json, src);
+    benchmark::DoNotOptimize(b.offers.data());
+  }
+  state.counters["rows_per_s"] = benchmark::Counter(static_cast<double>(state.range(0)), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_ImportTardellirsJsonParse)->Arg(2000)->Arg(20000)->Unit(benchmark::kMillisecond)->Iterations(1);
+
 }  // namespace
 
 BENCHMARK_MAIN();

@@ -99,12 +99,13 @@ ImportBatch import_tardellirs_offerings_json(std::string_view text, const Import
                 "offerings must be a JSON array", "[ {\"id\": ..., \"provider_id\": ..., ...}, ... ]");
   }
   const std::vector<std::size_t> offsets = top_level_element_offsets(text);
+  const LineIndex lines(text);
   ImportBatch batch;
   batch.dataset = src.dataset;
   for (std::size_t i = 0; i < doc.size(); ++i) {
     ++batch.rows_read;
     const std::size_t offset = i < offsets.size() ? offsets[i] : 0;
-    const std::string lc = line_col(text, offset);
+    const std::string lc = lines.line_col(offset);
     const std::string where = fmt::format("{}:{}", src.file, lc);
     const nlohmann::json& r = doc[i];
     if (!r.is_object()) {
