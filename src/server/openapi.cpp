@@ -117,7 +117,7 @@ json build() {
                       {"additionalProperties", false},
                       {"required", {"code", "message", "field", "expected"}},
                       {"properties",
-                       {{"code", {{"type", "string"}, {"description", "invalid_input, not_found, conflict, unavailable, internal"}}},
+                       {{"code", {{"type", "string"}, {"description", "invalid_input, not_found, conflict, unavailable, internal, method_not_allowed (405, with an Allow header), payload_too_large (413)"}}},
                         {"message", {{"type", "string"}}},
                         {"field", {{"type", "string"}, {"description", "JSON pointer of the request field, or \"\""}}},
                         {"expected", {{"type", "string"}}},

@@ -27,6 +27,7 @@
 #include "server/openapi.hpp"
 #include "server/response_cache.hpp"
 #include "util/error.hpp"
+#include "util/text_check.hpp"
 
 namespace gpuplan::server {
 
@@ -703,6 +704,24 @@ class Pages {
 
 }  // namespace
 
+void add_method_not_allowed(httplib::Server& http, const std::string& pattern, bool takes_post) {
+  const std::string allow = takes_post ? "POST" : "GET, HEAD";
+  auto refuse = [allow](const httplib::Request& req, httplib::Response& res) {
+    res.status = 405;
+    res.set_header("Allow", allow);
+    const json body = {{"code", "method_not_allowed"},
+                       {"message", req.method + " is not allowed on " + req.path},
+                       {"field", ""},
+                       {"expected", allow}};
+    res.set_content(dump_json(body) + "\n", "application/json");
+  };
+  if (takes_post) http.Get(pattern, refuse);
+  else http.Post(pattern, refuse);
+  http.Put(pattern, refuse);
+  http.Patch(pattern, refuse);
+  http.Delete(pattern, refuse);
+}
+
 void add_pages(httplib::Server& http, const api::Context& ctx) {
   auto pages = std::make_shared<Pages>(ctx);
   using Handler = std::function<void(const Page&, const httplib::Request&, httplib::Response&)>;
@@ -725,6 +744,7 @@ void add_pages(httplib::Server& http, const api::Context& ctx) {
     for (const std::string prefix : {"", "/en", "/fr", "/th"}) {
       const std::string route = prefix + (prefix.empty() || path != "/" ? path : "");
       const std::string page_path = path;
+      add_method_not_allowed(http, prefix.empty() || path != "/" ? route : prefix + "/?", false);
       http.Get(prefix.empty() || path != "/" ? route : prefix + "/?",
                [handler, prefix, page_path, cache, &ctx](const httplib::Request& req, httplib::Response& res) {
                  const std::string lang = prefix.empty() ? pick_language(req) : prefix.substr(1);
@@ -751,6 +771,7 @@ void add_pages(httplib::Server& http, const api::Context& ctx) {
     }
   }
   for (const std::string file : {"app.js", "app.css"}) {
+    add_method_not_allowed(http, "/static/" + file, false);
     http.Get("/static/" + file, [file](const httplib::Request&, httplib::Response& res) {
       const std::string_view bytes = web_file("static/" + file);
       res.set_header("Cache-Control", "max-age=3600");

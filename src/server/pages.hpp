@@ -1,4 +1,5 @@
 #pragma once
+#include <string>
 /// Server layer: the HTML pages (server-rendered mustache templates from web/templates, texts
 /// from web/locales/{en,fr,th}.json, both embedded in the binary). See pages.cpp for the routes.
 namespace httplib {
@@ -13,5 +14,12 @@ namespace gpuplan::server {
 
 /// Registers the page routes on `http` (/, /offers, /size, /plan, ... and /fr/..., /th/...).
 void add_pages(httplib::Server& http, const api::Context& ctx);
+
+/// Answers the methods a route does not take with 405 Method Not Allowed, an `Allow` header and
+/// the API's error body {code: "method_not_allowed", message, field: "", expected: allow}:
+/// routes that take GET (and HEAD, which cpp-httplib answers from GET) refuse POST, PUT, PATCH
+/// and DELETE; routes that take POST refuse GET, PUT, PATCH and DELETE. `pattern` is the route's
+/// cpp-httplib pattern (a regular expression over the path).
+void add_method_not_allowed(httplib::Server& http, const std::string& pattern, bool takes_post);
 
 }  // namespace gpuplan::server

@@ -63,9 +63,49 @@ void send_json(httplib::Response& res, int status, const json& body) {
 void send_error(httplib::Response& res, const Error& e) { send_json(res, http_status(e.kind()), error_body(e)); }
 
 /// Query parameters as a multimap, `q` read as `filter`.
+/// %XX and '+' decoded (application/x-www-form-urlencoded); a malformed escape stays as is.
+std::string decode_query_part(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '+') {
+      out += ' ';
+    } else if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
+      out += static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2]));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+/// The query string's parameters, each split at its FIRST '=' so that a filter typed unencoded
+/// (`?q=gpu=H100`, `?q=gpus>=8`) keeps its whole text (cpp-httplib's own parser keeps the text
+/// after the last '='). `q` is the short name of `filter`.
 std::multimap<std::string, std::string> query_params(const httplib::Request& req) {
   std::multimap<std::string, std::string> out;
-  for (const auto& [k, v] : req.params) out.emplace(k == "q" ? "filter" : k, v);
+  const std::string_view target = req.target;
+  const std::size_t qm = target.find('?');
+  if (qm == std::string_view::npos) return out;
+  std::string_view query = target.substr(qm + 1);
+  if (const std::size_t hash = query.find('#'); hash != std::string_view::npos) query = query.substr(0, hash);
+  while (!query.empty()) {
+    const std::size_t amp = query.find('&');
+    const std::string_view part = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    if (part.empty()) continue;
+    const std::size_t eq = part.find('=');
+    std::string key = decode_query_part(part.substr(0, eq));
+    std::string value = eq == std::string_view::npos ? std::string() : decode_query_part(part.substr(eq + 1));
+    out.emplace(key == "q" ? "filter" : std::move(key), std::move(value));
+  }
   return out;
 }
 
@@ -119,7 +159,7 @@ struct Server::Impl {
   httplib::Server::Handler catalog_read(F produce) {
     return guarded([this, produce](const httplib::Request& req, httplib::Response& res) {
       std::string url = req.path;
-      for (const auto& [k, v] : req.params) url += "\n" + k + "=" + v;
+      for (const auto& [k, v] : query_params(req)) url += "\n" + k + "=" + v;
       const std::string key = ResponseCache::key(ctx, url);
       std::shared_ptr<const CachedResponse> hit = catalog_cache.get(key);
       std::string body, etag;
@@ -215,6 +255,10 @@ struct Server::Impl {
                 api::read_fields(in, body, api::estimate_fields());
                 return api::to_json(api::run_estimate(in, ctx));
               }));
+    for (const char* get_route : {"/api/health", "/api/openapi.json", "/api/gpus", "/api/models", "/api/offers",
+                                  R"(/api/offers/(.+)/history)"})
+      add_method_not_allowed(http, get_route, false);
+    for (const char* post_route : {"/api/size", "/api/plan", "/api/estimate"}) add_method_not_allowed(http, post_route, true);
     add_pages(http, ctx);
   }
 };

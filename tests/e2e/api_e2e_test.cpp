@@ -327,6 +327,45 @@ TEST_F(ApiE2E, ErrorsNameTheFieldAndFitTheStatus) {
   expect_schema(json::parse(r->body), "Error");
 }
 
+// Found by a new-user trial: `?q=gpu=H100` (the filter typed unencoded, as in a browser's address
+// bar) answered 400 "unknown field H100": cpp-httplib keeps the text after the LAST '='.
+TEST_F(ApiE2E, UnencodedFilterInTheQueryKeepsItsWholeText) {
+  auto c = client();
+  auto raw = c.Get("/api/offers?q=gpu=H100&limit=5&today=2026-11-30");
+  auto encoded = c.Get("/api/offers?q=gpu%3DH100&limit=5&today=2026-11-30");
+  ASSERT_TRUE(raw && encoded);
+  ASSERT_EQ(raw->status, 200) << raw->body;
+  EXPECT_EQ(json::parse(raw->body), json::parse(encoded->body));
+  EXPECT_EQ(json::parse(raw->body), cli_json("offers gpu=H100 --limit 5 --today 2026-11-30 --format json"));
+  raw = c.Get("/api/offers?q=gpus>=8&limit=3&today=2026-11-30");
+  ASSERT_TRUE(raw);
+  ASSERT_EQ(raw->status, 200) << raw->body;
+  EXPECT_EQ(json::parse(raw->body), cli_json("offers 'gpus>=8' --limit 3 --today 2026-11-30 --format json"));
+}
+
+// RFC 9110 §15.5.6: a known resource asked with a method it does not take is 405 with Allow, not 404.
+TEST_F(ApiE2E, WrongMethodIs405WithAllow) {
+  auto c = client();
+  auto r = c.Get("/api/plan");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 405) << r->body;
+  EXPECT_EQ(r->get_header_value("Allow"), "POST");
+  expect_schema(json::parse(r->body), "Error");
+  r = c.Put("/api/size", R"({"model": "llama-3.1-8b"})", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 405) << r->body;
+  r = c.Post("/api/offers", "{}", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 405) << r->body;
+  EXPECT_EQ(r->get_header_value("Allow"), "GET, HEAD");
+  r = c.Delete("/fr/training");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 405) << r->body;
+  r = c.Post("/api/nowhere", "{}", "application/json");  // an unknown path stays 404
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404) << r->body;
+}
+
 TEST_F(ApiE2E, CatalogReadsCarryEtagAndAnswer304) {
   auto c = client();
   auto r = c.Get("/api/gpus");
