@@ -16,7 +16,9 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
+#include <string_view>
 
 #include "api/assistant.hpp"
 #include "api/catalog_reads.hpp"
@@ -347,6 +349,35 @@ json plans_view(const json& result, const std::string& lang, const json& t, cons
   return rows;
 }
 
+/// The web address of an offer's price source, from its locator (catalog/offer.hpp):
+/// "https://vast.ai/pricing (via ...)" -> the URL before the first space; a bundled dataset's
+/// "owner/repo@COMMIT:path[:line | [excerpt]:line | #/json/pointer]" -> that file at that commit on
+/// GitHub (with #L<line>); anything else (a user's file, no locator) -> none (the dataset name is
+/// shown as text).
+std::optional<std::string> source_href(std::string_view locator) {
+  if (locator.rfind("https://", 0) == 0 || locator.rfind("http://", 0) == 0) {
+    const std::size_t end = locator.find_first_of(" \t");
+    return std::string(locator.substr(0, end));
+  }
+  const std::size_t at = locator.find('@');
+  const std::size_t colon = locator.find(':', at == std::string_view::npos ? 0 : at);
+  if (at == std::string_view::npos || colon == std::string_view::npos) return std::nullopt;
+  const std::string_view repo = locator.substr(0, at);
+  const std::string_view commit = locator.substr(at + 1, colon - at - 1);
+  if (std::count(repo.begin(), repo.end(), '/') != 1 || commit.size() < 7 ||
+      commit.find_first_not_of("0123456789abcdef") != std::string_view::npos)
+    return std::nullopt;
+  std::string_view rest = locator.substr(colon + 1);
+  std::string_view path = rest.substr(0, rest.find_first_of(":[#"));
+  std::string line;
+  // An excerpt's line numbers are the excerpt's, not the upstream file's: no line anchor then.
+  if (const std::size_t last = rest.rfind(':'); rest.find('[') == std::string_view::npos && last != std::string_view::npos && last + 1 < rest.size() &&
+                                               rest.find_first_not_of("0123456789", last + 1) == std::string_view::npos)
+    line = std::string(rest.substr(last + 1));
+  if (path.empty() || path.find_first_of(" \t\"'<>") != std::string_view::npos) return std::nullopt;
+  return fmt::format("https://github.com/{}/blob/{}/{}{}", repo, commit, path, line.empty() ? "" : "#L" + line);
+}
+
 // ---- the pages ----------------------------------------------------------------------------------
 
 class Pages {
@@ -392,7 +423,10 @@ class Pages {
                     {"region", r["region"]},
                     {"link", r["intra_node_link"]},
                     {"source", r["source"].is_string() ? r["source"] : json("")},
-                    {"source_href", locator.rfind("http", 0) == 0 ? json(locator) : json(nullptr)},
+                    {"source_href", [&] {
+                       const auto href = source_href(locator);
+                       return href ? json(*href) : json(nullptr);
+                     }()},
                     {"observed", observed.empty() ? pg.t.value("undated", "undated") : date_text(observed, pg.lang, pg.t)},
                     {"observed_sort", observed},
                     {"tier", tier},

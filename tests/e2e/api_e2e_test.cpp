@@ -366,6 +366,34 @@ TEST_F(ApiE2E, WrongMethodIs405WithAllow) {
   EXPECT_EQ(r->status, 404) << r->body;
 }
 
+// Found by a new-user trial: 234 of 300 rows of /offers showed the dataset as plain text and the
+// other 66 had an href with " (via ...)" appended. Every row with a locator now links its source:
+// the page's URL, or the bundled file at its commit on GitHub.
+TEST_F(ApiE2E, EveryOfferRowLinksItsSource) {
+  auto c = client();
+  auto r = c.Get("/en/offers");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200);
+  const std::string& html = r->body;
+  std::size_t rows = 0, linked = 0;
+  for (std::size_t at = html.find("<tr data-id="); at != std::string::npos; at = html.find("<tr data-id=", at + 1)) {
+    ++rows;
+    const std::size_t end = html.find("</tr>", at);
+    const std::string row = html.substr(at, end - at);
+    const std::size_t a = row.find("rel=\"noopener\"");
+    if (a == std::string::npos) continue;
+    ++linked;
+    const std::size_t href = row.rfind("href=\"", a);
+    ASSERT_NE(href, std::string::npos) << row;
+    const std::string url = row.substr(href + 6, row.find('"', href + 6) - href - 6);
+    EXPECT_TRUE(url.rfind("https://", 0) == 0 || url.rfind("http://", 0) == 0) << url;
+    EXPECT_EQ(url.find(' '), std::string::npos) << url;
+  }
+  ASSERT_GT(rows, 0u);
+  // The bundled catalog's rows all carry a locator except user rows (none here): at least 90% link.
+  EXPECT_GE(linked * 10, rows * 9) << linked << " of " << rows << " rows link their source";
+}
+
 TEST_F(ApiE2E, CatalogReadsCarryEtagAndAnswer304) {
   auto c = client();
   auto r = c.Get("/api/gpus");
