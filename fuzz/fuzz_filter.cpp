@@ -1,5 +1,5 @@
 // Fuzz target: the offer filter language (catalog/filter.hpp). Each input is a filter; when it
-// parses, its canonical form, its in-memory evaluation and its SQL are exercised, and the SQL
+// parses, its canonical form, its in-memory evaluation and its SQL (both dialects) are exercised, and the SQL
 // is run against an in-memory SQLite store holding a few offers, so that no accepted filter can
 // reach SQLite's limits ("parser stack overflow", too many terms).
 #include <cstddef>
@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "catalog/filter.hpp"
+#include "catalog/filter_sql.hpp"
 #include "catalog/sqlite_store.hpp"
 #include "fuzz_common.hpp"
 
@@ -47,7 +48,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     gpuplan::FilterContext ctx;
     ctx.now_date = "2025-07-01";
     (void)f.prepare(ctx).evaluate(offer);
-    (void)f.to_sql(ctx);
+    (void)gpuplan::compile_filter_sql(f, ctx, gpuplan::SqlDialect::sqlite);
+    (void)gpuplan::compile_filter_sql(f, ctx, gpuplan::SqlDialect::postgresql);
     gpuplan::OfferQuery q;
     q.filter = std::string(text);
     q.now_date = "2025-07-01";

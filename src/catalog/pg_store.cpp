@@ -127,8 +127,6 @@ constexpr const char* kOfferColumns =
     "o.billing_storage_usd_per_gb_month::float8, o.billing_egress_usd_per_gb::float8, "
     "o.billing_egress_free_gb_per_month, o.billing_preemptions_per_day, o.billing_sources_json::text";
 
-constexpr const char* kObservationColumns =
-    "offer_id, kind, usd_per_hour::float8, observed_at_text, dataset, locator";
 /// Observations of many offers, oldest first per offer (unknown dates first, then insertion).
 constexpr const char* kAllObservationsSql =
     "SELECT offer_id, kind, usd_per_hour::float8, observed_at_text, dataset, locator FROM observations "
