@@ -19,6 +19,7 @@
 #include <optional>
 #include <set>
 #include <string_view>
+#include <tuple>
 
 #include "api/assistant.hpp"
 #include "api/catalog_reads.hpp"
@@ -643,27 +644,38 @@ class Pages {
     api::OffersInput in;
     if (which == "large_model_training") in.filter = "gpus>=8";
     const api::OffersOutput out = api::run_offers(in, ctx_);
+    // The price a row quotes comes from the best evidence first, as the planner ranks prices:
+    // tier 0 clean and dated within the stale limit, 1 clean but stale, 2 clean but undated;
+    // flagged prices (a data-quality rule fired) are never quoted. Tiers above 0 say so.
     struct Best {
+      int tier = 3;
       double usd = 1e18;
       int offers = 0;
       std::set<std::string> networks, billing;
     };
     std::map<std::string, Best> best;
     for (const auto& r : out.rows) {
-      if (!r.offer.gpu_name || !r.usd_per_gpu_hour) continue;
+      if (!r.offer.gpu_name || !r.usd_per_gpu_hour || !r.price) continue;
       if (which == "large_model_training" && r.offer.inter_node_network == InterNodeNetwork::unknown) continue;
       Best& b = best[*r.offer.gpu_name];
-      b.usd = std::min(b.usd, *r.usd_per_gpu_hour);
       ++b.offers;
+      if (!r.offer.flags.empty()) continue;
+      const int tier = !r.price->source.observed_at ? 2 : r.stale.value_or(true) ? 1 : 0;
+      if (tier < b.tier || (tier == b.tier && *r.usd_per_gpu_hour < b.usd)) {
+        b.tier = tier;
+        b.usd = *r.usd_per_gpu_hour;
+      }
       b.networks.insert(std::string(inter_node_network_name(r.offer.inter_node_network)));
       if (r.billing.granularity_seconds) b.billing.insert(*r.billing.granularity_seconds >= 3600 ? "1 h" : *r.billing.granularity_seconds >= 60 ? "1 min" : "1 s");
     }
     struct Row {
+      int tier;
       double key;
       json view;
     };
     std::vector<Row> rows;
     for (const auto& [name, b] : best) {
+      if (b.tier > 2) continue;  // only flagged prices: nothing to quote
       const GpuSpec* g = nullptr;
       try {
         g = &ctx_.gpus().find(name);
@@ -688,15 +700,16 @@ class Pages {
                 {"int8", int8 ? pg.t.value("yes", "yes") : "—"},
                 {"link", g->has_gpu_link() ? g->interconnect : "PCIe"},
                 {"network", join(b.networks)},
-                {"usd", money(b.usd, pg.lang)},
+                {"usd", money(b.usd, pg.lang) + (b.tier == 0 ? std::string()
+                                                 : " (" + pg.t.value(b.tier == 1 ? "tier_stale" : "tier_undated", "") + ")")},
                 {"bw_per_usd", number(bw_per_usd, 2, pg.lang)},
                 {"billing", b.billing.empty() ? pg.t.value("unknown", "") : join(b.billing)},
                 {"offers", b.offers}};
       const double key = which == "generative_ai" ? -bw_per_usd : b.usd;
       if (which == "training" && g->memory_bytes < 20e9) continue;
-      rows.push_back({key, v});
+      rows.push_back({b.tier, key, v});
     }
-    std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.key < b.key; });
+    std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return std::tie(a.tier, a.key) < std::tie(b.tier, b.key); });
     json a = json::array();
     for (std::size_t i = 0; i < rows.size() && i < 25; ++i) a.push_back(rows[i].view);
     return a;

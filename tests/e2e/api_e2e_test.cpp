@@ -7,6 +7,9 @@
 //   - catalog reads carry ETag / Last-Modified and answer If-None-Match with 304;
 //   - SIGTERM stops the server (exit 0).
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
 #include <httplib.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -392,6 +395,48 @@ TEST_F(ApiE2E, EveryOfferRowLinksItsSource) {
   ASSERT_GT(rows, 0u);
   // The bundled catalog's rows all carry a locator except user rows (none here): at least 90% link.
   EXPECT_GE(linked * 10, rows * 9) << linked << " of " << rows << " rows link their source";
+}
+
+// Found by a new-user trial: /training quoted H100 at $0.69 from an undated offer flagged
+// below_market_index, unmarked, near the top of the page. Quoted prices now never come from a
+// flagged offer, and a stale or undated one says so next to the price.
+TEST_F(ApiE2E, WorkloadTablesNeverQuoteAFlaggedPrice) {
+  auto c = client();
+  auto r = c.Get("/en/training");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200);
+  // Every (GPU, $/GPU-h) quoted in the table must be the price of an unflagged offer of that GPU.
+  const json offers = cli_json("offers --limit 100000 --format json");
+  ASSERT_TRUE(offers.is_array());
+  const std::string& html = r->body;
+  const std::size_t body = html.find("<tbody>");
+  ASSERT_NE(body, std::string::npos);
+  const std::string table = html.substr(body, html.find("</tbody>", body) - body);
+  std::size_t rows = 0;
+  for (std::size_t at = table.find("<tr"); at != std::string::npos; at = table.find("<tr", at + 1)) {
+    const std::string row = table.substr(at, table.find("</tr>", at) - at);
+    std::vector<std::string> cells;
+    for (std::size_t td = row.find("<td"); td != std::string::npos; td = row.find("<td", td + 1)) {
+      const std::size_t open = row.find('>', td) + 1;
+      cells.push_back(row.substr(open, row.find("</td>", open) - open));
+    }
+    ASSERT_GE(cells.size(), 9u) << row;
+    const std::string gpu = cells[0];
+    std::string price_text;
+    for (const auto& cell : cells)
+      if (cell.rfind("$", 0) == 0) price_text = cell;
+    ASSERT_FALSE(price_text.empty()) << row;
+    const double usd = std::stod(price_text.substr(1));
+    bool clean_offer_at_that_price = false;
+    for (const auto& o : offers) {
+      if (!o["gpu_name"].is_string() || o["gpu_name"] != gpu || !o["usd_per_gpu_hour"].is_number()) continue;
+      const bool flagged = o.contains("flags") && o["flags"].is_array() && !o["flags"].empty();
+      if (!flagged && std::abs(o["usd_per_gpu_hour"].get<double>() - usd) < 0.006) clean_offer_at_that_price = true;
+    }
+    EXPECT_TRUE(clean_offer_at_that_price) << gpu << " quoted at " << price_text;
+    ++rows;
+  }
+  EXPECT_GT(rows, 3u);
 }
 
 TEST_F(ApiE2E, CatalogReadsCarryEtagAndAnswer304) {
