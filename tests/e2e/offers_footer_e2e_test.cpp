@@ -4,6 +4,8 @@
 // number of rows of the unfiltered query.
 #include <gtest/gtest.h>
 
+#include "binary_e2e.hpp"
+
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -13,38 +15,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+namespace gpuplan {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct RunResult {
-  int exit_code = -1;
-  std::string out;
-};
+using e2e::RunResult;
 
-class OffersFooterE2E : public ::testing::Test {
+class OffersFooterE2E : public e2e::BinaryE2E<OffersFooterE2E> {
+ public:
+  static constexpr const char* kName = "offers-footer";
+
  protected:
-  static void SetUpTestSuite() {
-    dir_ = fs::temp_directory_path() / ("gpuplan-e2e-offers-footer-" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-  }
-  static void TearDownTestSuite() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  static RunResult run(const std::string& args) {
-    const std::string cmd = "XDG_DATA_HOME='" + dir_.string() + "' '" + std::string(GPUPLAN_BINARY) + "' --db '" +
-                            (dir_ / "offers.sqlite").string() + "' " + args + " 2>&1";
-    RunResult r;
-    FILE* pipe = ::popen(cmd.c_str(), "r");
-    if (!pipe) return r;
-    std::array<char, 4096> buf{};
-    std::size_t n = 0;
-    while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-    const int status = ::pclose(pipe);
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
-  }
   static std::size_t json_rows(const std::string& args) {
     RunResult r = run("offers " + args + " --format json");
     EXPECT_EQ(r.exit_code, 0) << r.out.substr(0, 2000);
@@ -52,9 +34,7 @@ class OffersFooterE2E : public ::testing::Test {
     EXPECT_TRUE(j.is_array()) << r.out.substr(0, 2000);
     return j.is_array() ? j.size() : 0;
   }
-  static fs::path dir_;
 };
-fs::path OffersFooterE2E::dir_;
 
 TEST_F(OffersFooterE2E, FooterCountsTheMatchingOffers) {
   const std::size_t matching = json_rows("gpu=H100");
@@ -85,3 +65,4 @@ TEST_F(OffersFooterE2E, LimitKeepsTheSortedHead) {
 }
 
 }  // namespace
+}  // namespace gpuplan

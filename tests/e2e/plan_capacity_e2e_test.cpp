@@ -5,6 +5,8 @@
 //  - `estimate --json` with no fitting layout exits 1 and says why in the JSON.
 #include <gtest/gtest.h>
 
+#include "binary_e2e.hpp"
+
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -13,49 +15,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+namespace gpuplan {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct RunResult {
-  int exit_code = -1;
-  std::string out;
-};
+using e2e::RunResult;
 
-class PlanCapacityE2E : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    dir_ = fs::temp_directory_path() / ("gpuplan-e2e-capacity-" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-  }
-  static void TearDownTestSuite() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  static RunResult run(const std::string& args) {
-    const std::string cmd = "XDG_DATA_HOME='" + dir_.string() + "' '" + std::string(GPUPLAN_BINARY) + "' --db '" +
-                            (dir_ / "offers.sqlite").string() + "' " + args + " 2>&1";
-    RunResult r;
-    FILE* pipe = ::popen(cmd.c_str(), "r");
-    if (!pipe) return r;
-    std::array<char, 4096> buf{};
-    std::size_t n = 0;
-    while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-    const int status = ::pclose(pipe);
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
-  }
-  static json run_json(const std::string& args, int expected_exit) {
-    RunResult r = run(args + " --json");
-    EXPECT_EQ(r.exit_code, expected_exit) << args << "\n" << r.out.substr(0, 2000);
-    json j = json::parse(r.out, nullptr, false);
-    EXPECT_FALSE(j.is_discarded()) << args << "\n" << r.out.substr(0, 2000);
-    return j;
-  }
-  static fs::path dir_;
+class PlanCapacityE2E : public e2e::BinaryE2E<PlanCapacityE2E> {
+ public:
+  static constexpr const char* kName = "capacity";
 };
-fs::path PlanCapacityE2E::dir_;
 
 // nvidia-smi on an H100 SXM 80GB reports 81,559 MiB total (data/gpus.csv usable_memory_mib,
 // source cited in data/gpus.SOURCES.md): 81559 × 2^20 bytes = 85.52e9, not the marketed 80e9.
@@ -107,3 +78,4 @@ TEST_F(PlanCapacityE2E, EstimateWithoutAFittingLayoutExitsOneWithTheReason) {
 }
 
 }  // namespace
+}  // namespace gpuplan

@@ -4,6 +4,8 @@
 // the search (plan, serving plan, estimate) and is a one-line error when pinned (exit 2).
 #include <gtest/gtest.h>
 
+#include "binary_e2e.hpp"
+
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -12,49 +14,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+namespace gpuplan {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct RunResult {
-  int exit_code = -1;
-  std::string out;
-};
+using e2e::RunResult;
 
-class PlanKvHeadsE2E : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    dir_ = fs::temp_directory_path() / ("gpuplan-e2e-kvheads-" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-  }
-  static void TearDownTestSuite() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  static RunResult run(const std::string& args) {
-    const std::string cmd = "XDG_DATA_HOME='" + dir_.string() + "' '" + std::string(GPUPLAN_BINARY) + "' --db '" +
-                            (dir_ / "offers.sqlite").string() + "' " + args + " 2>&1";
-    RunResult r;
-    FILE* pipe = ::popen(cmd.c_str(), "r");
-    if (!pipe) return r;
-    std::array<char, 4096> buf{};
-    std::size_t n = 0;
-    while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-    const int status = ::pclose(pipe);
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
-  }
-  static json run_json(const std::string& args, int expected_exit) {
-    RunResult r = run(args + " --json");
-    EXPECT_EQ(r.exit_code, expected_exit) << args << "\n" << r.out.substr(0, 2000);
-    json j = json::parse(r.out, nullptr, false);
-    EXPECT_FALSE(j.is_discarded()) << args << "\n" << r.out.substr(0, 2000);
-    return j;
-  }
-  static fs::path dir_;
+class PlanKvHeadsE2E : public e2e::BinaryE2E<PlanKvHeadsE2E> {
+ public:
+  static constexpr const char* kName = "kvheads";
 };
-fs::path PlanKvHeadsE2E::dir_;
 
 // Phi-4 (data/models/microsoft__phi-4/config.json): 40 attention heads, 10 KV heads. TP 4 divides
 // the attention heads but neither divides nor is a multiple of the KV heads (10 % 4 = 2,
@@ -93,3 +64,4 @@ TEST_F(PlanKvHeadsE2E, PinnedTpThatCannotSplitTheKvHeadsIsAOneLineError) {
 }
 
 }  // namespace
+}  // namespace gpuplan

@@ -1,0 +1,59 @@
+#pragma once
+/// A test suite that runs the built `gpuplan` (GPUPLAN_BINARY) against its own throw-away store:
+/// one temp folder per suite (XDG_DATA_HOME and --db inside it), removed after the suite.
+///   class MyE2E : public BinaryE2E<MyE2E> { public: static constexpr const char* kName = "my"; };
+/// run(args): the exit code and stdout+stderr; run_json(args, exit): `args --json`, parsed, with
+/// the exit code and the parse checked (EXPECT, so a failure names the command and its output).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace gpuplan::e2e {
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;
+};
+
+template <class Suite>
+class BinaryE2E : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = std::filesystem::temp_directory_path() /
+           (std::string("gpuplan-e2e-") + Suite::kName + "-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  static void TearDownTestSuite() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  static RunResult run(const std::string& args) {
+    const std::string cmd = "XDG_DATA_HOME='" + dir_.string() + "' '" + std::string(GPUPLAN_BINARY) + "' --db '" +
+                            (dir_ / "offers.sqlite").string() + "' " + args + " 2>&1";
+    RunResult r;
+    FILE* pipe = ::popen(cmd.c_str(), "r");
+    if (!pipe) return r;
+    std::array<char, 4096> buf{};
+    std::size_t n = 0;
+    while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+    const int status = ::pclose(pipe);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+  }
+  static nlohmann::json run_json(const std::string& args, int expected_exit) {
+    RunResult r = run(args + " --json");
+    EXPECT_EQ(r.exit_code, expected_exit) << args << "\n" << r.out.substr(0, 2000);
+    nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << args << "\n" << r.out.substr(0, 2000);
+    return j;
+  }
+  static inline std::filesystem::path dir_;
+};
+
+}  // namespace gpuplan::e2e
