@@ -19,6 +19,7 @@
 #include "planner/plan_inputs.hpp"
 #include "sizing/diffusion_perf.hpp"
 #include "sizing/layout_check.hpp"
+#include "sizing/memory_total.hpp"
 #include "util/error.hpp"
 
 namespace gpuplan {
@@ -95,8 +96,47 @@ std::vector<int> divisors(std::int64_t n) {
 using detail::serving_memory_request;
 using detail::serving_perf_request;
 
-/// What a search needs besides the cluster: the request, the model, and a per-plan memory cache
-/// (per-GPU memory depends on the layout only, not on the cluster: computed once per layout).
+/// A layout as the memory cache keys it: every ParallelLayout field the search sets, and the
+/// recompute mode. Per-GPU memory depends on nothing else (not on the cluster).
+struct LayoutKey {
+  int tp = 1, pp = 1, ep = 1, dp = 1, zero = 0, micro_batch = 1, virtual_stages = 1;
+  Recompute rc = Recompute::none;
+  bool sequence_parallel = false;
+  bool operator==(const LayoutKey&) const = default;
+};
+LayoutKey layout_key(const ParallelLayout& l, Recompute rc) {
+  return LayoutKey{l.tp, l.pp, l.ep, l.dp, l.zero_stage, l.micro_batch, l.virtual_stages, rc, l.sequence_parallel};
+}
+struct LayoutKeyHash {
+  std::size_t operator()(const LayoutKey& k) const noexcept {
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    auto mix = [&h](std::uint64_t v) {
+      h ^= v;
+      h *= 0x100000001b3ULL;
+      h ^= h >> 29;
+    };
+    mix(static_cast<std::uint64_t>(k.tp));
+    mix(static_cast<std::uint64_t>(k.pp));
+    mix(static_cast<std::uint64_t>(k.ep));
+    mix(static_cast<std::uint64_t>(k.dp));
+    mix(static_cast<std::uint64_t>(k.zero) * 8 + static_cast<std::uint64_t>(k.rc) * 2 + (k.sequence_parallel ? 1 : 0));
+    mix(static_cast<std::uint64_t>(k.micro_batch));
+    mix(static_cast<std::uint64_t>(k.virtual_stages));
+    return static_cast<std::size_t>(h);
+  }
+};
+
+/// What the search knows about one layout, once per plan: whether the model can take it and
+/// its per-GPU memory (the lean total, sizing/memory_total.hpp).
+struct LayoutSizing {
+  bool runnable = false;
+  double bytes = 0;
+};
+
+/// What a search needs besides the cluster: the request, the model, and per-plan caches.
+/// Per-GPU memory depends on the layout only, not on the cluster: it is computed once per
+/// layout per plan (memory_by_layout) with the lean total-only path; the model figures the step
+/// time reads (FLOPs per token, parameter counts) once per recompute mode (step_figures).
 struct SearchContext {
   const PlanRequest& r;
   const ModelArch& arch;
@@ -104,43 +144,34 @@ struct SearchContext {
   std::int64_t global_batch = 0;  ///< requested (or default) global batch, sequences
   double tokens = 0;
   std::size_t layouts_evaluated = 0;
-  std::unordered_map<std::uint64_t, double> memory_bytes;  ///< layout key → per-GPU bytes (reserved: 4096)
+  std::unordered_map<LayoutKey, LayoutSizing, LayoutKeyHash> memory_by_layout;
   std::optional<std::string> first_layout_problem;          ///< for the no-plan reason
-  /// The sizing request of this plan, built once; each layout sets its layout and recompute.
-  /// LoRA targets: PEFT's "all-linear", the same set as the default list (q, k, v, o, gate, up,
-  /// down are every linear layer sizing adapts), matched by sizing with one string comparison
-  /// per matrix instead of up to 21.
-  std::optional<TrainingMemoryRequest> memory_request;
+  /// Per-GPU memory totals of this plan's training request (built on first use).
+  std::optional<TrainingMemoryTotal> memory_total;
+  /// estimate_training_step's model figures per recompute mode (index = Recompute).
+  std::array<std::optional<TrainingStepModelFigures>, 3> step_figures;
 };
 
-std::uint64_t layout_key(const ParallelLayout& l, Recompute rc) {
-  // tp ≤ 1024 (11 bits), pp ≤ 1024 (11), ep ≤ 1024 (11), dp ≤ 2^20, zero 2 bits, rc 2 bits,
-  // micro-batch ≤ 2^12, virtual stages 5 bits: 64 bits in all (values above are searched never).
-  std::uint64_t k = static_cast<std::uint64_t>(l.tp);
-  k = k * 2048 + static_cast<std::uint64_t>(l.pp);
-  k = k * 2048 + static_cast<std::uint64_t>(l.ep);
-  k = k * 1048576 + static_cast<std::uint64_t>(l.dp);
-  k = k * 4 + static_cast<std::uint64_t>(l.zero_stage);
-  k = k * 4 + static_cast<std::uint64_t>(rc);
-  k = k * 4096 + static_cast<std::uint64_t>(l.micro_batch & 4095);
-  k = k * 32 + static_cast<std::uint64_t>(l.virtual_stages & 31);
-  return k;
+/// The model check and the per-GPU memory of one layout, computed on its first use in the plan.
+const LayoutSizing& size_layout(SearchContext& ctx, const ParallelLayout& layout, Recompute rc) {
+  const LayoutKey key = layout_key(layout, rc);
+  auto it = ctx.memory_by_layout.find(key);
+  if (it != ctx.memory_by_layout.end()) return it->second;
+  LayoutSizing s;
+  if (auto problem = training_layout_problem(ctx.arch, layout)) {
+    if (!ctx.first_layout_problem) ctx.first_layout_problem = *problem;
+  } else {
+    if (!ctx.memory_total) ctx.memory_total.emplace(ctx.arch, detail::training_memory_request(ctx.r, layout, rc));
+    s.runnable = true;
+    s.bytes = ctx.memory_total->total_bytes(layout, rc);
+  }
+  return ctx.memory_by_layout.emplace(key, s).first->second;
 }
 
-double layout_memory_bytes(SearchContext& ctx, const ParallelLayout& layout, Recompute rc) {
-  const std::uint64_t key = layout_key(layout, rc);
-  auto it = ctx.memory_bytes.find(key);
-  if (it != ctx.memory_bytes.end()) return it->second;
-  if (!ctx.memory_request) {
-    ctx.memory_request = detail::training_memory_request(ctx.r, layout, rc);
-    const TrainingMemoryRequest defaults;
-    if (ctx.memory_request->lora_targets == defaults.lora_targets) ctx.memory_request->lora_targets = {"all-linear"};
-  }
-  ctx.memory_request->layout = layout;
-  ctx.memory_request->recompute = rc;
-  const double bytes = training_memory(ctx.arch, *ctx.memory_request).total_bytes();
-  ctx.memory_bytes.emplace(key, bytes);
-  return bytes;
+const TrainingStepModelFigures& step_figures(SearchContext& ctx, const TrainingStepRequest& req) {
+  auto& f = ctx.step_figures[static_cast<std::size_t>(req.recompute)];
+  if (!f) f = training_step_model_figures(ctx.arch, req);
+  return *f;
 }
 
 /// The global batch a framework runs for `dp` ranks of `micro_batch`: the largest multiple of
@@ -232,18 +263,17 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
               layout.sequence_parallel = tp > 1;
               layout.micro_batch = mb;
               layout.virtual_stages = vs;
-              if (auto problem = training_layout_problem(arch, layout)) {
-                if (!ctx.first_layout_problem) ctx.first_layout_problem = *problem;
-                continue;
-              }
-              const double bytes = layout_memory_bytes(ctx, layout, rc);
+              const LayoutSizing& sized = size_layout(ctx, layout, rc);
+              if (!sized.runnable) continue;
+              const double bytes = sized.bytes;
               ++ctx.layouts_evaluated;
               best.smallest_per_gpu_bytes = std::min(best.smallest_per_gpu_bytes, bytes);
               if (bytes > usable) continue;
               any_fit_at_mb = true;
               const std::int64_t batch = runnable_global_batch(ctx.global_batch, dp, mb);
-              TrainingStepEstimate est = estimate_training_step(
-                  arch, detail::training_step_request(r, layout, rc, batch), cluster, ctx.assumptions);
+              const TrainingStepRequest step_request = detail::training_step_request(r, layout, rc, batch);
+              TrainingStepEstimate est = estimate_training_step(arch, step_request, cluster, ctx.assumptions,
+                                                                step_figures(ctx, step_request));
               if (r.mfu_override) apply_mfu_override(est, *r.mfu_override, n);
               const double tokens_per_step = static_cast<double>(batch) * static_cast<double>(r.seq_len);
               const double steps = std::ceil(ctx.tokens / tokens_per_step);
@@ -1453,8 +1483,8 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   const double tokens = training ? request.training_tokens() : 0;
   result.training_tokens = tokens;
 
-  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt, std::nullopt};
-  ctx.memory_bytes.reserve(4096);
+  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt, std::nullopt, {}};
+  ctx.memory_by_layout.reserve(4096);
   ctx.global_batch = training ? request.effective_global_batch_seqs() : 0;
   ctx.tokens = tokens;
   PlanState st;
@@ -1464,7 +1494,9 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   order_rows(request, result);
   add_result_warnings(request, st, result);
   if (request.pareto_only) {
-    std::erase_if(result.plans, [](const Plan& p) { return !p.on_pareto_front; });
+    // The recommended plan stays (chosen by the same evidence rule as without --pareto: clean,
+    // dated prices first), even when a flagged, undated or old offer dominates it on the front.
+    std::erase_if(result.plans, [](const Plan& p) { return !p.on_pareto_front && !p.recommended; });
   }
   if (result.plans.size() > request.limit) result.plans.resize(request.limit);
 
@@ -1497,7 +1529,7 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
   a.spec = c.gpu;
   a.capacity_bytes = c.gpu->fit_memory_bytes();  // as plan() and `gpuplan size`
   a.inter_bits = c.inter_node_bytes_per_s * 8.0;
-  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt, std::nullopt};
+  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt, std::nullopt, {}};
   ctx.global_batch = request.effective_global_batch_seqs();
   ctx.tokens = request.training_tokens();
   std::map<ClusterKey, SearchOutcome> cache;

@@ -151,8 +151,7 @@ struct Work {
 /// Share of the hardware FLOPs that FP8 training runs in FP8: the linear layers' matmuls
 /// without the LM head (Transformer Engine keeps the output layer and the attention core in
 /// 16 bits; NVIDIA TE docs "Using FP8 with Transformer Engine").
-double fp8_flop_share(const ModelArch& arch, const FlopsPerToken& hw) {
-  const double matmul = matmul_params_per_token(arch);
+double fp8_flop_share(const ModelArch& arch, const FlopsPerToken& hw, double matmul) {
   if (matmul <= 0 || hw.total_flop <= 0) return 0;
   const double head = static_cast<double>(arch.vocab_size) * static_cast<double>(arch.hidden_size);
   const double linear = std::clamp((matmul - head) / matmul, 0.0, 1.0);
@@ -209,7 +208,7 @@ void validate_expert_parallel(const ModelArch& arch, const ParallelLayout& l) {
 }
 
 Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const ClusterSpec& c,
-                  const PerfAssumptions& a) {
+                  const PerfAssumptions& a, const TrainingStepModelFigures& fig) {
   validate(r, c);
   validate_expert_parallel(arch, r.layout);
   const GpuSpec& gpu = *c.gpu;
@@ -228,11 +227,11 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
   w.tokens_per_step = static_cast<double>(r.global_batch_seqs) * static_cast<double>(r.seq_len);
 
   // FLOPs.
-  w.hw_per_token = training_flops_per_token(arch, r.seq_len, r.recompute, r.task);
-  w.model_per_token = model_training_flops_per_token(arch, r.seq_len, r.task);
+  w.hw_per_token = fig.hardware_per_token;
+  w.model_per_token = fig.model_per_token;
   e.hardware_flop_per_step = w.hw_per_token.total_flop * w.tokens_per_step;
   e.model_flop_per_step = w.model_per_token.total_flop * w.tokens_per_step;
-  const FlopsPerToken fwd = forward_flops_per_token(arch, r.seq_len);
+  const FlopsPerToken& fwd = fig.forward_per_token;
   w.backward_fraction = fwd.total_flop > 0 ? 1.0 - fwd.total_flop / w.hw_per_token.total_flop : 0.0;
 
   // Compute.
@@ -246,7 +245,7 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
   const Peak p8 = wanted == Dtype::fp8 ? peak_for(gpu, Dtype::fp8) : Peak{};
   double time_factor = 1.0;
   if (p8.dtype == Dtype::fp8 && p8.flops_per_s > w.peak.flops_per_s && w.peak.flops_per_s > 0) {
-    w.fp8_flop_share = fp8_flop_share(arch, w.hw_per_token);
+    w.fp8_flop_share = fp8_flop_share(arch, w.hw_per_token, fig.matmul_params_per_token);
     w.fp8_speedup = p8.flops_per_s / w.peak.flops_per_s * a.fp8_gemm_relative_efficiency;
     time_factor = (1.0 - w.fp8_flop_share) + w.fp8_flop_share / std::max(w.fp8_speedup, 1e-9);
   }
@@ -298,9 +297,9 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
   // gating traffic (∝ k·h bytes against 6·k·h·f_e FLOPs) run below the dense efficiency by
   // 1/(1 + expert_half_width / f_e); the slowest EP rank also does moe_load_imbalance × the mean.
   if (arch.moe && arch.moe->num_routed_experts > 0 && arch.moe->expert_intermediate_size > 0) {
-    const double matmul = matmul_params_per_token(arch);
+    const double matmul = fig.matmul_params_per_token;
     const MoeSpec& moe = *arch.moe;
-    const double active_expert = active_routed_expert_params(arch);
+    const double active_expert = fig.active_routed_expert_params;
     w.expert_flop_share = matmul > 0 ? std::clamp(active_expert / matmul, 0.0, 1.0) * w.hw_per_token.dense_matmul_flop /
                                            std::max(w.hw_per_token.total_flop, 1.0)
                                      : 0.0;
@@ -338,7 +337,7 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
   const double expert_per_gpu = expert_params / (tp * pp * l.ep);
   const double params_per_gpu = dense_per_gpu + expert_per_gpu;
   const bool lora_task = frozen_base(r.task);
-  const double trainable_dense = lora_task ? lora_adapter_params(arch, r.lora_rank) / (tp * pp) : dense_per_gpu;
+  const double trainable_dense = lora_task ? fig.lora_adapter_params / (tp * pp) : dense_per_gpu;
   const double trainable_expert = lora_task ? 0.0 : expert_per_gpu;
   const double trainable_per_gpu = trainable_dense + trainable_expert;
   w.grad_bytes_per_gpu = trainable_per_gpu * elem;
@@ -482,14 +481,40 @@ double pipeline_bubble_fraction(int pp, std::int64_t micro_batches, int virtual_
   return (pp - 1.0) / (v * m + pp - 1.0);
 }
 
+TrainingStepModelFigures training_step_model_figures(const ModelArch& arch, const TrainingStepRequest& r) {
+  TrainingStepModelFigures f;
+  f.seq_len = r.seq_len;
+  f.recompute = r.recompute;
+  f.task = r.task;
+  f.lora_rank = r.lora_rank;
+  f.hardware_per_token = training_flops_per_token(arch, r.seq_len, r.recompute, r.task);
+  f.model_per_token = model_training_flops_per_token(arch, r.seq_len, r.task);
+  f.forward_per_token = forward_flops_per_token(arch, r.seq_len);
+  f.matmul_params_per_token = matmul_params_per_token(arch);
+  if (frozen_base(r.task)) f.lora_adapter_params = lora_adapter_params(arch, r.lora_rank);
+  if (arch.moe) f.active_routed_expert_params = active_routed_expert_params(arch);
+  return f;
+}
+
 TrainingStepEstimate estimate_training_step(const ModelArch& arch, const TrainingStepRequest& request,
                                             const ClusterSpec& cluster, const PerfAssumptions& assumptions) {
-  return compute_work(arch, request, cluster, assumptions).e;
+  return compute_work(arch, request, cluster, assumptions, training_step_model_figures(arch, request)).e;
+}
+
+TrainingStepEstimate estimate_training_step(const ModelArch& arch, const TrainingStepRequest& request,
+                                            const ClusterSpec& cluster, const PerfAssumptions& assumptions,
+                                            const TrainingStepModelFigures& figures) {
+  if (figures.seq_len != request.seq_len || figures.recompute != request.recompute || figures.task != request.task ||
+      (frozen_base(request.task) && figures.lora_rank != request.lora_rank)) {
+    throw_invalid("figures", "model figures computed for another sequence length, recompute, task or LoRA rank",
+                  "training_step_model_figures(arch, request) of this request");
+  }
+  return compute_work(arch, request, cluster, assumptions, figures).e;
 }
 
 std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const TrainingStepRequest& r,
                                                const ClusterSpec& c, const PerfAssumptions& a) {
-  const Work w = compute_work(arch, r, c, a);
+  const Work w = compute_work(arch, r, c, a, training_step_model_figures(arch, r));
   const TrainingStepEstimate& e = w.e;
   const ParallelLayout& l = r.layout;
   std::vector<ExplainLine> out;

@@ -253,6 +253,31 @@ struct TrainingStepEstimate {
 TrainingStepEstimate estimate_training_step(const ModelArch& arch, const TrainingStepRequest& request,
                                             const ClusterSpec& cluster, const PerfAssumptions& assumptions);
 
+/// What estimate_training_step reads from the model itself: FLOPs per token (flops.hpp) and
+/// parameter counts (matmul parameters per token, LoRA adapter parameters on all linear layers,
+/// active routed-expert parameters). They depend on the model, seq_len, recompute, task and
+/// lora_rank only — not on the layout or the cluster — and counting them walks the model's
+/// LayerGeometry, so a search that times thousands of layouts computes them once per recompute
+/// mode and passes them to the overload below. Same numbers as the plain call, bit for bit.
+struct TrainingStepModelFigures {
+  std::int64_t seq_len = 0;               ///< the request they were computed for
+  Recompute recompute = Recompute::none;
+  Task task = Task::pretrain;
+  int lora_rank = 0;
+  FlopsPerToken hardware_per_token;       ///< training_flops_per_token (with recomputation)
+  FlopsPerToken model_per_token;          ///< model_training_flops_per_token
+  FlopsPerToken forward_per_token;        ///< forward_flops_per_token
+  double matmul_params_per_token = 0;     ///< matmul_params_per_token
+  double lora_adapter_params = 0;         ///< LoRA/QLoRA: r·(d_in + d_out) over all linear layers; else 0
+  double active_routed_expert_params = 0; ///< MoE: routed-expert parameters a token uses; else 0
+};
+TrainingStepModelFigures training_step_model_figures(const ModelArch& arch, const TrainingStepRequest& request);
+/// estimate_training_step with the model figures computed beforehand (for `request`'s seq_len,
+/// recompute, task and LoRA rank; throws Error{invalid_input} when they were computed for another).
+TrainingStepEstimate estimate_training_step(const ModelArch& arch, const TrainingStepRequest& request,
+                                            const ClusterSpec& cluster, const PerfAssumptions& assumptions,
+                                            const TrainingStepModelFigures& figures);
+
 /// Kernel efficiency used for compute_seconds (exposed for explanations and tests).
 double kernel_efficiency(const ModelArch& arch, const TrainingStepRequest& request, const GpuSpec& gpu,
                          const PerfAssumptions& assumptions);

@@ -1,0 +1,82 @@
+// The search sizes each layout once per plan and reuses it on every cluster (planner.cpp
+// memory_by_layout). Whatever the cache does, every plan must carry the memory of ITS layout:
+// the sizing layer's explaining path (training_memory) at the plan's layout is the reference.
+// (A cache key that dropped the high bits of tp made tp 2, 4 and 8 share one entry when pp, dp
+// and the rest matched, e.g. 2 nodes at TP 2 × DP 8 and 4 nodes at TP 4 × DP 8.)
+#include <gtest/gtest.h>
+
+#include "model/model_source.hpp"
+#include "planner/plan_inputs.hpp"
+#include "planner/planner.hpp"
+
+namespace gpuplan {
+namespace {
+
+BillingTerms per_second(const Offer& o) {
+  BillingTerms t = o.billing_override;
+  t.granularity_seconds = 1;
+  t.minimum_billed_seconds = 0;
+  return t;
+}
+
+Offer cluster_offer(std::string id, std::string gpu, double usd_per_hour) {
+  Offer o;
+  o.id = id;
+  o.provider = id.substr(0, id.find('/'));
+  o.instance_type = id;
+  o.gpu_name_raw = gpu;
+  o.gpu_name = gpu;
+  o.gpu_count = 8;
+  o.intra_node_link = IntraNodeLink::nvlink;
+  o.inter_node_network = InterNodeNetwork::infiniband;
+  o.inter_node_bits_per_s = 3200e9;
+  o.max_nodes = 32;
+  o.confirmed_available_at = "2026-11-01";
+  PriceObservation p;
+  p.offer_id = id;
+  p.kind = PriceKind::on_demand;
+  p.usd_per_hour = usd_per_hour;
+  p.source = SourceRef{"test", "plan_search_cache_test.cpp", std::string("2026-11-20")};
+  o.prices.push_back(p);
+  return o;
+}
+
+TEST(PlanSearchCache, EveryPlanCarriesTheMemoryOfItsOwnLayout) {
+  std::size_t checked = 0;
+  for (const char* preset : {"llama-3.1-70b", "qwen3-30b-a3b", "llama-3.1-8b"}) {
+    ModelSource s;
+    s.preset = preset;
+    const ModelArch arch = resolve_model(s);
+    for (Task task : {Task::full, Task::lora}) {
+      for (PlanSort sort : {PlanSort::time, PlanSort::cost}) {
+        PlanRequest r;
+        r.model = s;
+        r.task = task;
+        r.tokens = 2e9;
+        r.seq_len = 4096;
+        r.today = "2026-11-30";
+        r.max_nodes = 32;
+        r.sort = sort;
+        r.limit = 1000;
+        r.include_flagged = true;
+        // Four GPUs of different memory: the best layout of each node count differs per GPU.
+        const std::vector<Offer> offers = {cluster_offer("a/h100", "NVIDIA H100 SXM", 24.0),
+                                           cluster_offer("b/a100-40", "NVIDIA A100 SXM 40GB", 12.0),
+                                           cluster_offer("c/a100-80", "NVIDIA A100 SXM 80GB", 14.0),
+                                           cluster_offer("d/h200", "NVIDIA H200 SXM", 30.0)};
+        const PlanResult res = plan(r, arch, offers, GpuCatalog::bundled(), &per_second);
+        for (const Plan& p : res.plans) {
+          const MemoryBreakdown m = training_memory(arch, detail::training_memory_request(r, p.layout, p.recompute));
+          EXPECT_EQ(p.per_gpu_memory_bytes, m.total_bytes())
+              << preset << " " << task_name(task) << " " << p.offer_id << " × " << p.instances << " tp " << p.layout.tp
+              << " pp " << p.layout.pp << " dp " << p.layout.dp << " ep " << p.layout.ep;
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 40u);
+}
+
+}  // namespace
+}  // namespace gpuplan
