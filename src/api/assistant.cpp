@@ -307,6 +307,11 @@ json AskResult::plan_body() const {
     if (f.name == "budget_usd" || f.name == "deadline_seconds") continue;
     body[f.name] = f.value;
   }
+  // The planner's own constraints: only plans within them are listed, and the recommendation
+  // follows `gpuplan plan --deadline/--budget` (none within them: no plan, and by how much the
+  // closest miss).
+  if (deadline_seconds) body["deadline"] = fmt::format("{:.0f}s", *deadline_seconds);
+  if (budget_usd) body["budget"] = *budget_usd;
   return body;
 }
 

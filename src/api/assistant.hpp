@@ -7,7 +7,8 @@
 /// USD ("under $500", "moins de 500 $", "ไม่เกิน 500 ดอลลาร์"), a deadline ("within two days",
 /// "en 48 heures", "ภายใน 2 วัน") and GPU names. It records only what it read, with the words it
 /// read it from; what the plan needs and the sentence does not say is listed as missing, never
-/// guessed. Budget and deadline are not plan fields: they select among the ranked plans.
+/// guessed. Budget and deadline become the plan's `budget` and `deadline` constraints: only plans
+/// within both are ranked (as `gpuplan plan --budget --deadline`).
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -30,7 +31,8 @@ struct AskResult {
   std::vector<std::string> missing;      ///< field names the plan still needs ("model", "tokens", "rps", ...)
   std::optional<double> budget_usd;      ///< total budget, when read
   std::optional<double> deadline_seconds;  ///< finish within, when read
-  /// The plan fields as a JSON body (POST /api/plan): exactly the fields read.
+  /// The plan fields as a JSON body (POST /api/plan): exactly the fields read, the budget as
+  /// `budget` (USD) and the deadline as `deadline` ("172800s").
   nlohmann::json plan_body() const;
 };
 

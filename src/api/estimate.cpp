@@ -6,6 +6,7 @@
 
 #include "api/model_fields.hpp"
 #include "api/plan_json.hpp"
+#include "api/training_fields.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "util/error.hpp"
 
@@ -20,26 +21,11 @@ ModelSource& estimate_model(EstimateInput& in) { return in.request.model; }
 std::vector<FieldDef<EstimateInput>> build_fields() {
   using In = EstimateInput;
   std::vector<FieldDef<In>> f = model_fields<In, &estimate_model>();
+  for (auto& d : training_run_fields<In>()) f.push_back(std::move(d));
+  for (auto& d : training_layout_fields<In>()) f.push_back(std::move(d));
   std::vector<FieldDef<In>> rest = {
       {{"task", "--task", FieldType::string, FieldFace::both, workload_defaults::kTrainTaskHelp},
        [](In& in, const json& v) { in.task = v.get<std::string>(); }},
-      {{"tokens", "--tokens", FieldType::count, FieldFace::both, "tokens to train on (2e12, 500M)"},
-       [](In& in, const json& v) { in.request.tokens = count_value(v); }},
-      {{"dataset_tokens", "--dataset-tokens", FieldType::count, FieldFace::both, "tokens in the dataset (× epochs)"},
-       [](In& in, const json& v) { in.request.dataset_tokens = count_value(v); }},
-      {{"epochs", "--epochs", FieldType::number, FieldFace::both, "passes over dataset_tokens (default 1)"},
-       [](In& in, const json& v) { in.request.epochs = v.get<double>(); }},
-      {{"seq", "--seq", FieldType::integer, FieldFace::both, "tokens per training sequence (default 4096)"},
-       [](In& in, const json& v) { in.request.seq_len = json_as<std::int64_t>(v); }},
-      {{"global_batch", "--global-batch", FieldType::integer, FieldFace::both,
-        "sequences per optimizer step (0 = default by task)"},
-       [](In& in, const json& v) { in.request.global_batch_seqs = json_as<std::int64_t>(v); }},
-      {{"precision", "--precision", FieldType::string, FieldFace::both, workload_defaults::kPrecisionHelp},
-       [](In& in, const json& v) { in.precision = v.get<std::string>(); }},
-      {{"optimizer", "--optimizer", FieldType::string, FieldFace::both, workload_defaults::kOptimizerHelp},
-       [](In& in, const json& v) { in.optimizer = v.get<std::string>(); }},
-      {{"lora_rank", "--lora-rank", FieldType::integer, FieldFace::both, "LoRA rank r (default 16)"},
-       [](In& in, const json& v) { in.request.lora_rank = json_as<int>(v); }},
       {{"gpu", "--gpu", FieldType::string, FieldFace::both,
         "GPU model, e.g. H100-SXM5-80GB or 'A100 80GB' (see gpuplan gpus); required"},
        [](In& in, const json& v) { in.gpu = v.get<std::string>(); }},
@@ -58,41 +44,6 @@ std::vector<FieldDef<EstimateInput>> build_fields() {
       {{"inter_node_gbit_per_s", "--inter-node-gbit-per-s", FieldType::number, FieldFace::both,
         "network per node, one direction, Gb/s (needed for more than one node; e.g. 3200 for 8 × 400G IB)"},
        [](In& in, const json& v) { in.inter_node_gbit_per_s = v.get<double>(); }},
-      {{"tp", "--tp", FieldType::integer, FieldFace::both, "tensor-parallel degree (else searched)"},
-       [](In& in, const json& v) { in.request.pins.tp = json_as<int>(v); }},
-      {{"pp", "--pp", FieldType::integer, FieldFace::both, "pipeline-parallel degree (else searched)"},
-       [](In& in, const json& v) { in.request.pins.pp = json_as<int>(v); }},
-      {{"dp", "--dp", FieldType::integer, FieldFace::both, "data-parallel degree (else searched)"},
-       [](In& in, const json& v) { in.request.pins.dp = json_as<int>(v); }},
-      {{"ep", "--ep", FieldType::integer, FieldFace::both, "expert-parallel degree (MoE)"},
-       [](In& in, const json& v) { in.request.pins.ep = json_as<int>(v); }},
-      {{"cp", "--cp", FieldType::integer, FieldFace::both, "context-parallel degree (only 1)"},
-       [](In& in, const json& v) { in.request.pins.cp = json_as<int>(v); }},
-      {{"zero", "--zero", FieldType::integer, FieldFace::both, "ZeRO stage 0-3"},
-       [](In& in, const json& v) { in.request.pins.zero_stage = json_as<int>(v); }},
-      {{"micro_batch", "--micro-batch", FieldType::integer, FieldFace::both, "sequences per micro-batch"},
-       [](In& in, const json& v) { in.request.pins.micro_batch = json_as<int>(v); }},
-      {{"recompute", "--recompute", FieldType::string, FieldFace::both, "none, selective, full (else searched)"},
-       [](In& in, const json& v) { in.recompute = v.get<std::string>(); }},
-      {{"virtual_stages", "--virtual-stages", FieldType::integer, FieldFace::both, "interleaved pipeline chunks per GPU"},
-       [](In& in, const json& v) { in.request.pins.virtual_stages = json_as<int>(v); }},
-      {{"mfu", "--mfu", FieldType::number, FieldFace::both, "override: step time = model FLOP / (GPUs × peak × MFU)"},
-       [](In& in, const json& v) { in.request.mfu_override = v.get<double>(); }},
-      {{"goodput", "--goodput", FieldType::number, FieldFace::both,
-        "fixed goodput fraction instead of the failure/checkpoint model"},
-       [](In& in, const json& v) { in.request.goodput_override = v.get<double>(); }},
-      {{"eval_fraction", "--eval-fraction", FieldType::number, FieldFace::both, "evaluation pauses / training time"},
-       [](In& in, const json& v) { in.request.evaluation_fraction = v.get<double>(); }},
-      {{"failures_per_gpu_hour", "--failures-per-gpu-hour", FieldType::number, FieldFace::both,
-        "hardware failure rate (default: Llama 3 §3.3.4)"},
-       [](In& in, const json& v) { in.request.failures_per_gpu_hour = v.get<double>(); }},
-      {{"checkpoint_write_gbps", "--checkpoint-write-gbps", FieldType::number, FieldFace::both,
-        "checkpoint write rate per node, GB/s (default 1)"},
-       [](In& in, const json& v) { in.request.checkpoint_write_bytes_per_s = v.get<double>() * 1e9; }},
-      {{"restart_seconds", "--restart-seconds", FieldType::number, FieldFace::both, "time to restart after a failure"},
-       [](In& in, const json& v) { in.request.restart_seconds = v.get<double>(); }},
-      {{"margin", "--margin", FieldType::number, FieldFace::both, "memory margin"},
-       [](In& in, const json& v) { in.request.margin = v.get<double>(); }},
       {{"explain", "--explain", FieldType::boolean, FieldFace::both, "every number with its formula"},
        [](In& in, const json& v) { in.explain = v.get<bool>(); }},
   };

@@ -4,6 +4,7 @@
 
 #include "api/model_fields.hpp"
 #include "api/plan_json.hpp"
+#include "api/training_fields.hpp"
 #include "catalog/providers.hpp"
 #include "util/error.hpp"
 
@@ -24,6 +25,8 @@ BillingTerms bundled_billing_of(const Offer& offer) {
 std::vector<FieldDef<PlanInput>> build_fields() {
   using In = PlanInput;
   std::vector<FieldDef<In>> f = model_fields<In, &plan_model>();
+  for (auto& d : training_run_fields<In>()) f.push_back(std::move(d));
+  for (auto& d : training_layout_fields<In>()) f.push_back(std::move(d));
   std::vector<FieldDef<In>> rest = {
       {{"filter", "", FieldType::string, FieldFace::both,
         "offers to plan on, in the offers filter language, e.g. 'gpu=H100 gpus>=8'"},
@@ -31,23 +34,6 @@ std::vector<FieldDef<PlanInput>> build_fields() {
       {{"task", "--task", FieldType::string, FieldFace::both,
         "pretrain, full, lora (default), qlora, serve (with rps/concurrency, or requests for a batch job), images"},
        [](In& in, const json& v) { in.task = v.get<std::string>(); }},
-      {{"tokens", "--tokens", FieldType::count, FieldFace::both, "tokens to train on (2e12, 500M)"},
-       [](In& in, const json& v) { in.request.tokens = count_value(v); }},
-      {{"dataset_tokens", "--dataset-tokens", FieldType::count, FieldFace::both, "tokens in the dataset (× epochs)"},
-       [](In& in, const json& v) { in.request.dataset_tokens = count_value(v); }},
-      {{"epochs", "--epochs", FieldType::number, FieldFace::both, "passes over dataset_tokens (default 1)"},
-       [](In& in, const json& v) { in.request.epochs = v.get<double>(); }},
-      {{"seq", "--seq", FieldType::integer, FieldFace::both, "tokens per training sequence (default 4096)"},
-       [](In& in, const json& v) { in.request.seq_len = json_as<std::int64_t>(v); }},
-      {{"global_batch", "--global-batch", FieldType::integer, FieldFace::both,
-        "sequences per optimizer step (0 = default by task)"},
-       [](In& in, const json& v) { in.request.global_batch_seqs = json_as<std::int64_t>(v); }},
-      {{"precision", "--precision", FieldType::string, FieldFace::both, "bf16 (default), fp16, fp8, fp32, bf16_pure"},
-       [](In& in, const json& v) { in.precision = v.get<std::string>(); }},
-      {{"optimizer", "--optimizer", FieldType::string, FieldFace::both, "adamw (default), adamw_8bit, sgd_momentum, adafactor, lion"},
-       [](In& in, const json& v) { in.optimizer = v.get<std::string>(); }},
-      {{"lora_rank", "--lora-rank", FieldType::integer, FieldFace::both, "LoRA rank r (default 16)"},
-       [](In& in, const json& v) { in.request.lora_rank = json_as<int>(v); }},
       {{"quant", "--quant", FieldType::string, FieldFace::both,
         "served weights: bf16 (default), fp16, fp8, int8, int4, nf4, q4_k_m, q8_0"},
        [](In& in, const json& v) { in.quant = v.get<std::string>(); }},
@@ -75,8 +61,6 @@ std::vector<FieldDef<PlanInput>> build_fields() {
        [](In& in, const json& v) { in.request.images = static_cast<decltype(in.request.images)>(count_value(v)); }},
       {{"max_nodes", "--max-nodes", FieldType::integer, FieldFace::both, "most instances per plan"},
        [](In& in, const json& v) { in.request.max_nodes = json_as<decltype(in.request.max_nodes)>(v); }},
-      {{"margin", "--margin", FieldType::number, FieldFace::both, "memory margin: fits when used ≤ (1 − margin) × capacity"},
-       [](In& in, const json& v) { in.request.margin = v.get<double>(); }},
       {{"no_spot", "--no-spot", FieldType::boolean, FieldFace::both, "plan on-demand and reserved prices only"},
        [](In& in, const json& v) { in.request.allow_spot = !v.get<bool>(); }},
       {{"preemptions_per_day", "--preemptions-per-day", FieldType::number, FieldFace::both,
@@ -84,11 +68,6 @@ std::vector<FieldDef<PlanInput>> build_fields() {
        [](In& in, const json& v) { in.request.preemptions_per_day = v.get<double>(); }},
       {{"egress_gb", "--egress-gb", FieldType::number, FieldFace::both, "GB downloaded at the end (default: the final weights)"},
        [](In& in, const json& v) { in.request.egress_gb = v.get<double>(); }},
-      {{"checkpoint_write_gbps", "--checkpoint-write-gbps", FieldType::number, FieldFace::both,
-        "checkpoint write rate per instance, GB/s (default 1)"},
-       [](In& in, const json& v) { in.request.checkpoint_write_bytes_per_s = v.get<double>() * 1e9; }},
-      {{"restart_seconds", "--restart-seconds", FieldType::number, FieldFace::both, "time to restart after a preemption"},
-       [](In& in, const json& v) { in.request.restart_seconds = v.get<double>(); }},
       {{"today", "--today", FieldType::string, FieldFace::both,
         "today's date YYYY-MM-DD for staleness (default: the system clock, UTC)"},
        [](In& in, const json& v) { in.request.today = v.get<std::string>(); }},
@@ -104,35 +83,6 @@ std::vector<FieldDef<PlanInput>> build_fields() {
        [](In& in, const json& v) { in.request.gpus_total = json_as<int>(v); }},
       {{"nodes", "--nodes", FieldType::integer, FieldFace::both, "training: exactly N nodes"},
        [](In& in, const json& v) { in.request.nodes_exact = json_as<int>(v); }},
-      {{"tp", "--tp", FieldType::integer, FieldFace::both, "pin the tensor-parallel degree"},
-       [](In& in, const json& v) { in.request.pins.tp = json_as<int>(v); }},
-      {{"pp", "--pp", FieldType::integer, FieldFace::both, "pin the pipeline-parallel degree (uneven stages allowed)"},
-       [](In& in, const json& v) { in.request.pins.pp = json_as<int>(v); }},
-      {{"dp", "--dp", FieldType::integer, FieldFace::both, "pin the data-parallel degree"},
-       [](In& in, const json& v) { in.request.pins.dp = json_as<int>(v); }},
-      {{"ep", "--ep", FieldType::integer, FieldFace::both, "pin the expert-parallel degree (MoE; must divide dp)"},
-       [](In& in, const json& v) { in.request.pins.ep = json_as<int>(v); }},
-      {{"cp", "--cp", FieldType::integer, FieldFace::both, "context-parallel degree (only 1: not modelled)"},
-       [](In& in, const json& v) { in.request.pins.cp = json_as<int>(v); }},
-      {{"zero", "--zero", FieldType::integer, FieldFace::both, "pin the ZeRO stage 0-3 (FSDP full shard = 3)"},
-       [](In& in, const json& v) { in.request.pins.zero_stage = json_as<int>(v); }},
-      {{"micro_batch", "--micro-batch", FieldType::integer, FieldFace::both, "pin the sequences per micro-batch per GPU"},
-       [](In& in, const json& v) { in.request.pins.micro_batch = json_as<int>(v); }},
-      {{"recompute", "--recompute", FieldType::string, FieldFace::both, "pin activation recomputation: none, selective, full"},
-       [](In& in, const json& v) { in.recompute = v.get<std::string>(); }},
-      {{"virtual_stages", "--virtual-stages", FieldType::integer, FieldFace::both, "interleaved pipeline chunks per GPU"},
-       [](In& in, const json& v) { in.request.pins.virtual_stages = json_as<int>(v); }},
-      {{"mfu", "--mfu", FieldType::number, FieldFace::both, "override: step time = model FLOP / (GPUs × peak × MFU)"},
-       [](In& in, const json& v) { in.request.mfu_override = v.get<double>(); }},
-      {{"goodput", "--goodput", FieldType::number, FieldFace::both,
-        "fixed goodput fraction instead of the failure/checkpoint model"},
-       [](In& in, const json& v) { in.request.goodput_override = v.get<double>(); }},
-      {{"eval_fraction", "--eval-fraction", FieldType::number, FieldFace::both,
-        "evaluation pauses as a fraction of training time"},
-       [](In& in, const json& v) { in.request.evaluation_fraction = v.get<double>(); }},
-      {{"failures_per_gpu_hour", "--failures-per-gpu-hour", FieldType::number, FieldFace::both,
-        "hardware failure rate (default 1.97e-5: Llama 3, Dubey et al. 2024 §3.3.4)"},
-       [](In& in, const json& v) { in.request.failures_per_gpu_hour = v.get<double>(); }},
       {{"max_price_age", "--max-price-age", FieldType::string, FieldFace::both,
         "prices older than this (days, or 90d/12w) rank after fresh ones (default 90)"},
        [](In& in, const json& v) { in.max_price_age = v.get<std::string>(); }},

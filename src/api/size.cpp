@@ -230,4 +230,57 @@ json to_json(const SizeOutput& out) {
   return j;
 }
 
+std::string_view sizing_warning_code(std::string_view m) {
+  // The sentences' fixed parts (sizing/memory.cpp), most specific first.
+  static constexpr std::pair<std::string_view, std::string_view> kCodes[] = {
+      {"activation memory of", "activations_not_modelled"},
+      {"with dp = 1 shards nothing", "zero_without_dp"},
+      {"KV heads: KV", "kv_heads_replicated"},
+      {"do not split evenly over pp", "uneven_pipeline"},
+      {"fp8: activations counted in 16 bits", "fp8_activations"},
+      {"exceeds the model's max_position_embeddings", "beyond_max_position"},
+      {"MLA latent KV cache is not split by TP", "mla_kv_not_split"},
+  };
+  for (const auto& [part, code] : kCodes)
+    if (m.find(part) != std::string_view::npos) return code;
+  return {};
+}
+
+std::vector<SizeAlternative> size_alternatives(const json& body, const Context& ctx) {
+  auto size_of = [&ctx](const json& b) {
+    SizeInput in;
+    read_fields(in, b, size_fields());
+    return to_json(run_size(in, ctx));
+  };
+  const json base = size_of(body);
+  if (!base["fits"].empty()) return {};
+  const json& r = base["request"];
+  std::vector<std::pair<std::string, json>> changes;
+  if (r["task"] == "serve") {
+    const std::string quant = r["quant"];
+    if (quant != "int4" && quant != "nf4" && quant.find("q4") == std::string::npos && quant != "q2_k" && quant != "mxfp4")
+      changes.emplace_back("quant", "int4");
+    if (quant == "bf16" || quant == "fp16") changes.emplace_back("quant", "fp8");
+    if (r["kv_dtype"] == "bf16" || r["kv_dtype"] == "fp16") changes.emplace_back("kv_dtype", "fp8");
+    if (r["context_tokens"].get<std::int64_t>() >= 1024) changes.emplace_back("context", r["context_tokens"].get<std::int64_t>() / 4);
+    if (r["concurrency"].get<std::int64_t>() > 1) changes.emplace_back("concurrency", 1);
+  } else {
+    if (r["task"] == "lora" || r["task"] == "full") changes.emplace_back("task", "qlora");
+    if (r["recompute"] == "none") changes.emplace_back("recompute", "full");
+    if (r["seq_len"].get<std::int64_t>() >= 1024) changes.emplace_back("seq", r["seq_len"].get<std::int64_t>() / 4);
+  }
+  std::vector<SizeAlternative> out;
+  for (auto& [field, value] : changes) {
+    json b = body;
+    b[field] = value;
+    try {
+      const json s = size_of(b);
+      if (!s["fits"].empty()) out.push_back({field, value, s["fits"][0]});
+    } catch (const Error&) {
+      // A change this request cannot take (e.g. QLoRA with fp32): not an alternative.
+    }
+  }
+  return out;
+}
+
 }  // namespace gpuplan::api

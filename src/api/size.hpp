@@ -54,4 +54,24 @@ SizeOutput run_size(const SizeInput& in, const Context& ctx);
 
 nlohmann::json to_json(const SizeOutput& out);
 
+/// A stable code for one of the sizing layer's warnings (sizing/memory.cpp writes them as English
+/// sentences with numbers): "activations_not_modelled", "zero_without_dp", "kv_heads_replicated",
+/// "uneven_pipeline", "fp8_activations", "beyond_max_position", "mla_kv_not_split"; "" for a
+/// sentence it does not know. The pages show each code's text in the reader's language.
+std::string_view sizing_warning_code(std::string_view message);
+
+/// One change to a size request that makes it fit, and the smallest fit it then has.
+struct SizeAlternative {
+  std::string field;     ///< the request field changed ("quant", "task", "recompute", "seq", "context", "concurrency")
+  nlohmann::json value;  ///< its new value
+  nlohmann::json fit;    ///< the first entry of that request's "fits" (to_json(SizeOutput)["fits"][0])
+};
+
+/// When `body` (a size request, as POST /api/size takes it) fits no GPU: the single changes a
+/// practitioner would try, each sized again, keeping those that then fit somewhere — serving:
+/// 4-bit (int4) or fp8 weights, an fp8 KV cache, a quarter of the context, one sequence at a
+/// time; training: QLoRA instead of LoRA/full, full recomputation (gradient checkpointing), a
+/// quarter of the sequence length. Empty when the request fits, or nothing tried fits.
+std::vector<SizeAlternative> size_alternatives(const nlohmann::json& body, const Context& ctx);
+
 }  // namespace gpuplan::api

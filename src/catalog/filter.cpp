@@ -636,18 +636,64 @@ const std::vector<FilterFieldInfo>& filter_fields() {
 }
 
 namespace {
+/// Code points echoed from the user's text in an error: a longer filter or token is cut (a trial
+/// found a 10,000-parenthesis filter echoed whole by the CLI and the API).
+constexpr std::size_t kEchoCodePoints = 80;
+
+/// Byte offset of each code point of `s` (and s.size() at the end).
+std::vector<std::size_t> code_point_starts(std::string_view s) {
+  std::vector<std::size_t> at;
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) at.push_back(i);
+  at.push_back(s.size());
+  return at;
+}
+
+/// `problem` with each quoted part ("...") longer than kEchoCodePoints cut to that many + "…".
+std::string clip_quoted(const std::string& problem) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < problem.size()) {
+    const std::size_t open = problem.find('"', i);
+    const std::size_t close = open == std::string::npos ? std::string::npos : problem.find('"', open + 1);
+    if (close == std::string::npos) break;
+    out.append(problem, i, open + 1 - i);
+    const std::string_view inner = std::string_view(problem).substr(open + 1, close - open - 1);
+    const auto cps = code_point_starts(inner);
+    if (cps.size() - 1 > kEchoCodePoints) {
+      out.append(inner.substr(0, cps[kEchoCodePoints]));
+      out += "…";
+    } else {
+      out.append(inner);
+    }
+    out += '"';
+    i = close + 1;
+  }
+  out.append(problem, std::min(i, problem.size()));
+  return out;
+}
+
+/// The problem, the query on one line and a caret under the token. A query longer than
+/// kEchoCodePoints is shown as a window of that many code points around the token, "…" where cut.
 std::string render_filter_error(std::string_view query, std::size_t offset, std::size_t length,
                                 const std::string& problem) {
   std::string line(query);
   for (char& c : line)
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  const auto cps = code_point_starts(line);
+  const std::size_t n = cps.size() - 1;  // code points in the line
   std::size_t col = 0;  // code points before the token
-  for (std::size_t i = 0; i < offset && i < query.size(); ++i) col += (static_cast<unsigned char>(query[i]) & 0xC0) != 0x80;
+  while (col < n && cps[col] < offset) ++col;
   std::size_t width = 0;
-  for (std::size_t i = offset; i < offset + length && i < query.size(); ++i)
-    width += (static_cast<unsigned char>(query[i]) & 0xC0) != 0x80;
+  while (col + width < n && cps[col + width] < offset + length) ++width;
   if (width == 0) width = 1;
-  return problem + "\n  " + line + "\n  " + std::string(col, ' ') + std::string(width, '^');
+  std::size_t first = 0;
+  if (n > kEchoCodePoints) first = col > kEchoCodePoints / 4 ? std::min(col - kEchoCodePoints / 4, n - kEchoCodePoints) : 0;
+  const std::size_t last = std::min(n, first + kEchoCodePoints);
+  std::string shown = (first > 0 ? "…" : "") + line.substr(cps[first], cps[last] - cps[first]) + (last < n ? "…" : "");
+  const std::size_t caret_col = col - std::min(col, first) + (first > 0 ? 1 : 0);
+  width = std::max<std::size_t>(1, std::min(width, kEchoCodePoints + 1 - std::min(caret_col, kEchoCodePoints)));
+  return clip_quoted(problem) + "\n  " + shown + "\n  " + std::string(caret_col, ' ') + std::string(width, '^');
 }
 }  // namespace
 

@@ -1635,7 +1635,9 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   order_rows(request, result);
   add_result_warnings(request, st, result);
   if (request.pareto_only) {
-    std::erase_if(result.plans, [](const Plan& p) { return !p.on_pareto_front; });
+    // The recommended plan stays (chosen by the same evidence rule as without --pareto: clean,
+    // dated prices first), even when a flagged, undated or old offer dominates it on the front.
+    std::erase_if(result.plans, [](const Plan& p) { return !p.on_pareto_front && !p.recommended; });
   }
   if (result.plans.size() > request.limit) result.plans.resize(request.limit);
   // Stage 7, the caveats of each plan shown (formatted sentences: only for the plans returned).

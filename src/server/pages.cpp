@@ -25,7 +25,9 @@
 #include "api/catalog_reads.hpp"
 #include "api/context.hpp"
 #include "api/plan.hpp"
+#include "api/serving_reference.hpp"
 #include "api/size.hpp"
+#include "model/model_source.hpp"
 #include "model/presets.hpp"
 #include "server/openapi.hpp"
 #include "server/response_cache.hpp"
@@ -60,8 +62,8 @@ std::string number(double v, int decimals, const std::string& lang) {
   return out;
 }
 
-std::string money(double usd, const std::string& lang) {
-  const int dec = std::abs(usd) >= 100 ? 0 : 2;
+std::string money(double usd, const std::string& lang, int small_decimals = 2) {
+  const int dec = std::abs(usd) >= 100 ? 0 : std::abs(usd) >= 1 ? 2 : small_decimals;
   if (lang == "fr") return number(usd, dec, lang) + "\u00a0$";
   if (lang == "th") return "US$" + number(usd, dec, lang);
   return "$" + number(usd, dec, lang);
@@ -108,7 +110,18 @@ std::string html_escape(const std::string& s) {
   return out;
 }
 
+/// A memory term's name ("kv_cache") as the page's language says it ("KV cache", "cache KV").
+std::string term_label(const std::string& name, const json& t) { return t.value("term_" + name, name); }
+
 // ---- templates --------------------------------------------------------------------------------
+
+/// `s` with every invalid UTF-8 sequence replaced by U+FFFD (nlohmann's replacing serializer):
+/// a page echoes what the visitor typed (the assistant's sentence, form fields), and a page is
+/// always valid UTF-8, whatever bytes the query string carried.
+std::string valid_utf8(const std::string& s) {
+  if (std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; })) return s;
+  return json::parse(json(s).dump(-1, ' ', false, json::error_handler_t::replace)).get<std::string>();
+}
 
 mst::data to_data(const json& j) {
   if (j.is_object()) {
@@ -123,7 +136,7 @@ mst::data to_data(const json& j) {
   }
   if (j.is_boolean()) return mst::data(j.get<bool>());
   if (j.is_null()) return mst::data(false);
-  if (j.is_string()) return mst::data(j.get<std::string>());
+  if (j.is_string()) return mst::data(valid_utf8(j.get<std::string>()));
   return mst::data(j.dump());
 }
 
@@ -159,14 +172,53 @@ std::string fill(std::string text, const std::map<std::string, std::string>& var
   return text;
 }
 
+/// The language of a request without a /en, /fr or /th prefix: Accept-Language (RFC 9110
+/// §12.5.4) read as a list of language ranges with weights ("fr-CH, fr;q=0.9, th;q=0.95, *;q=0.1"):
+/// the supported language with the highest weight wins (a range "fr-CH" matches "fr"; "*" any
+/// language not named; q=0 refuses; ties go to the earlier range). English when none matches.
 std::string pick_language(const httplib::Request& req) {
   const std::string al = req.get_header_value("Accept-Language");
-  std::size_t best = std::string::npos;
+  struct Weighted {
+    double q = 0;
+    std::size_t position = 0;  ///< index of the range in the header
+  };
+  std::map<std::string, Weighted> named;  // supported language -> its first range
+  std::optional<Weighted> star;
+  std::size_t position = 0;
+  for (std::size_t start = 0; start <= al.size(); ++position) {
+    const std::size_t comma = std::min(al.find(',', start), al.size());
+    const std::string item = al.substr(start, comma - start);
+    start = comma + 1;
+    auto trimmed_lower = [](std::string x) {
+      x.erase(std::remove_if(x.begin(), x.end(), [](unsigned char c) { return std::isspace(c); }), x.end());
+      std::transform(x.begin(), x.end(), x.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      return x;
+    };
+    const std::string range = trimmed_lower(item.substr(0, item.find(';')));
+    double q = 1;
+    for (std::size_t semi = item.find(';'); semi != std::string::npos; semi = item.find(';', semi + 1)) {
+      const std::string param = trimmed_lower(item.substr(semi + 1, item.find(';', semi + 1) - semi - 1));
+      if (param.rfind("q=", 0) == 0) {
+        const auto v = parse_decimal(param.substr(2));
+        q = v && *v >= 0 && *v <= 1 ? *v : 0;  // a malformed weight counts as a refusal
+      }
+    }
+    if (range.empty()) continue;
+    if (range == "*") {
+      if (!star) star = Weighted{q, position};
+      continue;
+    }
+    const std::string primary = range.substr(0, range.find('-'));
+    if (std::find(kLanguages.begin(), kLanguages.end(), primary) != kLanguages.end() && !named.count(primary))
+      named[primary] = Weighted{q, position};
+  }
   std::string lang = "en";
+  std::optional<Weighted> best;
   for (const auto& l : kLanguages) {
-    const auto p = al.find(l);
-    if (p != std::string::npos && p < best) {
-      best = p;
+    const std::optional<Weighted> w = named.count(l) ? std::optional<Weighted>(named[l]) : star;
+    if (!w || w->q <= 0) continue;
+    if (!best || w->q > best->q || (w->q == best->q && w->position < best->position)) {
+      best = w;
       lang = l;
     }
   }
@@ -258,7 +310,7 @@ std::string pareto_svg(const json& plans, const std::string& lang, const json& t
 }
 
 /// Memory terms as one stacked horizontal bar, with the capacity of the best-fitting GPU marked.
-std::string memory_svg(const json& size, const std::string& lang) {
+std::string memory_svg(const json& size, const std::string& lang, const json& t) {
   const json& terms = size["per_gpu"]["terms"];
   const double total = size["per_gpu"]["total_bytes"].get<double>();
   double scale = total;
@@ -272,10 +324,11 @@ std::string memory_svg(const json& size, const std::string& lang) {
   for (const auto& term : terms) {
     const double w = W * term["bytes"].get<double>() / scale;
     const char* c = colours[i % 10];
+    const std::string label = html_escape(term_label(term["name"].get<std::string>(), t));
     rects += fmt::format("<rect x=\"{:.1f}\" y=\"0\" width=\"{:.1f}\" height=\"28\" fill=\"{}\"><title>{}: {}</title></rect>", x, w, c,
-                         html_escape(term["name"].get<std::string>()), gb(term["bytes"].get<double>(), lang));
-    legend += fmt::format("<span class=\"key\"><i style=\"background:{}\"></i>{} {}</span> ", c,
-                          html_escape(term["name"].get<std::string>()), gb(term["bytes"].get<double>(), lang));
+                         label, gb(term["bytes"].get<double>(), lang));
+    legend += fmt::format("<span class=\"key\"><i style=\"background:{}\"></i>{} {}</span> ", c, label,
+                          gb(term["bytes"].get<double>(), lang));
     x += w;
     ++i;
   }
@@ -317,10 +370,20 @@ std::string error_text(const Error& e, const json& t) {
          (e.expected().empty() ? "" : " (" + t.value("expected", "expected") + ": " + e.expected() + ")");
 }
 
-/// Warnings in plain words: the planner's message, with the code kept as a tooltip.
-json warnings_view(const json& warnings) {
+/// One engine warning in the page's language: English pages show the engine's own sentence (with
+/// its numbers); French and Thai pages the locale's sentence for its code (`warn_CODE`), the
+/// engine's English only for a code the locales do not know (tests/server/locales_test.cpp checks
+/// that every planner code has one).
+std::string warning_text(const std::string& code, const std::string& message, const std::string& lang, const json& t) {
+  if (lang == "en" || code.empty()) return message;
+  return t.value("warn_" + code, message);
+}
+
+/// Warnings in plain words, with the code kept as a tooltip.
+json warnings_view(const json& warnings, const std::string& lang, const json& t) {
   json a = json::array();
-  for (const auto& w : warnings) a.push_back({{"code", w["code"]}, {"message", w["message"]}});
+  for (const auto& w : warnings)
+    a.push_back({{"code", w["code"]}, {"message", warning_text(w["code"].get<std::string>(), w["message"].get<std::string>(), lang, t)}});
   return a;
 }
 
@@ -343,7 +406,7 @@ json plans_view(const json& result, const std::string& lang, const json& t, cons
                     {"source", p["price_source"]["dataset"]},
                     {"observed", date_text(p["price_source"]["observed_at"].get<std::string>(), lang, t)},
                     {"front", p["on_pareto_front"]},
-                    {"warnings", warnings_view(p["warnings"])},
+                    {"warnings", warnings_view(p["warnings"], lang, t)},
                     {"has_warnings", !p["warnings"].empty()},
                     {"explain_href", query + "&explain=" + std::to_string(p["rank"].get<int>())}});
   }
@@ -380,6 +443,16 @@ std::optional<std::string> source_href(std::string_view locator) {
 }
 
 // ---- the pages ----------------------------------------------------------------------------------
+
+/// The serving reference's numbers for the rule the /generative-ai page states.
+std::map<std::string, std::string> serving_rule_vars(const std::string& lang) {
+  const api::ServingReference ref;
+  return {{"model", "Llama 3.1 8B"},
+          {"prompt", number(static_cast<double>(ref.prompt_tokens), 0, lang)},
+          {"output", number(static_cast<double>(ref.output_tokens), 0, lang)},
+          {"max_batch", number(static_cast<double>(ref.max_batch), 0, lang)},
+          {"min_batch", number(static_cast<double>(ref.min_useful_batch), 0, lang)}};
+}
 
 class Pages {
  public:
@@ -497,12 +570,30 @@ class Pages {
     if (req.has_param("model")) {
       try {
         api::SizeInput in;
-        api::read_fields(in, form_body(req, api::size_fields()), api::size_fields());
+        const json body = form_body(req, api::size_fields());
+        api::read_fields(in, body, api::size_fields());
         const json out = api::to_json(api::run_size(in, ctx_));
         json terms = json::array();
         for (const auto& t : out["per_gpu"]["terms"])
-          terms.push_back({{"name", t["name"]}, {"gb", gb(t["bytes"].get<double>(), pg.lang)},
+          terms.push_back({{"name", term_label(t["name"].get<std::string>(), pg.t)}, {"gb", gb(t["bytes"].get<double>(), pg.lang)},
                            {"share", number(100 * t["share"].get<double>(), 1, pg.lang) + " %"}});
+        json warnings = json::array();
+        for (const auto& w : out["per_gpu"]["warnings"]) {
+          const std::string code(api::sizing_warning_code(w.get<std::string>()));
+          warnings.push_back(warning_text(code.empty() ? "" : "size_" + code, w.get<std::string>(), pg.lang, pg.t));
+        }
+        // No GPU holds it: say so, and which single change would make it fit (sized again).
+        json alternatives = json::array();
+        if (out["fits"].empty()) {
+          for (const auto& a : api::size_alternatives(body, ctx_)) {
+            const std::string value = a.value.is_string() ? a.value.get<std::string>() : number(a.value.get<double>(), 0, pg.lang);
+            alternatives.push_back(
+                {{"change", fill(pg.t.value("size_change_" + a.field, a.field + " = {value}"), {{"value", value}})},
+                 {"fit", fill(pg.t.value("size_fits_on", ""), {{"count", std::to_string(a.fit["gpu_count"].get<int>())},
+                                                               {"gpu", a.fit["gpu"].get<std::string>()},
+                                                               {"per_gpu", gb(a.fit["per_gpu_bytes"].get<double>(), pg.lang)}})}});
+          }
+        }
         json fits = json::array();
         for (const auto& f : out["fits"])
           fits.push_back({{"gpu", f["gpu"]}, {"count", f["gpu_count"]}, {"per_gpu", gb(f["per_gpu_bytes"].get<double>(), pg.lang)},
@@ -510,11 +601,15 @@ class Pages {
                           {"headroom", number(100 * f["headroom_fraction"].get<double>(), 0, pg.lang) + " %"}});
         ctx["result"] = {{"model", out["model"]["name"]},
                          {"total", gb(out["per_gpu"]["total_bytes"].get<double>(), pg.lang)},
-                         {"bar", memory_svg(out, pg.lang)},
+                         {"bar", memory_svg(out, pg.lang, pg.t)},
                          {"terms", terms},
                          {"fits", fits},
-                         {"warnings", out["per_gpu"]["warnings"]},
-                         {"assumption", out["fit_assumption"]}};
+                         {"no_fit", fits.empty()},
+                         {"alternatives", alternatives},
+                         {"has_alternatives", !alternatives.empty()},
+                         {"warnings", warnings},
+                         {"assumption", pg.lang == "en" ? out["fit_assumption"].get<std::string>()
+                                                        : pg.t.value(in.task == "serve" ? "fit_assumption_serving" : "fit_assumption_training", "")}};
       } catch (const Error& e) {
         res.status = http_status(e.kind());
         ctx["error"] = error_text(e, pg.t);
@@ -597,7 +692,8 @@ class Pages {
                 {"intro", fill(pg.t.value(which + "_intro", ""), vars)},
                 {"rows", comparison(pg, which)},
                 {"sections", sections},
-                {"serving", which == "generative_ai"}};
+                {"serving", which == "generative_ai"},
+                {"serving_rule", fill(pg.t.value("serving_rank_rule", ""), serving_rule_vars(pg.lang))}};
     send_page(res, pg, "workload", ctx, pg.t.value(which + "_title", ""));
   }
 
@@ -623,7 +719,7 @@ class Pages {
     for (const auto& [k, v] : body.items()) query += (query.size() > 1 ? "&" : "") + k + "=" + httplib::detail::encode_query_param(v.is_string() ? v.get<std::string>() : v.dump());
     ctx["plans"] = plans_view(result, pg.lang, pg.t, pg.prefix + "/plan" + query);
     ctx["pareto"] = pareto_svg(result["plans"], pg.lang, pg.t);
-    ctx["result_warnings"] = warnings_view(result["warnings"]);
+    ctx["result_warnings"] = warnings_view(result["warnings"], pg.lang, pg.t);
     ctx["has_result"] = true;
     ctx["has_plans"] = !result["plans"].empty();
     if (!result["no_plan"].is_null()) {
@@ -665,10 +761,24 @@ class Pages {
         b.tier = tier;
         b.usd = *r.usd_per_gpu_hour;
       }
-      b.networks.insert(std::string(inter_node_network_name(r.offer.inter_node_network)));
+      b.networks.insert(r.offer.inter_node_network == InterNodeNetwork::unknown
+                            ? pg.t.value("unknown", "unknown")
+                            : std::string(inter_node_network_name(r.offer.inter_node_network)));
       if (r.billing.granularity_seconds) b.billing.insert(*r.billing.granularity_seconds >= 3600 ? "1 h" : *r.billing.granularity_seconds >= 60 ? "1 min" : "1 s");
     }
+    // Serving (/generative-ai): each GPU's cost per million output tokens on the reference
+    // workload (api/serving_reference.hpp). Rows rank by it, clean dated prices first, among the
+    // GPUs that hold a useful batch; the others follow, without a cost per token.
+    const bool serving = which == "generative_ai";
+    const api::ServingReference ref;
+    std::optional<ModelArch> ref_arch;
+    if (serving) {
+      ModelSource src;
+      src.preset = ref.model;
+      ref_arch = resolve_model(src);
+    }
     struct Row {
+      int group;  ///< serving: 0 = holds a useful batch, 1 = does not
       int tier;
       double key;
       json view;
@@ -705,11 +815,23 @@ class Pages {
                 {"bw_per_usd", number(bw_per_usd, 2, pg.lang)},
                 {"billing", b.billing.empty() ? pg.t.value("unknown", "") : join(b.billing)},
                 {"offers", b.offers}};
-      const double key = which == "generative_ai" ? -bw_per_usd : b.usd;
+      int group = 0;
+      double key = b.usd;
+      if (serving) {
+        const std::optional<api::GpuServing> sv = api::serve_reference_on(*ref_arch, *g, ref);
+        // < 0: no cost per token (figures unknown, or no useful batch fits).
+        const double per_m = sv && sv->fits ? api::usd_per_million_output_tokens(b.usd, sv->output_tokens_per_s).value_or(-1) : -1;
+        v["tokens_per_s"] = sv && sv->output_tokens_per_s > 0 ? number(sv->output_tokens_per_s, 0, pg.lang) : "—";
+        v["batch"] = sv ? number(static_cast<double>(sv->batch), 0, pg.lang) : "—";
+        v["usd_per_m"] = per_m >= 0 ? money(per_m, pg.lang, 3) : !sv ? pg.t.value("unknown", "") : pg.t.value("serving_too_small", "");
+        group = per_m >= 0 ? 0 : 1;
+        key = per_m >= 0 ? per_m : -bw_per_usd;
+      }
       if (which == "training" && g->memory_bytes < 20e9) continue;
-      rows.push_back({b.tier, key, v});
+      rows.push_back({group, b.tier, key, v});
     }
-    std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return std::tie(a.tier, a.key) < std::tie(b.tier, b.key); });
+    std::sort(rows.begin(), rows.end(),
+              [](const Row& a, const Row& b) { return std::tie(a.group, a.tier, a.key) < std::tie(b.group, b.tier, b.key); });
     json a = json::array();
     for (std::size_t i = 0; i < rows.size() && i < 25; ++i) a.push_back(rows[i].view);
     return a;
@@ -767,6 +889,21 @@ void add_method_not_allowed(httplib::Server& http, const std::string& pattern, b
   http.Put(pattern, refuse);
   http.Patch(pattern, refuse);
   http.Delete(pattern, refuse);
+}
+
+void send_not_found_page(const httplib::Request& req, httplib::Response& res) {
+  std::string prefix, path = req.path;
+  for (const auto& l : kLanguages) {
+    const std::string p = "/" + l;
+    if (req.path == p || req.path.rfind(p + "/", 0) == 0) {
+      prefix = p;
+      path = req.path.substr(p.size());
+    }
+  }
+  const std::string lang = prefix.empty() ? pick_language(req) : prefix.substr(1);
+  const Page pg{lang, prefix.empty() ? "/" + lang : prefix, path, locale(lang)};
+  send_page(res, pg, "not_found", json::object(), pg.t.value("not_found_title", ""));
+  res.status = 404;
 }
 
 void add_pages(httplib::Server& http, const api::Context& ctx) {

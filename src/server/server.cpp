@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "api/catalog_reads.hpp"
 #include "api/estimate.hpp"
@@ -43,6 +44,42 @@ std::string etag_of(const std::string& body) {
     h *= 1099511628211ull;
   }
   return fmt::format("\"{:016x}\"", h);
+}
+
+/// An HTTP-date (RFC 9110 §5.6.7, IMF-fixdate) as time_t; nullopt when it is not one.
+std::optional<std::time_t> parse_http_date(const std::string& text) {
+  std::tm tm{};
+  const char* end = strptime(text.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+  if (end == nullptr || *end != '\0') return std::nullopt;
+  return timegm(&tm);
+}
+
+/// "2026-11-20" or "2026-11-20T12:33:53Z" as time_t (UTC); nullopt otherwise.
+std::optional<std::time_t> parse_observed_at(const std::string& text) {
+  std::tm tm{};
+  const char* end = strptime(text.c_str(), "%Y-%m-%d", &tm);
+  if (end == nullptr) return std::nullopt;
+  if (*end == 'T' || *end == ' ') {
+    std::tm with_time = tm;
+    if (strptime(end + 1, "%H:%M:%S", &with_time) != nullptr) tm = with_time;
+  }
+  return timegm(&tm);
+}
+
+/// True when an If-None-Match value ("*", or a list of entity tags, weak or strong) names `etag`
+/// (weak comparison, RFC 9110 §13.1.2).
+bool etag_listed(const std::string& if_none_match, const std::string& etag) {
+  std::size_t start = 0;
+  while (start < if_none_match.size()) {
+    std::size_t comma = if_none_match.find(',', start);
+    if (comma == std::string::npos) comma = if_none_match.size();
+    std::string tag = if_none_match.substr(start, comma - start);
+    start = comma + 1;
+    tag.erase(0, tag.find_first_not_of(" \t"));
+    tag.erase(tag.find_last_not_of(" \t") + 1);
+    if (tag == "*" || tag == etag || (tag.rfind("W/", 0) == 0 && tag.substr(2) == etag)) return true;
+  }
+  return false;
 }
 
 json error_body(const Error& e) {
@@ -134,6 +171,12 @@ struct Server::Impl {
   httplib::Server http;
   int bound_port = 0;
   std::time_t opened_at = std::time(nullptr);
+  /// Last-Modified of the catalog data: the newest observation in the store (flagged ones too),
+  /// or — when the data changed while this process ran — the time it saw the change, whichever
+  /// is later; the server's start only when the store has no dated observation. Per data version.
+  std::mutex data_time_mutex;
+  std::optional<std::string> data_time_version;
+  std::time_t data_time_value = 0;
   ResponseCache catalog_cache{512};  ///< GET /api/gpus, models, offers, history: URL → body, ETag
   ResponseCache compute_cache{256};  ///< POST /api/size, plan, estimate: path + body bytes → body
 
@@ -153,11 +196,33 @@ struct Server::Impl {
     };
   }
 
+  std::time_t data_time() {
+    if (!ctx.caching()) return opened_at;
+    const std::string version = ctx.data_version();
+    std::lock_guard<std::mutex> lock(data_time_mutex);
+    if (data_time_version && *data_time_version == version) return data_time_value;
+    OfferQuery q;
+    q.include_excluded = true;
+    q.now_date = ctx.clock().today();
+    std::optional<std::time_t> newest;
+    for (const Offer& o : *ctx.query_offers(q))
+      for (const PriceObservation& p : o.prices)
+        if (p.source.observed_at)
+          if (const auto t = parse_observed_at(*p.source.observed_at); t && (!newest || *t > *newest)) newest = t;
+    std::time_t t = newest.value_or(opened_at);
+    if (data_time_version) t = std::max(t, std::time(nullptr));  // changed under this process
+    data_time_version = version;
+    data_time_value = t;
+    return t;
+  }
+
   /// A catalog read: cached by URL (with the data version and today: ResponseCache), ETag and
-  /// Last-Modified.
+  /// Last-Modified (data_time(); for an answer that depends on today's date without a `today`
+  /// parameter — offer ages and staleness — at least today's 00:00 UTC). Conditional requests
+  /// (RFC 9110 §13.2.2): If-None-Match decides when present, else If-Modified-Since.
   template <class F>
-  httplib::Server::Handler catalog_read(F produce) {
-    return guarded([this, produce](const httplib::Request& req, httplib::Response& res) {
+  httplib::Server::Handler catalog_read(F produce, bool depends_on_today = false) {
+    return guarded([this, produce, depends_on_today](const httplib::Request& req, httplib::Response& res) {
       std::string url = req.path;
       for (const auto& [k, v] : query_params(req)) url += "\n" + k + "=" + v;
       const std::string key = ResponseCache::key(ctx, url);
@@ -171,10 +236,21 @@ struct Server::Impl {
         etag = etag_of(body);
         catalog_cache.put(key, CachedResponse{body, "application/json", etag, ""});
       }
+      std::time_t modified = data_time();
+      if (depends_on_today && !req.has_param("today")) {
+        if (const auto midnight = parse_observed_at(ctx.clock().today())) modified = std::max(modified, *midnight);
+      }
       res.set_header("ETag", etag);
-      res.set_header("Last-Modified", http_date(opened_at));
+      res.set_header("Last-Modified", http_date(modified));
       res.set_header("Cache-Control", "no-cache");
-      if (req.get_header_value("If-None-Match") == etag) {
+      bool not_modified = false;
+      if (req.has_header("If-None-Match")) {
+        not_modified = etag_listed(req.get_header_value("If-None-Match"), etag);
+      } else if (req.has_header("If-Modified-Since")) {
+        const auto since = parse_http_date(req.get_header_value("If-Modified-Since"));
+        not_modified = since && modified <= *since;
+      }
+      if (not_modified) {
         res.status = 304;
         return;
       }
@@ -233,7 +309,7 @@ struct Server::Impl {
                api::OffersInput in;
                api::read_query(in, query_params(req), api::offers_fields());
                return api::to_json(api::run_offers(in, ctx));
-             }));
+             }, /*depends_on_today=*/true));
     http.Get(R"(/api/offers/(.+)/history)", catalog_read([this](const httplib::Request& req) {
                if (!req.params.empty()) throw_invalid("/" + req.params.begin()->first, "unknown query parameter", "none");
                api::HistoryInput in;
@@ -278,8 +354,16 @@ Server::Server(const api::Context& ctx, ServerOptions options) : impl_(std::make
   http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
     send_json(res, 500, {{"code", "internal"}, {"message", "internal error"}, {"field", ""}, {"expected", ""}});
   });
-  http.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+  http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
+    // A browser's unknown page gets a page (in its language); the JSON API keeps JSON errors.
+    const bool api_path = req.path == "/api" || req.path.rfind("/api/", 0) == 0;
+    const std::string accept = req.get_header_value("Accept");
+    const bool wants_json = accept.find("application/json") != std::string::npos && accept.find("text/html") == std::string::npos;
+    if (res.status == 404 && !api_path && !wants_json) {
+      send_not_found_page(req, res);
+      return;
+    }
     const char* code = res.status == 404 ? "not_found" : res.status == 413 ? "payload_too_large" : "invalid_input";
     const char* message = res.status == 404   ? "no such page or endpoint"
                           : res.status == 413 ? "request body too large"

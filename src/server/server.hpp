@@ -17,8 +17,9 @@
 /// Request fields use the CLI's names (api/fields.hpp); unknown fields are rejected with their
 /// JSON pointer. Errors: {"code": kind_name, "message", "field": "/pointer" or ""} with the
 /// status of util/error.hpp http_status(); internal errors say only "internal error".
-/// Catalog reads carry an ETag (hash of the body; If-None-Match → 304) and Last-Modified (when
-/// the server opened the catalog). Answers are cached per data version (api::Context: the SQLite
+/// Catalog reads carry an ETag (hash of the body; If-None-Match → 304) and Last-Modified (the
+/// newest observation in the store, or when this process saw the data change; If-Modified-Since
+/// → 304 when no If-None-Match is sent). Answers are cached per data version (api::Context: the SQLite
 /// file's state, or PostgreSQL's OfferStore::revision()), so N server processes on one
 /// PostgreSQL answer alike after any import. The store is only read: no write endpoint.
 /// Limits: request bodies ≤ max_body_bytes (413), URIs ≤ 8 KiB (414, cpp-httplib), read/write

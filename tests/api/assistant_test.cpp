@@ -53,12 +53,25 @@ TEST(Assistant, ReadsTheTableOfSentences) {
   }
 }
 
-TEST(Assistant, PlanBodyHoldsOnlyPlanFieldsAndBudgetSelectsAPlan) {
+// The budget and the deadline go to the planner as its constraints (a trial found `ask` listing
+// plans past the deadline under the recommendation): the body reads back through plan_fields().
+TEST(Assistant, PlanBodyCarriesBudgetAndDeadlineAsPlanConstraints) {
   const AskResult a = understand("fine-tune Llama 3.1 70B with QLoRA on 200M tokens within two days under $500", GpuCatalog::bundled());
   const json body = a.plan_body();
   EXPECT_FALSE(body.contains("budget_usd"));
   EXPECT_FALSE(body.contains("deadline_seconds"));
   EXPECT_EQ(body["tokens"], 2e8);
+  EXPECT_EQ(body["deadline"], "172800s");  // 2 days × 86,400 s
+  EXPECT_EQ(body["budget"], 500);
+  PlanInput in;
+  read_fields(in, body, plan_fields());
+  EXPECT_EQ(in.deadline, "172800s");
+  ASSERT_TRUE(in.request.budget_usd.has_value());
+  EXPECT_EQ(*in.request.budget_usd, 500);
+}
+
+TEST(Assistant, FirstPlanWithinBudgetAndDeadline) {
+  const AskResult a = understand("fine-tune Llama 3.1 70B with QLoRA on 200M tokens within two days under $500", GpuCatalog::bundled());
   PlanResult res;
   Plan cheap_slow, fast;
   cheap_slow.cost.compute_usd = 100;      // total_usd() = compute + storage + egress + spot loss

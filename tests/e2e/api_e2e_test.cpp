@@ -15,7 +15,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <ctime>
+#include <map>
+#include <set>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -36,30 +40,52 @@ std::string shell_quote(const std::string& s) {
 
 class ApiE2E : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = fs::temp_directory_path() / ("gpuplan-e2e-api-" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-    db_ = (dir_ / "offers.sqlite").string();
+  struct Running {
+    pid_t pid = -1;
+    int port = 0;
+    FILE* out = nullptr;
+  };
+  /// `gpuplan --db DB serve` on a free loopback port; the port from its first line.
+  static Running start_server(const std::string& db) {
+    Running r;
     int out_pipe[2];
-    ASSERT_EQ(::pipe(out_pipe), 0);
-    pid_ = ::fork();
-    if (pid_ == 0) {
+    if (::pipe(out_pipe) != 0) return r;
+    r.pid = ::fork();
+    if (r.pid == 0) {
       ::dup2(out_pipe[1], 1);
       ::close(out_pipe[0]);
       ::setenv("XDG_DATA_HOME", dir_.c_str(), 1);
-      ::execl(GPUPLAN_BINARY, GPUPLAN_BINARY, "--db", db_.c_str(), "serve", "--listen", "127.0.0.1:0", "--threads", "4",
+      ::execl(GPUPLAN_BINARY, GPUPLAN_BINARY, "--db", db.c_str(), "serve", "--listen", "127.0.0.1:0", "--threads", "4",
               static_cast<char*>(nullptr));
       ::_exit(127);
     }
     ::close(out_pipe[1]);
-    FILE* out = ::fdopen(out_pipe[0], "r");
+    r.out = ::fdopen(out_pipe[0], "r");
     std::array<char, 512> line{};
-    ASSERT_NE(std::fgets(line.data(), line.size(), out), nullptr) << "the server printed nothing";
+    if (std::fgets(line.data(), line.size(), r.out) == nullptr) return r;
     const std::string text(line.data());
-    const auto colon = text.rfind(':');
-    port_ = std::stoi(text.substr(colon + 1));
-    ASSERT_GT(port_, 0) << text;
-    server_out_ = out;
+    r.port = std::atoi(text.substr(text.rfind(':') + 1).c_str());
+    return r;
+  }
+  static void stop_server(Running& r) {
+    if (r.pid > 0) {
+      ::kill(r.pid, SIGTERM);
+      int status = 0;
+      ::waitpid(r.pid, &status, 0);
+    }
+    if (r.out) std::fclose(r.out);
+    r = Running{};
+  }
+
+  static void SetUpTestSuite() {
+    dir_ = fs::temp_directory_path() / ("gpuplan-e2e-api-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    db_ = (dir_ / "offers.sqlite").string();
+    const Running r = start_server(db_);
+    pid_ = r.pid;
+    server_out_ = r.out;
+    port_ = r.port;
+    ASSERT_GT(port_, 0) << "the server printed no port";
   }
   static void TearDownTestSuite() {
     if (pid_ > 0) {
@@ -72,17 +98,19 @@ class ApiE2E : public ::testing::Test {
     fs::remove_all(dir_, ec);
   }
 
-  static json cli_json(const std::string& args) {
+  /// The CLI's stdout (and its stderr with `with_stderr`) on the test's database.
+  static std::string cli_output(const std::string& args, bool with_stderr = false) {
     const std::string cmd = "XDG_DATA_HOME=" + shell_quote(dir_.string()) + " " + shell_quote(GPUPLAN_BINARY) + " --db " +
-                            shell_quote(db_) + " " + args + " 2>/dev/null";
+                            shell_quote(db_) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
     std::string out;
     FILE* pipe = ::popen(cmd.c_str(), "r");
     std::array<char, 4096> buf{};
     std::size_t n = 0;
     while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
     ::pclose(pipe);
-    return json::parse(out, nullptr, false);
+    return out;
   }
+  static json cli_json(const std::string& args) { return json::parse(cli_output(args), nullptr, false); }
 
   static httplib::Client client() {
     httplib::Client c("127.0.0.1", port_);
@@ -397,6 +425,26 @@ TEST_F(ApiE2E, EveryOfferRowLinksItsSource) {
   EXPECT_GE(linked * 10, rows * 9) << linked << " of " << rows << " rows link their source";
 }
 
+/// Cells of each <tr> in the first <tbody> after `after` (tags inside cells kept).
+std::vector<std::vector<std::string>> table_rows(const std::string& html, const std::string& after) {
+  std::vector<std::vector<std::string>> rows;
+  const std::size_t from = html.find(after);
+  if (from == std::string::npos) return rows;
+  const std::size_t body = html.find("<tbody>", from);
+  if (body == std::string::npos) return rows;
+  const std::string table = html.substr(body, html.find("</tbody>", body) - body);
+  for (std::size_t at = table.find("<tr"); at != std::string::npos; at = table.find("<tr", at + 1)) {
+    const std::string row = table.substr(at, table.find("</tr>", at) - at);
+    std::vector<std::string> cells;
+    for (std::size_t td = row.find("<td"); td != std::string::npos; td = row.find("<td", td + 1)) {
+      const std::size_t open = row.find('>', td) + 1;
+      cells.push_back(row.substr(open, row.find("</td>", open) - open));
+    }
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
 // Found by a new-user trial: /training quoted H100 at $0.69 from an undated offer flagged
 // below_market_index, unmarked, near the top of the page. Quoted prices now never come from a
 // flagged offer, and a stale or undated one says so next to the price.
@@ -408,24 +456,14 @@ TEST_F(ApiE2E, WorkloadTablesNeverQuoteAFlaggedPrice) {
   // Every (GPU, $/GPU-h) quoted in the table must be the price of an unflagged offer of that GPU.
   const json offers = cli_json("offers --limit 100000 --format json");
   ASSERT_TRUE(offers.is_array());
-  const std::string& html = r->body;
-  const std::size_t body = html.find("<tbody>");
-  ASSERT_NE(body, std::string::npos);
-  const std::string table = html.substr(body, html.find("</tbody>", body) - body);
   std::size_t rows = 0;
-  for (std::size_t at = table.find("<tr"); at != std::string::npos; at = table.find("<tr", at + 1)) {
-    const std::string row = table.substr(at, table.find("</tr>", at) - at);
-    std::vector<std::string> cells;
-    for (std::size_t td = row.find("<td"); td != std::string::npos; td = row.find("<td", td + 1)) {
-      const std::size_t open = row.find('>', td) + 1;
-      cells.push_back(row.substr(open, row.find("</td>", open) - open));
-    }
-    ASSERT_GE(cells.size(), 9u) << row;
+  for (const auto& cells : table_rows(r->body, "<tbody>")) {
+    ASSERT_GE(cells.size(), 9u) << cells.size();
     const std::string gpu = cells[0];
     std::string price_text;
     for (const auto& cell : cells)
       if (cell.rfind("$", 0) == 0) price_text = cell;
-    ASSERT_FALSE(price_text.empty()) << row;
+    ASSERT_FALSE(price_text.empty()) << gpu;
     const double usd = std::stod(price_text.substr(1));
     bool clean_offer_at_that_price = false;
     for (const auto& o : offers) {
@@ -520,6 +558,309 @@ TEST_F(ApiE2E, OpenApiDescribesEveryRequestField) {
       doc["paths"]["/api/estimate"]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"];
   for (const char* f : {"model", "task", "tokens", "gpu", "gpus", "nodes", "gpus_per_node", "tp", "explain"})
     EXPECT_TRUE(est_props.contains(f)) << f;
+}
+
+// ---- Regressions from the new-user trial of 2026-12-01 --------------------------------------
+
+/// "$1,234.56" → 1234.56 (English pages).
+double dollars(std::string text) {
+  text.erase(std::remove_if(text.begin(), text.end(), [](char c) { return c == '$' || c == ','; }), text.end());
+  return std::stod(text);
+}
+
+// 1. French and Thai pages said the engine's warnings, the memory terms and "unknown" in English.
+// The known set: every warning sentence the API returns for the same plan and size requests, the
+// memory-term keys and their English labels, and the word "unknown".
+TEST_F(ApiE2E, FrenchAndThaiPagesShowNoEnglishWarningTermOrUnknown) {
+  auto c = client();
+  const std::string plan_query = "model=llama-3.1-70b&task=lora&tokens=5e8&today=2026-11-30";
+  auto api_plan = c.Post("/api/plan", R"({"model": "llama-3.1-70b", "task": "lora", "tokens": 5e8, "today": "2026-11-30"})",
+                         "application/json");
+  ASSERT_TRUE(api_plan && api_plan->status == 200);
+  const json plan = json::parse(api_plan->body);
+  std::set<std::string> english;
+  for (const auto& w : plan["warnings"]) english.insert(w["message"].get<std::string>());
+  for (const auto& p : plan["plans"])
+    for (const auto& w : p["warnings"]) english.insert(w["message"].get<std::string>());
+  auto api_size = c.Post("/api/size", R"({"model": "llama-3.1-8b", "task": "full", "precision": "fp8"})", "application/json");
+  ASSERT_TRUE(api_size && api_size->status == 200);
+  const json size = json::parse(api_size->body);
+  for (const auto& w : size["per_gpu"]["warnings"]) english.insert(w.get<std::string>());
+  std::set<std::string> terms;
+  for (const auto& t : size["per_gpu"]["terms"]) terms.insert(">" + t["name"].get<std::string>() + "<");
+  for (const char* label : {">optimizer state<", ">KV cache<", ">CUDA context<", ">allocator fragmentation<", ">weights<"})
+    terms.insert(label);
+  ASSERT_GE(english.size(), 3u);
+  auto escaped = [](std::string m) {  // as mustache writes it into the page
+    std::string out;
+    for (char ch : m) out += ch == '&' ? "&amp;" : ch == '<' ? "&lt;" : ch == '>' ? "&gt;" : ch == '"' ? "&quot;" : ch == '\'' ? "&apos;" : std::string(1, ch);
+    return out;
+  };
+  // The English pages do show them (so the check below can fail).
+  auto en_plan = c.Get("/en/plan?" + plan_query);
+  auto en_size = c.Get("/en/size?model=llama-3.1-8b&task=full&precision=fp8");
+  ASSERT_TRUE(en_plan && en_size);
+  std::size_t shown_in_english = 0;
+  for (const auto& m : english) shown_in_english += (en_plan->body + en_size->body).find(escaped(m)) != std::string::npos;
+  EXPECT_GE(shown_in_english, 2u);
+  EXPECT_NE(en_size->body.find(">optimizer state<"), std::string::npos);
+  for (const char* lang : {"fr", "th"}) {
+    std::string pages;
+    for (const std::string& path : {"/plan?" + plan_query, std::string("/size?model=llama-3.1-8b&task=full&precision=fp8"),
+                                    std::string("/training"), std::string("/generative-ai"), std::string("/large-model-training")}) {
+      auto r = c.Get("/" + std::string(lang) + path);
+      ASSERT_TRUE(r && r->status == 200) << lang << path;
+      pages += r->body;
+    }
+    std::string text;  // what the reader sees: the pages without their tags (codes stay in title="...")
+    for (std::size_t i = 0; i < pages.size(); ++i) {
+      if (pages[i] == '<') {
+        i = pages.find('>', i);
+        if (i == std::string::npos) break;
+        text += ' ';
+      } else {
+        text += pages[i];
+      }
+    }
+    for (const auto& m : english) EXPECT_EQ(text.find(escaped(m)), std::string::npos) << lang << ": " << m;
+    for (const auto& t : terms) EXPECT_EQ(pages.find(t), std::string::npos) << lang << ": " << t;
+    EXPECT_EQ(text.find("unknown"), std::string::npos) << lang << ": " << text.substr(text.find("unknown") - std::min<std::size_t>(text.find("unknown"), 80), 160);
+  }
+}
+
+// 2. /generative-ai ranked 8-10 GB cards first and had no cost per million output tokens. Now:
+// $/M output tokens = $/GPU-h / (tokens/s × 3600) × 1e6, rows ranked by it among the GPUs whose
+// memory holds a useful batch of the reference workload (Llama 3.1 8B BF16, 1,000 + 250 tokens,
+// ≥ 16 requests at once), and the rule is on the page.
+TEST_F(ApiE2E, ServingPageRanksByCostPerMillionOutputTokens) {
+  auto c = client();
+  auto r = c.Get("/en/generative-ai");
+  ASSERT_TRUE(r && r->status == 200);
+  EXPECT_NE(r->body.find("$ per million output tokens"), std::string::npos);
+  EXPECT_NE(r->body.find("id=\"serving-rule\""), std::string::npos);
+  EXPECT_NE(r->body.find("(output tokens/s × 3,600) × 1,000,000"), std::string::npos);
+  // Columns: gpu, vram, bandwidth, bf16, fp8, int8, bw/$, batch, tokens/s, $/M, link, network, $/GPU-h, billing, offers.
+  const auto rows = table_rows(r->body, "id=\"compare\"");
+  ASSERT_GT(rows.size(), 5u);
+  // The one-GPU fits of the reference workload, from `gpuplan size` (an independent path).
+  const json fits = cli_json("size --model llama-3.1-8b --task serve --context 1250 --concurrency 16 --json");
+  ASSERT_TRUE(fits.is_object());
+  std::set<std::string> holds_16;
+  for (const auto& f : fits["fits"])
+    if (f["gpu_count"] == 1) holds_16.insert(f["gpu"].get<std::string>());
+  // Within each evidence tier (clean and dated, stale, undated) the cost per token never falls.
+  std::map<std::string, double> previous;
+  bool in_ranked_block = true;
+  std::size_t ranked = 0;
+  for (const auto& cells : rows) {
+    ASSERT_EQ(cells.size(), 15u);
+    const bool has_cost = cells[9].rfind("$", 0) == 0;
+    if (!has_cost) {
+      in_ranked_block = false;
+      continue;
+    }
+    EXPECT_TRUE(in_ranked_block) << cells[0] << ": a priced row after the unpriced ones";
+    const std::size_t paren = cells[12].find('(');
+    const std::string tier = paren == std::string::npos ? "" : cells[12].substr(paren);  // "(stale)", "(undated)"
+    const double per_m = dollars(cells[9]), usd = dollars(cells[12].substr(0, cells[12].find(' ')));
+    const double tokens_per_s = dollars(cells[8]);  // "12,345" (no $): the same reading
+    EXPECT_NEAR(per_m, usd / (tokens_per_s * 3600) * 1e6, 0.02 * per_m + 0.006) << cells[0];
+    EXPECT_GE(std::stod(cells[1]), 16) << cells[0] << " cannot hold the 16 GB of weights and a batch";
+    EXPECT_TRUE(holds_16.count(cells[0])) << cells[0] << ": gpuplan size says one does not hold 16 requests";
+    EXPECT_GE(per_m + 1e-9, previous[tier]) << cells[0] << " is cheaper per token than a row above it " << tier;
+    previous[tier] = per_m;
+    ++ranked;
+  }
+  EXPECT_GT(ranked, 3u);
+  EXPECT_GE(std::stod(rows.front()[1]), 24) << rows.front()[0] << " leads the serving table";
+}
+
+// 3. `gpuplan ask` listed plans past the deadline below the recommendation: the budget and the
+// deadline are now the planner's constraints.
+TEST_F(ApiE2E, AskListsOnlyPlansWithinTheDeadline) {
+  const json unconstrained = cli_json("plan --model llama-3.1-70b --task qlora --tokens 2e9 --today 2026-11-30 --limit 10 --json");
+  ASSERT_TRUE(unconstrained.is_object());
+  bool some_past = false;
+  for (const auto& p : unconstrained["plans"]) some_past = some_past || p["time_seconds"].get<double>() > 2 * 86400;
+  ASSERT_TRUE(some_past) << "the request must have plans past 2 days for this test to mean anything";
+  const json ask = cli_json("ask 'fine-tune llama 3.1 70b with qlora on 2B tokens within 2 days' --today 2026-11-30 --limit 10 --json");
+  ASSERT_TRUE(ask.is_object());
+  ASSERT_FALSE(ask["plan"]["plans"].empty());
+  for (const auto& p : ask["plan"]["plans"]) EXPECT_LE(p["time_seconds"].get<double>(), 2 * 86400.0) << p["offer_id"];
+  EXPECT_EQ(ask["first_within_budget_and_deadline"], 1);
+  const std::string text = cli_output("ask 'fine-tune llama 3.1 70b with qlora on 2B tokens within 2 days' --today 2026-11-30 --limit 10");
+  EXPECT_NE(text.find("#1 "), std::string::npos) << text;
+  EXPECT_EQ(text.find("No plan shown meets"), std::string::npos) << text;
+}
+
+// 4. `plan --pareto` dropped the recommended plan when an undated offer dominated it.
+TEST_F(ApiE2E, ParetoKeepsTheRecommendedPlan) {
+  const std::string args = "plan --model llama-3.1-8b --task lora --tokens 1e9 --today 2026-11-30 --json";
+  const json all = cli_json(args);
+  const json front = cli_json(args + " --pareto");
+  ASSERT_TRUE(all.is_object() && front.is_object());
+  auto recommended = [](const json& doc) {
+    for (const auto& p : doc["plans"])
+      if (p["recommended"] == true) return p;
+    return json();
+  };
+  const json rec = recommended(all), rec_front = recommended(front);
+  ASSERT_FALSE(rec.is_null());
+  ASSERT_FALSE(rec_front.is_null()) << "--pareto hides the recommended plan";
+  EXPECT_EQ(rec_front["offer_id"], rec["offer_id"]);
+  EXPECT_EQ(rec_front["instances"], rec["instances"]);
+  EXPECT_EQ(rec_front["demotion_tier"], 0);  // clean, dated evidence, as without --pareto
+  for (const auto& p : front["plans"]) EXPECT_TRUE(p["on_pareto_front"] == true || p["recommended"] == true);
+}
+
+// 5. Accept-Language weights were ignored (the first supported language named won).
+TEST_F(ApiE2E, AcceptLanguageQValuesPickTheHighest) {
+  auto c = client();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"fr;q=0.1, th;q=0.9", "th"}, {"fr-CH, fr;q=0.9, th;q=0.8", "fr"}, {"th;q=0, fr;q=0.2", "fr"},
+      {"de, en;q=0.5, th;q=0.7", "th"}, {"de, ja", "en"}, {"", "en"}, {"TH", "th"}};
+  for (const auto& [header, lang] : cases) {
+    auto r = c.Get("/", {{"Accept-Language", header}});
+    ASSERT_TRUE(r && r->status == 200) << header;
+    EXPECT_EQ(r->get_header_value("Content-Language"), lang) << header;
+  }
+}
+
+// 6. Last-Modified was the server's start time. It is now the data's time: the newest
+// observation in the store, the same after a restart; If-Modified-Since answers 304.
+TEST_F(ApiE2E, LastModifiedIsTheDataTimeAndSurvivesARestart) {
+  // A database of its own: no other test's import moves its data.
+  const std::string db = (dir_ / "last-modified.sqlite").string();
+  Running first = start_server(db);
+  ASSERT_GT(first.port, 0);
+  httplib::Client c("127.0.0.1", first.port);
+  c.set_read_timeout(60, 0);
+  auto r = c.Get("/api/gpus");
+  ASSERT_TRUE(r && r->status == 200);
+  const std::string last_modified = r->get_header_value("Last-Modified");
+  const std::string etag = r->get_header_value("ETag");
+  std::tm tm{};
+  ASSERT_NE(strptime(last_modified.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm), nullptr) << last_modified;
+  EXPECT_LT(timegm(&tm), std::time(nullptr) - 3600) << "Last-Modified is about now: " << last_modified;
+  // That day is the newest observed_at among the offers (flagged ones too).
+  auto offers = c.Get("/api/offers?limit=1000000&include_flagged=true");
+  ASSERT_TRUE(offers && offers->status == 200);
+  std::string newest;
+  for (const auto& o : json::parse(offers->body))
+    if (o["observed_at"].is_string()) newest = std::max(newest, o["observed_at"].get<std::string>().substr(0, 10));
+  char day[16];
+  std::strftime(day, sizeof day, "%Y-%m-%d", &tm);
+  EXPECT_EQ(std::string(day), newest);
+  r = c.Get("/api/gpus", {{"If-Modified-Since", last_modified}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 304);
+  EXPECT_EQ(r->get_header_value("Last-Modified"), last_modified);
+  r = c.Get("/api/gpus", {{"If-Modified-Since", "Mon, 01 Jan 2024 00:00:00 GMT"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  r = c.Get("/api/gpus", {{"If-Modified-Since", last_modified}, {"If-None-Match", "\"other\""}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);  // If-None-Match decides when both are sent (RFC 9110 §13.2.2)
+  stop_server(first);
+  ::sleep(1);
+  Running second = start_server(db);  // a restart: the same data, the same validators
+  ASSERT_GT(second.port, 0);
+  httplib::Client c2("127.0.0.1", second.port);
+  c2.set_read_timeout(60, 0);
+  auto r2 = c2.Get("/api/gpus");
+  ASSERT_TRUE(r2 && r2->status == 200);
+  EXPECT_EQ(r2->get_header_value("Last-Modified"), last_modified);
+  EXPECT_EQ(r2->get_header_value("ETag"), etag);
+  stop_server(second);
+}
+
+/// True when `s` is valid UTF-8 (nlohmann's strict serializer throws otherwise).
+bool valid_utf8(const std::string& s) {
+  try {
+    (void)json(s).dump();
+    return true;
+  } catch (const json::exception&) {
+    return false;
+  }
+}
+
+// 7. Invalid UTF-8 in the assistant's query was echoed into the HTML.
+TEST_F(ApiE2E, AssistantEchoesInvalidUtf8AsValidUtf8) {
+  auto c = client();
+  auto r = c.Get("/en/assistant?q=fine-tune%FF%FE%C3%28llama+3.1+8b+%3Ci%3Eprobe");
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(valid_utf8(r->body));
+  EXPECT_NE(r->body.find("\xEF\xBF\xBD"), std::string::npos);  // U+FFFD where the bad bytes were
+  EXPECT_EQ(r->body.find("<i>probe"), std::string::npos);       // and HTML-escaped
+  EXPECT_NE(r->body.find("&lt;i&gt;probe"), std::string::npos);
+}
+
+// 8. Unknown pages answered browsers with the API's JSON 404.
+TEST_F(ApiE2E, UnknownPagesAreHtmlInTheirLanguageAndApiStaysJson) {
+  auto c = client();
+  auto r = c.Get("/fr/no-such-page", {{"Accept", "text/html,application/xhtml+xml"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404);
+  EXPECT_NE(r->get_header_value("Content-Type").find("text/html"), std::string::npos);
+  EXPECT_NE(r->body.find("Page introuvable"), std::string::npos);
+  EXPECT_NE(r->body.find("lang=\"fr\""), std::string::npos);
+  r = c.Get("/no-such-page", {{"Accept-Language", "th"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404);
+  EXPECT_NE(r->body.find("ไม่พบหน้านี้"), std::string::npos);
+  r = c.Get("/api/no-such-endpoint", {{"Accept", "text/html"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404);
+  const json body = json::parse(r->body, nullptr, false);
+  ASSERT_TRUE(body.is_object()) << r->body;
+  EXPECT_EQ(body["code"], "not_found");
+}
+
+// 9. /size with no fitting GPU showed an empty table and no word.
+TEST_F(ApiE2E, SizeWithNoFittingGpuSaysSoAndWhatWouldFit) {
+  auto c = client();
+  const std::string form = "model=llama-3.1-70b&task=serve&context=131072&concurrency=64";
+  auto api = c.Post("/api/size", R"({"model": "llama-3.1-70b", "task": "serve", "context": 131072, "concurrency": 64})",
+                    "application/json");
+  ASSERT_TRUE(api && api->status == 200);
+  ASSERT_TRUE(json::parse(api->body)["fits"].empty()) << "the request must fit nowhere";
+  auto r = c.Get("/en/size?" + form);
+  ASSERT_TRUE(r && r->status == 200);
+  EXPECT_NE(r->body.find("No GPU fits"), std::string::npos);
+  EXPECT_EQ(r->body.find("id=\"fits\""), std::string::npos);  // no empty table
+  const std::size_t list = r->body.find("id=\"alternatives\"");
+  ASSERT_NE(list, std::string::npos);
+  // One listed change, checked through the API: one sequence at a time fits somewhere.
+  EXPECT_NE(r->body.find("1 sequence at a time: fits on", list), std::string::npos);
+  auto one = c.Post("/api/size", R"({"model": "llama-3.1-70b", "task": "serve", "context": 131072, "concurrency": 1})",
+                    "application/json");
+  ASSERT_TRUE(one && one->status == 200);
+  EXPECT_FALSE(json::parse(one->body)["fits"].empty());
+  auto fr = c.Get("/fr/size?" + form);
+  ASSERT_TRUE(fr && fr->status == 200);
+  EXPECT_NE(fr->body.find("Aucun GPU ne convient"), std::string::npos);
+}
+
+// 10. A 10,000-parenthesis filter was echoed whole in the error, by the CLI and the API.
+TEST_F(ApiE2E, FilterErrorsEchoAtMost80CharactersOfTheInput) {
+  const std::string parens(10000, '(');
+  auto c = client();
+  auto r = c.Post("/api/plan", json{{"model", "llama-3.1-8b"}, {"tokens", 1e9}, {"filter", parens}}.dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  const json body = json::parse(r->body);
+  EXPECT_LT(body["message"].get<std::string>().size(), 400u) << body["message"];
+  EXPECT_NE(body["message"].get<std::string>().find("…"), std::string::npos);
+  const std::string cli = cli_output("offers " + shell_quote(parens), true);
+  EXPECT_NE(cli.find("gpuplan: error: filter"), std::string::npos) << cli.substr(0, 300);
+  EXPECT_LT(cli.size(), 500u);
+  const std::string token(300, 'x');
+  r = c.Get("/api/offers?q=gpu%3DH100%20" + token);
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  ASSERT_EQ(r->status, 400) << r->body;
+  const std::string message = json::parse(r->body)["message"];
+  EXPECT_EQ(message.find(token), std::string::npos);
+  EXPECT_NE(message.find(std::string(80, 'x') + "…"), std::string::npos) << message;
 }
 
 }  // namespace

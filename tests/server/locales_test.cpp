@@ -10,6 +10,9 @@
 #include <set>
 #include <sstream>
 
+#include "api/size.hpp"
+#include "planner/planner.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -55,6 +58,37 @@ TEST(Locales, EveryLanguageHasEveryKeyAndEveryTemplateKeyExists) {
   for (const char* w : {"training", "generative_ai", "large_model_training"}) {
     for (const char* s : {"_title", "_intro", "_what_matters", "_scale", "_typical", "_faq"})
       EXPECT_TRUE(loc["en"].contains(std::string(w) + s)) << w << s;
+  }
+}
+
+// French and Thai pages show each engine warning by its code (pages.cpp warning_text): every
+// planner warning code, every sizing warning the api layer recognises and every memory term has
+// its text in each language, and the French and Thai texts are not the English ones.
+TEST(Locales, EveryWarningCodeAndMemoryTermHasItsText) {
+  const fs::path web = fs::path(GPUPLAN_SOURCE_DIR) / "web";
+  std::map<std::string, nlohmann::json> loc;
+  for (const char* l : {"en", "fr", "th"}) loc[l] = nlohmann::json::parse(read(web / "locales" / (std::string(l) + ".json")));
+  std::vector<std::string> keys;
+  for (int c = 0; c <= static_cast<int>(gpuplan::PlanWarningCode::ranked_after_clean); ++c)
+    keys.push_back("warn_" + std::string(gpuplan::plan_warning_code_name(static_cast<gpuplan::PlanWarningCode>(c))));
+  // One sentence of each kind sizing/memory.cpp writes.
+  for (const char* sentence :
+       {"activation memory of encoder models is not modelled; only weights", "ZeRO-3 with dp = 1 shards nothing",
+        "tp 16 > 8 KV heads: KV projections are replicated", "80 layers do not split evenly over pp 3; counted 27 layers per stage",
+        "fp8: activations counted in 16 bits (Transformer Engine saves some in fp8)",
+        "context 200000 exceeds the model's max_position_embeddings 131072: the model was not trained for it",
+        "MLA latent KV cache is not split by TP (each rank holds all of it)"}) {
+    const std::string code(gpuplan::api::sizing_warning_code(sentence));
+    ASSERT_FALSE(code.empty()) << sentence;
+    keys.push_back("warn_size_" + code);
+  }
+  for (const char* term : {"weights", "gradients", "optimizer_state", "optimizer_step_temp", "activations", "logits", "kv_cache",
+                           "lora_adapters", "workspace", "cuda_context", "fragmentation"})
+    keys.push_back(std::string("term_") + term);
+  for (const auto& k : keys) {
+    for (const char* l : {"en", "fr", "th"}) ASSERT_TRUE(loc[l].contains(k)) << l << " lacks " << k;
+    EXPECT_NE(loc["fr"][k], loc["en"][k]) << k;
+    EXPECT_NE(loc["th"][k], loc["en"][k]) << k;
   }
 }
 

@@ -84,6 +84,12 @@ try {
   check((await page.$('#size-result svg.bar rect')) !== null, 'the sizing form shows the stacked memory bar');
   check((await page.$$('#fits tbody tr')).length > 0, 'the sizing form lists GPUs that hold it');
   await shot('size');
+  // No GPU count holds it at 4096 tokens without recomputation: the page says so, and what would fit.
+  await page.fill('input[name=seq]', '4096');
+  await Promise.all([page.waitForNavigation(), page.click('#size-form button[type=submit]')]);
+  check((await page.$('#no-fit')) !== null && (await page.$('#fits')) === null, 'a job no GPU holds says so instead of an empty table');
+  check((await page.$$('#alternatives li')).length > 0, 'and lists the changes that would make it fit');
+  await shot('size-no-fit');
 
   // Plan form.
   await page.goto(base + '/en/plan');

@@ -1,0 +1,84 @@
+#pragma once
+/// The training fields the plan and estimate requests share (one row each, one name, one setter):
+/// the run (tokens, dataset_tokens, epochs, seq, global_batch, precision, optimizer, lora_rank),
+/// the pinned layout (tp, pp, dp, ep, cp, zero, micro_batch, recompute, virtual_stages) and the
+/// time model's overrides (mfu, goodput, eval_fraction, failures_per_gpu_hour,
+/// checkpoint_write_gbps, restart_seconds, margin). `In` has a PlanRequest `request` and the
+/// strings `precision`, `optimizer` and `recompute` (parsed by its use case).
+#include <vector>
+
+#include "api/fields.hpp"
+#include "sizing/workload_defaults.hpp"
+
+namespace gpuplan::api {
+
+template <class In>
+std::vector<FieldDef<In>> training_run_fields() {
+  using nlohmann::json;
+  return {
+      {{"tokens", "--tokens", FieldType::count, FieldFace::both, "tokens to train on (2e12, 500M)"},
+       [](In& in, const json& v) { in.request.tokens = count_value(v); }},
+      {{"dataset_tokens", "--dataset-tokens", FieldType::count, FieldFace::both, "tokens in the dataset (× epochs)"},
+       [](In& in, const json& v) { in.request.dataset_tokens = count_value(v); }},
+      {{"epochs", "--epochs", FieldType::number, FieldFace::both, "passes over dataset_tokens (default 1)"},
+       [](In& in, const json& v) { in.request.epochs = v.get<double>(); }},
+      {{"seq", "--seq", FieldType::integer, FieldFace::both, "tokens per training sequence (default 4096)"},
+       [](In& in, const json& v) { in.request.seq_len = json_as<std::int64_t>(v); }},
+      {{"global_batch", "--global-batch", FieldType::integer, FieldFace::both,
+        "sequences per optimizer step (0 = default by task)"},
+       [](In& in, const json& v) { in.request.global_batch_seqs = json_as<std::int64_t>(v); }},
+      {{"precision", "--precision", FieldType::string, FieldFace::both, workload_defaults::kPrecisionHelp},
+       [](In& in, const json& v) { in.precision = v.get<std::string>(); }},
+      {{"optimizer", "--optimizer", FieldType::string, FieldFace::both, workload_defaults::kOptimizerHelp},
+       [](In& in, const json& v) { in.optimizer = v.get<std::string>(); }},
+      {{"lora_rank", "--lora-rank", FieldType::integer, FieldFace::both, "LoRA rank r (default 16)"},
+       [](In& in, const json& v) { in.request.lora_rank = json_as<int>(v); }},
+  };
+}
+
+template <class In>
+std::vector<FieldDef<In>> training_layout_fields() {
+  using nlohmann::json;
+  return {
+      {{"tp", "--tp", FieldType::integer, FieldFace::both, "pin the tensor-parallel degree (else searched)"},
+       [](In& in, const json& v) { in.request.pins.tp = json_as<int>(v); }},
+      {{"pp", "--pp", FieldType::integer, FieldFace::both, "pin the pipeline-parallel degree (uneven stages allowed; else searched)"},
+       [](In& in, const json& v) { in.request.pins.pp = json_as<int>(v); }},
+      {{"dp", "--dp", FieldType::integer, FieldFace::both, "pin the data-parallel degree (else searched)"},
+       [](In& in, const json& v) { in.request.pins.dp = json_as<int>(v); }},
+      {{"ep", "--ep", FieldType::integer, FieldFace::both, "pin the expert-parallel degree (MoE; must divide dp)"},
+       [](In& in, const json& v) { in.request.pins.ep = json_as<int>(v); }},
+      {{"cp", "--cp", FieldType::integer, FieldFace::both, "context-parallel degree (only 1: not modelled)"},
+       [](In& in, const json& v) { in.request.pins.cp = json_as<int>(v); }},
+      {{"zero", "--zero", FieldType::integer, FieldFace::both, "pin the ZeRO stage 0-3 (FSDP full shard = 3)"},
+       [](In& in, const json& v) { in.request.pins.zero_stage = json_as<int>(v); }},
+      {{"micro_batch", "--micro-batch", FieldType::integer, FieldFace::both, "pin the sequences per micro-batch per GPU"},
+       [](In& in, const json& v) { in.request.pins.micro_batch = json_as<int>(v); }},
+      {{"recompute", "--recompute", FieldType::string, FieldFace::both,
+        "pin activation recomputation: none, selective, full (else searched)"},
+       [](In& in, const json& v) { in.recompute = v.get<std::string>(); }},
+      {{"virtual_stages", "--virtual-stages", FieldType::integer, FieldFace::both, "interleaved pipeline chunks per GPU"},
+       [](In& in, const json& v) { in.request.pins.virtual_stages = json_as<int>(v); }},
+      {{"mfu", "--mfu", FieldType::number, FieldFace::both, "override: step time = model FLOP / (GPUs × peak × MFU)"},
+       [](In& in, const json& v) { in.request.mfu_override = v.get<double>(); }},
+      {{"goodput", "--goodput", FieldType::number, FieldFace::both,
+        "fixed goodput fraction instead of the failure/checkpoint model"},
+       [](In& in, const json& v) { in.request.goodput_override = v.get<double>(); }},
+      {{"eval_fraction", "--eval-fraction", FieldType::number, FieldFace::both,
+        "evaluation pauses as a fraction of training time"},
+       [](In& in, const json& v) { in.request.evaluation_fraction = v.get<double>(); }},
+      {{"failures_per_gpu_hour", "--failures-per-gpu-hour", FieldType::number, FieldFace::both,
+        "hardware failure rate (default 1.97e-5: Llama 3, Dubey et al. 2024 §3.3.4)"},
+       [](In& in, const json& v) { in.request.failures_per_gpu_hour = v.get<double>(); }},
+      {{"checkpoint_write_gbps", "--checkpoint-write-gbps", FieldType::number, FieldFace::both,
+        "checkpoint write rate per instance (node), GB/s (default 1)"},
+       [](In& in, const json& v) { in.request.checkpoint_write_bytes_per_s = v.get<double>() * 1e9; }},
+      {{"restart_seconds", "--restart-seconds", FieldType::number, FieldFace::both,
+        "time to restart after a failure or a preemption"},
+       [](In& in, const json& v) { in.request.restart_seconds = v.get<double>(); }},
+      {{"margin", "--margin", FieldType::number, FieldFace::both, "memory margin: fits when used ≤ (1 − margin) × capacity"},
+       [](In& in, const json& v) { in.request.margin = v.get<double>(); }},
+  };
+}
+
+}  // namespace gpuplan::api
