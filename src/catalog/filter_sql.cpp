@@ -169,7 +169,7 @@ class Compiler {
   void flag(const FilterNode& n) {
     switch (n.field) {
       case FieldId::spot:
-        sql("EXISTS (SELECT 1 FROM observations x WHERE x.offer_id = o.id AND x.kind = ");
+        sql("EXISTS (SELECT 1 FROM latest_prices x WHERE x.offer_id = o.id AND x.kind = ");
         param(std::string(price_kind_name(PriceKind::spot)));
         sql(")");
         return;

@@ -4,10 +4,11 @@
 ///
 /// The clause reads these names, which each store provides in its query:
 ///   `o`              the offers row (columns of the schema in sqlite_store.cpp / pg_store.cpp);
-///   `lp`             the latest observation of the query's price kind, exposed as
+///   `lp`             the offer's row of latest_prices for the query's price kind
 ///                    (usd_per_hour REAL/float8, observed_at TEXT as the source wrote it, dataset),
 ///                    all NULL when the offer has no price of that kind;
-///   `observations`, `flags`   the store's tables;
+///   `latest_prices`, `flags`  the store's tables (latest_prices: one row per offer and kind,
+///                    kept by every import: migration 3; the clause never reads price history);
 ///   `gpuplan_specs(name, memory_bandwidth_bytes_per_s, memtype)`  a per-connection temp table
 ///                    of the process's GPU catalog;
 ///   `gpuplan_norm(text)`      norm_gpu_name as an SQL function.

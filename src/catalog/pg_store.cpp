@@ -5,6 +5,7 @@
 #include <pqxx/pqxx>
 
 #include <algorithm>
+#include <array>
 #include <condition_variable>
 #include <mutex>
 #include <unordered_map>
@@ -115,6 +116,34 @@ CREATE TABLE snapshots (
 CREATE INDEX snapshots_by_source ON snapshots (source, fetched_at);
 CREATE UNIQUE INDEX snapshots_accepted_once ON snapshots (source, content_hash) WHERE status = 'accepted';
 )sql",
+      // 3: the latest price of each offer and kind (SQLite migration 3), maintained by every
+      // import in its transaction (kRefreshLatestSql) so reads never scan price history; the
+      // sort keys indexed with the kind and the byte-order id tie-break. Backfilled from history.
+      R"sql(
+CREATE TABLE latest_prices (
+  offer_id text NOT NULL REFERENCES offers(id),
+  kind text NOT NULL,
+  seq bigint NOT NULL REFERENCES observations(seq),
+  usd_per_hour double precision NOT NULL,
+  usd_per_gpu_hour double precision,
+  observed_at text,
+  dataset text NOT NULL,
+  gpu_name text,
+  gpu_norm text NOT NULL,
+  PRIMARY KEY (offer_id, kind)
+);
+CREATE INDEX latest_prices_by_gpu_hour ON latest_prices (kind, usd_per_gpu_hour, offer_id COLLATE "C");
+CREATE INDEX latest_prices_by_price ON latest_prices (kind, usd_per_hour, offer_id COLLATE "C");
+CREATE INDEX latest_prices_by_gpu_name ON latest_prices (kind, gpu_name, usd_per_gpu_hour, offer_id COLLATE "C");
+CREATE INDEX latest_prices_by_gpu_norm ON latest_prices (kind, gpu_norm, usd_per_gpu_hour, offer_id COLLATE "C");
+INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, observed_at, dataset, gpu_name, gpu_norm)
+  SELECT DISTINCT ON (x.offer_id, x.kind) x.offer_id, x.kind, x.seq, x.usd_per_hour::float8,
+         x.usd_per_hour::float8 / NULLIF(o.gpu_count, 0), x.observed_at_text, x.dataset, o.gpu_name,
+         gpuplan_norm(o.gpu_name_raw)
+  FROM observations x JOIN offers o ON o.id = x.offer_id
+  ORDER BY x.offer_id, x.kind, (x.observed_at_text IS NULL), x.observed_at_text COLLATE "C" DESC, x.seq DESC;
+ANALYZE latest_prices;
+)sql",
   };
   return m;
 }
@@ -132,13 +161,27 @@ constexpr const char* kAllObservationsSql =
     "SELECT offer_id, kind, usd_per_hour::float8, observed_at_text, dataset, locator FROM observations "
     "WHERE offer_id = ANY($1::text[]) "
     "ORDER BY offer_id, (observed_at_text IS NOT NULL), observed_at_text COLLATE \"C\", seq";
-/// The latest observation of each kind of many offers (Offer::latest_price's rule), same order.
+/// The latest observation of each kind of many offers (the rows latest_prices points at), same order.
 constexpr const char* kLatestObservationsSql =
-    "SELECT offer_id, kind, usd_per_hour, observed_at_text, dataset, locator FROM ("
-    "SELECT DISTINCT ON (offer_id, kind) offer_id, kind, usd_per_hour::float8 AS usd_per_hour, observed_at_text, "
-    "dataset, locator, seq FROM observations WHERE offer_id = ANY($1::text[]) "
-    "ORDER BY offer_id, kind, (observed_at_text IS NULL), observed_at_text COLLATE \"C\" DESC, seq DESC) x "
-    "ORDER BY offer_id, (observed_at_text IS NOT NULL), observed_at_text COLLATE \"C\", seq";
+    "SELECT x.offer_id, x.kind, x.usd_per_hour::float8, x.observed_at_text, x.dataset, x.locator "
+    "FROM latest_prices lp JOIN observations x ON x.seq = lp.seq WHERE lp.offer_id = ANY($1::text[]) "
+    "ORDER BY x.offer_id, (x.observed_at_text IS NOT NULL), x.observed_at_text COLLATE \"C\", x.seq";
+/// Recomputes latest_prices for one offer ($1) and kind ($2) from its observations
+/// (Offer::latest_price's rule: unknown dates oldest, then the newest date, ties to the latest
+/// inserted): one probe of observations_latest, in the import's transaction.
+constexpr const char* kRefreshLatestSql =
+    "INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, observed_at, dataset, gpu_name, "
+    "gpu_norm) SELECT x.offer_id, x.kind, x.seq, x.usd_per_hour::float8, "
+    "x.usd_per_hour::float8 / NULLIF(o.gpu_count, 0), x.observed_at_text, x.dataset, o.gpu_name, "
+    "gpuplan_norm(o.gpu_name_raw) FROM observations x JOIN offers o ON o.id = x.offer_id "
+    "WHERE x.offer_id = $1 AND x.kind = $2 "
+    "ORDER BY (x.observed_at_text IS NULL), x.observed_at_text COLLATE \"C\" DESC, x.seq DESC LIMIT 1 "
+    "ON CONFLICT (offer_id, kind) DO UPDATE SET seq = excluded.seq, usd_per_hour = excluded.usd_per_hour, "
+    "usd_per_gpu_hour = excluded.usd_per_gpu_hour, observed_at = excluded.observed_at, dataset = excluded.dataset, "
+    "gpu_name = excluded.gpu_name, gpu_norm = excluded.gpu_norm "
+    "WHERE latest_prices.seq <> excluded.seq "
+    "OR latest_prices.usd_per_gpu_hour IS DISTINCT FROM excluded.usd_per_gpu_hour "
+    "OR latest_prices.gpu_name IS DISTINCT FROM excluded.gpu_name OR latest_prices.gpu_norm <> excluded.gpu_norm";
 constexpr const char* kFlagsSql =
     "SELECT offer_id, rule, detail, excludes FROM flags WHERE offer_id = ANY($1::text[]) ORDER BY offer_id, position";
 constexpr const char* kUpsertSql =
@@ -280,15 +323,20 @@ std::string sort_sql(std::string_view sort) {
     return "(SELECT s.memory_bandwidth_bytes_per_s FROM gpuplan_specs s WHERE s.name = o.gpu_name)";
   if (sort == kSortPrice) return "lp.usd_per_hour";
   if (sort == kSortPricePerVramGb) return "(lp.usd_per_hour / NULLIF(o.gpu_count * o.gpu_memory_bytes / 1e9, 0))";
-  return "(lp.usd_per_hour / NULLIF(o.gpu_count, 0))";
+  return "lp.usd_per_gpu_hour";  // usd_per_hour / NULLIF(gpu_count, 0), kept by kRefreshLatestSql
 }
 
-/// Latest observation of the query's kind ($1) per offer, exposed under the names the filter's
-/// SQL reads (filter_sql.hpp): one probe of observations_latest per offer.
-constexpr const char* kLatestPriceJoin =
-    " LEFT JOIN LATERAL (SELECT x.usd_per_hour::float8 AS usd_per_hour, x.observed_at_text AS observed_at, "
-    "x.dataset FROM observations x WHERE x.offer_id = o.id AND x.kind = $1::text "
-    "ORDER BY (x.observed_at_text IS NULL), x.observed_at_text COLLATE \"C\" DESC, x.seq DESC LIMIT 1) lp ON TRUE ";
+/// The sort key as a column of latest_prices (indexed with the kind and the id), or nullptr for
+/// the sorts computed per row (bandwidth from the GPU spec, price per VRAM GB).
+const char* indexed_sort_column(std::string_view sort) {
+  if (sort == kSortPrice) return "lp.usd_per_hour";
+  if (sort == kSortPricePerGpuHour) return "lp.usd_per_gpu_hour";
+  return nullptr;
+}
+
+/// The latest observation of the query's kind ($1) per offer (all NULL without one), under the
+/// names the filter's SQL reads (filter_sql.hpp): one primary-key probe of latest_prices.
+constexpr const char* kLatestPriceJoin = " LEFT JOIN latest_prices lp ON lp.offer_id = o.id AND lp.kind = $1::text ";
 
 /// Maps a libpqxx exception to a gpuplan Error (see pg_store.hpp).
 [[noreturn]] void rethrow_pg(const std::string& where) {
@@ -360,6 +408,7 @@ struct PgOfferStore::Impl {
     c->prepare("ins_flag", "INSERT INTO flags (offer_id, position, rule, detail, excludes) VALUES ($1, $2::integer, "
                            "$3, $4, $5::boolean)");
     c->prepare("ins_obs", kInsertObservationSql);
+    c->prepare("refresh_latest", kRefreshLatestSql);
     return c;
   }
 
@@ -558,6 +607,10 @@ struct PgOfferStore::Impl {
     ImportResult r;
     for (const Offer& o : batch.offers) {
       std::optional<Offer> old = load_facts(t, o.id);
+      // Kinds whose latest price must be recomputed: those with a new observation, and every
+      // kind when stored facts changed (the per-GPU price reads gpu_count).
+      std::array<bool, 4> refresh_kind{};
+      if (old && !same_offer_facts(*old, o)) refresh_kind.fill(true);
       if (!old)
         ++r.offers_added;
       else if (same_offer_facts(*old, o))
@@ -591,11 +644,15 @@ struct PgOfferStore::Impl {
                                 p_text(p.source.dataset),
                                 p_text(p.source.locator)};
         pqxx::result res = t.exec_prepared("ins_obs", pqxx::prepare::make_dynamic_params(v));
-        if (res.affected_rows() > 0)
+        if (res.affected_rows() > 0) {
           ++r.observations_added;
-        else
+          refresh_kind[static_cast<std::size_t>(p.kind)] = true;
+        } else {
           ++r.observations_already_known;
+        }
       }
+      for (PriceKind k : {PriceKind::on_demand, PriceKind::spot, PriceKind::reserved_1y, PriceKind::reserved_3y})
+        if (refresh_kind[static_cast<std::size_t>(k)]) t.exec_prepared("refresh_latest", o.id, std::string(price_kind_name(k)));
     }
     t.exec("INSERT INTO meta (key, value) VALUES ('revision', '1') ON CONFLICT (key) DO UPDATE SET "
            "value = (meta.value::bigint + 1)::text");
@@ -683,29 +740,85 @@ bool PgOfferStore::seed_if_new(const std::function<ImportBatch()>& make_batch) {
   });
 }
 
-std::vector<Offer> PgOfferStore::query(const OfferQuery& q) {
+namespace {
+
+/// The statements query() runs, in order, and their parameters: $1 the price kind, $2
+/// include_excluded, $3.. the filter's values, then the limit (what is left of it) when there
+/// is one: no LIMIT clause otherwise, so each case gets its own prepared plan.
+struct QuerySql {
+  std::vector<std::string> statements;
+  std::vector<Param> params;  ///< without the limit
+};
+
+QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
   q.validate();
   const Filter filter = Filter::parse(q.filter);
-  const SqlWhere where = compile_filter_sql(filter, q.filter_context(impl_->gpus), SqlDialect::postgresql, 4);
+  const SqlWhere where = compile_filter_sql(filter, q.filter_context(gpus), SqlDialect::postgresql, 3);
   const std::string key = sort_sql(q.sort);
-  const std::string sql =
-      std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin + "WHERE (" + where.sql +
-      ") AND ($2::boolean OR NOT EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND f.excludes))"
-      " ORDER BY (" + key + ") IS NULL, " + key + (offer_sort_descending(q.sort) ? " DESC" : "") +
-      ", o.id COLLATE \"C\" LIMIT $3::bigint";
-  std::vector<Param> params = {p_text(price_kind_name(q.price_kind)), p_text(q.include_excluded ? "true" : "false"),
-                               q.limit ? p_int(static_cast<std::int64_t>(*q.limit)) : Param{}};
+  const std::string excluded =
+      " AND ($2::boolean OR NOT EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND f.excludes))";
+  const std::string limit = q.limit ? fmt::format(" LIMIT ${}::bigint", 3 + where.params.size()) : std::string();
+  QuerySql out;
+  if (const char* col = indexed_sort_column(q.sort)) {
+    // Two steps with the order ((key) IS NULL, key, id) of one statement (see SqliteOfferStore::
+    // query): (1) offers with a sort key in latest_prices_by_*'s order (kind, key, offer_id
+    // COLLATE "C"), so a first page can walk the index and stop after `limit` matches; (2) only
+    // when (1) did not fill the limit, offers without a key, by id.
+    out.statements.push_back(std::string("SELECT ") + kOfferColumns + " FROM latest_prices lp JOIN offers o ON o.id = "
+                             "lp.offer_id WHERE lp.kind = $1::text AND " + col + " IS NOT NULL AND (" + where.sql +
+                             ")" + excluded + " ORDER BY " + col + ", lp.offer_id COLLATE \"C\"" + limit);
+    out.statements.push_back(std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin + "WHERE " +
+                             col + " IS NULL AND (" + where.sql + ")" + excluded + " ORDER BY o.id COLLATE \"C\"" +
+                             limit);
+  } else {
+    out.statements.push_back(std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin +
+                             "WHERE (" + where.sql + ")" + excluded + " ORDER BY (" + key + ") IS NULL, " + key +
+                             (offer_sort_descending(q.sort) ? " DESC" : "") + ", o.id COLLATE \"C\"" + limit);
+  }
+  out.params = {p_text(price_kind_name(q.price_kind)), p_text(q.include_excluded ? "true" : "false")};
   for (const SqlValue& v : where.params) {
     if (const double* d = std::get_if<double>(&v))
-      params.push_back(p_num(*d));
+      out.params.push_back(p_num(*d));
     else
-      params.push_back(std::get<std::string>(v));
+      out.params.push_back(std::get<std::string>(v));
   }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> PgOfferStore::explain_query(const OfferQuery& q) {
+  const QuerySql sql = query_sql(q, impl_->gpus);
   return impl_->with_connection([&](pqxx::connection& c) {
-    const std::string name = impl_->prepared_name(c, sql);
+    std::vector<std::string> names;
+    for (const std::string& st : sql.statements) names.push_back(impl_->prepared_name(c, "EXPLAIN " + st));
+    pqxx::read_transaction t(c);
+    std::vector<std::string> out;
+    for (const std::string& name : names) {
+      std::vector<Param> p = sql.params;
+      if (q.limit) p.push_back(p_int(static_cast<std::int64_t>(*q.limit)));
+      std::string plan;
+      for (const auto& r : t.exec_prepared(name, pqxx::prepare::make_dynamic_params(p)))
+        plan += r[0].as<std::string>() + "\n";
+      out.push_back(plan);
+    }
+    return out;
+  });
+}
+
+std::vector<Offer> PgOfferStore::query(const OfferQuery& q) {
+  const QuerySql sql = query_sql(q, impl_->gpus);
+  return impl_->with_connection([&](pqxx::connection& c) {
+    std::vector<std::string> names;
+    for (const std::string& st : sql.statements) names.push_back(impl_->prepared_name(c, st));
     pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> t(c);
     std::vector<Offer> out;
-    for (const auto& r : t.exec_prepared(name, pqxx::prepare::make_dynamic_params(params))) out.push_back(read_offer(r));
+    for (const std::string& name : names) {
+      if (q.limit && out.size() >= *q.limit) break;
+      std::vector<Param> p = sql.params;
+      if (q.limit) p.push_back(p_int(static_cast<std::int64_t>(*q.limit - out.size())));
+      for (const auto& r : t.exec_prepared(name, pqxx::prepare::make_dynamic_params(p))) out.push_back(read_offer(r));
+    }
     impl_->load_details(t, out, q.all_observations, true);
     t.commit();
     return out;

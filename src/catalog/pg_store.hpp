@@ -16,9 +16,14 @@
 ///   snapshots(id bigserial, source, url, urls_json jsonb, fetched_at timestamptz, content_hash,
 ///          parser_version, status, rows_read, offers, observations_added, detail): the fetch
 ///          log (migration 2); an accepted (source, content_hash) is stored once
-/// Indexes serve the filter's common predicates and the latest-price lookup: observations by
-/// (offer_id, kind, date desc, seq desc) (one index probe per offer and kind), offers by
-/// gpu_name, provider, gpu_count, lower(region) and gpuplan_norm(gpu_name_raw); flags by offer.
+///   latest_prices(offer_id, kind) PK → seq, usd_per_hour / usd_per_gpu_hour double precision,
+///          observed_at (text), dataset: the latest observation of each offer and kind
+///          (migration 3), recomputed in each import's transaction for the kinds it added to
+/// Indexes serve the filter's common predicates and the default orders: latest_prices by (kind,
+/// usd_per_gpu_hour | usd_per_hour, offer_id COLLATE "C") (a first page walks one of them and
+/// stops at the limit); observations by (offer_id, kind, date desc, seq desc) (the refresh's
+/// probe); offers by gpu_name, provider, gpu_count, lower(region) and gpuplan_norm(gpu_name_raw);
+/// flags by offer. Reads never scan price history.
 ///
 /// Concurrency: a pool of `connections` connections (one per server thread; a caller waits for a
 /// free one). Each import, preview and seed is one transaction holding a transaction-level
@@ -74,6 +79,10 @@ class PgOfferStore final : public OfferStore {
   bool seed_if_new(const std::function<ImportBatch()>& make_batch) override;
   int schema_version() override;
   std::uint64_t revision() override;
+
+  /// PostgreSQL's EXPLAIN of each statement query(q) runs, in order (the plan's lines joined
+  /// by newlines): how a query reads the tables, for tests and `docs/deployment.md`.
+  std::vector<std::string> explain_query(const OfferQuery& q);
   bool concurrent_calls() const noexcept override { return true; }  ///< a connection pool
   SnapshotCommit commit_snapshot(const SnapshotRecord& record, const ImportBatch* batch) override;
   std::optional<SnapshotRecord> last_snapshot(std::string_view source, std::string_view status) override;

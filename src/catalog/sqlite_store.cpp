@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -193,6 +194,36 @@ CREATE TABLE snapshots (
 CREATE INDEX snapshots_by_source ON snapshots(source, fetched_at);
 CREATE UNIQUE INDEX snapshots_accepted_once ON snapshots(source, content_hash) WHERE status = 'accepted';
 )sql",
+      // 3: the latest price of each offer and kind, maintained by every import in its own
+      // transaction (kRefreshLatestSql), so reads never scan price history (issue 12). The
+      // query's sort keys are columns here, indexed with the kind and the id tie-break, so the
+      // first page (filter, ORDER BY price, LIMIT n) walks an index. Backfilled from history.
+      R"sql(
+CREATE TABLE latest_prices (
+  offer_id TEXT NOT NULL REFERENCES offers(id),
+  kind TEXT NOT NULL,
+  seq INTEGER NOT NULL REFERENCES observations(seq),
+  usd_per_hour REAL NOT NULL,
+  usd_per_gpu_hour REAL,
+  observed_at TEXT,
+  dataset TEXT NOT NULL,
+  gpu_name TEXT,
+  gpu_norm TEXT NOT NULL,
+  PRIMARY KEY (offer_id, kind)
+) WITHOUT ROWID;
+CREATE INDEX latest_prices_by_gpu_hour ON latest_prices(kind, usd_per_gpu_hour, offer_id);
+CREATE INDEX latest_prices_by_price ON latest_prices(kind, usd_per_hour, offer_id);
+CREATE INDEX latest_prices_by_gpu_name ON latest_prices(kind, gpu_name, usd_per_gpu_hour, offer_id);
+CREATE INDEX latest_prices_by_gpu_norm ON latest_prices(kind, gpu_norm, usd_per_gpu_hour, offer_id);
+INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, observed_at, dataset, gpu_name, gpu_norm)
+  SELECT offer_id, kind, seq, usd_per_hour, usd_per_hour / NULLIF(gpu_count, 0), observed_at, dataset, gpu_name,
+         gpuplan_norm(gpu_name_raw)
+  FROM (SELECT x.offer_id, x.kind, x.seq, x.usd_per_hour, x.observed_at, x.dataset, o.gpu_count, o.gpu_name,
+               o.gpu_name_raw, row_number() OVER (PARTITION BY x.offer_id, x.kind
+                 ORDER BY (x.observed_at IS NULL), x.observed_at DESC, x.seq DESC) AS rn
+        FROM observations x JOIN offers o ON o.id = x.offer_id)
+  WHERE rn = 1;
+)sql",
   };
   return m;
 }
@@ -273,17 +304,36 @@ std::string sort_sql(std::string_view sort) {
     return "(SELECT s.memory_bandwidth_bytes_per_s FROM gpuplan_specs s WHERE s.name = o.gpu_name)";
   if (sort == kSortPrice) return "lp.usd_per_hour";
   if (sort == kSortPricePerVramGb) return "(lp.usd_per_hour / NULLIF(o.gpu_count * o.gpu_memory_bytes / 1e9, 0))";
-  return "(lp.usd_per_hour / NULLIF(o.gpu_count, 0))";
+  return "lp.usd_per_gpu_hour";  // usd_per_hour / NULLIF(gpu_count, 0), kept by kRefreshLatestSql
 }
 
-/// Latest observation of one kind per offer: unknown dates oldest, ties → latest inserted
-/// (the rule of Offer::latest_price, since offers are returned with observations in seq order).
-/// A correlated lookup through the observations_by_kind index: one index probe per offer
-/// (a window-function CTE joined to offers was scanned once per offer, O(offers × observations)).
-constexpr const char* kLatestPriceJoin =
-    " LEFT JOIN observations lp ON lp.seq = (SELECT x.seq FROM observations x"
-    " WHERE x.kind = ? AND x.offer_id = o.id"
-    " ORDER BY (x.observed_at IS NULL), x.observed_at DESC, x.seq DESC LIMIT 1) ";
+/// The sort key as a column of latest_prices (indexed with the kind and the id), or nullptr for
+/// the sorts computed per row (bandwidth from the GPU spec, price per VRAM GB).
+const char* indexed_sort_column(std::string_view sort) {
+  if (sort == kSortPrice) return "lp.usd_per_hour";
+  if (sort == kSortPricePerGpuHour) return "lp.usd_per_gpu_hour";
+  return nullptr;
+}
+
+/// The latest observation of the query's kind per offer (all NULL without one), under the names
+/// the filter's SQL reads (filter_sql.hpp): one primary-key probe of latest_prices per offer.
+constexpr const char* kLatestPriceJoin = " LEFT JOIN latest_prices lp ON lp.offer_id = o.id AND lp.kind = ? ";
+
+/// Recomputes latest_prices for one offer and kind from its observations (Offer::latest_price's
+/// rule: unknown dates oldest, then the newest date, ties to the latest inserted). Run in the
+/// import's transaction after the offer's observations are written; reads only that offer's
+/// rows of that kind (the observations_identity index).
+constexpr const char* kRefreshLatestSql =
+    "INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, observed_at, dataset, gpu_name, "
+    "gpu_norm) SELECT x.offer_id, x.kind, x.seq, x.usd_per_hour, x.usd_per_hour / NULLIF(o.gpu_count, 0), "
+    "x.observed_at, x.dataset, o.gpu_name, gpuplan_norm(o.gpu_name_raw) FROM observations x JOIN offers o "
+    "ON o.id = x.offer_id WHERE x.offer_id = ? AND x.kind = ? "
+    "ORDER BY (x.observed_at IS NULL), x.observed_at DESC, x.seq DESC LIMIT 1 "
+    "ON CONFLICT (offer_id, kind) DO UPDATE SET seq = excluded.seq, usd_per_hour = excluded.usd_per_hour, "
+    "usd_per_gpu_hour = excluded.usd_per_gpu_hour, observed_at = excluded.observed_at, dataset = excluded.dataset, "
+    "gpu_name = excluded.gpu_name, gpu_norm = excluded.gpu_norm "
+    "WHERE seq <> excluded.seq OR usd_per_gpu_hour IS NOT excluded.usd_per_gpu_hour "
+    "OR gpu_name IS NOT excluded.gpu_name OR gpu_norm <> excluded.gpu_norm";
 
 }  // namespace
 
@@ -394,12 +444,11 @@ struct SqliteOfferStore::Impl {
   static constexpr const char* kObservationsSql =
       "SELECT kind, usd_per_hour, observed_at, dataset, locator FROM observations WHERE offer_id = ? "
       "ORDER BY (observed_at IS NOT NULL), observed_at, seq";
-  /// The latest observation of each kind only (Offer::latest_price's rule), same order.
+  /// The latest observation of each kind only (the rows latest_prices points at), same order.
   static constexpr const char* kLatestObservationsSql =
-      "SELECT kind, usd_per_hour, observed_at, dataset, locator FROM observations x WHERE x.offer_id = ? "
-      "AND x.seq = (SELECT y.seq FROM observations y WHERE y.kind = x.kind AND y.offer_id = x.offer_id "
-      "ORDER BY (y.observed_at IS NULL), y.observed_at DESC, y.seq DESC LIMIT 1) "
-      "ORDER BY (observed_at IS NOT NULL), observed_at, seq";
+      "SELECT x.kind, x.usd_per_hour, x.observed_at, x.dataset, x.locator FROM latest_prices lp "
+      "JOIN observations x ON x.seq = lp.seq WHERE lp.offer_id = ? "
+      "ORDER BY (x.observed_at IS NOT NULL), x.observed_at, x.seq";
   static constexpr const char* kFlagsSql = "SELECT rule, detail, excludes FROM flags WHERE offer_id = ? ORDER BY position";
 
   /// Reads one offer's observations with a statement prepared from kObservationsSql
@@ -539,10 +588,15 @@ struct SqliteOfferStore::Impl {
                  "INSERT OR IGNORE INTO observations (offer_id, kind, usd_per_hour, observed_at, dataset, locator) "
                  "VALUES (?, ?, ?, ?, ?, ?)",
                  path);
+    Stmt refresh(db, kRefreshLatestSql, path);
     FactsStatements facts(db, path);
     for (const Offer& o : batch.offers) {
       std::optional<Offer> old = load_facts(o.id, facts);
       if (old) check_stored_hardware(*old, o);
+      // Kinds whose latest price must be recomputed: those with a new observation, and every
+      // kind when stored facts changed (the per-GPU price reads gpu_count).
+      std::array<bool, 4> refresh_kind{};
+      if (old && !same_offer_facts(*old, o)) refresh_kind.fill(true);
       if (!old) {
         ++r.offers_added;
       } else if (same_offer_facts(*old, o)) {
@@ -606,10 +660,19 @@ struct SqliteOfferStore::Impl {
         ins_obs.bind(6, std::string_view(p.source.locator));
         ins_obs.run();
         ins_obs.reset();
-        if (sqlite3_changes(db) > 0)
+        if (sqlite3_changes(db) > 0) {
           ++r.observations_added;
-        else
+          refresh_kind[static_cast<std::size_t>(p.kind)] = true;
+        } else {
           ++r.observations_already_known;
+        }
+      }
+      for (PriceKind k : {PriceKind::on_demand, PriceKind::spot, PriceKind::reserved_1y, PriceKind::reserved_3y}) {
+        if (!refresh_kind[static_cast<std::size_t>(k)]) continue;
+        refresh.bind(1, std::string_view(o.id));
+        refresh.bind(2, price_kind_name(k));
+        refresh.run();
+        refresh.reset();
       }
     }
     exec(db,
@@ -744,28 +807,80 @@ bool SqliteOfferStore::seed_if_new(const std::function<ImportBatch()>& make_batc
   });
 }
 
-std::vector<Offer> SqliteOfferStore::query(const OfferQuery& q) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+namespace {
+
+/// The statements query() runs, in order, and the filter's values they bind. Each binds: the
+/// price kind, the filter's values, include_excluded, the limit (what is left of it).
+struct QuerySql {
+  std::vector<std::string> statements;
+  SqlWhere where;
+};
+
+QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
   q.validate();
   const Filter filter = Filter::parse(q.filter);
-  const SqlWhere where = compile_filter_sql(filter, q.filter_context(impl_->gpus), SqlDialect::sqlite);
+  QuerySql out;
+  out.where = compile_filter_sql(filter, q.filter_context(gpus), SqlDialect::sqlite);
+  const std::string& where = out.where.sql;
   const std::string key = sort_sql(q.sort);
-  const std::string sql = std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin +
-                          "WHERE (" + where.sql +
-                          ") AND (? OR NOT EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND f.excludes = 1))"
-                          " ORDER BY (" + key + ") IS NULL, " + key + (offer_sort_descending(q.sort) ? " DESC" : "") +
-                          ", o.id LIMIT ?";
+  const std::string excluded =
+      " AND (? OR NOT EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND f.excludes = 1))";
+  if (const char* col = indexed_sort_column(q.sort)) {
+    // Two steps with the order ((key) IS NULL, key, id) of one statement: (1) offers with a
+    // sort key, in the order of latest_prices_by_* (kind, key, offer_id): the first page walks
+    // the index and stops after `limit` matches, whatever the catalog's size; (2) only when (1)
+    // did not fill the limit, offers without a key (no price of the kind), by id. CROSS JOIN
+    // keeps latest_prices the outer loop (SQLite's join-order hint).
+    out.statements.push_back(std::string("SELECT ") + kOfferColumns + " FROM latest_prices lp CROSS JOIN offers o "
+                             "ON o.id = lp.offer_id WHERE lp.kind = ? AND " + col + " IS NOT NULL AND (" + where +
+                             ")" + excluded + " ORDER BY " + col + ", lp.offer_id LIMIT ?");
+    out.statements.push_back(std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin + "WHERE " +
+                             col + " IS NULL AND (" + where + ")" + excluded + " ORDER BY o.id LIMIT ?");
+  } else {
+    out.statements.push_back(std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin +
+                             "WHERE (" + where + ")" + excluded + " ORDER BY (" + key + ") IS NULL, " + key +
+                             (offer_sort_descending(q.sort) ? " DESC" : "") + ", o.id LIMIT ?");
+  }
+  return out;
+}
+
+void bind_query(Stmt& s, const OfferQuery& q, const SqlWhere& where, std::size_t already) {
+  int i = 1;
+  s.bind(i++, price_kind_name(q.price_kind));
+  for (const SqlValue& v : where.params) s.bind(i++, v);
+  s.bind_int(i++, q.include_excluded ? 1 : 0);
+  s.bind_int(i++, q.limit ? static_cast<std::int64_t>(*q.limit - already) : -1);
+}
+
+}  // namespace
+
+std::vector<std::string> SqliteOfferStore::explain_query(const OfferQuery& q) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  const QuerySql sql = query_sql(q, impl_->gpus);
+  std::vector<std::string> out;
+  for (const std::string& st : sql.statements) {
+    Stmt s(impl_->db, "EXPLAIN QUERY PLAN " + st, impl_->path);
+    bind_query(s, q, sql.where, 0);
+    std::string plan;
+    while (s.step()) plan += s.text(3) + "\n";
+    out.push_back(plan);
+  }
+  return out;
+}
+
+std::vector<Offer> SqliteOfferStore::query(const OfferQuery& q) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  const QuerySql sql = query_sql(q, impl_->gpus);
   // Read under one snapshot so offers and their observations agree while an import runs.
   exec(impl_->db, "BEGIN", impl_->path);
   try {
-    Stmt s(impl_->db, sql, impl_->path);
-    int i = 1;
-    s.bind(i++, price_kind_name(q.price_kind));
-    for (const SqlValue& v : where.params) s.bind(i++, v);
-    s.bind_int(i++, q.include_excluded ? 1 : 0);
-    s.bind_int(i++, q.limit ? static_cast<std::int64_t>(*q.limit) : -1);
     std::vector<Offer> out;
-    while (s.step()) out.push_back(read_offer(s));
+    for (const std::string& st : sql.statements) {
+      if (q.limit && out.size() >= *q.limit) break;
+      Stmt s(impl_->db, st, impl_->path);
+      bind_query(s, q, sql.where, out.size());
+      while (s.step()) out.push_back(read_offer(s));
+    }
     Stmt flags(impl_->db, Impl::kFlagsSql, impl_->path);
     Stmt observations(impl_->db, q.all_observations ? Impl::kObservationsSql : Impl::kLatestObservationsSql,
                       impl_->path);

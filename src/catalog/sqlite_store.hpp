@@ -14,6 +14,11 @@
 ///          content_hash, parser_version, status (accepted|rejected|unchanged), rows_read, offers,
 ///          observations_added, detail; index (source, fetched_at); unique (source, content_hash)
 ///          WHERE status = 'accepted' (two fetches of one content import once)
+///   latest_prices (migration 3): (offer_id, kind) PK → seq of the latest observation,
+///          usd_per_hour, usd_per_gpu_hour (= usd_per_hour / gpu_count), observed_at, dataset;
+///          recomputed inside each import's transaction for the kinds it added to; indexes
+///          (kind, usd_per_gpu_hour, offer_id) and (kind, usd_per_hour, offer_id) give the
+///          default and price orders, so a first page reads the index, never the history
 /// Per connection: WAL journal, a busy timeout (readers keep working during an import; a writer
 /// waits up to the timeout, then Error{unavailable}), foreign keys on, a temp table of GPU specs
 /// (bandwidth, memory family) and the SQL function gpuplan_norm used by the filter's SQL.
@@ -61,6 +66,10 @@ class SqliteOfferStore final : public OfferStore {
   /// The schema version stored in the file (PRAGMA user_version).
   int schema_version() override;
   std::uint64_t revision() override;
+
+  /// SQLite's EXPLAIN QUERY PLAN of each statement query(q) runs, in order (one line per plan
+  /// step): how a query reads the tables, for tests and `docs/deployment.md`.
+  std::vector<std::string> explain_query(const OfferQuery& q);
 
  private:
   struct Impl;

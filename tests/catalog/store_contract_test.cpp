@@ -403,5 +403,117 @@ TYPED_TEST(StoreContract, FetchedSnapshotsPassTheSameGatesAsImports) {
   EXPECT_EQ(this->store_->snapshots("src", 10).size(), 1u);
 }
 
+// The latest price a query reads (filter, sort, returned observation) follows the newest
+// observation across imports: an older date imported later does not replace it, an undated one
+// never does, a newer date does, and a snapshot with a new price at the same date replaces it
+// (ties go to the later record). Prices and dates are SYNTHETIC test inputs. Each step states
+// the expected latest price by hand and checks query() against it and against get()'s history.
+TYPED_TEST(StoreContract, LatestPriceFollowsTheNewestObservationAcrossImports) {
+  OfferStore& store = *this->store_;
+  auto offer = [](const std::string& id, int gpus, std::vector<PriceObservation> prices) {
+    Offer o = testing::base_offer(id, "p", id, "r", "H100", "NVIDIA H100 SXM", gpus, 80e9);
+    o.prices = std::move(prices);
+    for (auto& p : o.prices) p.offer_id = o.id;
+    return o;
+  };
+  auto import_one = [&](const Offer& o) {
+    ImportBatch b;
+    b.offers = {o};
+    store.import(b);
+  };
+  using K = PriceKind;
+  // Checks the price query() returns for `id` (on-demand), and that it is get()'s latest.
+  auto latest = [&](const std::string& id) -> double {
+    OfferQuery q;
+    q.filter = "id=" + id;
+    const auto v = store.query(q);
+    EXPECT_EQ(v.size(), 1u) << id;
+    if (v.size() != 1) return -1;
+    const PriceObservation* p = v[0].latest_price(K::on_demand);
+    const auto full = store.get(id);
+    EXPECT_TRUE(full && full->latest_price(K::on_demand));
+    if (!p || !full || !full->latest_price(K::on_demand)) return -1;
+    EXPECT_DOUBLE_EQ(p->usd_per_hour, full->latest_price(K::on_demand)->usd_per_hour) << id;
+    EXPECT_EQ(p->source.observed_at, full->latest_price(K::on_demand)->source.observed_at) << id;
+    return p->usd_per_hour;
+  };
+  auto by_price = [&](const std::string& filter) {
+    OfferQuery q;
+    q.filter = filter;
+    q.sort = "price";
+    return ids(store.query(q));
+  };
+
+  import_one(offer("p/x", 1, {obs(K::on_demand, 3.00, "2026-11-01")}));
+  import_one(offer("p/y", 1, {obs(K::on_demand, 2.50, "2026-11-01")}));
+  EXPECT_DOUBLE_EQ(latest("p/x"), 3.00);
+  // Out of order: an OLDER date imported later is history, not the latest price.
+  import_one(offer("p/x", 1, {obs(K::on_demand, 1.00, "2026-10-01")}));
+  EXPECT_DOUBLE_EQ(latest("p/x"), 3.00);
+  EXPECT_EQ(by_price(""), (std::vector<std::string>{"p/y", "p/x"}));
+  EXPECT_EQ(by_price("price<=2"), std::vector<std::string>{});
+  // An undated price counts as oldest: it never replaces a dated one.
+  import_one(offer("p/x", 1, {obs(K::on_demand, 0.50, std::nullopt)}));
+  EXPECT_DOUBLE_EQ(latest("p/x"), 3.00);
+  // A newer date replaces it (one batch holding an older and a newer date, newer listed first).
+  import_one(offer("p/x", 1, {obs(K::on_demand, 2.00, "2026-11-20"), obs(K::on_demand, 2.90, "2026-11-05")}));
+  EXPECT_DOUBLE_EQ(latest("p/x"), 2.00);
+  EXPECT_EQ(by_price(""), (std::vector<std::string>{"p/x", "p/y"}));
+  EXPECT_EQ(by_price("price<=2"), std::vector<std::string>{"p/x"});
+  EXPECT_EQ(store.history("p/x").size(), 5u);  // nothing lost
+  // A snapshot replacing a price: same observed date, new price, later record → the latest.
+  SnapshotRecord rec;
+  rec.source = "src";
+  rec.url = "http://x/a";
+  rec.urls = {rec.url};
+  rec.fetched_at = "2026-11-21T00:00:00Z";
+  rec.content_hash = "sha256:01";
+  rec.parser_version = 1;
+  rec.status = "accepted";
+  ImportBatch snap;
+  snap.offers = {offer("p/x", 1, {obs(K::on_demand, 2.20, "2026-11-20", "fetch:src")}),
+                 offer("p/y", 1, {obs(K::on_demand, 1.50, "2026-11-21T00:00:00Z", "fetch:src")})};
+  store.commit_snapshot(rec, &snap);
+  EXPECT_DOUBLE_EQ(latest("p/x"), 2.20);
+  EXPECT_DOUBLE_EQ(latest("p/y"), 1.50);
+  EXPECT_EQ(by_price(""), (std::vector<std::string>{"p/y", "p/x"}));
+  EXPECT_EQ(by_price("source=fetch:src and price<2"), std::vector<std::string>{"p/y"});
+  // Re-importing an old identical observation adds nothing and changes nothing.
+  import_one(offer("p/x", 1, {obs(K::on_demand, 3.00, "2026-11-01")}));
+  EXPECT_DOUBLE_EQ(latest("p/x"), 2.20);
+  // Other kinds are kept apart: a spot price does not move the on-demand latest.
+  import_one(offer("p/x", 1, {obs(K::spot, 0.90, "2026-11-30")}));
+  EXPECT_DOUBLE_EQ(latest("p/x"), 2.20);
+  OfferQuery spot;
+  spot.price_kind = K::spot;
+  spot.sort = "price";
+  const auto s = store.query(spot);
+  ASSERT_EQ(s.size(), 2u);  // p/y has no spot price: sorted last (unknown key)
+  EXPECT_EQ(s[0].id, "p/x");
+  ASSERT_NE(s[0].latest_price(K::spot), nullptr);
+  EXPECT_DOUBLE_EQ(s[0].latest_price(K::spot)->usd_per_hour, 0.90);
+  EXPECT_EQ(s[1].id, "p/y");
+  EXPECT_EQ(by_price("spot"), std::vector<std::string>{"p/x"});
+}
+
+// A limited query whose first rows have a price and whose last have none (unknown key, sorted
+// last) returns both, in one order, and the limit counts both.
+TYPED_TEST(StoreContract, LimitSpansPricedAndUnpricedOffers) {
+  this->store_->import(fixture_batch());
+  OfferQuery q;
+  q.price_kind = PriceKind::spot;
+  q.sort = "price";
+  // Spot prices: A 12.0 (undated), B 9.8; C, D, G have none (E, F excluded).
+  q.limit = 4;
+  EXPECT_EQ(ids(this->store_->query(q)),
+            (std::vector<std::string>{"aws/p4d.24xlarge/us-east-1", "lambda/gpu_8x_h100_sxm5/us-east-1",
+                                      "gcp/tpu-v5e/us-west4", "runpod/h100-pcie/eu-ro-1"}));
+  q.limit = 1;
+  EXPECT_EQ(ids(this->store_->query(q)), std::vector<std::string>{"aws/p4d.24xlarge/us-east-1"});
+  q.limit.reset();
+  q.sort = std::string(kSortPricePerGpuHour);
+  EXPECT_EQ(this->store_->query(q).size(), 5u);
+}
+
 }  // namespace
 }  // namespace gpuplan

@@ -161,5 +161,61 @@ TEST(SqliteStore, DefaultPathFollowsXdg) {
     ::unsetenv("XDG_DATA_HOME");
 }
 
+// The first page (a filter, the default or price order, a limit) reads latest_prices through
+// the index that gives its order: no sort of every match, no read of price history (issue 12).
+TEST(SqliteStore, FirstPageWalksTheLatestPriceIndex) {
+  SqliteOfferStore store(":memory:");
+  store.import(testing::fixture_batch());
+  OfferQuery q;
+  q.filter = "gpu=H100 gpus>=1 not stale";
+  q.now_date = "2026-11-30";
+  q.limit = 50;
+  auto plans = store.explain_query(q);
+  ASSERT_EQ(plans.size(), 2u);  // priced offers by the index, then (if the page is not full) unpriced
+  EXPECT_NE(plans[0].find("latest_prices_by_gpu_hour"), std::string::npos) << plans[0];
+  EXPECT_EQ(plans[0].find("B-TREE FOR ORDER BY"), std::string::npos) << plans[0];
+  EXPECT_EQ(plans[0].find("observations"), std::string::npos) << plans[0];
+  q.sort = "price";
+  plans = store.explain_query(q);
+  EXPECT_NE(plans[0].find("latest_prices_by_price"), std::string::npos) << plans[0];
+  EXPECT_EQ(plans[0].find("B-TREE FOR ORDER BY"), std::string::npos) << plans[0];
+  // The planner's query (no filter, no limit) reads no history either.
+  for (const auto& p : store.explain_query(OfferQuery{})) EXPECT_EQ(p.find("observations"), std::string::npos) << p;
+}
+
+// A store of schema version 2 (before latest_prices) upgrades with the latest prices backfilled
+// from its history: the newest date wins, whatever the order the rows were written in.
+TEST(SqliteStore, MigrationThreeBackfillsLatestPrices) {
+  TempDir dir;
+  const std::string path = dir.file("v2.sqlite");
+  { SqliteOfferStore s(path); s.import(testing::fixture_batch()); }
+  // Back to version 2, then history written out of date order (a newer, then an older price).
+  raw_exec(path, "DROP TABLE latest_prices; PRAGMA user_version = 2;");
+  raw_exec(path, "INSERT INTO observations (offer_id, kind, usd_per_hour, observed_at, dataset, locator) VALUES "
+                 "('vast/rtx4090', 'on-demand', 0.30, '2026-11-28', 'test', 'x'), "
+                 "('vast/rtx4090', 'on-demand', 0.20, '2026-10-01', 'test', 'x')");
+  SqliteOfferStore s(path);
+  EXPECT_EQ(s.schema_version(), sqlite_store_schema_version());
+  OfferQuery q;
+  q.filter = "id=vast/rtx4090";
+  const auto v = s.query(q);
+  ASSERT_EQ(v.size(), 1u);
+  ASSERT_NE(v[0].latest_price(PriceKind::on_demand), nullptr);
+  EXPECT_DOUBLE_EQ(v[0].latest_price(PriceKind::on_demand)->usd_per_hour, 0.30);
+  // Every offer's latest price equals the one its full history gives.
+  OfferQuery all;
+  all.include_excluded = true;
+  for (const Offer& o : s.query(all)) {
+    const auto full = s.get(o.id);
+    ASSERT_TRUE(full);
+    for (PriceKind k : {PriceKind::on_demand, PriceKind::spot}) {
+      ASSERT_EQ(o.latest_price(k) == nullptr, full->latest_price(k) == nullptr) << o.id;
+      if (o.latest_price(k)) {
+        EXPECT_DOUBLE_EQ(o.latest_price(k)->usd_per_hour, full->latest_price(k)->usd_per_hour);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gpuplan
