@@ -3,6 +3,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include "catalog/filter_ast.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "util/error.hpp"
@@ -70,7 +72,7 @@ class Compiler {
       const bool number = std::holds_alternative<double>(v);
       out_.sql += fmt::format("${}::{}", next_++, number ? "float8" : "text");
     } else {
-      out_.sql += "?";
+      out_.sql += fmt::format("?{}", next_++);  // numbered, so a statement can reuse the clause's values
     }
     out_.params.push_back(std::move(v));
   }
@@ -289,6 +291,51 @@ class Compiler {
 
 SqlWhere compile_filter_sql(const Filter& filter, const FilterContext& ctx, SqlDialect dialect, int first_param) {
   return Compiler(ctx, dialect, first_param).run(filter.root());
+}
+
+namespace {
+void conjuncts(const FilterNode* n, std::vector<const FilterNode*>& out) {
+  if (n == nullptr) return;
+  if (n->kind == NodeKind::and_) {
+    conjuncts(n->lhs.get(), out);
+    conjuncts(n->rhs.get(), out);
+  } else {
+    out.push_back(n);
+  }
+}
+void disjuncts(const FilterNode* n, std::vector<const FilterNode*>& out) {
+  if (n->kind == NodeKind::or_) {
+    disjuncts(n->lhs.get(), out);
+    disjuncts(n->rhs.get(), out);
+  } else {
+    out.push_back(n);
+  }
+}
+}  // namespace
+
+std::optional<GpuCandidates> gpu_candidates(const Filter& filter, const GpuCatalog& gpus) {
+  std::vector<const FilterNode*> ands;
+  conjuncts(filter.root(), ands);
+  for (const FilterNode* c : ands) {
+    std::vector<const FilterNode*> ors;
+    disjuncts(c, ors);
+    const bool all_gpu_eq = std::all_of(ors.begin(), ors.end(), [](const FilterNode* n) {
+      return n->kind == NodeKind::compare && n->field == FieldId::gpu && n->op == CompareOp::eq;
+    });
+    if (!all_gpu_eq) continue;
+    GpuCandidates out;
+    auto add = [](std::vector<std::string>& v, std::string x) {
+      if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(std::move(x));
+    };
+    // The compiled `gpu=X` (Compiler::compare): COALESCE(gpu_name, '') IN names(X) OR
+    // gpuplan_norm(gpu_name_raw) = norm(X).
+    for (const FilterNode* n : ors) {
+      for (std::string& name : gpu_names_matching(gpus, n->text)) add(out.names, std::move(name));
+      add(out.norms, norm_gpu_name(n->text));
+    }
+    return out;
+  }
+  return std::nullopt;
 }
 
 }  // namespace gpuplan

@@ -15,11 +15,12 @@
 /// Semantics equal PreparedFilter::evaluate (three-valued logic is SQL NULL); the parity test
 /// (tests/catalog/filter_eval_test.cpp) checks both dialects against it on the bundled catalog.
 ///
-/// Dialects: SQLite takes `?` placeholders, instr(), julianday(); PostgreSQL takes `$N`
+/// Dialects: SQLite takes numbered `?N` placeholders, instr(), julianday(); PostgreSQL takes `$N`
 /// placeholders with explicit casts (`$N::float8`, `$N::text`), strpos(), date arithmetic,
 /// boolean flags.excludes and byte-order (COLLATE "C") date comparisons.
 /// A run of `or`-ed equalities on one field (`gpu=A or gpu=B ...` aside, which already expands
 /// to a list) compiles to one `IN (...)` (Kleene-equal: NULL IN (...) is NULL like each `=`).
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -38,9 +39,20 @@ struct SqlWhere {
   std::vector<SqlValue> params;
 };
 
-/// Compiles `filter` for `dialect`. PostgreSQL placeholders are numbered from `first_param`
-/// (the caller's own parameters come before); SQLite's `?` are positional. An empty filter
-/// gives a clause that is always true. ctx.gpus nullptr → GpuCatalog::bundled().
+/// Compiles `filter` for `dialect`. Placeholders (`$N`, `?N`) are numbered from `first_param`
+/// (the caller's own parameters come before); params[i] binds number first_param + i. An empty
+/// filter gives a clause that is always true. ctx.gpus nullptr → GpuCatalog::bundled().
 SqlWhere compile_filter_sql(const Filter& filter, const FilterContext& ctx, SqlDialect dialect, int first_param = 1);
+
+/// GPU models every match of a filter must have, when the filter says so at its top level: a
+/// conjunct `gpu=X` or `gpu=X or gpu=Y ...`. A match then has gpu_name in `names` or
+/// gpuplan_norm(gpu_name_raw) in `norms` (what `gpu=` compiles to), so a store may look up only
+/// those rows (latest_prices' (kind, gpu_name | gpu_norm, price per GPU-hour) indexes) and still
+/// apply the whole clause. nullopt: no such conjunct (any offer may match).
+struct GpuCandidates {
+  std::vector<std::string> names;  ///< canonical names (gpu_names_matching), may be empty
+  std::vector<std::string> norms;  ///< norm_gpu_name of each value
+};
+std::optional<GpuCandidates> gpu_candidates(const Filter& filter, const GpuCatalog& gpus);
 
 }  // namespace gpuplan

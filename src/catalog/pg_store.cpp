@@ -742,47 +742,89 @@ bool PgOfferStore::seed_if_new(const std::function<ImportBatch()>& make_batch) {
 
 namespace {
 
-/// The statements query() runs, in order, and their parameters: $1 the price kind, $2
-/// include_excluded, $3.. the filter's values, then the limit (what is left of it) when there
-/// is one: no LIMIT clause otherwise, so each case gets its own prepared plan.
+/// The statements query() runs, in order. Each takes $1 the price kind, $2 include_excluded,
+/// $3.. the filter's values, then its `extra` values, then the limit (what is left of it) as the
+/// last number when there is one: no LIMIT clause otherwise, so each case gets its own
+/// prepared plan.
+struct QueryStatement {
+  std::string sql;
+  std::vector<std::string> extra;
+};
 struct QuerySql {
-  std::vector<std::string> statements;
-  std::vector<Param> params;  ///< without the limit
+  std::vector<QueryStatement> statements;
+  std::vector<Param> params;  ///< $1, $2 and the filter's
 };
 
 QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
   q.validate();
   const Filter filter = Filter::parse(q.filter);
-  const SqlWhere where = compile_filter_sql(filter, q.filter_context(gpus), SqlDialect::postgresql, 3);
+  const SqlWhere where_sql = compile_filter_sql(filter, q.filter_context(gpus), SqlDialect::postgresql, 3);
+  const std::string where = "(" + where_sql.sql + ")";
+  const int first_extra = 3 + static_cast<int>(where_sql.params.size());
   const std::string key = sort_sql(q.sort);
   const std::string excluded =
       " AND ($2::boolean OR NOT EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND f.excludes))";
-  const std::string limit = q.limit ? fmt::format(" LIMIT ${}::bigint", 3 + where.params.size()) : std::string();
+  auto limit = [&](int n) { return q.limit ? fmt::format(" LIMIT ${}::bigint", n) : std::string(); };
   QuerySql out;
-  if (const char* col = indexed_sort_column(q.sort)) {
-    // Two steps with the order ((key) IS NULL, key, id) of one statement (see SqliteOfferStore::
-    // query): (1) offers with a sort key in latest_prices_by_*'s order (kind, key, offer_id
-    // COLLATE "C"), so a first page can walk the index and stop after `limit` matches; (2) only
-    // when (1) did not fill the limit, offers without a key, by id.
-    out.statements.push_back(std::string("SELECT ") + kOfferColumns + " FROM latest_prices lp JOIN offers o ON o.id = "
-                             "lp.offer_id WHERE lp.kind = $1::text AND " + col + " IS NOT NULL AND (" + where.sql +
-                             ")" + excluded + " ORDER BY " + col + ", lp.offer_id COLLATE \"C\"" + limit);
-    out.statements.push_back(std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin + "WHERE " +
-                             col + " IS NULL AND (" + where.sql + ")" + excluded + " ORDER BY o.id COLLATE \"C\"" +
-                             limit);
-  } else {
-    out.statements.push_back(std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin +
-                             "WHERE (" + where.sql + ")" + excluded + " ORDER BY (" + key + ") IS NULL, " + key +
-                             (offer_sort_descending(q.sort) ? " DESC" : "") + ", o.id COLLATE \"C\"" + limit);
-  }
   out.params = {p_text(price_kind_name(q.price_kind)), p_text(q.include_excluded ? "true" : "false")};
-  for (const SqlValue& v : where.params) {
+  for (const SqlValue& v : where_sql.params) {
     if (const double* d = std::get_if<double>(&v))
       out.params.push_back(p_num(*d));
     else
       out.params.push_back(std::get<std::string>(v));
   }
+  const char* col = indexed_sort_column(q.sort);
+  if (col == nullptr) {
+    out.statements.push_back({std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin +
+                                  "WHERE " + where + excluded + " ORDER BY (" + key + ") IS NULL, " + key +
+                                  (offer_sort_descending(q.sort) ? " DESC" : "") + ", o.id COLLATE \"C\"" +
+                                  limit(first_extra),
+                              {}});
+    return out;
+  }
+  // Two steps with the order ((key) IS NULL, key, id) of one statement (see SqliteOfferStore::
+  // query): (1) offers with a sort key in the order of an index of latest_prices (..., key,
+  // offer_id COLLATE "C"), so a first page can walk the index and stop after `limit` matches;
+  // (2) only when (1) did not fill the limit, offers without a key, by id.
+  const std::string from = std::string("SELECT ") + kOfferColumns + ", " + col + " AS sort_key, lp.offer_id AS sort_id"
+                           " FROM latest_prices lp JOIN offers o ON o.id = lp.offer_id WHERE lp.kind = $1::text AND " +
+                           col + " IS NOT NULL AND ";
+  const std::string tail = where + excluded + " ORDER BY " + col + ", lp.offer_id COLLATE \"C\"";
+  const auto gpu = q.sort == kSortPricePerGpuHour ? gpu_candidates(filter, gpus ? *gpus : GpuCatalog::bundled())
+                                                  : std::nullopt;
+  if (gpu) {
+    // `gpu=X and ...`: one walk per GPU model (latest_prices_by_gpu_name / _by_gpu_norm), each
+    // cut at the limit, merged (see SqliteOfferStore::query).
+    QueryStatement st;
+    std::string branches;
+    int n = first_extra;
+    const int lim = first_extra + static_cast<int>(gpu->names.size() + gpu->norms.size());
+    auto branch = [&](const char* column, const std::string& value) {
+      if (!branches.empty()) branches += " UNION ";
+      branches += "(" + from + fmt::format("lp.{} = ${}::text AND ", column, n++) + tail + limit(lim) + ")";
+      st.extra.push_back(value);
+    };
+    for (const std::string& name : gpu->names) branch("gpu_name", name);
+    for (const std::string& norm : gpu->norms) branch("gpu_norm", norm);
+    st.sql = "SELECT * FROM (" + branches + ") AS page ORDER BY sort_key, sort_id COLLATE \"C\"" + limit(lim);
+    out.statements.push_back(std::move(st));
+  } else {
+    out.statements.push_back({from + tail + limit(first_extra), {}});
+  }
+  out.statements.push_back({std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin + "WHERE " +
+                                col + " IS NULL AND " + where + excluded + " ORDER BY o.id COLLATE \"C\"" +
+                                limit(first_extra),
+                            {}});
   return out;
+}
+
+/// The parameters of one statement of query_sql, `already` offers into the limit.
+std::vector<Param> statement_params(const QuerySql& sql, const QueryStatement& st, const OfferQuery& q,
+                                    std::size_t already) {
+  std::vector<Param> p = sql.params;
+  for (const std::string& v : st.extra) p.push_back(v);
+  if (q.limit) p.push_back(p_int(static_cast<std::int64_t>(*q.limit - already)));
+  return p;
 }
 
 }  // namespace
@@ -791,14 +833,13 @@ std::vector<std::string> PgOfferStore::explain_query(const OfferQuery& q) {
   const QuerySql sql = query_sql(q, impl_->gpus);
   return impl_->with_connection([&](pqxx::connection& c) {
     std::vector<std::string> names;
-    for (const std::string& st : sql.statements) names.push_back(impl_->prepared_name(c, "EXPLAIN " + st));
+    for (const QueryStatement& st : sql.statements) names.push_back(impl_->prepared_name(c, "EXPLAIN " + st.sql));
     pqxx::read_transaction t(c);
     std::vector<std::string> out;
-    for (const std::string& name : names) {
-      std::vector<Param> p = sql.params;
-      if (q.limit) p.push_back(p_int(static_cast<std::int64_t>(*q.limit)));
+    for (std::size_t i = 0; i < names.size(); ++i) {
       std::string plan;
-      for (const auto& r : t.exec_prepared(name, pqxx::prepare::make_dynamic_params(p)))
+      for (const auto& r :
+           t.exec_prepared(names[i], pqxx::prepare::make_dynamic_params(statement_params(sql, sql.statements[i], q, 0))))
         plan += r[0].as<std::string>() + "\n";
       out.push_back(plan);
     }
@@ -810,14 +851,13 @@ std::vector<Offer> PgOfferStore::query(const OfferQuery& q) {
   const QuerySql sql = query_sql(q, impl_->gpus);
   return impl_->with_connection([&](pqxx::connection& c) {
     std::vector<std::string> names;
-    for (const std::string& st : sql.statements) names.push_back(impl_->prepared_name(c, st));
+    for (const QueryStatement& st : sql.statements) names.push_back(impl_->prepared_name(c, st.sql));
     pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> t(c);
     std::vector<Offer> out;
-    for (const std::string& name : names) {
+    for (std::size_t i = 0; i < names.size(); ++i) {
       if (q.limit && out.size() >= *q.limit) break;
-      std::vector<Param> p = sql.params;
-      if (q.limit) p.push_back(p_int(static_cast<std::int64_t>(*q.limit - out.size())));
-      for (const auto& r : t.exec_prepared(name, pqxx::prepare::make_dynamic_params(p))) out.push_back(read_offer(r));
+      const std::vector<Param> p = statement_params(sql, sql.statements[i], q, out.size());
+      for (const auto& r : t.exec_prepared(names[i], pqxx::prepare::make_dynamic_params(p))) out.push_back(read_offer(r));
     }
     impl_->load_details(t, out, q.all_observations, true);
     t.commit();

@@ -317,7 +317,7 @@ const char* indexed_sort_column(std::string_view sort) {
 
 /// The latest observation of the query's kind per offer (all NULL without one), under the names
 /// the filter's SQL reads (filter_sql.hpp): one primary-key probe of latest_prices per offer.
-constexpr const char* kLatestPriceJoin = " LEFT JOIN latest_prices lp ON lp.offer_id = o.id AND lp.kind = ? ";
+constexpr const char* kLatestPriceJoin = " LEFT JOIN latest_prices lp ON lp.offer_id = o.id AND lp.kind = ?1 ";
 
 /// Recomputes latest_prices for one offer and kind from its observations (Offer::latest_price's
 /// rule: unknown dates oldest, then the newest date, ties to the latest inserted). Run in the
@@ -809,10 +809,15 @@ bool SqliteOfferStore::seed_if_new(const std::function<ImportBatch()>& make_batc
 
 namespace {
 
-/// The statements query() runs, in order, and the filter's values they bind. Each binds: the
-/// price kind, the filter's values, include_excluded, the limit (what is left of it).
+/// The statements query() runs, in order. Each binds ?1 the price kind, ?2 include_excluded,
+/// ?3.. the filter's values, then its `extra` values, then the limit (what is left of it; -1 =
+/// none) as the last number.
+struct QueryStatement {
+  std::string sql;
+  std::vector<std::string> extra;
+};
 struct QuerySql {
-  std::vector<std::string> statements;
+  std::vector<QueryStatement> statements;
   SqlWhere where;
 };
 
@@ -820,35 +825,64 @@ QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
   q.validate();
   const Filter filter = Filter::parse(q.filter);
   QuerySql out;
-  out.where = compile_filter_sql(filter, q.filter_context(gpus), SqlDialect::sqlite);
-  const std::string& where = out.where.sql;
+  out.where = compile_filter_sql(filter, q.filter_context(gpus), SqlDialect::sqlite, 3);
+  const std::string where = "(" + out.where.sql + ")";
+  const int first_extra = 3 + static_cast<int>(out.where.params.size());
   const std::string key = sort_sql(q.sort);
   const std::string excluded =
-      " AND (? OR NOT EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND f.excludes = 1))";
-  if (const char* col = indexed_sort_column(q.sort)) {
-    // Two steps with the order ((key) IS NULL, key, id) of one statement: (1) offers with a
-    // sort key, in the order of latest_prices_by_* (kind, key, offer_id): the first page walks
-    // the index and stops after `limit` matches, whatever the catalog's size; (2) only when (1)
-    // did not fill the limit, offers without a key (no price of the kind), by id. CROSS JOIN
-    // keeps latest_prices the outer loop (SQLite's join-order hint).
-    out.statements.push_back(std::string("SELECT ") + kOfferColumns + " FROM latest_prices lp CROSS JOIN offers o "
-                             "ON o.id = lp.offer_id WHERE lp.kind = ? AND " + col + " IS NOT NULL AND (" + where +
-                             ")" + excluded + " ORDER BY " + col + ", lp.offer_id LIMIT ?");
-    out.statements.push_back(std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin + "WHERE " +
-                             col + " IS NULL AND (" + where + ")" + excluded + " ORDER BY o.id LIMIT ?");
-  } else {
-    out.statements.push_back(std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin +
-                             "WHERE (" + where + ")" + excluded + " ORDER BY (" + key + ") IS NULL, " + key +
-                             (offer_sort_descending(q.sort) ? " DESC" : "") + ", o.id LIMIT ?");
+      " AND (?2 OR NOT EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND f.excludes = 1))";
+  auto limit = [](int n) { return fmt::format(" LIMIT ?{}", n); };
+  const char* col = indexed_sort_column(q.sort);
+  if (col == nullptr) {
+    out.statements.push_back({std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin +
+                                  "WHERE " + where + excluded + " ORDER BY (" + key + ") IS NULL, " + key +
+                                  (offer_sort_descending(q.sort) ? " DESC" : "") + ", o.id" + limit(first_extra),
+                              {}});
+    return out;
   }
+  // Two steps with the order ((key) IS NULL, key, id) of one statement: (1) offers with a sort
+  // key, in the order of an index of latest_prices, so the first page walks the index and stops
+  // after `limit` matches; (2) only when (1) did not fill the limit, offers without a key (no
+  // price of the kind), by id. CROSS JOIN keeps latest_prices the outer loop (SQLite's hint).
+  const std::string from = std::string("SELECT ") + kOfferColumns + ", " + col + " AS sort_key, lp.offer_id AS sort_id"
+                           " FROM latest_prices lp CROSS JOIN offers o ON o.id = lp.offer_id WHERE lp.kind = ?1 AND " +
+                           col + " IS NOT NULL AND ";
+  const std::string tail = where + excluded + " ORDER BY " + col + ", lp.offer_id";
+  const auto gpu = q.sort == kSortPricePerGpuHour ? gpu_candidates(filter, gpus ? *gpus : GpuCatalog::bundled())
+                                                  : std::nullopt;
+  if (gpu) {
+    // `gpu=X and ...`: one walk per GPU model (latest_prices_by_gpu_name / _by_gpu_norm: kind,
+    // model, price per GPU-hour, id), each cut at the limit, merged: cost follows the page and
+    // the number of models, not the catalog (a walk over all prices passes every cheaper offer
+    // of other models first).
+    QueryStatement st;
+    std::string branches;
+    int n = first_extra;
+    const int lim = first_extra + static_cast<int>(gpu->names.size() + gpu->norms.size());
+    auto branch = [&](const char* column, const std::string& value) {
+      if (!branches.empty()) branches += " UNION ";
+      branches += "SELECT * FROM (" + from + fmt::format("lp.{} = ?{} AND ", column, n++) + tail + limit(lim) + ")";
+      st.extra.push_back(value);
+    };
+    for (const std::string& name : gpu->names) branch("gpu_name", name);
+    for (const std::string& norm : gpu->norms) branch("gpu_norm", norm);
+    st.sql = "SELECT * FROM (" + branches + ") ORDER BY sort_key, sort_id" + limit(lim);
+    out.statements.push_back(std::move(st));
+  } else {
+    out.statements.push_back({from + tail + limit(first_extra), {}});
+  }
+  out.statements.push_back({std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin + "WHERE " +
+                                col + " IS NULL AND " + where + excluded + " ORDER BY o.id" + limit(first_extra),
+                            {}});
   return out;
 }
 
-void bind_query(Stmt& s, const OfferQuery& q, const SqlWhere& where, std::size_t already) {
+void bind_query(Stmt& s, const OfferQuery& q, const SqlWhere& where, const QueryStatement& st, std::size_t already) {
   int i = 1;
   s.bind(i++, price_kind_name(q.price_kind));
-  for (const SqlValue& v : where.params) s.bind(i++, v);
   s.bind_int(i++, q.include_excluded ? 1 : 0);
+  for (const SqlValue& v : where.params) s.bind(i++, v);
+  for (const std::string& v : st.extra) s.bind(i++, std::string_view(v));
   s.bind_int(i++, q.limit ? static_cast<std::int64_t>(*q.limit - already) : -1);
 }
 
@@ -858,9 +892,9 @@ std::vector<std::string> SqliteOfferStore::explain_query(const OfferQuery& q) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   const QuerySql sql = query_sql(q, impl_->gpus);
   std::vector<std::string> out;
-  for (const std::string& st : sql.statements) {
-    Stmt s(impl_->db, "EXPLAIN QUERY PLAN " + st, impl_->path);
-    bind_query(s, q, sql.where, 0);
+  for (const QueryStatement& st : sql.statements) {
+    Stmt s(impl_->db, "EXPLAIN QUERY PLAN " + st.sql, impl_->path);
+    bind_query(s, q, sql.where, st, 0);
     std::string plan;
     while (s.step()) plan += s.text(3) + "\n";
     out.push_back(plan);
@@ -875,10 +909,10 @@ std::vector<Offer> SqliteOfferStore::query(const OfferQuery& q) {
   exec(impl_->db, "BEGIN", impl_->path);
   try {
     std::vector<Offer> out;
-    for (const std::string& st : sql.statements) {
+    for (const QueryStatement& st : sql.statements) {
       if (q.limit && out.size() >= *q.limit) break;
-      Stmt s(impl_->db, st, impl_->path);
-      bind_query(s, q, sql.where, out.size());
+      Stmt s(impl_->db, st.sql, impl_->path);
+      bind_query(s, q, sql.where, st, out.size());
       while (s.step()) out.push_back(read_offer(s));
     }
     Stmt flags(impl_->db, Impl::kFlagsSql, impl_->path);
