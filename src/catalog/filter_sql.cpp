@@ -313,27 +313,33 @@ void disjuncts(const FilterNode* n, std::vector<const FilterNode*>& out) {
 }
 }  // namespace
 
-std::optional<GpuCandidates> gpu_candidates(const Filter& filter, const GpuCatalog& gpus) {
+std::optional<IndexCandidates> index_candidates(const Filter& filter, const GpuCatalog& gpus) {
   std::vector<const FilterNode*> ands;
   conjuncts(filter.root(), ands);
-  for (const FilterNode* c : ands) {
-    std::vector<const FilterNode*> ors;
-    disjuncts(c, ors);
-    const bool all_gpu_eq = std::all_of(ors.begin(), ors.end(), [](const FilterNode* n) {
-      return n->kind == NodeKind::compare && n->field == FieldId::gpu && n->op == CompareOp::eq;
-    });
-    if (!all_gpu_eq) continue;
-    GpuCandidates out;
-    auto add = [](std::vector<std::string>& v, std::string x) {
-      if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(std::move(x));
-    };
-    // The compiled `gpu=X` (Compiler::compare): COALESCE(gpu_name, '') IN names(X) OR
-    // gpuplan_norm(gpu_name_raw) = norm(X).
-    for (const FilterNode* n : ors) {
-      for (std::string& name : gpu_names_matching(gpus, n->text)) add(out.names, std::move(name));
-      add(out.norms, norm_gpu_name(n->text));
+  for (const FieldId field : {FieldId::gpu, FieldId::provider}) {
+    for (const FilterNode* c : ands) {
+      std::vector<const FilterNode*> ors;
+      disjuncts(c, ors);
+      const bool all_eq = std::all_of(ors.begin(), ors.end(), [&](const FilterNode* n) {
+        return n->kind == NodeKind::compare && n->field == field && n->op == CompareOp::eq;
+      });
+      if (!all_eq) continue;
+      IndexCandidates out;
+      auto add = [&](const char* column, std::string value) {
+        std::pair<std::string, std::string> k{column, std::move(value)};
+        if (std::find(out.keys.begin(), out.keys.end(), k) == out.keys.end()) out.keys.push_back(std::move(k));
+      };
+      for (const FilterNode* n : ors) {
+        if (field == FieldId::gpu) {
+          // Compiler::compare: COALESCE(gpu_name, '') IN names(X) OR gpuplan_norm(gpu_name_raw) = norm(X).
+          for (std::string& name : gpu_names_matching(gpus, n->text)) add("gpu_name", std::move(name));
+          add("gpu_norm", norm_gpu_name(n->text));
+        } else {
+          add("provider", n->text);  // lower(NULLIF(provider, '')) = X (the text is lower-cased)
+        }
+      }
+      return out;
     }
-    return out;
   }
   return std::nullopt;
 }

@@ -22,6 +22,7 @@
 /// to a list) compiles to one `IN (...)` (Kleene-equal: NULL IN (...) is NULL like each `=`).
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -44,15 +45,16 @@ struct SqlWhere {
 /// filter gives a clause that is always true. ctx.gpus nullptr → GpuCatalog::bundled().
 SqlWhere compile_filter_sql(const Filter& filter, const FilterContext& ctx, SqlDialect dialect, int first_param = 1);
 
-/// GPU models every match of a filter must have, when the filter says so at its top level: a
-/// conjunct `gpu=X` or `gpu=X or gpu=Y ...`. A match then has gpu_name in `names` or
-/// gpuplan_norm(gpu_name_raw) in `norms` (what `gpu=` compiles to), so a store may look up only
-/// those rows (latest_prices' (kind, gpu_name | gpu_norm, price per GPU-hour) indexes) and still
-/// apply the whole clause. nullopt: no such conjunct (any offer may match).
-struct GpuCandidates {
-  std::vector<std::string> names;  ///< canonical names (gpu_names_matching), may be empty
-  std::vector<std::string> norms;  ///< norm_gpu_name of each value
+/// Index keys every match of a filter must have, when the filter says so at its top level: a
+/// conjunct `gpu=X` (or an or-list of them), else a conjunct `provider=X` (or an or-list). A
+/// match then has, in latest_prices, gpu_name in the names of X or gpu_norm = norm(X) (what
+/// `gpu=` compiles to), or provider = lower(X); so a store may read only those rows (through
+/// latest_prices' (kind, column, sort key) indexes) and still apply the whole clause.
+/// nullopt: no such conjunct (any offer may match).
+struct IndexCandidates {
+  /// (latest_prices column: "gpu_name", "gpu_norm" or "provider"; value), no duplicates.
+  std::vector<std::pair<std::string, std::string>> keys;
 };
-std::optional<GpuCandidates> gpu_candidates(const Filter& filter, const GpuCatalog& gpus);
+std::optional<IndexCandidates> index_candidates(const Filter& filter, const GpuCatalog& gpus);
 
 }  // namespace gpuplan

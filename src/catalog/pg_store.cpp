@@ -144,6 +144,25 @@ INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, 
   ORDER BY x.offer_id, x.kind, (x.observed_at_text IS NULL), x.observed_at_text COLLATE "C" DESC, x.seq DESC;
 ANALYZE latest_prices;
 )sql",
+      // 4: latest_prices keyed by provider too, and the per-model / per-provider walks for the
+      // price order (SQLite migration 4); rebuilt from history by migration 3's rule.
+      R"sql(
+DELETE FROM latest_prices;
+ALTER TABLE latest_prices ADD COLUMN provider text;
+ALTER TABLE latest_prices ADD COLUMN locator text NOT NULL DEFAULT '';
+CREATE INDEX latest_prices_by_provider ON latest_prices (kind, provider, usd_per_gpu_hour, offer_id COLLATE "C");
+CREATE INDEX latest_prices_by_gpu_name_price ON latest_prices (kind, gpu_name, usd_per_hour, offer_id COLLATE "C");
+CREATE INDEX latest_prices_by_gpu_norm_price ON latest_prices (kind, gpu_norm, usd_per_hour, offer_id COLLATE "C");
+CREATE INDEX latest_prices_by_provider_price ON latest_prices (kind, provider, usd_per_hour, offer_id COLLATE "C");
+INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, observed_at, dataset, gpu_name, gpu_norm,
+                           provider, locator)
+  SELECT DISTINCT ON (x.offer_id, x.kind) x.offer_id, x.kind, x.seq, x.usd_per_hour::float8,
+         x.usd_per_hour::float8 / NULLIF(o.gpu_count, 0), x.observed_at_text, x.dataset, o.gpu_name,
+         gpuplan_norm(o.gpu_name_raw), lower(o.provider), x.locator
+  FROM observations x JOIN offers o ON o.id = x.offer_id
+  ORDER BY x.offer_id, x.kind, (x.observed_at_text IS NULL), x.observed_at_text COLLATE "C" DESC, x.seq DESC;
+ANALYZE latest_prices;
+)sql",
   };
   return m;
 }
@@ -161,27 +180,27 @@ constexpr const char* kAllObservationsSql =
     "SELECT offer_id, kind, usd_per_hour::float8, observed_at_text, dataset, locator FROM observations "
     "WHERE offer_id = ANY($1::text[]) "
     "ORDER BY offer_id, (observed_at_text IS NOT NULL), observed_at_text COLLATE \"C\", seq";
-/// The latest observation of each kind of many offers (the rows latest_prices points at), same order.
+/// The latest observation of each kind of many offers (latest_prices holds their copies), same order.
 constexpr const char* kLatestObservationsSql =
-    "SELECT x.offer_id, x.kind, x.usd_per_hour::float8, x.observed_at_text, x.dataset, x.locator "
-    "FROM latest_prices lp JOIN observations x ON x.seq = lp.seq WHERE lp.offer_id = ANY($1::text[]) "
-    "ORDER BY x.offer_id, (x.observed_at_text IS NOT NULL), x.observed_at_text COLLATE \"C\", x.seq";
+    "SELECT offer_id, kind, usd_per_hour, observed_at, dataset, locator FROM latest_prices "
+    "WHERE offer_id = ANY($1::text[]) ORDER BY offer_id, (observed_at IS NOT NULL), observed_at COLLATE \"C\", seq";
 /// Recomputes latest_prices for one offer ($1) and kind ($2) from its observations
 /// (Offer::latest_price's rule: unknown dates oldest, then the newest date, ties to the latest
 /// inserted): one probe of observations_latest, in the import's transaction.
 constexpr const char* kRefreshLatestSql =
     "INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, observed_at, dataset, gpu_name, "
-    "gpu_norm) SELECT x.offer_id, x.kind, x.seq, x.usd_per_hour::float8, "
+    "gpu_norm, provider, locator) SELECT x.offer_id, x.kind, x.seq, x.usd_per_hour::float8, "
     "x.usd_per_hour::float8 / NULLIF(o.gpu_count, 0), x.observed_at_text, x.dataset, o.gpu_name, "
-    "gpuplan_norm(o.gpu_name_raw) FROM observations x JOIN offers o ON o.id = x.offer_id "
+    "gpuplan_norm(o.gpu_name_raw), lower(o.provider), x.locator FROM observations x JOIN offers o ON o.id = x.offer_id "
     "WHERE x.offer_id = $1 AND x.kind = $2 "
     "ORDER BY (x.observed_at_text IS NULL), x.observed_at_text COLLATE \"C\" DESC, x.seq DESC LIMIT 1 "
     "ON CONFLICT (offer_id, kind) DO UPDATE SET seq = excluded.seq, usd_per_hour = excluded.usd_per_hour, "
     "usd_per_gpu_hour = excluded.usd_per_gpu_hour, observed_at = excluded.observed_at, dataset = excluded.dataset, "
-    "gpu_name = excluded.gpu_name, gpu_norm = excluded.gpu_norm "
+    "gpu_name = excluded.gpu_name, gpu_norm = excluded.gpu_norm, provider = excluded.provider, locator = excluded.locator "
     "WHERE latest_prices.seq <> excluded.seq "
     "OR latest_prices.usd_per_gpu_hour IS DISTINCT FROM excluded.usd_per_gpu_hour "
-    "OR latest_prices.gpu_name IS DISTINCT FROM excluded.gpu_name OR latest_prices.gpu_norm <> excluded.gpu_norm";
+    "OR latest_prices.gpu_name IS DISTINCT FROM excluded.gpu_name OR latest_prices.gpu_norm <> excluded.gpu_norm "
+    "OR latest_prices.provider IS DISTINCT FROM excluded.provider";
 constexpr const char* kFlagsSql =
     "SELECT offer_id, rule, detail, excludes FROM flags WHERE offer_id = ANY($1::text[]) ORDER BY offer_id, position";
 constexpr const char* kUpsertSql =
@@ -790,22 +809,20 @@ QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
                            " FROM latest_prices lp JOIN offers o ON o.id = lp.offer_id WHERE lp.kind = $1::text AND " +
                            col + " IS NOT NULL AND ";
   const std::string tail = where + excluded + " ORDER BY " + col + ", lp.offer_id COLLATE \"C\"";
-  const auto gpu = q.sort == kSortPricePerGpuHour ? gpu_candidates(filter, gpus ? *gpus : GpuCatalog::bundled())
-                                                  : std::nullopt;
-  if (gpu) {
-    // `gpu=X and ...`: one walk per GPU model (latest_prices_by_gpu_name / _by_gpu_norm), each
-    // cut at the limit, merged (see SqliteOfferStore::query).
+  const auto keys = index_candidates(filter, gpus ? *gpus : GpuCatalog::bundled());
+  if (keys) {
+    // `gpu=X and ...` / `provider=X and ...`: one walk per model or provider, each cut at the
+    // limit, merged (see SqliteOfferStore::query).
     QueryStatement st;
     std::string branches;
     int n = first_extra;
-    const int lim = first_extra + static_cast<int>(gpu->names.size() + gpu->norms.size());
-    auto branch = [&](const char* column, const std::string& value) {
+    const int lim = first_extra + static_cast<int>(keys->keys.size());
+    auto branch = [&](const std::string& column, const std::string& value) {
       if (!branches.empty()) branches += " UNION ";
       branches += "(" + from + fmt::format("lp.{} = ${}::text AND ", column, n++) + tail + limit(lim) + ")";
       st.extra.push_back(value);
     };
-    for (const std::string& name : gpu->names) branch("gpu_name", name);
-    for (const std::string& norm : gpu->norms) branch("gpu_norm", norm);
+    for (const auto& [column, value] : keys->keys) branch(column, value);
     st.sql = "SELECT * FROM (" + branches + ") AS page ORDER BY sort_key, sort_id COLLATE \"C\"" + limit(lim);
     out.statements.push_back(std::move(st));
   } else {

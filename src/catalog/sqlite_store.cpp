@@ -224,6 +224,28 @@ INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, 
         FROM observations x JOIN offers o ON o.id = x.offer_id)
   WHERE rn = 1;
 )sql",
+      // 4: latest_prices also keyed by provider (lower-cased as the filter compares it), and the
+      // per-model and per-provider walks for the price order too, so first pages of `gpu=`,
+      // `provider=` (and or-lists of them) read one short index range per value. The table is
+      // rebuilt from history (the same rule as migration 3).
+      R"sql(
+DELETE FROM latest_prices;
+ALTER TABLE latest_prices ADD COLUMN provider TEXT;
+ALTER TABLE latest_prices ADD COLUMN locator TEXT NOT NULL DEFAULT '';
+CREATE INDEX latest_prices_by_provider ON latest_prices(kind, provider, usd_per_gpu_hour, offer_id);
+CREATE INDEX latest_prices_by_gpu_name_price ON latest_prices(kind, gpu_name, usd_per_hour, offer_id);
+CREATE INDEX latest_prices_by_gpu_norm_price ON latest_prices(kind, gpu_norm, usd_per_hour, offer_id);
+CREATE INDEX latest_prices_by_provider_price ON latest_prices(kind, provider, usd_per_hour, offer_id);
+INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, observed_at, dataset, gpu_name, gpu_norm,
+                           provider, locator)
+  SELECT offer_id, kind, seq, usd_per_hour, usd_per_hour / NULLIF(gpu_count, 0), observed_at, dataset, gpu_name,
+         gpuplan_norm(gpu_name_raw), lower(provider), locator
+  FROM (SELECT x.offer_id, x.kind, x.seq, x.usd_per_hour, x.observed_at, x.dataset, x.locator, o.gpu_count, o.gpu_name,
+               o.gpu_name_raw, o.provider, row_number() OVER (PARTITION BY x.offer_id, x.kind
+                 ORDER BY (x.observed_at IS NULL), x.observed_at DESC, x.seq DESC) AS rn
+        FROM observations x JOIN offers o ON o.id = x.offer_id)
+  WHERE rn = 1;
+)sql",
   };
   return m;
 }
@@ -325,15 +347,17 @@ constexpr const char* kLatestPriceJoin = " LEFT JOIN latest_prices lp ON lp.offe
 /// rows of that kind (the observations_identity index).
 constexpr const char* kRefreshLatestSql =
     "INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, observed_at, dataset, gpu_name, "
-    "gpu_norm) SELECT x.offer_id, x.kind, x.seq, x.usd_per_hour, x.usd_per_hour / NULLIF(o.gpu_count, 0), "
-    "x.observed_at, x.dataset, o.gpu_name, gpuplan_norm(o.gpu_name_raw) FROM observations x JOIN offers o "
+    "gpu_norm, provider, locator) SELECT x.offer_id, x.kind, x.seq, x.usd_per_hour, "
+    "x.usd_per_hour / NULLIF(o.gpu_count, 0), x.observed_at, x.dataset, o.gpu_name, gpuplan_norm(o.gpu_name_raw), "
+    "lower(o.provider), x.locator FROM observations x "
+    "JOIN offers o "
     "ON o.id = x.offer_id WHERE x.offer_id = ? AND x.kind = ? "
     "ORDER BY (x.observed_at IS NULL), x.observed_at DESC, x.seq DESC LIMIT 1 "
     "ON CONFLICT (offer_id, kind) DO UPDATE SET seq = excluded.seq, usd_per_hour = excluded.usd_per_hour, "
     "usd_per_gpu_hour = excluded.usd_per_gpu_hour, observed_at = excluded.observed_at, dataset = excluded.dataset, "
-    "gpu_name = excluded.gpu_name, gpu_norm = excluded.gpu_norm "
+    "gpu_name = excluded.gpu_name, gpu_norm = excluded.gpu_norm, provider = excluded.provider, locator = excluded.locator "
     "WHERE seq <> excluded.seq OR usd_per_gpu_hour IS NOT excluded.usd_per_gpu_hour "
-    "OR gpu_name IS NOT excluded.gpu_name OR gpu_norm <> excluded.gpu_norm";
+    "OR gpu_name IS NOT excluded.gpu_name OR gpu_norm <> excluded.gpu_norm OR provider IS NOT excluded.provider";
 
 }  // namespace
 
@@ -444,11 +468,10 @@ struct SqliteOfferStore::Impl {
   static constexpr const char* kObservationsSql =
       "SELECT kind, usd_per_hour, observed_at, dataset, locator FROM observations WHERE offer_id = ? "
       "ORDER BY (observed_at IS NOT NULL), observed_at, seq";
-  /// The latest observation of each kind only (the rows latest_prices points at), same order.
+  /// The latest observation of each kind only (latest_prices holds their copies), same order.
   static constexpr const char* kLatestObservationsSql =
-      "SELECT x.kind, x.usd_per_hour, x.observed_at, x.dataset, x.locator FROM latest_prices lp "
-      "JOIN observations x ON x.seq = lp.seq WHERE lp.offer_id = ? "
-      "ORDER BY (x.observed_at IS NOT NULL), x.observed_at, x.seq";
+      "SELECT kind, usd_per_hour, observed_at, dataset, locator FROM latest_prices WHERE offer_id = ? "
+      "ORDER BY (observed_at IS NOT NULL), observed_at, seq";
   static constexpr const char* kFlagsSql = "SELECT rule, detail, excludes FROM flags WHERE offer_id = ? ORDER BY position";
 
   /// Reads one offer's observations with a statement prepared from kObservationsSql
@@ -848,24 +871,22 @@ QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
                            " FROM latest_prices lp CROSS JOIN offers o ON o.id = lp.offer_id WHERE lp.kind = ?1 AND " +
                            col + " IS NOT NULL AND ";
   const std::string tail = where + excluded + " ORDER BY " + col + ", lp.offer_id";
-  const auto gpu = q.sort == kSortPricePerGpuHour ? gpu_candidates(filter, gpus ? *gpus : GpuCatalog::bundled())
-                                                  : std::nullopt;
-  if (gpu) {
-    // `gpu=X and ...`: one walk per GPU model (latest_prices_by_gpu_name / _by_gpu_norm: kind,
-    // model, price per GPU-hour, id), each cut at the limit, merged: cost follows the page and
-    // the number of models, not the catalog (a walk over all prices passes every cheaper offer
-    // of other models first).
+  const auto keys = index_candidates(filter, gpus ? *gpus : GpuCatalog::bundled());
+  if (keys) {
+    // `gpu=X and ...` / `provider=X and ...`: one walk per model or provider (latest_prices_by_
+    // gpu_name / _gpu_norm / _provider [_price]: kind, value, sort key, id), each cut at the
+    // limit, merged: cost follows the page and the number of values, not the catalog (a walk
+    // over all prices passes every cheaper offer of other models first).
     QueryStatement st;
     std::string branches;
     int n = first_extra;
-    const int lim = first_extra + static_cast<int>(gpu->names.size() + gpu->norms.size());
-    auto branch = [&](const char* column, const std::string& value) {
+    const int lim = first_extra + static_cast<int>(keys->keys.size());
+    auto branch = [&](const std::string& column, const std::string& value) {
       if (!branches.empty()) branches += " UNION ";
       branches += "SELECT * FROM (" + from + fmt::format("lp.{} = ?{} AND ", column, n++) + tail + limit(lim) + ")";
       st.extra.push_back(value);
     };
-    for (const std::string& name : gpu->names) branch("gpu_name", name);
-    for (const std::string& norm : gpu->norms) branch("gpu_norm", norm);
+    for (const auto& [column, value] : keys->keys) branch(column, value);
     st.sql = "SELECT * FROM (" + branches + ") ORDER BY sort_key, sort_id" + limit(lim);
     out.statements.push_back(std::move(st));
   } else {

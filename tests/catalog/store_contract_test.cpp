@@ -546,6 +546,22 @@ TYPED_TEST(StoreContract, GpuFilterFirstPagesMergeEveryModelOnce) {
   EXPECT_EQ(run("gpu=H100 or gpu=h100", 10), (V{"p/h100-raw", "p/h100-both", "p/h100-8x"}));
   EXPECT_EQ(run("gpu=B200", 10), V{});
   EXPECT_EQ(run("not gpu=H100", 10), (V{"p/rtx4090", "p/a100"}));
+  // `provider=` (compared lower-cased) and or-lists of it take the same per-value walks.
+  ImportBatch more;
+  more.offers = {offer("o/h100", "H100", "NVIDIA H100 SXM", 1, 2.60)};
+  more.offers[0].provider = "Other";
+  this->store_->import(more);
+  EXPECT_EQ(run("provider=other", 10), V{"o/h100"});
+  EXPECT_EQ(run("provider=other or provider=p", 3), (V{"p/rtx4090", "p/a100", "p/h100-raw"}));
+  EXPECT_EQ(run("gpu=H100 provider=other", 10), V{"o/h100"});
+  EXPECT_EQ(run("gpu=H100", 3), (V{"p/h100-raw", "o/h100", "p/h100-both"}));
+  OfferQuery by_price;
+  by_price.filter = "gpu=H100 or provider=other";  // not a single-field list: the plain walk
+  by_price.sort = "price";
+  EXPECT_EQ(ids(this->store_->query(by_price)), (V{"p/h100-raw", "o/h100", "p/h100-both", "p/h100-8x"}));
+  by_price.filter = "gpu=H100";
+  by_price.limit = 2;
+  EXPECT_EQ(ids(this->store_->query(by_price)), (V{"p/h100-raw", "o/h100"}));
 }
 
 }  // namespace

@@ -189,6 +189,13 @@ TEST(SqliteStore, FirstPageWalksTheLatestPriceIndex) {
   EXPECT_EQ(plans[0].find("SCAN lp"), std::string::npos) << plans[0];
   EXPECT_EQ(plans[0].find("SCAN o"), std::string::npos) << plans[0];
   EXPECT_EQ(plans[0].find("observations"), std::string::npos) << plans[0];
+  q.filter = "provider=aws or provider=gcp";
+  plans = store.explain_query(q);
+  EXPECT_NE(plans[0].find("latest_prices_by_provider (kind=? AND provider=?"), std::string::npos) << plans[0];
+  q.sort = "price";
+  q.filter = "gpu=H100";
+  plans = store.explain_query(q);
+  EXPECT_NE(plans[0].find("latest_prices_by_gpu_name_price (kind=? AND gpu_name=?"), std::string::npos) << plans[0];
   // The planner's query (no filter, no limit) reads no history either.
   for (const auto& p : store.explain_query(OfferQuery{})) EXPECT_EQ(p.find("observations"), std::string::npos) << p;
 }
