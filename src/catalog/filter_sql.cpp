@@ -52,8 +52,9 @@ std::string_view column_sql(FieldId f) {
 
 class Compiler {
  public:
-  Compiler(const FilterContext& ctx, SqlDialect d, int first_param)
-      : ctx_(ctx), d_(d), next_(first_param), gpus_(ctx.gpus ? *ctx.gpus : GpuCatalog::bundled()) {}
+  Compiler(const FilterContext& ctx, SqlDialect d, int first_param, const FilterNode* assume_true)
+      : ctx_(ctx), d_(d), next_(first_param), gpus_(ctx.gpus ? *ctx.gpus : GpuCatalog::bundled()),
+        assume_true_(assume_true) {}
 
   SqlWhere run(const FilterNode* root) {
     if (root == nullptr)
@@ -149,6 +150,10 @@ class Compiler {
   }
 
   void node(const FilterNode& n) {
+    if (&n == assume_true_) {
+      sql(pg() ? "TRUE" : "1");
+      return;
+    }
     switch (n.kind) {
       case NodeKind::or_: or_chain(n); return;
       case NodeKind::and_:
@@ -284,13 +289,15 @@ class Compiler {
   SqlDialect d_;
   int next_;
   const GpuCatalog& gpus_;
+  const FilterNode* assume_true_;
   SqlWhere out_;
 };
 
 }  // namespace
 
-SqlWhere compile_filter_sql(const Filter& filter, const FilterContext& ctx, SqlDialect dialect, int first_param) {
-  return Compiler(ctx, dialect, first_param).run(filter.root());
+SqlWhere compile_filter_sql(const Filter& filter, const FilterContext& ctx, SqlDialect dialect, int first_param,
+                            const FilterNode* assume_true) {
+  return Compiler(ctx, dialect, first_param, assume_true).run(filter.root());
 }
 
 namespace {
@@ -324,7 +331,10 @@ std::optional<IndexCandidates> index_candidates(const Filter& filter, const GpuC
         return n->kind == NodeKind::compare && n->field == field && n->op == CompareOp::eq;
       });
       if (!all_eq) continue;
+      // An empty value matches differently (NULLIF): no walk for it.
+      if (std::any_of(ors.begin(), ors.end(), [](const FilterNode* n) { return n->text.empty(); })) continue;
       IndexCandidates out;
+      out.conjunct = c;
       auto add = [&](const char* column, std::string value) {
         std::pair<std::string, std::string> k{column, std::move(value)};
         if (std::find(out.keys.begin(), out.keys.end(), k) == out.keys.end()) out.keys.push_back(std::move(k));

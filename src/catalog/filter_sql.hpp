@@ -30,6 +30,10 @@
 
 namespace gpuplan {
 
+namespace detail {
+struct FilterNode;
+}
+
 enum class SqlDialect { sqlite, postgresql };
 
 /// A bound SQL parameter.
@@ -43,7 +47,10 @@ struct SqlWhere {
 /// Compiles `filter` for `dialect`. Placeholders (`$N`, `?N`) are numbered from `first_param`
 /// (the caller's own parameters come before); params[i] binds number first_param + i. An empty
 /// filter gives a clause that is always true. ctx.gpus nullptr → GpuCatalog::bundled().
-SqlWhere compile_filter_sql(const Filter& filter, const FilterContext& ctx, SqlDialect dialect, int first_param = 1);
+/// `assume_true`: a node of filter's tree to compile as TRUE (a conjunct the caller's own
+/// WHERE already guarantees, see IndexCandidates), or nullptr.
+SqlWhere compile_filter_sql(const Filter& filter, const FilterContext& ctx, SqlDialect dialect, int first_param = 1,
+                            const detail::FilterNode* assume_true = nullptr);
 
 /// Index keys every match of a filter must have, when the filter says so at its top level: a
 /// conjunct `gpu=X` (or an or-list of them), else a conjunct `provider=X` (or an or-list). A
@@ -54,6 +61,10 @@ SqlWhere compile_filter_sql(const Filter& filter, const FilterContext& ctx, SqlD
 struct IndexCandidates {
   /// (latest_prices column: "gpu_name", "gpu_norm" or "provider"; value), no duplicates.
   std::vector<std::pair<std::string, std::string>> keys;
+  /// The conjunct the keys come from: true for every row whose column equals one of its values
+  /// (latest_prices keeps gpu_name, gpu_norm and provider equal to the offer's), so a walk of
+  /// those rows may compile it as TRUE (compile_filter_sql's assume_true).
+  const detail::FilterNode* conjunct = nullptr;
 };
 std::optional<IndexCandidates> index_candidates(const Filter& filter, const GpuCatalog& gpus);
 

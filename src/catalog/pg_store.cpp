@@ -768,10 +768,10 @@ namespace {
 struct QueryStatement {
   std::string sql;
   std::vector<std::string> extra;
+  std::vector<Param> params;  ///< $1, $2 and the filter's values as this statement compiled them
 };
 struct QuerySql {
   std::vector<QueryStatement> statements;
-  std::vector<Param> params;  ///< $1, $2 and the filter's
 };
 
 QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
@@ -785,20 +785,24 @@ QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
       " AND ($2::boolean OR NOT EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND f.excludes))";
   auto limit = [&](int n) { return q.limit ? fmt::format(" LIMIT ${}::bigint", n) : std::string(); };
   QuerySql out;
-  out.params = {p_text(price_kind_name(q.price_kind)), p_text(q.include_excluded ? "true" : "false")};
-  for (const SqlValue& v : where_sql.params) {
-    if (const double* d = std::get_if<double>(&v))
-      out.params.push_back(p_num(*d));
-    else
-      out.params.push_back(std::get<std::string>(v));
-  }
+  auto params_of = [&](const SqlWhere& w) {
+    std::vector<Param> p = {p_text(price_kind_name(q.price_kind)), p_text(q.include_excluded ? "true" : "false")};
+    for (const SqlValue& v : w.params) {
+      if (const double* d = std::get_if<double>(&v))
+        p.push_back(p_num(*d));
+      else
+        p.push_back(std::get<std::string>(v));
+    }
+    return p;
+  };
+  const std::vector<Param> full = params_of(where_sql);
   const char* col = indexed_sort_column(q.sort);
   if (col == nullptr) {
     out.statements.push_back({std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin +
                                   "WHERE " + where + excluded + " ORDER BY (" + key + ") IS NULL, " + key +
                                   (offer_sort_descending(q.sort) ? " DESC" : "") + ", o.id COLLATE \"C\"" +
                                   limit(first_extra),
-                              {}});
+                              {}, full});
     return out;
   }
   // Two steps with the order ((key) IS NULL, key, id) of one statement (see SqliteOfferStore::
@@ -808,15 +812,19 @@ QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
   const std::string from = std::string("SELECT ") + kOfferColumns + ", " + col + " AS sort_key, lp.offer_id AS sort_id"
                            " FROM latest_prices lp JOIN offers o ON o.id = lp.offer_id WHERE lp.kind = $1::text AND " +
                            col + " IS NOT NULL AND ";
-  const std::string tail = where + excluded + " ORDER BY " + col + ", lp.offer_id COLLATE \"C\"";
+  const std::string order = excluded + " ORDER BY " + col + ", lp.offer_id COLLATE \"C\"";
   const auto keys = index_candidates(filter, gpus ? *gpus : GpuCatalog::bundled());
   if (keys) {
     // `gpu=X and ...` / `provider=X and ...`: one walk per model or provider, each cut at the
-    // limit, merged (see SqliteOfferStore::query).
+    // limit, merged, the keys' conjunct compiled as TRUE in them (see SqliteOfferStore::query).
     QueryStatement st;
+    const SqlWhere branch_where =
+        compile_filter_sql(filter, q.filter_context(gpus), SqlDialect::postgresql, 3, keys->conjunct);
+    st.params = params_of(branch_where);
+    const std::string tail = "(" + branch_where.sql + ")" + order;
     std::string branches;
-    int n = first_extra;
-    const int lim = first_extra + static_cast<int>(keys->keys.size());
+    int n = 3 + static_cast<int>(branch_where.params.size());
+    const int lim = n + static_cast<int>(keys->keys.size());
     auto branch = [&](const std::string& column, const std::string& value) {
       if (!branches.empty()) branches += " UNION ";
       branches += "(" + from + fmt::format("lp.{} = ${}::text AND ", column, n++) + tail + limit(lim) + ")";
@@ -826,19 +834,18 @@ QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
     st.sql = "SELECT * FROM (" + branches + ") AS page ORDER BY sort_key, sort_id COLLATE \"C\"" + limit(lim);
     out.statements.push_back(std::move(st));
   } else {
-    out.statements.push_back({from + tail + limit(first_extra), {}});
+    out.statements.push_back({from + where + order + limit(first_extra), {}, full});
   }
   out.statements.push_back({std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin + "WHERE " +
                                 col + " IS NULL AND " + where + excluded + " ORDER BY o.id COLLATE \"C\"" +
                                 limit(first_extra),
-                            {}});
+                            {}, full});
   return out;
 }
 
 /// The parameters of one statement of query_sql, `already` offers into the limit.
-std::vector<Param> statement_params(const QuerySql& sql, const QueryStatement& st, const OfferQuery& q,
-                                    std::size_t already) {
-  std::vector<Param> p = sql.params;
+std::vector<Param> statement_params(const QueryStatement& st, const OfferQuery& q, std::size_t already) {
+  std::vector<Param> p = st.params;
   for (const std::string& v : st.extra) p.push_back(v);
   if (q.limit) p.push_back(p_int(static_cast<std::int64_t>(*q.limit - already)));
   return p;
@@ -856,7 +863,7 @@ std::vector<std::string> PgOfferStore::explain_query(const OfferQuery& q) {
     for (std::size_t i = 0; i < names.size(); ++i) {
       std::string plan;
       for (const auto& r :
-           t.exec_prepared(names[i], pqxx::prepare::make_dynamic_params(statement_params(sql, sql.statements[i], q, 0))))
+           t.exec_prepared(names[i], pqxx::prepare::make_dynamic_params(statement_params(sql.statements[i], q, 0))))
         plan += r[0].as<std::string>() + "\n";
       out.push_back(plan);
     }
@@ -873,7 +880,7 @@ std::vector<Offer> PgOfferStore::query(const OfferQuery& q) {
     std::vector<Offer> out;
     for (std::size_t i = 0; i < names.size(); ++i) {
       if (q.limit && out.size() >= *q.limit) break;
-      const std::vector<Param> p = statement_params(sql, sql.statements[i], q, out.size());
+      const std::vector<Param> p = statement_params(sql.statements[i], q, out.size());
       for (const auto& r : t.exec_prepared(names[i], pqxx::prepare::make_dynamic_params(p))) out.push_back(read_offer(r));
     }
     impl_->load_details(t, out, q.all_observations, true);

@@ -838,19 +838,20 @@ namespace {
 struct QueryStatement {
   std::string sql;
   std::vector<std::string> extra;
+  SqlWhere where;  ///< the filter's clause and values as this statement compiled them
 };
 struct QuerySql {
   std::vector<QueryStatement> statements;
-  SqlWhere where;
 };
 
 QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
   q.validate();
   const Filter filter = Filter::parse(q.filter);
   QuerySql out;
-  out.where = compile_filter_sql(filter, q.filter_context(gpus), SqlDialect::sqlite, 3);
-  const std::string where = "(" + out.where.sql + ")";
-  const int first_extra = 3 + static_cast<int>(out.where.params.size());
+  const FilterContext fctx = q.filter_context(gpus);
+  const SqlWhere full = compile_filter_sql(filter, fctx, SqlDialect::sqlite, 3);
+  const std::string where = "(" + full.sql + ")";
+  const int first_extra = 3 + static_cast<int>(full.params.size());
   const std::string key = sort_sql(q.sort);
   const std::string excluded =
       " AND (?2 OR NOT EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND f.excludes = 1))";
@@ -860,7 +861,7 @@ QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
     out.statements.push_back({std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin +
                                   "WHERE " + where + excluded + " ORDER BY (" + key + ") IS NULL, " + key +
                                   (offer_sort_descending(q.sort) ? " DESC" : "") + ", o.id" + limit(first_extra),
-                              {}});
+                              {}, full});
     return out;
   }
   // Two steps with the order ((key) IS NULL, key, id) of one statement: (1) offers with a sort
@@ -870,17 +871,21 @@ QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
   const std::string from = std::string("SELECT ") + kOfferColumns + ", " + col + " AS sort_key, lp.offer_id AS sort_id"
                            " FROM latest_prices lp CROSS JOIN offers o ON o.id = lp.offer_id WHERE lp.kind = ?1 AND " +
                            col + " IS NOT NULL AND ";
-  const std::string tail = where + excluded + " ORDER BY " + col + ", lp.offer_id";
+  const std::string order = excluded + " ORDER BY " + col + ", lp.offer_id";
   const auto keys = index_candidates(filter, gpus ? *gpus : GpuCatalog::bundled());
   if (keys) {
     // `gpu=X and ...` / `provider=X and ...`: one walk per model or provider (latest_prices_by_
     // gpu_name / _gpu_norm / _provider [_price]: kind, value, sort key, id), each cut at the
     // limit, merged: cost follows the page and the number of values, not the catalog (a walk
     // over all prices passes every cheaper offer of other models first).
+    // Within a walk the conjunct that gave the keys holds by construction: it is compiled as
+    // TRUE there (a planner then estimates the walk's rows from the rest of the filter).
     QueryStatement st;
+    st.where = compile_filter_sql(filter, fctx, SqlDialect::sqlite, 3, keys->conjunct);
+    const std::string tail = "(" + st.where.sql + ")" + order;
     std::string branches;
-    int n = first_extra;
-    const int lim = first_extra + static_cast<int>(keys->keys.size());
+    int n = 3 + static_cast<int>(st.where.params.size());
+    const int lim = n + static_cast<int>(keys->keys.size());
     auto branch = [&](const std::string& column, const std::string& value) {
       if (!branches.empty()) branches += " UNION ";
       branches += "SELECT * FROM (" + from + fmt::format("lp.{} = ?{} AND ", column, n++) + tail + limit(lim) + ")";
@@ -890,19 +895,19 @@ QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
     st.sql = "SELECT * FROM (" + branches + ") ORDER BY sort_key, sort_id" + limit(lim);
     out.statements.push_back(std::move(st));
   } else {
-    out.statements.push_back({from + tail + limit(first_extra), {}});
+    out.statements.push_back({from + where + order + limit(first_extra), {}, full});
   }
   out.statements.push_back({std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin + "WHERE " +
                                 col + " IS NULL AND " + where + excluded + " ORDER BY o.id" + limit(first_extra),
-                            {}});
+                            {}, full});
   return out;
 }
 
-void bind_query(Stmt& s, const OfferQuery& q, const SqlWhere& where, const QueryStatement& st, std::size_t already) {
+void bind_query(Stmt& s, const OfferQuery& q, const QueryStatement& st, std::size_t already) {
   int i = 1;
   s.bind(i++, price_kind_name(q.price_kind));
   s.bind_int(i++, q.include_excluded ? 1 : 0);
-  for (const SqlValue& v : where.params) s.bind(i++, v);
+  for (const SqlValue& v : st.where.params) s.bind(i++, v);
   for (const std::string& v : st.extra) s.bind(i++, std::string_view(v));
   s.bind_int(i++, q.limit ? static_cast<std::int64_t>(*q.limit - already) : -1);
 }
@@ -915,7 +920,7 @@ std::vector<std::string> SqliteOfferStore::explain_query(const OfferQuery& q) {
   std::vector<std::string> out;
   for (const QueryStatement& st : sql.statements) {
     Stmt s(impl_->db, "EXPLAIN QUERY PLAN " + st.sql, impl_->path);
-    bind_query(s, q, sql.where, st, 0);
+    bind_query(s, q, st, 0);
     std::string plan;
     while (s.step()) plan += s.text(3) + "\n";
     out.push_back(plan);
@@ -933,7 +938,7 @@ std::vector<Offer> SqliteOfferStore::query(const OfferQuery& q) {
     for (const QueryStatement& st : sql.statements) {
       if (q.limit && out.size() >= *q.limit) break;
       Stmt s(impl_->db, st.sql, impl_->path);
-      bind_query(s, q, sql.where, st, out.size());
+      bind_query(s, q, st, out.size());
       while (s.step()) out.push_back(read_offer(s));
     }
     Stmt flags(impl_->db, Impl::kFlagsSql, impl_->path);
