@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cctype>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <unordered_map>
 
@@ -588,6 +589,9 @@ std::string first_line(std::string_view text) {
   return line;
 }
 
+/// How much of a file import_file reads to tell a CSV's format (its header line).
+constexpr std::size_t kDetectHeadBytes = std::size_t{1} << 16;
+
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
@@ -663,17 +667,52 @@ ImportBatch import_text(std::string_view text, ImportFormat format, const Import
 }
 
 ImportBatch import_file(const std::string& path, std::optional<ImportFormat> format) {
-  const std::string text = read_text_file(path);
-  const ImportFormat f = format ? *format : detect_import_format(path, text);
+  InputFile in(path);
+  // The head decides a CSV's format (its header line); the rest is streamed or read whole.
+  std::string head(std::min<std::size_t>(in.size_bytes() + 1, kDetectHeadBytes), '\0');
+  std::size_t got = 0;
+  while (got < head.size()) {
+    const std::size_t n = in.read(head.data() + got, head.size() - got);
+    if (n == 0) break;
+    got += n;
+  }
+  head.resize(got);
+  const bool whole = got < kDetectHeadBytes;  // the head is the whole file
+  const bool header_in_head = head.find('\n') != std::string::npos || whole;
+  std::optional<ImportFormat> f = format;
+  if (!f && header_in_head && ends_with(lower(path), ".csv")) f = detect_import_format(path, head);
   ImportSource src;
   src.file = path;
+  src.locator_base = path;
   const auto slash = path.find_last_of('/');
+  const std::string batch_dataset = "user:" + (slash == std::string::npos ? path : path.substr(slash + 1));
+  if (f == ImportFormat::generic_csv) {
+    src.dataset = "user:" + std::string(import_format_name(*f));
+    std::size_t head_pos = 0;
+    CsvReader rows(
+        [&](char* buf, std::size_t cap) -> std::size_t {
+          if (head_pos < head.size()) {
+            const std::size_t n = std::min(cap, head.size() - head_pos);
+            std::memcpy(buf, head.data() + head_pos, n);
+            head_pos += n;
+            return n;
+          }
+          return in.read(buf, cap);
+        },
+        path, /*check_text=*/true);
+    ImportBatch batch = import_generic_csv(rows, src);
+    batch.dataset = batch_dataset;
+    return batch;
+  }
+  std::string text = std::move(head);
+  char buf[1 << 16];
+  while (const std::size_t n = in.read(buf, sizeof buf)) text.append(buf, n);
+  if (!f) f = detect_import_format(path, text);
   // Observations are identified without the file name (the same quote from two files is one
   // observation): "user:<format>"; gpuplan's own quotes use "user:<row's source>".
-  src.dataset = "user:" + std::string(import_format_name(f));
-  src.locator_base = path;
-  ImportBatch batch = import_text(text, f, src);
-  batch.dataset = "user:" + (slash == std::string::npos ? path : path.substr(slash + 1));
+  src.dataset = "user:" + std::string(import_format_name(*f));
+  ImportBatch batch = import_text(text, *f, src);
+  batch.dataset = batch_dataset;
   return batch;
 }
 

@@ -1,6 +1,7 @@
 // gpuplan's own user-quote format, CSV and JSON (docs/import-format.md).
 #include <cmath>
-#include <map>
+#include <array>
+#include <unordered_map>
 #include <set>
 
 #include <fmt/format.h>
@@ -56,6 +57,41 @@ constexpr FieldDef kFields[] = {
     {"notes", FieldType::text, false},
 };
 
+/// Field indices, in kFields order.
+enum F : std::size_t {
+  k_provider,
+  k_instance_type,
+  k_region,
+  k_zone,
+  k_gpu,
+  k_gpu_count,
+  k_gpu_memory_gb,
+  k_vcpus,
+  k_ram_gb,
+  k_local_disk_gb,
+  k_price_kind,
+  k_usd_per_hour,
+  k_usd_per_gpu_hour,
+  k_observed_at,
+  k_source,
+  k_interconnect,
+  k_form_factor,
+  k_network,
+  k_network_gbps,
+  k_max_nodes,
+  k_confirmed_available_at,
+  k_billing_granularity_seconds,
+  k_billing_minimum_seconds,
+  k_storage_usd_per_gb_month,
+  k_egress_usd_per_gb,
+  k_egress_free_gb_per_month,
+  k_preemptions_per_day,
+  k_billing_source,
+  k_notes,
+  kFieldCount
+};
+static_assert(kFieldCount == std::size(kFields));
+
 const FieldDef* field_def(std::string_view name) {
   for (const FieldDef& f : kFields)
     if (f.name == name) return &f;
@@ -71,8 +107,9 @@ std::string field_list() {
   return s;
 }
 
-/// One record: field name → cell text ("" = absent). `where_of(field)` names the place.
-using Record = std::map<std::string, std::string, std::less<>>;
+/// One record: cell text per field index ("" = absent), viewing the row's cells (CSV) or the
+/// record's own strings (JSON): no per-row map or copies (issue 11: linear, fast import).
+using Record = std::array<std::string_view, kFieldCount>;
 
 struct Place {
   std::string row_where;   ///< "file:line" or "file: /offers/3"
@@ -83,13 +120,13 @@ struct Place {
   }
 };
 
-std::string get(const Record& r, std::string_view key) {
-  auto it = r.find(key);
-  return it == r.end() ? std::string() : std::string(trim(it->second));
-}
+std::string_view getv(const Record& r, F key) { return trim(r[key]); }
+std::string get(const Record& r, F key) { return std::string(getv(r, key)); }
 
-std::optional<double> number(const Record& r, std::string_view key, const Place& p) {
-  return cell_number(get(r, key), p.where(key), key);
+std::optional<double> number(const Record& r, F key, const Place& p) {
+  const std::string_view text = getv(r, key);
+  if (text.empty()) return std::nullopt;
+  return cell_number(text, p.where(kFields[key].name), kFields[key].name);
 }
 
 void require_nonneg(const std::optional<double>& v, std::string_view key, const Place& p) {
@@ -98,28 +135,57 @@ void require_nonneg(const std::optional<double>& v, std::string_view key, const 
   }
 }
 
-void import_record(const Record& r, const Place& p, const ImportSource& src, ImportBatch& batch) {
+/// GPU resolution of one import, cached by what resolve_gpu reads (the raw name, the form
+/// hint and the stated memory): 200,000 quotes of one GPU resolve it once. Only clean
+/// resolutions (no flag, no issue) are cached; the others are resolved, and reported, per row.
+struct ResolvedGpu {
+  std::optional<std::string> gpu_name;
+  std::string form_factor;
+  IntraNodeLink intra_node_link = IntraNodeLink::unknown;
+  std::optional<double> intra_node_link_bytes_per_s;
+};
+using GpuCache = std::unordered_map<std::string, ResolvedGpu>;
+
+void resolve_gpu_cached(Offer& o, const FormHint& hint, ImportBatch& batch, const ImportSource& src,
+                        const std::string& where, GpuCache& cache) {
+  std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}", o.gpu_name_raw, hint.form_factor, hint.nvlink_named,
+                                o.gpu_memory_bytes ? fmt::format("{}", *o.gpu_memory_bytes) : std::string("-"));
+  if (auto it = cache.find(key); it != cache.end()) {
+    o.gpu_name = it->second.gpu_name;
+    o.form_factor = it->second.form_factor;
+    o.intra_node_link = it->second.intra_node_link;
+    o.intra_node_link_bytes_per_s = it->second.intra_node_link_bytes_per_s;
+    return;
+  }
+  const std::size_t flags = o.flags.size(), issues = batch.issues.size();
+  resolve_gpu(o, {o.gpu_name_raw}, hint, batch, src, where);
+  if (o.flags.size() == flags && batch.issues.size() == issues)
+    cache.emplace(std::move(key), ResolvedGpu{o.gpu_name, o.form_factor, o.intra_node_link, o.intra_node_link_bytes_per_s});
+}
+
+void import_record(const Record& r, const Place& p, const ImportSource& src, ImportBatch& batch, GpuCache& gpu_cache) {
   ++batch.rows_read;
-  for (const FieldDef& f : kFields) {
-    if (f.required && get(r, f.name).empty() && f.name != "observed_at") {
+  for (std::size_t i = 0; i < kFieldCount; ++i) {
+    const FieldDef& f = kFields[i];
+    if (f.required && getv(r, static_cast<F>(i)).empty() && i != k_observed_at) {
       throw Error(ErrorKind::invalid_input, p.where(f.name), fmt::format("required field {} is empty", f.name),
                   "a value (see docs/import-format.md)");
     }
   }
   Offer o;
-  o.provider = canonical_provider_id(get(r, "provider"));
-  o.instance_type = get(r, "instance_type");
-  o.region = get(r, "region");
-  o.zone = get(r, "zone");
-  o.gpu_name_raw = get(r, "gpu");
-  const std::string count_text = get(r, "gpu_count");
+  o.provider = canonical_provider_id(get(r, k_provider));
+  o.instance_type = get(r, k_instance_type);
+  o.region = get(r, k_region);
+  o.zone = get(r, k_zone);
+  o.gpu_name_raw = get(r, k_gpu);
+  const std::string count_text = get(r, k_gpu_count);
   o.gpu_count = cell_count(count_text, p.where("gpu_count"), "gpu_count");
   if (o.gpu_count == 0) {
     throw Error(ErrorKind::invalid_input, p.where("gpu_count"), "gpu_count is 0", "a GPU count >= 1");
   }
   o.id = make_offer_id(o);
 
-  const std::string kind_text = lower(get(r, "price_kind"));
+  const std::string kind_text = lower(get(r, k_price_kind));
   PriceKind kind = PriceKind::on_demand;
   bool kind_ok = false;
   for (PriceKind k : {PriceKind::on_demand, PriceKind::spot, PriceKind::reserved_1y, PriceKind::reserved_3y}) {
@@ -132,8 +198,8 @@ void import_record(const Record& r, const Place& p, const ImportSource& src, Imp
     throw Error(ErrorKind::invalid_input, p.where("price_kind"), fmt::format("unknown price_kind '{}'", kind_text),
                 "one of on-demand, spot, reserved-1y, reserved-3y");
   }
-  const std::optional<double> per_hour = number(r, "usd_per_hour", p);
-  const std::optional<double> per_gpu_hour = number(r, "usd_per_gpu_hour", p);
+  const std::optional<double> per_hour = number(r, k_usd_per_hour, p);
+  const std::optional<double> per_gpu_hour = number(r, k_usd_per_gpu_hour, p);
   if (per_hour.has_value() == per_gpu_hour.has_value()) {
     throw Error(ErrorKind::invalid_input, p.where("usd_per_hour"),
                 "give exactly one of usd_per_hour (whole instance) and usd_per_gpu_hour",
@@ -144,7 +210,7 @@ void import_record(const Record& r, const Place& p, const ImportSource& src, Imp
   const double usd_per_hour = per_hour ? *per_hour : *per_gpu_hour * o.gpu_count;
 
   std::optional<std::string> observed_at;
-  const std::string date = get(r, "observed_at");
+  const std::string date = get(r, k_observed_at);
   if (!date.empty() && lower(date) != "unknown") {
     if (!is_iso_date(date)) {
       throw Error(ErrorKind::invalid_input, p.where("observed_at"), fmt::format("'{}' is not a date", date),
@@ -152,7 +218,7 @@ void import_record(const Record& r, const Place& p, const ImportSource& src, Imp
     }
     observed_at = date;
   }
-  const std::string confirmed = get(r, "confirmed_available_at");
+  const std::string confirmed = get(r, k_confirmed_available_at);
   if (!confirmed.empty()) {
     if (!is_iso_date(confirmed)) {
       throw Error(ErrorKind::invalid_input, p.where("confirmed_available_at"),
@@ -161,13 +227,13 @@ void import_record(const Record& r, const Place& p, const ImportSource& src, Imp
     o.confirmed_available_at = confirmed;
   }
 
-  if (auto v = number(r, "gpu_memory_gb", p)) o.gpu_memory_bytes = *v * 1e9;
-  if (auto v = number(r, "vcpus", p)) o.vcpus = *v;
-  if (auto v = number(r, "ram_gb", p)) o.ram_bytes = *v * 1e9;
-  if (auto v = number(r, "local_disk_gb", p)) o.local_disk_bytes = *v * 1e9;
+  if (auto v = number(r, k_gpu_memory_gb, p)) o.gpu_memory_bytes = *v * 1e9;
+  if (auto v = number(r, k_vcpus, p)) o.vcpus = *v;
+  if (auto v = number(r, k_ram_gb, p)) o.ram_bytes = *v * 1e9;
+  if (auto v = number(r, k_local_disk_gb, p)) o.local_disk_bytes = *v * 1e9;
 
   FormHint hint = form_hint({o.gpu_name_raw, o.instance_type});
-  const std::string ff = lower(get(r, "form_factor"));
+  const std::string ff = lower(get(r, k_form_factor));
   if (!ff.empty()) {
     if (ff == "sxm") {
       hint.form_factor = "SXM";
@@ -180,19 +246,19 @@ void import_record(const Record& r, const Place& p, const ImportSource& src, Imp
                   "SXM, PCIe or OAM");
     }
   }
-  const std::string ic = lower(get(r, "interconnect"));
+  const std::string ic = lower(get(r, k_interconnect));
   if (!ic.empty() && ic != "nvlink" && ic != "pcie" && ic != "unknown") {
     throw Error(ErrorKind::invalid_input, p.where("interconnect"), fmt::format("unknown interconnect '{}'", ic),
                 "nvlink, pcie or unknown");
   }
   if (ic == "nvlink") hint.nvlink_named = true;
-  resolve_gpu(o, {o.gpu_name_raw}, hint, batch, src, p.row_where);
+  resolve_gpu_cached(o, hint, batch, src, p.row_where, gpu_cache);
   if (ic == "pcie") {
     o.intra_node_link = IntraNodeLink::pcie;
     o.intra_node_link_bytes_per_s.reset();
   }
 
-  const std::string net = lower(get(r, "network"));
+  const std::string net = lower(get(r, k_network));
   if (net == "ethernet") {
     o.inter_node_network = InterNodeNetwork::ethernet;
   } else if (net == "roce") {
@@ -203,11 +269,11 @@ void import_record(const Record& r, const Place& p, const ImportSource& src, Imp
     throw Error(ErrorKind::invalid_input, p.where("network"), fmt::format("unknown network '{}'", net),
                 "ethernet, roce, infiniband or unknown");
   }
-  if (auto v = number(r, "network_gbps", p)) {
+  if (auto v = number(r, k_network_gbps, p)) {
     require_nonneg(v, "network_gbps", p);
     o.inter_node_bits_per_s = *v * 1e9;
   }
-  if (auto v = number(r, "max_nodes", p)) {
+  if (auto v = number(r, k_max_nodes, p)) {
     if (*v < 1 || *v != std::floor(*v) || *v > 1e6) {
       throw Error(ErrorKind::invalid_input, p.where("max_nodes"), "max_nodes is not a whole number >= 1",
                   "a node count such as 16");
@@ -215,28 +281,28 @@ void import_record(const Record& r, const Place& p, const ImportSource& src, Imp
     o.max_nodes = static_cast<int>(*v);
   }
 
-  const std::string billing_source = get(r, "billing_source").empty() ? get(r, "source") : get(r, "billing_source");
+  const std::string billing_source = get(r, k_billing_source).empty() ? get(r, k_source) : get(r, k_billing_source);
   // Override sources are named by the BillingTerms field they set ("granularity_seconds: ...").
-  auto billing = [&](std::string_view key, std::string_view term, std::optional<double>& into) {
+  auto billing = [&](F key, std::string_view term, std::optional<double>& into) {
     if (auto v = number(r, key, p)) {
-      require_nonneg(v, key, p);
+      require_nonneg(v, kFields[key].name, p);
       into = *v;
       o.billing_override.sources.push_back(
           fmt::format("{}: {} ({})", term, billing_source, observed_at ? *observed_at : std::string("unknown")));
     }
   };
   BillingTerms& b = o.billing_override;
-  billing("billing_granularity_seconds", "granularity_seconds", b.granularity_seconds);
-  billing("billing_minimum_seconds", "minimum_billed_seconds", b.minimum_billed_seconds);
-  billing("storage_usd_per_gb_month", "storage_usd_per_gb_month", b.storage_usd_per_gb_month);
-  billing("egress_usd_per_gb", "egress_usd_per_gb", b.egress_usd_per_gb);
-  billing("egress_free_gb_per_month", "egress_free_gb_per_month", b.egress_free_gb_per_month);
-  billing("preemptions_per_day", "preemptions_per_day", b.preemptions_per_day);
+  billing(k_billing_granularity_seconds, "granularity_seconds", b.granularity_seconds);
+  billing(k_billing_minimum_seconds, "minimum_billed_seconds", b.minimum_billed_seconds);
+  billing(k_storage_usd_per_gb_month, "storage_usd_per_gb_month", b.storage_usd_per_gb_month);
+  billing(k_egress_usd_per_gb, "egress_usd_per_gb", b.egress_usd_per_gb);
+  billing(k_egress_free_gb_per_month, "egress_free_gb_per_month", b.egress_free_gb_per_month);
+  billing(k_preemptions_per_day, "preemptions_per_day", b.preemptions_per_day);
 
   // The row's own source names the observation (not the file it came in): the same quote
   // imported from two files is one observation.
-  const std::string dataset = src.dataset.rfind("user:", 0) == 0 ? "user:" + get(r, "source") : src.dataset;
-  const SourceRef ref{dataset, fmt::format("{} ({})", get(r, "source"), p.locator), observed_at};
+  const std::string dataset = src.dataset.rfind("user:", 0) == 0 ? "user:" + get(r, k_source) : src.dataset;
+  const SourceRef ref{dataset, fmt::format("{} ({})", get(r, k_source), p.locator), observed_at};
   add_checked_price(batch, o, kind, usd_per_hour, ref, p.row_where);
   add_offer(batch, std::move(o));
 }
@@ -244,32 +310,40 @@ void import_record(const Record& r, const Place& p, const ImportSource& src, Imp
 }  // namespace
 
 ImportBatch import_generic_csv(std::string_view text, const ImportSource& src) {
-  const CsvTable table = CsvTable::parse(text, src.file);
-  for (const std::string& col : table.header()) {
-    if (field_def(col) == nullptr) {
+  CsvReader reader = CsvReader::over_text(text, src.file);
+  return import_generic_csv(reader, src);
+}
+
+ImportBatch import_generic_csv(CsvReader& reader, const ImportSource& src) {
+  std::vector<F> field_of_column;
+  for (const std::string& col : reader.header()) {
+    const FieldDef* f = field_def(col);
+    if (f == nullptr) {
       throw Error(ErrorKind::invalid_input, src.file + ":1", fmt::format("unknown column '{}'", col),
                   "only columns " + field_list());
     }
+    field_of_column.push_back(static_cast<F>(f - kFields));
   }
   for (const FieldDef& f : kFields) {
-    if (f.required && !table.has_column(f.name)) {
+    if (f.required && !reader.column_index(f.name)) {
       throw Error(ErrorKind::invalid_input, src.file + ":1", fmt::format("missing column '{}'", f.name),
                   "the required columns provider, instance_type, gpu, gpu_count, price_kind, observed_at, source "
                   "and usd_per_hour or usd_per_gpu_hour");
     }
   }
-  if (!table.has_column("usd_per_hour") && !table.has_column("usd_per_gpu_hour")) {
+  if (!reader.column_index("usd_per_hour") && !reader.column_index("usd_per_gpu_hour")) {
     throw Error(ErrorKind::invalid_input, src.file + ":1", "no price column",
                 "a usd_per_hour or usd_per_gpu_hour column");
   }
   ImportBatch batch;
   batch.dataset = src.dataset;
-  batch.offers.reserve(table.rows().size());
-  for (const CsvRow& row : table.rows()) {
-    Record rec;
-    for (std::size_t i = 0; i < table.header().size(); ++i) rec[table.header()[i]] = row.fields[i];
-    Place p{table.where(row), locator_line(src, row.line), false};
-    import_record(rec, p, src, batch);
+  GpuCache gpu_cache;
+  CsvRow row;
+  while (reader.next(row)) {
+    Record rec{};
+    for (std::size_t i = 0; i < field_of_column.size(); ++i) rec[field_of_column[i]] = row.fields[i];
+    Place p{reader.where(row), locator_line(src, row.line), false};
+    import_record(rec, p, src, batch, gpu_cache);
   }
   return batch;
 }
@@ -294,6 +368,7 @@ ImportBatch import_generic_json(std::string_view text, const ImportSource& src) 
   }
   ImportBatch batch;
   batch.dataset = src.dataset;
+  GpuCache gpu_cache;
   const nlohmann::json& offers = doc.at("offers");
   for (std::size_t i = 0; i < offers.size(); ++i) {
     const std::string pointer = fmt::format("/offers/{}", i);
@@ -301,7 +376,8 @@ ImportBatch import_generic_json(std::string_view text, const ImportSource& src) 
     if (!o.is_object()) {
       throw Error(ErrorKind::invalid_input, src.file + ": " + pointer, "offer is not an object", "{\"provider\": ...}");
     }
-    Record rec;
+    std::array<std::string, kFieldCount> cells;  // the record's own text; rec views it
+    Record rec{};
     for (const auto& [key, value] : o.items()) {
       const FieldDef* f = field_def(key);
       const std::string where = fmt::format("{}: {}/{}", src.file, pointer, key);
@@ -311,18 +387,19 @@ ImportBatch import_generic_json(std::string_view text, const ImportSource& src) 
       if (value.is_null()) continue;
       if (f->type == FieldType::number) {
         if (!value.is_number()) throw Error(ErrorKind::invalid_input, where, "not a number", "a JSON number");
-        rec[key] = value.dump();
+        cells[static_cast<std::size_t>(f - kFields)] = value.dump();
       } else {
         if (!value.is_string()) throw Error(ErrorKind::invalid_input, where, "not a string", "a JSON string");
-        rec[key] = value.get<std::string>();
+        cells[static_cast<std::size_t>(f - kFields)] = value.get<std::string>();
       }
+      rec[static_cast<std::size_t>(f - kFields)] = cells[static_cast<std::size_t>(f - kFields)];
     }
     if (!o.contains("observed_at")) {
       throw Error(ErrorKind::invalid_input, src.file + ": " + pointer + "/observed_at", "missing key observed_at",
                   "the date the price was seen (YYYY-MM-DD), or \"unknown\"");
     }
     Place p{src.file + ": " + pointer, (src.locator_base.empty() ? src.file : src.locator_base) + "#" + pointer, true};
-    import_record(rec, p, src, batch);
+    import_record(rec, p, src, batch, gpu_cache);
   }
   return batch;
 }

@@ -43,6 +43,7 @@
 namespace gpuplan {
 
 class GpuCatalog;
+class CsvReader;
 
 /// Data-quality rule names used in QualityFlag::rule and ImportIssue::rule.
 namespace import_rule {
@@ -172,12 +173,18 @@ ImportBatch import_gpuhunt_tpu_pricing_json(std::string_view text, const ImportS
 /// Our own user-quote format (docs/import-format.md), CSV or JSON. Unknown columns/keys and
 /// missing required fields are errors.
 ImportBatch import_generic_csv(std::string_view text, const ImportSource& src);
+/// The same from rows read one at a time (import_file streams user CSV files through this:
+/// memory holds the offers made so far, never the file's text or all its rows).
+ImportBatch import_generic_csv(CsvReader& rows, const ImportSource& src);
 ImportBatch import_generic_json(std::string_view text, const ImportSource& src);
 
 /// Dispatch on format.
 ImportBatch import_text(std::string_view text, ImportFormat format, const ImportSource& src);
 /// Reads a file and imports it (format detected unless given; dataset "user:<file name>",
-/// locator = path). Throws Error{not_found} when the file cannot be read.
+/// locator = path). Throws Error{not_found} when the file cannot be read. gpuplan's own CSV
+/// format (the one bulk quote files use) is streamed: parsed block by block as it is read, its
+/// text checked line by line (UTF-8, no control characters); the other formats are read whole
+/// (at most kMaxInputFileBytes) and parsed as import_text does.
 ImportBatch import_file(const std::string& path, std::optional<ImportFormat> format = std::nullopt);
 
 /// Merges `from` into `into`: offers with the same id become one (observations appended and

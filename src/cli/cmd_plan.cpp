@@ -1,6 +1,7 @@
-// `gpuplan plan [FILTER] --model M --task T ...`: the main job. Parses flags into a PlanRequest,
-// reads the offers from the store (the only IO), calls planner::plan() and renders the plans as a
-// table, JSON, or one plan's explanation. Computes no numbers itself (STYLE.md §1).
+// `gpuplan plan [FILTER] --model M --task T ...`: the main job. Thin over the api layer: the
+// flags fill an api::PlanInput (the plan fields' table), api::run_plan reads the offers and plans,
+// and this file renders the plans as a table, JSON, or one plan's explanation. Computes no numbers
+// itself (STYLE.md §1).
 //
 // Exit codes: 0 plans printed; 1 no offer can run the workload (the reason and what would make
 // it fit are printed: an answer, like grep's "no match", not an error); 2-5/70 errors (error.hpp).
@@ -12,11 +13,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "catalog/providers.hpp"
-#include "catalog/open_store.hpp"
+#include "api/plan.hpp"
+#include "cli/api_flags.hpp"
 #include "cli/command.hpp"
 #include "cli/common.hpp"
-#include "cli/model_flags.hpp"
 #include "cli/plan_render.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "model/model_source.hpp"
@@ -31,21 +31,6 @@ using nlohmann::json;
 
 /// Exit code when no offer can run the workload (documented in docs/planner.md).
 constexpr int kExitNoPlan = 1;
-
-struct PlanOptions {
-  PlanRequest request;
-  std::string task{task_name(workload_defaults::kTask)};  // sizing/workload_defaults.hpp
-  std::string precision, optimizer, quant, kv_dtype, sort = "recommended";
-  std::string deadline, max_price_age, recompute;
-  bool json = false;
-  std::optional<std::size_t> explain;
-};
-
-BillingTerms billing_of(const Offer& offer) {
-  return effective_billing(offer, find_provider(bundled_providers(), offer.provider));
-}
-
-json result_json(const PlanRequest& r, const PlanResult& res) { return api::plan_result_json(r, res); }
 
 std::string short_gpu(const std::string& name) {
   return name.rfind("NVIDIA ", 0) == 0 ? name.substr(7) : name;
@@ -183,153 +168,26 @@ void print_explain(const PlanResult& res, const std::vector<PlanExplainLine>& li
 GPUPLAN_REGISTER_COMMAND(Command{
     "plan", "plan the cheapest (or fastest) way to finish a training, serving or image job on the offers",
     [](CLI::App& sub, GlobalOptions& global) {
-      auto o = std::make_shared<PlanOptions>();
-      PlanRequest& r = o->request;
-      add_model_flags(sub, r.model);
-      sub.add_option("filter", r.filter, "FILTER in the offers language, e.g. 'gpu=H100 gpus>=8' (see gpuplan offers --help)");
-      sub.add_option("--task", o->task, "pretrain, full, lora, qlora, serve (with --rps/--concurrency, or --requests for a batch job), images")
-          ->capture_default_str();
-      sub.add_option_function<double>("--tokens", [&r](const double& v) { r.tokens = v; }, "tokens to train on (2e12)");
-      sub.add_option_function<double>("--dataset-tokens", [&r](const double& v) { r.dataset_tokens = v; }, "tokens in the dataset (× --epochs)");
-      sub.add_option("--epochs", r.epochs, "passes over --dataset-tokens")->capture_default_str();
-      sub.add_option("--seq", r.seq_len, "tokens per training sequence")->capture_default_str();
-      sub.add_option("--global-batch", r.global_batch_seqs, "sequences per optimizer step (0 = default by task)")->capture_default_str();
-      sub.add_option("--precision", o->precision, std::string(workload_defaults::kPrecisionHelp));
-      sub.add_option("--optimizer", o->optimizer, std::string(workload_defaults::kOptimizerHelp));
-      sub.add_option("--lora-rank", r.lora_rank, "LoRA rank r")->capture_default_str();
-      sub.add_option("--quant", o->quant, "served weights: " + std::string(workload_defaults::kQuantHelp));
-      sub.add_option("--kv-dtype", o->kv_dtype, "KV cache: " + std::string(workload_defaults::kKvDtypeHelp));
-      sub.add_option("--prompt-tokens", r.prompt_tokens, "prompt tokens per request")->capture_default_str();
-      sub.add_option("--output-tokens", r.output_tokens, "generated tokens per request")->capture_default_str();
-      sub.add_option_function<double>("--rps", [&r](const double& v) { r.requests_per_s = v; }, "serving: target requests per second");
-      sub.add_option_function<std::int64_t>("--concurrency", [&r](const std::int64_t& v) { r.concurrency = v; },
-                                            "serving: users (sequences) served at once");
-      sub.add_option("--hours", r.hours, "serving: hours the service runs")->capture_default_str();
-      sub.add_option_function<double>("--requests", [&r](const double& v) { r.requests = v; }, "batch generation: requests to complete");
-      sub.add_option("--width", r.image_width, "images: width in pixels")->capture_default_str();
-      sub.add_option("--height", r.image_height, "images: height in pixels")->capture_default_str();
-      sub.add_option("--steps", r.denoising_steps, "images: denoising steps")->capture_default_str();
-      sub.add_option("--images", r.images, "images: how many to generate")->capture_default_str();
-      sub.add_option("--max-nodes", r.max_nodes, "most instances per plan")->capture_default_str();
-      sub.add_option("--margin", r.margin, "memory margin: fits when used ≤ (1 − margin) × capacity")->capture_default_str();
-      sub.add_flag("--no-spot", [&r](std::int64_t) { r.allow_spot = false; }, "plan on-demand and reserved prices only");
-      sub.add_option_function<double>("--preemptions-per-day", [&r](const double& v) { r.preemptions_per_day = v; },
-                                      "spot preemption rate (default: the provider's, with source)");
-      sub.add_option_function<double>("--egress-gb", [&r](const double& v) { r.egress_gb = v; },
-                                      "GB downloaded at the end (default: the final weights)");
-      sub.add_option_function<double>("--checkpoint-write-gbps", [&r](const double& v) { r.checkpoint_write_bytes_per_s = v * 1e9; },
-                                      "checkpoint write rate per instance, GB/s (default 1)");
-      sub.add_option("--restart-seconds", r.restart_seconds, "time to restart after a preemption")->capture_default_str();
-      sub.add_option("--today", r.today, "today's date YYYY-MM-DD for staleness (default: the system clock, UTC)");
-      sub.add_option("--stale-days", r.stale_after_days, "a price older than this many days is stale")->capture_default_str();
-      sub.add_option("--deadline", o->deadline, "only plans that finish within DURATION (72h, 30d, 2w), cheapest first");
-      sub.add_option_function<double>("--budget", [&r](const double& v) { r.budget_usd = v; },
-                                      "only plans whose total is within USD, fastest first");
-      sub.add_option_function<int>("--gpus", [&r](const int& v) { r.gpus_total = v; },
-                                   "training: exactly N GPUs (a multiple of the offer's GPUs per node)");
-      sub.add_option_function<int>("--nodes", [&r](const int& v) { r.nodes_exact = v; }, "training: exactly N nodes");
-      sub.add_option_function<int>("--tp", [&r](const int& v) { r.pins.tp = v; }, "pin the tensor-parallel degree");
-      sub.add_option_function<int>("--pp", [&r](const int& v) { r.pins.pp = v; },
-                                   "pin the pipeline-parallel degree (uneven stages allowed)");
-      sub.add_option_function<int>("--dp", [&r](const int& v) { r.pins.dp = v; }, "pin the data-parallel degree");
-      sub.add_option_function<int>("--ep", [&r](const int& v) { r.pins.ep = v; }, "pin the expert-parallel degree (MoE; must divide dp)");
-      sub.add_option_function<int>("--cp", [&r](const int& v) { r.pins.cp = v; }, "context-parallel degree (only 1: not modelled)");
-      sub.add_option_function<int>("--zero", [&r](const int& v) { r.pins.zero_stage = v; }, "pin the ZeRO stage 0-3 (FSDP full shard = 3)");
-      sub.add_option_function<int>("--micro-batch", [&r](const int& v) { r.pins.micro_batch = v; },
-                                   "pin the sequences per micro-batch per GPU");
-      sub.add_option("--recompute", o->recompute, "pin activation recomputation: none, selective, full");
-      sub.add_option_function<int>("--virtual-stages", [&r](const int& v) { r.pins.virtual_stages = v; },
-                                   "interleaved pipeline chunks per GPU");
-      sub.add_option_function<double>("--mfu", [&r](const double& v) { r.mfu_override = v; },
-                                      "override: step time = model FLOP / (GPUs × peak × MFU)");
-      sub.add_option_function<double>("--goodput", [&r](const double& v) { r.goodput_override = v; },
-                                      "fixed goodput fraction instead of the failure/checkpoint model");
-      sub.add_option("--eval-fraction", r.evaluation_fraction, "evaluation pauses as a fraction of training time")
-          ->capture_default_str();
-      sub.add_option_function<double>("--failures-per-gpu-hour", [&r](const double& v) { r.failures_per_gpu_hour = v; },
-                                      "hardware failure rate (default 1.97e-5: Llama 3, Dubey et al. 2024 §3.3.4)");
-      sub.add_option("--max-price-age", o->max_price_age,
-                     "prices older than this (days, or 90d/12w) rank after fresh ones (default 90)");
-      sub.add_flag("--include-flagged", r.include_flagged, "rank flagged, undated and old prices like the others");
-      sub.add_option("--sort", o->sort, "recommended, cost or time")->capture_default_str();
-      sub.add_flag("--pareto", r.pareto_only, "only plans on the cost/time Pareto front");
-      sub.add_option("--limit", r.limit, "plans printed")->capture_default_str()->check(non_negative_count());
-      sub.add_flag("--json", o->json, "print JSON (SI units: bytes, seconds, USD)");
-      sub.add_option_function<std::size_t>("--explain", [o](const std::size_t& n) { o->explain = n; },
-                                           "print every number of plan N with its formula");
-      sub.callback([o, &global] {
-        PlanRequest& req = o->request;
-        if (o->task == "images" || o->task == "image") {
-          req.workload = PlanWorkload::image_generation;
-          req.task = Task::serve;
-        } else {
-          req.task = parse_task(o->task, "--task");
-          if (req.task == Task::serve) {
-            req.workload = req.requests ? PlanWorkload::batch_generation : PlanWorkload::serving;
-          } else {
-            req.workload = PlanWorkload::training;
-          }
-        }
-        if (!o->precision.empty()) req.precision = parse_train_precision(o->precision, "--precision");
-        if (!o->optimizer.empty()) req.optimizer = parse_optimizer(o->optimizer, "--optimizer");
-        if (!o->quant.empty()) req.quant = parse_weight_quant(o->quant, "--quant");
-        if (!o->kv_dtype.empty()) req.kv_dtype = parse_kv_dtype(o->kv_dtype, "--kv-dtype");
-        if (o->sort == "cost") {
-          req.sort = PlanSort::cost;
-        } else if (o->sort == "time") {
-          req.sort = PlanSort::time;
-        } else if (o->sort == "recommended") {
-          req.sort = PlanSort::recommended;
-        } else {
-          throw_invalid("--sort", o->sort, "recommended, cost or time");
-        }
-        if (!o->deadline.empty()) req.deadline_seconds = parse_duration_seconds(o->deadline, "--deadline");
-        if (!o->max_price_age.empty()) {
-          const std::string& a = o->max_price_age;
-          const bool bare = a.find_first_not_of("0123456789.") == std::string::npos;
-          req.max_price_age_days = parse_duration_seconds(bare ? a + "d" : a, "--max-price-age") / 86400.0;
-        }
-        if (!o->recompute.empty()) req.pins.recompute = parse_recompute(o->recompute, "--recompute");
-        if (req.today.empty()) req.today = SystemClock().today();
-        if (o->explain && *o->explain == 0) throw_invalid("--explain", "0", "a plan number ≥ 1");
-        if (o->explain && *o->explain > req.limit) req.limit = *o->explain;
-        req.validate();
-
-        const ModelArch arch = resolve_model(req.model);  // IO at the edge
-        const GpuCatalog& gpus = gpu_catalog(global);
-        auto store = open_store(global.db_path, StoreContext{gpus, SystemClock()});
-        OfferQuery q;
-        q.filter = req.filter;
-        q.now_date = req.today;
-        q.stale_after_days = req.stale_after_days;
-        const std::vector<Offer> offers = store->query(q);
-
-        const PlanResult res = plan(req, arch, offers, gpus, &billing_of);
-        if (o->explain) {
-          if (*o->explain > res.plans.size()) {
-            throw_invalid("--explain", fmt::format("plan {} does not exist ({} plans)", *o->explain, res.plans.size()),
-                          fmt::format("a plan number in [1, {}]", res.plans.size()));
-          }
-          const auto lines = explain_plan(req, arch, res.plans[*o->explain - 1], gpus);
-          if (o->json) {
-            json a = json::array();
-            for (const auto& l : lines) {
-              a.push_back({{"term", l.term}, {"value", l.value}, {"unit", l.unit}, {"formula", l.formula}, {"source", l.source}});
-            }
-            fmt::print("{}\n", dump_json(json{{"plan", plan_json(res.plans[*o->explain - 1], *o->explain)}, {"explain", a}}));
-          } else {
-            print_explain(res, lines, *o->explain);
-          }
-          return;
-        }
-        if (o->json) {
-          fmt::print("{}\n", dump_json(result_json(req, res)));
+      // The request's flags are the api layer's plan fields (api/plan.cpp plan_fields(), the same
+      // table POST /api/plan reads); the use case is api::run_plan. Only the rendering is here.
+      auto in = std::make_shared<api::PlanInput>();
+      auto json_out = std::make_shared<bool>(false);
+      add_api_flags(sub, in, api::plan_fields());
+      sub.add_flag("--json", *json_out, "print JSON (SI units: bytes, seconds, USD)");
+      sub.callback([in, json_out, &global] {
+        const api::Context ctx = make_context(global);
+        const api::PlanOutput out = api::run_plan(*in, ctx);
+        const PlanResult& res = out.result;
+        if (*json_out) {
+          fmt::print("{}\n", dump_json(api::to_json(out)));
+        } else if (out.explain) {
+          print_explain(res, out.explain_lines, *out.explain);
         } else if (res.no_plan) {
           print_no_plan(res);
         } else {
-          print_table(req, res);
+          print_table(out.request, res);
         }
-        if (res.no_plan) global.exit_code = kExitNoPlan;
+        if (!out.explain && res.no_plan) global.exit_code = kExitNoPlan;
       });
     }});
 

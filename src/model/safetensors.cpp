@@ -151,6 +151,12 @@ WeightIndex parse_weight_index(std::string_view text, const std::string& source)
     w.total_size_bytes = total->get<std::int64_t>();
   } else {
     const double d = total->get<double>();  // some writers emit 1.6e10 as a float
+    // Range first: converting a double beyond int64 (1e100, found by fuzz_safetensors) is
+    // undefined behaviour. 2^63 is exactly representable; every double below it converts.
+    if (!(d > 0 && d < 9223372036854775808.0)) {
+      throw_invalid(source + ": /metadata/total_size", fmt::format("{} is out of range", d),
+                    "a positive byte count below 2^63");
+    }
     if (d != static_cast<double>(static_cast<std::int64_t>(d))) {
       throw_invalid(source + ": /metadata/total_size", "not an integer", "a byte count");
     }

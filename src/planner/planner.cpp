@@ -97,40 +97,81 @@ using detail::serving_memory_request;
 using detail::serving_perf_request;
 
 /// A layout as the memory cache keys it: every ParallelLayout field the search sets, and the
-/// recompute mode. Per-GPU memory depends on nothing else (not on the cluster).
+/// recompute mode, packed without loss (32 bits per degree). Per-GPU memory depends on nothing
+/// else (not on the cluster).
 struct LayoutKey {
-  int tp = 1, pp = 1, ep = 1, dp = 1, zero = 0, micro_batch = 1, virtual_stages = 1;
-  Recompute rc = Recompute::none;
-  bool sequence_parallel = false;
+  std::uint64_t w0 = 0, w1 = 0, w2 = 0, w3 = 0;
   bool operator==(const LayoutKey&) const = default;
 };
 LayoutKey layout_key(const ParallelLayout& l, Recompute rc) {
-  return LayoutKey{l.tp, l.pp, l.ep, l.dp, l.zero_stage, l.micro_batch, l.virtual_stages, rc, l.sequence_parallel};
+  auto u = [](int v) { return static_cast<std::uint64_t>(static_cast<std::uint32_t>(v)); };
+  LayoutKey k;
+  k.w0 = u(l.tp) | u(l.pp) << 32;
+  k.w1 = u(l.ep) | u(l.dp) << 32;
+  k.w2 = u(l.micro_batch) | u(l.virtual_stages) << 32;
+  k.w3 = u(l.zero_stage) | static_cast<std::uint64_t>(rc) << 8 | (l.sequence_parallel ? 1ULL : 0ULL) << 16;
+  return k;
 }
-struct LayoutKeyHash {
-  std::size_t operator()(const LayoutKey& k) const noexcept {
-    std::uint64_t h = 0xcbf29ce484222325ULL;
-    auto mix = [&h](std::uint64_t v) {
-      h ^= v;
-      h *= 0x100000001b3ULL;
-      h ^= h >> 29;
-    };
-    mix(static_cast<std::uint64_t>(k.tp));
-    mix(static_cast<std::uint64_t>(k.pp));
-    mix(static_cast<std::uint64_t>(k.ep));
-    mix(static_cast<std::uint64_t>(k.dp));
-    mix(static_cast<std::uint64_t>(k.zero) * 8 + static_cast<std::uint64_t>(k.rc) * 2 + (k.sequence_parallel ? 1 : 0));
-    mix(static_cast<std::uint64_t>(k.micro_batch));
-    mix(static_cast<std::uint64_t>(k.virtual_stages));
-    return static_cast<std::size_t>(h);
-  }
-};
 
 /// What the search knows about one layout, once per plan: whether the model can take it and
 /// its per-GPU memory (the lean total, sizing/memory_total.hpp).
 struct LayoutSizing {
   bool runnable = false;
   double bytes = 0;
+};
+
+/// Layout → sizing, open addressing with linear probing (a plan sizes a few thousand layouts and
+/// looks them up tens of thousands of times, once per cluster: the lookup is the hot path).
+class LayoutTable {
+ public:
+  LayoutTable() : slots_(4096) {}
+  /// The entry of `k`; `inserted` tells whether it was just created (value default).
+  LayoutSizing& find_or_insert(const LayoutKey& k, bool& inserted) {
+    std::size_t i = hash(k) & (slots_.size() - 1);
+    while (slots_[i].used) {
+      if (slots_[i].key == k) {
+        inserted = false;
+        return slots_[i].value;
+      }
+      i = (i + 1) & (slots_.size() - 1);
+    }
+    if (2 * (size_ + 1) > slots_.size()) {
+      grow();
+      return find_or_insert(k, inserted);
+    }
+    ++size_;
+    slots_[i].used = true;
+    slots_[i].key = k;
+    inserted = true;
+    return slots_[i].value;
+  }
+
+ private:
+  struct Slot {
+    LayoutKey key;
+    LayoutSizing value;
+    bool used = false;
+  };
+  static std::size_t hash(const LayoutKey& k) {
+    // Multiply-xor of the four words, then fold the high half down (the table masks low bits).
+    std::uint64_t h = k.w0 * 0x9E3779B97F4A7C15ULL ^ k.w1 * 0xC2B2AE3D27D4EB4FULL ^ k.w2 * 0x165667B19E3779F9ULL ^
+                      k.w3 * 0x85EBCA77C2B2AE63ULL;
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9ULL;
+    return static_cast<std::size_t>(h ^ (h >> 32));
+  }
+  void grow() {
+    std::vector<Slot> old(slots_.size() * 2);
+    old.swap(slots_);
+    size_ = 0;
+    for (const Slot& s : old) {
+      if (!s.used) continue;
+      bool inserted = false;
+      find_or_insert(s.key, inserted) = s.value;
+    }
+  }
+  std::vector<Slot> slots_;
+  std::size_t size_ = 0;
 };
 
 /// What a search needs besides the cluster: the request, the model, and per-plan caches.
@@ -144,20 +185,22 @@ struct SearchContext {
   std::int64_t global_batch = 0;  ///< requested (or default) global batch, sequences
   double tokens = 0;
   std::size_t layouts_evaluated = 0;
-  std::unordered_map<LayoutKey, LayoutSizing, LayoutKeyHash> memory_by_layout;
+  LayoutTable memory_by_layout;
   std::optional<std::string> first_layout_problem;          ///< for the no-plan reason
   /// Per-GPU memory totals of this plan's training request (built on first use).
   std::optional<TrainingMemoryTotal> memory_total;
   /// estimate_training_step's model figures per recompute mode (index = Recompute).
   std::array<std::optional<TrainingStepModelFigures>, 3> step_figures;
+  std::vector<int> pps;              ///< PP candidates (pp_candidates), once per plan
+  std::vector<int> expert_divisors;  ///< divisors of the routed experts, once per plan
+  std::vector<int> eps;              ///< EP candidates of the current search step (reused)
 };
 
 /// The model check and the per-GPU memory of one layout, computed on its first use in the plan.
 const LayoutSizing& size_layout(SearchContext& ctx, const ParallelLayout& layout, Recompute rc) {
-  const LayoutKey key = layout_key(layout, rc);
-  auto it = ctx.memory_by_layout.find(key);
-  if (it != ctx.memory_by_layout.end()) return it->second;
-  LayoutSizing s;
+  bool inserted = false;
+  LayoutSizing& s = ctx.memory_by_layout.find_or_insert(layout_key(layout, rc), inserted);
+  if (!inserted) return s;
   if (auto problem = training_layout_problem(ctx.arch, layout)) {
     if (!ctx.first_layout_problem) ctx.first_layout_problem = *problem;
   } else {
@@ -165,7 +208,7 @@ const LayoutSizing& size_layout(SearchContext& ctx, const ParallelLayout& layout
     s.runnable = true;
     s.bytes = ctx.memory_total->total_bytes(layout, rc);
   }
-  return ctx.memory_by_layout.emplace(key, s).first->second;
+  return s;
 }
 
 const TrainingStepModelFigures& step_figures(SearchContext& ctx, const TrainingStepRequest& req) {
@@ -191,14 +234,21 @@ std::vector<int> pp_candidates(const ModelArch& arch, const PlanRequest& r) {
   return {out.begin(), out.end()};
 }
 
-std::vector<int> ep_candidates(const ModelArch& arch, const PlanRequest& r, int dp) {
-  if (r.pins.ep) return {*r.pins.ep};
-  std::vector<int> out{1};
-  if (!arch.moe || r.task == Task::lora || r.task == Task::qlora) return out;
-  for (int e : divisors(arch.moe->num_routed_experts)) {
+/// EP degrees for `dp` into `out` (reused: no allocation per search step): the pinned one, else 1
+/// and the divisors of the routed experts that divide dp (LoRA/QLoRA: 1).
+void ep_candidates(SearchContext& ctx, int dp, std::vector<int>& out) {
+  const PlanRequest& r = ctx.r;
+  out.clear();
+  if (r.pins.ep) {
+    out.push_back(*r.pins.ep);
+    return;
+  }
+  out.push_back(1);
+  if (!ctx.arch.moe || r.task == Task::lora || r.task == Task::qlora) return;
+  if (ctx.expert_divisors.empty()) ctx.expert_divisors = divisors(ctx.arch.moe->num_routed_experts);
+  for (int e : ctx.expert_divisors) {
     if (e > 1 && dp % e == 0) out.push_back(e);
   }
-  return out;
 }
 
 /// --mfu: step time = model FLOP per step / (GPUs × dense peak × mfu); other terms kept for show.
@@ -217,17 +267,21 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
   const ClusterSpec cluster = cluster_for(key);
   const int n = key.gpus_per_node * key.nodes;
   const double usable = key.capacity_bytes * (1.0 - r.margin);
-  const std::array<Recompute, 3> all_recomputes = {Recompute::none, Recompute::selective, Recompute::full};
-  std::vector<Recompute> recomputes(all_recomputes.begin(), all_recomputes.end());
-  if (r.pins.recompute) recomputes = {*r.pins.recompute};
-  std::vector<int> tps;
+  // Candidate lists in fixed arrays: a search runs per cluster, thousands of times per plan.
+  std::array<Recompute, 3> recomputes = {Recompute::none, Recompute::selective, Recompute::full};
+  std::size_t n_recomputes = 3;
+  if (r.pins.recompute) recomputes[0] = *r.pins.recompute, n_recomputes = 1;
+  std::array<int, 32> tps{};
+  std::size_t n_tps = 0;
   if (r.pins.tp) {
-    tps = {*r.pins.tp};
+    tps[n_tps++] = *r.pins.tp;
   } else {
-    for (int tp = 1; tp <= key.gpus_per_node; tp *= 2) tps.push_back(tp);
+    for (int tp = 1; tp <= key.gpus_per_node && n_tps < tps.size(); tp *= 2) tps[n_tps++] = tp;
   }
-  const std::vector<int> pps = pp_candidates(arch, r);
-  for (int tp : tps) {
+  if (ctx.pps.empty()) ctx.pps = pp_candidates(arch, r);
+  const std::vector<int>& pps = ctx.pps;
+  for (std::size_t ti = 0; ti < n_tps; ++ti) {
+    const int tp = tps[ti];
     if (tp > key.gpus_per_node || key.gpus_per_node % tp != 0) continue;  // TP stays inside a node
     if (arch.num_attention_heads > 0 && arch.num_attention_heads % tp != 0) continue;
     for (int pp : pps) {
@@ -235,25 +289,32 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
       const int dp = n / (tp * pp);
       if (r.pins.dp && *r.pins.dp != dp) continue;
       if (dp > ctx.global_batch) continue;  // fewer sequences per step than data-parallel ranks
-      std::vector<int> zero_stages = dp == 1 ? std::vector<int>{0} : std::vector<int>{2, 3};
-      if (r.pins.zero_stage) zero_stages = {*r.pins.zero_stage};
+      std::array<int, 2> zero_stages = {2, 3};
+      std::size_t n_zero = 2;
+      if (dp == 1) zero_stages[0] = 0, n_zero = 1;
+      if (r.pins.zero_stage) zero_stages[0] = *r.pins.zero_stage, n_zero = 1;
       const int vs = r.pins.virtual_stages.value_or(1);
-      for (int ep : ep_candidates(arch, r, dp)) {
+      ep_candidates(ctx, dp, ctx.eps);
+      for (int ep : ctx.eps) {
         // Micro-batches: the pinned one, else powers of two dividing the per-rank batch.
         const std::int64_t per_dp = runnable_global_batch(ctx.global_batch, dp, 1) / dp;
-        std::vector<int> mbs;
+        std::array<int, 8> mbs{};
+        std::size_t n_mbs = 0;
         if (r.pins.micro_batch) {
-          mbs = {*r.pins.micro_batch};
+          mbs[n_mbs++] = *r.pins.micro_batch;
         } else {
           for (int mb = 1; mb <= 64 && mb <= per_dp; mb *= 2) {
-            if (per_dp % mb == 0) mbs.push_back(mb);
+            if (per_dp % mb == 0) mbs[n_mbs++] = mb;
           }
         }
-        for (int mb : mbs) {
+        for (std::size_t mi = 0; mi < n_mbs; ++mi) {
+          const int mb = mbs[mi];
           if (static_cast<std::int64_t>(dp) * mb > ctx.global_batch) break;  // one micro-batch per rank at least
           bool any_fit_at_mb = false;
-          for (int zero : zero_stages) {
-            for (Recompute rc : recomputes) {
+          for (std::size_t zi = 0; zi < n_zero; ++zi) {
+            const int zero = zero_stages[zi];
+            for (std::size_t ri = 0; ri < n_recomputes; ++ri) {
+              const Recompute rc = recomputes[ri];
               ParallelLayout layout;
               layout.tp = tp;
               layout.pp = pp;
@@ -445,6 +506,7 @@ struct AdmittedOffer {
   std::vector<int> node_counts;
   std::string demoted_reason;  ///< flagged / stale / undated; empty = clean
   int demotion_tier = 0;       ///< Plan::demotion_tier
+  std::optional<ResolvedBilling> billing;  ///< resolved on the offer's first fitting plan
 };
 
 enum class SkipReason { none, unusable, no_price, no_perf_figures, tp_exceeds_node, gpus_not_multiple, nodes_unavailable };
@@ -460,20 +522,31 @@ struct PlanState {
   std::size_t shape_rejections = 0;
   SkipReason last_shape_reason = SkipReason::none;
   int example_gpus_per_node = 0;
-  std::unordered_map<std::string, const GpuSpec*> gpu_by_name;  ///< resolve_gpu's memo
+  /// resolve_gpu's memo: (GPU name as the offers spell it, memory figure) → spec. The names are
+  /// views into the offers, which outlive the plan.
+  struct GpuKey {
+    std::string_view name;
+    double memory_bytes = 0;
+    bool has_memory = false;
+    bool operator==(const GpuKey&) const = default;
+  };
+  struct GpuKeyHash {
+    std::size_t operator()(const GpuKey& k) const noexcept {
+      return std::hash<std::string_view>{}(k.name) ^ (std::hash<double>{}(k.memory_bytes) * 31 + k.has_memory);
+    }
+  };
+  std::unordered_map<GpuKey, const GpuSpec*, GpuKeyHash> gpu_by_name;
 };
 
 /// GpuCatalog::try_find, memoized per plan by (name, memory): the catalog repeats a few dozen
 /// GPU names over thousands of offers, and name matching normalizes strings each time.
 const GpuSpec* resolve_gpu(const GpuCatalog& gpus, const std::string& name, std::optional<double> memory_bytes,
                            PlanState& st) {
-  std::string key = name;
-  key.push_back('\0');
-  if (memory_bytes) key += fmt::format("{}", *memory_bytes);
+  const PlanState::GpuKey key{name, memory_bytes.value_or(0.0), memory_bytes.has_value()};
   auto it = st.gpu_by_name.find(key);
   if (it != st.gpu_by_name.end()) return it->second;
   const GpuSpec* spec = gpus.try_find(name, memory_bytes);
-  st.gpu_by_name.emplace(std::move(key), spec);
+  st.gpu_by_name.emplace(key, spec);
   return spec;
 }
 
@@ -589,12 +662,6 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedO
   const bool training = request.workload == PlanWorkload::training;
   const bool images = request.workload == PlanWorkload::image_generation;
   const Offer& offer = *a.offer;
-  p.offer_id = offer.id;
-  p.provider = offer.provider;
-  p.instance_type = offer.instance_type;
-  p.region = offer.region;
-  p.regions = {offer.region};
-  p.gpu_name = a.spec->name;
   p.gpus_per_instance = offer.gpu_count;
   p.intra_node_link = offer.intra_node_link;
   p.inter_node_network = offer.inter_node_network;
@@ -607,7 +674,6 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedO
   p.checkpoint_bytes = ckpt.checkpoint_bytes;
   p.egress_bytes = request.egress_gb ? *request.egress_gb * kBytesPerGb : ckpt.final_weights_bytes;
   p.storage_bytes = data_bytes + ckpt.checkpoint_bytes;
-  p.demoted_reason = a.demoted_reason;
   p.demotion_tier = a.demotion_tier;
   if (training) {
     p.instances = nodes;
@@ -634,13 +700,6 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedO
     }
     if (!p.goodput->feasible) return false;
     (void)tokens;
-    if (p.layout.pp > 1 && arch.num_layers % p.layout.pp != 0) {
-      // Uneven stages: the memory and time models count ceil(layers / pp) on the most loaded stage.
-      add_warning(p.warnings, PlanWarningCode::uneven_pipeline,
-                  fmt::format("{} layers over PP {}: stages of {} and fewer layers (Megatron-LM "
-                              "--decoder-first/last-pipeline-num-layers); time and memory use the largest stage",
-                              arch.num_layers, p.layout.pp, (arch.num_layers + p.layout.pp - 1) / p.layout.pp));
-    }
   } else if (images) {
     p.instances = 1;
     p.replicas = o.replicas_per_instance;
@@ -671,11 +730,37 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedO
   return true;
 }
 
+/// The strings of a plan (offer identity, GPU name, billing terms, price source) and its layout
+/// caveat, set only on the plans that are shown (the search keeps thousands of candidates as
+/// numbers): `price_obs` = the chosen price (nullptr when unpriced, as in `estimate`). The
+/// billing terms are copied only `with_billing` (the rows get theirs with their warnings, once
+/// --limit has cut them).
+void describe_offer(const PlanRequest& request, const ModelArch& arch, const AdmittedOffer& a,
+                    const PriceObservation* price_obs, Plan& p, bool with_billing = true) {
+  const Offer& offer = *a.offer;
+  p.offer_id = offer.id;
+  p.provider = offer.provider;
+  p.instance_type = offer.instance_type;
+  p.region = offer.region;
+  p.regions = {offer.region};
+  p.gpu_name = a.spec->name;
+  p.demoted_reason = a.demoted_reason;
+  if (with_billing && a.billing) p.billing = *a.billing;
+  if (price_obs) p.price_source = price_obs->source;
+  if (request.workload == PlanWorkload::training && p.layout.pp > 1 && arch.num_layers % p.layout.pp != 0) {
+    // Uneven stages: the memory and time models count ceil(layers / pp) on the most loaded stage.
+    add_warning(p.warnings, PlanWarningCode::uneven_pipeline,
+                fmt::format("{} layers over PP {}: stages of {} and fewer layers (Megatron-LM "
+                            "--decoder-first/last-pipeline-num-layers); time and memory use the largest stage",
+                            arch.num_layers, p.layout.pp, (arch.num_layers + p.layout.pp - 1) / p.layout.pp));
+  }
+}
+
 /// Stage 5: price every kind the offer lists and keep the cheapest total (the time sort keeps
 /// the fastest, ties within the tolerance to the cheaper). False when no kind can be priced.
-bool price(const PlanRequest& request, const Offer& offer, const ResolvedBilling& billing, PlanState& st, Plan& p) {
+const PriceObservation* price(const PlanRequest& request, const Offer& offer, const ResolvedBilling& billing,
+                              PlanState& st, Plan& p) {
   const bool training = request.workload == PlanWorkload::training;
-  p.billing = billing;
   CostInputs job;
   job.work_seconds = p.goodput ? p.goodput->wall_seconds : p.work_seconds;
   job.instances = p.instances;
@@ -684,32 +769,49 @@ bool price(const PlanRequest& request, const Offer& offer, const ResolvedBilling
   job.checkpoint_seconds =
       training ? p.checkpoint_bytes / static_cast<double>(p.instances) / request.checkpoint_write_bytes_per_s : 0;
   job.restart_seconds = request.restart_seconds;
-  std::vector<std::pair<CostBreakdown, const PriceObservation*>> options;
+  // At most one option per price kind (four): a fixed array, no allocation per candidate.
+  std::array<std::pair<CostBreakdown, const PriceObservation*>, 4> option_slots;
+  std::size_t n_options = 0;
+  struct Options {
+    std::array<std::pair<CostBreakdown, const PriceObservation*>, 4>& slots;
+    std::size_t& n;
+    void emplace_back(const CostBreakdown& c, const PriceObservation* o) { slots[n++] = {c, o}; }
+    bool empty() const { return n == 0; }
+    std::size_t size() const { return n; }
+    std::pair<CostBreakdown, const PriceObservation*>& front() { return slots[0]; }
+    std::pair<CostBreakdown, const PriceObservation*>& operator[](std::size_t i) { return slots[i]; }
+  } options{option_slots, n_options};
   for (PriceKind kind : {PriceKind::on_demand, PriceKind::spot, PriceKind::reserved_1y, PriceKind::reserved_3y}) {
     if (kind == PriceKind::spot && (!request.allow_spot || !training)) continue;
     const PriceObservation* obs = offer.latest_price(kind);
     if (!obs || obs->usd_per_hour <= 0) continue;
-    auto c = price_job(job, kind, obs->usd_per_hour, p.billing);
+    auto c = price_job(job, kind, obs->usd_per_hour, billing);
     if (c) {
       options.emplace_back(*c, obs);
-    } else if (kind == PriceKind::spot && !p.billing.preemptions_per_day) {
+    } else if (kind == PriceKind::spot && !billing.preemptions_per_day) {
       st.spot_rate_unknown.insert(offer.id);
     }
   }
-  if (options.empty()) return false;
+  if (options.empty()) return nullptr;
   const double tol = request.time_tie_tolerance;
-  std::sort(options.begin(), options.end(), [&](const auto& a, const auto& b) {
+  auto before = [&](const auto& a, const auto& b) {
     if (request.effective_sort() == PlanSort::time) {
       const double ta = a.first.run_seconds, tb = b.first.run_seconds;
       if (std::abs(ta - tb) > tol * std::min(ta, tb)) return ta < tb;
     }
     return a.first.total_usd() < b.first.total_usd();
-  });
+  };
+  // Insertion sort of ≤ 4 options (what std::sort does for so few; ties keep the kind order).
+  for (std::size_t i = 1; i < n_options; ++i) {
+    auto v = option_slots[i];
+    std::size_t j = i;
+    for (; j > 0 && before(v, option_slots[j - 1]); --j) option_slots[j] = option_slots[j - 1];
+    option_slots[j] = v;
+  }
   p.cost = options.front().first;
-  p.price_source = options.front().second->source;
   p.usd_per_gpu_hour = p.cost.usd_per_hour / static_cast<double>(p.gpus_per_instance);
   for (std::size_t i = 1; i < options.size(); ++i) p.alternatives.push_back(options[i].first);
-  return true;
+  return options.front().second;
 }
 
 /// Stage 7: the caveats of one plan.
@@ -938,7 +1040,7 @@ void order_by_cost(std::vector<Plan*>& plans) {
 /// within the horizon (30 days by default), the fastest plan on their cost/time Pareto front
 /// whose total is at most (1 + premium) × the cheapest of them; when none finishes within the
 /// horizon, the fastest plan (times within the tie tolerance: the cheaper). Index or npos.
-template <typename Plans>  // std::vector<Plan> or std::deque<Plan>
+template <typename Plans>  // std::vector<Plan>
 std::size_t recommend_index(const Plans& plans, const PlanRequest& r, const std::vector<std::size_t>& among) {
   if (among.empty()) return std::string::npos;
   std::vector<std::size_t> within;
@@ -1022,16 +1124,49 @@ std::string days_text(double s) {
 /// Stages 1-5 hand-off: the admitted offers and their candidate plans.
 struct Candidates {
   std::vector<AdmittedOffer> admitted;
-  std::deque<Plan> plans;              ///< stable addresses: built in place, ranked by index
+  std::vector<Plan> plans;             ///< built in place; ranked by index (addresses taken only once all are built)
   std::vector<std::size_t> offer_of;   ///< plans[i] runs on admitted[offer_of[i]]
+  std::vector<const PriceObservation*> price_of;  ///< plans[i]'s chosen price
   std::size_t nodes_rejects = 0;       ///< offers that cannot be rented at the asked cluster size
 };
 
 /// Stage 6 hand-off to the no-plan reason: the plans that miss the deadline or the budget.
 struct Infeasible {
-  std::vector<const Plan*> plans;      ///< into Candidates::plans
+  std::vector<Plan*> plans;            ///< into Candidates::plans
   std::vector<std::size_t> offer_of;   ///< index into Candidates::admitted
+  std::vector<std::size_t> index;      ///< index into Candidates::plans
 };
+
+/// The planner's own order of the offers, whatever order they come in (a store's ORDER BY, an
+/// import file, a test): the on-demand price per GPU-hour ascending (offers without one last),
+/// then the offer id in byte order — the order `gpuplan offers` lists them in by default. Every
+/// later tie (equal totals or times, the region a collapsed row shows first, the first of equal
+/// plans) is decided by this order, so a plan depends on the offers, never on their order.
+std::vector<const Offer*> canonical_offer_order(const std::vector<Offer>& offers) {
+  struct Keyed {
+    bool unpriced;
+    double usd_per_gpu_hour;
+    const Offer* offer;
+  };
+  std::vector<Keyed> keyed;
+  keyed.reserve(offers.size());
+  for (const Offer& o : offers) {
+    const PriceObservation* p = o.latest_price(PriceKind::on_demand);
+    const bool priced = p && o.gpu_count > 0;
+    keyed.push_back({!priced, priced ? p->usd_per_hour / o.gpu_count : 0.0, &o});
+  }
+  auto before = [](const Keyed& a, const Keyed& b) {
+    if (a.unpriced != b.unpriced) return b.unpriced;
+    if (a.usd_per_gpu_hour != b.usd_per_gpu_hour) return a.usd_per_gpu_hour < b.usd_per_gpu_hour;
+    return a.offer->id < b.offer->id;
+  };
+  // Offers usually arrive in this order already (the store's default sort): then no sort.
+  if (!std::is_sorted(keyed.begin(), keyed.end(), before)) std::stable_sort(keyed.begin(), keyed.end(), before);
+  std::vector<const Offer*> out;
+  out.reserve(keyed.size());
+  for (const Keyed& k : keyed) out.push_back(k.offer);
+  return out;
+}
 
 /// Stages 1-5 (admit offers, enumerate and size layouts, time, price): every offer × node count
 /// that runs and has a price, built in place. Fills result's offer and layout counters; throws
@@ -1044,9 +1179,10 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
   Candidates c;
   std::vector<AdmittedOffer>& admitted = c.admitted;
   admitted.reserve(offers.size());
-  std::deque<Plan>& candidates = c.plans;
+  std::vector<Plan>& candidates = c.plans;
   std::vector<std::size_t>& candidate_offer = c.offer_of;
   candidate_offer.reserve(offers.size());
+  candidates.reserve(offers.size());
   const CheckpointSizes ckpt = checkpoint_sizes(request, arch);
   const double data_bytes = dataset_bytes(request, arch);
   const bool images = request.workload == PlanWorkload::image_generation;
@@ -1054,7 +1190,8 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
   std::map<ClusterKey, SearchOutcome> cache;
   std::size_t tp_rejects = 0, gpus_rejects = 0;
   int reject_gpn = 0;
-  for (const Offer& offer : offers) {
+  for (const Offer* offer_in_order : canonical_offer_order(offers)) {
+    const Offer& offer = *offer_in_order;
     AdmittedOffer a;
     const SkipReason why = admit(request, offer, gpus, st, a);
     if (why != SkipReason::none) {
@@ -1066,7 +1203,6 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
       continue;
     }
     ++result.offers_considered;
-    std::optional<ResolvedBilling> billing;  // resolved once per offer, on its first fitting plan
     for (int nodes : a.node_counts) {
       const ClusterKey key = key_for(a, nodes);
       const SearchOutcome& o = search_cluster(ctx, cache, key);
@@ -1077,13 +1213,15 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
         candidates.pop_back();
         continue;
       }
-      if (!billing) {
-        billing = resolve_billing(billing_of ? billing_of(offer) : offer.billing_override, request.preemptions_per_day);
+      if (!a.billing) {
+        a.billing = resolve_billing(billing_of ? billing_of(offer) : offer.billing_override, request.preemptions_per_day);
       }
-      if (!price(request, offer, *billing, st, p)) {
+      const PriceObservation* chosen = price(request, offer, *a.billing, st, p);
+      if (!chosen) {
         candidates.pop_back();
         continue;
       }
+      c.price_of.push_back(chosen);
       if (images) {
         p.images_per_hour = p.requests_per_s * 3600.0;
         p.usd_per_1000_images = p.total_usd() / request.images * 1000.0;
@@ -1111,14 +1249,14 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
 /// feasible plan; the rows are the best plan of each offer by the sort plus every front plan, each
 /// with its warnings (stage 7), regions collapsed, into result.plans. Returns the infeasible plans
 /// (they stay in `c`) for the no-plan reason.
-Infeasible select_rows(const PlanRequest& request, Candidates& c, PlanResult& result) {
+Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candidates& c, PlanResult& result) {
   // Stage 6: constraints, Pareto front over every plan, one row per offer (plus the front).
   // Plans stay in `candidates`; the stages below pass indices (a Plan is large to move).
-  std::deque<Plan>& candidates = c.plans;
+  std::vector<Plan>& candidates = c.plans;
   const std::vector<std::size_t>& candidate_offer = c.offer_of;
   const std::vector<AdmittedOffer>& admitted = c.admitted;
   Infeasible out;
-  std::vector<const Plan*>& infeasible = out.plans;
+  std::vector<Plan*>& infeasible = out.plans;
   std::vector<std::size_t>& infeasible_offer = out.offer_of;
   std::vector<std::size_t> feasible;    ///< indices into candidates, in candidate order
   feasible.reserve(candidates.size());
@@ -1128,6 +1266,7 @@ Infeasible select_rows(const PlanRequest& request, Candidates& c, PlanResult& re
     } else {
       infeasible.push_back(&candidates[i]);
       infeasible_offer.push_back(candidate_offer[i]);
+      out.index.push_back(i);
     }
   }
   {
@@ -1140,10 +1279,13 @@ Infeasible select_rows(const PlanRequest& request, Candidates& c, PlanResult& re
   {
     // Best per offer by the sort (recommended: the offer's own recommendation), plus every
     // front plan, so the front is the same whatever the sort.
-    std::unordered_map<std::string_view, std::vector<std::size_t>> by_offer;  // the order of groups does not matter
-    for (std::size_t i : feasible) by_offer[candidates[i].offer_id].push_back(i);
+    // An offer's candidates are consecutive (collect_candidates builds them offer by offer).
     std::vector<bool> keep(candidates.size(), false);
-    for (const auto& [id, idx] : by_offer) {
+    std::vector<std::size_t> idx;
+    for (std::size_t run = 0; run < feasible.size();) {
+      idx.clear();
+      const std::size_t offer = candidate_offer[feasible[run]];
+      while (run < feasible.size() && candidate_offer[feasible[run]] == offer) idx.push_back(feasible[run++]);
       std::size_t best = idx.front();
       if (sort == PlanSort::recommended) {
         best = recommend_index(candidates, request, idx);
@@ -1167,7 +1309,7 @@ Infeasible select_rows(const PlanRequest& request, Candidates& c, PlanResult& re
     std::vector<Plan> rows;
     for (std::size_t i : feasible) {
       if (keep[i] || candidates[i].on_pareto_front) {
-        warn(request, admitted[candidate_offer[i]], candidates[i]);  // stage 7, on the rows only
+        describe_offer(request, arch, admitted[candidate_offer[i]], c.price_of[i], candidates[i], false);
         rows.push_back(std::move(candidates[i]));
       }
     }
@@ -1312,7 +1454,7 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
   const bool training = request.workload == PlanWorkload::training;
   const bool images = request.workload == PlanWorkload::image_generation;
   const double tokens = ctx.tokens;
-  const std::vector<const Plan*>& infeasible = missed.plans;
+  const std::vector<Plan*>& infeasible = missed.plans;
   const std::vector<std::size_t>& infeasible_offer = missed.offer_of;
   const std::vector<AdmittedOffer>& admitted = c.admitted;
   const std::size_t nodes_rejects = c.nodes_rejects;
@@ -1483,14 +1625,13 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   const double tokens = training ? request.training_tokens() : 0;
   result.training_tokens = tokens;
 
-  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt, std::nullopt, {}};
-  ctx.memory_by_layout.reserve(4096);
+  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt, std::nullopt, {}, {}, {}, {}};
   ctx.global_batch = training ? request.effective_global_batch_seqs() : 0;
   ctx.tokens = tokens;
   PlanState st;
 
   Candidates c = collect_candidates(request, arch, offers, gpus, billing_of, ctx, st, result);
-  const Infeasible missed = select_rows(request, c, result);
+  const Infeasible missed = select_rows(request, arch, c, result);
   order_rows(request, result);
   add_result_warnings(request, st, result);
   if (request.pareto_only) {
@@ -1499,8 +1640,24 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
     std::erase_if(result.plans, [](const Plan& p) { return !p.on_pareto_front && !p.recommended; });
   }
   if (result.plans.size() > request.limit) result.plans.resize(request.limit);
+  // Stage 7, the caveats of each plan shown (formatted sentences: only for the plans returned).
+  if (!result.plans.empty()) {
+    std::unordered_map<std::string_view, const AdmittedOffer*> by_id;
+    by_id.reserve(c.admitted.size());
+    for (const AdmittedOffer& a : c.admitted) by_id.emplace(a.offer->id, &a);
+    for (Plan& p : result.plans) {
+      const AdmittedOffer& a = *by_id.at(p.offer_id);
+      if (a.billing) p.billing = *a.billing;
+      warn(request, a, p);
+    }
+  }
 
-  if (result.plans_total == 0) result.no_plan = explain_no_plan(request, st, missed, c, ctx, result);
+  if (result.plans_total == 0) {
+    for (std::size_t i = 0; i < missed.plans.size(); ++i) {
+      describe_offer(request, arch, c.admitted[missed.offer_of[i]], c.price_of[missed.index[i]], *missed.plans[i]);
+    }
+    result.no_plan = explain_no_plan(request, st, missed, c, ctx, result);
+  }
   return result;
 }
 
@@ -1529,7 +1686,7 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
   a.spec = c.gpu;
   a.capacity_bytes = c.gpu->fit_memory_bytes();  // as plan() and `gpuplan size`
   a.inter_bits = c.inter_node_bytes_per_s * 8.0;
-  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt, std::nullopt, {}};
+  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt, std::nullopt, {}, {}, {}, {}};
   ctx.global_batch = request.effective_global_batch_seqs();
   ctx.tokens = request.training_tokens();
   std::map<ClusterKey, SearchOutcome> cache;
@@ -1550,6 +1707,7 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
     why = "failures come faster than a restart: the run cannot make progress (goodput model)";
     return std::nullopt;
   }
+  describe_offer(request, arch, a, nullptr, *p);
   p->provider.clear();
   p->instance_type.clear();
   p->regions.clear();

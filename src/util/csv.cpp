@@ -6,7 +6,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <deque>
 #include <cstdint>
 #include <cstring>
 #include <cmath>
@@ -18,26 +20,6 @@
 namespace gpuplan {
 namespace {
 
-struct ParseState {
-  std::vector<CsvRow> rows;
-  CsvRow current;
-  std::size_t line = 1;
-  std::size_t long_field_line = 0;  ///< line of the first cell over kMaxCsvFieldBytes (0: none)
-};
-
-void on_field(void* data, std::size_t len, void* ctx) {
-  auto* st = static_cast<ParseState*>(ctx);
-  if (len > kMaxCsvFieldBytes && st->long_field_line == 0) st->long_field_line = st->line;
-  st->current.fields.emplace_back(static_cast<const char*>(data), len);
-}
-
-void on_row(int /*terminator*/, void* ctx) {
-  auto* st = static_cast<ParseState*>(ctx);
-  st->current.line = st->line;
-  st->rows.push_back(std::move(st->current));
-  st->current = CsvRow{};
-}
-
 std::string trim(std::string_view s) {
   std::size_t b = 0, e = s.size();
   while (b < e && (s[b] == ' ' || s[b] == '\t' || s[b] == '\r' || s[b] == '\n')) ++b;
@@ -45,104 +27,228 @@ std::string trim(std::string_view s) {
   return std::string(s.substr(b, e - b));
 }
 
+constexpr std::size_t kBlockBytes = std::size_t{1} << 16;
+
 }  // namespace
 
-CsvTable CsvTable::parse(std::string_view text, std::string source) {
-  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
-  csv_parser parser;
-  if (csv_init(&parser, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0)
-    throw Error(ErrorKind::internal, source, "cannot initialise the CSV parser");
-  ParseState st;
-  // Feed one line at a time so that each row knows the line it ends on.
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t nl = text.find('\n', pos);
-    std::size_t end = (nl == std::string_view::npos) ? text.size() : nl + 1;
-    std::string_view chunk = text.substr(pos, end - pos);
-    if (chunk.size() > kMaxCsvLineBytes) {
-      csv_free(&parser);
-      throw_invalid(source + ":" + std::to_string(st.line), "line is " + std::to_string(chunk.size()) + " bytes long",
-                    "lines of at most " + std::to_string(kMaxCsvLineBytes) + " bytes");
-    }
-    if (csv_parse(&parser, chunk.data(), chunk.size(), on_field, on_row, &st) != chunk.size()) {
-      std::string why = csv_strerror(csv_error(&parser));
-      csv_free(&parser);
-      throw_invalid(source + ":" + std::to_string(st.line), "malformed CSV: " + why,
-                    "RFC 4180 quoting (a quote inside a quoted cell is written twice)");
-    }
-    if (st.long_field_line != 0) {
-      csv_free(&parser);
-      throw_invalid(source + ":" + std::to_string(st.long_field_line), "cell longer than " +
-                    std::to_string(kMaxCsvFieldBytes) + " bytes", "shorter cells");
-    }
-    pos = end;
-    if (nl != std::string_view::npos) ++st.line;
-  }
-  if (text.empty() || text.back() == '\n') --st.line;
-  if (csv_fini(&parser, on_field, on_row, &st) != 0) {
-    std::string why = csv_strerror(csv_error(&parser));
-    csv_free(&parser);
-    throw_invalid(source + ":" + std::to_string(st.line), "malformed CSV at end of file: " + why,
-                  "every quoted cell closed");
-  }
-  csv_free(&parser);
+struct CsvReader::State {
+  ReadFn read;
+  bool check_text = false;
+  csv_parser parser{};
+  bool parser_live = false;
+  std::string buf;        ///< bytes read and not yet fed
+  std::size_t pos = 0;    ///< start of the unfed part of buf
+  bool eof = false;       ///< read returned 0
+  bool finished = false;  ///< csv_fini done
+  bool bom_checked = false;
+  std::size_t line = 1;   ///< line being fed (1-based)
+  std::size_t long_field_line = 0;  ///< line of the first cell over kMaxCsvFieldBytes (0: none)
+  bool any_input = false;
+  bool last_was_newline = true;     ///< the input so far ends with '\n' (or is empty)
+  CsvRow current;
+  std::deque<CsvRow> ready;
 
+  ~State() {
+    if (parser_live) csv_free(&parser);
+  }
+
+  static void on_field(void* data, std::size_t len, void* ctx) {
+    auto* st = static_cast<State*>(ctx);
+    if (len > kMaxCsvFieldBytes && st->long_field_line == 0) st->long_field_line = st->line;
+    st->current.fields.emplace_back(static_cast<const char*>(data), len);
+  }
+  static void on_row(int /*terminator*/, void* ctx) {
+    auto* st = static_cast<State*>(ctx);
+    st->current.line = st->line;
+    st->ready.push_back(std::move(st->current));
+    st->current = CsvRow{};
+  }
+
+  /// Reads more input into buf (dropping the fed part). False at the end of the input.
+  bool refill() {
+    if (eof) return false;
+    if (pos > 0) {
+      buf.erase(0, pos);
+      pos = 0;
+    }
+    const std::size_t old = buf.size();
+    buf.resize(old + kBlockBytes);
+    const std::size_t n = read(buf.data() + old, kBlockBytes);
+    buf.resize(old + n);
+    if (n == 0) {
+      eof = true;
+      return false;
+    }
+    return true;
+  }
+
+  /// Feeds the next physical line (or the last, unterminated one) to libcsv; at the end of the
+  /// input, finishes the parser. False when nothing is left.
+  bool feed_line(const std::string& source) {
+    if (finished) return false;
+    if (!bom_checked) {  // a UTF-8 byte-order mark may arrive split over several reads
+      while (buf.size() - pos < 3 && refill()) {
+      }
+      if (std::string_view(buf).substr(pos, 3) == "\xEF\xBB\xBF") pos += 3;
+      bom_checked = true;
+    }
+    std::size_t nl = std::string::npos;
+    for (;;) {
+      nl = buf.find('\n', pos);
+      if (nl != std::string::npos) break;
+      if (buf.size() - pos > kMaxCsvLineBytes) break;  // reported below
+      if (!refill()) break;
+    }
+    const std::size_t end = nl == std::string::npos ? buf.size() : nl + 1;
+    const std::string_view chunk(buf.data() + pos, end - pos);
+    if (chunk.size() > kMaxCsvLineBytes)
+      throw_invalid(source + ":" + std::to_string(line), "line is " + std::to_string(chunk.size()) + " bytes long",
+                    "lines of at most " + std::to_string(kMaxCsvLineBytes) + " bytes");
+    if (chunk.empty()) {  // end of input
+      if (last_was_newline && line > 1) --line;
+      finished = true;
+      if (csv_fini(&parser, on_field, on_row, this) != 0)
+        throw_invalid(source + ":" + std::to_string(line),
+                      std::string("malformed CSV at end of file: ") + csv_strerror(csv_error(&parser)),
+                      "every quoted cell closed");
+      return !ready.empty();
+    }
+    any_input = true;
+    if (check_text) {
+      if (auto pr = find_text_problem(chunk, true))
+        throw Error(ErrorKind::invalid_input, source + ":" + std::to_string(line) + ":" + std::to_string(pr->offset + 1),
+                    pr->what, "UTF-8 text without control characters");
+    }
+    if (csv_parse(&parser, chunk.data(), chunk.size(), on_field, on_row, this) != chunk.size())
+      throw_invalid(source + ":" + std::to_string(line), std::string("malformed CSV: ") + csv_strerror(csv_error(&parser)),
+                    "RFC 4180 quoting (a quote inside a quoted cell is written twice)");
+    if (long_field_line != 0)
+      throw_invalid(source + ":" + std::to_string(long_field_line),
+                    "cell longer than " + std::to_string(kMaxCsvFieldBytes) + " bytes", "shorter cells");
+    pos = end;
+    last_was_newline = nl != std::string::npos;
+    if (last_was_newline) ++line;
+    return true;
+  }
+};
+
+CsvReader::CsvReader(ReadFn read, std::string source, bool check_text)
+    : source_(std::move(source)), st_(std::make_unique<State>()) {
+  st_->read = std::move(read);
+  st_->check_text = check_text;
+  if (csv_init(&st_->parser, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0)
+    throw Error(ErrorKind::internal, source_, "cannot initialise the CSV parser");
+  st_->parser_live = true;
+  CsvRow head;
+  if (!pull(head)) throw_invalid(source_ + ":1", "empty CSV file", "a header row");
+  header_ = std::move(head.fields);
+  std::unordered_map<std::string, std::size_t> seen;
+  for (std::size_t i = 0; i < header_.size(); ++i) {
+    header_[i] = trim(header_[i]);
+    if (!seen.emplace(header_[i], i).second)
+      throw_invalid(source_ + ":1", "duplicate column '" + header_[i] + "'", "unique column names");
+  }
+}
+
+CsvReader CsvReader::over_text(std::string_view text, std::string source, bool check_text) {
+  auto rest = std::make_shared<std::string_view>(text);
+  return CsvReader(
+      [rest](char* buf, std::size_t cap) {
+        const std::size_t n = std::min(cap, rest->size());
+        std::memcpy(buf, rest->data(), n);
+        rest->remove_prefix(n);
+        return n;
+      },
+      std::move(source), check_text);
+}
+
+CsvReader::CsvReader(CsvReader&&) noexcept = default;
+CsvReader::~CsvReader() = default;
+
+std::optional<std::size_t> CsvReader::column_index(std::string_view name) const {
+  for (std::size_t i = 0; i < header_.size(); ++i)
+    if (header_[i] == name) return i;
+  return std::nullopt;
+}
+
+bool CsvReader::pull(CsvRow& row) {
+  while (st_->ready.empty())
+    if (!st_->feed_line(source_)) return false;
+  row = std::move(st_->ready.front());
+  st_->ready.pop_front();
+  return true;
+}
+
+bool CsvReader::next(CsvRow& row) {
+  if (!pull(row)) return false;
+  if (row.fields.size() != header_.size())
+    throw_invalid(where(row), "row has " + std::to_string(row.fields.size()) + " cells",
+                  std::to_string(header_.size()) + " cells as in the header");
+  return true;
+}
+
+CsvTable CsvTable::parse(std::string_view text, std::string source) {
+  CsvReader reader = CsvReader::over_text(text, std::move(source));
   CsvTable t;
-  t.source_ = std::move(source);
-  if (st.rows.empty()) throw_invalid(t.source_ + ":1", "empty CSV file", "a header row");
-  t.header_ = std::move(st.rows.front().fields);
-  for (std::size_t i = 0; i < t.header_.size(); ++i) {
-    std::string name = trim(t.header_[i]);
-    t.header_[i] = name;
-    if (!t.index_.emplace(name, i).second)
-      throw_invalid(t.source_ + ":1", "duplicate column '" + name + "'", "unique column names");
-  }
-  for (std::size_t r = 1; r < st.rows.size(); ++r) {
-    CsvRow& row = st.rows[r];
-    if (row.fields.size() != t.header_.size())
-      throw_invalid(t.source_ + ":" + std::to_string(row.line),
-                    "row has " + std::to_string(row.fields.size()) + " cells",
-                    std::to_string(t.header_.size()) + " cells as in the header");
-    t.rows_.push_back(std::move(row));
-  }
+  t.source_ = reader.source();
+  t.header_ = reader.header();
+  for (std::size_t i = 0; i < t.header_.size(); ++i) t.index_.emplace(t.header_[i], i);
+  CsvRow row;
+  while (reader.next(row)) t.rows_.push_back(std::move(row));
   return t;
 }
 
-std::string read_text_file(const std::string& path, std::size_t max_bytes) {
+InputFile::InputFile(const std::string& path, std::size_t max_bytes) : path_(path), max_bytes_(max_bytes) {
   // O_NONBLOCK: opening a FIFO without a writer must not hang; the type is checked on the
   // descriptor (no race between a stat and the open).
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) throw_not_found(path, std::string("cannot open file: ") + std::strerror(errno), "a readable file");
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
+  fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd_ < 0) throw_not_found(path, std::string("cannot open file: ") + std::strerror(errno), "a readable file");
   struct stat st {};
-  if (::fstat(fd, &st) != 0) throw_not_found(path, std::string("cannot read file: ") + std::strerror(errno), "a readable file");
+  if (::fstat(fd_, &st) != 0) {
+    const int e = errno;
+    ::close(fd_);
+    throw_not_found(path, std::string("cannot read file: ") + std::strerror(e), "a readable file");
+  }
   if (!S_ISREG(st.st_mode)) {
+    ::close(fd_);
     const char* what = S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
                        : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : S_ISSOCK(st.st_mode) ? "a socket"
                                                                                                          : "not a regular file";
     throw_invalid(path, std::string("is ") + what, "a regular file");
   }
-  if (static_cast<std::uint64_t>(st.st_size) > max_bytes)
+  if (static_cast<std::uint64_t>(st.st_size) > max_bytes) {
+    ::close(fd_);
     throw_invalid(path, "file is " + std::to_string(st.st_size) + " bytes", "at most " + std::to_string(max_bytes) + " bytes");
-  const int flags = ::fcntl(fd, F_GETFL);
-  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-  std::string out;
-  out.reserve(static_cast<std::size_t>(st.st_size));
-  char buf[1 << 16];
+  }
+  size_bytes_ = static_cast<std::size_t>(st.st_size);
+  const int flags = ::fcntl(fd_, F_GETFL);
+  if (flags >= 0) ::fcntl(fd_, F_SETFL, flags & ~O_NONBLOCK);
+}
+
+InputFile::~InputFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::size_t InputFile::read(char* buf, std::size_t cap) {
   for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
+    const ssize_t n = ::read(fd_, buf, cap);
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw_not_found(path, std::string("cannot read file: ") + std::strerror(errno), "a readable file");
+      throw_not_found(path_, std::string("cannot read file: ") + std::strerror(errno), "a readable file");
     }
-    if (n == 0) break;
-    if (out.size() + static_cast<std::size_t>(n) > max_bytes)  // grew while being read
-      throw_invalid(path, "file is larger than " + std::to_string(max_bytes) + " bytes", "a smaller file");
-    out.append(buf, static_cast<std::size_t>(n));
+    read_bytes_ += static_cast<std::size_t>(n);
+    if (read_bytes_ > max_bytes_)  // grew while being read
+      throw_invalid(path_, "file is larger than " + std::to_string(max_bytes_) + " bytes", "a smaller file");
+    return static_cast<std::size_t>(n);
   }
+}
+
+std::string read_text_file(const std::string& path, std::size_t max_bytes) {
+  InputFile in(path, max_bytes);
+  std::string out;
+  out.reserve(in.size_bytes());
+  char buf[1 << 16];
+  while (const std::size_t n = in.read(buf, sizeof buf)) out.append(buf, n);
   return out;
 }
 

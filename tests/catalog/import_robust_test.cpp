@@ -2,6 +2,7 @@
 // that showed a defect.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <functional>
 #include <string>
 
@@ -152,6 +153,75 @@ TEST(ImportRobust, ManyDistinctOffersKeepTheirOwnPrices) {
   EXPECT_EQ(b.offers[19999].prices.at(0).usd_per_hour, 19999 % 7 + 1);
   ASSERT_EQ(b.find("lambda/inst5/us-east-1")->prices.size(), 2u);
   EXPECT_EQ(b.find("lambda/inst5/us-east-1")->latest_price(PriceKind::on_demand)->usd_per_hour, 9);
+}
+
+// Streaming import (issue 11): import_file reads gpuplan's CSV block by block. A file far
+// larger than the 64 KiB head must give exactly the batch the whole-text importer gives, and a
+// bad byte deep in it must be named by the file's own line and column.
+std::string temp_file(const std::string& name, const std::string& content) {
+  const std::string path = ::testing::TempDir() + name;
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  EXPECT_NE(f, nullptr);
+  std::fwrite(content.data(), 1, content.size(), f);
+  std::fclose(f);
+  return path;
+}
+
+std::string many_rows(int n) {
+  std::string body;
+  for (int i = 0; i < n; ++i)
+    body += "lambda,inst" + std::to_string(i / 3) + ",us-east-" + std::to_string(i % 2) + ",H100 SXM,1,on-demand," +
+            std::to_string(i % 7 + 1) + ",2025-06-0" + std::to_string(1 + i % 3) + ",\"web, quoted\"\n";
+  return body;
+}
+
+TEST(ImportStreaming, FileLargerThanTheHeadGivesTheWholeTextBatch) {
+  const std::string text = kHeader + many_rows(6000);  // ~500 KB: the head plus many blocks
+  ASSERT_GT(text.size(), 4u * 65536u);
+  const std::string path = temp_file("stream.csv", text);
+  const ImportBatch streamed = import_file(path);
+  ImportSource src;
+  src.file = path;
+  src.dataset = "user:generic-csv";
+  src.locator_base = path;
+  const ImportBatch whole = import_text(text, ImportFormat::generic_csv, src);
+  EXPECT_EQ(streamed.rows_read, 6000u);
+  ASSERT_EQ(streamed.offers.size(), whole.offers.size());
+  for (std::size_t i = 0; i < whole.offers.size(); ++i) {
+    ASSERT_EQ(streamed.offers[i].id, whole.offers[i].id);
+    ASSERT_EQ(streamed.offers[i].prices.size(), whole.offers[i].prices.size());
+    for (std::size_t k = 0; k < whole.offers[i].prices.size(); ++k) {
+      EXPECT_EQ(streamed.offers[i].prices[k].usd_per_hour, whole.offers[i].prices[k].usd_per_hour);
+      EXPECT_EQ(streamed.offers[i].prices[k].source.locator, whole.offers[i].prices[k].source.locator);
+      EXPECT_EQ(streamed.offers[i].prices[k].source.observed_at, whole.offers[i].prices[k].source.observed_at);
+    }
+    EXPECT_TRUE(same_offer_facts(streamed.offers[i], whole.offers[i])) << whole.offers[i].id;
+  }
+  // Row 4,000 (i = 3999) is on line 4,001 (line 1 is the header): inst 3999 / 3 = 1333, region
+  // 3999 % 2 = 1, price 3999 % 7 + 1 = 3, date 2025-06-0(1 + 3999 % 3) = 2025-06-01.
+  std::string bad = kHeader + many_rows(6000);
+  const std::string row4000 = "lambda,inst1333,us-east-1,H100 SXM,1,on-demand,3,2025-06-01,\"web, quoted\"\n";
+  const std::size_t at = bad.find(row4000);
+  ASSERT_NE(at, std::string::npos);
+  bad[at + 12] = '\x80';  // a lone continuation byte at column 13 ("lambda,inst1" is 12 bytes)
+  const std::string bad_path = temp_file("stream-bad.csv", bad);
+  const std::string w = error_of([&] { import_file(bad_path); });
+  EXPECT_NE(w.find(bad_path + ":4001:13:"), std::string::npos) << w;
+}
+
+TEST(ImportStreaming, CachedGpuResolutionStillReportsEveryUnresolvedRowAndKeepsFormFactors) {
+  const ImportBatch b = csv(
+      "acme,box-a,r1,Mystery GPU,1,on-demand,1.5,2025-06-01,web\n"
+      "acme,box-b,r1,Mystery GPU,1,on-demand,1.5,2025-06-01,web\n"
+      "acme,h100-sxm,r1,H100,8,on-demand,20,2025-06-01,web\n"
+      "acme,h100-pcie,r1,H100,1,on-demand,2,2025-06-01,web\n");
+  std::size_t unresolved = 0;
+  for (const ImportIssue& i : b.issues) unresolved += i.rule == import_rule::kUnresolvedGpu;
+  EXPECT_EQ(unresolved, 2u);  // one per row, not one per name
+  ASSERT_NE(b.find("acme/h100-sxm/r1"), nullptr);
+  ASSERT_NE(b.find("acme/h100-pcie/r1"), nullptr);
+  EXPECT_EQ(b.find("acme/h100-sxm/r1")->form_factor, "SXM");
+  EXPECT_EQ(b.find("acme/h100-pcie/r1")->form_factor, "PCIe");
 }
 
 }  // namespace

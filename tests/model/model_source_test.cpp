@@ -209,5 +209,18 @@ TEST(WeightIndex, IndexWithoutConfigAndBadIndex) {
   EXPECT_EQ(expect_error([&] { read_weight_index(bad); }).where(), bad + ": /metadata/total_size");
 }
 
+// Found by fuzz_safetensors (10 M run, 2026-12-01; input in fuzz/regressions/fuzz_safetensors/):
+// a float total_size of 1.0883e100 was converted to int64 (undefined behaviour, UBSan report).
+// Every float at or beyond 2^63 bytes is now out of range, named by its field.
+TEST(WeightIndex, FloatTotalSizeBeyondInt64IsAnErrorNotUndefinedBehaviour) {
+  for (const char* total : {"1.0883333e100", "9.3e18", "-1e300", "9223372036854775808.0"}) {
+    const std::string text = std::string(R"({"metadata": {"total_size": )") + total + R"(}, "weight_map": {"w": "a.safetensors"}})";
+    EXPECT_EQ(expect_error([&] { parse_weight_index(text, "i.json"); }).where(), "i.json: /metadata/total_size") << total;
+  }
+  // 1.6e10 written as a float is still 16,000,000,000 bytes.
+  const WeightIndex w = parse_weight_index(R"({"metadata": {"total_size": 1.6e10}, "weight_map": {"w": "a.safetensors"}})", "i.json");
+  EXPECT_EQ(w.total_size_bytes, 16'000'000'000);
+}
+
 }  // namespace
 }  // namespace gpuplan
