@@ -1005,7 +1005,8 @@ void check_request_for_model(const PlanRequest& request, const ModelArch& arch) 
 
 // ---- Stage 6: constraints and ranking ------------------------------------------------------
 
-bool meets(const PlanRequest& r, const Plan& p) {
+template <typename P>  // Plan or Candidate
+bool meets(const PlanRequest& r, const P& p) {
   if (r.deadline_seconds && p.time_seconds() > *r.deadline_seconds) return false;
   if (r.budget_usd && p.total_usd() > *r.budget_usd) return false;
   return true;
@@ -1040,7 +1041,7 @@ void order_by_cost(std::vector<Plan*>& plans) {
 /// within the horizon (30 days by default), the fastest plan on their cost/time Pareto front
 /// whose total is at most (1 + premium) × the cheapest of them; when none finishes within the
 /// horizon, the fastest plan (times within the tie tolerance: the cheaper). Index or npos.
-template <typename Plans>  // std::vector<Plan>
+template <typename Plans>  // std::vector<Plan> or std::vector<Candidate>
 std::size_t recommend_index(const Plans& plans, const PlanRequest& r, const std::vector<std::size_t>& among) {
   if (among.empty()) return std::string::npos;
   std::vector<std::size_t> within;
@@ -1122,20 +1123,56 @@ std::string days_text(double s) {
 }
 
 /// Stages 1-5 hand-off: the admitted offers and their candidate plans.
+/// One offer × node count that runs and has a price, as the ranking needs it: what it costs and
+/// how long it takes. Its full Plan (1.3 kB) is built again, with the same pure assemble and price,
+/// only for the rows shown and the no-plan examples (materialize): thousands of full plans per call
+/// cost page faults and allocation, not arithmetic.
+struct Candidate {
+  std::size_t offer = 0;                   ///< index into Candidates::admitted
+  int nodes = 1;
+  const SearchOutcome* outcome = nullptr;  ///< into Candidates::searched (std::map: stable)
+  double total = 0;
+  double time = 0;
+  bool on_pareto_front = false;
+  double total_usd() const { return total; }
+  double time_seconds() const { return time; }
+};
+
 struct Candidates {
   std::vector<AdmittedOffer> admitted;
-  std::vector<Plan> plans;             ///< built in place; ranked by index (addresses taken only once all are built)
+  std::vector<Candidate> plans;
   std::vector<std::size_t> offer_of;   ///< plans[i] runs on admitted[offer_of[i]]
-  std::vector<const PriceObservation*> price_of;  ///< plans[i]'s chosen price
+  std::map<ClusterKey, SearchOutcome> searched;  ///< the search result per cluster configuration
+  CheckpointSizes ckpt;
+  double data_bytes = 0;
+  double tokens = 0;
   std::size_t nodes_rejects = 0;       ///< offers that cannot be rented at the asked cluster size
 };
 
 /// Stage 6 hand-off to the no-plan reason: the plans that miss the deadline or the budget.
 struct Infeasible {
-  std::vector<Plan*> plans;            ///< into Candidates::plans
+  std::vector<std::size_t> index;      ///< into Candidates::plans
   std::vector<std::size_t> offer_of;   ///< index into Candidates::admitted
-  std::vector<std::size_t> index;      ///< index into Candidates::plans
+  std::vector<Plan> storage;           ///< their plans, built when the no-plan reason needs them
+  std::vector<Plan*> plans;            ///< into storage
 };
+
+/// The full plan of candidate `i` (stages 2-5 again: the same inputs give the same numbers);
+/// `chosen` = its price observation.
+Plan materialize(const PlanRequest& request, const ModelArch& arch, const Candidates& c, std::size_t i, PlanState& st,
+                 const PriceObservation*& chosen) {
+  const Candidate& k = c.plans[i];
+  const AdmittedOffer& a = c.admitted[k.offer];
+  Plan p;
+  (void)assemble(request, arch, a, k.nodes, key_for(a, k.nodes), *k.outcome, c.ckpt, c.data_bytes, c.tokens, p);
+  chosen = price(request, *a.offer, *a.billing, st, p);
+  if (request.workload == PlanWorkload::image_generation) {
+    p.images_per_hour = p.requests_per_s * 3600.0;
+    p.usd_per_1000_images = p.total_usd() / request.images * 1000.0;
+  }
+  p.on_pareto_front = k.on_pareto_front;
+  return p;
+}
 
 /// The planner's own order of the offers, whatever order they come in (a store's ORDER BY, an
 /// import file, a test): the on-demand price per GPU-hour ascending (offers without one last),
@@ -1179,15 +1216,17 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
   Candidates c;
   std::vector<AdmittedOffer>& admitted = c.admitted;
   admitted.reserve(offers.size());
-  std::vector<Plan>& candidates = c.plans;
+  std::vector<Candidate>& candidates = c.plans;
   std::vector<std::size_t>& candidate_offer = c.offer_of;
   candidate_offer.reserve(offers.size());
   candidates.reserve(offers.size());
-  const CheckpointSizes ckpt = checkpoint_sizes(request, arch);
-  const double data_bytes = dataset_bytes(request, arch);
-  const bool images = request.workload == PlanWorkload::image_generation;
-  const double tokens = ctx.tokens;
-  std::map<ClusterKey, SearchOutcome> cache;
+  c.ckpt = checkpoint_sizes(request, arch);
+  c.data_bytes = dataset_bytes(request, arch);
+  c.tokens = ctx.tokens;
+  const CheckpointSizes& ckpt = c.ckpt;
+  const double data_bytes = c.data_bytes;
+  const double tokens = c.tokens;
+  std::map<ClusterKey, SearchOutcome>& cache = c.searched;
   std::size_t tp_rejects = 0, gpus_rejects = 0;
   int reject_gpn = 0;
   for (const Offer* offer_in_order : canonical_offer_order(offers)) {
@@ -1208,24 +1247,13 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
       const SearchOutcome& o = search_cluster(ctx, cache, key);
       st.smallest_need = std::min(st.smallest_need, o.smallest_per_gpu_bytes);
       if (!o.fits) continue;
-      Plan& p = candidates.emplace_back();  // built in place: a Plan is large and never moved here
-      if (!assemble(request, arch, a, nodes, key, o, ckpt, data_bytes, tokens, p)) {
-        candidates.pop_back();
-        continue;
-      }
+      Plan p;  // scratch: the candidate keeps only its cost and time (materialize rebuilds it)
+      if (!assemble(request, arch, a, nodes, key, o, ckpt, data_bytes, tokens, p)) continue;
       if (!a.billing) {
         a.billing = resolve_billing(billing_of ? billing_of(offer) : offer.billing_override, request.preemptions_per_day);
       }
-      const PriceObservation* chosen = price(request, offer, *a.billing, st, p);
-      if (!chosen) {
-        candidates.pop_back();
-        continue;
-      }
-      c.price_of.push_back(chosen);
-      if (images) {
-        p.images_per_hour = p.requests_per_s * 3600.0;
-        p.usd_per_1000_images = p.total_usd() / request.images * 1000.0;
-      }
+      if (!price(request, offer, *a.billing, st, p)) continue;
+      candidates.push_back(Candidate{admitted.size(), nodes, &o, p.total_usd(), p.time_seconds(), false});
       candidate_offer.push_back(admitted.size());
     }
     admitted.push_back(std::move(a));
@@ -1249,14 +1277,14 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
 /// feasible plan; the rows are the best plan of each offer by the sort plus every front plan, each
 /// with its warnings (stage 7), regions collapsed, into result.plans. Returns the infeasible plans
 /// (they stay in `c`) for the no-plan reason.
-Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candidates& c, PlanResult& result) {
+Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candidates& c, PlanState& st,
+                       PlanResult& result) {
   // Stage 6: constraints, Pareto front over every plan, one row per offer (plus the front).
   // Plans stay in `candidates`; the stages below pass indices (a Plan is large to move).
-  std::vector<Plan>& candidates = c.plans;
+  std::vector<Candidate>& candidates = c.plans;
   const std::vector<std::size_t>& candidate_offer = c.offer_of;
   const std::vector<AdmittedOffer>& admitted = c.admitted;
   Infeasible out;
-  std::vector<Plan*>& infeasible = out.plans;
   std::vector<std::size_t>& infeasible_offer = out.offer_of;
   std::vector<std::size_t> feasible;    ///< indices into candidates, in candidate order
   feasible.reserve(candidates.size());
@@ -1264,7 +1292,6 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
     if (meets(request, candidates[i])) {
       feasible.push_back(i);
     } else {
-      infeasible.push_back(&candidates[i]);
       infeasible_offer.push_back(candidate_offer[i]);
       out.index.push_back(i);
     }
@@ -1291,8 +1318,8 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
         best = recommend_index(candidates, request, idx);
       } else {
         for (std::size_t i : idx) {
-          const Plan& p = candidates[i];
-          const Plan& b = candidates[best];
+          const Candidate& p = candidates[i];
+          const Candidate& b = candidates[best];
           if (sort == PlanSort::time) {
             const double tol = request.time_tie_tolerance * std::min(p.time_seconds(), b.time_seconds());
             if (p.time_seconds() < b.time_seconds() - tol ||
@@ -1309,8 +1336,9 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
     std::vector<Plan> rows;
     for (std::size_t i : feasible) {
       if (keep[i] || candidates[i].on_pareto_front) {
-        describe_offer(request, arch, admitted[candidate_offer[i]], c.price_of[i], candidates[i], false);
-        rows.push_back(std::move(candidates[i]));
+        const PriceObservation* chosen = nullptr;
+        Plan& p = rows.emplace_back(materialize(request, arch, c, i, st, chosen));
+        describe_offer(request, arch, admitted[candidate_offer[i]], chosen, p, false);
       }
     }
     result.plans = std::move(rows);
@@ -1631,7 +1659,7 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   PlanState st;
 
   Candidates c = collect_candidates(request, arch, offers, gpus, billing_of, ctx, st, result);
-  const Infeasible missed = select_rows(request, arch, c, result);
+  Infeasible missed = select_rows(request, arch, c, st, result);
   order_rows(request, result);
   add_result_warnings(request, st, result);
   if (request.pareto_only) {
@@ -1653,9 +1681,13 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   }
 
   if (result.plans_total == 0) {
-    for (std::size_t i = 0; i < missed.plans.size(); ++i) {
-      describe_offer(request, arch, c.admitted[missed.offer_of[i]], c.price_of[missed.index[i]], *missed.plans[i]);
+    missed.storage.reserve(missed.index.size());
+    for (std::size_t i = 0; i < missed.index.size(); ++i) {
+      const PriceObservation* chosen = nullptr;
+      Plan& p = missed.storage.emplace_back(materialize(request, arch, c, missed.index[i], st, chosen));
+      describe_offer(request, arch, c.admitted[missed.offer_of[i]], chosen, p);
     }
+    for (Plan& p : missed.storage) missed.plans.push_back(&p);
     result.no_plan = explain_no_plan(request, st, missed, c, ctx, result);
   }
   return result;
