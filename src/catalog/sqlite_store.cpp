@@ -618,7 +618,8 @@ struct SqliteOfferStore::Impl {
     // (issue 11: 200,000 rows) pay one insert, not a query, a sort and an upsert.
     Stmt ins_latest(db,
                     "INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, observed_at, "
-                    "dataset, gpu_name, gpu_norm) VALUES (?, ?, ?, ?, ?, ?, ?, ?, gpuplan_norm(?))",
+                    "dataset, gpu_name, gpu_norm, provider, locator) VALUES (?, ?, ?, ?, ?, ?, ?, ?, gpuplan_norm(?), "
+                    "lower(?), ?)",
                     path);
     FactsStatements facts(db, path);
     for (const Offer& o : batch.offers) {
@@ -727,6 +728,8 @@ struct SqliteOfferStore::Impl {
           ins_latest.bind(7, std::string_view(n.obs->source.dataset));
           ins_latest.bind(8, o.gpu_name);
           ins_latest.bind(9, std::string_view(o.gpu_name_raw));
+          ins_latest.bind(10, std::string_view(o.provider));
+          ins_latest.bind(11, std::string_view(n.obs->source.locator));
           ins_latest.run();
           ins_latest.reset();
           continue;
