@@ -9,12 +9,12 @@
 // (id + "/xK") whose prices are the original's × (1 + K/1000), so copies interleave with their
 // neighbours in price order, and every observation `history` older copies, dated 2024-01..2024-12
 // and priced +1%..+12%. These are SYNTHETIC rows for timing only (never data). The growth runs
-// at schema version 2 and the store is then reopened, so migration 3 backfills latest_prices
-// from the grown history (its time is printed: what upgrading a store of that size costs).
+// at schema version 2 and the store is then reopened, so migrations 3 and 4 build latest_prices
+// from the grown history (their time is printed: what upgrading a store of that size costs).
 // Timed (median of reps): the FIRST PAGE (filter, default order or price, limit 50: what the
 // /offers page and `gpuplan offers` show first); a FULL filtered query (every match); the
 // planner's read (every offer, latest prices only) and plan() over it for a 70B LoRA fine-tune.
-// Then the first pages again after dropping latest_prices' two order indexes ("without"). The
+// Then the first pages again after dropping latest_prices' order indexes ("no order ix"). The
 // EXPLAIN of the first page is printed per backend and scale.
 #include <fmt/core.h>
 #include <sqlite3.h>
@@ -142,8 +142,8 @@ void run(const std::string& backend, const std::string& url, int scale, int hist
   const double migrate_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t2).count();
   if (pg) exec_raw({"ANALYZE"});
   const StoreCounts c = store->counts();
-  fmt::print("{:<10} scale {:>3}: {:>7} offers, {:>8} observations (seed {:.1f} s, grow {:.1f} s, migration 3 "
-             "backfill {:.1f} s)\n",
+  fmt::print("{:<10} scale {:>3}: {:>7} offers, {:>8} observations (seed {:.1f} s, grow {:.1f} s, migrations 3+4 "
+             "{:.1f} s)\n",
              backend, scale, c.offers, c.observations, seed_s, grow_s, migrate_s);
   auto explain = [&](const OfferQuery& q) {
     std::vector<std::string> plans;
@@ -213,8 +213,12 @@ void run(const std::string& backend, const std::string& url, int scale, int hist
   std::sort(plan_ms.begin(), plan_ms.end());
   fmt::print("  plan 70B LoRA: read {:.2f} ms ({} offers) + plan() {:.2f} ms ({} plans), median of {}\n",
              read_ms[read_ms.size() / 2], offers_read, plan_ms[plan_ms.size() / 2], plans, slow_reps);
-  // Without the two order indexes of latest_prices: the first page sorts every match.
-  exec_raw({"DROP INDEX latest_prices_by_gpu_hour", "DROP INDEX latest_prices_by_price"});
+  // Without latest_prices' order indexes (all but its primary key): the first page sorts every match.
+  std::vector<std::string> drop;
+  for (const char* ix : {"by_gpu_hour", "by_price", "by_gpu_name", "by_gpu_norm", "by_provider", "by_gpu_name_price",
+                         "by_gpu_norm_price", "by_provider_price"})
+    drop.push_back(fmt::format("DROP INDEX latest_prices_{}", ix));
+  exec_raw(drop);
   if (pg) exec_raw({"ANALYZE"});
   store = open_store(url, ctx);  // fresh connections: no statement prepared for the old indexes
   first_pages("no order ix");

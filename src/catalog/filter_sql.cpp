@@ -3,6 +3,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include "catalog/filter_ast.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "util/error.hpp"
@@ -50,8 +52,9 @@ std::string_view column_sql(FieldId f) {
 
 class Compiler {
  public:
-  Compiler(const FilterContext& ctx, SqlDialect d, int first_param)
-      : ctx_(ctx), d_(d), next_(first_param), gpus_(ctx.gpus ? *ctx.gpus : GpuCatalog::bundled()) {}
+  Compiler(const FilterContext& ctx, SqlDialect d, int first_param, const FilterNode* assume_true)
+      : ctx_(ctx), d_(d), next_(first_param), gpus_(ctx.gpus ? *ctx.gpus : GpuCatalog::bundled()),
+        assume_true_(assume_true) {}
 
   SqlWhere run(const FilterNode* root) {
     if (root == nullptr)
@@ -70,7 +73,7 @@ class Compiler {
       const bool number = std::holds_alternative<double>(v);
       out_.sql += fmt::format("${}::{}", next_++, number ? "float8" : "text");
     } else {
-      out_.sql += "?";
+      out_.sql += fmt::format("?{}", next_++);  // numbered, so a statement can reuse the clause's values
     }
     out_.params.push_back(std::move(v));
   }
@@ -147,6 +150,10 @@ class Compiler {
   }
 
   void node(const FilterNode& n) {
+    if (&n == assume_true_) {
+      sql(pg() ? "TRUE" : "1");
+      return;
+    }
     switch (n.kind) {
       case NodeKind::or_: or_chain(n); return;
       case NodeKind::and_:
@@ -282,13 +289,69 @@ class Compiler {
   SqlDialect d_;
   int next_;
   const GpuCatalog& gpus_;
+  const FilterNode* assume_true_;
   SqlWhere out_;
 };
 
 }  // namespace
 
-SqlWhere compile_filter_sql(const Filter& filter, const FilterContext& ctx, SqlDialect dialect, int first_param) {
-  return Compiler(ctx, dialect, first_param).run(filter.root());
+SqlWhere compile_filter_sql(const Filter& filter, const FilterContext& ctx, SqlDialect dialect, int first_param,
+                            const FilterNode* assume_true) {
+  return Compiler(ctx, dialect, first_param, assume_true).run(filter.root());
+}
+
+namespace {
+void conjuncts(const FilterNode* n, std::vector<const FilterNode*>& out) {
+  if (n == nullptr) return;
+  if (n->kind == NodeKind::and_) {
+    conjuncts(n->lhs.get(), out);
+    conjuncts(n->rhs.get(), out);
+  } else {
+    out.push_back(n);
+  }
+}
+void disjuncts(const FilterNode* n, std::vector<const FilterNode*>& out) {
+  if (n->kind == NodeKind::or_) {
+    disjuncts(n->lhs.get(), out);
+    disjuncts(n->rhs.get(), out);
+  } else {
+    out.push_back(n);
+  }
+}
+}  // namespace
+
+std::optional<IndexCandidates> index_candidates(const Filter& filter, const GpuCatalog& gpus) {
+  std::vector<const FilterNode*> ands;
+  conjuncts(filter.root(), ands);
+  for (const FieldId field : {FieldId::gpu, FieldId::provider}) {
+    for (const FilterNode* c : ands) {
+      std::vector<const FilterNode*> ors;
+      disjuncts(c, ors);
+      const bool all_eq = std::all_of(ors.begin(), ors.end(), [&](const FilterNode* n) {
+        return n->kind == NodeKind::compare && n->field == field && n->op == CompareOp::eq;
+      });
+      if (!all_eq) continue;
+      // An empty value matches differently (NULLIF): no walk for it.
+      if (std::any_of(ors.begin(), ors.end(), [](const FilterNode* n) { return n->text.empty(); })) continue;
+      IndexCandidates out;
+      out.conjunct = c;
+      auto add = [&](const char* column, std::string value) {
+        std::pair<std::string, std::string> k{column, std::move(value)};
+        if (std::find(out.keys.begin(), out.keys.end(), k) == out.keys.end()) out.keys.push_back(std::move(k));
+      };
+      for (const FilterNode* n : ors) {
+        if (field == FieldId::gpu) {
+          // Compiler::compare: COALESCE(gpu_name, '') IN names(X) OR gpuplan_norm(gpu_name_raw) = norm(X).
+          for (std::string& name : gpu_names_matching(gpus, n->text)) add("gpu_name", std::move(name));
+          add("gpu_norm", norm_gpu_name(n->text));
+        } else {
+          add("provider", n->text);  // lower(NULLIF(provider, '')) = X (the text is lower-cased)
+        }
+      }
+      return out;
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace gpuplan

@@ -15,18 +15,24 @@
 /// Semantics equal PreparedFilter::evaluate (three-valued logic is SQL NULL); the parity test
 /// (tests/catalog/filter_eval_test.cpp) checks both dialects against it on the bundled catalog.
 ///
-/// Dialects: SQLite takes `?` placeholders, instr(), julianday(); PostgreSQL takes `$N`
+/// Dialects: SQLite takes numbered `?N` placeholders, instr(), julianday(); PostgreSQL takes `$N`
 /// placeholders with explicit casts (`$N::float8`, `$N::text`), strpos(), date arithmetic,
 /// boolean flags.excludes and byte-order (COLLATE "C") date comparisons.
 /// A run of `or`-ed equalities on one field (`gpu=A or gpu=B ...` aside, which already expands
 /// to a list) compiles to one `IN (...)` (Kleene-equal: NULL IN (...) is NULL like each `=`).
+#include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
 #include "catalog/filter.hpp"
 
 namespace gpuplan {
+
+namespace detail {
+struct FilterNode;
+}
 
 enum class SqlDialect { sqlite, postgresql };
 
@@ -38,9 +44,28 @@ struct SqlWhere {
   std::vector<SqlValue> params;
 };
 
-/// Compiles `filter` for `dialect`. PostgreSQL placeholders are numbered from `first_param`
-/// (the caller's own parameters come before); SQLite's `?` are positional. An empty filter
-/// gives a clause that is always true. ctx.gpus nullptr → GpuCatalog::bundled().
-SqlWhere compile_filter_sql(const Filter& filter, const FilterContext& ctx, SqlDialect dialect, int first_param = 1);
+/// Compiles `filter` for `dialect`. Placeholders (`$N`, `?N`) are numbered from `first_param`
+/// (the caller's own parameters come before); params[i] binds number first_param + i. An empty
+/// filter gives a clause that is always true. ctx.gpus nullptr → GpuCatalog::bundled().
+/// `assume_true`: a node of filter's tree to compile as TRUE (a conjunct the caller's own
+/// WHERE already guarantees, see IndexCandidates), or nullptr.
+SqlWhere compile_filter_sql(const Filter& filter, const FilterContext& ctx, SqlDialect dialect, int first_param = 1,
+                            const detail::FilterNode* assume_true = nullptr);
+
+/// Index keys every match of a filter must have, when the filter says so at its top level: a
+/// conjunct `gpu=X` (or an or-list of them), else a conjunct `provider=X` (or an or-list). A
+/// match then has, in latest_prices, gpu_name in the names of X or gpu_norm = norm(X) (what
+/// `gpu=` compiles to), or provider = lower(X); so a store may read only those rows (through
+/// latest_prices' (kind, column, sort key) indexes) and still apply the whole clause.
+/// nullopt: no such conjunct (any offer may match).
+struct IndexCandidates {
+  /// (latest_prices column: "gpu_name", "gpu_norm" or "provider"; value), no duplicates.
+  std::vector<std::pair<std::string, std::string>> keys;
+  /// The conjunct the keys come from: true for every row whose column equals one of its values
+  /// (latest_prices keeps gpu_name, gpu_norm and provider equal to the offer's), so a walk of
+  /// those rows may compile it as TRUE (compile_filter_sql's assume_true).
+  const detail::FilterNode* conjunct = nullptr;
+};
+std::optional<IndexCandidates> index_candidates(const Filter& filter, const GpuCatalog& gpus);
 
 }  // namespace gpuplan

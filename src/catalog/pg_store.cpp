@@ -144,6 +144,25 @@ INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, 
   ORDER BY x.offer_id, x.kind, (x.observed_at_text IS NULL), x.observed_at_text COLLATE "C" DESC, x.seq DESC;
 ANALYZE latest_prices;
 )sql",
+      // 4: latest_prices keyed by provider too, and the per-model / per-provider walks for the
+      // price order (SQLite migration 4); rebuilt from history by migration 3's rule.
+      R"sql(
+DELETE FROM latest_prices;
+ALTER TABLE latest_prices ADD COLUMN provider text;
+ALTER TABLE latest_prices ADD COLUMN locator text NOT NULL DEFAULT '';
+CREATE INDEX latest_prices_by_provider ON latest_prices (kind, provider, usd_per_gpu_hour, offer_id COLLATE "C");
+CREATE INDEX latest_prices_by_gpu_name_price ON latest_prices (kind, gpu_name, usd_per_hour, offer_id COLLATE "C");
+CREATE INDEX latest_prices_by_gpu_norm_price ON latest_prices (kind, gpu_norm, usd_per_hour, offer_id COLLATE "C");
+CREATE INDEX latest_prices_by_provider_price ON latest_prices (kind, provider, usd_per_hour, offer_id COLLATE "C");
+INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, observed_at, dataset, gpu_name, gpu_norm,
+                           provider, locator)
+  SELECT DISTINCT ON (x.offer_id, x.kind) x.offer_id, x.kind, x.seq, x.usd_per_hour::float8,
+         x.usd_per_hour::float8 / NULLIF(o.gpu_count, 0), x.observed_at_text, x.dataset, o.gpu_name,
+         gpuplan_norm(o.gpu_name_raw), lower(o.provider), x.locator
+  FROM observations x JOIN offers o ON o.id = x.offer_id
+  ORDER BY x.offer_id, x.kind, (x.observed_at_text IS NULL), x.observed_at_text COLLATE "C" DESC, x.seq DESC;
+ANALYZE latest_prices;
+)sql",
   };
   return m;
 }
@@ -161,27 +180,27 @@ constexpr const char* kAllObservationsSql =
     "SELECT offer_id, kind, usd_per_hour::float8, observed_at_text, dataset, locator FROM observations "
     "WHERE offer_id = ANY($1::text[]) "
     "ORDER BY offer_id, (observed_at_text IS NOT NULL), observed_at_text COLLATE \"C\", seq";
-/// The latest observation of each kind of many offers (the rows latest_prices points at), same order.
+/// The latest observation of each kind of many offers (latest_prices holds their copies), same order.
 constexpr const char* kLatestObservationsSql =
-    "SELECT x.offer_id, x.kind, x.usd_per_hour::float8, x.observed_at_text, x.dataset, x.locator "
-    "FROM latest_prices lp JOIN observations x ON x.seq = lp.seq WHERE lp.offer_id = ANY($1::text[]) "
-    "ORDER BY x.offer_id, (x.observed_at_text IS NOT NULL), x.observed_at_text COLLATE \"C\", x.seq";
+    "SELECT offer_id, kind, usd_per_hour, observed_at, dataset, locator FROM latest_prices "
+    "WHERE offer_id = ANY($1::text[]) ORDER BY offer_id, (observed_at IS NOT NULL), observed_at COLLATE \"C\", seq";
 /// Recomputes latest_prices for one offer ($1) and kind ($2) from its observations
 /// (Offer::latest_price's rule: unknown dates oldest, then the newest date, ties to the latest
 /// inserted): one probe of observations_latest, in the import's transaction.
 constexpr const char* kRefreshLatestSql =
     "INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, observed_at, dataset, gpu_name, "
-    "gpu_norm) SELECT x.offer_id, x.kind, x.seq, x.usd_per_hour::float8, "
+    "gpu_norm, provider, locator) SELECT x.offer_id, x.kind, x.seq, x.usd_per_hour::float8, "
     "x.usd_per_hour::float8 / NULLIF(o.gpu_count, 0), x.observed_at_text, x.dataset, o.gpu_name, "
-    "gpuplan_norm(o.gpu_name_raw) FROM observations x JOIN offers o ON o.id = x.offer_id "
+    "gpuplan_norm(o.gpu_name_raw), lower(o.provider), x.locator FROM observations x JOIN offers o ON o.id = x.offer_id "
     "WHERE x.offer_id = $1 AND x.kind = $2 "
     "ORDER BY (x.observed_at_text IS NULL), x.observed_at_text COLLATE \"C\" DESC, x.seq DESC LIMIT 1 "
     "ON CONFLICT (offer_id, kind) DO UPDATE SET seq = excluded.seq, usd_per_hour = excluded.usd_per_hour, "
     "usd_per_gpu_hour = excluded.usd_per_gpu_hour, observed_at = excluded.observed_at, dataset = excluded.dataset, "
-    "gpu_name = excluded.gpu_name, gpu_norm = excluded.gpu_norm "
+    "gpu_name = excluded.gpu_name, gpu_norm = excluded.gpu_norm, provider = excluded.provider, locator = excluded.locator "
     "WHERE latest_prices.seq <> excluded.seq "
     "OR latest_prices.usd_per_gpu_hour IS DISTINCT FROM excluded.usd_per_gpu_hour "
-    "OR latest_prices.gpu_name IS DISTINCT FROM excluded.gpu_name OR latest_prices.gpu_norm <> excluded.gpu_norm";
+    "OR latest_prices.gpu_name IS DISTINCT FROM excluded.gpu_name OR latest_prices.gpu_norm <> excluded.gpu_norm "
+    "OR latest_prices.provider IS DISTINCT FROM excluded.provider";
 constexpr const char* kFlagsSql =
     "SELECT offer_id, rule, detail, excludes FROM flags WHERE offer_id = ANY($1::text[]) ORDER BY offer_id, position";
 constexpr const char* kUpsertSql =
@@ -742,47 +761,94 @@ bool PgOfferStore::seed_if_new(const std::function<ImportBatch()>& make_batch) {
 
 namespace {
 
-/// The statements query() runs, in order, and their parameters: $1 the price kind, $2
-/// include_excluded, $3.. the filter's values, then the limit (what is left of it) when there
-/// is one: no LIMIT clause otherwise, so each case gets its own prepared plan.
+/// The statements query() runs, in order. Each takes $1 the price kind, $2 include_excluded,
+/// $3.. the filter's values, then its `extra` values, then the limit (what is left of it) as the
+/// last number when there is one: no LIMIT clause otherwise, so each case gets its own
+/// prepared plan.
+struct QueryStatement {
+  std::string sql;
+  std::vector<std::string> extra;
+  std::vector<Param> params;  ///< $1, $2 and the filter's values as this statement compiled them
+};
 struct QuerySql {
-  std::vector<std::string> statements;
-  std::vector<Param> params;  ///< without the limit
+  std::vector<QueryStatement> statements;
 };
 
 QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
   q.validate();
   const Filter filter = Filter::parse(q.filter);
-  const SqlWhere where = compile_filter_sql(filter, q.filter_context(gpus), SqlDialect::postgresql, 3);
+  const SqlWhere where_sql = compile_filter_sql(filter, q.filter_context(gpus), SqlDialect::postgresql, 3);
+  const std::string where = "(" + where_sql.sql + ")";
+  const int first_extra = 3 + static_cast<int>(where_sql.params.size());
   const std::string key = sort_sql(q.sort);
   const std::string excluded =
       " AND ($2::boolean OR NOT EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND f.excludes))";
-  const std::string limit = q.limit ? fmt::format(" LIMIT ${}::bigint", 3 + where.params.size()) : std::string();
+  auto limit = [&](int n) { return q.limit ? fmt::format(" LIMIT ${}::bigint", n) : std::string(); };
   QuerySql out;
-  if (const char* col = indexed_sort_column(q.sort)) {
-    // Two steps with the order ((key) IS NULL, key, id) of one statement (see SqliteOfferStore::
-    // query): (1) offers with a sort key in latest_prices_by_*'s order (kind, key, offer_id
-    // COLLATE "C"), so a first page can walk the index and stop after `limit` matches; (2) only
-    // when (1) did not fill the limit, offers without a key, by id.
-    out.statements.push_back(std::string("SELECT ") + kOfferColumns + " FROM latest_prices lp JOIN offers o ON o.id = "
-                             "lp.offer_id WHERE lp.kind = $1::text AND " + col + " IS NOT NULL AND (" + where.sql +
-                             ")" + excluded + " ORDER BY " + col + ", lp.offer_id COLLATE \"C\"" + limit);
-    out.statements.push_back(std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin + "WHERE " +
-                             col + " IS NULL AND (" + where.sql + ")" + excluded + " ORDER BY o.id COLLATE \"C\"" +
-                             limit);
+  auto params_of = [&](const SqlWhere& w) {
+    std::vector<Param> p = {p_text(price_kind_name(q.price_kind)), p_text(q.include_excluded ? "true" : "false")};
+    for (const SqlValue& v : w.params) {
+      if (const double* d = std::get_if<double>(&v))
+        p.push_back(p_num(*d));
+      else
+        p.push_back(std::get<std::string>(v));
+    }
+    return p;
+  };
+  const std::vector<Param> full = params_of(where_sql);
+  const char* col = indexed_sort_column(q.sort);
+  if (col == nullptr) {
+    out.statements.push_back({std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin +
+                                  "WHERE " + where + excluded + " ORDER BY (" + key + ") IS NULL, " + key +
+                                  (offer_sort_descending(q.sort) ? " DESC" : "") + ", o.id COLLATE \"C\"" +
+                                  limit(first_extra),
+                              {}, full});
+    return out;
+  }
+  // Two steps with the order ((key) IS NULL, key, id) of one statement (see SqliteOfferStore::
+  // query): (1) offers with a sort key in the order of an index of latest_prices (..., key,
+  // offer_id COLLATE "C"), so a first page can walk the index and stop after `limit` matches;
+  // (2) only when (1) did not fill the limit, offers without a key, by id.
+  const std::string from = std::string("SELECT ") + kOfferColumns + ", " + col + " AS sort_key, lp.offer_id AS sort_id"
+                           " FROM latest_prices lp JOIN offers o ON o.id = lp.offer_id WHERE lp.kind = $1::text AND " +
+                           col + " IS NOT NULL AND ";
+  const std::string order = excluded + " ORDER BY " + col + ", lp.offer_id COLLATE \"C\"";
+  const auto keys = index_candidates(filter, gpus ? *gpus : GpuCatalog::bundled());
+  if (keys) {
+    // `gpu=X and ...` / `provider=X and ...`: one walk per model or provider, each cut at the
+    // limit, merged, the keys' conjunct compiled as TRUE in them (see SqliteOfferStore::query).
+    QueryStatement st;
+    const SqlWhere branch_where =
+        compile_filter_sql(filter, q.filter_context(gpus), SqlDialect::postgresql, 3, keys->conjunct);
+    st.params = params_of(branch_where);
+    const std::string tail = "(" + branch_where.sql + ")" + order;
+    std::string branches;
+    int n = 3 + static_cast<int>(branch_where.params.size());
+    const int lim = n + static_cast<int>(keys->keys.size());
+    auto branch = [&](const std::string& column, const std::string& value) {
+      if (!branches.empty()) branches += " UNION ";
+      branches += "(" + from + fmt::format("lp.{} = ${}::text AND ", column, n++) + tail + limit(lim) + ")";
+      st.extra.push_back(value);
+    };
+    for (const auto& [column, value] : keys->keys) branch(column, value);
+    st.sql = "SELECT * FROM (" + branches + ") AS page ORDER BY sort_key, sort_id COLLATE \"C\"" + limit(lim);
+    out.statements.push_back(std::move(st));
   } else {
-    out.statements.push_back(std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin +
-                             "WHERE (" + where.sql + ")" + excluded + " ORDER BY (" + key + ") IS NULL, " + key +
-                             (offer_sort_descending(q.sort) ? " DESC" : "") + ", o.id COLLATE \"C\"" + limit);
+    out.statements.push_back({from + where + order + limit(first_extra), {}, full});
   }
-  out.params = {p_text(price_kind_name(q.price_kind)), p_text(q.include_excluded ? "true" : "false")};
-  for (const SqlValue& v : where.params) {
-    if (const double* d = std::get_if<double>(&v))
-      out.params.push_back(p_num(*d));
-    else
-      out.params.push_back(std::get<std::string>(v));
-  }
+  out.statements.push_back({std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin + "WHERE " +
+                                col + " IS NULL AND " + where + excluded + " ORDER BY o.id COLLATE \"C\"" +
+                                limit(first_extra),
+                            {}, full});
   return out;
+}
+
+/// The parameters of one statement of query_sql, `already` offers into the limit.
+std::vector<Param> statement_params(const QueryStatement& st, const OfferQuery& q, std::size_t already) {
+  std::vector<Param> p = st.params;
+  for (const std::string& v : st.extra) p.push_back(v);
+  if (q.limit) p.push_back(p_int(static_cast<std::int64_t>(*q.limit - already)));
+  return p;
 }
 
 }  // namespace
@@ -791,14 +857,13 @@ std::vector<std::string> PgOfferStore::explain_query(const OfferQuery& q) {
   const QuerySql sql = query_sql(q, impl_->gpus);
   return impl_->with_connection([&](pqxx::connection& c) {
     std::vector<std::string> names;
-    for (const std::string& st : sql.statements) names.push_back(impl_->prepared_name(c, "EXPLAIN " + st));
+    for (const QueryStatement& st : sql.statements) names.push_back(impl_->prepared_name(c, "EXPLAIN " + st.sql));
     pqxx::read_transaction t(c);
     std::vector<std::string> out;
-    for (const std::string& name : names) {
-      std::vector<Param> p = sql.params;
-      if (q.limit) p.push_back(p_int(static_cast<std::int64_t>(*q.limit)));
+    for (std::size_t i = 0; i < names.size(); ++i) {
       std::string plan;
-      for (const auto& r : t.exec_prepared(name, pqxx::prepare::make_dynamic_params(p)))
+      for (const auto& r :
+           t.exec_prepared(names[i], pqxx::prepare::make_dynamic_params(statement_params(sql.statements[i], q, 0))))
         plan += r[0].as<std::string>() + "\n";
       out.push_back(plan);
     }
@@ -810,14 +875,13 @@ std::vector<Offer> PgOfferStore::query(const OfferQuery& q) {
   const QuerySql sql = query_sql(q, impl_->gpus);
   return impl_->with_connection([&](pqxx::connection& c) {
     std::vector<std::string> names;
-    for (const std::string& st : sql.statements) names.push_back(impl_->prepared_name(c, st));
+    for (const QueryStatement& st : sql.statements) names.push_back(impl_->prepared_name(c, st.sql));
     pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> t(c);
     std::vector<Offer> out;
-    for (const std::string& name : names) {
+    for (std::size_t i = 0; i < names.size(); ++i) {
       if (q.limit && out.size() >= *q.limit) break;
-      std::vector<Param> p = sql.params;
-      if (q.limit) p.push_back(p_int(static_cast<std::int64_t>(*q.limit - out.size())));
-      for (const auto& r : t.exec_prepared(name, pqxx::prepare::make_dynamic_params(p))) out.push_back(read_offer(r));
+      const std::vector<Param> p = statement_params(sql.statements[i], q, out.size());
+      for (const auto& r : t.exec_prepared(names[i], pqxx::prepare::make_dynamic_params(p))) out.push_back(read_offer(r));
     }
     impl_->load_details(t, out, q.all_observations, true);
     t.commit();

@@ -224,6 +224,28 @@ INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, 
         FROM observations x JOIN offers o ON o.id = x.offer_id)
   WHERE rn = 1;
 )sql",
+      // 4: latest_prices also keyed by provider (lower-cased as the filter compares it), and the
+      // per-model and per-provider walks for the price order too, so first pages of `gpu=`,
+      // `provider=` (and or-lists of them) read one short index range per value. The table is
+      // rebuilt from history (the same rule as migration 3).
+      R"sql(
+DELETE FROM latest_prices;
+ALTER TABLE latest_prices ADD COLUMN provider TEXT;
+ALTER TABLE latest_prices ADD COLUMN locator TEXT NOT NULL DEFAULT '';
+CREATE INDEX latest_prices_by_provider ON latest_prices(kind, provider, usd_per_gpu_hour, offer_id);
+CREATE INDEX latest_prices_by_gpu_name_price ON latest_prices(kind, gpu_name, usd_per_hour, offer_id);
+CREATE INDEX latest_prices_by_gpu_norm_price ON latest_prices(kind, gpu_norm, usd_per_hour, offer_id);
+CREATE INDEX latest_prices_by_provider_price ON latest_prices(kind, provider, usd_per_hour, offer_id);
+INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, observed_at, dataset, gpu_name, gpu_norm,
+                           provider, locator)
+  SELECT offer_id, kind, seq, usd_per_hour, usd_per_hour / NULLIF(gpu_count, 0), observed_at, dataset, gpu_name,
+         gpuplan_norm(gpu_name_raw), lower(provider), locator
+  FROM (SELECT x.offer_id, x.kind, x.seq, x.usd_per_hour, x.observed_at, x.dataset, x.locator, o.gpu_count, o.gpu_name,
+               o.gpu_name_raw, o.provider, row_number() OVER (PARTITION BY x.offer_id, x.kind
+                 ORDER BY (x.observed_at IS NULL), x.observed_at DESC, x.seq DESC) AS rn
+        FROM observations x JOIN offers o ON o.id = x.offer_id)
+  WHERE rn = 1;
+)sql",
   };
   return m;
 }
@@ -317,7 +339,7 @@ const char* indexed_sort_column(std::string_view sort) {
 
 /// The latest observation of the query's kind per offer (all NULL without one), under the names
 /// the filter's SQL reads (filter_sql.hpp): one primary-key probe of latest_prices per offer.
-constexpr const char* kLatestPriceJoin = " LEFT JOIN latest_prices lp ON lp.offer_id = o.id AND lp.kind = ? ";
+constexpr const char* kLatestPriceJoin = " LEFT JOIN latest_prices lp ON lp.offer_id = o.id AND lp.kind = ?1 ";
 
 /// Recomputes latest_prices for one offer and kind from its observations (Offer::latest_price's
 /// rule: unknown dates oldest, then the newest date, ties to the latest inserted). Run in the
@@ -325,15 +347,17 @@ constexpr const char* kLatestPriceJoin = " LEFT JOIN latest_prices lp ON lp.offe
 /// rows of that kind (the observations_identity index).
 constexpr const char* kRefreshLatestSql =
     "INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, observed_at, dataset, gpu_name, "
-    "gpu_norm) SELECT x.offer_id, x.kind, x.seq, x.usd_per_hour, x.usd_per_hour / NULLIF(o.gpu_count, 0), "
-    "x.observed_at, x.dataset, o.gpu_name, gpuplan_norm(o.gpu_name_raw) FROM observations x JOIN offers o "
+    "gpu_norm, provider, locator) SELECT x.offer_id, x.kind, x.seq, x.usd_per_hour, "
+    "x.usd_per_hour / NULLIF(o.gpu_count, 0), x.observed_at, x.dataset, o.gpu_name, gpuplan_norm(o.gpu_name_raw), "
+    "lower(o.provider), x.locator FROM observations x "
+    "JOIN offers o "
     "ON o.id = x.offer_id WHERE x.offer_id = ? AND x.kind = ? "
     "ORDER BY (x.observed_at IS NULL), x.observed_at DESC, x.seq DESC LIMIT 1 "
     "ON CONFLICT (offer_id, kind) DO UPDATE SET seq = excluded.seq, usd_per_hour = excluded.usd_per_hour, "
     "usd_per_gpu_hour = excluded.usd_per_gpu_hour, observed_at = excluded.observed_at, dataset = excluded.dataset, "
-    "gpu_name = excluded.gpu_name, gpu_norm = excluded.gpu_norm "
+    "gpu_name = excluded.gpu_name, gpu_norm = excluded.gpu_norm, provider = excluded.provider, locator = excluded.locator "
     "WHERE seq <> excluded.seq OR usd_per_gpu_hour IS NOT excluded.usd_per_gpu_hour "
-    "OR gpu_name IS NOT excluded.gpu_name OR gpu_norm <> excluded.gpu_norm";
+    "OR gpu_name IS NOT excluded.gpu_name OR gpu_norm <> excluded.gpu_norm OR provider IS NOT excluded.provider";
 
 }  // namespace
 
@@ -444,11 +468,10 @@ struct SqliteOfferStore::Impl {
   static constexpr const char* kObservationsSql =
       "SELECT kind, usd_per_hour, observed_at, dataset, locator FROM observations WHERE offer_id = ? "
       "ORDER BY (observed_at IS NOT NULL), observed_at, seq";
-  /// The latest observation of each kind only (the rows latest_prices points at), same order.
+  /// The latest observation of each kind only (latest_prices holds their copies), same order.
   static constexpr const char* kLatestObservationsSql =
-      "SELECT x.kind, x.usd_per_hour, x.observed_at, x.dataset, x.locator FROM latest_prices lp "
-      "JOIN observations x ON x.seq = lp.seq WHERE lp.offer_id = ? "
-      "ORDER BY (x.observed_at IS NOT NULL), x.observed_at, x.seq";
+      "SELECT kind, usd_per_hour, observed_at, dataset, locator FROM latest_prices WHERE offer_id = ? "
+      "ORDER BY (observed_at IS NOT NULL), observed_at, seq";
   static constexpr const char* kFlagsSql = "SELECT rule, detail, excludes FROM flags WHERE offer_id = ? ORDER BY position";
 
   /// Reads one offer's observations with a statement prepared from kObservationsSql
@@ -595,7 +618,8 @@ struct SqliteOfferStore::Impl {
     // (issue 11: 200,000 rows) pay one insert, not a query, a sort and an upsert.
     Stmt ins_latest(db,
                     "INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, observed_at, "
-                    "dataset, gpu_name, gpu_norm) VALUES (?, ?, ?, ?, ?, ?, ?, ?, gpuplan_norm(?))",
+                    "dataset, gpu_name, gpu_norm, provider, locator) VALUES (?, ?, ?, ?, ?, ?, ?, ?, gpuplan_norm(?), "
+                    "lower(?), ?)",
                     path);
     FactsStatements facts(db, path);
     for (const Offer& o : batch.offers) {
@@ -706,6 +730,8 @@ struct SqliteOfferStore::Impl {
           ins_latest.bind(7, std::string_view(n.obs->source.dataset));
           ins_latest.bind(8, o.gpu_name);
           ins_latest.bind(9, std::string_view(o.gpu_name_raw));
+          ins_latest.bind(10, std::string_view(o.provider));
+          ins_latest.bind(11, std::string_view(n.obs->source.locator));
           ins_latest.run();
           ins_latest.reset();
           continue;
@@ -853,46 +879,83 @@ bool SqliteOfferStore::seed_if_new(const std::function<ImportBatch()>& make_batc
 
 namespace {
 
-/// The statements query() runs, in order, and the filter's values they bind. Each binds: the
-/// price kind, the filter's values, include_excluded, the limit (what is left of it).
+/// The statements query() runs, in order. Each binds ?1 the price kind, ?2 include_excluded,
+/// ?3.. the filter's values, then its `extra` values, then the limit (what is left of it; -1 =
+/// none) as the last number.
+struct QueryStatement {
+  std::string sql;
+  std::vector<std::string> extra;
+  SqlWhere where;  ///< the filter's clause and values as this statement compiled them
+};
 struct QuerySql {
-  std::vector<std::string> statements;
-  SqlWhere where;
+  std::vector<QueryStatement> statements;
 };
 
 QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
   q.validate();
   const Filter filter = Filter::parse(q.filter);
   QuerySql out;
-  out.where = compile_filter_sql(filter, q.filter_context(gpus), SqlDialect::sqlite);
-  const std::string& where = out.where.sql;
+  const FilterContext fctx = q.filter_context(gpus);
+  const SqlWhere full = compile_filter_sql(filter, fctx, SqlDialect::sqlite, 3);
+  const std::string where = "(" + full.sql + ")";
+  const int first_extra = 3 + static_cast<int>(full.params.size());
   const std::string key = sort_sql(q.sort);
   const std::string excluded =
-      " AND (? OR NOT EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND f.excludes = 1))";
-  if (const char* col = indexed_sort_column(q.sort)) {
-    // Two steps with the order ((key) IS NULL, key, id) of one statement: (1) offers with a
-    // sort key, in the order of latest_prices_by_* (kind, key, offer_id): the first page walks
-    // the index and stops after `limit` matches, whatever the catalog's size; (2) only when (1)
-    // did not fill the limit, offers without a key (no price of the kind), by id. CROSS JOIN
-    // keeps latest_prices the outer loop (SQLite's join-order hint).
-    out.statements.push_back(std::string("SELECT ") + kOfferColumns + " FROM latest_prices lp CROSS JOIN offers o "
-                             "ON o.id = lp.offer_id WHERE lp.kind = ? AND " + col + " IS NOT NULL AND (" + where +
-                             ")" + excluded + " ORDER BY " + col + ", lp.offer_id LIMIT ?");
-    out.statements.push_back(std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin + "WHERE " +
-                             col + " IS NULL AND (" + where + ")" + excluded + " ORDER BY o.id LIMIT ?");
-  } else {
-    out.statements.push_back(std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin +
-                             "WHERE (" + where + ")" + excluded + " ORDER BY (" + key + ") IS NULL, " + key +
-                             (offer_sort_descending(q.sort) ? " DESC" : "") + ", o.id LIMIT ?");
+      " AND (?2 OR NOT EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND f.excludes = 1))";
+  auto limit = [](int n) { return fmt::format(" LIMIT ?{}", n); };
+  const char* col = indexed_sort_column(q.sort);
+  if (col == nullptr) {
+    out.statements.push_back({std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin +
+                                  "WHERE " + where + excluded + " ORDER BY (" + key + ") IS NULL, " + key +
+                                  (offer_sort_descending(q.sort) ? " DESC" : "") + ", o.id" + limit(first_extra),
+                              {}, full});
+    return out;
   }
+  // Two steps with the order ((key) IS NULL, key, id) of one statement: (1) offers with a sort
+  // key, in the order of an index of latest_prices, so the first page walks the index and stops
+  // after `limit` matches; (2) only when (1) did not fill the limit, offers without a key (no
+  // price of the kind), by id. CROSS JOIN keeps latest_prices the outer loop (SQLite's hint).
+  const std::string from = std::string("SELECT ") + kOfferColumns + ", " + col + " AS sort_key, lp.offer_id AS sort_id"
+                           " FROM latest_prices lp CROSS JOIN offers o ON o.id = lp.offer_id WHERE lp.kind = ?1 AND " +
+                           col + " IS NOT NULL AND ";
+  const std::string order = excluded + " ORDER BY " + col + ", lp.offer_id";
+  const auto keys = index_candidates(filter, gpus ? *gpus : GpuCatalog::bundled());
+  if (keys) {
+    // `gpu=X and ...` / `provider=X and ...`: one walk per model or provider (latest_prices_by_
+    // gpu_name / _gpu_norm / _provider [_price]: kind, value, sort key, id), each cut at the
+    // limit, merged: cost follows the page and the number of values, not the catalog (a walk
+    // over all prices passes every cheaper offer of other models first).
+    // Within a walk the conjunct that gave the keys holds by construction: it is compiled as
+    // TRUE there (a planner then estimates the walk's rows from the rest of the filter).
+    QueryStatement st;
+    st.where = compile_filter_sql(filter, fctx, SqlDialect::sqlite, 3, keys->conjunct);
+    const std::string tail = "(" + st.where.sql + ")" + order;
+    std::string branches;
+    int n = 3 + static_cast<int>(st.where.params.size());
+    const int lim = n + static_cast<int>(keys->keys.size());
+    auto branch = [&](const std::string& column, const std::string& value) {
+      if (!branches.empty()) branches += " UNION ";
+      branches += "SELECT * FROM (" + from + fmt::format("lp.{} = ?{} AND ", column, n++) + tail + limit(lim) + ")";
+      st.extra.push_back(value);
+    };
+    for (const auto& [column, value] : keys->keys) branch(column, value);
+    st.sql = "SELECT * FROM (" + branches + ") ORDER BY sort_key, sort_id" + limit(lim);
+    out.statements.push_back(std::move(st));
+  } else {
+    out.statements.push_back({from + where + order + limit(first_extra), {}, full});
+  }
+  out.statements.push_back({std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin + "WHERE " +
+                                col + " IS NULL AND " + where + excluded + " ORDER BY o.id" + limit(first_extra),
+                            {}, full});
   return out;
 }
 
-void bind_query(Stmt& s, const OfferQuery& q, const SqlWhere& where, std::size_t already) {
+void bind_query(Stmt& s, const OfferQuery& q, const QueryStatement& st, std::size_t already) {
   int i = 1;
   s.bind(i++, price_kind_name(q.price_kind));
-  for (const SqlValue& v : where.params) s.bind(i++, v);
   s.bind_int(i++, q.include_excluded ? 1 : 0);
+  for (const SqlValue& v : st.where.params) s.bind(i++, v);
+  for (const std::string& v : st.extra) s.bind(i++, std::string_view(v));
   s.bind_int(i++, q.limit ? static_cast<std::int64_t>(*q.limit - already) : -1);
 }
 
@@ -902,9 +965,9 @@ std::vector<std::string> SqliteOfferStore::explain_query(const OfferQuery& q) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   const QuerySql sql = query_sql(q, impl_->gpus);
   std::vector<std::string> out;
-  for (const std::string& st : sql.statements) {
-    Stmt s(impl_->db, "EXPLAIN QUERY PLAN " + st, impl_->path);
-    bind_query(s, q, sql.where, 0);
+  for (const QueryStatement& st : sql.statements) {
+    Stmt s(impl_->db, "EXPLAIN QUERY PLAN " + st.sql, impl_->path);
+    bind_query(s, q, st, 0);
     std::string plan;
     while (s.step()) plan += s.text(3) + "\n";
     out.push_back(plan);
@@ -919,10 +982,10 @@ std::vector<Offer> SqliteOfferStore::query(const OfferQuery& q) {
   exec(impl_->db, "BEGIN", impl_->path);
   try {
     std::vector<Offer> out;
-    for (const std::string& st : sql.statements) {
+    for (const QueryStatement& st : sql.statements) {
       if (q.limit && out.size() >= *q.limit) break;
-      Stmt s(impl_->db, st, impl_->path);
-      bind_query(s, q, sql.where, out.size());
+      Stmt s(impl_->db, st.sql, impl_->path);
+      bind_query(s, q, st, out.size());
       while (s.step()) out.push_back(read_offer(s));
     }
     Stmt flags(impl_->db, Impl::kFlagsSql, impl_->path);

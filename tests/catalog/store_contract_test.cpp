@@ -515,5 +515,54 @@ TYPED_TEST(StoreContract, LimitSpansPricedAndUnpricedOffers) {
   EXPECT_EQ(this->store_->query(q).size(), 5u);
 }
 
+// `gpu=X` as a top-level conjunct is answered by one walk per GPU model (resolved name, or the
+// normalised raw name of an unresolved offer), merged: the same offers, once each, in the same
+// order as the clause evaluated on every offer. Prices are SYNTHETIC test inputs.
+TYPED_TEST(StoreContract, GpuFilterFirstPagesMergeEveryModelOnce) {
+  auto offer = [](const std::string& id, const std::string& raw, std::optional<std::string> gpu, int n, double usd) {
+    Offer o = testing::base_offer(id, "p", id, "r", raw, std::move(gpu), n, 80e9);
+    o.prices = {obs(PriceKind::on_demand, usd, "2026-11-01")};
+    o.prices[0].offer_id = o.id;
+    return o;
+  };
+  ImportBatch b;
+  b.offers = {offer("p/h100-8x", "H100 SXM5", "NVIDIA H100 SXM", 8, 24.0),  // 3.00 per GPU
+              offer("p/h100-raw", "H100", std::nullopt, 1, 2.50),            // unresolved: matched by its raw name
+              offer("p/h100-both", "H100", "NVIDIA H100 SXM", 1, 2.80),      // matched by name AND raw name
+              offer("p/a100", "A100", "NVIDIA A100 SXM 40GB", 1, 1.20),
+              offer("p/rtx4090", "RTX 4090", "NVIDIA GeForce RTX 4090", 1, 0.30)};
+  this->store_->import(b);
+  auto run = [&](const std::string& filter, std::optional<std::size_t> limit) {
+    OfferQuery q;
+    q.filter = filter;
+    q.limit = limit;
+    return ids(this->store_->query(q));
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(run("gpu=H100", std::nullopt), (V{"p/h100-raw", "p/h100-both", "p/h100-8x"}));
+  EXPECT_EQ(run("gpu=H100", 2), (V{"p/h100-raw", "p/h100-both"}));
+  EXPECT_EQ(run("gpu=H100 gpus>=8", 50), (V{"p/h100-8x"}));
+  EXPECT_EQ(run("gpu=H100 or gpu=A100", 3), (V{"p/a100", "p/h100-raw", "p/h100-both"}));
+  EXPECT_EQ(run("gpu=H100 or gpu=h100", 10), (V{"p/h100-raw", "p/h100-both", "p/h100-8x"}));
+  EXPECT_EQ(run("gpu=B200", 10), V{});
+  EXPECT_EQ(run("not gpu=H100", 10), (V{"p/rtx4090", "p/a100"}));
+  // `provider=` (compared lower-cased) and or-lists of it take the same per-value walks.
+  ImportBatch more;
+  more.offers = {offer("o/h100", "H100", "NVIDIA H100 SXM", 1, 2.60)};
+  more.offers[0].provider = "Other";
+  this->store_->import(more);
+  EXPECT_EQ(run("provider=other", 10), V{"o/h100"});
+  EXPECT_EQ(run("provider=other or provider=p", 3), (V{"p/rtx4090", "p/a100", "p/h100-raw"}));
+  EXPECT_EQ(run("gpu=H100 provider=other", 10), V{"o/h100"});
+  EXPECT_EQ(run("gpu=H100", 3), (V{"p/h100-raw", "o/h100", "p/h100-both"}));
+  OfferQuery by_price;
+  by_price.filter = "gpu=H100 or provider=other";  // not a single-field list: the plain walk
+  by_price.sort = "price";
+  EXPECT_EQ(ids(this->store_->query(by_price)), (V{"p/h100-raw", "o/h100", "p/h100-both", "p/h100-8x"}));
+  by_price.filter = "gpu=H100";
+  by_price.limit = 2;
+  EXPECT_EQ(ids(this->store_->query(by_price)), (V{"p/h100-raw", "o/h100"}));
+}
+
 }  // namespace
 }  // namespace gpuplan

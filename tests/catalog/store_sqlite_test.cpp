@@ -167,7 +167,7 @@ TEST(SqliteStore, FirstPageWalksTheLatestPriceIndex) {
   SqliteOfferStore store(":memory:");
   store.import(testing::fixture_batch());
   OfferQuery q;
-  q.filter = "gpu=H100 gpus>=1 not stale";
+  q.filter = "gpus>=1 not stale";
   q.now_date = "2026-11-30";
   q.limit = 50;
   auto plans = store.explain_query(q);
@@ -179,6 +179,23 @@ TEST(SqliteStore, FirstPageWalksTheLatestPriceIndex) {
   plans = store.explain_query(q);
   EXPECT_NE(plans[0].find("latest_prices_by_price"), std::string::npos) << plans[0];
   EXPECT_EQ(plans[0].find("B-TREE FOR ORDER BY"), std::string::npos) << plans[0];
+  // `gpu=X and ...`: one walk per model through the (kind, model, price per GPU-hour) indexes,
+  // cut at the limit and merged; no scan of either table.
+  q.sort = std::string(kSortPricePerGpuHour);
+  q.filter = "gpu=H100 gpus>=1 not stale";
+  plans = store.explain_query(q);
+  EXPECT_NE(plans[0].find("latest_prices_by_gpu_name (kind=? AND gpu_name=?"), std::string::npos) << plans[0];
+  EXPECT_NE(plans[0].find("latest_prices_by_gpu_norm (kind=? AND gpu_norm=?"), std::string::npos) << plans[0];
+  EXPECT_EQ(plans[0].find("SCAN lp"), std::string::npos) << plans[0];
+  EXPECT_EQ(plans[0].find("SCAN o"), std::string::npos) << plans[0];
+  EXPECT_EQ(plans[0].find("observations"), std::string::npos) << plans[0];
+  q.filter = "provider=aws or provider=gcp";
+  plans = store.explain_query(q);
+  EXPECT_NE(plans[0].find("latest_prices_by_provider (kind=? AND provider=?"), std::string::npos) << plans[0];
+  q.sort = "price";
+  q.filter = "gpu=H100";
+  plans = store.explain_query(q);
+  EXPECT_NE(plans[0].find("latest_prices_by_gpu_name_price (kind=? AND gpu_name=?"), std::string::npos) << plans[0];
   // The planner's query (no filter, no limit) reads no history either.
   for (const auto& p : store.explain_query(OfferQuery{})) EXPECT_EQ(p.find("observations"), std::string::npos) << p;
 }
