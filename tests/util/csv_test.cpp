@@ -69,18 +69,25 @@ TEST(CsvReader, GivesTheSameRowsAndLinesWhateverThePieceBoundaries) {
   }
 }
 
+/// "where" of the invalid_input error f throws ("" and a test failure when it throws none).
+template <class F>
+std::string error_where(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::invalid_input);
+    return e.where();
+  }
+  ADD_FAILURE() << "expected an error";
+  return {};
+}
+
 TEST(CsvReader, ChecksTextLineByLineWithFileLineAndColumn) {
   // Row 3 (line 3) has an invalid UTF-8 byte 0xff at byte column 4.
   CsvReader r = CsvReader::over_text("a,b\n1,2\n3,x\xff\n", "t.csv", /*check_text=*/true);
   CsvRow row;
   ASSERT_TRUE(r.next(row));
-  try {
-    r.next(row);
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.where(), "t.csv:3:4");
-    EXPECT_EQ(e.kind(), ErrorKind::invalid_input);
-  }
+  EXPECT_EQ(error_where([&] { r.next(row); }), "t.csv:3:4");
 }
 
 TEST(CsvReader, AnOverlongLineIsAnErrorWithoutReadingTheRest) {
@@ -88,19 +95,13 @@ TEST(CsvReader, AnOverlongLineIsAnErrorWithoutReadingTheRest) {
   // buffered just over the limit, so memory stays bounded whatever follows.
   std::size_t served = 0;
   const std::size_t total = 64 * (std::size_t{1} << 20);
-  try {
-    CsvReader r(
-        [&](char* buf, std::size_t cap) {
-          const std::size_t n = std::min(cap, total - served);
-          std::memset(buf, 'x', n);
-          served += n;
-          return n;
-        },
-        "long.csv");
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.where(), "long.csv:1");
-  }
+  const auto read = [&](char* buf, std::size_t cap) {
+    const std::size_t n = std::min(cap, total - served);
+    std::memset(buf, 'x', n);
+    served += n;
+    return n;
+  };
+  EXPECT_EQ(error_where([&] { CsvReader r(read, "long.csv"); }), "long.csv:1");
   EXPECT_LT(served, kMaxCsvLineBytes + (std::size_t{1} << 17));
 }
 
@@ -109,12 +110,7 @@ TEST(CsvReader, RowCountMismatchAndEmptyInputNameTheLine) {
   CsvReader r = CsvReader::over_text("a,b\n1,2\n3\n", "bad.csv");
   CsvRow row;
   ASSERT_TRUE(r.next(row));
-  try {
-    r.next(row);
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.where(), "bad.csv:3");
-  }
+  EXPECT_EQ(error_where([&] { r.next(row); }), "bad.csv:3");
 }
 
 }  // namespace
