@@ -113,6 +113,22 @@ std::string html_escape(const std::string& s) {
 /// A memory term's name ("kv_cache") as the page's language says it ("KV cache", "cache KV").
 std::string term_label(const std::string& name, const json& t) { return t.value("term_" + name, name); }
 
+/// An explain line's label: "memory.X" reads as the memory term X; any other term (e.g.
+/// "cost.total_usd") reads through the key "explain_cost_total_usd"; the code itself when no key.
+std::string explain_label(const std::string& term, const json& t) {
+  if (term.rfind("memory.", 0) == 0) return term_label(term.substr(7), t);
+  std::string key = "explain_" + term;
+  std::replace(key.begin(), key.end(), '.', '_');
+  return t.value(key, term);
+}
+
+/// A price kind ("on-demand", "spot", "reserved-1y", "reserved-3y") through "price_kind_on_demand", ...
+std::string price_kind_label(const std::string& kind, const json& t) {
+  std::string key = "price_kind_" + kind;
+  std::replace(key.begin(), key.end(), '-', '_');
+  return t.value(key, kind);
+}
+
 // ---- templates --------------------------------------------------------------------------------
 
 /// `s` with every invalid UTF-8 sequence replaced by U+FFFD (nlohmann's replacing serializer):
@@ -544,7 +560,7 @@ class Pages {
       for (const auto& o : h["observations"]) {
         rows.push_back({{"observed", o["observed_at"].is_string() ? date_text(o["observed_at"].get<std::string>(), pg.lang, pg.t)
                                                                   : pg.t.value("undated", "")},
-                        {"kind", o["kind"]},
+                        {"kind", price_kind_label(o["kind"].get<std::string>(), pg.t)},
                         {"per_hour", money(o["usd_per_hour"].get<double>(), pg.lang)},
                         {"per_gpu", money_opt(o["usd_per_gpu_hour"], pg.lang, pg.t)},
                         {"dataset", o["dataset"]},
@@ -707,7 +723,7 @@ class Pages {
     if (result.contains("explain")) {  // one plan, every number with its formula
       json lines = json::array();
       for (const auto& l : result["explain"])
-        lines.push_back({{"term", l["term"]}, {"value", fmt::format("{:.6g}", l["value"].get<double>())}, {"unit", l["unit"]},
+        lines.push_back({{"term", explain_label(l["term"].get<std::string>(), pg.t)}, {"code", l["term"]}, {"value", fmt::format("{:.6g}", l["value"].get<double>())}, {"unit", l["unit"]},
                          {"formula", l["formula"]}, {"source", l["source"]}});
       ctx["explain_lines"] = lines;
       ctx["has_explain"] = true;

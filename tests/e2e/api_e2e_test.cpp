@@ -864,3 +864,59 @@ TEST_F(ApiE2E, FilterErrorsEchoAtMost80CharactersOfTheInput) {
 }
 
 }  // namespace
+
+// The explain table's labels and the history page's price kinds read in the page's language: the
+// codes ("cost.total_usd", "on-demand") stay only in title="..." (explain) or not at all (history).
+TEST_F(ApiE2E, ExplainLabelsAndPriceKindsAreLocalized) {
+  auto c = client();
+  auto api_plan = c.Post("/api/plan", R"({"model": "llama-3.1-70b", "task": "lora", "tokens": 5e8, "today": "2026-11-30", "explain": 1})",
+                         "application/json");
+  ASSERT_TRUE(api_plan && api_plan->status == 200) << (api_plan ? api_plan->body : "");
+  const json plan = json::parse(api_plan->body);
+  ASSERT_TRUE(plan.contains("explain"));
+  std::vector<std::string> codes;
+  for (const auto& l : plan["explain"]) codes.push_back(l["term"].get<std::string>());
+  ASSERT_GE(codes.size(), 10u);
+  const std::string query = "/plan?model=llama-3.1-70b&task=lora&tokens=5e8&today=2026-11-30&explain=1";
+  auto en = c.Get("/en" + query);
+  ASSERT_TRUE(en && en->status == 200);
+  EXPECT_NE(en->body.find(">total cost<"), std::string::npos);
+  EXPECT_NE(en->body.find("title=\"cost.total_usd\""), std::string::npos);
+  // labels written in web/locales/{fr,th}.json (explain_cost_total_usd, explain_tokens_per_s)
+  const std::map<std::string, std::vector<std::string>> expected = {
+      {"fr", {">coût total<", ">tokens par seconde<"}}, {"th", {">ค่าใช้จ่ายรวม<", ">โทเคนต่อวินาที<"}}};
+  for (const auto& [lang, labels] : expected) {
+    auto r = c.Get("/" + lang + query);
+    ASSERT_TRUE(r && r->status == 200) << lang;
+    for (const auto& l : labels) EXPECT_NE(r->body.find(l), std::string::npos) << lang << ": " << l;
+    for (const auto& code : codes) EXPECT_EQ(r->body.find(">" + code + "<"), std::string::npos) << lang << ": " << code;
+  }
+
+  auto offers = c.Get("/api/offers?q=gpu%3DH100&limit=50&today=2026-11-30");
+  ASSERT_TRUE(offers && offers->status == 200);
+  const json offer_rows = json::parse(offers->body);
+  ASSERT_FALSE(offer_rows.empty()) << offers->body.substr(0, 300);
+  std::set<std::string> kinds_seen;
+  for (const auto& o : offer_rows) {
+    const std::string id = o["id"];
+    auto h = c.Get("/api/offers/" + httplib::detail::encode_query_param(id) + "/history");
+    ASSERT_TRUE(h && h->status == 200) << id;
+    std::set<std::string> kinds;
+    const json history = json::parse(h->body);
+    for (const auto& ob : history["observations"]) kinds.insert(ob["kind"].get<std::string>());
+    if (kinds.empty() || std::includes(kinds_seen.begin(), kinds_seen.end(), kinds.begin(), kinds.end())) continue;
+    kinds_seen.insert(kinds.begin(), kinds.end());
+    const std::map<std::string, std::map<std::string, std::string>> label = {
+        {"fr", {{"on-demand", "à la demande"}, {"spot", "spot (interruptible)"}, {"reserved-1y", "réservé 1 an"}, {"reserved-3y", "réservé 3 ans"}}},
+        {"th", {{"on-demand", "ตามการใช้งาน (on-demand)"}, {"spot", "spot (อาจถูกเรียกคืนได้)"}, {"reserved-1y", "จองล่วงหน้า 1 ปี"}, {"reserved-3y", "จองล่วงหน้า 3 ปี"}}}};
+    for (const auto& [lang, names] : label) {
+      auto page = c.Get("/" + lang + "/offers/history?id=" + httplib::detail::encode_query_param(id));
+      ASSERT_TRUE(page && page->status == 200) << lang << " " << id;
+      for (const auto& k : kinds) {
+        EXPECT_NE(page->body.find("<td>" + names.at(k) + "</td>"), std::string::npos) << lang << " " << id << ": " << k;
+        EXPECT_EQ(page->body.find("<td>" + k + "</td>"), std::string::npos) << lang << " " << id << ": " << k;
+      }
+    }
+  }
+  EXPECT_TRUE(kinds_seen.count("on-demand")) << "no on-demand observation among the H100 offers";
+}
