@@ -669,9 +669,11 @@ struct SqliteOfferStore::Impl {
         b(std::string_view(sources_json));
         upsert.run();
         upsert.reset();
-        del_flags.bind(1, std::string_view(o.id));
-        del_flags.run();
-        del_flags.reset();
+        if (old) {  // a new offer has no stored flags
+          del_flags.bind(1, std::string_view(o.id));
+          del_flags.run();
+          del_flags.reset();
+        }
         for (std::size_t k = 0; k < o.flags.size(); ++k) {
           const QualityFlag& f = o.flags[k];
           ins_flag.bind(1, std::string_view(o.id));
@@ -803,7 +805,9 @@ SqliteOfferStore::SqliteOfferStore(const std::string& path, const GpuCatalog* gp
     : impl_(std::make_unique<Impl>()) {
   impl_->path = path;
   impl_->gpus = gpus ? gpus : &GpuCatalog::bundled();
-  int rc = sqlite3_open_v2(path.c_str(), &impl_->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  int rc = sqlite3_open_v2(path.c_str(), &impl_->db,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,  // calls are serialised by Impl::mu
+                           nullptr);
   if (rc != SQLITE_OK) throw_sqlite(impl_->db, rc, path);
   sqlite3_busy_timeout(impl_->db, busy_timeout_ms);
   sqlite3* db = impl_->db;
