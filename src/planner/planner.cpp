@@ -1540,6 +1540,9 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
                                fastest_in_budget->instance_type, fastest_in_budget->instances,
                                days_text(fastest_in_budget->time_seconds()), days_text(*request.deadline_seconds));
       }
+      np.code = request.deadline_seconds && request.budget_usd ? "misses_deadline_and_budget"
+                : request.deadline_seconds                     ? "misses_deadline"
+                                                               : "misses_budget";
       np.reason = fmt::format("{} plans fit but none meets the {}: {}", infeasible.size(),
                               request.deadline_seconds && request.budget_usd ? "deadline and budget"
                               : request.deadline_seconds                     ? "deadline"
@@ -1548,24 +1551,44 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
       if (request.deadline_seconds) {
         const double need = fastest->time_seconds() / *request.deadline_seconds;
         np.suggestions.push_back(fmt::format("a deadline of at least {} (--deadline)", days_text(fastest->time_seconds())));
+        np.suggestion_codes.push_back("deadline_at_least");
+        np.values["deadline_seconds_needed"] = fastest->time_seconds();
         if (training) {
           np.suggestions.push_back(fmt::format("about {:.1f}× the GPUs: {} nodes of {} (--nodes, if the provider has them), "
                                                "or a faster GPU",
                                                need, static_cast<long long>(std::ceil(fastest->instances * need)),
                                                fastest->instance_type));
+          np.suggestion_codes.push_back("more_gpus");
+          np.values["gpu_factor"] = need;
+          np.values["nodes_needed"] = std::ceil(fastest->instances * need);
           np.suggestions.push_back(fmt::format("a token budget of at most {:.3g} tokens (--tokens)",
                                                tokens / need));
-          if (request.task == Task::full) np.suggestions.push_back("LoRA or QLoRA (--task lora|qlora) trains far fewer parameters");
+          np.suggestion_codes.push_back("fewer_tokens");
+          np.values["tokens_max"] = tokens / need;
+          if (request.task == Task::full) {
+            np.suggestions.push_back("LoRA or QLoRA (--task lora|qlora) trains far fewer parameters");
+            np.suggestion_codes.push_back("use_lora_or_qlora");
+          }
         }
       }
       if (request.budget_usd) {
         np.suggestions.push_back(fmt::format("a budget of at least ${:.0f} (--budget)", cheapest->total_usd()));
+        np.suggestion_codes.push_back("budget_at_least");
+        np.values["budget_usd_needed"] = cheapest->total_usd();
         if (training) {
           np.suggestions.push_back(fmt::format("a token budget of at most {:.3g} tokens (--tokens)",
                                                tokens * *request.budget_usd / cheapest->total_usd()));
-          if (request.task == Task::full) np.suggestions.push_back("QLoRA (--task qlora) fits on fewer, cheaper GPUs");
+          np.suggestion_codes.push_back("fewer_tokens_for_budget");
+          np.values["tokens_max_for_budget"] = tokens * *request.budget_usd / cheapest->total_usd();
+          if (request.task == Task::full) {
+            np.suggestions.push_back("QLoRA (--task qlora) fits on fewer, cheaper GPUs");
+            np.suggestion_codes.push_back("use_qlora_cheaper");
+          }
         }
-        if (request.allow_spot) np.suggestions.push_back("spot prices (--preemptions-per-day where the rate is unknown)");
+        if (request.allow_spot) {
+          np.suggestions.push_back("spot prices (--preemptions-per-day where the rate is unknown)");
+          np.suggestion_codes.push_back("spot_prices");
+        }
       }
     } else if (result.offers_considered == 0) {
       np.reason = nodes_rejects > 0
@@ -1574,12 +1597,16 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
                       : "no offer matches: every offer was filtered out, excluded by a quality flag, unresolved or unpriced";
       np.suggestions.push_back(nodes_rejects > 0 ? "import a quote with the network and node count (gpuplan import)"
                                                  : "widen the FILTER or import more offers (gpuplan import FILE)");
+      np.code = nodes_rejects > 0 ? "no_offer_at_cluster_size" : "no_offer_matches";
+      np.suggestion_codes.push_back(nodes_rejects > 0 ? "import_cluster_quote" : "widen_filter");
     } else if (result.layouts_evaluated == 0) {
       np.reason = ctx.first_layout_problem
                       ? fmt::format("no layout could be sized: {}", *ctx.first_layout_problem)
                       : std::string("no parallel layout matches the pinned degrees on the offers' GPU counts (TP × PP "
                                     "must divide the GPUs, TP stays inside a node)");
       np.suggestions.push_back("change the pinned layout (--tp --pp --dp --ep) or the cluster size");
+      np.code = ctx.first_layout_problem ? "no_layout_sized" : "no_layout_matches_pinned";
+      np.suggestion_codes.push_back("change_pinned_layout");
     } else if (np.smallest_per_gpu_bytes > np.largest_gpu_bytes * (1.0 - request.margin)) {
       np.reason = fmt::format(
           "no layout fits: the smallest per-GPU requirement found is {} but the largest GPU offered has {} ({} usable "
@@ -1587,26 +1614,39 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
           short_gb(np.smallest_per_gpu_bytes), short_gb(np.largest_gpu_bytes),
           short_gb(np.largest_gpu_bytes * (1.0 - request.margin)), request.margin * 100.0,
           st.any_multi_node ? "" : ", and no offer has a known inter-node network for multi-node training");
+      np.code = "does_not_fit";
+      np.values["margin"] = request.margin;
       if (training) {
         if (request.task == Task::full) {
           np.suggestions.push_back("fine-tune with LoRA (--task lora) or QLoRA (--task qlora)");
+          np.suggestion_codes.push_back("use_lora_or_qlora");
         } else if (request.task == Task::lora) {
           np.suggestions.push_back("QLoRA (--task qlora): the frozen base in 4 bits");
+          np.suggestion_codes.push_back("use_qlora");
         }
         np.suggestions.push_back(st.any_multi_node ? "more nodes (--max-nodes) so that ZeRO-3 shards further"
                                                    : "ZeRO-3 over more GPUs: needs an offer with a known inter-node "
                                                      "network (import one, or set it in a user quote)");
+        np.suggestion_codes.push_back(st.any_multi_node ? "more_nodes_zero3" : "zero3_needs_network");
         np.suggestions.push_back("a shorter sequence (--seq) or an 8-bit optimizer (--optimizer adamw_8bit)");
+        np.suggestion_codes.push_back("shorter_sequence_or_8bit_optimizer");
       } else if (!images) {
         np.suggestions.push_back("quantise the weights (--quant int4 or --quant fp8)");
         np.suggestions.push_back("a shorter context (--prompt-tokens, --output-tokens) or an 8-bit KV cache (--kv-dtype fp8)");
+        np.suggestion_codes.push_back("quantise_weights");
+        np.suggestion_codes.push_back("shorter_context_or_8bit_kv");
       }
     } else if (!training && !images) {
       np.reason = fmt::format("layouts fit, but the load needs more than --max-nodes {} instances", request.max_nodes);
       np.suggestions.push_back("raise --max-nodes or lower the load");
+      np.code = "exceeds_max_nodes";
+      np.values["max_nodes"] = request.max_nodes;
+      np.suggestion_codes.push_back("raise_max_nodes");
     } else {
       np.reason = "layouts fit but no price of the fitting offers could be used (spot without a preemption rate)";
       np.suggestions.push_back("give --preemptions-per-day, or allow other offers");
+      np.code = "no_usable_price";
+      np.suggestion_codes.push_back("give_preemption_rate");
     }
     return np;
   }

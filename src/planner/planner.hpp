@@ -21,6 +21,7 @@
 /// GPUs / TP; instances = ceil(replicas needed / replicas per instance) ≤ --max-nodes.
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -151,6 +152,15 @@ struct NoPlanReason {
   double largest_gpu_bytes = 0;        ///< largest GPU memory among the offers considered
   bool any_multi_node_offer = false;   ///< an offer with a known inter-node network exists
   std::vector<std::string> suggestions;  ///< "use QLoRA", "ZeRO-3 over more nodes", "quantise to int4", ...
+  /// Stable id of `reason`, for front ends that word it themselves: misses_deadline, misses_budget,
+  /// misses_deadline_and_budget, no_offer_at_cluster_size, no_offer_matches, no_layout_sized,
+  /// no_layout_matches_pinned, does_not_fit, exceeds_max_nodes, no_usable_price.
+  std::string code;
+  /// One stable id per entry of `suggestions`, same order (e.g. "deadline_at_least", "use_qlora").
+  std::vector<std::string> suggestion_codes;
+  /// The numbers the reason and suggestions quote, by name (units in names): deadline_seconds_needed,
+  /// budget_usd_needed, gpu_factor, nodes_needed, tokens_max, max_nodes, margin.
+  std::map<std::string, double> values;
   /// Set when plans exist but none meets --deadline / --budget: the fastest and the cheapest of
   /// them (how far they miss is in `reason`).
   std::optional<Plan> fastest;

@@ -738,9 +738,33 @@ class Pages {
     ctx["result_warnings"] = warnings_view(result["warnings"], pg.lang, pg.t);
     ctx["has_result"] = true;
     ctx["has_plans"] = !result["plans"].empty();
-    if (!result["no_plan"].is_null()) {
-      ctx["no_plan"] = result["no_plan"]["reason"];
-      ctx["suggestions"] = result["no_plan"]["suggestions"];
+    if (!result["no_plan"].is_null() && out.result.no_plan) {
+      const NoPlanReason& np = *out.result.no_plan;
+      // Worded by the reason's and each suggestion's code (web/locales no_plan_*, suggest_*), the
+      // numbers from np.values; the engine's English sentence only where a code has no key.
+      auto value = [&](const char* name) { const auto it = np.values.find(name); return it == np.values.end() ? 0.0 : it->second; };
+      std::map<std::string, std::string> vars = {
+          {"smallest", gb(np.smallest_per_gpu_bytes, pg.lang)},
+          {"largest", gb(np.largest_gpu_bytes, pg.lang)},
+          {"usable", gb(np.largest_gpu_bytes * (1.0 - value("margin")), pg.lang)},
+          {"margin", number(value("margin") * 100.0, 0, pg.lang)},
+          {"max_nodes", number(value("max_nodes"), 0, pg.lang)},
+          {"deadline", duration(value("deadline_seconds_needed"), pg.lang, pg.t)},
+          {"budget", money(value("budget_usd_needed"), pg.lang, 0)},
+          {"factor", number(value("gpu_factor"), 1, pg.lang)},
+          {"nodes", number(value("nodes_needed"), 0, pg.lang)},
+          {"instance", np.fastest ? np.fastest->instance_type : std::string()},
+          {"tokens", number(value("tokens_max"), 0, pg.lang)},
+          {"tokens_for_budget", number(value("tokens_max_for_budget"), 0, pg.lang)}};
+      const std::string reason_key = "no_plan_" + np.code;
+      ctx["no_plan"] = !np.code.empty() && pg.t.contains(reason_key) ? fill(pg.t[reason_key].get<std::string>(), vars) : np.reason;
+      json suggestions = json::array();
+      for (std::size_t i = 0; i < np.suggestions.size(); ++i) {
+        const std::string key = i < np.suggestion_codes.size() ? "suggest_" + np.suggestion_codes[i] : std::string();
+        suggestions.push_back(!key.empty() && pg.t.contains(key) ? fill(pg.t[key].get<std::string>(), vars) : np.suggestions[i]);
+      }
+      ctx["suggestions"] = suggestions;
+      ctx["no_plan_code"] = np.code;
     }
     ctx["plan_summary"] = fill(pg.t.value("plan_summary", ""), {{"model", result["model"].get<std::string>()},
                                                                {"shown", std::to_string(result["plans"].size())},

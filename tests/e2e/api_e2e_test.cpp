@@ -920,3 +920,43 @@ TEST_F(ApiE2E, ExplainLabelsAndPriceKindsAreLocalized) {
   }
   EXPECT_TRUE(kinds_seen.count("on-demand")) << "no on-demand observation among the H100 offers";
 }
+
+// A plan with no answer says why, and what would help, in the page's language: the planner's
+// English sentences (the CLI's and the API's) do not appear on /fr/plan and /th/plan; the
+// sentences of web/locales' no_plan_<code> and suggest_<code> keys do.
+TEST_F(ApiE2E, NoPlanReasonsAndSuggestionsAreLocalized) {
+  auto c = client();
+  struct Case {
+    std::string body, query;
+    std::map<std::string, std::vector<std::string>> expected;  // lang -> texts from web/locales
+  };
+  const std::vector<Case> cases = {
+      {R"({"model": "llama-3.1-70b", "task": "lora", "tokens": 5e8, "budget": 1, "today": "2026-11-30"})",
+       "model=llama-3.1-70b&task=lora&tokens=5e8&budget=1&today=2026-11-30",
+       {{"fr", {"aucun ne reste dans le budget", "un budget d&apos;au moins"}},
+        {"th", {"ไม่มีแผนใดอยู่ในงบประมาณ", "งบประมาณอย่างน้อย"}}}},
+      {R"({"model": "llama-3.1-405b", "task": "full", "tokens": 1e9, "filter": "gpus=1", "today": "2026-11-30"})",
+       "model=llama-3.1-405b&task=full&tokens=1e9&filter=gpus%3D1&today=2026-11-30",
+       {{"fr", {"aucune répartition ne tient", "un affinage LoRA ou QLoRA"}},
+        {"th", {"ไม่มีการจัดวางใดใส่ได้", "ปรับจูนด้วย LoRA หรือ QLoRA"}}}}};
+  for (const auto& k : cases) {
+    auto api = c.Post("/api/plan", k.body, "application/json");
+    ASSERT_TRUE(api && api->status == 200) << (api ? api->body : "") << k.body;
+    const json plan = json::parse(api->body);
+    ASSERT_FALSE(plan["no_plan"].is_null()) << k.body;
+    std::vector<std::string> english = {plan["no_plan"]["reason"].get<std::string>()};
+    for (const auto& s : plan["no_plan"]["suggestions"]) english.push_back(s.get<std::string>());
+    ASSERT_GE(english.size(), 2u);
+    for (const auto& [lang, texts] : k.expected) {
+      auto r = c.Get("/" + lang + "/plan?" + k.query);
+      ASSERT_TRUE(r && r->status == 200) << lang << " " << k.query;
+      for (const auto& e : english) {
+        // the sentence's first 30 characters, as mustache escapes them, are enough to find it
+        std::string head = e.substr(0, 30), esc;
+        for (char ch : head) esc += ch == '&' ? "&amp;" : ch == '<' ? "&lt;" : ch == '>' ? "&gt;" : ch == '\'' ? "&apos;" : std::string(1, ch);
+        EXPECT_EQ(r->body.find(esc), std::string::npos) << lang << ": " << e;
+      }
+      for (const auto& t : texts) EXPECT_NE(r->body.find(t), std::string::npos) << lang << " " << k.query << ": " << t;
+    }
+  }
+}
