@@ -1229,6 +1229,7 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
   std::map<ClusterKey, SearchOutcome>& cache = c.searched;
   std::size_t tp_rejects = 0, gpus_rejects = 0;
   int reject_gpn = 0;
+  int largest_tp_reject_gpn = 0;  ///< the most GPUs per node among offers a pinned TP rejected
   for (const Offer* offer_in_order : canonical_offer_order(offers)) {
     const Offer& offer = *offer_in_order;
     AdmittedOffer a;
@@ -1239,6 +1240,7 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
       gpus_rejects += why == SkipReason::gpus_not_multiple;
       c.nodes_rejects += why == SkipReason::nodes_unavailable;
       if (why == SkipReason::tp_exceeds_node || why == SkipReason::gpus_not_multiple) reject_gpn = st.example_gpus_per_node;
+      if (why == SkipReason::tp_exceeds_node) largest_tp_reject_gpn = std::max(largest_tp_reject_gpn, offer.gpu_count);
       continue;
     }
     ++result.offers_considered;
@@ -1261,7 +1263,8 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
   result.layouts_evaluated = ctx.layouts_evaluated;
   // Pins no offer can take: a one-line error (exit 2), not "no plan".
   if (result.offers_considered == 0 && tp_rejects > 0) {
-    throw_invalid("--tp", fmt::format("tp {} exceeds the GPUs per node of every offer (e.g. {})", *request.pins.tp, reject_gpn),
+    throw_invalid("--tp", fmt::format("tp {} exceeds the GPUs per node of every offer (the largest has {})", *request.pins.tp,
+                                      largest_tp_reject_gpn),
                   "tp ≤ GPUs per node (tensor parallelism stays inside a node)");
   }
   if (result.offers_considered == 0 && gpus_rejects > 0 && request.gpus_total) {
@@ -1371,6 +1374,8 @@ void order_rows(const PlanRequest& request, PlanResult& result) {
         request.recommend_horizon_seconds / kSecondsPerDay, request.recommend_max_cost_premium * 100,
         request.recommend_horizon_seconds / kSecondsPerDay,
         !demote ? "" : best_tier == 0 ? " (clean, dated prices only)" : best_tier == 1 ? " (unflagged prices only)" : "");
+    result.recommendation_rule_code = "front";
+    result.recommendation_evidence = !demote ? "" : best_tier == 0 ? "clean_dated" : best_tier == 1 ? "unflagged" : "";
   } else if (!clean.empty()) {
     // Under a constraint or an explicit sort, the first clean plan in that order.
     std::vector<Plan> tmp;
@@ -1399,6 +1404,13 @@ void order_rows(const PlanRequest& request, PlanResult& result) {
     if (request.deadline_seconds && request.budget_usd) {
       result.recommendation_rule = "recommended: the cheapest plan that meets both the deadline and the budget";
     }
+    result.recommendation_rule_code = request.deadline_seconds && request.budget_usd ? "deadline_and_budget"
+                                      : request.deadline_seconds                     ? "deadline"
+                                      : request.budget_usd                           ? "budget"
+                                      : sort == PlanSort::time                       ? "fastest"
+                                                                                     : "cheapest";
+    result.recommendation_evidence = !demote ? "" : best_tier == 0 ? "clean_dated" : best_tier == 1 ? "unflagged" : "";
+    result.recommendation_time_ties = sort == PlanSort::time;
     if (sort == PlanSort::time) {
       result.recommendation_rule += fmt::format(" (times within {:.0f}% count as tied: the cheaper wins)",
                                                 request.time_tie_tolerance * 100);
@@ -1741,7 +1753,7 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
   }
   if (!c.gpu) throw_invalid("--gpu", "no GPU given", "a GPU from `gpuplan gpus`");
   if (c.nodes > 1 && !(c.inter_node_bytes_per_s > 0)) {
-    throw_invalid("--inter-node-gbps", "a multi-node run needs the network speed", "Gb/s per node, e.g. 400");
+    throw_invalid("--inter-node-gbit-per-s", "a multi-node run needs the network speed", "Gb/s per node, e.g. 400");
   }
   if (request.pins.tp && *request.pins.tp > c.gpus_per_node) {
     throw_invalid("--tp", fmt::format("tp {} exceeds the {} GPUs per node", *request.pins.tp, c.gpus_per_node),

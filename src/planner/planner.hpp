@@ -179,6 +179,13 @@ struct PlanResult {
   double training_tokens = 0;
   PlanSort sort_applied = PlanSort::recommended;  ///< request.effective_sort()
   std::string recommendation_rule;  ///< one sentence: how the plan marked `recommended` was chosen
+  /// The same rule for front ends that word it themselves (web/locales recommend_<code>):
+  /// "front" (no deadline, no budget: the Pareto-front rule with the request's horizon and cost
+  /// premium), "deadline", "budget", "deadline_and_budget", "fastest", "cheapest"; "" = none.
+  std::string recommendation_rule_code;
+  /// Prices the rule was applied to: "clean_dated", "unflagged" or "" (every price).
+  std::string recommendation_evidence;
+  bool recommendation_time_ties = false;  ///< sort by time: times within time_tie_tolerance tie
   std::size_t plans_demoted = 0;    ///< plans ranked after clean ones (flagged, stale or undated)
 };
 

@@ -408,7 +408,7 @@ json plans_view(const json& result, const std::string& lang, const json& t, cons
   for (const auto& p : result["plans"]) {
     const json& l = p["layout"];
     rows.push_back({{"rank", p["rank"]},
-                    {"recommended", p["rank"] == 1},
+                    {"recommended", p.value("recommended", false)},
                     {"provider", p["provider"]},
                     {"region", p["region"]},
                     {"instance", fmt::format("{} × {}", p["instance_type"].get<std::string>(), p["instances"].get<int>())},
@@ -738,6 +738,20 @@ class Pages {
     ctx["result_warnings"] = warnings_view(result["warnings"], pg.lang, pg.t);
     ctx["has_result"] = true;
     ctx["has_plans"] = !result["plans"].empty();
+    {  // The rule that picked the plan marked R, in the page's language (recommend_<code>).
+      const PlanResult& res = out.result;
+      const PlanRequest defaults;  // the horizon, premium and tie tolerance are not request fields
+      const std::string key = "recommend_" + res.recommendation_rule_code;
+      std::string text = !res.recommendation_rule_code.empty() && pg.t.contains(key)
+                             ? fill(pg.t[key].get<std::string>(),
+                                    {{"days", number(defaults.recommend_horizon_seconds / 86400.0, 0, pg.lang)},
+                                     {"premium", number(defaults.recommend_max_cost_premium * 100.0, 0, pg.lang)}})
+                             : res.recommendation_rule;
+      if (res.recommendation_time_ties)
+        text += fill(pg.t.value("recommend_time_ties", ""), {{"tolerance", number(defaults.time_tie_tolerance * 100.0, 0, pg.lang)}});
+      if (!res.recommendation_evidence.empty()) text += pg.t.value("recommend_evidence_" + res.recommendation_evidence, "");
+      ctx["recommendation"] = text;
+    }
     if (!result["no_plan"].is_null() && out.result.no_plan) {
       const NoPlanReason& np = *out.result.no_plan;
       // Worded by the reason's and each suggestion's code (web/locales no_plan_*, suggest_*), the

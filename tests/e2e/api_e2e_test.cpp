@@ -924,6 +924,52 @@ TEST_F(ApiE2E, ExplainLabelsAndPriceKindsAreLocalized) {
 // A plan with no answer says why, and what would help, in the page's language: the planner's
 // English sentences (the CLI's and the API's) do not appear on /fr/plan and /th/plan; the
 // sentences of web/locales' no_plan_<code> and suggest_<code> keys do.
+// New-user trial (2026-12-01): every plan page said "Plan 1 is the recommendation: the cheapest
+// complete way to finish", while the planner picks by its Pareto-front rule (plan 1 was not the
+// cheapest) or by the deadline/budget. The page now states the rule that picked the plan, in its
+// language and with the rule's numbers (30 days, 25 %: plan_request.hpp defaults), and marks that
+// plan, the one the API marks "recommended", with R.
+TEST_F(ApiE2E, PlanPagesStateTheRuleThatPickedTheMarkedPlan) {
+  auto c = client();
+  struct Case {
+    std::string body, query;
+    std::map<std::string, std::vector<std::string>> expected;
+  };
+  const std::vector<Case> cases = {
+      {R"({"model": "llama-3.1-70b", "task": "lora", "tokens": 5e8, "today": "2026-11-30"})",
+       "model=llama-3.1-70b&task=lora&tokens=5e8&today=2026-11-30",
+       {{"en", {"of the plans finishing within 30 days", "at most 25% more than the cheapest"}},
+        {"fr", {"parmi les plans qui finissent en 30 jours ou moins", "au plus 25 % de plus"}},
+        {"th", {"ภายใน 30 วัน", "ไม่เกิน 25%"}}}},
+      {R"({"model": "llama-3.1-70b", "task": "lora", "tokens": 5e8, "budget": 100000, "today": "2026-11-30"})",
+       "model=llama-3.1-70b&task=lora&tokens=5e8&budget=100000&today=2026-11-30",
+       {{"en", {"the fastest plan within the budget"}},
+        {"fr", {"le plan le plus rapide dans le budget"}},
+        {"th", {"แผนที่เร็วที่สุดที่อยู่ในงบประมาณ"}}}}};
+  for (const auto& k : cases) {
+    auto api = c.Post("/api/plan", k.body, "application/json");
+    ASSERT_TRUE(api && api->status == 200) << (api ? api->body : "") << k.body;
+    const json plan = json::parse(api->body);
+    int recommended_rank = 0;
+    for (const auto& p : plan["plans"])
+      if (p["recommended"] == true) recommended_rank = p["rank"].get<int>();
+    ASSERT_GT(recommended_rank, 0) << k.body;
+    for (const auto& [lang, texts] : k.expected) {
+      auto r = c.Get("/" + lang + "/plan?" + k.query);
+      ASSERT_TRUE(r && r->status == 200) << lang << " " << k.query;
+      EXPECT_EQ(r->body.find("cheapest complete way"), std::string::npos) << lang;
+      for (const auto& t : texts) EXPECT_NE(r->body.find(t), std::string::npos) << lang << " " << k.query << ": " << t;
+      const std::size_t mark = r->body.find("R</abbr>");
+      ASSERT_NE(mark, std::string::npos) << lang;
+      EXPECT_EQ(r->body.find("R</abbr>", mark + 1), std::string::npos) << lang << ": one plan is marked R";
+      const std::string cell = "<td class=\"num\">";
+      const std::size_t td = r->body.rfind(cell, mark);
+      ASSERT_NE(td, std::string::npos);
+      EXPECT_EQ(std::atoi(r->body.c_str() + td + cell.size()), recommended_rank) << lang << " " << k.query;
+    }
+  }
+}
+
 TEST_F(ApiE2E, NoPlanReasonsAndSuggestionsAreLocalized) {
   auto c = client();
   struct Case {

@@ -344,10 +344,17 @@ TEST_F(PlanConstraintsE2E, BadInputOneLineExit2) {
   expect_one_line_error(base + " --budget=-100", "--budget");
   expect_one_line_error(base + " --gpus 12 'gpus=8'", "--gpus");
   expect_one_line_error(base + " --gpus 16 --tp 4 --pp 2 --dp 4", "--gpus");
-  expect_one_line_error(base + " --tp 16 'gpus=8'", "--tp");
+  // The error quotes the largest node among the offers (8 GPUs here), not an arbitrary one
+  // (a new-user trial saw "e.g. 1" for `--tp 16 gpu~h100`, where H100 nodes hold 8).
+  expect_one_line_error(base + " --tp 16 'gpus=8'", "the largest has 8");
+  expect_one_line_error(base + " --tp 16 'gpu~h100'", "the largest has 8");
   expect_one_line_error(base + " --cp 2", "--cp");
   expect_one_line_error("estimate --model llama-3.1-70b --task full --tokens 1e9 --gpu 'H100 SXM' --gpus 12", "--gpus");
   expect_one_line_error("estimate --model llama-3.1-70b --task full --tokens 1e9 --gpu 'H100 SXM' --gpus 8 --tp 16", "--tp");
+  // A multi-node estimate without the network names the flag that exists (it said
+  // --inter-node-gbps, which the CLI rejects as an unknown argument).
+  expect_one_line_error("estimate --model llama-3.1-70b --task full --tokens 1e9 --gpu 'H100 SXM' --gpus 16 --tp 8 --dp 2",
+                        "--inter-node-gbit-per-s");
 }
 
 }  // namespace
