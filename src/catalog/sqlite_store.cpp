@@ -1004,6 +1004,24 @@ void bind_query(Stmt& s, const OfferQuery& q, const QueryStatement& st, std::siz
 
 }  // namespace
 
+std::size_t SqliteOfferStore::count_matching(const OfferQuery& q) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  q.validate();
+  const SqlWhere where = compile_filter_sql(Filter::parse(q.filter), q.filter_context(impl_->gpus), SqlDialect::sqlite, 3);
+  // The WHERE of query_sql's single statement (same parameters ?1 kind, ?2 include_excluded,
+  // ?3.. the filter's values), counted.
+  Stmt s(impl_->db,
+         std::string("SELECT count(*) FROM offers o") + kLatestPriceJoin + "WHERE (" + where.sql +
+             ") AND (?2 OR NOT EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND f.excludes = 1))",
+         impl_->path);
+  int i = 1;
+  s.bind(i++, price_kind_name(q.price_kind));
+  s.bind_int(i++, q.include_excluded ? 1 : 0);
+  for (const SqlValue& v : where.params) s.bind(i++, v);
+  s.step();
+  return static_cast<std::size_t>(s.integer(0));
+}
+
 std::vector<std::string> SqliteOfferStore::explain_query(const OfferQuery& q) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   const QuerySql sql = query_sql(q, impl_->gpus);
