@@ -428,7 +428,9 @@ class Parser {
     std::vector<std::pair<std::size_t, std::string_view>> near;
     const std::string name = lower(t.text);
     for (const auto& d : field_defs()) {
-      std::size_t dist = edit_distance(name, d.name);
+      // The edit distance is at least the length difference: skip the O(n·m) table when it cannot be <= 2.
+      const std::size_t len_diff = name.size() > d.name.size() ? name.size() - d.name.size() : d.name.size() - name.size();
+      const std::size_t dist = len_diff > 2 ? len_diff : edit_distance(name, d.name);
       bool prefix = name.size() >= 2 && d.name.substr(0, name.size()) == name;
       if (dist <= 2 || prefix) near.emplace_back(prefix ? 0 : dist, d.name);
     }
@@ -876,6 +878,21 @@ std::string norm_gpu_name(std::string_view s) {
   return out;
 }
 
+namespace {
+/// norm_gpu_name(s) == q without building the normalised string (gpu_names_matching compares the
+/// value with every catalog name and alias, once per gpu= clause and per compilation).
+bool norm_equals(std::string_view s, std::string_view q) {
+  std::size_t i = 0;
+  for (char c : s) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    else if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) continue;
+    if (i == q.size() || q[i] != c) return false;
+    ++i;
+  }
+  return i == q.size();
+}
+}  // namespace
+
 std::vector<std::string> gpu_names_matching(const GpuCatalog& gpus, std::string_view value) {
   std::vector<std::string> out;
   const std::string q = norm_gpu_name(value);
@@ -884,10 +901,10 @@ std::vector<std::string> gpu_names_matching(const GpuCatalog& gpus, std::string_
   };
   if (const GpuSpec* s = gpus.try_find(value)) add(s->name);
   for (const GpuSpec& s : gpus.gpus()) {
-    bool hit = norm_gpu_name(s.name) == q;
+    bool hit = norm_equals(s.name, q);
     if (!hit && s.name.size() > s.vendor.size() && s.name.compare(0, s.vendor.size(), s.vendor) == 0)
-      hit = norm_gpu_name(std::string_view(s.name).substr(s.vendor.size())) == q;
-    for (const auto& a : s.aliases) hit = hit || norm_gpu_name(a) == q;
+      hit = norm_equals(std::string_view(s.name).substr(s.vendor.size()), q);
+    for (const auto& a : s.aliases) hit = hit || norm_equals(a, q);
     if (hit) add(s.name);
   }
   std::sort(out.begin(), out.end());

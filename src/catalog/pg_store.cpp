@@ -853,6 +853,30 @@ std::vector<Param> statement_params(const QueryStatement& st, const OfferQuery& 
 
 }  // namespace
 
+std::size_t PgOfferStore::count_matching(const OfferQuery& q) {
+  q.validate();
+  const SqlWhere where =
+      compile_filter_sql(Filter::parse(q.filter), q.filter_context(impl_->gpus), SqlDialect::postgresql, 3);
+  // The WHERE of query_sql's single statement (same parameters), counted.
+  const std::string sql = std::string("SELECT count(*) FROM offers o") + kLatestPriceJoin + "WHERE (" + where.sql +
+                          ") AND ($2::boolean OR NOT EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND "
+                          "f.excludes))";
+  std::vector<Param> p = {p_text(price_kind_name(q.price_kind)), p_text(q.include_excluded ? "true" : "false")};
+  for (const SqlValue& v : where.params) {
+    if (const double* d = std::get_if<double>(&v))
+      p.push_back(p_num(*d));
+    else
+      p.push_back(std::get<std::string>(v));
+  }
+  return impl_->with_connection([&](pqxx::connection& c) {
+    const std::string name = impl_->prepared_name(c, sql);
+    pqxx::read_transaction t(c);
+    const auto r = t.exec_prepared1(name, pqxx::prepare::make_dynamic_params(p));
+    t.commit();
+    return static_cast<std::size_t>(r[0].as<long long>());
+  });
+}
+
 std::vector<std::string> PgOfferStore::explain_query(const OfferQuery& q) {
   const QuerySql sql = query_sql(q, impl_->gpus);
   return impl_->with_connection([&](pqxx::connection& c) {
