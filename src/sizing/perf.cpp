@@ -129,6 +129,7 @@ struct Work {
   double ep_alltoall_each_seconds = 0;  ///< one all-to-all incl. load imbalance
   double ep_off_node_fraction = 0;      ///< share of the all-to-all bytes that cross nodes
   int ep_collectives_per_layer = 0;
+  double ep_alltoall_unoverlapped_seconds = 0;  ///< before overlap with compute (ep_overlap_with_compute)
   double moe_layers_per_stage = 0;
   double expert_flop_share = 0;         ///< routed-expert share of the hardware FLOPs
   double expert_slowdown = 1;           ///< their time relative to dense matmuls
@@ -195,16 +196,20 @@ void validate(const TrainingStepRequest& r, const ClusterSpec& c) {
 
 /// Expert parallelism needs a MoE model whose routed experts and dp both split into ep parts.
 void validate_expert_parallel(const ModelArch& arch, const ParallelLayout& l) {
-  if (l.ep <= 1) return;
-  if (!arch.moe || arch.moe->num_routed_experts <= 0)
+  if (l.ep <= 1 && (l.expert_tp == 0 || !arch.moe)) return;
+  if (l.ep > 1 && (!arch.moe || arch.moe->num_routed_experts <= 0))
     throw_invalid("layout.ep", fmt::format("ep {} on a dense model ({})", l.ep, arch.name), "ep 1 for a dense model");
-  if (arch.moe->num_routed_experts % l.ep != 0)
+  if (arch.moe && arch.moe->num_routed_experts > 0 && arch.moe->num_routed_experts % l.ep != 0)
     throw_invalid("layout.ep", fmt::format("ep {} does not divide the {} routed experts of {}", l.ep,
                                            arch.moe->num_routed_experts, arch.name),
                   fmt::format("a divisor of {}", arch.moe->num_routed_experts));
-  if (l.dp % l.ep != 0)
-    throw_invalid("layout.ep", fmt::format("ep {} does not divide dp {}", l.ep, l.dp),
-                  "ep dividing dp (experts are sharded within the data-parallel group)");
+  if (l.expert_tp < 0) throw_invalid("layout.expert_tp", fmt::format("{}", l.expert_tp), "0 (= tp) or a degree >= 1");
+  if (!l.expert_grid_divides())
+    throw_invalid("layout.ep",
+                  l.expert_tp > 0 ? fmt::format("expert tp {} × ep {} does not divide tp {} × dp {}", l.etp(), l.ep,
+                                                l.tp, l.dp)
+                                  : fmt::format("ep {} does not divide dp {}", l.ep, l.dp),
+                  "etp × ep dividing tp × dp (experts are sharded within a stage's GPUs; etp defaults to tp)");
 }
 
 Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const ClusterSpec& c,
@@ -267,8 +272,15 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
     w.tp_bytes = s * b * h * elem;
     w.tp_link_bytes_per_s = l.tp <= c.gpus_per_node ? intra : per_gpu_net;
     w.tp_collectives_per_layer = 4 + (r.recompute == Recompute::full ? 2 : 0);
-    e.tp_allreduce_seconds = md * w.layers_per_stage * w.tp_collectives_per_layer *
-                             ring_allreduce_seconds(w.tp_bytes, l.tp, w.tp_link_bytes_per_s);
+    // MoE layers whose experts are not tensor-parallel (etp < tp: Megatron-Core with
+    // expert_tensor_parallel_size 1 dispatches the sequence-parallel tokens of each TP rank
+    // straight to the EP ranks) keep only the attention's half of the TP collectives.
+    double collectives = w.layers_per_stage * w.tp_collectives_per_layer;
+    if (arch.moe && l.etp() < l.tp) {
+      const double moe_layers = std::ceil(static_cast<double>(arch.moe->num_moe_layers) / pp);
+      collectives -= std::min(moe_layers, w.layers_per_stage) * w.tp_collectives_per_layer / 2.0;
+    }
+    e.tp_allreduce_seconds = md * collectives * ring_allreduce_seconds(w.tp_bytes, l.tp, w.tp_link_bytes_per_s);
   }
 
   // Expert-parallel all-to-all: dispatch + combine, forward and backward (+ the recomputed
@@ -280,9 +292,12 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
   // moe_load_imbalance × the mean (also on its expert GEMMs, below).
   if (arch.moe && l.ep > 1 && arch.hidden_size > 0) {
     const double k = static_cast<double>(std::max<std::int64_t>(arch.moe->experts_per_token, 1));
-    const double tokens = s * b / (l.sequence_parallel ? tp : 1.0);
+    // Tokens a GPU dispatches: its sequence-parallel shard, or, without SP, the tp/etp split
+    // of the micro-batch among the expert-TP groups of the tp ranks.
+    const double tokens = s * b / (l.sequence_parallel ? tp : tp / static_cast<double>(l.etp()));
     w.ep_bytes = tokens * h * k * elem * (l.ep - 1.0) / l.ep;
-    const int ep_per_node = std::clamp(c.gpus_per_node / std::max(l.tp, 1), 1, l.ep);
+    // Expert grid rank order etp → ep → edp: EP ranks are etp apart.
+    const int ep_per_node = std::clamp(c.gpus_per_node / std::max(l.etp(), 1), 1, l.ep);
     const double off_node = l.ep > 1 ? static_cast<double>(l.ep - ep_per_node) / (l.ep - 1.0) : 0.0;
     const double t_intra = safe_div(w.ep_bytes * (1.0 - off_node), intra);
     const double t_inter = off_node > 0 ? safe_div(w.ep_bytes * off_node, per_gpu_net) : 0.0;
@@ -303,7 +318,9 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
     w.expert_flop_share = matmul > 0 ? std::clamp(active_expert / matmul, 0.0, 1.0) * w.hw_per_token.dense_matmul_flop /
                                            std::max(w.hw_per_token.total_flop, 1.0)
                                      : 0.0;
-    w.expert_slowdown = (1.0 + a.expert_half_width / static_cast<double>(moe.expert_intermediate_size)) *
+    // The grouped GEMMs of one GPU are f_e / etp wide (expert tensor parallelism splits them).
+    w.expert_slowdown = (1.0 + a.expert_half_width * static_cast<double>(l.etp()) /
+                                   static_cast<double>(moe.expert_intermediate_size)) *
                         (l.ep > 1 ? std::max(a.moe_load_imbalance, 1.0) : 1.0);
     const double factor = (1.0 - w.expert_flop_share) + w.expert_flop_share * w.expert_slowdown;
     // Dropless token dispatch: a fixed, GPU-independent time per MoE layer per micro-batch.
@@ -312,6 +329,12 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
     e.compute_seconds = scaled + w.moe_fixed_seconds;
     e.kernel_efficiency = safe_div(e.kernel_efficiency * (e.compute_seconds > 0 ? scaled / e.compute_seconds : 1.0),
                                    factor);
+  }
+
+  // EP all-to-all overlapped with another micro-batch's compute: only the excess stays exposed.
+  if (r.ep_overlap_with_compute && e.ep_alltoall_seconds > 0) {
+    w.ep_alltoall_unoverlapped_seconds = e.ep_alltoall_seconds;
+    e.ep_alltoall_seconds = std::max(0.0, e.ep_alltoall_seconds - e.compute_seconds);
   }
 
   // Pipeline point-to-point: activations forward, gradients backward, scatter/gather over TP
@@ -324,17 +347,19 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
 
   // Data parallel. Placement: TP ranks innermost, then EP, then DP, then PP (Megatron-Core order).
   // Dense (non-expert) parameters are replicated over the dp ranks; expert parameters are split
-  // by ep and replicated only over the expert-data-parallel group of dp/ep ranks (tp·ep apart),
-  // so their gradients are reduced — and under ZeRO-3 their shards gathered — in that group only.
-  // ep == dp: experts are never gathered nor all-reduced.
+  // by etp·ep and replicated only over the expert-data-parallel group of edp = tp·dp/(etp·ep)
+  // ranks (etp·ep apart; = dp/ep when etp = tp), so their gradients are reduced — and under
+  // ZeRO-3 their shards gathered — in that group only. edp == 1: experts are never gathered nor
+  // all-reduced.
   w.dp_per_node = l.tp >= c.gpus_per_node ? 1 : std::max(1, std::min(l.dp, c.gpus_per_node / l.tp));
-  const int edp = std::max(1, l.dp / std::max(l.ep, 1));
+  const int edp = l.edp();
   w.edp = edp;
-  w.edp_per_node = l.tp * l.ep >= c.gpus_per_node ? 1 : std::max(1, std::min(edp, c.gpus_per_node / (l.tp * l.ep)));
+  const int expert_group = l.etp() * l.ep;  // edp ranks are etp·ep apart
+  w.edp_per_node = expert_group >= c.gpus_per_node ? 1 : std::max(1, std::min(edp, c.gpus_per_node / expert_group));
   const double total_params = static_cast<double>(arch.params.total());
   const double expert_params = static_cast<double>(arch.params.experts);
   const double dense_per_gpu = (total_params - expert_params) / (tp * pp);
-  const double expert_per_gpu = expert_params / (tp * pp * l.ep);
+  const double expert_per_gpu = expert_params / (static_cast<double>(l.etp()) * pp * l.ep);
   const double params_per_gpu = dense_per_gpu + expert_per_gpu;
   const bool lora_task = frozen_base(r.task);
   const double trainable_dense = lora_task ? fig.lora_adapter_params / (tp * pp) : dense_per_gpu;
@@ -562,6 +587,11 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                                    100.0 * w.ep_off_node_fraction, a.moe_load_imbalance,
                                    a.ep_comm_overlap_fraction > 0
                                        ? fmt::format(" × (1 − overlap {:.2f})", a.ep_comm_overlap_fraction)
+                                       : std::string(),
+                                   r.ep_overlap_with_compute
+                                       ? fmt::format(" = {}, overlapped with compute {} → exposed",
+                                                     si(w.ep_alltoall_unoverlapped_seconds, "s"),
+                                                     si(e.compute_seconds, "s"))
                                        : std::string(),
                                    si(e.ep_alltoall_seconds, "s"))
                      : std::string("no expert parallelism"),
