@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "util/error.hpp"
+#include "util/error_code.hpp"
 
 namespace gpuplan {
 namespace {
@@ -264,9 +265,10 @@ void validate_against_model(const ModelArch& m, const Shape& s, int tp, int pp, 
   }
   if (s.decoder) {
     if (m.num_attention_heads > 0 && m.num_attention_heads % tp != 0) {
-      throw_invalid(tp_flag, fmt::format("tp {} does not divide the {} attention heads of {}", tp,
-                                         m.num_attention_heads, m.name),
-                    fmt::format("a divisor of {}", m.num_attention_heads));
+      throw_invalid_coded(tp_flag, "tp_not_dividing_heads",
+                          {{"tp", std::to_string(tp)}, {"heads", std::to_string(m.num_attention_heads)}, {"model", m.name}},
+                          fmt::format("tp {} does not divide the {} attention heads of {}", tp, m.num_attention_heads, m.name),
+                          fmt::format("a divisor of {}", m.num_attention_heads));
     }
     // KV heads split over TP ranks, or each replicated on tp/kv ranks when tp > kv (vLLM,
     // Megatron num_query_groups): either way one must divide the other.
@@ -703,7 +705,8 @@ double MemoryBreakdown::term_bytes(std::string_view name) const {
 namespace {
 void check_range(std::int64_t v, std::int64_t lo, std::int64_t hi, const char* flag, const char* what) {
   if (v < lo || v > hi) {
-    throw_invalid(flag, fmt::format("{} {} is out of range", what, v), fmt::format("an integer in [{}, {}]", lo, hi));
+    throw_invalid_coded(flag, "integer_out_of_range", {{"value", std::to_string(v)}, {"min", std::to_string(lo)}, {"max", std::to_string(hi)}},
+                        fmt::format("{} {} is out of range", what, v), fmt::format("an integer in [{}, {}]", lo, hi));
   }
 }
 }  // namespace
