@@ -1,6 +1,8 @@
 #include "catalog/ingest.hpp"
 
+#include <string_view>
 #include <unordered_set>
+#include <vector>
 
 #include "catalog/importers.hpp"
 
@@ -20,14 +22,20 @@ void gate_against_store(OfferStore& store, ImportBatch& batch, std::string_view 
   check_no_future_dates(batch, today);
   // The market-index gate reads the index pseudo-offers (provider "index:*"): those of the
   // batch plus the store's, appended for the check only and removed before writing.
-  std::unordered_set<std::string> in_batch;
-  for (const Offer& o : batch.offers) in_batch.insert(o.id);
   OfferQuery q;
   q.filter = "provider~\"index:\"";
   q.include_excluded = true;
+  std::vector<Offer> stored_index = store.query(q);
   const std::size_t original = batch.offers.size();
-  for (Offer& o : store.query(q))
-    if (!in_batch.count(o.id)) batch.offers.push_back(std::move(o));
+  if (!stored_index.empty()) {
+    std::unordered_set<std::string_view> in_batch;  // views into the batch's ids, no copies
+    in_batch.reserve(batch.offers.size());
+    for (const Offer& o : batch.offers) in_batch.insert(o.id);
+    std::vector<Offer> extra;
+    for (Offer& o : stored_index)
+      if (!in_batch.count(o.id)) extra.push_back(std::move(o));
+    for (Offer& o : extra) batch.offers.push_back(std::move(o));
+  }
   try {
     flag_prices_below_market_index(batch);
   } catch (...) {
