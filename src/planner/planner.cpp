@@ -1478,7 +1478,11 @@ void order_rows(const PlanRequest& request, const PlanState& st, PlanResult& res
   for (std::size_t i = 0; i < result.plans.size() && !blocked; ++i) {
     if (tier(result.plans[i]) == best_tier) clean.push_back(i);
   }
-  result.recommendation_evidence = !demote || blocked ? "" : best_tier <= 1 ? "clean_dated" : best_tier == 2 ? "unflagged" : "";
+  result.recommendation_evidence = !demote || blocked ? ""
+                                   : best_tier == 0 ? "clean_dated"
+                                   : best_tier == 1 ? "dated_stale"
+                                   : best_tier == 2 ? "unflagged"
+                                                    : "";
   const std::string evidence_words =
       !demote || blocked ? ""
       : best_tier == 0   ? " (clean prices only: dated, unflagged, at most {:.0f} days old)"

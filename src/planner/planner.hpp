@@ -189,7 +189,9 @@ struct PlanResult {
   /// "front" (no deadline, no budget: the Pareto-front rule with the request's horizon and cost
   /// premium), "deadline", "budget", "deadline_and_budget", "fastest", "cheapest"; "" = none.
   std::string recommendation_rule_code;
-  /// Prices the rule was applied to: "clean_dated", "unflagged" or "" (every price).
+  /// Prices the rule was applied to: "clean_dated" (dated, unflagged, within the freshness
+  /// limit), "dated_stale" (dated and unflagged, but every one older than the limit),
+  /// "unflagged" (unflagged, some undated) or "" (every price).
   std::string recommendation_evidence;
   bool recommendation_time_ties = false;  ///< sort by time: times within time_tie_tolerance tie
   std::size_t plans_demoted = 0;    ///< plans ranked after clean ones (stale, undated or flagged); 0 with --include-flagged

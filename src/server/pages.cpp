@@ -657,6 +657,7 @@ class Pages {
                     {"per_gpu_sort", r["usd_per_gpu_hour"].is_number() ? fmt::format("{:.4f}", r["usd_per_gpu_hour"].get<double>()) : "1e9"},
                     {"per_hour", money_opt(r["usd_per_hour"], pg.lang, pg.t)},
                     {"provider", r["provider"]},
+                    {"instance_type", r["instance_type"]},
                     {"region", r["region"]},
                     {"link", r["intra_node_link"]},
                     {"source", r["source"].is_string() ? r["source"] : json("")},
@@ -666,6 +667,9 @@ class Pages {
                      }()},
                     {"observed", observed.empty() ? pg.t.value("undated", "undated") : date_text(observed, pg.lang, pg.t)},
                     {"observed_sort", observed},
+                    // Days between the price's date and today (the request's `today`): unknown when undated.
+                    {"age", r["age_days"].is_number() ? number(r["age_days"].get<double>(), 0, pg.lang) : pg.t.value("unknown", "")},
+                    {"age_sort", r["age_days"].is_number() ? std::to_string(r["age_days"].get<long long>()) : "1e9"},
                     {"tier", tier},
                     {"tier_text", pg.t.value("tier_" + tier, tier)},
                     {"history_href", pg.prefix + "/offers/history?id=" + httplib::detail::encode_query_param(r["id"].get<std::string>())}};
@@ -1147,7 +1151,9 @@ void add_pages(httplib::Server& http, const api::Context& ctx) {
   // Rendered pages by (language, URL with its query) on the same data version and day
   // (ResponseCache): a page is a pure function of those.
   auto cache = std::make_shared<ResponseCache>(512);
-  for (const auto& [path, handler] : routes) {
+  for (const auto& route_entry : routes) {
+    const std::string& path = route_entry.first;
+    const auto& handler = route_entry.second;  // named, not a structured binding: clang 14 cannot capture those
     for (const std::string prefix : {"", "/en", "/fr", "/th"}) {
       const std::string route = prefix + (prefix.empty() || path != "/" ? path : "");
       const std::string page_path = path;

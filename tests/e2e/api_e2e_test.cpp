@@ -978,6 +978,72 @@ TEST_F(ApiE2E, PlanPagesStateTheRuleThatPickedTheMarkedPlan) {
   }
 }
 
+// New-user trial: /en/plan said "Only clean, dated prices are considered" while the plan it
+// marked R was priced more than 30 days before `today` (a stale price: demotion tier 1). The
+// sentence must match the evidence of the recommended plan's price, which the API reports as
+// its demotion_tier (0 clean, 1 stale, 2 undated, 3 flagged). Two days: 2026-11-30 (the bundled
+// catalog's own date) and 2027-06-01, when every dated bundled price is over 30 days old.
+TEST_F(ApiE2E, PlanPageEvidenceSentenceMatchesTheRecommendedPrice) {
+  auto c = client();
+  const std::map<int, std::map<std::string, std::string>> sentence = {
+      {0, {{"en", "Only clean, dated prices are considered for it."},
+           {"fr", "Seuls les prix datés et sans signalement sont pris en compte."}}},
+      {1, {{"en", "every one of them is older than the freshness limit"},
+           {"fr", "tous sont plus anciens que la limite de fraîcheur"}}}};
+  std::set<int> tiers_seen;
+  for (const std::string today : {"2026-11-30", "2027-06-01"}) {
+    auto api = c.Post("/api/plan",
+                      R"({"model": "llama-3.1-70b", "task": "lora", "tokens": 5e8, "today": ")" + today + R"("})",
+                      "application/json");
+    ASSERT_TRUE(api && api->status == 200) << (api ? api->body : "");
+    const json plan = json::parse(api->body);
+    int tier = -1;
+    for (const auto& p : plan["plans"])
+      if (p["recommended"] == true) tier = p["demotion_tier"].get<int>();
+    ASSERT_TRUE(tier == 0 || tier == 1) << today << ": the recommended plan's price is dated and unflagged";
+    tiers_seen.insert(tier);
+    for (const std::string lang : {"en", "fr"}) {
+      auto r = c.Get("/" + lang + "/plan?model=llama-3.1-70b&task=lora&tokens=5e8&today=" + today);
+      ASSERT_TRUE(r && r->status == 200) << lang << " " << today;
+      EXPECT_NE(r->body.find(sentence.at(tier).at(lang)), std::string::npos) << lang << " " << today << " tier " << tier;
+      EXPECT_EQ(r->body.find(sentence.at(1 - tier).at(lang)), std::string::npos) << lang << " " << today << " tier " << tier;
+    }
+  }
+  EXPECT_EQ(tiers_seen.count(1), 1u) << "on 2027-06-01 every dated bundled price is stale";
+}
+
+// New-user trial: the /offers page had no instance type and no price age, so two rows of one
+// provider and region could not be told apart and "how old is this price" needed the API. Each
+// row now shows the instance type and the age in days, the same values as /api/offers.
+TEST_F(ApiE2E, OffersPageShowsInstanceTypeAndPriceAge) {
+  auto c = client();
+  auto api = c.Get("/api/offers?q=gpu%3DH100&sort=price&limit=5&today=2026-11-30");
+  ASSERT_TRUE(api && api->status == 200);
+  const json rows = json::parse(api->body);
+  ASSERT_EQ(rows.size(), 5u);
+  auto page = c.Get("/en/offers?q=gpu%3DH100&sort=price&today=2026-11-30");
+  ASSERT_TRUE(page && page->status == 200);
+  const std::string& html = page->body;
+  EXPECT_NE(html.find("<th>instance</th>"), std::string::npos);
+  EXPECT_NE(html.find(">age (days)</th>"), std::string::npos);
+  int dated = 0;
+  for (const auto& r : rows) {
+    const std::string id = r["id"].get<std::string>();
+    const std::size_t start = html.find("<tr data-id=\"" + id + "\"");
+    ASSERT_NE(start, std::string::npos) << id;
+    const std::string row = html.substr(start, html.find("</tr>", start) - start);
+    EXPECT_NE(row.find("<td>" + r["instance_type"].get<std::string>() + "</td>"), std::string::npos) << row;
+    if (r["age_days"].is_number()) {
+      ++dated;
+      const std::string age = std::to_string(r["age_days"].get<long long>());  // under 1,000 days: no separator
+      EXPECT_NE(row.find("data-value=\"" + age + "\">" + age + "</td>"), std::string::npos) << row;
+    } else {
+      EXPECT_NE(row.find("data-value=\"1e9\">unknown</td>"), std::string::npos) << row;
+    }
+  }
+  EXPECT_GT(dated, 0) << "at least one of the five cheapest H100 offers has a dated price";
+}
+
 TEST_F(ApiE2E, NoPlanReasonsAndSuggestionsAreLocalized) {
   auto c = client();
   struct Case {
