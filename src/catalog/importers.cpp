@@ -66,6 +66,9 @@ constexpr BundledFile kBundled[] = {
      "ewyluda/gpu-price-index@ab49c8081de81f1dae5f8f7e7d46af80b68c35d6:data/observations/2026/2026-10-10.csv"},
     {"offers/sourced/aws-capacity-blocks.csv", ImportFormat::generic_csv, "aws-capacity-blocks",
      "data/offers/sourced/aws-capacity-blocks.csv (PROVENANCE.md §7)"},
+    {"offers/cyclenerd-gcp-pricing/gcp-gpu-machines.csv", ImportFormat::generic_csv, "cyclenerd-gcp-pricing",
+     "Cyclenerd/google-cloud-pricing-cost-calculator@fd66b26ff84fee5cdd94f341ea89206e76c06b99:pricing.yml"
+     "[GPU machine types, converted; PROVENANCE.md §8]"},
     {"offers/gpuhunt/tpu_pricing.json", ImportFormat::gpuhunt_tpu_pricing_json, "gpuhunt-tpu-pricing",
      "dstackai/gpuhunt@b707e743b2c27d7ec9be17e87e689997cbcbbeaf:src/gpuhunt/resources/tpu_pricing.json"},
 };

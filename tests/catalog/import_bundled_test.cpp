@@ -37,8 +37,9 @@ TEST(ImportBundled, EveryOfferHasProvenanceAndUniqueId) {
   const ImportBatch b = bundled_catalog();
   // Rows per file (python csv/json counts, see import_skypilot_test.cpp / import_formats_test.cpp):
   // skypilot 223+357+61+3+33+4+25+190+118+67+1+19 = 1101, fsdl 257+72, tardellirs 310,
-  // ewyluda 353, gpuhunt 21 → 2114; + ewyluda observations 602 + AWS capacity blocks 4 → 2720.
-  EXPECT_EQ(b.rows_read, 2720u);
+  // ewyluda 353, gpuhunt 21 → 2114; + ewyluda observations 602 + AWS capacity blocks 4 → 2720;
+  // + Cyclenerd GCP GPU machines 1396 (wc -l minus the header) → 4116.
+  EXPECT_EQ(b.rows_read, 4116u);
   std::set<std::string> ids;
   for (const Offer& o : b.offers) {
     EXPECT_TRUE(ids.insert(o.id).second) << "duplicate id " << o.id;
@@ -59,6 +60,45 @@ TEST(ImportBundled, EveryOfferHasProvenanceAndUniqueId) {
   EXPECT_EQ(aws->prices.front().source.locator,
             "skypilot-org/skypilot-catalog@00148f2af3672e2229b4f7bf8157d5a3f36e3c35:catalogs/v8/aws/"
             "vms.csv[p-family excerpt]:149");
+}
+
+// Cyclenerd/google-cloud-pricing-cost-calculator pricing.yml at fd66b26 (generated 2026-07-30T06:13:17Z):
+// compute.instance.a3-highgpu-8g.cost.us-central1 = {hour: 88.4899999025753, hour_spot: 50.6095408219178,
+// month_1y: 44810.08066464, month_3y: 28370.99821392}; the tool's month is hour x 730, so the committed
+// hourly rates are month_1y / 730 and month_3y / 730.
+TEST(ImportBundled, GcpMachinePricesCarryTheirGenerationDateAndCommitments) {
+  const ImportBatch b = bundled_catalog();
+  const Offer* a3 = b.find("gcp/a3-highgpu-8g/us-central1");
+  ASSERT_NE(a3, nullptr);
+  EXPECT_EQ(a3->gpu_name, std::optional<std::string>("NVIDIA H100 SXM"));
+  EXPECT_EQ(a3->gpu_count, 8);
+  // The same offer also has newer ewyluda observations (2026-10-10): look at the Cyclenerd ones.
+  auto from_cyclenerd = [&](PriceKind k) -> const PriceObservation* {
+    for (const PriceObservation& p : a3->prices)
+      if (p.kind == k && p.source.dataset == "cyclenerd-gcp-pricing") return &p;
+    return nullptr;
+  };
+  const PriceObservation* od = from_cyclenerd(PriceKind::on_demand);
+  const PriceObservation* spot = from_cyclenerd(PriceKind::spot);
+  const PriceObservation* r1 = from_cyclenerd(PriceKind::reserved_1y);
+  const PriceObservation* r3 = from_cyclenerd(PriceKind::reserved_3y);
+  ASSERT_NE(od, nullptr);
+  ASSERT_NE(spot, nullptr);
+  ASSERT_NE(r1, nullptr);
+  ASSERT_NE(r3, nullptr);
+  EXPECT_DOUBLE_EQ(od->usd_per_hour, 88.4899999025753);
+  EXPECT_DOUBLE_EQ(spot->usd_per_hour, 50.6095408219178);
+  EXPECT_NEAR(r1->usd_per_hour, 44810.08066464 / 730, 1e-6);
+  EXPECT_NEAR(r3->usd_per_hour, 28370.99821392 / 730, 1e-6);
+  EXPECT_EQ(a3->latest_price(PriceKind::reserved_1y), r1);  // the only committed-use source
+  for (const PriceObservation* p : {od, spot, r1, r3})
+    EXPECT_EQ(p->source.observed_at, std::optional<std::string>("2026-07-30T06:13:17Z"));
+  // Only regions where tools/machinetyperegion.csv lists the machine type: A2 is priced in
+  // africa-south1 by the billing catalog but not offered there.
+  EXPECT_EQ(b.find("gcp/a2-highgpu-1g/africa-south1"), nullptr);
+  EXPECT_NE(b.find("gcp/a2-highgpu-1g/us-central1"), nullptr);
+  // Fractional G4 slices (g4-standard-6 = 1/8 GPU) are not whole-GPU offers and are left out.
+  EXPECT_EQ(b.find("gcp/g4-standard-6/us-central1"), nullptr);
 }
 
 TEST(ImportBundled, SummaryCountsEveryIssueOnce) {
