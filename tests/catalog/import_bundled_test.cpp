@@ -48,10 +48,13 @@ TEST(ImportBundled, EveryOfferHasProvenanceAndUniqueId) {
       EXPECT_EQ(p.offer_id, o.id);
       EXPECT_FALSE(p.source.dataset.empty()) << o.id;
       EXPECT_FALSE(p.source.locator.empty()) << o.id;
-      // Never an invented date: SkyPilot, FSDL and gpuhunt rows have none.
-      if (p.source.dataset.rfind("skypilot", 0) == 0 || p.source.dataset.rfind("fsdl", 0) == 0 ||
-          p.source.dataset.rfind("gpuhunt", 0) == 0) {
+      // Never an invented date: SkyPilot and gpuhunt rows have none; every FSDL row has the
+      // date its price was published (the row-dates sidecars, derived from the git history).
+      if (p.source.dataset.rfind("skypilot", 0) == 0 || p.source.dataset.rfind("gpuhunt", 0) == 0) {
         EXPECT_EQ(p.source.observed_at, std::nullopt) << o.id;
+      }
+      if (p.source.dataset.rfind("fsdl", 0) == 0) {
+        EXPECT_NE(p.source.observed_at, std::nullopt) << o.id;
       }
     }
   }
@@ -99,6 +102,76 @@ TEST(ImportBundled, GcpMachinePricesCarryTheirGenerationDateAndCommitments) {
   EXPECT_NE(b.find("gcp/a2-highgpu-1g/us-central1"), nullptr);
   // Fractional G4 slices (g4-standard-6 = 1/8 GPU) are not whole-GPU offers and are left out.
   EXPECT_EQ(b.find("gcp/g4-standard-6/us-central1"), nullptr);
+}
+
+// the-full-stack/website commit b08f276 (2023-06-20T15:33:41-07:00, "updates Lambda H100 price")
+// changed cloud-gpus.csv line 168 from $2.40 to $1.99, and no later commit changed that price:
+// the row's price was published 2023-06-20T22:33:41Z.
+TEST(ImportBundled, FsdlRowsCarryTheDateTheirPriceWasPublished) {
+  const ImportBatch b = bundled_catalog();
+  const std::string locator =
+      "the-full-stack/website@2bddc6d52544dc258e7e34396c6958377f72816b:docs/cloud-gpus/cloud-gpus.csv:168";
+  const PriceObservation* found = nullptr;
+  for (const Offer& o : b.offers)
+    for (const PriceObservation& p : o.prices)
+      if (p.source.locator == locator) found = &p;
+  ASSERT_NE(found, nullptr);
+  EXPECT_DOUBLE_EQ(found->usd_per_hour, 1.99);
+  EXPECT_EQ(found->source.observed_at, std::optional<std::string>("2023-06-20T22:33:41Z"));
+}
+
+// data/offers/aws-spot-advisor/interruption-bands.csv (AWS Spot Advisor via alexei-led/spotinfo, 2025-06-28):
+// "us-east-1,p4d.24xlarge,Linux,67,2,10-15%,16" and "us-east-1,p5.48xlarge,Linux,52,4,>20%,100". The planning
+// rate is the band's upper edge per trailing month: 16 % / 30 days and 100 % / 30 days per instance-day.
+TEST(ImportBundled, AwsSpotOffersGetTheAdvisorInterruptionBand) {
+  const ImportBatch b = bundled_catalog();
+  int p4d = 0, p5 = 0;
+  for (const Offer& o : b.offers) {
+    if (o.provider != "aws" || o.region != "us-east-1" || o.latest_price(PriceKind::spot) == nullptr) continue;
+    if (o.instance_type == "p4d.24xlarge") {
+      ++p4d;
+      ASSERT_TRUE(o.billing_override.preemptions_per_day.has_value()) << o.id;
+      EXPECT_NEAR(*o.billing_override.preemptions_per_day, 0.16 / 30, 1e-12) << o.id;
+      bool cited = false;
+      for (const std::string& s : o.billing_override.sources)
+        cited = cited || (s.rfind("preemptions_per_day:", 0) == 0 && s.find("10-15%") != std::string::npos &&
+                          s.find("spot-advisor-data.json") != std::string::npos);
+      EXPECT_TRUE(cited) << o.id;
+    }
+    if (o.instance_type == "p5.48xlarge") {
+      ++p5;
+      ASSERT_TRUE(o.billing_override.preemptions_per_day.has_value()) << o.id;
+      EXPECT_NEAR(*o.billing_override.preemptions_per_day, 1.0 / 30, 1e-12) << o.id;
+    }
+  }
+  EXPECT_GT(p4d, 0);  // SkyPilot lists p4d.24xlarge spot prices in four us-east-1 zones
+  EXPECT_GT(p5, 0);
+  // Offers without a spot price get no rate; other providers get none from AWS's bands.
+  for (const Offer& o : b.offers) {
+    if (o.provider != "aws" && o.billing_override.preemptions_per_day) {
+      for (const std::string& s : o.billing_override.sources)
+        EXPECT_EQ(s.find("spot-advisor-data.json"), std::string::npos) << o.id;
+    }
+    if (o.provider == "aws" && o.latest_price(PriceKind::spot) == nullptr) {
+      EXPECT_FALSE(o.billing_override.preemptions_per_day.has_value()) << o.id;
+    }
+  }
+}
+
+// data/providers.toml [[providers.gcp.networks]] from cloud.google.com/compute/docs/gpus/gpu-network-bandwidth:
+// A3 Mega 1,800 Gb/s and A3 High (8 GPUs) 1,000 Gb/s per VM; the 1-GPU A3 type has no multi-NIC network entry.
+TEST(ImportBundled, GcpA3NetworksComeFromTheNetworkTable) {
+  const ImportBatch b = bundled_catalog();
+  const Offer* mega = b.find("gcp/a3-megagpu-8g/us-central1");
+  const Offer* high = b.find("gcp/a3-highgpu-8g/us-central1");
+  const Offer* one = b.find("gcp/a3-highgpu-1g/us-central1");
+  ASSERT_NE(mega, nullptr);
+  ASSERT_NE(high, nullptr);
+  ASSERT_NE(one, nullptr);
+  EXPECT_EQ(mega->inter_node_network, InterNodeNetwork::ethernet);
+  EXPECT_EQ(mega->inter_node_bits_per_s, std::optional<double>(1800e9));
+  EXPECT_EQ(high->inter_node_bits_per_s, std::optional<double>(1000e9));
+  EXPECT_EQ(one->inter_node_network, InterNodeNetwork::unknown);
 }
 
 TEST(ImportBundled, SummaryCountsEveryIssueOnce) {

@@ -401,6 +401,27 @@ TEST(CudoFetcher, SmallestOneGpuVmFromComponentPrices) {
   EXPECT_FALSE(a5000->confirmed_available_at);  // maxGpuFree 0
 }
 
+// A plain `gpuplan fetch` (no source named) lists a keyed source without its key as skipped,
+// naming the variable, and sends it no request (every other path of this server is a 404).
+TEST(LambdaFetcher, PlainFetchListsItAsSkippedNamingTheKey) {
+  FixtureServer s;
+  bool lambda_called = false;
+  s.server().Get("/api/v1/instance-types", [&](const httplib::Request&, httplib::Response& r) {
+    lambda_called = true;
+    r.status = 500;
+  });
+  const std::string base = s.start();
+  Harness h;
+  const FetchReport rep = h.fetch(base, {});
+  const SourceOutcome* lambda = nullptr;
+  for (const SourceOutcome& o : rep.sources)
+    if (o.source == "lambda") lambda = &o;
+  ASSERT_NE(lambda, nullptr);
+  EXPECT_EQ(lambda->status, "skipped");
+  EXPECT_NE(lambda->message.find("needs LAMBDA_API_KEY"), std::string::npos) << lambda->message;
+  EXPECT_FALSE(lambda_called);
+}
+
 TEST(LambdaFetcher, SkippedWithoutItsKeyAndCentsWithCapacityWithIt) {
   FixtureServer s;
   std::string auth;
