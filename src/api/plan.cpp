@@ -71,7 +71,8 @@ std::vector<FieldDef<PlanInput>> build_fields() {
       {{"today", "--today", FieldType::string, FieldFace::both,
         "today's date YYYY-MM-DD for staleness (default: the system clock, UTC)"},
        [](In& in, const json& v) { in.request.today = v.get<std::string>(); }},
-      {{"stale_days", "--stale-days", FieldType::number, FieldFace::both, "a price older than this many days is stale"},
+      {{"stale_days", "--stale-days", FieldType::number, FieldFace::both,
+        "the same limit as --max-price-age, in days (default 30)"},
        [](In& in, const json& v) { in.request.stale_after_days = v.get<double>(); }},
       {{"deadline", "--deadline", FieldType::string, FieldFace::both,
         "only plans that finish within DURATION (72h, 30d, 2w), cheapest first"},
@@ -84,7 +85,7 @@ std::vector<FieldDef<PlanInput>> build_fields() {
       {{"nodes", "--nodes", FieldType::integer, FieldFace::both, "training: exactly N nodes"},
        [](In& in, const json& v) { in.request.nodes_exact = json_as<int>(v); }},
       {{"max_price_age", "--max-price-age", FieldType::string, FieldFace::both,
-        "prices older than this (days, or 90d/12w) rank after fresh ones (default 90)"},
+        "a price older than this (days, or 30d/4w) is stale: warned and ranked after fresher ones (default 30)"},
        [](In& in, const json& v) { in.max_price_age = v.get<std::string>(); }},
       {{"include_flagged", "--include-flagged", FieldType::boolean, FieldFace::both,
         "rank flagged, undated and old prices like the others"},
@@ -141,7 +142,7 @@ PlanOutput run_plan(const PlanInput& in, const Context& ctx) {
   if (!in.max_price_age.empty()) {
     const std::string& a = in.max_price_age;
     const bool bare = a.find_first_not_of("0123456789.") == std::string::npos;
-    req.max_price_age_days = parse_duration_seconds(bare ? a + "d" : a, "--max-price-age") / 86400.0;
+    req.stale_after_days = parse_duration_seconds(bare ? a + "d" : a, "--max-price-age") / 86400.0;
   }
   if (!in.recompute.empty()) req.pins.recompute = parse_recompute(in.recompute, "--recompute");
   if (req.today.empty()) req.today = ctx.clock().today();

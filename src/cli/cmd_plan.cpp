@@ -38,6 +38,17 @@ std::string short_gpu(const std::string& name) {
 
 std::string price_date(const Plan& p) { return p.price_source.observed_at.value_or("undated"); }
 
+/// The price-evidence mark of a plan (Plan::demotion_tier): "" clean, "~" stale, "?" undated,
+/// "!" flagged. Shown in the "#" cell, which no terminal width drops.
+const char* evidence_mark(const Plan& p) {
+  switch (p.demotion_tier) {
+    case 1: return "~";
+    case 2: return "?";
+    case 3: return "!";
+    default: return "";
+  }
+}
+
 void print_warning_line(const std::string& prefix, const PlanWarning& w, int width) {
   fmt::print("{}", wrap_text(fmt::format("{}[{}] {}", prefix, w.name(), w.message), width, "      "));
 }
@@ -54,7 +65,8 @@ void print_table(const PlanRequest& r, const PlanResult& res) {
     const Plan& p = res.plans[i];
     std::string regions = p.regions.empty() || p.regions.front().empty() ? std::string("-") : p.regions.front();
     if (p.regions.size() > 1) regions += fmt::format(" +{}", p.regions.size() - 1);
-    t.rows.push_back({fmt::format("{}{}{}", i + 1, p.on_pareto_front ? "*" : "", p.recommended ? "R" : ""),
+    t.rows.push_back({fmt::format("{}{}{}{}", i + 1, p.on_pareto_front ? "*" : "", p.recommended ? "R" : "",
+                                  evidence_mark(p)),
                       clip(p.provider, 12), clip(p.instance_type, 24), fmt::format("{}", p.instances),
                       fmt::format("{}×{}", p.gpus_per_instance, clip(short_gpu(p.gpu_name), 13)), layout_text(p),
                       fmt::format("{:.0f}/{:.0f}G", p.per_gpu_memory_bytes / 1e9, p.gpu_memory_capacity_bytes / 1e9),
@@ -63,7 +75,7 @@ void print_table(const PlanRequest& r, const PlanResult& res) {
                       fmt::format("{:.2f}{}", p.cost.usd_per_hour,
                                   p.cost.price_kind == PriceKind::on_demand ? "" :
                                   p.cost.price_kind == PriceKind::spot ? " s" : " r"),
-                      price_date(p) + (p.demotion_tier == 2 && !r.include_flagged ? "!" : ""), clip(regions, 14)});
+                      price_date(p).substr(0, 10) + evidence_mark(p), clip(regions, 14)});
   }
   // Fit the terminal: drop columns from the right end of the least needed ones.
   std::string table = t.render();
@@ -101,13 +113,18 @@ void print_table(const PlanRequest& r, const PlanResult& res) {
   fmt::print("{}", table);
   std::string footer = fmt::format(
       "{} of {} plans ({} offers considered, {} skipped, {} layouts). * = cost/time Pareto front; R = recommended "
-      "({}); sorted by {}. $/h per instance (s spot, r reserved); prices flagged (!), undated or older than "
-      "--max-price-age rank after clean ones. ≥ = storage or egress price unknown. Details: --explain N, --json.",
+      "({}); sorted by {}. Price marks: ~ stale (observed more than {:.0f} days ago, --max-price-age), ? undated, "
+      "! flagged by a data-quality rule; unmarked = clean (dated, unflagged, at most {:.0f} days old){}. $/h per "
+      "instance (s spot, r reserved). ≥ = storage or egress price unknown. Details: --explain N, --json.",
       res.plans.size(), res.plans_total, res.offers_considered, res.offers_skipped, res.layouts_evaluated,
-      res.recommendation_rule.empty() ? "none" : res.recommendation_rule.substr(res.recommendation_rule.find(':') + 2),
+      res.recommendation_rule.empty()                ? std::string("none")
+      : res.recommendation_rule.rfind("none", 0) == 0 ? res.recommendation_rule
+                                                      : res.recommendation_rule.substr(res.recommendation_rule.find(':') + 2),
       res.sort_applied == PlanSort::recommended ? "recommended, then total cost"
       : res.sort_applied == PlanSort::cost      ? "total cost"
-                                                : "time to finish");
+                                                : "time to finish",
+      r.stale_after_days, r.stale_after_days,
+      r.include_flagged ? "; --include-flagged: ranked together" : "; marked plans rank after clean ones");
   fmt::print("{}", wrap_text(footer, width, ""));
   if (images) {
     for (std::size_t i = 0; i < res.plans.size(); ++i) {

@@ -201,11 +201,11 @@ void PlanRequest::validate() const {
   if (failures_per_gpu_hour && !(*failures_per_gpu_hour >= 0 && *failures_per_gpu_hour < 1)) {
     throw_invalid("--failures-per-gpu-hour", fmt::format("{}", *failures_per_gpu_hour), "a rate in [0, 1)");
   }
-  require_positive(max_price_age_days, "--max-price-age");
   if (!(time_tie_tolerance >= 0 && time_tie_tolerance < 1)) throw_invalid("--time-tolerance", "out of range", "a fraction in [0, 1)");
+  if (!(speedup_max_cost_ratio >= 0)) throw_invalid("--speedup-cost-ratio", "negative", "a ratio ≥ 0");
   if (!(recommend_max_cost_premium >= 0)) throw_invalid("--premium", "negative", "a fraction ≥ 0");
   if (!today.empty() && !is_iso_date(today)) throw_invalid("--today", today, "a date YYYY-MM-DD");
-  require_positive(stale_after_days, "--stale-days");
+  require_positive(stale_after_days, "--max-price-age");
 }
 
 double PlanRequest::training_tokens() const {

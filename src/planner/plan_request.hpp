@@ -113,11 +113,15 @@ struct PlanRequest {
   /// days: beyond a month a job is usually split or given more GPUs); when none does, the
   /// fastest plan is recommended.
   double recommend_horizon_seconds = 30.0 * 86400.0;
-  /// --sort time: plans whose times differ by at most this fraction count as tied; the cheaper wins.
+  /// --sort time (and --budget): plans whose times differ by at most this fraction count as tied;
+  /// the cheaper wins.
   double time_tie_tolerance = 0.02;
-  /// --max-price-age: offers whose price is older than this (days), undated, or carries a
-  /// data-quality flag that questions it rank after clean, dated offers. Default 90 days.
-  double max_price_age_days = 90;
+  /// --sort time (and --budget): a faster plan goes ahead of a cheaper one only when each hour it
+  /// saves costs at most this many times what the cheaper plan spends per hour:
+  ///   (cost_fast − cost_slow) / (time_slow − time_fast) ≤ this × cost_slow / time_slow.
+  /// 3 = twice the GPUs must bring at least a 1.25× speed-up (62.5% scaling efficiency); 64
+  /// nodes for +92% cost and −4% time (23×) never beat 32 nodes. docs/planner.md.
+  double speedup_max_cost_ratio = 3.0;
   bool include_flagged = false;            ///< --include-flagged: rank such offers like the others
 
   // ---- cost ----
@@ -131,7 +135,11 @@ struct PlanRequest {
   double restart_seconds = 600;
   /// Today's date "YYYY-MM-DD" (injected clock, STYLE.md §4); empty = staleness unknown.
   std::string today;
-  double stale_after_days = 30;   ///< a price observed longer ago than this is stale
+  /// --max-price-age (alias --stale-days): a price observed more than this many days ago is
+  /// stale — warned (`stale_price`) and ranked after fresher ones. The one freshness limit of
+  /// the planner, the catalog's (catalog/freshness.hpp: fresh ≤ 7 d, aging ≤ 30 d, stale above,
+  /// undated). Default 30 days.
+  double stale_after_days = 30;
 
   // ---- output ----
   PlanSort sort = PlanSort::recommended;  ///< --sort recommended|cost|time

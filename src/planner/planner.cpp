@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "catalog/filter.hpp"
+#include "catalog/freshness.hpp"
 #include "catalog/importers.hpp"
 
 #include "planner/pareto.hpp"
@@ -536,6 +537,19 @@ struct PlanState {
     }
   };
   std::unordered_map<GpuKey, const GpuSpec*, GpuKeyHash> gpu_by_name;
+  /// The worst price-evidence tier (price_evidence) a recommended plan may have: 1 (dated,
+  /// unflagged) when any plan — feasible or not — runs on such a price, else the best tier any
+  /// plan has. Set by select_rows.
+  int max_recommendable_tier = 3;
+  /// The plans on recommendable prices that come closest to the deadline / budget, for the
+  /// no_clean_plan warning (set by select_rows when none of them meets the request).
+  struct Closest {
+    bool set = false;
+    double total_usd = 0, time_seconds = 0;
+    std::string provider, instance_type;
+    int nodes = 0;
+  };
+  Closest cheapest_recommendable, fastest_recommendable;
 };
 
 /// GpuCatalog::try_find, memoized per plan by (name, memory): the catalog repeats a few dozen
@@ -550,11 +564,45 @@ const GpuSpec* resolve_gpu(const GpuCatalog& gpus, const std::string& name, std:
   return spec;
 }
 
-bool price_questioned(const Offer& offer) {
+/// The evidence of an offer's price, one definition for ranking, marks and warnings (catalog
+/// freshness tiers, catalog/freshness.hpp, with --max-price-age as the stale limit):
+///   tier 0: clean — no data-quality flag, dated, at most stale_after_days old (fresh or aging);
+///   tier 1: stale — dated, older than stale_after_days;
+///   tier 2: undated — the source gives no date;
+///   tier 3: flagged — a data-quality flag questions the price or the memory.
+/// The price judged is the on-demand one, else spot, else reserved (the price the offer lists).
+struct PriceEvidence {
+  int tier = 0;
+  std::string reason;  ///< empty when clean
+};
+PriceEvidence price_evidence(const PlanRequest& r, const Offer& offer) {
+  PriceEvidence ev;
   for (const QualityFlag& f : offer.flags) {
-    if (!f.excludes && (f.rule == import_rule::kBelowMarketIndex || f.rule == import_rule::kGpuMemoryMismatch)) return true;
+    if (!f.excludes && (f.rule == import_rule::kBelowMarketIndex || f.rule == import_rule::kGpuMemoryMismatch)) {
+      ev.tier = 3;
+      ev.reason = fmt::format("flagged {}", f.rule);
+      return ev;
+    }
   }
-  return false;
+  const PriceObservation* od = offer.latest_price(PriceKind::on_demand);
+  if (!od) od = offer.latest_price(PriceKind::spot);
+  if (!od) od = offer.latest_price(PriceKind::reserved_1y);
+  if (!od) od = offer.latest_price(PriceKind::reserved_3y);
+  if (!od) return ev;
+  if (!od->source.observed_at) {
+    ev.tier = 2;
+    ev.reason = "undated price";
+    return ev;
+  }
+  if (r.today.empty()) return ev;
+  const Freshness f =
+      price_freshness(od, r.today, FreshnessLimits{std::min(7.0, r.stale_after_days), r.stale_after_days});
+  if (f.tier == FreshnessTier::stale) {
+    ev.tier = 1;
+    ev.reason = fmt::format("stale price: observed {}, {} days ago (more than {:.0f})", od->source.observed_at->substr(0, 10),
+                            f.age_days.value_or(0), r.stale_after_days);
+  }
+  return ev;
 }
 
 /// Stage 1: admit an offer (resolved GPU, a price, published figures, the shape the pins need).
@@ -625,32 +673,11 @@ SkipReason admit(const PlanRequest& r, const Offer& offer, const GpuCatalog& gpu
     if (training && out.network_known) node_limit = std::min(r.max_nodes, offer.max_nodes.value_or(r.max_nodes));
     for (int nodes = 1; nodes <= node_limit; nodes *= 2) out.node_counts.push_back(nodes);
   }
-  // Ranking: a price a data-quality flag questions, an undated price or one older than
-  // --max-price-age ranks after clean, dated offers.
-  if (price_questioned(offer)) {
-    for (const QualityFlag& f : offer.flags) {
-      if (!f.excludes && (f.rule == import_rule::kBelowMarketIndex || f.rule == import_rule::kGpuMemoryMismatch)) {
-        out.demoted_reason = fmt::format("flagged {}", f.rule);
-        out.demotion_tier = 2;
-        break;
-      }
-    }
-  } else {
-    const PriceObservation* od = offer.latest_price(PriceKind::on_demand);
-    if (!od) od = offer.latest_price(PriceKind::spot);
-    if (!od) od = offer.latest_price(PriceKind::reserved_1y);
-    if (!od) od = offer.latest_price(PriceKind::reserved_3y);
-    if (od && !od->source.observed_at) {
-      out.demoted_reason = "undated price";
-      out.demotion_tier = 1;
-    } else if (od && !r.today.empty()) {
-      auto old = is_stale(offer, od->kind, r.today, r.max_price_age_days);
-      if (old && *old) {
-        out.demoted_reason = fmt::format("price of {} older than {:.0f} days", *od->source.observed_at, r.max_price_age_days);
-        out.demotion_tier = 1;
-      }
-    }
-  }
+  // Ranking by the evidence of the price (price_evidence): clean and dated within the stale
+  // limit, stale, undated, flagged.
+  const PriceEvidence ev = price_evidence(r, offer);
+  out.demotion_tier = ev.tier;
+  out.demoted_reason = ev.reason;
   return SkipReason::none;
 }
 
@@ -756,6 +783,18 @@ void describe_offer(const PlanRequest& request, const ModelArch& arch, const Adm
   }
 }
 
+/// The time ranking's pairwise rule (--sort time, --budget; docs/planner.md "Time ranking"):
+/// a cheaper plan `c` goes ahead of a dearer plan `d` when it is no slower, when their times are
+/// within the tie tolerance, or when d's speed-up is not worth its cost — each hour d saves costs
+/// more than speedup_max_cost_ratio × what c spends per hour:
+///   (cost_d − cost_c) / (time_c − time_d) > ratio × cost_c / time_c.
+bool cheaper_goes_first(const PlanRequest& r, double time_c, double cost_c, double time_d, double cost_d) {
+  if (!(cost_c < cost_d)) return false;
+  if (time_c <= time_d) return true;
+  if (time_c - time_d <= r.time_tie_tolerance * std::min(time_c, time_d)) return true;
+  return (cost_d - cost_c) * time_c > r.speedup_max_cost_ratio * cost_c * (time_c - time_d);
+}
+
 /// Stage 5: price every kind the offer lists and keep the cheapest total (the time sort keeps
 /// the fastest, ties within the tolerance to the cheaper). False when no kind can be priced.
 const PriceObservation* price(const PlanRequest& request, const Offer& offer, const ResolvedBilling& billing,
@@ -793,13 +832,16 @@ const PriceObservation* price(const PlanRequest& request, const Offer& offer, co
     }
   }
   if (options.empty()) return nullptr;
-  const double tol = request.time_tie_tolerance;
   auto before = [&](const auto& a, const auto& b) {
+    const double ta = a.first.run_seconds, tb = b.first.run_seconds;
+    const double ca = a.first.total_usd(), cb = b.first.total_usd();
     if (request.effective_sort() == PlanSort::time) {
-      const double ta = a.first.run_seconds, tb = b.first.run_seconds;
-      if (std::abs(ta - tb) > tol * std::min(ta, tb)) return ta < tb;
+      // The time ranking's rule (cheaper_goes_first), then the faster.
+      if (cheaper_goes_first(request, ta, ca, tb, cb)) return true;
+      if (cheaper_goes_first(request, tb, cb, ta, ca)) return false;
+      return ta < tb;
     }
-    return a.first.total_usd() < b.first.total_usd();
+    return ca < cb;
   };
   // Insertion sort of ≤ 4 options (what std::sort does for so few; ties keep the kind order).
   for (std::size_t i = 1; i < n_options; ++i) {
@@ -1012,35 +1054,52 @@ bool meets(const PlanRequest& r, const P& p) {
   return true;
 }
 
-/// Orders plans by time; plans within the tolerance of the fastest remaining one count as tied
-/// and the cheapest of them goes first. (Pointers: a Plan is large to move.)
-void order_by_time(std::vector<Plan*>& plans, double tol) {
-  std::stable_sort(plans.begin(), plans.end(), [](const Plan* a, const Plan* b) {
-    if (a->time_seconds() != b->time_seconds()) return a->time_seconds() < b->time_seconds();
-    return a->total_usd() < b->total_usd();
-  });
-  for (std::size_t i = 0; i < plans.size(); ++i) {
-    const double limit = plans[i]->time_seconds() * (1.0 + tol);
-    std::size_t best = i;
-    for (std::size_t j = i + 1; j < plans.size() && plans[j]->time_seconds() <= limit; ++j) {
-      if (plans[j]->total_usd() < plans[best]->total_usd()) best = j;
+/// The plan the time ranking puts first among `idx` (non-empty): start at the fastest (equal
+/// times: the cheaper), then, while a cheaper plan goes first by cheaper_goes_first, move to the
+/// fastest such plan. The cost falls at every move, so this ends. `at(i)` gives the i-th plan.
+template <typename At>
+std::size_t first_by_time(const PlanRequest& r, const std::vector<std::size_t>& idx, At at) {
+  std::size_t best = idx.front();
+  for (std::size_t i : idx) {
+    const auto& p = at(i);
+    const auto& b = at(best);
+    if (p.time_seconds() < b.time_seconds() || (p.time_seconds() == b.time_seconds() && p.total_usd() < b.total_usd()))
+      best = i;
+  }
+  for (;;) {
+    std::size_t next = std::string::npos;
+    const auto& b = at(best);
+    for (std::size_t i : idx) {
+      const auto& p = at(i);
+      if (!cheaper_goes_first(r, p.time_seconds(), p.total_usd(), b.time_seconds(), b.total_usd())) continue;
+      if (next == std::string::npos || p.time_seconds() < at(next).time_seconds() ||
+          (p.time_seconds() == at(next).time_seconds() && p.total_usd() < at(next).total_usd()))
+        next = i;
     }
-    if (best != i) std::rotate(plans.begin() + static_cast<std::ptrdiff_t>(i), plans.begin() + static_cast<std::ptrdiff_t>(best),
-                               plans.begin() + static_cast<std::ptrdiff_t>(best) + 1);
+    if (next == std::string::npos) return best;
+    best = next;
   }
 }
 
-void order_by_cost(std::vector<Plan*>& plans) {
-  std::stable_sort(plans.begin(), plans.end(), [](const Plan* a, const Plan* b) {
-    if (a->total_usd() != b->total_usd()) return a->total_usd() < b->total_usd();
-    return a->time_seconds() < b->time_seconds();
-  });
+/// Orders plans [b, e) (sorted by time) for the time ranking: position by position, the
+/// first_by_time of the rest, for the first `head` positions; the rest stay by time.
+/// (Pointers: a Plan is large to move.)
+void order_by_time(std::vector<Plan*>& plans, std::size_t b, std::size_t e, std::size_t head, const PlanRequest& r) {
+  std::vector<std::size_t> idx;
+  for (std::size_t pos = b; pos < e && pos - b < head; ++pos) {
+    idx.resize(e - pos);
+    for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = pos + i;
+    const std::size_t k = first_by_time(r, idx, [&](std::size_t i) -> const Plan& { return *plans[i]; });
+    // Move plans[k] to pos, keeping the others in their (time) order.
+    std::rotate(plans.begin() + static_cast<std::ptrdiff_t>(pos), plans.begin() + static_cast<std::ptrdiff_t>(k),
+                plans.begin() + static_cast<std::ptrdiff_t>(k) + 1);
+  }
 }
 
 /// Recommendation rule (no deadline, no budget; docs/planner.md): among the plans that finish
 /// within the horizon (30 days by default), the fastest plan on their cost/time Pareto front
 /// whose total is at most (1 + premium) × the cheapest of them; when none finishes within the
-/// horizon, the fastest plan (times within the tie tolerance: the cheaper). Index or npos.
+/// horizon, the first plan of the time ranking (first_by_time). Index or npos.
 template <typename Plans>  // std::vector<Plan> or std::vector<Candidate>
 std::size_t recommend_index(const Plans& plans, const PlanRequest& r, const std::vector<std::size_t>& among) {
   if (among.empty()) return std::string::npos;
@@ -1049,16 +1108,7 @@ std::size_t recommend_index(const Plans& plans, const PlanRequest& r, const std:
     if (plans[i].time_seconds() <= r.recommend_horizon_seconds) within.push_back(i);
   }
   if (within.empty()) {
-    std::size_t fastest = among.front();
-    for (std::size_t i : among) {
-      if (plans[i].time_seconds() < plans[fastest].time_seconds()) fastest = i;
-    }
-    const double limit = plans[fastest].time_seconds() * (1.0 + r.time_tie_tolerance);
-    std::size_t best = fastest;
-    for (std::size_t i : among) {
-      if (plans[i].time_seconds() <= limit && plans[i].total_usd() < plans[best].total_usd()) best = i;
-    }
-    return best;
+    return first_by_time(r, among, [&](std::size_t i) -> const auto& { return plans[i]; });
   }
   std::vector<CostTimePoint> pts;
   pts.reserve(within.size());
@@ -1076,11 +1126,16 @@ std::size_t recommend_index(const Plans& plans, const PlanRequest& r, const std:
   return best;
 }
 
-/// Plans that differ only by region (or zone) become one row listing the regions.
-void collapse_regions(std::vector<Plan>& plans) {
+/// Plans that differ only by region (or zone) become one row listing the regions: the same
+/// provider, instance type, nodes, layout, price kind and time — at any price. The row kept is
+/// the region with the best price evidence (unless --include-flagged), the cheapest of those
+/// (equal totals: the first in the offers' order); its `regions` lists it first, then the others
+/// in that order (their offers in same_plan_offer_ids).
+/// A cloud's regional price list (Azure MI300X in 14 regions at $48-$96/h) is one row, not ten.
+void collapse_regions(std::vector<Plan>& plans, bool demote) {
   // Keys view the strings of `plans`, which stay in place until the kept rows are moved out at
   // the end. Hashing finds the duplicates; the rows keep the order of `plans`.
-  using Key = std::tuple<std::string_view, std::string_view, int, int, int, int, int, int, PriceKind, double, double>;
+  using Key = std::tuple<std::string_view, std::string_view, int, int, int, int, int, int, int, int, PriceKind, double>;
   struct KeyHash {
     std::size_t operator()(const Key& k) const noexcept {
       std::size_t h = std::hash<std::string_view>{}(std::get<0>(k));
@@ -1089,31 +1144,43 @@ void collapse_regions(std::vector<Plan>& plans) {
       mix(static_cast<std::size_t>(std::get<2>(k)));
       mix(static_cast<std::size_t>(std::get<3>(k)) * 31 + static_cast<std::size_t>(std::get<4>(k)));
       mix(static_cast<std::size_t>(std::get<5>(k)));
-      mix(std::hash<double>{}(std::get<10>(k)));
+      mix(std::hash<double>{}(std::get<11>(k)));
       return h;
     }
   };
-  std::unordered_map<Key, std::size_t, KeyHash> seen;  // key → index into plans of the row kept
+  std::unordered_map<Key, std::size_t, KeyHash> seen;  // key → index into `groups`
   seen.reserve(plans.size());
-  std::vector<std::size_t> rows;
-  rows.reserve(plans.size());
+  std::vector<std::vector<std::size_t>> groups;        // members, in the order of `plans`
+  groups.reserve(plans.size());
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const Plan& p = plans[i];
-    Key key{p.provider, p.instance_type, p.instances, p.layout.tp, p.layout.pp, p.layout.dp,
-            p.layout.ep, p.layout.micro_batch, p.cost.price_kind, p.cost.usd_per_hour, p.total_usd()};
-    auto [it, inserted] = seen.emplace(key, i);
-    if (inserted) {
-      rows.push_back(i);
-    } else {
-      Plan& k = plans[it->second];
-      k.same_plan_offer_ids.push_back(p.offer_id);
-      if (std::find(k.regions.begin(), k.regions.end(), p.region) == k.regions.end()) k.regions.push_back(p.region);
-    }
+    Key key{p.provider, p.instance_type, p.instances, p.layout.tp, p.layout.pp, p.layout.dp, p.layout.ep,
+            p.layout.zero_stage, p.layout.micro_batch, static_cast<int>(p.recompute), p.cost.price_kind,
+            p.time_seconds()};
+    auto [it, inserted] = seen.emplace(key, groups.size());
+    if (inserted) groups.emplace_back();
+    groups[it->second].push_back(i);
   }
-  if (rows.size() == plans.size()) return;
+  if (groups.size() == plans.size()) return;
   std::vector<Plan> kept;
-  kept.reserve(rows.size());
-  for (std::size_t i : rows) kept.push_back(std::move(plans[i]));
+  kept.reserve(groups.size());
+  for (std::vector<std::size_t>& g : groups) {
+    // Best price evidence first (unless --include-flagged), then cheapest; equal: the offers' order.
+    std::stable_sort(g.begin(), g.end(), [&](std::size_t a, std::size_t b) {
+      if (demote && plans[a].demotion_tier != plans[b].demotion_tier) return plans[a].demotion_tier < plans[b].demotion_tier;
+      return plans[a].total_usd() < plans[b].total_usd();
+    });
+    Plan& k = plans[g.front()];
+    for (std::size_t j = 1; j < g.size(); ++j) {
+      Plan& p = plans[g[j]];
+      k.same_plan_offer_ids.push_back(p.offer_id);
+      for (const std::string& r : p.regions) {
+        if (std::find(k.regions.begin(), k.regions.end(), r) == k.regions.end()) k.regions.push_back(r);
+      }
+    }
+    kept.push_back(std::move(k));
+  }
+  // Rows in the order of their first member (the offers' order).
   plans = std::move(kept);
 }
 
@@ -1300,10 +1367,57 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
     }
   }
   {
+    // Recommendable evidence: dated, unflagged prices when any plan has one (order_rows).
+    int best_any = 3;
+    for (std::size_t i = 0; i < candidates.size(); ++i) best_any = std::min(best_any, admitted[candidate_offer[i]].demotion_tier);
+    st.max_recommendable_tier = std::max(1, best_any);
+    // The closest of them to the request, quoted when no plan on such a price meets it: the
+    // cheapest (among those meeting the deadline, if any) and the fastest (among those within the
+    // budget, if any).
+    auto consider = [&](PlanState::Closest& best, std::size_t i, bool by_cost) {
+      const Candidate& k = candidates[i];
+      const bool better = !best.set || (by_cost ? k.total_usd() < best.total_usd : k.time_seconds() < best.time_seconds);
+      if (!better) return;
+      const AdmittedOffer& a = admitted[candidate_offer[i]];
+      best = {true, k.total_usd(), k.time_seconds(), a.offer->provider, a.offer->instance_type, k.nodes};
+    };
+    bool any_cost = false, any_time = false;  // the second pass: any such plan when none meets the other limit
+    for (int pass = 0; pass < 2; ++pass) {
+      for (std::size_t i = 0; i < candidates.size(); ++i) {
+        if (admitted[candidate_offer[i]].demotion_tier > st.max_recommendable_tier) continue;
+        const Candidate& k = candidates[i];
+        const bool in_time = !request.deadline_seconds || k.time_seconds() <= *request.deadline_seconds;
+        const bool in_budget = !request.budget_usd || k.total_usd() <= *request.budget_usd;
+        if (any_cost || (pass == 0 && in_time)) consider(st.cheapest_recommendable, i, true);
+        if (any_time || (pass == 0 && in_budget)) consider(st.fastest_recommendable, i, false);
+      }
+      any_cost = !st.cheapest_recommendable.set;
+      any_time = !st.fastest_recommendable.set;
+      if (!any_cost && !any_time) break;
+    }
+  }
+  {
+    // The front by evidence (unless --include-flagged): a plan is on it when no plan with a price
+    // as good or better (price_evidence: clean < stale < undated < flagged) is at least as cheap
+    // and as fast and better in one. So an undated offer never takes the mark from the clean plan
+    // the rule recommends (the recommended plan is always on the front).
+    const bool demote = !request.include_flagged;
     std::vector<CostTimePoint> pts;
+    std::vector<std::size_t> which;
     pts.reserve(feasible.size());
-    for (std::size_t i : feasible) pts.push_back({candidates[i].total_usd(), candidates[i].time_seconds()});
-    for (std::size_t k : pareto_front_indices(pts)) candidates[feasible[k]].on_pareto_front = true;
+    which.reserve(feasible.size());
+    for (int t = 0; t <= (demote ? 3 : 0); ++t) {
+      pts.clear();
+      which.clear();
+      for (std::size_t i : feasible) {
+        if (demote && admitted[candidate_offer[i]].demotion_tier > t) continue;
+        pts.push_back({candidates[i].total_usd(), candidates[i].time_seconds()});
+        which.push_back(i);
+      }
+      for (std::size_t k : pareto_front_indices(pts)) {
+        if (!demote || admitted[candidate_offer[which[k]]].demotion_tier == t) candidates[which[k]].on_pareto_front = true;
+      }
+    }
   }
   const PlanSort sort = result.sort_applied;
   {
@@ -1319,17 +1433,13 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
       std::size_t best = idx.front();
       if (sort == PlanSort::recommended) {
         best = recommend_index(candidates, request, idx);
+      } else if (sort == PlanSort::time) {
+        best = first_by_time(request, idx, [&](std::size_t i) -> const Candidate& { return candidates[i]; });
       } else {
         for (std::size_t i : idx) {
           const Candidate& p = candidates[i];
           const Candidate& b = candidates[best];
-          if (sort == PlanSort::time) {
-            const double tol = request.time_tie_tolerance * std::min(p.time_seconds(), b.time_seconds());
-            if (p.time_seconds() < b.time_seconds() - tol ||
-                (std::abs(p.time_seconds() - b.time_seconds()) <= tol && p.total_usd() < b.total_usd()))
-              best = i;
-          } else if (p.total_usd() < b.total_usd() ||
-                     (p.total_usd() == b.total_usd() && p.time_seconds() < b.time_seconds())) {
+          if (p.total_usd() < b.total_usd() || (p.total_usd() == b.total_usd() && p.time_seconds() < b.time_seconds())) {
             best = i;
           }
         }
@@ -1346,25 +1456,36 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
     }
     result.plans = std::move(rows);
   }
-  collapse_regions(result.plans);
+  collapse_regions(result.plans, !request.include_flagged);
 
   return out;
 }
 
-/// Stage 6b: the recommended plan, the order (sort, then price-quality tiers) and the counts.
-void order_rows(const PlanRequest& request, PlanResult& result) {
+/// Stage 6b: the recommended plan, the order (sort, then price-evidence tiers) and the counts.
+void order_rows(const PlanRequest& request, const PlanState& st, PlanResult& result) {
   const PlanSort sort = result.sort_applied;
-  // Recommendation and order: clean, dated offers first, then undated or old prices, then
-  // flagged ones, unless --include-flagged.
+  // Recommendation and order by the evidence of the price (price_evidence): clean, then stale,
+  // undated and flagged prices, unless --include-flagged.
   const bool demote = !request.include_flagged;
   auto tier = [&](const Plan& p) { return demote ? p.demotion_tier : 0; };
-  auto demoted = [&](const Plan& p) { return tier(p) > 0; };
-  int best_tier = 2;
+  auto demoted = [&](const Plan& p) { return p.demotion_tier > 0; };
+  int best_tier = 3;
   for (const Plan& p : result.plans) best_tier = std::min(best_tier, tier(p));
+  // Undated or flagged prices are never recommended while a plan on a dated, unflagged price
+  // exists (even one that misses the deadline or budget): the rule may not rest on them then.
+  const bool blocked = demote && !result.plans.empty() && best_tier > st.max_recommendable_tier;
   std::vector<std::size_t> clean;
-  for (std::size_t i = 0; i < result.plans.size(); ++i) {
+  for (std::size_t i = 0; i < result.plans.size() && !blocked; ++i) {
     if (tier(result.plans[i]) == best_tier) clean.push_back(i);
   }
+  result.recommendation_evidence = !demote || blocked ? "" : best_tier <= 1 ? "clean_dated" : best_tier == 2 ? "unflagged" : "";
+  const std::string evidence_words =
+      !demote || blocked ? ""
+      : best_tier == 0   ? " (clean prices only: dated, unflagged, at most {:.0f} days old)"
+      : best_tier == 1   ? " (dated, unflagged prices only; all older than {:.0f} days)"
+      : best_tier == 2   ? " (unflagged prices only; no plan has a dated one)"
+                         : " (only flagged prices run this)";
+  const std::string evidence = fmt::format(fmt::runtime(evidence_words), request.stale_after_days);
   std::size_t rec = std::string::npos;
   if (sort == PlanSort::recommended) {
     rec = recommend_index(result.plans, request, clean);
@@ -1372,30 +1493,18 @@ void order_rows(const PlanRequest& request, PlanResult& result) {
         "recommended: of the plans finishing within {:.0f} days, the fastest on their cost/time Pareto front costing "
         "at most {:.0f}% more than the cheapest of them (none within {:.0f} days: the fastest plan){}",
         request.recommend_horizon_seconds / kSecondsPerDay, request.recommend_max_cost_premium * 100,
-        request.recommend_horizon_seconds / kSecondsPerDay,
-        !demote ? "" : best_tier == 0 ? " (clean, dated prices only)" : best_tier == 1 ? " (unflagged prices only)" : "");
+        request.recommend_horizon_seconds / kSecondsPerDay, evidence);
     result.recommendation_rule_code = "front";
-    result.recommendation_evidence = !demote ? "" : best_tier == 0 ? "clean_dated" : best_tier == 1 ? "unflagged" : "";
   } else if (!clean.empty()) {
     // Under a constraint or an explicit sort, the first clean plan in that order.
-    std::vector<Plan> tmp;
-    for (std::size_t i : clean) tmp.push_back(result.plans[i]);
-    std::vector<std::size_t> order(tmp.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::size_t best = 0;
-    for (std::size_t i = 1; i < tmp.size(); ++i) {
-      const Plan& p = tmp[i];
-      const Plan& b = tmp[best];
-      if (sort == PlanSort::time) {
-        const double tol = request.time_tie_tolerance * std::min(p.time_seconds(), b.time_seconds());
-        if (p.time_seconds() < b.time_seconds() - tol ||
-            (std::abs(p.time_seconds() - b.time_seconds()) <= tol && p.total_usd() < b.total_usd()))
-          best = i;
-      } else if (p.total_usd() < b.total_usd()) {
-        best = i;
+    if (sort == PlanSort::time) {
+      rec = first_by_time(request, clean, [&](std::size_t i) -> const Plan& { return result.plans[i]; });
+    } else {
+      rec = clean.front();
+      for (std::size_t i : clean) {
+        if (result.plans[i].total_usd() < result.plans[rec].total_usd()) rec = i;
       }
     }
-    rec = clean[best];
     result.recommendation_rule =
         request.deadline_seconds || request.budget_usd
             ? std::string(request.deadline_seconds ? "recommended: the cheapest plan that finishes by the deadline"
@@ -1409,46 +1518,71 @@ void order_rows(const PlanRequest& request, PlanResult& result) {
                                       : request.budget_usd                           ? "budget"
                                       : sort == PlanSort::time                       ? "fastest"
                                                                                      : "cheapest";
-    result.recommendation_evidence = !demote ? "" : best_tier == 0 ? "clean_dated" : best_tier == 1 ? "unflagged" : "";
     result.recommendation_time_ties = sort == PlanSort::time;
     if (sort == PlanSort::time) {
-      result.recommendation_rule += fmt::format(" (times within {:.0f}% count as tied: the cheaper wins)",
-                                                request.time_tie_tolerance * 100);
+      result.recommendation_rule += fmt::format(
+          " (times within {:.0f}% tie, and a faster plan goes first only if each hour it saves costs at most {:.0f}× "
+          "the cheaper plan's spend per hour: else the cheaper wins)",
+          request.time_tie_tolerance * 100, request.speedup_max_cost_ratio);
     }
+    result.recommendation_rule += evidence;
+  }
+  if (blocked) {
+    result.recommendation_rule =
+        "none: every plan that meets the request rests on an undated or flagged price, and plans on dated, unflagged "
+        "prices exist (see the no_clean_plan warning)";
+    result.recommendation_rule_code.clear();
   }
   if (rec != std::string::npos) result.plans[rec].recommended = true;
-  // Ordered as pointers, then moved once into that order.
+  // Ordered as pointers, then moved once into that order: by tier (recommended plan first), then
+  // by the sort within each tier.
   std::vector<Plan*> order;
   order.reserve(result.plans.size());
   for (Plan& p : result.plans) order.push_back(&p);
-  if (sort == PlanSort::time) {
-    order_by_time(order, request.time_tie_tolerance);
-  } else {
-    order_by_cost(order);
-  }
   std::stable_sort(order.begin(), order.end(), [&](const Plan* a, const Plan* b) {
     if (a->recommended != b->recommended) return a->recommended;
-    return tier(*a) < tier(*b);
+    if (tier(*a) != tier(*b)) return tier(*a) < tier(*b);
+    if (sort == PlanSort::time) {
+      if (a->time_seconds() != b->time_seconds()) return a->time_seconds() < b->time_seconds();
+      return a->total_usd() < b->total_usd();
+    }
+    if (a->total_usd() != b->total_usd()) return a->total_usd() < b->total_usd();
+    return a->time_seconds() < b->time_seconds();
   });
+  if (sort == PlanSort::time) {
+    // The time ranking's rule within each tier, for the rows that can be shown (all with --pareto,
+    // which filters afterwards); the rest stay by time.
+    const std::size_t head = request.pareto_only ? order.size() : request.limit;
+    for (std::size_t b = 0; b < order.size();) {
+      std::size_t e = b;
+      const bool rec_seg = order[b]->recommended;
+      while (e < order.size() && order[e]->recommended == rec_seg && tier(*order[e]) == tier(*order[b])) ++e;
+      order_by_time(order, b, e, head, request);
+      b = e;
+    }
+  }
   std::vector<Plan> ordered;
   ordered.reserve(order.size());
   for (Plan* p : order) ordered.push_back(std::move(*p));
   result.plans = std::move(ordered);
-  for (const Plan& p : result.plans) result.plans_demoted += demoted(p);
+  for (const Plan& p : result.plans) result.plans_demoted += demote && demoted(p);
   result.plans_total = result.plans.size();
-
 }
 
 /// Stage 7b: warnings about the result as a whole.
 void add_result_warnings(const PlanRequest& request, const PlanState& st, PlanResult& result) {
   const bool demote = !request.include_flagged;
   // Result-level warnings.
+  int best_tier = 3;
+  for (const Plan& p : result.plans) best_tier = std::min(best_tier, demote ? p.demotion_tier : 0);
   if (!result.plans.empty()) {
-    const Plan* cheapest_job = &result.plans.front();
-    const Plan* cheapest_rate = cheapest_job;
+    // Compared on the best evidence present (a flagged $0.69 H100 is no cheapest job to quote).
+    const Plan* cheapest_job = nullptr;
+    const Plan* cheapest_rate = nullptr;
     for (const Plan& p : result.plans) {
-      if (p.total_usd() < cheapest_job->total_usd()) cheapest_job = &p;
-      if (p.usd_per_gpu_hour < cheapest_rate->usd_per_gpu_hour) cheapest_rate = &p;
+      if (demote && p.demotion_tier != best_tier) continue;
+      if (!cheapest_job || p.total_usd() < cheapest_job->total_usd()) cheapest_job = &p;
+      if (!cheapest_rate || p.usd_per_gpu_hour < cheapest_rate->usd_per_gpu_hour) cheapest_rate = &p;
     }
     const bool same_instance = cheapest_rate->provider == cheapest_job->provider &&
                                cheapest_rate->instance_type == cheapest_job->instance_type;
@@ -1461,11 +1595,34 @@ void add_result_warnings(const PlanRequest& request, const PlanState& st, PlanRe
                               cheapest_job->instance_type));
     }
   }
+  if (demote && !result.plans.empty() && best_tier > st.max_recommendable_tier) {
+    // Plans meet the request only on undated or flagged prices: none is recommended; say what
+    // the plans on dated, unflagged prices would need.
+    std::string what;
+    const auto& c = st.cheapest_recommendable;
+    const auto& f = st.fastest_recommendable;
+    if (request.budget_usd && c.set) {
+      what = fmt::format("the cheapest ({} {} × {}) costs ${:.0f}, {:.1f}× the budget (--budget {:.0f})", c.provider,
+                         c.instance_type, c.nodes, c.total_usd, c.total_usd / *request.budget_usd, std::ceil(c.total_usd));
+    }
+    if (request.deadline_seconds && f.set) {
+      what += fmt::format("{}the fastest ({} {} × {}) takes {}, {:.1f}× the deadline (--deadline {:.0f}h)",
+                          what.empty() ? "" : "; ", f.provider, f.instance_type, f.nodes, days_text(f.time_seconds),
+                          f.time_seconds / *request.deadline_seconds, std::ceil(f.time_seconds / 3600.0));
+    }
+    add_warning(result.warnings, PlanWarningCode::no_clean_plan,
+                fmt::format("no plan on a dated, unflagged price meets the {}{}{}; the {} plans listed rest on undated (?) "
+                            "or flagged (!) prices and none is recommended",
+                            request.deadline_seconds && request.budget_usd ? "deadline and budget"
+                            : request.deadline_seconds                     ? "deadline"
+                                                                           : "budget",
+                            what.empty() ? "" : ": ", what, result.plans_total));
+  }
   if (result.plans_demoted > 0 && demote) {
     add_warning(result.warnings, PlanWarningCode::ranked_after_clean,
-                fmt::format("{} plans use flagged, undated or older than {:.0f}-day prices and rank after clean ones "
-                            "(--include-flagged ranks them normally)",
-                            result.plans_demoted, request.max_price_age_days));
+                fmt::format("{} plans rank after plans on clean prices: stale (~, older than {:.0f} days), undated (?) "
+                            "or flagged (!) (--include-flagged ranks them together; --max-price-age changes the limit)",
+                            result.plans_demoted, request.stale_after_days));
   }
   if (!st.spot_rate_unknown.empty()) {
     add_warning(result.warnings, PlanWarningCode::spot_rate_unknown,
@@ -1505,10 +1662,15 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
     np.any_multi_node_offer = st.any_multi_node;
     if (!infeasible.empty()) {
       // Plans exist but miss the deadline or the budget: by how much, and what would help.
-      std::size_t fastest_i = 0, cheapest_i = 0;
-      for (std::size_t i = 1; i < infeasible.size(); ++i) {
-        if (infeasible[i]->time_seconds() < infeasible[fastest_i]->time_seconds()) fastest_i = i;
-        if (infeasible[i]->total_usd() < infeasible[cheapest_i]->total_usd()) cheapest_i = i;
+      // Quoted from plans on dated, unflagged prices when any exists (max_recommendable_tier):
+      // a flagged $0.69 H100 is no basis for "a budget of at least ...".
+      const bool demote = !request.include_flagged;
+      auto quotable = [&](std::size_t i) { return !demote || infeasible[i]->demotion_tier <= st.max_recommendable_tier; };
+      std::size_t fastest_i = infeasible.size(), cheapest_i = infeasible.size();
+      for (std::size_t i = 0; i < infeasible.size(); ++i) {
+        if (!quotable(i)) continue;
+        if (fastest_i == infeasible.size() || infeasible[i]->time_seconds() < infeasible[fastest_i]->time_seconds()) fastest_i = i;
+        if (cheapest_i == infeasible.size() || infeasible[i]->total_usd() < infeasible[cheapest_i]->total_usd()) cheapest_i = i;
       }
       const Plan* fastest = infeasible[fastest_i];
       const Plan* cheapest = infeasible[cheapest_i];
@@ -1516,24 +1678,31 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
       np.cheapest = *cheapest;
       warn(request, admitted[infeasible_offer[fastest_i]], *np.fastest);
       warn(request, admitted[infeasible_offer[cheapest_i]], *np.cheapest);
+      // When even the quoted plans rest on undated or flagged prices, say so.
+      auto on_price = [&](const Plan& p) -> std::string {
+        if (!demote || p.demotion_tier < 2) return "";
+        return p.demotion_tier == 2 ? ", on an undated price" : fmt::format(", on a price {}", p.demoted_reason);
+      };
       std::string parts;
       if (request.deadline_seconds && fastest->time_seconds() > *request.deadline_seconds) {
-        parts = fmt::format("the fastest plan ({} {} × {}) takes {}, {:.1f}× the deadline of {}", fastest->provider,
-                            fastest->instance_type, fastest->instances, days_text(fastest->time_seconds()),
+        parts = fmt::format("the fastest plan ({} {} × {}{}) takes {}, {:.1f}× the deadline of {}", fastest->provider,
+                            fastest->instance_type, fastest->instances, on_price(*fastest), days_text(fastest->time_seconds()),
                             fastest->time_seconds() / *request.deadline_seconds, days_text(*request.deadline_seconds));
       }
       if (request.budget_usd && cheapest->total_usd() > *request.budget_usd) {
-        parts += fmt::format("{}the cheapest plan ({} {} × {}) costs ${:.0f}, {:.1f}× the budget of ${:.0f}",
+        parts += fmt::format("{}the cheapest plan ({} {} × {}{}) costs ${:.0f}, {:.1f}× the budget of ${:.0f}",
                              parts.empty() ? "" : "; ", cheapest->provider, cheapest->instance_type, cheapest->instances,
-                             cheapest->total_usd(), cheapest->total_usd() / *request.budget_usd, *request.budget_usd);
+                             on_price(*cheapest), cheapest->total_usd(), cheapest->total_usd() / *request.budget_usd,
+                             *request.budget_usd);
       }
       if (parts.empty() && request.deadline_seconds && request.budget_usd) {
         // Each limit alone can be met, never both: the cheapest plan that meets the deadline and
         // the fastest plan that meets the budget say by how much.
         const Plan* cheapest_in_time = nullptr;
         const Plan* fastest_in_budget = nullptr;
-        for (const Plan* pp : infeasible) {
-          const Plan& p = *pp;
+        for (std::size_t i = 0; i < infeasible.size(); ++i) {
+          if (!quotable(i)) continue;
+          const Plan& p = *infeasible[i];
           if (p.time_seconds() <= *request.deadline_seconds &&
               (!cheapest_in_time || p.total_usd() < cheapest_in_time->total_usd()))
             cheapest_in_time = &p;
@@ -1691,6 +1860,7 @@ std::string_view plan_warning_code_name(PlanWarningCode c) noexcept {
     case PlanWarningCode::spot_rate_unknown: return "spot_rate_unknown";
     case PlanWarningCode::gpu_figures_unknown: return "gpu_figures_unknown";
     case PlanWarningCode::ranked_after_clean: return "ranked_after_clean";
+    case PlanWarningCode::no_clean_plan: return "no_clean_plan";
   }
   return "unknown";
 }
@@ -1712,7 +1882,7 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
 
   Candidates c = collect_candidates(request, arch, offers, gpus, billing_of, ctx, st, result);
   Infeasible missed = select_rows(request, arch, c, st, result);
-  order_rows(request, result);
+  order_rows(request, st, result);
   add_result_warnings(request, st, result);
   if (request.pareto_only) {
     // The recommended plan stays (chosen by the same evidence rule as without --pareto: clean,

@@ -64,6 +64,9 @@ enum class PlanWarningCode {
   spot_rate_unknown,       ///< result-level
   gpu_figures_unknown,     ///< result-level
   ranked_after_clean,      ///< result-level: flagged / stale / undated offers ranked after clean ones
+  /// result-level: only plans on undated or flagged prices meet the deadline/budget while plans on
+  /// dated, unflagged prices exist: none is recommended; what those would need is quoted
+  no_clean_plan,
 };
 std::string_view plan_warning_code_name(PlanWarningCode c) noexcept;
 
@@ -131,14 +134,17 @@ struct Plan {
   /// Why the plan ranks after clean, dated offers ("flagged: below_market_index", "undated
   /// price", "price 120 days old"); empty = clean. Ignored for ranking with --include-flagged.
   std::string demoted_reason;
-  /// 0 clean and dated; 1 undated or older than --max-price-age; 2 a data-quality flag questions
-  /// the price or memory. Plans rank by tier first (unless --include-flagged).
+  /// The evidence of the offer's price (one definition, docs/planner.md "Price evidence"):
+  /// 0 clean (unflagged, dated, at most --max-price-age old: fresh or aging); 1 stale (dated,
+  /// older); 2 undated; 3 a data-quality flag questions the price or memory. Plans rank by tier
+  /// first (unless --include-flagged); the table marks 1-3 with ~ ? ! in every layout.
   int demotion_tier = 0;
   /// Every region of the rows collapsed into this one (same provider, instance, nodes, layout,
-  /// price and total), this plan's first. Size 1 when nothing was collapsed.
+  /// price kind, time and price evidence; prices may differ), this plan's first: the row is the
+  /// cheapest region's, the others follow cheapest first. Size 1 when nothing was collapsed.
   std::vector<std::string> regions;
-  /// Offers collapsed into this plan: the same provider, instance type and region (other
-  /// availability zones) at the same price with the same plan. Empty when none.
+  /// The offers collapsed into this plan (other regions or zones of the same plan), cheapest
+  /// first. Empty when none.
   std::vector<std::string> same_plan_offer_ids;
 
   double time_seconds() const { return cost.run_seconds; }
@@ -186,7 +192,7 @@ struct PlanResult {
   /// Prices the rule was applied to: "clean_dated", "unflagged" or "" (every price).
   std::string recommendation_evidence;
   bool recommendation_time_ties = false;  ///< sort by time: times within time_tie_tolerance tie
-  std::size_t plans_demoted = 0;    ///< plans ranked after clean ones (flagged, stale or undated)
+  std::size_t plans_demoted = 0;    ///< plans ranked after clean ones (stale, undated or flagged); 0 with --include-flagged
 };
 
 /// Plans the request on the offers. `arch` = resolve_model(request.model) (done at the edge),

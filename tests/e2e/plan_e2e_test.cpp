@@ -95,12 +95,15 @@ class PlanE2E : public ::testing::Test {
                   instances * price * billed / 3600.0, 1e-9 * std::max(1.0, parts))
           << id;
     }
-    // Pareto front: marked ⇔ not dominated (over all plans: --limit 100000 keeps them all).
+    // Pareto front: marked ⇔ not dominated by a plan whose price evidence is as good or better
+    // (demotion_tier ≤ its own; docs/planner.md "Pareto front") — over all plans: --limit 100000
+    // keeps them all.
     ASSERT_EQ(plans.size(), j["plans_total"].get<std::size_t>());
     for (const json& p : plans) {
       const double pc = p["total_usd"].get<double>(), pt = p["time_seconds"].get<double>();
       bool dominated = false;
       for (const json& q : plans) {
+        if (q["demotion_tier"].get<int>() > p["demotion_tier"].get<int>()) continue;
         const double qc = q["total_usd"].get<double>(), qt = q["time_seconds"].get<double>();
         dominated |= qc <= pc && qt <= pt && (qc < pc || qt < pt);
       }
