@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cmath>
 #include <regex>
 
 #include "model/presets.hpp"
+#include "util/error.hpp"
 
 namespace gpuplan::api {
 
@@ -37,15 +40,33 @@ std::string guess_language(const std::string& low) {
   return "en";
 }
 
-/// "1,5" (French decimal) or "200,000" (English thousands) → a double.
+/// "1,5" (French decimal) or "200,000" (English thousands) → a double. A number a double cannot
+/// hold ("1e999") is Error{invalid_input} at "question" naming it (a trial found `ask` ending in
+/// "internal error: stod", exit 70).
 double read_number(std::string text, const std::string& language) {
+  const std::string as_written = text;
   text.erase(std::remove(text.begin(), text.end(), ' '), text.end());
   if (language == "fr" && std::regex_match(text, std::regex(R"(\d+,\d{1,2})"))) {
     std::replace(text.begin(), text.end(), ',', '.');
   } else {
     text.erase(std::remove(text.begin(), text.end(), ','), text.end());
   }
-  return std::stod(text);
+  double v = 0;
+  const char* end = text.data() + text.size();
+  const auto [p, ec] = std::from_chars(text.data(), end, v);
+  if (ec != std::errc() || p != end || !std::isfinite(v))
+    throw Error(ErrorKind::invalid_input, "question", fmt::format("the number \"{}\" is out of range", as_written),
+                "a number below 1e300, e.g. 5e8 or 500 million");
+  return v;
+}
+
+/// value × scale, refused like read_number when the product overflows ("1e300 billion").
+double scaled(double value, double scale, const std::string& as_written) {
+  const double v = value * scale;
+  if (!std::isfinite(v))
+    throw Error(ErrorKind::invalid_input, "question", fmt::format("the number \"{}\" is out of range", as_written),
+                "a number below 1e300, e.g. 5e8 or 500 million");
+  return v;
 }
 
 double scale_of(const std::string& unit) {
@@ -195,7 +216,7 @@ class Reader {
                                R"()?\s*(?:de\s+|d')?(tokens?|jetons?|\xe0\xb9\x82\xe0\xb8\x97\xe0\xb9\x80\xe0\xb8\x84(?:\xe0\xb9\x87)?\xe0\xb8\x99))");
     std::smatch m;
     if (std::regex_search(low_, m, re)) {
-      add("tokens", read_number(m[1].str(), result_.language) * scale_of(m[2].str()), m[0].str());
+      add("tokens", scaled(read_number(m[1].str(), result_.language), scale_of(m[2].str()), m[0].str()), m[0].str());
     }
   }
 
@@ -204,7 +225,7 @@ class Reader {
                                R"()?\s*(images?|\xe0\xb8\xa0\xe0\xb8\xb2\xe0\xb8\x9e|\xe0\xb8\xa3\xe0\xb8\xb9\xe0\xb8\x9b))");
     std::smatch m;
     if (std::regex_search(low_, m, re)) {
-      add("images", read_number(m[1].str(), result_.language) * scale_of(m[2].str()), m[0].str());
+      add("images", scaled(read_number(m[1].str(), result_.language), scale_of(m[2].str()), m[0].str()), m[0].str());
     }
   }
 
@@ -221,7 +242,7 @@ class Reader {
     static const std::regex after(kNumber + R"(\s*(k)?\s*(?:\$|usd|dollars?|\xe0\xb8\x94\xe0\xb8\xad\xe0\xb8\xa5\xe0\xb8\xa5\xe0\xb8\xb2\xe0\xb8\xa3\xe0\xb9\x8c))");
     std::smatch m;
     if (std::regex_search(low_, m, before) || std::regex_search(low_, m, after)) {
-      const double v = read_number(m[1].str(), result_.language) * (m[2].matched ? 1e3 : 1);
+      const double v = scaled(read_number(m[1].str(), result_.language), m[2].matched ? 1e3 : 1, m[0].str());
       result_.budget_usd = v;
       add("budget_usd", v, m[0].str());
     }
@@ -232,7 +253,8 @@ class Reader {
     for (const auto& [w, n] : number_words()) words += (words.empty() ? "" : "|") + w;
     static const std::string units =
         R"((hours?|h\b|heures?|\xe0\xb8\x8a\xe0\xb8\xb1\xe0\xb9\x88\xe0\xb8\xa7\xe0\xb9\x82\xe0\xb8\xa1\xe0\xb8\x87|days?|jours?|\xe0\xb8\xa7\xe0\xb8\xb1\xe0\xb8\x99|weeks?|semaines?|\xe0\xb8\xaa\xe0\xb8\xb1\xe0\xb8\x9b\xe0\xb8\x94\xe0\xb8\xb2\xe0\xb8\xab\xe0\xb9\x8c))";
-    const std::regex re("(\\d+(?:[.,]\\d+)?|" + words + ")\\s*" + units);
+    // The number as kNumber reads it (an exponent included: "1e999 hours" was read as "999 hours").
+    const std::regex re("(\\d+(?:[.,]\\d+)*(?:e\\d+)?|" + words + ")\\s*" + units);
     std::smatch m;
     if (!std::regex_search(low_, m, re)) return;
     double n = 0;
@@ -244,10 +266,10 @@ class Reader {
         if (w == num) n = v;
     }
     const std::string unit = m[2].str();
-    double seconds = n * 3600;
-    if (unit.rfind("day", 0) == 0 || unit.rfind("jour", 0) == 0 || unit == "\xe0\xb8\xa7\xe0\xb8\xb1\xe0\xb8\x99") seconds = n * 86400;
+    double seconds = scaled(n, 3600, m[0].str());
+    if (unit.rfind("day", 0) == 0 || unit.rfind("jour", 0) == 0 || unit == "\xe0\xb8\xa7\xe0\xb8\xb1\xe0\xb8\x99") seconds = scaled(n, 86400, m[0].str());
     if (unit.rfind("week", 0) == 0 || unit.rfind("semaine", 0) == 0 || unit.rfind("\xe0\xb8\xaa\xe0\xb8\xb1", 0) == 0)
-      seconds = n * 7 * 86400;
+      seconds = scaled(n, 7 * 86400, m[0].str());
     if (task_is("serve")) {
       add("hours", seconds / 3600, m[0].str());  // a service runs for a duration
     } else {

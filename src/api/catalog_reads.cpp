@@ -263,15 +263,15 @@ OffersOutput run_offers(const OffersInput& in, const Context& ctx) {
     if (e.where() == "stale_after_days") throw Error(e.kind(), "--stale-days", e.message(), e.expected());
     throw;
   }
-  // Queried without the limit so the footer can say how many offers matched (and group_by sees
-  // every match); the limit cuts the sorted list here (same rows as a limited query: sort first,
-  // then cut).
+  // --group-by sees every match; a page reads only its rows (the store walks a price index and
+  // stops at the limit) and the database counts the matches for the footer (issue 12: reading
+  // every match to count them made the first page linear in the catalog).
   OfferQuery all = q;
-  all.limit.reset();
+  if (out.group_key) all.limit.reset();
   const std::shared_ptr<const std::vector<Offer>> matching = ctx.query_offers(all);
   const std::vector<Offer>& offers = *matching;
   out.counts = ctx.store_counts();
-  out.matched = offers.size();
+  out.matched = out.group_key || !q.limit ? offers.size() : ctx.count_offers(q);
   if (out.group_key) {
     // --group-by sees every match; the limit cuts the groups.
     out.groups = group_offer_prices(offers, *out.group_key, q.price_kind);

@@ -39,6 +39,7 @@ std::string Context::sync_version_locked() const {
   if (v != cached_version_) {
     query_cache_.clear();
     counts_cache_.reset();
+    match_count_cache_.clear();
     cached_version_ = v;
   }
   return v;
@@ -67,6 +68,34 @@ std::shared_ptr<const std::vector<Offer>> Context::query_offers(const OfferQuery
     query_cache_.emplace(key, offers);
   }
   return offers;
+}
+
+std::size_t Context::count_offers(const OfferQuery& q) const {
+  if (!data_version_) {
+    const auto lock = use_store();
+    return store().count_matching(q);
+  }
+  OfferQuery key_query = q;  // the count ignores the page
+  key_query.limit.reset();
+  key_query.sort.clear();
+  const std::string key = query_key(key_query);
+  std::string version;
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex_);
+    version = sync_version_locked();
+    if (auto it = match_count_cache_.find(key); it != match_count_cache_.end()) return it->second;
+  }
+  std::size_t n = 0;
+  {
+    const auto lock = use_store();
+    n = store().count_matching(q);
+  }
+  std::lock_guard<std::mutex> lock(cache_mutex_);
+  if (sync_version_locked() == version) {
+    if (match_count_cache_.size() >= kQueryCacheEntries) match_count_cache_.clear();
+    match_count_cache_.emplace(key, n);
+  }
+  return n;
 }
 
 StoreCounts Context::store_counts() const {

@@ -51,6 +51,9 @@ class Context {
   /// cache when caching is on and the data version is unchanged, else from the store (under
   /// store_mutex()). Thread-safe.
   std::shared_ptr<const std::vector<Offer>> query_offers(const OfferQuery& q) const;
+  /// store().count_matching(q): how many offers `q` matches without its limit (validated by the
+  /// caller), cached like query_offers(). Thread-safe.
+  std::size_t count_offers(const OfferQuery& q) const;
   /// store().counts(), cached like query_offers(). Thread-safe.
   StoreCounts store_counts() const;
   /// The current data version ("" when caching is off): part of every response-cache key.
@@ -71,6 +74,7 @@ class Context {
   mutable std::string cached_version_;
   mutable std::map<std::string, std::shared_ptr<const std::vector<Offer>>> query_cache_;
   mutable std::optional<StoreCounts> counts_cache_;
+  mutable std::map<std::string, std::size_t> match_count_cache_;  ///< query key (limit and sort dropped) → count
   /// Drops the caches when the version moved; returns the current version. cache_mutex_ held.
   std::string sync_version_locked() const;
 };

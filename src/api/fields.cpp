@@ -71,13 +71,15 @@ double count_value(const nlohmann::json& value) {
   if (value.is_string()) {
     if (auto v = count_text(value.get<std::string>())) return *v;
   }
-  throw_invalid("", "cannot read this as a count", std::string(expected_of(FieldType::count)));
+  throw_invalid_coded("", "not_count", {{"value", value.is_string() ? value.get<std::string>() : value.dump()}},
+                      "cannot read this as a count", std::string(expected_of(FieldType::count)));
 }
 
 nlohmann::json parse_field_text(const FieldInfo& field, std::string_view text, const std::string& where) {
   auto bad = [&]() -> nlohmann::json {
-    throw_invalid(where, fmt::format("cannot read '{}' as {}", text, field_type_name(field.type)),
-                  std::string(expected_of(field.type)));
+    throw_invalid_coded(where, "not_" + std::string(field_type_name(field.type)), {{"value", std::string(text)}},
+                        fmt::format("cannot read '{}' as {}", text, field_type_name(field.type)),
+                        std::string(expected_of(field.type)));
   };
   switch (field.type) {
     case FieldType::boolean:
@@ -105,6 +107,16 @@ nlohmann::json parse_field_text(const FieldInfo& field, std::string_view text, c
   return bad();
 }
 
+std::string field_value_text(const nlohmann::json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_number_float()) {
+    const double v = value.get<double>();
+    if (std::isfinite(v) && std::floor(v) == v && std::abs(v) < 1e18) return fmt::format("{:.0f}", v);
+    return fmt::format("{}", v);
+  }
+  return value.dump();
+}
+
 void check_field_type(const FieldInfo& field, const nlohmann::json& value, const std::string& where) {
   bool ok = false;
   switch (field.type) {
@@ -118,8 +130,11 @@ void check_field_type(const FieldInfo& field, const nlohmann::json& value, const
     case FieldType::count: ok = (value.is_number() && std::isfinite(value.get<double>())) || value.is_string(); break;
   }
   if (!ok) {
-    throw_invalid(where, fmt::format("expected {}, got {}", field_type_name(field.type), value.type_name()),
-                  std::string(expected_of(field.type)));
+    std::string shown = value.dump();
+    if (shown.size() > 40) shown = shown.substr(0, 40) + "…";
+    throw_invalid_coded(where, "not_" + std::string(field_type_name(field.type)), {{"value", shown}},
+                        fmt::format("expected {}, got {}", field_type_name(field.type), value.type_name()),
+                        std::string(expected_of(field.type)));
   }
 }
 

@@ -11,8 +11,10 @@
 ///
 /// Naming rule: name = flag without "--", '-' → '_' ("--kv-dtype" ↔ "kv_dtype"). Units follow the
 /// CLI's: token and request counts are plain numbers, durations in the unit their flag says.
+#include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <limits>
 #include <map>
 #include <optional>
 #include <span>
@@ -22,6 +24,7 @@
 #include <vector>
 
 #include "util/error.hpp"
+#include "util/error_code.hpp"
 
 namespace gpuplan::api {
 
@@ -59,6 +62,10 @@ struct FieldDef {
 /// Converts a CLI/query-string text to the JSON value of `type` ("8" → 8, "5e8" → 5e8, "true" →
 /// true); throws Error{invalid_input, where} naming the expected form.
 nlohmann::json parse_field_text(const FieldInfo& field, std::string_view text, const std::string& where);
+/// The text a CLI flag or a query string carries for a JSON value, read back by parse_field_text:
+/// an integral number without a fraction (2e8 → "200000000", not "200000000.0"), another number
+/// in its shortest round-trip form ("0.5"), true/false, a string as it is.
+std::string field_value_text(const nlohmann::json& value);
 /// Throws Error{invalid_input, where} unless `value` is of `field.type`.
 void check_field_type(const FieldInfo& field, const nlohmann::json& value, const std::string& where);
 
@@ -74,7 +81,10 @@ T json_as(const nlohmann::json& v) {
   } else if constexpr (std::is_integral_v<T>) {
     const double d = v.get<double>();
     if (d < static_cast<double>(std::numeric_limits<T>::min()) || d > static_cast<double>(std::numeric_limits<T>::max()))
-      throw_invalid("", "integer out of range", "an integer that fits the field");
+      throw_invalid_coded("", "integer_out_of_range", {{"value", fmt::format("{}", d)},
+                                                       {"min", fmt::format("{}", std::numeric_limits<T>::min())},
+                                                       {"max", fmt::format("{}", std::numeric_limits<T>::max())}},
+                          "integer out of range", "an integer that fits the field");
     return static_cast<T>(d);
   } else if constexpr (std::is_floating_point_v<T>) {
     return v.get<T>();
@@ -132,6 +142,7 @@ void set_field(Input& in, const FieldDef<Input>& d, const nlohmann::json& v, con
     d.set(in, v);
   } catch (const Error& e) {
     if (!e.where().empty()) throw;
+    if (const ErrorCode* c = error_code_of(e)) throw CodedError(e.kind(), where, e.message(), e.expected(), c->code, c->values);
     throw Error(e.kind(), where, e.message(), e.expected());
   }
 }
@@ -139,13 +150,15 @@ void set_field(Input& in, const FieldDef<Input>& d, const nlohmann::json& v, con
 
 template <class Input>
 void read_fields(Input& in, const nlohmann::json& body, std::span<const FieldDef<Input>> table, Face face) {
-  if (!body.is_object()) throw_invalid("/", "the request body must be a JSON object", "{\"field\": value, ...}");
+  if (!body.is_object())
+    throw_invalid_coded("/", "body_not_object", {}, "the request body must be a JSON object", "{\"field\": value, ...}");
   for (const auto& [key, value] : body.items()) {
     const std::string where = "/" + key;
     const FieldDef<Input>* d = detail::find_field(table, key);
     if (!d || (face == Face::api && d->info.face == FieldFace::cli_only)) {
-      throw_invalid(where, d ? "this field reads a local file and is only accepted by the CLI" : "unknown field",
-                    "one of " + detail::known_names(table, face));
+      throw_invalid_coded(where, d ? "cli_only_field" : "unknown_field", {{"name", key}, {"known", detail::known_names(table, face)}},
+                          d ? "this field reads a local file and is only accepted by the CLI" : "unknown field",
+                          "one of " + detail::known_names(table, face));
     }
     check_field_type(d->info, value, where);
     detail::set_field(in, *d, value, where);
@@ -157,11 +170,12 @@ void read_query(Input& in, const std::multimap<std::string, std::string>& params
   std::string previous;
   for (const auto& [key, text] : params) {
     const std::string where = "/" + key;
-    if (key == previous) throw_invalid(where, "parameter given twice", "each parameter once");
+    if (key == previous) throw_invalid_coded(where, "parameter_twice", {{"name", key}}, "parameter given twice", "each parameter once");
     previous = key;
     const FieldDef<Input>* d = detail::find_field(table, key);
     if (!d || d->info.face == FieldFace::cli_only)
-      throw_invalid(where, "unknown query parameter", "one of " + detail::known_names(table, Face::api));
+      throw_invalid_coded(where, "unknown_field", {{"name", key}, {"known", detail::known_names(table, Face::api)}},
+                          "unknown query parameter", "one of " + detail::known_names(table, Face::api));
     detail::set_field(in, *d, parse_field_text(d->info, text, where), where);
   }
 }

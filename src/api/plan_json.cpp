@@ -188,7 +188,12 @@ json plan_result_json(const PlanRequest& r, const PlanResult& res) {
             {"plans", plans},
             {"warnings", warnings_json(res.warnings)}};
   if (res.no_plan) {
+    // code, suggestion_codes and values let a front end word the reason in its own language
+    // (web/locales no_plan_<code>, suggest_<code>); reason and suggestions are the English sentences.
     j["no_plan"] = {{"reason", res.no_plan->reason},
+                    {"code", res.no_plan->code},
+                    {"suggestion_codes", res.no_plan->suggestion_codes},
+                    {"values", res.no_plan->values},
                     {"smallest_per_gpu_bytes", res.no_plan->smallest_per_gpu_bytes},
                     {"largest_gpu_bytes", res.no_plan->largest_gpu_bytes},
                     {"any_multi_node_offer", res.no_plan->any_multi_node_offer},

@@ -42,8 +42,11 @@ std::vector<FieldDef<SizeInput>> build_fields() {
        [](In& in, const json& v) { in.request.pp = json_as<int>(v); }},
       {{"dp", "--dp", FieldType::integer, FieldFace::both, "data-parallel degree"},
        [](In& in, const json& v) { in.request.dp = json_as<int>(v); }},
-      {{"ep", "--ep", FieldType::integer, FieldFace::both, "expert-parallel degree (MoE; must divide dp)"},
+      {{"ep", "--ep", FieldType::integer, FieldFace::both, "expert-parallel degree (MoE; must divide the experts, and dp unless --expert-tp says otherwise)"},
        [](In& in, const json& v) { in.ep = json_as<int>(v); }},
+      {{"expert_tp", "--expert-tp", FieldType::integer, FieldFace::both,
+        "expert tensor-parallel degree (MoE; default = tp; etp × ep must divide tp × dp, e.g. tp 2, ep 32, etp 1)"},
+       [](In& in, const json& v) { in.request.training.layout.expert_tp = json_as<int>(v); }},
       {{"margin", "--margin", FieldType::number, FieldFace::both, "free fraction kept when matching GPUs (default 0.1)"},
        [](In& in, const json& v) { in.request.margin = v.get<double>(); }},
       {{"explain", "--explain", FieldType::boolean, FieldFace::both, "also return each term's formula with the numbers filled in"},
@@ -103,7 +106,9 @@ std::vector<FieldDef<SizeInput>> build_fields() {
 }
 
 json layout_json(const ParallelLayout& l) {
-  return {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"ep", l.ep}, {"zero_stage", l.zero_stage}};
+  json j = {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"ep", l.ep}, {"zero_stage", l.zero_stage}};
+  if (l.expert_tp > 0) j["expert_tp"] = l.expert_tp;
+  return j;
 }
 
 }  // namespace

@@ -210,7 +210,8 @@ std::vector<Token> lex(std::string_view q) {
         t.text += q[j++];
       }
       if (!closed)
-        throw FilterError(q, i, q.size() - i, "unterminated quoted string", std::string("a closing ") + c);
+        throw FilterError(q, i, q.size() - i, "unterminated quoted string", std::string("a closing ") + c,
+                          "filter_unterminated_quote", {{"quote", std::string(1, c)}});
       t.length = j + 1 - i;
       i = j + 1;
     } else if (c == '=' || c == '!' || c == '<' || c == '>' || c == '~') {
@@ -220,7 +221,8 @@ std::vector<Token> lex(std::string_view q) {
         len = 2;
       t.text = std::string(q.substr(i, len));
       if (t.text == "!")
-        throw FilterError(q, i, 1, "\"!\" alone is not an operator", "!= or !~ (write `not FIELD` to negate)");
+        throw FilterError(q, i, 1, "\"!\" alone is not an operator", "!= or !~ (write `not FIELD` to negate)",
+                          "filter_lone_bang", {});
       t.length = len;
       i += len;
     } else {
@@ -283,8 +285,11 @@ class Parser {
     NodePtr e = parse_or();
     check_tree_depth(e);
     const Token& t = peek();
-    if (t.kind == TokKind::rparen) fail(t, "unbalanced parenthesis: \")\" without \"(\"", "a clause or the end of the query");
-    if (t.kind != TokKind::end) fail(t, "unexpected \"" + t.text + "\"", "a clause, \"and\", \"or\" or the end of the query");
+    if (t.kind == TokKind::rparen)
+      fail(t, "unbalanced parenthesis: \")\" without \"(\"", "a clause or the end of the query", "filter_unbalanced_close");
+    if (t.kind != TokKind::end)
+      fail(t, "unexpected \"" + t.text + "\"", "a clause, \"and\", \"or\" or the end of the query", "filter_unexpected",
+           {{"token", t.text}});
     return e;
   }
 
@@ -293,8 +298,9 @@ class Parser {
   const Token& next() { return toks_[pos_++]; }
   bool is_keyword(const Token& t, std::string_view kw) const { return t.kind == TokKind::word && iequals(t.text, kw); }
 
-  [[noreturn]] void fail(const Token& t, const std::string& problem, std::string expected) const {
-    throw FilterError(q_, t.offset, t.length, problem, std::move(expected));
+  [[noreturn]] void fail(const Token& t, const std::string& problem, std::string expected, const char* code,
+                         std::map<std::string, std::string> values = {}) const {
+    throw FilterError(q_, t.offset, t.length, problem, std::move(expected), code, std::move(values));
   }
 
   static NodePtr make(NodeKind k, NodePtr a, NodePtr b, const Token& at) {
@@ -324,7 +330,8 @@ class Parser {
         p_.fail(t, fmt::format("filter nests too deeply: more than {} levels of parentheses and \"not\"",
                                kMaxFilterNesting),
                 fmt::format("at most {} nested parentheses / not (write long lists as a or b or c, not as nested groups)",
-                            kMaxFilterNesting));
+                            kMaxFilterNesting),
+                "filter_too_deep", {{"max", std::to_string(kMaxFilterNesting)}});
     }
     ~NestingGuard() { --p_.nesting_; }
     NestingGuard(const NestingGuard&) = delete;
@@ -351,7 +358,8 @@ class Parser {
       at.offset = deepest->offset;
       at.length = deepest->length;
       fail(at, fmt::format("filter nests too deeply: {} levels of and/or/not/parentheses", max_depth),
-           fmt::format("at most {} levels (flatter groups, or fewer clauses)", kMaxFilterTreeDepth));
+           fmt::format("at most {} levels (flatter groups, or fewer clauses)", kMaxFilterTreeDepth), "filter_too_deep",
+           {{"max", std::to_string(kMaxFilterTreeDepth)}});
     }
   }
 
@@ -407,20 +415,27 @@ class Parser {
           next();
           return e;
         }
-        if (close.kind == TokKind::end) fail(open, "unbalanced parenthesis: \"(\" is never closed", "\")\"");
-        fail(close, "unexpected \"" + close.text + "\"", "\")\", \"and\", \"or\" or another clause");
+        if (close.kind == TokKind::end) fail(open, "unbalanced parenthesis: \"(\" is never closed", "\")\"", "filter_unclosed_paren");
+        fail(close, "unexpected \"" + close.text + "\"", "\")\", \"and\", \"or\" or another clause", "filter_unexpected",
+             {{"token", close.text}});
       }
-      case TokKind::rparen: fail(t, "unbalanced parenthesis: \")\" without \"(\"", "a clause such as gpu=H100");
-      case TokKind::op: fail(t, "operator \"" + t.text + "\" without a field", "a field name before it, e.g. price" + t.text + "3");
-      case TokKind::quoted: fail(t, "a quoted string cannot be a field name", "a field name, e.g. gpu=\"RTX 4090\"");
+      case TokKind::rparen:
+        fail(t, "unbalanced parenthesis: \")\" without \"(\"", "a clause such as gpu=H100", "filter_unbalanced_close");
+      case TokKind::op:
+        fail(t, "operator \"" + t.text + "\" without a field", "a field name before it, e.g. price" + t.text + "3",
+             "filter_operator_without_field", {{"op", t.text}});
+      case TokKind::quoted:
+        fail(t, "a quoted string cannot be a field name", "a field name, e.g. gpu=\"RTX 4090\"", "filter_quoted_field_name");
       case TokKind::end: {
         const Token& prev = toks_[pos_ > 0 ? pos_ - 1 : 0];
-        fail(t, pos_ > 0 ? "missing clause after \"" + prev.text + "\"" : "missing clause", "a clause such as gpu=H100");
+        fail(t, pos_ > 0 ? "missing clause after \"" + prev.text + "\"" : "missing clause", "a clause such as gpu=H100",
+             "filter_missing_clause", {{"after", pos_ > 0 ? prev.text : std::string()}});
       }
       case TokKind::word: break;
     }
     if (is_keyword(t, "and") || is_keyword(t, "or"))
-      fail(t, "\"" + t.text + "\" needs a clause before it", "a clause such as gpu=H100");
+      fail(t, "\"" + t.text + "\" needs a clause before it", "a clause such as gpu=H100", "filter_clause_before",
+           {{"token", t.text}});
     return parse_clause();
   }
 
@@ -428,25 +443,31 @@ class Parser {
     std::vector<std::pair<std::size_t, std::string_view>> near;
     const std::string name = lower(t.text);
     for (const auto& d : field_defs()) {
-      std::size_t dist = edit_distance(name, d.name);
+      // The edit distance is at least the length difference: skip the O(n·m) table when it cannot be <= 2.
+      const std::size_t len_diff = name.size() > d.name.size() ? name.size() - d.name.size() : d.name.size() - name.size();
+      const std::size_t dist = len_diff > 2 ? len_diff : edit_distance(name, d.name);
       bool prefix = name.size() >= 2 && d.name.substr(0, name.size()) == name;
       if (dist <= 2 || prefix) near.emplace_back(prefix ? 0 : dist, d.name);
     }
     std::stable_sort(near.begin(), near.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::string expected = "a field name";
+    std::string expected = "a field name", such;
     if (!near.empty()) {
-      expected += " such as ";
-      for (std::size_t i = 0; i < near.size() && i < 3; ++i) expected += (i ? ", " : "") + std::string(near[i].second);
+      for (std::size_t i = 0; i < near.size() && i < 3; ++i) such += (i ? ", " : "") + std::string(near[i].second);
+      expected += " such as " + such;
     }
     expected += " (all fields: gpuplan offers --help-fields)";
-    fail(t, "unknown field \"" + t.text + "\"", expected);
+    std::string all;
+    for (const auto& d : field_defs()) all += (all.empty() ? "" : ", ") + std::string(d.name);
+    fail(t, "unknown field \"" + t.text + "\"", expected, "filter_unknown_field",
+         {{"name", t.text}, {"near", such.empty() ? all : such}, {"all", all}});
   }
 
   NodePtr parse_clause() {
     const Token& ft = next();
     if (++clauses_ > kMaxFilterClauses)
       fail(ft, fmt::format("filter has more than {} clauses", kMaxFilterClauses),
-           fmt::format("at most {} clauses (narrow with fewer, broader clauses such as gpu~H100)", kMaxFilterClauses));
+           fmt::format("at most {} clauses (narrow with fewer, broader clauses such as gpu~H100)", kMaxFilterClauses),
+           "filter_too_many_clauses", {{"max", std::to_string(kMaxFilterClauses)}});
     const FieldDef* def = find_field(lower(ft.text));
     if (def == nullptr) unknown_field(ft);
     auto n = std::make_shared<FilterNode>();
@@ -456,15 +477,16 @@ class Parser {
     const Token& ot = peek();
     if (ot.kind != TokKind::op) {
       if (def->type != FilterFieldType::boolean)
-        fail(ft, "field " + std::string(def->name) + " needs an operator and a value",
-             "e.g. " + std::string(def->example));
+        fail(ft, "field " + std::string(def->name) + " needs an operator and a value", "e.g. " + std::string(def->example),
+             "filter_needs_operator", {{"field", std::string(def->name)}, {"example", std::string(def->example)}});
       n->kind = NodeKind::flag;
       return n;
     }
     next();
     if (def->type == FilterFieldType::boolean)
       fail(ot, "operator \"" + ot.text + "\" does not apply to boolean field " + std::string(def->name),
-           std::string(def->name) + " alone, or not " + std::string(def->name));
+           std::string(def->name) + " alone, or not " + std::string(def->name), "filter_operator_on_boolean",
+           {{"op", ot.text}, {"field", std::string(def->name)}});
     static const std::array<std::pair<std::string_view, CompareOp>, 8> ops = {{{"=", CompareOp::eq},
                                                                                 {"!=", CompareOp::ne},
                                                                                 {"<", CompareOp::lt},
@@ -484,33 +506,40 @@ class Parser {
       std::string allowed = closed_set ? "= or !=" : type_ops(def->type);
       fail(ot, "operator \"" + ot.text + "\" does not apply to " + std::string(filter_field_type_name(def->type)) +
                    " field " + std::string(def->name),
-           allowed);
+           allowed, "filter_operator_not_for_field", {{"op", ot.text}, {"field", std::string(def->name)}, {"allowed", allowed}});
     }
     const Token& vt = peek();
     if (vt.kind != TokKind::word && vt.kind != TokKind::quoted) {
       Token at = vt;
       if (vt.kind == TokKind::end) at.offset = q_.size();
-      fail(at, "missing value after " + std::string(def->name) + ot.text, "a value, e.g. " + std::string(def->example));
+      fail(at, "missing value after " + std::string(def->name) + ot.text, "a value, e.g. " + std::string(def->example),
+           "filter_missing_value", {{"field", std::string(def->name)}, {"op", ot.text}, {"example", std::string(def->example)}});
     }
     next();
     if (is_keyword(vt, "and") || is_keyword(vt, "or") || is_keyword(vt, "not"))
-      fail(vt, "missing value after " + std::string(def->name) + ot.text, "a value, e.g. " + std::string(def->example));
+      fail(vt, "missing value after " + std::string(def->name) + ot.text, "a value, e.g. " + std::string(def->example),
+           "filter_missing_value", {{"field", std::string(def->name)}, {"op", ot.text}, {"example", std::string(def->example)}});
     switch (def->type) {
       case FilterFieldType::text: {
         n->text = lower(vt.text);
         if (closed_set && std::find(def->allowed.begin(), def->allowed.end(), n->text) == def->allowed.end()) {
           std::string list;
           for (auto a : def->allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-          fail(vt, "unknown " + std::string(def->name) + " \"" + vt.text + "\"", "one of " + list);
+          fail(vt, "unknown " + std::string(def->name) + " \"" + vt.text + "\"", "one of " + list, "filter_unknown_value",
+               {{"field", std::string(def->name)}, {"value", vt.text}, {"allowed", list}});
         }
         if (def->id == FieldId::gpu && norm_gpu_name(vt.text).empty())
-          fail(vt, "GPU name \"" + vt.text + "\" has no letters or digits", "a GPU name such as H100");
-        if (n->text.empty()) fail(vt, "empty value", "a non-empty value, e.g. " + std::string(def->example));
+          fail(vt, "GPU name \"" + vt.text + "\" has no letters or digits", "a GPU name such as H100", "filter_gpu_name_empty",
+               {{"value", vt.text}});
+        if (n->text.empty())
+          fail(vt, "empty value", "a non-empty value, e.g. " + std::string(def->example), "filter_empty_value",
+               {{"field", std::string(def->name)}, {"example", std::string(def->example)}});
         break;
       }
       case FilterFieldType::date: {
         if (vt.text.size() != 10 || !days_since_epoch(vt.text) || !real_calendar_day(vt.text))
-          fail(vt, "\"" + vt.text + "\" is not a date", "a date YYYY-MM-DD, e.g. " + std::string(def->example));
+          fail(vt, "\"" + vt.text + "\" is not a date", "a date YYYY-MM-DD, e.g. " + std::string(def->example), "filter_not_a_date",
+               {{"value", vt.text}, {"example", std::string(def->example)}});
         n->text = vt.text;
         break;
       }
@@ -540,7 +569,8 @@ class Parser {
     auto res = std::from_chars(s.data() + start, s.data() + i, value);
     const std::string unit_desc = def.unit.empty() ? "" : " in " + std::string(def.unit);
     if (i == start || res.ec != std::errc() || res.ptr != s.data() + i || !std::isfinite(value))
-      fail(vt, "\"" + s + "\" is not a number", "a number" + unit_desc + ", e.g. " + std::string(def.example));
+      fail(vt, "\"" + s + "\" is not a number", "a number" + unit_desc + ", e.g. " + std::string(def.example), "filter_not_a_number",
+           {{"value", s}, {"field", std::string(def.name)}, {"example", std::string(def.example)}});
     const std::string_view suffix = std::string_view(s).substr(i);
     for (const auto& u : units_of(def.unit_kind))
       if (u.suffix == suffix) return value * u.factor;
@@ -550,9 +580,11 @@ class Parser {
     std::string units = unit_list(def.unit_kind);
     if (units.empty())
       fail(at, "unknown unit \"" + std::string(suffix) + "\" for " + std::string(def.name),
-           "a plain number (" + std::string(def.unit) + ")");
+           "a plain number (" + std::string(def.unit) + ")", "filter_unknown_unit",
+           {{"unit", std::string(suffix)}, {"field", std::string(def.name)}, {"allowed", std::string(def.unit)}});
     fail(at, "unknown unit \"" + std::string(suffix) + "\" for " + std::string(def.name),
-         units + " (a bare number is " + std::string(def.unit.substr(0, def.unit.find(';'))) + ")");
+         units + " (a bare number is " + std::string(def.unit.substr(0, def.unit.find(';'))) + ")", "filter_unknown_unit",
+         {{"unit", std::string(suffix)}, {"field", std::string(def.name)}, {"allowed", units}});
   }
 
   std::string_view q_;
@@ -698,16 +730,18 @@ std::string render_filter_error(std::string_view query, std::size_t offset, std:
 }  // namespace
 
 FilterError::FilterError(std::string_view query, std::size_t offset, std::size_t length, const std::string& problem,
-                         std::string expected)
+                         std::string expected, std::string message_code, std::map<std::string, std::string> message_values)
     : Error(ErrorKind::invalid_input, "filter:" + std::to_string(offset + 1),
             render_filter_error(query, offset, length, problem), std::move(expected)),
+      ErrorCode(std::move(message_code), std::move(message_values)),
       offset_(offset),
       length_(length) {}
 
 Filter Filter::parse(std::string_view text) {
   if (text.size() > kMaxFilterBytes)
     throw FilterError(text.substr(0, 80), 0, 1, fmt::format("filter is {} bytes long", text.size()),
-                      fmt::format("at most {} bytes", kMaxFilterBytes));
+                      fmt::format("at most {} bytes", kMaxFilterBytes), "filter_too_long",
+                      {{"bytes", std::to_string(text.size())}, {"max", std::to_string(kMaxFilterBytes)}});
   Filter f;
   f.text_ = std::string(text);
   f.root_ = Parser(text).parse();
@@ -876,6 +910,21 @@ std::string norm_gpu_name(std::string_view s) {
   return out;
 }
 
+namespace {
+/// norm_gpu_name(s) == q without building the normalised string (gpu_names_matching compares the
+/// value with every catalog name and alias, once per gpu= clause and per compilation).
+bool norm_equals(std::string_view s, std::string_view q) {
+  std::size_t i = 0;
+  for (char c : s) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    else if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) continue;
+    if (i == q.size() || q[i] != c) return false;
+    ++i;
+  }
+  return i == q.size();
+}
+}  // namespace
+
 std::vector<std::string> gpu_names_matching(const GpuCatalog& gpus, std::string_view value) {
   std::vector<std::string> out;
   const std::string q = norm_gpu_name(value);
@@ -884,10 +933,10 @@ std::vector<std::string> gpu_names_matching(const GpuCatalog& gpus, std::string_
   };
   if (const GpuSpec* s = gpus.try_find(value)) add(s->name);
   for (const GpuSpec& s : gpus.gpus()) {
-    bool hit = norm_gpu_name(s.name) == q;
+    bool hit = norm_equals(s.name, q);
     if (!hit && s.name.size() > s.vendor.size() && s.name.compare(0, s.vendor.size(), s.vendor) == 0)
-      hit = norm_gpu_name(std::string_view(s.name).substr(s.vendor.size())) == q;
-    for (const auto& a : s.aliases) hit = hit || norm_gpu_name(a) == q;
+      hit = norm_equals(std::string_view(s.name).substr(s.vendor.size()), q);
+    for (const auto& a : s.aliases) hit = hit || norm_equals(a, q);
     if (hit) add(s.name);
   }
   std::sort(out.begin(), out.end());

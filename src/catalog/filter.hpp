@@ -29,6 +29,7 @@
 /// a message whose second and third lines show the query and a caret under the bad token, and
 /// what was expected. offset()/length() give the token's byte range for the API.
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,6 +40,7 @@
 
 #include "catalog/offer.hpp"
 #include "util/error.hpp"
+#include "util/error_code.hpp"
 
 namespace gpuplan {
 
@@ -69,10 +71,12 @@ struct FilterFieldInfo {
 const std::vector<FilterFieldInfo>& filter_fields();
 
 /// A parse error pointing at a token.
-class FilterError : public Error {
+/// Also an ErrorCode (util/error_code.hpp): code "filter_<problem>" and the values it quotes, so
+/// a page words it in its own language (the token's place is offset()).
+class FilterError : public Error, public ErrorCode {
  public:
   FilterError(std::string_view query, std::size_t offset, std::size_t length, const std::string& problem,
-              std::string expected);
+              std::string expected, std::string message_code = {}, std::map<std::string, std::string> message_values = {});
   std::size_t offset() const noexcept { return offset_; }  ///< 0-based byte offset in the query
   std::size_t length() const noexcept { return length_; }
 

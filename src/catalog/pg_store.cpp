@@ -774,6 +774,19 @@ struct QuerySql {
   std::vector<QueryStatement> statements;
 };
 
+/// $1 the price kind, $2 include_excluded, then the filter's values as `where` compiled them:
+/// the parameters every statement of query_sql and count_matching starts with.
+std::vector<Param> query_params(const OfferQuery& q, const SqlWhere& where) {
+  std::vector<Param> p = {p_text(price_kind_name(q.price_kind)), p_text(q.include_excluded ? "true" : "false")};
+  for (const SqlValue& v : where.params) {
+    if (const double* d = std::get_if<double>(&v))
+      p.push_back(p_num(*d));
+    else
+      p.push_back(std::get<std::string>(v));
+  }
+  return p;
+}
+
 QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
   q.validate();
   const Filter filter = Filter::parse(q.filter);
@@ -785,16 +798,7 @@ QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
       " AND ($2::boolean OR NOT EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND f.excludes))";
   auto limit = [&](int n) { return q.limit ? fmt::format(" LIMIT ${}::bigint", n) : std::string(); };
   QuerySql out;
-  auto params_of = [&](const SqlWhere& w) {
-    std::vector<Param> p = {p_text(price_kind_name(q.price_kind)), p_text(q.include_excluded ? "true" : "false")};
-    for (const SqlValue& v : w.params) {
-      if (const double* d = std::get_if<double>(&v))
-        p.push_back(p_num(*d));
-      else
-        p.push_back(std::get<std::string>(v));
-    }
-    return p;
-  };
+  auto params_of = [&](const SqlWhere& w) { return query_params(q, w); };
   const std::vector<Param> full = params_of(where_sql);
   const char* col = indexed_sort_column(q.sort);
   if (col == nullptr) {
@@ -852,6 +856,24 @@ std::vector<Param> statement_params(const QueryStatement& st, const OfferQuery& 
 }
 
 }  // namespace
+
+std::size_t PgOfferStore::count_matching(const OfferQuery& q) {
+  q.validate();
+  const SqlWhere where =
+      compile_filter_sql(Filter::parse(q.filter), q.filter_context(impl_->gpus), SqlDialect::postgresql, 3);
+  // The WHERE of query_sql's single statement (same parameters), counted.
+  const std::string sql = std::string("SELECT count(*) FROM offers o") + kLatestPriceJoin + "WHERE (" + where.sql +
+                          ") AND ($2::boolean OR NOT EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND "
+                          "f.excludes))";
+  const std::vector<Param> p = query_params(q, where);
+  return impl_->with_connection([&](pqxx::connection& c) {
+    const std::string name = impl_->prepared_name(c, sql);
+    pqxx::read_transaction t(c);
+    const auto r = t.exec_prepared1(name, pqxx::prepare::make_dynamic_params(p));
+    t.commit();
+    return static_cast<std::size_t>(r[0].as<long long>());
+  });
+}
 
 std::vector<std::string> PgOfferStore::explain_query(const OfferQuery& q) {
   const QuerySql sql = query_sql(q, impl_->gpus);

@@ -72,6 +72,7 @@ class PgOfferStore final : public OfferStore {
 
   ImportResult import(const ImportBatch& batch) override;
   std::vector<Offer> query(const OfferQuery& q) override;
+  std::size_t count_matching(const OfferQuery& q) override;
   std::optional<Offer> get(std::string_view id) override;
   std::vector<PriceObservation> history(std::string_view offer_id) override;
   StoreCounts counts() override;

@@ -579,7 +579,50 @@ struct SqliteOfferStore::Impl {
     return r;
   }
 
+  /// Bulk loads (issue 11: 200,000 new rows "well under 5 s"): every new offer's latest price
+  /// lands in latest_prices' secondary indexes (8, ordered by price, GPU and provider), i.e. at
+  /// random B-tree positions, and those inserts were most of a large import's time. When the
+  /// batch is large (>= kBulkIndexRebuildMinOffers offers) and at least as large as the table
+  /// already is, the non-unique secondary indexes of latest_prices and observations are dropped
+  /// inside the import's transaction and rebuilt from their stored definitions
+  /// (sqlite_master.sql) after the rows are in: one sort each. Unique indexes stay (they decide
+  /// INSERT OR IGNORE). DDL is transactional in SQLite: a failed or killed import rolls the drop
+  /// back with everything else, and readers in WAL mode keep seeing the indexed old state.
+  static constexpr std::size_t kBulkIndexRebuildMinOffers = 20000;
+
+  std::vector<std::string> drop_indexes_for_bulk_load(std::size_t batch_offers) {
+    if (batch_offers < kBulkIndexRebuildMinOffers) return {};
+    {
+      Stmt count(db, "SELECT count(*) FROM latest_prices", path);
+      count.step();
+      if (static_cast<std::size_t>(count.integer(0)) > batch_offers) return {};
+    }
+    std::vector<std::pair<std::string, std::string>> found;  // name, CREATE INDEX statement
+    {
+      Stmt q(db,
+             "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('latest_prices', "
+             "'observations') AND sql IS NOT NULL AND sql NOT LIKE 'CREATE UNIQUE%' ORDER BY name",
+             path);
+      while (q.step()) found.emplace_back(q.text(0), q.text(1));
+    }
+    std::vector<std::string> rebuild;
+    for (auto& [name, sql] : found) {
+      std::string quoted = "\"";  // an identifier from our own schema, quoted as SQL says
+      for (char c : name) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+      exec(db, ("DROP INDEX " + quoted + "\"").c_str(), path);
+      rebuild.push_back(std::move(sql));
+    }
+    return rebuild;
+  }
+
   ImportResult import_unlocked(const ImportBatch& batch) {
+    const std::vector<std::string> rebuild = drop_indexes_for_bulk_load(batch.offers.size());
+    ImportResult r = import_rows(batch);
+    for (const std::string& sql : rebuild) exec(db, sql.c_str(), path);
+    return r;
+  }
+
+  ImportResult import_rows(const ImportBatch& batch) {
     ImportResult r;
     Stmt upsert(db,
                 "INSERT INTO offers (id, provider, instance_type, region, zone, gpu_name_raw, gpu_name, gpu_count, "
@@ -960,6 +1003,24 @@ void bind_query(Stmt& s, const OfferQuery& q, const QueryStatement& st, std::siz
 }
 
 }  // namespace
+
+std::size_t SqliteOfferStore::count_matching(const OfferQuery& q) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  q.validate();
+  const SqlWhere where = compile_filter_sql(Filter::parse(q.filter), q.filter_context(impl_->gpus), SqlDialect::sqlite, 3);
+  // The WHERE of query_sql's single statement (same parameters ?1 kind, ?2 include_excluded,
+  // ?3.. the filter's values), counted.
+  Stmt s(impl_->db,
+         std::string("SELECT count(*) FROM offers o") + kLatestPriceJoin + "WHERE (" + where.sql +
+             ") AND (?2 OR NOT EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND f.excludes = 1))",
+         impl_->path);
+  int i = 1;
+  s.bind(i++, price_kind_name(q.price_kind));
+  s.bind_int(i++, q.include_excluded ? 1 : 0);
+  for (const SqlValue& v : where.params) s.bind(i++, v);
+  s.step();
+  return static_cast<std::size_t>(s.integer(0));
+}
 
 std::vector<std::string> SqliteOfferStore::explain_query(const OfferQuery& q) {
   std::lock_guard<std::mutex> lock(impl_->mu);

@@ -142,6 +142,12 @@ namespace {
               "the SQLite store (or a store that implements snapshots)");
 }
 }  // namespace
+std::size_t OfferStore::count_matching(const OfferQuery& q) {
+  OfferQuery all = q;
+  all.limit.reset();
+  return query(all).size();
+}
+
 SnapshotCommit OfferStore::commit_snapshot(const SnapshotRecord&, const ImportBatch*) { no_snapshots(); }
 std::optional<SnapshotRecord> OfferStore::last_snapshot(std::string_view, std::string_view) { no_snapshots(); }
 std::optional<std::string> OfferStore::first_accepted_with_hash(std::string_view, std::string_view) { no_snapshots(); }

@@ -152,6 +152,11 @@ class OfferStore {
   virtual ImportResult import(const ImportBatch& batch) = 0;
   /// Validates the query (throws as OfferQuery::validate) and runs it.
   virtual std::vector<Offer> query(const OfferQuery& q) = 0;
+  /// How many offers query(q) returns without its limit (sort and limit ignored): the "N
+  /// matching" of a first page, counted by the database without reading the offers (issue 12:
+  /// the footer of /offers and `gpuplan offers` read every match to count them). Validates as
+  /// query(). The base implementation runs query() without the limit.
+  virtual std::size_t count_matching(const OfferQuery& q);
   /// One offer with all its observations, or nullopt.
   virtual std::optional<Offer> get(std::string_view id) = 0;
   /// The observations of one offer, oldest first (unknown dates first); empty when unknown id.

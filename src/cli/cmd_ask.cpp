@@ -1,7 +1,9 @@
 // `gpuplan ask "SENTENCE" [--json]`: the sizing assistant (api/assistant.hpp). Prints what it
 // understood (each field with the words it came from), what is still missing, and — when nothing
 // is missing — the ranked plans for that request, marking the first within the budget and deadline.
-// Exit 0 with plans, 1 when no plan (as `gpuplan plan`), 2 when fields are missing.
+// Exit 0 with plans, 1 when no plan (as `gpuplan plan`), 2 when fields are missing (then stderr
+// says which: "gpuplan: error: SENTENCE: ..."). It answers in the sentence's language (English,
+// French or Thai: the texts of web/locales, numbers and money as that language writes them).
 #include <fmt/core.h>
 
 #include <memory>
@@ -10,6 +12,7 @@
 #include "api/assistant.hpp"
 #include "cli/command.hpp"
 #include "cli/common.hpp"
+#include "server/pages.hpp"
 #include "util/error.hpp"
 #include "util/text_check.hpp"
 
@@ -22,6 +25,14 @@ struct AskOptions {
   std::string today;
   std::size_t limit = 5;
 };
+
+/// "missing: training tokens (say it in the sentence, ...)" in the sentence's language.
+std::string missing_text(const api::AskResult& ask) {
+  const nlohmann::json& t = server::locale_texts(ask.language);
+  std::string names;
+  for (const auto& m : ask.missing) names += (names.empty() ? "" : ", ") + t.value("field_" + m, m);
+  return server::fill_text(t.value("cli_ask_missing", "missing: {fields}"), {{"fields", names}});
+}
 
 void run_ask(const AskOptions& o, GlobalOptions& global) {
   std::string sentence;
@@ -45,35 +56,44 @@ void run_ask(const AskOptions& o, GlobalOptions& global) {
   global.exit_code = !ask.missing.empty() ? 2 : (planned && planned->result.no_plan ? 1 : 0);
   if (o.json) {
     fmt::print("{}\n", dump_json(out));
+    if (!ask.missing.empty()) fmt::print(stderr, "gpuplan: error: SENTENCE: {}\n", missing_text(ask));
     return;
   }
-  fmt::print("Understood ({}):\n", ask.language);
-  for (const auto& f : ask.fields)
-    fmt::print("  {:<17} {:<22} from \"{}\"\n", f.name, f.value.is_string() ? f.value.get<std::string>() : f.value.dump(), f.source);
-  if (ask.fields.empty()) fmt::print("  nothing\n");
+  // The answer in the question's language (web/locales cli_ask_*, field_*), numbers as it writes them.
+  const std::string& lang = ask.language;
+  const nlohmann::json& t = server::locale_texts(lang);
+  fmt::print("{}\n", server::fill_text(t.value("cli_ask_understood", "Understood ({language}):"),
+                                       {{"language", t.value("language_name", lang)}}));
+  for (const auto& f : ask.fields) {
+    std::string shown = api::field_value_text(f.value);
+    if (f.name == "budget_usd") shown = server::locale_money(f.value.get<double>(), lang);
+    else if (f.name == "deadline_seconds") shown = server::locale_duration(f.value.get<double>(), lang);
+    else if (f.name == "hours") shown = server::locale_duration(f.value.get<double>() * 3600.0, lang);
+    else if (f.value.is_number()) shown = server::locale_count(f.value.get<double>(), lang);
+    fmt::print("  {:<28} {:<22} ← \"{}\"\n", t.value("field_" + f.name, f.name), shown, f.source);
+  }
+  if (ask.fields.empty()) fmt::print("  {}\n", t.value("understood_nothing", "nothing"));
   if (!ask.missing.empty()) {
-    std::string m;
-    for (const auto& x : ask.missing) m += (m.empty() ? "" : ", ") + x;
-    fmt::print("Missing: {} (say it in the sentence, or run gpuplan plan with the flags)\n", m);
+    // Unanswerable as asked: say what is missing, on stderr, and exit 2.
+    fmt::print(stderr, "gpuplan: error: SENTENCE: {}\n", missing_text(ask));
     return;
   }
   const PlanResult& res = planned->result;
   if (res.no_plan) {
-    fmt::print("No plan: {}\n", res.no_plan->reason);
+    const server::NoPlanWords words = server::no_plan_words(*res.no_plan, lang);
+    fmt::print("{}: {}\n", t.value("no_plan", "No plan"), words.reason);
+    for (const auto& s : words.suggestions) fmt::print("  - {}\n", s);
     return;
   }
   for (std::size_t i = 0; i < res.plans.size(); ++i) {
     const Plan& p = res.plans[i];
-    fmt::print("  #{} {} {} × {} ({}×{}): ${:.2f}, {:.1f} h\n", i + 1, p.provider, p.instance_type, p.instances, p.gpus_per_instance,
-               p.gpu_name, p.total_usd(), p.time_seconds() / 3600);
+    fmt::print("  #{} {} {} × {} ({}×{}): {}, {}\n", i + 1, p.provider, p.instance_type, p.instances, p.gpus_per_instance,
+               p.gpu_name, server::locale_money(p.total_usd(), lang), server::locale_duration(p.time_seconds(), lang));
   }
   if (ask.budget_usd || ask.deadline_seconds) {
     const auto within = api::first_plan_within(ask, res);
-    if (within) {
-      fmt::print("Plan #{} is the first within the budget and deadline.\n", *within + 1);
-    } else {
-      fmt::print("No plan shown meets both the budget and the deadline.\n");
-    }
+    fmt::print("{}\n", within ? server::fill_text(t.value("within_yes", ""), {{"rank", std::to_string(*within + 1)}})
+                              : t.value("within_no", ""));
   }
 }
 

@@ -13,6 +13,7 @@
 #include "util/csv.hpp"
 #include "util/embedded.hpp"
 #include "util/error.hpp"
+#include "util/error_code.hpp"
 
 namespace gpuplan {
 
@@ -335,7 +336,10 @@ const GpuSpec& GpuCatalog::find(std::string_view name, std::optional<double> mem
     expected = "a known GPU, e.g. ";
     for (std::size_t i = 0; i < near.size(); ++i) expected += (i ? ", " : "") + near[i];
   }
-  throw_not_found("GPU '" + std::string(name) + "'", "unknown GPU", expected);
+  std::string listed;
+  for (std::size_t i = 0; i < near.size(); ++i) listed += (i ? ", " : "") + near[i];
+  throw_not_found_coded("GPU '" + std::string(name) + "'", "unknown_gpu", {{"name", std::string(name)}, {"near", listed}},
+                        "unknown GPU", expected);
 }
 
 std::vector<std::string> GpuCatalog::nearest_names(std::string_view name, std::size_t max_count) const {

@@ -11,6 +11,7 @@
 #include "model/presets.hpp"
 #include "model/safetensors.hpp"
 #include "util/error.hpp"
+#include "util/error_code.hpp"
 
 namespace gpuplan {
 namespace {
@@ -225,7 +226,8 @@ ModelArch from_safetensors_file(const fs::path& path) {
 void ModelSource::validate() const {
   const int given = (preset.empty() ? 0 : 1) + (config_path.empty() ? 0 : 1) + (safetensors_path.empty() ? 0 : 1) + (params ? 1 : 0);
   if (given == 0) {
-    throw_invalid("--model", "no model given", "one of --model PRESET, --config config.json, --safetensors FILE, --params N");
+    throw_invalid_coded("--model", "model_missing", {}, "no model given",
+                        "one of --model PRESET, --config config.json, --safetensors FILE, --params N");
   }
   if (given > 1) {
     throw_invalid("--model", "more than one model source given", "exactly one of --model, --config, --safetensors, --params");

@@ -9,6 +9,7 @@
 #include "model/hf_config.hpp"
 #include "util/embedded.hpp"
 #include "util/error.hpp"
+#include "util/error_code.hpp"
 
 namespace gpuplan {
 namespace {
@@ -147,8 +148,9 @@ ModelArch load_preset(std::string_view short_name) {
     std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<std::string> near;
     for (std::size_t i = 0; i < scored.size() && near.size() < 5; ++i) near.push_back(scored[i].second);
-    throw Error(ErrorKind::not_found, "--model", fmt::format("unknown model preset '{}'", short_name),
-                fmt::format("a preset such as {} (see `gpuplan models`)", fmt::join(near, ", ")));
+    throw_not_found_coded("--model", "unknown_model", {{"name", std::string(short_name)}, {"near", fmt::format("{}", fmt::join(near, ", "))}},
+                          fmt::format("unknown model preset '{}'", short_name),
+                          fmt::format("a preset such as {} (see `gpuplan models`)", fmt::join(near, ", ")));
   }
   const std::string path = fmt::format("models/{}/config.json", p->folder);
   const std::string_view text = embedded_file_or_throw(path);

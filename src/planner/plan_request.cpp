@@ -9,6 +9,7 @@
 #include <string>
 
 #include "util/error.hpp"
+#include "util/error_code.hpp"
 
 namespace gpuplan {
 
@@ -46,10 +47,11 @@ double parse_duration_seconds(std::string_view text, const std::string& flag) {
   try {
     v = std::stod(t, &used);
   } catch (const std::exception&) {
-    throw_invalid(flag, fmt::format("'{}' is not a duration", text), expected);
+    throw_invalid_coded(flag, "not_duration", {{"value", std::string(text)}}, fmt::format("'{}' is not a duration", text), expected);
   }
-  if (used != t.size() || !std::isfinite(v)) throw_invalid(flag, fmt::format("'{}' is not a duration", text), expected);
-  if (!(v > 0)) throw_invalid(flag, fmt::format("'{}' is not positive", text), expected);
+  if (used != t.size() || !std::isfinite(v))
+    throw_invalid_coded(flag, "not_duration", {{"value", std::string(text)}}, fmt::format("'{}' is not a duration", text), expected);
+  if (!(v > 0)) throw_invalid_coded(flag, "not_positive", {{"value", std::string(text)}}, fmt::format("'{}' is not positive", text), expected);
   return v * unit;
 }
 
@@ -62,7 +64,9 @@ PlanSort PlanRequest::effective_sort() const {
 
 namespace {
 void require_positive(double v, const char* flag) {
-  if (!(v > 0) || !std::isfinite(v)) throw_invalid(flag, fmt::format("{} is not a positive number", v), "a number > 0");
+  if (!(v > 0) || !std::isfinite(v))
+    throw_invalid_coded(flag, "not_positive", {{"value", fmt::format("{}", v)}}, fmt::format("{} is not a positive number", v),
+                        "a number > 0");
 }
 bool is_iso_date(const std::string& s) {
   if (s.size() != 10 || s[4] != '-' || s[7] != '-') return false;
@@ -85,7 +89,9 @@ constexpr double kMaxRequestsPerS = 1e7;
 constexpr std::int64_t kMaxConcurrency = 100000000;
 
 void require_at_most(double v, double max, const char* flag) {
-  if (v > max) throw_invalid(flag, fmt::format("{:g} is implausibly large", v), fmt::format("at most {:g}", max));
+  if (v > max)
+    throw_invalid_coded(flag, "too_large", {{"value", fmt::format("{:g}", v)}, {"max", fmt::format("{:g}", max)}},
+                        fmt::format("{:g} is implausibly large", v), fmt::format("at most {:g}", max));
 }
 }  // namespace
 
@@ -93,10 +99,14 @@ void PlanRequest::validate() const {
   model.validate();
   switch (workload) {
     case PlanWorkload::training:
-      if (task == Task::serve) throw_invalid("--task", "serve is not a training task", "pretrain, full, lora or qlora");
-      if (tokens && dataset_tokens) throw_invalid("--tokens", "both --tokens and --dataset-tokens given", "one of them");
+      if (task == Task::serve)
+        throw_invalid_coded("--task", "serve_not_training", {}, "serve is not a training task", "pretrain, full, lora or qlora");
+      if (tokens && dataset_tokens)
+        throw_invalid_coded("--tokens", "both_given", {{"a_field", "tokens"}, {"b_field", "dataset_tokens"}},
+                            "both --tokens and --dataset-tokens given", "one of them");
       if (!tokens && !dataset_tokens) {
-        throw_invalid("--tokens", "a training plan needs a token budget", "--tokens N or --dataset-tokens N [--epochs E]");
+        throw_invalid_coded("--tokens", "tokens_missing", {}, "a training plan needs a token budget",
+                            "--tokens N or --dataset-tokens N [--epochs E]");
       }
       if (tokens) require_positive(*tokens, "--tokens");
       if (dataset_tokens) require_positive(*dataset_tokens, "--dataset-tokens");
@@ -116,8 +126,11 @@ void PlanRequest::validate() const {
       if (lora_rank < 1) throw_invalid("--lora-rank", "not positive", "an integer ≥ 1");
       break;
     case PlanWorkload::serving:
-      if (requests_per_s && concurrency) throw_invalid("--rps", "both --rps and --concurrency given", "one of them");
-      if (!requests_per_s && !concurrency) throw_invalid("--rps", "a serving plan needs a load", "--rps R or --concurrency N");
+      if (requests_per_s && concurrency)
+        throw_invalid_coded("--rps", "both_given", {{"a_field", "rps"}, {"b_field", "concurrency"}},
+                            "both --rps and --concurrency given", "one of them");
+      if (!requests_per_s && !concurrency)
+        throw_invalid_coded("--rps", "load_missing", {}, "a serving plan needs a load", "--rps R or --concurrency N");
       if (requests_per_s) require_positive(*requests_per_s, "--rps");
       if (concurrency && *concurrency < 1) throw_invalid("--concurrency", "not positive", "an integer ≥ 1");
       require_positive(hours, "--hours");
@@ -126,7 +139,8 @@ void PlanRequest::validate() const {
       if (concurrency) require_at_most(static_cast<double>(*concurrency), static_cast<double>(kMaxConcurrency), "--concurrency");
       break;
     case PlanWorkload::batch_generation:
-      if (!requests) throw_invalid("--requests", "a batch generation plan needs a request count", "--requests N");
+      if (!requests)
+        throw_invalid_coded("--requests", "requests_missing", {}, "a batch generation plan needs a request count", "--requests N");
       require_positive(*requests, "--requests");
       require_at_most(*requests, kMaxRequests, "--requests");
       break;
@@ -160,7 +174,10 @@ void PlanRequest::validate() const {
                   "--gpus a multiple of --nodes");
   }
   auto pin = [](const std::optional<int>& v, const char* flag, int lo, int hi) {
-    if (v && (*v < lo || *v > hi)) throw_invalid(flag, fmt::format("{}", *v), fmt::format("an integer in [{}, {}]", lo, hi));
+    if (v && (*v < lo || *v > hi))
+      throw_invalid_coded(flag, "integer_out_of_range",
+                          {{"value", fmt::format("{}", *v)}, {"min", fmt::format("{}", lo)}, {"max", fmt::format("{}", hi)}},
+                          fmt::format("{}", *v), fmt::format("an integer in [{}, {}]", lo, hi));
   };
   pin(pins.tp, "--tp", 1, 1024);
   pin(pins.pp, "--pp", 1, 1024);
@@ -204,7 +221,8 @@ void PlanRequest::validate() const {
   if (!(time_tie_tolerance >= 0 && time_tie_tolerance < 1)) throw_invalid("--time-tolerance", "out of range", "a fraction in [0, 1)");
   if (!(speedup_max_cost_ratio >= 0)) throw_invalid("--speedup-cost-ratio", "negative", "a ratio ≥ 0");
   if (!(recommend_max_cost_premium >= 0)) throw_invalid("--premium", "negative", "a fraction ≥ 0");
-  if (!today.empty() && !is_iso_date(today)) throw_invalid("--today", today, "a date YYYY-MM-DD");
+  if (!today.empty() && !is_iso_date(today))
+    throw_invalid_coded("--today", "not_a_date", {{"value", today}}, today, "a date YYYY-MM-DD");
   require_positive(stale_after_days, "--max-price-age");
 }
 

@@ -121,6 +121,8 @@ json build() {
                         {"message", {{"type", "string"}}},
                         {"field", {{"type", "string"}, {"description", "JSON pointer of the request field, or \"\""}}},
                         {"expected", {{"type", "string"}}},
+                        {"message_code", {{"type", "string"}, {"description", "stable id of the message (not_positive, unknown_model, filter_unknown_field, ...) for a client that words it in its own language; \"\" when none"}}},
+                        {"values", {{"type", "object"}, {"additionalProperties", {{"type", "string"}}}, {"description", "the values the message quotes, by name, as text; a name ending in _field holds a request field's JSON name"}}},
                         {"offset", {{"type", "integer"}, {"description", "filter errors: byte offset of the token in the filter"}}},
                         {"length", {{"type", "integer"}, {"description", "filter errors: byte length of the token"}}}}}};
   return {{"openapi", "3.1.0"},

@@ -10,6 +10,7 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <kainjow/mustache.hpp>
 #include <map>
@@ -27,11 +28,13 @@
 #include "api/plan.hpp"
 #include "api/serving_reference.hpp"
 #include "api/size.hpp"
+#include "catalog/filter.hpp"
 #include "model/model_source.hpp"
 #include "model/presets.hpp"
 #include "server/openapi.hpp"
 #include "server/response_cache.hpp"
 #include "util/error.hpp"
+#include "util/error_code.hpp"
 #include "util/text_check.hpp"
 
 namespace gpuplan::server {
@@ -60,6 +63,21 @@ std::string number(double v, int decimals, const std::string& lang) {
   std::string out = (v < 0 ? "-" : "") + grouped;
   if (!frac.empty()) out += (lang == "fr" ? "," : ".") + frac;
   return out;
+}
+
+/// A count or rate as the locale groups it: 2e8 → en/th "200,000,000", fr "200 000 000" (narrow
+/// no-break spaces); a fraction keeps up to 3 significant decimals ("0.5", fr "0,5").
+std::string count_text(double v, const std::string& lang) {
+  if (!std::isfinite(v)) return "∞";
+  if (std::abs(v) >= 1e15 || std::floor(v) == v) return number(v, 0, lang);
+  const int decimals = std::abs(v) >= 100 ? 0 : std::abs(v) >= 10 ? 1 : std::abs(v) >= 1 ? 2 : 3;
+  std::string s = number(v, decimals, lang);
+  const char dot = lang == "fr" ? ',' : '.';
+  if (s.find(dot) != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == dot) s.pop_back();
+  }
+  return s;
 }
 
 std::string money(double usd, const std::string& lang, int small_decimals = 2) {
@@ -94,7 +112,10 @@ std::string duration(double s, const std::string& lang, const json& t) {
   return number(s / 86400, 1, lang) + " " + t.value("unit_d", "d");
 }
 
-std::string gb(double bytes, const std::string& lang) { return number(bytes / 1e9, 1, lang) + " GB"; }
+/// Memory in decimal gigabytes with the locale's unit symbol: "GB" (en, th), "Go" (fr: gigaoctet).
+std::string gb(double bytes, const std::string& lang) {
+  return number(bytes / 1e9, 1, lang) + (lang == "fr" ? "\u00a0Go" : " GB");
+}
 
 std::string html_escape(const std::string& s) {
   std::string out;
@@ -120,6 +141,112 @@ std::string explain_label(const std::string& term, const json& t) {
   std::string key = "explain_" + term;
   std::replace(key.begin(), key.end(), '.', '_');
   return t.value(key, term);
+}
+
+/// The symbolic part of an explain line's text, for a page not in English: the engine writes
+/// its formulas and sources in English words around numbers and symbols ("3815 steps × 5.132 s
+/// per step"); this keeps the numbers, operators, units, symbols (tp, dp, s·b, V/t, τ, ZeRO-3,
+/// GPU names), file paths and bibliographic citations (Korthikanti et al. 2022, arXiv:...,
+/// §4.1, Eq. 1) and drops the English words: "3815 × 5.132 s". Lowercase words of two or more
+/// letters are dropped unless they are a unit or a symbol of the field.
+std::string symbolic_only(const std::string& text) {
+  static const std::set<std::string> keep = {
+      "tp", "pp", "dp", "ep", "cp", "kv", "mfu", "bf16", "fp16", "fp8", "fp32", "int8", "int4", "nf4", "max", "min",
+      "ceil", "floor", "sqrt", "log", "ln", "et", "al.", "s", "h", "ms", "us", "b", "t", "n", "x", "gib", "gb", "tb", "mb",
+      "kb", "flop", "flop/s", "b/s", "gb/s", "tb/s", "b/t", "s·b", "d", "r", "dp/ep", "eq.", "vllm", "sglang", "adamw",
+      "zero-3", "pp=1", "tp=1", "h/8·w/8", "b/token", "b/token/layer"};
+  auto core_of = [](const std::string& w) {
+    std::string core = w;
+    while (!core.empty() && std::string("(),;:[]'").find(core.back()) != std::string::npos) core.pop_back();
+    while (!core.empty() && std::string("(['").find(core.front()) != std::string::npos) core.erase(0, 1);
+    return core;
+  };
+  auto keep_word = [&](const std::string& w) {
+    const std::string core = core_of(w);
+    if (core.empty()) return true;
+    if (keep.count(core)) return true;
+    const bool has_digit = std::any_of(core.begin(), core.end(), [](unsigned char c) { return std::isdigit(c); });
+    const bool has_upper = std::any_of(core.begin(), core.end(), [](unsigned char c) { return std::isupper(c); });
+    const bool non_ascii = std::any_of(core.begin(), core.end(), [](unsigned char c) { return c >= 0x80; });
+    const bool path_like = core.find('/') != std::string::npos && core.find('.') != std::string::npos;
+    const bool code_like = core.find('_') != std::string::npos || core.find(".hpp") != std::string::npos ||
+                           core.find(".md") != std::string::npos || core.find(".csv") != std::string::npos;
+    std::size_t letters = 0;
+    for (unsigned char c : core) letters += std::isalpha(c) ? 1 : 0;
+    return has_digit || has_upper || non_ascii || path_like || code_like || (letters <= 1 && core != "a");
+  };
+  std::string out, word;
+  auto append = [&](const std::string& w) {
+    if (!w.empty()) out += (out.empty() || out.back() == '(' || w.front() == ')' ? "" : " ") + w;
+  };
+  auto flush = [&] {
+    if (word.empty()) return;
+    // "per-GPU", "log-softmax": the hyphenated parts are judged one by one ("GPU"); "ZeRO-3" and
+    // "16-bit" stay whole.
+    if (word.find('-') != std::string::npos && word.size() > 1 &&
+        !std::any_of(word.begin(), word.end(), [](unsigned char c) { return std::isdigit(c); })) {
+      std::string kept, part;
+      for (char c : word + "-") {
+        if (c != '-') {
+          part += c;
+          continue;
+        }
+        if (!part.empty() && keep_word(part)) kept += (kept.empty() ? "" : "-") + part;
+        part.clear();
+      }
+      word = kept;
+      if (word.empty()) return;
+    }
+    if (keep_word(word)) {
+      append(word);
+    } else {  // a dropped word keeps its brackets, so that the formula's stay balanced
+      std::string open, close;
+      for (char c : word) if (c == '(' || c == '[') open += c; else break;
+      for (auto it = word.rbegin(); it != word.rend() && std::string(")]'").find(*it) != std::string::npos; ++it)
+        if (*it != '\'') close.insert(close.begin(), *it);
+      append(open);
+      append(close);
+    }
+    word.clear();
+  };
+  for (char c : text) {
+    if (c == ' ') flush();
+    else word += c;
+  }
+  flush();
+  // Tidy what the dropped words leave: empty brackets, doubled separators, a trailing separator.
+  static const std::pair<std::string_view, std::string_view> tidy[] = {
+      {"( )", ""}, {"()", ""}, {"[]", ""}, {" ,", ","}, {" ;", ";"}, {" :", ":"}, {" )", ")"}, {",,", ","}, {",)", ")"}, {";;", ";"}};
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const auto& [from, to] : tidy)
+      for (std::size_t at = out.find(from); at != std::string::npos; at = out.find(from, at)) {
+        out.replace(at, from.size(), to);
+        changed = true;
+      }
+  }
+  while (!out.empty() && std::string(" ,;:").find(out.back()) != std::string::npos) out.pop_back();
+  while (!out.empty() && std::string(" ,;:").find(out.front()) != std::string::npos) out.erase(0, 1);
+  return out;
+}
+
+/// An explain line's formula or source as a French or Thai page shows it: a line the locale words
+/// itself (explain_formula_<term>, explain_source_<term>: a formula that is words only, such as
+/// "compute + storage + egress + spot loss"), else the symbolic part of the engine's text, else "—".
+std::string explain_text(const std::string& kind, const std::string& term, const std::string& text, const std::string& lang,
+                         const json& t) {
+  if (lang == "en") return text;
+  std::string key = "explain_" + kind + "_" + term;
+  std::replace(key.begin(), key.end(), '.', '_');
+  if (t.contains(key)) return t[key].get<std::string>();
+  if (kind == "source" && text.rfind("price: ", 0) == 0) {
+    std::string k = "price_kind_" + text.substr(7);
+    std::replace(k.begin(), k.end(), '-', '_');
+    return t.value("explain_price", "") + t.value(k, text.substr(7));
+  }
+  if (text.find("unknown") != std::string::npos) return t.value("unknown", "—");  // "storage price unknown: not counted"
+  const std::string symbolic = symbolic_only(text);
+  return symbolic.empty() ? "—" : symbolic;
 }
 
 /// A price kind ("on-demand", "spot", "reserved-1y", "reserved-3y") through "price_kind_on_demand", ...
@@ -380,10 +507,30 @@ json form_body(const httplib::Request& req, std::span<const api::FieldDef<In>> t
   return body;
 }
 
-std::string error_text(const Error& e, const json& t) {
-  const std::string field = api::api_field_of(e);
-  return (field.empty() ? "" : field.substr(1) + ": ") + e.message() +
-         (e.expected().empty() ? "" : " (" + t.value("expected", "expected") + ": " + e.expected() + ")");
+/// An error in the page's language and the page's form: the request field by its form label
+/// ("Jetons : ..."), the sentence of its message code (web/locales error_<code>, util/error_code.hpp)
+/// with the values it quotes, a field named in a value by its label too, a filter error's column.
+/// Only an error without a code (none a form can cause, that we know of) falls back to the engine's
+/// English sentence, introduced in the page's language.
+std::string error_text(const Error& e, const std::string& lang, const json& t) {
+  const std::string pointer = api::api_field_of(e);
+  const std::string name = pointer.size() > 1 ? pointer.substr(1) : std::string();
+  const std::string label = name.empty() ? std::string() : t.value("field_" + name, name);
+  std::string text;
+  const ErrorCode* c = error_code_of(e);
+  if (c && t.contains("error_" + c->code)) {
+    std::map<std::string, std::string> vars = c->values;
+    for (auto& [k, v] : vars)
+      if (k.ends_with("_field")) v = t.value("field_" + v, v);
+    text = fill(t["error_" + c->code].get<std::string>(), vars);
+    if (const auto* f = dynamic_cast<const FilterError*>(&e))
+      text += fill(t.value("error_filter_column", ""), {{"column", number(static_cast<double>(f->offset() + 1), 0, lang)}});
+  } else if (lang == "en") {
+    text = e.message() + (e.expected().empty() ? "" : " (" + t.value("expected", "expected") + ": " + e.expected() + ")");
+  } else {
+    text = fill(t.value("error_uncoded", ""), {{"detail", e.message()}});
+  }
+  return (label.empty() ? "" : label + t.value("label_separator", ": ")) + text;
 }
 
 /// One engine warning in the page's language: English pages show the engine's own sentence (with
@@ -545,7 +692,7 @@ class Pages {
                                                                {"today", date_text(out.query.now_date, pg.lang, pg.t)}});
     } catch (const Error& e) {
       res.status = http_status(e.kind());
-      ctx["error"] = error_text(e, pg.t);
+      ctx["error"] = error_text(e, pg.lang, pg.t);
     }
     send_page(res, pg, "offers", ctx, pg.t.value("nav_offers", ""));
   }
@@ -569,7 +716,7 @@ class Pages {
       ctx = {{"id", h["offer_id"]}, {"rows", rows}, {"chart", price_svg(h["observations"], pg.lang, pg.t)}};
     } catch (const Error& e) {
       res.status = http_status(e.kind());
-      ctx["error"] = error_text(e, pg.t);
+      ctx["error"] = error_text(e, pg.lang, pg.t);
     }
     send_page(res, pg, "history", ctx, pg.t.value("price_history", ""));
   }
@@ -628,7 +775,7 @@ class Pages {
                                                         : pg.t.value(in.task == "serve" ? "fit_assumption_serving" : "fit_assumption_training", "")}};
       } catch (const Error& e) {
         res.status = http_status(e.kind());
-        ctx["error"] = error_text(e, pg.t);
+        ctx["error"] = error_text(e, pg.lang, pg.t);
       }
     }
     send_page(res, pg, "size", ctx, pg.t.value("nav_size", ""));
@@ -651,7 +798,7 @@ class Pages {
         run_plan_view(pg, body, std::nullopt, ctx);
       } catch (const Error& e) {
         res.status = http_status(e.kind());
-        ctx["error"] = error_text(e, pg.t);
+        ctx["error"] = error_text(e, pg.lang, pg.t);
       }
     }
     send_page(res, pg, "plan", ctx, pg.t.value("nav_plan", ""));
@@ -664,10 +811,12 @@ class Pages {
       const api::AskResult ask = api::understand(q, ctx_.gpus());
       json fields = json::array();
       for (const auto& f : ask.fields) {
-        std::string shown = f.value.is_string() ? f.value.get<std::string>() : f.value.dump();
+        std::string shown = f.value.is_string() ? f.value.get<std::string>() : count_text(f.value.get<double>(), pg.lang);
         if (f.name == "budget_usd") shown = money(f.value.get<double>(), pg.lang);
-        if (f.name == "deadline_seconds") shown = duration(f.value.get<double>(), pg.lang, pg.t);
-        fields.push_back({{"name", f.name}, {"label", pg.t.value("field_" + f.name, f.name)}, {"value", f.value.is_string() ? f.value.get<std::string>() : f.value.dump()},
+        if (f.name == "deadline_seconds" || f.name == "hours")
+          shown = duration(f.value.get<double>() * (f.name == "hours" ? 3600.0 : 1.0), pg.lang, pg.t);
+        fields.push_back({{"name", f.name}, {"label", pg.t.value("field_" + f.name, f.name)},
+                          {"value", f.value.is_string() ? f.value.get<std::string>() : api::field_value_text(f.value)},
                           {"shown", shown}, {"source", f.source}});
       }
       json missing = json::array();
@@ -683,7 +832,7 @@ class Pages {
           run_plan_view(pg, body, ask, ctx);
         } catch (const Error& e) {
           res.status = http_status(e.kind());
-          ctx["error"] = error_text(e, pg.t);
+          ctx["error"] = error_text(e, pg.lang, pg.t);
         }
       }
     }
@@ -724,7 +873,8 @@ class Pages {
       json lines = json::array();
       for (const auto& l : result["explain"])
         lines.push_back({{"term", explain_label(l["term"].get<std::string>(), pg.t)}, {"code", l["term"]}, {"value", fmt::format("{:.6g}", l["value"].get<double>())}, {"unit", l["unit"]},
-                         {"formula", l["formula"]}, {"source", l["source"]}});
+                         {"formula", explain_text("formula", l["term"].get<std::string>(), l["formula"].get<std::string>(), pg.lang, pg.t)},
+                         {"source", explain_text("source", l["term"].get<std::string>(), l["source"].get<std::string>(), pg.lang, pg.t)}});
       ctx["explain_lines"] = lines;
       ctx["has_explain"] = true;
       result = {{"plans", json::array({result["plan"]})}, {"warnings", json::array()}, {"no_plan", nullptr},
@@ -732,7 +882,7 @@ class Pages {
       body.erase("explain");
     }
     std::string query = "?";
-    for (const auto& [k, v] : body.items()) query += (query.size() > 1 ? "&" : "") + k + "=" + httplib::detail::encode_query_param(v.is_string() ? v.get<std::string>() : v.dump());
+    for (const auto& [k, v] : body.items()) query += (query.size() > 1 ? "&" : "") + k + "=" + httplib::detail::encode_query_param(api::field_value_text(v));
     ctx["plans"] = plans_view(result, pg.lang, pg.t, pg.prefix + "/plan" + query);
     ctx["pareto"] = pareto_svg(result["plans"], pg.lang, pg.t);
     ctx["result_warnings"] = warnings_view(result["warnings"], pg.lang, pg.t);
@@ -753,32 +903,10 @@ class Pages {
       ctx["recommendation"] = text;
     }
     if (!result["no_plan"].is_null() && out.result.no_plan) {
-      const NoPlanReason& np = *out.result.no_plan;
-      // Worded by the reason's and each suggestion's code (web/locales no_plan_*, suggest_*), the
-      // numbers from np.values; the engine's English sentence only where a code has no key.
-      auto value = [&](const char* name) { const auto it = np.values.find(name); return it == np.values.end() ? 0.0 : it->second; };
-      std::map<std::string, std::string> vars = {
-          {"smallest", gb(np.smallest_per_gpu_bytes, pg.lang)},
-          {"largest", gb(np.largest_gpu_bytes, pg.lang)},
-          {"usable", gb(np.largest_gpu_bytes * (1.0 - value("margin")), pg.lang)},
-          {"margin", number(value("margin") * 100.0, 0, pg.lang)},
-          {"max_nodes", number(value("max_nodes"), 0, pg.lang)},
-          {"deadline", duration(value("deadline_seconds_needed"), pg.lang, pg.t)},
-          {"budget", money(value("budget_usd_needed"), pg.lang, 0)},
-          {"factor", number(value("gpu_factor"), 1, pg.lang)},
-          {"nodes", number(value("nodes_needed"), 0, pg.lang)},
-          {"instance", np.fastest ? np.fastest->instance_type : std::string()},
-          {"tokens", number(value("tokens_max"), 0, pg.lang)},
-          {"tokens_for_budget", number(value("tokens_max_for_budget"), 0, pg.lang)}};
-      const std::string reason_key = "no_plan_" + np.code;
-      ctx["no_plan"] = !np.code.empty() && pg.t.contains(reason_key) ? fill(pg.t[reason_key].get<std::string>(), vars) : np.reason;
-      json suggestions = json::array();
-      for (std::size_t i = 0; i < np.suggestions.size(); ++i) {
-        const std::string key = i < np.suggestion_codes.size() ? "suggest_" + np.suggestion_codes[i] : std::string();
-        suggestions.push_back(!key.empty() && pg.t.contains(key) ? fill(pg.t[key].get<std::string>(), vars) : np.suggestions[i]);
-      }
-      ctx["suggestions"] = suggestions;
-      ctx["no_plan_code"] = np.code;
+      const NoPlanWords words = no_plan_words(*out.result.no_plan, pg.lang);
+      ctx["no_plan"] = words.reason;
+      ctx["suggestions"] = words.suggestions;
+      ctx["no_plan_code"] = out.result.no_plan->code;
     }
     ctx["plan_summary"] = fill(pg.t.value("plan_summary", ""), {{"model", result["model"].get<std::string>()},
                                                                {"shown", std::to_string(result["plans"].size())},
@@ -926,6 +1054,47 @@ class Pages {
 };
 
 }  // namespace
+
+const json& locale_texts(const std::string& lang) {
+  return locale(std::find(kLanguages.begin(), kLanguages.end(), lang) != kLanguages.end() ? lang : "en");
+}
+
+std::string fill_text(std::string text, const std::map<std::string, std::string>& vars) { return fill(std::move(text), vars); }
+
+std::string locale_money(double usd, const std::string& lang) { return money(usd, lang); }
+std::string locale_duration(double seconds, const std::string& lang) { return duration(seconds, lang, locale_texts(lang)); }
+std::string locale_count(double v, const std::string& lang) { return count_text(v, lang); }
+
+NoPlanWords no_plan_words(const NoPlanReason& np, const std::string& lang) {
+  const json& t = locale_texts(lang);
+  // Worded by the reason's and each suggestion's code (web/locales no_plan_*, suggest_*), the
+  // numbers from np.values; the engine's English sentence only where a code has no key.
+  auto value = [&](const char* name) {
+    const auto it = np.values.find(name);
+    return it == np.values.end() ? 0.0 : it->second;
+  };
+  const std::map<std::string, std::string> vars = {
+      {"smallest", gb(np.smallest_per_gpu_bytes, lang)},
+      {"largest", gb(np.largest_gpu_bytes, lang)},
+      {"usable", gb(np.largest_gpu_bytes * (1.0 - value("margin")), lang)},
+      {"margin", number(value("margin") * 100.0, 0, lang)},
+      {"max_nodes", number(value("max_nodes"), 0, lang)},
+      {"deadline", duration(value("deadline_seconds_needed"), lang, t)},
+      {"budget", money(value("budget_usd_needed"), lang, 0)},
+      {"factor", number(value("gpu_factor"), 1, lang)},
+      {"nodes", number(value("nodes_needed"), 0, lang)},
+      {"instance", np.fastest ? np.fastest->instance_type : std::string()},
+      {"tokens", number(value("tokens_max"), 0, lang)},
+      {"tokens_for_budget", number(value("tokens_max_for_budget"), 0, lang)}};
+  NoPlanWords out;
+  const std::string reason_key = "no_plan_" + np.code;
+  out.reason = !np.code.empty() && t.contains(reason_key) ? fill(t[reason_key].get<std::string>(), vars) : np.reason;
+  for (std::size_t i = 0; i < np.suggestions.size(); ++i) {
+    const std::string key = i < np.suggestion_codes.size() ? "suggest_" + np.suggestion_codes[i] : std::string();
+    out.suggestions.push_back(!key.empty() && t.contains(key) ? fill(t[key].get<std::string>(), vars) : np.suggestions[i]);
+  }
+  return out;
+}
 
 void add_method_not_allowed(httplib::Server& http, const std::string& pattern, bool takes_post) {
   const std::string allow = takes_post ? "POST" : "GET, HEAD";

@@ -1,5 +1,8 @@
 #pragma once
+#include <map>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 /// Server layer: the HTML pages (server-rendered mustache templates from web/templates, texts
 /// from web/locales/{en,fr,th}.json, both embedded in the binary). See pages.cpp for the routes.
 namespace httplib {
@@ -8,6 +11,9 @@ struct Request;
 struct Response;
 }
 
+namespace gpuplan {
+struct NoPlanReason;
+}
 namespace gpuplan::api {
 class Context;
 }
@@ -27,5 +33,24 @@ void send_not_found_page(const httplib::Request& req, httplib::Response& res);
 /// and DELETE; routes that take POST refuse GET, PUT, PATCH and DELETE. `pattern` is the route's
 /// cpp-httplib pattern (a regular expression over the path).
 void add_method_not_allowed(httplib::Server& http, const std::string& pattern, bool takes_post);
+
+/// The texts of one locale (web/locales/LANG.json; "en", "fr" or "th"), for the pages and for the
+/// CLI's `gpuplan ask`, which answers in the question's language.
+const nlohmann::json& locale_texts(const std::string& lang);
+/// `text` with each {name} replaced by vars[name].
+std::string fill_text(std::string text, const std::map<std::string, std::string>& vars);
+/// Formatting per locale: money ("$1,234.50", "1 234,50 $", "US$1,234.50"), a duration in
+/// min / h / days in the locale's units, a count grouped as the locale writes it ("200 000 000").
+std::string locale_money(double usd, const std::string& lang);
+std::string locale_duration(double seconds, const std::string& lang);
+std::string locale_count(double v, const std::string& lang);
+/// A no-plan answer in the locale's words: the reason (no_plan_<code>) and the suggestions
+/// (suggest_<code>), with the numbers of reason.values; the planner's English sentence only for a
+/// code the locale lacks.
+struct NoPlanWords {
+  std::string reason;
+  std::vector<std::string> suggestions;
+};
+NoPlanWords no_plan_words(const NoPlanReason& reason, const std::string& lang);
 
 }  // namespace gpuplan::server

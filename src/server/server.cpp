@@ -21,6 +21,7 @@
 #include "server/pages.hpp"
 #include "server/response_cache.hpp"
 #include "util/error.hpp"
+#include "util/error_code.hpp"
 #include "util/text_check.hpp"
 
 namespace gpuplan::server {
@@ -83,8 +84,12 @@ bool etag_listed(const std::string& if_none_match, const std::string& etag) {
 }
 
 json error_body(const Error& e) {
+  // message_code and values (util/error_code.hpp): the message's stable id and the values it
+  // quotes, for a client that words errors in its own language; "" and {} when it has none.
+  const ErrorCode* c = error_code_of(e);
   json body = {{"code", kind_name(e.kind())}, {"message", e.message()}, {"field", api::api_field_of(e)},
-               {"expected", e.expected()}};
+               {"expected", e.expected()}, {"message_code", c ? c->code : std::string()},
+               {"values", c ? json(c->values) : json::object()}};
   if (const auto* f = dynamic_cast<const FilterError*>(&e)) {  // where in the filter text
     body["offset"] = f->offset();
     body["length"] = f->length();

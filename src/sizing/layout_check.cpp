@@ -54,7 +54,11 @@ std::optional<std::string> training_layout_problem(const ModelArch& arch, const 
       return fmt::format("ep {} does not divide the {} experts of {}", l.ep, arch.moe->num_routed_experts, arch.name);
     }
   }
-  if (l.dp % l.ep != 0) return fmt::format("ep {} does not divide dp {}", l.ep, l.dp);
+  if (l.expert_tp < 0) return fmt::format("expert tp {} is negative", l.expert_tp);
+  if (!l.expert_grid_divides()) {
+    return l.expert_tp > 0 ? fmt::format("expert tp {} × ep {} does not divide tp {} × dp {}", l.etp(), l.ep, l.tp, l.dp)
+                           : fmt::format("ep {} does not divide dp {}", l.ep, l.dp);
+  }
   if (l.virtual_stages > 1 && l.pp == 1) return fmt::format("{} virtual stages need pp > 1", l.virtual_stages);
   if (l.offload_params && l.zero_stage != 3) return "parameter offload needs ZeRO-3";
   return std::nullopt;

@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "util/error.hpp"
+#include "util/error_code.hpp"
 
 namespace gpuplan {
 namespace {
@@ -264,9 +265,10 @@ void validate_against_model(const ModelArch& m, const Shape& s, int tp, int pp, 
   }
   if (s.decoder) {
     if (m.num_attention_heads > 0 && m.num_attention_heads % tp != 0) {
-      throw_invalid(tp_flag, fmt::format("tp {} does not divide the {} attention heads of {}", tp,
-                                         m.num_attention_heads, m.name),
-                    fmt::format("a divisor of {}", m.num_attention_heads));
+      throw_invalid_coded(tp_flag, "tp_not_dividing_heads",
+                          {{"tp", std::to_string(tp)}, {"heads", std::to_string(m.num_attention_heads)}, {"model", m.name}},
+                          fmt::format("tp {} does not divide the {} attention heads of {}", tp, m.num_attention_heads, m.name),
+                          fmt::format("a divisor of {}", m.num_attention_heads));
     }
     // KV heads split over TP ranks, or each replicated on tp/kv ranks when tp > kv (vLLM,
     // Megatron num_query_groups): either way one must divide the other.
@@ -314,7 +316,7 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
   if (s.decoder) {
     dense_tp = frac * static_cast<double>(P.attention + P.mlp) / t;
     dense_rep = frac * static_cast<double>(P.norms + P.router);
-    expert_gpu = frac * static_cast<double>(P.experts) / (t * ep);
+    expert_gpu = frac * static_cast<double>(P.experts) / (lay.etp() * ep);
     if (st.first) extra += static_cast<double>(P.embeddings) / t + static_cast<double>(P.other);
     if (st.last) {
       if (P.head > 0) extra += static_cast<double>(P.head) / t;
@@ -325,7 +327,7 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
   }
   const double dense_gpu = dense_tp + dense_rep + extra;
   const double z = lay.zero_stage;
-  const double shard_dense = dp, shard_expert = std::max(1.0, dp / ep);
+  const double shard_dense = dp, shard_expert = lay.edp();
   auto sharded = [&](double dense, double expert, int min_stage) {
     return z >= min_stage ? dense / shard_dense + expert / shard_expert : dense + expert;
   };
@@ -333,7 +335,8 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
 
   // --- Linear-layer shapes for LoRA / QLoRA / Adafactor. ---
   const std::vector<Linear> ls = s.decoder ? linears_of(m, s) : std::vector<Linear>{};
-  const double mp_split = frac / t;  // a per-model linear sum → this GPU (experts also / ep)
+  const double mp_split = frac / t;  // a per-model linear sum → this GPU (dense parts)
+  const double expert_split = frac / (lay.etp() * ep);  // routed experts: split by etp × ep
 
   const TrainPrecision prec = r.precision;
   const bool mixed = is_mixed(prec), fp32 = is_fp32(prec), pure = prec == TrainPrecision::bf16_pure;
@@ -367,7 +370,7 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
       // [Adafac] factored second moment: rows + cols values per matrix (fp32; bf16 when pure).
       const LinearSum rc = sum_linears(ls, s, [](const Linear& l) { return l.d_in + l.d_out; });
       const double vb = pure ? 2.0 : 4.0;
-      double per_gpu = vb * (rc.dense * mp_split + rc.expert * mp_split / ep);
+      double per_gpu = vb * (rc.dense * mp_split + rc.expert * expert_split);
       if (st.first) per_gpu += vb * (s.V + s.h);
       if (st.last && P.head > 0) per_gpu += vb * (s.V + s.h);
       adafactor_bytes = z >= 1 ? per_gpu / dp : per_gpu;
@@ -440,7 +443,7 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
     const LinearSum ad = sum_linears(ls, s, [&](const Linear& l) {
       return targets(r.lora_targets, l.target) ? rank * (l.d_in + l.d_out) : 0.0;
     });
-    const double adapter_params = ad.dense * mp_split + ad.expert * mp_split / ep;
+    const double adapter_params = ad.dense * mp_split + ad.expert * expert_split;
     const double aw = pure ? 2.0 : 4.0;  // PEFT keeps adapters in fp32 (autocast_adapter_dtype)
     double state = 0;
     switch (r.optimizer) {
@@ -583,8 +586,8 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
     }
     // Workspace: gathered layer weights under ZeRO-3 / param offload (FSDP prefetch: current + next
     // layer, plus the unsharded gradients of one layer); QLoRA dequantises one matrix at a time.
-    const double layer_params = (static_cast<double>(P.attention + P.mlp + P.norms + P.router) / s.L +
-                                 (s.L_moe > 0 ? static_cast<double>(P.experts) / s.L_moe / ep : 0.0)) / t;
+    const double layer_params = static_cast<double>(P.attention + P.mlp + P.norms + P.router) / s.L / t +
+                                (s.L_moe > 0 ? static_cast<double>(P.experts) / s.L_moe / (lay.etp() * ep) : 0.0);
     const double gather_bytes = qlora ? weight_quant_bits(WeightQuant::nf4, r.qlora_double_quant) / 8.0
                                       : (fp32 ? 4.0 : 2.0);
     if (z >= 3 || lay.offload_params) {
@@ -702,7 +705,8 @@ double MemoryBreakdown::term_bytes(std::string_view name) const {
 namespace {
 void check_range(std::int64_t v, std::int64_t lo, std::int64_t hi, const char* flag, const char* what) {
   if (v < lo || v > hi) {
-    throw_invalid(flag, fmt::format("{} {} is out of range", what, v), fmt::format("an integer in [{}, {}]", lo, hi));
+    throw_invalid_coded(flag, "integer_out_of_range", {{"value", std::to_string(v)}, {"min", std::to_string(lo)}, {"max", std::to_string(hi)}},
+                        fmt::format("{} {} is out of range", what, v), fmt::format("an integer in [{}, {}]", lo, hi));
   }
 }
 }  // namespace
@@ -719,9 +723,13 @@ void TrainingMemoryRequest::validate() const {
   check_range(layout.in_flight_micro_batches, 0, 1'000'000, "--in-flight", "in-flight micro-batches");
   check_range(layout.virtual_stages, 1, 1024, "--virtual-stages", "virtual pipeline stages");
   check_range(cross_entropy_chunk_tokens, 1, 1'000'000'000, "--ce-chunk", "cross-entropy chunk");
-  if (layout.dp % layout.ep != 0) {
-    throw_invalid("--ep", fmt::format("ep {} does not divide dp {}", layout.ep, layout.dp),
-                  "ep dividing dp (experts are sharded within the data-parallel group)");
+  check_range(layout.expert_tp, 0, 1024, "--expert-tp", "expert tensor-parallel degree");
+  if (!layout.expert_grid_divides()) {
+    throw_invalid("--ep", layout.expert_tp > 0
+                              ? fmt::format("expert tp {} × ep {} does not divide tp {} × dp {}", layout.etp(),
+                                            layout.ep, layout.tp, layout.dp)
+                              : fmt::format("ep {} does not divide dp {}", layout.ep, layout.dp),
+                  "etp × ep dividing tp × dp (experts are sharded within a stage's GPUs; etp defaults to tp)");
   }
   if (static_cast<double>(seq_len) * layout.micro_batch > 1e9) {
     throw_invalid("--seq", "sequence length × micro-batch exceeds 1e9 tokens", "a realistic micro-batch");

@@ -215,6 +215,14 @@ struct ParallelLayout {
   int pp = 1;              ///< pipeline-parallel degree p
   int dp = 1;              ///< data-parallel degree N_d
   int ep = 1;              ///< expert-parallel degree (MoE only)
+  /// Expert tensor-parallel degree (Megatron-Core expert_tensor_parallel_size): how many GPUs
+  /// split each routed expert's matrices. 0 = tp (Megatron-Core's default when unset). The
+  /// MoE layers regroup the tp·dp GPUs of a pipeline stage as etp × ep × edp (rank order
+  /// etp → ep → edp), so EP may span the TP ranks (etp 1 < tp); the attention and dense parts
+  /// keep tp × dp. Needs tp·dp divisible by etp·ep (Megatron-Core: world size divisible by
+  /// pp·etp·ep; NVIDIA-NeMo/Megatron-Bridge scripts/performance/configs/qwen/
+  /// qwen3_workload_base_configs.py runs Qwen3-235B on H100 as tp 2, ep 32, etp 1).
+  int expert_tp = 0;
   int zero_stage = 0;      ///< 0-3 [ZeRO]; FSDP full shard = 3, FSDP SHARD_GRAD_OP = 2
   bool sequence_parallel = false;  ///< Megatron SP: norms/dropout activations also split by t
   int micro_batch = 1;     ///< b: sequences per micro-batch per GPU
@@ -223,6 +231,16 @@ struct ParallelLayout {
   bool offload_optimizer = false;  ///< ZeRO-Offload / FSDP CPU offload: optimizer state (and fp32 master) on CPU
   bool offload_params = false;     ///< ZeRO-Infinity / FSDP CPU offload of parameters (+ gradients)
   int gpus() const { return tp * pp * dp; }
+  /// The expert tensor-parallel degree in force (expert_tp, or tp when 0).
+  int etp() const { return expert_tp > 0 ? expert_tp : tp; }
+  /// Whether the tp·dp GPUs of a stage split into etp × ep × edp (the expert layout exists).
+  bool expert_grid_divides() const {
+    const long long ranks = static_cast<long long>(tp) * dp, grid = static_cast<long long>(etp()) * ep;
+    return grid > 0 && ranks % grid == 0;
+  }
+  /// Expert-data-parallel degree: replicas of each expert shard, tp·dp / (etp·ep) (= dp/ep when
+  /// etp = tp). Expert gradients are reduced, and under ZeRO their states sharded, over these.
+  int edp() const { return expert_grid_divides() ? (tp * dp) / (etp() * ep) : 1; }
 };
 
 /// One training configuration. seq_len and layout.micro_batch give the tokens per micro-batch.

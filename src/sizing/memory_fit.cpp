@@ -29,7 +29,7 @@ std::optional<ParallelLayout> training_layout_at(const ParallelLayout& given, in
   if (count % mp != 0) return std::nullopt;
   ParallelLayout l = given;
   l.dp = count / mp;
-  if (l.dp % l.ep != 0) return std::nullopt;
+  if (!l.expert_grid_divides()) return std::nullopt;
   if (l.zero_stage == 0 && l.dp > 1) l.zero_stage = 3;
   if (l.dp == 1 && !l.offload_params) l.zero_stage = std::min(l.zero_stage, given.zero_stage);
   return l;

@@ -7,6 +7,7 @@
 
 #include "sizing/memory.hpp"
 #include "util/error.hpp"
+#include "util/error_code.hpp"
 
 namespace gpuplan {
 namespace {
@@ -35,7 +36,8 @@ E parse_enum(std::string_view text, const std::string& where, const std::array<s
     expected += name_of(e);
     first = false;
   }
-  throw_invalid(where, "unknown value '" + std::string(text) + "'", expected);
+  throw_invalid_coded(where, "unknown_choice", {{"value", std::string(text)}, {"allowed", expected.substr(7)}},
+                      "unknown value '" + std::string(text) + "'", expected);
 }
 
 }  // namespace

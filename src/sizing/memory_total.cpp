@@ -233,7 +233,7 @@ double TrainingMemoryTotal::stage_total(const ParallelLayout& lay, Recompute rc,
   if (decoder_) {
     dense_tp = frac * attention_mlp_ / t;
     dense_rep = frac * norms_router_;
-    expert_gpu = frac * experts_ / (t * ep);
+    expert_gpu = frac * experts_ / (lay.etp() * ep);
     if (first) extra += embeddings_ / t + other_;
     if (last) {
       if (head_) extra += head_params_ / t;
@@ -244,12 +244,13 @@ double TrainingMemoryTotal::stage_total(const ParallelLayout& lay, Recompute rc,
   }
   const double dense_gpu = dense_tp + dense_rep + extra;
   const double z = lay.zero_stage;
-  const double shard_dense = dp, shard_expert = std::max(1.0, dp / ep);
+  const double shard_dense = dp, shard_expert = lay.edp();
   auto sharded = [&](double dense, double expert, int min_stage) {
     return z >= min_stage ? dense / shard_dense + expert / shard_expert : dense + expert;
   };
   const double params_gpu = sharded(dense_gpu, expert_gpu, 3);
   const double mp_split = frac / t;
+  const double expert_split = frac / (lay.etp() * ep);  // routed experts: split by etp × ep
 
   const TrainPrecision prec = r.precision;
   const bool mixed = is_mixed(prec), fp32 = is_fp32(prec), pure = prec == TrainPrecision::bf16_pure;
@@ -276,7 +277,7 @@ double TrainingMemoryTotal::stage_total(const ParallelLayout& lay, Recompute rc,
     double adafactor_bytes = 0;
     if (r.optimizer == Optimizer::adafactor) {
       const double vb = pure ? 2.0 : 4.0;
-      double per_gpu = vb * (adafactor_dense_ * mp_split + adafactor_expert_ * mp_split / ep);
+      double per_gpu = vb * (adafactor_dense_ * mp_split + adafactor_expert_ * expert_split);
       if (first) per_gpu += vb * (V_ + h_);
       if (last && head_) per_gpu += vb * (V_ + h_);
       adafactor_bytes = z >= 1 ? per_gpu / dp : per_gpu;
@@ -305,7 +306,7 @@ double TrainingMemoryTotal::stage_total(const ParallelLayout& lay, Recompute rc,
       base_bytes = wb * params_gpu;
     }
     weights_gpu_bytes = base_bytes;
-    const double adapter_params = adapter_dense_ * mp_split + adapter_expert_ * mp_split / ep;
+    const double adapter_params = adapter_dense_ * mp_split + adapter_expert_ * expert_split;
     const double aw = pure ? 2.0 : 4.0;
     double state = 0;
     switch (r.optimizer) {
@@ -374,7 +375,7 @@ double TrainingMemoryTotal::stage_total(const ParallelLayout& lay, Recompute rc,
         logits_bytes = tokens * V_ / t * (ab + 4.0 * fp32_copies);
       }
     }
-    const double layer_params = (layer_params_dense_ + (L_moe_ > 0 ? layer_params_expert_ / ep : 0.0)) / t;
+    const double layer_params = layer_params_dense_ / t + (L_moe_ > 0 ? layer_params_expert_ / (lay.etp() * ep) : 0.0);
     const double gather_bytes =
         qlora ? weight_quant_bits(WeightQuant::nf4, r.qlora_double_quant) / 8.0 : (fp32 ? 4.0 : 2.0);
     if (z >= 3 || lay.offload_params) workspace_bytes += (lora ? 2.0 : 3.0) * gather_bytes * layer_params;

@@ -129,6 +129,7 @@ struct Work {
   double ep_alltoall_each_seconds = 0;  ///< one all-to-all incl. load imbalance
   double ep_off_node_fraction = 0;      ///< share of the all-to-all bytes that cross nodes
   int ep_collectives_per_layer = 0;
+  double ep_alltoall_unoverlapped_seconds = 0;  ///< before overlap with compute (ep_overlap_with_compute)
   double moe_layers_per_stage = 0;
   double expert_flop_share = 0;         ///< routed-expert share of the hardware FLOPs
   double expert_slowdown = 1;           ///< their time relative to dense matmuls
@@ -141,6 +142,9 @@ struct Work {
   double backward_fraction = 0;
   double exposed_dp = 0;
   double exposed_zero = 0;
+  double dp_window_seconds = 0;          ///< compute the gradient all-reduce overlaps (0: not overlapped)
+  double zero_window_seconds = 0;        ///< compute per micro-batch the ZeRO-3 gathers overlap
+  double zero_per_micro_batch_seconds = 0;  ///< ZeRO-3 communication per micro-batch
   double optimizer_bytes_per_param = 0;
   double updated_params_per_gpu = 0;
   double host_seconds = 0;
@@ -195,16 +199,20 @@ void validate(const TrainingStepRequest& r, const ClusterSpec& c) {
 
 /// Expert parallelism needs a MoE model whose routed experts and dp both split into ep parts.
 void validate_expert_parallel(const ModelArch& arch, const ParallelLayout& l) {
-  if (l.ep <= 1) return;
-  if (!arch.moe || arch.moe->num_routed_experts <= 0)
+  if (l.ep <= 1 && (l.expert_tp == 0 || !arch.moe)) return;
+  if (l.ep > 1 && (!arch.moe || arch.moe->num_routed_experts <= 0))
     throw_invalid("layout.ep", fmt::format("ep {} on a dense model ({})", l.ep, arch.name), "ep 1 for a dense model");
-  if (arch.moe->num_routed_experts % l.ep != 0)
+  if (arch.moe && arch.moe->num_routed_experts > 0 && arch.moe->num_routed_experts % l.ep != 0)
     throw_invalid("layout.ep", fmt::format("ep {} does not divide the {} routed experts of {}", l.ep,
                                            arch.moe->num_routed_experts, arch.name),
                   fmt::format("a divisor of {}", arch.moe->num_routed_experts));
-  if (l.dp % l.ep != 0)
-    throw_invalid("layout.ep", fmt::format("ep {} does not divide dp {}", l.ep, l.dp),
-                  "ep dividing dp (experts are sharded within the data-parallel group)");
+  if (l.expert_tp < 0) throw_invalid("layout.expert_tp", fmt::format("{}", l.expert_tp), "0 (= tp) or a degree >= 1");
+  if (!l.expert_grid_divides())
+    throw_invalid("layout.ep",
+                  l.expert_tp > 0 ? fmt::format("expert tp {} × ep {} does not divide tp {} × dp {}", l.etp(), l.ep,
+                                                l.tp, l.dp)
+                                  : fmt::format("ep {} does not divide dp {}", l.ep, l.dp),
+                  "etp × ep dividing tp × dp (experts are sharded within a stage's GPUs; etp defaults to tp)");
 }
 
 Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const ClusterSpec& c,
@@ -267,8 +275,15 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
     w.tp_bytes = s * b * h * elem;
     w.tp_link_bytes_per_s = l.tp <= c.gpus_per_node ? intra : per_gpu_net;
     w.tp_collectives_per_layer = 4 + (r.recompute == Recompute::full ? 2 : 0);
-    e.tp_allreduce_seconds = md * w.layers_per_stage * w.tp_collectives_per_layer *
-                             ring_allreduce_seconds(w.tp_bytes, l.tp, w.tp_link_bytes_per_s);
+    // MoE layers whose experts are not tensor-parallel (etp < tp: Megatron-Core with
+    // expert_tensor_parallel_size 1 dispatches the sequence-parallel tokens of each TP rank
+    // straight to the EP ranks) keep only the attention's half of the TP collectives.
+    double collectives = w.layers_per_stage * w.tp_collectives_per_layer;
+    if (arch.moe && l.etp() < l.tp) {
+      const double moe_layers = std::ceil(static_cast<double>(arch.moe->num_moe_layers) / pp);
+      collectives -= std::min(moe_layers, w.layers_per_stage) * w.tp_collectives_per_layer / 2.0;
+    }
+    e.tp_allreduce_seconds = md * collectives * ring_allreduce_seconds(w.tp_bytes, l.tp, w.tp_link_bytes_per_s);
   }
 
   // Expert-parallel all-to-all: dispatch + combine, forward and backward (+ the recomputed
@@ -280,9 +295,12 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
   // moe_load_imbalance × the mean (also on its expert GEMMs, below).
   if (arch.moe && l.ep > 1 && arch.hidden_size > 0) {
     const double k = static_cast<double>(std::max<std::int64_t>(arch.moe->experts_per_token, 1));
-    const double tokens = s * b / (l.sequence_parallel ? tp : 1.0);
+    // Tokens a GPU dispatches: its sequence-parallel shard, or, without SP, the tp/etp split
+    // of the micro-batch among the expert-TP groups of the tp ranks.
+    const double tokens = s * b / (l.sequence_parallel ? tp : tp / static_cast<double>(l.etp()));
     w.ep_bytes = tokens * h * k * elem * (l.ep - 1.0) / l.ep;
-    const int ep_per_node = std::clamp(c.gpus_per_node / std::max(l.tp, 1), 1, l.ep);
+    // Expert grid rank order etp → ep → edp: EP ranks are etp apart.
+    const int ep_per_node = std::clamp(c.gpus_per_node / std::max(l.etp(), 1), 1, l.ep);
     const double off_node = l.ep > 1 ? static_cast<double>(l.ep - ep_per_node) / (l.ep - 1.0) : 0.0;
     const double t_intra = safe_div(w.ep_bytes * (1.0 - off_node), intra);
     const double t_inter = off_node > 0 ? safe_div(w.ep_bytes * off_node, per_gpu_net) : 0.0;
@@ -303,7 +321,9 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
     w.expert_flop_share = matmul > 0 ? std::clamp(active_expert / matmul, 0.0, 1.0) * w.hw_per_token.dense_matmul_flop /
                                            std::max(w.hw_per_token.total_flop, 1.0)
                                      : 0.0;
-    w.expert_slowdown = (1.0 + a.expert_half_width / static_cast<double>(moe.expert_intermediate_size)) *
+    // The grouped GEMMs of one GPU are f_e / etp wide (expert tensor parallelism splits them).
+    w.expert_slowdown = (1.0 + a.expert_half_width * static_cast<double>(l.etp()) /
+                                   static_cast<double>(moe.expert_intermediate_size)) *
                         (l.ep > 1 ? std::max(a.moe_load_imbalance, 1.0) : 1.0);
     const double factor = (1.0 - w.expert_flop_share) + w.expert_flop_share * w.expert_slowdown;
     // Dropless token dispatch: a fixed, GPU-independent time per MoE layer per micro-batch.
@@ -312,6 +332,12 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
     e.compute_seconds = scaled + w.moe_fixed_seconds;
     e.kernel_efficiency = safe_div(e.kernel_efficiency * (e.compute_seconds > 0 ? scaled / e.compute_seconds : 1.0),
                                    factor);
+  }
+
+  // EP all-to-all overlapped with another micro-batch's compute: only the excess stays exposed.
+  if (r.ep_overlap_with_compute && e.ep_alltoall_seconds > 0) {
+    w.ep_alltoall_unoverlapped_seconds = e.ep_alltoall_seconds;
+    e.ep_alltoall_seconds = std::max(0.0, e.ep_alltoall_seconds - e.compute_seconds);
   }
 
   // Pipeline point-to-point: activations forward, gradients backward, scatter/gather over TP
@@ -324,17 +350,19 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
 
   // Data parallel. Placement: TP ranks innermost, then EP, then DP, then PP (Megatron-Core order).
   // Dense (non-expert) parameters are replicated over the dp ranks; expert parameters are split
-  // by ep and replicated only over the expert-data-parallel group of dp/ep ranks (tp·ep apart),
-  // so their gradients are reduced — and under ZeRO-3 their shards gathered — in that group only.
-  // ep == dp: experts are never gathered nor all-reduced.
+  // by etp·ep and replicated only over the expert-data-parallel group of edp = tp·dp/(etp·ep)
+  // ranks (etp·ep apart; = dp/ep when etp = tp), so their gradients are reduced — and under
+  // ZeRO-3 their shards gathered — in that group only. edp == 1: experts are never gathered nor
+  // all-reduced.
   w.dp_per_node = l.tp >= c.gpus_per_node ? 1 : std::max(1, std::min(l.dp, c.gpus_per_node / l.tp));
-  const int edp = std::max(1, l.dp / std::max(l.ep, 1));
+  const int edp = l.edp();
   w.edp = edp;
-  w.edp_per_node = l.tp * l.ep >= c.gpus_per_node ? 1 : std::max(1, std::min(edp, c.gpus_per_node / (l.tp * l.ep)));
+  const int expert_group = l.etp() * l.ep;  // edp ranks are etp·ep apart
+  w.edp_per_node = expert_group >= c.gpus_per_node ? 1 : std::max(1, std::min(edp, c.gpus_per_node / expert_group));
   const double total_params = static_cast<double>(arch.params.total());
   const double expert_params = static_cast<double>(arch.params.experts);
   const double dense_per_gpu = (total_params - expert_params) / (tp * pp);
-  const double expert_per_gpu = expert_params / (tp * pp * l.ep);
+  const double expert_per_gpu = expert_params / (static_cast<double>(l.etp()) * pp * l.ep);
   const double params_per_gpu = dense_per_gpu + expert_per_gpu;
   const bool lora_task = frozen_base(r.task);
   const double trainable_dense = lora_task ? fig.lora_adapter_params / (tp * pp) : dense_per_gpu;
@@ -351,6 +379,7 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
       e.dp_allreduce_seconds = grad_allreduce();
       // Gradient accumulation reduces once, during the last micro-batch's backward.
       const double window = e.compute_seconds / md * w.backward_fraction;
+      w.dp_window_seconds = window;
       w.exposed_dp = std::max(0.0, e.dp_allreduce_seconds - a.comm_overlap_fraction * window);
     } else {
       // ZeRO-3 / FSDP: gather fwd + gather bwd (+ reduce-scatter of gradients) per micro-batch.
@@ -364,6 +393,8 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
       const double per_micro_batch = lora_task ? ar : 1.5 * ar;
       e.zero_allgather_seconds = md * per_micro_batch;
       const double window = e.compute_seconds / md;
+      w.zero_window_seconds = window;
+      w.zero_per_micro_batch_seconds = per_micro_batch;
       w.exposed_zero = md * std::max(0.0, per_micro_batch - a.comm_overlap_fraction * window);
       if (lora_task) {
         e.dp_allreduce_seconds = grad_allreduce();
@@ -563,6 +594,11 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                                    a.ep_comm_overlap_fraction > 0
                                        ? fmt::format(" × (1 − overlap {:.2f})", a.ep_comm_overlap_fraction)
                                        : std::string(),
+                                   r.ep_overlap_with_compute
+                                       ? fmt::format(" = {}, overlapped with compute {} → exposed",
+                                                     si(w.ep_alltoall_unoverlapped_seconds, "s"),
+                                                     si(e.compute_seconds, "s"))
+                                       : std::string(),
                                    si(e.ep_alltoall_seconds, "s"))
                      : std::string("no expert parallelism"),
                  "GShard dispatch/combine all-to-all (Lepikhin et al. 2020 arXiv:2006.16668 §2.2), fwd + bwd; "
@@ -593,10 +629,27 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                                    si(w.param_bytes_per_gpu, "B"), si(e.zero_allgather_seconds, "s"))
                      : std::string("ZeRO stage < 3: parameters not gathered"),
                  "ZeRO-3 = 1.5 × DP volume (Rajbhandari et al. 2020 §7.2.2)"});
+  // The arithmetic itself (a trial read "overlapping 90%" as "10% of it left" and missed the
+  // ZeRO share): communication is hidden up to comm_overlap_fraction × the compute it overlaps;
+  // only the excess shows. exposed = DP part + ZeRO part.
+  const std::string dp_part =
+      e.dp_allreduce_seconds <= 0 ? std::string("DP: 0 s")
+      : w.dp_window_seconds > 0
+          ? fmt::format("DP: max(0, {} − {:.2f} × {} backward of the last micro-batch) = {}", si(e.dp_allreduce_seconds, "s"),
+                        a.comm_overlap_fraction, si(w.dp_window_seconds, "s"), si(w.exposed_dp, "s"))
+          : fmt::format("DP: {} (LoRA adapters' gradients, after the last backward: not overlapped) = {}",
+                        si(e.dp_allreduce_seconds, "s"), si(w.exposed_dp, "s"));
+  const std::string zero_part =
+      e.zero_allgather_seconds <= 0
+          ? std::string("ZeRO-3: 0 s")
+          : fmt::format("ZeRO-3: {} micro-batches × max(0, {} − {:.2f} × {} compute per micro-batch) = {}", md,
+                        si(w.zero_per_micro_batch_seconds, "s"), a.comm_overlap_fraction, si(w.zero_window_seconds, "s"),
+                        si(w.exposed_zero, "s"));
   out.push_back({"exposed_comm_seconds", e.exposed_comm_seconds,
-                 fmt::format("DP {} + ZeRO {} left after overlapping {:.0f}% with backward/compute = {}",
-                             si(e.dp_allreduce_seconds, "s"), si(e.zero_allgather_seconds, "s"),
-                             100.0 * a.comm_overlap_fraction, si(e.exposed_comm_seconds, "s")),
+                 fmt::format("{}; {}; exposed = {} + {} = {} (communication hides behind up to {:.0f}% of the compute "
+                             "it overlaps; only the excess adds to the step)",
+                             dp_part, zero_part, si(w.exposed_dp, "s"), si(w.exposed_zero, "s"),
+                             si(e.exposed_comm_seconds, "s"), 100.0 * a.comm_overlap_fraction),
                  "comm_overlap_fraction (PyTorch DDP gradient buckets, Li et al. 2020 arXiv:2006.15704; DeepSpeed "
                  "overlap_comm)"});
   out.push_back({"optimizer_seconds", e.optimizer_seconds,

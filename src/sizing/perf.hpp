@@ -38,7 +38,12 @@
 ///                      × moe_load_imbalance (Lepikhin et al. 2020, GShard §2.2). The same
 ///                      imbalance stretches the routed-expert share of compute_seconds.
 ///   EP and DP: dense parameters are all-reduced (ZeRO-3: gathered) over dp, expert parameters
-///                      over the expert-data-parallel group of dp/ep ranks only (never when ep = dp).
+///                      over the expert-data-parallel group of edp = tp·dp/(etp·ep) ranks only
+///                      (never when edp = 1). Expert tensor parallelism etp (layout.expert_tp,
+///                      default tp): experts split etp ways; with etp < tp the EP group spans the
+///                      TP ranks (etp apart), each TP rank dispatches its own sequence-parallel
+///                      tokens, the MoE layers keep only the attention's TP collectives, and the
+///                      grouped GEMMs are f_e/etp wide (Megatron-Core expert_tensor_parallel_size).
 ///   pp_p2p_seconds:    2·v transfers per micro-batch of s·b·h·bytes/t (Narayanan et al. 2021 §4.1).
 ///   optimizer_seconds: bytes read+written per updated parameter (AdamW mixed precision: fp32
 ///                      master r/w 8 + m,v r/w 16 + grad 2 + 16-bit weight write 2 = 28 B) × params
@@ -215,6 +220,12 @@ struct TrainingStepRequest {
   /// base efficiencies; the eager PyTorch stacks (hf, fsdp, deepspeed, unsloth) reach
   /// eager_efficiency_factor of them.
   TrainingStack stack = TrainingStack::hf;
+  /// MoE: the EP dispatch/combine all-to-alls of one micro-batch run while another micro-batch
+  /// computes (Megatron-Core --overlap-moe-expert-parallel-comm, Megatron-Bridge moe_a2a_overlap:
+  /// merged 1F1B forward/backward of two micro-batches), so only the all-to-all time above the
+  /// compute time stays on the critical path: ep_alltoall_seconds = max(0, all-to-all − compute).
+  /// false = Megatron-Core's default (all-to-alls on the critical path).
+  bool ep_overlap_with_compute = false;
 };
 
 /// Breakdown of one training step. step_seconds = compute_seconds + tp_allreduce_seconds

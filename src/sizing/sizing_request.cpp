@@ -3,13 +3,15 @@
 #include <fmt/core.h>
 
 #include "util/error.hpp"
+#include "util/error_code.hpp"
 
 namespace gpuplan {
 namespace {
 
 void check_degree(const std::optional<int>& v, const char* flag) {
   if (v && (*v < 1 || *v > 1'000'000)) {
-    throw_invalid(flag, fmt::format("{} is out of range", *v), "an integer in [1, 1000000]");
+    throw_invalid_coded(flag, "integer_out_of_range", {{"value", std::to_string(*v)}, {"min", "1"}, {"max", "1000000"}},
+                        fmt::format("{} is out of range", *v), "an integer in [1, 1000000]");
   }
 }
 
@@ -41,8 +43,11 @@ Degrees resolve(const SizingRequest& r) {
     d.dp = *r.dp;
   } else if (r.gpus) {
     if (*r.gpus % (d.tp * d.pp) != 0) {
-      throw_invalid("--gpus", fmt::format("{} GPUs are not a multiple of tp {} × pp {}", *r.gpus, d.tp, d.pp),
-                    fmt::format("a multiple of {}", d.tp * d.pp));
+      throw_invalid_coded("--gpus", "gpus_not_multiple_of_layout",
+                          {{"gpus", std::to_string(*r.gpus)}, {"tp", std::to_string(d.tp)}, {"pp", std::to_string(d.pp)},
+                           {"product", std::to_string(d.tp * d.pp)}},
+                          fmt::format("{} GPUs are not a multiple of tp {} × pp {}", *r.gpus, d.tp, d.pp),
+                          fmt::format("a multiple of {}", d.tp * d.pp));
     }
     d.dp = *r.gpus / (d.tp * d.pp);
   }

@@ -5,6 +5,7 @@
 
 #include "api/assistant.hpp"
 #include "hardware/gpu_spec.hpp"
+#include "util/error.hpp"
 
 namespace gpuplan::api {
 namespace {
@@ -82,6 +83,29 @@ TEST(Assistant, FirstPlanWithinBudgetAndDeadline) {
   const auto within = first_plan_within(a, res);
   ASSERT_TRUE(within.has_value());
   EXPECT_EQ(*within, 1u);
+}
+
+// A number no double holds is an input error at "question" naming it; "1e999 hours" is not read as
+// "999 hours" (the duration reads the exponent like every other number).
+TEST(Assistant, OutOfRangeNumbersAreInputErrors) {
+  const GpuCatalog& gpus = GpuCatalog::bundled();
+  for (const char* s : {"lora llama 3.1 8b on 1e999 tokens", "lora llama 3.1 8b on 100M tokens within 1e999 hours",
+                        "lora llama 3.1 8b on 1e300 billion tokens", "lora llama 3.1 8b on 100M tokens under $1e999"}) {
+    try {
+      (void)understand(s, gpus);
+      ADD_FAILURE() << "no error for: " << s;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::invalid_input) << s;
+      EXPECT_EQ(e.where(), "question") << s;
+      EXPECT_NE(e.message().find("out of range"), std::string::npos) << e.message();
+    }
+  }
+  // In range, with an exponent: 3 weeks = 3 × 7 × 86,400 s; 2e8 tokens.
+  const AskResult a = understand("lora llama 3.1 8b on 2e8 tokens within 3 weeks", gpus);
+  json got = json::object();
+  for (const auto& f : a.fields) got[f.name] = f.value;
+  EXPECT_EQ(got["tokens"], 2e8);
+  EXPECT_EQ(got["deadline_seconds"], 3.0 * 7 * 86400);
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "catalog/sqlite_store.hpp"
 #include "store_fixtures.hpp"
@@ -232,6 +234,77 @@ TEST(SqliteStore, MigrationThreeBackfillsLatestPrices) {
       }
     }
   }
+}
+
+/// Names and definitions of every index in the store (sqlite_master), as another process sees them.
+std::vector<std::string> index_definitions(const std::string& path) {
+  std::vector<std::string> out;
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, "SELECT name, coalesce(sql, '') FROM sqlite_master WHERE type = 'index' ORDER BY name",
+                               -1, &st, nullptr),
+            SQLITE_OK);
+  while (sqlite3_step(st) == SQLITE_ROW)
+    out.push_back(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))) + ": " +
+                  reinterpret_cast<const char*>(sqlite3_column_text(st, 1)));
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return out;
+}
+
+/// `n` new 1x H100 offers, one dated on-demand price each: $1.00 + i/1000 per hour.
+ImportBatch bulk_batch(std::size_t n) {
+  ImportBatch b;
+  b.dataset = "test:bulk";
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string inst = "node-" + std::to_string(i);
+    Offer o = testing::base_offer("bulkcloud/" + inst + "/r1", "bulkcloud", inst, "r1", "H100", "NVIDIA H100 SXM", 1, 80e9);
+    o.prices.push_back(testing::obs(PriceKind::on_demand, 1.0 + static_cast<double>(i) / 1000.0, "2026-11-01", "test:bulk"));
+    b.offers.push_back(std::move(o));
+  }
+  return b;
+}
+
+// Issue 11 (200,000 rows "well under 5 s"): a bulk import (>= 20,000 new offers, at least as many as
+// the store holds) builds latest_prices' secondary indexes after the rows are in instead of
+// inserting into 8 price-ordered B-trees per row. The store must come out with exactly the same
+// indexes, answering the same first pages through them; a bulk import that fails halfway must
+// leave the indexes and the rows as they were (the drop is inside the import's transaction).
+TEST(SqliteStore, BulkImportRebuildsTheSameIndexes) {
+  TempDir dir;
+  const std::string path = dir.file("bulk.sqlite");
+  { SqliteOfferStore s(path); s.import(testing::fixture_batch()); }
+  const std::vector<std::string> before = index_definitions(path);
+  ASSERT_GE(before.size(), 10u);  // 8 on latest_prices, 2 on observations, more on snapshots
+
+  // A failing bulk import: its last offer reuses a stored id with different hardware (an error).
+  ImportBatch bad = bulk_batch(20000);
+  Offer clash = testing::fixture_offers().front();
+  clash.gpu_count = 4;
+  bad.offers.push_back(clash);
+  {
+    SqliteOfferStore s(path);
+    EXPECT_THROW(s.import(bad), Error);
+    EXPECT_EQ(s.counts().offers, 7u);
+  }
+  EXPECT_EQ(index_definitions(path), before);
+
+  SqliteOfferStore s(path);
+  const ImportResult r = s.import(bulk_batch(20000));
+  EXPECT_EQ(r.offers_added, 20000u);
+  EXPECT_EQ(index_definitions(path), before);
+  // The cheapest per-GPU H100 offers come from the rebuilt index in price order: the bulk rows
+  // cost $1.000, $1.001, ... per GPU-hour, below every fixture H100 price.
+  OfferQuery q;
+  q.filter = "gpu=H100 provider=bulkcloud";
+  q.limit = 3;
+  const auto v = s.query(q);
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[0].id, "bulkcloud/node-0/r1");
+  EXPECT_EQ(v[1].id, "bulkcloud/node-1/r1");
+  EXPECT_EQ(v[2].id, "bulkcloud/node-2/r1");
+  EXPECT_NE(s.explain_query(q)[0].find("latest_prices_by_"), std::string::npos);
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 
 namespace {
@@ -165,6 +166,9 @@ std::string ApiE2E::schema_mismatch(const json& root, const json& schema, const 
         if (!m.empty()) return m;
       } else if (schema.value("additionalProperties", json(true)) == json(false)) {
         return where + "/" + k + ": not in the schema";
+      } else if (schema.contains("additionalProperties") && schema["additionalProperties"].is_object()) {
+        auto m = schema_mismatch(root, schema["additionalProperties"], v, where + "/" + k);
+        if (!m.empty()) return m;
       }
     }
   }
@@ -690,7 +694,7 @@ TEST_F(ApiE2E, AskListsOnlyPlansWithinTheDeadline) {
   EXPECT_EQ(ask["first_within_budget_and_deadline"], 1);
   const std::string text = cli_output("ask 'fine-tune llama 3.1 70b with qlora on 2B tokens within 2 days' --today 2026-11-30 --limit 10");
   EXPECT_NE(text.find("#1 "), std::string::npos) << text;
-  EXPECT_EQ(text.find("No plan shown meets"), std::string::npos) << text;
+  EXPECT_NE(text.find("Plan 1 is the first that meets your budget and deadline"), std::string::npos) << text;
 }
 
 // 4. `plan --pareto` dropped the recommended plan when an undated offer dominated it.
@@ -994,6 +998,13 @@ TEST_F(ApiE2E, NoPlanReasonsAndSuggestionsAreLocalized) {
     ASSERT_TRUE(api && api->status == 200) << (api ? api->body : "") << k.body;
     const json plan = json::parse(api->body);
     ASSERT_FALSE(plan["no_plan"].is_null()) << k.body;
+    // The codes the pages word it by are in the API's JSON too, and in its OpenAPI schema
+    // (new-user trial: they were neither): one code per suggestion, the numbers by name.
+    expect_schema(plan, "Plan");
+    EXPECT_FALSE(plan["no_plan"]["code"].get<std::string>().empty()) << api->body;
+    ASSERT_TRUE(plan["no_plan"]["suggestion_codes"].is_array()) << api->body;
+    EXPECT_EQ(plan["no_plan"]["suggestion_codes"].size(), plan["no_plan"]["suggestions"].size()) << api->body;
+    ASSERT_TRUE(plan["no_plan"]["values"].is_object()) << api->body;
     std::vector<std::string> english = {plan["no_plan"]["reason"].get<std::string>()};
     for (const auto& s : plan["no_plan"]["suggestions"]) english.push_back(s.get<std::string>());
     ASSERT_GE(english.size(), 2u);
@@ -1007,6 +1018,214 @@ TEST_F(ApiE2E, NoPlanReasonsAndSuggestionsAreLocalized) {
         EXPECT_EQ(r->body.find(esc), std::string::npos) << lang << ": " << e;
       }
       for (const auto& t : texts) EXPECT_NE(r->body.find(t), std::string::npos) << lang << " " << k.query << ": " << t;
+      // Only the reasons and suggestions: no empty plan table, Pareto chart or its legend
+      // (new-user trial: a no-plan /fr/plan drew both).
+      EXPECT_EQ(r->body.find("<table id=\"plans\""), std::string::npos) << lang << " " << k.query;
+      EXPECT_EQ(r->body.find("<figure>"), std::string::npos) << lang << " " << k.query;
+    }
+  }
+  auto with_plans = c.Get("/fr/plan?model=llama-3.1-70b&task=lora&tokens=5e8&today=2026-11-30");  // so the checks above can fail
+  ASSERT_TRUE(with_plans && with_plans->status == 200);
+  EXPECT_NE(with_plans->body.find("<table id=\"plans\""), std::string::npos);
+  EXPECT_NE(with_plans->body.find("<figure>"), std::string::npos);
+}
+
+// ---- Regressions from the second new-user trial (2026-12-01, api2) ----------------------------
+
+/// The page's text as a reader sees it: tags dropped (attribute values too), entities of mustache kept.
+static std::string visible_text(const std::string& html) {
+  std::string text;
+  for (std::size_t i = 0; i < html.size(); ++i) {
+    if (html[i] == '<') {
+      i = html.find('>', i);
+      if (i == std::string::npos) break;
+      text += ' ';
+    } else {
+      text += html[i];
+    }
+  }
+  return text;
+}
+
+// French pages mixed "GB" and "Go": memory reads in gigaoctets (Go) on every fr page, in GB on en.
+TEST_F(ApiE2E, FrenchPagesWriteMemoryInGo) {
+  auto c = client();
+  for (const std::string path : {"/size?model=llama-3.1-8b&task=full", "/plan?model=llama-3.1-70b&task=lora&tokens=5e8&today=2026-11-30",
+                                 "/training"}) {
+    auto fr = c.Get("/fr" + path);
+    auto en = c.Get("/en" + path);
+    ASSERT_TRUE(fr && fr->status == 200 && en && en->status == 200) << path;
+    const std::string fr_text = visible_text(fr->body), en_text = visible_text(en->body);
+    // A memory size: a digit, then " GB" not followed by "/" (bandwidths and GPU names such as GB200 aside).
+    const std::regex memory_gb(R"([0-9] GB([^/A-Za-z0-9]|$))");
+    EXPECT_NE(fr_text.find("\u00a0Go"), std::string::npos) << path;
+    std::smatch m;
+    EXPECT_FALSE(std::regex_search(fr_text, m, memory_gb)) << path << ": " << m.str();
+    EXPECT_EQ(fr->body.find(">GB<"), std::string::npos) << path;
+    EXPECT_TRUE(std::regex_search(en_text, memory_gb)) << path;
+  }
+}
+
+// The assistant showed "200000000.0" for "200 millions de jetons": counts are grouped as the
+// locale writes them, and the editable field holds a number the form reads back.
+TEST_F(ApiE2E, AssistantWritesCountsAsTheLocaleDoes) {
+  auto c = client();
+  const std::map<std::string, std::pair<std::string, std::string>> cases = {
+      {"en", {"fine-tune llama 3.1 8b with lora on 200M tokens", "200,000,000"}},
+      {"fr", {"affiner llama 3.1 8b avec lora sur 200 millions de jetons", "200\u202f000\u202f000"}},
+      {"th", {"ปรับจูน llama 3.1 8b ด้วย lora บน 200 ล้านโทเคน", "200,000,000"}}};
+  for (const auto& [lang, k] : cases) {
+    auto r = c.Get("/" + lang + "/assistant?q=" + httplib::detail::encode_query_param(k.first));
+    ASSERT_TRUE(r && r->status == 200) << lang;
+    EXPECT_EQ(r->body.find("200000000.0"), std::string::npos) << lang;
+    EXPECT_NE(r->body.find("→ " + k.second), std::string::npos) << lang;
+    EXPECT_NE(r->body.find("name=\"tokens\" value=\"200000000\""), std::string::npos) << lang;
+  }
+  const std::string cli = cli_output("ask 'fine-tune llama 3.1 8b with lora on 200M tokens' --today 2026-11-30", true);
+  EXPECT_EQ(cli.find("200000000.0"), std::string::npos) << cli;
+}
+
+// Engine errors were English on /fr and /th pages, and the unknown-model error told a web visitor
+// to "see `gpuplan models`". Errors carry a message code and the values they quote
+// (util/error_code.hpp): each page words them in its language with the form's field label; the
+// API returns the code and values beside its English message and JSON pointer; the CLI keeps
+// its English sentence with the flag.
+TEST_F(ApiE2E, PageErrorsAreInThePageLanguageAndForm) {
+  auto c = client();
+  struct Case {
+    std::string path;                               // page path and query, without the language prefix
+    std::map<std::string, std::string> expected;    // lang -> the locale's words (web/locales error_<code>)
+  };
+  const std::vector<Case> cases = {
+      {"/plan?model=llama-3.1-70b&task=lora&tokens=-5",
+       {{"en", "training tokens: -5 is not a positive number"}, {"fr", "pas un nombre positif"}, {"th", "ไม่ใช่จำนวนบวก"}}},
+      {"/plan?model=llama-3.1-70b&task=lora&tokens=5e8&filter=gpu%3DH100%20vrm%3E3",
+       {{"en", "unknown filter field “vrm”"}, {"fr", "champ de filtre inconnu « vrm »"}, {"th", "ไม่รู้จักฟิลด์ตัวกรอง “vrm”"}}},
+      {"/plan?model=no-such-model&task=lora&tokens=5e8",
+       {{"en", "unknown model “no-such-model”"}, {"fr", "modèle inconnu « no-such-model »"}, {"th", "ไม่รู้จักโมเดล “no-such-model”"}}},
+      {"/size?model=llama-3.1-70b&task=full&gpus=eight",
+       {{"en", "“eight” is not a whole number"}, {"fr", "« eight » n&apos;est pas un nombre entier"}, {"th", "“eight” ไม่ใช่จำนวนเต็ม"}}},
+      {"/offers?q=price%3Cabc",
+       {{"en", "“abc” is not a number for price"}, {"fr", "« abc » n&apos;est pas un nombre pour price"}, {"th", "“abc” ไม่ใช่ตัวเลขสำหรับ price"}}},
+  };
+  // The engine's English sentences and the CLI's hint, as the API and the CLI say them.
+  const std::vector<std::string> english = {"is not a positive number", "unknown field", "unknown model preset", "gpuplan models",
+                                            "cannot read", "is not a number", "expected"};
+  for (const auto& k : cases) {
+    for (const auto& [lang, words] : k.expected) {
+      auto r = c.Get("/" + lang + k.path);
+      ASSERT_TRUE(r) << lang << k.path;
+      EXPECT_GE(r->status, 400) << lang << k.path;
+      const std::size_t at = r->body.find("class=\"error\"");
+      ASSERT_NE(at, std::string::npos) << lang << k.path;
+      const std::string shown = r->body.substr(at, r->body.find("</p>", at) - at);
+      EXPECT_NE(shown.find(words), std::string::npos) << lang << k.path << ": " << shown;
+      EXPECT_EQ(shown.find("gpuplan models"), std::string::npos) << lang << k.path << ": " << shown;
+      if (lang != "en") {
+        for (const auto& e : english) EXPECT_EQ(shown.find(e), std::string::npos) << lang << k.path << ": " << shown;
+      }
+    }
+  }
+  // The API: English message, JSON pointer, and the code with its values.
+  auto api = c.Post("/api/plan", R"({"model": "llama-3.1-70b", "task": "lora", "tokens": -5})", "application/json");
+  ASSERT_TRUE(api);
+  EXPECT_EQ(api->status, 400);
+  const json e = json::parse(api->body);
+  expect_schema(e, "Error");
+  EXPECT_EQ(e["field"], "/tokens");
+  EXPECT_EQ(e["message_code"], "not_positive");
+  EXPECT_EQ(e["values"]["value"], "-5");
+  EXPECT_NE(e["message"].get<std::string>().find("is not a positive number"), std::string::npos);
+  // The CLI: its flag and its English sentence.
+  const std::string cli = cli_output("plan --model llama-3.1-70b --task lora --tokens -5", true);
+  EXPECT_NE(cli.find("gpuplan: error: --tokens: -5 is not a positive number"), std::string::npos) << cli;
+}
+
+// `gpuplan ask` in French or Thai answered in English, and a question it could not answer (a
+// field missing) looked like an answer. It now answers in the question's language (web/locales)
+// and a missing field is an error: "gpuplan: error: SENTENCE: ..." on stderr, exit 2.
+TEST_F(ApiE2E, AskAnswersInTheQuestionsLanguageAndFailsWhenItCannotAnswer) {
+  auto status_of = [](const std::string& args) {
+    const std::string cmd = "XDG_DATA_HOME=" + shell_quote(dir_.string()) + " " + shell_quote(GPUPLAN_BINARY) + " --db " +
+                            shell_quote(db_) + " " + args + " >/dev/null 2>&1";
+    const int st = std::system(cmd.c_str());
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  };
+  struct Case {
+    std::string sentence;
+    std::vector<std::string> words;  // from web/locales/{fr,th}.json (cli_ask_*, field_*)
+  };
+  const std::vector<Case> missing = {
+      {"affiner llama 3.1 8b avec lora", {"Compris (Français)", "la phrase ne dit pas", "gpuplan: error: SENTENCE:"}},
+      {"ปรับจูน llama 3.1 8b ด้วย lora", {"สิ่งที่เข้าใจ (ไทย)", "ประโยคไม่ได้บอก", "gpuplan: error: SENTENCE:"}},
+      {"hello there", {"the sentence does not say: model, task", "gpuplan: error: SENTENCE:"}}};
+  for (const auto& k : missing) {
+    EXPECT_EQ(status_of("ask " + shell_quote(k.sentence) + " --today 2026-11-30"), 2) << k.sentence;
+    EXPECT_EQ(status_of("ask " + shell_quote(k.sentence) + " --today 2026-11-30 --json"), 2) << k.sentence;
+    const std::string out = cli_output("ask " + shell_quote(k.sentence) + " --today 2026-11-30", true);
+    for (const auto& w : k.words) EXPECT_NE(out.find(w), std::string::npos) << k.sentence << ": " << w << "\n" << out;
+    EXPECT_EQ(out.find("Missing:"), std::string::npos) << out;
+  }
+  const std::string fr = cli_output("ask 'affiner llama 3.1 8b avec lora sur 200 millions de jetons en deux jours' --today 2026-11-30", true);
+  EXPECT_EQ(status_of("ask 'affiner llama 3.1 8b avec lora sur 200 millions de jetons en deux jours' --today 2026-11-30"), 0) << fr;
+  EXPECT_NE(fr.find("Compris (Français)"), std::string::npos) << fr;
+  EXPECT_NE(fr.find("200\u202f000\u202f000"), std::string::npos) << fr;
+  EXPECT_NE(fr.find("\u00a0$"), std::string::npos) << fr;  // French money: "12,76 $"
+  EXPECT_NE(fr.find("respecte votre budget et votre délai"), std::string::npos) << fr;
+  EXPECT_EQ(fr.find("Understood"), std::string::npos) << fr;
+}
+
+// The explain table's formula and source columns were English on /fr and /th pages. They now show
+// the formula's symbols and numbers and the citations, with the words in the page's language (or
+// none): no English word of the engine's text is left in those cells.
+TEST_F(ApiE2E, ExplainFormulasAndSourcesHaveNoEnglishWordsOnFrenchAndThaiPages) {
+  auto c = client();
+  const std::set<std::string> english = {"per", "steps", "step", "sum", "params", "sequences", "layers", "with", "price",
+                                         "unknown", "provider", "tokens", "the", "of", "above", "compute", "storage",
+                                         "work", "failures", "usable", "margin", "constant", "billed", "instances"};
+  auto cells = [](const std::string& html) {
+    std::vector<std::string> out;
+    const std::regex row(R"(<td><code>([^<]*)</code></td><td>([^<]*)</td></tr>)");
+    for (auto it = std::sregex_iterator(html.begin(), html.end(), row); it != std::sregex_iterator(); ++it) {
+      out.push_back((*it)[1].str());
+      out.push_back((*it)[2].str());
+    }
+    return out;
+  };
+  // The words of a cell: tokens between spaces (and hyphens) that are letters only once their
+  // brackets and punctuation are stripped; units and identifiers such as params/layer/GPU,
+  // kv_heads or 2·layers·tokens are symbols, not words.
+  auto words_of = [](const std::string& text) {
+    std::set<std::string> w;
+    std::string cur;
+    auto flush = [&] {
+      while (!cur.empty() && std::string("()[],;:.").find(cur.back()) != std::string::npos) cur.pop_back();
+      while (!cur.empty() && std::string("([").find(cur.front()) != std::string::npos) cur.erase(0, 1);
+      if (!cur.empty() && std::all_of(cur.begin(), cur.end(), [](unsigned char ch) { return std::isalpha(ch); })) w.insert(cur);
+      cur.clear();
+    };
+    for (char ch : text) {
+      if (ch == ' ' || ch == '-') flush();
+      else cur += ch;
+    }
+    flush();
+    return w;
+  };
+  for (const std::string query : {"/plan?model=llama-3.1-70b&task=lora&tokens=5e8&today=2026-11-30&explain=1",
+                                  "/plan?model=llama-3.1-70b&task=serve&rps=5&today=2026-11-30&explain=1"}) {
+    auto en = c.Get("/en" + query);
+    ASSERT_TRUE(en && en->status == 200) << query;
+    std::size_t english_in_en = 0;
+    for (const auto& cell : cells(en->body))
+      for (const auto& w : words_of(cell)) english_in_en += english.count(w);
+    EXPECT_GE(english_in_en, 10u) << query;  // the English page does say them (so this test can fail)
+    for (const char* lang : {"fr", "th"}) {
+      auto r = c.Get("/" + std::string(lang) + query);
+      ASSERT_TRUE(r && r->status == 200) << lang << query;
+      const auto cs = cells(r->body);
+      ASSERT_GE(cs.size(), 20u) << lang << query;
+      for (const auto& cell : cs)
+        for (const auto& w : words_of(cell)) EXPECT_EQ(english.count(w), 0u) << lang << query << ": “" << w << "” in " << cell;
     }
   }
 }

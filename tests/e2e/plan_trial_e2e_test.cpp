@@ -13,6 +13,7 @@
 // 2026-10-10 (52 days old) and 2026-05-24 (191 days old), the rest undated (data/offers).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -271,6 +272,58 @@ TEST_F(PlanTrialE2E, SortTimeSpeedupMustBeWorthItsCost) {
   // The rule is stated with the plans.
   EXPECT_NE(j["recommendation_rule"].get<std::string>().find("each hour it saves costs at most 3×"), std::string::npos)
       << j["recommendation_rule"];
+}
+
+// ---- 7. --explain: the exposed communication is explained by its own arithmetic -------------
+
+double seconds_of(const std::string& s) { return std::stod(s); }
+
+TEST_F(PlanTrialE2E, ExplainExposedCommunicationAddsUp) {
+  // The exposed_comm_seconds line said "DP x + ZeRO y left after overlapping 90% = z", which
+  // reads as 10% of y being left while the model hides communication up to 90% of the compute it
+  // overlaps (sizing/perf.hpp) and only the excess adds to the step. The line now shows the
+  // arithmetic: "DP: ... = a s; ZeRO-3: m micro-batches × max(0, c − f × w ...) = b s; exposed =
+  // a s + b s = z s". Checked: a + b = the value, b recomputed from m, c, f, w, and the step
+  // terms add up to step_seconds (= the plan's JSON step_seconds). Two plans: 70B LoRA plan 1
+  // (ZeRO-3 hidden, LoRA gradients not overlapped) and 8B full on 16 × p4de with ZeRO-3,
+  // micro-batch 1 and 512-token sequences (the gathers exceed the compute: exposed > 0).
+  const std::string num = R"(([0-9.]+(?:e[-+][0-9]+)?))";
+  for (const std::string& args :
+       {kLora70 + " --explain 1",
+        "plan instance~p4de --model llama-3.1-8b --task full --tokens 1e9 --seq 512 --global-batch 4096 --nodes 16 "
+        "--zero 3 --tp 1 --pp 1 --micro-batch 1 --explain 1" + kToday}) {
+    const json j = run_json(args, 0);
+    ASSERT_TRUE(j["explain"].is_array()) << args;
+    std::map<std::string, json> line;
+    for (const auto& l : j["explain"]) line[l["term"].get<std::string>()] = l;
+    ASSERT_TRUE(line.count("step.exposed_comm_seconds")) << args;
+    const double value = line["step.exposed_comm_seconds"]["value"];
+    const std::string f = line["step.exposed_comm_seconds"]["formula"];
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(f, m, std::regex("exposed = " + num + " s \\+ " + num + " s = " + num + " s"))) << f;
+    const double dp = seconds_of(m[1]), zero = seconds_of(m[2]), total = seconds_of(m[3]);
+    EXPECT_NEAR(dp + zero, value, 1e-3 * value + 1e-9) << f;
+    EXPECT_NEAR(total, value, 1e-3 * value + 1e-9) << f;
+    // Both plans use ZeRO-3, so the ZeRO part has its arithmetic.
+    ASSERT_TRUE(std::regex_search(f, m, std::regex("ZeRO-3: " + num + " micro-batches × max\\(0, " + num + " s − " + num +
+                                                   " × " + num + " s compute per micro-batch\\) = " + num + " s")))
+        << f;
+    {
+      const double md = seconds_of(m[1]), comm = seconds_of(m[2]), overlap = seconds_of(m[3]), window = seconds_of(m[4]);
+      EXPECT_NEAR(md * std::max(0.0, comm - overlap * window), zero, 2e-3 * zero + 1e-9) << f;
+      EXPECT_NEAR(seconds_of(m[5]), zero, 1e-3 * zero + 1e-9) << f;
+    }
+    double sum = 0;
+    for (const char* t : {"compute_seconds", "tp_allreduce_seconds", "ep_alltoall_seconds", "pp_p2p_seconds",
+                          "pp_bubble_seconds", "exposed_comm_seconds", "optimizer_seconds", "overhead_seconds"}) {
+      ASSERT_TRUE(line.count(std::string("step.") + t)) << t;
+      sum += line[std::string("step.") + t]["value"].get<double>();
+    }
+    const double step = line["step.step_seconds"]["value"];
+    EXPECT_NEAR(sum, step, 1e-9 * step) << args;
+    EXPECT_NEAR(step, j["plan"]["step"]["step_seconds"].get<double>(), 1e-9 * step) << args;
+    EXPECT_NEAR(value, j["plan"]["step"]["exposed_comm_seconds"].get<double>(), 1e-12 + 1e-9 * value) << args;
+  }
 }
 
 }  // namespace

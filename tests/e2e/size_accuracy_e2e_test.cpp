@@ -79,6 +79,20 @@ TEST(SizeAccuracyE2E, ExpertParallelWeightsThroughTheCli) {
   EXPECT_LT(term(ep8, "weights"), 0.2 * term(one, "weights"));
 }
 
+// Expert tensor parallelism through the CLI: Qwen3-235B-A22B as Megatron-Bridge runs it on H100
+// (tp 2, ep 32, etp 1 on the 32 GPUs of a pipeline stage) splits the experts 32 ways, like
+// tp 2 / ep 16 with the default etp = tp; ep 32 with etp = tp 2 would need 64 GPUs per stage.
+TEST(SizeAccuracyE2E, ExpertTensorParallelThroughTheCli) {
+  const json etp1 = size_json("--model qwen3-235b-a22b --task pretrain --gpus 32 --tp 2 --ep 32 --expert-tp 1 --zero 1");
+  EXPECT_EQ(etp1["request"]["layout"]["expert_tp"], 1);
+  const json ep16 = size_json("--model qwen3-235b-a22b --task pretrain --gpus 32 --tp 2 --ep 16 --zero 1");
+  EXPECT_NEAR(term(etp1, "weights"), term(ep16, "weights"), 1e-6 * term(ep16, "weights"));
+  const RunResult bad = run_size("--model qwen3-235b-a22b --task pretrain --gpus 32 --tp 2 --ep 32 --expert-tp 2");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_EQ(bad.out.rfind("gpuplan: error: ", 0), 0u) << bad.out;
+  EXPECT_EQ(std::count(bad.out.begin(), bad.out.end(), '\n'), 1) << bad.out;
+}
+
 TEST(SizeAccuracyE2E, BadInputsAreOneLineErrorsWithExit2) {
   for (const std::string args :
        {"--model mixtral-8x7b --task full --gpus 6 --ep 3", "--model llama-3.1-8b --task full --gpus 8 --ep 2",

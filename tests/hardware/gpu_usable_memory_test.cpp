@@ -28,6 +28,16 @@ TEST(UsableMemory, CitedDriverTotals) {
   EXPECT_DOUBLE_EQ(*cat().find("A800 SXM").usable_memory_bytes, 81920.0 * 1048576.0);
 }
 
+// H200 143771MiB (GPUPLAN-H200: this project's own H200), A40 46068MiB, RTX 6000 Ada 49140MiB and
+// RTX 4000 Ada 20475MiB (THAMADA-SMI recorded nvidia-smi outputs): a "141 GB" H200 fits 150.76e9 bytes.
+TEST(UsableMemory, MoreCitedDriverTotals) {
+  EXPECT_DOUBLE_EQ(*cat().find("H200 SXM").usable_memory_bytes, 143771.0 * 1048576.0);
+  EXPECT_GT(cat().find("H200 SXM").fit_memory_bytes(), 150e9);
+  EXPECT_DOUBLE_EQ(*cat().find("A40").usable_memory_bytes, 46068.0 * 1048576.0);
+  EXPECT_DOUBLE_EQ(*cat().find("RTX 6000 Ada").usable_memory_bytes, 49140.0 * 1048576.0);
+  EXPECT_DOUBLE_EQ(*cat().find("RTX 4000 Ada").usable_memory_bytes, 20475.0 * 1048576.0);
+}
+
 // No published driver total: the fit falls back to the marketed capacity (never a guess).
 TEST(UsableMemory, UnknownFallsBackToMarketedMemory) {
   const GpuSpec& a30 = cat().find("A30");

@@ -12,6 +12,7 @@
 
 #include "api/size.hpp"
 #include "planner/planner.hpp"
+#include "util/error_code.hpp"
 
 namespace {
 
@@ -93,3 +94,30 @@ TEST(Locales, EveryWarningCodeAndMemoryTermHasItsText) {
 }
 
 }  // namespace
+
+// Pages word an engine error by its message code (util/error_code.hpp, pages.cpp error_text):
+// every code gpuplan throws has its sentence in each language, French and Thai not the English,
+// and each sentence quotes only values a throw site gives ({name} placeholders are checked in
+// tests/e2e/api_e2e_test.cpp on real errors).
+TEST(Locales, EveryErrorMessageCodeHasItsText) {
+  const fs::path web = fs::path(GPUPLAN_SOURCE_DIR) / "web";
+  std::map<std::string, nlohmann::json> loc;
+  for (const char* l : {"en", "fr", "th"}) loc[l] = nlohmann::json::parse(read(web / "locales" / (std::string(l) + ".json")));
+  ASSERT_GE(gpuplan::error_message_codes().size(), 40u);
+  for (std::string_view code : gpuplan::error_message_codes()) {
+    const std::string k = "error_" + std::string(code);
+    for (const char* l : {"en", "fr", "th"}) ASSERT_TRUE(loc[l].contains(k)) << l << " lacks " << k;
+    EXPECT_NE(loc["fr"][k], loc["en"][k]) << k;
+    EXPECT_NE(loc["th"][k], loc["en"][k]) << k;
+    // The same placeholders in every language.
+    const std::regex ph(R"(\{[a-z_]+\})");
+    auto placeholders = [&](const std::string& s) {
+      std::set<std::string> out;
+      for (auto it = std::sregex_iterator(s.begin(), s.end(), ph); it != std::sregex_iterator(); ++it) out.insert(it->str());
+      return out;
+    };
+    const auto en = placeholders(loc["en"][k].get<std::string>());
+    EXPECT_EQ(placeholders(loc["fr"][k].get<std::string>()), en) << k;
+    EXPECT_EQ(placeholders(loc["th"][k].get<std::string>()), en) << k;
+  }
+}

@@ -6,7 +6,10 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "model/presets.hpp"
+#include "sizing/layout_check.hpp"
 #include "sizing/memory.hpp"
 #include "sizing/perf.hpp"
 #include "util/error.hpp"
@@ -197,6 +200,88 @@ TEST(ExpertParallel, TpAgainstKvHeads) {
   arch.num_kv_heads = 12;  // hypothetical: 16 neither divides 12 nor is a multiple of it
   arch.num_attention_heads = 48;
   EXPECT_THROW(training_memory(arch, r), Error);
+}
+
+// Expert tensor parallelism (Megatron-Core expert_tensor_parallel_size; Megatron-Bridge runs
+// Qwen3-235B-A22B on H100 as tp 2, ep 32, etp 1). The MoE layers regroup a stage's tp·dp GPUs as
+// etp × ep × edp, so the experts are split etp·ep ways whatever tp is: tp 2 / ep 32 / etp 1 holds
+// exactly the expert weights of tp 2 / ep 16 / etp 2 (both 32-way), while the dense part stays
+// split by tp 2: weights = 2 B × (dense/2 + experts/32) at pp 1, dp 16, ZeRO-1.
+TEST(ExpertParallel, ExpertTensorParallelSplitsExpertsEtpTimesEp) {
+  const ModelArch arch = load_preset("qwen3-235b-a22b");  // 128 experts, 94 MoE layers
+  TrainingMemoryRequest r;
+  r.task = Task::pretrain;
+  r.seq_len = 1024;
+  r.layout.tp = 2;
+  r.layout.dp = 16;
+  r.layout.ep = 32;
+  r.layout.expert_tp = 1;
+  r.layout.zero_stage = 1;
+  EXPECT_EQ(r.layout.edp(), 1);  // 2·16 / (1·32)
+  const double experts = static_cast<double>(arch.params.experts);
+  const MemoryBreakdown m1 = training_memory(arch, r);
+  TrainingMemoryRequest r2 = r;
+  r2.layout.ep = 16;
+  r2.layout.expert_tp = 0;  // = tp 2
+  const MemoryBreakdown m2 = training_memory(arch, r2);
+  EXPECT_NEAR(m1.term_bytes("weights"), m2.term_bytes("weights"), 1e-9 * m1.term_bytes("weights"));
+  // Against ep 32 with expert TP = tp 2 (64-way experts: needs tp·dp = 64): tp 2, dp 32.
+  TrainingMemoryRequest r3 = r;
+  r3.layout.dp = 32;
+  r3.layout.expert_tp = 0;
+  const MemoryBreakdown m3 = training_memory(arch, r3);
+  EXPECT_NEAR(m1.term_bytes("weights") - m3.term_bytes("weights"), 2.0 * (experts / 32 - experts / 64),
+              1e-6 * m1.term_bytes("weights"));
+  // etp·ep must divide tp·dp: tp 2, dp 16, ep 32, etp 2 = 64 > 32 GPUs per stage.
+  r.layout.expert_tp = 2;
+  EXPECT_THROW(training_memory(arch, r), Error);
+  EXPECT_TRUE(training_layout_problem(arch, r.layout).has_value());
+}
+
+// Time with etp 1 < tp: the MoE layers keep only the attention's 2 + 2 TP collectives (the
+// experts are not tensor-parallel), so on Qwen3-30B-A3B (all 48 layers MoE) the TP all-reduce
+// time is half that of the same tp 2 with etp = tp; each GPU dispatches its own sequence-parallel
+// shard s/tp = 2048 tokens: ep_bytes = 2048·h 2048·top-8·2 B·(ep−1)/ep.
+TEST(ExpertParallel, ExpertTensorParallelOneHalvesTpCollectivesOfMoeLayers) {
+  const ModelArch arch = load_preset("qwen3-30b-a3b");
+  const GpuSpec gpu = h100_like();
+  const ClusterSpec c = make_cluster(gpu, 8, 2, 400e9);
+  PerfAssumptions a;
+  TrainingStepRequest etp_tp = moe_request(2, 1, 8, 8, 1, 64);
+  etp_tp.layout.sequence_parallel = true;
+  TrainingStepRequest etp1 = etp_tp;
+  etp1.layout.ep = 16;
+  etp1.layout.expert_tp = 1;
+  const TrainingStepEstimate e_tp = estimate_training_step(arch, etp_tp, c, a);
+  const TrainingStepEstimate e_1 = estimate_training_step(arch, etp1, c, a);
+  ASSERT_GT(e_tp.tp_allreduce_seconds, 0);
+  EXPECT_NEAR(e_1.tp_allreduce_seconds, 0.5 * e_tp.tp_allreduce_seconds, 1e-9 * e_tp.tp_allreduce_seconds);
+  const auto lines = explain_training_step(arch, etp1, c, a);
+  bool found = false;
+  for (const auto& l : lines) {
+    if (l.term != "ep_alltoall_seconds") continue;
+    found = true;
+    const double bytes = 2048.0 * 2048.0 * 8.0 * 2.0 * 15.0 / 16.0;
+    EXPECT_NE(l.formula.find(fmt::format("{:.4g}", bytes)), std::string::npos) << l.formula;
+  }
+  EXPECT_TRUE(found);
+}
+
+// EP all-to-all overlapped with another micro-batch's compute (Megatron-Bridge moe_a2a_overlap):
+// exposed = max(0, all-to-all − compute); the other terms do not change.
+TEST(ExpertParallel, AllToAllOverlapLeavesOnlyTheExcess) {
+  const ModelArch arch = load_preset("mixtral-8x7b");
+  const GpuSpec gpu = h100_like();
+  const ClusterSpec c = make_cluster(gpu, 8, 4, 50e9);  // slow network: all-to-all dominates
+  PerfAssumptions a;
+  TrainingStepRequest r = moe_request(1, 1, 32, 8, 1, 64);
+  const TrainingStepEstimate plain = estimate_training_step(arch, r, c, a);
+  r.ep_overlap_with_compute = true;
+  const TrainingStepEstimate over = estimate_training_step(arch, r, c, a);
+  EXPECT_DOUBLE_EQ(over.compute_seconds, plain.compute_seconds);
+  EXPECT_NEAR(over.ep_alltoall_seconds, std::max(0.0, plain.ep_alltoall_seconds - plain.compute_seconds),
+              1e-9 * plain.ep_alltoall_seconds);
+  EXPECT_LT(over.step_seconds, plain.step_seconds);
 }
 
 }  // namespace

@@ -4,13 +4,15 @@
 // (TrainingStepRequest + make_cluster with the bundled catalog GPU), with the layout the table
 // gives. The per-case error table is printed (and copied into docs/accuracy.md).
 //
-// In-sample / out-of-sample: base_efficiency_hopper, base_efficiency_blackwell and
-// fp8_gemm_relative_efficiency were chosen looking at the 25.11 rows (`mb2511-*`, in-sample);
-// the 26.02 rows (`mb2602-*`, other batch sizes and layouts) and the torchtitan A100 rows were not
-// looked at while choosing them (out-of-sample). The bar of issue 8 is ≥ 80% of the cases within
-// ±15%; this model reaches 12 of 16 (75%, docs/accuracy.md: the misses are MoE rows), so the test
-// asserts the level reached (≥ 75%) — a regression guard, not the issue's bar — and every case
-// within ±40%.
+// In-sample / out-of-sample: base_efficiency_hopper, base_efficiency_blackwell,
+// fp8_gemm_relative_efficiency and the two MoE terms were chosen looking at the 25.11 rows
+// (`mb2511-*`, in-sample) except mb2511-h100-qwen3-235b (not evaluable then: its expert-TP layout was
+// not modelled; marked "in_sample": false); the 26.02 rows (`mb2602-*`, other batch sizes and
+// layouts) and the torchtitan A100 rows were not looked at while choosing them (out-of-sample).
+// The two H100 Qwen3-235B rows run with the recipe's expert tensor parallel 1 and EP all-to-all
+// overlap (no new constant). The bar of issue 8 is ≥ 80% of the cases within ±15%; this model
+// reaches 14 of 18 (77.8%, docs/accuracy.md: the misses are MoE rows), so the test asserts the
+// level reached (≥ 75%) — a regression guard, not the issue's bar — and every case within ±40%.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -31,7 +33,6 @@ namespace {
 
 struct Row {
   std::string id;
-  std::string not_evaluable;  ///< reason, when the layout is outside what the model expresses
   double published = 0;
   double predicted = 0;
   bool in_sample = false;
@@ -42,20 +43,13 @@ Row evaluate(const nlohmann::json& j) {
   Row row;
   row.id = j["id"];
   row.published = j["measured"];
-  row.in_sample = row.id.rfind("mb2511-", 0) == 0;
+  // In-sample = the 25.11 rows the constants were chosen on; a row may say otherwise ("in_sample":
+  // false: the H100 Qwen3-235B row was not evaluable then, so it did not inform any constant).
+  row.in_sample = j.value("in_sample", row.id.rfind("mb2511-", 0) == 0);
   const ModelArch arch = load_preset(j["model"].get<std::string>());
   const GpuSpec& gpu = GpuCatalog::bundled().find(j["gpu"].get<std::string>());
   const auto& l = j["layout"];
   const int gpus = j["gpus"];
-  {
-    const int tp = l["tp"], pp = l["pp"], ep = l["ep"];
-    if ((gpus / (tp * pp)) % ep != 0) {
-      row.not_evaluable = fmt::format(
-          "EP {} spans the TP ranks (expert tensor parallel 1, dp {}): expert-TP layouts are not modelled", ep,
-          gpus / (tp * pp));
-      return row;
-    }
-  }
   TrainingStepRequest r;
   r.task = Task::pretrain;
   r.stack = row.id.rfind("mb", 0) == 0 ? TrainingStack::megatron : TrainingStack::fsdp;
@@ -67,6 +61,10 @@ Row evaluate(const nlohmann::json& j) {
   r.layout.pp = l["pp"];
   r.layout.dp = gpus / (r.layout.tp * r.layout.pp);
   r.layout.ep = l["ep"];
+  // Expert tensor parallelism as the recipe sets it (absent: Megatron-Core's default, = tp).
+  r.layout.expert_tp = l.value("etp", 0);
+  // The recipe overlaps the EP all-to-alls with another micro-batch's compute (moe_a2a_overlap).
+  r.ep_overlap_with_compute = l.value("moe_a2a_overlap", false);
   r.layout.micro_batch = l["micro_batch"];
   r.layout.virtual_stages = l["vp"];
   r.layout.sequence_parallel = r.layout.tp > 1;
@@ -84,8 +82,10 @@ Row evaluate(const nlohmann::json& j) {
   if (row.id.rfind("mb", 0) == 0) a.moe_load_imbalance = 1.0;
   const TrainingStepEstimate e = estimate_training_step(arch, r, cluster, a);
   row.predicted = e.tokens_per_s / gpus;
-  row.note = fmt::format("tp{} pp{} vp{} dp{} ep{} mb{} {}; compute {:.2f}s ep {:.2f}s bubble {:.2f}s comm {:.2f}s MFU {:.0f}%",
+  row.note = fmt::format("tp{} pp{} vp{} dp{} ep{}{}{} mb{} {}; compute {:.2f}s ep {:.2f}s bubble {:.2f}s comm {:.2f}s MFU {:.0f}%",
                          r.layout.tp, r.layout.pp, r.layout.virtual_stages, r.layout.dp, r.layout.ep,
+                         r.layout.expert_tp > 0 ? fmt::format(" etp{}", r.layout.expert_tp) : std::string(),
+                         r.ep_overlap_with_compute ? " a2a-overlap" : "",
                          r.layout.micro_batch, prec, e.compute_seconds, e.ep_alltoall_seconds, e.pp_bubble_seconds,
                          e.exposed_comm_seconds + e.tp_allreduce_seconds + e.pp_p2p_seconds, 100 * e.mfu);
   return row;
@@ -99,16 +99,11 @@ TEST(ThroughputPublished, FrameworkTablesWithinBars) {
   while (std::getline(in, line)) {
     if (!line.empty()) rows.push_back(evaluate(nlohmann::json::parse(line)));
   }
-  ASSERT_GE(rows.size(), 18u);
+  ASSERT_EQ(rows.size(), 18u);
   int within15 = 0, in_n = 0, in_ok = 0, out_n = 0, out_ok = 0;
   std::vector<std::string> wild;
   std::printf("| case | sample | published tok/s/GPU | predicted | error | layout and terms |\n|---|---|---:|---:|---:|---|\n");
-  std::vector<Row> gaps;
   for (const Row& r : rows) {
-    if (!r.not_evaluable.empty()) {
-      gaps.push_back(r);
-      continue;
-    }
     const double err = r.predicted / r.published - 1.0;
     const bool ok = std::fabs(err) <= 0.15;
     within15 += ok;
@@ -121,8 +116,6 @@ TEST(ThroughputPublished, FrameworkTablesWithinBars) {
   const int evaluated = in_n + out_n;
   std::printf("within ±15%%: %d of %d (in-sample %d/%d, out-of-sample %d/%d)\n", within15, evaluated, in_ok, in_n,
               out_ok, out_n);
-  for (const Row& r : gaps) std::printf("known gap, not evaluated: %s (%s)\n", r.id.c_str(), r.not_evaluable.c_str());
-  EXPECT_LE(gaps.size(), 2u);
   EXPECT_GE(within15, static_cast<int>(std::ceil(0.75 * static_cast<double>(evaluated))));
   std::printf("issue 8 bar (>= 80%% within ±15%%): %s\n",
               within15 >= static_cast<int>(std::ceil(0.8 * static_cast<double>(evaluated))) ? "met" : "NOT met");
