@@ -174,6 +174,26 @@ TEST(ImportBundled, GcpA3NetworksComeFromTheNetworkTable) {
   EXPECT_EQ(one->inter_node_network, InterNodeNetwork::unknown);
 }
 
+// data/providers.toml [[providers.azure.networks]] from the ND A100 v4 / NDm A100 v4 size pages:
+// "8 x 200 Gigabit HDR" InfiniBand, one link per GPU = 8 × 200 Gb/s = 1,600 Gb/s per VM.
+TEST(ImportBundled, AzureA100NetworksComeFromTheSizePages) {
+  const ImportBatch b = bundled_catalog();
+  std::size_t seen = 0;
+  for (const Offer& o : b.offers) {
+    if (o.provider != "azure") continue;
+    const std::string id = o.id;
+    if (id.rfind("azure/standard_nd96asr_v4/", 0) != 0 && id.rfind("azure/standard_nd96amsr_a100_v4/", 0) != 0) continue;
+    ++seen;
+    EXPECT_EQ(o.inter_node_network, InterNodeNetwork::infiniband) << o.id;
+    EXPECT_EQ(o.inter_node_bits_per_s, std::optional<double>(8 * 200e9)) << o.id;
+  }
+  EXPECT_GT(seen, 0u);
+  // The single-node NC A100 v4 sizes have no such entry: unknown, not guessed.
+  const Offer* nc = b.find("azure/standard_nc24ads_a100_v4/eastus");
+  ASSERT_NE(nc, nullptr);
+  EXPECT_EQ(nc->inter_node_network, InterNodeNetwork::unknown);
+}
+
 TEST(ImportBundled, SummaryCountsEveryIssueOnce) {
   const ImportBatch b = bundled_catalog();
   std::size_t total = 0;
