@@ -48,12 +48,12 @@ TEST(ImportBundled, EveryOfferHasProvenanceAndUniqueId) {
       EXPECT_EQ(p.offer_id, o.id);
       EXPECT_FALSE(p.source.dataset.empty()) << o.id;
       EXPECT_FALSE(p.source.locator.empty()) << o.id;
-      // Never an invented date: SkyPilot and gpuhunt rows have none; every FSDL row has the
-      // date its price was published (the row-dates sidecars, derived from the git history).
-      if (p.source.dataset.rfind("skypilot", 0) == 0 || p.source.dataset.rfind("gpuhunt", 0) == 0) {
+      // Never an invented date: SkyPilot rows have none; every FSDL row and gpuhunt TPU entry has
+      // the date its price was published (the row-dates sidecars, derived from the git history).
+      if (p.source.dataset.rfind("skypilot", 0) == 0) {
         EXPECT_EQ(p.source.observed_at, std::nullopt) << o.id;
       }
-      if (p.source.dataset.rfind("fsdl", 0) == 0) {
+      if (p.source.dataset.rfind("fsdl", 0) == 0 || p.source.dataset.rfind("gpuhunt", 0) == 0) {
         EXPECT_NE(p.source.observed_at, std::nullopt) << o.id;
       }
     }
@@ -118,6 +118,22 @@ TEST(ImportBundled, FsdlRowsCarryTheDateTheirPriceWasPublished) {
   ASSERT_NE(found, nullptr);
   EXPECT_DOUBLE_EQ(found->usd_per_hour, 1.99);
   EXPECT_EQ(found->source.observed_at, std::optional<std::string>("2023-06-20T22:33:41Z"));
+}
+
+// dstackai/gpuhunt src/gpuhunt/resources/tpu_pricing.json, git log: c8bb9a7 "Add TPU support in GCP (#69)"
+// 2024-06-11T16:34:24+05:00 wrote "TPU v5e"/"us-east5" (no later commit touched its prices); "TPU v6e" was
+// added by edc13c0 (2024-12-20) and its spot prices changed by b707e74 "Update spot TPUs prices (#114)",
+// 2024-12-23T10:19:35+05:00: the pair stands since then.
+TEST(ImportBundled, TpuEntriesCarryTheDateTheirPricesWerePublished) {
+  const ImportBatch b = bundled_catalog();
+  const Offer* v5e = b.find("gcp/tpu v5e/us-east5");
+  const Offer* v6e = b.find("gcp/tpu v6e/us-east1");
+  ASSERT_NE(v5e, nullptr);
+  ASSERT_NE(v6e, nullptr);
+  for (const PriceObservation& p : v5e->prices)
+    EXPECT_EQ(p.source.observed_at, std::optional<std::string>("2024-06-11T11:34:24Z"));
+  for (const PriceObservation& p : v6e->prices)
+    EXPECT_EQ(p.source.observed_at, std::optional<std::string>("2024-12-23T05:19:35Z"));
 }
 
 // data/offers/aws-spot-advisor/interruption-bands.csv (AWS Spot Advisor via alexei-led/spotinfo, 2025-06-28):
