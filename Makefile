@@ -1,10 +1,10 @@
 # Quick start targets (README): `make demo` and `make test`. Both install what they need.
 JOBS ?= $(shell nproc)
 BUILD ?= build
-BUILD_ASAN ?= build-asan
+BUILD_ASAN ?= build-sanitize
 CMAKE_FLAGS ?=
 
-.PHONY: deps build demo test test-fast test-asan test-fuzz fuzz bench clean web-deps
+.PHONY: deps build demo test test-fast sanitize-build test-asan test-fuzz fuzz bench clean web-deps
 
 deps:
 	./scripts/install-deps.sh
@@ -31,16 +31,22 @@ test-fast: build web-deps
 web-deps:
 	cd tests/web && npm ci --no-audit --no-fund
 
-test-asan: deps
-	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DGPUPLAN_SANITIZE=ON -DGPUPLAN_WERROR=ON -DGPUPLAN_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+## One clang build serves the sanitizer unit tests and the short fuzz run (CI time: the
+## libraries are compiled once, Debug, with ASan+UBSan and libFuzzer's coverage hooks).
+sanitize-build: deps
+	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
+	  -DGPUPLAN_SANITIZE=ON -DGPUPLAN_FUZZ=ON -DGPUPLAN_FUZZ_COVERAGE=light -DGPUPLAN_BUILD_E2E=OFF -DGPUPLAN_BUILD_BENCH=OFF -DGPUPLAN_WERROR=ON $(CMAKE_FLAGS)
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
+
+test-asan: sanitize-build
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp UBSAN_OPTIONS=print_stacktrace=1 $(CURDIR)/scripts/with-test-postgres.sh ctest --output-on-failure -j $(JOBS) -LE 'e2e|slow'
 
-## libFuzzer targets (clang): FUZZ_CI_SECONDS (15) each in `make test`; `make fuzz` runs each FUZZ_SECONDS (default 600).
+## libFuzzer targets (clang): FUZZ_CI_SECONDS (15) each in `make test`, from the sanitizer build;
+## `make fuzz` runs each FUZZ_SECONDS (default 600) from an optimised build (build-fuzz).
 FUZZ_SECONDS ?= 600
 FUZZ_CI_SECONDS ?= 15
-test-fuzz: deps
-	SECONDS_PER_TARGET=$(FUZZ_CI_SECONDS) JOBS=$(JOBS) ./scripts/fuzz.sh
+test-fuzz: sanitize-build
+	BUILD_FUZZ=$(BUILD_ASAN) SECONDS_PER_TARGET=$(FUZZ_CI_SECONDS) JOBS=$(JOBS) ./scripts/fuzz.sh
 
 fuzz: deps
 	SECONDS_PER_TARGET=$(FUZZ_SECONDS) JOBS=$(JOBS) ./scripts/fuzz.sh
@@ -49,4 +55,4 @@ bench: build
 	for b in $(BUILD)/bench/bench_*; do $$b; done
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) build-fuzz
+	rm -rf $(BUILD) $(BUILD_ASAN) build-asan build-fuzz
