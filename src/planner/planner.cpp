@@ -1126,15 +1126,30 @@ std::size_t recommend_index(const Plans& plans, const PlanRequest& r, const std:
   return best;
 }
 
-/// Plans that differ only by region (or zone) become one row listing the regions: the same
-/// provider, instance type, nodes, layout, price kind and time — at any price. The row kept is
-/// the region with the best price evidence (unless --include-flagged), the cheapest of those
-/// (equal totals: the first in the offers' order); its `regions` lists it first, then the others
-/// in that order (their offers in same_plan_offer_ids).
-/// A cloud's regional price list (Azure MI300X in 14 regions at $48-$96/h) is one row, not ten.
-void collapse_regions(std::vector<Plan>& plans, bool demote) {
-  // Keys view the strings of `plans`, which stay in place until the kept rows are moved out at
-  // the end. Hashing finds the duplicates; the rows keep the order of `plans`.
+/// The time a plan takes before spot loss: the steady-state work stretched by goodput (failures,
+/// checkpoints, evaluation), without the spot term (checkpoints, lost work and restarts after
+/// preemptions, cost.spot). Equal for the same job on the same instance, nodes and layout in
+/// every region; run_seconds differs by region when spot preemption rates do.
+double time_before_spot_loss_seconds(const Plan& p) { return p.goodput ? p.goodput->wall_seconds : p.work_seconds; }
+
+/// Plans that differ only by region (or zone) are one plan shown once, listing the regions: the
+/// same provider, instance type, nodes, layout, price kind and time before spot loss
+/// (time_before_spot_loss_seconds) — at any price and any regional preemption rate. The groups
+/// are formed over every candidate plan (select_rows), before rows are chosen, so a group's row
+/// and its region list do not depend on --sort. RegionGroups numbers the groups as
+/// collect_candidates meets the plans (the offers' canonical order).
+class RegionGroups {
+ public:
+  std::size_t group_of(const Offer& offer, const Plan& p) {
+    Key key{offer.provider, offer.instance_type, p.instances, p.layout.tp, p.layout.pp, p.layout.dp, p.layout.ep,
+            p.layout.zero_stage, p.layout.micro_batch, static_cast<int>(p.recompute), p.cost.price_kind,
+            time_before_spot_loss_seconds(p)};
+    return seen_.emplace(key, seen_.size()).first->second;
+  }
+  std::size_t size() const { return seen_.size(); }
+
+ private:
+  // Views of the offers' strings: the offers outlive the planning call.
   using Key = std::tuple<std::string_view, std::string_view, int, int, int, int, int, int, int, int, PriceKind, double>;
   struct KeyHash {
     std::size_t operator()(const Key& k) const noexcept {
@@ -1148,41 +1163,8 @@ void collapse_regions(std::vector<Plan>& plans, bool demote) {
       return h;
     }
   };
-  std::unordered_map<Key, std::size_t, KeyHash> seen;  // key → index into `groups`
-  seen.reserve(plans.size());
-  std::vector<std::vector<std::size_t>> groups;        // members, in the order of `plans`
-  groups.reserve(plans.size());
-  for (std::size_t i = 0; i < plans.size(); ++i) {
-    const Plan& p = plans[i];
-    Key key{p.provider, p.instance_type, p.instances, p.layout.tp, p.layout.pp, p.layout.dp, p.layout.ep,
-            p.layout.zero_stage, p.layout.micro_batch, static_cast<int>(p.recompute), p.cost.price_kind,
-            p.time_seconds()};
-    auto [it, inserted] = seen.emplace(key, groups.size());
-    if (inserted) groups.emplace_back();
-    groups[it->second].push_back(i);
-  }
-  if (groups.size() == plans.size()) return;
-  std::vector<Plan> kept;
-  kept.reserve(groups.size());
-  for (std::vector<std::size_t>& g : groups) {
-    // Best price evidence first (unless --include-flagged), then cheapest; equal: the offers' order.
-    std::stable_sort(g.begin(), g.end(), [&](std::size_t a, std::size_t b) {
-      if (demote && plans[a].demotion_tier != plans[b].demotion_tier) return plans[a].demotion_tier < plans[b].demotion_tier;
-      return plans[a].total_usd() < plans[b].total_usd();
-    });
-    Plan& k = plans[g.front()];
-    for (std::size_t j = 1; j < g.size(); ++j) {
-      Plan& p = plans[g[j]];
-      k.same_plan_offer_ids.push_back(p.offer_id);
-      for (const std::string& r : p.regions) {
-        if (std::find(k.regions.begin(), k.regions.end(), r) == k.regions.end()) k.regions.push_back(r);
-      }
-    }
-    kept.push_back(std::move(k));
-  }
-  // Rows in the order of their first member (the offers' order).
-  plans = std::move(kept);
-}
+  std::unordered_map<Key, std::size_t, KeyHash> seen_;
+};
 
 std::string days_text(double s) {
   if (s < 2 * 86400) return fmt::format("{:.1f} h", s / 3600);
@@ -1201,6 +1183,7 @@ struct Candidate {
   double total = 0;
   double time = 0;
   bool on_pareto_front = false;
+  std::size_t region_group = 0;            ///< RegionGroups: the same plan in another region or zone
   double total_usd() const { return total; }
   double time_seconds() const { return time; }
 };
@@ -1214,6 +1197,7 @@ struct Candidates {
   double data_bytes = 0;
   double tokens = 0;
   std::size_t nodes_rejects = 0;       ///< offers that cannot be rented at the asked cluster size
+  std::size_t region_groups = 0;       ///< Candidate::region_group < region_groups
 };
 
 /// Stage 6 hand-off to the no-plan reason: the plans that miss the deadline or the budget.
@@ -1294,6 +1278,7 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
   const double data_bytes = c.data_bytes;
   const double tokens = c.tokens;
   std::map<ClusterKey, SearchOutcome>& cache = c.searched;
+  RegionGroups region_groups;
   std::size_t tp_rejects = 0, gpus_rejects = 0;
   int reject_gpn = 0;
   int largest_tp_reject_gpn = 0;  ///< the most GPUs per node among offers a pinned TP rejected
@@ -1322,12 +1307,14 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
         a.billing = resolve_billing(billing_of ? billing_of(offer) : offer.billing_override, request.preemptions_per_day);
       }
       if (!price(request, offer, *a.billing, st, p)) continue;
-      candidates.push_back(Candidate{admitted.size(), nodes, &o, p.total_usd(), p.time_seconds(), false});
+      candidates.push_back(Candidate{admitted.size(), nodes, &o, p.total_usd(), p.time_seconds(), false,
+                                     region_groups.group_of(offer, p)});
       candidate_offer.push_back(admitted.size());
     }
     admitted.push_back(std::move(a));
   }
   result.layouts_evaluated = ctx.layouts_evaluated;
+  c.region_groups = region_groups.size();
   // Pins no offer can take: a one-line error (exit 2), not "no plan".
   if (result.offers_considered == 0 && tp_rejects > 0) {
     throw_invalid("--tp", fmt::format("tp {} exceeds the GPUs per node of every offer (the largest has {})", *request.pins.tp,
@@ -1366,6 +1353,23 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
       out.index.push_back(i);
     }
   }
+  // One plan in several regions or zones (RegionGroups): only its representative takes part in
+  // the front and the rows, whatever the sort: the best price evidence (unless
+  // --include-flagged), then the cheapest, then the faster (less spot loss), then the offers'
+  // canonical order (the candidates' order). The others' regions are listed on its row.
+  const bool demote_evidence = !request.include_flagged;
+  auto represents_before = [&](std::size_t a, std::size_t b) {
+    const int ta = demote_evidence ? admitted[candidate_offer[a]].demotion_tier : 0;
+    const int tb = demote_evidence ? admitted[candidate_offer[b]].demotion_tier : 0;
+    if (ta != tb) return ta < tb;
+    if (candidates[a].total_usd() != candidates[b].total_usd()) return candidates[a].total_usd() < candidates[b].total_usd();
+    if (candidates[a].time_seconds() != candidates[b].time_seconds()) return candidates[a].time_seconds() < candidates[b].time_seconds();
+    return a < b;
+  };
+  std::vector<std::vector<std::size_t>> group_members(c.region_groups);  ///< feasible, representative first
+  for (std::size_t i : feasible) group_members[candidates[i].region_group].push_back(i);
+  for (auto& g : group_members) std::sort(g.begin(), g.end(), represents_before);
+  std::erase_if(feasible, [&](std::size_t i) { return group_members[candidates[i].region_group].front() != i; });
   {
     // Recommendable evidence: dated, unflagged prices when any plan has one (order_rows).
     int best_any = 3;
@@ -1452,11 +1456,17 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
         const PriceObservation* chosen = nullptr;
         Plan& p = rows.emplace_back(materialize(request, arch, c, i, st, chosen));
         describe_offer(request, arch, admitted[candidate_offer[i]], chosen, p, false);
+        // The same plan in other regions or zones, in the representative order.
+        const std::vector<std::size_t>& g = group_members[candidates[i].region_group];
+        for (std::size_t j = 1; j < g.size(); ++j) {
+          const Offer& other = *admitted[candidate_offer[g[j]]].offer;
+          p.same_plan_offer_ids.push_back(other.id);
+          if (std::find(p.regions.begin(), p.regions.end(), other.region) == p.regions.end()) p.regions.push_back(other.region);
+        }
       }
     }
     result.plans = std::move(rows);
   }
-  collapse_regions(result.plans, !request.include_flagged);
 
   return out;
 }

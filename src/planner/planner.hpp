@@ -139,12 +139,14 @@ struct Plan {
   /// older); 2 undated; 3 a data-quality flag questions the price or memory. Plans rank by tier
   /// first (unless --include-flagged); the table marks 1-3 with ~ ? ! in every layout.
   int demotion_tier = 0;
-  /// Every region of the rows collapsed into this one (same provider, instance, nodes, layout,
-  /// price kind, time and price evidence; prices may differ), this plan's first: the row is the
-  /// cheapest region's, the others follow cheapest first. Size 1 when nothing was collapsed.
+  /// Every region where this plan runs (same provider, instance, nodes, layout, price kind and
+  /// time before spot loss; prices, price evidence and spot preemption rates may differ), this
+  /// plan's first: the row is the group's representative whatever --sort (best price evidence,
+  /// then cheapest, then fastest, then the offers' order), the others follow in that order.
+  /// Size 1 when nothing was collapsed. docs/planner.md "Regions".
   std::vector<std::string> regions;
-  /// The offers collapsed into this plan (other regions or zones of the same plan), cheapest
-  /// first. Empty when none.
+  /// The offers collapsed into this plan (other regions or zones of the same plan), in the order
+  /// of `regions`. Empty when none.
   std::vector<std::string> same_plan_offer_ids;
 
   double time_seconds() const { return cost.run_seconds; }
