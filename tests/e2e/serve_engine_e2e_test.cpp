@@ -62,8 +62,10 @@ TEST_F(ServeEngineE2E, EngineChangesTheDecodeStepByItsDocumentedBandwidthEfficie
   // vLLM is the default engine: the same numbers without --engine.
   for (const auto& [key, pv] : a) {
     const auto it = d.find(key);
-    if (it != d.end()) EXPECT_DOUBLE_EQ(it->second["serving"]["tpot_seconds"].get<double>(),
-                                        pv["serving"]["tpot_seconds"].get<double>()) << key;
+    if (it != d.end()) {
+      EXPECT_DOUBLE_EQ(it->second["serving"]["tpot_seconds"].get<double>(), pv["serving"]["tpot_seconds"].get<double>())
+          << key;
+    }
   }
 }
 
