@@ -22,9 +22,11 @@ struct BundledFile {
   ImportFormat format;
   std::string_view dataset;
   std::string_view locator_base;  ///< owner/repo@commit:upstream path (PROVENANCE.md)
-  /// Optional sidecar (relative to data/) with columns line,commit,published_at: for each data
-  /// line of the file, the date its price was first published in an unbroken run of the upstream
-  /// repository's history (derived from git, PROVENANCE.md). Empty = rows keep the importer's dates.
+  /// Optional sidecar (relative to data/) with columns line,commit,published_at (CSV files: one
+  /// row per data line) or pointer,commit,published_at (JSON files: one row per JSON pointer the
+  /// importer's locators end with, "#<pointer>"): the date the row's current prices were first
+  /// published in an unbroken run of the upstream repository's history (derived from git,
+  /// PROVENANCE.md). Empty = rows keep the importer's dates.
   std::string_view row_dates = {};
 };
 
@@ -77,7 +79,8 @@ constexpr BundledFile kBundled[] = {
      "Cyclenerd/google-cloud-pricing-cost-calculator@fd66b26ff84fee5cdd94f341ea89206e76c06b99:pricing.yml"
      "[GPU machine types, converted; PROVENANCE.md §8]"},
     {"offers/gpuhunt/tpu_pricing.json", ImportFormat::gpuhunt_tpu_pricing_json, "gpuhunt-tpu-pricing",
-     "dstackai/gpuhunt@b707e743b2c27d7ec9be17e87e689997cbcbbeaf:src/gpuhunt/resources/tpu_pricing.json"},
+     "dstackai/gpuhunt@b707e743b2c27d7ec9be17e87e689997cbcbbeaf:src/gpuhunt/resources/tpu_pricing.json",
+     "offers/gpuhunt/tpu_pricing.row-dates.csv"},
 };
 
 // Bundled files under offers/ that hold no offers (documentation, reference tables).
@@ -89,6 +92,7 @@ constexpr std::string_view kNotOffers[] = {
     "offers/tardellirs-gpu-pricing/providers.json",        // provider names/urls, no prices
     "offers/fsdl-cloud-gpus/cloud-gpus.row-dates.csv",       // row dates of cloud-gpus.csv (kBundled row_dates)
     "offers/fsdl-cloud-gpus/serverless-gpus.row-dates.csv",  // row dates of serverless-gpus.csv
+    "offers/gpuhunt/tpu_pricing.row-dates.csv",              // row dates of tpu_pricing.json
     "offers/aws-spot-advisor/interruption-bands.csv",        // spot interruption bands (apply_spot_interruption_bands)
 };
 
@@ -99,7 +103,8 @@ constexpr std::string_view kSpotBandsSource =
 constexpr std::string_view kSpotBandsSeen = "2025-06-28";
 constexpr double kSpotAdvisorWindowDays = 30;  // "during the trailing month" (aws.amazon.com/ec2/spot/instance-advisor)
 
-// Applies a row-dates sidecar: every observation whose locator is "<locator_base>:<line>" and
+// Applies a row-dates sidecar: every observation whose locator is "<locator_base>:<line>" (or
+// "<locator_base>#<pointer>") and
 // has no date gets the sidecar's published_at for that line. An observation whose line has no
 // sidecar row is an internal error (the two files are derived together; a gap means one was
 // edited alone).
@@ -112,7 +117,9 @@ void apply_row_dates(ImportBatch& batch, const BundledFile& file) {
     if (!import_detail::is_iso_date(date))
       throw Error(ErrorKind::internal, t.where(r), fmt::format("published_at '{}' is not a date", date),
                   "YYYY-MM-DDTHH:MM:SSZ");
-    by_locator[std::string(file.locator_base) + ":" + t.cell(r, "line")] = date;
+    const bool by_pointer = t.has_column("pointer");
+    by_locator[std::string(file.locator_base) + (by_pointer ? "#" + t.cell(r, "pointer") : ":" + t.cell(r, "line"))] =
+        date;
   }
   for (Offer& o : batch.offers) {
     for (PriceObservation& p : o.prices) {

@@ -48,12 +48,12 @@ TEST(ImportBundled, EveryOfferHasProvenanceAndUniqueId) {
       EXPECT_EQ(p.offer_id, o.id);
       EXPECT_FALSE(p.source.dataset.empty()) << o.id;
       EXPECT_FALSE(p.source.locator.empty()) << o.id;
-      // Never an invented date: SkyPilot and gpuhunt rows have none; every FSDL row has the
-      // date its price was published (the row-dates sidecars, derived from the git history).
-      if (p.source.dataset.rfind("skypilot", 0) == 0 || p.source.dataset.rfind("gpuhunt", 0) == 0) {
+      // Never an invented date: SkyPilot rows have none; every FSDL row and gpuhunt TPU entry has
+      // the date its price was published (the row-dates sidecars, derived from the git history).
+      if (p.source.dataset.rfind("skypilot", 0) == 0) {
         EXPECT_EQ(p.source.observed_at, std::nullopt) << o.id;
       }
-      if (p.source.dataset.rfind("fsdl", 0) == 0) {
+      if (p.source.dataset.rfind("fsdl", 0) == 0 || p.source.dataset.rfind("gpuhunt", 0) == 0) {
         EXPECT_NE(p.source.observed_at, std::nullopt) << o.id;
       }
     }
@@ -120,6 +120,22 @@ TEST(ImportBundled, FsdlRowsCarryTheDateTheirPriceWasPublished) {
   EXPECT_EQ(found->source.observed_at, std::optional<std::string>("2023-06-20T22:33:41Z"));
 }
 
+// dstackai/gpuhunt src/gpuhunt/resources/tpu_pricing.json, git log: c8bb9a7 "Add TPU support in GCP (#69)"
+// 2024-06-11T16:34:24+05:00 wrote "TPU v5e"/"us-east5" (no later commit touched its prices); "TPU v6e" was
+// added by edc13c0 (2024-12-20) and its spot prices changed by b707e74 "Update spot TPUs prices (#114)",
+// 2024-12-23T10:19:35+05:00: the pair stands since then.
+TEST(ImportBundled, TpuEntriesCarryTheDateTheirPricesWerePublished) {
+  const ImportBatch b = bundled_catalog();
+  const Offer* v5e = b.find("gcp/tpu v5e/us-east5");
+  const Offer* v6e = b.find("gcp/tpu v6e/us-east1");
+  ASSERT_NE(v5e, nullptr);
+  ASSERT_NE(v6e, nullptr);
+  for (const PriceObservation& p : v5e->prices)
+    EXPECT_EQ(p.source.observed_at, std::optional<std::string>("2024-06-11T11:34:24Z"));
+  for (const PriceObservation& p : v6e->prices)
+    EXPECT_EQ(p.source.observed_at, std::optional<std::string>("2024-12-23T05:19:35Z"));
+}
+
 // data/offers/aws-spot-advisor/interruption-bands.csv (AWS Spot Advisor via alexei-led/spotinfo, 2025-06-28):
 // "us-east-1,p4d.24xlarge,Linux,67,2,10-15%,16" and "us-east-1,p5.48xlarge,Linux,52,4,>20%,100". The planning
 // rate is the band's upper edge per trailing month: 16 % / 30 days and 100 % / 30 days per instance-day.
@@ -172,6 +188,26 @@ TEST(ImportBundled, GcpA3NetworksComeFromTheNetworkTable) {
   EXPECT_EQ(mega->inter_node_bits_per_s, std::optional<double>(1800e9));
   EXPECT_EQ(high->inter_node_bits_per_s, std::optional<double>(1000e9));
   EXPECT_EQ(one->inter_node_network, InterNodeNetwork::unknown);
+}
+
+// data/providers.toml [[providers.azure.networks]] from the ND A100 v4 / NDm A100 v4 size pages:
+// "8 x 200 Gigabit HDR" InfiniBand, one link per GPU = 8 × 200 Gb/s = 1,600 Gb/s per VM.
+TEST(ImportBundled, AzureA100NetworksComeFromTheSizePages) {
+  const ImportBatch b = bundled_catalog();
+  std::size_t seen = 0;
+  for (const Offer& o : b.offers) {
+    if (o.provider != "azure") continue;
+    const std::string id = o.id;
+    if (id.rfind("azure/standard_nd96asr_v4/", 0) != 0 && id.rfind("azure/standard_nd96amsr_a100_v4/", 0) != 0) continue;
+    ++seen;
+    EXPECT_EQ(o.inter_node_network, InterNodeNetwork::infiniband) << o.id;
+    EXPECT_EQ(o.inter_node_bits_per_s, std::optional<double>(8 * 200e9)) << o.id;
+  }
+  EXPECT_GT(seen, 0u);
+  // The single-node NC A100 v4 sizes have no such entry: unknown, not guessed.
+  const Offer* nc = b.find("azure/standard_nc24ads_a100_v4/eastus");
+  ASSERT_NE(nc, nullptr);
+  EXPECT_EQ(nc->inter_node_network, InterNodeNetwork::unknown);
 }
 
 TEST(ImportBundled, SummaryCountsEveryIssueOnce) {
