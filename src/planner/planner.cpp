@@ -1875,6 +1875,29 @@ std::string_view plan_warning_code_name(PlanWarningCode c) noexcept {
   return "unknown";
 }
 
+std::optional<OfferMemoryFloor> plan_memory_floor(const PlanRequest& request, const ModelArch& arch) {
+  if (request.workload == PlanWorkload::image_generation || arch.total_params() <= 0) return std::nullopt;
+  const double params = static_cast<double>(arch.total_params());
+  double bytes_per_weight = 2;
+  OfferMemoryFloor f;
+  if (request.workload == PlanWorkload::training) {
+    if (request.task == Task::qlora) {
+      bytes_per_weight = 0.5;
+    } else if (request.precision == TrainPrecision::fp32 || request.precision == TrainPrecision::tf32) {
+      bytes_per_weight = 4;
+    }
+    f.multi_node = true;
+    int nodes = request.max_nodes;
+    if (request.nodes_exact) nodes = std::max(nodes, *request.nodes_exact);
+    if (request.gpus_total) nodes = std::max(nodes, *request.gpus_total);
+    f.max_nodes_assumed = std::max(nodes, 1);
+  } else {
+    bytes_per_weight = weight_quant_bits(request.quant) / 8.0;
+  }
+  f.cluster_bytes = params * bytes_per_weight / (1.0 - request.margin);
+  return f;
+}
+
 PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::vector<Offer>& offers,
                 const GpuCatalog& gpus, BillingLookup billing_of, const PerfAssumptions& assumptions) {
   PlanResult result;
