@@ -9,6 +9,7 @@
 
 #include "catalog/import_detail.hpp"
 #include "catalog/providers.hpp"
+#include "util/csv.hpp"
 #include "util/embedded.hpp"
 #include "util/error.hpp"
 
@@ -21,6 +22,12 @@ struct BundledFile {
   ImportFormat format;
   std::string_view dataset;
   std::string_view locator_base;  ///< owner/repo@commit:upstream path (PROVENANCE.md)
+  /// Optional sidecar (relative to data/) with columns line,commit,published_at (CSV files: one
+  /// row per data line) or pointer,commit,published_at (JSON files: one row per JSON pointer the
+  /// importer's locators end with, "#<pointer>"): the date the row's current prices were first
+  /// published in an unbroken run of the upstream repository's history (derived from git,
+  /// PROVENANCE.md). Empty = rows keep the importer's dates.
+  std::string_view row_dates = {};
 };
 
 // One row per file of data/offers/PROVENANCE.md. For the AWS excerpt the line numbers in
@@ -53,9 +60,11 @@ constexpr BundledFile kBundled[] = {
     {"offers/skypilot-catalog/v6/paperspace/vms.csv", ImportFormat::skypilot_vms_csv, "skypilot-catalog/v6/paperspace",
      "skypilot-org/skypilot-catalog@e520054145d1bce6748bcf18c9a25ddd6ea9a348:catalogs/v6/paperspace/vms.csv"},
     {"offers/fsdl-cloud-gpus/cloud-gpus.csv", ImportFormat::fsdl_cloud_gpus_csv, "fsdl-cloud-gpus",
-     "the-full-stack/website@2bddc6d52544dc258e7e34396c6958377f72816b:docs/cloud-gpus/cloud-gpus.csv"},
+     "the-full-stack/website@2bddc6d52544dc258e7e34396c6958377f72816b:docs/cloud-gpus/cloud-gpus.csv",
+     "offers/fsdl-cloud-gpus/cloud-gpus.row-dates.csv"},
     {"offers/fsdl-cloud-gpus/serverless-gpus.csv", ImportFormat::fsdl_serverless_gpus_csv, "fsdl-serverless-gpus",
-     "the-full-stack/website@2bddc6d52544dc258e7e34396c6958377f72816b:docs/cloud-gpus/serverless-gpus.csv"},
+     "the-full-stack/website@2bddc6d52544dc258e7e34396c6958377f72816b:docs/cloud-gpus/serverless-gpus.csv",
+     "offers/fsdl-cloud-gpus/serverless-gpus.row-dates.csv"},
     {"offers/tardellirs-gpu-pricing/offerings.json", ImportFormat::tardellirs_offerings_json, "tardellirs",
      "tardellirs/gpu-pricing@8f09a68030967f5c269c304493abf0911dd19858:src/data/offerings.json"},
     {"offers/ewyluda-gpu-price-index/index-history.csv", ImportFormat::ewyluda_index_history_csv,
@@ -66,8 +75,12 @@ constexpr BundledFile kBundled[] = {
      "ewyluda/gpu-price-index@ab49c8081de81f1dae5f8f7e7d46af80b68c35d6:data/observations/2026/2026-10-10.csv"},
     {"offers/sourced/aws-capacity-blocks.csv", ImportFormat::generic_csv, "aws-capacity-blocks",
      "data/offers/sourced/aws-capacity-blocks.csv (PROVENANCE.md §7)"},
+    {"offers/cyclenerd-gcp-pricing/gcp-gpu-machines.csv", ImportFormat::generic_csv, "cyclenerd-gcp-pricing",
+     "Cyclenerd/google-cloud-pricing-cost-calculator@fd66b26ff84fee5cdd94f341ea89206e76c06b99:pricing.yml"
+     "[GPU machine types, converted; PROVENANCE.md §8]"},
     {"offers/gpuhunt/tpu_pricing.json", ImportFormat::gpuhunt_tpu_pricing_json, "gpuhunt-tpu-pricing",
-     "dstackai/gpuhunt@b707e743b2c27d7ec9be17e87e689997cbcbbeaf:src/gpuhunt/resources/tpu_pricing.json"},
+     "dstackai/gpuhunt@b707e743b2c27d7ec9be17e87e689997cbcbbeaf:src/gpuhunt/resources/tpu_pricing.json",
+     "offers/gpuhunt/tpu_pricing.row-dates.csv"},
 };
 
 // Bundled files under offers/ that hold no offers (documentation, reference tables).
@@ -77,9 +90,81 @@ constexpr std::string_view kNotOffers[] = {
     "offers/skypilot-catalog/v8/common/accelerators.csv",  // which clouds sell which accelerator
     "offers/skypilot-catalog/v7/common/metadata.csv",      // GPU memory/manufacturer table
     "offers/tardellirs-gpu-pricing/providers.json",        // provider names/urls, no prices
+    "offers/fsdl-cloud-gpus/cloud-gpus.row-dates.csv",       // row dates of cloud-gpus.csv (kBundled row_dates)
+    "offers/fsdl-cloud-gpus/serverless-gpus.row-dates.csv",  // row dates of serverless-gpus.csv
+    "offers/gpuhunt/tpu_pricing.row-dates.csv",              // row dates of tpu_pricing.json
+    "offers/aws-spot-advisor/interruption-bands.csv",        // spot interruption bands (apply_spot_interruption_bands)
 };
 
+constexpr std::string_view kSpotBands = "offers/aws-spot-advisor/interruption-bands.csv";
+constexpr std::string_view kSpotBandsSource =
+    "AWS Spot Instance Advisor data https://spot-bid-advisor.s3.amazonaws.com/spot-advisor-data.json as committed in "
+    "alexei-led/spotinfo@5bdc33cee2e185c2f62df29dd9c4ad0ad7102a74 (2025-06-28T08:37:33Z)";
+constexpr std::string_view kSpotBandsSeen = "2025-06-28";
+constexpr double kSpotAdvisorWindowDays = 30;  // "during the trailing month" (aws.amazon.com/ec2/spot/instance-advisor)
+
+// Applies a row-dates sidecar: every observation whose locator is "<locator_base>:<line>" (or
+// "<locator_base>#<pointer>") and
+// has no date gets the sidecar's published_at for that line. An observation whose line has no
+// sidecar row is an internal error (the two files are derived together; a gap means one was
+// edited alone).
+void apply_row_dates(ImportBatch& batch, const BundledFile& file) {
+  const std::string sidecar = "data/" + std::string(file.row_dates);
+  const CsvTable t = CsvTable::parse(embedded_file_or_throw(file.row_dates), sidecar);
+  std::map<std::string, std::string> by_locator;
+  for (const CsvRow& r : t.rows()) {
+    const std::string& date = t.cell(r, "published_at");
+    if (!import_detail::is_iso_date(date))
+      throw Error(ErrorKind::internal, t.where(r), fmt::format("published_at '{}' is not a date", date),
+                  "YYYY-MM-DDTHH:MM:SSZ");
+    const bool by_pointer = t.has_column("pointer");
+    by_locator[std::string(file.locator_base) + (by_pointer ? "#" + t.cell(r, "pointer") : ":" + t.cell(r, "line"))] =
+        date;
+  }
+  for (Offer& o : batch.offers) {
+    for (PriceObservation& p : o.prices) {
+      const auto it = by_locator.find(p.source.locator);
+      if (it == by_locator.end())
+        throw Error(ErrorKind::internal, p.source.locator, "no row date for this line", sidecar);
+      if (!p.source.observed_at) p.source.observed_at = it->second;
+    }
+  }
+}
+
 }  // namespace
+
+std::size_t apply_spot_interruption_bands(std::vector<Offer>& offers) {
+  const std::string file = "data/" + std::string(kSpotBands);
+  const CsvTable t = CsvTable::parse(embedded_file_or_throw(kSpotBands), file);
+  std::map<std::pair<std::string, std::string>, const CsvRow*> by_key;
+  for (const CsvRow& r : t.rows()) by_key[{t.cell(r, "region"), t.cell(r, "instance_type")}] = &r;
+  std::size_t applied = 0;
+  for (Offer& o : offers) {
+    if (o.provider != "aws" || o.billing_override.preemptions_per_day) continue;
+    if (o.latest_price(PriceKind::spot) == nullptr) continue;
+    const auto it = by_key.find({o.region, o.instance_type});
+    if (it == by_key.end()) continue;
+    const CsvRow& r = *it->second;
+    const std::string& max_text = t.cell(r, "interruption_range_max_pct");
+    const std::optional<double> max_v = import_detail::cell_number(max_text, t.where(r), "interruption_range_max_pct");
+    const double max_pct = max_v.value_or(0);
+    if (!(max_pct > 0 && max_pct <= 100))
+      throw Error(ErrorKind::internal, t.where(r), fmt::format("interruption_range_max_pct {} out of range", max_text),
+                  "a percentage in (0, 100]");
+    // The band is the share of spot instances of this type and region that AWS interrupted in
+    // the trailing month; its upper edge spread over 30 days is the rate used for planning
+    // (conservative: the top of the band, each interrupted instance interrupted once).
+    const double per_day = max_pct / 100.0 / kSpotAdvisorWindowDays;
+    o.billing_override.preemptions_per_day = per_day;
+    o.billing_override.sources.push_back(
+        fmt::format("preemptions_per_day: {} (seen {}); interruption frequency {} in {} for {} (Linux) = upper edge "
+                    "{}% of instances per trailing month / {} days = {:.4g} per instance-day",
+                    kSpotBandsSource, kSpotBandsSeen, t.cell(r, "interruption_frequency"), o.region, o.instance_type,
+                    max_text, kSpotAdvisorWindowDays, per_day));
+    ++applied;
+  }
+  return applied;
+}
 
 void check_no_future_dates(const ImportBatch& batch, std::string_view today) {
   for (const Offer& o : batch.offers) {
@@ -203,12 +288,15 @@ ImportBatch bundled_catalog(const GpuCatalog* gpus) {
     src.locator_base = std::string(file->locator_base);
     src.gpus = gpus;
     ImportBatch b = import_text(embedded_file_or_throw(path), file->format, src);
+    if (!file->row_dates.empty()) apply_row_dates(b, *file);
     merge_batch(all, std::move(b));
   }
   flag_prices_below_market_index(all);
   flag_price_outliers(all);
   // Inter-node networks documented per instance family (data/providers.toml [[networks]]).
   apply_network_facts(all.offers, bundled_providers());
+  // AWS spot interruption-frequency bands per instance type and region (data/offers/aws-spot-advisor).
+  apply_spot_interruption_bands(all.offers);
   for (const BundledFile& f : kBundled) {
     if (!embedded_file(f.path)) {
       throw Error(ErrorKind::internal, "data/" + std::string(f.path), "listed bundled offer file is not embedded",

@@ -197,6 +197,13 @@ void merge_batch(ImportBatch& into, ImportBatch from);
 /// (Importers are pure; the caller passes the clock's date.)
 void check_no_future_dates(const ImportBatch& batch, std::string_view today);
 
+/// Sets billing_override.preemptions_per_day (with its source) on AWS offers that have a spot
+/// price and no rate yet, from the bundled AWS Spot Advisor interruption-frequency bands
+/// (data/offers/aws-spot-advisor/interruption-bands.csv, per instance type and region, Linux):
+/// the band's upper edge (share of instances interrupted in the trailing month) / 30 days.
+/// Called by bundled_catalog(); returns the number of offers given a rate.
+std::size_t apply_spot_interruption_bands(std::vector<Offer>& offers);
+
 /// Data-quality gate across feeds: flags (without excluding) every offer whose latest on-demand
 /// price per GPU-hour is below `fraction` × the lowest non-spot market-index series for the same
 /// GPU at the index's latest date (the ewyluda price-index pseudo-offers, provider "index:*",

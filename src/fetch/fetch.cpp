@@ -208,7 +208,6 @@ FetchReport run_fetch(OfferStore& store, HttpClient& http, const FetchOptions& o
       chosen.push_back(s);
     }
   }
-  const bool explicit_list = !options.sources.empty();
   FetchReport report;
   for (const Source* src : chosen) {
     const SourceInfo& info = src->info();
@@ -219,7 +218,7 @@ FetchReport run_fetch(OfferStore& store, HttpClient& http, const FetchOptions& o
     for (const std::string& k : info.key_env)
       if (!env(k)) missing_keys.push_back(k);
     if (!missing_keys.empty()) {
-      if (!explicit_list) continue;  // a keyed source is only listed when asked for by name
+      // Listed as skipped also when every source was asked for, so a user sees what a key would add.
       std::string list;
       for (const auto& k : missing_keys) list += (list.empty() ? "" : ", ") + k;
       out.status = "skipped";

@@ -1,5 +1,5 @@
-// Vultr, OCI, Scaleway (EUR, converted at the ECB reference rate fetched with it) and Lambda
-// (keyed). Field layouts: docs/fetch.md.
+// Vultr, OCI, Scaleway and OVHcloud (EUR, converted at the ECB reference rate fetched with it),
+// CUDO and Lambda (keyed). Field layouts: docs/fetch.md.
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -467,6 +467,117 @@ class CudoSource final : public Source {
   SourceInfo info_;
 };
 
+// ------------------------------------------------------------------------------------------
+// OVHcloud: the public order catalogue of Public Cloud, one book per billing subsidiary (no key):
+// FR on api.ovh.com (EUR, converted at the ECB rate fetched with it) and US on
+// api.us.ovhcloud.com (USD). GPU instance flavors are the `addons[]` whose
+// blobs.commercial.brick is "gpu" (AI Training/Deploy addons carry a GPU blob too but are priced
+// per minute under another brick); the GPU model and count come from blobs.technical.gpu
+// {model, number, memory.size (GB)}, never from the flavor name. planCode "<flavor>.consumption"
+// is the hourly on-demand price; other billing modes (".monthly.postpaid", ...) are not stored.
+// pricings[0].price is an integer in 1e-8 of the book's currency (ex-VAT); a row whose
+// formattedPrice disagrees with it by more than half a cent is reported, not stored. Windows
+// flavors (blobs.technical.os.family "windows": licence included) are skipped.
+constexpr const char* kOvhFrUrl = "https://api.ovh.com/1.0/order/catalog/public/cloud?ovhSubsidiary=FR";
+constexpr const char* kOvhUsUrl = "https://api.us.ovhcloud.com/1.0/order/catalog/public/cloud?ovhSubsidiary=US";
+
+class OvhSource final : public Source {
+ public:
+  OvhSource() {
+    info_.name = "ovhcloud";
+    info_.description = "OVHcloud Public Cloud GPU flavors from the public order catalogue, FR (EUR, ECB rate) and US (USD) books";
+    info_.urls = {kOvhFrUrl, kOvhUsUrl, kEcbUrl};
+  }
+  const SourceInfo& info() const override { return info_; }
+  std::vector<FetchedDoc> download(const SourceContext& ctx) const override {
+    return {get_doc(ctx, info_.name, kOvhFrUrl, "book:FR"), get_doc(ctx, info_.name, kOvhUsUrl, "book:US"),
+            get_doc(ctx, info_.name, kEcbUrl, "ecb")};
+  }
+  ImportBatch parse(const std::vector<FetchedDoc>& docs, const SourceContext& ctx) const override {
+    const EurUsd fx = parse_ecb(docs.at(2));
+    ImportBatch batch;
+    for (std::size_t b = 0; b < 2; ++b) {
+      const FetchedDoc& d = docs.at(b);
+      const std::string subsidiary = d.label.substr(5);  // "FR", "US"
+      const std::string currency = subsidiary == "FR" ? "EUR" : "USD";
+      const json j = parse_json(d);
+      const json& locale = require_object(at(j, "locale"), d.url + ": /locale", "locale");
+      if (string_at(locale, "currencyCode") != currency || string_at(locale, "subsidiary") != subsidiary)
+        throw Error(ErrorKind::invalid_input, d.url + ": /locale",
+                    fmt::format("the book is subsidiary '{}' in '{}'", string_at(locale, "subsidiary"),
+                                string_at(locale, "currencyCode")),
+                    fmt::format("subsidiary {} priced in {}", subsidiary, currency));
+      const json& addons = require_array(at(j, "addons"), d.url + ": /addons", "addons");
+      const ImportSource src = import_source(ctx, d, info_.name, "ovhcloud");
+      for (std::size_t i = 0; i < addons.size(); ++i) {
+        const json& a = addons[i];
+        const json& blobs = at(a, "blobs");
+        if (string_at(at(blobs, "commercial"), "brick") != "gpu") continue;
+        ++batch.rows_read;
+        const std::string plan = string_at(a, "planCode");
+        const std::string where = fmt::format("{}#addons/{} ({})", d.url, i, plan);
+        static constexpr std::string_view kHourly = ".consumption";
+        if (plan.size() <= kHourly.size() || plan.compare(plan.size() - kHourly.size(), kHourly.size(), kHourly) != 0)
+          continue;  // monthly and other billing modes: not an hourly price
+        const json& tech = at(blobs, "technical");
+        if (string_at(at(tech, "os"), "family") == "windows") continue;  // Windows licence included
+        const json& gpu = at(tech, "gpu");
+        const std::string model = string_at(gpu, "model");
+        const auto number = number_at(gpu, "number");
+        if (model.empty() || !number || *number < 1 || std::floor(*number) != *number) {
+          unmapped(batch, where, "no blobs.technical.gpu {model, number}: skipped, not guessed from the flavor name");
+          continue;
+        }
+        const json& pricings = at(a, "pricings");
+        const auto units = pricings.is_array() && pricings.size() == 1 ? number_at(pricings[0], "price") : std::nullopt;
+        std::optional<double> price;  // in the book's currency per hour
+        if (units && *units > 0) {
+          price = *units / 1e8;
+          static const std::regex shown_re(R"(([0-9]+(?:[.,][0-9]{1,2})?))");
+          const std::string shown = string_at(pricings[0], "formattedPrice");
+          std::smatch m;
+          if (!std::regex_search(shown, m, shown_re)) {
+            unmapped(batch, where, fmt::format("formattedPrice '{}' has no number to check the 1e-8 scale", shown));
+            continue;
+          }
+          std::string num = m[1].str();
+          std::replace(num.begin(), num.end(), ',', '.');
+          if (std::abs(std::stod(num) - *price) > 0.005 + 1e-9) {
+            unmapped(batch, where, fmt::format("price {} (÷1e8 = {}) disagrees with formattedPrice '{}'", *units,
+                                               *price, shown));
+            continue;
+          }
+        }
+        Offer o;
+        o.provider = "ovhcloud";
+        o.instance_type = plan.substr(0, plan.size() - kHourly.size());
+        o.region = subsidiary;
+        o.gpu_name_raw = model;
+        o.gpu_count = static_cast<int>(*number);
+        if (auto g = number_at(at(gpu, "memory"), "size")) o.gpu_memory_bytes = gb(*g);
+        if (auto c = number_at(at(tech, "cpu"), "cores")) o.vcpus = *c;
+        if (auto m = number_at(at(tech, "memory"), "size")) o.ram_bytes = gb(*m);
+        o.id = import_detail::make_offer_id(o);
+        resolve(o, {model, o.instance_type}, batch, src, where);
+        std::optional<double> usd;
+        std::string loc = where;
+        if (price && currency == "EUR") {
+          usd = *price * fx.usd_per_eur;
+          loc = fmt::format("{} (EUR {} × {} USD/EUR, ECB {})", where, *price, fx.usd_per_eur, fx.date);
+        } else if (price) {
+          usd = *price;
+        }
+        add_price(batch, o, PriceKind::on_demand, usd, ref(ctx, info_.name, loc), where);
+        import_detail::add_offer(batch, std::move(o));
+      }
+    }
+    return batch;
+  }
+
+ private:
+  SourceInfo info_;
+};
+
 }  // namespace
 
 std::unique_ptr<Source> make_vultr_source() { return std::make_unique<VultrSource>(); }
@@ -474,8 +585,6 @@ std::unique_ptr<Source> make_oci_source() { return std::make_unique<OciSource>()
 std::unique_ptr<Source> make_scaleway_source() { return std::make_unique<ScalewaySource>(); }
 std::unique_ptr<Source> make_lambda_source() { return std::make_unique<LambdaSource>(); }
 std::unique_ptr<Source> make_cudo_source() { return std::make_unique<CudoSource>(); }
-// Not implemented yet (docs/fetch.md "Not yet done"): OVHcloud (GPU model and count are not in
-// /cloud/price; they would need a flavor table we have not sourced).
-std::unique_ptr<Source> make_ovh_source() { return nullptr; }
+std::unique_ptr<Source> make_ovh_source() { return std::make_unique<OvhSource>(); }
 
 }  // namespace gpuplan::fetch

@@ -37,8 +37,9 @@ TEST(ImportBundled, EveryOfferHasProvenanceAndUniqueId) {
   const ImportBatch b = bundled_catalog();
   // Rows per file (python csv/json counts, see import_skypilot_test.cpp / import_formats_test.cpp):
   // skypilot 223+357+61+3+33+4+25+190+118+67+1+19 = 1101, fsdl 257+72, tardellirs 310,
-  // ewyluda 353, gpuhunt 21 → 2114; + ewyluda observations 602 + AWS capacity blocks 4 → 2720.
-  EXPECT_EQ(b.rows_read, 2720u);
+  // ewyluda 353, gpuhunt 21 → 2114; + ewyluda observations 602 + AWS capacity blocks 4 → 2720;
+  // + Cyclenerd GCP GPU machines 1396 (wc -l minus the header) → 4116.
+  EXPECT_EQ(b.rows_read, 4116u);
   std::set<std::string> ids;
   for (const Offer& o : b.offers) {
     EXPECT_TRUE(ids.insert(o.id).second) << "duplicate id " << o.id;
@@ -47,10 +48,13 @@ TEST(ImportBundled, EveryOfferHasProvenanceAndUniqueId) {
       EXPECT_EQ(p.offer_id, o.id);
       EXPECT_FALSE(p.source.dataset.empty()) << o.id;
       EXPECT_FALSE(p.source.locator.empty()) << o.id;
-      // Never an invented date: SkyPilot, FSDL and gpuhunt rows have none.
-      if (p.source.dataset.rfind("skypilot", 0) == 0 || p.source.dataset.rfind("fsdl", 0) == 0 ||
-          p.source.dataset.rfind("gpuhunt", 0) == 0) {
+      // Never an invented date: SkyPilot rows have none; every FSDL row and gpuhunt TPU entry has
+      // the date its price was published (the row-dates sidecars, derived from the git history).
+      if (p.source.dataset.rfind("skypilot", 0) == 0) {
         EXPECT_EQ(p.source.observed_at, std::nullopt) << o.id;
+      }
+      if (p.source.dataset.rfind("fsdl", 0) == 0 || p.source.dataset.rfind("gpuhunt", 0) == 0) {
+        EXPECT_NE(p.source.observed_at, std::nullopt) << o.id;
       }
     }
   }
@@ -59,6 +63,151 @@ TEST(ImportBundled, EveryOfferHasProvenanceAndUniqueId) {
   EXPECT_EQ(aws->prices.front().source.locator,
             "skypilot-org/skypilot-catalog@00148f2af3672e2229b4f7bf8157d5a3f36e3c35:catalogs/v8/aws/"
             "vms.csv[p-family excerpt]:149");
+}
+
+// Cyclenerd/google-cloud-pricing-cost-calculator pricing.yml at fd66b26 (generated 2026-07-30T06:13:17Z):
+// compute.instance.a3-highgpu-8g.cost.us-central1 = {hour: 88.4899999025753, hour_spot: 50.6095408219178,
+// month_1y: 44810.08066464, month_3y: 28370.99821392}; the tool's month is hour x 730, so the committed
+// hourly rates are month_1y / 730 and month_3y / 730.
+TEST(ImportBundled, GcpMachinePricesCarryTheirGenerationDateAndCommitments) {
+  const ImportBatch b = bundled_catalog();
+  const Offer* a3 = b.find("gcp/a3-highgpu-8g/us-central1");
+  ASSERT_NE(a3, nullptr);
+  EXPECT_EQ(a3->gpu_name, std::optional<std::string>("NVIDIA H100 SXM"));
+  EXPECT_EQ(a3->gpu_count, 8);
+  // The same offer also has newer ewyluda observations (2026-10-10): look at the Cyclenerd ones.
+  auto from_cyclenerd = [&](PriceKind k) -> const PriceObservation* {
+    for (const PriceObservation& p : a3->prices)
+      if (p.kind == k && p.source.dataset == "cyclenerd-gcp-pricing") return &p;
+    return nullptr;
+  };
+  const PriceObservation* od = from_cyclenerd(PriceKind::on_demand);
+  const PriceObservation* spot = from_cyclenerd(PriceKind::spot);
+  const PriceObservation* r1 = from_cyclenerd(PriceKind::reserved_1y);
+  const PriceObservation* r3 = from_cyclenerd(PriceKind::reserved_3y);
+  ASSERT_NE(od, nullptr);
+  ASSERT_NE(spot, nullptr);
+  ASSERT_NE(r1, nullptr);
+  ASSERT_NE(r3, nullptr);
+  EXPECT_DOUBLE_EQ(od->usd_per_hour, 88.4899999025753);
+  EXPECT_DOUBLE_EQ(spot->usd_per_hour, 50.6095408219178);
+  EXPECT_NEAR(r1->usd_per_hour, 44810.08066464 / 730, 1e-6);
+  EXPECT_NEAR(r3->usd_per_hour, 28370.99821392 / 730, 1e-6);
+  EXPECT_EQ(a3->latest_price(PriceKind::reserved_1y), r1);  // the only committed-use source
+  for (const PriceObservation* p : {od, spot, r1, r3})
+    EXPECT_EQ(p->source.observed_at, std::optional<std::string>("2026-07-30T06:13:17Z"));
+  // Only regions where tools/machinetyperegion.csv lists the machine type: A2 is priced in
+  // africa-south1 by the billing catalog but not offered there.
+  EXPECT_EQ(b.find("gcp/a2-highgpu-1g/africa-south1"), nullptr);
+  EXPECT_NE(b.find("gcp/a2-highgpu-1g/us-central1"), nullptr);
+  // Fractional G4 slices (g4-standard-6 = 1/8 GPU) are not whole-GPU offers and are left out.
+  EXPECT_EQ(b.find("gcp/g4-standard-6/us-central1"), nullptr);
+}
+
+// the-full-stack/website commit b08f276 (2023-06-20T15:33:41-07:00, "updates Lambda H100 price")
+// changed cloud-gpus.csv line 168 from $2.40 to $1.99, and no later commit changed that price:
+// the row's price was published 2023-06-20T22:33:41Z.
+TEST(ImportBundled, FsdlRowsCarryTheDateTheirPriceWasPublished) {
+  const ImportBatch b = bundled_catalog();
+  const std::string locator =
+      "the-full-stack/website@2bddc6d52544dc258e7e34396c6958377f72816b:docs/cloud-gpus/cloud-gpus.csv:168";
+  const PriceObservation* found = nullptr;
+  for (const Offer& o : b.offers)
+    for (const PriceObservation& p : o.prices)
+      if (p.source.locator == locator) found = &p;
+  ASSERT_NE(found, nullptr);
+  EXPECT_DOUBLE_EQ(found->usd_per_hour, 1.99);
+  EXPECT_EQ(found->source.observed_at, std::optional<std::string>("2023-06-20T22:33:41Z"));
+}
+
+// dstackai/gpuhunt src/gpuhunt/resources/tpu_pricing.json, git log: c8bb9a7 "Add TPU support in GCP (#69)"
+// 2024-06-11T16:34:24+05:00 wrote "TPU v5e"/"us-east5" (no later commit touched its prices); "TPU v6e" was
+// added by edc13c0 (2024-12-20) and its spot prices changed by b707e74 "Update spot TPUs prices (#114)",
+// 2024-12-23T10:19:35+05:00: the pair stands since then.
+TEST(ImportBundled, TpuEntriesCarryTheDateTheirPricesWerePublished) {
+  const ImportBatch b = bundled_catalog();
+  const Offer* v5e = b.find("gcp/tpu v5e/us-east5");
+  const Offer* v6e = b.find("gcp/tpu v6e/us-east1");
+  ASSERT_NE(v5e, nullptr);
+  ASSERT_NE(v6e, nullptr);
+  for (const PriceObservation& p : v5e->prices)
+    EXPECT_EQ(p.source.observed_at, std::optional<std::string>("2024-06-11T11:34:24Z"));
+  for (const PriceObservation& p : v6e->prices)
+    EXPECT_EQ(p.source.observed_at, std::optional<std::string>("2024-12-23T05:19:35Z"));
+}
+
+// data/offers/aws-spot-advisor/interruption-bands.csv (AWS Spot Advisor via alexei-led/spotinfo, 2025-06-28):
+// "us-east-1,p4d.24xlarge,Linux,67,2,10-15%,16" and "us-east-1,p5.48xlarge,Linux,52,4,>20%,100". The planning
+// rate is the band's upper edge per trailing month: 16 % / 30 days and 100 % / 30 days per instance-day.
+TEST(ImportBundled, AwsSpotOffersGetTheAdvisorInterruptionBand) {
+  const ImportBatch b = bundled_catalog();
+  int p4d = 0, p5 = 0;
+  for (const Offer& o : b.offers) {
+    if (o.provider != "aws" || o.region != "us-east-1" || o.latest_price(PriceKind::spot) == nullptr) continue;
+    if (o.instance_type == "p4d.24xlarge") {
+      ++p4d;
+      ASSERT_TRUE(o.billing_override.preemptions_per_day.has_value()) << o.id;
+      EXPECT_NEAR(*o.billing_override.preemptions_per_day, 0.16 / 30, 1e-12) << o.id;
+      bool cited = false;
+      for (const std::string& s : o.billing_override.sources)
+        cited = cited || (s.rfind("preemptions_per_day:", 0) == 0 && s.find("10-15%") != std::string::npos &&
+                          s.find("spot-advisor-data.json") != std::string::npos);
+      EXPECT_TRUE(cited) << o.id;
+    }
+    if (o.instance_type == "p5.48xlarge") {
+      ++p5;
+      ASSERT_TRUE(o.billing_override.preemptions_per_day.has_value()) << o.id;
+      EXPECT_NEAR(*o.billing_override.preemptions_per_day, 1.0 / 30, 1e-12) << o.id;
+    }
+  }
+  EXPECT_GT(p4d, 0);  // SkyPilot lists p4d.24xlarge spot prices in four us-east-1 zones
+  EXPECT_GT(p5, 0);
+  // Offers without a spot price get no rate; other providers get none from AWS's bands.
+  for (const Offer& o : b.offers) {
+    if (o.provider != "aws" && o.billing_override.preemptions_per_day) {
+      for (const std::string& s : o.billing_override.sources)
+        EXPECT_EQ(s.find("spot-advisor-data.json"), std::string::npos) << o.id;
+    }
+    if (o.provider == "aws" && o.latest_price(PriceKind::spot) == nullptr) {
+      EXPECT_FALSE(o.billing_override.preemptions_per_day.has_value()) << o.id;
+    }
+  }
+}
+
+// data/providers.toml [[providers.gcp.networks]] from cloud.google.com/compute/docs/gpus/gpu-network-bandwidth:
+// A3 Mega 1,800 Gb/s and A3 High (8 GPUs) 1,000 Gb/s per VM; the 1-GPU A3 type has no multi-NIC network entry.
+TEST(ImportBundled, GcpA3NetworksComeFromTheNetworkTable) {
+  const ImportBatch b = bundled_catalog();
+  const Offer* mega = b.find("gcp/a3-megagpu-8g/us-central1");
+  const Offer* high = b.find("gcp/a3-highgpu-8g/us-central1");
+  const Offer* one = b.find("gcp/a3-highgpu-1g/us-central1");
+  ASSERT_NE(mega, nullptr);
+  ASSERT_NE(high, nullptr);
+  ASSERT_NE(one, nullptr);
+  EXPECT_EQ(mega->inter_node_network, InterNodeNetwork::ethernet);
+  EXPECT_EQ(mega->inter_node_bits_per_s, std::optional<double>(1800e9));
+  EXPECT_EQ(high->inter_node_bits_per_s, std::optional<double>(1000e9));
+  EXPECT_EQ(one->inter_node_network, InterNodeNetwork::unknown);
+}
+
+// data/providers.toml [[providers.azure.networks]] from the ND A100 v4 / NDm A100 v4 size pages:
+// "8 x 200 Gigabit HDR" InfiniBand, one link per GPU = 8 × 200 Gb/s = 1,600 Gb/s per VM.
+TEST(ImportBundled, AzureA100NetworksComeFromTheSizePages) {
+  const ImportBatch b = bundled_catalog();
+  std::size_t seen = 0;
+  for (const Offer& o : b.offers) {
+    if (o.provider != "azure") continue;
+    const std::string id = o.id;
+    if (id.rfind("azure/standard_nd96asr_v4/", 0) != 0 && id.rfind("azure/standard_nd96amsr_a100_v4/", 0) != 0) continue;
+    ++seen;
+    EXPECT_EQ(o.inter_node_network, InterNodeNetwork::infiniband) << o.id;
+    EXPECT_EQ(o.inter_node_bits_per_s, std::optional<double>(8 * 200e9)) << o.id;
+  }
+  EXPECT_GT(seen, 0u);
+  // The single-node NC A100 v4 sizes have no such entry: unknown, not guessed.
+  const Offer* nc = b.find("azure/standard_nc24ads_a100_v4/eastus");
+  ASSERT_NE(nc, nullptr);
+  EXPECT_EQ(nc->inter_node_network, InterNodeNetwork::unknown);
 }
 
 TEST(ImportBundled, SummaryCountsEveryIssueOnce) {

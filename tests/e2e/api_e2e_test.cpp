@@ -1033,12 +1033,22 @@ TEST_F(ApiE2E, NoPlanReasonsAndSuggestionsAreLocalized) {
 // ---- Regressions from the second new-user trial (2026-12-01, api2) ----------------------------
 
 /// The page's text as a reader sees it: tags dropped (attribute values too), entities of mustache kept.
+/// Elements marked translate="no" (a provider's SKU name such as FSDL's "8x A100 (40 GB)", shown
+/// verbatim in every language) are dropped too: they are data, not the page's words.
 static std::string visible_text(const std::string& html) {
   std::string text;
   for (std::size_t i = 0; i < html.size(); ++i) {
     if (html[i] == '<') {
+      const std::size_t open = i;
       i = html.find('>', i);
       if (i == std::string::npos) break;
+      const std::string tag = html.substr(open + 1, i - open - 1);
+      if (tag.find("translate=\"no\"") != std::string::npos) {
+        const std::string name = tag.substr(0, tag.find_first_of(" \t\n"));
+        i = html.find("</" + name + ">", i);
+        if (i == std::string::npos) break;
+        i += name.size() + 2;
+      }
       text += ' ';
     } else {
       text += html[i];

@@ -79,12 +79,21 @@ TEST_F(OffersE2E, EveryRowShowsAgeAndFreshnessTier) {
     EXPECT_EQ(r["freshness"], "aging") << r["id"];
   for (const json& r : run_json("source=ewyluda-observations --today 2026-11-30 --fresh-days 60 --stale-days 90"))
     EXPECT_EQ(r["freshness"], "fresh") << r["id"];
-  // Undated sources stay undated with an unknown age, never a guessed one.
+  // Undated sources stay undated with an unknown age, never a guessed one (SkyPilot's Lambda file).
+  const json lambda = run_json("source=skypilot-catalog/v8/lambda --today 2026-11-30 --limit 20");
+  ASSERT_GT(lambda.size(), 0u);
+  for (const json& r : lambda) {
+    EXPECT_TRUE(r["age_days"].is_null()) << r["id"];
+    EXPECT_EQ(r["freshness"], "undated") << r["id"];
+  }
+  // FSDL rows carry the day their price was published (2022-08-05 .. 2025-04-22, PROVENANCE.md §9):
+  // at least 585 days before 2026-11-30, so stale.
   const json fsdl = run_json("source=fsdl-cloud-gpus --today 2026-11-30 --limit 20");
   ASSERT_GT(fsdl.size(), 0u);
   for (const json& r : fsdl) {
-    EXPECT_TRUE(r["age_days"].is_null()) << r["id"];
-    EXPECT_EQ(r["freshness"], "undated") << r["id"];
+    ASSERT_TRUE(r["age_days"].is_number()) << r["id"];
+    EXPECT_GE(r["age_days"].get<int>(), 585) << r["id"];
+    EXPECT_EQ(r["freshness"], "stale") << r["id"];
   }
   // The table shows the two columns.
   auto [rc, table] = run("source=ewyluda-observations --today 2026-11-30 --limit 3");

@@ -379,6 +379,57 @@ TEST(ScalewayFetcher, EurConvertedAtTheEcbRateFetchedWithIt) {
   EXPECT_EQ(h100->gpu_count, 2);
 }
 
+TEST(OvhFetcher, GpuBrickHourlyFlavorsFromBothBooks) {
+  FixtureServer s;
+  s.server().Get("/1.0/order/catalog/public/cloud", [](const httplib::Request& req, httplib::Response& r) {
+    const std::string sub = req.get_param_value("ovhSubsidiary");
+    r.set_content(fixture(sub == "FR" ? "ovh-catalog-fr.json" : "ovh-catalog-us.json"), "application/json");
+  });
+  s.server().Get("/stats/eurofxref/eurofxref-daily.xml", [](const httplib::Request&, httplib::Response& r) {
+    r.set_content(fixture("ecb-eurofxref-daily.xml"), "text/xml");
+  });
+  Harness h;
+  const auto out = h.fetch(s.start(), {"ovhcloud"}).sources[0];
+  ASSERT_EQ(out.status, "accepted") << out.message;
+  // FR: h100-380 and l40s-180 hourly; the monthly row, the Windows flavor, the per-minute AI
+  // addon (brick ai-serving), the CPU flavor and the A100 whose formattedPrice (27.50) disagrees
+  // with its 1e-8 price (2.75) are not offers. US: l4-90.
+  EXPECT_EQ(out.snapshot.offers, 3u);
+  const auto h100 = h.store.get("ovhcloud/h100-380/fr");
+  ASSERT_TRUE(h100);
+  EXPECT_EQ(h100->gpu_count, 1);
+  EXPECT_NEAR(latest(*h100, PriceKind::on_demand)->usd_per_hour, 2.80 * 1.10, 1e-12);  // 280000000e-8 EUR × 1.10
+  EXPECT_NE(latest(*h100, PriceKind::on_demand)->source.locator.find("ECB 2026-11-30"), std::string::npos);
+  EXPECT_EQ(latest(*h100, PriceKind::reserved_1y), nullptr);  // the monthly plan is not a 1-year price
+  const auto l40s = h.store.get("ovhcloud/l40s-180/fr");
+  ASSERT_TRUE(l40s);
+  EXPECT_EQ(l40s->gpu_count, 2);  // from blobs.technical.gpu.number, not the name
+  EXPECT_EQ(l40s->gpu_name, "NVIDIA L40S");
+  EXPECT_NEAR(latest(*l40s, PriceKind::on_demand)->usd_per_hour, 3.00 * 1.10, 1e-12);  // "3,00 €" checks it
+  const auto l4 = h.store.get("ovhcloud/l4-90/us");
+  ASSERT_TRUE(l4);
+  EXPECT_EQ(l4->gpu_name, "NVIDIA L4");
+  EXPECT_NEAR(latest(*l4, PriceKind::on_demand)->usd_per_hour, 1.00, 1e-12);  // USD book: no conversion
+  EXPECT_FALSE(h.store.get("ovhcloud/a100-180/fr"));
+  EXPECT_FALSE(h.store.get("ovhcloud/win-l4-90/fr"));
+  EXPECT_FALSE(h.store.get("ovhcloud/ai1-1-gpu/fr"));
+}
+
+TEST(OvhFetcher, ABookInTheWrongCurrencyIsRejected) {
+  FixtureServer s;
+  s.server().Get("/1.0/order/catalog/public/cloud", [](const httplib::Request&, httplib::Response& r) {
+    r.set_content(fixture("ovh-catalog-fr.json"), "application/json");  // the EUR book answers for US too
+  });
+  s.server().Get("/stats/eurofxref/eurofxref-daily.xml", [](const httplib::Request&, httplib::Response& r) {
+    r.set_content(fixture("ecb-eurofxref-daily.xml"), "text/xml");
+  });
+  Harness h;
+  const auto out = h.fetch(s.start(), {"ovhcloud"}).sources[0];
+  EXPECT_NE(out.status, "accepted");
+  EXPECT_NE(out.message.find("subsidiary US priced in USD"), std::string::npos) << out.message;
+  EXPECT_FALSE(h.store.get("ovhcloud/h100-380/fr"));  // a failed source writes nothing
+}
+
 TEST(CudoFetcher, SmallestOneGpuVmFromComponentPrices) {
   FixtureServer s;
   s.server().Get("/v1/vms/machine-types", [](const httplib::Request&, httplib::Response& r) {
@@ -399,6 +450,27 @@ TEST(CudoFetcher, SmallestOneGpuVmFromComponentPrices) {
   // 1 vCPU ÷ 0.5 vCPU/GiB = 2 GiB: 0.35 + 0.003 + 2×0.002 + 0.004.
   EXPECT_NEAR(latest(*a5000, PriceKind::on_demand)->usd_per_hour, 0.35 + 0.003 + 2 * 0.002 + 0.004, 1e-12);
   EXPECT_FALSE(a5000->confirmed_available_at);  // maxGpuFree 0
+}
+
+// A plain `gpuplan fetch` (no source named) lists a keyed source without its key as skipped,
+// naming the variable, and sends it no request (every other path of this server is a 404).
+TEST(LambdaFetcher, PlainFetchListsItAsSkippedNamingTheKey) {
+  FixtureServer s;
+  bool lambda_called = false;
+  s.server().Get("/api/v1/instance-types", [&](const httplib::Request&, httplib::Response& r) {
+    lambda_called = true;
+    r.status = 500;
+  });
+  const std::string base = s.start();
+  Harness h;
+  const FetchReport rep = h.fetch(base, {});
+  const SourceOutcome* lambda = nullptr;
+  for (const SourceOutcome& o : rep.sources)
+    if (o.source == "lambda") lambda = &o;
+  ASSERT_NE(lambda, nullptr);
+  EXPECT_EQ(lambda->status, "skipped");
+  EXPECT_NE(lambda->message.find("needs LAMBDA_API_KEY"), std::string::npos) << lambda->message;
+  EXPECT_FALSE(lambda_called);
 }
 
 TEST(LambdaFetcher, SkippedWithoutItsKeyAndCentsWithCapacityWithIt) {
