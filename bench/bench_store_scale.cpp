@@ -13,7 +13,8 @@
 // from the grown history (their time is printed: what upgrading a store of that size costs).
 // Timed (median of reps): the FIRST PAGE (filter, default order or price, limit 50: what the
 // /offers page and `gpuplan offers` show first); a FULL filtered query (every match); the
-// planner's read (every offer, latest prices only) and plan() over it for a 70B LoRA fine-tune.
+// planner's read (every offer that can hold the weights: plan_memory_floor, latest prices only)
+// and plan() over it for a 70B LoRA fine-tune.
 // Then the first pages again after dropping latest_prices' order indexes ("no order ix"). The
 // EXPLAIN of the first page is printed per backend and scale.
 #include <fmt/core.h>
@@ -210,6 +211,7 @@ void run(const std::string& backend, const std::string& url, int scale, int hist
   for (int i = 0; i < slow_reps; ++i) {
     OfferQuery q;
     q.now_date = r.today;
+    q.memory_floor = plan_memory_floor(r, arch);  // as api::run_plan reads (issue 7)
     const auto a = std::chrono::steady_clock::now();
     const auto offers = store->query(q);
     const auto b = std::chrono::steady_clock::now();

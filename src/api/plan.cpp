@@ -159,8 +159,18 @@ PlanOutput run_plan(const PlanInput& in, const Context& ctx) {
   q.filter = req.filter;
   q.now_date = req.today;
   q.stale_after_days = req.stale_after_days;
-  const std::shared_ptr<const std::vector<Offer>> offers = ctx.query_offers(q);
+  // Only offers that can hold the model's weights at all (planner.hpp plan_memory_floor): the
+  // read and the search then scale with the offers that matter, not the catalog.
+  q.memory_floor = plan_memory_floor(req, out.arch);
+  std::shared_ptr<const std::vector<Offer>> offers = ctx.query_offers(q);
   out.result = plan(req, out.arch, *offers, ctx.gpus(), &bundled_billing_of);
+  if (out.result.no_plan && q.memory_floor) {
+    // No plan: the reason (the largest GPU offered, the offers skipped) is stated over every
+    // matching offer, as without the floor (a rare path: twice the work).
+    q.memory_floor.reset();
+    offers = ctx.query_offers(q);
+    out.result = plan(req, out.arch, *offers, ctx.gpus(), &bundled_billing_of);
+  }
   if (in.explain) {
     if (*in.explain > out.result.plans.size()) {
       throw_invalid("--explain", fmt::format("plan {} does not exist ({} plans)", *in.explain, out.result.plans.size()),

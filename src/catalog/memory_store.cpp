@@ -81,6 +81,7 @@ std::vector<Offer> MemoryOfferStore::query(const OfferQuery& q) {
   for (const auto& [id, offer] : offers_) {
     if (!q.include_excluded && offer.excluded_from_ranking()) continue;
     if (!pf.matches(offer)) continue;
+    if (q.memory_floor && !passes_memory_floor(offer, *q.memory_floor)) continue;
     hits.emplace_back(offer_sort_value(offer, q.sort, q.price_kind, gpus_), &offer);
   }
   const bool desc = offer_sort_descending(q.sort);

@@ -905,6 +905,7 @@ std::vector<Offer> PgOfferStore::query(const OfferQuery& q) {
       const std::vector<Param> p = statement_params(sql.statements[i], q, out.size());
       for (const auto& r : t.exec_prepared(names[i], pqxx::prepare::make_dynamic_params(p))) out.push_back(read_offer(r));
     }
+    if (q.memory_floor) std::erase_if(out, [&](const Offer& o) { return !passes_memory_floor(o, *q.memory_floor); });
     impl_->load_details(t, out, q.all_observations, true);
     t.commit();
     return out;

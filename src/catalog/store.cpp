@@ -32,7 +32,24 @@ void OfferQuery::validate() const {
   if (!std::isfinite(stale_after_days) || stale_after_days < 0)
     throw_invalid("stale_after_days", fmt::format("{} is not a valid number of days", stale_after_days),
                   "a non-negative number of days");
+  if (memory_floor) {
+    if (limit) throw_invalid("memory_floor", "a memory floor with a limit", "no limit (the planner reads every match)");
+    if (!std::isfinite(memory_floor->cluster_bytes) || memory_floor->cluster_bytes < 0 || memory_floor->max_nodes_assumed < 1 ||
+        !(memory_floor->slack >= 1))
+      throw_invalid("memory_floor", fmt::format("{} bytes, {} nodes, slack {}", memory_floor->cluster_bytes,
+                                                memory_floor->max_nodes_assumed, memory_floor->slack),
+                    "bytes >= 0, nodes >= 1, slack >= 1");
+  }
   (void)Filter::parse(filter);
+}
+
+bool passes_memory_floor(const Offer& offer, const OfferMemoryFloor& floor) {
+  if (!offer.gpu_memory_bytes || offer.gpu_count < 1) return true;
+  double nodes = 1;
+  if (floor.multi_node && offer.inter_node_network != InterNodeNetwork::unknown) {
+    nodes = offer.max_nodes ? *offer.max_nodes : floor.max_nodes_assumed;
+  }
+  return *offer.gpu_memory_bytes * offer.gpu_count * std::max(nodes, 1.0) * floor.slack >= floor.cluster_bytes;
 }
 
 FilterContext OfferQuery::filter_context(const GpuCatalog* gpus) const {

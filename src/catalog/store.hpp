@@ -46,6 +46,23 @@ inline constexpr std::string_view kSortPrice = "price";                         
 /// All sort keys, for help text and errors.
 const std::vector<std::string_view>& offer_sort_keys();
 
+/// A lower bound on the GPU memory a job needs in one cluster (the planner's read, issue 7): an
+/// offer can run the job only if its GPUs, over the most nodes it can be rented as, hold at
+/// least `cluster_bytes`. Offers whose per-GPU memory is unknown always pass (the planner sizes
+/// them against the GPU's datasheet).
+struct OfferMemoryFloor {
+  double cluster_bytes = 0;  ///< bytes the job needs in all its GPUs together, at least
+  /// Multi-node jobs (training): an offer with a known inter-node network counts up to its
+  /// max_nodes (unknown: max_nodes_assumed) nodes; other offers and single-node jobs count 1.
+  bool multi_node = false;
+  int max_nodes_assumed = 1;
+  /// Slack on the offer's listed per-GPU figure (GB vs GiB, rounding, "80 GB" cards with 85.5e9
+  /// usable bytes): it passes when listed × gpu_count × nodes × slack ≥ cluster_bytes.
+  double slack = 1.25;
+};
+/// True when `offer` passes `floor` (see OfferMemoryFloor).
+bool passes_memory_floor(const Offer& offer, const OfferMemoryFloor& floor);
+
 /// One query over the store (STYLE.md §6). The CLI and the server fill the same struct.
 struct OfferQuery {
   std::string filter;                             ///< filter language text (filter.hpp); "" = all offers
@@ -58,9 +75,12 @@ struct OfferQuery {
   /// false: each offer carries only the latest observation of each price kind (bounded by 4
   /// per offer however long fetchers run); true: every observation.
   bool all_observations = false;
+  /// Leave out offers that cannot hold the job at all (planner reads; nullopt = none). Applied
+  /// to the matching offers before their prices and flags are read; not with a limit.
+  std::optional<OfferMemoryFloor> memory_floor;
 
   /// Throws Error{invalid_input} naming the field (where "sort", "limit", "now_date",
-  /// "stale_after_days") or a FilterError for the filter text.
+  /// "stale_after_days", "memory_floor") or a FilterError for the filter text.
   void validate() const;
   /// The filter context this query implies (gpus = the catalog given).
   FilterContext filter_context(const GpuCatalog* gpus) const;

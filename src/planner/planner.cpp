@@ -1171,6 +1171,21 @@ std::string days_text(double s) {
   return fmt::format("{:.1f} days", s / 86400);
 }
 
+/// A deadline a user can type that is at least `s` seconds: hours to one decimal below two days,
+/// else days to one decimal, rounded UP (days_text rounds to nearest: "0.3 h" for 0.34 h would
+/// not hold the plan). Returns {--deadline value, its seconds}: e.g. 1230 s → {"0.4h", 1440}.
+std::pair<std::string, double> deadline_at_least(double s) {
+  const bool hours = s < 2 * 86400;
+  const double unit = hours ? 3600.0 : 86400.0;
+  double v = std::ceil(s / unit * 10.0) / 10.0;
+  for (;;) {
+    const std::string text = fmt::format("{:.1f}", v);
+    const double seconds = std::stod(text) * unit;  // as parse_duration_seconds reads it back
+    if (seconds >= s) return {text + (hours ? "h" : "d"), seconds};
+    v += 0.1;
+  }
+}
+
 /// Stages 1-5 hand-off: the admitted offers and their candidate plans.
 /// One offer × node count that runs and has a price, as the ranking needs it: what it costs and
 /// how long it takes. Its full Plan (1.3 kB) is built again, with the same pure assemble and price,
@@ -1709,21 +1724,23 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
                              on_price(*cheapest), cheapest->total_usd(), cheapest->total_usd() / *request.budget_usd,
                              *request.budget_usd);
       }
+      // The cheapest plan within the deadline and the fastest within the budget (a limit not
+      // asked: every plan): raising the OTHER limit to their figures makes them meet both.
+      const Plan* cheapest_in_time = nullptr;
+      const Plan* fastest_in_budget = nullptr;
+      for (std::size_t i = 0; i < infeasible.size(); ++i) {
+        if (!quotable(i)) continue;
+        const Plan& p = *infeasible[i];
+        if ((!request.deadline_seconds || p.time_seconds() <= *request.deadline_seconds) &&
+            (!cheapest_in_time || p.total_usd() < cheapest_in_time->total_usd()))
+          cheapest_in_time = &p;
+        if ((!request.budget_usd || p.total_usd() <= *request.budget_usd) &&
+            (!fastest_in_budget || p.time_seconds() < fastest_in_budget->time_seconds()))
+          fastest_in_budget = &p;
+      }
       if (parts.empty() && request.deadline_seconds && request.budget_usd) {
         // Each limit alone can be met, never both: the cheapest plan that meets the deadline and
         // the fastest plan that meets the budget say by how much.
-        const Plan* cheapest_in_time = nullptr;
-        const Plan* fastest_in_budget = nullptr;
-        for (std::size_t i = 0; i < infeasible.size(); ++i) {
-          if (!quotable(i)) continue;
-          const Plan& p = *infeasible[i];
-          if (p.time_seconds() <= *request.deadline_seconds &&
-              (!cheapest_in_time || p.total_usd() < cheapest_in_time->total_usd()))
-            cheapest_in_time = &p;
-          if (p.total_usd() <= *request.budget_usd &&
-              (!fastest_in_budget || p.time_seconds() < fastest_in_budget->time_seconds()))
-            fastest_in_budget = &p;
-        }
         parts = "no single plan meets both";
         if (cheapest_in_time)
           parts += fmt::format(": the cheapest plan within the deadline ({} {} × {}) costs ${:.0f} (budget ${:.0f})",
@@ -1743,11 +1760,37 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
                               : request.deadline_seconds                     ? "deadline"
                                                                              : "budget",
                               parts);
-      if (request.deadline_seconds) {
-        const double need = fastest->time_seconds() / *request.deadline_seconds;
-        np.suggestions.push_back(fmt::format("a deadline of at least {} (--deadline)", days_text(fastest->time_seconds())));
+      // Each suggested limit holds when applied as written, keeping the other limit (docs/planner.md
+      // "No plan"): the deadline is the fastest plan's within the budget, rounded up to what can be
+      // typed; the budget the cheapest plan's within the deadline, rounded up to whole dollars.
+      // None of them is below the limit asked (that plan would have been listed).
+      if (request.deadline_seconds && fastest_in_budget) {
+        const auto [text, seconds] = deadline_at_least(fastest_in_budget->time_seconds());
+        np.suggestions.push_back(fmt::format("a deadline of at least {} (--deadline {})",
+                                             days_text(seconds), text));
         np.suggestion_codes.push_back("deadline_at_least");
-        np.values["deadline_seconds_needed"] = fastest->time_seconds();
+        np.values["deadline_seconds_needed"] = seconds;
+      }
+      if (request.budget_usd && cheapest_in_time) {
+        const double usd = std::ceil(cheapest_in_time->total_usd());
+        np.suggestions.push_back(fmt::format("a budget of at least ${:.0f} (--budget {:.0f})", usd, usd));
+        np.suggestion_codes.push_back("budget_at_least");
+        np.values["budget_usd_needed"] = usd;
+      }
+      if (request.deadline_seconds && request.budget_usd && !fastest_in_budget && !cheapest_in_time) {
+        // No plan meets either limit: both must move; the cheapest plan's figures.
+        const auto [text, seconds] = deadline_at_least(cheapest->time_seconds());
+        const double usd = std::ceil(cheapest->total_usd());
+        np.suggestions.push_back(fmt::format("a deadline of at least {} and a budget of at least ${:.0f} (--deadline {} "
+                                             "--budget {:.0f})",
+                                             days_text(seconds), usd, text, usd));
+        np.suggestion_codes.push_back("deadline_and_budget_at_least");
+        np.values["deadline_seconds_needed"] = seconds;
+        np.values["budget_usd_needed"] = usd;
+      }
+      if (request.deadline_seconds && fastest->time_seconds() > *request.deadline_seconds) {
+        // Every plan is too slow: more GPUs or fewer tokens.
+        const double need = fastest->time_seconds() / *request.deadline_seconds;
         if (training) {
           np.suggestions.push_back(fmt::format("about {:.1f}× the GPUs: {} nodes of {} (--nodes, if the provider has them), "
                                                "or a faster GPU",
@@ -1766,10 +1809,8 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
           }
         }
       }
-      if (request.budget_usd) {
-        np.suggestions.push_back(fmt::format("a budget of at least ${:.0f} (--budget)", cheapest->total_usd()));
-        np.suggestion_codes.push_back("budget_at_least");
-        np.values["budget_usd_needed"] = cheapest->total_usd();
+      if (request.budget_usd && cheapest->total_usd() > *request.budget_usd) {
+        // Every plan costs too much: fewer tokens, QLoRA, spot.
         if (training) {
           np.suggestions.push_back(fmt::format("a token budget of at most {:.3g} tokens (--tokens)",
                                                tokens * *request.budget_usd / cheapest->total_usd()));
@@ -1879,12 +1920,54 @@ std::string_view plan_warning_code_name(PlanWarningCode c) noexcept {
   return "unknown";
 }
 
+std::optional<OfferMemoryFloor> plan_memory_floor(const PlanRequest& request, const ModelArch& arch) {
+  if (request.workload == PlanWorkload::image_generation || arch.total_params() <= 0) return std::nullopt;
+  const double params = static_cast<double>(arch.total_params());
+  double bytes_per_weight = 2;
+  OfferMemoryFloor f;
+  if (request.workload == PlanWorkload::training) {
+    if (request.task == Task::qlora) {
+      bytes_per_weight = 0.5;
+    } else if (request.precision == TrainPrecision::fp32 || request.precision == TrainPrecision::tf32) {
+      bytes_per_weight = 4;
+    }
+    f.multi_node = true;
+    int nodes = request.max_nodes;
+    if (request.nodes_exact) nodes = std::max(nodes, *request.nodes_exact);
+    if (request.gpus_total) nodes = std::max(nodes, *request.gpus_total);
+    f.max_nodes_assumed = std::max(nodes, 1);
+  } else {
+    bytes_per_weight = weight_quant_bits(request.quant) / 8.0;
+  }
+  f.cluster_bytes = params * bytes_per_weight / (1.0 - request.margin);
+  return f;
+}
+
 PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::vector<Offer>& offers,
                 const GpuCatalog& gpus, BillingLookup billing_of, const PerfAssumptions& assumptions) {
   PlanResult result;
   result.model_name = arch.name;
   result.sort_applied = request.effective_sort();
   check_request_for_model(request, arch);
+  if (!request.today.empty()) {
+    // --today before every current price of the offers read: each price would be observed in
+    // the future and its age negative (never stale). A one-line error, exit 2 (docs/planner.md
+    // "Price evidence"): a typo in the year, not a plan to make.
+    std::string earliest;
+    for (const Offer& o : offers) {
+      for (const PriceObservation& p : o.prices) {
+        if (!p.source.observed_at || p.source.observed_at->size() < 10) continue;
+        const std::string day = p.source.observed_at->substr(0, 10);
+        if (earliest.empty() || day < earliest) earliest = day;
+      }
+    }
+    if (!earliest.empty() && request.today < earliest) {
+      throw_invalid("--today",
+                    fmt::format("{} is before every price observation of the offers read (the earliest is {})",
+                                request.today, earliest),
+                    fmt::format("a date on or after {} (the prices' observation dates)", earliest));
+    }
+  }
   const bool training = request.workload == PlanWorkload::training;
   const double tokens = training ? request.training_tokens() : 0;
   result.training_tokens = tokens;

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "catalog/offer.hpp"
+#include "catalog/store.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "model/model_arch.hpp"
 #include "planner/cost.hpp"
@@ -198,6 +199,16 @@ struct PlanResult {
   bool recommendation_time_ties = false;  ///< sort by time: times within time_tie_tolerance tie
   std::size_t plans_demoted = 0;    ///< plans ranked after clean ones (stale, undated or flagged); 0 with --include-flagged
 };
+
+/// The store read's memory floor for `request` (OfferQuery::memory_floor): every layout keeps the
+/// model's weights somewhere in GPU memory — sharded by TP, PP or ZeRO-3, their sum is the whole —
+/// so an offer whose GPUs, over the most nodes it can be rented as, cannot hold the weights
+/// within the fit margin cannot run the job: params × bytes per weight (training: 2 for 16-bit
+/// and fp8 mixed precision, 4 for fp32/tf32, 0.5 for QLoRA's NF4 base; serving: the --quant
+/// bits) / (1 − margin). Training counts up to --max-nodes (or --nodes / --gpus) nodes of offers
+/// with a known network; serving one instance (a replica stays in one). Image generation: none.
+/// A necessary condition only: the planner still sizes every offer that passes.
+std::optional<OfferMemoryFloor> plan_memory_floor(const PlanRequest& request, const ModelArch& arch);
 
 /// Plans the request on the offers. `arch` = resolve_model(request.model) (done at the edge),
 /// `billing_of(offer)` gives the merged billing terms (provider defaults + overrides; the CLI

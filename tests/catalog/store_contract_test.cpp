@@ -1,6 +1,7 @@
 // The OfferStore contract (store.hpp), run on every implementation with the same cases.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 
@@ -562,6 +563,57 @@ TYPED_TEST(StoreContract, GpuFilterFirstPagesMergeEveryModelOnce) {
   by_price.filter = "gpu=H100";
   by_price.limit = 2;
   EXPECT_EQ(ids(this->store_->query(by_price)), (V{"p/h100-raw", "o/h100"}));
+}
+
+
+TYPED_TEST(StoreContract, MemoryFloorKeepsTheSameOffersInEveryStore) {
+  // OfferQuery::memory_floor (the planner's read, issue 7): an offer passes when listed per-GPU
+  // memory × gpu_count × nodes × slack ≥ cluster_bytes, nodes = max_nodes (unknown: the assumed
+  // count) for multi-node jobs on offers with a known network, else 1; unknown memory passes.
+  // Fixture memory per node: A 8 × 80 GB = 640 GB (InfiniBand, max 4 nodes), B 8 × 40 = 320 GB
+  // (Ethernet, max unknown), C 24 GB, D 80 GB, G 4 × 16 = 64 GB (no network); E 640 GB and F
+  // unknown memory are excluded from rankings.
+  this->store_->import(fixture_batch());
+  using V = std::vector<std::string>;
+  auto run = [&](double cluster_bytes, bool multi_node, int assumed, double slack, bool include_excluded) {
+    OfferQuery q;
+    q.sort = "price";
+    q.include_excluded = include_excluded;
+    q.memory_floor = OfferMemoryFloor{cluster_bytes, multi_node, assumed, slack};
+    return ids(this->store_->query(q));
+  };
+  // One node, 200 GB: A (640) and B (320); C 24, D 80, G 64 are below.
+  EXPECT_EQ(run(200e9, false, 1, 1.0, false), (V{"lambda/gpu_8x_h100_sxm5/us-east-1", "aws/p4d.24xlarge/us-east-1"}));
+  // The same with excluded offers: E (640 GB) passes, F (unknown memory) always passes.
+  // Prices: F 5.0, A 23.92, B 32.77, E 0 (zero_price) — ids compared as a set.
+  V with_excluded = run(200e9, false, 1, 1.0, true);
+  std::sort(with_excluded.begin(), with_excluded.end());
+  EXPECT_EQ(with_excluded, (V{"aws/p4d.24xlarge/us-east-1", "foo/mystery/x", "lambda/gpu_8x_h100_sxm5/us-east-1",
+                              "mithril/h100/us-central"}));
+  // Multi-node, 3000 GB, 16 nodes assumed: A holds 4 × 640 = 2560 (< 3000), B 16 × 320 = 5120.
+  EXPECT_EQ(run(3000e9, true, 16, 1.0, false), V{"aws/p4d.24xlarge/us-east-1"});
+  // Slack 1.25: A's 2560 × 1.25 = 3200 ≥ 3000 passes too.
+  EXPECT_EQ(run(3000e9, true, 16, 1.25, false), (V{"lambda/gpu_8x_h100_sxm5/us-east-1", "aws/p4d.24xlarge/us-east-1"}));
+  // Single-node job at 70 GB: D's 80 GB passes, G's 64 GB and C's 24 GB do not.
+  EXPECT_EQ(run(70e9, false, 1, 1.0, false),
+            (V{"runpod/h100-pcie/eu-ro-1", "lambda/gpu_8x_h100_sxm5/us-east-1", "aws/p4d.24xlarge/us-east-1"}));
+  // The offers read under a floor carry their latest prices and flags as without one.
+  OfferQuery q;
+  q.filter = "id=lambda/gpu_8x_h100_sxm5/us-east-1";
+  q.memory_floor = OfferMemoryFloor{200e9, false, 1, 1.0};
+  const auto v = this->store_->query(q);
+  ASSERT_EQ(v.size(), 1u);
+  ASSERT_NE(v[0].latest_price(PriceKind::on_demand), nullptr);
+  EXPECT_DOUBLE_EQ(v[0].latest_price(PriceKind::on_demand)->usd_per_hour, 23.92);
+  EXPECT_EQ(v[0].prices.size(), 2u);  // the latest on-demand and the undated spot
+  q.filter = "id=gcp/tpu-v5e/us-west4";
+  q.memory_floor = OfferMemoryFloor{60e9, false, 1, 1.0};
+  const auto g = this->store_->query(q);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].flags.size(), 1u);  // memory_unit
+  // With a limit: refused (the planner reads every match).
+  q.limit = 5;
+  EXPECT_THROW(this->store_->query(q), Error);
 }
 
 }  // namespace

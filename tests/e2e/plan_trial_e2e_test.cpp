@@ -111,8 +111,10 @@ TEST_F(PlanTrialE2E, NoPlanSuggestionsQuoteDatedUnflaggedPlans) {
   EXPECT_LE(np["cheapest"]["demotion_tier"].get<int>(), 1) << np["cheapest"]["offer_id"];
   EXPECT_FALSE(flagged(np["cheapest"]));
   EXPECT_NE(np["cheapest"]["provider"], "dataoorts");
-  // "a budget of at least $X" quotes that plan's total.
-  const std::string want = "a budget of at least $" + std::to_string(std::lround(np["cheapest"]["total_usd"].get<double>()));
+  // "a budget of at least $X" quotes that plan's total, rounded up to whole dollars (applied as
+  // --budget X, it lists that plan: plan_advice_e2e_test).
+  const std::string want =
+      "a budget of at least $" + std::to_string(static_cast<long long>(std::ceil(np["cheapest"]["total_usd"].get<double>())));
   bool quoted = false;
   for (const auto& s : np["suggestions"]) quoted |= s.get<std::string>().rfind(want, 0) == 0;
   EXPECT_TRUE(quoted) << want << " in " << np["suggestions"].dump();
