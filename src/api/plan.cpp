@@ -39,6 +39,9 @@ std::vector<FieldDef<PlanInput>> build_fields() {
        [](In& in, const json& v) { in.quant = v.get<std::string>(); }},
       {{"kv_dtype", "--kv-dtype", FieldType::string, FieldFace::both, "KV cache: bf16 (default), fp16, fp8, int8, int4"},
        [](In& in, const json& v) { in.kv_dtype = v.get<std::string>(); }},
+      {{"engine", "--engine", FieldType::string, FieldFace::both,
+        "serving engine whose efficiency set is assumed: vllm (default), tensorrt-llm, sglang, llama.cpp"},
+       [](In& in, const json& v) { in.engine = v.get<std::string>(); }},
       {{"prompt_tokens", "--prompt-tokens", FieldType::integer, FieldFace::both, "prompt tokens per request (default 1000)"},
        [](In& in, const json& v) { in.request.prompt_tokens = json_as<std::int64_t>(v); }},
       {{"output_tokens", "--output-tokens", FieldType::integer, FieldFace::both, "generated tokens per request (default 250)"},
@@ -129,6 +132,7 @@ PlanOutput run_plan(const PlanInput& in, const Context& ctx) {
   if (!in.optimizer.empty()) req.optimizer = parse_optimizer(in.optimizer, "--optimizer");
   if (!in.quant.empty()) req.quant = parse_weight_quant(in.quant, "--quant");
   if (!in.kv_dtype.empty()) req.kv_dtype = parse_kv_dtype(in.kv_dtype, "--kv-dtype");
+  if (!in.engine.empty()) req.engine = parse_serving_engine(in.engine, "--engine");
   if (in.sort == "cost") {
     req.sort = PlanSort::cost;
   } else if (in.sort == "time") {

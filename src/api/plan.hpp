@@ -20,6 +20,7 @@ struct PlanInput {
   PlanRequest request;  ///< numeric options set directly; enums below as text until run_plan
   std::string task = "lora";
   std::string precision, optimizer, quant, kv_dtype, sort = "recommended";
+  std::string engine;  ///< --engine (serving): vllm (default), tensorrt-llm, sglang, llama.cpp
   std::string deadline, max_price_age, recompute;  ///< parsed in run_plan, like the CLI
   std::optional<std::size_t> explain;  ///< plan number to explain (1-based)
 };

@@ -44,6 +44,7 @@ ServingPerfRequest serving_perf_request(const PlanRequest& r, int tp, std::int64
   sp.output_tokens = r.output_tokens;
   sp.tp = tp;
   sp.concurrency = concurrency;
+  sp.engine = r.engine;
   return sp;
 }
 

@@ -11,6 +11,7 @@
 
 #include "model/model_source.hpp"
 #include "sizing/memory.hpp"
+#include "sizing/serving_perf.hpp"
 #include "sizing/workload_defaults.hpp"
 
 namespace gpuplan {
@@ -75,6 +76,9 @@ struct PlanRequest {
   KvDtype kv_dtype = workload_defaults::kKvDtype;       ///< --kv-dtype
   std::int64_t prompt_tokens = 1000;      ///< --prompt-tokens per request
   std::int64_t output_tokens = 250;       ///< --output-tokens per request
+  /// --engine: the serving engine whose documented efficiency set and scheduler the throughput
+  /// assumes (sizing/serving_perf.hpp engine_profile(); docs/performance-model.md §3).
+  ServingEngine engine = ServingEngine::vllm;
   std::optional<double> requests_per_s;   ///< --rps target load (serving)
   std::optional<std::int64_t> concurrency;  ///< --concurrency: users/sequences served at once (serving)
   double hours = 720;                     ///< --hours the service runs (serving), default 30 days

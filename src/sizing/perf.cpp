@@ -150,7 +150,25 @@ struct Work {
   double host_seconds = 0;
   double fp8_flop_share = 0;  ///< hardware FLOPs run in FP8 (linear layers except the LM head)
   double fp8_speedup = 1;     ///< FP8 GEMM speed / 16-bit GEMM speed
+  double mean_stage_compute_seconds = 0;  ///< compute per GPU if the pipeline ranks were balanced
+  double head_seconds = 0;                ///< output layer + loss on the last pipeline rank
+  double mtp_seconds = 0;                 ///< DeepSeek MTP module on the last rank (pretraining)
+  double seconds_per_layer = 0;           ///< one decoder layer's compute on its rank
+  int busiest_stage_layers = 0;           ///< decoder layers on the busiest rank
 };
+
+/// Decoder layers on pipeline rank `d` of `pp`: the request's pipeline_stage_layers, or
+/// Megatron-Core's default uniform split of the pp·v chunks (chunk c holds L/(pp·v) layers, the
+/// remainder one each to the first chunks; rank d holds chunks d, d+pp, ..., d+(v−1)·pp).
+int stage_layers(const TrainingStepRequest& r, std::int64_t num_layers, int d) {
+  if (!r.pipeline_stage_layers.empty()) return r.pipeline_stage_layers[static_cast<std::size_t>(d)];
+  const std::int64_t pp = std::max(r.layout.pp, 1);
+  const std::int64_t chunks = pp * std::max(r.layout.virtual_stages, 1);
+  const std::int64_t base = num_layers / chunks, rem = num_layers % chunks;
+  std::int64_t n = 0;
+  for (std::int64_t c = d; c < chunks; c += pp) n += base + (c < rem ? 1 : 0);
+  return static_cast<int>(n);
+}
 
 /// Share of the hardware FLOPs that FP8 training runs in FP8: the linear layers' matmuls
 /// without the LM head (Transformer Engine keeps the output layer and the attention core in
@@ -197,6 +215,23 @@ void validate(const TrainingStepRequest& r, const ClusterSpec& c) {
     throw_invalid("--global-batch", fmt::format("{}", r.global_batch_seqs), "an integer >= 1");
 }
 
+/// pipeline_stage_layers: empty, or pp non-negative counts summing to the model's layers.
+void validate_stage_layers(const ModelArch& arch, const TrainingStepRequest& r) {
+  const auto& v = r.pipeline_stage_layers;
+  if (v.empty()) return;
+  std::int64_t sum = 0;
+  bool negative = false;
+  for (int n : v) {
+    sum += n;
+    negative = negative || n < 0;
+  }
+  if (static_cast<int>(v.size()) != r.layout.pp || negative || sum != arch.num_layers)
+    throw_invalid("layout.pipeline_stage_layers",
+                  fmt::format("{} entries summing to {} (pp {}, {} has {} layers)", v.size(), sum, r.layout.pp,
+                              arch.name, arch.num_layers),
+                  fmt::format("{} non-negative layer counts summing to {}", r.layout.pp, arch.num_layers));
+}
+
 /// Expert parallelism needs a MoE model whose routed experts and dp both split into ep parts.
 void validate_expert_parallel(const ModelArch& arch, const ParallelLayout& l) {
   if (l.ep <= 1 && (l.expert_tp == 0 || !arch.moe)) return;
@@ -219,6 +254,7 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
                   const PerfAssumptions& a, const TrainingStepModelFigures& fig) {
   validate(r, c);
   validate_expert_parallel(arch, r.layout);
+  validate_stage_layers(arch, r);
   const GpuSpec& gpu = *c.gpu;
   const ParallelLayout& l = r.layout;
   Work w;
@@ -332,6 +368,48 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
     e.compute_seconds = scaled + w.moe_fixed_seconds;
     e.kernel_efficiency = safe_div(e.kernel_efficiency * (e.compute_seconds > 0 ? scaled / e.compute_seconds : 1.0),
                                    factor);
+  }
+
+  // Pipeline stage balance (perf.hpp): every 1F1B slot lasts as long as the busiest rank. The
+  // compute above is the mean over the pp ranks; split it into decoder layers (timed alike) and
+  // the output layer + loss (16-bit matmul V·h, outside the FP8 and expert factors), which the last
+  // rank holds on top of its layers (Megatron-Core account_for_loss_in_pipeline_split = false).
+  // Pretraining a model with an MTP module (DeepSeek-V3 §2.2) adds, on the last rank, one decoder
+  // layer, the 2h→h projection and a second pass through the shared output head.
+  w.mean_stage_compute_seconds = e.compute_seconds;
+  e.pp_stage_imbalance = 1;
+  if (arch.num_layers > 0 && arch.hidden_size > 0) {
+    const double L = static_cast<double>(arch.num_layers);
+    const double mean = e.compute_seconds - w.moe_fixed_seconds;  // per GPU, averaged over ranks
+    const double head_params = static_cast<double>(arch.vocab_size) * h;
+    const double matmul = fig.matmul_params_per_token;
+    const double head_share = matmul > 0 && w.hw_per_token.total_flop > 0
+                                  ? std::clamp(head_params / matmul, 0.0, 1.0) * w.hw_per_token.dense_matmul_flop /
+                                        w.hw_per_token.total_flop
+                                  : 0.0;
+    double head_mean = safe_div(head_share * hw_per_gpu, w.peak.flops_per_s * eff16);
+    if (r.task == Task::qlora) head_mean *= a.qlora_dequant_overhead;
+    head_mean = std::min(head_mean, mean);
+    w.head_seconds = head_mean * pp;
+    w.seconds_per_layer = (mean - head_mean) * pp / L;
+    if (r.task == Task::pretrain && arch.mtp_layers > 0) {
+      const double vocab = std::max(static_cast<double>(arch.vocab_size), 1.0);
+      w.mtp_seconds = static_cast<double>(arch.mtp_layers) * (w.seconds_per_layer + w.head_seconds * (1.0 + 2.0 * h / vocab));
+    }
+    double busiest = -1;
+    for (int d = 0; d < l.pp; ++d) {
+      const int n = stage_layers(r, arch.num_layers, d);
+      const double t = n * w.seconds_per_layer + (d == l.pp - 1 ? w.head_seconds + w.mtp_seconds : 0.0);
+      if (t > busiest) {
+        busiest = t;
+        e.pp_busiest_stage = d;
+        w.busiest_stage_layers = n;
+      }
+    }
+    const double balanced = mean + w.mtp_seconds / pp;
+    e.pp_stage_imbalance = balanced > 0 ? busiest / balanced : 1.0;
+    w.mean_stage_compute_seconds = balanced + w.moe_fixed_seconds;
+    e.compute_seconds = busiest + w.moe_fixed_seconds;
   }
 
   // EP all-to-all overlapped with another micro-batch's compute: only the excess stays exposed.
@@ -557,10 +635,13 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                  "6·N per token (Kaplan et al. 2020 Table 1) + attention; full recompute 8·N (Narayanan et al. "
                  "2021 Eq. 3); LoRA 4·N; see flops.hpp"});
   out.push_back({"compute_seconds", e.compute_seconds,
-                 fmt::format("{} / ({} GPUs × {} ({}) × efficiency {:.3f}){} = {}", si(e.hardware_flop_per_step, "FLOP"),
+                 fmt::format("{} / ({} GPUs × {} ({}) × efficiency {:.3f}){}{} = {}", si(e.hardware_flop_per_step, "FLOP"),
                              w.gpus, si(w.peak.flops_per_s, "FLOP/s"), dtype_name(w.peak.dtype), e.kernel_efficiency,
                              r.task == Task::qlora ? fmt::format(" × QLoRA de-quantisation {:.2f}", a.qlora_dequant_overhead)
                                                    : std::string(),
+                             e.pp_stage_imbalance != 1.0
+                                 ? fmt::format(" × busiest pipeline rank {:.3f}", e.pp_stage_imbalance)
+                                 : std::string(),
                              si(e.compute_seconds, "s")),
                  fmt::format("kernel efficiency = base(GPU generation) × (eager stack {:.2f}) × 1/(1+{}/h) × "
                              "1/(1+{}/(b·s)){}{}; calibrated on Megatron-LM (Narayanan et al. 2021 Table 1) and "
@@ -577,6 +658,21 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                                                100 * w.expert_flop_share, w.expert_slowdown,
                                                si(w.moe_fixed_seconds, "s"))
                                  : std::string())});
+  if (l.pp > 1 || w.mtp_seconds > 0) {
+    out.push_back({"pp_stage_imbalance", e.pp_stage_imbalance,
+                   fmt::format("busiest pipeline rank {} of {}: {} layers × {} + {}{} = {} vs the mean rank {} → × {:.3f}",
+                               e.pp_busiest_stage, l.pp, w.busiest_stage_layers, si(w.seconds_per_layer, "s"),
+                               e.pp_busiest_stage == l.pp - 1 ? fmt::format("output layer + loss {}", si(w.head_seconds, "s"))
+                                                              : std::string("no output layer"),
+                               e.pp_busiest_stage == l.pp - 1 && w.mtp_seconds > 0
+                                   ? fmt::format(" + MTP {}", si(w.mtp_seconds, "s"))
+                                   : std::string(),
+                               si(e.compute_seconds - w.moe_fixed_seconds, "s"),
+                               si(w.mean_stage_compute_seconds - w.moe_fixed_seconds, "s"), e.pp_stage_imbalance),
+                   "1F1B slots last as long as the slowest stage (Narayanan et al. 2021 §2.2); Megatron-Core puts the "
+                   "output layer and loss on the last stage (account_for_loss_in_pipeline_split = false) and "
+                   "Megatron-Bridge the DeepSeek-V3 MTP module too (DeepSeek-V3 report §2.2)"});
+  }
   out.push_back({"tp_allreduce_seconds", e.tp_allreduce_seconds,
                  l.tp > 1 ? fmt::format("{} micro-batches × {} layers × {} all-reduces × 2({}−1)/{} × {} / {} = {}", md,
                                         w.layers_per_stage, w.tp_collectives_per_layer, l.tp, l.tp, si(w.tp_bytes, "B"),

@@ -11,6 +11,16 @@
 ///                      × kernel efficiency). Hardware FLOP include recomputation
 ///                      (flops.hpp). Kernel efficiency = base(GPU class, precision)
 ///                      × matmul-size factor (hidden/TP, micro-batch × seq); see PerfAssumptions.
+///                      With pipeline parallelism the step waits for the BUSIEST pipeline rank
+///                      (Narayanan et al. 2021 §2.2: every 1F1B slot lasts as long as the slowest
+///                      stage): its decoder layers (request.pipeline_stage_layers, or Megatron-Core's
+///                      default uniform split of the pp·v chunks) plus, on the last rank, the output
+///                      layer and the loss (Megatron-Core account_for_loss_in_pipeline_split false,
+///                      its default), and in pretraining DeepSeek-V3's MTP module (one decoder layer,
+///                      the 2h→h projection and a second pass through the shared output head;
+///                      DeepSeek-V3 report §2.2, Megatron-Bridge puts it on the last stage). Layers
+///                      are timed alike (their mean: layers' compute / L); the head runs at 16 bits.
+///                      compute = max over ranks; pp_stage_imbalance = that / the mean rank.
 ///   tp_allreduce_seconds: Megatron TP (Shoeybi et al. 2019, arXiv:1909.08053 §3): per layer
 ///                      2 all-reduces in forward + 2 in backward (+2 when the forward is
 ///                      recomputed), each of s·b·h·2 bytes (16-bit activations), ring cost
@@ -226,6 +236,14 @@ struct TrainingStepRequest {
   /// compute time stays on the critical path: ep_alltoall_seconds = max(0, all-to-all − compute).
   /// false = Megatron-Core's default (all-to-alls on the critical path).
   bool ep_overlap_with_compute = false;
+  /// Decoder layers held by each pipeline rank (pp entries, the sum of its virtual chunks),
+  /// as a Megatron `pipeline_model_parallel_layout` lists them (e.g. Megatron-Bridge's
+  /// DeepSeek-V3 pp 16: embedding + 4, 14 × 4, 1 + MTP + loss). Empty = Megatron-Core's default
+  /// split (account_for_embedding/loss_in_pipeline_split false): the pp·v chunks get L/(pp·v)
+  /// layers each (a remainder goes one each to the first chunks) and the last rank also holds
+  /// the output layer and the loss. Must have pp entries summing to the model's layers
+  /// (Error{invalid_input, "layout.pipeline_stage_layers"}).
+  std::vector<int> pipeline_stage_layers;
 };
 
 /// Breakdown of one training step. step_seconds = compute_seconds + tp_allreduce_seconds
@@ -235,7 +253,7 @@ struct TrainingStepRequest {
 /// on the critical path after overlap.
 struct TrainingStepEstimate {
   double step_seconds = 0;
-  double compute_seconds = 0;         ///< hardware FLOP / (peak × kernel efficiency), per GPU
+  double compute_seconds = 0;         ///< hardware FLOP / (peak × kernel efficiency), per GPU of the busiest pipeline rank
   double dp_allreduce_seconds = 0;    ///< gradient all-reduce (ZeRO-0/1/2), before overlap
   double zero_allgather_seconds = 0;  ///< ZeRO-3/FSDP gathers + reduce-scatter, before overlap
   double tp_allreduce_seconds = 0;    ///< TP all-reduces, on the critical path
@@ -253,6 +271,10 @@ struct TrainingStepEstimate {
   double model_flop_per_step = 0;     ///< model FLOP per step, whole cluster (6·N·tokens + attention)
   double hardware_flop_per_step = 0;  ///< incl. recomputation, whole cluster
   std::int64_t micro_batches_per_step = 0;  ///< per pipeline: global_batch / (dp × micro_batch)
+  /// Busiest pipeline rank's compute / the mean rank's (1 = balanced; pp = 1: 1). The last rank
+  /// holds the output layer + loss (and DeepSeek's MTP module in pretraining) on top of its layers.
+  double pp_stage_imbalance = 1;
+  int pp_busiest_stage = 0;        ///< 0-based pipeline rank whose compute sets compute_seconds
 };
 
 /// Estimates one training step. Never throws for a well-formed request; requires

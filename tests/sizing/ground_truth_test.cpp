@@ -172,9 +172,6 @@ struct Gap {
 };
 const std::map<std::string, Gap>& allow_list() {
   static const std::map<std::string, Gap> kList = {
-      {"tt-l31-8b-full-4090",
-       {2.50, 3.20, "PagedAdamW8bit pages optimizer state to host memory on a 24 GB card (CUDA unified memory); "
-       "optimizer_in_bwd + torch.compile: not modelled"}},
       {"tt-l31-8b-full-a6000",
        {0.80, 1.10, "optimizer not published for this row (recipe default PagedAdamW8bit: paged to host)"}},
       {"tt-l31-8b-lora-a6000",
@@ -350,6 +347,15 @@ std::optional<Case> map_dev(const json& r) {
       q.layout.offload_optimizer = true;
     }
     if (id == "tt-l31-8b-lora-4090" || id == "tt-l31-8b-qlora-4090") q.recompute = Recompute::full;
+    // The row's published config (README table; recipe 8B_full_single_device.yaml): activation
+    // checkpointing on, optimizer_in_bwd=True, bitsandbytes PagedAdamW8bit.
+    bool paged_optimizer = false;
+    if (id == "tt-l31-8b-full-4090") {
+      q.recompute = Recompute::full;
+      q.optimizer_in_backward = true;
+      q.optimizer = Optimizer::adamw_8bit;
+      paged_optimizer = true;
+    }
     if (id == "tt-l31-8b-lora-a6000") q.recompute = Recompute::none;
     if (id.rfind("tt-l32-3b", 0) == 0) {
       // Cumulative optimisation stack (torchtune README 'Optimization flags').
@@ -373,9 +379,15 @@ std::optional<Case> map_dev(const json& r) {
     maybe_print(c.id, out);
     // torchtune logs torch.cuda memory stats (no CUDA context, no reserve slack).
     c.predicted = out.total_bytes() - q.cuda_context_bytes - out.term_bytes("fragmentation");
+    // bitsandbytes paged optimizers allocate their state with cudaMallocManaged (CUDA unified memory,
+    // bitsandbytes docs "Paged optimizers"), outside PyTorch's caching allocator, so torch.cuda's
+    // peak statistics that torchtune prints do not contain it (the driver pages it to host memory
+    // under pressure). The measurement-method mapping, like the context and slack above.
+    if (paged_optimizer) c.predicted -= out.term_bytes("optimizer_state");
     c.assumption = fmt::format("{} rank {}, recompute {}, chunked CE {}{}, {}", task_name(q.task), q.lora_rank,
                                recompute_name(q.recompute), q.chunked_cross_entropy,
                                q.offload_activations ? ", activations offloaded" : "", out.phase);
+    if (paged_optimizer) c.assumption += "; optimizer in backward, paged 8-bit AdamW state (CUDA managed memory) not in torch.cuda's peak";
     return c;
   }
 
@@ -536,7 +548,10 @@ Outcome judge(const Case& c) {
 
 void run_file(const std::string& file, const std::function<std::optional<Case>(const json&)>& map) {
   const auto rows = read_jsonl(std::string(GPUPLAN_SOURCE_DIR) + "/tests/data/" + file);
-  int mapped = 0, failed = 0, within10 = 0;
+  // ±10% is counted over the rows that publish a number; an "OOM" or "fits in X GB" row is a claim
+  // (predicted above / below the card), judged pass/fail and counted apart — its ratio to the
+  // card's size is not an error.
+  int mapped = 0, failed = 0, within10 = 0, claims = 0, claims_hold = 0;
   std::string report = fmt::format("\n{:<44} {:>10} {:>10} {:>8}  {}\n", "case", "measured", "predicted", "error",
                                    "status / assumption");
   for (const auto& r : rows) {
@@ -569,7 +584,13 @@ void run_file(const std::string& file, const std::function<std::optional<Case>(c
                                            in_gap_range ? "within" : "OUTSIDE", 100 * allowed->second.lo,
                                            100 * allowed->second.hi, allowed->second.reason)
                              : "MISS";
-    within10 += std::fabs(o.error) <= 0.10 ? 1 : 0;
+    const bool claim = c->compare == Compare::exceeds || c->compare == Compare::fits_under;
+    if (claim) {
+      ++claims;
+      claims_hold += o.pass ? 1 : 0;
+    } else {
+      within10 += std::fabs(o.error) <= 0.10 ? 1 : 0;
+    }
     report += fmt::format("{:<44} {:>9.2f}G {:>9.2f}G {:>+7.1f}%  {} ({})\n", id, c->measured / kGiB,
                           c->predicted / kGiB, 100.0 * o.error, status, c->assumption);
     if (!o.pass && !in_gap_range) {
@@ -579,8 +600,9 @@ void run_file(const std::string& file, const std::function<std::optional<Case>(c
     }
   }
   std::cout << report
-            << fmt::format("{}: {} cases mapped, {} outside the bar; {} within ±10% (issue 8 bar: ≥ 90%)\n", file,
-                           mapped, failed, within10);
+            << fmt::format("{}: {} cases mapped, {} outside the bar; {} of {} measured cases within ±10% (issue 8 "
+                           "bar: ≥ 90%); {} of {} OOM / fits-under claims hold\n",
+                           file, mapped, failed, within10, mapped - claims, claims_hold, claims);
   EXPECT_GT(mapped, 0);
 }
 

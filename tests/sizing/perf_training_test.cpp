@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "model/param_count.hpp"
 #include "sizing/perf.hpp"
@@ -224,6 +225,43 @@ TEST(PerfTraining, PipelineBubbleAndTermsAddUp) {
   EXPECT_EQ(lines.back().term, "step_seconds");
   EXPECT_DOUBLE_EQ(lines.back().value, e.step_seconds);
   for (const auto& line : lines) EXPECT_FALSE(line.source.empty()) << line.term;
+}
+
+TEST(PerfTraining, LastPipelineStageHoldsTheOutputLayer) {
+  // 24 layers of h 2048 (GPT shape: 12·h² matmul parameters per layer) and a 51200-token tied
+  // head, pp 4 (Megatron-Core's default split: 6 layers per rank, the output layer + loss on
+  // rank 3). Hand calculation per token (forward; training × 3 on both sides, so it cancels):
+  //   layer = 2·12·h² + attention 4·h·(s+1)/2; head = 2·V·h.
+  const GpuSpec gpu = a100_like();
+  const ModelArch arch = gpt(24, 2048, 51200);
+  const PerfAssumptions a = plain();
+  const double h = 2048, s = 2048, V = 51200;
+  const double layer = 2 * 12 * h * h + 4 * h * (s + 1) / 2;
+  const double head = 2 * V * h;
+  const TrainingStepRequest r = request(1, 4, 1, 8);
+  const TrainingStepEstimate e = estimate_training_step(arch, r, make_cluster(gpu, 4, 1, 0), a);
+  // Busiest = last rank: 6 layers + head; mean rank = (24 layers + head) / 4.
+  const double expected = (6 * layer + head) / ((24 * layer + head) / 4);
+  EXPECT_NEAR(e.pp_stage_imbalance, expected, 2e-3);  // biases and norms: < 0.2%
+  EXPECT_EQ(e.pp_busiest_stage, 3);
+  // compute = the busiest rank's FLOPs at the balanced efficiency: whole-model FLOPs / 4 × ratio.
+  EXPECT_NEAR(e.compute_seconds, e.hardware_flop_per_step / 4 / (312e12 * 0.73) * e.pp_stage_imbalance, 1e-9);
+  // pp 1: nothing to balance.
+  EXPECT_EQ(estimate_training_step(arch, request(1, 1, 1, 8), make_cluster(gpu, 1, 1, 0), a).pp_stage_imbalance, 1.0);
+  // An explicit layout that gives the last rank 3 layers: the busiest rank is a 7-layer one
+  // when 7 layers outweigh 3 layers + the head (7·layer > 3·layer + head here: head ≈ 2.1 layers).
+  TrainingStepRequest uneven = r;
+  uneven.pipeline_stage_layers = {7, 7, 7, 3};
+  const TrainingStepEstimate u = estimate_training_step(arch, uneven, make_cluster(gpu, 4, 1, 0), a);
+  EXPECT_NEAR(u.pp_stage_imbalance, 7 * layer / ((24 * layer + head) / 4), 2e-3);
+  EXPECT_EQ(u.pp_busiest_stage, 0);
+  EXPECT_LT(u.compute_seconds, e.compute_seconds);
+  // Bad layouts: wrong length, wrong sum, negative entries.
+  for (const std::vector<int>& bad : {std::vector<int>{12, 12}, std::vector<int>{6, 6, 6, 5}, std::vector<int>{13, 6, 6, -1}}) {
+    TrainingStepRequest b = r;
+    b.pipeline_stage_layers = bad;
+    EXPECT_THROW(estimate_training_step(arch, b, make_cluster(gpu, 4, 1, 0), a), Error);
+  }
 }
 
 TEST(PerfTraining, MoreDataParallelGpusNeverSlowCompute) {
