@@ -38,7 +38,7 @@ constexpr std::size_t kQueryCacheEntries = 256;
 }  // namespace
 
 std::string Context::sync_version_locked() const {
-  std::string v = data_version_();
+  std::string v = data_version();
   if (v != cached_version_) {
     query_cache_.clear();
     counts_cache_.reset();

@@ -2,6 +2,8 @@
 /// Application layer (api): what every use case reads from outside the request, built once at
 /// each entry point (CLI start, server start) and passed down by reference, instead of
 /// process-wide defaults found deep inside (architecture-review §3 item 3).
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -57,7 +59,14 @@ class Context {
   /// store().counts(), cached like query_offers(). Thread-safe.
   StoreCounts store_counts() const;
   /// The current data version ("" when caching is off): part of every response-cache key.
-  std::string data_version() const { return data_version_ ? data_version_() : std::string(); }
+  /// With the writes this process made (note_write), so a store whose own version cannot see
+  /// them (":memory:") still moves.
+  std::string data_version() const {
+    return data_version_ ? data_version_() + "#w" + std::to_string(writes_.load()) : std::string();
+  }
+  /// Called after this process wrote to the store (the server's POST /api/import): the version
+  /// moves, so every cached answer is dropped.
+  void note_write() const { writes_.fetch_add(1); }
   bool caching() const { return static_cast<bool>(data_version_); }
 
  private:
@@ -69,6 +78,7 @@ class Context {
   mutable std::unique_ptr<OfferStore> store_;
   mutable std::mutex store_use_;
   DataVersion data_version_;
+  mutable std::atomic<std::uint64_t> writes_{0};
   /// Snapshot cache: version seen, query key → offers, counts (all dropped on a version change).
   mutable std::mutex cache_mutex_;
   mutable std::string cached_version_;

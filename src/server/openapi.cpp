@@ -106,6 +106,58 @@ json build() {
                   "when no layout fits, estimate is null and no_fit says why"},
       {"requestBody", {{"required", true}, {"content", {{"application/json", {{"schema", body_schema("estimate")}}}}}}},
       {"responses", responses("Estimate", false)}};
+  {
+    json err = {{"description", "an error"}, {"content", {{"application/json", {{"schema", {{"$ref", "#/components/schemas/Error"}}}}}}}};
+    json r401 = err;
+    r401["description"] = "no or wrong bearer token (code unauthorized)";
+    r401["headers"] = {{"WWW-Authenticate", {{"schema", {{"type", "string"}}}, {"description", "Bearer"}}}};
+    json r403 = err;
+    r403["description"] = "the server has no write token configured: read-only (code read_only)";
+    json r400 = err;
+    r400["description"] = "a malformed file (field: NAME:LINE or NAME:LINE:COL; nothing written) or a bad query parameter";
+    json r413 = err;
+    r413["description"] = "the body is over the import limit (32 MiB by default)";
+    json params = json::array(
+        {{{"name", "format"}, {"in", "query"}, {"required", false},
+          {"schema", {{"type", "string"}, {"description", "an import format as `gpuplan import --format` takes it (generic-csv, generic-json, "
+                                                          "skypilot-vms-csv, ...); default: detected from the name and the body"}}}},
+         {{"name", "dry_run"}, {"in", "query"}, {"required", false},
+          {"schema", {{"type", "boolean"}, {"description", "compare with the store and write nothing (CLI --dry-run)"}}}},
+         {{"name", "name"}, {"in", "query"}, {"required", false},
+          {"schema", {{"type", "string"}, {"description", "file name used in error positions and the dataset user:NAME; default request"}}}}});
+    json body_content = json::object();
+    for (const char* type : {"text/csv", "application/json", "application/octet-stream"})
+      body_content[type] = {{"schema", {{"type", "string"}}}};
+    paths["/api/import"]["post"] = {
+        {"summary", "import an offer file into the store as `gpuplan import` does (all or nothing); only with the server's "
+                    "write token (Authorization: Bearer TOKEN)"},
+        {"security", json::array({{{"bearer", json::array()}}})},
+        {"parameters", params},
+        {"requestBody", {{"required", true}, {"description", "the offer file (docs/import-format.md)"}, {"content", body_content}}},
+        {"responses",
+         {{"200", {{"description", "what changed (or would change, dry_run), as `gpuplan import` prints it"},
+                   {"content", {{"application/json", {{"schema", {{"$ref", "#/components/schemas/ImportResult"}}}}}}}}},
+          {"400", r400}, {"401", r401}, {"403", r403}, {"413", r413}, {"500", err}}}};
+  }
+  json count = {{"type", "integer"}};
+  schemas["ImportResult"] = {
+      {"type", "object"},
+      {"additionalProperties", false},
+      {"required", {"name", "format", "dry_run", "rows_read", "offers_in_file", "offers", "observations", "rules"}},
+      {"properties",
+       {{"name", {{"type", "string"}}},
+        {"format", {{"type", "string"}, {"description", "the import format used (given or detected)"}}},
+        {"dry_run", {{"type", "boolean"}}},
+        {"rows_read", count},
+        {"offers_in_file", count},
+        {"offers", {{"type", "object"}, {"additionalProperties", false}, {"required", {"added", "updated", "unchanged"}},
+                    {"properties", {{"added", count}, {"updated", count}, {"unchanged", count}}}}},
+        {"observations", {{"type", "object"}, {"additionalProperties", false}, {"required", {"added", "already_known"}},
+                          {"properties", {{"added", count}, {"already_known", count}}}}},
+        {"rules", {{"type", "array"},
+                   {"description", "per data-quality rule: rows rejected and offers flagged"},
+                   {"items", {{"type", "object"}, {"additionalProperties", false}, {"required", {"rule", "rejected", "flagged"}},
+                              {"properties", {{"rule", {{"type", "string"}}}, {"rejected", count}, {"flagged", count}}}}}}}}}};
   schemas["GpusOrGpu"] = {{"anyOf", json::array({{{"$ref", "#/components/schemas/Gpus"}}, {{"$ref", "#/components/schemas/Gpu"}}})}};
   schemas["ModelsOrModel"] = {
       {"anyOf", json::array({{{"$ref", "#/components/schemas/Models"}}, {{"$ref", "#/components/schemas/Model"}}})}};
@@ -117,7 +169,7 @@ json build() {
                       {"additionalProperties", false},
                       {"required", {"code", "message", "field", "expected"}},
                       {"properties",
-                       {{"code", {{"type", "string"}, {"description", "invalid_input, not_found, conflict, unavailable, internal, method_not_allowed (405, with an Allow header), payload_too_large (413)"}}},
+                       {{"code", {{"type", "string"}, {"description", "invalid_input, not_found, conflict, unavailable, internal, method_not_allowed (405, with an Allow header), payload_too_large (413), read_only (403), unauthorized (401)"}}},
                         {"message", {{"type", "string"}}},
                         {"field", {{"type", "string"}, {"description", "JSON pointer of the request field, or \"\""}}},
                         {"expected", {{"type", "string"}}},
@@ -130,7 +182,9 @@ json build() {
                     {"description", "Size AI workloads, compare GPU cloud offers, plan the cheapest way to finish. "
                                     "Units in names: bytes, seconds, usd_per_hour."}}},
           {"paths", paths},
-          {"components", {{"schemas", schemas}}}};
+          {"components", {{"schemas", schemas},
+                          {"securitySchemes", {{"bearer", {{"type", "http"}, {"scheme", "bearer"},
+                                                           {"description", "the server's write token (GPUPLAN_WRITE_TOKEN or --write-token-file)"}}}}}}}};
 }
 
 }  // namespace

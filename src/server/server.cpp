@@ -14,6 +14,7 @@
 #include "api/catalog_reads.hpp"
 #include "api/estimate.hpp"
 #include "api/fields.hpp"
+#include "api/import.hpp"
 #include "server/openapi.hpp"
 #include "api/plan.hpp"
 #include "api/size.hpp"
@@ -168,6 +169,30 @@ json parse_body(const httplib::Request& req) {
   }
 }
 
+/// Equal strings, in time that depends only on the lengths (not on where they first differ).
+bool constant_time_equal(const std::string& a, const std::string& b) {
+  const std::size_t n = std::max(a.size(), b.size());
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (std::size_t i = 0; i < n; ++i) {
+    const unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
+    const unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
+    diff = static_cast<unsigned char>(diff | (x ^ y));
+  }
+  return diff == 0;
+}
+
+void send_too_large(httplib::Response& res, std::size_t limit) {
+  send_json(res, 413, {{"code", "payload_too_large"}, {"message", "request body too large"}, {"field", ""},
+                       {"expected", fmt::format("at most {} bytes", limit)}});
+}
+
+/// "true"/"false" (also 1/0) for a query flag; Error{invalid_input, "/NAME"} otherwise.
+bool query_bool(const std::string& name, const std::string& v) {
+  if (v == "true" || v == "1" || v.empty()) return true;
+  if (v == "false" || v == "0") return false;
+  throw_invalid("/" + name, "\"" + v.substr(0, 32) + "\" is not true or false", "true or false");
+}
+
 }  // namespace
 
 struct Server::Impl {
@@ -269,6 +294,10 @@ struct Server::Impl {
   template <class F>
   httplib::Server::Handler compute(F produce) {
     return guarded([this, produce](const httplib::Request& req, httplib::Response& res) {
+      if (req.body.size() > options.max_body_bytes) {  // the global limit is the import's with a token
+        send_too_large(res, options.max_body_bytes);
+        return;
+      }
       const std::string key = ResponseCache::key(ctx, req.path + '\x1f' + req.body);
       if (auto hit = compute_cache.get(key)) {
         res.status = 200;
@@ -280,6 +309,50 @@ struct Server::Impl {
       res.status = 200;
       res.set_content(std::move(body), "application/json");
     });
+  }
+
+  /// POST /api/import (server.hpp): token, query, then api::run_import.
+  void import(const httplib::Request& req, httplib::Response& res) {
+    if (!options.write_token) {
+      send_json(res, 403, {{"code", "read_only"},
+                           {"message", "this server is read-only: no write token is configured"},
+                           {"field", ""},
+                           {"expected", "a server started with GPUPLAN_WRITE_TOKEN or --write-token-file"}});
+      return;
+    }
+    const std::string auth = req.get_header_value("Authorization");
+    const std::string prefix = "Bearer ";
+    if (auth.size() <= prefix.size() || auth.compare(0, prefix.size(), prefix) != 0 ||
+        !constant_time_equal(auth.substr(prefix.size()), *options.write_token)) {
+      res.set_header("WWW-Authenticate", "Bearer");
+      send_json(res, 401, {{"code", "unauthorized"},
+                           {"message", auth.empty() ? "no Authorization header" : "wrong or malformed bearer token"},
+                           {"field", ""},
+                           {"expected", "Authorization: Bearer TOKEN (the server's write token)"}});
+      return;
+    }
+    if (req.body.size() > options.max_import_bytes) {
+      send_too_large(res, options.max_import_bytes);
+      return;
+    }
+    api::ImportInput in;
+    for (const auto& [k, v] : query_params(req)) {
+      if (k == "format") in.format = v;
+      else if (k == "dry_run") in.dry_run = query_bool(k, v);
+      else if (k == "name") in.name = v;
+      else throw_invalid("/" + k, "unknown query parameter", "format, dry_run or name");
+    }
+    if (in.body = req.body; in.body.empty()) throw_invalid("/", "empty request body", "an offer file (docs/import-format.md)");
+    try {
+      send_json(res, 200, api::to_json(api::run_import(in, ctx)));
+    } catch (const Error& e) {
+      if (!e.where().empty() && e.where().front() == '/') throw;  // a query parameter: the usual body
+      // The file's position (NAME:LINE or NAME:LINE:COL) is the field, and leads the message.
+      json body = error_body(e);
+      body["field"] = e.where();
+      body["message"] = e.where().empty() ? e.message() : e.where() + ": " + e.message();
+      send_json(res, http_status(e.kind()), body);
+    }
   }
 
   void routes() {
@@ -336,10 +409,13 @@ struct Server::Impl {
                 api::read_fields(in, body, api::estimate_fields());
                 return api::to_json(api::run_estimate(in, ctx));
               }));
+    http.Post("/api/import", guarded([this](const httplib::Request& req, httplib::Response& res) {
+                import(req, res);
+              }));
     for (const char* get_route : {"/api/health", "/api/openapi.json", "/api/gpus", "/api/models", "/api/offers",
                                   R"(/api/offers/(.+)/history)"})
       add_method_not_allowed(http, get_route, false);
-    for (const char* post_route : {"/api/size", "/api/plan", "/api/estimate"}) add_method_not_allowed(http, post_route, true);
+    for (const char* post_route : {"/api/size", "/api/plan", "/api/estimate", "/api/import"}) add_method_not_allowed(http, post_route, true);
     add_pages(http, ctx);
   }
 };
@@ -348,7 +424,10 @@ Server::Server(const api::Context& ctx, ServerOptions options) : impl_(std::make
   auto& http = impl_->http;
   const std::size_t threads = impl_->options.threads;
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  http.set_payload_max_length(impl_->options.max_body_bytes);
+  const ServerOptions& o = impl_->options;
+  http.set_payload_max_length(o.write_token ? std::max(o.max_body_bytes, o.max_import_bytes) : o.max_body_bytes);
+  // With a token the import's limit is the global one (cpp-httplib has one): every other handler
+  // taking a body checks max_body_bytes itself (compute(); the 405 handlers ignore theirs).
   http.set_read_timeout(impl_->options.read_timeout_seconds, 0);
   http.set_write_timeout(impl_->options.write_timeout_seconds, 0);
   // cpp-httplib's pool keeps one worker per keep-alive connection until it closes: a connection

@@ -21,11 +21,18 @@
 /// newest observation in the store, or when this process saw the data change; If-Modified-Since
 /// → 304 when no If-None-Match is sent). Answers are cached per data version (api::Context: the SQLite
 /// file's state, or PostgreSQL's OfferStore::revision()), so N server processes on one
-/// PostgreSQL answer alike after any import. The store is only read: no write endpoint.
+/// PostgreSQL answer alike after any import.
+/// Writes: only with a write token (ServerOptions::write_token), POST /api/import
+/// (api/import.hpp) with `Authorization: Bearer TOKEN` (compared in constant time): 403
+/// read_only without a token configured, 401 unauthorized (WWW-Authenticate: Bearer) on a missing
+/// or wrong one, 400 for a malformed file (field: NAME:LINE, nothing written), 413 over
+/// max_import_bytes. With a token cpp-httplib's (global) payload limit is max_import_bytes and
+/// the JSON endpoints check max_body_bytes themselves (413 payload_too_large).
 /// Limits: request bodies ≤ max_body_bytes (413), URIs ≤ 8 KiB (414, cpp-httplib), read/write
 /// timeouts, keep-alive capped.
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "api/context.hpp"
@@ -37,6 +44,9 @@ struct ServerOptions {
   int port = 8080;                      ///< 0 = any free port (see Server::port())
   std::size_t threads = 64;  ///< worker threads of the pool (one per open keep-alive connection: mostly idle)
   std::size_t max_body_bytes = 64 * 1024;
+  /// Bearer token for POST /api/import; nullopt = read-only server (the import answers 403).
+  std::optional<std::string> write_token;
+  std::size_t max_import_bytes = std::size_t{32} << 20;  ///< 32 MiB, only with a write token
   int read_timeout_seconds = 5;
   int write_timeout_seconds = 10;
 };
