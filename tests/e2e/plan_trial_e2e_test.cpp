@@ -117,7 +117,8 @@ TEST_F(PlanTrialE2E, NoPlanSuggestionsQuoteDatedUnflaggedPlans) {
       "a budget of at least $" + std::to_string(static_cast<long long>(std::ceil(np["cheapest"]["total_usd"].get<double>())));
   bool quoted = false;
   for (const auto& s : np["suggestions"]) quoted |= s.get<std::string>().rfind(want, 0) == 0;
-  EXPECT_TRUE(quoted) << want << " in " << np["suggestions"].dump();
+  EXPECT_TRUE(quoted) << want << " in " << np["suggestions"].dump() << "; cheapest: " << np["cheapest"]["offer_id"]
+                      << " $" << np["cheapest"]["total_usd"] << " " << np["values"].dump();
   EXPECT_EQ(np["reason"].get<std::string>().find("dataoorts"), std::string::npos) << np["reason"];
 }
 
