@@ -468,35 +468,30 @@ struct SqliteOfferStore::Impl {
   static constexpr const char* kObservationsSql =
       "SELECT kind, usd_per_hour, observed_at, dataset, locator FROM observations WHERE offer_id = ? "
       "ORDER BY (observed_at IS NOT NULL), observed_at, seq";
-  /// The latest observation of each kind only (latest_prices holds their copies), same order.
-  static constexpr const char* kLatestObservationsSql =
-      "SELECT kind, usd_per_hour, observed_at, dataset, locator FROM latest_prices WHERE offer_id = ? "
-      "ORDER BY (observed_at IS NOT NULL), observed_at, seq";
   static constexpr const char* kFlagsSql = "SELECT rule, detail, excludes FROM flags WHERE offer_id = ? ORDER BY position";
 
-  /// Reads one offer's observations with a statement prepared from kObservationsSql
-  /// (prepared once per query by the caller, reset here).
-  void load_observations(Offer& o, Stmt& s) {
-    s.reset();
-    s.bind(1, std::string_view(o.id));
-    while (s.step()) {
-      PriceObservation p;
-      p.offer_id = o.id;
-      auto kind = parse_kind(s.text(0));
-      if (!kind)
-        throw Error(ErrorKind::conflict, path, "corrupt store: unknown price kind \"" + s.text(0) + "\"",
-                    "a gpuplan offer database written by gpuplan");
-      p.kind = *kind;
-      p.usd_per_hour = s.real(1);
-      p.source.observed_at = s.opt_text(2);
-      p.source.dataset = s.text(3);
-      p.source.locator = s.text(4);
-      o.prices.push_back(std::move(p));
-    }
+  /// One observation from the columns kind, usd_per_hour, observed_at, dataset, locator,
+  /// starting at column `first` of the current row.
+  PriceObservation read_observation(Stmt& s, int first, const std::string& offer_id) const {
+    PriceObservation p;
+    p.offer_id = offer_id;
+    auto kind = parse_kind(s.text(first));
+    if (!kind)
+      throw Error(ErrorKind::conflict, path, "corrupt store: unknown price kind \"" + s.text(first) + "\"",
+                  "a gpuplan offer database written by gpuplan");
+    p.kind = *kind;
+    p.usd_per_hour = s.real(first + 1);
+    p.source.observed_at = s.opt_text(first + 2);
+    p.source.dataset = s.text(first + 3);
+    p.source.locator = s.text(first + 4);
+    return p;
   }
+
+  /// Every observation of one offer (kObservationsSql order).
   void load_observations(Offer& o) {
     Stmt s(db, kObservationsSql, path);
-    load_observations(o, s);
+    s.bind(1, std::string_view(o.id));
+    while (s.step()) o.prices.push_back(read_observation(s, 0, o.id));
   }
 
   /// Flags and observations (the latest of each kind, or all) of many offers in one statement
@@ -531,19 +526,7 @@ struct SqliteOfferStore::Impl {
     s.bind(1, std::string_view(arr));
     while (s.step()) {
       auto it = by_id.find(s.text(0));
-      if (it == by_id.end()) continue;
-      PriceObservation p;
-      p.offer_id = it->second->id;
-      auto kind = parse_kind(s.text(1));
-      if (!kind)
-        throw Error(ErrorKind::conflict, path, "corrupt store: unknown price kind \"" + s.text(1) + "\"",
-                    "a gpuplan offer database written by gpuplan");
-      p.kind = *kind;
-      p.usd_per_hour = s.real(2);
-      p.source.observed_at = s.opt_text(3);
-      p.source.dataset = s.text(4);
-      p.source.locator = s.text(5);
-      it->second->prices.push_back(std::move(p));
+      if (it != by_id.end()) it->second->prices.push_back(read_observation(s, 1, it->second->id));
     }
   }
 
