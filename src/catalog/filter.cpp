@@ -865,10 +865,17 @@ std::optional<bool> PreparedFilter::evaluate(const Offer& offer) const {
         return (n.op == CompareOp::eq || n.op == CompareOp::contains) ? hit : !hit;
       }
       case FieldId::gpus: return num(static_cast<double>(offer.gpu_count));
-      case FieldId::vram: return num(offer.gpu_memory_bytes);
-      case FieldId::total_vram:
-        return num(offer.gpu_memory_bytes ? std::optional<double>(*offer.gpu_memory_bytes * offer.gpu_count)
-                                          : std::nullopt);
+      // Memory per GPU: the offer's own figure, else its resolved GPU model's datasheet memory
+      // (the planner sizes on that spec too); unknown only when neither is known.
+      case FieldId::vram:
+        return num(offer.gpu_memory_bytes ? offer.gpu_memory_bytes
+                                          : spec ? std::optional<double>(spec->memory_bytes) : std::nullopt);
+      case FieldId::total_vram: {
+        const std::optional<double> per_gpu =
+            offer.gpu_memory_bytes ? offer.gpu_memory_bytes
+                                   : spec ? std::optional<double>(spec->memory_bytes) : std::nullopt;
+        return num(per_gpu ? std::optional<double>(*per_gpu * offer.gpu_count) : std::nullopt);
+      }
       case FieldId::bandwidth:
         return num(spec && spec->memory_bandwidth_bytes_per_s > 0
                        ? std::optional<double>(spec->memory_bandwidth_bytes_per_s)

@@ -10,6 +10,7 @@
 #include "catalog/import_detail.hpp"
 #include "catalog/providers.hpp"
 #include "util/csv.hpp"
+#include "util/digest.hpp"
 #include "util/embedded.hpp"
 #include "util/error.hpp"
 
@@ -265,6 +266,21 @@ std::size_t flag_price_outliers(ImportBatch& batch, double fraction) {
     ++flagged;
   }
   return flagged;
+}
+
+const std::string& bundled_catalog_key() {
+  static const std::string key = [] {
+    std::vector<std::string_view> parts;
+    std::vector<std::string_view> paths = embedded_paths("offers/");
+    paths.push_back("providers.toml");
+    std::sort(paths.begin(), paths.end());
+    for (std::string_view p : paths) {
+      parts.push_back(p);
+      parts.push_back(embedded_file_or_throw(p));
+    }
+    return "bundled " + sha256_of_parts(parts);
+  }();
+  return key;
 }
 
 ImportBatch bundled_catalog(const GpuCatalog* gpus) {

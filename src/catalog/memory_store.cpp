@@ -106,11 +106,11 @@ ImportResult MemoryOfferStore::preview_import(const ImportBatch& batch) {
   return copy.import(batch);
 }
 
-bool MemoryOfferStore::seed_if_new(const std::function<ImportBatch()>& make_batch) {
+bool MemoryOfferStore::seed_if_new(std::string_view seed_key, const std::function<ImportBatch()>& make_batch) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
-  if (seeded_) return false;
+  if (seed_key_ == seed_key) return false;
   import(make_batch());
-  seeded_ = true;
+  seed_key_ = std::string(seed_key);
   return true;
 }
 

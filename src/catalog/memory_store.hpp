@@ -3,6 +3,7 @@
 /// one-shot runs that need no database. Calls are serialised by a mutex.
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,7 @@ class MemoryOfferStore final : public OfferStore {
   std::vector<PriceObservation> history(std::string_view offer_id) override;
   StoreCounts counts() override;
   ImportResult preview_import(const ImportBatch& batch) override;
-  bool seed_if_new(const std::function<ImportBatch()>& make_batch) override;
+  bool seed_if_new(std::string_view seed_key, const std::function<ImportBatch()>& make_batch) override;
   int schema_version() override { return 0; }
   std::uint64_t revision() override;
   SnapshotCommit commit_snapshot(const SnapshotRecord& record, const ImportBatch* batch) override;
@@ -36,7 +37,7 @@ class MemoryOfferStore final : public OfferStore {
   std::vector<SnapshotRecord> snapshots_;  ///< in insertion order (id = index + 1)
   const GpuCatalog& gpus_;
   std::map<std::string, Offer, std::less<>> offers_;  ///< by id; prices kept oldest first
-  bool seeded_ = false;
+  std::optional<std::string> seed_key_;  ///< the mark seed_if_new sets
   std::uint64_t revision_ = 0;
   std::recursive_mutex mu_;  ///< seed_if_new and preview_import call import
 };

@@ -67,7 +67,7 @@ std::unique_ptr<OfferStore> open_store(const std::string& url, const StoreContex
     store = std::make_unique<SqliteOfferStore>(u.target, &ctx.gpus, opts.busy_timeout_ms);
   }
   if (opts.seed_bundled) {
-    store->seed_if_new([&] {
+    store->seed_if_new(bundled_catalog_key(), [&] {
       ImportBatch b = bundled_catalog(&ctx.gpus);
       apply_quality_gates(b, ctx.clock.today());
       return b;

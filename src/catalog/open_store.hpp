@@ -8,7 +8,8 @@
 ///   postgresql://... or postgres://...     a shared PostgreSQL (pg_store.hpp); libpq URIs and
 ///   "host=... dbname=..."                  keyword/value connection strings both work
 ///
-/// A new database is seeded once from the bundled catalog, resolved against ctx.gpus (so
+/// A new database is seeded from the bundled catalog, and seeded again once when this build's
+/// bundled data differs from the data it was seeded with (bundled_catalog_key()), resolved against ctx.gpus (so
 /// `--gpus-file` applies to the seed too) and passed through the same quality gates as every
 /// other write (ingest.hpp).
 ///

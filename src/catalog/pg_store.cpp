@@ -341,7 +341,9 @@ std::string sort_sql(std::string_view sort) {
   if (sort == kSortBandwidth)
     return "(SELECT s.memory_bandwidth_bytes_per_s FROM gpuplan_specs s WHERE s.name = o.gpu_name)";
   if (sort == kSortPrice) return "lp.usd_per_hour";
-  if (sort == kSortPricePerVramGb) return "(lp.usd_per_hour / NULLIF(o.gpu_count * o.gpu_memory_bytes / 1e9, 0))";
+  if (sort == kSortPricePerVramGb)  // per GPU: the offer's memory, else its GPU model's (store.cpp)
+    return "(lp.usd_per_hour / NULLIF(o.gpu_count * COALESCE(o.gpu_memory_bytes, (SELECT s.memory_bytes FROM gpuplan_specs s "
+           "WHERE s.name = o.gpu_name)) / 1e9, 0))";
   return "lp.usd_per_gpu_hour";  // usd_per_hour / NULLIF(gpu_count, 0), kept by kRefreshLatestSql
 }
 
@@ -402,21 +404,22 @@ struct PgOfferStore::Impl {
     n.exec("SET TimeZone = 'UTC'");
     n.exec(fmt::format("SET lock_timeout = {}", std::max(1, opts.lock_timeout_ms)));  // a constant of ours
     n.exec("CREATE TEMP TABLE IF NOT EXISTS gpuplan_specs (name text PRIMARY KEY, "
-           "memory_bandwidth_bytes_per_s double precision, memtype text)");
+           "memory_bandwidth_bytes_per_s double precision, memtype text, memory_bytes double precision)");
     n.exec("TRUNCATE gpuplan_specs");
-    std::vector<std::string> names, memtypes;
+    std::vector<std::string> names, memtypes, memories;
     std::vector<Param> bandwidths;
     for (const GpuSpec& s : gpus->gpus()) {
       names.push_back(s.name);
+      memories.push_back(*p_num(s.memory_bytes));  // > 0 for every spec (gpu_spec.hpp)
       memtypes.push_back(memory_family(s));
       bandwidths.push_back(s.memory_bandwidth_bytes_per_s > 0 ? p_num(s.memory_bandwidth_bytes_per_s) : Param{});
     }
     std::vector<std::string> bw_text;
     for (const Param& b : bandwidths) bw_text.push_back(b ? *b : "");
     n.exec_params(
-        "INSERT INTO gpuplan_specs SELECT n, NULLIF(b, '')::float8, m FROM unnest($1::text[], $2::text[], $3::text[]) "
-        "AS t(n, b, m) ON CONFLICT (name) DO NOTHING",
-        text_array(names), text_array(bw_text), text_array(memtypes));
+        "INSERT INTO gpuplan_specs SELECT n, NULLIF(b, '')::float8, m, g::float8 "
+        "FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS t(n, b, m, g) ON CONFLICT (name) DO NOTHING",
+        text_array(names), text_array(bw_text), text_array(memtypes), text_array(memories));
     }
     c->prepare("facts", std::string("SELECT ") + kOfferColumns + " FROM offers o WHERE o.id = $1");
     c->prepare("flags", kFlagsSql);
@@ -736,9 +739,9 @@ ImportResult PgOfferStore::preview_import(const ImportBatch& batch) {
   });
 }
 
-bool PgOfferStore::seed_if_new(const std::function<ImportBatch()>& make_batch) {
-  auto seeded = [&](pqxx::transaction_base& t) {
-    return !t.exec_params("SELECT 1 FROM meta WHERE key = $1", "seeded").empty();
+bool PgOfferStore::seed_if_new(std::string_view seed_key, const std::function<ImportBatch()>& make_batch) {
+  auto seeded = [&](pqxx::transaction_base& t) {  // the mark names this seed_key
+    return !t.exec_params("SELECT 1 FROM meta WHERE key = $1 AND value = $2", "seeded", std::string(seed_key)).empty();
   };
   const bool done = impl_->with_connection([&](pqxx::connection& c) {
     pqxx::read_transaction t(c);
@@ -752,8 +755,8 @@ bool PgOfferStore::seed_if_new(const std::function<ImportBatch()>& make_batch) {
     impl_->lock_writes(w);
     if (seeded(w)) return false;
     impl_->import_in(w, batch);
-    w.exec_params("INSERT INTO meta (key, value) VALUES ($1, $2)", "seeded",
-                  batch.dataset.empty() ? std::string("bundled") : batch.dataset);
+    w.exec_params("INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                  "seeded", std::string(seed_key));
     w.commit();
     return true;
   });

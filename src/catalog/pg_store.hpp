@@ -77,7 +77,7 @@ class PgOfferStore final : public OfferStore {
   std::vector<PriceObservation> history(std::string_view offer_id) override;
   StoreCounts counts() override;
   ImportResult preview_import(const ImportBatch& batch) override;
-  bool seed_if_new(const std::function<ImportBatch()>& make_batch) override;
+  bool seed_if_new(std::string_view seed_key, const std::function<ImportBatch()>& make_batch) override;
   int schema_version() override;
   std::uint64_t revision() override;
 

@@ -325,7 +325,9 @@ std::string sort_sql(std::string_view sort) {
   if (sort == kSortBandwidth)
     return "(SELECT s.memory_bandwidth_bytes_per_s FROM gpuplan_specs s WHERE s.name = o.gpu_name)";
   if (sort == kSortPrice) return "lp.usd_per_hour";
-  if (sort == kSortPricePerVramGb) return "(lp.usd_per_hour / NULLIF(o.gpu_count * o.gpu_memory_bytes / 1e9, 0))";
+  if (sort == kSortPricePerVramGb)  // per GPU: the offer's memory, else its GPU model's (store.cpp)
+    return "(lp.usd_per_hour / NULLIF(o.gpu_count * COALESCE(o.gpu_memory_bytes, (SELECT s.memory_bytes FROM gpuplan_specs s "
+           "WHERE s.name = o.gpu_name)) / 1e9, 0))";
   return "lp.usd_per_gpu_hour";  // usd_per_hour / NULLIF(gpu_count, 0), kept by kRefreshLatestSql
 }
 
@@ -450,9 +452,9 @@ struct SqliteOfferStore::Impl {
   void load_specs() {
     exec(db,
          "CREATE TEMP TABLE IF NOT EXISTS gpuplan_specs (name TEXT PRIMARY KEY, memory_bandwidth_bytes_per_s REAL, "
-         "memtype TEXT); DELETE FROM temp.gpuplan_specs;",
+         "memtype TEXT, memory_bytes REAL); DELETE FROM temp.gpuplan_specs;",
          path);
-    Stmt ins(db, "INSERT OR REPLACE INTO temp.gpuplan_specs VALUES (?, ?, ?)", path);
+    Stmt ins(db, "INSERT OR REPLACE INTO temp.gpuplan_specs VALUES (?, ?, ?, ?)", path);
     for (const GpuSpec& s : gpus->gpus()) {
       ins.bind(1, std::string_view(s.name));
       if (s.memory_bandwidth_bytes_per_s > 0)
@@ -460,6 +462,7 @@ struct SqliteOfferStore::Impl {
       else
         ins.bind_null(2);
       ins.bind(3, std::string_view(memory_family(s)));
+      ins.bind(4, s.memory_bytes);
       ins.run();
       ins.reset();
     }
@@ -930,11 +933,12 @@ ImportResult SqliteOfferStore::preview_import(const ImportBatch& batch) {
   }
 }
 
-bool SqliteOfferStore::seed_if_new(const std::function<ImportBatch()>& make_batch) {
+bool SqliteOfferStore::seed_if_new(std::string_view seed_key, const std::function<ImportBatch()>& make_batch) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  auto seeded = [&] {
-    Stmt s(impl_->db, "SELECT 1 FROM meta WHERE key = ?", impl_->path);
+  auto seeded = [&] {  // the mark names this seed_key
+    Stmt s(impl_->db, "SELECT 1 FROM meta WHERE key = ? AND value = ?", impl_->path);
     s.bind(1, std::string_view("seeded"));
+    s.bind(2, seed_key);
     return s.step();
   };
   if (seeded()) return false;
@@ -943,9 +947,10 @@ bool SqliteOfferStore::seed_if_new(const std::function<ImportBatch()>& make_batc
   return impl_->in_transaction([&] {
     if (seeded()) return false;
     impl_->import_unlocked(batch);
-    Stmt s(impl_->db, "INSERT INTO meta (key, value) VALUES (?, ?)", impl_->path);
+    Stmt s(impl_->db, "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+           impl_->path);
     s.bind(1, std::string_view("seeded"));
-    s.bind(2, std::string_view(batch.dataset.empty() ? "bundled" : batch.dataset));
+    s.bind(2, seed_key);
     s.run();
     return true;
   });

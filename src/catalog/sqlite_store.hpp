@@ -9,7 +9,7 @@
 ///   observations(seq PK, offer_id, kind, usd_per_hour, observed_at, dataset, locator),
 ///          unique on (offer_id, kind, usd_per_hour, IFNULL(observed_at,''), dataset)
 ///   flags(offer_id, position, rule, detail, excludes)
-///   meta(key, value): "seeded" once the bundled catalog was imported
+///   meta(key, value): "seeded" = the bundled catalog's key (bundled_catalog_key()) once imported
 ///   snapshots (migration 2; `gpuplan fetch`): id PK, source, url, urls_json, fetched_at,
 ///          content_hash, parser_version, status (accepted|rejected|unchanged), rows_read, offers,
 ///          observations_added, detail; index (source, fetched_at); unique (source, content_hash)
@@ -63,7 +63,7 @@ class SqliteOfferStore final : public OfferStore {
 
   /// Computed inside a transaction that is rolled back: nothing is written.
   ImportResult preview_import(const ImportBatch& batch) override;
-  bool seed_if_new(const std::function<ImportBatch()>& make_batch) override;
+  bool seed_if_new(std::string_view seed_key, const std::function<ImportBatch()>& make_batch) override;
   /// The schema version stored in the file (PRAGMA user_version).
   int schema_version() override;
   std::uint64_t revision() override;

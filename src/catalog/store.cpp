@@ -75,8 +75,13 @@ std::optional<double> offer_sort_value(const Offer& offer, std::string_view sort
   if (offer.gpu_count == 0) return std::nullopt;
   if (sort == kSortPricePerGpuHour) return p->usd_per_hour / offer.gpu_count;
   if (sort == kSortPricePerVramGb) {
-    if (!offer.gpu_memory_bytes || *offer.gpu_memory_bytes == 0) return std::nullopt;
-    return p->usd_per_hour / (offer.gpu_count * *offer.gpu_memory_bytes / 1e9);
+    // the offer's memory per GPU, else its GPU model's (as the filter's `vram`)
+    std::optional<double> per_gpu = offer.gpu_memory_bytes;
+    if (!per_gpu && offer.gpu_name)
+      for (const GpuSpec& s : gpus.gpus())
+        if (s.name == *offer.gpu_name) per_gpu = s.memory_bytes;
+    if (!per_gpu || *per_gpu == 0) return std::nullopt;
+    return p->usd_per_hour / (offer.gpu_count * *per_gpu / 1e9);
   }
   return std::nullopt;
 }

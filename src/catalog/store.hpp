@@ -184,10 +184,14 @@ class OfferStore {
   virtual StoreCounts counts() = 0;
   /// What import(batch) would change, with nothing written (for `gpuplan import --dry-run`).
   virtual ImportResult preview_import(const ImportBatch& batch) = 0;
-  /// Imports make_batch() once in the database's life: when the "seeded" mark is absent, the
-  /// batch is imported and the mark set in one transaction (two processes racing seed once).
-  /// Returns true when this call seeded. make_batch runs only when the mark is absent.
-  virtual bool seed_if_new(const std::function<ImportBatch()>& make_batch) = 0;
+  /// Imports make_batch() once per version of the bundled data: when the "seeded" mark is
+  /// absent, or holds another `seed_key` (a store seeded by an older gpuplan, whose bundled
+  /// catalog was different), the batch is imported and the mark set to `seed_key` in one
+  /// transaction (two processes racing seed once). Importing a newer bundle into a seeded store
+  /// adds its new offers and observations and updates changed facts; observations already
+  /// stored stay (import identity, docs/import-format.md), so a re-seed is never a loss.
+  /// Returns true when this call seeded. make_batch runs only when the mark differs.
+  virtual bool seed_if_new(std::string_view seed_key, const std::function<ImportBatch()>& make_batch) = 0;
   /// Schema version stored in the database (0 for stores without one).
   virtual int schema_version() = 0;
   /// The data's revision: a counter that every committed import (CLI, seed, fetcher, from any

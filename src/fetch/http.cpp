@@ -2,7 +2,6 @@
 
 #include <curl/curl.h>
 #include <fmt/core.h>
-#include <openssl/evp.h>
 
 #include <algorithm>
 #include <cctype>
@@ -10,6 +9,7 @@
 #include <memory>
 #include <thread>
 
+#include "util/digest.hpp"
 #include "util/error.hpp"
 
 namespace gpuplan::fetch {
@@ -317,21 +317,6 @@ std::string rebase_url(const std::string& url, const std::string& base) {
   return *out;
 }
 
-std::string content_hash(const std::vector<std::string_view>& bodies) {
-  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1)
-    throw Error(ErrorKind::internal, "content_hash", "SHA-256 unavailable");
-  for (std::string_view b : bodies) {
-    const std::string len = std::to_string(b.size()) + ":";
-    EVP_DigestUpdate(ctx.get(), len.data(), len.size());
-    EVP_DigestUpdate(ctx.get(), b.data(), b.size());
-  }
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  EVP_DigestFinal_ex(ctx.get(), md, &n);
-  std::string hex = "sha256:";
-  for (unsigned int i = 0; i < n; ++i) hex += fmt::format("{:02x}", md[i]);
-  return hex;
-}
+std::string content_hash(const std::vector<std::string_view>& bodies) { return sha256_of_parts(bodies); }
 
 }  // namespace gpuplan::fetch

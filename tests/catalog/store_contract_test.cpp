@@ -330,10 +330,42 @@ TYPED_TEST(StoreContract, SeedsOnce) {
     ++calls;
     return fixture_batch();
   };
-  EXPECT_TRUE(this->store_->seed_if_new(make));
-  EXPECT_FALSE(this->store_->seed_if_new(make));
+  EXPECT_TRUE(this->store_->seed_if_new("bundled sha256:1", make));
+  EXPECT_FALSE(this->store_->seed_if_new("bundled sha256:1", make));
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(this->store_->counts().offers, 7u);
+}
+
+// A store seeded by an older gpuplan (another bundled catalog, another key) takes the new
+// bundle once: its new offer and new observation arrive, what was stored stays, and the new
+// key is then the mark. (Found in a new-user trial: default stores kept the catalog of the
+// gpuplan that created them, so README's offer counts and new prices never showed.)
+TYPED_TEST(StoreContract, SeedsAgainWhenTheBundledCatalogChanged) {
+  ASSERT_TRUE(this->store_->seed_if_new("bundled sha256:old", [] { return fixture_batch(); }));
+  const StoreCounts before = this->store_->counts();
+  ImportBatch newer = fixture_batch();
+  Offer extra = newer.offers.front();
+  extra.id += "-new";
+  extra.instance_type += "-new";
+  for (PriceObservation& p : extra.prices) p.offer_id = extra.id;
+  newer.offers.push_back(extra);
+  PriceObservation p = newer.offers.front().prices.front();
+  p.usd_per_hour += 1.0;
+  p.source.observed_at = "2026-11-30";
+  newer.offers.front().prices.push_back(p);
+  int calls = 0;
+  auto make = [&] {
+    ++calls;
+    return newer;
+  };
+  EXPECT_TRUE(this->store_->seed_if_new("bundled sha256:new", make));
+  EXPECT_FALSE(this->store_->seed_if_new("bundled sha256:new", make));
+  EXPECT_EQ(calls, 1);
+  const StoreCounts after = this->store_->counts();
+  EXPECT_EQ(after.offers, before.offers + 1);
+  // the extra offer's observations, plus the one later price; the old ones are not repeated
+  EXPECT_EQ(after.observations, before.observations + extra.prices.size() + 1);
+  EXPECT_EQ(this->store_->history(newer.offers.front().id).back().usd_per_hour, p.usd_per_hour);
 }
 
 TYPED_TEST(StoreContract, IngestRefusesFutureDatesAndWritesNothing) {

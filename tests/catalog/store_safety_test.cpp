@@ -8,7 +8,9 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <set>
 
+#include "catalog/importers.hpp"
 #include "catalog/open_store.hpp"
 #include "catalog/sqlite_store.hpp"
 #include "hardware/gpu_spec.hpp"
@@ -104,6 +106,42 @@ TEST_F(StoreSafety, StoreOfAnOlderGpuplanIsAcceptedAndMarked) {
   sqlite3_close(db);
   SqliteOfferStore s(p);
   EXPECT_EQ(s.counts().offers, 7u);
+}
+
+// Found in a new-user trial: a default store created by an older gpuplan kept that build's
+// bundled catalog for ever (its seed mark said only "seeded"), so a newer gpuplan showed old
+// offer counts and prices. A store whose mark names other bundled data takes this build's
+// bundle once, through the same import; its own rows stay.
+TEST_F(StoreSafety, StoreSeededByAnOlderBundleTakesTheCurrentBundleOnce) {
+  const std::string p = file("seeded-by-older.sqlite");
+  {
+    SqliteOfferStore s(p);
+    // the mark's value before bundled_catalog_key(): the batch's dataset, "bundled"
+    ASSERT_TRUE(s.seed_if_new("bundled", [] { return testing::fixture_batch(); }));
+  }
+  open_offer_store(p);
+  std::set<std::string> ids;
+  for (const Offer& o : testing::fixture_batch().offers) ids.insert(o.id);
+  for (const Offer& o : bundled_catalog().offers) ids.insert(o.id);
+  std::uint64_t revision = 0;
+  StoreCounts counts;
+  {
+    SqliteOfferStore s(p);
+    counts = s.counts();
+    EXPECT_EQ(counts.offers, ids.size());
+    revision = s.revision();
+  }
+  sqlite3* db = raw_open(p);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'seeded'", -1, &st, nullptr);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))), bundled_catalog_key());
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  open_offer_store(p);  // same build, same bundle: nothing is imported again
+  SqliteOfferStore s(p);
+  EXPECT_EQ(s.revision(), revision);
+  EXPECT_EQ(s.counts().observations, counts.observations);
 }
 
 TEST_F(StoreSafety, GarbageFileIsACorruptStoreError) {

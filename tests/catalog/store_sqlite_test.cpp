@@ -96,11 +96,11 @@ TEST(SqliteStore, SeedsOnceInTheDatabaseLife) {
   };
   {
     SqliteOfferStore s(db);
-    EXPECT_TRUE(s.seed_if_new(make));
-    EXPECT_FALSE(s.seed_if_new(make));
+    EXPECT_TRUE(s.seed_if_new("bundled sha256:1", make));
+    EXPECT_FALSE(s.seed_if_new("bundled sha256:1", make));
   }
   SqliteOfferStore s(db);
-  EXPECT_FALSE(s.seed_if_new(make));
+  EXPECT_FALSE(s.seed_if_new("bundled sha256:1", make));
   EXPECT_EQ(calls, 1);  // the batch is not even built once seeded
   EXPECT_EQ(s.counts().offers, 7u);
 }

@@ -32,7 +32,7 @@ class OffersCli : public ::testing::Test {
     fs::create_directories(dir_);
     db_ = (dir_ / "offers.sqlite").string();
     SqliteOfferStore s(db_);
-    ASSERT_TRUE(s.seed_if_new([] { return testing::fixture_batch(); }));
+    ASSERT_TRUE(s.seed_if_new("fixture", [] { return testing::fixture_batch(); }));
   }
   void TearDown() override { fs::remove_all(dir_); }
 

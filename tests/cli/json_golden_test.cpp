@@ -41,7 +41,7 @@ class JsonGolden : public ::testing::TestWithParam<GoldenCase> {
     fs::create_directories(dir_);
     db_ = (dir_ / "offers.sqlite").string();
     SqliteOfferStore s(db_);
-    ASSERT_TRUE(s.seed_if_new([] { return testing::fixture_batch(); }));
+    ASSERT_TRUE(s.seed_if_new("fixture", [] { return testing::fixture_batch(); }));
   }
   static void TearDownTestSuite() {
     // GPUPLAN_GOLDEN_DB_COPY=PATH keeps the fixture database, to run another binary on the same

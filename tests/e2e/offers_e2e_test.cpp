@@ -153,3 +153,44 @@ TEST_F(OffersE2E, GroupByProviderCountsEveryOffer) {
 }
 
 }  // namespace
+
+// New-user trial: `vram>=` left out every offer whose row gives no memory although its GPU model
+// is known (Azure's H200 and H100 rows carry no memory column), while `plan` sized those same
+// offers on the model's datasheet memory. The filter now reads the row's memory, else the
+// resolved model's: the H200's datasheet memory is 141 GB (NVIDIA H200 datasheet; data/gpus.csv),
+// so every H200 offer passes `vram>=100GB`, and one whose row states no memory never passes
+// `vram>=150GB`.
+TEST_F(OffersE2E, VramFallsBackToTheGpuModelsMemoryWhenTheRowHasNone) {
+  const json all_h200 = run_json("'gpu=H200' --include-flagged --limit 100000");
+  std::size_t without_row_memory = 0;
+  for (const json& r : all_h200)
+    if (r["gpu_memory_bytes"].is_null()) ++without_row_memory;
+  ASSERT_GT(without_row_memory, 0u) << "the bundled catalog no longer has an H200 row without memory";
+  const json big = run_json("'gpu=H200 vram>=100GB' --include-flagged --limit 100000");
+  EXPECT_EQ(big.size(), all_h200.size());
+  const json total = run_json("'gpu=H200 gpus=8 total_vram>=1000GB' --include-flagged --limit 100000");
+  const json eight = run_json("'gpu=H200 gpus=8' --include-flagged --limit 100000");
+  EXPECT_EQ(total.size(), eight.size());  // 8 × 141 GB = 1,128 GB
+  // rows that state their own memory keep it (some SkyPilot rows write 141 GiB as 151.4 GB);
+  // a row without one is 141 GB and never passes 150 GB
+  const json over = run_json("'gpu=H200 vram>=150GB' --include-flagged --limit 100000");
+  for (const json& r : over) {
+    ASSERT_FALSE(r["gpu_memory_bytes"].is_null()) << r["id"];
+    EXPECT_GE(r["gpu_memory_bytes"].get<double>(), 150e9) << r["id"];
+  }
+  // the per-VRAM-GB sort ranks them too, on the same memory: USD per hour / (GPUs × GB), with
+  // 141 GB per GPU where the row says nothing; priced rows come in non-decreasing order
+  const json sorted = run_json("'gpu=H200' --include-flagged --limit 100000 --sort price_per_vram_gb");
+  ASSERT_EQ(sorted.size(), all_h200.size());
+  double last = 0;
+  std::size_t priced = 0;
+  for (const json& r : sorted) {
+    if (r["usd_per_hour"].is_null()) continue;
+    const double gb = r["gpu_memory_bytes"].is_null() ? 141.0 : r["gpu_memory_bytes"].get<double>() / 1e9;
+    const double key = r["usd_per_hour"].get<double>() / (r["gpu_count"].get<double>() * gb);
+    EXPECT_GE(key, last - 1e-12) << r["id"];
+    last = key;
+    ++priced;
+  }
+  EXPECT_GT(priced, 0u);
+}
