@@ -535,7 +535,8 @@ struct AdmittedOffer {
   double inter_bits = 0;
   bool inter_assumed = false;
   std::vector<int> node_counts;
-  std::string demoted_reason;  ///< flagged / stale / undated; empty = clean
+  std::string demoted_reason;  ///< flagged / undated; empty = clean or stale (stale_reason)
+  std::string_view stale_observed_at;  ///< stale: the day the price was observed (into the offer)
   int demotion_tier = 0;       ///< Plan::demotion_tier
   int evidence_rank = 0;       ///< Plan::evidence_rank
   std::optional<int> price_age_days;  ///< Plan::price_age_days
@@ -613,6 +614,7 @@ struct PriceEvidence {
   /// Stale prices only: whole multiples of the freshness limit the price is old (age / limit,
   /// rounded down, >= 1): 52 days at 30 is 1, 191 days is 6, 925 days is 30. Older ranks lower.
   int age_steps = 0;
+  std::string_view stale_observed_at;  ///< stale: the day observed (a view into the offer)
 };
 /// One rank per price evidence, lower = better: the tier, then (stale) the age in steps of the
 /// freshness limit (docs/planner.md "Price evidence").
@@ -645,8 +647,9 @@ PriceEvidence price_evidence(const PlanRequest& r, const Offer& offer) {
   if (f->tier == FreshnessTier::stale) {
     ev.tier = 1;
     ev.age_steps = std::max(1, static_cast<int>(std::floor(static_cast<double>(f->age_days.value_or(0)) / r.stale_after_days)));
-    ev.reason = fmt::format("stale price: observed {}, {} days ago (more than {:.0f})", od->source.observed_at->substr(0, 10),
-                            f->age_days.value_or(0), r.stale_after_days);
+    // The sentence is written on the rows only (describe_offer: stale_reason): formatting it for
+    // each of thousands of offers cost ~5% of a plan.
+    ev.stale_observed_at = std::string_view(*od->source.observed_at).substr(0, 10);
   }
   return ev;
 }
@@ -726,6 +729,7 @@ SkipReason admit(const PlanRequest& r, const Offer& offer, const GpuCatalog& gpu
   out.evidence_rank = evidence_rank(ev.tier, ev.age_steps);
   out.price_age_days = ev.age_days;
   out.demoted_reason = ev.reason;
+  out.stale_observed_at = ev.stale_observed_at;
   return SkipReason::none;
 }
 
@@ -827,7 +831,10 @@ void describe_offer(const PlanRequest& request, const ModelArch& arch, const Adm
   p.region = offer.region;
   p.regions = {offer.region};
   p.gpu_name = a.spec->name;
-  p.demoted_reason = a.demoted_reason;
+  p.demoted_reason = a.demotion_tier == 1 ? fmt::format("stale price: observed {}, {} days ago (more than {:.0f})",
+                                                          a.stale_observed_at, a.price_age_days.value_or(0),
+                                                          request.stale_after_days)
+                                           : a.demoted_reason;
   if (with_billing && a.billing) p.billing = *a.billing;
   if (price_obs) p.price_source = price_obs->source;
   // The matmul peak the time model fell back to (sizing: bf16 → fp16 → tf32 → fp32): a GPU whose
@@ -1087,7 +1094,8 @@ const SearchOutcome& search_cluster(SearchContext& ctx, std::map<ClusterKey, Sea
       // kv_heads_replicated warning).
       ctx.allow_kv_replication = false;
       o = search_training(ctx, key);
-      if (!o.fits) {
+      if (!o.fits && !ctx.r.pins.tp && !ctx.arch.mla && ctx.arch.num_kv_heads > 0 &&
+          key.gpus_per_node > ctx.arch.num_kv_heads) {  // a TP above the KV heads exists on this node
         ctx.allow_kv_replication = true;
         o = search_training(ctx, key);
       }
