@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "../catalog/store_fixtures.hpp"
+#include "catalog/importers.hpp"
 #include "catalog/sqlite_store.hpp"
 #include "cli/command.hpp"
 
@@ -41,7 +42,8 @@ class JsonGolden : public ::testing::TestWithParam<GoldenCase> {
     fs::create_directories(dir_);
     db_ = (dir_ / "offers.sqlite").string();
     SqliteOfferStore s(db_);
-    ASSERT_TRUE(s.seed_if_new("fixture", [] { return testing::fixture_batch(); }));
+    // marked as seeded with this build's bundle, so the CLI adds no bundled offers to the fixture
+    ASSERT_TRUE(s.seed_if_new(bundled_catalog_key(), [] { return testing::fixture_batch(); }));
   }
   static void TearDownTestSuite() {
     // GPUPLAN_GOLDEN_DB_COPY=PATH keeps the fixture database, to run another binary on the same
