@@ -128,6 +128,9 @@ json plan_json(const Plan& p, std::size_t rank) {
             {"total_usd", p.total_usd()},
             {"demoted_reason", p.demoted_reason.empty() ? json(nullptr) : json(p.demoted_reason)},
             {"demotion_tier", p.demotion_tier},
+            {"evidence_rank", p.evidence_rank},
+            {"price_age_days", p.price_age_days ? json(*p.price_age_days) : json(nullptr)},
+            {"math_fallback", p.math_fallback.empty() ? json(nullptr) : json(p.math_fallback)},
             {"billing",
              {{"granularity_seconds", p.billing.granularity_seconds},
               {"minimum_billed_seconds", p.billing.minimum_billed_seconds},
@@ -159,7 +162,8 @@ json plan_json(const Plan& p, std::size_t rank) {
                     {"tpot_seconds", s.tpot_seconds},
                     {"batch", s.batch},
                     {"max_concurrent_sequences", s.max_concurrent_sequences},
-                    {"requests_per_s_per_replica", s.requests_per_s_per_replica}};
+                    {"requests_per_s_per_replica", s.requests_per_s_per_replica},
+                    {"meets_latency_target", p.meets_latency_target}};
   }
   if (p.images_per_hour) {
     j["images_per_hour"] = *p.images_per_hour;
@@ -177,6 +181,7 @@ json plan_result_json(const PlanRequest& r, const PlanResult& res) {
             {"training_tokens", res.training_tokens},
             {"sort", plan_sort_name(res.sort_applied)},
             {"recommendation_rule", res.recommendation_rule},
+            {"sort_rule", res.sort_rule},
             {"deadline_seconds", r.deadline_seconds ? json(*r.deadline_seconds) : json(nullptr)},
             {"budget_usd", r.budget_usd ? json(*r.budget_usd) : json(nullptr)},
             {"plans_demoted", res.plans_demoted},

@@ -120,9 +120,10 @@ void print_table(const PlanRequest& r, const PlanResult& res) {
       res.recommendation_rule.empty()                ? std::string("none")
       : res.recommendation_rule.rfind("none", 0) == 0 ? res.recommendation_rule
                                                       : res.recommendation_rule.substr(res.recommendation_rule.find(':') + 2),
-      res.sort_applied == PlanSort::recommended ? "recommended, then total cost"
-      : res.sort_applied == PlanSort::cost      ? "total cost"
-                                                : "time to finish",
+      res.sort_applied == PlanSort::recommended ? std::string("recommended, then total cost")
+      : res.sort_applied == PlanSort::cost      ? std::string("total cost")
+                                                : res.sort_rule.empty() ? std::string("time to finish")
+                                                                        : res.sort_rule.substr(3),
       r.stale_after_days, r.stale_after_days,
       r.include_flagged ? "; --include-flagged: ranked together" : "; marked plans rank after clean ones");
   fmt::print("{}", wrap_text(footer, width, ""));

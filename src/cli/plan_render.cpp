@@ -32,9 +32,13 @@ std::string layout_text(const Plan& p) {
   if (p.training) {
     return fmt::format("TP{} PP{} DP{}{} Z{} mb{}{}", p.layout.tp, p.layout.pp, p.layout.dp,
                        p.layout.ep > 1 ? fmt::format(" EP{}", p.layout.ep) : "", p.layout.zero_stage, p.layout.micro_batch,
-                       p.recompute == Recompute::none ? "" : fmt::format(" rc:{}", recompute_name(p.recompute)));
+                       p.recompute == Recompute::none ? "" : fmt::format(" rc:{}", recompute_name(p.recompute))) +
+           (p.math_fallback.empty() ? "" : " " + p.math_fallback + "!");
   }
-  if (p.serving) return fmt::format("TP{} ×{} batch {}", p.layout.tp, p.replicas, p.serving->batch);
+  // The math precision the time model fell back to (Plan::math_fallback) is part of the layout
+  // cell, which no terminal width drops: "fp32!" = timed at the FP32 peak, BF16/FP16 unknown.
+  const std::string math = p.math_fallback.empty() ? "" : " " + p.math_fallback + "!";
+  if (p.serving) return fmt::format("TP{} ×{} batch {}{}", p.layout.tp, p.replicas, p.serving->batch, math);
   return fmt::format("{} GPUs × 1 image", p.gpus_per_instance);
 }
 

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include <cmath>
+#include <limits>
 #include <exception>
 #include <string>
 
@@ -53,6 +54,15 @@ double parse_duration_seconds(std::string_view text, const std::string& flag) {
     throw_invalid_coded(flag, "not_duration", {{"value", std::string(text)}}, fmt::format("'{}' is not a duration", text), expected);
   if (!(v > 0)) throw_invalid_coded(flag, "not_positive", {{"value", std::string(text)}}, fmt::format("'{}' is not positive", text), expected);
   return v * unit;
+}
+
+double PlanRequest::effective_ttft_seconds() const {
+  if (ttft_seconds) return *ttft_seconds;
+  return tpot_seconds ? std::numeric_limits<double>::infinity() : kDefaultTtftSeconds;
+}
+double PlanRequest::effective_tpot_seconds() const {
+  if (tpot_seconds) return *tpot_seconds;
+  return ttft_seconds ? std::numeric_limits<double>::infinity() : kDefaultTpotSeconds;
 }
 
 PlanSort PlanRequest::effective_sort() const {
@@ -137,6 +147,8 @@ void PlanRequest::validate() const {
       if (!requests_per_s && !concurrency)
         throw_invalid_coded("--rps", "load_missing", {}, "a serving plan needs a load", "--rps R or --concurrency N");
       if (requests_per_s) require_positive(*requests_per_s, "--rps");
+      if (ttft_seconds) require_positive(*ttft_seconds, "--ttft-ms");
+      if (tpot_seconds) require_positive(*tpot_seconds, "--tpot-ms");
       if (concurrency && *concurrency < 1) throw_invalid_coded("--concurrency", "not_positive", {{"value", fmt::format("{}", *concurrency)}}, "not positive", "an integer ≥ 1");
       require_positive(hours, "--hours");
       require_at_most(hours, kMaxHours, "--hours");

@@ -81,6 +81,22 @@ struct PlanRequest {
   ServingEngine engine = ServingEngine::vllm;
   std::optional<double> requests_per_s;   ///< --rps target load (serving)
   std::optional<std::int64_t> concurrency;  ///< --concurrency: users/sequences served at once (serving)
+  /// --ttft-ms / --tpot-ms (seconds here, > 0): latency constraints for serving (--rps /
+  /// --concurrency): only plans whose time to first token / time per output token stay within
+  /// them are listed, the batch per replica is lowered to meet them. Unset: the default
+  /// interactive target (kDefaultTtftSeconds / kDefaultTpotSeconds) is used for the
+  /// recommendation only (plans missing it are listed, warned, never recommended).
+  std::optional<double> ttft_seconds;
+  std::optional<double> tpot_seconds;
+  /// The default interactive target: MLPerf Inference's Llama-2-70B Server scenario latency
+  /// constraints, TTFT 2000 ms and TPOT 200 ms at the 99th percentile (mlcommons/inference
+  /// loadgen/mlperf.conf, `llama2-70b.Server.ttft_latency = 2000`, `tpot_latency = 200`).
+  static constexpr double kDefaultTtftSeconds = 2.0;
+  static constexpr double kDefaultTpotSeconds = 0.2;
+  /// The targets in force for serving: the given ones, else (when neither is given) the defaults.
+  /// When only one is given the other is unconstrained (infinity).
+  double effective_ttft_seconds() const;
+  double effective_tpot_seconds() const;
   double hours = 720;                     ///< --hours the service runs (serving), default 30 days
   std::optional<double> requests;         ///< --requests in a batch generation job
 

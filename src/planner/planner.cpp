@@ -60,6 +60,7 @@ struct SearchOutcome {
   double kv_capacity_bytes = 0;
   std::int64_t global_batch_seqs = 0;  ///< training: the runnable batch of the chosen layout
   double steps = 0;                    ///< training: optimizer steps
+  bool meets_latency = true;           ///< serving: TTFT/TPOT within the target (Plan::meets_latency_target)
 };
 
 /// Inter-node bandwidth assumed when the offer names the network but not its speed, bits/s per
@@ -196,6 +197,7 @@ struct SearchContext {
   std::vector<int> pps;              ///< PP candidates (pp_candidates), once per plan
   std::vector<int> expert_divisors;  ///< divisors of the routed experts, once per plan
   std::vector<int> eps;              ///< EP candidates of the current search step (reused)
+  bool allow_kv_replication = false; ///< search TP > KV heads (search_cluster: only when nothing else fits)
 };
 
 /// The model check and the per-GPU memory of one layout, computed on its first use in the plan.
@@ -286,6 +288,7 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
     const int tp = tps[ti];
     if (tp > key.gpus_per_node || key.gpus_per_node % tp != 0) continue;  // TP stays inside a node
     if (arch.num_attention_heads > 0 && arch.num_attention_heads % tp != 0) continue;
+    if (!r.pins.tp && !ctx.allow_kv_replication && !arch.mla && arch.num_kv_heads > 0 && tp > arch.num_kv_heads) continue;
     for (int pp : pps) {
       if (pp > arch.num_layers || n % (tp * pp) != 0) continue;
       const int dp = n / (tp * pp);
@@ -405,12 +408,39 @@ SearchOutcome search_serving(const PlanRequest& r, const ModelArch& arch, const 
       bytes = serving_memory(arch, serving_memory_request(r, tp, est.batch)).total_bytes();
     }
     if (bytes > usable) continue;
+    // Latency target (serving only; a batch job has none): the largest batch whose TTFT and TPOT
+    // meet it. When even one sequence misses it, a target the user gave rejects the TP degree; the
+    // default target keeps the full batch and marks the plan (listed, never recommended).
+    bool meets = true;
+    if (r.workload == PlanWorkload::serving) {
+      const double ttft = r.effective_ttft_seconds(), tpot = r.effective_tpot_seconds();
+      if (est.ttft_seconds > ttft || est.tpot_seconds > tpot) {
+        ServingPerfRequest lat = sp;
+        if (std::isfinite(ttft)) lat.ttft_target_seconds = ttft;
+        if (std::isfinite(tpot)) lat.tpot_target_seconds = tpot;
+        const ServingEstimate lower = largest_batch_meeting_targets(arch, lat, cluster, kv_capacity, assumptions);
+        if (lower.meets_latency_targets) {
+          est = lower;
+          bytes = serving_memory(arch, serving_memory_request(r, tp, est.batch)).total_bytes();
+        } else if (r.ttft_seconds || r.tpot_seconds) {
+          if (!problem) {
+            problem = fmt::format("TP {} on {} misses the latency target even at batch 1 (TTFT {:.0f} ms, TPOT {:.0f} ms)",
+                                  tp, key.gpu->name, lower.ttft_seconds * 1e3, lower.tpot_seconds * 1e3);
+          }
+          continue;
+        } else {
+          meets = false;
+        }
+      }
+    }
     const std::int64_t replicas = key.gpus_per_node / tp;
-    // Rank TP degrees by what the instance delivers: requests/s for --rps and batch jobs,
-    // sequences held for --concurrency (then requests/s).
+    // Rank TP degrees by what the instance delivers: first meeting the latency target, then
+    // requests/s for --rps and batch jobs, sequences held for --concurrency (then requests/s).
     double rate = r.concurrency ? static_cast<double>(est.batch * replicas) * 1e6 + est.requests_per_s_per_replica
                                 : est.requests_per_s_per_replica * static_cast<double>(replicas);
+    if (meets) rate += 1e30;
     if (rate > best_rate) {
+      best.meets_latency = meets;
       best_rate = rate;
       best.fits = true;
       best.layout = ParallelLayout{};
@@ -508,6 +538,8 @@ struct AdmittedOffer {
   std::vector<int> node_counts;
   std::string demoted_reason;  ///< flagged / stale / undated; empty = clean
   int demotion_tier = 0;       ///< Plan::demotion_tier
+  int evidence_rank = 0;       ///< Plan::evidence_rank
+  std::optional<int> price_age_days;  ///< Plan::price_age_days
   std::optional<ResolvedBilling> billing;  ///< resolved on the offer's first fitting plan
 };
 
@@ -551,6 +583,8 @@ struct PlanState {
     int nodes = 0;
   };
   Closest cheapest_recommendable, fastest_recommendable;
+  /// Serving: plans meet the request but none meets the latency target (none recommended).
+  bool latency_excluded_all = false;
 };
 
 /// GpuCatalog::try_find, memoized per plan by (name, memory): the catalog repeats a few dozen
@@ -575,33 +609,45 @@ const GpuSpec* resolve_gpu(const GpuCatalog& gpus, const std::string& name, std:
 struct PriceEvidence {
   int tier = 0;
   std::string reason;  ///< empty when clean
+  /// Days since the judged price was observed (nullopt: undated, or no --today).
+  std::optional<int> age_days;
+  /// Stale prices only: whole multiples of the freshness limit the price is old (age / limit,
+  /// rounded down, >= 1): 52 days at 30 is 1, 191 days is 6, 925 days is 30. Older ranks lower.
+  int age_steps = 0;
 };
+/// One rank per price evidence, lower = better: the tier, then (stale) the age in steps of the
+/// freshness limit (docs/planner.md "Price evidence").
+constexpr int evidence_rank(int tier, int age_steps) { return tier * 1024 + std::min(age_steps, 1023); }
 PriceEvidence price_evidence(const PlanRequest& r, const Offer& offer) {
   PriceEvidence ev;
-  for (const QualityFlag& f : offer.flags) {
-    if (!f.excludes && (f.rule == import_rule::kBelowMarketIndex || f.rule == import_rule::kGpuMemoryMismatch)) {
-      ev.tier = 3;
-      ev.reason = fmt::format("flagged {}", f.rule);
-      return ev;
-    }
-  }
   const PriceObservation* od = offer.latest_price(PriceKind::on_demand);
   if (!od) od = offer.latest_price(PriceKind::spot);
   if (!od) od = offer.latest_price(PriceKind::reserved_1y);
   if (!od) od = offer.latest_price(PriceKind::reserved_3y);
+  std::optional<Freshness> f;
+  if (od && od->source.observed_at && !r.today.empty()) {
+    f = price_freshness(od, r.today, FreshnessLimits{std::min(7.0, r.stale_after_days), r.stale_after_days});
+    if (f->age_days) ev.age_days = static_cast<int>(*f->age_days);
+  }
+  for (const QualityFlag& flag : offer.flags) {
+    if (!flag.excludes && (flag.rule == import_rule::kBelowMarketIndex || flag.rule == import_rule::kGpuMemoryMismatch)) {
+      ev.tier = 3;
+      ev.reason = fmt::format("flagged {}", flag.rule);
+      return ev;
+    }
+  }
   if (!od) return ev;
   if (!od->source.observed_at) {
     ev.tier = 2;
     ev.reason = "undated price";
     return ev;
   }
-  if (r.today.empty()) return ev;
-  const Freshness f =
-      price_freshness(od, r.today, FreshnessLimits{std::min(7.0, r.stale_after_days), r.stale_after_days});
-  if (f.tier == FreshnessTier::stale) {
+  if (!f) return ev;
+  if (f->tier == FreshnessTier::stale) {
     ev.tier = 1;
+    ev.age_steps = std::max(1, static_cast<int>(std::floor(static_cast<double>(f->age_days.value_or(0)) / r.stale_after_days)));
     ev.reason = fmt::format("stale price: observed {}, {} days ago (more than {:.0f})", od->source.observed_at->substr(0, 10),
-                            f.age_days.value_or(0), r.stale_after_days);
+                            f->age_days.value_or(0), r.stale_after_days);
   }
   return ev;
 }
@@ -678,6 +724,8 @@ SkipReason admit(const PlanRequest& r, const Offer& offer, const GpuCatalog& gpu
   // limit, stale, undated, flagged.
   const PriceEvidence ev = price_evidence(r, offer);
   out.demotion_tier = ev.tier;
+  out.evidence_rank = evidence_rank(ev.tier, ev.age_steps);
+  out.price_age_days = ev.age_days;
   out.demoted_reason = ev.reason;
   return SkipReason::none;
 }
@@ -703,6 +751,8 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedO
   p.egress_bytes = request.egress_gb ? *request.egress_gb * kBytesPerGb : ckpt.final_weights_bytes;
   p.storage_bytes = data_bytes + ckpt.checkpoint_bytes;
   p.demotion_tier = a.demotion_tier;
+  p.evidence_rank = a.evidence_rank;
+  p.price_age_days = a.price_age_days;
   if (training) {
     p.instances = nodes;
     p.global_batch_seqs = o.global_batch_seqs;
@@ -738,7 +788,12 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedO
     const ServingEstimate& e = o.serving;
     std::int64_t replicas = 1;
     if (request.workload == PlanWorkload::serving) {
+      // Sequences held at once: the batch each replica runs (lowered to meet a latency target),
+      // not only what its KV cache holds.
       replicas = replicas_needed(e, request.requests_per_s.value_or(0), request.concurrency.value_or(0));
+      if (replicas > 0 && request.concurrency && e.batch > 0) {
+        replicas = std::max(replicas, (*request.concurrency + e.batch - 1) / e.batch);
+      }
     } else {
       replicas = o.replicas_per_instance;  // batch job: one full instance
     }
@@ -748,6 +803,7 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedO
     p.instances = static_cast<int>(instances);
     p.replicas = replicas;
     p.serving = e;
+    p.meets_latency_target = o.meets_latency;
     p.kv_capacity_bytes = o.kv_capacity_bytes;
     p.tokens_per_s = e.decode_tokens_per_s * static_cast<double>(replicas);
     p.requests_per_s = e.requests_per_s_per_replica * static_cast<double>(replicas);
@@ -775,6 +831,30 @@ void describe_offer(const PlanRequest& request, const ModelArch& arch, const Adm
   p.demoted_reason = a.demoted_reason;
   if (with_billing && a.billing) p.billing = *a.billing;
   if (price_obs) p.price_source = price_obs->source;
+  // The matmul peak the time model fell back to (sizing: bf16 → fp16 → tf32 → fp32): a GPU whose
+  // BF16 and FP16 tensor rates data/gpus.csv leaves unknown is timed at its TF32/FP32 peak.
+  const bool fp32_training =
+      request.workload == PlanWorkload::training &&
+      (request.precision == TrainPrecision::fp32 || request.precision == TrainPrecision::tf32);
+  if (!fp32_training && request.workload != PlanWorkload::image_generation && !a.spec->dense_flops(Dtype::bf16) &&
+      !a.spec->dense_flops(Dtype::fp16)) {
+    p.math_fallback = a.spec->dense_flops(Dtype::tf32) ? "tf32" : "fp32";
+  }
+  if (request.workload != PlanWorkload::image_generation && !arch.mla && arch.num_kv_heads > 0 &&
+      p.layout.tp > arch.num_kv_heads) {
+    // Per GPU, K and V projections of one head per layer instead of kv/tp heads: 2·d·h·(1 − kv/tp)
+    // parameters per layer on the most loaded stage that the models count as split.
+    const double d = arch.head_dim > 0 ? static_cast<double>(arch.head_dim)
+                                       : static_cast<double>(arch.hidden_size) / static_cast<double>(arch.num_attention_heads);
+    const double layers = std::ceil(static_cast<double>(arch.num_layers) / std::max(1, p.layout.pp));
+    const double extra = 2.0 * d * static_cast<double>(arch.hidden_size) *
+                         (1.0 - static_cast<double>(arch.num_kv_heads) / p.layout.tp) * layers;
+    add_warning(p.warnings, PlanWarningCode::kv_heads_replicated,
+                fmt::format("TP {} > {} KV heads: each KV head is replicated on {} GPUs; its K/V projections "
+                            "(~{:.0f} M parameters per GPU, with their gradients and optimizer state when trained) are not counted "
+                            "in memory or time",
+                            p.layout.tp, arch.num_kv_heads, p.layout.tp / arch.num_kv_heads, extra / 1e6));
+  }
   if (request.workload == PlanWorkload::training && p.layout.pp > 1 && arch.num_layers % p.layout.pp != 0) {
     // Uneven stages: the memory and time models count ceil(layers / pp) on the most loaded stage.
     add_warning(p.warnings, PlanWarningCode::uneven_pipeline,
@@ -836,8 +916,10 @@ const PriceObservation* price(const PlanRequest& request, const Offer& offer, co
   auto before = [&](const auto& a, const auto& b) {
     const double ta = a.first.run_seconds, tb = b.first.run_seconds;
     const double ca = a.first.total_usd(), cb = b.first.total_usd();
-    if (request.effective_sort() == PlanSort::time) {
-      // The time ranking's rule (cheaper_goes_first), then the faster.
+    if (request.budget_usd && !request.deadline_seconds) {
+      // The budget rule recommends by time: the time ranking's rule (cheaper_goes_first), then
+      // the faster. Never by --sort: the price kind of a plan (and so the R mark) must not
+      // change with the order the rows are listed in.
       if (cheaper_goes_first(request, ta, ca, tb, cb)) return true;
       if (cheaper_goes_first(request, tb, cb, ta, ca)) return false;
       return ta < tb;
@@ -904,8 +986,11 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
     auto stale = is_stale(offer, p.cost.price_kind, request.today, request.stale_after_days);
     if (stale && *stale) {
       add_warning(w, PlanWarningCode::stale_price,
-                  fmt::format("price observed {} is older than {:.0f} days", *p.price_source.observed_at,
-                              request.stale_after_days));
+                  p.price_age_days
+                      ? fmt::format("price observed {} is older than {:.0f} days ({} days old)",
+                                    *p.price_source.observed_at, request.stale_after_days, *p.price_age_days)
+                      : fmt::format("price observed {} is older than {:.0f} days", *p.price_source.observed_at,
+                                    request.stale_after_days));
     }
   }
   const double side = p.cost.storage_usd.value_or(0) + p.cost.egress_usd.value_or(0);
@@ -916,7 +1001,24 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
   const bool wants_bf16 =
       training ? (request.precision == TrainPrecision::bf16_mixed || request.precision == TrainPrecision::bf16_pure)
                : request.quant == WeightQuant::bf16;
-  if (wants_bf16 && !images && !spec->supports(Dtype::bf16)) {
+  if (!p.math_fallback.empty()) {
+    const Dtype used = p.math_fallback == "tf32" ? Dtype::tf32 : Dtype::fp32;
+    add_warning(w, PlanWarningCode::fp32_math_fallback,
+                fmt::format("{}: BF16/FP16 tensor-core rates unknown (data/gpus.csv); timed at its {} peak ({:.0f} "
+                            "TFLOP/s), so time{} pessimistic",
+                            spec->name, p.math_fallback == "tf32" ? "TF32" : "FP32",
+                            spec->dense_flops(used).value_or(0) / 1e12,
+                            p.serving ? ", TTFT and TPOT are" : " is"));
+  }
+  if (p.serving && !p.meets_latency_target) {
+    add_warning(w, PlanWarningCode::latency_target_missed,
+                fmt::format("TTFT {:.0f} ms / TPOT {:.0f} ms even at batch {}: above the {} target (TTFT ≤ {:.0f} ms, "
+                            "TPOT ≤ {:.0f} ms); not recommended",
+                            p.serving->ttft_seconds * 1e3, p.serving->tpot_seconds * 1e3,
+                            p.serving->batch, request.ttft_seconds || request.tpot_seconds ? "given" : "default interactive",
+                            request.effective_ttft_seconds() * 1e3, request.effective_tpot_seconds() * 1e3));
+  }
+  if (wants_bf16 && !images && !spec->supports(Dtype::bf16) && p.math_fallback.empty()) {
     add_warning(w, PlanWarningCode::fp16_without_bf16,
                 training ? fmt::format("{} has no BF16: training falls back to FP16 with loss scaling", spec->name)
                          : fmt::format("{} has no BF16: bf16 weights are served in FP16 (overflow risk for some models)",
@@ -936,7 +1038,7 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
         add_warning(w, PlanWarningCode::spot_not_cheaper, "on-demand is cheaper after expected preemption losses");
       }
     }
-  } else if (p.cost.price_kind == PriceKind::on_demand && request.effective_sort() != PlanSort::time) {
+  } else if (p.cost.price_kind == PriceKind::on_demand && !(request.budget_usd && !request.deadline_seconds)) {
     for (const auto& alt : p.alternatives) {
       if (alt.price_kind == PriceKind::spot && alt.usd_per_hour < p.cost.usd_per_hour) {
         add_warning(w, PlanWarningCode::spot_not_cheaper,
@@ -979,7 +1081,18 @@ const SearchOutcome& search_cluster(SearchContext& ctx, std::map<ClusterKey, Sea
   if (it != cache.end()) return it->second;
   SearchOutcome o;
   switch (ctx.r.workload) {
-    case PlanWorkload::training: o = search_training(ctx, key); break;
+    case PlanWorkload::training:
+      // TP above the model's KV heads replicates each KV head on tp / kv GPUs (vLLM, Megatron
+      // num_query_groups), which the memory and step-time models do not count: such layouts are
+      // searched only when no other layout of the cluster fits (and then carry a
+      // kv_heads_replicated warning).
+      ctx.allow_kv_replication = false;
+      o = search_training(ctx, key);
+      if (!o.fits) {
+        ctx.allow_kv_replication = true;
+        o = search_training(ctx, key);
+      }
+      break;
     case PlanWorkload::image_generation:
       o = search_images(ctx.r, ctx.arch, key, ctx.assumptions, ctx.layouts_evaluated);
       break;
@@ -1214,6 +1327,7 @@ struct Candidate {
   double total = 0;
   double time = 0;
   bool on_pareto_front = false;
+  bool meets_latency = true;               ///< serving: within the TTFT/TPOT target (Plan::meets_latency_target)
   std::size_t region_group = 0;            ///< RegionGroups: the same plan in another region or zone
   double total_usd() const { return total; }
   double time_seconds() const { return time; }
@@ -1339,7 +1453,7 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
       }
       if (!price(request, offer, *a.billing, st, p)) continue;
       candidates.push_back(Candidate{admitted.size(), nodes, &o, p.total_usd(), p.time_seconds(), false,
-                                     region_groups.group_of(offer, p)});
+                                     o.meets_latency, region_groups.group_of(offer, p)});
       candidate_offer.push_back(admitted.size());
     }
     admitted.push_back(std::move(a));
@@ -1394,8 +1508,8 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
   // canonical order (the candidates' order). The others' regions are listed on its row.
   const bool demote_evidence = !request.include_flagged;
   auto represents_before = [&](std::size_t a, std::size_t b) {
-    const int ta = demote_evidence ? admitted[candidate_offer[a]].demotion_tier : 0;
-    const int tb = demote_evidence ? admitted[candidate_offer[b]].demotion_tier : 0;
+    const int ta = demote_evidence ? admitted[candidate_offer[a]].evidence_rank : 0;
+    const int tb = demote_evidence ? admitted[candidate_offer[b]].evidence_rank : 0;
     if (ta != tb) return ta < tb;
     if (candidates[a].total_usd() != candidates[b].total_usd()) return candidates[a].total_usd() < candidates[b].total_usd();
     if (candidates[a].time_seconds() != candidates[b].time_seconds()) return candidates[a].time_seconds() < candidates[b].time_seconds();
@@ -1440,23 +1554,67 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
     // as good or better (price_evidence: clean < stale < undated < flagged) is at least as cheap
     // and as fast and better in one. So an undated offer never takes the mark from the clean plan
     // the rule recommends (the recommended plan is always on the front).
+    // Ranks: the tier, then a stale price's age in steps of the freshness limit (evidence_rank).
     const bool demote = !request.include_flagged;
+    std::vector<int> ranks{0};
+    if (demote) {
+      ranks.clear();
+      for (std::size_t i : feasible) ranks.push_back(admitted[candidate_offer[i]].evidence_rank);
+      std::sort(ranks.begin(), ranks.end());
+      ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+    }
     std::vector<CostTimePoint> pts;
     std::vector<std::size_t> which;
     pts.reserve(feasible.size());
     which.reserve(feasible.size());
-    for (int t = 0; t <= (demote ? 3 : 0); ++t) {
+    for (int t : ranks) {
       pts.clear();
       which.clear();
       for (std::size_t i : feasible) {
-        if (demote && admitted[candidate_offer[i]].demotion_tier > t) continue;
+        if (demote && admitted[candidate_offer[i]].evidence_rank > t) continue;
         pts.push_back({candidates[i].total_usd(), candidates[i].time_seconds()});
         which.push_back(i);
       }
       for (std::size_t k : pareto_front_indices(pts)) {
-        if (!demote || admitted[candidate_offer[which[k]]].demotion_tier == t) candidates[which[k]].on_pareto_front = true;
+        if (!demote || admitted[candidate_offer[which[k]]].evidence_rank == t) candidates[which[k]].on_pareto_front = true;
       }
     }
+  }
+  // The recommended plan: chosen over every feasible plan (each region group's representative)
+  // by the request's constraints only, never by --sort (the sort orders the rows; the R mark is
+  // the same for --sort cost, time or none). Pool: the plans on the best price evidence present
+  // (rank: tier, then a stale price's age step) among those meeting the latency target (serving);
+  // none when only undated or flagged prices meet the request while dated, unflagged ones exist.
+  std::size_t rec = std::string::npos;
+  {
+    const bool demote = !request.include_flagged;
+    auto rank = [&](std::size_t i) { return demote ? admitted[candidate_offer[i]].evidence_rank : 0; };
+    int best_rank = std::numeric_limits<int>::max();
+    int best_tier_any = 3;
+    for (std::size_t i : feasible) {
+      best_tier_any = std::min(best_tier_any, demote ? admitted[candidate_offer[i]].demotion_tier : 0);
+      if (candidates[i].meets_latency) best_rank = std::min(best_rank, rank(i));
+    }
+    const bool blocked = demote && !feasible.empty() && best_tier_any > st.max_recommendable_tier;
+    std::vector<std::size_t> pool;
+    for (std::size_t i : feasible) {
+      if (!blocked && candidates[i].meets_latency && rank(i) == best_rank) pool.push_back(i);
+    }
+    if (!pool.empty()) {
+      if (!request.deadline_seconds && !request.budget_usd) {
+        rec = recommend_index(candidates, request, pool);
+      } else if (request.deadline_seconds) {  // with or without a budget: the cheapest
+        rec = pool.front();
+        for (std::size_t i : pool) {
+          const Candidate& p = candidates[i];
+          const Candidate& b = candidates[rec];
+          if (p.total_usd() < b.total_usd() || (p.total_usd() == b.total_usd() && p.time_seconds() < b.time_seconds())) rec = i;
+        }
+      } else {  // a budget only: the fastest, by the time ranking's rule
+        rec = first_by_time(request, pool, [&](std::size_t i) -> const Candidate& { return candidates[i]; });
+      }
+    }
+    st.latency_excluded_all = !feasible.empty() && best_rank == std::numeric_limits<int>::max();
   }
   const PlanSort sort = result.sort_applied;
   {
@@ -1485,12 +1643,14 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
       }
       keep[best] = true;
     }
+    if (rec != std::string::npos) keep[rec] = true;
     std::vector<Plan> rows;
     for (std::size_t i : feasible) {
       if (keep[i] || candidates[i].on_pareto_front) {
         const PriceObservation* chosen = nullptr;
         Plan& p = rows.emplace_back(materialize(request, arch, c, i, st, chosen));
         describe_offer(request, arch, admitted[candidate_offer[i]], chosen, p, false);
+        p.recommended = i == rec;
         // The same plan in other regions or zones, in the representative order.
         const std::vector<std::size_t>& g = group_members[candidates[i].region_group];
         for (std::size_t j = 1; j < g.size(); ++j) {
@@ -1506,23 +1666,48 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
   return out;
 }
 
+/// The time ranking's rule in words (--sort time and the --budget recommendation).
+std::string time_rule_text(const PlanRequest& r) {
+  return fmt::format(
+      "(times within {:.0f}% tie, and a faster plan goes first only if each hour it saves costs at most {:.0f}× "
+      "the cheaper plan's spend per hour: else the cheaper wins)",
+      r.time_tie_tolerance * 100, r.speedup_max_cost_ratio);
+}
+
+/// The sequence (training: --seq; serving: prompt + output tokens) beyond the model's maximum
+/// context (max_position_embeddings), as `gpuplan size` warns: the model was not trained for it
+/// (RoPE scaling or fine-tuning for long context needed). nullopt when within it or unknown.
+std::optional<PlanWarning> context_warning(const PlanRequest& r, const ModelArch& arch) {
+  if (arch.family != ModelFamily::decoder || arch.max_position_embeddings <= 0) return std::nullopt;
+  const bool training = r.workload == PlanWorkload::training;
+  if (r.workload == PlanWorkload::image_generation) return std::nullopt;
+  const std::int64_t tokens = training ? r.seq_len : r.prompt_tokens + r.output_tokens;
+  if (tokens <= arch.max_position_embeddings) return std::nullopt;
+  return PlanWarning{PlanWarningCode::seq_exceeds_context,
+                     fmt::format("{} {} exceeds the model's maximum context of {} tokens (max_position_embeddings): "
+                                 "it was not trained for it (RoPE scaling or long-context fine-tuning needed)",
+                                 training ? "--seq" : "--prompt-tokens + --output-tokens =", tokens,
+                                 arch.max_position_embeddings)};
+}
+
 /// Stage 6b: the recommended plan, the order (sort, then price-evidence tiers) and the counts.
 void order_rows(const PlanRequest& request, const PlanState& st, PlanResult& result) {
   const PlanSort sort = result.sort_applied;
-  // Recommendation and order by the evidence of the price (price_evidence): clean, then stale,
-  // undated and flagged prices, unless --include-flagged.
+  // Recommendation (made in select_rows, whatever the sort) and order by the evidence of the
+  // price (evidence_rank): clean, then stale (by age), undated and flagged, unless --include-flagged.
   const bool demote = !request.include_flagged;
-  auto tier = [&](const Plan& p) { return demote ? p.demotion_tier : 0; };
+  auto tier = [&](const Plan& p) { return demote ? p.evidence_rank : 0; };
   auto demoted = [&](const Plan& p) { return p.demotion_tier > 0; };
   int best_tier = 3;
-  for (const Plan& p : result.plans) best_tier = std::min(best_tier, tier(p));
+  for (const Plan& p : result.plans) best_tier = std::min(best_tier, demote ? p.demotion_tier : 0);
+  const Plan* recommended = nullptr;
+  for (const Plan& p : result.plans) {
+    if (p.recommended) recommended = &p;
+  }
+  if (recommended && demote) best_tier = recommended->demotion_tier;
   // Undated or flagged prices are never recommended while a plan on a dated, unflagged price
   // exists (even one that misses the deadline or budget): the rule may not rest on them then.
   const bool blocked = demote && !result.plans.empty() && best_tier > st.max_recommendable_tier;
-  std::vector<std::size_t> clean;
-  for (std::size_t i = 0; i < result.plans.size() && !blocked; ++i) {
-    if (tier(result.plans[i]) == best_tier) clean.push_back(i);
-  }
   result.recommendation_evidence = !demote || blocked ? ""
                                    : best_tier == 0 ? "clean_dated"
                                    : best_tier == 1 ? "dated_stale"
@@ -1531,58 +1716,53 @@ void order_rows(const PlanRequest& request, const PlanState& st, PlanResult& res
   const std::string evidence_words =
       !demote || blocked ? ""
       : best_tier == 0   ? " (clean prices only: dated, unflagged, at most {:.0f} days old)"
-      : best_tier == 1   ? " (dated, unflagged prices only; all older than {:.0f} days)"
+      : best_tier == 1   ? " (dated, unflagged prices only; all older than {:.0f} days: the most recent ones)"
       : best_tier == 2   ? " (unflagged prices only; no plan has a dated one)"
                          : " (only flagged prices run this)";
   const std::string evidence = fmt::format(fmt::runtime(evidence_words), request.stale_after_days);
-  std::size_t rec = std::string::npos;
-  if (sort == PlanSort::recommended) {
-    rec = recommend_index(result.plans, request, clean);
+  const bool serving_latency = request.workload == PlanWorkload::serving;
+  const std::string latency =
+      serving_latency ? fmt::format(", among the plans meeting TTFT ≤ {:.0f} ms and TPOT ≤ {:.0f} ms{}",
+                                    request.effective_ttft_seconds() * 1e3, request.effective_tpot_seconds() * 1e3,
+                                    request.ttft_seconds || request.tpot_seconds ? "" : " (default interactive target)")
+                      : "";
+  if (!request.deadline_seconds && !request.budget_usd) {
     result.recommendation_rule = fmt::format(
         "recommended: of the plans finishing within {:.0f} days, the fastest on their cost/time Pareto front costing "
-        "at most {:.0f}% more than the cheapest of them (none within {:.0f} days: the fastest plan){}",
+        "at most {:.0f}% more than the cheapest of them (none within {:.0f} days: the fastest plan){}{}",
         request.recommend_horizon_seconds / kSecondsPerDay, request.recommend_max_cost_premium * 100,
-        request.recommend_horizon_seconds / kSecondsPerDay, evidence);
+        request.recommend_horizon_seconds / kSecondsPerDay, latency, evidence);
     result.recommendation_rule_code = "front";
-  } else if (!clean.empty()) {
-    // Under a constraint or an explicit sort, the first clean plan in that order.
-    if (sort == PlanSort::time) {
-      rec = first_by_time(request, clean, [&](std::size_t i) -> const Plan& { return result.plans[i]; });
-    } else {
-      rec = clean.front();
-      for (std::size_t i : clean) {
-        if (result.plans[i].total_usd() < result.plans[rec].total_usd()) rec = i;
-      }
-    }
+  } else {
     result.recommendation_rule =
-        request.deadline_seconds || request.budget_usd
-            ? std::string(request.deadline_seconds ? "recommended: the cheapest plan that finishes by the deadline"
-                                                   : "recommended: the fastest plan within the budget")
-            : std::string(sort == PlanSort::time ? "recommended: the fastest plan" : "recommended: the cheapest plan");
-    if (request.deadline_seconds && request.budget_usd) {
-      result.recommendation_rule = "recommended: the cheapest plan that meets both the deadline and the budget";
-    }
+        request.deadline_seconds && request.budget_usd ? "recommended: the cheapest plan that meets both the deadline and the budget"
+        : request.deadline_seconds                     ? "recommended: the cheapest plan that finishes by the deadline"
+                                                       : "recommended: the fastest plan within the budget";
     result.recommendation_rule_code = request.deadline_seconds && request.budget_usd ? "deadline_and_budget"
                                       : request.deadline_seconds                     ? "deadline"
-                                      : request.budget_usd                           ? "budget"
-                                      : sort == PlanSort::time                       ? "fastest"
-                                                                                     : "cheapest";
-    result.recommendation_time_ties = sort == PlanSort::time;
-    if (sort == PlanSort::time) {
-      result.recommendation_rule += fmt::format(
-          " (times within {:.0f}% tie, and a faster plan goes first only if each hour it saves costs at most {:.0f}× "
-          "the cheaper plan's spend per hour: else the cheaper wins)",
-          request.time_tie_tolerance * 100, request.speedup_max_cost_ratio);
-    }
-    result.recommendation_rule += evidence;
+                                                                                     : "budget";
+    result.recommendation_time_ties = !request.deadline_seconds;
+    if (result.recommendation_time_ties) result.recommendation_rule += " " + time_rule_text(request);
+    result.recommendation_rule += latency + evidence;
+  }
+  if (sort == PlanSort::time) result.sort_rule = "by time to finish " + time_rule_text(request);
+  if (recommended && recommended->price_age_days && recommended->price_source.observed_at) {
+    result.recommendation_rule += fmt::format("; the recommended plan's price was observed {}, {} days ago",
+                                              recommended->price_source.observed_at->substr(0, 10),
+                                              *recommended->price_age_days);
   }
   if (blocked) {
     result.recommendation_rule =
         "none: every plan that meets the request rests on an undated or flagged price, and plans on dated, unflagged "
         "prices exist (see the no_clean_plan warning)";
     result.recommendation_rule_code.clear();
+  } else if (!recommended && st.latency_excluded_all) {
+    result.recommendation_rule = fmt::format(
+        "none: no plan meets the latency target (TTFT ≤ {:.0f} ms, TPOT ≤ {:.0f} ms; see the latency_target_missed "
+        "warnings; --ttft-ms / --tpot-ms set it)",
+        request.effective_ttft_seconds() * 1e3, request.effective_tpot_seconds() * 1e3);
+    result.recommendation_rule_code.clear();
   }
-  if (rec != std::string::npos) result.plans[rec].recommended = true;
   // Ordered as pointers, then moved once into that order: by tier (recommended plan first), then
   // by the sort within each tier.
   std::vector<Plan*> order;
@@ -1923,6 +2103,10 @@ std::string_view plan_warning_code_name(PlanWarningCode c) noexcept {
     case PlanWarningCode::stale_price: return "stale_price";
     case PlanWarningCode::egress_storage_share: return "egress_storage_share";
     case PlanWarningCode::fp16_without_bf16: return "fp16_without_bf16";
+    case PlanWarningCode::latency_target_missed: return "latency_target_missed";
+    case PlanWarningCode::fp32_math_fallback: return "fp32_math_fallback";
+    case PlanWarningCode::seq_exceeds_context: return "seq_exceeds_context";
+    case PlanWarningCode::kv_heads_replicated: return "kv_heads_replicated";
     case PlanWarningCode::gddr_serving: return "gddr_serving";
     case PlanWarningCode::spot_not_cheaper: return "spot_not_cheaper";
     case PlanWarningCode::reserved_commitment: return "reserved_commitment";
@@ -1979,7 +2163,7 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   const double tokens = training ? request.training_tokens() : 0;
   result.training_tokens = tokens;
 
-  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt, std::nullopt, {}, {}, {}, {}};
+  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt, std::nullopt, {}, {}, {}, {}, false};
   ctx.global_batch = training ? request.effective_global_batch_seqs() : 0;
   ctx.tokens = tokens;
   PlanState st;
@@ -1988,6 +2172,7 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   Infeasible missed = select_rows(request, arch, c, st, result);
   order_rows(request, st, result);
   add_result_warnings(request, st, result);
+  if (auto w = context_warning(request, arch)) result.warnings.push_back(*w);
   if (request.pareto_only) {
     // The recommended plan stays (chosen by the same evidence rule as without --pareto: clean,
     // dated prices first), even when a flagged, undated or old offer dominates it on the front.
@@ -2047,7 +2232,7 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
   a.spec = c.gpu;
   a.capacity_bytes = c.gpu->fit_memory_bytes();  // as plan() and `gpuplan size`
   a.inter_bits = c.inter_node_bytes_per_s * 8.0;
-  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt, std::nullopt, {}, {}, {}, {}};
+  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt, std::nullopt, {}, {}, {}, {}, false};
   ctx.global_batch = request.effective_global_batch_seqs();
   ctx.tokens = request.training_tokens();
   std::map<ClusterKey, SearchOutcome> cache;
@@ -2069,6 +2254,7 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
     return std::nullopt;
   }
   describe_offer(request, arch, a, nullptr, *p);
+  if (auto w = context_warning(request, arch)) p->warnings.push_back(*w);
   p->provider.clear();
   p->instance_type.clear();
   p->regions.clear();

@@ -68,6 +68,14 @@ enum class PlanWarningCode {
   /// result-level: only plans on undated or flagged prices meet the deadline/budget while plans on
   /// dated, unflagged prices exist: none is recommended; what those would need is quoted
   no_clean_plan,
+  /// serving: TTFT or TPOT above the (default or given) latency target at every batch (plan not recommended)
+  latency_target_missed,
+  /// the GPU's BF16/FP16 tensor-core peak is unknown (data/gpus.csv): the FP32 peak was used
+  fp32_math_fallback,
+  /// --seq (or prompt + output tokens) exceeds the model's maximum context
+  seq_exceeds_context,
+  /// TP larger than the model's KV heads: each KV head is replicated on TP / kv_heads GPUs
+  kv_heads_replicated,
 };
 std::string_view plan_warning_code_name(PlanWarningCode c) noexcept;
 
@@ -114,6 +122,15 @@ struct Plan {
   bool mfu_overridden = false;     ///< --mfu replaced the modelled step time
   std::optional<TrainingStepEstimate> training;
   std::optional<ServingEstimate> serving;
+  /// Serving (--rps / --concurrency): TTFT and TPOT within the request's target
+  /// (PlanRequest::effective_ttft_seconds / effective_tpot_seconds). A plan that misses the
+  /// default target is listed with a latency_target_missed warning but never recommended; one
+  /// that misses a target the user gave is not listed. True for other workloads.
+  bool meets_latency_target = true;
+  /// The matmul precision the time model used when the asked one has no published peak for this
+  /// GPU ("fp32" when the GPU's BF16/FP16 tensor rates are unknown in data/gpus.csv and its FP32
+  /// peak is used: times are pessimistic); empty when the asked precision's peak is known.
+  std::string math_fallback;
   double kv_capacity_bytes = 0;    ///< serving: KV-cache bytes that fit beside the weights, per replica
   double requests_per_s = 0;       ///< serving capacity, all replicas (images: images/s)
   std::optional<double> images_per_hour;      ///< image generation, the whole plan
@@ -140,6 +157,12 @@ struct Plan {
   /// older); 2 undated; 3 a data-quality flag questions the price or memory. Plans rank by tier
   /// first (unless --include-flagged); the table marks 1-3 with ~ ? ! in every layout.
   int demotion_tier = 0;
+  /// The rank plans are ordered and recommended by (unless --include-flagged), lower = better:
+  /// the tier, then for stale prices their age in whole steps of --max-price-age (52 days old at
+  /// 30 ranks ahead of 191 days old, which ranks ahead of 925 days old). docs/planner.md.
+  int evidence_rank = 0;
+  /// Days since the plan's price was observed (nullopt: undated, or no --today).
+  std::optional<int> price_age_days;
   /// Every region where this plan runs (same provider, instance, nodes, layout, price kind and
   /// time before spot loss; prices, price evidence and spot preemption rates may differ), this
   /// plan's first: the row is the group's representative whatever --sort (best price evidence,
@@ -196,7 +219,10 @@ struct PlanResult {
   /// limit), "dated_stale" (dated and unflagged, but every one older than the limit),
   /// "unflagged" (unflagged, some undated) or "" (every price).
   std::string recommendation_evidence;
-  bool recommendation_time_ties = false;  ///< sort by time: times within time_tie_tolerance tie
+  bool recommendation_time_ties = false;  ///< the budget rule: times within time_tie_tolerance tie
+  /// --sort time: the time ranking's rule in words ("by time to finish (times within 2% tie, ...)");
+  /// empty for the other sorts. The sort orders the rows only: the R mark never depends on it.
+  std::string sort_rule;
   std::size_t plans_demoted = 0;    ///< plans ranked after clean ones (stale, undated or flagged); 0 with --include-flagged
 };
 

@@ -96,27 +96,27 @@ class PlanE2E : public ::testing::Test {
           << id;
     }
     // Pareto front: marked ⇔ not dominated by a plan whose price evidence is as good or better
-    // (demotion_tier ≤ its own; docs/planner.md "Pareto front") — over all plans: --limit 100000
-    // keeps them all.
+    // (evidence_rank ≤ its own: the tier, then a stale price's age in steps of --max-price-age;
+    // docs/planner.md "Pareto front") — over all plans: --limit 100000 keeps them all.
     ASSERT_EQ(plans.size(), j["plans_total"].get<std::size_t>());
     for (const json& p : plans) {
       const double pc = p["total_usd"].get<double>(), pt = p["time_seconds"].get<double>();
       bool dominated = false;
       for (const json& q : plans) {
-        if (q["demotion_tier"].get<int>() > p["demotion_tier"].get<int>()) continue;
+        if (q["evidence_rank"].get<int>() > p["evidence_rank"].get<int>()) continue;
         const double qc = q["total_usd"].get<double>(), qt = q["time_seconds"].get<double>();
         dominated |= qc <= pc && qt <= pt && (qc < pc || qt < pt);
       }
       EXPECT_EQ(p["on_pareto_front"].get<bool>(), !dominated) << p["offer_id"];
     }
     // Default order (docs/planner.md "Ranking"): the recommended plan first, then by price-quality
-    // tier (clean, then undated/old, then flagged), then by total cost.
+    // rank (clean, then stale by age step, then undated, then flagged), then by total cost.
     std::size_t recommended = 0;
     for (const json& p : plans) recommended += p["recommended"].get<bool>();
     EXPECT_EQ(recommended, 1u);
     EXPECT_TRUE(plans[0]["recommended"].get<bool>());
     for (std::size_t i = 2; i < plans.size(); ++i) {
-      const int ta = plans[i - 1]["demotion_tier"].get<int>(), tb = plans[i]["demotion_tier"].get<int>();
+      const int ta = plans[i - 1]["evidence_rank"].get<int>(), tb = plans[i]["evidence_rank"].get<int>();
       EXPECT_LE(ta, tb);
       if (ta == tb) {
         EXPECT_LE(plans[i - 1]["total_usd"].get<double>(), plans[i]["total_usd"].get<double>());
