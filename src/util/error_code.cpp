@@ -30,7 +30,7 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 86> kCodes = {
+constexpr std::array<std::string_view, 87> kCodes = {
     "body_not_object",
     "both_given",
     "cli_only_field",
@@ -78,6 +78,7 @@ constexpr std::array<std::string_view, 86> kCodes = {
     "integer_out_of_range",
     "kv_heads_not_dividing_heads",
     "kv_tokens_too_large",
+    "layout_training_only",
     "load_missing",
     "lora_targets_missing",
     "model_missing",
