@@ -8,8 +8,10 @@
 #include <cmath>
 #include <regex>
 
+#include "api/plan.hpp"
 #include "model/presets.hpp"
 #include "util/error.hpp"
+#include "util/error_code.hpp"
 
 namespace gpuplan::api {
 
@@ -55,8 +57,8 @@ double read_number(std::string text, const std::string& language) {
   const char* end = text.data() + text.size();
   const auto [p, ec] = std::from_chars(text.data(), end, v);
   if (ec != std::errc() || p != end || !std::isfinite(v))
-    throw Error(ErrorKind::invalid_input, "question", fmt::format("the number \"{}\" is out of range", as_written),
-                "a number below 1e300, e.g. 5e8 or 500 million");
+    throw_invalid_coded("question", "question_number_out_of_range", {{"value", as_written}},
+                        fmt::format("the number \"{}\" is out of range", as_written), "a number below 1e300, e.g. 5e8 or 500 million");
   return v;
 }
 
@@ -64,8 +66,8 @@ double read_number(std::string text, const std::string& language) {
 double scaled(double value, double scale, const std::string& as_written) {
   const double v = value * scale;
   if (!std::isfinite(v))
-    throw Error(ErrorKind::invalid_input, "question", fmt::format("the number \"{}\" is out of range", as_written),
-                "a number below 1e300, e.g. 5e8 or 500 million");
+    throw_invalid_coded("question", "question_number_out_of_range", {{"value", as_written}},
+                        fmt::format("the number \"{}\" is out of range", as_written), "a number below 1e300, e.g. 5e8 or 500 million");
   return v;
 }
 
@@ -116,21 +118,106 @@ class Reader {
   AskResult run() {
     read_model();
     read_task();
+    read_latency();  // before tokens: "50 ms per token" is a latency, not a token count
     read_tokens();
     read_images();
     read_rate();
     read_money();
     read_duration();
     read_gpu();
+    read_model_size();
     decide_missing();
     return result_;
   }
 
  private:
-  void add(std::string name, json value, std::string source) {
+  void add(std::string name, json value, std::string source, std::string mark = {}, std::string not_used = {}) {
     for (const auto& f : result_.fields)
       if (f.name == name) return;  // first reading wins
-    result_.fields.push_back({std::move(name), std::move(value), std::move(source)});
+    result_.fields.push_back({std::move(name), std::move(value), std::move(source), std::move(mark), std::move(not_used)});
+  }
+
+  /// A number read by `m` (a match in low_), with the mark written before it ("at least 200M
+  /// tokens", "~500M", "≥ 8", "moins de 500 $", "ไม่เกิน 2 วัน"): the field's source then starts
+  /// at the mark, so the echo keeps it (a trial found "≥" and "about" dropped).
+  void add_marked(std::string name, json value, const std::smatch& m, std::string not_used = {}) {
+    const std::size_t start = static_cast<std::size_t>(m.position(0));
+    const auto [mark, mark_start] = mark_before(start);
+    add(std::move(name), std::move(value), low_.substr(mark_start, start + static_cast<std::size_t>(m.length(0)) - mark_start),
+        mark, std::move(not_used));
+  }
+
+  /// The mark just before byte `pos` of low_ and where it starts ({"", pos} when none).
+  std::pair<std::string, std::size_t> mark_before(std::size_t pos) const {
+    // Longest phrases first within each symbol; all lower case (low_ is).
+    static const std::vector<std::pair<std::string_view, const char*>> marks = {
+        {"at least", "\xe2\x89\xa5"}, {"au moins", "\xe2\x89\xa5"}, {"more than", "\xe2\x89\xa5"}, {"plus de", "\xe2\x89\xa5"},
+        {"minimum", "\xe2\x89\xa5"}, {">=", "\xe2\x89\xa5"}, {"\xe2\x89\xa5", "\xe2\x89\xa5"},
+        {"\xe0\xb8\xad\xe0\xb8\xa2\xe0\xb9\x88\xe0\xb8\xb2\xe0\xb8\x87\xe0\xb8\x99\xe0\xb9\x89\xe0\xb8\xad\xe0\xb8\xa2", "\xe2\x89\xa5"},  // อย่างน้อย
+        {"approximately", "\xe2\x89\x88"}, {"roughly", "\xe2\x89\x88"}, {"around", "\xe2\x89\x88"}, {"about", "\xe2\x89\x88"},
+        {"environ", "\xe2\x89\x88"}, {"\xc3\xa0 peu pr\xc3\xa8s", "\xe2\x89\x88"}, {"~", "\xe2\x89\x88"}, {"\xe2\x89\x88", "\xe2\x89\x88"},
+        {"\xe0\xb8\x9b\xe0\xb8\xa3\xe0\xb8\xb0\xe0\xb8\xa1\xe0\xb8\xb2\xe0\xb8\x93", "\xe2\x89\x88"},  // ประมาณ
+        {"\xe0\xb8\xa3\xe0\xb8\xb2\xe0\xb8\xa7", "\xe2\x89\x88"},                                                  // ราว
+        {"at most", "\xe2\x89\xa4"}, {"less than", "\xe2\x89\xa4"}, {"under", "\xe2\x89\xa4"}, {"below", "\xe2\x89\xa4"},
+        {"within", "\xe2\x89\xa4"}, {"up to", "\xe2\x89\xa4"}, {"maximum", "\xe2\x89\xa4"}, {"au plus", "\xe2\x89\xa4"},
+        {"moins de", "\xe2\x89\xa4"}, {"jusqu'\xc3\xa0", "\xe2\x89\xa4"}, {"<=", "\xe2\x89\xa4"}, {"\xe2\x89\xa4", "\xe2\x89\xa4"},
+        {"\xe0\xb9\x84\xe0\xb8\xa1\xe0\xb9\x88\xe0\xb9\x80\xe0\xb8\x81\xe0\xb8\xb4\xe0\xb8\x99", "\xe2\x89\xa4"},  // ไม่เกิน
+        {"\xe0\xb8\xa0\xe0\xb8\xb2\xe0\xb8\xa2\xe0\xb9\x83\xe0\xb8\x99", "\xe2\x89\xa4"},                    // ภายใน
+    };
+    std::size_t end = pos;
+    while (end > 0 && low_[end - 1] == ' ') --end;
+    // "budget of", "de", "en", "for", "on": one small word between the mark and the number.
+    std::size_t word_end = end;
+    for (std::string_view w : {"of", "de", "en", "for", "on", "sur", "in", "with", "avec", "budget", "\xe0\xb8\x87\xe0\xb8\x9a"}) {
+      if (end >= w.size() && low_.compare(end - w.size(), w.size(), w) == 0 &&
+          (end == w.size() || !std::isalnum(static_cast<unsigned char>(low_[end - w.size() - 1])))) {
+        word_end = end - w.size();
+        while (word_end > 0 && low_[word_end - 1] == ' ') --word_end;
+        break;
+      }
+    }
+    for (std::size_t e : {end, word_end}) {
+      for (const auto& [w, symbol] : marks) {
+        if (e >= w.size() && low_.compare(e - w.size(), w.size(), w) == 0) {
+          const std::size_t s = e - w.size();
+          const bool ascii_word = std::isalpha(static_cast<unsigned char>(w.front())) != 0;
+          if (ascii_word && s > 0 && std::isalpha(static_cast<unsigned char>(low_[s - 1]))) continue;  // "thunder 5"
+          return {symbol, s};
+        }
+      }
+    }
+    return {"", pos};
+  }
+
+  /// True when the words just before `pos` negate what follows ("not qlora", "sans QLoRA",
+  /// "ไม่ใช้ qlora"): a negated task word must not select the task.
+  bool negated(std::size_t pos) const {
+    std::size_t end = pos;
+    while (end > 0 && (low_[end - 1] == ' ' || low_[end - 1] == ',')) --end;
+    std::string_view before(low_.data(), end);
+    for (std::string_view article : {"a", "an", "un", "une", "du", "de", "en", "with", "avec", "use", "using"}) {
+      if (before.size() > article.size() && before.ends_with(article) && before[before.size() - article.size() - 1] == ' ') {
+        std::string_view rest = before.substr(0, before.size() - article.size());
+        while (!rest.empty() && rest.back() == ' ') rest.remove_suffix(1);
+        for (std::string_view n : {"not", "no", "without", "pas", "sans", "non"})
+          if (rest.ends_with(n) && (rest.size() == n.size() || !std::isalpha(static_cast<unsigned char>(rest[rest.size() - n.size() - 1]))))
+            return true;
+      }
+    }
+    static const std::vector<std::string_view> negations = {
+        "not", "no", "without", "rather than", "instead of", "pas", "pas de", "pas en", "sans", "non", "plut\xc3\xb4t que",
+        "au lieu de", "\xe0\xb9\x84\xe0\xb8\xa1\xe0\xb9\x88",  // ไม่ (also the start of ไม่ใช่, ไม่ใช้, ไม่เอา: checked below)
+        "\xe0\xb9\x84\xe0\xb8\xa1\xe0\xb9\x88\xe0\xb9\x83\xe0\xb8\x8a\xe0\xb9\x88",   // ไม่ใช่
+        "\xe0\xb9\x84\xe0\xb8\xa1\xe0\xb9\x88\xe0\xb9\x83\xe0\xb8\x8a\xe0\xb9\x89",   // ไม่ใช้
+        "\xe0\xb9\x84\xe0\xb8\xa1\xe0\xb9\x88\xe0\xb9\x80\xe0\xb8\xad\xe0\xb8\xb2",   // ไม่เอา
+    };
+    for (std::string_view n : negations) {
+      if (!before.ends_with(n)) continue;
+      const std::size_t s = before.size() - n.size();
+      if (s == 0 || !std::isalpha(static_cast<unsigned char>(before[s - 1])) || static_cast<unsigned char>(n.front()) >= 0x80)
+        return true;
+    }
+    return false;
   }
   bool got(std::string_view name) const {
     return std::any_of(result_.fields.begin(), result_.fields.end(), [&](const auto& f) { return f.name == name; });
@@ -203,7 +290,9 @@ class Reader {
     };
     for (const auto& r : rules) {
       for (auto w : r.words) {
-        if (has(low_, w)) {
+        for (std::size_t at = low_.find(w); at != std::string::npos; at = low_.find(w, at + 1)) {
+          if (w == "lora" && at > 0 && low_[at - 1] == 'q') continue;  // inside "qlora"
+          if (negated(at)) continue;                                    // "not qlora", "sans QLoRA"
           add("task", r.task, std::string(w));
           return;
         }
@@ -216,7 +305,7 @@ class Reader {
                                R"()?\s*(?:de\s+|d')?(tokens?|jetons?|\xe0\xb9\x82\xe0\xb8\x97\xe0\xb9\x80\xe0\xb8\x84(?:\xe0\xb9\x87)?\xe0\xb8\x99))");
     std::smatch m;
     if (std::regex_search(low_, m, re)) {
-      add("tokens", scaled(read_number(m[1].str(), result_.language), scale_of(m[2].str()), m[0].str()), m[0].str());
+      add_marked("tokens", scaled(read_number(m[1].str(), result_.language), scale_of(m[2].str()), m[0].str()), m);
     }
   }
 
@@ -225,7 +314,7 @@ class Reader {
                                R"()?\s*(images?|\xe0\xb8\xa0\xe0\xb8\xb2\xe0\xb8\x9e|\xe0\xb8\xa3\xe0\xb8\xb9\xe0\xb8\x9b))");
     std::smatch m;
     if (std::regex_search(low_, m, re)) {
-      add("images", scaled(read_number(m[1].str(), result_.language), scale_of(m[2].str()), m[0].str()), m[0].str());
+      add_marked("images", scaled(read_number(m[1].str(), result_.language), scale_of(m[2].str()), m[0].str()), m);
     }
   }
 
@@ -233,8 +322,8 @@ class Reader {
     static const std::regex rps(kNumber + R"(\s*(?:rps|req/s|(?:requests?|requ\xc3\xaates?|\xe0\xb8\x84\xe0\xb8\xb3\xe0\xb8\x82\xe0\xb8\xad)\s*(?:/|per|par|\xe0\xb8\x95\xe0\xb9\x88\xe0\xb8\xad)\s*(?:s\b|sec|second|seconde|\xe0\xb8\xa7\xe0\xb8\xb4\xe0\xb8\x99\xe0\xb8\xb2\xe0\xb8\x97\xe0\xb8\xb5)))");
     static const std::regex users(kNumber + R"(\s*(?:concurrent users|users|utilisateurs|\xe0\xb8\x9c\xe0\xb8\xb9\xe0\xb9\x89\xe0\xb9\x83\xe0\xb8\x8a\xe0\xb9\x89))");
     std::smatch m;
-    if (std::regex_search(low_, m, rps)) add("rps", read_number(m[1].str(), result_.language), m[0].str());
-    if (std::regex_search(low_, m, users)) add("concurrency", read_number(m[1].str(), result_.language), m[0].str());
+    if (std::regex_search(low_, m, rps)) add_marked("rps", read_number(m[1].str(), result_.language), m);
+    if (std::regex_search(low_, m, users)) add_marked("concurrency", read_number(m[1].str(), result_.language), m);
   }
 
   void read_money() {
@@ -244,7 +333,30 @@ class Reader {
     if (std::regex_search(low_, m, before) || std::regex_search(low_, m, after)) {
       const double v = scaled(read_number(m[1].str(), result_.language), m[2].matched ? 1e3 : 1, m[0].str());
       result_.budget_usd = v;
-      add("budget_usd", v, m[0].str());
+      add_marked("budget_usd", v, m);
+      return;
+    }
+    // Euros and baht ("500€", "€500", "500 euros", "5000 บาท"): read, shown, and not used:
+    // offers are priced in US dollars and gpuplan keeps no exchange rate (a guessed rate would
+    // be an invented number).
+    static const std::regex eur_before("\xe2\x82\xac\\s*" + kNumber + R"(\s*(k)?)");
+    static const std::regex eur_after(kNumber + R"(\s*(k)?\s*(?:\xe2\x82\xac|eur\b|euros?))");
+    static const std::regex thb_after(kNumber + R"(\s*(k)?\s*(?:\xe0\xb8\x9a\xe0\xb8\xb2\xe0\xb8\x97|baht|thb))");  // บาท
+    for (const auto& [re, name] : {std::pair{&eur_before, "budget_eur"}, std::pair{&eur_after, "budget_eur"},
+                                   std::pair{&thb_after, "budget_thb"}}) {
+      if (std::regex_search(low_, m, *re)) {
+        add_marked(name, scaled(read_number(m[1].str(), result_.language), m[2].matched ? 1e3 : 1, m[0].str()), m, "currency");
+        return;
+      }
+    }
+    // "budget 500", "budget of 500", "un budget de 500", "งบ 500": an amount with no currency is
+    // in US dollars, the currency of every price gpuplan shows (the answer echoes it as $500).
+    static const std::regex bare(R"((?:budget|\xe0\xb8\x87\xe0\xb8\x9a(?:\xe0\xb8\x9b\xe0\xb8\xa3\xe0\xb8\xb0\xe0\xb8\xa1\xe0\xb8\xb2\xe0\xb8\x93)?)\s*(?:of|de|:|is|est)?\s*(?:at most|under|max(?:imum)?|au plus|moins de|\xe0\xb9\x84\xe0\xb8\xa1\xe0\xb9\x88\xe0\xb9\x80\xe0\xb8\x81\xe0\xb8\xb4\xe0\xb8\x99)?\s*)" + kNumber + R"(\s*(k)?(?![\d.,]*\s*(?:tokens?|jetons?|gpus?|h\b|hours?|days?|jours?)))");
+    if (std::regex_search(low_, m, bare)) {
+      const double v = scaled(read_number(m[1].str(), result_.language), m[2].matched ? 1e3 : 1, m[0].str());
+      result_.budget_usd = v;
+      std::string mark = mark_before(static_cast<std::size_t>(m.position(1))).first;
+      add("budget_usd", v, m[0].str(), mark.empty() ? "\xe2\x89\xa4" : mark);  // a budget is a limit
     }
   }
 
@@ -271,10 +383,60 @@ class Reader {
     if (unit.rfind("week", 0) == 0 || unit.rfind("semaine", 0) == 0 || unit.rfind("\xe0\xb8\xaa\xe0\xb8\xb1", 0) == 0)
       seconds = scaled(n, 7 * 86400, m[0].str());
     if (task_is("serve")) {
-      add("hours", seconds / 3600, m[0].str());  // a service runs for a duration
+      add_marked("hours", seconds / 3600, m);  // a service runs for a duration
     } else {
       result_.deadline_seconds = seconds;
-      add("deadline_seconds", seconds, m[0].str());
+      add_marked("deadline_seconds", seconds, m);
+    }
+  }
+
+  /// Serving latency targets: "50 ms per token" (TPOT, time per output token), "time to first
+  /// token 500 ms" / "500 ms to first token" (TTFT), in ms. They go to the planner as `tpot_ms` /
+  /// `ttft_ms` when its request table has those fields; until then they are read and reported
+  /// as not used (never silently dropped).
+  void read_latency() {
+    static const std::string ms = R"((ms|milliseconds?|millisecondes?|\xe0\xb8\xa1\xe0\xb8\xb4\xe0\xb8\xa5\xe0\xb8\xa5\xe0\xb8\xb4\xe0\xb8\xa7\xe0\xb8\xb4\xe0\xb8\x99\xe0\xb8\xb2\xe0\xb8\x97\xe0\xb8\xb5|s|sec|seconds?|secondes?))";  // มิลลิวินาที
+    static const std::string token = R"((?:output\s+|generated\s+|de\s+sortie\s+)?(?:tokens?|jetons?|\xe0\xb9\x82\xe0\xb8\x97\xe0\xb9\x80\xe0\xb8\x84(?:\xe0\xb9\x87)?\xe0\xb8\x99))";
+    static const std::regex tpot(kNumber + R"(\s*)" + ms + R"(\s*(?:per|/|par|a|an|\xe0\xb8\x95\xe0\xb9\x88\xe0\xb8\xad)\s*)" + token);  // ต่อ
+    static const std::regex tpot_named(R"(\b(?:tpot|itl)\b\s*(?:of|de|:|=|under|below|<|\xe2\x89\xa4|<=)?\s*)" + kNumber + R"(\s*)" + ms);
+    static const std::regex ttft_after(R"((?:\bttft\b|time to first token|first token|premier jeton|\xe0\xb9\x82\xe0\xb8\x97\xe0\xb9\x80\xe0\xb8\x84(?:\xe0\xb9\x87)?\xe0\xb8\x99\xe0\xb9\x81\xe0\xb8\xa3\xe0\xb8\x81)[^0-9]{0,24}?)" + kNumber + R"(\s*)" + ms);  // โทเคนแรก
+    static const std::regex ttft_before(kNumber + R"(\s*)" + ms + R"(\s*(?:to|before|for|until|avant|pour|jusqu'au)\s*(?:the\s+|le\s+)?(?:first token|premier jeton))");
+    auto millis = [&](const std::smatch& m, int number, int unit) {
+      const std::string u = m[unit].str();
+      const bool milli = u.rfind("ms", 0) == 0 || u.rfind("milli", 0) == 0 || static_cast<unsigned char>(u[0]) >= 0x80;
+      return scaled(read_number(m[number].str(), result_.language), milli ? 1 : 1000, m[0].str());
+    };
+    std::smatch m;
+    if (std::regex_search(low_, m, tpot)) add_marked("tpot_ms", millis(m, 1, 2), m, planner_field_missing("tpot_ms"));
+    else if (std::regex_search(low_, m, tpot_named)) add_marked("tpot_ms", millis(m, 1, 2), m, planner_field_missing("tpot_ms"));
+    if (std::regex_search(low_, m, ttft_after)) add_marked("ttft_ms", millis(m, 1, 2), m, planner_field_missing("ttft_ms"));
+    else if (std::regex_search(low_, m, ttft_before)) add_marked("ttft_ms", millis(m, 1, 2), m, planner_field_missing("ttft_ms"));
+  }
+
+  /// "no_plan_field" when the plan request has no field `name` (api/plan.hpp plan_fields()), "" when it has.
+  static std::string planner_field_missing(std::string_view name) {
+    for (const auto& d : plan_fields())
+      if (d.info.name == name) return "";
+    return "no_plan_field";
+  }
+
+  /// A model given by its size, not its name: "pretrain a 7B model", "un modèle de 7B", "a
+  /// 13B-parameter model", "โมเดล 7B": the plan's `params` (a synthetic model of that size,
+  /// docs/models.md). Only when no bundled model was named, and only in these phrasings: a size
+  /// next to an unknown model's name ("falcon 40b") is not read as one.
+  void read_model_size() {
+    if (got("model")) return;
+    static const std::string size = R"((\d+(?:[.,]\d+)?)\s*(b|m|t)\b)";
+    static const std::regex en(R"(\b(?:a|an|one|the)\s+)" + size + R"(\s*-?\s*(?:param(?:eter)?s?\s+)?(?:model|llm)\b)");
+    static const std::regex params(size + R"(\s*(?:params|parameters|param\xc3\xa8tres|\xe0\xb8\x9e\xe0\xb8\xb2\xe0\xb8\xa3\xe0\xb8\xb2\xe0\xb8\xa1\xe0\xb8\xb4\xe0\xb9\x80\xe0\xb8\x95\xe0\xb8\xad\xe0\xb8\xa3\xe0\xb9\x8c))");  // พารามิเตอร์
+    static const std::regex fr(R"((?:mod\xc3\xa8le|llm)\s+(?:de\s+)?)" + size);
+    static const std::regex th(R"(\xe0\xb9\x82\xe0\xb8\xa1\xe0\xb9\x80\xe0\xb8\x94\xe0\xb8\xa5(?:\xe0\xb8\x82\xe0\xb8\x99\xe0\xb8\xb2\xe0\xb8\x94)?\s*)" + size);  // โมเดล(ขนาด)
+    std::smatch m;
+    for (const std::regex* re : {&en, &params, &fr, &th}) {
+      if (!std::regex_search(low_, m, *re)) continue;
+      const double v = scaled(read_number(m[1].str(), result_.language), scale_of(m[2].str()), m[0].str());
+      add_marked("params", v, m);
+      return;
     }
   }
 
@@ -302,7 +464,7 @@ class Reader {
   }
 
   void decide_missing() {
-    if (!got("model")) result_.missing.push_back("model");
+    if (!got("model") && !got("params")) result_.missing.push_back("model");
     if (!got("task")) {
       result_.missing.push_back("task");
       return;
@@ -326,7 +488,7 @@ class Reader {
 json AskResult::plan_body() const {
   json body = json::object();
   for (const auto& f : fields) {
-    if (f.name == "budget_usd" || f.name == "deadline_seconds") continue;
+    if (f.name == "budget_usd" || f.name == "deadline_seconds" || !f.not_used.empty()) continue;
     body[f.name] = f.value;
   }
   // The planner's own constraints: only plans within them are listed, and the recommendation
@@ -351,7 +513,8 @@ std::optional<std::size_t> first_plan_within(const AskResult& ask, const PlanRes
 
 json to_json(const AskResult& ask) {
   json fields = json::array();
-  for (const auto& f : ask.fields) fields.push_back({{"name", f.name}, {"value", f.value}, {"source", f.source}});
+  for (const auto& f : ask.fields)
+    fields.push_back({{"name", f.name}, {"value", f.value}, {"source", f.source}, {"mark", f.mark}, {"not_used", f.not_used}});
   return {{"language", ask.language},
           {"fields", fields},
           {"missing", ask.missing},

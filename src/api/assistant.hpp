@@ -20,9 +20,19 @@
 namespace gpuplan::api {
 
 struct UnderstoodField {
-  std::string name;      ///< a plan field name ("model", "task", "tokens", "rps", "filter") or "budget_usd", "deadline_seconds"
+  std::string name;      ///< a plan field name ("model", "task", "tokens", "rps", "filter", "params", "tpot_ms",
+                         ///< "ttft_ms") or "budget_usd", "deadline_seconds", "budget_eur", "budget_thb"
   nlohmann::json value;  ///< as the plan field takes it
-  std::string source;    ///< the words it was read from
+  std::string source;    ///< the words it was read from, the mark before the number included
+  /// The sentence's mark on the number: "≥" ("at least", "au moins", "อย่างน้อย", ">="), "≈"
+  /// ("about", "~", "environ", "ประมาณ") or "≤" ("at most", "under", "moins de", "ไม่เกิน",
+  /// "within"), "" when none. The value is the number as written; the planner takes token counts
+  /// and rates as they are and a budget or deadline as the limit.
+  std::string mark;
+  /// Why a field that was read does not go to the planner ("" = it does): "no_plan_field" (the
+  /// planner has no such field yet: tpot_ms/ttft_ms before `gpuplan plan --tpot-ms`), "currency"
+  /// (a budget in euros or baht: prices are in US dollars and gpuplan keeps no exchange rate).
+  std::string not_used;
 };
 
 struct AskResult {

@@ -5,6 +5,7 @@
 #include "hardware/gpu_spec.hpp"
 #include "model/param_count.hpp"
 #include "util/error.hpp"
+#include "util/error_code.hpp"
 
 namespace gpuplan::api {
 
@@ -208,7 +209,8 @@ std::span<const FieldDef<OffersInput>> offers_fields() {
        [](OffersInput& in, const json& v) { in.sort = v.get<std::string>(); }},
       {{"limit", "--limit", FieldType::integer, FieldFace::both, "show at most N offers (0 = all)"},
        [](OffersInput& in, const json& v) {
-         if (v.get<double>() < 0) throw_invalid("", "a negative limit", "an integer ≥ 0");
+         if (v.get<double>() < 0)
+           throw_invalid_coded("", "negative", {{"value", field_value_text(v)}}, "a negative limit", "an integer ≥ 0");
          in.limit = json_as<std::size_t>(v);
        }},
       {{"spot", "--spot", FieldType::boolean, FieldFace::both, "use spot prices instead of on-demand"},
@@ -244,23 +246,25 @@ OffersOutput run_offers(const OffersInput& in, const Context& ctx) {
   q.stale_after_days = in.stale_days;
   if (!in.group_by.empty()) {
     out.group_key = parse_offer_group_key(in.group_by);
-    if (!out.group_key) throw_invalid("--group-by", "unknown grouping \"" + in.group_by + "\"", "gpu or provider");
+    if (!out.group_key)
+      throw_invalid_coded("--group-by", "unknown_choice", {{"value", in.group_by}, {"allowed", "gpu, provider"}},
+                          "unknown grouping \"" + in.group_by + "\"", "gpu or provider");
   }
   out.limits = FreshnessLimits{in.fresh_days, in.stale_days};
   try {
     out.limits.validate();
   } catch (const Error& e) {
-    throw Error(e.kind(), e.where() == "fresh_max_days" ? "--fresh-days" : "--stale-days", e.message(), e.expected());
+    rethrow_at(e, e.where() == "fresh_max_days" ? "--fresh-days" : "--stale-days");
   }
   try {
     q.validate();
   } catch (const FilterError&) {
     throw;
   } catch (const Error& e) {
-    if (e.where() == "sort") throw Error(e.kind(), "--sort", e.message(), e.expected());
-    if (e.where() == "limit") throw Error(e.kind(), "--limit", e.message(), e.expected());
-    if (e.where() == "now_date") throw Error(e.kind(), "--today", e.message(), e.expected());
-    if (e.where() == "stale_after_days") throw Error(e.kind(), "--stale-days", e.message(), e.expected());
+    if (e.where() == "sort") rethrow_at(e, "--sort");
+    if (e.where() == "limit") rethrow_at(e, "--limit");
+    if (e.where() == "now_date") rethrow_at(e, "--today");
+    if (e.where() == "stale_after_days") rethrow_at(e, "--stale-days");
     throw;
   }
   // --group-by sees every match; a page reads only its rows (the store walks a price index and
@@ -270,6 +274,9 @@ OffersOutput run_offers(const OffersInput& in, const Context& ctx) {
   if (out.group_key) all.limit.reset();
   const std::shared_ptr<const std::vector<Offer>> matching = ctx.query_offers(all);
   const std::vector<Offer>& offers = *matching;
+  // --today before every price read: each age would be negative and every price "fresh" (the
+  // planner's rule and message code, catalog/freshness.hpp).
+  if (!in.today.empty()) require_today_not_before_observations(in.today, offers, "--today");
   out.counts = ctx.store_counts();
   out.matched = out.group_key || !q.limit ? offers.size() : ctx.count_offers(q);
   if (out.group_key) {
@@ -366,8 +373,8 @@ Offer run_history(const HistoryInput& in, const Context& ctx) {
     offer = ctx.store().get(in.offer_id);
   }
   if (!offer)
-    throw_not_found(in.offer_id, "no offer with this id in the store",
-                    "an id as listed by `gpuplan offers` (provider/instance_type/region)");
+    throw_not_found_coded(in.offer_id, "unknown_offer", {{"id", in.offer_id}}, "no offer with this id in the store",
+                          "an id as listed by `gpuplan offers` (provider/instance_type/region)");
   return std::move(*offer);
 }
 

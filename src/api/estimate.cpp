@@ -9,6 +9,7 @@
 #include "api/training_fields.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "util/error.hpp"
+#include "util/error_code.hpp"
 
 namespace gpuplan::api {
 
@@ -64,39 +65,52 @@ EstimateOutput run_estimate(const EstimateInput& in, const Context& ctx) {
   PlanRequest& req = out.request;
   req = in.request;
   req.task = parse_task(in.task, "--task");
-  if (req.task == Task::serve) throw_invalid("--task", "serve", "pretrain, full, lora or qlora (estimate times training)");
+  if (req.task == Task::serve) throw_invalid_coded("--task", "estimate_training_only", {}, "serve", "pretrain, full, lora or qlora (estimate times training)");
   req.workload = PlanWorkload::training;
   if (!in.precision.empty()) req.precision = parse_train_precision(in.precision, "--precision");
   if (!in.optimizer.empty()) req.optimizer = parse_optimizer(in.optimizer, "--optimizer");
   if (!in.recompute.empty()) req.pins.recompute = parse_recompute(in.recompute, "--recompute");
-  if (in.gpu.empty()) throw_invalid("--gpu", "no GPU model given", "a GPU from `gpuplan gpus`, e.g. H100-SXM5-80GB");
-  if (!in.gpus && !in.nodes) throw_invalid("--gpus", "no cluster size", "--gpus N (and/or --nodes N)");
+  if (in.gpu.empty()) throw_invalid_coded("--gpu", "gpu_missing", {}, "no GPU model given", "a GPU from `gpuplan gpus`, e.g. H100-SXM5-80GB");
+  if (!in.gpus && !in.nodes) throw_invalid_coded("--gpus", "cluster_size_missing", {}, "no cluster size", "--gpus N (and/or --nodes N)");
   EstimateCluster c;
   c.gpu = ctx.gpus().try_find(in.gpu);
-  if (!c.gpu) throw Error(ErrorKind::not_found, "--gpu", fmt::format("unknown GPU '{}'", in.gpu), "a GPU from `gpuplan gpus`");
+  if (!c.gpu) {
+    std::string near;
+    for (const std::string& n : ctx.gpus().nearest_names(in.gpu, 5)) near += (near.empty() ? "" : ", ") + n;
+    throw_not_found_coded("--gpu", "unknown_gpu", {{"name", in.gpu}, {"near", near}}, fmt::format("unknown GPU '{}'", in.gpu),
+                          "a GPU from `gpuplan gpus`");
+  }
   int gpn = in.gpus_per_node.value_or(in.gpus ? std::min(8, *in.gpus) : 8);
-  if (gpn < 1) throw_invalid("--gpus-per-node", fmt::format("{}", gpn), "an integer ≥ 1");
+  if (gpn < 1) throw_invalid_coded("--gpus-per-node", "not_positive", {{"value", fmt::format("{}", gpn)}}, fmt::format("{}", gpn), "an integer ≥ 1");
   int nodes = in.nodes.value_or(0);
   if (in.gpus) {
-    if (*in.gpus < 1) throw_invalid("--gpus", fmt::format("{}", *in.gpus), "an integer ≥ 1");
+    if (*in.gpus < 1) throw_invalid_coded("--gpus", "not_positive", {{"value", fmt::format("{}", *in.gpus)}}, fmt::format("{}", *in.gpus), "an integer ≥ 1");
     if (in.nodes && !in.gpus_per_node) {
-      if (*in.nodes < 1) throw_invalid("--nodes", fmt::format("{}", *in.nodes), "an integer ≥ 1");
+      if (*in.nodes < 1) throw_invalid_coded("--nodes", "not_positive", {{"value", fmt::format("{}", *in.nodes)}}, fmt::format("{}", *in.nodes), "an integer ≥ 1");
       if (*in.gpus % *in.nodes != 0) {
-        throw_invalid("--gpus", fmt::format("{} GPUs over {} nodes", *in.gpus, *in.nodes), "a multiple of --nodes");
+        throw_invalid_coded("--gpus", "gpus_not_split_over_nodes",
+                            {{"gpus", fmt::format("{}", *in.gpus)}, {"nodes", fmt::format("{}", *in.nodes)}},
+                            fmt::format("{} GPUs over {} nodes", *in.gpus, *in.nodes), "a multiple of --nodes");
       }
       gpn = *in.gpus / *in.nodes;
     }
     if (*in.gpus % gpn != 0) {
-      throw_invalid("--gpus", fmt::format("{} is not a multiple of {} GPUs per node", *in.gpus, gpn),
-                    "a multiple of --gpus-per-node");
+      throw_invalid_coded("--gpus", "gpus_not_multiple_of_node",
+                          {{"gpus", fmt::format("{}", *in.gpus)}, {"per_node", fmt::format("{}", gpn)}},
+                          fmt::format("{} is not a multiple of {} GPUs per node", *in.gpus, gpn),
+                          "a multiple of --gpus-per-node");
     }
     if (in.nodes && *in.nodes * gpn != *in.gpus) {
-      throw_invalid("--nodes", fmt::format("{} nodes × {} GPUs ≠ {}", *in.nodes, gpn, *in.gpus), "nodes × GPUs per node = --gpus");
+      throw_invalid_coded("--nodes", "gpus_not_equal_layout",
+                          {{"layout", fmt::format("{} × {}", *in.nodes, gpn)}, {"product", fmt::format("{}", *in.nodes * gpn)},
+                           {"gpus", fmt::format("{}", *in.gpus)}},
+                          fmt::format("{} nodes × {} GPUs ≠ {}", *in.nodes, gpn, *in.gpus), "nodes × GPUs per node = --gpus");
     }
     nodes = *in.gpus / gpn;
     req.gpus_total = *in.gpus;
   }
-  if (nodes < 1) throw_invalid("--nodes", fmt::format("{}", nodes), "an integer ≥ 1");
+  if (nodes < 1)
+    throw_invalid_coded("--nodes", "not_positive", {{"value", fmt::format("{}", nodes)}}, fmt::format("{}", nodes), "an integer ≥ 1");
   req.nodes_exact = nodes;
   c.gpus_per_node = gpn;
   c.nodes = nodes;
@@ -105,10 +119,14 @@ EstimateOutput run_estimate(const EstimateInput& in, const Context& ctx) {
   } else if (in.link == "pcie") {
     c.link = IntraNodeLink::pcie;
   } else if (in.link != "datasheet") {
-    throw_invalid("--link", in.link, "nvlink, pcie or datasheet");
+    throw_invalid_coded("--link", "unknown_choice", {{"value", in.link}, {"allowed", "nvlink, pcie, datasheet"}}, in.link,
+                        "nvlink, pcie or datasheet");
   }
-  if (in.intra_node_gb_per_s < 0) throw_invalid("--intra-node-gb-per-s", "negative", "GB/s ≥ 0");
-  if (in.inter_node_gbit_per_s < 0) throw_invalid("--inter-node-gbit-per-s", "negative", "Gb/s ≥ 0");
+  if (in.intra_node_gb_per_s < 0)
+    throw_invalid_coded("--intra-node-gb-per-s", "negative", {{"value", fmt::format("{}", in.intra_node_gb_per_s)}}, "negative", "GB/s ≥ 0");
+  if (in.inter_node_gbit_per_s < 0)
+    throw_invalid_coded("--inter-node-gbit-per-s", "negative", {{"value", fmt::format("{}", in.inter_node_gbit_per_s)}}, "negative",
+                        "Gb/s ≥ 0");
   c.intra_node_bytes_per_s = in.intra_node_gb_per_s * 1e9;
   c.inter_node_bytes_per_s = in.inter_node_gbit_per_s * 1e9 / 8.0;
   req.validate();

@@ -49,6 +49,9 @@ struct FieldInfo {
   FieldType type = FieldType::string;
   FieldFace face = FieldFace::both;
   std::string_view help;  ///< one line; also the OpenAPI description
+  /// Another name of the field `alias_of` (kept so existing requests and scripts still work):
+  /// read like any field, but not listed in the CLI's --help, which would show one setting twice.
+  std::string_view alias_of = {};
 };
 
 template <class Input>

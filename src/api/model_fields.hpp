@@ -40,7 +40,9 @@ std::vector<FieldDef<In>> model_fields() {
       {{"mlp", "--mlp", FieldType::string, FieldFace::both, "with params: gated (SwiGLU, default) or plain (2-matrix GELU MLP)"},
        [](In& in, const json& v) {
          const std::string k = v.get<std::string>();
-         if (k != "plain" && k != "gated") throw_invalid("", "unknown MLP kind '" + k + "'", "plain or gated");
+         if (k != "plain" && k != "gated")
+           throw_invalid_coded("", "unknown_choice", {{"value", k}, {"allowed", "plain, gated"}}, "unknown MLP kind '" + k + "'",
+                               "plain or gated");
          Get(in).plain_mlp = k == "plain";
        }},
   };

@@ -7,6 +7,7 @@
 #include "api/training_fields.hpp"
 #include "catalog/providers.hpp"
 #include "util/error.hpp"
+#include "util/error_code.hpp"
 
 namespace gpuplan::api {
 
@@ -81,7 +82,7 @@ std::vector<FieldDef<PlanInput>> build_fields() {
         "today's date YYYY-MM-DD for staleness (default: the system clock, UTC)"},
        [](In& in, const json& v) { in.request.today = v.get<std::string>(); }},
       {{"stale_days", "--stale-days", FieldType::number, FieldFace::both,
-        "the same limit as --max-price-age, in days (default 30)"},
+        "the same limit as --max-price-age, in days (default 30)", "max_price_age"},
        [](In& in, const json& v) { in.request.stale_after_days = v.get<double>(); }},
       {{"deadline", "--deadline", FieldType::string, FieldFace::both,
         "only plans that finish within DURATION (72h, 30d, 2w), cheapest first"},
@@ -127,7 +128,16 @@ PlanOutput run_plan(const PlanInput& in, const Context& ctx) {
     req.workload = PlanWorkload::image_generation;
     req.task = Task::serve;
   } else {
-    req.task = parse_task(in.task, "--task");
+    try {
+      req.task = parse_task(in.task, "--task");
+    } catch (const Error& e) {
+      // plan also takes the image-generation task, which parse_task (sizing) does not know.
+      const ErrorCode* c = error_code_of(e);
+      if (c == nullptr || c->code != "unknown_choice") throw;
+      std::map<std::string, std::string> values = c->values;
+      values["allowed"] += ", images";
+      throw_invalid_coded(e.where(), c->code, std::move(values), e.message(), e.expected() + ", images");
+    }
     if (req.task == Task::serve) {
       req.workload = req.requests ? PlanWorkload::batch_generation : PlanWorkload::serving;
     } else {
@@ -146,7 +156,8 @@ PlanOutput run_plan(const PlanInput& in, const Context& ctx) {
   } else if (in.sort == "recommended") {
     req.sort = PlanSort::recommended;
   } else {
-    throw_invalid("--sort", in.sort, "recommended, cost or time");
+    throw_invalid_coded("--sort", "unknown_choice", {{"value", in.sort}, {"allowed", "recommended, cost, time"}}, in.sort,
+                        "recommended, cost or time");
   }
   if (!in.deadline.empty()) req.deadline_seconds = parse_duration_seconds(in.deadline, "--deadline");
   if (!in.max_price_age.empty()) {
@@ -156,7 +167,7 @@ PlanOutput run_plan(const PlanInput& in, const Context& ctx) {
   }
   if (!in.recompute.empty()) req.pins.recompute = parse_recompute(in.recompute, "--recompute");
   if (req.today.empty()) req.today = ctx.clock().today();
-  if (in.explain && *in.explain == 0) throw_invalid("--explain", "0", "a plan number ≥ 1");
+  if (in.explain && *in.explain == 0) throw_invalid_coded("--explain", "not_positive", {{"value", "0"}}, "0", "a plan number ≥ 1");
   if (in.explain && *in.explain > req.limit) req.limit = *in.explain;
   req.validate();
 
@@ -179,8 +190,10 @@ PlanOutput run_plan(const PlanInput& in, const Context& ctx) {
   }
   if (in.explain) {
     if (*in.explain > out.result.plans.size()) {
-      throw_invalid("--explain", fmt::format("plan {} does not exist ({} plans)", *in.explain, out.result.plans.size()),
-                    fmt::format("a plan number in [1, {}]", out.result.plans.size()));
+      throw_invalid_coded("--explain", "plan_does_not_exist",
+                          {{"rank", fmt::format("{}", *in.explain)}, {"count", fmt::format("{}", out.result.plans.size())}},
+                          fmt::format("plan {} does not exist ({} plans)", *in.explain, out.result.plans.size()),
+                          fmt::format("a plan number in [1, {}]", out.result.plans.size()));
     }
     out.explain = in.explain;
     out.explain_lines = explain_plan(req, out.arch, out.result.plans[*in.explain - 1], ctx.gpus());

@@ -10,6 +10,7 @@
 
 #include "catalog/filter.hpp"
 #include "util/error.hpp"
+#include "util/error_code.hpp"
 
 namespace gpuplan {
 
@@ -25,16 +26,17 @@ std::string_view freshness_tier_name(FreshnessTier t) noexcept {
 
 void FreshnessLimits::validate() const {
   if (!std::isfinite(fresh_max_days) || fresh_max_days < 0)
-    throw_invalid("fresh_max_days", fmt::format("{} is not a valid number of days", fresh_max_days),
-                  "a non-negative number of days");
+    throw_invalid_coded("fresh_max_days", "negative", {{"value", fmt::format("{}", fresh_max_days)}},
+                        fmt::format("{} is not a valid number of days", fresh_max_days), "a non-negative number of days");
   if (!std::isfinite(stale_after_days) || stale_after_days < 0)
-    throw_invalid("stale_after_days", fmt::format("{} is not a valid number of days", stale_after_days),
-                  "a non-negative number of days");
+    throw_invalid_coded("stale_after_days", "negative", {{"value", fmt::format("{}", stale_after_days)}},
+                        fmt::format("{} is not a valid number of days", stale_after_days), "a non-negative number of days");
   if (fresh_max_days > stale_after_days)
-    throw_invalid("fresh_max_days",
-                  fmt::format("fresh limit {:g} days is above the stale limit {:g} days", fresh_max_days,
-                              stale_after_days),
-                  "fresh days <= stale days");
+    throw_invalid_coded("fresh_max_days", "fresh_above_stale",
+                        {{"fresh", fmt::format("{:g}", fresh_max_days)}, {"stale", fmt::format("{:g}", stale_after_days)}},
+                        fmt::format("fresh limit {:g} days is above the stale limit {:g} days", fresh_max_days,
+                                    stale_after_days),
+                        "fresh days <= stale days");
 }
 
 Freshness price_freshness(const PriceObservation* price, std::string_view now_date, const FreshnessLimits& limits) {
@@ -108,6 +110,25 @@ std::vector<OfferGroupStats> group_offer_prices(const std::vector<Offer>& offers
     return a.key < b.key;
   });
   return out;
+}
+
+void require_today_not_before_observations(std::string_view today, const std::vector<Offer>& offers,
+                                           const std::string& where) {
+  if (today.empty()) return;
+  std::string earliest;
+  for (const Offer& o : offers) {
+    for (const PriceObservation& p : o.prices) {
+      if (!p.source.observed_at || p.source.observed_at->size() < 10) continue;
+      const std::string_view day = std::string_view(*p.source.observed_at).substr(0, 10);
+      if (earliest.empty() || day < earliest) earliest = day;
+    }
+  }
+  if (!earliest.empty() && today < earliest) {
+    throw_invalid_coded(where, "today_before_observations", {{"today", std::string(today)}, {"earliest", earliest}},
+                        fmt::format("{} is before every price observation of the offers read (the earliest is {})",
+                                    today, earliest),
+                        fmt::format("a date on or after {} (the prices' observation dates)", earliest));
+  }
 }
 
 }  // namespace gpuplan

@@ -39,6 +39,13 @@ struct Freshness {
 /// has no observed_at, or either date does not parse.
 Freshness price_freshness(const PriceObservation* price, std::string_view now_date, const FreshnessLimits& limits);
 
+/// "Today" before every dated price observation of `offers` (each age would be negative, every
+/// price "fresh"): a typo in the year, not a date to compute ages at. Throws CodedError
+/// {invalid_input, where, "today_before_observations", {today, earliest}} (util/error_code.hpp);
+/// nothing when `today` is empty or no observation is dated. Shared by `plan` and `offers`.
+void require_today_not_before_observations(std::string_view today, const std::vector<Offer>& offers,
+                                           const std::string& where);
+
 /// What an offer is grouped by in price statistics.
 enum class OfferGroupKey { gpu, provider };
 /// "gpu" / "provider" → key; nullopt otherwise.

@@ -10,6 +10,7 @@
 
 #include "hardware/gpu_spec.hpp"
 #include "util/error.hpp"
+#include "util/error_code.hpp"
 
 namespace gpuplan {
 
@@ -24,14 +25,15 @@ void OfferQuery::validate() const {
   if (std::find(keys.begin(), keys.end(), sort) == keys.end()) {
     std::string list;
     for (auto k : keys) list += (list.empty() ? "" : ", ") + std::string(k);
-    throw_invalid("sort", "unknown sort key \"" + sort + "\"", "one of " + list);
+    throw_invalid_coded("sort", "unknown_choice", {{"value", sort}, {"allowed", list}}, "unknown sort key \"" + sort + "\"",
+                        "one of " + list);
   }
-  if (limit && *limit == 0) throw_invalid("limit", "limit is 0", "a positive number of offers");
+  if (limit && *limit == 0) throw_invalid_coded("limit", "not_positive", {{"value", "0"}}, "limit is 0", "a positive number of offers");
   if (!now_date.empty() && (now_date.size() < 10 || !days_since_epoch(now_date)))
-    throw_invalid("now_date", "\"" + now_date + "\" is not a date", "YYYY-MM-DD");
+    throw_invalid_coded("now_date", "not_a_date", {{"value", now_date}}, "\"" + now_date + "\" is not a date", "YYYY-MM-DD");
   if (!std::isfinite(stale_after_days) || stale_after_days < 0)
-    throw_invalid("stale_after_days", fmt::format("{} is not a valid number of days", stale_after_days),
-                  "a non-negative number of days");
+    throw_invalid_coded("stale_after_days", "negative", {{"value", fmt::format("{}", stale_after_days)}},
+                        fmt::format("{} is not a valid number of days", stale_after_days), "a non-negative number of days");
   if (memory_floor) {
     if (limit) throw_invalid("memory_floor", "a memory floor with a limit", "no limit (the planner reads every match)");
     if (!std::isfinite(memory_floor->cluster_bytes) || memory_floor->cluster_bytes < 0 || memory_floor->max_nodes_assumed < 1 ||

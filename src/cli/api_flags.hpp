@@ -18,6 +18,7 @@ void add_api_flags(CLI::App& sub, std::shared_ptr<In> in, std::span<const api::F
   for (const auto& def : table) {
     const api::FieldDef<In>* d = &def;  // tables are static: the pointer outlives the parse
     const std::string help(d->info.help);
+    const std::size_t before = sub.get_options().size();
     if (d->info.flag.empty()) {
       sub.add_option_function<std::vector<std::string>>(
           std::string(d->info.name),
@@ -39,12 +40,15 @@ void add_api_flags(CLI::App& sub, std::shared_ptr<In> in, std::span<const api::F
                  d->set(*in, v);
                } catch (const Error& e) {
                  if (!e.where().empty()) throw;
-                 throw Error(e.kind(), where, e.message(), e.expected());
+                 rethrow_at(e, where);
                }
              },
              help)
           ->type_name(std::string(api::field_type_name(d->info.type)) == "string" ? "TEXT" : "VALUE");
     }
+    // An alias is read but not listed: `gpuplan plan --help` showed --stale-days beside
+    // --max-price-age, one setting twice (an empty group hides an option in CLI11's help).
+    if (!d->info.alias_of.empty() && sub.get_options().size() > before) sub.get_options().back()->group("");
   }
 }
 

@@ -13,6 +13,7 @@
 #include "cli/command.hpp"
 #include "cli/common.hpp"
 #include "server/pages.hpp"
+#include "util/display_width.hpp"
 #include "util/error.hpp"
 #include "util/text_check.hpp"
 
@@ -70,7 +71,13 @@ void run_ask(const AskOptions& o, GlobalOptions& global) {
     else if (f.name == "deadline_seconds") shown = server::locale_duration(f.value.get<double>(), lang);
     else if (f.name == "hours") shown = server::locale_duration(f.value.get<double>() * 3600.0, lang);
     else if (f.value.is_number()) shown = server::locale_count(f.value.get<double>(), lang);
-    fmt::print("  {:<28} {:<22} ← \"{}\"\n", t.value("field_" + f.name, f.name), shown, f.source);
+    if (f.name == "budget_eur") shown += " EUR";
+    if (f.name == "budget_thb") shown += " THB";
+    if (f.name == "tpot_ms" || f.name == "ttft_ms") shown += " ms";
+    if (!f.mark.empty()) shown = f.mark + " " + shown;  // "≥", "≈", "≤" as the sentence said
+    if (!f.not_used.empty()) shown += " (" + t.value("ask_not_used_" + f.not_used, f.not_used) + ")";
+    // Padded by display columns (util/display_width.hpp): fmt's {:<28} counts Thai marks as columns.
+    fmt::print("  {} {} ← \"{}\"\n", pad_to_width(t.value("field_" + f.name, f.name), 28), pad_to_width(shown, 22), f.source);
   }
   if (ask.fields.empty()) fmt::print("  {}\n", t.value("understood_nothing", "nothing"));
   if (!ask.missing.empty()) {

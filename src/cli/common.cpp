@@ -11,6 +11,7 @@
 #include "catalog/open_store.hpp"
 #include "catalog/sqlite_store.hpp"
 #include "hardware/gpu_spec.hpp"
+#include "util/display_width.hpp"
 
 namespace gpuplan::cli {
 
@@ -75,10 +76,8 @@ std::string TextTable::render() const {
   std::vector<std::size_t> width(header.size(), 0);
   auto measure = [&](const std::vector<std::string>& cells) {
     for (std::size_t i = 0; i < cells.size() && i < width.size(); ++i) {
-      // Count UTF-8 code points, not bytes, so non-ASCII cells align.
-      std::size_t n = 0;
-      for (unsigned char c : cells[i]) n += (c & 0xC0) != 0x80;
-      width[i] = std::max(width[i], n);
+      // Display columns, not bytes or code points: Thai marks take none, CJK characters two.
+      width[i] = std::max(width[i], display_width(cells[i]));
     }
   };
   measure(header);
@@ -87,11 +86,8 @@ std::string TextTable::render() const {
     std::string out;
     for (std::size_t i = 0; i < width.size(); ++i) {
       const std::string cell = i < cells.size() ? cells[i] : "";
-      std::size_t n = 0;
-      for (unsigned char c : cell) n += (c & 0xC0) != 0x80;
-      std::string pad(width[i] - n, ' ');
-      bool right = i < right_align.size() && right_align[i];
-      out += right ? pad + cell : cell + pad;
+      const bool right = i < right_align.size() && right_align[i];
+      out += pad_to_width(cell, width[i], right);
       if (i + 1 < width.size()) out += "  ";
     }
     while (!out.empty() && out.back() == ' ') out.pop_back();

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "util/display_width.hpp"
+
 namespace gpuplan::cli {
 
 using nlohmann::json;
@@ -53,25 +55,18 @@ int terminal_columns() {
   return 120;
 }
 
-namespace {
-std::size_t display_width(const std::string& s) {
-  std::size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
-}  // namespace
-
 std::string clip(const std::string& s, std::size_t n) {
   if (display_width(s) <= n || n == 0) return s;
   std::string out;
   std::size_t w = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if ((c & 0xC0) != 0x80) {
-      if (w + 1 >= n) break;
-      ++w;
-    }
-    out += s[i];
+  for (std::size_t i = 0; i < s.size();) {
+    std::size_t next = i + 1;  // one code point: its lead byte and continuation bytes
+    while (next < s.size() && (static_cast<unsigned char>(s[next]) & 0xC0) == 0x80) ++next;
+    const std::size_t cw = display_width(std::string_view(s).substr(i, next - i));
+    if (w + cw + 1 > n) break;  // keep a column for "…"
+    w += cw;
+    out.append(s, i, next - i);
+    i = next;
   }
   return out + "…";
 }

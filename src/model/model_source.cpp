@@ -91,17 +91,21 @@ ModelArch synthesize(std::int64_t n, const ModelSource& src, const std::string& 
   if (src.heads) {
     s.heads = *src.heads;
     if (s.hidden % s.heads != 0) {
-      throw_invalid("--heads", fmt::format("{} heads do not divide hidden size {}", s.heads, s.hidden), "a divisor of --hidden");
+      throw_invalid_coded("--heads", "heads_not_dividing_hidden", {{"heads", fmt::format("{}", s.heads)}, {"hidden", fmt::format("{}", s.hidden)}},
+                          fmt::format("{} heads do not divide hidden size {}", s.heads, s.hidden), "a divisor of --hidden");
     }
   } else if (s.hidden % kSyntheticHeadDim == 0) {
     s.heads = s.hidden / kSyntheticHeadDim;
   } else {
-    throw_invalid("--hidden", fmt::format("hidden size {} is not a multiple of the default head_dim 128", s.hidden),
-                  "--heads dividing --hidden, or a multiple of 128");
+    throw_invalid_coded("--hidden", "hidden_not_multiple_of_head_dim", {{"hidden", fmt::format("{}", s.hidden)}, {"head_dim", "128"}},
+                        fmt::format("hidden size {} is not a multiple of the default head_dim 128", s.hidden),
+                        "--heads dividing --hidden, or a multiple of 128");
   }
   s.kv_heads = src.kv_heads.value_or(s.heads);
   if (s.heads % s.kv_heads != 0) {
-    throw_invalid("--kv-heads", fmt::format("{} KV heads do not divide {} heads", s.kv_heads, s.heads), "a divisor of --heads");
+    throw_invalid_coded("--kv-heads", "kv_heads_not_dividing_heads",
+                        {{"kv_heads", fmt::format("{}", s.kv_heads)}, {"heads", fmt::format("{}", s.heads)}},
+                        fmt::format("{} KV heads do not divide {} heads", s.kv_heads, s.heads), "a divisor of --heads");
   }
   if (src.intermediate) {
     s.intermediate = *src.intermediate;
@@ -120,7 +124,7 @@ ModelArch synthesize(std::int64_t n, const ModelSource& src, const std::string& 
   finalize_arch(a);
   const std::int64_t shape_count = a.params.total();
   if (shape_count > n) {
-    throw_invalid(flag,
+    throw_invalid_coded(flag, "shape_exceeds_params", {{"shape_params", fmt::format("{}", shape_count)}, {"params", fmt::format("{}", n)}},
                   fmt::format("the synthetic shape (layers {}, hidden {}, intermediate {}, vocab {}) already has {} parameters, more than {}",
                               s.layers, s.hidden, s.intermediate, s.vocab, shape_count, n),
                   fmt::format("--params of at least {}, or smaller --layers/--hidden/--vocab", shape_count));
@@ -230,17 +234,25 @@ void ModelSource::validate() const {
                         "one of --model PRESET, --config config.json, --safetensors FILE, --params N");
   }
   if (given > 1) {
-    throw_invalid("--model", "more than one model source given", "exactly one of --model, --config, --safetensors, --params");
+    throw_invalid_coded("--model", "model_sources_conflict", {}, "more than one model source given",
+                        "exactly one of --model, --config, --safetensors, --params");
   }
   if (params) {
     if (!std::isfinite(*params) || *params <= 0 || *params > kMaxParams) {
-      throw_invalid("--params", fmt::format("parameter count {} out of range", *params), "a count in (0, 1e14], e.g. 7e9 or 7B");
+      throw_invalid_coded("--params", "number_out_of_range", {{"value", fmt::format("{}", *params)}, {"range", "[1, 1e14]"}},
+                          fmt::format("parameter count {} out of range", *params), "a count in (0, 1e14], e.g. 7e9 or 7B");
     }
-    if (*params < 1) throw_invalid("--params", "parameter count below 1", "a count in (0, 1e14]");
+    if (*params < 1)
+      throw_invalid_coded("--params", "number_out_of_range", {{"value", fmt::format("{}", *params)}, {"range", "[1, 1e14]"}},
+                          "parameter count below 1", "a count in (0, 1e14]");
   }
   auto check = [](const std::optional<std::int64_t>& v, const char* flag) {
-    if (v && *v <= 0) throw_invalid(flag, fmt::format("must be positive, got {}", *v), "a positive integer");
-    if (v && *v > 10'000'000) throw_invalid(flag, fmt::format("{} is not a realistic size", *v), "at most 10000000");
+    if (v && *v <= 0)
+      throw_invalid_coded(flag, "not_positive", {{"value", fmt::format("{}", *v)}}, fmt::format("must be positive, got {}", *v),
+                          "a positive integer");
+    if (v && *v > 10'000'000)
+      throw_invalid_coded(flag, "too_large", {{"value", fmt::format("{}", *v)}, {"max", "10000000"}},
+                          fmt::format("{} is not a realistic size", *v), "at most 10000000");
   };
   check(layers, "--layers");
   check(hidden, "--hidden");
@@ -250,9 +262,9 @@ void ModelSource::validate() const {
   check(intermediate, "--intermediate");
   check(seq_len_hint, "--seq-len");
   if (!params && has_override(*this)) {
-    throw_invalid(layers ? "--layers" : hidden ? "--hidden" : heads ? "--heads" : kv_heads ? "--kv-heads" : vocab ? "--vocab"
+    throw_invalid_coded(layers ? "--layers" : hidden ? "--hidden" : heads ? "--heads" : kv_heads ? "--kv-heads" : vocab ? "--vocab"
                   : intermediate ? "--intermediate" : "--mlp",
-                  "shape flags apply only to a synthetic model", "--params N together with the shape flags");
+                  "shape_needs_params", {}, "shape flags apply only to a synthetic model", "--params N together with the shape flags");
   }
 }
 

@@ -36,7 +36,7 @@ std::string_view plan_sort_name(PlanSort s) noexcept {
 double parse_duration_seconds(std::string_view text, const std::string& flag) {
   const std::string expected = "a positive duration such as 72h, 30d, 2w, 90m or 3600s";
   std::string t(text);
-  if (t.empty()) throw_invalid(flag, "empty duration", expected);
+  if (t.empty()) throw_invalid_coded(flag, "not_duration", {{"value", ""}}, "empty duration", expected);
   double unit = 3600.0;  // a bare number is hours
   const char last = t.back();
   if (last == 's' || last == 'm' || last == 'h' || last == 'd' || last == 'w') {
@@ -122,18 +122,23 @@ void PlanRequest::validate() const {
       if (dataset_tokens) require_positive(*dataset_tokens, "--dataset-tokens");
       require_positive(epochs, "--epochs");
       require_at_most(training_tokens(), kMaxTrainingTokens, tokens ? "--tokens" : "--dataset-tokens");
-      if (seq_len < 1) throw_invalid("--seq", fmt::format("{} is not a positive integer", seq_len), "an integer ≥ 1");
-      if (global_batch_seqs < 0) throw_invalid("--global-batch", "negative", "an integer ≥ 1 (0 = default)");
+      if (seq_len < 1) throw_invalid_coded("--seq", "not_positive", {{"value", fmt::format("{}", seq_len)}}, fmt::format("{} is not a positive integer", seq_len), "an integer ≥ 1");
+      if (global_batch_seqs < 0) throw_invalid_coded("--global-batch", "negative", {{"value", fmt::format("{}", global_batch_seqs)}}, "negative", "an integer ≥ 1 (0 = default)");
       // One step larger than the whole budget is not a training run (issue 11).
       if (global_batch_seqs > 0 &&
           static_cast<double>(global_batch_seqs) * static_cast<double>(seq_len) > training_tokens())
-        throw_invalid("--global-batch",
-                      fmt::format("{} sequences × {} tokens = {:.4g} tokens per step exceeds the token budget {:.4g}",
-                                  global_batch_seqs, seq_len,
-                                  static_cast<double>(global_batch_seqs) * static_cast<double>(seq_len),
-                                  training_tokens()),
-                      "a global batch of at most --tokens / --seq sequences");
-      if (lora_rank < 1) throw_invalid("--lora-rank", "not positive", "an integer ≥ 1");
+        throw_invalid_coded("--global-batch", "global_batch_exceeds_tokens",
+                            {{"sequences", fmt::format("{}", global_batch_seqs)},
+                             {"seq", fmt::format("{}", seq_len)},
+                             {"step_tokens", fmt::format("{:.4g}", static_cast<double>(global_batch_seqs) * static_cast<double>(seq_len))},
+                             {"tokens", fmt::format("{:.4g}", training_tokens())},
+                             {"max", fmt::format("{}", static_cast<long long>(training_tokens() / static_cast<double>(seq_len)))}},
+                            fmt::format("{} sequences × {} tokens = {:.4g} tokens per step exceeds the token budget {:.4g}",
+                                        global_batch_seqs, seq_len,
+                                        static_cast<double>(global_batch_seqs) * static_cast<double>(seq_len),
+                                        training_tokens()),
+                            "a global batch of at most --tokens / --seq sequences");
+      if (lora_rank < 1) throw_invalid_coded("--lora-rank", "not_positive", {{"value", fmt::format("{}", lora_rank)}}, "not positive", "an integer ≥ 1");
       break;
     case PlanWorkload::serving:
       if (requests_per_s && concurrency)
@@ -144,7 +149,7 @@ void PlanRequest::validate() const {
       if (requests_per_s) require_positive(*requests_per_s, "--rps");
       if (ttft_seconds) require_positive(*ttft_seconds, "--ttft-ms");
       if (tpot_seconds) require_positive(*tpot_seconds, "--tpot-ms");
-      if (concurrency && *concurrency < 1) throw_invalid("--concurrency", "not positive", "an integer ≥ 1");
+      if (concurrency && *concurrency < 1) throw_invalid_coded("--concurrency", "not_positive", {{"value", fmt::format("{}", *concurrency)}}, "not positive", "an integer ≥ 1");
       require_positive(hours, "--hours");
       require_at_most(hours, kMaxHours, "--hours");
       if (requests_per_s) require_at_most(*requests_per_s, kMaxRequestsPerS, "--rps");
@@ -157,33 +162,35 @@ void PlanRequest::validate() const {
       require_at_most(*requests, kMaxRequests, "--requests");
       break;
     case PlanWorkload::image_generation:
-      if (image_width < 64 || image_height < 64) throw_invalid("--width", "image side below 64 px", "≥ 64 pixels");
-      if (denoising_steps < 1) throw_invalid("--steps", "not positive", "an integer ≥ 1");
+      if (image_width < 64 || image_height < 64) throw_invalid_coded(image_width < 64 ? "--width" : "--height", "image_side_too_small", {{"value", fmt::format("{}", std::min(image_width, image_height))}, {"min", "64"}}, "image side below 64 px", "≥ 64 pixels");
+      if (denoising_steps < 1) throw_invalid_coded("--steps", "not_positive", {{"value", fmt::format("{}", denoising_steps)}}, "not positive", "an integer ≥ 1");
       require_positive(images, "--images");
       require_at_most(images, kMaxImages, "--images");
       break;
   }
   if (workload == PlanWorkload::serving || workload == PlanWorkload::batch_generation) {
-    if (prompt_tokens < 1) throw_invalid("--prompt-tokens", "not positive", "an integer ≥ 1");
-    if (output_tokens < 1) throw_invalid("--output-tokens", "not positive", "an integer ≥ 1");
+    if (prompt_tokens < 1) throw_invalid_coded("--prompt-tokens", "not_positive", {{"value", fmt::format("{}", prompt_tokens)}}, "not positive", "an integer ≥ 1");
+    if (output_tokens < 1) throw_invalid_coded("--output-tokens", "not_positive", {{"value", fmt::format("{}", output_tokens)}}, "not positive", "an integer ≥ 1");
   }
-  if (!(margin >= 0 && margin < 1)) throw_invalid("--margin", fmt::format("{} is outside [0, 1)", margin), "a fraction in [0, 1)");
-  if (max_nodes < 1 || max_nodes > 1024) throw_invalid("--max-nodes", fmt::format("{}", max_nodes), "an integer in [1, 1024]");
-  if (limit < 1) throw_invalid("--limit", "0", "an integer ≥ 1");
+  if (!(margin >= 0 && margin < 1)) throw_invalid_coded("--margin", "number_out_of_range", {{"value", fmt::format("{}", margin)}, {"range", "[0, 1)"}}, fmt::format("{} is outside [0, 1)", margin), "a fraction in [0, 1)");
+  if (max_nodes < 1 || max_nodes > 1024) throw_invalid_coded("--max-nodes", "integer_out_of_range", {{"value", fmt::format("{}", max_nodes)}, {"min", "1"}, {"max", "1024"}}, fmt::format("{}", max_nodes), "an integer in [1, 1024]");
+  if (limit < 1) throw_invalid_coded("--limit", "not_positive", {{"value", fmt::format("{}", limit)}}, fmt::format("{}", limit), "an integer ≥ 1");
   if (preemptions_per_day) require_positive(*preemptions_per_day, "--preemptions-per-day");
-  if (egress_gb && !(*egress_gb >= 0)) throw_invalid("--egress-gb", "negative", "a number ≥ 0");
+  if (egress_gb && !(*egress_gb >= 0)) throw_invalid_coded("--egress-gb", "negative", {{"value", fmt::format("{}", *egress_gb)}}, "negative", "a number ≥ 0");
   require_positive(checkpoint_write_bytes_per_s, "--checkpoint-write-gbps");
-  if (!(restart_seconds >= 0)) throw_invalid("--restart-seconds", "negative", "a number ≥ 0");
+  if (!(restart_seconds >= 0)) throw_invalid_coded("--restart-seconds", "negative", {{"value", fmt::format("{}", restart_seconds)}}, "negative", "a number ≥ 0");
   if (deadline_seconds) require_positive(*deadline_seconds, "--deadline");
   if (budget_usd) require_positive(*budget_usd, "--budget");
-  if (gpus_total && *gpus_total < 1) throw_invalid("--gpus", fmt::format("{}", *gpus_total), "an integer ≥ 1");
-  if (gpus_total && *gpus_total > 1'000'000) throw_invalid("--gpus", fmt::format("{}", *gpus_total), "at most 1000000");
+  if (gpus_total && *gpus_total < 1) throw_invalid_coded("--gpus", "not_positive", {{"value", fmt::format("{}", *gpus_total)}}, fmt::format("{}", *gpus_total), "an integer ≥ 1");
+  if (gpus_total && *gpus_total > 1'000'000) throw_invalid_coded("--gpus", "too_large", {{"value", fmt::format("{}", *gpus_total)}, {"max", "1000000"}}, fmt::format("{}", *gpus_total), "at most 1000000");
   if (nodes_exact && (*nodes_exact < 1 || *nodes_exact > 100'000)) {
-    throw_invalid("--nodes", fmt::format("{}", *nodes_exact), "an integer in [1, 100000]");
+    throw_invalid_coded("--nodes", "integer_out_of_range", {{"value", fmt::format("{}", *nodes_exact)}, {"min", "1"}, {"max", "100000"}}, fmt::format("{}", *nodes_exact), "an integer in [1, 100000]");
   }
   if (nodes_exact && gpus_total && *gpus_total % *nodes_exact != 0) {
-    throw_invalid("--gpus", fmt::format("{} GPUs do not split evenly over {} nodes", *gpus_total, *nodes_exact),
-                  "--gpus a multiple of --nodes");
+    throw_invalid_coded("--gpus", "gpus_not_split_over_nodes",
+                        {{"gpus", fmt::format("{}", *gpus_total)}, {"nodes", fmt::format("{}", *nodes_exact)}},
+                        fmt::format("{} GPUs do not split evenly over {} nodes", *gpus_total, *nodes_exact),
+                        "--gpus a multiple of --nodes");
   }
   auto pin = [](const std::optional<int>& v, const char* flag, int lo, int hi) {
     if (v && (*v < lo || *v > hi))
@@ -201,38 +208,48 @@ void PlanRequest::validate() const {
   pin(pins.virtual_stages, "--virtual-stages", 1, 1024);
   if (pins.any() && workload != PlanWorkload::training && (pins.pp || pins.dp || pins.ep || pins.zero_stage ||
                                                            pins.micro_batch || pins.recompute || pins.virtual_stages)) {
-    throw_invalid("--pp", "layout flags other than --tp apply to training only", "a training task (pretrain, full, lora, qlora)");
+    throw_invalid_coded(pins.pp ? "--pp" : pins.dp ? "--dp" : pins.ep ? "--ep" : pins.zero_stage ? "--zero" : pins.micro_batch ? "--micro-batch" : pins.recompute ? "--recompute" : "--virtual-stages",
+                        "layout_training_only", {}, "layout flags other than --tp apply to training only",
+                        "a training task (pretrain, full, lora, qlora)");
   }
   if (pins.ep && pins.dp && *pins.dp % *pins.ep != 0) {
-    throw_invalid("--ep", fmt::format("ep {} does not divide dp {}", *pins.ep, *pins.dp), "ep dividing dp");
+    throw_invalid_coded("--ep", "ep_not_dividing_dp", {{"ep", fmt::format("{}", *pins.ep)}, {"dp", fmt::format("{}", *pins.dp)}},
+                        fmt::format("ep {} does not divide dp {}", *pins.ep, *pins.dp), "ep dividing dp");
   }
   if (gpus_total && pins.tp && pins.pp && pins.dp && *pins.tp * *pins.pp * *pins.dp != *gpus_total) {
-    throw_invalid("--gpus", fmt::format("tp {} × pp {} × dp {} = {} GPUs, not {}", *pins.tp, *pins.pp, *pins.dp,
-                                        *pins.tp * *pins.pp * *pins.dp, *gpus_total),
-                  "--tp × --pp × --dp equal to --gpus");
+    throw_invalid_coded("--gpus", "gpus_not_equal_layout",
+                        {{"layout", fmt::format("tp {} × pp {} × dp {}", *pins.tp, *pins.pp, *pins.dp)},
+                         {"product", fmt::format("{}", *pins.tp * *pins.pp * *pins.dp)},
+                         {"gpus", fmt::format("{}", *gpus_total)}},
+                        fmt::format("tp {} × pp {} × dp {} = {} GPUs, not {}", *pins.tp, *pins.pp, *pins.dp,
+                                    *pins.tp * *pins.pp * *pins.dp, *gpus_total),
+                        "--tp × --pp × --dp equal to --gpus");
   }
   if (gpus_total) {
     int fixed = pins.tp.value_or(1) * pins.pp.value_or(1) * pins.dp.value_or(1);
     if (*gpus_total % fixed != 0) {
-      throw_invalid("--gpus", fmt::format("{} GPUs are not a multiple of the pinned degrees' product {}", *gpus_total, fixed),
-                    "--gpus a multiple of --tp × --pp × --dp");
+      throw_invalid_coded("--gpus", "gpus_not_multiple_of_pins",
+                          {{"gpus", fmt::format("{}", *gpus_total)}, {"product", fmt::format("{}", fixed)},
+                           {"layout", fmt::format("tp {} × pp {} × dp {}", pins.tp.value_or(1), pins.pp.value_or(1), pins.dp.value_or(1))}},
+                          fmt::format("{} GPUs are not a multiple of the pinned degrees' product {}", *gpus_total, fixed),
+                          "--gpus a multiple of --tp × --pp × --dp");
     }
   }
   if (mfu_override && !(*mfu_override > 0 && *mfu_override <= 1)) {
-    throw_invalid("--mfu", fmt::format("{}", *mfu_override), "a fraction in (0, 1]");
+    throw_invalid_coded("--mfu", "number_out_of_range", {{"value", fmt::format("{}", *mfu_override)}, {"range", "(0, 1]"}}, fmt::format("{}", *mfu_override), "a fraction in (0, 1]");
   }
   if (goodput_override && !(*goodput_override > 0 && *goodput_override <= 1)) {
-    throw_invalid("--goodput", fmt::format("{}", *goodput_override), "a fraction in (0, 1]");
+    throw_invalid_coded("--goodput", "number_out_of_range", {{"value", fmt::format("{}", *goodput_override)}, {"range", "(0, 1]"}}, fmt::format("{}", *goodput_override), "a fraction in (0, 1]");
   }
   if (!(evaluation_fraction >= 0 && evaluation_fraction <= 10)) {
-    throw_invalid("--eval-fraction", fmt::format("{}", evaluation_fraction), "a fraction in [0, 10]");
+    throw_invalid_coded("--eval-fraction", "number_out_of_range", {{"value", fmt::format("{}", evaluation_fraction)}, {"range", "[0, 10]"}}, fmt::format("{}", evaluation_fraction), "a fraction in [0, 10]");
   }
   if (failures_per_gpu_hour && !(*failures_per_gpu_hour >= 0 && *failures_per_gpu_hour < 1)) {
-    throw_invalid("--failures-per-gpu-hour", fmt::format("{}", *failures_per_gpu_hour), "a rate in [0, 1)");
+    throw_invalid_coded("--failures-per-gpu-hour", "number_out_of_range", {{"value", fmt::format("{}", *failures_per_gpu_hour)}, {"range", "[0, 1)"}}, fmt::format("{}", *failures_per_gpu_hour), "a rate in [0, 1)");
   }
-  if (!(time_tie_tolerance >= 0 && time_tie_tolerance < 1)) throw_invalid("--time-tolerance", "out of range", "a fraction in [0, 1)");
-  if (!(speedup_max_cost_ratio >= 0)) throw_invalid("--speedup-cost-ratio", "negative", "a ratio ≥ 0");
-  if (!(recommend_max_cost_premium >= 0)) throw_invalid("--premium", "negative", "a fraction ≥ 0");
+  if (!(time_tie_tolerance >= 0 && time_tie_tolerance < 1)) throw_invalid_coded("--time-tolerance", "number_out_of_range", {{"value", fmt::format("{}", time_tie_tolerance)}, {"range", "[0, 1)"}}, "out of range", "a fraction in [0, 1)");
+  if (!(speedup_max_cost_ratio >= 0)) throw_invalid_coded("--speedup-cost-ratio", "negative", {{"value", fmt::format("{}", speedup_max_cost_ratio)}}, "negative", "a ratio ≥ 0");
+  if (!(recommend_max_cost_premium >= 0)) throw_invalid_coded("--premium", "negative", {{"value", fmt::format("{}", recommend_max_cost_premium)}}, "negative", "a fraction ≥ 0");
   if (!today.empty() && !is_iso_date(today))
     throw_invalid_coded("--today", "not_a_date", {{"value", today}}, today, "a date YYYY-MM-DD");
   require_positive(stale_after_days, "--max-price-age");

@@ -22,6 +22,7 @@
 #include "sizing/layout_check.hpp"
 #include "sizing/memory_total.hpp"
 #include "util/error.hpp"
+#include "util/error_code.hpp"
 
 namespace gpuplan {
 namespace {
@@ -1125,12 +1126,14 @@ ClusterKey key_for(const AdmittedOffer& a, int nodes) {
 void check_request_for_model(const PlanRequest& request, const ModelArch& arch) {
   const bool images = request.workload == PlanWorkload::image_generation;
   if (images && !arch.diffusion) {
-    throw_invalid("--model", fmt::format("{} is not a diffusion model", arch.name),
-                  "a diffusion model (SDXL UNet or FLUX transformer) for image generation");
+    throw_invalid_coded("--model", "not_diffusion_model", {{"model", arch.name}},
+                        fmt::format("{} is not a diffusion model", arch.name),
+                        "a diffusion model (SDXL UNet or FLUX transformer) for image generation");
   }
   if (!images && arch.family != ModelFamily::decoder) {
-    throw_invalid("--model", fmt::format("{} is not a decoder language model", arch.name),
-                  "a decoder LLM for training, serving and batch generation");
+    throw_invalid_coded("--model", "not_decoder_model", {{"model", arch.name}},
+                        fmt::format("{} is not a decoder language model", arch.name),
+                        "a decoder LLM for training, serving and batch generation");
   }
   if (request.workload != PlanWorkload::training) {
     // The serving (and image) sizing request, once: the searches then check only the layout.
@@ -1141,26 +1144,39 @@ void check_request_for_model(const PlanRequest& request, const ModelArch& arch) 
     detail::training_memory_request(request, l, Recompute::none).validate();
     // Pins the model cannot take at any cluster size: a one-line error rather than "no plan".
     if (request.pins.tp && arch.num_attention_heads > 0 && arch.num_attention_heads % *request.pins.tp != 0) {
-      throw_invalid("--tp", fmt::format("tp {} does not divide the {} attention heads of {}", *request.pins.tp,
-                                        arch.num_attention_heads, arch.name),
-                    fmt::format("a divisor of {}", arch.num_attention_heads));
+      throw_invalid_coded("--tp", "tp_not_dividing_heads",
+                          {{"tp", fmt::format("{}", *request.pins.tp)}, {"heads", fmt::format("{}", arch.num_attention_heads)},
+                           {"model", arch.name}},
+                          fmt::format("tp {} does not divide the {} attention heads of {}", *request.pins.tp,
+                                      arch.num_attention_heads, arch.name),
+                          fmt::format("a divisor of {}", arch.num_attention_heads));
     }
     if (request.pins.tp) {
       if (auto why = kv_split_problem(arch, *request.pins.tp)) {
-        throw_invalid("--tp", fmt::format("tp {} and the {} KV heads of {} neither divide each other", *request.pins.tp,
-                                          arch.num_kv_heads, arch.name),
-                      fmt::format("a divisor or a multiple of {}", arch.num_kv_heads));
+        throw_invalid_coded("--tp", "tp_kv_heads_mismatch",
+                            {{"tp", fmt::format("{}", *request.pins.tp)}, {"kv_heads", fmt::format("{}", arch.num_kv_heads)},
+                             {"model", arch.name}},
+                            fmt::format("tp {} and the {} KV heads of {} neither divide each other", *request.pins.tp,
+                                        arch.num_kv_heads, arch.name),
+                            fmt::format("a divisor or a multiple of {}", arch.num_kv_heads));
       }
     }
     if (request.pins.pp && *request.pins.pp > arch.num_layers) {
-      throw_invalid("--pp", fmt::format("pp {} exceeds the {} layers of {}", *request.pins.pp, arch.num_layers, arch.name),
-                    fmt::format("at most {}", arch.num_layers));
+      throw_invalid_coded("--pp", "pp_exceeds_layers",
+                          {{"pp", fmt::format("{}", *request.pins.pp)}, {"layers", fmt::format("{}", arch.num_layers)},
+                           {"model", arch.name}},
+                          fmt::format("pp {} exceeds the {} layers of {}", *request.pins.pp, arch.num_layers, arch.name),
+                          fmt::format("at most {}", arch.num_layers));
     }
     if (request.pins.ep && *request.pins.ep > 1) {
-      if (!arch.moe) throw_invalid("--ep", fmt::format("ep {} on a dense model ({})", *request.pins.ep, arch.name), "--ep 1");
+      if (!arch.moe)
+        throw_invalid_coded("--ep", "ep_on_dense_model", {{"ep", fmt::format("{}", *request.pins.ep)}, {"model", arch.name}},
+                            fmt::format("ep {} on a dense model ({})", *request.pins.ep, arch.name), "--ep 1");
       if (arch.moe->num_routed_experts % *request.pins.ep != 0) {
-        throw_invalid("--ep", fmt::format("ep {} does not divide the {} experts", *request.pins.ep, arch.moe->num_routed_experts),
-                      fmt::format("a divisor of {}", arch.moe->num_routed_experts));
+        throw_invalid_coded("--ep", "ep_not_dividing_experts",
+                            {{"ep", fmt::format("{}", *request.pins.ep)}, {"experts", fmt::format("{}", arch.moe->num_routed_experts)}},
+                            fmt::format("ep {} does not divide the {} experts", *request.pins.ep, arch.moe->num_routed_experts),
+                            fmt::format("a divisor of {}", arch.moe->num_routed_experts));
       }
     }
   }
@@ -1454,14 +1470,18 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
   c.region_groups = region_groups.size();
   // Pins no offer can take: a one-line error (exit 2), not "no plan".
   if (result.offers_considered == 0 && tp_rejects > 0) {
-    throw_invalid("--tp", fmt::format("tp {} exceeds the GPUs per node of every offer (the largest has {})", *request.pins.tp,
-                                      largest_tp_reject_gpn),
-                  "tp ≤ GPUs per node (tensor parallelism stays inside a node)");
+    throw_invalid_coded("--tp", "tp_exceeds_node",
+                        {{"tp", fmt::format("{}", *request.pins.tp)}, {"per_node", fmt::format("{}", largest_tp_reject_gpn)}},
+                        fmt::format("tp {} exceeds the GPUs per node of every offer (the largest has {})", *request.pins.tp,
+                                    largest_tp_reject_gpn),
+                        "tp ≤ GPUs per node (tensor parallelism stays inside a node)");
   }
   if (result.offers_considered == 0 && gpus_rejects > 0 && request.gpus_total) {
-    throw_invalid("--gpus", fmt::format("{} GPUs is not a multiple of any offer's GPUs per node (e.g. {})",
-                                        *request.gpus_total, reject_gpn),
-                  "a multiple of the offer's GPUs per node");
+    throw_invalid_coded("--gpus", "gpus_not_multiple_of_node",
+                        {{"gpus", fmt::format("{}", *request.gpus_total)}, {"per_node", fmt::format("{}", reject_gpn)}},
+                        fmt::format("{} GPUs is not a multiple of any offer's GPUs per node (e.g. {})",
+                                    *request.gpus_total, reject_gpn),
+                        "a multiple of the offer's GPUs per node");
   }
 
   return c;
@@ -2145,20 +2165,7 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
     // --today before every current price of the offers read: each price would be observed in
     // the future and its age negative (never stale). A one-line error, exit 2 (docs/planner.md
     // "Price evidence"): a typo in the year, not a plan to make.
-    std::string earliest;
-    for (const Offer& o : offers) {
-      for (const PriceObservation& p : o.prices) {
-        if (!p.source.observed_at || p.source.observed_at->size() < 10) continue;
-        const std::string day = p.source.observed_at->substr(0, 10);
-        if (earliest.empty() || day < earliest) earliest = day;
-      }
-    }
-    if (!earliest.empty() && request.today < earliest) {
-      throw_invalid("--today",
-                    fmt::format("{} is before every price observation of the offers read (the earliest is {})",
-                                request.today, earliest),
-                    fmt::format("a date on or after {} (the prices' observation dates)", earliest));
-    }
+    require_today_not_before_observations(request.today, offers, "--today");
   }
   const bool training = request.workload == PlanWorkload::training;
   const double tokens = training ? request.training_tokens() : 0;
@@ -2209,15 +2216,18 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
                                  std::string& why, const PerfAssumptions& assumptions) {
   check_request_for_model(request, arch);
   if (request.workload != PlanWorkload::training) {
-    throw_invalid("--task", "estimate times training runs", "pretrain, full, lora or qlora");
+    throw_invalid_coded("--task", "estimate_training_only", {}, "estimate times training runs", "pretrain, full, lora or qlora");
   }
-  if (!c.gpu) throw_invalid("--gpu", "no GPU given", "a GPU from `gpuplan gpus`");
+  if (!c.gpu) throw_invalid_coded("--gpu", "gpu_missing", {}, "no GPU given", "a GPU from `gpuplan gpus`");
   if (c.nodes > 1 && !(c.inter_node_bytes_per_s > 0)) {
-    throw_invalid("--inter-node-gbit-per-s", "a multi-node run needs the network speed", "Gb/s per node, e.g. 400");
+    throw_invalid_coded("--inter-node-gbit-per-s", "network_speed_missing", {}, "a multi-node run needs the network speed",
+                        "Gb/s per node, e.g. 400");
   }
   if (request.pins.tp && *request.pins.tp > c.gpus_per_node) {
-    throw_invalid("--tp", fmt::format("tp {} exceeds the {} GPUs per node", *request.pins.tp, c.gpus_per_node),
-                  "tp ≤ GPUs per node (tensor parallelism stays inside a node)");
+    throw_invalid_coded("--tp", "tp_exceeds_node",
+                        {{"tp", fmt::format("{}", *request.pins.tp)}, {"per_node", fmt::format("{}", c.gpus_per_node)}},
+                        fmt::format("tp {} exceeds the {} GPUs per node", *request.pins.tp, c.gpus_per_node),
+                        "tp ≤ GPUs per node (tensor parallelism stays inside a node)");
   }
   Offer offer;
   offer.id = "estimate";

@@ -811,17 +811,31 @@ class Pages {
   void assistant(const Page& pg, const httplib::Request& req, httplib::Response& res) {
     const std::string q = req.get_param_value("q");
     json ctx = {{"q", q}};
+    std::optional<api::AskResult> read;
     if (!q.empty()) {
-      const api::AskResult ask = api::understand(q, ctx_.gpus());
+      try {
+        read = api::understand(q, ctx_.gpus());
+      } catch (const Error& e) {  // a number out of range: said on the page, in its language
+        res.status = http_status(e.kind());
+        ctx["error"] = error_text(e, pg.lang, pg.t);
+      }
+    }
+    if (read) {
+      const api::AskResult& ask = *read;
       json fields = json::array();
       for (const auto& f : ask.fields) {
         std::string shown = f.value.is_string() ? f.value.get<std::string>() : count_text(f.value.get<double>(), pg.lang);
         if (f.name == "budget_usd") shown = money(f.value.get<double>(), pg.lang);
         if (f.name == "deadline_seconds" || f.name == "hours")
           shown = duration(f.value.get<double>() * (f.name == "hours" ? 3600.0 : 1.0), pg.lang, pg.t);
+        if (f.name == "budget_eur") shown += " EUR";
+        if (f.name == "budget_thb") shown += " THB";
+        if (f.name == "tpot_ms" || f.name == "ttft_ms") shown += " ms";
+        if (!f.mark.empty()) shown = f.mark + " " + shown;  // "≥", "≈", "≤" as the sentence said
         fields.push_back({{"name", f.name}, {"label", pg.t.value("field_" + f.name, f.name)},
                           {"value", f.value.is_string() ? f.value.get<std::string>() : api::field_value_text(f.value)},
-                          {"shown", shown}, {"source", f.source}});
+                          {"shown", shown}, {"source", f.source},
+                          {"note", f.not_used.empty() ? std::string() : pg.t.value("ask_not_used_" + f.not_used, f.not_used)}});
       }
       json missing = json::array();
       for (const auto& m : ask.missing) missing.push_back({{"name", m}, {"label", pg.t.value("field_" + m, m)}});

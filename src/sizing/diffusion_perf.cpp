@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "util/error.hpp"
+#include "util/error_code.hpp"
 
 namespace gpuplan {
 namespace {
@@ -117,13 +118,15 @@ struct Work {
 };
 
 Work compute_work(const ModelArch& arch, const DiffusionRequest& r, const GpuSpec& gpu, const PerfAssumptions& a) {
-  if (!arch.diffusion) throw_invalid("--model", fmt::format("'{}' is not a diffusion model", arch.name),
-                                     "an SDXL-style UNet or FLUX-style transformer");
+  if (!arch.diffusion)
+    throw_invalid_coded("--model", "not_diffusion_model", {{"model", arch.name}}, fmt::format("'{}' is not a diffusion model", arch.name),
+                        "an SDXL-style UNet or FLUX-style transformer");
   if (r.width_px < 16 || r.height_px < 16 || r.width_px % 16 != 0 || r.height_px % 16 != 0)
-    throw_invalid("--resolution", fmt::format("{}x{}", r.width_px, r.height_px),
-                  "width and height positive multiples of 16 pixels");
-  if (r.steps < 1) throw_invalid("--steps", fmt::format("{}", r.steps), "an integer >= 1");
-  if (r.gpus < 1) throw_invalid("--gpus", fmt::format("{}", r.gpus), "an integer >= 1");
+    throw_invalid_coded(r.width_px < 16 || r.width_px % 16 != 0 ? "--width" : "--height", "image_side_not_multiple_of_16",
+                        {{"width", fmt::format("{}", r.width_px)}, {"height", fmt::format("{}", r.height_px)}},
+                        fmt::format("{}x{}", r.width_px, r.height_px), "width and height positive multiples of 16 pixels");
+  if (r.steps < 1) throw_invalid_coded("--steps", "not_positive", {{"value", fmt::format("{}", r.steps)}}, fmt::format("{}", r.steps), "an integer >= 1");
+  if (r.gpus < 1) throw_invalid_coded("--gpus", "not_positive", {{"value", fmt::format("{}", r.gpus)}}, fmt::format("{}", r.gpus), "an integer >= 1");
   const DiffusionSpec& d = *arch.diffusion;
   Work w;
   DiffusionEstimate& e = w.e;

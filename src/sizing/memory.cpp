@@ -274,22 +274,29 @@ void validate_against_model(const ModelArch& m, const Shape& s, int tp, int pp, 
     // Megatron num_query_groups): either way one must divide the other.
     const std::int64_t kv = m.num_kv_heads;
     if (!m.mla && kv > 0 && tp > 1 && (tp > kv ? tp % kv != 0 : kv % tp != 0)) {
-      throw_invalid(tp_flag,
-                    fmt::format("tp {} and the {} KV heads of {} neither divide each other (no even split and no "
-                                "even replication)",
-                                tp, kv, m.name),
-                    fmt::format("a divisor or a multiple of {}", kv));
+      throw_invalid_coded(tp_flag, "tp_kv_heads_mismatch",
+                          {{"tp", fmt::format("{}", tp)}, {"kv_heads", fmt::format("{}", kv)}, {"model", m.name}},
+                          fmt::format("tp {} and the {} KV heads of {} neither divide each other (no even split and no "
+                                      "even replication)",
+                                      tp, kv, m.name),
+                          fmt::format("a divisor or a multiple of {}", kv));
     }
     if (pp > m.num_layers) {
-      throw_invalid("--pp", fmt::format("pp {} exceeds the {} layers of {}", pp, m.num_layers, m.name),
-                    fmt::format("at most {}", m.num_layers));
+      throw_invalid_coded("--pp", "pp_exceeds_layers",
+                          {{"pp", fmt::format("{}", pp)}, {"layers", fmt::format("{}", m.num_layers)}, {"model", m.name}},
+                          fmt::format("pp {} exceeds the {} layers of {}", pp, m.num_layers, m.name),
+                          fmt::format("at most {}", m.num_layers));
     }
   }
   if (ep > 1) {
-    if (!m.moe) throw_invalid("--ep", fmt::format("ep {} on a dense model ({})", ep, m.name), "ep 1 for dense models");
+    if (!m.moe)
+      throw_invalid_coded("--ep", "ep_on_dense_model", {{"ep", fmt::format("{}", ep)}, {"model", m.name}},
+                          fmt::format("ep {} on a dense model ({})", ep, m.name), "ep 1 for dense models");
     if (m.moe->num_routed_experts % ep != 0) {
-      throw_invalid("--ep", fmt::format("ep {} does not divide the {} experts", ep, m.moe->num_routed_experts),
-                    fmt::format("a divisor of {}", m.moe->num_routed_experts));
+      throw_invalid_coded("--ep", "ep_not_dividing_experts",
+                          {{"ep", fmt::format("{}", ep)}, {"experts", fmt::format("{}", m.moe->num_routed_experts)}},
+                          fmt::format("ep {} does not divide the {} experts", ep, m.moe->num_routed_experts),
+                          fmt::format("a divisor of {}", m.moe->num_routed_experts));
     }
   }
 }
@@ -712,7 +719,8 @@ void check_range(std::int64_t v, std::int64_t lo, std::int64_t hi, const char* f
 }  // namespace
 
 void TrainingMemoryRequest::validate() const {
-  if (task == Task::serve) throw_invalid("--task", "serve is not a training task", "pretrain, full, lora or qlora");
+  if (task == Task::serve)
+    throw_invalid_coded("--task", "serve_not_training", {}, "serve is not a training task", "pretrain, full, lora or qlora");
   check_range(seq_len, 1, 10'000'000, "--seq", "sequence length");
   check_range(layout.tp, 1, 1024, "--tp", "tensor-parallel degree");
   check_range(layout.pp, 1, 1024, "--pp", "pipeline-parallel degree");
@@ -725,31 +733,40 @@ void TrainingMemoryRequest::validate() const {
   check_range(cross_entropy_chunk_tokens, 1, 1'000'000'000, "--ce-chunk", "cross-entropy chunk");
   check_range(layout.expert_tp, 0, 1024, "--expert-tp", "expert tensor-parallel degree");
   if (!layout.expert_grid_divides()) {
-    throw_invalid("--ep", layout.expert_tp > 0
-                              ? fmt::format("expert tp {} × ep {} does not divide tp {} × dp {}", layout.etp(),
-                                            layout.ep, layout.tp, layout.dp)
-                              : fmt::format("ep {} does not divide dp {}", layout.ep, layout.dp),
-                  "etp × ep dividing tp × dp (experts are sharded within a stage's GPUs; etp defaults to tp)");
+    const std::string expected = "etp × ep dividing tp × dp (experts are sharded within a stage's GPUs; etp defaults to tp)";
+    if (layout.expert_tp > 0)
+      throw_invalid_coded("--ep", "expert_grid_not_dividing",
+                          {{"etp", fmt::format("{}", layout.etp())}, {"ep", fmt::format("{}", layout.ep)},
+                           {"tp", fmt::format("{}", layout.tp)}, {"dp", fmt::format("{}", layout.dp)}},
+                          fmt::format("expert tp {} × ep {} does not divide tp {} × dp {}", layout.etp(), layout.ep,
+                                      layout.tp, layout.dp),
+                          expected);
+    throw_invalid_coded("--ep", "ep_not_dividing_dp", {{"ep", fmt::format("{}", layout.ep)}, {"dp", fmt::format("{}", layout.dp)}},
+                        fmt::format("ep {} does not divide dp {}", layout.ep, layout.dp), expected);
   }
   if (static_cast<double>(seq_len) * layout.micro_batch > 1e9) {
-    throw_invalid("--seq", "sequence length × micro-batch exceeds 1e9 tokens", "a realistic micro-batch");
+    throw_invalid_coded("--seq", "seq_micro_batch_too_large",
+                        {{"seq", fmt::format("{}", seq_len)}, {"micro_batch", fmt::format("{}", layout.micro_batch)}, {"max", "1e9"}},
+                        "sequence length × micro-batch exceeds 1e9 tokens", "a realistic micro-batch");
   }
   if (layout.offload_params && layout.zero_stage != 3) {
-    throw_invalid("--offload", "parameter offload needs ZeRO-3 / FSDP full shard", "--zero 3 with parameter offload");
+    throw_invalid_coded("--offload", "offload_params_needs_zero3", {}, "parameter offload needs ZeRO-3 / FSDP full shard",
+                        "--zero 3 with parameter offload");
   }
   if (task == Task::qlora && (precision == TrainPrecision::fp32 || precision == TrainPrecision::tf32)) {
-    throw_invalid("--precision", fmt::format("QLoRA with {} precision: QLoRA computes in 16 bits",
-                                             train_precision_name(precision)),
-                  "bf16_mixed, bf16_pure or fp16_mixed");
+    throw_invalid_coded("--precision", "qlora_needs_16_bit", {{"precision", std::string(train_precision_name(precision))}},
+                        fmt::format("QLoRA with {} precision: QLoRA computes in 16 bits", train_precision_name(precision)),
+                        "bf16_mixed, bf16_pure or fp16_mixed");
   }
   if (task == Task::lora || task == Task::qlora) {
     check_range(lora_rank, 1, 65536, "--lora-rank", "LoRA rank");
-    if (lora_targets.empty()) throw_invalid("--lora-targets", "no LoRA target", "q,k,v,o,gate,up,down or all-linear");
+    if (lora_targets.empty())
+      throw_invalid_coded("--lora-targets", "lora_targets_missing", {}, "no LoRA target", "q,k,v,o,gate,up,down or all-linear");
     for (const auto& tname : lora_targets) {
       static const char* kOk[] = {"q", "k", "v", "o", "gate", "up", "down", "all-linear", "all_linear"};
       if (std::none_of(std::begin(kOk), std::end(kOk), [&](const char* k) { return tname == k; })) {
-        throw_invalid("--lora-targets", fmt::format("unknown LoRA target '{}'", tname),
-                      "q, k, v, o, gate, up, down or all-linear");
+        throw_invalid_coded("--lora-targets", "unknown_choice", {{"value", tname}, {"allowed", "q, k, v, o, gate, up, down, all-linear"}},
+                            fmt::format("unknown LoRA target '{}'", tname), "q, k, v, o, gate, up, down or all-linear");
       }
     }
   }
@@ -768,7 +785,8 @@ void ServingMemoryRequest::validate() const {
   check_range(pp, 1, 1024, "--pp", "pipeline-parallel degree");
   check_range(prefill_chunk_tokens, 1, 100'000'000, "--prefill-chunk", "prefill chunk");
   if (static_cast<double>(context_tokens) * static_cast<double>(concurrency) > 1e11) {
-    throw_invalid("--concurrency", "context × concurrency exceeds 1e11 tokens", "a realistic KV cache");
+    throw_invalid_coded("--concurrency", "kv_tokens_too_large", {{"max", "1e11"}}, "context × concurrency exceeds 1e11 tokens",
+                        "a realistic KV cache");
   }
   if (!(cuda_context_bytes >= 0 && cuda_context_bytes < 1e12)) {
     throw_invalid("--cuda-context", "CUDA context bytes out of range", "0 to 1e12 bytes");

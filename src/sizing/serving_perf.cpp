@@ -9,6 +9,7 @@
 
 #include "sizing/flops.hpp"
 #include "util/error.hpp"
+#include "util/error_code.hpp"
 
 namespace gpuplan {
 namespace {
@@ -202,7 +203,8 @@ ServingEngine parse_serving_engine(std::string_view s, const std::string& where)
   if (k == "tensorrtllm" || k == "trtllm") return ServingEngine::tensorrt_llm;
   if (k == "sglang") return ServingEngine::sglang;
   if (k == "llamacpp") return ServingEngine::llama_cpp;
-  throw_invalid(where, fmt::format("unknown engine '{}'", s), "vllm, tensorrt-llm, sglang or llama.cpp");
+  throw_invalid_coded(where, "unknown_choice", {{"value", std::string(s)}, {"allowed", "vllm, tensorrt-llm, sglang, llama.cpp"}},
+                      fmt::format("unknown engine '{}'", s), "vllm, tensorrt-llm, sglang or llama.cpp");
 }
 
 EngineProfile engine_profile(ServingEngine engine, const PerfAssumptions& a) {

@@ -27,14 +27,19 @@ Degrees resolve(const SizingRequest& r) {
       d.tp = *r.tp;
     } else if (r.gpus) {
       if (*r.gpus % d.pp != 0) {
-        throw_invalid("--gpus", fmt::format("{} GPUs do not split into pp {}", *r.gpus, d.pp),
-                      fmt::format("a multiple of pp {}", d.pp));
+        throw_invalid_coded("--gpus", "gpus_not_multiple_of_pins",
+                            {{"gpus", fmt::format("{}", *r.gpus)}, {"product", fmt::format("{}", d.pp)},
+                             {"layout", fmt::format("pp {}", d.pp)}},
+                            fmt::format("{} GPUs do not split into pp {}", *r.gpus, d.pp), fmt::format("a multiple of pp {}", d.pp));
       }
       d.tp = *r.gpus / d.pp;
     }
     if (r.gpus && d.tp * d.pp != *r.gpus) {
-      throw_invalid("--gpus", fmt::format("--gpus {} but tp {} × pp {} = {}", *r.gpus, d.tp, d.pp, d.tp * d.pp),
-                    "--gpus = tp × pp when serving");
+      throw_invalid_coded("--gpus", "gpus_not_equal_layout",
+                          {{"layout", fmt::format("tp {} × pp {}", d.tp, d.pp)}, {"product", fmt::format("{}", d.tp * d.pp)},
+                           {"gpus", fmt::format("{}", *r.gpus)}},
+                          fmt::format("--gpus {} but tp {} × pp {} = {}", *r.gpus, d.tp, d.pp, d.tp * d.pp),
+                          "--gpus = tp × pp when serving");
     }
     return d;
   }
@@ -52,9 +57,11 @@ Degrees resolve(const SizingRequest& r) {
     d.dp = *r.gpus / (d.tp * d.pp);
   }
   if (r.gpus && d.tp * d.pp * d.dp != *r.gpus) {
-    throw_invalid("--gpus",
-                  fmt::format("--gpus {} but tp {} × pp {} × dp {} = {}", *r.gpus, d.tp, d.pp, d.dp, d.tp * d.pp * d.dp),
-                  "--gpus = tp × pp × dp");
+    throw_invalid_coded("--gpus", "gpus_not_equal_layout",
+                        {{"layout", fmt::format("tp {} × pp {} × dp {}", d.tp, d.pp, d.dp)},
+                         {"product", fmt::format("{}", d.tp * d.pp * d.dp)}, {"gpus", fmt::format("{}", *r.gpus)}},
+                        fmt::format("--gpus {} but tp {} × pp {} × dp {} = {}", *r.gpus, d.tp, d.pp, d.dp, d.tp * d.pp * d.dp),
+                        "--gpus = tp × pp × dp");
   }
   return d;
 }
@@ -67,7 +74,8 @@ void SizingRequest::validate() const {
   check_degree(pp, "--pp");
   check_degree(dp, "--dp");
   if (!(margin >= 0 && margin < 1)) {
-    throw_invalid("--margin", fmt::format("{} is out of range", margin), "a fraction in [0, 1), e.g. 0.10");
+    throw_invalid_coded("--margin", "number_out_of_range", {{"value", fmt::format("{}", margin)}, {"range", "[0, 1)"}},
+                        fmt::format("{} is out of range", margin), "a fraction in [0, 1), e.g. 0.10");
   }
   if (task == Task::serve) {
     serving_request().validate();

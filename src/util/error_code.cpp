@@ -17,6 +17,12 @@ void throw_not_found_coded(std::string where, std::string code, std::map<std::st
                    std::move(values));
 }
 
+void rethrow_at(const Error& e, std::string where) {
+  if (const ErrorCode* c = error_code_of(e))
+    throw CodedError(e.kind(), std::move(where), e.message(), e.expected(), c->code, c->values);
+  throw Error(e.kind(), std::move(where), e.message(), e.expected());
+}
+
 const ErrorCode* error_code_of(const Error& e) noexcept {
   const auto* c = dynamic_cast<const ErrorCode*>(&e);
   return c != nullptr && !c->code.empty() ? c : nullptr;
@@ -24,10 +30,16 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 48> kCodes = {
+constexpr std::array<std::string_view, 87> kCodes = {
     "body_not_object",
     "both_given",
     "cli_only_field",
+    "cluster_size_missing",
+    "ep_not_dividing_dp",
+    "ep_not_dividing_experts",
+    "ep_on_dense_model",
+    "estimate_training_only",
+    "expert_grid_not_dividing",
     "filter_clause_before",
     "filter_empty_value",
     "filter_gpu_name_empty",
@@ -51,28 +63,61 @@ constexpr std::array<std::string_view, 48> kCodes = {
     "filter_unknown_unit",
     "filter_unknown_value",
     "filter_unterminated_quote",
+    "fresh_above_stale",
+    "global_batch_exceeds_tokens",
+    "gpu_missing",
+    "gpus_not_equal_layout",
     "gpus_not_multiple_of_layout",
+    "gpus_not_multiple_of_node",
+    "gpus_not_multiple_of_pins",
+    "gpus_not_split_over_nodes",
+    "heads_not_dividing_hidden",
+    "hidden_not_multiple_of_head_dim",
+    "image_side_not_multiple_of_16",
+    "image_side_too_small",
     "integer_out_of_range",
+    "kv_heads_not_dividing_heads",
+    "kv_tokens_too_large",
+    "layout_training_only",
     "load_missing",
+    "lora_targets_missing",
     "model_missing",
+    "model_sources_conflict",
+    "negative",
+    "network_speed_missing",
     "not_a_date",
     "not_boolean",
     "not_count",
+    "not_decoder_model",
+    "not_diffusion_model",
     "not_duration",
     "not_integer",
     "not_number",
     "not_positive",
     "not_string",
+    "number_out_of_range",
+    "offload_params_needs_zero3",
     "parameter_twice",
+    "plan_does_not_exist",
+    "pp_exceeds_layers",
+    "qlora_needs_16_bit",
+    "question_number_out_of_range",
     "requests_missing",
+    "seq_micro_batch_too_large",
     "serve_not_training",
+    "shape_exceeds_params",
+    "shape_needs_params",
+    "today_before_observations",
     "tokens_missing",
     "too_large",
+    "tp_exceeds_node",
+    "tp_kv_heads_mismatch",
     "tp_not_dividing_heads",
     "unknown_choice",
     "unknown_field",
     "unknown_gpu",
     "unknown_model",
+    "unknown_offer",
 };
 static_assert(std::is_sorted(kCodes.begin(), kCodes.end()));
 }  // namespace

@@ -45,6 +45,10 @@ class CodedError : public Error, public ErrorCode {
 [[noreturn]] void throw_not_found_coded(std::string where, std::string code, std::map<std::string, std::string> values,
                                         std::string message, std::string expected = {});
 
+/// Throws `e` again at another place (`where`), keeping its kind, message, expected and its code
+/// and values when it has them (a CodedError stays one).
+[[noreturn]] void rethrow_at(const Error& e, std::string where);
+
 /// The code an error carries, or nullptr.
 const ErrorCode* error_code_of(const Error& e) noexcept;
 

@@ -5,7 +5,10 @@
 //     servers at once (their answers are cached per store revision, not per process);
 //   - every idle server connection killed (pg_terminate_backend): the next requests succeed (the
 //     pool replaces a connection the server closed before using it); the database refusing connections: /api/health is 503 "unreachable", and
-//     200 again once it accepts them.
+//     200 again once it accepts them;
+//   - POST /api/import on a server with a write token: 401 without or with a wrong token, 403 on
+//     a read-only server, 400 for a malformed CSV and 413 over the import limit (nothing written
+//     by any of them), then an import the OTHER server process on the same database shows.
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
@@ -33,7 +36,8 @@ struct Served {
   FILE* out = nullptr;
 };
 
-Served start_server(const std::string& db_url, const fs::path& home) {
+/// `token`: GPUPLAN_WRITE_TOKEN for the server (none when empty: a read-only server).
+Served start_server(const std::string& db_url, const fs::path& home, const std::string& token = "") {
   Served s;
   int out_pipe[2];
   if (::pipe(out_pipe) != 0) return s;
@@ -42,6 +46,8 @@ Served start_server(const std::string& db_url, const fs::path& home) {
     ::dup2(out_pipe[1], 1);
     ::close(out_pipe[0]);
     ::setenv("XDG_DATA_HOME", home.c_str(), 1);
+    if (token.empty()) ::unsetenv("GPUPLAN_WRITE_TOKEN");
+    else ::setenv("GPUPLAN_WRITE_TOKEN", token.c_str(), 1);
     ::execl(GPUPLAN_BINARY, GPUPLAN_BINARY, "--db", db_url.c_str(), "serve", "--listen", "127.0.0.1:0", "--threads",
             "4", static_cast<char*>(nullptr));
     ::_exit(127);
@@ -160,6 +166,98 @@ TEST(ServePgE2E, TwoServersOnOnePostgresAnswerAliveAndAlike) {
 
   stop_server(a);
   stop_server(b);
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+// POST /api/import against PostgreSQL (issue 10 leftover; the SQLite version is
+// serve_write_e2e_test.cpp). Counts are from the CSV text below, written by hand.
+TEST(ServePgE2E, ImportThroughTheApiIsSeenByAnotherServerOnTheSameDatabase) {
+  gpuplan::testing::PgTestDb db;
+  GPUPLAN_REQUIRE_PG(db);
+  const fs::path dir = fs::temp_directory_path() / ("gpuplan-e2e-serve-pg-import-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string token = "pg-e2e-write-token-0123456789abcdef";
+  Served writer = start_server(db.url(), dir, token);
+  Served reader = start_server(db.url(), dir);  // read-only, same database
+  ASSERT_GT(writer.port, 0);
+  ASSERT_GT(reader.port, 0);
+  // Two offers: h100x8 quoted on-demand and spot (two observations), a100x1 on-demand.
+  const std::string csv =
+      "provider,instance_type,region,gpu,gpu_count,price_kind,usd_per_hour,observed_at,source\n"
+      "pge2equotes,h100x8,us-east,H100,8,on-demand,23.92,2026-11-20,https://example.com/quote-1\n"
+      "pge2equotes,h100x8,us-east,H100,8,spot,12.00,2026-11-20,https://example.com/quote-1\n"
+      "pge2equotes,a100x1,us-east,A100-80GB,1,on-demand,1.79,2026-11-21,https://example.com/quote-2\n";
+  auto bearer = [](const std::string& t) { return httplib::Headers{{"Authorization", "Bearer " + t}}; };
+  auto health = [](int port) {
+    httplib::Client c("127.0.0.1", port);
+    auto r = c.Get("/api/health");
+    EXPECT_TRUE(r && r->status == 200);
+    return r ? json::parse(r->body) : json();
+  };
+  const json before = health(writer.port);
+  EXPECT_EQ(offer_count(reader.port, "provider%3Dpge2equotes"), 0u);  // and now cached by the reader
+
+  httplib::Client w("127.0.0.1", writer.port);
+  w.set_read_timeout(60, 0);
+  // 401: no token, a wrong one, another scheme.
+  for (const httplib::Headers& h : {httplib::Headers{}, bearer(token + "x"), httplib::Headers{{"Authorization", "Basic " + token}}}) {
+    auto r = w.Post("/api/import", h, csv, "text/csv");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 401) << r->body;
+    EXPECT_EQ(r->get_header_value("WWW-Authenticate"), "Bearer");
+  }
+  // 403: the read-only server, even with the token.
+  {
+    httplib::Client ro("127.0.0.1", reader.port);
+    auto r = ro.Post("/api/import", bearer(token), csv, "text/csv");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 403) << r->body;
+    EXPECT_EQ(json::parse(r->body)["code"], "read_only");
+  }
+  // 400: line 3 has a price that is no number; line 2 is good, and is not written either.
+  {
+    const std::string bad =
+        "provider,instance_type,region,gpu,gpu_count,price_kind,usd_per_hour,observed_at,source\n"
+        "pge2equotes,h100x8,us-east,H100,8,on-demand,23.92,2026-11-20,https://example.com/quote-1\n"
+        "pge2equotes,a100x1,us-east,A100-80GB,1,on-demand,cheap,2026-11-21,https://example.com/quote-2\n";
+    auto r = w.Post("/api/import?name=bad.csv", bearer(token), bad, "text/csv");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << r->body;
+    EXPECT_EQ(json::parse(r->body)["field"].get<std::string>().rfind("bad.csv:3", 0), 0u) << r->body;
+  }
+  // 413: over the import's 32 MiB limit.
+  {
+    auto r = w.Post("/api/import", bearer(token), std::string((32u << 20) + 1, 'x'), "text/csv");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 413);
+  }
+  EXPECT_EQ(health(writer.port), before);  // nothing written by the refused requests
+  EXPECT_EQ(offer_count(reader.port, "provider%3Dpge2equotes"), 0u);
+
+  // The import: 2 offers, 3 observations, visible to the other process at once.
+  auto r = w.Post("/api/import?name=quotes.csv", bearer(token), csv, "text/csv");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const json j = json::parse(r->body);
+  EXPECT_EQ(j["format"], "generic-csv");
+  EXPECT_EQ(j["offers"]["added"], 2);
+  EXPECT_EQ(j["observations"]["added"], 3);
+  const json after = health(reader.port);
+  EXPECT_EQ(after["offers"].get<int>(), before["offers"].get<int>() + 2);
+  EXPECT_EQ(after["observations"].get<int>(), before["observations"].get<int>() + 3);
+  EXPECT_EQ(offer_count(reader.port, "provider%3Dpge2equotes"), 2u);
+  EXPECT_EQ(offer_count(writer.port, "provider%3Dpge2equotes"), 2u);
+  {  // The spot quote is there too (on the reader).
+    httplib::Client ro("127.0.0.1", reader.port);
+    auto s = ro.Get("/api/offers?q=provider%3Dpge2equotes%20gpus%3E%3D8&spot=true&limit=0&today=2026-12-01");
+    ASSERT_TRUE(s && s->status == 200) << (s ? s->body : "");
+    const json offers = json::parse(s->body);
+    ASSERT_EQ(offers.size(), 1u) << s->body.substr(0, 300);
+    EXPECT_EQ(offers[0]["id"], "pge2equotes/h100x8/us-east");
+  }
+  stop_server(writer);
+  stop_server(reader);
   std::error_code ec;
   fs::remove_all(dir, ec);
 }
