@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <chrono>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -968,7 +969,12 @@ std::optional<long> days_since_epoch(std::string_view iso) {
     return v;
   };
   auto y = digits(0, 4), m = digits(5, 2), d = digits(8, 2);
-  if (!y || !m || !d || *m < 1 || *m > 12 || *d < 1 || *d > 31) return std::nullopt;
+  if (!y || !m || !d) return std::nullopt;
+  // a real calendar day: 2026-02-30, 2027-02-29 and 2026-11-31 are not dates
+  if (!std::chrono::year_month_day{std::chrono::year{*y}, std::chrono::month{static_cast<unsigned>(*m)},
+                                   std::chrono::day{static_cast<unsigned>(*d)}}
+           .ok())
+    return std::nullopt;
   // Howard Hinnant's days_from_civil (http://howardhinnant.github.io/date_algorithms.html).
   long yy = *y - (*m <= 2 ? 1 : 0);
   const long era = (yy >= 0 ? yy : yy - 399) / 400;

@@ -149,8 +149,9 @@ std::vector<std::string> gpu_names_matching(const GpuCatalog& gpus, std::string_
 /// Memory family of a spec for the `memtype` field: "hbm", "gddr", or the lower-cased type.
 std::string memory_family(const GpuSpec& spec);
 
-/// Days from 1970-01-01 of the date part of an ISO date/timestamp; nullopt when not YYYY-MM-DD
-/// with month 1..12 and day 1..31 (the same leniency as SQLite's julianday()).
+/// Days from 1970-01-01 of the date part of an ISO date/timestamp; nullopt when its first ten
+/// characters are not YYYY-MM-DD naming a calendar day (2026-02-30 is not one). Stored dates and
+/// query dates are checked the same way, so SQLite's julianday() on them agrees.
 std::optional<long> days_since_epoch(std::string_view iso_date);
 
 /// Staleness of the offer's latest price of `kind` at `now_date`: true when it is more than

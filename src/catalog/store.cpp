@@ -29,7 +29,7 @@ void OfferQuery::validate() const {
                         "one of " + list);
   }
   if (limit && *limit == 0) throw_invalid_coded("limit", "not_positive", {{"value", "0"}}, "limit is 0", "a positive number of offers");
-  if (!now_date.empty() && (now_date.size() < 10 || !days_since_epoch(now_date)))
+  if (!now_date.empty() && (now_date.size() != 10 || !days_since_epoch(now_date)))  // YYYY-MM-DD, a calendar day
     throw_invalid_coded("now_date", "not_a_date", {{"value", now_date}}, "\"" + now_date + "\" is not a date", "YYYY-MM-DD");
   if (!std::isfinite(stale_after_days) || stale_after_days < 0)
     throw_invalid_coded("stale_after_days", "negative", {{"value", fmt::format("{}", stale_after_days)}},

@@ -645,6 +645,14 @@ PriceEvidence price_evidence(const PlanRequest& r, const Offer& offer) {
     return ev;
   }
   if (!f) return ev;
+  if (ev.age_days && *ev.age_days < 0) {
+    // Observed after --today: no evidence of the price on that day (a new-user trial saw
+    // `--today 2025-01-01` recommend a 2026 price as clean, "-508 days ago"). Ranked with
+    // undated prices; the age stays in the plan's JSON.
+    ev.tier = 2;
+    ev.reason = "price observed after --today";
+    return ev;
+  }
   if (f->tier == FreshnessTier::stale) {
     ev.tier = 1;
     ev.age_steps = std::max(1, static_cast<int>(std::floor(static_cast<double>(f->age_days.value_or(0)) / r.stale_after_days)));
@@ -989,6 +997,10 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
   }
   if (!p.price_source.observed_at) {
     add_warning(w, PlanWarningCode::price_date_unknown, "the source gives no date for this price");
+  } else if (p.price_age_days && *p.price_age_days < 0) {
+    add_warning(w, PlanWarningCode::price_date_unknown,
+                fmt::format("observed {}, after --today {}: no evidence of this price on that day",
+                            p.price_source.observed_at->substr(0, 10), request.today));
   } else if (!request.today.empty()) {
     auto stale = is_stale(offer, p.cost.price_kind, request.today, request.stale_after_days);
     if (stale && *stale) {
@@ -1754,7 +1766,8 @@ void order_rows(const PlanRequest& request, const PlanState& st, PlanResult& res
     result.recommendation_rule += latency + evidence;
   }
   if (sort == PlanSort::time) result.sort_rule = "by time to finish " + time_rule_text(request);
-  if (recommended && recommended->price_age_days && recommended->price_source.observed_at) {
+  if (recommended && recommended->price_age_days && *recommended->price_age_days >= 0 &&
+      recommended->price_source.observed_at) {
     result.recommendation_rule += fmt::format("; the recommended plan's price was observed {}, {} days ago",
                                               recommended->price_source.observed_at->substr(0, 10),
                                               *recommended->price_age_days);
@@ -1918,7 +1931,8 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
       // When even the quoted plans rest on undated or flagged prices, say so.
       auto on_price = [&](const Plan& p) -> std::string {
         if (!demote || p.demotion_tier < 2) return "";
-        return p.demotion_tier == 2 ? ", on an undated price" : fmt::format(", on a price {}", p.demoted_reason);
+        if (p.demotion_tier == 2) return p.demoted_reason == "undated price" ? ", on an undated price" : ", on a " + p.demoted_reason;
+        return fmt::format(", on a price {}", p.demoted_reason);
       };
       std::string parts;
       if (request.deadline_seconds && fastest->time_seconds() > *request.deadline_seconds) {

@@ -632,11 +632,19 @@ class Pages {
   void offers(const Page& pg, const httplib::Request& req, httplib::Response& res) {
     api::OffersInput in;
     in.limit = 300;
-    json ctx = {{"q", ""}, {"group", req.get_param_value("group") == "gpu"}};
+    // The page groups its own rows: by GPU (the form's `group=gpu` checkbox, or `group_by=gpu` as
+    // in the API) or by provider (`group_by=provider`). The API's grouped answer has other rows, so
+    // group_by is not passed on (a trial found /offers?group_by=gpu answered HTTP 500).
+    const std::string group_by = req.has_param("group_by") ? req.get_param_value("group_by")
+                                                           : (req.get_param_value("group") == "gpu" ? "gpu" : "");
+    json ctx = {{"q", ""}, {"group", !group_by.empty()}, {"group_label", pg.t.value(group_by == "provider" ? "col_provider" : "col_gpu", "")}};
     try {
+      if (!group_by.empty() && group_by != "gpu" && group_by != "provider")
+        throw_invalid_coded("group_by", "unknown_choice", {{"value", group_by}, {"allowed", "gpu, provider"}},
+                            "unknown grouping \"" + group_by + "\"", "gpu or provider");
       std::multimap<std::string, std::string> params;
       for (const auto& [k, v] : req.params)
-        if (k != "group" && !(k == "q" && v.empty())) params.emplace(k == "q" ? "filter" : k, v);
+        if (k != "group" && k != "group_by" && !(k == "q" && v.empty())) params.emplace(k == "q" ? "filter" : k, v);
       api::read_query(in, params, api::offers_fields());
       ctx["q"] = in.filter;
       ctx["sort_options"] = select_options({"price_per_gpu_hour", "price_per_vram_gb", "bandwidth", "price"}, in.sort);
@@ -674,7 +682,7 @@ class Pages {
                     {"tier_text", pg.t.value("tier_" + tier, tier)},
                     {"history_href", pg.prefix + "/offers/history?id=" + httplib::detail::encode_query_param(r["id"].get<std::string>())}};
         view.push_back(row);
-        const std::string g = row["gpu"].get<std::string>();
+        const std::string g = row[group_by == "provider" ? "provider" : "gpu"].get<std::string>();
         auto& grp = groups[g];
         if (grp.is_null()) grp = {{"gpu", g}, {"offers", 0}, {"min", 1e18}, {"max", 0.0}};
         grp["offers"] = grp["offers"].get<int>() + 1;

@@ -1044,6 +1044,39 @@ TEST_F(ApiE2E, OffersPageShowsInstanceTypeAndPriceAge) {
   EXPECT_GT(dated, 0) << "at least one of the five cheapest H100 offers has a dated price";
 }
 
+// New-user trial: /offers?group_by=gpu (the API's parameter, which the page's own error lists)
+// answered HTTP 500 on every language. The page now groups its rows by GPU or by provider; each
+// group's offer count equals the API's grouped answer for the same filter (all rows fit on one
+// page: fewer than the page's 300), and an unknown grouping is a 400 in the page's language.
+TEST_F(ApiE2E, OffersPageGroupsByGpuOrProviderLikeTheApi) {
+  auto c = client();
+  const std::string q = "q=gpu~H1%20gpus%3E%3D8&today=2026-11-30";  // H100 SXM and PCIe today
+  for (const std::string key : {"gpu", "provider"}) {
+    SCOPED_TRACE(key);
+    auto api = c.Get(("/api/offers?" + q + "&group_by=" + key).c_str());
+    ASSERT_TRUE(api && api->status == 200);
+    const json groups = json::parse(api->body);
+    std::size_t total = 0;
+    for (const auto& g : groups) total += g["offers"].get<std::size_t>();
+    ASSERT_GT(groups.size(), 1u);
+    ASSERT_LT(total, 300u);
+    auto page = c.Get(("/fr/offers?" + q + "&group_by=" + key).c_str());
+    ASSERT_TRUE(page && page->status == 200) << (page ? page->body.substr(0, 300) : "");
+    const std::string& html = page->body;
+    EXPECT_NE(html.find(key == "gpu" ? "<th>GPU</th><th class=\"num\">" : "<th>fournisseur</th><th class=\"num\">"),
+              std::string::npos);
+    for (const auto& g : groups) {
+      const std::string cell = "<tr><td>" + g[key].get<std::string>() + "</td><td class=\"num\">" +
+                               std::to_string(g["offers"].get<std::size_t>()) + "</td>";
+      EXPECT_NE(html.find(cell), std::string::npos) << cell;
+    }
+  }
+  auto bad = c.Get(("/fr/offers?" + q + "&group_by=region").c_str());
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_NE(bad->body.find("valeur inconnue"), std::string::npos) << bad->body.substr(0, 2000);
+}
+
 TEST_F(ApiE2E, NoPlanReasonsAndSuggestionsAreLocalized) {
   auto c = client();
   struct Case {

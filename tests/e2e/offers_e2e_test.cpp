@@ -194,3 +194,16 @@ TEST_F(OffersE2E, VramFallsBackToTheGpuModelsMemoryWhenTheRowHasNone) {
   }
   EXPECT_GT(priced, 0u);
 }
+
+// New-user trial: `offers --today` took 2026-02-30, 2027-02-29, 2026-11-31 and a timestamp,
+// echoed them and computed ages from them, while `plan --today` refused the same values (and
+// docs/import-format.md says 2026-02-30 is not a date). Each is now the one-line date error.
+TEST_F(OffersE2E, TodayMustBeACalendarDay) {
+  for (const std::string bad : {"2026-02-30", "2027-02-29", "2026-11-31", "2026-12-01T00:00"}) {
+    auto [rc, out] = run("--today " + bad + " --limit 1");
+    EXPECT_EQ(rc, 2) << bad << ": " << out;
+    EXPECT_NE(out.find("gpuplan: error: --today"), std::string::npos) << bad << ": " << out;
+  }
+  auto [rc, out] = run("--today 2028-02-29 --limit 1");  // a leap day is a day
+  EXPECT_EQ(rc, 0) << out;
+}

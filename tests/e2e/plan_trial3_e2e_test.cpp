@@ -257,3 +257,30 @@ TEST_F(PlanTrial3E2E, SeqBeyondMaxContextWarnsOnPlanAndEstimateAsOnSize) {
 }
 
 }  // namespace
+
+// New-user trial (stop 18): `plan ... --today 2025-01-01` recommended a price observed on
+// 2026-05-24 as clean, "observed 2026-05-24, -508 days ago". A price observed after --today is
+// no evidence of the price on that day: it ranks with undated prices (demotion tier 2), and the
+// recommendation line never states a negative age. At --today 2025-01-01 some bundled prices
+// are older (the 2024-05-20 FSDL rows) and many are newer.
+TEST_F(PlanTrial3E2E, PricesObservedAfterTodayAreNeverClean) {
+  const json j = run_json("plan --model llama-3.1-8b --task lora --tokens 5e8 --today 2025-01-01 --limit 100000", 0);
+  int after_today = 0;
+  for (const auto& p : j["plans"]) {
+    if (p["price_age_days"].is_null() || p["price_age_days"].get<int>() >= 0) continue;
+    ++after_today;
+    EXPECT_GE(p["demotion_tier"].get<int>(), 2) << p["offer_id"] << " " << p["price_source"]["observed_at"];
+  }
+  EXPECT_GT(after_today, 0) << "no bundled price is dated after 2025-01-01 any more";
+  const json* r = recommended(j);
+  if (r != nullptr && !(*r)["price_age_days"].is_null()) {
+    EXPECT_GE((*r)["price_age_days"].get<int>(), 0);
+  }
+  const std::string rule = j["recommendation_rule"].get<std::string>();
+  const auto ago = rule.find(" days ago");
+  if (ago != std::string::npos) {
+    const auto comma = rule.rfind(", ", ago);
+    ASSERT_NE(comma, std::string::npos) << rule;
+    EXPECT_NE(rule[comma + 2], '-') << rule;  // "observed 2026-05-24, -508 days ago" no more
+  }
+}
