@@ -798,6 +798,12 @@ std::optional<bool> PreparedFilter::evaluate(const Offer& offer) const {
     auto it = specs_.find(*offer.gpu_name);
     if (it != specs_.end()) spec = it->second;
   }
+  // Memory per GPU: the offer's own figure, else its resolved GPU model's datasheet memory (the
+  // planner sizes on that spec too); unknown only when neither is known.
+  auto vram_bytes = [&]() -> std::optional<double> {
+    if (offer.gpu_memory_bytes) return offer.gpu_memory_bytes;
+    return spec ? std::optional<double>(spec->memory_bytes) : std::nullopt;
+  };
   std::function<Tri(const FilterNode&)> eval = [&](const FilterNode& n) -> Tri {
     switch (n.kind) {
       case NodeKind::and_: return tri_and(eval(*n.lhs), eval(*n.rhs));
@@ -866,15 +872,9 @@ std::optional<bool> PreparedFilter::evaluate(const Offer& offer) const {
         return (n.op == CompareOp::eq || n.op == CompareOp::contains) ? hit : !hit;
       }
       case FieldId::gpus: return num(static_cast<double>(offer.gpu_count));
-      // Memory per GPU: the offer's own figure, else its resolved GPU model's datasheet memory
-      // (the planner sizes on that spec too); unknown only when neither is known.
-      case FieldId::vram:
-        return num(offer.gpu_memory_bytes ? offer.gpu_memory_bytes
-                                          : spec ? std::optional<double>(spec->memory_bytes) : std::nullopt);
+      case FieldId::vram: return num(vram_bytes());
       case FieldId::total_vram: {
-        const std::optional<double> per_gpu =
-            offer.gpu_memory_bytes ? offer.gpu_memory_bytes
-                                   : spec ? std::optional<double>(spec->memory_bytes) : std::nullopt;
+        const std::optional<double> per_gpu = vram_bytes();
         return num(per_gpu ? std::optional<double>(*per_gpu * offer.gpu_count) : std::nullopt);
       }
       case FieldId::bandwidth:

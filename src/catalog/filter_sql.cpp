@@ -34,10 +34,12 @@ std::string_view column_sql(FieldId f) {
     case FieldId::gpus: return "o.gpu_count";
     // the offer's memory per GPU, else its GPU model's (filter.cpp evaluates the same)
     case FieldId::vram:
-      return "COALESCE(o.gpu_memory_bytes, (SELECT s.memory_bytes FROM gpuplan_specs s WHERE s.name = o.gpu_name))";
-    case FieldId::total_vram:
-      return "(COALESCE(o.gpu_memory_bytes, (SELECT s.memory_bytes FROM gpuplan_specs s WHERE s.name = o.gpu_name)) * "
-             "o.gpu_count)";
+    case FieldId::total_vram: {
+      static const std::string vram =
+          "COALESCE(o.gpu_memory_bytes, (SELECT s.memory_bytes FROM gpuplan_specs s WHERE s.name = o.gpu_name))";
+      static const std::string total_vram = "(" + vram + " * o.gpu_count)";
+      return f == FieldId::vram ? vram : total_vram;
+    }
     case FieldId::bandwidth:
       return "(SELECT s.memory_bandwidth_bytes_per_s FROM gpuplan_specs s WHERE s.name = o.gpu_name)";
     case FieldId::link_bw: return "o.intra_node_link_bytes_per_s";
