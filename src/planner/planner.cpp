@@ -1776,13 +1776,13 @@ void order_rows(const PlanRequest& request, const PlanState& st, PlanResult& res
     result.recommendation_rule =
         "none: every plan that meets the request rests on an undated or flagged price, and plans on dated, unflagged "
         "prices exist (see the no_clean_plan warning)";
-    result.recommendation_rule_code.clear();
+    result.recommendation_rule_code = "none_no_clean_plan";  // pages word it (recommend_<code>)
   } else if (!recommended && st.latency_excluded_all) {
     result.recommendation_rule = fmt::format(
         "none: no plan meets the latency target (TTFT ≤ {:.0f} ms, TPOT ≤ {:.0f} ms; see the latency_target_missed "
         "warnings; --ttft-ms / --tpot-ms set it)",
         request.effective_ttft_seconds() * 1e3, request.effective_tpot_seconds() * 1e3);
-    result.recommendation_rule_code.clear();
+    result.recommendation_rule_code = "none_latency";
   }
   // Ordered as pointers, then moved once into that order: by tier (recommended plan first), then
   // by the sort within each tier.

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <kainjow/mustache.hpp>
 #include <map>
@@ -507,6 +508,22 @@ json form_body(const httplib::Request& req, std::span<const api::FieldDef<In>> t
   return body;
 }
 
+/// A value an error quotes, written as the page's language writes numbers: "4.096e+09" → en/th
+/// "4,096,000,000", fr "4 096 000 000"; "0.5" → fr "0,5". A text that is not wholly a decimal
+/// number ("H100", "2026-12-01", "1:2") and a plain integer under 10,000 stay as they are, and so
+/// does a fraction under 0.001 (count_text would round it away).
+std::string localized_value(const std::string& v, const std::string& lang) {
+  if (v.empty() || v.size() > 40) return v;
+  for (const char c : v)
+    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-')) return v;
+  double d = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
+  if (ec != std::errc{} || end != v.data() + v.size() || !std::isfinite(d)) return v;
+  if (v.find_first_of(".eE") == std::string::npos && std::abs(d) < 10000) return v;
+  if (d != 0 && std::abs(d) < 0.001) return v;
+  return count_text(d, lang);
+}
+
 /// An error in the page's language and the page's form: the request field by its form label
 /// ("Jetons : ..."), the sentence of its message code (web/locales error_<code>, util/error_code.hpp)
 /// with the values it quotes, a field named in a value by its label too, a filter error's column.
@@ -520,8 +537,7 @@ std::string error_text(const Error& e, const std::string& lang, const json& t) {
   const ErrorCode* c = error_code_of(e);
   if (c && t.contains("error_" + c->code)) {
     std::map<std::string, std::string> vars = c->values;
-    for (auto& [k, v] : vars)
-      if (k.ends_with("_field")) v = t.value("field_" + v, v);
+    for (auto& [k, v] : vars) v = k.ends_with("_field") ? t.value("field_" + v, v) : localized_value(v, lang);
     text = fill(t["error_" + c->code].get<std::string>(), vars);
     if (const auto* f = dynamic_cast<const FilterError*>(&e))
       text += fill(t.value("error_filter_column", ""), {{"column", number(static_cast<double>(f->offset() + 1), 0, lang)}});
@@ -667,7 +683,13 @@ class Pages {
                     {"provider", r["provider"]},
                     {"instance_type", r["instance_type"]},
                     {"region", r["region"]},
-                    {"link", r["intra_node_link"]},
+                    // The link as people write it (NVLink, PCIe); unknown in the page's language.
+                    {"link", [&] {
+                       const std::string l = r["intra_node_link"].is_string() ? r["intra_node_link"].get<std::string>() : "";
+                       if (l == "nvlink") return std::string("NVLink");
+                       if (l == "pcie") return std::string("PCIe");
+                       return l.empty() || l == "unknown" ? pg.t.value("unknown", "") : l;
+                     }()},
                     {"source", r["source"].is_string() ? r["source"] : json("")},
                     {"source_href", [&] {
                        const auto href = source_href(locator);
@@ -923,9 +945,10 @@ class Pages {
                                     {{"days", number(defaults.recommend_horizon_seconds / 86400.0, 0, pg.lang)},
                                      {"premium", number(defaults.recommend_max_cost_premium * 100.0, 0, pg.lang)}})
                              : res.recommendation_rule;
-      if (res.recommendation_time_ties)
+      const bool none = res.recommendation_rule_code.rfind("none_", 0) == 0;
+      if (res.recommendation_time_ties && !none)
         text += fill(pg.t.value("recommend_time_ties", ""), {{"tolerance", number(defaults.time_tie_tolerance * 100.0, 0, pg.lang)}});
-      if (!res.recommendation_evidence.empty()) text += pg.t.value("recommend_evidence_" + res.recommendation_evidence, "");
+      if (!res.recommendation_evidence.empty() && !none) text += pg.t.value("recommend_evidence_" + res.recommendation_evidence, "");
       ctx["recommendation"] = text;
     }
     if (!result["no_plan"].is_null() && out.result.no_plan) {
@@ -1130,7 +1153,9 @@ void add_method_not_allowed(httplib::Server& http, const std::string& pattern, b
     const json body = {{"code", "method_not_allowed"},
                        {"message", req.method + " is not allowed on " + req.path},
                        {"field", ""},
-                       {"expected", allow}};
+                       {"expected", allow},
+                       {"message_code", "http_method_not_allowed"},
+                       {"values", {{"method", req.method}, {"path", req.path}, {"allow", allow}}}};
     res.set_content(dump_json(body) + "\n", "application/json");
   };
   if (takes_post) http.Get(pattern, refuse);
