@@ -487,9 +487,11 @@ json model_options(const std::string& selected) {
   return a;
 }
 
-json select_options(const std::vector<std::string>& values, const std::string& selected) {
+json select_options(const std::vector<std::string>& values, const std::string& selected, const json* t = nullptr,
+                    const std::string& label_prefix = {}) {
   json a = json::array();
-  for (const auto& v : values) a.push_back({{"value", v}, {"selected", v == selected}});
+  for (const auto& v : values)
+    a.push_back({{"value", v}, {"label", t ? t->value(label_prefix + v, v) : v}, {"selected", v == selected}});
   return a;
 }
 
@@ -759,7 +761,7 @@ class Pages {
     const std::string model = req.has_param("model") ? req.get_param_value("model") : "llama-3.1-70b";
     const std::string task = req.has_param("task") ? req.get_param_value("task") : "qlora";
     json ctx = {{"models", model_options(model)},
-                {"tasks", select_options({"pretrain", "full", "lora", "qlora", "serve"}, task)},
+                {"tasks", select_options({"pretrain", "full", "lora", "qlora", "serve"}, task, &pg.t, "task_")},
                 {"gpus", req.get_param_value("gpus")},
                 {"seq", req.get_param_value("seq")},
                 {"context", req.get_param_value("context")},
@@ -819,7 +821,7 @@ class Pages {
     const std::string model = req.has_param("model") ? req.get_param_value("model") : "llama-3.1-70b";
     const std::string task = req.has_param("task") ? req.get_param_value("task") : "lora";
     json ctx = {{"models", model_options(model)},
-                {"tasks", select_options({"pretrain", "full", "lora", "qlora", "serve", "images"}, task)},
+                {"tasks", select_options({"pretrain", "full", "lora", "qlora", "serve", "images"}, task, &pg.t, "task_")},
                 {"tokens", req.has_param("tokens") ? req.get_param_value("tokens") : "5e8"},
                 {"filter", req.get_param_value("filter")},
                 {"rps", req.get_param_value("rps")},
@@ -855,6 +857,7 @@ class Pages {
       json fields = json::array();
       for (const auto& f : ask.fields) {
         std::string shown = f.value.is_string() ? f.value.get<std::string>() : count_text(f.value.get<double>(), pg.lang);
+        if (f.name == "task") shown = pg.t.value("task_" + shown, shown);  // "service (inférence)"
         if (f.name == "budget_usd") shown = money(f.value.get<double>(), pg.lang);
         if (f.name == "deadline_seconds" || f.name == "hours")
           shown = duration(f.value.get<double>() * (f.name == "hours" ? 3600.0 : 1.0), pg.lang, pg.t);
@@ -869,6 +872,9 @@ class Pages {
       }
       json missing = json::array();
       for (const auto& m : ask.missing) missing.push_back({{"name", m}, {"label", pg.t.value("field_" + m, m)}});
+      json ambiguous = json::array();
+      for (const auto& a : ask.ambiguous) ambiguous.push_back({{"text", ambiguous_text(a, pg.lang)}});
+      ctx["ambiguous"] = ambiguous;
       ctx["understood"] = fields;
       ctx["missing"] = missing;
       ctx["has_missing"] = !missing.empty();
@@ -1113,6 +1119,14 @@ std::string fill_text(std::string text, const std::map<std::string, std::string>
 std::string locale_money(double usd, const std::string& lang) { return money(usd, lang); }
 std::string locale_duration(double seconds, const std::string& lang) { return duration(seconds, lang, locale_texts(lang)); }
 std::string locale_count(double v, const std::string& lang) { return count_text(v, lang); }
+std::string ambiguous_text(const api::AmbiguousField& field, const std::string& lang) {
+  const json& t = locale(lang);
+  std::string readings;
+  const std::string open = lang == "fr" ? "«\u202f" : "“", close = lang == "fr" ? "\u202f»" : "”";
+  for (std::size_t i = 0; i < field.readings.size(); ++i)
+    readings += (i == 0 ? "" : i + 1 == field.readings.size() ? t.value("ask_and", " and ") : ", ") + open + field.readings[i] + close;
+  return fill(t.value("ask_ambiguous", ""), {{"field", t.value("field_" + field.name, field.name)}, {"readings", readings}});
+}
 
 NoPlanWords no_plan_words(const NoPlanReason& np, const std::string& lang) {
   const json& t = locale_texts(lang);
