@@ -157,7 +157,7 @@ std::multimap<std::string, std::string> query_params(const httplib::Request& req
 /// positions are mapped to the API's field: a JSON pointer ("/model" for a duplicate "model"),
 /// or "/" with the line:column for a syntax error.
 json parse_body(const httplib::Request& req) {
-  if (req.body.empty()) throw_invalid_coded("/", "body_not_object", {}, "empty request body", "a JSON object");
+  if (req.body.empty()) throw_invalid_coded("/", "body_empty", {}, "empty request body", "a JSON object");
   static const std::string source = "body";
   try {
     return parse_json_strict(req.body, source);
@@ -347,9 +347,11 @@ struct Server::Impl {
       if (k == "format") in.format = v;
       else if (k == "dry_run") in.dry_run = query_bool(k, v);
       else if (k == "name") in.name = v;
-      else throw_invalid("/" + k, "unknown query parameter", "format, dry_run or name");
+      else throw_invalid_coded("/" + k, "unknown_field", {{"name", k}, {"known", "format, dry_run, name"}}, "unknown query parameter",
+                          "format, dry_run or name");
     }
-    if (in.body = req.body; in.body.empty()) throw_invalid("/", "empty request body", "an offer file (docs/import-format.md)");
+    if (in.body = req.body; in.body.empty())
+      throw_invalid_coded("/", "body_empty", {}, "empty request body", "an offer file (docs/import-format.md)");
     try {
       send_json(res, 200, api::to_json(api::run_import(in, ctx)));
     } catch (const Error& e) {
@@ -358,6 +360,12 @@ struct Server::Impl {
       json body = error_body(e);
       body["field"] = e.where();
       body["message"] = e.where().empty() ? e.message() : e.where() + ": " + e.message();
+      // The importers' own errors name the row and what was expected in English (catalog/import_*);
+      // one code says "the file was refused at this position" for a client that words it itself.
+      if (body["message_code"] == "") {
+        body["message_code"] = "import_refused";
+        body["values"] = {{"position", e.where().empty() ? std::string("?") : e.where()}};
+      }
       send_json(res, http_status(e.kind()), body);
     }
   }

@@ -30,7 +30,8 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 103> kCodes = {
+constexpr std::array<std::string_view, 105> kCodes = {
+    "body_empty",
     "body_not_object",
     "both_given",
     "cli_only_field",
@@ -83,6 +84,7 @@ constexpr std::array<std::string_view, 103> kCodes = {
     "http_uri_too_long",
     "image_side_not_multiple_of_16",
     "image_side_too_small",
+    "import_refused",
     "integer_far_out_of_range",
     "integer_out_of_range",
     "json_duplicate_key",

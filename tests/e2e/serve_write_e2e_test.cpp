@@ -249,6 +249,11 @@ TEST_F(ServeWriteE2E, RefusesWithoutTheRightTokenAndWritesNothing) {
   EXPECT_EQ(j["code"], "invalid_input");
   EXPECT_EQ(j["field"].get<std::string>().rfind("bad.csv:3", 0), 0u) << r->body;
   EXPECT_NE(j["message"].get<std::string>().find("bad.csv:3"), std::string::npos) << r->body;
+  // A code a client can word itself, with the position (a trial: importer errors had none).
+  EXPECT_NE(j.value("message_code", ""), "") << r->body;
+  if (j.value("message_code", "") == "import_refused") {
+    EXPECT_EQ(j["values"]["position"].get<std::string>().rfind("bad.csv:3", 0), 0u) << r->body;
+  }
   EXPECT_EQ(health(rw.port), before);
   EXPECT_EQ(offers_of(rw.port, "e2equotes").size(), 0u);
   // An unknown format name and an unknown parameter are 400 on the parameter.
@@ -260,6 +265,12 @@ TEST_F(ServeWriteE2E, RefusesWithoutTheRightTokenAndWritesNothing) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 400);
   EXPECT_EQ(json::parse(r->body)["field"], "/colour");
+  EXPECT_EQ(json::parse(r->body)["message_code"], "unknown_field");
+  // An empty file: refused with its own code, nothing written.
+  r = w.Post("/api/import", bearer(kToken), "", "text/csv");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(json::parse(r->body)["message_code"], "body_empty") << r->body;
   EXPECT_EQ(health(rw.port), before);
   EXPECT_EQ(stop_server(rw), 0);
 }
