@@ -8,6 +8,8 @@
 //   - SIGTERM stops the server (exit 0).
 #include <gtest/gtest.h>
 
+#include "serve_process.hpp"
+
 #include <cmath>
 #include <vector>
 #include <httplib.h>
@@ -41,42 +43,10 @@ std::string shell_quote(const std::string& s) {
 
 class ApiE2E : public ::testing::Test {
  protected:
-  struct Running {
-    pid_t pid = -1;
-    int port = 0;
-    FILE* out = nullptr;
-  };
-  /// `gpuplan --db DB serve` on a free loopback port; the port from its first line.
-  static Running start_server(const std::string& db) {
-    Running r;
-    int out_pipe[2];
-    if (::pipe(out_pipe) != 0) return r;
-    r.pid = ::fork();
-    if (r.pid == 0) {
-      ::dup2(out_pipe[1], 1);
-      ::close(out_pipe[0]);
-      ::setenv("XDG_DATA_HOME", dir_.c_str(), 1);
-      ::execl(GPUPLAN_BINARY, GPUPLAN_BINARY, "--db", db.c_str(), "serve", "--listen", "127.0.0.1:0", "--threads", "4",
-              static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    ::close(out_pipe[1]);
-    r.out = ::fdopen(out_pipe[0], "r");
-    std::array<char, 512> line{};
-    if (std::fgets(line.data(), line.size(), r.out) == nullptr) return r;
-    const std::string text(line.data());
-    r.port = std::atoi(text.substr(text.rfind(':') + 1).c_str());
-    return r;
-  }
-  static void stop_server(Running& r) {
-    if (r.pid > 0) {
-      ::kill(r.pid, SIGTERM);
-      int status = 0;
-      ::waitpid(r.pid, &status, 0);
-    }
-    if (r.out) std::fclose(r.out);
-    r = Running{};
-  }
+  using Running = gpuplan::e2e::ServeProcess;
+  /// `gpuplan --db DB serve` on a free loopback port (serve_process.hpp).
+  static Running start_server(const std::string& db) { return gpuplan::e2e::start_serve({db, dir_, std::nullopt, {}, false}); }
+  static void stop_server(Running& r) { gpuplan::e2e::stop_serve(r); }
 
   static void SetUpTestSuite() {
     dir_ = fs::temp_directory_path() / ("gpuplan-e2e-api-" + std::to_string(::getpid()));
