@@ -1,5 +1,6 @@
 // Shared helpers of the importers (import_detail.hpp) and the format-independent parts of
 // importers.hpp: summary, merge, format names, detection, dispatch, import_file.
+#include <charconv>
 #include <algorithm>
 #include <chrono>
 #include <cctype>
@@ -302,9 +303,22 @@ bool price_before(const PriceObservation& a, const PriceObservation& b) {
 }
 
 /// Identity of an observation within an offer (the store's observations_identity index).
+/// Built by appends (fmt::format here was ~7% of a 200,000-row parse: issue 11); the price is
+/// written shortest-round-trip (std::to_chars), so equal doubles give equal keys.
 std::string observation_key(const std::string& offer_id, const PriceObservation& p) {
-  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}", offer_id, price_kind_name(p.kind), p.usd_per_hour,
-                     p.source.observed_at.value_or(""), p.source.dataset);
+  const std::string_view kind = price_kind_name(p.kind);
+  const std::string_view date = p.source.observed_at ? std::string_view(*p.source.observed_at) : std::string_view();
+  char price[32];
+  const auto [end, ec] = std::to_chars(price, price + sizeof price, p.usd_per_hour);
+  const std::size_t price_len = ec == std::errc() ? static_cast<std::size_t>(end - price) : 0;
+  std::string key;
+  key.reserve(offer_id.size() + kind.size() + price_len + date.size() + p.source.dataset.size() + 4);
+  key.append(offer_id).push_back('\x1f');
+  key.append(kind).push_back('\x1f');
+  key.append(price, price_len).push_back('\x1f');
+  key.append(date).push_back('\x1f');
+  key.append(p.source.dataset);
+  return key;
 }
 
 /// Adds p to a's prices (kept sorted oldest first, stable) unless an identical one is known.
