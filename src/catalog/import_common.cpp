@@ -16,6 +16,7 @@
 #include "catalog/importers.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "util/csv.hpp"
+#include "util/calendar.hpp"
 #include "util/error.hpp"
 #include "util/text_check.hpp"
 
@@ -506,15 +507,8 @@ bool is_iso_date(std::string_view s) {
       if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
     return true;
   };
-  if (!(digits(0, 4) && s.size() >= 10 && s[4] == '-' && digits(5, 2) && s[7] == '-' && digits(8, 2))) return false;
-  const int month = (s[5] - '0') * 10 + (s[6] - '0');
-  const int day = (s[8] - '0') * 10 + (s[9] - '0');
-  const int year = std::stoi(std::string(s.substr(0, 4)));
-  // A real calendar day (2026-02-30 and 2025-02-29 are not).
-  if (!std::chrono::year_month_day{std::chrono::year{year}, std::chrono::month{static_cast<unsigned>(month)},
-                                   std::chrono::day{static_cast<unsigned>(day)}}
-           .ok())
-    return false;
+  // A real calendar day (2026-02-30 and 2025-02-29 are not): util/calendar.hpp.
+  if (!date_prefix_days_since_epoch(s)) return false;
   if (s.size() == 10) return true;
   // YYYY-MM-DDTHH:MM[:SS[.fff]](Z|±HH:MM), clock fields range-checked (T25:00:00Z is not a
   // time). Offset rule: a timestamp must say its offset (Z or ±HH:MM, |offset| <= 14:00); its
