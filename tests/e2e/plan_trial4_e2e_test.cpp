@@ -289,4 +289,81 @@ TEST_F(PlanTrial4E2E, GpusNotAMultipleNamesTheNodeSizesAndTheNearestCounts) {
   EXPECT_NE(r.out.find("--gpus 8 or --gpus 16 on 8-GPU nodes"), std::string::npos) << r.out;
 }
 
+// ---- 5. "would help" only with what changes the missed constraint, in bounded amounts ----
+
+TEST_F(PlanTrial4E2E, LatencyMissSuggestsALooserTargetNotMoreReplicas) {
+  // TTFT ≤ 5 ms for 70B on bundled GPUs: the prefill of a 1000-token prompt alone takes longer on
+  // every GPU, even one request at a time. The answer was "raise --max-nodes" (more replicas),
+  // which cannot lower a per-request latency.
+  const std::string ask = "plan --model llama-3.1-70b --task serve --concurrency 100 --ttft-ms 5";
+  const json j = plan_json("bundled.sqlite", ask, 1);
+  const json& np = j["no_plan"];
+  ASSERT_TRUE(np.is_object()) << j.dump().substr(0, 1000);
+  EXPECT_EQ(np["code"], "misses_latency_target") << np.dump();
+  bool ttft = false;
+  for (const auto& c : np["suggestion_codes"]) {
+    EXPECT_NE(c, "raise_max_nodes") << np.dump();
+    ttft |= c == "ttft_at_least";
+  }
+  EXPECT_TRUE(ttft) << np.dump();
+  const double need = np["values"]["ttft_ms_needed"].get<double>();
+  EXPECT_GT(need, 5.0);
+  // Applied as written, the suggestion lists plans, each within it.
+  char flag[64];
+  std::snprintf(flag, sizeof flag, " --ttft-ms %.0f", need);
+  const json k = plan_json("bundled.sqlite", ask.substr(0, ask.find(" --ttft-ms")) + flag);
+  ASSERT_FALSE(k["plans"].empty());
+  for (const auto& p : k["plans"]) EXPECT_LE(p["serving"]["ttft_seconds"].get<double>() * 1e3, need + 1e-9) << p["offer_id"];
+}
+
+TEST_F(PlanTrial4E2E, DeadlineBelowTheStartUpSuggestsNoGpusOrTokens) {
+  import_rows("short.sqlite", kCluster);
+  // 5 minutes < the 10-minute start-up: no cluster size and no token count can meet it (the
+  // trial was told "962 nodes").
+  const json j = plan_json("short.sqlite", "plan --model llama-3.1-8b --task full --tokens 1e8 --deadline 5m 'provider=examplecloud'", 1);
+  const json& np = j["no_plan"];
+  ASSERT_TRUE(np.is_object());
+  bool startup = false;
+  for (const auto& c : np["suggestion_codes"]) {
+    EXPECT_NE(c, "more_gpus") << np.dump();
+    EXPECT_NE(c, "fewer_tokens") << np.dump();
+    startup |= c == "startup_exceeds_deadline";
+  }
+  EXPECT_TRUE(startup) << np.dump();
+}
+
+TEST_F(PlanTrial4E2E, MoreNodesAreSuggestedOnlyUpToWhatTheOfferRents) {
+  import_rows("nodes.sqlite", kCluster);
+  const std::string base = "plan --model llama-3.1-8b --task full --tokens 1e10 'provider=examplecloud'";
+  // The fastest plan uses all 128 nodes the offer rents (--max-nodes 256 by default): no "more
+  // GPUs" can be bought; a deadline 20% under its time is missed and only tokens or the deadline help.
+  auto fastest_of = [](const json& j) -> const json& {
+    const json* f = &j["plans"][0];
+    for (const auto& p : j["plans"]) {
+      if (p["time_seconds"].get<double>() < (*f)["time_seconds"].get<double>()) f = &p;
+    }
+    return *f;
+  };
+  const json all = plan_json("nodes.sqlite", base + " --all --limit 1000");
+  ASSERT_FALSE(all["plans"].empty());
+  const json& fastest = fastest_of(all);
+  ASSERT_EQ(fastest["instances"].get<int>(), 128) << fastest.dump().substr(0, 300);
+  const double t = fastest["time_seconds"].get<double>();
+  const int deadline = static_cast<int>(std::floor(t * 0.8));
+  const json j = plan_json("nodes.sqlite", base + " --deadline " + std::to_string(deadline) + "s", 1);
+  for (const auto& c : j["no_plan"]["suggestion_codes"]) EXPECT_NE(c, "more_gpus") << j["no_plan"].dump();
+  // With --max-nodes 8 the offer could rent more: the suggestion names a count within its 128,
+  // and at least what the time asks: (time − start-up) / (deadline − start-up) × 8 nodes.
+  const json small = plan_json("nodes.sqlite", base + " --max-nodes 8 --all --limit 1000");
+  ASSERT_FALSE(small["plans"].empty());
+  const double t8 = fastest_of(small)["time_seconds"].get<double>();
+  ASSERT_EQ(fastest_of(small)["instances"].get<int>(), 8);
+  const double d8 = std::floor((t8 - kStartupSeconds) / 4 + kStartupSeconds);  // ~4× the GPUs needed
+  const json k = plan_json("nodes.sqlite", base + " --max-nodes 8 --deadline " + std::to_string(static_cast<long long>(d8)) + "s", 1);
+  const json& v = k["no_plan"]["values"];
+  ASSERT_TRUE(v.contains("nodes_needed")) << k["no_plan"].dump();
+  EXPECT_LE(v["nodes_needed"].get<double>(), 128);
+  EXPECT_GE(v["nodes_needed"].get<double>(), std::ceil(8 * (t8 - kStartupSeconds) / (d8 - kStartupSeconds)) - 1e-9);
+}
+
 }  // namespace
