@@ -882,8 +882,8 @@ void describe_offer(const PlanRequest& request, const ModelArch& arch, const Adm
                          (1.0 - static_cast<double>(arch.num_kv_heads) / p.layout.tp) * layers;
     add_warning(p.warnings, PlanWarningCode::kv_heads_replicated,
                 fmt::format("TP {} > {} KV heads: each KV head is replicated on {} GPUs; its K/V projections "
-                            "(~{:.0f} M parameters per GPU, with their gradients and optimizer state when trained) are not counted "
-                            "in memory or time",
+                            "(~{:.0f} M parameters per GPU, with their gradients and optimizer state when trained) are "
+                            "counted in memory and time (the serving KV cache holds one head per GPU)",
                             p.layout.tp, arch.num_kv_heads, p.layout.tp / arch.num_kv_heads, extra / 1e6));
   }
   if (request.workload == PlanWorkload::training && p.layout.pp > 1 && arch.num_layers % p.layout.pp != 0) {

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -364,6 +365,43 @@ TEST_F(PlanTrial4E2E, MoreNodesAreSuggestedOnlyUpToWhatTheOfferRents) {
   ASSERT_TRUE(v.contains("nodes_needed")) << k["no_plan"].dump();
   EXPECT_LE(v["nodes_needed"].get<double>(), 128);
   EXPECT_GE(v["nodes_needed"].get<double>(), std::ceil(8 * (t8 - kStartupSeconds) / (d8 - kStartupSeconds)) - 1e-9);
+}
+
+// ---- 8. TP above the KV heads: the replicated K/V projections are counted ----
+
+TEST_F(PlanTrial4E2E, ReplicatedKvHeadsAreCountedInMemoryAndTime) {
+  // Llama 3.1 70B (hidden 8192, 80 layers, 64 heads, 8 KV heads, head_dim 128, MLP 28672, vocab
+  // 128256, untied head) at TP16 PP1 DP1 on one 16-GPU B200 node, full fine-tune, bf16.
+  const RunResult r = run_db("bundled.sqlite",
+                             "estimate --model llama-3.1-70b --task full --tokens 1e9 --gpu B200 --gpus 16 --gpus-per-node 16 "
+                             "--tp 16 --pp 1 --dp 1 --recompute none --explain --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json j = json::parse(r.out);
+  ASSERT_TRUE(j.contains("estimate")) << j.dump().substr(0, 800);
+  std::map<std::string, double> ex;
+  for (const auto& l : j["explain"]) ex[l["term"].get<std::string>()] = l["value"].get<double>();
+  // Parameters per GPU, by hand:
+  //   attention per layer: q 8192² + k 8192·1024 + v 8192·1024 + o 8192² = 150,994,944
+  //   MLP per layer: 3 · 8192 · 28672 = 704,643,072;  × 80 layers / TP 16 = 4,278,190,080
+  //   replicated K/V: each GPU holds 1 whole KV head, not 8/16: 80 · 2 · 128 · 8192 · (1 − 8/16) = 83,886,080
+  //   norms (replicated): (2 · 80 + 1) · 8192 = 1,318,912
+  //   embeddings and head / TP 16: 2 · 128256 · 8192 / 16 = 131,334,144
+  //   total 4,494,729,216 params × 2 B (bf16 weights) = 8,989,458,432 B
+  // (before, 8,821,686,272 B: the K/V projections counted as split).
+  const double params = 4278190080.0 + 83886080.0 + 1318912.0 + 131334144.0;
+  EXPECT_DOUBLE_EQ(params, 4494729216.0);
+  EXPECT_DOUBLE_EQ(ex["memory.weights"], 2.0 * params);
+  EXPECT_DOUBLE_EQ(ex["memory.gradients"], 2.0 * params);
+  // Time: each GPU projects its whole KV head for every token of the step: 1,048,576 tokens
+  // (256 × 4096) × 80 layers × 2 FLOP × 2 · 128 · 8192 · ½ forward, × 3 for forward + backward
+  // (full fine-tune, no recompute: hardware FLOPs = 3 × forward) = 5.2777e14 FLOP per GPU on top
+  // of the even share.
+  const json& s = j["estimate"]["step"];
+  const double extra = 1048576.0 * 80 * 2 * (2.0 * 128 * 8192 * 0.5) * 3;
+  EXPECT_NEAR(s["compute_seconds"].get<double>(),
+              (ex["step.hardware_flop_per_step"] / 16 + extra) /
+                  (s["peak_flops_per_s"].get<double>() * s["kernel_efficiency"].get<double>()),
+              1e-9 * s["compute_seconds"].get<double>());
 }
 
 }  // namespace
