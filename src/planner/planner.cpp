@@ -2137,11 +2137,19 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
       }
       if (request.budget_usd && cheapest->total_usd() > *request.budget_usd) {
         // Every plan costs too much: fewer tokens, QLoRA, spot.
-        if (training) {
-          np.suggestions.push_back(fmt::format("a token budget of at most {:.3g} tokens (--tokens)",
-                                               tokens * *request.budget_usd / cheapest->total_usd()));
+        // The start-up's rent (every node, --startup-minutes) does not shrink with the tokens: fewer
+        // tokens help only when the budget is above it; the rest is taken to scale linearly.
+        const double fixed_usd = cheapest->cost.usd_per_hour * cheapest->instances * request.startup_seconds / 3600.0;
+        if (training && *request.budget_usd <= fixed_usd) {
+          np.suggestions.push_back(fmt::format("the start-up alone costs ${:.2f} on the cheapest plan ({} × {:.0f} min, "
+                                               "--startup-minutes): a budget above it",
+                                               fixed_usd, cheapest->instances, request.startup_seconds / 60.0));
+          np.suggestion_codes.push_back("startup_exceeds_budget");
+        } else if (training) {
+          const double scale = (*request.budget_usd - fixed_usd) / (cheapest->total_usd() - fixed_usd);
+          np.suggestions.push_back(fmt::format("a token budget of at most {:.3g} tokens (--tokens)", tokens * scale));
           np.suggestion_codes.push_back("fewer_tokens_for_budget");
-          np.values["tokens_max_for_budget"] = tokens * *request.budget_usd / cheapest->total_usd();
+          np.values["tokens_max_for_budget"] = tokens * scale;
           if (request.task == Task::full) {
             np.suggestions.push_back("QLoRA (--task qlora) fits on fewer, cheaper GPUs");
             np.suggestion_codes.push_back("use_qlora_cheaper");

@@ -404,4 +404,34 @@ TEST_F(PlanTrial4E2E, ReplicatedKvHeadsAreCountedInMemoryAndTime) {
               1e-9 * s["compute_seconds"].get<double>());
 }
 
+TEST_F(PlanTrial4E2E, BudgetAdviceSeparatesTheStartUpFromWhatTokensScale) {
+  import_rows("budget.sqlite", kCluster);
+  const std::string base = "plan --model llama-3.1-8b --task lora --tokens 1e8 'provider=examplecloud'";
+  // $1 < one node's start-up rent, $16/h × 600 s = $2.67: fewer tokens cannot help.
+  const json j = plan_json("budget.sqlite", base + " --budget 1", 1);
+  bool startup = false;
+  for (const auto& c : j["no_plan"]["suggestion_codes"]) {
+    EXPECT_NE(c, "fewer_tokens_for_budget") << j["no_plan"].dump();
+    startup |= c == "startup_exceeds_budget";
+  }
+  EXPECT_TRUE(startup) << j["no_plan"].dump();
+  // A budget between the start-up rent and the cheapest plan: the tokens scale the rest only,
+  // tokens × (budget − start-up rent) / (cheapest total − start-up rent).
+  const json all = plan_json("budget.sqlite", base + " --all --limit 1000");
+  double cheapest = 1e300;
+  int nodes = 0;
+  for (const auto& p : all["plans"]) {
+    if (p["total_usd"].get<double>() < cheapest) cheapest = p["total_usd"].get<double>(), nodes = p["instances"].get<int>();
+  }
+  ASSERT_EQ(nodes, 1);
+  const double fixed = kNodeUsdPerHour * 600.0 / 3600.0;
+  const double budget = std::floor((fixed + cheapest) / 2);  // whole dollars, between the two
+  ASSERT_GT(budget, fixed);
+  ASSERT_LT(budget, cheapest);
+  const json k = plan_json("budget.sqlite", base + " --budget " + std::to_string(static_cast<int>(budget)), 1);
+  ASSERT_TRUE(k["no_plan"]["values"].contains("tokens_max_for_budget")) << k["no_plan"].dump();
+  EXPECT_NEAR(k["no_plan"]["values"]["tokens_max_for_budget"].get<double>(), 1e8 * (budget - fixed) / (cheapest - fixed),
+              1e-6 * 1e8);
+}
+
 }  // namespace
