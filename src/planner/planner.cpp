@@ -2103,6 +2103,7 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
                                              "--startup-minutes 0 if the cluster is already running",
                                              days_text(request.startup_seconds), request.startup_seconds / 60.0));
         np.suggestion_codes.push_back("startup_exceeds_deadline");
+        np.values["startup_minutes"] = request.startup_seconds / 60.0;
       } else if (request.deadline_seconds && fastest->time_seconds() > *request.deadline_seconds) {
         // Every plan is too slow. The start-up does not shrink with more GPUs or fewer tokens; the
         // rest is taken to scale linearly (an optimistic bound: communication does not shrink).
@@ -2145,6 +2146,9 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
                                                "--startup-minutes): a budget above it",
                                                fixed_usd, cheapest->instances, request.startup_seconds / 60.0));
           np.suggestion_codes.push_back("startup_exceeds_budget");
+          np.values["startup_minutes"] = request.startup_seconds / 60.0;
+          np.values["startup_usd"] = fixed_usd;
+          np.values["startup_instances"] = cheapest->instances;
         } else if (training) {
           const double scale = (*request.budget_usd - fixed_usd) / (cheapest->total_usd() - fixed_usd);
           np.suggestions.push_back(fmt::format("a token budget of at most {:.3g} tokens (--tokens)", tokens * scale));

@@ -1148,7 +1148,12 @@ NoPlanWords no_plan_words(const NoPlanReason& np, const std::string& lang) {
       {"nodes", number(value("nodes_needed"), 0, lang)},
       {"instance", np.fastest ? np.fastest->instance_type : std::string()},
       {"tokens", number(value("tokens_max"), 0, lang)},
-      {"tokens_for_budget", number(value("tokens_max_for_budget"), 0, lang)}};
+      {"tokens_for_budget", number(value("tokens_max_for_budget"), 0, lang)},
+      {"ttft_ms", number(value("ttft_ms_needed"), 0, lang)},
+      {"tpot_ms", number(value("tpot_ms_needed"), 0, lang)},
+      {"startup_minutes", number(value("startup_minutes"), 0, lang)},
+      {"startup_cost", money(value("startup_usd"), lang)},
+      {"startup_instances", number(value("startup_instances"), 0, lang)}};
   NoPlanWords out;
   const std::string reason_key = "no_plan_" + np.code;
   out.reason = !np.code.empty() && t.contains(reason_key) ? fill(t[reason_key].get<std::string>(), vars) : np.reason;

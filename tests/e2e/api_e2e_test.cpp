@@ -1061,7 +1061,17 @@ TEST_F(ApiE2E, NoPlanReasonsAndSuggestionsAreLocalized) {
       {R"({"model": "llama-3.1-405b", "task": "full", "tokens": 1e9, "filter": "gpus=1", "today": "2026-11-30"})",
        "model=llama-3.1-405b&task=full&tokens=1e9&filter=gpus%3D1&today=2026-11-30",
        {{"fr", {"aucune répartition ne tient", "un affinage LoRA ou QLoRA"}},
-        {"th", {"ไม่มีการจัดวางใดใส่ได้", "ปรับจูนด้วย LoRA หรือ QLoRA"}}}}};
+        {"th", {"ไม่มีการจัดวางใดใส่ได้", "ปรับจูนด้วย LoRA หรือ QLoRA"}}}},
+      // The planner's newer codes (plan7): a latency target no GPU meets at batch 1, and a
+      // deadline or budget the 10-minute start-up alone exceeds.
+      {R"({"model": "llama-3.1-70b", "task": "serve", "rps": 1, "tpot_ms": 1, "today": "2026-11-30"})",
+       "model=llama-3.1-70b&task=serve&rps=1&tpot_ms=1&today=2026-11-30",
+       {{"fr", {"même en servant une requête à la fois", "une cible de temps par jeton généré d&apos;au moins"}},
+        {"th", {"แม้ให้บริการทีละคำขอ", "เป้าหมายเวลาต่อโทเค็นอย่างน้อย"}}}},
+      {R"({"model": "llama-3.1-8b", "task": "lora", "tokens": 1e6, "deadline": "5m", "today": "2026-11-30"})",
+       "model=llama-3.1-8b&task=lora&tokens=1e6&deadline=5m&today=2026-11-30",
+       {{"fr", {"le démarrage seul prend 10\u00a0min", "aucun ne respecte le délai"}},
+        {"th", {"การเริ่มต้นอย่างเดียวใช้เวลา 10 นาที"}}}}};
   for (const auto& k : cases) {
     auto api = c.Post("/api/plan", k.body, "application/json");
     ASSERT_TRUE(api && api->status == 200) << (api ? api->body : "") << k.body;
