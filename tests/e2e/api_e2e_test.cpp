@@ -1070,7 +1070,7 @@ TEST_F(ApiE2E, NoPlanReasonsAndSuggestionsAreLocalized) {
         {"th", {"แม้ให้บริการทีละคำขอ", "เป้าหมายเวลาต่อโทเค็นอย่างน้อย"}}}},
       {R"({"model": "llama-3.1-8b", "task": "lora", "tokens": 1e6, "deadline": "5m", "today": "2026-11-30"})",
        "model=llama-3.1-8b&task=lora&tokens=1e6&deadline=5m&today=2026-11-30",
-       {{"fr", {"le démarrage seul prend 10\u00a0min", "aucun ne respecte le délai"}},
+       {{"fr", {"le démarrage seul prend 10 min", "aucun ne respecte l&apos;échéance"}},
         {"th", {"การเริ่มต้นอย่างเดียวใช้เวลา 10 นาที"}}}}};
   for (const auto& k : cases) {
     auto api = c.Post("/api/plan", k.body, "application/json");
