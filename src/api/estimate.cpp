@@ -80,6 +80,10 @@ EstimateOutput run_estimate(const EstimateInput& in, const Context& ctx) {
     throw_not_found_coded("--gpu", "unknown_gpu", {{"name", in.gpu}, {"near", near}}, fmt::format("unknown GPU '{}'", in.gpu),
                           "a GPU from `gpuplan gpus`");
   }
+  // The sizes the user typed are checked before the defaults derived from them (issue 11:
+  // `--gpus 0` was reported as "--gpus-per-node: 0", a flag not typed).
+  if (in.gpus && *in.gpus < 1) throw_invalid_coded("--gpus", "not_positive", {{"value", fmt::format("{}", *in.gpus)}}, fmt::format("{}", *in.gpus), "an integer ≥ 1");
+  if (in.nodes && *in.nodes < 1) throw_invalid_coded("--nodes", "not_positive", {{"value", fmt::format("{}", *in.nodes)}}, fmt::format("{}", *in.nodes), "an integer ≥ 1");
   int gpn = in.gpus_per_node.value_or(in.gpus ? std::min(8, *in.gpus) : 8);
   if (gpn < 1) throw_invalid_coded("--gpus-per-node", "not_positive", {{"value", fmt::format("{}", gpn)}}, fmt::format("{}", gpn), "an integer ≥ 1");
   int nodes = in.nodes.value_or(0);

@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <cmath>
+
 #include "api/model_fields.hpp"
 #include "api/plan_json.hpp"
 #include "api/training_fields.hpp"
@@ -83,7 +85,15 @@ std::vector<FieldDef<PlanInput>> build_fields() {
        [](In& in, const json& v) { in.request.today = v.get<std::string>(); }},
       {{"stale_days", "--stale-days", FieldType::number, FieldFace::both,
         "the same limit as --max-price-age, in days (default 30)", "max_price_age"},
-       [](In& in, const json& v) { in.request.stale_after_days = v.get<double>(); }},
+       [](In& in, const json& v) {
+         // Checked here, under the name typed: the request's own check names --max-price-age,
+         // which the user did not type (issue 11).
+         const double d = v.get<double>();
+         if (!(d > 0) || !std::isfinite(d))
+           throw_invalid_coded("", "not_positive", {{"value", fmt::format("{}", d)}},
+                               fmt::format("{} is not a positive number", d), "a number > 0");
+         in.request.stale_after_days = d;
+       }},
       {{"deadline", "--deadline", FieldType::string, FieldFace::both,
         "only plans that finish within DURATION (72h, 30d, 2w), cheapest first"},
        [](In& in, const json& v) { in.deadline = v.get<std::string>(); }},

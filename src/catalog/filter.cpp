@@ -12,6 +12,7 @@
 #include <functional>
 
 #include "hardware/gpu_spec.hpp"
+#include "util/calendar.hpp"
 
 namespace gpuplan {
 
@@ -23,7 +24,7 @@ using detail::FilterNode;
 using detail::NodeKind;
 using NodePtr = std::shared_ptr<const FilterNode>;
 
-enum class UnitKind { none, bytes, bytes_per_s, bits_per_s, usd_per_hour, count };
+enum class UnitKind { none, bytes, gpu_memory_bytes, bytes_per_s, bits_per_s, usd_per_hour, count };
 
 struct Unit {
   std::string_view suffix;
@@ -34,6 +35,13 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 const std::vector<Unit> kBytesUnits = {{"", 1e9},          {"MB", 1e6},          {"GB", 1e9},
                                        {"TB", 1e12},       {"MiB", kGiB / 1024}, {"GiB", kGiB},
                                        {"TiB", kGiB * 1024}};
+// GPU memory (vram, total_vram) is compared in the unit it is stated in: vendors and clouds write
+// it as "80 GB", which is a binary capacity (H100 SXM: 80 GiB of HBM3, 79.6 GiB = 85.5e9 bytes
+// visible to CUDA), and offers store that figure as 80e9 bytes. Reading `80GiB` as 85.9e9 bytes
+// would drop every "80 GB" H100 from `vram>=80GiB` (issue 11), so for these two fields the binary
+// suffixes name the same stated size as their decimal namesakes: 80GiB = 80GB (docs/filter-language.md).
+const std::vector<Unit> kGpuMemoryUnits = {{"", 1e9},   {"MB", 1e6},  {"GB", 1e9},  {"TB", 1e12},
+                                           {"MiB", 1e6}, {"GiB", 1e9}, {"TiB", 1e12}};
 const std::vector<Unit> kBytesPerSUnits = {{"", 1e9},        {"MB/s", 1e6},          {"GB/s", 1e9},
                                            {"TB/s", 1e12},   {"MiB/s", kGiB / 1024}, {"GiB/s", kGiB},
                                            {"TiB/s", kGiB * 1024}};
@@ -44,6 +52,7 @@ const std::vector<Unit> kPlainUnits = {{"", 1}};
 const std::vector<Unit>& units_of(UnitKind k) {
   switch (k) {
     case UnitKind::bytes: return kBytesUnits;
+    case UnitKind::gpu_memory_bytes: return kGpuMemoryUnits;
     case UnitKind::bytes_per_s: return kBytesPerSUnits;
     case UnitKind::bits_per_s: return kBitsPerSUnits;
     default: return kPlainUnits;
@@ -81,8 +90,8 @@ const std::vector<FieldDef>& field_defs() {
        {"ethernet", "roce", "infiniband"}},
       {"memtype", FieldId::memtype, T::text, U::none, "", "memtype=hbm", "GPU memory family from the spec (hbm, gddr)", {}},
       {"gpus", FieldId::gpus, T::number, U::count, "count", "gpus>=8", "GPUs per instance", {}},
-      {"vram", FieldId::vram, T::number, U::bytes, "GB; MB GB TB MiB GiB TiB", "vram>=80GB", "memory per GPU", {}},
-      {"total_vram", FieldId::total_vram, T::number, U::bytes, "GB; MB GB TB MiB GiB TiB", "total_vram>=640",
+      {"vram", FieldId::vram, T::number, U::gpu_memory_bytes, "GB; MB GB TB MiB GiB TiB", "vram>=80GB", "memory per GPU", {}},
+      {"total_vram", FieldId::total_vram, T::number, U::gpu_memory_bytes, "GB; MB GB TB MiB GiB TiB", "total_vram>=640",
        "memory of all GPUs of the instance", {}},
       {"bandwidth", FieldId::bandwidth, T::number, U::bytes_per_s, "GB/s; MB/s GB/s TB/s GiB/s TiB/s",
        "bandwidth>=3.35TB/s", "GPU memory bandwidth from the hardware spec", {}},
@@ -246,16 +255,6 @@ std::vector<Token> lex(std::string_view q) {
 
 // ---------------------------------------------------------------------------------------------
 // Parser
-
-/// A real day of the proleptic Gregorian calendar (2026-02-30 is not); `d` is YYYY-MM-DD.
-bool real_calendar_day(std::string_view d) {
-  const int y = std::stoi(std::string(d.substr(0, 4)));
-  const int m = std::stoi(std::string(d.substr(5, 2)));
-  const int day = std::stoi(std::string(d.substr(8, 2)));
-  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-  return m >= 1 && m <= 12 && day >= 1 && day <= kDays[m - 1] + (m == 2 && leap ? 1 : 0);
-}
 
 std::string type_ops(FilterFieldType t) {
   switch (t) {
@@ -538,7 +537,7 @@ class Parser {
         break;
       }
       case FilterFieldType::date: {
-        if (vt.text.size() != 10 || !days_since_epoch(vt.text) || !real_calendar_day(vt.text))
+        if (!is_calendar_date(vt.text))
           fail(vt, "\"" + vt.text + "\" is not a date", "a date YYYY-MM-DD, e.g. " + std::string(def->example), "filter_not_a_date",
                {{"value", vt.text}, {"example", std::string(def->example)}});
         n->text = vt.text;
@@ -573,8 +572,19 @@ class Parser {
       fail(vt, "\"" + s + "\" is not a number", "a number" + unit_desc + ", e.g. " + std::string(def.example), "filter_not_a_number",
            {{"value", s}, {"field", std::string(def.name)}, {"example", std::string(def.example)}});
     const std::string_view suffix = std::string_view(s).substr(i);
-    for (const auto& u : units_of(def.unit_kind))
-      if (u.suffix == suffix) return value * u.factor;
+    for (const auto& u : units_of(def.unit_kind)) {
+      if (u.suffix != suffix) continue;
+      // Every numeric field is a size, a count, a rate or a price: none is negative, and counts
+      // are whole (issue 11: `vram>=-80GB` and `gpus>=8.5` were accepted).
+      if (value < 0)
+        fail(vt, "\"" + s + "\" is negative", "a number >= 0" + unit_desc + ", e.g. " + std::string(def.example),
+             "filter_negative_value", {{"value", s}, {"field", std::string(def.name)}, {"example", std::string(def.example)}});
+      if (def.unit_kind == UnitKind::count && value != std::floor(value))
+        fail(vt, "\"" + s + "\" is not a whole number", "a whole count, e.g. " + std::string(def.example),
+             "filter_not_a_whole_number",
+             {{"value", s}, {"field", std::string(def.name)}, {"example", std::string(def.example)}});
+      return value * u.factor;
+    }
     Token at = vt;
     at.offset = vt.offset + i;
     at.length = suffix.size();
@@ -958,32 +968,7 @@ std::string memory_family(const GpuSpec& spec) {
   return t;
 }
 
-std::optional<long> days_since_epoch(std::string_view iso) {
-  if (iso.size() < 10 || iso[4] != '-' || iso[7] != '-') return std::nullopt;
-  auto digits = [&](std::size_t from, std::size_t n) -> std::optional<int> {
-    int v = 0;
-    for (std::size_t i = from; i < from + n; ++i) {
-      if (iso[i] < '0' || iso[i] > '9') return std::nullopt;
-      v = v * 10 + (iso[i] - '0');
-    }
-    return v;
-  };
-  auto y = digits(0, 4), m = digits(5, 2), d = digits(8, 2);
-  if (!y || !m || !d) return std::nullopt;
-  // a real calendar day: 2026-02-30, 2027-02-29 and 2026-11-31 are not dates
-  if (!std::chrono::year_month_day{std::chrono::year{*y}, std::chrono::month{static_cast<unsigned>(*m)},
-                                   std::chrono::day{static_cast<unsigned>(*d)}}
-           .ok())
-    return std::nullopt;
-  // Howard Hinnant's days_from_civil (http://howardhinnant.github.io/date_algorithms.html).
-  long yy = *y - (*m <= 2 ? 1 : 0);
-  const long era = (yy >= 0 ? yy : yy - 399) / 400;
-  const long yoe = yy - era * 400;
-  const long mp = (*m + 9) % 12;
-  const long doy = (153 * mp + 2) / 5 + *d - 1;
-  const long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
+std::optional<long> days_since_epoch(std::string_view iso) { return date_prefix_days_since_epoch(iso); }
 
 std::optional<bool> is_stale(const Offer& offer, PriceKind kind, std::string_view now_date, double stale_after_days) {
   const PriceObservation* p = offer.latest_price(kind);

@@ -46,7 +46,16 @@ class Stmt {
   Stmt& operator=(const Stmt&) = delete;
 
   Stmt& bind(int i, std::string_view s) {
-    check(sqlite3_bind_text(stmt_, i, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT));
+    check(sqlite3_bind_text(stmt_, i, s.data(), static_cast<int>(s.size()),
+                            borrow_text_ ? SQLITE_STATIC : SQLITE_TRANSIENT));
+    return *this;
+  }
+  /// From now on text is bound without a copy (SQLITE_STATIC): the caller keeps every bound
+  /// string alive until the statement's reset() (which clears the bindings). For the import's
+  /// per-row statements, whose texts are the batch's own strings (a copy per bound text was a
+  /// malloc and a free per cell: issue 11).
+  Stmt& borrow_text() {
+    borrow_text_ = true;
     return *this;
   }
   Stmt& bind(int i, double v) {
@@ -109,6 +118,7 @@ class Stmt {
   sqlite3* db_;
   sqlite3_stmt* stmt_ = nullptr;
   std::string where_;
+  bool borrow_text_ = false;
 };
 
 void exec(sqlite3* db, const char* sql, const std::string& where) {
@@ -689,6 +699,12 @@ struct SqliteOfferStore::Impl {
                  "VALUES (?, ?, ?, ?, ?, ?)",
                  path);
     Stmt refresh(db, kRefreshLatestSql, path);
+    // Every text bound below is the batch's (or a local that outlives its statement's run()).
+    upsert.borrow_text();
+    del_flags.borrow_text();
+    ins_flag.borrow_text();
+    ins_obs.borrow_text();
+    refresh.borrow_text();
     // A new offer's latest price per kind is known from the rows just inserted (the rule of
     // kRefreshLatestSql applied here: undated oldest, then the newest date, ties to the higher
     // seq), so it is written without reading observations back: bulk imports of new offers
@@ -698,6 +714,7 @@ struct SqliteOfferStore::Impl {
                     "dataset, gpu_name, gpu_norm, provider, locator) VALUES (?, ?, ?, ?, ?, ?, ?, ?, gpuplan_norm(?), "
                     "lower(?), ?)",
                     path);
+    ins_latest.borrow_text();
     FactsStatements facts(db, path);
     for (const Offer& o : batch.offers) {
       std::optional<Offer> old = load_facts(o.id, facts);

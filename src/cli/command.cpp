@@ -31,7 +31,13 @@ int run(int argc, char** argv) {
   app.require_subcommand(1);
   GlobalOptions global;
   app.add_option("--gpus-file", global.gpus_file, "a gpus.csv that replaces the bundled hardware catalog");
-  app.add_option("--db", global.db_path, "offer database: a path, sqlite:PATH or postgresql://USER@HOST/DB (default: $XDG_DATA_HOME/gpuplan/offers.sqlite)");
+  app.add_option("--db", global.db_path, "offer database: a path, sqlite:PATH or postgresql://USER@HOST/DB (default: $XDG_DATA_HOME/gpuplan/offers.sqlite)")
+      ->each([](const std::string& v) {
+        // `--db ""` (an unset shell variable) silently used the default store (issue 11).
+        if (v.empty())
+          throw_invalid("--db", "empty path",
+                        "a path, sqlite:PATH or postgresql://USER@HOST/DB (or no --db for the default store)");
+      });
   app.set_version_flag("--version", "gpuplan 0.1.0");
   for (const auto& cmd : registered_commands()) {
     CLI::App* sub = app.add_subcommand(cmd.name, cmd.description);

@@ -9,6 +9,7 @@
 #include <exception>
 #include <string>
 
+#include "util/calendar.hpp"
 #include "util/error.hpp"
 #include "util/error_code.hpp"
 
@@ -78,17 +79,7 @@ void require_positive(double v, const char* flag) {
     throw_invalid_coded(flag, "not_positive", {{"value", fmt::format("{}", v)}}, fmt::format("{} is not a positive number", v),
                         "a number > 0");
 }
-bool is_iso_date(const std::string& s) {
-  if (s.size() != 10 || s[4] != '-' || s[7] != '-') return false;
-  for (std::size_t i : {0u, 1u, 2u, 3u, 5u, 6u, 8u, 9u}) {
-    if (s[i] < '0' || s[i] > '9') return false;
-  }
-  // A real calendar day: 2026-02-30 is not (issue 11).
-  const int y = std::stoi(s.substr(0, 4));
-  const unsigned m = static_cast<unsigned>(std::stoi(s.substr(5, 2)));
-  const unsigned d = static_cast<unsigned>(std::stoi(s.substr(8, 2)));
-  return std::chrono::year_month_day{std::chrono::year{y}, std::chrono::month{m}, std::chrono::day{d}}.ok();
-}
+bool is_iso_date(const std::string& s) { return is_calendar_date(s); }  // 2026-02-30 is not one (issue 11)
 /// Upper bounds that catch typos (1e30 tokens) rather than limit real jobs: each is orders of
 /// magnitude above the largest published runs (Llama 3: 15.6e12 tokens, Meta 2024).
 constexpr double kMaxTrainingTokens = 1e16;

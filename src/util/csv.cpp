@@ -60,8 +60,10 @@ struct CsvReader::State {
   static void on_row(int /*terminator*/, void* ctx) {
     auto* st = static_cast<State*>(ctx);
     st->current.line = st->line;
+    const std::size_t cells = st->current.fields.size();
     st->ready.push_back(std::move(st->current));
     st->current = CsvRow{};
+    st->current.fields.reserve(cells);  // rows have the header's width: one allocation, not log2(width)
   }
 
   /// Reads more input into buf (dropping the fed part). False at the end of the input.

@@ -30,7 +30,7 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 87> kCodes = {
+constexpr std::array<std::string_view, 89> kCodes = {
     "body_not_object",
     "both_given",
     "cli_only_field",
@@ -47,8 +47,10 @@ constexpr std::array<std::string_view, 87> kCodes = {
     "filter_missing_clause",
     "filter_missing_value",
     "filter_needs_operator",
+    "filter_negative_value",
     "filter_not_a_date",
     "filter_not_a_number",
+    "filter_not_a_whole_number",
     "filter_operator_not_for_field",
     "filter_operator_on_boolean",
     "filter_operator_without_field",

@@ -270,3 +270,74 @@ TEST_F(RobustE2E, KilledImportsLeaveTheStoreIntactAndAllOrNothing) {
 }
 
 }  // namespace
+
+// --- robust5: filter values, --db "", the flag named in errors (issue 11) ---------------------
+
+TEST_F(RobustE2E, NegativeSizesAndFractionalCountsInAFilterAreBadInput) {
+  // Both were accepted before (and matched everything / nothing).
+  const CliRun neg = run("offers 'vram>=-80GB'");
+  EXPECT_EQ(neg.exit_code, 2) << neg.out;
+  // The value token starts at byte 7 (1-based: "vram>=" is 6 bytes).
+  EXPECT_NE(neg.out.find("gpuplan: error: filter:7: \"-80GB\" is negative"), std::string::npos) << neg.out;
+  EXPECT_NE(neg.out.find("expected: a number >= 0"), std::string::npos) << neg.out;
+  const CliRun frac = run("offers 'gpus>=8.5'");
+  EXPECT_EQ(frac.exit_code, 2) << frac.out;
+  EXPECT_NE(frac.out.find("gpuplan: error: filter:7: \"8.5\" is not a whole number"), std::string::npos) << frac.out;
+  const CliRun price = run("offers 'price<=-1'");
+  EXPECT_EQ(price.exit_code, 2) << price.out;
+  EXPECT_NE(price.out.find("filter:8:"), std::string::npos) << price.out;
+  // Still accepted: zero, and a whole count written with an exponent (1e1 = 10).
+  EXPECT_EQ(run("offers --limit 1 'price>=0 and gpus>=1e1'").exit_code, 0);
+}
+
+TEST_F(RobustE2E, VramInGibDoesNotDropEightyGbH100s) {
+  // Rule (docs/filter-language.md): GPU memory is compared in the unit it is stated in, so
+  // 80GiB names the stated "80 GB" (80e9 bytes as stored), like 80GB. Before, 80GiB meant
+  // 85.9e9 bytes and every "80 GB" H100 was dropped. Row 1 states 80 GB; row 2 states nothing
+  // (the GPU's datasheet 80 GB is used); row 3 is a 40 GB A100.
+  const std::string csv = write(
+      "h100.csv",
+      "provider,instance_type,region,gpu,gpu_count,gpu_memory_gb,price_kind,usd_per_hour,observed_at,source\n"
+      "gibcloud,h100-stated,r1,H100 SXM,8,80,on-demand,20,2026-11-01,quote\n"
+      "gibcloud,h100-datasheet,r1,H100 SXM,8,,on-demand,21,2026-11-01,quote\n"
+      "gibcloud,a100-40,r1,A100 SXM4 40GB,8,40,on-demand,9,2026-11-01,quote\n");
+  ASSERT_EQ(run("import '" + csv + "'").exit_code, 0);
+  auto ids = [&](const std::string& filter) {
+    const CliRun r = run("offers --limit 0 --format csv 'provider=gibcloud and " + filter + "'");
+    EXPECT_EQ(r.exit_code, 0) << filter << "\n" << r.out;
+    int h100 = 0, a100 = 0;
+    for (std::size_t p = 0; (p = r.out.find("gibcloud/", p)) != std::string::npos; ++p) {
+      if (r.out.compare(p, 13, "gibcloud/h100") == 0) ++h100;
+      if (r.out.compare(p, 13, "gibcloud/a100") == 0) ++a100;
+    }
+    return std::make_pair(h100, a100);
+  };
+  EXPECT_EQ(ids("vram>=80GiB"), std::make_pair(2, 0));
+  EXPECT_EQ(ids("vram>=80GB"), std::make_pair(2, 0));
+  EXPECT_EQ(ids("vram>80GiB"), std::make_pair(0, 0));     // 80e9 > 80e9 is false
+  EXPECT_EQ(ids("vram<=40GiB"), std::make_pair(0, 1));     // 40GiB is the stated 40 GB
+  EXPECT_EQ(ids("vram>=40960MiB"), std::make_pair(2, 0));  // 40960 MiB read as 40960 MB = 40.96 GB > 40 GB
+  EXPECT_EQ(ids("total_vram>=640GiB"), std::make_pair(2, 0));  // 8 x 80 GB
+}
+
+TEST_F(RobustE2E, EmptyDbPathIsAnErrorNotTheDefaultStore) {
+  // `--db ""` (an unset shell variable) used the default store silently.
+  const CliRun r = run("--db '' offers --limit 1", /*with_db=*/false);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("gpuplan: error: --db: empty path"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir_ / "gpuplan" / "offers.sqlite"));  // the default store was not created
+}
+
+TEST_F(RobustE2E, ErrorsNameTheFlagTheUserTyped) {
+  // "--gpus-per-node: 0" before (a default derived from --gpus).
+  const CliRun g = run("estimate --model llama-3-8b --task lora --tokens 1e9 --gpu H100-SXM5-80GB --gpus 0");
+  EXPECT_EQ(g.exit_code, 2) << g.out;
+  EXPECT_NE(g.out.find("gpuplan: error: --gpus: 0"), std::string::npos) << g.out;
+  // "--max-price-age: -1 ..." before: --stale-days is its alias.
+  const CliRun s = run("plan --model llama-3-8b --task lora --tokens 1e9 --stale-days -1");
+  EXPECT_EQ(s.exit_code, 2) << s.out;
+  EXPECT_NE(s.out.find("gpuplan: error: --stale-days: -1 is not a positive number"), std::string::npos) << s.out;
+  const CliRun m = run("plan --model llama-3-8b --task lora --tokens 1e9 --max-price-age -1");
+  EXPECT_EQ(m.exit_code, 2) << m.out;
+  EXPECT_NE(m.out.find("gpuplan: error: --max-price-age:"), std::string::npos) << m.out;
+}

@@ -1,0 +1,45 @@
+// util/calendar.hpp: the one YYYY-MM-DD check (importers, filter dates, --today).
+#include "util/calendar.hpp"
+
+#include <gtest/gtest.h>
+
+namespace gpuplan {
+namespace {
+
+TEST(Calendar, LeapDaysAndMonthEnds) {
+  EXPECT_TRUE(is_calendar_date("2028-02-29"));   // 2028 is divisible by 4, not by 100
+  EXPECT_TRUE(is_calendar_date("2000-02-29"));   // divisible by 400
+  EXPECT_FALSE(is_calendar_date("2100-02-29"));  // divisible by 100, not by 400
+  EXPECT_FALSE(is_calendar_date("2027-02-29"));
+  EXPECT_FALSE(is_calendar_date("2026-02-30"));
+  EXPECT_FALSE(is_calendar_date("2026-11-31"));  // November has 30 days
+  EXPECT_TRUE(is_calendar_date("2026-12-31"));
+  EXPECT_FALSE(is_calendar_date("2026-13-01"));
+  EXPECT_FALSE(is_calendar_date("2026-00-10"));
+  EXPECT_FALSE(is_calendar_date("2026-01-00"));
+}
+
+TEST(Calendar, OnlyTheExactShapeIsADate) {
+  EXPECT_FALSE(is_calendar_date("2026-12-01T00:00:00Z"));  // a timestamp is not a date
+  EXPECT_FALSE(is_calendar_date("2026-12-01 "));
+  EXPECT_FALSE(is_calendar_date("2026-1-01"));
+  EXPECT_FALSE(is_calendar_date("+026-12-01"));
+  EXPECT_FALSE(is_calendar_date("2026/12/01"));
+  EXPECT_FALSE(is_calendar_date(""));
+  // The prefix reader ignores what follows the ten characters (a timestamp's date part)...
+  EXPECT_TRUE(date_prefix_days_since_epoch("2026-12-01T25:00:00Z").has_value());
+  // ...but still refuses a day that does not exist.
+  EXPECT_FALSE(date_prefix_days_since_epoch("2026-02-30T00:00:00Z").has_value());
+}
+
+TEST(Calendar, DaysSinceEpochByHand) {
+  EXPECT_EQ(date_prefix_days_since_epoch("1970-01-01"), 0L);
+  EXPECT_EQ(date_prefix_days_since_epoch("1969-12-31"), -1L);
+  // 1970..1999: 30 years, 7 leap days (1972..1996) -> 30*365 + 7 = 10957; + Jan 31 + Feb 29 (2000 leaps).
+  EXPECT_EQ(date_prefix_days_since_epoch("2000-03-01"), 10957L + 31 + 29);
+  // 1970..2025: 56 years, 14 leap days (1972..2024) -> 20454 to 2026-01-01; + 334 days Jan..Nov.
+  EXPECT_EQ(date_prefix_days_since_epoch("2026-12-01"), 20454L + 334);
+}
+
+}  // namespace
+}  // namespace gpuplan
