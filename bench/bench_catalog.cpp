@@ -104,7 +104,9 @@ BENCHMARK(BM_QueryMemory)->Unit(benchmark::kMillisecond);
 
 // Issue 11: importing 200,000 rows took 146 s (141 s parsing: a linear id scan per row). Target:
 // well under 5 s for the whole `gpuplan import` path (parse + one SQLite transaction).
-// Rows: 200,000 quotes of the generic CSV format, 50,000 distinct offers x 4 dated prices.
+// Rows: 200,000 quotes of the generic CSV format; row i is benchcloud/node-<i/4>/region-<i%13>,
+// so every row is a distinct offer (200,000 offers, one dated price each). The CLI path on the
+// same rows: bench/import_rows.sh (writes this file with awk, byte for byte).
 std::string generic_csv_rows(std::size_t rows) {
   std::string text = "provider,instance_type,region,gpu,gpu_count,price_kind,usd_per_hour,observed_at,source\n";
   text.reserve(rows * 90);

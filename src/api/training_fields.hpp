@@ -76,6 +76,10 @@ std::vector<FieldDef<In>> training_layout_fields() {
       {{"restart_seconds", "--restart-seconds", FieldType::number, FieldFace::both,
         "time to restart after a failure or a preemption"},
        [](In& in, const json& v) { in.request.restart_seconds = v.get<double>(); }},
+      {{"startup_minutes", "--startup-minutes", FieldType::number, FieldFace::both,
+        "fixed start-up of every run, timed once and billed on every node: cluster start, container and weights "
+        "load, first checkpoint (default 10)"},
+       [](In& in, const json& v) { in.request.startup_seconds = v.get<double>() * 60.0; }},
       {{"margin", "--margin", FieldType::number, FieldFace::both, "memory margin: fits when used ≤ (1 − margin) × capacity"},
        [](In& in, const json& v) { in.request.margin = v.get<double>(); }},
   };

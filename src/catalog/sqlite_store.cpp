@@ -1,4 +1,5 @@
 #include "catalog/sqlite_store.hpp"
+#include "catalog/store_validate.hpp"
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -988,7 +989,7 @@ struct QuerySql {
 };
 
 QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
-  q.validate();
+  validate_query_options(q);  // q.validate() less its filter parse: the filter is parsed once, here
   const Filter filter = Filter::parse(q.filter);
   QuerySql out;
   const FilterContext fctx = q.filter_context(gpus);

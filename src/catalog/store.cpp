@@ -8,6 +8,7 @@
 #include <ctime>
 #include <unordered_set>
 
+#include "catalog/store_validate.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "util/error.hpp"
 #include "util/error_code.hpp"
@@ -21,6 +22,16 @@ const std::vector<std::string_view>& offer_sort_keys() {
 }
 
 void OfferQuery::validate() const {
+  validate_query_options(*this);
+  (void)Filter::parse(filter);
+}
+
+void validate_query_options(const OfferQuery& q) {
+  const std::string& sort = q.sort;
+  const auto& limit = q.limit;
+  const std::string& now_date = q.now_date;
+  const double stale_after_days = q.stale_after_days;
+  const auto& memory_floor = q.memory_floor;
   const auto& keys = offer_sort_keys();
   if (std::find(keys.begin(), keys.end(), sort) == keys.end()) {
     std::string list;
@@ -42,7 +53,6 @@ void OfferQuery::validate() const {
                                                 memory_floor->max_nodes_assumed, memory_floor->slack),
                     "bytes >= 0, nodes >= 1, slack >= 1");
   }
-  (void)Filter::parse(filter);
 }
 
 bool passes_memory_floor(const Offer& offer, const OfferMemoryFloor& floor) {

@@ -126,6 +126,10 @@ void print_table(const PlanRequest& r, const PlanResult& res) {
                                                                         : res.sort_rule.substr(3),
       r.stale_after_days, r.stale_after_days,
       r.include_flagged ? "; --include-flagged: ranked together" : "; marked plans rank after clean ones");
+  if (res.plans_hidden > 0) {
+    footer += fmt::format(" {} slower plans hidden (over {}: 30 days or 4× the recommended plan's time; --all lists them).",
+                          res.plans_hidden, duration_text(res.hidden_slower_than_seconds));
+  }
   fmt::print("{}", wrap_text(footer, width, ""));
   if (images) {
     for (std::size_t i = 0; i < res.plans.size(); ++i) {

@@ -91,6 +91,8 @@ std::optional<CostBreakdown> price_job(const CostInputs& job, PriceKind kind, do
   c.price_kind = kind;
   c.usd_per_hour = usd_per_hour;
   c.instances = job.instances;
+  c.startup_seconds = std::max(0.0, job.startup_seconds);
+  const double startup = c.startup_seconds;
   const double instances = static_cast<double>(job.instances);
   auto compute = [&](double billed) { return instances * usd_per_hour * billed / 3600.0; };
 
@@ -101,20 +103,21 @@ std::optional<CostBreakdown> price_job(const CostInputs& job, PriceKind kind, do
     SpotOverhead s = spot_overhead(job.work_seconds, job.checkpoint_seconds, job.restart_seconds,
                                    *billing.preemptions_per_day);
     if (!s.feasible) return std::nullopt;
-    c.run_seconds = s.wall_seconds;
-    c.billed_seconds = billed_seconds(s.wall_seconds, billing.granularity_seconds, billing.minimum_billed_seconds);
-    double billed_work = billed_seconds(job.work_seconds, billing.granularity_seconds, billing.minimum_billed_seconds);
+    c.run_seconds = startup + s.wall_seconds;
+    c.billed_seconds = billed_seconds(c.run_seconds, billing.granularity_seconds, billing.minimum_billed_seconds);
+    double billed_work =
+        billed_seconds(startup + job.work_seconds, billing.granularity_seconds, billing.minimum_billed_seconds);
     billed_work = std::min(billed_work, c.billed_seconds);
     c.compute_usd = compute(billed_work);
     c.spot_loss_usd = compute(c.billed_seconds) - c.compute_usd;
     c.spot = s;
   } else {
-    c.run_seconds = job.work_seconds;
+    c.run_seconds = startup + job.work_seconds;
     double term = reserved_term_seconds(kind);
     if (term > 0) {
-      c.billed_seconds = std::max(1.0, std::ceil(job.work_seconds / term)) * term;
+      c.billed_seconds = std::max(1.0, std::ceil(c.run_seconds / term)) * term;
     } else {
-      c.billed_seconds = billed_seconds(job.work_seconds, billing.granularity_seconds, billing.minimum_billed_seconds);
+      c.billed_seconds = billed_seconds(c.run_seconds, billing.granularity_seconds, billing.minimum_billed_seconds);
     }
     c.compute_usd = compute(c.billed_seconds);
   }

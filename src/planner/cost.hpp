@@ -88,7 +88,10 @@ struct CostBreakdown {
   PriceKind price_kind = PriceKind::on_demand;
   double usd_per_hour = 0;          ///< per instance
   int instances = 1;
-  double run_seconds = 0;           ///< wall time of the job, including spot overhead
+  double run_seconds = 0;           ///< wall time of the job, including spot overhead and start-up
+  /// The fixed start-up of the run included in run_seconds and billed on every instance (cluster
+  /// start, container and weights load, first checkpoint: PlanRequest::startup_seconds).
+  double startup_seconds = 0;
   double billed_seconds = 0;        ///< per instance, after rounding / minimum / reserved term
   double compute_usd = 0;           ///< instances × usd_per_hour × billed_seconds / 3600, without spot loss
   std::optional<double> storage_usd;  ///< nullopt = storage price unknown
@@ -109,9 +112,13 @@ struct CostInputs {
   double egress_bytes = 0;          ///< downloaded at the end (final weights, or --egress-gb)
   double checkpoint_seconds = 0;    ///< time to write one checkpoint (spot)
   double restart_seconds = 0;       ///< time to restart after a preemption (spot)
+  /// Fixed time per run before the first step, on every instance (PlanRequest::startup_seconds):
+  /// added to the wall time and billed (not subject to preemption: counted once).
+  double startup_seconds = 0;
 };
 
-/// Prices one job at one price kind. Compute: billed = billed_seconds(wall, granularity, minimum);
+/// Prices one job at one price kind. The run is startup_seconds + the work (spot: + its overhead);
+/// compute: billed = billed_seconds(run, granularity, minimum);
 /// for reserved kinds the commitment term (1 month of 730 h, 1 or 3 years of 365 days) is billed whole:
 /// billed = ceil(wall / term) × term. For spot the wall time is spot_overhead().wall_seconds and
 /// compute_usd covers the uninterrupted work's billed time, spot_loss_usd the rest, so that

@@ -170,6 +170,10 @@ void PlanRequest::validate() const {
   if (egress_gb && !(*egress_gb >= 0)) throw_invalid_coded("--egress-gb", "negative", {{"value", fmt::format("{}", *egress_gb)}}, "negative", "a number ≥ 0");
   require_positive(checkpoint_write_bytes_per_s, "--checkpoint-write-gbps");
   if (!(restart_seconds >= 0)) throw_invalid_coded("--restart-seconds", "negative", {{"value", fmt::format("{}", restart_seconds)}}, "negative", "a number ≥ 0");
+  if (!(startup_seconds >= 0) || !std::isfinite(startup_seconds)) {
+    throw_invalid_coded("--startup-minutes", "negative", {{"value", fmt::format("{}", startup_seconds / 60.0)}},
+                        fmt::format("{}", startup_seconds / 60.0), "a number of minutes ≥ 0");
+  }
   if (deadline_seconds) require_positive(*deadline_seconds, "--deadline");
   if (budget_usd) require_positive(*budget_usd, "--budget");
   if (gpus_total && *gpus_total < 1) throw_invalid_coded("--gpus", "not_positive", {{"value", fmt::format("{}", *gpus_total)}}, fmt::format("{}", *gpus_total), "an integer ≥ 1");

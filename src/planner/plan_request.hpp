@@ -136,6 +136,17 @@ struct PlanRequest {
   /// --sort time (and --budget): plans whose times differ by at most this fraction count as tied;
   /// the cheaper wins.
   double time_tie_tolerance = 0.02;
+  /// --deadline (the cheapest-first rules, and --sort cost): plans whose totals differ by at most
+  /// this fraction of the cheaper count as tied in cost; the faster wins (4 nodes at $158.88 do
+  /// not beat 16 nodes at $158.93 that finish 4× sooner). docs/planner.md.
+  double cost_tie_tolerance = 0.01;
+  /// Plans slower than max(recommend_horizon_seconds, this × the reference plan's time) are hidden
+  /// from the list and the Pareto front unless show_all (--all): the reference is the recommended
+  /// plan (none: the fastest plan listed). No effect with --deadline (the deadline is the horizon).
+  /// 4: a plan taking four times as long as the answer, and over a month, is no alternative a
+  /// practitioner weighs (one node for 9 years next to 256 nodes for 12 days). docs/planner.md.
+  double hide_slower_than_factor = 4.0;
+  bool show_all = false;                   ///< --all: list the plans the horizon hides
   /// --sort time (and --budget): a faster plan goes ahead of a cheaper one only when each hour it
   /// saves costs at most this many times what the cheaper plan spends per hour:
   ///   (cost_fast − cost_slow) / (time_slow − time_fast) ≤ this × cost_slow / time_slow.
@@ -153,6 +164,14 @@ struct PlanRequest {
   /// Time to get going again after a preemption, s (assumption: 10 minutes to get a new
   /// instance, start the container and load the checkpoint).
   double restart_seconds = 600;
+  /// --startup-minutes (seconds here, ≥ 0): the fixed time of every run before its first step —
+  /// the cluster start (instances booted and networked), the container pulled and started, the
+  /// weights and data loaded, and (training) the first checkpoint written — timed once per run and
+  /// billed on every instance (CostInputs::startup_seconds). ASSUMPTION, not a measurement: 10
+  /// minutes, the same figure as restart_seconds (a restart does the same: get instances, start
+  /// the container, load the state). With it a small job costs at least instances × 10 minutes,
+  /// so 128 nodes for a 16-second job are never the answer (docs/planner.md "Start-up").
+  double startup_seconds = 600;
   /// Today's date "YYYY-MM-DD" (injected clock, STYLE.md §4); empty = staleness unknown.
   std::string today;
   /// --max-price-age (alias --stale-days): a price observed more than this many days ago is

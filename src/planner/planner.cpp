@@ -557,6 +557,10 @@ struct PlanState {
   std::size_t shape_rejections = 0;
   SkipReason last_shape_reason = SkipReason::none;
   int example_gpus_per_node = 0;
+  /// --gpus: the GPUs per node of the offers that reached the exact-size check, and those of them
+  /// dividing --gpus whose offers cannot be rented as that many nodes (for the --gpus error).
+  std::set<int> exact_node_sizes;
+  std::set<int> dividing_sizes_unavailable;
   /// resolve_gpu's memo: (GPU name as the offers spell it, memory figure) → spec. The names are
   /// views into the offers, which outlive the plan.
   struct GpuKey {
@@ -716,6 +720,7 @@ SkipReason admit(const PlanRequest& r, const Offer& offer, const GpuCatalog& gpu
   if (exact) {
     int nodes = r.nodes_exact.value_or(0);
     if (r.gpus_total) {
+      st.exact_node_sizes.insert(offer.gpu_count);
       if (*r.gpus_total % offer.gpu_count != 0) {
         st.example_gpus_per_node = offer.gpu_count;
         return SkipReason::gpus_not_multiple;
@@ -725,7 +730,10 @@ SkipReason admit(const PlanRequest& r, const Offer& offer, const GpuCatalog& gpu
       nodes = from_gpus;
     }
     const bool ok = nodes == 1 || (out.network_known && nodes <= offer.max_nodes.value_or(nodes));
-    if (!ok) return SkipReason::nodes_unavailable;
+    if (!ok) {
+      if (r.gpus_total) st.dividing_sizes_unavailable.insert(offer.gpu_count);
+      return SkipReason::nodes_unavailable;
+    }
     out.node_counts = {nodes};
   } else {
     int node_limit = 1;
@@ -905,6 +913,7 @@ const PriceObservation* price(const PlanRequest& request, const Offer& offer, co
   job.checkpoint_seconds =
       training ? p.checkpoint_bytes / static_cast<double>(p.instances) / request.checkpoint_write_bytes_per_s : 0;
   job.restart_seconds = request.restart_seconds;
+  job.startup_seconds = request.startup_seconds;
   // At most one option per price kind (four): a fixed array, no allocation per candidate.
   std::array<std::pair<CostBreakdown, const PriceObservation*>, 4> option_slots;
   std::size_t n_options = 0;
@@ -953,6 +962,16 @@ const PriceObservation* price(const PlanRequest& request, const Offer& offer, co
   p.usd_per_gpu_hour = p.cost.usd_per_hour / static_cast<double>(p.gpus_per_instance);
   for (std::size_t i = 1; i < options.size(); ++i) p.alternatives.push_back(options[i].first);
   return options.front().second;
+}
+
+/// The latency targets in force, in words, each only when set: "TTFT ≤ 500 ms and TPOT ≤ 200 ms",
+/// "TPOT ≤ 50 ms" (no TTFT target: none is printed, never "≤ inf ms"). `sep` joins the two.
+std::string latency_targets_text(const PlanRequest& r, std::string_view sep) {
+  std::string out;
+  const double ttft = r.effective_ttft_seconds(), tpot = r.effective_tpot_seconds();
+  if (std::isfinite(ttft)) out = fmt::format("TTFT ≤ {:.0f} ms", ttft * 1e3);
+  if (std::isfinite(tpot)) out += fmt::format("{}TPOT ≤ {:.0f} ms", out.empty() ? "" : sep, tpot * 1e3);
+  return out;
 }
 
 /// Stage 7: the caveats of one plan.
@@ -1032,11 +1051,10 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
   }
   if (p.serving && !p.meets_latency_target) {
     add_warning(w, PlanWarningCode::latency_target_missed,
-                fmt::format("TTFT {:.0f} ms / TPOT {:.0f} ms even at batch {}: above the {} target (TTFT ≤ {:.0f} ms, "
-                            "TPOT ≤ {:.0f} ms); not recommended",
+                fmt::format("TTFT {:.0f} ms / TPOT {:.0f} ms even at batch {}: above the {} target ({}); not recommended",
                             p.serving->ttft_seconds * 1e3, p.serving->tpot_seconds * 1e3,
                             p.serving->batch, request.ttft_seconds || request.tpot_seconds ? "given" : "default interactive",
-                            request.effective_ttft_seconds() * 1e3, request.effective_tpot_seconds() * 1e3));
+                            latency_targets_text(request, ", ")));
   }
   if (wants_bf16 && !images && !spec->supports(Dtype::bf16) && p.math_fallback.empty()) {
     add_warning(w, PlanWarningCode::fp16_without_bf16,
@@ -1229,6 +1247,25 @@ std::size_t first_by_time(const PlanRequest& r, const std::vector<std::size_t>& 
     if (next == std::string::npos) return best;
     best = next;
   }
+}
+
+/// The cheapest-first rules' pick among `idx` (non-empty; --deadline, --sort cost): the cheapest
+/// plan, except that plans costing at most cost_tie_tolerance (1%) more than it tie with it and
+/// the fastest of them wins (equal times: the cheaper, then the first). `at(i)` gives the i-th plan.
+template <typename At>
+std::size_t cheapest_with_cost_ties(const PlanRequest& r, const std::vector<std::size_t>& idx, At at) {
+  double cheapest = kInf;
+  for (std::size_t i : idx) cheapest = std::min(cheapest, at(i).total_usd());
+  const double tied = cheapest * (1.0 + r.cost_tie_tolerance);
+  std::size_t best = std::string::npos;
+  for (std::size_t i : idx) {
+    const auto& p = at(i);
+    if (p.total_usd() > tied) continue;
+    if (best == std::string::npos || p.time_seconds() < at(best).time_seconds() ||
+        (p.time_seconds() == at(best).time_seconds() && p.total_usd() < at(best).total_usd()))
+      best = i;
+  }
+  return best;
 }
 
 /// Orders plans [b, e) (sorted by time) for the time ranking: position by position, the
@@ -1490,11 +1527,32 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
                         "tp ≤ GPUs per node (tensor parallelism stays inside a node)");
   }
   if (result.offers_considered == 0 && gpus_rejects > 0 && request.gpus_total) {
-    throw_invalid_coded("--gpus", "gpus_not_multiple_of_node",
-                        {{"gpus", fmt::format("{}", *request.gpus_total)}, {"per_node", fmt::format("{}", reject_gpn)}},
-                        fmt::format("{} GPUs is not a multiple of any offer's GPUs per node (e.g. {})",
-                                    *request.gpus_total, reject_gpn),
-                        "a multiple of the offer's GPUs per node");
+    // Say which node sizes the offers have, how N splits into those that divide it (and why
+    // those offers cannot take it), and the nearest counts the others can run.
+    const int n = *request.gpus_total;
+    std::string sizes, splits, nearest;
+    for (int g : st.exact_node_sizes) sizes += fmt::format("{}{}", sizes.empty() ? "" : ", ", g);
+    for (int g : st.dividing_sizes_unavailable) {
+      splits += fmt::format("{}{} × {}-GPU nodes", splits.empty() ? "" : " or ", n / g, g);
+    }
+    for (auto it = st.exact_node_sizes.rbegin(); it != st.exact_node_sizes.rend(); ++it) {
+      const int g = *it;
+      if (n % g == 0) continue;
+      const int lower = n / g * g, upper = (n / g + 1) * g;
+      nearest += fmt::format("{}{}{} on {}-GPU nodes", nearest.empty() ? "" : "; ",
+                             lower > 0 ? fmt::format("--gpus {} or ", lower) : "", fmt::format("--gpus {}", upper), g);
+    }
+    throw_invalid_coded(
+        "--gpus", "gpus_not_multiple_of_node",
+        {{"gpus", fmt::format("{}", n)}, {"per_node", fmt::format("{}", reject_gpn)}, {"per_node_offered", sizes}},
+        fmt::format("{} GPUs is not a multiple of the GPUs per node of any offer that can run it (offers have {} GPUs "
+                    "per node{})",
+                    n, sizes,
+                    splits.empty() ? ""
+                                   : fmt::format("; {} = {}, but those offers cannot be rented as that many nodes: no "
+                                                 "known inter-node network or a lower node limit",
+                                                 n, splits)),
+        nearest.empty() ? std::string("a multiple of the offer's GPUs per node") : "e.g. " + nearest);
   }
 
   return c;
@@ -1570,6 +1628,56 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
       if (!any_cost && !any_time) break;
     }
   }
+  // The recommended plan: chosen over every feasible plan (each region group's representative)
+  // by the request's constraints only, never by --sort (the sort orders the rows; the R mark is
+  // the same for --sort cost, time or none). Pool: the plans on the best price evidence present
+  // (rank: tier, then a stale price's age step) among those meeting the latency target (serving);
+  // none when only undated or flagged prices meet the request while dated, unflagged ones exist.
+  std::size_t rec = std::string::npos;
+  {
+    const bool demote = !request.include_flagged;
+    auto rank = [&](std::size_t i) { return demote ? admitted[candidate_offer[i]].evidence_rank : 0; };
+    int best_rank = std::numeric_limits<int>::max();
+    int best_tier_any = 3;
+    for (std::size_t i : feasible) {
+      best_tier_any = std::min(best_tier_any, demote ? admitted[candidate_offer[i]].demotion_tier : 0);
+      if (candidates[i].meets_latency) best_rank = std::min(best_rank, rank(i));
+    }
+    const bool blocked = demote && !feasible.empty() && best_tier_any > st.max_recommendable_tier;
+    std::vector<std::size_t> pool;
+    for (std::size_t i : feasible) {
+      if (!blocked && candidates[i].meets_latency && rank(i) == best_rank) pool.push_back(i);
+    }
+    if (!pool.empty()) {
+      if (!request.deadline_seconds && !request.budget_usd) {
+        rec = recommend_index(candidates, request, pool);
+      } else if (request.deadline_seconds) {  // with or without a budget: the cheapest (1% ties: the faster)
+        rec = cheapest_with_cost_ties(request, pool, [&](std::size_t i) -> const Candidate& { return candidates[i]; });
+      } else {  // a budget only: the fastest, by the time ranking's rule
+        rec = first_by_time(request, pool, [&](std::size_t i) -> const Candidate& { return candidates[i]; });
+      }
+    }
+    st.latency_excluded_all = !feasible.empty() && best_rank == std::numeric_limits<int>::max();
+  }
+  {
+    // Plans far slower than the answer are no alternatives (a one-node run of nine years next to
+    // 256 nodes for 12 days): without --deadline (the deadline is the horizon) and without --all,
+    // plans slower than max(recommend_horizon_seconds, hide_slower_than_factor × the reference)
+    // leave the list and the front; the reference is the recommended plan, else the fastest.
+    if (!request.deadline_seconds && !request.show_all && !feasible.empty()) {
+      double ref = kInf;
+      if (rec != std::string::npos) {
+        ref = candidates[rec].time_seconds();
+      } else {
+        for (std::size_t i : feasible) ref = std::min(ref, candidates[i].time_seconds());
+      }
+      const double horizon = std::max(request.recommend_horizon_seconds, request.hide_slower_than_factor * ref);
+      const std::size_t before = feasible.size();
+      std::erase_if(feasible, [&](std::size_t i) { return i != rec && candidates[i].time_seconds() > horizon; });
+      result.plans_hidden = before - feasible.size();
+      if (result.plans_hidden > 0) result.hidden_slower_than_seconds = horizon;
+    }
+  }
   {
     // The front by evidence (unless --include-flagged): a plan is on it when no plan with a price
     // as good or better (price_evidence: clean < stale < undated < flagged) is at least as cheap
@@ -1601,42 +1709,6 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
       }
     }
   }
-  // The recommended plan: chosen over every feasible plan (each region group's representative)
-  // by the request's constraints only, never by --sort (the sort orders the rows; the R mark is
-  // the same for --sort cost, time or none). Pool: the plans on the best price evidence present
-  // (rank: tier, then a stale price's age step) among those meeting the latency target (serving);
-  // none when only undated or flagged prices meet the request while dated, unflagged ones exist.
-  std::size_t rec = std::string::npos;
-  {
-    const bool demote = !request.include_flagged;
-    auto rank = [&](std::size_t i) { return demote ? admitted[candidate_offer[i]].evidence_rank : 0; };
-    int best_rank = std::numeric_limits<int>::max();
-    int best_tier_any = 3;
-    for (std::size_t i : feasible) {
-      best_tier_any = std::min(best_tier_any, demote ? admitted[candidate_offer[i]].demotion_tier : 0);
-      if (candidates[i].meets_latency) best_rank = std::min(best_rank, rank(i));
-    }
-    const bool blocked = demote && !feasible.empty() && best_tier_any > st.max_recommendable_tier;
-    std::vector<std::size_t> pool;
-    for (std::size_t i : feasible) {
-      if (!blocked && candidates[i].meets_latency && rank(i) == best_rank) pool.push_back(i);
-    }
-    if (!pool.empty()) {
-      if (!request.deadline_seconds && !request.budget_usd) {
-        rec = recommend_index(candidates, request, pool);
-      } else if (request.deadline_seconds) {  // with or without a budget: the cheapest
-        rec = pool.front();
-        for (std::size_t i : pool) {
-          const Candidate& p = candidates[i];
-          const Candidate& b = candidates[rec];
-          if (p.total_usd() < b.total_usd() || (p.total_usd() == b.total_usd() && p.time_seconds() < b.time_seconds())) rec = i;
-        }
-      } else {  // a budget only: the fastest, by the time ranking's rule
-        rec = first_by_time(request, pool, [&](std::size_t i) -> const Candidate& { return candidates[i]; });
-      }
-    }
-    st.latency_excluded_all = !feasible.empty() && best_rank == std::numeric_limits<int>::max();
-  }
   const PlanSort sort = result.sort_applied;
   {
     // Best per offer by the sort (recommended: the offer's own recommendation), plus every
@@ -1654,13 +1726,7 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
       } else if (sort == PlanSort::time) {
         best = first_by_time(request, idx, [&](std::size_t i) -> const Candidate& { return candidates[i]; });
       } else {
-        for (std::size_t i : idx) {
-          const Candidate& p = candidates[i];
-          const Candidate& b = candidates[best];
-          if (p.total_usd() < b.total_usd() || (p.total_usd() == b.total_usd() && p.time_seconds() < b.time_seconds())) {
-            best = i;
-          }
-        }
+        best = cheapest_with_cost_ties(request, idx, [&](std::size_t i) -> const Candidate& { return candidates[i]; });
       }
       keep[best] = true;
     }
@@ -1743,8 +1809,7 @@ void order_rows(const PlanRequest& request, const PlanState& st, PlanResult& res
   const std::string evidence = fmt::format(fmt::runtime(evidence_words), request.stale_after_days);
   const bool serving_latency = request.workload == PlanWorkload::serving;
   const std::string latency =
-      serving_latency ? fmt::format(", among the plans meeting TTFT ≤ {:.0f} ms and TPOT ≤ {:.0f} ms{}",
-                                    request.effective_ttft_seconds() * 1e3, request.effective_tpot_seconds() * 1e3,
+      serving_latency ? fmt::format(", among the plans meeting {}{}", latency_targets_text(request, " and "),
                                     request.ttft_seconds || request.tpot_seconds ? "" : " (default interactive target)")
                       : "";
   if (!request.deadline_seconds && !request.budget_usd) {
@@ -1763,7 +1828,12 @@ void order_rows(const PlanRequest& request, const PlanState& st, PlanResult& res
                                       : request.deadline_seconds                     ? "deadline"
                                                                                      : "budget";
     result.recommendation_time_ties = !request.deadline_seconds;
-    if (result.recommendation_time_ties) result.recommendation_rule += " " + time_rule_text(request);
+    if (result.recommendation_time_ties) {
+      result.recommendation_rule += " " + time_rule_text(request);
+    } else {
+      result.recommendation_rule += fmt::format(" (totals within {:.0f}% of the cheapest tie: the fastest of them wins)",
+                                                request.cost_tie_tolerance * 100);
+    }
     result.recommendation_rule += latency + evidence;
   }
   if (sort == PlanSort::time) result.sort_rule = "by time to finish " + time_rule_text(request);
@@ -1780,9 +1850,9 @@ void order_rows(const PlanRequest& request, const PlanState& st, PlanResult& res
     result.recommendation_rule_code.clear();
   } else if (!recommended && st.latency_excluded_all) {
     result.recommendation_rule = fmt::format(
-        "none: no plan meets the latency target (TTFT ≤ {:.0f} ms, TPOT ≤ {:.0f} ms; see the latency_target_missed "
+        "none: no plan meets the latency target ({}; see the latency_target_missed "
         "warnings; --ttft-ms / --tpot-ms set it)",
-        request.effective_ttft_seconds() * 1e3, request.effective_tpot_seconds() * 1e3);
+        latency_targets_text(request, ", "));
     result.recommendation_rule_code.clear();
   }
   // Ordered as pointers, then moved once into that order: by tier (recommended plan first), then
@@ -1827,11 +1897,19 @@ void add_result_warnings(const PlanRequest& request, const PlanState& st, PlanRe
   int best_tier = 3;
   for (const Plan& p : result.plans) best_tier = std::min(best_tier, demote ? p.demotion_tier : 0);
   if (!result.plans.empty()) {
-    // Compared on the best evidence present (a flagged $0.69 H100 is no cheapest job to quote).
+    // Compared among the plans on the recommended plan's price evidence, by the rank the
+    // ranking uses (tier, then a stale price's age step: a 925-day-old price is not compared with
+    // a 52-day-old one); no recommended plan: the best rank present. A flagged $0.69 H100 is no
+    // cheapest job to quote.
+    int best_rank = std::numeric_limits<int>::max();
+    for (const Plan& p : result.plans) best_rank = std::min(best_rank, p.evidence_rank);
+    for (const Plan& p : result.plans) {
+      if (p.recommended) best_rank = p.evidence_rank;
+    }
     const Plan* cheapest_job = nullptr;
     const Plan* cheapest_rate = nullptr;
     for (const Plan& p : result.plans) {
-      if (demote && p.demotion_tier != best_tier) continue;
+      if (demote && p.evidence_rank != best_rank) continue;
       if (!cheapest_job || p.total_usd() < cheapest_job->total_usd()) cheapest_job = &p;
       if (!cheapest_rate || p.usd_per_gpu_hour < cheapest_rate->usd_per_gpu_hour) cheapest_rate = &p;
     }
@@ -2281,7 +2359,9 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
   p->provider.clear();
   p->instance_type.clear();
   p->regions.clear();
-  p->cost.run_seconds = p->goodput ? p->goodput->wall_seconds : p->work_seconds;
+  // The run as plan() times it: the fixed start-up, then the goodput wall time.
+  p->cost.startup_seconds = request.startup_seconds;
+  p->cost.run_seconds = request.startup_seconds + (p->goodput ? p->goodput->wall_seconds : p->work_seconds);
   p->cost.instances = c.nodes;
   return p;
 }

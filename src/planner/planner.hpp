@@ -224,6 +224,11 @@ struct PlanResult {
   /// empty for the other sorts. The sort orders the rows only: the R mark never depends on it.
   std::string sort_rule;
   std::size_t plans_demoted = 0;    ///< plans ranked after clean ones (stale, undated or flagged); 0 with --include-flagged
+  /// Plans (one per region group) left out of the list and the Pareto front because they take
+  /// longer than hidden_slower_than_seconds = max(30 days, 4 × the recommended plan's time)
+  /// (PlanRequest::hide_slower_than_factor); 0 with --deadline or --all (show_all).
+  std::size_t plans_hidden = 0;
+  double hidden_slower_than_seconds = 0;  ///< the horizon applied when plans_hidden > 0
 };
 
 /// The store read's memory floor for `request` (OfferQuery::memory_floor): every layout keeps the

@@ -171,9 +171,11 @@ TEST(Plan, SpotChosenOnlyWhenCheaperAfterLosses) {
   ASSERT_TRUE(calm.plans[0].cost.spot.has_value());
   EXPECT_GT(calm.plans[0].cost.spot_loss_usd, 0);
   // The run is longer than the uninterrupted work (after the hardware-failure goodput terms,
-  // sizing/goodput.hpp) by exactly the spot overhead.
+  // sizing/goodput.hpp) by exactly the spot overhead, after the fixed start-up (600 s default).
   ASSERT_TRUE(calm.plans[0].goodput.has_value());
-  EXPECT_NEAR(calm.plans[0].cost.run_seconds, calm.plans[0].goodput->wall_seconds + calm.plans[0].cost.spot->extra_seconds(),
+  EXPECT_EQ(calm.plans[0].cost.startup_seconds, 600.0);
+  EXPECT_NEAR(calm.plans[0].cost.run_seconds,
+              600.0 + calm.plans[0].goodput->wall_seconds + calm.plans[0].cost.spot->extra_seconds(),
               1e-6 * calm.plans[0].cost.run_seconds);
   // At a very high preemption rate spot either cannot finish or costs more: on-demand wins.
   r.preemptions_per_day = 500;
@@ -268,8 +270,8 @@ TEST(Plan, ServingReplicasCoverConcurrency) {
   const Plan& p = res.plans[0];
   ASSERT_TRUE(p.serving.has_value());
   EXPECT_GE(p.replicas * p.serving->batch, 100);
-  // 10 h on-demand per-second billing: instances × $24/h × 10 h.
-  EXPECT_NEAR(p.cost.compute_usd, p.instances * 24.0 * 10, 1e-9);
+  // 10 h + the 10-minute start-up, on-demand per-second billing: instances × $24/h × (10 + 1/6) h.
+  EXPECT_NEAR(p.cost.compute_usd, p.instances * 24.0 * (10 + 600.0 / 3600.0), 1e-9);
   EXPECT_LE(p.per_gpu_memory_bytes, p.gpu_memory_capacity_bytes * (1 - r.margin));
 }
 
