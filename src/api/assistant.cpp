@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -109,9 +110,26 @@ const std::string kScaleWords =
     "\xe0\xb8\x9e\xe0\xb8\xb1\xe0\xb8\x99";                                                  // พัน
 const std::string kNumber = R"((\d+(?:[.,]\d+)*(?:e\d+)?))";
 
+/// Thai digits (U+0E50..U+0E59, "๑๐๐") as ASCII digits ("100"), so that every number reader
+/// sees them (a trial: "๑๐๐ ชั่วโมง" was not read at all). The echo quotes the sentence as read.
+std::string ascii_digits(std::string s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+    if (i + 2 < s.size() && b(i) == 0xE0 && b(i + 1) == 0xB9 && b(i + 2) >= 0x90 && b(i + 2) <= 0x99) {
+      out += static_cast<char>('0' + (b(i + 2) - 0x90));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
 class Reader {
  public:
-  Reader(std::string_view sentence, const GpuCatalog& gpus) : low_(lower_ascii(sentence)), gpus_(gpus) {
+  Reader(std::string_view sentence, const GpuCatalog& gpus) : low_(ascii_digits(lower_ascii(sentence))), gpus_(gpus) {
     result_.language = guess_language(low_);
   }
 
@@ -141,10 +159,17 @@ class Reader {
   /// tokens", "~500M", "≥ 8", "moins de 500 $", "ไม่เกิน 2 วัน"): the field's source then starts
   /// at the mark, so the echo keeps it (a trial found "≥" and "about" dropped).
   void add_marked(std::string name, json value, const std::smatch& m, std::string not_used = {}) {
-    const std::size_t start = static_cast<std::size_t>(m.position(0));
+    std::size_t start = static_cast<std::size_t>(m.position(0));
+    // "-500 $", "budget -500": the minus sign is part of the number (a trial found it dropped, so
+    // a negative amount was planned as a positive one); the planner then refuses it by name.
+    if (value.is_number() && start > 0 && low_[start - 1] == '-' &&
+        (start == 1 || !std::isalnum(static_cast<unsigned char>(low_[start - 2])))) {
+      value = -value.get<double>();
+      --start;
+    }
     const auto [mark, mark_start] = mark_before(start);
-    add(std::move(name), std::move(value), low_.substr(mark_start, start + static_cast<std::size_t>(m.length(0)) - mark_start),
-        mark, std::move(not_used));
+    add(std::move(name), std::move(value),
+        low_.substr(mark_start, static_cast<std::size_t>(m.position(0) + m.length(0)) - mark_start), mark, std::move(not_used));
   }
 
   /// The mark just before byte `pos` of low_ and where it starts ({"", pos} when none).
@@ -219,6 +244,29 @@ class Reader {
     }
     return false;
   }
+  double value_of(std::string_view name) const {
+    for (const auto& f : result_.fields)
+      if (f.name == name && f.value.is_number()) return f.value.get<double>();
+    return 0;
+  }
+  /// Another reading of the same field later in the sentence ("$500 ... $800"): the first is
+  /// used, and the answer says the sentence named both (never silently one of them).
+  void note_other_matches(const std::string& name, const std::smatch& first, std::initializer_list<const std::regex*> res) {
+    const std::size_t after = static_cast<std::size_t>(first.position(0) + first.length(0));
+    const std::string rest = low_.substr(after);
+    std::smatch m;
+    for (const std::regex* re : res) {
+      if (std::regex_search(rest, m, *re)) {
+        note_ambiguous(name, {first.str(0), m.str(0)});
+        return;
+      }
+    }
+  }
+  void note_ambiguous(const std::string& name, std::vector<std::string> readings) {
+    for (const auto& a : result_.ambiguous)
+      if (a.name == name) return;
+    result_.ambiguous.push_back({name, std::move(readings)});
+  }
   bool got(std::string_view name) const {
     return std::any_of(result_.fields.begin(), result_.fields.end(), [&](const auto& f) { return f.name == name; });
   }
@@ -258,7 +306,27 @@ class Reader {
         best_pos = pos;
       }
     }
-    if (best_len > 0) add("model", best_name, low_.substr(at[best_pos], at[best_pos + best_len - 1] - at[best_pos] + 1));
+    if (best_len == 0) return;
+    // The longest name wins where names overlap ("llama-3.1-70b" over "llama-3.1"); a different
+    // preset named elsewhere in the sentence makes the reading ambiguous (said, not resolved).
+    for (const auto& p : list_presets()) {
+      if (p.short_name == best_name) continue;
+      std::vector<std::string> names = p.aliases;
+      names.push_back(p.short_name);
+      for (const auto& n : names) {
+        const std::string key = flatten(n);
+        if (key.size() < 3) continue;
+        for (auto pos = flat.find(key); pos != std::string::npos; pos = flat.find(key, pos + 1)) {
+          const std::size_t end = pos + key.size();
+          const bool overlaps = pos < best_pos + best_len && end > best_pos;
+          const bool runs_on = end < flat.size() && std::isdigit(static_cast<unsigned char>(flat[end])) &&
+                               std::isdigit(static_cast<unsigned char>(key.back()));
+          if (overlaps || runs_on) continue;
+          note_ambiguous("model", {best_name, p.short_name});  // the used one first
+        }
+      }
+    }
+    add("model", best_name, low_.substr(at[best_pos], at[best_pos + best_len - 1] - at[best_pos] + 1));
   }
 
   void read_task() {
@@ -319,7 +387,7 @@ class Reader {
   }
 
   void read_rate() {
-    static const std::regex rps(kNumber + R"(\s*(?:rps|req/s|(?:requests?|requ\xc3\xaates?|\xe0\xb8\x84\xe0\xb8\xb3\xe0\xb8\x82\xe0\xb8\xad)\s*(?:/|per|par|\xe0\xb8\x95\xe0\xb9\x88\xe0\xb8\xad)\s*(?:s\b|sec|second|seconde|\xe0\xb8\xa7\xe0\xb8\xb4\xe0\xb8\x99\xe0\xb8\xb2\xe0\xb8\x97\xe0\xb8\xb5)))");
+    static const std::regex rps(kNumber + R"(\s*(?:rps|req/s|(?:requests?|requ\xc3\xaates?|\xe0\xb8\x84\xe0\xb8\xb3\xe0\xb8\x82\xe0\xb8\xad)\s*(?:/|per|par|\xe0\xb8\x95\xe0\xb9\x88\xe0\xb8\xad)\s*(?:secondes?|seconds?|sec\b|s\b|\xe0\xb8\xa7\xe0\xb8\xb4\xe0\xb8\x99\xe0\xb8\xb2\xe0\xb8\x97\xe0\xb8\xb5)))");
     static const std::regex users(kNumber + R"(\s*(?:concurrent users|users|utilisateurs|\xe0\xb8\x9c\xe0\xb8\xb9\xe0\xb9\x89\xe0\xb9\x83\xe0\xb8\x8a\xe0\xb9\x89))");
     std::smatch m;
     if (std::regex_search(low_, m, rps)) add_marked("rps", read_number(m[1].str(), result_.language), m);
@@ -332,8 +400,9 @@ class Reader {
     std::smatch m;
     if (std::regex_search(low_, m, before) || std::regex_search(low_, m, after)) {
       const double v = scaled(read_number(m[1].str(), result_.language), m[2].matched ? 1e3 : 1, m[0].str());
-      result_.budget_usd = v;
       add_marked("budget_usd", v, m);
+      result_.budget_usd = value_of("budget_usd");  // signed as written
+      note_other_matches("budget_usd", m, {&before, &after});
       return;
     }
     // Euros and baht ("500€", "€500", "500 euros", "5000 บาท"): read, shown, and not used:
@@ -353,7 +422,9 @@ class Reader {
     // in US dollars, the currency of every price gpuplan shows (the answer echoes it as $500).
     static const std::regex bare(R"((?:budget|\xe0\xb8\x87\xe0\xb8\x9a(?:\xe0\xb8\x9b\xe0\xb8\xa3\xe0\xb8\xb0\xe0\xb8\xa1\xe0\xb8\xb2\xe0\xb8\x93)?)\s*(?:of|de|:|is|est)?\s*(?:at most|under|max(?:imum)?|au plus|moins de|\xe0\xb9\x84\xe0\xb8\xa1\xe0\xb9\x88\xe0\xb9\x80\xe0\xb8\x81\xe0\xb8\xb4\xe0\xb8\x99)?\s*)" + kNumber + R"(\s*(k)?(?![\d.,]*\s*(?:tokens?|jetons?|gpus?|h\b|hours?|days?|jours?)))");
     if (std::regex_search(low_, m, bare)) {
-      const double v = scaled(read_number(m[1].str(), result_.language), m[2].matched ? 1e3 : 1, m[0].str());
+      double v = scaled(read_number(m[1].str(), result_.language), m[2].matched ? 1e3 : 1, m[0].str());
+      const auto num_at = static_cast<std::size_t>(m.position(1));
+      if (num_at > 0 && low_[num_at - 1] == '-') v = -v;  // "budget -500"
       result_.budget_usd = v;
       std::string mark = mark_before(static_cast<std::size_t>(m.position(1))).first;
       add("budget_usd", v, m[0].str(), mark.empty() ? "\xe2\x89\xa4" : mark);  // a budget is a limit
@@ -367,26 +438,55 @@ class Reader {
         R"((hours?|h\b|heures?|\xe0\xb8\x8a\xe0\xb8\xb1\xe0\xb9\x88\xe0\xb8\xa7\xe0\xb9\x82\xe0\xb8\xa1\xe0\xb8\x87|days?|jours?|\xe0\xb8\xa7\xe0\xb8\xb1\xe0\xb8\x99|weeks?|semaines?|\xe0\xb8\xaa\xe0\xb8\xb1\xe0\xb8\x9b\xe0\xb8\x94\xe0\xb8\xb2\xe0\xb8\xab\xe0\xb9\x8c))";
     // The number as kNumber reads it (an exponent included: "1e999 hours" was read as "999 hours").
     const std::regex re("(\\d+(?:[.,]\\d+)*(?:e\\d+)?|" + words + ")\\s*" + units);
-    std::smatch m;
-    if (!std::regex_search(low_, m, re)) return;
-    double n = 0;
-    const std::string num = m[1].str();
-    if (std::isdigit(static_cast<unsigned char>(num[0]))) {
-      n = read_number(num, result_.language);
-    } else {
-      for (const auto& [w, v] : number_words())
-        if (w == num) n = v;
+    auto seconds_of = [&](const std::smatch& m) {
+      double n = 0;
+      const std::string num = m[1].str();
+      if (std::isdigit(static_cast<unsigned char>(num[0]))) {
+        n = read_number(num, result_.language);
+      } else {
+        for (const auto& [w, v] : number_words())
+          if (w == num) n = v;
+      }
+      const std::string unit = m[2].str();
+      if (unit.rfind("day", 0) == 0 || unit.rfind("jour", 0) == 0 || unit == "\xe0\xb8\xa7\xe0\xb8\xb1\xe0\xb8\x99") return scaled(n, 86400, m[0].str());
+      if (unit.rfind("week", 0) == 0 || unit.rfind("semaine", 0) == 0 || unit.rfind("\xe0\xb8\xaa\xe0\xb8\xb1", 0) == 0)
+        return scaled(n, 7 * 86400, m[0].str());
+      return scaled(n, 3600, m[0].str());
+    };
+    std::vector<std::smatch> found;
+    for (auto it = std::sregex_iterator(low_.begin(), low_.end(), re); it != std::sregex_iterator(); ++it) found.push_back(*it);
+    if (found.empty()) return;
+    // "2 days and 3 hours", "2 jours et 3 heures", "1 week, 2 days": parts joined only by "and",
+    // "et", "และ" or a comma are one duration, their sum (a trial found "2 days and 3 hours" read
+    // as 2 days).
+    auto joins = [&](std::size_t from, std::size_t to) {
+      std::string between = low_.substr(from, to - from);
+      for (const char* w : {"and", "et", "\xe0\xb9\x81\xe0\xb8\xa5\xe0\xb8\xb0", ","}) {
+        for (auto p = between.find(w); p != std::string::npos; p = between.find(w)) between.erase(p, std::strlen(w));
+      }
+      return between.find_first_not_of(' ') == std::string::npos;
+    };
+    double seconds = seconds_of(found[0]);
+    std::size_t last = 0;
+    while (last + 1 < found.size() &&
+           joins(static_cast<std::size_t>(found[last].position(0) + found[last].length(0)), static_cast<std::size_t>(found[last + 1].position(0)))) {
+      ++last;
+      seconds += seconds_of(found[last]);
     }
-    const std::string unit = m[2].str();
-    double seconds = scaled(n, 3600, m[0].str());
-    if (unit.rfind("day", 0) == 0 || unit.rfind("jour", 0) == 0 || unit == "\xe0\xb8\xa7\xe0\xb8\xb1\xe0\xb8\x99") seconds = scaled(n, 86400, m[0].str());
-    if (unit.rfind("week", 0) == 0 || unit.rfind("semaine", 0) == 0 || unit.rfind("\xe0\xb8\xaa\xe0\xb8\xb1", 0) == 0)
-      seconds = scaled(n, 7 * 86400, m[0].str());
-    if (task_is("serve")) {
-      add_marked("hours", seconds / 3600, m);  // a service runs for a duration
+    const std::string name = task_is("serve") ? "hours" : "deadline_seconds";  // a service runs for a duration
+    if (last + 1 < found.size()) note_ambiguous(name, {found[0].str(0), found[last + 1].str(0)});
+    std::size_t start = static_cast<std::size_t>(found[0].position(0));
+    if (start > 0 && low_[start - 1] == '-' && (start == 1 || !std::isalnum(static_cast<unsigned char>(low_[start - 2])))) {
+      seconds = -seconds;  // "-2 days": refused by the planner, not read as 2 days
+      --start;
+    }
+    const auto [mark, mark_start] = mark_before(start);
+    const std::size_t end = static_cast<std::size_t>(found[last].position(0) + found[last].length(0));
+    if (name == "hours") {
+      add("hours", seconds / 3600, low_.substr(mark_start, end - mark_start), mark);
     } else {
       result_.deadline_seconds = seconds;
-      add_marked("deadline_seconds", seconds, m);
+      add("deadline_seconds", seconds, low_.substr(mark_start, end - mark_start), mark);
     }
   }
 
@@ -395,7 +495,7 @@ class Reader {
   /// `ttft_ms` when its request table has those fields; until then they are read and reported
   /// as not used (never silently dropped).
   void read_latency() {
-    static const std::string ms = R"((ms|milliseconds?|millisecondes?|\xe0\xb8\xa1\xe0\xb8\xb4\xe0\xb8\xa5\xe0\xb8\xa5\xe0\xb8\xb4\xe0\xb8\xa7\xe0\xb8\xb4\xe0\xb8\x99\xe0\xb8\xb2\xe0\xb8\x97\xe0\xb8\xb5|s|sec|seconds?|secondes?))";  // มิลลิวินาที
+    static const std::string ms = R"((millisecondes?|milliseconds?|ms|\xe0\xb8\xa1\xe0\xb8\xb4\xe0\xb8\xa5\xe0\xb8\xa5\xe0\xb8\xb4\xe0\xb8\xa7\xe0\xb8\xb4\xe0\xb8\x99\xe0\xb8\xb2\xe0\xb8\x97\xe0\xb8\xb5|secondes?|seconds?|sec\b|s\b))";  // มิลลิวินาที
     static const std::string token = R"((?:output\s+|generated\s+|de\s+sortie\s+)?(?:tokens?|jetons?|\xe0\xb9\x82\xe0\xb8\x97\xe0\xb9\x80\xe0\xb8\x84(?:\xe0\xb9\x87)?\xe0\xb8\x99))";
     static const std::regex tpot(kNumber + R"(\s*)" + ms + R"(\s*(?:per|/|par|a|an|\xe0\xb8\x95\xe0\xb9\x88\xe0\xb8\xad)\s*)" + token);  // ต่อ
     static const std::regex tpot_named(R"(\b(?:tpot|itl)\b\s*(?:of|de|:|=|under|below|<|\xe2\x89\xa4|<=)?\s*)" + kNumber + R"(\s*)" + ms);
@@ -518,6 +618,11 @@ json to_json(const AskResult& ask) {
   return {{"language", ask.language},
           {"fields", fields},
           {"missing", ask.missing},
+          {"ambiguous", [&] {
+             json a = json::array();
+             for (const auto& f : ask.ambiguous) a.push_back({{"name", f.name}, {"readings", f.readings}});
+             return a;
+           }()},
           {"budget_usd", ask.budget_usd ? json(*ask.budget_usd) : json(nullptr)},
           {"deadline_seconds", ask.deadline_seconds ? json(*ask.deadline_seconds) : json(nullptr)},
           {"plan_request", ask.plan_body()}};

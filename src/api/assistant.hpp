@@ -35,10 +35,19 @@ struct UnderstoodField {
   std::string not_used;
 };
 
+/// A field the sentence gives twice, differently ("llama 3.1 8B ... llama 3.1 70B", "$500 ...
+/// $800", "in 2 days ... within 5 hours"): `readings` in the sentence's words, the first is the
+/// one used; the answer says so instead of picking one silently.
+struct AmbiguousField {
+  std::string name;                   ///< the field, as in UnderstoodField::name
+  std::vector<std::string> readings;  ///< what the sentence said, in order (used one first)
+};
+
 struct AskResult {
   std::string language;                  ///< "en", "fr" or "th": the sentence's language as guessed from its words
   std::vector<UnderstoodField> fields;   ///< in reading order, one per name
   std::vector<std::string> missing;      ///< field names the plan still needs ("model", "tokens", "rps", ...)
+  std::vector<AmbiguousField> ambiguous;  ///< fields the sentence gives twice, differently
   std::optional<double> budget_usd;      ///< total budget, when read
   std::optional<double> deadline_seconds;  ///< finish within, when read
   /// The plan fields as a JSON body (POST /api/plan): exactly the fields read, the budget as

@@ -84,10 +84,11 @@ T json_as(const nlohmann::json& v) {
   } else if constexpr (std::is_integral_v<T>) {
     const double d = v.get<double>();
     if (d < static_cast<double>(std::numeric_limits<T>::min()) || d > static_cast<double>(std::numeric_limits<T>::max()))
-      throw_invalid_coded("", "integer_out_of_range", {{"value", fmt::format("{}", d)},
-                                                       {"min", fmt::format("{}", std::numeric_limits<T>::min())},
-                                                       {"max", fmt::format("{}", std::numeric_limits<T>::max())}},
-                          "integer out of range", "an integer that fits the field");
+      // Beyond what the field's type holds (1e20 for a 64-bit count): the field's own range check
+      // never runs, so the message states no range rather than the machine type's (a trial read
+      // "between -9223372036854775808 and 9223372036854775807" on /fr/size?seq=1e20).
+      throw_invalid_coded("", "integer_far_out_of_range", {{"value", fmt::format("{}", d)}},
+                          fmt::format("{} is far outside the field's range", d), "an integer in the field's range");
     return static_cast<T>(d);
   } else if constexpr (std::is_floating_point_v<T>) {
     return v.get<T>();

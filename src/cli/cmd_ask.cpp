@@ -67,6 +67,7 @@ void run_ask(const AskOptions& o, GlobalOptions& global) {
                                        {{"language", t.value("language_name", lang)}}));
   for (const auto& f : ask.fields) {
     std::string shown = api::field_value_text(f.value);
+    if (f.name == "task") shown = t.value("task_" + shown, shown);  // "service (inférence)"
     if (f.name == "budget_usd") shown = server::locale_money(f.value.get<double>(), lang);
     else if (f.name == "deadline_seconds") shown = server::locale_duration(f.value.get<double>(), lang);
     else if (f.name == "hours") shown = server::locale_duration(f.value.get<double>() * 3600.0, lang);
@@ -80,6 +81,7 @@ void run_ask(const AskOptions& o, GlobalOptions& global) {
     fmt::print("  {} {} ← \"{}\"\n", pad_to_width(t.value("field_" + f.name, f.name), 28), pad_to_width(shown, 22), f.source);
   }
   if (ask.fields.empty()) fmt::print("  {}\n", t.value("understood_nothing", "nothing"));
+  for (const auto& a : ask.ambiguous) fmt::print("  {}\n", server::ambiguous_text(a, lang));
   if (!ask.missing.empty()) {
     // Unanswerable as asked: say what is missing, on stderr, and exit 2.
     fmt::print(stderr, "gpuplan: error: SENTENCE: {}\n", missing_text(ask));

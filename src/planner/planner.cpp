@@ -198,6 +198,11 @@ struct SearchContext {
   std::vector<int> expert_divisors;  ///< divisors of the routed experts, once per plan
   std::vector<int> eps;              ///< EP candidates of the current search step (reused)
   bool allow_kv_replication = false; ///< search TP > KV heads (search_cluster: only when nothing else fits)
+  /// Serving with --ttft-ms / --tpot-ms: TP degrees rejected because even batch 1 misses the
+  /// target, and the lowest TTFT and TPOT seen at batch 1 (the no-plan reason quotes them).
+  std::size_t latency_rejects = 0;
+  double best_ttft_batch1 = kInf;
+  double best_tpot_batch1 = kInf;
 };
 
 /// The model check and the per-GPU memory of one layout, computed on its first use in the plan.
@@ -369,7 +374,7 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
 /// Serving search: the fastest-to-serve tensor-parallel degree per instance.
 SearchOutcome search_serving(const PlanRequest& r, const ModelArch& arch, const ClusterKey& key,
                              const PerfAssumptions& assumptions, std::size_t& layouts_evaluated,
-                             std::optional<std::string>& problem) {
+                             std::optional<std::string>& problem, SearchContext& ctx) {
   SearchOutcome best;
   const ClusterSpec cluster = cluster_for(key);
   const double usable = key.capacity_bytes * (1.0 - r.margin);
@@ -423,6 +428,9 @@ SearchOutcome search_serving(const PlanRequest& r, const ModelArch& arch, const 
           est = lower;
           bytes = serving_memory(arch, serving_memory_request(r, tp, est.batch)).total_bytes();
         } else if (r.ttft_seconds || r.tpot_seconds) {
+          ++ctx.latency_rejects;
+          ctx.best_ttft_batch1 = std::min(ctx.best_ttft_batch1, lower.ttft_seconds);
+          ctx.best_tpot_batch1 = std::min(ctx.best_tpot_batch1, lower.tpot_seconds);
           if (!problem) {
             problem = fmt::format("TP {} on {} misses the latency target even at batch 1 (TTFT {:.0f} ms, TPOT {:.0f} ms)",
                                   tp, key.gpu->name, lower.ttft_seconds * 1e3, lower.tpot_seconds * 1e3);
@@ -875,8 +883,8 @@ void describe_offer(const PlanRequest& request, const ModelArch& arch, const Adm
                          (1.0 - static_cast<double>(arch.num_kv_heads) / p.layout.tp) * layers;
     add_warning(p.warnings, PlanWarningCode::kv_heads_replicated,
                 fmt::format("TP {} > {} KV heads: each KV head is replicated on {} GPUs; its K/V projections "
-                            "(~{:.0f} M parameters per GPU, with their gradients and optimizer state when trained) are not counted "
-                            "in memory or time",
+                            "(~{:.0f} M parameters per GPU, with their gradients and optimizer state when trained) are "
+                            "counted in memory and time (the serving KV cache holds one head per GPU)",
                             p.layout.tp, arch.num_kv_heads, p.layout.tp / arch.num_kv_heads, extra / 1e6));
   }
   if (request.workload == PlanWorkload::training && p.layout.pp > 1 && arch.num_layers % p.layout.pp != 0) {
@@ -1136,7 +1144,7 @@ const SearchOutcome& search_cluster(SearchContext& ctx, std::map<ClusterKey, Sea
       o = search_images(ctx.r, ctx.arch, key, ctx.assumptions, ctx.layouts_evaluated);
       break;
     default:
-      o = search_serving(ctx.r, ctx.arch, key, ctx.assumptions, ctx.layouts_evaluated, ctx.first_layout_problem);
+      o = search_serving(ctx.r, ctx.arch, key, ctx.assumptions, ctx.layouts_evaluated, ctx.first_layout_problem, ctx);
       break;
   }
   return cache.emplace(key, o).first->second;
@@ -1847,13 +1855,13 @@ void order_rows(const PlanRequest& request, const PlanState& st, PlanResult& res
     result.recommendation_rule =
         "none: every plan that meets the request rests on an undated or flagged price, and plans on dated, unflagged "
         "prices exist (see the no_clean_plan warning)";
-    result.recommendation_rule_code.clear();
+    result.recommendation_rule_code = "none_no_clean_plan";  // pages word it (recommend_<code>)
   } else if (!recommended && st.latency_excluded_all) {
     result.recommendation_rule = fmt::format(
         "none: no plan meets the latency target ({}; see the latency_target_missed "
         "warnings; --ttft-ms / --tpot-ms set it)",
         latency_targets_text(request, ", "));
-    result.recommendation_rule_code.clear();
+    result.recommendation_rule_code = "none_latency";
   }
   // Ordered as pointers, then moved once into that order: by tier (recommended plan first), then
   // by the sort within each tier.
@@ -2089,17 +2097,36 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
         np.values["deadline_seconds_needed"] = seconds;
         np.values["budget_usd_needed"] = usd;
       }
-      if (request.deadline_seconds && fastest->time_seconds() > *request.deadline_seconds) {
-        // Every plan is too slow: more GPUs or fewer tokens.
-        const double need = fastest->time_seconds() / *request.deadline_seconds;
+      if (request.deadline_seconds && fastest->time_seconds() > *request.deadline_seconds &&
+          *request.deadline_seconds <= request.startup_seconds) {
+        // The start-up alone takes the deadline: no cluster size or token count can help.
+        np.suggestions.push_back(fmt::format("the start-up alone takes {} (--startup-minutes {:.0f}): a deadline above it, or "
+                                             "--startup-minutes 0 if the cluster is already running",
+                                             days_text(request.startup_seconds), request.startup_seconds / 60.0));
+        np.suggestion_codes.push_back("startup_exceeds_deadline");
+        np.values["startup_minutes"] = request.startup_seconds / 60.0;
+      } else if (request.deadline_seconds && fastest->time_seconds() > *request.deadline_seconds) {
+        // Every plan is too slow. The start-up does not shrink with more GPUs or fewer tokens; the
+        // rest is taken to scale linearly (an optimistic bound: communication does not shrink).
+        const double fixed = request.startup_seconds;
+        const double need = (fastest->time_seconds() - fixed) / (*request.deadline_seconds - fixed);
         if (training) {
-          np.suggestions.push_back(fmt::format("about {:.1f}× the GPUs: {} nodes of {} (--nodes, if the provider has them), "
-                                               "or a faster GPU",
-                                               need, static_cast<long long>(std::ceil(fastest->instances * need)),
-                                               fastest->instance_type));
-          np.suggestion_codes.push_back("more_gpus");
-          np.values["gpu_factor"] = need;
-          np.values["nodes_needed"] = std::ceil(fastest->instances * need);
+          // More nodes only where the offer rents more than the search tried (--max-nodes below its
+          // limit): the fastest plan already uses every node count up to min(--max-nodes, offer max).
+          const Offer& fo = *admitted[infeasible_offer[fastest_i]].offer;
+          const bool multi = fo.inter_node_network != InterNodeNetwork::unknown;
+          const double offer_cap = multi ? static_cast<double>(fo.max_nodes.value_or(1024)) : 1.0;
+          const double nodes_needed = std::ceil(fastest->instances * need);
+          if (nodes_needed <= std::min(offer_cap, 1024.0) && nodes_needed > request.max_nodes) {
+            np.suggestions.push_back(fmt::format("about {:.1f}× the GPUs: {:.0f} nodes of {} (--max-nodes {:.0f}; {})", need,
+                                                 nodes_needed, fastest->instance_type, nodes_needed,
+                                                 fo.max_nodes ? fmt::format("the offer rents up to {}", *fo.max_nodes)
+                                                              : std::string("if the provider rents that many: its limit "
+                                                                            "is not published")));
+            np.suggestion_codes.push_back("more_gpus");
+            np.values["gpu_factor"] = need;
+            np.values["nodes_needed"] = nodes_needed;
+          }
           np.suggestions.push_back(fmt::format("a token budget of at most {:.3g} tokens (--tokens)",
                                                tokens / need));
           np.suggestion_codes.push_back("fewer_tokens");
@@ -2112,11 +2139,22 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
       }
       if (request.budget_usd && cheapest->total_usd() > *request.budget_usd) {
         // Every plan costs too much: fewer tokens, QLoRA, spot.
-        if (training) {
-          np.suggestions.push_back(fmt::format("a token budget of at most {:.3g} tokens (--tokens)",
-                                               tokens * *request.budget_usd / cheapest->total_usd()));
+        // The start-up's rent (every node, --startup-minutes) does not shrink with the tokens: fewer
+        // tokens help only when the budget is above it; the rest is taken to scale linearly.
+        const double fixed_usd = cheapest->cost.usd_per_hour * cheapest->instances * request.startup_seconds / 3600.0;
+        if (training && *request.budget_usd <= fixed_usd) {
+          np.suggestions.push_back(fmt::format("the start-up alone costs ${:.2f} on the cheapest plan ({} × {:.0f} min, "
+                                               "--startup-minutes): a budget above it",
+                                               fixed_usd, cheapest->instances, request.startup_seconds / 60.0));
+          np.suggestion_codes.push_back("startup_exceeds_budget");
+          np.values["startup_minutes"] = request.startup_seconds / 60.0;
+          np.values["startup_usd"] = fixed_usd;
+          np.values["startup_instances"] = cheapest->instances;
+        } else if (training) {
+          const double scale = (*request.budget_usd - fixed_usd) / (cheapest->total_usd() - fixed_usd);
+          np.suggestions.push_back(fmt::format("a token budget of at most {:.3g} tokens (--tokens)", tokens * scale));
           np.suggestion_codes.push_back("fewer_tokens_for_budget");
-          np.values["tokens_max_for_budget"] = tokens * *request.budget_usd / cheapest->total_usd();
+          np.values["tokens_max_for_budget"] = tokens * scale;
           if (request.task == Task::full) {
             np.suggestions.push_back("QLoRA (--task qlora) fits on fewer, cheaper GPUs");
             np.suggestion_codes.push_back("use_qlora_cheaper");
@@ -2172,6 +2210,31 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
         np.suggestions.push_back("a shorter context (--prompt-tokens, --output-tokens) or an 8-bit KV cache (--kv-dtype fp8)");
         np.suggestion_codes.push_back("quantise_weights");
         np.suggestion_codes.push_back("shorter_context_or_8bit_kv");
+      }
+    } else if (request.workload == PlanWorkload::serving && ctx.latency_rejects > 0 && c.plans.empty()) {
+      // Every GPU misses the latency target the user gave, even serving one request at a time:
+      // more replicas or instances cannot help (TTFT and TPOT are per request); a looser target,
+      // a shorter prompt (TTFT) or fewer output tokens' weights per step (quantisation: TPOT) can.
+      const bool ttft_miss = request.ttft_seconds && ctx.best_ttft_batch1 > *request.ttft_seconds;
+      const bool tpot_miss = request.tpot_seconds && ctx.best_tpot_batch1 > *request.tpot_seconds;
+      np.code = "misses_latency_target";
+      np.reason = fmt::format(
+          "no offer meets the latency target ({}) even serving one request at a time: the lowest TTFT found is {:.0f} ms "
+          "and the lowest TPOT {:.0f} ms; more replicas or instances do not lower them (they are per request)",
+          latency_targets_text(request, ", "), ctx.best_ttft_batch1 * 1e3, ctx.best_tpot_batch1 * 1e3);
+      np.values["ttft_ms_needed"] = std::ceil(ctx.best_ttft_batch1 * 1e3);
+      np.values["tpot_ms_needed"] = std::ceil(ctx.best_tpot_batch1 * 1e3);
+      if (ttft_miss) {
+        np.suggestions.push_back(fmt::format("a TTFT target of at least {:.0f} ms (--ttft-ms {:.0f}), or a shorter prompt "
+                                             "(--prompt-tokens: TTFT is the prompt's prefill)",
+                                             std::ceil(ctx.best_ttft_batch1 * 1e3), std::ceil(ctx.best_ttft_batch1 * 1e3)));
+        np.suggestion_codes.push_back("ttft_at_least");
+      }
+      if (tpot_miss) {
+        np.suggestions.push_back(fmt::format("a TPOT target of at least {:.0f} ms (--tpot-ms {:.0f}), or lighter weights "
+                                             "(--quant fp8 or int4: each output token reads every weight once)",
+                                             std::ceil(ctx.best_tpot_batch1 * 1e3), std::ceil(ctx.best_tpot_batch1 * 1e3)));
+        np.suggestion_codes.push_back("tpot_at_least");
       }
     } else if (!training && !images) {
       np.reason = fmt::format("layouts fit, but the load needs more than --max-nodes {} instances", request.max_nodes);
@@ -2264,7 +2327,7 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   const double tokens = training ? request.training_tokens() : 0;
   result.training_tokens = tokens;
 
-  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt, std::nullopt, {}, {}, {}, {}, false};
+  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt, std::nullopt, {}, {}, {}, {}, false, 0, kInf, kInf};
   ctx.global_batch = training ? request.effective_global_batch_seqs() : 0;
   ctx.tokens = tokens;
   PlanState st;
@@ -2333,7 +2396,7 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
   a.spec = c.gpu;
   a.capacity_bytes = c.gpu->fit_memory_bytes();  // as plan() and `gpuplan size`
   a.inter_bits = c.inter_node_bytes_per_s * 8.0;
-  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt, std::nullopt, {}, {}, {}, {}, false};
+  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt, std::nullopt, {}, {}, {}, {}, false, 0, kInf, kInf};
   ctx.global_batch = request.effective_global_batch_seqs();
   ctx.tokens = request.training_tokens();
   std::map<ClusterKey, SearchOutcome> cache;

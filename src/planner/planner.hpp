@@ -213,7 +213,9 @@ struct PlanResult {
   std::string recommendation_rule;  ///< one sentence: how the plan marked `recommended` was chosen
   /// The same rule for front ends that word it themselves (web/locales recommend_<code>):
   /// "front" (no deadline, no budget: the Pareto-front rule with the request's horizon and cost
-  /// premium), "deadline", "budget", "deadline_and_budget", "fastest", "cheapest"; "" = none.
+  /// premium), "deadline", "budget", "deadline_and_budget", "fastest", "cheapest"; when no plan is
+  /// recommended: "none_no_clean_plan" (only undated/flagged prices meet the request) or
+  /// "none_latency" (no plan meets the latency target); "" = none.
   std::string recommendation_rule_code;
   /// Prices the rule was applied to: "clean_dated" (dated, unflagged, within the freshness
   /// limit), "dated_stale" (dated and unflagged, but every one older than the limit),

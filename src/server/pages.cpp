@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <kainjow/mustache.hpp>
 #include <map>
@@ -486,9 +487,11 @@ json model_options(const std::string& selected) {
   return a;
 }
 
-json select_options(const std::vector<std::string>& values, const std::string& selected) {
+json select_options(const std::vector<std::string>& values, const std::string& selected, const json* t = nullptr,
+                    const std::string& label_prefix = {}) {
   json a = json::array();
-  for (const auto& v : values) a.push_back({{"value", v}, {"selected", v == selected}});
+  for (const auto& v : values)
+    a.push_back({{"value", v}, {"label", t ? t->value(label_prefix + v, v) : v}, {"selected", v == selected}});
   return a;
 }
 
@@ -507,6 +510,22 @@ json form_body(const httplib::Request& req, std::span<const api::FieldDef<In>> t
   return body;
 }
 
+/// A value an error quotes, written as the page's language writes numbers: "4.096e+09" → en/th
+/// "4,096,000,000", fr "4 096 000 000"; "0.5" → fr "0,5". A text that is not wholly a decimal
+/// number ("H100", "2026-12-01", "1:2") and a plain integer under 10,000 stay as they are, and so
+/// does a fraction under 0.001 (count_text would round it away).
+std::string localized_value(const std::string& v, const std::string& lang) {
+  if (v.empty() || v.size() > 40) return v;
+  for (const char c : v)
+    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-')) return v;
+  double d = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
+  if (ec != std::errc{} || end != v.data() + v.size() || !std::isfinite(d)) return v;
+  if (v.find_first_of(".eE") == std::string::npos && std::abs(d) < 10000) return v;
+  if (d != 0 && std::abs(d) < 0.001) return v;
+  return count_text(d, lang);
+}
+
 /// An error in the page's language and the page's form: the request field by its form label
 /// ("Jetons : ..."), the sentence of its message code (web/locales error_<code>, util/error_code.hpp)
 /// with the values it quotes, a field named in a value by its label too, a filter error's column.
@@ -520,8 +539,7 @@ std::string error_text(const Error& e, const std::string& lang, const json& t) {
   const ErrorCode* c = error_code_of(e);
   if (c && t.contains("error_" + c->code)) {
     std::map<std::string, std::string> vars = c->values;
-    for (auto& [k, v] : vars)
-      if (k.ends_with("_field")) v = t.value("field_" + v, v);
+    for (auto& [k, v] : vars) v = k.ends_with("_field") ? t.value("field_" + v, v) : localized_value(v, lang);
     text = fill(t["error_" + c->code].get<std::string>(), vars);
     if (const auto* f = dynamic_cast<const FilterError*>(&e))
       text += fill(t.value("error_filter_column", ""), {{"column", number(static_cast<double>(f->offset() + 1), 0, lang)}});
@@ -667,7 +685,13 @@ class Pages {
                     {"provider", r["provider"]},
                     {"instance_type", r["instance_type"]},
                     {"region", r["region"]},
-                    {"link", r["intra_node_link"]},
+                    // The link as people write it (NVLink, PCIe); unknown in the page's language.
+                    {"link", [&] {
+                       const std::string l = r["intra_node_link"].is_string() ? r["intra_node_link"].get<std::string>() : "";
+                       if (l == "nvlink") return std::string("NVLink");
+                       if (l == "pcie") return std::string("PCIe");
+                       return l.empty() || l == "unknown" ? pg.t.value("unknown", "") : l;
+                     }()},
                     {"source", r["source"].is_string() ? r["source"] : json("")},
                     {"source_href", [&] {
                        const auto href = source_href(locator);
@@ -737,7 +761,7 @@ class Pages {
     const std::string model = req.has_param("model") ? req.get_param_value("model") : "llama-3.1-70b";
     const std::string task = req.has_param("task") ? req.get_param_value("task") : "qlora";
     json ctx = {{"models", model_options(model)},
-                {"tasks", select_options({"pretrain", "full", "lora", "qlora", "serve"}, task)},
+                {"tasks", select_options({"pretrain", "full", "lora", "qlora", "serve"}, task, &pg.t, "task_")},
                 {"gpus", req.get_param_value("gpus")},
                 {"seq", req.get_param_value("seq")},
                 {"context", req.get_param_value("context")},
@@ -797,7 +821,7 @@ class Pages {
     const std::string model = req.has_param("model") ? req.get_param_value("model") : "llama-3.1-70b";
     const std::string task = req.has_param("task") ? req.get_param_value("task") : "lora";
     json ctx = {{"models", model_options(model)},
-                {"tasks", select_options({"pretrain", "full", "lora", "qlora", "serve", "images"}, task)},
+                {"tasks", select_options({"pretrain", "full", "lora", "qlora", "serve", "images"}, task, &pg.t, "task_")},
                 {"tokens", req.has_param("tokens") ? req.get_param_value("tokens") : "5e8"},
                 {"filter", req.get_param_value("filter")},
                 {"rps", req.get_param_value("rps")},
@@ -833,6 +857,7 @@ class Pages {
       json fields = json::array();
       for (const auto& f : ask.fields) {
         std::string shown = f.value.is_string() ? f.value.get<std::string>() : count_text(f.value.get<double>(), pg.lang);
+        if (f.name == "task") shown = pg.t.value("task_" + shown, shown);  // "service (inférence)"
         if (f.name == "budget_usd") shown = money(f.value.get<double>(), pg.lang);
         if (f.name == "deadline_seconds" || f.name == "hours")
           shown = duration(f.value.get<double>() * (f.name == "hours" ? 3600.0 : 1.0), pg.lang, pg.t);
@@ -847,6 +872,9 @@ class Pages {
       }
       json missing = json::array();
       for (const auto& m : ask.missing) missing.push_back({{"name", m}, {"label", pg.t.value("field_" + m, m)}});
+      json ambiguous = json::array();
+      for (const auto& a : ask.ambiguous) ambiguous.push_back({{"text", ambiguous_text(a, pg.lang)}});
+      ctx["ambiguous"] = ambiguous;
       ctx["understood"] = fields;
       ctx["missing"] = missing;
       ctx["has_missing"] = !missing.empty();
@@ -923,9 +951,10 @@ class Pages {
                                     {{"days", number(defaults.recommend_horizon_seconds / 86400.0, 0, pg.lang)},
                                      {"premium", number(defaults.recommend_max_cost_premium * 100.0, 0, pg.lang)}})
                              : res.recommendation_rule;
-      if (res.recommendation_time_ties)
+      const bool none = res.recommendation_rule_code.rfind("none_", 0) == 0;
+      if (res.recommendation_time_ties && !none)
         text += fill(pg.t.value("recommend_time_ties", ""), {{"tolerance", number(defaults.time_tie_tolerance * 100.0, 0, pg.lang)}});
-      if (!res.recommendation_evidence.empty()) text += pg.t.value("recommend_evidence_" + res.recommendation_evidence, "");
+      if (!res.recommendation_evidence.empty() && !none) text += pg.t.value("recommend_evidence_" + res.recommendation_evidence, "");
       ctx["recommendation"] = text;
     }
     if (!result["no_plan"].is_null() && out.result.no_plan) {
@@ -1090,6 +1119,14 @@ std::string fill_text(std::string text, const std::map<std::string, std::string>
 std::string locale_money(double usd, const std::string& lang) { return money(usd, lang); }
 std::string locale_duration(double seconds, const std::string& lang) { return duration(seconds, lang, locale_texts(lang)); }
 std::string locale_count(double v, const std::string& lang) { return count_text(v, lang); }
+std::string ambiguous_text(const api::AmbiguousField& field, const std::string& lang) {
+  const json& t = locale(lang);
+  std::string readings;
+  const std::string open = lang == "fr" ? "«\u202f" : "“", close = lang == "fr" ? "\u202f»" : "”";
+  for (std::size_t i = 0; i < field.readings.size(); ++i)
+    readings += (i == 0 ? "" : i + 1 == field.readings.size() ? t.value("ask_and", " and ") : ", ") + open + field.readings[i] + close;
+  return fill(t.value("ask_ambiguous", ""), {{"field", t.value("field_" + field.name, field.name)}, {"readings", readings}});
+}
 
 NoPlanWords no_plan_words(const NoPlanReason& np, const std::string& lang) {
   const json& t = locale_texts(lang);
@@ -1111,7 +1148,12 @@ NoPlanWords no_plan_words(const NoPlanReason& np, const std::string& lang) {
       {"nodes", number(value("nodes_needed"), 0, lang)},
       {"instance", np.fastest ? np.fastest->instance_type : std::string()},
       {"tokens", number(value("tokens_max"), 0, lang)},
-      {"tokens_for_budget", number(value("tokens_max_for_budget"), 0, lang)}};
+      {"tokens_for_budget", number(value("tokens_max_for_budget"), 0, lang)},
+      {"ttft_ms", number(value("ttft_ms_needed"), 0, lang)},
+      {"tpot_ms", number(value("tpot_ms_needed"), 0, lang)},
+      {"startup_minutes", number(value("startup_minutes"), 0, lang)},
+      {"startup_cost", money(value("startup_usd"), lang)},
+      {"startup_instances", number(value("startup_instances"), 0, lang)}};
   NoPlanWords out;
   const std::string reason_key = "no_plan_" + np.code;
   out.reason = !np.code.empty() && t.contains(reason_key) ? fill(t[reason_key].get<std::string>(), vars) : np.reason;
@@ -1130,7 +1172,9 @@ void add_method_not_allowed(httplib::Server& http, const std::string& pattern, b
     const json body = {{"code", "method_not_allowed"},
                        {"message", req.method + " is not allowed on " + req.path},
                        {"field", ""},
-                       {"expected", allow}};
+                       {"expected", allow},
+                       {"message_code", "http_method_not_allowed"},
+                       {"values", {{"method", req.method}, {"path", req.path}, {"allow", allow}}}};
     res.set_content(dump_json(body) + "\n", "application/json");
   };
   if (takes_post) http.Get(pattern, refuse);

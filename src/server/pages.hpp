@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "api/assistant.hpp"
 /// Server layer: the HTML pages (server-rendered mustache templates from web/templates, texts
 /// from web/locales/{en,fr,th}.json, both embedded in the binary). See pages.cpp for the routes.
 namespace httplib {
@@ -44,6 +46,10 @@ std::string fill_text(std::string text, const std::map<std::string, std::string>
 std::string locale_money(double usd, const std::string& lang);
 std::string locale_duration(double seconds, const std::string& lang);
 std::string locale_count(double v, const std::string& lang);
+/// The assistant's note on a field the sentence gave twice (api/assistant.hpp AmbiguousField):
+/// "model: the sentence names “llama-3.1-8b” and “llama-3.1-70b”; the plan uses the first: name
+/// only one to be sure" in the locale's words (ask_ambiguous).
+std::string ambiguous_text(const api::AmbiguousField& field, const std::string& lang);
 /// A no-plan answer in the locale's words: the reason (no_plan_<code>) and the suggestions
 /// (suggest_<code>), with the numbers of reason.values; the planner's English sentence only for a
 /// code the locale lacks.

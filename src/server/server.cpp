@@ -157,15 +157,18 @@ std::multimap<std::string, std::string> query_params(const httplib::Request& req
 /// positions are mapped to the API's field: a JSON pointer ("/model" for a duplicate "model"),
 /// or "/" with the line:column for a syntax error.
 json parse_body(const httplib::Request& req) {
-  if (req.body.empty()) throw_invalid("/", "empty request body", "a JSON object");
+  if (req.body.empty()) throw_invalid_coded("/", "body_empty", {}, "empty request body", "a JSON object");
   static const std::string source = "body";
   try {
     return parse_json_strict(req.body, source);
   } catch (const Error& e) {
     const std::string& w = e.where();
-    if (w.rfind(source + ": /", 0) == 0) throw Error(e.kind(), w.substr(source.size() + 2), e.message(), e.expected());
+    if (w.rfind(source + ": /", 0) == 0) rethrow_at(e, w.substr(source.size() + 2));
     const std::string at = w.rfind(source + ":", 0) == 0 ? w.substr(source.size() + 1) : std::string();
-    throw Error(e.kind(), "/", at.empty() ? e.message() : "at line:column " + at + ": " + e.message(), e.expected());
+    const std::string message = at.empty() ? e.message() : "at line:column " + at + ": " + e.message();
+    if (const ErrorCode* c = error_code_of(e))  // json_malformed etc. (util/text_check.cpp): the code stays
+      throw CodedError(e.kind(), "/", message, e.expected(), c->code, c->values);
+    throw Error(e.kind(), "/", message, e.expected());
   }
 }
 
@@ -183,7 +186,8 @@ bool constant_time_equal(const std::string& a, const std::string& b) {
 
 void send_too_large(httplib::Response& res, std::size_t limit) {
   send_json(res, 413, {{"code", "payload_too_large"}, {"message", "request body too large"}, {"field", ""},
-                       {"expected", fmt::format("at most {} bytes", limit)}});
+                       {"expected", fmt::format("at most {} bytes", limit)}, {"message_code", "http_payload_too_large"},
+                       {"values", json::object()}});
 }
 
 /// "true"/"false" (also 1/0) for a query flag; Error{invalid_input, "/NAME"} otherwise.
@@ -221,7 +225,8 @@ struct Server::Impl {
       } catch (const Error& e) {
         send_error(res, e);
       } catch (const std::exception&) {
-        send_json(res, 500, {{"code", "internal"}, {"message", "internal error"}, {"field", ""}, {"expected", ""}});
+        send_json(res, 500, {{"code", "internal"}, {"message", "internal error"}, {"field", ""}, {"expected", ""},
+                         {"message_code", "http_internal_error"}, {"values", json::object()}});
       }
     };
   }
@@ -317,7 +322,8 @@ struct Server::Impl {
       send_json(res, 403, {{"code", "read_only"},
                            {"message", "this server is read-only: no write token is configured"},
                            {"field", ""},
-                           {"expected", "a server started with GPUPLAN_WRITE_TOKEN or --write-token-file"}});
+                           {"expected", "a server started with GPUPLAN_WRITE_TOKEN or --write-token-file"},
+                           {"message_code", "http_read_only"}, {"values", json::object()}});
       return;
     }
     const std::string auth = req.get_header_value("Authorization");
@@ -328,7 +334,8 @@ struct Server::Impl {
       send_json(res, 401, {{"code", "unauthorized"},
                            {"message", auth.empty() ? "no Authorization header" : "wrong or malformed bearer token"},
                            {"field", ""},
-                           {"expected", "Authorization: Bearer TOKEN (the server's write token)"}});
+                           {"expected", "Authorization: Bearer TOKEN (the server's write token)"},
+                           {"message_code", "http_unauthorized"}, {"values", json::object()}});
       return;
     }
     if (req.body.size() > options.max_import_bytes) {
@@ -340,9 +347,11 @@ struct Server::Impl {
       if (k == "format") in.format = v;
       else if (k == "dry_run") in.dry_run = query_bool(k, v);
       else if (k == "name") in.name = v;
-      else throw_invalid("/" + k, "unknown query parameter", "format, dry_run or name");
+      else throw_invalid_coded("/" + k, "unknown_field", {{"name", k}, {"known", "format, dry_run, name"}}, "unknown query parameter",
+                          "format, dry_run or name");
     }
-    if (in.body = req.body; in.body.empty()) throw_invalid("/", "empty request body", "an offer file (docs/import-format.md)");
+    if (in.body = req.body; in.body.empty())
+      throw_invalid_coded("/", "body_empty", {}, "empty request body", "an offer file (docs/import-format.md)");
     try {
       send_json(res, 200, api::to_json(api::run_import(in, ctx)));
     } catch (const Error& e) {
@@ -351,6 +360,12 @@ struct Server::Impl {
       json body = error_body(e);
       body["field"] = e.where();
       body["message"] = e.where().empty() ? e.message() : e.where() + ": " + e.message();
+      // The importers' own errors name the row and what was expected in English (catalog/import_*);
+      // one code says "the file was refused at this position" for a client that words it itself.
+      if (body["message_code"] == "") {
+        body["message_code"] = "import_refused";
+        body["values"] = {{"position", e.where().empty() ? std::string("?") : e.where()}};
+      }
       send_json(res, http_status(e.kind()), body);
     }
   }
@@ -436,7 +451,8 @@ Server::Server(const api::Context& ctx, ServerOptions options) : impl_(std::make
   http.set_keep_alive_timeout(5);
   http.set_tcp_nodelay(true);  // small JSON replies: no Nagle wait on the delayed ACK (~40 ms per read)
   http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-    send_json(res, 500, {{"code", "internal"}, {"message", "internal error"}, {"field", ""}, {"expected", ""}});
+    send_json(res, 500, {{"code", "internal"}, {"message", "internal error"}, {"field", ""}, {"expected", ""},
+                         {"message_code", "http_internal_error"}, {"values", json::object()}});
   });
   http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
@@ -453,7 +469,15 @@ Server::Server(const api::Context& ctx, ServerOptions options) : impl_(std::make
                           : res.status == 413 ? "request body too large"
                           : res.status == 414 ? "request URI too long"
                                               : "bad request";
-    send_json(res, res.status, {{"code", code}, {"message", message}, {"field", ""}, {"expected", ""}});
+    // message_code/values as on every other error (util/error_code.hpp), so that a client words it.
+    const char* message_code = res.status == 404   ? "http_not_found"
+                               : res.status == 413 ? "http_payload_too_large"
+                               : res.status == 414 ? "http_uri_too_long"
+                                                   : "http_bad_request";
+    json values = json::object();
+    if (res.status == 404) values["path"] = req.path;
+    send_json(res, res.status, {{"code", code}, {"message", message}, {"field", ""}, {"expected", ""},
+                                {"message_code", message_code}, {"values", values}});
   });
   impl_->routes();
 }

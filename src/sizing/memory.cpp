@@ -112,6 +112,15 @@ Shape shape_of(const ModelArch& m) {
   return s;
 }
 
+/// K/V projection parameters per GPU beyond the even TP split when TP > KV heads (GQA/MQA, not
+/// MLA): each GPU holds a whole KV head, so per layer 2·head_dim·hidden·(1 − kv/t) more than
+/// kv/t of the heads; × the stage's layers. 0 when t ≤ kv. Llama 3.1 70B at TP16 (8 KV heads,
+/// head_dim 128, hidden 8192, 80 layers on one stage): 80 × 2·128·8192·0.5 = 83,886,080.
+double kv_replicated_params(const ModelArch& m, const Shape& s, double t, double layers_stage) {
+  if (!s.decoder || s.mla || m.num_kv_heads <= 0 || !(t > s.kv)) return 0.0;
+  return layers_stage * (2.0 * s.d * s.h) * (1.0 - s.kv / t);
+}
+
 /// One linear matrix family of a layer: d_in × d_out, `count` copies per layer of its kind.
 struct Linear {
   const char* target;  ///< LoRA target name
@@ -320,8 +329,12 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
   const double layers_stage = s.decoder ? std::ceil(s.L / p) : 1.0;
   const double frac = s.decoder ? layers_stage / s.L : 1.0;
   double dense_tp = 0, dense_rep = 0, expert_gpu = 0, extra = 0;
+  // TP above the KV heads: each GPU holds one whole KV head (replicated on t / kv GPUs, vLLM and
+  // Megatron num_query_groups), not kv/t of one: 2·head_dim·hidden·(1 − kv/t) more K/V projection
+  // parameters per layer than the even split counts (kv_replicated_params, memory.hpp).
+  const double kv_rep = kv_replicated_params(m, s, t, layers_stage);
   if (s.decoder) {
-    dense_tp = frac * static_cast<double>(P.attention + P.mlp) / t;
+    dense_tp = frac * static_cast<double>(P.attention + P.mlp) / t + kv_rep;
     dense_rep = frac * static_cast<double>(P.norms + P.router);
     expert_gpu = frac * static_cast<double>(P.experts) / (lay.etp() * ep);
     if (st.first) extra += static_cast<double>(P.embeddings) / t + static_cast<double>(P.other);
@@ -422,10 +435,10 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
     double base_bytes;
     if (qlora) {
       const double nf4 = weight_quant_bits(WeightQuant::nf4, r.qlora_double_quant) / 8.0;
-      const double linear = frac * static_cast<double>(P.attention + P.mlp) / t + expert_gpu;
+      const double linear = frac * static_cast<double>(P.attention + P.mlp) / t + kv_rep + expert_gpu;
       const double rest = dense_rep + extra;
       base_bytes = nf4 * linear + 2.0 * rest;
-      if (z >= 3) base_bytes = nf4 * (frac * static_cast<double>(P.attention + P.mlp) / t / shard_dense +
+      if (z >= 3) base_bytes = nf4 * ((frac * static_cast<double>(P.attention + P.mlp) / t + kv_rep) / shard_dense +
                                       expert_gpu / shard_expert) +
                                2.0 * rest / shard_dense;
       if (ex) {
@@ -835,7 +848,8 @@ MemoryBreakdown serving_stage(const ModelArch& m, const ServingMemoryRequest& r,
   if (s.decoder) {
     const double layers_stage = std::ceil(s.L / p);
     const double frac = layers_stage / s.L;
-    const double linear = frac * static_cast<double>(P.attention + P.mlp + P.experts) / t;
+    const double linear = frac * static_cast<double>(P.attention + P.mlp + P.experts) / t +
+                          kv_replicated_params(m, s, t, layers_stage);
     const double rest = frac * static_cast<double>(P.norms + P.router);
     double extra = 0;
     if (st.first) extra += static_cast<double>(P.embeddings) / t + static_cast<double>(P.other);

@@ -56,6 +56,10 @@ TrainingMemoryTotal::TrainingMemoryTotal(const ModelArch& m, const TrainingMemor
   const double kv = static_cast<double>(m.num_kv_heads > 0 ? m.num_kv_heads : m.num_attention_heads);
   const double d = m.head_dim > 0 ? static_cast<double>(m.head_dim) : (m.num_attention_heads > 0 ? h_ / a : 0.0);
   const double f = static_cast<double>(m.intermediate_size);
+  if (!m.mla && m.num_kv_heads > 0) {  // memory.cpp kv_replicated_params
+    kv_heads_ = kv;
+    kv_proj_per_head_ = 2.0 * d * h_;
+  }
   double q_width = 0, k_width = 0, v_width = 0, o_in_width = 0, mla_replicated = 0;
   if (m.mla) {
     const MlaSpec& x = *m.mla;
@@ -230,8 +234,11 @@ double TrainingMemoryTotal::stage_total(const ParallelLayout& lay, Recompute rc,
   const double layers_stage = decoder_ ? std::ceil(L_ / p) : 1.0;
   const double frac = decoder_ ? layers_stage / L_ : 1.0;
   double dense_tp = 0, dense_rep = 0, expert_gpu = 0, extra = 0;
+  // memory.cpp kv_replicated_params: TP above the KV heads holds a whole KV head per GPU.
+  const double kv_rep =
+      decoder_ && kv_heads_ > 0 && t > kv_heads_ ? layers_stage * kv_proj_per_head_ * (1.0 - kv_heads_ / t) : 0.0;
   if (decoder_) {
-    dense_tp = frac * attention_mlp_ / t;
+    dense_tp = frac * attention_mlp_ / t + kv_rep;
     dense_rep = frac * norms_router_;
     expert_gpu = frac * experts_ / (lay.etp() * ep);
     if (first) extra += embeddings_ / t + other_;
@@ -296,10 +303,10 @@ double TrainingMemoryTotal::stage_total(const ParallelLayout& lay, Recompute rc,
     double base_bytes;
     if (qlora) {
       const double nf4 = weight_quant_bits(WeightQuant::nf4, r.qlora_double_quant) / 8.0;
-      const double linear = frac * attention_mlp_ / t + expert_gpu;
+      const double linear = frac * attention_mlp_ / t + kv_rep + expert_gpu;
       const double rest = dense_rep + extra;
       base_bytes = nf4 * linear + 2.0 * rest;
-      if (z >= 3) base_bytes = nf4 * (frac * attention_mlp_ / t / shard_dense + expert_gpu / shard_expert) +
+      if (z >= 3) base_bytes = nf4 * ((frac * attention_mlp_ / t + kv_rep) / shard_dense + expert_gpu / shard_expert) +
                                2.0 * rest / shard_dense;
     } else {
       const double wb = fp32 ? 4.0 : 2.0;

@@ -113,6 +113,7 @@ double active_routed_expert_params(const ModelArch& arch) {
 
 /// Everything estimate_training_step and explain_training_step share.
 struct Work {
+  double kv_replication_flop_per_gpu = 0;  ///< TP > KV heads: replicated K/V projection FLOP per GPU per step
   TrainingStepEstimate e;
   Peak peak;
   FlopsPerToken hw_per_token;
@@ -296,6 +297,22 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
   e.kernel_efficiency = eff16 / time_factor;  // effective, against the 16-bit peak
   const double hw_per_gpu = e.hardware_flop_per_step / static_cast<double>(w.gpus);
   e.compute_seconds = safe_div(hw_per_gpu, w.peak.flops_per_s * e.kernel_efficiency);
+  // TP above the KV heads: every GPU projects a whole KV head (replicated on tp / kv GPUs; memory
+  // counts its weights, memory.cpp kv_replicated_params), 2 FLOP × 2·head_dim·hidden·(1 − kv/tp)
+  // more forward work per token and layer than the even split, for the tokens of its DP replica
+  // and the layers of its stage (mean), scaled from forward to the step as the rest is.
+  if (!arch.mla && arch.num_kv_heads > 0 && tp > static_cast<double>(arch.num_kv_heads) && arch.num_layers > 0 &&
+      fwd.total_flop > 0 && arch.num_attention_heads > 0) {
+    const double hid = static_cast<double>(arch.hidden_size);
+    const double hd = arch.head_dim > 0 ? static_cast<double>(arch.head_dim)
+                                        : hid / static_cast<double>(arch.num_attention_heads);
+    const double per_token = static_cast<double>(arch.num_layers) / pp * 4.0 * hd * hid *
+                             (1.0 - static_cast<double>(arch.num_kv_heads) / tp);
+    const double extra = w.tokens_per_step / static_cast<double>(l.dp) * per_token *
+                         (w.hw_per_token.total_flop / fwd.total_flop);
+    w.kv_replication_flop_per_gpu = extra;
+    e.compute_seconds += safe_div(extra, w.peak.flops_per_s * e.kernel_efficiency);
+  }
   if (r.task == Task::qlora) e.compute_seconds *= a.qlora_dequant_overhead;
 
   const double elem = comm_element_bytes(r.precision);
@@ -635,8 +652,13 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                  "6·N per token (Kaplan et al. 2020 Table 1) + attention; full recompute 8·N (Narayanan et al. "
                  "2021 Eq. 3); LoRA 4·N; see flops.hpp"});
   out.push_back({"compute_seconds", e.compute_seconds,
-                 fmt::format("{} / ({} GPUs × {} ({}) × efficiency {:.3f}){}{} = {}", si(e.hardware_flop_per_step, "FLOP"),
+                 fmt::format("{} / ({} GPUs × {} ({}) × efficiency {:.3f}){}{}{} = {}", si(e.hardware_flop_per_step, "FLOP"),
                              w.gpus, si(w.peak.flops_per_s, "FLOP/s"), dtype_name(w.peak.dtype), e.kernel_efficiency,
+                             w.kv_replication_flop_per_gpu > 0
+                                 ? fmt::format(" + {} per GPU of replicated K/V projections (TP {} > {} KV heads) / "
+                                               "(peak × efficiency)",
+                                               si(w.kv_replication_flop_per_gpu, "FLOP"), l.tp, arch.num_kv_heads)
+                                 : std::string(),
                              r.task == Task::qlora ? fmt::format(" × QLoRA de-quantisation {:.2f}", a.qlora_dequant_overhead)
                                                    : std::string(),
                              e.pp_stage_imbalance != 1.0

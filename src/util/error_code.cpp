@@ -30,7 +30,8 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 89> kCodes = {
+constexpr std::array<std::string_view, 107> kCodes = {
+    "body_empty",
     "body_not_object",
     "both_given",
     "cli_only_field",
@@ -75,9 +76,25 @@ constexpr std::array<std::string_view, 89> kCodes = {
     "gpus_not_split_over_nodes",
     "heads_not_dividing_hidden",
     "hidden_not_multiple_of_head_dim",
+    "http_bad_request",
+    "http_internal_error",
+    "http_method_not_allowed",
+    "http_not_found",
+    "http_payload_too_large",
+    "http_read_only",
+    "http_unauthorized",
+    "http_uri_too_long",
     "image_side_not_multiple_of_16",
     "image_side_too_small",
+    "import_refused",
+    "integer_far_out_of_range",
     "integer_out_of_range",
+    "json_duplicate_key",
+    "json_malformed",
+    "json_number_out_of_range",
+    "json_text_not_clean",
+    "json_too_deep",
+    "json_unreadable",
     "kv_heads_not_dividing_heads",
     "kv_tokens_too_large",
     "layout_training_only",
@@ -109,6 +126,7 @@ constexpr std::array<std::string_view, 89> kCodes = {
     "serve_not_training",
     "shape_exceeds_params",
     "shape_needs_params",
+    "text_not_clean",
     "today_before_observations",
     "tokens_missing",
     "too_large",

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "util/error.hpp"
+#include "util/error_code.hpp"
 #include "util/text_position.hpp"
 
 namespace gpuplan {
@@ -61,8 +62,9 @@ std::optional<TextProblem> find_text_problem(std::string_view s, bool allow_newl
 
 void check_text_file(std::string_view text, const std::string& source) {
   if (auto pr = find_text_problem(text, true)) {
-    throw Error(ErrorKind::invalid_input, fmt::format("{}:{}", source, line_col(text, pr->offset)), pr->what,
-                "UTF-8 text without control characters");
+    const std::string at = line_col(text, pr->offset);
+    throw_invalid_coded(fmt::format("{}:{}", source, at), "text_not_clean", {{"position", at}}, pr->what,
+                        "UTF-8 text without control characters");
   }
 }
 
@@ -80,9 +82,10 @@ std::string escape_pointer_token(const std::string& key) {
 void walk(const nlohmann::json& j, std::string& pointer, const std::string& source) {
   auto check = [&](const std::string& s, const char* role) {
     if (auto pr = find_text_problem(s, false)) {
-      throw Error(ErrorKind::invalid_input, fmt::format("{}: {}", source, pointer.empty() ? "/" : pointer),
-                  fmt::format("{} in a JSON {} at character {}", pr->what, role, pr->offset + 1),
-                  "UTF-8 text without control characters");
+      throw_invalid_coded(fmt::format("{}: {}", source, pointer.empty() ? "/" : pointer), "json_text_not_clean",
+                          {{"character", std::to_string(pr->offset + 1)}},
+                          fmt::format("{} in a JSON {} at character {}", pr->what, role, pr->offset + 1),
+                          "UTF-8 text without control characters");
     }
   };
   if (j.is_string()) {
@@ -147,8 +150,9 @@ nlohmann::json parse_json_strict(std::string_view text, const std::string& sourc
       case json::parse_event_t::object_start:
       case json::parse_event_t::array_start:
         if (stack.size() >= kMaxJsonDepth)
-          throw Error(ErrorKind::invalid_input, fmt::format("{}: {}", source, pointer_of(stack, true)),
-                      fmt::format("JSON nests more than {} levels deep", kMaxJsonDepth), "a flatter document");
+          throw_invalid_coded(fmt::format("{}: {}", source, pointer_of(stack, true)), "json_too_deep",
+                              {{"max", std::to_string(kMaxJsonDepth)}},
+                              fmt::format("JSON nests more than {} levels deep", kMaxJsonDepth), "a flatter document");
         stack.push_back(JsonFrame{event == json::parse_event_t::object_start, {}, {}, 0});
         break;
       case json::parse_event_t::key: {
@@ -156,8 +160,8 @@ nlohmann::json parse_json_strict(std::string_view text, const std::string& sourc
         const std::string& k = parsed.get_ref<const std::string&>();
         f.key = k;
         if (!f.keys.insert(k).second)
-          throw Error(ErrorKind::invalid_input, fmt::format("{}: {}", source, pointer_of(stack, true)),
-                      fmt::format("duplicate key \"{}\"", k), "each key once per object");
+          throw_invalid_coded(fmt::format("{}: {}", source, pointer_of(stack, true)), "json_duplicate_key", {{"key", k}},
+                              fmt::format("duplicate key \"{}\"", k), "each key once per object");
         break;
       }
       case json::parse_event_t::object_end:
@@ -176,8 +180,9 @@ nlohmann::json parse_json_strict(std::string_view text, const std::string& sourc
     const std::size_t offset = e.byte > 0 ? e.byte - 1 : 0;
     std::string what = e.what();
     if (auto pos = what.find("syntax error"); pos != std::string::npos) what = what.substr(pos);
-    throw Error(ErrorKind::invalid_input, fmt::format("{}:{}", source, line_col(text, offset)),
-                fmt::format("malformed JSON: {}", what), "valid JSON (RFC 8259)");
+    const std::string at = line_col(text, offset);
+    throw_invalid_coded(fmt::format("{}:{}", source, at), "json_malformed", {{"position", at}},
+                        fmt::format("malformed JSON: {}", what), "valid JSON (RFC 8259)");
   } catch (const json::out_of_range& e) {
     // 406 "number overflow parsing '1e400'": nlohmann gives no position; find the token.
     std::string what = e.what();
@@ -189,10 +194,12 @@ nlohmann::json parse_json_strict(std::string_view text, const std::string& sourc
       if (auto at = text.find(token); at != std::string_view::npos) offset = at;
     }
     if (auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
-    throw Error(ErrorKind::invalid_input, fmt::format("{}:{}", source, line_col(text, offset)),
-                fmt::format("JSON number out of range: {}", what), "a number within ±1.8e308");
+    const std::string at = line_col(text, offset);
+    throw_invalid_coded(fmt::format("{}:{}", source, at), "json_number_out_of_range", {{"position", at}},
+                        fmt::format("JSON number out of range: {}", what), "a number within ±1.8e308");
   } catch (const json::exception& e) {
-    throw Error(ErrorKind::invalid_input, source, fmt::format("malformed JSON: {}", e.what()), "valid JSON (RFC 8259)");
+    throw_invalid_coded(source, "json_unreadable", {}, fmt::format("malformed JSON: {}", e.what()),
+                        "valid JSON (RFC 8259)");
   }
   check_json_strings(doc, source);
   return doc;

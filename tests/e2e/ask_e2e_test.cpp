@@ -3,6 +3,8 @@
 // 2026-12-01: "fine-tune llama 3.1 8b with lora on 1e999 tokens").
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "binary_e2e.hpp"
 
 namespace gpuplan::e2e {
@@ -11,6 +13,17 @@ namespace {
 class AskE2E : public BinaryE2E<AskE2E> {
  public:
   static constexpr const char* kName = "ask";
+
+  /// The `understood` object of `ask --json` for a sentence (stdout and stderr together: the JSON
+  /// object starts at the first '{'; nothing else is printed when the sentence is answerable).
+  static nlohmann::json understood(const std::string& sentence, int& exit_code) {
+    const RunResult r = run("ask --json '" + sentence + "'");
+    exit_code = r.exit_code;
+    const auto at = r.out.find('{');
+    if (at == std::string::npos) return nlohmann::json();
+    const nlohmann::json j = nlohmann::json::parse(r.out.substr(at), nullptr, false);
+    return j.is_object() && j.contains("understood") ? j["understood"] : j;  // {"understood", "plan"} once planned
+  }
 };
 
 TEST_F(AskE2E, OutOfRangeNumbersAreInputErrors) {
@@ -24,6 +37,62 @@ TEST_F(AskE2E, OutOfRangeNumbersAreInputErrors) {
     EXPECT_NE(r.out.find("out of range"), std::string::npos) << r.out;
     EXPECT_EQ(r.out.find("internal"), std::string::npos) << r.out;
   }
+}
+
+
+const nlohmann::json* field(const nlohmann::json& j, const std::string& name) {
+  if (!j.is_object()) return nullptr;
+  for (const auto& f : j["fields"])
+    if (f["name"] == name) return &f;
+  return nullptr;
+}
+
+// New-user trial 2026-12-01: the quote stopped mid-word ("20 requêtes par sec" of "par seconde"),
+// Thai digits were not read ("๑๐๐ ชั่วโมง"), "2 days and 3 hours" was read as 2 days, a minus sign
+// was dropped, and two models or two budgets were resolved silently.
+TEST_F(AskE2E, QuotesWholeWordsReadsThaiDigitsAndSumsJoinedDurations) {
+  int rc = 0;
+  nlohmann::json j = understood("Servir llama 3.1 8B pour 20 requêtes par seconde pendant 100 heures", rc);
+  ASSERT_TRUE(field(j, "rps")) << j.dump();
+  EXPECT_EQ((*field(j, "rps"))["source"], "20 requêtes par seconde");
+  // ๑๐๐ = 100 (Thai digits U+0E51 U+0E50 U+0E50).
+  j = understood("ให้บริการ llama 3.1 8B 20 คำขอต่อวินาที เป็นเวลา ๑๐๐ ชั่วโมง", rc);
+  ASSERT_TRUE(field(j, "hours")) << j.dump();
+  EXPECT_DOUBLE_EQ((*field(j, "hours"))["value"].get<double>(), 100.0);
+  // 2 days and 3 hours = 2·86,400 + 3·3,600 = 183,600 s; the same in French.
+  for (const char* s : {"fine-tune llama 3.1 8b with lora on 100M tokens within 2 days and 3 hours",
+                        "affiner llama 3.1 8b en lora sur 100 millions de jetons en moins de 2 jours et 3 heures"}) {
+    j = understood(s, rc);
+    ASSERT_TRUE(j.is_object()) << s;
+    EXPECT_DOUBLE_EQ(j["deadline_seconds"].get<double>(), 183600.0) << s << "\n" << j["fields"].dump();
+    EXPECT_TRUE(j["ambiguous"].empty()) << s;
+  }
+}
+
+TEST_F(AskE2E, AMinusSignIsKeptAndRefused) {
+  const RunResult r = run("ask 'fine-tune llama 3.1 8b with lora on 100M tokens, budget -500 dollars'");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("-500"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("internal"), std::string::npos) << r.out;
+}
+
+TEST_F(AskE2E, TwoModelsOrTwoBudgetsAreSaidNotSilentlyResolved) {
+  int rc = 0;
+  nlohmann::json j = understood("fine-tune llama 3.1 8b or llama 3.1 70b with lora on 100M tokens", rc);
+  ASSERT_TRUE(j.is_object());
+  ASSERT_EQ(j["ambiguous"].size(), 1u) << j.dump();
+  EXPECT_EQ(j["ambiguous"][0]["name"], "model");
+  const std::string used = (*field(j, "model"))["value"];
+  EXPECT_EQ(j["ambiguous"][0]["readings"][0], used);  // the used one first
+  EXPECT_EQ(j["ambiguous"][0]["readings"].size(), 2u);
+  j = understood("fine-tune llama 3.1 8b with lora on 100M tokens for $500, or maybe $800", rc);
+  ASSERT_TRUE(j.is_object());
+  ASSERT_EQ(j["ambiguous"].size(), 1u) << j.dump();
+  EXPECT_EQ(j["ambiguous"][0]["name"], "budget_usd");
+  EXPECT_DOUBLE_EQ(j["budget_usd"].get<double>(), 500.0);
+  // The text answer says it, in the sentence's language.
+  const RunResult r = run("ask 'affiner llama 3.1 8b ou llama 3.1 70b en lora sur 100 millions de jetons'");
+  EXPECT_NE(r.out.find("la première valeur est retenue"), std::string::npos) << r.out;
 }
 
 }  // namespace

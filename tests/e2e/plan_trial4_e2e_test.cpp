@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -287,6 +288,150 @@ TEST_F(PlanTrial4E2E, GpusNotAMultipleNamesTheNodeSizesAndTheNearestCounts) {
   EXPECT_NE(r.out.find("4, 8 GPUs per node"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("12 = 3 × 4-GPU nodes"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--gpus 8 or --gpus 16 on 8-GPU nodes"), std::string::npos) << r.out;
+}
+
+// ---- 5. "would help" only with what changes the missed constraint, in bounded amounts ----
+
+TEST_F(PlanTrial4E2E, LatencyMissSuggestsALooserTargetNotMoreReplicas) {
+  // TTFT ≤ 5 ms for 70B on bundled GPUs: the prefill of a 1000-token prompt alone takes longer on
+  // every GPU, even one request at a time. The answer was "raise --max-nodes" (more replicas),
+  // which cannot lower a per-request latency.
+  const std::string ask = "plan --model llama-3.1-70b --task serve --concurrency 100 --ttft-ms 5";
+  const json j = plan_json("bundled.sqlite", ask, 1);
+  const json& np = j["no_plan"];
+  ASSERT_TRUE(np.is_object()) << j.dump().substr(0, 1000);
+  EXPECT_EQ(np["code"], "misses_latency_target") << np.dump();
+  bool ttft = false;
+  for (const auto& c : np["suggestion_codes"]) {
+    EXPECT_NE(c, "raise_max_nodes") << np.dump();
+    ttft |= c == "ttft_at_least";
+  }
+  EXPECT_TRUE(ttft) << np.dump();
+  const double need = np["values"]["ttft_ms_needed"].get<double>();
+  EXPECT_GT(need, 5.0);
+  // Applied as written, the suggestion lists plans, each within it.
+  char flag[64];
+  std::snprintf(flag, sizeof flag, " --ttft-ms %.0f", need);
+  const json k = plan_json("bundled.sqlite", ask.substr(0, ask.find(" --ttft-ms")) + flag);
+  ASSERT_FALSE(k["plans"].empty());
+  for (const auto& p : k["plans"]) EXPECT_LE(p["serving"]["ttft_seconds"].get<double>() * 1e3, need + 1e-9) << p["offer_id"];
+}
+
+TEST_F(PlanTrial4E2E, DeadlineBelowTheStartUpSuggestsNoGpusOrTokens) {
+  import_rows("short.sqlite", kCluster);
+  // 5 minutes < the 10-minute start-up: no cluster size and no token count can meet it (the
+  // trial was told "962 nodes").
+  const json j = plan_json("short.sqlite", "plan --model llama-3.1-8b --task full --tokens 1e8 --deadline 5m 'provider=examplecloud'", 1);
+  const json& np = j["no_plan"];
+  ASSERT_TRUE(np.is_object());
+  bool startup = false;
+  for (const auto& c : np["suggestion_codes"]) {
+    EXPECT_NE(c, "more_gpus") << np.dump();
+    EXPECT_NE(c, "fewer_tokens") << np.dump();
+    startup |= c == "startup_exceeds_deadline";
+  }
+  EXPECT_TRUE(startup) << np.dump();
+}
+
+TEST_F(PlanTrial4E2E, MoreNodesAreSuggestedOnlyUpToWhatTheOfferRents) {
+  import_rows("nodes.sqlite", kCluster);
+  const std::string base = "plan --model llama-3.1-8b --task full --tokens 1e10 'provider=examplecloud'";
+  // The fastest plan uses all 128 nodes the offer rents (--max-nodes 256 by default): no "more
+  // GPUs" can be bought; a deadline 20% under its time is missed and only tokens or the deadline help.
+  auto fastest_of = [](const json& j) -> const json& {
+    const json* f = &j["plans"][0];
+    for (const auto& p : j["plans"]) {
+      if (p["time_seconds"].get<double>() < (*f)["time_seconds"].get<double>()) f = &p;
+    }
+    return *f;
+  };
+  const json all = plan_json("nodes.sqlite", base + " --all --limit 1000");
+  ASSERT_FALSE(all["plans"].empty());
+  const json& fastest = fastest_of(all);
+  ASSERT_EQ(fastest["instances"].get<int>(), 128) << fastest.dump().substr(0, 300);
+  const double t = fastest["time_seconds"].get<double>();
+  const int deadline = static_cast<int>(std::floor(t * 0.8));
+  const json j = plan_json("nodes.sqlite", base + " --deadline " + std::to_string(deadline) + "s", 1);
+  for (const auto& c : j["no_plan"]["suggestion_codes"]) EXPECT_NE(c, "more_gpus") << j["no_plan"].dump();
+  // With --max-nodes 8 the offer could rent more: the suggestion names a count within its 128,
+  // and at least what the time asks: (time − start-up) / (deadline − start-up) × 8 nodes.
+  const json small = plan_json("nodes.sqlite", base + " --max-nodes 8 --all --limit 1000");
+  ASSERT_FALSE(small["plans"].empty());
+  const double t8 = fastest_of(small)["time_seconds"].get<double>();
+  ASSERT_EQ(fastest_of(small)["instances"].get<int>(), 8);
+  const double d8 = std::floor((t8 - kStartupSeconds) / 4 + kStartupSeconds);  // ~4× the GPUs needed
+  const json k = plan_json("nodes.sqlite", base + " --max-nodes 8 --deadline " + std::to_string(static_cast<long long>(d8)) + "s", 1);
+  const json& v = k["no_plan"]["values"];
+  ASSERT_TRUE(v.contains("nodes_needed")) << k["no_plan"].dump();
+  EXPECT_LE(v["nodes_needed"].get<double>(), 128);
+  EXPECT_GE(v["nodes_needed"].get<double>(), std::ceil(8 * (t8 - kStartupSeconds) / (d8 - kStartupSeconds)) - 1e-9);
+}
+
+// ---- 8. TP above the KV heads: the replicated K/V projections are counted ----
+
+TEST_F(PlanTrial4E2E, ReplicatedKvHeadsAreCountedInMemoryAndTime) {
+  // Llama 3.1 70B (hidden 8192, 80 layers, 64 heads, 8 KV heads, head_dim 128, MLP 28672, vocab
+  // 128256, untied head) at TP16 PP1 DP1 on one 16-GPU B200 node, full fine-tune, bf16.
+  const RunResult r = run_db("bundled.sqlite",
+                             "estimate --model llama-3.1-70b --task full --tokens 1e9 --gpu B200 --gpus 16 --gpus-per-node 16 "
+                             "--tp 16 --pp 1 --dp 1 --recompute none --explain --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json j = json::parse(r.out);
+  ASSERT_TRUE(j.contains("estimate")) << j.dump().substr(0, 800);
+  std::map<std::string, double> ex;
+  for (const auto& l : j["explain"]) ex[l["term"].get<std::string>()] = l["value"].get<double>();
+  // Parameters per GPU, by hand:
+  //   attention per layer: q 8192² + k 8192·1024 + v 8192·1024 + o 8192² = 150,994,944
+  //   MLP per layer: 3 · 8192 · 28672 = 704,643,072;  × 80 layers / TP 16 = 4,278,190,080
+  //   replicated K/V: each GPU holds 1 whole KV head, not 8/16: 80 · 2 · 128 · 8192 · (1 − 8/16) = 83,886,080
+  //   norms (replicated): (2 · 80 + 1) · 8192 = 1,318,912
+  //   embeddings and head / TP 16: 2 · 128256 · 8192 / 16 = 131,334,144
+  //   total 4,494,729,216 params × 2 B (bf16 weights) = 8,989,458,432 B
+  // (before, 8,821,686,272 B: the K/V projections counted as split).
+  const double params = 4278190080.0 + 83886080.0 + 1318912.0 + 131334144.0;
+  EXPECT_DOUBLE_EQ(params, 4494729216.0);
+  EXPECT_DOUBLE_EQ(ex["memory.weights"], 2.0 * params);
+  EXPECT_DOUBLE_EQ(ex["memory.gradients"], 2.0 * params);
+  // Time: each GPU projects its whole KV head for every token of the step: 1,048,576 tokens
+  // (256 × 4096) × 80 layers × 2 FLOP × 2 · 128 · 8192 · ½ forward, × 3 for forward + backward
+  // (full fine-tune, no recompute: hardware FLOPs = 3 × forward) = 5.2777e14 FLOP per GPU on top
+  // of the even share.
+  const json& s = j["estimate"]["step"];
+  const double extra = 1048576.0 * 80 * 2 * (2.0 * 128 * 8192 * 0.5) * 3;
+  EXPECT_NEAR(s["compute_seconds"].get<double>(),
+              (ex["step.hardware_flop_per_step"] / 16 + extra) /
+                  (s["peak_flops_per_s"].get<double>() * s["kernel_efficiency"].get<double>()),
+              1e-9 * s["compute_seconds"].get<double>());
+}
+
+TEST_F(PlanTrial4E2E, BudgetAdviceSeparatesTheStartUpFromWhatTokensScale) {
+  import_rows("budget.sqlite", kCluster);
+  const std::string base = "plan --model llama-3.1-8b --task lora --tokens 1e8 'provider=examplecloud'";
+  // $1 < one node's start-up rent, $16/h × 600 s = $2.67: fewer tokens cannot help.
+  const json j = plan_json("budget.sqlite", base + " --budget 1", 1);
+  bool startup = false;
+  for (const auto& c : j["no_plan"]["suggestion_codes"]) {
+    EXPECT_NE(c, "fewer_tokens_for_budget") << j["no_plan"].dump();
+    startup |= c == "startup_exceeds_budget";
+  }
+  EXPECT_TRUE(startup) << j["no_plan"].dump();
+  // A budget between the start-up rent and the cheapest plan: the tokens scale the rest only,
+  // tokens × (budget − start-up rent) / (cheapest total − start-up rent).
+  const json all = plan_json("budget.sqlite", base + " --all --limit 1000");
+  double cheapest = 1e300;
+  int nodes = 0;
+  for (const auto& p : all["plans"]) {
+    if (p["total_usd"].get<double>() < cheapest) cheapest = p["total_usd"].get<double>(), nodes = p["instances"].get<int>();
+  }
+  ASSERT_EQ(nodes, 1);
+  const double fixed = kNodeUsdPerHour * 600.0 / 3600.0;
+  const double budget = std::floor((fixed + cheapest) / 2);  // whole dollars, between the two
+  ASSERT_GT(budget, fixed);
+  ASSERT_LT(budget, cheapest);
+  const json k = plan_json("budget.sqlite", base + " --budget " + std::to_string(static_cast<int>(budget)), 1);
+  ASSERT_TRUE(k["no_plan"]["values"].contains("tokens_max_for_budget")) << k["no_plan"].dump();
+  EXPECT_NEAR(k["no_plan"]["values"]["tokens_max_for_budget"].get<double>(), 1e8 * (budget - fixed) / (cheapest - fixed),
+              1e-6 * 1e8);
 }
 
 }  // namespace

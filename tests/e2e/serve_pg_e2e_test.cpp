@@ -10,6 +10,8 @@
 //     a read-only server, 400 for a malformed CSV and 413 over the import limit (nothing written
 //     by any of them), then an import the OTHER server process on the same database shows.
 #include <gtest/gtest.h>
+
+#include "serve_process.hpp"
 #include <httplib.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -30,45 +32,13 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct Served {
-  pid_t pid = -1;
-  int port = 0;
-  FILE* out = nullptr;
-};
+using Served = gpuplan::e2e::ServeProcess;
 
 /// `token`: GPUPLAN_WRITE_TOKEN for the server (none when empty: a read-only server).
 Served start_server(const std::string& db_url, const fs::path& home, const std::string& token = "") {
-  Served s;
-  int out_pipe[2];
-  if (::pipe(out_pipe) != 0) return s;
-  s.pid = ::fork();
-  if (s.pid == 0) {
-    ::dup2(out_pipe[1], 1);
-    ::close(out_pipe[0]);
-    ::setenv("XDG_DATA_HOME", home.c_str(), 1);
-    if (token.empty()) ::unsetenv("GPUPLAN_WRITE_TOKEN");
-    else ::setenv("GPUPLAN_WRITE_TOKEN", token.c_str(), 1);
-    ::execl(GPUPLAN_BINARY, GPUPLAN_BINARY, "--db", db_url.c_str(), "serve", "--listen", "127.0.0.1:0", "--threads",
-            "4", static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  ::close(out_pipe[1]);
-  s.out = ::fdopen(out_pipe[0], "r");
-  std::array<char, 512> line{};
-  if (std::fgets(line.data(), line.size(), s.out) == nullptr) return s;
-  const std::string text(line.data());
-  s.port = std::atoi(text.substr(text.rfind(':') + 1).c_str());
-  return s;
+  return gpuplan::e2e::start_serve({db_url, home, token, {}, false});
 }
-
-void stop_server(Served& s) {
-  if (s.pid > 0) {
-    ::kill(s.pid, SIGTERM);
-    int status = 0;
-    ::waitpid(s.pid, &status, 0);
-  }
-  if (s.out) std::fclose(s.out);
-}
+void stop_server(Served& s) { gpuplan::e2e::stop_serve(s); }
 
 int run_cli(const std::string& args) {
   const std::string cmd = std::string("'") + GPUPLAN_BINARY + "' " + args + " >/dev/null 2>&1";

@@ -8,6 +8,8 @@
 //   - the JSON endpoints keep their 64 KiB body limit while the import takes more.
 // Expected numbers are counted by hand from the CSV text written in each test.
 #include <gtest/gtest.h>
+
+#include "serve_process.hpp"
 #include <httplib.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -32,54 +34,14 @@ constexpr const char* kToken = "e2e-write-token-0123456789abcdef";
 
 class ServeWriteE2E : public ::testing::Test {
  protected:
-  struct Running {
-    pid_t pid = -1;
-    int port = 0;
-    FILE* out = nullptr;
-    std::string first_line;
-  };
+  using Running = gpuplan::e2e::ServeProcess;
   /// `gpuplan --db DB serve --listen 127.0.0.1:0 EXTRA...` with `token_env` in GPUPLAN_WRITE_TOKEN
-  /// (unset when empty); the port read from its first line.
+  /// (unset when empty), stderr with stdout (serve_process.hpp).
   static Running start_server(const std::string& db, const std::string& token_env, std::vector<std::string> extra = {}) {
-    Running r;
-    int out_pipe[2];
-    if (::pipe(out_pipe) != 0) return r;
-    r.pid = ::fork();
-    if (r.pid == 0) {
-      ::dup2(out_pipe[1], 1);
-      ::dup2(out_pipe[1], 2);
-      ::close(out_pipe[0]);
-      ::setenv("XDG_DATA_HOME", dir_.c_str(), 1);
-      if (token_env.empty()) ::unsetenv("GPUPLAN_WRITE_TOKEN");
-      else ::setenv("GPUPLAN_WRITE_TOKEN", token_env.c_str(), 1);
-      std::vector<std::string> args = {GPUPLAN_BINARY, "--db", db, "serve", "--listen", "127.0.0.1:0", "--threads", "4"};
-      args.insert(args.end(), extra.begin(), extra.end());
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(GPUPLAN_BINARY, argv.data());
-      ::_exit(127);
-    }
-    ::close(out_pipe[1]);
-    r.out = ::fdopen(out_pipe[0], "r");
-    std::array<char, 1024> line{};
-    if (std::fgets(line.data(), line.size(), r.out) == nullptr) return r;
-    r.first_line = line.data();
-    if (r.first_line.find("serving on") == std::string::npos) return r;
-    r.port = std::atoi(r.first_line.substr(r.first_line.rfind(':') + 1).c_str());
-    return r;
+    return gpuplan::e2e::start_serve({db, dir_, token_env, std::move(extra), true});
   }
   /// SIGTERM (when running) and the exit code.
-  static int stop_server(Running& r) {
-    int status = 0;
-    if (r.pid > 0) {
-      if (r.port > 0) ::kill(r.pid, SIGTERM);
-      ::waitpid(r.pid, &status, 0);
-    }
-    if (r.out) std::fclose(r.out);
-    r = Running{};
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
+  static int stop_server(Running& r) { return gpuplan::e2e::stop_serve(r); }
 
   static void SetUpTestSuite() {
     dir_ = fs::temp_directory_path() / ("gpuplan-e2e-serve-write-" + std::to_string(::getpid()));
@@ -249,6 +211,11 @@ TEST_F(ServeWriteE2E, RefusesWithoutTheRightTokenAndWritesNothing) {
   EXPECT_EQ(j["code"], "invalid_input");
   EXPECT_EQ(j["field"].get<std::string>().rfind("bad.csv:3", 0), 0u) << r->body;
   EXPECT_NE(j["message"].get<std::string>().find("bad.csv:3"), std::string::npos) << r->body;
+  // A code a client can word itself, with the position (a trial: importer errors had none).
+  EXPECT_NE(j.value("message_code", ""), "") << r->body;
+  if (j.value("message_code", "") == "import_refused") {
+    EXPECT_EQ(j["values"]["position"].get<std::string>().rfind("bad.csv:3", 0), 0u) << r->body;
+  }
   EXPECT_EQ(health(rw.port), before);
   EXPECT_EQ(offers_of(rw.port, "e2equotes").size(), 0u);
   // An unknown format name and an unknown parameter are 400 on the parameter.
@@ -260,6 +227,12 @@ TEST_F(ServeWriteE2E, RefusesWithoutTheRightTokenAndWritesNothing) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 400);
   EXPECT_EQ(json::parse(r->body)["field"], "/colour");
+  EXPECT_EQ(json::parse(r->body)["message_code"], "unknown_field");
+  // An empty file: refused with its own code, nothing written.
+  r = w.Post("/api/import", bearer(kToken), "", "text/csv");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(json::parse(r->body)["message_code"], "body_empty") << r->body;
   EXPECT_EQ(health(rw.port), before);
   EXPECT_EQ(stop_server(rw), 0);
 }
