@@ -188,7 +188,7 @@ void import_record(const Record& r, const Place& p, const ImportSource& src, Imp
   const std::string kind_text = lower(get(r, k_price_kind));
   PriceKind kind = PriceKind::on_demand;
   bool kind_ok = false;
-  for (PriceKind k : {PriceKind::on_demand, PriceKind::spot, PriceKind::reserved_1y, PriceKind::reserved_3y}) {
+  for (PriceKind k : kPriceKinds) {
     if (kind_text == price_kind_name(k)) {
       kind = k;
       kind_ok = true;
@@ -196,7 +196,7 @@ void import_record(const Record& r, const Place& p, const ImportSource& src, Imp
   }
   if (!kind_ok) {
     throw Error(ErrorKind::invalid_input, p.where("price_kind"), fmt::format("unknown price_kind '{}'", kind_text),
-                "one of on-demand, spot, reserved-1y, reserved-3y");
+                "one of on-demand, spot, reserved-1m, reserved-1y, reserved-3y");
   }
   const std::optional<double> per_hour = number(r, k_usd_per_hour, p);
   const std::optional<double> per_gpu_hour = number(r, k_usd_per_gpu_hour, p);

@@ -79,6 +79,9 @@ constexpr BundledFile kBundled[] = {
     {"offers/cyclenerd-gcp-pricing/gcp-gpu-machines.csv", ImportFormat::generic_csv, "cyclenerd-gcp-pricing",
      "Cyclenerd/google-cloud-pricing-cost-calculator@fd66b26ff84fee5cdd94f341ea89206e76c06b99:pricing.yml"
      "[GPU machine types, converted; PROVENANCE.md §8]"},
+    {"offers/azure-pricing-radar/azure-gpu-vms.csv", ImportFormat::generic_csv, "azure-pricing-radar",
+     "andy-diericks/azure-pricing-radar@cf741f25c50759745f8eb5dcaf6c3746669c8f31:data/latest/vm-*.json"
+     "[N-series Linux meters, converted; PROVENANCE.md §12]"},
     {"offers/gpuhunt/tpu_pricing.json", ImportFormat::gpuhunt_tpu_pricing_json, "gpuhunt-tpu-pricing",
      "dstackai/gpuhunt@b707e743b2c27d7ec9be17e87e689997cbcbbeaf:src/gpuhunt/resources/tpu_pricing.json",
      "offers/gpuhunt/tpu_pricing.row-dates.csv"},

@@ -10,6 +10,7 @@ std::string_view price_kind_name(PriceKind k) noexcept {
     case PriceKind::spot: return "spot";
     case PriceKind::reserved_1y: return "reserved-1y";
     case PriceKind::reserved_3y: return "reserved-3y";
+    case PriceKind::reserved_1m: return "reserved-1m";
   }
   return "on-demand";
 }

@@ -5,7 +5,9 @@
 /// Units: bytes, bytes/s, bit/s for networks (as providers quote Gb/s), USD per hour for the
 /// whole instance (all its GPUs), seconds. Unknown values are std::nullopt and shown as "unknown".
 /// Dates are ISO-8601 strings "YYYY-MM-DD" (or full timestamps "YYYY-MM-DDTHH:MM:SSZ").
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,8 +15,21 @@
 
 namespace gpuplan {
 
-enum class PriceKind { on_demand, spot, reserved_1y, reserved_3y };
-std::string_view price_kind_name(PriceKind k) noexcept;  ///< "on-demand", "spot", "reserved-1y", "reserved-3y"
+/// How a price is bought. Reserved kinds commit to a term that is billed whole
+/// (planner/cost.hpp `reserved_term_seconds`): reserved_1m = one month of 730 h (the monthly plans
+/// of OVHcloud and others, priced per month and stored as month price / 730 h), reserved_1y and
+/// reserved_3y = 1 and 3 years of 365 days. New kinds go at the end (stored by name, indexed by value).
+enum class PriceKind { on_demand, spot, reserved_1y, reserved_3y, reserved_1m };
+/// "on-demand", "spot", "reserved-1y", "reserved-3y", "reserved-1m"
+std::string_view price_kind_name(PriceKind k) noexcept;
+/// Every price kind, in enum order (loops over kinds, arrays indexed by kind).
+inline constexpr PriceKind kPriceKinds[] = {PriceKind::on_demand, PriceKind::spot, PriceKind::reserved_1y,
+                                            PriceKind::reserved_3y, PriceKind::reserved_1m};
+inline constexpr std::size_t kPriceKindCount = std::size(kPriceKinds);
+/// True for the kinds that commit to a term (reserved-1m, -1y, -3y).
+constexpr bool is_reserved(PriceKind k) noexcept {
+  return k == PriceKind::reserved_1m || k == PriceKind::reserved_1y || k == PriceKind::reserved_3y;
+}
 
 /// GPU-to-GPU link inside one instance.
 enum class IntraNodeLink { unknown, pcie, nvlink };

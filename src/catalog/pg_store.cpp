@@ -292,7 +292,7 @@ InterNodeNetwork parse_network(const std::string& s) {
   return InterNodeNetwork::unknown;
 }
 PriceKind parse_kind(const std::string& s, const std::string& where) {
-  for (PriceKind k : {PriceKind::on_demand, PriceKind::spot, PriceKind::reserved_1y, PriceKind::reserved_3y})
+  for (PriceKind k : kPriceKinds)
     if (price_kind_name(k) == s) return k;
   throw Error(ErrorKind::invalid_input, where, "unknown price kind \"" + s + "\" in database");
 }
@@ -631,7 +631,7 @@ struct PgOfferStore::Impl {
       std::optional<Offer> old = load_facts(t, o.id);
       // Kinds whose latest price must be recomputed: those with a new observation, and every
       // kind when stored facts changed (the per-GPU price reads gpu_count).
-      std::array<bool, 4> refresh_kind{};
+      std::array<bool, kPriceKindCount> refresh_kind{};
       if (old && !same_offer_facts(*old, o)) refresh_kind.fill(true);
       if (!old)
         ++r.offers_added;
@@ -673,7 +673,7 @@ struct PgOfferStore::Impl {
           ++r.observations_already_known;
         }
       }
-      for (PriceKind k : {PriceKind::on_demand, PriceKind::spot, PriceKind::reserved_1y, PriceKind::reserved_3y})
+      for (PriceKind k : kPriceKinds)
         if (refresh_kind[static_cast<std::size_t>(k)]) t.exec_prepared("refresh_latest", o.id, std::string(price_kind_name(k)));
     }
     t.exec("INSERT INTO meta (key, value) VALUES ('revision', '1') ON CONFLICT (key) DO UPDATE SET "

@@ -280,7 +280,7 @@ InterNodeNetwork parse_network(const std::string& s) {
   return InterNodeNetwork::unknown;
 }
 std::optional<PriceKind> parse_kind(const std::string& s) {
-  for (PriceKind k : {PriceKind::on_demand, PriceKind::spot, PriceKind::reserved_1y, PriceKind::reserved_3y})
+  for (PriceKind k : kPriceKinds)
     if (price_kind_name(k) == s) return k;
   return std::nullopt;
 }
@@ -722,7 +722,7 @@ struct SqliteOfferStore::Impl {
       if (old) check_stored_hardware(*old, o);
       // Kinds whose latest price must be recomputed: those with a new observation, and every
       // kind when stored facts changed (the per-GPU price reads gpu_count).
-      std::array<bool, 4> refresh_kind{};
+      std::array<bool, kPriceKindCount> refresh_kind{};
       if (old && !same_offer_facts(*old, o)) refresh_kind.fill(true);
       if (!old) {
         ++r.offers_added;
@@ -784,7 +784,7 @@ struct SqliteOfferStore::Impl {
         const PriceObservation* obs = nullptr;
         std::int64_t seq = 0;
       };
-      std::array<Newest, 4> newest{};  // per kind, among the rows inserted now (new offers only)
+      std::array<Newest, kPriceKindCount> newest{};  // per kind, among the rows inserted now (new offers only)
       for (const PriceObservation& p : o.prices) {
         ins_obs.bind(1, std::string_view(o.id));
         ins_obs.bind(2, price_kind_name(p.kind));
@@ -808,7 +808,7 @@ struct SqliteOfferStore::Impl {
           ++r.observations_already_known;
         }
       }
-      for (PriceKind k : {PriceKind::on_demand, PriceKind::spot, PriceKind::reserved_1y, PriceKind::reserved_3y}) {
+      for (PriceKind k : kPriceKinds) {
         if (!refresh_kind[static_cast<std::size_t>(k)]) continue;
         if (!old) {
           const Newest& n = newest[static_cast<std::size_t>(k)];

@@ -141,7 +141,7 @@ std::string SystemClock::today() const {
 
 void keep_latest_per_kind(Offer& offer) {
   std::vector<const PriceObservation*> keep;
-  for (PriceKind k : {PriceKind::on_demand, PriceKind::spot, PriceKind::reserved_1y, PriceKind::reserved_3y})
+  for (PriceKind k : kPriceKinds)
     if (const PriceObservation* p = offer.latest_price(k)) keep.push_back(p);
   std::vector<PriceObservation> out;
   for (const PriceObservation& p : offer.prices)

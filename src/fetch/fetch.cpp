@@ -94,8 +94,7 @@ void keep_known_facts(Offer& fresh, const Offer& stored) {
     if (std::find(x.sources.begin(), x.sources.end(), src) == x.sources.end()) x.sources.push_back(src);
 }
 
-constexpr PriceKind kKinds[] = {PriceKind::on_demand, PriceKind::spot, PriceKind::reserved_1y,
-                                PriceKind::reserved_3y};
+constexpr const auto& kKinds = kPriceKinds;
 
 }  // namespace
 

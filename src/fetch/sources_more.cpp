@@ -474,7 +474,10 @@ class CudoSource final : public Source {
 // blobs.commercial.brick is "gpu" (AI Training/Deploy addons carry a GPU blob too but are priced
 // per minute under another brick); the GPU model and count come from blobs.technical.gpu
 // {model, number, memory.size (GB)}, never from the flavor name. planCode "<flavor>.consumption"
-// is the hourly on-demand price; other billing modes (".monthly.postpaid", ...) are not stored.
+// is the hourly on-demand price; "<flavor>.monthly.postpaid" (pricings[0] interval 1, intervalUnit
+// "month") is the monthly plan, a one-month commitment stored on the same offer as a reserved-1m
+// price of month price / 730 h (the planner bills its 730-hour term whole, so a run pays whole
+// months); other billing modes are not stored.
 // pricings[0].price is an integer in 1e-8 of the book's currency (ex-VAT); a row whose
 // formattedPrice disagrees with it by more than half a cent is reported, not stored. Windows
 // flavors (blobs.technical.os.family "windows": licence included) are skipped.
@@ -517,8 +520,13 @@ class OvhSource final : public Source {
         const std::string plan = string_at(a, "planCode");
         const std::string where = fmt::format("{}#addons/{} ({})", d.url, i, plan);
         static constexpr std::string_view kHourly = ".consumption";
-        if (plan.size() <= kHourly.size() || plan.compare(plan.size() - kHourly.size(), kHourly.size(), kHourly) != 0)
-          continue;  // monthly and other billing modes: not an hourly price
+        static constexpr std::string_view kMonthly = ".monthly.postpaid";
+        auto ends_with = [&](std::string_view suffix) {
+          return plan.size() > suffix.size() && plan.compare(plan.size() - suffix.size(), suffix.size(), suffix) == 0;
+        };
+        const bool monthly = ends_with(kMonthly);
+        if (!monthly && !ends_with(kHourly)) continue;  // other billing modes: not stored
+        const std::size_t suffix_size = monthly ? kMonthly.size() : kHourly.size();
         const json& tech = at(blobs, "technical");
         if (string_at(at(tech, "os"), "family") == "windows") continue;  // Windows licence included
         const json& gpu = at(tech, "gpu");
@@ -529,6 +537,11 @@ class OvhSource final : public Source {
           continue;
         }
         const json& pricings = at(a, "pricings");
+        if (monthly && !(pricings.is_array() && pricings.size() == 1 && string_at(pricings[0], "intervalUnit") == "month" &&
+                         number_at(pricings[0], "interval") == 1.0)) {
+          unmapped(batch, where, "monthly plan without one pricing of interval 1 month: skipped");
+          continue;
+        }
         const auto units = pricings.is_array() && pricings.size() == 1 ? number_at(pricings[0], "price") : std::nullopt;
         std::optional<double> price;  // in the book's currency per hour
         if (units && *units > 0) {
@@ -550,7 +563,7 @@ class OvhSource final : public Source {
         }
         Offer o;
         o.provider = "ovhcloud";
-        o.instance_type = plan.substr(0, plan.size() - kHourly.size());
+        o.instance_type = plan.substr(0, plan.size() - suffix_size);
         o.region = subsidiary;
         o.gpu_name_raw = model;
         o.gpu_count = static_cast<int>(*number);
@@ -567,7 +580,13 @@ class OvhSource final : public Source {
         } else if (price) {
           usd = *price;
         }
-        add_price(batch, o, PriceKind::on_demand, usd, ref(ctx, info_.name, loc), where);
+        static constexpr double kHoursPerMonth = 730.0;  // 8,760 h / 12, the reserved-1m term
+        if (monthly && usd) {
+          *usd /= kHoursPerMonth;
+          loc += fmt::format(" (per month ÷ {:.0f} h)", kHoursPerMonth);
+        }
+        add_price(batch, o, monthly ? PriceKind::reserved_1m : PriceKind::on_demand, usd, ref(ctx, info_.name, loc),
+                  where);
         import_detail::add_offer(batch, std::move(o));
       }
     }

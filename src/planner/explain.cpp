@@ -18,7 +18,7 @@ void add(std::vector<PlanExplainLine>& out, std::string term, double value, std:
 void explain_cost(std::vector<PlanExplainLine>& out, const Plan& p, const CostBreakdown& c, const std::string& prefix) {
   const ResolvedBilling& b = p.billing;
   add(out, prefix + "billed_seconds", c.billed_seconds, "s",
-      c.price_kind == PriceKind::reserved_1y || c.price_kind == PriceKind::reserved_3y
+      is_reserved(c.price_kind)
           ? fmt::format("ceil({:.0f} s / term {:.0f} s) × term", c.run_seconds, reserved_term_seconds(c.price_kind))
           : fmt::format("max(ceil({:.1f} s / {:.0f} s) × {:.0f} s, minimum {:.0f} s)", c.run_seconds,
                         b.granularity_seconds, b.granularity_seconds, b.minimum_billed_seconds),

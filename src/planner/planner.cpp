@@ -638,6 +638,7 @@ PriceEvidence price_evidence(const PlanRequest& r, const Offer& offer) {
   if (!od) od = offer.latest_price(PriceKind::spot);
   if (!od) od = offer.latest_price(PriceKind::reserved_1y);
   if (!od) od = offer.latest_price(PriceKind::reserved_3y);
+  if (!od) od = offer.latest_price(PriceKind::reserved_1m);
   std::optional<Freshness> f;
   if (od && od->source.observed_at && !r.today.empty()) {
     f = price_freshness(od, r.today, FreshnessLimits{std::min(7.0, r.stale_after_days), r.stale_after_days});
@@ -682,7 +683,7 @@ SkipReason admit(const PlanRequest& r, const Offer& offer, const GpuCatalog& gpu
   const GpuSpec* spec = resolve_gpu(gpus, *offer.gpu_name, offer.gpu_memory_bytes, st);
   if (!spec) return SkipReason::unusable;
   bool any_price = false;
-  for (PriceKind kind : {PriceKind::on_demand, PriceKind::spot, PriceKind::reserved_1y, PriceKind::reserved_3y}) {
+  for (PriceKind kind : kPriceKinds) {
     const PriceObservation* o = offer.latest_price(kind);
     any_price |= o && o->usd_per_hour > 0;
   }
@@ -933,7 +934,7 @@ const PriceObservation* price(const PlanRequest& request, const Offer& offer, co
     std::pair<CostBreakdown, const PriceObservation*>& front() { return slots[0]; }
     std::pair<CostBreakdown, const PriceObservation*>& operator[](std::size_t i) { return slots[i]; }
   } options{option_slots, n_options};
-  for (PriceKind kind : {PriceKind::on_demand, PriceKind::spot, PriceKind::reserved_1y, PriceKind::reserved_3y}) {
+  for (PriceKind kind : kPriceKinds) {
     if (kind == PriceKind::spot && (!request.allow_spot || !training)) continue;
     const PriceObservation* obs = offer.latest_price(kind);
     if (!obs || obs->usd_per_hour <= 0) continue;
@@ -1092,7 +1093,7 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
       }
     }
   }
-  if (p.cost.price_kind == PriceKind::reserved_1y || p.cost.price_kind == PriceKind::reserved_3y) {
+  if (is_reserved(p.cost.price_kind)) {
     add_warning(w, PlanWarningCode::reserved_commitment,
                 fmt::format("{} price: the whole term is billed ({:.0f} days)", price_kind_name(p.cost.price_kind),
                             p.cost.billed_seconds / kSecondsPerDay));

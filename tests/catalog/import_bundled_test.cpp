@@ -33,13 +33,43 @@ TEST(ImportBundled, IsDeterministic) {
   }
 }
 
+TEST(ImportBundled, AzureEuPricesCarryTheFetcherRunDate) {
+  const ImportBatch b = bundled_catalog();
+  // data/offers/azure-pricing-radar/azure-gpu-vms.csv (PROVENANCE.md §12): every row observed at the
+  // run recorded in last-checked.json of azure-pricing-radar@cf741f2.
+  std::size_t rows = 0;
+  for (const Offer& o : b.offers)
+    for (const PriceObservation& p : o.prices)
+      if (p.source.dataset == "azure-pricing-radar") {
+        ++rows;
+        EXPECT_EQ(p.source.observed_at, "2026-08-22T20:59:40Z") << o.id;
+      }
+  EXPECT_EQ(rows, 132u);
+  const Offer* nd = b.find("azure/standard_nd96isr_h100_v5/westeurope");
+  ASSERT_NE(nd, nullptr);
+  EXPECT_EQ(nd->gpu_count, 8);
+  EXPECT_EQ(nd->gpu_name, "NVIDIA H100 SXM");
+  // The file's Linux meters for this size and region: on-demand 127.816, spot 23.620397 USD/h
+  // (ewyluda's later 2026-10-10 observations of the same offer may be the latest ones).
+  auto radar = [&](PriceKind kind) -> const PriceObservation* {
+    for (const PriceObservation& p : nd->prices)
+      if (p.kind == kind && p.source.dataset == "azure-pricing-radar") return &p;
+    return nullptr;
+  };
+  ASSERT_NE(radar(PriceKind::on_demand), nullptr);
+  EXPECT_DOUBLE_EQ(radar(PriceKind::on_demand)->usd_per_hour, 127.816);
+  ASSERT_NE(radar(PriceKind::spot), nullptr);
+  EXPECT_DOUBLE_EQ(radar(PriceKind::spot)->usd_per_hour, 23.620397);
+}
+
 TEST(ImportBundled, EveryOfferHasProvenanceAndUniqueId) {
   const ImportBatch b = bundled_catalog();
   // Rows per file (python csv/json counts, see import_skypilot_test.cpp / import_formats_test.cpp):
   // skypilot 223+357+61+3+33+4+25+190+118+67+1+19 = 1101, fsdl 257+72, tardellirs 310,
   // ewyluda 353, gpuhunt 21 → 2114; + ewyluda observations 602 + AWS capacity blocks 4 → 2720;
-  // + Cyclenerd GCP GPU machines 1396 (wc -l minus the header) → 4116.
-  EXPECT_EQ(b.rows_read, 4116u);
+  // + Cyclenerd GCP GPU machines 1396 (wc -l minus the header) → 4116; + azure-pricing-radar
+  // 132 (wc -l minus the header) → 4248.
+  EXPECT_EQ(b.rows_read, 4248u);
   std::set<std::string> ids;
   for (const Offer& o : b.offers) {
     EXPECT_TRUE(ids.insert(o.id).second) << "duplicate id " << o.id;

@@ -237,6 +237,20 @@ TEST(ImportGeneric, JsonFixtureFromTheDocs) {
   EXPECT_EQ(b.dataset, "user:quotes.json");
 }
 
+TEST(ImportGeneric, MonthlyPlanIsAReserved1mPrice) {
+  ImportSource src;
+  src.file = "q.csv";
+  const ImportBatch b = import_generic_csv(
+      "provider,instance_type,gpu,gpu_count,price_kind,usd_per_hour,observed_at,source\n"
+      "p,i,H100,1,reserved-1m,2.5,2026-11-30,s\n",
+      src);
+  ASSERT_EQ(b.offers.size(), 1u);
+  const PriceObservation* p = b.offers[0].latest_price(PriceKind::reserved_1m);
+  ASSERT_NE(p, nullptr);
+  EXPECT_DOUBLE_EQ(p->usd_per_hour, 2.5);
+  EXPECT_EQ(b.offers[0].latest_price(PriceKind::reserved_1y), nullptr);
+}
+
 TEST(ImportGeneric, CsvErrors) {
   const std::string header = "provider,instance_type,gpu,gpu_count,price_kind,usd_per_hour,observed_at,source\n";
   const auto err = [&](const std::string& text) { return error_of(text, ImportFormat::generic_csv, "q.csv"); };

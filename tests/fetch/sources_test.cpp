@@ -391,9 +391,10 @@ TEST(OvhFetcher, GpuBrickHourlyFlavorsFromBothBooks) {
   Harness h;
   const auto out = h.fetch(s.start(), {"ovhcloud"}).sources[0];
   ASSERT_EQ(out.status, "accepted") << out.message;
-  // FR: h100-380 and l40s-180 hourly; the monthly row, the Windows flavor, the per-minute AI
-  // addon (brick ai-serving), the CPU flavor and the A100 whose formattedPrice (27.50) disagrees
-  // with its 1e-8 price (2.75) are not offers. US: l4-90.
+  // FR: h100-380 (hourly, and its monthly plan on the same offer) and l40s-180 hourly; the l40s
+  // monthly row priced per hour, the Windows flavor, the per-minute AI addon (brick ai-serving),
+  // the CPU flavor and the A100 whose formattedPrice (27.50) disagrees with its 1e-8 price (2.75)
+  // are not offers. US: l4-90.
   EXPECT_EQ(out.snapshot.offers, 3u);
   const auto h100 = h.store.get("ovhcloud/h100-380/fr");
   ASSERT_TRUE(h100);
@@ -401,11 +402,18 @@ TEST(OvhFetcher, GpuBrickHourlyFlavorsFromBothBooks) {
   EXPECT_NEAR(latest(*h100, PriceKind::on_demand)->usd_per_hour, 2.80 * 1.10, 1e-12);  // 280000000e-8 EUR × 1.10
   EXPECT_NE(latest(*h100, PriceKind::on_demand)->source.locator.find("ECB 2026-11-30"), std::string::npos);
   EXPECT_EQ(latest(*h100, PriceKind::reserved_1y), nullptr);  // the monthly plan is not a 1-year price
+  // h100-380.monthly.postpaid: 150000000000e-8 EUR = 1500.00 EUR per month, a one-month commitment
+  // stored per hour of its 730-hour term: 1500 × 1.10 / 730 USD/h (hand calculation).
+  ASSERT_NE(latest(*h100, PriceKind::reserved_1m), nullptr);
+  EXPECT_NEAR(latest(*h100, PriceKind::reserved_1m)->usd_per_hour, 1500.0 * 1.10 / 730.0, 1e-12);
+  EXPECT_NE(latest(*h100, PriceKind::reserved_1m)->source.locator.find("monthly.postpaid"), std::string::npos);
   const auto l40s = h.store.get("ovhcloud/l40s-180/fr");
   ASSERT_TRUE(l40s);
   EXPECT_EQ(l40s->gpu_count, 2);  // from blobs.technical.gpu.number, not the name
   EXPECT_EQ(l40s->gpu_name, "NVIDIA L40S");
   EXPECT_NEAR(latest(*l40s, PriceKind::on_demand)->usd_per_hour, 3.00 * 1.10, 1e-12);  // "3,00 €" checks it
+  // l40s-180.monthly.postpaid has intervalUnit "hour": not a monthly plan, reported and skipped.
+  EXPECT_EQ(latest(*l40s, PriceKind::reserved_1m), nullptr);
   const auto l4 = h.store.get("ovhcloud/l4-90/us");
   ASSERT_TRUE(l4);
   EXPECT_EQ(l4->gpu_name, "NVIDIA L4");

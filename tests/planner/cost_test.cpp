@@ -132,5 +132,15 @@ TEST(PriceJob, ReservedBillsTheWholeTerm) {
   EXPECT_NEAR(c->compute_usd, 8760.0, 1e-6);
 }
 
+TEST(PriceJob, MonthlyPlanBillsWholeMonthsOf730Hours) {
+  CostInputs job;
+  job.work_seconds = 45 * kSecondsPerDay;  // 1,080 h: one month and a half
+  auto c = price_job(job, PriceKind::reserved_1m, 2.0, known_billing());
+  ASSERT_TRUE(c.has_value());
+  // ceil(1080 h / 730 h) = 2 months: $2/h × 2 × 730 h = $2,920 (a monthly price of $1,460 per month).
+  EXPECT_NEAR(c->compute_usd, 2920.0, 1e-6);
+  EXPECT_DOUBLE_EQ(reserved_term_seconds(PriceKind::reserved_1m), 730.0 * 3600.0);
+}
+
 }  // namespace
 }  // namespace gpuplan
