@@ -37,7 +37,11 @@ std::string_view expected_of(FieldType t) {
 std::optional<double> strict_double(std::string_view text) {
   std::string s(text);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.erase(0, 1);
   if (s.empty()) return std::nullopt;
+  // Decimal numbers only (issue 11): strtod also reads hex ("0x10" → 16), hex floats, "inf" and
+  // "nan"; a request field takes digits, one sign, a point and an exponent.
+  if (s.find_first_not_of("0123456789+-.eE") != std::string::npos) return std::nullopt;
   const char* begin = s.c_str();
   char* end = nullptr;
   const double v = std::strtod(begin, &end);

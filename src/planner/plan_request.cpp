@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include <cmath>
+#include <tuple>
 #include <limits>
 #include <exception>
 #include <string>
@@ -109,8 +110,24 @@ void PlanRequest::validate() const {
         throw_invalid_coded("--tokens", "tokens_missing", {}, "a training plan needs a token budget",
                             "--tokens N or --dataset-tokens N [--epochs E]");
       }
+      // Serving fields on a training task were ignored without a word (a trial: `--task lora
+      // --tpot-ms 50` planned as if it had not been given).
+      for (const auto& [given, flag, name] : {std::tuple{requests_per_s.has_value(), "--rps", "rps"},
+                                             std::tuple{concurrency.has_value(), "--concurrency", "concurrency"},
+                                             std::tuple{ttft_seconds.has_value(), "--ttft-ms", "ttft_ms"},
+                                             std::tuple{tpot_seconds.has_value(), "--tpot-ms", "tpot_ms"}})
+        if (given)
+          throw_invalid_coded(flag, "serving_only_field", {{"a_field", name}},
+                              fmt::format("{} applies to serving (--task serve), not to a training task", flag),
+                              "no serving field with pretrain, full, lora or qlora");
       if (tokens) require_positive(*tokens, "--tokens");
       if (dataset_tokens) require_positive(*dataset_tokens, "--dataset-tokens");
+      // A token budget is a count: 0.5 or 1e-3 tokens is a typo, never a job (a trial planned a
+      // 12-minute run for --tokens 0.5).
+      for (const auto& [v, flag] : {std::pair{tokens, "--tokens"}, std::pair{dataset_tokens, "--dataset-tokens"}})
+        if (v && *v < 1)
+          throw_invalid_coded(flag, "number_out_of_range", {{"value", fmt::format("{}", *v)}, {"range", "[1, 1e16]"}},
+                              fmt::format("{} tokens is less than one token", *v), "a token count ≥ 1 (5e8, 500M)");
       require_positive(epochs, "--epochs");
       require_at_most(training_tokens(), kMaxTrainingTokens, tokens ? "--tokens" : "--dataset-tokens");
       if (seq_len < 1) throw_invalid_coded("--seq", "not_positive", {{"value", fmt::format("{}", seq_len)}}, fmt::format("{} is not a positive integer", seq_len), "an integer ≥ 1");

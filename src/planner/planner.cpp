@@ -2028,10 +2028,11 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
                             fastest->time_seconds() / *request.deadline_seconds, days_text(*request.deadline_seconds));
       }
       if (request.budget_usd && cheapest->total_usd() > *request.budget_usd) {
-        parts += fmt::format("{}the cheapest plan ({} {} × {}{}) costs ${:.0f}, {:.1f}× the budget of ${:.0f}",
+        // A budget under $100 keeps its cents (a trial's --budget 0.01 read "the budget of $0").
+        parts += fmt::format("{}the cheapest plan ({} {} × {}{}) costs ${:.0f}, {:.1f}× the budget of ${:.{}f}",
                              parts.empty() ? "" : "; ", cheapest->provider, cheapest->instance_type, cheapest->instances,
                              on_price(*cheapest), cheapest->total_usd(), cheapest->total_usd() / *request.budget_usd,
-                             *request.budget_usd);
+                             *request.budget_usd, *request.budget_usd < 100 ? 2 : 0);
       }
       // The cheapest plan within the deadline and the fastest within the budget (a limit not
       // asked: every plan): raising the OTHER limit to their figures makes them meet both.
@@ -2224,6 +2225,8 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
           latency_targets_text(request, ", "), ctx.best_ttft_batch1 * 1e3, ctx.best_tpot_batch1 * 1e3);
       np.values["ttft_ms_needed"] = std::ceil(ctx.best_ttft_batch1 * 1e3);
       np.values["tpot_ms_needed"] = std::ceil(ctx.best_tpot_batch1 * 1e3);
+      np.values["ttft_ms_lowest"] = ctx.best_ttft_batch1 * 1e3;  // the reason quotes these (rounded as the CLI does)
+      np.values["tpot_ms_lowest"] = ctx.best_tpot_batch1 * 1e3;
       if (ttft_miss) {
         np.suggestions.push_back(fmt::format("a TTFT target of at least {:.0f} ms (--ttft-ms {:.0f}), or a shorter prompt "
                                              "(--prompt-tokens: TTFT is the prompt's prefill)",

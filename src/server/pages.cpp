@@ -210,14 +210,40 @@ std::string symbolic_only(const std::string& text) {
     }
     word.clear();
   };
-  for (char c : text) {
-    if (c == ' ') flush();
-    else word += c;
+  // A short lower-case name right before a number is a symbol with its value ("a 64", "mlp 28672"
+  // in "(h 8192, a 64, kv 8, ...)"), not a word: kept (a trial read "(h 8192, 64, kv 8, ...)").
+  std::vector<std::string> tokens;
+  {
+    std::string cur;
+    for (char c : text) {
+      if (c == ' ') {
+        tokens.push_back(cur);
+        cur.clear();
+      } else {
+        cur += c;
+      }
+    }
+    tokens.push_back(cur);
   }
-  flush();
+  static const std::set<std::string> words_not_names = {"per", "the", "of", "and", "for", "to", "in", "on", "at", "by", "or"};
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    const std::string& tok = tokens[i];
+    const std::string core = core_of(tok);
+    const bool name_before_number =
+        i + 1 < tokens.size() && !core.empty() && core.size() <= 3 && !words_not_names.count(core) &&
+        std::all_of(core.begin(), core.end(), [](unsigned char c) { return std::islower(c); }) && !tokens[i + 1].empty() &&
+        std::isdigit(static_cast<unsigned char>(tokens[i + 1].front()));
+    if (name_before_number) {
+      flush();
+      append(tok);
+      continue;
+    }
+    word = tok;
+    flush();
+  }
   // Tidy what the dropped words leave: empty brackets, doubled separators, a trailing separator.
   static const std::pair<std::string_view, std::string_view> tidy[] = {
-      {"( )", ""}, {"()", ""}, {"[]", ""}, {" ,", ","}, {" ;", ";"}, {" :", ":"}, {" )", ")"}, {",,", ","}, {",)", ")"}, {";;", ";"}};
+      {"( )", ""}, {"()", ""}, {"[]", ""}, {"(+ +)", ""}, {"(+)", ""}, {"(\u2212)", ""}, {" + +", ""}, {"  ", " "}, {" ,", ","}, {" ;", ";"}, {" :", ":"}, {" )", ")"}, {",,", ","}, {",)", ")"}, {";;", ";"}};
   for (bool changed = true; changed;) {
     changed = false;
     for (const auto& [from, to] : tidy)
@@ -526,6 +552,27 @@ std::string localized_value(const std::string& v, const std::string& lang) {
   return count_text(d, lang);
 }
 
+/// An explain line's value as the page's language writes numbers, never in C's exponent form (a
+/// trial read "1.8e+11 bytes"): a whole number with every digit, grouped ("180,000,000,000", fr
+/// "180 000 000 000"); another to 6 significant digits ("0.000431445").
+std::string explain_value(double v, const std::string& lang) {
+  if (!std::isfinite(v)) return "∞";
+  if (v == 0) return "0";
+  const double a = std::abs(v);
+  if (a >= 1e15 || a < 1e-4) return fmt::format("{:.4g}", v);  // beyond grouping: the exponent stays
+  if (std::floor(v) == v) return number(v, 0, lang);           // a byte or step count: every digit
+  const int digits = static_cast<int>(std::floor(std::log10(a))) + 1;
+  const int decimals = std::clamp(6 - digits, 0, 9);
+  const double rounded = std::round(v / std::pow(10.0, digits - 6)) * std::pow(10.0, digits - 6);
+  std::string s = number(digits > 6 ? rounded : v, decimals, lang);
+  const char dot = lang == "fr" ? ',' : '.';
+  if (s.find(dot) != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == dot) s.pop_back();
+  }
+  return s;
+}
+
 /// An error in the page's language and the page's form: the request field by its form label
 /// ("Jetons : ..."), the sentence of its message code (web/locales error_<code>, util/error_code.hpp)
 /// with the values it quotes, a field named in a value by its label too, a filter error's column.
@@ -665,7 +712,7 @@ class Pages {
         if (k != "group" && k != "group_by" && !(k == "q" && v.empty())) params.emplace(k == "q" ? "filter" : k, v);
       api::read_query(in, params, api::offers_fields());
       ctx["q"] = in.filter;
-      ctx["sort_options"] = select_options({"price_per_gpu_hour", "price_per_vram_gb", "bandwidth", "price"}, in.sort);
+      ctx["sort_options"] = select_options({"price_per_gpu_hour", "price_per_vram_gb", "bandwidth", "price"}, in.sort, &pg.t, "sort_");
       const api::OffersOutput out = api::run_offers(in, ctx_);
       const json rows = api::to_json(out);
       json view = json::array();
@@ -926,7 +973,13 @@ class Pages {
     if (result.contains("explain")) {  // one plan, every number with its formula
       json lines = json::array();
       for (const auto& l : result["explain"])
-        lines.push_back({{"term", explain_label(l["term"].get<std::string>(), pg.t)}, {"code", l["term"]}, {"value", fmt::format("{:.6g}", l["value"].get<double>())}, {"unit", l["unit"]},
+        lines.push_back({{"term", explain_label(l["term"].get<std::string>(), pg.t)}, {"code", l["term"]}, {"value", explain_value(l["value"].get<double>(), pg.lang)},
+                         {"unit", [&] {  // "bytes" → "octets", "tokens/s" → "jetons/s" (unit_<unit>, '/' as "_per_")
+                            std::string u = l["unit"].is_string() ? l["unit"].get<std::string>() : "";
+                            std::string key = "unit_" + u;
+                            for (std::size_t p = key.find('/'); p != std::string::npos; p = key.find('/')) key.replace(p, 1, "_per_");
+                            return u.empty() ? u : pg.t.value(key, u);
+                          }()},
                          {"formula", explain_text("formula", l["term"].get<std::string>(), l["formula"].get<std::string>(), pg.lang, pg.t)},
                          {"source", explain_text("source", l["term"].get<std::string>(), l["source"].get<std::string>(), pg.lang, pg.t)}});
       ctx["explain_lines"] = lines;
@@ -1151,6 +1204,8 @@ NoPlanWords no_plan_words(const NoPlanReason& np, const std::string& lang) {
       {"tokens_for_budget", number(value("tokens_max_for_budget"), 0, lang)},
       {"ttft_ms", number(value("ttft_ms_needed"), 0, lang)},
       {"tpot_ms", number(value("tpot_ms_needed"), 0, lang)},
+      {"ttft_ms_lowest", number(value("ttft_ms_lowest"), 0, lang)},
+      {"tpot_ms_lowest", number(value("tpot_ms_lowest"), 0, lang)},
       {"startup_minutes", number(value("startup_minutes"), 0, lang)},
       {"startup_cost", money(value("startup_usd"), lang)},
       {"startup_instances", number(value("startup_instances"), 0, lang)}};

@@ -30,7 +30,7 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 107> kCodes = {
+constexpr std::array<std::string_view, 108> kCodes = {
     "body_empty",
     "body_not_object",
     "both_given",
@@ -124,6 +124,7 @@ constexpr std::array<std::string_view, 107> kCodes = {
     "requests_missing",
     "seq_micro_batch_too_large",
     "serve_not_training",
+    "serving_only_field",
     "shape_exceeds_params",
     "shape_needs_params",
     "text_not_clean",

@@ -1602,3 +1602,54 @@ TEST_F(ApiE2E, PlanPagesSayInTheirLanguageWhyNoPlanIsMarked) {
     EXPECT_EQ(body.find("R</abbr>"), std::string::npos) << lang << ": no plan is marked R";
   }
 }
+
+// New-user trial of d0f47fc: the offers page's sort menu showed the API's names
+// (price_per_gpu_hour, ...) on French and Thai pages, and the French/Thai no-plan reason quoted
+// the lowest TPOT rounded up (5 ms) where the API and the English page said 4 ms.
+TEST_F(ApiE2E, SortMenuAndLatencyReasonAreWordedAndAgreeWithTheApi) {
+  auto c = client();
+  for (const auto& [lang, label] : std::map<std::string, std::string>{{"fr", "prix par heure-GPU"}, {"th", "ราคาต่อ GPU-ชั่วโมง"}}) {
+    auto r = c.Get("/" + lang + "/offers");
+    ASSERT_TRUE(r && r->status == 200) << lang;
+    EXPECT_EQ(r->body.find(">price_per_gpu_hour<"), std::string::npos) << lang;
+    EXPECT_NE(r->body.find(">" + label + "<"), std::string::npos) << lang;
+  }
+  auto api = c.Post("/api/plan", R"({"model": "llama-3.1-70b", "task": "serve", "rps": 1, "tpot_ms": 1, "today": "2026-11-30"})",
+                    "application/json");
+  ASSERT_TRUE(api && api->status == 200);
+  const json plan = json::parse(api->body);
+  ASSERT_FALSE(plan["no_plan"].is_null());
+  const std::string reason = plan["no_plan"]["reason"];
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(reason, m, std::regex(R"(lowest TPOT (\d+) ms)"))) << reason;
+  auto fr = c.Get("/fr/plan?model=llama-3.1-70b&task=serve&rps=1&tpot_ms=1&today=2026-11-30");
+  ASSERT_TRUE(fr && fr->status == 200);
+  EXPECT_NE(fr->body.find("le plus court temps par jeton généré de " + m[1].str() + " ms"), std::string::npos)
+      << m[1].str() << " ms: " << fr->body.substr(fr->body.find("class=\"error\""), 400);
+}
+
+// New-user trial of d0f47fc: the French and Thai detail tables dropped the symbols of the model's
+// shape ("(h 8192, 64, kv 8, head_dim 128, 28672)"), left "(+ +)" behind, and printed values as
+// "1.8e+11 bytes". Symbols before their numbers stay, empty groups go, values are grouped and the
+// unit is in the page's language.
+TEST_F(ApiE2E, DetailTablesKeepSymbolsAndWriteValuesInThePageLanguage) {
+  auto c = client();
+  const std::string query = "/plan?model=llama-3.1-70b&task=lora&tokens=5e8&today=2026-11-30&explain=1";
+  for (const std::string lang : {"en", "fr", "th"}) {
+    auto r = c.Get("/" + lang + query);
+    ASSERT_TRUE(r && r->status == 200) << lang;
+    const std::string& b = r->body;
+    ASSERT_NE(b.find("head_dim 128"), std::string::npos) << lang;
+    if (lang != "en") {
+      EXPECT_NE(b.find("a 64"), std::string::npos) << lang;
+      EXPECT_EQ(b.find("(+ +)"), std::string::npos) << lang;
+    }
+    // No value cell under 1e15 in exponent form (<td class="num">1.8e+11</td>); FLOP counts such
+    // as 3.855e+16 keep theirs, as grouping 17 digits helps no one.
+    EXPECT_FALSE(std::regex_search(b, std::regex(R"(<td class="num">[0-9.,]+e(\+(0?\d|1[0-4])|-\d+)</td>)"))) << lang;
+  }
+  auto fr = c.Get("/fr" + query);
+  ASSERT_TRUE(fr);
+  EXPECT_NE(fr->body.find("octets"), std::string::npos);
+  EXPECT_EQ(fr->body.find(">bytes<"), std::string::npos);
+}

@@ -123,5 +123,31 @@ TEST_F(CliTrialE2E, EverySubcommandHelpListsEachOptionOnce) {
   EXPECT_EQ(alias.exit_code, 0) << alias.out;
 }
 
+
+// New-user trial of d0f47fc (2026-12-01): `--tokens 0x10` was read as 16 tokens, `--tokens 0.5`
+// and `1e-3` planned a 12-minute run, serving flags on a training task (`--tpot-ms 50`, `--rps 5`)
+// were ignored without a word, and `--budget 0.01` was echoed as "the budget of $0".
+TEST_F(CliTrialE2E, TokenCountsAreDecimalAndAtLeastOneAndServingFlagsNeedServing) {
+  const std::string lora = "plan --model llama-3.1-8b --task lora --today 2026-12-01 ";
+  for (const char* tokens : {"0x10", "0.5", "1e-3", "0X1p4", "inf"}) {
+    const RunResult r = run(lora + "--tokens " + tokens);
+    EXPECT_EQ(r.exit_code, 2) << tokens << "\n" << r.out;
+    EXPECT_NE(r.out.find("--tokens"), std::string::npos) << tokens << "\n" << r.out;
+    EXPECT_EQ(r.out.find("internal"), std::string::npos) << r.out;
+  }
+  EXPECT_EQ(run(lora + "--tokens 1e6").exit_code, 0);  // a decimal count still plans
+  for (const char* flag : {"--tpot-ms 50", "--ttft-ms 500", "--rps 5", "--concurrency 8"}) {
+    const RunResult r = run(lora + "--tokens 5e8 " + flag);
+    EXPECT_EQ(r.exit_code, 2) << flag << "\n" << r.out;
+    const std::string name = std::string(flag).substr(0, std::string(flag).find(' '));
+    EXPECT_NE(r.out.find(name), std::string::npos) << flag << "\n" << r.out;
+    EXPECT_NE(r.out.find("serving"), std::string::npos) << flag << "\n" << r.out;
+  }
+  const RunResult tiny = run(lora + "--tokens 5e8 --budget 0.01");
+  EXPECT_EQ(tiny.out.find("the budget of $0,"), std::string::npos) << tiny.out;
+  EXPECT_EQ(tiny.out.find("the budget of $0 "), std::string::npos) << tiny.out;
+  EXPECT_NE(tiny.out.find("$0.01"), std::string::npos) << tiny.out;
+}
+
 }  // namespace
 }  // namespace gpuplan::e2e
