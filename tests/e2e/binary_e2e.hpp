@@ -34,8 +34,11 @@ class BinaryE2E : public ::testing::Test {
     std::filesystem::remove_all(dir_, ec);
   }
   static RunResult run(const std::string& args) {
-    const std::string cmd = "XDG_DATA_HOME='" + dir_.string() + "' '" + std::string(GPUPLAN_BINARY) + "' --db '" +
-                            (dir_ / "offers.sqlite").string() + "' " + args + " 2>&1";
+    return run_shell("XDG_DATA_HOME='" + dir_.string() + "' '" + std::string(GPUPLAN_BINARY) + "' --db '" +
+                     (dir_ / "offers.sqlite").string() + "' " + args + " 2>&1");
+  }
+  /// A whole shell command line: its stdout (stderr only where the command redirects it) and exit code.
+  static RunResult run_shell(const std::string& cmd) {
     RunResult r;
     FILE* pipe = ::popen(cmd.c_str(), "r");
     if (!pipe) return r;

@@ -21,18 +21,9 @@ class DocsPlannerExamples : public BinaryE2E<DocsPlannerExamples> {
  public:
   static constexpr const char* kName = "docs-planner";
   static RunResult run_in_source(const std::string& args) {
-    const std::string cmd = "cd '" + std::string(GPUPLAN_SOURCE_DIR) + "' && COLUMNS=120 XDG_DATA_HOME='" +
-                            dir_.string() + "' '" + std::string(GPUPLAN_BINARY) + "' --db '" +
-                            (dir_ / "offers.sqlite").string() + "' " + args + " 2>&1";
-    RunResult r;
-    FILE* pipe = ::popen(cmd.c_str(), "r");
-    if (!pipe) return r;
-    char buf[4096];
-    std::size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
-    const int status = ::pclose(pipe);
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
+    return run_shell("cd '" + std::string(GPUPLAN_SOURCE_DIR) + "' && COLUMNS=120 XDG_DATA_HOME='" +
+                     dir_.string() + "' '" + std::string(GPUPLAN_BINARY) + "' --db '" +
+                     (dir_ / "offers.sqlite").string() + "' " + args + " 2>&1");
   }
 };
 

@@ -33,17 +33,8 @@ class PlanTrial4E2E : public BinaryE2E<PlanTrial4E2E> {
   static constexpr const char* kName = "plan-trial4";
   /// `gpuplan --db DB args` (stderr joined), DB inside the suite's folder.
   static RunResult run_db(const std::string& db, const std::string& args) {
-    const std::string cmd = "XDG_DATA_HOME='" + dir_.string() + "' '" + std::string(GPUPLAN_BINARY) + "' --db '" +
-                            (dir_ / db).string() + "' " + args + " 2>&1";
-    RunResult r;
-    FILE* pipe = ::popen(cmd.c_str(), "r");
-    if (!pipe) return r;
-    char buf[4096];
-    std::size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
-    const int status = ::pclose(pipe);
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
+    return run_shell("XDG_DATA_HOME='" + dir_.string() + "' '" + std::string(GPUPLAN_BINARY) + "' --db '" +
+                     (dir_ / db).string() + "' " + args + " 2>&1");
   }
   /// Imports `rows` (CSV lines after the header, docs/import-format.md) into DB.
   static void import_rows(const std::string& db, const std::string& rows) {
