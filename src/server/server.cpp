@@ -105,6 +105,17 @@ void send_json(httplib::Response& res, int status, const json& body) {
 
 void send_error(httplib::Response& res, const Error& e) { send_json(res, http_status(e.kind()), error_body(e)); }
 
+/// An error the server answers itself (no engine Error behind it: 401, 403, 404, 413, 500, ...),
+/// in the same shape as error_body: code, message, field "", expected, message_code, values.
+void send_server_error(httplib::Response& res, int status, const char* code, const std::string& message,
+                       const std::string& expected, const char* message_code, json values = json::object()) {
+  send_json(res, status, {{"code", code}, {"message", message}, {"field", ""}, {"expected", expected},
+                          {"message_code", message_code}, {"values", std::move(values)}});
+}
+void send_internal_error(httplib::Response& res) {
+  send_server_error(res, 500, "internal", "internal error", "", "http_internal_error");
+}
+
 /// Query parameters as a multimap, `q` read as `filter`.
 /// %XX and '+' decoded (application/x-www-form-urlencoded); a malformed escape stays as is.
 std::string decode_query_part(std::string_view s) {
@@ -185,9 +196,8 @@ bool constant_time_equal(const std::string& a, const std::string& b) {
 }
 
 void send_too_large(httplib::Response& res, std::size_t limit) {
-  send_json(res, 413, {{"code", "payload_too_large"}, {"message", "request body too large"}, {"field", ""},
-                       {"expected", fmt::format("at most {} bytes", limit)}, {"message_code", "http_payload_too_large"},
-                       {"values", json::object()}});
+  send_server_error(res, 413, "payload_too_large", "request body too large", fmt::format("at most {} bytes", limit),
+                    "http_payload_too_large");
 }
 
 /// "true"/"false" (also 1/0) for a query flag; Error{invalid_input, "/NAME"} otherwise.
@@ -225,8 +235,7 @@ struct Server::Impl {
       } catch (const Error& e) {
         send_error(res, e);
       } catch (const std::exception&) {
-        send_json(res, 500, {{"code", "internal"}, {"message", "internal error"}, {"field", ""}, {"expected", ""},
-                         {"message_code", "http_internal_error"}, {"values", json::object()}});
+        send_internal_error(res);
       }
     };
   }
@@ -319,11 +328,8 @@ struct Server::Impl {
   /// POST /api/import (server.hpp): token, query, then api::run_import.
   void import(const httplib::Request& req, httplib::Response& res) {
     if (!options.write_token) {
-      send_json(res, 403, {{"code", "read_only"},
-                           {"message", "this server is read-only: no write token is configured"},
-                           {"field", ""},
-                           {"expected", "a server started with GPUPLAN_WRITE_TOKEN or --write-token-file"},
-                           {"message_code", "http_read_only"}, {"values", json::object()}});
+      send_server_error(res, 403, "read_only", "this server is read-only: no write token is configured",
+                        "a server started with GPUPLAN_WRITE_TOKEN or --write-token-file", "http_read_only");
       return;
     }
     const std::string auth = req.get_header_value("Authorization");
@@ -331,11 +337,8 @@ struct Server::Impl {
     if (auth.size() <= prefix.size() || auth.compare(0, prefix.size(), prefix) != 0 ||
         !constant_time_equal(auth.substr(prefix.size()), *options.write_token)) {
       res.set_header("WWW-Authenticate", "Bearer");
-      send_json(res, 401, {{"code", "unauthorized"},
-                           {"message", auth.empty() ? "no Authorization header" : "wrong or malformed bearer token"},
-                           {"field", ""},
-                           {"expected", "Authorization: Bearer TOKEN (the server's write token)"},
-                           {"message_code", "http_unauthorized"}, {"values", json::object()}});
+      send_server_error(res, 401, "unauthorized", auth.empty() ? "no Authorization header" : "wrong or malformed bearer token",
+                        "Authorization: Bearer TOKEN (the server's write token)", "http_unauthorized");
       return;
     }
     if (req.body.size() > options.max_import_bytes) {
@@ -451,8 +454,7 @@ Server::Server(const api::Context& ctx, ServerOptions options) : impl_(std::make
   http.set_keep_alive_timeout(5);
   http.set_tcp_nodelay(true);  // small JSON replies: no Nagle wait on the delayed ACK (~40 ms per read)
   http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-    send_json(res, 500, {{"code", "internal"}, {"message", "internal error"}, {"field", ""}, {"expected", ""},
-                         {"message_code", "http_internal_error"}, {"values", json::object()}});
+    send_internal_error(res);
   });
   http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
@@ -476,8 +478,7 @@ Server::Server(const api::Context& ctx, ServerOptions options) : impl_(std::make
                                                    : "http_bad_request";
     json values = json::object();
     if (res.status == 404) values["path"] = req.path;
-    send_json(res, res.status, {{"code", code}, {"message", message}, {"field", ""}, {"expected", ""},
-                                {"message_code", message_code}, {"values", values}});
+    send_server_error(res, res.status, code, message, "", message_code, std::move(values));
   });
   impl_->routes();
 }
