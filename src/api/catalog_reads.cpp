@@ -294,6 +294,13 @@ OffersOutput run_offers(const OffersInput& in, const Context& ctx) {
     if (const PriceObservation* p = o.latest_price(q.price_kind)) r.price = *p;
     r.usd_per_gpu_hour = offer_sort_value(o, kSortPricePerGpuHour, q.price_kind, ctx.gpus());
     r.bandwidth_bytes_per_s = offer_sort_value(o, kSortBandwidth, q.price_kind, ctx.gpus());
+    r.gpu_memory_bytes = o.gpu_memory_bytes;
+    if (!r.gpu_memory_bytes && o.gpu_name) {
+      if (const GpuSpec* spec = ctx.gpus().try_find(*o.gpu_name)) {
+        r.gpu_memory_bytes = spec->memory_bytes;
+        r.gpu_memory_from_datasheet = true;
+      }
+    }
     r.billing = ctx.billing(o);
     r.stale = is_stale(o, q.price_kind, q.now_date, q.stale_after_days);
     r.freshness = price_freshness(r.price ? &*r.price : nullptr, q.now_date, out.limits);
@@ -333,7 +340,8 @@ json to_json(const OffersOutput& out) {
         {"gpu_name", opt(o.gpu_name)},
         {"gpu_name_raw", o.gpu_name_raw},
         {"gpu_count", o.gpu_count},
-        {"gpu_memory_bytes", opt(o.gpu_memory_bytes)},
+        {"gpu_memory_bytes", opt(r.gpu_memory_bytes)},
+        {"gpu_memory_source", r.gpu_memory_bytes ? json(r.gpu_memory_from_datasheet ? "datasheet" : "offer") : json(nullptr)},
         {"memory_bandwidth_bytes_per_s", opt(r.bandwidth_bytes_per_s)},
         {"intra_node_link", intra_node_link_name(o.intra_node_link)},
         {"inter_node_network", inter_node_network_name(o.inter_node_network)},

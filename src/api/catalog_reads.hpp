@@ -66,6 +66,10 @@ struct OfferRow {
   std::optional<PriceObservation> price;  ///< latest of the query's kind
   std::optional<double> usd_per_gpu_hour;
   std::optional<double> bandwidth_bytes_per_s;
+  /// Memory per GPU: the offer's own figure, else its resolved GPU model's datasheet memory (as
+  /// the filter's `vram` and the planner read it); nullopt only when neither is known.
+  std::optional<double> gpu_memory_bytes;
+  bool gpu_memory_from_datasheet = false;  ///< gpu_memory_bytes is the datasheet's, not the offer's
   BillingTerms billing;
   std::optional<bool> stale;
   Freshness freshness;

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <cmath>
+#include <limits>
 
 #include "api/model_fields.hpp"
 #include "api/plan_json.hpp"
@@ -117,7 +118,7 @@ std::vector<FieldDef<PlanInput>> build_fields() {
        [](In& in, const json& v) { in.sort = v.get<std::string>(); }},
       {{"pareto", "--pareto", FieldType::boolean, FieldFace::both, "only plans on the cost/time Pareto front"},
        [](In& in, const json& v) { in.request.pareto_only = v.get<bool>(); }},
-      {{"limit", "--limit", FieldType::integer, FieldFace::both, "plans returned (default 10)"},
+      {{"limit", "--limit", FieldType::integer, FieldFace::both, "plans returned (default 10; 0 = all)"},
        [](In& in, const json& v) { in.request.limit = json_as<decltype(in.request.limit)>(v); }},
       {{"explain", "--explain", FieldType::integer, FieldFace::both, "every number of plan N with its formula"},
        [](In& in, const json& v) { in.explain = json_as<std::size_t>(v); }},
@@ -181,6 +182,8 @@ PlanOutput run_plan(const PlanInput& in, const Context& ctx) {
   if (!in.recompute.empty()) req.pins.recompute = parse_recompute(in.recompute, "--recompute");
   if (req.today.empty()) req.today = ctx.clock().today();
   if (in.explain && *in.explain == 0) throw_invalid_coded("--explain", "not_positive", {{"value", "0"}}, "0", "a plan number ≥ 1");
+  // --limit 0 = every plan, as `offers --limit 0` (trial of issue 10: one meaning in both).
+  if (req.limit == 0) req.limit = std::numeric_limits<std::size_t>::max();
   if (in.explain && *in.explain > req.limit) req.limit = *in.explain;
   req.validate();
 
@@ -197,9 +200,16 @@ PlanOutput run_plan(const PlanInput& in, const Context& ctx) {
   if (out.result.no_plan && q.memory_floor) {
     // No plan: the reason (the largest GPU offered, the offers skipped) is stated over every
     // matching offer, as without the floor (a rare path: twice the work).
+    // "Offers considered" keeps one definition in both answers (trial of issue 10: the no-plan
+    // answer counted 2250 where the plan answer of the same request counted 1249): the offers
+    // matching the filter that can hold the model's weights (the floor) and that the planner
+    // admitted; "skipped" those of them it left out (docs/planner.md).
+    const std::size_t considered = out.result.offers_considered, skipped = out.result.offers_skipped;
     q.memory_floor.reset();
     offers = ctx.query_offers(q);
     out.result = plan(req, out.arch, *offers, ctx.gpus(), &bundled_billing_of);
+    out.result.offers_considered = considered;
+    out.result.offers_skipped = skipped;
   }
   if (in.explain) {
     if (*in.explain > out.result.plans.size()) {

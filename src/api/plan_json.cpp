@@ -39,7 +39,11 @@ json cost_json(const CostBreakdown& c) {
 
 json warnings_json(const std::vector<PlanWarning>& ws) {
   json a = json::array();
-  for (const auto& w : ws) a.push_back({{"code", w.name()}, {"message", w.message}});
+  for (const auto& w : ws) {
+    json one = {{"code", w.name()}, {"message", w.message}};
+    if (!w.values.empty()) one["values"] = w.values;  // the figures the message quotes (planner.hpp)
+    a.push_back(std::move(one));
+  }
   return a;
 }
 
@@ -189,6 +193,7 @@ json plan_result_json(const PlanRequest& r, const PlanResult& res) {
             {"pareto_only", r.pareto_only},
             {"plans_total", res.plans_total},
             {"plans_hidden", res.plans_hidden},
+            {"plans_hidden_short", res.plans_hidden_short},
             {"hidden_slower_than_seconds", res.plans_hidden ? json(res.hidden_slower_than_seconds) : json(nullptr)},
             {"offers_considered", res.offers_considered},
             {"offers_skipped", res.offers_skipped},

@@ -1,6 +1,8 @@
 #include "catalog/open_store.hpp"
 
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "catalog/importers.hpp"
 #include "catalog/ingest.hpp"
@@ -63,6 +65,19 @@ std::unique_ptr<OfferStore> open_store(const std::string& url, const StoreContex
       }
       if (std::filesystem::exists(p, ec) && !std::filesystem::is_regular_file(p, ec))
         throw Error(ErrorKind::invalid_input, "--db " + p, "not a regular file", "a gpuplan offer database file");
+      // A file that does not start with SQLite's 16-byte header ("SQLite format 3\0") is not a
+      // database at all: malformed input (exit 2, README "Exit codes"), not SQLite's NOTADB
+      // "corrupt store" conflict. An empty file is a new database; an unreadable one is left to
+      // SQLite (cannot open: unavailable). /proc files report size 0 but have content: read them.
+      if (std::ifstream in(p, std::ios::binary); in) {
+        char head[16] = {};
+        in.read(head, sizeof head);
+        const auto got = static_cast<std::size_t>(in.gcount());
+        static constexpr char kHeader[16] = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f', 'o', 'r', 'm', 'a', 't', ' ', '3', '\0'};
+        if (got > 0 && (got < sizeof head || std::memcmp(head, kHeader, sizeof head) != 0))
+          throw Error(ErrorKind::invalid_input, "--db " + p, "not a SQLite database (the file does not start with the SQLite header)",
+                      "a gpuplan offer database file, or a new path");
+      }
     }
     store = std::make_unique<SqliteOfferStore>(u.target, &ctx.gpus, opts.busy_timeout_ms);
   }

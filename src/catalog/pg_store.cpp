@@ -398,7 +398,18 @@ struct PgOfferStore::Impl {
   std::unordered_map<const pqxx::connection*, std::unordered_map<std::string, std::string>> prepared;
 
   std::unique_ptr<pqxx::connection> connect() {
-    auto c = std::make_unique<pqxx::connection>(conninfo);
+    std::unique_ptr<pqxx::connection> c;
+    try {
+      c = std::make_unique<pqxx::connection>(conninfo);
+    } catch (const pqxx::broken_connection& e) {
+      // Never connected (server down, wrong host or port, refused login): say so in one line,
+      // not "connection lost" (trial of issue 10). libpq's text spans lines: the first is kept.
+      std::string why = e.what();
+      why = why.substr(0, why.find('\n'));
+      while (!why.empty() && (why.back() == ' ' || why.back() == '\r')) why.pop_back();
+      throw Error(ErrorKind::unavailable, where, "cannot connect to PostgreSQL: " + why,
+                  "a running PostgreSQL server at that address that accepts this user (docs/deployment.md)");
+    }
     {
     pqxx::nontransaction n(*c);
     n.exec("SET TimeZone = 'UTC'");

@@ -6,6 +6,7 @@
 // French or Thai: the texts of web/locales, numbers and money as that language writes them).
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -94,11 +95,31 @@ void run_ask(const AskOptions& o, GlobalOptions& global) {
     for (const auto& s : words.suggestions) fmt::print("  - {}\n", s);
     return;
   }
+  // The marks `gpuplan plan` shows (trial of issue 10: ask showed none): R recommended, the price
+  // evidence (~ stale, ? undated, ! flagged; Plan::demotion_tier) and ≥ when storage or egress
+  // has no price (the total is a lower bound); a legend when any is shown.
+  bool evidence_marked = false, lower_bound = false, recommended = false;
   for (std::size_t i = 0; i < res.plans.size(); ++i) {
     const Plan& p = res.plans[i];
-    fmt::print("  #{} {} {} × {} ({}×{}): {}, {}\n", i + 1, p.provider, p.instance_type, p.instances, p.gpus_per_instance,
-               p.gpu_name, server::locale_money(p.total_usd(), lang), server::locale_duration(p.time_seconds(), lang));
+    const char* mark = p.demotion_tier == 1 ? "~" : p.demotion_tier == 2 ? "?" : p.demotion_tier == 3 ? "!" : "";
+    evidence_marked |= *mark != '\0';
+    lower_bound |= p.cost.total_is_lower_bound();
+    recommended |= p.recommended;
+    fmt::print("  #{}{}{} {} {} × {} ({}×{}): {}{}, {}\n", i + 1, p.recommended ? "R" : "", mark, p.provider, p.instance_type,
+               p.instances, p.gpus_per_instance, p.gpu_name, p.cost.total_is_lower_bound() ? "≥" : "",
+               server::locale_money(p.total_usd(), lang), server::locale_duration(p.time_seconds(), lang));
   }
+  if (recommended) fmt::print("  {}\n", t.value("cli_ask_mark_recommended", ""));
+  if (evidence_marked)
+    fmt::print("  {}\n", server::fill_text(t.value("cli_ask_mark_evidence", ""),
+                                            {{"days", server::locale_count(planned->request.stale_after_days, lang)}}));
+  if (lower_bound) fmt::print("  {}\n", t.value("cli_ask_mark_lower_bound", ""));
+  // Serving without a duration in the sentence: the plan priced --hours' default (720 h = 30
+  // days); say so, as the total depends on it.
+  const bool hours_said = std::any_of(ask.fields.begin(), ask.fields.end(), [](const auto& f) { return f.name == "hours"; });
+  if (planned->request.workload == PlanWorkload::serving && !hours_said)
+    fmt::print("  {}\n", server::fill_text(t.value("cli_ask_hours_assumed", ""),
+                                            {{"duration", server::locale_duration(planned->request.hours * 3600.0, lang)}}));
   if (ask.budget_usd || ask.deadline_seconds) {
     const auto within = api::first_plan_within(ask, res);
     fmt::print("{}\n", within ? server::fill_text(t.value("within_yes", ""), {{"rank", std::to_string(*within + 1)}})

@@ -147,7 +147,9 @@ void run_offers(const api::OffersInput& in, const OffersOptions& opts, const Glo
         o.id,
         o.gpu_name.value_or(o.gpu_name_raw + " (unresolved)"),
         std::to_string(o.gpu_count),
-        o.gpu_memory_bytes ? fmt::format("{:g}", std::round(*o.gpu_memory_bytes / 1e8) / 10) : "unknown",
+        r.gpu_memory_bytes ? fmt::format("{:g}{}", std::round(*r.gpu_memory_bytes / 1e8) / 10,
+                                         r.gpu_memory_from_datasheet ? " (datasheet)" : "")
+                           : "unknown",
         money(r.usd_per_gpu_hour),
         money(r.price ? std::optional<double>(r.price->usd_per_hour) : std::nullopt),
         r.bandwidth_bytes_per_s ? fmt::format("{:.2f}", *r.bandwidth_bytes_per_s / 1e12) : "unknown",

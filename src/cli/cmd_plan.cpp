@@ -130,6 +130,11 @@ void print_table(const PlanRequest& r, const PlanResult& res) {
     footer += fmt::format(" {} slower plans hidden (over {}: 30 days or 4× the recommended plan's time; --all lists them).",
                           res.plans_hidden, duration_text(res.hidden_slower_than_seconds));
   }
+  if (res.plans_hidden_short > 0) {
+    footer += fmt::format(" {} plans on more nodes than needed that finish in under 10 min hidden (a cluster is not "
+                          "rented for seconds; --all lists them).",
+                          res.plans_hidden_short);
+  }
   fmt::print("{}", wrap_text(footer, width, ""));
   if (images) {
     for (std::size_t i = 0; i < res.plans.size(); ++i) {
@@ -155,7 +160,7 @@ void print_table(const PlanRequest& r, const PlanResult& res) {
     }
   }
   auto summary = [&](std::size_t n, PlanWarningCode c, const char* what) {
-    if (n) print_warning_line("  ", PlanWarning{c, fmt::format("{} plans {}", n, what)}, width);
+    if (n) print_warning_line("  ", PlanWarning{c, fmt::format("{} plans {}", n, what), {}}, width);
   };
   summary(undated, PlanWarningCode::price_date_unknown, "have prices whose source gives no date");
   summary(unconfirmed, PlanWarningCode::not_confirmed_available, "use listed prices never confirmed available");

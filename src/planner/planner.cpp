@@ -528,10 +528,13 @@ double dataset_bytes(const PlanRequest& r, const ModelArch& arch) {
 }
 
 void add_warning(std::vector<PlanWarning>& w, PlanWarningCode code, std::string message) {
-  w.push_back(PlanWarning{code, std::move(message)});
+  w.push_back(PlanWarning{code, std::move(message), {}});
 }
 
 constexpr double kLongRunSeconds = 30.0 * kSecondsPerDay;
+/// Multi-node plans finishing sooner than this are hidden (select_rows; docs/planner.md): NCCL
+/// start-up, data loading and the first checkpoint alone take minutes on a cluster.
+constexpr double kMinMultiNodeRunSeconds = 600;
 
 /// An offer the planner can run on, with what admission learned about it.
 struct AdmittedOffer {
@@ -1538,10 +1541,11 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
     // Say which node sizes the offers have, how N splits into those that divide it (and why
     // those offers cannot take it), and the nearest counts the others can run.
     const int n = *request.gpus_total;
-    std::string sizes, splits, nearest;
+    std::string sizes, splits, split_values, nearest;
     for (int g : st.exact_node_sizes) sizes += fmt::format("{}{}", sizes.empty() ? "" : ", ", g);
     for (int g : st.dividing_sizes_unavailable) {
       splits += fmt::format("{}{} × {}-GPU nodes", splits.empty() ? "" : " or ", n / g, g);
+      split_values += fmt::format("{}{} × {}", split_values.empty() ? "" : ", ", n / g, g);  // nodes × GPUs per node
     }
     for (auto it = st.exact_node_sizes.rbegin(); it != st.exact_node_sizes.rend(); ++it) {
       const int g = *it;
@@ -1550,9 +1554,12 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
       nearest += fmt::format("{}{}{} on {}-GPU nodes", nearest.empty() ? "" : "; ",
                              lower > 0 ? fmt::format("--gpus {} or ", lower) : "", fmt::format("--gpus {}", upper), g);
     }
+    // Codes of their own (not estimate's gpus_not_multiple_of_node, one node size): the pages word
+    // the offered node sizes and the splits no offer can rent, as this sentence does.
     throw_invalid_coded(
-        "--gpus", "gpus_not_multiple_of_node",
-        {{"gpus", fmt::format("{}", n)}, {"per_node", fmt::format("{}", reject_gpn)}, {"per_node_offered", sizes}},
+        "--gpus", split_values.empty() ? "gpus_not_multiple_of_offered_nodes" : "gpus_split_not_rentable",
+        {{"gpus", fmt::format("{}", n)}, {"per_node", fmt::format("{}", reject_gpn)}, {"per_node_offered", sizes},
+         {"splits", split_values}},
         fmt::format("{} GPUs is not a multiple of the GPUs per node of any offer that can run it (offers have {} GPUs "
                     "per node{})",
                     n, sizes,
@@ -1606,6 +1613,22 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
   for (std::size_t i : feasible) group_members[candidates[i].region_group].push_back(i);
   for (auto& g : group_members) std::sort(g.begin(), g.end(), represents_before);
   std::erase_if(feasible, [&](std::size_t i) { return group_members[candidates[i].region_group].front() != i; });
+  if (!request.deadline_seconds && !request.show_all && !request.nodes_exact && !request.gpus_total) {
+    // A cluster rented for seconds is no plan (trial: 32-128 nodes × 8 MI300X for 2-5 s at
+    // --startup-minutes 0): a plan on more nodes than the fewest its offer runs the job on that
+    // finishes in under kMinMultiNodeRunSeconds leaves the list and the front. Not with
+    // --deadline (the deadline decides), --all, or a pinned --nodes / --gpus. docs/planner.md.
+    std::map<std::size_t, int> fewest;  ///< admitted offer → fewest nodes of its feasible plans
+    for (std::size_t i : feasible) {
+      auto [it, added] = fewest.try_emplace(candidate_offer[i], candidates[i].nodes);
+      if (!added) it->second = std::min(it->second, candidates[i].nodes);
+    }
+    const std::size_t before = feasible.size();
+    std::erase_if(feasible, [&](std::size_t i) {
+      return candidates[i].nodes > fewest[candidate_offer[i]] && candidates[i].time_seconds() < kMinMultiNodeRunSeconds;
+    });
+    result.plans_hidden_short = before - feasible.size();
+  }
   {
     // Recommendable evidence: dated, unflagged prices when any plan has one (order_rows).
     int best_any = 3;
@@ -1782,7 +1805,8 @@ std::optional<PlanWarning> context_warning(const PlanRequest& r, const ModelArch
                      fmt::format("{} {} exceeds the model's maximum context of {} tokens (max_position_embeddings): "
                                  "it was not trained for it (RoPE scaling or long-context fine-tuning needed)",
                                  training ? "--seq" : "--prompt-tokens + --output-tokens =", tokens,
-                                 arch.max_position_embeddings)};
+                                 arch.max_position_embeddings),
+                     {}};
 }
 
 /// Stage 6b: the recommended plan, the order (sort, then price-evidence tiers) and the counts.
@@ -1930,6 +1954,44 @@ void add_result_warnings(const PlanRequest& request, const PlanState& st, PlanRe
                               cheapest_rate->provider, cheapest_rate->instance_type, cheapest_rate->usd_per_gpu_hour,
                               cheapest_rate->total_usd(), cheapest_job->total_usd(), cheapest_job->provider,
                               cheapest_job->instance_type));
+    }
+  }
+  // The freshness rule recommends a clean price over a cheaper stale one: say by how much
+  // (trial of issue 10: a fresh quote was recommended at 4.2× a 52-day-old price, unsaid). The
+  // cheapest plan on a stale price (tier 1: dated, unflagged) when the recommended plan is clean
+  // and costs at least 10% more.
+  const Plan* rec = nullptr;
+  for (const Plan& p : result.plans) {
+    if (p.recommended) rec = &p;
+  }
+  if (demote && rec && rec->demotion_tier == 0) {
+    const Plan* stale = nullptr;
+    for (const Plan& p : result.plans) {
+      if (p.demotion_tier == 1 && p.price_age_days && (!stale || p.total_usd() < stale->total_usd())) stale = &p;
+    }
+    if (stale && stale->total_usd() > 0 && rec->total_usd() >= 1.1 * stale->total_usd()) {
+      auto usd = [](double v) { return v >= 100 ? fmt::format("${:.0f}", v) : fmt::format("${:.2f}", v); };
+      const double ratio = rec->total_usd() / stale->total_usd();
+      const std::string observed = stale->price_source.observed_at ? stale->price_source.observed_at->substr(0, 10) : "";
+      PlanWarning w{PlanWarningCode::cheaper_stale_plan,
+                    fmt::format("the recommended plan ({} {} × {}, {}) costs {:.1f}× the cheapest plan on a stale price: {} "
+                                "{} × {}, {}, price observed {}, {} days ago (older than {:.0f} days, so ranked after; "
+                                "--max-price-age {} ranks it with fresh prices)",
+                                rec->provider, rec->instance_type, rec->instances, usd(rec->total_usd()), ratio,
+                                stale->provider, stale->instance_type, stale->instances, usd(stale->total_usd()), observed,
+                                *stale->price_age_days, request.stale_after_days, *stale->price_age_days),
+                    {{"recommended_provider", rec->provider},
+                     {"recommended_instance_type", rec->instance_type},
+                     {"recommended_total_usd", fmt::format("{:.2f}", rec->total_usd())},
+                     {"ratio", fmt::format("{:.1f}", ratio)},
+                     {"provider", stale->provider},
+                     {"instance_type", stale->instance_type},
+                     {"nodes", fmt::format("{}", stale->instances)},
+                     {"total_usd", fmt::format("{:.2f}", stale->total_usd())},
+                     {"observed_at", observed},
+                     {"age_days", fmt::format("{}", *stale->price_age_days)},
+                     {"max_price_age_days", fmt::format("{:.0f}", request.stale_after_days)}}};
+      result.warnings.push_back(std::move(w));
     }
   }
   if (demote && !result.plans.empty() && best_tier > st.max_recommendable_tier) {
@@ -2274,6 +2336,7 @@ std::string_view plan_warning_code_name(PlanWarningCode c) noexcept {
     case PlanWarningCode::fp32_math_fallback: return "fp32_math_fallback";
     case PlanWarningCode::seq_exceeds_context: return "seq_exceeds_context";
     case PlanWarningCode::kv_heads_replicated: return "kv_heads_replicated";
+    case PlanWarningCode::cheaper_stale_plan: return "cheaper_stale_plan";
     case PlanWarningCode::gddr_serving: return "gddr_serving";
     case PlanWarningCode::spot_not_cheaper: return "spot_not_cheaper";
     case PlanWarningCode::reserved_commitment: return "reserved_commitment";

@@ -76,6 +76,10 @@ enum class PlanWarningCode {
   seq_exceeds_context,
   /// TP larger than the model's KV heads: each KV head is replicated on TP / kv_heads GPUs
   kv_heads_replicated,
+  /// result-level: the recommended plan (on a clean price) costs at least 10% more than a plan on
+  /// a stale price (dated, unflagged, older than --max-price-age) ranked after it; names that
+  /// plan, its price age and the cost ratio (values: docs/planner.md "Price evidence")
+  cheaper_stale_plan,
 };
 std::string_view plan_warning_code_name(PlanWarningCode c) noexcept;
 
@@ -83,6 +87,9 @@ std::string_view plan_warning_code_name(PlanWarningCode c) noexcept;
 struct PlanWarning {
   PlanWarningCode code = PlanWarningCode::billing_assumption;
   std::string message;  ///< one plain sentence
+  /// The figures the sentence quotes, by name (units in names: `_usd`, `_days`), for front ends
+  /// that word it themselves (web/locales warn_CODE); empty for most codes.
+  std::map<std::string, std::string> values;
   std::string_view name() const noexcept { return plan_warning_code_name(code); }
 };
 
@@ -231,6 +238,9 @@ struct PlanResult {
   /// (PlanRequest::hide_slower_than_factor); 0 with --deadline or --all (show_all).
   std::size_t plans_hidden = 0;
   double hidden_slower_than_seconds = 0;  ///< the horizon applied when plans_hidden > 0
+  /// Plans left out because they rent more nodes than their offer's fewest for the job and finish
+  /// in under 10 minutes (a cluster rented for seconds); 0 with --deadline, --all, --nodes or --gpus.
+  std::size_t plans_hidden_short = 0;
 };
 
 /// The store read's memory floor for `request` (OfferQuery::memory_floor): every layout keeps the

@@ -342,6 +342,22 @@ std::string fill(std::string text, const std::map<std::string, std::string>& var
   return text;
 }
 
+/// The locale's sentence `key` in the plural form of the count it agrees with (trial of issue 10:
+/// "1 plans affichés"): `KEY_one` when the locale has it and the count named by `KEY_plural_by`
+/// ("shown", "total", "count") is in CLDR's "one" category for the language (en: 1; fr: 0 and 1;
+/// th: no plural forms, never), else `KEY`. `counts` holds the counts by the names the sentence uses.
+std::string plural_text(const json& t, const std::string& key, const std::string& lang,
+                        const std::map<std::string, double>& counts) {
+  const std::string by = t.value(key + "_plural_by", "");
+  const auto it = counts.find(by);
+  if (it != counts.end() && t.contains(key + "_one")) {
+    const double n = it->second;
+    const bool one = lang == "en" ? n == 1 : lang == "fr" ? (n == 0 || n == 1) : false;
+    if (one) return t[key + "_one"].get<std::string>();
+  }
+  return t.value(key, "");
+}
+
 /// The language of a request without a /en, /fr or /th prefix: Accept-Language (RFC 9110
 /// §12.5.4) read as a list of language ranges with weights ("fr-CH, fr;q=0.9, th;q=0.95, *;q=0.1"):
 /// the supported language with the highest weight wins (a range "fr-CH" matches "fr"; "*" any
@@ -437,8 +453,8 @@ std::string price_svg(const json& observations, const std::string& lang, const j
   std::string path, dots;
   for (std::size_t i = 0; i < pts.size(); ++i) {
     path += fmt::format("{}{:.1f},{:.1f}", i ? " L" : "M", x(i), y(pts[i].second));
-    dots += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\"><title>{}: {}</title></circle>", x(i), y(pts[i].second),
-                        date_text(pts[i].first, lang, t), money(pts[i].second, lang));
+    dots += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\"><title>{}{}{}</title></circle>", x(i), y(pts[i].second),
+                        date_text(pts[i].first, lang, t), t.value("label_separator", ": "), money(pts[i].second, lang));
   }
   return fmt::format(
       "<svg class=\"chart\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\">"
@@ -466,9 +482,10 @@ std::string pareto_svg(const json& plans, const std::string& lang, const json& t
     const double cx = L + (W - L - 10) * p["total_usd"].get<double>() / xmax;
     const double cy = 10 + (H - B - 10) * (1 - p["time_seconds"].get<double>() / ymax);
     const bool front = p["on_pareto_front"].get<bool>();
-    dots += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{}\" class=\"{}\"><title>#{} {} {}: {}, {}</title></circle>", cx, cy,
+    dots += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{}\" class=\"{}\"><title>#{} {} {}{}{}, {}</title></circle>", cx, cy,
                         p["rank"] == 1 ? 6 : 4, front ? "front" : "dominated", p["rank"].get<int>(),
                         html_escape(p["provider"].get<std::string>()), html_escape(p["gpu_name"].get<std::string>()),
+                        t.value("label_separator", ": "),
                         money(p["total_usd"].get<double>(), lang), duration(p["time_seconds"].get<double>(), lang, t));
   }
   return fmt::format(
@@ -495,8 +512,8 @@ std::string memory_svg(const json& size, const std::string& lang, const json& t)
     const double w = W * term["bytes"].get<double>() / scale;
     const char* c = colours[i % 10];
     const std::string label = html_escape(term_label(term["name"].get<std::string>(), t));
-    rects += fmt::format("<rect x=\"{:.1f}\" y=\"0\" width=\"{:.1f}\" height=\"28\" fill=\"{}\"><title>{}: {}</title></rect>", x, w, c,
-                         label, gb(term["bytes"].get<double>(), lang));
+    rects += fmt::format("<rect x=\"{:.1f}\" y=\"0\" width=\"{:.1f}\" height=\"28\" fill=\"{}\"><title>{}{}{}</title></rect>", x, w, c,
+                         label, t.value("label_separator", ": "), gb(term["bytes"].get<double>(), lang));
     legend += fmt::format("<span class=\"key\"><i style=\"background:{}\"></i>{} {}</span> ", c, label,
                           gb(term["bytes"].get<double>(), lang));
     x += w;
@@ -587,7 +604,13 @@ std::string error_text(const Error& e, const std::string& lang, const json& t) {
   if (c && t.contains("error_" + c->code)) {
     std::map<std::string, std::string> vars = c->values;
     for (auto& [k, v] : vars) v = k.ends_with("_field") ? t.value("field_" + v, v) : localized_value(v, lang);
-    text = fill(t["error_" + c->code].get<std::string>(), vars);
+    std::map<std::string, double> counts;
+    for (const auto& [k, v] : c->values) {
+      char* end = nullptr;
+      const double n = std::strtod(v.c_str(), &end);
+      if (!v.empty() && end && *end == '\0') counts[k] = n;
+    }
+    text = fill(plural_text(t, "error_" + c->code, lang, counts), vars);
     if (const auto* f = dynamic_cast<const FilterError*>(&e))
       text += fill(t.value("error_filter_column", ""), {{"column", number(static_cast<double>(f->offset() + 1), 0, lang)}});
   } else if (lang == "en") {
@@ -602,16 +625,34 @@ std::string error_text(const Error& e, const std::string& lang, const json& t) {
 /// its numbers); French and Thai pages the locale's sentence for its code (`warn_CODE`), the
 /// engine's English only for a code the locales do not know (tests/server/locales_test.cpp checks
 /// that every planner code has one).
-std::string warning_text(const std::string& code, const std::string& message, const std::string& lang, const json& t) {
+/// A warning with `values` (PlanWarning::values) has them filled in, written as the page's
+/// language writes them: `_usd` as money, `ratio` with one decimal, `_days` and `nodes` as counts.
+std::string warning_text(const std::string& code, const std::string& message, const std::string& lang, const json& t,
+                         const json& values = json::object()) {
   if (lang == "en" || code.empty()) return message;
-  return t.value("warn_" + code, message);
+  std::map<std::string, std::string> vars;
+  for (auto it = values.begin(); it != values.end(); ++it) {
+    const std::string& k = it.key();
+    std::string v = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
+    char* end = nullptr;
+    const double n = std::strtod(v.c_str(), &end);
+    const bool numeric = !v.empty() && end && *end == '\0';
+    if (numeric && k.ends_with("_usd")) v = money(n, lang);
+    else if (numeric && k == "ratio") v = number(n, 1, lang);
+    else if (numeric && (k.ends_with("_days") || k == "nodes")) v = number(n, 0, lang);
+    else if (k == "observed_at") v = date_text(v, lang, t);
+    vars[k] = v;
+  }
+  return fill(t.value("warn_" + code, message), vars);
 }
 
 /// Warnings in plain words, with the code kept as a tooltip.
 json warnings_view(const json& warnings, const std::string& lang, const json& t) {
   json a = json::array();
   for (const auto& w : warnings)
-    a.push_back({{"code", w["code"]}, {"message", warning_text(w["code"].get<std::string>(), w["message"].get<std::string>(), lang, t)}});
+    a.push_back({{"code", w["code"]},
+                 {"message", warning_text(w["code"].get<std::string>(), w["message"].get<std::string>(), lang, t,
+                                          w.value("values", json::object()))}});
   return a;
 }
 
@@ -725,7 +766,10 @@ class Pages {
         json row = {{"id", r["id"]},
                     {"gpu", r["gpu_name"].is_string() ? r["gpu_name"] : r["gpu_name_raw"]},
                     {"count", r["gpu_count"]},
-                    {"vram", r["gpu_memory_bytes"].is_number() ? number(r["gpu_memory_bytes"].get<double>() / 1e9, 0, pg.lang) : pg.t.value("unknown", "")},
+                    {"vram", r["gpu_memory_bytes"].is_number()
+                                 ? number(r["gpu_memory_bytes"].get<double>() / 1e9, 0, pg.lang) +
+                                       (r["gpu_memory_source"] == "datasheet" ? " (" + pg.t.value("vram_from_datasheet", "") + ")" : "")
+                                 : pg.t.value("unknown", "")},
                     {"per_gpu", money_opt(r["usd_per_gpu_hour"], pg.lang, pg.t)},
                     {"per_gpu_sort", r["usd_per_gpu_hour"].is_number() ? fmt::format("{:.4f}", r["usd_per_gpu_hour"].get<double>()) : "1e9"},
                     {"per_hour", money_opt(r["usd_per_hour"], pg.lang, pg.t)},
@@ -770,7 +814,9 @@ class Pages {
       }
       ctx["rows"] = view;
       ctx["groups"] = gview;
-      ctx["summary"] = fill(pg.t.value("offers_summary", ""), {{"shown", number(static_cast<double>(view.size()), 0, pg.lang)},
+      ctx["summary"] = fill(plural_text(pg.t, "offers_summary", pg.lang,
+                                        {{"shown", static_cast<double>(view.size())}, {"total", static_cast<double>(out.counts.offers)}}),
+                            {{"shown", number(static_cast<double>(view.size()), 0, pg.lang)},
                                                                {"total", number(static_cast<double>(out.counts.offers), 0, pg.lang)},
                                                                {"today", date_text(out.query.now_date, pg.lang, pg.t)}});
     } catch (const Error& e) {
@@ -1016,7 +1062,10 @@ class Pages {
       ctx["suggestions"] = words.suggestions;
       ctx["no_plan_code"] = out.result.no_plan->code;
     }
-    ctx["plan_summary"] = fill(pg.t.value("plan_summary", ""), {{"model", result["model"].get<std::string>()},
+    ctx["plan_summary"] = fill(plural_text(pg.t, "plan_summary", pg.lang,
+                                           {{"shown", static_cast<double>(result["plans"].size())},
+                                            {"total", result["plans_total"].get<double>()}}),
+                               {{"model", result["model"].get<std::string>()},
                                                                {"shown", std::to_string(result["plans"].size())},
                                                                {"total", std::to_string(result["plans_total"].get<int>())}});
     if (ask && (ask->budget_usd || ask->deadline_seconds)) {

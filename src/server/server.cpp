@@ -84,7 +84,9 @@ bool etag_listed(const std::string& if_none_match, const std::string& etag) {
   return false;
 }
 
-json error_body(const Error& e) {
+/// `req`: the request, when known: a filter given as the query parameter `q` is named "/q" (the
+/// parameter the client wrote), not the body field "/filter".
+json error_body(const Error& e, const httplib::Request* req = nullptr) {
   // message_code and values (util/error_code.hpp): the message's stable id and the values it
   // quotes, for a client that words errors in its own language; "" and {} when it has none.
   const ErrorCode* c = error_code_of(e);
@@ -94,6 +96,13 @@ json error_body(const Error& e) {
   if (const auto* f = dynamic_cast<const FilterError*>(&e)) {  // where in the filter text
     body["offset"] = f->offset();
     body["length"] = f->length();
+    // One line: the CLI's message shows the filter under it with a caret (catalog/filter.cpp);
+    // the API keeps the first line and gives the position as values (1-based column, length).
+    const std::string& m = e.message();
+    body["message"] = fmt::format("{} (at column {})", m.substr(0, m.find('\n')), f->offset() + 1);
+    body["values"]["column"] = std::to_string(f->offset() + 1);
+    body["values"]["length"] = std::to_string(f->length());
+    if (req && req->has_param("q") && !req->has_param("filter")) body["field"] = "/q";
   }
   return body;
 }
@@ -103,7 +112,9 @@ void send_json(httplib::Response& res, int status, const json& body) {
   res.set_content(dump_json(body) + "\n", "application/json");
 }
 
-void send_error(httplib::Response& res, const Error& e) { send_json(res, http_status(e.kind()), error_body(e)); }
+void send_error(httplib::Response& res, const Error& e, const httplib::Request* req = nullptr) {
+  send_json(res, http_status(e.kind()), error_body(e, req));
+}
 
 /// An error the server answers itself (no engine Error behind it: 401, 403, 404, 413, 500, ...),
 /// in the same shape as error_body: code, message, field "", expected, message_code, values.
@@ -233,7 +244,7 @@ struct Server::Impl {
       try {
         f(req, res);
       } catch (const Error& e) {
-        send_error(res, e);
+        send_error(res, e, &req);
       } catch (const std::exception&) {
         send_internal_error(res);
       }
@@ -478,6 +489,15 @@ Server::Server(const api::Context& ctx, ServerOptions options) : impl_(std::make
                                                    : "http_bad_request";
     json values = json::object();
     if (res.status == 404) values["path"] = req.path;
+    // A POST without a body and without Content-Length: cpp-httplib answers 400 before any handler;
+    // say what is missing, with the code a handler gives an empty body (body_empty).
+    if (res.status == 400 && (req.method == "POST" || req.method == "PUT" || req.method == "PATCH") &&
+        !req.has_header("Content-Length") && !req.has_header("Transfer-Encoding") && req.body.empty()) {
+      send_server_error(res, 400, "invalid_input", "empty request body (no body and no Content-Length header)",
+                        "a request body with a Content-Length header (a JSON object; /api/import: an offer file)",
+                        "body_empty");
+      return;
+    }
     send_server_error(res, res.status, code, message, "", message_code, std::move(values));
   });
   impl_->routes();

@@ -30,7 +30,7 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 108> kCodes = {
+constexpr std::array<std::string_view, 110> kCodes = {
     "body_empty",
     "body_not_object",
     "both_given",
@@ -72,8 +72,10 @@ constexpr std::array<std::string_view, 108> kCodes = {
     "gpus_not_equal_layout",
     "gpus_not_multiple_of_layout",
     "gpus_not_multiple_of_node",
+    "gpus_not_multiple_of_offered_nodes",
     "gpus_not_multiple_of_pins",
     "gpus_not_split_over_nodes",
+    "gpus_split_not_rentable",
     "heads_not_dividing_hidden",
     "hidden_not_multiple_of_head_dim",
     "http_bad_request",

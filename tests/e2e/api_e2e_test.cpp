@@ -1355,7 +1355,7 @@ TEST_F(ApiE2E, EveryFieldErrorHasAMessageCodeAndNoEnglishOnFrenchAndThaiPages) {
       {"plan", {{"model", "mixtral-8x7b"}, {"task", "full"}, {"tokens", 5e8}, {"ep", 3}, {"today", "2026-11-30"}},
        "ep_not_dividing_experts"},
       {"plan", with(lora, {{"gpus", 8}, {"nodes", 3}}), "gpus_not_split_over_nodes"},
-      {"plan", with(lora, {{"gpus", 7}}), "gpus_not_multiple_of_node"},
+      {"plan", with(lora, {{"gpus", 7}}), "gpus_split_not_rentable"},  // 7 × 1-GPU nodes: none rentable as 7 nodes
       {"plan", with(serve, {{"pp", 2}}), "layout_training_only"},
       // plan: batch, ranges, counts
       {"plan", with(lora, {{"global_batch", 1000000}}), "global_batch_exceeds_tokens"},
