@@ -344,11 +344,11 @@ std::string fill(std::string text, const std::map<std::string, std::string>& var
 
 /// The locale's sentence `key` in the plural form of the count it agrees with (trial of issue 10:
 /// "1 plans affichés"): `KEY_one` when the locale has it and the count named by `KEY_plural_by`
-/// ("shown", "total", "count") is in CLDR's "one" category for the language (en: 1; fr: 0 and 1;
-/// th: no plural forms, never), else `KEY`. `counts` holds the counts by the names the sentence uses.
+/// ("shown", "total"; default "count") is in CLDR's "one" category for the language (en: 1; fr: 0
+/// and 1; th: no plural forms, never), else `KEY`. `counts` holds the counts by the names the sentence uses.
 std::string plural_text(const json& t, const std::string& key, const std::string& lang,
                         const std::map<std::string, double>& counts) {
-  const std::string by = t.value(key + "_plural_by", "");
+  const std::string by = t.value(key + "_plural_by", "count");
   const auto it = counts.find(by);
   if (it != counts.end() && t.contains(key + "_one")) {
     const double n = it->second;
