@@ -343,11 +343,21 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
               any_fit_at_mb = true;
               const std::int64_t batch = runnable_global_batch(ctx.global_batch, dp, mb);
               const TrainingStepRequest step_request = detail::training_step_request(r, layout, rc, batch);
-              TrainingStepEstimate est = estimate_training_step(arch, step_request, cluster, ctx.assumptions,
-                                                                step_figures(ctx, step_request));
-              if (r.mfu_override) apply_mfu_override(est, *r.mfu_override, n);
+              const TrainingStepModelFigures& figures = step_figures(ctx, step_request);
               const double tokens_per_step = static_cast<double>(batch) * static_cast<double>(r.seq_len);
               const double steps = std::ceil(ctx.tokens / tokens_per_step);
+              // Pruning that cannot change the result: a layout whose step-time lower bound
+              // (perf.hpp) already gives no less work than the best so far can never replace it
+              // (only a strictly shorter run does), so its full estimate is skipped. The margin
+              // (1e-9, relative) is far above the rounding by which the bound may exceed the step.
+              if (!r.mfu_override &&
+                  steps * training_step_seconds_lower_bound(arch, step_request, cluster, ctx.assumptions, figures) *
+                          (1.0 - 1e-9) >=
+                      best.work_seconds) {
+                break;  // a heavier recompute only adds compute (as below)
+              }
+              TrainingStepEstimate est = estimate_training_step(arch, step_request, cluster, ctx.assumptions, figures);
+              if (r.mfu_override) apply_mfu_override(est, *r.mfu_override, n);
               const double work = steps * est.step_seconds;
               est.tokens_per_s = tokens_per_step / est.step_seconds;
               if (work < best.work_seconds) {
