@@ -84,8 +84,8 @@ TEST(ImportBundled, AzureEuPricesCarryTheFetcherRunDate) {
 
 // SpareCores/sc-data@ce414d8e src/sc_data/data/sc-data-all.db, table server_price: ('aws', 'us-east-1', '',
 // 'g5.xlarge', 'Linux', 'ONDEMAND', 1.006, ..., 'USD', 'HOUR', '2024-02-21 08:20:21.856627'); server g5.xlarge:
-// 1 x NVIDIA A10G, 4 vCPUs, 16384 MiB RAM. p4d.24xlarge us-east-1 is in the same table at 32.7726 but left out
-// (the SkyPilot AWS excerpt carries a newer, undated price for the p-family).
+// 1 x NVIDIA A10G, 4 vCPUs, 16384 MiB RAM. p4d.24xlarge us-east-1 is in the same table at 32.7726 but left out:
+// AWS has cut it since (SkyPilot 21.957642, ewyluda 2026-10-10 21.9576), likewise p5 (98.32 there, 55.04 later).
 TEST(ImportBundled, SpareCoresAwsRowsCarryTheCrawlerTime) {
   const ImportBatch b = bundled_catalog();
   const Offer* g5 = b.find("aws/g5.xlarge/us-east-1");
@@ -107,7 +107,14 @@ TEST(ImportBundled, SpareCoresAwsRowsCarryTheCrawlerTime) {
         EXPECT_NE(o.instance_type.rfind("p4d", 0), 0u) << o.id;
         EXPECT_NE(o.instance_type.rfind("p5", 0), 0u) << o.id;
       }
-  EXPECT_EQ(rows, 434u);  // wc -l minus the header
+  EXPECT_EQ(rows, 471u);  // wc -l minus the header
+  // p3 is kept (its 2024 price equals the SkyPilot excerpt's): a region-level offer next to SkyPilot's
+  // zone-level ones, 8 x V100 16GB at 24.48 USD/h in us-east-1.
+  const Offer* p3 = b.find("aws/p3.16xlarge/us-east-1");
+  ASSERT_NE(p3, nullptr);
+  EXPECT_EQ(p3->gpu_count, 8);
+  ASSERT_FALSE(p3->prices.empty());
+  EXPECT_DOUBLE_EQ(p3->prices.front().usd_per_hour, 24.48);
 }
 
 TEST(ImportBundled, EveryOfferHasProvenanceAndUniqueId) {
@@ -116,9 +123,9 @@ TEST(ImportBundled, EveryOfferHasProvenanceAndUniqueId) {
   // skypilot 223+357+61+3+33+4+25+190+118+67+1+19 = 1101, fsdl 257+72, tardellirs 310,
   // ewyluda 353, gpuhunt 21 → 2114; + ewyluda observations 602 + AWS capacity blocks 4 → 2720;
   // + Cyclenerd GCP GPU machines 1396 (wc -l minus the header) → 4116; + azure-pricing-radar
-  // 132 (wc -l minus the header) → 4248; + its 55 savings-plan rows → 4303; + Spare Cores AWS 434
-  // (wc -l minus the header) → 4737.
-  EXPECT_EQ(b.rows_read, 4737u);
+  // 132 (wc -l minus the header) → 4248; + its 55 savings-plan rows → 4303; + Spare Cores AWS 471
+  // (wc -l minus the header) → 4774.
+  EXPECT_EQ(b.rows_read, 4774u);
   std::set<std::string> ids;
   for (const Offer& o : b.offers) {
     EXPECT_TRUE(ids.insert(o.id).second) << "duplicate id " << o.id;
