@@ -6,18 +6,13 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <limits>
 #include <map>
-#include <memory>
-#include <new>
 #include <set>
 #include <tuple>
-#include <type_traits>
 #include <unordered_map>
-#include <utility>
 
 #include "catalog/filter.hpp"
 #include "catalog/freshness.hpp"
@@ -163,21 +158,20 @@ struct LayoutSizing {
 /// looks them up tens of thousands of times, once per cluster: the lookup is the hot path).
 class LayoutTable {
  public:
-  /// 16,384 slots, at most half used (a 70B full fine-tune on the bundled catalog sizes ~5,600
-  /// layouts), allocated zeroed (calloc: fresh pages are zero already, so a plan that sizes few
-  /// layouts — 36 for the 530B quote — touches few of them instead of clearing them all).
-  LayoutTable() : slots_(allocate(16384)), capacity_(16384) {}
+  /// 16,384 slots: a 70B full fine-tune on the bundled catalog sizes ~5,600 layouts (the table
+  /// keeps at most half its slots used); growing from fewer costs more than starting there.
+  LayoutTable() : slots_(16384) {}
   /// The entry of `k`; `inserted` tells whether it was just created (value default).
   LayoutSizing& find_or_insert(const LayoutKey& k, bool& inserted) {
-    std::size_t i = hash(k) & (capacity_ - 1);
+    std::size_t i = hash(k) & (slots_.size() - 1);
     while (slots_[i].used) {
       if (slots_[i].key == k) {
         inserted = false;
         return slots_[i].value;
       }
-      i = (i + 1) & (capacity_ - 1);
+      i = (i + 1) & (slots_.size() - 1);
     }
-    if (2 * (size_ + 1) > capacity_) {
+    if (2 * (size_ + 1) > slots_.size()) {
       grow();
       return find_or_insert(k, inserted);
     }
@@ -189,21 +183,11 @@ class LayoutTable {
   }
 
  private:
-  /// All-zero bytes are an unused slot (an implicit-lifetime aggregate: calloc creates it).
   struct Slot {
     LayoutKey key;
     LayoutSizing value;
-    bool used;
+    bool used = false;
   };
-  static_assert(std::is_trivially_copyable_v<Slot> && std::is_trivially_destructible_v<Slot>);
-  struct Free {
-    void operator()(Slot* p) const noexcept { std::free(p); }
-  };
-  static std::unique_ptr<Slot[], Free> allocate(std::size_t n) {
-    auto* p = static_cast<Slot*>(std::calloc(n, sizeof(Slot)));
-    if (p == nullptr) throw std::bad_alloc();
-    return std::unique_ptr<Slot[], Free>(p);
-  }
   static std::size_t hash(const LayoutKey& k) {
     // Multiply-xor of the four words, then fold the high half down (the table masks low bits).
     std::uint64_t h = k.w0 * 0x9E3779B97F4A7C15ULL ^ k.w1 * 0xC2B2AE3D27D4EB4FULL ^ k.w2 * 0x165667B19E3779F9ULL ^
@@ -213,17 +197,16 @@ class LayoutTable {
     return static_cast<std::size_t>(h ^ (h >> 32));
   }
   void grow() {
-    std::unique_ptr<Slot[], Free> old = std::exchange(slots_, allocate(capacity_ * 4));
-    const std::size_t old_capacity = std::exchange(capacity_, capacity_ * 4);
+    std::vector<Slot> old(slots_.size() * 2);
+    old.swap(slots_);
     size_ = 0;
-    for (std::size_t i = 0; i < old_capacity; ++i) {
-      if (!old[i].used) continue;
+    for (const Slot& s : old) {
+      if (!s.used) continue;
       bool inserted = false;
-      find_or_insert(old[i].key, inserted) = old[i].value;
+      find_or_insert(s.key, inserted) = s.value;
     }
   }
-  std::unique_ptr<Slot[], Free> slots_;
-  std::size_t capacity_ = 0;
+  std::vector<Slot> slots_;
   std::size_t size_ = 0;
 };
 
