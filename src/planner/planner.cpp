@@ -158,9 +158,7 @@ struct LayoutSizing {
 /// looks them up tens of thousands of times, once per cluster: the lookup is the hot path).
 class LayoutTable {
  public:
-  /// 16,384 slots: a 70B full fine-tune on the bundled catalog sizes ~5,600 layouts (the table
-  /// keeps at most half its slots used); growing from fewer costs more than starting there.
-  LayoutTable() : slots_(16384) {}
+  LayoutTable() : slots_(4096) {}
   /// The entry of `k`; `inserted` tells whether it was just created (value default).
   LayoutSizing& find_or_insert(const LayoutKey& k, bool& inserted) {
     std::size_t i = hash(k) & (slots_.size() - 1);
