@@ -158,9 +158,7 @@ struct LayoutSizing {
 /// looks them up tens of thousands of times, once per cluster: the lookup is the hot path).
 class LayoutTable {
  public:
-  /// 16,384 slots: a 70B full fine-tune on the bundled catalog sizes ~5,600 layouts (the table
-  /// keeps at most half its slots used); growing from fewer costs more than starting there.
-  LayoutTable() : slots_(16384) {}
+  LayoutTable() : slots_(4096) {}
   /// The entry of `k`; `inserted` tells whether it was just created (value default).
   LayoutSizing& find_or_insert(const LayoutKey& k, bool& inserted) {
     std::size_t i = hash(k) & (slots_.size() - 1);
@@ -354,6 +352,10 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
           const int mb = mbs[mi];
           if (static_cast<std::int64_t>(dp) * mb > ctx.global_batch) break;  // one micro-batch per rank at least
           bool any_fit_at_mb = false;
+          // The step-time lower bound does not read the ZeRO stage (compute, bubble and host
+          // time only): computed once per recompute mode at this micro-batch, for both stages.
+          std::array<double, 3> bound_at_rc{};
+          std::array<bool, 3> bound_known{};
           for (std::size_t zi = 0; zi < n_zero; ++zi) {
             const int zero = zero_stages[zi];
             for (std::size_t ri = 0; ri < n_recomputes; ++ri) {
@@ -383,11 +385,16 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
               // (perf.hpp) already gives no less work than the best so far can never replace it
               // (only a strictly shorter run does), so its full estimate is skipped. The margin
               // (1e-9, relative) is far above the rounding by which the bound may exceed the step.
-              if (!r.mfu_override &&
-                  steps * training_step_seconds_lower_bound(arch, step_request, cluster, ctx.assumptions, figures) *
-                          (1.0 - 1e-9) >=
-                      best.work_seconds) {
-                break;  // a heavier recompute only adds compute (as below)
+              if (!r.mfu_override) {
+                const auto rc_index = static_cast<std::size_t>(rc);
+                if (!bound_known[rc_index]) {
+                  bound_at_rc[rc_index] =
+                      training_step_seconds_lower_bound(arch, step_request, cluster, ctx.assumptions, figures);
+                  bound_known[rc_index] = true;
+                }
+                if (steps * bound_at_rc[rc_index] * (1.0 - 1e-9) >= best.work_seconds) {
+                  break;  // a heavier recompute only adds compute (as below)
+                }
               }
               TrainingStepEstimate est = estimate_training_step(arch, step_request, cluster, ctx.assumptions, figures);
               if (r.mfu_override) apply_mfu_override(est, *r.mfu_override, n);
