@@ -82,6 +82,9 @@ constexpr BundledFile kBundled[] = {
     {"offers/azure-pricing-radar/azure-gpu-vms.csv", ImportFormat::generic_csv, "azure-pricing-radar",
      "andy-diericks/azure-pricing-radar@cf741f25c50759745f8eb5dcaf6c3746669c8f31:data/latest/vm-*.json"
      "[N-series Linux meters, converted; PROVENANCE.md §12]"},
+    {"offers/sparecores-aws/aws-gpu-ondemand-2024-02.csv", ImportFormat::generic_csv, "sparecores-aws",
+     "SpareCores/sc-data@ce414d8e9d6bb1faf6ce9407fedac0c1f25f587a:src/sc_data/data/sc-data-all.db"
+     "[AWS GPU on-demand, converted; PROVENANCE.md §13]"},
     {"offers/gpuhunt/tpu_pricing.json", ImportFormat::gpuhunt_tpu_pricing_json, "gpuhunt-tpu-pricing",
      "dstackai/gpuhunt@b707e743b2c27d7ec9be17e87e689997cbcbbeaf:src/gpuhunt/resources/tpu_pricing.json",
      "offers/gpuhunt/tpu_pricing.row-dates.csv"},

@@ -44,7 +44,9 @@ TEST(ImportBundled, AzureEuPricesCarryTheFetcherRunDate) {
         ++rows;
         EXPECT_EQ(p.source.observed_at, "2026-08-22T20:59:40Z") << o.id;
       }
-  EXPECT_EQ(rows, 132u);
+  // 132 on-demand and spot meters + 55 reserved-1y rows from the on-demand meters' 1-year savings-plan
+  // price (wc -l minus the header = 187).
+  EXPECT_EQ(rows, 187u);
   const Offer* nd = b.find("azure/standard_nd96isr_h100_v5/westeurope");
   ASSERT_NE(nd, nullptr);
   EXPECT_EQ(nd->gpu_count, 8);
@@ -60,6 +62,59 @@ TEST(ImportBundled, AzureEuPricesCarryTheFetcherRunDate) {
   EXPECT_DOUBLE_EQ(radar(PriceKind::on_demand)->usd_per_hour, 127.816);
   ASSERT_NE(radar(PriceKind::spot), nullptr);
   EXPECT_DOUBLE_EQ(radar(PriceKind::spot)->usd_per_hour, 23.620397);
+  // vm-swedencentral.json at cf741f2, meter DZH318Z0F8W2/0011 ("NC40adsH100v5", productName without
+  // "Windows"): retailPrice 9.074, savingsPlanPrice 7.5486606 (the fetcher keeps the "1 Year" term).
+  // The Windows meter of the same size (10.914 / 9.0793566) is not read.
+  const Offer* nc = b.find("azure/standard_nc40ads_h100_v5/swedencentral");
+  ASSERT_NE(nc, nullptr);
+  const PriceObservation* od = nullptr;
+  const PriceObservation* sp1y = nullptr;
+  for (const PriceObservation& p : nc->prices) {
+    if (p.source.dataset != "azure-pricing-radar") continue;
+    if (p.kind == PriceKind::on_demand) od = &p;
+    if (p.kind == PriceKind::reserved_1y) sp1y = &p;
+  }
+  ASSERT_NE(od, nullptr);
+  ASSERT_NE(sp1y, nullptr);
+  EXPECT_DOUBLE_EQ(od->usd_per_hour, 9.074);
+  EXPECT_DOUBLE_EQ(sp1y->usd_per_hour, 7.5486606);
+  // ND96isr H100 v5 in westeurope has no savings-plan price in the file: no reserved row is made up.
+  EXPECT_EQ(radar(PriceKind::reserved_1y), nullptr);
+}
+
+// SpareCores/sc-data@ce414d8e src/sc_data/data/sc-data-all.db, table server_price: ('aws', 'us-east-1', '',
+// 'g5.xlarge', 'Linux', 'ONDEMAND', 1.006, ..., 'USD', 'HOUR', '2024-02-21 08:20:21.856627'); server g5.xlarge:
+// 1 x NVIDIA A10G, 4 vCPUs, 16384 MiB RAM. p4d.24xlarge us-east-1 is in the same table at 32.7726 but left out:
+// AWS has cut it since (SkyPilot 21.957642, ewyluda 2026-10-10 21.9576), likewise p5 (98.32 there, 55.04 later).
+TEST(ImportBundled, SpareCoresAwsRowsCarryTheCrawlerTime) {
+  const ImportBatch b = bundled_catalog();
+  const Offer* g5 = b.find("aws/g5.xlarge/us-east-1");
+  ASSERT_NE(g5, nullptr);
+  EXPECT_EQ(g5->gpu_count, 1);
+  EXPECT_EQ(g5->gpu_name, std::optional<std::string>("NVIDIA A10G"));
+  const PriceObservation* sc = nullptr;
+  for (const PriceObservation& p : g5->prices)
+    if (p.source.dataset == "sparecores-aws") sc = &p;
+  ASSERT_NE(sc, nullptr);
+  EXPECT_EQ(sc->kind, PriceKind::on_demand);
+  EXPECT_DOUBLE_EQ(sc->usd_per_hour, 1.006);
+  EXPECT_EQ(sc->source.observed_at, std::optional<std::string>("2024-02-21T08:20:21Z"));
+  std::size_t rows = 0;
+  for (const Offer& o : b.offers)
+    for (const PriceObservation& p : o.prices)
+      if (p.source.dataset == "sparecores-aws") {
+        ++rows;
+        EXPECT_NE(o.instance_type.rfind("p4d", 0), 0u) << o.id;
+        EXPECT_NE(o.instance_type.rfind("p5", 0), 0u) << o.id;
+      }
+  EXPECT_EQ(rows, 471u);  // wc -l minus the header
+  // p3 is kept (its 2024 price equals the SkyPilot excerpt's): a region-level offer next to SkyPilot's
+  // zone-level ones, 8 x V100 16GB at 24.48 USD/h in us-east-1.
+  const Offer* p3 = b.find("aws/p3.16xlarge/us-east-1");
+  ASSERT_NE(p3, nullptr);
+  EXPECT_EQ(p3->gpu_count, 8);
+  ASSERT_FALSE(p3->prices.empty());
+  EXPECT_DOUBLE_EQ(p3->prices.front().usd_per_hour, 24.48);
 }
 
 TEST(ImportBundled, EveryOfferHasProvenanceAndUniqueId) {
@@ -68,8 +123,9 @@ TEST(ImportBundled, EveryOfferHasProvenanceAndUniqueId) {
   // skypilot 223+357+61+3+33+4+25+190+118+67+1+19 = 1101, fsdl 257+72, tardellirs 310,
   // ewyluda 353, gpuhunt 21 → 2114; + ewyluda observations 602 + AWS capacity blocks 4 → 2720;
   // + Cyclenerd GCP GPU machines 1396 (wc -l minus the header) → 4116; + azure-pricing-radar
-  // 132 (wc -l minus the header) → 4248.
-  EXPECT_EQ(b.rows_read, 4248u);
+  // 132 (wc -l minus the header) → 4248; + its 55 savings-plan rows → 4303; + Spare Cores AWS 471
+  // (wc -l minus the header) → 4774.
+  EXPECT_EQ(b.rows_read, 4774u);
   std::set<std::string> ids;
   for (const Offer& o : b.offers) {
     EXPECT_TRUE(ids.insert(o.id).second) << "duplicate id " << o.id;
