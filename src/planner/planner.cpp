@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <deque>
 #include <limits>
 #include <map>
@@ -42,8 +44,33 @@ struct ClusterKey {
   auto tie() const {
     return std::tie(gpu, gpus_per_node, nodes, link, intra_bytes_per_s, inter_bytes_per_s, capacity_bytes);
   }
-  bool operator<(const ClusterKey& o) const { return tie() < o.tie(); }
+  bool operator==(const ClusterKey& o) const { return tie() == o.tie(); }
 };
+
+/// Hash of every ClusterKey field (the doubles by value: +0.0 and −0.0 hash alike, as they
+/// compare equal).
+struct ClusterKeyHash {
+  std::size_t operator()(const ClusterKey& k) const noexcept {
+    auto bits = [](double v) {
+      v += 0.0;  // −0.0 → +0.0
+      std::uint64_t u = 0;
+      std::memcpy(&u, &v, sizeof u);
+      return u;
+    };
+    std::uint64_t h = reinterpret_cast<std::uintptr_t>(k.gpu) * 0x9E3779B97F4A7C15ULL;
+    auto mix = [&h](std::uint64_t v) {
+      h ^= v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
+    };
+    mix(static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.gpus_per_node)) |
+        static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.nodes)) << 32);
+    mix(static_cast<std::uint64_t>(k.link));
+    mix(bits(k.intra_bytes_per_s));
+    mix(bits(k.inter_bytes_per_s));
+    mix(bits(k.capacity_bytes));
+    return static_cast<std::size_t>(h);
+  }
+};
+
 
 /// The best layout found for one cluster (or why none fits).
 struct SearchOutcome {
@@ -62,6 +89,10 @@ struct SearchOutcome {
   double steps = 0;                    ///< training: optimizer steps
   bool meets_latency = true;           ///< serving: TTFT/TPOT within the target (Plan::meets_latency_target)
 };
+
+/// The search result per cluster configuration, once per plan. Node-based: a Candidate keeps a
+/// pointer to its outcome.
+using ClusterOutcomes = std::unordered_map<ClusterKey, SearchOutcome, ClusterKeyHash>;
 
 /// Inter-node bandwidth assumed when the offer names the network but not its speed, bits/s per
 /// node. Stated in a link_assumed warning. Conservative single-NIC figures: 100 GbE, 200 Gb/s
@@ -127,7 +158,9 @@ struct LayoutSizing {
 /// looks them up tens of thousands of times, once per cluster: the lookup is the hot path).
 class LayoutTable {
  public:
-  LayoutTable() : slots_(4096) {}
+  /// 16,384 slots: a 70B full fine-tune on the bundled catalog sizes ~5,600 layouts (the table
+  /// keeps at most half its slots used); growing from fewer costs more than starting there.
+  LayoutTable() : slots_(16384) {}
   /// The entry of `k`; `inserted` tells whether it was just created (value default).
   LayoutSizing& find_or_insert(const LayoutKey& k, bool& inserted) {
     std::size_t i = hash(k) & (slots_.size() - 1);
@@ -343,11 +376,21 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
               any_fit_at_mb = true;
               const std::int64_t batch = runnable_global_batch(ctx.global_batch, dp, mb);
               const TrainingStepRequest step_request = detail::training_step_request(r, layout, rc, batch);
-              TrainingStepEstimate est = estimate_training_step(arch, step_request, cluster, ctx.assumptions,
-                                                                step_figures(ctx, step_request));
-              if (r.mfu_override) apply_mfu_override(est, *r.mfu_override, n);
+              const TrainingStepModelFigures& figures = step_figures(ctx, step_request);
               const double tokens_per_step = static_cast<double>(batch) * static_cast<double>(r.seq_len);
               const double steps = std::ceil(ctx.tokens / tokens_per_step);
+              // Pruning that cannot change the result: a layout whose step-time lower bound
+              // (perf.hpp) already gives no less work than the best so far can never replace it
+              // (only a strictly shorter run does), so its full estimate is skipped. The margin
+              // (1e-9, relative) is far above the rounding by which the bound may exceed the step.
+              if (!r.mfu_override &&
+                  steps * training_step_seconds_lower_bound(arch, step_request, cluster, ctx.assumptions, figures) *
+                          (1.0 - 1e-9) >=
+                      best.work_seconds) {
+                break;  // a heavier recompute only adds compute (as below)
+              }
+              TrainingStepEstimate est = estimate_training_step(arch, step_request, cluster, ctx.assumptions, figures);
+              if (r.mfu_override) apply_mfu_override(est, *r.mfu_override, n);
               const double work = steps * est.step_seconds;
               est.tokens_per_s = tokens_per_step / est.step_seconds;
               if (work < best.work_seconds) {
@@ -1122,7 +1165,7 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
 }
 
 /// Searches one cluster, cached by the GPU configuration many offers share.
-const SearchOutcome& search_cluster(SearchContext& ctx, std::map<ClusterKey, SearchOutcome>& cache, const ClusterKey& key) {
+const SearchOutcome& search_cluster(SearchContext& ctx, ClusterOutcomes& cache, const ClusterKey& key) {
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   SearchOutcome o;
@@ -1389,7 +1432,7 @@ std::pair<std::string, double> deadline_at_least(double s) {
 struct Candidate {
   std::size_t offer = 0;                   ///< index into Candidates::admitted
   int nodes = 1;
-  const SearchOutcome* outcome = nullptr;  ///< into Candidates::searched (std::map: stable)
+  const SearchOutcome* outcome = nullptr;  ///< into Candidates::searched (node-based: stable)
   double total = 0;
   double time = 0;
   bool on_pareto_front = false;
@@ -1403,7 +1446,7 @@ struct Candidates {
   std::vector<AdmittedOffer> admitted;
   std::vector<Candidate> plans;
   std::vector<std::size_t> offer_of;   ///< plans[i] runs on admitted[offer_of[i]]
-  std::map<ClusterKey, SearchOutcome> searched;  ///< the search result per cluster configuration
+  ClusterOutcomes searched;            ///< the search result per cluster configuration
   CheckpointSizes ckpt;
   double data_bytes = 0;
   double tokens = 0;
@@ -1488,7 +1531,7 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
   const CheckpointSizes& ckpt = c.ckpt;
   const double data_bytes = c.data_bytes;
   const double tokens = c.tokens;
-  std::map<ClusterKey, SearchOutcome>& cache = c.searched;
+  ClusterOutcomes& cache = c.searched;
   RegionGroups region_groups;
   std::size_t tp_rejects = 0, gpus_rejects = 0;
   int reject_gpn = 0;
@@ -2402,7 +2445,7 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
   SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt, std::nullopt, {}, {}, {}, {}, false, 0, kInf, kInf};
   ctx.global_batch = request.effective_global_batch_seqs();
   ctx.tokens = request.training_tokens();
-  std::map<ClusterKey, SearchOutcome> cache;
+  ClusterOutcomes cache;
   const ClusterKey key = key_for(a, c.nodes);
   const SearchOutcome& o = search_cluster(ctx, cache, key);
   if (!o.fits) {

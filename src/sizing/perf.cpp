@@ -156,6 +156,8 @@ struct Work {
   double mtp_seconds = 0;                 ///< DeepSeek MTP module on the last rank (pretraining)
   double seconds_per_layer = 0;           ///< one decoder layer's compute on its rank
   int busiest_stage_layers = 0;           ///< decoder layers on the busiest rank
+  double eff16 = 0;                       ///< kernel_efficiency at the 16-bit peak (before the FP8 factor)
+  double hw_per_gpu = 0;                  ///< hardware FLOP per GPU per step (mean over ranks)
 };
 
 /// Decoder layers on pipeline rank `d` of `pp`: the request's pipeline_stage_layers, or
@@ -251,18 +253,20 @@ void validate_expert_parallel(const ModelArch& arch, const ParallelLayout& l) {
                   "etp × ep dividing tp × dp (experts are sharded within a stage's GPUs; etp defaults to tp)");
 }
 
-Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const ClusterSpec& c,
-                  const PerfAssumptions& a, const TrainingStepModelFigures& fig) {
+/// Phase 1 of compute_work: validation, FLOPs and the compute time per GPU averaged over the
+/// pipeline ranks (FP8, replicated KV heads, QLoRA and routed-expert factors included), before
+/// any communication term and the pipeline-stage balance. compute_work continues from it, and
+/// training_step_seconds_lower_bound stops after it: both read the very same doubles.
+void compute_phase(Work& w, const ModelArch& arch, const TrainingStepRequest& r, const ClusterSpec& c,
+                   const PerfAssumptions& a, const TrainingStepModelFigures& fig) {
   validate(r, c);
   validate_expert_parallel(arch, r.layout);
   validate_stage_layers(arch, r);
   const GpuSpec& gpu = *c.gpu;
   const ParallelLayout& l = r.layout;
-  Work w;
   TrainingStepEstimate& e = w.e;
   w.gpus = l.tp * l.pp * l.dp;
   const double tp = l.tp, pp = l.pp;
-  const int v = std::max(l.virtual_stages, 1);
 
   // Micro-batches per pipeline per step.
   const std::int64_t per_dp = std::max<std::int64_t>(r.global_batch_seqs / l.dp, 1);
@@ -287,6 +291,7 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
   w.peak = peak_for(gpu, wanted == Dtype::fp8 ? Dtype::bf16 : wanted);
   e.peak_flops_per_s = w.peak.flops_per_s;
   const double eff16 = kernel_efficiency(arch, r, gpu, a);
+  w.eff16 = eff16;
   const Peak p8 = wanted == Dtype::fp8 ? peak_for(gpu, Dtype::fp8) : Peak{};
   double time_factor = 1.0;
   if (p8.dtype == Dtype::fp8 && p8.flops_per_s > w.peak.flops_per_s && w.peak.flops_per_s > 0) {
@@ -296,6 +301,7 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
   }
   e.kernel_efficiency = eff16 / time_factor;  // effective, against the 16-bit peak
   const double hw_per_gpu = e.hardware_flop_per_step / static_cast<double>(w.gpus);
+  w.hw_per_gpu = hw_per_gpu;
   e.compute_seconds = safe_div(hw_per_gpu, w.peak.flops_per_s * e.kernel_efficiency);
   // TP above the KV heads: every GPU projects a whole KV head (replicated on tp / kv GPUs; memory
   // counts its weights, memory.cpp kv_replicated_params), 2 FLOP × 2·head_dim·hidden·(1 − kv/tp)
@@ -314,6 +320,43 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
     e.compute_seconds += safe_div(extra, w.peak.flops_per_s * e.kernel_efficiency);
   }
   if (r.task == Task::qlora) e.compute_seconds *= a.qlora_dequant_overhead;
+  // Routed experts: grouped GEMMs of width f_e plus the per-routed-token permute/unpermute and
+  // gating traffic (∝ k·h bytes against 6·k·h·f_e FLOPs) run below the dense efficiency by
+  // 1/(1 + expert_half_width / f_e); the slowest EP rank also does moe_load_imbalance × the mean.
+  if (arch.moe && arch.moe->num_routed_experts > 0 && arch.moe->expert_intermediate_size > 0) {
+    const double matmul = fig.matmul_params_per_token;
+    const MoeSpec& moe = *arch.moe;
+    const double active_expert = fig.active_routed_expert_params;
+    w.expert_flop_share = matmul > 0 ? std::clamp(active_expert / matmul, 0.0, 1.0) * w.hw_per_token.dense_matmul_flop /
+                                           std::max(w.hw_per_token.total_flop, 1.0)
+                                     : 0.0;
+    // The grouped GEMMs of one GPU are f_e / etp wide (expert tensor parallelism splits them).
+    w.expert_slowdown = (1.0 + a.expert_half_width * static_cast<double>(l.etp()) /
+                                   static_cast<double>(moe.expert_intermediate_size)) *
+                        (l.ep > 1 ? std::max(a.moe_load_imbalance, 1.0) : 1.0);
+    const double factor = (1.0 - w.expert_flop_share) + w.expert_flop_share * w.expert_slowdown;
+    // Dropless token dispatch: a fixed, GPU-independent time per MoE layer per micro-batch.
+    w.moe_fixed_seconds = md * std::ceil(static_cast<double>(moe.num_moe_layers) / pp) * a.moe_layer_overhead_seconds;
+    const double scaled = e.compute_seconds * factor;
+    e.compute_seconds = scaled + w.moe_fixed_seconds;
+    e.kernel_efficiency = safe_div(e.kernel_efficiency * (e.compute_seconds > 0 ? scaled / e.compute_seconds : 1.0),
+                                   factor);
+  }
+
+}
+
+Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const ClusterSpec& c,
+                  const PerfAssumptions& a, const TrainingStepModelFigures& fig) {
+  Work w;
+  compute_phase(w, arch, r, c, a, fig);
+  const GpuSpec& gpu = *c.gpu;
+  const ParallelLayout& l = r.layout;
+  TrainingStepEstimate& e = w.e;
+  const double tp = l.tp, pp = l.pp;
+  const int v = std::max(l.virtual_stages, 1);
+  const double md = static_cast<double>(e.micro_batches_per_step);
+  const double eff16 = w.eff16;
+  const double hw_per_gpu = w.hw_per_gpu;
 
   const double elem = comm_element_bytes(r.precision);
   const double h = static_cast<double>(arch.hidden_size);
@@ -364,29 +407,6 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
     e.ep_alltoall_seconds = md * w.moe_layers_per_stage * w.ep_collectives_per_layer * w.ep_alltoall_each_seconds *
                             (1.0 - a.ep_comm_overlap_fraction);
   }
-  // Routed experts: grouped GEMMs of width f_e plus the per-routed-token permute/unpermute and
-  // gating traffic (∝ k·h bytes against 6·k·h·f_e FLOPs) run below the dense efficiency by
-  // 1/(1 + expert_half_width / f_e); the slowest EP rank also does moe_load_imbalance × the mean.
-  if (arch.moe && arch.moe->num_routed_experts > 0 && arch.moe->expert_intermediate_size > 0) {
-    const double matmul = fig.matmul_params_per_token;
-    const MoeSpec& moe = *arch.moe;
-    const double active_expert = fig.active_routed_expert_params;
-    w.expert_flop_share = matmul > 0 ? std::clamp(active_expert / matmul, 0.0, 1.0) * w.hw_per_token.dense_matmul_flop /
-                                           std::max(w.hw_per_token.total_flop, 1.0)
-                                     : 0.0;
-    // The grouped GEMMs of one GPU are f_e / etp wide (expert tensor parallelism splits them).
-    w.expert_slowdown = (1.0 + a.expert_half_width * static_cast<double>(l.etp()) /
-                                   static_cast<double>(moe.expert_intermediate_size)) *
-                        (l.ep > 1 ? std::max(a.moe_load_imbalance, 1.0) : 1.0);
-    const double factor = (1.0 - w.expert_flop_share) + w.expert_flop_share * w.expert_slowdown;
-    // Dropless token dispatch: a fixed, GPU-independent time per MoE layer per micro-batch.
-    w.moe_fixed_seconds = md * std::ceil(static_cast<double>(moe.num_moe_layers) / pp) * a.moe_layer_overhead_seconds;
-    const double scaled = e.compute_seconds * factor;
-    e.compute_seconds = scaled + w.moe_fixed_seconds;
-    e.kernel_efficiency = safe_div(e.kernel_efficiency * (e.compute_seconds > 0 ? scaled / e.compute_seconds : 1.0),
-                                   factor);
-  }
-
   // Pipeline stage balance (perf.hpp): every 1F1B slot lasts as long as the busiest rank. The
   // compute above is the mean over the pp ranks; split it into decoder layers (timed alike) and
   // the output layer + loss (16-bit matmul V·h, outside the FP8 and expert factors), which the last
@@ -414,7 +434,7 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
       w.mtp_seconds = static_cast<double>(arch.mtp_layers) * (w.seconds_per_layer + w.head_seconds * (1.0 + 2.0 * h / vocab));
     }
     double busiest = -1;
-    for (int d = 0; d < l.pp; ++d) {
+    auto consider_stage = [&](int d) {
       const int n = stage_layers(r, arch.num_layers, d);
       const double t = n * w.seconds_per_layer + (d == l.pp - 1 ? w.head_seconds + w.mtp_seconds : 0.0);
       if (t > busiest) {
@@ -422,6 +442,16 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
         e.pp_busiest_stage = d;
         w.busiest_stage_layers = n;
       }
+    };
+    if (r.pipeline_stage_layers.empty()) {
+      // Megatron-Core's default split gives rank d no more layers than rank d − 1 (chunk c gets
+      // L/(pp·v), the remainder one each to the first chunks), and seconds_per_layer ≥ 0: of the
+      // ranks before the last, rank 0 is the first busiest, so only it and the last rank (which
+      // adds the output layer and loss) can be — the same rank and time as trying every rank.
+      consider_stage(0);
+      if (l.pp > 1) consider_stage(l.pp - 1);
+    } else {
+      for (int d = 0; d < l.pp; ++d) consider_stage(d);
     }
     const double balanced = mean + w.mtp_seconds / pp;
     e.pp_stage_imbalance = balanced > 0 ? busiest / balanced : 1.0;
@@ -533,6 +563,14 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
   return w;
 }
 
+void check_figures(const TrainingStepRequest& request, const TrainingStepModelFigures& figures) {
+  if (figures.seq_len != request.seq_len || figures.recompute != request.recompute || figures.task != request.task ||
+      (frozen_base(request.task) && figures.lora_rank != request.lora_rank)) {
+    throw_invalid("figures", "model figures computed for another sequence length, recompute, task or LoRA rank",
+                  "training_step_model_figures(arch, request) of this request");
+  }
+}
+
 std::string si(double v, const char* unit) {
   if (!std::isfinite(v)) return fmt::format("inf {}", unit);
   return fmt::format("{:.4g} {}", v, unit);
@@ -630,12 +668,29 @@ TrainingStepEstimate estimate_training_step(const ModelArch& arch, const Trainin
 TrainingStepEstimate estimate_training_step(const ModelArch& arch, const TrainingStepRequest& request,
                                             const ClusterSpec& cluster, const PerfAssumptions& assumptions,
                                             const TrainingStepModelFigures& figures) {
-  if (figures.seq_len != request.seq_len || figures.recompute != request.recompute || figures.task != request.task ||
-      (frozen_base(request.task) && figures.lora_rank != request.lora_rank)) {
-    throw_invalid("figures", "model figures computed for another sequence length, recompute, task or LoRA rank",
-                  "training_step_model_figures(arch, request) of this request");
-  }
+  check_figures(request, figures);
   return compute_work(arch, request, cluster, assumptions, figures).e;
+}
+
+double training_step_seconds_lower_bound(const ModelArch& arch, const TrainingStepRequest& request,
+                                         const ClusterSpec& cluster, const PerfAssumptions& a,
+                                         const TrainingStepModelFigures& figures) {
+  check_figures(request, figures);
+  Work w;
+  compute_phase(w, arch, request, cluster, a, figures);
+  const ParallelLayout& l = request.layout;
+  // compute_seconds ends at the busiest rank's compute (≥ the mean, which compute_phase gives),
+  // and every other term of step_seconds is ≥ 0; the bubble is (compute + TP + EP) × (p−1)/(v·m)
+  // ≥ compute × (p−1)/(v·m). step_seconds = max(GPU busy time, host time) ≥ the host time.
+  const double compute = w.e.compute_seconds;
+  const double md = static_cast<double>(w.e.micro_batches_per_step);
+  const double v = std::max(l.virtual_stages, 1);
+  const double bubble = l.pp > 1 ? compute * (l.pp - 1.0) / (v * md) : 0.0;
+  double per_layer = a.framework_overhead_seconds_per_layer;
+  if (frozen_base(request.task)) per_layer += a.lora_overhead_seconds_per_layer;
+  if (request.recompute == Recompute::full) per_layer *= a.recompute_overhead_factor;
+  const double host = md * std::ceil(static_cast<double>(arch.num_layers) / static_cast<double>(l.pp)) * per_layer;
+  return std::max(compute + bubble, host);
 }
 
 std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const TrainingStepRequest& r,

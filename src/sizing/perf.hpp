@@ -311,6 +311,18 @@ TrainingStepEstimate estimate_training_step(const ModelArch& arch, const Trainin
                                             const ClusterSpec& cluster, const PerfAssumptions& assumptions,
                                             const TrainingStepModelFigures& figures);
 
+/// A lower bound of estimate_training_step(arch, request, cluster, assumptions, figures)
+/// .step_seconds for a search that keeps the fastest layout: the compute time averaged over the
+/// pipeline ranks (the same doubles estimate_training_step computes first; the busiest rank's is
+/// never less) plus the pipeline bubble that compute alone causes, or the host time when that is
+/// larger; every communication, optimizer and balance term is left out (each is ≥ 0). About a
+/// quarter of the work of the full estimate. Mathematically ≤ step_seconds; the two are computed
+/// in different orders, so compare with a relative margin (1e-9 covers the rounding many times
+/// over). Same validation and errors as estimate_training_step.
+double training_step_seconds_lower_bound(const ModelArch& arch, const TrainingStepRequest& request,
+                                         const ClusterSpec& cluster, const PerfAssumptions& assumptions,
+                                         const TrainingStepModelFigures& figures);
+
 /// Kernel efficiency used for compute_seconds (exposed for explanations and tests).
 double kernel_efficiency(const ModelArch& arch, const TrainingStepRequest& request, const GpuSpec& gpu,
                          const PerfAssumptions& assumptions);
