@@ -2,13 +2,19 @@
 """Convert azure-pricing-radar data/latest/vm-<region>.json (Azure Retail Prices items keyed by
 skuId|meterId|type|reservationTerm) into gpuplan user-quote CSV rows (docs/import-format.md).
 Usage: convert-azure-pricing-radar.py OBSERVED_AT SOURCE vm-*.json > azure-gpu-vms.csv
-GPU model/count per size: the Azure fetcher table (src/fetch/sources_market.cpp kAzureSizes).
+GPU model/count per size: the Azure fetcher table (src/fetch/sources_market.cpp kAzureSizes), plus four sizes
+from the Azure size pages (see TABLE).
 Kept: Linux, 1 Hour, Consumption, on-demand and Spot meters; Low Priority and Windows skipped;
 an on-demand meter's `savingsPlanPrice` (the fetcher keeps the 1-year savings-plan term only) is written
 as a `reserved-1y` row of the same meter;
 a size is matched on its name without spaces/underscores (never guessed); first meter wins."""
 import json,csv,sys,re
-TABLE=[("Standard_NC6s_v3","V100 SXM2 16GB",1),("Standard_NC12s_v3","V100 SXM2 16GB",2),("Standard_NC24s_v3","V100 SXM2 16GB",4),("Standard_NC24rs_v3","V100 SXM2 16GB",4),("Standard_ND40rs_v2","V100 SXM2 32GB",8),("Standard_NC4as_T4_v3","T4",1),("Standard_NC8as_T4_v3","T4",1),("Standard_NC16as_T4_v3","T4",1),("Standard_NC64as_T4_v3","T4",4),("Standard_NC24ads_A100_v4","A100 PCIe 80GB",1),("Standard_NC48ads_A100_v4","A100 PCIe 80GB",2),("Standard_NC96ads_A100_v4","A100 PCIe 80GB",4),("Standard_ND96asr_v4","A100 SXM 40GB",8),("Standard_ND96amsr_A100_v4","A100 SXM 80GB",8),("Standard_NC40ads_H100_v5","H100 NVL",1),("Standard_NC80adis_H100_v5","H100 NVL",2),("Standard_ND96isr_H100_v5","H100 SXM",8),("Standard_ND96isr_H200_v5","H200 SXM",8),("Standard_ND96isr_MI300X_v5","MI300X",8),("Standard_NV36ads_A10_v5","A10",1),("Standard_NV72ads_A10_v5","A10",2)]
+TABLE=[("Standard_NC6s_v3","V100 SXM2 16GB",1),("Standard_NC12s_v3","V100 SXM2 16GB",2),("Standard_NC24s_v3","V100 SXM2 16GB",4),("Standard_NC24rs_v3","V100 SXM2 16GB",4),("Standard_ND40rs_v2","V100 SXM2 32GB",8),("Standard_NC4as_T4_v3","T4",1),("Standard_NC8as_T4_v3","T4",1),("Standard_NC16as_T4_v3","T4",1),("Standard_NC64as_T4_v3","T4",4),("Standard_NC24ads_A100_v4","A100 PCIe 80GB",1),("Standard_NC48ads_A100_v4","A100 PCIe 80GB",2),("Standard_NC96ads_A100_v4","A100 PCIe 80GB",4),("Standard_ND96asr_v4","A100 SXM 40GB",8),("Standard_ND96amsr_A100_v4","A100 SXM 80GB",8),("Standard_NC40ads_H100_v5","H100 NVL",1),("Standard_NC80adis_H100_v5","H100 NVL",2),("Standard_ND96isr_H100_v5","H100 SXM",8),("Standard_ND96isr_H200_v5","H200 SXM",8),("Standard_ND96isr_MI300X_v5","MI300X",8),("Standard_NV36ads_A10_v5","A10",1),("Standard_NV72ads_A10_v5","A10",2),
+  # Not in kAzureSizes; from the size pages (MicrosoftDocs/azure-docs articles/virtual-machines/nva10v5-series.md
+  # @1710700 "Standard_NV36adms_A10_v5 | 36 | 880 | 720 | 1 | 24", and nvv3-series.md @018ad8c "powered by NVIDIA
+  # Tesla M60", NV12s_v3 / NV24s_v3 / NV48s_v3 with 1 / 2 / 4 GPUs of 8 GiB, "1 GPU = one-half M60 card").
+  ("Standard_NV36adms_A10_v5","A10",1),("Standard_NV12s_v3","Tesla M60",1),("Standard_NV24s_v3","Tesla M60",2),
+  ("Standard_NV48s_v3","Tesla M60",4)]
 norm=lambda s: re.sub(r'[ _]','',s).lower()
 T={norm(a[len("Standard_"):]):(a,g,c) for a,g,c in TABLE}
 OBS=sys.argv[1]; SRC=sys.argv[2]

@@ -45,8 +45,9 @@ TEST(ImportBundled, AzureEuPricesCarryTheFetcherRunDate) {
         EXPECT_EQ(p.source.observed_at, "2026-08-22T20:59:40Z") << o.id;
       }
   // 132 on-demand and spot meters + 55 reserved-1y rows from the on-demand meters' 1-year savings-plan
-  // price (wc -l minus the header = 187).
-  EXPECT_EQ(rows, 187u);
+  // price + 39 rows of the four sizes added from the Azure size pages (NV36adms A10 v5, NV12s/24s/48s v3:
+  // 13 size x region pairs x on-demand, spot, savings plan) → wc -l minus the header = 226.
+  EXPECT_EQ(rows, 226u);
   const Offer* nd = b.find("azure/standard_nd96isr_h100_v5/westeurope");
   ASSERT_NE(nd, nullptr);
   EXPECT_EQ(nd->gpu_count, 8);
@@ -80,6 +81,14 @@ TEST(ImportBundled, AzureEuPricesCarryTheFetcherRunDate) {
   EXPECT_DOUBLE_EQ(sp1y->usd_per_hour, 7.5486606);
   // ND96isr H100 v5 in westeurope has no savings-plan price in the file: no reserved row is made up.
   EXPECT_EQ(radar(PriceKind::reserved_1y), nullptr);
+  // nvv3-series.md (MicrosoftDocs/azure-docs): NV12s_v3 has 1 GPU, "one-half M60 card" of 8 GiB; the
+  // westeurope Linux meter "NV12s v3" (DZH318Z0C0XF/0002) is 1.426 USD/h.
+  const Offer* nv = b.find("azure/standard_nv12s_v3/westeurope");
+  ASSERT_NE(nv, nullptr);
+  EXPECT_EQ(nv->gpu_count, 1);
+  EXPECT_EQ(nv->gpu_name, std::optional<std::string>("NVIDIA Tesla M60 (per GPU)"));
+  ASSERT_NE(nv->latest_price(PriceKind::on_demand), nullptr);
+  EXPECT_DOUBLE_EQ(nv->latest_price(PriceKind::on_demand)->usd_per_hour, 1.426);
 }
 
 // SpareCores/sc-data@ce414d8e src/sc_data/data/sc-data-all.db, table server_price: ('aws', 'us-east-1', '',
@@ -124,8 +133,8 @@ TEST(ImportBundled, EveryOfferHasProvenanceAndUniqueId) {
   // ewyluda 353, gpuhunt 21 → 2114; + ewyluda observations 602 + AWS capacity blocks 4 → 2720;
   // + Cyclenerd GCP GPU machines 1396 (wc -l minus the header) → 4116; + azure-pricing-radar
   // 132 (wc -l minus the header) → 4248; + its 55 savings-plan rows → 4303; + Spare Cores AWS 471
-  // (wc -l minus the header) → 4774.
-  EXPECT_EQ(b.rows_read, 4774u);
+  // (wc -l minus the header) → 4774; + 39 Azure rows of four sizes from the size pages → 4813.
+  EXPECT_EQ(b.rows_read, 4813u);
   std::set<std::string> ids;
   for (const Offer& o : b.offers) {
     EXPECT_TRUE(ids.insert(o.id).second) << "duplicate id " << o.id;
