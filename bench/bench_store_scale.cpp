@@ -9,7 +9,7 @@
 // (id + "/xK") whose prices are the original's × (1 + K/1000), so copies interleave with their
 // neighbours in price order, and every observation `history` older copies, dated 2024-01..2024-12
 // and priced +1%..+12%. These are SYNTHETIC rows for timing only (never data). The growth runs
-// at schema version 2 and the store is then reopened, so migrations 3 and 4 build latest_prices
+// at schema version 2 and the store is then reopened, so migrations 3 to 5 build latest_prices
 // from the grown history (their time is printed: what upgrading a store of that size costs).
 // Timed (median of reps): the FIRST PAGE (filter, default order or price, limit 50: what the
 // /offers page and `gpuplan offers` show first); a FULL filtered query (every match); the
@@ -143,7 +143,7 @@ void run(const std::string& backend, const std::string& url, int scale, int hist
   const double migrate_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t2).count();
   if (pg) exec_raw({"ANALYZE"});
   const StoreCounts c = store->counts();
-  fmt::print("{:<10} scale {:>3}: {:>7} offers, {:>8} observations (seed {:.1f} s, grow {:.1f} s, migrations 3+4 "
+  fmt::print("{:<10} scale {:>3}: {:>7} offers, {:>8} observations (seed {:.1f} s, grow {:.1f} s, migrations 3-5 "
              "{:.1f} s)\n",
              backend, scale, c.offers, c.observations, seed_s, grow_s, migrate_s);
   auto explain = [&](const OfferQuery& q) {

@@ -360,4 +360,23 @@ std::optional<IndexCandidates> index_candidates(const Filter& filter, const GpuC
   return std::nullopt;
 }
 
+std::vector<std::pair<std::string, double>> gpu_count_bounds(const Filter& filter) {
+  std::vector<const FilterNode*> ands;
+  conjuncts(filter.root(), ands);
+  std::vector<std::pair<std::string, double>> out;
+  for (const FilterNode* c : ands) {
+    if (c->kind != NodeKind::compare || c->field != FieldId::gpus) continue;
+    switch (c->op) {  // Compiler::compare's numeric operators
+      case CompareOp::eq:
+      case CompareOp::lt:
+      case CompareOp::le:
+      case CompareOp::gt:
+      case CompareOp::ge: out.emplace_back(std::string(detail::compare_op_text(c->op)), c->number); break;
+      case CompareOp::ne: out.emplace_back("<>", c->number); break;
+      default: break;
+    }
+  }
+  return out;
+}
+
 }  // namespace gpuplan

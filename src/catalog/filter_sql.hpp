@@ -68,4 +68,11 @@ struct IndexCandidates {
 };
 std::optional<IndexCandidates> index_candidates(const Filter& filter, const GpuCatalog& gpus);
 
+/// The comparisons `gpus OP N` among the filter's top-level conjuncts (every match satisfies
+/// each), as (SQL operator "=", "<>", "<", "<=", ">", ">=", N). latest_prices keeps the offer's
+/// gpu_count (migration 5), so a store's walk of latest_prices may repeat them on
+/// lp.gpu_count and skip rows on the index entry, before it reads the offer (issue 12:
+/// `gpu=H100 gpus>=8` at 100x the catalog). Empty when there is none.
+std::vector<std::pair<std::string, double>> gpu_count_bounds(const Filter& filter);
+
 }  // namespace gpuplan

@@ -10,6 +10,7 @@
 #include "catalog/importers.hpp"
 #include "util/csv.hpp"
 #include "util/error.hpp"
+#include "util/text_check.hpp"
 
 namespace gpuplan {
 
@@ -349,7 +350,43 @@ ImportBatch import_generic_csv(CsvReader& reader, const ImportSource& src) {
 }
 
 ImportBatch import_generic_json(std::string_view text, const ImportSource& src) {
-  const nlohmann::json doc = parse_json(text, src);
+  ImportBatch batch;
+  batch.dataset = src.dataset;
+  GpuCache gpu_cache;
+  // Each offer is imported as soon as the parser has read it, then its JSON dropped (issue 11:
+  // the document of 200,000 offers was held whole); errors keep their "file: /offers/i/key"
+  // (and syntax errors their file:line:col).
+  auto import_offer = [&](std::size_t i, nlohmann::json& o) {
+    const std::string pointer = fmt::format("/offers/{}", i);
+    if (!o.is_object()) {
+      throw Error(ErrorKind::invalid_input, src.file + ": " + pointer, "offer is not an object", "{\"provider\": ...}");
+    }
+    std::array<std::string, kFieldCount> cells;  // the record's own text; rec views it
+    Record rec{};
+    for (auto& [key, value] : o.items()) {
+      const FieldDef* f = field_def(key);
+      const std::string where = fmt::format("{}: {}/{}", src.file, pointer, key);
+      if (f == nullptr) {
+        throw Error(ErrorKind::invalid_input, where, fmt::format("unknown key '{}'", key), "only keys " + field_list());
+      }
+      if (value.is_null()) continue;
+      if (f->type == FieldType::number) {
+        if (!value.is_number()) throw Error(ErrorKind::invalid_input, where, "not a number", "a JSON number");
+        cells[static_cast<std::size_t>(f - kFields)] = value.dump();
+      } else {
+        if (!value.is_string()) throw Error(ErrorKind::invalid_input, where, "not a string", "a JSON string");
+        cells[static_cast<std::size_t>(f - kFields)] = std::move(value.get_ref<std::string&>());
+      }
+      rec[static_cast<std::size_t>(f - kFields)] = cells[static_cast<std::size_t>(f - kFields)];
+    }
+    if (!o.contains("observed_at")) {
+      throw Error(ErrorKind::invalid_input, src.file + ": " + pointer + "/observed_at", "missing key observed_at",
+                  "the date the price was seen (YYYY-MM-DD), or \"unknown\"");
+    }
+    Place p{src.file + ": " + pointer, (src.locator_base.empty() ? src.file : src.locator_base) + "#" + pointer, true};
+    import_record(rec, p, src, batch, gpu_cache);
+  };
+  const nlohmann::json doc = parse_json_strict(text, src.file, "offers", import_offer);
   const std::string top = src.file + ": /";
   if (!doc.is_object()) {
     throw Error(ErrorKind::invalid_input, top, "top level is not an object",
@@ -365,41 +402,6 @@ ImportBatch import_generic_json(std::string_view text, const ImportSource& src) 
   }
   if (!doc.contains("offers") || !doc.at("offers").is_array()) {
     throw Error(ErrorKind::invalid_input, top + "offers", "missing or not a list", "\"offers\": [ {...}, ... ]");
-  }
-  ImportBatch batch;
-  batch.dataset = src.dataset;
-  GpuCache gpu_cache;
-  const nlohmann::json& offers = doc.at("offers");
-  for (std::size_t i = 0; i < offers.size(); ++i) {
-    const std::string pointer = fmt::format("/offers/{}", i);
-    const nlohmann::json& o = offers[i];
-    if (!o.is_object()) {
-      throw Error(ErrorKind::invalid_input, src.file + ": " + pointer, "offer is not an object", "{\"provider\": ...}");
-    }
-    std::array<std::string, kFieldCount> cells;  // the record's own text; rec views it
-    Record rec{};
-    for (const auto& [key, value] : o.items()) {
-      const FieldDef* f = field_def(key);
-      const std::string where = fmt::format("{}: {}/{}", src.file, pointer, key);
-      if (f == nullptr) {
-        throw Error(ErrorKind::invalid_input, where, fmt::format("unknown key '{}'", key), "only keys " + field_list());
-      }
-      if (value.is_null()) continue;
-      if (f->type == FieldType::number) {
-        if (!value.is_number()) throw Error(ErrorKind::invalid_input, where, "not a number", "a JSON number");
-        cells[static_cast<std::size_t>(f - kFields)] = value.dump();
-      } else {
-        if (!value.is_string()) throw Error(ErrorKind::invalid_input, where, "not a string", "a JSON string");
-        cells[static_cast<std::size_t>(f - kFields)] = value.get<std::string>();
-      }
-      rec[static_cast<std::size_t>(f - kFields)] = cells[static_cast<std::size_t>(f - kFields)];
-    }
-    if (!o.contains("observed_at")) {
-      throw Error(ErrorKind::invalid_input, src.file + ": " + pointer + "/observed_at", "missing key observed_at",
-                  "the date the price was seen (YYYY-MM-DD), or \"unknown\"");
-    }
-    Place p{src.file + ": " + pointer, (src.locator_base.empty() ? src.file : src.locator_base) + "#" + pointer, true};
-    import_record(rec, p, src, batch, gpu_cache);
   }
   return batch;
 }

@@ -163,6 +163,49 @@ INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, 
   ORDER BY x.offer_id, x.kind, (x.observed_at_text IS NULL), x.observed_at_text COLLATE "C" DESC, x.seq DESC;
 ANALYZE latest_prices;
 )sql",
+      // 5: latest_prices keeps the offer's gpu_count (rebuilt from history by migration 3's rule,
+      // as migration 4 did), and its order indexes carry it (INCLUDE),
+      // so `gpus OP N` (filter_sql.hpp gpu_count_bounds) is checked on the index entry before
+      // the offer is read (issue 12: `gpu=H100 gpus>=8` at 100x); observations_by_kind is
+      // dropped (no statement reads observations by kind since latest_prices). SQLite's
+      // migration 5 also turns its latest_prices into a rowid table whose order indexes hold an
+      // integer row key; here index entries point at heap tuples already, and the text id stays
+      // in them as the order's tie-break (index-only walks in the full order).
+      R"sql(
+DELETE FROM latest_prices;
+ALTER TABLE latest_prices ADD COLUMN gpu_count integer NOT NULL;
+DROP INDEX latest_prices_by_gpu_hour;
+DROP INDEX latest_prices_by_price;
+DROP INDEX latest_prices_by_gpu_name;
+DROP INDEX latest_prices_by_gpu_norm;
+DROP INDEX latest_prices_by_provider;
+DROP INDEX latest_prices_by_gpu_name_price;
+DROP INDEX latest_prices_by_gpu_norm_price;
+DROP INDEX latest_prices_by_provider_price;
+CREATE INDEX latest_prices_by_gpu_hour ON latest_prices (kind, usd_per_gpu_hour, offer_id COLLATE "C") INCLUDE (gpu_count);
+CREATE INDEX latest_prices_by_price ON latest_prices (kind, usd_per_hour, offer_id COLLATE "C") INCLUDE (gpu_count);
+CREATE INDEX latest_prices_by_gpu_name ON latest_prices (kind, gpu_name, usd_per_gpu_hour, offer_id COLLATE "C")
+  INCLUDE (gpu_count);
+CREATE INDEX latest_prices_by_gpu_norm ON latest_prices (kind, gpu_norm, usd_per_gpu_hour, offer_id COLLATE "C")
+  INCLUDE (gpu_count);
+CREATE INDEX latest_prices_by_provider ON latest_prices (kind, provider, usd_per_gpu_hour, offer_id COLLATE "C")
+  INCLUDE (gpu_count);
+CREATE INDEX latest_prices_by_gpu_name_price ON latest_prices (kind, gpu_name, usd_per_hour, offer_id COLLATE "C")
+  INCLUDE (gpu_count);
+CREATE INDEX latest_prices_by_gpu_norm_price ON latest_prices (kind, gpu_norm, usd_per_hour, offer_id COLLATE "C")
+  INCLUDE (gpu_count);
+CREATE INDEX latest_prices_by_provider_price ON latest_prices (kind, provider, usd_per_hour, offer_id COLLATE "C")
+  INCLUDE (gpu_count);
+DROP INDEX IF EXISTS observations_by_kind;
+INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, observed_at, dataset, gpu_name, gpu_norm,
+                           provider, locator, gpu_count)
+  SELECT DISTINCT ON (x.offer_id, x.kind) x.offer_id, x.kind, x.seq, x.usd_per_hour::float8,
+         x.usd_per_hour::float8 / NULLIF(o.gpu_count, 0), x.observed_at_text, x.dataset, o.gpu_name,
+         gpuplan_norm(o.gpu_name_raw), lower(o.provider), x.locator, o.gpu_count
+  FROM observations x JOIN offers o ON o.id = x.offer_id
+  ORDER BY x.offer_id, x.kind, (x.observed_at_text IS NULL), x.observed_at_text COLLATE "C" DESC, x.seq DESC;
+ANALYZE latest_prices;
+)sql",
   };
   return m;
 }
@@ -189,15 +232,17 @@ constexpr const char* kLatestObservationsSql =
 /// inserted): one probe of observations_latest, in the import's transaction.
 constexpr const char* kRefreshLatestSql =
     "INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, observed_at, dataset, gpu_name, "
-    "gpu_norm, provider, locator) SELECT x.offer_id, x.kind, x.seq, x.usd_per_hour::float8, "
+    "gpu_norm, provider, locator, gpu_count) SELECT x.offer_id, x.kind, x.seq, x.usd_per_hour::float8, "
     "x.usd_per_hour::float8 / NULLIF(o.gpu_count, 0), x.observed_at_text, x.dataset, o.gpu_name, "
-    "gpuplan_norm(o.gpu_name_raw), lower(o.provider), x.locator FROM observations x JOIN offers o ON o.id = x.offer_id "
+    "gpuplan_norm(o.gpu_name_raw), lower(o.provider), x.locator, o.gpu_count FROM observations x "
+    "JOIN offers o ON o.id = x.offer_id "
     "WHERE x.offer_id = $1 AND x.kind = $2 "
     "ORDER BY (x.observed_at_text IS NULL), x.observed_at_text COLLATE \"C\" DESC, x.seq DESC LIMIT 1 "
     "ON CONFLICT (offer_id, kind) DO UPDATE SET seq = excluded.seq, usd_per_hour = excluded.usd_per_hour, "
     "usd_per_gpu_hour = excluded.usd_per_gpu_hour, observed_at = excluded.observed_at, dataset = excluded.dataset, "
-    "gpu_name = excluded.gpu_name, gpu_norm = excluded.gpu_norm, provider = excluded.provider, locator = excluded.locator "
-    "WHERE latest_prices.seq <> excluded.seq "
+    "gpu_name = excluded.gpu_name, gpu_norm = excluded.gpu_norm, provider = excluded.provider, locator = excluded.locator, "
+    "gpu_count = excluded.gpu_count "
+    "WHERE latest_prices.seq <> excluded.seq OR latest_prices.gpu_count <> excluded.gpu_count "
     "OR latest_prices.usd_per_gpu_hour IS DISTINCT FROM excluded.usd_per_gpu_hour "
     "OR latest_prices.gpu_name IS DISTINCT FROM excluded.gpu_name OR latest_prices.gpu_norm <> excluded.gpu_norm "
     "OR latest_prices.provider IS DISTINCT FROM excluded.provider";
@@ -831,6 +876,17 @@ QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
                            " FROM latest_prices lp JOIN offers o ON o.id = lp.offer_id WHERE lp.kind = $1::text AND " +
                            col + " IS NOT NULL AND ";
   const std::string order = excluded + " ORDER BY " + col + ", lp.offer_id COLLATE \"C\"";
+  // The filter's `gpus OP N` conjuncts repeated on lp.gpu_count (INCLUDEd in every order index,
+  // migration 5): checked on the index entry, before the offer is read; implied by the filter.
+  const auto counts = gpu_count_bounds(filter);
+  auto count_terms = [&](int& n, std::vector<Param>& params) {
+    std::string t;
+    for (const auto& [op, v] : counts) {
+      t += fmt::format("lp.gpu_count {} ${}::float8 AND ", op, n++);
+      params.push_back(p_num(v));
+    }
+    return t;
+  };
   const auto keys = index_candidates(filter, gpus ? *gpus : GpuCatalog::bundled());
   if (keys) {
     // `gpu=X and ...` / `provider=X and ...`: one walk per model or provider, each cut at the
@@ -842,17 +898,23 @@ QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
     const std::string tail = "(" + branch_where.sql + ")" + order;
     std::string branches;
     int n = 3 + static_cast<int>(branch_where.params.size());
+    const std::string bounds = count_terms(n, st.params);
     const int lim = n + static_cast<int>(keys->keys.size());
     auto branch = [&](const std::string& column, const std::string& value) {
       if (!branches.empty()) branches += " UNION ";
-      branches += "(" + from + fmt::format("lp.{} = ${}::text AND ", column, n++) + tail + limit(lim) + ")";
+      branches += "(" + from + bounds + fmt::format("lp.{} = ${}::text AND ", column, n++) + tail + limit(lim) + ")";
       st.extra.push_back(value);
     };
     for (const auto& [column, value] : keys->keys) branch(column, value);
     st.sql = "SELECT * FROM (" + branches + ") AS page ORDER BY sort_key, sort_id COLLATE \"C\"" + limit(lim);
     out.statements.push_back(std::move(st));
   } else {
-    out.statements.push_back({from + where + order + limit(first_extra), {}, full});
+    QueryStatement st;
+    st.params = full;
+    int n = first_extra;
+    const std::string bounds = count_terms(n, st.params);
+    st.sql = from + bounds + where + order + limit(n);
+    out.statements.push_back(std::move(st));
   }
   out.statements.push_back({std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin + "WHERE " +
                                 col + " IS NULL AND " + where + excluded + " ORDER BY o.id COLLATE \"C\"" +

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 
@@ -257,6 +258,53 @@ INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, 
         FROM observations x JOIN offers o ON o.id = x.offer_id)
   WHERE rn = 1;
 )sql",
+      // 5: latest_prices cheaper to keep and to walk (issues 11 and 12). A rowid table (its
+      // UNIQUE (offer_id, kind) replaces the WITHOUT ROWID primary key), so its 8 order indexes
+      // carry an integer row key instead of the offer's text id: entries a third to a half
+      // narrower, and the order's id tie-break is sorted per price (SQLite's "RIGHT PART OF ORDER
+      // BY" sorter) instead of being stored 8 times. The offer's gpu_count is a column and ends
+      // each order index, so `gpus OP N` (filter_sql.hpp gpu_count_bounds) is checked on the index
+      // entry before the offer is read. observations_by_kind (kind, offer_id) is dropped: no
+      // statement reads observations by kind since latest_prices exists. Rebuilt from history by
+      // migration 3's rule (as migration 4 did).
+      R"sql(
+CREATE TABLE latest_prices_v5 (
+  offer_id TEXT NOT NULL REFERENCES offers(id),
+  kind TEXT NOT NULL,
+  seq INTEGER NOT NULL REFERENCES observations(seq),
+  usd_per_hour REAL NOT NULL,
+  usd_per_gpu_hour REAL,
+  observed_at TEXT,
+  dataset TEXT NOT NULL,
+  gpu_name TEXT,
+  gpu_norm TEXT NOT NULL,
+  provider TEXT,
+  locator TEXT NOT NULL DEFAULT '',
+  gpu_count INTEGER NOT NULL,
+  UNIQUE (offer_id, kind)
+);
+INSERT INTO latest_prices_v5 (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, observed_at, dataset, gpu_name,
+                              gpu_norm, provider, locator, gpu_count)
+  SELECT offer_id, kind, seq, usd_per_hour, usd_per_hour / NULLIF(gpu_count, 0), observed_at, dataset, gpu_name,
+         gpuplan_norm(gpu_name_raw), lower(provider), locator, gpu_count
+  FROM (SELECT x.offer_id, x.kind, x.seq, x.usd_per_hour, x.observed_at, x.dataset, x.locator, o.gpu_count, o.gpu_name,
+               o.gpu_name_raw, o.provider, row_number() OVER (PARTITION BY x.offer_id, x.kind
+                 ORDER BY (x.observed_at IS NULL), x.observed_at DESC, x.seq DESC) AS rn
+        FROM observations x JOIN offers o ON o.id = x.offer_id)
+  WHERE rn = 1
+  ORDER BY offer_id, kind;
+DROP TABLE latest_prices;
+ALTER TABLE latest_prices_v5 RENAME TO latest_prices;
+CREATE INDEX latest_prices_by_gpu_hour ON latest_prices(kind, usd_per_gpu_hour, gpu_count);
+CREATE INDEX latest_prices_by_price ON latest_prices(kind, usd_per_hour, gpu_count);
+CREATE INDEX latest_prices_by_gpu_name ON latest_prices(kind, gpu_name, usd_per_gpu_hour, gpu_count);
+CREATE INDEX latest_prices_by_gpu_norm ON latest_prices(kind, gpu_norm, usd_per_gpu_hour, gpu_count);
+CREATE INDEX latest_prices_by_provider ON latest_prices(kind, provider, usd_per_gpu_hour, gpu_count);
+CREATE INDEX latest_prices_by_gpu_name_price ON latest_prices(kind, gpu_name, usd_per_hour, gpu_count);
+CREATE INDEX latest_prices_by_gpu_norm_price ON latest_prices(kind, gpu_norm, usd_per_hour, gpu_count);
+CREATE INDEX latest_prices_by_provider_price ON latest_prices(kind, provider, usd_per_hour, gpu_count);
+DROP INDEX IF EXISTS observations_by_kind;
+)sql",
   };
   return m;
 }
@@ -360,17 +408,19 @@ constexpr const char* kLatestPriceJoin = " LEFT JOIN latest_prices lp ON lp.offe
 /// rows of that kind (the observations_identity index).
 constexpr const char* kRefreshLatestSql =
     "INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, observed_at, dataset, gpu_name, "
-    "gpu_norm, provider, locator) SELECT x.offer_id, x.kind, x.seq, x.usd_per_hour, "
+    "gpu_norm, provider, locator, gpu_count) SELECT x.offer_id, x.kind, x.seq, x.usd_per_hour, "
     "x.usd_per_hour / NULLIF(o.gpu_count, 0), x.observed_at, x.dataset, o.gpu_name, gpuplan_norm(o.gpu_name_raw), "
-    "lower(o.provider), x.locator FROM observations x "
+    "lower(o.provider), x.locator, o.gpu_count FROM observations x "
     "JOIN offers o "
     "ON o.id = x.offer_id WHERE x.offer_id = ? AND x.kind = ? "
     "ORDER BY (x.observed_at IS NULL), x.observed_at DESC, x.seq DESC LIMIT 1 "
     "ON CONFLICT (offer_id, kind) DO UPDATE SET seq = excluded.seq, usd_per_hour = excluded.usd_per_hour, "
     "usd_per_gpu_hour = excluded.usd_per_gpu_hour, observed_at = excluded.observed_at, dataset = excluded.dataset, "
-    "gpu_name = excluded.gpu_name, gpu_norm = excluded.gpu_norm, provider = excluded.provider, locator = excluded.locator "
+    "gpu_name = excluded.gpu_name, gpu_norm = excluded.gpu_norm, provider = excluded.provider, locator = excluded.locator, "
+    "gpu_count = excluded.gpu_count "
     "WHERE seq <> excluded.seq OR usd_per_gpu_hour IS NOT excluded.usd_per_gpu_hour "
-    "OR gpu_name IS NOT excluded.gpu_name OR gpu_norm <> excluded.gpu_norm OR provider IS NOT excluded.provider";
+    "OR gpu_name IS NOT excluded.gpu_name OR gpu_norm <> excluded.gpu_norm OR provider IS NOT excluded.provider "
+    "OR gpu_count <> excluded.gpu_count";
 
 }  // namespace
 
@@ -712,12 +762,21 @@ struct SqliteOfferStore::Impl {
     // (issue 11: 200,000 rows) pay one insert, not a query, a sort and an upsert.
     Stmt ins_latest(db,
                     "INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, observed_at, "
-                    "dataset, gpu_name, gpu_norm, provider, locator) VALUES (?, ?, ?, ?, ?, ?, ?, ?, gpuplan_norm(?), "
-                    "lower(?), ?)",
+                    "dataset, gpu_name, gpu_norm, provider, locator, gpu_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
+                    "gpuplan_norm(?), lower(?), ?, ?)",
                     path);
     ins_latest.borrow_text();
     FactsStatements facts(db, path);
-    for (const Offer& o : batch.offers) {
+    // Written in id order (byte order, as the text keys are compared): the offers' id index,
+    // observations_identity (offer_id first) and latest_prices' (offer_id, kind) are then filled
+    // left to right instead of at random B-tree pages (issue 11: a 200,000-row import). Within
+    // an offer its observations keep their order (seq breaks ties between equal dates).
+    std::vector<const Offer*> in_id_order;
+    in_id_order.reserve(batch.offers.size());
+    for (const Offer& o : batch.offers) in_id_order.push_back(&o);
+    std::sort(in_id_order.begin(), in_id_order.end(), [](const Offer* a, const Offer* b) { return a->id < b->id; });
+    for (const Offer* op : in_id_order) {
+      const Offer& o = *op;
       std::optional<Offer> old = load_facts(o.id, facts);
       if (old) check_stored_hardware(*old, o);
       // Kinds whose latest price must be recomputed: those with a new observation, and every
@@ -827,6 +886,7 @@ struct SqliteOfferStore::Impl {
           ins_latest.bind(9, std::string_view(o.gpu_name_raw));
           ins_latest.bind(10, std::string_view(o.provider));
           ins_latest.bind(11, std::string_view(n.obs->source.locator));
+          ins_latest.bind_int(12, o.gpu_count);
           ins_latest.run();
           ins_latest.reset();
           continue;
@@ -895,6 +955,37 @@ struct SqliteOfferStore::Impl {
 };
 
 int sqlite_store_schema_version() noexcept { return static_cast<int>(migrations().size()); }
+
+void sqlite_store_migrate(const std::string& path, int target_version) {
+  const int known = static_cast<int>(migrations().size());
+  if (target_version < 0 || target_version > known)
+    throw Error(ErrorKind::invalid_input, "target_version", fmt::format("{} is not a schema version", target_version),
+                fmt::format("0..{}", known));
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  std::unique_ptr<sqlite3, int (*)(sqlite3*)> owned(db, sqlite3_close_v2);
+  if (rc != SQLITE_OK) throw_sqlite(db, rc, path);
+  rc = sqlite3_create_function_v2(db, "gpuplan_norm", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr, sqlite_norm,
+                                  nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) throw_sqlite(db, rc, path);
+  exec(db, "BEGIN IMMEDIATE", path);
+  try {
+    Stmt v(db, "PRAGMA user_version", path);
+    v.step();
+    const int cur = static_cast<int>(v.integer(0));
+    v.reset();
+    if (cur > target_version)
+      throw Error(ErrorKind::conflict, path, fmt::format("schema version {} is past {}", cur, target_version),
+                  "an older store");
+    for (int i = cur; i < target_version; ++i) exec(db, migrations()[static_cast<std::size_t>(i)], path);
+    exec(db, fmt::format("PRAGMA user_version = {}", target_version).c_str(), path);
+    exec(db, fmt::format("PRAGMA application_id = {}", kApplicationId).c_str(), path);
+    exec(db, "COMMIT", path);
+  } catch (...) {
+    sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
 
 SqliteOfferStore::SqliteOfferStore(const std::string& path, const GpuCatalog* gpus, int busy_timeout_ms)
     : impl_(std::make_unique<Impl>()) {
@@ -981,7 +1072,7 @@ namespace {
 /// none) as the last number.
 struct QueryStatement {
   std::string sql;
-  std::vector<std::string> extra;
+  std::vector<SqlValue> extra;
   SqlWhere where;  ///< the filter's clause and values as this statement compiled them
 };
 struct QuerySql {
@@ -1012,9 +1103,23 @@ QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
   // key, in the order of an index of latest_prices, so the first page walks the index and stops
   // after `limit` matches; (2) only when (1) did not fill the limit, offers without a key (no
   // price of the kind), by id. CROSS JOIN keeps latest_prices the outer loop (SQLite's hint).
+  // The filter's `gpus OP N` conjuncts repeated on lp.gpu_count (the last column of every order
+  // index, migration 5): rows of other GPU counts are skipped on the index entry, before the
+  // offer is read. Implied by the filter's own clause, so the result is the same.
+  const auto counts = gpu_count_bounds(filter);
+  auto count_terms = [&](int& n, std::vector<SqlValue>& extra) {
+    std::string t;
+    for (const auto& [op, v] : counts) {
+      t += fmt::format("lp.gpu_count {} ?{} AND ", op, n++);
+      extra.emplace_back(v);
+    }
+    return t;
+  };
   const std::string from = std::string("SELECT ") + kOfferColumns + ", " + col + " AS sort_key, lp.offer_id AS sort_id"
                            " FROM latest_prices lp CROSS JOIN offers o ON o.id = lp.offer_id WHERE lp.kind = ?1 AND " +
                            col + " IS NOT NULL AND ";
+  // The order indexes give the sort key; SQLite sorts each run of equal keys by id (RIGHT PART
+  // OF ORDER BY) and stops at the limit.
   const std::string order = excluded + " ORDER BY " + col + ", lp.offer_id";
   const auto keys = index_candidates(filter, gpus ? *gpus : GpuCatalog::bundled());
   if (keys) {
@@ -1029,17 +1134,24 @@ QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
     const std::string tail = "(" + st.where.sql + ")" + order;
     std::string branches;
     int n = 3 + static_cast<int>(st.where.params.size());
+    const std::string bounds = count_terms(n, st.extra);
     const int lim = n + static_cast<int>(keys->keys.size());
     auto branch = [&](const std::string& column, const std::string& value) {
       if (!branches.empty()) branches += " UNION ";
-      branches += "SELECT * FROM (" + from + fmt::format("lp.{} = ?{} AND ", column, n++) + tail + limit(lim) + ")";
-      st.extra.push_back(value);
+      branches += "SELECT * FROM (" + from + bounds + fmt::format("lp.{} = ?{} AND ", column, n++) + tail + limit(lim) +
+                  ")";
+      st.extra.emplace_back(value);
     };
     for (const auto& [column, value] : keys->keys) branch(column, value);
     st.sql = "SELECT * FROM (" + branches + ") ORDER BY sort_key, sort_id" + limit(lim);
     out.statements.push_back(std::move(st));
   } else {
-    out.statements.push_back({from + where + order + limit(first_extra), {}, full});
+    QueryStatement st;
+    int n = first_extra;
+    const std::string bounds = count_terms(n, st.extra);
+    st.sql = from + bounds + where + order + limit(n);
+    st.where = full;
+    out.statements.push_back(std::move(st));
   }
   out.statements.push_back({std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin + "WHERE " +
                                 col + " IS NULL AND " + where + excluded + " ORDER BY o.id" + limit(first_extra),
@@ -1052,7 +1164,7 @@ void bind_query(Stmt& s, const OfferQuery& q, const QueryStatement& st, std::siz
   s.bind(i++, price_kind_name(q.price_kind));
   s.bind_int(i++, q.include_excluded ? 1 : 0);
   for (const SqlValue& v : st.where.params) s.bind(i++, v);
-  for (const std::string& v : st.extra) s.bind(i++, std::string_view(v));
+  for (const SqlValue& v : st.extra) s.bind(i++, v);
   s.bind_int(i++, q.limit ? static_cast<std::int64_t>(*q.limit - already) : -1);
 }
 

@@ -39,6 +39,11 @@ class GpuCatalog;
 
 /// Schema version this binary writes (the number of migrations it knows).
 int sqlite_store_schema_version() noexcept;
+/// Brings the SQLite store at `path` (created when absent) to schema `target_version`
+/// (0..sqlite_store_schema_version()) and no further, in one transaction: for tests of upgrades
+/// from an older version (SqliteOfferStore's constructor then migrates the rest). Throws
+/// Error{conflict} for a store newer than target_version, as the constructor's errors otherwise.
+void sqlite_store_migrate(const std::string& path, int target_version);
 
 class SqliteOfferStore final : public OfferStore {
  public:

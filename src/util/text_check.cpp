@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <unordered_set>
 #include <vector>
 
@@ -143,8 +144,22 @@ void element_done(std::vector<JsonFrame>& stack) {
 }  // namespace
 
 nlohmann::json parse_json_strict(std::string_view text, const std::string& source) {
+  return parse_json_strict(text, source, {}, {});
+}
+
+nlohmann::json parse_json_strict(std::string_view text, const std::string& source, std::string_view array_key,
+                                 const JsonElementSink& sink) {
   using json = nlohmann::json;
   std::vector<JsonFrame> stack;
+  // True when the value that just ended (stack already popped for an *_end event) is an element
+  // of the top-level object's array `array_key`: handed to the sink, then discarded.
+  auto streamed_element = [&](json& parsed) {
+    if (!sink || stack.size() != 2 || !stack[0].object || stack[0].key != array_key || stack[1].object) return false;
+    std::string pointer = "/" + escape_pointer_token(stack[0].key) + "/" + std::to_string(stack[1].index);
+    walk(parsed, pointer, source);
+    sink(stack[1].index, parsed);
+    return true;
+  };
   json::parser_callback_t cb = [&](int /*depth*/, json::parse_event_t event, json& parsed) -> bool {
     switch (event) {
       case json::parse_event_t::object_start:
@@ -165,11 +180,17 @@ nlohmann::json parse_json_strict(std::string_view text, const std::string& sourc
         break;
       }
       case json::parse_event_t::object_end:
-      case json::parse_event_t::array_end:
+      case json::parse_event_t::array_end: {
         if (!stack.empty()) stack.pop_back();
+        const bool streamed = streamed_element(parsed);
         element_done(stack);
-        break;
-      case json::parse_event_t::value: element_done(stack); break;
+        return !streamed;
+      }
+      case json::parse_event_t::value: {
+        const bool streamed = streamed_element(parsed);
+        element_done(stack);
+        return !streamed;
+      }
     }
     return true;
   };

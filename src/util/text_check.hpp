@@ -8,6 +8,7 @@
 /// U+007F, U+0080..U+009F). Offending input is rejected, never repaired: the error names the
 /// file, 1-based line and byte column, and the byte seen.
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,6 +42,18 @@ inline constexpr std::size_t kMaxJsonDepth = 64;
 /// them undefined; nlohmann keeps the last silently) and nesting deeper than kMaxJsonDepth are
 /// errors at "source: /json/pointer"; then every string is checked by check_json_strings.
 nlohmann::json parse_json_strict(std::string_view text, const std::string& source);
+
+/// Receives one element of a streamed array (see below): its index and its parsed value (the
+/// callee may move from it).
+using JsonElementSink = std::function<void(std::size_t index, nlohmann::json& element)>;
+/// As parse_json_strict, but each element of the array that is the top-level object's member
+/// `array_key` is checked (check_json_strings, at "source: /array_key/INDEX/...") and handed to
+/// `sink` as soon as it ends, in order, then dropped: the returned document keeps that member as
+/// an empty array, so memory holds one element at a time, not the whole array (issue 11: an
+/// import of 200,000 offers held every offer's DOM). Errors anywhere in the text still throw,
+/// after the sink saw the elements before them. An empty sink parses as the 2-argument form.
+nlohmann::json parse_json_strict(std::string_view text, const std::string& source, std::string_view array_key,
+                                 const JsonElementSink& sink);
 
 /// JSON text of `doc` that cannot throw on bad UTF-8 (invalid bytes become U+FFFD): output
 /// of data already in a store must never fail. indent < 0: compact.

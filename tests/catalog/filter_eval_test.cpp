@@ -175,6 +175,12 @@ const std::vector<std::string> kParityQueries = {
     "provider=lambda or provider=aws or provider=runpod or gpus=8 or gpus=1",
     "not (region=us-east-1 or region=eu-ro-1 or region=us-west4)",
     "observed=2026-11-01 or observed=2026-11-20",
+    // gpus conjuncts are repeated on latest_prices.gpu_count in the walks (migration 5)
+    "gpu=H100 gpus>=8",
+    "gpus>1 gpus<=4 not spot",
+    "provider=aws gpus=8",
+    "gpus!=8 price<40",
+    "(gpus<2 or gpus>4) gpu~a",
 };
 
 std::vector<std::string> ids_of(const std::vector<Offer>& v) {

@@ -5,10 +5,12 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "catalog/importers.hpp"
 #include "catalog/sqlite_store.hpp"
 #include "util/error.hpp"
+#include "util/text_check.hpp"
 
 namespace gpuplan {
 namespace {
@@ -71,6 +73,43 @@ TEST(ImportRobust, DuplicateJsonKeyIsAnError) {
   EXPECT_NE(error_of([&] { import_generic_json(text, ImportSource{"q.json", "user:x", "", "", nullptr}); })
                 .find("/offers/0/gpu"),
             std::string::npos);
+}
+
+// Issue 11, bounded memory: a JSON import hands each offer to the importer as soon as it is
+// parsed and drops its DOM (parse_json_strict's array sink). The elements arrive in order, each
+// checked with its own pointer; the document comes back without them; an error after some
+// elements still fails the whole parse (so the import writes nothing).
+TEST(ImportRobust, JsonOffersAreStreamedOneAtATime) {
+  const std::string text = "{\"offers\": [{\"a\": 1}, 2, [3], {\"b\": \"x\"}], \"format\": \"f\"}";
+  std::vector<std::string> seen;
+  const nlohmann::json doc = parse_json_strict(text, "s.json", "offers", [&](std::size_t i, nlohmann::json& e) {
+    seen.push_back(std::to_string(i) + "=" + e.dump());
+  });
+  EXPECT_EQ(seen, (std::vector<std::string>{"0={\"a\":1}", "1=2", "2=[3]", "3={\"b\":\"x\"}"}));
+  EXPECT_EQ(doc.dump(), "{\"format\":\"f\",\"offers\":[]}");
+  // The same text without a sink keeps every element.
+  EXPECT_EQ(parse_json_strict(text, "s.json").at("offers").size(), 4u);
+  // A control character (escaped) in element 1 is reported at its pointer, before element 2 is seen.
+  seen.clear();
+  const std::string bad = "{\"offers\": [{\"a\": \"ok\"}, {\"a\": \"x\\u0001\"}, {\"a\": \"z\"}]}";
+  const std::string w = error_of([&] {
+    parse_json_strict(bad, "s.json", "offers", [&](std::size_t i, nlohmann::json&) { seen.push_back(std::to_string(i)); });
+  });
+  EXPECT_NE(w.find("s.json: /offers/1/a"), std::string::npos) << w;
+  EXPECT_EQ(seen, std::vector<std::string>{"0"});
+  // A syntax error after two offers: the generic importer fails with the file position.
+  const std::string offer =
+      "{\"provider\": \"lambda\", \"instance_type\": \"x\", \"gpu\": \"H100 SXM\", \"gpu_count\": 1, "
+      "\"price_kind\": \"on-demand\", \"usd_per_hour\": 2, \"observed_at\": \"2025-06-01\", \"source\": \"web\"}";
+  const std::string broken = "{\"format\": \"gpuplan-offers/1\", \"offers\": [" + offer + ",\n" + offer + ",\n}";
+  const std::string w2 = error_of([&] { import_generic_json(broken, ImportSource{"q.json", "user:x", "", "", nullptr}); });
+  EXPECT_NE(w2.find("q.json:3:"), std::string::npos) << w2;
+  // Well-formed: both rows imported (one offer id, its observation once: the same quote).
+  const std::string good = "{\"format\": \"gpuplan-offers/1\", \"offers\": [" + offer + ",\n" + offer + "]}";
+  const ImportBatch b = import_generic_json(good, ImportSource{"q.json", "user:x", "", "", nullptr});
+  EXPECT_EQ(b.rows_read, 2u);
+  ASSERT_EQ(b.offers.size(), 1u);
+  EXPECT_EQ(b.offers[0].prices.size(), 1u);
 }
 
 TEST(ImportRobust, HexPriceIsNotANumber) {

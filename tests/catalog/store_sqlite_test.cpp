@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -237,6 +238,70 @@ TEST(SqliteStore, MigrationThreeBackfillsLatestPrices) {
 }
 
 /// Names and definitions of every index in the store (sqlite_master), as another process sees them.
+std::vector<std::string> index_definitions(const std::string& path);
+
+// Migration 5 (issues 11, 12) from a store of the previous version: offers and history written
+// by version 4 survive; latest_prices becomes a rowid table with the offer's gpu_count, whose
+// order indexes end with gpu_count instead of the text id; observations_by_kind is gone; the
+// latest price is the newest dated one, and `gpus` filters read the upgraded table.
+TEST(SqliteStore, MigratesFromThePreviousVersionKeepingData) {
+  TempDir dir;
+  const std::string path = dir.file("v4.sqlite");
+  const int v = sqlite_store_schema_version();
+  ASSERT_EQ(v, 5);
+  sqlite_store_migrate(path, v - 1);
+  raw_exec(path,
+           "INSERT INTO offers (id, provider, instance_type, region, zone, gpu_name_raw, gpu_name, gpu_count, "
+           "intra_node_link, form_factor, inter_node_network) VALUES "
+           "('p/big/r', 'P', 'big', 'r', '', 'H100', 'NVIDIA H100 SXM', 8, 'unknown', '', 'unknown'), "
+           "('p/one/r', 'P', 'one', 'r', '', 'H100', 'NVIDIA H100 SXM', 1, 'unknown', '', 'unknown');"
+           "INSERT INTO observations (offer_id, kind, usd_per_hour, observed_at, dataset, locator) VALUES "
+           "('p/big/r', 'on-demand', 24.0, '2026-11-01', 'test', 'x:1'), "
+           "('p/big/r', 'on-demand', 20.0, '2026-10-01', 'test', 'x:2'), "
+           "('p/one/r', 'on-demand', 2.0, '2026-11-01', 'test', 'x:3');"
+           // latest_prices as version 4 kept it (WITHOUT ROWID, keyed by the text id)
+           "INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, observed_at, dataset, "
+           "gpu_name, gpu_norm, provider, locator) VALUES "
+           "('p/big/r', 'on-demand', 1, 24.0, 3.0, '2026-11-01', 'test', 'NVIDIA H100 SXM', 'h100', 'p', 'x:1'), "
+           "('p/one/r', 'on-demand', 3, 2.0, 2.0, '2026-11-01', 'test', 'NVIDIA H100 SXM', 'h100', 'p', 'x:3');");
+  SqliteOfferStore s(path);
+  EXPECT_EQ(s.schema_version(), v);
+  OfferQuery q;
+  q.filter = "gpu=H100 gpus>=8";
+  q.limit = 10;
+  auto got = s.query(q);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].id, "p/big/r");
+  ASSERT_NE(got[0].latest_price(PriceKind::on_demand), nullptr);
+  EXPECT_DOUBLE_EQ(got[0].latest_price(PriceKind::on_demand)->usd_per_hour, 24.0);  // the newer date
+  EXPECT_EQ(got[0].latest_price(PriceKind::on_demand)->source.locator, "x:1");
+  q.filter = "gpus<8";
+  got = s.query(q);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].id, "p/one/r");
+  EXPECT_EQ(s.get("p/big/r")->prices.size(), 2u);
+  const auto defs = index_definitions(path);
+  auto has = [&](const std::string& text) {
+    return std::any_of(defs.begin(), defs.end(), [&](const std::string& d) { return d.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(has("latest_prices_by_gpu_name: CREATE INDEX latest_prices_by_gpu_name ON latest_prices(kind, gpu_name, "
+                  "usd_per_gpu_hour, gpu_count)"));
+  EXPECT_TRUE(has("latest_prices_by_price: CREATE INDEX latest_prices_by_price ON latest_prices(kind, usd_per_hour, "
+                  "gpu_count)"));
+  EXPECT_FALSE(has("observations_by_kind"));
+  EXPECT_FALSE(has("offer_id)"));  // no order index ends with the text id any more
+  // A new import keeps gpu_count in latest_prices (read back through a `gpus` walk).
+  ImportBatch b;
+  Offer o = testing::base_offer("p/four/r", "P", "four", "r", "H100", "NVIDIA H100 SXM", 4, 80e9);
+  o.prices.push_back(testing::obs(PriceKind::on_demand, 9.0, "2026-11-02", "test"));
+  b.offers.push_back(o);
+  s.import(b);
+  q.filter = "gpu=H100 gpus=4";
+  got = s.query(q);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].id, "p/four/r");
+}
+
 std::vector<std::string> index_definitions(const std::string& path) {
   std::vector<std::string> out;
   sqlite3* db = nullptr;
@@ -276,7 +341,7 @@ TEST(SqliteStore, BulkImportRebuildsTheSameIndexes) {
   const std::string path = dir.file("bulk.sqlite");
   { SqliteOfferStore s(path); s.import(testing::fixture_batch()); }
   const std::vector<std::string> before = index_definitions(path);
-  ASSERT_GE(before.size(), 10u);  // 8 on latest_prices, 2 on observations, more on snapshots
+  ASSERT_GE(before.size(), 10u);  // 8 + 1 unique on latest_prices, 1 on observations, more on snapshots
 
   // A failing bulk import: its last offer reuses a stored id with different hardware (an error).
   ImportBatch bad = bulk_batch(20000);
