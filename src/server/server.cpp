@@ -98,8 +98,18 @@ json error_body(const Error& e, const httplib::Request* req = nullptr) {
     body["length"] = f->length();
     // One line: the CLI's message shows the filter under it with a caret (catalog/filter.cpp);
     // the API keeps the first line and gives the position as values (1-based column, length).
+    // The echoed filter (the message's second line, at most 80 characters with "…" where cut)
+    // stays after the column, so a long or unprintable query is still recognisable.
     const std::string& m = e.message();
-    body["message"] = fmt::format("{} (at column {})", m.substr(0, m.find('\n')), f->offset() + 1);
+    const std::size_t nl = m.find('\n');
+    std::string echo;
+    if (nl != std::string::npos) {
+      const std::size_t end = m.find('\n', nl + 1);
+      echo = m.substr(nl + 1, end == std::string::npos ? std::string::npos : end - nl - 1);
+      echo.erase(0, echo.find_first_not_of(' '));
+    }
+    body["message"] = echo.empty() ? fmt::format("{} (at column {})", m.substr(0, nl), f->offset() + 1)
+                                    : fmt::format("{} (at column {} of: {})", m.substr(0, nl), f->offset() + 1, echo);
     body["values"]["column"] = std::to_string(f->offset() + 1);
     body["values"]["length"] = std::to_string(f->length());
     if (req && req->has_param("q") && !req->has_param("filter")) body["field"] = "/q";

@@ -164,7 +164,10 @@ TEST_F(OffersE2E, VramFallsBackToTheGpuModelsMemoryWhenTheRowHasNone) {
   const json all_h200 = run_json("'gpu=H200' --include-flagged --limit 100000");
   std::size_t without_row_memory = 0;
   for (const json& r : all_h200)
-    if (r["gpu_memory_bytes"].is_null()) ++without_row_memory;
+    if (r["gpu_memory_source"] == "datasheet") {  // the row states none: the datasheet's 141 GB is shown
+      ++without_row_memory;
+      EXPECT_DOUBLE_EQ(r["gpu_memory_bytes"].get<double>(), 141e9) << r["id"];
+    }
   ASSERT_GT(without_row_memory, 0u) << "the bundled catalog no longer has an H200 row without memory";
   const json big = run_json("'gpu=H200 vram>=100GB' --include-flagged --limit 100000");
   EXPECT_EQ(big.size(), all_h200.size());
@@ -175,7 +178,7 @@ TEST_F(OffersE2E, VramFallsBackToTheGpuModelsMemoryWhenTheRowHasNone) {
   // a row without one is 141 GB and never passes 150 GB
   const json over = run_json("'gpu=H200 vram>=150GB' --include-flagged --limit 100000");
   for (const json& r : over) {
-    ASSERT_FALSE(r["gpu_memory_bytes"].is_null()) << r["id"];
+    ASSERT_EQ(r["gpu_memory_source"], "offer") << r["id"];
     EXPECT_GE(r["gpu_memory_bytes"].get<double>(), 150e9) << r["id"];
   }
   // the per-VRAM-GB sort ranks them too, on the same memory: USD per hour / (GPUs × GB), with
@@ -186,7 +189,7 @@ TEST_F(OffersE2E, VramFallsBackToTheGpuModelsMemoryWhenTheRowHasNone) {
   std::size_t priced = 0;
   for (const json& r : sorted) {
     if (r["usd_per_hour"].is_null()) continue;
-    const double gb = r["gpu_memory_bytes"].is_null() ? 141.0 : r["gpu_memory_bytes"].get<double>() / 1e9;
+    const double gb = r["gpu_memory_source"] == "offer" ? r["gpu_memory_bytes"].get<double>() / 1e9 : 141.0;
     const double key = r["usd_per_hour"].get<double>() / (r["gpu_count"].get<double>() * gb);
     EXPECT_GE(key, last - 1e-12) << r["id"];
     last = key;
