@@ -100,8 +100,12 @@ std::optional<CostBreakdown> price_job(const CostInputs& job, PriceKind kind, do
     if (!billing.preemptions_per_day || *billing.preemptions_per_day <= 0 || job.checkpoint_seconds <= 0) {
       return std::nullopt;
     }
+    // A synchronous job stops when any of its instances is preempted: with independent
+    // interruptions at r per instance-day, the cluster sees instances × r per day, and its
+    // MTBF is 1 day / (instances × r) (the rate the catalog and --preemptions-per-day give is
+    // per instance; docs/planner.md "Cost").
     SpotOverhead s = spot_overhead(job.work_seconds, job.checkpoint_seconds, job.restart_seconds,
-                                   *billing.preemptions_per_day);
+                                   *billing.preemptions_per_day * instances);
     if (!s.feasible) return std::nullopt;
     c.run_seconds = startup + s.wall_seconds;
     c.billed_seconds = billed_seconds(c.run_seconds, billing.granularity_seconds, billing.minimum_billed_seconds);

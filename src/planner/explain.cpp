@@ -31,7 +31,10 @@ void explain_cost(std::vector<PlanExplainLine>& out, const Plan& p, const CostBr
                     s.mtbf_seconds),
         "Young 1974 eq. 3; Daly 2006");
     add(out, prefix + "spot_expected_preemptions", s.expected_preemptions, "",
-        fmt::format("wall {:.0f} s / MTBF {:.0f} s", s.wall_seconds, s.mtbf_seconds), "Daly 2006 §3 (first order)");
+        fmt::format("wall {:.0f} s / MTBF {:.0f} s (MTBF = 86400 s / ({:.4g} per instance-day × {} instances))",
+                    s.wall_seconds, s.mtbf_seconds, 86400.0 / (s.mtbf_seconds * static_cast<double>(c.instances)),
+                    c.instances),
+        "Daly 2006 §3 (first order); any instance's preemption stops a synchronous job");
     add(out, prefix + "spot_extra_seconds", s.extra_seconds(), "s",
         fmt::format("checkpoints {:.0f} s + lost work {:.0f} s (preemptions × τ/2) + restarts {:.0f} s",
                     s.checkpoints_seconds, s.lost_work_seconds, s.restart_seconds_total),
