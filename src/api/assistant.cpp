@@ -611,6 +611,14 @@ std::optional<std::size_t> first_plan_within(const AskResult& ask, const PlanRes
   return std::nullopt;
 }
 
+std::string within_text_key(const AskResult& ask, bool found) {
+  if (!ask.budget_usd && !ask.deadline_seconds) return {};
+  const std::string base = found ? "within_yes" : "within_no";
+  if (!ask.budget_usd) return base + "_deadline";
+  if (!ask.deadline_seconds) return base + "_budget";
+  return base;
+}
+
 json to_json(const AskResult& ask) {
   json fields = json::array();
   for (const auto& f : ask.fields)

@@ -62,6 +62,12 @@ AskResult understand(std::string_view sentence, const GpuCatalog& gpus);
 /// plan's order) that meets both, or nullopt (then no plan meets them).
 std::optional<std::size_t> first_plan_within(const AskResult& ask, const PlanResult& result);
 
+/// The locale key of the sentence that reports first_plan_within: "within_yes" / "within_no"
+/// when the sentence set a budget in USD and a deadline, with "_budget" or "_deadline" when it set
+/// only that one (a budget in another currency is read but not used, so it is not claimed), and
+/// "" when it set neither (nothing to report).
+std::string within_text_key(const AskResult& ask, bool found);
+
 nlohmann::json to_json(const AskResult& ask);
 
 }  // namespace gpuplan::api

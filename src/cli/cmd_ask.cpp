@@ -122,8 +122,9 @@ void run_ask(const AskOptions& o, GlobalOptions& global) {
                                             {{"duration", server::locale_duration(planned->request.hours * 3600.0, lang)}}));
   if (ask.budget_usd || ask.deadline_seconds) {
     const auto within = api::first_plan_within(ask, res);
-    fmt::print("{}\n", within ? server::fill_text(t.value("within_yes", ""), {{"rank", std::to_string(*within + 1)}})
-                              : t.value("within_no", ""));
+    const std::string key = api::within_text_key(ask, within.has_value());
+    if (!key.empty())
+      fmt::print("{}\n", server::fill_text(t.value(key, ""), {{"rank", within ? std::to_string(*within + 1) : ""}}));
   }
 }
 

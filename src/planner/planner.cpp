@@ -1231,10 +1231,10 @@ void check_request_for_model(const PlanRequest& request, const ModelArch& arch) 
     // The serving (and image) sizing request, once: the searches then check only the layout.
     serving_memory_request(request, 1, 1).validate();
   }
-  if (request.workload == PlanWorkload::training) {
-    ParallelLayout l;
-    detail::training_memory_request(request, l, Recompute::none).validate();
-    // Pins the model cannot take at any cluster size: a one-line error rather than "no plan".
+  if (!images) {
+    // TP pins the model cannot take at any cluster size, in training and in serving (an engine
+    // shards attention heads over TP ranks, e.g. vLLM requires heads % tp == 0): a one-line error
+    // rather than "no plan".
     if (request.pins.tp && arch.num_attention_heads > 0 && arch.num_attention_heads % *request.pins.tp != 0) {
       throw_invalid_coded("--tp", "tp_not_dividing_heads",
                           {{"tp", fmt::format("{}", *request.pins.tp)}, {"heads", fmt::format("{}", arch.num_attention_heads)},
@@ -1253,6 +1253,10 @@ void check_request_for_model(const PlanRequest& request, const ModelArch& arch) 
                             fmt::format("a divisor or a multiple of {}", arch.num_kv_heads));
       }
     }
+  }
+  if (request.workload == PlanWorkload::training) {
+    ParallelLayout l;
+    detail::training_memory_request(request, l, Recompute::none).validate();
     if (request.pins.pp && *request.pins.pp > arch.num_layers) {
       throw_invalid_coded("--pp", "pp_exceeds_layers",
                           {{"pp", fmt::format("{}", *request.pins.pp)}, {"layers", fmt::format("{}", arch.num_layers)},

@@ -1070,7 +1070,8 @@ class Pages {
                                                                {"total", std::to_string(result["plans_total"].get<int>())}});
     if (ask && (ask->budget_usd || ask->deadline_seconds)) {
       const auto within = api::first_plan_within(*ask, out.result);
-      ctx["within"] = within ? fill(pg.t.value("within_yes", ""), {{"rank", std::to_string(*within + 1)}}) : pg.t.value("within_no", "");
+      ctx["within"] = fill(pg.t.value(api::within_text_key(*ask, within.has_value()), ""),
+                           {{"rank", within ? std::to_string(*within + 1) : ""}});
     }
   }
 
