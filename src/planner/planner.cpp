@@ -267,6 +267,10 @@ std::int64_t runnable_global_batch(std::int64_t requested, int dp, int micro_bat
 
 std::vector<int> pp_candidates(const ModelArch& arch, const PlanRequest& r) {
   if (r.pins.pp) return {*r.pins.pp};
+  // QLoRA runs data-parallel (one GPU, or FSDP / ZeRO-3 over the 4-bit base: bitsandbytes,
+  // answer.ai's FSDP-QLoRA, torchtune's qlora recipes); Megatron-style tensor or pipeline
+  // parallelism has no 4-bit base. A pinned --tp/--pp is kept (trial 7: TP2 DP4 was recommended).
+  if (r.task == Task::qlora) return {1};
   // Divisors of the layer count (even stages) and powers of two (uneven stages allowed).
   std::set<int> out;
   for (int d : divisors(arch.num_layers)) out.insert(d);
@@ -316,7 +320,8 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
   if (r.pins.tp) {
     tps[n_tps++] = *r.pins.tp;
   } else {
-    for (int tp = 1; tp <= key.gpus_per_node && n_tps < tps.size(); tp *= 2) tps[n_tps++] = tp;
+    const int max_tp = r.task == Task::qlora ? 1 : key.gpus_per_node;  // QLoRA: see pp_candidates
+    for (int tp = 1; tp <= max_tp && n_tps < tps.size(); tp *= 2) tps[n_tps++] = tp;
   }
   if (ctx.pps.empty()) ctx.pps = pp_candidates(arch, r);
   const std::vector<int>& pps = ctx.pps;
@@ -1350,7 +1355,8 @@ void order_by_time(std::vector<Plan*>& plans, std::size_t b, std::size_t e, std:
 
 /// Recommendation rule (no deadline, no budget; docs/planner.md): among the plans that finish
 /// within the horizon (30 days by default), the fastest plan on their cost/time Pareto front
-/// whose total is at most (1 + premium) × the cheapest of them; when none finishes within the
+/// whose total is at most (1 + premium) × the cheapest of them (of those whose times tie with that
+/// fastest one's within time_tie_tolerance, the cheapest); when none finishes within the
 /// horizon, the first plan of the time ranking (first_by_time). Index or npos.
 template <typename Plans>  // std::vector<Plan> or std::vector<Candidate>
 std::size_t recommend_index(const Plans& plans, const PlanRequest& r, const std::vector<std::size_t>& among) {
@@ -1367,15 +1373,26 @@ std::size_t recommend_index(const Plans& plans, const PlanRequest& r, const std:
   for (std::size_t i : within) pts.push_back({plans[i].total_usd(), plans[i].time_seconds()});
   double cheapest = kInf;
   for (const auto& pt : pts) cheapest = std::min(cheapest, pt.cost_usd);
-  std::size_t best = std::string::npos;
+  std::vector<std::size_t> eligible;  // front points within the cost premium (indices into pts)
+  std::size_t fastest = std::string::npos;
   for (std::size_t k : pareto_front_indices(pts)) {
     if (pts[k].cost_usd > cheapest * (1.0 + r.recommend_max_cost_premium)) continue;
-    if (best == std::string::npos || pts[k].time_seconds < plans[best].time_seconds() ||
-        (pts[k].time_seconds == plans[best].time_seconds() && pts[k].cost_usd < plans[best].total_usd())) {
-      best = within[k];
+    eligible.push_back(k);
+    if (fastest == std::string::npos || pts[k].time_seconds < pts[fastest].time_seconds ||
+        (pts[k].time_seconds == pts[fastest].time_seconds && pts[k].cost_usd < pts[fastest].cost_usd)) {
+      fastest = k;
     }
   }
-  return best;
+  if (fastest == std::string::npos) return std::string::npos;
+  // A speed-up within the time ranking's tie tolerance is no speed-up: of the eligible plans whose
+  // time ties with the fastest's (time_tie_tolerance, as --sort time), the cheapest is recommended
+  // (trial 7: 8×B300 at $1,574 was recommended over 8×B200 at $1,259 for a run 3.3 s shorter in 11 h).
+  std::size_t best = fastest;
+  for (std::size_t k : eligible) {
+    if (pts[k].time_seconds - pts[fastest].time_seconds > r.time_tie_tolerance * pts[fastest].time_seconds) continue;
+    if (pts[k].cost_usd < pts[best].cost_usd) best = k;
+  }
+  return within[best];
 }
 
 /// The time a plan takes before spot loss: the steady-state work stretched by goodput (failures,
@@ -1901,9 +1918,10 @@ void order_rows(const PlanRequest& request, const PlanState& st, PlanResult& res
   if (!request.deadline_seconds && !request.budget_usd) {
     result.recommendation_rule = fmt::format(
         "recommended: of the plans finishing within {:.0f} days, the fastest on their cost/time Pareto front costing "
-        "at most {:.0f}% more than the cheapest of them (none within {:.0f} days: the fastest plan){}{}",
+        "at most {:.0f}% more than the cheapest of them, or a cheaper one within {:.0f}% of its time (none within "
+        "{:.0f} days: the fastest plan){}{}",
         request.recommend_horizon_seconds / kSecondsPerDay, request.recommend_max_cost_premium * 100,
-        request.recommend_horizon_seconds / kSecondsPerDay, latency, evidence);
+        request.time_tie_tolerance * 100, request.recommend_horizon_seconds / kSecondsPerDay, latency, evidence);
     result.recommendation_rule_code = "front";
   } else {
     result.recommendation_rule =
@@ -2084,17 +2102,20 @@ void add_result_warnings(const PlanRequest& request, const PlanState& st, PlanRe
                             st.spot_rate_unknown.size()));
   }
   if (!st.gpus_without_perf_figures.empty()) {
+    // The sentence names four; every name is in the warning's values ("gpus", JSON), which the
+    // sentence points to when it cuts the list short.
     std::string names;
+    std::string all_names;
     std::size_t shown = 0;
     for (const std::string& n : st.gpus_without_perf_figures) {
-      if (++shown > 4) {
-        names += fmt::format(" and {} more (--json)", st.gpus_without_perf_figures.size() - 4);
-        break;
-      }
-      names += (names.empty() ? "" : ", ") + n;
+      all_names += (all_names.empty() ? "" : ", ") + n;
+      if (++shown <= 4) names += (names.empty() ? "" : ", ") + n;
     }
-    add_warning(result.warnings, PlanWarningCode::gpu_figures_unknown,
-                fmt::format("skipped, no published peak FLOP/s or memory bandwidth (data/gpus.csv): {}", names));
+    if (shown > 4) names += fmt::format(" and {} more (all in --json: warnings[].values.gpus)", shown - 4);
+    result.warnings.push_back(PlanWarning{
+        PlanWarningCode::gpu_figures_unknown,
+        fmt::format("skipped, no published peak FLOP/s or memory bandwidth (data/gpus.csv): {}", names),
+        {{"gpus", all_names}, {"gpu_count", std::to_string(shown)}}});
   }
 }
 

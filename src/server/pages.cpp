@@ -1048,7 +1048,8 @@ class Pages {
       std::string text = !res.recommendation_rule_code.empty() && pg.t.contains(key)
                              ? fill(pg.t[key].get<std::string>(),
                                     {{"days", number(defaults.recommend_horizon_seconds / 86400.0, 0, pg.lang)},
-                                     {"premium", number(defaults.recommend_max_cost_premium * 100.0, 0, pg.lang)}})
+                                     {"premium", number(defaults.recommend_max_cost_premium * 100.0, 0, pg.lang)},
+                                     {"tie", number(defaults.time_tie_tolerance * 100.0, 0, pg.lang)}})
                              : res.recommendation_rule;
       const bool none = res.recommendation_rule_code.rfind("none_", 0) == 0;
       if (res.recommendation_time_ties && !none)
