@@ -1258,7 +1258,12 @@ NoPlanWords no_plan_words(const NoPlanReason& np, const std::string& lang) {
       {"tpot_ms_lowest", number(value("tpot_ms_lowest"), 0, lang)},
       {"startup_minutes", number(value("startup_minutes"), 0, lang)},
       {"startup_cost", money(value("startup_usd"), lang)},
-      {"startup_instances", number(value("startup_instances"), 0, lang)}};
+      {"startup_instances", number(value("startup_instances"), 0, lang)},
+      {"gpus", number(value("gpus"), 0, lang)},
+      {"replicas_held", number(value("replicas_held"), 0, lang)},
+      {"replicas_needed", number(value("replicas_needed"), 0, lang)},
+      {"tp", number(value("tp"), 0, lang)},
+      {"gpus_needed", number(value("gpus_needed"), 0, lang)}};
   NoPlanWords out;
   const std::string reason_key = "no_plan_" + np.code;
   out.reason = !np.code.empty() && t.contains(reason_key) ? fill(t[reason_key].get<std::string>(), vars) : np.reason;
