@@ -610,6 +610,7 @@ enum class SkipReason { none, unusable, no_price, no_perf_figures, tp_exceeds_no
 /// Plan-wide counters and sets the stages fill.
 struct PlanState {
   std::set<std::string> spot_rate_unknown;
+  double spot_rate_too_high = 0;  ///< the highest known spot rate (per instance-day) that no job survives
   std::set<std::string> gpus_without_perf_figures;
   double largest_gpu_bytes = 0;
   double smallest_need = kInf;
@@ -1032,6 +1033,10 @@ const PriceObservation* price(const PlanRequest& request, const Offer& offer, co
       options.emplace_back(*c, obs);
     } else if (kind == PriceKind::spot && !billing.preemptions_per_day) {
       st.spot_rate_unknown.insert(offer.id);
+    } else if (kind == PriceKind::spot) {
+      // A known rate so high that each preemption loses more than the time between them: the
+      // job never finishes on spot (the no-plan reason says so, not "no rate").
+      st.spot_rate_too_high = std::max(st.spot_rate_too_high, *billing.preemptions_per_day);
     }
   }
   if (options.empty()) return nullptr;
@@ -1470,7 +1475,11 @@ class RegionGroups {
   std::unordered_map<Key, std::size_t, KeyHash> seen_;
 };
 
+/// A duration in words: seconds under a minute, minutes under an hour (a trial read "deadline of
+/// 0.0 h" for --deadline 1m), hours to one decimal under two days, else days.
 std::string days_text(double s) {
+  if (s < 59.5) return fmt::format("{:.0f} s", s);
+  if (s < 3570) return fmt::format("{:.0f} min", s / 60);
   if (s < 2 * 86400) return fmt::format("{:.1f} h", s / 3600);
   return fmt::format("{:.1f} days", s / 86400);
 }
@@ -2197,10 +2206,13 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
       }
       if (request.budget_usd && cheapest->total_usd() > *request.budget_usd) {
         // A budget under $100 keeps its cents (a trial's --budget 0.01 read "the budget of $0").
-        parts += fmt::format("{}the cheapest plan ({} {} × {}{}) costs ${:.0f}, {:.1f}× the budget of ${:.{}f}",
+        // The cost with as many digits as the budget (a trial read "costs $2, 2.2× the budget of
+        // $1.00" for $2.20): cents under $100.
+        const int cents = *request.budget_usd < 100 || cheapest->total_usd() < 100 ? 2 : 0;
+        parts += fmt::format("{}the cheapest plan ({} {} × {}{}) costs ${:.{}f}, {:.1f}× the budget of ${:.{}f}",
                              parts.empty() ? "" : "; ", cheapest->provider, cheapest->instance_type, cheapest->instances,
-                             on_price(*cheapest), cheapest->total_usd(), cheapest->total_usd() / *request.budget_usd,
-                             *request.budget_usd, *request.budget_usd < 100 ? 2 : 0);
+                             on_price(*cheapest), cheapest->total_usd(), cents,
+                             cheapest->total_usd() / *request.budget_usd, *request.budget_usd, cents);
       }
       // The cheapest plan within the deadline and the fastest within the budget (a limit not
       // asked: every plan): raising the OTHER limit to their figures makes them meet both.
@@ -2286,7 +2298,8 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
           const bool multi = fo.inter_node_network != InterNodeNetwork::unknown;
           const double offer_cap = multi ? static_cast<double>(fo.max_nodes.value_or(1024)) : 1.0;
           const double nodes_needed = std::ceil(fastest->instances * need);
-          if (nodes_needed <= std::min(offer_cap, 1024.0) && nodes_needed > request.max_nodes) {
+          if (nodes_needed <= std::min(offer_cap, 1024.0) && nodes_needed > request.max_nodes && !request.gpus_total &&
+              !request.nodes_exact) {
             np.suggestions.push_back(fmt::format("about {:.1f}× the GPUs: {:.0f} nodes of {} (--max-nodes {:.0f}; {})", need,
                                                  nodes_needed, fastest->instance_type, nodes_needed,
                                                  fo.max_nodes ? fmt::format("the offer rents up to {}", *fo.max_nodes)
@@ -2368,10 +2381,20 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
           np.suggestions.push_back("QLoRA (--task qlora): the frozen base in 4 bits");
           np.suggestion_codes.push_back("use_qlora");
         }
-        np.suggestions.push_back(st.any_multi_node ? "more nodes (--max-nodes) so that ZeRO-3 shards further"
-                                                   : "ZeRO-3 over more GPUs: needs an offer with a known inter-node "
-                                                     "network (import one, or set it in a user quote)");
-        np.suggestion_codes.push_back(st.any_multi_node ? "more_nodes_zero3" : "zero3_needs_network");
+        if (request.gpus_total || request.nodes_exact) {
+          // The cluster is fixed (--gpus / --nodes): --max-nodes does not apply; a larger fixed
+          // cluster does (a trial's --gpus 1 was told "more nodes (--max-nodes)").
+          const std::string fixed = request.gpus_total ? fmt::format("--gpus {}", *request.gpus_total)
+                                                       : fmt::format("--nodes {}", *request.nodes_exact);
+          np.suggestions.push_back(fmt::format("more GPUs than {} (--gpus) so that ZeRO-3 shards further", fixed));
+          np.suggestion_codes.push_back("more_gpus_than_fixed");
+          np.values["gpus"] = request.gpus_total ? *request.gpus_total : 0;
+        } else {
+          np.suggestions.push_back(st.any_multi_node ? "more nodes (--max-nodes) so that ZeRO-3 shards further"
+                                                     : "ZeRO-3 over more GPUs: needs an offer with a known inter-node "
+                                                       "network (import one, or set it in a user quote)");
+          np.suggestion_codes.push_back(st.any_multi_node ? "more_nodes_zero3" : "zero3_needs_network");
+        }
         np.suggestions.push_back("a shorter sequence (--seq) or an 8-bit optimizer (--optimizer adamw_8bit)");
         np.suggestion_codes.push_back("shorter_sequence_or_8bit_optimizer");
       } else if (!images) {
@@ -2433,6 +2456,15 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
       np.code = "exceeds_max_nodes";
       np.values["max_nodes"] = request.max_nodes;
       np.suggestion_codes.push_back("raise_max_nodes");
+    } else if (st.spot_rate_unknown.empty() && st.spot_rate_too_high > 0) {
+      np.reason = fmt::format(
+          "layouts fit but only spot prices were left, and at {:g} preemptions per instance-day each preemption loses "
+          "more than the time between preemptions (checkpoint interval and restart): the job never finishes",
+          st.spot_rate_too_high);
+      np.suggestions.push_back("a lower --preemptions-per-day if the rate is wrong, or on-demand or reserved offers");
+      np.code = "spot_preempted_too_often";
+      np.values["preemptions_per_day"] = st.spot_rate_too_high;
+      np.suggestion_codes.push_back("lower_preemption_rate");
     } else {
       np.reason = "layouts fit but no price of the fitting offers could be used (spot without a preemption rate)";
       np.suggestions.push_back("give --preemptions-per-day, or allow other offers");

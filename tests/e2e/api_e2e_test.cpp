@@ -1593,7 +1593,7 @@ TEST_F(ApiE2E, PlanPagesSayInTheirLanguageWhyNoPlanIsMarked) {
   ASSERT_EQ(plan.value("recommendation_rule", "").rfind("none: every plan that meets the request rests on", 0), 0u)
       << plan.value("recommendation_rule", "");
   const std::map<std::string, std::string> expected = {{"en", "No plan is marked R"},
-                                                       {"fr", "Aucun plan n'est marqué R"},
+                                                       {"fr", "Aucun plan n’est marqué R"},
                                                        {"th", "ไม่มีแผนที่ถูกทำเครื่องหมาย R"}};
   for (const auto& [lang, text] : expected) {
     auto r = c.Get("/" + lang + "/plan?model=llama-3.1-70b&task=qlora&tokens=5e8&budget=300&deadline=2d&today=2026-11-30");

@@ -8,9 +8,21 @@
 //    documented pairwise rule puts the faster plan first (its speed-up costs 2,628 / 20.5 =
 //    $128 per hour saved, under 3 × 1,480 / 21.5 = $207 per hour). The rule is checked here as
 //    docs/planner.md "Time ranking" states it (2% tie, ratio 3), on every adjacent pair.
+//  * ImportRangeE2E: preemptions_per_day=1e9 and a price of 1e308 were imported (the planner later
+//    said the rate was missing; the price read "price inf" without file:line): each is now
+//    rejected at file:line naming the field, the value as written and the accepted range, and
+//    nothing is written; a valid but impossible rate gets a no-plan reason that says so.
+//  * MessagesE2E: "deadline of 0.0 h" for --deadline 1m, a cost rounded to whole dollars beside
+//    the ratio to a $1 budget, --gpus 1 told to raise --max-nodes, --max-nodes 99999999999 and
+//    --explain 0 without their range. The rows of the fixture files are test values, not
+//    market data.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 
 #include "binary_e2e.hpp"
@@ -39,6 +51,8 @@ class Fix9E2E : public BinaryE2E<Fix9E2E> {
 
 using ServeFixedGpusE2E = Fix9E2E;
 using SortTimeOrderE2E = Fix9E2E;
+using ImportRangeE2E = Fix9E2E;
+using MessagesE2E = Fix9E2E;
 
 TEST_F(ServeFixedGpusE2E, GpusFixTheServingCluster) {
   const std::string serve = "--model llama-3.1-70b --task serve --concurrency 64 --hours 100 --limit 0";
@@ -125,11 +139,102 @@ TEST_F(SortTimeOrderE2E, EveryAdjacentPairObeysTheRule) {
         if (plans[i]["evidence_rank"] != plans[k]["evidence_rank"]) continue;
         const double ti = plans[i]["time_seconds"], ci = plans[i]["total_usd"];
         const double tk = plans[k]["time_seconds"], ck = plans[k]["total_usd"];
-        if (ti > tk) EXPECT_TRUE(goes_first(ti, ci, tk, ck)) << args << ": #" << i + 1 << " " << ti / 3600 << " h $" << ci
-                                                             << " above #" << k + 1 << " " << tk / 3600 << " h $" << ck;
+        if (ti <= tk) continue;
+        EXPECT_TRUE(goes_first(ti, ci, tk, ck)) << args << ": #" << i + 1 << " " << ti / 3600 << " h $" << ci
+                                                << " above #" << k + 1 << " " << tk / 3600 << " h $" << ck;
       }
     }
   }
+}
+
+const char* kQuoteHeader =
+    "provider,instance_type,region,gpu,gpu_count,price_kind,usd_per_gpu_hour,observed_at,source,interconnect,network,"
+    "network_gbps,max_nodes,preemptions_per_day\n";
+
+TEST_F(ImportRangeE2E, OutOfRangeNumbersAreRejectedAtTheirLineWithTheRange) {
+  namespace fs = std::filesystem;
+  struct Case {
+    std::string row, expected;
+  };
+  const Case cases[] = {
+      {"rangecloud,h100-8x,us-west,H100 SXM,8,spot,2.00,2026-11-02,test fixture,nvlink,infiniband,3200,16,1e9",
+       "preemptions_per_day 1e9 is out of range: accepted 0 to 1440 per instance-day"},
+      {"rangecloud,h100-8x,us-west,H100 SXM,8,on-demand,1e308,2026-11-02,test fixture,nvlink,infiniband,3200,16,",
+       "usd_per_gpu_hour 1e308 is out of range: accepted 0 to 1000000 USD per GPU-hour"}};
+  for (const Case& c : cases) {
+    const fs::path csv = dir_ / "range.csv";
+    std::ofstream(csv) << kQuoteHeader << c.row << "\n";
+    const RunResult imp = run("import '" + csv.string() + "'");
+    EXPECT_EQ(imp.exit_code, 2) << imp.out;
+    EXPECT_NE(imp.out.find(csv.string() + ":2"), std::string::npos) << imp.out;
+    EXPECT_NE(imp.out.find(c.expected), std::string::npos) << imp.out;
+    // Nothing written.
+    const RunResult offers = run("offers 'provider=rangecloud' --json");
+    EXPECT_EQ(offers.out.find("h100-8x"), std::string::npos) << offers.out.substr(0, 2000);
+  }
+}
+
+TEST_F(ImportRangeE2E, ASpotRateNoJobSurvivesIsTheNoPlanReason) {
+  // 1,000 preemptions per instance-day (within the import's range): a preemption every 86 s,
+  // shorter than the default restart alone, so the spot-only offer runs nothing.
+  const std::filesystem::path csv = dir_ / "often.csv";
+  std::ofstream(csv) << kQuoteHeader
+                     << "oftencloud,h100-8x,us-west,H100 SXM,8,spot,2.00,2026-11-02,test fixture,nvlink,infiniband,3200,"
+                        "16,1000\n";
+  const RunResult imp = run("import '" + csv.string() + "'");
+  ASSERT_EQ(imp.exit_code, 0) << imp.out;
+  const json j = run_json("plan --model llama-3.1-8b --task full --tokens 1e9 --gpus 8 'provider=oftencloud' --today 2026-11-30", 1);
+  ASSERT_TRUE(j.contains("no_plan")) << j.dump().substr(0, 2000);
+  EXPECT_EQ(j["no_plan"]["code"], "spot_preempted_too_often") << j["no_plan"].dump();
+  EXPECT_EQ(j["no_plan"]["values"]["preemptions_per_day"].get<double>(), 1000);
+  EXPECT_EQ(j["no_plan"]["reason"].get<std::string>().find("without a preemption rate"), std::string::npos);
+}
+
+TEST_F(MessagesE2E, ShortDeadlinesAreWordedInMinutes) {
+  const RunResult r = plan("--model llama-3.1-8b --task lora --tokens 1e9 --deadline 1m");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("the deadline of 1 min"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("0.0 h"), std::string::npos) << r.out;
+}
+
+TEST_F(MessagesE2E, CostAndBudgetShowTheDigitsTheRatioNeeds) {
+  const RunResult r = plan("--model llama-3.1-8b --task lora --tokens 5e7 --budget 0.05");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  std::smatch m;
+  const std::regex re(R"(costs \$([0-9.,]+), ([0-9.]+)× the budget of \$([0-9.]+))");
+  ASSERT_TRUE(std::regex_search(r.out, m, re)) << r.out;
+  std::string cost = m[1].str();
+  std::erase(cost, ',');
+  const double shown_cost = std::stod(cost), ratio = std::stod(m[2].str()), budget = std::stod(m[3].str());
+  // The figures as shown agree with the ratio as shown (to its one decimal).
+  EXPECT_NEAR(shown_cost / budget, ratio, 0.05 + 0.005 / budget) << r.out;
+}
+
+TEST_F(MessagesE2E, FixedGpuCountIsNotToldToRaiseMaxNodes) {
+  const RunResult r = plan("--model llama-3.1-70b --task full --tokens 1e9 --gpus 1");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(r.out.find("--max-nodes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("more GPUs than --gpus 1"), std::string::npos) << r.out;
+}
+
+TEST_F(MessagesE2E, AskRefusesAValueInTheSentencesTerms) {
+  const RunResult r = run_shell("XDG_DATA_HOME='" + dir_.string() + "' '" + std::string(GPUPLAN_BINARY) +
+                                "' ask 'fine-tune llama 3.1 8b with lora on 100M tokens within -3 days' 2>&1");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("gpuplan: error: SENTENCE: deadline “"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("-3 days” must be more than zero"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("--deadline"), std::string::npos) << r.out;
+}
+
+TEST_F(MessagesE2E, RangeErrorsGiveTheRange) {
+  const RunResult n = plan("--model llama-3.1-8b --task lora --tokens 1e9 --max-nodes 99999999999");
+  EXPECT_EQ(n.exit_code, 2) << n.out;
+  EXPECT_NE(n.out.find("gpuplan: error: --max-nodes: 99999999999 is out of range: accepted 1 to 1024"), std::string::npos)
+      << n.out;
+  const RunResult e = plan("--model llama-3.1-8b --task lora --tokens 1e9 --explain 0");
+  EXPECT_EQ(e.exit_code, 2) << e.out;
+  EXPECT_NE(e.out.find("gpuplan: error: --explain: 0 is not a plan number: plans are numbered from 1"), std::string::npos)
+      << e.out;
 }
 
 }  // namespace
