@@ -2386,7 +2386,7 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
           // cluster does (a trial's --gpus 1 was told "more nodes (--max-nodes)").
           const std::string fixed = request.gpus_total ? fmt::format("--gpus {}", *request.gpus_total)
                                                        : fmt::format("--nodes {}", *request.nodes_exact);
-          np.suggestions.push_back(fmt::format("more GPUs than {} (--gpus) so that ZeRO-3 shards further", fixed));
+          np.suggestions.push_back(fmt::format("more GPUs than {} so that ZeRO-3 shards further", fixed));
           np.suggestion_codes.push_back("more_gpus_than_fixed");
           np.values["gpus"] = request.gpus_total ? *request.gpus_total : 0;
         } else {

@@ -92,6 +92,9 @@ TEST_F(PagesLocaleE2E, FrenchAndThaiPagesShowNoEnglishText) {
     for (const std::string lang : {"fr", "th"}) {
       for (const std::string& node : text_nodes(get("/" + lang + page))) {
         if (!en.count(node)) continue;
+        // A GPU's catalog name (data/gpus.csv, e.g. "NVIDIA GB300 (per GPU)") is an identifier the
+        // filters take, shown as it is in every language.
+        if (std::regex_search(node, std::regex("^(NVIDIA|AMD|Intel|Google) "))) continue;
         EXPECT_FALSE(std::regex_search(node, english)) << lang << page << ": \"" << node << "\" is the English text";
       }
     }
