@@ -14,6 +14,22 @@
 
 namespace gpuplan::api {
 
+namespace {
+/// An integer field with its accepted range: a whole number outside it says so and gives the
+/// range (a trial's --max-nodes 99999999999 read "far outside the field's range", no range).
+/// The ranges are PlanRequest::validate's (docs/planner.md), which checks them again.
+int int_in_range(const nlohmann::json& v, int lo, int hi) {
+  const double d = v.get<double>();
+  if (d < lo || d > hi) {
+    throw_invalid_coded("", "integer_out_of_range",
+                        {{"value", field_value_text(v)}, {"min", fmt::format("{}", lo)}, {"max", fmt::format("{}", hi)}},
+                        fmt::format("{} is out of range: accepted {} to {}", field_value_text(v), lo, hi),
+                        fmt::format("an integer in [{}, {}]", lo, hi));
+  }
+  return static_cast<int>(d);
+}
+}  // namespace
+
 using nlohmann::json;
 
 namespace {
@@ -73,7 +89,7 @@ std::vector<FieldDef<PlanInput>> build_fields() {
       {{"images", "--images", FieldType::count, FieldFace::both, "images: how many to generate"},
        [](In& in, const json& v) { in.request.images = static_cast<decltype(in.request.images)>(count_value(v)); }},
       {{"max_nodes", "--max-nodes", FieldType::integer, FieldFace::both, "most instances per plan"},
-       [](In& in, const json& v) { in.request.max_nodes = json_as<decltype(in.request.max_nodes)>(v); }},
+       [](In& in, const json& v) { in.request.max_nodes = int_in_range(v, 1, 1024); }},
       {{"no_spot", "--no-spot", FieldType::boolean, FieldFace::both, "plan on-demand and reserved prices only"},
        [](In& in, const json& v) { in.request.allow_spot = !v.get<bool>(); }},
       {{"preemptions_per_day", "--preemptions-per-day", FieldType::number, FieldFace::both,
@@ -102,9 +118,9 @@ std::vector<FieldDef<PlanInput>> build_fields() {
        [](In& in, const json& v) { in.request.budget_usd = v.get<double>(); }},
       {{"gpus", "--gpus", FieldType::integer, FieldFace::both,
         "training: exactly N GPUs (a multiple of the offer's GPUs per node)"},
-       [](In& in, const json& v) { in.request.gpus_total = json_as<int>(v); }},
+       [](In& in, const json& v) { in.request.gpus_total = v.get<double>() > 1e6 ? int_in_range(v, 1, 1'000'000) : json_as<int>(v); }},
       {{"nodes", "--nodes", FieldType::integer, FieldFace::both, "training: exactly N nodes"},
-       [](In& in, const json& v) { in.request.nodes_exact = json_as<int>(v); }},
+       [](In& in, const json& v) { in.request.nodes_exact = int_in_range(v, 1, 100'000); }},
       {{"max_price_age", "--max-price-age", FieldType::string, FieldFace::both,
         "a price older than this (days, or 30d/4w) is stale: warned and ranked after fresher ones (default 30)"},
        [](In& in, const json& v) { in.max_price_age = v.get<std::string>(); }},
@@ -181,7 +197,11 @@ PlanOutput run_plan(const PlanInput& in, const Context& ctx) {
   }
   if (!in.recompute.empty()) req.pins.recompute = parse_recompute(in.recompute, "--recompute");
   if (req.today.empty()) req.today = ctx.clock().today();
-  if (in.explain && *in.explain == 0) throw_invalid_coded("--explain", "not_positive", {{"value", "0"}}, "0", "a plan number ≥ 1");
+  if (in.explain && *in.explain == 0) {
+    // A message of its own (a trial's {"explain":0} read only "0").
+    throw_invalid_coded("--explain", "not_positive", {{"value", "0"}}, "0 is not a plan number: plans are numbered from 1",
+                        "a plan number ≥ 1");
+  }
   // --limit 0 = every plan, as `offers --limit 0` (trial of issue 10: one meaning in both).
   if (req.limit == 0) req.limit = std::numeric_limits<std::size_t>::max();
   if (in.explain && *in.explain > req.limit) req.limit = *in.explain;

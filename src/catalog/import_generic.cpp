@@ -136,6 +136,24 @@ void require_nonneg(const std::optional<double>& v, std::string_view key, const 
   }
 }
 
+/// Accepted ranges of the numbers a quote gives (validation bounds, not data): a price above a
+/// million USD per hour is no instance's (1e308 per GPU-hour overflowed to "price inf"), and an
+/// instance preempted more than once a minute (1,440 per day) runs nothing — a trial's 1e9 was
+/// accepted and the planner later said the rate was missing.
+constexpr double kMaxUsdPerHour = 1e6;
+constexpr double kMaxPreemptionsPerDay = 1440;
+
+/// Rejects the row (Error{invalid_input} at file:line, naming the field, the value as written
+/// and the accepted range) when the field's number lies outside [lo, hi].
+void require_range(const std::optional<double>& v, const Record& r, F key, const Place& p, double lo, double hi,
+                   std::string_view unit) {
+  if (!v || (*v >= lo && *v <= hi)) return;
+  const std::string_view name = kFields[key].name;
+  throw Error(ErrorKind::invalid_input, p.where(name),
+              fmt::format("{} {} is out of range: accepted {} to {} {}", name, trim(r[key]), lo, hi, unit),
+              fmt::format("{} from {} to {} {}", name, lo, hi, unit));
+}
+
 /// GPU resolution of one import, cached by what resolve_gpu reads (the raw name, the form
 /// hint and the stated memory): 200,000 quotes of one GPU resolve it once. Only clean
 /// resolutions (no flag, no issue) are cached; the others are resolved, and reported, per row.
@@ -206,8 +224,8 @@ void import_record(const Record& r, const Place& p, const ImportSource& src, Imp
                 "give exactly one of usd_per_hour (whole instance) and usd_per_gpu_hour",
                 "one price: usd_per_hour or usd_per_gpu_hour");
   }
-  require_nonneg(per_hour, "usd_per_hour", p);
-  require_nonneg(per_gpu_hour, "usd_per_gpu_hour", p);
+  require_range(per_hour, r, k_usd_per_hour, p, 0, kMaxUsdPerHour, "USD per hour");
+  require_range(per_gpu_hour, r, k_usd_per_gpu_hour, p, 0, kMaxUsdPerHour, "USD per GPU-hour");
   const double usd_per_hour = per_hour ? *per_hour : *per_gpu_hour * o.gpu_count;
 
   std::optional<std::string> observed_at;
@@ -298,6 +316,8 @@ void import_record(const Record& r, const Place& p, const ImportSource& src, Imp
   billing(k_storage_usd_per_gb_month, "storage_usd_per_gb_month", b.storage_usd_per_gb_month);
   billing(k_egress_usd_per_gb, "egress_usd_per_gb", b.egress_usd_per_gb);
   billing(k_egress_free_gb_per_month, "egress_free_gb_per_month", b.egress_free_gb_per_month);
+  require_range(number(r, k_preemptions_per_day, p), r, k_preemptions_per_day, p, 0, kMaxPreemptionsPerDay,
+                "per instance-day (at most one a minute)");
   billing(k_preemptions_per_day, "preemptions_per_day", b.preemptions_per_day);
 
   // The row's own source names the observation (not the file it came in): the same quote

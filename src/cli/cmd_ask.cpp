@@ -11,11 +11,13 @@
 #include <string>
 
 #include "api/assistant.hpp"
+#include "api/fields.hpp"
 #include "cli/command.hpp"
 #include "cli/common.hpp"
 #include "server/pages.hpp"
 #include "util/display_width.hpp"
 #include "util/error.hpp"
+#include "util/error_code.hpp"
 #include "util/text_check.hpp"
 
 namespace gpuplan::cli {
@@ -36,6 +38,25 @@ std::string missing_text(const api::AskResult& ask) {
   return server::fill_text(t.value("cli_ask_missing", "missing: {fields}"), {{"fields", names}});
 }
 
+/// A value the sentence gave that the planner refuses (a trial's "-3 days" was answered with
+/// "--deadline: -259200 is not a positive number", a flag and a unit the user never wrote): the
+/// error names the field in the sentence's language and quotes the words it was read from.
+/// Returns when the error is not about a field the sentence gave.
+void refuse_in_sentence_terms(const Error& e, const api::AskResult& ask) {
+  if (e.kind() != ErrorKind::invalid_input) return;
+  const std::string field = api::api_field_of(e);  // "/deadline", "/tokens", ...
+  for (const auto& f : ask.fields) {
+    const std::string plan_name = f.name == "deadline_seconds" ? "deadline" : f.name == "budget_usd" ? "budget" : f.name;
+    if ("/" + plan_name != field) continue;
+    const nlohmann::json& t = server::locale_texts(ask.language);
+    const auto* coded = dynamic_cast<const ErrorCode*>(&e);
+    const std::string why_key = coded && coded->code == "not_positive" ? "cli_ask_refused_not_positive" : "cli_ask_refused_other";
+    throw_invalid("SENTENCE",
+                  server::fill_text(t.value(why_key, ""), {{"field", t.value("field_" + f.name, f.name)}, {"words", f.source}}),
+                  t.value("cli_ask_refused_expected", ""));
+  }
+}
+
 void run_ask(const AskOptions& o, GlobalOptions& global) {
   std::string sentence;
   for (const auto& w : o.words) sentence += (sentence.empty() ? "" : " ") + w;
@@ -49,8 +70,13 @@ void run_ask(const AskOptions& o, GlobalOptions& global) {
     nlohmann::json body = ask.plan_body();
     body["limit"] = o.limit;
     if (!o.today.empty()) body["today"] = o.today;
-    api::read_fields(in, body, api::plan_fields());
-    planned = api::run_plan(in, ctx);
+    try {
+      api::read_fields(in, body, api::plan_fields());
+      planned = api::run_plan(in, ctx);
+    } catch (const Error& e) {
+      refuse_in_sentence_terms(e, ask);
+      throw;
+    }
     out["plan"] = api::to_json(*planned);
     const auto within = api::first_plan_within(ask, planned->result);
     out["first_within_budget_and_deadline"] = within ? nlohmann::json(*within + 1) : nlohmann::json(nullptr);

@@ -184,6 +184,13 @@ void PlanRequest::validate() const {
   if (max_nodes < 1 || max_nodes > 1024) throw_invalid_coded("--max-nodes", "integer_out_of_range", {{"value", fmt::format("{}", max_nodes)}, {"min", "1"}, {"max", "1024"}}, fmt::format("{}", max_nodes), "an integer in [1, 1024]");
   if (limit < 1) throw_invalid_coded("--limit", "not_positive", {{"value", fmt::format("{}", limit)}}, fmt::format("{}", limit), "an integer ≥ 1");
   if (preemptions_per_day) require_positive(*preemptions_per_day, "--preemptions-per-day");
+  // An instance preempted more than once a minute runs nothing (the import's bound, too).
+  if (preemptions_per_day && *preemptions_per_day > 1440) {
+    throw_invalid_coded("--preemptions-per-day", "number_out_of_range",
+                        {{"value", fmt::format("{}", *preemptions_per_day)}, {"range", "(0, 1440]"}},
+                        fmt::format("{} is outside the accepted range (0, 1440] per instance-day", *preemptions_per_day),
+                        "a rate per instance-day in (0, 1440] (at most one a minute)");
+  }
   if (egress_gb && !(*egress_gb >= 0)) throw_invalid_coded("--egress-gb", "negative", {{"value", fmt::format("{}", *egress_gb)}}, "negative", "a number ≥ 0");
   require_positive(checkpoint_write_bytes_per_s, "--checkpoint-write-gbps");
   if (!(restart_seconds >= 0)) throw_invalid_coded("--restart-seconds", "negative", {{"value", fmt::format("{}", restart_seconds)}}, "negative", "a number ≥ 0");

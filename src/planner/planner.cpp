@@ -618,6 +618,7 @@ enum class SkipReason { none, unusable, no_price, no_perf_figures, tp_exceeds_no
 /// Plan-wide counters and sets the stages fill.
 struct PlanState {
   std::set<std::string> spot_rate_unknown;
+  double spot_rate_too_high = 0;  ///< the highest known spot rate (per instance-day) that no job survives
   std::set<std::string> gpus_without_perf_figures;
   double largest_gpu_bytes = 0;
   double smallest_need = kInf;
@@ -785,7 +786,9 @@ SkipReason admit(const PlanRequest& r, const Offer& offer, const GpuCatalog& gpu
     st.example_gpus_per_node = offer.gpu_count;
     return SkipReason::tp_exceeds_node;
   }
-  const bool exact = training && (r.gpus_total || r.nodes_exact);
+  // --gpus / --nodes fix the cluster for every workload: training splits it into a layout,
+  // serving and batch jobs into replicas of TP GPUs (TP within an instance), images one per GPU.
+  const bool exact = r.gpus_total || r.nodes_exact;
   if (exact) {
     int nodes = r.nodes_exact.value_or(0);
     if (r.gpus_total) {
@@ -798,7 +801,9 @@ SkipReason admit(const PlanRequest& r, const Offer& offer, const GpuCatalog& gpu
       if (r.nodes_exact && *r.nodes_exact != from_gpus) return SkipReason::gpus_not_multiple;
       nodes = from_gpus;
     }
-    const bool ok = nodes == 1 || (out.network_known && nodes <= offer.max_nodes.value_or(nodes));
+    // Inference replicas are independent (no inter-node traffic): any number of instances, as
+    // without --gpus (docs/planner.md "Serving"); training needs a known network beyond one node.
+    const bool ok = !training || nodes == 1 || (out.network_known && nodes <= offer.max_nodes.value_or(nodes));
     if (!ok) {
       if (r.gpus_total) st.dividing_sizes_unavailable.insert(offer.gpu_count);
       return SkipReason::nodes_unavailable;
@@ -820,13 +825,31 @@ SkipReason admit(const PlanRequest& r, const Offer& offer, const GpuCatalog& gpu
   return SkipReason::none;
 }
 
+/// Serving on a fixed cluster (--gpus / --nodes) whose replicas cannot carry the load: the
+/// smallest shortfall seen (for the no-plan reason: the load needs R replicas, N GPUs hold H).
+struct FixedClusterLoad {
+  bool set = false;
+  std::int64_t replicas_needed = 0;
+  std::int64_t replicas_held = 0;
+  int tp = 1;
+  int gpus_per_instance = 0;
+  void note(std::int64_t needed, std::int64_t held, int tp_, int gpn) {
+    // The offer closest to carrying the load: the smallest needed / held.
+    if (set && static_cast<double>(needed) / static_cast<double>(held) >=
+                   static_cast<double>(replicas_needed) / static_cast<double>(replicas_held))
+      return;
+    *this = FixedClusterLoad{true, needed, held, tp_, gpn};
+  }
+};
+
 /// Stage 2-4: the plan of one admitted offer on one node count, timed (no price yet), into a
 /// default-constructed `p`. False when it cannot run (goodput, replicas, --max-nodes).
 bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedOffer& a, int nodes,
                              const ClusterKey& key, const SearchOutcome& o, const CheckpointSizes& ckpt,
-                             double data_bytes, double tokens, Plan& p) {
+                             double data_bytes, double tokens, Plan& p, FixedClusterLoad* load = nullptr) {
   const bool training = request.workload == PlanWorkload::training;
   const bool images = request.workload == PlanWorkload::image_generation;
+  const bool fixed_cluster = request.gpus_total || request.nodes_exact;
   const Offer& offer = *a.offer;
   p.gpus_per_instance = offer.gpu_count;
   p.intra_node_link = offer.intra_node_link;
@@ -869,10 +892,12 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedO
     if (!p.goodput->feasible) return false;
     (void)tokens;
   } else if (images) {
-    p.instances = 1;
-    p.replicas = o.replicas_per_instance;
-    p.work_seconds = request.images / o.images_per_hour_per_instance * 3600.0;
-    p.requests_per_s = o.images_per_hour_per_instance / 3600.0;
+    // One instance, or exactly the --gpus / --nodes cluster (an image per GPU on each).
+    const int instances = fixed_cluster ? nodes : 1;
+    p.instances = instances;
+    p.replicas = o.replicas_per_instance * instances;
+    p.work_seconds = request.images / (o.images_per_hour_per_instance * instances) * 3600.0;
+    p.requests_per_s = o.images_per_hour_per_instance * instances / 3600.0;
     p.storage_bytes = 0;
   } else {
     const ServingEstimate& e = o.serving;
@@ -888,8 +913,20 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedO
       replicas = o.replicas_per_instance;  // batch job: one full instance
     }
     if (replicas < 1) return false;
-    const std::int64_t instances = (replicas + o.replicas_per_instance - 1) / o.replicas_per_instance;
-    if (instances > request.max_nodes) return false;
+    std::int64_t instances = (replicas + o.replicas_per_instance - 1) / o.replicas_per_instance;
+    if (fixed_cluster) {
+      // Exactly the --gpus / --nodes cluster: every GPU serves (instances × GPUs / TP replicas);
+      // a load that needs more replicas than it holds is no plan (the reason says how many).
+      const std::int64_t held = static_cast<std::int64_t>(nodes) * o.replicas_per_instance;
+      if (replicas > held) {
+        if (load) load->note(replicas, held, o.layout.tp, offer.gpu_count);
+        return false;
+      }
+      instances = nodes;
+      replicas = held;
+    } else if (instances > request.max_nodes) {
+      return false;
+    }
     p.instances = static_cast<int>(instances);
     p.replicas = replicas;
     p.serving = e;
@@ -1004,6 +1041,10 @@ const PriceObservation* price(const PlanRequest& request, const Offer& offer, co
       options.emplace_back(*c, obs);
     } else if (kind == PriceKind::spot && !billing.preemptions_per_day) {
       st.spot_rate_unknown.insert(offer.id);
+    } else if (kind == PriceKind::spot) {
+      // A known rate so high that each preemption loses more than the time between them: the
+      // job never finishes on spot (the no-plan reason says so, not "no rate").
+      st.spot_rate_too_high = std::max(st.spot_rate_too_high, *billing.preemptions_per_day);
     }
   }
   if (options.empty()) return nullptr;
@@ -1211,6 +1252,10 @@ const SearchOutcome& search_cluster(SearchContext& ctx, ClusterOutcomes& cache, 
   return cache.emplace(key, o).first->second;
 }
 
+/// The nodes the layout search runs on: training's whole cluster; an inference search sizes one
+/// instance (its replicas are independent), whatever the number of instances.
+int searched_nodes(const PlanRequest& r, int nodes) { return r.workload == PlanWorkload::training ? nodes : 1; }
+
 ClusterKey key_for(const AdmittedOffer& a, int nodes) {
   ClusterKey key;
   key.gpu = a.spec;
@@ -1341,19 +1386,31 @@ std::size_t cheapest_with_cost_ties(const PlanRequest& r, const std::vector<std:
   return best;
 }
 
-/// Orders plans [b, e) (sorted by time) for the time ranking: position by position, the
-/// first_by_time of the rest, for the first `head` positions; the rest stay by time.
-/// (Pointers: a Plan is large to move.)
-void order_by_time(std::vector<Plan*>& plans, std::size_t b, std::size_t e, std::size_t head, const PlanRequest& r) {
-  std::vector<std::size_t> idx;
-  for (std::size_t pos = b; pos < e && pos - b < head; ++pos) {
-    idx.resize(e - pos);
-    for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = pos + i;
-    const std::size_t k = first_by_time(r, idx, [&](std::size_t i) -> const Plan& { return *plans[i]; });
-    // Move plans[k] to pos, keeping the others in their (time) order.
-    std::rotate(plans.begin() + static_cast<std::ptrdiff_t>(pos), plans.begin() + static_cast<std::ptrdiff_t>(k),
-                plans.begin() + static_cast<std::ptrdiff_t>(k) + 1);
+/// Orders plans [b, e) (sorted by time, equal times by cost) for the time ranking
+/// (docs/planner.md "Time ranking"). The pairwise rule (cheaper_goes_first) is not transitive
+/// (a 2% tie chains: A ties B, B ties C, A does not tie C), so "the fastest plan the rule lets
+/// go first" picked position by position could put a plan above one that the rule puts ahead of
+/// it (trial: 21.5 h at $1,480 listed above 59 min at $4,108). Instead the plans are inserted
+/// fastest first, each right after the last plan already placed that it does not go ahead of.
+/// The result is one list (a total order) in which
+///   * every adjacent pair obeys the rule: the upper plan is faster (or equal) and the lower one
+///     does not go ahead of it, or the upper plan is cheaper and goes ahead by the rule;
+///   * a slower plan stands above a faster one only when the rule puts it ahead of that plan.
+/// O(n²) comparisons at worst, each a few flops. (Pointers: a Plan is large to move.)
+void order_by_time(std::vector<Plan*>& plans, std::size_t b, std::size_t e, const PlanRequest& r) {
+  std::vector<Plan*> out;
+  out.reserve(e - b);
+  for (std::size_t k = b; k < e; ++k) {
+    const Plan& x = *plans[k];
+    std::size_t pos = out.size();
+    // Every placed plan is no slower than x: x goes above it only when the rule puts x ahead.
+    while (pos > 0 && cheaper_goes_first(r, x.time_seconds(), x.total_usd(), out[pos - 1]->time_seconds(),
+                                         out[pos - 1]->total_usd())) {
+      --pos;
+    }
+    out.insert(out.begin() + static_cast<std::ptrdiff_t>(pos), plans[k]);
   }
+  std::copy(out.begin(), out.end(), plans.begin() + static_cast<std::ptrdiff_t>(b));
 }
 
 /// Recommendation rule (no deadline, no budget; docs/planner.md): among the plans that finish
@@ -1438,7 +1495,11 @@ class RegionGroups {
   std::unordered_map<Key, std::size_t, KeyHash> seen_;
 };
 
+/// A duration in words: seconds under a minute, minutes under an hour (a trial read "deadline of
+/// 0.0 h" for --deadline 1m), hours to one decimal under two days, else days.
 std::string days_text(double s) {
+  if (s < 59.5) return fmt::format("{:.0f} s", s);
+  if (s < 3570) return fmt::format("{:.0f} min", s / 60);
   if (s < 2 * 86400) return fmt::format("{:.1f} h", s / 3600);
   return fmt::format("{:.1f} days", s / 86400);
 }
@@ -1485,6 +1546,7 @@ struct Candidates {
   double data_bytes = 0;
   double tokens = 0;
   std::size_t nodes_rejects = 0;       ///< offers that cannot be rented at the asked cluster size
+  FixedClusterLoad fixed_load;         ///< serving on --gpus / --nodes: a load the cluster cannot carry
   std::size_t region_groups = 0;       ///< Candidate::region_group < region_groups
 };
 
@@ -1503,7 +1565,8 @@ Plan materialize(const PlanRequest& request, const ModelArch& arch, const Candid
   const Candidate& k = c.plans[i];
   const AdmittedOffer& a = c.admitted[k.offer];
   Plan p;
-  (void)assemble(request, arch, a, k.nodes, key_for(a, k.nodes), *k.outcome, c.ckpt, c.data_bytes, c.tokens, p);
+  (void)assemble(request, arch, a, k.nodes, key_for(a, searched_nodes(request, k.nodes)), *k.outcome, c.ckpt,
+                 c.data_bytes, c.tokens, p);
   chosen = price(request, *a.offer, *a.billing, st, p);
   if (request.workload == PlanWorkload::image_generation) {
     p.images_per_hour = p.requests_per_s * 3600.0;
@@ -1586,12 +1649,12 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
     }
     ++result.offers_considered;
     for (int nodes : a.node_counts) {
-      const ClusterKey key = key_for(a, nodes);
+      const ClusterKey key = key_for(a, searched_nodes(request, nodes));
       const SearchOutcome& o = search_cluster(ctx, cache, key);
       st.smallest_need = std::min(st.smallest_need, o.smallest_per_gpu_bytes);
       if (!o.fits) continue;
       Plan p;  // scratch: the candidate keeps only its cost and time (materialize rebuilds it)
-      if (!assemble(request, arch, a, nodes, key, o, ckpt, data_bytes, tokens, p)) continue;
+      if (!assemble(request, arch, a, nodes, key, o, ckpt, data_bytes, tokens, p, &c.fixed_load)) continue;
       if (!a.billing) {
         // Billing terms are a function of the provider and the offer's own overrides
         // (BillingLookup, planner.hpp): offers without overrides share one resolution per
@@ -1996,14 +2059,12 @@ void order_rows(const PlanRequest& request, const PlanState& st, PlanResult& res
     return a->time_seconds() < b->time_seconds();
   });
   if (sort == PlanSort::time) {
-    // The time ranking's rule within each tier, for the rows that can be shown (all with --pareto,
-    // which filters afterwards); the rest stay by time.
-    const std::size_t head = request.pareto_only ? order.size() : request.limit;
+    // The time ranking's rule within each tier (order_by_time).
     for (std::size_t b = 0; b < order.size();) {
       std::size_t e = b;
       const bool rec_seg = order[b]->recommended;
       while (e < order.size() && order[e]->recommended == rec_seg && tier(*order[e]) == tier(*order[b])) ++e;
-      order_by_time(order, b, e, head, request);
+      order_by_time(order, b, e, request);
       b = e;
     }
   }
@@ -2187,10 +2248,13 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
       }
       if (request.budget_usd && cheapest->total_usd() > *request.budget_usd) {
         // A budget under $100 keeps its cents (a trial's --budget 0.01 read "the budget of $0").
-        parts += fmt::format("{}the cheapest plan ({} {} × {}{}) costs ${:.0f}, {:.1f}× the budget of ${:.{}f}",
+        // The cost with as many digits as the budget (a trial read "costs $2, 2.2× the budget of
+        // $1.00" for $2.20): cents under $100.
+        const int cents = *request.budget_usd < 100 || cheapest->total_usd() < 100 ? 2 : 0;
+        parts += fmt::format("{}the cheapest plan ({} {} × {}{}) costs ${:.{}f}, {:.1f}× the budget of ${:.{}f}",
                              parts.empty() ? "" : "; ", cheapest->provider, cheapest->instance_type, cheapest->instances,
-                             on_price(*cheapest), cheapest->total_usd(), cheapest->total_usd() / *request.budget_usd,
-                             *request.budget_usd, *request.budget_usd < 100 ? 2 : 0);
+                             on_price(*cheapest), cheapest->total_usd(), cents,
+                             cheapest->total_usd() / *request.budget_usd, *request.budget_usd, cents);
       }
       // The cheapest plan within the deadline and the fastest within the budget (a limit not
       // asked: every plan): raising the OTHER limit to their figures makes them meet both.
@@ -2276,7 +2340,8 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
           const bool multi = fo.inter_node_network != InterNodeNetwork::unknown;
           const double offer_cap = multi ? static_cast<double>(fo.max_nodes.value_or(1024)) : 1.0;
           const double nodes_needed = std::ceil(fastest->instances * need);
-          if (nodes_needed <= std::min(offer_cap, 1024.0) && nodes_needed > request.max_nodes) {
+          if (nodes_needed <= std::min(offer_cap, 1024.0) && nodes_needed > request.max_nodes && !request.gpus_total &&
+              !request.nodes_exact) {
             np.suggestions.push_back(fmt::format("about {:.1f}× the GPUs: {:.0f} nodes of {} (--max-nodes {:.0f}; {})", need,
                                                  nodes_needed, fastest->instance_type, nodes_needed,
                                                  fo.max_nodes ? fmt::format("the offer rents up to {}", *fo.max_nodes)
@@ -2358,10 +2423,20 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
           np.suggestions.push_back("QLoRA (--task qlora): the frozen base in 4 bits");
           np.suggestion_codes.push_back("use_qlora");
         }
-        np.suggestions.push_back(st.any_multi_node ? "more nodes (--max-nodes) so that ZeRO-3 shards further"
-                                                   : "ZeRO-3 over more GPUs: needs an offer with a known inter-node "
-                                                     "network (import one, or set it in a user quote)");
-        np.suggestion_codes.push_back(st.any_multi_node ? "more_nodes_zero3" : "zero3_needs_network");
+        if (request.gpus_total || request.nodes_exact) {
+          // The cluster is fixed (--gpus / --nodes): --max-nodes does not apply; a larger fixed
+          // cluster does (a trial's --gpus 1 was told "more nodes (--max-nodes)").
+          const std::string fixed = request.gpus_total ? fmt::format("--gpus {}", *request.gpus_total)
+                                                       : fmt::format("--nodes {}", *request.nodes_exact);
+          np.suggestions.push_back(fmt::format("more GPUs than {} so that ZeRO-3 shards further", fixed));
+          np.suggestion_codes.push_back("more_gpus_than_fixed");
+          np.values["gpus"] = request.gpus_total ? *request.gpus_total : 0;
+        } else {
+          np.suggestions.push_back(st.any_multi_node ? "more nodes (--max-nodes) so that ZeRO-3 shards further"
+                                                     : "ZeRO-3 over more GPUs: needs an offer with a known inter-node "
+                                                       "network (import one, or set it in a user quote)");
+          np.suggestion_codes.push_back(st.any_multi_node ? "more_nodes_zero3" : "zero3_needs_network");
+        }
         np.suggestions.push_back("a shorter sequence (--seq) or an 8-bit optimizer (--optimizer adamw_8bit)");
         np.suggestion_codes.push_back("shorter_sequence_or_8bit_optimizer");
       } else if (!images) {
@@ -2397,12 +2472,41 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
                                              std::ceil(ctx.best_tpot_batch1 * 1e3), std::ceil(ctx.best_tpot_batch1 * 1e3)));
         np.suggestion_codes.push_back("tpot_at_least");
       }
+    } else if (!training && !images && c.fixed_load.set) {
+      // --gpus / --nodes fixed the cluster and its replicas cannot carry the load (the offer that
+      // comes closest is quoted).
+      const FixedClusterLoad& f = c.fixed_load;
+      const std::int64_t gpus_held = f.replicas_held * f.tp;
+      const std::int64_t gpus_needed = f.replicas_needed * f.tp;
+      const std::int64_t instances_needed = (gpus_needed + f.gpus_per_instance - 1) / f.gpus_per_instance;
+      np.reason = fmt::format(
+          "layouts fit, but {} GPUs hold {} replicas of TP {} and the load needs {} ({} GPUs)",
+          gpus_held, f.replicas_held, f.tp, f.replicas_needed, gpus_needed);
+      np.suggestions.push_back(fmt::format("at least {} GPUs ({} × {}-GPU instances: --gpus {}), or a lower load",
+                                           instances_needed * f.gpus_per_instance, instances_needed,
+                                           f.gpus_per_instance, instances_needed * f.gpus_per_instance));
+      np.code = "load_exceeds_cluster";
+      np.values["gpus"] = static_cast<double>(gpus_held);
+      np.values["replicas_held"] = static_cast<double>(f.replicas_held);
+      np.values["replicas_needed"] = static_cast<double>(f.replicas_needed);
+      np.values["tp"] = f.tp;
+      np.values["gpus_needed"] = static_cast<double>(instances_needed * f.gpus_per_instance);
+      np.suggestion_codes.push_back("gpus_at_least");
     } else if (!training && !images) {
       np.reason = fmt::format("layouts fit, but the load needs more than --max-nodes {} instances", request.max_nodes);
       np.suggestions.push_back("raise --max-nodes or lower the load");
       np.code = "exceeds_max_nodes";
       np.values["max_nodes"] = request.max_nodes;
       np.suggestion_codes.push_back("raise_max_nodes");
+    } else if (st.spot_rate_unknown.empty() && st.spot_rate_too_high > 0) {
+      np.reason = fmt::format(
+          "layouts fit but only spot prices were left, and at {:g} preemptions per instance-day each preemption loses "
+          "more than the time between preemptions (checkpoint interval and restart): the job never finishes",
+          st.spot_rate_too_high);
+      np.suggestions.push_back("a lower --preemptions-per-day if the rate is wrong, or on-demand or reserved offers");
+      np.code = "spot_preempted_too_often";
+      np.values["preemptions_per_day"] = st.spot_rate_too_high;
+      np.suggestion_codes.push_back("lower_preemption_rate");
     } else {
       np.reason = "layouts fit but no price of the fitting offers could be used (spot without a preemption rate)";
       np.suggestions.push_back("give --preemptions-per-day, or allow other offers");

@@ -342,6 +342,21 @@ std::string fill(std::string text, const std::map<std::string, std::string>& var
   return text;
 }
 
+/// A GPU's link as data/gpus.csv words it ("NVLink 3 bridge (2-GPU)", "NVLink 4 (export-limited)")
+/// in the page's language: the English phrases of locale keys link_* are replaced by the page's
+/// (a trial found them English on the fr and th workload pages); names (NVLink, PCIe) stay.
+std::string gpu_link_label(std::string text, const json& t) {
+  const json& en = locale("en");
+  for (const char* key : {"link_bridge_2_4", "link_bridge_2gpu", "link_export_limited", "link_bandwidth_unsourced",
+                          "link_to_grace"}) {
+    const std::string from = en.value(key, ""), to = t.value(key, from);
+    if (from.empty() || from == to) continue;
+    for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+      text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
 /// The locale's sentence `key` in the plural form of the count it agrees with (trial of issue 10:
 /// "1 plans affichés"): `KEY_one` when the locale has it and the count named by `KEY_plural_by`
 /// ("shown", "total"; default "count") is in CLDR's "one" category for the language (en: 1; fr: 0
@@ -1149,7 +1164,7 @@ class Pages {
                 {"bf16", bf16 ? number(*bf16 / 1e12, 0, pg.lang) : pg.t.value("unknown", "")},
                 {"fp8", fp8 ? number(*fp8 / 1e12, 0, pg.lang) : "—"},
                 {"int8", int8 ? pg.t.value("yes", "yes") : "—"},
-                {"link", g->has_gpu_link() ? g->interconnect : "PCIe"},
+                {"link", g->has_gpu_link() ? gpu_link_label(g->interconnect, pg.t) : "PCIe"},
                 {"network", join(b.networks)},
                 {"usd", money(b.usd, pg.lang) + (b.tier == 0 ? std::string()
                                                  : " (" + pg.t.value(b.tier == 1 ? "tier_stale" : "tier_undated", "") + ")")},
@@ -1259,7 +1274,13 @@ NoPlanWords no_plan_words(const NoPlanReason& np, const std::string& lang) {
       {"tpot_ms_lowest", number(value("tpot_ms_lowest"), 0, lang)},
       {"startup_minutes", number(value("startup_minutes"), 0, lang)},
       {"startup_cost", money(value("startup_usd"), lang)},
-      {"startup_instances", number(value("startup_instances"), 0, lang)}};
+      {"startup_instances", number(value("startup_instances"), 0, lang)},
+      {"gpus", number(value("gpus"), 0, lang)},
+      {"replicas_held", number(value("replicas_held"), 0, lang)},
+      {"replicas_needed", number(value("replicas_needed"), 0, lang)},
+      {"tp", number(value("tp"), 0, lang)},
+      {"gpus_needed", number(value("gpus_needed"), 0, lang)},
+      {"preemptions_per_day", number(value("preemptions_per_day"), 1, lang)}};
   NoPlanWords out;
   const std::string reason_key = "no_plan_" + np.code;
   out.reason = !np.code.empty() && t.contains(reason_key) ? fill(t[reason_key].get<std::string>(), vars) : np.reason;

@@ -1058,7 +1058,8 @@ TEST_F(ApiE2E, NoPlanReasonsAndSuggestionsAreLocalized) {
   const std::vector<Case> cases = {
       {R"({"model": "llama-3.1-70b", "task": "lora", "tokens": 5e8, "budget": 1, "today": "2026-11-30"})",
        "model=llama-3.1-70b&task=lora&tokens=5e8&budget=1&today=2026-11-30",
-       {{"fr", {"aucun ne reste dans le budget", "un budget d&apos;au moins"}},
+       // French typography since trial 7: the apostrophe is ’ (it was a straight ', escaped &apos;).
+       {{"fr", {"aucun ne reste dans le budget", "un budget d’au moins"}},
         {"th", {"ไม่มีแผนใดอยู่ในงบประมาณ", "งบประมาณอย่างน้อย"}}}},
       {R"({"model": "llama-3.1-405b", "task": "full", "tokens": 1e9, "filter": "gpus=1", "today": "2026-11-30"})",
        "model=llama-3.1-405b&task=full&tokens=1e9&filter=gpus%3D1&today=2026-11-30",
@@ -1068,11 +1069,11 @@ TEST_F(ApiE2E, NoPlanReasonsAndSuggestionsAreLocalized) {
       // deadline or budget the 10-minute start-up alone exceeds.
       {R"({"model": "llama-3.1-70b", "task": "serve", "rps": 1, "tpot_ms": 1, "today": "2026-11-30"})",
        "model=llama-3.1-70b&task=serve&rps=1&tpot_ms=1&today=2026-11-30",
-       {{"fr", {"même en servant une requête à la fois", "une cible de temps par jeton généré d&apos;au moins"}},
+       {{"fr", {"même en servant une requête à la fois", "une cible de temps par jeton généré d’au moins"}},
         {"th", {"แม้ให้บริการทีละคำขอ", "เป้าหมายเวลาต่อโทเค็นอย่างน้อย"}}}},
       {R"({"model": "llama-3.1-8b", "task": "lora", "tokens": 1e6, "deadline": "5m", "today": "2026-11-30"})",
        "model=llama-3.1-8b&task=lora&tokens=1e6&deadline=5m&today=2026-11-30",
-       {{"fr", {"le démarrage seul prend 10 min", "aucun ne respecte l&apos;échéance"}},
+       {{"fr", {"le démarrage seul prend 10 min", "aucun ne respecte l’échéance"}},
         {"th", {"การเริ่มต้นอย่างเดียวใช้เวลา 10 นาที"}}}}};
   for (const auto& k : cases) {
     auto api = c.Post("/api/plan", k.body, "application/json");
@@ -1195,9 +1196,9 @@ TEST_F(ApiE2E, PageErrorsAreInThePageLanguageAndForm) {
       {"/plan?model=no-such-model&task=lora&tokens=5e8",
        {{"en", "unknown model “no-such-model”"}, {"fr", "modèle inconnu «\u202fno-such-model\u202f»"}, {"th", "ไม่รู้จักโมเดล “no-such-model”"}}},
       {"/size?model=llama-3.1-70b&task=full&gpus=eight",
-       {{"en", "“eight” is not a whole number"}, {"fr", "«\u202feight\u202f» n&apos;est pas un nombre entier"}, {"th", "“eight” ไม่ใช่จำนวนเต็ม"}}},
+       {{"en", "“eight” is not a whole number"}, {"fr", "«\u202feight\u202f» n’est pas un nombre entier"}, {"th", "“eight” ไม่ใช่จำนวนเต็ม"}}},
       {"/offers?q=price%3Cabc",
-       {{"en", "“abc” is not a number for price"}, {"fr", "«\u202fabc\u202f» n&apos;est pas un nombre pour price"}, {"th", "“abc” ไม่ใช่ตัวเลขสำหรับ price"}}},
+       {{"en", "“abc” is not a number for price"}, {"fr", "«\u202fabc\u202f» n’est pas un nombre pour price"}, {"th", "“abc” ไม่ใช่ตัวเลขสำหรับ price"}}},
   };
   // The engine's English sentences and the CLI's hint, as the API and the CLI say them.
   const std::vector<std::string> english = {"is not a positive number", "unknown field", "unknown model preset", "gpuplan models",
@@ -1593,7 +1594,7 @@ TEST_F(ApiE2E, PlanPagesSayInTheirLanguageWhyNoPlanIsMarked) {
   ASSERT_EQ(plan.value("recommendation_rule", "").rfind("none: every plan that meets the request rests on", 0), 0u)
       << plan.value("recommendation_rule", "");
   const std::map<std::string, std::string> expected = {{"en", "No plan is marked R"},
-                                                       {"fr", "Aucun plan n'est marqué R"},
+                                                       {"fr", "Aucun plan n’est marqué R"},
                                                        {"th", "ไม่มีแผนที่ถูกทำเครื่องหมาย R"}};
   for (const auto& [lang, text] : expected) {
     auto r = c.Get("/" + lang + "/plan?model=llama-3.1-70b&task=qlora&tokens=5e8&budget=300&deadline=2d&today=2026-11-30");
