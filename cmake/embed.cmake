@@ -17,6 +17,7 @@ function(gpuplan_embed_files)
   set(sources "")
   set(entries "")
   set(decls "")
+  set(digests "")
   set(i 0)
   foreach(f IN LISTS E_FILES)
     file(RELATIVE_PATH rel ${E_BASE} ${f})
@@ -27,8 +28,9 @@ function(gpuplan_embed_files)
       DEPENDS ${f} ${PROJECT_SOURCE_DIR}/cmake/embed_one.cmake
       COMMENT "Embedding ${rel}" VERBATIM)
     list(APPEND sources ${out})
-    string(APPEND decls "extern const unsigned char ${prefix}_${i}[]; extern const unsigned long ${prefix}_${i}_size;\n")
+    string(APPEND decls "extern const unsigned char ${prefix}_${i}[]; extern const unsigned long ${prefix}_${i}_size; extern const char ${prefix}_${i}_sha256[];\n")
     string(APPEND entries "  {\"${rel}\", {reinterpret_cast<const char*>(${prefix}_${i}), ${prefix}_${i}_size}},\n")
+    string(APPEND digests "  {\"${rel}\", ${prefix}_${i}_sha256},\n")
     math(EXPR i "${i}+1")
   endforeach()
   set(index ${gen_dir}/index.cpp)
@@ -41,6 +43,12 @@ namespace gpuplan::detail {
 const std::vector<std::pair<std::string_view, std::string_view>>& ${E_TABLE}() {
   static const std::vector<std::pair<std::string_view, std::string_view>> table = {
 ${entries}  };
+  return table;
+}
+// Each file's SHA-256 (64 lower-case hex digits), computed at build time by embed_one.cmake.
+const std::vector<std::pair<std::string_view, std::string_view>>& ${E_TABLE}_sha256() {
+  static const std::vector<std::pair<std::string_view, std::string_view>> table = {
+${digests}  };
   return table;
 }
 }  // namespace gpuplan::detail

@@ -226,11 +226,11 @@ std::size_t flag_price_outliers(ImportBatch& batch, double fraction = 1.0 / 3.0)
 /// (nullptr → GpuCatalog::bundled(); pass the --gpus-file catalog when the user gave one).
 ImportBatch bundled_catalog(const GpuCatalog* gpus = nullptr);
 
-/// The bundled catalog's identity: "bundled sha256:<hex>" over the path and bytes of every
-/// embedded file bundled_catalog() reads (data/offers/**, data/providers.toml), in path order
-/// (util/digest.hpp). Stores keep it as their seed mark, so a gpuplan built with other bundled
-/// data re-seeds a store that an older build seeded (OfferStore::seed_if_new). Computed once
-/// per process (about 1 MB hashed).
+/// The bundled catalog's identity: "bundled sha256:<hex>" over the path and the SHA-256 of the
+/// bytes (embedded_file_sha256, computed at build time) of every embedded file bundled_catalog()
+/// reads (data/offers/**, data/providers.toml), in path order (util/digest.hpp). Stores keep it
+/// as their seed mark, so a gpuplan built with other bundled data re-seeds a store that an older
+/// build seeded (OfferStore::seed_if_new). Computed once per process (a few kB hashed).
 const std::string& bundled_catalog_key();
 
 }  // namespace gpuplan

@@ -10,6 +10,7 @@
 #include <deque>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -602,7 +603,9 @@ struct AdmittedOffer {
   int demotion_tier = 0;       ///< Plan::demotion_tier
   int evidence_rank = 0;       ///< Plan::evidence_rank
   std::optional<int> price_age_days;  ///< Plan::price_age_days
-  std::optional<ResolvedBilling> billing;  ///< resolved on the offer's first fitting plan
+  /// Resolved on the offer's first fitting plan; shared by every offer of the same provider
+  /// without billing overrides (collect_candidates resolves those once per provider).
+  std::shared_ptr<const ResolvedBilling> billing;
 };
 
 enum class SkipReason { none, unusable, no_price, no_perf_figures, tp_exceeds_node, gpus_not_multiple, nodes_unavailable };
@@ -1547,6 +1550,7 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
   const double tokens = c.tokens;
   ClusterOutcomes& cache = c.searched;
   RegionGroups region_groups;
+  std::unordered_map<std::string_view, std::shared_ptr<const ResolvedBilling>> billing_by_provider;  ///< views into offers
   std::size_t tp_rejects = 0, gpus_rejects = 0;
   int reject_gpn = 0;
   int largest_tp_reject_gpn = 0;  ///< the most GPUs per node among offers a pinned TP rejected
@@ -1572,7 +1576,24 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
       Plan p;  // scratch: the candidate keeps only its cost and time (materialize rebuilds it)
       if (!assemble(request, arch, a, nodes, key, o, ckpt, data_bytes, tokens, p)) continue;
       if (!a.billing) {
-        a.billing = resolve_billing(billing_of ? billing_of(offer) : offer.billing_override, request.preemptions_per_day);
+        // Billing terms are a function of the provider and the offer's own overrides
+        // (BillingLookup, planner.hpp): offers without overrides share one resolution per
+        // provider instead of merging terms and writing assumption sentences per offer.
+        const BillingTerms& over = offer.billing_override;
+        const bool no_override = !over.granularity_seconds && !over.minimum_billed_seconds &&
+                                 !over.storage_usd_per_gb_month && !over.egress_usd_per_gb &&
+                                 !over.egress_free_gb_per_month && !over.preemptions_per_day && over.sources.empty();
+        auto resolve = [&] {
+          return std::make_shared<const ResolvedBilling>(
+              resolve_billing(billing_of ? billing_of(offer) : offer.billing_override, request.preemptions_per_day));
+        };
+        if (no_override) {
+          auto [it, inserted] = billing_by_provider.try_emplace(offer.provider);
+          if (inserted) it->second = resolve();
+          a.billing = it->second;
+        } else {
+          a.billing = resolve();
+        }
       }
       if (!price(request, offer, *a.billing, st, p)) continue;
       candidates.push_back(Candidate{admitted.size(), nodes, &o, p.total_usd(), p.time_seconds(), false,

@@ -255,7 +255,8 @@ std::optional<OfferMemoryFloor> plan_memory_floor(const PlanRequest& request, co
 
 /// Plans the request on the offers. `arch` = resolve_model(request.model) (done at the edge),
 /// `billing_of(offer)` gives the merged billing terms (provider defaults + overrides; the CLI
-/// passes catalog's effective_billing). request.validate() must have passed.
+/// passes catalog's effective_billing); it must depend only on the offer's provider and its
+/// billing_override (offers of one provider without overrides share one call). request.validate() must have passed.
 /// Throws Error{invalid_input} only for a request the model cannot take at all (e.g. image
 /// generation on a decoder model).
 using BillingLookup = BillingTerms (*)(const Offer&);

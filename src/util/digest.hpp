@@ -15,4 +15,8 @@ namespace gpuplan {
 /// only when libcrypto has no SHA-256.
 std::string sha256_of_parts(const std::vector<std::string_view>& parts);
 
+/// The SHA-256 of `bytes` alone as 64 lower-case hex digits (no prefix, no length framing): the
+/// form `sha256sum` and CMake's file(SHA256) print. Throws as sha256_of_parts.
+std::string sha256_hex(std::string_view bytes);
+
 }  // namespace gpuplan

@@ -18,6 +18,12 @@ std::string_view embedded_file_or_throw(std::string_view path) {
   throw_not_found(std::string(path), "no such bundled data file");
 }
 
+std::optional<std::string_view> embedded_file_sha256(std::string_view path) {
+  for (const auto& [name, digest] : detail::embedded_table_sha256())
+    if (name == path) return digest;
+  return std::nullopt;
+}
+
 std::vector<std::string_view> embedded_paths(std::string_view prefix) {
   std::vector<std::string_view> out;
   for (const auto& [name, bytes] : detail::embedded_table())

@@ -5,6 +5,8 @@
 // and the rest matched, e.g. 2 nodes at TP 2 × DP 8 and 4 nodes at TP 4 × DP 8.)
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "model/model_source.hpp"
 #include "planner/plan_inputs.hpp"
 #include "planner/planner.hpp"
@@ -76,6 +78,51 @@ TEST(PlanSearchCache, EveryPlanCarriesTheMemoryOfItsOwnLayout) {
     }
   }
   EXPECT_GT(checked, 40u);
+}
+
+}  // namespace
+}  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+
+// Billing terms are resolved once per provider for offers without overrides (planner.cpp
+// collect_candidates). An offer of the same provider WITH an override must keep its own terms,
+// whichever of the provider's offers is seen first: here p/b bills by the hour (3,600 s
+// granularity and minimum) between two offers that bill by the second.
+BillingTerms merged(const Offer& o) {
+  BillingTerms t = o.billing_override;
+  if (!t.granularity_seconds) t.granularity_seconds = 1;
+  if (!t.minimum_billed_seconds) t.minimum_billed_seconds = 0;
+  return t;
+}
+
+TEST(PlanBillingCache, AnOfferWithOverridesKeepsItsOwnTermsNextToItsProvidersOthers) {
+  ModelSource s;
+  s.preset = "llama-3.1-8b";
+  const ModelArch arch = resolve_model(s);
+  PlanRequest r;
+  r.model = s;
+  r.task = Task::lora;
+  r.tokens = 1e8;
+  r.seq_len = 4096;
+  r.today = "2026-11-30";
+  r.limit = 1000;
+  r.include_flagged = true;
+  std::vector<Offer> offers = {cluster_offer("p/a", "NVIDIA H100 SXM", 24.0), cluster_offer("p/b", "NVIDIA H100 SXM", 24.0),
+                               cluster_offer("p/c", "NVIDIA H100 SXM", 24.0)};
+  offers[1].billing_override.granularity_seconds = 3600;
+  offers[1].billing_override.minimum_billed_seconds = 3600;
+  offers[1].billing_override.sources.push_back("granularity_seconds: test (2026-11-30)");
+  const PlanResult res = plan(r, arch, offers, GpuCatalog::bundled(), &merged);
+  std::set<std::string> seen;
+  for (const Plan& p : res.plans) {
+    const double expected = p.offer_id == "p/b" ? 3600 : 1;
+    EXPECT_EQ(p.billing.granularity_seconds, expected) << p.offer_id;
+    EXPECT_EQ(p.billing.minimum_billed_seconds, p.offer_id == "p/b" ? 3600 : 0) << p.offer_id;
+    seen.insert(p.offer_id);
+  }
+  EXPECT_EQ(seen, (std::set<std::string>{"p/a", "p/b", "p/c"}));
 }
 
 }  // namespace
