@@ -229,6 +229,14 @@ struct SearchContext {
   std::vector<int> pps;              ///< PP candidates (pp_candidates), once per plan
   std::vector<int> expert_divisors;  ///< divisors of the routed experts, once per plan
   std::vector<int> eps;              ///< EP candidates of the current search step (reused)
+  /// The sizing of every layout a cluster's search reaches, by its position in the search's
+  /// enumeration (search_training: TP, PP, EP, micro-batch, ZeRO and recompute indices), one
+  /// array per enumeration: clusters with the same GPUs per node and node count (and KV
+  /// replication allowed or not) enumerate the same layouts, whatever their GPU, links or
+  /// capacity. A slot is kLayoutUnsized until its first visit reads memory_by_layout (so the
+  /// table is consulted, and first_layout_problem set, in the same order as before), then the
+  /// per-GPU bytes, or kLayoutNotRunnable. Per plan: nothing outlives the call.
+  std::unordered_map<std::uint64_t, std::vector<double>> layouts_by_enumeration;
   bool allow_kv_replication = false; ///< search TP > KV heads (search_cluster: only when nothing else fits)
   /// Serving with --ttft-ms / --tpot-ms: TP degrees rejected because even batch 1 misses the
   /// target, and the lowest TTFT and TPOT seen at batch 1 (the no-plan reason quotes them).
@@ -236,6 +244,9 @@ struct SearchContext {
   double best_ttft_batch1 = kInf;
   double best_tpot_batch1 = kInf;
 };
+
+constexpr double kLayoutUnsized = -1.0;      ///< SearchContext::layouts_by_enumeration: not yet visited
+constexpr double kLayoutNotRunnable = -2.0;  ///< the model cannot take the layout (per-GPU bytes are > 0)
 
 /// The model check and the per-GPU memory of one layout, computed on its first use in the plan.
 const LayoutSizing& size_layout(SearchContext& ctx, const ParallelLayout& layout, Recompute rc) {
@@ -326,12 +337,25 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
   }
   if (ctx.pps.empty()) ctx.pps = pp_candidates(arch, r);
   const std::vector<int>& pps = ctx.pps;
+  // This enumeration's sizing slots (SearchContext::layouts_by_enumeration), indexed
+  // ((((ti·|pp| + pi)·|ep| + ei)·8 + mi)·2 + zi)·3 + ri.
+  std::size_t n_eps_max = 1;
+  if (!r.pins.ep && arch.moe && r.task != Task::lora && r.task != Task::qlora) {
+    if (ctx.expert_divisors.empty()) ctx.expert_divisors = divisors(arch.moe->num_routed_experts);
+    n_eps_max = std::max<std::size_t>(1, ctx.expert_divisors.size());  // EP 1 and the divisors above 1
+  }
+  const std::uint64_t enumeration_key = static_cast<std::uint64_t>(static_cast<std::uint32_t>(key.gpus_per_node)) << 32 |
+                                        static_cast<std::uint32_t>(key.nodes) |
+                                        (ctx.allow_kv_replication ? 1ULL << 63 : 0ULL);
+  std::vector<double>& slots = ctx.layouts_by_enumeration[enumeration_key];
+  if (slots.empty()) slots.assign(n_tps * pps.size() * n_eps_max * 8 * 2 * 3, kLayoutUnsized);
   for (std::size_t ti = 0; ti < n_tps; ++ti) {
     const int tp = tps[ti];
     if (tp > key.gpus_per_node || key.gpus_per_node % tp != 0) continue;  // TP stays inside a node
     if (arch.num_attention_heads > 0 && arch.num_attention_heads % tp != 0) continue;
     if (!r.pins.tp && !ctx.allow_kv_replication && !arch.mla && arch.num_kv_heads > 0 && tp > arch.num_kv_heads) continue;
-    for (int pp : pps) {
+    for (std::size_t pi = 0; pi < pps.size(); ++pi) {
+      const int pp = pps[pi];
       if (pp > arch.num_layers || n % (tp * pp) != 0) continue;
       const int dp = n / (tp * pp);
       if (r.pins.dp && *r.pins.dp != dp) continue;
@@ -342,7 +366,8 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
       if (r.pins.zero_stage) zero_stages[0] = *r.pins.zero_stage, n_zero = 1;
       const int vs = r.pins.virtual_stages.value_or(1);
       ep_candidates(ctx, dp, ctx.eps);
-      for (int ep : ctx.eps) {
+      for (std::size_t ei = 0; ei < ctx.eps.size(); ++ei) {
+        const int ep = ctx.eps[ei];
         // Micro-batches: the pinned one, else powers of two dividing the per-rank batch.
         const std::int64_t per_dp = runnable_global_batch(ctx.global_batch, dp, 1) / dp;
         std::array<int, 8> mbs{};
@@ -375,9 +400,13 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
               layout.sequence_parallel = tp > 1;
               layout.micro_batch = mb;
               layout.virtual_stages = vs;
-              const LayoutSizing& sized = size_layout(ctx, layout, rc);
-              if (!sized.runnable) continue;
-              const double bytes = sized.bytes;
+              double& slot = slots[((((ti * pps.size() + pi) * n_eps_max + ei) * 8 + mi) * 2 + zi) * 3 + ri];
+              if (slot == kLayoutUnsized) {
+                const LayoutSizing& sized = size_layout(ctx, layout, rc);
+                slot = sized.runnable ? sized.bytes : kLayoutNotRunnable;
+              }
+              if (slot == kLayoutNotRunnable) continue;
+              const double bytes = slot;
               ++ctx.layouts_evaluated;
               best.smallest_per_gpu_bytes = std::min(best.smallest_per_gpu_bytes, bytes);
               if (bytes > usable) continue;
@@ -602,7 +631,10 @@ struct AdmittedOffer {
   bool max_nodes_assumed = false;
   double inter_bits = 0;
   bool inter_assumed = false;
-  std::vector<int> node_counts;
+  /// Node counts to plan on: first_nodes, 2 × first_nodes, ... up to last_nodes (an exact
+  /// --nodes / --gpus count: first = last). Two ints instead of a vector per admitted offer.
+  int first_nodes = 1;
+  int last_nodes = 1;
   std::string demoted_reason;  ///< flagged / undated; empty = clean or stale (stale_reason)
   std::string_view stale_observed_at;  ///< stale: the day the price was observed (into the offer)
   int demotion_tier = 0;       ///< Plan::demotion_tier
@@ -808,11 +840,12 @@ SkipReason admit(const PlanRequest& r, const Offer& offer, const GpuCatalog& gpu
       if (r.gpus_total) st.dividing_sizes_unavailable.insert(offer.gpu_count);
       return SkipReason::nodes_unavailable;
     }
-    out.node_counts = {nodes};
+    out.first_nodes = out.last_nodes = nodes;
   } else {
     int node_limit = 1;
     if (training && out.network_known) node_limit = std::min(r.max_nodes, offer.max_nodes.value_or(r.max_nodes));
-    for (int nodes = 1; nodes <= node_limit; nodes *= 2) out.node_counts.push_back(nodes);
+    out.first_nodes = 1;
+    out.last_nodes = node_limit;
   }
   // Ranking by the evidence of the price (price_evidence): clean and dated within the stale
   // limit, stale, undated, flagged.
@@ -1008,8 +1041,10 @@ bool cheaper_goes_first(const PlanRequest& r, double time_c, double cost_c, doub
 
 /// Stage 5: price every kind the offer lists and keep the cheapest total (the time sort keeps
 /// the fastest, ties within the tolerance to the cheaper). False when no kind can be priced.
+/// `with_alternatives`: also list the other kinds in p.alternatives (the rows; a candidate keeps
+/// only its total and time, so collect_candidates skips that allocation).
 const PriceObservation* price(const PlanRequest& request, const Offer& offer, const ResolvedBilling& billing,
-                              PlanState& st, Plan& p) {
+                              PlanState& st, Plan& p, bool with_alternatives = true) {
   const bool training = request.workload == PlanWorkload::training;
   CostInputs job;
   job.work_seconds = p.goodput ? p.goodput->wall_seconds : p.work_seconds;
@@ -1070,7 +1105,9 @@ const PriceObservation* price(const PlanRequest& request, const Offer& offer, co
   }
   p.cost = options.front().first;
   p.usd_per_gpu_hour = p.cost.usd_per_hour / static_cast<double>(p.gpus_per_instance);
-  for (std::size_t i = 1; i < options.size(); ++i) p.alternatives.push_back(options[i].first);
+  if (with_alternatives) {
+    for (std::size_t i = 1; i < options.size(); ++i) p.alternatives.push_back(options[i].first);
+  }
   return options.front().second;
 }
 
@@ -1548,6 +1585,10 @@ struct Candidates {
   std::size_t nodes_rejects = 0;       ///< offers that cannot be rented at the asked cluster size
   FixedClusterLoad fixed_load;         ///< serving on --gpus / --nodes: a load the cluster cannot carry
   std::size_t region_groups = 0;       ///< Candidate::region_group < region_groups
+  /// The admitted offer of each row (select_rows), by offer id (views into the offers): the
+  /// per-plan warnings (stage 7) look up the few rows' offers here instead of indexing every
+  /// admitted offer by id.
+  std::unordered_map<std::string_view, std::size_t> row_offer;
 };
 
 /// Stage 6 hand-off to the no-plan reason: the plans that miss the deadline or the budget.
@@ -1648,7 +1689,7 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
       continue;
     }
     ++result.offers_considered;
-    for (int nodes : a.node_counts) {
+    for (int nodes = a.first_nodes; nodes <= a.last_nodes; nodes *= 2) {
       const ClusterKey key = key_for(a, searched_nodes(request, nodes));
       const SearchOutcome& o = search_cluster(ctx, cache, key);
       st.smallest_need = std::min(st.smallest_need, o.smallest_per_gpu_bytes);
@@ -1675,7 +1716,7 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
           a.billing = resolve();
         }
       }
-      if (!price(request, offer, *a.billing, st, p)) continue;
+      if (!price(request, offer, *a.billing, st, p, /*with_alternatives=*/false)) continue;
       candidates.push_back(Candidate{admitted.size(), nodes, &o, p.total_usd(), p.time_seconds(), false,
                                      o.meets_latency, region_groups.group_of(offer, p)});
       candidate_offer.push_back(admitted.size());
@@ -1764,10 +1805,21 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
     if (candidates[a].time_seconds() != candidates[b].time_seconds()) return candidates[a].time_seconds() < candidates[b].time_seconds();
     return a < b;
   };
-  std::vector<std::vector<std::size_t>> group_members(c.region_groups);  ///< feasible, representative first
-  for (std::size_t i : feasible) group_members[candidates[i].region_group].push_back(i);
-  for (auto& g : group_members) std::sort(g.begin(), g.end(), represents_before);
-  std::erase_if(feasible, [&](std::size_t i) { return group_members[candidates[i].region_group].front() != i; });
+  // The feasible members of each region group, representative first, in one array (group g's
+  // are members[group_start[g] .. group_start[g + 1]); a counting sort, no vector per group).
+  std::vector<std::size_t> group_start(c.region_groups + 1, 0);
+  for (std::size_t i : feasible) ++group_start[candidates[i].region_group + 1];
+  for (std::size_t g = 0; g < c.region_groups; ++g) group_start[g + 1] += group_start[g];
+  std::vector<std::size_t> members(feasible.size());
+  {
+    std::vector<std::size_t> fill(group_start.begin(), group_start.end() - 1);
+    for (std::size_t i : feasible) members[fill[candidates[i].region_group]++] = i;
+  }
+  for (std::size_t g = 0; g < c.region_groups; ++g) {
+    std::sort(members.begin() + static_cast<std::ptrdiff_t>(group_start[g]),
+              members.begin() + static_cast<std::ptrdiff_t>(group_start[g + 1]), represents_before);
+  }
+  std::erase_if(feasible, [&](std::size_t i) { return members[group_start[candidates[i].region_group]] != i; });
   if (!request.deadline_seconds && !request.show_all && !request.nodes_exact && !request.gpus_total) {
     // A cluster rented for seconds is no plan (trial: 32-128 nodes × 8 MI300X for 2-5 s at
     // --startup-minutes 0): a plan on more nodes than the fewest its offer runs the job on that
@@ -1923,11 +1975,12 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
         const PriceObservation* chosen = nullptr;
         Plan& p = rows.emplace_back(materialize(request, arch, c, i, st, chosen));
         describe_offer(request, arch, admitted[candidate_offer[i]], chosen, p, false);
+        c.row_offer.emplace(admitted[candidate_offer[i]].offer->id, candidate_offer[i]);
         p.recommended = i == rec;
         // The same plan in other regions or zones, in the representative order.
-        const std::vector<std::size_t>& g = group_members[candidates[i].region_group];
-        for (std::size_t j = 1; j < g.size(); ++j) {
-          const Offer& other = *admitted[candidate_offer[g[j]]].offer;
+        const std::size_t g = candidates[i].region_group;
+        for (std::size_t j = group_start[g] + 1; j < group_start[g + 1]; ++j) {
+          const Offer& other = *admitted[candidate_offer[members[j]]].offer;
           p.same_plan_offer_ids.push_back(other.id);
           if (std::find(p.regions.begin(), p.regions.end(), other.region) == p.regions.end()) p.regions.push_back(other.region);
         }
@@ -2593,7 +2646,7 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   const double tokens = training ? request.training_tokens() : 0;
   result.training_tokens = tokens;
 
-  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt, std::nullopt, {}, {}, {}, {}, false, 0, kInf, kInf};
+  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt, std::nullopt, {}, {}, {}, {}, {}, false, 0, kInf, kInf};
   ctx.global_batch = training ? request.effective_global_batch_seqs() : 0;
   ctx.tokens = tokens;
   PlanState st;
@@ -2611,11 +2664,8 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   if (result.plans.size() > request.limit) result.plans.resize(request.limit);
   // Stage 7, the caveats of each plan shown (formatted sentences: only for the plans returned).
   if (!result.plans.empty()) {
-    std::unordered_map<std::string_view, const AdmittedOffer*> by_id;
-    by_id.reserve(c.admitted.size());
-    for (const AdmittedOffer& a : c.admitted) by_id.emplace(a.offer->id, &a);
     for (Plan& p : result.plans) {
-      const AdmittedOffer& a = *by_id.at(p.offer_id);
+      const AdmittedOffer& a = c.admitted[c.row_offer.at(p.offer_id)];
       if (a.billing) p.billing = *a.billing;
       warn(request, a, p);
     }
@@ -2662,7 +2712,7 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
   a.spec = c.gpu;
   a.capacity_bytes = c.gpu->fit_memory_bytes();  // as plan() and `gpuplan size`
   a.inter_bits = c.inter_node_bytes_per_s * 8.0;
-  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt, std::nullopt, {}, {}, {}, {}, false, 0, kInf, kInf};
+  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt, std::nullopt, {}, {}, {}, {}, {}, false, 0, kInf, kInf};
   ctx.global_batch = request.effective_global_batch_seqs();
   ctx.tokens = request.training_tokens();
   ClusterOutcomes cache;
