@@ -625,6 +625,8 @@ constexpr double kMinMultiNodeRunSeconds = 600;
 struct AdmittedOffer {
   const Offer* offer = nullptr;
   const GpuSpec* spec = nullptr;
+  /// Offer::latest_price of each kind (index = PriceKind), looked up once at admission.
+  std::array<const PriceObservation*, kPriceKindCount> latest{};
   double capacity_bytes = 0;
   bool memory_mismatch = false;
   bool network_known = false;
@@ -649,7 +651,7 @@ enum class SkipReason { none, unusable, no_price, no_perf_figures, tp_exceeds_no
 
 /// Plan-wide counters and sets the stages fill.
 struct PlanState {
-  std::set<std::string> spot_rate_unknown;
+  std::set<std::string_view> spot_rate_unknown;  ///< offer ids (views into the offers, which outlive the plan)
   double spot_rate_too_high = 0;  ///< the highest known spot rate (per instance-day) that no job survives
   std::set<std::string> gpus_without_perf_figures;
   double largest_gpu_bytes = 0;
@@ -726,13 +728,15 @@ struct PriceEvidence {
 /// One rank per price evidence, lower = better: the tier, then (stale) the age in steps of the
 /// freshness limit (docs/planner.md "Price evidence").
 constexpr int evidence_rank(int tier, int age_steps) { return tier * 1024 + std::min(age_steps, 1023); }
-PriceEvidence price_evidence(const PlanRequest& r, const Offer& offer) {
+/// `latest`: the offer's Offer::latest_price per kind (index = PriceKind).
+PriceEvidence price_evidence(const PlanRequest& r, const Offer& offer,
+                             const std::array<const PriceObservation*, kPriceKindCount>& latest) {
   PriceEvidence ev;
-  const PriceObservation* od = offer.latest_price(PriceKind::on_demand);
-  if (!od) od = offer.latest_price(PriceKind::spot);
-  if (!od) od = offer.latest_price(PriceKind::reserved_1y);
-  if (!od) od = offer.latest_price(PriceKind::reserved_3y);
-  if (!od) od = offer.latest_price(PriceKind::reserved_1m);
+  const PriceObservation* od = latest[static_cast<std::size_t>(PriceKind::on_demand)];
+  if (!od) od = latest[static_cast<std::size_t>(PriceKind::spot)];
+  if (!od) od = latest[static_cast<std::size_t>(PriceKind::reserved_1y)];
+  if (!od) od = latest[static_cast<std::size_t>(PriceKind::reserved_3y)];
+  if (!od) od = latest[static_cast<std::size_t>(PriceKind::reserved_1m)];
   std::optional<Freshness> f;
   if (od && od->source.observed_at && !r.today.empty()) {
     f = price_freshness(od, r.today, FreshnessLimits{std::min(7.0, r.stale_after_days), r.stale_after_days});
@@ -779,6 +783,7 @@ SkipReason admit(const PlanRequest& r, const Offer& offer, const GpuCatalog& gpu
   bool any_price = false;
   for (PriceKind kind : kPriceKinds) {
     const PriceObservation* o = offer.latest_price(kind);
+    out.latest[static_cast<std::size_t>(kind)] = o;
     any_price |= o && o->usd_per_hour > 0;
   }
   if (!any_price) return SkipReason::no_price;
@@ -849,7 +854,7 @@ SkipReason admit(const PlanRequest& r, const Offer& offer, const GpuCatalog& gpu
   }
   // Ranking by the evidence of the price (price_evidence): clean and dated within the stale
   // limit, stale, undated, flagged.
-  const PriceEvidence ev = price_evidence(r, offer);
+  const PriceEvidence ev = price_evidence(r, offer, out.latest);
   out.demotion_tier = ev.tier;
   out.evidence_rank = evidence_rank(ev.tier, ev.age_steps);
   out.price_age_days = ev.age_days;
@@ -1043,8 +1048,9 @@ bool cheaper_goes_first(const PlanRequest& r, double time_c, double cost_c, doub
 /// the fastest, ties within the tolerance to the cheaper). False when no kind can be priced.
 /// `with_alternatives`: also list the other kinds in p.alternatives (the rows; a candidate keeps
 /// only its total and time, so collect_candidates skips that allocation).
-const PriceObservation* price(const PlanRequest& request, const Offer& offer, const ResolvedBilling& billing,
+const PriceObservation* price(const PlanRequest& request, const AdmittedOffer& admitted, const ResolvedBilling& billing,
                               PlanState& st, Plan& p, bool with_alternatives = true) {
+  const Offer& offer = *admitted.offer;
   const bool training = request.workload == PlanWorkload::training;
   CostInputs job;
   job.work_seconds = p.goodput ? p.goodput->wall_seconds : p.work_seconds;
@@ -1069,7 +1075,7 @@ const PriceObservation* price(const PlanRequest& request, const Offer& offer, co
   } options{option_slots, n_options};
   for (PriceKind kind : kPriceKinds) {
     if (kind == PriceKind::spot && (!request.allow_spot || !training)) continue;
-    const PriceObservation* obs = offer.latest_price(kind);
+    const PriceObservation* obs = admitted.latest[static_cast<std::size_t>(kind)];
     if (!obs || obs->usd_per_hour <= 0) continue;
     auto c = price_job(job, kind, obs->usd_per_hour, billing);
     if (c) {
@@ -1608,7 +1614,7 @@ Plan materialize(const PlanRequest& request, const ModelArch& arch, const Candid
   Plan p;
   (void)assemble(request, arch, a, k.nodes, key_for(a, searched_nodes(request, k.nodes)), *k.outcome, c.ckpt,
                  c.data_bytes, c.tokens, p);
-  chosen = price(request, *a.offer, *a.billing, st, p);
+  chosen = price(request, a, *a.billing, st, p);
   if (request.workload == PlanWorkload::image_generation) {
     p.images_per_hour = p.requests_per_s * 3600.0;
     p.usd_per_1000_images = p.total_usd() / request.images * 1000.0;
@@ -1716,7 +1722,7 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
           a.billing = resolve();
         }
       }
-      if (!price(request, offer, *a.billing, st, p, /*with_alternatives=*/false)) continue;
+      if (!price(request, a, *a.billing, st, p, /*with_alternatives=*/false)) continue;
       candidates.push_back(Candidate{admitted.size(), nodes, &o, p.total_usd(), p.time_seconds(), false,
                                      o.meets_latency, region_groups.group_of(offer, p)});
       candidate_offer.push_back(admitted.size());
@@ -1970,6 +1976,9 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
     }
     if (rec != std::string::npos) keep[rec] = true;
     std::vector<Plan> rows;
+    std::size_t n_rows = 0;
+    for (std::size_t i : feasible) n_rows += keep[i] || candidates[i].on_pareto_front;
+    rows.reserve(n_rows);  // a Plan is 1.3 kB: no reallocation moves
     for (std::size_t i : feasible) {
       if (keep[i] || candidates[i].on_pareto_front) {
         const PriceObservation* chosen = nullptr;
