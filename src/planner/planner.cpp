@@ -131,88 +131,11 @@ std::vector<int> divisors(std::int64_t n) {
 using detail::serving_memory_request;
 using detail::serving_perf_request;
 
-/// A layout as the memory cache keys it: every ParallelLayout field the search sets, and the
-/// recompute mode, packed without loss (32 bits per degree). Per-GPU memory depends on nothing
-/// else (not on the cluster).
-struct LayoutKey {
-  std::uint64_t w0 = 0, w1 = 0, w2 = 0, w3 = 0;
-  bool operator==(const LayoutKey&) const = default;
-};
-LayoutKey layout_key(const ParallelLayout& l, Recompute rc) {
-  auto u = [](int v) { return static_cast<std::uint64_t>(static_cast<std::uint32_t>(v)); };
-  LayoutKey k;
-  k.w0 = u(l.tp) | u(l.pp) << 32;
-  k.w1 = u(l.ep) | u(l.dp) << 32;
-  k.w2 = u(l.micro_batch) | u(l.virtual_stages) << 32;
-  k.w3 = u(l.zero_stage) | static_cast<std::uint64_t>(rc) << 8 | (l.sequence_parallel ? 1ULL : 0ULL) << 16;
-  return k;
-}
-
-/// What the search knows about one layout, once per plan: whether the model can take it and
-/// its per-GPU memory (the lean total, sizing/memory_total.hpp).
-struct LayoutSizing {
-  bool runnable = false;
-  double bytes = 0;
-};
-
-/// Layout → sizing, open addressing with linear probing (a plan sizes a few thousand layouts and
-/// looks them up tens of thousands of times, once per cluster: the lookup is the hot path).
-class LayoutTable {
- public:
-  LayoutTable() : slots_(4096) {}
-  /// The entry of `k`; `inserted` tells whether it was just created (value default).
-  LayoutSizing& find_or_insert(const LayoutKey& k, bool& inserted) {
-    std::size_t i = hash(k) & (slots_.size() - 1);
-    while (slots_[i].used) {
-      if (slots_[i].key == k) {
-        inserted = false;
-        return slots_[i].value;
-      }
-      i = (i + 1) & (slots_.size() - 1);
-    }
-    if (2 * (size_ + 1) > slots_.size()) {
-      grow();
-      return find_or_insert(k, inserted);
-    }
-    ++size_;
-    slots_[i].used = true;
-    slots_[i].key = k;
-    inserted = true;
-    return slots_[i].value;
-  }
-
- private:
-  struct Slot {
-    LayoutKey key;
-    LayoutSizing value;
-    bool used = false;
-  };
-  static std::size_t hash(const LayoutKey& k) {
-    // Multiply-xor of the four words, then fold the high half down (the table masks low bits).
-    std::uint64_t h = k.w0 * 0x9E3779B97F4A7C15ULL ^ k.w1 * 0xC2B2AE3D27D4EB4FULL ^ k.w2 * 0x165667B19E3779F9ULL ^
-                      k.w3 * 0x85EBCA77C2B2AE63ULL;
-    h ^= h >> 29;
-    h *= 0xBF58476D1CE4E5B9ULL;
-    return static_cast<std::size_t>(h ^ (h >> 32));
-  }
-  void grow() {
-    std::vector<Slot> old(slots_.size() * 2);
-    old.swap(slots_);
-    size_ = 0;
-    for (const Slot& s : old) {
-      if (!s.used) continue;
-      bool inserted = false;
-      find_or_insert(s.key, inserted) = s.value;
-    }
-  }
-  std::vector<Slot> slots_;
-  std::size_t size_ = 0;
-};
-
 /// What a search needs besides the cluster: the request, the model, and per-plan caches.
 /// Per-GPU memory depends on the layout only, not on the cluster: it is computed once per
-/// layout per plan (memory_by_layout) with the lean total-only path; the model figures the step
-/// time reads (FLOPs per token, parameter counts) once per recompute mode (step_figures).
+/// layout per plan (layouts_by_gpus) with the lean total-only path; the
+/// model figures the step time reads (FLOPs per token, parameter counts) once per recompute
+/// mode (step_figures).
 struct SearchContext {
   const PlanRequest& r;
   const ModelArch& arch;
@@ -220,7 +143,6 @@ struct SearchContext {
   std::int64_t global_batch = 0;  ///< requested (or default) global batch, sequences
   double tokens = 0;
   std::size_t layouts_evaluated = 0;
-  LayoutTable memory_by_layout;
   std::optional<std::string> first_layout_problem;          ///< for the no-plan reason
   /// Per-GPU memory totals of this plan's training request (built on first use).
   std::optional<TrainingMemoryTotal> memory_total;
@@ -229,14 +151,16 @@ struct SearchContext {
   std::vector<int> pps;              ///< PP candidates (pp_candidates), once per plan
   std::vector<int> expert_divisors;  ///< divisors of the routed experts, once per plan
   std::vector<int> eps;              ///< EP candidates of the current search step (reused)
-  /// The sizing of every layout a cluster's search reaches, by its position in the search's
-  /// enumeration (search_training: TP, PP, EP, micro-batch, ZeRO and recompute indices), one
-  /// array per enumeration: clusters with the same GPUs per node and node count (and KV
-  /// replication allowed or not) enumerate the same layouts, whatever their GPU, links or
-  /// capacity. A slot is kLayoutUnsized until its first visit reads memory_by_layout (so the
-  /// table is consulted, and first_layout_problem set, in the same order as before), then the
-  /// per-GPU bytes, or kLayoutNotRunnable. Per plan: nothing outlives the call.
-  std::unordered_map<std::uint64_t, std::vector<double>> layouts_by_enumeration;
+  /// The sizing of every layout the search reaches, by the cluster's GPU count and the layout's
+  /// position in the search's enumeration (search_training: TP, PP, EP, micro-batch, ZeRO and
+  /// recompute indices). For n GPUs in all, the layout at a position is the same whatever the
+  /// GPUs per node, GPU, links, capacity or KV replication (those only decide which positions a
+  /// cluster visits: TP k is 2^k, DP = n / (TP × PP), EP and micro-batches follow from DP), so
+  /// each layout is sized once per plan, as a table of layouts would, without hashing a key on
+  /// every visit. A slot is kLayoutUnsized until its first visit sizes the layout
+  /// (size_layout), then holds its per-GPU bytes, or kLayoutNotRunnable. Per plan: nothing
+  /// outlives the call.
+  std::unordered_map<int, std::vector<double>> layouts_by_gpus;
   bool allow_kv_replication = false; ///< search TP > KV heads (search_cluster: only when nothing else fits)
   /// Serving with --ttft-ms / --tpot-ms: TP degrees rejected because even batch 1 misses the
   /// target, and the lowest TTFT and TPOT seen at batch 1 (the no-plan reason quotes them).
@@ -245,22 +169,18 @@ struct SearchContext {
   double best_tpot_batch1 = kInf;
 };
 
-constexpr double kLayoutUnsized = -1.0;      ///< SearchContext::layouts_by_enumeration: not yet visited
+constexpr double kLayoutUnsized = -1.0;      ///< SearchContext::layouts_by_gpus: not yet visited
 constexpr double kLayoutNotRunnable = -2.0;  ///< the model cannot take the layout (per-GPU bytes are > 0)
 
-/// The model check and the per-GPU memory of one layout, computed on its first use in the plan.
-const LayoutSizing& size_layout(SearchContext& ctx, const ParallelLayout& layout, Recompute rc) {
-  bool inserted = false;
-  LayoutSizing& s = ctx.memory_by_layout.find_or_insert(layout_key(layout, rc), inserted);
-  if (!inserted) return s;
+/// The model check and the per-GPU memory of one layout (the lean total, sizing/memory_total.hpp),
+/// or kLayoutNotRunnable; the first problem found is kept for the no-plan reason.
+double size_layout(SearchContext& ctx, const ParallelLayout& layout, Recompute rc) {
   if (auto problem = training_layout_problem(ctx.arch, layout)) {
     if (!ctx.first_layout_problem) ctx.first_layout_problem = *problem;
-  } else {
-    if (!ctx.memory_total) ctx.memory_total.emplace(ctx.arch, detail::training_memory_request(ctx.r, layout, rc));
-    s.runnable = true;
-    s.bytes = ctx.memory_total->total_bytes(layout, rc);
+    return kLayoutNotRunnable;
   }
-  return s;
+  if (!ctx.memory_total) ctx.memory_total.emplace(ctx.arch, detail::training_memory_request(ctx.r, layout, rc));
+  return ctx.memory_total->total_bytes(layout, rc);
 }
 
 const TrainingStepModelFigures& step_figures(SearchContext& ctx, const TrainingStepRequest& req) {
@@ -337,18 +257,17 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
   }
   if (ctx.pps.empty()) ctx.pps = pp_candidates(arch, r);
   const std::vector<int>& pps = ctx.pps;
-  // This enumeration's sizing slots (SearchContext::layouts_by_enumeration), indexed
-  // ((((ti·|pp| + pi)·|ep| + ei)·8 + mi)·2 + zi)·3 + ri.
+  // The sizing slots of n GPUs (SearchContext::layouts_by_gpus), indexed
+  // ((((ti·|pp| + pi)·|ep| + ei)·8 + mi)·2 + zi)·3 + ri; TP outermost, so a cluster with more
+  // GPUs per node (more TP degrees) extends the array without moving a slot.
   std::size_t n_eps_max = 1;
   if (!r.pins.ep && arch.moe && r.task != Task::lora && r.task != Task::qlora) {
     if (ctx.expert_divisors.empty()) ctx.expert_divisors = divisors(arch.moe->num_routed_experts);
     n_eps_max = std::max<std::size_t>(1, ctx.expert_divisors.size());  // EP 1 and the divisors above 1
   }
-  const std::uint64_t enumeration_key = static_cast<std::uint64_t>(static_cast<std::uint32_t>(key.gpus_per_node)) << 32 |
-                                        static_cast<std::uint32_t>(key.nodes) |
-                                        (ctx.allow_kv_replication ? 1ULL << 63 : 0ULL);
-  std::vector<double>& slots = ctx.layouts_by_enumeration[enumeration_key];
-  if (slots.empty()) slots.assign(n_tps * pps.size() * n_eps_max * 8 * 2 * 3, kLayoutUnsized);
+  std::vector<double>& slots = ctx.layouts_by_gpus[n];
+  const std::size_t slots_per_tp = pps.size() * n_eps_max * 8 * 2 * 3;
+  if (slots.size() < n_tps * slots_per_tp) slots.resize(n_tps * slots_per_tp, kLayoutUnsized);
   for (std::size_t ti = 0; ti < n_tps; ++ti) {
     const int tp = tps[ti];
     if (tp > key.gpus_per_node || key.gpus_per_node % tp != 0) continue;  // TP stays inside a node
@@ -400,11 +319,8 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
               layout.sequence_parallel = tp > 1;
               layout.micro_batch = mb;
               layout.virtual_stages = vs;
-              double& slot = slots[((((ti * pps.size() + pi) * n_eps_max + ei) * 8 + mi) * 2 + zi) * 3 + ri];
-              if (slot == kLayoutUnsized) {
-                const LayoutSizing& sized = size_layout(ctx, layout, rc);
-                slot = sized.runnable ? sized.bytes : kLayoutNotRunnable;
-              }
+              double& slot = slots[ti * slots_per_tp + (((pi * n_eps_max + ei) * 8 + mi) * 2 + zi) * 3 + ri];
+              if (slot == kLayoutUnsized) slot = size_layout(ctx, layout, rc);
               if (slot == kLayoutNotRunnable) continue;
               const double bytes = slot;
               ++ctx.layouts_evaluated;
@@ -2655,7 +2571,7 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   const double tokens = training ? request.training_tokens() : 0;
   result.training_tokens = tokens;
 
-  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt, std::nullopt, {}, {}, {}, {}, {}, false, 0, kInf, kInf};
+  SearchContext ctx{request, arch, assumptions, 0, 0, 0, std::nullopt, std::nullopt, {}, {}, {}, {}, {}, false, 0, kInf, kInf};
   ctx.global_batch = training ? request.effective_global_batch_seqs() : 0;
   ctx.tokens = tokens;
   PlanState st;
@@ -2721,7 +2637,7 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
   a.spec = c.gpu;
   a.capacity_bytes = c.gpu->fit_memory_bytes();  // as plan() and `gpuplan size`
   a.inter_bits = c.inter_node_bytes_per_s * 8.0;
-  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt, std::nullopt, {}, {}, {}, {}, {}, false, 0, kInf, kInf};
+  SearchContext ctx{request, arch, assumptions, 0, 0, 0, std::nullopt, std::nullopt, {}, {}, {}, {}, {}, false, 0, kInf, kInf};
   ctx.global_batch = request.effective_global_batch_seqs();
   ctx.tokens = request.training_tokens();
   ClusterOutcomes cache;
