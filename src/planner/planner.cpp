@@ -131,88 +131,11 @@ std::vector<int> divisors(std::int64_t n) {
 using detail::serving_memory_request;
 using detail::serving_perf_request;
 
-/// A layout as the memory cache keys it: every ParallelLayout field the search sets, and the
-/// recompute mode, packed without loss (32 bits per degree). Per-GPU memory depends on nothing
-/// else (not on the cluster).
-struct LayoutKey {
-  std::uint64_t w0 = 0, w1 = 0, w2 = 0, w3 = 0;
-  bool operator==(const LayoutKey&) const = default;
-};
-LayoutKey layout_key(const ParallelLayout& l, Recompute rc) {
-  auto u = [](int v) { return static_cast<std::uint64_t>(static_cast<std::uint32_t>(v)); };
-  LayoutKey k;
-  k.w0 = u(l.tp) | u(l.pp) << 32;
-  k.w1 = u(l.ep) | u(l.dp) << 32;
-  k.w2 = u(l.micro_batch) | u(l.virtual_stages) << 32;
-  k.w3 = u(l.zero_stage) | static_cast<std::uint64_t>(rc) << 8 | (l.sequence_parallel ? 1ULL : 0ULL) << 16;
-  return k;
-}
-
-/// What the search knows about one layout, once per plan: whether the model can take it and
-/// its per-GPU memory (the lean total, sizing/memory_total.hpp).
-struct LayoutSizing {
-  bool runnable = false;
-  double bytes = 0;
-};
-
-/// Layout → sizing, open addressing with linear probing (a plan sizes a few thousand layouts and
-/// looks them up tens of thousands of times, once per cluster: the lookup is the hot path).
-class LayoutTable {
- public:
-  LayoutTable() : slots_(4096) {}
-  /// The entry of `k`; `inserted` tells whether it was just created (value default).
-  LayoutSizing& find_or_insert(const LayoutKey& k, bool& inserted) {
-    std::size_t i = hash(k) & (slots_.size() - 1);
-    while (slots_[i].used) {
-      if (slots_[i].key == k) {
-        inserted = false;
-        return slots_[i].value;
-      }
-      i = (i + 1) & (slots_.size() - 1);
-    }
-    if (2 * (size_ + 1) > slots_.size()) {
-      grow();
-      return find_or_insert(k, inserted);
-    }
-    ++size_;
-    slots_[i].used = true;
-    slots_[i].key = k;
-    inserted = true;
-    return slots_[i].value;
-  }
-
- private:
-  struct Slot {
-    LayoutKey key;
-    LayoutSizing value;
-    bool used = false;
-  };
-  static std::size_t hash(const LayoutKey& k) {
-    // Multiply-xor of the four words, then fold the high half down (the table masks low bits).
-    std::uint64_t h = k.w0 * 0x9E3779B97F4A7C15ULL ^ k.w1 * 0xC2B2AE3D27D4EB4FULL ^ k.w2 * 0x165667B19E3779F9ULL ^
-                      k.w3 * 0x85EBCA77C2B2AE63ULL;
-    h ^= h >> 29;
-    h *= 0xBF58476D1CE4E5B9ULL;
-    return static_cast<std::size_t>(h ^ (h >> 32));
-  }
-  void grow() {
-    std::vector<Slot> old(slots_.size() * 2);
-    old.swap(slots_);
-    size_ = 0;
-    for (const Slot& s : old) {
-      if (!s.used) continue;
-      bool inserted = false;
-      find_or_insert(s.key, inserted) = s.value;
-    }
-  }
-  std::vector<Slot> slots_;
-  std::size_t size_ = 0;
-};
-
 /// What a search needs besides the cluster: the request, the model, and per-plan caches.
 /// Per-GPU memory depends on the layout only, not on the cluster: it is computed once per
-/// layout per plan (memory_by_layout) with the lean total-only path; the model figures the step
-/// time reads (FLOPs per token, parameter counts) once per recompute mode (step_figures).
+/// layout per plan (layouts_by_gpus) with the lean total-only path; the
+/// model figures the step time reads (FLOPs per token, parameter counts) once per recompute
+/// mode (step_figures).
 struct SearchContext {
   const PlanRequest& r;
   const ModelArch& arch;
@@ -220,7 +143,6 @@ struct SearchContext {
   std::int64_t global_batch = 0;  ///< requested (or default) global batch, sequences
   double tokens = 0;
   std::size_t layouts_evaluated = 0;
-  LayoutTable memory_by_layout;
   std::optional<std::string> first_layout_problem;          ///< for the no-plan reason
   /// Per-GPU memory totals of this plan's training request (built on first use).
   std::optional<TrainingMemoryTotal> memory_total;
@@ -229,6 +151,16 @@ struct SearchContext {
   std::vector<int> pps;              ///< PP candidates (pp_candidates), once per plan
   std::vector<int> expert_divisors;  ///< divisors of the routed experts, once per plan
   std::vector<int> eps;              ///< EP candidates of the current search step (reused)
+  /// The sizing of every layout the search reaches, by the cluster's GPU count and the layout's
+  /// position in the search's enumeration (search_training: TP, PP, EP, micro-batch, ZeRO and
+  /// recompute indices). For n GPUs in all, the layout at a position is the same whatever the
+  /// GPUs per node, GPU, links, capacity or KV replication (those only decide which positions a
+  /// cluster visits: TP k is 2^k, DP = n / (TP × PP), EP and micro-batches follow from DP), so
+  /// each layout is sized once per plan, as a table of layouts would, without hashing a key on
+  /// every visit. A slot is kLayoutUnsized until its first visit sizes the layout
+  /// (size_layout), then holds its per-GPU bytes, or kLayoutNotRunnable. Per plan: nothing
+  /// outlives the call.
+  std::unordered_map<int, std::vector<double>> layouts_by_gpus;
   bool allow_kv_replication = false; ///< search TP > KV heads (search_cluster: only when nothing else fits)
   /// Serving with --ttft-ms / --tpot-ms: TP degrees rejected because even batch 1 misses the
   /// target, and the lowest TTFT and TPOT seen at batch 1 (the no-plan reason quotes them).
@@ -237,19 +169,18 @@ struct SearchContext {
   double best_tpot_batch1 = kInf;
 };
 
-/// The model check and the per-GPU memory of one layout, computed on its first use in the plan.
-const LayoutSizing& size_layout(SearchContext& ctx, const ParallelLayout& layout, Recompute rc) {
-  bool inserted = false;
-  LayoutSizing& s = ctx.memory_by_layout.find_or_insert(layout_key(layout, rc), inserted);
-  if (!inserted) return s;
+constexpr double kLayoutUnsized = -1.0;      ///< SearchContext::layouts_by_gpus: not yet visited
+constexpr double kLayoutNotRunnable = -2.0;  ///< the model cannot take the layout (per-GPU bytes are > 0)
+
+/// The model check and the per-GPU memory of one layout (the lean total, sizing/memory_total.hpp),
+/// or kLayoutNotRunnable; the first problem found is kept for the no-plan reason.
+double size_layout(SearchContext& ctx, const ParallelLayout& layout, Recompute rc) {
   if (auto problem = training_layout_problem(ctx.arch, layout)) {
     if (!ctx.first_layout_problem) ctx.first_layout_problem = *problem;
-  } else {
-    if (!ctx.memory_total) ctx.memory_total.emplace(ctx.arch, detail::training_memory_request(ctx.r, layout, rc));
-    s.runnable = true;
-    s.bytes = ctx.memory_total->total_bytes(layout, rc);
+    return kLayoutNotRunnable;
   }
-  return s;
+  if (!ctx.memory_total) ctx.memory_total.emplace(ctx.arch, detail::training_memory_request(ctx.r, layout, rc));
+  return ctx.memory_total->total_bytes(layout, rc);
 }
 
 const TrainingStepModelFigures& step_figures(SearchContext& ctx, const TrainingStepRequest& req) {
@@ -326,12 +257,24 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
   }
   if (ctx.pps.empty()) ctx.pps = pp_candidates(arch, r);
   const std::vector<int>& pps = ctx.pps;
+  // The sizing slots of n GPUs (SearchContext::layouts_by_gpus), indexed
+  // ((((ti·|pp| + pi)·|ep| + ei)·8 + mi)·2 + zi)·3 + ri; TP outermost, so a cluster with more
+  // GPUs per node (more TP degrees) extends the array without moving a slot.
+  std::size_t n_eps_max = 1;
+  if (!r.pins.ep && arch.moe && r.task != Task::lora && r.task != Task::qlora) {
+    if (ctx.expert_divisors.empty()) ctx.expert_divisors = divisors(arch.moe->num_routed_experts);
+    n_eps_max = std::max<std::size_t>(1, ctx.expert_divisors.size());  // EP 1 and the divisors above 1
+  }
+  std::vector<double>& slots = ctx.layouts_by_gpus[n];
+  const std::size_t slots_per_tp = pps.size() * n_eps_max * 8 * 2 * 3;
+  if (slots.size() < n_tps * slots_per_tp) slots.resize(n_tps * slots_per_tp, kLayoutUnsized);
   for (std::size_t ti = 0; ti < n_tps; ++ti) {
     const int tp = tps[ti];
     if (tp > key.gpus_per_node || key.gpus_per_node % tp != 0) continue;  // TP stays inside a node
     if (arch.num_attention_heads > 0 && arch.num_attention_heads % tp != 0) continue;
     if (!r.pins.tp && !ctx.allow_kv_replication && !arch.mla && arch.num_kv_heads > 0 && tp > arch.num_kv_heads) continue;
-    for (int pp : pps) {
+    for (std::size_t pi = 0; pi < pps.size(); ++pi) {
+      const int pp = pps[pi];
       if (pp > arch.num_layers || n % (tp * pp) != 0) continue;
       const int dp = n / (tp * pp);
       if (r.pins.dp && *r.pins.dp != dp) continue;
@@ -342,7 +285,8 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
       if (r.pins.zero_stage) zero_stages[0] = *r.pins.zero_stage, n_zero = 1;
       const int vs = r.pins.virtual_stages.value_or(1);
       ep_candidates(ctx, dp, ctx.eps);
-      for (int ep : ctx.eps) {
+      for (std::size_t ei = 0; ei < ctx.eps.size(); ++ei) {
+        const int ep = ctx.eps[ei];
         // Micro-batches: the pinned one, else powers of two dividing the per-rank batch.
         const std::int64_t per_dp = runnable_global_batch(ctx.global_batch, dp, 1) / dp;
         std::array<int, 8> mbs{};
@@ -375,9 +319,10 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
               layout.sequence_parallel = tp > 1;
               layout.micro_batch = mb;
               layout.virtual_stages = vs;
-              const LayoutSizing& sized = size_layout(ctx, layout, rc);
-              if (!sized.runnable) continue;
-              const double bytes = sized.bytes;
+              double& slot = slots[ti * slots_per_tp + (((pi * n_eps_max + ei) * 8 + mi) * 2 + zi) * 3 + ri];
+              if (slot == kLayoutUnsized) slot = size_layout(ctx, layout, rc);
+              if (slot == kLayoutNotRunnable) continue;
+              const double bytes = slot;
               ++ctx.layouts_evaluated;
               best.smallest_per_gpu_bytes = std::min(best.smallest_per_gpu_bytes, bytes);
               if (bytes > usable) continue;
@@ -596,13 +541,18 @@ constexpr double kMinMultiNodeRunSeconds = 600;
 struct AdmittedOffer {
   const Offer* offer = nullptr;
   const GpuSpec* spec = nullptr;
+  /// Offer::latest_price of each kind (index = PriceKind), looked up once at admission.
+  std::array<const PriceObservation*, kPriceKindCount> latest{};
   double capacity_bytes = 0;
   bool memory_mismatch = false;
   bool network_known = false;
   bool max_nodes_assumed = false;
   double inter_bits = 0;
   bool inter_assumed = false;
-  std::vector<int> node_counts;
+  /// Node counts to plan on: first_nodes, 2 × first_nodes, ... up to last_nodes (an exact
+  /// --nodes / --gpus count: first = last). Two ints instead of a vector per admitted offer.
+  int first_nodes = 1;
+  int last_nodes = 1;
   std::string demoted_reason;  ///< flagged / undated; empty = clean or stale (stale_reason)
   std::string_view stale_observed_at;  ///< stale: the day the price was observed (into the offer)
   int demotion_tier = 0;       ///< Plan::demotion_tier
@@ -617,7 +567,7 @@ enum class SkipReason { none, unusable, no_price, no_perf_figures, tp_exceeds_no
 
 /// Plan-wide counters and sets the stages fill.
 struct PlanState {
-  std::set<std::string> spot_rate_unknown;
+  std::set<std::string_view> spot_rate_unknown;  ///< offer ids (views into the offers, which outlive the plan)
   double spot_rate_too_high = 0;  ///< the highest known spot rate (per instance-day) that no job survives
   std::set<std::string> gpus_without_perf_figures;
   double largest_gpu_bytes = 0;
@@ -694,13 +644,15 @@ struct PriceEvidence {
 /// One rank per price evidence, lower = better: the tier, then (stale) the age in steps of the
 /// freshness limit (docs/planner.md "Price evidence").
 constexpr int evidence_rank(int tier, int age_steps) { return tier * 1024 + std::min(age_steps, 1023); }
-PriceEvidence price_evidence(const PlanRequest& r, const Offer& offer) {
+/// `latest`: the offer's Offer::latest_price per kind (index = PriceKind).
+PriceEvidence price_evidence(const PlanRequest& r, const Offer& offer,
+                             const std::array<const PriceObservation*, kPriceKindCount>& latest) {
   PriceEvidence ev;
-  const PriceObservation* od = offer.latest_price(PriceKind::on_demand);
-  if (!od) od = offer.latest_price(PriceKind::spot);
-  if (!od) od = offer.latest_price(PriceKind::reserved_1y);
-  if (!od) od = offer.latest_price(PriceKind::reserved_3y);
-  if (!od) od = offer.latest_price(PriceKind::reserved_1m);
+  const PriceObservation* od = latest[static_cast<std::size_t>(PriceKind::on_demand)];
+  if (!od) od = latest[static_cast<std::size_t>(PriceKind::spot)];
+  if (!od) od = latest[static_cast<std::size_t>(PriceKind::reserved_1y)];
+  if (!od) od = latest[static_cast<std::size_t>(PriceKind::reserved_3y)];
+  if (!od) od = latest[static_cast<std::size_t>(PriceKind::reserved_1m)];
   std::optional<Freshness> f;
   if (od && od->source.observed_at && !r.today.empty()) {
     f = price_freshness(od, r.today, FreshnessLimits{std::min(7.0, r.stale_after_days), r.stale_after_days});
@@ -747,6 +699,7 @@ SkipReason admit(const PlanRequest& r, const Offer& offer, const GpuCatalog& gpu
   bool any_price = false;
   for (PriceKind kind : kPriceKinds) {
     const PriceObservation* o = offer.latest_price(kind);
+    out.latest[static_cast<std::size_t>(kind)] = o;
     any_price |= o && o->usd_per_hour > 0;
   }
   if (!any_price) return SkipReason::no_price;
@@ -808,15 +761,16 @@ SkipReason admit(const PlanRequest& r, const Offer& offer, const GpuCatalog& gpu
       if (r.gpus_total) st.dividing_sizes_unavailable.insert(offer.gpu_count);
       return SkipReason::nodes_unavailable;
     }
-    out.node_counts = {nodes};
+    out.first_nodes = out.last_nodes = nodes;
   } else {
     int node_limit = 1;
     if (training && out.network_known) node_limit = std::min(r.max_nodes, offer.max_nodes.value_or(r.max_nodes));
-    for (int nodes = 1; nodes <= node_limit; nodes *= 2) out.node_counts.push_back(nodes);
+    out.first_nodes = 1;
+    out.last_nodes = node_limit;
   }
   // Ranking by the evidence of the price (price_evidence): clean and dated within the stale
   // limit, stale, undated, flagged.
-  const PriceEvidence ev = price_evidence(r, offer);
+  const PriceEvidence ev = price_evidence(r, offer, out.latest);
   out.demotion_tier = ev.tier;
   out.evidence_rank = evidence_rank(ev.tier, ev.age_steps);
   out.price_age_days = ev.age_days;
@@ -1008,8 +962,11 @@ bool cheaper_goes_first(const PlanRequest& r, double time_c, double cost_c, doub
 
 /// Stage 5: price every kind the offer lists and keep the cheapest total (the time sort keeps
 /// the fastest, ties within the tolerance to the cheaper). False when no kind can be priced.
-const PriceObservation* price(const PlanRequest& request, const Offer& offer, const ResolvedBilling& billing,
-                              PlanState& st, Plan& p) {
+/// `with_alternatives`: also list the other kinds in p.alternatives (the rows; a candidate keeps
+/// only its total and time, so collect_candidates skips that allocation).
+const PriceObservation* price(const PlanRequest& request, const AdmittedOffer& admitted, const ResolvedBilling& billing,
+                              PlanState& st, Plan& p, bool with_alternatives = true) {
+  const Offer& offer = *admitted.offer;
   const bool training = request.workload == PlanWorkload::training;
   CostInputs job;
   job.work_seconds = p.goodput ? p.goodput->wall_seconds : p.work_seconds;
@@ -1034,7 +991,7 @@ const PriceObservation* price(const PlanRequest& request, const Offer& offer, co
   } options{option_slots, n_options};
   for (PriceKind kind : kPriceKinds) {
     if (kind == PriceKind::spot && (!request.allow_spot || !training)) continue;
-    const PriceObservation* obs = offer.latest_price(kind);
+    const PriceObservation* obs = admitted.latest[static_cast<std::size_t>(kind)];
     if (!obs || obs->usd_per_hour <= 0) continue;
     auto c = price_job(job, kind, obs->usd_per_hour, billing);
     if (c) {
@@ -1070,7 +1027,9 @@ const PriceObservation* price(const PlanRequest& request, const Offer& offer, co
   }
   p.cost = options.front().first;
   p.usd_per_gpu_hour = p.cost.usd_per_hour / static_cast<double>(p.gpus_per_instance);
-  for (std::size_t i = 1; i < options.size(); ++i) p.alternatives.push_back(options[i].first);
+  if (with_alternatives) {
+    for (std::size_t i = 1; i < options.size(); ++i) p.alternatives.push_back(options[i].first);
+  }
   return options.front().second;
 }
 
@@ -1548,6 +1507,10 @@ struct Candidates {
   std::size_t nodes_rejects = 0;       ///< offers that cannot be rented at the asked cluster size
   FixedClusterLoad fixed_load;         ///< serving on --gpus / --nodes: a load the cluster cannot carry
   std::size_t region_groups = 0;       ///< Candidate::region_group < region_groups
+  /// The admitted offer of each row (select_rows), by offer id (views into the offers): the
+  /// per-plan warnings (stage 7) look up the few rows' offers here instead of indexing every
+  /// admitted offer by id.
+  std::unordered_map<std::string_view, std::size_t> row_offer;
 };
 
 /// Stage 6 hand-off to the no-plan reason: the plans that miss the deadline or the budget.
@@ -1567,7 +1530,7 @@ Plan materialize(const PlanRequest& request, const ModelArch& arch, const Candid
   Plan p;
   (void)assemble(request, arch, a, k.nodes, key_for(a, searched_nodes(request, k.nodes)), *k.outcome, c.ckpt,
                  c.data_bytes, c.tokens, p);
-  chosen = price(request, *a.offer, *a.billing, st, p);
+  chosen = price(request, a, *a.billing, st, p);
   if (request.workload == PlanWorkload::image_generation) {
     p.images_per_hour = p.requests_per_s * 3600.0;
     p.usd_per_1000_images = p.total_usd() / request.images * 1000.0;
@@ -1648,7 +1611,7 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
       continue;
     }
     ++result.offers_considered;
-    for (int nodes : a.node_counts) {
+    for (int nodes = a.first_nodes; nodes <= a.last_nodes; nodes *= 2) {
       const ClusterKey key = key_for(a, searched_nodes(request, nodes));
       const SearchOutcome& o = search_cluster(ctx, cache, key);
       st.smallest_need = std::min(st.smallest_need, o.smallest_per_gpu_bytes);
@@ -1673,7 +1636,7 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
           a.billing = resolve();
         }
       }
-      if (!price(request, offer, *a.billing, st, p)) continue;
+      if (!price(request, a, *a.billing, st, p, /*with_alternatives=*/false)) continue;
       candidates.push_back(Candidate{admitted.size(), nodes, &o, p.total_usd(), p.time_seconds(), false,
                                      o.meets_latency, region_groups.group_of(offer, p)});
       candidate_offer.push_back(admitted.size());
@@ -1762,10 +1725,21 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
     if (candidates[a].time_seconds() != candidates[b].time_seconds()) return candidates[a].time_seconds() < candidates[b].time_seconds();
     return a < b;
   };
-  std::vector<std::vector<std::size_t>> group_members(c.region_groups);  ///< feasible, representative first
-  for (std::size_t i : feasible) group_members[candidates[i].region_group].push_back(i);
-  for (auto& g : group_members) std::sort(g.begin(), g.end(), represents_before);
-  std::erase_if(feasible, [&](std::size_t i) { return group_members[candidates[i].region_group].front() != i; });
+  // The feasible members of each region group, representative first, in one array (group g's
+  // are members[group_start[g] .. group_start[g + 1]); a counting sort, no vector per group).
+  std::vector<std::size_t> group_start(c.region_groups + 1, 0);
+  for (std::size_t i : feasible) ++group_start[candidates[i].region_group + 1];
+  for (std::size_t g = 0; g < c.region_groups; ++g) group_start[g + 1] += group_start[g];
+  std::vector<std::size_t> members(feasible.size());
+  {
+    std::vector<std::size_t> fill(group_start.begin(), group_start.end() - 1);
+    for (std::size_t i : feasible) members[fill[candidates[i].region_group]++] = i;
+  }
+  for (std::size_t g = 0; g < c.region_groups; ++g) {
+    std::sort(members.begin() + static_cast<std::ptrdiff_t>(group_start[g]),
+              members.begin() + static_cast<std::ptrdiff_t>(group_start[g + 1]), represents_before);
+  }
+  std::erase_if(feasible, [&](std::size_t i) { return members[group_start[candidates[i].region_group]] != i; });
   if (!request.deadline_seconds && !request.show_all && !request.nodes_exact && !request.gpus_total) {
     // A cluster rented for seconds is no plan (trial: 32-128 nodes × 8 MI300X for 2-5 s at
     // --startup-minutes 0): a plan on more nodes than the fewest its offer runs the job on that
@@ -1916,16 +1890,20 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
     }
     if (rec != std::string::npos) keep[rec] = true;
     std::vector<Plan> rows;
+    std::size_t n_rows = 0;
+    for (std::size_t i : feasible) n_rows += keep[i] || candidates[i].on_pareto_front;
+    rows.reserve(n_rows);  // a Plan is 1.3 kB: no reallocation moves
     for (std::size_t i : feasible) {
       if (keep[i] || candidates[i].on_pareto_front) {
         const PriceObservation* chosen = nullptr;
         Plan& p = rows.emplace_back(materialize(request, arch, c, i, st, chosen));
         describe_offer(request, arch, admitted[candidate_offer[i]], chosen, p, false);
+        c.row_offer.emplace(admitted[candidate_offer[i]].offer->id, candidate_offer[i]);
         p.recommended = i == rec;
         // The same plan in other regions or zones, in the representative order.
-        const std::vector<std::size_t>& g = group_members[candidates[i].region_group];
-        for (std::size_t j = 1; j < g.size(); ++j) {
-          const Offer& other = *admitted[candidate_offer[g[j]]].offer;
+        const std::size_t g = candidates[i].region_group;
+        for (std::size_t j = group_start[g] + 1; j < group_start[g + 1]; ++j) {
+          const Offer& other = *admitted[candidate_offer[members[j]]].offer;
           p.same_plan_offer_ids.push_back(other.id);
           if (std::find(p.regions.begin(), p.regions.end(), other.region) == p.regions.end()) p.regions.push_back(other.region);
         }
@@ -2591,7 +2569,7 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   const double tokens = training ? request.training_tokens() : 0;
   result.training_tokens = tokens;
 
-  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt, std::nullopt, {}, {}, {}, {}, false, 0, kInf, kInf};
+  SearchContext ctx{request, arch, assumptions, 0, 0, 0, std::nullopt, std::nullopt, {}, {}, {}, {}, {}, false, 0, kInf, kInf};
   ctx.global_batch = training ? request.effective_global_batch_seqs() : 0;
   ctx.tokens = tokens;
   PlanState st;
@@ -2609,11 +2587,8 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   if (result.plans.size() > request.limit) result.plans.resize(request.limit);
   // Stage 7, the caveats of each plan shown (formatted sentences: only for the plans returned).
   if (!result.plans.empty()) {
-    std::unordered_map<std::string_view, const AdmittedOffer*> by_id;
-    by_id.reserve(c.admitted.size());
-    for (const AdmittedOffer& a : c.admitted) by_id.emplace(a.offer->id, &a);
     for (Plan& p : result.plans) {
-      const AdmittedOffer& a = *by_id.at(p.offer_id);
+      const AdmittedOffer& a = c.admitted[c.row_offer.at(p.offer_id)];
       if (a.billing) p.billing = *a.billing;
       warn(request, a, p);
     }
@@ -2660,7 +2635,7 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
   a.spec = c.gpu;
   a.capacity_bytes = c.gpu->fit_memory_bytes();  // as plan() and `gpuplan size`
   a.inter_bits = c.inter_node_bytes_per_s * 8.0;
-  SearchContext ctx{request, arch, assumptions, 0, 0, 0, {}, std::nullopt, std::nullopt, {}, {}, {}, {}, false, 0, kInf, kInf};
+  SearchContext ctx{request, arch, assumptions, 0, 0, 0, std::nullopt, std::nullopt, {}, {}, {}, {}, {}, false, 0, kInf, kInf};
   ctx.global_batch = request.effective_global_batch_seqs();
   ctx.tokens = request.training_tokens();
   ClusterOutcomes cache;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string_view>
 
 #include "util/error.hpp"
 
@@ -58,11 +59,14 @@ Peak peak_for(const GpuSpec& gpu, Dtype wanted) {
 enum class GpuClass { ampere_datacenter, hopper, blackwell, other };
 
 GpuClass gpu_class(const GpuSpec& gpu) {
-  if (gpu.vendor == "NVIDIA") {
-    if (gpu.architecture == "Hopper") return GpuClass::hopper;
+  // string_view comparisons: the length first, then the bytes (the planner asks this for every
+  // step-time estimate; std::string == const char* measured the literal and compared each time).
+  const std::string_view vendor = gpu.vendor, architecture = gpu.architecture;
+  if (vendor == std::string_view("NVIDIA")) {
+    if (architecture == std::string_view("Hopper")) return GpuClass::hopper;
     // Data-centre Blackwell (B200/GB200, B300/GB300); the GB202 workstation/consumer parts are "other".
-    if (gpu.architecture.rfind("Blackwell", 0) == 0 && gpu.is_hbm()) return GpuClass::blackwell;
-    if (gpu.architecture == "Ampere" && gpu.is_hbm()) return GpuClass::ampere_datacenter;
+    if (architecture.starts_with("Blackwell") && gpu.is_hbm()) return GpuClass::blackwell;
+    if (architecture == std::string_view("Ampere") && gpu.is_hbm()) return GpuClass::ampere_datacenter;
   }
   return GpuClass::other;
 }

@@ -1,5 +1,6 @@
-// The search sizes each layout once per plan and reuses it on every cluster (planner.cpp
-// memory_by_layout). Whatever the cache does, every plan must carry the memory of ITS layout:
+// The search sizes each layout once per plan and reuses it on every cluster with as many GPUs
+// (planner.cpp layouts_by_gpus: slots indexed by the search's loop positions). Whatever the
+// cache does, every plan must carry the memory of ITS layout:
 // the sizing layer's explaining path (training_memory) at the plan's layout is the reference.
 // (A cache key that dropped the high bits of tp made tp 2, 4 and 8 share one entry when pp, dp
 // and the rest matched, e.g. 2 nodes at TP 2 × DP 8 and 4 nodes at TP 4 × DP 8.)
