@@ -225,14 +225,15 @@ std::span<const FieldDef<OffersInput>> offers_fields() {
         "(default: clean dated prices first, then stale, undated, flagged; --group-by leaves flagged prices out)"},
        [](OffersInput& in, const json& v) { in.include_flagged = v.get<bool>(); }},
       {{"max_price_age", "--max-price-age", FieldType::string, FieldFace::both,
-        "a price older than this (days, or 30d/4w) is stale: listed after fresher ones (default 30; as --stale-days)"},
+        "a price older than this (days, or 30d/4w) is stale: listed after fresher ones (default 30; plan's name)",
+        "stale_days"},
        [](OffersInput& in, const json& v) {
          const std::string a = v.get<std::string>();
          const bool bare = !a.empty() && a.find_first_not_of("0123456789.") == std::string::npos;
          in.stale_days = parse_duration_seconds(bare ? a + "d" : a, "--max-price-age") / 86400.0;
        }},
       {{"stale_days", "--stale-days", FieldType::number, FieldFace::both,
-        "a price older than this many days is stale (default 30; the same limit as --max-price-age)"},
+        "a price older than this many days is stale: listed after fresher ones (default 30; also --max-price-age 30d)"},
        [](OffersInput& in, const json& v) { in.stale_days = v.get<double>(); }},
       {{"fresh_days", "--fresh-days", FieldType::number, FieldFace::both,
         "a price at most this many days old is fresh; between this and --stale-days it is aging (default 7)"},
