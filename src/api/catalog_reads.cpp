@@ -4,6 +4,7 @@
 #include "catalog/filter.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "model/param_count.hpp"
+#include "planner/plan_request.hpp"
 #include "util/error.hpp"
 #include "util/error_code.hpp"
 
@@ -213,13 +214,26 @@ std::span<const FieldDef<OffersInput>> offers_fields() {
            throw_invalid_coded("", "negative", {{"value", field_value_text(v)}}, "a negative limit", "an integer ≥ 0");
          in.limit = json_as<std::size_t>(v);
        }},
-      {{"spot", "--spot", FieldType::boolean, FieldFace::both, "use spot prices instead of on-demand"},
+      {{"spot", "--spot", FieldType::boolean, FieldFace::both, "use spot prices instead of on-demand (--price-kind spot)"},
        [](OffersInput& in, const json& v) { in.spot = v.get<bool>(); }},
+      {{"price_kind", "--price-kind", FieldType::string, FieldFace::both,
+        "the price listed, sorted and filtered: on-demand (default), spot, reserved-1m, reserved-1y or reserved-3y "
+        "(reserved kinds commit to their term: 730 h, 1 or 3 years)"},
+       [](OffersInput& in, const json& v) { in.price_kind = v.get<std::string>(); }},
       {{"include_flagged", "--include-flagged", FieldType::boolean, FieldFace::both,
-        "also show offers excluded by a quality flag"},
+        "also show offers excluded by a quality flag, and list flagged, stale and undated prices in plain sort order "
+        "(default: clean dated prices first, then stale, undated, flagged; --group-by leaves flagged prices out)"},
        [](OffersInput& in, const json& v) { in.include_flagged = v.get<bool>(); }},
+      {{"max_price_age", "--max-price-age", FieldType::string, FieldFace::both,
+        "a price older than this (days, or 30d/4w) is stale: listed after fresher ones (default 30; plan's name)",
+        "stale_days"},
+       [](OffersInput& in, const json& v) {
+         const std::string a = v.get<std::string>();
+         const bool bare = !a.empty() && a.find_first_not_of("0123456789.") == std::string::npos;
+         in.stale_days = parse_duration_seconds(bare ? a + "d" : a, "--max-price-age") / 86400.0;
+       }},
       {{"stale_days", "--stale-days", FieldType::number, FieldFace::both,
-        "a price older than this many days is stale (default 30)"},
+        "a price older than this many days is stale: listed after fresher ones (default 30; also --max-price-age 30d)"},
        [](OffersInput& in, const json& v) { in.stale_days = v.get<double>(); }},
       {{"fresh_days", "--fresh-days", FieldType::number, FieldFace::both,
         "a price at most this many days old is fresh; between this and --stale-days it is aging (default 7)"},
@@ -241,7 +255,22 @@ OffersOutput run_offers(const OffersInput& in, const Context& ctx) {
   q.sort = in.sort;
   if (in.limit > 0) q.limit = in.limit;
   q.price_kind = in.spot ? PriceKind::spot : PriceKind::on_demand;
+  if (!in.price_kind.empty()) {
+    std::optional<PriceKind> kind;
+    std::string allowed;
+    for (PriceKind k : kPriceKinds) {
+      allowed += (allowed.empty() ? "" : ", ") + std::string(price_kind_name(k));
+      if (price_kind_name(k) == in.price_kind) kind = k;
+    }
+    if (!kind)
+      throw_invalid_coded("--price-kind", "unknown_choice", {{"value", in.price_kind}, {"allowed", allowed}},
+                          "unknown price kind \"" + in.price_kind + "\"", allowed);
+    if (in.spot && *kind != PriceKind::spot)
+      throw_invalid("--price-kind", "--spot with --price-kind " + in.price_kind, "one of them");
+    q.price_kind = *kind;
+  }
   q.include_excluded = in.include_flagged;
+  q.evidence_first = !in.include_flagged;  // the planner's price order (docs/freshness.md)
   q.now_date = in.today.empty() ? ctx.clock().today() : in.today;
   q.stale_after_days = in.stale_days;
   if (!in.group_by.empty()) {
@@ -284,7 +313,7 @@ OffersOutput run_offers(const OffersInput& in, const Context& ctx) {
   out.matched = out.group_key || !q.limit ? offers.size() : ctx.count_offers(q);
   if (out.group_key) {
     // --group-by sees every match; the limit cuts the groups.
-    out.groups = group_offer_prices(offers, *out.group_key, q.price_kind);
+    out.groups = group_offer_prices(offers, *out.group_key, q.price_kind, !in.include_flagged);
     out.grouped_offers = offers.size();
     if (q.limit && out.groups.size() > *q.limit) out.groups.resize(*q.limit);
     return out;
@@ -294,7 +323,20 @@ OffersOutput run_offers(const OffersInput& in, const Context& ctx) {
   for (std::size_t i = 0; i < shown; ++i) {
     const Offer& o = offers[i];
     OfferRow r;
-    if (const PriceObservation* p = o.latest_price(q.price_kind)) r.price = *p;
+    if (const PriceObservation* p = o.latest_price(q.price_kind)) {
+      r.price = *p;
+    } else {
+      // No price of the listed kind: the offer's price of another kind, shown with its kind (a
+      // reserved-only quote printed "unknown" for its price, source and date).
+      for (PriceKind k : kPriceKinds) {
+        const PriceObservation* other = k == q.price_kind ? nullptr : o.latest_price(k);
+        if (other == nullptr) continue;
+        r.other_price = *other;
+        r.other_usd_per_gpu_hour = usd_per_gpu_hour(o, *other);
+        r.other_freshness = price_freshness(other, q.now_date, out.limits);
+        break;
+      }
+    }
     r.usd_per_gpu_hour = offer_sort_value(o, kSortPricePerGpuHour, q.price_kind, ctx.gpus());
     r.bandwidth_bytes_per_s = offer_sort_value(o, kSortBandwidth, q.price_kind, ctx.gpus());
     r.gpu_memory_bytes = o.gpu_memory_bytes;
@@ -307,6 +349,7 @@ OffersOutput run_offers(const OffersInput& in, const Context& ctx) {
     r.billing = ctx.billing(o);
     r.stale = is_stale(o, q.price_kind, q.now_date, q.stale_after_days);
     r.freshness = price_freshness(r.price ? &*r.price : nullptr, q.now_date, out.limits);
+    r.evidence = price_evidence_tier(o, q.price_kind, q.now_date, q.stale_after_days);
     r.offer = o;
     out.rows.push_back(std::move(r));
   }
@@ -321,6 +364,7 @@ json to_json(const OffersOutput& out) {
       arr.push_back({{std::string(key_name), g.key},
                      {"offers", g.offers},
                      {"priced_offers", g.priced_offers},
+                     {"flagged_offers", g.flagged_offers},
                      {key_name == "gpu" ? "providers" : "gpus", g.providers},
                      {"dated_offers", g.dated_offers},
                      {"min_usd_per_gpu_hour", opt(g.min_usd_per_gpu_hour)},
@@ -360,8 +404,18 @@ json to_json(const OffersOutput& out) {
         {"stale", opt(r.stale)},
         {"age_days", opt(r.freshness.age_days)},
         {"freshness", freshness_tier_name(r.freshness.tier)},
+        {"evidence", evidence_tier_name(r.evidence)},
         {"confirmed_available_at", opt(o.confirmed_available_at)},
         {"flags", flags},
+        {"other_price", r.other_price ? json{{"price_kind", price_kind_name(r.other_price->kind)},
+                                             {"usd_per_hour", r.other_price->usd_per_hour},
+                                             {"usd_per_gpu_hour", opt(r.other_usd_per_gpu_hour)},
+                                             {"source", r.other_price->source.dataset},
+                                             {"locator", r.other_price->source.locator},
+                                             {"observed_at", opt(r.other_price->source.observed_at)},
+                                             {"age_days", opt(r.other_freshness.age_days)},
+                                             {"freshness", freshness_tier_name(r.other_freshness.tier)}}
+                                      : json(nullptr)},
     });
   }
   return arr;

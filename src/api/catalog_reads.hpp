@@ -53,8 +53,13 @@ struct OffersInput {
   std::string sort = std::string(kSortPricePerGpuHour);
   std::size_t limit = 0;  ///< 0 = all
   bool spot = false;
+  /// "" = on-demand (spot with `spot`); else a price_kind_name: the kind listed, sorted, filtered
+  std::string price_kind;
+  /// false (default): rows in the planner's price order, clean dated prices first, then stale,
+  /// undated and flagged (OfferQuery::evidence_first), and --group-by leaves flagged prices out of
+  /// its statistics; true: also offers excluded by a flag, all in plain sort order.
   bool include_flagged = false;
-  double stale_days = 30;
+  double stale_days = 30;  ///< --stale-days or --max-price-age: a price older than this is stale
   double fresh_days = 7;  ///< a price at most this many days old is fresh (catalog/freshness.hpp)
   std::string today;      ///< YYYY-MM-DD for age and freshness; "" = ctx.clock()
   std::string group_by;   ///< "" = rows; "gpu" or "provider" = min/median/max USD per GPU-hour per group
@@ -73,6 +78,14 @@ struct OfferRow {
   BillingTerms billing;
   std::optional<bool> stale;
   Freshness freshness;
+  /// The price's evidence (catalog/freshness.hpp); rows come clean first unless include_flagged.
+  EvidenceTier evidence = EvidenceTier::undated;
+  /// No price of the listed kind: the offer's latest price of the first other kind it has (in
+  /// kPriceKinds order: on-demand, spot, reserved-1y, reserved-3y, reserved-1m), with its USD per
+  /// GPU-hour and freshness, shown with its kind. Not sorted or filtered on.
+  std::optional<PriceObservation> other_price;
+  std::optional<double> other_usd_per_gpu_hour;
+  Freshness other_freshness;
 };
 struct OffersOutput {
   OfferQuery query;  ///< as run (now_date from in.today or ctx.clock())

@@ -119,6 +119,8 @@ const std::vector<FieldDef>& field_defs() {
       {"confirmed", FieldId::confirmed, T::boolean, U::none, "", "confirmed", "availability confirmed at a date", {}},
       {"flagged", FieldId::flagged, T::boolean, U::none, "", "not flagged", "has any data-quality flag", {}},
       {"excluded", FieldId::excluded, T::boolean, U::none, "", "excluded", "has a flag that excludes it from ranking", {}},
+      {"reserved", FieldId::reserved, T::boolean, U::none, "", "reserved",
+       "the offer has a reserved or committed price (reserved-1m, -1y, -3y; list them with --price-kind)", {}},
   };
   return defs;
 }
@@ -828,6 +830,9 @@ std::optional<bool> PreparedFilter::evaluate(const Offer& offer) const {
           case FieldId::confirmed: return offer.confirmed_available_at.has_value();
           case FieldId::flagged: return !offer.flags.empty();
           case FieldId::excluded: return offer.excluded_from_ranking();
+          case FieldId::reserved:
+            return std::any_of(offer.prices.begin(), offer.prices.end(),
+                               [](const PriceObservation& p) { return is_reserved(p.kind); });
           default: return std::nullopt;
         }
       case NodeKind::compare: break;

@@ -17,7 +17,7 @@ enum class FieldId {
   provider, instance, region, zone, id, gpu, form, source, flag, link, net, memtype,
   gpus, vram, total_vram, bandwidth, link_bw, net_gbps, nodes, vcpus, ram, disk, price, price_per_gpu,
   observed, confirmed_at,
-  spot, stale, confirmed, flagged, excluded,
+  spot, stale, confirmed, flagged, excluded, reserved,
 };
 
 struct FilterNode {

@@ -206,6 +206,18 @@ class Compiler {
           sql(")");
         }
         return;
+      case FieldId::reserved: {
+        sql("EXISTS (SELECT 1 FROM latest_prices x WHERE x.offer_id = o.id AND x.kind IN (");
+        bool first = true;
+        for (PriceKind k : kPriceKinds) {
+          if (!is_reserved(k)) continue;
+          if (!first) sql(", ");
+          first = false;
+          param(std::string(price_kind_name(k)));
+        }
+        sql("))");
+        return;
+      }
       case FieldId::confirmed: sql("(o.confirmed_available_at IS NOT NULL)"); return;
       case FieldId::flagged: sql("EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id)"); return;
       case FieldId::excluded:

@@ -4,11 +4,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <set>
 
 #include "catalog/filter.hpp"
+#include "catalog/importers.hpp"
 #include "util/error.hpp"
 #include "util/error_code.hpp"
 
@@ -54,6 +56,52 @@ Freshness price_freshness(const PriceObservation* price, std::string_view now_da
   return f;
 }
 
+std::string_view evidence_tier_name(EvidenceTier t) noexcept {
+  switch (t) {
+    case EvidenceTier::clean: return "clean";
+    case EvidenceTier::stale: return "stale";
+    case EvidenceTier::undated: return "undated";
+    case EvidenceTier::flagged: return "flagged";
+  }
+  return "undated";
+}
+
+const std::vector<std::string_view>& price_questioning_rules() {
+  static const std::vector<std::string_view> rules = {import_rule::kBelowMarketIndex, import_rule::kGpuMemoryMismatch};
+  return rules;
+}
+
+bool questions_price(const QualityFlag& flag) {
+  if (flag.excludes) return false;
+  const auto& rules = price_questioning_rules();
+  return std::find(rules.begin(), rules.end(), flag.rule) != rules.end();
+}
+
+EvidenceTier price_evidence_tier(const Offer& offer, PriceKind kind, std::string_view now_date, double stale_after_days) {
+  if (std::any_of(offer.flags.begin(), offer.flags.end(), questions_price)) return EvidenceTier::flagged;
+  const PriceObservation* p = offer.latest_price(kind);
+  if (p == nullptr || !p->source.observed_at) return EvidenceTier::undated;
+  if (now_date.empty()) return EvidenceTier::clean;
+  const std::string day = p->source.observed_at->substr(0, 10);
+  if (day > now_date.substr(0, 10)) return EvidenceTier::undated;  // observed after "today": no evidence on that day
+  const auto cutoff = earliest_unstale_date(now_date, stale_after_days);
+  if (cutoff && day < *cutoff) return EvidenceTier::stale;
+  return EvidenceTier::clean;
+}
+
+std::optional<std::string> earliest_unstale_date(std::string_view now_date, double stale_after_days) {
+  const auto now = days_since_epoch(now_date);
+  if (!now || !std::isfinite(stale_after_days)) return std::nullopt;
+  // Days from 0001-01-01 to 1970-01-01: a longer limit leaves nothing stale (and no year 0 to write).
+  constexpr double kDaysSinceYearOne = 719162;
+  if (std::floor(stale_after_days) >= static_cast<double>(*now) + kDaysSinceYearOne) return std::string("0001-01-01");
+  namespace chr = std::chrono;
+  const chr::sys_days day{chr::days{*now - static_cast<long>(std::floor(stale_after_days))}};
+  const chr::year_month_day ymd{day};
+  return fmt::format("{:04d}-{:02d}-{:02d}", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                     static_cast<unsigned>(ymd.day()));
+}
+
 std::optional<OfferGroupKey> parse_offer_group_key(std::string_view name) noexcept {
   if (name == "gpu") return OfferGroupKey::gpu;
   if (name == "provider") return OfferGroupKey::provider;
@@ -67,7 +115,8 @@ std::optional<double> median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-std::vector<OfferGroupStats> group_offer_prices(const std::vector<Offer>& offers, OfferGroupKey key, PriceKind kind) {
+std::vector<OfferGroupStats> group_offer_prices(const std::vector<Offer>& offers, OfferGroupKey key, PriceKind kind,
+                                                bool leave_out_flagged) {
   struct Acc {
     OfferGroupStats stats;
     std::vector<double> per_gpu;
@@ -83,6 +132,10 @@ std::vector<OfferGroupStats> group_offer_prices(const std::vector<Offer>& offers
     acc.others.insert(key == OfferGroupKey::gpu ? o.provider : gpu);
     const PriceObservation* p = o.latest_price(kind);
     if (p == nullptr || o.gpu_count <= 0) continue;
+    if (leave_out_flagged && std::any_of(o.flags.begin(), o.flags.end(), questions_price)) {
+      ++acc.stats.flagged_offers;
+      continue;
+    }
     ++acc.stats.priced_offers;
     acc.per_gpu.push_back(p->usd_per_hour / o.gpu_count);
     if (p->source.observed_at) {

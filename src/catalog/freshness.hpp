@@ -46,6 +46,27 @@ Freshness price_freshness(const PriceObservation* price, std::string_view now_da
 void require_today_not_before_observations(std::string_view today, const std::vector<Offer>& offers,
                                            const std::string& where);
 
+/// The evidence behind an offer's listed price, the planner's ranking of prices (docs/planner.md
+/// "Price evidence", docs/freshness.md "Order of the offer list"): lower is better.
+///   clean   (0): no flag questions the price, dated, at most stale_after_days old, not after now;
+///   stale   (1): dated, older than stale_after_days (not flagged);
+///   undated (2): no price of the kind, no date from the source, or observed after now_date;
+///   flagged (3): a non-excluding `below_market_index` or `gpu_memory_mismatch` flag questions it.
+enum class EvidenceTier { clean = 0, stale = 1, undated = 2, flagged = 3 };
+std::string_view evidence_tier_name(EvidenceTier t) noexcept;  ///< "clean", "stale", "undated", "flagged"
+/// The flag rules that question an offer's price without excluding it (tier flagged).
+const std::vector<std::string_view>& price_questioning_rules();
+/// True when `flag` puts its offer in the flagged tier (a price_questioning_rules() rule that does
+/// not exclude the offer).
+bool questions_price(const QualityFlag& flag);
+/// Tier of `offer`'s latest price of `kind` at `now_date` ("YYYY-MM-DD"; "" = nothing is stale or
+/// in the future). Stale means age > stale_after_days in whole days (price_freshness's rule).
+EvidenceTier price_evidence_tier(const Offer& offer, PriceKind kind, std::string_view now_date, double stale_after_days);
+/// The earliest observation date ("YYYY-MM-DD") that is not stale at `now_date`: now_date minus
+/// floor(stale_after_days) days (a date D is stale iff D < this). nullopt when now_date is empty
+/// or not a date. The stores compare the price's date prefix with it in SQL.
+std::optional<std::string> earliest_unstale_date(std::string_view now_date, double stale_after_days);
+
 /// What an offer is grouped by in price statistics.
 enum class OfferGroupKey { gpu, provider };
 /// "gpu" / "provider" → key; nullopt otherwise.
@@ -56,6 +77,9 @@ struct OfferGroupStats {
   std::string key;                        ///< canonical GPU name (unresolved: raw name + " (unresolved)") or provider id
   std::size_t offers = 0;                 ///< offers in the group, priced or not
   std::size_t priced_offers = 0;          ///< offers with a price of the kind (the statistics' sample)
+  /// Offers with a price of the kind that a flag questions (questions_price), left out of the
+  /// sample when group_offer_prices' leave_out_flagged (then not in priced_offers either).
+  std::size_t flagged_offers = 0;
   std::size_t providers = 0;              ///< distinct providers (gpu grouping) or GPUs (provider grouping)
   std::size_t dated_offers = 0;           ///< priced offers whose price has a known date
   std::optional<double> min_usd_per_gpu_hour;
@@ -65,8 +89,10 @@ struct OfferGroupStats {
 };
 
 /// Groups `offers` by `key` and computes the statistics per group. Order: groups with prices by
-/// median ascending (ties by key), then unpriced groups by key.
-std::vector<OfferGroupStats> group_offer_prices(const std::vector<Offer>& offers, OfferGroupKey key, PriceKind kind);
+/// median ascending (ties by key), then unpriced groups by key. `leave_out_flagged`: prices a flag
+/// questions (tier flagged) are counted in flagged_offers, not in the statistics.
+std::vector<OfferGroupStats> group_offer_prices(const std::vector<Offer>& offers, OfferGroupKey key, PriceKind kind,
+                                                bool leave_out_flagged = false);
 
 /// Median of `values` (sorted copy); nullopt for an empty list.
 std::optional<double> median(std::vector<double> values);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "catalog/freshness.hpp"
 #include "hardware/gpu_spec.hpp"
 
 namespace gpuplan {
@@ -78,23 +79,31 @@ std::vector<Offer> MemoryOfferStore::query(const OfferQuery& q) {
   q.validate();
   const Filter filter = Filter::parse(q.filter);
   const PreparedFilter pf = filter.prepare(q.filter_context(&gpus_));
-  std::vector<std::pair<std::optional<double>, const Offer*>> hits;
+  struct Hit {
+    std::optional<double> key;
+    int tier = 0;  ///< EvidenceTier when q.evidence_first, else 0
+    const Offer* offer = nullptr;
+  };
+  std::vector<Hit> hits;
   for (const auto& [id, offer] : offers_) {
     if (!q.include_excluded && offer.excluded_from_ranking()) continue;
     if (!pf.matches(offer)) continue;
     if (q.memory_floor && !passes_memory_floor(offer, *q.memory_floor)) continue;
-    hits.emplace_back(offer_sort_value(offer, q.sort, q.price_kind, gpus_), &offer);
+    const int tier =
+        q.evidence_first ? static_cast<int>(price_evidence_tier(offer, q.price_kind, q.now_date, q.stale_after_days)) : 0;
+    hits.push_back({offer_sort_value(offer, q.sort, q.price_kind, gpus_), tier, &offer});
   }
   const bool desc = offer_sort_descending(q.sort);
-  std::stable_sort(hits.begin(), hits.end(), [&](const auto& a, const auto& b) {
-    if (a.first.has_value() != b.first.has_value()) return a.first.has_value();
-    if (a.first && *a.first != *b.first) return desc ? *a.first > *b.first : *a.first < *b.first;
-    return a.second->id < b.second->id;
+  std::stable_sort(hits.begin(), hits.end(), [&](const Hit& a, const Hit& b) {
+    if (a.key.has_value() != b.key.has_value()) return a.key.has_value();
+    if (a.tier != b.tier) return a.tier < b.tier;
+    if (a.key && *a.key != *b.key) return desc ? *a.key > *b.key : *a.key < *b.key;
+    return a.offer->id < b.offer->id;
   });
   std::vector<Offer> out;
   for (const auto& h : hits) {
     if (q.limit && out.size() >= *q.limit) break;
-    out.push_back(*h.second);
+    out.push_back(*h.offer);
     if (!q.all_observations) keep_latest_per_kind(out.back());
   }
   return out;

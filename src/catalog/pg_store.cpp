@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "catalog/filter_sql.hpp"
+#include "catalog/freshness.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "util/error.hpp"
 
@@ -847,6 +848,26 @@ std::vector<Param> query_params(const OfferQuery& q, const SqlWhere& where) {
   return p;
 }
 
+/// The evidence tier (catalog/freshness.hpp price_evidence_tier) of the joined latest price `lp`
+/// (NULL when the offer has none of the kind: undated) as an SQL expression; its values are bound
+/// from $n on and appended to `params` (see SqliteOfferStore's evidence_tier_sql).
+std::string evidence_tier_sql(const OfferQuery& q, int& n, std::vector<Param>& params) {
+  std::string rules;
+  for (std::string_view r : price_questioning_rules()) {
+    rules += fmt::format("{}${}::text", rules.empty() ? "" : ", ", n++);
+    params.push_back(p_text(r));
+  }
+  std::string s = "(CASE WHEN EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND NOT f.excludes AND f.rule IN (" +
+                  rules + ")) THEN 3 WHEN lp.observed_at IS NULL THEN 2";
+  if (const auto cutoff = earliest_unstale_date(q.now_date, q.stale_after_days)) {
+    s += fmt::format(" WHEN substr(lp.observed_at, 1, 10) COLLATE \"C\" > ${}::text THEN 2", n++);
+    params.push_back(p_text(q.now_date.substr(0, 10)));
+    s += fmt::format(" WHEN substr(lp.observed_at, 1, 10) COLLATE \"C\" < ${}::text THEN 1", n++);
+    params.push_back(p_text(*cutoff));
+  }
+  return s + " ELSE 0 END)";
+}
+
 QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
   q.validate();
   const Filter filter = Filter::parse(q.filter);
@@ -861,18 +882,22 @@ QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
   auto params_of = [&](const SqlWhere& w) { return query_params(q, w); };
   const std::vector<Param> full = params_of(where_sql);
   const char* col = indexed_sort_column(q.sort);
-  if (col == nullptr) {
-    out.statements.push_back({std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin +
-                                  "WHERE " + where + excluded + " ORDER BY (" + key + ") IS NULL, " + key +
-                                  (offer_sort_descending(q.sort) ? " DESC" : "") + ", o.id COLLATE \"C\"" +
-                                  limit(first_extra),
-                              {}, full});
+  if (col == nullptr || (q.evidence_first && !q.limit)) {
+    // One statement sorted whole (see SqliteOfferStore::query).
+    QueryStatement st{"", {}, full};
+    int n = first_extra;
+    const std::string tier = q.evidence_first ? evidence_tier_sql(q, n, st.params) + ", " : "";
+    st.sql = std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin + "WHERE " + where + excluded +
+             " ORDER BY (" + key + ") IS NULL, " + tier + key + (offer_sort_descending(q.sort) ? " DESC" : "") +
+             ", o.id COLLATE \"C\"" + limit(n);
+    out.statements.push_back(std::move(st));
     return out;
   }
   // Two steps with the order ((key) IS NULL, key, id) of one statement (see SqliteOfferStore::
   // query): (1) offers with a sort key in the order of an index of latest_prices (..., key,
-  // offer_id COLLATE "C"), so a first page can walk the index and stop after `limit` matches;
-  // (2) only when (1) did not fill the limit, offers without a key, by id.
+  // offer_id COLLATE "C"), so a first page can walk the index and stop after `limit` matches
+  // (with evidence_first: one walk per evidence tier, best first); (2) only when (1) did not
+  // fill the limit, offers without a key, by (tier and) id.
   const std::string from = std::string("SELECT ") + kOfferColumns + ", " + col + " AS sort_key, lp.offer_id AS sort_id"
                            " FROM latest_prices lp JOIN offers o ON o.id = lp.offer_id WHERE lp.kind = $1::text AND " +
                            col + " IS NOT NULL AND ";
@@ -888,39 +913,47 @@ QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
     }
     return t;
   };
+  auto tier_term = [&](int tier, int& n, std::vector<Param>& params) {
+    return tier < 0 ? std::string() : evidence_tier_sql(q, n, params) + fmt::format(" = {} AND ", tier);
+  };
+  const std::vector<int> tiers = q.evidence_first ? std::vector<int>{0, 1, 2, 3} : std::vector<int>{-1};
   const auto keys = index_candidates(filter, gpus ? *gpus : GpuCatalog::bundled());
-  if (keys) {
-    // `gpu=X and ...` / `provider=X and ...`: one walk per model or provider, each cut at the
-    // limit, merged, the keys' conjunct compiled as TRUE in them (see SqliteOfferStore::query).
-    QueryStatement st;
-    const SqlWhere branch_where =
-        compile_filter_sql(filter, q.filter_context(gpus), SqlDialect::postgresql, 3, keys->conjunct);
-    st.params = params_of(branch_where);
-    const std::string tail = "(" + branch_where.sql + ")" + order;
-    std::string branches;
-    int n = 3 + static_cast<int>(branch_where.params.size());
-    const std::string bounds = count_terms(n, st.params);
-    const int lim = n + static_cast<int>(keys->keys.size());
-    auto branch = [&](const std::string& column, const std::string& value) {
-      if (!branches.empty()) branches += " UNION ";
-      branches += "(" + from + bounds + fmt::format("lp.{} = ${}::text AND ", column, n++) + tail + limit(lim) + ")";
-      st.extra.push_back(value);
-    };
-    for (const auto& [column, value] : keys->keys) branch(column, value);
-    st.sql = "SELECT * FROM (" + branches + ") AS page ORDER BY sort_key, sort_id COLLATE \"C\"" + limit(lim);
-    out.statements.push_back(std::move(st));
-  } else {
-    QueryStatement st;
-    st.params = full;
-    int n = first_extra;
-    const std::string bounds = count_terms(n, st.params);
-    st.sql = from + bounds + where + order + limit(n);
-    out.statements.push_back(std::move(st));
+  for (int tier : tiers) {
+    if (keys) {
+      // `gpu=X and ...` / `provider=X and ...`: one walk per model or provider, each cut at the
+      // limit, merged, the keys' conjunct compiled as TRUE in them (see SqliteOfferStore::query).
+      QueryStatement st;
+      const SqlWhere branch_where =
+          compile_filter_sql(filter, q.filter_context(gpus), SqlDialect::postgresql, 3, keys->conjunct);
+      st.params = params_of(branch_where);
+      int n = 3 + static_cast<int>(branch_where.params.size());
+      const std::string bounds = count_terms(n, st.params) + tier_term(tier, n, st.params);
+      const std::string tail = "(" + branch_where.sql + ")" + order;
+      std::string branches;
+      const int lim = n + static_cast<int>(keys->keys.size());
+      auto branch = [&](const std::string& column, const std::string& value) {
+        if (!branches.empty()) branches += " UNION ";
+        branches += "(" + from + bounds + fmt::format("lp.{} = ${}::text AND ", column, n++) + tail + limit(lim) + ")";
+        st.extra.push_back(value);
+      };
+      for (const auto& [column, value] : keys->keys) branch(column, value);
+      st.sql = "SELECT * FROM (" + branches + ") AS page ORDER BY sort_key, sort_id COLLATE \"C\"" + limit(lim);
+      out.statements.push_back(std::move(st));
+    } else {
+      QueryStatement st;
+      st.params = full;
+      int n = first_extra;
+      const std::string bounds = count_terms(n, st.params) + tier_term(tier, n, st.params);
+      st.sql = from + bounds + where + order + limit(n);
+      out.statements.push_back(std::move(st));
+    }
   }
-  out.statements.push_back({std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin + "WHERE " +
-                                col + " IS NULL AND " + where + excluded + " ORDER BY o.id COLLATE \"C\"" +
-                                limit(first_extra),
-                            {}, full});
+  QueryStatement unpriced{"", {}, full};
+  int n = first_extra;
+  const std::string tier = q.evidence_first ? evidence_tier_sql(q, n, unpriced.params) + ", " : "";
+  unpriced.sql = std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin + "WHERE " + col +
+                 " IS NULL AND " + where + excluded + " ORDER BY " + tier + "o.id COLLATE \"C\"" + limit(n);
+  out.statements.push_back(std::move(unpriced));
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "catalog/filter_sql.hpp"
+#include "catalog/freshness.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "util/error.hpp"
 
@@ -1062,6 +1063,26 @@ struct QuerySql {
   std::vector<QueryStatement> statements;
 };
 
+/// The evidence tier (catalog/freshness.hpp price_evidence_tier) of the joined latest price `lp`
+/// (NULL when the offer has none of the kind: undated) as an SQL expression; its values are bound
+/// from ?n on and appended to `extra`.
+std::string evidence_tier_sql(const OfferQuery& q, int& n, std::vector<SqlValue>& extra) {
+  std::string rules;
+  for (std::string_view r : price_questioning_rules()) {
+    rules += (rules.empty() ? "?" : ", ?") + std::to_string(n++);
+    extra.emplace_back(std::string(r));
+  }
+  std::string s = "(CASE WHEN EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND f.excludes = 0 AND f.rule IN (" +
+                  rules + ")) THEN 3 WHEN lp.observed_at IS NULL THEN 2";
+  if (const auto cutoff = earliest_unstale_date(q.now_date, q.stale_after_days)) {
+    s += fmt::format(" WHEN substr(lp.observed_at, 1, 10) > ?{} THEN 2", n++);
+    extra.emplace_back(q.now_date.substr(0, 10));
+    s += fmt::format(" WHEN substr(lp.observed_at, 1, 10) < ?{} THEN 1", n++);
+    extra.emplace_back(*cutoff);
+  }
+  return s + " ELSE 0 END)";
+}
+
 QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
   validate_query_options(q);  // q.validate() less its filter parse: the filter is parsed once, here
   const Filter filter = Filter::parse(q.filter);
@@ -1075,17 +1096,24 @@ QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
       " AND (?2 OR NOT EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND f.excludes = 1))";
   auto limit = [](int n) { return fmt::format(" LIMIT ?{}", n); };
   const char* col = indexed_sort_column(q.sort);
-  if (col == nullptr) {
-    out.statements.push_back({std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin +
-                                  "WHERE " + where + excluded + " ORDER BY (" + key + ") IS NULL, " + key +
-                                  (offer_sort_descending(q.sort) ? " DESC" : "") + ", o.id" + limit(first_extra),
-                              {}, full});
+  if (col == nullptr || (q.evidence_first && !q.limit)) {
+    // One statement sorted whole: the sorts computed per row, and every match in evidence order
+    // (no limit to stop a walk at).
+    QueryStatement st{"", {}, full};
+    int n = first_extra;
+    const std::string tier = q.evidence_first ? evidence_tier_sql(q, n, st.extra) + ", " : "";
+    st.sql = std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin + "WHERE " + where + excluded +
+             " ORDER BY (" + key + ") IS NULL, " + tier + key + (offer_sort_descending(q.sort) ? " DESC" : "") +
+             ", o.id" + limit(n);
+    out.statements.push_back(std::move(st));
     return out;
   }
   // Two steps with the order ((key) IS NULL, key, id) of one statement: (1) offers with a sort
   // key, in the order of an index of latest_prices, so the first page walks the index and stops
   // after `limit` matches; (2) only when (1) did not fill the limit, offers without a key (no
   // price of the kind), by id. CROSS JOIN keeps latest_prices the outer loop (SQLite's hint).
+  // With evidence_first, step (1) is one walk per evidence tier, best first, each with the tier
+  // as a condition (the first page is usually filled by clean prices), and (2) orders by tier.
   // The filter's `gpus OP N` conjuncts repeated on lp.gpu_count (the last column of every order
   // index, migration 5): rows of other GPU counts are skipped on the index entry, before the
   // offer is read. Implied by the filter's own clause, so the result is the same.
@@ -1098,6 +1126,11 @@ QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
     }
     return t;
   };
+  // "(tier) = T AND " for the walk of tier T; "" without evidence_first.
+  auto tier_term = [&](int tier, int& n, std::vector<SqlValue>& extra) {
+    return tier < 0 ? std::string() : evidence_tier_sql(q, n, extra) + fmt::format(" = {} AND ", tier);
+  };
+  const std::vector<int> tiers = q.evidence_first ? std::vector<int>{0, 1, 2, 3} : std::vector<int>{-1};
   const std::string from = std::string("SELECT ") + kOfferColumns + ", " + col + " AS sort_key, lp.offer_id AS sort_id"
                            " FROM latest_prices lp CROSS JOIN offers o ON o.id = lp.offer_id WHERE lp.kind = ?1 AND " +
                            col + " IS NOT NULL AND ";
@@ -1105,40 +1138,45 @@ QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
   // OF ORDER BY) and stops at the limit.
   const std::string order = excluded + " ORDER BY " + col + ", lp.offer_id";
   const auto keys = index_candidates(filter, gpus ? *gpus : GpuCatalog::bundled());
-  if (keys) {
-    // `gpu=X and ...` / `provider=X and ...`: one walk per model or provider (latest_prices_by_
-    // gpu_name / _gpu_norm / _provider [_price]: kind, value, sort key, id), each cut at the
-    // limit, merged: cost follows the page and the number of values, not the catalog (a walk
-    // over all prices passes every cheaper offer of other models first).
-    // Within a walk the conjunct that gave the keys holds by construction: it is compiled as
-    // TRUE there (a planner then estimates the walk's rows from the rest of the filter).
-    QueryStatement st;
-    st.where = compile_filter_sql(filter, fctx, SqlDialect::sqlite, 3, keys->conjunct);
-    const std::string tail = "(" + st.where.sql + ")" + order;
-    std::string branches;
-    int n = 3 + static_cast<int>(st.where.params.size());
-    const std::string bounds = count_terms(n, st.extra);
-    const int lim = n + static_cast<int>(keys->keys.size());
-    auto branch = [&](const std::string& column, const std::string& value) {
-      if (!branches.empty()) branches += " UNION ";
-      branches += "SELECT * FROM (" + from + bounds + fmt::format("lp.{} = ?{} AND ", column, n++) + tail + limit(lim) +
-                  ")";
-      st.extra.emplace_back(value);
-    };
-    for (const auto& [column, value] : keys->keys) branch(column, value);
-    st.sql = "SELECT * FROM (" + branches + ") ORDER BY sort_key, sort_id" + limit(lim);
-    out.statements.push_back(std::move(st));
-  } else {
-    QueryStatement st;
-    int n = first_extra;
-    const std::string bounds = count_terms(n, st.extra);
-    st.sql = from + bounds + where + order + limit(n);
-    st.where = full;
-    out.statements.push_back(std::move(st));
+  for (int tier : tiers) {
+    if (keys) {
+      // `gpu=X and ...` / `provider=X and ...`: one walk per model or provider (latest_prices_by_
+      // gpu_name / _gpu_norm / _provider [_price]: kind, value, sort key, id), each cut at the
+      // limit, merged: cost follows the page and the number of values, not the catalog (a walk
+      // over all prices passes every cheaper offer of other models first).
+      // Within a walk the conjunct that gave the keys holds by construction: it is compiled as
+      // TRUE there (a planner then estimates the walk's rows from the rest of the filter).
+      QueryStatement st;
+      st.where = compile_filter_sql(filter, fctx, SqlDialect::sqlite, 3, keys->conjunct);
+      int n = 3 + static_cast<int>(st.where.params.size());
+      const std::string bounds = count_terms(n, st.extra) + tier_term(tier, n, st.extra);
+      const std::string tail = "(" + st.where.sql + ")" + order;
+      std::string branches;
+      const int lim = n + static_cast<int>(keys->keys.size());
+      auto branch = [&](const std::string& column, const std::string& value) {
+        if (!branches.empty()) branches += " UNION ";
+        branches += "SELECT * FROM (" + from + bounds + fmt::format("lp.{} = ?{} AND ", column, n++) + tail + limit(lim) +
+                    ")";
+        st.extra.emplace_back(value);
+      };
+      for (const auto& [column, value] : keys->keys) branch(column, value);
+      st.sql = "SELECT * FROM (" + branches + ") ORDER BY sort_key, sort_id" + limit(lim);
+      out.statements.push_back(std::move(st));
+    } else {
+      QueryStatement st;
+      int n = first_extra;
+      const std::string bounds = count_terms(n, st.extra) + tier_term(tier, n, st.extra);
+      st.sql = from + bounds + where + order + limit(n);
+      st.where = full;
+      out.statements.push_back(std::move(st));
+    }
   }
-  out.statements.push_back({std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin + "WHERE " +
-                                col + " IS NULL AND " + where + excluded + " ORDER BY o.id" + limit(first_extra),
-                            {}, full});
+  QueryStatement unpriced{"", {}, full};
+  int n = first_extra;
+  const std::string tier = q.evidence_first ? evidence_tier_sql(q, n, unpriced.extra) + ", " : "";
+  unpriced.sql = std::string("SELECT ") + kOfferColumns + " FROM offers o" + kLatestPriceJoin + "WHERE " + col +
+                 " IS NULL AND " + where + excluded + " ORDER BY " + tier + "o.id" + limit(n);
+  out.statements.push_back(std::move(unpriced));
   return out;
 }
 

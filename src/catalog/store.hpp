@@ -15,7 +15,8 @@
 ///    upserted by id: the offer's facts and flags are replaced by the newest import, its price
 ///    history is kept.
 ///  - query() filters (filter.hpp), drops offers with an excluding quality flag unless
-///    include_excluded, sorts (unknown keys last, ties by id in byte order) and limits. Returned
+///    include_excluded, sorts (unknown keys last; with evidence_first, by the price's evidence
+///    tier before the key; ties by id in byte order) and limits. Returned
 ///    offers carry flags, billing overrides and, by default, only the latest observation of each
 ///    price kind (what Offer::latest_price reads, so filters, sorts and plans see the same
 ///    prices); all_observations = true returns the whole history, oldest first (unknown dates
@@ -72,6 +73,11 @@ struct OfferQuery {
   bool include_excluded = false;                  ///< keep offers with an excluding quality flag
   std::string now_date;                           ///< "YYYY-MM-DD" from the injected clock; "" → stale unknown
   double stale_after_days = 30;                   ///< days; a price strictly older is stale
+  /// true: offers are ordered by the evidence of their price of price_kind first (EvidenceTier,
+  /// catalog/freshness.hpp: clean, stale, undated, flagged at now_date and stale_after_days),
+  /// then by the sort key: the order is ((key) IS NULL, tier, key, id). false: ((key) IS NULL,
+  /// key, id). `gpuplan offers` sets it unless --include-flagged (docs/freshness.md).
+  bool evidence_first = false;
   /// false: each offer carries only the latest observation of each price kind (bounded by 4
   /// per offer however long fetchers run); true: every observation.
   bool all_observations = false;

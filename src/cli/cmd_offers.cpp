@@ -1,4 +1,5 @@
-// `gpuplan offers [FILTER...] --sort KEY --limit N --format table|json|csv [--spot] [--include-flagged]
+// `gpuplan offers [FILTER...] --sort KEY --limit N --format table|json|csv [--spot | --price-kind KIND]
+//                 [--include-flagged] [--max-price-age AGE]
 //                 [--group-by gpu|provider] [--fresh-days D] [--stale-days D] [--today DATE]`
 // Lists GPU cloud offers (each row with its price's age and freshness tier, catalog/freshness.hpp),
 // or with --group-by the min / median / max USD per GPU-hour and the offer count per group, from
@@ -106,9 +107,15 @@ void print_groups(const api::OffersOutput& out, const OffersOptions& opts) {
   t.rows = cells;
   t.right_align = {false, true, true, true, true, true, true, true};
   fmt::print("{}", t.render());
+  std::size_t flagged = 0;
+  for (const auto& g : out.groups) flagged += g.flagged_offers;
   fmt::print("{} groups of {} offers; {} prices, USD per GPU-hour of each offer's latest price; median of an even count "
-             "= mean of the two middle prices.\n",
-             out.groups.size(), out.grouped_offers, price_kind_name(out.query.price_kind));
+             "= mean of the two middle prices; {}.\n",
+             out.groups.size(), out.grouped_offers, price_kind_name(out.query.price_kind),
+             out.query.evidence_first ? fmt::format("{} prices questioned by a flag (below_market_index, "
+                                                    "gpu_memory_mismatch) left out (--include-flagged counts them)",
+                                                    flagged)
+                                      : std::string("flagged prices counted"));
 }
 
 void run_offers(const api::OffersInput& in, const OffersOptions& opts, const GlobalOptions& global) {
@@ -137,10 +144,16 @@ void run_offers(const api::OffersInput& in, const OffersOptions& opts, const Glo
                                            "MEM_TB_S", "LINK",   "NET",     "BILLING", "SOURCE",        "OBSERVED",
                                            "AGE",      "FRESHNESS", "FLAGS"};
   std::vector<std::vector<std::string>> cells;
+  std::size_t other_kind_rows = 0;
   for (const auto& r : rows) {
     const Offer& o = r.offer;
+    // No price of the listed kind: the offer's price of another kind, marked with its kind.
+    const PriceObservation* shown = r.price ? &*r.price : r.other_price ? &*r.other_price : nullptr;
+    const std::string mark = !r.price && r.other_price ? " " + std::string(price_kind_name(r.other_price->kind)) : "";
+    other_kind_rows += mark.empty() ? 0 : 1;
+    const Freshness& fresh = r.price ? r.freshness : r.other_price ? r.other_freshness : r.freshness;
     std::string observed = "unknown";
-    if (r.price && r.price->source.observed_at) observed = r.price->source.observed_at->substr(0, 10);
+    if (shown && shown->source.observed_at) observed = shown->source.observed_at->substr(0, 10);
     std::string net(inter_node_network_name(o.inter_node_network));
     if (o.inter_node_bits_per_s) net += fmt::format(" {:g}Gb/s", *o.inter_node_bits_per_s / 1e9);
     cells.push_back({
@@ -150,16 +163,16 @@ void run_offers(const api::OffersInput& in, const OffersOptions& opts, const Glo
         r.gpu_memory_bytes ? fmt::format("{:g}{}", std::round(*r.gpu_memory_bytes / 1e8) / 10,
                                          r.gpu_memory_from_datasheet ? " (datasheet)" : "")
                            : "unknown",
-        money(r.usd_per_gpu_hour),
-        money(r.price ? std::optional<double>(r.price->usd_per_hour) : std::nullopt),
+        r.price || !r.other_price ? money(r.usd_per_gpu_hour) : money(r.other_usd_per_gpu_hour) + mark,
+        money(shown ? std::optional<double>(shown->usd_per_hour) : std::nullopt) + mark,
         r.bandwidth_bytes_per_s ? fmt::format("{:.2f}", *r.bandwidth_bytes_per_s / 1e12) : "unknown",
         std::string(intra_node_link_name(o.intra_node_link)),
         net,
         seconds_text(r.billing.granularity_seconds),
-        r.price ? r.price->source.dataset : "unknown",
+        shown ? shown->source.dataset : "unknown",
         observed,
-        r.freshness.age_days ? fmt::format("{} d", *r.freshness.age_days) : "unknown",
-        std::string(freshness_tier_name(r.freshness.tier)),
+        fresh.age_days ? fmt::format("{} d", *fresh.age_days) : "unknown",
+        std::string(freshness_tier_name(fresh.tier)),
         o.flags.empty() ? "" : "FLAGGED: " + flags_text(o),
     });
   }
@@ -177,10 +190,19 @@ void run_offers(const api::OffersInput& in, const OffersOptions& opts, const Glo
   const StoreCounts& counts = out.counts;
   fmt::print("{} of {} matching offers shown ({} in the catalog); {} prices; at {}: fresh = at most {:g} days old, "
              "aging = up to {:g}, stale = older, undated = no date from the source; {} offers excluded by quality "
-             "flags{}.\n",
+             "flags{}; {}.\n",
              rows.size(), out.matched, counts.offers, kind, q.now_date, out.limits.fresh_max_days,
              out.limits.stale_after_days, counts.excluded_offers,
-             in.include_flagged ? " (shown)" : " (--include-flagged shows them)");
+             in.include_flagged ? " (shown)" : " (--include-flagged shows them)",
+             q.evidence_first ? fmt::format("order: prices dated within {:g} days first (--max-price-age), then stale, "
+                                            "undated, and prices a flag questions (--include-flagged: one order)",
+                                            out.limits.stale_after_days)
+                              : std::string("one order for every price (--include-flagged)"));
+  if (other_kind_rows > 0)
+    fmt::print("{} offers have no {} price: their row shows the price they have, marked with its kind (reserved-1m, "
+               "-1y, -3y commit to 730 h, 1 or 3 years; list them with --price-kind KIND, find them with the filter "
+               "`reserved` or `spot`).\n",
+               other_kind_rows, kind);
 }
 
 GPUPLAN_REGISTER_COMMAND(Command{

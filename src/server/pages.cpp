@@ -773,7 +773,17 @@ class Pages {
       const json rows = api::to_json(out);
       json view = json::array();
       std::map<std::string, json> groups;
-      for (const auto& r : rows) {
+      for (const auto& row_json : rows) {
+        // No price of the listed kind: the row shows the offer's price of another kind (a
+        // reserved-only quote), marked with that kind (the term), with its source and date.
+        const json& other = row_json["other_price"];
+        const bool alt = other.is_object();
+        const std::string alt_mark = alt ? " (" + other["price_kind"].get<std::string>() + ")" : "";
+        json r = row_json;
+        if (alt) {
+          for (const char* k : {"usd_per_hour", "usd_per_gpu_hour", "source", "locator", "observed_at", "age_days"}) r[k] = other[k];
+          r["stale"] = other["freshness"] == "stale";
+        }
         const std::string observed = r["observed_at"].is_string() ? r["observed_at"].get<std::string>() : "";
         std::string tier = "undated";
         if (!observed.empty()) tier = r["stale"] == true ? "stale" : "fresh";
@@ -785,9 +795,9 @@ class Pages {
                                  ? number(r["gpu_memory_bytes"].get<double>() / 1e9, 0, pg.lang) +
                                        (r["gpu_memory_source"] == "datasheet" ? " (" + pg.t.value("vram_from_datasheet", "") + ")" : "")
                                  : pg.t.value("unknown", "")},
-                    {"per_gpu", money_opt(r["usd_per_gpu_hour"], pg.lang, pg.t)},
+                    {"per_gpu", money_opt(r["usd_per_gpu_hour"], pg.lang, pg.t) + alt_mark},
                     {"per_gpu_sort", r["usd_per_gpu_hour"].is_number() ? fmt::format("{:.4f}", r["usd_per_gpu_hour"].get<double>()) : "1e9"},
-                    {"per_hour", money_opt(r["usd_per_hour"], pg.lang, pg.t)},
+                    {"per_hour", money_opt(r["usd_per_hour"], pg.lang, pg.t) + alt_mark},
                     {"provider", r["provider"]},
                     {"instance_type", r["instance_type"]},
                     {"region", r["region"]},
@@ -816,9 +826,9 @@ class Pages {
         auto& grp = groups[g];
         if (grp.is_null()) grp = {{"gpu", g}, {"offers", 0}, {"min", 1e18}, {"max", 0.0}};
         grp["offers"] = grp["offers"].get<int>() + 1;
-        if (r["usd_per_gpu_hour"].is_number()) {
-          grp["min"] = std::min(grp["min"].get<double>(), r["usd_per_gpu_hour"].get<double>());
-          grp["max"] = std::max(grp["max"].get<double>(), r["usd_per_gpu_hour"].get<double>());
+        if (row_json["usd_per_gpu_hour"].is_number()) {  // the listed kind only
+          grp["min"] = std::min(grp["min"].get<double>(), row_json["usd_per_gpu_hour"].get<double>());
+          grp["max"] = std::max(grp["max"].get<double>(), row_json["usd_per_gpu_hour"].get<double>());
         }
       }
       json gview = json::array();

@@ -204,6 +204,19 @@ void expect_parity(OfferStore& sql, OfferStore& mem, std::size_t* nonempty) {
           auto b = ids_of(mem.query(query));
           EXPECT_EQ(a, b) << "query: " << q << " kind " << price_kind_name(kind) << " include_excluded " << incl
                           << " sort " << sort;
+          // The evidence order (`gpuplan offers` by default), whole and as a first page of 7
+          // (the SQL stores' per-tier walks), equals the in-memory order.
+          {
+            OfferQuery ev = query;
+            ev.evidence_first = true;
+            const auto whole = ids_of(mem.query(ev));
+            EXPECT_EQ(ids_of(sql.query(ev)), whole) << "evidence_first query: " << q << " kind "
+                                                    << price_kind_name(kind) << " sort " << sort;
+            ev.limit = 7;
+            const auto page = ids_of(sql.query(ev));
+            EXPECT_EQ(page, std::vector<std::string>(whole.begin(), whole.begin() + std::min<std::size_t>(7, whole.size())))
+                << "evidence_first page: " << q << " kind " << price_kind_name(kind) << " sort " << sort;
+          }
           if (nonempty && !a.empty() && kind == PriceKind::on_demand && !incl && sort == kSortPrice) ++*nonempty;
           // The footer's count, by the database alone (issue 12), equals the in-memory matches.
           if (sort == kSortPrice) {

@@ -107,6 +107,67 @@ TEST(Freshness, GroupsByGpuWithMinMedianMaxPerGpuHour) {
   EXPECT_FALSE(bp[2].median_usd_per_gpu_hour.has_value());
 }
 
+// The earliest date that is not stale: today minus floor(limit) days (a date is stale when its
+// age in whole days is above the limit). Hand calculations: 2026-12-01 - 30 = 2026-11-01;
+// 2024-03-01 - 1 = 2024-02-29 (2024 is a leap year); 2026-01-15 - 30.9 → floor 30 → 2025-12-16.
+TEST(Freshness, EarliestUnstaleDate) {
+  EXPECT_EQ(earliest_unstale_date("2026-12-01", 30), "2026-11-01");
+  EXPECT_EQ(earliest_unstale_date("2024-03-01", 1), "2024-02-29");
+  EXPECT_EQ(earliest_unstale_date("2026-01-15", 30.9), "2025-12-16");
+  EXPECT_EQ(earliest_unstale_date("2026-12-01", 0), "2026-12-01");
+  EXPECT_EQ(earliest_unstale_date("2026-12-01", 1e12), "0001-01-01");  // nothing is stale
+  EXPECT_FALSE(earliest_unstale_date("", 30).has_value());
+  // Agrees with price_freshness at the edge: 2026-11-01 is 30 days before 2026-12-01 (aging),
+  // 2026-10-31 is 31 days (stale).
+  const PriceObservation edge = obs(PriceKind::on_demand, 1, "2026-11-01");
+  const PriceObservation past = obs(PriceKind::on_demand, 1, "2026-10-31");
+  EXPECT_EQ(price_freshness(&edge, "2026-12-01", FreshnessLimits{}).tier, FreshnessTier::aging);
+  EXPECT_EQ(price_freshness(&past, "2026-12-01", FreshnessLimits{}).tier, FreshnessTier::stale);
+}
+
+TEST(Freshness, EvidenceTiers) {
+  Offer o = base_offer("a/h/r", "a", "h", "r", "H100", "NVIDIA H100 SXM", 8, 80e9);
+  const auto tier = [&](std::string_view today) { return price_evidence_tier(o, PriceKind::on_demand, today, 30); };
+  EXPECT_EQ(tier("2026-12-01"), EvidenceTier::undated);  // no on-demand price
+  o.prices = {obs(PriceKind::on_demand, 20, "2026-11-01T10:00:00Z")};
+  EXPECT_EQ(tier("2026-12-01"), EvidenceTier::clean);    // 30 days
+  EXPECT_EQ(tier("2026-12-02"), EvidenceTier::stale);    // 31 days
+  EXPECT_EQ(tier("2026-10-31"), EvidenceTier::undated);  // observed after "today"
+  EXPECT_EQ(tier(""), EvidenceTier::clean);              // no today: nothing stale
+  o.flags.push_back({"memory_unit", "corrected", false});
+  EXPECT_EQ(tier("2026-12-01"), EvidenceTier::clean);  // a flag that does not question the price
+  o.flags.push_back({"gpu_memory_mismatch", "the source says less", true});
+  EXPECT_EQ(tier("2026-12-01"), EvidenceTier::clean);  // excluding: hidden, not ranked flagged
+  o.flags.push_back({"below_market_index", "under half the index", false});
+  EXPECT_EQ(tier("2026-12-01"), EvidenceTier::flagged);
+  EXPECT_EQ(evidence_tier_name(EvidenceTier::flagged), "flagged");
+}
+
+// --group-by without --include-flagged: a price a flag questions is counted apart, not in the
+// statistics. Two H100 offers: $16/8 = $2.00 clean, $4/8 = $0.50 flagged below_market_index.
+TEST(Freshness, GroupStatisticsLeaveFlaggedPricesOut) {
+  std::vector<Offer> v;
+  Offer a = base_offer("a/h/r", "a", "h", "r", "H100", "NVIDIA H100 SXM", 8, 80e9);
+  a.prices = {obs(PriceKind::on_demand, 16, "2026-11-20")};
+  Offer b = base_offer("b/h/r", "b", "h", "r", "H100", "NVIDIA H100 SXM", 8, 80e9);
+  b.prices = {obs(PriceKind::on_demand, 4, "2024-05-20")};
+  b.flags.push_back({"below_market_index", "under half the index", false});
+  v = {a, b};
+  const auto all = group_offer_prices(v, OfferGroupKey::gpu, PriceKind::on_demand);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_DOUBLE_EQ(*all[0].min_usd_per_gpu_hour, 0.5);
+  EXPECT_DOUBLE_EQ(*all[0].median_usd_per_gpu_hour, 1.25);  // (0.50 + 2.00) / 2
+  EXPECT_EQ(all[0].flagged_offers, 0u);
+  const auto clean = group_offer_prices(v, OfferGroupKey::gpu, PriceKind::on_demand, true);
+  ASSERT_EQ(clean.size(), 1u);
+  EXPECT_EQ(clean[0].offers, 2u);
+  EXPECT_EQ(clean[0].priced_offers, 1u);
+  EXPECT_EQ(clean[0].flagged_offers, 1u);
+  EXPECT_DOUBLE_EQ(*clean[0].min_usd_per_gpu_hour, 2.0);
+  EXPECT_DOUBLE_EQ(*clean[0].median_usd_per_gpu_hour, 2.0);
+  EXPECT_EQ(clean[0].newest_observed_at, "2026-11-20");
+}
+
 TEST(Freshness, GroupKeyNames) {
   EXPECT_EQ(parse_offer_group_key("gpu"), OfferGroupKey::gpu);
   EXPECT_EQ(parse_offer_group_key("provider"), OfferGroupKey::provider);

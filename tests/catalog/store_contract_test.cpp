@@ -229,6 +229,61 @@ TYPED_TEST(StoreContract, SortPerGpuHourWithLimit) {
             (std::vector<std::string>{"vast/rtx4090", "gcp/tpu-v5e/us-west4", "runpod/h100-pcie/eu-ro-1"}));
 }
 
+// evidence_first (what `gpuplan offers` asks unless --include-flagged): clean dated prices,
+// then stale, undated and flagged ones, each by the sort key; offers without a price last. Five
+// synthetic 1-GPU offers, today 2026-12-01, stale limit 30 days (earliest clean date 2026-11-01):
+//   clean   $3.00 observed 2026-11-01 (30 days: not stale)
+//   stale   $1.00 observed 2026-10-31 (31 days)
+//   undated $0.50 no date
+//   flagged $0.20 observed 2026-11-30, below_market_index (not excluding)
+//   future  $0.10 observed 2026-12-05: after today, no evidence on that day, ranked undated
+//   none    no on-demand price (only spot)
+TYPED_TEST(StoreContract, EvidenceFirstListsCleanDatedPricesFirst) {
+  using K = PriceKind;
+  ImportBatch b;
+  auto one = [&](const std::string& id, std::optional<PriceObservation> p) {
+    Offer o = testing::base_offer(id, "p", id, "r", "H100", "NVIDIA H100 SXM", 1, 80e9);
+    if (p) o.prices.push_back(*p);
+    b.offers.push_back(o);
+    return &b.offers.back();
+  };
+  one("clean", obs(K::on_demand, 3.00, "2026-11-01"));
+  one("stale", obs(K::on_demand, 1.00, "2026-10-31"));
+  one("undated", obs(K::on_demand, 0.50, std::nullopt));
+  one("flagged", obs(K::on_demand, 0.20, "2026-11-30"))->flags.push_back({"below_market_index", "test", false});
+  one("future", obs(K::on_demand, 0.10, "2026-12-05"));
+  one("none", obs(K::spot, 0.05, "2026-11-30"));
+  this->store_->import(b);
+  OfferQuery q;
+  q.now_date = "2026-12-01";
+  q.stale_after_days = 30;
+  EXPECT_EQ(ids(this->store_->query(q)),
+            (std::vector<std::string>{"future", "flagged", "undated", "stale", "clean", "none"}));
+  q.evidence_first = true;
+  const std::vector<std::string> expected = {"clean", "stale", "future", "undated", "flagged", "none"};
+  for (auto sort : {kSortPricePerGpuHour, kSortPrice, kSortPricePerVramGb}) {
+    q.sort = std::string(sort);
+    q.limit.reset();
+    EXPECT_EQ(ids(this->store_->query(q)), expected) << sort;
+    // A first page stops inside the tiers (one walk per tier on the SQL stores).
+    for (std::size_t n = 1; n <= expected.size(); ++n) {
+      q.limit = n;
+      EXPECT_EQ(ids(this->store_->query(q)), std::vector<std::string>(expected.begin(), expected.begin() + n))
+          << sort << " limit " << n;
+    }
+  }
+  // With the stale limit raised to 31 days the 2026-10-31 price is clean and cheaper.
+  q.sort = std::string(kSortPricePerGpuHour);
+  q.limit.reset();
+  q.stale_after_days = 31;
+  EXPECT_EQ(ids(this->store_->query(q)),
+            (std::vector<std::string>{"stale", "clean", "future", "undated", "flagged", "none"}));
+  // A filter with index keys (gpu=) walks the same tiers.
+  q.filter = "gpu=H100";
+  q.limit = 2;
+  EXPECT_EQ(ids(this->store_->query(q)), (std::vector<std::string>{"stale", "clean"}));
+}
+
 TYPED_TEST(StoreContract, SortPerVramGbAndBandwidth) {
   this->store_->import(fixture_batch());
   OfferQuery q;

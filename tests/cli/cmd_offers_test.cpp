@@ -135,12 +135,24 @@ TEST_F(OffersCli, TableShowsUnknownDatesAndFlags) {
 }
 
 TEST_F(OffersCli, CsvAndLimit) {
-  RunResult r = run({"offers", "--format", "csv", "--limit", "2"});
+  // The default order puts clean dated prices first (docs/freshness.md "Order of the offer
+  // list"); at 2026-11-30 with the 30-day limit the clean ones are D (2026-11-29, 2.39 per
+  // GPU-hour) and A (2026-11-01, 23.92 / 8 = 2.99); C (0.35, 2026-09-01) is stale and G (4.8 / 4 =
+  // 1.2) undated, so they follow. (Before the evidence order this page was C then G.)
+  RunResult r = run({"offers", "--format", "csv", "--limit", "2", "--today", "2026-11-30"});
   ASSERT_EQ(r.rc, 0) << r.err;
-  // Header + 2 rows; cheapest per GPU-hour: C (0.35) then G (4.8 / 4 = 1.2).
-  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 3);
-  EXPECT_NE(r.out.find("\n\"vast/rtx4090\","), std::string::npos);
-  EXPECT_NE(r.out.find("\n\"gcp/tpu-v5e/us-west4\","), std::string::npos);
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 3);  // header + 2 rows
+  const auto d = r.out.find("\n\"runpod/h100-pcie/eu-ro-1\",");
+  const auto a = r.out.find("\n\"lambda/gpu_8x_h100_sxm5/us-east-1\",");
+  EXPECT_NE(d, std::string::npos) << r.out;
+  EXPECT_NE(a, std::string::npos) << r.out;
+  EXPECT_LT(d, a) << r.out;
+  // --include-flagged: one price order, C (0.35) first; E's $0 price is excluded by zero_price
+  // and shown only now, at 0 per GPU-hour, so it leads.
+  r = run({"offers", "--format", "csv", "--limit", "2", "--today", "2026-11-30", "--include-flagged"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("\n\"mithril/h100/us-central\","), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n\"vast/rtx4090\","), std::string::npos) << r.out;
 }
 
 TEST_F(OffersCli, HistoryListsObservationsOldestFirst) {

@@ -1007,8 +1007,17 @@ TEST_F(ApiE2E, OffersPageShowsInstanceTypeAndPriceAge) {
     EXPECT_NE(row.find("<td>" + r["instance_type"].get<std::string>() + "</td>"), std::string::npos) << row;
     if (r["age_days"].is_number()) {
       ++dated;
-      const std::string age = std::to_string(r["age_days"].get<long long>());  // under 1,000 days: no separator
-      EXPECT_NE(row.find("data-value=\"" + age + "\">" + age + "</td>"), std::string::npos) << row;
+      // The page writes the English thousands separator (1,259); the rows listed first changed
+      // with the evidence order (clean, stale, undated, flagged) and now include a 1,259-day-old
+      // price, so the old "under 1,000 days: no separator" no longer holds.
+      const long long days = r["age_days"].get<long long>();
+      const std::string age = std::to_string(days);
+      std::string shown = age;
+      if (days >= 1000) {
+        const std::string rest = std::to_string(days % 1000);
+        shown = std::to_string(days / 1000) + "," + std::string(3 - rest.size(), '0') + rest;
+      }
+      EXPECT_NE(row.find("data-value=\"" + age + "\">" + shown + "</td>"), std::string::npos) << row;
     } else {
       EXPECT_NE(row.find("data-value=\"1e9\">unknown</td>"), std::string::npos) << row;
     }
