@@ -332,8 +332,12 @@ struct Server::Impl {
     });
   }
 
-  /// A computation on a JSON body (size, plan, estimate): the same bytes on the same catalog and
-  /// day give the same answer, so a repeated request is answered from compute_cache.
+  /// A computation on a JSON body (size, plan, estimate): an answer is a pure function of the
+  /// request value, the catalog's data version and today (ResponseCache::key), so a repeated
+  /// request is answered from compute_cache. The key is the canonical request: the body parsed by
+  /// the strict reader and written again (object keys sorted, no spaces, numbers as their value:
+  /// `{"tokens": 5e8, "model": "x"}` and `{"model":"x","tokens":500000000.0}` are one request),
+  /// never the raw bytes. `X-Cache: hit` or `miss` says which (docs/server.md).
   template <class F>
   httplib::Server::Handler compute(F produce) {
     return guarded([this, produce](const httplib::Request& req, httplib::Response& res) {
@@ -341,15 +345,18 @@ struct Server::Impl {
         send_too_large(res, options.max_body_bytes);
         return;
       }
-      const std::string key = ResponseCache::key(ctx, req.path + '\x1f' + req.body);
+      const json request = parse_body(req);
+      const std::string key = ResponseCache::key(ctx, req.path + '\x1f' + request.dump());
       if (auto hit = compute_cache.get(key)) {
         res.status = 200;
+        res.set_header("X-Cache", "hit");
         res.set_content(hit->body, "application/json");
         return;
       }
-      std::string body = dump_json(produce(parse_body(req))) + "\n";
+      std::string body = dump_json(produce(request)) + "\n";
       compute_cache.put(key, CachedResponse{body, "application/json", "", ""});
       res.status = 200;
+      res.set_header("X-Cache", key.empty() ? "off" : "miss");
       res.set_content(std::move(body), "application/json");
     });
   }

@@ -483,6 +483,15 @@ TEST_F(ApiE2E, AnImportByAnotherProcessIsSeenByTheNextRequest) {
   auto health = c.Get("/api/health");
   ASSERT_TRUE(health && health->status == 200);
   const auto offers_before = json::parse(health->body)["offers"].get<std::size_t>();
+  // A plan on that provider: none yet, and the answer is cached (X-Cache: hit the second time).
+  const std::string plan_body =
+      R"({"model": "llama-3.1-8b", "task": "lora", "tokens": 1e8, "filter": "provider=api-e2e-cloud", "today": "2026-11-30"})";
+  for (const char* cache : {"miss", "hit"}) {
+    auto p = c.Post("/api/plan", plan_body, "application/json");
+    ASSERT_TRUE(p && p->status == 200) << (p ? p->body.substr(0, 300) : "no answer");
+    EXPECT_TRUE(json::parse(p->body)["plans"].empty());
+    EXPECT_EQ(p->get_header_value("X-Cache"), cache);
+  }
 
   const fs::path csv = dir_ / "api-e2e-cloud.csv";
   std::ofstream(csv) << "provider,instance_type,region,gpu,gpu_count,price_kind,usd_per_gpu_hour,observed_at,source\n"
@@ -501,6 +510,13 @@ TEST_F(ApiE2E, AnImportByAnotherProcessIsSeenByTheNextRequest) {
   health = c.Get("/api/health");
   ASSERT_TRUE(health && health->status == 200);
   EXPECT_EQ(json::parse(health->body)["offers"].get<std::size_t>(), offers_before + 1);
+  // The cached plan is not served again: the import changed the data version in its key.
+  auto p = c.Post("/api/plan", plan_body, "application/json");
+  ASSERT_TRUE(p && p->status == 200);
+  EXPECT_EQ(p->get_header_value("X-Cache"), "miss");
+  const json plans = json::parse(p->body)["plans"];
+  ASSERT_FALSE(plans.empty()) << p->body.substr(0, 500);
+  EXPECT_EQ(plans[0]["provider"], "api-e2e-cloud");
 }
 
 // The training guide's numbers come from gpuplan itself: the 70B QLoRA figure is what
@@ -1884,4 +1900,47 @@ TEST_F(ApiE2E, ExplainZeroIsRefusedBecausePlansAreNumberedFromOne) {
   r = c.Post("/api/plan", R"({"model": "llama-3.1-8b", "task": "lora", "tokens": 1e8, "explain": 1})", "application/json");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200) << r->body.substr(0, 300);
+}
+
+// 8. The computation cache keys on the request's value (the strictly parsed body written again:
+// keys sorted, spaces gone, a number by its value), plus the data version and today; it used the
+// raw bytes. The same request in other bytes is a hit with the same answer (the CLI's); a request
+// that differs in any field is a miss with its own answer.
+TEST_F(ApiE2E, ComputationCacheKeysOnTheRequestValueNotItsBytes) {
+  auto c = client();
+  auto post = [&](const std::string& body) {
+    auto r = c.Post("/api/plan", body, "application/json");
+    EXPECT_TRUE(r && r->status == 200) << body << " -> " << (r ? r->body.substr(0, 300) : "no answer");
+    return r ? std::make_pair(r->get_header_value("X-Cache"), json::parse(r->body)) : std::make_pair(std::string(), json());
+  };
+  // A token count no other test asks for: the first request is a miss.
+  const auto [first_cache, first] = post(R"({"model": "llama-3.1-8b", "task": "lora", "tokens": 123456789.0, "today": "2026-11-28", "limit": 3})");
+  EXPECT_EQ(first_cache, "miss");
+  ASSERT_EQ(first["plans"].size(), 3u);
+  EXPECT_EQ(first, cli_json("plan --model llama-3.1-8b --task lora --tokens 123456789 --today 2026-11-28 --limit 3 --json"));
+  for (const std::string same : {
+           R"({"model": "llama-3.1-8b", "task": "lora", "tokens": 123456789.0, "today": "2026-11-28", "limit": 3})",
+           R"({"limit":3,"today":"2026-11-28","tokens":1.23456789e8,"task":"lora","model":"llama-3.1-8b"})",
+           "{\n  \"today\" : \"2026-11-28\",\n  \"model\" : \"llama-3.1-8b\", \"task\": \"lora\",\t\"limit\": 3, \"tokens\": 123456789e0 }"}) {
+    const auto [cache, answer] = post(same);
+    EXPECT_EQ(cache, "hit") << same;
+    EXPECT_EQ(answer, first) << same;
+  }
+  // Another limit, another day, another task: each its own answer.
+  const auto [limit_cache, four] = post(R"({"model": "llama-3.1-8b", "task": "lora", "tokens": 123456789.0, "today": "2026-11-28", "limit": 4})");
+  EXPECT_EQ(limit_cache, "miss");
+  EXPECT_EQ(four["plans"].size(), 4u);
+  const auto [today_cache, other_day] = post(R"({"model": "llama-3.1-8b", "task": "lora", "tokens": 123456789.0, "today": "2026-11-27", "limit": 3})");
+  EXPECT_EQ(today_cache, "miss");
+  EXPECT_EQ(other_day, cli_json("plan --model llama-3.1-8b --task lora --tokens 123456789 --today 2026-11-27 --limit 3 --json"));
+  const auto [task_cache, qlora] = post(R"({"model": "llama-3.1-8b", "task": "qlora", "tokens": 123456789.0, "today": "2026-11-28", "limit": 3})");
+  EXPECT_EQ(task_cache, "miss");
+  EXPECT_EQ(qlora["task"], "qlora");
+  // An error is never cached: the same bad request is refused each time, with its field.
+  for (int i = 0; i < 2; ++i) {
+    auto r = c.Post("/api/plan", R"({"model": "llama-3.1-8b", "task": "lora", "tokens": -1})", "application/json");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400);
+    EXPECT_EQ(r->get_header_value("X-Cache"), "");
+  }
 }
