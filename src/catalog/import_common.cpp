@@ -82,10 +82,11 @@ std::string origin(const Offer& o) {
   return o.id;
 }
 
+}  // namespace
+
 std::string hardware_text(const Offer& o) {
   return fmt::format("{} x {}", o.gpu_count, o.gpu_name ? *o.gpu_name : o.gpu_name_raw);
 }
-}  // namespace
 
 std::string make_offer_id(const Offer& o) {
   std::string id = id_part(o.provider) + "/" + id_part(o.instance_type) + "/" + id_part(o.region);
@@ -93,16 +94,24 @@ std::string make_offer_id(const Offer& o) {
   return id;
 }
 
-void check_same_hardware(const Offer& a, const Offer& b) {
-  bool same_gpu = true;
-  if (a.gpu_name && b.gpu_name) {
-    same_gpu = *a.gpu_name == *b.gpu_name;
-  } else if (!a.gpu_name && !b.gpu_name) {
-    same_gpu = norm_gpu_name(a.gpu_name_raw) == norm_gpu_name(b.gpu_name_raw);
-  }
+bool same_machine(const Offer& a, const Offer& b) {
+  if (a.gpu_count != b.gpu_count) return false;
+  if (a.gpu_name && b.gpu_name) return *a.gpu_name == *b.gpu_name;
   // One side resolved and the other not: the raw names may still be the same part; only the
   // count can be compared safely.
-  if (same_gpu && a.gpu_count == b.gpu_count) return;
+  if (a.gpu_name || b.gpu_name) return true;
+  if (norm_gpu_name(a.gpu_name_raw) == norm_gpu_name(b.gpu_name_raw)) return true;
+  // Neither name is in the GPU catalog in force (a --gpus-file without this part): the bundled
+  // catalog's aliases still tell whether two sources' spellings ("A100-80GB", "A100 SXM 80GB")
+  // name one part. Unknown to both catalogs and spelled differently: two machines.
+  const GpuCatalog& bundled = GpuCatalog::bundled();
+  const GpuSpec* sa = bundled.try_find(a.gpu_name_raw, a.gpu_memory_bytes);
+  const GpuSpec* sb = bundled.try_find(b.gpu_name_raw, b.gpu_memory_bytes);
+  return sa != nullptr && sa == sb;
+}
+
+void check_same_hardware(const Offer& a, const Offer& b) {
+  if (same_machine(a, b)) return;
   throw Error(ErrorKind::invalid_input, origin(b),
               fmt::format("offer {} is {} here but {} at {}: one instance type cannot be two machines", b.id,
                           hardware_text(b), hardware_text(a), origin(a)),

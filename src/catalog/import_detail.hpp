@@ -28,6 +28,12 @@ bool contains_ci(std::string_view haystack, std::string_view needle);
 std::string canonical_provider_id(std::string_view name);
 /// "provider/instance_type/region[/zone]", lower-case, "%" → "%25" and "/" → "%2F" in each part.
 std::string make_offer_id(const Offer& o);
+/// Whether two rows of one offer id describe one machine: the same GPU count and the same GPU
+/// (canonical names when both resolved; when neither resolved, equal normalised raw names or one
+/// part of the bundled GPU catalog; one side unresolved: the count alone).
+bool same_machine(const Offer& a, const Offer& b);
+/// "8 x NVIDIA H100 SXM": the count and the canonical GPU name (the raw name when unresolved).
+std::string hardware_text(const Offer& o);
 /// Throws Error{invalid_input} when `b` has the id of `a` but another GPU model or count.
 void check_same_hardware(const Offer& a, const Offer& b);
 

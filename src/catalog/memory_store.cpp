@@ -40,6 +40,7 @@ ImportResult MemoryOfferStore::import(const ImportBatch& batch) {
       ++r.offers_added;
       it = next.emplace(in.id, facts).first;
     } else {
+      check_stored_hardware(it->second, in);  // throws before offers_ changes
       if (same_offer_facts(it->second, facts)) {
         ++r.offers_unchanged;
       } else {

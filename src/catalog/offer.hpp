@@ -64,6 +64,9 @@ struct BillingTerms {
   std::optional<double> egress_free_gb_per_month;  ///< free egress allowance
   std::optional<double> preemptions_per_day;       ///< expected spot preemptions per instance-day
   std::vector<std::string> sources;                ///< "field: URL (date)" for each known value
+  /// Field by field; `BillingTerms{}` is "no term known" (every field is compared: a new field
+  /// is compared without touching the callers).
+  bool operator==(const BillingTerms&) const = default;
 };
 
 /// Quality flags raised by the importers (data-quality gates). An offer or observation with a
@@ -72,6 +75,7 @@ struct QualityFlag {
   std::string rule;    ///< "zero_price", "memory_unit", "bid_floor_price", "no_on_demand_price", "unresolved_gpu", ...
   std::string detail;  ///< plain words: what was seen and what was done
   bool excludes = false;
+  bool operator==(const QualityFlag&) const = default;
 };
 
 struct Offer {

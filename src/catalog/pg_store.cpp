@@ -685,6 +685,7 @@ struct PgOfferStore::Impl {
     ImportResult r;
     for (const Offer& o : batch.offers) {
       std::optional<Offer> old = load_facts(t, o.id);
+      if (old) check_stored_hardware(*old, o);  // throws: the transaction rolls back
       // Kinds whose latest price must be recomputed: those with a new observation, and every
       // kind when stored facts changed (the per-GPU price reads gpu_count).
       std::array<bool, kPriceKindCount> refresh_kind{};

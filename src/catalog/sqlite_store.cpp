@@ -629,23 +629,6 @@ struct SqliteOfferStore::Impl {
     return load_facts(id, st);
   }
 
-  /// Refuses an incoming offer whose id is stored with another GPU model or count.
-  void check_stored_hardware(const Offer& stored, const Offer& in) {
-    bool same_gpu = true;
-    if (stored.gpu_name && in.gpu_name) same_gpu = *stored.gpu_name == *in.gpu_name;
-    else if (!stored.gpu_name && !in.gpu_name) same_gpu = norm_gpu_name(stored.gpu_name_raw) == norm_gpu_name(in.gpu_name_raw);
-    if (same_gpu && stored.gpu_count == in.gpu_count) return;
-    const std::string where = !in.prices.empty() && !in.prices.front().source.locator.empty()
-                                  ? in.prices.front().source.locator
-                                  : "import: " + in.id;
-    auto hw = [](const Offer& o) { return fmt::format("{} x {}", o.gpu_count, o.gpu_name ? *o.gpu_name : o.gpu_name_raw); };
-    throw Error(ErrorKind::invalid_input, where,
-                fmt::format("offer {} is {} here but {} in the store: one instance type cannot be two machines "
-                            "(nothing was imported)",
-                            in.id, hw(in), hw(stored)),
-                "the same GPU model and count as the stored offer, or a distinct instance name");
-  }
-
   /// What import_unlocked would report, by reads only.
   ImportResult preview_unlocked(const ImportBatch& batch) {
     ImportResult r;

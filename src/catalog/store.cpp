@@ -8,6 +8,7 @@
 #include <ctime>
 #include <unordered_set>
 
+#include "catalog/import_detail.hpp"
 #include "catalog/store_validate.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "util/error.hpp"
@@ -105,20 +106,17 @@ std::optional<double> usd_per_gpu_hour(const Offer& offer, const PriceObservatio
 
 bool offer_sort_descending(std::string_view sort) { return sort == kSortBandwidth; }
 
-namespace {
-bool same_billing(const BillingTerms& a, const BillingTerms& b) {
-  return a.granularity_seconds == b.granularity_seconds && a.minimum_billed_seconds == b.minimum_billed_seconds &&
-         a.storage_usd_per_gb_month == b.storage_usd_per_gb_month && a.egress_usd_per_gb == b.egress_usd_per_gb &&
-         a.egress_free_gb_per_month == b.egress_free_gb_per_month && a.preemptions_per_day == b.preemptions_per_day &&
-         a.sources == b.sources;
+void check_stored_hardware(const Offer& stored, const Offer& in) {
+  if (import_detail::same_machine(stored, in)) return;
+  const std::string where = !in.prices.empty() && !in.prices.front().source.locator.empty()
+                                ? in.prices.front().source.locator
+                                : "import: " + in.id;
+  throw Error(ErrorKind::invalid_input, where,
+              fmt::format("offer {} is {} here but {} in the store: one instance type cannot be two machines "
+                          "(nothing was imported)",
+                          in.id, import_detail::hardware_text(in), import_detail::hardware_text(stored)),
+              "the same GPU model and count as the stored offer, or a distinct instance name");
 }
-bool same_flags(const std::vector<QualityFlag>& a, const std::vector<QualityFlag>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (a[i].rule != b[i].rule || a[i].detail != b[i].detail || a[i].excludes != b[i].excludes) return false;
-  return true;
-}
-}  // namespace
 
 bool same_offer_facts(const Offer& a, const Offer& b) {
   return a.id == b.id && a.provider == b.provider && a.instance_type == b.instance_type && a.region == b.region &&
@@ -128,8 +126,8 @@ bool same_offer_facts(const Offer& a, const Offer& b) {
          a.intra_node_link == b.intra_node_link && a.intra_node_link_bytes_per_s == b.intra_node_link_bytes_per_s &&
          a.form_factor == b.form_factor && a.inter_node_network == b.inter_node_network &&
          a.inter_node_bits_per_s == b.inter_node_bits_per_s && a.max_nodes == b.max_nodes &&
-         a.confirmed_available_at == b.confirmed_available_at && same_billing(a.billing_override, b.billing_override) &&
-         same_flags(a.flags, b.flags);
+         a.confirmed_available_at == b.confirmed_available_at && a.billing_override == b.billing_override &&
+         a.flags == b.flags;
 }
 
 std::string SystemClock::today() const {

@@ -115,6 +115,11 @@ bool offer_sort_descending(std::string_view sort);
 
 /// True when two offers have the same facts (every field but `prices`), flags included.
 bool same_offer_facts(const Offer& a, const Offer& b);
+/// Refuses an incoming offer whose id is stored with another machine (GPU model or count:
+/// import_detail::same_machine): Error{invalid_input} at the incoming row's locator, "nothing was
+/// imported". Every store calls it for each stored id before writing (issue 11's "an error, not a
+/// merge", on SQLite, PostgreSQL and in memory alike).
+void check_stored_hardware(const Offer& stored, const Offer& incoming);
 
 /// A date source (STYLE.md §4: inject the clock).
 class Clock {

@@ -1660,9 +1660,7 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
         // (BillingLookup, planner.hpp): offers without overrides share one resolution per
         // provider instead of merging terms and writing assumption sentences per offer.
         const BillingTerms& over = offer.billing_override;
-        const bool no_override = !over.granularity_seconds && !over.minimum_billed_seconds &&
-                                 !over.storage_usd_per_gb_month && !over.egress_usd_per_gb &&
-                                 !over.egress_free_gb_per_month && !over.preemptions_per_day && over.sources.empty();
+        const bool no_override = over == BillingTerms{};
         auto resolve = [&] {
           return std::make_shared<const ResolvedBilling>(
               resolve_billing(billing_of ? billing_of(offer) : offer.billing_override, request.preemptions_per_day));

@@ -19,6 +19,7 @@ namespace {
 
 using testing::fixture_batch;
 using testing::obs;
+using testing::fixture_offers;
 
 struct MemoryFactory {
   std::unique_ptr<OfferStore> make() { return std::make_unique<MemoryOfferStore>(); }
@@ -104,6 +105,38 @@ TYPED_TEST(StoreContract, SnapshotLogImportsAnAcceptedContentOnce) {
   EXPECT_EQ(all[0].status, "rejected");  // newest first
   EXPECT_EQ(all[2].urls, (std::vector<std::string>{"http://x/a", "http://x/b"}));
   EXPECT_EQ(this->store_->snapshots("other", 10).size(), 0u);
+}
+
+TYPED_TEST(StoreContract, AStoredIdWithOtherHardwareIsRefusedAndNothingIsWritten) {
+  // Issue 11: two machines under one provider/instance/region are an error, not a merge (the
+  // second's price would become the first's). Issue 12: every store keeps that rule; PostgreSQL
+  // used to overwrite the stored GPU model and count on conflict.
+  this->store_->import(fixture_batch());
+  const auto before = this->store_->counts();
+  ImportBatch other;
+  Offer o = fixture_offers().front();  // A: lambda 8x H100 SXM
+  o.gpu_name_raw = "A100";
+  o.gpu_name = "NVIDIA A100 SXM 80GB";
+  o.gpu_count = 4;
+  o.prices = {obs(PriceKind::on_demand, 5.16, "2026-11-02", "test:other")};
+  for (PriceObservation& p : o.prices) p.offer_id = o.id;
+  other.offers = {o};
+  other.rows_read = 1;
+  other.dataset = "test:other";
+  for (const bool preview : {true, false}) {
+    try {
+      if (preview) this->store_->preview_import(other);
+      else this->store_->import(other);
+      ADD_FAILURE() << "an id stored as 8 x H100 was accepted as 4 x A100 (preview " << preview << ")";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("cannot be two machines"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(this->store_->counts().observations, before.observations);
+  const auto stored = this->store_->get(o.id);
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(stored->gpu_count, 8);
+  EXPECT_EQ(stored->gpu_name.value_or(""), "NVIDIA H100 SXM");
 }
 
 TYPED_TEST(StoreContract, ReimportingTheSameSnapshotAddsNothing) {

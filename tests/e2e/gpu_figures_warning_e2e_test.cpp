@@ -98,4 +98,39 @@ TEST_F(GpuFiguresWarningE2E, EverySkippedGpuIsListedInTheJson) {
       << message;
 }
 
+TEST_F(GpuFiguresWarningE2E, ANewStoreIsSeededWithAGpuFileThatLacksMostBundledGpus) {
+  // Issue 12: the first-run seed resolves the bundled offers against --gpus-file. With a GPU file
+  // that knows only the H100 SXM, the seed failed (exit 2): an A100 row of the ewyluda index and
+  // one of the Azure table for one instance type were both unresolved, spelled "A100-80GB" and
+  // "A100 SXM 80GB", and taken for two machines. Now the bundled GPU catalog's aliases still say
+  // whether two unresolved spellings name one part, and the seed goes through.
+  std::ifstream in(fs::path(GPUPLAN_SOURCE_DIR) / "data" / "gpus.csv");
+  ASSERT_TRUE(in) << "data/gpus.csv";
+  std::string header;
+  std::getline(in, header);
+  std::string h100;
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("NVIDIA H100 SXM,", 0) == 0) h100 = line;
+  ASSERT_FALSE(h100.empty()) << "NVIDIA H100 SXM is a row of data/gpus.csv";
+  const fs::path gpus = dir_ / "gpus-h100-only.csv";
+  std::ofstream(gpus) << header << '\n' << h100 << '\n';
+  const std::string db = (dir_ / "seeded-with-h100-only.sqlite").string();
+  fs::remove(db);
+
+  // A store of its own (run() names the suite's store, which the other test seeds).
+  const auto run_own = [&](const std::string& args) {
+    return run_shell("XDG_DATA_HOME='" + dir_.string() + "' '" + std::string(GPUPLAN_BINARY) + "' --db '" + db +
+                     "' --gpus-file '" + gpus.string() + "' " + args + " 2>&1");
+  };
+  const RunResult seed = run_own("offers --limit 1");
+  ASSERT_EQ(seed.exit_code, 0) << seed.out.substr(0, 2000);
+  const RunResult r = run_own("plan --model llama-3.1-8b --task lora --tokens 1e8 --today 2026-11-30 --json --limit 0");
+  ASSERT_EQ(r.exit_code, 0) << r.out.substr(0, 2000);
+  const json j = json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out.substr(0, 2000);
+  ASSERT_FALSE(j["plans"].empty()) << r.out.substr(0, 2000);
+  // Only the GPU the file knows is planned: every other offer's GPU is unresolved here.
+  for (const json& p : j["plans"]) EXPECT_EQ(p["gpu_name"], "NVIDIA H100 SXM") << p["offer_id"];
+}
+
 }  // namespace
