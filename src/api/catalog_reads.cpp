@@ -254,7 +254,10 @@ OffersOutput run_offers(const OffersInput& in, const Context& ctx) {
   try {
     out.limits.validate();
   } catch (const Error& e) {
-    rethrow_at(e, e.where() == "fresh_max_days" ? "--fresh-days" : "--stale-days");
+    // fresh > stale: blame the limit the user moved. A trial's `--stale-days 0` (fresh at its
+    // default 7) blamed --fresh-days, which it never typed.
+    const bool fresh_moved = in.fresh_days != OffersInput{}.fresh_days;
+    rethrow_at(e, e.where() == "fresh_max_days" && fresh_moved ? "--fresh-days" : "--stale-days");
   }
   try {
     q.validate();

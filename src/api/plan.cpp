@@ -135,7 +135,13 @@ std::vector<FieldDef<PlanInput>> build_fields() {
       {{"pareto", "--pareto", FieldType::boolean, FieldFace::both, "only plans on the cost/time Pareto front"},
        [](In& in, const json& v) { in.request.pareto_only = v.get<bool>(); }},
       {{"limit", "--limit", FieldType::integer, FieldFace::both, "plans returned (default 10; 0 = all)"},
-       [](In& in, const json& v) { in.request.limit = json_as<decltype(in.request.limit)>(v); }},
+       [](In& in, const json& v) {
+         // As `offers --limit`: a negative limit is refused with the accepted range (a trial's
+         // `plan --limit -1` read "far outside the field's range", no range).
+         if (v.get<double>() < 0)
+           throw_invalid_coded("", "negative", {{"value", field_value_text(v)}}, "a negative limit", "an integer ≥ 0");
+         in.request.limit = json_as<decltype(in.request.limit)>(v);
+       }},
       {{"explain", "--explain", FieldType::integer, FieldFace::both, "every number of plan N with its formula"},
        [](In& in, const json& v) { in.explain = json_as<std::size_t>(v); }},
   };

@@ -1,9 +1,11 @@
 #include "cli/command.hpp"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <string_view>
 
 #include "util/error.hpp"
 
@@ -53,6 +55,23 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    // A first word that is no command (`gpuplan frob`): CLI11 says "A subcommand is required",
+    // which a trial found misleading; name the word and the commands instead.
+    if (app.get_subcommands().empty()) {
+      for (int i = 1; i < argc; ++i) {
+        const std::string_view arg = argv[i];
+        if (arg == "--db" || arg == "--gpus-file") {
+          ++i;  // its value
+          continue;
+        }
+        if (arg.empty() || arg.front() == '-') continue;
+        std::vector<std::string> names;
+        for (const auto& cmd : registered_commands()) names.push_back(cmd.name);
+        fmt::print(stderr, "gpuplan: error: command line: unknown command '{}' (expected: one of {})\n", arg,
+                   fmt::join(names, ", "));
+        return exit_code(ErrorKind::invalid_input);
+      }
+    }
     // Flag syntax errors in the one documented format (README "Exit codes").
     fmt::print(stderr, "gpuplan: error: command line: {} (expected: see gpuplan --help or gpuplan COMMAND --help)\n",
                e.what());

@@ -239,4 +239,32 @@ TEST_F(MessagesE2E, RangeErrorsGiveTheRange) {
       << e.out;
 }
 
+TEST_F(MessagesE2E, ErrorsNameWhatTheUserTyped) {
+  // Trial of 2026-12-02 (issue 11): each message named a flag the user had not typed, or no range.
+  const auto gpuplan = [](const std::string& args) {
+    return run_shell("XDG_DATA_HOME='" + dir_.string() + "' '" + std::string(GPUPLAN_BINARY) + "' " + args + " 2>&1");
+  };
+  const RunResult frob = gpuplan("frob");  // was "A subcommand is required"
+  EXPECT_EQ(frob.exit_code, 2) << frob.out;
+  EXPECT_NE(frob.out.find("unknown command 'frob' (expected: one of ask, estimate,"), std::string::npos) << frob.out;
+  const RunResult limit = plan("--model llama-3.1-8b --task lora --tokens 1e8 --limit -1");  // was: no range
+  EXPECT_EQ(limit.exit_code, 2) << limit.out;
+  EXPECT_NE(limit.out.find("--limit: a negative limit (expected: an integer ≥ 0)"), std::string::npos) << limit.out;
+  // --stale-days 0 is under the default fresh limit of 7 days: it was blamed on --fresh-days.
+  const RunResult stale = gpuplan("offers --stale-days 0 --limit 1");
+  EXPECT_EQ(stale.exit_code, 2) << stale.out;
+  EXPECT_NE(stale.out.find("gpuplan: error: --stale-days: fresh limit 7 days is above the stale limit 0 days"),
+            std::string::npos)
+      << stale.out;
+  const RunResult fresh = gpuplan("offers --fresh-days 40 --limit 1");  // over the default stale limit of 30
+  EXPECT_EQ(fresh.exit_code, 2) << fresh.out;
+  EXPECT_NE(fresh.out.find("gpuplan: error: --fresh-days: fresh limit 40 days"), std::string::npos) << fresh.out;
+  // 1,000,000 H100 SXM GPUs are 125,000 nodes of 8 (the datasheet's NVLink domain), over the
+  // planner's 100,000 nodes: it was refused as "--nodes: 125000".
+  const RunResult gpus = gpuplan("estimate --model llama-3.1-8b --task lora --tokens 1e8 --gpu H100 --gpus 1000000");
+  EXPECT_EQ(gpus.exit_code, 2) << gpus.out;
+  EXPECT_NE(gpus.out.find("gpuplan: error: --gpus: 1000000 GPUs are 125000 nodes of 8"), std::string::npos) << gpus.out;
+  EXPECT_NE(gpus.out.find("[1, 800000]"), std::string::npos) << gpus.out;
+}
+
 }  // namespace

@@ -9,7 +9,11 @@
 //     200 again once it accepts them;
 //   - POST /api/import on a server with a write token: 401 without or with a wrong token, 403 on
 //     a read-only server, 400 for a malformed CSV and 413 over the import limit (nothing written
-//     by any of them), then an import the OTHER server process on the same database shows.
+//     by any of them), then an import the OTHER server process on the same database shows;
+//   - a server SIGKILLed inside an import's transaction: nothing of it is in the database, and a
+//     new server on it serves the catalog as before;
+//   - the database connection of a request in flight dropped (pg_terminate_backend): that
+//     request gets a clear 503 JSON error, and the same server answers the next one.
 #include <gtest/gtest.h>
 
 #include "serve_process.hpp"
@@ -25,6 +29,7 @@
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -259,6 +264,115 @@ TEST(ServePgE2E, ImportThroughTheApiIsSeenByAnotherServerOnTheSameDatabase) {
   }
   stop_server(writer);
   stop_server(reader);
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+std::size_t pg_scalar(const std::string& url, const std::string& sql) {
+  pqxx::connection c(url);
+  pqxx::nontransaction t(c);
+  return t.exec(sql)[0][0].as<std::size_t>();
+}
+
+/// Whether a transaction holds the stores' write lock (pg_advisory_xact_lock(1, 2), pg_store.cpp
+/// lock_writes) on the test database.
+bool write_lock_held(const gpuplan::testing::PgTestDb& db) {
+  return pg_scalar(db.admin(), "SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database "
+                               "WHERE l.locktype = 'advisory' AND l.objid = 2 AND d.datname = '" +
+                                   db.name() + "'") > 0;
+}
+
+TEST(ServePgE2E, AServerKilledInsideAnImportLeavesNothingOfIt) {
+  gpuplan::testing::PgTestDb db;
+  GPUPLAN_REQUIRE_PG(db);
+  const fs::path dir = fs::temp_directory_path() / ("gpuplan-e2e-serve-pg-kill-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string token = "pg-e2e-kill-token-0123456789abcdef";
+  Served writer = start_server(db.url(), dir, token);
+  ASSERT_GT(writer.port, 0) << writer.first_line;
+  const std::size_t offers_before = pg_scalar(db.url(), "SELECT count(*) FROM offers");
+  const std::size_t observations_before = pg_scalar(db.url(), "SELECT count(*) FROM observations");
+  ASSERT_GT(offers_before, 0u);  // the server seeded the bundled catalog
+
+  // 20,000 distinct offers: one transaction long enough to be inside when the server dies.
+  std::string csv = "provider,instance_type,region,gpu,gpu_count,price_kind,usd_per_hour,observed_at,source\n";
+  for (int i = 0; i < 20000; ++i)
+    csv += "pge2ekill,h100x8-" + std::to_string(i) + ",us-east,H100,8,on-demand,23.92,2026-11-20,https://example.com/q\n";
+  std::thread post([&] {
+    httplib::Client w("127.0.0.1", writer.port);
+    w.set_read_timeout(120, 0);
+    w.Post("/api/import?name=big.csv", httplib::Headers{{"Authorization", "Bearer " + token}}, csv, "text/csv");
+  });
+  bool inside = false;
+  for (int i = 0; i < 1200 && !inside; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    inside = write_lock_held(db);
+  }
+  ASSERT_TRUE(inside) << "the import never took the write lock";
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ASSERT_EQ(::kill(writer.pid, SIGKILL), 0);
+  int status = 0;
+  ::waitpid(writer.pid, &status, 0);
+  EXPECT_TRUE(WIFSIGNALED(status));
+  writer.pid = -1;
+  stop_server(writer);
+  post.join();
+  // PostgreSQL rolls the transaction back when the socket closes.
+  for (int i = 0; i < 400 && write_lock_held(db); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  EXPECT_EQ(pg_scalar(db.url(), "SELECT count(*) FROM offers WHERE provider = 'pge2ekill'"), 0u);
+  EXPECT_EQ(pg_scalar(db.url(), "SELECT count(*) FROM offers"), offers_before);
+  EXPECT_EQ(pg_scalar(db.url(), "SELECT count(*) FROM observations"), observations_before);
+
+  Served next = start_server(db.url(), dir);
+  ASSERT_GT(next.port, 0) << next.first_line;
+  EXPECT_EQ(offer_count(next.port, "provider%3Dpge2ekill"), 0u);
+  stop_server(next);
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+TEST(ServePgE2E, AConnectionDroppedMidRequestIsA503AndTheServerKeepsServing) {
+  gpuplan::testing::PgTestDb db;
+  GPUPLAN_REQUIRE_PG(db);
+  const fs::path dir = fs::temp_directory_path() / ("gpuplan-e2e-serve-pg-drop-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  Served server = start_server(db.url(), dir);
+  ASSERT_GT(server.port, 0) << server.first_line;
+  // Hold a lock every catalog read needs, so the server's query waits on the database; then
+  // terminate the waiting backend.
+  pqxx::connection admin(db.url());
+  pqxx::work lock(admin);
+  lock.exec("LOCK TABLE offers IN ACCESS EXCLUSIVE MODE");
+  int dropped_status = -1;
+  std::string dropped_body;
+  std::thread get([&] {
+    httplib::Client c("127.0.0.1", server.port);
+    c.set_read_timeout(60, 0);
+    auto r = c.Get("/api/offers?q=gpu%3DH100%20gpus%3E%3D8&limit=5");  // not asked before: not cached
+    if (r) {
+      dropped_status = r->status;
+      dropped_body = r->body;
+    }
+  });
+  bool waiting = false;
+  for (int i = 0; i < 1000 && !waiting; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    waiting = pg_scalar(db.admin(), "SELECT count(*) FROM pg_stat_activity WHERE datname = '" + db.name() +
+                                        "' AND wait_event_type = 'Lock'") > 0;
+  }
+  ASSERT_TRUE(waiting) << "the request never waited on the database";
+  pg_scalar(db.admin(), "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '" + db.name() +
+                            "' AND wait_event_type = 'Lock'");
+  get.join();
+  lock.abort();
+  EXPECT_EQ(dropped_status, 503) << dropped_body;
+  const json err = json::parse(dropped_body, nullptr, false);
+  ASSERT_TRUE(err.is_object()) << dropped_body;
+  EXPECT_EQ(err["code"], "unavailable") << dropped_body;
+  EXPECT_EQ(dropped_body.find(".cpp"), std::string::npos) << dropped_body;  // no internal paths
+  // The same server, the same request: answered on a new connection.
+  EXPECT_GT(offer_count(server.port, "gpu%3DH100%20gpus%3E%3D8"), 0u);
+  stop_server(server);
   std::error_code ec;
   fs::remove_all(dir, ec);
 }
