@@ -174,7 +174,8 @@ void read_query(Input& in, const std::multimap<std::string, std::string>& params
   std::string previous;
   for (const auto& [key, text] : params) {
     const std::string where = "/" + key;
-    if (key == previous) throw_invalid_coded(where, "parameter_twice", {{"name", key}}, "parameter given twice", "each parameter once");
+    if (key == previous)
+      throw_invalid_coded(where, "parameter_twice", {{"name", key}}, "query parameter \"" + key + "\" given twice", "each parameter once");
     previous = key;
     const FieldDef<Input>* d = detail::find_field(table, key);
     if (!d || d->info.face == FieldFace::cli_only)

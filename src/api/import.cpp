@@ -2,6 +2,7 @@
 
 #include "catalog/ingest.hpp"
 #include "util/error.hpp"
+#include "util/error_code.hpp"
 
 namespace gpuplan::api {
 
@@ -12,7 +13,9 @@ void check_name(const std::string& name) {
   bool ok = !name.empty() && name.size() <= 128 && name.front() != '.';
   for (char c : name)
     ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-');
-  if (!ok) throw_invalid("/name", "\"" + name.substr(0, 64) + "\" is not a plain file name", "1 to 128 of A-Z a-z 0-9 . _ - (not starting with .)");
+  if (!ok)
+    throw_invalid_coded("/name", "not_file_name", {{"value", name.substr(0, 64)}}, "\"" + name.substr(0, 64) + "\" is not a plain file name",
+                        "1 to 128 of A-Z a-z 0-9 . _ - (not starting with .)");
 }
 
 bool ends_with(const std::string& s, const std::string& tail) {
@@ -27,10 +30,13 @@ ImportOutput run_import(const ImportInput& in, const Context& ctx) {
   if (!in.format.empty()) {
     format = parse_import_format(in.format);
     if (!format)
-      throw_invalid("/format", "unknown import format \"" + in.format.substr(0, 64) + "\"",
-                    "skypilot-vms-csv, fsdl-cloud-gpus-csv, fsdl-serverless-gpus-csv, tardellirs-offerings-json, "
-                    "ewyluda-index-history-csv, ewyluda-observations-csv, gpuhunt-tpu-pricing-json, generic-csv or "
-                    "generic-json");
+    {
+      std::string known;  // every format, from the enum (catalog/importers.hpp): generic_json is the last
+      for (int f = 0; f <= static_cast<int>(ImportFormat::generic_json); ++f)
+        known += (known.empty() ? "" : ", ") + std::string(import_format_name(static_cast<ImportFormat>(f)));
+      throw_invalid_coded("/format", "unknown_choice", {{"value", in.format.substr(0, 64)}, {"allowed", known}},
+                          "unknown import format \"" + in.format.substr(0, 64) + "\"", "one of " + known);
+    }
   }
   if (!format) {
     // Detected as import_file does (from the name's extension and the header / first key); a

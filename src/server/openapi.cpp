@@ -139,6 +139,14 @@ json build() {
                    {"content", {{"application/json", {{"schema", {{"$ref", "#/components/schemas/ImportResult"}}}}}}}}},
           {"400", r400}, {"401", r401}, {"403", r403}, {"413", r413}, {"500", err}}}};
   }
+  // Every path answers OPTIONS with 204 and the methods it takes (server/pages.hpp add_method_not_allowed).
+  for (auto& [path, ops] : paths.items()) {
+    const std::string allow = ops.contains("post") ? "POST, OPTIONS" : "GET, HEAD, OPTIONS";
+    ops["options"] = {{"summary", "the methods this path takes, in the Allow header (" + allow + ")"},
+                      {"responses",
+                       {{"204", {{"description", "no content"},
+                                 {"headers", {{"Allow", {{"schema", {{"type", "string"}}}, {"description", allow}}}}}}}}}};
+  }
   json count = {{"type", "integer"}};
   schemas["ImportResult"] = {
       {"type", "object"},

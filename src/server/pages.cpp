@@ -553,6 +553,20 @@ json select_options(const std::vector<std::string>& values, const std::string& s
   return a;
 }
 
+/// A query parameter given twice (`/plan?model=a&model=b`) is refused as the API refuses it: 400
+/// `parameter_twice` at the name written (`/q` for the offers filter), never one of the two picked.
+void refuse_repeated_params(const httplib::Request& req) {
+  std::string previous;
+  for (const auto& [k, v] : req.params) {  // a multimap: equal names are adjacent
+    if (k == previous)
+      throw_invalid_coded("/" + k, "parameter_twice", {{"name", k}}, "query parameter \"" + k + "\" given twice", "each parameter once");
+    previous = k;
+  }
+  if (req.has_param("q") && req.has_param("filter"))
+    throw_invalid_coded("/filter", "parameter_twice", {{"name", "filter"}}, "query parameter \"filter\" given twice (as q and filter)",
+                        "one of q and filter");
+}
+
 /// Request fields from an HTML form's query string, typed by the request's field table.
 template <class In>
 json form_body(const httplib::Request& req, std::span<const api::FieldDef<In>> table) {
@@ -671,18 +685,53 @@ json warnings_view(const json& warnings, const std::string& lang, const json& t)
   return a;
 }
 
+/// The layout cell of a plan, as the CLI's table writes it (cli/plan_render.cpp layout_text) from
+/// the same JSON: training "TP2 PP1 DP4 EP2 Z1 mb1 rc:full"; serving "TP2" (its replicas, batch,
+/// TTFT, TPOT and requests/s have their own columns: serving_cells); image generation "8 GPUs × 1
+/// image" in the page's words. A math fallback ("fp32!": timed at the FP32 peak) follows, as in the CLI.
+std::string layout_cell(const json& p, const json& t, const std::string& lang) {
+  const json& l = p["layout"];
+  const std::string math = p["math_fallback"].is_string() ? " " + p["math_fallback"].get<std::string>() + "!" : "";
+  if (p.contains("step")) {
+    const std::string rc = l["recompute"].get<std::string>();
+    return fmt::format("TP{} PP{} DP{}{} Z{} mb{}{}", l["tp"].get<int>(), l["pp"].get<int>(), l["dp"].get<int>(),
+                       l["ep"].get<int>() > 1 ? fmt::format(" EP{}", l["ep"].get<int>()) : "", l["zero_stage"].get<int>(),
+                       l["micro_batch"].get<int>(), rc == "none" ? "" : " rc:" + rc) +
+           math;
+  }
+  if (p.contains("serving")) return fmt::format("TP{}", l["tp"].get<int>()) + math;
+  return fill(t.value("layout_images", "{gpus} GPUs × 1 image"),
+              {{"gpus", number(p["gpus_per_instance"].get<double>(), 0, lang)}}) + math;
+}
+
+/// Milliseconds as the page's language writes them: "412 ms", "8.3 ms" (fr "8,3 ms", no-break space as gb()).
+std::string ms_text(double seconds, const std::string& lang) {
+  const double ms = seconds * 1e3;
+  return number(ms, ms < 10 ? 1 : 0, lang) + (lang == "fr" ? "\u00a0ms" : " ms");
+}
+
 json plans_view(const json& result, const std::string& lang, const json& t, const std::string& query) {
   json rows = json::array();
   for (const auto& p : result["plans"]) {
-    const json& l = p["layout"];
+    json serving = nullptr;  // the serving columns (plan_json: replicas, serving.*, requests_per_s)
+    if (p.contains("serving")) {
+      const json& s = p["serving"];
+      serving = {{"replicas", number(p["replicas"].get<double>(), 0, lang)},
+                 {"batch", number(s["batch"].get<double>(), 0, lang)},
+                 {"max_sequences", number(s["max_concurrent_sequences"].get<double>(), 0, lang)},
+                 {"ttft", ms_text(s["ttft_seconds"].get<double>(), lang)},
+                 {"tpot", ms_text(s["tpot_seconds"].get<double>(), lang)},
+                 {"rps", number(p["requests_per_s"].get<double>(), p["requests_per_s"].get<double>() < 10 ? 2 : 1, lang)},
+                 {"meets_target", s["meets_latency_target"].get<bool>()}};
+    }
     rows.push_back({{"rank", p["rank"]},
+                    {"serving", serving},
                     {"recommended", p.value("recommended", false)},
                     {"provider", p["provider"]},
                     {"region", p["region"]},
                     {"instance", fmt::format("{} × {}", p["instance_type"].get<std::string>(), p["instances"].get<int>())},
                     {"gpus", fmt::format("{}×{}", p["gpus_per_instance"].get<int>(), p["gpu_name"].get<std::string>())},
-                    {"layout", fmt::format("TP{} PP{} DP{} Z{}", l["tp"].get<int>(), l["pp"].get<int>(), l["dp"].get<int>(),
-                                           l["zero_stage"].get<int>())},
+                    {"layout", layout_cell(p, t, lang)},
                     {"memory", gb(p["per_gpu_memory_bytes"].get<double>(), lang) + " / " + gb(p["gpu_memory_capacity_bytes"].get<double>(), lang)},
                     {"time", duration(p["time_seconds"].get<double>(), lang, t)},
                     {"total", (p["cost"]["total_is_lower_bound"].get<bool>() ? "≥ " : "") + money(p["total_usd"].get<double>(), lang)},
@@ -760,6 +809,7 @@ class Pages {
                                                            : (req.get_param_value("group") == "gpu" ? "gpu" : "");
     json ctx = {{"q", ""}, {"group", !group_by.empty()}, {"group_label", pg.t.value(group_by == "provider" ? "col_provider" : "col_gpu", "")}};
     try {
+      refuse_repeated_params(req);
       if (!group_by.empty() && group_by != "gpu" && group_by != "provider")
         throw_invalid_coded("group_by", "unknown_choice", {{"value", group_by}, {"allowed", "gpu, provider"}},
                             "unknown grouping \"" + group_by + "\"", "gpu or provider");
@@ -854,6 +904,7 @@ class Pages {
   void history(const Page& pg, const httplib::Request& req, httplib::Response& res) {
     json ctx;
     try {
+      refuse_repeated_params(req);
       api::HistoryInput in;
       in.offer_id = req.get_param_value("id");
       const json h = api::history_to_json(api::run_history(in, ctx_));
@@ -884,8 +935,9 @@ class Pages {
                 {"seq", req.get_param_value("seq")},
                 {"context", req.get_param_value("context")},
                 {"concurrency", req.get_param_value("concurrency")}};
-    if (req.has_param("model")) {
-      try {
+    try {
+      refuse_repeated_params(req);
+      if (req.has_param("model")) {
         api::SizeInput in;
         const json body = form_body(req, api::size_fields());
         api::read_fields(in, body, api::size_fields());
@@ -927,10 +979,10 @@ class Pages {
                          {"warnings", warnings},
                          {"assumption", pg.lang == "en" ? out["fit_assumption"].get<std::string>()
                                                         : pg.t.value(in.task == "serve" ? "fit_assumption_serving" : "fit_assumption_training", "")}};
-      } catch (const Error& e) {
-        res.status = http_status(e.kind());
-        ctx["error"] = error_text(e, pg.lang, pg.t);
       }
+    } catch (const Error& e) {
+      res.status = http_status(e.kind());
+      ctx["error"] = error_text(e, pg.lang, pg.t);
     }
     send_page(res, pg, "size", ctx, pg.t.value("nav_size", ""));
   }
@@ -941,19 +993,22 @@ class Pages {
     json ctx = {{"models", model_options(model)},
                 {"tasks", select_options({"pretrain", "full", "lora", "qlora", "serve", "images"}, task, &pg.t, "task_")},
                 {"tokens", req.has_param("tokens") ? req.get_param_value("tokens") : "5e8"},
-                {"filter", req.get_param_value("filter")},
-                {"rps", req.get_param_value("rps")},
-                {"hours", req.get_param_value("hours")},
-                {"images", req.get_param_value("images")}};
-    if (req.has_param("model")) {
-      try {
+                {"quants", select_options({"", "bf16", "fp16", "fp8", "int8", "int4", "nf4", "q4_k_m", "q8_0"},
+                                          req.get_param_value("quant"))}};
+    ctx["quants"][0]["label"] = pg.t.value("form_default", "default");
+    // The form's other fields, echoed as typed (the JSON API's and the CLI's names: api/plan.cpp).
+    for (const char* name : {"filter", "seq", "rps", "concurrency", "hours", "ttft_ms", "tpot_ms", "images", "deadline", "budget"})
+      ctx[name] = req.get_param_value(name);
+    try {
+      refuse_repeated_params(req);
+      if (req.has_param("model")) {
         json body = form_body(req, api::plan_fields());
         if (task == "serve" || task == "images") body.erase("tokens");
         run_plan_view(pg, body, std::nullopt, ctx);
-      } catch (const Error& e) {
-        res.status = http_status(e.kind());
-        ctx["error"] = error_text(e, pg.lang, pg.t);
       }
+    } catch (const Error& e) {
+      res.status = http_status(e.kind());
+      ctx["error"] = error_text(e, pg.lang, pg.t);
     }
     send_page(res, pg, "plan", ctx, pg.t.value("nav_plan", ""));
   }
@@ -962,13 +1017,12 @@ class Pages {
     const std::string q = req.get_param_value("q");
     json ctx = {{"q", q}};
     std::optional<api::AskResult> read;
-    if (!q.empty()) {
-      try {
-        read = api::understand(q, ctx_.gpus());
-      } catch (const Error& e) {  // a number out of range: said on the page, in its language
-        res.status = http_status(e.kind());
-        ctx["error"] = error_text(e, pg.lang, pg.t);
-      }
+    try {
+      refuse_repeated_params(req);
+      if (!q.empty()) read = api::understand(q, ctx_.gpus());
+    } catch (const Error& e) {  // a number out of range: said on the page, in its language
+      res.status = http_status(e.kind());
+      ctx["error"] = error_text(e, pg.lang, pg.t);
     }
     if (read) {
       const api::AskResult& ask = *read;
@@ -1062,6 +1116,10 @@ class Pages {
     std::string query = "?";
     for (const auto& [k, v] : body.items()) query += (query.size() > 1 ? "&" : "") + k + "=" + httplib::detail::encode_query_param(api::field_value_text(v));
     ctx["plans"] = plans_view(result, pg.lang, pg.t, pg.prefix + "/plan" + query);
+    // Serving plans have their own columns (replicas, batch, TTFT, TPOT, requests/s).
+    const bool serving = std::any_of(result["plans"].begin(), result["plans"].end(), [](const json& p) { return p.contains("serving"); });
+    ctx["serving_plans"] = serving;
+    ctx["plan_columns"] = serving ? 16 : 11;  // the warnings row: one empty cell, then the rest
     ctx["pareto"] = pareto_svg(result["plans"], pg.lang, pg.t);
     ctx["result_warnings"] = warnings_view(result["warnings"], pg.lang, pg.t);
     ctx["has_result"] = true;
@@ -1302,7 +1360,7 @@ NoPlanWords no_plan_words(const NoPlanReason& np, const std::string& lang) {
 }
 
 void add_method_not_allowed(httplib::Server& http, const std::string& pattern, bool takes_post) {
-  const std::string allow = takes_post ? "POST" : "GET, HEAD";
+  const std::string allow = takes_post ? "POST, OPTIONS" : "GET, HEAD, OPTIONS";
   auto refuse = [allow](const httplib::Request& req, httplib::Response& res) {
     res.status = 405;
     res.set_header("Allow", allow);
@@ -1314,6 +1372,11 @@ void add_method_not_allowed(httplib::Server& http, const std::string& pattern, b
                        {"values", {{"method", req.method}, {"path", req.path}, {"allow", allow}}}};
     res.set_content(dump_json(body) + "\n", "application/json");
   };
+  // OPTIONS (RFC 9110 §9.3.7): 204 with the methods the route takes, no body.
+  http.Options(pattern, [allow](const httplib::Request&, httplib::Response& res) {
+    res.status = 204;
+    res.set_header("Allow", allow);
+  });
   if (takes_post) http.Get(pattern, refuse);
   else http.Post(pattern, refuse);
   http.Put(pattern, refuse);

@@ -29,11 +29,12 @@ void add_pages(httplib::Server& http, const api::Context& ctx);
 /// Accept-Language), with the site's menu: for a browser that asked for a page that does not exist.
 void send_not_found_page(const httplib::Request& req, httplib::Response& res);
 
-/// Answers the methods a route does not take with 405 Method Not Allowed, an `Allow` header and
-/// the API's error body {code: "method_not_allowed", message, field: "", expected: allow}:
-/// routes that take GET (and HEAD, which cpp-httplib answers from GET) refuse POST, PUT, PATCH
-/// and DELETE; routes that take POST refuse GET, PUT, PATCH and DELETE. `pattern` is the route's
-/// cpp-httplib pattern (a regular expression over the path).
+/// Answers OPTIONS on a route with 204 No Content and an `Allow` header ("GET, HEAD, OPTIONS" or
+/// "POST, OPTIONS"), and the methods a route does not take with 405 Method Not Allowed, the same
+/// `Allow` header and the API's error body {code: "method_not_allowed", message, field: "",
+/// expected: allow}: routes that take GET (and HEAD, which cpp-httplib answers from GET) refuse
+/// POST, PUT, PATCH and DELETE; routes that take POST refuse GET, PUT, PATCH and DELETE.
+/// `pattern` is the route's cpp-httplib pattern (a regular expression over the path).
 void add_method_not_allowed(httplib::Server& http, const std::string& pattern, bool takes_post);
 
 /// The texts of one locale (web/locales/LANG.json; "en", "fr" or "th"), for the pages and for the

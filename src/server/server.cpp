@@ -164,8 +164,11 @@ std::string decode_query_part(std::string_view s) {
 /// The query string's parameters, each split at its FIRST '=' so that a filter typed unencoded
 /// (`?q=gpu=H100`, `?q=gpus>=8`) keeps its whole text (cpp-httplib's own parser keeps the text
 /// after the last '='). `q` is the short name of `filter`.
+/// A parameter given twice (`?q=a&q=b`, or `q` with `filter`) is 400 `parameter_twice` at the
+/// name the client wrote (`/q`), on every endpoint that reads a query string.
 std::multimap<std::string, std::string> query_params(const httplib::Request& req) {
   std::multimap<std::string, std::string> out;
+  std::map<std::string, std::string> written;  // canonical name -> the name the client wrote
   const std::string_view target = req.target;
   const std::size_t qm = target.find('?');
   if (qm == std::string_view::npos) return out;
@@ -179,7 +182,11 @@ std::multimap<std::string, std::string> query_params(const httplib::Request& req
     const std::size_t eq = part.find('=');
     std::string key = decode_query_part(part.substr(0, eq));
     std::string value = eq == std::string_view::npos ? std::string() : decode_query_part(part.substr(eq + 1));
-    out.emplace(key == "q" ? "filter" : std::move(key), std::move(value));
+    std::string canonical = key == "q" ? "filter" : key;
+    if (const auto [it, fresh] = written.emplace(canonical, key); !fresh)
+      throw_invalid_coded("/" + key, "parameter_twice", {{"name", key}}, "query parameter \"" + key + "\" given twice",
+                          it->second == key ? "each parameter once" : "one of " + it->second + " and " + key);
+    out.emplace(std::move(canonical), std::move(value));
   }
   return out;
 }
@@ -225,7 +232,8 @@ void send_too_large(httplib::Response& res, std::size_t limit) {
 bool query_bool(const std::string& name, const std::string& v) {
   if (v == "true" || v == "1" || v.empty()) return true;
   if (v == "false" || v == "0") return false;
-  throw_invalid("/" + name, "\"" + v.substr(0, 32) + "\" is not true or false", "true or false");
+  throw_invalid_coded("/" + name, "not_boolean", {{"value", v.substr(0, 32)}}, "\"" + v.substr(0, 32) + "\" is not true or false",
+                      "true or false");
 }
 
 }  // namespace
@@ -324,8 +332,12 @@ struct Server::Impl {
     });
   }
 
-  /// A computation on a JSON body (size, plan, estimate): the same bytes on the same catalog and
-  /// day give the same answer, so a repeated request is answered from compute_cache.
+  /// A computation on a JSON body (size, plan, estimate): an answer is a pure function of the
+  /// request value, the catalog's data version and today (ResponseCache::key), so a repeated
+  /// request is answered from compute_cache. The key is the canonical request: the body parsed by
+  /// the strict reader and written again (object keys sorted, no spaces, numbers as their value:
+  /// `{"tokens": 5e8, "model": "x"}` and `{"model":"x","tokens":500000000.0}` are one request),
+  /// never the raw bytes. `X-Cache: hit` or `miss` says which (docs/server.md).
   template <class F>
   httplib::Server::Handler compute(F produce) {
     return guarded([this, produce](const httplib::Request& req, httplib::Response& res) {
@@ -333,15 +345,18 @@ struct Server::Impl {
         send_too_large(res, options.max_body_bytes);
         return;
       }
-      const std::string key = ResponseCache::key(ctx, req.path + '\x1f' + req.body);
+      const json request = parse_body(req);
+      const std::string key = ResponseCache::key(ctx, req.path + '\x1f' + request.dump());
       if (auto hit = compute_cache.get(key)) {
         res.status = 200;
+        res.set_header("X-Cache", "hit");
         res.set_content(hit->body, "application/json");
         return;
       }
-      std::string body = dump_json(produce(parse_body(req))) + "\n";
+      std::string body = dump_json(produce(request)) + "\n";
       compute_cache.put(key, CachedResponse{body, "application/json", "", ""});
       res.status = 200;
+      res.set_header("X-Cache", key.empty() ? "off" : "miss");
       res.set_content(std::move(body), "application/json");
     });
   }

@@ -30,7 +30,7 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 110> kCodes = {
+constexpr std::array<std::string_view, 111> kCodes = {
     "body_empty",
     "body_not_object",
     "both_given",
@@ -112,6 +112,7 @@ constexpr std::array<std::string_view, 110> kCodes = {
     "not_decoder_model",
     "not_diffusion_model",
     "not_duration",
+    "not_file_name",
     "not_integer",
     "not_number",
     "not_positive",

@@ -354,7 +354,9 @@ TEST_F(ApiE2E, WrongMethodIs405WithAllow) {
   auto r = c.Get("/api/plan");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 405) << r->body;
-  EXPECT_EQ(r->get_header_value("Allow"), "POST");
+  // OPTIONS is answered too (204: OptionsNamesTheMethodsOfEveryRoute), so
+  // Allow lists it (RFC 9110 §10.2.1: the methods the resource supports); it was "POST".
+  EXPECT_EQ(r->get_header_value("Allow"), "POST, OPTIONS");
   expect_schema(json::parse(r->body), "Error");
   r = c.Put("/api/size", R"({"model": "llama-3.1-8b"})", "application/json");
   ASSERT_TRUE(r);
@@ -362,7 +364,7 @@ TEST_F(ApiE2E, WrongMethodIs405WithAllow) {
   r = c.Post("/api/offers", "{}", "application/json");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 405) << r->body;
-  EXPECT_EQ(r->get_header_value("Allow"), "GET, HEAD");
+  EXPECT_EQ(r->get_header_value("Allow"), "GET, HEAD, OPTIONS");
   r = c.Delete("/fr/training");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 405) << r->body;
@@ -481,6 +483,15 @@ TEST_F(ApiE2E, AnImportByAnotherProcessIsSeenByTheNextRequest) {
   auto health = c.Get("/api/health");
   ASSERT_TRUE(health && health->status == 200);
   const auto offers_before = json::parse(health->body)["offers"].get<std::size_t>();
+  // A plan on that provider: none yet, and the answer is cached (X-Cache: hit the second time).
+  const std::string plan_body =
+      R"({"model": "llama-3.1-8b", "task": "lora", "tokens": 1e8, "filter": "provider=api-e2e-cloud", "today": "2026-11-30"})";
+  for (const char* cache : {"miss", "hit"}) {
+    auto p = c.Post("/api/plan", plan_body, "application/json");
+    ASSERT_TRUE(p && p->status == 200) << (p ? p->body.substr(0, 300) : "no answer");
+    EXPECT_TRUE(json::parse(p->body)["plans"].empty());
+    EXPECT_EQ(p->get_header_value("X-Cache"), cache);
+  }
 
   const fs::path csv = dir_ / "api-e2e-cloud.csv";
   std::ofstream(csv) << "provider,instance_type,region,gpu,gpu_count,price_kind,usd_per_gpu_hour,observed_at,source\n"
@@ -499,6 +510,13 @@ TEST_F(ApiE2E, AnImportByAnotherProcessIsSeenByTheNextRequest) {
   health = c.Get("/api/health");
   ASSERT_TRUE(health && health->status == 200);
   EXPECT_EQ(json::parse(health->body)["offers"].get<std::size_t>(), offers_before + 1);
+  // The cached plan is not served again: the import changed the data version in its key.
+  auto p = c.Post("/api/plan", plan_body, "application/json");
+  ASSERT_TRUE(p && p->status == 200);
+  EXPECT_EQ(p->get_header_value("X-Cache"), "miss");
+  const json plans = json::parse(p->body)["plans"];
+  ASSERT_FALSE(plans.empty()) << p->body.substr(0, 500);
+  EXPECT_EQ(plans[0]["provider"], "api-e2e-cloud");
 }
 
 // The training guide's numbers come from gpuplan itself: the 70B QLoRA figure is what
@@ -1542,7 +1560,8 @@ TEST_F(ApiE2E, RequestLevelErrorsCarryAMessageCode) {
   e = json::parse(wrong->body, nullptr, false);
   EXPECT_EQ(e.value("message_code", ""), "http_method_not_allowed") << wrong->body;
   EXPECT_EQ(e["values"].value("method", ""), "DELETE") << wrong->body;
-  EXPECT_EQ(e["values"].value("allow", ""), "GET, HEAD") << wrong->body;
+  // OPTIONS is a method of every route now (OptionsNamesTheMethodsOfEveryRoute): Allow lists it.
+  EXPECT_EQ(e["values"].value("allow", ""), "GET, HEAD, OPTIONS") << wrong->body;
   // 1e20 does not fit a 64-bit count: the code says "far outside", without the machine limits.
   auto huge = c.Post("/api/size", R"({"model": "llama-3.1-8b", "task": "lora", "seq": 1e20})", "application/json");
   ASSERT_TRUE(huge);
@@ -1666,4 +1685,273 @@ TEST_F(ApiE2E, DetailTablesKeepSymbolsAndWriteValuesInThePageLanguage) {
   ASSERT_TRUE(fr);
   EXPECT_NE(fr->body.find("octets"), std::string::npos);
   EXPECT_EQ(fr->body.find(">bytes<"), std::string::npos);
+}
+
+// ---- Regressions from the new-user trial of 2026-12-02 (helper web10) -------------------------
+
+/// The text of every `<td class="CLASS"...>TEXT</td>` of a page, in order (the plans table's rows).
+std::vector<std::string> cells_of(const std::string& body, const std::string& cls) {
+  std::vector<std::string> out;
+  const std::regex cell("<td class=\"" + cls + "\"[^>]*>([^<]*)</td>");
+  for (auto it = std::sregex_iterator(body.begin(), body.end(), cell); it != std::sregex_iterator(); ++it) out.push_back((*it)[1]);
+  return out;
+}
+/// "1,234.5 ms" (an English page's number, with an optional unit) → 1234.5.
+double en_number(std::string text) {
+  text.erase(std::remove(text.begin(), text.end(), ','), text.end());
+  return std::stod(text);
+}
+
+// 1. /plan showed serving plans with a training layout column ("TP1 PP1 DP1 Z0", no replicas,
+// batch or latency). A serving plan's row now shows TP, replicas, the batch, TTFT, TPOT and
+// requests/s: the numbers of the CLI's --json for the same request.
+TEST_F(ApiE2E, PlanPageShowsServingPlansWithTheCliNumbers) {
+  const json cli = cli_json(
+      "plan --model llama-3.1-70b --task serve --quant int4 --concurrency 32 --tpot-ms 50 --ttft-ms 1000 --today 2026-11-30 --json");
+  ASSERT_TRUE(cli.is_object() && !cli["plans"].empty()) << cli.dump().substr(0, 300);
+  auto c = client();
+  auto r = c.Get("/en/plan?model=llama-3.1-70b&task=serve&quant=int4&concurrency=32&tpot_ms=50&ttft_ms=1000&today=2026-11-30");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body.substr(r->body.find("class=\"error\"") == std::string::npos ? 0 : r->body.find("class=\"error\""), 300);
+  const std::string& b = r->body;
+  const auto layout = cells_of(b, "layout"), replicas = cells_of(b, "num replicas"), batch = cells_of(b, "num batch"),
+             ttft = cells_of(b, "num ttft"), tpot = cells_of(b, "num tpot"), rps = cells_of(b, "num rps");
+  ASSERT_EQ(layout.size(), cli["plans"].size());
+  ASSERT_EQ(replicas.size(), layout.size());
+  ASSERT_EQ(batch.size(), layout.size());
+  ASSERT_EQ(ttft.size(), layout.size());
+  ASSERT_EQ(tpot.size(), layout.size());
+  ASSERT_EQ(rps.size(), layout.size());
+  for (std::size_t i = 0; i < layout.size(); ++i) {
+    const json& p = cli["plans"][i];
+    const json& s = p["serving"];
+    EXPECT_EQ(layout[i], "TP" + std::to_string(p["layout"]["tp"].get<int>())) << i;
+    EXPECT_EQ(en_number(replicas[i]), p["replicas"].get<double>()) << i;
+    EXPECT_EQ(en_number(batch[i]), s["batch"].get<double>()) << i;
+    // Milliseconds with no decimal from 10 ms up, one below: within half the last digit.
+    EXPECT_NEAR(en_number(ttft[i]), 1e3 * s["ttft_seconds"].get<double>(), 0.5) << i << ": " << ttft[i];
+    EXPECT_NEAR(en_number(tpot[i]), 1e3 * s["tpot_seconds"].get<double>(), 0.5) << i << ": " << tpot[i];
+    EXPECT_NE(ttft[i].find(" ms"), std::string::npos) << ttft[i];
+    EXPECT_NEAR(en_number(rps[i]), p["requests_per_s"].get<double>(), 0.05) << i << ": " << rps[i];
+  }
+  EXPECT_EQ(b.find("PP1 DP1 Z0"), std::string::npos);
+  // The columns are named in each page's language (web/locales col_replicas, field_ttft_ms).
+  for (const std::string lang : {"fr", "th"}) {
+    std::ifstream in(std::string(GPUPLAN_SOURCE_DIR) + "/web/locales/" + lang + ".json");
+    const json t = json::parse(in);
+    auto l = c.Get("/" + lang + "/plan?model=llama-3.1-70b&task=serve&quant=int4&concurrency=32&tpot_ms=50&ttft_ms=1000&today=2026-11-30");
+    ASSERT_TRUE(l && l->status == 200) << lang;
+    for (const char* key : {"col_replicas", "col_batch", "field_ttft_ms", "field_tpot_ms", "field_rps"})
+      EXPECT_NE(l->body.find("<th class=\"num\">" + t[key].get<std::string>() + "</th>"), std::string::npos) << lang << " " << key;
+    EXPECT_EQ(cells_of(l->body, "num ttft").size(), layout.size()) << lang;
+  }
+}
+
+// 2. The /plan form had no deadline, budget, concurrency, latency targets, quantization or sequence
+// length. Each is now a form field with the JSON API's and the CLI's name, labelled in each
+// language, echoed after submission, and it reaches the planner: the page lists the CLI's plans.
+TEST_F(ApiE2E, PlanFormTakesEveryConstraintTheCliTakes) {
+  auto c = client();
+  for (const std::string lang : {"en", "fr", "th"}) {
+    std::ifstream in(std::string(GPUPLAN_SOURCE_DIR) + "/web/locales/" + lang + ".json");
+    const json t = json::parse(in);
+    auto r = c.Get("/" + lang + "/plan");
+    ASSERT_TRUE(r && r->status == 200) << lang;
+    for (const auto& [name, key] : std::map<std::string, std::string>{{"deadline", "field_deadline"},
+                                                                      {"budget", "field_budget"},
+                                                                      {"concurrency", "field_concurrency"},
+                                                                      {"tpot_ms", "field_tpot_ms"},
+                                                                      {"ttft_ms", "field_ttft_ms"},
+                                                                      {"quant", "field_quant"},
+                                                                      {"seq", "field_seq"}}) {
+      const std::size_t at = r->body.find("name=\"" + name + "\"");
+      ASSERT_NE(at, std::string::npos) << lang << " " << name;
+      const std::size_t label = r->body.rfind("<label>", at);
+      ASSERT_NE(label, std::string::npos) << lang << " " << name;
+      EXPECT_EQ(r->body.compare(label + 7, t[key].get<std::string>().size(), t[key].get<std::string>()), 0)
+          << lang << " " << name << ": " << r->body.substr(label, at - label);
+    }
+  }
+  // Training under a deadline and a budget, at 2048 tokens per sequence.
+  const std::string args = "--model llama-3.1-8b --task lora --tokens 2e9 --today 2026-11-30";
+  const json unconstrained = cli_json("plan " + args + " --json");
+  const json constrained = cli_json("plan " + args + " --seq 2048 --deadline 2d --budget 400 --json");
+  ASSERT_TRUE(constrained.is_object() && !constrained["plans"].empty()) << constrained.dump().substr(0, 300);
+  auto instances = [](const json& result) {
+    std::vector<std::string> out;
+    for (const auto& p : result["plans"])
+      out.push_back(p["instance_type"].get<std::string>() + " × " + std::to_string(p["instances"].get<int>()));
+    return out;
+  };
+  // The fields change the answer (else this test could not tell a page that ignores them).
+  ASSERT_NE(instances(unconstrained), instances(constrained));
+  auto r = c.Get("/en/plan?model=llama-3.1-8b&task=lora&tokens=2e9&seq=2048&deadline=2d&budget=400&today=2026-11-30");
+  ASSERT_TRUE(r && r->status == 200);
+  EXPECT_EQ(cells_of(r->body, "num total").size(), constrained["plans"].size());
+  std::vector<std::string> shown;
+  const std::regex instance_cell("<td translate=\"no\">([^<]*)</td>");
+  for (auto it = std::sregex_iterator(r->body.begin(), r->body.end(), instance_cell); it != std::sregex_iterator(); ++it)
+    shown.push_back((*it)[1]);
+  EXPECT_EQ(shown, instances(constrained));
+  const auto memory = cells_of(r->body, "num memory");
+  ASSERT_EQ(memory.size(), constrained["plans"].size());
+  for (std::size_t i = 0; i < memory.size(); ++i)  // "12.3 GB / 80.0 GB": the per-GPU memory at seq 2048
+    EXPECT_NEAR(en_number(memory[i].substr(0, memory[i].find(' '))), constrained["plans"][i]["per_gpu_memory_bytes"].get<double>() / 1e9, 0.05)
+        << i << ": " << memory[i];
+  for (const char* echo : {"name=\"deadline\" value=\"2d\"", "name=\"budget\" value=\"400\"", "name=\"seq\" type=\"number\" min=\"1\" value=\"2048\""})
+    EXPECT_NE(r->body.find(echo), std::string::npos) << echo;
+  // Serving fields echo too; quantization is a menu with the planner's default first.
+  r = c.Get("/en/plan?model=llama-3.1-8b&task=serve&quant=fp8&concurrency=8&tpot_ms=40&ttft_ms=800&today=2026-11-30");
+  ASSERT_TRUE(r && r->status == 200);
+  for (const char* echo : {"<option value=\"fp8\" selected>", "name=\"concurrency\" type=\"number\" min=\"1\" value=\"8\"",
+                           "name=\"tpot_ms\" value=\"40\"", "name=\"ttft_ms\" value=\"800\""})
+    EXPECT_NE(r->body.find(echo), std::string::npos) << echo;
+}
+
+// 3 and 4. A query parameter given twice was accepted silently on /plan and /size (the first one
+// won) and refused on /offers and /api/offers; `?q=a&q=b` was reported at "/filter". Now every page
+// and endpoint that reads a query string refuses it, naming the parameter as written.
+TEST_F(ApiE2E, AParameterGivenTwiceIsRefusedEverywhereByItsName) {
+  auto c = client();
+  struct ApiCase {
+    std::string path, field;
+  };
+  for (const ApiCase& k : std::vector<ApiCase>{{"/api/offers?q=gpu=H100&q=gpu=A100", "/q"},
+                                               {"/api/offers?q=gpu=H100&filter=gpu=A100", "/filter"},
+                                               {"/api/offers?limit=3&sort=price&limit=4", "/limit"},
+                                               {"/api/gpus?name=H100&name=A100", "/name"},
+                                               {"/api/models?name=llama-3.1-8b&name=llama-3.1-70b", "/name"}}) {
+    auto r = c.Get(k.path);
+    ASSERT_TRUE(r) << k.path;
+    EXPECT_EQ(r->status, 400) << k.path << " -> " << r->body;
+    const json e = json::parse(r->body);
+    EXPECT_EQ(e["field"], k.field) << k.path;
+    EXPECT_EQ(e["message_code"], "parameter_twice") << k.path;
+    EXPECT_EQ("/" + e["values"].value("name", ""), k.field) << k.path;
+    EXPECT_NE(e["message"].get<std::string>().find("\"" + k.field.substr(1) + "\" given twice"), std::string::npos) << e["message"];
+    expect_schema(e, "Error");
+  }
+  std::map<std::string, json> locales;
+  for (const std::string lang : {"en", "fr", "th"}) {
+    std::ifstream in(std::string(GPUPLAN_SOURCE_DIR) + "/web/locales/" + lang + ".json");
+    locales[lang] = json::parse(in);
+  }
+  struct PageCase {
+    std::string path, name;
+  };
+  for (const PageCase& k : std::vector<PageCase>{
+           {"/plan?model=llama-3.1-8b&model=llama-3.1-70b&task=lora&tokens=1e8", "model"},
+           {"/plan?model=llama-3.1-8b&task=lora&tokens=1e8&tokens=2e8", "tokens"},
+           {"/size?model=llama-3.1-8b&task=lora&gpus=1&gpus=2", "gpus"},
+           {"/offers?q=gpu%3DH100&q=gpu%3DA100", "q"},
+           {"/offers/history?id=a&id=b", "id"},
+           {"/assistant?q=fine-tune+llama+3.1+8b&q=serve+llama+3.1+70b", "q"},
+       }) {
+    for (const auto& [lang, t] : locales) {
+      auto r = c.Get("/" + lang + k.path);
+      ASSERT_TRUE(r) << lang << k.path;
+      EXPECT_EQ(r->status, 400) << lang << k.path;
+      const std::size_t at = r->body.find("class=\"error\"");
+      ASSERT_NE(at, std::string::npos) << lang << k.path;
+      const std::string shown = r->body.substr(at, r->body.find("</p>", at) - at);
+      std::string sentence = t["error_parameter_twice"].get<std::string>();
+      sentence.replace(sentence.find("{name}"), 6, k.name);
+      EXPECT_NE(shown.find(sentence), std::string::npos) << lang << k.path << ": " << shown;
+      EXPECT_EQ(r->body.find("id=\"plan-result\""), std::string::npos) << lang << k.path;  // no answer picked
+    }
+  }
+}
+
+// 5. OPTIONS /api/plan answered 404. Every route answers 204 with the methods it takes in Allow,
+// the same list a 405 gives; the OpenAPI document lists the operation.
+TEST_F(ApiE2E, OptionsNamesTheMethodsOfEveryRoute) {
+  auto c = client();
+  const std::string post = "POST, OPTIONS", get = "GET, HEAD, OPTIONS";
+  for (const auto& [path, allow] : std::vector<std::pair<std::string, std::string>>{
+           {"/api/plan", post}, {"/api/size", post}, {"/api/estimate", post}, {"/api/import", post},
+           {"/api/offers", get}, {"/api/gpus", get}, {"/api/models", get}, {"/api/health", get},
+           {"/api/openapi.json", get}, {"/api/offers/x/history", get}, {"/fr/plan", get}, {"/", get}}) {
+    auto r = c.Options(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 204) << path << " -> " << r->body;
+    EXPECT_EQ(r->get_header_value("Allow"), allow) << path;
+    EXPECT_EQ(r->body, "") << path;
+  }
+  auto r = c.Options("/api/nowhere");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404);
+  r = c.Get("/api/openapi.json");
+  ASSERT_TRUE(r && r->status == 200);
+  const json doc = json::parse(r->body);
+  for (const auto& [path, ops] : doc["paths"].items()) {
+    ASSERT_TRUE(ops.contains("options")) << path;
+    const std::string allow = ops["options"]["responses"]["204"]["headers"]["Allow"]["description"];
+    auto o = c.Options(std::regex_replace(path, std::regex(R"(\{id\})"), "x"));
+    ASSERT_TRUE(o) << path;
+    EXPECT_EQ(o->get_header_value("Allow"), allow) << path;
+  }
+}
+
+// 7. {"explain": 0} had no API test. Plans are numbered from 1 (the CLI says so): 400 at /explain
+// with its code, and the same sentence as the CLI.
+TEST_F(ApiE2E, ExplainZeroIsRefusedBecausePlansAreNumberedFromOne) {
+  auto c = client();
+  auto r = c.Post("/api/plan", R"({"model": "llama-3.1-8b", "task": "lora", "tokens": 1e8, "explain": 0})", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400) << r->body;
+  const json e = json::parse(r->body);
+  expect_schema(e, "Error");
+  EXPECT_EQ(e["field"], "/explain");
+  EXPECT_EQ(e["message_code"], "not_positive");
+  EXPECT_EQ(e["values"]["value"], "0");
+  EXPECT_NE(e["message"].get<std::string>().find("plans are numbered from 1"), std::string::npos) << e["message"];
+  const std::string cli = cli_output("plan --model llama-3.1-8b --task lora --tokens 1e8 --explain 0", true);
+  EXPECT_NE(cli.find("--explain: " + e["message"].get<std::string>()), std::string::npos) << cli;
+  // And plan 1 exists: the same request with explain 1 answers.
+  r = c.Post("/api/plan", R"({"model": "llama-3.1-8b", "task": "lora", "tokens": 1e8, "explain": 1})", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body.substr(0, 300);
+}
+
+// 8. The computation cache keys on the request's value (the strictly parsed body written again:
+// keys sorted, spaces gone, a number by its value), plus the data version and today; it used the
+// raw bytes. The same request in other bytes is a hit with the same answer (the CLI's); a request
+// that differs in any field is a miss with its own answer.
+TEST_F(ApiE2E, ComputationCacheKeysOnTheRequestValueNotItsBytes) {
+  auto c = client();
+  auto post = [&](const std::string& body) {
+    auto r = c.Post("/api/plan", body, "application/json");
+    EXPECT_TRUE(r && r->status == 200) << body << " -> " << (r ? r->body.substr(0, 300) : "no answer");
+    return r ? std::make_pair(r->get_header_value("X-Cache"), json::parse(r->body)) : std::make_pair(std::string(), json());
+  };
+  // A token count no other test asks for: the first request is a miss.
+  const auto [first_cache, first] = post(R"({"model": "llama-3.1-8b", "task": "lora", "tokens": 123456789.0, "today": "2026-11-28", "limit": 3})");
+  EXPECT_EQ(first_cache, "miss");
+  ASSERT_EQ(first["plans"].size(), 3u);
+  EXPECT_EQ(first, cli_json("plan --model llama-3.1-8b --task lora --tokens 123456789 --today 2026-11-28 --limit 3 --json"));
+  for (const std::string same : {
+           R"({"model": "llama-3.1-8b", "task": "lora", "tokens": 123456789.0, "today": "2026-11-28", "limit": 3})",
+           R"({"limit":3,"today":"2026-11-28","tokens":1.23456789e8,"task":"lora","model":"llama-3.1-8b"})",
+           "{\n  \"today\" : \"2026-11-28\",\n  \"model\" : \"llama-3.1-8b\", \"task\": \"lora\",\t\"limit\": 3, \"tokens\": 123456789e0 }"}) {
+    const auto [cache, answer] = post(same);
+    EXPECT_EQ(cache, "hit") << same;
+    EXPECT_EQ(answer, first) << same;
+  }
+  // Another limit, another day, another task: each its own answer.
+  const auto [limit_cache, four] = post(R"({"model": "llama-3.1-8b", "task": "lora", "tokens": 123456789.0, "today": "2026-11-28", "limit": 4})");
+  EXPECT_EQ(limit_cache, "miss");
+  EXPECT_EQ(four["plans"].size(), 4u);
+  const auto [today_cache, other_day] = post(R"({"model": "llama-3.1-8b", "task": "lora", "tokens": 123456789.0, "today": "2026-11-27", "limit": 3})");
+  EXPECT_EQ(today_cache, "miss");
+  EXPECT_EQ(other_day, cli_json("plan --model llama-3.1-8b --task lora --tokens 123456789 --today 2026-11-27 --limit 3 --json"));
+  const auto [task_cache, qlora] = post(R"({"model": "llama-3.1-8b", "task": "qlora", "tokens": 123456789.0, "today": "2026-11-28", "limit": 3})");
+  EXPECT_EQ(task_cache, "miss");
+  EXPECT_EQ(qlora["task"], "qlora");
+  // An error is never cached: the same bad request is refused each time, with its field.
+  for (int i = 0; i < 2; ++i) {
+    auto r = c.Post("/api/plan", R"({"model": "llama-3.1-8b", "task": "lora", "tokens": -1})", "application/json");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400);
+    EXPECT_EQ(r->get_header_value("X-Cache"), "");
+  }
 }

@@ -2,7 +2,8 @@
 // on one fresh test database (scripts/with-test-postgres.sh; skipped visibly without it):
 //   - /api/health says the store is reachable; both processes answer the same catalog;
 //   - an import by a third process (`gpuplan import --db postgresql://...`) is seen by BOTH
-//     servers at once (their answers are cached per store revision, not per process);
+//     servers at once (their answers are cached per store revision, not per process), plans
+//     included (a plan cached before the import is computed again after it);
 //   - every idle server connection killed (pg_terminate_backend): the next requests succeed (the
 //     pool replaces a connection the server closed before using it); the database refusing connections: /api/health is 503 "unreachable", and
 //     200 again once it accepts them;
@@ -29,6 +30,8 @@
 #include <pqxx/pqxx>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "../catalog/pg_test_db.hpp"
 
@@ -62,6 +65,20 @@ std::size_t offer_count(int port, const std::string& q) {
   return json::parse(r->body).size();  // an array of offers (limit=0: all that match)
 }
 
+/// POST /api/plan: (X-Cache header, providers of the plans in rank order).
+std::pair<std::string, std::vector<std::string>> plan_providers(int port, const std::string& body) {
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(60, 0);
+  auto r = c.Post("/api/plan", body, "application/json");
+  if (!r || r->status != 200) {
+    ADD_FAILURE() << "POST /api/plan on port " << port << ": " << (r ? r->status : -1) << " " << (r ? r->body.substr(0, 300) : "");
+    return {};
+  }
+  std::vector<std::string> providers;
+  for (const auto& p : json::parse(r->body)["plans"]) providers.push_back(p["provider"]);
+  return {r->get_header_value("X-Cache"), providers};
+}
+
 TEST(ServePgE2E, TwoServersOnOnePostgresAnswerAliveAndAlike) {
   gpuplan::testing::PgTestDb db;
   GPUPLAN_REQUIRE_PG(db);
@@ -84,6 +101,13 @@ TEST(ServePgE2E, TwoServersOnOnePostgresAnswerAliveAndAlike) {
   EXPECT_EQ(offer_count(a.port, ""), offer_count(b.port, ""));
   EXPECT_EQ(offer_count(a.port, "provider%3Dexamplecloud"), 0u);
   EXPECT_EQ(offer_count(b.port, "provider%3Dexamplecloud"), 0u);
+  // A plan on that provider: none, and cached on both (the second request is a hit).
+  const std::string plan_body =
+      R"({"model": "llama-3.1-8b", "task": "lora", "tokens": 1e8, "filter": "provider=examplecloud", "today": "2026-11-30"})";
+  for (int port : {a.port, b.port}) {
+    EXPECT_EQ(plan_providers(port, plan_body), std::make_pair(std::string("miss"), std::vector<std::string>{})) << port;
+    EXPECT_EQ(plan_providers(port, plan_body), std::make_pair(std::string("hit"), std::vector<std::string>{})) << port;
+  }
 
   // A third process imports 3 offers; both servers see them on their next request.
   const fs::path csv = dir / "three.csv";
@@ -96,6 +120,13 @@ TEST(ServePgE2E, TwoServersOnOnePostgresAnswerAliveAndAlike) {
   ASSERT_EQ(run_cli("--db '" + db.url() + "' import '" + csv.string() + "'"), 0);
   EXPECT_EQ(offer_count(a.port, "provider%3Dexamplecloud"), 3u);
   EXPECT_EQ(offer_count(b.port, "provider%3Dexamplecloud"), 3u);
+  // The cached plans are not served again: the store revision in the key moved for both processes.
+  for (int port : {a.port, b.port}) {
+    const auto [cache, providers] = plan_providers(port, plan_body);
+    EXPECT_EQ(cache, "miss") << port;
+    ASSERT_FALSE(providers.empty()) << port;
+    EXPECT_EQ(providers[0], "examplecloud") << port;
+  }
 
   // Every connection of the servers killed: the next requests still succeed.
   {

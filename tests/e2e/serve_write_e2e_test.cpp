@@ -228,6 +228,36 @@ TEST_F(ServeWriteE2E, RefusesWithoutTheRightTokenAndWritesNothing) {
   EXPECT_EQ(r->status, 400);
   EXPECT_EQ(json::parse(r->body)["field"], "/colour");
   EXPECT_EQ(json::parse(r->body)["message_code"], "unknown_field");
+  // Every query-parameter error carries its message code and values (a trial of 2026-12-02 found
+  // /format, /dry_run and /name with message_code ""), and a parameter given twice is refused
+  // (it was silently the last one), each writing nothing.
+  struct ParamCase {
+    std::string query, field, code, value_name, value;
+  };
+  for (const ParamCase& k : std::vector<ParamCase>{
+           {"format=excel", "/format", "unknown_choice", "value", "excel"},
+           {"dry_run=maybe", "/dry_run", "not_boolean", "value", "maybe"},
+           {"name=..%2Fetc", "/name", "not_file_name", "value", "../etc"},
+           {"dry_run=true&dry_run=false", "/dry_run", "parameter_twice", "name", "dry_run"},
+           {"name=a.csv&format=generic-csv&name=b.csv", "/name", "parameter_twice", "name", "name"},
+       }) {
+    r = w.Post("/api/import?" + k.query, bearer(kToken), kCsv, "text/csv");
+    ASSERT_TRUE(r) << k.query;
+    EXPECT_EQ(r->status, 400) << k.query << " -> " << r->body;
+    j = json::parse(r->body);
+    EXPECT_EQ(j["field"], k.field) << k.query << " -> " << r->body;
+    EXPECT_EQ(j["message_code"], k.code) << k.query << " -> " << r->body;
+    EXPECT_EQ(j["values"].value(k.value_name, ""), k.value) << k.query << " -> " << r->body;
+  }
+  {  // unknown_choice lists every import format by the names `gpuplan import --format` takes.
+    r = w.Post("/api/import?format=excel", bearer(kToken), kCsv, "text/csv");
+    ASSERT_TRUE(r);
+    const std::string allowed = json::parse(r->body)["values"].value("allowed", "");
+    for (const char* f : {"skypilot-vms-csv", "gpuhunt-tpu-pricing-json", "generic-csv", "generic-json"})
+      EXPECT_NE(allowed.find(f), std::string::npos) << f << " not in: " << allowed;
+  }
+  EXPECT_EQ(health(rw.port), before);
+  EXPECT_EQ(offers_of(rw.port, "e2equotes").size(), 0u);
   // An empty file: refused with its own code, nothing written.
   r = w.Post("/api/import", bearer(kToken), "", "text/csv");
   ASSERT_TRUE(r);

@@ -102,6 +102,23 @@ try {
   await shot('plan');
   await Promise.all([page.waitForNavigation(), page.click('#plans tr.recommended a.explain')]);
   check((await page.$$('#explain tbody tr')).length > 3, 'a plan\'s numbers are explained on demand');
+  // Serving through the form's own fields (a trial of 2026-12-02: serving plans showed a training
+  // layout "TP1 PP1 DP1 Z0" and the form had no concurrency, latency targets or quantization).
+  await page.goto(base + '/en/plan');
+  await page.selectOption('select[name=model]', 'llama-3.1-8b');
+  await page.selectOption('select[name=task]', 'serve');
+  await page.fill('input[name=concurrency]', '32');
+  await page.fill('input[name=tpot_ms]', '50');
+  await page.selectOption('select[name=quant]', 'fp8');
+  await Promise.all([page.waitForNavigation(), page.click('#plan-form button[type=submit]')]);
+  const layouts = await page.$$eval('#plans td.layout', (tds) => tds.map((t) => t.textContent));
+  check(layouts.length > 0 && layouts.every((l) => /^TP\d+/.test(l) && !/PP|DP|Z\d/.test(l)),
+        'serving plans show the serving layout, not a training one: ' + layouts.slice(0, 3).join(' | '));
+  check((await page.$$('#plans td.ttft')).length === layouts.length && (await page.$$('#plans td.replicas')).length === layouts.length,
+        'each serving plan shows its replicas and time to first token');
+  check(await page.inputValue('input[name=tpot_ms]') === '50' && await page.inputValue('select[name=quant]') === 'fp8',
+        'the plan form keeps the serving fields it was given');
+  await shot('plan-serve');
 
   // The assistant in French and in Thai.
   await page.goto(base + '/fr/assistant');
