@@ -74,8 +74,11 @@ std::pair<std::string, std::vector<std::string>> plan_providers(int port, const 
     ADD_FAILURE() << "POST /api/plan on port " << port << ": " << (r ? r->status : -1) << " " << (r ? r->body.substr(0, 300) : "");
     return {};
   }
+  // The parsed body held in a variable: a range-for over json::parse(...)["plans"] iterates a
+  // temporary that is already destroyed (no lifetime extension through operator[] before C++23).
+  const json answer = json::parse(r->body);
   std::vector<std::string> providers;
-  for (const auto& p : json::parse(r->body)["plans"]) providers.push_back(p["provider"]);
+  for (const auto& p : answer["plans"]) providers.push_back(p["provider"]);
   return {r->get_header_value("X-Cache"), providers};
 }
 
@@ -124,8 +127,10 @@ TEST(ServePgE2E, TwoServersOnOnePostgresAnswerAliveAndAlike) {
   for (int port : {a.port, b.port}) {
     const auto [cache, providers] = plan_providers(port, plan_body);
     EXPECT_EQ(cache, "miss") << port;
-    ASSERT_FALSE(providers.empty()) << port;
-    EXPECT_EQ(providers[0], "examplecloud") << port;
+    EXPECT_FALSE(providers.empty()) << port;  // EXPECT: an ASSERT here would leave both servers running
+    if (!providers.empty()) {
+      EXPECT_EQ(providers[0], "examplecloud") << port;
+    }
   }
 
   // Every connection of the servers killed: the next requests still succeed.
