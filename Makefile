@@ -46,8 +46,11 @@ sanitize-build: deps
 	  -DGPUPLAN_SANITIZE=ON -DGPUPLAN_FUZZ=ON -DGPUPLAN_FUZZ_COVERAGE=light -DGPUPLAN_BUILD_E2E=OFF -DGPUPLAN_BUILD_BENCH=OFF -DGPUPLAN_WERROR=ON $(CMAKE_FLAGS)
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 
+# The SQL/in-memory filter parity over the whole bundled catalog (FilterSqlParity.BundledCatalog*)
+# runs in test-fast; under ASan it took 363 s and 303 s of CI's 462 s sanitizer run (2026-12-02),
+# so the sanitizer run keeps the fixture parity cases and fuzz_filter covers the filter code.
 test-asan: sanitize-build
-	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp UBSAN_OPTIONS=print_stacktrace=1 $(CURDIR)/scripts/with-test-postgres.sh ctest --output-on-failure -j $(JOBS) -LE 'e2e|slow'
+	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp UBSAN_OPTIONS=print_stacktrace=1 $(CURDIR)/scripts/with-test-postgres.sh ctest --output-on-failure -j $(JOBS) -LE 'e2e|slow' -E 'FilterSqlParity[.]BundledCatalog'
 
 ## libFuzzer targets (clang): FUZZ_CI_SECONDS (15) each in `make test`, from the sanitizer build;
 ## `make fuzz` runs each FUZZ_SECONDS (default 600) from an optimised build (build-fuzz).
