@@ -201,9 +201,9 @@ void PlanRequest::validate() const {
   if (deadline_seconds) require_positive(*deadline_seconds, "--deadline");
   if (budget_usd) require_positive(*budget_usd, "--budget");
   if (gpus_total && *gpus_total < 1) throw_invalid_coded("--gpus", "not_positive", {{"value", fmt::format("{}", *gpus_total)}}, fmt::format("{}", *gpus_total), "an integer ≥ 1");
-  if (gpus_total && *gpus_total > 1'000'000) throw_invalid_coded("--gpus", "too_large", {{"value", fmt::format("{}", *gpus_total)}, {"max", "1000000"}}, fmt::format("{}", *gpus_total), "at most 1000000");
-  if (nodes_exact && (*nodes_exact < 1 || *nodes_exact > 100'000)) {
-    throw_invalid_coded("--nodes", "integer_out_of_range", {{"value", fmt::format("{}", *nodes_exact)}, {"min", "1"}, {"max", "100000"}}, fmt::format("{}", *nodes_exact), "an integer in [1, 100000]");
+  if (gpus_total && *gpus_total > kMaxGpusTotal) throw_invalid_coded("--gpus", "too_large", {{"value", fmt::format("{}", *gpus_total)}, {"max", fmt::format("{}", kMaxGpusTotal)}}, fmt::format("{}", *gpus_total), fmt::format("at most {}", kMaxGpusTotal));
+  if (nodes_exact && (*nodes_exact < 1 || *nodes_exact > kMaxNodesExact)) {
+    throw_invalid_coded("--nodes", "integer_out_of_range", {{"value", fmt::format("{}", *nodes_exact)}, {"min", "1"}, {"max", fmt::format("{}", kMaxNodesExact)}}, fmt::format("{}", *nodes_exact), fmt::format("an integer in [1, {}]", kMaxNodesExact));
   }
   if (nodes_exact && gpus_total && *gpus_total % *nodes_exact != 0) {
     throw_invalid_coded("--gpus", "gpus_not_split_over_nodes",

@@ -655,7 +655,7 @@ std::string error_text(const Error& e, const std::string& lang, const json& t) {
 /// engine's English only for a code the locales do not know (tests/server/locales_test.cpp checks
 /// that every planner code has one).
 /// A warning with `values` (PlanWarning::values) has them filled in, written as the page's
-/// language writes them: `_usd` as money, `ratio` with one decimal, `_days` and `nodes` as counts.
+/// language writes them: `_usd` as money, `ratio` and `_hours` with one decimal, `_days` and `nodes` as counts.
 std::string warning_text(const std::string& code, const std::string& message, const std::string& lang, const json& t,
                          const json& values = json::object()) {
   if (lang == "en" || code.empty()) return message;
@@ -669,6 +669,7 @@ std::string warning_text(const std::string& code, const std::string& message, co
     if (numeric && k.ends_with("_usd")) v = money(n, lang);
     else if (numeric && k == "ratio") v = number(n, 1, lang);
     else if (numeric && (k.ends_with("_days") || k == "nodes")) v = number(n, 0, lang);
+    else if (numeric && k.ends_with("_hours")) v = number(n, 1, lang);
     else if (k == "observed_at") v = date_text(v, lang, t);
     vars[k] = v;
   }
