@@ -145,6 +145,7 @@ class Reader {
     read_gpu();
     read_model_size();
     decide_missing();
+    mark_not_for_task();
     return result_;
   }
 
@@ -584,6 +585,23 @@ class Reader {
       if (!got("images")) result_.missing.push_back("images");
     } else if (!got("tokens")) {
       result_.missing.push_back("tokens");
+    }
+  }
+
+  /// A number read that the task read does not use ("serve llama to 50 users with 2000 tokens per
+  /// request": tokens are a training budget) is shown as read but not used (`not_for_task`), not
+  /// sent to the planner, which would refuse it as a field of another task (field_not_for_task).
+  /// Which task reads which field: the plan table (api/plan.cpp, FieldInfo::tasks).
+  void mark_not_for_task() {
+    std::string task;
+    for (const auto& f : result_.fields)
+      if (f.name == "task" && f.value.is_string()) task = f.value.get<std::string>();
+    const unsigned bit = task_bits::of(task);
+    if (bit == 0) return;
+    for (auto& f : result_.fields) {
+      if (!f.not_used.empty()) continue;
+      for (const auto& d : plan_fields())
+        if (d.info.name == f.name && (d.info.tasks & bit) == 0) f.not_used = "not_for_task";
     }
   }
 

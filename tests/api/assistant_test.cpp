@@ -175,6 +175,10 @@ TEST(Assistant, MarksOnNumbersAndFieldsNotUsedAreKept) {
       {"ไฟน์จูน Llama 3.1 8B บนประมาณ 200 ล้านโทเคน", "tokens", "\u2248", "ประมาณ 200 ล้านโทเคน", ""},
       {"ไฟน์จูน Llama 3.1 8B บนอย่างน้อย 200 ล้านโทเคน", "tokens", "\u2265", "อย่างน้อย 200 ล้านโทเคน", ""},
       {"ไฟน์จูน Llama 3.1 8B บน 200 ล้านโทเคน ภายใน 2 วัน", "deadline_seconds", "\u2264", "ภายใน 2 วัน", ""},
+      // A training budget in a serving sentence: read, shown, not sent (the planner refuses a
+      // field of another task, issue 11).
+      {"serve llama 3.1 8b to 50 users with 2000 tokens per request", "tokens", "", "2000 tokens", "not_for_task"},
+      {"servir llama 3.1 8b pour 50 utilisateurs avec 2000 jetons par requ\u00eate", "tokens", "", "2000 jetons", "not_for_task"},
   };
   for (const auto& r : rows) {
     const AskResult a = understand(r.sentence, gpus);
