@@ -145,6 +145,7 @@ class Reader {
     read_gpu();
     read_model_size();
     decide_missing();
+    mark_not_for_task();
     return result_;
   }
 
@@ -170,6 +171,11 @@ class Reader {
     const auto [mark, mark_start] = mark_before(start);
     add(std::move(name), std::move(value),
         low_.substr(mark_start, static_cast<std::size_t>(m.position(0) + m.length(0)) - mark_start), mark, std::move(not_used));
+  }
+
+  /// Whether a currency match has a minus between the currency sign and its number ("$-5", "€ -5").
+  static bool minus_inside(const std::smatch& m) {
+    return m.str(0).substr(0, static_cast<std::size_t>(m.position(1) - m.position(0))).find('-') != std::string::npos;
   }
 
   /// The mark just before byte `pos` of low_ and where it starts ({"", pos} when none).
@@ -400,11 +406,14 @@ class Reader {
   }
 
   void read_money() {
-    static const std::regex before(R"((?:us)?\$\s*)" + kNumber + R"(\s*(k)?)");
+    // "$-5", "US$ -5": a minus between the sign and the number (a trial's "under $-5" was not read
+    // at all, so the budget was dropped without a word); negated below, then refused by name.
+    static const std::regex before(R"((?:us)?\$\s*-?\s*)" + kNumber + R"(\s*(k)?)");
     static const std::regex after(kNumber + R"(\s*(k)?\s*(?:\$|usd|dollars?|\xe0\xb8\x94\xe0\xb8\xad\xe0\xb8\xa5\xe0\xb8\xa5\xe0\xb8\xb2\xe0\xb8\xa3\xe0\xb9\x8c))");
     std::smatch m;
     if (std::regex_search(low_, m, before) || std::regex_search(low_, m, after)) {
-      const double v = scaled(read_number(m[1].str(), result_.language), m[2].matched ? 1e3 : 1, m[0].str());
+      double v = scaled(read_number(m[1].str(), result_.language), m[2].matched ? 1e3 : 1, m[0].str());
+      if (minus_inside(m)) v = -v;
       add_marked("budget_usd", v, m);
       result_.budget_usd = value_of("budget_usd");  // signed as written
       note_other_matches("budget_usd", m, {&before, &after});
@@ -413,13 +422,14 @@ class Reader {
     // Euros and baht ("500€", "€500", "500 euros", "5000 บาท"): read, shown, and not used:
     // offers are priced in US dollars and gpuplan keeps no exchange rate (a guessed rate would
     // be an invented number).
-    static const std::regex eur_before("\xe2\x82\xac\\s*" + kNumber + R"(\s*(k)?)");
+    static const std::regex eur_before("\xe2\x82\xac\\s*-?\\s*" + kNumber + R"(\s*(k)?)");
     static const std::regex eur_after(kNumber + R"(\s*(k)?\s*(?:\xe2\x82\xac|eur\b|euros?))");
     static const std::regex thb_after(kNumber + R"(\s*(k)?\s*(?:\xe0\xb8\x9a\xe0\xb8\xb2\xe0\xb8\x97|baht|thb))");  // บาท
     for (const auto& [re, name] : {std::pair{&eur_before, "budget_eur"}, std::pair{&eur_after, "budget_eur"},
                                    std::pair{&thb_after, "budget_thb"}}) {
       if (std::regex_search(low_, m, *re)) {
-        add_marked(name, scaled(read_number(m[1].str(), result_.language), m[2].matched ? 1e3 : 1, m[0].str()), m, "currency");
+        const double v = scaled(read_number(m[1].str(), result_.language), m[2].matched ? 1e3 : 1, m[0].str());
+        add_marked(name, minus_inside(m) ? -v : v, m, "currency");
         return;
       }
     }
@@ -580,6 +590,23 @@ class Reader {
       if (!got("images")) result_.missing.push_back("images");
     } else if (!got("tokens")) {
       result_.missing.push_back("tokens");
+    }
+  }
+
+  /// A number read that the task read does not use ("serve llama to 50 users with 2000 tokens per
+  /// request": tokens are a training budget) is shown as read but not used (`not_for_task`), not
+  /// sent to the planner, which would refuse it as a field of another task (field_not_for_task).
+  /// Which task reads which field: the plan table (api/plan.cpp, FieldInfo::tasks).
+  void mark_not_for_task() {
+    std::string task;
+    for (const auto& f : result_.fields)
+      if (f.name == "task" && f.value.is_string()) task = f.value.get<std::string>();
+    const unsigned bit = task_bits::of(task);
+    if (bit == 0) return;
+    for (auto& f : result_.fields) {
+      if (!f.not_used.empty()) continue;
+      for (const auto& d : plan_fields())
+        if (d.info.name == f.name && (d.info.tasks & bit) == 0) f.not_used = "not_for_task";
     }
   }
 

@@ -31,7 +31,8 @@ struct UnderstoodField {
   std::string mark;
   /// Why a field that was read does not go to the planner ("" = it does): "no_plan_field" (the
   /// planner has no such field yet: tpot_ms/ttft_ms before `gpuplan plan --tpot-ms`), "currency"
-  /// (a budget in euros or baht: prices are in US dollars and gpuplan keeps no exchange rate).
+  /// (a budget in euros or baht: prices are in US dollars and gpuplan keeps no exchange rate),
+  /// "not_for_task" (the task read does not use it: "2000 tokens" in a serving sentence).
   std::string not_used;
 };
 

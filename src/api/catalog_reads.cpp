@@ -104,7 +104,15 @@ ModelsOutput run_models(const ModelsInput& in, const Context&) {
     return out;
   }
   out.single = true;
-  ModelArch a = resolve_model(src);
+  ModelArch a;
+  try {
+    a = resolve_model(src);
+  } catch (const Error& e) {
+    // The preset came from the positional NAME, not --model: the error names what was typed
+    // (`gpuplan models llama` read "--model: unknown model preset 'llama'").
+    if (!in.name.empty() && e.where() == "--model") rethrow_at(e, "name");
+    throw;
+  }
   out.models.push_back({std::move(a), src.preset.empty() ? nullptr : find_preset(src.preset)});
   return out;
 }

@@ -67,6 +67,8 @@ EstimateOutput run_estimate(const EstimateInput& in, const Context& ctx) {
   req.task = parse_task(in.task, "--task");
   if (req.task == Task::serve) throw_invalid_coded("--task", "estimate_training_only", {}, "serve", "pretrain, full, lora or qlora (estimate times training)");
   req.workload = PlanWorkload::training;
+  check_fields_for_task(in.given, estimate_fields(), in.task);  // e.g. --lora-rank with --task full
+  check_epochs_with_tokens(in.given);
   if (!in.precision.empty()) req.precision = parse_train_precision(in.precision, "--precision");
   if (!in.optimizer.empty()) req.optimizer = parse_optimizer(in.optimizer, "--optimizer");
   if (!in.recompute.empty()) req.pins.recompute = parse_recompute(in.recompute, "--recompute");

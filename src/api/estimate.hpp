@@ -6,6 +6,7 @@
 /// POST /api/estimate). No price.
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@ struct EstimateInput {
   double intra_node_gb_per_s = 0;    ///< GB/s per GPU, one direction; 0 = datasheet
   double inter_node_gbit_per_s = 0;  ///< Gb/s per node, one direction
   bool explain = false;
+  std::set<std::string> given;  ///< the fields given (api::note_given): a field of another task is refused
 };
 
 std::span<const FieldDef<EstimateInput>> estimate_fields();

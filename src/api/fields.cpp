@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <utility>
 
 #include "catalog/filter.hpp"
 
@@ -149,6 +150,54 @@ std::string detail::known_names(std::span<const FieldInfo> infos, Face face) {
     out += (out.empty() ? "" : ", ") + std::string(f.name);
   }
   return out;
+}
+
+unsigned task_bits::of(std::string_view task) noexcept {
+  if (task == "pretrain") return pretrain;
+  if (task == "full") return full;
+  if (task == "lora") return lora;
+  if (task == "qlora") return qlora;
+  if (task == "serve") return serve;
+  if (task == "images" || task == "image") return images;  // plan takes both (api/plan.cpp)
+  return 0;
+}
+
+namespace {
+/// The tasks of a bit set, as --task takes them: "serve", "lora or qlora", "pretrain, full, lora or qlora".
+std::string task_list(unsigned tasks, std::string_view last_sep) {
+  std::vector<std::string_view> names;
+  for (const auto& [bit, name] : {std::pair{task_bits::pretrain, "pretrain"}, std::pair{task_bits::full, "full"},
+                                  std::pair{task_bits::lora, "lora"}, std::pair{task_bits::qlora, "qlora"},
+                                  std::pair{task_bits::serve, "serve"}, std::pair{task_bits::images, "images"}})
+    if (tasks & bit) names.emplace_back(name);
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += std::string(i == 0 ? "" : i + 1 == names.size() ? last_sep : ", ") + std::string(names[i]);
+  return out;
+}
+/// "a serving option", "a LoRA option", ... (what kind of option a field of these tasks is).
+std::string option_kind(unsigned tasks) {
+  if (tasks == task_bits::serve) return "a serving option";
+  if (tasks == task_bits::images) return "an image-generation option";
+  if (tasks == task_bits::training) return "a training option";
+  if (tasks == task_bits::lora_family) return "a LoRA option (lora, qlora)";
+  return "an option of --task " + task_list(tasks, " and ");
+}
+}  // namespace
+
+void check_fields_for_task(const std::set<std::string>& given, std::span<const FieldInfo> table, std::string_view task) {
+  const unsigned bit = task_bits::of(task);
+  if (bit == 0) return;
+  for (const FieldInfo& f : table) {
+    if ((f.tasks & bit) != 0 || !given.contains(std::string(f.name))) continue;
+    const std::string shown = f.flag.empty() ? std::string(f.name) : std::string(f.flag);
+    throw_invalid_coded(shown, "field_not_for_task",
+                        {{"a_field", std::string(f.name)}, {"task", std::string(task)}, {"tasks", task_list(f.tasks, ", ")}},
+                        fmt::format("{} is {}; --task {} does not use it", shown, option_kind(f.tasks), task),
+                        fmt::format("drop it, or --task {}{}", task_list(f.tasks, " or "),
+                                    // --quant is the served weights; training on 4-bit weights is QLoRA.
+                                    f.name == "quant" && (bit & task_bits::training) ? " (4-bit weights while training: --task qlora)" : ""));
+  }
 }
 
 const FieldInfo* field_for_where(std::string_view where) {

@@ -17,6 +17,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -37,6 +38,18 @@ enum class FieldType {
 };
 std::string_view field_type_name(FieldType t) noexcept;  ///< "boolean", "integer", ... (OpenAPI type: see openapi)
 
+/// The workload tasks that read a request field (size, plan, estimate): a bit set. A field given
+/// for a task that does not read it is refused (field_not_for_task, check_fields_for_task): a
+/// trial's `size --task lora --quant int4` was sized as if --quant had not been typed.
+namespace task_bits {
+inline constexpr unsigned pretrain = 1, full = 2, lora = 4, qlora = 8, serve = 16, images = 32;
+inline constexpr unsigned lora_family = lora | qlora;                  ///< adapters: --lora-rank, --lora-targets
+inline constexpr unsigned training = pretrain | full | lora | qlora;   ///< the training tasks
+inline constexpr unsigned all = training | serve | images;             ///< every task (the default)
+/// The bit of a task name ("lora" → lora, "image" → images); 0 for a name that is not a task.
+unsigned of(std::string_view task) noexcept;
+}  // namespace task_bits
+
 /// Where a field may be given.
 enum class FieldFace {
   both,      ///< CLI flag and JSON API
@@ -52,6 +65,8 @@ struct FieldInfo {
   /// Another name of the field `alias_of` (kept so existing requests and scripts still work):
   /// read like any field, but not listed in the CLI's --help, which would show one setting twice.
   std::string_view alias_of = {};
+  /// The tasks that read the field (task_bits); the others refuse it when it is given.
+  unsigned tasks = task_bits::all;
 };
 
 template <class Input>
@@ -95,6 +110,27 @@ T json_as(const nlohmann::json& v) {
   } else {
     return T(json_as<typename T::value_type>(v));  // std::optional<U>
   }
+}
+
+/// Records that the field `name` was given (a key of the body or query, a CLI flag typed) in
+/// `in.given` when the input has such a set: the use case then knows what was typed, not only
+/// the values (a default and a typed default look the same).
+template <class Input>
+void note_given(Input& in, std::string_view name) {
+  if constexpr (requires { in.given.insert(std::string(name)); }) in.given.insert(std::string(name));
+}
+
+/// Throws Error{invalid_input, the field's flag, code field_not_for_task} for the first field of
+/// `table` (in table order) that is in `given` and that `task` ("lora", "serve", ...) does not
+/// read (FieldInfo::tasks), e.g. "--concurrency is a serving option; --task lora does not use
+/// it" (expected: "drop it, or --task serve"). An unknown task name checks nothing (the task's
+/// own parser refuses it).
+void check_fields_for_task(const std::set<std::string>& given, std::span<const FieldInfo> table, std::string_view task);
+template <class Input>
+void check_fields_for_task(const std::set<std::string>& given, std::span<const FieldDef<Input>> table, std::string_view task) {
+  std::vector<FieldInfo> infos;
+  for (const auto& d : table) infos.push_back(d.info);
+  check_fields_for_task(given, std::span<const FieldInfo>(infos), task);
 }
 
 /// Which face a request comes from (what read_fields accepts).
@@ -166,6 +202,7 @@ void read_fields(Input& in, const nlohmann::json& body, std::span<const FieldDef
     }
     check_field_type(d->info, value, where);
     detail::set_field(in, *d, value, where);
+    note_given(in, d->info.name);
   }
 }
 
@@ -182,6 +219,7 @@ void read_query(Input& in, const std::multimap<std::string, std::string>& params
       throw_invalid_coded(where, "unknown_field", {{"name", key}, {"known", detail::known_names(table, Face::api)}},
                           "unknown query parameter", "one of " + detail::known_names(table, Face::api));
     detail::set_field(in, *d, parse_field_text(d->info, text, where), where);
+    note_given(in, d->info.name);
   }
 }
 

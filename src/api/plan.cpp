@@ -28,6 +28,17 @@ int int_in_range(const nlohmann::json& v, int lo, int hi) {
   }
   return static_cast<int>(d);
 }
+
+/// A latency in milliseconds (ttft_ms, tpot_ms), checked here in the unit typed: the request holds
+/// seconds, and its own check echoed "-0.005" for a typed `--tpot-ms -5` (issue 11).
+double positive_ms(const nlohmann::json& v) {
+  const double ms = v.get<double>();
+  if (!(ms > 0))
+    throw_invalid_coded("", "not_positive", {{"value", field_value_text(v)}},
+                        fmt::format("{} ms is not a positive time", field_value_text(v)),
+                        "a number of milliseconds > 0, e.g. 200");
+  return ms;
+}
 }  // namespace
 
 using nlohmann::json;
@@ -55,38 +66,38 @@ std::vector<FieldDef<PlanInput>> build_fields() {
         "pretrain, full, lora (default), qlora, serve (with rps/concurrency, or requests for a batch job), images"},
        [](In& in, const json& v) { in.task = v.get<std::string>(); }},
       {{"quant", "--quant", FieldType::string, FieldFace::both,
-        "served weights: bf16 (default), fp16, fp8, int8, int4, nf4, q4_k_m, q8_0"},
+        "served weights: bf16 (default), fp16, fp8, int8, int4, nf4, q4_k_m, q8_0", {}, task_bits::serve | task_bits::images},
        [](In& in, const json& v) { in.quant = v.get<std::string>(); }},
-      {{"kv_dtype", "--kv-dtype", FieldType::string, FieldFace::both, "KV cache: bf16 (default), fp16, fp8, int8, int4"},
+      {{"kv_dtype", "--kv-dtype", FieldType::string, FieldFace::both, "KV cache: bf16 (default), fp16, fp8, int8, int4", {}, task_bits::serve},
        [](In& in, const json& v) { in.kv_dtype = v.get<std::string>(); }},
       {{"engine", "--engine", FieldType::string, FieldFace::both,
-        "serving engine whose efficiency set is assumed: vllm (default), tensorrt-llm, sglang, llama.cpp"},
+        "serving engine whose efficiency set is assumed: vllm (default), tensorrt-llm, sglang, llama.cpp", {}, task_bits::serve},
        [](In& in, const json& v) { in.engine = v.get<std::string>(); }},
-      {{"prompt_tokens", "--prompt-tokens", FieldType::integer, FieldFace::both, "prompt tokens per request (default 1000)"},
+      {{"prompt_tokens", "--prompt-tokens", FieldType::integer, FieldFace::both, "prompt tokens per request (default 1000)", {}, task_bits::serve},
        [](In& in, const json& v) { in.request.prompt_tokens = json_as<std::int64_t>(v); }},
-      {{"output_tokens", "--output-tokens", FieldType::integer, FieldFace::both, "generated tokens per request (default 250)"},
+      {{"output_tokens", "--output-tokens", FieldType::integer, FieldFace::both, "generated tokens per request (default 250)", {}, task_bits::serve},
        [](In& in, const json& v) { in.request.output_tokens = json_as<std::int64_t>(v); }},
-      {{"rps", "--rps", FieldType::number, FieldFace::both, "serving: target requests per second"},
+      {{"rps", "--rps", FieldType::number, FieldFace::both, "serving: target requests per second", {}, task_bits::serve},
        [](In& in, const json& v) { in.request.requests_per_s = v.get<double>(); }},
-      {{"concurrency", "--concurrency", FieldType::integer, FieldFace::both, "serving: users (sequences) served at once"},
+      {{"concurrency", "--concurrency", FieldType::integer, FieldFace::both, "serving: users (sequences) served at once", {}, task_bits::serve},
        [](In& in, const json& v) { in.request.concurrency = json_as<std::int64_t>(v); }},
       {{"ttft_ms", "--ttft-ms", FieldType::number, FieldFace::both,
-        "serving: time to first token at most this many ms (default target 2000 with tpot_ms 200, MLPerf Llama-2-70B server)"},
-       [](In& in, const json& v) { in.request.ttft_seconds = v.get<double>() / 1e3; }},
+        "serving: time to first token at most this many ms (default target 2000 with tpot_ms 200, MLPerf Llama-2-70B server)", {}, task_bits::serve},
+       [](In& in, const json& v) { in.request.ttft_seconds = positive_ms(v) / 1e3; }},
       {{"tpot_ms", "--tpot-ms", FieldType::number, FieldFace::both,
-        "serving: time per output token at most this many ms (default target 200)"},
-       [](In& in, const json& v) { in.request.tpot_seconds = v.get<double>() / 1e3; }},
-      {{"hours", "--hours", FieldType::number, FieldFace::both, "serving: hours the service runs (default 720)"},
+        "serving: time per output token at most this many ms (default target 200)", {}, task_bits::serve},
+       [](In& in, const json& v) { in.request.tpot_seconds = positive_ms(v) / 1e3; }},
+      {{"hours", "--hours", FieldType::number, FieldFace::both, "serving: hours the service runs (default 720)", {}, task_bits::serve},
        [](In& in, const json& v) { in.request.hours = v.get<double>(); }},
-      {{"requests", "--requests", FieldType::count, FieldFace::both, "batch generation: requests to complete"},
+      {{"requests", "--requests", FieldType::count, FieldFace::both, "batch generation: requests to complete", {}, task_bits::serve},
        [](In& in, const json& v) { in.request.requests = count_value(v); }},
-      {{"width", "--width", FieldType::integer, FieldFace::both, "images: width in pixels (default 1024)"},
+      {{"width", "--width", FieldType::integer, FieldFace::both, "images: width in pixels (default 1024)", {}, task_bits::images},
        [](In& in, const json& v) { in.request.image_width = json_as<std::int64_t>(v); }},
-      {{"height", "--height", FieldType::integer, FieldFace::both, "images: height in pixels (default 1024)"},
+      {{"height", "--height", FieldType::integer, FieldFace::both, "images: height in pixels (default 1024)", {}, task_bits::images},
        [](In& in, const json& v) { in.request.image_height = json_as<std::int64_t>(v); }},
-      {{"steps", "--steps", FieldType::integer, FieldFace::both, "images: denoising steps"},
+      {{"steps", "--steps", FieldType::integer, FieldFace::both, "images: denoising steps", {}, task_bits::images},
        [](In& in, const json& v) { in.request.denoising_steps = json_as<decltype(in.request.denoising_steps)>(v); }},
-      {{"images", "--images", FieldType::count, FieldFace::both, "images: how many to generate"},
+      {{"images", "--images", FieldType::count, FieldFace::both, "images: how many to generate", {}, task_bits::images},
        [](In& in, const json& v) { in.request.images = static_cast<decltype(in.request.images)>(count_value(v)); }},
       {{"max_nodes", "--max-nodes", FieldType::integer, FieldFace::both, "most instances per plan"},
        [](In& in, const json& v) { in.request.max_nodes = int_in_range(v, 1, 1024); }},
@@ -180,6 +191,9 @@ PlanOutput run_plan(const PlanInput& in, const Context& ctx) {
       req.workload = PlanWorkload::training;
     }
   }
+  // A field the task does not read is an error, not ignored (`--task lora --quant int4`).
+  check_fields_for_task(in.given, plan_fields(), in.task);
+  check_epochs_with_tokens(in.given);
   if (!in.precision.empty()) req.precision = parse_train_precision(in.precision, "--precision");
   if (!in.optimizer.empty()) req.optimizer = parse_optimizer(in.optimizer, "--optimizer");
   if (!in.quant.empty()) req.quant = parse_weight_quant(in.quant, "--quant");

@@ -5,6 +5,7 @@
 /// POST /api/plan).
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 
@@ -23,6 +24,7 @@ struct PlanInput {
   std::string engine;  ///< --engine (serving): vllm (default), tensorrt-llm, sglang, llama.cpp
   std::string deadline, max_price_age, recompute;  ///< parsed in run_plan, like the CLI
   std::optional<std::size_t> explain;  ///< plan number to explain (1-based)
+  std::set<std::string> given;  ///< the fields given (api::note_given): a field of another task is refused
 };
 
 std::span<const FieldDef<PlanInput>> plan_fields();

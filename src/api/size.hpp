@@ -5,6 +5,7 @@
 /// document, also the body of POST /api/size).
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 
@@ -36,6 +37,7 @@ struct SizeInput {
   std::optional<std::string> gpu;    ///< serve: the longest context / most sequences on this GPU
   bool offload = false, offload_params = false, no_flash = false;
   std::optional<int> ep;
+  std::set<std::string> given;  ///< the fields given (api::note_given): a field of another task is refused
 };
 
 std::span<const FieldDef<SizeInput>> size_fields();

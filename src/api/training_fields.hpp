@@ -5,33 +5,46 @@
 /// time model's overrides (mfu, goodput, eval_fraction, failures_per_gpu_hour,
 /// checkpoint_write_gbps, restart_seconds, margin). `In` has a PlanRequest `request` and the
 /// strings `precision`, `optimizer` and `recompute` (parsed by its use case).
+#include <set>
+#include <string>
 #include <vector>
 
 #include "api/fields.hpp"
+#include "util/error_code.hpp"
 #include "sizing/workload_defaults.hpp"
 
 namespace gpuplan::api {
+
+/// --epochs multiplies --dataset-tokens: given with --tokens (and no --dataset-tokens) it would be
+/// ignored without a word (issue 11), so it is refused as both_given at --epochs. Both token
+/// fields given are PlanRequest::validate's both_given at --tokens.
+inline void check_epochs_with_tokens(const std::set<std::string>& given) {
+  if (given.contains("epochs") && given.contains("tokens") && !given.contains("dataset_tokens"))
+    throw_invalid_coded("--epochs", "both_given", {{"a_field", "tokens"}, {"b_field", "epochs"}},
+                        "both --tokens and --epochs given: --epochs multiplies --dataset-tokens, --tokens is the total",
+                        "--tokens N alone, or --dataset-tokens N --epochs E");
+}
 
 template <class In>
 std::vector<FieldDef<In>> training_run_fields() {
   using nlohmann::json;
   return {
-      {{"tokens", "--tokens", FieldType::count, FieldFace::both, "tokens to train on (2e12, 500M)"},
+      {{"tokens", "--tokens", FieldType::count, FieldFace::both, "tokens to train on (2e12, 500M)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.tokens = count_value(v); }},
-      {{"dataset_tokens", "--dataset-tokens", FieldType::count, FieldFace::both, "tokens in the dataset (× epochs)"},
+      {{"dataset_tokens", "--dataset-tokens", FieldType::count, FieldFace::both, "tokens in the dataset (× epochs)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.dataset_tokens = count_value(v); }},
-      {{"epochs", "--epochs", FieldType::number, FieldFace::both, "passes over dataset_tokens (default 1)"},
+      {{"epochs", "--epochs", FieldType::number, FieldFace::both, "passes over dataset_tokens (default 1)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.epochs = v.get<double>(); }},
-      {{"seq", "--seq", FieldType::integer, FieldFace::both, "tokens per training sequence (default 4096)"},
+      {{"seq", "--seq", FieldType::integer, FieldFace::both, "tokens per training sequence (default 4096)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.seq_len = json_as<std::int64_t>(v); }},
       {{"global_batch", "--global-batch", FieldType::integer, FieldFace::both,
-        "sequences per optimizer step (0 = default by task)"},
+        "sequences per optimizer step (0 = default by task)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.global_batch_seqs = json_as<std::int64_t>(v); }},
-      {{"precision", "--precision", FieldType::string, FieldFace::both, workload_defaults::kPrecisionHelp},
+      {{"precision", "--precision", FieldType::string, FieldFace::both, workload_defaults::kPrecisionHelp, {}, task_bits::training},
        [](In& in, const json& v) { in.precision = v.get<std::string>(); }},
-      {{"optimizer", "--optimizer", FieldType::string, FieldFace::both, workload_defaults::kOptimizerHelp},
+      {{"optimizer", "--optimizer", FieldType::string, FieldFace::both, workload_defaults::kOptimizerHelp, {}, task_bits::training},
        [](In& in, const json& v) { in.optimizer = v.get<std::string>(); }},
-      {{"lora_rank", "--lora-rank", FieldType::integer, FieldFace::both, "LoRA rank r (default 16)"},
+      {{"lora_rank", "--lora-rank", FieldType::integer, FieldFace::both, "LoRA rank r (default 16)", {}, task_bits::lora_family},
        [](In& in, const json& v) { in.request.lora_rank = json_as<int>(v); }},
   };
 }
@@ -40,38 +53,38 @@ template <class In>
 std::vector<FieldDef<In>> training_layout_fields() {
   using nlohmann::json;
   return {
-      {{"tp", "--tp", FieldType::integer, FieldFace::both, "pin the tensor-parallel degree (else searched)"},
+      {{"tp", "--tp", FieldType::integer, FieldFace::both, "pin the tensor-parallel degree (else searched)", {}, task_bits::training | task_bits::serve},
        [](In& in, const json& v) { in.request.pins.tp = json_as<int>(v); }},
-      {{"pp", "--pp", FieldType::integer, FieldFace::both, "pin the pipeline-parallel degree (uneven stages allowed; else searched)"},
+      {{"pp", "--pp", FieldType::integer, FieldFace::both, "pin the pipeline-parallel degree (uneven stages allowed; else searched)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.pins.pp = json_as<int>(v); }},
-      {{"dp", "--dp", FieldType::integer, FieldFace::both, "pin the data-parallel degree (else searched)"},
+      {{"dp", "--dp", FieldType::integer, FieldFace::both, "pin the data-parallel degree (else searched)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.pins.dp = json_as<int>(v); }},
-      {{"ep", "--ep", FieldType::integer, FieldFace::both, "pin the expert-parallel degree (MoE; must divide dp)"},
+      {{"ep", "--ep", FieldType::integer, FieldFace::both, "pin the expert-parallel degree (MoE; must divide dp)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.pins.ep = json_as<int>(v); }},
-      {{"cp", "--cp", FieldType::integer, FieldFace::both, "context-parallel degree (only 1: not modelled)"},
+      {{"cp", "--cp", FieldType::integer, FieldFace::both, "context-parallel degree (only 1: not modelled)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.pins.cp = json_as<int>(v); }},
-      {{"zero", "--zero", FieldType::integer, FieldFace::both, "pin the ZeRO stage 0-3 (FSDP full shard = 3)"},
+      {{"zero", "--zero", FieldType::integer, FieldFace::both, "pin the ZeRO stage 0-3 (FSDP full shard = 3)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.pins.zero_stage = json_as<int>(v); }},
-      {{"micro_batch", "--micro-batch", FieldType::integer, FieldFace::both, "pin the sequences per micro-batch per GPU"},
+      {{"micro_batch", "--micro-batch", FieldType::integer, FieldFace::both, "pin the sequences per micro-batch per GPU", {}, task_bits::training},
        [](In& in, const json& v) { in.request.pins.micro_batch = json_as<int>(v); }},
       {{"recompute", "--recompute", FieldType::string, FieldFace::both,
-        "pin activation recomputation: none, selective, full (else searched)"},
+        "pin activation recomputation: none, selective, full (else searched)", {}, task_bits::training},
        [](In& in, const json& v) { in.recompute = v.get<std::string>(); }},
-      {{"virtual_stages", "--virtual-stages", FieldType::integer, FieldFace::both, "interleaved pipeline chunks per GPU"},
+      {{"virtual_stages", "--virtual-stages", FieldType::integer, FieldFace::both, "interleaved pipeline chunks per GPU", {}, task_bits::training},
        [](In& in, const json& v) { in.request.pins.virtual_stages = json_as<int>(v); }},
-      {{"mfu", "--mfu", FieldType::number, FieldFace::both, "override: step time = model FLOP / (GPUs × peak × MFU)"},
+      {{"mfu", "--mfu", FieldType::number, FieldFace::both, "override: step time = model FLOP / (GPUs × peak × MFU)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.mfu_override = v.get<double>(); }},
       {{"goodput", "--goodput", FieldType::number, FieldFace::both,
-        "fixed goodput fraction instead of the failure/checkpoint model"},
+        "fixed goodput fraction instead of the failure/checkpoint model", {}, task_bits::training},
        [](In& in, const json& v) { in.request.goodput_override = v.get<double>(); }},
       {{"eval_fraction", "--eval-fraction", FieldType::number, FieldFace::both,
-        "evaluation pauses as a fraction of training time"},
+        "evaluation pauses as a fraction of training time", {}, task_bits::training},
        [](In& in, const json& v) { in.request.evaluation_fraction = v.get<double>(); }},
       {{"failures_per_gpu_hour", "--failures-per-gpu-hour", FieldType::number, FieldFace::both,
-        "hardware failure rate (default 1.97e-5: Llama 3, Dubey et al. 2024 §3.3.4)"},
+        "hardware failure rate (default 1.97e-5: Llama 3, Dubey et al. 2024 §3.3.4)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.failures_per_gpu_hour = v.get<double>(); }},
       {{"checkpoint_write_gbps", "--checkpoint-write-gbps", FieldType::number, FieldFace::both,
-        "checkpoint write rate per instance (node), GB/s (default 1)"},
+        "checkpoint write rate per instance (node), GB/s (default 1)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.checkpoint_write_bytes_per_s = v.get<double>() * 1e9; }},
       {{"restart_seconds", "--restart-seconds", FieldType::number, FieldFace::both,
         "time to restart after a failure or a preemption"},

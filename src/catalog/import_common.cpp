@@ -494,11 +494,11 @@ std::optional<std::pair<double, double>> parse_range(std::string_view text) {
   return std::nullopt;
 }
 
-int cell_count(std::string_view text, const std::string& where, std::string_view column) {
+int cell_count(std::string_view text, const std::string& where, std::string_view column, int min_count) {
   const std::optional<double> v = cell_number(text, where, column);
-  if (!v || *v < 0 || *v != std::floor(*v) || *v > 1e6) {
+  if (!v || *v < min_count || *v != std::floor(*v) || *v > 1e6) {
     throw Error(ErrorKind::invalid_input, where, fmt::format("column {}: '{}' is not a GPU count", column, text),
-                "a whole number >= 0 such as 8 or 8.0");
+                fmt::format("a whole number from {} to 1000000 such as 8 or 8.0", min_count));
   }
   return static_cast<int>(*v);
 }

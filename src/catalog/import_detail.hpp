@@ -99,8 +99,9 @@ std::optional<double> cell_gb(std::string_view text, const std::string& where, s
 /// "4-6" → {4, 6}; nullopt when the text is not a range of two numbers.
 std::optional<std::pair<double, double>> parse_range(std::string_view text);
 
-/// Required positive integer count (accepts "8" and "8.0").
-int cell_count(std::string_view text, const std::string& where, std::string_view column);
+/// Required integer count in [min_count, 1e6] (accepts "8" and "8.0"); the error states that range.
+/// The bundled feeds list CPU-only rows (0 GPUs, skipped by the caller); a user quote needs ≥ 1.
+int cell_count(std::string_view text, const std::string& where, std::string_view column, int min_count = 0);
 
 /// Parses JSON; a syntax error throws Error{invalid_input} at "file:line:col" computed from
 /// nlohmann's byte offset.

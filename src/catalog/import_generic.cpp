@@ -142,6 +142,9 @@ void require_nonneg(const std::optional<double>& v, std::string_view key, const 
 /// accepted and the planner later said the rate was missing.
 constexpr double kMaxUsdPerHour = 1e6;
 constexpr double kMaxPreemptionsPerDay = 1440;
+/// A billing granularity is at least a second and at most the longest commitment a quote can have
+/// (reserved-3y: 3 × 365 days = 94,608,000 s, docs/import-format.md).
+constexpr double kMaxGranularitySeconds = 3.0 * 365 * 86400;
 
 /// Rejects the row (Error{invalid_input} at file:line, naming the field, the value as written
 /// and the accepted range) when the field's number lies outside [lo, hi].
@@ -198,10 +201,9 @@ void import_record(const Record& r, const Place& p, const ImportSource& src, Imp
   o.zone = get(r, k_zone);
   o.gpu_name_raw = get(r, k_gpu);
   const std::string count_text = get(r, k_gpu_count);
-  o.gpu_count = cell_count(count_text, p.where("gpu_count"), "gpu_count");
-  if (o.gpu_count == 0) {
-    throw Error(ErrorKind::invalid_input, p.where("gpu_count"), "gpu_count is 0", "a GPU count >= 1");
-  }
+  // One message for 0 and 8.5, with the range accepted (8.5 said "a whole number >= 0" although 0
+  // was refused by a second check).
+  o.gpu_count = cell_count(count_text, p.where("gpu_count"), "gpu_count", 1);
   o.id = make_offer_id(o);
 
   const std::string kind_text = lower(get(r, k_price_kind));
@@ -311,6 +313,10 @@ void import_record(const Record& r, const Place& p, const ImportSource& src, Imp
     }
   };
   BillingTerms& b = o.billing_override;
+  // A granularity is a billing unit: 0 s bills nothing (the planner then assumed per-second
+  // billing without a word). At most the longest term a quote can have (reserved-3y).
+  require_range(number(r, k_billing_granularity_seconds, p), r, k_billing_granularity_seconds, p, 1, kMaxGranularitySeconds,
+                "seconds");
   billing(k_billing_granularity_seconds, "granularity_seconds", b.granularity_seconds);
   billing(k_billing_minimum_seconds, "minimum_billed_seconds", b.minimum_billed_seconds);
   billing(k_storage_usd_per_gb_month, "storage_usd_per_gb_month", b.storage_usd_per_gb_month);

@@ -26,10 +26,17 @@ void add_api_flags(CLI::App& sub, std::shared_ptr<In> in, std::span<const api::F
             std::string text;
             for (const auto& w : words) text += (text.empty() ? "" : " ") + w;
             d->set(*in, nlohmann::json(text));
+            api::note_given(*in, d->info.name);
           },
           help);
     } else if (d->info.type == api::FieldType::boolean) {
-      sub.add_flag_callback(std::string(d->info.flag), [in, d] { d->set(*in, nlohmann::json(true)); }, help);
+      sub.add_flag_callback(
+          std::string(d->info.flag),
+          [in, d] {
+            d->set(*in, nlohmann::json(true));
+            api::note_given(*in, d->info.name);
+          },
+          help);
     } else {
       sub.add_option_function<std::string>(
              std::string(d->info.flag),
@@ -42,6 +49,7 @@ void add_api_flags(CLI::App& sub, std::shared_ptr<In> in, std::span<const api::F
                  if (!e.where().empty()) throw;
                  rethrow_at(e, where);
                }
+               api::note_given(*in, d->info.name);
              },
              help)
           ->type_name(std::string(api::field_type_name(d->info.type)) == "string" ? "TEXT" : "VALUE");

@@ -218,8 +218,14 @@ constexpr double kTera = 1e12;     // TFLOPS -> FLOP/s
 
 GpuCatalog GpuCatalog::parse_csv(std::string_view text, const std::string& source) {
   CsvTable table = CsvTable::parse(text, source);
-  for (std::string_view required : {"name", "vendor", "memory_gb", "memory_bw_gbps", "interconnect_bw_gbps"})
-    table.column(required);
+  // A missing column names the ones a catalog needs (a trial's file without memory_bw_gbps read
+  // "missing column 'memory_bw_gbps'" with nothing expected).
+  for (std::string_view required : {"name", "vendor", "memory_gb", "memory_bw_gbps", "interconnect_bw_gbps"}) {
+    if (!table.has_column(required))
+      throw_invalid(source + ":1", fmt::format("missing column '{}'", required),
+                    "a header with the columns name, vendor, memory_gb, memory_bw_gbps and interconnect_bw_gbps (the "
+                    "others optional; data/gpus.csv's header lists them all)");
+  }
 
   if (table.rows().empty()) throw_invalid(source + ":2", "the GPU catalog has no GPU rows", "at least one GPU row");
   GpuCatalog catalog;

@@ -133,6 +133,16 @@ void PlanRequest::validate() const {
           throw_invalid_coded(flag, "number_out_of_range", {{"value", fmt::format("{}", *v)}, {"range", "[1, 1e16]"}},
                               fmt::format("{} tokens is less than one token", *v), "a token count ≥ 1 (5e8, 500M)");
       require_positive(epochs, "--epochs");
+      // Too many passes over a dataset of a plausible size: --epochs is at fault, and its range
+      // follows from the dataset (a trial's --epochs 1e9 blamed --dataset-tokens, which was 1e8).
+      if (!tokens && *dataset_tokens <= kMaxTrainingTokens && training_tokens() > kMaxTrainingTokens) {
+        const double max_epochs = kMaxTrainingTokens / *dataset_tokens;
+        throw_invalid_coded("--epochs", "too_large", {{"value", fmt::format("{:g}", epochs)}, {"max", fmt::format("{:g}", max_epochs)}},
+                            fmt::format("{:g} epochs × {:g} dataset tokens = {:g} tokens is implausibly large", epochs,
+                                        *dataset_tokens, training_tokens()),
+                            fmt::format("at most {:g} epochs of {:g} tokens ({:g} tokens in all)", max_epochs, *dataset_tokens,
+                                        kMaxTrainingTokens));
+      }
       require_at_most(training_tokens(), kMaxTrainingTokens, tokens ? "--tokens" : "--dataset-tokens");
       if (seq_len < 1) throw_invalid_coded("--seq", "not_positive", {{"value", fmt::format("{}", seq_len)}}, fmt::format("{} is not a positive integer", seq_len), "an integer ≥ 1");
       if (global_batch_seqs < 0) throw_invalid_coded("--global-batch", "negative", {{"value", fmt::format("{}", global_batch_seqs)}}, "negative", "an integer ≥ 1 (0 = default)");

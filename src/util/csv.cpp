@@ -260,7 +260,9 @@ bool CsvTable::has_column(std::string_view name) const { return index_.count(std
 
 std::size_t CsvTable::column(std::string_view name) const {
   auto it = index_.find(std::string(name));
-  if (it == index_.end()) throw_invalid(source_ + ":1", "missing column '" + std::string(name) + "'");
+  if (it == index_.end())
+    throw_invalid(source_ + ":1", "missing column '" + std::string(name) + "'",
+                  "a header row with a column named '" + std::string(name) + "'");
   return it->second;
 }
 

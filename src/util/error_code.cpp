@@ -30,7 +30,7 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 111> kCodes = {
+constexpr std::array<std::string_view, 112> kCodes = {
     "body_empty",
     "body_not_object",
     "both_given",
@@ -41,6 +41,7 @@ constexpr std::array<std::string_view, 111> kCodes = {
     "ep_on_dense_model",
     "estimate_training_only",
     "expert_grid_not_dividing",
+    "field_not_for_task",
     "filter_clause_before",
     "filter_empty_value",
     "filter_gpu_name_empty",

@@ -75,6 +75,16 @@ TEST(Assistant, ReadsTheTableOfSentences) {
        {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 2e8}, {"budget_usd", 500}}, {}},
       {"ให้บริการ Llama 3.1 8B ประมาณ 20 ผู้ใช้ งบ 5000 บาท", "th",
        {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 20}, {"budget_thb", 5000}}, {}},
+      // A minus after the currency sign (issue 11, trial 7: "$-5" was not read, the budget dropped):
+      // read as the negative amount written, which the planner then refuses by name.
+      {"fine-tune llama 3.1 8b on 1e8 tokens under $-5", "en",
+       {{"model", "llama-3.1-8b"}, {"task", "full"}, {"tokens", 1e8}, {"budget_usd", -5}}, {}},
+      {"affiner llama 3.1 8b sur 1e8 jetons pour moins de $-5", "fr",
+       {{"model", "llama-3.1-8b"}, {"task", "full"}, {"tokens", 1e8}, {"budget_usd", -5}}, {}},
+      {"ปรับแต่ง llama 3.1 8b บน 1e8 โทเคน งบไม่เกิน $-5", "th",
+       {{"model", "llama-3.1-8b"}, {"task", "full"}, {"tokens", 1e8}, {"budget_usd", -5}}, {}},
+      {"affiner llama 3.1 8b sur 1e8 jetons, budget € -5", "fr",
+       {{"model", "llama-3.1-8b"}, {"task", "full"}, {"tokens", 1e8}, {"budget_eur", -5}}, {}},
   };
   const GpuCatalog& gpus = GpuCatalog::bundled();
   for (const auto& r : rows) {
@@ -171,6 +181,10 @@ TEST(Assistant, MarksOnNumbersAndFieldsNotUsedAreKept) {
       {"ไฟน์จูน Llama 3.1 8B บนประมาณ 200 ล้านโทเคน", "tokens", "\u2248", "ประมาณ 200 ล้านโทเคน", ""},
       {"ไฟน์จูน Llama 3.1 8B บนอย่างน้อย 200 ล้านโทเคน", "tokens", "\u2265", "อย่างน้อย 200 ล้านโทเคน", ""},
       {"ไฟน์จูน Llama 3.1 8B บน 200 ล้านโทเคน ภายใน 2 วัน", "deadline_seconds", "\u2264", "ภายใน 2 วัน", ""},
+      // A training budget in a serving sentence: read, shown, not sent (the planner refuses a
+      // field of another task, issue 11).
+      {"serve llama 3.1 8b to 50 users with 2000 tokens per request", "tokens", "", "2000 tokens", "not_for_task"},
+      {"servir llama 3.1 8b pour 50 utilisateurs avec 2000 jetons par requ\u00eate", "tokens", "", "2000 jetons", "not_for_task"},
   };
   for (const auto& r : rows) {
     const AskResult a = understand(r.sentence, gpus);

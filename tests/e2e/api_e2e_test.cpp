@@ -1356,6 +1356,26 @@ TEST_F(ApiE2E, ExplainFormulasAndSourcesHaveNoEnglishWordsOnFrenchAndThaiPages) 
 // message_code in API errors. Every error a form or request field can cause is driven here: the
 // API answers with a message code and its values, and the fr and th pages word it in their
 // language: no English sentence of the engine, no uncoded fallback, no unfilled {placeholder}.
+TEST_F(ApiE2E, AFieldOfAnotherTaskIsRefusedAtItsPointer) {
+  // Issue 11 (trial 7): {"task": "lora", "concurrency": 8} was sized as if concurrency were absent.
+  auto c = client();
+  const json body = {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"concurrency", 8}};
+  auto r = c.Post("/api/size", body.dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400) << r->body;
+  const json e = json::parse(r->body, nullptr, false);
+  ASSERT_TRUE(e.is_object()) << r->body;
+  EXPECT_EQ(e.value("field", ""), "/concurrency") << r->body;
+  EXPECT_EQ(e.value("message_code", ""), "field_not_for_task") << r->body;
+  EXPECT_EQ(e.value("message", ""), "--concurrency is a serving option; --task lora does not use it") << r->body;
+  EXPECT_EQ(e.value("expected", ""), "drop it, or --task serve") << r->body;
+  EXPECT_EQ(e["values"], json({{"a_field", "concurrency"}, {"task", "lora"}, {"tasks", "serve"}})) << r->body;
+  // The same field with the task that reads it is sized.
+  auto ok = c.Post("/api/size", json({{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 8}}).dump(), "application/json");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200) << ok->body.substr(0, 500);
+}
+
 TEST_F(ApiE2E, EveryFieldErrorHasAMessageCodeAndNoEnglishOnFrenchAndThaiPages) {
   auto c = client();
   struct Case {
@@ -1367,8 +1387,11 @@ TEST_F(ApiE2E, EveryFieldErrorHasAMessageCodeAndNoEnglishOnFrenchAndThaiPages) {
   const json serve = {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"rps", 2}, {"today", "2026-11-30"}};
   const json images = {{"model", "sdxl-unet"}, {"task", "images"}, {"images", 1000}, {"today", "2026-11-30"}};
   const json synthetic = {{"params", 7e9}, {"task", "lora"}, {"tokens", 5e8}, {"today", "2026-11-30"}};
-  const json size = {{"model", "llama-3.1-70b"}, {"task", "lora"}, {"gpu", "H100"}};
-  const json full8 = {{"model", "llama-3.1-8b"}, {"task", "full"}, {"gpu", "H100"}, {"gpus", 8}};
+  // No "gpu" in the training bodies: size reads it for serving only (its serving limits), and a
+  // field the task does not read is now field_not_for_task (issue 11) before the error each
+  // case is about; the bodies had it, ignored, since this test was written.
+  const json size = {{"model", "llama-3.1-70b"}, {"task", "lora"}};
+  const json full8 = {{"model", "llama-3.1-8b"}, {"task", "full"}, {"gpus", 8}};
   const json est = {{"model", "llama-3.1-70b"}, {"task", "lora"}, {"tokens", 5e8}, {"gpu", "H100"}, {"gpus", 8}};
   auto with = [](json b, const json& more) {
     for (auto it = more.begin(); it != more.end(); ++it) b[it.key()] = it.value();
@@ -1387,7 +1410,14 @@ TEST_F(ApiE2E, EveryFieldErrorHasAMessageCodeAndNoEnglishOnFrenchAndThaiPages) {
        "ep_not_dividing_experts"},
       {"plan", with(lora, {{"gpus", 8}, {"nodes", 3}}), "gpus_not_split_over_nodes"},
       {"plan", with(lora, {{"gpus", 7}}), "gpus_split_not_rentable"},  // 7 × 1-GPU nodes: none rentable as 7 nodes
-      {"plan", with(serve, {{"pp", 2}}), "layout_training_only"},
+      // A field of another task (issue 11): one code for every such field, the layout pins
+      // included (before, pp with serve was layout_training_only and quant with lora was ignored).
+      {"plan", with(serve, {{"pp", 2}}), "field_not_for_task"},
+      {"plan", with(lora, {{"quant", "int4"}}), "field_not_for_task"},
+      {"plan", with(lora, {{"concurrency", 8}}), "field_not_for_task"},
+      {"plan", with(serve, {{"epochs", 2}}), "field_not_for_task"},
+      {"plan", with(images, {{"tp", 2}}), "field_not_for_task"},
+      {"plan", with(lora, {{"epochs", 3}}), "both_given"},  // epochs multiplies dataset_tokens, not tokens
       // plan: batch, ranges, counts
       {"plan", with(lora, {{"global_batch", 1000000}}), "global_batch_exceeds_tokens"},
       {"plan", with(lora, {{"global_batch", -1}}), "negative"},
@@ -1411,7 +1441,7 @@ TEST_F(ApiE2E, EveryFieldErrorHasAMessageCodeAndNoEnglishOnFrenchAndThaiPages) {
       // plan: serving and images
       {"plan", with(serve, {{"engine", "vlm"}}), "unknown_choice"},
       {"plan", with(serve, {{"prompt_tokens", 0}}), "not_positive"},
-      {"plan", with(lora, {{"task", "images"}, {"images", 10}}), "not_diffusion_model"},
+      {"plan", {{"model", "llama-3.1-70b"}, {"task", "images"}, {"images", 10}, {"today", "2026-11-30"}}, "not_diffusion_model"},
       {"plan", with(images, {{"width", 32}}), "image_side_too_small"},
       {"plan", with(images, {{"width", 1000}}), "image_side_not_multiple_of_16"},
       // plan: a model by its shape
@@ -1435,9 +1465,13 @@ TEST_F(ApiE2E, EveryFieldErrorHasAMessageCodeAndNoEnglishOnFrenchAndThaiPages) {
       {"size", {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"gpu", "H100"}, {"gpus", 3}, {"pp", 2}}, "gpus_not_multiple_of_pins"},
       {"size", {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"gpu", "H100"}, {"gpus", 8}, {"tp", 2}}, "gpus_not_equal_layout"},
       {"size", with(size, {{"lora_targets", ""}}), "lora_targets_missing"},
+      {"size", with(size, {{"concurrency", 8}}), "field_not_for_task"},
+      {"size", with(size, {{"kv_dtype", "fp8"}}), "field_not_for_task"},
+      {"size", {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"gpu", "H100"}, {"lora_rank", 8}}, "field_not_for_task"},
       // estimate (API only)
       {"estimate", with(est, {{"task", "serve"}}), "estimate_training_only"},
       {"estimate", with(est, {{"gpu", ""}}), "gpu_missing"},
+      {"estimate", with(est, {{"task", "full"}, {"lora_rank", 8}}), "field_not_for_task"},
       {"estimate", with(est, {{"gpu", "H1OO"}}), "unknown_gpu"},
       {"estimate", with(est, {{"gpus_per_node", 3}}), "gpus_not_multiple_of_node"},
       {"estimate", with(est, {{"nodes", 3}}), "gpus_not_split_over_nodes"},
