@@ -175,7 +175,12 @@ class Reader {
   /// The mark just before byte `pos` of low_ and where it starts ({"", pos} when none).
   std::pair<std::string, std::size_t> mark_before(std::size_t pos) const {
     // Longest phrases first within each symbol; all lower case (low_ is).
+    // Negated comparatives first: they end with a positive one ("no more than $50" ends with
+    // "more than $50", which a trial saw read as a budget of at least $50).
     static const std::vector<std::pair<std::string_view, const char*>> marks = {
+        {"no more than", "\xe2\x89\xa4"}, {"not more than", "\xe2\x89\xa4"}, {"pas plus de", "\xe2\x89\xa4"},
+        {"no less than", "\xe2\x89\xa5"}, {"not less than", "\xe2\x89\xa5"}, {"pas moins de", "\xe2\x89\xa5"},
+        {"not over", "\xe2\x89\xa4"}, {"not above", "\xe2\x89\xa4"}, {"not exceeding", "\xe2\x89\xa4"},
         {"at least", "\xe2\x89\xa5"}, {"au moins", "\xe2\x89\xa5"}, {"more than", "\xe2\x89\xa5"}, {"plus de", "\xe2\x89\xa5"},
         {"minimum", "\xe2\x89\xa5"}, {">=", "\xe2\x89\xa5"}, {"\xe2\x89\xa5", "\xe2\x89\xa5"},
         {"\xe0\xb8\xad\xe0\xb8\xa2\xe0\xb9\x88\xe0\xb8\xb2\xe0\xb8\x87\xe0\xb8\x99\xe0\xb9\x89\xe0\xb8\xad\xe0\xb8\xa2", "\xe2\x89\xa5"},  // อย่างน้อย

@@ -114,11 +114,12 @@ EstimateOutput run_estimate(const EstimateInput& in, const Context& ctx) {
     req.gpus_total = *in.gpus;
     // --gpus alone: a node count beyond the planner's range is the GPU count's fault (a trial's
     // `estimate --gpus 1000000` was refused as "--nodes: 125000", a flag it never typed).
-    if (!in.nodes && nodes > 100'000)
+    constexpr int kMaxNodes = PlanRequest::kMaxNodesExact;
+    if (!in.nodes && nodes > kMaxNodes)
       throw_invalid_coded("--gpus", "integer_out_of_range",
-                          {{"value", fmt::format("{}", *in.gpus)}, {"min", "1"}, {"max", fmt::format("{}", 100'000 * gpn)}},
+                          {{"value", fmt::format("{}", *in.gpus)}, {"min", "1"}, {"max", fmt::format("{}", std::int64_t{kMaxNodes} * gpn)}},
                           fmt::format("{} GPUs are {} nodes of {}", *in.gpus, nodes, gpn),
-                          fmt::format("an integer in [1, {}] (at most 100000 nodes of {} GPUs)", 100'000 * gpn, gpn));
+                          fmt::format("an integer in [1, {}] (at most {} nodes of {} GPUs)", std::int64_t{kMaxNodes} * gpn, kMaxNodes, gpn));
   }
   if (nodes < 1)
     throw_invalid_coded("--nodes", "not_positive", {{"value", fmt::format("{}", nodes)}}, fmt::format("{}", nodes), "an integer ≥ 1");

@@ -86,6 +86,10 @@ bool is_iso_date(const std::string& s) { return is_calendar_date(s); }  // 2026-
 constexpr double kMaxTrainingTokens = 1e16;
 constexpr double kMaxRequests = 1e13;
 constexpr double kMaxImages = 1e12;
+/// The largest image side planned, pixels: 8× the 1024-px native resolution of SDXL and FLUX.1
+/// (their model cards), room for high-resolution outputs; beyond it no served diffusion model
+/// generates in one pass, and the time and memory models (latent tokens ∝ pixels) are not meant for it.
+constexpr std::int64_t kMaxImageSidePixels = 8192;
 constexpr double kMaxHours = 87600;  // ten years
 constexpr double kMaxRequestsPerS = 1e7;
 constexpr std::int64_t kMaxConcurrency = 100000000;
@@ -171,7 +175,16 @@ void PlanRequest::validate() const {
       break;
     case PlanWorkload::image_generation:
       if (image_width < 64 || image_height < 64) throw_invalid_coded(image_width < 64 ? "--width" : "--height", "image_side_too_small", {{"value", fmt::format("{}", std::min(image_width, image_height))}, {"min", "64"}}, "image side below 64 px", "≥ 64 pixels");
+      // A side above kMaxImageSidePixels: a trial's --width 1e9 was planned as a 1.2-billion-year job.
+      if (image_width > kMaxImageSidePixels || image_height > kMaxImageSidePixels) {
+        const bool w = image_width > kMaxImageSidePixels;
+        throw_invalid_coded(w ? "--width" : "--height", "integer_out_of_range",
+                            {{"value", fmt::format("{}", w ? image_width : image_height)}, {"min", "64"}, {"max", fmt::format("{}", kMaxImageSidePixels)}},
+                            fmt::format("{} pixels", w ? image_width : image_height), fmt::format("an integer in [64, {}] pixels", kMaxImageSidePixels));
+      }
       if (denoising_steps < 1) throw_invalid_coded("--steps", "not_positive", {{"value", fmt::format("{}", denoising_steps)}}, "not positive", "an integer ≥ 1");
+      if (std::isfinite(images) && images != std::floor(images))  // a trial's --images 0.5 was planned
+        throw_invalid_coded("--images", "not_integer", {{"value", fmt::format("{}", images)}}, fmt::format("{} is not a whole number of images", images), "a whole number ≥ 1");
       require_positive(images, "--images");
       require_at_most(images, kMaxImages, "--images");
       break;
@@ -192,6 +205,8 @@ void PlanRequest::validate() const {
                         "a rate per instance-day in (0, 1440] (at most one a minute)");
   }
   if (egress_gb && !(*egress_gb >= 0)) throw_invalid_coded("--egress-gb", "negative", {{"value", fmt::format("{}", *egress_gb)}}, "negative", "a number ≥ 0");
+  // 1e9 GB (an exabyte) is far beyond any download after a run; a trial's 1e300 was accepted.
+  if (egress_gb) require_at_most(*egress_gb, 1e9, "--egress-gb");
   require_positive(checkpoint_write_bytes_per_s, "--checkpoint-write-gbps");
   if (!(restart_seconds >= 0)) throw_invalid_coded("--restart-seconds", "negative", {{"value", fmt::format("{}", restart_seconds)}}, "negative", "a number ≥ 0");
   if (!(startup_seconds >= 0) || !std::isfinite(startup_seconds)) {
@@ -201,9 +216,9 @@ void PlanRequest::validate() const {
   if (deadline_seconds) require_positive(*deadline_seconds, "--deadline");
   if (budget_usd) require_positive(*budget_usd, "--budget");
   if (gpus_total && *gpus_total < 1) throw_invalid_coded("--gpus", "not_positive", {{"value", fmt::format("{}", *gpus_total)}}, fmt::format("{}", *gpus_total), "an integer ≥ 1");
-  if (gpus_total && *gpus_total > 1'000'000) throw_invalid_coded("--gpus", "too_large", {{"value", fmt::format("{}", *gpus_total)}, {"max", "1000000"}}, fmt::format("{}", *gpus_total), "at most 1000000");
-  if (nodes_exact && (*nodes_exact < 1 || *nodes_exact > 100'000)) {
-    throw_invalid_coded("--nodes", "integer_out_of_range", {{"value", fmt::format("{}", *nodes_exact)}, {"min", "1"}, {"max", "100000"}}, fmt::format("{}", *nodes_exact), "an integer in [1, 100000]");
+  if (gpus_total && *gpus_total > kMaxGpusTotal) throw_invalid_coded("--gpus", "too_large", {{"value", fmt::format("{}", *gpus_total)}, {"max", fmt::format("{}", kMaxGpusTotal)}}, fmt::format("{}", *gpus_total), fmt::format("at most {}", kMaxGpusTotal));
+  if (nodes_exact && (*nodes_exact < 1 || *nodes_exact > kMaxNodesExact)) {
+    throw_invalid_coded("--nodes", "integer_out_of_range", {{"value", fmt::format("{}", *nodes_exact)}, {"min", "1"}, {"max", fmt::format("{}", kMaxNodesExact)}}, fmt::format("{}", *nodes_exact), fmt::format("an integer in [1, {}]", kMaxNodesExact));
   }
   if (nodes_exact && gpus_total && *gpus_total % *nodes_exact != 0) {
     throw_invalid_coded("--gpus", "gpus_not_split_over_nodes",

@@ -117,6 +117,10 @@ struct PlanRequest {
   std::optional<double> budget_usd;        ///< --budget: only plans whose total is within it, > 0
   std::optional<int> gpus_total;           ///< --gpus: exactly this many GPUs (a multiple of GPUs per node)
   std::optional<int> nodes_exact;          ///< --nodes: exactly this many nodes (instances)
+  /// Ranges validate() enforces on gpus_total and nodes_exact (estimate's --gpus check uses the
+  /// node cap too): far beyond any cluster on offer, small enough for int arithmetic.
+  static constexpr int kMaxGpusTotal = 1'000'000;
+  static constexpr int kMaxNodesExact = 100'000;
   LayoutPins pins;                         ///< --tp --pp --dp --ep --cp --zero --micro-batch --recompute --virtual-stages
   /// --mfu: replace the modelled step time by model FLOP / (GPUs × dense peak × mfu), (0, 1].
   std::optional<double> mfu_override;

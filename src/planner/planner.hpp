@@ -80,6 +80,9 @@ enum class PlanWarningCode {
   /// a stale price (dated, unflagged, older than --max-price-age) ranked after it; names that
   /// plan, its price age and the cost ratio (values: docs/planner.md "Price evidence")
   cheaper_stale_plan,
+  /// result-level, QLoRA only: 16-bit LoRA fits the recommended plan's machine (same offer, same
+  /// GPU count) and costs at least 5% less there; quotes both totals and times
+  lora_cheaper_than_qlora,
 };
 std::string_view plan_warning_code_name(PlanWarningCode c) noexcept;
 

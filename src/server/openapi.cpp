@@ -63,13 +63,27 @@ json query_parameters(std::string_view request, std::vector<std::string_view> sk
   return params;
 }
 
-json responses(const std::string& schema_ref, bool cached) {
+/// Every status the server answers an operation with (a trial found 413, 405 and 503 missing
+/// where the server sends them): `body` = a POST with a JSON body (413 over the body limit).
+json responses(const std::string& schema_ref, bool cached, bool body = false) {
   json ok = {{"description", "the CLI's --json document"},
              {"content", {{"application/json", {{"schema", {{"$ref", "#/components/schemas/" + schema_ref}}}}}}}};
   if (cached) ok["headers"] = {{"ETag", {{"schema", {{"type", "string"}}}}}, {"Last-Modified", {{"schema", {{"type", "string"}}}}}};
   json err = {{"description", "an error"},
               {"content", {{"application/json", {{"schema", {{"$ref", "#/components/schemas/Error"}}}}}}}};
   json r = {{"200", ok}, {"400", err}, {"404", err}, {"500", err}};
+  json r405 = err;
+  r405["description"] = "another method (code method_not_allowed, with an Allow header)";
+  r405["headers"] = {{"Allow", {{"schema", {{"type", "string"}}}}}};
+  r["405"] = r405;
+  json r503 = err;
+  r503["description"] = "the store cannot be reached (code unavailable); the server keeps serving";
+  r["503"] = r503;
+  if (body) {
+    json r413 = err;
+    r413["description"] = "the body is over the request limit (code payload_too_large)";
+    r["413"] = r413;
+  }
   if (cached) r["304"] = {{"description", "not modified (If-None-Match matched the ETag)"}};
   return r;
 }
@@ -89,23 +103,26 @@ json build() {
                                               "the price spread per GPU or provider (gpuplan offers --group-by)"},
                                  {"parameters", query_parameters("offers")},
                                  {"responses", responses("OffersOrGroups", true)}};
+  // The path parameter belongs to the path item, so OPTIONS declares it too (a trial's
+  // openapi-spec-validator: "Path parameter 'id' for 'options' operation ... was not resolved").
+  paths["/api/offers/{id}/history"]["parameters"] =
+      json::array({{{"name", "id"}, {"in", "path"}, {"required", true}, {"schema", {{"type", "string"}}}}});
   paths["/api/offers/{id}/history"]["get"] = {
       {"summary", "price observations of one offer (gpuplan history ID --format json)"},
-      {"parameters", json::array({{{"name", "id"}, {"in", "path"}, {"required", true}, {"schema", {{"type", "string"}}}}})},
       {"responses", responses("History", true)}};
   paths["/api/size"]["post"] = {
       {"summary", "memory per GPU and the GPUs that hold it (gpuplan size --json)"},
       {"requestBody", {{"required", true}, {"content", {{"application/json", {{"schema", body_schema("size")}}}}}}},
-      {"responses", responses("Size", false)}};
+      {"responses", responses("Size", false, true)}};
   paths["/api/plan"]["post"] = {
       {"summary", "ranked plans over the offers (gpuplan plan --json)"},
       {"requestBody", {{"required", true}, {"content", {{"application/json", {{"schema", body_schema("plan")}}}}}}},
-      {"responses", responses("PlanOrExplained", false)}};
+      {"responses", responses("PlanOrExplained", false, true)}};
   paths["/api/estimate"]["post"] = {
       {"summary", "time a training run you specify (GPU × count × layout) without the catalog (gpuplan estimate --json); "
                   "when no layout fits, estimate is null and no_fit says why"},
       {"requestBody", {{"required", true}, {"content", {{"application/json", {{"schema", body_schema("estimate")}}}}}}},
-      {"responses", responses("Estimate", false)}};
+      {"responses", responses("Estimate", false, true)}};
   {
     json err = {{"description", "an error"}, {"content", {{"application/json", {{"schema", {{"$ref", "#/components/schemas/Error"}}}}}}}};
     json r401 = err;

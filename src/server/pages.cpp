@@ -431,7 +431,16 @@ struct Page {
   std::string prefix;  ///< "/fr", "/th", "/en" or "" (chosen by Accept-Language)
   std::string path;    ///< without prefix
   const json& t;
+  std::string query = {};  ///< "?k=v&..." as asked (re-encoded), or "": kept by the language links
 };
+
+/// The request's query string, re-encoded from its parameters ("" when none).
+std::string query_of(const httplib::Request& req) {
+  std::string q;
+  for (const auto& [k, v] : req.params)
+    q += (q.empty() ? "?" : "&") + httplib::detail::encode_query_param(k) + "=" + httplib::detail::encode_query_param(v);
+  return q;
+}
 
 void send_page(httplib::Response& res, const Page& page, const std::string& name, json context, const std::string& title) {
   context["t"] = page.t;
@@ -439,7 +448,7 @@ void send_page(httplib::Response& res, const Page& page, const std::string& name
   const std::string body = render_template(name, context);
   json links = json::array();
   for (const auto& l : kLanguages) {
-    links.push_back({{"lang", l}, {"label", locale(l).value("language_name", l)}, {"href", "/" + l + page.path},
+    links.push_back({{"lang", l}, {"label", locale(l).value("language_name", l)}, {"href", "/" + l + page.path + page.query},  // a trial lost its filter switching language
                      {"current", l == page.lang}});
   }
   json layout = {{"t", page.t}, {"p", page.prefix}, {"lang", page.lang}, {"title", title}, {"body", body},
@@ -567,6 +576,22 @@ void refuse_repeated_params(const httplib::Request& req) {
                         "one of q and filter");
 }
 
+/// A page form's query string may hold only the request's fields (the /offers page already
+/// refused the rest through api::read_query): a trial's /plan?budget_usd=300 was a 200 page that
+/// silently planned without the budget. Error{invalid_input} `unknown_field` at "/NAME", listing
+/// the known names, as the JSON API words it.
+template <class In>
+void refuse_unknown_params(const httplib::Request& req, std::span<const api::FieldDef<In>> table) {
+  for (const auto& [k, v] : req.params) {
+    const api::FieldDef<In>* d = nullptr;
+    for (const auto& f : table)
+      if (f.info.name == k) d = &f;
+    if (!d || d->info.face == api::FieldFace::cli_only)
+      throw_invalid_coded("/" + k, "unknown_field", {{"name", k}, {"known", api::detail::known_names(table, api::Face::api)}},
+                          "unknown query parameter", "one of " + api::detail::known_names(table, api::Face::api));
+  }
+}
+
 /// Request fields from an HTML form's query string, typed by the request's field table.
 template <class In>
 json form_body(const httplib::Request& req, std::span<const api::FieldDef<In>> table) {
@@ -655,7 +680,7 @@ std::string error_text(const Error& e, const std::string& lang, const json& t) {
 /// engine's English only for a code the locales do not know (tests/server/locales_test.cpp checks
 /// that every planner code has one).
 /// A warning with `values` (PlanWarning::values) has them filled in, written as the page's
-/// language writes them: `_usd` as money, `ratio` with one decimal, `_days` and `nodes` as counts.
+/// language writes them: `_usd` as money, `ratio` and `_hours` with one decimal, `_days` and `nodes` as counts.
 std::string warning_text(const std::string& code, const std::string& message, const std::string& lang, const json& t,
                          const json& values = json::object()) {
   if (lang == "en" || code.empty()) return message;
@@ -669,6 +694,7 @@ std::string warning_text(const std::string& code, const std::string& message, co
     if (numeric && k.ends_with("_usd")) v = money(n, lang);
     else if (numeric && k == "ratio") v = number(n, 1, lang);
     else if (numeric && (k.ends_with("_days") || k == "nodes")) v = number(n, 0, lang);
+    else if (numeric && k.ends_with("_hours")) v = number(n, 1, lang);
     else if (k == "observed_at") v = date_text(v, lang, t);
     vars[k] = v;
   }
@@ -937,6 +963,7 @@ class Pages {
                 {"concurrency", req.get_param_value("concurrency")}};
     try {
       refuse_repeated_params(req);
+      refuse_unknown_params(req, api::size_fields());
       if (req.has_param("model")) {
         api::SizeInput in;
         const json body = form_body(req, api::size_fields());
@@ -1001,6 +1028,7 @@ class Pages {
       ctx[name] = req.get_param_value(name);
     try {
       refuse_repeated_params(req);
+      refuse_unknown_params(req, api::plan_fields());
       if (req.has_param("model")) {
         json body = form_body(req, api::plan_fields());
         if (task == "serve" || task == "images") body.erase("tokens");
@@ -1037,8 +1065,20 @@ class Pages {
         if (f.name == "budget_thb") shown += " THB";
         if (f.name == "tpot_ms" || f.name == "ttft_ms") shown += " ms";
         if (!f.mark.empty()) shown = f.mark + " " + shown;  // "≥", "≈", "≤" as the sentence said
-        fields.push_back({{"name", f.name}, {"label", pg.t.value("field_" + f.name, f.name)},
-                          {"value", f.value.is_string() ? f.value.get<std::string>() : api::field_value_text(f.value)},
+        // The form posts to /plan, whose fields are the plan request's (AskResult::plan_body): a
+        // budget in USD is `budget`, a deadline `deadline` as a duration (a trial's Compute button
+        // sent budget_usd and deadline_seconds, which /plan ignored). A value the planner does not
+        // use (a budget in EUR or THB) is shown, not posted.
+        std::string form_name = f.name;
+        std::string form_value = f.value.is_string() ? f.value.get<std::string>() : api::field_value_text(f.value);
+        if (f.name == "budget_usd") form_name = "budget";
+        if (f.name == "deadline_seconds") {
+          form_name = "deadline";
+          const double s = f.value.get<double>();
+          form_value = std::fmod(s, 3600.0) == 0 ? fmt::format("{:.0f}h", s / 3600) : fmt::format("{:.0f}s", s);
+        }
+        fields.push_back({{"name", form_name}, {"posted", f.not_used.empty()}, {"label", pg.t.value("field_" + f.name, f.name)},
+                          {"value", form_value},
                           {"shown", shown}, {"source", f.source},
                           {"note", f.not_used.empty() ? std::string() : pg.t.value("ask_not_used_" + f.not_used, f.not_used)}});
       }
@@ -1436,7 +1476,8 @@ void add_pages(httplib::Server& http, const api::Context& ctx) {
                    res.set_content(hit->body, hit->content_type);
                    return;
                  }
-                 const Page pg{lang, prefix.empty() ? "/" + lang : prefix, page_path == "/" ? "" : page_path, locale(lang)};
+                 const Page pg{lang, prefix.empty() ? "/" + lang : prefix, page_path == "/" ? "" : page_path, locale(lang),
+                               query_of(req)};
                  try {
                    handler(pg, req, res);
                    if (res.status == -1 || res.status == 200) {

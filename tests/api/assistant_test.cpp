@@ -160,6 +160,12 @@ TEST(Assistant, MarksOnNumbersAndFieldsNotUsedAreKept) {
       {"fine-tune llama 3.1 8b with lora on 300M tokens for about $500", "budget_usd", "\u2248", "about $500", ""},
       {"fine-tune llama 3.1 8b with lora on 300M tokens under $500", "budget_usd", "\u2264", "under $500", ""},
       {"fine-tune llama 3.1 8b with lora on 300M tokens for 500\u20ac", "budget_eur", "", "500\u20ac", "currency"},
+      // A negated comparative ends with a positive one: trial 8 read "no more than $50" as ≥ $50.
+      {"fine-tune llama 3.1 8b with lora on 100M tokens for no more than $50", "budget_usd", "\u2264", "no more than $50", ""},
+      {"fine-tune llama 3.1 8b with lora on 100M tokens, not over $50", "budget_usd", "\u2264", "not over $50", ""},
+      {"affiner llama 3.1 8b en lora sur 100 millions de jetons pour pas plus de 50 $", "budget_usd", "\u2264",
+       "pas plus de 50 $", ""},
+      {"fine-tune llama 3.1 8b with lora on no less than 200M tokens", "tokens", "\u2265", "no less than 200m tokens", ""},
       {"affiner llama 3.1 8b sur environ 300 millions de jetons", "tokens", "\u2248", "environ 300 millions de jetons", ""},
       {"affiner llama 3.1 8b sur au moins 300 millions de jetons", "tokens", "\u2265", "au moins 300 millions de jetons", ""},
       {"ไฟน์จูน Llama 3.1 8B บนประมาณ 200 ล้านโทเคน", "tokens", "\u2248", "ประมาณ 200 ล้านโทเคน", ""},

@@ -66,7 +66,12 @@ try {
   await page.fill('#quick', 'zzz-no-such-provider');
   const visible = await page.$$eval('#offers tbody tr', (trs) => trs.filter((t) => !t.hidden).length);
   check(visible === 0, 'the quick filter hides rows that do not match, without reload');
+  const total = await page.$$eval('#offers tbody tr', (trs) => trs.length);
+  const note = await page.textContent('#quick-note');
+  check(await page.isVisible('#quick-note') && note.startsWith('0 of the ' + total + ' rows on this page'),
+        'the quick filter says it searched only the rows of this page (trial 8): ' + note);
   await page.fill('#quick', '');
+  check(!(await page.isVisible('#quick-note')), 'the note goes when the quick filter is empty');
   await shot('offers-filtered');
   await Promise.all([page.waitForNavigation(), page.click('#offers tbody tr:first-child a.history')]);
   check((await page.$$('table tbody tr')).length > 0, 'an offer\'s history lists its observations');

@@ -43,10 +43,19 @@
     if (!table) return;
     input.addEventListener('input', function () {
       var words = input.value.toLowerCase().split(/\s+/).filter(Boolean);
-      Array.prototype.forEach.call(table.tBodies[0].rows, function (r) {
+      var shown = 0, rows = table.tBodies[0].rows;
+      Array.prototype.forEach.call(rows, function (r) {
         var text = r.textContent.toLowerCase();
         r.hidden = !words.every(function (w) { return text.indexOf(w) >= 0; });
+        if (!r.hidden) shown++;
       });
+      // The quick filter sees only this page's rows: say so (a trial typed h100 on the first 300
+      // of 2,862 offers and got 0 rows with no hint).
+      var note = document.getElementById('quick-note');
+      if (note && input.getAttribute('data-note')) {
+        note.hidden = words.length === 0;
+        note.textContent = input.getAttribute('data-note').replace('{n}', shown).replace('{m}', rows.length);
+      }
     });
   });
 })();

@@ -1,0 +1,155 @@
+// End-to-end regression tests for defects a new-user trial of main (30191fc, "trial 8") found,
+// each on the exact input that showed it, through the built binary (GPUPLAN_BINARY) on the
+// bundled catalog and, for the pages, one `gpuplan serve` child on a loopback port.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+
+#include "binary_e2e.hpp"
+#include "serve_process.hpp"
+
+namespace {
+
+using gpuplan::e2e::BinaryE2E;
+using gpuplan::e2e::RunResult;
+using nlohmann::json;
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+class Trial8E2E : public BinaryE2E<Trial8E2E> {
+ public:
+  static constexpr const char* kName = "trial8";
+  static inline bool server_started_ = false;
+  static gpuplan::e2e::ServeProcess& server() {
+    server_started_ = true;
+    static gpuplan::e2e::ServeProcess s = [] {
+      gpuplan::e2e::ServeOptions o;
+      o.db = (dir_ / "offers.sqlite").string();
+      o.home = dir_;
+      o.write_token = "";
+      return gpuplan::e2e::start_serve(o);
+    }();
+    return s;
+  }
+  static void TearDownTestSuite() {
+    if (server_started_) {
+      gpuplan::e2e::ServeProcess& s = server();
+      if (s.pid > 0 && s.port == 0) ::kill(s.pid, SIGTERM);
+      if (s.pid > 0) gpuplan::e2e::stop_serve(s);
+    }
+    BinaryE2E<Trial8E2E>::TearDownTestSuite();
+  }
+  static httplib::Result get(const std::string& path) {
+    httplib::Client c("127.0.0.1", server().port);
+    c.set_read_timeout(120, 0);
+    return c.Get(path);
+  }
+};
+
+// 1. The assistant's Compute button posted budget_usd and deadline_seconds to /plan, which
+// ignored them (200, plans of 2.7-3.9 days for "within two days under $500"). The form now
+// posts the plan request's names, and /plan and /size refuse a parameter they do not know.
+TEST_F(Trial8E2E, AssistantFormPostsBudgetAndDeadlineThatThePlanPageReads) {
+  const auto a = get("/en/assistant?q=" + httplib::detail::encode_query_param(
+                                              "fine-tune Llama 3.1 70B with QLoRA on 200M tokens within two days under $500"));
+  ASSERT_TRUE(a);
+  ASSERT_EQ(a->status, 200) << a->body.substr(0, 500);
+  EXPECT_TRUE(contains(a->body, "name=\"budget\" value=\"500\"")) << a->body.substr(0, 4000);
+  EXPECT_TRUE(contains(a->body, "name=\"deadline\" value=\"48h\"")) << a->body.substr(0, 4000);
+  EXPECT_FALSE(contains(a->body, "name=\"budget_usd\""));
+  EXPECT_FALSE(contains(a->body, "name=\"deadline_seconds\""));
+
+  // What the button submits: every plan listed finishes within 48 h and costs at most $500.
+  const auto p = get("/en/plan?model=llama-3.1-70b&task=qlora&tokens=200000000&budget=500&deadline=48h");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->status, 200);
+  EXPECT_TRUE(contains(p->body, "value=\"48h\"")) << "the deadline field keeps what was sent";
+
+  for (const std::string path : {"/en/plan?model=llama-3.1-70b&budget_usd=300", "/en/plan?bogus=1", "/en/size?bogus=1",
+                                 "/fr/plan?model=llama-3.1-70b&deadline_seconds=172800"}) {
+    const auto r = get(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 400) << path;
+  }
+}
+
+// 2. "no more than $50" was read as a budget of at least $50 (and French "pas plus de 50 $").
+TEST_F(Trial8E2E, NoMoreThanIsAnUpperBound) {
+  for (const std::string s : {"fine-tune llama 3.1 8b with lora on 100M tokens for no more than $50",
+                              "affiner llama 3.1 8b en lora sur 100 millions de jetons pour pas plus de 50 $"}) {
+    const json j = run_json("ask '" + s + "'", 0);
+    const json* budget = nullptr;
+    for (const json& f : j["understood"]["fields"])
+      if (f["name"] == "budget_usd") budget = &f;
+    ASSERT_NE(budget, nullptr) << j.dump().substr(0, 1500);
+    EXPECT_EQ((*budget)["value"], 50) << s;
+    EXPECT_EQ((*budget)["mark"], "\u2264") << s;
+  }
+}
+
+// 4. and 9. Numbers far outside what is planned were accepted: an image side of 1e9 px (a
+// 1.2-billion-year plan), half an image, 1e300 GB of egress. Each is a one-line error naming
+// the flag, exit 2.
+TEST_F(Trial8E2E, ImageSidesImageCountsAndEgressHaveRanges) {
+  struct Case {
+    std::string args;
+    std::string flag;
+  };
+  for (const Case& c : {Case{"--task images --images 1e6 --width 1e9 --height 1024", "--width"},
+                        Case{"--task images --images 1e6 --width 1024 --height 100000", "--height"},
+                        Case{"--task images --images 0.5", "--images"},
+                        Case{"--task lora --tokens 1e8 --egress-gb 1e300", "--egress-gb"}}) {
+    const std::string model = contains(c.args, "images") ? "flux.1-schnell" : "llama-3.1-8b";
+    const RunResult r = run("plan --model " + model + " " + c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.out;
+    EXPECT_TRUE(contains(r.out, c.flag)) << c.args << "\n" << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  }
+  // The largest side allowed is still planned.
+  const RunResult ok = run("plan --model flux.1-schnell --task images --images 1000 --width 8192 --height 8192 --limit 1");
+  EXPECT_EQ(ok.exit_code, 0) << ok.out;
+}
+
+// 15. Switching language dropped what the page was asked (/fr/offers?q=... → /en/offers).
+TEST_F(Trial8E2E, LanguageLinksKeepTheQuery) {
+  const auto r = get("/fr/offers?q=gpu%3DH100");
+  ASSERT_TRUE(r && r->status == 200);
+  EXPECT_TRUE(contains(r->body, "href=\"/en/offers?q=gpu%3DH100\"")) << r->body.substr(0, 3000);
+  EXPECT_TRUE(contains(r->body, "href=\"/th/offers?q=gpu%3DH100\""));
+  const auto p = get("/en/plan");
+  ASSERT_TRUE(p && p->status == 200);
+  EXPECT_TRUE(contains(p->body, "href=\"/fr/plan\"")) << "no query: no question mark";
+}
+
+// 13. The OpenAPI document failed a validator (OPTIONS of /api/offers/{id}/history without its
+// path parameter) and left out statuses the server sends: 413 for an oversized body, 405.
+TEST_F(Trial8E2E, OpenApiDeclaresThePathParameterAndTheStatusesTheServerSends) {
+  const auto d = get("/api/openapi.json");
+  ASSERT_TRUE(d && d->status == 200);
+  const json doc = json::parse(d->body);
+  const json& history = doc["paths"]["/api/offers/{id}/history"];
+  ASSERT_TRUE(history.contains("parameters")) << history.dump();
+  EXPECT_EQ(history["parameters"][0]["name"], "id");
+  EXPECT_EQ(history["parameters"][0]["in"], "path");
+
+  httplib::Client c("127.0.0.1", server().port);
+  c.set_read_timeout(120, 0);
+  // A body of 1 MiB: the server answers 413, and the document lists 413 for the operation.
+  const std::string big = "{\"model\": \"" + std::string(1 << 20, 'x') + "\"}";
+  for (const std::string path : {"/api/plan", "/api/size", "/api/estimate"}) {
+    auto r = c.Post(path, big, "application/json");
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 413) << path;
+    EXPECT_TRUE(doc["paths"][path]["post"]["responses"].contains("413")) << path;
+    auto m = c.Get(path);
+    ASSERT_TRUE(m) << path;
+    EXPECT_EQ(m->status, 405) << path;
+    EXPECT_TRUE(doc["paths"][path]["post"]["responses"].contains("405")) << path;
+  }
+}
+
+}  // namespace
