@@ -13,8 +13,9 @@
 // from the grown history (their time is printed: what upgrading a store of that size costs).
 // Timed (median of reps): the FIRST PAGE (filter, default order or price, limit 50: what the
 // /offers page and `gpuplan offers` show first); a FULL filtered query (every match); the
-// planner's read (every offer that can hold the weights: plan_memory_floor, latest prices only)
-// and plan() over it for a 70B LoRA fine-tune.
+// planner's read as api::run_plan reads (plan_memory_floor, latest prices only, the bounded read:
+// api::kPlanOffersPerClass per plan class) and plan() over it for a 70B LoRA fine-tune; at 1×
+// and 10× also the --all-offers read once, and whether its first 10 plan rows equal the bounded's.
 // Then the first pages again after dropping latest_prices' order indexes ("no order ix"). The
 // EXPLAIN of the first page is printed per backend and scale.
 #include <fmt/core.h>
@@ -35,6 +36,7 @@
 #include "catalog/providers.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "model/model_source.hpp"
+#include "api/plan.hpp"
 #include "planner/planner.hpp"
 
 using namespace gpuplan;
@@ -206,17 +208,37 @@ void run(const std::string& backend, const std::string& url, int scale, int hist
   ModelSource s;
   s.preset = r.model.preset;
   const ModelArch arch = resolve_model(s);
-  std::size_t plans = 0, offers_read = 0;
-  std::vector<double> read_ms, plan_ms;
-  for (int i = 0; i < slow_reps; ++i) {
+  // As api::run_plan reads (issue 12): the memory floor (issue 7) and the bounded read, the
+  // kPlanOffersPerClass cheapest offers of each plan class per kind and price evidence.
+  auto planner_query = [&](bool all_offers) {
     OfferQuery q;
     q.now_date = r.today;
-    q.memory_floor = plan_memory_floor(r, arch);  // as api::run_plan reads (issue 7)
+    q.memory_floor = plan_memory_floor(r, arch);
+    if (!all_offers) q.cheapest_per_plan_class = api::kPlanOffersPerClass;
+    return q;
+  };
+  // The rows a user sees: the first 10 plans (offer, instances, layout, total).
+  auto top_rows = [](const PlanResult& res) {
+    std::string t;
+    for (std::size_t i = 0; i < std::min<std::size_t>(10, res.plans.size()); ++i) {
+      const Plan& p = res.plans[i];
+      t += fmt::format("{} x{} tp{} pp{} dp{} {:.2f}{};", p.offer_id, p.instances, p.layout.tp, p.layout.pp, p.layout.dp,
+                       p.total_usd(), p.recommended ? " R" : "");
+    }
+    return t;
+  };
+  std::size_t plans = 0, offers_read = 0;
+  std::string bounded_top;
+  std::vector<double> read_ms, plan_ms;
+  for (int i = 0; i < reps; ++i) {
+    const OfferQuery q = planner_query(false);
     const auto a = std::chrono::steady_clock::now();
     const auto offers = store->query(q);
     const auto b = std::chrono::steady_clock::now();
-    plans = plan(r, arch, offers, GpuCatalog::bundled(), &billing_of).plans_total;
+    const PlanResult res = plan(r, arch, offers, GpuCatalog::bundled(), &billing_of);
     const auto e = std::chrono::steady_clock::now();
+    plans = res.plans_total;
+    bounded_top = top_rows(res);
     offers_read = offers.size();
     read_ms.push_back(std::chrono::duration<double, std::milli>(b - a).count());
     plan_ms.push_back(std::chrono::duration<double, std::milli>(e - b).count());
@@ -224,7 +246,20 @@ void run(const std::string& backend, const std::string& url, int scale, int hist
   std::sort(read_ms.begin(), read_ms.end());
   std::sort(plan_ms.begin(), plan_ms.end());
   fmt::print("  plan 70B LoRA: read {:.2f} ms ({} offers) + plan() {:.2f} ms ({} plans), median of {}\n",
-             read_ms[read_ms.size() / 2], offers_read, plan_ms[plan_ms.size() / 2], plans, slow_reps);
+             read_ms[read_ms.size() / 2], offers_read, plan_ms[plan_ms.size() / 2], plans, reps);
+  if (scale <= 10) {
+    // --all-offers once (every match: linear in the catalog), and whether the rows shown agree.
+    const auto a = std::chrono::steady_clock::now();
+    const auto offers = store->query(planner_query(true));
+    const auto b = std::chrono::steady_clock::now();
+    const PlanResult res = plan(r, arch, offers, GpuCatalog::bundled(), &billing_of);
+    const auto e = std::chrono::steady_clock::now();
+    fmt::print("  plan 70B LoRA --all-offers: read {:.2f} ms ({} offers) + plan() {:.2f} ms ({} plans); first 10 rows "
+               "{} the bounded read's\n",
+               std::chrono::duration<double, std::milli>(b - a).count(), offers.size(),
+               std::chrono::duration<double, std::milli>(e - b).count(), res.plans_total,
+               top_rows(res) == bounded_top ? "equal to" : "DIFFERENT from");
+  }
   // Without latest_prices' order indexes (all but its primary key): the first page sorts every match.
   std::vector<std::string> drop;
   for (const char* ix : {"by_gpu_hour", "by_price", "by_gpu_name", "by_gpu_norm", "by_provider", "by_gpu_name_price",

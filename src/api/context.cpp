@@ -25,7 +25,8 @@ namespace {
 
 /// Every field of the query that changes its answer (limit included), unambiguously joined.
 std::string query_key(const OfferQuery& q) {
-  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", q.filter, q.sort, q.limit ? std::to_string(*q.limit) : "-",
+  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}",
+                     q.cheapest_per_plan_class ? std::to_string(*q.cheapest_per_plan_class) : "-", q.filter, q.sort, q.limit ? std::to_string(*q.limit) : "-",
                      price_kind_name(q.price_kind), q.include_excluded ? 1 : 0, q.now_date, q.stale_after_days,
                      q.memory_floor ? fmt::format("{}/{}/{}/{}", q.memory_floor->cluster_bytes, q.memory_floor->multi_node,
                                                   q.memory_floor->max_nodes_assumed, q.memory_floor->slack)

@@ -155,6 +155,9 @@ std::vector<FieldDef<PlanInput>> build_fields() {
        }},
       {{"explain", "--explain", FieldType::integer, FieldFace::both, "every number of plan N with its formula"},
        [](In& in, const json& v) { in.explain = json_as<std::size_t>(v); }},
+      {{"all_offers", "--all-offers", FieldType::boolean, FieldFace::both,
+        "plan on every matching offer (default: the cheapest of each machine, place and price evidence; the others never rank ahead of it)"},
+       [](In& in, const json& v) { in.all_offers = v.get<bool>(); }},
   };
   f.insert(f.end(), rest.begin(), rest.end());
   return f;
@@ -235,6 +238,9 @@ PlanOutput run_plan(const PlanInput& in, const Context& ctx) {
   // Only offers that can hold the model's weights at all (planner.hpp plan_memory_floor): the
   // read and the search then scale with the offers that matter, not the catalog.
   q.memory_floor = plan_memory_floor(req, out.arch);
+  // The bounded read (kPlanOffersPerClass): the cheapest offers of each plan class, so the read
+  // and the search scale with the catalog's distinct machines, not its copies across regions.
+  if (!in.all_offers) q.cheapest_per_plan_class = kPlanOffersPerClass;
   std::shared_ptr<const std::vector<Offer>> offers = ctx.query_offers(q);
   out.result = plan(req, out.arch, *offers, ctx.gpus(), &bundled_billing_of);
   if (out.result.no_plan && q.memory_floor) {

@@ -25,7 +25,18 @@ struct PlanInput {
   std::string deadline, max_price_age, recompute;  ///< parsed in run_plan, like the CLI
   std::optional<std::size_t> explain;  ///< plan number to explain (1-based)
   std::set<std::string> given;  ///< the fields given (api::note_given): a field of another task is refused
+  /// --all-offers: plan on every matching offer instead of the bounded read (kPlanOffersPerClass).
+  bool all_offers = false;
 };
+
+/// The planner's bounded read (issue 12, docs/planner.md "Bounded read"): per price kind and
+/// plan class (catalog plan_class_of: one machine in one place) the cheapest clean-dated offer
+/// and the cheapest other one, with ties (OfferQuery::cheapest_per_plan_class = 1). The others
+/// of a class are the same row at a higher price with the same price evidence: they never rank
+/// ahead of the one kept. The bundled catalog has one offer per class and kind (nothing is left
+/// out); a catalog that lists machines many times (feeds, resellers, bench_store_scale's copies)
+/// is read at the size of its distinct machines and places.
+inline constexpr std::size_t kPlanOffersPerClass = 1;
 
 std::span<const FieldDef<PlanInput>> plan_fields();
 

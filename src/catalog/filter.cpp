@@ -787,6 +787,27 @@ void collect_gpu_nodes(const FilterNode* n, std::vector<const FilterNode*>& out)
 const GpuCatalog& catalog_of(const FilterContext& ctx) { return ctx.gpus ? *ctx.gpus : GpuCatalog::bundled(); }
 }  // namespace
 
+namespace {
+bool class_fact_node(const detail::FilterNode* n) {
+  using detail::FieldId;
+  using detail::NodeKind;
+  if (n == nullptr) return true;
+  if (n->kind == NodeKind::and_ || n->kind == NodeKind::or_ || n->kind == NodeKind::not_)
+    return class_fact_node(n->lhs.get()) && class_fact_node(n->rhs.get());
+  switch (n->field) {
+    case FieldId::provider: case FieldId::instance: case FieldId::region: case FieldId::zone: case FieldId::gpu: case FieldId::form: case FieldId::flag: case FieldId::link:
+    case FieldId::net: case FieldId::memtype: case FieldId::gpus: case FieldId::vram: case FieldId::total_vram:
+    case FieldId::bandwidth: case FieldId::link_bw: case FieldId::net_gbps: case FieldId::nodes:
+    case FieldId::confirmed: case FieldId::flagged: case FieldId::excluded:
+      return true;
+    default:
+      return false;
+  }
+}
+}  // namespace
+
+bool Filter::reads_only_plan_class_facts() const { return class_fact_node(root_.get()); }
+
 std::string Filter::to_string() const { return root_ ? node_to_string(*root_) : ""; }
 
 PreparedFilter Filter::prepare(const FilterContext& ctx) const {

@@ -112,6 +112,12 @@ class Filter {
   std::string to_string() const;
   /// Binds the context for in-memory evaluation.
   PreparedFilter prepare(const FilterContext& ctx) const;
+  /// True when every field the filter reads is a plan-class fact (store.hpp plan_class_of:
+  /// provider, instance, region, zone, gpu, form, flag, link, net, memtype, gpus, vram,
+  /// total_vram, bandwidth, link_bw, net_gbps, nodes, confirmed, flagged, excluded), so all
+  /// offers of one class match alike and
+  /// one offer decides for its class (the bounded read). True for the empty filter.
+  bool reads_only_plan_class_facts() const;
   /// The parse tree (filter_ast.hpp), for the SQL compilers (filter_sql.hpp); nullptr when empty.
   const detail::FilterNode* root() const noexcept { return root_.get(); }
 

@@ -106,6 +106,9 @@ std::vector<Offer> MemoryOfferStore::query(const OfferQuery& q) {
     out.push_back(*h.offer);
     if (!q.all_observations) keep_latest_per_kind(out.back());
   }
+  if (q.cheapest_per_plan_class)
+    out = select_cheapest_per_plan_class(std::move(out), *q.cheapest_per_plan_class,
+                                         clean_date_window(q.now_date, q.stale_after_days));
   return out;
 }
 

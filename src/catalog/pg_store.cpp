@@ -5,6 +5,7 @@
 #include <pqxx/pqxx>
 
 #include <algorithm>
+#include <atomic>
 #include <array>
 #include <condition_variable>
 #include <mutex>
@@ -207,6 +208,14 @@ INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, 
   ORDER BY x.offer_id, x.kind, (x.observed_at_text IS NULL), x.observed_at_text COLLATE "C" DESC, x.seq DESC;
 ANALYZE latest_prices;
 )sql",
+      // 6: the plan class of each latest price and the bounded read's two walks (SQLite
+      // migration 6): per kind and class by price, and by date (NULLS FIRST, as SQLite orders an
+      // undated price). Filled for existing rows by backfill_plan_class in this transaction.
+      R"sql(
+ALTER TABLE latest_prices ADD COLUMN plan_class bigint;
+CREATE INDEX latest_prices_by_class_price ON latest_prices (kind, plan_class, usd_per_hour) INCLUDE (observed_at);
+CREATE INDEX latest_prices_by_class_date ON latest_prices (kind, plan_class, observed_at COLLATE "C" NULLS FIRST);
+)sql",
   };
   return m;
 }
@@ -233,17 +242,18 @@ constexpr const char* kLatestObservationsSql =
 /// inserted): one probe of observations_latest, in the import's transaction.
 constexpr const char* kRefreshLatestSql =
     "INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, observed_at, dataset, gpu_name, "
-    "gpu_norm, provider, locator, gpu_count) SELECT x.offer_id, x.kind, x.seq, x.usd_per_hour::float8, "
+    "gpu_norm, provider, locator, gpu_count, plan_class) SELECT x.offer_id, x.kind, x.seq, x.usd_per_hour::float8, "
     "x.usd_per_hour::float8 / NULLIF(o.gpu_count, 0), x.observed_at_text, x.dataset, o.gpu_name, "
-    "gpuplan_norm(o.gpu_name_raw), lower(o.provider), x.locator, o.gpu_count FROM observations x "
+    "gpuplan_norm(o.gpu_name_raw), lower(o.provider), x.locator, o.gpu_count, $3::bigint FROM observations x "
     "JOIN offers o ON o.id = x.offer_id "
     "WHERE x.offer_id = $1 AND x.kind = $2 "
     "ORDER BY (x.observed_at_text IS NULL), x.observed_at_text COLLATE \"C\" DESC, x.seq DESC LIMIT 1 "
     "ON CONFLICT (offer_id, kind) DO UPDATE SET seq = excluded.seq, usd_per_hour = excluded.usd_per_hour, "
     "usd_per_gpu_hour = excluded.usd_per_gpu_hour, observed_at = excluded.observed_at, dataset = excluded.dataset, "
     "gpu_name = excluded.gpu_name, gpu_norm = excluded.gpu_norm, provider = excluded.provider, locator = excluded.locator, "
-    "gpu_count = excluded.gpu_count "
+    "gpu_count = excluded.gpu_count, plan_class = excluded.plan_class "
     "WHERE latest_prices.seq <> excluded.seq OR latest_prices.gpu_count <> excluded.gpu_count "
+    "OR latest_prices.plan_class IS DISTINCT FROM excluded.plan_class "
     "OR latest_prices.usd_per_gpu_hour IS DISTINCT FROM excluded.usd_per_gpu_hour "
     "OR latest_prices.gpu_name IS DISTINCT FROM excluded.gpu_name OR latest_prices.gpu_norm <> excluded.gpu_norm "
     "OR latest_prices.provider IS DISTINCT FROM excluded.provider";
@@ -434,6 +444,7 @@ struct PgOfferStore::Impl {
   std::string conninfo;
   std::string where;  ///< conninfo without a password, for error messages
   const GpuCatalog* gpus = nullptr;
+  std::atomic<std::size_t> bounded_scan_max_rows{kBoundedReadScanMaxRows};
   PgStoreOptions opts;
 
   std::mutex mu;
@@ -600,6 +611,127 @@ struct PgOfferStore::Impl {
     return name;
   }
 
+  /// OfferQuery::cheapest_per_plan_class (issue 12; sqlite_store.cpp bounded_query's rule), in
+  /// two statements whatever the catalog's size, then the offers read: (1) every (kind, class) by
+  /// a recursive skip scan of latest_prices_by_class_date, each with its oldest and newest price
+  /// dates and whether one of its offers passes the excluded flags, the memory floor and a filter
+  /// on class facts (the same for every offer of the class); (2) per kept (kind, class, clean or
+  /// other) one LATERAL walk of latest_prices_by_class_price in price order, FETCH FIRST K ROWS
+  /// WITH TIES, a filter on per-offer fields inside the walk.
+  std::vector<Offer> bounded_query(pqxx::connection& c, pqxx::transaction_base& t, const OfferQuery& q) {
+    const Filter filter = Filter::parse(q.filter);
+    const FilterContext fctx = q.filter_context(gpus);
+    const bool class_level = filter.reads_only_plan_class_facts();
+    const CleanDateWindow win = clean_date_window(q.now_date, q.stale_after_days);
+    auto add_params = [](std::vector<Param>& p, const SqlWhere& w) {
+      for (const SqlValue& v : w.params) {
+        if (const double* d = std::get_if<double>(&v))
+          p.push_back(p_num(*d));
+        else
+          p.push_back(std::get<std::string>(v));
+      }
+    };
+    // $1 query kind, $2 include_excluded, $3 has floor, $4 multi-node, $5 nodes assumed, $6 slack,
+    // $7 cluster bytes (passes_memory_floor's arithmetic, in its order), $8.. a class-level filter.
+    SqlWhere class_where;
+    if (class_level && !filter.empty()) class_where = compile_filter_sql(filter, fctx, SqlDialect::postgresql, 8);
+    const std::string classes_sql =
+        "WITH RECURSIVE c(kind, pc) AS ((SELECT kind, plan_class FROM latest_prices WHERE plan_class IS NOT NULL "
+        "ORDER BY kind, plan_class LIMIT 1) UNION ALL SELECT n.kind, n.plan_class FROM c CROSS JOIN LATERAL (SELECT "
+        "kind, plan_class FROM latest_prices WHERE (kind, plan_class) > (c.kind, c.pc) AND plan_class IS NOT NULL "
+        "ORDER BY kind, plan_class LIMIT 1) n) "
+        "SELECT c.kind, c.pc, (SELECT observed_at FROM latest_prices WHERE kind = c.kind AND plan_class = c.pc ORDER "
+        "BY observed_at COLLATE \"C\" NULLS FIRST LIMIT 1), (SELECT observed_at FROM latest_prices WHERE kind = c.kind "
+        "AND plan_class = c.pc ORDER BY observed_at COLLATE \"C\" DESC NULLS LAST LIMIT 1) FROM c WHERE EXISTS "
+        "(SELECT 1 FROM offers o LEFT JOIN latest_prices lp ON lp.offer_id = o.id AND lp.kind = $1::text WHERE o.id = "
+        "(SELECT offer_id FROM latest_prices WHERE kind = c.kind AND plan_class = c.pc LIMIT 1) AND ($2::boolean OR "
+        "NOT EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND f.excludes)) AND (NOT $3::boolean OR "
+        "o.gpu_memory_bytes IS NULL OR o.gpu_count < 1 OR o.gpu_memory_bytes * o.gpu_count * GREATEST(CASE WHEN "
+        "$4::boolean AND o.inter_node_network <> 'unknown' THEN COALESCE(o.max_nodes, $5::integer) ELSE 1 END, 1)::float8 "
+        "* $6::float8 >= $7::float8)" +
+        (class_where.sql.empty() ? std::string() : " AND (" + class_where.sql + ")") + ")";
+    const OfferMemoryFloor floor = q.memory_floor.value_or(OfferMemoryFloor{});
+    std::vector<Param> cp = {p_text(price_kind_name(q.price_kind)), p_text(q.include_excluded ? "true" : "false"),
+                             p_text(q.memory_floor ? "true" : "false"), p_text(floor.multi_node ? "true" : "false"),
+                             p_int(floor.max_nodes_assumed), p_num(floor.slack), p_num(floor.cluster_bytes)};
+    add_params(cp, class_where);
+    std::vector<std::string> kinds, classes, parts;
+    for (const auto& r : t.exec_prepared(prepared_name(c, classes_sql), pqxx::prepare::make_dynamic_params(cp))) {
+      const std::optional<std::string> oldest = opt_text(r[2]), newest = opt_text(r[3]);
+      auto add = [&](int part) {
+        kinds.push_back(r[0].as<std::string>());
+        classes.push_back(r[1].as<std::string>());
+        parts.push_back(std::to_string(part));
+      };
+      if (newest && *newest >= win.lo) add(0);
+      if (!oldest || *oldest < win.lo || (newest && *newest >= win.hi)) add(1);
+    }
+    std::vector<Offer> out;
+    if (kinds.empty()) return out;
+    SqlWhere fwhere;
+    if (!class_level) fwhere = compile_filter_sql(filter, fctx, SqlDialect::postgresql, 8);
+    const std::string sql =
+        std::string("SELECT DISTINCT x.offer_id FROM unnest($1::text[], $2::bigint[], $3::int[]) AS c(kind, pc, part) "
+                    "CROSS JOIN LATERAL (SELECT w.offer_id FROM latest_prices w ") +
+        (class_level ? std::string()
+                     : std::string("JOIN offers o ON o.id = w.offer_id LEFT JOIN latest_prices lp ON lp.offer_id = o.id "
+                                   "AND lp.kind = $7::text ")) +
+        "WHERE w.kind = c.kind AND w.plan_class = c.pc AND CASE WHEN c.part = 0 THEN (w.observed_at COLLATE \"C\" >= "
+        "$4::text AND w.observed_at COLLATE \"C\" < $5::text) ELSE (w.observed_at IS NULL OR w.observed_at COLLATE "
+        "\"C\" < $4::text OR w.observed_at COLLATE \"C\" >= $5::text) END" +
+        (class_level ? std::string() : " AND (" + fwhere.sql + ")") +
+        " ORDER BY w.usd_per_hour FETCH FIRST ($6::bigint) ROWS WITH TIES) x";
+    std::string class_arr = "{", part_arr = "{";
+    for (std::size_t i = 0; i < classes.size(); ++i) {
+      class_arr += (i ? "," : "") + classes[i];
+      part_arr += (i ? "," : "") + parts[i];
+    }
+    std::vector<Param> p = {p_text(text_array(kinds)), p_text(class_arr + "}"), p_text(part_arr + "}"), p_text(win.lo),
+                            p_text(win.hi), p_int(static_cast<std::int64_t>(*q.cheapest_per_plan_class))};
+    if (!class_level) {
+      p.push_back(p_text(price_kind_name(q.price_kind)));
+      add_params(p, fwhere);
+    }
+    std::vector<std::string> ids;
+    for (const auto& r : t.exec_prepared(prepared_name(c, sql), pqxx::prepare::make_dynamic_params(p)))
+      ids.push_back(r[0].as<std::string>());
+    if (ids.empty()) return out;
+    for (const auto& r : t.exec_prepared(prepared_name(c, std::string("SELECT ") + kOfferColumns +
+                                                              " FROM offers o WHERE o.id = ANY($1::text[])"),
+                                         text_array(ids)))
+      out.push_back(read_offer(r));
+    load_details(t, out, q.all_observations, true);
+    sort_offers_like_query(out, q, gpus ? *gpus : GpuCatalog::bundled());
+    return out;
+  }
+
+  /// Migration 6's data: latest_prices.plan_class of every stored offer (plan_class_of over its
+  /// facts and flags), in the migration's transaction.
+  static void backfill_plan_class(pqxx::transaction_base& t) {
+    std::vector<Offer> offers;
+    for (const auto& r : t.exec(std::string("SELECT ") + kOfferColumns + " FROM offers o ORDER BY o.id COLLATE \"C\""))
+      offers.push_back(read_offer(r));
+    std::unordered_map<std::string, Offer*> by_id;
+    for (Offer& o : offers) by_id[o.id] = &o;
+    for (const auto& r : t.exec("SELECT offer_id, rule, detail, excludes FROM flags ORDER BY offer_id, position"))
+      if (auto it = by_id.find(r[0].as<std::string>()); it != by_id.end())
+        it->second->flags.push_back(QualityFlag{r[1].as<std::string>(), r[2].as<std::string>(), r[3].as<bool>()});
+    constexpr std::size_t kChunk = 20000;
+    for (std::size_t i = 0; i < offers.size(); i += kChunk) {
+      std::vector<std::string> ids;
+      std::string classes = "{";
+      for (std::size_t j = i; j < std::min(offers.size(), i + kChunk); ++j) {
+        ids.push_back(offers[j].id);
+        classes += (j == i ? "" : ",") + std::to_string(plan_class_of(offers[j]));
+      }
+      classes += "}";
+      t.exec_params("UPDATE latest_prices lp SET plan_class = v.pc FROM unnest($1::text[], $2::bigint[]) AS v(id, pc) "
+                    "WHERE lp.offer_id = v.id",
+                    text_array(ids), classes);
+    }
+    t.exec("ANALYZE latest_prices");
+  }
+
   /// Brings the schema to `target` (≤ the versions this binary knows) under the migration lock.
   void migrate(int target) {
     with_connection([&](pqxx::connection& c) {
@@ -618,7 +750,10 @@ struct PgOfferStore::Impl {
           throw Error(ErrorKind::conflict, where,
                       fmt::format("database schema version {} is newer than this gpuplan knows ({})", v, known),
                       "a newer gpuplan, or a different --db");
-        for (int i = v; i < target; ++i) w.exec(migrations()[static_cast<std::size_t>(i)]);
+        for (int i = v; i < target; ++i) {
+          w.exec(migrations()[static_cast<std::size_t>(i)]);
+          if (i == 5) backfill_plan_class(w);
+        }
         if (v < target) w.exec_params("UPDATE gpuplan_schema SET version = $1::integer", target);
         w.commit();
       } catch (...) {
@@ -731,8 +866,10 @@ struct PgOfferStore::Impl {
           ++r.observations_already_known;
         }
       }
+      const std::int64_t cls = plan_class_of(o);
       for (PriceKind k : kPriceKinds)
-        if (refresh_kind[static_cast<std::size_t>(k)]) t.exec_prepared("refresh_latest", o.id, std::string(price_kind_name(k)));
+        if (refresh_kind[static_cast<std::size_t>(k)])
+          t.exec_prepared("refresh_latest", o.id, std::string(price_kind_name(k)), cls);
     }
     t.exec("INSERT INTO meta (key, value) VALUES ('revision', '1') ON CONFLICT (key) DO UPDATE SET "
            "value = (meta.value::bigint + 1)::text");
@@ -1009,6 +1146,17 @@ std::vector<Offer> PgOfferStore::query(const OfferQuery& q) {
     std::vector<std::string> names;
     for (const QueryStatement& st : sql.statements) names.push_back(impl_->prepared_name(c, st.sql));
     pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> t(c);
+    if (q.cheapest_per_plan_class) {
+      // A small store is read whole and the bound applied to it (kBoundedReadScanMaxRows).
+      const std::size_t n = impl_->bounded_scan_max_rows.load();
+      const auto rows = t.exec_params1("SELECT count(*) FROM (SELECT 1 FROM latest_prices LIMIT $1) x",
+                                       static_cast<std::int64_t>(n) + 1)[0].as<std::size_t>();
+      if (rows > n) {
+        std::vector<Offer> out = impl_->bounded_query(c, t, q);
+        t.commit();
+        return out;
+      }
+    }
     std::vector<Offer> out;
     for (std::size_t i = 0; i < names.size(); ++i) {
       if (q.limit && out.size() >= *q.limit) break;
@@ -1018,9 +1166,14 @@ std::vector<Offer> PgOfferStore::query(const OfferQuery& q) {
     if (q.memory_floor) std::erase_if(out, [&](const Offer& o) { return !passes_memory_floor(o, *q.memory_floor); });
     impl_->load_details(t, out, q.all_observations, true);
     t.commit();
+    if (q.cheapest_per_plan_class)  // a small store: the bounded read's rule over every match
+      out = select_cheapest_per_plan_class(std::move(out), *q.cheapest_per_plan_class,
+                                           clean_date_window(q.now_date, q.stale_after_days));
     return out;
   });
 }
+
+void PgOfferStore::set_bounded_read_scan_max_rows(std::size_t rows) { impl_->bounded_scan_max_rows = rows; }
 
 std::optional<Offer> PgOfferStore::get(std::string_view id) {
   return impl_->with_connection([&](pqxx::connection& c) -> std::optional<Offer> {

@@ -84,6 +84,9 @@ class PgOfferStore final : public OfferStore {
   /// PostgreSQL's EXPLAIN of each statement query(q) runs, in order (the plan's lines joined
   /// by newlines): how a query reads the tables, for tests and `docs/deployment.md`.
   std::vector<std::string> explain_query(const OfferQuery& q);
+  /// Tests: the bounded read scans while latest_prices holds at most `rows` rows (default
+  /// kBoundedReadScanMaxRows; 0 = always the index walks).
+  void set_bounded_read_scan_max_rows(std::size_t rows);
   bool concurrent_calls() const noexcept override { return true; }  ///< a connection pool
   SnapshotCommit commit_snapshot(const SnapshotRecord& record, const ImportBatch* batch) override;
   std::optional<SnapshotRecord> last_snapshot(std::string_view source, std::string_view status) override;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "catalog/filter_sql.hpp"
 #include "catalog/freshness.hpp"
@@ -306,6 +307,16 @@ CREATE INDEX latest_prices_by_gpu_norm_price ON latest_prices(kind, gpu_norm, us
 CREATE INDEX latest_prices_by_provider_price ON latest_prices(kind, provider, usd_per_hour, gpu_count);
 DROP INDEX IF EXISTS observations_by_kind;
 )sql",
+      // 6: the plan class of each latest price (store.hpp plan_class_of: a hash of the offer's
+      // facts the planner reads, computed in C++ and written by every import), and the walks of
+      // the planner's bounded read (issue 12): per kind and class by price (the K cheapest), and
+      // by date (does a class hold clean-dated, stale or undated prices). Filled for existing rows
+      // by backfill_plan_class right after this migration, in its transaction.
+      R"sql(
+ALTER TABLE latest_prices ADD COLUMN plan_class INTEGER;
+CREATE INDEX latest_prices_by_class_price ON latest_prices(kind, plan_class, usd_per_hour, observed_at);
+CREATE INDEX latest_prices_by_class_date ON latest_prices(kind, plan_class, observed_at);
+)sql",
   };
   return m;
 }
@@ -409,19 +420,46 @@ constexpr const char* kLatestPriceJoin = " LEFT JOIN latest_prices lp ON lp.offe
 /// rows of that kind (the observations_identity index).
 constexpr const char* kRefreshLatestSql =
     "INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, observed_at, dataset, gpu_name, "
-    "gpu_norm, provider, locator, gpu_count) SELECT x.offer_id, x.kind, x.seq, x.usd_per_hour, "
+    "gpu_norm, provider, locator, gpu_count, plan_class) SELECT x.offer_id, x.kind, x.seq, x.usd_per_hour, "
     "x.usd_per_hour / NULLIF(o.gpu_count, 0), x.observed_at, x.dataset, o.gpu_name, gpuplan_norm(o.gpu_name_raw), "
-    "lower(o.provider), x.locator, o.gpu_count FROM observations x "
+    "lower(o.provider), x.locator, o.gpu_count, ?3 FROM observations x "
     "JOIN offers o "
-    "ON o.id = x.offer_id WHERE x.offer_id = ? AND x.kind = ? "
+    "ON o.id = x.offer_id WHERE x.offer_id = ?1 AND x.kind = ?2 "
     "ORDER BY (x.observed_at IS NULL), x.observed_at DESC, x.seq DESC LIMIT 1 "
     "ON CONFLICT (offer_id, kind) DO UPDATE SET seq = excluded.seq, usd_per_hour = excluded.usd_per_hour, "
     "usd_per_gpu_hour = excluded.usd_per_gpu_hour, observed_at = excluded.observed_at, dataset = excluded.dataset, "
     "gpu_name = excluded.gpu_name, gpu_norm = excluded.gpu_norm, provider = excluded.provider, locator = excluded.locator, "
-    "gpu_count = excluded.gpu_count "
+    "gpu_count = excluded.gpu_count, plan_class = excluded.plan_class "
     "WHERE seq <> excluded.seq OR usd_per_gpu_hour IS NOT excluded.usd_per_gpu_hour "
     "OR gpu_name IS NOT excluded.gpu_name OR gpu_norm <> excluded.gpu_norm OR provider IS NOT excluded.provider "
-    "OR gpu_count <> excluded.gpu_count";
+    "OR gpu_count <> excluded.gpu_count OR plan_class IS NOT excluded.plan_class";
+
+/// Migration 6's data: latest_prices.plan_class of every stored offer (plan_class_of over its
+/// facts and flags), in the migration's transaction.
+void backfill_plan_class(sqlite3* db, const std::string& path) {
+  Stmt offers(db, std::string("SELECT ") + kOfferColumns + " FROM offers o ORDER BY o.id", path);
+  Stmt flags(db, "SELECT offer_id, rule, detail, excludes FROM flags ORDER BY offer_id, position", path);
+  Stmt update(db, "UPDATE latest_prices SET plan_class = ?1 WHERE offer_id = ?2", path);
+  bool flag_row = flags.step();
+  while (offers.step()) {
+    Offer o = read_offer(offers);
+    while (flag_row && flags.text(0) < o.id) flag_row = flags.step();
+    while (flag_row && flags.text(0) == o.id) {
+      o.flags.push_back(QualityFlag{flags.text(1), flags.text(2), flags.integer(3) != 0});
+      flag_row = flags.step();
+    }
+    update.bind_int(1, plan_class_of(o));
+    update.bind(2, std::string_view(o.id));
+    update.run();
+    update.reset();
+  }
+}
+
+/// Runs migration `i` (user_version i → i + 1) and its data step, if any.
+void apply_migration(sqlite3* db, int i, const std::string& path) {
+  exec(db, migrations()[static_cast<std::size_t>(i)], path);
+  if (i == 5) backfill_plan_class(db, path);
+}
 
 }  // namespace
 
@@ -433,6 +471,15 @@ struct SqliteOfferStore::Impl {
   sqlite3* db = nullptr;
   std::string path;
   const GpuCatalog* gpus = nullptr;
+  std::size_t bounded_scan_max_rows = kBoundedReadScanMaxRows;
+
+  /// True when latest_prices holds at most `n` rows (reads at most n + 1 index entries).
+  bool latest_rows_at_most(std::size_t n) {
+    Stmt s(db, "SELECT count(*) FROM (SELECT 1 FROM latest_prices LIMIT ?1)", path);
+    s.bind_int(1, static_cast<std::int64_t>(n) + 1);
+    s.step();
+    return static_cast<std::size_t>(s.integer(0)) <= n;
+  }
 
   ~Impl() {
     if (db) sqlite3_close_v2(db);
@@ -503,7 +550,7 @@ struct SqliteOfferStore::Impl {
     in_transaction([&] {
       int cur = user_version();  // re-read under the write lock: another process may have migrated
       if (cur > known) too_new(cur);
-      for (int i = cur; i < known; ++i) exec(db, migrations()[static_cast<std::size_t>(i)], path);
+      for (int i = cur; i < known; ++i) apply_migration(db, i, path);
       // PRAGMA takes no bound parameters; `known` and the id are constants of this binary.
       exec(db, fmt::format("PRAGMA user_version = {}", known).c_str(), path);
       exec(db, fmt::format("PRAGMA application_id = {}", kApplicationId).c_str(), path);
@@ -630,6 +677,108 @@ struct SqliteOfferStore::Impl {
     return load_facts(id, st);
   }
 
+  /// OfferQuery::cheapest_per_plan_class (issue 12), in the caller's read transaction. Per price
+  /// kind, one statement lists the classes by a skip scan of latest_prices_by_class_date (one
+  /// seek per class), each with its oldest and newest price dates (does it hold clean-dated and
+  /// other prices) and whether one of its offers passes the excluded flags, the memory floor and
+  /// a filter on class facts (the same for every offer of the class); then per class kept at
+  /// most two walks of latest_prices_by_class_price in price order, clean-dated and other, each
+  /// stopped after K rows and the ties of the K-th, a filter on per-offer fields (price, id, ...)
+  /// checked inside. Cost: classes × (K + rows the filter rejects), not offers.
+  std::vector<Offer> bounded_query(const OfferQuery& q) {
+    const std::size_t k = *q.cheapest_per_plan_class;
+    const Filter filter = Filter::parse(q.filter);
+    const FilterContext fctx = q.filter_context(gpus);
+    const bool class_level = filter.reads_only_plan_class_facts();
+    const CleanDateWindow win = clean_date_window(q.now_date, q.stale_after_days);
+    // ?1 walked kind, ?2 query kind, ?3 include_excluded, ?4 has floor, ?5 multi-node, ?6 nodes
+    // assumed, ?7 slack, ?8 cluster bytes (passes_memory_floor's arithmetic, in its order), ?9..
+    // a filter on class facts.
+    SqlWhere class_where;
+    if (class_level && !filter.empty()) class_where = compile_filter_sql(filter, fctx, SqlDialect::sqlite, 9);
+    Stmt classes(db,
+                 "WITH RECURSIVE c(pc) AS (SELECT (SELECT plan_class FROM latest_prices WHERE kind = ?1 AND plan_class "
+                 "IS NOT NULL ORDER BY plan_class LIMIT 1) UNION ALL SELECT (SELECT plan_class FROM latest_prices "
+                 "WHERE kind = ?1 AND plan_class > c.pc ORDER BY plan_class LIMIT 1) FROM c WHERE c.pc IS NOT NULL) "
+                 "SELECT pc, oldest, newest, EXISTS (SELECT 1 FROM offers o LEFT JOIN latest_prices lp ON lp.offer_id = "
+                 "o.id AND lp.kind = ?2 WHERE o.id = rep AND (?3 OR NOT EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = "
+                 "o.id AND f.excludes = 1)) AND (NOT ?4 OR o.gpu_memory_bytes IS NULL OR o.gpu_count < 1 OR "
+                 "o.gpu_memory_bytes * o.gpu_count * max(CASE WHEN ?5 AND o.inter_node_network <> 'unknown' THEN "
+                 "coalesce(o.max_nodes, ?6) ELSE 1 END, 1.0) * ?7 >= ?8)" +
+                     (class_where.sql.empty() ? std::string() : " AND (" + class_where.sql + ")") +
+                     ") FROM (SELECT c.pc AS pc, (SELECT offer_id FROM latest_prices WHERE kind = ?1 AND plan_class = "
+                     "c.pc LIMIT 1) AS rep, (SELECT observed_at FROM latest_prices WHERE kind = ?1 AND plan_class = "
+                     "c.pc ORDER BY observed_at LIMIT 1) AS oldest, (SELECT observed_at FROM latest_prices WHERE kind "
+                     "= ?1 AND plan_class = c.pc ORDER BY observed_at DESC LIMIT 1) AS newest FROM c WHERE c.pc IS "
+                     "NOT NULL)",
+                 path);
+    SqlWhere where;
+    if (!class_level) where = compile_filter_sql(filter, fctx, SqlDialect::sqlite, 6);
+    const std::string from =
+        std::string("SELECT w.offer_id, w.usd_per_hour FROM latest_prices w INDEXED BY latest_prices_by_class_price ") +
+        (class_level ? std::string() : std::string("CROSS JOIN offers o ON o.id = w.offer_id") + kLatestPriceJoin) +
+        "WHERE w.kind = ?2 AND w.plan_class = ?3 AND ";
+    const std::string tail = (class_level ? std::string() : " AND (" + where.sql + ")") + " ORDER BY w.usd_per_hour";
+    Stmt clean(db, from + "w.observed_at >= ?4 AND w.observed_at < ?5" + tail, path);
+    Stmt other(db, from + "(w.observed_at IS NULL OR w.observed_at < ?4 OR w.observed_at >= ?5)" + tail, path);
+    std::unordered_set<std::string> ids;
+    auto walk = [&](Stmt& st, PriceKind kind, std::int64_t pc) {
+      st.reset();
+      st.bind(1, price_kind_name(q.price_kind));
+      st.bind(2, price_kind_name(kind));
+      st.bind_int(3, pc);
+      st.bind(4, std::string_view(win.lo));
+      st.bind(5, std::string_view(win.hi));
+      int i = 6;
+      for (const SqlValue& v : where.params) st.bind(i++, v);
+      std::size_t n = 0;
+      double kth = 0;
+      while (st.step()) {
+        const double price = st.real(1);
+        if (n >= k && price != kth) break;  // the K cheapest, and the ties of the K-th
+        if (++n == k) kth = price;
+        ids.insert(st.text(0));
+      }
+      st.reset();
+    };
+    const OfferMemoryFloor floor = q.memory_floor.value_or(OfferMemoryFloor{});
+    for (PriceKind kind : kPriceKinds) {
+      struct Cls {
+        std::int64_t pc = 0;
+        std::optional<std::string> oldest, newest;  // oldest is nullopt when an undated price exists
+      };
+      std::vector<Cls> list;
+      classes.reset();
+      classes.bind(1, price_kind_name(kind));
+      classes.bind(2, price_kind_name(q.price_kind));
+      classes.bind_int(3, q.include_excluded ? 1 : 0);
+      classes.bind_int(4, q.memory_floor ? 1 : 0);
+      classes.bind_int(5, floor.multi_node ? 1 : 0);
+      classes.bind_int(6, floor.max_nodes_assumed);
+      classes.bind(7, floor.slack);
+      classes.bind(8, floor.cluster_bytes);
+      int i = 9;
+      for (const SqlValue& v : class_where.params) classes.bind(i++, v);
+      while (classes.step())
+        if (classes.integer(3) != 0) list.push_back({classes.integer(0), classes.opt_text(1), classes.opt_text(2)});
+      classes.reset();
+      for (const Cls& c : list) {
+        if (c.newest && *c.newest >= win.lo) walk(clean, kind, c.pc);
+        if (!c.oldest || *c.oldest < win.lo || (c.newest && *c.newest >= win.hi)) walk(other, kind, c.pc);
+      }
+    }
+    std::vector<Offer> out;
+    if (ids.empty()) return out;
+    const std::string arr = nlohmann::json(std::vector<std::string>(ids.begin(), ids.end())).dump();
+    Stmt s(db, std::string("SELECT ") + kOfferColumns + " FROM offers o WHERE o.id IN (SELECT value FROM json_each(?1))",
+           path);
+    s.bind(1, std::string_view(arr));
+    while (s.step()) out.push_back(read_offer(s));
+    load_details(out, q.all_observations);
+    sort_offers_like_query(out, q, gpus ? *gpus : GpuCatalog::bundled());
+    return out;
+  }
+
   /// What import_unlocked would report, by reads only.
   ImportResult preview_unlocked(const ImportBatch& batch) {
     ImportResult r;
@@ -746,8 +895,8 @@ struct SqliteOfferStore::Impl {
     // (issue 11: 200,000 rows) pay one insert, not a query, a sort and an upsert.
     Stmt ins_latest(db,
                     "INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, observed_at, "
-                    "dataset, gpu_name, gpu_norm, provider, locator, gpu_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
-                    "gpuplan_norm(?), lower(?), ?, ?)",
+                    "dataset, gpu_name, gpu_norm, provider, locator, gpu_count, plan_class) VALUES (?, ?, ?, ?, ?, ?, ?, "
+                    "?, gpuplan_norm(?), lower(?), ?, ?, ?)",
                     path);
     ins_latest.borrow_text();
     FactsStatements facts(db, path);
@@ -851,6 +1000,7 @@ struct SqliteOfferStore::Impl {
           ++r.observations_already_known;
         }
       }
+      const std::int64_t cls = plan_class_of(o);
       for (PriceKind k : kPriceKinds) {
         if (!refresh_kind[static_cast<std::size_t>(k)]) continue;
         if (!old) {
@@ -871,12 +1021,14 @@ struct SqliteOfferStore::Impl {
           ins_latest.bind(10, std::string_view(o.provider));
           ins_latest.bind(11, std::string_view(n.obs->source.locator));
           ins_latest.bind_int(12, o.gpu_count);
+          ins_latest.bind_int(13, cls);
           ins_latest.run();
           ins_latest.reset();
           continue;
         }
         refresh.bind(1, std::string_view(o.id));
         refresh.bind(2, price_kind_name(k));
+        refresh.bind_int(3, cls);
         refresh.run();
         refresh.reset();
       }
@@ -961,7 +1113,7 @@ void sqlite_store_migrate(const std::string& path, int target_version) {
     if (cur > target_version)
       throw Error(ErrorKind::conflict, path, fmt::format("schema version {} is past {}", cur, target_version),
                   "an older store");
-    for (int i = cur; i < target_version; ++i) exec(db, migrations()[static_cast<std::size_t>(i)], path);
+    for (int i = cur; i < target_version; ++i) apply_migration(db, i, path);
     exec(db, fmt::format("PRAGMA user_version = {}", target_version).c_str(), path);
     exec(db, fmt::format("PRAGMA application_id = {}", kApplicationId).c_str(), path);
     exec(db, "COMMIT", path);
@@ -1209,6 +1361,11 @@ std::size_t SqliteOfferStore::count_matching(const OfferQuery& q) {
   return static_cast<std::size_t>(s.integer(0));
 }
 
+void SqliteOfferStore::set_bounded_read_scan_max_rows(std::size_t rows) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->bounded_scan_max_rows = rows;
+}
+
 std::vector<std::string> SqliteOfferStore::explain_query(const OfferQuery& q) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   const QuerySql sql = query_sql(q, impl_->gpus);
@@ -1229,6 +1386,12 @@ std::vector<Offer> SqliteOfferStore::query(const OfferQuery& q) {
   // Read under one snapshot so offers and their observations agree while an import runs.
   exec(impl_->db, "BEGIN", impl_->path);
   try {
+    const bool walk = q.cheapest_per_plan_class && !impl_->latest_rows_at_most(impl_->bounded_scan_max_rows);
+    if (walk) {
+      std::vector<Offer> out = impl_->bounded_query(q);
+      exec(impl_->db, "COMMIT", impl_->path);
+      return out;
+    }
     std::vector<Offer> out;
     for (const QueryStatement& st : sql.statements) {
       if (q.limit && out.size() >= *q.limit) break;
@@ -1239,6 +1402,9 @@ std::vector<Offer> SqliteOfferStore::query(const OfferQuery& q) {
     if (q.memory_floor) std::erase_if(out, [&](const Offer& o) { return !passes_memory_floor(o, *q.memory_floor); });
     impl_->load_details(out, q.all_observations);
     exec(impl_->db, "COMMIT", impl_->path);
+    if (q.cheapest_per_plan_class)  // a small store: the bounded read's rule over every match
+      out = select_cheapest_per_plan_class(std::move(out), *q.cheapest_per_plan_class,
+                                           clean_date_window(q.now_date, q.stale_after_days));
     return out;
   } catch (...) {
     impl_->rollback();

@@ -76,6 +76,9 @@ class SqliteOfferStore final : public OfferStore {
   /// SQLite's EXPLAIN QUERY PLAN of each statement query(q) runs, in order (one line per plan
   /// step): how a query reads the tables, for tests and `docs/deployment.md`.
   std::vector<std::string> explain_query(const OfferQuery& q);
+  /// Tests: the bounded read scans while latest_prices holds at most `rows` rows (default
+  /// kBoundedReadScanMaxRows; 0 = always the index walks).
+  void set_bounded_read_scan_max_rows(std::size_t rows);
 
  private:
   struct Impl;

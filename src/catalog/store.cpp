@@ -6,8 +6,11 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <map>
+#include <tuple>
 #include <unordered_set>
 
+#include "catalog/freshness.hpp"
 #include "catalog/import_detail.hpp"
 #include "catalog/store_validate.hpp"
 #include "hardware/gpu_spec.hpp"
@@ -46,6 +49,12 @@ void validate_query_options(const OfferQuery& q) {
   if (!std::isfinite(stale_after_days) || stale_after_days < 0)
     throw_invalid_coded("stale_after_days", "negative", {{"value", fmt::format("{}", stale_after_days)}},
                         fmt::format("{} is not a valid number of days", stale_after_days), "a non-negative number of days");
+  if (q.cheapest_per_plan_class) {
+    if (limit) throw_invalid("cheapest_per_plan_class", "a per-class bound with a limit", "no limit (the planner's read)");
+    if (*q.cheapest_per_plan_class == 0)
+      throw_invalid_coded("cheapest_per_plan_class", "not_positive", {{"value", "0"}}, "0 offers per plan class",
+                          "a positive number of offers");
+  }
   if (memory_floor) {
     if (limit) throw_invalid("memory_floor", "a memory floor with a limit", "no limit (the planner reads every match)");
     if (!std::isfinite(memory_floor->cluster_bytes) || memory_floor->cluster_bytes < 0 || memory_floor->max_nodes_assumed < 1 ||
@@ -128,6 +137,114 @@ bool same_offer_facts(const Offer& a, const Offer& b) {
          a.inter_node_bits_per_s == b.inter_node_bits_per_s && a.max_nodes == b.max_nodes &&
          a.confirmed_available_at == b.confirmed_available_at && a.billing_override == b.billing_override &&
          a.flags == b.flags;
+}
+
+namespace {
+void class_field(std::string& key, const std::optional<double>& v) {
+  key += v ? fmt::format("{}", *v) : std::string("-");
+  key += '\x1f';
+}
+void class_field(std::string& key, std::string_view v) {
+  key += v;
+  key += '\x1f';
+}
+}  // namespace
+
+std::int64_t plan_class_of(const Offer& o) {
+  // A canonical text of the facts (unit separators between fields), hashed with 64-bit FNV-1a.
+  std::string key;
+  key.reserve(256);
+  class_field(key, o.provider);
+  class_field(key, o.instance_type);
+  class_field(key, o.region);
+  class_field(key, o.zone);
+  class_field(key, o.gpu_name_raw);
+  class_field(key, o.gpu_name ? std::string_view(*o.gpu_name) : std::string_view("\x1e"));
+  class_field(key, std::to_string(o.gpu_count));
+  class_field(key, o.gpu_memory_bytes);
+  class_field(key, intra_node_link_name(o.intra_node_link));
+  class_field(key, o.intra_node_link_bytes_per_s);
+  class_field(key, o.form_factor);
+  class_field(key, inter_node_network_name(o.inter_node_network));
+  class_field(key, o.inter_node_bits_per_s);
+  class_field(key, o.max_nodes ? std::to_string(*o.max_nodes) : std::string("-"));
+  class_field(key, o.confirmed_available_at ? "confirmed" : "listed");
+  const BillingTerms& b = o.billing_override;
+  for (const auto& v : {b.granularity_seconds, b.minimum_billed_seconds, b.storage_usd_per_gb_month, b.egress_usd_per_gb,
+                        b.egress_free_gb_per_month, b.preemptions_per_day})
+    class_field(key, v);
+  for (const std::string& src : b.sources) class_field(key, src);
+  key += '\x1d';
+  for (const QualityFlag& f : o.flags) {
+    class_field(key, f.rule);
+    class_field(key, f.excludes ? "x" : "k");
+  }
+  std::uint64_t h = 14695981039346656037ull;  // FNV-1a 64 offset basis
+  for (unsigned char c : key) {
+    h ^= c;
+    h *= 1099511628211ull;  // FNV-1a 64 prime
+  }
+  return static_cast<std::int64_t>(h);
+}
+
+CleanDateWindow clean_date_window(std::string_view now_date, double stale_after_days) {
+  if (now_date.empty()) return {"", "9"};
+  CleanDateWindow w;
+  w.lo = earliest_unstale_date(now_date, stale_after_days).value_or("");
+  w.hi = earliest_unstale_date(now_date, -1).value_or("9");  // now_date + 1 day
+  return w;
+}
+
+std::vector<Offer> select_cheapest_per_plan_class(std::vector<Offer> matching, std::size_t k, const CleanDateWindow& window) {
+  // (kind, class, clean?) -> (price, index in matching)
+  std::map<std::tuple<int, std::int64_t, bool>, std::vector<std::pair<double, std::size_t>>> groups;
+  for (std::size_t i = 0; i < matching.size(); ++i) {
+    const std::int64_t cls = plan_class_of(matching[i]);
+    for (PriceKind kind : kPriceKinds) {
+      const PriceObservation* p = matching[i].latest_price(kind);
+      if (p == nullptr) continue;
+      groups[{static_cast<int>(kind), cls, window.contains(p->source.observed_at)}].emplace_back(p->usd_per_hour, i);
+    }
+  }
+  std::vector<bool> keep(matching.size(), false);
+  for (auto& [key, rows] : groups) {
+    std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (std::size_t j = 0; j < rows.size(); ++j) {
+      if (j >= k && rows[j].first != rows[k - 1].first) break;  // the k cheapest, and ties with the k-th
+      keep[rows[j].second] = true;
+    }
+  }
+  std::vector<Offer> out;
+  for (std::size_t i = 0; i < matching.size(); ++i)
+    if (keep[i]) out.push_back(std::move(matching[i]));
+  return out;
+}
+
+void sort_offers_like_query(std::vector<Offer>& offers, const OfferQuery& q, const GpuCatalog& gpus) {
+  struct Hit {
+    std::optional<double> key;
+    int tier = 0;
+    std::size_t index = 0;
+  };
+  std::vector<Hit> hits;
+  hits.reserve(offers.size());
+  for (std::size_t i = 0; i < offers.size(); ++i) {
+    const int tier = q.evidence_first
+                         ? static_cast<int>(price_evidence_tier(offers[i], q.price_kind, q.now_date, q.stale_after_days))
+                         : 0;
+    hits.push_back({offer_sort_value(offers[i], q.sort, q.price_kind, gpus), tier, i});
+  }
+  const bool desc = offer_sort_descending(q.sort);
+  std::stable_sort(hits.begin(), hits.end(), [&](const Hit& a, const Hit& b) {
+    if (a.key.has_value() != b.key.has_value()) return a.key.has_value();
+    if (a.tier != b.tier) return a.tier < b.tier;
+    if (a.key && *a.key != *b.key) return desc ? *a.key > *b.key : *a.key < *b.key;
+    return offers[a.index].id < offers[b.index].id;
+  });
+  std::vector<Offer> out;
+  out.reserve(offers.size());
+  for (const Hit& h : hits) out.push_back(std::move(offers[h.index]));
+  offers = std::move(out);
 }
 
 std::string SystemClock::today() const {

@@ -84,6 +84,14 @@ struct OfferQuery {
   /// Leave out offers that cannot hold the job at all (planner reads; nullopt = none). Applied
   /// to the matching offers before their prices and flags are read; not with a limit.
   std::optional<OfferMemoryFloor> memory_floor;
+  /// The planner's bounded read (issue 12; docs/planner.md "Bounded read"): per price kind and
+  /// plan class (plan_class_of: one machine in one place), only the K cheapest matching offers
+  /// whose price of that kind is clean-dated (observed within [now_date − stale_after_days,
+  /// now_date]) and, separately, the K cheapest whose price of that kind is not (stale, undated
+  /// or after now_date), each set with the offers tied in price with its K-th
+  /// (select_cheapest_per_plan_class). The union over kinds and classes comes back in the
+  /// query's order. nullopt = every match. Not with a limit.
+  std::optional<std::size_t> cheapest_per_plan_class;
 
   /// Throws Error{invalid_input} naming the field (where "sort", "limit", "now_date",
   /// "stale_after_days", "memory_floor") or a FilterError for the filter text.
@@ -126,6 +134,48 @@ bool same_offer_facts(const Offer& a, const Offer& b);
 /// imported". Every store calls it for each stored id before writing (issue 11's "an error, not a
 /// merge", on SQLite, PostgreSQL and in memory alike).
 void check_stored_hardware(const Offer& stored, const Offer& incoming);
+
+/// The plan class of an offer (issue 12): a 64-bit FNV-1a hash of every fact the planner's
+/// physics and costing read (provider, GPU as listed and as resolved, GPUs per instance, memory
+/// per GPU, intra-node link and bandwidth, form factor, inter-node network and bandwidth, max
+/// nodes, whether availability was confirmed, the billing overrides, the quality flags' rules
+/// and whether they exclude) and of its place (instance type, region, zone): one machine in one
+/// place, as a plan row shows it. Not the id, host CPU/RAM/disk or prices: two offers of one
+/// class get the same plan and the same row and region, and differ only in price and id (the
+/// same offer listed twice, by two feeds or under two ids). Stored with each latest price
+/// (latest_prices.plan_class) and computed here only.
+std::int64_t plan_class_of(const Offer& offer);
+
+/// The clean-date window of the bounded read: a price is clean-dated when its observed_at (a
+/// date or timestamp string) is >= `lo` and < `hi`. lo = earliest_unstale_date(now_date,
+/// stale_after_days) and hi = the day after now_date; an empty now_date gives lo = "" and hi =
+/// "9" (every dated price is clean, as the planner ranks them without --today).
+struct CleanDateWindow {
+  std::string lo;
+  std::string hi;
+  bool contains(const std::optional<std::string>& observed_at) const {
+    return observed_at && *observed_at >= lo && *observed_at < hi;
+  }
+};
+CleanDateWindow clean_date_window(std::string_view now_date, double stale_after_days);
+
+/// OfferQuery::cheapest_per_plan_class applied in memory to `matching` (offers that match the
+/// query, latest prices loaded): for each price kind and plan class, among the offers with a
+/// latest price of that kind, the `k` cheapest clean-dated ones and the `k` cheapest others, each
+/// with the offers priced as its k-th (ties). Returns the kept offers in `matching`'s order. The
+/// stores' SQL walks select the same set (the contract test checks it).
+std::vector<Offer> select_cheapest_per_plan_class(std::vector<Offer> matching, std::size_t k, const CleanDateWindow& window);
+
+/// The database stores' bounded read switches plan (as a query planner picks a scan for a small
+/// table): while latest_prices holds at most this many rows, it reads every match as an unbounded
+/// query does and applies select_cheapest_per_plan_class to them (one pass: cheaper than a walk
+/// per class when nearly every class has one row, as in the bundled catalog); above it, the index
+/// walks, whose cost follows the classes. Both give the same offers (the contract tests run both).
+inline constexpr std::size_t kBoundedReadScanMaxRows = 10000;
+
+/// Sorts offers in the order OfferQuery q returns them (sort key, evidence tier with
+/// evidence_first, id), as MemoryOfferStore::query does.
+void sort_offers_like_query(std::vector<Offer>& offers, const OfferQuery& q, const GpuCatalog& gpus);
 
 /// A date source (STYLE.md §4: inject the clock).
 class Clock {

@@ -1,4 +1,5 @@
 // The OfferStore contract (store.hpp), run on every implementation with the same cases.
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -734,6 +735,150 @@ TYPED_TEST(StoreContract, MemoryFloorKeepsTheSameOffersInEveryStore) {
   // With a limit: refused (the planner reads every match).
   q.limit = 5;
   EXPECT_THROW(this->store_->query(q), Error);
+}
+
+// The planner's bounded read (issue 12, OfferQuery::cheapest_per_plan_class). One generated plan
+// class of 40 offers (the same 8x H100 machine in one place listed under 40 ids, as copies of a
+// feed; SYNTHETIC prices 10 + i USD/h, c05 priced as c04), 8 cheaper offers of the same class on
+// stale prices (2024, 1 + i USD/h) and 3 cheaper ones with a price-questioning flag (another
+// class: flags are class facts).
+ImportBatch generated_class_batch() {
+  using testing::base_offer;
+  ImportBatch b;
+  auto machine = [](std::string id) {
+    Offer o = base_offer(std::move(id), "gen", "gen.8xh100", "r1", "H100", "NVIDIA H100 SXM", 8, 80e9);
+    o.intra_node_link = IntraNodeLink::nvlink;
+    return o;
+  };
+  for (int i = 0; i < 40; ++i) {
+    Offer o = machine(fmt::format("gen/clean/c{:02d}", i));
+    o.prices = {obs(PriceKind::on_demand, i == 5 ? 14.0 : 10.0 + i, "2026-11-20")};
+    b.offers.push_back(o);
+  }
+  for (int i = 0; i < 8; ++i) {
+    Offer o = machine(fmt::format("gen/stale/s{:02d}", i));
+    o.prices = {obs(PriceKind::on_demand, 1.0 + i, "2024-01-01")};
+    b.offers.push_back(o);
+  }
+  for (int i = 0; i < 3; ++i) {
+    Offer o = machine(fmt::format("gen/flagged/f{:02d}", i));
+    o.flags.push_back(QualityFlag{"below_market_index", "synthetic", false});
+    o.prices = {obs(PriceKind::on_demand, 0.5 + i, "2026-11-20")};
+    b.offers.push_back(o);
+  }
+  return b;
+}
+
+/// Runs `check` on each of the store's bounded-read plans: the index walks (a database store
+/// set to walk at any size) and the scan of a small store (kBoundedReadScanMaxRows); once for
+/// the memory store.
+template <typename F>
+void on_each_read_plan(OfferStore* store, F check) {
+  auto* sqlite = dynamic_cast<SqliteOfferStore*>(store);
+  auto* pg = dynamic_cast<PgOfferStore*>(store);
+  if (sqlite) sqlite->set_bounded_read_scan_max_rows(0);
+  if (pg) pg->set_bounded_read_scan_max_rows(0);
+  {
+    SCOPED_TRACE(sqlite || pg ? "index walks" : "memory");
+    check();
+  }
+  if (sqlite) sqlite->set_bounded_read_scan_max_rows(kBoundedReadScanMaxRows);
+  if (pg) pg->set_bounded_read_scan_max_rows(kBoundedReadScanMaxRows);
+  if (sqlite || pg) {
+    SCOPED_TRACE("scan of a small store");
+    check();
+  }
+}
+
+std::vector<std::string> sorted_ids(const std::vector<Offer>& v) {
+  std::vector<std::string> out = ids(v);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TYPED_TEST(StoreContract, BoundedReadKeepsTheCheapestOfEachPlanClassAndEvidence) {
+  this->store_->import(generated_class_batch());
+  on_each_read_plan(this->store_.get(), [&] {
+  OfferQuery q;
+  q.now_date = "2026-12-01";  // 2026-11-20 is clean at 30 days, 2024-01-01 stale
+  q.cheapest_per_plan_class = 5;
+  const std::vector<Offer> got = this->store_->query(q);
+  // Clean: the 5 cheapest (10..14) and c05, tied with the 5th at 14. Stale: the 5 cheapest
+  // (1..5): cheaper stale offers do not push the clean ones out. Flagged: its own class, all 3.
+  const std::vector<std::string> want = {"gen/clean/c00", "gen/clean/c01", "gen/clean/c02", "gen/clean/c03",
+                                         "gen/clean/c04", "gen/clean/c05", "gen/flagged/f00", "gen/flagged/f01",
+                                         "gen/flagged/f02", "gen/stale/s00", "gen/stale/s01", "gen/stale/s02",
+                                         "gen/stale/s03", "gen/stale/s04"};
+  EXPECT_EQ(sorted_ids(got), want);
+  // In the order of the unbounded query, latest prices as it returns them.
+  OfferQuery all = q;
+  all.cheapest_per_plan_class.reset();
+  std::vector<Offer> every = this->store_->query(all);
+  ASSERT_EQ(every.size(), 51u);
+  std::erase_if(every, [&](const Offer& o) { return !std::binary_search(want.begin(), want.end(), o.id); });
+  EXPECT_EQ(ids(got), ids(every));
+  ASSERT_EQ(got.size(), every.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].prices.size(), 1u) << got[i].id;
+    EXPECT_EQ(got[i].prices[0].usd_per_hour, every[i].prices[0].usd_per_hour);
+  }
+  });
+}
+
+TYPED_TEST(StoreContract, BoundedReadAppliesTheFilterInsideTheWalk) {
+  this->store_->import(generated_class_batch());
+  on_each_read_plan(this->store_.get(), [&] {
+  OfferQuery q;
+  q.now_date = "2026-12-01";
+  q.cheapest_per_plan_class = 5;
+  // A per-offer clause: c01 is left out before counting, so the 5 cheapest clean ones are c00,
+  // c02, c03, c04 and c05 (tied at 14), and c06 (16) is still not read.
+  q.filter = "id!=gen/clean/c01 and not flagged and price>=9";
+  EXPECT_EQ(sorted_ids(this->store_->query(q)),
+            (std::vector<std::string>{"gen/clean/c00", "gen/clean/c02", "gen/clean/c03", "gen/clean/c04",
+                                      "gen/clean/c05"}));
+  // A clause on class facts decides for the whole class.
+  q.filter = "gpus>=16";
+  EXPECT_TRUE(this->store_->query(q).empty());
+  q.filter = "flagged";
+  EXPECT_EQ(this->store_->query(q).size(), 3u);
+  q.filter = "region=r2";
+  EXPECT_TRUE(this->store_->query(q).empty());
+  // Without --today every dated price is clean-dated: 5 of the 48 unflagged (1..5 are stale
+  // ones, now ranked as clean) and the 3 flagged.
+  q.filter.clear();
+  q.now_date.clear();
+  EXPECT_EQ(sorted_ids(this->store_->query(q)),
+            (std::vector<std::string>{"gen/flagged/f00", "gen/flagged/f01", "gen/flagged/f02", "gen/stale/s00",
+                                      "gen/stale/s01", "gen/stale/s02", "gen/stale/s03", "gen/stale/s04"}));
+  // A bound of 0 and a bound with a limit are refused.
+  q.cheapest_per_plan_class = 0;
+  EXPECT_THROW(this->store_->query(q), Error);
+  q.cheapest_per_plan_class = 5;
+  q.limit = 3;
+  EXPECT_THROW(this->store_->query(q), Error);
+  });
+}
+
+TYPED_TEST(StoreContract, BoundedReadFollowsAnOfferThatChangesClass) {
+  // The class is rewritten with the offer's facts: a re-import that flags c00 moves it out of
+  // the clean class (c05's tie partner c04 stays the 5th; c06 is not needed).
+  ImportBatch b = generated_class_batch();
+  this->store_->import(b);
+  ImportBatch again;
+  Offer c00 = b.offers[0];
+  c00.flags.push_back(QualityFlag{"below_market_index", "synthetic", false});
+  again.offers.push_back(c00);
+  this->store_->import(again);
+  OfferQuery q;
+  q.now_date = "2026-12-01";
+  q.cheapest_per_plan_class = 5;
+  q.filter = "not flagged and price>=9";
+  on_each_read_plan(this->store_.get(), [&] {
+    EXPECT_EQ(sorted_ids(this->store_->query(q)),
+              (std::vector<std::string>{"gen/clean/c01", "gen/clean/c02", "gen/clean/c03", "gen/clean/c04",
+                                        "gen/clean/c05"}));
+  });
 }
 
 }  // namespace

@@ -77,8 +77,10 @@ TEST(PgStore, MigratesAnEmptyDatabase) {
 
 TEST(PgStore, MigratesFromThePreviousVersionKeepingData) {
   REQUIRE_PG(db);
+  // From version 4 (whose latest_prices migration 5 rebuilds from history; version 5's data is
+  // MigratesFromVersion5FillingPlanClasses).
   const int v = pg_store_schema_version();
-  pg_store_migrate(db.url(), v - 1);
+  pg_store_migrate(db.url(), 4);
   if (v - 1 >= 1) {
     // Data written by the previous version survives the upgrade.
     pqxx::connection c(db.url());
@@ -103,6 +105,44 @@ TEST(PgStore, MigratesFromThePreviousVersionKeepingData) {
     q.include_excluded = true;
     EXPECT_EQ(s.query(q).size(), 1u);
   }
+}
+
+// Migration 6 (issue 12) from the previous version (SQLite's MigratesFromVersion5FillingPlanClasses):
+// latest prices written by version 5 get their plan class, read by the bounded read.
+TEST(PgStore, MigratesFromVersion5FillingPlanClasses) {
+  REQUIRE_PG(db);
+  ASSERT_EQ(pg_store_schema_version(), 6);
+  pg_store_migrate(db.url(), 5);
+  {
+    pqxx::connection c(db.url());
+    pqxx::work w(c);
+    w.exec("INSERT INTO offers (id, provider, instance_type, region, zone, gpu_name_raw, gpu_name, gpu_count, "
+           "intra_node_link, form_factor, inter_node_network) VALUES "
+           "('p/big/r', 'p', 'big', 'r', '', 'H100', 'NVIDIA H100 SXM', 8, 'unknown', '', 'unknown'), "
+           "('p/big/r/dup', 'p', 'big', 'r', '', 'H100', 'NVIDIA H100 SXM', 8, 'unknown', '', 'unknown'), "
+           "('p/four/r', 'p', 'four', 'r', '', 'H100', 'NVIDIA H100 SXM', 4, 'unknown', '', 'unknown')");
+    w.exec("INSERT INTO observations (seq, offer_id, kind, usd_per_hour, observed_at_text, dataset, locator) VALUES "
+           "(1, 'p/big/r', 'on-demand', 24.0, '2026-11-01', 'test', 'x:1'), "
+           "(2, 'p/big/r/dup', 'on-demand', 20.0, '2026-11-01', 'test', 'x:2'), "
+           "(3, 'p/four/r', 'on-demand', 13.0, '2026-11-01', 'test', 'x:3')");
+    w.exec("INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, observed_at, dataset, "
+           "gpu_name, gpu_norm, provider, locator, gpu_count) VALUES "
+           "('p/big/r', 'on-demand', 1, 24.0, 3.0, '2026-11-01', 'test', 'NVIDIA H100 SXM', 'h100', 'p', 'x:1', 8), "
+           "('p/big/r/dup', 'on-demand', 2, 20.0, 2.5, '2026-11-01', 'test', 'NVIDIA H100 SXM', 'h100', 'p', 'x:2', 8), "
+           "('p/four/r', 'on-demand', 3, 13.0, 3.25, '2026-11-01', 'test', 'NVIDIA H100 SXM', 'h100', 'p', 'x:3', 4)");
+    w.commit();
+  }
+  PgOfferStore s(db.url(), GpuCatalog::bundled());
+  EXPECT_EQ(s.schema_version(), 6);
+  EXPECT_EQ(scalar(db.url(), "SELECT count(*) FROM latest_prices WHERE plan_class IS NULL"), 0u);
+  OfferQuery q;
+  q.now_date = "2026-11-30";
+  q.cheapest_per_plan_class = 1;
+  s.set_bounded_read_scan_max_rows(0);  // the index walks read the backfilled classes
+  const auto got = s.query(q);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].id, "p/big/r/dup");
+  EXPECT_EQ(got[1].id, "p/four/r");
 }
 
 TEST(PgStore, TwoProcessesMigratingAtOnceMigrateOnce) {

@@ -240,7 +240,7 @@ TEST(SqliteStore, MigrationThreeBackfillsLatestPrices) {
 /// Names and definitions of every index in the store (sqlite_master), as another process sees them.
 std::vector<std::string> index_definitions(const std::string& path);
 
-// Migration 5 (issues 11, 12) from a store of the previous version: offers and history written
+// Migration 5 (issues 11, 12) from a store of version 4 (then 6): offers and history written
 // by version 4 survive; latest_prices becomes a rowid table with the offer's gpu_count, whose
 // order indexes end with gpu_count instead of the text id; observations_by_kind is gone; the
 // latest price is the newest dated one, and `gpus` filters read the upgraded table.
@@ -248,8 +248,8 @@ TEST(SqliteStore, MigratesFromThePreviousVersionKeepingData) {
   TempDir dir;
   const std::string path = dir.file("v4.sqlite");
   const int v = sqlite_store_schema_version();
-  ASSERT_EQ(v, 5);
-  sqlite_store_migrate(path, v - 1);
+  ASSERT_EQ(v, 6);
+  sqlite_store_migrate(path, 4);
   raw_exec(path,
            "INSERT INTO offers (id, provider, instance_type, region, zone, gpu_name_raw, gpu_name, gpu_count, "
            "intra_node_link, form_factor, inter_node_network) VALUES "
@@ -300,6 +300,47 @@ TEST(SqliteStore, MigratesFromThePreviousVersionKeepingData) {
   got = s.query(q);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].id, "p/four/r");
+}
+
+// Migration 6 (issue 12) from a store of the previous version: latest prices written by version 5
+// get their plan class (two listings of one machine in one place share one; a 4-GPU offer has
+// its own), so the bounded read keeps the cheaper of the two and the other machine.
+TEST(SqliteStore, MigratesFromVersion5FillingPlanClasses) {
+  TempDir dir;
+  const std::string path = dir.file("v5.sqlite");
+  sqlite_store_migrate(path, 5);
+  raw_exec(path,
+           "INSERT INTO offers (id, provider, instance_type, region, zone, gpu_name_raw, gpu_name, gpu_count, "
+           "intra_node_link, form_factor, inter_node_network) VALUES "
+           "('p/big/r', 'p', 'big', 'r', '', 'H100', 'NVIDIA H100 SXM', 8, 'unknown', '', 'unknown'), "
+           "('p/big/r/dup', 'p', 'big', 'r', '', 'H100', 'NVIDIA H100 SXM', 8, 'unknown', '', 'unknown'), "
+           "('p/four/r', 'p', 'four', 'r', '', 'H100', 'NVIDIA H100 SXM', 4, 'unknown', '', 'unknown');"
+           "INSERT INTO observations (seq, offer_id, kind, usd_per_hour, observed_at, dataset, locator) VALUES "
+           "(1, 'p/big/r', 'on-demand', 24.0, '2026-11-01', 'test', 'x:1'), "
+           "(2, 'p/big/r/dup', 'on-demand', 20.0, '2026-11-01', 'test', 'x:2'), "
+           "(3, 'p/four/r', 'on-demand', 13.0, '2026-11-01', 'test', 'x:3');"
+           "INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, observed_at, dataset, "
+           "gpu_name, gpu_norm, provider, locator, gpu_count) VALUES "
+           "('p/big/r', 'on-demand', 1, 24.0, 3.0, '2026-11-01', 'test', 'NVIDIA H100 SXM', 'h100', 'p', 'x:1', 8), "
+           "('p/big/r/dup', 'on-demand', 2, 20.0, 2.5, '2026-11-01', 'test', 'NVIDIA H100 SXM', 'h100', 'p', 'x:2', 8), "
+           "('p/four/r', 'on-demand', 3, 13.0, 3.25, '2026-11-01', 'test', 'NVIDIA H100 SXM', 'h100', 'p', 'x:3', 4);");
+  SqliteOfferStore s(path);
+  EXPECT_EQ(s.schema_version(), 6);
+  OfferQuery q;
+  q.now_date = "2026-11-30";
+  q.cheapest_per_plan_class = 1;
+  s.set_bounded_read_scan_max_rows(0);  // the index walks read the backfilled classes
+  const auto got = s.query(q);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].id, "p/big/r/dup");  // $2.50 per GPU-hour, the cheaper listing of the 8-GPU machine in r
+  EXPECT_EQ(got[1].id, "p/four/r");
+  const auto defs = index_definitions(path);
+  auto has = [&](const std::string& text) {
+    return std::any_of(defs.begin(), defs.end(), [&](const std::string& d) { return d.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(has("latest_prices_by_class_price: CREATE INDEX latest_prices_by_class_price ON latest_prices(kind, "
+                  "plan_class, usd_per_hour, observed_at)"));
+  EXPECT_TRUE(has("latest_prices_by_class_date"));
 }
 
 std::vector<std::string> index_definitions(const std::string& path) {
