@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
@@ -352,6 +353,8 @@ void merge_offer(Offer& a, Offer b) {
   merge_facts(a, b);
 }
 
+void merge_offer_facts(Offer& a, Offer b) { merge_facts(a, b); }
+
 namespace {
 void merge_facts(Offer& a, Offer& b) {
   for (QualityFlag& f : b.flags) {
@@ -684,6 +687,18 @@ ImportBatch import_text(std::string_view text, ImportFormat format, const Import
 }
 
 ImportBatch import_file(const std::string& path, std::optional<ImportFormat> format) {
+  ImportBatch all;
+  bool first = true;
+  import_file_chunks(path, format, std::numeric_limits<std::size_t>::max(), [&](ImportBatch& b) {
+    if (first) all = std::move(b);
+    else merge_batch(all, std::move(b));
+    first = false;
+  });
+  return all;
+}
+
+void import_file_chunks(const std::string& path, std::optional<ImportFormat> format, std::size_t chunk_rows,
+                        const std::function<void(ImportBatch&)>& sink) {
   InputFile in(path);
   // The head decides a CSV's format (its header line); the rest is streamed or read whole.
   std::string head(std::min<std::size_t>(in.size_bytes() + 1, kDetectHeadBytes), '\0');
@@ -717,9 +732,11 @@ ImportBatch import_file(const std::string& path, std::optional<ImportFormat> for
           return in.read(buf, cap);
         },
         path, /*check_text=*/true);
-    ImportBatch batch = import_generic_csv(rows, src);
-    batch.dataset = batch_dataset;
-    return batch;
+    import_generic_csv_chunks(rows, src, chunk_rows, [&](ImportBatch& b) {
+      b.dataset = batch_dataset;
+      sink(b);
+    });
+    return;
   }
   std::string text = std::move(head);
   char buf[1 << 16];
@@ -730,7 +747,8 @@ ImportBatch import_file(const std::string& path, std::optional<ImportFormat> for
   src.dataset = "user:" + std::string(import_format_name(*f));
   ImportBatch batch = import_text(text, *f, src);
   batch.dataset = batch_dataset;
-  return batch;
+  text = std::string();  // the text is not needed while the batch is written
+  sink(batch);
 }
 
 void merge_batch(ImportBatch& into, ImportBatch from) {

@@ -86,6 +86,9 @@ void add_checked_price(ImportBatch& batch, Offer& offer, PriceKind kind, double 
 void add_offer(ImportBatch& batch, Offer offer);
 /// Merge b into a (same id).
 void merge_offer(Offer& a, Offer b);
+/// merge_offer's facts part alone (no hardware check, no observations): flags united, unknown
+/// fields filled from b (for a store that holds a's observations itself: ImportWriter).
+void merge_offer_facts(Offer& a, Offer b);
 
 /// Strict number of a cell: nullopt when empty; throws Error{invalid_input} at where otherwise.
 std::optional<double> cell_number(std::string_view text, const std::string& where, std::string_view column);

@@ -1,5 +1,6 @@
 // gpuplan's own user-quote format, CSV and JSON (docs/import-format.md).
 #include <cmath>
+#include <limits>
 #include <array>
 #include <unordered_map>
 #include <set>
@@ -342,6 +343,19 @@ ImportBatch import_generic_csv(std::string_view text, const ImportSource& src) {
 }
 
 ImportBatch import_generic_csv(CsvReader& reader, const ImportSource& src) {
+  ImportBatch all;
+  all.dataset = src.dataset;
+  bool first = true;
+  import_generic_csv_chunks(reader, src, std::numeric_limits<std::size_t>::max(), [&](ImportBatch& b) {
+    if (first) all = std::move(b);  // one chunk: the whole file
+    else merge_batch(all, std::move(b));
+    first = false;
+  });
+  return all;
+}
+
+void import_generic_csv_chunks(CsvReader& reader, const ImportSource& src, std::size_t chunk_rows,
+                               const std::function<void(ImportBatch&)>& sink) {
   std::vector<F> field_of_column;
   for (const std::string& col : reader.header()) {
     const FieldDef* f = field_def(col);
@@ -363,16 +377,34 @@ ImportBatch import_generic_csv(CsvReader& reader, const ImportSource& src) {
                 "a usd_per_hour or usd_per_gpu_hour column");
   }
   ImportBatch batch;
-  batch.dataset = src.dataset;
-  GpuCache gpu_cache;
+  // A chunk's room is taken once (no reallocation moving its offers): issue 11.
+  const auto start_chunk = [&] {
+    batch.dataset = src.dataset;
+    if (chunk_rows <= (std::size_t{1} << 20)) {
+      batch.offers.reserve(chunk_rows);
+      batch.offer_index.reserve(chunk_rows);
+      batch.observation_keys.reserve(chunk_rows);
+    }
+  };
+  start_chunk();
+  GpuCache gpu_cache;  // kept across chunks
   CsvRow row;
+  std::size_t in_chunk = 0;
+  bool sunk = false;
   while (reader.next(row)) {
     Record rec{};
     for (std::size_t i = 0; i < field_of_column.size(); ++i) rec[field_of_column[i]] = row.fields[i];
     Place p{reader.where(row), locator_line(src, row.line), false};
     import_record(rec, p, src, batch, gpu_cache);
+    if (++in_chunk >= chunk_rows) {
+      sink(batch);
+      sunk = true;
+      batch = ImportBatch{};
+      start_chunk();
+      in_chunk = 0;
+    }
   }
-  return batch;
+  if (in_chunk > 0 || !sunk) sink(batch);
 }
 
 ImportBatch import_generic_json(std::string_view text, const ImportSource& src) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_set>
 
 #include "catalog/import_detail.hpp"
 #include "catalog/providers.hpp"
@@ -186,6 +187,10 @@ void check_no_future_dates(const ImportBatch& batch, std::string_view today) {
 }
 
 std::size_t flag_prices_below_market_index(ImportBatch& batch, double fraction) {
+  return flag_prices_below_market_index(batch, {}, fraction);
+}
+
+std::size_t flag_prices_below_market_index(ImportBatch& batch, const std::vector<Offer>& more_index, double fraction) {
   // Lowest non-spot index value per GPU at each GPU's latest index date.
   struct IndexLow {
     std::string date;
@@ -193,7 +198,16 @@ std::size_t flag_prices_below_market_index(ImportBatch& batch, double fraction) 
     std::string series;
   };
   std::map<std::string, IndexLow> low;
-  for (const Offer& o : batch.offers) {
+  // The batch's own series first: a series in both (same id) is read from the batch only.
+  std::unordered_set<std::string_view> batch_series;
+  for (const Offer& o : batch.offers)
+    if (o.provider.rfind("index:", 0) == 0) batch_series.insert(o.id);
+  std::vector<const Offer*> series;
+  for (const Offer& o : batch.offers) series.push_back(&o);
+  for (const Offer& o : more_index)
+    if (batch_series.count(o.id) == 0) series.push_back(&o);
+  for (const Offer* op : series) {
+    const Offer& o = *op;
     if (o.provider.rfind("index:", 0) != 0 || !o.gpu_name || o.gpu_count < 1) continue;
     const PriceObservation* p = o.latest_price(PriceKind::on_demand);
     if (p == nullptr || !p->source.observed_at) continue;

@@ -31,6 +31,7 @@
 /// fails; nothing is returned. Data that is well-formed but doubtful is NOT an error: it becomes
 /// a QualityFlag and an ImportIssue (see the rule names below).
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -176,6 +177,12 @@ ImportBatch import_generic_csv(std::string_view text, const ImportSource& src);
 /// The same from rows read one at a time (import_file streams user CSV files through this:
 /// memory holds the offers made so far, never the file's text or all its rows).
 ImportBatch import_generic_csv(CsvReader& rows, const ImportSource& src);
+/// The same in chunks (issue 11: bounded memory): every `chunk_rows` rows (and at the end) the
+/// batch of those rows (offers merged within it, its issues and rows_read) is passed to `sink`
+/// and then dropped; an id may appear in several chunks (the sink merges: ImportWriter).
+/// Every row gate runs as in the whole-file import; a row error throws before its chunk is sunk.
+void import_generic_csv_chunks(CsvReader& rows, const ImportSource& src, std::size_t chunk_rows,
+                               const std::function<void(ImportBatch&)>& sink);
 ImportBatch import_generic_json(std::string_view text, const ImportSource& src);
 
 /// Dispatch on format.
@@ -186,6 +193,11 @@ ImportBatch import_text(std::string_view text, ImportFormat format, const Import
 /// text checked line by line (UTF-8, no control characters); the other formats are read whole
 /// (at most kMaxInputFileBytes) and parsed as import_text does.
 ImportBatch import_file(const std::string& path, std::optional<ImportFormat> format = std::nullopt);
+/// import_file in chunks of at most `chunk_rows` rows for gpuplan's own CSV (streamed, see
+/// import_generic_csv_chunks); every other format is one chunk (the whole file's batch). Each
+/// chunk's dataset is set as import_file sets the batch's.
+void import_file_chunks(const std::string& path, std::optional<ImportFormat> format, std::size_t chunk_rows,
+                        const std::function<void(ImportBatch&)>& sink);
 
 /// Merges `from` into `into`: offers with the same id become one (observations appended and
 /// exact duplicates dropped, flags united, unknown fields filled from `from`); issues appended;
@@ -211,6 +223,10 @@ std::size_t apply_spot_interruption_bands(std::vector<Offer>& offers);
 /// a stale page) but far from the market, so the planner warns when it ranks the offer.
 /// Returns how many offers were flagged; each gets a QualityFlag and an ImportIssue.
 std::size_t flag_prices_below_market_index(ImportBatch& batch, double fraction = 0.5);
+/// The same, with more index series read beside the batch's (the store's, for a user file);
+/// a series whose id is also in the batch is read from the batch. `more_index` is not changed.
+std::size_t flag_prices_below_market_index(ImportBatch& batch, const std::vector<Offer>& more_index,
+                                           double fraction = 0.5);
 
 /// Flags `price_outlier` (excludes) on every offer whose latest on-demand USD per GPU-hour is
 /// under `fraction` of the lowest on-demand per-GPU price of every other provider for the same

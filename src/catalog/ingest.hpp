@@ -8,7 +8,9 @@
 ///      already in the store (so a user file is checked against the bundled index too).
 /// The importers' own row gates (unit checks, zero prices, unresolved GPUs) ran when the batch
 /// was parsed. Then the batch is written as one transaction (or previewed: nothing written).
+#include <optional>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include "catalog/store.hpp"
@@ -23,6 +25,29 @@ struct IngestOptions {
 /// Applies the gates to `batch` (flags added in place, ImportIssues appended), then imports it.
 /// Throws as the gates and OfferStore::import; nothing is written then.
 ImportResult ingest(OfferStore& store, ImportBatch& batch, const IngestOptions& opts);
+
+/// What a streamed file import did (ingest_file).
+struct FileImport {
+  ImportResult result;
+  std::size_t rows_read = 0;               ///< data rows (or records) of the file
+  std::size_t offers = 0;                  ///< distinct offer ids in the file
+  std::vector<ImportRuleCount> summary;    ///< per-rule rejected/flagged counts (ImportBatch::summary)
+};
+
+/// Rows per chunk of ingest_file (about 2 KB of memory per row while a chunk is held).
+inline constexpr std::size_t kIngestChunkRows = 16384;
+
+/// `gpuplan import FILE` (issue 11: linear time, bounded memory): reads the file in chunks of
+/// `chunk_rows` rows (import_file_chunks), applies the gates above to each chunk (the market-index
+/// series read from the store once, before writing) and writes it into ONE open import
+/// (OfferStore::begin_import), committed after the last chunk: all or nothing, a row error or a
+/// gate anywhere in the file writes nothing. Memory: a chunk, the ids seen (the store's writer)
+/// and the per-rule counts; the issues themselves are counted and dropped. An offer repeated in
+/// two chunks is merged as in one batch, except that the below-market-index gate reads each
+/// chunk's latest price (a flag, never an exclusion). With opts.dry_run the file is read whole
+/// and previewed (ingest() of import_file's batch: memory as before, nothing written).
+FileImport ingest_file(OfferStore& store, const std::string& path, std::optional<ImportFormat> format,
+                       const IngestOptions& opts, std::size_t chunk_rows = kIngestChunkRows);
 
 /// The fetchers' write: for an accepted snapshot with a batch, the gates above (today: the
 /// snapshot's fetch date), then OfferStore::commit_snapshot (record and batch in one

@@ -16,6 +16,7 @@
 
 #include "catalog/filter_sql.hpp"
 #include "catalog/freshness.hpp"
+#include "catalog/import_detail.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "util/error.hpp"
 
@@ -463,6 +464,67 @@ void apply_migration(sqlite3* db, int i, const std::string& path) {
 
 }  // namespace
 
+/// A 64-bit digest (FNV-1a) of everything same_offer_facts compares, for a streamed import's
+/// count of an offer spread over several chunks (ImportState::Written): equal facts give equal
+/// digests; unequal facts the same one with probability ~2^-64 (then counted unchanged).
+static std::uint64_t facts_digest(const Offer& o) {
+  std::uint64_t h = 14695981039346656037ULL;
+  auto bytes = [&](const void* p, std::size_t n) {
+    const auto* c = static_cast<const unsigned char*>(p);
+    for (std::size_t i = 0; i < n; ++i) h = (h ^ c[i]) * 1099511628211ULL;
+  };
+  auto text = [&](std::string_view t) {
+    const std::size_t n = t.size();
+    bytes(&n, sizeof n);
+    bytes(t.data(), n);
+  };
+  auto num = [&](std::optional<double> v) {
+    const unsigned char has = v.has_value() ? 1 : 0;
+    bytes(&has, 1);
+    const double d = v && *v != 0 ? *v : 0.0;  // -0.0 == 0.0 for same_offer_facts
+    bytes(&d, sizeof d);
+  };
+  auto opt_text = [&](const std::optional<std::string>& t) {
+    num(t ? std::optional<double>(1) : std::nullopt);
+    if (t) text(*t);
+  };
+  text(o.id);
+  text(o.provider);
+  text(o.instance_type);
+  text(o.region);
+  text(o.zone);
+  text(o.gpu_name_raw);
+  opt_text(o.gpu_name);
+  num(o.gpu_count);
+  num(o.gpu_memory_bytes);
+  num(o.vcpus);
+  num(o.ram_bytes);
+  num(o.local_disk_bytes);
+  num(static_cast<double>(o.intra_node_link));
+  num(o.intra_node_link_bytes_per_s);
+  text(o.form_factor);
+  num(static_cast<double>(o.inter_node_network));
+  num(o.inter_node_bits_per_s);
+  num(o.max_nodes ? std::optional<double>(*o.max_nodes) : std::nullopt);
+  opt_text(o.confirmed_available_at);
+  const BillingTerms& b = o.billing_override;
+  num(b.granularity_seconds);
+  num(b.minimum_billed_seconds);
+  num(b.storage_usd_per_gb_month);
+  num(b.egress_usd_per_gb);
+  num(b.egress_free_gb_per_month);
+  num(b.preemptions_per_day);
+  num(static_cast<double>(b.sources.size()));
+  for (const std::string& src : b.sources) text(src);
+  num(static_cast<double>(o.flags.size()));
+  for (const QualityFlag& f : o.flags) {
+    text(f.rule);
+    text(f.detail);
+    num(f.excludes ? 1 : 0);
+  }
+  return h;
+}
+
 /// SQLite header field "application_id" of a gpuplan store: "GPUP" in ASCII.
 constexpr int kApplicationId = 0x47505550;
 
@@ -816,50 +878,45 @@ struct SqliteOfferStore::Impl {
   /// (sqlite_master.sql) after the rows are in: one sort each. Unique indexes stay (they decide
   /// INSERT OR IGNORE). DDL is transactional in SQLite: a failed or killed import rolls the drop
   /// back with everything else, and readers in WAL mode keep seeing the indexed old state.
-  static constexpr std::size_t kBulkIndexRebuildMinOffers = 20000;
+  /// One chunk of a streamed import (ingest.hpp kIngestChunkRows): a file whose first chunk is
+  /// full already brings that many offers, so the indexes go before its first row is written.
+  static constexpr std::size_t kBulkIndexRebuildMinOffers = 16384;
 
-  std::vector<std::string> drop_indexes_for_bulk_load(std::size_t batch_offers) {
-    if (batch_offers < kBulkIndexRebuildMinOffers) return {};
-    {
-      Stmt count(db, "SELECT count(*) FROM latest_prices", path);
-      count.step();
-      if (static_cast<std::size_t>(count.integer(0)) > batch_offers) return {};
-    }
-    std::vector<std::pair<std::string, std::string>> found;  // name, CREATE INDEX statement
-    {
-      Stmt q(db,
-             "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('latest_prices', "
-             "'observations') AND sql IS NOT NULL AND sql NOT LIKE 'CREATE UNIQUE%' ORDER BY name",
-             path);
-      while (q.step()) found.emplace_back(q.text(0), q.text(1));
-    }
-    std::vector<std::string> rebuild;
-    for (auto& [name, sql] : found) {
-      std::string quoted = "\"";  // an identifier from our own schema, quoted as SQL says
-      for (char c : name) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-      exec(db, ("DROP INDEX " + quoted + "\"").c_str(), path);
-      rebuild.push_back(std::move(sql));
-    }
-    return rebuild;
-  }
+  /// The statements of one import, prepared once for all its chunks (re-preparing per offer or
+  /// per chunk costs SQLite's parser: issue 11). Every text bound is the batch's own (or a local
+  /// that outlives the statement's run()).
+  static constexpr const char* kInsertOfferSql =
+      "INSERT INTO offers (id, provider, instance_type, region, zone, gpu_name_raw, gpu_name, gpu_count, "
+      "gpu_memory_bytes, vcpus, ram_bytes, local_disk_bytes, intra_node_link, intra_node_link_bytes_per_s, "
+      "form_factor, inter_node_network, inter_node_bits_per_s, max_nodes, confirmed_available_at, "
+      "billing_granularity_seconds, billing_minimum_billed_seconds, billing_storage_usd_per_gb_month, "
+      "billing_egress_usd_per_gb, billing_egress_free_gb_per_month, billing_preemptions_per_day, "
+      "billing_sources_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
-  ImportResult import_unlocked(const ImportBatch& batch) {
-    const std::vector<std::string> rebuild = drop_indexes_for_bulk_load(batch.offers.size());
-    ImportResult r = import_rows(batch);
-    for (const std::string& sql : rebuild) exec(db, sql.c_str(), path);
-    return r;
-  }
-
-  ImportResult import_rows(const ImportBatch& batch) {
-    ImportResult r;
-    Stmt upsert(db,
-                "INSERT INTO offers (id, provider, instance_type, region, zone, gpu_name_raw, gpu_name, gpu_count, "
-                "gpu_memory_bytes, vcpus, ram_bytes, local_disk_bytes, intra_node_link, intra_node_link_bytes_per_s, "
-                "form_factor, inter_node_network, inter_node_bits_per_s, max_nodes, confirmed_available_at, "
-                "billing_granularity_seconds, billing_minimum_billed_seconds, billing_storage_usd_per_gb_month, "
-                "billing_egress_usd_per_gb, billing_egress_free_gb_per_month, billing_preemptions_per_day, "
-                "billing_sources_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
-                "ON CONFLICT(id) DO UPDATE SET provider=excluded.provider, instance_type=excluded.instance_type, "
+  struct ImportStatements {
+    Stmt upsert;
+    /// The offer row of an id not stored yet, or nothing (changes() tells): a new offer is
+    /// written without first probing for it (one index seek per row fewer: issue 11).
+    Stmt insert_new;
+    Stmt del_flags;
+    Stmt ins_flag;
+    Stmt ins_obs;
+    Stmt refresh;
+    /// A new offer's latest price per kind is known from the rows just inserted (the rule of
+    /// kRefreshLatestSql applied here: undated oldest, then the newest date, ties to the higher
+    /// seq), so it is written without reading observations back: bulk imports of new offers
+    /// (issue 11: 200,000 rows) pay one insert, not a query, a sort and an upsert.
+    Stmt ins_latest;
+    /// The seq of an observation by its identity (streamed imports: was an ignored row known
+    /// before this import, or written by an earlier chunk of it?).
+    Stmt obs_seq;
+    /// The first locator this import wrote for an offer (the earlier row of a hardware conflict).
+    Stmt first_locator;
+    FactsStatements facts;
+    ImportStatements(sqlite3* db, const std::string& path)
+        : upsert(db,
+                 std::string(kInsertOfferSql) +
+                     " ON CONFLICT(id) DO UPDATE SET provider=excluded.provider, instance_type=excluded.instance_type, "
                 "region=excluded.region, zone=excluded.zone, gpu_name_raw=excluded.gpu_name_raw, "
                 "gpu_name=excluded.gpu_name, gpu_count=excluded.gpu_count, "
                 "gpu_memory_bytes=excluded.gpu_memory_bytes, vcpus=excluded.vcpus, ram_bytes=excluded.ram_bytes, "
@@ -875,31 +932,263 @@ struct SqliteOfferStore::Impl {
                 "billing_egress_free_gb_per_month=excluded.billing_egress_free_gb_per_month, "
                 "billing_preemptions_per_day=excluded.billing_preemptions_per_day, "
                 "billing_sources_json=excluded.billing_sources_json",
-                path);
-    Stmt del_flags(db, "DELETE FROM flags WHERE offer_id = ?", path);
-    Stmt ins_flag(db, "INSERT INTO flags (offer_id, position, rule, detail, excludes) VALUES (?, ?, ?, ?, ?)", path);
-    Stmt ins_obs(db,
-                 "INSERT OR IGNORE INTO observations (offer_id, kind, usd_per_hour, observed_at, dataset, locator) "
-                 "VALUES (?, ?, ?, ?, ?, ?)",
-                 path);
-    Stmt refresh(db, kRefreshLatestSql, path);
-    // Every text bound below is the batch's (or a local that outlives its statement's run()).
-    upsert.borrow_text();
-    del_flags.borrow_text();
-    ins_flag.borrow_text();
-    ins_obs.borrow_text();
-    refresh.borrow_text();
-    // A new offer's latest price per kind is known from the rows just inserted (the rule of
-    // kRefreshLatestSql applied here: undated oldest, then the newest date, ties to the higher
-    // seq), so it is written without reading observations back: bulk imports of new offers
-    // (issue 11: 200,000 rows) pay one insert, not a query, a sort and an upsert.
-    Stmt ins_latest(db,
-                    "INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, observed_at, "
-                    "dataset, gpu_name, gpu_norm, provider, locator, gpu_count, plan_class) VALUES (?, ?, ?, ?, ?, ?, ?, "
-                    "?, gpuplan_norm(?), lower(?), ?, ?, ?)",
-                    path);
-    ins_latest.borrow_text();
-    FactsStatements facts(db, path);
+                 path),
+          insert_new(db, std::string(kInsertOfferSql) + " ON CONFLICT(id) DO NOTHING", path),
+          del_flags(db, "DELETE FROM flags WHERE offer_id = ?", path),
+          ins_flag(db, "INSERT INTO flags (offer_id, position, rule, detail, excludes) VALUES (?, ?, ?, ?, ?)", path),
+          ins_obs(db,
+                  "INSERT OR IGNORE INTO observations (offer_id, kind, usd_per_hour, observed_at, dataset, locator) "
+                  "VALUES (?, ?, ?, ?, ?, ?)",
+                  path),
+          refresh(db, kRefreshLatestSql, path),
+          ins_latest(db,
+                     "INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, observed_at, "
+                     "dataset, gpu_name, gpu_norm, provider, locator, gpu_count, plan_class) VALUES (?, ?, ?, ?, ?, "
+                     "?, ?, ?, gpuplan_norm(?), lower(?), ?, ?, ?)",
+                     path),
+          obs_seq(db,
+                  "SELECT seq FROM observations WHERE offer_id = ? AND kind = ? AND usd_per_hour = ? "
+                  "AND IFNULL(observed_at, '') = ? AND dataset = ?",
+                  path),
+          first_locator(db, "SELECT locator FROM observations WHERE offer_id = ? AND seq > ? ORDER BY seq LIMIT 1",
+                        path),
+          facts(db, path) {
+      upsert.borrow_text();
+      insert_new.borrow_text();
+      del_flags.borrow_text();
+      ins_flag.borrow_text();
+      ins_obs.borrow_text();
+      refresh.borrow_text();
+      ins_latest.borrow_text();
+      obs_seq.borrow_text();
+      first_locator.borrow_text();
+    }
+  };
+
+  /// One import's state across its chunks (import(): one chunk; ImportWriter: many).
+  struct ImportState {
+    ImportResult result;
+    /// Streamed imports: the ids this import wrote, so that an id in a later chunk is merged
+    /// with what an earlier chunk wrote (and counted once). The compact per-id index that
+    /// replaces holding the whole batch (issue 11): an id string per offer, no rows.
+    bool streamed = false;
+    /// How the import counted an id it wrote; for an id stored before the import, a digest of
+    /// its stored facts, so that a later chunk's merge can tell unchanged from updated.
+    struct Written {
+      enum class Was : std::uint8_t { added, unchanged, updated } was = Was::added;
+      std::uint64_t before_digest = 0;
+    };
+    std::unordered_map<std::string, Written> written;
+    std::int64_t seq_before = 0;              ///< largest observation seq before the import
+    std::size_t latest_rows_before = 0;       ///< rows of latest_prices before the import
+    std::size_t offers_seen = 0;              ///< offers of the chunks written so far (with repeats)
+    bool indexes_dropped = false;
+    std::vector<std::string> rebuild;         ///< CREATE INDEX statements of dropped indexes
+  };
+
+  ImportState begin_import_state(bool streamed) {
+    ImportState s;
+    s.streamed = streamed;
+    {
+      Stmt count(db, "SELECT count(*) FROM latest_prices", path);
+      count.step();
+      s.latest_rows_before = static_cast<std::size_t>(count.integer(0));
+    }
+    if (streamed) {
+      Stmt seq(db, "SELECT IFNULL(MAX(seq), 0) FROM observations", path);
+      seq.step();
+      s.seq_before = seq.integer(0);
+    }
+    return s;
+  }
+
+  /// Bulk loads (issue 11: 200,000 new rows "well under 5 s"): every new offer's latest price
+  /// lands in latest_prices' secondary indexes (8, ordered by price, GPU and provider), i.e. at
+  /// random B-tree positions, and those inserts were most of a large import's time. Once the
+  /// import has written (or is about to write) >= kBulkIndexRebuildMinOffers offers and at least
+  /// as many as latest_prices held before it, the non-unique secondary indexes of latest_prices
+  /// and observations are dropped inside the import's transaction and rebuilt from their stored
+  /// definitions (sqlite_master.sql) at the end: one sort each. A batch small next to the store
+  /// keeps them (rebuilding 8 indexes of a large table would cost more than its inserts). Unique
+  /// indexes stay (they decide INSERT OR IGNORE). DDL is transactional in SQLite: a failed or
+  /// killed import rolls the drop back with everything else, and readers in WAL mode keep
+  /// seeing the indexed old state.
+  void maybe_drop_indexes(ImportState& s, std::size_t offers_after_chunk) {
+    if (s.indexes_dropped || offers_after_chunk < kBulkIndexRebuildMinOffers) return;
+    if (s.latest_rows_before > offers_after_chunk) return;
+    s.indexes_dropped = true;
+    std::vector<std::pair<std::string, std::string>> found;  // name, CREATE INDEX statement
+    {
+      Stmt q(db,
+             "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('latest_prices', "
+             "'observations') AND sql IS NOT NULL AND sql NOT LIKE 'CREATE UNIQUE%' ORDER BY name",
+             path);
+      while (q.step()) found.emplace_back(q.text(0), q.text(1));
+    }
+    for (auto& [name, sql] : found) {
+      std::string quoted = "\"";  // an identifier from our own schema, quoted as SQL says
+      for (char c : name) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+      exec(db, ("DROP INDEX " + quoted + "\"").c_str(), path);
+      s.rebuild.push_back(std::move(sql));
+    }
+  }
+
+  /// The end of an import, inside its transaction: dropped indexes rebuilt, revision raised.
+  void finish_import(ImportState& s) {
+    for (const std::string& sql : s.rebuild) exec(db, sql.c_str(), path);
+    s.rebuild.clear();
+    exec(db,
+         "INSERT INTO meta (key, value) VALUES ('revision', '1') ON CONFLICT (key) DO UPDATE SET "
+         "value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)",
+         path);
+  }
+
+  ImportResult import_unlocked(const ImportBatch& batch) {
+    ImportStatements st(db, path);
+    ImportState s = begin_import_state(false);
+    write_chunk(batch, st, s);
+    finish_import(s);
+    return s.result;
+  }
+
+  /// Writes the offer's row and flags. only_if_new: INSERT ... DO NOTHING for an id that may
+  /// be stored; returns false (nothing written) when it was.
+  bool upsert_facts(const Offer& o, bool had_flags, ImportStatements& st, bool only_if_new = false) {
+    Stmt& upsert = only_if_new ? st.insert_new : st.upsert;
+    int i = 0;
+    auto b = [&](const auto& v) { upsert.bind(++i, v); };
+    b(std::string_view(o.id));
+    b(std::string_view(o.provider));
+    b(std::string_view(o.instance_type));
+    b(std::string_view(o.region));
+    b(std::string_view(o.zone));
+    b(std::string_view(o.gpu_name_raw));
+    b(o.gpu_name);
+    upsert.bind_int(++i, o.gpu_count);
+    b(o.gpu_memory_bytes);
+    b(o.vcpus);
+    b(o.ram_bytes);
+    b(o.local_disk_bytes);
+    b(intra_node_link_name(o.intra_node_link));
+    b(o.intra_node_link_bytes_per_s);
+    b(std::string_view(o.form_factor));
+    b(inter_node_network_name(o.inter_node_network));
+    b(o.inter_node_bits_per_s);
+    b(o.max_nodes);
+    b(o.confirmed_available_at);
+    const BillingTerms& bt = o.billing_override;
+    b(bt.granularity_seconds);
+    b(bt.minimum_billed_seconds);
+    b(bt.storage_usd_per_gb_month);
+    b(bt.egress_usd_per_gb);
+    b(bt.egress_free_gb_per_month);
+    b(bt.preemptions_per_day);
+    const std::string sources_json = bt.sources.empty() ? std::string("[]") : nlohmann::json(bt.sources).dump();
+    b(std::string_view(sources_json));
+    upsert.run();
+    upsert.reset();
+    if (only_if_new && sqlite3_changes(db) == 0) return false;
+    if (had_flags) {  // a new offer has no stored flags
+      st.del_flags.bind(1, std::string_view(o.id));
+      st.del_flags.run();
+      st.del_flags.reset();
+    }
+    for (std::size_t k = 0; k < o.flags.size(); ++k) {
+      const QualityFlag& f = o.flags[k];
+      st.ins_flag.bind(1, std::string_view(o.id));
+      st.ins_flag.bind_int(2, static_cast<std::int64_t>(k));
+      st.ins_flag.bind(3, std::string_view(f.rule));
+      st.ins_flag.bind(4, std::string_view(f.detail));
+      st.ins_flag.bind_int(5, f.excludes ? 1 : 0);
+      st.ins_flag.run();
+      st.ins_flag.reset();
+    }
+    return true;
+  }
+
+  /// The seq of a stored observation with p's identity (0 when none).
+  std::int64_t observation_seq(const std::string& offer_id, const PriceObservation& p, ImportStatements& st) {
+    st.obs_seq.bind(1, std::string_view(offer_id));
+    st.obs_seq.bind(2, price_kind_name(p.kind));
+    st.obs_seq.bind(3, p.usd_per_hour);
+    st.obs_seq.bind(4, std::string_view(p.source.observed_at ? *p.source.observed_at : std::string_view()));
+    st.obs_seq.bind(5, std::string_view(p.source.dataset));
+    const std::int64_t seq = st.obs_seq.step() ? st.obs_seq.integer(0) : 0;
+    st.obs_seq.reset();
+    return seq;
+  }
+
+  /// An offer whose id an earlier chunk of this (streamed) import wrote: merged with it as
+  /// merge_batch merges two rows of one batch. The id is counted once (an offer stored before
+  /// the import: unchanged or updated by the merged facts against the stored ones); an
+  /// observation identical to one this import wrote is not counted again (one observation).
+  void merge_into_written(const Offer& o, ImportState::Written& w, ImportStatements& st, ImportState& s) {
+    std::optional<Offer> cur = load_facts(o.id, st.facts);
+    if (!cur) throw Error(ErrorKind::internal, path, "offer " + o.id + " written by this import is missing");
+    if (!import_detail::same_machine(*cur, o)) {
+      Offer earlier = *cur;  // with the first row of this import, for the message's "at file:line"
+      st.first_locator.bind(1, std::string_view(o.id));
+      st.first_locator.bind_int(2, s.seq_before);
+      if (st.first_locator.step())
+        earlier.prices.push_back(PriceObservation{o.id, PriceKind::on_demand, 0, SourceRef{"", st.first_locator.text(0), {}}});
+      st.first_locator.reset();
+      import_detail::check_same_hardware(earlier, o);
+    }
+    Offer merged = *cur;
+    Offer incoming_facts = o;
+    incoming_facts.prices.clear();
+    import_detail::merge_offer_facts(merged, std::move(incoming_facts));
+    std::array<bool, kPriceKindCount> refresh_kind{};
+    if (!same_offer_facts(*cur, merged)) {
+      upsert_facts(merged, true, st);
+      refresh_kind.fill(true);
+      if (w.was != ImportState::Written::Was::added) {
+        using Was = ImportState::Written::Was;
+        const Was now = facts_digest(merged) == w.before_digest ? Was::unchanged : Was::updated;
+        if (now != w.was) {
+          (w.was == Was::updated ? s.result.offers_updated : s.result.offers_unchanged) -= 1;
+          (now == Was::updated ? s.result.offers_updated : s.result.offers_unchanged) += 1;
+          w.was = now;
+        }
+      }
+    }
+    for (const PriceObservation& p : o.prices) {
+      if (insert_observation(o.id, p, st)) {
+        ++s.result.observations_added;
+        refresh_kind[static_cast<std::size_t>(p.kind)] = true;
+      } else if (observation_seq(o.id, p, st) <= s.seq_before) {
+        ++s.result.observations_already_known;
+      }
+    }
+    const std::int64_t cls = plan_class_of(merged);
+    for (PriceKind k : kPriceKinds) {
+      if (!refresh_kind[static_cast<std::size_t>(k)]) continue;
+      st.refresh.bind(1, std::string_view(o.id));
+      st.refresh.bind(2, price_kind_name(k));
+      st.refresh.bind_int(3, cls);
+      st.refresh.run();
+      st.refresh.reset();
+    }
+  }
+
+  /// INSERT OR IGNORE of one observation; true when it was new.
+  bool insert_observation(const std::string& offer_id, const PriceObservation& p, ImportStatements& st) {
+    st.ins_obs.bind(1, std::string_view(offer_id));
+    st.ins_obs.bind(2, price_kind_name(p.kind));
+    st.ins_obs.bind(3, p.usd_per_hour);
+    st.ins_obs.bind(4, p.source.observed_at);
+    st.ins_obs.bind(5, std::string_view(p.source.dataset));
+    st.ins_obs.bind(6, std::string_view(p.source.locator));
+    st.ins_obs.run();
+    st.ins_obs.reset();
+    return sqlite3_changes(db) > 0;
+  }
+
+  /// Writes one batch (the whole import, or one chunk of a streamed one).
+  void write_chunk(const ImportBatch& batch, ImportStatements& st, ImportState& s) {
+    s.offers_seen += batch.offers.size();
+    maybe_drop_indexes(s, s.offers_seen);
+    ImportResult& r = s.result;
     // Written in id order (byte order, as the text keys are compared): the offers' id index,
     // observations_identity (offer_id first) and latest_prices' (offer_id, kind) are then filled
     // left to right instead of at random B-tree pages (issue 11: a 200,000-row import). Within
@@ -910,83 +1199,47 @@ struct SqliteOfferStore::Impl {
     std::sort(in_id_order.begin(), in_id_order.end(), [](const Offer* a, const Offer* b) { return a->id < b->id; });
     for (const Offer* op : in_id_order) {
       const Offer& o = *op;
-      std::optional<Offer> old = load_facts(o.id, facts);
-      if (old) check_stored_hardware(*old, o);
+      ImportState::Written* w = nullptr;
+      if (s.streamed) {
+        auto [it, first] = s.written.try_emplace(o.id);
+        if (!first) {
+          merge_into_written(o, it->second, st, s);
+          continue;
+        }
+        w = &it->second;
+      }
+      // A new id is written at once; a stored one is read, checked and compared first.
+      const bool is_new = upsert_facts(o, false, st, /*only_if_new=*/true);
+      std::optional<Offer> old;
+      if (!is_new) {
+        old = load_facts(o.id, st.facts);
+        if (!old) throw Error(ErrorKind::internal, path, "offer " + o.id + " is stored and missing");
+        check_stored_hardware(*old, o);
+      }
+      const bool facts_changed = old && !same_offer_facts(*old, o);
+      if (w != nullptr && old) {
+        w->was = facts_changed ? ImportState::Written::Was::updated : ImportState::Written::Was::unchanged;
+        w->before_digest = facts_digest(*old);
+      }
       // Kinds whose latest price must be recomputed: those with a new observation, and every
       // kind when stored facts changed (the per-GPU price reads gpu_count).
       std::array<bool, kPriceKindCount> refresh_kind{};
-      if (old && !same_offer_facts(*old, o)) refresh_kind.fill(true);
+      if (facts_changed) refresh_kind.fill(true);
       if (!old) {
         ++r.offers_added;
-      } else if (same_offer_facts(*old, o)) {
+      } else if (!facts_changed) {
         ++r.offers_unchanged;
       } else {
         ++r.offers_updated;
       }
-      if (!old || !same_offer_facts(*old, o)) {
-        int i = 0;
-        auto b = [&](const auto& v) { upsert.bind(++i, v); };
-        b(std::string_view(o.id));
-        b(std::string_view(o.provider));
-        b(std::string_view(o.instance_type));
-        b(std::string_view(o.region));
-        b(std::string_view(o.zone));
-        b(std::string_view(o.gpu_name_raw));
-        b(o.gpu_name);
-        upsert.bind_int(++i, o.gpu_count);
-        b(o.gpu_memory_bytes);
-        b(o.vcpus);
-        b(o.ram_bytes);
-        b(o.local_disk_bytes);
-        b(intra_node_link_name(o.intra_node_link));
-        b(o.intra_node_link_bytes_per_s);
-        b(std::string_view(o.form_factor));
-        b(inter_node_network_name(o.inter_node_network));
-        b(o.inter_node_bits_per_s);
-        b(o.max_nodes);
-        b(o.confirmed_available_at);
-        const BillingTerms& bt = o.billing_override;
-        b(bt.granularity_seconds);
-        b(bt.minimum_billed_seconds);
-        b(bt.storage_usd_per_gb_month);
-        b(bt.egress_usd_per_gb);
-        b(bt.egress_free_gb_per_month);
-        b(bt.preemptions_per_day);
-        const std::string sources_json = nlohmann::json(bt.sources).dump();
-        b(std::string_view(sources_json));
-        upsert.run();
-        upsert.reset();
-        if (old) {  // a new offer has no stored flags
-          del_flags.bind(1, std::string_view(o.id));
-          del_flags.run();
-          del_flags.reset();
-        }
-        for (std::size_t k = 0; k < o.flags.size(); ++k) {
-          const QualityFlag& f = o.flags[k];
-          ins_flag.bind(1, std::string_view(o.id));
-          ins_flag.bind_int(2, static_cast<std::int64_t>(k));
-          ins_flag.bind(3, std::string_view(f.rule));
-          ins_flag.bind(4, std::string_view(f.detail));
-          ins_flag.bind_int(5, f.excludes ? 1 : 0);
-          ins_flag.run();
-          ins_flag.reset();
-        }
-      }
+      if (facts_changed) upsert_facts(o, true, st);
       struct Newest {
         const PriceObservation* obs = nullptr;
         std::int64_t seq = 0;
       };
       std::array<Newest, kPriceKindCount> newest{};  // per kind, among the rows inserted now (new offers only)
       for (const PriceObservation& p : o.prices) {
-        ins_obs.bind(1, std::string_view(o.id));
-        ins_obs.bind(2, price_kind_name(p.kind));
-        ins_obs.bind(3, p.usd_per_hour);
-        ins_obs.bind(4, p.source.observed_at);
-        ins_obs.bind(5, std::string_view(p.source.dataset));
-        ins_obs.bind(6, std::string_view(p.source.locator));
-        ins_obs.run();
-        ins_obs.reset();
-        if (sqlite3_changes(db) > 0) {
+        if (insert_observation(o.id, p, st)) {
           ++r.observations_added;
           refresh_kind[static_cast<std::size_t>(p.kind)] = true;
           Newest& n = newest[static_cast<std::size_t>(p.kind)];
@@ -1005,6 +1258,7 @@ struct SqliteOfferStore::Impl {
         if (!refresh_kind[static_cast<std::size_t>(k)]) continue;
         if (!old) {
           const Newest& n = newest[static_cast<std::size_t>(k)];
+          Stmt& ins_latest = st.ins_latest;
           ins_latest.bind(1, std::string_view(o.id));
           ins_latest.bind(2, price_kind_name(k));
           ins_latest.bind_int(3, n.seq);
@@ -1026,19 +1280,16 @@ struct SqliteOfferStore::Impl {
           ins_latest.reset();
           continue;
         }
-        refresh.bind(1, std::string_view(o.id));
-        refresh.bind(2, price_kind_name(k));
-        refresh.bind_int(3, cls);
-        refresh.run();
-        refresh.reset();
+        st.refresh.bind(1, std::string_view(o.id));
+        st.refresh.bind(2, price_kind_name(k));
+        st.refresh.bind_int(3, cls);
+        st.refresh.run();
+        st.refresh.reset();
       }
     }
-    exec(db,
-         "INSERT INTO meta (key, value) VALUES ('revision', '1') ON CONFLICT (key) DO UPDATE SET "
-         "value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)",
-         path);
-    return r;
   }
+
+  class Writer;
 
   static constexpr const char* kSnapshotColumns =
       "id, source, url, urls_json, fetched_at, content_hash, parser_version, status, rows_read, offers, "
@@ -1161,6 +1412,56 @@ ImportResult SqliteOfferStore::import(const ImportBatch& batch) {
   validate_batch(batch);
   return impl_->in_transaction([&] { return impl_->import_unlocked(batch); });
 }
+
+/// The streamed import of SqliteOfferStore: one BEGIN IMMEDIATE transaction held (with the
+/// store's mutex) from begin_import() to commit() or destruction (rollback).
+class SqliteOfferStore::Impl::Writer final : public ImportWriter {
+ public:
+  explicit Writer(Impl& impl) : impl_(impl), lock_(impl.mu) {
+    impl_.begin_immediate();
+    open_ = true;
+    try {
+      st_ = std::make_unique<ImportStatements>(impl_.db, impl_.path);
+      state_ = impl_.begin_import_state(true);
+    } catch (...) {
+      st_.reset();
+      impl_.rollback();
+      open_ = false;
+      throw;
+    }
+  }
+  ~Writer() override {
+    if (!open_) return;
+    st_.reset();  // statements finalized before the rollback
+    impl_.rollback();
+  }
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  void write(const ImportBatch& chunk) override {
+    if (!open_) throw Error(ErrorKind::internal, impl_.path, "import already committed or failed");
+    validate_batch(chunk);
+    impl_.write_chunk(chunk, *st_, state_);
+  }
+  ImportResult commit() override {
+    if (!open_) throw Error(ErrorKind::internal, impl_.path, "import already committed or failed");
+    impl_.finish_import(state_);
+    st_.reset();
+    impl_.commit();
+    open_ = false;
+    return state_.result;
+  }
+  std::size_t offers_written() const override { return state_.written.size(); }
+
+ private:
+  Impl& impl_;
+  std::unique_lock<std::mutex> lock_;
+  bool open_ = false;
+  std::unique_ptr<ImportStatements> st_;
+  ImportState state_;
+};
+
+std::unique_ptr<ImportWriter> SqliteOfferStore::begin_import() { return std::make_unique<Impl::Writer>(*impl_); }
 
 ImportResult SqliteOfferStore::preview_import(const ImportBatch& batch) {
   std::lock_guard<std::mutex> lock(impl_->mu);

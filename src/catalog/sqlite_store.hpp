@@ -56,6 +56,9 @@ class SqliteOfferStore final : public OfferStore {
   SqliteOfferStore& operator=(const SqliteOfferStore&) = delete;
 
   ImportResult import(const ImportBatch& batch) override;
+  /// A streamed import in one transaction (ImportWriter): each chunk written as it comes, the
+  /// store's mutex held until commit() or the writer's destruction (rollback).
+  std::unique_ptr<ImportWriter> begin_import() override;
   std::vector<Offer> query(const OfferQuery& q) override;
   std::size_t count_matching(const OfferQuery& q) override;
   std::optional<Offer> get(std::string_view id) override;

@@ -299,6 +299,26 @@ std::size_t OfferStore::count_matching(const OfferQuery& q) {
   return query(all).size();
 }
 
+namespace {
+/// OfferStore::begin_import's default: the chunks merged in memory, one import() at commit.
+class CollectingImportWriter final : public ImportWriter {
+ public:
+  explicit CollectingImportWriter(OfferStore& store) : store_(store) {}
+  void write(const ImportBatch& chunk) override {
+    validate_batch(chunk);
+    merge_batch(all_, chunk);
+  }
+  ImportResult commit() override { return store_.import(all_); }
+  std::size_t offers_written() const override { return all_.offers.size(); }
+
+ private:
+  OfferStore& store_;
+  ImportBatch all_;
+};
+}  // namespace
+
+std::unique_ptr<ImportWriter> OfferStore::begin_import() { return std::make_unique<CollectingImportWriter>(*this); }
+
 SnapshotCommit OfferStore::commit_snapshot(const SnapshotRecord&, const ImportBatch*) { no_snapshots(); }
 std::optional<SnapshotRecord> OfferStore::last_snapshot(std::string_view, std::string_view) { no_snapshots(); }
 std::optional<std::string> OfferStore::first_accepted_with_hash(std::string_view, std::string_view) { no_snapshots(); }

@@ -223,9 +223,36 @@ struct SnapshotCommit {
   bool already_accepted = false;     ///< an accepted snapshot with this source + hash existed
 };
 
+/// One import written chunk by chunk inside ONE open transaction (issue 11: a large file is
+/// streamed into the store, memory bounded by a chunk, not by the file). Obtained from
+/// OfferStore::begin_import(); all or nothing as import(): nothing is visible to other
+/// connections before commit(), and a writer destroyed without commit() (an error in a later
+/// chunk, a data-quality gate, an exception) rolls everything back.
+/// Semantics are those of import() of the merge (merge_batch) of all chunks: an id written by an
+/// earlier chunk of the same import is merged with it (facts filled, flags united, observations
+/// added; another GPU model or count is Error{invalid_input} naming both rows, "cannot be two
+/// machines"), an identical observation from two chunks is one, and the counts of commit() count
+/// each id once (added/updated/unchanged as the store held it before the import).
+class ImportWriter {
+ public:
+  virtual ~ImportWriter() = default;
+  /// Writes one chunk. Throws as OfferStore::import (validate_batch, stored hardware, lock).
+  virtual void write(const ImportBatch& chunk) = 0;
+  /// Commits; returns what the whole import changed. The writer is done afterwards.
+  virtual ImportResult commit() = 0;
+  /// Distinct offer ids written so far.
+  virtual std::size_t offers_written() const = 0;
+};
+
 class OfferStore {
  public:
   virtual ~OfferStore() = default;
+  /// Opens a streamed import (ImportWriter). The base implementation merges the chunks in
+  /// memory and runs one import() at commit() (same semantics, memory as import(): PostgreSQL
+  /// and the memory store); SQLite writes each chunk into its open transaction. While a SQLite
+  /// writer is open, its store is locked to other calls of this process (do not call the store
+  /// from the thread that holds the writer).
+  virtual std::unique_ptr<ImportWriter> begin_import();
   /// Imports a batch as one transaction. Throws Error{invalid_input} when the batch is
   /// inconsistent (an empty id, an observation whose offer_id differs from its offer, a
   /// duplicate id in the batch), Error{unavailable} when the database is locked past the busy

@@ -21,6 +21,7 @@
 #include "catalog/open_store.hpp"
 #include "cli/command.hpp"
 #include "cli/common.hpp"
+#include "util/csv.hpp"
 #include "util/error.hpp"
 
 namespace gpuplan::cli {
@@ -93,24 +94,27 @@ void run_import(const ImportOptions& opts, const GlobalOptions& global) {
                     "skypilot-vms-csv, fsdl-cloud-gpus-csv, fsdl-serverless-gpus-csv, tardellirs-offerings-json, "
                     "ewyluda-index-history-csv, gpuhunt-tpu-pricing-json, generic-csv or generic-json");
   }
-  ImportBatch batch;
-  ImportResult result;
+  FileImport imported;
   {
     Progress progress(opts.file);
-    batch = import_file(opts.file, format);  // throws file:line on a malformed file: nothing written
-    progress.phase(opts.dry_run ? "checking against the store" : "writing");
+    // A missing, unreadable or non-regular file is refused before the store is opened (or
+    // created and seeded), as when the file was parsed first.
+    { const InputFile probe(opts.file); }
     const SystemClock clock;
     auto store = open_store(global.db_path, StoreContext{gpu_catalog(global), clock});
-    // One write path with every quality gate (future dates, market index; ingest.hpp).
-    result = ingest(*store, batch, IngestOptions{clock.today(), opts.dry_run});
+    progress.phase(opts.dry_run ? "reading and checking against the store" : "reading and writing");
+    // One write path with every quality gate (future dates, market index; ingest.hpp). The file
+    // is streamed into one transaction: a malformed row (file:line) or a gate writes nothing.
+    imported = ingest_file(*store, opts.file, format, IngestOptions{clock.today(), opts.dry_run});
   }
+  const ImportResult& result = imported.result;
   fmt::print("{}{}: {} rows read, {} offers in the file\n", opts.dry_run ? "dry run (nothing written) " : "",
-             opts.file, batch.rows_read, batch.offers.size());
+             opts.file, imported.rows_read, imported.offers);
   fmt::print("  offers: {} added, {} updated, {} unchanged\n", result.offers_added, result.offers_updated,
              result.offers_unchanged);
   fmt::print("  observations: {} added, {} already known\n", result.observations_added,
              result.observations_already_known);
-  const auto summary = batch.summary();
+  const auto& summary = imported.summary;
   if (summary.empty()) {
     fmt::print("  quality rules: nothing rejected or flagged\n");
     return;

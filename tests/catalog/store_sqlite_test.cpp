@@ -372,7 +372,7 @@ ImportBatch bulk_batch(std::size_t n) {
   return b;
 }
 
-// Issue 11 (200,000 rows "well under 5 s"): a bulk import (>= 20,000 new offers, at least as many as
+// Issue 11 (200,000 rows "well under 5 s"): a bulk import (>= 16,384 new offers, at least as many as
 // the store holds) builds latest_prices' secondary indexes after the rows are in instead of
 // inserting into 8 price-ordered B-trees per row. The store must come out with exactly the same
 // indexes, answering the same first pages through them; a bulk import that fails halfway must
