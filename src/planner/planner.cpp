@@ -177,6 +177,10 @@ struct SearchContext {
   std::size_t latency_rejects = 0;
   double best_ttft_batch1 = kInf;
   double best_tpot_batch1 = kInf;
+  /// search_training: the step time in two stages per recompute mode (index = Recompute), prepared
+  /// at the micro-batch being searched: the bound, then the full estimate from the same compute
+  /// phase for either ZeRO stage (sizing/perf.hpp TrainingStepStages), allocated once per plan.
+  std::array<TrainingStepStages, 3> step_stages;
 };
 
 constexpr double kLayoutUnsized = -1.0;      ///< SearchContext::layouts_by_gpus: not yet visited
@@ -316,19 +320,24 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
           // time only): computed once per recompute mode at this micro-batch, for both stages.
           std::array<double, 3> bound_at_rc{};
           std::array<bool, 3> bound_known{};
+          // The runnable batch and the optimizer steps depend on DP and the micro-batch only.
+          const std::int64_t batch = runnable_global_batch(ctx.global_batch, dp, mb);
+          const double tokens_per_step = static_cast<double>(batch) * static_cast<double>(r.seq_len);
+          const double steps = std::ceil(ctx.tokens / tokens_per_step);
+          // One layout per micro-batch; only its ZeRO stage changes below. Nothing is built for a
+          // position whose slot says it does not run or does not fit (most of them).
+          ParallelLayout layout;
+          layout.tp = tp;
+          layout.pp = pp;
+          layout.dp = dp;
+          layout.ep = ep;
+          layout.sequence_parallel = tp > 1;
+          layout.micro_batch = mb;
+          layout.virtual_stages = vs;
           for (std::size_t zi = 0; zi < n_zero; ++zi) {
-            const int zero = zero_stages[zi];
+            layout.zero_stage = zero_stages[zi];
             for (std::size_t ri = 0; ri < n_recomputes; ++ri) {
               const Recompute rc = recomputes[ri];
-              ParallelLayout layout;
-              layout.tp = tp;
-              layout.pp = pp;
-              layout.dp = dp;
-              layout.ep = ep;
-              layout.zero_stage = zero;
-              layout.sequence_parallel = tp > 1;
-              layout.micro_batch = mb;
-              layout.virtual_stages = vs;
               double& slot = slots[ti * slots_per_tp + (((pi * n_eps_max + ei) * 8 + mi) * 2 + zi) * 3 + ri];
               if (slot == kLayoutUnsized) slot = size_layout(ctx, layout, rc);
               if (slot == kLayoutNotRunnable) continue;
@@ -337,27 +346,34 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
               best.smallest_per_gpu_bytes = std::min(best.smallest_per_gpu_bytes, bytes);
               if (bytes > usable) continue;
               any_fit_at_mb = true;
-              const std::int64_t batch = runnable_global_batch(ctx.global_batch, dp, mb);
-              const TrainingStepRequest step_request = detail::training_step_request(r, layout, rc, batch);
-              const TrainingStepModelFigures& figures = step_figures(ctx, step_request);
-              const double tokens_per_step = static_cast<double>(batch) * static_cast<double>(r.seq_len);
-              const double steps = std::ceil(ctx.tokens / tokens_per_step);
               // Pruning that cannot change the result: a layout whose step-time lower bound
               // (perf.hpp) already gives no less work than the best so far can never replace it
               // (only a strictly shorter run does), so its full estimate is skipped. The margin
               // (1e-9, relative) is far above the rounding by which the bound may exceed the step.
-              if (!r.mfu_override) {
-                const auto rc_index = static_cast<std::size_t>(rc);
-                if (!bound_known[rc_index]) {
-                  bound_at_rc[rc_index] =
-                      training_step_seconds_lower_bound(arch, step_request, cluster, ctx.assumptions, figures);
-                  bound_known[rc_index] = true;
-                }
+              // A bound known from the other ZeRO stage is checked before anything is built.
+              const auto rc_index = static_cast<std::size_t>(rc);
+              if (!r.mfu_override && bound_known[rc_index] &&
+                  steps * bound_at_rc[rc_index] * (1.0 - 1e-9) >= best.work_seconds) {
+                break;  // a heavier recompute only adds compute (as below)
+              }
+              const TrainingStepRequest step_request = detail::training_step_request(r, layout, rc, batch);
+              const TrainingStepModelFigures& figures = step_figures(ctx, step_request);
+              TrainingStepStages& stages = ctx.step_stages[rc_index];
+              if (!r.mfu_override && !bound_known[rc_index]) {
+                // = training_step_seconds_lower_bound(arch, step_request, cluster, ...), bit for bit
+                stages.prepare(arch, step_request, cluster, ctx.assumptions, figures);
+                bound_at_rc[rc_index] = stages.lower_bound_seconds();
+                bound_known[rc_index] = true;
                 if (steps * bound_at_rc[rc_index] * (1.0 - 1e-9) >= best.work_seconds) {
                   break;  // a heavier recompute only adds compute (as below)
                 }
               }
-              TrainingStepEstimate est = estimate_training_step(arch, step_request, cluster, ctx.assumptions, figures);
+              // = estimate_training_step(arch, step_request, cluster, ...), bit for bit; the stages were
+              // prepared at this micro-batch and recompute mode (bound_known), perhaps at the other
+              // ZeRO stage, which the compute phase does not read.
+              TrainingStepEstimate est = r.mfu_override
+                                             ? estimate_training_step(arch, step_request, cluster, ctx.assumptions, figures)
+                                             : stages.estimate(step_request);
               if (r.mfu_override) apply_mfu_override(est, *r.mfu_override, n);
               const double work = steps * est.step_seconds;
               est.tokens_per_s = tokens_per_step / est.step_seconds;
@@ -717,12 +733,9 @@ SkipReason admit(const PlanRequest& r, const Offer& offer, const GpuCatalog& gpu
   if (offer.excluded_from_ranking() || !offer.gpu_name || offer.gpu_count < 1) return SkipReason::unusable;
   const GpuSpec* spec = resolve_gpu(gpus, *offer.gpu_name, offer.gpu_memory_bytes, st);
   if (!spec) return SkipReason::unusable;
+  out.latest = offer.latest_prices();
   bool any_price = false;
-  for (PriceKind kind : kPriceKinds) {
-    const PriceObservation* o = offer.latest_price(kind);
-    out.latest[static_cast<std::size_t>(kind)] = o;
-    any_price |= o && o->usd_per_hour > 0;
-  }
+  for (const PriceObservation* o : out.latest) any_price |= o && o->usd_per_hour > 0;
   if (!any_price) return SkipReason::no_price;
   // The time model needs a dense 16/32-bit peak and the memory bandwidth; gpus.csv leaves
   // figures no source publishes empty, and such offers cannot be timed (never guessed).
@@ -791,11 +804,11 @@ SkipReason admit(const PlanRequest& r, const Offer& offer, const GpuCatalog& gpu
   }
   // Ranking by the evidence of the price (price_evidence): clean and dated within the stale
   // limit, stale, undated, flagged.
-  const PriceEvidence ev = price_evidence(r, offer, out.latest, st.today_days);
+  PriceEvidence ev = price_evidence(r, offer, out.latest, st.today_days);
   out.demotion_tier = ev.tier;
   out.evidence_rank = evidence_rank(ev.tier, ev.age_steps);
   out.price_age_days = ev.age_days;
-  out.demoted_reason = ev.reason;
+  out.demoted_reason = std::move(ev.reason);
   out.stale_observed_at = ev.stale_observed_at;
   return SkipReason::none;
 }
@@ -2599,7 +2612,7 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   const double tokens = training ? request.training_tokens() : 0;
   result.training_tokens = tokens;
 
-  SearchContext ctx{request, arch, assumptions, 0, 0, 0, std::nullopt, std::nullopt, {}, {}, {}, {}, {}, false, 0, kInf, kInf};
+  SearchContext ctx{request, arch, assumptions, 0, 0, 0, std::nullopt, std::nullopt, {}, {}, {}, {}, {}, false, 0, kInf, kInf, {}};
   ctx.global_batch = training ? request.effective_global_batch_seqs() : 0;
   ctx.tokens = tokens;
   PlanState st;
@@ -2667,7 +2680,7 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
   a.spec = c.gpu;
   a.capacity_bytes = c.gpu->fit_memory_bytes();  // as plan() and `gpuplan size`
   a.inter_bits = c.inter_node_bytes_per_s * 8.0;
-  SearchContext ctx{request, arch, assumptions, 0, 0, 0, std::nullopt, std::nullopt, {}, {}, {}, {}, {}, false, 0, kInf, kInf};
+  SearchContext ctx{request, arch, assumptions, 0, 0, 0, std::nullopt, std::nullopt, {}, {}, {}, {}, {}, false, 0, kInf, kInf, {}};
   ctx.global_batch = request.effective_global_batch_seqs();
   ctx.tokens = request.training_tokens();
   ClusterOutcomes cache;
