@@ -42,11 +42,15 @@ void FreshnessLimits::validate() const {
 }
 
 Freshness price_freshness(const PriceObservation* price, std::string_view now_date, const FreshnessLimits& limits) {
+  if (price == nullptr || !price->source.observed_at || now_date.empty()) return Freshness{};
+  return price_freshness(price, days_since_epoch(now_date), limits);
+}
+
+Freshness price_freshness(const PriceObservation* price, std::optional<long> now, const FreshnessLimits& limits) {
   Freshness f;
-  if (price == nullptr || !price->source.observed_at || now_date.empty()) return f;
+  if (price == nullptr || !price->source.observed_at || !now) return f;
   const auto seen = days_since_epoch(*price->source.observed_at);
-  const auto now = days_since_epoch(now_date);
-  if (!seen || !now) return f;
+  if (!seen) return f;
   const long age = *now - *seen;
   f.age_days = age;
   const auto a = static_cast<double>(age);

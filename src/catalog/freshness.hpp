@@ -38,6 +38,10 @@ struct Freshness {
 /// Freshness of one observation at `now_date` ("YYYY-MM-DD"); undated when `price` is null,
 /// has no observed_at, or either date does not parse.
 Freshness price_freshness(const PriceObservation* price, std::string_view now_date, const FreshnessLimits& limits);
+/// The same with "now" already parsed: days since 1970-01-01 (days_since_epoch of now_date;
+/// nullopt = undated, as an unparsable now_date). A caller judging many prices at one date
+/// parses that date once.
+Freshness price_freshness(const PriceObservation* price, std::optional<long> now_days, const FreshnessLimits& limits);
 
 /// "Today" before every dated price observation of `offers` (each age would be negative, every
 /// price "fresh"): a typo in the year, not a date to compute ages at. Throws CodedError

@@ -55,6 +55,28 @@ const PriceObservation* Offer::latest_price(PriceKind kind) const {
   return best;
 }
 
+std::array<const PriceObservation*, kPriceKindCount> Offer::latest_prices() const {
+  // latest_price's rule for each kind at once.
+  std::array<const PriceObservation*, kPriceKindCount> best{};
+  for (const PriceObservation& p : prices) {
+    const auto k = static_cast<std::size_t>(p.kind);
+    if (k >= best.size()) continue;
+    const PriceObservation*& slot = best[k];
+    if (slot == nullptr) {
+      slot = &p;
+      continue;
+    }
+    const auto& a = slot->source.observed_at;
+    const auto& b = p.source.observed_at;
+    if (!b) {
+      if (!a) slot = &p;
+      continue;
+    }
+    if (!a || *b >= *a) slot = &p;
+  }
+  return best;
+}
+
 bool Offer::excluded_from_ranking() const {
   return std::any_of(flags.begin(), flags.end(), [](const QualityFlag& f) { return f.excludes; });
 }

@@ -5,6 +5,7 @@
 /// Units: bytes, bytes/s, bit/s for networks (as providers quote Gb/s), USD per hour for the
 /// whole instance (all its GPUs), seconds. Unknown values are std::nullopt and shown as "unknown".
 /// Dates are ISO-8601 strings "YYYY-MM-DD" (or full timestamps "YYYY-MM-DDTHH:MM:SSZ").
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -107,6 +108,8 @@ struct Offer {
 
   /// Latest observation of a kind (by observed_at, unknown dates oldest), or nullptr.
   const PriceObservation* latest_price(PriceKind kind) const;
+  /// latest_price of every kind (index = PriceKind) in one pass over the observations.
+  std::array<const PriceObservation*, kPriceKindCount> latest_prices() const;
   bool excluded_from_ranking() const;
 };
 

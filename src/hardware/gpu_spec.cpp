@@ -32,9 +32,9 @@ std::string_view dtype_name(Dtype d) noexcept {
 
 bool GpuSpec::is_hbm() const {
   if (memory_type.size() < 3) return false;
-  return std::toupper(static_cast<unsigned char>(memory_type[0])) == 'H' &&
-         std::toupper(static_cast<unsigned char>(memory_type[1])) == 'B' &&
-         std::toupper(static_cast<unsigned char>(memory_type[2])) == 'M';
+  // ASCII case folding (c | 0x20 maps 'H' and 'h' alike, and no other byte to 'h'): the planner
+  // asks this for every step-time estimate, and std::toupper is a locale call per character.
+  return (memory_type[0] | 0x20) == 'h' && (memory_type[1] | 0x20) == 'b' && (memory_type[2] | 0x20) == 'm';
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -32,6 +32,16 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+/// A hash of a double for the planner's own hash maps (none is iterated: the value never reaches
+/// an output): its bits, +0.0 and −0.0 alike as they compare equal. std::hash<double> calls the
+/// byte hash out of line for each key.
+inline std::size_t double_hash(double v) noexcept {
+  if (v == 0.0) return 0;
+  std::uint64_t u = 0;
+  std::memcpy(&u, &v, sizeof u);
+  return static_cast<std::size_t>(u ^ (u >> 29));
+}
+
 
 /// A GPU configuration shared by many offers: the search result depends only on this.
 struct ClusterKey {
@@ -167,6 +177,10 @@ struct SearchContext {
   std::size_t latency_rejects = 0;
   double best_ttft_batch1 = kInf;
   double best_tpot_batch1 = kInf;
+  /// search_training: the step time in two stages per recompute mode (index = Recompute), prepared
+  /// at the micro-batch being searched: the bound, then the full estimate from the same compute
+  /// phase for either ZeRO stage (sizing/perf.hpp TrainingStepStages), allocated once per plan.
+  std::array<TrainingStepStages, 3> step_stages;
 };
 
 constexpr double kLayoutUnsized = -1.0;      ///< SearchContext::layouts_by_gpus: not yet visited
@@ -306,19 +320,24 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
           // time only): computed once per recompute mode at this micro-batch, for both stages.
           std::array<double, 3> bound_at_rc{};
           std::array<bool, 3> bound_known{};
+          // The runnable batch and the optimizer steps depend on DP and the micro-batch only.
+          const std::int64_t batch = runnable_global_batch(ctx.global_batch, dp, mb);
+          const double tokens_per_step = static_cast<double>(batch) * static_cast<double>(r.seq_len);
+          const double steps = std::ceil(ctx.tokens / tokens_per_step);
+          // One layout per micro-batch; only its ZeRO stage changes below. Nothing is built for a
+          // position whose slot says it does not run or does not fit (most of them).
+          ParallelLayout layout;
+          layout.tp = tp;
+          layout.pp = pp;
+          layout.dp = dp;
+          layout.ep = ep;
+          layout.sequence_parallel = tp > 1;
+          layout.micro_batch = mb;
+          layout.virtual_stages = vs;
           for (std::size_t zi = 0; zi < n_zero; ++zi) {
-            const int zero = zero_stages[zi];
+            layout.zero_stage = zero_stages[zi];
             for (std::size_t ri = 0; ri < n_recomputes; ++ri) {
               const Recompute rc = recomputes[ri];
-              ParallelLayout layout;
-              layout.tp = tp;
-              layout.pp = pp;
-              layout.dp = dp;
-              layout.ep = ep;
-              layout.zero_stage = zero;
-              layout.sequence_parallel = tp > 1;
-              layout.micro_batch = mb;
-              layout.virtual_stages = vs;
               double& slot = slots[ti * slots_per_tp + (((pi * n_eps_max + ei) * 8 + mi) * 2 + zi) * 3 + ri];
               if (slot == kLayoutUnsized) slot = size_layout(ctx, layout, rc);
               if (slot == kLayoutNotRunnable) continue;
@@ -327,27 +346,34 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
               best.smallest_per_gpu_bytes = std::min(best.smallest_per_gpu_bytes, bytes);
               if (bytes > usable) continue;
               any_fit_at_mb = true;
-              const std::int64_t batch = runnable_global_batch(ctx.global_batch, dp, mb);
-              const TrainingStepRequest step_request = detail::training_step_request(r, layout, rc, batch);
-              const TrainingStepModelFigures& figures = step_figures(ctx, step_request);
-              const double tokens_per_step = static_cast<double>(batch) * static_cast<double>(r.seq_len);
-              const double steps = std::ceil(ctx.tokens / tokens_per_step);
               // Pruning that cannot change the result: a layout whose step-time lower bound
               // (perf.hpp) already gives no less work than the best so far can never replace it
               // (only a strictly shorter run does), so its full estimate is skipped. The margin
               // (1e-9, relative) is far above the rounding by which the bound may exceed the step.
-              if (!r.mfu_override) {
-                const auto rc_index = static_cast<std::size_t>(rc);
-                if (!bound_known[rc_index]) {
-                  bound_at_rc[rc_index] =
-                      training_step_seconds_lower_bound(arch, step_request, cluster, ctx.assumptions, figures);
-                  bound_known[rc_index] = true;
-                }
+              // A bound known from the other ZeRO stage is checked before anything is built.
+              const auto rc_index = static_cast<std::size_t>(rc);
+              if (!r.mfu_override && bound_known[rc_index] &&
+                  steps * bound_at_rc[rc_index] * (1.0 - 1e-9) >= best.work_seconds) {
+                break;  // a heavier recompute only adds compute (as below)
+              }
+              const TrainingStepRequest step_request = detail::training_step_request(r, layout, rc, batch);
+              const TrainingStepModelFigures& figures = step_figures(ctx, step_request);
+              TrainingStepStages& stages = ctx.step_stages[rc_index];
+              if (!r.mfu_override && !bound_known[rc_index]) {
+                // = training_step_seconds_lower_bound(arch, step_request, cluster, ...), bit for bit
+                stages.prepare(arch, step_request, cluster, ctx.assumptions, figures);
+                bound_at_rc[rc_index] = stages.lower_bound_seconds();
+                bound_known[rc_index] = true;
                 if (steps * bound_at_rc[rc_index] * (1.0 - 1e-9) >= best.work_seconds) {
                   break;  // a heavier recompute only adds compute (as below)
                 }
               }
-              TrainingStepEstimate est = estimate_training_step(arch, step_request, cluster, ctx.assumptions, figures);
+              // = estimate_training_step(arch, step_request, cluster, ...), bit for bit; the stages were
+              // prepared at this micro-batch and recompute mode (bound_known), perhaps at the other
+              // ZeRO stage, which the compute phase does not read.
+              TrainingStepEstimate est = r.mfu_override
+                                             ? estimate_training_step(arch, step_request, cluster, ctx.assumptions, figures)
+                                             : stages.estimate(step_request);
               if (r.mfu_override) apply_mfu_override(est, *r.mfu_override, n);
               const double work = steps * est.step_seconds;
               est.tokens_per_s = tokens_per_step / est.step_seconds;
@@ -567,7 +593,17 @@ enum class SkipReason { none, unusable, no_price, no_perf_figures, tp_exceeds_no
 
 /// Plan-wide counters and sets the stages fill.
 struct PlanState {
-  std::set<std::string_view> spot_rate_unknown;  ///< offer ids (views into the offers, which outlive the plan)
+  /// Offer ids (views into the offers, which outlive the plan) with a spot price but no known
+  /// preemption rate. Appended per priced plan (consecutive repeats skipped, an offer's plans are
+  /// priced together) and made unique by unique_spot_rate_unknown() before it is counted: a
+  /// std::set insert per candidate plan was ~2% of a plan.
+  std::vector<std::string_view> spot_rate_unknown;
+  void unique_spot_rate_unknown() {
+    std::sort(spot_rate_unknown.begin(), spot_rate_unknown.end());
+    spot_rate_unknown.erase(std::unique(spot_rate_unknown.begin(), spot_rate_unknown.end()), spot_rate_unknown.end());
+  }
+  /// --today as days since 1970-01-01, parsed once per plan (nullopt: no or unparsable --today).
+  std::optional<long> today_days;
   double spot_rate_too_high = 0;  ///< the highest known spot rate (per instance-day) that no job survives
   std::set<std::string> gpus_without_perf_figures;
   double largest_gpu_bytes = 0;
@@ -591,7 +627,7 @@ struct PlanState {
   };
   struct GpuKeyHash {
     std::size_t operator()(const GpuKey& k) const noexcept {
-      return std::hash<std::string_view>{}(k.name) ^ (std::hash<double>{}(k.memory_bytes) * 31 + k.has_memory);
+      return std::hash<std::string_view>{}(k.name) ^ (double_hash(k.memory_bytes) * 31 + k.has_memory);
     }
   };
   std::unordered_map<GpuKey, const GpuSpec*, GpuKeyHash> gpu_by_name;
@@ -646,7 +682,8 @@ struct PriceEvidence {
 constexpr int evidence_rank(int tier, int age_steps) { return tier * 1024 + std::min(age_steps, 1023); }
 /// `latest`: the offer's Offer::latest_price per kind (index = PriceKind).
 PriceEvidence price_evidence(const PlanRequest& r, const Offer& offer,
-                             const std::array<const PriceObservation*, kPriceKindCount>& latest) {
+                             const std::array<const PriceObservation*, kPriceKindCount>& latest,
+                             std::optional<long> today_days) {
   PriceEvidence ev;
   const PriceObservation* od = latest[static_cast<std::size_t>(PriceKind::on_demand)];
   if (!od) od = latest[static_cast<std::size_t>(PriceKind::spot)];
@@ -655,7 +692,7 @@ PriceEvidence price_evidence(const PlanRequest& r, const Offer& offer,
   if (!od) od = latest[static_cast<std::size_t>(PriceKind::reserved_1m)];
   std::optional<Freshness> f;
   if (od && od->source.observed_at && !r.today.empty()) {
-    f = price_freshness(od, r.today, FreshnessLimits{std::min(7.0, r.stale_after_days), r.stale_after_days});
+    f = price_freshness(od, today_days, FreshnessLimits{std::min(7.0, r.stale_after_days), r.stale_after_days});
     if (f->age_days) ev.age_days = static_cast<int>(*f->age_days);
   }
   for (const QualityFlag& flag : offer.flags) {
@@ -696,12 +733,9 @@ SkipReason admit(const PlanRequest& r, const Offer& offer, const GpuCatalog& gpu
   if (offer.excluded_from_ranking() || !offer.gpu_name || offer.gpu_count < 1) return SkipReason::unusable;
   const GpuSpec* spec = resolve_gpu(gpus, *offer.gpu_name, offer.gpu_memory_bytes, st);
   if (!spec) return SkipReason::unusable;
+  out.latest = offer.latest_prices();
   bool any_price = false;
-  for (PriceKind kind : kPriceKinds) {
-    const PriceObservation* o = offer.latest_price(kind);
-    out.latest[static_cast<std::size_t>(kind)] = o;
-    any_price |= o && o->usd_per_hour > 0;
-  }
+  for (const PriceObservation* o : out.latest) any_price |= o && o->usd_per_hour > 0;
   if (!any_price) return SkipReason::no_price;
   // The time model needs a dense 16/32-bit peak and the memory bandwidth; gpus.csv leaves
   // figures no source publishes empty, and such offers cannot be timed (never guessed).
@@ -770,11 +804,11 @@ SkipReason admit(const PlanRequest& r, const Offer& offer, const GpuCatalog& gpu
   }
   // Ranking by the evidence of the price (price_evidence): clean and dated within the stale
   // limit, stale, undated, flagged.
-  const PriceEvidence ev = price_evidence(r, offer, out.latest);
+  PriceEvidence ev = price_evidence(r, offer, out.latest, st.today_days);
   out.demotion_tier = ev.tier;
   out.evidence_rank = evidence_rank(ev.tier, ev.age_steps);
   out.price_age_days = ev.age_days;
-  out.demoted_reason = ev.reason;
+  out.demoted_reason = std::move(ev.reason);
   out.stale_observed_at = ev.stale_observed_at;
   return SkipReason::none;
 }
@@ -798,9 +832,14 @@ struct FixedClusterLoad {
 
 /// Stage 2-4: the plan of one admitted offer on one node count, timed (no price yet), into a
 /// default-constructed `p`. False when it cannot run (goodput, replicas, --max-nodes).
+/// `candidate`: only the numbers pricing and the region groups read (collect_candidates, into a
+/// scratch plan reused for every candidate of the call: every field those read is written here
+/// on every call, for the request's one workload); the cluster spec, the requested batch and the
+/// training step estimate are left out (materialize builds the full plan of the rows).
 bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedOffer& a, int nodes,
                              const ClusterKey& key, const SearchOutcome& o, const CheckpointSizes& ckpt,
-                             double data_bytes, double tokens, Plan& p, FixedClusterLoad* load = nullptr) {
+                             double data_bytes, double tokens, Plan& p, FixedClusterLoad* load = nullptr,
+                             bool candidate = false) {
   const bool training = request.workload == PlanWorkload::training;
   const bool images = request.workload == PlanWorkload::image_generation;
   const bool fixed_cluster = request.gpus_total || request.nodes_exact;
@@ -808,7 +847,7 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedO
   p.gpus_per_instance = offer.gpu_count;
   p.intra_node_link = offer.intra_node_link;
   p.inter_node_network = offer.inter_node_network;
-  p.cluster = cluster_for(key);
+  if (!candidate) p.cluster = cluster_for(key);
   p.layout = o.layout;
   p.recompute = o.recompute;
   p.per_gpu_memory_bytes = o.per_gpu_bytes;
@@ -823,8 +862,10 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedO
   if (training) {
     p.instances = nodes;
     p.global_batch_seqs = o.global_batch_seqs;
-    p.requested_global_batch_seqs = request.effective_global_batch_seqs();
-    p.training = o.step;
+    if (!candidate) {
+      p.requested_global_batch_seqs = request.effective_global_batch_seqs();
+      p.training = o.step;
+    }
     p.tokens_per_s = o.step.tokens_per_s;
     p.steps = o.steps;
     p.work_seconds = o.work_seconds;
@@ -977,37 +1018,36 @@ const PriceObservation* price(const PlanRequest& request, const AdmittedOffer& a
       training ? p.checkpoint_bytes / static_cast<double>(p.instances) / request.checkpoint_write_bytes_per_s : 0;
   job.restart_seconds = request.restart_seconds;
   job.startup_seconds = request.startup_seconds;
-  // At most one option per price kind (four): a fixed array, no allocation per candidate.
-  std::array<std::pair<CostBreakdown, const PriceObservation*>, 4> option_slots;
+  // At most one option per price kind: price_job's results in a fixed array (an empty optional
+  // costs no CostBreakdown construction), ordered through an index array; no allocation.
+  std::array<std::optional<CostBreakdown>, kPriceKindCount> costs;
+  std::array<const PriceObservation*, kPriceKindCount> observed{};
+  std::array<std::size_t, kPriceKindCount> option_slots{};
   std::size_t n_options = 0;
-  struct Options {
-    std::array<std::pair<CostBreakdown, const PriceObservation*>, 4>& slots;
-    std::size_t& n;
-    void emplace_back(const CostBreakdown& c, const PriceObservation* o) { slots[n++] = {c, o}; }
-    bool empty() const { return n == 0; }
-    std::size_t size() const { return n; }
-    std::pair<CostBreakdown, const PriceObservation*>& front() { return slots[0]; }
-    std::pair<CostBreakdown, const PriceObservation*>& operator[](std::size_t i) { return slots[i]; }
-  } options{option_slots, n_options};
   for (PriceKind kind : kPriceKinds) {
     if (kind == PriceKind::spot && (!request.allow_spot || !training)) continue;
     const PriceObservation* obs = admitted.latest[static_cast<std::size_t>(kind)];
     if (!obs || obs->usd_per_hour <= 0) continue;
-    auto c = price_job(job, kind, obs->usd_per_hour, billing);
+    std::optional<CostBreakdown>& c = costs[n_options];
+    c = price_job(job, kind, obs->usd_per_hour, billing);
     if (c) {
-      options.emplace_back(*c, obs);
+      observed[n_options] = obs;
+      option_slots[n_options] = n_options;
+      ++n_options;
     } else if (kind == PriceKind::spot && !billing.preemptions_per_day) {
-      st.spot_rate_unknown.insert(offer.id);
+      if (st.spot_rate_unknown.empty() || st.spot_rate_unknown.back() != offer.id) st.spot_rate_unknown.push_back(offer.id);
     } else if (kind == PriceKind::spot) {
       // A known rate so high that each preemption loses more than the time between them: the
       // job never finishes on spot (the no-plan reason says so, not "no rate").
       st.spot_rate_too_high = std::max(st.spot_rate_too_high, *billing.preemptions_per_day);
     }
   }
-  if (options.empty()) return nullptr;
-  auto before = [&](const auto& a, const auto& b) {
-    const double ta = a.first.run_seconds, tb = b.first.run_seconds;
-    const double ca = a.first.total_usd(), cb = b.first.total_usd();
+  if (n_options == 0) return nullptr;
+  auto before = [&](std::size_t ia, std::size_t ib) {
+    const CostBreakdown& a = *costs[ia];
+    const CostBreakdown& b = *costs[ib];
+    const double ta = a.run_seconds, tb = b.run_seconds;
+    const double ca = a.total_usd(), cb = b.total_usd();
     if (request.budget_usd && !request.deadline_seconds) {
       // The budget rule recommends by time: the time ranking's rule (cheaper_goes_first), then
       // the faster. Never by --sort: the price kind of a plan (and so the R mark) must not
@@ -1018,19 +1058,19 @@ const PriceObservation* price(const PlanRequest& request, const AdmittedOffer& a
     }
     return ca < cb;
   };
-  // Insertion sort of ≤ 4 options (what std::sort does for so few; ties keep the kind order).
+  // Insertion sort of ≤ 5 options (what std::sort does for so few; ties keep the kind order).
   for (std::size_t i = 1; i < n_options; ++i) {
     auto v = option_slots[i];
     std::size_t j = i;
     for (; j > 0 && before(v, option_slots[j - 1]); --j) option_slots[j] = option_slots[j - 1];
     option_slots[j] = v;
   }
-  p.cost = options.front().first;
+  p.cost = *costs[option_slots[0]];
   p.usd_per_gpu_hour = p.cost.usd_per_hour / static_cast<double>(p.gpus_per_instance);
   if (with_alternatives) {
-    for (std::size_t i = 1; i < options.size(); ++i) p.alternatives.push_back(options[i].first);
+    for (std::size_t i = 1; i < n_options; ++i) p.alternatives.push_back(*costs[option_slots[i]]);
   }
-  return options.front().second;
+  return observed[option_slots[0]];
 }
 
 /// The latency targets in force, in words, each only when set: "TTFT ≤ 500 ms and TPOT ≤ 200 ms",
@@ -1447,7 +1487,7 @@ class RegionGroups {
       mix(static_cast<std::size_t>(std::get<2>(k)));
       mix(static_cast<std::size_t>(std::get<3>(k)) * 31 + static_cast<std::size_t>(std::get<4>(k)));
       mix(static_cast<std::size_t>(std::get<5>(k)));
-      mix(std::hash<double>{}(std::get<11>(k)));
+      mix(double_hash(std::get<11>(k)));
       return h;
     }
   };
@@ -1597,6 +1637,10 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
   std::size_t tp_rejects = 0, gpus_rejects = 0;
   int reject_gpn = 0;
   int largest_tp_reject_gpn = 0;  ///< the most GPUs per node among offers a pinned TP rejected
+  // Scratch for every candidate (assemble's `candidate` mode writes each field pricing and the
+  // region groups read): a candidate keeps only its cost and time (materialize rebuilds the
+  // plan); one 1.3 kB Plan constructed and destroyed per candidate was ~3% of a plan.
+  Plan p;
   for (const Offer* offer_in_order : canonical_offer_order(offers)) {
     const Offer& offer = *offer_in_order;
     AdmittedOffer a;
@@ -1616,8 +1660,7 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
       const SearchOutcome& o = search_cluster(ctx, cache, key);
       st.smallest_need = std::min(st.smallest_need, o.smallest_per_gpu_bytes);
       if (!o.fits) continue;
-      Plan p;  // scratch: the candidate keeps only its cost and time (materialize rebuilds it)
-      if (!assemble(request, arch, a, nodes, key, o, ckpt, data_bytes, tokens, p, &c.fixed_load)) continue;
+      if (!assemble(request, arch, a, nodes, key, o, ckpt, data_bytes, tokens, p, &c.fixed_load, /*candidate=*/true)) continue;
       if (!a.billing) {
         // Billing terms are a function of the provider and the offer's own overrides
         // (BillingLookup, planner.hpp): offers without overrides share one resolution per
@@ -2623,14 +2666,16 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   const double tokens = training ? request.training_tokens() : 0;
   result.training_tokens = tokens;
 
-  SearchContext ctx{request, arch, assumptions, 0, 0, 0, std::nullopt, std::nullopt, {}, {}, {}, {}, {}, false, 0, kInf, kInf};
+  SearchContext ctx{request, arch, assumptions, 0, 0, 0, std::nullopt, std::nullopt, {}, {}, {}, {}, {}, false, 0, kInf, kInf, {}};
   ctx.global_batch = training ? request.effective_global_batch_seqs() : 0;
   ctx.tokens = tokens;
   PlanState st;
+  if (!request.today.empty()) st.today_days = days_since_epoch(request.today);
 
   Candidates c = collect_candidates(request, arch, offers, gpus, billing_of, ctx, st, result);
   Infeasible missed = select_rows(request, arch, c, st, result);
   order_rows(request, st, result);
+  st.unique_spot_rate_unknown();
   add_result_warnings(request, st, result);
   if (request.task == Task::qlora && training) add_lora_alternative(request, arch, offers, gpus, billing_of, assumptions, result);
   if (auto w = context_warning(request, arch)) result.warnings.push_back(*w);
@@ -2690,7 +2735,7 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
   a.spec = c.gpu;
   a.capacity_bytes = c.gpu->fit_memory_bytes();  // as plan() and `gpuplan size`
   a.inter_bits = c.inter_node_bytes_per_s * 8.0;
-  SearchContext ctx{request, arch, assumptions, 0, 0, 0, std::nullopt, std::nullopt, {}, {}, {}, {}, {}, false, 0, kInf, kInf};
+  SearchContext ctx{request, arch, assumptions, 0, 0, 0, std::nullopt, std::nullopt, {}, {}, {}, {}, {}, false, 0, kInf, kInf, {}};
   ctx.global_batch = request.effective_global_batch_seqs();
   ctx.tokens = request.training_tokens();
   ClusterOutcomes cache;

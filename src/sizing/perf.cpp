@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <string_view>
 
 #include "util/error.hpp"
@@ -349,10 +350,10 @@ void compute_phase(Work& w, const ModelArch& arch, const TrainingStepRequest& r,
 
 }
 
-Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const ClusterSpec& c,
-                  const PerfAssumptions& a, const TrainingStepModelFigures& fig) {
-  Work w;
-  compute_phase(w, arch, r, c, a, fig);
+/// Phase 2 of compute_work: every term after the compute phase, into `w` as compute_phase left
+/// it for the same request (or the request at another ZeRO stage: compute_phase does not read it).
+void finish_work(Work& w, const ModelArch& arch, const TrainingStepRequest& r, const ClusterSpec& c,
+                 const PerfAssumptions& a, const TrainingStepModelFigures& fig) {
   const GpuSpec& gpu = *c.gpu;
   const ParallelLayout& l = r.layout;
   TrainingStepEstimate& e = w.e;
@@ -564,7 +565,46 @@ Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const Clu
   e.mfu = safe_div(e.model_flop_per_step, cluster_peak);
   e.hfu = safe_div(e.hardware_flop_per_step, cluster_peak);
   e.tokens_per_s = safe_div(w.tokens_per_step, e.step_seconds);
+}
+
+Work compute_work(const ModelArch& arch, const TrainingStepRequest& r, const ClusterSpec& c,
+                  const PerfAssumptions& a, const TrainingStepModelFigures& fig) {
+  Work w;
+  compute_phase(w, arch, r, c, a, fig);
+  finish_work(w, arch, r, c, a, fig);
   return w;
+}
+
+/// training_step_seconds_lower_bound from the compute phase of `request`.
+double lower_bound_from(const Work& w, const ModelArch& arch, const TrainingStepRequest& request,
+                        const PerfAssumptions& a) {
+  const ParallelLayout& l = request.layout;
+  // compute_seconds ends at the busiest rank's compute (≥ the mean, which compute_phase gives),
+  // and every other term of step_seconds is ≥ 0; the bubble is (compute + TP + EP) × (p−1)/(v·m)
+  // ≥ compute × (p−1)/(v·m). step_seconds = max(GPU busy time, host time) ≥ the host time.
+  const double compute = w.e.compute_seconds;
+  const double md = static_cast<double>(w.e.micro_batches_per_step);
+  const double v = std::max(l.virtual_stages, 1);
+  const double bubble = l.pp > 1 ? compute * (l.pp - 1.0) / (v * md) : 0.0;
+  double per_layer = a.framework_overhead_seconds_per_layer;
+  if (frozen_base(request.task)) per_layer += a.lora_overhead_seconds_per_layer;
+  if (request.recompute == Recompute::full) per_layer *= a.recompute_overhead_factor;
+  const double host = md * std::ceil(static_cast<double>(arch.num_layers) / static_cast<double>(l.pp)) * per_layer;
+  return std::max(compute + bubble, host);
+}
+
+/// The two requests differ at most in the ZeRO stage.
+bool same_but_zero_stage(const TrainingStepRequest& x, const TrainingStepRequest& y) {
+  const ParallelLayout& a = x.layout;
+  const ParallelLayout& b = y.layout;
+  return a.tp == b.tp && a.pp == b.pp && a.dp == b.dp && a.ep == b.ep && a.expert_tp == b.expert_tp &&
+         a.sequence_parallel == b.sequence_parallel && a.micro_batch == b.micro_batch &&
+         a.in_flight_micro_batches == b.in_flight_micro_batches && a.virtual_stages == b.virtual_stages &&
+         a.offload_optimizer == b.offload_optimizer && a.offload_params == b.offload_params &&
+         x.precision == y.precision && x.seq_len == y.seq_len && x.global_batch_seqs == y.global_batch_seqs &&
+         x.recompute == y.recompute && x.task == y.task && x.lora_rank == y.lora_rank && x.optimizer == y.optimizer &&
+         x.stack == y.stack && x.ep_overlap_with_compute == y.ep_overlap_with_compute &&
+         x.pipeline_stage_layers == y.pipeline_stage_layers;
 }
 
 void check_figures(const TrainingStepRequest& request, const TrainingStepModelFigures& figures) {
@@ -682,19 +722,54 @@ double training_step_seconds_lower_bound(const ModelArch& arch, const TrainingSt
   check_figures(request, figures);
   Work w;
   compute_phase(w, arch, request, cluster, a, figures);
-  const ParallelLayout& l = request.layout;
-  // compute_seconds ends at the busiest rank's compute (≥ the mean, which compute_phase gives),
-  // and every other term of step_seconds is ≥ 0; the bubble is (compute + TP + EP) × (p−1)/(v·m)
-  // ≥ compute × (p−1)/(v·m). step_seconds = max(GPU busy time, host time) ≥ the host time.
-  const double compute = w.e.compute_seconds;
-  const double md = static_cast<double>(w.e.micro_batches_per_step);
-  const double v = std::max(l.virtual_stages, 1);
-  const double bubble = l.pp > 1 ? compute * (l.pp - 1.0) / (v * md) : 0.0;
-  double per_layer = a.framework_overhead_seconds_per_layer;
-  if (frozen_base(request.task)) per_layer += a.lora_overhead_seconds_per_layer;
-  if (request.recompute == Recompute::full) per_layer *= a.recompute_overhead_factor;
-  const double host = md * std::ceil(static_cast<double>(arch.num_layers) / static_cast<double>(l.pp)) * per_layer;
-  return std::max(compute + bubble, host);
+  return lower_bound_from(w, arch, request, a);
+}
+
+struct TrainingStepStages::State {
+  Work phase;
+  TrainingStepRequest request;
+  const ModelArch* arch = nullptr;
+  const ClusterSpec* cluster = nullptr;
+  const PerfAssumptions* assumptions = nullptr;
+  const TrainingStepModelFigures* figures = nullptr;
+};
+
+TrainingStepStages::TrainingStepStages() : state_(std::make_unique<State>()) {}
+TrainingStepStages::~TrainingStepStages() = default;
+TrainingStepStages::TrainingStepStages(TrainingStepStages&&) noexcept = default;
+TrainingStepStages& TrainingStepStages::operator=(TrainingStepStages&&) noexcept = default;
+
+void TrainingStepStages::prepare(const ModelArch& arch, const TrainingStepRequest& request, const ClusterSpec& cluster,
+                                 const PerfAssumptions& assumptions, const TrainingStepModelFigures& figures) {
+  if (!state_) state_ = std::make_unique<State>();
+  State& s = *state_;
+  s.arch = nullptr;  // not prepared until the phase is computed (it may throw)
+  check_figures(request, figures);
+  std::destroy_at(&s.phase);  // back to its defaults in place (an assignment from Work{} copied 1 kB)
+  std::construct_at(&s.phase);
+  compute_phase(s.phase, arch, request, cluster, assumptions, figures);
+  s.request = request;
+  s.arch = &arch;
+  s.cluster = &cluster;
+  s.assumptions = &assumptions;
+  s.figures = &figures;
+}
+
+double TrainingStepStages::lower_bound_seconds() const {
+  if (!state_ || !state_->arch) throw_invalid("TrainingStepStages", "not prepared", "prepare() first");
+  return lower_bound_from(state_->phase, *state_->arch, state_->request, *state_->assumptions);
+}
+
+TrainingStepEstimate TrainingStepStages::estimate(const TrainingStepRequest& request) const {
+  if (!state_ || !state_->arch) throw_invalid("TrainingStepStages", "not prepared", "prepare() first");
+  const State& s = *state_;
+  if (!same_but_zero_stage(request, s.request))
+    throw_invalid("TrainingStepStages", "a request that differs from the prepared one in more than the ZeRO stage",
+                  "the prepared request, at any ZeRO stage");
+  validate(request, *s.cluster);  // the ZeRO stage's range (the rest was validated by prepare)
+  Work w = s.phase;
+  finish_work(w, *s.arch, request, *s.cluster, *s.assumptions, *s.figures);
+  return w.e;
 }
 
 std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const TrainingStepRequest& r,

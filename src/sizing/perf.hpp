@@ -66,6 +66,7 @@
 /// 0 GPU time), stragglers, data loading, failures and restarts.
 ///   mfu = model FLOP per step (no recompute) / (step_seconds × GPUs × dense peak).
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -322,6 +323,39 @@ TrainingStepEstimate estimate_training_step(const ModelArch& arch, const Trainin
 double training_step_seconds_lower_bound(const ModelArch& arch, const TrainingStepRequest& request,
                                          const ClusterSpec& cluster, const PerfAssumptions& assumptions,
                                          const TrainingStepModelFigures& figures);
+
+/// A layout's step time in two stages, for a search that bounds many layouts and estimates few
+/// (the planner): prepare() at a request computes the compute phase once (the doubles both the
+/// bound and the estimate start from), lower_bound_seconds() reads the bound from it, and
+/// estimate() finishes the full estimate from it only when asked. The compute phase does not read
+/// the ZeRO stage, so estimate() may be given the prepared request at another ZeRO stage (the
+/// planner bounds a layout once for both stages). Bit for bit the numbers of
+/// training_step_seconds_lower_bound and estimate_training_step for the same request, figures,
+/// cluster and assumptions (tests/sizing/perf_lower_bound_test.cpp); the same validation and
+/// errors. The arch, cluster, assumptions and figures given to prepare() must outlive the calls
+/// that follow it. Reusable: prepare() again for the next layout (one allocation per object).
+class TrainingStepStages {
+ public:
+  TrainingStepStages();
+  ~TrainingStepStages();
+  TrainingStepStages(TrainingStepStages&&) noexcept;
+  TrainingStepStages& operator=(TrainingStepStages&&) noexcept;
+  TrainingStepStages(const TrainingStepStages&) = delete;
+  TrainingStepStages& operator=(const TrainingStepStages&) = delete;
+
+  void prepare(const ModelArch& arch, const TrainingStepRequest& request, const ClusterSpec& cluster,
+               const PerfAssumptions& assumptions, const TrainingStepModelFigures& figures);
+  /// training_step_seconds_lower_bound of the prepared request.
+  double lower_bound_seconds() const;
+  /// estimate_training_step of `request`: the prepared one, or it at another ZeRO stage (nothing
+  /// else may differ; throws Error{invalid_input} when the layout, batch, recompute, task,
+  /// precision or sequence length differ from the prepared request's, or before prepare()).
+  TrainingStepEstimate estimate(const TrainingStepRequest& request) const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 /// Kernel efficiency used for compute_seconds (exposed for explanations and tests).
 double kernel_efficiency(const ModelArch& arch, const TrainingStepRequest& request, const GpuSpec& gpu,

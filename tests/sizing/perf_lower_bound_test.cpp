@@ -18,6 +18,31 @@
 namespace gpuplan {
 namespace {
 
+/// Every field of two estimates, bit for bit (EXPECT_EQ on doubles: exact).
+void expect_same_estimate(const TrainingStepEstimate& x, const TrainingStepEstimate& y) {
+  EXPECT_EQ(x.step_seconds, y.step_seconds);
+  EXPECT_EQ(x.compute_seconds, y.compute_seconds);
+  EXPECT_EQ(x.dp_allreduce_seconds, y.dp_allreduce_seconds);
+  EXPECT_EQ(x.zero_allgather_seconds, y.zero_allgather_seconds);
+  EXPECT_EQ(x.tp_allreduce_seconds, y.tp_allreduce_seconds);
+  EXPECT_EQ(x.ep_alltoall_seconds, y.ep_alltoall_seconds);
+  EXPECT_EQ(x.pp_p2p_seconds, y.pp_p2p_seconds);
+  EXPECT_EQ(x.optimizer_seconds, y.optimizer_seconds);
+  EXPECT_EQ(x.overhead_seconds, y.overhead_seconds);
+  EXPECT_EQ(x.pp_bubble_seconds, y.pp_bubble_seconds);
+  EXPECT_EQ(x.exposed_comm_seconds, y.exposed_comm_seconds);
+  EXPECT_EQ(x.kernel_efficiency, y.kernel_efficiency);
+  EXPECT_EQ(x.peak_flops_per_s, y.peak_flops_per_s);
+  EXPECT_EQ(x.mfu, y.mfu);
+  EXPECT_EQ(x.hfu, y.hfu);
+  EXPECT_EQ(x.tokens_per_s, y.tokens_per_s);
+  EXPECT_EQ(x.model_flop_per_step, y.model_flop_per_step);
+  EXPECT_EQ(x.hardware_flop_per_step, y.hardware_flop_per_step);
+  EXPECT_EQ(x.micro_batches_per_step, y.micro_batches_per_step);
+  EXPECT_EQ(x.pp_stage_imbalance, y.pp_stage_imbalance);
+  EXPECT_EQ(x.pp_busiest_stage, y.pp_busiest_stage);
+}
+
 struct Counted {
   std::size_t layouts = 0;
   std::size_t within_half = 0;  ///< bound ≥ half the step (how much it can prune)
@@ -49,6 +74,10 @@ void check_model(const std::string& preset, Counted& counted) {
                 for (int ep : {1, 2, 8}) {
                   for (int v : {1, 2}) {
                     for (int mb : {1, 4}) {
+                      // TrainingStepStages (what the planner calls): prepared at the first ZeRO
+                      // stage of this layout, read at both (the compute phase does not read it).
+                      TrainingStepStages stages;
+                      bool prepared = false;
                       for (int zero : {0, 3}) {
                         ParallelLayout& l = r.layout;
                         l.tp = tp;
@@ -70,6 +99,10 @@ void check_model(const std::string& preset, Counted& counted) {
                             << tp << " pp " << pp << " dp " << dp << " ep " << ep << " v " << v << " mb " << mb
                             << " zero " << zero;
                         ASSERT_GT(bound, 0.0);
+                        if (!prepared) stages.prepare(arch, r, cluster, a, figures);
+                        prepared = true;
+                        EXPECT_EQ(stages.lower_bound_seconds(), bound);
+                        expect_same_estimate(stages.estimate(r), e);
                         ++counted.layouts;
                         counted.within_half += bound >= 0.5 * e.step_seconds;
                       }
@@ -93,6 +126,33 @@ TEST(TrainingStepLowerBound, NeverAboveTheStepTime) {
   EXPECT_GT(counted.layouts, 1000u);
   // Informative, not only valid: on most layouts the compute and bubble are most of the step.
   EXPECT_GT(counted.within_half, counted.layouts / 2);
+}
+
+TEST(TrainingStepLowerBound, StagesRejectAnotherLayoutAndAnUnpreparedCall) {
+  const ModelArch arch = load_preset("llama-3.1-8b");
+  TrainingStepRequest r;
+  r.global_batch_seqs = 8;
+  r.layout.dp = 8;
+  const TrainingStepModelFigures figures = training_step_model_figures(arch, r);
+  const ClusterSpec cluster = make_cluster(GpuCatalog::bundled().find("H100 SXM"), 8, 1, 0);
+  const PerfAssumptions a;
+  TrainingStepStages stages;
+  EXPECT_THROW((void)stages.lower_bound_seconds(), Error);
+  EXPECT_THROW((void)stages.estimate(r), Error);
+  stages.prepare(arch, r, cluster, a, figures);
+  TrainingStepRequest other = r;
+  other.layout.zero_stage = 3;
+  EXPECT_NO_THROW((void)stages.estimate(other));
+  other.layout.micro_batch = 2;
+  EXPECT_THROW((void)stages.estimate(other), Error);
+  other = r;
+  other.global_batch_seqs = 16;
+  EXPECT_THROW((void)stages.estimate(other), Error);
+  // Figures of another request are refused as by the plain calls.
+  TrainingStepRequest full = r;
+  full.recompute = Recompute::full;
+  EXPECT_THROW(stages.prepare(arch, full, cluster, a, figures), Error);
+  EXPECT_THROW((void)stages.lower_bound_seconds(), Error);  // the failed prepare leaves it unprepared
 }
 
 TEST(TrainingStepLowerBound, RejectsFiguresOfAnotherRequest) {
