@@ -881,8 +881,8 @@ TYPED_TEST(StoreContract, BoundedReadFollowsAnOfferThatChangesClass) {
                                         "gen/clean/c05"}));
   });
 // Streamed imports (issue 11, ingest_file): a file written chunk by chunk into ONE import
-// (OfferStore::begin_import). Small chunks (1,000 rows) so that a few thousand rows cross chunk
-// boundaries. The rows are synthetic quotes of the bundled GPU "H100 SXM" (data/gpus.csv).
+// (OfferStore::begin_import). Small chunks (100 rows) so that a few hundred rows cross chunk
+// boundaries (PostgreSQL imports row by row: kept short). The rows are synthetic quotes of the bundled GPU "H100 SXM" (data/gpus.csv).
 std::string stream_file(const std::string& name, const std::string& text) {
   const std::string path = (std::filesystem::path(::testing::TempDir()) / name).string();
   std::FILE* f = std::fopen(path.c_str(), "wb");
@@ -895,17 +895,17 @@ constexpr const char* kStreamHeader =
     "provider,instance_type,region,gpu,gpu_count,price_kind,usd_per_hour,observed_at,source,vcpus\n";
 /// Row i: offer acme/node-<i>/r1, 8 x H100 SXM, on-demand $20/h on 2025-06-01, no vcpus.
 std::string stream_row(int i) { return "acme,node-" + std::to_string(i) + ",r1,H100 SXM,8,on-demand,20,2025-06-01,quote,\n"; }
-constexpr std::size_t kChunk = 1000;
+constexpr std::size_t kChunk = 100;
 
 TYPED_TEST(StoreContract, StreamedImportWithAnErrorOnTheLastRowWritesNothing) {
   this->store_->import(fixture_batch());
   const auto before = this->store_->counts();
   const std::uint64_t revision = this->store_->revision();
   std::string text = kStreamHeader;
-  for (int i = 0; i < 2500; ++i) text += stream_row(i);  // lines 2..2501: three chunks written first
-  // Line 2502: a price that is not a number (a row error in the importer, after 2,500 rows).
+  for (int i = 0; i < 250; ++i) text += stream_row(i);  // lines 2..251: chunks written first
+  // Line 252: a price that is not a number (a row error in the importer, after 250 rows).
   const std::string bad_row = stream_file("stream-bad-row.csv", text + "acme,last,r1,H100 SXM,8,on-demand,abc,2025-06-01,quote,\n");
-  // Line 2502 dated after "today" (a gate of ingest, run on the last chunk).
+  // Line 252 dated after "today" (a gate of ingest, run on the last chunk).
   const std::string future =
       stream_file("stream-future.csv", text + "acme,last,r1,H100 SXM,8,on-demand,21,2030-01-01,quote,\n");
   for (const std::string& path : {bad_row, future}) {
@@ -914,7 +914,7 @@ TYPED_TEST(StoreContract, StreamedImportWithAnErrorOnTheLastRowWritesNothing) {
       ADD_FAILURE() << "accepted " << path;
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::invalid_input) << e.what();
-      EXPECT_NE(std::string(e.what()).find(path + ":2502"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(path + ":252"), std::string::npos) << e.what();
     }
     EXPECT_EQ(this->store_->counts().offers, before.offers) << path;
     EXPECT_EQ(this->store_->counts().observations, before.observations) << path;
@@ -927,8 +927,8 @@ TYPED_TEST(StoreContract, StreamedImportRefusesAnIdRepeatedAcrossChunksWithOther
   this->store_->import(fixture_batch());
   const auto before = this->store_->counts();
   std::string text = kStreamHeader;
-  for (int i = 0; i < 1500; ++i) text += stream_row(i);  // node-0 is line 2, 8 x H100 SXM
-  text += "acme,node-0,r1,A100 SXM4 80GB,4,on-demand,5.16,2025-06-02,quote,\n";  // line 1502, chunk 2
+  for (int i = 0; i < 150; ++i) text += stream_row(i);  // node-0 is line 2, 8 x H100 SXM
+  text += "acme,node-0,r1,A100 SXM4 80GB,4,on-demand,5.16,2025-06-02,quote,\n";  // line 152, chunk 2
   const std::string path = stream_file("stream-two-machines.csv", text);
   try {
     ingest_file(*this->store_, path, std::nullopt, IngestOptions{"2026-12-01", false}, kChunk);
@@ -936,7 +936,7 @@ TYPED_TEST(StoreContract, StreamedImportRefusesAnIdRepeatedAcrossChunksWithOther
   } catch (const Error& e) {
     const std::string w = e.what();
     EXPECT_NE(w.find("cannot be two machines"), std::string::npos) << w;
-    EXPECT_NE(w.find(path + ":1502"), std::string::npos) << w;  // the row refused
+    EXPECT_NE(w.find(path + ":152"), std::string::npos) << w;   // the row refused
     EXPECT_NE(w.find(path + ":2)"), std::string::npos) << w;     // the earlier row it contradicts
   }
   EXPECT_EQ(this->store_->counts().offers, before.offers);
@@ -946,48 +946,48 @@ TYPED_TEST(StoreContract, StreamedImportRefusesAnIdRepeatedAcrossChunksWithOther
 TYPED_TEST(StoreContract, StreamedImportMergesAcrossChunksAsOneBatch) {
   this->store_->import(fixture_batch());
   const auto before = this->store_->counts();
-  // Chunk 1 (rows 0..999): node-0..node-999 at $20 on 2025-06-01. Chunk 2 (rows 1000..1999): the
+  // Chunk 1 (rows 0..99): node-0..node-99 at $20 on 2025-06-01. Chunk 2 (rows 100..199): the
   // same offers again; even j: the identical quote (one observation), odd j: $21 on 2025-06-02
   // with vcpus 64 (a second observation, and a fact chunk 1 did not give).
   std::string text = kStreamHeader;
-  for (int i = 0; i < 1000; ++i) text += stream_row(i);
-  for (int j = 0; j < 1000; ++j) {
+  for (int i = 0; i < 100; ++i) text += stream_row(i);
+  for (int j = 0; j < 100; ++j) {
     if (j % 2 == 0) text += stream_row(j);
     else text += "acme,node-" + std::to_string(j) + ",r1,H100 SXM,8,on-demand,21,2025-06-02,quote,64\n";
   }
   const std::string path = stream_file("stream-merge.csv", text);
   const FileImport r = ingest_file(*this->store_, path, std::nullopt, IngestOptions{"2026-12-01", false}, kChunk);
-  EXPECT_EQ(r.rows_read, 2000u);
-  EXPECT_EQ(r.offers, 1000u);
-  EXPECT_EQ(r.result.offers_added, 1000u);
+  EXPECT_EQ(r.rows_read, 200u);
+  EXPECT_EQ(r.offers, 100u);
+  EXPECT_EQ(r.result.offers_added, 100u);
   EXPECT_EQ(r.result.offers_updated + r.result.offers_unchanged, 0u);
-  EXPECT_EQ(r.result.observations_added, 1500u);  // 1,000 + 500 new prices; the 500 repeats are one each
+  EXPECT_EQ(r.result.observations_added, 150u);  // 100 + 50 new prices; the 50 repeats are one each
   EXPECT_EQ(r.result.observations_already_known, 0u);
-  EXPECT_EQ(this->store_->counts().offers, before.offers + 1000);
-  EXPECT_EQ(this->store_->counts().observations, before.observations + 1500);
+  EXPECT_EQ(this->store_->counts().offers, before.offers + 100);
+  EXPECT_EQ(this->store_->counts().observations, before.observations + 150);
   const auto even = this->store_->get("acme/node-0/r1");
   ASSERT_TRUE(even);
   EXPECT_EQ(even->prices.size(), 1u);
   EXPECT_FALSE(even->vcpus);
-  const auto odd = this->store_->get("acme/node-999/r1");
+  const auto odd = this->store_->get("acme/node-99/r1");
   ASSERT_TRUE(odd);
   EXPECT_EQ(odd->prices.size(), 2u);
   EXPECT_EQ(odd->vcpus.value_or(0), 64);
   OfferQuery q;
-  q.filter = "id=acme/node-999/r1";
+  q.filter = "id=acme/node-99/r1";
   const auto latest = this->store_->query(q);
   ASSERT_EQ(latest.size(), 1u);
   ASSERT_NE(latest[0].latest_price(PriceKind::on_demand), nullptr);
   EXPECT_DOUBLE_EQ(latest[0].latest_price(PriceKind::on_demand)->usd_per_hour, 21);
   // Again: nothing new; every offer unchanged.
   const FileImport again = ingest_file(*this->store_, path, std::nullopt, IngestOptions{"2026-12-01", false}, kChunk);
-  EXPECT_EQ(again.result.offers_unchanged, 1000u);
+  EXPECT_EQ(again.result.offers_unchanged, 100u);
   EXPECT_EQ(again.result.observations_added, 0u);
-  EXPECT_EQ(this->store_->counts().observations, before.observations + 1500);
+  EXPECT_EQ(this->store_->counts().observations, before.observations + 150);
   // A dry run reads the file whole and writes nothing.
   const FileImport dry = ingest_file(*this->store_, path, std::nullopt, IngestOptions{"2026-12-01", true}, kChunk);
-  EXPECT_EQ(dry.offers, 1000u);
-  EXPECT_EQ(dry.result.offers_unchanged, 1000u);
+  EXPECT_EQ(dry.offers, 100u);
+  EXPECT_EQ(dry.result.offers_unchanged, 100u);
   EXPECT_EQ(dry.result.observations_added, 0u);
 }
 
