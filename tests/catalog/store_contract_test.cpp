@@ -880,6 +880,8 @@ TYPED_TEST(StoreContract, BoundedReadFollowsAnOfferThatChangesClass) {
               (std::vector<std::string>{"gen/clean/c01", "gen/clean/c02", "gen/clean/c03", "gen/clean/c04",
                                         "gen/clean/c05"}));
   });
+}
+
 // Streamed imports (issue 11, ingest_file): a file written chunk by chunk into ONE import
 // (OfferStore::begin_import). Small chunks (100 rows) so that a few hundred rows cross chunk
 // boundaries (PostgreSQL imports row by row: kept short). The rows are synthetic quotes of the bundled GPU "H100 SXM" (data/gpus.csv).
