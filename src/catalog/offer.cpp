@@ -34,23 +34,25 @@ std::string_view inter_node_network_name(InterNodeNetwork k) noexcept {
   return "unknown";
 }
 
+namespace {
+/// The latest-price rule (offer.hpp latest_price), one observation at a time: `p` replaces the
+/// current pick when there is none, when both are undated, or when `p` is dated no earlier than a
+/// dated pick or the pick is undated (later in the list wins ties).
+bool replaces_latest(const PriceObservation* best, const PriceObservation& p) {
+  if (best == nullptr) return true;
+  const auto& a = best->source.observed_at;
+  const auto& b = p.source.observed_at;
+  if (!b) return !a;
+  return !a || *b >= *a;
+}
+}  // namespace
+
 const PriceObservation* Offer::latest_price(PriceKind kind) const {
   // Unknown dates count as oldest; among equal dates the later observation in `prices` wins
   // (prices are kept oldest first, so a later entry was recorded later).
   const PriceObservation* best = nullptr;
   for (const PriceObservation& p : prices) {
-    if (p.kind != kind) continue;
-    if (best == nullptr) {
-      best = &p;
-      continue;
-    }
-    const auto& a = best->source.observed_at;
-    const auto& b = p.source.observed_at;
-    if (!b) {
-      if (!a) best = &p;
-      continue;
-    }
-    if (!a || *b >= *a) best = &p;
+    if (p.kind == kind && replaces_latest(best, p)) best = &p;
   }
   return best;
 }
@@ -61,18 +63,7 @@ std::array<const PriceObservation*, kPriceKindCount> Offer::latest_prices() cons
   for (const PriceObservation& p : prices) {
     const auto k = static_cast<std::size_t>(p.kind);
     if (k >= best.size()) continue;
-    const PriceObservation*& slot = best[k];
-    if (slot == nullptr) {
-      slot = &p;
-      continue;
-    }
-    const auto& a = slot->source.observed_at;
-    const auto& b = p.source.observed_at;
-    if (!b) {
-      if (!a) slot = &p;
-      continue;
-    }
-    if (!a || *b >= *a) slot = &p;
+    if (replaces_latest(best[k], p)) best[k] = &p;
   }
   return best;
 }
