@@ -181,6 +181,9 @@ struct SearchContext {
   /// at the micro-batch being searched: the bound, then the full estimate from the same compute
   /// phase for either ZeRO stage (sizing/perf.hpp TrainingStepStages), allocated once per plan.
   std::array<TrainingStepStages, 3> step_stages;
+  /// search_training: the smallest DP degree skipped because the global batch has fewer
+  /// sequences than DP ranks (0: none was); the no-plan reason names it (batch_below_dp).
+  std::int64_t smallest_dp_over_batch = 0;
 };
 
 constexpr double kLayoutUnsized = -1.0;      ///< SearchContext::layouts_by_gpus: not yet visited
@@ -292,7 +295,10 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
       if (pp > arch.num_layers || n % (tp * pp) != 0) continue;
       const int dp = n / (tp * pp);
       if (r.pins.dp && *r.pins.dp != dp) continue;
-      if (dp > ctx.global_batch) continue;  // fewer sequences per step than data-parallel ranks
+      if (dp > ctx.global_batch) {  // fewer sequences per step than data-parallel ranks
+        if (ctx.smallest_dp_over_batch == 0 || dp < ctx.smallest_dp_over_batch) ctx.smallest_dp_over_batch = dp;
+        continue;
+      }
       std::array<int, 2> zero_stages = {2, 3};
       std::size_t n_zero = 2;
       if (dp == 1) zero_stages[0] = 0, n_zero = 1;
@@ -1983,6 +1989,35 @@ std::optional<PlanWarning> context_warning(const PlanRequest& r, const ModelArch
                      {}};
 }
 
+/// A no-plan answer for a sequence beyond the model's maximum context (context_warning): that is
+/// the cause to say first, with both numbers, whenever the answer is about the sequence's cost —
+/// memory (does_not_fit), sizing, latency, the load's replicas — not about limits the user set
+/// (deadline, budget), the filter or prices. The reason found keeps its sentence after it and its
+/// numbers (`values`).
+void say_context_first(const PlanRequest& r, const ModelArch& arch, NoPlanReason& np) {
+  static constexpr std::array<std::string_view, 6> kContextCauses = {
+      "does_not_fit", "no_layout_sized", "misses_latency_target", "exceeds_max_nodes", "load_exceeds_cluster",
+      "batch_below_dp"};
+  const auto cause = std::find(kContextCauses.begin(), kContextCauses.end(), np.code);
+  if (cause == kContextCauses.end()) return;
+  if (!context_warning(r, arch)) return;
+  const bool training = r.workload == PlanWorkload::training;
+  const std::int64_t tokens = training ? r.seq_len : r.prompt_tokens + r.output_tokens;
+  const std::int64_t max_ctx = arch.max_position_embeddings;
+  np.reason = fmt::format("{} {} exceeds the model's maximum context of {} tokens (max_position_embeddings); at that "
+                          "length {}",
+                          training ? "--seq" : "--prompt-tokens + --output-tokens =", tokens, max_ctx, np.reason);
+  np.code = "seq_exceeds_context";
+  np.values["seq_tokens"] = static_cast<double>(tokens);
+  np.values["max_context_tokens"] = static_cast<double>(max_ctx);
+  np.suggestions.insert(np.suggestions.begin(),
+                        training ? fmt::format("a sequence within the model's context (--seq {} or less)", max_ctx)
+                                 : fmt::format("a prompt and output within the model's context (--prompt-tokens + "
+                                               "--output-tokens {} or less)",
+                                               max_ctx));
+  np.suggestion_codes.insert(np.suggestion_codes.begin(), "seq_within_context");
+}
+
 /// Stage 6b: the recommended plan, the order (sort, then price-evidence tiers) and the counts.
 void order_rows(const PlanRequest& request, const PlanState& st, PlanResult& result) {
   const PlanSort sort = result.sort_applied;
@@ -2417,14 +2452,42 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
                                                  : "widen the FILTER or import more offers (gpuplan import FILE)");
       np.code = nodes_rejects > 0 ? "no_offer_at_cluster_size" : "no_offer_matches";
       np.suggestion_codes.push_back(nodes_rejects > 0 ? "import_cluster_quote" : "widen_filter");
+    } else if (result.layouts_evaluated == 0 && training && ctx.smallest_dp_over_batch > 0 && !ctx.first_layout_problem) {
+      // Every layout the cluster sizes allow has more data-parallel ranks than the global batch has
+      // sequences (e.g. 641 nodes × 8 GPUs: TP ≤ 8 and PP ≤ the layers leave DP ≥ 641, above the
+      // default 256 sequences of a full fine-tune): the batch, not a pinned degree, is the cause.
+      // The batch is never raised (docs/planner.md "Batch rounding"): say which would run.
+      const std::int64_t batch = ctx.global_batch;
+      const std::int64_t dp = ctx.smallest_dp_over_batch;
+      np.code = "batch_below_dp";
+      np.reason = fmt::format(
+          "the global batch of {} sequences{} is smaller than the smallest data-parallel degree the cluster sizes allow "
+          "(DP {}): each data-parallel rank needs at least one sequence per step",
+          batch,
+          request.global_batch_seqs > 0 ? std::string()
+                                        : fmt::format(" (the default for --task {}, at --seq {})", task_name(request.task),
+                                                      request.seq_len),
+          dp);
+      np.values["global_batch_seqs"] = static_cast<double>(batch);
+      np.values["dp_min"] = static_cast<double>(dp);
+      np.suggestions.push_back(fmt::format("a global batch of at least {} sequences (--global-batch {})", dp, dp));
+      np.suggestion_codes.push_back("global_batch_at_least");
+      np.suggestions.push_back(
+          fmt::format("fewer GPUs ({}), so that DP is at most {}",
+                      request.gpus_total || request.nodes_exact ? "--gpus / --nodes" : "--max-nodes", batch));
+      np.suggestion_codes.push_back("fewer_gpus_for_batch");
     } else if (result.layouts_evaluated == 0) {
+      const bool pinned = request.pins.any();
       np.reason = ctx.first_layout_problem
                       ? fmt::format("no layout could be sized: {}", *ctx.first_layout_problem)
-                      : std::string("no parallel layout matches the pinned degrees on the offers' GPU counts (TP × PP "
-                                    "must divide the GPUs, TP stays inside a node)");
-      np.suggestions.push_back("change the pinned layout (--tp --pp --dp --ep) or the cluster size");
-      np.code = ctx.first_layout_problem ? "no_layout_sized" : "no_layout_matches_pinned";
-      np.suggestion_codes.push_back("change_pinned_layout");
+                      : pinned ? std::string("no parallel layout matches the pinned degrees on the offers' GPU counts (TP × "
+                                             "PP must divide the GPUs, TP stays inside a node)")
+                               : std::string("no parallel layout matches the offers' GPU counts (TP × PP must divide the "
+                                             "GPUs, TP stays inside a node)");
+      np.suggestions.push_back(pinned ? "change the pinned layout (--tp --pp --dp --ep) or the cluster size"
+                                      : "change the cluster size (--gpus, --nodes)");
+      np.code = ctx.first_layout_problem ? "no_layout_sized" : pinned ? "no_layout_matches_pinned" : "no_layout_matches";
+      np.suggestion_codes.push_back(pinned ? "change_pinned_layout" : "change_cluster_size");
     } else if (np.smallest_per_gpu_bytes > np.largest_gpu_bytes * (1.0 - request.margin)) {
       np.reason = fmt::format(
           "no layout fits: the smallest per-GPU requirement found is {} but the largest GPU offered has {} ({} usable "
@@ -2703,6 +2766,7 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
     }
     for (Plan& p : missed.storage) missed.plans.push_back(&p);
     result.no_plan = explain_no_plan(request, st, missed, c, ctx, result);
+    say_context_first(request, arch, *result.no_plan);
   }
   return result;
 }

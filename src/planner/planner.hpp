@@ -196,12 +196,18 @@ struct NoPlanReason {
   std::vector<std::string> suggestions;  ///< "use QLoRA", "ZeRO-3 over more nodes", "quantise to int4", ...
   /// Stable id of `reason`, for front ends that word it themselves: misses_deadline, misses_budget,
   /// misses_deadline_and_budget, no_offer_at_cluster_size, no_offer_matches, no_layout_sized,
-  /// no_layout_matches_pinned, does_not_fit, exceeds_max_nodes, no_usable_price.
+  /// no_layout_matches_pinned, no_layout_matches (nothing pinned), batch_below_dp (every layout
+  /// has more DP ranks than the global batch has sequences), does_not_fit, exceeds_max_nodes,
+  /// no_usable_price, misses_latency_target, load_exceeds_cluster, spot_preempted_too_often;
+  /// seq_exceeds_context: the sequence (serving: prompt + output) exceeds the model's maximum
+  /// context and the answer is one the length causes (memory, sizing, latency, load) — said first,
+  /// the reason found after it.
   std::string code;
   /// One stable id per entry of `suggestions`, same order (e.g. "deadline_at_least", "use_qlora").
   std::vector<std::string> suggestion_codes;
   /// The numbers the reason and suggestions quote, by name (units in names): deadline_seconds_needed,
-  /// budget_usd_needed, gpu_factor, nodes_needed, tokens_max, max_nodes, margin.
+  /// budget_usd_needed, gpu_factor, nodes_needed, tokens_max, max_nodes, margin; batch_below_dp:
+  /// global_batch_seqs, dp_min; seq_exceeds_context: seq_tokens, max_context_tokens.
   std::map<std::string, double> values;
   /// Set when plans exist but none meets --deadline / --budget: the fastest and the cheapest of
   /// them (how far they miss is in `reason`).

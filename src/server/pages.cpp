@@ -1388,7 +1388,11 @@ NoPlanWords no_plan_words(const NoPlanReason& np, const std::string& lang) {
       {"replicas_needed", number(value("replicas_needed"), 0, lang)},
       {"tp", number(value("tp"), 0, lang)},
       {"gpus_needed", number(value("gpus_needed"), 0, lang)},
-      {"preemptions_per_day", number(value("preemptions_per_day"), 1, lang)}};
+      {"preemptions_per_day", number(value("preemptions_per_day"), 1, lang)},
+      {"global_batch_seqs", number(value("global_batch_seqs"), 0, lang)},
+      {"dp_min", number(value("dp_min"), 0, lang)},
+      {"seq_tokens", number(value("seq_tokens"), 0, lang)},
+      {"max_context_tokens", number(value("max_context_tokens"), 0, lang)}};
   NoPlanWords out;
   const std::string reason_key = "no_plan_" + np.code;
   out.reason = !np.code.empty() && t.contains(reason_key) ? fill(t[reason_key].get<std::string>(), vars) : np.reason;
