@@ -19,6 +19,14 @@ using nlohmann::json;
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
+/// Terminal columns of one line of the plan output: one per code point (UTF-8 lead bytes). The
+/// output's only non-ASCII characters (×, ≥, …, ·, –) are one column wide (wcwidth), none wide.
+std::size_t columns_of(const std::string& line) {
+  std::size_t n = 0;
+  for (unsigned char c : line) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
 class Plan13E2E : public BinaryE2E<Plan13E2E> {
  public:
   static constexpr const char* kName = "plan13";
@@ -148,6 +156,44 @@ TEST_F(Plan13E2E, DefaultBatchBelowTheDataParallelDegreeIsTheReasonNotPins) {
   const RunResult pinned = run("plan --model llama-3.1-70b --task full --tokens 1e9 --tp 8 --pp 3 --nodes 1");
   EXPECT_EQ(pinned.exit_code, 1) << pinned.out;
   EXPECT_TRUE(contains(pinned.out, "matches the pinned degrees")) << pinned.out;
+}
+
+// Trial defect #22: "the plan table is 124 columns wide". Measured in characters (terminal
+// columns) the default output of main at 52c8f35 already fit 120; 124 was the byte length of rows
+// holding ×, ≥ and … (2-3 bytes each in UTF-8: awk's length or `wc -L` under LC_ALL=C). This
+// keeps it so, for the README's demo, a serving plan and a multi-node full plan, with COLUMNS
+// unset (not a terminal: 120) and COLUMNS=120, and checks that COLUMNS is honoured (a width of
+// 110 changes the table). Every line, warnings included, counts.
+TEST_F(Plan13E2E, DefaultPlanOutputFitsA120ColumnTerminal) {
+  const std::string binary = "'" + std::string(GPUPLAN_BINARY) + "' --db '" + (dir_ / "offers.sqlite").string() + "' ";
+  const std::string env = "XDG_DATA_HOME='" + dir_.string() + "' ";
+  for (const std::string args : {"plan --model llama-3.1-70b --task lora --tokens 5e8",
+                                 "plan --model llama-3.1-70b --task serve --quant int4 --concurrency 100 --hours 720",
+                                 "plan --model llama-3.1-70b --task full --tokens 1e10 --nodes 641 --global-batch 1282",
+                                 "plan --params 7e9 --task full --tokens 1e12"}) {
+    for (const auto& [columns, prefix] : {std::pair<std::size_t, std::string>{120, "env -u COLUMNS "},
+                                          std::pair<std::size_t, std::string>{120, "env COLUMNS=120 "},
+                                          std::pair<std::size_t, std::string>{110, "env COLUMNS=110 "}}) {
+      const RunResult r = run_shell(prefix + env + binary + args + " 2>&1");
+      ASSERT_EQ(r.exit_code, 0) << prefix << args << "\n" << r.out;
+      std::size_t widest = 0, lines = 0;
+      std::string line, widest_line;
+      for (std::size_t i = 0; i <= r.out.size(); ++i) {
+        if (i == r.out.size() || r.out[i] == '\n') {
+          if (columns_of(line) > widest) widest = columns_of(line), widest_line = line;
+          ++lines;
+          line.clear();
+        } else {
+          line += r.out[i];
+        }
+      }
+      EXPECT_GT(lines, 5u) << args;
+      EXPECT_LE(widest, columns) << prefix << args << "\n" << widest_line;
+      if (columns == 120) {
+        EXPECT_GE(widest, 110u) << prefix << args << ": the table uses the width it has";
+      }
+    }
+  }
 }
 
 }  // namespace
