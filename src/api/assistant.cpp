@@ -137,20 +137,26 @@ class Reader {
     read_model();
     read_task();
     read_latency();  // before tokens: "50 ms per token" is a latency, not a token count
+    read_seq();      // before tokens: "a sequence length of 8192 tokens" is not a token budget
+    read_gpu();      // before tokens and money: "4 H100s"
     read_tokens();
     read_images();
     read_rate();
     read_money();
     read_duration();
-    read_gpu();
     read_model_size();
     decide_missing();
     mark_not_for_task();
+    collect_unread();
     return result_;
   }
 
  private:
-  void add(std::string name, json value, std::string source, std::string mark = {}, std::string not_used = {}) {
+  /// `at`: where `source` starts in low_ (npos: its first occurrence), so collect_unread knows
+  /// which words were read.
+  void add(std::string name, json value, std::string source, std::string mark = {}, std::string not_used = {},
+           std::size_t at = std::string::npos) {
+    take(source, at);
     for (const auto& f : result_.fields)
       if (f.name == name) return;  // first reading wins
     result_.fields.push_back({std::move(name), std::move(value), std::move(source), std::move(mark), std::move(not_used)});
@@ -170,7 +176,8 @@ class Reader {
     }
     const auto [mark, mark_start] = mark_before(start);
     add(std::move(name), std::move(value),
-        low_.substr(mark_start, static_cast<std::size_t>(m.position(0) + m.length(0)) - mark_start), mark, std::move(not_used));
+        low_.substr(mark_start, static_cast<std::size_t>(m.position(0) + m.length(0)) - mark_start), mark, std::move(not_used),
+        mark_start);
   }
 
   /// Whether a currency match has a minus between the currency sign and its number ("$-5", "€ -5").
@@ -274,6 +281,8 @@ class Reader {
     }
   }
   void note_ambiguous(const std::string& name, std::vector<std::string> readings) {
+    for (const auto& r : readings)  // the other reading's words were read too (said as ambiguous)
+      for (auto at = low_.find(r); !r.empty() && at != std::string::npos; at = low_.find(r, at + 1)) take(r, at);
     for (const auto& a : result_.ambiguous)
       if (a.name == name) return;
     result_.ambiguous.push_back({name, std::move(readings)});
@@ -333,11 +342,12 @@ class Reader {
           const bool runs_on = end < flat.size() && std::isdigit(static_cast<unsigned char>(flat[end])) &&
                                std::isdigit(static_cast<unsigned char>(key.back()));
           if (overlaps || runs_on) continue;
+          taken_.emplace_back(at[pos], at[end - 1] + 1);
           note_ambiguous("model", {best_name, p.short_name});  // the used one first
         }
       }
     }
-    add("model", best_name, low_.substr(at[best_pos], at[best_pos + best_len - 1] - at[best_pos] + 1));
+    add("model", best_name, low_.substr(at[best_pos], at[best_pos + best_len - 1] - at[best_pos] + 1), {}, {}, at[best_pos]);
   }
 
   void read_task() {
@@ -372,7 +382,7 @@ class Reader {
         for (std::size_t at = low_.find(w); at != std::string::npos; at = low_.find(w, at + 1)) {
           if (w == "lora" && at > 0 && low_[at - 1] == 'q') continue;  // inside "qlora"
           if (negated(at)) continue;                                    // "not qlora", "sans QLoRA"
-          add("task", r.task, std::string(w));
+          add("task", r.task, std::string(w), {}, {}, at);
           return;
         }
       }
@@ -382,9 +392,28 @@ class Reader {
   void read_tokens() {
     static const std::regex re(kNumber + R"(\s*()" + kScaleWords +
                                R"()?\s*(?:de\s+|d')?(tokens?|jetons?|\xe0\xb9\x82\xe0\xb8\x97\xe0\xb9\x80\xe0\xb8\x84(?:\xe0\xb9\x87)?\xe0\xb8\x99))");
-    std::smatch m;
-    if (std::regex_search(low_, m, re)) {
+    for (auto it = std::sregex_iterator(low_.begin(), low_.end(), re); it != std::sregex_iterator(); ++it) {
+      const std::smatch& m = *it;
+      if (is_taken(static_cast<std::size_t>(m.position(0)), static_cast<std::size_t>(m.position(0) + m.length(0)))) continue;
       add_marked("tokens", scaled(read_number(m[1].str(), result_.language), scale_of(m[2].str()), m[0].str()), m);
+      return;
+    }
+  }
+
+  /// The training sequence length: "seq 8192", "sequence length of 4096", "context 8k",
+  /// "8k context", "longueur de séquence 4096", "ความยาว 4096": the plan's `seq`. "k" here is
+  /// 1,024 as the field writes context sizes ("8k context" = 8,192; "128K" = 131,072 for
+  /// Llama 3.1), not 1,000 as in token budgets. A serving task does not use it (said, not sent).
+  void read_seq() {
+    static const std::string names =
+        R"((?:\bseq(?:uence)?(?:[ _-]*len(?:gth)?)?|\bctx|\bcontext(?:[ _-]*(?:length|window|size))?|longueur de s\xc3\xa9quence|)"
+        R"(\bcontexte|\xe0\xb8\x84\xe0\xb8\xa7\xe0\xb8\xb2\xe0\xb8\xa1\xe0\xb8\xa2\xe0\xb8\xb2\xe0\xb8\xa7(?:\xe0\xb8\xa5\xe0\xb8\xb3\xe0\xb8\x94\xe0\xb8\xb1\xe0\xb8\x9a)?|)"
+        R"(\xe0\xb8\x9a\xe0\xb8\xa3\xe0\xb8\xb4\xe0\xb8\x9a\xe0\xb8\x97))";  // ความยาว(ลำดับ), บริบท
+    static const std::regex before(names + R"(\s*(?:of|de|:|=|is|est)?\s*(\d+(?:[.,]\d+)?)\s*(k\b)?(?:\s*(?:tokens?|jetons?))?)");
+    static const std::regex after(R"((\d+(?:[.,]\d+)?)\s*(k)?[ -]*(?:(?:tokens?|jetons?)\s+(?:of\s+|de\s+)?)?)" + names);
+    std::smatch m;
+    if (std::regex_search(low_, m, before) || std::regex_search(low_, m, after)) {
+      add_marked("seq", scaled(read_number(m[1].str(), result_.language), m[2].matched ? 1024 : 1, m[0].str()), m);
     }
   }
 
@@ -555,9 +584,31 @@ class Reader {
     }
   }
 
+  /// A GPU model ("on H100", "avec des A100", "using 4 H100s": the plural too) becomes the
+  /// filter `gpu=NAME`; a count written before it ("4 H100s", "8x H100", "2 × A100") or before
+  /// "GPUs" ("on 8 GPUs") becomes the plan's `gpus` (the total GPU count, exact), and one before
+  /// "nodes" ("2 H100 nodes", "2 nœuds", "2 โหนด") the plan's `nodes`.
   void read_gpu() {
-    static const std::regex re(
-        R"(\b(gb200|b200|b100|h200|h100|h800|a100|a10g|a10|l40s|l40|l4|mi300x|mi325x|mi250x|v100|t4|rtx ?a\d{4}|rtx ?\d{4}(?: ?ti)?|a6000)\b)");
+    static const std::string names =
+        R"((gb200|b200|b100|h200|h100|h800|a100|a10g|a10|l40s|l40|l4|mi300x|mi325x|mi250x|v100|t4|rtx ?a\d{4}|rtx ?\d{4}(?: ?ti)?|a6000))";
+    static const std::regex re(R"(\b)" + names + R"((?:s|'s)?\b)");
+    // "8 H100 nodes", "2 nœuds", "4 machines", "2 โหนด": a node count (the plan's `nodes`), not GPUs.
+    static const std::string node_words =
+        R"((?:(?:nodes?|n\xc5\x93uds?|noeuds?|machines?|servers?|serveurs?)\b|\xe0\xb9\x82\xe0\xb8\xab\xe0\xb8\x99\xe0\xb8\x94))";
+    static const std::regex counted(R"((?:^|[^a-z0-9_.,])(\d+)\s*(?:x|\xc3\x97|\*)?\s*)" + names + R"((?:s|'s)?\b(?!\s*)" + node_words + ")");
+    static const std::regex count_only(R"((?:^|[^a-z0-9_.,])(\d+)\s*(?:x|\xc3\x97|\*)?\s*gpus?\b(?!\s*)" + node_words + ")");
+    static const std::regex nodes(R"((?:^|[^a-z0-9_.,])(\d+)\s*(?:x|\xc3\x97|\*)?\s*(?:)" + names + R"((?:s|'s)?\s*|gpus?\s*)?)" + node_words);
+    std::smatch cm;
+    if (std::regex_search(low_, cm, nodes)) {
+      const auto at = static_cast<std::size_t>(cm.position(1));
+      add("nodes", read_number(cm[1].str(), result_.language), low_.substr(at, static_cast<std::size_t>(cm.position(0) + cm.length(0)) - at),
+          {}, {}, at);
+    }
+    if (std::regex_search(low_, cm, counted) || std::regex_search(low_, cm, count_only)) {
+      const auto at = static_cast<std::size_t>(cm.position(1));
+      add("gpus", read_number(cm[1].str(), result_.language), low_.substr(at, static_cast<std::size_t>(cm.position(0) + cm.length(0)) - at),
+          {}, {}, at);
+    }
     std::smatch m;
     if (!std::regex_search(low_, m, re)) return;
     std::string name = m[1].str();
@@ -569,7 +620,7 @@ class Reader {
     std::string upper = name;
     for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     upper.erase(std::remove(upper.begin(), upper.end(), ' '), upper.end());
-    add("filter", "gpu=" + upper, m[0].str());
+    add("filter", "gpu=" + upper, m[0].str(), {}, {}, static_cast<std::size_t>(m.position(0)));
   }
 
   bool task_is(std::string_view t) const {
@@ -610,9 +661,55 @@ class Reader {
     }
   }
 
+  void take(const std::string& source, std::size_t at) {
+    if (at == std::string::npos) at = low_.find(source);
+    if (at != std::string::npos && !source.empty()) taken_.emplace_back(at, at + source.size());
+  }
+  bool is_taken(std::size_t begin, std::size_t end) const {
+    return std::any_of(taken_.begin(), taken_.end(), [&](const auto& r) { return begin < r.second && r.first < end; });
+  }
+
+  /// Every number of the sentence that no field read ("seq 8192" before the reader knew the
+  /// sequence length), with the word before and after it: the answer lists them as not read
+  /// instead of planning as if they were not written (a trial: "using 4 H100s" was dropped
+  /// without a word). Numbers inside names ("h100", "qwen3") are not numbers of the sentence.
+  void collect_unread() {
+    auto word_char = [&](std::size_t i) {
+      const auto c = static_cast<unsigned char>(low_[i]);
+      return std::isalnum(c) != 0 || c >= 0x80 || c == '.' || c == '_' || c == '$' || c == '-';
+    };
+    std::size_t i = 0;
+    while (i < low_.size()) {
+      const bool starts = std::isdigit(static_cast<unsigned char>(low_[i])) != 0 &&
+                          (i == 0 || !(std::isalpha(static_cast<unsigned char>(low_[i - 1])) || std::isdigit(static_cast<unsigned char>(low_[i - 1])) ||
+                                       low_[i - 1] == '.' || low_[i - 1] == '_'));
+      if (!starts) {
+        ++i;
+        continue;
+      }
+      std::size_t end = i;
+      while (end < low_.size() && word_char(end)) ++end;  // the number and what is glued to it ("8k", "4x")
+      if (!is_taken(i, end)) {
+        std::size_t from = i, to = end;
+        while (from > 0 && low_[from - 1] == ' ') --from;  // the word before it
+        while (from > 0 && word_char(from - 1)) --from;
+        while (to < low_.size() && low_[to] == ' ') ++to;  // and the word after it
+        while (to < low_.size() && word_char(to)) ++to;
+        std::string words = low_.substr(from, to - from);
+        while (!words.empty() && (words.back() == ' ' || words.back() == '.' || words.back() == '-')) words.pop_back();
+        const std::size_t first = words.find_first_not_of(" ,;:");  // "tokens, 3 epochs": the comma is not a word
+        words.erase(0, first == std::string::npos ? words.size() : first);
+        result_.unread.push_back(words);
+        taken_.emplace_back(i, end);
+      }
+      i = end;
+    }
+  }
+
   std::string low_;
   const GpuCatalog& gpus_;
   AskResult result_;
+  std::vector<std::pair<std::size_t, std::size_t>> taken_;  ///< byte ranges of low_ read into a field
 };
 
 }  // namespace
@@ -663,6 +760,7 @@ json to_json(const AskResult& ask) {
              for (const auto& f : ask.ambiguous) a.push_back({{"name", f.name}, {"readings", f.readings}});
              return a;
            }()},
+          {"unread", ask.unread},
           {"budget_usd", ask.budget_usd ? json(*ask.budget_usd) : json(nullptr)},
           {"deadline_seconds", ask.deadline_seconds ? json(*ask.deadline_seconds) : json(nullptr)},
           {"plan_request", ask.plan_body()}};

@@ -49,6 +49,9 @@ struct AskResult {
   std::vector<UnderstoodField> fields;   ///< in reading order, one per name
   std::vector<std::string> missing;      ///< field names the plan still needs ("model", "tokens", "rps", ...)
   std::vector<AmbiguousField> ambiguous;  ///< fields the sentence gives twice, differently
+  /// Numbers of the sentence that no field read, each with the word before and after it as
+  /// written ("seq 8192" when the reader did not know the phrase): said, never silently dropped.
+  std::vector<std::string> unread;
   std::optional<double> budget_usd;      ///< total budget, when read
   std::optional<double> deadline_seconds;  ///< finish within, when read
   /// The plan fields as a JSON body (POST /api/plan): exactly the fields read, the budget as

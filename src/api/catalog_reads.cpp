@@ -36,7 +36,15 @@ std::span<const FieldDef<GpusInput>> gpus_fields() {
 std::vector<const GpuSpec*> run_gpus(const GpusInput& in, const Context& ctx) {
   std::vector<const GpuSpec*> out;
   if (!in.name.empty()) {
-    out.push_back(&ctx.gpus().find(in.name));
+    try {
+      out.push_back(&ctx.gpus().find(in.name));
+    } catch (const Error& e) {
+      // At the request's field (a trial found the API's field "" for /api/gpus?name=H1000: the
+      // catalog names its error "GPU 'H1000'"), the name typed kept in the message.
+      const ErrorCode* c = error_code_of(e);
+      if (c == nullptr) rethrow_at(e, "name");
+      throw CodedError(e.kind(), "name", fmt::format("{} '{}'", e.message(), in.name), e.expected(), c->code, c->values);
+    }
     return out;
   }
   for (const auto& g : ctx.gpus().gpus()) out.push_back(&g);

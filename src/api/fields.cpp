@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -210,6 +211,61 @@ const FieldInfo* field_for_where(std::string_view where) {
     }
   }
   return nullptr;
+}
+
+std::string api_wording(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  char quote = 0;  // inside '...' or "...": the client's own text
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (quote != 0) {
+      if (c == quote) quote = 0;
+      out += c;
+      ++i;
+      continue;
+    }
+    // An apostrophe inside a word ("can't") does not open a quote.
+    if (c == '"' || (c == '\'' && (i == 0 || !std::isalnum(static_cast<unsigned char>(text[i - 1]))))) {
+      quote = c;
+      out += c;
+      ++i;
+      continue;
+    }
+    if (c == '-' && i + 2 < text.size() && text[i + 1] == '-' && std::islower(static_cast<unsigned char>(text[i + 2])) &&
+        (i == 0 || !std::isalnum(static_cast<unsigned char>(text[i - 1])))) {
+      std::size_t end = i + 2;
+      while (end < text.size() && (std::islower(static_cast<unsigned char>(text[end])) || std::isdigit(static_cast<unsigned char>(text[end])) ||
+                                   (text[end] == '-' && end + 1 < text.size() && std::islower(static_cast<unsigned char>(text[end + 1])))))
+        ++end;
+      const std::string_view flag = text.substr(i, end - i);
+      if (const FieldInfo* f = field_for_where(flag)) {
+        out += f->name;
+      } else {
+        std::string name(flag.substr(2));
+        std::replace(name.begin(), name.end(), '-', '_');
+        out += name;
+      }
+      i = end;
+      continue;
+    }
+    static constexpr std::pair<std::string_view, std::string_view> kCommands[] = {
+        {"`gpuplan models`", "GET /api/models"}, {"`gpuplan gpus`", "GET /api/gpus"}, {"`gpuplan offers`", "GET /api/offers"},
+        {"positional NAME", "name"}};
+    bool replaced = false;
+    for (const auto& [cli, api] : kCommands) {
+      if (text.substr(i, cli.size()) == cli) {
+        out += api;
+        i += cli.size();
+        replaced = true;
+        break;
+      }
+    }
+    if (replaced) continue;
+    out += c;
+    ++i;
+  }
+  return out;
 }
 
 std::string api_field_of(const Error& e) {

@@ -153,6 +153,14 @@ const FieldInfo* field_for_where(std::string_view where);
 /// ("/tokens"), else "" (not a request field).
 std::string api_field_of(const Error& e);
 
+/// An engine message or "expected" text in the API's words: a CLI flag ("--heads") becomes its
+/// JSON field name ("heads"; from the request tables, else the flag with '-' as '_'), "positional
+/// NAME" becomes "name", and a CLI command in back-quotes ("`gpuplan models`", "`gpuplan gpus`",
+/// "`gpuplan offers`") the endpoint that answers it ("GET /api/models"). Text inside single or
+/// double quotes is what the client sent and is left as written. (Issue 10: one table maps each
+/// field to its flag and its pointer, "each front end shows its own form".)
+std::string api_wording(std::string_view text);
+
 /// Every request table, by request name ("size", "offers", ...), for the OpenAPI document and tests.
 struct RequestTable {
   std::string_view request;

@@ -109,6 +109,7 @@ void run_ask(const AskOptions& o, GlobalOptions& global) {
   }
   if (ask.fields.empty()) fmt::print("  {}\n", t.value("understood_nothing", "nothing"));
   for (const auto& a : ask.ambiguous) fmt::print("  {}\n", server::ambiguous_text(a, lang));
+  if (!ask.unread.empty()) fmt::print("  {}\n", server::unread_text(ask.unread, lang));
   if (!ask.missing.empty()) {
     // Unanswerable as asked: say what is missing, on stderr, and exit 2.
     fmt::print(stderr, "gpuplan: error: SENTENCE: {}\n", missing_text(ask));

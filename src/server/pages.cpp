@@ -1087,6 +1087,7 @@ class Pages {
       json ambiguous = json::array();
       for (const auto& a : ask.ambiguous) ambiguous.push_back({{"text", ambiguous_text(a, pg.lang)}});
       ctx["ambiguous"] = ambiguous;
+      if (!ask.unread.empty()) ctx["unread"] = unread_text(ask.unread, pg.lang);
       ctx["understood"] = fields;
       ctx["missing"] = missing;
       ctx["has_missing"] = !missing.empty();
@@ -1353,6 +1354,16 @@ std::string ambiguous_text(const api::AmbiguousField& field, const std::string& 
   for (std::size_t i = 0; i < field.readings.size(); ++i)
     readings += (i == 0 ? "" : i + 1 == field.readings.size() ? t.value("ask_and", " and ") : ", ") + open + field.readings[i] + close;
   return fill(t.value("ask_ambiguous", ""), {{"field", t.value("field_" + field.name, field.name)}, {"readings", readings}});
+}
+
+std::string unread_text(const std::vector<std::string>& words, const std::string& lang) {
+  if (words.empty()) return {};
+  const json& t = locale(lang);
+  std::string list;
+  const std::string open = lang == "fr" ? "«\u202f" : "“", close = lang == "fr" ? "\u202f»" : "”";
+  for (std::size_t i = 0; i < words.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == words.size() ? t.value("ask_and", " and ") : ", ") + open + words[i] + close;
+  return fill(t.value("ask_unread", ""), {{"words", list}});
 }
 
 NoPlanWords no_plan_words(const NoPlanReason& np, const std::string& lang) {

@@ -51,6 +51,10 @@ std::string locale_count(double v, const std::string& lang);
 /// "model: the sentence names “llama-3.1-8b” and “llama-3.1-70b”; the plan uses the first: name
 /// only one to be sure" in the locale's words (ask_ambiguous).
 std::string ambiguous_text(const api::AmbiguousField& field, const std::string& lang);
+
+/// The sentence's numbers no field read (api::AskResult::unread), quoted as written, in the
+/// locale's words (ask_unread); "" when there are none.
+std::string unread_text(const std::vector<std::string>& words, const std::string& lang);
 /// A no-plan answer in the locale's words: the reason (no_plan_<code>) and the suggestions
 /// (suggest_<code>), with the numbers of reason.values; the planner's English sentence only for a
 /// code the locale lacks.

@@ -90,8 +90,12 @@ json error_body(const Error& e, const httplib::Request* req = nullptr) {
   // message_code and values (util/error_code.hpp): the message's stable id and the values it
   // quotes, for a client that words errors in its own language; "" and {} when it has none.
   const ErrorCode* c = error_code_of(e);
-  json body = {{"code", kind_name(e.kind())}, {"message", e.message()}, {"field", api::api_field_of(e)},
-               {"expected", e.expected()}, {"message_code", c ? c->code : std::string()},
+  // In the API's words: JSON field names, not CLI flags (api::api_wording); a filter error's
+  // message echoes the client's filter, so it is kept as written.
+  const bool filter_error = dynamic_cast<const FilterError*>(&e) != nullptr;
+  json body = {{"code", kind_name(e.kind())}, {"message", filter_error ? e.message() : api::api_wording(e.message())},
+               {"field", api::api_field_of(e)},
+               {"expected", api::api_wording(e.expected())}, {"message_code", c ? c->code : std::string()},
                {"values", c ? json(c->values) : json::object()}};
   if (const auto* f = dynamic_cast<const FilterError*>(&e)) {  // where in the filter text
     body["offset"] = f->offset();

@@ -85,6 +85,19 @@ TEST(Assistant, ReadsTheTableOfSentences) {
        {{"model", "llama-3.1-8b"}, {"task", "full"}, {"tokens", 1e8}, {"budget_usd", -5}}, {}},
       {"affiner llama 3.1 8b sur 1e8 jetons, budget € -5", "fr",
        {{"model", "llama-3.1-8b"}, {"task", "full"}, {"tokens", 1e8}, {"budget_eur", -5}}, {}},
+      // Trial 8 (#3): "using 4 H100s" and "seq 8192" were dropped without a word. A count before a
+      // GPU name (plural too) is the total GPU count, before "nodes" the node count; the sequence
+      // length in its usual phrasings, "8k" as 8 × 1,024 = 8,192 (context sizes are powers of two).
+      {"fine-tune llama 3.1 8b with lora on 1e8 tokens using 4 H100s, seq 8192", "en",
+       {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 1e8}, {"gpus", 4}, {"filter", "gpu=H100"}, {"seq", 8192}}, {}},
+      {"lora on llama 3.1 8b, 1e8 tokens, 8x A100 with a sequence length of 4096 tokens", "en",
+       {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 1e8}, {"gpus", 8}, {"filter", "gpu=A100"}, {"seq", 4096}}, {}},
+      {"pretrain a 7B model on 100B tokens on 2 H100 nodes", "en",
+       {{"task", "pretrain"}, {"params", 7e9}, {"tokens", 1e11}, {"nodes", 2}, {"filter", "gpu=H100"}}, {}},
+      {"affiner llama 3.1 8b en lora sur 1e8 jetons avec 8 A100, contexte 8k", "fr",
+       {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 1e8}, {"gpus", 8}, {"filter", "gpu=A100"}, {"seq", 8192}}, {}},
+      {"ไฟน์จูน llama 3.1 8b ด้วย lora บน 1e8 โทเคน ใช้ 4 H100 ความยาว 4096", "th",
+       {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 1e8}, {"gpus", 4}, {"filter", "gpu=H100"}, {"seq", 4096}}, {}},
   };
   const GpuCatalog& gpus = GpuCatalog::bundled();
   for (const auto& r : rows) {
@@ -94,7 +107,21 @@ TEST(Assistant, ReadsTheTableOfSentences) {
     EXPECT_EQ(got, r.fields) << r.sentence;
     EXPECT_EQ(a.missing, r.missing) << r.sentence;
     EXPECT_EQ(a.language, r.language) << r.sentence;
+    EXPECT_TRUE(a.unread.empty()) << r.sentence << ": " << to_json(a)["unread"].dump();  // every number was read
   }
+}
+
+// What the grammar does not read is said (issue 10: "what it cannot parse it says so"): each
+// number no field took, with the words around it; numbers inside names ("h100", "qwen3") are
+// not numbers of the sentence.
+TEST(Assistant, NumbersNoFieldReadAreListedAsUnread) {
+  const GpuCatalog& gpus = GpuCatalog::bundled();
+  AskResult a = understand("fine-tune llama 3.1 8b with lora on 1e8 tokens, batch 64, on h100", gpus);
+  EXPECT_EQ(a.unread, std::vector<std::string>{"batch 64"});
+  a = understand("fine-tune qwen3-8b with lora on 1e8 tokens, 3 epochs and warmup 100", gpus);
+  EXPECT_EQ(a.unread, (std::vector<std::string>{"3 epochs", "warmup 100"}));
+  a = understand("lora llama 3.1 8b 1e8 tokens", gpus);
+  EXPECT_TRUE(a.unread.empty());
 }
 
 // The budget and the deadline go to the planner as its constraints (a trial found `ask` listing

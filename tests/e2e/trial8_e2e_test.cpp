@@ -152,4 +152,70 @@ TEST_F(Trial8E2E, OpenApiDeclaresThePathParameterAndTheStatusesTheServerSends) {
   }
 }
 
+// 3. `ask "... using 4 H100s ... seq 8192"` planned 1 GPU at the default sequence length and said
+// nothing of the words it dropped. Now the count and the sequence length are read, and the plan
+// is the one `gpuplan plan` gives for the same fields (one engine, two commands); a number the
+// grammar does not read is listed as not read.
+TEST_F(Trial8E2E, AskReadsGpuCountAndSequenceLengthAndSaysWhatItDidNotRead) {
+  const json a = run_json("ask 'fine-tune llama 3.1 8b with lora on 1e8 tokens using 4 H100s, seq 8192' --limit 3", 0);
+  ASSERT_TRUE(a.contains("plan")) << a.dump();
+  EXPECT_EQ(a["understood"]["plan_request"]["gpus"], 4);
+  EXPECT_EQ(a["understood"]["plan_request"]["seq"], 8192);
+  EXPECT_TRUE(a["understood"]["unread"].empty()) << a["understood"].dump();
+  const json& plans = a["plan"]["plans"];
+  ASSERT_FALSE(plans.empty());
+  for (const auto& p : plans) {
+    EXPECT_EQ(p["gpus_total"], 4) << p["offer_id"];
+    EXPECT_TRUE(contains(p["gpu_name"].get<std::string>(), "H100")) << p["gpu_name"];
+  }
+  const json direct = run_json("plan 'gpu=H100' --model llama-3.1-8b --task lora --tokens 1e8 --gpus 4 --seq 8192 --limit 3", 0);
+  ASSERT_FALSE(direct["plans"].empty());
+  EXPECT_EQ(plans[0]["offer_id"], direct["plans"][0]["offer_id"]);
+  EXPECT_DOUBLE_EQ(plans[0]["total_usd"].get<double>(), direct["plans"][0]["total_usd"].get<double>());
+  // The default sequence length gives another time: the 8,192 was used, not read and dropped.
+  const json seq_default = run_json("plan 'gpu=H100' --model llama-3.1-8b --task lora --tokens 1e8 --gpus 4 --limit 3", 0);
+  ASSERT_FALSE(seq_default["plans"].empty());
+  EXPECT_NE(plans[0]["time_seconds"].get<double>(), seq_default["plans"][0]["time_seconds"].get<double>());
+
+  const RunResult r = run("ask 'fine-tune llama 3.1 8b with lora on 1e8 tokens, batch 64'");
+  EXPECT_TRUE(contains(r.out, "Not read: \u201cbatch 64\u201d")) << r.out;
+  const auto page = get("/fr/assistant?q=" + httplib::detail::encode_query_param("affiner llama 3.1 8b en lora sur 1e8 jetons, lot 64"));
+  ASSERT_TRUE(page);
+  EXPECT_TRUE(contains(page->body, "class=\"ask-unread\"")) << page->body.substr(0, 3000);
+  EXPECT_TRUE(contains(page->body, "lot 64")) << page->body.substr(0, 3000);
+}
+
+// 11, 12. API errors named CLI flags ("--heads dividing --hidden", "see `gpuplan models`") and
+// three pointed at the wrong field ("/api/gpus?name=H1000" had field ""). The API speaks in its
+// own field names and endpoints; the CLI keeps its flags.
+TEST_F(Trial8E2E, ApiErrorsNameTheRequestFieldsNotCliFlags) {
+  const auto g = get("/api/gpus?name=H1000");
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->status, 404);
+  json e = json::parse(g->body);
+  EXPECT_EQ(e["field"], "/name");
+  EXPECT_TRUE(contains(e["message"].get<std::string>(), "H1000")) << e.dump();
+  for (const std::string path : {"/api/models?params=7e9&hidden=3", "/api/models?params=1&layers=32",
+                                 "/api/models?name=llama-3.1-8b&params=7e9", "/api/models?name=llama",
+                                 "/api/models?params=7e9&heads=7&hidden=4096", "/api/models?name=llama-3.1-8b&model=qwen3-8b"}) {
+    const auto r = get(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status / 100, 4) << path;
+    e = json::parse(r->body);
+    for (const char* key : {"message", "expected"}) {
+      const std::string text = e[key].get<std::string>();
+      EXPECT_FALSE(contains(text, "--")) << path << " " << key << ": " << text;
+      EXPECT_FALSE(contains(text, "gpuplan ")) << path << " " << key << ": " << text;
+      EXPECT_FALSE(contains(text, "positional")) << path << " " << key << ": " << text;
+    }
+  }
+  e = json::parse(get("/api/models?params=7e9&heads=7&hidden=4096")->body);
+  EXPECT_EQ(e["field"], "/heads");
+  EXPECT_EQ(e["expected"], "a divisor of hidden");
+  // The CLI keeps its own form of the same error.
+  const RunResult cli = run("models --params 7e9 --heads 7 --hidden 4096");
+  EXPECT_EQ(cli.exit_code, 2);
+  EXPECT_TRUE(contains(cli.out, "--heads")) << cli.out;
+}
+
 }  // namespace
