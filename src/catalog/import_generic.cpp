@@ -3,6 +3,8 @@
 #include <limits>
 #include <algorithm>
 #include <array>
+#include <cstdint>
+#include <functional>
 #include <unordered_map>
 #include <set>
 
@@ -192,8 +194,9 @@ void resolve_gpu_cached(Offer& o, const FormHint& hint, ImportBatch& batch, cons
 /// prices for one offer, kind and date in one file were both stored, and the later row silently
 /// became the offer's price). Two rows with one key and one price are the same quote (one
 /// observation, or two when their sources differ); two prices are contradictory evidence: the
-/// file is refused at the later row, naming the earlier one and both prices. Kept across a
-/// streamed file's chunks: about 150 bytes per distinct key.
+/// file is refused at the later row, naming the earlier one and both prices. Rows of another
+/// machine (GPU count or GPU) are left to the hardware check. Kept across a streamed file's
+/// chunks: about 150 bytes per distinct key.
 class PriceLedger {
  public:
   void check(const Offer& o, PriceKind kind, const std::optional<std::string>& observed_at, double usd_per_hour,
@@ -204,8 +207,10 @@ class PriceLedger {
     key.append(o.id).push_back('\x1f');
     key.append(kind_name).push_back('\x1f');
     if (observed_at) key.append(*observed_at);  // "" = unknown (a date is never empty)
-    const auto [it, added] = seen_.try_emplace(std::move(key), Seen{usd_per_hour, p.pos});
-    if (added || same_price(it->second.usd_per_hour, usd_per_hour)) return;
+    const std::uint64_t machine = machine_hash(o);
+    const auto [it, added] = seen_.try_emplace(std::move(key), Seen{usd_per_hour, p.pos, machine});
+    // Another machine under this id is the hardware check's error (both rows named there).
+    if (added || it->second.machine != machine || same_price(it->second.usd_per_hour, usd_per_hour)) return;
     const std::string earlier =
         p.json ? fmt::format("{}: /offers/{}", src.file, it->second.pos) : fmt::format("{}:{}", src.file, it->second.pos);
     const std::string when = observed_at ? "observed_at " + *observed_at : std::string("observed_at unknown");
@@ -219,9 +224,15 @@ class PriceLedger {
  private:
   /// Equal up to the rounding of a per-GPU price times the count (2.1 × 3 and 6.3).
   static bool same_price(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)); }
+  /// The row's machine (GPU count and GPU, resolved or as written).
+  static std::uint64_t machine_hash(const Offer& o) {
+    const std::string& gpu = o.gpu_name ? *o.gpu_name : o.gpu_name_raw;
+    return std::hash<std::string>{}(gpu) * 1000003u + static_cast<std::uint64_t>(o.gpu_count);
+  }
   struct Seen {
     double usd_per_hour;
     std::size_t pos;
+    std::uint64_t machine;
   };
   std::unordered_map<std::string, Seen> seen_;
 };
@@ -281,7 +292,6 @@ void import_record(const Record& r, const Place& p, const ImportSource& src, Imp
     }
     observed_at = date;
   }
-  ledger.check(o, kind, observed_at, usd_per_hour, per_hour ? "usd_per_hour" : "usd_per_gpu_hour", p, src);
   const std::string confirmed = get(r, k_confirmed_available_at);
   if (!confirmed.empty()) {
     if (!is_iso_date(confirmed)) {
@@ -367,6 +377,10 @@ void import_record(const Record& r, const Place& p, const ImportSource& src, Imp
   // The row's own source names the observation (not the file it came in): the same quote
   // imported from two files is one observation.
   const std::string dataset = src.dataset.rfind("user:", 0) == 0 ? "user:" + get(r, k_source) : src.dataset;
+  // After the row's own checks and the GPU's resolution: a row of another machine under the
+  // same id is refused as such (check_same_hardware, here or in the store's writer), not as a
+  // second price.
+  ledger.check(o, kind, observed_at, usd_per_hour, per_hour ? "usd_per_hour" : "usd_per_gpu_hour", p, src);
   const SourceRef ref{dataset, fmt::format("{} ({})", get(r, k_source), p.locator), observed_at};
   add_checked_price(batch, o, kind, usd_per_hour, ref, p.row_where);
   add_offer(batch, std::move(o));
