@@ -227,7 +227,7 @@ std::span<const FieldDef<OffersInput>> offers_fields() {
       {{"limit", "--limit", FieldType::integer, FieldFace::both, "show at most N offers (0 = all)"},
        [](OffersInput& in, const json& v) {
          if (v.get<double>() < 0)
-           throw_invalid_coded("", "negative", {{"value", field_value_text(v)}}, "a negative limit", "an integer ≥ 0");
+           throw_invalid_coded("", "negative", {{"value", field_value_text(v)}}, fmt::format("{} is negative", field_value_text(v)), "an integer ≥ 0");
          in.limit = json_as<std::size_t>(v);
        }},
       {{"spot", "--spot", FieldType::boolean, FieldFace::both, "use spot prices instead of on-demand (--price-kind spot)"},

@@ -84,15 +84,15 @@ EstimateOutput run_estimate(const EstimateInput& in, const Context& ctx) {
   }
   // The sizes the user typed are checked before the defaults derived from them (issue 11:
   // `--gpus 0` was reported as "--gpus-per-node: 0", a flag not typed).
-  if (in.gpus && *in.gpus < 1) throw_invalid_coded("--gpus", "not_positive", {{"value", fmt::format("{}", *in.gpus)}}, fmt::format("{}", *in.gpus), "an integer ≥ 1");
-  if (in.nodes && *in.nodes < 1) throw_invalid_coded("--nodes", "not_positive", {{"value", fmt::format("{}", *in.nodes)}}, fmt::format("{}", *in.nodes), "an integer ≥ 1");
+  if (in.gpus && *in.gpus < 1) throw_invalid_coded("--gpus", "not_positive", {{"value", fmt::format("{}", *in.gpus)}}, fmt::format("{} is not a positive integer", *in.gpus), "an integer ≥ 1");
+  if (in.nodes && *in.nodes < 1) throw_invalid_coded("--nodes", "not_positive", {{"value", fmt::format("{}", *in.nodes)}}, fmt::format("{} is not a positive integer", *in.nodes), "an integer ≥ 1");
   int gpn = in.gpus_per_node.value_or(in.gpus ? std::min(8, *in.gpus) : 8);
-  if (gpn < 1) throw_invalid_coded("--gpus-per-node", "not_positive", {{"value", fmt::format("{}", gpn)}}, fmt::format("{}", gpn), "an integer ≥ 1");
+  if (gpn < 1) throw_invalid_coded("--gpus-per-node", "not_positive", {{"value", fmt::format("{}", gpn)}}, fmt::format("{} is not a positive integer", gpn), "an integer ≥ 1");
   int nodes = in.nodes.value_or(0);
   if (in.gpus) {
-    if (*in.gpus < 1) throw_invalid_coded("--gpus", "not_positive", {{"value", fmt::format("{}", *in.gpus)}}, fmt::format("{}", *in.gpus), "an integer ≥ 1");
+    if (*in.gpus < 1) throw_invalid_coded("--gpus", "not_positive", {{"value", fmt::format("{}", *in.gpus)}}, fmt::format("{} is not a positive integer", *in.gpus), "an integer ≥ 1");
     if (in.nodes && !in.gpus_per_node) {
-      if (*in.nodes < 1) throw_invalid_coded("--nodes", "not_positive", {{"value", fmt::format("{}", *in.nodes)}}, fmt::format("{}", *in.nodes), "an integer ≥ 1");
+      if (*in.nodes < 1) throw_invalid_coded("--nodes", "not_positive", {{"value", fmt::format("{}", *in.nodes)}}, fmt::format("{} is not a positive integer", *in.nodes), "an integer ≥ 1");
       if (*in.gpus % *in.nodes != 0) {
         throw_invalid_coded("--gpus", "gpus_not_split_over_nodes",
                             {{"gpus", fmt::format("{}", *in.gpus)}, {"nodes", fmt::format("{}", *in.nodes)}},
@@ -124,7 +124,7 @@ EstimateOutput run_estimate(const EstimateInput& in, const Context& ctx) {
                           fmt::format("an integer in [1, {}] (at most {} nodes of {} GPUs)", std::int64_t{kMaxNodes} * gpn, kMaxNodes, gpn));
   }
   if (nodes < 1)
-    throw_invalid_coded("--nodes", "not_positive", {{"value", fmt::format("{}", nodes)}}, fmt::format("{}", nodes), "an integer ≥ 1");
+    throw_invalid_coded("--nodes", "not_positive", {{"value", fmt::format("{}", nodes)}}, fmt::format("{} is not a positive integer", nodes), "an integer ≥ 1");
   req.nodes_exact = nodes;
   c.gpus_per_node = gpn;
   c.nodes = nodes;
@@ -137,9 +137,9 @@ EstimateOutput run_estimate(const EstimateInput& in, const Context& ctx) {
                         "nvlink, pcie or datasheet");
   }
   if (in.intra_node_gb_per_s < 0)
-    throw_invalid_coded("--intra-node-gb-per-s", "negative", {{"value", fmt::format("{}", in.intra_node_gb_per_s)}}, "negative", "GB/s ≥ 0");
+    throw_invalid_coded("--intra-node-gb-per-s", "negative", {{"value", fmt::format("{}", in.intra_node_gb_per_s)}}, fmt::format("{} is negative", in.intra_node_gb_per_s), "GB/s ≥ 0");
   if (in.inter_node_gbit_per_s < 0)
-    throw_invalid_coded("--inter-node-gbit-per-s", "negative", {{"value", fmt::format("{}", in.inter_node_gbit_per_s)}}, "negative",
+    throw_invalid_coded("--inter-node-gbit-per-s", "negative", {{"value", fmt::format("{}", in.inter_node_gbit_per_s)}}, fmt::format("{} is negative", in.inter_node_gbit_per_s),
                         "Gb/s ≥ 0");
   c.intra_node_bytes_per_s = in.intra_node_gb_per_s * 1e9;
   c.inter_node_bytes_per_s = in.inter_node_gbit_per_s * 1e9 / 8.0;

@@ -84,7 +84,9 @@ double count_value(const nlohmann::json& value) {
 nlohmann::json parse_field_text(const FieldInfo& field, std::string_view text, const std::string& where) {
   auto bad = [&]() -> nlohmann::json {
     throw_invalid_coded(where, "not_" + std::string(field_type_name(field.type)), {{"value", std::string(text)}},
-                        fmt::format("cannot read '{}' as {}", text, field_type_name(field.type)),
+                        fmt::format("'{}' is not {}", text, field.type == FieldType::integer   ? "an integer"
+                                                            : field.type == FieldType::boolean ? "true or false"
+                                                                                                : "a " + std::string(field_type_name(field.type))),
                         std::string(expected_of(field.type)));
   };
   switch (field.type) {

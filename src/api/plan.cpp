@@ -150,7 +150,7 @@ std::vector<FieldDef<PlanInput>> build_fields() {
          // As `offers --limit`: a negative limit is refused with the accepted range (a trial's
          // `plan --limit -1` read "far outside the field's range", no range).
          if (v.get<double>() < 0)
-           throw_invalid_coded("", "negative", {{"value", field_value_text(v)}}, "a negative limit", "an integer ≥ 0");
+           throw_invalid_coded("", "negative", {{"value", field_value_text(v)}}, fmt::format("{} is negative", field_value_text(v)), "an integer ≥ 0");
          in.request.limit = json_as<decltype(in.request.limit)>(v);
        }},
       {{"explain", "--explain", FieldType::integer, FieldFace::both, "every number of plan N with its formula"},

@@ -497,10 +497,18 @@ std::optional<std::pair<double, double>> parse_range(std::string_view text) {
   return std::nullopt;
 }
 
-int cell_count(std::string_view text, const std::string& where, std::string_view column, int min_count) {
-  const std::optional<double> v = cell_number(text, where, column);
+int cell_count(std::string_view text, const std::string& where, std::string_view column, int min_count,
+               std::string_view noun) {
+  // Text that is no number at all ("four") gets the count's own message, not "a decimal number
+  // such as 12.5" (new-user trial 9: 12.5 is no GPU count either).
+  std::optional<double> v;
+  try {
+    v = parse_optional_double(text, where);
+  } catch (const Error&) {
+    v.reset();
+  }
   if (!v || *v < min_count || *v != std::floor(*v) || *v > 1e6) {
-    throw Error(ErrorKind::invalid_input, where, fmt::format("column {}: '{}' is not a GPU count", column, text),
+    throw Error(ErrorKind::invalid_input, where, fmt::format("column {}: '{}' is not a {}", column, text, noun),
                 fmt::format("a whole number from {} to 1000000 such as 8 or 8.0", min_count));
   }
   return static_cast<int>(*v);

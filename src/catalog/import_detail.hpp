@@ -104,7 +104,10 @@ std::optional<std::pair<double, double>> parse_range(std::string_view text);
 
 /// Required integer count in [min_count, 1e6] (accepts "8" and "8.0"); the error states that range.
 /// The bundled feeds list CPU-only rows (0 GPUs, skipped by the caller); a user quote needs ≥ 1.
-int cell_count(std::string_view text, const std::string& where, std::string_view column, int min_count = 0);
+/// `noun` names the count in the message ("'four' is not a GPU count"); text that is no number
+/// at all gets the same message and range.
+int cell_count(std::string_view text, const std::string& where, std::string_view column, int min_count = 0,
+               std::string_view noun = "GPU count");
 
 /// Parses JSON; a syntax error throws Error{invalid_input} at "file:line:col" computed from
 /// nlohmann's byte offset.

@@ -1,7 +1,10 @@
 // gpuplan's own user-quote format, CSV and JSON (docs/import-format.md).
 #include <cmath>
 #include <limits>
+#include <algorithm>
 #include <array>
+#include <cstdint>
+#include <functional>
 #include <unordered_map>
 #include <set>
 
@@ -117,6 +120,7 @@ struct Place {
   std::string row_where;   ///< "file:line" or "file: /offers/3"
   std::string locator;     ///< file:line or file#/offers/3
   bool json = false;
+  std::size_t pos = 0;     ///< the CSV line, or the JSON offer's index
   std::string where(std::string_view field) const {
     return json ? fmt::format("{}/{}", row_where, field) : row_where;
   }
@@ -186,7 +190,55 @@ void resolve_gpu_cached(Offer& o, const FormHint& hint, ImportBatch& batch, cons
     cache.emplace(std::move(key), ResolvedGpu{o.gpu_name, o.form_factor, o.intra_node_link, o.intra_node_link_bytes_per_s});
 }
 
-void import_record(const Record& r, const Place& p, const ImportSource& src, ImportBatch& batch, GpuCache& gpu_cache) {
+/// One file's prices by (offer id, price kind, observed_at) (new-user trial 9: two different
+/// prices for one offer, kind and date in one file were both stored, and the later row silently
+/// became the offer's price). Two rows with one key and one price are the same quote (one
+/// observation, or two when their sources differ); two prices are contradictory evidence: the
+/// file is refused at the later row, naming the earlier one and both prices. Rows of another
+/// machine (GPU count or GPU) are left to the hardware check. Kept across a streamed file's
+/// chunks: about 150 bytes per distinct key.
+class PriceLedger {
+ public:
+  void check(const Offer& o, PriceKind kind, const std::optional<std::string>& observed_at, double usd_per_hour,
+             std::string_view field, const Place& p, const ImportSource& src) {
+    std::string key;
+    const std::string_view kind_name = price_kind_name(kind);
+    key.reserve(o.id.size() + kind_name.size() + (observed_at ? observed_at->size() : 0) + 2);
+    key.append(o.id).push_back('\x1f');
+    key.append(kind_name).push_back('\x1f');
+    if (observed_at) key.append(*observed_at);  // "" = unknown (a date is never empty)
+    const std::uint64_t machine = machine_hash(o);
+    const auto [it, added] = seen_.try_emplace(std::move(key), Seen{usd_per_hour, p.pos, machine});
+    // Another machine under this id is the hardware check's error (both rows named there).
+    if (added || it->second.machine != machine || same_price(it->second.usd_per_hour, usd_per_hour)) return;
+    const std::string earlier =
+        p.json ? fmt::format("{}: /offers/{}", src.file, it->second.pos) : fmt::format("{}:{}", src.file, it->second.pos);
+    const std::string when = observed_at ? "observed_at " + *observed_at : std::string("observed_at unknown");
+    throw Error(ErrorKind::invalid_input, p.where(field),
+                fmt::format("offer {} {} {}: {:.10g} USD/h here and {:.10g} USD/h at {} (two prices for one quote)",
+                            o.id, kind_name, when, usd_per_hour, it->second.usd_per_hour, earlier),
+                "one price per offer, price_kind and observed_at in a file: correct the wrong row, or give each "
+                "price the time it was seen (observed_at YYYY-MM-DDTHH:MM:SSZ)");
+  }
+
+ private:
+  /// Equal up to the rounding of a per-GPU price times the count (2.1 × 3 and 6.3).
+  static bool same_price(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)); }
+  /// The row's machine (GPU count and GPU, resolved or as written).
+  static std::uint64_t machine_hash(const Offer& o) {
+    const std::string& gpu = o.gpu_name ? *o.gpu_name : o.gpu_name_raw;
+    return std::hash<std::string>{}(gpu) * 1000003u + static_cast<std::uint64_t>(o.gpu_count);
+  }
+  struct Seen {
+    double usd_per_hour;
+    std::size_t pos;
+    std::uint64_t machine;
+  };
+  std::unordered_map<std::string, Seen> seen_;
+};
+
+void import_record(const Record& r, const Place& p, const ImportSource& src, ImportBatch& batch, GpuCache& gpu_cache,
+                   PriceLedger& ledger) {
   ++batch.rows_read;
   for (std::size_t i = 0; i < kFieldCount; ++i) {
     const FieldDef& f = kFields[i];
@@ -295,13 +347,8 @@ void import_record(const Record& r, const Place& p, const ImportSource& src, Imp
     require_nonneg(v, "network_gbps", p);
     o.inter_node_bits_per_s = *v * 1e9;
   }
-  if (auto v = number(r, k_max_nodes, p)) {
-    if (*v < 1 || *v != std::floor(*v) || *v > 1e6) {
-      throw Error(ErrorKind::invalid_input, p.where("max_nodes"), "max_nodes is not a whole number >= 1",
-                  "a node count such as 16");
-    }
-    o.max_nodes = static_cast<int>(*v);
-  }
+  // A node count like gpu_count: "four", 0 and 2.5 get one message with the range accepted.
+  if (!getv(r, k_max_nodes).empty()) o.max_nodes = cell_count(getv(r, k_max_nodes), p.where("max_nodes"), "max_nodes", 1, "node count");
 
   const std::string billing_source = get(r, k_billing_source).empty() ? get(r, k_source) : get(r, k_billing_source);
   // Override sources are named by the BillingTerms field they set ("granularity_seconds: ...").
@@ -330,6 +377,10 @@ void import_record(const Record& r, const Place& p, const ImportSource& src, Imp
   // The row's own source names the observation (not the file it came in): the same quote
   // imported from two files is one observation.
   const std::string dataset = src.dataset.rfind("user:", 0) == 0 ? "user:" + get(r, k_source) : src.dataset;
+  // After the row's own checks and the GPU's resolution: a row of another machine under the
+  // same id is refused as such (check_same_hardware, here or in the store's writer), not as a
+  // second price.
+  ledger.check(o, kind, observed_at, usd_per_hour, per_hour ? "usd_per_hour" : "usd_per_gpu_hour", p, src);
   const SourceRef ref{dataset, fmt::format("{} ({})", get(r, k_source), p.locator), observed_at};
   add_checked_price(batch, o, kind, usd_per_hour, ref, p.row_where);
   add_offer(batch, std::move(o));
@@ -388,14 +439,15 @@ void import_generic_csv_chunks(CsvReader& reader, const ImportSource& src, std::
   };
   start_chunk();
   GpuCache gpu_cache;  // kept across chunks
+  PriceLedger ledger;  // the whole file's prices: a contradiction across chunks is found too
   CsvRow row;
   std::size_t in_chunk = 0;
   bool sunk = false;
   while (reader.next(row)) {
     Record rec{};
     for (std::size_t i = 0; i < field_of_column.size(); ++i) rec[field_of_column[i]] = row.fields[i];
-    Place p{reader.where(row), locator_line(src, row.line), false};
-    import_record(rec, p, src, batch, gpu_cache);
+    Place p{reader.where(row), locator_line(src, row.line), false, row.line};
+    import_record(rec, p, src, batch, gpu_cache, ledger);
     if (++in_chunk >= chunk_rows) {
       sink(batch);
       sunk = true;
@@ -411,6 +463,7 @@ ImportBatch import_generic_json(std::string_view text, const ImportSource& src) 
   ImportBatch batch;
   batch.dataset = src.dataset;
   GpuCache gpu_cache;
+  PriceLedger ledger;
   // Each offer is imported as soon as the parser has read it, then its JSON dropped (issue 11:
   // the document of 200,000 offers was held whole); errors keep their "file: /offers/i/key"
   // (and syntax errors their file:line:col).
@@ -441,8 +494,8 @@ ImportBatch import_generic_json(std::string_view text, const ImportSource& src) 
       throw Error(ErrorKind::invalid_input, src.file + ": " + pointer + "/observed_at", "missing key observed_at",
                   "the date the price was seen (YYYY-MM-DD), or \"unknown\"");
     }
-    Place p{src.file + ": " + pointer, (src.locator_base.empty() ? src.file : src.locator_base) + "#" + pointer, true};
-    import_record(rec, p, src, batch, gpu_cache);
+    Place p{src.file + ": " + pointer, (src.locator_base.empty() ? src.file : src.locator_base) + "#" + pointer, true, i};
+    import_record(rec, p, src, batch, gpu_cache, ledger);
   };
   const nlohmann::json doc = parse_json_strict(text, src.file, "offers", import_offer);
   const std::string top = src.file + ": /";

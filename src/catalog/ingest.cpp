@@ -1,5 +1,7 @@
 #include "catalog/ingest.hpp"
 
+#include <fmt/format.h>
+
 #include <map>
 #include <memory>
 #include <string_view>
@@ -7,6 +9,7 @@
 #include <vector>
 
 #include "catalog/importers.hpp"
+#include "util/error.hpp"
 
 namespace gpuplan {
 
@@ -38,6 +41,20 @@ void gate_against_store(OfferStore& store, ImportBatch& batch, std::string_view 
   gate_against_index(batch, stored_index_series(store), today);
 }
 
+/// A file without any offer is refused (new-user trial 9: a header-only CSV "imported" 0 rows,
+/// exit 0, and raised the store's revision): Error{invalid_input} at the file, before anything
+/// is committed.
+void require_offers(const std::string& path, std::size_t rows_read, std::size_t offers) {
+  if (offers > 0) return;
+  if (rows_read == 0)
+    throw_invalid(path, "no rows: the file holds no offer (a header alone, or an empty offers list); nothing was imported",
+                  "at least one offer row (docs/import-format.md)");
+  throw_invalid(path,
+                fmt::format("no offers: {} row{} read, none of them a GPU offer; nothing was imported", rows_read,
+                            rows_read == 1 ? "" : "s"),
+                "at least one row with a GPU and a price (docs/import-format.md)");
+}
+
 }  // namespace
 
 FileImport ingest_file(OfferStore& store, const std::string& path, std::optional<ImportFormat> format,
@@ -45,6 +62,7 @@ FileImport ingest_file(OfferStore& store, const std::string& path, std::optional
   FileImport out;
   if (opts.dry_run) {
     ImportBatch batch = import_file(path, format);
+    require_offers(path, batch.rows_read, batch.offers.size());
     out.result = ingest(store, batch, opts);
     out.rows_read = batch.rows_read;
     out.offers = batch.offers.size();
@@ -66,6 +84,7 @@ FileImport ingest_file(OfferStore& store, const std::string& path, std::optional
     }
   });
   out.offers = writer->offers_written();
+  require_offers(path, out.rows_read, out.offers);  // the writer, destroyed uncommitted, rolls back
   out.result = writer->commit();
   for (auto& [rule, c] : counts) out.summary.push_back(std::move(c));
   return out;

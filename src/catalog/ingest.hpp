@@ -46,6 +46,8 @@ inline constexpr std::size_t kIngestChunkRows = 16384;
 /// two chunks is merged as in one batch, except that the below-market-index gate reads each
 /// chunk's latest price (a flag, never an exclusion). With opts.dry_run the file is read whole
 /// and previewed (ingest() of import_file's batch: memory as before, nothing written).
+/// A file without any offer (a header alone, `{"offers": []}`, only CPU rows) is
+/// Error{invalid_input} at the file ("no rows" / "no offers"), dry run or not: nothing written.
 FileImport ingest_file(OfferStore& store, const std::string& path, std::optional<ImportFormat> format,
                        const IngestOptions& opts, std::size_t chunk_rows = kIngestChunkRows);
 

@@ -58,6 +58,17 @@ void add_api_flags(CLI::App& sub, std::shared_ptr<In> in, std::span<const api::F
     // --max-price-age, one setting twice (an empty group hides an option in CLI11's help).
     if (!d->info.alias_of.empty() && sub.get_options().size() > before) sub.get_options().back()->group("");
   }
+  // An alias and the name it stands for given together (`--stale-days 3 --max-price-age 10d`):
+  // the later one silently won; now CLI11 refuses the pair (cli/command.cpp words the error).
+  for (const auto& def : table) {
+    if (def.info.alias_of.empty() || def.info.flag.empty()) continue;
+    for (const auto& other : table) {
+      if (other.info.name != def.info.alias_of || other.info.flag.empty()) continue;
+      CLI::Option* alias = sub.get_option_no_throw(std::string(def.info.flag));
+      CLI::Option* main = sub.get_option_no_throw(std::string(other.info.flag));
+      if (alias != nullptr && main != nullptr) alias->excludes(main);
+    }
+  }
 }
 
 }  // namespace gpuplan::cli

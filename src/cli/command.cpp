@@ -28,6 +28,54 @@ std::vector<Command> registered_commands() {
   return out;
 }
 
+namespace {
+/// "WHERE: WHAT (expected: ...)" for a CLI11 parse error; CLI11's own text for the rare kinds
+/// not reworded here.
+std::string parse_error_text(const CLI::ParseError& e, const CLI::App& app) {
+  const std::string what = e.what();
+  std::string sub = "COMMAND";
+  for (const CLI::App* s : app.get_subcommands()) sub = s->get_name();
+  const std::string help = fmt::format("gpuplan {} --help", sub);
+  // An option given twice: "NAME: At Most 1 required but received N".
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr) {
+    if (const auto at = what.find(": At Most "); at != std::string::npos) {
+      const std::string name = what.substr(0, at);
+      const auto received = what.rfind(' ');
+      return fmt::format("{}: given {} times; it takes one value (expected: {} once)", name, what.substr(received + 1),
+                         name);
+    }
+  }
+  // Two options that cannot go together: "A excludes B".
+  if (dynamic_cast<const CLI::ExcludesError*>(&e) != nullptr) {
+    if (const auto at = what.find(" excludes "); at != std::string::npos) {
+      std::string a = what.substr(0, at), b = what.substr(at + 10);
+      // CLI11 names a hidden option (an alias: api_flags.hpp) "": the given hidden option's name.
+      for (const CLI::App* s : app.get_subcommands())
+        for (const CLI::Option* opt : s->get_options())
+          if (opt->count() > 0 && opt->get_group().empty() && !opt->get_lnames().empty()) {
+            if (a.empty()) a = "--" + opt->get_lnames().front();
+            else if (b.empty()) b = "--" + opt->get_lnames().front();
+          }
+      return fmt::format("{}: both {} and {} given; they set the same thing (expected: one of them)", a, a, b);
+    }
+  }
+  // Words left over: "The following argument(s) was/were not expected: x y".
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+    const auto at = what.find(": ");
+    const std::string words = at == std::string::npos ? what : what.substr(at + 2);
+    return fmt::format("command line: unexpected argument{} '{}' (expected: only the options and arguments of {}; a "
+                       "value with spaces goes in quotes)",
+                       words.find(' ') == std::string::npos ? "" : "s", words, help);
+  }
+  // A missing argument: "file is required".
+  if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
+    if (const auto at = what.find(" is required"); at != std::string::npos && at > 0)
+      return fmt::format("command line: {} {} is missing (expected: {})", sub, what.substr(0, at), help);
+  }
+  return fmt::format("command line: {} (expected: see gpuplan --help or {})", what, help);
+}
+}  // namespace
+
 int run(int argc, char** argv) {
   CLI::App app{"gpuplan: size AI workloads, compare GPU cloud offers, plan the cheapest way to finish"};
   app.require_subcommand(1);
@@ -72,9 +120,9 @@ int run(int argc, char** argv) {
         return exit_code(ErrorKind::invalid_input);
       }
     }
-    // Flag syntax errors in the one documented format (README "Exit codes").
-    fmt::print(stderr, "gpuplan: error: command line: {} (expected: see gpuplan --help or gpuplan COMMAND --help)\n",
-               e.what());
+    // Flag syntax errors in the one documented format (README "Exit codes"), in gpuplan's words
+    // rather than CLI11's ("--tokens: At Most 1 required but received 2": new-user trial 9).
+    fmt::print(stderr, "gpuplan: error: {}\n", parse_error_text(e, app));
     return exit_code(ErrorKind::invalid_input);
   } catch (const Error& e) {
     fmt::print(stderr, "gpuplan: error: {}\n", e.what());

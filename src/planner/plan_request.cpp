@@ -145,7 +145,7 @@ void PlanRequest::validate() const {
       }
       require_at_most(training_tokens(), kMaxTrainingTokens, tokens ? "--tokens" : "--dataset-tokens");
       if (seq_len < 1) throw_invalid_coded("--seq", "not_positive", {{"value", fmt::format("{}", seq_len)}}, fmt::format("{} is not a positive integer", seq_len), "an integer ≥ 1");
-      if (global_batch_seqs < 0) throw_invalid_coded("--global-batch", "negative", {{"value", fmt::format("{}", global_batch_seqs)}}, "negative", "an integer ≥ 1 (0 = default)");
+      if (global_batch_seqs < 0) throw_invalid_coded("--global-batch", "negative", {{"value", fmt::format("{}", global_batch_seqs)}}, fmt::format("{} is negative", global_batch_seqs), "an integer ≥ 1 (0 = default)");
       // One step larger than the whole budget is not a training run (issue 11).
       if (global_batch_seqs > 0 &&
           static_cast<double>(global_batch_seqs) * static_cast<double>(seq_len) > training_tokens())
@@ -160,7 +160,7 @@ void PlanRequest::validate() const {
                                         static_cast<double>(global_batch_seqs) * static_cast<double>(seq_len),
                                         training_tokens()),
                             "a global batch of at most --tokens / --seq sequences");
-      if (lora_rank < 1) throw_invalid_coded("--lora-rank", "not_positive", {{"value", fmt::format("{}", lora_rank)}}, "not positive", "an integer ≥ 1");
+      if (lora_rank < 1) throw_invalid_coded("--lora-rank", "not_positive", {{"value", fmt::format("{}", lora_rank)}}, fmt::format("{} is not a positive integer", lora_rank), "an integer ≥ 1");
       break;
     case PlanWorkload::serving:
       if (requests_per_s && concurrency)
@@ -171,7 +171,7 @@ void PlanRequest::validate() const {
       if (requests_per_s) require_positive(*requests_per_s, "--rps");
       if (ttft_seconds) require_positive(*ttft_seconds, "--ttft-ms");
       if (tpot_seconds) require_positive(*tpot_seconds, "--tpot-ms");
-      if (concurrency && *concurrency < 1) throw_invalid_coded("--concurrency", "not_positive", {{"value", fmt::format("{}", *concurrency)}}, "not positive", "an integer ≥ 1");
+      if (concurrency && *concurrency < 1) throw_invalid_coded("--concurrency", "not_positive", {{"value", fmt::format("{}", *concurrency)}}, fmt::format("{} is not a positive integer", *concurrency), "an integer ≥ 1");
       require_positive(hours, "--hours");
       require_at_most(hours, kMaxHours, "--hours");
       if (requests_per_s) require_at_most(*requests_per_s, kMaxRequestsPerS, "--rps");
@@ -184,15 +184,15 @@ void PlanRequest::validate() const {
       require_at_most(*requests, kMaxRequests, "--requests");
       break;
     case PlanWorkload::image_generation:
-      if (image_width < 64 || image_height < 64) throw_invalid_coded(image_width < 64 ? "--width" : "--height", "image_side_too_small", {{"value", fmt::format("{}", std::min(image_width, image_height))}, {"min", "64"}}, "image side below 64 px", "≥ 64 pixels");
+      if (image_width < 64 || image_height < 64) throw_invalid_coded(image_width < 64 ? "--width" : "--height", "image_side_too_small", {{"value", fmt::format("{}", std::min(image_width, image_height))}, {"min", "64"}}, fmt::format("{} pixels is below the smallest side, 64 pixels", std::min(image_width, image_height)), "≥ 64 pixels");
       // A side above kMaxImageSidePixels: a trial's --width 1e9 was planned as a 1.2-billion-year job.
       if (image_width > kMaxImageSidePixels || image_height > kMaxImageSidePixels) {
         const bool w = image_width > kMaxImageSidePixels;
         throw_invalid_coded(w ? "--width" : "--height", "integer_out_of_range",
                             {{"value", fmt::format("{}", w ? image_width : image_height)}, {"min", "64"}, {"max", fmt::format("{}", kMaxImageSidePixels)}},
-                            fmt::format("{} pixels", w ? image_width : image_height), fmt::format("an integer in [64, {}] pixels", kMaxImageSidePixels));
+                            fmt::format("{} pixels is out of range", w ? image_width : image_height), fmt::format("an integer in [64, {}] pixels", kMaxImageSidePixels));
       }
-      if (denoising_steps < 1) throw_invalid_coded("--steps", "not_positive", {{"value", fmt::format("{}", denoising_steps)}}, "not positive", "an integer ≥ 1");
+      if (denoising_steps < 1) throw_invalid_coded("--steps", "not_positive", {{"value", fmt::format("{}", denoising_steps)}}, fmt::format("{} is not a positive integer", denoising_steps), "an integer ≥ 1");
       if (std::isfinite(images) && images != std::floor(images))  // a trial's --images 0.5 was planned
         throw_invalid_coded("--images", "not_integer", {{"value", fmt::format("{}", images)}}, fmt::format("{} is not a whole number of images", images), "a whole number ≥ 1");
       require_positive(images, "--images");
@@ -200,12 +200,12 @@ void PlanRequest::validate() const {
       break;
   }
   if (workload == PlanWorkload::serving || workload == PlanWorkload::batch_generation) {
-    if (prompt_tokens < 1) throw_invalid_coded("--prompt-tokens", "not_positive", {{"value", fmt::format("{}", prompt_tokens)}}, "not positive", "an integer ≥ 1");
-    if (output_tokens < 1) throw_invalid_coded("--output-tokens", "not_positive", {{"value", fmt::format("{}", output_tokens)}}, "not positive", "an integer ≥ 1");
+    if (prompt_tokens < 1) throw_invalid_coded("--prompt-tokens", "not_positive", {{"value", fmt::format("{}", prompt_tokens)}}, fmt::format("{} is not a positive integer", prompt_tokens), "an integer ≥ 1");
+    if (output_tokens < 1) throw_invalid_coded("--output-tokens", "not_positive", {{"value", fmt::format("{}", output_tokens)}}, fmt::format("{} is not a positive integer", output_tokens), "an integer ≥ 1");
   }
   if (!(margin >= 0 && margin < 1)) throw_invalid_coded("--margin", "number_out_of_range", {{"value", fmt::format("{}", margin)}, {"range", "[0, 1)"}}, fmt::format("{} is outside [0, 1)", margin), "a fraction in [0, 1)");
-  if (max_nodes < 1 || max_nodes > 1024) throw_invalid_coded("--max-nodes", "integer_out_of_range", {{"value", fmt::format("{}", max_nodes)}, {"min", "1"}, {"max", "1024"}}, fmt::format("{}", max_nodes), "an integer in [1, 1024]");
-  if (limit < 1) throw_invalid_coded("--limit", "not_positive", {{"value", fmt::format("{}", limit)}}, fmt::format("{}", limit), "an integer ≥ 1");
+  if (max_nodes < 1 || max_nodes > 1024) throw_invalid_coded("--max-nodes", "integer_out_of_range", {{"value", fmt::format("{}", max_nodes)}, {"min", "1"}, {"max", "1024"}}, fmt::format("{} is out of range", max_nodes), "an integer in [1, 1024]");
+  if (limit < 1) throw_invalid_coded("--limit", "not_positive", {{"value", fmt::format("{}", limit)}}, fmt::format("{} is not a positive integer", limit), "an integer ≥ 1");
   if (preemptions_per_day) require_positive(*preemptions_per_day, "--preemptions-per-day");
   // An instance preempted more than once a minute runs nothing (the import's bound, too).
   if (preemptions_per_day && *preemptions_per_day > 1440) {
@@ -214,21 +214,21 @@ void PlanRequest::validate() const {
                         fmt::format("{} is outside the accepted range (0, 1440] per instance-day", *preemptions_per_day),
                         "a rate per instance-day in (0, 1440] (at most one a minute)");
   }
-  if (egress_gb && !(*egress_gb >= 0)) throw_invalid_coded("--egress-gb", "negative", {{"value", fmt::format("{}", *egress_gb)}}, "negative", "a number ≥ 0");
+  if (egress_gb && !(*egress_gb >= 0)) throw_invalid_coded("--egress-gb", "negative", {{"value", fmt::format("{}", *egress_gb)}}, fmt::format("{} is negative", *egress_gb), "a number ≥ 0");
   // 1e9 GB (an exabyte) is far beyond any download after a run; a trial's 1e300 was accepted.
   if (egress_gb) require_at_most(*egress_gb, 1e9, "--egress-gb");
   require_positive(checkpoint_write_bytes_per_s, "--checkpoint-write-gbps");
-  if (!(restart_seconds >= 0)) throw_invalid_coded("--restart-seconds", "negative", {{"value", fmt::format("{}", restart_seconds)}}, "negative", "a number ≥ 0");
+  if (!(restart_seconds >= 0)) throw_invalid_coded("--restart-seconds", "negative", {{"value", fmt::format("{}", restart_seconds)}}, fmt::format("{} is negative", restart_seconds), "a number ≥ 0");
   if (!(startup_seconds >= 0) || !std::isfinite(startup_seconds)) {
     throw_invalid_coded("--startup-minutes", "negative", {{"value", fmt::format("{}", startup_seconds / 60.0)}},
-                        fmt::format("{}", startup_seconds / 60.0), "a number of minutes ≥ 0");
+                        fmt::format("{} minutes is not a duration (negative or not finite)", startup_seconds / 60.0), "a number of minutes ≥ 0");
   }
   if (deadline_seconds) require_positive(*deadline_seconds, "--deadline");
   if (budget_usd) require_positive(*budget_usd, "--budget");
-  if (gpus_total && *gpus_total < 1) throw_invalid_coded("--gpus", "not_positive", {{"value", fmt::format("{}", *gpus_total)}}, fmt::format("{}", *gpus_total), "an integer ≥ 1");
-  if (gpus_total && *gpus_total > kMaxGpusTotal) throw_invalid_coded("--gpus", "too_large", {{"value", fmt::format("{}", *gpus_total)}, {"max", fmt::format("{}", kMaxGpusTotal)}}, fmt::format("{}", *gpus_total), fmt::format("at most {}", kMaxGpusTotal));
+  if (gpus_total && *gpus_total < 1) throw_invalid_coded("--gpus", "not_positive", {{"value", fmt::format("{}", *gpus_total)}}, fmt::format("{} is not a positive integer", *gpus_total), "an integer ≥ 1");
+  if (gpus_total && *gpus_total > kMaxGpusTotal) throw_invalid_coded("--gpus", "too_large", {{"value", fmt::format("{}", *gpus_total)}, {"max", fmt::format("{}", kMaxGpusTotal)}}, fmt::format("{} GPUs is more than any cluster the planner sizes", *gpus_total), fmt::format("at most {}", kMaxGpusTotal));
   if (nodes_exact && (*nodes_exact < 1 || *nodes_exact > kMaxNodesExact)) {
-    throw_invalid_coded("--nodes", "integer_out_of_range", {{"value", fmt::format("{}", *nodes_exact)}, {"min", "1"}, {"max", fmt::format("{}", kMaxNodesExact)}}, fmt::format("{}", *nodes_exact), fmt::format("an integer in [1, {}]", kMaxNodesExact));
+    throw_invalid_coded("--nodes", "integer_out_of_range", {{"value", fmt::format("{}", *nodes_exact)}, {"min", "1"}, {"max", fmt::format("{}", kMaxNodesExact)}}, fmt::format("{} is out of range", *nodes_exact), fmt::format("an integer in [1, {}]", kMaxNodesExact));
   }
   if (nodes_exact && gpus_total && *gpus_total % *nodes_exact != 0) {
     throw_invalid_coded("--gpus", "gpus_not_split_over_nodes",
@@ -240,7 +240,7 @@ void PlanRequest::validate() const {
     if (v && (*v < lo || *v > hi))
       throw_invalid_coded(flag, "integer_out_of_range",
                           {{"value", fmt::format("{}", *v)}, {"min", fmt::format("{}", lo)}, {"max", fmt::format("{}", hi)}},
-                          fmt::format("{}", *v), fmt::format("an integer in [{}, {}]", lo, hi));
+                          fmt::format("{} is out of range", *v), fmt::format("an integer in [{}, {}]", lo, hi));
   };
   pin(pins.tp, "--tp", 1, 1024);
   pin(pins.pp, "--pp", 1, 1024);
@@ -280,22 +280,23 @@ void PlanRequest::validate() const {
     }
   }
   if (mfu_override && !(*mfu_override > 0 && *mfu_override <= 1)) {
-    throw_invalid_coded("--mfu", "number_out_of_range", {{"value", fmt::format("{}", *mfu_override)}, {"range", "(0, 1]"}}, fmt::format("{}", *mfu_override), "a fraction in (0, 1]");
+    throw_invalid_coded("--mfu", "number_out_of_range", {{"value", fmt::format("{}", *mfu_override)}, {"range", "(0, 1]"}}, fmt::format("{} is outside (0, 1]", *mfu_override), "a fraction in (0, 1]");
   }
   if (goodput_override && !(*goodput_override > 0 && *goodput_override <= 1)) {
-    throw_invalid_coded("--goodput", "number_out_of_range", {{"value", fmt::format("{}", *goodput_override)}, {"range", "(0, 1]"}}, fmt::format("{}", *goodput_override), "a fraction in (0, 1]");
+    throw_invalid_coded("--goodput", "number_out_of_range", {{"value", fmt::format("{}", *goodput_override)}, {"range", "(0, 1]"}}, fmt::format("{} is outside (0, 1]", *goodput_override), "a fraction in (0, 1]");
   }
   if (!(evaluation_fraction >= 0 && evaluation_fraction <= 10)) {
-    throw_invalid_coded("--eval-fraction", "number_out_of_range", {{"value", fmt::format("{}", evaluation_fraction)}, {"range", "[0, 10]"}}, fmt::format("{}", evaluation_fraction), "a fraction in [0, 10]");
+    throw_invalid_coded("--eval-fraction", "number_out_of_range", {{"value", fmt::format("{}", evaluation_fraction)}, {"range", "[0, 10]"}}, fmt::format("{} is outside [0, 10]", evaluation_fraction), "a fraction in [0, 10]");
   }
   if (failures_per_gpu_hour && !(*failures_per_gpu_hour >= 0 && *failures_per_gpu_hour < 1)) {
-    throw_invalid_coded("--failures-per-gpu-hour", "number_out_of_range", {{"value", fmt::format("{}", *failures_per_gpu_hour)}, {"range", "[0, 1)"}}, fmt::format("{}", *failures_per_gpu_hour), "a rate in [0, 1)");
+    throw_invalid_coded("--failures-per-gpu-hour", "number_out_of_range", {{"value", fmt::format("{}", *failures_per_gpu_hour)}, {"range", "[0, 1)"}}, fmt::format("{} is outside [0, 1)", *failures_per_gpu_hour), "a rate in [0, 1)");
   }
-  if (!(time_tie_tolerance >= 0 && time_tie_tolerance < 1)) throw_invalid_coded("--time-tolerance", "number_out_of_range", {{"value", fmt::format("{}", time_tie_tolerance)}, {"range", "[0, 1)"}}, "out of range", "a fraction in [0, 1)");
-  if (!(speedup_max_cost_ratio >= 0)) throw_invalid_coded("--speedup-cost-ratio", "negative", {{"value", fmt::format("{}", speedup_max_cost_ratio)}}, "negative", "a ratio ≥ 0");
-  if (!(recommend_max_cost_premium >= 0)) throw_invalid_coded("--premium", "negative", {{"value", fmt::format("{}", recommend_max_cost_premium)}}, "negative", "a fraction ≥ 0");
+  if (!(time_tie_tolerance >= 0 && time_tie_tolerance < 1)) throw_invalid_coded("--time-tolerance", "number_out_of_range", {{"value", fmt::format("{}", time_tie_tolerance)}, {"range", "[0, 1)"}}, fmt::format("{} is outside [0, 1)", time_tie_tolerance), "a fraction in [0, 1)");
+  if (!(speedup_max_cost_ratio >= 0)) throw_invalid_coded("--speedup-cost-ratio", "negative", {{"value", fmt::format("{}", speedup_max_cost_ratio)}}, fmt::format("{} is negative", speedup_max_cost_ratio), "a ratio ≥ 0");
+  if (!(recommend_max_cost_premium >= 0)) throw_invalid_coded("--premium", "negative", {{"value", fmt::format("{}", recommend_max_cost_premium)}}, fmt::format("{} is negative", recommend_max_cost_premium), "a fraction ≥ 0");
   if (!today.empty() && !is_iso_date(today))
-    throw_invalid_coded("--today", "not_a_date", {{"value", today}}, today, "a date YYYY-MM-DD");
+    throw_invalid_coded("--today", "not_a_date", {{"value", today}}, fmt::format("\"{}\" is not a date", today),
+                        "a date YYYY-MM-DD");
   require_positive(stale_after_days, "--max-price-age");
 }
 

@@ -125,8 +125,8 @@ Work compute_work(const ModelArch& arch, const DiffusionRequest& r, const GpuSpe
     throw_invalid_coded(r.width_px < 16 || r.width_px % 16 != 0 ? "--width" : "--height", "image_side_not_multiple_of_16",
                         {{"width", fmt::format("{}", r.width_px)}, {"height", fmt::format("{}", r.height_px)}},
                         fmt::format("{}x{}", r.width_px, r.height_px), "width and height positive multiples of 16 pixels");
-  if (r.steps < 1) throw_invalid_coded("--steps", "not_positive", {{"value", fmt::format("{}", r.steps)}}, fmt::format("{}", r.steps), "an integer >= 1");
-  if (r.gpus < 1) throw_invalid_coded("--gpus", "not_positive", {{"value", fmt::format("{}", r.gpus)}}, fmt::format("{}", r.gpus), "an integer >= 1");
+  if (r.steps < 1) throw_invalid_coded("--steps", "not_positive", {{"value", fmt::format("{}", r.steps)}}, fmt::format("{} is not a positive integer", r.steps), "an integer >= 1");
+  if (r.gpus < 1) throw_invalid_coded("--gpus", "not_positive", {{"value", fmt::format("{}", r.gpus)}}, fmt::format("{} is not a positive integer", r.gpus), "an integer >= 1");
   const DiffusionSpec& d = *arch.diffusion;
   Work w;
   DiffusionEstimate& e = w.e;

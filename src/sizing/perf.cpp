@@ -213,14 +213,14 @@ void validate(const TrainingStepRequest& r, const ClusterSpec& c) {
                   "at least 1 GPU per node and 1 node");
   const ParallelLayout& l = r.layout;
   if (l.tp < 1 || l.pp < 1 || l.dp < 1 || l.ep < 1)
-    throw_invalid("--tp/--pp/--dp/--ep", fmt::format("tp {} pp {} dp {} ep {}", l.tp, l.pp, l.dp, l.ep),
+    throw_invalid("--tp/--pp/--dp/--ep", fmt::format("a parallel degree below 1 (tp {} pp {} dp {} ep {})", l.tp, l.pp, l.dp, l.ep),
                   "degrees >= 1");
-  if (l.micro_batch < 1) throw_invalid("--micro-batch", fmt::format("{}", l.micro_batch), "an integer >= 1");
+  if (l.micro_batch < 1) throw_invalid("--micro-batch", fmt::format("{} is not a positive integer", l.micro_batch), "an integer >= 1");
   if (l.zero_stage < 0 || l.zero_stage > 3)
-    throw_invalid("--zero-stage", fmt::format("{}", l.zero_stage), "0, 1, 2 or 3");
-  if (r.seq_len < 1) throw_invalid("--seq", fmt::format("{}", r.seq_len), "an integer >= 1");
+    throw_invalid("--zero-stage", fmt::format("{} is not a ZeRO stage", l.zero_stage), "0, 1, 2 or 3");
+  if (r.seq_len < 1) throw_invalid("--seq", fmt::format("{} is not a positive integer", r.seq_len), "an integer >= 1");
   if (r.global_batch_seqs < 1)
-    throw_invalid("--global-batch", fmt::format("{}", r.global_batch_seqs), "an integer >= 1");
+    throw_invalid("--global-batch", fmt::format("{} is not a positive integer", r.global_batch_seqs), "an integer >= 1");
 }
 
 /// pipeline_stage_layers: empty, or pp non-negative counts summing to the model's layers.
@@ -249,7 +249,7 @@ void validate_expert_parallel(const ModelArch& arch, const ParallelLayout& l) {
     throw_invalid("layout.ep", fmt::format("ep {} does not divide the {} routed experts of {}", l.ep,
                                            arch.moe->num_routed_experts, arch.name),
                   fmt::format("a divisor of {}", arch.moe->num_routed_experts));
-  if (l.expert_tp < 0) throw_invalid("layout.expert_tp", fmt::format("{}", l.expert_tp), "0 (= tp) or a degree >= 1");
+  if (l.expert_tp < 0) throw_invalid("layout.expert_tp", fmt::format("{} is negative", l.expert_tp), "0 (= tp) or a degree >= 1");
   if (!l.expert_grid_divides())
     throw_invalid("layout.ep",
                   l.expert_tp > 0 ? fmt::format("expert tp {} × ep {} does not divide tp {} × dp {}", l.etp(), l.ep,

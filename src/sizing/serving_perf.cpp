@@ -38,14 +38,14 @@ double prefill_efficiency(WeightQuant q, const EngineProfile& p) {
 
 void validate(const ServingPerfRequest& r, const ClusterSpec& c) {
   if (c.gpu == nullptr) throw_invalid("cluster.gpu", "no GPU given", "a GPU from the catalog");
-  if (r.prompt_tokens < 1) throw_invalid("prompt_tokens", fmt::format("{}", r.prompt_tokens), "an integer >= 1");
-  if (r.output_tokens < 1) throw_invalid("output_tokens", fmt::format("{}", r.output_tokens), "an integer >= 1");
-  if (r.concurrency < 1) throw_invalid("concurrency", fmt::format("{}", r.concurrency), "an integer >= 1");
-  if (r.tp < 1) throw_invalid("tp", fmt::format("{}", r.tp), "an integer >= 1");
+  if (r.prompt_tokens < 1) throw_invalid("prompt_tokens", fmt::format("{} is not a positive integer", r.prompt_tokens), "an integer >= 1");
+  if (r.output_tokens < 1) throw_invalid("output_tokens", fmt::format("{} is not a positive integer", r.output_tokens), "an integer >= 1");
+  if (r.concurrency < 1) throw_invalid("concurrency", fmt::format("{} is not a positive integer", r.concurrency), "an integer >= 1");
+  if (r.tp < 1) throw_invalid("tp", fmt::format("{} is not a positive integer", r.tp), "an integer >= 1");
   if (r.ttft_target_seconds && !(*r.ttft_target_seconds > 0))
-    throw_invalid("ttft_target_seconds", fmt::format("{}", *r.ttft_target_seconds), "a time > 0");
+    throw_invalid("ttft_target_seconds", fmt::format("{} s is not a positive time", *r.ttft_target_seconds), "a time > 0");
   if (r.tpot_target_seconds && !(*r.tpot_target_seconds > 0))
-    throw_invalid("tpot_target_seconds", fmt::format("{}", *r.tpot_target_seconds), "a time > 0");
+    throw_invalid("tpot_target_seconds", fmt::format("{} s is not a positive time", *r.tpot_target_seconds), "a time > 0");
 }
 
 struct Work {

@@ -993,5 +993,79 @@ TYPED_TEST(StoreContract, StreamedImportMergesAcrossChunksAsOneBatch) {
   EXPECT_EQ(dry.result.observations_added, 0u);
 }
 
+// New-user trial (robust11, #16): two different prices for one offer, price kind and observed_at
+// in ONE file were both stored, and the later row silently became the price. Contradictory
+// evidence: the file is refused at the later row, naming the earlier row and both prices
+// (here across a chunk boundary: line 2 in chunk 1, line 152 in chunk 2), and nothing is written.
+TYPED_TEST(StoreContract, StreamedImportRefusesTwoPricesForOneQuoteInOneFile) {
+  this->store_->import(fixture_batch());
+  const auto before = this->store_->counts();
+  const std::uint64_t revision = this->store_->revision();
+  std::string text = kStreamHeader;
+  for (int i = 0; i < 150; ++i) text += stream_row(i);  // node-0: line 2, $20/h on 2025-06-01
+  text += "acme,node-0,r1,H100 SXM,8,on-demand,25,2025-06-01,quote,\n";  // line 152: $25/h, same day
+  const std::string path = stream_file("stream-two-prices.csv", text);
+  for (const bool dry_run : {false, true}) {
+    try {
+      ingest_file(*this->store_, path, std::nullopt, IngestOptions{"2026-12-01", dry_run}, kChunk);
+      ADD_FAILURE() << "two prices for one quote accepted, dry_run " << dry_run;
+    } catch (const Error& e) {
+      const std::string w = e.what();
+      EXPECT_EQ(e.kind(), ErrorKind::invalid_input) << w;
+      EXPECT_EQ(w.rfind(path + ":152: ", 0), 0u) << w;  // the later row
+      EXPECT_NE(w.find("acme/node-0/r1 on-demand observed_at 2025-06-01"), std::string::npos) << w;
+      EXPECT_NE(w.find("25 USD/h here and 20 USD/h at " + path + ":2 "), std::string::npos) << w;
+    }
+  }
+  EXPECT_EQ(this->store_->counts().offers, before.offers);
+  EXPECT_EQ(this->store_->counts().observations, before.observations);
+  EXPECT_FALSE(this->store_->get("acme/node-0/r1"));
+  EXPECT_EQ(this->store_->revision(), revision);
+}
+
+TYPED_TEST(StoreContract, StreamedImportKeepsOneQuoteFromTwoSourcesAndOneOfferOnTwoDays) {
+  // Not contradictions: the same price for one offer, kind and day from two sources (two
+  // observations: the import identity includes the source), and another price on another day.
+  this->store_->import(fixture_batch());
+  const auto before = this->store_->counts();
+  std::string text = kStreamHeader;
+  for (int i = 0; i < 150; ++i) text += stream_row(i);
+  text += "acme,node-0,r1,H100 SXM,8,on-demand,20,2025-06-01,second quote,\n";  // same $20, another source
+  text += "acme,node-1,r1,H100 SXM,8,on-demand,25,2025-06-02,quote,\n";         // node-1's next day
+  text += "acme,node-2,r1,H100 SXM,8,spot,9,2025-06-01,quote,\n";               // node-2's spot price
+  const std::string path = stream_file("stream-not-contradictions.csv", text);
+  const FileImport r = ingest_file(*this->store_, path, std::nullopt, IngestOptions{"2026-12-01", false}, kChunk);
+  EXPECT_EQ(r.rows_read, 153u);
+  EXPECT_EQ(r.offers, 150u);
+  EXPECT_EQ(r.result.observations_added, 153u);  // 150 + 3
+  EXPECT_EQ(this->store_->counts().observations, before.observations + 153);
+  EXPECT_EQ(this->store_->get("acme/node-0/r1")->prices.size(), 2u);
+}
+
+// New-user trial (robust11, #17): a header-only CSV "imported" 0 rows with exit 0 and raised
+// the store's revision (its files changed). A file without offers is refused, nothing written.
+TYPED_TEST(StoreContract, AFileWithoutRowsIsRefusedAndWritesNothing) {
+  this->store_->import(fixture_batch());
+  const auto before = this->store_->counts();
+  const std::uint64_t revision = this->store_->revision();
+  const std::string csv = stream_file("header-only.csv", kStreamHeader);
+  const std::string json = stream_file("no-offers.json", R"({"format": "gpuplan-offers/1", "offers": []})");
+  for (const std::string& path : {csv, json}) {
+    for (const bool dry_run : {false, true}) {
+      try {
+        ingest_file(*this->store_, path, std::nullopt, IngestOptions{"2026-12-01", dry_run}, kChunk);
+        ADD_FAILURE() << "a file without rows accepted: " << path << " dry_run " << dry_run;
+      } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::invalid_input) << e.what();
+        EXPECT_EQ(e.where(), path);
+        EXPECT_EQ(e.message().rfind("no rows: ", 0), 0u) << e.what();
+      }
+    }
+  }
+  EXPECT_EQ(this->store_->counts().offers, before.offers);
+  EXPECT_EQ(this->store_->counts().observations, before.observations);
+  EXPECT_EQ(this->store_->revision(), revision);
+}
+
 }  // namespace
 }  // namespace gpuplan

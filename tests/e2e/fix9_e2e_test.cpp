@@ -249,7 +249,8 @@ TEST_F(MessagesE2E, ErrorsNameWhatTheUserTyped) {
   EXPECT_NE(frob.out.find("unknown command 'frob' (expected: one of ask, estimate,"), std::string::npos) << frob.out;
   const RunResult limit = plan("--model llama-3.1-8b --task lora --tokens 1e8 --limit -1");  // was: no range
   EXPECT_EQ(limit.exit_code, 2) << limit.out;
-  EXPECT_NE(limit.out.find("--limit: a negative limit (expected: an integer ≥ 0)"), std::string::npos) << limit.out;
+  // The value named as the other messages name it (robust11 #18: "a negative limit" became "-1 is negative").
+  EXPECT_NE(limit.out.find("--limit: -1 is negative (expected: an integer ≥ 0)"), std::string::npos) << limit.out;
   // --stale-days 0 is under the default fresh limit of 7 days: it was blamed on --fresh-days.
   const RunResult stale = gpuplan("offers --stale-days 0 --limit 1");
   EXPECT_EQ(stale.exit_code, 2) << stale.out;
