@@ -34,6 +34,7 @@
 #include "model/presets.hpp"
 #include "server/openapi.hpp"
 #include "server/response_cache.hpp"
+#include "util/calendar.hpp"
 #include "util/error.hpp"
 #include "util/error_code.hpp"
 #include "util/text_check.hpp"
@@ -460,35 +461,63 @@ void send_page(httplib::Response& res, const Page& page, const std::string& name
 
 // ---- charts (SVG drawn here) -----------------------------------------------------------------
 
-/// A line chart of (date, usd_per_gpu_hour) points; undated points are not drawn.
+/// A line chart of (date, usd_per_gpu_hour) points; undated points are not drawn. The x axis is
+/// time (a point's x is its date's day count, so a gap of a year looks like one; a trial found the
+/// points spaced evenly whatever their dates), the y axis USD per GPU-hour with labels at its top,
+/// middle and bottom and a grid line at each. One price (or one value) is drawn in the middle of
+/// a ±50% range; one date is labelled once.
 std::string price_svg(const json& observations, const std::string& lang, const json& t) {
-  std::vector<std::pair<std::string, double>> pts;
-  for (const auto& o : observations)
-    if (o["observed_at"].is_string() && o["usd_per_gpu_hour"].is_number())
-      pts.emplace_back(o["observed_at"].get<std::string>().substr(0, 10), o["usd_per_gpu_hour"].get<double>());
-  std::sort(pts.begin(), pts.end());
-  if (pts.empty()) return "<p class=\"muted\">" + html_escape(t.value("no_dated_prices", "")) + "</p>";
-  double lo = pts.front().second, hi = lo;
-  for (const auto& p : pts) lo = std::min(lo, p.second), hi = std::max(hi, p.second);
-  if (hi - lo < 1e-9) hi = lo + 1, lo = std::max(0.0, lo - 1);
-  const double W = 560, H = 200, L = 60, B = 30;
-  auto x = [&](std::size_t i) { return pts.size() == 1 ? L + (W - L) / 2 : L + (W - L - 10) * static_cast<double>(i) / static_cast<double>(pts.size() - 1); };
-  auto y = [&](double v) { return 10 + (H - B - 10) * (1 - (v - lo) / (hi - lo)); };
-  std::string path, dots;
-  for (std::size_t i = 0; i < pts.size(); ++i) {
-    path += fmt::format("{}{:.1f},{:.1f}", i ? " L" : "M", x(i), y(pts[i].second));
-    dots += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\"><title>{}{}{}</title></circle>", x(i), y(pts[i].second),
-                        date_text(pts[i].first, lang, t), t.value("label_separator", ": "), money(pts[i].second, lang));
+  struct Point {
+    std::string date;
+    long day;
+    double usd;
+  };
+  std::vector<Point> pts;
+  for (const auto& o : observations) {
+    if (!o["observed_at"].is_string() || !o["usd_per_gpu_hour"].is_number()) continue;
+    const std::string date = o["observed_at"].get<std::string>().substr(0, 10);
+    const auto day = date_prefix_days_since_epoch(date);
+    if (day) pts.push_back({date, *day, o["usd_per_gpu_hour"].get<double>()});
   }
+  std::sort(pts.begin(), pts.end(), [](const Point& a, const Point& b) { return std::tie(a.day, a.usd) < std::tie(b.day, b.usd); });
+  if (pts.empty()) return "<p class=\"muted\">" + html_escape(t.value("no_dated_prices", "")) + "</p>";
+  double lo = pts.front().usd, hi = lo;
+  for (const auto& p : pts) lo = std::min(lo, p.usd), hi = std::max(hi, p.usd);
+  if (hi - lo < 1e-9) {
+    hi = lo > 0 ? lo * 1.5 : 1.0;
+    lo = lo > 0 ? lo * 0.5 : 0.0;
+  } else {  // 5% above and below, never below zero
+    const double pad = 0.05 * (hi - lo);
+    hi += pad;
+    lo = std::max(0.0, lo - pad);
+  }
+  const double W = 560, H = 200, L = 64, B = 30, R = 10, T = 10;
+  const long first = pts.front().day, last = pts.back().day;
+  auto x = [&](const Point& p) {
+    return last == first ? L + (W - L - R) / 2 : L + (W - L - R) * static_cast<double>(p.day - first) / static_cast<double>(last - first);
+  };
+  auto y = [&](double v) { return T + (H - B - T) * (1 - (v - lo) / (hi - lo)); };
+  std::string path, dots, grid;
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    path += fmt::format("{}{:.1f},{:.1f}", i ? " L" : "M", x(pts[i]), y(pts[i].usd));
+    dots += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\"><title>{}{}{}</title></circle>", x(pts[i]), y(pts[i].usd),
+                        date_text(pts[i].date, lang, t), t.value("label_separator", ": "), money(pts[i].usd, lang));
+  }
+  for (const double v : {hi, (hi + lo) / 2, lo}) {
+    grid += fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" class=\"grid\"/>"
+                        "<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>",
+                        L, y(v), W - R, y(v), L - 6, y(v) + 4, money(v, lang));
+  }
+  const std::string dates =
+      first == last ? fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>", x(pts.front()), H - 8,
+                                  date_text(pts.front().date, lang, t))
+                    : fmt::format("<text x=\"{}\" y=\"{}\">{}</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", L, H - 8,
+                                  date_text(pts.front().date, lang, t), W - R, H - 8, date_text(pts.back().date, lang, t));
   return fmt::format(
-      "<svg class=\"chart\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\">"
-      "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"axis\"/>"
-      "<text x=\"4\" y=\"{:.1f}\">{}</text><text x=\"4\" y=\"{:.1f}\">{}</text>"
-      "<text x=\"{}\" y=\"{}\">{}</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>"
-      "<path d=\"{}\" class=\"line\"/>{}</svg>",
-      W, H, html_escape(t.value("price_history", "")), L, H - B, W, H - B, y(hi) + 4, money(hi, lang), y(lo) + 4,
-      money(lo, lang), L, H - 8, date_text(pts.front().first, lang, t), W, H - 8, date_text(pts.back().first, lang, t), path,
-      dots);
+      "<svg class=\"chart\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\">{}"
+      "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"axis\"/><line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"axis\"/>"
+      "{}<path d=\"{}\" class=\"line\"/>{}</svg>",
+      W, H, html_escape(t.value("price_history", "")), grid, L, H - B, W - R, H - B, L, T, L, H - B, dates, path, dots);
 }
 
 /// Cost (x) against time (y) of the ranked plans; Pareto-front plans filled, #1 ringed.

@@ -6,6 +6,8 @@
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
+#include <filesystem>
+#include <fstream>
 #include <regex>
 #include <string>
 
@@ -216,6 +218,54 @@ TEST_F(Trial8E2E, ApiErrorsNameTheRequestFieldsNotCliFlags) {
   const RunResult cli = run("models --params 7e9 --heads 7 --hidden 4096");
   EXPECT_EQ(cli.exit_code, 2);
   EXPECT_TRUE(contains(cli.out, "--heads")) << cli.out;
+}
+
+// 19. The price-history chart spaced its points evenly whatever their dates and labelled only
+// its top and bottom price. Now x is time: three prices seen on days 0, 1 and 364 of 2025 sit at
+// 0, 1/364 and 1 of the axis's width (hand calculation), and the y axis has three price labels.
+TEST_F(Trial8E2E, HistoryChartPlacesPricesByTheirDates) {
+  const std::filesystem::path file = dir_ / "chart.csv";
+  {
+    std::ofstream f(file);
+    f << "provider,instance_type,region,gpu,gpu_count,price_kind,usd_per_gpu_hour,observed_at,source\n"
+         "chartcloud,one-h100,eu-1,H100 SXM,1,on-demand,2.00,2025-01-01,test fixture: invented price\n"
+         "chartcloud,one-h100,eu-1,H100 SXM,1,on-demand,2.50,2025-01-02,test fixture: invented price\n"
+         "chartcloud,one-h100,eu-1,H100 SXM,1,on-demand,3.00,2025-12-31,test fixture: invented price\n";
+  }
+  const std::string db = (dir_ / "chart.sqlite").string();
+  const std::string gpuplan = "XDG_DATA_HOME='" + dir_.string() + "' '" + std::string(GPUPLAN_BINARY) + "' --db '" + db + "' ";
+  const RunResult imp = run_shell(gpuplan + "import '" + file.string() + "' 2>&1");
+  ASSERT_EQ(imp.exit_code, 0) << imp.out;
+  const RunResult listed = run_shell(gpuplan + "offers provider=chartcloud --format json");
+  ASSERT_EQ(listed.exit_code, 0) << listed.out;
+  const json offers = json::parse(listed.out);
+  const json& list = offers.is_array() ? offers : offers["offers"];
+  ASSERT_EQ(list.size(), 1u) << offers.dump();
+  gpuplan::e2e::ServeOptions o;
+  o.db = db;
+  o.home = dir_;
+  o.write_token = "";
+  gpuplan::e2e::ServeProcess s = gpuplan::e2e::start_serve(o);
+  ASSERT_GT(s.port, 0);
+  httplib::Client c("127.0.0.1", s.port);
+  const auto r = c.Get("/en/offers/history?id=" + httplib::detail::encode_query_param(list[0]["id"].get<std::string>()));
+  gpuplan::e2e::stop_serve(s);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200);
+  const std::regex circle(R"re(<circle cx="([0-9.]+)" cy="([0-9.]+)")re");
+  std::vector<double> xs, ys;
+  for (auto it = std::sregex_iterator(r->body.begin(), r->body.end(), circle); it != std::sregex_iterator(); ++it) {
+    xs.push_back(std::stod((*it)[1].str()));
+    ys.push_back(std::stod((*it)[2].str()));
+  }
+  ASSERT_EQ(xs.size(), 3u) << r->body.substr(0, 3000);
+  EXPECT_NEAR((xs[1] - xs[0]) / (xs[2] - xs[0]), 1.0 / 364.0, 0.002);  // 0.1 px rounding on a ~486 px axis
+  EXPECT_GT(ys[0], ys[1]);  // dearer is higher (smaller y)
+  EXPECT_GT(ys[1], ys[2]);
+  const std::string svg = r->body.substr(r->body.find("<svg class=\"chart\""));
+  const std::regex price_label(R"(text-anchor="end">\$)");
+  const auto labels = std::distance(std::sregex_iterator(svg.begin(), svg.end(), price_label), std::sregex_iterator());
+  EXPECT_EQ(labels, 3) << svg.substr(0, 2000);
 }
 
 }  // namespace
