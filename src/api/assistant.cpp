@@ -139,6 +139,7 @@ class Reader {
     read_latency();  // before tokens: "50 ms per token" is a latency, not a token count
     read_seq();      // before tokens: "a sequence length of 8192 tokens" is not a token budget
     read_gpu();      // before tokens and money: "4 H100s"
+    read_quant();    // "in int4", "8-bit", "awq"
     read_tokens();
     read_images();
     read_rate();
@@ -582,6 +583,20 @@ class Reader {
       add_marked("params", v, m);
       return;
     }
+  }
+
+  /// The served weights' format (the plan's `quant`): "int4", "int8", "fp8", "nf4", "awq", "gptq",
+  /// "mxfp4", "q4_k_m", "q8_0", "w4a16", "w8a8", "4-bit" (int4), "8-bit" (int8), "4 bits", "8 bits";
+  /// the names `--quant` takes (sizing/memory_names.cpp). A task that does not serve does not use it
+  /// (said, not sent: trial 9 found "in int4" dropped without a word, so a bf16 plan was priced).
+  void read_quant() {
+    static const std::regex re(
+        R"(\b(int4|int8|fp8|fp16|bf16|nf4|awq|gptq|mxfp4|q4_k_m|q8_0|q4_0|q2_k|w4a16|w8a8|([48])[ -]?bits?)\b)");
+    std::smatch m;
+    if (!std::regex_search(low_, m, re)) return;
+    std::string quant = m[1].str();
+    if (m[2].matched) quant = m[2].str() == "4" ? "int4" : "int8";
+    add("quant", quant, m[0].str(), {}, {}, static_cast<std::size_t>(m.position(0)));
   }
 
   /// A GPU model ("on H100", "avec des A100", "using 4 H100s": the plural too) becomes the

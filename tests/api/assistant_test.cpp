@@ -96,6 +96,15 @@ TEST(Assistant, ReadsTheTableOfSentences) {
        {{"task", "pretrain"}, {"params", 7e9}, {"tokens", 1e11}, {"nodes", 2}, {"filter", "gpu=H100"}}, {}},
       {"affiner llama 3.1 8b en lora sur 1e8 jetons avec 8 A100, contexte 8k", "fr",
        {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 1e8}, {"gpus", 8}, {"filter", "gpu=A100"}, {"seq", 8192}}, {}},
+      // Trial 9: the served weights' format ("in int4") was dropped without a word.
+      {"serve llama 3.1 70b to 100 users in int4", "en",
+       {{"model", "llama-3.1-70b"}, {"task", "serve"}, {"concurrency", 100}, {"quant", "int4"}}, {}},
+      {"serve llama 3.1 8b at 10 requests per second with 8-bit weights", "en",
+       {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"rps", 10}, {"quant", "int8"}}, {}},
+      {"servir Llama 3.1 8B pour 50 utilisateurs en fp8", "fr",
+       {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 50}, {"quant", "fp8"}}, {}},
+      {"ให้บริการ Llama 3.1 8B 10 คำขอต่อวินาที แบบ awq", "th",
+       {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"rps", 10}, {"quant", "awq"}}, {}},
       {"ไฟน์จูน llama 3.1 8b ด้วย lora บน 1e8 โทเคน ใช้ 4 H100 ความยาว 4096", "th",
        {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 1e8}, {"gpus", 4}, {"filter", "gpu=H100"}, {"seq", 4096}}, {}},
   };

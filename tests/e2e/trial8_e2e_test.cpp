@@ -268,4 +268,21 @@ TEST_F(Trial8E2E, HistoryChartPlacesPricesByTheirDates) {
   EXPECT_EQ(labels, 3) << svg.substr(0, 2000);
 }
 
+// Trial 9 (#2): "serve ... in int4" planned bf16 weights and said nothing of "int4". The format
+// is read as the plan's `quant`, and the plan is the one `gpuplan plan --quant int4` gives.
+TEST_F(Trial8E2E, AskReadsTheServedWeightsFormat) {
+  const json a = run_json("ask 'serve llama 3.1 8b to 20 users in int4' --limit 1", 0);
+  ASSERT_TRUE(a.contains("plan")) << a.dump();
+  EXPECT_EQ(a["understood"]["plan_request"]["quant"], "int4");
+  const json direct = run_json("plan --model llama-3.1-8b --task serve --concurrency 20 --quant int4 --limit 1", 0);
+  const json bf16 = run_json("plan --model llama-3.1-8b --task serve --concurrency 20 --limit 1", 0);
+  ASSERT_FALSE(a["plan"]["plans"].empty());
+  ASSERT_FALSE(direct["plans"].empty());
+  ASSERT_FALSE(bf16["plans"].empty());
+  EXPECT_EQ(a["plan"]["plans"][0]["offer_id"], direct["plans"][0]["offer_id"]);
+  EXPECT_DOUBLE_EQ(a["plan"]["plans"][0]["total_usd"].get<double>(), direct["plans"][0]["total_usd"].get<double>());
+  // int4 weights are a quarter of bf16's: the per-GPU memory differs, so the format was used.
+  EXPECT_NE(direct["plans"][0]["per_gpu_memory_bytes"], bf16["plans"][0]["per_gpu_memory_bytes"]);
+}
+
 }  // namespace
