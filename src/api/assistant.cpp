@@ -157,6 +157,7 @@ class Reader {
   /// which words were read.
   void add(std::string name, json value, std::string source, std::string mark = {}, std::string not_used = {},
            std::size_t at = std::string::npos) {
+    while (!source.empty() && source.back() == ' ') source.pop_back();  // "under $50 " (a regex's \s*): echoed trimmed
     take(source, at);
     for (const auto& f : result_.fields)
       if (f.name == name) return;  // first reading wins
@@ -479,8 +480,9 @@ class Reader {
   void read_duration() {
     std::string words;
     for (const auto& [w, n] : number_words()) words += (words.empty() ? "" : "|") + w;
+    words += R"(|\ban?\b)";  // "for a month", "within an hour": one (whole words only)
     static const std::string units =
-        R"((hours?|h\b|heures?|\xe0\xb8\x8a\xe0\xb8\xb1\xe0\xb9\x88\xe0\xb8\xa7\xe0\xb9\x82\xe0\xb8\xa1\xe0\xb8\x87|days?|jours?|\xe0\xb8\xa7\xe0\xb8\xb1\xe0\xb8\x99|weeks?|semaines?|\xe0\xb8\xaa\xe0\xb8\xb1\xe0\xb8\x9b\xe0\xb8\x94\xe0\xb8\xb2\xe0\xb8\xab\xe0\xb9\x8c))";
+        R"((hours?|h\b|heures?|\xe0\xb8\x8a\xe0\xb8\xb1\xe0\xb9\x88\xe0\xb8\xa7\xe0\xb9\x82\xe0\xb8\xa1\xe0\xb8\x87|days?|jours?|\xe0\xb8\xa7\xe0\xb8\xb1\xe0\xb8\x99|weeks?|semaines?|\xe0\xb8\xaa\xe0\xb8\xb1\xe0\xb8\x9b\xe0\xb8\x94\xe0\xb8\xb2\xe0\xb8\xab\xe0\xb9\x8c|months?|mois\b|\xe0\xb9\x80\xe0\xb8\x94\xe0\xb8\xb7\xe0\xb8\xad\xe0\xb8\x99))";
     // The number as kNumber reads it (an exponent included: "1e999 hours" was read as "999 hours").
     const std::regex re("(\\d+(?:[.,]\\d+)*(?:e\\d+)?|" + words + ")\\s*" + units);
     auto seconds_of = [&](const std::smatch& m) {
@@ -491,11 +493,16 @@ class Reader {
       } else {
         for (const auto& [w, v] : number_words())
           if (w == num) n = v;
+        if (num == "a" || num == "an") n = 1;
       }
       const std::string unit = m[2].str();
       if (unit.rfind("day", 0) == 0 || unit.rfind("jour", 0) == 0 || unit == "\xe0\xb8\xa7\xe0\xb8\xb1\xe0\xb8\x99") return scaled(n, 86400, m[0].str());
       if (unit.rfind("week", 0) == 0 || unit.rfind("semaine", 0) == 0 || unit.rfind("\xe0\xb8\xaa\xe0\xb8\xb1", 0) == 0)
         return scaled(n, 7 * 86400, m[0].str());
+      // A month is 30 days (what providers bill as a month of GPU time is 720 h, and `--hours`'
+      // default is 720).
+      if (unit.rfind("month", 0) == 0 || unit == "mois" || unit == "\xe0\xb9\x80\xe0\xb8\x94\xe0\xb8\xb7\xe0\xb8\xad\xe0\xb8\x99")
+        return scaled(n, 30 * 86400, m[0].str());
       return scaled(n, 3600, m[0].str());
     };
     std::vector<std::smatch> found;

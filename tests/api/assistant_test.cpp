@@ -96,6 +96,16 @@ TEST(Assistant, ReadsTheTableOfSentences) {
        {{"task", "pretrain"}, {"params", 7e9}, {"tokens", 1e11}, {"nodes", 2}, {"filter", "gpu=H100"}}, {}},
       {"affiner llama 3.1 8b en lora sur 1e8 jetons avec 8 A100, contexte 8k", "fr",
        {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 1e8}, {"gpus", 8}, {"filter", "gpu=A100"}, {"seq", 8192}}, {}},
+      // Trial 9: "for a month" was not read (and the answer then said no serving time was given);
+      // a month is 30 days (720 h, `--hours`' default), "a"/"an" is one.
+      {"serve llama 3.1 8b to 20 users for a month", "en",
+       {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 20}, {"hours", 720}}, {}},
+      {"fine-tune llama 3.1 8b with lora on 1e8 tokens within a week", "en",
+       {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 1e8}, {"deadline_seconds", 7 * 86400}}, {}},
+      {"servir Llama 3.1 8B pour 50 utilisateurs pendant deux mois", "fr",
+       {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 50}, {"hours", 2 * 720}}, {}},
+      {"ให้บริการ Llama 3.1 8B 10 คำขอต่อวินาที 1 เดือน", "th",
+       {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"rps", 10}, {"hours", 720}}, {}},
       // Trial 9: the served weights' format ("in int4") was dropped without a word.
       {"serve llama 3.1 70b to 100 users in int4", "en",
        {{"model", "llama-3.1-70b"}, {"task", "serve"}, {"concurrency", 100}, {"quant", "int4"}}, {}},
@@ -131,6 +141,9 @@ TEST(Assistant, NumbersNoFieldReadAreListedAsUnread) {
   EXPECT_EQ(a.unread, (std::vector<std::string>{"3 epochs", "warmup 100"}));
   a = understand("lora llama 3.1 8b 1e8 tokens", gpus);
   EXPECT_TRUE(a.unread.empty());
+  // Sources are echoed without the trailing space a pattern's \s* took (trial 9: "under $50 ").
+  a = understand("lora llama 3.1 8b on 1e8 tokens under $50 within 2 days", gpus);
+  for (const auto& f : a.fields) EXPECT_NE(f.source.back(), ' ') << f.name << ": \"" << f.source << "\"";
 }
 
 // The budget and the deadline go to the planner as its constraints (a trial found `ask` listing
