@@ -20,31 +20,10 @@
 
 namespace {
 
-using gpuplan::e2e::BinaryE2E;
 
-class PagesLocaleE2E : public BinaryE2E<PagesLocaleE2E> {
+class PagesLocaleE2E : public gpuplan::e2e::ServedBinaryE2E<PagesLocaleE2E> {
  public:
   static constexpr const char* kName = "pages-locale";
-  static inline bool started_ = false;
-  static gpuplan::e2e::ServeProcess& server() {
-    started_ = true;
-    static gpuplan::e2e::ServeProcess s = [] {
-      gpuplan::e2e::ServeOptions o;
-      o.db = (dir_ / "offers.sqlite").string();
-      o.home = dir_;
-      o.write_token = "";
-      return gpuplan::e2e::start_serve(o);
-    }();
-    return s;
-  }
-  static void TearDownTestSuite() {
-    if (started_) {
-      gpuplan::e2e::ServeProcess& s = server();
-      if (s.pid > 0 && s.port == 0) ::kill(s.pid, SIGTERM);
-      if (s.pid > 0) gpuplan::e2e::stop_serve(s);
-    }
-    BinaryE2E<PagesLocaleE2E>::TearDownTestSuite();
-  }
   static std::string get(const std::string& path) {
     httplib::Client c("127.0.0.1", server().port);
     c.set_read_timeout(120, 0);

@@ -13,7 +13,6 @@
 
 namespace {
 
-using gpuplan::e2e::BinaryE2E;
 using gpuplan::e2e::RunResult;
 using nlohmann::json;
 
@@ -27,29 +26,9 @@ std::size_t columns_of(const std::string& line) {
   return n;
 }
 
-class Plan13E2E : public BinaryE2E<Plan13E2E> {
+class Plan13E2E : public gpuplan::e2e::ServedBinaryE2E<Plan13E2E> {
  public:
   static constexpr const char* kName = "plan13";
-  static inline bool server_started_ = false;
-  static gpuplan::e2e::ServeProcess& server() {
-    server_started_ = true;
-    static gpuplan::e2e::ServeProcess s = [] {
-      gpuplan::e2e::ServeOptions o;
-      o.db = (dir_ / "offers.sqlite").string();
-      o.home = dir_;
-      o.write_token = "";
-      return gpuplan::e2e::start_serve(o);
-    }();
-    return s;
-  }
-  static void TearDownTestSuite() {
-    if (server_started_) {
-      gpuplan::e2e::ServeProcess& s = server();
-      if (s.pid > 0 && s.port == 0) ::kill(s.pid, SIGTERM);
-      if (s.pid > 0) gpuplan::e2e::stop_serve(s);
-    }
-    BinaryE2E<Plan13E2E>::TearDownTestSuite();
-  }
   static httplib::Client client() {
     httplib::Client c("127.0.0.1", server().port);
     c.set_read_timeout(120, 0);

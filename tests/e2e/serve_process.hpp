@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "binary_e2e.hpp"
+
 namespace gpuplan::e2e {
 
 struct ServeProcess {
@@ -76,5 +78,33 @@ inline int stop_serve(ServeProcess& s) {
   s = ServeProcess{};
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+/// A BinaryE2E suite with one `gpuplan serve` child on its own store (started on first use by
+/// server(), read-only: no write token), stopped after the suite:
+///   class MyE2E : public ServedBinaryE2E<MyE2E> { public: static constexpr const char* kName = "my"; };
+template <class Suite>
+class ServedBinaryE2E : public BinaryE2E<Suite> {
+ protected:
+  static ServeProcess& server() {
+    started_ = true;
+    static ServeProcess s = [] {
+      ServeOptions o;
+      o.db = (BinaryE2E<Suite>::dir_ / "offers.sqlite").string();
+      o.home = BinaryE2E<Suite>::dir_;
+      o.write_token = "";
+      return start_serve(o);
+    }();
+    return s;
+  }
+  static void TearDownTestSuite() {
+    if (started_) {
+      ServeProcess& s = server();
+      if (s.pid > 0 && s.port == 0) ::kill(s.pid, SIGTERM);
+      if (s.pid > 0) stop_serve(s);
+    }
+    BinaryE2E<Suite>::TearDownTestSuite();
+  }
+  static inline bool started_ = false;
+};
 
 }  // namespace gpuplan::e2e

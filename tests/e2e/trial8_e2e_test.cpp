@@ -16,35 +16,14 @@
 
 namespace {
 
-using gpuplan::e2e::BinaryE2E;
 using gpuplan::e2e::RunResult;
 using nlohmann::json;
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-class Trial8E2E : public BinaryE2E<Trial8E2E> {
+class Trial8E2E : public gpuplan::e2e::ServedBinaryE2E<Trial8E2E> {
  public:
   static constexpr const char* kName = "trial8";
-  static inline bool server_started_ = false;
-  static gpuplan::e2e::ServeProcess& server() {
-    server_started_ = true;
-    static gpuplan::e2e::ServeProcess s = [] {
-      gpuplan::e2e::ServeOptions o;
-      o.db = (dir_ / "offers.sqlite").string();
-      o.home = dir_;
-      o.write_token = "";
-      return gpuplan::e2e::start_serve(o);
-    }();
-    return s;
-  }
-  static void TearDownTestSuite() {
-    if (server_started_) {
-      gpuplan::e2e::ServeProcess& s = server();
-      if (s.pid > 0 && s.port == 0) ::kill(s.pid, SIGTERM);
-      if (s.pid > 0) gpuplan::e2e::stop_serve(s);
-    }
-    BinaryE2E<Trial8E2E>::TearDownTestSuite();
-  }
   static httplib::Result get(const std::string& path) {
     httplib::Client c("127.0.0.1", server().port);
     c.set_read_timeout(120, 0);
