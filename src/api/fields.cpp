@@ -239,7 +239,9 @@ std::string api_wording(std::string_view text) {
                                    (text[end] == '-' && end + 1 < text.size() && std::islower(static_cast<unsigned char>(text[end + 1])))))
         ++end;
       const std::string_view flag = text.substr(i, end - i);
-      if (const FieldInfo* f = field_for_where(flag)) {
+      if (flag == "--json") {
+        out += "the JSON";  // "(all in --json: warnings[].values.gpus)": this very document
+      } else if (const FieldInfo* f = field_for_where(flag)) {
         out += f->name;
       } else {
         std::string name(flag.substr(2));
@@ -266,6 +268,34 @@ std::string api_wording(std::string_view text) {
     ++i;
   }
   return out;
+}
+
+namespace {
+void word_prose(nlohmann::json& node) {
+  if (node.is_array()) {
+    for (auto& v : node) word_prose(v);
+    return;
+  }
+  if (!node.is_object()) return;
+  const bool explanation_line = node.contains("formula");
+  for (auto& [key, v] : node.items()) {
+    const bool prose = key == "message" || key == "reason" || key == "no_fit" || key == "formula" ||
+                       (key == "source" && explanation_line);
+    if (prose && v.is_string()) {
+      v = api_wording(v.get_ref<const std::string&>());
+    } else if (key == "suggestions" && v.is_array()) {
+      for (auto& s : v)
+        if (s.is_string()) s = api_wording(s.get_ref<const std::string&>());
+    } else {
+      word_prose(v);
+    }
+  }
+}
+}  // namespace
+
+nlohmann::json api_worded(nlohmann::json doc) {
+  word_prose(doc);
+  return doc;
 }
 
 std::string api_field_of(const Error& e) {

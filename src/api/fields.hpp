@@ -156,10 +156,20 @@ std::string api_field_of(const Error& e);
 /// An engine message or "expected" text in the API's words: a CLI flag ("--heads") becomes its
 /// JSON field name ("heads"; from the request tables, else the flag with '-' as '_'), "positional
 /// NAME" becomes "name", and a CLI command in back-quotes ("`gpuplan models`", "`gpuplan gpus`",
-/// "`gpuplan offers`") the endpoint that answers it ("GET /api/models"). Text inside single or
+/// "`gpuplan offers`") the endpoint that answers it ("GET /api/models"), "--json" "the JSON" (the
+/// document itself). Text inside single or
 /// double quotes is what the client sent and is left as written. (Issue 10: one table maps each
 /// field to its flag and its pointer, "each front end shows its own form".)
 std::string api_wording(std::string_view text);
+
+/// A size, plan or estimate document in the API's words (issue 10: "each front end shows its own
+/// form"): every prose string goes through api_wording — the values of "message", "reason",
+/// "no_fit" and "formula", each string of a "suggestions" array, and an explanation line's
+/// "source" (a line is an object with a "formula"). Everything else (numbers, codes, names, the
+/// client's echoed filter and model, data sources' URLs) is returned unchanged, so the API's
+/// document is the CLI's `--json` document with flags written as JSON field names
+/// ("--include-flagged" → "include_flagged") and nothing else different.
+nlohmann::json api_worded(nlohmann::json doc);
 
 /// Every request table, by request name ("size", "offers", ...), for the OpenAPI document and tests.
 struct RequestTable {

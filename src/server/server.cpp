@@ -455,17 +455,17 @@ struct Server::Impl {
     http.Post("/api/size", compute([this](const json& body) {
                 api::SizeInput in;
                 api::read_fields(in, body, api::size_fields());
-                return api::to_json(api::run_size(in, ctx));
+                return api::api_worded(api::to_json(api::run_size(in, ctx)));
               }));
     http.Post("/api/plan", compute([this](const json& body) {
                 api::PlanInput in;
                 api::read_fields(in, body, api::plan_fields());
-                return api::to_json(api::run_plan(in, ctx));
+                return api::api_worded(api::to_json(api::run_plan(in, ctx)));
               }));
     http.Post("/api/estimate", compute([this](const json& body) {
                 api::EstimateInput in;
                 api::read_fields(in, body, api::estimate_fields());
-                return api::to_json(api::run_estimate(in, ctx));
+                return api::api_worded(api::to_json(api::run_estimate(in, ctx)));
               }));
     http.Post("/api/import", guarded([this](const httplib::Request& req, httplib::Response& res) {
                 import(req, res);
