@@ -652,6 +652,10 @@ struct PlanState {
   Closest cheapest_recommendable, fastest_recommendable;
   /// Serving: plans meet the request but none meets the latency target (none recommended).
   bool latency_excluded_all = false;
+  /// The fastest plan on fresher price evidence than the recommended one, passed over because it
+  /// runs past the horizon (fresher_plan_too_long); its price's age in days when dated.
+  Closest fresher_too_long;
+  std::optional<int> fresher_too_long_age_days;
 };
 
 /// GpuCatalog::try_find, memoized per plan by (name, memory): the catalog repeats a few dozen
@@ -1844,12 +1848,22 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
   {
     const bool demote = !request.include_flagged;
     auto rank = [&](std::size_t i) { return demote ? admitted[candidate_offer[i]].evidence_rank : 0; };
+    // The best rank among the plans that finish within the horizon (the deadline, else
+    // recommend_horizon_seconds); the best rank present only when none does (trial 9 #3: an
+    // imported fresh quote, alone on rank 0, was recommended for 4,044 days of one node over a
+    // 12-day plan on a stale price). docs/planner.md "Price evidence".
+    const double horizon = request.deadline_seconds ? *request.deadline_seconds : request.recommend_horizon_seconds;
     int best_rank = std::numeric_limits<int>::max();
+    int best_rank_within = std::numeric_limits<int>::max();
     int best_tier_any = 3;
     for (std::size_t i : feasible) {
       best_tier_any = std::min(best_tier_any, demote ? admitted[candidate_offer[i]].demotion_tier : 0);
-      if (candidates[i].meets_latency) best_rank = std::min(best_rank, rank(i));
+      if (!candidates[i].meets_latency) continue;
+      best_rank = std::min(best_rank, rank(i));
+      if (candidates[i].time_seconds() <= horizon) best_rank_within = std::min(best_rank_within, rank(i));
     }
+    const int best_rank_any = best_rank;
+    if (best_rank_within != std::numeric_limits<int>::max()) best_rank = best_rank_within;
     const bool blocked = demote && !feasible.empty() && best_tier_any > st.max_recommendable_tier;
     std::vector<std::size_t> pool;
     for (std::size_t i : feasible) {
@@ -1865,6 +1879,21 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
       }
     }
     st.latency_excluded_all = !feasible.empty() && best_rank == std::numeric_limits<int>::max();
+    if (rec != std::string::npos && best_rank_any < rank(rec)) {
+      // A plan on fresher price evidence was passed over for running past the horizon: the
+      // fastest of those, named in the fresher_plan_too_long warning.
+      std::size_t f = std::string::npos;
+      for (std::size_t i : feasible) {
+        if (!candidates[i].meets_latency || rank(i) >= rank(rec)) continue;
+        if (f == std::string::npos || candidates[i].time_seconds() < candidates[f].time_seconds()) f = i;
+      }
+      if (f != std::string::npos) {
+        const AdmittedOffer& a = admitted[candidate_offer[f]];
+        st.fresher_too_long = {true,  candidates[f].total_usd(), candidates[f].time_seconds(),
+                               a.offer->provider, a.offer->instance_type, candidates[f].nodes};
+        st.fresher_too_long_age_days = a.price_age_days;
+      }
+    }
   }
   {
     // Plans far slower than the answer are no alternatives (a one-node run of nine years next to
@@ -2044,10 +2073,19 @@ void order_rows(const PlanRequest& request, const PlanState& st, PlanResult& res
   const std::string evidence_words =
       !demote || blocked ? ""
       : best_tier == 0   ? " (clean prices only: dated, unflagged, at most {:.0f} days old)"
-      : best_tier == 1   ? " (dated, unflagged prices only; all older than {:.0f} days: the most recent ones)"
+      : best_tier == 1   ? " (dated, unflagged prices only; none clean and at most {:.0f} days old gives a plan within the "
+                             "horizon: the most recent ones that do)"
       : best_tier == 2   ? " (unflagged prices only; no plan has a dated one)"
                          : " (only flagged prices run this)";
-  const std::string evidence = fmt::format(fmt::runtime(evidence_words), request.stale_after_days);
+  // The evidence is the best among the plans finishing within the horizon (the deadline, else
+  // recommend_horizon_seconds), the best present only when none does (select_rows).
+  const std::string evidence =
+      fmt::format(fmt::runtime(evidence_words), request.stale_after_days) +
+      (!demote || blocked || request.deadline_seconds
+           ? std::string()
+           : fmt::format(" (price evidence: the best among the plans finishing within {:.0f} days; the best present "
+                         "when none does)",
+                         request.recommend_horizon_seconds / kSecondsPerDay));
   const bool serving_latency = request.workload == PlanWorkload::serving;
   const std::string latency =
       serving_latency ? fmt::format(", among the plans meeting {}{}", latency_targets_text(request, " and "),
@@ -2201,6 +2239,26 @@ void add_result_warnings(const PlanRequest& request, const PlanState& st, PlanRe
                      {"max_price_age_days", fmt::format("{:.0f}", request.stale_after_days)}}};
       result.warnings.push_back(std::move(w));
     }
+  }
+  if (demote && rec && st.fresher_too_long.set) {
+    // The recommendation passed over a plan on fresher price evidence that runs past the horizon
+    // (select_rows; trial 9 #3: a fresh single-node quote for 4,044 days).
+    const auto& f = st.fresher_too_long;
+    const double horizon_days = request.recommend_horizon_seconds / kSecondsPerDay;
+    const std::string age = st.fresher_too_long_age_days ? fmt::format("price {} days old", *st.fresher_too_long_age_days)
+                                                         : std::string("undated price");
+    PlanWarning w{PlanWarningCode::fresher_plan_too_long,
+                  fmt::format("the recommended plan rests on an older price than {} {} × {} ({}, ${:.0f}), passed over "
+                              "because it takes {}, more than the {:.0f}-day horizon",
+                              f.provider, f.instance_type, f.nodes, age, f.total_usd, days_text(f.time_seconds),
+                              horizon_days),
+                  {{"provider", f.provider},
+                   {"instance_type", f.instance_type},
+                   {"nodes", fmt::format("{}", f.nodes)},
+                   {"total_usd", fmt::format("{:.2f}", f.total_usd)},
+                   {"days", fmt::format("{:.1f}", f.time_seconds / kSecondsPerDay)},
+                   {"horizon_days", fmt::format("{:.0f}", horizon_days)}}};
+    result.warnings.push_back(std::move(w));
   }
   if (demote && !result.plans.empty() && best_tier > st.max_recommendable_tier) {
     // Plans meet the request only on undated or flagged prices: none is recommended; say what
@@ -2633,6 +2691,7 @@ std::string_view plan_warning_code_name(PlanWarningCode c) noexcept {
     case PlanWarningCode::gpu_figures_unknown: return "gpu_figures_unknown";
     case PlanWarningCode::ranked_after_clean: return "ranked_after_clean";
     case PlanWarningCode::no_clean_plan: return "no_clean_plan";
+    case PlanWarningCode::fresher_plan_too_long: return "fresher_plan_too_long";
   }
   return "unknown";
 }

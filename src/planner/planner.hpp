@@ -83,6 +83,10 @@ enum class PlanWarningCode {
   /// result-level, QLoRA only: 16-bit LoRA fits the recommended plan's machine (same offer, same
   /// GPU count) and costs at least 5% less there; quotes both totals and times
   lora_cheaper_than_qlora,
+  /// result-level: the recommended plan rests on older price evidence (stale, undated) than a
+  /// plan passed over because it runs past the recommendation horizon (30 days, or the deadline);
+  /// names that plan and its time (values: docs/planner.md "Price evidence")
+  fresher_plan_too_long,
 };
 std::string_view plan_warning_code_name(PlanWarningCode c) noexcept;
 

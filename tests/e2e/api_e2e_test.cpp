@@ -1049,8 +1049,8 @@ TEST_F(ApiE2E, PlanPageEvidenceSentenceMatchesTheRecommendedPrice) {
   const std::map<int, std::map<std::string, std::string>> sentence = {
       {0, {{"en", "Only clean, dated prices are considered for it."},
            {"fr", "Seuls les prix datés et sans signalement sont pris en compte."}}},
-      {1, {{"en", "every one of them is older than the freshness limit"},
-           {"fr", "tous sont plus anciens que la limite de fraîcheur"}}}};
+      {1, {{"en", "no fresh price gives a plan within the horizon"},
+           {"fr", "aucun prix récent ne donne de plan dans l’horizon"}}}};
   std::set<int> tiers_seen;
   for (const std::string today : {"2026-11-30", "2027-06-01"}) {
     auto api = c.Post("/api/plan",

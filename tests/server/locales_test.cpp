@@ -71,7 +71,7 @@ TEST(Locales, EveryWarningCodeAndMemoryTermHasItsText) {
   std::map<std::string, nlohmann::json> loc;
   for (const char* l : {"en", "fr", "th"}) loc[l] = nlohmann::json::parse(read(web / "locales" / (std::string(l) + ".json")));
   std::vector<std::string> keys;
-  for (int c = 0; c <= static_cast<int>(gpuplan::PlanWarningCode::no_clean_plan); ++c)
+  for (int c = 0; c <= static_cast<int>(gpuplan::PlanWarningCode::fresher_plan_too_long); ++c)
     keys.push_back("warn_" + std::string(gpuplan::plan_warning_code_name(static_cast<gpuplan::PlanWarningCode>(c))));
   // One sentence of each kind sizing/memory.cpp writes.
   for (const char* sentence :
