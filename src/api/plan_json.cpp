@@ -168,7 +168,22 @@ json plan_json(const Plan& p, std::size_t rank) {
                     {"batch", s.batch},
                     {"max_concurrent_sequences", s.max_concurrent_sequences},
                     {"requests_per_s_per_replica", s.requests_per_s_per_replica},
-                    {"meets_latency_target", p.meets_latency_target}};
+                    {"meets_latency_target", p.meets_latency_target},
+                    {"batch_for_fixed_cluster", p.batch_for_fixed_cluster}};
+    if (!p.serving_tp_options.empty()) {
+      json options = json::array();
+      for (const auto& o : p.serving_tp_options) {
+        options.push_back({{"tp", o.tp},
+                           {"batch", o.batch},
+                           {"ttft_seconds", o.ttft_seconds},
+                           {"tpot_seconds", o.tpot_seconds},
+                           {"meets_latency_target", o.meets_latency},
+                           {"instances_needed", o.instances_needed},
+                           {"carries_load", o.carries_load}});
+      }
+      j["serving"]["tp_options"] = options;
+      j["serving"]["tp_choice"] = p.serving_tp_choice;
+    }
   }
   if (p.images_per_hour) {
     j["images_per_hour"] = *p.images_per_hour;

@@ -136,6 +136,10 @@ std::vector<PlanExplainLine> explain_plan(const PlanRequest& request, const Mode
                           p.serving->requests_per_s_per_replica)
             : fmt::format("ceil({} users / {} sequences per replica)", request.concurrency.value_or(0), p.serving->batch),
         "sizing/serving_perf.hpp replicas_needed");
+    if (!p.serving_tp_choice.empty()) {
+      add(out, "serving.tp_choice", p.layout.tp, "", p.serving_tp_choice,
+          "planner.cpp search_serving: fixed cluster holds the load, then the latency target, then the fewest instances");
+    }
     add(out, "instances", p.instances, "",
         fmt::format("ceil({} replicas / ({} GPUs / TP {}))", p.replicas, p.gpus_per_instance, p.layout.tp), "");
     add(out, "work_seconds", p.work_seconds, "s",

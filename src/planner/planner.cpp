@@ -99,6 +99,10 @@ struct SearchOutcome {
   std::int64_t global_batch_seqs = 0;  ///< training: the runnable batch of the chosen layout
   double steps = 0;                    ///< training: optimizer steps
   bool meets_latency = true;           ///< serving: TTFT/TPOT within the target (Plan::meets_latency_target)
+  /// serving on --gpus / --nodes: the batch was raised above what the latency target allows so
+  /// that the fixed cluster holds the load (Plan::batch_for_fixed_cluster)
+  bool batch_for_fixed_cluster = false;
+  std::vector<ServingTpOption> tp_options;  ///< serving: the TP degrees that fit, the chosen one first
 };
 
 /// The search result per cluster configuration, once per plan. Node-based: a Candidate keeps a
@@ -404,14 +408,43 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
   return best;
 }
 
-/// Serving search: the fastest-to-serve tensor-parallel degree per instance.
+/// Serving search: the tensor-parallel degree per instance. Ranked (docs/planner.md "Serving: the
+/// TP degree"): on --gpus / --nodes first the degrees whose replicas the fixed cluster holds, then
+/// those meeting the latency target, then the fewest instances the load needs, then what an
+/// instance delivers (requests/s; sequences held for --concurrency). Trial 9 #1: TP2 × 6 replicas
+/// on 2 nodes was chosen over TP4 on one node, both meeting the target, because the target's
+/// bonus (1e30) absorbed the rate difference in a double.
 SearchOutcome search_serving(const PlanRequest& r, const ModelArch& arch, const ClusterKey& key,
                              const PerfAssumptions& assumptions, std::size_t& layouts_evaluated,
                              std::optional<std::string>& problem, SearchContext& ctx) {
   SearchOutcome best;
   const ClusterSpec cluster = cluster_for(key);
   const double usable = key.capacity_bytes * (1.0 - r.margin);
-  double best_rate = 0;
+  const bool serving = r.workload == PlanWorkload::serving;
+  const bool user_target = r.ttft_seconds || r.tpot_seconds;
+  // --nodes / --gpus: the instances the plan runs on (0: not fixed).
+  const std::int64_t fixed_nodes = r.nodes_exact ? *r.nodes_exact
+                                   : r.gpus_total && key.gpus_per_node > 0 ? *r.gpus_total / key.gpus_per_node
+                                                                           : 0;
+  struct Rank {
+    bool carries = false, meets = false;
+    std::int64_t instances = 0;
+    double rate = 0;
+  };
+  auto better = [](const Rank& a, const Rank& b) {
+    if (a.carries != b.carries) return a.carries;
+    if (a.meets != b.meets) return a.meets;
+    if (a.instances != b.instances) return a.instances < b.instances;
+    return a.rate > b.rate;
+  };
+  // The replicas the load needs at an estimate (as assemble counts them; 0 = none carries it).
+  auto needed_replicas = [&](const ServingEstimate& e) -> std::int64_t {
+    std::int64_t n = replicas_needed(e, r.requests_per_s.value_or(0), r.concurrency.value_or(0));
+    if (n > 0 && r.concurrency && e.batch > 0) n = std::max(n, (*r.concurrency + e.batch - 1) / e.batch);
+    return n;
+  };
+  Rank best_rank;
+  bool have_best = false;
   for (int tp = 1; tp <= key.gpus_per_node; tp *= 2) {
     if (r.pins.tp && tp != *r.pins.tp) continue;
     if (arch.num_attention_heads % tp != 0 || key.gpus_per_node % tp != 0) continue;
@@ -450,8 +483,10 @@ SearchOutcome search_serving(const PlanRequest& r, const ModelArch& arch, const 
     // meet it. When even one sequence misses it, a target the user gave rejects the TP degree; the
     // default target keeps the full batch and marks the plan (listed, never recommended).
     bool meets = true;
-    if (r.workload == PlanWorkload::serving) {
-      const double ttft = r.effective_ttft_seconds(), tpot = r.effective_tpot_seconds();
+    const ServingEstimate full = est;  // the batch memory and the request allow, before the latency target
+    const double full_bytes = bytes;
+    const double ttft = r.effective_ttft_seconds(), tpot = r.effective_tpot_seconds();
+    if (serving) {
       if (est.ttft_seconds > ttft || est.tpot_seconds > tpot) {
         ServingPerfRequest lat = sp;
         if (std::isfinite(ttft)) lat.ttft_target_seconds = ttft;
@@ -475,14 +510,53 @@ SearchOutcome search_serving(const PlanRequest& r, const ModelArch& arch, const 
       }
     }
     const std::int64_t replicas = key.gpus_per_node / tp;
-    // Rank TP degrees by what the instance delivers: first meeting the latency target, then
-    // requests/s for --rps and batch jobs, sequences held for --concurrency (then requests/s).
-    double rate = r.concurrency ? static_cast<double>(est.batch * replicas) * 1e6 + est.requests_per_s_per_replica
-                                : est.requests_per_s_per_replica * static_cast<double>(replicas);
-    if (meets) rate += 1e30;
-    if (rate > best_rate) {
+    std::int64_t instances = 1;
+    bool carries = true, raised = false;
+    if (serving) {
+      std::int64_t n = needed_replicas(est);
+      if (fixed_nodes > 0 && (n < 1 || n > fixed_nodes * replicas) && !user_target) {
+        // The fixed cluster holds fewer replicas than the load needs at the latency-target batch:
+        // run its replicas at the batch the load needs, if memory holds it (marked as missing the
+        // default target; trial 9 #1: "--gpus 8" answered "No plan" while TP4 and TP8 fit).
+        const std::int64_t held = fixed_nodes * replicas;
+        ServingEstimate e = full;
+        double e_bytes = full_bytes;
+        if (r.concurrency) {
+          const std::int64_t per = (*r.concurrency + held - 1) / held;
+          if (per <= probe.max_concurrent_sequences) {
+            ServingPerfRequest at = sp;
+            at.concurrency = per;
+            e = estimate_serving(arch, at, cluster, kv_capacity, assumptions);
+            e_bytes = serving_memory(arch, serving_memory_request(r, tp, e.batch)).total_bytes();
+          }
+        }
+        const std::int64_t ne = needed_replicas(e);
+        if (ne >= 1 && ne <= held && e_bytes <= usable) {
+          est = e;
+          bytes = e_bytes;
+          meets = est.ttft_seconds <= ttft && est.tpot_seconds <= tpot;
+          raised = true;
+          n = ne;
+        }
+      }
+      instances = n > 0 ? (n + replicas - 1) / replicas : std::numeric_limits<std::int64_t>::max();
+      if (fixed_nodes > 0) {
+        carries = n >= 1 && n <= fixed_nodes * replicas;
+        instances = fixed_nodes;
+      }
+    }
+    best.tp_options.push_back({tp, est.batch, est.ttft_seconds, est.tpot_seconds, meets,
+                               serving ? instances : 0, carries});
+    // What the instance delivers: requests/s for --rps and batch jobs, sequences held for
+    // --concurrency (then requests/s).
+    const double rate = r.concurrency ? static_cast<double>(est.batch * replicas) * 1e6 + est.requests_per_s_per_replica
+                                      : est.requests_per_s_per_replica * static_cast<double>(replicas);
+    const Rank rank{carries, meets, instances, rate};
+    if (!have_best || better(rank, best_rank)) {
+      have_best = true;
+      best_rank = rank;
       best.meets_latency = meets;
-      best_rate = rate;
+      best.batch_for_fixed_cluster = raised;
       best.fits = true;
       best.layout = ParallelLayout{};
       best.layout.tp = tp;
@@ -492,6 +566,10 @@ SearchOutcome search_serving(const PlanRequest& r, const ModelArch& arch, const 
       best.kv_capacity_bytes = kv_capacity;
       best.replicas_per_instance = replicas;
     }
+  }
+  if (best.fits) {  // the chosen degree first
+    std::stable_partition(best.tp_options.begin(), best.tp_options.end(),
+                          [&](const ServingTpOption& o) { return o.tp == best.layout.tp; });
   }
   return best;
 }
@@ -936,6 +1014,8 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedO
     p.replicas = replicas;
     p.serving = e;
     p.meets_latency_target = o.meets_latency;
+    p.batch_for_fixed_cluster = o.batch_for_fixed_cluster;
+    if (!candidate && request.workload == PlanWorkload::serving) p.serving_tp_options = o.tp_options;
     p.kv_capacity_bytes = o.kv_capacity_bytes;
     p.tokens_per_s = e.decode_tokens_per_s * static_cast<double>(replicas);
     p.requests_per_s = e.requests_per_s_per_replica * static_cast<double>(replicas);
@@ -1093,6 +1173,43 @@ std::string latency_targets_text(const PlanRequest& r, std::string_view sep) {
   return out;
 }
 
+/// Serving: why the plan's TP degree, in one sentence (Plan::serving_tp_choice): the chosen
+/// degree's latency against the target and its instances, then each other degree that fits.
+/// When a degree missing the default target needs fewer instances, says that the target is what
+/// costs the extra instances.
+std::string serving_tp_choice_text(const PlanRequest& r, const std::vector<ServingTpOption>& options) {
+  if (options.empty()) return "";
+  const bool fixed = r.gpus_total || r.nodes_exact;
+  const std::string target = fmt::format("the {} target {}", r.ttft_seconds || r.tpot_seconds ? "given" : "default",
+                                         latency_targets_text(r, ", "));
+  auto lat = [](const ServingTpOption& o) {
+    return fmt::format("TTFT {:.0f} ms, TPOT {:.0f} ms at batch {}", o.ttft_seconds * 1e3, o.tpot_seconds * 1e3, o.batch);
+  };
+  auto inst = [](std::int64_t n) { return fmt::format("{} instance{}", n, n == 1 ? "" : "s"); };
+  const ServingTpOption& c = options.front();
+  std::string out = fmt::format("TP{} {} {} ({})", c.tp, c.meets_latency ? "meets" : "misses", target, lat(c));
+  if (!fixed) out += fmt::format(" on {}", inst(c.instances_needed));
+  const ServingTpOption* fewer_missing = nullptr;
+  for (std::size_t i = 1; i < options.size(); ++i) {
+    const ServingTpOption& o = options[i];
+    out += fmt::format("; TP{} ", o.tp);
+    if (fixed && !o.carries_load) {
+      out += "would not hold the load on this cluster";
+      continue;
+    }
+    if (!fixed) out += fmt::format("would need {} and ", inst(o.instances_needed));
+    out += fmt::format("gives {}{}", lat(o), o.meets_latency ? "" : ", missing the target");
+    if (!fixed && !o.meets_latency && c.meets_latency && o.instances_needed < c.instances_needed &&
+        (!fewer_missing || o.instances_needed < fewer_missing->instances_needed))
+      fewer_missing = &o;
+  }
+  if (fewer_missing) {
+    out += fmt::format("; the latency target is what needs {} instead of {}", inst(c.instances_needed),
+                       fewer_missing->instances_needed);
+  }
+  return out;
+}
+
 /// Stage 7: the caveats of one plan.
 void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
   const bool training = request.workload == PlanWorkload::training;
@@ -1170,9 +1287,11 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
   }
   if (p.serving && !p.meets_latency_target) {
     add_warning(w, PlanWarningCode::latency_target_missed,
-                fmt::format("TTFT {:.0f} ms / TPOT {:.0f} ms even at batch {}: above the {} target ({}); not recommended",
+                fmt::format("TTFT {:.0f} ms / TPOT {:.0f} ms {} batch {}{}: above the {} target ({}); not recommended",
                             p.serving->ttft_seconds * 1e3, p.serving->tpot_seconds * 1e3,
-                            p.serving->batch, request.ttft_seconds || request.tpot_seconds ? "given" : "default interactive",
+                            p.batch_for_fixed_cluster ? "at" : "even at", p.serving->batch,
+                            p.batch_for_fixed_cluster ? " (the batch the fixed --gpus/--nodes cluster needs for the load)" : "",
+                            request.ttft_seconds || request.tpot_seconds ? "given" : "default interactive",
                             latency_targets_text(request, ", ")));
   }
   if (wants_bf16 && !images && !spec->supports(Dtype::bf16) && p.math_fallback.empty()) {
@@ -1580,6 +1699,7 @@ Plan materialize(const PlanRequest& request, const ModelArch& arch, const Candid
   Plan p;
   (void)assemble(request, arch, a, k.nodes, key_for(a, searched_nodes(request, k.nodes)), *k.outcome, c.ckpt,
                  c.data_bytes, c.tokens, p);
+  p.serving_tp_choice = serving_tp_choice_text(request, p.serving_tp_options);
   chosen = price(request, a, *a.billing, st, p);
   if (request.workload == PlanWorkload::image_generation) {
     p.images_per_hour = p.requests_per_s * 3600.0;

@@ -100,6 +100,17 @@ struct PlanWarning {
   std::string_view name() const noexcept { return plan_warning_code_name(code); }
 };
 
+/// Serving: one tensor-parallel degree the search weighed for an instance (Plan::serving_tp_options).
+struct ServingTpOption {
+  int tp = 1;
+  std::int64_t batch = 0;          ///< sequences per replica at the evaluated point
+  double ttft_seconds = 0;         ///< at that batch
+  double tpot_seconds = 0;         ///< at that batch
+  bool meets_latency = true;       ///< TTFT and TPOT within the (default or given) target
+  std::int64_t instances_needed = 0;  ///< instances the load needs at this TP (serving; 0 = a batch job)
+  bool carries_load = true;        ///< --gpus / --nodes: the fixed cluster holds the replicas the load needs
+};
+
 /// One way to run the job: an offer × instance count × layout, priced.
 struct Plan {
   // Offer
@@ -136,11 +147,18 @@ struct Plan {
   bool mfu_overridden = false;     ///< --mfu replaced the modelled step time
   std::optional<TrainingStepEstimate> training;
   std::optional<ServingEstimate> serving;
+  /// Serving: every TP degree that fits the instance's memory, the chosen one first, and why it
+  /// was chosen in one sentence (docs/planner.md "Serving: the TP degree"); empty otherwise.
+  std::vector<ServingTpOption> serving_tp_options;
+  std::string serving_tp_choice;
   /// Serving (--rps / --concurrency): TTFT and TPOT within the request's target
   /// (PlanRequest::effective_ttft_seconds / effective_tpot_seconds). A plan that misses the
   /// default target is listed with a latency_target_missed warning but never recommended; one
   /// that misses a target the user gave is not listed. True for other workloads.
   bool meets_latency_target = true;
+  /// serving on --gpus / --nodes: the batch was raised above what the latency target allows so
+  /// that the fixed cluster holds the load (then meets_latency_target is usually false)
+  bool batch_for_fixed_cluster = false;
   /// The matmul precision the time model used when the asked one has no published peak for this
   /// GPU ("fp32" when the GPU's BF16/FP16 tensor rates are unknown in data/gpus.csv and its FP32
   /// peak is used: times are pessimistic); empty when the asked precision's peak is known.

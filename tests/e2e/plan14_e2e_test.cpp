@@ -131,4 +131,62 @@ TEST_F(Plan14E2E, FreshSlowQuoteIsNotRecommendedOverAPlanWithinTheHorizon) {
       << with_quote["recommendation_rule"];
 }
 
+// Trial 9 #1: serving Llama 3.1 70B to 100 concurrent users on 8×H100 nodes recommended 2 nodes of
+// TP2 × 6 replicas while one node at TP4 (or TP8) meets the same default latency target; with
+// --gpus 8 it answered "No plan". Hand calculation of why one node suffices: bf16 weights of
+// 70.6e9 params = 141 GB, 35.3 GB per GPU at TP4; the KV cache per token is 2 (K, V) × 80 layers ×
+// 8 KV heads × 128 × 2 B = 327,680 B, so 100 sequences of 1,250 tokens (the default 1,000-token
+// prompt + 250 output) hold 41.0 GB, 10.2 GB per GPU at TP4: 45.5 GB of an H100's 80 GB.
+TEST_F(Plan14E2E, ServingTakesTheTpThatNeedsTheFewestNodes) {
+  constexpr double kv_bytes_per_token = 2.0 * 80 * 8 * 128 * 2;
+  ASSERT_EQ(kv_bytes_per_token, 327680.0);
+  const double per_gpu_tp4 = 70.6e9 * 2 / 4 + 100 * 1250 * kv_bytes_per_token / 4;
+  ASSERT_LT(per_gpu_tp4, 0.9 * 80e9);  // within the 10% margin of an 80 GB H100
+
+  const std::string args =
+      "plan --model llama-3.1-70b --task serve --concurrency 100 'gpu=H100 gpus=8'" + std::string(kToday);
+  const json j = run_json(args + " --limit 3", 0);
+  const json* rec = recommended(j);
+  ASSERT_NE(rec, nullptr) << j["recommendation_rule"];
+  EXPECT_EQ((*rec)["instances"], 1) << rec->dump().substr(0, 800);
+  const json& s = (*rec)["serving"];
+  EXPECT_TRUE(s["meets_latency_target"].get<bool>());
+  EXPECT_GE((*rec)["layout"]["tp"].get<int>(), 4);
+  // The explanation lists every TP that fits, the chosen one first, with the instances each needs:
+  // none that meets the target needs fewer than the chosen one.
+  ASSERT_TRUE(s.contains("tp_options")) << s.dump();
+  const json& opts = s["tp_options"];
+  ASSERT_GE(opts.size(), 2u);
+  EXPECT_EQ(opts[0]["tp"], (*rec)["layout"]["tp"]);
+  EXPECT_EQ(opts[0]["instances_needed"], 1);
+  bool tp2_seen = false;
+  for (const json& o : opts) {
+    if (o["meets_latency_target"] == true) {
+      EXPECT_GE(o["instances_needed"].get<int>(), opts[0]["instances_needed"].get<int>());
+    }
+    if (o["tp"] == 2) tp2_seen = true;
+  }
+  EXPECT_TRUE(tp2_seen) << opts.dump();
+  const std::string choice = s["tp_choice"].get<std::string>();
+  EXPECT_EQ(choice.rfind("TP" + std::to_string((*rec)["layout"]["tp"].get<int>()) + " meets the default target", 0), 0u)
+      << choice;
+  EXPECT_TRUE(contains(choice, "TP2 would need")) << choice;
+  // --explain prints the same sentence as a term.
+  const RunResult e = run(args + " --explain 1");
+  EXPECT_TRUE(contains(e.out, "serving.tp_choice")) << e.out.substr(0, 3000);
+  EXPECT_TRUE(contains(e.out, choice)) << e.out.substr(0, 3000);
+
+  // The same with --gpus 8: a plan on exactly 8 GPUs, not "No plan".
+  const json g = run_json(args + " --gpus 8 --limit 3", 0);
+  ASSERT_FALSE(g["plans"].empty()) << g.dump().substr(0, 1500);
+  for (const json& p : g["plans"]) {
+    EXPECT_EQ(p["gpus_total"], 8);
+    EXPECT_EQ(p["instances"], 1);
+  }
+  // The recommendation costs what one node costs (the same offer's hourly price × 720 h).
+  const json* grec = recommended(g);
+  ASSERT_NE(grec, nullptr);
+  EXPECT_NEAR((*grec)["total_usd"].get<double>(), (*rec)["total_usd"].get<double>(), 0.01);
+}
+
 }  // namespace
