@@ -38,7 +38,7 @@ std::string guess_language(const std::string& low) {
     if (a == 0xE0 && (b == 0xB8 || b == 0xB9)) return "th";  // U+0E00–U+0E7F
   }
   if (has_any(low, {"jetons", "jours", "heures", "moins de", "affiner", "servir", "avec ", "pour ", "semaine", " de ",
-                    "\xc3\xa9", "\xc3\xa8", "\xc3\xa0"}))
+                    " sur ", "demain", "\xc3\xa9", "\xc3\xa8", "\xc3\xa0", "\xc3\xae"}))  // é è à î ("entraîner")
     return "fr";
   return "en";
 }
@@ -146,6 +146,7 @@ class Reader {
     read_money();
     read_duration();
     read_model_size();
+    read_plain_training();
     decide_missing();
     mark_not_for_task();
     collect_unread();
@@ -393,7 +394,7 @@ class Reader {
 
   void read_tokens() {
     static const std::regex re(kNumber + R"(\s*()" + kScaleWords +
-                               R"()?\s*(?:de\s+|d')?(tokens?|jetons?|\xe0\xb9\x82\xe0\xb8\x97\xe0\xb9\x80\xe0\xb8\x84(?:\xe0\xb9\x87)?\xe0\xb8\x99))");
+                               R"()?\s*(?:de\s+|d'|training\s+)?(tokens?|jetons?|\xe0\xb9\x82\xe0\xb8\x97\xe0\xb9\x80\xe0\xb8\x84(?:\xe0\xb9\x87)?\xe0\xb8\x99))");
     for (auto it = std::sregex_iterator(low_.begin(), low_.end(), re); it != std::sregex_iterator(); ++it) {
       const std::smatch& m = *it;
       if (is_taken(static_cast<std::size_t>(m.position(0)), static_cast<std::size_t>(m.position(0) + m.length(0)))) continue;
@@ -507,7 +508,10 @@ class Reader {
     };
     std::vector<std::smatch> found;
     for (auto it = std::sregex_iterator(low_.begin(), low_.end(), re); it != std::sregex_iterator(); ++it) found.push_back(*it);
-    if (found.empty()) return;
+    if (found.empty()) {
+      read_relative_deadline();
+      return;
+    }
     // "2 days and 3 hours", "2 jours et 3 heures", "1 week, 2 days": parts joined only by "and",
     // "et", "และ" or a comma are one duration, their sum (a trial found "2 days and 3 hours" read
     // as 2 days).
@@ -539,6 +543,63 @@ class Reader {
     } else {
       result_.deadline_seconds = seconds;
       add("deadline_seconds", seconds, low_.substr(mark_start, end - mark_start), mark);
+    }
+  }
+
+  /// A deadline said without a number (trial 9: "by tomorrow" was dropped without a word):
+  /// "tomorrow" / "demain" / "พรุ่งนี้" is 1 day (24 h from now), "overnight" / "cette nuit" /
+  /// "ข้ามคืน" 12 hours, "next week" / "semaine prochaine" / "สัปดาห์หน้า" 7 days. Fixed
+  /// lengths, not calendar arithmetic on the hour of asking (docs/api.md "Assistant"). A training
+  /// deadline only: a service runs for `hours`, which these words do not say.
+  void read_relative_deadline() {
+    if (task_is("serve")) return;
+    struct Phrase {
+      std::string_view words;
+      double seconds;
+    };
+    static const Phrase phrases[] = {
+        {"by tomorrow", 86400}, {"d'ici demain", 86400}, {"pour demain", 86400}, {"tomorrow", 86400}, {"demain", 86400},
+        {"\xe0\xb8\xa0\xe0\xb8\xb2\xe0\xb8\xa2\xe0\xb9\x83\xe0\xb8\x99\xe0\xb8\x9e\xe0\xb8\xa3\xe0\xb8\xb8\xe0\xb9\x88\xe0\xb8\x87\xe0\xb8\x99\xe0\xb8\xb5\xe0\xb9\x89", 86400},  // ภายในพรุ่งนี้
+        {"\xe0\xb8\x9e\xe0\xb8\xa3\xe0\xb8\xb8\xe0\xb9\x88\xe0\xb8\x87\xe0\xb8\x99\xe0\xb8\xb5\xe0\xb9\x89", 86400},  // พรุ่งนี้
+        {"overnight", 12 * 3600.0}, {"cette nuit", 12 * 3600.0}, {"pendant la nuit", 12 * 3600.0},
+        {"\xe0\xb8\x82\xe0\xb9\x89\xe0\xb8\xb2\xe0\xb8\xa1\xe0\xb8\x84\xe0\xb8\xb7\xe0\xb8\x99", 12 * 3600.0},  // ข้ามคืน
+        {"by next week", 7 * 86400.0}, {"next week", 7 * 86400.0}, {"la semaine prochaine", 7 * 86400.0},
+        {"semaine prochaine", 7 * 86400.0},
+        {"\xe0\xb8\xaa\xe0\xb8\xb1\xe0\xb8\x9b\xe0\xb8\x94\xe0\xb8\xb2\xe0\xb8\xab\xe0\xb9\x8c\xe0\xb8\xab\xe0\xb8\x99\xe0\xb9\x89\xe0\xb8\xb2", 7 * 86400.0},  // สัปดาห์หน้า
+    };
+    for (const auto& p : phrases) {
+      const std::size_t at = low_.find(p.words);
+      if (at == std::string::npos) continue;
+      const bool ascii = static_cast<unsigned char>(p.words[0]) < 0x80;
+      const std::size_t end = at + p.words.size();
+      // Whole words for the Latin phrases ("demain" not inside "lendemain").
+      if (ascii && ((at > 0 && std::isalpha(static_cast<unsigned char>(low_[at - 1]))) ||
+                    (end < low_.size() && std::isalpha(static_cast<unsigned char>(low_[end])))))
+        continue;
+      if (negated(at)) continue;
+      result_.deadline_seconds = p.seconds;
+      add("deadline_seconds", p.seconds, std::string(p.words), "\xe2\x89\xa4", {}, at);  // a deadline is a limit
+      return;
+    }
+  }
+
+  /// "train" without a task word (trial 9: "entraîner llama 3.1 8b sur 1e9 tokens" asked for the
+  /// task): "train", "training", "entraîner", "entraînement", "เทรน", "ฝึก". A model given by its
+  /// size is trained from scratch (`pretrain`); a named, released model is trained further on the
+  /// user's tokens, which is a full fine-tune (`full`). The echo names the word, and the task is an
+  /// editable field like any other.
+  void read_plain_training() {
+    if (got("task")) return;
+    static const std::regex words(
+        R"(\b(?:train(?:ing|s)?|entra(?:\xc3\xae|i)n(?:er|e|ement|ez)?)\b|\xe0\xb9\x80\xe0\xb8\x97\xe0\xb8\xa3\xe0\xb8\x99|\xe0\xb8\x9d\xe0\xb8\xb6\xe0\xb8\x81)");  // เทรน, ฝึก
+    for (auto it = std::sregex_iterator(low_.begin(), low_.end(), words); it != std::sregex_iterator(); ++it) {
+      const auto at = static_cast<std::size_t>(it->position(0));
+      if (negated(at)) continue;
+      // "training tokens" names the budget, not the task.
+      if (low_.compare(at, 15, "training tokens") == 0) continue;
+      if (!got("model") && !got("params")) return;  // nothing to say which: ask
+      add("task", got("model") ? "full" : "pretrain", it->str(0), {}, {}, at);
+      return;
     }
   }
 

@@ -331,6 +331,8 @@ OffersOutput run_offers(const OffersInput& in, const Context& ctx) {
     // --group-by sees every match; the limit cuts the groups.
     out.groups = group_offer_prices(offers, *out.group_key, q.price_kind, !in.include_flagged);
     out.grouped_offers = offers.size();
+    out.groups_total = out.groups.size();
+    for (const auto& g : out.groups) out.flagged_prices_total += g.flagged_offers;
     if (q.limit && out.groups.size() > *q.limit) out.groups.resize(*q.limit);
     return out;
   }

@@ -93,6 +93,8 @@ struct OffersOutput {
   std::optional<OfferGroupKey> group_key;  ///< set: `groups` holds the answer, `rows` is empty
   std::vector<OfferGroupStats> groups;     ///< cut to the limit
   std::size_t grouped_offers = 0;          ///< offers the groups were computed from
+  std::size_t groups_total = 0;            ///< groups before the limit cut them
+  std::size_t flagged_prices_total = 0;    ///< flagged prices left out, over every group (not only those shown)
   std::vector<OfferRow> rows;
   StoreCounts counts;
   std::size_t matched = 0;  ///< offers matching the filter before the limit

@@ -107,14 +107,14 @@ void print_groups(const api::OffersOutput& out, const OffersOptions& opts) {
   t.rows = cells;
   t.right_align = {false, true, true, true, true, true, true, true};
   fmt::print("{}", t.render());
-  std::size_t flagged = 0;
-  for (const auto& g : out.groups) flagged += g.flagged_offers;
-  fmt::print("{} groups of {} offers; {} prices, USD per GPU-hour of each offer's latest price; median of an even count "
-             "= mean of the two middle prices; {}.\n",
-             out.groups.size(), out.grouped_offers, price_kind_name(out.query.price_kind),
+  // Totals over every group, not only the ones shown (trial 9: the flagged count changed with --limit).
+  fmt::print("{} of {} groups ({} offers); {} prices, USD per GPU-hour of each offer's latest price; median of an even "
+             "count = mean of the two middle prices; {}.\n",
+             out.groups.size(), out.groups_total, out.grouped_offers, price_kind_name(out.query.price_kind),
              out.query.evidence_first ? fmt::format("{} prices questioned by a flag (below_market_index, "
-                                                    "gpu_memory_mismatch) left out (--include-flagged counts them)",
-                                                    flagged)
+                                                    "gpu_memory_mismatch) left out in all groups (--include-flagged "
+                                                    "counts them)",
+                                                    out.flagged_prices_total)
                                       : std::string("flagged prices counted"));
 }
 

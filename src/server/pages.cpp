@@ -1534,14 +1534,24 @@ void add_pages(httplib::Server& http, const api::Context& ctx) {
                });
     }
   }
-  for (const std::string file : {"app.js", "app.css"}) {
+  const auto content_type = [](const std::string& file) {
+    return file.ends_with(".js") ? "application/javascript" : file.ends_with(".svg") ? "image/svg+xml" : "text/css";
+  };
+  for (const std::string file : {"app.js", "app.css", "favicon.svg"}) {
     add_method_not_allowed(http, "/static/" + file, false);
-    http.Get("/static/" + file, [file](const httplib::Request&, httplib::Response& res) {
+    http.Get("/static/" + file, [file, content_type](const httplib::Request&, httplib::Response& res) {
       const std::string_view bytes = web_file("static/" + file);
       res.set_header("Cache-Control", "max-age=3600");
-      res.set_content(std::string(bytes), file.ends_with(".js") ? "application/javascript" : "text/css");
+      res.set_content(std::string(bytes), content_type(file));
     });
   }
+  // Browsers ask for /favicon.ico whatever the page links (trial 9: a 404 in every server log):
+  // the same icon, as SVG (every browser the pages target reads an SVG icon).
+  add_method_not_allowed(http, "/favicon.ico", false);
+  http.Get("/favicon.ico", [](const httplib::Request&, httplib::Response& res) {
+    res.set_header("Cache-Control", "max-age=86400");
+    res.set_content(std::string(web_file("static/favicon.svg")), "image/svg+xml");
+  });
 }
 
 }  // namespace gpuplan::server

@@ -117,6 +117,24 @@ TEST(Assistant, ReadsTheTableOfSentences) {
        {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"rps", 10}, {"quant", "awq"}}, {}},
       {"ไฟน์จูน llama 3.1 8b ด้วย lora บน 1e8 โทเคน ใช้ 4 H100 ความยาว 4096", "th",
        {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 1e8}, {"gpus", 4}, {"filter", "gpu=H100"}, {"seq", 4096}}, {}},
+      // Trial 9: deadlines without a number ("by tomorrow" was dropped without a word): tomorrow
+      // 1 day, overnight 12 h, next week 7 days (docs/api.md "Assistant"); "train" / "entraîner"
+      // / "เทรน" without a task word: a named model is fine-tuned in full, a size is pretrained;
+      // "1e8 training tokens" is the token budget.
+      {"fine-tune llama 3.1 8b with lora on 1e8 tokens by tomorrow", "en",
+       {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 1e8}, {"deadline_seconds", 86400}}, {}},
+      {"qlora llama 3.1 70b on 1e8 tokens overnight", "en",
+       {{"model", "llama-3.1-70b"}, {"task", "qlora"}, {"tokens", 1e8}, {"deadline_seconds", 12 * 3600}}, {}},
+      {"train a 1B model on 2e10 tokens by next week", "en",
+       {{"task", "pretrain"}, {"params", 1e9}, {"tokens", 2e10}, {"deadline_seconds", 7 * 86400}}, {}},
+      {"affiner llama 3.1 8b avec lora sur 1e8 jetons d'ici demain", "fr",
+       {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 1e8}, {"deadline_seconds", 86400}}, {}},
+      {"entraîner llama 3.1 8b sur 1e9 jetons", "fr", {{"model", "llama-3.1-8b"}, {"task", "full"}, {"tokens", 1e9}}, {}},
+      {"เทรน llama 3.1 8b 1e8 โทเคน ภายในพรุ่งนี้", "th",
+       {{"model", "llama-3.1-8b"}, {"task", "full"}, {"tokens", 1e8}, {"deadline_seconds", 86400}}, {}},
+      {"fine-tune llama 3.1 8b with lora on 1e8 training tokens", "en",
+       {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 1e8}}, {}},
+      {"train a model", "en", json::object(), {"model", "task"}},  // nothing says which training: asked
   };
   const GpuCatalog& gpus = GpuCatalog::bundled();
   for (const auto& r : rows) {

@@ -21,6 +21,13 @@ using nlohmann::json;
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
+/// The group footer's counts as the CLI words them: "N groups (M offers); ... F prices questioned".
+std::string fmt_footer(std::size_t groups, std::size_t offers, std::size_t flagged) {
+  return std::to_string(groups) + " groups (" + std::to_string(offers) + " offers); on-demand prices, USD per GPU-hour of each "
+         "offer's latest price; median of an even count = mean of the two middle prices; " + std::to_string(flagged) +
+         " prices questioned by a flag";
+}
+
 class Trial8E2E : public gpuplan::e2e::ServedBinaryE2E<Trial8E2E> {
  public:
   static constexpr const char* kName = "trial8";
@@ -262,6 +269,29 @@ TEST_F(Trial8E2E, AskReadsTheServedWeightsFormat) {
   EXPECT_DOUBLE_EQ(a["plan"]["plans"][0]["total_usd"].get<double>(), direct["plans"][0]["total_usd"].get<double>());
   // int4 weights are a quarter of bf16's: the per-GPU memory differs, so the format was used.
   EXPECT_NE(direct["plans"][0]["per_gpu_memory_bytes"], bf16["plans"][0]["per_gpu_memory_bytes"]);
+}
+
+// Trial 9 (medium): `offers --group-by gpu`'s footer counted the flagged prices left out of the
+// groups shown, so it said 0 at --limit 3 and 5 at --limit 50. It now counts over every group,
+// and says how many groups there are: both from the whole `--format json` answer (limit 0 = all).
+TEST_F(Trial8E2E, GroupByFooterCountsEveryGroupWhateverTheLimit) {
+  const RunResult all = run("offers --group-by gpu --limit 0 --format json");
+  ASSERT_EQ(all.exit_code, 0) << all.out.substr(0, 500);
+  const json groups = json::parse(all.out);
+  ASSERT_TRUE(groups.is_array());
+  std::size_t flagged = 0, offers = 0;
+  for (const json& g : groups) {
+    flagged += g["flagged_offers"].get<std::size_t>();
+    offers += g["offers"].get<std::size_t>();
+  }
+  ASSERT_GT(flagged, 0u) << "the bundled catalog has flagged prices: the case must exercise the count";
+  const std::string expected = fmt_footer(groups.size(), offers, flagged);
+  for (const std::string limit : {"3", "50", "0"}) {
+    const RunResult r = run("offers --group-by gpu --limit " + limit);
+    ASSERT_EQ(r.exit_code, 0) << r.out.substr(0, 500);
+    const std::size_t shown = limit == "0" ? groups.size() : std::min<std::size_t>(std::stoul(limit), groups.size());
+    EXPECT_TRUE(contains(r.out, std::to_string(shown) + " of " + expected)) << "--limit " << limit << "\n" << r.out.substr(r.out.size() - 600);
+  }
 }
 
 }  // namespace

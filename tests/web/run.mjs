@@ -163,6 +163,28 @@ try {
     await shot(name);
   }
   check((await page.$$eval('link[href^=http], script[src^=http]', (e) => e.length)) === 0, 'no CDN or external asset');
+
+  // A 390 px phone (trial 9: the workload, offers and plan pages scrolled sideways): the page is
+  // never wider than the screen; a wide table scrolls inside its own box (.scroll-x), and does scroll.
+  const phone = await context.newPage();
+  await phone.setViewportSize({ width: 390, height: 844 });
+  for (const path of ['/en/training', '/fr/generative-ai', '/th/large-model-training', '/en/offers', '/fr/offers',
+                      '/en/plan?model=llama-3.1-70b&task=lora&tokens=5e8', '/th/size?model=llama-3.1-70b&task=qlora']) {
+    await phone.goto(base + path);
+    const [scrollWidth, clientWidth, widestBox] = await phone.evaluate(() => [
+      document.documentElement.scrollWidth, document.documentElement.clientWidth,
+      Math.max(0, ...[...document.querySelectorAll('.scroll-x')].map((d) => d.scrollWidth - d.clientWidth))]);
+    check(scrollWidth <= clientWidth, `390 px: ${path} does not scroll sideways (page ${scrollWidth} px wide in ${clientWidth})`);
+    if (!path.includes('/size')) check(widestBox > 0, `390 px: ${path}'s table scrolls inside its box (${widestBox} px more)`);
+  }
+  await phone.close();
+  // The icon: linked by every page and answered at /favicon.ico (no 404 in the server's log).
+  check((await page.getAttribute('link[rel=icon]', 'href')) === '/static/favicon.svg', 'pages link the icon');
+  for (const path of ['/favicon.ico', '/static/favicon.svg']) {
+    const icon = await page.request.get(base + path);
+    check(icon.status() === 200 && icon.headers()['content-type'] === 'image/svg+xml' && (await icon.text()).startsWith('<svg'),
+          `${path} is the SVG icon (${icon.status()} ${icon.headers()['content-type']})`);
+  }
 } catch (e) {
   console.log('FAIL ' + e.message);
   failures++;
