@@ -2203,9 +2203,7 @@ void order_rows(const PlanRequest& request, const PlanState& st, PlanResult& res
       fmt::format(fmt::runtime(evidence_words), request.stale_after_days) +
       (!demote || blocked || request.deadline_seconds
            ? std::string()
-           : fmt::format(" (price evidence: the best among the plans finishing within {:.0f} days; the best present "
-                         "when none does)",
-                         request.recommend_horizon_seconds / kSecondsPerDay));
+           : fmt::format(" (price evidence: the best within {:.0f} days)", request.recommend_horizon_seconds / kSecondsPerDay));
   const bool serving_latency = request.workload == PlanWorkload::serving;
   const std::string latency =
       serving_latency ? fmt::format(", among the plans meeting {}{}", latency_targets_text(request, " and "),

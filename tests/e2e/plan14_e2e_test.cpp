@@ -127,7 +127,7 @@ TEST_F(Plan14E2E, FreshSlowQuoteIsNotRecommendedOverAPlanWithinTheHorizon) {
   EXPECT_TRUE(contains(line.substr(0, 6), "R")) << line;
   EXPECT_FALSE(contains(line, "myquote")) << line;
   EXPECT_TRUE(contains(t.out, "[fresher_plan_too_long]")) << t.out;
-  EXPECT_TRUE(contains(with_quote["recommendation_rule"].get<std::string>(), "the best among the plans finishing within 30 days"))
+  EXPECT_TRUE(contains(with_quote["recommendation_rule"].get<std::string>(), "price evidence: the best within 30 days"))
       << with_quote["recommendation_rule"];
 }
 

@@ -71,8 +71,11 @@ TEST(Locales, EveryWarningCodeAndMemoryTermHasItsText) {
   std::map<std::string, nlohmann::json> loc;
   for (const char* l : {"en", "fr", "th"}) loc[l] = nlohmann::json::parse(read(web / "locales" / (std::string(l) + ".json")));
   std::vector<std::string> keys;
-  for (int c = 0; c <= static_cast<int>(gpuplan::PlanWarningCode::fresher_plan_too_long); ++c)
+  for (int c = 0; c <= static_cast<int>(gpuplan::PlanWarningCode::no_clean_plan); ++c)
     keys.push_back("warn_" + std::string(gpuplan::plan_warning_code_name(static_cast<gpuplan::PlanWarningCode>(c))));
+  // Result-level codes whose figures the pages word (values): each has its text too.
+  for (auto c : {gpuplan::PlanWarningCode::cheaper_stale_plan, gpuplan::PlanWarningCode::fresher_plan_too_long})
+    keys.push_back("warn_" + std::string(gpuplan::plan_warning_code_name(c)));
   // One sentence of each kind sizing/memory.cpp writes.
   for (const char* sentence :
        {"activation memory of encoder models is not modelled; only weights", "ZeRO-3 with dp = 1 shards nothing",
