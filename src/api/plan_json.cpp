@@ -201,6 +201,7 @@ json plan_result_json(const PlanRequest& r, const PlanResult& res) {
             {"training_tokens", res.training_tokens},
             {"sort", plan_sort_name(res.sort_applied)},
             {"recommendation_rule", res.recommendation_rule},
+            {"recommended_nodes_assumed", res.recommended_nodes_assumed},
             {"sort_rule", res.sort_rule},
             {"deadline_seconds", r.deadline_seconds ? json(*r.deadline_seconds) : json(nullptr)},
             {"budget_usd", r.budget_usd ? json(*r.budget_usd) : json(nullptr)},

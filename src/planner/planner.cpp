@@ -2378,6 +2378,66 @@ void add_result_warnings(const PlanRequest& request, const PlanState& st, PlanRe
                    {"horizon_days", fmt::format("{:.0f}", horizon_days)}}};
     result.warnings.push_back(std::move(w));
   }
+  if (demote && rec && rec->demotion_tier <= 1) {
+    // The recommended plan is itself on a dated price; plans on older prices (a later 30-day age
+    // step, or undated) rank after it whatever they cost (trial: a 7B pretraining plan 7× cheaper
+    // on an undated price was #15, unsaid; a 192-day-old RTX 3090 price at a fifth of the
+    // recommended serving cost was #123). Name the cheapest such plan of each kind, its price
+    // date (or "undated") and its rank, when the recommended plan costs at least 1.1× it; flagged
+    // prices (tier 3) are not quoted: a data-quality rule questions them.
+    auto usd = [](double v) { return v >= 100 ? fmt::format("${:.0f}", v) : fmt::format("${:.2f}", v); };
+    const std::string rec_date = rec->price_source.observed_at ? rec->price_source.observed_at->substr(0, 10) : "";
+    const Plan* older = nullptr;
+    const Plan* undated = nullptr;
+    std::size_t older_rank = 0, undated_rank = 0;
+    for (std::size_t i = 0; i < result.plans.size(); ++i) {
+      const Plan& p = result.plans[i];
+      if (p.evidence_rank <= rec->evidence_rank || !(p.total_usd() > 0)) continue;
+      if (rec->demotion_tier == 1 && p.demotion_tier == 1 && p.price_age_days &&
+          (!older || p.total_usd() < older->total_usd()))
+        older = &p, older_rank = i + 1;
+      if (p.demotion_tier == 2 && (!undated || p.total_usd() < undated->total_usd())) undated = &p, undated_rank = i + 1;
+    }
+    auto common = [&](const Plan& p, std::size_t rank, double ratio) {
+      return std::map<std::string, std::string>{{"recommended_provider", rec->provider},
+                                                {"recommended_instance_type", rec->instance_type},
+                                                {"recommended_total_usd", fmt::format("{:.2f}", rec->total_usd())},
+                                                {"recommended_observed_at", rec_date},
+                                                {"ratio", fmt::format("{:.1f}", ratio)},
+                                                {"provider", p.provider},
+                                                {"instance_type", p.instance_type},
+                                                {"nodes", fmt::format("{}", p.instances)},
+                                                {"total_usd", fmt::format("{:.2f}", p.total_usd())},
+                                                {"rank", fmt::format("{}", rank)}};
+    };
+    if (older && rec->total_usd() >= 1.1 * older->total_usd()) {
+      const double ratio = rec->total_usd() / older->total_usd();
+      const std::string observed = older->price_source.observed_at ? older->price_source.observed_at->substr(0, 10) : "";
+      PlanWarning w{PlanWarningCode::cheaper_stale_plan,
+                    fmt::format("the recommended plan ({} {} × {}, {}, price observed {}) costs {:.1f}× a plan on an "
+                                "older price: {} {} × {}, {}, price observed {}, {} days ago, ranked #{} (prices rank "
+                                "by age in {:.0f}-day steps; check that price before relying on it)",
+                                rec->provider, rec->instance_type, rec->instances, usd(rec->total_usd()), rec_date, ratio,
+                                older->provider, older->instance_type, older->instances, usd(older->total_usd()),
+                                observed, *older->price_age_days, older_rank, request.stale_after_days),
+                    common(*older, older_rank, ratio)};
+      w.values["observed_at"] = observed;
+      w.values["age_days"] = fmt::format("{}", *older->price_age_days);
+      w.values["max_price_age_days"] = fmt::format("{:.0f}", request.stale_after_days);
+      result.warnings.push_back(std::move(w));
+    }
+    if (undated && rec->total_usd() >= 1.1 * undated->total_usd()) {
+      const double ratio = rec->total_usd() / undated->total_usd();
+      result.warnings.push_back(PlanWarning{
+          PlanWarningCode::cheaper_undated_plan,
+          fmt::format("the recommended plan ({} {} × {}, {}{}) costs {:.1f}× a plan on an undated price: {} {} × {}, {}, "
+                      "ranked #{} (the source gives no date for that price; check it before relying on it)",
+                      rec->provider, rec->instance_type, rec->instances, usd(rec->total_usd()),
+                      rec_date.empty() ? std::string() : ", price observed " + rec_date, ratio, undated->provider,
+                      undated->instance_type, undated->instances, usd(undated->total_usd()), undated_rank),
+          common(*undated, undated_rank, ratio)});
+    }
+  }
   if (demote && !result.plans.empty() && best_tier > st.max_recommendable_tier) {
     // Plans meet the request only on undated or flagged prices: none is recommended; say what
     // the plans on dated, unflagged prices would need.
@@ -2795,6 +2855,7 @@ std::string_view plan_warning_code_name(PlanWarningCode c) noexcept {
     case PlanWarningCode::seq_exceeds_context: return "seq_exceeds_context";
     case PlanWarningCode::kv_heads_replicated: return "kv_heads_replicated";
     case PlanWarningCode::cheaper_stale_plan: return "cheaper_stale_plan";
+    case PlanWarningCode::cheaper_undated_plan: return "cheaper_undated_plan";
     case PlanWarningCode::lora_cheaper_than_qlora: return "lora_cheaper_than_qlora";
     case PlanWarningCode::gddr_serving: return "gddr_serving";
     case PlanWarningCode::spot_not_cheaper: return "spot_not_cheaper";
@@ -2931,6 +2992,17 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
       const AdmittedOffer& a = c.admitted[c.row_offer.at(p.offer_id)];
       if (a.billing) p.billing = *a.billing;
       warn(request, a, p);
+      // The recommendation on a node count the source does not back (max_nodes_assumed: the offer
+      // names its network but not how many instances rent together) says so in its own line, not
+      // only in the plan's warnings (trial: 256 × 8 MI300X on Azure for a 7B pretraining, 32 ×
+      // a2-megagpu-16g for 70B LoRA at --tp 16, both on assumed capacity, recommended unsaid).
+      if (p.recommended && p.instances > 1 && a.max_nodes_assumed) {
+        result.recommendation_rule += fmt::format(
+            "; its {} nodes are assumed: the source names {}'s network but not how many {} instances can be rented "
+            "together (ask the provider; --max-nodes caps the count)",
+            p.instances, p.provider, p.instance_type);
+        result.recommended_nodes_assumed = true;
+      }
     }
   }
 

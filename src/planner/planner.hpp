@@ -80,6 +80,9 @@ enum class PlanWarningCode {
   /// a stale price (dated, unflagged, older than --max-price-age) ranked after it; names that
   /// plan, its price age and the cost ratio (values: docs/planner.md "Price evidence")
   cheaper_stale_plan,
+  /// result-level: the recommended plan (on a dated, unflagged price) costs at least 10% more
+  /// than a plan on an undated price ranked after it; names that plan, its rank and the ratio
+  cheaper_undated_plan,
   /// result-level, QLoRA only: 16-bit LoRA fits the recommended plan's machine (same offer, same
   /// GPU count) and costs at least 5% less there; quotes both totals and times
   lora_cheaper_than_qlora,
@@ -249,6 +252,10 @@ struct PlanResult {
   double training_tokens = 0;
   PlanSort sort_applied = PlanSort::recommended;  ///< request.effective_sort()
   std::string recommendation_rule;  ///< one sentence: how the plan marked `recommended` was chosen
+  /// The recommended plan runs on more than one node of an offer whose source does not say how
+  /// many instances can be rented together (its max_nodes_assumed warning): the node count is an
+  /// assumption; recommendation_rule says so.
+  bool recommended_nodes_assumed = false;
   /// The same rule for front ends that word it themselves (web/locales recommend_<code>):
   /// "front" (no deadline, no budget: the Pareto-front rule with the request's horizon and cost
   /// premium), "deadline", "budget", "deadline_and_budget", "fastest", "cheapest"; when no plan is

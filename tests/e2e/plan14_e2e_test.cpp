@@ -189,4 +189,68 @@ TEST_F(Plan14E2E, ServingTakesTheTpThatNeedsTheFewestNodes) {
   EXPECT_NEAR((*grec)["total_usd"].get<double>(), (*rec)["total_usd"].get<double>(), 0.01);
 }
 
+// Branch plan13's defects (trial 8 #5, #7), through the binary on the bundled catalog.
+// #5: the recommended plan was itself stale, and plans on older or undated prices costing a
+// fraction of it ranked far below, unsaid. The warning names the cheapest such plan: values from
+// the plan's own JSON (the cheapest plan of a later age step / undated, its rank in the list).
+TEST_F(Plan14E2E, StaleRecommendationNamesCheaperPlansOnOlderOrUndatedPrices) {
+  struct Case {
+    std::string args, code;
+    int tier;  // of the plan the warning names
+  };
+  int fired = 0;
+  for (const Case& c : {Case{"plan --model llama-3.1-8b --task serve --rps 1 --limit 0", "cheaper_stale_plan", 1},
+                        Case{"plan --model llama-3.1-8b --task serve --rps 1 --limit 0", "cheaper_undated_plan", 2}}) {
+    const json j = run_json(c.args + std::string(kToday), 0);
+    const json* rec = recommended(j);
+    ASSERT_NE(rec, nullptr) << c.args;
+    ASSERT_EQ((*rec)["demotion_tier"], 1) << "the bundled dated prices are 53 days old on 2026-12-02";
+    // The cheapest plan ranked after the recommended one on a worse rank of the wanted tier.
+    const json* cheapest = nullptr;
+    std::size_t rank = 0;
+    for (std::size_t i = 0; i < j["plans"].size(); ++i) {
+      const json& p = j["plans"][i];
+      if (p["evidence_rank"].get<int>() <= (*rec)["evidence_rank"].get<int>() || p["demotion_tier"] != c.tier) continue;
+      if (!cheapest || p["total_usd"].get<double>() < (*cheapest)["total_usd"].get<double>()) cheapest = &p, rank = i + 1;
+    }
+    const json* w = warning(j, c.code);
+    if (!cheapest || (*rec)["total_usd"].get<double>() < 1.1 * (*cheapest)["total_usd"].get<double>()) {
+      EXPECT_EQ(w, nullptr) << c.code << " " << (w ? w->dump() : "");
+      continue;
+    }
+    ASSERT_NE(w, nullptr) << c.code << " " << j["warnings"].dump().substr(0, 1500);
+    const json& v = (*w)["values"];
+    EXPECT_EQ(v["provider"], (*cheapest)["provider"]);
+    EXPECT_EQ(v["instance_type"], (*cheapest)["instance_type"]);
+    EXPECT_EQ(v["rank"], std::to_string(rank));
+    EXPECT_NEAR(std::stod(v["ratio"].get<std::string>()),
+                (*rec)["total_usd"].get<double>() / (*cheapest)["total_usd"].get<double>(), 0.051);
+    EXPECT_EQ(v["recommended_provider"], (*rec)["provider"]);
+    ++fired;
+  }
+  // On the bundled catalog both fire for this request (the checks above are not vacuous).
+  EXPECT_EQ(fired, 2);
+}
+
+// #7: the recommended plan ran on 256 nodes of an offer whose source does not say how many
+// instances can be rented together, and only the plan's own warning said so. The recommendation
+// line says it when (and only when) the recommended plan carries max_nodes_assumed on > 1 node.
+TEST_F(Plan14E2E, RecommendationLineSaysWhenItsNodeCountIsAssumed) {
+  for (const std::string args : {"plan --model llama-3.1-70b --task pretrain --tokens 1e12 --limit 1",
+                                 "plan --model llama-3.1-70b --task lora --tokens 5e8 --limit 1"}) {
+    const json j = run_json(args + std::string(kToday), 0);
+    const json* rec = recommended(j);
+    ASSERT_NE(rec, nullptr) << args;
+    bool assumed = false;
+    for (const json& w : (*rec)["warnings"]) assumed |= w["code"] == "max_nodes_assumed";
+    assumed = assumed && (*rec)["instances"].get<int>() > 1;
+    EXPECT_EQ(j["recommended_nodes_assumed"].get<bool>(), assumed) << args;
+    const std::string line = "its " + std::to_string((*rec)["instances"].get<int>()) + " nodes are assumed";
+    EXPECT_EQ(contains(j["recommendation_rule"].get<std::string>(), line), assumed) << j["recommendation_rule"];
+    if (args.find("pretrain") != std::string::npos) {
+      EXPECT_TRUE(assumed) << "1e12 tokens of 70B need many nodes";
+    }
+  }
+}
+
 }  // namespace

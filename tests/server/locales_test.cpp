@@ -74,7 +74,8 @@ TEST(Locales, EveryWarningCodeAndMemoryTermHasItsText) {
   for (int c = 0; c <= static_cast<int>(gpuplan::PlanWarningCode::no_clean_plan); ++c)
     keys.push_back("warn_" + std::string(gpuplan::plan_warning_code_name(static_cast<gpuplan::PlanWarningCode>(c))));
   // Result-level codes whose figures the pages word (values): each has its text too.
-  for (auto c : {gpuplan::PlanWarningCode::cheaper_stale_plan, gpuplan::PlanWarningCode::fresher_plan_too_long})
+  for (auto c : {gpuplan::PlanWarningCode::cheaper_stale_plan, gpuplan::PlanWarningCode::cheaper_undated_plan,
+                 gpuplan::PlanWarningCode::fresher_plan_too_long})
     keys.push_back("warn_" + std::string(gpuplan::plan_warning_code_name(c)));
   // One sentence of each kind sizing/memory.cpp writes.
   for (const char* sentence :
