@@ -5,6 +5,7 @@
 //
 // Exit codes: 0 plans printed; 1 no offer can run the workload (the reason and what would make
 // it fit are printed: an answer, like grep's "no match", not an error); 2-5/70 errors (error.hpp).
+#include <algorithm>
 #include <fmt/core.h>
 
 #include <cmath>
@@ -110,6 +111,28 @@ void print_table(const PlanRequest& r, const PlanResult& res) {
     for (auto& row : t.rows) row[col] = clip(row[col], target);
     table = t.render();
   }
+  // Still too wide (COLUMNS 80-100, trial 9): drop the regions, then $/h (both in --json and
+  // --explain), then clip the layout cell (its full text is in --explain N).
+  for (const char* name : {"regions", "$/h"}) {
+    if (widest(table) <= static_cast<std::size_t>(width)) break;
+    const auto at = std::find(t.header.begin(), t.header.end(), std::string(name));
+    if (at == t.header.end()) continue;
+    const auto drop = static_cast<std::ptrdiff_t>(at - t.header.begin());
+    t.header.erase(t.header.begin() + drop);
+    t.right_align.erase(t.right_align.begin() + drop);
+    for (auto& row : t.rows) row.erase(row.begin() + drop);
+    table = t.render();
+  }
+  if (const auto at = std::find(t.header.begin(), t.header.end(), std::string("layout"));
+      at != t.header.end() && widest(table) > static_cast<std::size_t>(width)) {
+    const auto col = static_cast<std::size_t>(at - t.header.begin());
+    const std::size_t w = widest(table);
+    std::size_t colw = cell_width(t.header[col]);
+    for (const auto& row : t.rows) colw = std::max(colw, cell_width(row[col]));
+    const std::size_t target = std::max<std::size_t>(16, colw > w - width ? colw - (w - width) : 16);
+    for (auto& row : t.rows) row[col] = clip(row[col], target);
+    table = t.render();
+  }
   fmt::print("{}", table);
   std::string footer = fmt::format(
       "{} of {} plans ({} offers considered, {} skipped, {} layouts). * = cost/time Pareto front; R = recommended "
@@ -120,10 +143,19 @@ void print_table(const PlanRequest& r, const PlanResult& res) {
       res.recommendation_rule.empty()                ? std::string("none")
       : res.recommendation_rule.rfind("none", 0) == 0 ? res.recommendation_rule
                                                       : res.recommendation_rule.substr(res.recommendation_rule.find(':') + 2),
-      res.sort_applied == PlanSort::recommended ? std::string("recommended, then total cost")
-      : res.sort_applied == PlanSort::cost      ? std::string("total cost")
-                                                : res.sort_rule.empty() ? std::string("time to finish")
-                                                                        : res.sort_rule.substr(3),
+      // The real order (planner order_rows): the recommended plan, then the price evidence (unless
+      // --include-flagged), then the sort (trial 9: "sorted by total cost" over rows that follow
+      // the price-age steps).
+      fmt::format("{}{}{}", std::any_of(res.plans.begin(), res.plans.end(), [](const Plan& p) { return p.recommended; })
+                                ? "the recommended plan first, then "
+                                : "",
+                  r.include_flagged ? std::string()
+                                    : fmt::format("price evidence (clean, stale by age in {:.0f}-day steps, undated, "
+                                                  "flagged), then ",
+                                                  r.stale_after_days),
+                  res.sort_applied != PlanSort::time ? std::string("total cost")
+                  : res.sort_rule.empty()            ? std::string("time to finish")
+                                                     : res.sort_rule.substr(3)),
       r.stale_after_days, r.stale_after_days,
       r.include_flagged ? "; --include-flagged: ranked together" : "; marked plans rank after clean ones");
   if (res.plans_hidden > 0) {

@@ -17,6 +17,18 @@ void add(std::vector<PlanExplainLine>& out, std::string term, double value, std:
 
 void explain_cost(std::vector<PlanExplainLine>& out, const Plan& p, const CostBreakdown& c, const std::string& prefix) {
   const ResolvedBilling& b = p.billing;
+  // The run the billing rounds: the fixed start-up before the first step, then the work
+  // (training: goodput.wall_seconds; spot: with its overhead). Trial 9: --explain went from
+  // goodput.wall_seconds to a billed time 600 s longer without a term for the difference.
+  add(out, prefix + "startup_seconds", c.startup_seconds, "s",
+      fmt::format("--startup-minutes {:g} × 60: cluster start, container and weights load before the first step",
+                  c.startup_seconds / 60.0),
+      "ASSUMPTION (PlanRequest::startup_seconds), billed on every instance");
+  add(out, prefix + "run_seconds", c.run_seconds, "s",
+      fmt::format("start-up {:.0f} s + {} {:.0f} s", c.startup_seconds,
+                  c.spot ? "work with spot overhead" : p.goodput ? "goodput.wall_seconds" : "work_seconds",
+                  c.run_seconds - c.startup_seconds),
+      "planner/cost.cpp price_job");
   add(out, prefix + "billed_seconds", c.billed_seconds, "s",
       is_reserved(c.price_kind)
           ? fmt::format("ceil({:.0f} s / term {:.0f} s) × term", c.run_seconds, reserved_term_seconds(c.price_kind))

@@ -1285,6 +1285,24 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
                             spec->dense_flops(used).value_or(0) / 1e12,
                             p.serving ? ", TTFT and TPOT are" : " is"));
   }
+  if (p.serving && request.workload == PlanWorkload::serving) {
+    // Trial 9: serving an 8B model on 1 of 8 rented GPUs said nothing about the 7 others.
+    const std::int64_t rented = static_cast<std::int64_t>(p.instances) * p.gpus_per_instance;
+    const std::int64_t used = p.replicas * p.layout.tp;
+    if (used > 0 && used < rented) {
+      w.push_back(PlanWarning{
+          PlanWarningCode::idle_gpus,
+          fmt::format("serves on {} of the {} GPUs rented ({} idle): {} replica{} of TP {} {} the load; an instance "
+                      "with fewer GPUs costs less, or the idle ones add replicas for headroom",
+                      used, rented, rented - used, p.replicas, p.replicas == 1 ? "" : "s", p.layout.tp,
+                      p.replicas == 1 ? "carries" : "carry"),
+          {{"used_gpus", fmt::format("{}", used)},
+           {"rented_gpus", fmt::format("{}", rented)},
+           {"idle_gpus", fmt::format("{}", rented - used)},
+           {"replicas", fmt::format("{}", p.replicas)},
+           {"tp", fmt::format("{}", p.layout.tp)}}});
+    }
+  }
   if (p.serving && !p.meets_latency_target) {
     add_warning(w, PlanWarningCode::latency_target_missed,
                 fmt::format("TTFT {:.0f} ms / TPOT {:.0f} ms {} batch {}{}: above the {} target ({}); not recommended",
@@ -1842,6 +1860,20 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
       const int lower = n / g * g, upper = (n / g + 1) * g;
       nearest += fmt::format("{}{}{} on {}-GPU nodes", nearest.empty() ? "" : "; ",
                              lower > 0 ? fmt::format("--gpus {} or ", lower) : "", fmt::format("--gpus {}", upper), g);
+    }
+    if (request.nodes_exact && *request.nodes_exact > 0 && n % *request.nodes_exact == 0) {
+      // --gpus and --nodes together fix the node size (trial 9: `--gpus 8 --nodes 2` said "8 GPUs
+      // is not a multiple of the GPUs per node of any offer ... (offers have 1, 2, ..., 8 ... GPUs
+      // per node)", contradicting itself): say that size and that no offer rents it that way.
+      const int nodes = *request.nodes_exact, per = n / nodes;
+      throw_invalid_coded(
+          "--gpus", "gpus_nodes_not_rentable",
+          {{"gpus", fmt::format("{}", n)}, {"nodes", fmt::format("{}", nodes)}, {"per_node", fmt::format("{}", per)},
+           {"per_node_offered", sizes}},
+          fmt::format("--gpus {} on --nodes {} needs {}-GPU nodes, and no offer that can run it has {}-GPU nodes "
+                      "rentable as {} nodes (offers have {} GPUs per node)",
+                      n, nodes, per, per, nodes, sizes),
+          "one of --gpus and --nodes, or --gpus = --nodes × an offered node size");
     }
     // Codes of their own (not estimate's gpus_not_multiple_of_node, one node size): the pages word
     // the offered node sizes and the splits no offer can rent, as this sentence does.
@@ -2871,6 +2903,7 @@ std::string_view plan_warning_code_name(PlanWarningCode c) noexcept {
     case PlanWarningCode::ranked_after_clean: return "ranked_after_clean";
     case PlanWarningCode::no_clean_plan: return "no_clean_plan";
     case PlanWarningCode::fresher_plan_too_long: return "fresher_plan_too_long";
+    case PlanWarningCode::idle_gpus: return "idle_gpus";
   }
   return "unknown";
 }

@@ -90,6 +90,9 @@ enum class PlanWarningCode {
   /// plan passed over because it runs past the recommendation horizon (30 days, or the deadline);
   /// names that plan and its time (values: docs/planner.md "Price evidence")
   fresher_plan_too_long,
+  /// serving: the replicas the load needs use fewer GPUs than the instances rented; says how many
+  /// are idle (values: used_gpus, rented_gpus, idle_gpus, replicas, tp)
+  idle_gpus,
 };
 std::string_view plan_warning_code_name(PlanWarningCode c) noexcept;
 

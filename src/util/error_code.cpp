@@ -30,7 +30,7 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 112> kCodes = {
+constexpr std::array<std::string_view, 113> kCodes = {
     "body_empty",
     "body_not_object",
     "both_given",
@@ -70,6 +70,7 @@ constexpr std::array<std::string_view, 112> kCodes = {
     "fresh_above_stale",
     "global_batch_exceeds_tokens",
     "gpu_missing",
+    "gpus_nodes_not_rentable",
     "gpus_not_equal_layout",
     "gpus_not_multiple_of_layout",
     "gpus_not_multiple_of_node",

@@ -253,4 +253,130 @@ TEST_F(Plan14E2E, RecommendationLineSaysWhenItsNodeCountIsAssumed) {
   }
 }
 
+// Trial 9 medium items on the plan output, each through the binary.
+
+// `plan --help` listed "--max-price-age TEXT Excludes:" with nothing after it (the hidden alias
+// --stale-days); the pair is still refused, in either order.
+TEST_F(Plan14E2E, HelpHasNoEmptyExcludesAndTheAliasPairIsStillRefused) {
+  const RunResult h = run("plan --help");
+  ASSERT_EQ(h.exit_code, 0) << h.out;
+  EXPECT_FALSE(contains(h.out, "Excludes:")) << h.out;
+  EXPECT_TRUE(contains(h.out, "--max-price-age")) << h.out;
+  const std::string lora = "plan --model llama-3.1-8b --task lora --tokens 1e8";
+  EXPECT_EQ(run(lora + " --max-price-age 10d --stale-days 3").exit_code, 2);
+  EXPECT_EQ(run(lora + " --stale-days 3 --max-price-age 10d").exit_code, 2);
+}
+
+// --explain went from goodput.wall_seconds to a billed time 600 s longer, unexplained: the
+// start-up (--startup-minutes, default 10) is a term, and run = start-up + wall.
+TEST_F(Plan14E2E, ExplainShowsTheStartUpBetweenWallAndBilledTime) {
+  const json j = run_json("plan --model llama-3.1-8b --task lora --tokens 1e8 --limit 1" + std::string(kToday), 0);
+  ASSERT_FALSE(j["plans"].empty());
+  const double wall = j["plans"][0]["goodput"]["wall_seconds"].get<double>();
+  const RunResult e = run("plan --model llama-3.1-8b --task lora --tokens 1e8 --limit 1 --explain 1" + std::string(kToday));
+  ASSERT_EQ(e.exit_code, 0) << e.out;
+  auto value_of = [&](const std::string& term) {
+    std::istringstream in(e.out);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind(term + " ", 0) == 0) return std::stod(line.substr(term.size()));
+    }
+    return -1.0;
+  };
+  EXPECT_EQ(value_of("cost.startup_seconds"), 600.0) << e.out;  // 10 min × 60
+  EXPECT_NEAR(value_of("cost.run_seconds"), 600.0 + wall, 0.5 + 1e-5 * wall) << e.out;
+  EXPECT_GE(value_of("cost.billed_seconds"), value_of("cost.run_seconds")) << e.out;
+  // --startup-minutes 0: the term is 0 and the run is the wall time.
+  const RunResult z =
+      run("plan --model llama-3.1-8b --task lora --tokens 1e8 --limit 1 --explain 1 --startup-minutes 0" + std::string(kToday));
+  EXPECT_TRUE(contains(z.out, "cost.startup_seconds")) << z.out;
+}
+
+// `--gpus 8 --nodes 2` said "8 GPUs is not a multiple of the GPUs per node of any offer ...
+// (offers have 1, 2, ..., 8 ... GPUs per node)": one clear line naming the 4-GPU nodes it needs.
+TEST_F(Plan14E2E, GpusWithNodesSaysTheNodeSizeItNeeds) {
+  const RunResult r = run("plan --model llama-3.1-70b --task lora --tokens 5e8 --gpus 8 --nodes 2" + std::string(kToday));
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "--gpus 8 on --nodes 2 needs 4-GPU nodes")) << r.out;  // 8 / 2 = 4
+  EXPECT_FALSE(contains(r.out, "is not a multiple")) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;  // one line
+}
+
+// Serving an 8B model at 1 request/s on an 8-GPU instance uses one GPU: the plan says how many
+// of the rented GPUs are idle (rented = instances × GPUs per instance; used = replicas × TP).
+TEST_F(Plan14E2E, ServingOnFewerGpusThanRentedSaysHowManyAreIdle) {
+  const json j = run_json("plan --model llama-3.1-8b --task serve --rps 1 'gpus=8' --limit 5" + std::string(kToday), 0);
+  ASSERT_FALSE(j["plans"].empty()) << j.dump().substr(0, 1000);
+  int checked = 0;
+  for (const json& p : j["plans"]) {
+    const int rented = p["instances"].get<int>() * p["gpus_per_instance"].get<int>();
+    const int used = p["replicas"].get<int>() * p["layout"]["tp"].get<int>();
+    const json* w = nullptr;
+    for (const json& x : p["warnings"])
+      if (x["code"] == "idle_gpus") w = &x;
+    if (used < rented) {
+      ASSERT_NE(w, nullptr) << p.dump().substr(0, 1500);
+      EXPECT_EQ((*w)["values"]["idle_gpus"], std::to_string(rented - used));
+      EXPECT_EQ((*w)["values"]["rented_gpus"], std::to_string(rented));
+      ++checked;
+    } else {
+      EXPECT_EQ(w, nullptr) << p.dump().substr(0, 1500);
+    }
+  }
+  EXPECT_GT(checked, 0) << "an 8B model at 1 req/s needs fewer than 8 GPUs";
+  // A load that fills the instance has no such warning: Llama 3.1 70B on 8×H100 at --gpus 8
+  // --concurrency 300 runs every GPU (fixed cluster: replicas = instances × GPUs / TP).
+  const json f = run_json(
+      "plan --model llama-3.1-70b --task serve --concurrency 300 'gpu=H100 gpus=8' --gpus 8 --limit 3" + std::string(kToday), 0);
+  ASSERT_FALSE(f["plans"].empty());
+  for (const json& p : f["plans"])
+    for (const json& x : p["warnings"]) EXPECT_NE(x["code"], "idle_gpus") << p.dump().substr(0, 800);
+}
+
+// The footer said "sorted by recommended, then total cost" while rows followed the price-age
+// steps; it says the real order, and the rows follow it: evidence_rank never decreases after
+// the recommended row, and within one rank the total never decreases.
+TEST_F(Plan14E2E, FooterSaysTheRealOrderAndTheRowsFollowIt) {
+  const std::string args = "plan --model llama-3.1-70b --task lora --tokens 5e8 --limit 0" + std::string(kToday);
+  const json j = run_json(args, 0);
+  ASSERT_GT(j["plans"].size(), 3u);
+  const json& plans = j["plans"];
+  std::size_t start = plans[0]["recommended"] == true ? 1 : 0;
+  for (std::size_t i = start + 1; i < plans.size(); ++i) {
+    const int a = plans[i - 1]["evidence_rank"].get<int>(), b = plans[i]["evidence_rank"].get<int>();
+    EXPECT_LE(a, b) << i;
+    if (a == b) {
+      EXPECT_LE(plans[i - 1]["total_usd"].get<double>(), plans[i]["total_usd"].get<double>()) << i;
+    }
+  }
+  const RunResult t = run_shell("COLUMNS=400 XDG_DATA_HOME='" + dir_.string() + "' '" + std::string(GPUPLAN_BINARY) +
+                                "' --db '" + (dir_ / "offers.sqlite").string() + "' plan --model llama-3.1-70b --task lora "
+                                "--tokens 5e8" + std::string(kToday) + " 2>&1");
+  EXPECT_TRUE(contains(t.out, "sorted by the recommended plan first, then price evidence (clean, stale by age in 30-day "
+                              "steps, undated, flagged), then total cost")) << t.out;
+}
+
+// The table fits COLUMNS 100 and 80 (trial 9: 107 columns at COLUMNS=100 for a pretraining
+// table), dropping columns whose values stay in --json and --explain.
+TEST_F(Plan14E2E, TableFitsNarrowTerminals) {
+  for (int cols : {100, 80}) {
+    for (const std::string args : {"--params 14e9 --task pretrain --tokens 1e13", "--model llama-3.1-70b --task lora --tokens 5e8",
+                                   "--model llama-3.1-70b --task serve --concurrency 100"}) {
+      const RunResult t = run_shell("COLUMNS=" + std::to_string(cols) + " XDG_DATA_HOME='" + dir_.string() + "' '" +
+                                    std::string(GPUPLAN_BINARY) + "' --db '" + (dir_ / "offers.sqlite").string() +
+                                    "' plan " + args + std::string(kToday) + " 2>&1");
+      ASSERT_EQ(t.exit_code, 0) << t.out;
+      std::istringstream in(t.out);
+      std::string line;
+      std::size_t row = 0;
+      while (std::getline(in, line) && row < 12) {  // header, dashes, up to 10 rows
+        std::size_t w = 0;
+        for (unsigned char c : line) w += (c & 0xC0) != 0x80;
+        EXPECT_LE(w, static_cast<std::size_t>(cols)) << cols << " " << args << "\n" << line;
+        ++row;
+      }
+    }
+  }
+}
+
 }  // namespace

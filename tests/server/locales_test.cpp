@@ -75,7 +75,8 @@ TEST(Locales, EveryWarningCodeAndMemoryTermHasItsText) {
     keys.push_back("warn_" + std::string(gpuplan::plan_warning_code_name(static_cast<gpuplan::PlanWarningCode>(c))));
   // Result-level codes whose figures the pages word (values): each has its text too.
   for (auto c : {gpuplan::PlanWarningCode::cheaper_stale_plan, gpuplan::PlanWarningCode::cheaper_undated_plan,
-                 gpuplan::PlanWarningCode::fresher_plan_too_long})
+                 gpuplan::PlanWarningCode::fresher_plan_too_long,
+                 gpuplan::PlanWarningCode::idle_gpus})
     keys.push_back("warn_" + std::string(gpuplan::plan_warning_code_name(c)));
   // One sentence of each kind sizing/memory.cpp writes.
   for (const char* sentence :
