@@ -90,6 +90,10 @@ struct SearchOutcome {
   Recompute recompute = Recompute::none;
   double per_gpu_bytes = 0;
   double smallest_per_gpu_bytes = kInf;  ///< over all layouts tried
+  /// training: the layout and recompute mode of smallest_per_gpu_bytes (the no-plan advice
+  /// re-sizes it to see which change could make it fit)
+  ParallelLayout smallest_layout;
+  Recompute smallest_recompute = Recompute::none;
   TrainingStepEstimate step;
   ServingEstimate serving;
   std::int64_t replicas_per_instance = 0;
@@ -353,7 +357,11 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
               if (slot == kLayoutNotRunnable) continue;
               const double bytes = slot;
               ++ctx.layouts_evaluated;
-              best.smallest_per_gpu_bytes = std::min(best.smallest_per_gpu_bytes, bytes);
+              if (bytes < best.smallest_per_gpu_bytes) {
+                best.smallest_per_gpu_bytes = bytes;
+                best.smallest_layout = layout;
+                best.smallest_recompute = rc;
+              }
               if (bytes > usable) continue;
               any_fit_at_mb = true;
               // Pruning that cannot change the result: a layout whose step-time lower bound
@@ -692,6 +700,8 @@ struct PlanState {
   std::set<std::string> gpus_without_perf_figures;
   double largest_gpu_bytes = 0;
   double smallest_need = kInf;
+  /// training: the layout of smallest_need (SearchOutcome::smallest_layout), when one was sized
+  std::optional<std::pair<ParallelLayout, Recompute>> smallest_need_layout;
   bool any_multi_node = false;
   int smallest_gpus_per_node_rejected = 0;  ///< for the --tp / --gpus errors
   std::size_t shape_rejections = 0;
@@ -1806,7 +1816,10 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
     for (int nodes = a.first_nodes; nodes <= a.last_nodes; nodes *= 2) {
       const ClusterKey key = key_for(a, searched_nodes(request, nodes));
       const SearchOutcome& o = search_cluster(ctx, cache, key);
-      st.smallest_need = std::min(st.smallest_need, o.smallest_per_gpu_bytes);
+      if (o.smallest_per_gpu_bytes < st.smallest_need) {
+        st.smallest_need = o.smallest_per_gpu_bytes;
+        if (request.workload == PlanWorkload::training) st.smallest_need_layout.emplace(o.smallest_layout, o.smallest_recompute);
+      }
       if (!o.fits) continue;
       if (!assemble(request, arch, a, nodes, key, o, ckpt, data_bytes, tokens, p, &c.fixed_load, /*candidate=*/true)) continue;
       if (!a.billing) {
@@ -2765,7 +2778,34 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
           st.any_multi_node ? "" : ", and no offer has a known inter-node network for multi-node training");
       np.code = "does_not_fit";
       np.values["margin"] = request.margin;
-      if (training) {
+      // Which changes could make the smallest layout fit (trial 9: ZeRO-3 and an 8-bit optimizer
+      // were suggested for LoRA at --seq 2000000, where activations alone exceed every GPU): the
+      // terms no weight, optimizer or sharding change touches (activations, logits, workspace,
+      // CUDA context, fragmentation) at the layout with the smallest requirement. When they
+      // alone exceed the largest GPU's usable memory, only a shorter sequence can help; the
+      // 8-bit optimizer is offered only when it saves at least 5% (AdamW's 8 B/param of fp32
+      // states become 2 B: 75% of the optimizer_state term).
+      bool activation_bound = false, optimizer_matters = true;
+      if (training && st.smallest_need_layout) {
+        try {
+          const MemoryBreakdown m = training_memory(
+              ctx.arch, detail::training_memory_request(request, st.smallest_need_layout->first, st.smallest_need_layout->second));
+          const double floor = m.term_bytes("activations") + m.term_bytes("logits") + m.term_bytes("workspace") +
+                               m.term_bytes("cuda_context") + m.term_bytes("fragmentation");
+          activation_bound = floor > np.largest_gpu_bytes * (1.0 - request.margin);
+          optimizer_matters = 0.75 * m.term_bytes("optimizer_state") >= 0.05 * m.total_bytes();
+          np.values["unshardable_per_gpu_bytes"] = floor;
+        } catch (const std::exception&) {
+          // A layout the sizing refuses here (none expected: it was sized in the search): keep the advice.
+        }
+      }
+      if (training && activation_bound) {
+        np.suggestions.push_back(fmt::format(
+            "a shorter sequence (--seq): activations, logits and workspace alone need {} per GPU at the smallest "
+            "layout, more than any GPU offered; LoRA/QLoRA, ZeRO-3 or an 8-bit optimizer cannot make it fit",
+            short_gb(np.values["unshardable_per_gpu_bytes"])));
+        np.suggestion_codes.push_back("shorter_sequence");
+      } else if (training) {
         if (request.task == Task::full) {
           np.suggestions.push_back("fine-tune with LoRA (--task lora) or QLoRA (--task qlora)");
           np.suggestion_codes.push_back("use_lora_or_qlora");
@@ -2787,8 +2827,13 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
                                                        "network (import one, or set it in a user quote)");
           np.suggestion_codes.push_back(st.any_multi_node ? "more_nodes_zero3" : "zero3_needs_network");
         }
-        np.suggestions.push_back("a shorter sequence (--seq) or an 8-bit optimizer (--optimizer adamw_8bit)");
-        np.suggestion_codes.push_back("shorter_sequence_or_8bit_optimizer");
+        if (optimizer_matters) {
+          np.suggestions.push_back("a shorter sequence (--seq) or an 8-bit optimizer (--optimizer adamw_8bit)");
+          np.suggestion_codes.push_back("shorter_sequence_or_8bit_optimizer");
+        } else {
+          np.suggestions.push_back("a shorter sequence (--seq)");
+          np.suggestion_codes.push_back("shorter_sequence");
+        }
       } else if (!images) {
         np.suggestions.push_back("quantise the weights (--quant int4 or --quant fp8)");
         np.suggestions.push_back("a shorter context (--prompt-tokens, --output-tokens) or an 8-bit KV cache (--kv-dtype fp8)");

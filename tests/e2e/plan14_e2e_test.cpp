@@ -379,4 +379,32 @@ TEST_F(Plan14E2E, TableFitsNarrowTerminals) {
   }
 }
 
+// "would help" advice that cannot help: QLoRA, ZeRO-3 over more nodes and an 8-bit optimizer were
+// suggested for Llama 3.1 70B LoRA at --seq 2000000, where the terms no such change touches
+// (activations, logits, workspace, CUDA context, fragmentation) exceed every GPU offered. Only a
+// shorter sequence is offered then; the figure is the planner's own re-sizing of the smallest
+// layout (JSON values.unshardable_per_gpu_bytes), above the largest GPU's usable memory.
+TEST_F(Plan14E2E, NoPlanAdviceLeavesOutChangesThatCannotMakeItFit) {
+  const json j = run_json("plan --model llama-3.1-70b --task lora --tokens 5e8 --seq 2000000" + std::string(kToday), 1);
+  const json& np = j["no_plan"];
+  ASSERT_TRUE(np.is_object()) << j.dump().substr(0, 1500);
+  const json& codes = np["suggestion_codes"];
+  auto has = [&](const std::string& c) { return std::find(codes.begin(), codes.end(), c) != codes.end(); };
+  ASSERT_TRUE(np["values"].contains("unshardable_per_gpu_bytes")) << np.dump();
+  const double floor = np["values"]["unshardable_per_gpu_bytes"].get<double>();
+  const double usable = np["largest_gpu_bytes"].get<double>() * (1.0 - np["values"]["margin"].get<double>());
+  ASSERT_GT(floor, usable) << np.dump();
+  EXPECT_TRUE(has("shorter_sequence")) << codes.dump();
+  for (const char* c : {"use_qlora", "more_nodes_zero3", "zero3_needs_network", "shorter_sequence_or_8bit_optimizer"})
+    EXPECT_FALSE(has(c)) << c << " " << codes.dump();
+  EXPECT_EQ(codes.size(), np["suggestions"].size());
+  // Where the weights are what does not fit (405B full fine-tune on one GPU of each offer:
+  // --gpus 1), the memory advice stays: LoRA/QLoRA and more GPUs.
+  const json w = run_json("plan --model llama-3.1-405b --task full --tokens 1e8 --gpus 1" + std::string(kToday), 1);
+  ASSERT_TRUE(w["no_plan"].is_object()) << w.dump().substr(0, 1500);
+  const json& wc = w["no_plan"]["suggestion_codes"];
+  EXPECT_NE(std::find(wc.begin(), wc.end(), "use_lora_or_qlora"), wc.end()) << wc.dump();
+  EXPECT_EQ(std::find(wc.begin(), wc.end(), "shorter_sequence"), wc.end()) << wc.dump();
+}
+
 }  // namespace
