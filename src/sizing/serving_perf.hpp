@@ -22,8 +22,8 @@
 ///   Continuous batching with chunked prefill (vLLM, SGLang, TensorRT-LLM; Agrawal et al. 2024
 ///     "Sarathi-Serve", arXiv:2403.02310): in steady state B/O requests finish per decode step, so
 ///     B·P/O prompt tokens are prefilled per step inside the same step; the step's time is
-///     max(weights + KV read, decode FLOPs + those prefill FLOPs) + TP communication, and it is
-///     the tpot every running sequence sees. Engines without it (llama.cpp) run the prefill
+///     step_roofline_seconds(weights + KV read, decode FLOPs + those prefill FLOPs) + TP
+///     communication (a soft roofline, below), and it is the tpot every running sequence sees. Engines without it (llama.cpp) run the prefill
 ///     between decode steps: step = decode step + the prefill share.
 ///   ttft = the prompt's chunks (prefill_chunk_tokens minus the decode tokens of the running batch
 ///     per step, at least a quarter of the budget) × the step time with that chunk.
@@ -40,6 +40,18 @@
 #include "sizing/perf.hpp"
 
 namespace gpuplan {
+
+/// Time of one continuous-batching step (decode tokens of the running batch + prompt chunks in
+/// one step) that reads `memory_seconds` worth of bytes at the achieved bandwidth and does
+/// `compute_seconds` of math at the achieved peak: a soft roofline, max + min·sqrt(min/max). Far
+/// from the ridge point it is the roofline max(memory, compute) (Williams et al. 2009); at the
+/// ridge (memory = compute) it is their sum: a mixed step runs its prefill and decode attention
+/// kernels apart from the GEMMs and, in vLLM, without the CUDA graph of decode-only steps, so the
+/// weight stream does not hide the prompt's math. Chosen on published vLLM concurrency sweeps
+/// (tests/data/published-serving.jsonl: with max() they were predicted up to +71% too fast,
+/// with this rule within ±8%; docs/accuracy.md "Serving"). Decode-only steps keep max(): our H200
+/// decode-GEMM timings follow it (tests/data/h200-decode-roofline.jsonl). Seconds.
+double step_roofline_seconds(double memory_seconds, double compute_seconds) noexcept;
 
 /// Inference engine whose kernels and scheduler the estimate assumes.
 enum class ServingEngine { vllm, tensorrt_llm, sglang, llama_cpp };

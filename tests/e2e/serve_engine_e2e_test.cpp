@@ -43,7 +43,11 @@ TEST_F(ServeEngineE2E, EngineChangesTheDecodeStepByItsDocumentedBandwidthEfficie
   // One user: a batch-1 decode step of a 16-bit 8B model is memory-bound (≈ 16 GB of weights per
   // step against ~4 prompt tokens of prefill per step), so on one GPU (tp 1, no all-reduce) the
   // time per output token is bytes / (HBM bandwidth × the engine's 16-bit decode efficiency):
-  // TensorRT-LLM's set is vLLM's × 1.05 (serving_perf.cpp), so tpot(trt) / tpot(vllm) = 1/1.05.
+  // TensorRT-LLM's set is vLLM's × 1.05 (serving_perf.cpp), so tpot(trt) / tpot(vllm) = 1/1.05,
+  // to within the mixed step's soft-roofline term c·√(c/m) (serving_perf.hpp
+  // step_roofline_seconds), which does not scale with the bandwidth efficiency: with c (one
+  // decode token + ~4 prompt tokens of math) a few % of m, that term is under 0.5% of the step
+  // and moves the ratio by less than 1e-3.
   const std::string base = "plan --model llama-3.1-8b --task serve --concurrency 1 --limit 50";
   const json vllm = run_json(base + " --engine vllm", 0);
   const json trt = run_json(base + " --engine tensorrt-llm", 0);
@@ -55,7 +59,8 @@ TEST_F(ServeEngineE2E, EngineChangesTheDecodeStepByItsDocumentedBandwidthEfficie
     if (it == b.end() || pv["layout"].value("tp", 1) != 1) continue;
     const double tv = pv["serving"]["tpot_seconds"].get<double>();
     const double tt = it->second["serving"]["tpot_seconds"].get<double>();
-    EXPECT_NEAR(tt / tv, 1.0 / 1.05, 1e-6) << key;
+    EXPECT_NEAR(tt / tv, 1.0 / 1.05, 1e-3) << key;
+    EXPECT_LT(tt, tv) << key;
     ++compared;
   }
   EXPECT_GT(compared, 0) << "no single-GPU plan in both runs";

@@ -51,7 +51,11 @@ TEST(ServingUnderLoad, ChunkedPrefillIsChargedAgainstDecode) {
   const double per_token = prefill_flops(arch, 4096) / 4096.0;
   const double prefill = 2048.0 * per_token / (989e12 * engine_profile(ServingEngine::vllm, a).prefill_efficiency_16bit);
   EXPECT_NEAR(e.prefill_seconds_per_step, prefill, 1e-12);
-  EXPECT_NEAR(e.tpot_seconds, std::max(e.decode_memory_seconds, e.decode_compute_seconds + prefill), 1e-12);
+  // Mixed step: the soft roofline (serving_perf.hpp step_roofline_seconds) of the weight + KV read
+  // and the decode + prefill math, max + min·sqrt(min/max), written out here.
+  const double hi = std::max(e.decode_memory_seconds, e.decode_compute_seconds + prefill);
+  const double lo = std::min(e.decode_memory_seconds, e.decode_compute_seconds + prefill);
+  EXPECT_NEAR(e.tpot_seconds, hi + lo * std::sqrt(lo / hi), 1e-12);
   // The prefill share makes the step slower than the decode-only roofline by a visible margin.
   EXPECT_GT(e.tpot_seconds, 2.0 * std::max(e.decode_memory_seconds, e.decode_compute_seconds));
   EXPECT_NEAR(e.output_tokens_per_s, 64.0 / e.tpot_seconds, 1e-9);
@@ -98,7 +102,20 @@ TEST(ServingUnderLoad, EnginesAndKernelFormatsDiffer) {
   const ServingEstimate lcpp = estimate_serving(arch, r, c, 100e9, a);
   r.engine = ServingEngine::tensorrt_llm;
   const ServingEstimate trt = estimate_serving(arch, r, c, 100e9, a);
-  EXPECT_LT(lcpp.requests_per_s_per_replica, vllm.requests_per_s_per_replica);
+  // vLLM and llama.cpp differ in how the prompts meet the decode steps: vLLM's ride inside them
+  // (Sarathi-Serve; a mixed step, the soft roofline), llama.cpp's run between them, so a llama.cpp
+  // step is a decode-only roofline max plus the prefill share, and a vLLM request waits no
+  // separate TTFT in the requests/s. (Until 2026-12-02 this asserted vLLM's requests/s above
+  // llama.cpp's: that came from max(memory, compute) hiding the prefill under the weight read,
+  // which the published vLLM sweeps of tests/data/published-serving.jsonl contradict; the
+  // engines' order under load would need a measured llama.cpp batched sweep, which is not bundled.)
+  EXPECT_GT(lcpp.tpot_seconds, lcpp.prefill_seconds_per_step);
+  EXPECT_NEAR(lcpp.tpot_seconds,
+              std::max(lcpp.decode_memory_seconds, lcpp.decode_compute_seconds) + lcpp.prefill_seconds_per_step +
+                  lcpp.tp_comm_seconds_per_step,
+              1e-12);
+  EXPECT_NEAR(lcpp.requests_per_s_per_replica, 32.0 / (lcpp.ttft_seconds + 256 * lcpp.tpot_seconds), 1e-9);
+  EXPECT_NEAR(vllm.requests_per_s_per_replica, 32.0 / (256 * vllm.tpot_seconds), 1e-9);
   EXPECT_GT(trt.requests_per_s_per_replica, vllm.requests_per_s_per_replica);
   // FP8 weights: W8A8 prefill at the FP8 peak on H100; A100 has no FP8 peak (de-quantised).
   r.engine = ServingEngine::vllm;
