@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -33,9 +34,29 @@ class BinaryE2E : public ::testing::Test {
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
   }
-  static RunResult run(const std::string& args) {
+  static RunResult run(const std::string& args) { return run_db("offers.sqlite", args); }
+  /// `args` on the store `db` (a file name in the suite's folder; created and seeded from the
+  /// bundled catalog on first use), stdout+stderr.
+  static RunResult run_db(const std::string& db, const std::string& args) {
     return run_shell("XDG_DATA_HOME='" + dir_.string() + "' '" + std::string(GPUPLAN_BINARY) + "' --db '" +
-                     (dir_ / "offers.sqlite").string() + "' " + args + " 2>&1");
+                     (dir_ / db).string() + "' " + args + " 2>&1");
+  }
+  /// The store `db`: the bundled catalog plus `csv` (an offer file) imported, once per suite
+  /// (the file is written beside it as `db`.csv). Returns `db`, for run_db.
+  static std::string store_with_import(const std::string& db, const std::string& csv) {
+    if (!std::filesystem::exists(dir_ / db)) {
+      const std::filesystem::path file = dir_ / (db + ".csv");
+      std::ofstream(file) << csv;
+      const RunResult r = run_db(db, "import '" + file.string() + "'");
+      EXPECT_EQ(r.exit_code, 0) << r.out;
+    }
+    return db;
+  }
+  /// A command's output parsed as JSON (EXPECT that it parses).
+  static nlohmann::json json_of(const RunResult& r) {
+    nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << r.out.substr(0, 2000);
+    return j;
   }
   /// A whole shell command line: its stdout (stderr only where the command redirects it) and exit code.
   static RunResult run_shell(const std::string& cmd) {

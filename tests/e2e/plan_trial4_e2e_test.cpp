@@ -32,10 +32,6 @@ class PlanTrial4E2E : public BinaryE2E<PlanTrial4E2E> {
  public:
   static constexpr const char* kName = "plan-trial4";
   /// `gpuplan --db DB args` (stderr joined), DB inside the suite's folder.
-  static RunResult run_db(const std::string& db, const std::string& args) {
-    return run_shell("XDG_DATA_HOME='" + dir_.string() + "' '" + std::string(GPUPLAN_BINARY) + "' --db '" +
-                     (dir_ / db).string() + "' " + args + " 2>&1");
-  }
   /// Imports `rows` (CSV lines after the header, docs/import-format.md) into DB.
   static void import_rows(const std::string& db, const std::string& rows) {
     const fs::path csv = dir_ / (db + ".csv");

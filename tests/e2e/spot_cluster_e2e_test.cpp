@@ -25,10 +25,7 @@ namespace fs = std::filesystem;
 class SpotClusterE2E : public BinaryE2E<SpotClusterE2E> {
  public:
   static constexpr const char* kName = "spot-cluster";
-  static RunResult run_db(const std::string& args) {
-    return run_shell("XDG_DATA_HOME='" + dir_.string() + "' '" + std::string(GPUPLAN_BINARY) + "' --db '" +
-                     (dir_ / "spot.sqlite").string() + "' " + args + " 2>&1");
-  }
+  static RunResult run_spot(const std::string& args) { return run_db("spot.sqlite", args); }
 };
 
 // One 8×H100 node type on InfiniBand, up to 16 nodes, spot only at $2/GPU-h, 1 preemption per
@@ -39,10 +36,10 @@ TEST_F(SpotClusterE2E, PreemptionRateScalesWithTheInstancesOfTheJob) {
                         "interconnect,network,network_gbps,max_nodes,preemptions_per_day\n"
                         "spotcloud,hgx-h100-8x,us-west,H100 SXM,8,spot,2.00,2026-11-02,test fixture,nvlink,infiniband,"
                         "3200,16,1\n";
-  const RunResult imp = run_db("import '" + csv.string() + "'");
+  const RunResult imp = run_spot("import '" + csv.string() + "'");
   ASSERT_EQ(imp.exit_code, 0) << imp.out;
   for (const int instances : {1, 2, 16}) {
-    const RunResult r = run_db("plan --model llama-3.1-8b --task full --tokens 1e10 --gpus " + std::to_string(8 * instances) +
+    const RunResult r = run_spot("plan --model llama-3.1-8b --task full --tokens 1e10 --gpus " + std::to_string(8 * instances) +
                                " 'provider=spotcloud' --today 2026-11-30 --limit 1 --json");
     ASSERT_EQ(r.exit_code, 0) << r.out.substr(0, 2000);
     const json j = json::parse(r.out, nullptr, false);

@@ -41,24 +41,7 @@ class Trial5E2E : public BinaryE2E<Trial5E2E> {
  public:
   static constexpr const char* kName = "trial5";
   /// The bundled catalog plus the docs' quote, in its own store (quote.sqlite).
-  static std::string quote_db() {
-    const fs::path db = dir_ / "quote.sqlite";
-    if (!fs::exists(db)) {
-      std::ofstream(dir_ / "quote.csv") << kDocsQuote;
-      const RunResult r = run_db("quote.sqlite", "import '" + (dir_ / "quote.csv").string() + "'");
-      EXPECT_EQ(r.exit_code, 0) << r.out;
-    }
-    return "quote.sqlite";
-  }
-  static RunResult run_db(const std::string& db, const std::string& args) {
-    return run_shell("XDG_DATA_HOME='" + dir_.string() + "' '" + std::string(GPUPLAN_BINARY) + "' --db '" +
-                     (dir_ / db).string() + "' " + args + " 2>&1");
-  }
-  static json json_of(const RunResult& r) {
-    json j = json::parse(r.out, nullptr, false);
-    EXPECT_FALSE(j.is_discarded()) << r.out.substr(0, 2000);
-    return j;
-  }
+  static std::string quote_db() { return store_with_import("quote.sqlite", kDocsQuote); }
   /// A server on the quote store (started once for the suite).
   static inline bool server_started_ = false;
   static gpuplan::e2e::ServeProcess& server() {
