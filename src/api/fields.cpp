@@ -280,7 +280,7 @@ void word_prose(nlohmann::json& node) {
   const bool explanation_line = node.contains("formula");
   for (auto& [key, v] : node.items()) {
     const bool prose = key == "message" || key == "reason" || key == "no_fit" || key == "formula" ||
-                       (key == "source" && explanation_line);
+                       key == "recommendation_rule" || key == "sort_rule" || (key == "source" && explanation_line);
     if (prose && v.is_string()) {
       v = api_wording(v.get_ref<const std::string&>());
     } else if (key == "suggestions" && v.is_array()) {

@@ -164,7 +164,8 @@ std::string api_wording(std::string_view text);
 
 /// A size, plan or estimate document in the API's words (issue 10: "each front end shows its own
 /// form"): every prose string goes through api_wording — the values of "message", "reason",
-/// "no_fit" and "formula", each string of a "suggestions" array, and an explanation line's
+/// "no_fit", "formula", "recommendation_rule" and "sort_rule", each string of a "suggestions"
+/// array, and an explanation line's
 /// "source" (a line is an object with a "formula"). Everything else (numbers, codes, names, the
 /// client's echoed filter and model, data sources' URLs) is returned unchanged, so the API's
 /// document is the CLI's `--json` document with flags written as JSON field names

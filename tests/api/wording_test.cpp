@@ -30,6 +30,7 @@ TEST(ApiWording, WordedDocumentChangesProseOnly) {
       {"no_plan", {{"reason", "--seq 2000000 exceeds the context"}, {"suggestions", {"QLoRA (--task qlora)", "more nodes (--max-nodes)"}}}},
       {"explain", {{{"term", "step"}, {"formula", "work × 0.05 (--eval-fraction)"}, {"source", "--mfu replaces the modelled step time"}}}},
       {"price_source", {{"source", "https://example.test/a--b"}}},  // not an explanation line: unchanged
+      {"recommendation_rule", "its 16 nodes are assumed (ask the provider; --max-nodes caps the count)"},
       {"total_usd", 12.5}};
   const json api = api_worded(cli);
   EXPECT_EQ(api["filter"], cli["filter"]);
@@ -41,6 +42,8 @@ TEST(ApiWording, WordedDocumentChangesProseOnly) {
   EXPECT_EQ(api["explain"][0]["source"], "mfu replaces the modelled step time");
   EXPECT_EQ(api["price_source"], cli["price_source"]);
   EXPECT_EQ(api["total_usd"], 12.5);
+  // Trial 10: the recommendation line named --max-nodes in the API.
+  EXPECT_EQ(api["recommendation_rule"], "its 16 nodes are assumed (ask the provider; max_nodes caps the count)");
 }
 
 }  // namespace

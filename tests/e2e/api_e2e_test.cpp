@@ -43,8 +43,8 @@ std::string shell_quote(const std::string& s) {
 }
 
 /// The CLI's `--json` document as the API words it (docs/api.md "Same answer on both faces"):
-/// in the prose strings ("message", "reason", "no_fit", "formula", "suggestions", an explanation
-/// line's "source") a CLI flag is written as its JSON field name by the naming rule of
+/// in the prose strings ("message", "reason", "no_fit", "formula", "recommendation_rule",
+/// "sort_rule", "suggestions", an explanation line's "source") a CLI flag is written as its JSON field name by the naming rule of
 /// api/fields.hpp: "--max-price-age" → "max_price_age" ("--json", the document itself: "the
 /// JSON"). Written here from that rule, not by
 /// calling the server's code. `flags` counts the flags rewritten.
@@ -71,7 +71,9 @@ json in_api_words(json doc, int* flags = nullptr) {
     } else if (node.is_object()) {
       const bool line = node.contains("formula");
       for (auto& [k, v] : node.items()) {
-        if ((k == "message" || k == "reason" || k == "no_fit" || k == "formula" || (k == "source" && line)) && v.is_string())
+        if ((k == "message" || k == "reason" || k == "no_fit" || k == "formula" || k == "recommendation_rule" ||
+             k == "sort_rule" || (k == "source" && line)) &&
+            v.is_string())
           reword(v);
         else if (k == "suggestions" && v.is_array())
           for (auto& x : v) { if (x.is_string()) reword(x); }
