@@ -1653,6 +1653,14 @@ class RegionGroups {
 
 /// A duration in words: seconds under a minute, minutes under an hour (a trial read "deadline of
 /// 0.0 h" for --deadline 1m), hours to one decimal under two days, else days.
+/// A total in dollars as the warnings quote it: whole dollars from $100, cents below.
+std::string usd_text(double v) { return v >= 100 ? fmt::format("${:.0f}", v) : fmt::format("${:.2f}", v); }
+
+/// The date (YYYY-MM-DD) a plan's price was observed, "" when undated.
+std::string observed_date(const Plan& p) {
+  return p.price_source.observed_at ? p.price_source.observed_at->substr(0, 10) : std::string();
+}
+
 std::string days_text(double s) {
   if (s < 59.5) return fmt::format("{:.0f} s", s);
   if (s < 3570) return fmt::format("{:.0f} min", s / 60);
@@ -2379,15 +2387,14 @@ void add_result_warnings(const PlanRequest& request, const PlanState& st, PlanRe
       if (p.demotion_tier == 1 && p.price_age_days && (!stale || p.total_usd() < stale->total_usd())) stale = &p;
     }
     if (stale && stale->total_usd() > 0 && rec->total_usd() >= 1.1 * stale->total_usd()) {
-      auto usd = [](double v) { return v >= 100 ? fmt::format("${:.0f}", v) : fmt::format("${:.2f}", v); };
       const double ratio = rec->total_usd() / stale->total_usd();
-      const std::string observed = stale->price_source.observed_at ? stale->price_source.observed_at->substr(0, 10) : "";
+      const std::string observed = observed_date(*stale);
       PlanWarning w{PlanWarningCode::cheaper_stale_plan,
                     fmt::format("the recommended plan ({} {} × {}, {}) costs {:.1f}× the cheapest plan on a stale price: {} "
                                 "{} × {}, {}, price observed {}, {} days ago (older than {:.0f} days, so ranked after; "
                                 "--max-price-age {} ranks it with fresh prices)",
-                                rec->provider, rec->instance_type, rec->instances, usd(rec->total_usd()), ratio,
-                                stale->provider, stale->instance_type, stale->instances, usd(stale->total_usd()), observed,
+                                rec->provider, rec->instance_type, rec->instances, usd_text(rec->total_usd()), ratio,
+                                stale->provider, stale->instance_type, stale->instances, usd_text(stale->total_usd()), observed,
                                 *stale->price_age_days, request.stale_after_days, *stale->price_age_days),
                     {{"recommended_provider", rec->provider},
                      {"recommended_instance_type", rec->instance_type},
@@ -2430,8 +2437,7 @@ void add_result_warnings(const PlanRequest& request, const PlanState& st, PlanRe
     // recommended serving cost was #123). Name the cheapest such plan of each kind, its price
     // date (or "undated") and its rank, when the recommended plan costs at least 1.1× it; flagged
     // prices (tier 3) are not quoted: a data-quality rule questions them.
-    auto usd = [](double v) { return v >= 100 ? fmt::format("${:.0f}", v) : fmt::format("${:.2f}", v); };
-    const std::string rec_date = rec->price_source.observed_at ? rec->price_source.observed_at->substr(0, 10) : "";
+    const std::string rec_date = observed_date(*rec);
     const Plan* older = nullptr;
     const Plan* undated = nullptr;
     std::size_t older_rank = 0, undated_rank = 0;
@@ -2457,13 +2463,13 @@ void add_result_warnings(const PlanRequest& request, const PlanState& st, PlanRe
     };
     if (older && rec->total_usd() >= 1.1 * older->total_usd()) {
       const double ratio = rec->total_usd() / older->total_usd();
-      const std::string observed = older->price_source.observed_at ? older->price_source.observed_at->substr(0, 10) : "";
+      const std::string observed = observed_date(*older);
       PlanWarning w{PlanWarningCode::cheaper_stale_plan,
                     fmt::format("the recommended plan ({} {} × {}, {}, price observed {}) costs {:.1f}× a plan on an "
                                 "older price: {} {} × {}, {}, price observed {}, {} days ago, ranked #{} (prices rank "
                                 "by age in {:.0f}-day steps; check that price before relying on it)",
-                                rec->provider, rec->instance_type, rec->instances, usd(rec->total_usd()), rec_date, ratio,
-                                older->provider, older->instance_type, older->instances, usd(older->total_usd()),
+                                rec->provider, rec->instance_type, rec->instances, usd_text(rec->total_usd()), rec_date, ratio,
+                                older->provider, older->instance_type, older->instances, usd_text(older->total_usd()),
                                 observed, *older->price_age_days, older_rank, request.stale_after_days),
                     common(*older, older_rank, ratio)};
       w.values["observed_at"] = observed;
@@ -2477,9 +2483,9 @@ void add_result_warnings(const PlanRequest& request, const PlanState& st, PlanRe
           PlanWarningCode::cheaper_undated_plan,
           fmt::format("the recommended plan ({} {} × {}, {}{}) costs {:.1f}× a plan on an undated price: {} {} × {}, {}, "
                       "ranked #{} (the source gives no date for that price; check it before relying on it)",
-                      rec->provider, rec->instance_type, rec->instances, usd(rec->total_usd()),
+                      rec->provider, rec->instance_type, rec->instances, usd_text(rec->total_usd()),
                       rec_date.empty() ? std::string() : ", price observed " + rec_date, ratio, undated->provider,
-                      undated->instance_type, undated->instances, usd(undated->total_usd()), undated_rank),
+                      undated->instance_type, undated->instances, usd_text(undated->total_usd()), undated_rank),
           common(*undated, undated_rank, ratio)});
     }
   }
@@ -3010,14 +3016,13 @@ void add_lora_alternative(const PlanRequest& request, const ModelArch& arch, con
   if (alt.plans.empty()) return;
   const Plan& l = alt.plans.front();
   if (!(l.total_usd() <= 0.95 * rec->total_usd())) return;
-  auto usd = [](double v) { return v >= 100 ? fmt::format("${:.0f}", v) : fmt::format("${:.2f}", v); };
   const std::string layout = fmt::format("TP{} PP{} DP{}", l.layout.tp, l.layout.pp, l.layout.dp);
   result.warnings.push_back(PlanWarning{
       PlanWarningCode::lora_cheaper_than_qlora,
       fmt::format("16-bit LoRA fits the recommended machine too ({} {} × {}, {}): {} in {}, against {} in {} for QLoRA "
                   "(--task lora); QLoRA saves memory, not money, where the 16-bit model fits",
-                  rec->provider, rec->instance_type, rec->instances, layout, usd(l.total_usd()), days_text(l.time_seconds()),
-                  usd(rec->total_usd()), days_text(rec->time_seconds())),
+                  rec->provider, rec->instance_type, rec->instances, layout, usd_text(l.total_usd()), days_text(l.time_seconds()),
+                  usd_text(rec->total_usd()), days_text(rec->time_seconds())),
       {{"provider", rec->provider},
        {"instance_type", rec->instance_type},
        {"nodes", fmt::format("{}", rec->instances)},
