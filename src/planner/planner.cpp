@@ -1656,6 +1656,13 @@ class RegionGroups {
 /// A total in dollars as the warnings quote it: whole dollars from $100, cents below.
 std::string usd_text(double v) { return v >= 100 ? fmt::format("${:.0f}", v) : fmt::format("${:.2f}", v); }
 
+/// A plan's total as a warning quotes it, with its price kind when it is not on-demand
+/// ("spot $86.32"): a cheaper plan named on a spot or reserved price says so.
+std::string plan_total_text(const Plan& p) {
+  return p.cost.price_kind == PriceKind::on_demand ? usd_text(p.total_usd())
+                                                   : fmt::format("{} {}", price_kind_name(p.cost.price_kind), usd_text(p.total_usd()));
+}
+
 /// The date (YYYY-MM-DD) a plan's price was observed, "" when undated.
 std::string observed_date(const Plan& p) {
   return p.price_source.observed_at ? p.price_source.observed_at->substr(0, 10) : std::string();
@@ -2394,7 +2401,7 @@ void add_result_warnings(const PlanRequest& request, const PlanState& st, PlanRe
                                 "{} × {}, {}, price observed {}, {} days ago (older than {:.0f} days, so ranked after; "
                                 "--max-price-age {} ranks it with fresh prices)",
                                 rec->provider, rec->instance_type, rec->instances, usd_text(rec->total_usd()), ratio,
-                                stale->provider, stale->instance_type, stale->instances, usd_text(stale->total_usd()), observed,
+                                stale->provider, stale->instance_type, stale->instances, plan_total_text(*stale), observed,
                                 *stale->price_age_days, request.stale_after_days, *stale->price_age_days),
                     {{"recommended_provider", rec->provider},
                      {"recommended_instance_type", rec->instance_type},
@@ -2459,6 +2466,7 @@ void add_result_warnings(const PlanRequest& request, const PlanState& st, PlanRe
                                                 {"instance_type", p.instance_type},
                                                 {"nodes", fmt::format("{}", p.instances)},
                                                 {"total_usd", fmt::format("{:.2f}", p.total_usd())},
+                                                {"price_kind", std::string(price_kind_name(p.cost.price_kind))},
                                                 {"rank", fmt::format("{}", rank)}};
     };
     if (older && rec->total_usd() >= 1.1 * older->total_usd()) {
@@ -2469,7 +2477,7 @@ void add_result_warnings(const PlanRequest& request, const PlanState& st, PlanRe
                                 "older price: {} {} × {}, {}, price observed {}, {} days ago, ranked #{} (prices rank "
                                 "by age in {:.0f}-day steps; check that price before relying on it)",
                                 rec->provider, rec->instance_type, rec->instances, usd_text(rec->total_usd()), rec_date, ratio,
-                                older->provider, older->instance_type, older->instances, usd_text(older->total_usd()),
+                                older->provider, older->instance_type, older->instances, plan_total_text(*older),
                                 observed, *older->price_age_days, older_rank, request.stale_after_days),
                     common(*older, older_rank, ratio)};
       w.values["observed_at"] = observed;
@@ -2485,7 +2493,7 @@ void add_result_warnings(const PlanRequest& request, const PlanState& st, PlanRe
                       "ranked #{} (the source gives no date for that price; check it before relying on it)",
                       rec->provider, rec->instance_type, rec->instances, usd_text(rec->total_usd()),
                       rec_date.empty() ? std::string() : ", price observed " + rec_date, ratio, undated->provider,
-                      undated->instance_type, undated->instances, usd_text(undated->total_usd()), undated_rank),
+                      undated->instance_type, undated->instances, plan_total_text(*undated), undated_rank),
           common(*undated, undated_rank, ratio)});
     }
   }

@@ -391,3 +391,28 @@ TEST_F(Plan14E2E, NoPlanAdviceLeavesOutChangesThatCannotMakeItFit) {
 }
 
 }  // namespace
+
+namespace {
+// Review after trial 10: the demo's cheaper_undated_plan named "aws p5en.48xlarge × 4, $86.32", a
+// spot price, without saying spot. Each cheaper-plan warning now carries the named plan's price
+// kind (values.price_kind, the plan's cost.price_kind at its rank) and says it when not on-demand.
+TEST_F(Plan14E2E, CheaperPlanWarningsSayTheNamedPlansPriceKind) {
+  const RunResult r = run("plan --model llama-3.1-70b --task lora --tokens 5e8 --limit 0 --json" + std::string(kToday));
+  ASSERT_EQ(r.exit_code, 0) << r.out.substr(0, 500);
+  const json j = json_of(r);
+  int checked = 0;
+  for (const json& w : j["warnings"]) {
+    if (w["code"] != "cheaper_undated_plan" && !(w["code"] == "cheaper_stale_plan" && w["values"].contains("rank"))) continue;
+    const std::size_t rank = std::stoul(w["values"]["rank"].get<std::string>());
+    ASSERT_LE(rank, j["plans"].size());
+    const json& p = j["plans"][rank - 1];
+    const std::string kind = p["cost"]["price_kind"];
+    EXPECT_EQ(w["values"]["price_kind"], kind) << w.dump();
+    const std::string named = p["instance_type"].get<std::string>() + " × " + std::to_string(p["instances"].get<int>()) + ", ";
+    const bool says_kind = w["message"].get<std::string>().find(named + kind + " $") != std::string::npos;
+    EXPECT_EQ(says_kind, kind != "on-demand") << w["message"];
+    ++checked;
+  }
+  EXPECT_GT(checked, 0) << "the demo names a cheaper plan on an older or undated price";
+}
+}  // namespace
