@@ -1277,6 +1277,21 @@ std::uint64_t PgOfferStore::revision() {
   });
 }
 
+std::optional<std::string> PgOfferStore::write_refusal() {
+  return impl_->with_connection([&](pqxx::connection& c) -> std::optional<std::string> {
+    pqxx::read_transaction t(c);
+    const pqxx::row r = t.exec1(
+        "SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on', "
+        "has_table_privilege('snapshots', 'INSERT') AND has_table_privilege('observations', 'INSERT') "
+        "AND has_table_privilege('offers', 'INSERT') AND has_table_privilege('offers', 'UPDATE')");
+    if (r[0].as<bool>()) return std::string("the PostgreSQL server is a standby (read-only replica)");
+    if (r[1].as<bool>()) return std::string("the PostgreSQL session is read-only (default_transaction_read_only)");
+    if (!r[2].as<bool>())
+      return std::string("the PostgreSQL user may not INSERT/UPDATE the offers, observations and snapshots tables");
+    return std::nullopt;
+  });
+}
+
 StoreCounts PgOfferStore::counts() {
   return impl_->with_connection([&](pqxx::connection& c) {
     pqxx::read_transaction t(c);

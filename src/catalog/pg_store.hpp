@@ -80,6 +80,7 @@ class PgOfferStore final : public OfferStore {
   bool seed_if_new(std::string_view seed_key, const std::function<ImportBatch()>& make_batch) override;
   int schema_version() override;
   std::uint64_t revision() override;
+  std::optional<std::string> write_refusal() override;
 
   /// PostgreSQL's EXPLAIN of each statement query(q) runs, in order (the plan's lines joined
   /// by newlines): how a query reads the tables, for tests and `docs/deployment.md`.

@@ -1741,6 +1741,13 @@ std::uint64_t SqliteOfferStore::revision() {
   return s.step() ? static_cast<std::uint64_t>(s.integer(0)) : 0;
 }
 
+std::optional<std::string> SqliteOfferStore::write_refusal() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (sqlite3_db_readonly(impl_->db, "main") == 1)
+    return "the SQLite database " + impl_->path + " is open read-only (no write permission on the file)";
+  return std::nullopt;
+}
+
 StoreCounts SqliteOfferStore::counts() {
   std::lock_guard<std::mutex> lock(impl_->mu);
   Stmt s(impl_->db,

@@ -75,6 +75,7 @@ class SqliteOfferStore final : public OfferStore {
   /// The schema version stored in the file (PRAGMA user_version).
   int schema_version() override;
   std::uint64_t revision() override;
+  std::optional<std::string> write_refusal() override;
 
   /// SQLite's EXPLAIN QUERY PLAN of each statement query(q) runs, in order (one line per plan
   /// step): how a query reads the tables, for tests and `docs/deployment.md`.

@@ -289,6 +289,12 @@ class OfferStore {
   /// True when many threads may call this store at once (a connection pool); false when the
   /// store serialises its calls, so callers gain nothing from calling in parallel.
   virtual bool concurrent_calls() const noexcept { return false; }
+  /// Why this store cannot be written, or nullopt when it can (as far as the database says
+  /// without writing: SQLite opened the file read-only; PostgreSQL in a read-only transaction
+  /// mode / a standby, or without INSERT on the tables). Checked by `gpuplan serve
+  /// --refresh-every` before it starts, so a scheduled refresh never fails on every run. The
+  /// base implementation (in-memory) returns nullopt.
+  virtual std::optional<std::string> write_refusal() { return std::nullopt; }
 
   // Snapshot log (migration 2 of the SQLite store; MemoryOfferStore keeps it in memory). Stores
   // without it throw Error{unavailable} (the base implementation).

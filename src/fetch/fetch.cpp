@@ -209,6 +209,7 @@ FetchReport run_fetch(OfferStore& store, HttpClient& http, const FetchOptions& o
   }
   FetchReport report;
   for (const Source* src : chosen) {
+    if (options.stop != nullptr && options.stop->requested()) break;
     const SourceInfo& info = src->info();
     SourceOutcome out;
     out.source = info.name;
@@ -251,6 +252,12 @@ FetchReport run_fetch(OfferStore& store, HttpClient& http, const FetchOptions& o
     try {
       docs = src->download(ctx);
     } catch (const Error& e) {
+      if (options.stop != nullptr && options.stop->requested()) {
+        out.status = "cancelled";
+        out.message = "stopped before the download finished; nothing recorded";
+        report.sources.push_back(std::move(out));
+        break;
+      }
       out.status = "failed";
       out.message = e.what();
       rec.url = info.urls.empty() ? "" : ctx.endpoint(info.urls.front());

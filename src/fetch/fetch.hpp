@@ -57,6 +57,10 @@ struct FetchOptions {
   const GpuCatalog* gpus = nullptr;  ///< nullptr → bundled
   std::string fetched_at;            ///< "YYYY-MM-DDTHH:MM:SSZ"; empty = the system clock (UTC)
   std::function<std::optional<std::string>(std::string_view)> env;  ///< empty = getenv
+  /// Optional (the scheduled refresh of `gpuplan serve`): once requested, no further source is
+  /// started, and a source whose download was cut by it is reported "cancelled" and recorded
+  /// nowhere (the next run fetches it again).
+  const StopFlag* stop = nullptr;
 };
 
 /// One price that would change / changed.
@@ -69,7 +73,7 @@ struct PriceChange {
 
 struct SourceOutcome {
   std::string source;
-  std::string status;   ///< "accepted", "unchanged", "rejected", "failed", "skipped", "would-accept" (dry run)
+  std::string status;   ///< "accepted", "unchanged", "rejected", "failed", "skipped", "would-accept" (dry run), "cancelled" (FetchOptions::stop)
   std::string message;  ///< one line: why (gate, error, missing key) or what was done
   SnapshotRecord snapshot;            ///< as recorded (dry run: as it would be)
   ImportResult changes;               ///< offers added/updated/unchanged, observations added

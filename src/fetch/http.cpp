@@ -86,6 +86,11 @@ std::size_t on_write(char* data, std::size_t size, std::size_t nmemb, void* user
   return st->take(data, n) ? n : 0;  // returning less aborts the transfer (CURLE_WRITE_ERROR)
 }
 
+int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  const auto* stop = static_cast<const StopFlag*>(user);
+  return stop->requested() ? 1 : 0;  // nonzero aborts the transfer (CURLE_ABORTED_BY_CALLBACK)
+}
+
 std::size_t on_header(char* data, std::size_t size, std::size_t nmemb, void* user) {
   auto* headers = static_cast<std::map<std::string, std::string>*>(user);
   const std::size_t n = size * nmemb;
@@ -152,6 +157,11 @@ HttpResponse CurlTransport::perform(const HttpRequest& request) {
   curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(c, CURLOPT_HEADERDATA, &resp.headers);
   if (headers) curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
+  if (options_.stop != nullptr) {
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, const_cast<StopFlag*>(options_.stop));
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+  }
   if (request.method == "POST") {
     curl_easy_setopt(c, CURLOPT_POST, 1L);
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, request.body.c_str());
@@ -168,7 +178,8 @@ HttpResponse CurlTransport::perform(const HttpRequest& request) {
   }
   if (rc != CURLE_OK) {
     const std::string detail = errbuf[0] ? std::string(errbuf) : std::string(curl_easy_strerror(rc));
-    std::string what = rc == CURLE_OPERATION_TIMEDOUT ? "timed out: " + detail
+    std::string what = rc == CURLE_ABORTED_BY_CALLBACK ? std::string("cancelled: the refresh is stopping")
+                       : rc == CURLE_OPERATION_TIMEDOUT ? "timed out: " + detail
                        : rc == CURLE_PARTIAL_FILE   ? "truncated body: " + detail
                                                     : "request failed: " + detail;
     throw Error(ErrorKind::unavailable, request.url, what);
@@ -176,6 +187,21 @@ HttpResponse CurlTransport::perform(const HttpRequest& request) {
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &resp.status);
   resp.body = std::move(st.body);
   return resp;
+}
+
+void StopFlag::request() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_.store(true);
+  }
+  cv_.notify_all();
+}
+
+bool StopFlag::wait_for(double seconds) const {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (seconds > 0)
+    cv_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return stop_.load(); });
+  return stop_.load();
 }
 
 void RealSleeper::sleep(double seconds) {
@@ -200,8 +226,8 @@ std::optional<double> parse_retry_after(std::string_view value, std::chrono::sys
   return s > 0 ? s : 0.0;
 }
 
-HttpClient::HttpClient(HttpTransport& transport, Sleeper& sleeper, RetryPolicy retry)
-    : transport_(transport), sleeper_(sleeper), retry_(retry) {}
+HttpClient::HttpClient(HttpTransport& transport, Sleeper& sleeper, RetryPolicy retry, const StopFlag* stop)
+    : transport_(transport), sleeper_(sleeper), retry_(retry), stop_(stop) {}
 
 void HttpClient::set_min_interval(const std::string& rate_key, double seconds) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -230,8 +256,13 @@ void HttpClient::wait_rate_limit(const std::string& key) {
 HttpResponse HttpClient::send(const HttpRequest& request, const std::string& rate_key) {
   std::string last_error;
   const int attempts = std::max(1, retry_.max_attempts);
+  const auto cancelled = [&] {
+    return Error(ErrorKind::unavailable, request.url, "cancelled: the refresh is stopping", "a 2xx response");
+  };
   for (int attempt = 1; attempt <= attempts; ++attempt) {
+    if (stop_ != nullptr && stop_->requested()) throw cancelled();
     wait_rate_limit(rate_key);
+    if (stop_ != nullptr && stop_->requested()) throw cancelled();
     std::optional<double> retry_after;
     bool retryable = true;
     {
@@ -255,6 +286,7 @@ HttpResponse HttpClient::send(const HttpRequest& request, const std::string& rat
       // A body over the cap will be over the cap again.
       retryable = e.message().find("cap") == std::string::npos;
     }
+    if (stop_ != nullptr && stop_->requested()) throw cancelled();
     if (!retryable || attempt == attempts) break;
     double wait = retry_.initial_backoff_s * std::pow(retry_.backoff_factor, attempt - 1);
     if (retry_after) wait = *retry_after;

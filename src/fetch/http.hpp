@@ -12,7 +12,9 @@
 /// Errors: Error{unavailable} (where = the URL) when a request fails after its retries, times
 /// out, is cut short (truncated body) or exceeds the size cap; the message names the HTTP status
 /// or the libcurl error.
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <functional>
 #include <map>
@@ -47,12 +49,30 @@ struct HttpResponse {
   std::optional<std::string> header(std::string_view lower_name) const;
 };
 
+/// A stop request shared by a scheduled refresh and the transfers and waits it runs (`gpuplan
+/// serve --refresh-every` stopping on SIGTERM): once requested, a transfer in flight is aborted
+/// (libcurl's progress callback, within about a second), a StoppableSleeper returns at once,
+/// HttpClient retries no more and run_fetch starts no further source. Thread-safe.
+class StopFlag {
+ public:
+  void request();
+  bool requested() const noexcept { return stop_.load(); }
+  /// Waits up to `seconds` or until requested; returns requested().
+  bool wait_for(double seconds) const;
+
+ private:
+  std::atomic<bool> stop_{false};
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+};
+
 /// Settings of the real transport.
 struct TransportOptions {
   double connect_timeout_s = 10;           ///< seconds to establish the connection
   double timeout_s = 120;                  ///< seconds for the whole request (body included)
   std::size_t max_body_bytes = 512u << 20; ///< larger bodies fail (Error{unavailable})
   std::string user_agent = "gpuplan-fetch/0.1 (+https://github.com/gpuplan; price catalog refresh)";
+  const StopFlag* stop = nullptr;          ///< when set and requested, transfers abort ("cancelled")
 };
 
 /// One attempt of one request. Returns the response for any HTTP status; throws
@@ -84,6 +104,15 @@ class RealSleeper final : public Sleeper {
  public:
   void sleep(double seconds) override;
 };
+/// Sleeps until the time passed or `stop` was requested.
+class StoppableSleeper final : public Sleeper {
+ public:
+  explicit StoppableSleeper(const StopFlag& stop) : stop_(stop) {}
+  void sleep(double seconds) override { (void)stop_.wait_for(seconds); }
+
+ private:
+  const StopFlag& stop_;
+};
 /// Records the waits and returns at once.
 class RecordingSleeper final : public Sleeper {
  public:
@@ -106,7 +135,9 @@ std::optional<double> parse_retry_after(std::string_view value, std::chrono::sys
 
 class HttpClient {
  public:
-  HttpClient(HttpTransport& transport, Sleeper& sleeper, RetryPolicy retry = {});
+  /// `stop` (optional): once requested, send() throws Error{unavailable} "cancelled" instead of
+  /// sending or retrying.
+  HttpClient(HttpTransport& transport, Sleeper& sleeper, RetryPolicy retry = {}, const StopFlag* stop = nullptr);
 
   /// Sends with retries; `rate_key` names the source whose rate limit applies (see
   /// set_min_interval). Returns a 2xx response; throws Error{unavailable} otherwise, naming the
@@ -125,6 +156,7 @@ class HttpClient {
   HttpTransport& transport_;
   Sleeper& sleeper_;
   RetryPolicy retry_;
+  const StopFlag* stop_;
   std::mutex mu_;
   std::map<std::string, double> min_interval_s_;
   std::map<std::string, std::chrono::steady_clock::time_point> last_start_;
