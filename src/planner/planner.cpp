@@ -956,6 +956,7 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedO
   p.storage_bytes = data_bytes + ckpt.checkpoint_bytes;
   p.demotion_tier = a.demotion_tier;
   p.evidence_rank = a.evidence_rank;
+  p.availability_confirmed = a.offer->confirmed_available_at.has_value();
   p.price_age_days = a.price_age_days;
   if (training) {
     p.instances = nodes;
@@ -1336,6 +1337,15 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
                 fmt::format("{} has {} memory ({:.0f} GB/s): decoding is bandwidth-bound", spec->name, spec->memory_type,
                             spec->memory_bandwidth_bytes_per_s / 1e9));
   }
+  if (p.cost.price_kind == PriceKind::spot &&
+      std::any_of(offer.flags.begin(), offer.flags.end(),
+                  [](const QualityFlag& f) { return f.rule == import_rule::kMarketplaceBid; })) {
+    // vast "interruptible": the price is the renter's bid (docs/freshness.md "Spot preemption rates").
+    add_warning(w, PlanWarningCode::marketplace_bid,
+                fmt::format("the spot price ${:.2f}/h is a marketplace bid: anyone bidding more (or an on-demand renter) "
+                            "takes the machine, so it can be outbid and stopped at any time; no preemption rate is published",
+                            p.cost.usd_per_hour));
+  }
   if (p.cost.price_kind == PriceKind::spot) {
     for (const auto& alt : p.alternatives) {
       if (alt.price_kind == PriceKind::on_demand && alt.total_usd() < p.total_usd()) {
@@ -1542,6 +1552,27 @@ std::size_t cheapest_with_cost_ties(const PlanRequest& r, const std::vector<std:
   return best;
 }
 
+/// Availability tiebreak (docs/planner.md "Availability"): when the rule picked `best`, a plan on
+/// an offer never confirmed available, the cheapest plan of `idx` on a confirmed offer that costs
+/// at most cost_tie_tolerance (1%) more and takes at most time_tie_tolerance (2%) longer is
+/// picked instead (the offers tie on the ranking; one is known to be rentable). Else `best`.
+template <typename At>
+std::size_t prefer_confirmed(const PlanRequest& r, const std::vector<std::size_t>& idx, std::size_t best, At at) {
+  const auto& b = at(best);
+  if (b.availability_confirmed) return best;
+  std::size_t pick = best;
+  for (std::size_t i : idx) {
+    const auto& p = at(i);
+    if (!p.availability_confirmed) continue;
+    if (p.total_usd() > b.total_usd() * (1.0 + r.cost_tie_tolerance)) continue;
+    if (p.time_seconds() > b.time_seconds() * (1.0 + r.time_tie_tolerance)) continue;
+    if (pick == best || p.total_usd() < at(pick).total_usd() ||
+        (p.total_usd() == at(pick).total_usd() && p.time_seconds() < at(pick).time_seconds()))
+      pick = i;
+  }
+  return pick;
+}
+
 /// Orders plans [b, e) (sorted by time, equal times by cost) for the time ranking
 /// (docs/planner.md "Time ranking"). The pairwise rule (cheaper_goes_first) is not transitive
 /// (a 2% tie chains: A ties B, B ties C, A does not tie C), so "the fastest plan the rule lets
@@ -1704,6 +1735,7 @@ struct Candidate {
   bool on_pareto_front = false;
   bool meets_latency = true;               ///< serving: within the TTFT/TPOT target (Plan::meets_latency_target)
   std::size_t region_group = 0;            ///< RegionGroups: the same plan in another region or zone
+  bool availability_confirmed = false;     ///< Plan::availability_confirmed
   double total_usd() const { return total; }
   double time_seconds() const { return time; }
 };
@@ -1857,7 +1889,8 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
       }
       if (!price(request, a, *a.billing, st, p, /*with_alternatives=*/false)) continue;
       candidates.push_back(Candidate{admitted.size(), nodes, &o, p.total_usd(), p.time_seconds(), false,
-                                     o.meets_latency, region_groups.group_of(offer, p)});
+                                     o.meets_latency, region_groups.group_of(offer, p),
+                                     offer.confirmed_available_at.has_value()});
       candidate_offer.push_back(admitted.size());
     }
     admitted.push_back(std::move(a));
@@ -1956,6 +1989,7 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
     if (ta != tb) return ta < tb;
     if (candidates[a].total_usd() != candidates[b].total_usd()) return candidates[a].total_usd() < candidates[b].total_usd();
     if (candidates[a].time_seconds() != candidates[b].time_seconds()) return candidates[a].time_seconds() < candidates[b].time_seconds();
+    if (candidates[a].availability_confirmed != candidates[b].availability_confirmed) return candidates[a].availability_confirmed;
     return a < b;
   };
   // The feasible members of each region group, representative first, in one array (group g's
@@ -2056,6 +2090,12 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
         rec = cheapest_with_cost_ties(request, pool, [&](std::size_t i) -> const Candidate& { return candidates[i]; });
       } else {  // a budget only: the fastest, by the time ranking's rule
         rec = first_by_time(request, pool, [&](std::size_t i) -> const Candidate& { return candidates[i]; });
+      }
+      if (rec != std::string::npos) {
+        const std::size_t confirmed =
+            prefer_confirmed(request, pool, rec, [&](std::size_t i) -> const Candidate& { return candidates[i]; });
+        result.recommendation_prefers_confirmed = confirmed != rec;
+        rec = confirmed;
       }
     }
     st.latency_excluded_all = !feasible.empty() && best_rank == std::numeric_limits<int>::max();
@@ -2294,6 +2334,11 @@ void order_rows(const PlanRequest& request, const PlanState& st, PlanResult& res
     }
     result.recommendation_rule += latency + evidence;
   }
+  if (result.recommendation_prefers_confirmed)
+    result.recommendation_rule += fmt::format(
+        "; availability tiebreak: a plan on an offer its source confirmed available is recommended over an unconfirmed "
+        "one when it costs at most {:.0f}% more and takes at most {:.0f}% longer",
+        request.cost_tie_tolerance * 100, request.time_tie_tolerance * 100);
   if (sort == PlanSort::time) result.sort_rule = "by time to finish " + time_rule_text(request);
   if (recommended && recommended->price_age_days && *recommended->price_age_days >= 0 &&
       recommended->price_source.observed_at) {
@@ -2323,10 +2368,12 @@ void order_rows(const PlanRequest& request, const PlanState& st, PlanResult& res
     if (tier(*a) != tier(*b)) return tier(*a) < tier(*b);
     if (sort == PlanSort::time) {
       if (a->time_seconds() != b->time_seconds()) return a->time_seconds() < b->time_seconds();
-      return a->total_usd() < b->total_usd();
+      if (a->total_usd() != b->total_usd()) return a->total_usd() < b->total_usd();
+    } else {
+      if (a->total_usd() != b->total_usd()) return a->total_usd() < b->total_usd();
+      if (a->time_seconds() != b->time_seconds()) return a->time_seconds() < b->time_seconds();
     }
-    if (a->total_usd() != b->total_usd()) return a->total_usd() < b->total_usd();
-    return a->time_seconds() < b->time_seconds();
+    return a->availability_confirmed && !b->availability_confirmed;  // equal cost and time: confirmed first
   });
   if (sort == PlanSort::time) {
     // The time ranking's rule within each tier (order_by_time).
@@ -2950,6 +2997,7 @@ std::string_view plan_warning_code_name(PlanWarningCode c) noexcept {
     case PlanWarningCode::lora_cheaper_than_qlora: return "lora_cheaper_than_qlora";
     case PlanWarningCode::gddr_serving: return "gddr_serving";
     case PlanWarningCode::spot_not_cheaper: return "spot_not_cheaper";
+    case PlanWarningCode::marketplace_bid: return "marketplace_bid";
     case PlanWarningCode::reserved_commitment: return "reserved_commitment";
     case PlanWarningCode::billing_assumption: return "billing_assumption";
     case PlanWarningCode::batch_adjusted: return "batch_adjusted";

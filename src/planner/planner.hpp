@@ -55,6 +55,7 @@ enum class PlanWarningCode {
   fp16_without_bf16,       ///< BF16 asked on a GPU without BF16 (or FP16 where BF16 exists)
   gddr_serving,            ///< serving on GDDR memory: bandwidth-bound decode
   spot_not_cheaper,        ///< spot loses after expected preemptions
+  marketplace_bid,         ///< the spot price is a marketplace bid (vast interruptible): outbid = stopped
   reserved_commitment,     ///< a reserved price bills the whole term
   billing_assumption,      ///< unknown billing terms assumed
   batch_adjusted,          ///< the global batch was rounded to a multiple of DP × micro-batch
@@ -199,6 +200,9 @@ struct Plan {
   /// the tier, then for stale prices their age in whole steps of --max-price-age (52 days old at
   /// 30 ranks ahead of 191 days old, which ranks ahead of 925 days old). docs/planner.md.
   int evidence_rank = 0;
+  /// The offer's source confirmed it available (Offer::confirmed_available_at); plans without it
+  /// carry the not_confirmed_available warning. Ties (docs/planner.md "Availability") go to it.
+  bool availability_confirmed = false;
   /// Days since the plan's price was observed (nullopt: undated, or no --today).
   std::optional<int> price_age_days;
   /// Every region where this plan runs (same provider, instance, nodes, layout, price kind and
@@ -269,6 +273,10 @@ struct PlanResult {
   /// limit), "dated_stale" (dated and unflagged, but every one older than the limit),
   /// "unflagged" (unflagged, some undated) or "" (every price).
   std::string recommendation_evidence;
+  /// The rule's pick was on an offer never confirmed available and a plan on a confirmed offer
+  /// (same price evidence) cost at most cost_tie_tolerance more and took at most
+  /// time_tie_tolerance longer: that one was recommended instead (recommendation_rule says so).
+  bool recommendation_prefers_confirmed = false;
   bool recommendation_time_ties = false;  ///< the budget rule: times within time_tie_tolerance tie
   /// --sort time: the time ranking's rule in words ("by time to finish (times within 2% tie, ...)");
   /// empty for the other sorts. The sort orders the rows only: the R mark never depends on it.
