@@ -24,6 +24,7 @@ struct FetchCliOptions {
   bool list = false;
   std::string base_url;
   double timeout_s = 120;
+  bool timeout_given = false;  ///< --timeout on the command line: it caps the AWS price list's 1800 s too
   int retries = 4;
   fetch::GateLimits gates;
   std::size_t show_changes = 20;
@@ -56,6 +57,7 @@ void run_fetch_cmd(const FetchCliOptions& opts, GlobalOptions& global) {
   if (!(g.price_move_factor > 1)) throw_invalid("--price-move-factor", "factor must exceed 1", "a factor such as 3");
   fetch::TransportOptions topts;
   topts.timeout_s = opts.timeout_s;
+  topts.timeout_caps_every_request = opts.timeout_given;
   fetch::CurlTransport transport(topts);
   fetch::RealSleeper sleeper;
   fetch::RetryPolicy retry;
@@ -107,7 +109,8 @@ GPUPLAN_REGISTER_COMMAND(Command{
       sub.add_flag("--list", opts->list, "list the sources and the keys they need");
       sub.add_option("--base-url", opts->base_url,
                      "replace scheme, host and port of the sources' endpoints (a mirror or a recorded reply)");
-      sub.add_option("--timeout", opts->timeout_s, "seconds per request (default 120)");
+      sub.add_option("--timeout", opts->timeout_s,
+                     "seconds per request (default 120; the AWS price list 1800 unless this is given)");
       sub.add_option("--retries", opts->retries, "attempts per request, retried on 429/5xx/timeouts (default 4)");
       sub.add_option("--max-row-drop", opts->gates.max_row_drop_fraction,
                      "reject a snapshot whose offers fell by more than this fraction (default 0.5)");
@@ -115,7 +118,10 @@ GPUPLAN_REGISTER_COMMAND(Command{
                      "flag prices that moved more than this factor since the last snapshot (default 3)");
       sub.add_option("--frozen-after-days", opts->gates.frozen_after_days,
                      "warn when a feed's content is unchanged for this many days (default 3)");
-      sub.callback([opts, &global] { run_fetch_cmd(*opts, global); });
+      sub.callback([opts, &global, &sub] {
+        opts->timeout_given = sub.count("--timeout") > 0;
+        run_fetch_cmd(*opts, global);
+      });
     }});
 
 }  // namespace

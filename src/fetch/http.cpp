@@ -149,7 +149,9 @@ HttpResponse CurlTransport::perform(const HttpRequest& request) {
   curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");  // every encoding libcurl can decode (gzip, deflate, ...)
   curl_easy_setopt(c, CURLOPT_USERAGENT, options_.user_agent.c_str());
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout_s * 1000));
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout_s.value_or(options_.timeout_s) * 1000));
+  double timeout_s = request.timeout_s.value_or(options_.timeout_s);
+  if (options_.timeout_caps_every_request) timeout_s = std::min(timeout_s, options_.timeout_s);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_s * 1000));
   curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE,
                    static_cast<curl_off_t>(request.keep_line ? 0 : options_.max_body_bytes));
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);

@@ -70,6 +70,9 @@ class StopFlag {
 struct TransportOptions {
   double connect_timeout_s = 10;           ///< seconds to establish the connection
   double timeout_s = 120;                  ///< seconds for the whole request (body included)
+  /// True: timeout_s also caps requests that ask for longer (HttpRequest::timeout_s, the AWS
+  /// price list's 1800 s): `gpuplan fetch --timeout S` given explicitly.
+  bool timeout_caps_every_request = false;
   std::size_t max_body_bytes = 512u << 20; ///< larger bodies fail (Error{unavailable})
   std::string user_agent = "gpuplan-fetch/0.1 (+https://github.com/gpuplan; price catalog refresh)";
   const StopFlag* stop = nullptr;          ///< when set and requested, transfers abort ("cancelled")

@@ -2,6 +2,7 @@
 /// Fetch layer, internal: the factory of each adapter (sources_*.cpp), used by all_sources().
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "fetch/source.hpp"
 
@@ -19,5 +20,7 @@ std::unique_ptr<Source> make_lambda_source();
 std::unique_ptr<Source> make_scaleway_source();
 std::unique_ptr<Source> make_ovh_source();
 std::unique_ptr<Source> make_cudo_source();
+/// Keyed sources registered without an adapter yet (sources_keyed.cpp): gcp, verda, hyperstack, shadeform.
+std::vector<std::unique_ptr<Source>> make_unbuilt_keyed_sources();
 
 }  // namespace gpuplan::fetch

@@ -351,6 +351,53 @@ TEST(OciFetcher, ShapePriceIsTheSumOfItsPartsAndUnpricedPartsAreUnknown) {
   EXPECT_TRUE(b200->prices.empty());  // part B99999 has no price: unknown
 }
 
+TEST(OciFetcher, FollowsNextLinksWhileHasMoreAndAFailedPageWritesNothing) {
+  // The products API in two pages (its documented envelope: items, hasMore, links[rel=next] with
+  // an absolute href on Oracle's host, rebased under --base-url): the H100 part on page 1, the
+  // A10 part on page 2. VM.GPU.A10.1 (1 × part B95909 at $2.00) is priced only if page 2 was read.
+  const std::string h100 =
+      R"({"partNumber":"B98415","displayName":"Compute - GPU - H100","metricName":"GPU Per Hour","serviceCategory":"Compute - GPU","currencyCodeLocalizations":[{"currencyCode":"USD","prices":[{"model":"PAY_AS_YOU_GO","value":10.0}]}]})";
+  const std::string a10 =
+      R"({"partNumber":"B95909","displayName":"Compute - GPU - A10","metricName":"GPU Per Hour","serviceCategory":"Compute - GPU","currencyCodeLocalizations":[{"currencyCode":"USD","prices":[{"model":"PAY_AS_YOU_GO","value":2.0}]}]})";
+  const std::string page1 = R"({"items":[)" + h100 +
+                            R"(],"hasMore":true,"limit":1,"offset":0,"count":1,"links":[{"rel":"next","href":"https://apexapps.oracle.com/pls/apex/cetools/api/v1/products/?offset=1"}]})";
+  const std::string page2 = R"({"items":[)" + a10 + R"(],"hasMore":false,"limit":1,"offset":1,"count":1,"links":[]})";
+  std::atomic<int> page2_calls{0};
+  std::atomic<bool> page2_fails{true};
+  FixtureServer s;
+  s.server().Get("/pls/apex/cetools/api/v1/products/", [&](const httplib::Request& req, httplib::Response& r) {
+    if (!req.has_param("offset")) return r.set_content(page1, "application/json");
+    ++page2_calls;
+    if (page2_fails) {
+      r.status = 500;
+      return r.set_content("error", "text/plain");
+    }
+    r.set_content(page2, "application/json");
+  });
+  s.server().Get("/a/ocom/docs/cloudestimator2/data/shapes.json", [](const httplib::Request&, httplib::Response& r) {
+    r.set_content(fixture("oci-shapes.json"), "application/json");
+  });
+  const std::string base = s.start();
+  Harness h;
+  // Page 2 fails (HTTP 500 on both attempts): the whole OCI snapshot fails, nothing written.
+  const auto failed = h.fetch(base, {"oci"}).sources[0];
+  EXPECT_EQ(failed.status, "failed") << failed.message;
+  EXPECT_EQ(page2_calls.load(), 2);
+  EXPECT_FALSE(h.store.get("oci/bm.gpu.h100.8/"));
+  // Page 2 served: both pages read, in order, the second through the rebased next link.
+  page2_fails = false;
+  const auto out = h.fetch(base, {"oci"}).sources[0];
+  ASSERT_EQ(out.status, "accepted") << out.message;
+  ASSERT_EQ(out.snapshot.urls.size(), 3u);  // products page 1, page 2, shapes
+  EXPECT_EQ(out.snapshot.urls[1], base + "/pls/apex/cetools/api/v1/products/?offset=1");
+  const auto a10_shape = h.store.get("oci/vm.gpu.a10.1/");
+  ASSERT_TRUE(a10_shape);
+  EXPECT_DOUBLE_EQ(latest(*a10_shape, PriceKind::on_demand)->usd_per_hour, 2.0);
+  const auto h100_shape = h.store.get("oci/bm.gpu.h100.8/");
+  ASSERT_TRUE(h100_shape);
+  EXPECT_DOUBLE_EQ(latest(*h100_shape, PriceKind::on_demand)->usd_per_hour, 8 * 10.0);
+}
+
 TEST(ScalewayFetcher, EurConvertedAtTheEcbRateFetchedWithIt) {
   FixtureServer s;
   s.server().Get(R"(/instance/v1/zones/([a-z0-9-]+)/products/servers)", [](const httplib::Request& req, httplib::Response& r) {
