@@ -1279,9 +1279,9 @@ std::uint64_t PgOfferStore::revision() {
 
 std::optional<std::string> PgOfferStore::write_refusal() {
   return impl_->with_connection([&](pqxx::connection& c) -> std::optional<std::string> {
-    pqxx::read_transaction t(c);
+    pqxx::read_transaction t(c);  // BEGIN READ ONLY: so the session default is read, not transaction_read_only
     const pqxx::row r = t.exec1(
-        "SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on', "
+        "SELECT pg_is_in_recovery(), current_setting('default_transaction_read_only') = 'on', "
         "has_table_privilege('snapshots', 'INSERT') AND has_table_privilege('observations', 'INSERT') "
         "AND has_table_privilege('offers', 'INSERT') AND has_table_privilege('offers', 'UPDATE')");
     if (r[0].as<bool>()) return std::string("the PostgreSQL server is a standby (read-only replica)");

@@ -75,6 +75,40 @@ TEST(PgStore, MigratesAnEmptyDatabase) {
                    "column_name='observed_at'")[0][0].as<std::string>(), "timestamp with time zone");
 }
 
+// `gpuplan serve --refresh-every` refuses a store it cannot write (OfferStore::write_refusal).
+TEST(PgStore, WriteRefusalNamesAUserWithoutInsert) {
+  REQUIRE_PG(db);
+  {
+    PgOfferStore s(db.url(), GpuCatalog::bundled());  // migrates
+    EXPECT_EQ(s.write_refusal(), std::nullopt);
+  }
+  // A role that may only read the tables.
+  {
+    pqxx::connection c(db.url());
+    pqxx::nontransaction t(c);
+    t.exec("DROP ROLE IF EXISTS gpuplan_reader_test");
+    t.exec("CREATE ROLE gpuplan_reader_test LOGIN");
+    t.exec("GRANT SELECT ON ALL TABLES IN SCHEMA public TO gpuplan_reader_test");
+    // The store's open runs CREATE TABLE IF NOT EXISTS (a no-op on a migrated database, but
+    // PostgreSQL checks the schema privilege first): a role without it cannot open the store at
+    // all, which is its own clear error; this one can, and may not write the tables.
+    t.exec("GRANT USAGE, CREATE ON SCHEMA public TO gpuplan_reader_test");
+  }
+  std::string reader_url = db.url();
+  const auto at = reader_url.find("://") + 3;
+  reader_url.replace(at, reader_url.find('@') - at, "gpuplan_reader_test");
+  {
+    PgOfferStore reader(reader_url, GpuCatalog::bundled());
+    ASSERT_TRUE(reader.write_refusal());
+    EXPECT_NE(reader.write_refusal()->find("INSERT"), std::string::npos) << *reader.write_refusal();
+  }
+  pqxx::connection c(db.url());
+  pqxx::nontransaction t(c);
+  t.exec("REVOKE ALL ON ALL TABLES IN SCHEMA public FROM gpuplan_reader_test");
+  t.exec("REVOKE ALL ON SCHEMA public FROM gpuplan_reader_test");
+  t.exec("DROP ROLE gpuplan_reader_test");
+}
+
 TEST(PgStore, MigratesFromThePreviousVersionKeepingData) {
   REQUIRE_PG(db);
   // From version 4 (whose latest_prices migration 5 rebuilds from history; version 5's data is

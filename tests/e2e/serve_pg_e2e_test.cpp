@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -378,6 +379,53 @@ TEST(ServePgE2E, AConnectionDroppedMidRequestIsA503AndTheServerKeepsServing) {
   // The same server, the same request: answered on a new connection.
   EXPECT_GT(offer_count(server.port, "gpu%3DH100%20gpus%3E%3D8"), 0u);
   stop_server(server);
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+// `gpuplan serve --refresh-every` on PostgreSQL (issue 9): the store passes the write check
+// (a PostgreSQL write_refusal once read transaction_read_only inside its own READ ONLY
+// transaction and refused every PostgreSQL store), the scheduled fetch writes through its own
+// connection, and the server answers from it (the revision moved) with no restart. The source is
+// a loopback SkyPilot vms.csv (its layout, an invented price, a region no bundled row uses).
+TEST(ServePgE2E, ScheduledRefreshWritesToPostgresAndIsServed) {
+  gpuplan::testing::PgTestDb db;
+  GPUPLAN_REQUIRE_PG(db);
+  const fs::path dir = fs::temp_directory_path() / ("gpuplan-e2e-serve-pg-refresh-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  httplib::Server source;
+  source.Get("/skypilot-org/skypilot-catalog/master/catalogs/v8/lambda/vms.csv",
+             [](const httplib::Request&, httplib::Response& res) {
+               res.set_content("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,SpotPrice,Region,GpuInfo\n"
+                               "gpu_1x_a10,A10,1.0,30.0,200.0,0.63,,zz-pg-1,\"{'Gpus': [{'Name': 'A10', 'Manufacturer': "
+                               "'NVIDIA', 'Count': 1.0, 'MemoryInfo': {'SizeInMiB': 24576}}], 'TotalGpuMemoryInMiB': 24576}\"\n",
+                               "text/csv");
+             });
+  const int source_port = source.bind_to_any_port("127.0.0.1");
+  std::thread source_thread([&] { source.listen_after_bind(); });
+  while (!source.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  Served s = gpuplan::e2e::start_serve(
+      {db.url(), dir, "", {"--refresh-every", "2s", "--refresh-min-interval", "1s", "--refresh-sources",
+                           "skypilot/lambda", "--base-url", "http://127.0.0.1:" + std::to_string(source_port)},
+       true});
+  ASSERT_GT(s.port, 0) << s.first_line;
+  httplib::Client c("127.0.0.1", s.port);
+  c.set_read_timeout(30, 0);
+  double price = -1;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (price != 0.63 && std::chrono::steady_clock::now() < until) {
+    auto r = c.Get("/api/offers?q=region%3Dzz-pg-1&limit=10");
+    if (r && r->status == 200) {
+      const json j = json::parse(r->body, nullptr, false);
+      for (const json& o : j)
+        if (o.value("id", "") == "lambda/gpu_1x_a10/zz-pg-1") price = o.value("usd_per_hour", -1.0);
+    }
+    if (price != 0.63) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_EQ(price, 0.63);
+  stop_server(s);
+  source.stop();
+  source_thread.join();
   std::error_code ec;
   fs::remove_all(dir, ec);
 }
