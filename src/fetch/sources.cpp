@@ -21,7 +21,7 @@ const std::vector<std::unique_ptr<Source>>& all_sources() {
                        make_lambda_source}) {
       if (auto s = make()) v.push_back(std::move(s));
     }
-    for (auto& s : make_unbuilt_keyed_sources()) v.push_back(std::move(s));
+    for (auto& s : make_more_keyed_sources()) v.push_back(std::move(s));
     return v;
   }();
   return sources;

@@ -20,7 +20,8 @@ std::unique_ptr<Source> make_lambda_source();
 std::unique_ptr<Source> make_scaleway_source();
 std::unique_ptr<Source> make_ovh_source();
 std::unique_ptr<Source> make_cudo_source();
-/// Keyed sources registered without an adapter yet (sources_keyed.cpp): gcp, verda, hyperstack, shadeform.
-std::vector<std::unique_ptr<Source>> make_unbuilt_keyed_sources();
+/// Keyed sources of sources_keyed.cpp: shadeform (an adapter), and gcp, verda, hyperstack
+/// registered without an adapter yet.
+std::vector<std::unique_ptr<Source>> make_more_keyed_sources();
 
 }  // namespace gpuplan::fetch

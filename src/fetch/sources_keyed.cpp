@@ -1,12 +1,16 @@
-// Keyed price sources registered without an adapter yet (docs/fetch.md "Not yet done"): listed by
+// Keyed price sources. Shadeform has an adapter (its documented instance-types reply); the others
+// are registered without an adapter yet (docs/fetch.md "Not yet done"): listed by
 // `gpuplan fetch --list` with the environment variables they will need, so `gpuplan fetch gcp`
 // without the key says which variable is missing, and with it says plainly that no adapter
 // exists yet (nothing is fetched or recorded). Their endpoints are the documented public APIs
 // (shared notes, price-sources.md); their prices reach the store today through the keyless
 // SkyPilot and gpuhunt catalogs named in each description.
+#include <fmt/core.h>
+
 #include <memory>
 #include <vector>
 
+#include "fetch/adapter.hpp"
 #include "fetch/sources.hpp"
 #include "util/error.hpp"
 
@@ -28,6 +32,102 @@ class UnbuiltKeyedSource final : public Source {
   SourceInfo info_;
 };
 
+using namespace adapt;  // NOLINT: the adapters' shared helpers (adapter.hpp)
+
+// ------------------------------------------------------------------------------------------
+// Shadeform (a GPU cloud aggregator): GET /v1/instances/types with the X-API-KEY header
+// (shadeform/docs openapi.yaml, shared notes price-sources.md). Reply:
+//   {"instance_types": [{"cloud": "hyperstack", "shade_instance_type": "H100",
+//     "cloud_instance_type": "n3-H100x1", "configuration": {"memory_in_gb", "storage_in_gb",
+//     "vcpus", "num_gpus", "gpu_type": "H100", "interconnect": "pcie", "vram_per_gpu_in_gb"},
+//     "hourly_price": 219 (US cents per hour, the instance), "availability": [{"region",
+//     "available"}]}]}
+// One offer per (cloud, cloud instance type, region), provider "shadeform" (Shadeform's price
+// for the underlying cloud's machine; instance type "<cloud>:<cloud_instance_type>"); a region
+// with available=true → confirmed available at fetch time; no region listed → one offer with no
+// region. GPU from gpu_type and interconnect ("pcie" → "<gpu> PCIe", "sxm"/"nvlink" → "<gpu>
+// SXM"), memory per GPU from vram_per_gpu_in_gb (GB; the datasheet gate checks it).
+constexpr const char* kShadeformUrl = "https://api.shadeform.ai/v1/instances/types";
+
+class ShadeformSource final : public Source {
+ public:
+  ShadeformSource() {
+    info_.name = "shadeform";
+    info_.description = "Shadeform instance types (aggregator: other clouds' machines at Shadeform's price, cents/h)";
+    info_.urls = {kShadeformUrl};
+    info_.key_env = {"SHADEFORM_API_KEY"};
+  }
+  const SourceInfo& info() const override { return info_; }
+  std::vector<FetchedDoc> download(const SourceContext& ctx) const override {
+    const std::string key = ctx.env ? ctx.env("SHADEFORM_API_KEY").value_or("") : "";
+    return {get_doc(ctx, info_.name, kShadeformUrl, "instance-types", {{"X-API-KEY", key}})};
+  }
+  ImportBatch parse(const std::vector<FetchedDoc>& docs, const SourceContext& ctx) const override {
+    const FetchedDoc& d = docs.at(0);
+    const json j = parse_json(d);
+    const json& types = require_array(at(j, "instance_types"), d.url + ": /instance_types", "instance_types");
+    const ImportSource src = import_source(ctx, d, info_.name, "shadeform");
+    ImportBatch batch;
+    for (std::size_t i = 0; i < types.size(); ++i) {
+      const json& t = types[i];
+      ++batch.rows_read;
+      const json& conf = at(t, "configuration");
+      const std::string where = fmt::format("{}#instance_types/{}", d.url, i);
+      const std::string cloud = string_at(t, "cloud");
+      const std::string type = string_at(t, "cloud_instance_type");
+      const auto gpus = number_at(conf, "num_gpus");
+      if (!gpus || *gpus < 1) continue;  // a CPU machine
+      if (cloud.empty() || type.empty()) {
+        unmapped(batch, where, "no cloud or cloud_instance_type: the offer cannot be named");
+        continue;
+      }
+      const std::string gpu = string_at(conf, "gpu_type");
+      const std::string link = string_at(conf, "interconnect");
+      IntraNodeLink intra = IntraNodeLink::unknown;
+      std::vector<std::string> names;
+      if (link == "pcie") {
+        intra = IntraNodeLink::pcie;
+        names.push_back(gpu + " PCIe");
+      } else if (link.rfind("sxm", 0) == 0 || link == "nvlink") {
+        intra = IntraNodeLink::nvlink;
+        names.push_back(gpu + " SXM");
+      }
+      const auto vram_gb = number_at(conf, "vram_per_gpu_in_gb");
+      if (vram_gb) names.push_back(fmt::format("{} {:g}GB", gpu, *vram_gb));
+      names.push_back(gpu);
+      std::vector<std::pair<std::string, bool>> regions;  // region, available
+      const json& avail = at(t, "availability");
+      for (const json& a : avail.is_array() ? avail : json::array())
+        regions.emplace_back(string_at(a, "region"), at(a, "available") == true);
+      if (regions.empty()) regions.emplace_back("", false);
+      const auto cents = number_at(t, "hourly_price");
+      for (const auto& [region, available] : regions) {
+        Offer o;
+        o.provider = "shadeform";
+        o.instance_type = cloud + ":" + type;
+        o.region = region;
+        o.gpu_name_raw = gpu;
+        o.gpu_count = static_cast<int>(*gpus);
+        o.intra_node_link = intra;
+        o.vcpus = number_at(conf, "vcpus");
+        if (auto g = number_at(conf, "memory_in_gb")) o.ram_bytes = gb(*g);
+        if (auto g = number_at(conf, "storage_in_gb")) o.local_disk_bytes = gb(*g);
+        if (vram_gb) o.gpu_memory_bytes = gb(*vram_gb);
+        if (available) o.confirmed_available_at = ctx.fetched_at;
+        o.id = import_detail::make_offer_id(o);
+        resolve(o, names, batch, src, where);
+        add_price(batch, o, PriceKind::on_demand, cents ? std::optional<double>(*cents / 100.0) : std::nullopt,
+                  ref(ctx, info_.name, where), where);
+        import_detail::add_offer(batch, std::move(o));
+      }
+    }
+    return batch;
+  }
+
+ private:
+  SourceInfo info_;
+};
+
 std::unique_ptr<Source> unbuilt(std::string name, std::string description, std::string url,
                                 std::vector<std::string> keys, std::string via) {
   SourceInfo i;
@@ -41,7 +141,7 @@ std::unique_ptr<Source> unbuilt(std::string name, std::string description, std::
 
 }  // namespace
 
-std::vector<std::unique_ptr<Source>> make_unbuilt_keyed_sources() {
+std::vector<std::unique_ptr<Source>> make_more_keyed_sources() {
   std::vector<std::unique_ptr<Source>> v;
   v.push_back(unbuilt("gcp", "GCP Cloud Billing Catalog API (Compute Engine SKUs)",
                       "https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus", {"GCP_BILLING_API_KEY"},
@@ -51,8 +151,7 @@ std::vector<std::unique_ptr<Source>> make_unbuilt_keyed_sources() {
                       "skypilot/verda and gpuhunt/verda"));
   v.push_back(unbuilt("hyperstack", "Hyperstack flavors, pricebook and stocks",
                       "https://infrahub-api.nexgencloud.com/v1/pricebook", {"HYPERSTACK_API_KEY"}, "skypilot/hyperstack"));
-  v.push_back(unbuilt("shadeform", "Shadeform instance types (aggregator)", "https://api.shadeform.ai/v1/instances/types",
-                      {"SHADEFORM_API_KEY"}, "skypilot/shadeform"));
+  v.push_back(std::make_unique<ShadeformSource>());
   return v;
 }
 

@@ -215,7 +215,8 @@ TEST_F(FetchFailuresE2E, VastFailuresRejectOnlyVast) {
   check_source("vast", "vast", "vast/2x rtx 4090/no");
 }
 
-TEST_F(FetchFailuresE2E, KeyedSourcesWithoutAnAdapterSayWhatTheyNeed) {
+TEST_F(FetchFailuresE2E, KeyedSourcesSayWhatTheyNeed) {
+  // shadeform has an adapter; gcp, verda and hyperstack are registered without one.
   RunResult r = run("fetch gcp verda hyperstack shadeform");
   EXPECT_EQ(r.exit_code, 0) << r.out;
   for (const char* key : {"GCP_BILLING_API_KEY", "VERDA_CLIENT_ID, VERDA_CLIENT_SECRET", "HYPERSTACK_API_KEY",
@@ -228,7 +229,7 @@ TEST_F(FetchFailuresE2E, KeyedSourcesWithoutAnAdapterSayWhatTheyNeed) {
   EXPECT_NE(r.out.find("no adapter yet"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("skypilot/gcp"), std::string::npos) << r.out;
   r = run("fetch --list");
-  for (const char* s : {"gcp", "verda", "hyperstack", "shadeform", "not built yet"})
+  for (const char* s : {"gcp", "verda", "hyperstack", "shadeform", "SHADEFORM_API_KEY", "not built yet"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
 }
 

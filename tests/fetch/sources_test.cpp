@@ -556,6 +556,44 @@ TEST(LambdaFetcher, SkippedWithoutItsKeyAndCentsWithCapacityWithIt) {
   EXPECT_EQ(eight->gpu_name, "NVIDIA A100 SXM 80GB");
 }
 
+TEST(ShadeformFetcher, SkippedWithoutItsKeyCentsPerRegionAndAvailability) {
+  // tests/data/fetch/shadeform-instance-types.json: Shadeform's documented reply layout
+  // (instance_types[].configuration, hourly_price in cents, availability[]), invented values.
+  FixtureServer s;
+  std::string key_seen;
+  s.server().Get("/v1/instances/types", [&](const httplib::Request& req, httplib::Response& r) {
+    key_seen = req.get_header_value("X-API-KEY");
+    r.set_content(fixture("shadeform-instance-types.json"), "application/json");
+  });
+  const std::string base = s.start();
+  Harness h;
+  const auto skipped = h.fetch(base, {"shadeform"}).sources[0];
+  EXPECT_EQ(skipped.status, "skipped");
+  EXPECT_NE(skipped.message.find("SHADEFORM_API_KEY"), std::string::npos) << skipped.message;
+  EXPECT_TRUE(key_seen.empty());  // no request without the key
+  h.env["SHADEFORM_API_KEY"] = "test-key";
+  const auto out = h.fetch(base, {"shadeform"}).sources[0];
+  ASSERT_EQ(out.status, "accepted") << out.message;
+  EXPECT_EQ(key_seen, "test-key");
+  EXPECT_EQ(out.snapshot.offers, 3u);  // 1×H100 in two regions, 8×H100 with no region; the CPU type is no offer
+  const auto canada = h.store.get("shadeform/hyperstack:n3-h100x1/canada-1");
+  ASSERT_TRUE(canada);
+  EXPECT_EQ(canada->gpu_name, "NVIDIA H100 PCIe");
+  EXPECT_EQ(canada->gpu_count, 1);
+  EXPECT_DOUBLE_EQ(latest(*canada, PriceKind::on_demand)->usd_per_hour, 2.19);  // 219 cents
+  EXPECT_EQ(canada->confirmed_available_at, kT0);                               // available: true
+  EXPECT_DOUBLE_EQ(*canada->gpu_memory_bytes, 80e9);
+  const auto norway = h.store.get("shadeform/hyperstack:n3-h100x1/norway-1");
+  ASSERT_TRUE(norway);
+  EXPECT_FALSE(norway->confirmed_available_at);  // available: false
+  const auto eight = h.store.get("shadeform/lambdalabs:gpu_8x_h100_sxm5/");
+  ASSERT_TRUE(eight);
+  EXPECT_EQ(eight->gpu_name, "NVIDIA H100 SXM");
+  EXPECT_EQ(eight->gpu_count, 8);
+  EXPECT_DOUBLE_EQ(latest(*eight, PriceKind::on_demand)->usd_per_hour, 23.92);  // 2392 cents, the instance
+  EXPECT_FALSE(eight->confirmed_available_at);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Gates and snapshots.
 
