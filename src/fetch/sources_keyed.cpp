@@ -1,5 +1,5 @@
-// Keyed price sources. Shadeform has an adapter (its documented instance-types reply); the others
-// are registered without an adapter yet (docs/fetch.md "Not yet done"): listed by
+// Keyed price sources. Shadeform and Hyperstack have adapters (their documented replies); GCP
+// billing and Verda are registered without an adapter yet (docs/fetch.md "Not yet done"): listed by
 // `gpuplan fetch --list` with the environment variables they will need, so `gpuplan fetch gcp`
 // without the key says which variable is missing, and with it says plainly that no adapter
 // exists yet (nothing is fetched or recorded). Their endpoints are the documented public APIs
@@ -7,7 +7,10 @@
 // SkyPilot and gpuhunt catalogs named in each description.
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <map>
 #include <memory>
+#include <regex>
 #include <vector>
 
 #include "fetch/adapter.hpp"
@@ -128,6 +131,93 @@ class ShadeformSource final : public Source {
   SourceInfo info_;
 };
 
+// ------------------------------------------------------------------------------------------
+// Hyperstack (NexGen Cloud): GET /v1/core/flavors and GET /v1/pricebook with the `api_key` header
+// (Hyperstack API docs, shared notes price-sources.md):
+//   flavors:   {"status": true, "data": [{"gpu": "H100-80G-PCIe", "region_name": "CANADA-1",
+//               "flavors": [{"name": "n3-H100x1", "gpu_count": 1, "cpu": 28, "ram": 180, ...}]}]}
+//   pricebook: [{"id", "name": "H100-80G-PCIe", "value": 1.9 (USD per GPU-hour), "original_value",
+//                "discount_applied", "start_time", "end_time"}]
+// One offer per (flavor, region): price = pricebook value of its GPU × gpu_count; a GPU with no
+// pricebook entry has an unknown price (the notes: SkyPilot skipped H200 for that), never 0.
+// GPU memory from the GPU name ("80G" → 80 GB). `ram`'s unit is not stated in the notes: not
+// stored. The stocks endpoint (availability strings such as "200+") is not read yet: offers are
+// not confirmed available.
+constexpr const char* kHyperstackFlavors = "https://infrahub-api.nexgencloud.com/v1/core/flavors";
+constexpr const char* kHyperstackPricebook = "https://infrahub-api.nexgencloud.com/v1/pricebook";
+
+class HyperstackSource final : public Source {
+ public:
+  HyperstackSource() {
+    info_.name = "hyperstack";
+    info_.description = "Hyperstack flavors and pricebook (USD per GPU-hour x GPUs per flavor)";
+    info_.urls = {kHyperstackFlavors, kHyperstackPricebook};
+    info_.key_env = {"HYPERSTACK_API_KEY"};
+  }
+  const SourceInfo& info() const override { return info_; }
+  std::vector<FetchedDoc> download(const SourceContext& ctx) const override {
+    const std::string key = ctx.env ? ctx.env("HYPERSTACK_API_KEY").value_or("") : "";
+    return {get_doc(ctx, info_.name, kHyperstackFlavors, "flavors", {{"api_key", key}}),
+            get_doc(ctx, info_.name, kHyperstackPricebook, "pricebook", {{"api_key", key}})};
+  }
+  ImportBatch parse(const std::vector<FetchedDoc>& docs, const SourceContext& ctx) const override {
+    const FetchedDoc& fd = docs.at(0);
+    const FetchedDoc& pd = docs.at(1);
+    const json flavors = parse_json(fd);
+    const json book = parse_json(pd);
+    const json& groups = require_array(at(flavors, "data"), fd.url + ": /data", "data");
+    const json& entries = require_array(book, pd.url + ": /", "a pricebook array");
+    ImportBatch batch;
+    // GPU name → USD per GPU-hour; a current entry (no end_time) wins over an ended one.
+    std::map<std::string, std::pair<double, bool>> price_per_gpu;  // value, current
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const std::string name = string_at(entries[i], "name");
+      const auto value = number_at(entries[i], "value");
+      if (name.empty() || !value) continue;
+      const bool current = at(entries[i], "end_time").is_null();
+      auto it = price_per_gpu.find(name);
+      if (it == price_per_gpu.end() || (current && !it->second.second)) price_per_gpu[name] = {*value, current};
+    }
+    const ImportSource src = import_source(ctx, fd, info_.name, "hyperstack");
+    static const std::regex mem_re(R"((\d+)G)");
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      const json& group = groups[g];
+      const std::string gpu = string_at(group, "gpu");
+      const std::string region = string_at(group, "region_name");
+      const json& list = at(group, "flavors");
+      for (std::size_t k = 0; k < (list.is_array() ? list.size() : 0); ++k) {
+        const json& f = list[k];
+        ++batch.rows_read;
+        const std::string where = fmt::format("{}#data/{}/flavors/{}", fd.url, g, k);
+        const auto count = number_at(f, "gpu_count");
+        if (gpu.empty() || !count || *count < 1) continue;  // a CPU flavor
+        Offer o;
+        o.provider = "hyperstack";
+        o.instance_type = string_at(f, "name");
+        o.region = region;
+        o.gpu_name_raw = gpu;
+        o.gpu_count = static_cast<int>(*count);
+        o.vcpus = number_at(f, "cpu");
+        std::smatch m;
+        if (std::regex_search(gpu, m, mem_re)) o.gpu_memory_bytes = gb(std::stod(m[1].str()));
+        o.id = import_detail::make_offer_id(o);
+        std::string spaced = gpu;
+        std::replace(spaced.begin(), spaced.end(), '-', ' ');
+        resolve(o, {spaced, gpu}, batch, src, where);
+        const auto p = price_per_gpu.find(gpu);
+        add_price(batch, o, PriceKind::on_demand,
+                  p == price_per_gpu.end() ? std::nullopt : std::optional<double>(p->second.first * *count),
+                  ref(ctx, info_.name, where), where);
+        import_detail::add_offer(batch, std::move(o));
+      }
+    }
+    return batch;
+  }
+
+ private:
+  SourceInfo info_;
+};
+
 std::unique_ptr<Source> unbuilt(std::string name, std::string description, std::string url,
                                 std::vector<std::string> keys, std::string via) {
   SourceInfo i;
@@ -149,8 +239,7 @@ std::vector<std::unique_ptr<Source>> make_more_keyed_sources() {
   v.push_back(unbuilt("verda", "Verda (ex-DataCrunch) instance types (OAuth2 client credentials)",
                       "https://api.datacrunch.io/v1/instance-types", {"VERDA_CLIENT_ID", "VERDA_CLIENT_SECRET"},
                       "skypilot/verda and gpuhunt/verda"));
-  v.push_back(unbuilt("hyperstack", "Hyperstack flavors, pricebook and stocks",
-                      "https://infrahub-api.nexgencloud.com/v1/pricebook", {"HYPERSTACK_API_KEY"}, "skypilot/hyperstack"));
+  v.push_back(std::make_unique<HyperstackSource>());
   v.push_back(std::make_unique<ShadeformSource>());
   return v;
 }

@@ -216,7 +216,7 @@ TEST_F(FetchFailuresE2E, VastFailuresRejectOnlyVast) {
 }
 
 TEST_F(FetchFailuresE2E, KeyedSourcesSayWhatTheyNeed) {
-  // shadeform has an adapter; gcp, verda and hyperstack are registered without one.
+  // shadeform and hyperstack have adapters; gcp and verda are registered without one.
   RunResult r = run("fetch gcp verda hyperstack shadeform");
   EXPECT_EQ(r.exit_code, 0) << r.out;
   for (const char* key : {"GCP_BILLING_API_KEY", "VERDA_CLIENT_ID, VERDA_CLIENT_SECRET", "HYPERSTACK_API_KEY",

@@ -594,6 +594,41 @@ TEST(ShadeformFetcher, SkippedWithoutItsKeyCentsPerRegionAndAvailability) {
   EXPECT_FALSE(eight->confirmed_available_at);
 }
 
+TEST(HyperstackFetcher, FlavorsPricedFromThePricebookPerGpuAndUnpricedGpusUnknown) {
+  // tests/data/fetch/hyperstack-{flavors,pricebook}.json: the documented layouts, invented values.
+  FixtureServer s;
+  std::string key_seen;
+  s.server().Get("/v1/core/flavors", [&](const httplib::Request& req, httplib::Response& r) {
+    key_seen = req.get_header_value("api_key");
+    r.set_content(fixture("hyperstack-flavors.json"), "application/json");
+  });
+  s.server().Get("/v1/pricebook", [&](const httplib::Request&, httplib::Response& r) {
+    r.set_content(fixture("hyperstack-pricebook.json"), "application/json");
+  });
+  const std::string base = s.start();
+  Harness h;
+  EXPECT_EQ(h.fetch(base, {"hyperstack"}).sources[0].status, "skipped");
+  EXPECT_TRUE(key_seen.empty());
+  h.env["HYPERSTACK_API_KEY"] = "test-key";
+  const auto out = h.fetch(base, {"hyperstack"}).sources[0];
+  ASSERT_EQ(out.status, "accepted") << out.message;
+  EXPECT_EQ(key_seen, "test-key");
+  EXPECT_EQ(out.snapshot.offers, 3u);  // the CPU flavor is no offer
+  const auto one = h.store.get("hyperstack/n3-h100x1/canada-1");
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->gpu_name, "NVIDIA H100 PCIe");
+  EXPECT_DOUBLE_EQ(*one->gpu_memory_bytes, 80e9);                              // "80G" in the GPU name
+  EXPECT_DOUBLE_EQ(latest(*one, PriceKind::on_demand)->usd_per_hour, 1.9);     // the current entry, not the ended 2.5
+  const auto eight = h.store.get("hyperstack/n3-h100x8/canada-1");
+  ASSERT_TRUE(eight);
+  EXPECT_DOUBLE_EQ(latest(*eight, PriceKind::on_demand)->usd_per_hour, 8 * 1.9);  // per GPU-hour × 8
+  // H200 has no pricebook entry: unknown price, no observation (never $0).
+  const auto h200 = h.store.get("hyperstack/n3-h200x8/norway-1");
+  ASSERT_TRUE(h200);
+  EXPECT_TRUE(h200->prices.empty());
+  EXPECT_TRUE(has_flag(*h200, kRuleUnknownPrice));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Gates and snapshots.
 
