@@ -189,8 +189,16 @@ void run_serve(const ServeOptions& opts, const GlobalOptions& global) {
         r.interval_s, first_s, [&r, &ctx] { refresh_once(r, ctx); },
         [](const std::string& what) { log_line("refresh: run failed: " + what); }, r.stop);
   }
+  // The refresh thread uses ctx and srv's data: stopped (a transfer in flight aborted, the thread
+  // joined) before they go, on every way out of this scope (`refresh` was declared before them).
+  struct StopRefresh {
+    Refresh* r;
+    ~StopRefresh() {
+      if (r != nullptr && r->runner) r->runner->stop();
+    }
+  } stop_refresh{refresh.get()};
   srv.run();
-  if (refresh) refresh->runner->stop();  // aborts a transfer in flight; joins the thread
+  if (refresh) refresh->runner->stop();  // before "stopped" is printed
   pthread_kill(waiter.native_handle(), SIGTERM);  // wakes the waiter if the server stopped otherwise
   waiter.join();
   fmt::print("gpuplan: stopped\n");
