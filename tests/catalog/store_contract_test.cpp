@@ -945,6 +945,46 @@ TYPED_TEST(StoreContract, StreamedImportRefusesAnIdRepeatedAcrossChunksWithOther
   EXPECT_EQ(this->store_->counts().observations, before.observations);
 }
 
+// ingest_file parses on its own thread while the store writes earlier chunks: the error the
+// user sees must still be the first one in the file, as a row-by-row import would report it.
+// Here chunk 2 (line 152) contradicts line 2's hardware (a store-side error) and chunk 4
+// (line 352) has a price that is not a number (a parse error, read while chunk 2 is written).
+TYPED_TEST(StoreContract, StreamedImportReportsTheFirstErrorInFileOrder) {
+  this->store_->import(fixture_batch());
+  const auto before = this->store_->counts();
+  std::string text = kStreamHeader;
+  for (int i = 0; i < 150; ++i) text += stream_row(i);                             // lines 2..151
+  text += "acme,node-0,r1,A100 SXM4 80GB,4,on-demand,5.16,2025-06-02,quote,\n";   // line 152
+  for (int i = 150; i < 349; ++i) text += stream_row(i);                           // lines 153..351
+  text += "acme,last,r1,H100 SXM,8,on-demand,abc,2025-06-01,quote,\n";            // line 352
+  for (int i = 349; i < 500; ++i) text += stream_row(i);
+  const std::string path = stream_file("stream-two-errors.csv", text);
+  for (int attempt = 0; attempt < 5; ++attempt) {  // the threads' timing differs per run
+    try {
+      ingest_file(*this->store_, path, std::nullopt, IngestOptions{"2026-12-01", false}, kChunk);
+      ADD_FAILURE() << "accepted " << path;
+    } catch (const Error& e) {
+      const std::string w = e.what();
+      EXPECT_NE(w.find(path + ":152"), std::string::npos) << w;
+      EXPECT_EQ(w.find(path + ":352"), std::string::npos) << w;
+    }
+    EXPECT_EQ(this->store_->counts().offers, before.offers);
+    EXPECT_EQ(this->store_->counts().observations, before.observations);
+  }
+  // Without line 152, the parse error of line 352 is the one reported.
+  std::string second = kStreamHeader;
+  for (int i = 0; i < 349; ++i) second += stream_row(i);
+  second += "acme,last,r1,H100 SXM,8,on-demand,abc,2025-06-01,quote,\n";            // line 351
+  const std::string path2 = stream_file("stream-parse-error.csv", second);
+  try {
+    ingest_file(*this->store_, path2, std::nullopt, IngestOptions{"2026-12-01", false}, kChunk);
+    ADD_FAILURE() << "accepted " << path2;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(path2 + ":351"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(this->store_->counts().offers, before.offers);
+}
+
 TYPED_TEST(StoreContract, StreamedImportMergesAcrossChunksAsOneBatch) {
   this->store_->import(fixture_batch());
   const auto before = this->store_->counts();
