@@ -240,19 +240,18 @@ std::span<const FieldDef<OffersInput>> offers_fields() {
         "also show offers excluded by a quality flag, and list flagged, stale and undated prices in plain sort order "
         "(default: clean dated prices first, then stale, undated, flagged; --group-by leaves flagged prices out)"},
        [](OffersInput& in, const json& v) { in.include_flagged = v.get<bool>(); }},
-      {{"max_price_age", "--max-price-age", FieldType::string, FieldFace::both,
-        "a price older than this (days, or 30d/4w) is stale: listed after fresher ones (default 30; plan's name)",
-        "stale_days"},
+      {{"max_price_age", "--max-price-age", FieldType::duration, FieldFace::both,
+        "a price older than this (a bare number is days, or 30d/4w) is stale: listed after fresher ones (default 30)"},
        [](OffersInput& in, const json& v) {
-         const std::string a = v.get<std::string>();
+         const std::string a = duration_text(v);
          const bool bare = !a.empty() && a.find_first_not_of("0123456789.") == std::string::npos;
          in.stale_days = parse_duration_seconds(bare ? a + "d" : a, "--max-price-age") / 86400.0;
        }},
       {{"stale_days", "--stale-days", FieldType::number, FieldFace::both,
-        "a price older than this many days is stale: listed after fresher ones (default 30; also --max-price-age 30d)"},
+        "the same limit as --max-price-age, in days (default 30)", "max_price_age"},
        [](OffersInput& in, const json& v) { in.stale_days = v.get<double>(); }},
       {{"fresh_days", "--fresh-days", FieldType::number, FieldFace::both,
-        "a price at most this many days old is fresh; between this and --stale-days it is aging (default 7)"},
+        "a price at most this many days old is fresh; between this and --max-price-age it is aging (default 7)"},
        [](OffersInput& in, const json& v) { in.fresh_days = v.get<double>(); }},
       {{"today", "--today", FieldType::string, FieldFace::both,
         "today's date YYYY-MM-DD for age and freshness (default: the system clock, UTC)"},

@@ -19,6 +19,7 @@ std::string_view field_type_name(FieldType t) noexcept {
     case FieldType::number: return "number";
     case FieldType::string: return "string";
     case FieldType::count: return "count";
+    case FieldType::duration: return "duration";
   }
   return "string";
 }
@@ -32,6 +33,7 @@ std::string_view expected_of(FieldType t) {
     case FieldType::number: return "a number such as 5e8 or 0.1";
     case FieldType::string: return "a string";
     case FieldType::count: return "a number such as 7e9, or a string such as \"70B\", \"124M\", \"1.5T\"";
+    case FieldType::duration: return "a duration such as \"72h\", \"30d\", \"2w\", or a bare number in the field's unit";
   }
   return "";
 }
@@ -81,6 +83,10 @@ double count_value(const nlohmann::json& value) {
                       "cannot read this as a count", std::string(expected_of(FieldType::count)));
 }
 
+std::string duration_text(const nlohmann::json& value) {
+  return value.is_string() ? value.get<std::string>() : field_value_text(value);
+}
+
 nlohmann::json parse_field_text(const FieldInfo& field, std::string_view text, const std::string& where) {
   auto bad = [&]() -> nlohmann::json {
     throw_invalid_coded(where, "not_" + std::string(field_type_name(field.type)), {{"value", std::string(text)}},
@@ -110,7 +116,8 @@ nlohmann::json parse_field_text(const FieldInfo& field, std::string_view text, c
       if (!v) return bad();
       return *v;
     }
-    case FieldType::string: return std::string(text);
+    case FieldType::string:
+    case FieldType::duration: return std::string(text);  // the field's own parser reads the unit
   }
   return bad();
 }
@@ -135,7 +142,8 @@ void check_field_type(const FieldInfo& field, const nlohmann::json& value, const
       break;
     case FieldType::number: ok = value.is_number() && std::isfinite(value.get<double>()); break;
     case FieldType::string: ok = value.is_string(); break;
-    case FieldType::count: ok = (value.is_number() && std::isfinite(value.get<double>())) || value.is_string(); break;
+    case FieldType::count:
+    case FieldType::duration: ok = (value.is_number() && std::isfinite(value.get<double>())) || value.is_string(); break;
   }
   if (!ok) {
     std::string shown = value.dump();
@@ -153,6 +161,20 @@ std::string detail::known_names(std::span<const FieldInfo> infos, Face face) {
     out += (out.empty() ? "" : ", ") + std::string(f.name);
   }
   return out;
+}
+
+void detail::check_alias_pairs(const std::set<std::string>& read, std::span<const FieldInfo> infos) {
+  for (const FieldInfo& alias : infos) {
+    if (alias.alias_of.empty() || !read.contains(std::string(alias.name)) || !read.contains(std::string(alias.alias_of))) continue;
+    const FieldInfo* main = nullptr;
+    for (const FieldInfo& f : infos)
+      if (f.name == alias.alias_of) main = &f;
+    // The words of the CLI's refusal of the same pair (cli/command.cpp), in the API's names.
+    throw_invalid_coded("/" + std::string(alias.name), "both_given",
+                        {{"a_field", std::string(alias.name)}, {"b_field", std::string(alias.alias_of)}},
+                        fmt::format("both {} and {} given; they set the same thing", alias.flag, main ? main->flag : alias.alias_of),
+                        "one of them");
+  }
 }
 
 unsigned task_bits::of(std::string_view task) noexcept {

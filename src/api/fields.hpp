@@ -35,6 +35,10 @@ enum class FieldType {
   number,   ///< JSON number; CLI "5e8", "0.1"
   string,   ///< JSON string
   count,    ///< a JSON number or a string with K/M/B/T suffix ("70B"); CLI the same
+  /// a JSON number (a bare number: in the unit the field's help names, hours for deadline, days
+  /// for max_price_age) or a string with a unit ("72h", "30d"); CLI the same. The setter reads
+  /// duration_text(value), the text the CLI would carry.
+  duration,
 };
 std::string_view field_type_name(FieldType t) noexcept;  ///< "boolean", "integer", ... (OpenAPI type: see openapi)
 
@@ -89,6 +93,9 @@ void check_field_type(const FieldInfo& field, const nlohmann::json& value, const
 
 /// A count: a number, or a string "7e9", "70B", "124M", "1.5T" (case-insensitive suffix K/M/B/T).
 double count_value(const nlohmann::json& value);
+/// A duration field's value as the CLI's text: a string as it is, a number in its shortest form
+/// (72 → "72", 1.5 → "1.5"), which the field's parser reads as a bare number in its own unit.
+std::string duration_text(const nlohmann::json& value);
 
 /// Converts an already type-checked JSON number to T (integral T: range-checked), or to T's value
 /// type when T is std::optional.
@@ -189,6 +196,16 @@ const FieldDef<Input>* find_field(std::span<const FieldDef<Input>> table, std::s
   return nullptr;
 }
 std::string known_names(std::span<const FieldInfo> infos, Face face);
+/// Throws Error{invalid_input, "/ALIAS", code both_given} when `read` holds a field and the field
+/// it is an alias of (FieldInfo::alias_of): `{"stale_days": 3, "max_price_age": "10d"}` is one
+/// limit given twice, which the CLI refuses too (cli/api_flags.hpp); the later one silently won.
+void check_alias_pairs(const std::set<std::string>& read, std::span<const FieldInfo> infos);
+template <class Input>
+void check_alias_pairs(const std::set<std::string>& read, std::span<const FieldDef<Input>> table) {
+  std::vector<FieldInfo> infos;
+  for (const auto& d : table) infos.push_back(d.info);
+  check_alias_pairs(read, std::span<const FieldInfo>(infos));
+}
 template <class Input>
 std::string known_names(std::span<const FieldDef<Input>> table, Face face) {
   std::vector<FieldInfo> infos;
@@ -211,6 +228,7 @@ template <class Input>
 void read_fields(Input& in, const nlohmann::json& body, std::span<const FieldDef<Input>> table, Face face) {
   if (!body.is_object())
     throw_invalid_coded("/", "body_not_object", {}, "the request body must be a JSON object", "{\"field\": value, ...}");
+  std::set<std::string> read;
   for (const auto& [key, value] : body.items()) {
     const std::string where = "/" + key;
     const FieldDef<Input>* d = detail::find_field(table, key);
@@ -222,12 +240,15 @@ void read_fields(Input& in, const nlohmann::json& body, std::span<const FieldDef
     check_field_type(d->info, value, where);
     detail::set_field(in, *d, value, where);
     note_given(in, d->info.name);
+    read.insert(key);
   }
+  detail::check_alias_pairs(read, table);
 }
 
 template <class Input>
 void read_query(Input& in, const std::multimap<std::string, std::string>& params, std::span<const FieldDef<Input>> table) {
   std::string previous;
+  std::set<std::string> read;
   for (const auto& [key, text] : params) {
     const std::string where = "/" + key;
     if (key == previous)
@@ -239,7 +260,9 @@ void read_query(Input& in, const std::multimap<std::string, std::string>& params
                           "unknown query parameter", "one of " + detail::known_names(table, Face::api));
     detail::set_field(in, *d, parse_field_text(d->info, text, where), where);
     note_given(in, d->info.name);
+    read.insert(key);
   }
+  detail::check_alias_pairs(read, table);
 }
 
 }  // namespace gpuplan::api

@@ -23,7 +23,8 @@ int int_in_range(const nlohmann::json& v, int lo, int hi) {
   if (d < lo || d > hi) {
     throw_invalid_coded("", "integer_out_of_range",
                         {{"value", field_value_text(v)}, {"min", fmt::format("{}", lo)}, {"max", fmt::format("{}", hi)}},
-                        fmt::format("{} is out of range: accepted {} to {}", field_value_text(v), lo, hi),
+                        // The range once, in the expected part (not "accepted 1 to 1024 (expected: an integer in [1, 1024])").
+                        fmt::format("{} is out of range", field_value_text(v)),
                         fmt::format("an integer in [{}, {}]", lo, hi));
   }
   return static_cast<int>(d);
@@ -122,9 +123,9 @@ std::vector<FieldDef<PlanInput>> build_fields() {
                                fmt::format("{} is not a positive number", d), "a number > 0");
          in.request.stale_after_days = d;
        }},
-      {{"deadline", "--deadline", FieldType::string, FieldFace::both,
-        "only plans that finish within DURATION (72h, 30d, 2w), cheapest first"},
-       [](In& in, const json& v) { in.deadline = v.get<std::string>(); }},
+      {{"deadline", "--deadline", FieldType::duration, FieldFace::both,
+        "only plans that finish within DURATION (72h, 30d, 2w; a bare number is hours), cheapest first"},
+       [](In& in, const json& v) { in.deadline = duration_text(v); }},
       {{"budget", "--budget", FieldType::number, FieldFace::both, "only plans whose total is within USD, fastest first"},
        [](In& in, const json& v) { in.request.budget_usd = v.get<double>(); }},
       {{"gpus", "--gpus", FieldType::integer, FieldFace::both,
@@ -132,9 +133,9 @@ std::vector<FieldDef<PlanInput>> build_fields() {
        [](In& in, const json& v) { in.request.gpus_total = v.get<double>() > 1e6 ? int_in_range(v, 1, 1'000'000) : json_as<int>(v); }},
       {{"nodes", "--nodes", FieldType::integer, FieldFace::both, "training: exactly N nodes"},
        [](In& in, const json& v) { in.request.nodes_exact = int_in_range(v, 1, 100'000); }},
-      {{"max_price_age", "--max-price-age", FieldType::string, FieldFace::both,
-        "a price older than this (days, or 30d/4w) is stale: warned and ranked after fresher ones (default 30)"},
-       [](In& in, const json& v) { in.max_price_age = v.get<std::string>(); }},
+      {{"max_price_age", "--max-price-age", FieldType::duration, FieldFace::both,
+        "a price older than this (a bare number is days, or 30d/4w) is stale: warned and ranked after fresher ones (default 30)"},
+       [](In& in, const json& v) { in.max_price_age = duration_text(v); }},
       {{"include_flagged", "--include-flagged", FieldType::boolean, FieldFace::both,
         "rank flagged, undated and old prices like the others"},
        [](In& in, const json& v) { in.request.include_flagged = v.get<bool>(); }},

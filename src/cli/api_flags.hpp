@@ -52,7 +52,9 @@ void add_api_flags(CLI::App& sub, std::shared_ptr<In> in, std::span<const api::F
                api::note_given(*in, d->info.name);
              },
              help)
-          ->type_name(std::string(api::field_type_name(d->info.type)) == "string" ? "TEXT" : "VALUE");
+          ->type_name(d->info.type == api::FieldType::string     ? "TEXT"
+                     : d->info.type == api::FieldType::duration ? "DURATION"
+                                                                : "VALUE");
     }
     // An alias is read but not listed: `gpuplan plan --help` showed --stale-days beside
     // --max-price-age, one setting twice (an empty group hides an option in CLI11's help).

@@ -32,7 +32,8 @@ json field_schema(const api::FieldInfo& f) {
     case api::FieldType::integer: s["type"] = "integer"; break;
     case api::FieldType::number: s["type"] = "number"; break;
     case api::FieldType::string: s["type"] = "string"; break;
-    case api::FieldType::count: s["type"] = json::array({"number", "string"}); break;
+    case api::FieldType::count:
+    case api::FieldType::duration: s["type"] = json::array({"number", "string"}); break;
   }
   s["description"] = std::string(f.help) + (f.flag.empty() ? "" : fmt::format(" (CLI {})", f.flag));
   return s;

@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "api/catalog_reads.hpp"
 #include "api/estimate.hpp"
 #include "api/fields.hpp"
 #include "api/plan.hpp"
@@ -71,6 +72,59 @@ TEST(TaskFields, PlanReadsQuantForServingAndImages) {
                                     "startup_minutes", "preemptions_per_day", "egress_gb", "margin", "stale_days"},
                     "images"),
             "");
+}
+
+// small11 #1: stale_days and max_price_age are one limit; both in one body or query string were
+// read, the later silently winning. Refused at /stale_days (plan and offers alike).
+TEST(AliasFields, OneLimitUnderTwoNamesIsRefusedAtTheAlias) {
+  auto refused_at = [](auto read) -> std::string {
+    try {
+      read();
+    } catch (const Error& e) {
+      const ErrorCode* c = error_code_of(e);
+      return e.where() + " | " + (c ? c->code : std::string("?"));
+    }
+    return "";
+  };
+  EXPECT_EQ(refused_at([] {
+              PlanInput in;
+              read_fields(in, json{{"model", "llama-3.1-8b"}, {"stale_days", 3}, {"max_price_age", "10d"}}, plan_fields());
+            }),
+            "/stale_days | both_given");
+  EXPECT_EQ(refused_at([] {
+              PlanInput in;
+              read_query(in, {{"max_price_age", "10"}, {"stale_days", "3"}}, plan_fields());
+            }),
+            "/stale_days | both_given");
+  EXPECT_EQ(refused_at([] {
+              OffersInput in;
+              read_query(in, {{"max_price_age", "10d"}, {"stale_days", "3"}}, offers_fields());
+            }),
+            "/stale_days | both_given");
+  EXPECT_EQ(refused_at([] {
+              OffersInput in;
+              read_fields(in, json{{"stale_days", 3}}, offers_fields());
+            }),
+            "");
+}
+
+// small11 #3: a bare number for a duration field is read in the field's unit (deadline: hours;
+// max_price_age: days), as the CLI reads "72" and the planner's advice writes "max_price_age 192".
+TEST(DurationFields, ABareNumberIsTheFieldsUnit) {
+  PlanInput in;
+  read_fields(in, json{{"model", "llama-3.1-8b"}, {"deadline", 72}, {"max_price_age", 192}}, plan_fields());
+  EXPECT_EQ(in.deadline, "72");
+  EXPECT_EQ(in.max_price_age, "192");
+  OffersInput offers;
+  read_fields(offers, json{{"max_price_age", 1.5}}, offers_fields());
+  EXPECT_DOUBLE_EQ(offers.stale_days, 1.5);  // 1.5 days
+  read_fields(offers, json{{"max_price_age", "2w"}}, offers_fields());
+  EXPECT_DOUBLE_EQ(offers.stale_days, 14);
+  PlanInput wrong;
+  EXPECT_THROW(read_fields(wrong, json{{"deadline", json::array()}}, plan_fields()), Error);
+  EXPECT_EQ(duration_text(json(72)), "72");
+  EXPECT_EQ(duration_text(json(0.5)), "0.5");
+  EXPECT_EQ(duration_text(json("30d")), "30d");
 }
 
 TEST(TaskFields, ReadersRecordTheFieldsGivenNotTheDefaults) {
