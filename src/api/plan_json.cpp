@@ -24,7 +24,8 @@ json cost_json(const CostBreakdown& c) {
             {"total_usd", c.total_usd()},
             {"total_is_lower_bound", c.total_is_lower_bound()}};
   if (c.spot) {
-    j["spot"] = {{"mtbf_seconds", c.spot->mtbf_seconds},
+    // null MTBF: a rate of 0 preemptions a day (never preempted), as goodput's below.
+    j["spot"] = {{"mtbf_seconds", std::isfinite(c.spot->mtbf_seconds) ? json(c.spot->mtbf_seconds) : json(nullptr)},
                  {"interval_seconds", c.spot->interval_seconds},
                  {"checkpoints_seconds", c.spot->checkpoints_seconds},
                  {"expected_preemptions", c.spot->expected_preemptions},

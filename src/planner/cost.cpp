@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <limits>
 
 namespace gpuplan {
 
@@ -25,8 +26,16 @@ double young_daly_interval_seconds(double checkpoint_seconds, double mtbf_second
 
 SpotOverhead spot_overhead(double work_seconds, double checkpoint_seconds, double restart_seconds,
                            double preemptions_per_day) {
-  assert(work_seconds >= 0 && checkpoint_seconds > 0 && restart_seconds >= 0 && preemptions_per_day > 0);
+  assert(work_seconds >= 0 && checkpoint_seconds > 0 && restart_seconds >= 0 && preemptions_per_day >= 0);
   SpotOverhead s;
+  if (preemptions_per_day == 0) {
+    // A pool that did not preempt (a measured rate of 0, which the import accepts too): no
+    // preemption, so nothing is lost and no checkpoint is written against one; the MTBF is
+    // infinite (as sizing/goodput.cpp's for a failure rate of 0).
+    s.mtbf_seconds = std::numeric_limits<double>::infinity();
+    s.wall_seconds = work_seconds;
+    return s;
+  }
   s.mtbf_seconds = kSecondsPerDay / preemptions_per_day;
   s.interval_seconds = young_daly_interval_seconds(checkpoint_seconds, s.mtbf_seconds);
   double loss_per_preemption = s.interval_seconds / 2.0 + restart_seconds;
@@ -97,7 +106,8 @@ std::optional<CostBreakdown> price_job(const CostInputs& job, PriceKind kind, do
   auto compute = [&](double billed) { return instances * usd_per_hour * billed / 3600.0; };
 
   if (kind == PriceKind::spot) {
-    if (!billing.preemptions_per_day || *billing.preemptions_per_day <= 0 || job.checkpoint_seconds <= 0) {
+    // nullopt is an unknown rate (no spot plan); 0 a known one with no preemption (no loss).
+    if (!billing.preemptions_per_day || *billing.preemptions_per_day < 0 || job.checkpoint_seconds <= 0) {
       return std::nullopt;
     }
     // A synchronous job stops when any of its instances is preempted: with independent

@@ -58,7 +58,8 @@ struct SpotOverhead {
   double wall_seconds = 0;           ///< work + checkpoints + lost work + restarts
   double extra_seconds() const { return checkpoints_seconds + lost_work_seconds + restart_seconds_total; }
 };
-/// Preconditions (asserted): work ≥ 0, checkpoint > 0, restart ≥ 0, preemptions_per_day > 0.
+/// Preconditions (asserted): work ≥ 0, checkpoint > 0, restart ≥ 0, preemptions_per_day ≥ 0.
+/// A rate of 0 (a pool that did not preempt) is no loss: wall = work, MTBF infinite, interval 0.
 SpotOverhead spot_overhead(double work_seconds, double checkpoint_seconds, double restart_seconds,
                            double preemptions_per_day);
 

@@ -35,7 +35,12 @@ void explain_cost(std::vector<PlanExplainLine>& out, const Plan& p, const CostBr
           : fmt::format("max(ceil({:.1f} s / {:.0f} s) × {:.0f} s, minimum {:.0f} s)", c.run_seconds,
                         b.granularity_seconds, b.granularity_seconds, b.minimum_billed_seconds),
       "provider billing terms (planner/cost.hpp billed_seconds)");
-  if (c.spot) {
+  if (c.spot && !std::isfinite(c.spot->mtbf_seconds)) {
+    // A rate of 0 preemptions per instance-day (planner/cost.hpp spot_overhead): nothing lost.
+    add(out, prefix + "spot_extra_seconds", 0.0, "s",
+        "0 preemptions per instance-day: no preemption, so no lost work, restart or checkpoint against one",
+        "planner/cost.hpp spot_overhead (a rate of 0)");
+  } else if (c.spot) {
     const SpotOverhead& s = *c.spot;
     add(out, prefix + "spot_interval_seconds", s.interval_seconds, "s",
         fmt::format("sqrt(2 × checkpoint {:.1f} s × MTBF {:.0f} s)", s.interval_seconds * s.interval_seconds /

@@ -206,13 +206,14 @@ void PlanRequest::validate() const {
   if (!(margin >= 0 && margin < 1)) throw_invalid_coded("--margin", "number_out_of_range", {{"value", fmt::format("{}", margin)}, {"range", "[0, 1)"}}, fmt::format("{} is outside [0, 1)", margin), "a fraction in [0, 1)");
   if (max_nodes < 1 || max_nodes > 1024) throw_invalid_coded("--max-nodes", "integer_out_of_range", {{"value", fmt::format("{}", max_nodes)}, {"min", "1"}, {"max", "1024"}}, fmt::format("{} is out of range", max_nodes), "an integer in [1, 1024]");
   if (limit < 1) throw_invalid_coded("--limit", "not_positive", {{"value", fmt::format("{}", limit)}}, fmt::format("{} is not a positive integer", limit), "an integer ≥ 1");
-  if (preemptions_per_day) require_positive(*preemptions_per_day, "--preemptions-per-day");
-  // An instance preempted more than once a minute runs nothing (the import's bound, too).
-  if (preemptions_per_day && *preemptions_per_day > 1440) {
+  // 0 is a measured rate ("this spot pool did not preempt"), as the import accepts for an offer:
+  // spot with no loss. An instance preempted more than once a minute runs nothing (the import's
+  // bound, too).
+  if (preemptions_per_day && !(*preemptions_per_day >= 0 && *preemptions_per_day <= 1440)) {
     throw_invalid_coded("--preemptions-per-day", "number_out_of_range",
-                        {{"value", fmt::format("{}", *preemptions_per_day)}, {"range", "(0, 1440]"}},
-                        fmt::format("{} is outside the accepted range (0, 1440] per instance-day", *preemptions_per_day),
-                        "a rate per instance-day in (0, 1440] (at most one a minute)");
+                        {{"value", fmt::format("{}", *preemptions_per_day)}, {"range", "[0, 1440]"}},
+                        fmt::format("{} is out of range", *preemptions_per_day),
+                        "a rate per instance-day in [0, 1440] (at most one a minute; 0: never preempted)");
   }
   if (egress_gb && !(*egress_gb >= 0)) throw_invalid_coded("--egress-gb", "negative", {{"value", fmt::format("{}", *egress_gb)}}, fmt::format("{} is negative", *egress_gb), "a number ≥ 0");
   // 1e9 GB (an exabyte) is far beyond any download after a run; a trial's 1e300 was accepted.

@@ -123,6 +123,33 @@ TEST(PriceJob, SpotUnknownRateGivesNoPrice) {
   EXPECT_FALSE(price_job(job, PriceKind::spot, 1.0, resolve_billing(BillingTerms{}, std::nullopt)).has_value());
 }
 
+// Issue (small11 #2): a rate of 0 preemptions a day ("this spot pool did not preempt", which the
+// import accepts) is a known rate with no loss, not an unknown one: the spot run is the work.
+TEST(SpotOverhead, ZeroRateLosesNothing) {
+  const SpotOverhead s = spot_overhead(72000, 300, 600, 0.0);
+  EXPECT_TRUE(s.feasible);
+  EXPECT_DOUBLE_EQ(s.wall_seconds, 72000);  // no checkpoint against preemption, no loss, no restart
+  EXPECT_DOUBLE_EQ(s.extra_seconds(), 0);
+  EXPECT_DOUBLE_EQ(s.expected_preemptions, 0);
+  EXPECT_TRUE(std::isinf(s.mtbf_seconds));
+}
+
+TEST(PriceJob, SpotAtZeroRateCostsTheWorkOnly) {
+  CostInputs job;
+  job.work_seconds = 72000;
+  job.checkpoint_seconds = 300;
+  job.restart_seconds = 600;
+  job.instances = 2;
+  BillingTerms t;
+  t.granularity_seconds = 60;
+  const auto c = price_job(job, PriceKind::spot, 4.0, resolve_billing(t, 0.0));  // --preemptions-per-day 0
+  ASSERT_TRUE(c.has_value());
+  // 2 instances × $4/h × 20 h (72000 s, a multiple of 60) = $160, nothing lost to preemption.
+  EXPECT_NEAR(c->compute_usd, 160.0, 1e-9);
+  EXPECT_DOUBLE_EQ(c->spot_loss_usd, 0);
+  EXPECT_DOUBLE_EQ(c->run_seconds, 72000);
+}
+
 TEST(PriceJob, ReservedBillsTheWholeTerm) {
   CostInputs job;
   job.work_seconds = 30 * kSecondsPerDay;  // one month of a 1-year commitment

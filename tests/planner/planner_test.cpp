@@ -184,6 +184,29 @@ TEST(Plan, SpotChosenOnlyWhenCheaperAfterLosses) {
   EXPECT_EQ(stormy.plans[0].cost.price_kind, PriceKind::on_demand);
 }
 
+// small11 #2: `--preemptions-per-day 0` was refused ("not a positive number") while the import
+// accepts a rate of 0 for an offer. 0 is a known rate (the pool did not preempt): validate
+// accepts it and the planner prices spot with no loss, the run being the work alone.
+TEST(Plan, ZeroPreemptionRateIsSpotWithoutLoss) {
+  const ModelArch arch = llama_8b();
+  Offer o = make_offer("s/h100x1", "NVIDIA H100 SXM", 1, 4.0, IntraNodeLink::unknown);
+  add_spot(o, 1.0);
+  PlanRequest r = lora_request(2e8);
+  r.preemptions_per_day = 0;
+  EXPECT_NO_THROW(r.validate());
+  const PlanResult res = plan(r, arch, {o}, GpuCatalog::bundled(), &per_second);
+  ASSERT_EQ(res.plans.size(), 1u);
+  const Plan& p = res.plans[0];
+  EXPECT_EQ(p.cost.price_kind, PriceKind::spot);  // $1/h with no loss beats $4/h on-demand
+  ASSERT_TRUE(p.cost.spot.has_value());
+  EXPECT_DOUBLE_EQ(p.cost.spot_loss_usd, 0);
+  ASSERT_TRUE(p.goodput.has_value());
+  // Run = start-up 600 s + the goodput wall time, nothing added for preemption.
+  EXPECT_NEAR(p.cost.run_seconds, 600.0 + p.goodput->wall_seconds, 1e-9 * p.cost.run_seconds);
+  r.preemptions_per_day = -1;
+  EXPECT_THROW(r.validate(), Error);
+}
+
 TEST(Plan, PcieMultiGpuWarning) {
   const ModelArch arch = llama_8b();
   Offer o = make_offer("p/l4x8", "NVIDIA L4", 8, 6.0, IntraNodeLink::pcie);
