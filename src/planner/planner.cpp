@@ -700,6 +700,21 @@ struct PlanState {
   std::set<std::string> gpus_without_perf_figures;
   double largest_gpu_bytes = 0;
   double smallest_need = kInf;
+  /// Whether any cluster searched held a layout (SearchOutcome::fits). smallest_need and
+  /// largest_gpu_bytes may come from different offers (a need of 160 GB on 16 small GPUs, a
+  /// 279 GB GPU on one): "smallest need ≤ largest GPU" does not mean a layout fits (a trial's
+  /// LoRA at --seq 1000000 was told "layouts fit ... spot without a preemption rate").
+  bool any_cluster_fits = false;
+  /// The cluster that came closest to fitting (the smallest need over its usable memory), for
+  /// the no-plan reason when no cluster fits: its GPU, GPUs per node, need and capacity.
+  struct ClosestFit {
+    double ratio = kInf;
+    std::string_view gpu;  ///< into the GPU catalog
+    int gpus = 0;
+    double need_bytes = 0, capacity_bytes = 0;
+    ParallelLayout layout;  ///< training: the layout of need_bytes
+    Recompute recompute{};
+  } closest;
   /// training: the layout of smallest_need (SearchOutcome::smallest_layout), when one was sized
   std::optional<std::pair<ParallelLayout, Recompute>> smallest_need_layout;
   bool any_multi_node = false;
@@ -1867,7 +1882,15 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
         st.smallest_need = o.smallest_per_gpu_bytes;
         if (request.workload == PlanWorkload::training) st.smallest_need_layout.emplace(o.smallest_layout, o.smallest_recompute);
       }
-      if (!o.fits) continue;
+      if (!o.fits) {
+        const double usable = key.capacity_bytes * (1.0 - request.margin);
+        if (usable > 0 && std::isfinite(o.smallest_per_gpu_bytes) && o.smallest_per_gpu_bytes / usable < st.closest.ratio)
+          st.closest = {o.smallest_per_gpu_bytes / usable, key.gpu ? std::string_view(key.gpu->name) : std::string_view(),
+                        key.gpus_per_node * key.nodes, o.smallest_per_gpu_bytes, key.capacity_bytes, o.smallest_layout,
+                        o.smallest_recompute};
+        continue;
+      }
+      st.any_cluster_fits = true;
       if (!assemble(request, arch, a, nodes, key, o, ckpt, data_bytes, tokens, p, &c.fixed_load, /*candidate=*/true)) continue;
       if (!a.billing) {
         // Billing terms are a function of the provider and the offer's own overrides
@@ -2830,13 +2853,30 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
                                       : "change the cluster size (--gpus, --nodes)");
       np.code = ctx.first_layout_problem ? "no_layout_sized" : pinned ? "no_layout_matches_pinned" : "no_layout_matches";
       np.suggestion_codes.push_back(pinned ? "change_pinned_layout" : "change_cluster_size");
-    } else if (np.smallest_per_gpu_bytes > np.largest_gpu_bytes * (1.0 - request.margin)) {
-      np.reason = fmt::format(
-          "no layout fits: the smallest per-GPU requirement found is {} but the largest GPU offered has {} ({} usable "
-          "with the {:.0f}% margin){}",
-          short_gb(np.smallest_per_gpu_bytes), short_gb(np.largest_gpu_bytes),
-          short_gb(np.largest_gpu_bytes * (1.0 - request.margin)), request.margin * 100.0,
-          st.any_multi_node ? "" : ", and no offer has a known inter-node network for multi-node training");
+    } else if (np.smallest_per_gpu_bytes > np.largest_gpu_bytes * (1.0 - request.margin) ||
+               (training && !st.any_cluster_fits && st.closest.gpus > 0)) {
+      const std::string no_network =
+          st.any_multi_node ? "" : ", and no offer has a known inter-node network for multi-node training";
+      if (np.smallest_per_gpu_bytes > np.largest_gpu_bytes * (1.0 - request.margin)) {
+        np.reason = fmt::format(
+            "no layout fits: the smallest per-GPU requirement found is {} but the largest GPU offered has {} ({} usable "
+            "with the {:.0f}% margin){}",
+            short_gb(np.smallest_per_gpu_bytes), short_gb(np.largest_gpu_bytes),
+            short_gb(np.largest_gpu_bytes * (1.0 - request.margin)), request.margin * 100.0, no_network);
+      } else {
+        // The smallest need and the largest GPU are on different offers: name the cluster that
+        // came closest, with its own need and memory (its GPU count is what lowered the need).
+        const auto& k = st.closest;
+        np.reason = fmt::format(
+            "no layout fits on any offer: the closest is {} × {}, which needs {} per GPU and has {} ({} usable with the "
+            "{:.0f}% margin); the largest GPU offered ({}) needs more on the GPU counts its offers have{}",
+            k.gpus, k.gpu, short_gb(k.need_bytes), short_gb(k.capacity_bytes),
+            short_gb(k.capacity_bytes * (1.0 - request.margin)), request.margin * 100.0, short_gb(np.largest_gpu_bytes),
+            no_network);
+        np.values["closest_gpus"] = k.gpus;
+        np.values["closest_need_per_gpu_bytes"] = k.need_bytes;
+        np.values["closest_gpu_bytes"] = k.capacity_bytes;
+      }
       np.code = "does_not_fit";
       np.values["margin"] = request.margin;
       // Which changes could make the smallest layout fit (trial 9: ZeRO-3 and an 8-bit optimizer
@@ -2847,13 +2887,20 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
       // 8-bit optimizer is offered only when it saves at least 5% (AdamW's 8 B/param of fp32
       // states become 2 B: 75% of the optimizer_state term).
       bool activation_bound = false, optimizer_matters = true;
-      if (training && st.smallest_need_layout) {
+      // The layout to read the terms at: the smallest need's, or, when that need is on GPUs too
+      // small for it while a larger GPU exists (the closest-cluster reason above), the closest
+      // cluster's, against its own memory.
+      const bool closest_case = np.values.contains("closest_gpus");
+      std::optional<std::pair<ParallelLayout, Recompute>> floor_layout = st.smallest_need_layout;
+      if (closest_case) floor_layout.emplace(st.closest.layout, st.closest.recompute);
+      const double floor_capacity = closest_case ? st.closest.capacity_bytes : np.largest_gpu_bytes;
+      if (training && floor_layout) {
         try {
           const MemoryBreakdown m = training_memory(
-              ctx.arch, detail::training_memory_request(request, st.smallest_need_layout->first, st.smallest_need_layout->second));
+              ctx.arch, detail::training_memory_request(request, floor_layout->first, floor_layout->second));
           const double floor = m.term_bytes("activations") + m.term_bytes("logits") + m.term_bytes("workspace") +
                                m.term_bytes("cuda_context") + m.term_bytes("fragmentation");
-          activation_bound = floor > np.largest_gpu_bytes * (1.0 - request.margin);
+          activation_bound = floor > floor_capacity * (1.0 - request.margin);
           optimizer_matters = 0.75 * m.term_bytes("optimizer_state") >= 0.05 * m.total_bytes();
           np.values["unshardable_per_gpu_bytes"] = floor;
         } catch (const std::exception&) {
@@ -2863,8 +2910,9 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
       if (training && activation_bound) {
         np.suggestions.push_back(fmt::format(
             "a shorter sequence (--seq): activations, logits and workspace alone need {} per GPU at the smallest "
-            "layout, more than any GPU offered; LoRA/QLoRA, ZeRO-3 or an 8-bit optimizer cannot make it fit",
-            short_gb(np.values["unshardable_per_gpu_bytes"])));
+            "layout{}; LoRA/QLoRA, ZeRO-3 or an 8-bit optimizer cannot make it fit",
+            short_gb(np.values["unshardable_per_gpu_bytes"]),
+            closest_case ? " of the closest cluster, more than its GPUs hold" : ", more than any GPU offered"));
         np.suggestion_codes.push_back("shorter_sequence");
       } else if (training) {
         if (request.task == Task::full) {
