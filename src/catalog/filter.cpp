@@ -570,6 +570,10 @@ class Parser {
     double value = 0;
     auto res = std::from_chars(s.data() + start, s.data() + i, value);
     const std::string unit_desc = def.unit.empty() ? "" : " in " + std::string(def.unit);
+    // A number written right but beyond a double (`price<1e400`; trial 10 read "is not a number").
+    if (i > start && res.ec == std::errc::result_out_of_range && res.ptr == s.data() + i)
+      fail(vt, "\"" + s + "\" is out of range", "a finite number" + unit_desc + ", e.g. " + std::string(def.example),
+           "filter_number_out_of_range", {{"value", s}, {"field", std::string(def.name)}, {"example", std::string(def.example)}});
     if (i == start || res.ec != std::errc() || res.ptr != s.data() + i || !std::isfinite(value))
       fail(vt, "\"" + s + "\" is not a number", "a number" + unit_desc + ", e.g. " + std::string(def.example), "filter_not_a_number",
            {{"value", s}, {"field", std::string(def.name)}, {"example", std::string(def.example)}});

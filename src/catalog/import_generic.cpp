@@ -158,8 +158,9 @@ void require_range(const std::optional<double>& v, const Record& r, F key, const
   if (!v || (*v >= lo && *v <= hi)) return;
   const std::string_view name = kFields[key].name;
   throw Error(ErrorKind::invalid_input, p.where(name),
-              fmt::format("{} {} is out of range: accepted {} to {} {}", name, trim(r[key]), lo, hi, unit),
-              fmt::format("{} from {} to {} {}", name, lo, hi, unit));
+              // The range once, in the expected part (trial 10: "... is out of range: accepted 0 to
+              // 1000000 USD per hour (expected: usd_per_hour from 0 to 1000000 USD per hour)").
+              fmt::format("{} {} is out of range", name, trim(r[key])), fmt::format("{} from {} to {} {}", name, lo, hi, unit));
 }
 
 /// GPU resolution of one import, cached by what resolve_gpu reads (the raw name, the form

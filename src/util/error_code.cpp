@@ -30,7 +30,7 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 113> kCodes = {
+constexpr std::array<std::string_view, 114> kCodes = {
     "body_empty",
     "body_not_object",
     "both_given",
@@ -53,6 +53,7 @@ constexpr std::array<std::string_view, 113> kCodes = {
     "filter_not_a_date",
     "filter_not_a_number",
     "filter_not_a_whole_number",
+    "filter_number_out_of_range",
     "filter_operator_not_for_field",
     "filter_operator_on_boolean",
     "filter_operator_without_field",

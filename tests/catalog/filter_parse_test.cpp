@@ -68,6 +68,17 @@ TEST(FilterErrors, UnknownFieldListsNearNames) {
             "  ^^^^^^ (expected: a field name (all fields: gpuplan offers --help-fields))");
 }
 
+// small11 #5b: a number beyond a double (`price<1e400`) read "is not a number"; it is written
+// right and out of range: said so, with a finite number expected, on the one caret line.
+TEST(FilterErrors, NumberBeyondADoubleIsOutOfRange) {
+  EXPECT_EQ(error_of("price<1e400"),
+            "filter:7: \"1e400\" is out of range\n"
+            "  price<1e400\n"
+            "        ^^^^^ (expected: a finite number in USD/h, e.g. price<=30)");
+  // Not a number at all keeps its own words.
+  EXPECT_EQ(error_of("price<abc").substr(0, 31), "filter:7: \"abc\" is not a number");
+}
+
 TEST(FilterErrors, BadOperatorForType) {
   EXPECT_EQ(error_of("gpu<H100"),
             "filter:4: operator \"<\" does not apply to text field gpu\n"

@@ -158,9 +158,9 @@ TEST_F(ImportRangeE2E, OutOfRangeNumbersAreRejectedAtTheirLineWithTheRange) {
   };
   const Case cases[] = {
       {"rangecloud,h100-8x,us-west,H100 SXM,8,spot,2.00,2026-11-02,test fixture,nvlink,infiniband,3200,16,1e9",
-       "preemptions_per_day 1e9 is out of range: accepted 0 to 1440 per instance-day"},
+       "preemptions_per_day 1e9 is out of range (expected: preemptions_per_day from 0 to 1440 per instance-day)"},
       {"rangecloud,h100-8x,us-west,H100 SXM,8,on-demand,1e308,2026-11-02,test fixture,nvlink,infiniband,3200,16,",
-       "usd_per_gpu_hour 1e308 is out of range: accepted 0 to 1000000 USD per GPU-hour"}};
+       "usd_per_gpu_hour 1e308 is out of range (expected: usd_per_gpu_hour from 0 to 1000000 USD per GPU-hour)"}};
   for (const Case& c : cases) {
     const fs::path csv = dir_ / "range.csv";
     std::ofstream(csv) << kQuoteHeader << c.row << "\n";
@@ -231,7 +231,8 @@ TEST_F(MessagesE2E, AskRefusesAValueInTheSentencesTerms) {
 TEST_F(MessagesE2E, RangeErrorsGiveTheRange) {
   const RunResult n = plan("--model llama-3.1-8b --task lora --tokens 1e9 --max-nodes 99999999999");
   EXPECT_EQ(n.exit_code, 2) << n.out;
-  EXPECT_NE(n.out.find("gpuplan: error: --max-nodes: 99999999999 is out of range: accepted 1 to 1024"), std::string::npos)
+  EXPECT_NE(n.out.find("gpuplan: error: --max-nodes: 99999999999 is out of range (expected: an integer in [1, 1024])"),
+            std::string::npos)
       << n.out;
   const RunResult e = plan("--model llama-3.1-8b --task lora --tokens 1e9 --explain 0");
   EXPECT_EQ(e.exit_code, 2) << e.out;
