@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <cctype>
 #include <charconv>
@@ -129,7 +131,8 @@ std::string ascii_digits(std::string s) {
 
 class Reader {
  public:
-  Reader(std::string_view sentence, const GpuCatalog& gpus) : low_(ascii_digits(lower_ascii(sentence))), gpus_(gpus) {
+  Reader(std::string_view sentence, const GpuCatalog& gpus, std::string_view today)
+      : low_(ascii_digits(lower_ascii(sentence))), gpus_(gpus), today_(today) {
     result_.language = guess_language(low_);
   }
 
@@ -581,6 +584,74 @@ class Reader {
       add("deadline_seconds", p.seconds, std::string(p.words), "\xe2\x89\xa4", {}, at);  // a deadline is a limit
       return;
     }
+    read_calendar_deadline();
+  }
+
+  /// A deadline named by a day of the calendar (small11: "by Friday" and "by end of month" were
+  /// dropped without a word): "by friday" / "d'ici vendredi" / "ภายในวันศุกร์" is the next Friday
+  /// after today, "by end of month" / "d'ici la fin du mois" / "ภายในสิ้นเดือน" the month's last day.
+  /// Counted, like "tomorrow" (24 h), in whole days from today's date (the hour of asking is not
+  /// known; the deadline is never past the end of that day): Thursday → Friday 24 h; on a Friday
+  /// "by Friday" is the next one, 7 days. Without a date (or on the month's last day, when the
+  /// month ends within the day) the words are listed as unread, never dropped.
+  void read_calendar_deadline() {
+    struct Phrase {
+      std::string_view words;
+      bool month_end;  ///< false: the next Friday
+    };
+    static const Phrase phrases[] = {
+        {"by the end of the month", true}, {"by end of the month", true}, {"by end of month", true},
+        {"by the end of this month", true}, {"by month end", true}, {"d'ici la fin du mois", true},
+        {"avant la fin du mois", true},
+        {"\xe0\xb8\xa0\xe0\xb8\xb2\xe0\xb8\xa2\xe0\xb9\x83\xe0\xb8\x99\xe0\xb8\xaa\xe0\xb8\xb4\xe0\xb9\x89\xe0\xb8\x99\xe0\xb9\x80\xe0\xb8\x94\xe0\xb8\xb7\xe0\xb8\xad\xe0\xb8\x99", true},  // ภายในสิ้นเดือน
+        {"by friday", false}, {"d'ici vendredi", false}, {"avant vendredi", false},
+        {"\xe0\xb8\xa0\xe0\xb8\xb2\xe0\xb8\xa2\xe0\xb9\x83\xe0\xb8\x99\xe0\xb8\xa7\xe0\xb8\xb1\xe0\xb8\x99\xe0\xb8\xa8\xe0\xb8\xb8\xe0\xb8\x81\xe0\xb8\xa3\xe0\xb9\x8c", false},  // ภายในวันศุกร์
+    };
+    for (const auto& p : phrases) {
+      const std::size_t at = low_.find(p.words);
+      if (at == std::string::npos) continue;
+      const std::size_t end = at + p.words.size();
+      const bool ascii = static_cast<unsigned char>(p.words[0]) < 0x80;
+      if (ascii && ((at > 0 && std::isalpha(static_cast<unsigned char>(low_[at - 1]))) ||
+                    (end < low_.size() && std::isalpha(static_cast<unsigned char>(low_[end])))))
+        continue;
+      if (negated(at)) continue;
+      const std::optional<int> days = p.month_end ? days_to_month_end() : days_to_next_friday();
+      if (!days || *days <= 0) {
+        result_.unread.emplace_back(p.words);  // said, not read: no date to count from
+        take(std::string(p.words), at);
+        return;
+      }
+      const double seconds = *days * 86400.0;
+      result_.deadline_seconds = seconds;
+      add("deadline_seconds", seconds, std::string(p.words), "\xe2\x89\xa4", {}, at);
+      return;
+    }
+  }
+
+  /// today_ as a calendar date; nullopt when not a valid YYYY-MM-DD.
+  std::optional<std::chrono::year_month_day> today_date() const {
+    int y = 0;
+    unsigned m = 0, d = 0;
+    if (today_.size() != 10 || std::sscanf(today_.c_str(), "%4d-%2u-%2u", &y, &m, &d) != 3) return std::nullopt;
+    const std::chrono::year_month_day ymd{std::chrono::year{y}, std::chrono::month{m}, std::chrono::day{d}};
+    if (!ymd.ok()) return std::nullopt;
+    return ymd;
+  }
+  /// Days from today to the next Friday (1 to 7).
+  std::optional<int> days_to_next_friday() const {
+    const auto ymd = today_date();
+    if (!ymd) return std::nullopt;
+    const std::chrono::weekday wd{std::chrono::sys_days{*ymd}};
+    const int ahead = static_cast<int>((std::chrono::Friday - wd).count());  // 0..6
+    return ahead == 0 ? 7 : ahead;
+  }
+  /// Days from today to the month's last day (0 on the last day).
+  std::optional<int> days_to_month_end() const {
+    const auto ymd = today_date();
+    if (!ymd) return std::nullopt;
+    const std::chrono::year_month_day_last last{ymd->year(), std::chrono::month_day_last{ymd->month()}};
+    return static_cast<int>(static_cast<unsigned>(last.day()) - static_cast<unsigned>(ymd->day()));
   }
 
   /// "train" without a task word (trial 9: "entraîner llama 3.1 8b sur 1e9 tokens" asked for the
@@ -791,6 +862,7 @@ class Reader {
 
   std::string low_;
   const GpuCatalog& gpus_;
+  std::string today_;  ///< YYYY-MM-DD (the clock's or --today), for "by Friday"; "" = unknown
   AskResult result_;
   std::vector<std::pair<std::size_t, std::size_t>> taken_;  ///< byte ranges of low_ read into a field
 };
@@ -811,7 +883,9 @@ json AskResult::plan_body() const {
   return body;
 }
 
-AskResult understand(std::string_view sentence, const GpuCatalog& gpus) { return Reader(sentence, gpus).run(); }
+AskResult understand(std::string_view sentence, const GpuCatalog& gpus, std::string_view today) {
+  return Reader(sentence, gpus, today).run();
+}
 
 std::optional<std::size_t> first_plan_within(const AskResult& ask, const PlanResult& result) {
   for (std::size_t i = 0; i < result.plans.size(); ++i) {

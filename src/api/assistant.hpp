@@ -59,8 +59,10 @@ struct AskResult {
   nlohmann::json plan_body() const;
 };
 
-/// Reads one sentence. Never throws for unparsed words (they are simply not fields).
-AskResult understand(std::string_view sentence, const GpuCatalog& gpus);
+/// Reads one sentence. Never throws for unparsed words (they are simply not fields). `today`
+/// (YYYY-MM-DD, the clock's date or --today) dates "by Friday" and "by end of month"; without it
+/// those words are listed as unread.
+AskResult understand(std::string_view sentence, const GpuCatalog& gpus, std::string_view today = {});
 
 /// The ranked plans' numbers checked against the budget and deadline: the first plan (in the
 /// plan's order) that meets both, or nullopt (then no plan meets them).

@@ -62,7 +62,7 @@ void run_ask(const AskOptions& o, GlobalOptions& global) {
   for (const auto& w : o.words) sentence += (sentence.empty() ? "" : " ") + w;
   if (sentence.empty()) throw_invalid("SENTENCE", "nothing to read", "a sentence such as \"fine-tune llama 3.1 8b with lora on 100M tokens\"");
   const api::Context ctx = make_context(global);
-  const api::AskResult ask = api::understand(sentence, ctx.gpus());
+  const api::AskResult ask = api::understand(sentence, ctx.gpus(), o.today.empty() ? ctx.clock().today() : o.today);
   nlohmann::json out = {{"understood", api::to_json(ask)}};
   std::optional<api::PlanOutput> planned;
   if (ask.missing.empty()) {
@@ -120,6 +120,8 @@ void run_ask(const AskOptions& o, GlobalOptions& global) {
     const server::NoPlanWords words = server::no_plan_words(*res.no_plan, lang);
     fmt::print("{}: {}\n", t.value("no_plan", "No plan"), words.reason);
     for (const auto& s : words.suggestions) fmt::print("  - {}\n", s);
+    for (const std::string& line : server::warning_lines(out["plan"].value("warnings", nlohmann::json::array()), lang))
+      fmt::print("  {}\n", line);
     return;
   }
   // The marks `gpuplan plan` shows (trial of issue 10: ask showed none): R recommended, the price
@@ -135,6 +137,23 @@ void run_ask(const AskOptions& o, GlobalOptions& global) {
     fmt::print("  #{}{}{} {} {} × {} ({}×{}): {}{}, {}\n", i + 1, p.recommended ? "R" : "", mark, p.provider, p.instance_type,
                p.instances, p.gpus_per_instance, p.gpu_name, p.cost.total_is_lower_bound() ? "≥" : "",
                server::locale_money(p.total_usd(), lang), server::locale_duration(p.time_seconds(), lang));
+  }
+  // The plan's warnings, as `gpuplan plan` prints them for the same request (the whole result's,
+  // then each listed plan's, numbered), in the sentence's language; the per-plan notes `plan`
+  // only counts (undated price, billing assumed, ...) are left to `gpuplan plan`.
+  const nlohmann::json& plan_doc = out["plan"];
+  for (const std::string& line : server::warning_lines(plan_doc.value("warnings", nlohmann::json::array()), lang))
+    fmt::print("  {}\n", line);
+  for (std::size_t i = 0; i < plan_doc["plans"].size(); ++i) {
+    nlohmann::json shown = nlohmann::json::array();
+    for (const auto& w : plan_doc["plans"][i].value("warnings", nlohmann::json::array())) {
+      const std::string code = w.value("code", "");
+      if (code == "billing_assumption" || code == "price_date_unknown" || code == "not_confirmed_available" ||
+          code == "link_assumed")
+        continue;
+      shown.push_back(w);
+    }
+    for (const std::string& line : server::warning_lines(shown, lang)) fmt::print("  #{} {}\n", i + 1, line);
   }
   if (recommended) fmt::print("  {}\n", t.value("cli_ask_mark_recommended", ""));
   if (evidence_marked)

@@ -1076,7 +1076,7 @@ class Pages {
     std::optional<api::AskResult> read;
     try {
       refuse_repeated_params(req);
-      if (!q.empty()) read = api::understand(q, ctx_.gpus());
+      if (!q.empty()) read = api::understand(q, ctx_.gpus(), ctx_.clock().today());
     } catch (const Error& e) {  // a number out of range: said on the page, in its language
       res.status = http_status(e.kind());
       ctx["error"] = error_text(e, pg.lang, pg.t);
@@ -1393,6 +1393,13 @@ std::string unread_text(const std::vector<std::string>& words, const std::string
   for (std::size_t i = 0; i < words.size(); ++i)
     list += (i == 0 ? "" : i + 1 == words.size() ? t.value("ask_and", " and ") : ", ") + open + words[i] + close;
   return fill(t.value("ask_unread", ""), {{"words", list}});
+}
+
+std::vector<std::string> warning_lines(const json& warnings, const std::string& lang) {
+  std::vector<std::string> out;
+  for (const json& w : warnings_view(warnings, lang, locale(lang)))
+    out.push_back("[" + w["code"].get<std::string>() + "] " + w["message"].get<std::string>());
+  return out;
 }
 
 NoPlanWords no_plan_words(const NoPlanReason& np, const std::string& lang) {

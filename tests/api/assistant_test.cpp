@@ -164,6 +164,39 @@ TEST(Assistant, NumbersNoFieldReadAreListedAsUnread) {
   for (const auto& f : a.fields) EXPECT_NE(f.source.back(), ' ') << f.name << ": \"" << f.source << "\"";
 }
 
+// small11 #6: "by Friday" and "by end of month" were dropped without a word. They are read as a
+// deadline in whole days from today's date (2026-12-03 is a Thursday: 1 January 2026 was a
+// Thursday and 3 December is day 337, 336 = 48 weeks later): Friday 24 h; the month's last day,
+// 31 December, 28 days. On a Friday, the next one (7 days); on the month's last day or without a
+// date the words are listed as unread.
+TEST(Assistant, CalendarDeadlinesCountWholeDaysFromToday) {
+  const GpuCatalog& gpus = GpuCatalog::bundled();
+  auto deadline = [&](std::string_view sentence, std::string_view today) -> std::optional<double> {
+    return understand(sentence, gpus, today).deadline_seconds;
+  };
+  EXPECT_EQ(deadline("fine-tune llama 3.1 8b with lora on 1e8 tokens by Friday", "2026-12-03"), 86400.0);
+  EXPECT_EQ(deadline("fine-tune llama 3.1 8b with lora on 1e8 tokens by Friday", "2026-12-04"), 7 * 86400.0);
+  EXPECT_EQ(deadline("fine-tune llama 3.1 8b with lora on 1e8 tokens by Friday", "2026-11-30"), 4 * 86400.0);  // Monday
+  EXPECT_EQ(deadline("fine-tune llama 3.1 8b with lora on 1e8 tokens by end of month", "2026-12-03"), 28 * 86400.0);
+  EXPECT_EQ(deadline("affiner llama 3.1 8b avec lora sur 1e8 jetons d'ici vendredi", "2026-12-03"), 86400.0);
+  EXPECT_EQ(deadline("affiner llama 3.1 8b avec lora sur 1e8 jetons d'ici la fin du mois", "2026-02-10"), 18 * 86400.0);
+  EXPECT_EQ(deadline("ไฟน์จูน llama 3.1 8b ด้วย lora บน 1e8 โทเคน ภายในวันศุกร์", "2026-12-03"), 86400.0);
+  EXPECT_EQ(deadline("ไฟน์จูน llama 3.1 8b ด้วย lora บน 1e8 โทเคน ภายในสิ้นเดือน", "2026-12-03"), 28 * 86400.0);
+  // The echo names the words; the field is a limit (≤).
+  const AskResult a = understand("lora llama 3.1 8b on 1e8 tokens by friday", gpus, "2026-12-03");
+  const auto f = std::find_if(a.fields.begin(), a.fields.end(), [](const auto& x) { return x.name == "deadline_seconds"; });
+  ASSERT_NE(f, a.fields.end());
+  EXPECT_EQ(f->source, "by friday");
+  EXPECT_EQ(f->mark, "\xe2\x89\xa4");
+  // No date to count from, or the month ends today: said as unread, no deadline invented.
+  const AskResult undated = understand("lora llama 3.1 8b on 1e8 tokens by friday", gpus);
+  EXPECT_FALSE(undated.deadline_seconds.has_value());
+  EXPECT_EQ(undated.unread, std::vector<std::string>{"by friday"});
+  const AskResult last_day = understand("lora llama 3.1 8b on 1e8 tokens by end of month", gpus, "2026-12-31");
+  EXPECT_FALSE(last_day.deadline_seconds.has_value());
+  EXPECT_EQ(last_day.unread, std::vector<std::string>{"by end of month"});
+}
+
 // The budget and the deadline go to the planner as its constraints (a trial found `ask` listing
 // plans past the deadline under the recommendation): the body reads back through plan_fields().
 TEST(Assistant, PlanBodyCarriesBudgetAndDeadlineAsPlanConstraints) {
