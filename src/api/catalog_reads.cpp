@@ -233,8 +233,9 @@ std::span<const FieldDef<OffersInput>> offers_fields() {
       {{"spot", "--spot", FieldType::boolean, FieldFace::both, "use spot prices instead of on-demand (--price-kind spot)"},
        [](OffersInput& in, const json& v) { in.spot = v.get<bool>(); }},
       {{"price_kind", "--price-kind", FieldType::string, FieldFace::both,
-        "the price listed, sorted and filtered: on-demand (default), spot, reserved-1m, reserved-1y or reserved-3y "
-        "(reserved kinds commit to their term: 730 h, 1 or 3 years)"},
+        "the price listed, sorted and filtered: on-demand (default), spot, reserved-1w, reserved-1m, reserved-3m, "
+        "reserved-6m, reserved-1y or reserved-3y (reserved kinds commit to their term: 7 days, 1, 3 or 6 months of "
+        "730 h, 1 or 3 years)"},
        [](OffersInput& in, const json& v) { in.price_kind = v.get<std::string>(); }},
       {{"include_flagged", "--include-flagged", FieldType::boolean, FieldFace::both,
         "also show offers excluded by a quality flag, and list flagged, stale and undated prices in plain sort order "

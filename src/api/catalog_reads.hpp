@@ -81,7 +81,8 @@ struct OfferRow {
   /// The price's evidence (catalog/freshness.hpp); rows come clean first unless include_flagged.
   EvidenceTier evidence = EvidenceTier::undated;
   /// No price of the listed kind: the offer's latest price of the first other kind it has (in
-  /// kPriceKinds order: on-demand, spot, reserved-1y, reserved-3y, reserved-1m), with its USD per
+  /// kPriceKinds order: on-demand, spot, reserved-1y, reserved-3y, reserved-1m, reserved-1w, reserved-3m,
+  /// reserved-6m), with its USD per
   /// GPU-hour and freshness, shown with its kind. Not sorted or filtered on.
   std::optional<PriceObservation> other_price;
   std::optional<double> other_usd_per_gpu_hour;

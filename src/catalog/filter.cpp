@@ -120,7 +120,7 @@ const std::vector<FieldDef>& field_defs() {
       {"flagged", FieldId::flagged, T::boolean, U::none, "", "not flagged", "has any data-quality flag", {}},
       {"excluded", FieldId::excluded, T::boolean, U::none, "", "excluded", "has a flag that excludes it from ranking", {}},
       {"reserved", FieldId::reserved, T::boolean, U::none, "", "reserved",
-       "the offer has a reserved or committed price (reserved-1m, -1y, -3y; list them with --price-kind)", {}},
+       "the offer has a reserved or committed price (reserved-1w, -1m, -3m, -6m, -1y, -3y; list them with --price-kind)", {}},
   };
   return defs;
 }

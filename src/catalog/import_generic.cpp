@@ -271,7 +271,7 @@ void import_record(const Record& r, const Place& p, const ImportSource& src, Imp
   }
   if (!kind_ok) {
     throw Error(ErrorKind::invalid_input, p.where("price_kind"), fmt::format("unknown price_kind '{}'", kind_text),
-                "one of on-demand, spot, reserved-1m, reserved-1y, reserved-3y");
+                "one of on-demand, spot, reserved-1w, reserved-1m, reserved-3m, reserved-6m, reserved-1y, reserved-3y");
   }
   const std::optional<double> per_hour = number(r, k_usd_per_hour, p);
   const std::optional<double> per_gpu_hour = number(r, k_usd_per_gpu_hour, p);

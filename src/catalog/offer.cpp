@@ -11,6 +11,9 @@ std::string_view price_kind_name(PriceKind k) noexcept {
     case PriceKind::reserved_1y: return "reserved-1y";
     case PriceKind::reserved_3y: return "reserved-3y";
     case PriceKind::reserved_1m: return "reserved-1m";
+    case PriceKind::reserved_1w: return "reserved-1w";
+    case PriceKind::reserved_3m: return "reserved-3m";
+    case PriceKind::reserved_6m: return "reserved-6m";
   }
   return "on-demand";
 }

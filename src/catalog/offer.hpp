@@ -17,20 +17,22 @@
 namespace gpuplan {
 
 /// How a price is bought. Reserved kinds commit to a term that is billed whole
-/// (planner/cost.hpp `reserved_term_seconds`): reserved_1m = one month of 730 h (the monthly plans
-/// of OVHcloud and others, priced per month and stored as month price / 730 h), reserved_1y and
-/// reserved_3y = 1 and 3 years of 365 days. New kinds go at the end (stored by name, indexed by value).
-enum class PriceKind { on_demand, spot, reserved_1y, reserved_3y, reserved_1m };
-/// "on-demand", "spot", "reserved-1y", "reserved-3y", "reserved-1m"
+/// (planner/cost.hpp `reserved_term_seconds`): reserved_1w = one week of 7 days (weekly-billed
+/// commitments: RunPod `oneWeekPrice`), reserved_1m = one month of 730 h (the monthly plans of
+/// OVHcloud and others, priced per month and stored as month price / 730 h), reserved_3m and
+/// reserved_6m = 3 and 6 such months (RunPod's 3- and 6-month savings plans), reserved_1y and
+/// reserved_3y = 1 and 3 years of 365 days. Prices are always USD per hour of the term.
+/// New kinds go at the end (stored by name, indexed by value).
+enum class PriceKind { on_demand, spot, reserved_1y, reserved_3y, reserved_1m, reserved_1w, reserved_3m, reserved_6m };
+/// "on-demand", "spot", "reserved-1y", "reserved-3y", "reserved-1m", "reserved-1w", "reserved-3m", "reserved-6m"
 std::string_view price_kind_name(PriceKind k) noexcept;
 /// Every price kind, in enum order (loops over kinds, arrays indexed by kind).
-inline constexpr PriceKind kPriceKinds[] = {PriceKind::on_demand, PriceKind::spot, PriceKind::reserved_1y,
-                                            PriceKind::reserved_3y, PriceKind::reserved_1m};
+inline constexpr PriceKind kPriceKinds[] = {PriceKind::on_demand,   PriceKind::spot,        PriceKind::reserved_1y,
+                                            PriceKind::reserved_3y, PriceKind::reserved_1m, PriceKind::reserved_1w,
+                                            PriceKind::reserved_3m, PriceKind::reserved_6m};
 inline constexpr std::size_t kPriceKindCount = std::size(kPriceKinds);
-/// True for the kinds that commit to a term (reserved-1m, -1y, -3y).
-constexpr bool is_reserved(PriceKind k) noexcept {
-  return k == PriceKind::reserved_1m || k == PriceKind::reserved_1y || k == PriceKind::reserved_3y;
-}
+/// True for the kinds that commit to a term (reserved-1w, -1m, -3m, -6m, -1y, -3y).
+constexpr bool is_reserved(PriceKind k) noexcept { return k != PriceKind::on_demand && k != PriceKind::spot; }
 
 /// GPU-to-GPU link inside one instance.
 enum class IntraNodeLink { unknown, pcie, nvlink };

@@ -199,8 +199,9 @@ void run_offers(const api::OffersInput& in, const OffersOptions& opts, const Glo
                                             out.limits.stale_after_days)
                               : std::string("one order for every price (--include-flagged)"));
   if (other_kind_rows > 0)
-    fmt::print("{} offers have no {} price: their row shows the price they have, marked with its kind (reserved-1m, "
-               "-1y, -3y commit to 730 h, 1 or 3 years; list them with --price-kind KIND, find them with the filter "
+    fmt::print("{} offers have no {} price: their row shows the price they have, marked with its kind (reserved-1w, "
+               "-1m, -3m, -6m, -1y, -3y commit to 7 days, 1, 3 or 6 months of 730 h, 1 or 3 years; list them with "
+               "--price-kind KIND, find them with the filter "
                "`reserved` or `spot`).\n",
                other_kind_rows, kind);
 }

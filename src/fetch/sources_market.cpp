@@ -135,18 +135,28 @@ class AzureSource final : public Source {
 // ------------------------------------------------------------------------------------------
 // RunPod GraphQL: per-GPU prices for Secure and Community cloud, spot ("interruptible") prices
 // and a stock status. Offers: 1 GPU, and maxGpuCount GPUs (prices × count).
+// Savings plans: `oneWeekPrice`, `oneMonthPrice`, `threeMonthPrice`, `sixMonthPrice` are the
+// discounted USD per GPU-hour of a plan paid up front for that term (runpod/docs
+// pods/savings-plans.mdx: "an upfront commitment for a chosen duration, such as 3 months or 6
+// months ... a significantly lower hourly rate"; field names as in runpod-python's gpuTypes
+// query). They are stored as reserved-1w / -1m / -3m / -6m prices of the Secure Cloud offer only,
+// × GPU count: the fields carry no cloud tier, and one tier keeps a plan from being listed twice.
+// A missing, null or 0 value is no plan (0 is never a price: price-sources.md pitfalls).
 constexpr const char* kRunpodUrl = "https://api.runpod.io/graphql";
 constexpr const char* kRunpodQuery =
     "query GpuTypes { gpuTypes { id displayName memoryInGb maxGpuCount securePrice communityPrice "
-    "secureSpotPrice communitySpotPrice lowestPrice(input: {gpuCount: 1}) { stockStatus } } }";
+    "secureSpotPrice communitySpotPrice oneWeekPrice oneMonthPrice threeMonthPrice sixMonthPrice "
+    "lowestPrice(input: {gpuCount: 1}) { stockStatus } } }";
 
 class RunpodSource final : public Source {
  public:
   RunpodSource() {
     info_.name = "runpod";
-    info_.description = "RunPod GraphQL gpuTypes: secure/community on-demand and spot per-GPU prices, stock status";
+    info_.description =
+        "RunPod GraphQL gpuTypes: secure/community on-demand and spot per-GPU prices, savings plans (1 week, 1/3/6 "
+        "months), stock status";
     info_.urls = {kRunpodUrl};
-    info_.parser_version = 1;
+    info_.parser_version = 2;  // 2: savings-plan prices
     info_.expected_gpus = {"NVIDIA H100 SXM", "NVIDIA GeForce RTX 4090"};
   }
   const SourceInfo& info() const override { return info_; }
@@ -204,6 +214,16 @@ class RunpodSource final : public Source {
                     ref(ctx, info_.name, where), where);
           if (spot && *spot > 0)
             add_price(batch, o, PriceKind::spot, *spot * n, ref(ctx, info_.name, where), where);
+          if (std::string_view(tier) == "secure") {
+            for (const auto& [plan_key, plan_kind] :
+                 {std::pair{"oneWeekPrice", PriceKind::reserved_1w}, std::pair{"oneMonthPrice", PriceKind::reserved_1m},
+                  std::pair{"threeMonthPrice", PriceKind::reserved_3m},
+                  std::pair{"sixMonthPrice", PriceKind::reserved_6m}}) {
+              const auto plan = number_at(t, plan_key);
+              if (plan && *plan > 0)
+                add_price(batch, o, plan_kind, *plan * n, ref(ctx, info_.name, where + "/" + plan_key), where);
+            }
+          }
           import_detail::add_offer(batch, std::move(o));
         }
       }

@@ -88,6 +88,9 @@ double reserved_term_seconds(PriceKind kind) {
     case PriceKind::reserved_1y: return 365.0 * kSecondsPerDay;
     case PriceKind::reserved_3y: return 3.0 * 365.0 * kSecondsPerDay;
     case PriceKind::reserved_1m: return 730.0 * 3600.0;  // 8,760 h / 12: the month monthly prices are quoted for
+    case PriceKind::reserved_1w: return 7.0 * kSecondsPerDay;
+    case PriceKind::reserved_3m: return 3.0 * 730.0 * 3600.0;
+    case PriceKind::reserved_6m: return 6.0 * 730.0 * 3600.0;
     case PriceKind::on_demand:
     case PriceKind::spot: return 0;
   }

@@ -120,7 +120,8 @@ struct CostInputs {
 
 /// Prices one job at one price kind. The run is startup_seconds + the work (spot: + its overhead);
 /// compute: billed = billed_seconds(run, granularity, minimum);
-/// for reserved kinds the commitment term (1 month of 730 h, 1 or 3 years of 365 days) is billed whole:
+/// for reserved kinds the commitment term (1 week of 7 days, 1, 3 or 6 months of 730 h, 1 or 3 years of
+/// 365 days) is billed whole:
 /// billed = ceil(wall / term) × term. For spot the wall time is spot_overhead().wall_seconds and
 /// compute_usd covers the uninterrupted work's billed time, spot_loss_usd the rest, so that
 /// compute_usd + spot_loss_usd = instances × price × billed(wall) / 3600.
@@ -128,7 +129,8 @@ struct CostInputs {
 std::optional<CostBreakdown> price_job(const CostInputs& job, PriceKind kind, double usd_per_hour,
                                        const ResolvedBilling& billing);
 
-/// Commitment term of a reserved price kind in seconds (730-hour months, 365-day years); 0 for on-demand/spot.
+/// Commitment term of a reserved price kind in seconds (7-day weeks, 730-hour months, 365-day years); 0 for
+/// on-demand/spot.
 double reserved_term_seconds(PriceKind kind);
 
 }  // namespace gpuplan

@@ -802,7 +802,8 @@ PriceEvidence price_evidence(const PlanRequest& r, const Offer& offer,
   if (!od) od = latest[static_cast<std::size_t>(PriceKind::spot)];
   if (!od) od = latest[static_cast<std::size_t>(PriceKind::reserved_1y)];
   if (!od) od = latest[static_cast<std::size_t>(PriceKind::reserved_3y)];
-  if (!od) od = latest[static_cast<std::size_t>(PriceKind::reserved_1m)];
+  for (PriceKind k : {PriceKind::reserved_1m, PriceKind::reserved_1w, PriceKind::reserved_3m, PriceKind::reserved_6m})
+    if (!od) od = latest[static_cast<std::size_t>(k)];
   std::optional<Freshness> f;
   if (od && od->source.observed_at && !r.today.empty()) {
     f = price_freshness(od, today_days, FreshnessLimits{std::min(7.0, r.stale_after_days), r.stale_after_days});

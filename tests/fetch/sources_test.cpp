@@ -204,6 +204,42 @@ TEST(RunpodFetcher, PerGpuPricesTimesCountAndStock) {
   EXPECT_DOUBLE_EQ(latest(*rtx, PriceKind::spot)->usd_per_hour, 0.2);
 }
 
+// Savings plans (oneWeekPrice / oneMonthPrice / threeMonthPrice / sixMonthPrice, USD per GPU-hour):
+// reserved-1w / -1m / -3m / -6m prices of the Secure offer, × GPU count; the Community offer gets none;
+// a null, 0 or missing plan price is no plan (never a $0 price).
+TEST(RunpodFetcher, SavingsPlansAreReservedPricesWithTheirTermOnTheSecureOffer) {
+  FixtureServer s;
+  s.server().Post("/graphql", [&](const httplib::Request&, httplib::Response& r) {
+    r.set_content(fixture("runpod-gputypes.json"), "application/json");
+  });
+  Harness h;
+  const FetchReport rep = h.fetch(s.start(), {"runpod"});
+  ASSERT_EQ(rep.sources[0].status, "accepted") << rep.sources[0].message;
+  const auto one = h.store.get("runpod/1x h100 sxm secure/");
+  ASSERT_TRUE(one);
+  ASSERT_NE(latest(*one, PriceKind::reserved_1w), nullptr);
+  EXPECT_DOUBLE_EQ(latest(*one, PriceKind::reserved_1w)->usd_per_hour, 2.79);
+  EXPECT_DOUBLE_EQ(latest(*one, PriceKind::reserved_1m)->usd_per_hour, 2.59);
+  EXPECT_DOUBLE_EQ(latest(*one, PriceKind::reserved_3m)->usd_per_hour, 2.49);
+  EXPECT_DOUBLE_EQ(latest(*one, PriceKind::reserved_6m)->usd_per_hour, 2.39);
+  EXPECT_NE(latest(*one, PriceKind::reserved_6m)->source.locator.find("sixMonthPrice"), std::string::npos);
+  const auto eight = h.store.get("runpod/8x h100 sxm secure/");
+  ASSERT_TRUE(eight);
+  ASSERT_NE(latest(*eight, PriceKind::reserved_3m), nullptr);
+  EXPECT_NEAR(latest(*eight, PriceKind::reserved_3m)->usd_per_hour, 8 * 2.49, 1e-9);
+  const auto community = h.store.get("runpod/1x h100 sxm community/");
+  ASSERT_TRUE(community);
+  for (PriceKind k : {PriceKind::reserved_1w, PriceKind::reserved_1m, PriceKind::reserved_3m, PriceKind::reserved_6m})
+    EXPECT_EQ(latest(*community, k), nullptr) << price_kind_name(k);
+  const auto rtx = h.store.get("runpod/1x rtx 4090 secure/");
+  ASSERT_TRUE(rtx);
+  EXPECT_EQ(latest(*rtx, PriceKind::reserved_1w), nullptr);  // null
+  EXPECT_EQ(latest(*rtx, PriceKind::reserved_1m), nullptr);  // 0: no plan, not a $0 price
+  EXPECT_EQ(latest(*rtx, PriceKind::reserved_6m), nullptr);  // missing
+  ASSERT_NE(latest(*rtx, PriceKind::reserved_3m), nullptr);
+  EXPECT_DOUBLE_EQ(latest(*rtx, PriceKind::reserved_3m)->usd_per_hour, 0.59);
+}
+
 // ---------------------------------------------------------------------------------------------
 void serve_vast(FixtureServer& s, std::string body) {
   s.server().Post("/api/v0/bundles/", [body](const httplib::Request&, httplib::Response& r) {

@@ -169,5 +169,28 @@ TEST(PriceJob, MonthlyPlanBillsWholeMonthsOf730Hours) {
   EXPECT_DOUBLE_EQ(reserved_term_seconds(PriceKind::reserved_1m), 730.0 * 3600.0);
 }
 
+// Week, 3-month and 6-month commitments (RunPod savings plans) bill their whole term.
+TEST(PriceJob, WeekThreeAndSixMonthTermsBillTheWholeTerm) {
+  CostInputs job;
+  job.work_seconds = 3 * kSecondsPerDay;  // a 3-day run
+  // 1 week: $2/h × 168 h = $336.
+  auto w = price_job(job, PriceKind::reserved_1w, 2.0, known_billing());
+  ASSERT_TRUE(w.has_value());
+  EXPECT_NEAR(w->compute_usd, 336.0, 1e-6);
+  EXPECT_NEAR(w->billed_seconds, 168.0 * 3600.0, 1e-6);
+  // 3 months: $2/h × 3 × 730 h = $4,380.
+  auto m3 = price_job(job, PriceKind::reserved_3m, 2.0, known_billing());
+  ASSERT_TRUE(m3.has_value());
+  EXPECT_NEAR(m3->compute_usd, 4380.0, 1e-6);
+  // 6 months: $2/h × 6 × 730 h = $8,760; a 200-day run (4,800 h) needs 2 terms: 2 × 4,380 h × $2 = $17,520.
+  auto m6 = price_job(job, PriceKind::reserved_6m, 2.0, known_billing());
+  ASSERT_TRUE(m6.has_value());
+  EXPECT_NEAR(m6->compute_usd, 8760.0, 1e-6);
+  job.work_seconds = 200 * kSecondsPerDay;
+  auto m6b = price_job(job, PriceKind::reserved_6m, 2.0, known_billing());
+  ASSERT_TRUE(m6b.has_value());
+  EXPECT_NEAR(m6b->compute_usd, 17520.0, 1e-6);
+}
+
 }  // namespace
 }  // namespace gpuplan
