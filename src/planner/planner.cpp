@@ -427,7 +427,8 @@ SearchOutcome search_serving(const PlanRequest& r, const ModelArch& arch, const 
                              std::optional<std::string>& problem, SearchContext& ctx) {
   SearchOutcome best;
   const ClusterSpec cluster = cluster_for(key);
-  const double usable = key.capacity_bytes * (1.0 - r.margin);
+  const double usable_total = key.capacity_bytes * (1.0 - r.margin);
+  const double kv_pool_fraction = engine_profile(r.engine, assumptions).kv_pool_free_memory_fraction;
   const bool serving = r.workload == PlanWorkload::serving;
   const bool user_target = r.ttft_seconds || r.tpot_seconds;
   // --nodes / --gpus: the instances the plan runs on (0: not fixed).
@@ -471,6 +472,12 @@ SearchOutcome search_serving(const PlanRequest& r, const ModelArch& arch, const 
     const double per_seq = two - one;  // per GPU, fragmentation included
     const double base = one - per_seq;
     best.smallest_per_gpu_bytes = std::min(best.smallest_per_gpu_bytes, one);
+    // The memory the engine lets weights + KV pool use per GPU: the fit margin's share of the
+    // total (vLLM, SGLang, llama.cpp), or, for an engine that sizes its pool from the memory left
+    // after loading (TensorRT-LLM), base + fraction × (capacity − base), never below the former
+    // (sizing/serving_perf.hpp EngineProfile::kv_pool_free_memory_fraction).
+    const double usable = kv_pool_fraction > 0 ? std::max(usable_total, base + kv_pool_fraction * (key.capacity_bytes - base))
+                                               : usable_total;
     if (one > usable || per_seq <= 0) continue;
     // KV bytes (raw, across the replica's tp GPUs) that fit beside the weights.
     const double kv_capacity = static_cast<double>(tp) * (usable - base) * (kv_one / per_seq);

@@ -93,6 +93,9 @@ Work compute_work(const ModelArch& arch, const ServingPerfRequest& r, const Clus
   if (r.quant == WeightQuant::fp8 && pr.fp8_tensor_cores) {
     if (auto f8 = gpu.dense_flops(Dtype::fp8); f8 && *f8 > 0) w.peak = *f8 * tp;
   }
+  // The decode GEMMs of a W8A8 checkpoint run the same FP8 kernels as its prefill (activations
+  // quantised per token): the batch's decode compute is at the FP8 peak too.
+  w.peak_decode = w.peak;
   w.bandwidth = gpu.memory_bandwidth_bytes_per_s * tp;
   w.bw_eff = decode_bw_efficiency(r.quant, pr);
   w.prefill_eff = prefill_efficiency(r.quant, pr);
@@ -278,6 +281,10 @@ EngineProfile engine_profile(ServingEngine engine, const PerfAssumptions& a) {
       p.prefill_chunk_tokens = 8192;
       p.tp_allreduce_latency_seconds = 8e-6;
       p.fp8_tensor_cores = true;
+      // KV pool = free_gpu_memory_fraction (default 0.9) × the memory free after the weights and
+      // runtime buffers (TensorRT-LLM docs, KvCacheConfig.free_gpu_memory_fraction; perf-overview:
+      // "kv_cache_free_gpu_mem_fraction", 0.90 default, 0.95 in most published runs).
+      p.kv_pool_free_memory_fraction = 0.9;
       p.source = "TensorRT-LLM: documented defaults; efficiencies ASSUMED relative to vLLM";
       break;
   }

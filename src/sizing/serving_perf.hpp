@@ -74,6 +74,12 @@ struct EngineProfile {
   std::int64_t prefill_chunk_tokens = 2048;  ///< tokens per scheduler step (decode + prefill)
   double tp_allreduce_latency_seconds = 0;   ///< per all-reduce, on top of the bandwidth term
   bool fp8_tensor_cores = false;  ///< fp8 weights run W8A8 at the GPU's FP8 peak when it has one
+  /// How the engine sizes its KV-cache pool. 0: from a fraction of the GPU's TOTAL memory, which
+  /// the planner's fit margin stands for (vLLM gpu_memory_utilization 0.9, SGLang
+  /// mem_fraction_static). > 0: this fraction of the memory still FREE after the weights and
+  /// runtime buffers are loaded (TensorRT-LLM KvCacheConfig free_gpu_memory_fraction, default 0.9),
+  /// so a model that nearly fills the GPU still gets 90% of the rest. Fraction in (0, 1].
+  double kv_pool_free_memory_fraction = 0;
   std::string_view source;        ///< where the numbers come from
 };
 /// The profile of `engine`. llama_cpp takes the PerfAssumptions serving fields (calibrated on

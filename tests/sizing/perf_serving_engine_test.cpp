@@ -160,6 +160,37 @@ TEST(ServingUnderLoad, LatencyTargetsPickTheLargestBatchThatMeetsThem) {
   EXPECT_THROW(estimate_serving(arch, r, c, 60e9, a), Error);
 }
 
+// A W8A8 FP8 checkpoint on an engine with FP8 kernels runs its decode GEMMs at the FP8 peak as
+// well as its prefill: decode compute = B × FLOP per token / (1979e12 × 0.7) on an H100 (datasheet
+// FP8 dense peak), half the BF16 time. Without FP8 tensor cores (A100) it stays at the 16-bit peak.
+TEST(ServingUnderLoad, Fp8DecodeComputeRunsAtTheFp8Peak) {
+  const ModelArch arch = load_preset("llama-3.1-8b");
+  ServingPerfRequest r;
+  r.prompt_tokens = 128;
+  r.output_tokens = 128;
+  r.concurrency = 256;
+  r.quant = WeightQuant::fp8;
+  r.engine = ServingEngine::tensorrt_llm;
+  const PerfAssumptions a;
+  const GpuSpec h = h100(), g = a100();  // ClusterSpec points at its GPU: keep the specs alive
+  const ServingEstimate e = estimate_serving(arch, r, make_cluster(h, 1, 1, 0), 60e9, a);
+  ASSERT_EQ(e.batch, 256);
+  const double flop = inference_flops_per_token(arch, 192).total_flop;  // mean context 128 + 128/2
+  EXPECT_NEAR(e.decode_compute_seconds, 256.0 * flop / (1979e12 * a.decode_compute_efficiency), 1e-12);
+  const ServingEstimate ea = estimate_serving(arch, r, make_cluster(g, 1, 1, 0), 60e9, a);
+  EXPECT_NEAR(ea.decode_compute_seconds, 256.0 * flop / (312e12 * a.decode_compute_efficiency), 1e-12);
+}
+
+// How each engine sizes its KV pool: TensorRT-LLM from 0.9 of the memory free after loading
+// (KvCacheConfig.free_gpu_memory_fraction default), the others from the fit margin (0 here).
+TEST(ServingUnderLoad, KvPoolRulePerEngine) {
+  const PerfAssumptions a;
+  EXPECT_DOUBLE_EQ(engine_profile(ServingEngine::tensorrt_llm, a).kv_pool_free_memory_fraction, 0.9);
+  EXPECT_DOUBLE_EQ(engine_profile(ServingEngine::vllm, a).kv_pool_free_memory_fraction, 0.0);
+  EXPECT_DOUBLE_EQ(engine_profile(ServingEngine::sglang, a).kv_pool_free_memory_fraction, 0.0);
+  EXPECT_DOUBLE_EQ(engine_profile(ServingEngine::llama_cpp, a).kv_pool_free_memory_fraction, 0.0);
+}
+
 TEST(ServingUnderLoad, EngineNames) {
   EXPECT_EQ(parse_serving_engine("vLLM", "engine"), ServingEngine::vllm);
   EXPECT_EQ(parse_serving_engine("tensorrt-llm", "engine"), ServingEngine::tensorrt_llm);
