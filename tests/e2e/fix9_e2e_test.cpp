@@ -158,7 +158,7 @@ TEST_F(ImportRangeE2E, OutOfRangeNumbersAreRejectedAtTheirLineWithTheRange) {
   };
   const Case cases[] = {
       {"rangecloud,h100-8x,us-west,H100 SXM,8,spot,2.00,2026-11-02,test fixture,nvlink,infiniband,3200,16,1e9",
-       "preemptions_per_day 1e9 is out of range (expected: preemptions_per_day from 0 to 1440 per instance-day)"},
+       "preemptions_per_day 1e9 is out of range (expected: preemptions_per_day from 0 to 1440 per instance-day (at most one a minute))"},
       {"rangecloud,h100-8x,us-west,H100 SXM,8,on-demand,1e308,2026-11-02,test fixture,nvlink,infiniband,3200,16,",
        "usd_per_gpu_hour 1e308 is out of range (expected: usd_per_gpu_hour from 0 to 1000000 USD per GPU-hour)"}};
   for (const Case& c : cases) {
