@@ -239,14 +239,29 @@ std::string api_wording(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   char quote = 0;  // inside '...' or "...": the client's own text
+  // Only these characters can start something to reword or a quote ("--flag", "`gpuplan ...`",
+  // "positional NAME", '...', "..."): the runs between them are copied whole (a per-character
+  // scan that tried every replacement at every character was ~3% of a distinct plan's work).
+  static constexpr std::string_view kStarts = "\"'-`p";
   for (std::size_t i = 0; i < text.size();) {
-    const char c = text[i];
     if (quote != 0) {
-      if (c == quote) quote = 0;
-      out += c;
-      ++i;
+      const std::size_t close = text.find(quote, i);
+      const std::size_t end = close == std::string_view::npos ? text.size() : close + 1;
+      out.append(text.substr(i, end - i));
+      if (close != std::string_view::npos) quote = 0;
+      i = end;
       continue;
     }
+    const std::size_t next = text.find_first_of(kStarts, i);
+    if (next == std::string_view::npos) {
+      out.append(text.substr(i));
+      break;
+    }
+    if (next > i) {
+      out.append(text.substr(i, next - i));
+      i = next;
+    }
+    const char c = text[i];
     // An apostrophe inside a word ("can't") does not open a quote.
     if (c == '"' || (c == '\'' && (i == 0 || !std::isalnum(static_cast<unsigned char>(text[i - 1]))))) {
       quote = c;
@@ -277,12 +292,14 @@ std::string api_wording(std::string_view text) {
         {"`gpuplan models`", "GET /api/models"}, {"`gpuplan gpus`", "GET /api/gpus"}, {"`gpuplan offers`", "GET /api/offers"},
         {"positional NAME", "name"}};
     bool replaced = false;
-    for (const auto& [cli, api] : kCommands) {
-      if (text.substr(i, cli.size()) == cli) {
-        out += api;
-        i += cli.size();
-        replaced = true;
-        break;
+    if (c == '`' || c == 'p') {
+      for (const auto& [cli, api] : kCommands) {
+        if (text.substr(i, cli.size()) == cli) {
+          out += api;
+          i += cli.size();
+          replaced = true;
+          break;
+        }
       }
     }
     if (replaced) continue;
@@ -293,6 +310,19 @@ std::string api_wording(std::string_view text) {
 }
 
 namespace {
+/// Whether api_wording can change `text`: a rewording starts only at "--" (a flag), a back-quote
+/// (a command) or "positional NAME"; quotes alone change nothing. Most prose strings of a plan
+/// have none, and are then left in place instead of copied.
+bool may_reword(std::string_view text) {
+  return text.find("--") != std::string_view::npos || text.find('`') != std::string_view::npos ||
+         text.find("positional NAME") != std::string_view::npos;
+}
+
+void reword(nlohmann::json& v) {
+  const std::string& s = v.get_ref<const std::string&>();
+  if (may_reword(s)) v = api_wording(s);
+}
+
 void word_prose(nlohmann::json& node) {
   if (node.is_array()) {
     for (auto& v : node) word_prose(v);
@@ -304,10 +334,10 @@ void word_prose(nlohmann::json& node) {
     const bool prose = key == "message" || key == "reason" || key == "no_fit" || key == "formula" ||
                        key == "recommendation_rule" || key == "sort_rule" || (key == "source" && explanation_line);
     if (prose && v.is_string()) {
-      v = api_wording(v.get_ref<const std::string&>());
+      reword(v);
     } else if (key == "suggestions" && v.is_array()) {
       for (auto& s : v)
-        if (s.is_string()) s = api_wording(s.get_ref<const std::string&>());
+        if (s.is_string()) reword(s);
     } else {
       word_prose(v);
     }

@@ -23,6 +23,24 @@ TEST(ApiWording, FlagsBecomeFieldNamesAndQuotedTextStays) {
   EXPECT_EQ(api_wording("filter 'name=--x' is odd; pre--post"), "filter 'name=--x' is odd; pre--post");
 }
 
+// The scan copies the runs between the characters that can start a rewording or a quote whole
+// (perf10): each rule still applies where the run ends, and only there. Expected strings by hand.
+TEST(ApiWording, EveryRuleAppliesBetweenPlainRuns) {
+  // "positional NAME" anywhere in a sentence, after words holding 'p' that are not it.
+  EXPECT_EQ(api_wording("pass the plan's positional NAME or --model"), "pass the plan's name or model");
+  // An apostrophe inside a word does not open a quote: the flag after it is reworded.
+  EXPECT_EQ(api_wording("can't use --tp here"), "can't use tp here");
+  // An apostrophe after a space does: the flag inside stays, the one after the closing quote not.
+  EXPECT_EQ(api_wording("got '--tp 3' from --tp"), "got '--tp 3' from tp");
+  // A quote never closed keeps the rest as written.
+  EXPECT_EQ(api_wording("bad \"--gpus 3 `gpuplan gpus`"), "bad \"--gpus 3 `gpuplan gpus`");
+  // A back-quote that is not a known command, then one that is; a flag at the very end.
+  EXPECT_EQ(api_wording("`x` then `gpuplan offers` then --no-spot"), "`x` then GET /api/offers then no_spot");
+  EXPECT_EQ(api_wording("`gpuplan gpus`"), "GET /api/gpus");
+  EXPECT_EQ(api_wording(""), "");
+  EXPECT_EQ(api_wording("plain text, no flag"), "plain text, no flag");
+}
+
 TEST(ApiWording, WordedDocumentChangesProseOnly) {
   const json cli = {
       {"filter", "gpus>=8 --not-a-flag"},  // an echo of the request: not prose, unchanged
