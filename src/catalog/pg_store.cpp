@@ -590,26 +590,38 @@ struct PgOfferStore::Impl {
     }
   }
 
-  /// Name of a prepared statement for `sql` on `c` (prepared on first use; at most 256 per
-  /// connection, then the cache restarts).
-  std::string prepared_name(pqxx::connection& c, const std::string& sql) {
+  static constexpr std::size_t kMaxPreparedPerConnection = 256;
+
+  /// Names of prepared statements for `sqls` on `c`, all valid together until the next call on `c`
+  /// (prepared on first use; at most kMaxPreparedPerConnection per connection: when the new ones would not fit, the cache
+  /// restarts before any of them is prepared, so a query's statements never lose one another).
+  std::vector<std::string> prepared_names(pqxx::connection& c, const std::vector<std::string>& sqls) {
     std::unordered_map<std::string, std::string>* m = nullptr;
     {
       std::lock_guard<std::mutex> g(mu);
       m = &prepared[&c];
     }
-    auto it = m->find(sql);
-    if (it != m->end()) return it->second;
-    if (m->size() >= 256) {
+    std::size_t missing = 0;
+    for (const std::string& sql : sqls) missing += m->contains(sql) ? 0 : 1;
+    if (missing > 0 && m->size() + missing > kMaxPreparedPerConnection) {
       for (const auto& [text, name] : *m) c.unprepare(name);
       m->clear();
     }
     static std::atomic<unsigned long> counter{0};
-    const std::string name = fmt::format("q{}", ++counter);
-    c.prepare(name, sql);
-    m->emplace(sql, name);
-    return name;
+    std::vector<std::string> names;
+    names.reserve(sqls.size());
+    for (const std::string& sql : sqls) {
+      auto it = m->find(sql);
+      if (it == m->end()) {
+        const std::string name = fmt::format("q{}", ++counter);
+        c.prepare(name, sql);
+        it = m->emplace(sql, name).first;
+      }
+      names.push_back(it->second);
+    }
+    return names;
   }
+  std::string prepared_name(pqxx::connection& c, const std::string& sql) { return prepared_names(c, {sql}).front(); }
 
   /// OfferQuery::cheapest_per_plan_class (issue 12; sqlite_store.cpp bounded_query's rule), in
   /// two statements whatever the catalog's size, then the offers read: (1) every (kind, class) by
@@ -1125,8 +1137,9 @@ std::size_t PgOfferStore::count_matching(const OfferQuery& q) {
 std::vector<std::string> PgOfferStore::explain_query(const OfferQuery& q) {
   const QuerySql sql = query_sql(q, impl_->gpus);
   return impl_->with_connection([&](pqxx::connection& c) {
-    std::vector<std::string> names;
-    for (const QueryStatement& st : sql.statements) names.push_back(impl_->prepared_name(c, "EXPLAIN " + st.sql));
+    std::vector<std::string> texts;
+    for (const QueryStatement& st : sql.statements) texts.push_back("EXPLAIN " + st.sql);
+    const std::vector<std::string> names = impl_->prepared_names(c, texts);
     pqxx::read_transaction t(c);
     std::vector<std::string> out;
     for (std::size_t i = 0; i < names.size(); ++i) {
@@ -1143,8 +1156,9 @@ std::vector<std::string> PgOfferStore::explain_query(const OfferQuery& q) {
 std::vector<Offer> PgOfferStore::query(const OfferQuery& q) {
   const QuerySql sql = query_sql(q, impl_->gpus);
   return impl_->with_connection([&](pqxx::connection& c) {
-    std::vector<std::string> names;
-    for (const QueryStatement& st : sql.statements) names.push_back(impl_->prepared_name(c, st.sql));
+    std::vector<std::string> texts;
+    for (const QueryStatement& st : sql.statements) texts.push_back(st.sql);
+    const std::vector<std::string> names = impl_->prepared_names(c, texts);
     pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> t(c);
     if (q.cheapest_per_plan_class) {
       // A small store is read whole and the bound applied to it (kBoundedReadScanMaxRows).

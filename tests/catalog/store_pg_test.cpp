@@ -449,5 +449,45 @@ TEST(PgStore, FirstPageWalksTheLatestPriceIndex) {
   }
 }
 
+// Filter statements are prepared per connection, at most 256, then the cache restarts. A query of
+// two statements that met the restart between them lost its first one ("Unknown prepared
+// statement", an internal error; found by the bundled-catalog parity run). One connection here
+// (sequential calls reuse the pool's idle one): 255 distinct counts fill the cache to one below the
+// limit, so the page's two statements straddle it.
+TEST(PgStore, AQueryKeepsBothStatementsWhenThePreparedCacheRestarts) {
+  REQUIRE_PG(db);
+  OfferQuery page;
+  page.filter = "gpus>=1 not spot";
+  page.limit = 5;
+  std::vector<std::string> expected;
+  {
+    PgOfferStore first(db.url(), GpuCatalog::bundled());
+    first.import(fixture_batch());
+    ASSERT_EQ(first.explain_query(page).size(), 2u);  // the walk and the unpriced rest
+    for (const Offer& o : first.query(page)) expected.push_back(o.id);
+    ASSERT_FALSE(expected.empty());
+  }
+  PgOfferStore s(db.url(), GpuCatalog::bundled());
+  // 255 distinct SQL texts: ordered pairs of distinct clauses (each clause compiles to its own SQL).
+  const std::vector<std::string> clauses = {"gpus>=1",     "gpus<=64",    "vram>=1",      "vram<=1000",  "price<=1000",
+                                            "price>=0.01", "bandwidth>=1", "region~a",    "provider!=x", "gpu~h",
+                                            "not spot",    "memtype=hbm", "link=nvlink",  "vcpus>=1",    "ram>=1",
+                                            "disk>=1",     "form=sxm",    "net=infiniband"};
+  std::vector<std::string> filters;
+  for (std::size_t i = 0; i < clauses.size(); ++i)
+    for (std::size_t j = 0; j < clauses.size(); ++j)
+      if (i != j && filters.size() < 255) filters.push_back(clauses[i] + " " + clauses[j]);
+  ASSERT_EQ(filters.size(), 255u);
+  for (const std::string& f : filters) {
+    OfferQuery count;
+    count.filter = f;
+    count.limit = 1;
+    ASSERT_NO_THROW(s.count_matching(count)) << f;
+  }
+  std::vector<std::string> got;
+  ASSERT_NO_THROW(for (const Offer& o : s.query(page)) got.push_back(o.id));
+  EXPECT_EQ(got, expected);
+}
+
 }  // namespace
 }  // namespace gpuplan
