@@ -235,6 +235,14 @@ const FieldInfo* field_for_where(std::string_view where) {
   return nullptr;
 }
 
+namespace {
+/// The CLI's command and argument names in prose and their API forms (the other rewording is a
+/// "--flag", by the field table).
+constexpr std::pair<std::string_view, std::string_view> kCommands[] = {
+    {"`gpuplan models`", "GET /api/models"}, {"`gpuplan gpus`", "GET /api/gpus"}, {"`gpuplan offers`", "GET /api/offers"},
+    {"positional NAME", "name"}};
+}  // namespace
+
 std::string api_wording(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -243,6 +251,8 @@ std::string api_wording(std::string_view text) {
   // "positional NAME", '...', "..."): the runs between them are copied whole (a per-character
   // scan that tried every replacement at every character was ~3% of a distinct plan's work).
   static constexpr std::string_view kStarts = "\"'-`p";
+  static_assert(std::ranges::all_of(kCommands, [](const auto& c) { return kStarts.find(c.first.front()) != kStarts.npos; }),
+                "every kCommands entry must start with one of kStarts");
   for (std::size_t i = 0; i < text.size();) {
     if (quote != 0) {
       const std::size_t close = text.find(quote, i);
@@ -288,18 +298,13 @@ std::string api_wording(std::string_view text) {
       i = end;
       continue;
     }
-    static constexpr std::pair<std::string_view, std::string_view> kCommands[] = {
-        {"`gpuplan models`", "GET /api/models"}, {"`gpuplan gpus`", "GET /api/gpus"}, {"`gpuplan offers`", "GET /api/offers"},
-        {"positional NAME", "name"}};
     bool replaced = false;
-    if (c == '`' || c == 'p') {
-      for (const auto& [cli, api] : kCommands) {
-        if (text.substr(i, cli.size()) == cli) {
-          out += api;
-          i += cli.size();
-          replaced = true;
-          break;
-        }
+    for (const auto& [cli, api] : kCommands) {
+      if (text.substr(i, cli.size()) == cli) {
+        out += api;
+        i += cli.size();
+        replaced = true;
+        break;
       }
     }
     if (replaced) continue;
@@ -310,12 +315,14 @@ std::string api_wording(std::string_view text) {
 }
 
 namespace {
-/// Whether api_wording can change `text`: a rewording starts only at "--" (a flag), a back-quote
-/// (a command) or "positional NAME"; quotes alone change nothing. Most prose strings of a plan
-/// have none, and are then left in place instead of copied.
+/// Whether api_wording can change `text`: only a "--" (a flag) or one of kCommands is reworded;
+/// quotes alone change nothing. Most prose strings of a plan have none, and are then left in
+/// place instead of copied.
 bool may_reword(std::string_view text) {
-  return text.find("--") != std::string_view::npos || text.find('`') != std::string_view::npos ||
-         text.find("positional NAME") != std::string_view::npos;
+  if (text.find("--") != std::string_view::npos) return true;
+  for (const auto& [cli, api] : kCommands)
+    if (text.find(cli) != std::string_view::npos) return true;
+  return false;
 }
 
 void reword(nlohmann::json& v) {
