@@ -411,6 +411,8 @@ json to_json(const OffersOutput& out) {
         {"intra_node_link", intra_node_link_name(o.intra_node_link)},
         {"inter_node_network", inter_node_network_name(o.inter_node_network)},
         {"inter_node_bits_per_s", opt(o.inter_node_bits_per_s)},
+        {"max_nodes", opt(o.max_nodes)},
+        {"min_nodes", opt(o.min_nodes)},
         {"price_kind", kind},
         {"usd_per_hour", r.price ? json(r.price->usd_per_hour) : json(nullptr)},
         {"usd_per_gpu_hour", opt(r.usd_per_gpu_hour)},

@@ -380,6 +380,7 @@ void merge_facts(Offer& a, Offer& b) {
   if (a.inter_node_network == InterNodeNetwork::unknown) a.inter_node_network = b.inter_node_network;
   fill(a.inter_node_bits_per_s, b.inter_node_bits_per_s);
   fill(a.max_nodes, b.max_nodes);
+  fill(a.min_nodes, b.min_nodes);
   if (b.confirmed_available_at && (!a.confirmed_available_at || *b.confirmed_available_at > *a.confirmed_available_at))
     a.confirmed_available_at = b.confirmed_available_at;
   BillingTerms& x = a.billing_override;

@@ -51,6 +51,7 @@ constexpr FieldDef kFields[] = {
     {"network", FieldType::text, false},
     {"network_gbps", FieldType::number, false},
     {"max_nodes", FieldType::number, false},
+    {"min_nodes", FieldType::number, false},
     {"confirmed_available_at", FieldType::text, false},
     {"billing_granularity_seconds", FieldType::number, false},
     {"billing_minimum_seconds", FieldType::number, false},
@@ -84,6 +85,7 @@ enum F : std::size_t {
   k_network,
   k_network_gbps,
   k_max_nodes,
+  k_min_nodes,
   k_confirmed_available_at,
   k_billing_granularity_seconds,
   k_billing_minimum_seconds,
@@ -350,6 +352,16 @@ void import_record(const Record& r, const Place& p, const ImportSource& src, Imp
   }
   // A node count like gpu_count: "four", 0 and 2.5 get one message with the range accepted.
   if (!getv(r, k_max_nodes).empty()) o.max_nodes = cell_count(getv(r, k_max_nodes), p.where("max_nodes"), "max_nodes", 1, "node count");
+  // The fewest nodes the offer is sold as (a reserved cluster of >= N nodes): never above the
+  // most nodes offered together.
+  if (!getv(r, k_min_nodes).empty()) {
+    o.min_nodes = cell_count(getv(r, k_min_nodes), p.where("min_nodes"), "min_nodes", 1, "node count");
+    if (o.max_nodes && *o.min_nodes > *o.max_nodes)
+      throw Error(ErrorKind::invalid_input, p.where("min_nodes"),
+                  fmt::format("column min_nodes: {} is more than max_nodes {}: the offer cannot be rented", *o.min_nodes,
+                              *o.max_nodes),
+                  "min_nodes <= max_nodes (the fewest and the most nodes rented together)");
+  }
 
   const std::string billing_source = get(r, k_billing_source).empty() ? get(r, k_source) : get(r, k_billing_source);
   // Override sources are named by the BillingTerms field they set ("granularity_seconds: ...").

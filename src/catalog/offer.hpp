@@ -102,6 +102,13 @@ struct Offer {
   InterNodeNetwork inter_node_network = InterNodeNetwork::unknown;
   std::optional<double> inter_node_bits_per_s;        ///< per node
   std::optional<int> max_nodes;                       ///< nodes offered together; nullopt = unknown (single node assumed)
+  /// The fewest nodes (instances) the offer is sold as: a reserved cluster or capacity block
+  /// rented only as >= N nodes (nullopt = no minimum known: one node can be rented). It is a
+  /// property of how the offer is sold and applies to every price kind of the offer (a provider
+  /// that sells single nodes on demand and clusters of N reserved lists them as two offers,
+  /// two instance types). 1 <= min_nodes <= max_nodes (when both are known). The planner bills
+  /// at least min_nodes instances and says which are idle (planner.hpp min_nodes_billed).
+  std::optional<int> min_nodes;
 
   std::optional<std::string> confirmed_available_at;  ///< nullopt = only listed, never confirmed
   BillingTerms billing_override;                      ///< values set here override the provider's

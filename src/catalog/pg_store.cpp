@@ -216,17 +216,28 @@ ALTER TABLE latest_prices ADD COLUMN plan_class bigint;
 CREATE INDEX latest_prices_by_class_price ON latest_prices (kind, plan_class, usd_per_hour) INCLUDE (observed_at);
 CREATE INDEX latest_prices_by_class_date ON latest_prices (kind, plan_class, observed_at COLLATE "C" NULLS FIRST);
 )sql",
+      // 7: the fewest nodes an offer is sold as (SQLite migration 7, Offer::min_nodes); NULL = no
+      // minimum known. Existing offers keep NULL and their plan classes.
+      R"sql(
+ALTER TABLE offers ADD COLUMN min_nodes integer;
+)sql",
   };
   return m;
 }
 
-constexpr const char* kOfferColumns =
-    "o.id, o.provider, o.instance_type, o.region, o.zone, o.gpu_name_raw, o.gpu_name, o.gpu_count, "
-    "o.gpu_memory_bytes, o.vcpus, o.ram_bytes, o.local_disk_bytes, o.intra_node_link, "
-    "o.intra_node_link_bytes_per_s, o.form_factor, o.inter_node_network, o.inter_node_bits_per_s, o.max_nodes, "
-    "o.confirmed_available_at, o.billing_granularity_seconds, o.billing_minimum_billed_seconds, "
-    "o.billing_storage_usd_per_gb_month::float8, o.billing_egress_usd_per_gb::float8, "
-    "o.billing_egress_free_gb_per_month, o.billing_preemptions_per_day, o.billing_sources_json::text";
+/// The offers columns as migration 6 left them (before min_nodes, migration 7): migration 6's
+/// data step (backfill_plan_class) runs on stores without min_nodes, so it reads these and a NULL
+/// in its place (column 26, read_offer: no minimum).
+#define GPUPLAN_OFFER_COLUMNS_V6 \
+    "o.id, o.provider, o.instance_type, o.region, o.zone, o.gpu_name_raw, o.gpu_name, o.gpu_count, " \
+    "o.gpu_memory_bytes, o.vcpus, o.ram_bytes, o.local_disk_bytes, o.intra_node_link, " \
+    "o.intra_node_link_bytes_per_s, o.form_factor, o.inter_node_network, o.inter_node_bits_per_s, o.max_nodes, " \
+    "o.confirmed_available_at, o.billing_granularity_seconds, o.billing_minimum_billed_seconds, " \
+    "o.billing_storage_usd_per_gb_month::float8, o.billing_egress_usd_per_gb::float8, " \
+    "o.billing_egress_free_gb_per_month, o.billing_preemptions_per_day, o.billing_sources_json::text"
+constexpr const char* kOfferColumnsV6 = GPUPLAN_OFFER_COLUMNS_V6 ", NULL";
+constexpr const char* kOfferColumns = GPUPLAN_OFFER_COLUMNS_V6 ", o.min_nodes";
+#undef GPUPLAN_OFFER_COLUMNS_V6
 
 /// Observations of many offers, oldest first per offer (unknown dates first, then insertion).
 constexpr const char* kAllObservationsSql =
@@ -265,9 +276,9 @@ constexpr const char* kUpsertSql =
     "form_factor, inter_node_network, inter_node_bits_per_s, max_nodes, confirmed_available_at, "
     "billing_granularity_seconds, billing_minimum_billed_seconds, billing_storage_usd_per_gb_month, "
     "billing_egress_usd_per_gb, billing_egress_free_gb_per_month, billing_preemptions_per_day, "
-    "billing_sources_json) VALUES ($1,$2,$3,$4,$5,$6,$7,$8::integer,$9::float8,$10::float8,$11::float8,$12::float8,"
-    "$13,$14::float8,$15,$16,$17::float8,$18::integer,$19,$20::float8,$21::float8,$22::numeric,$23::numeric,"
-    "$24::float8,$25::float8,$26::jsonb) "
+    "billing_sources_json, min_nodes) VALUES ($1,$2,$3,$4,$5,$6,$7,$8::integer,$9::float8,$10::float8,$11::float8,"
+    "$12::float8,$13,$14::float8,$15,$16,$17::float8,$18::integer,$19,$20::float8,$21::float8,$22::numeric,$23::numeric,"
+    "$24::float8,$25::float8,$26::jsonb,$27::integer) "
     "ON CONFLICT (id) DO UPDATE SET provider=excluded.provider, instance_type=excluded.instance_type, "
     "region=excluded.region, zone=excluded.zone, gpu_name_raw=excluded.gpu_name_raw, "
     "gpu_name=excluded.gpu_name, gpu_count=excluded.gpu_count, "
@@ -283,7 +294,7 @@ constexpr const char* kUpsertSql =
     "billing_egress_usd_per_gb=excluded.billing_egress_usd_per_gb, "
     "billing_egress_free_gb_per_month=excluded.billing_egress_free_gb_per_month, "
     "billing_preemptions_per_day=excluded.billing_preemptions_per_day, "
-    "billing_sources_json=excluded.billing_sources_json";
+    "billing_sources_json=excluded.billing_sources_json, min_nodes=excluded.min_nodes";
 constexpr const char* kInsertObservationSql =
     "INSERT INTO observations (offer_id, kind, usd_per_hour, observed_at, observed_at_text, dataset, locator) "
     "VALUES ($1, $2, $3::numeric, gpuplan_try_timestamptz($4), $4, $5, $6) ON CONFLICT DO NOTHING";
@@ -390,6 +401,7 @@ Offer read_offer(const pqxx::row& r) {
   o.billing_override.egress_free_gb_per_month = opt_real(r[23]);
   o.billing_override.preemptions_per_day = opt_real(r[24]);
   o.billing_override.sources = nlohmann::json::parse(r[25].as<std::string>()).get<std::vector<std::string>>();
+  if (!r[26].is_null()) o.min_nodes = r[26].as<int>();
   return o;
 }
 
@@ -721,7 +733,7 @@ struct PgOfferStore::Impl {
   /// facts and flags), in the migration's transaction.
   static void backfill_plan_class(pqxx::transaction_base& t) {
     std::vector<Offer> offers;
-    for (const auto& r : t.exec(std::string("SELECT ") + kOfferColumns + " FROM offers o ORDER BY o.id COLLATE \"C\""))
+    for (const auto& r : t.exec(std::string("SELECT ") + kOfferColumnsV6 + " FROM offers o ORDER BY o.id COLLATE \"C\""))
       offers.push_back(read_offer(r));
     std::unordered_map<std::string, Offer*> by_id;
     for (Offer& o : offers) by_id[o.id] = &o;
@@ -855,7 +867,7 @@ struct PgOfferStore::Impl {
             p_num(o.inter_node_bits_per_s), p_int(o.max_nodes), p_text(o.confirmed_available_at),
             p_num(bt.granularity_seconds), p_num(bt.minimum_billed_seconds), p_num(bt.storage_usd_per_gb_month),
             p_num(bt.egress_usd_per_gb), p_num(bt.egress_free_gb_per_month), p_num(bt.preemptions_per_day),
-            p_text(nlohmann::json(bt.sources).dump())};
+            p_text(nlohmann::json(bt.sources).dump()), p_int(o.min_nodes)};
         t.exec_prepared("upsert", pqxx::prepare::make_dynamic_params(v));
         t.exec_prepared("del_flags", o.id);
         for (std::size_t k = 0; k < o.flags.size(); ++k) {

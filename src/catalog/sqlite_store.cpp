@@ -318,17 +318,29 @@ ALTER TABLE latest_prices ADD COLUMN plan_class INTEGER;
 CREATE INDEX latest_prices_by_class_price ON latest_prices(kind, plan_class, usd_per_hour, observed_at);
 CREATE INDEX latest_prices_by_class_date ON latest_prices(kind, plan_class, observed_at);
 )sql",
+      // 7: the fewest nodes an offer is sold as (Offer::min_nodes: reserved clusters sold as >= N
+      // nodes); NULL = no minimum known. Existing offers keep NULL; their plan classes do not
+      // change (plan_class_of adds the field only when set).
+      R"sql(
+ALTER TABLE offers ADD COLUMN min_nodes INTEGER;
+)sql",
   };
   return m;
 }
 
-constexpr const char* kOfferColumns =
-    "o.id, o.provider, o.instance_type, o.region, o.zone, o.gpu_name_raw, o.gpu_name, o.gpu_count, "
-    "o.gpu_memory_bytes, o.vcpus, o.ram_bytes, o.local_disk_bytes, o.intra_node_link, "
-    "o.intra_node_link_bytes_per_s, o.form_factor, o.inter_node_network, o.inter_node_bits_per_s, o.max_nodes, "
-    "o.confirmed_available_at, o.billing_granularity_seconds, o.billing_minimum_billed_seconds, "
-    "o.billing_storage_usd_per_gb_month, o.billing_egress_usd_per_gb, o.billing_egress_free_gb_per_month, "
-    "o.billing_preemptions_per_day, o.billing_sources_json";
+/// The offers columns as migration 6 left them (before min_nodes, migration 7): migration 6's
+/// data step (backfill_plan_class) runs on stores without min_nodes, so it reads these and a NULL
+/// in its place (column 26, read_offer: no minimum).
+#define GPUPLAN_OFFER_COLUMNS_V6 \
+    "o.id, o.provider, o.instance_type, o.region, o.zone, o.gpu_name_raw, o.gpu_name, o.gpu_count, " \
+    "o.gpu_memory_bytes, o.vcpus, o.ram_bytes, o.local_disk_bytes, o.intra_node_link, " \
+    "o.intra_node_link_bytes_per_s, o.form_factor, o.inter_node_network, o.inter_node_bits_per_s, o.max_nodes, " \
+    "o.confirmed_available_at, o.billing_granularity_seconds, o.billing_minimum_billed_seconds, " \
+    "o.billing_storage_usd_per_gb_month, o.billing_egress_usd_per_gb, o.billing_egress_free_gb_per_month, " \
+    "o.billing_preemptions_per_day, o.billing_sources_json"
+constexpr const char* kOfferColumnsV6 = GPUPLAN_OFFER_COLUMNS_V6 ", NULL";
+constexpr const char* kOfferColumns = GPUPLAN_OFFER_COLUMNS_V6 ", o.min_nodes";
+#undef GPUPLAN_OFFER_COLUMNS_V6
 
 IntraNodeLink parse_link(const std::string& s) {
   for (IntraNodeLink k : {IntraNodeLink::pcie, IntraNodeLink::nvlink})
@@ -373,6 +385,7 @@ Offer read_offer(const Stmt& s) {
   o.billing_override.egress_usd_per_gb = s.opt_real(22);
   o.billing_override.egress_free_gb_per_month = s.opt_real(23);
   o.billing_override.preemptions_per_day = s.opt_real(24);
+  if (!s.is_null(26)) o.min_nodes = static_cast<int>(s.integer(26));
   try {
     o.billing_override.sources = nlohmann::json::parse(s.text(25)).get<std::vector<std::string>>();
   } catch (const nlohmann::json::exception&) {
@@ -438,7 +451,7 @@ constexpr const char* kRefreshLatestSql =
 /// Migration 6's data: latest_prices.plan_class of every stored offer (plan_class_of over its
 /// facts and flags), in the migration's transaction.
 void backfill_plan_class(sqlite3* db, const std::string& path) {
-  Stmt offers(db, std::string("SELECT ") + kOfferColumns + " FROM offers o ORDER BY o.id", path);
+  Stmt offers(db, std::string("SELECT ") + kOfferColumnsV6 + " FROM offers o ORDER BY o.id", path);
   Stmt flags(db, "SELECT offer_id, rule, detail, excludes FROM flags ORDER BY offer_id, position", path);
   Stmt update(db, "UPDATE latest_prices SET plan_class = ?1 WHERE offer_id = ?2", path);
   bool flag_row = flags.step();
@@ -506,6 +519,7 @@ static std::uint64_t facts_digest(const Offer& o) {
   num(static_cast<double>(o.inter_node_network));
   num(o.inter_node_bits_per_s);
   num(o.max_nodes ? std::optional<double>(*o.max_nodes) : std::nullopt);
+  num(o.min_nodes ? std::optional<double>(*o.min_nodes) : std::nullopt);
   opt_text(o.confirmed_available_at);
   const BillingTerms& b = o.billing_override;
   num(b.granularity_seconds);
@@ -891,7 +905,7 @@ struct SqliteOfferStore::Impl {
       "form_factor, inter_node_network, inter_node_bits_per_s, max_nodes, confirmed_available_at, "
       "billing_granularity_seconds, billing_minimum_billed_seconds, billing_storage_usd_per_gb_month, "
       "billing_egress_usd_per_gb, billing_egress_free_gb_per_month, billing_preemptions_per_day, "
-      "billing_sources_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+      "billing_sources_json, min_nodes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
   struct ImportStatements {
     Stmt upsert;
@@ -931,7 +945,7 @@ struct SqliteOfferStore::Impl {
                 "billing_egress_usd_per_gb=excluded.billing_egress_usd_per_gb, "
                 "billing_egress_free_gb_per_month=excluded.billing_egress_free_gb_per_month, "
                 "billing_preemptions_per_day=excluded.billing_preemptions_per_day, "
-                "billing_sources_json=excluded.billing_sources_json",
+                "billing_sources_json=excluded.billing_sources_json, min_nodes=excluded.min_nodes",
                  path),
           insert_new(db, std::string(kInsertOfferSql) + " ON CONFLICT(id) DO NOTHING", path),
           del_flags(db, "DELETE FROM flags WHERE offer_id = ?", path),
@@ -1085,6 +1099,7 @@ struct SqliteOfferStore::Impl {
     b(bt.preemptions_per_day);
     const std::string sources_json = bt.sources.empty() ? std::string("[]") : nlohmann::json(bt.sources).dump();
     b(std::string_view(sources_json));
+    b(o.min_nodes);
     upsert.run();
     upsert.reset();
     if (only_if_new && sqlite3_changes(db) == 0) return false;

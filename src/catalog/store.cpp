@@ -134,7 +134,7 @@ bool same_offer_facts(const Offer& a, const Offer& b) {
          a.ram_bytes == b.ram_bytes && a.local_disk_bytes == b.local_disk_bytes &&
          a.intra_node_link == b.intra_node_link && a.intra_node_link_bytes_per_s == b.intra_node_link_bytes_per_s &&
          a.form_factor == b.form_factor && a.inter_node_network == b.inter_node_network &&
-         a.inter_node_bits_per_s == b.inter_node_bits_per_s && a.max_nodes == b.max_nodes &&
+         a.inter_node_bits_per_s == b.inter_node_bits_per_s && a.max_nodes == b.max_nodes && a.min_nodes == b.min_nodes &&
          a.confirmed_available_at == b.confirmed_available_at && a.billing_override == b.billing_override &&
          a.flags == b.flags;
 }
@@ -168,6 +168,8 @@ std::int64_t plan_class_of(const Offer& o) {
   class_field(key, inter_node_network_name(o.inter_node_network));
   class_field(key, o.inter_node_bits_per_s);
   class_field(key, o.max_nodes ? std::to_string(*o.max_nodes) : std::string("-"));
+  // Only when set: the classes (and stored hashes) of offers without a minimum stay as before.
+  if (o.min_nodes) class_field(key, "min_nodes=" + std::to_string(*o.min_nodes));
   class_field(key, o.confirmed_available_at ? "confirmed" : "listed");
   const BillingTerms& b = o.billing_override;
   for (const auto& v : {b.granularity_seconds, b.minimum_billed_seconds, b.storage_usd_per_gb_month, b.egress_usd_per_gb,

@@ -118,6 +118,14 @@ void print_groups(const api::OffersOutput& out, const OffersOptions& opts) {
                                       : std::string("flagged prices counted"));
 }
 
+/// The nodes rented together: "4-32" (min_nodes-max_nodes), "1-64" (no minimum known: one node
+/// can be rented), ">=4" (no maximum known), "unknown" (neither).
+std::string nodes_text(const Offer& o) {
+  if (o.max_nodes) return fmt::format("{}-{}", o.min_nodes.value_or(1), *o.max_nodes);
+  if (o.min_nodes) return fmt::format(">={}", *o.min_nodes);
+  return "unknown";
+}
+
 void run_offers(const api::OffersInput& in, const OffersOptions& opts, const GlobalOptions& global) {
   if (opts.help_fields) {
     print_fields();
@@ -141,7 +149,7 @@ void run_offers(const api::OffersInput& in, const OffersOptions& opts, const Glo
   }
 
   const std::vector<std::string> header = {"ID",       "GPU",    "N",       "VRAM_GB", "USD_PER_GPU_H", "USD_PER_H",
-                                           "MEM_TB_S", "LINK",   "NET",     "BILLING", "SOURCE",        "OBSERVED",
+                                           "MEM_TB_S", "LINK",   "NET",     "NODES",   "BILLING",       "SOURCE",   "OBSERVED",
                                            "AGE",      "FRESHNESS", "FLAGS"};
   std::vector<std::vector<std::string>> cells;
   std::size_t other_kind_rows = 0;
@@ -168,6 +176,7 @@ void run_offers(const api::OffersInput& in, const OffersOptions& opts, const Glo
         r.bandwidth_bytes_per_s ? fmt::format("{:.2f}", *r.bandwidth_bytes_per_s / 1e12) : "unknown",
         std::string(intra_node_link_name(o.intra_node_link)),
         net,
+        nodes_text(o),
         seconds_text(r.billing.granularity_seconds),
         shown ? shown->source.dataset : "unknown",
         observed,

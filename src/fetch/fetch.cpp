@@ -81,6 +81,7 @@ void keep_known_facts(Offer& fresh, const Offer& stored) {
   if (fresh.inter_node_network == InterNodeNetwork::unknown) fresh.inter_node_network = stored.inter_node_network;
   fill(fresh.inter_node_bits_per_s, stored.inter_node_bits_per_s);
   fill(fresh.max_nodes, stored.max_nodes);
+  fill(fresh.min_nodes, stored.min_nodes);
   fill(fresh.confirmed_available_at, stored.confirmed_available_at);
   BillingTerms& x = fresh.billing_override;
   const BillingTerms& y = stored.billing_override;

@@ -251,6 +251,45 @@ TEST(ImportGeneric, MonthlyPlanIsAReserved1mPrice) {
   EXPECT_EQ(b.offers[0].latest_price(PriceKind::reserved_1y), nullptr);
 }
 
+// min_nodes (issue 9): the fewest nodes a reserved cluster is sold as, from CSV and JSON; a
+// minimum above max_nodes, 0 or 2.5 is refused at the row naming the column.
+TEST(ImportGeneric, MinNodesColumn) {
+  ImportSource src;
+  src.file = "q.csv";
+  const std::string header =
+      "provider,instance_type,gpu,gpu_count,price_kind,usd_per_gpu_hour,observed_at,source,network,max_nodes,min_nodes\n";
+  const ImportBatch b = import_generic_csv(header + "p,cluster,H100,8,reserved-1m,2,2026-11-30,s,infiniband,16,4\n"
+                                                    "p,node,H100,8,on-demand,3,2026-11-30,s,infiniband,16,\n",
+                                           src);
+  ASSERT_EQ(b.offers.size(), 2u);
+  const Offer* c = b.find("p/cluster/");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->min_nodes, 4);
+  EXPECT_EQ(c->max_nodes, 16);
+  const Offer* n = b.find("p/node/");
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(n->min_nodes, std::nullopt);  // empty cell: no minimum known
+  const auto err = [&](const std::string& text) { return error_of(text, ImportFormat::generic_csv, "q.csv"); };
+  const std::string above = err(header + "p,cluster,H100,8,reserved-1m,2,2026-11-30,s,infiniband,4,8\n");
+  EXPECT_NE(above.find("q.csv:2"), std::string::npos) << above;
+  EXPECT_NE(above.find("min_nodes"), std::string::npos) << above;
+  EXPECT_NE(above.find("max_nodes 4"), std::string::npos) << above;
+  for (const char* bad : {"0", "2.5", "four"}) {
+    const std::string e = err(header + "p,cluster,H100,8,reserved-1m,2,2026-11-30,s,infiniband,16," + bad + "\n");
+    EXPECT_NE(e.find("q.csv:2"), std::string::npos) << e;
+    EXPECT_NE(e.find("min_nodes"), std::string::npos) << e;
+  }
+  ImportSource js;
+  js.file = "q.json";
+  const ImportBatch j = import_generic_json(
+      R"({"offers": [{"provider": "p", "instance_type": "cluster", "gpu": "H100", "gpu_count": 8,
+          "price_kind": "reserved-1m", "usd_per_gpu_hour": 2, "observed_at": "2026-11-30", "source": "s",
+          "network": "infiniband", "max_nodes": 16, "min_nodes": 4}]})",
+      js);
+  ASSERT_EQ(j.offers.size(), 1u);
+  EXPECT_EQ(j.offers[0].min_nodes, 4);
+}
+
 TEST(ImportGeneric, CsvErrors) {
   const std::string header = "provider,instance_type,gpu,gpu_count,price_kind,usd_per_hour,observed_at,source\n";
   const auto err = [&](const std::string& text) { return error_of(text, ImportFormat::generic_csv, "q.csv"); };

@@ -348,6 +348,42 @@ TYPED_TEST(StoreContract, GetAndHistoryOfUnknownId) {
   EXPECT_EQ(a->prices.size(), 3u);
 }
 
+// Offer::min_nodes (issue 9: reserved clusters sold as >= N nodes) is stored, read back by get()
+// and query(), and a changed minimum is a changed offer (counted updated, the new value read).
+TYPED_TEST(StoreContract, MinNodesRoundTripsAndAChangeIsAnUpdate) {
+  auto batch_with = [](std::optional<int> min_nodes) {
+    ImportBatch b;
+    Offer o = testing::base_offer("examplecloud/h100-cluster/r", "examplecloud", "h100-cluster", "r", "H100",
+                                  "NVIDIA H100 SXM", 8, 80e9);
+    o.inter_node_network = InterNodeNetwork::infiniband;
+    o.max_nodes = 16;
+    o.min_nodes = min_nodes;
+    o.prices = {obs(PriceKind::reserved_1m, 16.0, "2026-11-02")};
+    b.offers = {o};
+    b.rows_read = 1;
+    b.dataset = "test:fixture";
+    return b;
+  };
+  this->store_->import(batch_with(4));
+  auto a = this->store_->get("examplecloud/h100-cluster/r");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->min_nodes, 4);
+  EXPECT_EQ(a->max_nodes, 16);
+  OfferQuery q;
+  q.price_kind = PriceKind::reserved_1m;
+  q.filter = "provider=examplecloud";
+  auto v = this->store_->query(q);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].min_nodes, 4);
+  const ImportResult r = this->store_->import(batch_with(2));
+  EXPECT_EQ(r.offers_updated, 1u);
+  EXPECT_EQ(this->store_->get("examplecloud/h100-cluster/r")->min_nodes, 2);
+  // An import replaces an offer's facts (as it does max_nodes): re-imported without a minimum,
+  // the offer has none.
+  this->store_->import(batch_with(std::nullopt));
+  EXPECT_EQ(this->store_->get("examplecloud/h100-cluster/r")->min_nodes, std::nullopt);
+}
+
 TYPED_TEST(StoreContract, InvalidQueryIsAnError) {
   OfferQuery q;
   q.sort = "cheapest";

@@ -141,11 +141,47 @@ TEST(PgStore, MigratesFromThePreviousVersionKeepingData) {
   }
 }
 
+// Migration 7 (issue 9, Offer::min_nodes) on a version-6 database (SQLite's
+// MigratesFromVersion6AddingMinNodes): the offer survives without a minimum; one imported after
+// the upgrade is read back.
+TEST(PgStore, MigratesFromVersion6AddingMinNodes) {
+  REQUIRE_PG(db);
+  ASSERT_GE(pg_store_schema_version(), 7);
+  pg_store_migrate(db.url(), 6);
+  {
+    pqxx::connection c(db.url());
+    pqxx::work w(c);
+    w.exec("INSERT INTO offers (id, provider, instance_type, region, zone, gpu_name_raw, gpu_name, gpu_count, "
+           "intra_node_link, form_factor, inter_node_network) VALUES "
+           "('p/big/r', 'p', 'big', 'r', '', 'H100', 'NVIDIA H100 SXM', 8, 'unknown', '', 'unknown')");
+    w.exec("INSERT INTO observations (offer_id, kind, usd_per_hour, observed_at_text, dataset, locator) VALUES "
+           "('p/big/r', 'on-demand', 24.0, '2026-11-01', 'test', 'x:1')");
+    w.commit();
+  }
+  PgOfferStore s(db.url(), GpuCatalog::bundled());
+  EXPECT_EQ(s.schema_version(), 7);
+  auto o = s.get("p/big/r");
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->min_nodes, std::nullopt);
+  ASSERT_EQ(o->prices.size(), 1u);
+  ImportBatch b;
+  b.dataset = "test";
+  Offer c = testing::base_offer("p/cluster/r", "p", "cluster", "r", "H100", "NVIDIA H100 SXM", 8, std::nullopt);
+  c.inter_node_network = InterNodeNetwork::infiniband;
+  c.max_nodes = 16;
+  c.min_nodes = 4;
+  c.prices = {testing::obs(PriceKind::reserved_1m, 16.0, "2026-11-02")};
+  b.offers = {c};
+  b.rows_read = 1;
+  s.import(b);
+  EXPECT_EQ(s.get("p/cluster/r")->min_nodes, 4);
+}
+
 // Migration 6 (issue 12) from the previous version (SQLite's MigratesFromVersion5FillingPlanClasses):
 // latest prices written by version 5 get their plan class, read by the bounded read.
 TEST(PgStore, MigratesFromVersion5FillingPlanClasses) {
   REQUIRE_PG(db);
-  ASSERT_EQ(pg_store_schema_version(), 6);
+  ASSERT_GE(pg_store_schema_version(), 6);
   pg_store_migrate(db.url(), 5);
   {
     pqxx::connection c(db.url());
@@ -167,7 +203,7 @@ TEST(PgStore, MigratesFromVersion5FillingPlanClasses) {
     w.commit();
   }
   PgOfferStore s(db.url(), GpuCatalog::bundled());
-  EXPECT_EQ(s.schema_version(), 6);
+  EXPECT_EQ(s.schema_version(), pg_store_schema_version());
   EXPECT_EQ(scalar(db.url(), "SELECT count(*) FROM latest_prices WHERE plan_class IS NULL"), 0u);
   OfferQuery q;
   q.now_date = "2026-11-30";

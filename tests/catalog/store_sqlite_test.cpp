@@ -209,8 +209,9 @@ TEST(SqliteStore, MigrationThreeBackfillsLatestPrices) {
   TempDir dir;
   const std::string path = dir.file("v2.sqlite");
   { SqliteOfferStore s(path); s.import(testing::fixture_batch()); }
-  // Back to version 2, then history written out of date order (a newer, then an older price).
-  raw_exec(path, "DROP TABLE latest_prices; PRAGMA user_version = 2;");
+  // Back to version 2 (without what migrations 3 and 7 add: latest_prices, offers.min_nodes), then
+  // history written out of date order (a newer, then an older price).
+  raw_exec(path, "DROP TABLE latest_prices; ALTER TABLE offers DROP COLUMN min_nodes; PRAGMA user_version = 2;");
   raw_exec(path, "INSERT INTO observations (offer_id, kind, usd_per_hour, observed_at, dataset, locator) VALUES "
                  "('vast/rtx4090', 'on-demand', 0.30, '2026-11-28', 'test', 'x'), "
                  "('vast/rtx4090', 'on-demand', 0.20, '2026-10-01', 'test', 'x')");
@@ -248,7 +249,7 @@ TEST(SqliteStore, MigratesFromThePreviousVersionKeepingData) {
   TempDir dir;
   const std::string path = dir.file("v4.sqlite");
   const int v = sqlite_store_schema_version();
-  ASSERT_EQ(v, 6);
+  ASSERT_EQ(v, 7);
   sqlite_store_migrate(path, 4);
   raw_exec(path,
            "INSERT INTO offers (id, provider, instance_type, region, zone, gpu_name_raw, gpu_name, gpu_count, "
@@ -325,7 +326,7 @@ TEST(SqliteStore, MigratesFromVersion5FillingPlanClasses) {
            "('p/big/r/dup', 'on-demand', 2, 20.0, 2.5, '2026-11-01', 'test', 'NVIDIA H100 SXM', 'h100', 'p', 'x:2', 8), "
            "('p/four/r', 'on-demand', 3, 13.0, 3.25, '2026-11-01', 'test', 'NVIDIA H100 SXM', 'h100', 'p', 'x:3', 4);");
   SqliteOfferStore s(path);
-  EXPECT_EQ(s.schema_version(), 6);
+  EXPECT_EQ(s.schema_version(), sqlite_store_schema_version());
   OfferQuery q;
   q.now_date = "2026-11-30";
   q.cheapest_per_plan_class = 1;
@@ -341,6 +342,55 @@ TEST(SqliteStore, MigratesFromVersion5FillingPlanClasses) {
   EXPECT_TRUE(has("latest_prices_by_class_price: CREATE INDEX latest_prices_by_class_price ON latest_prices(kind, "
                   "plan_class, usd_per_hour, observed_at)"));
   EXPECT_TRUE(has("latest_prices_by_class_date"));
+}
+
+// Migration 7 (issue 9, Offer::min_nodes) on a store written by version 6: its offers and prices
+// survive with no minimum (NULL) and are read as before; the upgraded store keeps a minimum
+// imported after it across a reopen, and a minimum gives an offer its own plan class.
+TEST(SqliteStore, MigratesFromVersion6AddingMinNodes) {
+  TempDir dir;
+  const std::string path = dir.file("v6.sqlite");
+  sqlite_store_migrate(path, 6);
+  Offer old = testing::base_offer("p/big/r", "p", "big", "r", "H100", "NVIDIA H100 SXM", 8, std::nullopt);
+  raw_exec(path,
+           "INSERT INTO offers (id, provider, instance_type, region, zone, gpu_name_raw, gpu_name, gpu_count, "
+           "intra_node_link, form_factor, inter_node_network) VALUES "
+           "('p/big/r', 'p', 'big', 'r', '', 'H100', 'NVIDIA H100 SXM', 8, 'unknown', '', 'unknown');"
+           "INSERT INTO observations (seq, offer_id, kind, usd_per_hour, observed_at, dataset, locator) VALUES "
+           "(1, 'p/big/r', 'on-demand', 24.0, '2026-11-01', 'test', 'x:1');"
+           "INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, observed_at, dataset, "
+           "gpu_name, gpu_norm, provider, locator, gpu_count, plan_class) VALUES "
+           "('p/big/r', 'on-demand', 1, 24.0, 3.0, '2026-11-01', 'test', 'NVIDIA H100 SXM', 'h100', 'p', 'x:1', 8, " +
+               std::to_string(plan_class_of(old)) + ");");
+  {
+    SqliteOfferStore s(path);
+    EXPECT_EQ(s.schema_version(), 7);
+    auto o = s.get("p/big/r");
+    ASSERT_TRUE(o);
+    EXPECT_EQ(o->min_nodes, std::nullopt);
+    ASSERT_EQ(o->prices.size(), 1u);
+    EXPECT_DOUBLE_EQ(o->prices[0].usd_per_hour, 24.0);
+    OfferQuery q;
+    q.filter = "id=p/big/r and price=24";
+    EXPECT_EQ(s.query(q).size(), 1u);
+    ImportBatch b;
+    b.dataset = "test";
+    Offer c = testing::base_offer("p/cluster/r", "p", "cluster", "r", "H100", "NVIDIA H100 SXM", 8, std::nullopt);
+    c.inter_node_network = InterNodeNetwork::infiniband;
+    c.max_nodes = 16;
+    c.min_nodes = 4;
+    c.prices = {testing::obs(PriceKind::reserved_1m, 16.0, "2026-11-02")};
+    b.offers = {c};
+    b.rows_read = 1;
+    s.import(b);
+    EXPECT_NE(plan_class_of(c), plan_class_of([&] {
+                Offer d = c;
+                d.min_nodes.reset();
+                return d;
+              }()));
+  }
+  SqliteOfferStore again(path);
+  EXPECT_EQ(again.get("p/cluster/r")->min_nodes, 4);
 }
 
 std::vector<std::string> index_definitions(const std::string& path) {
