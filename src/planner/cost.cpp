@@ -102,11 +102,13 @@ std::optional<CostBreakdown> price_job(const CostInputs& job, PriceKind kind, do
   CostBreakdown c;
   c.price_kind = kind;
   c.usd_per_hour = usd_per_hour;
-  c.instances = job.instances;
+  c.instances = std::max(job.instances, job.billed_instances);
+  c.idle_instances = c.instances - job.instances;
   c.startup_seconds = std::max(0.0, job.startup_seconds);
   const double startup = c.startup_seconds;
-  const double instances = static_cast<double>(job.instances);
-  auto compute = [&](double billed) { return instances * usd_per_hour * billed / 3600.0; };
+  const double instances = static_cast<double>(job.instances);        // running: preemptions
+  const double billed_instances = static_cast<double>(c.instances);  // billed: the compute bill
+  auto compute = [&](double billed) { return billed_instances * usd_per_hour * billed / 3600.0; };
 
   if (kind == PriceKind::spot) {
     // nullopt is an unknown rate (no spot plan); 0 a known one with no preemption (no loss).

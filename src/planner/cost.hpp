@@ -88,7 +88,10 @@ ResolvedBilling resolve_billing(const BillingTerms& terms, std::optional<double>
 struct CostBreakdown {
   PriceKind price_kind = PriceKind::on_demand;
   double usd_per_hour = 0;          ///< per instance
-  int instances = 1;
+  int instances = 1;                ///< instances billed (CostInputs: max(instances, billed_instances))
+  /// Of `instances`, those billed only because the offer is sold as at least that many
+  /// (Offer::min_nodes) while the job runs on fewer: billed and idle. 0 = every billed instance runs.
+  int idle_instances = 0;
   double run_seconds = 0;           ///< wall time of the job, including spot overhead and start-up
   /// The fixed start-up of the run included in run_seconds and billed on every instance (cluster
   /// start, container and weights load, first checkpoint: PlanRequest::startup_seconds).
@@ -108,7 +111,12 @@ struct CostBreakdown {
 /// What the cost model needs from the job.
 struct CostInputs {
   double work_seconds = 0;          ///< time to finish without interruptions
-  int instances = 1;
+  int instances = 1;                ///< instances the job runs on
+  /// Instances billed when more than `instances`: the offer's minimum (Offer::min_nodes, a
+  /// reserved cluster sold as >= N nodes). 0 (or <= instances) = the instances the job runs on.
+  /// The idle ones are billed like the others (every term, reserved whole terms included) but do
+  /// not add spot preemptions: a preempted idle node does not stop the job.
+  int billed_instances = 0;
   double storage_bytes = 0;         ///< dataset + checkpoints kept during the run
   double egress_bytes = 0;          ///< downloaded at the end (final weights, or --egress-gb)
   double checkpoint_seconds = 0;    ///< time to write one checkpoint (spot)
@@ -119,7 +127,7 @@ struct CostInputs {
 };
 
 /// Prices one job at one price kind. The run is startup_seconds + the work (spot: + its overhead);
-/// compute: billed = billed_seconds(run, granularity, minimum);
+/// compute on max(instances, billed_instances) instances: billed = billed_seconds(run, granularity, minimum);
 /// for reserved kinds the commitment term (1 week of 7 days, 1, 3 or 6 months of 730 h, 1 or 3 years of
 /// 365 days) is billed whole:
 /// billed = ceil(wall / term) × term. For spot the wall time is spot_overhead().wall_seconds and

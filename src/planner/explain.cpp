@@ -49,8 +49,9 @@ void explain_cost(std::vector<PlanExplainLine>& out, const Plan& p, const CostBr
         "Young 1974 eq. 3; Daly 2006");
     add(out, prefix + "spot_expected_preemptions", s.expected_preemptions, "",
         fmt::format("wall {:.0f} s / MTBF {:.0f} s (MTBF = 86400 s / ({:.4g} per instance-day × {} instances))",
-                    s.wall_seconds, s.mtbf_seconds, 86400.0 / (s.mtbf_seconds * static_cast<double>(c.instances)),
-                    c.instances),
+                    s.wall_seconds, s.mtbf_seconds,
+                    86400.0 / (s.mtbf_seconds * static_cast<double>(c.instances - c.idle_instances)),
+                    c.instances - c.idle_instances),
         "Daly 2006 §3 (first order); any instance's preemption stops a synchronous job");
     add(out, prefix + "spot_extra_seconds", s.extra_seconds(), "s",
         fmt::format("checkpoints {:.0f} s + lost work {:.0f} s (preemptions × τ/2) + restarts {:.0f} s",
@@ -58,7 +59,9 @@ void explain_cost(std::vector<PlanExplainLine>& out, const Plan& p, const CostBr
         "Daly 2006 §3 (first order)");
   }
   add(out, prefix + "compute_usd", c.compute_usd, "USD",
-      fmt::format("{} instances × ${:.4f}/h × billed {:.0f} s / 3600{}", c.instances, c.usd_per_hour,
+      fmt::format("{} instances{} × ${:.4f}/h × billed {:.0f} s / 3600{}", c.instances,
+                  c.idle_instances > 0 ? fmt::format(" (the offer's minimum; {} of them idle)", c.idle_instances) : "",
+                  c.usd_per_hour,
                   c.spot ? c.billed_seconds - c.spot_loss_usd * 3600.0 / (c.usd_per_hour * c.instances) : c.billed_seconds,
                   c.spot ? " (uninterrupted work)" : ""),
       std::string("price: ") + std::string(price_kind_name(c.price_kind)));

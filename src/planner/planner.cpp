@@ -678,6 +678,9 @@ struct AdmittedOffer {
   /// --nodes / --gpus count: first = last). Two ints instead of a vector per admitted offer.
   int first_nodes = 1;
   int last_nodes = 1;
+  /// The offer's min_nodes when the node counts reach it (else 0): planned on between the powers
+  /// of two (next_node_count).
+  int min_nodes = 0;
   std::string demoted_reason;  ///< flagged / undated; empty = clean or stale (stale_reason)
   std::string_view stale_observed_at;  ///< stale: the day the price was observed (into the offer)
   int demotion_tier = 0;       ///< Plan::demotion_tier
@@ -687,6 +690,14 @@ struct AdmittedOffer {
   /// without billing overrides (collect_candidates resolves those once per provider).
   std::shared_ptr<const ResolvedBilling> billing;
 };
+
+/// The node count after `n` in an offer's search: the next power of two, or the offer's minimum
+/// (`min_nodes`, 0 = none) when it lies between (1, 2, 3, 4, 8 ... for a minimum of 3).
+constexpr int next_node_count(int n, int min_nodes) {
+  int p = 1;
+  while (p <= n) p *= 2;
+  return min_nodes > n && min_nodes < p ? min_nodes : p;
+}
 
 enum class SkipReason { none, unusable, no_price, no_perf_figures, tp_exceeds_node, gpus_not_multiple, nodes_unavailable };
 
@@ -894,6 +905,9 @@ SkipReason admit(const PlanRequest& r, const Offer& offer, const GpuCatalog& gpu
     st.example_gpus_per_node = offer.gpu_count;
     return SkipReason::tp_exceeds_node;
   }
+  // Sold only as >= min_nodes instances (a reserved cluster): more than --max-nodes allows per
+  // plan is no plan (fewer nodes used are billed as the minimum: price(), min_nodes_billed).
+  if (offer.min_nodes && *offer.min_nodes > r.max_nodes) return SkipReason::nodes_unavailable;
   // --gpus / --nodes fix the cluster for every workload: training splits it into a layout,
   // serving and batch jobs into replicas of TP GPUs (TP within an instance), images one per GPU.
   const bool exact = r.gpus_total || r.nodes_exact;
@@ -922,6 +936,9 @@ SkipReason admit(const PlanRequest& r, const Offer& offer, const GpuCatalog& gpu
     if (training && out.network_known) node_limit = std::min(r.max_nodes, offer.max_nodes.value_or(r.max_nodes));
     out.first_nodes = 1;
     out.last_nodes = node_limit;
+    // A minimum that is not a power of two is planned on too (next_node_count): the cluster
+    // that is billed anyway, with no idle node.
+    if (offer.min_nodes && *offer.min_nodes <= node_limit) out.min_nodes = *offer.min_nodes;
   }
   // Ranking by the evidence of the price (price_evidence): clean and dated within the stale
   // limit, stale, undated, flagged.
@@ -1136,6 +1153,7 @@ const PriceObservation* price(const PlanRequest& request, const AdmittedOffer& a
   CostInputs job;
   job.work_seconds = p.goodput ? p.goodput->wall_seconds : p.work_seconds;
   job.instances = p.instances;
+  job.billed_instances = offer.min_nodes.value_or(0);  // sold as >= min_nodes: the minimum is billed
   job.storage_bytes = p.storage_bytes;
   job.egress_bytes = p.egress_bytes;
   job.checkpoint_seconds =
@@ -1267,6 +1285,24 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
     add_warning(w, PlanWarningCode::max_nodes_assumed,
                 fmt::format("the source does not say how many {} instances can be rented together: {} assumed",
                             offer.instance_type, p.instances));
+  }
+  if (p.cost.idle_instances > 0) {
+    // Sold as a cluster of at least min_nodes (Offer::min_nodes): the idle instances are billed
+    // like the others; their share of the compute bill (spot loss included) is what they cost.
+    const int billed = p.cost.instances, idle = p.cost.idle_instances, used = billed - idle;
+    const double idle_usd = (p.cost.compute_usd + p.cost.spot_loss_usd) * idle / static_cast<double>(billed);
+    const long long idle_gpus = static_cast<long long>(idle) * p.gpus_per_instance;
+    w.push_back(PlanWarning{
+        PlanWarningCode::min_nodes_billed,
+        fmt::format("{} is sold as at least {} instances: the job runs on {}, {} are billed ({} idle, {} GPUs, ${:.0f} "
+                    "of the compute bill)",
+                    offer.instance_type, billed, used, billed, idle, idle_gpus, idle_usd),
+        {{"instance_type", offer.instance_type},
+         {"min_nodes", fmt::format("{}", billed)},
+         {"used_nodes", fmt::format("{}", used)},
+         {"idle_nodes", fmt::format("{}", idle)},
+         {"idle_gpus", fmt::format("{}", idle_gpus)},
+         {"idle_usd", fmt::format("{:.0f}", idle_usd)}}});
   }
   if (p.instances > 1 && training && a.inter_assumed) {
     add_warning(w, PlanWarningCode::multi_node_network,
@@ -1883,7 +1919,7 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
       continue;
     }
     ++result.offers_considered;
-    for (int nodes = a.first_nodes; nodes <= a.last_nodes; nodes *= 2) {
+    for (int nodes = a.first_nodes; nodes <= a.last_nodes; nodes = next_node_count(nodes, a.min_nodes)) {
       const ClusterKey key = key_for(a, searched_nodes(request, nodes));
       const SearchOutcome& o = search_cluster(ctx, cache, key);
       if (o.smallest_per_gpu_bytes < st.smallest_need) {
@@ -2819,7 +2855,7 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
     } else if (result.offers_considered == 0) {
       np.reason = nodes_rejects > 0
                       ? "no offer can be rented at the asked cluster size (--nodes/--gpus needs a known inter-node network "
-                        "and at most the offer's max nodes)"
+                        "and at most the offer's max nodes; an offer sold as more nodes than --max-nodes is left out)"
                       : "no offer matches: every offer was filtered out, excluded by a quality flag, unresolved or unpriced";
       np.suggestions.push_back(nodes_rejects > 0 ? "import a quote with the network and node count (gpuplan import)"
                                                  : "widen the FILTER or import more offers (gpuplan import FILE)");
@@ -3067,6 +3103,7 @@ std::string_view plan_warning_code_name(PlanWarningCode c) noexcept {
     case PlanWarningCode::no_clean_plan: return "no_clean_plan";
     case PlanWarningCode::fresher_plan_too_long: return "fresher_plan_too_long";
     case PlanWarningCode::idle_gpus: return "idle_gpus";
+    case PlanWarningCode::min_nodes_billed: return "min_nodes_billed";
   }
   return "unknown";
 }

@@ -94,6 +94,10 @@ enum class PlanWarningCode {
   /// serving: the replicas the load needs use fewer GPUs than the instances rented; says how many
   /// are idle (values: used_gpus, rented_gpus, idle_gpus, replicas, tp)
   idle_gpus,
+  /// the offer is sold as at least min_nodes instances (a reserved cluster) and the job runs on
+  /// fewer: the minimum is billed; names the idle instances and their cost (values: min_nodes,
+  /// used_nodes, idle_nodes, idle_gpus, idle_usd)
+  min_nodes_billed,
 };
 std::string_view plan_warning_code_name(PlanWarningCode c) noexcept;
 

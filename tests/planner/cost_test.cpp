@@ -192,5 +192,44 @@ TEST(PriceJob, WeekThreeAndSixMonthTermsBillTheWholeTerm) {
   EXPECT_NEAR(m6b->compute_usd, 17520.0, 1e-6);
 }
 
+// An offer sold as at least 4 instances (Offer::min_nodes) and a job on 2: 4 are billed, 2 idle.
+TEST(PriceJob, AMinimumAboveTheJobsInstancesBillsTheMinimum) {
+  CostInputs job;
+  job.work_seconds = 10 * 3600.0;  // a 10-hour run inside one month
+  job.instances = 2;
+  job.billed_instances = 4;
+  auto c = price_job(job, PriceKind::reserved_1m, 16.0, known_billing());
+  ASSERT_TRUE(c.has_value());
+  // 4 instances × $16/h × 730 h = $46,720 (not 2 × $16 × 730 = $23,360).
+  EXPECT_NEAR(c->compute_usd, 46720.0, 1e-6);
+  EXPECT_EQ(c->instances, 4);
+  EXPECT_EQ(c->idle_instances, 2);
+  // A minimum at or below the job's instances changes nothing: 8 instances × $16/h × 730 h.
+  job.instances = 8;
+  auto d = price_job(job, PriceKind::reserved_1m, 16.0, known_billing());
+  ASSERT_TRUE(d.has_value());
+  EXPECT_NEAR(d->compute_usd, 8 * 16.0 * 730.0, 1e-6);
+  EXPECT_EQ(d->instances, 8);
+  EXPECT_EQ(d->idle_instances, 0);
+}
+
+// Spot on a minimum: the idle instances are billed but their preemptions do not stop the job,
+// so the cluster MTBF is that of the 1 running instance: 1 day / (1 × 2 per day) = 43,200 s.
+TEST(PriceJob, IdleInstancesOfAMinimumAddNoSpotPreemptions) {
+  CostInputs job;
+  job.work_seconds = 3600;
+  job.checkpoint_seconds = 60;
+  job.restart_seconds = 120;
+  job.instances = 1;
+  job.billed_instances = 3;
+  auto c = price_job(job, PriceKind::spot, 1.0, resolve_billing(BillingTerms{}, 2.0));
+  ASSERT_TRUE(c.has_value());
+  ASSERT_TRUE(c->spot.has_value());
+  EXPECT_NEAR(c->spot->mtbf_seconds, 43200.0, 1e-6);
+  EXPECT_EQ(c->instances, 3);
+  // Per-second billing: compute + spot loss = 3 instances × $1/h × wall / 3600.
+  EXPECT_NEAR(c->compute_usd + c->spot_loss_usd, 3.0 * c->billed_seconds / 3600.0, 1e-9);
+}
+
 }  // namespace
 }  // namespace gpuplan

@@ -279,6 +279,79 @@ TEST(Plan, MultiNodeOnlyWithKnownNetwork) {
   }
 }
 
+// Issue 9: an 8×H100 cluster sold only as >= 4 nodes (Offer::min_nodes) at $2/GPU-h on a 1-month
+// commitment ($16/h per node). Hand calculation for a job pinned to 2 nodes (--nodes 2): 4 nodes
+// are billed for the whole 730-hour term = 4 × $16 × 730 h = $46,720, of which the 2 idle nodes
+// are half ($23,360), and the plan says so.
+Offer reserved_cluster(int min_nodes, int max_nodes) {
+  Offer o = make_offer("rc/h100x8", "NVIDIA H100 SXM", 8, 16.0, IntraNodeLink::nvlink);
+  o.prices[0].kind = PriceKind::reserved_1m;
+  o.inter_node_network = InterNodeNetwork::infiniband;
+  o.inter_node_bits_per_s = 3200e9;
+  o.max_nodes = max_nodes;
+  o.min_nodes = min_nodes;
+  return o;
+}
+
+TEST(Plan, MinNodesBillsTheMinimumWhenTheJobUsesFewer) {
+  const ModelArch arch = llama_8b();
+  PlanRequest r = lora_request(2e7);  // hours of work: well inside one 730-hour term
+  r.nodes_exact = 2;
+  PlanResult res = plan(r, arch, {reserved_cluster(4, 16)}, GpuCatalog::bundled(), &per_second);
+  ASSERT_EQ(res.plans.size(), 1u);
+  const Plan& p = res.plans[0];
+  EXPECT_EQ(p.instances, 2);  // the job runs on the 2 nodes asked
+  EXPECT_EQ(p.cost.price_kind, PriceKind::reserved_1m);
+  EXPECT_EQ(p.cost.instances, 4);
+  EXPECT_EQ(p.cost.idle_instances, 2);
+  EXPECT_NEAR(p.cost.compute_usd, 4 * 16.0 * 730.0, 1e-6);
+  const PlanWarning* w = nullptr;
+  for (const PlanWarning& x : p.warnings)
+    if (x.code == PlanWarningCode::min_nodes_billed) w = &x;
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->values.at("min_nodes"), "4");
+  EXPECT_EQ(w->values.at("used_nodes"), "2");
+  EXPECT_EQ(w->values.at("idle_nodes"), "2");
+  EXPECT_EQ(w->values.at("idle_gpus"), "16");
+  EXPECT_EQ(w->values.at("idle_usd"), "23360");
+  // On the minimum itself nothing is idle and nothing is said: 4 × $16 × 730 h again.
+  r.nodes_exact = 4;
+  res = plan(r, arch, {reserved_cluster(4, 16)}, GpuCatalog::bundled(), &per_second);
+  ASSERT_EQ(res.plans.size(), 1u);
+  EXPECT_EQ(res.plans[0].cost.idle_instances, 0);
+  EXPECT_NEAR(res.plans[0].cost.compute_usd, 4 * 16.0 * 730.0, 1e-6);
+  for (const PlanWarning& x : res.plans[0].warnings) EXPECT_NE(x.code, PlanWarningCode::min_nodes_billed);
+}
+
+// Without pinned nodes no plan rents fewer than the minimum, and a minimum of 3 (not a power of
+// two) is planned on: its plan bills 3 × $16 × 730 h = $35,040 with no idle node.
+TEST(Plan, NoPlanRentsFewerThanTheMinimum) {
+  const ModelArch arch = llama_8b();
+  PlanRequest r = lora_request(2e7);
+  r.sort = PlanSort::cost;
+  PlanResult res = plan(r, arch, {reserved_cluster(3, 16)}, GpuCatalog::bundled(), &per_second);
+  ASSERT_FALSE(res.plans.empty());
+  bool three = false;
+  for (const Plan& p : res.plans) {
+    EXPECT_GE(p.cost.instances, 3) << p.instances;
+    EXPECT_EQ(p.cost.idle_instances, std::max(0, 3 - p.instances));
+    if (p.instances == 3) {
+      three = true;
+      EXPECT_NEAR(p.cost.compute_usd, 3 * 16.0 * 730.0, 1e-6);
+    }
+  }
+  // Every node count up to 3 bills 3 nodes for one term ($35,040), 4 and more bill more: the
+  // 3-node plan is as cheap as the 1- and 2-node ones and faster, so it is on the Pareto front
+  // (every front plan is a row) and is the cheapest row's compute bill.
+  EXPECT_TRUE(three);
+  EXPECT_NEAR(res.plans[0].cost.compute_usd, 3 * 16.0 * 730.0, 1e-6);
+  // A minimum above --max-nodes is no plan: the offer cannot be rented within the cap.
+  r.max_nodes = 2;
+  res = plan(r, arch, {reserved_cluster(3, 16)}, GpuCatalog::bundled(), &per_second);
+  EXPECT_TRUE(res.plans.empty());
+  ASSERT_TRUE(res.no_plan.has_value());
+}
+
 TEST(Plan, ServingReplicasCoverConcurrency) {
   const ModelArch arch = llama_8b();
   Offer o = make_offer("v/h100x8", "NVIDIA H100 SXM", 8, 24.0, IntraNodeLink::nvlink);

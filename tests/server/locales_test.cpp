@@ -71,10 +71,10 @@ TEST(Locales, EveryWarningCodeAndMemoryTermHasItsText) {
   std::map<std::string, nlohmann::json> loc;
   for (const char* l : {"en", "fr", "th"}) loc[l] = nlohmann::json::parse(read(web / "locales" / (std::string(l) + ".json")));
   std::vector<std::string> keys;
-  // Every code of the enum, the last one (idle_gpus) included: until 2026-12-02 the loop stopped
+  // Every code of the enum, the last one (min_nodes_billed) included: until 2026-12-02 the loop stopped
   // at no_clean_plan, and four later codes (latency_target_missed, fp32_math_fallback,
   // seq_exceeds_context, kv_heads_replicated) showed English on French and Thai pages.
-  for (int c = 0; c <= static_cast<int>(gpuplan::PlanWarningCode::idle_gpus); ++c)
+  for (int c = 0; c <= static_cast<int>(gpuplan::PlanWarningCode::min_nodes_billed); ++c)
     keys.push_back("warn_" + std::string(gpuplan::plan_warning_code_name(static_cast<gpuplan::PlanWarningCode>(c))));
   // One sentence of each kind sizing/memory.cpp writes.
   for (const char* sentence :
