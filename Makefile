@@ -52,10 +52,10 @@ sanitize-build: deps
 test-asan: sanitize-build
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp UBSAN_OPTIONS=print_stacktrace=1 $(CURDIR)/scripts/with-test-postgres.sh ctest --output-on-failure -j $(JOBS) -LE 'e2e|slow' -E 'FilterSqlParity[.]BundledCatalog'
 
-## libFuzzer targets (clang): FUZZ_CI_SECONDS (15) each in `make test`, from the sanitizer build;
+## libFuzzer targets (clang): FUZZ_CI_SECONDS (10) each in `make test`, from the sanitizer build;
 ## `make fuzz` runs each FUZZ_SECONDS (default 600) from an optimised build (build-fuzz).
 FUZZ_SECONDS ?= 600
-FUZZ_CI_SECONDS ?= 15
+FUZZ_CI_SECONDS ?= 10
 test-fuzz: sanitize-build
 	BUILD_FUZZ=$(BUILD_ASAN) SECONDS_PER_TARGET=$(FUZZ_CI_SECONDS) JOBS=$(JOBS) ./scripts/fuzz.sh
 

@@ -4,7 +4,7 @@
 # and the docs' examples, with the grammar's dictionary (fuzz/*.dict) and the saved
 # regressions (fuzz/regressions/<target>/). Exits non-zero on the first crash, leak, timeout or
 # sanitizer report; the failing input is left in build-fuzz/findings/<target>/.
-#   scripts/fuzz.sh                 # CI: 15 s per target (6 targets)
+#   scripts/fuzz.sh                 # CI: make test-fuzz passes 10 s per target (6 targets)
 #   SECONDS_PER_TARGET=600 JOBS=1 scripts/fuzz.sh   # longer (make fuzz)
 #   TARGETS="fuzz_filter" scripts/fuzz.sh
 set -euo pipefail
