@@ -135,7 +135,8 @@ void run(const std::string& backend, const std::string& url, int scale, int hist
   const double seed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // Back to schema version 2, grow, and let migration 3 backfill latest_prices on reopening.
   const auto t1 = std::chrono::steady_clock::now();
-  std::vector<std::string> grow = {"DROP TABLE latest_prices",
+  // Migration 7 adds offers.min_nodes: drop it so that the version-2 store has version 2's columns.
+  std::vector<std::string> grow = {"DROP TABLE latest_prices", "ALTER TABLE offers DROP COLUMN min_nodes",
                                    pg ? "UPDATE gpuplan_schema SET version = 2" : "PRAGMA user_version = 2"};
   for (auto& g : grow_sql(pg, scale, history)) grow.push_back(std::move(g));
   exec_raw(grow);
@@ -264,7 +265,7 @@ void run(const std::string& backend, const std::string& url, int scale, int hist
   std::vector<std::string> drop;
   for (const char* ix : {"by_gpu_hour", "by_price", "by_gpu_name", "by_gpu_norm", "by_provider", "by_gpu_name_price",
                          "by_gpu_norm_price", "by_provider_price"})
-    drop.push_back(fmt::format("DROP INDEX latest_prices_{}", ix));
+    drop.push_back(fmt::format("DROP INDEX IF EXISTS latest_prices_{}", ix));  // 6 gone since schema 8
   exec_raw(drop);
   if (pg) exec_raw({"ANALYZE"});
   store = open_store(url, ctx);  // fresh connections: no statement prepared for the old indexes

@@ -221,6 +221,25 @@ CREATE INDEX latest_prices_by_class_date ON latest_prices (kind, plan_class, obs
       R"sql(
 ALTER TABLE offers ADD COLUMN min_nodes integer;
 )sql",
+      // 8: 4 secondary indexes on latest_prices instead of 10 (SQLite migration 8, issue 11:
+      // every bulk import pays for each): the 6 per-model and per-provider order indexes
+      // dropped, the 2 order indexes INCLUDE the offer's gpu_norm, gpu_name and provider too, so
+      // a first page filtered by model or provider walks the order index of its sort and tests
+      // them there (query_sql's key test).
+      R"sql(
+DROP INDEX IF EXISTS latest_prices_by_gpu_name;
+DROP INDEX IF EXISTS latest_prices_by_gpu_norm;
+DROP INDEX IF EXISTS latest_prices_by_provider;
+DROP INDEX IF EXISTS latest_prices_by_gpu_name_price;
+DROP INDEX IF EXISTS latest_prices_by_gpu_norm_price;
+DROP INDEX IF EXISTS latest_prices_by_provider_price;
+DROP INDEX IF EXISTS latest_prices_by_gpu_hour;
+DROP INDEX IF EXISTS latest_prices_by_price;
+CREATE INDEX latest_prices_by_gpu_hour ON latest_prices (kind, usd_per_gpu_hour, offer_id COLLATE "C")
+  INCLUDE (gpu_count, gpu_norm, gpu_name, provider);
+CREATE INDEX latest_prices_by_price ON latest_prices (kind, usd_per_hour, offer_id COLLATE "C")
+  INCLUDE (gpu_count, gpu_norm, gpu_name, provider);
+)sql",
   };
   return m;
 }
@@ -1081,24 +1100,22 @@ QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
   const auto keys = index_candidates(filter, gpus ? *gpus : GpuCatalog::bundled());
   for (int tier : tiers) {
     if (keys) {
-      // `gpu=X and ...` / `provider=X and ...`: one walk per model or provider, each cut at the
-      // limit, merged, the keys' conjunct compiled as TRUE in them (see SqliteOfferStore::query).
+      // `gpu=X and ...` / `provider=X and ...`: the walk of the sort's order index with the
+      // model or provider tested on the latest_prices row, the keys' conjunct compiled as TRUE
+      // (see SqliteOfferStore::query; per-value indexes until schema 8).
       QueryStatement st;
       const SqlWhere branch_where =
           compile_filter_sql(filter, q.filter_context(gpus), SqlDialect::postgresql, 3, keys->conjunct);
       st.params = params_of(branch_where);
       int n = 3 + static_cast<int>(branch_where.params.size());
       const std::string bounds = count_terms(n, st.params) + tier_term(tier, n, st.params);
-      const std::string tail = "(" + branch_where.sql + ")" + order;
-      std::string branches;
-      const int lim = n + static_cast<int>(keys->keys.size());
-      auto branch = [&](const std::string& column, const std::string& value) {
-        if (!branches.empty()) branches += " UNION ";
-        branches += "(" + from + bounds + fmt::format("lp.{} = ${}::text AND ", column, n++) + tail + limit(lim) + ")";
+      std::string key_test;
+      for (const auto& [column, value] : keys->keys) {
+        key_test += fmt::format("{}lp.{} = ${}::text", key_test.empty() ? "(" : " OR ", column, n++);
         st.extra.push_back(value);
-      };
-      for (const auto& [column, value] : keys->keys) branch(column, value);
-      st.sql = "SELECT * FROM (" + branches + ") AS page ORDER BY sort_key, sort_id COLLATE \"C\"" + limit(lim);
+      }
+      key_test += ") AND ";
+      st.sql = from + bounds + key_test + "(" + branch_where.sql + ")" + order + limit(n);
       out.statements.push_back(std::move(st));
     } else {
       QueryStatement st;

@@ -324,6 +324,26 @@ CREATE INDEX latest_prices_by_class_date ON latest_prices(kind, plan_class, obse
       R"sql(
 ALTER TABLE offers ADD COLUMN min_nodes INTEGER;
 )sql",
+      // 8: 4 secondary indexes on latest_prices instead of 10 (issue 11: a bulk import rebuilds
+      // every one, about 0.35 s each at 200,000 rows). The 6 per-model and per-provider order
+      // indexes of migration 4 (kind, gpu_name / gpu_norm / provider, price, gpu_count) are
+      // dropped; the 2 order indexes carry the offer's gpu_norm, gpu_name and provider after
+      // gpu_count instead, so a first page filtered by model or provider walks the order index
+      // of its sort and tests the model or provider on the index entry (query_sql's key test;
+      // SQLite reads the row only for entries that pass). Measured both sides in
+      // docs/import-format.md.
+      R"sql(
+DROP INDEX IF EXISTS latest_prices_by_gpu_name;
+DROP INDEX IF EXISTS latest_prices_by_gpu_norm;
+DROP INDEX IF EXISTS latest_prices_by_provider;
+DROP INDEX IF EXISTS latest_prices_by_gpu_name_price;
+DROP INDEX IF EXISTS latest_prices_by_gpu_norm_price;
+DROP INDEX IF EXISTS latest_prices_by_provider_price;
+DROP INDEX IF EXISTS latest_prices_by_gpu_hour;
+DROP INDEX IF EXISTS latest_prices_by_price;
+CREATE INDEX latest_prices_by_gpu_hour ON latest_prices(kind, usd_per_gpu_hour, gpu_count, gpu_norm, gpu_name, provider);
+CREATE INDEX latest_prices_by_price ON latest_prices(kind, usd_per_hour, gpu_count, gpu_norm, gpu_name, provider);
+)sql",
   };
   return m;
 }
@@ -1608,27 +1628,23 @@ QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
   const auto keys = index_candidates(filter, gpus ? *gpus : GpuCatalog::bundled());
   for (int tier : tiers) {
     if (keys) {
-      // `gpu=X and ...` / `provider=X and ...`: one walk per model or provider (latest_prices_by_
-      // gpu_name / _gpu_norm / _provider [_price]: kind, value, sort key, id), each cut at the
-      // limit, merged: cost follows the page and the number of values, not the catalog (a walk
-      // over all prices passes every cheaper offer of other models first).
-      // Within a walk the conjunct that gave the keys holds by construction: it is compiled as
-      // TRUE there (a planner then estimates the walk's rows from the rest of the filter).
+      // `gpu=X and ...` / `provider=X and ...`: the walk of the sort's order index, with the
+      // model or provider tested on its entry (gpu_norm, gpu_name, provider end the order
+      // indexes since migration 8, kept equal to the offer's) before the row or the offer is read. The conjunct that gave the keys is that
+      // test (compiled as TRUE in the filter). Until schema 8 each value had its own (kind,
+      // value, price) index walk; those 6 indexes cost a bulk import more than they saved a
+      // read (migration 8, docs/import-format.md).
       QueryStatement st;
       st.where = compile_filter_sql(filter, fctx, SqlDialect::sqlite, 3, keys->conjunct);
       int n = 3 + static_cast<int>(st.where.params.size());
       const std::string bounds = count_terms(n, st.extra) + tier_term(tier, n, st.extra);
-      const std::string tail = "(" + st.where.sql + ")" + order;
-      std::string branches;
-      const int lim = n + static_cast<int>(keys->keys.size());
-      auto branch = [&](const std::string& column, const std::string& value) {
-        if (!branches.empty()) branches += " UNION ";
-        branches += "SELECT * FROM (" + from + bounds + fmt::format("lp.{} = ?{} AND ", column, n++) + tail + limit(lim) +
-                    ")";
+      std::string key_test;
+      for (const auto& [column, value] : keys->keys) {
+        key_test += fmt::format("{}lp.{} = ?{}", key_test.empty() ? "(" : " OR ", column, n++);
         st.extra.emplace_back(value);
-      };
-      for (const auto& [column, value] : keys->keys) branch(column, value);
-      st.sql = "SELECT * FROM (" + branches + ") ORDER BY sort_key, sort_id" + limit(lim);
+      }
+      key_test += ") AND ";
+      st.sql = from + bounds + key_test + "(" + st.where.sql + ")" + order + limit(n);
       out.statements.push_back(std::move(st));
     } else {
       QueryStatement st;

@@ -159,7 +159,7 @@ TEST(PgStore, MigratesFromVersion6AddingMinNodes) {
     w.commit();
   }
   PgOfferStore s(db.url(), GpuCatalog::bundled());
-  EXPECT_EQ(s.schema_version(), 7);
+  EXPECT_EQ(s.schema_version(), pg_store_schema_version());
   auto o = s.get("p/big/r");
   ASSERT_TRUE(o);
   EXPECT_EQ(o->min_nodes, std::nullopt);
@@ -204,6 +204,12 @@ TEST(PgStore, MigratesFromVersion5FillingPlanClasses) {
   }
   PgOfferStore s(db.url(), GpuCatalog::bundled());
   EXPECT_EQ(s.schema_version(), pg_store_schema_version());
+  // Migration 8 (issue 11): the per-model and per-provider order indexes are gone.
+  EXPECT_EQ(scalar(db.url(), "SELECT count(*) FROM pg_indexes WHERE tablename = 'latest_prices' AND indexname IN "
+                             "('latest_prices_by_gpu_name', 'latest_prices_by_gpu_norm', 'latest_prices_by_provider', "
+                             "'latest_prices_by_gpu_name_price', 'latest_prices_by_gpu_norm_price', "
+                             "'latest_prices_by_provider_price')"),
+            0u);
   EXPECT_EQ(scalar(db.url(), "SELECT count(*) FROM latest_prices WHERE plan_class IS NULL"), 0u);
   OfferQuery q;
   q.now_date = "2026-11-30";

@@ -182,23 +182,41 @@ TEST(SqliteStore, FirstPageWalksTheLatestPriceIndex) {
   plans = store.explain_query(q);
   EXPECT_NE(plans[0].find("latest_prices_by_price"), std::string::npos) << plans[0];
   EXPECT_EQ(plans[0].find("B-TREE FOR ORDER BY"), std::string::npos) << plans[0];
-  // `gpu=X and ...`: one walk per model through the (kind, model, price per GPU-hour) indexes,
-  // cut at the limit and merged; no scan of either table.
+  // `gpu=X and ...`: the walk of the order index, the model tested on the latest_prices row
+  // before the offer is read (schema 8 dropped the per-model and per-provider indexes); no scan
+  // of either table, no sort.
   q.sort = std::string(kSortPricePerGpuHour);
   q.filter = "gpu=H100 gpus>=1 not stale";
   plans = store.explain_query(q);
-  EXPECT_NE(plans[0].find("latest_prices_by_gpu_name (kind=? AND gpu_name=?"), std::string::npos) << plans[0];
-  EXPECT_NE(plans[0].find("latest_prices_by_gpu_norm (kind=? AND gpu_norm=?"), std::string::npos) << plans[0];
-  EXPECT_EQ(plans[0].find("SCAN lp"), std::string::npos) << plans[0];
+  EXPECT_NE(plans[0].find("latest_prices_by_gpu_hour"), std::string::npos) << plans[0];
+  EXPECT_EQ(plans[0].find("latest_prices_by_gpu_name"), std::string::npos) << plans[0];
+  EXPECT_EQ(plans[0].find("B-TREE FOR ORDER BY"), std::string::npos) << plans[0];
   EXPECT_EQ(plans[0].find("SCAN o"), std::string::npos) << plans[0];
   EXPECT_EQ(plans[0].find("observations"), std::string::npos) << plans[0];
   q.filter = "provider=aws or provider=gcp";
   plans = store.explain_query(q);
-  EXPECT_NE(plans[0].find("latest_prices_by_provider (kind=? AND provider=?"), std::string::npos) << plans[0];
+  EXPECT_NE(plans[0].find("latest_prices_by_gpu_hour"), std::string::npos) << plans[0];
+  EXPECT_EQ(plans[0].find("B-TREE FOR ORDER BY"), std::string::npos) << plans[0];
   q.sort = "price";
   q.filter = "gpu=H100";
   plans = store.explain_query(q);
-  EXPECT_NE(plans[0].find("latest_prices_by_gpu_name_price (kind=? AND gpu_name=?"), std::string::npos) << plans[0];
+  EXPECT_NE(plans[0].find("latest_prices_by_price"), std::string::npos) << plans[0];
+  EXPECT_EQ(plans[0].find("B-TREE FOR ORDER BY"), std::string::npos) << plans[0];
+  // The walk returns what the filter means: every H100 offer (as many as the store counts for
+  // the filter) and only those, cheapest first.
+  q.filter = "gpu=H100";
+  q.limit = 1000;
+  const auto page = store.query(q);
+  ASSERT_FALSE(page.empty());
+  EXPECT_EQ(page.size(), store.count_matching(q));
+  for (std::size_t i = 0; i < page.size(); ++i) {
+    EXPECT_NE(page[i].gpu_name.value_or("").find("H100"), std::string::npos) << page[i].id;
+    if (i > 0 && page[i].latest_price(PriceKind::on_demand) && page[i - 1].latest_price(PriceKind::on_demand)) {
+      EXPECT_LE(page[i - 1].latest_price(PriceKind::on_demand)->usd_per_hour,  // q.sort is "price"
+                page[i].latest_price(PriceKind::on_demand)->usd_per_hour)
+          << page[i].id;
+    }
+  }
   // The planner's query (no filter, no limit) reads no history either.
   for (const auto& p : store.explain_query(OfferQuery{})) EXPECT_EQ(p.find("observations"), std::string::npos) << p;
 }
@@ -249,7 +267,7 @@ TEST(SqliteStore, MigratesFromThePreviousVersionKeepingData) {
   TempDir dir;
   const std::string path = dir.file("v4.sqlite");
   const int v = sqlite_store_schema_version();
-  ASSERT_EQ(v, 7);
+  ASSERT_EQ(v, 8);
   sqlite_store_migrate(path, 4);
   raw_exec(path,
            "INSERT INTO offers (id, provider, instance_type, region, zone, gpu_name_raw, gpu_name, gpu_count, "
@@ -285,10 +303,11 @@ TEST(SqliteStore, MigratesFromThePreviousVersionKeepingData) {
   auto has = [&](const std::string& text) {
     return std::any_of(defs.begin(), defs.end(), [&](const std::string& d) { return d.find(text) != std::string::npos; });
   };
-  EXPECT_TRUE(has("latest_prices_by_gpu_name: CREATE INDEX latest_prices_by_gpu_name ON latest_prices(kind, gpu_name, "
-                  "usd_per_gpu_hour, gpu_count)"));
+  EXPECT_TRUE(has("latest_prices_by_gpu_hour: CREATE INDEX latest_prices_by_gpu_hour ON latest_prices(kind, "
+                  "usd_per_gpu_hour, gpu_count, gpu_norm, gpu_name, provider)"));
+  EXPECT_FALSE(has("latest_prices_by_gpu_name"));  // migration 8
   EXPECT_TRUE(has("latest_prices_by_price: CREATE INDEX latest_prices_by_price ON latest_prices(kind, usd_per_hour, "
-                  "gpu_count)"));
+                  "gpu_count, gpu_norm, gpu_name, provider)"));
   EXPECT_FALSE(has("observations_by_kind"));
   EXPECT_FALSE(has("offer_id)"));  // no order index ends with the text id any more
   // A new import keeps gpu_count in latest_prices (read back through a `gpus` walk).
@@ -342,6 +361,9 @@ TEST(SqliteStore, MigratesFromVersion5FillingPlanClasses) {
   EXPECT_TRUE(has("latest_prices_by_class_price: CREATE INDEX latest_prices_by_class_price ON latest_prices(kind, "
                   "plan_class, usd_per_hour, observed_at)"));
   EXPECT_TRUE(has("latest_prices_by_class_date"));
+  // Migration 8 (issue 11): the per-model and per-provider order indexes are gone.
+  for (const char* gone : {"latest_prices_by_gpu_name", "latest_prices_by_gpu_norm", "latest_prices_by_provider"})
+    EXPECT_FALSE(has(gone)) << gone;
 }
 
 // Migration 7 (issue 9, Offer::min_nodes) on a store written by version 6: its offers and prices
@@ -364,7 +386,7 @@ TEST(SqliteStore, MigratesFromVersion6AddingMinNodes) {
                std::to_string(plan_class_of(old)) + ");");
   {
     SqliteOfferStore s(path);
-    EXPECT_EQ(s.schema_version(), 7);
+    EXPECT_EQ(s.schema_version(), sqlite_store_schema_version());
     auto o = s.get("p/big/r");
     ASSERT_TRUE(o);
     EXPECT_EQ(o->min_nodes, std::nullopt);
