@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 
 namespace gpuplan::api {
 
@@ -154,7 +155,7 @@ json plan_json(const Plan& p, std::size_t rank) {
             {"on_pareto_front", p.on_pareto_front}};
   json alts = json::array();
   for (const auto& a : p.alternatives) alts.push_back(cost_json(a));
-  j["alternatives"] = alts;
+  j["alternatives"] = std::move(alts);
   if (p.training) {
     j["step"] = step_json(*p.training);
     j["mfu_overridden"] = p.mfu_overridden;
@@ -182,7 +183,7 @@ json plan_json(const Plan& p, std::size_t rank) {
                            {"instances_needed", o.instances_needed},
                            {"carries_load", o.carries_load}});
       }
-      j["serving"]["tp_options"] = options;
+      j["serving"]["tp_options"] = std::move(options);
       j["serving"]["tp_choice"] = p.serving_tp_choice;
     }
   }
@@ -215,7 +216,7 @@ json plan_result_json(const PlanRequest& r, const PlanResult& res) {
             {"offers_considered", res.offers_considered},
             {"offers_skipped", res.offers_skipped},
             {"layouts_evaluated", res.layouts_evaluated},
-            {"plans", plans},
+            {"plans", std::move(plans)},  // moved, not copied: an rvalue in the list is moved (json_ref)
             {"warnings", warnings_json(res.warnings)}};
   if (res.no_plan) {
     // code, suggestion_codes and values let a front end word the reason in its own language

@@ -1719,7 +1719,8 @@ class RegionGroups {
     Key key{offer.provider, offer.instance_type, p.instances, p.layout.tp, p.layout.pp, p.layout.dp, p.layout.ep,
             p.layout.zero_stage, p.layout.micro_batch, static_cast<int>(p.recompute), p.cost.price_kind,
             time_before_spot_loss_seconds(p)};
-    return seen_.emplace(key, seen_.size()).first->second;
+    // try_emplace: no node is allocated when the group exists (emplace builds one first).
+    return seen_.try_emplace(key, seen_.size()).first->second;
   }
   std::size_t size() const { return seen_.size(); }
 
