@@ -20,8 +20,7 @@ std::unique_ptr<Source> make_lambda_source();
 std::unique_ptr<Source> make_scaleway_source();
 std::unique_ptr<Source> make_ovh_source();
 std::unique_ptr<Source> make_cudo_source();
-/// Keyed sources of sources_keyed.cpp: shadeform and hyperstack (adapters), and gcp and verda
-/// registered without an adapter yet.
+/// Keyed sources of sources_keyed.cpp: gcp, verda, hyperstack and shadeform.
 std::vector<std::unique_ptr<Source>> make_more_keyed_sources();
 
 }  // namespace gpuplan::fetch

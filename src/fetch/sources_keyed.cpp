@@ -1,13 +1,14 @@
-// Keyed price sources. Shadeform and Hyperstack have adapters (their documented replies); GCP
-// billing and Verda are registered without an adapter yet (docs/fetch.md "Not yet done"): listed by
-// `gpuplan fetch --list` with the environment variables they will need, so `gpuplan fetch gcp`
-// without the key says which variable is missing, and with it says plainly that no adapter
-// exists yet (nothing is fetched or recorded). Their endpoints are the documented public APIs
-// (shared notes, price-sources.md); their prices reach the store today through the keyless
-// SkyPilot and gpuhunt catalogs named in each description.
+// Keyed price sources with adapters on the shared HTTP client: GCP billing (machine prices
+// assembled from SKUs), Verda (OAuth2 client credentials), Hyperstack and Shadeform. Each reads
+// its key(s) from the environment; run_fetch skips a source whose variables are unset and names
+// them. Endpoints and layouts: shared notes price-sources.md, docs/fetch.md.
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <tuple>
 #include <map>
 #include <memory>
 #include <regex>
@@ -15,25 +16,12 @@
 
 #include "fetch/adapter.hpp"
 #include "fetch/sources.hpp"
+#include "util/csv.hpp"
+#include "util/embedded.hpp"
 #include "util/error.hpp"
 
 namespace gpuplan::fetch {
 namespace {
-
-class UnbuiltKeyedSource final : public Source {
- public:
-  explicit UnbuiltKeyedSource(SourceInfo info) : info_(std::move(info)) {}
-  const SourceInfo& info() const override { return info_; }
-  std::vector<FetchedDoc> download(const SourceContext&) const override {
-    throw Error(ErrorKind::unavailable, info_.name, "no adapter yet: " + info_.not_built);
-  }
-  ImportBatch parse(const std::vector<FetchedDoc>&, const SourceContext&) const override {
-    throw Error(ErrorKind::unavailable, info_.name, "no adapter yet: " + info_.not_built);
-  }
-
- private:
-  SourceInfo info_;
-};
 
 using namespace adapt;  // NOLINT: the adapters' shared helpers (adapter.hpp)
 
@@ -218,27 +206,362 @@ class HyperstackSource final : public Source {
   SourceInfo info_;
 };
 
-std::unique_ptr<Source> unbuilt(std::string name, std::string description, std::string url,
-                                std::vector<std::string> keys, std::string via) {
-  SourceInfo i;
-  i.name = std::move(name);
-  i.description = std::move(description) + " (not built yet; today via " + via + ")";
-  i.urls = {std::move(url)};
-  i.key_env = std::move(keys);
-  i.not_built = "the " + i.name + " adapter is not built yet; its prices come through " + via;
-  return std::make_unique<UnbuiltKeyedSource>(std::move(i));
+// ------------------------------------------------------------------------------------------
+// Verda (ex-DataCrunch), base https://api.datacrunch.io (shared notes price-sources.md):
+//   POST /v1/oauth2/token  JSON {"grant_type": "client_credentials", "client_id", "client_secret"}
+//                          → {"access_token", "token_type": "Bearer", "expires_in"}
+//   GET  /v1/instance-types (Bearer): [{"instance_type": "1H100.80S.30V", "price_per_hour": "2.19"
+//        (USD per hour, the instance, a string), "spot_price": "0.99", "cpu": {"number_of_cores"},
+//        "memory": {"size_in_gigabytes"}, "gpu": {"number_of_gpus", "description": "1x H100 SXM5
+//        80GB"}, "gpu_memory": {"size_in_gigabytes"} (the node total)}]
+//   GET  /v1/instance-availability (Bearer): [{"location_code": "FIN-01", "availabilities":
+//        ["1H100.80S.30V", ...]}]
+// One offer per (instance type, location listing it as available), confirmed available at fetch
+// time; a type no location lists → one offer with no region, not confirmed. Provider "verda"
+// (the keyless catalogs' name, import_common.cpp maps "datacrunch" to it). GPU model from the
+// description ("8x H100 SXM5 80GB" → "H100 SXM5 80GB") through the GPU catalog's names; memory
+// per GPU = gpu_memory total ÷ GPU count (GB). CPU-only types (no GPUs) are no offer. A missing,
+// non-numeric or zero price stays unknown (no observation). The token reply is not recorded
+// (it holds the bearer token): the snapshot's documents are the two lists.
+constexpr const char* kVerdaToken = "https://api.datacrunch.io/v1/oauth2/token";
+constexpr const char* kVerdaTypes = "https://api.datacrunch.io/v1/instance-types";
+constexpr const char* kVerdaAvailability = "https://api.datacrunch.io/v1/instance-availability";
+
+class VerdaSource final : public Source {
+ public:
+  VerdaSource() {
+    info_.name = "verda";
+    info_.description = "Verda (ex-DataCrunch) instance types and availability per location (OAuth2 client credentials)";
+    info_.urls = {kVerdaTypes, kVerdaAvailability};
+    info_.key_env = {"VERDA_CLIENT_ID", "VERDA_CLIENT_SECRET"};
+  }
+  const SourceInfo& info() const override { return info_; }
+  std::vector<FetchedDoc> download(const SourceContext& ctx) const override {
+    HttpRequest tok;
+    tok.method = "POST";
+    tok.url = ctx.endpoint(kVerdaToken);
+    tok.headers = {{"Content-Type", "application/json"}};
+    tok.body = json{{"grant_type", "client_credentials"},
+                    {"client_id", ctx.env ? ctx.env("VERDA_CLIENT_ID").value_or("") : ""},
+                    {"client_secret", ctx.env ? ctx.env("VERDA_CLIENT_SECRET").value_or("") : ""}}
+                   .dump();
+    const HttpResponse r = ctx.http->send(tok, info_.name);  // 401 etc.: Error{unavailable} naming the status
+    const json j = json::parse(r.body, nullptr, false);
+    const std::string token = string_at(j, "access_token");
+    if (token.empty())
+      throw Error(ErrorKind::unavailable, tok.url, "the OAuth2 token reply has no access_token: not signed in");
+    const std::vector<std::pair<std::string, std::string>> auth = {{"Authorization", "Bearer " + token}};
+    return {get_doc(ctx, info_.name, kVerdaTypes, "instance-types", auth),
+            get_doc(ctx, info_.name, kVerdaAvailability, "instance-availability", auth)};
+  }
+  ImportBatch parse(const std::vector<FetchedDoc>& docs, const SourceContext& ctx) const override {
+    const FetchedDoc& td = docs.at(0);
+    const FetchedDoc& ad = docs.at(1);
+    const json types = parse_json(td);
+    const json avail = parse_json(ad);
+    require_array(types, td.url + ": /", "an array of instance types");
+    require_array(avail, ad.url + ": /", "an array of locations");
+    std::map<std::string, std::vector<std::string>> locations;  // instance type → locations listing it
+    for (const json& loc : avail) {
+      const std::string code = string_at(loc, "location_code");
+      const json& list = at(loc, "availabilities");
+      if (code.empty() || !list.is_array()) continue;
+      for (const json& t : list)
+        if (t.is_string()) locations[t.get<std::string>()].push_back(code);
+    }
+    const ImportSource src = import_source(ctx, td, info_.name, "verda");
+    static const std::regex desc_re(R"(^\s*(\d+)\s*x\s+(.*\S)\s*$)");
+    ImportBatch batch;
+    for (std::size_t i = 0; i < types.size(); ++i) {
+      const json& t = types[i];
+      ++batch.rows_read;
+      const std::string where = fmt::format("{}#{}", td.url, i);
+      const std::string type = string_at(t, "instance_type");
+      const json& gpu = at(t, "gpu");
+      const auto count = number_at(gpu, "number_of_gpus");
+      if (!count || *count < 1) continue;  // a CPU-only type
+      if (type.empty()) {
+        unmapped(batch, where, "no instance_type: the offer cannot be named");
+        continue;
+      }
+      std::string desc = string_at(gpu, "description");  // "8x H100 SXM5 80GB"
+      std::smatch m;
+      if (std::regex_match(desc, m, desc_re)) desc = m[2].str();
+      std::vector<std::string> regions;
+      if (auto it = locations.find(type); it != locations.end()) regions = it->second;
+      const bool available = !regions.empty();
+      if (!available) regions.push_back("");
+      const auto total_vram_gb = number_at(at(t, "gpu_memory"), "size_in_gigabytes");
+      for (const std::string& region : regions) {
+        Offer o;
+        o.provider = "verda";
+        o.instance_type = type;
+        o.region = region;
+        o.gpu_name_raw = desc;
+        o.gpu_count = static_cast<int>(*count);
+        o.vcpus = number_at(at(t, "cpu"), "number_of_cores");
+        if (auto g = number_at(at(t, "memory"), "size_in_gigabytes")) o.ram_bytes = gb(*g);
+        if (total_vram_gb && *total_vram_gb > 0) o.gpu_memory_bytes = gb(*total_vram_gb / *count);
+        if (available) o.confirmed_available_at = ctx.fetched_at;
+        o.id = import_detail::make_offer_id(o);
+        resolve(o, {desc}, batch, src, where);
+        add_price(batch, o, PriceKind::on_demand, number_at(t, "price_per_hour"), ref(ctx, info_.name, where), where);
+        auto spot = number_at(t, "spot_price");
+        if (!spot) spot = number_at(t, "spot_price_per_hour");
+        if (spot && *spot > 0) add_price(batch, o, PriceKind::spot, spot, ref(ctx, info_.name, where), where);
+        import_detail::add_offer(batch, std::move(o));
+      }
+    }
+    return batch;
+  }
+
+ private:
+  SourceInfo info_;
+};
+
+// ------------------------------------------------------------------------------------------
+// GCP, Cloud Billing Catalog API (shared notes price-sources.md): GET
+// /v1/services/6F81-5844-456A/skus (Compute Engine; the API key in the X-Goog-Api-Key header,
+// the documented equivalent of ?key=KEY), pages chained by nextPageToken (?pageToken=...). Reply: {"skus": [{"skuId", "description": "Nvidia H100 80GB GPU running in
+// Americas", "category": {"resourceFamily": "Compute", "resourceGroup": "GPU", "usageType":
+// "OnDemand" | "Preemptible" | "Commit1Yr" ...}, "serviceRegions": ["us-central1"],
+// "pricingInfo": [{"pricingExpression": {"usageUnit": "h" | "GiBy.h", "tieredRates":
+// [{"unitPrice": {"currencyCode": "USD", "units": "9", "nanos": 800000000}}]}}]}],
+// "nextPageToken": ""}. unitPrice = units + nanos / 1e9 (USD per usage unit).
+//
+// The billing API prices parts, not machines: an offer's price is ASSEMBLED per (machine type,
+// region, on-demand | spot) as gpu_count × GPU SKU + vcpus × "<family> Instance Core" SKU +
+// ram_gib × "<family> Instance Ram" SKU, with the machine shapes (and the regions each machine
+// type exists in) from data/gcp-machine-shapes.csv (provenance beside it). Spot parts are the
+// usageType "Preemptible" SKUs (descriptions "Spot Preemptible ..."). A part missing for a
+// (family, region, kind), or priced by two SKUs that disagree, leaves that price unassembled:
+// the machine is skipped there with a counted reason ("unmapped_sku"), never priced from a part.
+// Machines with bundled local SSD (a2-ultragpu, a3-highgpu) are skipped until the local SSD SKU
+// is assembled too. Committed-use SKUs are not read.
+constexpr const char* kGcpSkus = "https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus";
+constexpr const char* kGcpShapes = "gcp-machine-shapes.csv";
+
+struct GcpShape {
+  std::string machine_type, family, gpu_sku, gpu;
+  int gpu_count = 0;
+  double gpu_memory_gb = 0, vcpus = 0, ram_gib = 0, local_ssd_gib = 0;
+  std::vector<std::string> regions;
+  std::string where;  // data file:line
+};
+
+const std::vector<GcpShape>& gcp_shapes() {
+  static const std::vector<GcpShape> shapes = [] {
+    const CsvTable t = CsvTable::parse(embedded_file_or_throw(kGcpShapes), std::string("data/") + kGcpShapes);
+    std::vector<GcpShape> v;
+    for (const CsvRow& r : t.rows()) {
+      GcpShape s;
+      s.where = t.where(r);
+      s.machine_type = t.cell(r, "machine_type");
+      s.family = t.cell(r, "host_sku_family");
+      s.gpu_sku = t.cell(r, "gpu_sku");
+      s.gpu = t.cell(r, "gpu");
+      auto num = [&](std::string_view col) {
+        const std::string& c = t.cell(r, col);
+        if (c.empty()) return 0.0;
+        try {
+          return std::stod(c);
+        } catch (const std::exception&) {
+          throw Error(ErrorKind::internal, s.where, fmt::format("{} '{}' is not a number", col, c));
+        }
+      };
+      s.gpu_count = static_cast<int>(num("gpu_count"));
+      s.gpu_memory_gb = num("gpu_memory_gb");
+      s.vcpus = num("vcpus");
+      s.ram_gib = num("ram_gib");
+      s.local_ssd_gib = num("local_ssd_gib");
+      const std::string& regions = t.cell(r, "regions");
+      for (std::size_t a = 0; a < regions.size();) {
+        std::size_t b = regions.find(';', a);
+        if (b == std::string::npos) b = regions.size();
+        if (b > a) s.regions.push_back(regions.substr(a, b - a));
+        a = b + 1;
+      }
+      v.push_back(std::move(s));
+    }
+    return v;
+  }();
+  return shapes;
 }
+
+/// "Spot Preemptible Nvidia L4 GPU attached to Spot Preemptible VMs running in Americas" →
+/// "nvidia l4 gpu"; "A2 Instance Core running in Americas" → "a2 instance core".
+std::string gcp_part_name(std::string d) {
+  constexpr std::string_view attached = " attached to Spot Preemptible VMs", prefix = "Spot Preemptible ";
+  if (const auto p = d.find(attached); p != std::string::npos) d.erase(p, attached.size());
+  if (d.rfind(prefix, 0) == 0) d.erase(0, prefix.size());
+  if (const auto p = d.find(" running in "); p != std::string::npos) d.erase(p);
+  for (char& c : d) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return d;
+}
+
+std::string gcp_lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+class GcpSource final : public Source {
+ public:
+  GcpSource() {
+    info_.name = "gcp";
+    info_.description =
+        "GCP Cloud Billing Catalog API (Compute Engine SKUs): machine price assembled from GPU, vCPU and RAM SKUs";
+    info_.urls = {kGcpSkus};
+    info_.key_env = {"GCP_BILLING_API_KEY"};
+  }
+  const SourceInfo& info() const override { return info_; }
+  std::vector<FetchedDoc> download(const SourceContext& ctx) const override {
+    const std::string key = ctx.env ? ctx.env("GCP_BILLING_API_KEY").value_or("") : "";
+    const std::string base = ctx.endpoint(kGcpSkus);
+    // The key travels in the X-Goog-Api-Key header (Google Cloud's documented alternative to
+    // ?key=), so no URL that errors, snapshots or logs name ever carries it.
+    const std::vector<std::pair<std::string, std::string>> auth = {{"X-Goog-Api-Key", key}};
+    HttpRequest first;
+    first.url = base;
+    first.headers = auth;
+    auto pages = paginate(
+        *ctx.http, first,
+        [&](const HttpResponse& r, int) -> std::optional<HttpRequest> {
+          const json j = json::parse(r.body, nullptr, false);
+          const std::string next = string_at(j, "nextPageToken");
+          if (next.empty()) return std::nullopt;
+          HttpRequest n;
+          n.url = base + "?pageToken=" + next;
+          n.headers = auth;
+          return n;
+        },
+        500, info_.name);
+    std::vector<FetchedDoc> docs;
+    for (HttpResponse& p : pages) docs.push_back(FetchedDoc{p.url, std::move(p.body), "skus"});
+    return docs;
+  }
+  ImportBatch parse(const std::vector<FetchedDoc>& docs, const SourceContext& ctx) const override {
+    ImportBatch batch;
+    // (part name, kind, region) → USD per unit; NaN marks two SKUs that disagree.
+    std::map<std::tuple<std::string, PriceKind, std::string>, std::pair<double, std::string>> parts;
+    for (const FetchedDoc& d : docs) {
+      const json j = parse_json(d);
+      const json& skus = require_array(at(j, "skus"), d.url + ": /skus", "skus");
+      for (std::size_t i = 0; i < skus.size(); ++i) {
+        const json& sku = skus[i];
+        ++batch.rows_read;
+        const json& cat = at(sku, "category");
+        if (string_at(cat, "resourceFamily") != "Compute") continue;
+        const std::string usage = string_at(cat, "usageType");
+        PriceKind kind;
+        if (usage == "OnDemand") kind = PriceKind::on_demand;
+        else if (usage == "Preemptible") kind = PriceKind::spot;
+        else continue;  // committed use and other terms: not read
+        const json& info = at(sku, "pricingInfo");
+        if (!info.is_array() || info.empty()) continue;
+        const json& expr = at(info[0], "pricingExpression");
+        const json& tiers = at(expr, "tieredRates");
+        if (!tiers.is_array() || tiers.empty()) continue;
+        const json& unit_price = at(tiers[0], "unitPrice");
+        const std::string currency = string_at(unit_price, "currencyCode");
+        if (!currency.empty() && currency != "USD") continue;
+        const auto units = number_at(unit_price, "units");
+        const auto nanos = number_at(unit_price, "nanos");
+        if (!units && !nanos) continue;
+        const double usd = units.value_or(0) + nanos.value_or(0) / 1e9;
+        const std::string unit = string_at(expr, "usageUnit");
+        const std::string name = gcp_part_name(string_at(sku, "description"));
+        // GPU and core SKUs are per hour, RAM per GiB-hour: another unit is not this part.
+        const bool ram = name.size() > 13 && name.compare(name.size() - 13, 13, " instance ram") == 0;
+        if (unit != (ram ? "GiBy.h" : "h")) continue;
+        const std::string where = fmt::format("{}#skus/{}", d.url, i);
+        const json& regions = at(sku, "serviceRegions");
+        for (const json& r : regions.is_array() ? regions : json::array()) {
+          if (!r.is_string()) continue;
+          auto [it, fresh] = parts.try_emplace({name, kind, r.get<std::string>()}, usd, where);
+          if (!fresh && it->second.first != usd) it->second.first = std::numeric_limits<double>::quiet_NaN();
+        }
+      }
+    }
+    const FetchedDoc& d0 = docs.at(0);
+    const ImportSource src = import_source(ctx, d0, info_.name, "gcp");
+    for (const GcpShape& s : gcp_shapes()) {
+      if (s.local_ssd_gib > 0) {
+        unmapped(batch, s.where,
+                 fmt::format("{}: comes with {:g} GiB of local SSD, whose SKU the adapter does not assemble yet: "
+                             "not priced",
+                             s.machine_type, s.local_ssd_gib));
+        continue;
+      }
+      const std::string gpu_part = gcp_lower(s.gpu_sku) + " gpu";
+      const std::string core_part = gcp_lower(s.family) + " instance core";
+      const std::string ram_part = gcp_lower(s.family) + " instance ram";
+      for (const std::string& region : s.regions) {
+        struct Assembled {
+          PriceKind kind;
+          double usd;
+          std::string where;
+        };
+        std::vector<Assembled> prices;
+        for (const PriceKind kind : {PriceKind::on_demand, PriceKind::spot}) {
+          const auto gpu = parts.find({gpu_part, kind, region});
+          if (gpu == parts.end()) continue;  // this GPU is not sold this way here
+          const auto core = parts.find({core_part, kind, region});
+          const auto mem = parts.find({ram_part, kind, region});
+          std::string missing;
+          for (const auto& [it, part] : {std::pair{gpu, &gpu_part}, std::pair{core, &core_part}, std::pair{mem, &ram_part}}) {
+            if (it == parts.end()) missing += (missing.empty() ? "" : ", ") + fmt::format("no '{}' SKU", *part);
+            else if (std::isnan(it->second.first))
+              missing += (missing.empty() ? "" : ", ") + fmt::format("two '{}' SKUs with different prices", *part);
+          }
+          if (!missing.empty()) {
+            unmapped(batch, gpu->second.second,
+                     fmt::format("{} in {} ({}): {}: not priced from its other parts", s.machine_type, region,
+                                 price_kind_name(kind), missing));
+            continue;
+          }
+          prices.push_back({kind,
+                            s.gpu_count * gpu->second.first + s.vcpus * core->second.first + s.ram_gib * mem->second.first,
+                            gpu->second.second});
+        }
+        if (prices.empty()) {
+          bool any_gpu = false;
+          for (const PriceKind kind : {PriceKind::on_demand, PriceKind::spot})
+            any_gpu = any_gpu || parts.count({gpu_part, kind, region}) > 0;
+          if (!any_gpu)
+            unmapped(batch, s.where,
+                     fmt::format("{} in {}: no '{}' SKU for the region: not priced", s.machine_type, region, gpu_part));
+          continue;
+        }
+        Offer o;
+        o.provider = "gcp";
+        o.instance_type = s.machine_type;
+        o.region = region;
+        o.gpu_name_raw = s.gpu;
+        o.gpu_count = s.gpu_count;
+        o.vcpus = s.vcpus;
+        o.ram_bytes = gib(s.ram_gib);
+        o.gpu_memory_bytes = gb(s.gpu_memory_gb);
+        o.id = import_detail::make_offer_id(o);
+        const std::string where = prices.front().where;
+        resolve(o, {s.gpu}, batch, src, where);
+        for (const Assembled& p : prices)
+          add_price(batch, o, p.kind, p.usd, ref(ctx, info_.name, p.where), p.where);
+        import_detail::add_offer(batch, std::move(o));
+      }
+    }
+    return batch;
+  }
+
+ private:
+  SourceInfo info_;
+};
 
 }  // namespace
 
 std::vector<std::unique_ptr<Source>> make_more_keyed_sources() {
   std::vector<std::unique_ptr<Source>> v;
-  v.push_back(unbuilt("gcp", "GCP Cloud Billing Catalog API (Compute Engine SKUs)",
-                      "https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus", {"GCP_BILLING_API_KEY"},
-                      "skypilot/gcp and gpuhunt/gcp"));
-  v.push_back(unbuilt("verda", "Verda (ex-DataCrunch) instance types (OAuth2 client credentials)",
-                      "https://api.datacrunch.io/v1/instance-types", {"VERDA_CLIENT_ID", "VERDA_CLIENT_SECRET"},
-                      "skypilot/verda and gpuhunt/verda"));
+  v.push_back(std::make_unique<GcpSource>());
+  v.push_back(std::make_unique<VerdaSource>());
   v.push_back(std::make_unique<HyperstackSource>());
   v.push_back(std::make_unique<ShadeformSource>());
   return v;

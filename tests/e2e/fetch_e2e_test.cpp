@@ -42,6 +42,31 @@ class FetchE2E : public ::testing::Test {
     server_.Get("/skypilot-org/skypilot-catalog/master/catalogs/v8/lambda/vms.csv",
                 [this](const httplib::Request&, httplib::Response& r) { r.set_content(*body_, "text/csv"); });
     server_.Post("/api/v0/bundles/", [](const httplib::Request&, httplib::Response& r) { r.status = 503; });
+    // Keyed sources (documented layouts, invented values): GCP billing SKUs in two pages, Verda.
+    server_.Get("/v1/services/6F81-5844-456A/skus", [this](const httplib::Request& req, httplib::Response& r) {
+      if (req.get_header_value("X-Goog-Api-Key") != "gkey") {
+        r.status = 403;
+        return;
+      }
+      r.set_content(req.get_param_value("pageToken").empty() ? fixture("gcp-skus-1.json") : *gcp_page2_,
+                    "application/json");
+    });
+    server_.Post("/v1/oauth2/token", [](const httplib::Request& req, httplib::Response& r) {
+      const auto j = nlohmann::json::parse(req.body, nullptr, false);
+      if (j.is_discarded() || j.value("client_secret", "") != "good") {
+        r.status = 401;
+        r.set_content(R"({"code": "unauthorized_request"})", "application/json");
+        return;
+      }
+      r.set_content(R"({"access_token": "tok", "token_type": "Bearer", "expires_in": 3600})", "application/json");
+    });
+    server_.Get("/v1/instance-types", [](const httplib::Request& req, httplib::Response& r) {
+      if (req.get_header_value("Authorization") != "Bearer tok") r.status = 401;
+      else r.set_content(fixture("verda-instance-types.json"), "application/json");
+    });
+    server_.Get("/v1/instance-availability", [](const httplib::Request&, httplib::Response& r) {
+      r.set_content(fixture("verda-instance-availability.json"), "application/json");
+    });
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -52,8 +77,8 @@ class FetchE2E : public ::testing::Test {
     std::error_code ec;
     fs::remove_all(dir_, ec);
   }
-  RunResult run(const std::string& args) {
-    const std::string cmd = "XDG_DATA_HOME='" + dir_.string() + "' '" + std::string(GPUPLAN_BINARY) + "' --db '" +
+  RunResult run(const std::string& args, const std::string& env = {}) {
+    const std::string cmd = env + " XDG_DATA_HOME='" + dir_.string() + "' '" + std::string(GPUPLAN_BINARY) + "' --db '" +
                             (dir_ / "offers.sqlite").string() + "' " + args + " 2>&1";
     RunResult r;
     FILE* pipe = ::popen(cmd.c_str(), "r");
@@ -72,7 +97,21 @@ class FetchE2E : public ::testing::Test {
   int port_ = 0;
   std::thread thread_;
   std::shared_ptr<std::string> body_ = std::make_shared<std::string>(fixture("skypilot-lambda-vms.csv"));
+  std::shared_ptr<std::string> gcp_page2_ = std::make_shared<std::string>(fixture("gcp-skus-2.json"));
 };
+
+/// The usd_per_hour of the `kind` observations from `dataset` in `gpuplan history ID --format json`.
+std::vector<double> fetched_prices(const std::string& history_json, const std::string& dataset, const std::string& kind) {
+  std::vector<double> v;
+  const auto j = nlohmann::json::parse(history_json, nullptr, false);
+  if (j.is_discarded()) return v;
+  const auto& obs = j.contains("observations") ? j["observations"] : j;
+  for (const auto& o : obs) {
+    if (o.dump().find(dataset) == std::string::npos || o.dump().find("\"" + kind + "\"") == std::string::npos) continue;
+    v.push_back(o.value("usd_per_hour", -1.0));
+  }
+  return v;
+}
 
 TEST_F(FetchE2E, FetchesASourceThroughTheBinaryAndKeepsHistory) {
   RunResult dry = run("fetch skypilot/lambda --dry-run --base-url " + base());
@@ -133,6 +172,59 @@ TEST_F(FetchE2E, ListNamesTheSources) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   for (const char* s : {"aws", "azure", "runpod", "vast", "skypilot/lambda", "gpuhunt/oci"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
+}
+
+TEST_F(FetchE2E, GcpAssemblesTheMachinePriceFromItsSkusAcrossPages) {
+  RunResult none = run("fetch gcp --base-url " + base());
+  EXPECT_EQ(none.exit_code, 0) << none.out;
+  EXPECT_NE(none.out.find("needs GCP_BILLING_API_KEY in the environment"), std::string::npos) << none.out;
+  RunResult r = run("fetch gcp --base-url " + base(), "GCP_BILLING_API_KEY=gkey");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("accepted"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("does not map"), std::string::npos) << r.out;  // machines skipped for a missing SKU, counted
+  RunResult h = run("history gcp/a2-highgpu-1g/us-central1 --format json");
+  ASSERT_EQ(h.exit_code, 0) << h.out;
+  // a2-highgpu-1g (1 A100, 12 vCPUs, 85 GiB): 1 × $2.50 + 12 × $0.03 + 85 × $0.004 = $3.20 on demand;
+  // spot 1 × $1.00 + 12 × $0.01 + 85 × $0.001 = $1.205 (gcp-skus-1/2.json, invented prices).
+  const auto od = fetched_prices(h.out, "fetch:gcp", "on-demand");
+  ASSERT_EQ(od.size(), 1u) << h.out;
+  EXPECT_NEAR(od[0], 3.20, 1e-9);
+  const auto spot = fetched_prices(h.out, "fetch:gcp", "spot");
+  ASSERT_EQ(spot.size(), 1u) << h.out;
+  EXPECT_NEAR(spot[0], 1.205, 1e-9);
+  // us-east1 lacks the A2 RAM SKU: that machine is skipped there, not priced from its GPU and cores
+  // (the bundled catalog may know the offer: no observation of this fetch).
+  const RunResult east = run("history gcp/a2-highgpu-1g/us-east1 --format json");
+  EXPECT_TRUE(fetched_prices(east.out, "fetch:gcp", "on-demand").empty()) << east.out;
+}
+
+TEST_F(FetchE2E, GcpMalformedPageRejectsTheSnapshotAndWritesNothing) {
+  *gcp_page2_ = R"({"skus": [{"skuId": )";
+  RunResult r = run("fetch gcp --base-url " + base(), "GCP_BILLING_API_KEY=gkey");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("rejected"), std::string::npos) << r.out;
+  const RunResult h = run("history gcp/a2-highgpu-1g/us-central1 --format json");
+  EXPECT_TRUE(fetched_prices(h.out, "fetch:gcp", "on-demand").empty()) << h.out;
+  EXPECT_TRUE(fetched_prices(h.out, "fetch:gcp", "spot").empty()) << h.out;
+}
+
+TEST_F(FetchE2E, VerdaSignsInThenPricesPerLocationAndA401FailsIt) {
+  RunResult none = run("fetch verda --base-url " + base(), "VERDA_CLIENT_ID=cid");
+  EXPECT_EQ(none.exit_code, 0) << none.out;
+  EXPECT_NE(none.out.find("needs VERDA_CLIENT_SECRET in the environment"), std::string::npos) << none.out;
+  RunResult bad = run("fetch verda --retries 1 --base-url " + base(), "VERDA_CLIENT_ID=cid VERDA_CLIENT_SECRET=wrong");
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;
+  EXPECT_NE(bad.out.find("failed"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("401"), std::string::npos) << bad.out;
+  EXPECT_TRUE(fetched_prices(run("history verda/1h100.80s.30v/fin-01 --format json").out, "fetch:verda", "on-demand")
+                  .empty());
+  RunResult ok = run("fetch verda --base-url " + base(), "VERDA_CLIENT_ID=cid VERDA_CLIENT_SECRET=good");
+  ASSERT_EQ(ok.exit_code, 0) << ok.out;
+  RunResult h = run("history verda/1h100.80s.30v/fin-01 --format json");
+  ASSERT_EQ(h.exit_code, 0) << h.out;
+  const auto od = fetched_prices(h.out, "fetch:verda", "on-demand");
+  ASSERT_EQ(od.size(), 1u) << h.out;
+  EXPECT_DOUBLE_EQ(od[0], 2.45);  // "price_per_hour": "2.45"
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // values) served on 127.0.0.1, through run_fetch with a base URL, into a fresh SQLite store.
 // Expected values are the fixture's numbers and hand calculations written next to them.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <zip.h>
 
 #include <cstdio>
@@ -663,6 +664,174 @@ TEST(HyperstackFetcher, FlavorsPricedFromThePricebookPerGpuAndUnpricedGpusUnknow
   ASSERT_TRUE(h200);
   EXPECT_TRUE(h200->prices.empty());
   EXPECT_TRUE(has_flag(*h200, kRuleUnknownPrice));
+}
+
+void serve_verda(FixtureServer& s, std::string* token_body, std::string* auth, int token_status = 200) {
+  s.server().Post("/v1/oauth2/token", [=](const httplib::Request& req, httplib::Response& r) {
+    *token_body = req.body;
+    r.status = token_status;
+    if (token_status == 200)
+      r.set_content(R"({"access_token": "tok-123", "token_type": "Bearer", "expires_in": 3600})", "application/json");
+    else
+      r.set_content(R"({"code": "unauthorized_request", "message": "Invalid client credentials"})", "application/json");
+  });
+  s.server().Get("/v1/instance-types", [=](const httplib::Request& req, httplib::Response& r) {
+    *auth = req.get_header_value("Authorization");
+    r.set_content(fixture("verda-instance-types.json"), "application/json");
+  });
+  s.server().Get("/v1/instance-availability", [=](const httplib::Request&, httplib::Response& r) {
+    r.set_content(fixture("verda-instance-availability.json"), "application/json");
+  });
+}
+
+TEST(VerdaFetcher, OAuthThenStringPricesPerAvailableLocationAndUnknownStaysUnknown) {
+  // tests/data/fetch/verda-instance-{types,availability}.json: Verda's documented layouts
+  // (shared notes price-sources.md), invented values.
+  FixtureServer s;
+  std::string token_body, auth;
+  serve_verda(s, &token_body, &auth);
+  const std::string base = s.start();
+  Harness h;
+  h.env["VERDA_CLIENT_ID"] = "cid";
+  const auto skipped = h.fetch(base, {"verda"}).sources[0];
+  EXPECT_EQ(skipped.status, "skipped");
+  EXPECT_NE(skipped.message.find("VERDA_CLIENT_SECRET"), std::string::npos) << skipped.message;
+  EXPECT_TRUE(token_body.empty());  // no request without both variables
+  h.env["VERDA_CLIENT_SECRET"] = "csecret";
+  const auto out = h.fetch(base, {"verda"}).sources[0];
+  ASSERT_EQ(out.status, "accepted") << out.message;
+  const nlohmann::json tb = nlohmann::json::parse(token_body);
+  EXPECT_EQ(tb.at("grant_type"), "client_credentials");
+  EXPECT_EQ(tb.at("client_id"), "cid");
+  EXPECT_EQ(tb.at("client_secret"), "csecret");
+  EXPECT_EQ(auth, "Bearer tok-123");
+  // 1×H100 in FIN-01 and ICE-01 (both list it), 8×A100 and 1×L40S listed nowhere; CPU type no offer.
+  EXPECT_EQ(out.snapshot.offers, 4u);
+  const auto fin = h.store.get("verda/1h100.80s.30v/fin-01");
+  ASSERT_TRUE(fin);
+  EXPECT_EQ(fin->gpu_name, "NVIDIA H100 SXM");
+  EXPECT_EQ(fin->gpu_count, 1);
+  EXPECT_DOUBLE_EQ(latest(*fin, PriceKind::on_demand)->usd_per_hour, 2.45);  // "2.45"
+  EXPECT_DOUBLE_EQ(latest(*fin, PriceKind::spot)->usd_per_hour, 1.10);       // "1.10"
+  EXPECT_EQ(fin->confirmed_available_at, kT0);
+  EXPECT_DOUBLE_EQ(*fin->vcpus, 30);
+  EXPECT_DOUBLE_EQ(*fin->ram_bytes, 120e9);
+  EXPECT_TRUE(h.store.get("verda/1h100.80s.30v/ice-01"));
+  const auto eight = h.store.get("verda/8a100.80s.176v/");
+  ASSERT_TRUE(eight);
+  EXPECT_EQ(eight->gpu_name, "NVIDIA A100 SXM 80GB");
+  EXPECT_EQ(eight->gpu_count, 8);
+  EXPECT_DOUBLE_EQ(*eight->gpu_memory_bytes, 640e9 / 8);  // node total 640 GB ÷ 8 GPUs
+  EXPECT_DOUBLE_EQ(latest(*eight, PriceKind::on_demand)->usd_per_hour, 14.0);
+  EXPECT_EQ(latest(*eight, PriceKind::spot), nullptr);  // spot_price "0": unknown, not $0
+  EXPECT_FALSE(eight->confirmed_available_at);
+  const auto l40s = h.store.get("verda/1l40s.20v/");
+  ASSERT_TRUE(l40s);
+  EXPECT_TRUE(l40s->prices.empty());  // "N/A"
+  EXPECT_TRUE(has_flag(*l40s, kRuleUnknownPrice));
+  EXPECT_FALSE(h.store.get("verda/cpu.4v.16g/fin-01"));
+}
+
+TEST(VerdaFetcher, RejectedCredentialsFailTheSourceAndWriteNothing) {
+  FixtureServer s;
+  std::string token_body, auth;
+  serve_verda(s, &token_body, &auth, 401);
+  const std::string base = s.start();
+  Harness h;
+  h.env["VERDA_CLIENT_ID"] = "cid";
+  h.env["VERDA_CLIENT_SECRET"] = "wrong";
+  const auto out = h.fetch(base, {"verda"}).sources[0];
+  EXPECT_EQ(out.status, "failed");
+  EXPECT_NE(out.message.find("401"), std::string::npos) << out.message;
+  EXPECT_TRUE(auth.empty());  // the lists were never asked for
+  EXPECT_FALSE(h.store.get("verda/1h100.80s.30v/fin-01"));
+}
+
+struct GcpServer {
+  std::vector<std::string> page_tokens, keys;
+  std::string page2 = fixture("gcp-skus-2.json");
+};
+
+void serve_gcp(FixtureServer& s, GcpServer* g) {
+  s.server().Get("/v1/services/6F81-5844-456A/skus", [g](const httplib::Request& req, httplib::Response& r) {
+    g->keys.push_back(req.get_header_value("X-Goog-Api-Key"));
+    const std::string token = req.get_param_value("pageToken");
+    g->page_tokens.push_back(token);
+    r.set_content(token.empty() ? fixture("gcp-skus-1.json") : g->page2, "application/json");
+  });
+}
+
+TEST(GcpFetcher, MachinePriceAssembledFromGpuCoreAndRamSkusAcrossPages) {
+  // tests/data/fetch/gcp-skus-{1,2}.json: the Cloud Billing Catalog API's documented layout,
+  // invented prices; machine shapes from data/gcp-machine-shapes.csv (a2-highgpu-1g: 1 GPU,
+  // 12 vCPUs, 85 GiB; a2-highgpu-8g: 8, 96, 680; a2-megagpu-16g: 16, 96, 1360).
+  FixtureServer s;
+  GcpServer g;
+  serve_gcp(s, &g);
+  const std::string base = s.start();
+  Harness h;
+  const auto skipped = h.fetch(base, {"gcp"}).sources[0];
+  EXPECT_EQ(skipped.status, "skipped");
+  EXPECT_NE(skipped.message.find("GCP_BILLING_API_KEY"), std::string::npos) << skipped.message;
+  EXPECT_TRUE(g.keys.empty());
+  h.env["GCP_BILLING_API_KEY"] = "gkey";
+  const auto out = h.fetch(base, {"gcp"}).sources[0];
+  ASSERT_EQ(out.status, "accepted") << out.message;
+  ASSERT_EQ(g.page_tokens.size(), 2u);  // followed nextPageToken once, stopped at ""
+  EXPECT_EQ(g.page_tokens[1], "page-2");
+  EXPECT_EQ(g.keys, (std::vector<std::string>{"gkey", "gkey"}));
+  for (const std::string& u : out.snapshot.urls) EXPECT_EQ(u.find("gkey"), std::string::npos) << u;
+  EXPECT_EQ(out.snapshot.rows_read, 9u);  // 5 + 4 SKUs
+  // us-central1 has every A2 part: a2-highgpu-1g/2g/4g/8g and a2-megagpu-16g.
+  EXPECT_EQ(out.snapshot.offers, 5u);
+  const auto one = h.store.get("gcp/a2-highgpu-1g/us-central1");
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->gpu_name, "NVIDIA A100 SXM 40GB");
+  EXPECT_EQ(one->gpu_count, 1);
+  ASSERT_TRUE(one->vcpus);
+  EXPECT_DOUBLE_EQ(*one->vcpus, 12);
+  ASSERT_TRUE(latest(*one, PriceKind::on_demand));
+  ASSERT_TRUE(latest(*one, PriceKind::spot));
+  // On-demand: 1 × $2.50 (GPU) + 12 × $0.03 (core) + 85 × $0.004 (GiB) = 2.50 + 0.36 + 0.34.
+  EXPECT_NEAR(latest(*one, PriceKind::on_demand)->usd_per_hour, 3.20, 1e-9);
+  // Spot: 1 × $1.00 + 12 × $0.01 + 85 × $0.001 = 1.00 + 0.12 + 0.085.
+  EXPECT_NEAR(latest(*one, PriceKind::spot)->usd_per_hour, 1.205, 1e-9);
+  const auto eight = h.store.get("gcp/a2-highgpu-8g/us-central1");
+  ASSERT_TRUE(eight);
+  ASSERT_TRUE(latest(*eight, PriceKind::on_demand));
+  EXPECT_NEAR(latest(*eight, PriceKind::on_demand)->usd_per_hour, 8 * 2.5 + 96 * 0.03 + 680 * 0.004, 1e-9);  // 25.60
+  const auto mega = h.store.get("gcp/a2-megagpu-16g/us-central1");
+  ASSERT_TRUE(mega);
+  ASSERT_TRUE(latest(*mega, PriceKind::on_demand));
+  EXPECT_NEAR(latest(*mega, PriceKind::on_demand)->usd_per_hour, 16 * 2.5 + 96 * 0.03 + 1360 * 0.004, 1e-9);  // 48.32
+  // us-east1 has the A100 and A2 core SKUs but no A2 RAM SKU: not priced from its parts.
+  EXPECT_FALSE(h.store.get("gcp/a2-highgpu-1g/us-east1"));
+  // The L4 SKU alone (no G2 core/RAM SKU) prices no g2 machine; a3 (bundled local SSD) is not assembled.
+  EXPECT_FALSE(h.store.get("gcp/g2-standard-4/us-central1"));
+  EXPECT_FALSE(h.store.get("gcp/a3-highgpu-1g/us-central1"));
+  bool warned = false;
+  for (const std::string& w : out.warnings) warned = warned || w.find("does not map") != std::string::npos;
+  EXPECT_TRUE(warned);
+  std::size_t unmapped = 0;
+  for (const auto& r : out.rules)
+    if (r.rule == kRuleUnmappedSku) unmapped = r.rejected + r.flagged;
+  // 4 a2-highgpu in us-east1 (no RAM SKU) + 8 g2 in us-central1 (no core/RAM SKU) + 8 local-SSD
+  // machines + "no GPU SKU" for every other listed (machine, region) pair: at least 20.
+  EXPECT_GE(unmapped, 20u);
+}
+
+TEST(GcpFetcher, AMalformedPageRejectsTheSnapshotAndWritesNothing) {
+  FixtureServer s;
+  GcpServer g;
+  g.page2 = R"({"skus": [{"skuId": "x", )";  // cut short
+  serve_gcp(s, &g);
+  const std::string base = s.start();
+  Harness h;
+  h.env["GCP_BILLING_API_KEY"] = "gkey";
+  const auto out = h.fetch(base, {"gcp"}).sources[0];
+  EXPECT_EQ(out.status, "rejected");
+  EXPECT_NE(out.message.find("pageToken=page-2"), std::string::npos) << out.message;  // names the page
+  EXPECT_FALSE(h.store.get("gcp/a2-highgpu-1g/us-central1"));
 }
 
 // ---------------------------------------------------------------------------------------------
