@@ -747,6 +747,28 @@ TEST(VerdaFetcher, RejectedCredentialsFailTheSourceAndWriteNothing) {
   EXPECT_FALSE(h.store.get("verda/1h100.80s.30v/fin-01"));
 }
 
+TEST(VerdaFetcher, AMalformedListRejectsTheSnapshotAndWritesNothing) {
+  FixtureServer s;
+  s.server().Post("/v1/oauth2/token", [](const httplib::Request&, httplib::Response& r) {
+    r.set_content(R"({"access_token": "tok-123", "token_type": "Bearer", "expires_in": 3600})", "application/json");
+  });
+  s.server().Get("/v1/instance-types", [](const httplib::Request&, httplib::Response& r) {
+    r.set_content(fixture("verda-instance-types.json"), "application/json");
+  });
+  s.server().Get("/v1/instance-availability", [](const httplib::Request&, httplib::Response& r) {
+    r.set_content(R"([{"location_code": "FIN-01", "availabilities": ["1H100.80S.30V")", "application/json");  // cut short
+  });
+  const std::string base = s.start();
+  Harness h;
+  h.env["VERDA_CLIENT_ID"] = "cid";
+  h.env["VERDA_CLIENT_SECRET"] = "csecret";
+  const auto out = h.fetch(base, {"verda"}).sources[0];
+  EXPECT_EQ(out.status, "rejected");
+  EXPECT_NE(out.message.find("instance-availability"), std::string::npos) << out.message;  // names the document
+  EXPECT_FALSE(h.store.get("verda/1h100.80s.30v/fin-01"));
+  EXPECT_FALSE(h.store.get("verda/8a100.80s.176v/"));
+}
+
 struct GcpServer {
   std::vector<std::string> page_tokens, keys;
   std::string page2 = fixture("gcp-skus-2.json");
