@@ -1826,15 +1826,18 @@ struct Infeasible {
 };
 
 /// The full plan of candidate `i` (stages 2-5 again: the same inputs give the same numbers);
-/// `chosen` = its price observation.
+/// `chosen` = its price observation. `tp_choice`: write the serving TP sentence
+/// (Plan::serving_tp_choice) now; the rows leave it to stage 7, which writes it for the plans
+/// returned only (a formatted sentence for each of hundreds of rows, of which `limit` are shown;
+/// nothing before stage 7 reads it).
 Plan materialize(const PlanRequest& request, const ModelArch& arch, const Candidates& c, std::size_t i, PlanState& st,
-                 const PriceObservation*& chosen) {
+                 const PriceObservation*& chosen, bool tp_choice = true) {
   const Candidate& k = c.plans[i];
   const AdmittedOffer& a = c.admitted[k.offer];
   Plan p;
   (void)assemble(request, arch, a, k.nodes, key_for(a, searched_nodes(request, k.nodes)), *k.outcome, c.ckpt,
                  c.data_bytes, c.tokens, p);
-  p.serving_tp_choice = serving_tp_choice_text(request, p.serving_tp_options);
+  if (tp_choice) p.serving_tp_choice = serving_tp_choice_text(request, p.serving_tp_options);
   chosen = price(request, a, *a.billing, st, p);
   if (request.workload == PlanWorkload::image_generation) {
     p.images_per_hour = p.requests_per_s * 3600.0;
@@ -1899,6 +1902,29 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
   ClusterOutcomes& cache = c.searched;
   RegionGroups region_groups;
   std::unordered_map<std::string_view, std::shared_ptr<const ResolvedBilling>> billing_by_provider;  ///< views into offers
+  /// Offers with billing terms of their own: one resolution per (provider, terms) (BillingLookup's
+  /// contract: the terms depend on nothing else), not one per offer; many offers of a provider
+  /// carry the same terms (a spot preemption band). Views into the offers.
+  struct OverrideKey {
+    std::string_view provider;
+    const BillingTerms* terms;
+  };
+  struct OverrideHash {
+    std::size_t operator()(const OverrideKey& k) const noexcept {
+      std::size_t h = std::hash<std::string_view>{}(k.provider);
+      auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+      for (const std::optional<double>* o : {&k.terms->granularity_seconds, &k.terms->minimum_billed_seconds,
+                                              &k.terms->storage_usd_per_gb_month, &k.terms->egress_usd_per_gb,
+                                              &k.terms->egress_free_gb_per_month, &k.terms->preemptions_per_day})
+        mix(*o ? double_hash(**o) * 2 + 1 : 0);
+      mix(k.terms->sources.size());
+      return h;
+    }
+  };
+  struct OverrideEq {
+    bool operator()(const OverrideKey& a, const OverrideKey& b) const { return a.provider == b.provider && *a.terms == *b.terms; }
+  };
+  std::unordered_map<OverrideKey, std::shared_ptr<const ResolvedBilling>, OverrideHash, OverrideEq> billing_by_override;
   std::size_t tp_rejects = 0, gpus_rejects = 0;
   int reject_gpn = 0;
   int largest_tp_reject_gpn = 0;  ///< the most GPUs per node among offers a pinned TP rejected
@@ -1952,7 +1978,9 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
           if (inserted) it->second = resolve();
           a.billing = it->second;
         } else {
-          a.billing = resolve();
+          auto [it, inserted] = billing_by_override.try_emplace(OverrideKey{offer.provider, &over});
+          if (inserted) it->second = resolve();
+          a.billing = it->second;
         }
       }
       if (!price(request, a, *a.billing, st, p, /*with_alternatives=*/false)) continue;
@@ -2262,7 +2290,7 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
     for (std::size_t i : feasible) {
       if (keep[i] || candidates[i].on_pareto_front) {
         const PriceObservation* chosen = nullptr;
-        Plan& p = rows.emplace_back(materialize(request, arch, c, i, st, chosen));
+        Plan& p = rows.emplace_back(materialize(request, arch, c, i, st, chosen, /*tp_choice=*/false));
         describe_offer(request, arch, admitted[candidate_offer[i]], chosen, p, false);
         c.row_offer.emplace(admitted[candidate_offer[i]].offer->id, candidate_offer[i]);
         p.recommended = i == rec;
@@ -3224,6 +3252,7 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
     for (Plan& p : result.plans) {
       const AdmittedOffer& a = c.admitted[c.row_offer.at(p.offer_id)];
       if (a.billing) p.billing = *a.billing;
+      p.serving_tp_choice = serving_tp_choice_text(request, p.serving_tp_options);  // materialize left it
       warn(request, a, p);
       // The recommendation on a node count the source does not back (max_nodes_assumed: the offer
       // names its network but not how many instances rent together) says so in its own line, not
