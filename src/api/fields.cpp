@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <utility>
@@ -104,6 +105,18 @@ nlohmann::json parse_field_text(const FieldInfo& field, std::string_view text, c
       auto v = strict_double(text);
       if (!v || std::floor(*v) != *v) return bad();
       if (std::abs(*v) < 9e15) return static_cast<std::int64_t>(*v);
+      // Above 2^53 a double drops the last digits: "--gpus 9007199254740993" was refused as
+      // "9007199254740992 is out of range" (trial11). Plain digits that fit 64 bits stay exact,
+      // as the JSON API reads them, so the range check echoes the value as typed.
+      {
+        const std::string_view digits = (!text.empty() && (text[0] == '-' || text[0] == '+')) ? text.substr(1) : text;
+        if (!digits.empty() && std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+          std::int64_t i = 0;
+          const std::string_view t = text[0] == '+' ? text.substr(1) : text;
+          const auto res = std::from_chars(t.data(), t.data() + t.size(), i);
+          if (res.ec == std::errc() && res.ptr == t.data() + t.size()) return i;
+        }
+      }
       return *v;
     }
     case FieldType::number: {

@@ -50,6 +50,13 @@ TEST_F(CliMessagesE2E, ABadValueSaysWhatIsWrongWithIt) {
   expect_refused("offers --limit -1", "gpuplan: error: --limit: -1 is negative (expected: an integer ≥ 0)");
 }
 
+TEST_F(CliMessagesE2E, AnIntegerAbove2To53IsEchoedAsTyped) {
+  // trial11: 2^53 + 1 = 9007199254740993 has no double; the CLI read it as a double and refused
+  // "9007199254740992 is out of range", a value nobody typed (the JSON API echoed it exactly).
+  expect_refused(kLora + " --gpus 9007199254740993",
+                 "gpuplan: error: --gpus: 9007199254740993 is out of range (expected: an integer in [1, 1000000])");
+}
+
 TEST_F(CliMessagesE2E, NoNumericFlagEchoesItsValueAlone) {
   // Every numeric flag of plan, size and offers with a value it refuses: the message after
   // "FLAG: " is a sentence, never the bare value ("--tp: 0 (expected: ...)").
