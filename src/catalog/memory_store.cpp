@@ -42,6 +42,7 @@ ImportResult MemoryOfferStore::import(const ImportBatch& batch) {
       it = next.emplace(in.id, facts).first;
     } else {
       check_stored_hardware(it->second, in);  // throws before offers_ changes
+      keep_known_facts(facts, it->second);     // a fact this import does not state stays stored
       if (same_offer_facts(it->second, facts)) {
         ++r.offers_unchanged;
       } else {

@@ -862,9 +862,16 @@ struct PgOfferStore::Impl {
   ImportResult import_in(pqxx::transaction_base& t, const ImportBatch& batch) {
     lock_writes(t);
     ImportResult r;
-    for (const Offer& o : batch.offers) {
-      std::optional<Offer> old = load_facts(t, o.id);
-      if (old) check_stored_hardware(*old, o);  // throws: the transaction rolls back
+    for (const Offer& in : batch.offers) {
+      std::optional<Offer> old = load_facts(t, in.id);
+      if (old) check_stored_hardware(*old, in);  // throws: the transaction rolls back
+      // A fact this import does not state stays as stored (keep_known_facts).
+      std::optional<Offer> filled;
+      if (old) {
+        filled = in;
+        keep_known_facts(*filled, *old);
+      }
+      const Offer& o = filled ? *filled : in;
       // Kinds whose latest price must be recomputed: those with a new observation, and every
       // kind when stored facts changed (the per-GPU price reads gpu_count).
       std::array<bool, kPriceKindCount> refresh_kind{};

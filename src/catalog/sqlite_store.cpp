@@ -886,9 +886,15 @@ struct SqliteOfferStore::Impl {
     for (const Offer& o : batch.offers) {
       std::optional<Offer> old = load_facts(o.id, facts);
       if (old) check_stored_hardware(*old, o);
-      if (!old) ++r.offers_added;
-      else if (same_offer_facts(*old, o)) ++r.offers_unchanged;
-      else ++r.offers_updated;
+      if (!old) {
+        ++r.offers_added;
+      } else {
+        Offer filled = o;  // as write_chunk compares: facts the import does not state stay stored
+        filled.prices.clear();
+        keep_known_facts(filled, *old);
+        if (same_offer_facts(*old, filled)) ++r.offers_unchanged;
+        else ++r.offers_updated;
+      }
       for (const PriceObservation& p : o.prices) {
         known.reset();
         known.bind(1, std::string_view(o.id));
@@ -1233,24 +1239,27 @@ struct SqliteOfferStore::Impl {
     for (const Offer& o : batch.offers) in_id_order.push_back(&o);
     std::sort(in_id_order.begin(), in_id_order.end(), [](const Offer* a, const Offer* b) { return a->id < b->id; });
     for (const Offer* op : in_id_order) {
-      const Offer& o = *op;
       ImportState::Written* w = nullptr;
       if (s.streamed) {
-        auto [it, first] = s.written.try_emplace(o.id);
+        auto [it, first] = s.written.try_emplace(op->id);
         if (!first) {
-          merge_into_written(o, it->second, st, s);
+          merge_into_written(*op, it->second, st, s);
           continue;
         }
         w = &it->second;
       }
       // A new id is written at once; a stored one is read, checked and compared first.
-      const bool is_new = upsert_facts(o, false, st, /*only_if_new=*/true);
+      const bool is_new = upsert_facts(*op, false, st, /*only_if_new=*/true);
       std::optional<Offer> old;
+      std::optional<Offer> filled;  // a stored offer's facts this import does not state stay stored
       if (!is_new) {
-        old = load_facts(o.id, st.facts);
-        if (!old) throw Error(ErrorKind::internal, path, "offer " + o.id + " is stored and missing");
-        check_stored_hardware(*old, o);
+        old = load_facts(op->id, st.facts);
+        if (!old) throw Error(ErrorKind::internal, path, "offer " + op->id + " is stored and missing");
+        check_stored_hardware(*old, *op);
+        filled = *op;
+        keep_known_facts(*filled, *old);
       }
+      const Offer& o = filled ? *filled : *op;
       const bool facts_changed = old && !same_offer_facts(*old, o);
       if (w != nullptr && old) {
         w->was = facts_changed ? ImportState::Written::Was::updated : ImportState::Written::Was::unchanged;

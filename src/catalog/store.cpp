@@ -127,6 +127,38 @@ void check_stored_hardware(const Offer& stored, const Offer& in) {
               "the same GPU model and count as the stored offer, or a distinct instance name");
 }
 
+namespace {
+template <class T>
+void fill_unknown(std::optional<T>& a, const std::optional<T>& b) {
+  if (!a && b) a = b;
+}
+}  // namespace
+
+void keep_known_facts(Offer& incoming, const Offer& stored) {
+  fill_unknown(incoming.gpu_memory_bytes, stored.gpu_memory_bytes);
+  fill_unknown(incoming.vcpus, stored.vcpus);
+  fill_unknown(incoming.ram_bytes, stored.ram_bytes);
+  fill_unknown(incoming.local_disk_bytes, stored.local_disk_bytes);
+  if (incoming.intra_node_link == IntraNodeLink::unknown) incoming.intra_node_link = stored.intra_node_link;
+  fill_unknown(incoming.intra_node_link_bytes_per_s, stored.intra_node_link_bytes_per_s);
+  if (incoming.form_factor.empty()) incoming.form_factor = stored.form_factor;
+  if (incoming.inter_node_network == InterNodeNetwork::unknown) incoming.inter_node_network = stored.inter_node_network;
+  fill_unknown(incoming.inter_node_bits_per_s, stored.inter_node_bits_per_s);
+  fill_unknown(incoming.max_nodes, stored.max_nodes);
+  fill_unknown(incoming.min_nodes, stored.min_nodes);
+  fill_unknown(incoming.confirmed_available_at, stored.confirmed_available_at);
+  BillingTerms& x = incoming.billing_override;
+  const BillingTerms& y = stored.billing_override;
+  fill_unknown(x.granularity_seconds, y.granularity_seconds);
+  fill_unknown(x.minimum_billed_seconds, y.minimum_billed_seconds);
+  fill_unknown(x.storage_usd_per_gb_month, y.storage_usd_per_gb_month);
+  fill_unknown(x.egress_usd_per_gb, y.egress_usd_per_gb);
+  fill_unknown(x.egress_free_gb_per_month, y.egress_free_gb_per_month);
+  fill_unknown(x.preemptions_per_day, y.preemptions_per_day);
+  for (const std::string& src : y.sources)
+    if (std::find(x.sources.begin(), x.sources.end(), src) == x.sources.end()) x.sources.push_back(src);
+}
+
 bool same_offer_facts(const Offer& a, const Offer& b) {
   return a.id == b.id && a.provider == b.provider && a.instance_type == b.instance_type && a.region == b.region &&
          a.zone == b.zone && a.gpu_name_raw == b.gpu_name_raw && a.gpu_name == b.gpu_name &&

@@ -12,7 +12,8 @@
 ///  - import() is one transaction: all or nothing. An observation's identity is
 ///    (offer_id, kind, usd_per_hour, observed_at, dataset): re-importing the same snapshot adds
 ///    nothing; a re-import with new prices adds observations and keeps the old ones. Offers are
-///    upserted by id: the offer's facts and flags are replaced by the newest import, its price
+///    upserted by id: the facts the newest import states and its flags replace the stored ones,
+///    a fact it does not state (unknown) keeps its stored value (keep_known_facts), and the price
 ///    history is kept.
 ///  - query() filters (filter.hpp), drops offers with an excluding quality flag unless
 ///    include_excluded, sorts (unknown keys last; with evidence_first, by the price's evidence
@@ -134,6 +135,14 @@ bool same_offer_facts(const Offer& a, const Offer& b);
 /// imported". Every store calls it for each stored id before writing (issue 11's "an error, not a
 /// merge", on SQLite, PostgreSQL and in memory alike).
 void check_stored_hardware(const Offer& stored, const Offer& incoming);
+/// Fills the facts an incoming offer does not know (unset optionals, unknown link or network, empty
+/// form factor; billing terms field by field, their sources united) from the stored offer of the
+/// same id: a row or a source that does not state a fact (a user's price quote without network
+/// columns, SkyPilot without the Spot Advisor band) never erases what another import stored.
+/// Facts it states replace the stored ones. Flags and prices are not copied (flags describe this
+/// import; prices are observations). Every store calls it for each stored id before comparing
+/// and writing facts; the fetchers call it before their gates (docs/import-format.md).
+void keep_known_facts(Offer& incoming, const Offer& stored);
 
 /// The plan class of an offer (issue 12): a 64-bit FNV-1a hash of every fact the planner's
 /// physics and costing read (provider, GPU as listed and as resolved, GPUs per instance, memory

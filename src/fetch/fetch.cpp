@@ -61,40 +61,6 @@ const PriceObservation* latest_from(const std::vector<PriceObservation>& prices,
   return best;
 }
 
-template <class T>
-void fill(std::optional<T>& a, const std::optional<T>& b) {
-  if (!a && b) a = b;
-}
-
-/// The store upserts an offer's facts from the newest import. A source that does not know a
-/// fact (SkyPilot has no Spot Advisor band, the price list no availability) must not erase what
-/// another source stored: unknown facts of the fresh offer are filled from the stored one.
-/// Flags and prices are not copied (flags describe this snapshot; prices are observations).
-void keep_known_facts(Offer& fresh, const Offer& stored) {
-  fill(fresh.gpu_memory_bytes, stored.gpu_memory_bytes);
-  fill(fresh.vcpus, stored.vcpus);
-  fill(fresh.ram_bytes, stored.ram_bytes);
-  fill(fresh.local_disk_bytes, stored.local_disk_bytes);
-  if (fresh.intra_node_link == IntraNodeLink::unknown) fresh.intra_node_link = stored.intra_node_link;
-  fill(fresh.intra_node_link_bytes_per_s, stored.intra_node_link_bytes_per_s);
-  if (fresh.form_factor.empty()) fresh.form_factor = stored.form_factor;
-  if (fresh.inter_node_network == InterNodeNetwork::unknown) fresh.inter_node_network = stored.inter_node_network;
-  fill(fresh.inter_node_bits_per_s, stored.inter_node_bits_per_s);
-  fill(fresh.max_nodes, stored.max_nodes);
-  fill(fresh.min_nodes, stored.min_nodes);
-  fill(fresh.confirmed_available_at, stored.confirmed_available_at);
-  BillingTerms& x = fresh.billing_override;
-  const BillingTerms& y = stored.billing_override;
-  fill(x.granularity_seconds, y.granularity_seconds);
-  fill(x.minimum_billed_seconds, y.minimum_billed_seconds);
-  fill(x.storage_usd_per_gb_month, y.storage_usd_per_gb_month);
-  fill(x.egress_usd_per_gb, y.egress_usd_per_gb);
-  fill(x.egress_free_gb_per_month, y.egress_free_gb_per_month);
-  fill(x.preemptions_per_day, y.preemptions_per_day);
-  for (const std::string& src : y.sources)
-    if (std::find(x.sources.begin(), x.sources.end(), src) == x.sources.end()) x.sources.push_back(src);
-}
-
 constexpr const auto& kKinds = kPriceKinds;
 
 }  // namespace

@@ -348,6 +348,58 @@ TYPED_TEST(StoreContract, GetAndHistoryOfUnknownId) {
   EXPECT_EQ(a->prices.size(), 3u);
 }
 
+// A later import that does not state a fact (a price quote without network or node columns)
+// keeps what the store holds (keep_known_facts), in every store: counted unchanged, the network,
+// node limits and vCPUs read back as first stored; a fact it states replaces the stored one.
+TYPED_TEST(StoreContract, AnImportThatDoesNotStateAFactKeepsTheStoredOne) {
+  auto batch_of = [](Offer o, double usd, const char* date) {
+    o.prices = {obs(PriceKind::on_demand, usd, date)};
+    ImportBatch b;
+    b.offers = {std::move(o)};
+    b.rows_read = 1;
+    b.dataset = "test:fixture";
+    return b;
+  };
+  Offer full = testing::base_offer("examplecloud/h100-8x/r", "examplecloud", "h100-8x", "r", "H100",
+                                   "NVIDIA H100 SXM", 8, 80e9);
+  full.inter_node_network = InterNodeNetwork::infiniband;
+  full.inter_node_bits_per_s = 3200e9;
+  full.max_nodes = 16;
+  full.min_nodes = 2;
+  full.vcpus = 192;
+  this->store_->import(batch_of(full, 24.0, "2026-11-02"));
+  Offer quote = testing::base_offer("examplecloud/h100-8x/r", "examplecloud", "h100-8x", "r", "H100",
+                                    "NVIDIA H100 SXM", 8, 80e9);
+  ASSERT_EQ(quote.inter_node_network, InterNodeNetwork::unknown);  // the quote states none of them
+  ASSERT_FALSE(quote.max_nodes || quote.min_nodes || quote.vcpus || quote.inter_node_bits_per_s);
+  const ImportBatch quoted = batch_of(quote, 22.0, "2026-11-20");
+  const ImportResult preview = this->store_->preview_import(quoted);
+  EXPECT_EQ(preview.offers_unchanged, 1u);
+  EXPECT_EQ(preview.offers_updated, 0u);
+  const ImportResult r = this->store_->import(quoted);
+  EXPECT_EQ(r.offers_unchanged, 1u);
+  EXPECT_EQ(r.offers_updated, 0u);
+  EXPECT_EQ(r.observations_added, 1u);
+  auto got = this->store_->get("examplecloud/h100-8x/r");
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->inter_node_network, InterNodeNetwork::infiniband);
+  EXPECT_EQ(got->inter_node_bits_per_s, 3200e9);
+  EXPECT_EQ(got->max_nodes, 16);
+  EXPECT_EQ(got->min_nodes, 2);
+  EXPECT_EQ(got->vcpus, 192);
+  EXPECT_EQ(got->prices.size(), 2u);
+  // Stated facts replace: the network as ethernet, 400 Gbit/s; max_nodes not stated stays 16.
+  quote.inter_node_network = InterNodeNetwork::ethernet;
+  quote.inter_node_bits_per_s = 400e9;
+  const ImportResult r2 = this->store_->import(batch_of(quote, 23.0, "2026-11-25"));
+  EXPECT_EQ(r2.offers_updated, 1u);
+  got = this->store_->get("examplecloud/h100-8x/r");
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->inter_node_network, InterNodeNetwork::ethernet);
+  EXPECT_EQ(got->inter_node_bits_per_s, 400e9);
+  EXPECT_EQ(got->max_nodes, 16);
+}
+
 // Offer::min_nodes (issue 9: reserved clusters sold as >= N nodes) is stored, read back by get()
 // and query(), and a changed minimum is a changed offer (counted updated, the new value read).
 TYPED_TEST(StoreContract, MinNodesRoundTripsAndAChangeIsAnUpdate) {
@@ -378,10 +430,12 @@ TYPED_TEST(StoreContract, MinNodesRoundTripsAndAChangeIsAnUpdate) {
   const ImportResult r = this->store_->import(batch_with(2));
   EXPECT_EQ(r.offers_updated, 1u);
   EXPECT_EQ(this->store_->get("examplecloud/h100-cluster/r")->min_nodes, 2);
-  // An import replaces an offer's facts (as it does max_nodes): re-imported without a minimum,
-  // the offer has none.
+  // An import that does not state a minimum keeps the stored one (keep_known_facts: one source
+  // never erases what another stored); a stated minimum of 1 is "no minimum".
   this->store_->import(batch_with(std::nullopt));
-  EXPECT_EQ(this->store_->get("examplecloud/h100-cluster/r")->min_nodes, std::nullopt);
+  EXPECT_EQ(this->store_->get("examplecloud/h100-cluster/r")->min_nodes, 2);
+  this->store_->import(batch_with(1));
+  EXPECT_EQ(this->store_->get("examplecloud/h100-cluster/r")->min_nodes, 1);
 }
 
 TYPED_TEST(StoreContract, InvalidQueryIsAnError) {
