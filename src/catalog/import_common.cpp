@@ -15,6 +15,7 @@
 #include "catalog/filter.hpp"
 #include "catalog/import_detail.hpp"
 #include "catalog/importers.hpp"
+#include "catalog/store.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "util/csv.hpp"
 #include "util/calendar.hpp"
@@ -302,11 +303,6 @@ void add_checked_price(ImportBatch& batch, Offer& offer, PriceKind kind, double 
 }
 
 namespace {
-template <class T>
-void fill(std::optional<T>& a, const std::optional<T>& b) {
-  if (!a && b) a = b;
-}
-
 bool price_before(const PriceObservation& a, const PriceObservation& b) {
   if (a.source.observed_at.has_value() != b.source.observed_at.has_value()) return !a.source.observed_at;
   if (!a.source.observed_at) return false;
@@ -370,29 +366,12 @@ void merge_facts(Offer& a, Offer& b) {
                                    [](const QualityFlag& f) { return f.rule == import_rule::kUnresolvedGpu; }),
                     a.flags.end());
   }
-  fill(a.gpu_memory_bytes, b.gpu_memory_bytes);
-  fill(a.vcpus, b.vcpus);
-  fill(a.ram_bytes, b.ram_bytes);
-  fill(a.local_disk_bytes, b.local_disk_bytes);
-  if (a.intra_node_link == IntraNodeLink::unknown) a.intra_node_link = b.intra_node_link;
-  fill(a.intra_node_link_bytes_per_s, b.intra_node_link_bytes_per_s);
-  if (a.form_factor.empty()) a.form_factor = b.form_factor;
-  if (a.inter_node_network == InterNodeNetwork::unknown) a.inter_node_network = b.inter_node_network;
-  fill(a.inter_node_bits_per_s, b.inter_node_bits_per_s);
-  fill(a.max_nodes, b.max_nodes);
-  fill(a.min_nodes, b.min_nodes);
-  if (b.confirmed_available_at && (!a.confirmed_available_at || *b.confirmed_available_at > *a.confirmed_available_at))
-    a.confirmed_available_at = b.confirmed_available_at;
-  BillingTerms& x = a.billing_override;
-  const BillingTerms& y = b.billing_override;
-  fill(x.granularity_seconds, y.granularity_seconds);
-  fill(x.minimum_billed_seconds, y.minimum_billed_seconds);
-  fill(x.storage_usd_per_gb_month, y.storage_usd_per_gb_month);
-  fill(x.egress_usd_per_gb, y.egress_usd_per_gb);
-  fill(x.egress_free_gb_per_month, y.egress_free_gb_per_month);
-  fill(x.preemptions_per_day, y.preemptions_per_day);
-  for (std::string& s : b.billing_override.sources)
-    if (std::find(x.sources.begin(), x.sources.end(), s) == x.sources.end()) x.sources.push_back(std::move(s));
+  // Every other fact a does not know comes from b (the rule a store applies to a stored offer);
+  // of two availability confirmations the later one stands.
+  const bool later_confirmation = b.confirmed_available_at && a.confirmed_available_at &&
+                                  *b.confirmed_available_at > *a.confirmed_available_at;
+  keep_known_facts(a, b);
+  if (later_confirmation) a.confirmed_available_at = b.confirmed_available_at;
 }
 
 }  // namespace
