@@ -108,14 +108,12 @@ nlohmann::json parse_field_text(const FieldInfo& field, std::string_view text, c
       // Above 2^53 a double drops the last digits: "--gpus 9007199254740993" was refused as
       // "9007199254740992 is out of range" (trial11). Plain digits that fit 64 bits stay exact,
       // as the JSON API reads them, so the range check echoes the value as typed.
+      // (from_chars reads an optional '-' and digits only: "1e16" stops at the 'e' and stays a double.)
       {
-        const std::string_view digits = (!text.empty() && (text[0] == '-' || text[0] == '+')) ? text.substr(1) : text;
-        if (!digits.empty() && std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-          std::int64_t i = 0;
-          const std::string_view t = text[0] == '+' ? text.substr(1) : text;
-          const auto res = std::from_chars(t.data(), t.data() + t.size(), i);
-          if (res.ec == std::errc() && res.ptr == t.data() + t.size()) return i;
-        }
+        const std::string_view t = text[0] == '+' ? text.substr(1) : text;  // strict_double read text: not empty
+        std::int64_t i = 0;
+        const auto res = std::from_chars(t.data(), t.data() + t.size(), i);
+        if (res.ec == std::errc() && res.ptr == t.data() + t.size()) return i;
       }
       return *v;
     }

@@ -1639,10 +1639,10 @@ QuerySql query_sql(const OfferQuery& q, const GpuCatalog* gpus) {
     if (keys) {
       // `gpu=X and ...` / `provider=X and ...`: the walk of the sort's order index, with the
       // model or provider tested on its entry (gpu_norm, gpu_name, provider end the order
-      // indexes since migration 8, kept equal to the offer's) before the row or the offer is read. The conjunct that gave the keys is that
-      // test (compiled as TRUE in the filter). Until schema 8 each value had its own (kind,
-      // value, price) index walk; those 6 indexes cost a bulk import more than they saved a
-      // read (migration 8, docs/import-format.md).
+      // indexes since migration 8, kept equal to the offer's) before the row or the offer is
+      // read. The conjunct that gave the keys is that test (compiled as TRUE in the filter).
+      // Until schema 8 each value had its own (kind, value, price) index walk; those 6 indexes
+      // cost a bulk import more than they saved a read (migration 8, docs/import-format.md).
       QueryStatement st;
       st.where = compile_filter_sql(filter, fctx, SqlDialect::sqlite, 3, keys->conjunct);
       int n = 3 + static_cast<int>(st.where.params.size());

@@ -193,12 +193,6 @@ FetchReport run_fetch(OfferStore& store, HttpClient& http, const FetchOptions& o
       report.sources.push_back(std::move(out));
       continue;
     }
-    if (!info.not_built.empty()) {
-      out.status = "skipped";
-      out.message = "no adapter yet: " + info.not_built;
-      report.sources.push_back(std::move(out));
-      continue;
-    }
     SourceContext ctx;
     ctx.http = &http;
     ctx.base_url = options.base_url;

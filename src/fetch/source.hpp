@@ -58,9 +58,6 @@ struct SourceInfo {
   /// of them is rejected (expected-GPU gate). Empty = no such gate.
   std::vector<std::string> expected_gpus;
   double min_request_interval_s = 0.2;  ///< per-source rate limit
-  /// Non-empty: a keyed source registered without an adapter yet (so `--list` names it and its
-  /// key); run_fetch reports it "skipped" with this text once the key is set, and records nothing.
-  std::string not_built;
 };
 
 class Source {

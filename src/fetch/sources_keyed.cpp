@@ -5,13 +5,12 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <limits>
-#include <tuple>
 #include <map>
 #include <memory>
 #include <regex>
+#include <tuple>
 #include <vector>
 
 #include "fetch/adapter.hpp"
@@ -395,13 +394,7 @@ std::string gcp_part_name(std::string d) {
   if (const auto p = d.find(attached); p != std::string::npos) d.erase(p, attached.size());
   if (d.rfind(prefix, 0) == 0) d.erase(0, prefix.size());
   if (const auto p = d.find(" running in "); p != std::string::npos) d.erase(p);
-  for (char& c : d) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return d;
-}
-
-std::string gcp_lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
+  return import_detail::lower(d);
 }
 
 class GcpSource final : public Source {
@@ -492,9 +485,9 @@ class GcpSource final : public Source {
                              s.machine_type, s.local_ssd_gib));
         continue;
       }
-      const std::string gpu_part = gcp_lower(s.gpu_sku) + " gpu";
-      const std::string core_part = gcp_lower(s.family) + " instance core";
-      const std::string ram_part = gcp_lower(s.family) + " instance ram";
+      const std::string gpu_part = import_detail::lower(s.gpu_sku) + " gpu";
+      const std::string core_part = import_detail::lower(s.family) + " instance core";
+      const std::string ram_part = import_detail::lower(s.family) + " instance ram";
       for (const std::string& region : s.regions) {
         struct Assembled {
           PriceKind kind;
