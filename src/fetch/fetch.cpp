@@ -227,6 +227,15 @@ FetchReport run_fetch(OfferStore& store, HttpClient& http, const FetchOptions& o
       }
       out.status = "failed";
       out.message = e.what();
+      // A keyed source refused with 401/403: say which variable holds the credential it refused.
+      if (const auto status = failed_http_status(e); status && (*status == 401 || *status == 403) &&
+                                                      !info.key_env.empty()) {
+        std::string keys;
+        for (const auto& k : info.key_env) keys += (keys.empty() ? "" : ", ") + k;
+        out.message = fmt::format("the provider refused the credentials in {} (HTTP {}): check that {} current "
+                                  "and allowed to read prices; nothing written. {}",
+                                  keys, *status, info.key_env.size() > 1 ? "they are" : "it is", e.what());
+      }
       rec.url = info.urls.empty() ? "" : ctx.endpoint(info.urls.front());
       rec.urls = {rec.url};
       rec.content_hash = "none";

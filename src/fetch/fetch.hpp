@@ -6,7 +6,8 @@
 /// Per source, in order (docs/fetch.md):
 ///  1. keyed source without its key → "skipped" (a clear message; nothing recorded);
 ///  2. download (retries, rate limit) → failure = "failed": a rejected snapshot is recorded
-///     with the error, nothing imported;
+///     with the error, nothing imported; a keyed source refused with HTTP 401/403 says which
+///     environment variable(s) hold the credentials it refused;
 ///  3. content hash equal to the last accepted snapshot's → "unchanged" (recorded, nothing
 ///     imported); when that content was first accepted frozen_after_days or more ago, the
 ///     outcome says the feed looks frozen;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <memory>
 #include <thread>
@@ -208,6 +209,16 @@ bool StopFlag::wait_for(double seconds) const {
 
 void RealSleeper::sleep(double seconds) {
   if (seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+
+std::optional<long> failed_http_status(const Error& e) {
+  constexpr std::string_view prefix = "HTTP ";
+  const std::string& m = e.message();
+  if (e.kind() != ErrorKind::unavailable || m.rfind(prefix, 0) != 0) return std::nullopt;
+  long status = 0;
+  const auto [end, ec] = std::from_chars(m.data() + prefix.size(), m.data() + m.size(), status);
+  if (ec != std::errc() || end == m.data() + prefix.size()) return std::nullopt;
+  return status;
 }
 
 bool is_retryable_status(long status) noexcept {

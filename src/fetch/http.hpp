@@ -25,6 +25,8 @@
 #include <utility>
 #include <vector>
 
+#include "util/error.hpp"
+
 namespace gpuplan::fetch {
 
 struct HttpRequest {
@@ -132,6 +134,9 @@ struct RetryPolicy {
 
 /// True for statuses worth retrying: 408, 425, 429, 500, 502, 503, 504.
 bool is_retryable_status(long status) noexcept;
+/// The HTTP status a failed HttpClient::send names (its message starts "HTTP <status>"); nullopt
+/// for a transport failure (timeout, connection, truncated body) or any other error.
+std::optional<long> failed_http_status(const Error& e);
 /// Seconds a Retry-After value asks for ("120" or an HTTP date relative to `now`); nullopt when
 /// absent or unreadable.
 std::optional<double> parse_retry_after(std::string_view value, std::chrono::system_clock::time_point now);

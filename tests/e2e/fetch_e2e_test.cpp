@@ -9,12 +9,15 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -67,6 +70,26 @@ class FetchE2E : public ::testing::Test {
     server_.Get("/v1/instance-availability", [](const httplib::Request&, httplib::Response& r) {
       r.set_content(fixture("verda-instance-availability.json"), "application/json");
     });
+    // Hyperstack (the api_key header) and Shadeform (the X-API-KEY header): a wrong key is a 401
+    // with the providers' error bodies; the key each request carried is kept for the test.
+    auto keyed = [this](const std::string& header, std::shared_ptr<std::string> body, const char* refusal) {
+      return [this, header, body, refusal](const httplib::Request& req, httplib::Response& r) {
+        {
+          std::lock_guard<std::mutex> lock(keys_mu_);
+          keys_seen_.push_back(req.get_header_value(header));
+        }
+        if (req.get_header_value(header) != kGoodKey) {
+          r.status = 401;
+          r.set_content(refusal, "application/json");
+          return;
+        }
+        r.set_content(*body, "application/json");
+      };
+    };
+    constexpr const char* kHyperstackRefusal = R"({"status": false, "message": "Invalid API key"})";
+    server_.Get("/v1/core/flavors", keyed("api_key", hyperstack_flavors_, kHyperstackRefusal));
+    server_.Get("/v1/pricebook", keyed("api_key", hyperstack_pricebook_, kHyperstackRefusal));
+    server_.Get("/v1/instances/types", keyed("X-API-KEY", shadeform_types_, R"({"message": "Invalid API key"})"));
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -98,6 +121,74 @@ class FetchE2E : public ::testing::Test {
   std::thread thread_;
   std::shared_ptr<std::string> body_ = std::make_shared<std::string>(fixture("skypilot-lambda-vms.csv"));
   std::shared_ptr<std::string> gcp_page2_ = std::make_shared<std::string>(fixture("gcp-skus-2.json"));
+  std::shared_ptr<std::string> hyperstack_flavors_ = std::make_shared<std::string>(fixture("hyperstack-flavors.json"));
+  std::shared_ptr<std::string> hyperstack_pricebook_ =
+      std::make_shared<std::string>(fixture("hyperstack-pricebook.json"));
+  std::shared_ptr<std::string> shadeform_types_ =
+      std::make_shared<std::string>(fixture("shadeform-instance-types.json"));
+  static constexpr const char* kGoodKey = "e2e-secret-key-5f3a9c";  // the key the loopback provider accepts
+  std::mutex keys_mu_;
+  std::vector<std::string> keys_seen_;  // the key header of each keyed request, in order
+
+  std::vector<std::string> keys_seen() {
+    std::lock_guard<std::mutex> lock(keys_mu_);
+    return keys_seen_;
+  }
+  /// The stored offers of `provider` as `gpuplan offers` lists them (every field, flagged ones too,
+  /// a fixed today so ages do not move): equal before and after a fetch that must write nothing.
+  std::string stored_offers(const std::string& provider) {
+    return run("offers provider=" + provider + " --include-flagged --limit 0 --today 2026-12-04 --format json").out;
+  }
+  /// The offer `id` of `provider` as `gpuplan offers --format json` lists it (null when absent).
+  nlohmann::json stored_offer(const std::string& provider, const std::string& id) {
+    const auto j = nlohmann::json::parse(stored_offers(provider), nullptr, false);
+    for (const auto& o : j.is_array() ? j : nlohmann::json::array())
+      if (o.value("id", "") == id) return o;
+    return nullptr;
+  }
+  /// Runs `gpuplan fetch SOURCE` with the key in `env_var` (`key`) on this test's store.
+  RunResult fetch_keyed(const std::string& source, const std::string& env_var, const std::string& key) {
+    return run("fetch " + source + " --retries 1 --base-url " + base(), env_var + "='" + key + "'");
+  }
+  /// A refused key (HTTP 401) and then each of `bad_bodies` served as `body`: the run fails or is
+  /// rejected with a clear message, and the provider's stored offers stay exactly as they were.
+  void expect_refusal_and_malformed_replies_write_nothing(const std::string& source, const std::string& env_var,
+                                                          const std::shared_ptr<std::string>& body,
+                                                          const std::vector<std::string>& bad_bodies) {
+    ASSERT_EQ(fetch_keyed(source, env_var, kGoodKey).exit_code, 0);  // a first accepted snapshot
+    const std::string before = stored_offers(source);
+    ASSERT_NE(before.find("fetch:" + source), std::string::npos) << before.substr(0, 2000);
+
+    const RunResult refused = fetch_keyed(source, env_var, "revoked-key-0000");
+    EXPECT_EQ(refused.exit_code, 1) << refused.out;
+    EXPECT_NE(refused.out.find("failed"), std::string::npos) << refused.out;
+    EXPECT_NE(refused.out.find("refused the credentials in " + env_var + " (HTTP 401)"), std::string::npos)
+        << refused.out;
+    EXPECT_EQ(stored_offers(source), before);
+    EXPECT_FALSE(store_contains("revoked-key-0000"));
+
+    const std::string good = *body;
+    for (const std::string& bad : bad_bodies) {
+      *body = bad;
+      const RunResult r = fetch_keyed(source, env_var, kGoodKey);
+      SCOPED_TRACE(bad);
+      EXPECT_EQ(r.exit_code, 1) << r.out;
+      EXPECT_NE(r.out.find("rejected"), std::string::npos) << r.out;
+      EXPECT_NE(r.out.find("malformed response"), std::string::npos) << r.out;
+      EXPECT_EQ(stored_offers(source), before);
+    }
+    *body = good;
+  }
+  /// True when `needle` occurs in any file of the store (the database and its journal / WAL).
+  bool store_contains(const std::string& needle) const {
+    for (const auto& e : fs::directory_iterator(dir_)) {
+      if (e.path().filename().string().rfind("offers.sqlite", 0) != 0) continue;
+      std::ifstream in(e.path(), std::ios::binary);
+      const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (bytes.find(needle) != std::string::npos) return true;
+    }
+    return false;
+  }
 };
 
 /// The usd_per_hour of the `kind` observations from `dataset` in `gpuplan history ID --format json`.
@@ -225,6 +316,92 @@ TEST_F(FetchE2E, VerdaSignsInThenPricesPerLocationAndA401FailsIt) {
   const auto od = fetched_prices(h.out, "fetch:verda", "on-demand");
   ASSERT_EQ(od.size(), 1u) << h.out;
   EXPECT_DOUBLE_EQ(od[0], 2.45);  // "price_per_hour": "2.45"
+}
+
+TEST_F(FetchE2E, HyperstackPricesEachFlavorPerGpuHourWithTheKeyInItsHeaderOnly) {
+  RunResult none = run("fetch hyperstack --base-url " + base());
+  EXPECT_EQ(none.exit_code, 0) << none.out;
+  EXPECT_NE(none.out.find("needs HYPERSTACK_API_KEY in the environment"), std::string::npos) << none.out;
+  EXPECT_TRUE(keys_seen().empty());  // no request without the key
+  RunResult r = fetch_keyed("hyperstack", "HYPERSTACK_API_KEY", kGoodKey);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("accepted"), std::string::npos) << r.out;
+  // Every request (flavors, pricebook) carried the key in the documented `api_key` header.
+  const std::vector<std::string> keys = keys_seen();
+  EXPECT_EQ(keys.size(), 2u);
+  for (const std::string& k : keys) EXPECT_EQ(k, kGoodKey);
+  // hyperstack-pricebook.json prices H100-80G-PCIe at $1.90 per GPU-hour (the current entry,
+  // end_time null; the ended $2.50 entry is not read). n3-H100x1 has 1 GPU: 1 × 1.90 = $1.90/h.
+  auto od = fetched_prices(run("history hyperstack/n3-h100x1/canada-1 --format json").out, "fetch:hyperstack",
+                           "on-demand");
+  ASSERT_EQ(od.size(), 1u);
+  EXPECT_NEAR(od[0], 1.90, 1e-9);
+  // n3-H100x8 has 8 GPUs: 8 × 1.90 = $15.20/h for the machine.
+  od = fetched_prices(run("history hyperstack/n3-h100x8/canada-1 --format json").out, "fetch:hyperstack",
+                      "on-demand");
+  ASSERT_EQ(od.size(), 1u);
+  EXPECT_NEAR(od[0], 15.20, 1e-9);
+  // H200-141G-SXM5 has no pricebook entry: the offer is stored with an unknown price, no observation.
+  EXPECT_TRUE(fetched_prices(run("history hyperstack/n3-h200x8/norway-1 --format json").out, "fetch:hyperstack",
+                             "on-demand")
+                  .empty());
+  // The key is in no stored URL, snapshot or offer: nowhere in the store, nor in the output
+  // (the scan does read the store: the fetched flavor URL is found in it).
+  ASSERT_TRUE(store_contains(base() + "/v1/core/flavors"));
+  EXPECT_FALSE(store_contains(kGoodKey));
+  EXPECT_EQ(r.out.find(kGoodKey), std::string::npos) << r.out;
+}
+
+TEST_F(FetchE2E, HyperstackRefusedKeyOrMalformedReplyWritesNothing) {
+  expect_refusal_and_malformed_replies_write_nothing(
+      "hyperstack", "HYPERSTACK_API_KEY", hyperstack_pricebook_,
+      {R"({"status": true, "data": []})",  // an object where the documented pricebook is an array
+       R"([{"id": 10, "name": "H100-80G-PCIe", "value": 1.9)"});  // cut short
+  expect_refusal_and_malformed_replies_write_nothing("hyperstack", "HYPERSTACK_API_KEY", hyperstack_flavors_,
+                                                     {R"({"status": true, "data": {"gpu": "H100-80G-PCIe"}})"});
+}
+
+TEST_F(FetchE2E, ShadeformPricesEachRegionInCentsWithTheKeyInItsHeaderOnly) {
+  RunResult none = run("fetch shadeform --base-url " + base());
+  EXPECT_EQ(none.exit_code, 0) << none.out;
+  EXPECT_NE(none.out.find("needs SHADEFORM_API_KEY in the environment"), std::string::npos) << none.out;
+  EXPECT_TRUE(keys_seen().empty());
+  RunResult r = fetch_keyed("shadeform", "SHADEFORM_API_KEY", kGoodKey);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("accepted"), std::string::npos) << r.out;
+  const std::vector<std::string> keys = keys_seen();  // the documented X-API-KEY header
+  ASSERT_EQ(keys.size(), 1u);
+  EXPECT_EQ(keys[0], kGoodKey);
+  // shadeform-instance-types.json: hyperstack n3-H100x1, "hourly_price": 219 (US cents per hour for
+  // the instance, 1 GPU) → $2.19/h = $2.19 per GPU-hour, in each listed region.
+  for (const char* id : {"shadeform/hyperstack:n3-h100x1/canada-1", "shadeform/hyperstack:n3-h100x1/norway-1"}) {
+    const auto od = fetched_prices(run(std::string("history ") + id + " --format json").out, "fetch:shadeform",
+                                   "on-demand");
+    ASSERT_EQ(od.size(), 1u) << id;
+    EXPECT_NEAR(od[0], 2.19, 1e-9) << id;
+  }
+  // canada-1 is listed "available": true → confirmed available at the fetch; norway-1 false → not.
+  const auto canada = stored_offer("shadeform", "shadeform/hyperstack:n3-h100x1/canada-1");
+  ASSERT_TRUE(canada.is_object());
+  EXPECT_TRUE(canada["confirmed_available_at"].is_string()) << canada.dump();
+  const auto norway = stored_offer("shadeform", "shadeform/hyperstack:n3-h100x1/norway-1");
+  ASSERT_TRUE(norway.is_object());
+  EXPECT_TRUE(norway["confirmed_available_at"].is_null()) << norway.dump();
+  // lambdalabs gpu_8x_h100_sxm5: 2392 cents for the 8-GPU instance → $23.92/h, 23.92 / 8 = $2.99 per GPU-hour.
+  const auto eight = stored_offer("shadeform", "shadeform/lambdalabs:gpu_8x_h100_sxm5/");
+  ASSERT_TRUE(eight.is_object());
+  EXPECT_EQ(eight.value("gpu_count", 0), 8);
+  EXPECT_NEAR(eight.value("usd_per_hour", -1.0), 23.92, 1e-9) << eight.dump();
+  EXPECT_NEAR(eight.value("usd_per_gpu_hour", -1.0), 2.99, 1e-9) << eight.dump();
+  EXPECT_FALSE(store_contains(kGoodKey));
+  EXPECT_EQ(r.out.find(kGoodKey), std::string::npos) << r.out;
+}
+
+TEST_F(FetchE2E, ShadeformRefusedKeyOrMalformedReplyWritesNothing) {
+  expect_refusal_and_malformed_replies_write_nothing(
+      "shadeform", "SHADEFORM_API_KEY", shadeform_types_,
+      {R"({"instance_types": [{"cloud": "hyperstack", "hourly_price": 219)",  // cut short
+       R"({"instance_types": {"cloud": "hyperstack"}})"});  // an object where the documented list is an array
 }
 
 }  // namespace

@@ -88,6 +88,25 @@ TEST(HttpClient, DoesNotRetryA404) {
   EXPECT_EQ(calls.load(), 1);
 }
 
+TEST(HttpClient, AFailedSendNamesItsStatusAndATransportFailureNone) {
+  FixtureServer s;
+  s.server().Get("/key", [&](const httplib::Request&, httplib::Response& res) {
+    res.status = 401;
+    res.set_content(R"({"message": "Invalid API key"})", "application/json");
+  });
+  const std::string base = s.start();
+  Client c;
+  try {
+    c.http.get(base + "/key");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(failed_http_status(e), 401L) << e.what();
+  }
+  EXPECT_FALSE(failed_http_status(Error(ErrorKind::unavailable, "u", "Timeout was reached: timed out")));
+  EXPECT_FALSE(failed_http_status(Error(ErrorKind::invalid_input, "u", "HTTP 401 in a parse error")));
+  EXPECT_FALSE(failed_http_status(Error(ErrorKind::unavailable, "u", "HTTP x")));
+}
+
 TEST(HttpClient, TimesOut) {
   FixtureServer s;
   s.server().Get("/slow", [&](const httplib::Request&, httplib::Response& res) {
