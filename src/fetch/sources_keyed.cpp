@@ -119,33 +119,66 @@ class ShadeformSource final : public Source {
 };
 
 // ------------------------------------------------------------------------------------------
-// Hyperstack (NexGen Cloud): GET /v1/core/flavors and GET /v1/pricebook with the `api_key` header
-// (Hyperstack API docs, shared notes price-sources.md):
+// Hyperstack (NexGen Cloud): GET /v1/core/flavors, GET /v1/pricebook and GET /v1/core/stocks with
+// the `api_key` header (Hyperstack API docs, infrahub-doc.nexgencloud.com api-reference
+// core-resources/{flavors,stocks}; shared notes price-sources.md):
 //   flavors:   {"status": true, "data": [{"gpu": "H100-80G-PCIe", "region_name": "CANADA-1",
-//               "flavors": [{"name": "n3-H100x1", "gpu_count": 1, "cpu": 28, "ram": 180, ...}]}]}
+//               "flavors": [{"name": "n3-H100x1", "gpu_count": 1, "cpu": 28, "ram": 180 (GB),
+//               "ephemeral": 750 (GB), ...}]}]}
 //   pricebook: [{"id", "name": "H100-80G-PCIe", "value": 1.9 (USD per GPU-hour), "original_value",
 //                "discount_applied", "start_time", "end_time"}]
+//   stocks:    {"stocks": [{"region": "CANADA-1", "stock-type": "GPU", "models": [{"model":
+//               "RTX-A6000", "available": "200+", "planned_7_days": null, ..., "configurations":
+//               {"1x": 396, "2x": 197, "4x": 98, "8x": 45, "10x": 0}}]}]}
 // One offer per (flavor, region): price = pricebook value of its GPU × gpu_count; a GPU with no
 // pricebook entry has an unknown price (the notes: SkyPilot skipped H200 for that), never 0.
-// GPU memory from the GPU name ("80G" → 80 GB). `ram`'s unit is not stated in the notes: not
-// stored. The stocks endpoint (availability strings such as "200+") is not read yet: offers are
-// not confirmed available.
+// GPU memory from the GPU name ("80G" → 80 GB); RAM and local (ephemeral) disk in GB.
+// Availability: a flavor of N GPUs is confirmed available at fetch time when the stocks entry of
+// its region and GPU model (the flavor group's `gpu`, compared as written) lists a positive count
+// for the "<N>x" configuration. The `available` total ("200+") does not confirm a size: 200 free
+// GPUs need not hold an 8-GPU machine. No entry, no such configuration or 0 → not confirmed.
 constexpr const char* kHyperstackFlavors = "https://infrahub-api.nexgencloud.com/v1/core/flavors";
 constexpr const char* kHyperstackPricebook = "https://infrahub-api.nexgencloud.com/v1/pricebook";
+constexpr const char* kHyperstackStocks = "https://infrahub-api.nexgencloud.com/v1/core/stocks";
+
+/// (region, GPU model) → "<N>x" → configurations in stock, from the stocks reply.
+using HyperstackStock = std::map<std::pair<std::string, std::string>, std::map<std::string, double>>;
+
+HyperstackStock hyperstack_stock(const FetchedDoc& d) {
+  const json j = parse_json(d);
+  require_object(j, d.url + ": /", "the stocks reply");
+  const json& stocks = require_array(at(j, "stocks"), d.url + ": /stocks", "stocks");
+  HyperstackStock out;
+  for (std::size_t i = 0; i < stocks.size(); ++i) {
+    const json& st = stocks[i];
+    const std::string type = string_at(st, "stock-type");
+    if (!type.empty() && type != "GPU") continue;
+    const json& models = require_array(at(st, "models"), fmt::format("{}: /stocks/{}/models", d.url, i), "models");
+    for (const json& m : models) {
+      const json& conf = at(m, "configurations");
+      if (!conf.is_object()) continue;
+      auto& sizes = out[{string_at(st, "region"), string_at(m, "model")}];
+      for (const auto& [size, count] : conf.items())
+        if (const auto n = as_number(count)) sizes[size] = *n;
+    }
+  }
+  return out;
+}
 
 class HyperstackSource final : public Source {
  public:
   HyperstackSource() {
     info_.name = "hyperstack";
-    info_.description = "Hyperstack flavors and pricebook (USD per GPU-hour x GPUs per flavor)";
-    info_.urls = {kHyperstackFlavors, kHyperstackPricebook};
+    info_.description = "Hyperstack flavors, pricebook (USD per GPU-hour x GPUs per flavor) and GPU stock per region";
+    info_.urls = {kHyperstackFlavors, kHyperstackPricebook, kHyperstackStocks};
     info_.key_env = {"HYPERSTACK_API_KEY"};
   }
   const SourceInfo& info() const override { return info_; }
   std::vector<FetchedDoc> download(const SourceContext& ctx) const override {
     const std::string key = ctx.env ? ctx.env("HYPERSTACK_API_KEY").value_or("") : "";
     return {get_doc(ctx, info_.name, kHyperstackFlavors, "flavors", {{"api_key", key}}),
-            get_doc(ctx, info_.name, kHyperstackPricebook, "pricebook", {{"api_key", key}})};
+            get_doc(ctx, info_.name, kHyperstackPricebook, "pricebook", {{"api_key", key}}),
+            get_doc(ctx, info_.name, kHyperstackStocks, "stocks", {{"api_key", key}})};
   }
   ImportBatch parse(const std::vector<FetchedDoc>& docs, const SourceContext& ctx) const override {
     const FetchedDoc& fd = docs.at(0);
@@ -154,6 +187,7 @@ class HyperstackSource final : public Source {
     const json book = parse_json(pd);
     const json& groups = require_array(at(flavors, "data"), fd.url + ": /data", "data");
     const json& entries = require_array(book, pd.url + ": /", "a pricebook array");
+    const HyperstackStock stock = hyperstack_stock(docs.at(2));
     ImportBatch batch;
     // GPU name → USD per GPU-hour; a current entry (no end_time) wins over an ended one.
     std::map<std::string, std::pair<double, bool>> price_per_gpu;  // value, current
@@ -185,6 +219,12 @@ class HyperstackSource final : public Source {
         o.gpu_name_raw = gpu;
         o.gpu_count = static_cast<int>(*count);
         o.vcpus = number_at(f, "cpu");
+        if (auto ram_gb = number_at(f, "ram")) o.ram_bytes = gb(*ram_gb);
+        if (auto disk_gb = number_at(f, "ephemeral"); disk_gb && *disk_gb > 0) o.local_disk_bytes = gb(*disk_gb);
+        if (const auto st = stock.find({region, gpu}); st != stock.end()) {
+          const auto size = st->second.find(fmt::format("{}x", o.gpu_count));
+          if (size != st->second.end() && size->second > 0) o.confirmed_available_at = ctx.fetched_at;
+        }
         std::smatch m;
         if (std::regex_search(gpu, m, mem_re)) o.gpu_memory_bytes = gb(std::stod(m[1].str()));
         o.id = import_detail::make_offer_id(o);

@@ -89,6 +89,7 @@ class FetchE2E : public ::testing::Test {
     constexpr const char* kHyperstackRefusal = R"({"status": false, "message": "Invalid API key"})";
     server_.Get("/v1/core/flavors", keyed("api_key", hyperstack_flavors_, kHyperstackRefusal));
     server_.Get("/v1/pricebook", keyed("api_key", hyperstack_pricebook_, kHyperstackRefusal));
+    server_.Get("/v1/core/stocks", keyed("api_key", hyperstack_stocks_, kHyperstackRefusal));
     server_.Get("/v1/instances/types", keyed("X-API-KEY", shadeform_types_, R"({"message": "Invalid API key"})"));
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
@@ -124,6 +125,7 @@ class FetchE2E : public ::testing::Test {
   std::shared_ptr<std::string> hyperstack_flavors_ = std::make_shared<std::string>(fixture("hyperstack-flavors.json"));
   std::shared_ptr<std::string> hyperstack_pricebook_ =
       std::make_shared<std::string>(fixture("hyperstack-pricebook.json"));
+  std::shared_ptr<std::string> hyperstack_stocks_ = std::make_shared<std::string>(fixture("hyperstack-stocks.json"));
   std::shared_ptr<std::string> shadeform_types_ =
       std::make_shared<std::string>(fixture("shadeform-instance-types.json"));
   static constexpr const char* kGoodKey = "e2e-secret-key-5f3a9c";  // the key the loopback provider accepts
@@ -145,6 +147,12 @@ class FetchE2E : public ::testing::Test {
     for (const auto& o : j.is_array() ? j : nlohmann::json::array())
       if (o.value("id", "") == id) return o;
     return nullptr;
+  }
+  /// EXPECTs that the stored offer `id` of `provider` is (or is not) confirmed available.
+  void expect_confirmed(const std::string& provider, const std::string& id, bool confirmed) {
+    const auto o = stored_offer(provider, id);
+    ASSERT_TRUE(o.is_object()) << id;
+    EXPECT_EQ(o["confirmed_available_at"].is_string(), confirmed) << o.dump();
   }
   /// Runs `gpuplan fetch SOURCE` with the key in `env_var` (`key`) on this test's store.
   RunResult fetch_keyed(const std::string& source, const std::string& env_var, const std::string& key) {
@@ -326,9 +334,9 @@ TEST_F(FetchE2E, HyperstackPricesEachFlavorPerGpuHourWithTheKeyInItsHeaderOnly) 
   RunResult r = fetch_keyed("hyperstack", "HYPERSTACK_API_KEY", kGoodKey);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("accepted"), std::string::npos) << r.out;
-  // Every request (flavors, pricebook) carried the key in the documented `api_key` header.
+  // Every request (flavors, pricebook, stocks) carried the key in the documented `api_key` header.
   const std::vector<std::string> keys = keys_seen();
-  EXPECT_EQ(keys.size(), 2u);
+  EXPECT_EQ(keys.size(), 3u);
   for (const std::string& k : keys) EXPECT_EQ(k, kGoodKey);
   // hyperstack-pricebook.json prices H100-80G-PCIe at $1.90 per GPU-hour (the current entry,
   // end_time null; the ended $2.50 entry is not read). n3-H100x1 has 1 GPU: 1 × 1.90 = $1.90/h.
@@ -341,6 +349,10 @@ TEST_F(FetchE2E, HyperstackPricesEachFlavorPerGpuHourWithTheKeyInItsHeaderOnly) 
                       "on-demand");
   ASSERT_EQ(od.size(), 1u);
   EXPECT_NEAR(od[0], 15.20, 1e-9);
+  // hyperstack-stocks.json, CANADA-1 H100-80G-PCIe: "1x": 12 → the 1-GPU flavor is confirmed
+  // available at the fetch; "8x": 0 → the 8-GPU flavor is not, though "available" is "40+".
+  expect_confirmed("hyperstack", "hyperstack/n3-h100x1/canada-1", true);
+  expect_confirmed("hyperstack", "hyperstack/n3-h100x8/canada-1", false);
   // H200-141G-SXM5 has no pricebook entry: the offer is stored with an unknown price, no observation.
   EXPECT_TRUE(fetched_prices(run("history hyperstack/n3-h200x8/norway-1 --format json").out, "fetch:hyperstack",
                              "on-demand")
@@ -359,6 +371,9 @@ TEST_F(FetchE2E, HyperstackRefusedKeyOrMalformedReplyWritesNothing) {
        R"([{"id": 10, "name": "H100-80G-PCIe", "value": 1.9)"});  // cut short
   expect_refusal_and_malformed_replies_write_nothing("hyperstack", "HYPERSTACK_API_KEY", hyperstack_flavors_,
                                                      {R"({"status": true, "data": {"gpu": "H100-80G-PCIe"}})"});
+  expect_refusal_and_malformed_replies_write_nothing(
+      "hyperstack", "HYPERSTACK_API_KEY", hyperstack_stocks_,
+      {R"({"stocks": [{"region": "CANADA-1", "stock-type": "GPU", "models": {}}]})"});  // models not a list
 }
 
 TEST_F(FetchE2E, ShadeformPricesEachRegionInCentsWithTheKeyInItsHeaderOnly) {
@@ -381,12 +396,8 @@ TEST_F(FetchE2E, ShadeformPricesEachRegionInCentsWithTheKeyInItsHeaderOnly) {
     EXPECT_NEAR(od[0], 2.19, 1e-9) << id;
   }
   // canada-1 is listed "available": true → confirmed available at the fetch; norway-1 false → not.
-  const auto canada = stored_offer("shadeform", "shadeform/hyperstack:n3-h100x1/canada-1");
-  ASSERT_TRUE(canada.is_object());
-  EXPECT_TRUE(canada["confirmed_available_at"].is_string()) << canada.dump();
-  const auto norway = stored_offer("shadeform", "shadeform/hyperstack:n3-h100x1/norway-1");
-  ASSERT_TRUE(norway.is_object());
-  EXPECT_TRUE(norway["confirmed_available_at"].is_null()) << norway.dump();
+  expect_confirmed("shadeform", "shadeform/hyperstack:n3-h100x1/canada-1", true);
+  expect_confirmed("shadeform", "shadeform/hyperstack:n3-h100x1/norway-1", false);
   // lambdalabs gpu_8x_h100_sxm5: 2392 cents for the 8-GPU instance → $23.92/h, 23.92 / 8 = $2.99 per GPU-hour.
   const auto eight = stored_offer("shadeform", "shadeform/lambdalabs:gpu_8x_h100_sxm5/");
   ASSERT_TRUE(eight.is_object());

@@ -632,15 +632,19 @@ TEST(ShadeformFetcher, SkippedWithoutItsKeyCentsPerRegionAndAvailability) {
 }
 
 TEST(HyperstackFetcher, FlavorsPricedFromThePricebookPerGpuAndUnpricedGpusUnknown) {
-  // tests/data/fetch/hyperstack-{flavors,pricebook}.json: the documented layouts, invented values.
+  // tests/data/fetch/hyperstack-{flavors,pricebook,stocks}.json: the documented layouts, invented values.
   FixtureServer s;
-  std::string key_seen;
+  std::string key_seen, stocks_key_seen;
   s.server().Get("/v1/core/flavors", [&](const httplib::Request& req, httplib::Response& r) {
     key_seen = req.get_header_value("api_key");
     r.set_content(fixture("hyperstack-flavors.json"), "application/json");
   });
   s.server().Get("/v1/pricebook", [&](const httplib::Request&, httplib::Response& r) {
     r.set_content(fixture("hyperstack-pricebook.json"), "application/json");
+  });
+  s.server().Get("/v1/core/stocks", [&](const httplib::Request& req, httplib::Response& r) {
+    stocks_key_seen = req.get_header_value("api_key");
+    r.set_content(fixture("hyperstack-stocks.json"), "application/json");
   });
   const std::string base = s.start();
   Harness h;
@@ -650,20 +654,26 @@ TEST(HyperstackFetcher, FlavorsPricedFromThePricebookPerGpuAndUnpricedGpusUnknow
   const auto out = h.fetch(base, {"hyperstack"}).sources[0];
   ASSERT_EQ(out.status, "accepted") << out.message;
   EXPECT_EQ(key_seen, "test-key");
+  EXPECT_EQ(stocks_key_seen, "test-key");
   EXPECT_EQ(out.snapshot.offers, 3u);  // the CPU flavor is no offer
   const auto one = h.store.get("hyperstack/n3-h100x1/canada-1");
   ASSERT_TRUE(one);
   EXPECT_EQ(one->gpu_name, "NVIDIA H100 PCIe");
   EXPECT_DOUBLE_EQ(*one->gpu_memory_bytes, 80e9);                              // "80G" in the GPU name
   EXPECT_DOUBLE_EQ(latest(*one, PriceKind::on_demand)->usd_per_hour, 1.9);     // the current entry, not the ended 2.5
+  EXPECT_DOUBLE_EQ(*one->ram_bytes, 180e9);                                    // "ram": 180 (GB)
+  EXPECT_DOUBLE_EQ(*one->local_disk_bytes, 750e9);                             // "ephemeral": 750 (GB)
+  EXPECT_EQ(one->confirmed_available_at, kT0);  // stocks CANADA-1 H100-80G-PCIe "1x": 12
   const auto eight = h.store.get("hyperstack/n3-h100x8/canada-1");
   ASSERT_TRUE(eight);
   EXPECT_DOUBLE_EQ(latest(*eight, PriceKind::on_demand)->usd_per_hour, 8 * 1.9);  // per GPU-hour × 8
+  EXPECT_FALSE(eight->confirmed_available_at);  // "8x": 0, though "available" is "40+"
   // H200 has no pricebook entry: unknown price, no observation (never $0).
   const auto h200 = h.store.get("hyperstack/n3-h200x8/norway-1");
   ASSERT_TRUE(h200);
   EXPECT_TRUE(h200->prices.empty());
   EXPECT_TRUE(has_flag(*h200, kRuleUnknownPrice));
+  EXPECT_EQ(h200->confirmed_available_at, kT0);  // stocks NORWAY-1 H200-141G-SXM5 "8x": 2
 }
 
 void serve_verda(FixtureServer& s, std::string* token_body, std::string* auth, int token_status = 200) {
