@@ -375,10 +375,24 @@ class VerdaSource final : public Source {
 // usageType "Preemptible" SKUs (descriptions "Spot Preemptible ..."). A part missing for a
 // (family, region, kind), or priced by two SKUs that disagree, leaves that price unassembled:
 // the machine is skipped there with a counted reason ("unmapped_sku"), never priced from a part.
-// Machines with bundled local SSD (a2-ultragpu, a3-highgpu) are skipped until the local SSD SKU
-// is assembled too. Committed-use SKUs are not read.
+//
+// Machines with bundled Local SSD (a2-ultragpu-*, a3-highgpu-*, a3-megagpu-8g: "billed for their
+// attached GPUs, predefined vCPU, memory, and bundled Local SSD", Google Cloud docs,
+// accelerator-optimized machines) add local_ssd_gib × the Local SSD SKU: "SSD backed Local Storage"
+// (on demand) or "SSD backed Local Storage attached to Spot Preemptible VMs" (spot), optionally
+// followed by " in <place>" (resourceFamily "Storage"). Google's docs do not print these texts:
+// they are the ones Cyclenerd/google-cloud-pricing-cost-calculator maps for local SSD
+// (build/mapping.csv gce.storage.ssd.local / .spot at dac31281, 2026-08-20; it prices these
+// machines' bundled SSD with them), and infracost matches the same prefix. The spot Local SSD
+// SKU is told by its description, not its usageType (a public adapter notes Google files it as
+// "OnDemand"). Its price is per GiB-month ("GiBy.mo"), turned into per GiB-hour over 730 hours
+// (the Google Cloud Pricing Calculator's month, as Cyclenerd's pricing.pl states; per GiB-hour
+// "GiBy.h" is read as is). A missing Local SSD SKU leaves the machine unpriced there (counted),
+// never priced without its disk. Committed-use SKUs are not read.
 constexpr const char* kGcpSkus = "https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus";
 constexpr const char* kGcpShapes = "gcp-machine-shapes.csv";
+constexpr const char* kGcpLocalSsdPart = "ssd backed local storage";
+constexpr double kGcpHoursPerMonth = 730;  // the pricing calculator's month (8,760 h / 12)
 
 struct GcpShape {
   std::string machine_type, family, gpu_sku, gpu;
@@ -437,12 +451,28 @@ std::string gcp_part_name(std::string d) {
   return import_detail::lower(d);
 }
 
+/// The price kind of a Local SSD SKU from its description ("SSD backed Local Storage[ attached
+/// to Spot Preemptible VMs][ in <place>]"); nullopt for any other SKU.
+std::optional<PriceKind> gcp_local_ssd_kind(std::string_view d) {
+  constexpr std::string_view prefix = "SSD backed Local Storage", spot = " attached to Spot Preemptible VMs";
+  if (d.rfind(prefix, 0) != 0) return std::nullopt;
+  d.remove_prefix(prefix.size());
+  PriceKind kind = PriceKind::on_demand;
+  if (d.rfind(spot, 0) == 0) {
+    kind = PriceKind::spot;
+    d.remove_prefix(spot.size());
+  }
+  if (!d.empty() && d.rfind(" in ", 0) != 0) return std::nullopt;  // another Local SSD product
+  return kind;
+}
+
 class GcpSource final : public Source {
  public:
   GcpSource() {
     info_.name = "gcp";
     info_.description =
-        "GCP Cloud Billing Catalog API (Compute Engine SKUs): machine price assembled from GPU, vCPU and RAM SKUs";
+        "GCP Cloud Billing Catalog API (Compute Engine SKUs): machine price assembled from GPU, vCPU, RAM "
+        "and local SSD SKUs";
     info_.urls = {kGcpSkus};
     info_.key_env = {"GCP_BILLING_API_KEY"};
   }
@@ -483,12 +513,12 @@ class GcpSource final : public Source {
         const json& sku = skus[i];
         ++batch.rows_read;
         const json& cat = at(sku, "category");
-        if (string_at(cat, "resourceFamily") != "Compute") continue;
         const std::string usage = string_at(cat, "usageType");
-        PriceKind kind;
-        if (usage == "OnDemand") kind = PriceKind::on_demand;
-        else if (usage == "Preemptible") kind = PriceKind::spot;
-        else continue;  // committed use and other terms: not read
+        if (usage != "OnDemand" && usage != "Preemptible") continue;  // committed use and other terms: not read
+        const std::string description = string_at(sku, "description");
+        const std::optional<PriceKind> ssd = gcp_local_ssd_kind(description);
+        if (!ssd && string_at(cat, "resourceFamily") != "Compute") continue;
+        const PriceKind kind = ssd ? *ssd : usage == "OnDemand" ? PriceKind::on_demand : PriceKind::spot;
         const json& info = at(sku, "pricingInfo");
         if (!info.is_array() || info.empty()) continue;
         const json& expr = at(info[0], "pricingExpression");
@@ -500,12 +530,14 @@ class GcpSource final : public Source {
         const auto units = number_at(unit_price, "units");
         const auto nanos = number_at(unit_price, "nanos");
         if (!units && !nanos) continue;
-        const double usd = units.value_or(0) + nanos.value_or(0) / 1e9;
+        double usd = units.value_or(0) + nanos.value_or(0) / 1e9;
         const std::string unit = string_at(expr, "usageUnit");
-        const std::string name = gcp_part_name(string_at(sku, "description"));
-        // GPU and core SKUs are per hour, RAM per GiB-hour: another unit is not this part.
+        const std::string name = ssd ? kGcpLocalSsdPart : gcp_part_name(description);
+        // GPU and core SKUs are per hour, RAM per GiB-hour, Local SSD per GiB-month (or GiB-hour):
+        // another unit is not this part.
         const bool ram = name.size() > 13 && name.compare(name.size() - 13, 13, " instance ram") == 0;
-        if (unit != (ram ? "GiBy.h" : "h")) continue;
+        if (ssd && unit == "GiBy.mo") usd /= kGcpHoursPerMonth;
+        else if (unit != (ram || ssd ? "GiBy.h" : "h")) continue;
         const std::string where = fmt::format("{}#skus/{}", d.url, i);
         const json& regions = at(sku, "serviceRegions");
         for (const json& r : regions.is_array() ? regions : json::array()) {
@@ -518,16 +550,12 @@ class GcpSource final : public Source {
     const FetchedDoc& d0 = docs.at(0);
     const ImportSource src = import_source(ctx, d0, info_.name, "gcp");
     for (const GcpShape& s : gcp_shapes()) {
-      if (s.local_ssd_gib > 0) {
-        unmapped(batch, s.where,
-                 fmt::format("{}: comes with {:g} GiB of local SSD, whose SKU the adapter does not assemble yet: "
-                             "not priced",
-                             s.machine_type, s.local_ssd_gib));
-        continue;
-      }
       const std::string gpu_part = import_detail::lower(s.gpu_sku) + " gpu";
-      const std::string core_part = import_detail::lower(s.family) + " instance core";
-      const std::string ram_part = import_detail::lower(s.family) + " instance ram";
+      // The parts of the machine and how many of each: GPUs, vCPUs, GiB of RAM, GiB of local SSD.
+      const std::string family = import_detail::lower(s.family);
+      std::vector<std::pair<std::string, double>> need = {
+          {gpu_part, s.gpu_count}, {family + " instance core", s.vcpus}, {family + " instance ram", s.ram_gib}};
+      if (s.local_ssd_gib > 0) need.emplace_back(kGcpLocalSsdPart, s.local_ssd_gib);
       for (const std::string& region : s.regions) {
         struct Assembled {
           PriceKind kind;
@@ -538,13 +566,14 @@ class GcpSource final : public Source {
         for (const PriceKind kind : {PriceKind::on_demand, PriceKind::spot}) {
           const auto gpu = parts.find({gpu_part, kind, region});
           if (gpu == parts.end()) continue;  // this GPU is not sold this way here
-          const auto core = parts.find({core_part, kind, region});
-          const auto mem = parts.find({ram_part, kind, region});
           std::string missing;
-          for (const auto& [it, part] : {std::pair{gpu, &gpu_part}, std::pair{core, &core_part}, std::pair{mem, &ram_part}}) {
-            if (it == parts.end()) missing += (missing.empty() ? "" : ", ") + fmt::format("no '{}' SKU", *part);
+          double usd = 0;
+          for (const auto& [part, quantity] : need) {
+            const auto it = parts.find({part, kind, region});
+            if (it == parts.end()) missing += (missing.empty() ? "" : ", ") + fmt::format("no '{}' SKU", part);
             else if (std::isnan(it->second.first))
-              missing += (missing.empty() ? "" : ", ") + fmt::format("two '{}' SKUs with different prices", *part);
+              missing += (missing.empty() ? "" : ", ") + fmt::format("two '{}' SKUs with different prices", part);
+            else usd += quantity * it->second.first;
           }
           if (!missing.empty()) {
             unmapped(batch, gpu->second.second,
@@ -552,9 +581,7 @@ class GcpSource final : public Source {
                                  price_kind_name(kind), missing));
             continue;
           }
-          prices.push_back({kind,
-                            s.gpu_count * gpu->second.first + s.vcpus * core->second.first + s.ram_gib * mem->second.first,
-                            gpu->second.second});
+          prices.push_back({kind, usd, gpu->second.second});
         }
         if (prices.empty()) {
           bool any_gpu = false;
@@ -574,6 +601,7 @@ class GcpSource final : public Source {
         o.vcpus = s.vcpus;
         o.ram_bytes = gib(s.ram_gib);
         o.gpu_memory_bytes = gb(s.gpu_memory_gb);
+        if (s.local_ssd_gib > 0) o.local_disk_bytes = gib(s.local_ssd_gib);
         o.id = import_detail::make_offer_id(o);
         const std::string where = prices.front().where;
         resolve(o, {s.gpu}, batch, src, where);

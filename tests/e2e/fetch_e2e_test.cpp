@@ -291,6 +291,16 @@ TEST_F(FetchE2E, GcpAssemblesTheMachinePriceFromItsSkusAcrossPages) {
   const auto spot = fetched_prices(h.out, "fetch:gcp", "spot");
   ASSERT_EQ(spot.size(), 1u) << h.out;
   EXPECT_NEAR(spot[0], 1.205, 1e-9);
+  // a3-highgpu-8g (8 H100, 208 vCPUs, 1872 GiB, 6000 GiB bundled local SSD): 8 × $9.80 + 208 × $0.025
+  // + 1872 × $0.003 + 6000 × ($0.073 per GiB-month / 730 h = $0.0001 per GiB-hour) = 78.40 + 5.20
+  // + 5.616 + 0.60 = $89.816 on demand.
+  const auto a3 = fetched_prices(run("history gcp/a3-highgpu-8g/us-central1 --format json").out, "fetch:gcp",
+                                 "on-demand");
+  ASSERT_EQ(a3.size(), 1u);
+  EXPECT_NEAR(a3[0], 89.816, 1e-9);
+  // us-east4 has the H100, A3 core and A3 RAM SKUs but no Local SSD SKU: not priced without its disk.
+  EXPECT_TRUE(fetched_prices(run("history gcp/a3-highgpu-8g/us-east4 --format json").out, "fetch:gcp", "on-demand")
+                  .empty());
   // us-east1 lacks the A2 RAM SKU: that machine is skipped there, not priced from its GPU and cores
   // (the bundled catalog may know the offer: no observation of this fetch).
   const RunResult east = run("history gcp/a2-highgpu-1g/us-east1 --format json");

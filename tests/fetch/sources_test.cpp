@@ -58,6 +58,12 @@ struct Harness {
 };
 
 const PriceObservation* latest(const Offer& o, PriceKind k) { return o.latest_price(k); }
+/// The latest `kind` price (USD per hour) of the stored offer `id`; nullopt without the offer or price.
+std::optional<double> stored_price(Harness& h, const std::string& id, PriceKind kind) {
+  const auto o = h.store.get(id);
+  const PriceObservation* p = o ? latest(*o, kind) : nullptr;
+  return p ? std::optional<double>(p->usd_per_hour) : std::nullopt;
+}
 
 bool has_flag(const Offer& o, std::string_view rule) {
   for (const auto& f : o.flags)
@@ -813,9 +819,10 @@ TEST(GcpFetcher, MachinePriceAssembledFromGpuCoreAndRamSkusAcrossPages) {
   EXPECT_EQ(g.page_tokens[1], "page-2");
   EXPECT_EQ(g.keys, (std::vector<std::string>{"gkey", "gkey"}));
   for (const std::string& u : out.snapshot.urls) EXPECT_EQ(u.find("gkey"), std::string::npos) << u;
-  EXPECT_EQ(out.snapshot.rows_read, 9u);  // 5 + 4 SKUs
-  // us-central1 has every A2 part: a2-highgpu-1g/2g/4g/8g and a2-megagpu-16g.
-  EXPECT_EQ(out.snapshot.offers, 5u);
+  EXPECT_EQ(out.snapshot.rows_read, 16u);  // 5 + 11 SKUs
+  // us-central1 has every A2 part (a2-highgpu-1g/2g/4g/8g, a2-megagpu-16g, a2-ultragpu-1g/2g/4g/8g)
+  // and every a3-highgpu part (1g/2g/4g/8g); us-east5 every a3-megagpu-8g part.
+  EXPECT_EQ(out.snapshot.offers, 14u);
   const auto one = h.store.get("gcp/a2-highgpu-1g/us-central1");
   ASSERT_TRUE(one);
   EXPECT_EQ(one->gpu_name, "NVIDIA A100 SXM 40GB");
@@ -838,18 +845,42 @@ TEST(GcpFetcher, MachinePriceAssembledFromGpuCoreAndRamSkusAcrossPages) {
   EXPECT_NEAR(latest(*mega, PriceKind::on_demand)->usd_per_hour, 16 * 2.5 + 96 * 0.03 + 1360 * 0.004, 1e-9);  // 48.32
   // us-east1 has the A100 and A2 core SKUs but no A2 RAM SKU: not priced from its parts.
   EXPECT_FALSE(h.store.get("gcp/a2-highgpu-1g/us-east1"));
-  // The L4 SKU alone (no G2 core/RAM SKU) prices no g2 machine; a3 (bundled local SSD) is not assembled.
+  // The L4 SKU alone (no G2 core/RAM SKU) prices no g2 machine.
   EXPECT_FALSE(h.store.get("gcp/g2-standard-4/us-central1"));
-  EXPECT_FALSE(h.store.get("gcp/a3-highgpu-1g/us-central1"));
+  // Bundled Local SSD (data/gcp-machine-shapes.csv: a3-highgpu-1g 1 H100, 26 vCPUs, 234 GiB, 750 GiB
+  // local SSD; a2-ultragpu-1g 1 A100 80GB, 12, 170, 375). The Local SSD SKUs are per GiB-month:
+  // on demand $0.073 / 730 h = $0.0001 per GiB-hour, spot $0.0365 / 730 = $0.00005 (the spot SKU is
+  // filed "OnDemand" in the fixture, as a public adapter reports Google does: its description
+  // decides).
+  // 1 × $9.80 + 26 × $0.025 + 234 × $0.003 + 750 × $0.0001 = 9.80 + 0.65 + 0.702 + 0.075 = $11.227.
+  EXPECT_NEAR(stored_price(h, "gcp/a3-highgpu-1g/us-central1", PriceKind::on_demand).value_or(-1), 11.227, 1e-9);
+  EXPECT_FALSE(stored_price(h, "gcp/a3-highgpu-1g/us-central1", PriceKind::spot));  // no spot H100 SKU in the reply
+  const auto a3 = h.store.get("gcp/a3-highgpu-1g/us-central1");
+  ASSERT_TRUE(a3 && a3->local_disk_bytes);
+  EXPECT_DOUBLE_EQ(*a3->local_disk_bytes, 750.0 * 1073741824.0);
+  // 8 × 9.80 + 208 × 0.025 + 1872 × 0.003 + 6000 × 0.0001 = 78.40 + 5.20 + 5.616 + 0.60 = $89.816.
+  EXPECT_NEAR(stored_price(h, "gcp/a3-highgpu-8g/us-central1", PriceKind::on_demand).value_or(-1), 89.816, 1e-9);
+  // On demand: 1 × $3.70 + 12 × $0.03 + 170 × $0.004 + 375 × $0.0001 = 3.70 + 0.36 + 0.68 + 0.0375.
+  EXPECT_NEAR(stored_price(h, "gcp/a2-ultragpu-1g/us-central1", PriceKind::on_demand).value_or(-1), 4.7775, 1e-9);
+  // Spot: 1 × $1.50 + 12 × $0.01 + 170 × $0.001 + 375 × $0.00005 = 1.50 + 0.12 + 0.17 + 0.01875.
+  EXPECT_NEAR(stored_price(h, "gcp/a2-ultragpu-1g/us-central1", PriceKind::spot).value_or(-1), 1.80875, 1e-9);
+  // a3-megagpu-8g (8 H100 "Mega" SKU, 208 vCPUs, 1872 GiB, 6000 GiB local SSD) in us-east5:
+  // 8 × $11.00 + 208 × $0.025 + 1872 × $0.003 + 6000 × $0.0001 = 88.00 + 5.20 + 5.616 + 0.60 = $99.416.
+  EXPECT_NEAR(stored_price(h, "gcp/a3-megagpu-8g/us-east5", PriceKind::on_demand).value_or(-1), 99.416, 1e-9);
+  const auto mega8 = h.store.get("gcp/a3-megagpu-8g/us-east5");
+  ASSERT_TRUE(mega8);
+  EXPECT_EQ(mega8->gpu_name, "NVIDIA H100 SXM");
+  // us-east4 has the H100, A3 core and A3 RAM SKUs but no Local SSD SKU: a3 not priced without its disk.
+  EXPECT_FALSE(h.store.get("gcp/a3-highgpu-1g/us-east4"));
   bool warned = false;
   for (const std::string& w : out.warnings) warned = warned || w.find("does not map") != std::string::npos;
   EXPECT_TRUE(warned);
   std::size_t unmapped = 0;
   for (const auto& r : out.rules)
     if (r.rule == kRuleUnmappedSku) unmapped = r.rejected + r.flagged;
-  // 4 a2-highgpu in us-east1 (no RAM SKU) + 8 g2 in us-central1 (no core/RAM SKU) + 8 local-SSD
-  // machines + "no GPU SKU" for every other listed (machine, region) pair: at least 20.
-  EXPECT_GE(unmapped, 20u);
+  // 4 a2-highgpu in us-east1 (no RAM SKU) + 8 g2 in us-central1 (no core/RAM SKU) + 4 a3-highgpu
+  // in us-east4 (no Local SSD SKU) + "no GPU SKU" for every other listed (machine, region) pair.
+  EXPECT_GE(unmapped, 16u);
 }
 
 TEST(GcpFetcher, AMalformedPageRejectsTheSnapshotAndWritesNothing) {
