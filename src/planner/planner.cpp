@@ -662,6 +662,31 @@ constexpr double kLongRunSeconds = 30.0 * kSecondsPerDay;
 /// start-up, data loading and the first checkpoint alone take minutes on a cluster.
 constexpr double kMinMultiNodeRunSeconds = 600;
 
+/// The evidence of one price of an offer, one definition for ranking, marks and warnings (catalog
+/// freshness tiers, catalog/freshness.hpp, with --max-price-age as the stale limit):
+///   tier 0: clean — no data-quality flag, dated, at most stale_after_days old (fresh or aging);
+///   tier 1: stale — dated, older than stale_after_days;
+///   tier 2: undated — the source gives no date (or the price was observed after --today);
+///   tier 3: flagged — a data-quality flag questions the offer's price or memory.
+/// Judged per price kind (price_evidence): a plan priced at spot is judged by the date of the spot
+/// observation, one at on-demand by the on-demand one (docs/planner.md "Price evidence").
+enum class EvidenceReason : unsigned char { none, flagged, undated, after_today };
+struct PriceEvidence {
+  int tier = 0;
+  EvidenceReason reason = EvidenceReason::none;  ///< none when clean or stale
+  /// Days since the judged price was observed (nullopt: undated, or no --today).
+  std::optional<int> age_days;
+  /// Stale prices only: whole multiples of the freshness limit the price is old (age / limit,
+  /// rounded down, >= 1): 52 days at 30 is 1, 191 days is 6, 925 days is 30. Older ranks lower.
+  int age_steps = 0;
+  int rank = 0;  ///< evidence_rank(tier, age_steps): Plan::evidence_rank
+  std::string_view stale_observed_at;  ///< stale: the day observed (a view into the offer)
+  std::string_view flag_rule;          ///< flagged: the rule (a view into the offer)
+};
+/// One rank per price evidence, lower = better: the tier, then (stale) the age in steps of the
+/// freshness limit (docs/planner.md "Price evidence").
+constexpr int evidence_rank(int tier, int age_steps) { return tier * 1024 + std::min(age_steps, 1023); }
+
 /// An offer the planner can run on, with what admission learned about it.
 struct AdmittedOffer {
   const Offer* offer = nullptr;
@@ -681,11 +706,9 @@ struct AdmittedOffer {
   /// The offer's min_nodes when the node counts reach it (else 0): planned on between the powers
   /// of two (next_node_count).
   int min_nodes = 0;
-  std::string demoted_reason;  ///< flagged / undated; empty = clean or stale (stale_reason)
-  std::string_view stale_observed_at;  ///< stale: the day the price was observed (into the offer)
-  int demotion_tier = 0;       ///< Plan::demotion_tier
-  int evidence_rank = 0;       ///< Plan::evidence_rank
-  std::optional<int> price_age_days;  ///< Plan::price_age_days
+  /// The evidence of each price kind the offer lists (index = PriceKind; price_evidence), judged
+  /// once at admission: a plan takes that of the kind it is priced at (price()).
+  std::array<PriceEvidence, kPriceKindCount> evidence{};
   /// Resolved on the offer's first fitting plan; shared by every offer of the same provider
   /// without billing overrides (collect_candidates resolves those once per provider).
   std::shared_ptr<const ResolvedBilling> billing;
@@ -791,37 +814,10 @@ const GpuSpec* resolve_gpu(const GpuCatalog& gpus, const std::string& name, std:
   return spec;
 }
 
-/// The evidence of an offer's price, one definition for ranking, marks and warnings (catalog
-/// freshness tiers, catalog/freshness.hpp, with --max-price-age as the stale limit):
-///   tier 0: clean — no data-quality flag, dated, at most stale_after_days old (fresh or aging);
-///   tier 1: stale — dated, older than stale_after_days;
-///   tier 2: undated — the source gives no date;
-///   tier 3: flagged — a data-quality flag questions the price or the memory.
-/// The price judged is the on-demand one, else spot, else reserved (the price the offer lists).
-struct PriceEvidence {
-  int tier = 0;
-  std::string reason;  ///< empty when clean
-  /// Days since the judged price was observed (nullopt: undated, or no --today).
-  std::optional<int> age_days;
-  /// Stale prices only: whole multiples of the freshness limit the price is old (age / limit,
-  /// rounded down, >= 1): 52 days at 30 is 1, 191 days is 6, 925 days is 30. Older ranks lower.
-  int age_steps = 0;
-  std::string_view stale_observed_at;  ///< stale: the day observed (a view into the offer)
-};
-/// One rank per price evidence, lower = better: the tier, then (stale) the age in steps of the
-/// freshness limit (docs/planner.md "Price evidence").
-constexpr int evidence_rank(int tier, int age_steps) { return tier * 1024 + std::min(age_steps, 1023); }
-/// `latest`: the offer's Offer::latest_price per kind (index = PriceKind).
-PriceEvidence price_evidence(const PlanRequest& r, const Offer& offer,
-                             const std::array<const PriceObservation*, kPriceKindCount>& latest,
+/// The evidence of `od`, one price observation of `offer` (nullptr: none of that kind).
+PriceEvidence price_evidence(const PlanRequest& r, const Offer& offer, const PriceObservation* od,
                              std::optional<long> today_days) {
   PriceEvidence ev;
-  const PriceObservation* od = latest[static_cast<std::size_t>(PriceKind::on_demand)];
-  if (!od) od = latest[static_cast<std::size_t>(PriceKind::spot)];
-  if (!od) od = latest[static_cast<std::size_t>(PriceKind::reserved_1y)];
-  if (!od) od = latest[static_cast<std::size_t>(PriceKind::reserved_3y)];
-  for (PriceKind k : {PriceKind::reserved_1m, PriceKind::reserved_1w, PriceKind::reserved_3m, PriceKind::reserved_6m})
-    if (!od) od = latest[static_cast<std::size_t>(k)];
   std::optional<Freshness> f;
   if (od && od->source.observed_at && !r.today.empty()) {
     f = price_freshness(od, today_days, FreshnessLimits{std::min(7.0, r.stale_after_days), r.stale_after_days});
@@ -830,14 +826,17 @@ PriceEvidence price_evidence(const PlanRequest& r, const Offer& offer,
   for (const QualityFlag& flag : offer.flags) {
     if (!flag.excludes && (flag.rule == import_rule::kBelowMarketIndex || flag.rule == import_rule::kGpuMemoryMismatch)) {
       ev.tier = 3;
-      ev.reason = fmt::format("flagged {}", flag.rule);
+      ev.reason = EvidenceReason::flagged;
+      ev.flag_rule = flag.rule;
+      ev.rank = evidence_rank(ev.tier, 0);
       return ev;
     }
   }
   if (!od) return ev;
   if (!od->source.observed_at) {
     ev.tier = 2;
-    ev.reason = "undated price";
+    ev.reason = EvidenceReason::undated;
+    ev.rank = evidence_rank(ev.tier, 0);
     return ev;
   }
   if (!f) return ev;
@@ -846,7 +845,8 @@ PriceEvidence price_evidence(const PlanRequest& r, const Offer& offer,
     // `--today 2025-01-01` recommend a 2026 price as clean, "-508 days ago"). Ranked with
     // undated prices; the age stays in the plan's JSON.
     ev.tier = 2;
-    ev.reason = "price observed after --today";
+    ev.reason = EvidenceReason::after_today;
+    ev.rank = evidence_rank(ev.tier, 0);
     return ev;
   }
   if (f->tier == FreshnessTier::stale) {
@@ -856,7 +856,22 @@ PriceEvidence price_evidence(const PlanRequest& r, const Offer& offer,
     // each of thousands of offers cost ~5% of a plan.
     ev.stale_observed_at = std::string_view(*od->source.observed_at).substr(0, 10);
   }
+  ev.rank = evidence_rank(ev.tier, ev.age_steps);
   return ev;
+}
+
+/// The demoted reason of a plan on that evidence (Plan::demoted_reason): "" when clean.
+std::string demoted_reason_text(const PlanRequest& r, const PriceEvidence& ev) {
+  switch (ev.reason) {
+    case EvidenceReason::flagged: return fmt::format("flagged {}", ev.flag_rule);
+    case EvidenceReason::undated: return "undated price";
+    case EvidenceReason::after_today: return "price observed after --today";
+    case EvidenceReason::none: break;
+  }
+  if (ev.tier == 1)
+    return fmt::format("stale price: observed {}, {} days ago (more than {:.0f})", ev.stale_observed_at,
+                       ev.age_days.value_or(0), r.stale_after_days);
+  return "";
 }
 
 /// Stage 1: admit an offer (resolved GPU, a price, published figures, the shape the pins need).
@@ -941,13 +956,10 @@ SkipReason admit(const PlanRequest& r, const Offer& offer, const GpuCatalog& gpu
     if (offer.min_nodes && *offer.min_nodes <= node_limit) out.min_nodes = *offer.min_nodes;
   }
   // Ranking by the evidence of the price (price_evidence): clean and dated within the stale
-  // limit, stale, undated, flagged.
-  PriceEvidence ev = price_evidence(r, offer, out.latest, st.today_days);
-  out.demotion_tier = ev.tier;
-  out.evidence_rank = evidence_rank(ev.tier, ev.age_steps);
-  out.price_age_days = ev.age_days;
-  out.demoted_reason = std::move(ev.reason);
-  out.stale_observed_at = ev.stale_observed_at;
+  // limit, stale, undated, flagged; once per price kind the offer lists (a plan takes that of
+  // the kind it is priced at, price()).
+  for (std::size_t k = 0; k < kPriceKindCount; ++k)
+    if (out.latest[k]) out.evidence[k] = price_evidence(r, offer, out.latest[k], st.today_days);
   return SkipReason::none;
 }
 
@@ -994,10 +1006,7 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedO
   p.checkpoint_bytes = ckpt.checkpoint_bytes;
   p.egress_bytes = request.egress_gb ? *request.egress_gb * kBytesPerGb : ckpt.final_weights_bytes;
   p.storage_bytes = data_bytes + ckpt.checkpoint_bytes;
-  p.demotion_tier = a.demotion_tier;
-  p.evidence_rank = a.evidence_rank;
   p.availability_confirmed = a.offer->confirmed_available_at.has_value();
-  p.price_age_days = a.price_age_days;
   if (training) {
     p.instances = nodes;
     p.global_batch_seqs = o.global_batch_seqs;
@@ -1091,10 +1100,8 @@ void describe_offer(const PlanRequest& request, const ModelArch& arch, const Adm
   p.region = offer.region;
   p.regions = {offer.region};
   p.gpu_name = a.spec->name;
-  p.demoted_reason = a.demotion_tier == 1 ? fmt::format("stale price: observed {}, {} days ago (more than {:.0f})",
-                                                          a.stale_observed_at, a.price_age_days.value_or(0),
-                                                          request.stale_after_days)
-                                           : a.demoted_reason;
+  // The evidence of the kind the plan is priced at (price() set the tier, rank and age from it).
+  if (price_obs) p.demoted_reason = demoted_reason_text(request, a.evidence[static_cast<std::size_t>(p.cost.price_kind)]);
   if (with_billing && a.billing) p.billing = *a.billing;
   if (price_obs) p.price_source = price_obs->source;
   // The matmul peak the time model fell back to (sizing: bf16 → fp16 → tf32 → fp32): a GPU whose
@@ -1145,7 +1152,8 @@ bool cheaper_goes_first(const PlanRequest& r, double time_c, double cost_c, doub
 /// Stage 5: price every kind the offer lists and keep the cheapest total (the time sort keeps
 /// the fastest, ties within the tolerance to the cheaper). False when no kind can be priced.
 /// `with_alternatives`: also list the other kinds in p.alternatives (the rows; a candidate keeps
-/// only its total and time, so collect_candidates skips that allocation).
+/// only its total and time, so collect_candidates skips that allocation). Sets the plan's price
+/// evidence (demotion_tier, evidence_rank, price_age_days) from the kind chosen (admit judged each).
 const PriceObservation* price(const PlanRequest& request, const AdmittedOffer& admitted, const ResolvedBilling& billing,
                               PlanState& st, Plan& p, bool with_alternatives = true) {
   const Offer& offer = *admitted.offer;
@@ -1209,6 +1217,11 @@ const PriceObservation* price(const PlanRequest& request, const AdmittedOffer& a
   }
   p.cost = *costs[option_slots[0]];
   p.usd_per_gpu_hour = p.cost.usd_per_hour / static_cast<double>(p.gpus_per_instance);
+  // The plan is ranked, marked and warned about by the evidence of the kind it is priced at.
+  const PriceEvidence& ev = admitted.evidence[static_cast<std::size_t>(p.cost.price_kind)];
+  p.demotion_tier = ev.tier;
+  p.evidence_rank = ev.rank;
+  p.price_age_days = ev.age_days;
   if (with_alternatives) {
     for (std::size_t i = 1; i < n_options; ++i) p.alternatives.push_back(*costs[option_slots[i]]);
   }
@@ -1796,6 +1809,9 @@ struct Candidate {
   bool meets_latency = true;               ///< serving: within the TTFT/TPOT target (Plan::meets_latency_target)
   std::size_t region_group = 0;            ///< RegionGroups: the same plan in another region or zone
   bool availability_confirmed = false;     ///< Plan::availability_confirmed
+  PriceKind price_kind = PriceKind::on_demand;  ///< the kind it is priced at (price())
+  int demotion_tier = 0;                   ///< Plan::demotion_tier of that kind's price
+  int evidence_rank = 0;                   ///< Plan::evidence_rank of that kind's price
   double total_usd() const { return total; }
   double time_seconds() const { return time; }
 };
@@ -1986,7 +2002,8 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
       if (!price(request, a, *a.billing, st, p, /*with_alternatives=*/false)) continue;
       candidates.push_back(Candidate{admitted.size(), nodes, &o, p.total_usd(), p.time_seconds(), false,
                                      o.meets_latency, region_groups.group_of(offer, p),
-                                     offer.confirmed_available_at.has_value()});
+                                     offer.confirmed_available_at.has_value(), p.cost.price_kind, p.demotion_tier,
+                                     p.evidence_rank});
       candidate_offer.push_back(admitted.size());
     }
     admitted.push_back(std::move(a));
@@ -2080,8 +2097,8 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
   // canonical order (the candidates' order). The others' regions are listed on its row.
   const bool demote_evidence = !request.include_flagged;
   auto represents_before = [&](std::size_t a, std::size_t b) {
-    const int ta = demote_evidence ? admitted[candidate_offer[a]].evidence_rank : 0;
-    const int tb = demote_evidence ? admitted[candidate_offer[b]].evidence_rank : 0;
+    const int ta = demote_evidence ? candidates[a].evidence_rank : 0;
+    const int tb = demote_evidence ? candidates[b].evidence_rank : 0;
     if (ta != tb) return ta < tb;
     if (candidates[a].total_usd() != candidates[b].total_usd()) return candidates[a].total_usd() < candidates[b].total_usd();
     if (candidates[a].time_seconds() != candidates[b].time_seconds()) return candidates[a].time_seconds() < candidates[b].time_seconds();
@@ -2122,7 +2139,7 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
   {
     // Recommendable evidence: dated, unflagged prices when any plan has one (order_rows).
     int best_any = 3;
-    for (std::size_t i = 0; i < candidates.size(); ++i) best_any = std::min(best_any, admitted[candidate_offer[i]].demotion_tier);
+    for (std::size_t i = 0; i < candidates.size(); ++i) best_any = std::min(best_any, candidates[i].demotion_tier);
     st.max_recommendable_tier = std::max(1, best_any);
     // The closest of them to the request, quoted when no plan on such a price meets it: the
     // cheapest (among those meeting the deadline, if any) and the fastest (among those within the
@@ -2137,7 +2154,7 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
     bool any_cost = false, any_time = false;  // the second pass: any such plan when none meets the other limit
     for (int pass = 0; pass < 2; ++pass) {
       for (std::size_t i = 0; i < candidates.size(); ++i) {
-        if (admitted[candidate_offer[i]].demotion_tier > st.max_recommendable_tier) continue;
+        if (candidates[i].demotion_tier > st.max_recommendable_tier) continue;
         const Candidate& k = candidates[i];
         const bool in_time = !request.deadline_seconds || k.time_seconds() <= *request.deadline_seconds;
         const bool in_budget = !request.budget_usd || k.total_usd() <= *request.budget_usd;
@@ -2157,7 +2174,7 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
   std::size_t rec = std::string::npos;
   {
     const bool demote = !request.include_flagged;
-    auto rank = [&](std::size_t i) { return demote ? admitted[candidate_offer[i]].evidence_rank : 0; };
+    auto rank = [&](std::size_t i) { return demote ? candidates[i].evidence_rank : 0; };
     // The best rank among the plans that finish within the horizon (the deadline, else
     // recommend_horizon_seconds); the best rank present only when none does (trial 9 #3: an
     // imported fresh quote, alone on rank 0, was recommended for 4,044 days of one node over a
@@ -2167,7 +2184,7 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
     int best_rank_within = std::numeric_limits<int>::max();
     int best_tier_any = 3;
     for (std::size_t i : feasible) {
-      best_tier_any = std::min(best_tier_any, demote ? admitted[candidate_offer[i]].demotion_tier : 0);
+      best_tier_any = std::min(best_tier_any, demote ? candidates[i].demotion_tier : 0);
       if (!candidates[i].meets_latency) continue;
       best_rank = std::min(best_rank, rank(i));
       if (candidates[i].time_seconds() <= horizon) best_rank_within = std::min(best_rank_within, rank(i));
@@ -2207,7 +2224,7 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
         const AdmittedOffer& a = admitted[candidate_offer[f]];
         st.fresher_too_long = {true,  candidates[f].total_usd(), candidates[f].time_seconds(),
                                a.offer->provider, a.offer->instance_type, candidates[f].nodes};
-        st.fresher_too_long_age_days = a.price_age_days;
+        st.fresher_too_long_age_days = a.evidence[static_cast<std::size_t>(candidates[f].price_kind)].age_days;
       }
     }
   }
@@ -2240,7 +2257,7 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
     std::vector<int> ranks{0};
     if (demote) {
       ranks.clear();
-      for (std::size_t i : feasible) ranks.push_back(admitted[candidate_offer[i]].evidence_rank);
+      for (std::size_t i : feasible) ranks.push_back(candidates[i].evidence_rank);
       std::sort(ranks.begin(), ranks.end());
       ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
     }
@@ -2252,12 +2269,12 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
       pts.clear();
       which.clear();
       for (std::size_t i : feasible) {
-        if (demote && admitted[candidate_offer[i]].evidence_rank > t) continue;
+        if (demote && candidates[i].evidence_rank > t) continue;
         pts.push_back({candidates[i].total_usd(), candidates[i].time_seconds()});
         which.push_back(i);
       }
       for (std::size_t k : pareto_front_indices(pts)) {
-        if (!demote || admitted[candidate_offer[which[k]]].evidence_rank == t) candidates[which[k]].on_pareto_front = true;
+        if (!demote || candidates[which[k]].evidence_rank == t) candidates[which[k]].on_pareto_front = true;
       }
     }
   }

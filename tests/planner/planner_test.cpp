@@ -207,6 +207,67 @@ TEST(Plan, ZeroPreemptionRateIsSpotWithoutLoss) {
   EXPECT_THROW(r.validate(), Error);
 }
 
+// A plan is judged by the date of the price kind it is priced at (docs/planner.md "Price
+// evidence"): an offer whose on-demand price is dated and fresh but whose spot price is undated
+// was marked and ranked clean when planned at spot (the evidence came from the on-demand price).
+bool has_warning(const Plan& p, PlanWarningCode code) {
+  return std::any_of(p.warnings.begin(), p.warnings.end(), [&](const PlanWarning& w) { return w.code == code; });
+}
+
+TEST(Plan, PriceEvidenceFollowsThePriceKindPlanned) {
+  const ModelArch arch = llama_8b();
+  // On-demand $4/h observed 2026-11-20, spot $1/h with no date; --today 2026-11-30.
+  Offer od_dated = make_offer("a/h100x1", "NVIDIA H100 SXM", 1, 4.0, IntraNodeLink::unknown);
+  add_spot(od_dated, 1.0);
+  od_dated.prices.back().source.observed_at.reset();
+  // The reverse: on-demand $4/h undated, spot $1/h observed 2026-11-20.
+  Offer spot_dated = make_offer("b/h100x1", "NVIDIA H100 SXM", 1, 4.0, IntraNodeLink::unknown);
+  spot_dated.prices.back().source.observed_at.reset();
+  add_spot(spot_dated, 1.0);
+  PlanRequest r = lora_request(2e8);
+  r.preemptions_per_day = 0;  // spot without loss: $1/h beats $4/h, so spot is the kind planned
+  for (const Offer* o : {&od_dated, &spot_dated}) {
+    const bool spot_has_date = o == &spot_dated;
+    SCOPED_TRACE(o->id);
+    r.allow_spot = true;
+    const PlanResult at_spot = plan(r, arch, {*o}, GpuCatalog::bundled(), &per_second);
+    ASSERT_EQ(at_spot.plans.size(), 1u);
+    const Plan& s = at_spot.plans[0];
+    EXPECT_EQ(s.cost.price_kind, PriceKind::spot);
+    // Spot dated 2026-11-20 at --today 2026-11-30: 10 days old, within 30: tier 0 (clean), rank 0.
+    // Spot undated: tier 2, rank 2 × 1024 = 2048, the price_date_unknown warning, no age.
+    EXPECT_EQ(s.demotion_tier, spot_has_date ? 0 : 2);
+    EXPECT_EQ(s.evidence_rank, spot_has_date ? 0 : 2048);
+    EXPECT_EQ(s.demoted_reason, spot_has_date ? "" : "undated price");
+    EXPECT_EQ(s.price_age_days, spot_has_date ? std::optional<int>(10) : std::nullopt);
+    EXPECT_EQ(has_warning(s, PlanWarningCode::price_date_unknown), !spot_has_date);
+    // --no-spot: planned at on-demand, judged by the on-demand date (the other way round).
+    r.allow_spot = false;
+    const PlanResult at_od = plan(r, arch, {*o}, GpuCatalog::bundled(), &per_second);
+    ASSERT_EQ(at_od.plans.size(), 1u);
+    const Plan& d = at_od.plans[0];
+    EXPECT_EQ(d.cost.price_kind, PriceKind::on_demand);
+    EXPECT_EQ(d.demotion_tier, spot_has_date ? 2 : 0);
+    EXPECT_EQ(d.evidence_rank, spot_has_date ? 2048 : 0);
+    EXPECT_EQ(d.demoted_reason, spot_has_date ? "undated price" : "");
+    EXPECT_EQ(d.price_age_days, spot_has_date ? std::nullopt : std::optional<int>(10));
+    EXPECT_EQ(has_warning(d, PlanWarningCode::price_date_unknown), spot_has_date);
+  }
+  // Ranking: the offer planned at its undated $1/h spot price is cheaper than a clean $3/h
+  // on-demand offer of the same GPU (same layout and time: a third of the compute), but the
+  // recommendation goes to the clean plan; the undated one is listed after it.
+  r.allow_spot = true;
+  Offer clean = make_offer("c/h100x1", "NVIDIA H100 SXM", 1, 3.0, IntraNodeLink::unknown);
+  const PlanResult both = plan(r, arch, {od_dated, clean}, GpuCatalog::bundled(), &per_second);
+  ASSERT_EQ(both.plans.size(), 2u);
+  EXPECT_EQ(both.plans[0].offer_id, "c/h100x1");
+  EXPECT_TRUE(both.plans[0].recommended);
+  EXPECT_EQ(both.plans[1].offer_id, "a/h100x1");
+  EXPECT_EQ(both.plans[1].cost.price_kind, PriceKind::spot);
+  EXPECT_EQ(both.plans[1].demotion_tier, 2);
+  EXPECT_LT(both.plans[1].total_usd(), both.plans[0].total_usd());
+}
+
 TEST(Plan, PcieMultiGpuWarning) {
   const ModelArch arch = llama_8b();
   Offer o = make_offer("p/l4x8", "NVIDIA L4", 8, 6.0, IntraNodeLink::pcie);
