@@ -30,6 +30,11 @@ struct BundledFile {
   /// published in an unbroken run of the upstream repository's history (derived from git,
   /// PROVENANCE.md). Empty = rows keep the importer's dates.
   std::string_view row_dates = {};
+  /// Optional sidecar (relative to data/) with columns line,instance_type,region,usd_per_hour,
+  /// observed_at,observed_in: on-demand prices of this file equal to a dated observation of the
+  /// same instance type and region in another bundled file (observed_in: that observation's
+  /// locator), written by a script (PROVENANCE.md). apply_price_dates. Empty = none.
+  std::string_view price_dates = {};
 };
 
 // One row per file of data/offers/PROVENANCE.md. For the AWS excerpt the line numbers in
@@ -37,7 +42,8 @@ struct BundledFile {
 // file), marked "[p-family excerpt]".
 constexpr BundledFile kBundled[] = {
     {"offers/skypilot-catalog/v8/aws/vms.p-family.csv", ImportFormat::skypilot_vms_csv, "skypilot-catalog/v8/aws",
-     "skypilot-org/skypilot-catalog@00148f2af3672e2229b4f7bf8157d5a3f36e3c35:catalogs/v8/aws/vms.csv[p-family excerpt]"},
+     "skypilot-org/skypilot-catalog@00148f2af3672e2229b4f7bf8157d5a3f36e3c35:catalogs/v8/aws/vms.csv[p-family excerpt]",
+     {}, "offers/skypilot-catalog/v8/aws/vms.p-family.price-dates.csv"},
     {"offers/skypilot-catalog/v8/lambda/vms.csv", ImportFormat::skypilot_vms_csv, "skypilot-catalog/v8/lambda",
      "skypilot-org/skypilot-catalog@95eaf484fa404db8356b745607d162ea4fdf8fda:catalogs/v8/lambda/vms.csv"},
     {"offers/skypilot-catalog/v8/nebius/vms.csv", ImportFormat::skypilot_vms_csv, "skypilot-catalog/v8/nebius",
@@ -101,6 +107,7 @@ constexpr std::string_view kNotOffers[] = {
     "offers/fsdl-cloud-gpus/cloud-gpus.row-dates.csv",       // row dates of cloud-gpus.csv (kBundled row_dates)
     "offers/fsdl-cloud-gpus/serverless-gpus.row-dates.csv",  // row dates of serverless-gpus.csv
     "offers/gpuhunt/tpu_pricing.row-dates.csv",              // row dates of tpu_pricing.json
+    "offers/skypilot-catalog/v8/aws/vms.p-family.price-dates.csv",  // dated same prices (kBundled price_dates)
     "offers/aws-spot-advisor/interruption-bands.csv",        // spot interruption bands (apply_spot_interruption_bands)
 };
 
@@ -137,6 +144,50 @@ void apply_row_dates(ImportBatch& batch, const BundledFile& file) {
       if (!p.source.observed_at) p.source.observed_at = it->second;
     }
   }
+}
+
+// Applies a price-dates sidecar (BundledFile::price_dates, written by
+// scripts/date-skypilot-aws-prices.py): the on-demand observation whose locator is
+// "<locator_base>:<line>" takes the sidecar's observed_at, and its locator names the dated
+// observation it equals ("... = same price observed in <observed_in>"). Spot and other kinds keep
+// theirs (the dated source observed on-demand prices only). A sidecar row whose line is not an
+// on-demand observation of that instance type, region and exact price, or that is used twice, is an
+// internal error (the files are derived together; a difference means one was edited alone).
+void apply_price_dates(ImportBatch& batch, const BundledFile& file) {
+  const std::string sidecar = "data/" + std::string(file.price_dates);
+  const CsvTable t = CsvTable::parse(embedded_file_or_throw(file.price_dates), sidecar);
+  std::map<std::string, const CsvRow*> by_locator;
+  for (const CsvRow& r : t.rows()) {
+    if (!import_detail::is_iso_date(t.cell(r, "observed_at")))
+      throw Error(ErrorKind::internal, t.where(r), fmt::format("observed_at '{}' is not a date", t.cell(r, "observed_at")),
+                  "YYYY-MM-DDTHH:MM:SSZ");
+    if (t.cell(r, "observed_in").empty())
+      throw Error(ErrorKind::internal, t.where(r), "a date without the observation it comes from", "observed_in");
+    if (!by_locator.emplace(std::string(file.locator_base) + ":" + t.cell(r, "line"), &r).second)
+      throw Error(ErrorKind::internal, t.where(r), "a second row for this line", "one row per line");
+  }
+  std::size_t applied = 0;
+  for (Offer& o : batch.offers) {
+    for (PriceObservation& p : o.prices) {
+      if (p.kind != PriceKind::on_demand) continue;
+      const auto it = by_locator.find(p.source.locator);
+      if (it == by_locator.end()) continue;
+      const CsvRow& r = *it->second;
+      const std::optional<double> usd = import_detail::cell_number(t.cell(r, "usd_per_hour"), t.where(r), "usd_per_hour");
+      if (t.cell(r, "instance_type") != o.instance_type || t.cell(r, "region") != o.region || usd != p.usd_per_hour)
+        throw Error(ErrorKind::internal, t.where(r),
+                    fmt::format("not the row of {} at {}/h", o.id, p.usd_per_hour),
+                    "the same instance type, region and price as the line (re-run scripts/date-skypilot-aws-prices.py)");
+      if (p.source.observed_at)
+        throw Error(ErrorKind::internal, t.where(r), "the line's price is dated already", "an undated line");
+      p.source.observed_at = t.cell(r, "observed_at");
+      p.source.locator += " = same price observed in " + t.cell(r, "observed_in");
+      ++applied;
+    }
+  }
+  if (applied != by_locator.size())
+    throw Error(ErrorKind::internal, sidecar, fmt::format("{} of {} rows match an on-demand price", applied, by_locator.size()),
+                "every row the line of an on-demand price (re-run scripts/date-skypilot-aws-prices.py)");
 }
 
 }  // namespace
@@ -348,6 +399,7 @@ ImportBatch bundled_catalog(const GpuCatalog* gpus) {
     src.gpus = gpus;
     ImportBatch b = import_text(embedded_file_or_throw(path), file->format, src);
     if (!file->row_dates.empty()) apply_row_dates(b, *file);
+    if (!file->price_dates.empty()) apply_price_dates(b, *file);
     merge_batch(all, std::move(b));
   }
   flag_prices_below_market_index(all);

@@ -143,10 +143,17 @@ TEST(ImportBundled, EveryOfferHasProvenanceAndUniqueId) {
       EXPECT_EQ(p.offer_id, o.id);
       EXPECT_FALSE(p.source.dataset.empty()) << o.id;
       EXPECT_FALSE(p.source.locator.empty()) << o.id;
-      // Never an invented date: SkyPilot rows have none; every FSDL row and gpuhunt TPU entry has
-      // the date its price was published (the row-dates sidecars, derived from the git history).
+      // Never an invented date: SkyPilot rows have none, except AWS on-demand prices equal to a
+      // dated observation of the same type and region, which cite it (the price-dates sidecar);
+      // every FSDL row and gpuhunt TPU entry has the date its price was published (the row-dates
+      // sidecars, derived from the git history).
       if (p.source.dataset.rfind("skypilot", 0) == 0) {
-        EXPECT_EQ(p.source.observed_at, std::nullopt) << o.id;
+        const bool cites = p.source.locator.find(" = same price observed in ") != std::string::npos;
+        EXPECT_EQ(p.source.observed_at.has_value(), cites) << o.id;
+        if (cites) {
+          EXPECT_EQ(p.kind, PriceKind::on_demand) << o.id;
+          EXPECT_EQ(o.provider, "aws") << o.id;
+        }
       }
       if (p.source.dataset.rfind("fsdl", 0) == 0 || p.source.dataset.rfind("gpuhunt", 0) == 0) {
         EXPECT_NE(p.source.observed_at, std::nullopt) << o.id;
@@ -155,9 +162,60 @@ TEST(ImportBundled, EveryOfferHasProvenanceAndUniqueId) {
   }
   const Offer* aws = b.find("aws/p5.48xlarge/us-east-1/use1-az2");
   ASSERT_NE(aws, nullptr);
-  EXPECT_EQ(aws->prices.front().source.locator,
+  // The excerpt's line first (then, for a dated price, the observation it equals).
+  EXPECT_EQ(aws->prices.front().source.locator.rfind(
+                "skypilot-org/skypilot-catalog@00148f2af3672e2229b4f7bf8157d5a3f36e3c35:catalogs/v8/aws/"
+                "vms.csv[p-family excerpt]:149",
+                0),
+            0u)
+      << aws->prices.front().source.locator;
+}
+
+// PROVENANCE.md §13: the Spare Cores crawl of 2024-02-21T08:20:21Z lists p3.16xlarge us-east-1
+// on-demand at 24.48 (sparecores-aws line 444), and the SkyPilot excerpt lists the same price in the
+// zones of us-east-1 (line 18: use1-az1). That on-demand observation takes the crawl's date and
+// cites it; the row's spot price (3.3915, not observed by Spare Cores) stays undated. The ewyluda
+// observations of 2026-10-10 list p5.48xlarge us-east-1 at 55.04 (line 23), as the excerpt's line
+// 149 (use1-az2): dated 2026-10-10. p4d.24xlarge us-east-1 is 21.957642 in the excerpt (line 108)
+// and 21.9576 in ewyluda (line 6): not the same price, so it stays undated.
+TEST(ImportBundled, SkyPilotAwsOnDemandPriceDatedByTheSamePriceObservedElsewhere) {
+  const ImportBatch b = bundled_catalog();
+  const Offer* p3 = b.find("aws/p3.16xlarge/us-east-1/use1-az1");
+  ASSERT_NE(p3, nullptr);
+  const PriceObservation* od = p3->latest_price(PriceKind::on_demand);
+  ASSERT_NE(od, nullptr);
+  EXPECT_DOUBLE_EQ(od->usd_per_hour, 24.48);
+  EXPECT_EQ(od->source.observed_at, std::optional<std::string>("2024-02-21T08:20:21Z"));
+  EXPECT_EQ(od->source.locator,
             "skypilot-org/skypilot-catalog@00148f2af3672e2229b4f7bf8157d5a3f36e3c35:catalogs/v8/aws/"
-            "vms.csv[p-family excerpt]:149");
+            "vms.csv[p-family excerpt]:18 = same price observed in SpareCores/sc-data@"
+            "ce414d8e9d6bb1faf6ce9407fedac0c1f25f587a:src/sc_data/data/sc-data-all.db[AWS GPU on-demand, converted; "
+            "PROVENANCE.md §13]:444 (data/offers/sparecores-aws/aws-gpu-ondemand-2024-02.csv:444)");
+  const Offer* sc = b.find("aws/p3.16xlarge/us-east-1");  // the dated observation itself
+  ASSERT_NE(sc, nullptr);
+  ASSERT_NE(sc->latest_price(PriceKind::on_demand), nullptr);
+  EXPECT_EQ(sc->latest_price(PriceKind::on_demand)->usd_per_hour, od->usd_per_hour);
+  const PriceObservation* spot = p3->latest_price(PriceKind::spot);
+  ASSERT_NE(spot, nullptr);
+  EXPECT_DOUBLE_EQ(spot->usd_per_hour, 3.3915);
+  EXPECT_EQ(spot->source.observed_at, std::nullopt);
+
+  const Offer* p5 = b.find("aws/p5.48xlarge/us-east-1/use1-az2");
+  ASSERT_NE(p5, nullptr);
+  const PriceObservation* p5_od = p5->latest_price(PriceKind::on_demand);
+  ASSERT_NE(p5_od, nullptr);
+  EXPECT_DOUBLE_EQ(p5_od->usd_per_hour, 55.04);
+  EXPECT_EQ(p5_od->source.observed_at, std::optional<std::string>("2026-10-10T12:33:53Z"));
+  EXPECT_NE(p5_od->source.locator.find(" = same price observed in ewyluda/gpu-price-index@ab49c8081de81f1dae5f8f7e7d46af80b68c35d6"
+                                       ":data/observations/2026/2026-10-10.csv:23 "),
+            std::string::npos)
+      << p5_od->source.locator;
+
+  const Offer* p4d = b.find("aws/p4d.24xlarge/us-east-1/use1-az1");
+  ASSERT_NE(p4d, nullptr);
+  ASSERT_NE(p4d->latest_price(PriceKind::on_demand), nullptr);
+  EXPECT_DOUBLE_EQ(p4d->latest_price(PriceKind::on_demand)->usd_per_hour, 21.957642);
+  EXPECT_EQ(p4d->latest_price(PriceKind::on_demand)->source.observed_at, std::nullopt);
 }
 
 // Cyclenerd/google-cloud-pricing-cost-calculator pricing.yml at fd66b26 (generated 2026-07-30T06:13:17Z):
