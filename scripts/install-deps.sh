@@ -8,7 +8,7 @@ packages=(
   libsqlite3-dev sqlite3 libcsv-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcurl4-openssl-dev libkainjow-mustache-dev libssl-dev libzip-dev
-  libpqxx-dev libpq-dev postgresql
+  libpqxx-dev libpq-dev postgresql libmimalloc-dev
   clang libclang-rt-14-dev libfuzzer-14-dev
   chromium fonts-thai-tlwg
 )
