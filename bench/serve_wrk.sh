@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Load test of `gpuplan serve` on loopback with wrk (Debian package `wrk`): requests/s and latency
 # percentiles for a filtered catalog read, a 70B LoRA plan and a workload page.
-# Usage: [THREADS=N] [ONLY=mixed] bench/serve_wrk.sh [BUILD_DIR] [SECONDS] [CONNECTIONS]
+# Usage: [THREADS=N] [COMPUTE_THREADS=N] [ONLY=mixed] bench/serve_wrk.sh [BUILD_DIR] [SECONDS] [CONNECTIONS]
 # ONLY=mixed runs only the mixed-body plan load (bench/plan_bodies.py: seven models, five tasks,
 # four filters, every body distinct), the honest measure of distinct plans per second.
 # Targets (issue 10): ≥ 5,000 catalog reads/s, ≥ 500 plans/s, p99 < 50 ms on 2 cores. Say how loaded
@@ -13,7 +13,7 @@ seconds=${2:-10}
 conns=${3:-32}
 dir=$(mktemp -d)
 trap 'kill $pid 2>/dev/null || true; rm -rf "$dir"' EXIT
-XDG_DATA_HOME=$dir "$build/gpuplan" --db "$dir/offers.sqlite" serve --listen 127.0.0.1:0 ${THREADS:+--threads $THREADS} > "$dir/out" &
+XDG_DATA_HOME=$dir "$build/gpuplan" --db "$dir/offers.sqlite" serve --listen 127.0.0.1:0 ${THREADS:+--threads $THREADS} ${COMPUTE_THREADS:+--compute-threads $COMPUTE_THREADS} > "$dir/out" &
 pid=$!
 for _ in $(seq 100); do [ -s "$dir/out" ] && break; sleep 0.2; done
 port=$(head -1 "$dir/out" | sed -E 's#.*:([0-9]+)/.*#\1#')

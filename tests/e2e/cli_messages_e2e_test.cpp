@@ -50,6 +50,13 @@ TEST_F(CliMessagesE2E, ABadValueSaysWhatIsWrongWithIt) {
   expect_refused("offers --limit -1", "gpuplan: error: --limit: -1 is negative (expected: an integer ≥ 0)");
 }
 
+TEST_F(CliMessagesE2E, ComputeThreadsOutsideItsRangeIsRefusedBeforeListening) {
+  expect_refused("serve --listen 127.0.0.1:0 --compute-threads 0",
+                 "gpuplan: error: --compute-threads: 0 is out of range (expected: an integer in [1, 256])");
+  expect_refused("serve --listen 127.0.0.1:0 --compute-threads 257",
+                 "gpuplan: error: --compute-threads: 257 is out of range (expected: an integer in [1, 256])");
+}
+
 TEST_F(CliMessagesE2E, AnIntegerAbove2To53IsEchoedAsTyped) {
   // trial11: 2^53 + 1 = 9007199254740993 has no double; the CLI read it as a double and refused
   // "9007199254740992 is out of range", a value nobody typed (the JSON API echoed it exactly).
