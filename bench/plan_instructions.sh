@@ -8,6 +8,7 @@
 # divided by COUNT. 140 is one full cycle of the mix (every model meets every task and filter).
 # Usage: [KEEP=FILE] bench/plan_instructions.sh [BUILD_DIR] [COUNT]   (slow: seconds of valgrind per plan)
 # KEEP=FILE keeps the callgrind profile of the counted plans (callgrind_annotate FILE).
+# WARM=0 skips the warm-up: the cost of a server's first plans.
 set -euo pipefail
 build=${1:-build}
 count=${2:-140}
@@ -20,7 +21,9 @@ XDG_DATA_HOME=$dir valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" 
 pid=$!
 for _ in $(seq 600); do [ -s "$dir/out" ] && break; sleep 0.5; done
 port=$(head -1 "$dir/out" | sed -E 's#.*:([0-9]+)/.*#\1#')
-"$here/plan_send.py" "$port" "$dir/bodies.txt" 1260 140   # warm-up: the last cycle of the file
+# warm-up: the last cycle of the file (WARM=0: none; the counted plans then pay the cold costs:
+# the offers snapshot of each filter and the search memo's first searches)
+if [ "${WARM:-1}" != 0 ]; then "$here/plan_send.py" "$port" "$dir/bodies.txt" 1260 140; fi
 callgrind_control -z "$pid" > /dev/null
 "$here/plan_send.py" "$port" "$dir/bodies.txt" 0 "$count"
 callgrind_control -d "$pid" > /dev/null

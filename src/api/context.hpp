@@ -16,6 +16,7 @@
 #include "catalog/providers.hpp"
 #include "catalog/store.hpp"
 #include "hardware/gpu_spec.hpp"
+#include "planner/planner.hpp"
 
 namespace gpuplan::api {
 
@@ -34,7 +35,8 @@ class Context {
   Context(const GpuCatalog& gpus, const std::vector<ProviderInfo>& providers, const Clock& clock, StoreOpener open_store,
           DataVersion data_version = {})
       : gpus_(gpus), providers_(providers), clock_(clock), open_store_(std::move(open_store)),
-        data_version_(std::move(data_version)) {}
+        data_version_(std::move(data_version)),
+        search_memo_(data_version_ ? std::make_unique<SearchMemo>() : nullptr) {}
 
   const GpuCatalog& gpus() const { return gpus_; }
   const std::vector<ProviderInfo>& providers() const { return providers_; }
@@ -68,6 +70,10 @@ class Context {
   /// moves, so every cached answer is dropped.
   void note_write() const { writes_.fetch_add(1); }
   bool caching() const { return static_cast<bool>(data_version_); }
+  /// The training-search memo shared by this process's plans (planner.hpp SearchMemo), with
+  /// caching only (a server); nullptr in the CLI, whose plans are one per process. It depends on
+  /// the GPU catalog (its clusters point into gpus()), never on the offers.
+  SearchMemo* search_memo() const { return search_memo_.get(); }
 
  private:
   const GpuCatalog& gpus_;
@@ -78,6 +84,7 @@ class Context {
   mutable std::unique_ptr<OfferStore> store_;
   mutable std::mutex store_use_;
   DataVersion data_version_;
+  std::unique_ptr<SearchMemo> search_memo_;
   mutable std::atomic<std::uint64_t> writes_{0};
   /// Snapshot cache: version seen, query key → offers, counts (all dropped on a version change).
   mutable std::mutex cache_mutex_;

@@ -171,6 +171,16 @@ std::span<const FieldDef<PlanInput>> plan_fields() {
   return fields;
 }
 
+std::string search_memo_key(const nlohmann::json& body) {
+  if (!body.is_object()) return {};
+  nlohmann::json k = body;
+  for (const char* f : {"tokens", "dataset_tokens", "epochs", "filter", "today", "stale_days", "max_price_age",
+                        "include_flagged", "all", "no_spot", "preemptions_per_day", "deadline", "budget", "sort",
+                        "pareto", "limit", "explain", "all_offers", "egress_gb", "hours"})
+    k.erase(f);
+  return k.dump();
+}
+
 PlanOutput run_plan(const PlanInput& in, const Context& ctx) {
   PlanOutput out;
   PlanRequest& req = out.request;
@@ -243,7 +253,12 @@ PlanOutput run_plan(const PlanInput& in, const Context& ctx) {
   // and the search scale with the catalog's distinct machines, not its copies across regions.
   if (!in.all_offers) q.cheapest_per_plan_class = kPlanOffersPerClass;
   std::shared_ptr<const std::vector<Offer>> offers = ctx.query_offers(q);
-  out.result = plan(req, out.arch, *offers, ctx.gpus(), &bundled_billing_of);
+  // The memo only for a model the request itself determines (a preset or a synthetic shape): a
+  // config or safetensors file could change between requests under the same key.
+  SearchMemo* memo = !in.search_memo_key.empty() && req.model.config_path.empty() && req.model.safetensors_path.empty()
+                         ? ctx.search_memo()
+                         : nullptr;
+  out.result = plan(req, out.arch, *offers, ctx.gpus(), &bundled_billing_of, {}, memo, in.search_memo_key);
   if (out.result.no_plan && q.memory_floor) {
     // No plan: the reason (the largest GPU offered, the offers skipped) is stated over every
     // matching offer, as without the floor (a rare path: twice the work).
@@ -254,7 +269,7 @@ PlanOutput run_plan(const PlanInput& in, const Context& ctx) {
     const std::size_t considered = out.result.offers_considered, skipped = out.result.offers_skipped;
     q.memory_floor.reset();
     offers = ctx.query_offers(q);
-    out.result = plan(req, out.arch, *offers, ctx.gpus(), &bundled_billing_of);
+    out.result = plan(req, out.arch, *offers, ctx.gpus(), &bundled_billing_of, {}, memo, in.search_memo_key);
     out.result.offers_considered = considered;
     out.result.offers_skipped = skipped;
   }

@@ -27,7 +27,19 @@ struct PlanInput {
   std::set<std::string> given;  ///< the fields given (api::note_given): a field of another task is refused
   /// --all-offers: plan on every matching offer instead of the bounded read (kPlanOffersPerClass).
   bool all_offers = false;
+  /// The physics key of the request for the context's search memo (search_memo_key; empty: no
+  /// memo). Set by the server from the request body.
+  std::string search_memo_key;
 };
+
+/// The key of a plan request for planner.hpp's SearchMemo: the canonical body (keys sorted, as
+/// api::parse_json_strict reads it) without the fields that never enter a training layout search
+/// — the tokens (the memo keeps them out by design), the offers' filter and price evidence
+/// (filter, today, stale_days, max_price_age, include_flagged, all, no_spot,
+/// preemptions_per_day), the selection and presentation (deadline, budget, sort, pareto, limit,
+/// explain, all_offers), egress and serving hours. Every other field stays in the key, so a new
+/// field can only make the memo miss, never answer for another request.
+std::string search_memo_key(const nlohmann::json& body);
 
 /// The planner's bounded read (issue 12, docs/planner.md "Bounded read"): per price kind and
 /// plan class (catalog plan_class_of: one machine in one place) the cheapest clean-dated offer

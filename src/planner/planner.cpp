@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -192,16 +194,66 @@ struct SearchContext {
   /// search_training: the smallest DP degree skipped because the global batch has fewer
   /// sequences than DP ranks (0: none was); the no-plan reason names it (batch_below_dp).
   std::int64_t smallest_dp_over_batch = 0;
+  /// The process's search memo (planner.hpp SearchMemo) and this request's physics key; nullptr:
+  /// every cluster is searched.
+  SearchMemo* memo = nullptr;
+  const std::string* memo_key = nullptr;
+  /// With a memo: the problem of each layout slot found not runnable, by (GPUs, slot index), so
+  /// that a memo entry records the first problem its own search meets even where an earlier
+  /// cluster of this plan sized the slot.
+  std::unordered_map<std::uint64_t, std::string> slot_problems;
 };
+
+/// A layout that may be the best of its cluster for some token count (SearchMemo).
+struct MemoCandidate {
+  ParallelLayout layout;
+  Recompute recompute = Recompute::none;
+  double per_gpu_bytes = 0;
+  std::int64_t global_batch_seqs = 0;
+  double tokens_per_step = 0;
+  TrainingStepEstimate step;  ///< tokens_per_s set
+};
+
+/// One cluster's training search without the token count (SearchMemo): the candidates in search
+/// order, and what the search reports besides its result.
+struct TrainingMemoEntry {
+  std::vector<MemoCandidate> candidates;
+  double smallest_per_gpu_bytes = kInf;
+  ParallelLayout smallest_layout;
+  Recompute smallest_recompute = Recompute::none;
+  std::size_t layouts_evaluated = 0;
+  std::optional<std::string> first_problem;
+  std::int64_t smallest_dp_over_batch = 0;
+  /// A candidate with a finite step time: the search found a layout (SearchOutcome::fits) for
+  /// any token count.
+  bool fits() const {
+    return std::any_of(candidates.begin(), candidates.end(),
+                       [](const MemoCandidate& c) { return std::isfinite(c.step.step_seconds); });
+  }
+  /// Keeps `c` unless an earlier candidate has at least its tokens per step and at most its
+  /// step time: that one needs no more optimizer steps (ceil(T / tokens per step)) for any T,
+  /// each no longer, and comes first, so `c` can never be chosen (search_training keeps the
+  /// first of equal runs).
+  void add(MemoCandidate c) {
+    for (const MemoCandidate& d : candidates)
+      if (d.tokens_per_step >= c.tokens_per_step && d.step.step_seconds <= c.step.step_seconds) return;
+    candidates.push_back(std::move(c));
+  }
+};
+
+constexpr std::uint64_t slot_id(int gpus, std::size_t index) {
+  return static_cast<std::uint64_t>(static_cast<std::uint32_t>(gpus)) << 40 | static_cast<std::uint64_t>(index);
+}
 
 constexpr double kLayoutUnsized = -1.0;      ///< SearchContext::layouts_by_gpus: not yet visited
 constexpr double kLayoutNotRunnable = -2.0;  ///< the model cannot take the layout (per-GPU bytes are > 0)
 
 /// The model check and the per-GPU memory of one layout (the lean total, sizing/memory_total.hpp),
 /// or kLayoutNotRunnable; the first problem found is kept for the no-plan reason.
-double size_layout(SearchContext& ctx, const ParallelLayout& layout, Recompute rc) {
+double size_layout(SearchContext& ctx, const ParallelLayout& layout, Recompute rc, std::uint64_t id) {
   if (auto problem = training_layout_problem(ctx.arch, layout)) {
     if (!ctx.first_layout_problem) ctx.first_layout_problem = *problem;
+    if (ctx.memo) ctx.slot_problems.emplace(id, std::move(*problem));
     return kLayoutNotRunnable;
   }
   if (!ctx.memory_total) ctx.memory_total.emplace(ctx.arch, detail::training_memory_request(ctx.r, layout, rc));
@@ -261,7 +313,10 @@ void apply_mfu_override(TrainingStepEstimate& est, double mfu, int gpus) {
 }
 
 /// Training search over layouts for one cluster (see planner.hpp). Pinned degrees are kept.
-SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
+/// `collect` (SearchMemo): no pruning by the step-time bound (it reads the token count); every
+/// position's first fitting layout is estimated and offered to collect->add, and the smallest
+/// layout and the first problem met are recorded there; the outcome's result is then unused.
+SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, TrainingMemoEntry* collect = nullptr) {
   const PlanRequest& r = ctx.r;
   const ModelArch& arch = ctx.arch;
   SearchOutcome best;
@@ -352,9 +407,16 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
             layout.zero_stage = zero_stages[zi];
             for (std::size_t ri = 0; ri < n_recomputes; ++ri) {
               const Recompute rc = recomputes[ri];
-              double& slot = slots[ti * slots_per_tp + (((pi * n_eps_max + ei) * 8 + mi) * 2 + zi) * 3 + ri];
-              if (slot == kLayoutUnsized) slot = size_layout(ctx, layout, rc);
-              if (slot == kLayoutNotRunnable) continue;
+              const std::size_t slot_index = ti * slots_per_tp + (((pi * n_eps_max + ei) * 8 + mi) * 2 + zi) * 3 + ri;
+              double& slot = slots[slot_index];
+              if (slot == kLayoutUnsized) slot = size_layout(ctx, layout, rc, slot_id(n, slot_index));
+              if (slot == kLayoutNotRunnable) {
+                if (collect && !collect->first_problem) {
+                  auto p = ctx.slot_problems.find(slot_id(n, slot_index));
+                  if (p != ctx.slot_problems.end()) collect->first_problem = p->second;
+                }
+                continue;
+              }
               const double bytes = slot;
               ++ctx.layouts_evaluated;
               if (bytes < best.smallest_per_gpu_bytes) {
@@ -370,7 +432,7 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
               // (1e-9, relative) is far above the rounding by which the bound may exceed the step.
               // A bound known from the other ZeRO stage is checked before anything is built.
               const auto rc_index = static_cast<std::size_t>(rc);
-              if (!r.mfu_override && bound_known[rc_index] &&
+              if (!collect && !r.mfu_override && bound_known[rc_index] &&
                   steps * bound_at_rc[rc_index] * (1.0 - 1e-9) >= best.work_seconds) {
                 break;  // a heavier recompute only adds compute (as below)
               }
@@ -382,7 +444,7 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
                 stages.prepare(arch, step_request, cluster, ctx.assumptions, figures);
                 bound_at_rc[rc_index] = stages.lower_bound_seconds();
                 bound_known[rc_index] = true;
-                if (steps * bound_at_rc[rc_index] * (1.0 - 1e-9) >= best.work_seconds) {
+                if (!collect && steps * bound_at_rc[rc_index] * (1.0 - 1e-9) >= best.work_seconds) {
                   break;  // a heavier recompute only adds compute (as below)
                 }
               }
@@ -395,6 +457,10 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
               if (r.mfu_override) apply_mfu_override(est, *r.mfu_override, n);
               const double work = steps * est.step_seconds;
               est.tokens_per_s = tokens_per_step / est.step_seconds;
+              if (collect) {
+                collect->add(MemoCandidate{layout, rc, bytes, batch, tokens_per_step, est});
+                break;
+              }
               if (work < best.work_seconds) {
                 best.fits = true;
                 best.layout = layout;
@@ -412,6 +478,11 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key) {
         }
       }
     }
+  }
+  if (collect) {
+    collect->smallest_per_gpu_bytes = best.smallest_per_gpu_bytes;
+    collect->smallest_layout = best.smallest_layout;
+    collect->smallest_recompute = best.smallest_recompute;
   }
   return best;
 }
@@ -1462,20 +1533,141 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
 }
 
 /// Searches one cluster, cached by the GPU configuration many offers share.
+/// The best of a memo entry's candidates for `tokens`: what search_training returns for them
+/// (the first of the shortest runs, work = ceil(tokens / tokens per step) × step time).
+SearchOutcome pick_candidate(const TrainingMemoEntry& e, double tokens) {
+  SearchOutcome o;
+  o.smallest_per_gpu_bytes = e.smallest_per_gpu_bytes;
+  o.smallest_layout = e.smallest_layout;
+  o.smallest_recompute = e.smallest_recompute;
+  for (const MemoCandidate& c : e.candidates) {
+    const double steps = std::ceil(tokens / c.tokens_per_step);
+    const double work = steps * c.step.step_seconds;
+    if (work < o.work_seconds) {
+      o.fits = true;
+      o.layout = c.layout;
+      o.recompute = c.recompute;
+      o.per_gpu_bytes = c.per_gpu_bytes;
+      o.step = c.step;
+      o.work_seconds = work;
+      o.global_batch_seqs = c.global_batch_seqs;
+      o.steps = steps;
+    }
+  }
+  return o;
+}
+
+/// A TP above the model's KV heads exists on this node and no pin rules it out (search_cluster).
+bool kv_replication_possible(const SearchContext& ctx, const ClusterKey& key) {
+  return !ctx.r.pins.tp && !ctx.arch.mla && ctx.arch.num_kv_heads > 0 && key.gpus_per_node > ctx.arch.num_kv_heads;
+}
+
+}  // namespace
+
+/// SearchMemo (planner.hpp): physics key → cluster → entry, under one mutex.
+struct SearchMemo::Impl {
+  std::mutex mutex;
+  std::unordered_map<std::string, std::unordered_map<ClusterKey, std::shared_ptr<const TrainingMemoEntry>, ClusterKeyHash>>
+      by_key;
+  std::size_t entries = 0;
+  std::size_t max_entries = 0;
+  std::atomic<std::size_t> hits{0};
+
+  std::shared_ptr<const TrainingMemoEntry> find(const std::string& k, const ClusterKey& c) {
+    std::lock_guard lock(mutex);
+    auto a = by_key.find(k);
+    if (a == by_key.end()) return nullptr;
+    auto b = a->second.find(c);
+    if (b == a->second.end()) return nullptr;
+    hits.fetch_add(1, std::memory_order_relaxed);
+    return b->second;
+  }
+  void insert(const std::string& k, const ClusterKey& c, std::shared_ptr<const TrainingMemoEntry> e) {
+    std::lock_guard lock(mutex);
+    if (entries >= max_entries) {  // bounded: start over (the entries are rebuilt on use)
+      by_key.clear();
+      entries = 0;
+    }
+    if (by_key[k].emplace(c, std::move(e)).second) ++entries;
+  }
+};
+
+SearchMemo::SearchMemo(std::size_t max_entries) : impl_(std::make_unique<Impl>()) {
+  impl_->max_entries = std::max<std::size_t>(1, max_entries);
+}
+SearchMemo::~SearchMemo() = default;
+std::size_t SearchMemo::size() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->entries;
+}
+std::size_t SearchMemo::hits() const { return impl_->hits.load(); }
+
+namespace {
+
+/// search_cluster's training search through the memo: the entry of (physics key, cluster), built
+/// on a miss by search_training in collect mode (then again with KV replication when nothing
+/// fits, as search_cluster does), its reports replayed into the plan's context as the search
+/// would have made them, and its best candidate for this plan's tokens.
+SearchOutcome memo_search_training(SearchContext& ctx, const ClusterKey& key) {
+  SearchMemo::Impl& memo = ctx.memo->impl();
+  std::shared_ptr<const TrainingMemoEntry> e = memo.find(*ctx.memo_key, key);
+  if (!e) {
+    // The search's reports go to the entry, not to this plan's context (replayed below).
+    const std::size_t evaluated = ctx.layouts_evaluated;
+    const std::int64_t dp_over_batch = ctx.smallest_dp_over_batch;
+    std::optional<std::string> problem = std::move(ctx.first_layout_problem);
+    ctx.first_layout_problem.reset();
+    auto collect = [&](bool kv_replication, TrainingMemoEntry& out) {
+      ctx.layouts_evaluated = 0;
+      ctx.smallest_dp_over_batch = 0;
+      ctx.allow_kv_replication = kv_replication;
+      search_training(ctx, key, &out);
+      out.layouts_evaluated = ctx.layouts_evaluated;
+      out.smallest_dp_over_batch = ctx.smallest_dp_over_batch;
+    };
+    auto fresh = std::make_shared<TrainingMemoEntry>();
+    collect(false, *fresh);
+    if (!fresh->fits() && kv_replication_possible(ctx, key)) {
+      auto second = std::make_shared<TrainingMemoEntry>();
+      collect(true, *second);
+      second->layouts_evaluated += fresh->layouts_evaluated;
+      if (fresh->smallest_dp_over_batch > 0 &&
+          (second->smallest_dp_over_batch == 0 || fresh->smallest_dp_over_batch < second->smallest_dp_over_batch))
+        second->smallest_dp_over_batch = fresh->smallest_dp_over_batch;
+      if (fresh->first_problem) second->first_problem = std::move(fresh->first_problem);
+      fresh = std::move(second);
+    }
+    ctx.layouts_evaluated = evaluated;
+    ctx.smallest_dp_over_batch = dp_over_batch;
+    ctx.first_layout_problem = std::move(problem);
+    memo.insert(*ctx.memo_key, key, fresh);
+    e = std::move(fresh);
+  }
+  ctx.layouts_evaluated += e->layouts_evaluated;
+  if (e->smallest_dp_over_batch > 0 &&
+      (ctx.smallest_dp_over_batch == 0 || e->smallest_dp_over_batch < ctx.smallest_dp_over_batch))
+    ctx.smallest_dp_over_batch = e->smallest_dp_over_batch;
+  if (!ctx.first_layout_problem && e->first_problem) ctx.first_layout_problem = e->first_problem;
+  return pick_candidate(*e, ctx.tokens);
+}
+
 const SearchOutcome& search_cluster(SearchContext& ctx, ClusterOutcomes& cache, const ClusterKey& key) {
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   SearchOutcome o;
   switch (ctx.r.workload) {
     case PlanWorkload::training:
+      if (ctx.memo) {
+        o = memo_search_training(ctx, key);
+        break;
+      }
       // TP above the model's KV heads replicates each KV head on tp / kv GPUs (vLLM, Megatron
       // num_query_groups), which the memory and step-time models do not count: such layouts are
       // searched only when no other layout of the cluster fits (and then carry a
       // kv_heads_replicated warning).
       ctx.allow_kv_replication = false;
       o = search_training(ctx, key);
-      if (!o.fits && !ctx.r.pins.tp && !ctx.arch.mla && ctx.arch.num_kv_heads > 0 &&
-          key.gpus_per_node > ctx.arch.num_kv_heads) {  // a TP above the KV heads exists on this node
+      if (!o.fits && kv_replication_possible(ctx, key)) {
         ctx.allow_kv_replication = true;
         o = search_training(ctx, key);
       }
@@ -3230,7 +3422,8 @@ void add_lora_alternative(const PlanRequest& request, const ModelArch& arch, con
 }  // namespace
 
 PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::vector<Offer>& offers,
-                const GpuCatalog& gpus, BillingLookup billing_of, const PerfAssumptions& assumptions) {
+                const GpuCatalog& gpus, BillingLookup billing_of, const PerfAssumptions& assumptions, SearchMemo* memo,
+                const std::string& memo_key) {
   PlanResult result;
   result.model_name = arch.name;
   result.sort_applied = request.effective_sort();
@@ -3245,9 +3438,13 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   const double tokens = training ? request.training_tokens() : 0;
   result.training_tokens = tokens;
 
-  SearchContext ctx{request, arch, assumptions, 0, 0, 0, std::nullopt, std::nullopt, {}, {}, {}, {}, {}, false, 0, kInf, kInf, {}};
+  SearchContext ctx{request, arch, assumptions, 0, 0, 0, std::nullopt, std::nullopt, {}, {}, {}, {}, {}, false, 0, kInf, kInf, {}, 0, nullptr, nullptr, {}};
   ctx.global_batch = training ? request.effective_global_batch_seqs() : 0;
   ctx.tokens = tokens;
+  if (memo && !memo_key.empty()) {
+    ctx.memo = memo;
+    ctx.memo_key = &memo_key;
+  }
   PlanState st;
   if (!request.today.empty()) st.today_days = days_since_epoch(request.today);
 
@@ -3327,7 +3524,7 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
   a.spec = c.gpu;
   a.capacity_bytes = c.gpu->fit_memory_bytes();  // as plan() and `gpuplan size`
   a.inter_bits = c.inter_node_bytes_per_s * 8.0;
-  SearchContext ctx{request, arch, assumptions, 0, 0, 0, std::nullopt, std::nullopt, {}, {}, {}, {}, {}, false, 0, kInf, kInf, {}};
+  SearchContext ctx{request, arch, assumptions, 0, 0, 0, std::nullopt, std::nullopt, {}, {}, {}, {}, {}, false, 0, kInf, kInf, {}, 0, nullptr, nullptr, {}};
   ctx.global_batch = request.effective_global_batch_seqs();
   ctx.tokens = request.training_tokens();
   ClusterOutcomes cache;

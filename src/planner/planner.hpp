@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -313,8 +314,40 @@ std::optional<OfferMemoryFloor> plan_memory_floor(const PlanRequest& request, co
 /// Throws Error{invalid_input} only for a request the model cannot take at all (e.g. image
 /// generation on a decoder model).
 using BillingLookup = BillingTerms (*)(const Offer&);
+
+/// A memo of training layout searches shared by the plans of one process (`gpuplan serve`),
+/// docs/planner.md "Search memo". A training search depends on the request's physics (model,
+/// task, precision, sequence, batch, pins, margin...), the cluster (GPU, GPUs per node, nodes,
+/// links, capacity) and — only through the rounding up of optimizer steps — the token count. The
+/// memo keeps, per (physics key, cluster), every layout that can still be the best for some
+/// token count (the first fitting recompute mode of each TP/PP/EP/micro-batch/ZeRO position; a
+/// position is dropped only when an earlier one has at least its tokens per step and at most its
+/// step time, so it can never win), plus what the search reports besides its result (layouts
+/// evaluated, the first layout problem, the smallest DP above the batch). A plan then picks the
+/// best for its own tokens: the same answer, byte for byte, as searching again.
+/// `physics_key` must determine every search input but the tokens and the cluster; the caller
+/// builds it (api::run_plan: the request body without the fields that only choose offers, price
+/// or present). Thread-safe; bounded (max_entries clusters in all: when full it starts over).
+class SearchMemo {
+ public:
+  explicit SearchMemo(std::size_t max_entries = 20000);
+  ~SearchMemo();
+  SearchMemo(const SearchMemo&) = delete;
+  SearchMemo& operator=(const SearchMemo&) = delete;
+  struct Impl;
+  Impl& impl() { return *impl_; }
+  /// Clusters memoized now, and plans' searches answered from the memo since the start.
+  std::size_t size() const;
+  std::size_t hits() const;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+/// `memo`/`memo_key`: see SearchMemo (nullptr: search every cluster; the CLI's one-shot plans).
 PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::vector<Offer>& offers,
-                const GpuCatalog& gpus, BillingLookup billing_of, const PerfAssumptions& assumptions = {});
+                const GpuCatalog& gpus, BillingLookup billing_of, const PerfAssumptions& assumptions = {},
+                SearchMemo* memo = nullptr, const std::string& memo_key = {});
 
 /// `gpuplan estimate`: times a run the user specifies (GPU × nodes × GPUs per node, layout pins)
 /// without the catalog, with the same search, step-time and goodput code as plan() — for the

@@ -473,6 +473,7 @@ struct Server::Impl {
     http.Post("/api/plan", compute([this](const json& body) {
                 api::PlanInput in;
                 api::read_fields(in, body, api::plan_fields());
+                in.search_memo_key = api::search_memo_key(body);  // planner.hpp SearchMemo
                 return api::api_worded(api::to_json(api::run_plan(in, ctx)));
               }));
     http.Post("/api/estimate", compute([this](const json& body) {

@@ -2021,6 +2021,25 @@ TEST_F(ApiE2E, ExplainZeroIsRefusedBecausePlansAreNumberedFromOne) {
   EXPECT_EQ(r->status, 200) << r->body.substr(0, 300);
 }
 
+// The training-search memo (planner.hpp SearchMemo): requests that differ only in their token
+// count share their layout searches; each answer is still the CLI's, which searches afresh. 1e5
+// tokens is a few optimizer steps, where rounding them up decides between layouts.
+TEST_F(ApiE2E, PlansThatShareASearchMemoAnswerAsTheCliDoes) {
+  auto c = client();
+  for (const char* tokens : {"100000", "3300000", "987654321", "77000000000", "100001"}) {
+    for (const char* task : {"full", "lora"}) {
+      const std::string body = std::string(R"({"model": "qwen3-30b-a3b", "task": ")") + task + R"(", "tokens": )" + tokens +
+                               R"(, "today": "2026-11-28", "limit": 5, "filter": "gpus>=4"})";
+      auto r = c.Post("/api/plan", body, "application/json");
+      ASSERT_TRUE(r && r->status == 200) << body << " -> " << (r ? r->body.substr(0, 300) : "no answer");
+      EXPECT_EQ(json::parse(r->body),
+                in_api_words(cli_json(std::string("plan --model qwen3-30b-a3b --task ") + task + " --tokens " + tokens +
+                                      " --today 2026-11-28 --limit 5 'gpus>=4' --json")))
+          << body;
+    }
+  }
+}
+
 // 8. The computation cache keys on the request's value (the strictly parsed body written again:
 // keys sorted, spaces gone, a number by its value), plus the data version and today; it used the
 // raw bytes. The same request in other bytes is a hit with the same answer (the CLI's); a request
