@@ -38,8 +38,9 @@ namespace {
 
 struct ServeOptions {
   std::string listen = "127.0.0.1:8080";
-  std::size_t compute_threads = server::ServerOptions::default_compute_threads();
-  std::size_t threads = 64;  // cpp-httplib holds a worker per keep-alive connection (server/server.hpp)
+  // Signed, so that `--compute-threads -1` is echoed as typed, not as 2^64 - 1.
+  std::int64_t compute_threads = 0;  // no limit (server/server.hpp ServerOptions::compute_threads)
+  std::int64_t threads = 64;  // signed: `--threads -1` is echoed as typed; cpp-httplib holds a worker per keep-alive connection (server/server.hpp)
   std::string write_token_file;
   std::string refresh_every;                 ///< empty = no scheduled refresh
   std::vector<std::string> refresh_sources;  ///< empty = every keyless source
@@ -154,12 +155,14 @@ std::optional<std::string> read_write_token(const std::string& file) {
 void run_serve(const ServeOptions& opts, const GlobalOptions& global) {
   server::ServerOptions so;
   server::parse_listen(opts.listen, so);
-  if (opts.threads < 1 || opts.threads > 256) throw_invalid("--threads", std::to_string(opts.threads), "1 to 256");
-  so.threads = opts.threads;
-  if (opts.compute_threads < 1 || opts.compute_threads > server::ServerOptions::kMaxComputeThreads)
+  if (opts.threads < 1 || opts.threads > 256)
+    throw_invalid("--threads", fmt::format("{} is out of range", opts.threads), "an integer in [1, 256]");
+  so.threads = static_cast<std::size_t>(opts.threads);
+  if (opts.compute_threads < 0 ||
+      opts.compute_threads > static_cast<std::int64_t>(server::ServerOptions::kMaxComputeThreads))
     throw_invalid("--compute-threads", fmt::format("{} is out of range", opts.compute_threads),
-                  fmt::format("an integer in [1, {}]", server::ServerOptions::kMaxComputeThreads));
-  so.compute_threads = opts.compute_threads;
+                  fmt::format("an integer in [0, {}]", server::ServerOptions::kMaxComputeThreads));
+  so.compute_threads = static_cast<std::size_t>(opts.compute_threads);
   so.write_token = read_write_token(opts.write_token_file);
   std::unique_ptr<Refresh> refresh = prepare_refresh(opts, global);
   // PostgreSQL pool: one connection per worker thread, at most 16 (most of the 64 default workers
@@ -216,7 +219,7 @@ GPUPLAN_REGISTER_COMMAND(Command{
       sub.add_option("--listen", opts->listen, "HOST:PORT to listen on (port 0 = any free port)")->capture_default_str();
       sub.add_option("--threads", opts->threads, "worker threads (each serves one connection at a time; fewer than the clients' connections queues them)")->capture_default_str();
       sub.add_option("--compute-threads", opts->compute_threads,
-                     "size, plan and estimate requests computed at once (default: the machine's hardware threads); the others wait in arrival order")
+                     "size, plan and estimate requests computed at once, the others waiting in arrival order (0, the default: no limit; about the core count lowers tail latency under many connections, at some throughput)")
           ->capture_default_str();
       sub.add_option("--write-token-file", opts->write_token_file,
                      "file holding the bearer token that allows POST /api/import (else GPUPLAN_WRITE_TOKEN; none: read-only)");

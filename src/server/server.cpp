@@ -259,11 +259,13 @@ struct Server::Impl {
   std::time_t data_time_value = 0;
   ResponseCache catalog_cache{512};  ///< GET /api/gpus, models, offers, history: URL → body, ETag
   ResponseCache compute_cache{256};  ///< POST /api/size, plan, estimate: path + body bytes → body
-  /// At most ServerOptions::compute_threads computations (size, plan, estimate) run at once; the
-  /// others wait here in arrival order (compute()).
-  FifoSlots compute_slots;
+  /// With ServerOptions::compute_threads > 0: at most that many computations (size, plan,
+  /// estimate) run at once; the others wait here in arrival order (compute()).
+  std::optional<FifoSlots> compute_slots;
 
-  Impl(const api::Context& c, ServerOptions o) : ctx(c), options(std::move(o)), compute_slots(options.compute_threads) {}
+  Impl(const api::Context& c, ServerOptions o) : ctx(c), options(std::move(o)) {
+    if (options.compute_threads > 0) compute_slots.emplace(options.compute_threads);
+  }
 
   /// Wraps a handler: maps gpuplan::Error to its status and body, anything else to a bare 500.
   template <class F>
@@ -368,7 +370,8 @@ struct Server::Impl {
         // CPU-bound work: as many at once as there are cores. With one worker thread per
         // keep-alive connection, 32 connections would otherwise time-share 2 cores, and a long
         // plan would take 16 times its CPU time (docs/server.md "Speed").
-        const FifoSlots::Hold hold(compute_slots);
+        std::optional<FifoSlots::Hold> hold;
+        if (compute_slots) hold.emplace(*compute_slots);
         body = dump_json(produce(request)) + "\n";
       }
       compute_cache.put(key, CachedResponse{body, "application/json", "", ""});
@@ -566,10 +569,6 @@ int Server::port() const { return impl_->bound_port; }
 void Server::run() { impl_->http.listen_after_bind(); }
 
 void Server::stop() { impl_->http.stop(); }
-
-std::size_t ServerOptions::default_compute_threads() {
-  return std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, kMaxComputeThreads);
-}
 
 void parse_listen(const std::string& text, ServerOptions& options) {
   std::string host = "127.0.0.1";

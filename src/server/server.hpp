@@ -44,10 +44,11 @@ struct ServerOptions {
   int port = 8080;                      ///< 0 = any free port (see Server::port())
   std::size_t threads = 64;  ///< worker threads of the pool (one per open keep-alive connection: mostly idle)
   static constexpr std::size_t kMaxComputeThreads = 256;
-  /// Computations (POST /api/size, plan, estimate) that run at once, 1..kMaxComputeThreads; the
-  /// others queue in arrival order. Default: the machine's hardware threads (at least 1).
-  std::size_t compute_threads = default_compute_threads();
-  static std::size_t default_compute_threads();
+  /// Computations (POST /api/size, plan, estimate) that run at once, 0..kMaxComputeThreads; the
+  /// others queue in arrival order (server/fifo_slots.hpp). 0 (default): no limit, every worker
+  /// computes. A limit near the core count lowers the tail latency under many connections and
+  /// costs throughput (the hand-offs): docs/server.md "Speed, 2026-12-04".
+  std::size_t compute_threads = 0;
   std::size_t max_body_bytes = 64 * 1024;
   /// Bearer token for POST /api/import; nullopt = read-only server (the import answers 403).
   std::optional<std::string> write_token;

@@ -50,11 +50,15 @@ TEST_F(CliMessagesE2E, ABadValueSaysWhatIsWrongWithIt) {
   expect_refused("offers --limit -1", "gpuplan: error: --limit: -1 is negative (expected: an integer ≥ 0)");
 }
 
-TEST_F(CliMessagesE2E, ComputeThreadsOutsideItsRangeIsRefusedBeforeListening) {
-  expect_refused("serve --listen 127.0.0.1:0 --compute-threads 0",
-                 "gpuplan: error: --compute-threads: 0 is out of range (expected: an integer in [1, 256])");
+TEST_F(CliMessagesE2E, ServeThreadCountsOutsideTheirRangeAreRefusedAsTyped) {
   expect_refused("serve --listen 127.0.0.1:0 --compute-threads 257",
-                 "gpuplan: error: --compute-threads: 257 is out of range (expected: an integer in [1, 256])");
+                 "gpuplan: error: --compute-threads: 257 is out of range (expected: an integer in [0, 256])");
+  expect_refused("serve --listen 127.0.0.1:0 --threads -1",
+                 "gpuplan: error: --threads: -1 is out of range (expected: an integer in [1, 256])");
+  expect_refused("serve --listen 127.0.0.1:0 --threads 0",
+                 "gpuplan: error: --threads: 0 is out of range (expected: an integer in [1, 256])");
+  expect_refused("serve --listen 127.0.0.1:0 --compute-threads -1",
+                 "gpuplan: error: --compute-threads: -1 is out of range (expected: an integer in [0, 256])");
 }
 
 TEST_F(CliMessagesE2E, AnIntegerAbove2To53IsEchoedAsTyped) {
