@@ -11,36 +11,19 @@
 #include "model/model_source.hpp"
 #include "planner/plan_inputs.hpp"
 #include "planner/planner.hpp"
+#include "test_offers.hpp"
 
 namespace gpuplan {
 namespace {
 
-BillingTerms per_second(const Offer& o) {
-  BillingTerms t = o.billing_override;
-  t.granularity_seconds = 1;
-  t.minimum_billed_seconds = 0;
-  return t;
-}
+using test::per_second;
 
 Offer cluster_offer(std::string id, std::string gpu, double usd_per_hour) {
-  Offer o;
-  o.id = id;
-  o.provider = id.substr(0, id.find('/'));
-  o.instance_type = id;
-  o.gpu_name_raw = gpu;
-  o.gpu_name = gpu;
-  o.gpu_count = 8;
-  o.intra_node_link = IntraNodeLink::nvlink;
+  Offer o = test::priced_offer(id, gpu, 8, usd_per_hour, IntraNodeLink::nvlink, "plan_search_cache_test.cpp");
   o.inter_node_network = InterNodeNetwork::infiniband;
   o.inter_node_bits_per_s = 3200e9;
   o.max_nodes = 32;
   o.confirmed_available_at = "2026-11-01";
-  PriceObservation p;
-  p.offer_id = id;
-  p.kind = PriceKind::on_demand;
-  p.usd_per_hour = usd_per_hour;
-  p.source = SourceRef{"test", "plan_search_cache_test.cpp", std::string("2026-11-20")};
-  o.prices.push_back(p);
   return o;
 }
 

@@ -12,37 +12,21 @@
 
 #include "model/model_source.hpp"
 #include "planner/planner.hpp"
+#include "test_offers.hpp"
 
 namespace gpuplan {
 namespace {
 
-BillingTerms per_second(const Offer& o) {
-  BillingTerms t = o.billing_override;
-  t.granularity_seconds = 1;
-  t.minimum_billed_seconds = 0;
-  return t;
-}
+using test::per_second;
 
 Offer offer(const std::string& id, const std::string& gpu, int gpus, double usd_per_hour, bool cluster) {
-  Offer o;
-  o.id = id;
-  o.provider = id.substr(0, id.find('/'));
-  o.instance_type = id;
-  o.gpu_name_raw = gpu;
-  o.gpu_name = gpu;
-  o.gpu_count = gpus;
-  o.intra_node_link = gpus > 1 ? IntraNodeLink::nvlink : IntraNodeLink::unknown;
+  Offer o = test::priced_offer(id, gpu, gpus, usd_per_hour, gpus > 1 ? IntraNodeLink::nvlink : IntraNodeLink::unknown,
+                               "search_memo_test.cpp");
   if (cluster) {
     o.inter_node_network = InterNodeNetwork::infiniband;
     o.inter_node_bits_per_s = 3200e9;
     o.max_nodes = 16;
   }
-  PriceObservation p;
-  p.offer_id = id;
-  p.kind = PriceKind::on_demand;
-  p.usd_per_hour = usd_per_hour;
-  p.source = SourceRef{"test", "search_memo_test.cpp", std::string("2026-11-20")};
-  o.prices.push_back(p);
   return o;
 }
 
