@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <utility>
 
@@ -114,6 +115,14 @@ nlohmann::json parse_field_text(const FieldInfo& field, std::string_view text, c
         std::int64_t i = 0;
         const auto res = std::from_chars(t.data(), t.data() + t.size(), i);
         if (res.ec == std::errc() && res.ptr == t.data() + t.size()) return i;
+        std::uint64_t u = 0;
+        const auto res_u = std::from_chars(t.data(), t.data() + t.size(), u);
+        if (res_u.ec == std::errc() && res_u.ptr == t.data() + t.size()) return u;
+        // Plain digits beyond 64 bits: no field holds them; refused with the digits as typed
+        // (through a double, 99999999999999999999 was echoed as "1e+20").
+        if (res.ptr == t.data() + t.size() && res.ec == std::errc::result_out_of_range)
+          throw_invalid_coded(where, "integer_far_out_of_range", {{"value", std::string(text)}},
+                              fmt::format("{} is far outside the field's range", text), "an integer in the field's range");
       }
       return *v;
     }

@@ -14,6 +14,8 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <cstdint>
 #include <limits>
 #include <map>
 #include <optional>
@@ -22,6 +24,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "util/error.hpp"
@@ -104,8 +107,27 @@ T json_as(const nlohmann::json& v) {
   if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, std::string>) {
     return v.get<T>();
   } else if constexpr (std::is_integral_v<T>) {
+    // A JSON integer (and a CLI's plain digits, parse_field_text) is read exactly, never through
+    // a double: "--seq 9007199254740993" was refused as "9007199254740992 is out of range", a
+    // value nobody typed (trial11). Above T's range it is refused with its digits as typed.
+    auto far = [](const std::string& shown) {
+      throw_invalid_coded("", "integer_far_out_of_range", {{"value", shown}},
+                          fmt::format("{} is far outside the field's range", shown), "an integer in the field's range");
+    };
+    if (v.is_number_unsigned()) {
+      const auto u = v.get<std::uint64_t>();
+      if (!std::in_range<T>(u)) far(std::to_string(u));
+      return static_cast<T>(u);
+    }
+    if (v.is_number_integer()) {
+      const auto i = v.get<std::int64_t>();
+      if (!std::in_range<T>(i)) far(std::to_string(i));
+      return static_cast<T>(i);
+    }
     const double d = v.get<double>();
-    if (d < static_cast<double>(std::numeric_limits<T>::min()) || d > static_cast<double>(std::numeric_limits<T>::max()))
+    // T's max + 1 is 2^digits, exact in a double (T's max itself is not for 64 bits: 2^63 passed a
+    // "d > max" test and its cast was undefined).
+    if (d < static_cast<double>(std::numeric_limits<T>::min()) || d >= std::ldexp(1.0, std::numeric_limits<T>::digits))
       // Beyond what the field's type holds (1e20 for a 64-bit count): the field's own range check
       // never runs, so the message states no range rather than the machine type's (a trial read
       // "between -9223372036854775808 and 9223372036854775807" on /fr/size?seq=1e20).

@@ -93,6 +93,7 @@ constexpr std::int64_t kMaxImageSidePixels = 8192;
 constexpr double kMaxHours = 87600;  // ten years
 constexpr double kMaxRequestsPerS = 1e7;
 constexpr std::int64_t kMaxConcurrency = 100000000;
+constexpr std::int64_t kMaxRequestTokens = 100000000;  ///< prompt or output tokens: the sizing's largest context
 
 void require_at_most(double v, double max, const char* flag) {
   if (v > max)
@@ -175,7 +176,10 @@ void PlanRequest::validate() const {
       require_positive(hours, "--hours");
       require_at_most(hours, kMaxHours, "--hours");
       if (requests_per_s) require_at_most(*requests_per_s, kMaxRequestsPerS, "--rps");
-      if (concurrency) require_at_most(static_cast<double>(*concurrency), static_cast<double>(kMaxConcurrency), "--concurrency");
+      // Compared as integers: through a double, 9007199254740993 was echoed as "9.0072e+15" (trial11).
+      if (concurrency && *concurrency > kMaxConcurrency)
+        throw_invalid_coded("--concurrency", "too_large", {{"value", fmt::format("{}", *concurrency)}, {"max", fmt::format("{:g}", static_cast<double>(kMaxConcurrency))}},
+                            fmt::format("{} is implausibly large", *concurrency), fmt::format("at most {:g}", static_cast<double>(kMaxConcurrency)));
       break;
     case PlanWorkload::batch_generation:
       if (!requests)
@@ -202,6 +206,12 @@ void PlanRequest::validate() const {
   if (workload == PlanWorkload::serving || workload == PlanWorkload::batch_generation) {
     if (prompt_tokens < 1) throw_invalid_coded("--prompt-tokens", "not_positive", {{"value", fmt::format("{}", prompt_tokens)}}, fmt::format("{} is not a positive integer", prompt_tokens), "an integer ≥ 1");
     if (output_tokens < 1) throw_invalid_coded("--output-tokens", "not_positive", {{"value", fmt::format("{}", output_tokens)}}, fmt::format("{} is not a positive integer", output_tokens), "an integer ≥ 1");
+    // Each within the sizing's context range (sizing/memory.cpp, [1, 1e8] tokens): the sum was
+    // refused at --context, a flag plan does not have, as "context length 9007199254741993" (trial11).
+    for (const auto& [v, flag] : {std::pair{prompt_tokens, "--prompt-tokens"}, std::pair{output_tokens, "--output-tokens"}})
+      if (v > kMaxRequestTokens)
+        throw_invalid_coded(flag, "integer_out_of_range", {{"value", fmt::format("{}", v)}, {"min", "1"}, {"max", fmt::format("{}", kMaxRequestTokens)}},
+                            fmt::format("{} is out of range", v), fmt::format("an integer in [1, {}]", kMaxRequestTokens));
   }
   if (!(margin >= 0 && margin < 1)) throw_invalid_coded("--margin", "number_out_of_range", {{"value", fmt::format("{}", margin)}, {"range", "[0, 1)"}}, fmt::format("{} is outside [0, 1)", margin), "a fraction in [0, 1)");
   if (max_nodes < 1 || max_nodes > 1024) throw_invalid_coded("--max-nodes", "integer_out_of_range", {{"value", fmt::format("{}", max_nodes)}, {"min", "1"}, {"max", "1024"}}, fmt::format("{} is out of range", max_nodes), "an integer in [1, 1024]");

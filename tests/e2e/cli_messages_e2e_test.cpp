@@ -68,6 +68,44 @@ TEST_F(CliMessagesE2E, AnIntegerAbove2To53IsEchoedAsTyped) {
                  "gpuplan: error: --gpus: 9007199254740993 is out of range (expected: an integer in [1, 1000000])");
 }
 
+TEST_F(CliMessagesE2E, EveryIntegerFlagEchoes2To53Plus1AsTyped) {
+  // trial11: `size --seq 9007199254740993` was refused as "sequence length 9007199254740992 is out
+  // of range" (the setter read the integer through a double), --micro-batch and --tp as
+  // "9007199254740992 is far outside", plan's --concurrency as "9.0072e+15 is implausibly large",
+  // and --prompt-tokens as "--context: context length 9007199254741243" (a sum, at a flag plan does
+  // not have). Every integer flag of size, plan and estimate, each with a task that reads it: the
+  // refusal is at the flag typed and shows the digits typed, never a rounded neighbour.
+  const std::string v = "9007199254740993";
+  const std::string train = "--model llama-3.1-8b --task full";
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {"size " + train, {"--seq", "--micro-batch", "--gpus", "--tp", "--pp", "--dp", "--ep", "--expert-tp", "--zero"}},
+      {"size --model llama-3.1-8b --task lora", {"--lora-rank"}},
+      {"size --model llama-3.1-8b --task serve", {"--context", "--concurrency", "--prefill-chunk"}},
+      {"size --params 7e9 --task full", {"--layers", "--hidden", "--heads", "--kv-heads", "--vocab", "--intermediate"}},
+      {"plan " + train + " --tokens 1e9 --today 2026-11-30",
+       {"--seq", "--global-batch", "--micro-batch", "--gpus", "--nodes", "--max-nodes", "--tp", "--pp", "--dp", "--ep",
+        "--cp", "--zero", "--virtual-stages", "--explain"}},
+      {"plan --model llama-3.1-8b --task serve --today 2026-11-30", {"--concurrency"}},
+      {"plan --model llama-3.1-8b --task serve --concurrency 8 --today 2026-11-30", {"--prompt-tokens", "--output-tokens"}},
+      {"plan --model sdxl --task images --images 1000 --today 2026-11-30", {"--width", "--height"}},
+      {"estimate " + train + " --gpu H100 --tokens 1e9", {"--gpus"}},
+      {"estimate " + train + " --gpu H100 --gpus 8 --tokens 1e9", {"--seq", "--global-batch", "--micro-batch", "--tp", "--pp", "--zero"}},
+  };
+  for (const auto& [base, flags] : cases) {
+    for (const std::string& flag : flags) {
+      const RunResult r = run(base + " " + flag + " " + v);
+      EXPECT_EQ(r.exit_code, 2) << base << " " << flag << "\n" << r.out.substr(0, 300);
+      EXPECT_EQ(r.out.rfind("gpuplan: error: " + flag + ": ", 0), 0u) << base << " " << flag << "\n" << r.out;
+      EXPECT_NE(r.out.find(v), std::string::npos) << base << " " << flag << "\n" << r.out;
+      EXPECT_EQ(r.out.find("9007199254740992"), std::string::npos) << base << " " << flag << "\n" << r.out;
+      EXPECT_EQ(r.out.find("e+15"), std::string::npos) << base << " " << flag << "\n" << r.out;
+    }
+  }
+  // Digits beyond 64 bits are echoed as typed too (through a double: "1e+20").
+  expect_refused("size " + train + " --seq 99999999999999999999",
+                 "gpuplan: error: --seq: 99999999999999999999 is far outside the field's range (expected: an integer in the field's range)");
+}
+
 TEST_F(CliMessagesE2E, NoNumericFlagEchoesItsValueAlone) {
   // Every numeric flag of plan, size and offers with a value it refuses: the message after
   // "FLAG: " is a sentence, never the bare value ("--tp: 0 (expected: ...)").

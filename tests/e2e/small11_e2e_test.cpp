@@ -235,4 +235,23 @@ TEST_F(Small11E2E, AskReadsCalendarDeadlinesAndShowsThePlansWarnings) {
     EXPECT_TRUE(contains(ask.out, "[" + w["code"].get<std::string>() + "] ")) << w.dump() << "\n" << ask.out;
 }
 
+// trial11 (issue 11 #1): the JSON API read an integer field through a double, so a body's
+// "seq": 9007199254740993 was refused as "sequence length 9007199254740992", and a plan's
+// concurrency as "9.0072e+15 is implausibly large". Both echo the digits sent.
+TEST_F(Small11E2E, IntegerFieldsAbove2To53AreEchoedAsSent) {
+  auto c = client();
+  auto size = c.Post("/api/size", R"({"model": "llama-3.1-8b", "task": "full", "seq": 9007199254740993})", "application/json");
+  ASSERT_TRUE(size);
+  EXPECT_EQ(size->status, 400) << size->body;
+  const json e = json::parse(size->body, nullptr, false);
+  EXPECT_EQ(e.value("field", ""), "/seq") << size->body;
+  EXPECT_TRUE(contains(e.value("message", ""), "9007199254740993")) << size->body;
+  EXPECT_FALSE(contains(size->body, "9007199254740992")) << size->body;
+  int status = 0;
+  const json q = post_plan(R"({"model": "llama-3.1-8b", "task": "serve", "concurrency": 9007199254740993, "today": "2026-12-02"})", &status);
+  EXPECT_EQ(status, 400) << q.dump();
+  EXPECT_EQ(q.value("field", ""), "/concurrency") << q.dump();
+  EXPECT_TRUE(contains(q.value("message", ""), "9007199254740993")) << q.dump();
+}
+
 }  // namespace
