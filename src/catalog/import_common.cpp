@@ -659,7 +659,20 @@ ImportFormat detect_import_format(std::string_view path, std::string_view text) 
 }
 
 ImportBatch import_text(std::string_view text, ImportFormat format, const ImportSource& src) {
-  check_text_file(text, src.file);  // UTF-8, no control characters: file:line:col of the first bad byte
+  // UTF-8, no control characters: file:line:col of the first bad byte, and the field that holds
+  // it (a CSV's column; a JSON file's pointer, from the strict parse that checks each string: the
+  // first string with a problem in key order, the same one when a file has one).
+  const bool csv = ends_with(import_format_name(format), "-csv");
+  check_text_file(text, src.file, [&](std::size_t offset) -> std::string {
+    if (csv) return csv_field_at(text, offset);
+    try {
+      (void)parse_json_strict(text, src.file);
+    } catch (const Error& e) {
+      const std::string prefix = src.file + ": /";
+      if (e.where().rfind(prefix, 0) == 0) return "field " + e.where().substr(src.file.size() + 2);
+    }
+    return "";
+  });
   switch (format) {
     case ImportFormat::skypilot_vms_csv: return import_skypilot_vms_csv(text, src);
     case ImportFormat::fsdl_cloud_gpus_csv: return import_fsdl_cloud_gpus_csv(text, src);

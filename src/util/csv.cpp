@@ -29,6 +29,13 @@ std::string trim(std::string_view s) {
 
 constexpr std::size_t kBlockBytes = std::size_t{1} << 16;
 
+/// "field NAME" for the cell at index `cell` of a data row, "the header row" for a header cell,
+/// "" beyond the header's width.
+std::string cell_label(const std::vector<std::string>& header, bool in_header, std::size_t cell) {
+  if (in_header) return "the header row";
+  return cell < header.size() ? "field " + header[cell] : std::string();
+}
+
 }  // namespace
 
 struct CsvReader::State {
@@ -45,6 +52,8 @@ struct CsvReader::State {
   std::size_t long_field_line = 0;  ///< line of the first cell over kMaxCsvFieldBytes (0: none)
   bool any_input = false;
   bool last_was_newline = true;     ///< the input so far ends with '\n' (or is empty)
+  std::vector<std::string> header;  ///< the header's names once read (a copy: error messages name the field)
+  bool header_read = false;
   CsvRow current;
   std::deque<CsvRow> ready;
 
@@ -117,9 +126,14 @@ struct CsvReader::State {
     }
     any_input = true;
     if (check_text) {
-      if (auto pr = find_text_problem(chunk, true))
+      if (auto pr = find_text_problem(chunk, true)) {
+        // The cell that holds the byte: the line fed up to it, the cells of the row so far.
+        std::string field;
+        if (csv_parse(&parser, chunk.data(), pr->offset, on_field, on_row, this) == pr->offset)
+          field = cell_label(header, !header_read && ready.empty(), current.fields.size());
         throw Error(ErrorKind::invalid_input, source + ":" + std::to_string(line) + ":" + std::to_string(pr->offset + 1),
-                    pr->what, "UTF-8 text without control characters");
+                    field.empty() ? pr->what : pr->what + " in " + field, "UTF-8 text without control characters");
+      }
     }
     if (csv_parse(&parser, chunk.data(), chunk.size(), on_field, on_row, this) != chunk.size())
       throw_invalid(source + ":" + std::to_string(line), std::string("malformed CSV: ") + csv_strerror(csv_error(&parser)),
@@ -150,6 +164,34 @@ CsvReader::CsvReader(ReadFn read, std::string source, bool check_text)
     if (!seen.emplace(header_[i], i).second)
       throw_invalid(source_ + ":1", "duplicate column '" + header_[i] + "'", "unique column names");
   }
+  st_->header = header_;
+  st_->header_read = true;
+}
+
+std::string csv_field_at(std::string_view text, std::size_t offset) {
+  struct Ctx {
+    std::vector<std::string> header;
+    std::size_t rows = 0;
+    std::size_t cells = 0;
+  } ctx;
+  csv_parser p{};
+  if (csv_init(&p, CSV_STRICT | CSV_APPEND_NULL) != 0) return "";
+  std::size_t start = text.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
+  if (offset < start) offset = start;
+  auto on_field = [](void* data, std::size_t len, void* c) {
+    auto* x = static_cast<Ctx*>(c);
+    if (x->rows == 0) x->header.push_back(trim(std::string_view(static_cast<const char*>(data), len)));
+    ++x->cells;
+  };
+  auto on_row = [](int, void* c) {
+    auto* x = static_cast<Ctx*>(c);
+    ++x->rows;
+    x->cells = 0;
+  };
+  const std::size_t n = offset - start;
+  const bool ok = csv_parse(&p, text.data() + start, n, on_field, on_row, &ctx) == n;
+  csv_free(&p);
+  return ok ? cell_label(ctx.header, ctx.rows == 0, ctx.cells) : std::string();
 }
 
 CsvReader CsvReader::over_text(std::string_view text, std::string source, bool check_text) {

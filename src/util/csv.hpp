@@ -24,7 +24,8 @@ struct CsvRow {
 /// Errors (Error{invalid_input}, "source:line"): malformed quoting, a line longer than
 /// kMaxCsvLineBytes, a cell longer than kMaxCsvFieldBytes, an empty input, duplicate header
 /// names, a row whose cell count differs from the header's; with `check_text`, the first byte
-/// that is not UTF-8 text without control characters ("source:line:col", text_check.hpp).
+/// that is not UTF-8 text without control characters ("source:line:col", text_check.hpp; the
+/// message names the cell's column: "... in field instance_type").
 /// A UTF-8 byte-order mark at the start is dropped.
 class CsvReader {
  public:
@@ -119,6 +120,11 @@ class InputFile {
 /// /dev/zero, a directory: Error{invalid_input}, without blocking on the FIFO); a file larger
 /// than max_bytes is Error{invalid_input}; a missing or unreadable file Error{not_found}.
 std::string read_text_file(const std::string& path, std::size_t max_bytes = kMaxInputFileBytes);
+
+/// Which cell of a CSV text (a header row, then data rows) holds byte `offset`: "field NAME"
+/// (the column's header name), "the header row", or "" when the text before it is not CSV or the
+/// cell is beyond the header's width. For error messages (text_check.hpp check_text_file).
+std::string csv_field_at(std::string_view text, std::size_t offset);
 
 /// Strict number parsing for data cells: the whole (trimmed) text must be a finite number.
 /// Returns nullopt for empty/whitespace text; throws Error{invalid_input} at `where` otherwise.

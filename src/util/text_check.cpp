@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <unordered_set>
 #include <vector>
 
@@ -56,15 +57,25 @@ std::optional<TextProblem> find_text_problem(std::string_view s, bool allow_newl
     if (cp >= 0xD800 && cp <= 0xDFFF) return bad(i, "UTF-8 encoded surrogate");
     if (cp > 0x10FFFF) return bad(i, "UTF-8 beyond U+10FFFF");
     if (cp >= 0x80 && cp <= 0x9F) return bad(i, "C1 control character");
+    if (is_bidi_control(cp))
+      return TextProblem{i, fmt::format("bidirectional control character U+{:04X}", static_cast<unsigned>(cp))};
     i += len;
   }
   return std::nullopt;
 }
 
-void check_text_file(std::string_view text, const std::string& source) {
+bool is_bidi_control(std::uint32_t cp) noexcept {
+  return cp == 0x061C || cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+void check_text_file(std::string_view text, const std::string& source, const FieldAt& field_at) {
   if (auto pr = find_text_problem(text, true)) {
     const std::string at = line_col(text, pr->offset);
-    throw_invalid_coded(fmt::format("{}:{}", source, at), "text_not_clean", {{"position", at}}, pr->what,
+    const std::string field = field_at ? field_at(pr->offset) : std::string();
+    std::map<std::string, std::string> values = {{"position", at}};
+    if (!field.empty()) values["field"] = field;
+    throw_invalid_coded(fmt::format("{}:{}", source, at), "text_not_clean", std::move(values),
+                        field.empty() ? pr->what : fmt::format("{} in {}", pr->what, field),
                         "UTF-8 text without control characters");
   }
 }

@@ -5,9 +5,13 @@
 /// Rule (docs/import-format.md "Text"): imported text must be valid UTF-8 (RFC 3629: no
 /// overlong forms, no surrogates U+D800..DFFF, nothing above U+10FFFF) and must not contain
 /// control characters (U+0000..U+001F except tab, line feed and carriage return between cells,
-/// U+007F, U+0080..U+009F). Offending input is rejected, never repaired: the error names the
-/// file, 1-based line and byte column, and the byte seen.
+/// U+007F, U+0080..U+009F) nor bidirectional controls (Unicode's Bidi_Control property: U+061C,
+/// U+200E, U+200F, U+202A..U+202E, U+2066..U+2069; a U+202E in an instance type made one offer
+/// id display as another, trial11). Offending input is rejected, never repaired: the error names
+/// the file, 1-based line and byte column, the byte or code point seen and, where the reader
+/// can tell, the field.
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -27,8 +31,15 @@ struct TextProblem {
 /// single cells and JSON strings pass false). Tab is always allowed.
 std::optional<TextProblem> find_text_problem(std::string_view text, bool allow_newlines) noexcept;
 
-/// Throws Error{invalid_input} at "source:LINE:COL" for the first problem of a whole file.
-void check_text_file(std::string_view text, const std::string& source);
+/// True for a code point of Unicode's Bidi_Control property (the list above).
+bool is_bidi_control(std::uint32_t cp) noexcept;
+
+/// The field that holds byte `offset` of a file ("field instance_type", "/offers/0/region"), or
+/// "" when it cannot be told.
+using FieldAt = std::function<std::string(std::size_t offset)>;
+/// Throws Error{invalid_input} at "source:LINE:COL" for the first problem of a whole file; the
+/// message ends "in FIELD" when `field_at` names the field that holds the byte.
+void check_text_file(std::string_view text, const std::string& source, const FieldAt& field_at = {});
 
 /// Throws Error{invalid_input} at "source: /json/pointer" for the first string (key or value)
 /// with a problem in a parsed JSON document (escapes such as \u0000 decode to control bytes).

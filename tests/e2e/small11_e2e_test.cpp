@@ -254,4 +254,31 @@ TEST_F(Small11E2E, IntegerFieldsAbove2To53AreEchoedAsSent) {
   EXPECT_TRUE(contains(q.value("message", ""), "9007199254740993")) << q.dump();
 }
 
+// trial11 (issue 11 #2): a U+202E RIGHT-TO-LEFT OVERRIDE in an imported instance_type was
+// stored and printed raw ("gpu_8x_h100<U+202E>live" displays as another id). Refused at import
+// like a control character, at file:line:column naming the field, and nothing is written; the
+// same inside a JSON file (raw, naming the JSON pointer) and as a \u202e escape.
+TEST_F(Small11E2E, BidiControlInAnImportedFieldIsRefused) {
+  const std::string before = run("offers provider=lambda --format json --limit 100000").out;
+  const std::filesystem::path csv = dir_ / "bidi.csv";
+  std::ofstream(csv) << "provider,instance_type,gpu,gpu_count,price_kind,usd_per_hour,observed_at,source\n"
+                        "lambda,gpu_8x_h100\xe2\x80\xaelive,H100,8,on-demand,20,2026-11-01,quote\n";
+  RunResult r = run("import '" + csv.string() + "'");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out, "gpuplan: error: " + csv.string() +
+                       ":2:19: bidirectional control character U+202E in field instance_type (expected: UTF-8 text without "
+                       "control characters)\n");
+  const std::filesystem::path js = dir_ / "bidi.json";
+  std::ofstream(js) << R"({"offers": [{"provider": "lambda", "instance_type": "gpu_8x_h100)" "\xe2\x81\xa7"
+                       R"(", "gpu": "H100", "gpu_count": 8, "price_kind": "on-demand", "usd_per_hour": 20, "observed_at": "2026-11-01", "source": "q"}]})";
+  r = run("import '" + js.string() + "'");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, js.string() + ":1:65: bidirectional control character U+2067 in field /offers/0/instance_type")) << r.out;
+  std::ofstream(js) << R"({"offers": [{"provider": "lambda", "instance_type": "gpu_8x_h100\u202elive", "gpu": "H100", "gpu_count": 8, "price_kind": "on-demand", "usd_per_hour": 20, "observed_at": "2026-11-01", "source": "q"}]})";
+  r = run("import '" + js.string() + "'");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, js.string() + ": /offers/0/instance_type: bidirectional control character U+202E")) << r.out;
+  EXPECT_EQ(run("offers provider=lambda --format json --limit 100000").out, before);
+}
+
 }  // namespace

@@ -49,6 +49,44 @@ TEST(TextCheck, RejectsControlCharacters) {
   EXPECT_EQ(find_text_problem("a\nb", false)->offset, 1u);                  // newline inside a cell
 }
 
+TEST(TextCheck, RejectsBidirectionalControls) {
+  // trial11: a U+202E (RIGHT-TO-LEFT OVERRIDE) in an instance type printed raw made one offer id
+  // display as another. Every code point of Unicode's Bidi_Control property (PropList.txt):
+  // U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069.
+  for (const char* bidi : {"\xd8\x9c", "\xe2\x80\x8e", "\xe2\x80\x8f", "\xe2\x80\xaa", "\xe2\x80\xab", "\xe2\x80\xac",
+                           "\xe2\x80\xad", "\xe2\x80\xae", "\xe2\x81\xa6", "\xe2\x81\xa7", "\xe2\x81\xa8", "\xe2\x81\xa9"}) {
+    const auto pr = find_text_problem(std::string("gpu_8x_h100") + bidi + "evil", false);
+    ASSERT_TRUE(pr) << bidi;
+    EXPECT_EQ(pr->offset, 11u);
+    EXPECT_NE(pr->what.find("bidirectional control character U+"), std::string::npos) << pr->what;
+  }
+  EXPECT_EQ(find_text_problem("a\xe2\x80\xae", true)->what, "bidirectional control character U+202E");
+  // Their neighbours are text: U+200D ZERO WIDTH JOINER (emoji sequences), U+2030 PER MILLE, U+2065
+  // (unassigned), U+206A; Arabic and Hebrew letters.
+  EXPECT_FALSE(find_text_problem("\xe2\x80\x8d \xe2\x80\xb0 \xe2\x81\xa5 \xe2\x81\xaa \xd8\xa8 \xd7\x90", false));
+}
+
+TEST(TextCheck, FileErrorNamesTheCsvField) {
+  // The cell's column: in a data row, in a quoted cell over two lines, in the header row.
+  const std::string w = where_of([] {
+    check_text_file("provider,instance_type\nlambda,gpu_8x\xe2\x80\xaeh100\n", "q.csv",
+                    [](std::size_t at) { return csv_field_at("provider,instance_type\nlambda,gpu_8x\xe2\x80\xaeh100\n", at); });
+  });
+  EXPECT_NE(w.find("q.csv:2:14: bidirectional control character U+202E in field instance_type"), std::string::npos) << w;
+  EXPECT_EQ(csv_field_at("a,b,c\n1,\"x\ny\",3\n", 13), "field b");  // the 'y' of the quoted cell
+  EXPECT_EQ(csv_field_at("a,b,c\n1,2,3\n", 10), "field c");
+  EXPECT_EQ(csv_field_at("a,b,c\n", 2), "the header row");
+  EXPECT_EQ(csv_field_at("\xef\xbb\xbf" "a,b\n1,2\n", 7), "field a");  // after a byte-order mark
+  // The streaming reader names it too (the generic CSV import).
+  const std::string r = where_of([] {
+    CsvReader rows = CsvReader::over_text("provider,instance_type\nlambda,x\n\"q\n\x01\",z\n", "s.csv", true);
+    CsvRow row;
+    while (rows.next(row)) {
+    }
+  });
+  EXPECT_NE(r.find("s.csv:4:1: control character (byte 0x01) in field provider"), std::string::npos) << r;
+}
+
 TEST(TextCheck, FileErrorNamesLineAndColumn) {
   EXPECT_NE(where_of([] { check_text_file("provider,gpu\nlambda,H1\xff" "00\n", "q.csv"); }).find("q.csv:2:10:"),
             std::string::npos);
