@@ -144,9 +144,11 @@ void send_internal_error(httplib::Response& res) {
   send_server_error(res, 500, "internal", "internal error", "", "http_internal_error");
 }
 
-/// Query parameters as a multimap, `q` read as `filter`.
-/// %XX and '+' decoded (application/x-www-form-urlencoded); a malformed escape stays as is.
-std::string decode_query_part(std::string_view s) {
+/// %XX and '+' decoded (application/x-www-form-urlencoded). A '%' not followed by two hex digits
+/// is Error{invalid_input, "/NAME", query_not_percent_encoded} naming the parameter `name` (as
+/// written) and the character: `?q=%zz` was passed on as the filter text "%zz" and answered
+/// "unknown field" (trial11).
+std::string decode_query_part(std::string_view s, std::string_view name) {
   std::string out;
   out.reserve(s.size());
   auto hex = [](char c) -> int {
@@ -158,7 +160,14 @@ std::string decode_query_part(std::string_view s) {
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (s[i] == '+') {
       out += ' ';
-    } else if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
+    } else if (s[i] == '%') {
+      if (i + 2 >= s.size() || hex(s[i + 1]) < 0 || hex(s[i + 2]) < 0) {
+        const std::string seen(s.substr(i, 3));
+        throw_invalid_coded("/" + std::string(name), "query_not_percent_encoded",
+                            {{"name", std::string(name)}, {"character", std::to_string(i + 1)}},
+                            fmt::format("query parameter \"{}\" is not valid percent-encoding: '{}' at character {}", name, seen, i + 1),
+                            "%XX with two hexadecimal digits (RFC 3986 §2.1); a percent sign is %25");
+      }
       out += static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2]));
       i += 2;
     } else {
@@ -168,7 +177,7 @@ std::string decode_query_part(std::string_view s) {
   return out;
 }
 
-/// The query string's parameters, each split at its FIRST '=' so that a filter typed unencoded
+/// The query string's parameters (`q` read as `filter`), each split at its FIRST '=' so that a filter typed unencoded
 /// (`?q=gpu=H100`, `?q=gpus>=8`) keeps its whole text (cpp-httplib's own parser keeps the text
 /// after the last '='). `q` is the short name of `filter`.
 /// A parameter given twice (`?q=a&q=b`, or `q` with `filter`) is 400 `parameter_twice` at the
@@ -187,8 +196,8 @@ std::multimap<std::string, std::string> query_params(const httplib::Request& req
     query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
     if (part.empty()) continue;
     const std::size_t eq = part.find('=');
-    std::string key = decode_query_part(part.substr(0, eq));
-    std::string value = eq == std::string_view::npos ? std::string() : decode_query_part(part.substr(eq + 1));
+    std::string key = decode_query_part(part.substr(0, eq), part.substr(0, eq));
+    std::string value = eq == std::string_view::npos ? std::string() : decode_query_part(part.substr(eq + 1), key);
     std::string canonical = key == "q" ? "filter" : key;
     if (const auto [it, fresh] = written.emplace(canonical, key); !fresh)
       throw_invalid_coded("/" + key, "parameter_twice", {{"name", key}}, "query parameter \"" + key + "\" given twice",

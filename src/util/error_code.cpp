@@ -30,7 +30,7 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 114> kCodes = {
+constexpr std::array<std::string_view, 115> kCodes = {
     "body_empty",
     "body_not_object",
     "both_given",
@@ -126,6 +126,7 @@ constexpr std::array<std::string_view, 114> kCodes = {
     "plan_does_not_exist",
     "pp_exceeds_layers",
     "qlora_needs_16_bit",
+    "query_not_percent_encoded",
     "question_number_out_of_range",
     "requests_missing",
     "seq_micro_batch_too_large",

@@ -10,6 +10,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 
 #include "binary_e2e.hpp"
 #include "serve_process.hpp"
@@ -279,6 +280,27 @@ TEST_F(Small11E2E, BidiControlInAnImportedFieldIsRefused) {
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_TRUE(contains(r.out, js.string() + ": /offers/0/instance_type: bidirectional control character U+202E")) << r.out;
   EXPECT_EQ(run("offers provider=lambda --format json --limit 100000").out, before);
+}
+
+// trial11 (issue 11 #3): `/api/offers?q=%zz` passed "%zz" on as the filter and answered "unknown
+// field"; a '%' without two hex digits is now refused as not percent-encoding, naming the
+// parameter as written, HTTP 400 {code, message, field}; a well-formed escape still decodes.
+TEST_F(Small11E2E, BadPercentEncodingInAQueryIsNamedAsSuch) {
+  for (const auto& [path, field, seen] : {std::tuple{"/api/offers?q=%zz", "/q", "'%zz' at character 1"},
+                                         std::tuple{"/api/offers?limit=1%2", "/limit", "'%2' at character 2"},
+                                         std::tuple{"/api/offers?li%zzmit=1", "/li%zzmit", "'%zz' at character 3"},
+                                         std::tuple{"/api/models?q=llama%", "/q", "'%' at character 6"}}) {
+    int status = 0;
+    const json e = get(path, &status);
+    EXPECT_EQ(status, 400) << path << " " << e.dump();
+    EXPECT_EQ(e.value("code", ""), "invalid_input") << path;
+    EXPECT_EQ(e.value("message_code", ""), "query_not_percent_encoded") << path << " " << e.dump();
+    EXPECT_EQ(e.value("field", ""), field) << path;
+    EXPECT_TRUE(contains(e.value("message", ""), "is not valid percent-encoding: " + std::string(seen))) << path << " " << e.dump();
+  }
+  int status = 0;
+  const json ok = get("/api/offers?q=gpu%3DH100&limit=1", &status);
+  EXPECT_EQ(status, 200) << ok.dump();
 }
 
 }  // namespace
