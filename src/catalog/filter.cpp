@@ -13,6 +13,7 @@
 
 #include "hardware/gpu_spec.hpp"
 #include "util/calendar.hpp"
+#include "util/text_check.hpp"
 
 namespace gpuplan {
 
@@ -190,6 +191,12 @@ bool is_special(char c) {
 }
 
 std::vector<Token> lex(std::string_view q) {
+  // Control characters (and bytes that are not UTF-8, bidirectional controls: the import's rule,
+  // util/text_check.hpp) are refused at their byte offset: `offers $'gpu=H100\x01'` was read
+  // as gpu=H100, the byte silently ignored (trial11).
+  if (const auto pr = find_text_problem(q, /*allow_newlines=*/true))
+    throw FilterError(q, pr->offset, pr->length, pr->what, "printable UTF-8 text (a filter holds no control character)",
+                      "filter_bad_character", {{"what", pr->what}});
   std::vector<Token> out;
   std::size_t i = 0;
   while (i < q.size()) {
@@ -726,7 +733,22 @@ std::string clip_quoted(const std::string& problem) {
 /// kEchoCodePoints is shown as a window of that many code points around the token, "…" where cut.
 std::string render_filter_error(std::string_view query, std::size_t offset, std::size_t length,
                                 const std::string& problem) {
-  std::string line(query);
+  // Each character the terminal must not receive (a control, a bidirectional control, a byte
+  // that is not UTF-8: util/text_check.hpp) is shown as U+FFFD, the caret kept under it.
+  std::string line;
+  for (std::size_t i = 0; i < query.size();) {
+    const auto pr = find_text_problem(query.substr(i), /*allow_newlines=*/true);
+    if (!pr) {
+      line += query.substr(i);
+      break;
+    }
+    const std::size_t at = i + pr->offset;
+    line += query.substr(i, at - i);
+    line += "\xEF\xBF\xBD";
+    if (at < offset) offset = offset + 3 - pr->length;
+    else if (at < offset + length) length = length + 3 - pr->length;
+    i = at + pr->length;
+  }
   for (char& c : line)
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
   const auto cps = code_point_starts(line);

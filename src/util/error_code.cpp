@@ -30,7 +30,7 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 115> kCodes = {
+constexpr std::array<std::string_view, 116> kCodes = {
     "body_empty",
     "body_not_object",
     "both_given",
@@ -42,6 +42,7 @@ constexpr std::array<std::string_view, 115> kCodes = {
     "estimate_training_only",
     "expert_grid_not_dividing",
     "field_not_for_task",
+    "filter_bad_character",
     "filter_clause_before",
     "filter_empty_value",
     "filter_gpu_name_empty",

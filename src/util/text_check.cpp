@@ -53,12 +53,17 @@ std::optional<TextProblem> find_text_problem(std::string_view s, bool allow_newl
       if ((p[i + k] & 0xC0) != 0x80) return bad(i, "invalid UTF-8 sequence");
       cp = (cp << 6) | (p[i + k] & 0x3F);
     }
-    if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000)) return bad(i, "overlong UTF-8 sequence");
-    if (cp >= 0xD800 && cp <= 0xDFFF) return bad(i, "UTF-8 encoded surrogate");
-    if (cp > 0x10FFFF) return bad(i, "UTF-8 beyond U+10FFFF");
-    if (cp >= 0x80 && cp <= 0x9F) return bad(i, "C1 control character");
+    auto bad_sequence = [&](const char* what) {
+      TextProblem pr = bad(i, what);
+      pr.length = len;
+      return pr;
+    };
+    if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000)) return bad_sequence("overlong UTF-8 sequence");
+    if (cp >= 0xD800 && cp <= 0xDFFF) return bad_sequence("UTF-8 encoded surrogate");
+    if (cp > 0x10FFFF) return bad_sequence("UTF-8 beyond U+10FFFF");
+    if (cp >= 0x80 && cp <= 0x9F) return bad_sequence("C1 control character");
     if (is_bidi_control(cp))
-      return TextProblem{i, fmt::format("bidirectional control character U+{:04X}", static_cast<unsigned>(cp))};
+      return TextProblem{i, fmt::format("bidirectional control character U+{:04X}", static_cast<unsigned>(cp)), len};
     i += len;
   }
   return std::nullopt;

@@ -25,6 +25,7 @@ namespace gpuplan {
 struct TextProblem {
   std::size_t offset = 0;
   std::string what;
+  std::size_t length = 1;  ///< bytes of the offending character (1 for a byte that starts no UTF-8 sequence)
 };
 
 /// First problem in `text` by the rule above; `allow_newlines` admits \n and \r (whole files;

@@ -45,6 +45,29 @@ TEST(FilterLimits, TenThousandNestedParenthesesAreAnErrorAtTheFirstTooDeepParent
   EXPECT_NE(std::string(e.what()).find("nests too deeply"), std::string::npos) << e.what();
 }
 
+// trial11: `gpuplan offers $'gpu=H100\x01'` listed the H100 offers, the control byte silently
+// ignored. Refused at its byte offset (8), as the import refuses it (util/text_check.hpp); the
+// echo under the message shows U+FFFD in its place, never the raw byte, with the caret under it.
+TEST(FilterLimits, AControlCharacterIsRefusedAtItsByteOffset) {
+  const FilterError e = parse_error("gpu=H100\x01");
+  EXPECT_EQ(e.offset(), 8u);
+  EXPECT_EQ(e.length(), 1u);
+  EXPECT_EQ(e.code, "filter_bad_character");
+  EXPECT_EQ(std::string(e.message()), "control character (byte 0x01)\n  gpu=H100\xEF\xBF\xBD\n          ^");
+  // Inside quotes too, and a bidirectional control (3 bytes) or a byte that is not UTF-8; the
+  // caret stays under the first one when the echo holds several.
+  EXPECT_EQ(parse_error("gpu=\"H\x1b[31m100\"").offset(), 6u);
+  const FilterError bidi = parse_error("gpu=\x02H100\xe2\x80\xae");
+  EXPECT_EQ(bidi.offset(), 4u);
+  EXPECT_EQ(std::string(bidi.message()), "control character (byte 0x02)\n  gpu=\xEF\xBF\xBDH100\xEF\xBF\xBD\n      ^");
+  const FilterError rlo = parse_error("gpu=H100 \xe2\x80\xae");
+  EXPECT_EQ(rlo.offset(), 9u);
+  EXPECT_EQ(rlo.length(), 3u);
+  EXPECT_EQ(parse_error("gpu=H\xff" "100").offset(), 5u);
+  // Tab and line breaks are spaces between clauses, as before.
+  EXPECT_NO_THROW(Filter::parse("gpu=H100\tgpus>=8\n"));
+}
+
 TEST(FilterLimits, NestingAtTheLimitParses) {
   const std::string q = repeat("(", kMaxFilterNesting) + "gpus>=8" + repeat(")", kMaxFilterNesting);
   EXPECT_NO_THROW(Filter::parse(q));

@@ -106,6 +106,17 @@ TEST_F(CliMessagesE2E, EveryIntegerFlagEchoes2To53Plus1AsTyped) {
                  "gpuplan: error: --seq: 99999999999999999999 is far outside the field's range (expected: an integer in the field's range)");
 }
 
+TEST_F(CliMessagesE2E, AControlCharacterInAFilterIsRefusedAtItsOffset) {
+  // trial11: `gpuplan offers $'gpu=H100\x01'` listed the H100 offers, the byte silently ignored.
+  // Refused at filter byte 9 (1-based), the echo showing U+FFFD in its place, never the raw byte;
+  // plan reads the same filter language.
+  const std::string line = "gpuplan: error: filter:9: control character (byte 0x01)\n  gpu=H100\xEF\xBF\xBD\n          ^ "
+                           "(expected: printable UTF-8 text (a filter holds no control character))";
+  const std::string arg = "\"$(printf 'gpu=H100\\001')\"";  // popen's /bin/sh has no $'...'
+  expect_refused("offers " + arg, line);
+  expect_refused(kLora + " " + arg, line);
+}
+
 TEST_F(CliMessagesE2E, NoNumericFlagEchoesItsValueAlone) {
   // Every numeric flag of plan, size and offers with a value it refuses: the message after
   // "FLAG: " is a sentence, never the bare value ("--tp: 0 (expected: ...)").
