@@ -549,6 +549,10 @@ class Parser {
         if (!is_calendar_date(vt.text))
           fail(vt, "\"" + vt.text + "\" is not a date", "a date YYYY-MM-DD, e.g. " + std::string(def->example), "filter_not_a_date",
                {{"value", vt.text}, {"example", std::string(def->example)}});
+        if (before_earliest_date(vt.text))
+          fail(vt, "\"" + vt.text + "\" is before " + std::string(kEarliestDate) + ", the earliest date accepted",
+               "a date from " + std::string(kEarliestDate) + " on (no cloud GPU offer is older)", "date_before_earliest",
+               {{"value", vt.text}, {"earliest", std::string(kEarliestDate)}});
         n->text = vt.text;
         break;
       }

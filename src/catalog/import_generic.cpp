@@ -12,6 +12,7 @@
 
 #include "catalog/import_detail.hpp"
 #include "catalog/importers.hpp"
+#include "util/calendar.hpp"
 #include "util/csv.hpp"
 #include "util/error.hpp"
 #include "util/text_check.hpp"
@@ -293,6 +294,11 @@ void import_record(const Record& r, const Place& p, const ImportSource& src, Imp
       throw Error(ErrorKind::invalid_input, p.where("observed_at"), fmt::format("'{}' is not a date", date),
                   "YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ, or empty/unknown");
     }
+    // 0000-01-01 made an offer 740,319 days old (trial11): util/calendar.hpp kEarliestDate.
+    if (before_earliest_date(date))
+      throw Error(ErrorKind::invalid_input, p.where("observed_at"),
+                  fmt::format("'{}' is before {}, the earliest observation date accepted", date, kEarliestDate),
+                  fmt::format("a date from {} on (no cloud GPU offer is older), or empty/unknown", kEarliestDate));
     observed_at = date;
   }
   const std::string confirmed = get(r, k_confirmed_available_at);
@@ -301,6 +307,10 @@ void import_record(const Record& r, const Place& p, const ImportSource& src, Imp
       throw Error(ErrorKind::invalid_input, p.where("confirmed_available_at"),
                   fmt::format("'{}' is not a date", confirmed), "YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ");
     }
+    if (before_earliest_date(confirmed))
+      throw Error(ErrorKind::invalid_input, p.where("confirmed_available_at"),
+                  fmt::format("'{}' is before {}, the earliest date accepted", confirmed, kEarliestDate),
+                  fmt::format("a date from {} on", kEarliestDate));
     o.confirmed_available_at = confirmed;
   }
 

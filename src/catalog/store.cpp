@@ -14,6 +14,7 @@
 #include "catalog/import_detail.hpp"
 #include "catalog/store_validate.hpp"
 #include "hardware/gpu_spec.hpp"
+#include "util/calendar.hpp"
 #include "util/error.hpp"
 #include "util/error_code.hpp"
 
@@ -46,6 +47,10 @@ void validate_query_options(const OfferQuery& q) {
   if (limit && *limit == 0) throw_invalid_coded("limit", "not_positive", {{"value", "0"}}, "limit is 0", "a positive number of offers");
   if (!now_date.empty() && (now_date.size() != 10 || !days_since_epoch(now_date)))  // YYYY-MM-DD, a calendar day
     throw_invalid_coded("now_date", "not_a_date", {{"value", now_date}}, "\"" + now_date + "\" is not a date", "YYYY-MM-DD");
+  if (before_earliest_date(now_date))
+    throw_invalid_coded("now_date", "date_before_earliest", {{"value", now_date}, {"earliest", std::string(kEarliestDate)}},
+                        "\"" + now_date + "\" is before " + std::string(kEarliestDate) + ", the earliest date accepted",
+                        "a date from " + std::string(kEarliestDate) + " on (no cloud GPU offer is older)");
   if (!std::isfinite(stale_after_days) || stale_after_days < 0)
     throw_invalid_coded("stale_after_days", "negative", {{"value", fmt::format("{}", stale_after_days)}},
                         fmt::format("{} is not a valid number of days", stale_after_days), "a non-negative number of days");

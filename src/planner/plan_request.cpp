@@ -308,6 +308,10 @@ void PlanRequest::validate() const {
   if (!today.empty() && !is_iso_date(today))
     throw_invalid_coded("--today", "not_a_date", {{"value", today}}, fmt::format("\"{}\" is not a date", today),
                         "a date YYYY-MM-DD");
+  if (before_earliest_date(today))
+    throw_invalid_coded("--today", "date_before_earliest", {{"value", today}, {"earliest", std::string(kEarliestDate)}},
+                        fmt::format("\"{}\" is before {}, the earliest date accepted", today, kEarliestDate),
+                        fmt::format("a date from {} on (no cloud GPU offer is older)", kEarliestDate));
   require_positive(stale_after_days, "--max-price-age");
 }
 

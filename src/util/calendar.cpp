@@ -28,4 +28,9 @@ std::optional<long> date_prefix_days_since_epoch(std::string_view s) {
 
 bool is_calendar_date(std::string_view s) { return s.size() == 10 && date_prefix_days_since_epoch(s).has_value(); }
 
+bool before_earliest_date(std::string_view s) {
+  const auto d = date_prefix_days_since_epoch(s);
+  return d && *d < kEarliestDateDays;
+}
+
 }  // namespace gpuplan

@@ -16,4 +16,16 @@ std::optional<long> date_prefix_days_since_epoch(std::string_view s);
 /// True when `s` is exactly YYYY-MM-DD naming a real calendar day (no time, no offset, no spaces).
 bool is_calendar_date(std::string_view s);
 
+/// The earliest date gpuplan accepts for a price observation (an import's observed_at and
+/// confirmed_available_at), for --today and for a date in a filter: 2000-01-01. No cloud GPU
+/// offer predates it (the first rentable cloud GPUs, Amazon EC2 Cluster GPU instances, launched
+/// in November 2010; CUDA itself is from 2007), so an earlier date is a typo or a placeholder
+/// (`0000-01-01` made an offer 740,319 days old). docs/import-format.md, docs/freshness.md.
+inline constexpr std::string_view kEarliestDate = "2000-01-01";
+/// kEarliestDate in days since 1970-01-01 (30 years of 365 days and 7 leap days, 1972..1996).
+inline constexpr long kEarliestDateDays = 10957;
+/// True when the date that `s` starts with (YYYY-MM-DD, as date_prefix_days_since_epoch reads
+/// it) is before kEarliestDate; false for a later date and for text that is not a date.
+bool before_earliest_date(std::string_view s);
+
 }  // namespace gpuplan

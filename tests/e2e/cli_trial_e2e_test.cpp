@@ -50,14 +50,17 @@ std::vector<std::string> lines_of(const std::string& text) {
 }
 
 TEST_F(CliTrialE2E, OffersTodayBeforeEveryObservationIsAnError) {
-  const RunResult r = run("offers --today 1900-01-01 gpu=H100");
+  // The trial typed 1900-01-01, now refused earlier as before 2000-01-01 (util/calendar.hpp
+  // kEarliestDate; Small11E2E.DatesBefore2000AreRefused); 2001-01-01 is before every bundled
+  // observation too.
+  const RunResult r = run("offers --today 2001-01-01 gpu=H100");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   ASSERT_EQ(lines_of(r.out).size(), 1u) << r.out;  // one line, no table
-  EXPECT_EQ(r.out.rfind("gpuplan: error: --today: 1900-01-01 is before every price observation", 0), 0u) << r.out;
+  EXPECT_EQ(r.out.rfind("gpuplan: error: --today: 2001-01-01 is before every price observation", 0), 0u) << r.out;
   // The same rule as `plan`'s, with its message.
-  const RunResult p = run("plan --model llama-3.1-8b --task lora --tokens 1e8 --today 1900-01-01");
+  const RunResult p = run("plan --model llama-3.1-8b --task lora --tokens 1e8 --today 2001-01-01");
   EXPECT_EQ(p.exit_code, 2) << p.out;
-  EXPECT_NE(p.out.find("1900-01-01 is before every price observation"), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find("2001-01-01 is before every price observation"), std::string::npos) << p.out;
   // A date after the observations still lists offers with their ages.
   const RunResult ok = run("offers --today 2026-12-01 gpu=H100 --limit 3");
   EXPECT_EQ(ok.exit_code, 0) << ok.out;

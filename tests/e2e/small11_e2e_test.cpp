@@ -303,4 +303,40 @@ TEST_F(Small11E2E, BadPercentEncodingInAQueryIsNamedAsSuch) {
   EXPECT_EQ(status, 200) << ok.dump();
 }
 
+// trial11 (issue 11 #6): `0000-01-01` was accepted for --today, an import's observed_at and a
+// filter date; an offer then showed an age of 740,319 days. The earliest date is 2000-01-01
+// (util/calendar.hpp: no cloud GPU offer is older); earlier is refused, naming the place, and
+// an import writes nothing.
+TEST_F(Small11E2E, DatesBefore2000AreRefused) {
+  const std::string expected = " (expected: a date from 2000-01-01 on (no cloud GPU offer is older))\n";
+  RunResult r = run("offers --today 0000-01-01 --limit 1");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out, "gpuplan: error: --today: \"0000-01-01\" is before 2000-01-01, the earliest date accepted" + expected);
+  r = run("plan --model llama-3.1-8b --task lora --tokens 1e8 --today 1999-12-31");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out, "gpuplan: error: --today: \"1999-12-31\" is before 2000-01-01, the earliest date accepted" + expected);
+  r = run("offers 'observed>=0000-01-01'");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "gpuplan: error: filter:11: \"0000-01-01\" is before 2000-01-01")) << r.out;
+  // 2000-01-01 itself passes this rule (the bundled catalog then refuses it as before its own
+  // observations, an older rule: today_before_observations).
+  EXPECT_FALSE(contains(run("offers --today 2000-01-01 --limit 1").out, "the earliest date accepted"));
+  const std::string before = run("offers provider=lambda --format json --limit 100000").out;
+  const std::filesystem::path csv = dir_ / "year0.csv";
+  std::ofstream(csv) << "provider,instance_type,gpu,gpu_count,price_kind,usd_per_hour,observed_at,source\n"
+                        "lambda,gpu_8x_h100_year0,H100,8,on-demand,20,0000-01-01,quote\n";
+  r = run("import '" + csv.string() + "'");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out, "gpuplan: error: " + csv.string() +
+                       ":2: '0000-01-01' is before 2000-01-01, the earliest observation date accepted (expected: a date "
+                       "from 2000-01-01 on (no cloud GPU offer is older), or empty/unknown)\n");
+  EXPECT_EQ(run("offers provider=lambda --format json --limit 100000").out, before);
+  // The API refuses it too, at its field.
+  int status = 0;
+  const json e = get("/api/offers?today=0000-01-01", &status);
+  EXPECT_EQ(status, 400) << e.dump();
+  EXPECT_EQ(e.value("field", ""), "/today") << e.dump();
+  EXPECT_EQ(e.value("message_code", ""), "date_before_earliest") << e.dump();
+}
+
 }  // namespace

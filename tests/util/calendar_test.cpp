@@ -42,4 +42,17 @@ TEST(Calendar, DaysSinceEpochByHand) {
 }
 
 }  // namespace
+TEST(Calendar, EarliestDateIs2000) {
+  // kEarliestDateDays by hand: 1970..1999 is 30 years of 365 days plus the leap days of 1972,
+  // 1976, ..., 1996 (7): 10950 + 7 = 10957.
+  EXPECT_EQ(kEarliestDateDays, 30 * 365 + 7);
+  EXPECT_EQ(date_prefix_days_since_epoch(kEarliestDate), kEarliestDateDays);
+  EXPECT_TRUE(before_earliest_date("0000-01-01"));  // trial11: an offer 740,319 days old
+  EXPECT_TRUE(before_earliest_date("1999-12-31"));
+  EXPECT_TRUE(before_earliest_date("1999-12-31T23:59:59Z"));
+  EXPECT_FALSE(before_earliest_date("2000-01-01"));
+  EXPECT_FALSE(before_earliest_date("2026-12-04"));
+  EXPECT_FALSE(before_earliest_date("unknown"));  // not a date: the date check's to refuse
+}
+
 }  // namespace gpuplan
