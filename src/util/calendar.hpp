@@ -18,8 +18,8 @@ bool is_calendar_date(std::string_view s);
 
 /// The earliest date gpuplan accepts for a price observation (an import's observed_at and
 /// confirmed_available_at), for --today and for a date in a filter: 2000-01-01. No cloud GPU
-/// offer predates it (the first rentable cloud GPUs, Amazon EC2 Cluster GPU instances, launched
-/// in November 2010; CUDA itself is from 2007), so an earlier date is a typo or a placeholder
+/// offer predates it (the first rentable cloud GPUs, Amazon EC2 Cluster GPU instances, announced
+/// in November 2010: allthingsdistributed.com/2010/11/cluster_gpu_instances_amazon_ec2.html), so an earlier date is a typo or a placeholder
 /// (`0000-01-01` made an offer 740,319 days old). docs/import-format.md, docs/freshness.md.
 inline constexpr std::string_view kEarliestDate = "2000-01-01";
 /// kEarliestDate in days since 1970-01-01 (30 years of 365 days and 7 leap days, 1972..1996).
