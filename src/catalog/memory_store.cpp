@@ -158,9 +158,13 @@ SnapshotCommit MemoryOfferStore::commit_snapshot(const SnapshotRecord& record, c
   if (batch != nullptr) validate_batch(*batch);
   SnapshotCommit c;
   c.record = record;
-  const bool exists = std::any_of(snapshots_.begin(), snapshots_.end(), [&](const SnapshotRecord& r) {
-    return r.status == "accepted" && r.source == record.source && r.content_hash == record.content_hash;
-  });
+  // Unchanged = the same content as the last accepted snapshot of the source (as last_snapshot
+  // orders them: by fetched_at, the later one on a tie).
+  const SnapshotRecord* last = nullptr;
+  for (const SnapshotRecord& r : snapshots_)
+    if (r.status == "accepted" && r.source == record.source && (last == nullptr || r.fetched_at >= last->fetched_at))
+      last = &r;
+  const bool exists = last != nullptr && last->content_hash == record.content_hash;
   if (record.status == "accepted" && exists) {
     c.already_accepted = true;
     c.record.status = "unchanged";

@@ -240,6 +240,13 @@ CREATE INDEX latest_prices_by_gpu_hour ON latest_prices (kind, usd_per_gpu_hour,
 CREATE INDEX latest_prices_by_price ON latest_prices (kind, usd_per_hour, offer_id COLLATE "C")
   INCLUDE (gpu_count, gpu_norm, gpu_name, provider);
 )sql",
+      // 9: an earlier content may be accepted again (SQLite migration 9, issue 9 trial D1): no
+      // unique index on accepted (source, content_hash); commit_snapshot compares with the last
+      // accepted snapshot of the source under the write lock.
+      R"sql(
+DROP INDEX IF EXISTS snapshots_accepted_once;
+CREATE INDEX IF NOT EXISTS snapshots_by_source_status ON snapshots (source, status, fetched_at);
+)sql",
   };
   return m;
 }
@@ -1254,11 +1261,16 @@ SnapshotCommit PgOfferStore::commit_snapshot(const SnapshotRecord& record, const
     impl_->lock_writes(w);
     SnapshotCommit out;
     out.record = record;
-    const bool accepted_exists =
-        record.status == "accepted" &&
-        !w.exec_params("SELECT 1 FROM snapshots WHERE source = $1 AND content_hash = $2 AND status = 'accepted'",
-                       record.source, record.content_hash)
-             .empty();
+    // Unchanged = the same content as the LAST accepted snapshot of the source (read under the
+    // write lock, so two fetches at once import once); an earlier content seen again is new.
+    bool accepted_exists = false;
+    if (record.status == "accepted") {
+      const pqxx::result last = w.exec_params(
+          "SELECT content_hash FROM snapshots WHERE source = $1 AND status = 'accepted' "
+          "ORDER BY fetched_at DESC, id DESC LIMIT 1",
+          record.source);
+      accepted_exists = !last.empty() && last[0][0].as<std::string>() == record.content_hash;
+    }
     if (accepted_exists) {
       out.already_accepted = true;
       out.record.status = "unchanged";

@@ -344,6 +344,15 @@ DROP INDEX IF EXISTS latest_prices_by_price;
 CREATE INDEX latest_prices_by_gpu_hour ON latest_prices(kind, usd_per_gpu_hour, gpu_count, gpu_norm, gpu_name, provider);
 CREATE INDEX latest_prices_by_price ON latest_prices(kind, usd_per_hour, gpu_count, gpu_norm, gpu_name, provider);
 )sql",
+      // 9: a source's content may be accepted again after another content (a price that goes
+      // back to an earlier value, issue 9 trial D1): the unique index on accepted (source,
+      // content_hash) of migration 2 is dropped. "Unchanged" means the same hash as the LAST
+      // accepted snapshot of the source, checked inside the write transaction
+      // (commit_snapshot), which still keeps two fetches at once from importing twice.
+      R"sql(
+DROP INDEX IF EXISTS snapshots_accepted_once;
+CREATE INDEX IF NOT EXISTS snapshots_by_source_status ON snapshots(source, status, fetched_at);
+)sql",
   };
   return m;
 }
@@ -1356,11 +1365,14 @@ struct SqliteOfferStore::Impl {
     return r;
   }
 
-  bool accepted_exists(std::string_view source, std::string_view hash) {
-    Stmt s(db, "SELECT 1 FROM snapshots WHERE source = ? AND content_hash = ? AND status = 'accepted'", path);
+  /// True when the newest accepted snapshot of `source` (by fetched_at, then id) has `hash`.
+  bool last_accepted_has(std::string_view source, std::string_view hash) {
+    Stmt s(db,
+           "SELECT content_hash FROM snapshots WHERE source = ? AND status = 'accepted' "
+           "ORDER BY fetched_at DESC, id DESC LIMIT 1",
+           path);
     s.bind(1, source);
-    s.bind(2, hash);
-    return s.step();
+    return s.step() && s.text(0) == hash;
   }
 
   std::int64_t insert_snapshot(const SnapshotRecord& r) {
@@ -1808,8 +1820,9 @@ SnapshotCommit SqliteOfferStore::commit_snapshot(const SnapshotRecord& record, c
   return impl_->in_transaction([&] {
     SnapshotCommit c;
     c.record = record;
-    if (record.status == "accepted" && impl_->accepted_exists(record.source, record.content_hash)) {
-      // Another fetch (maybe running at the same time) already stored this content.
+    if (record.status == "accepted" && impl_->last_accepted_has(record.source, record.content_hash)) {
+      // Another fetch (maybe running at the same time) already stored this content as the
+      // source's latest: nothing to import (an earlier content seen again is imported).
       c.already_accepted = true;
       c.record.status = "unchanged";
       c.record.observations_added = 0;

@@ -229,7 +229,7 @@ struct SnapshotRecord {
 struct SnapshotCommit {
   SnapshotRecord record;             ///< as stored (id set); status "unchanged" when already accepted
   ImportResult import;               ///< zero when nothing was imported
-  bool already_accepted = false;     ///< an accepted snapshot with this source + hash existed
+  bool already_accepted = false;     ///< the last accepted snapshot of the source had this hash
 };
 
 /// One import written chunk by chunk inside ONE open transaction (issue 11: a large file is
@@ -308,8 +308,10 @@ class OfferStore {
   // Snapshot log (migration 2 of the SQLite store; MemoryOfferStore keeps it in memory). Stores
   // without it throw Error{unavailable} (the base implementation).
   /// Records `record` and, when its status is "accepted" and `batch` is given, imports the batch,
-  /// in ONE transaction. Idempotent: when an accepted snapshot with the same source and
-  /// content_hash exists, nothing is imported and the record is stored as "unchanged".
+  /// in ONE transaction. Idempotent: when the LAST accepted snapshot of the source (by
+  /// fetched_at, then id; read inside the write transaction) has the same content_hash, nothing
+  /// is imported and the record is stored as "unchanged". An earlier content seen again after
+  /// another one (a price back at an earlier value) is accepted and imported.
   virtual SnapshotCommit commit_snapshot(const SnapshotRecord& record, const ImportBatch* batch);
   /// The newest snapshot of `source` with `status` (by fetched_at, then id), or nullopt.
   virtual std::optional<SnapshotRecord> last_snapshot(std::string_view source, std::string_view status);

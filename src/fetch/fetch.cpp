@@ -256,8 +256,10 @@ FetchReport run_fetch(OfferStore& store, HttpClient& http, const FetchOptions& o
     if (last && last->content_hash == rec.content_hash) {
       out.status = "unchanged";
       rec.status = "unchanged";
-      const std::optional<std::string> first = store.first_accepted_with_hash(info.name, rec.content_hash);
-      const double t0 = first ? epoch_seconds(*first).value_or(-1) : -1;
+      // Identical since the last accepted snapshot (the one with this content: an earlier
+      // acceptance of the same content was followed by another content).
+      const std::optional<std::string> first = last->fetched_at;
+      const double t0 = epoch_seconds(*first).value_or(-1);
       const double t1 = epoch_seconds(rec.fetched_at).value_or(-1);
       if (t0 >= 0 && t1 >= 0 && (t1 - t0) >= options.gates.frozen_after_days * 86400.0) {
         out.frozen = true;

@@ -102,10 +102,25 @@ TYPED_TEST(StoreContract, SnapshotLogImportsAnAcceptedContentOnce) {
   EXPECT_EQ(this->store_->last_snapshot("src", "rejected")->detail, "gate failed");
   EXPECT_EQ(this->store_->first_accepted_with_hash("src", "sha256:aa"), "2026-12-01T00:00:00Z");
   EXPECT_FALSE(this->store_->first_accepted_with_hash("src", "sha256:bb"));
+  // Unchanged means "as the LAST accepted snapshot": content aa again after an accepted bb is
+  // accepted (a price back at an earlier value, issue 9 trial D1), and then aa is unchanged.
+  rec.fetched_at = "2026-12-02T00:00:00Z";
+  rec.status = "accepted";
+  rec.detail.clear();
+  EXPECT_FALSE(this->store_->commit_snapshot(rec, nullptr).already_accepted);  // bb
+  rec.fetched_at = "2026-12-02T06:00:00Z";
+  rec.content_hash = "sha256:aa";
+  const SnapshotCommit back = this->store_->commit_snapshot(rec, nullptr);
+  EXPECT_FALSE(back.already_accepted);
+  EXPECT_EQ(back.record.status, "accepted");
+  rec.fetched_at = "2026-12-02T12:00:00Z";
+  EXPECT_TRUE(this->store_->commit_snapshot(rec, nullptr).already_accepted);
+  EXPECT_EQ(this->store_->last_snapshot("src", "accepted")->fetched_at, "2026-12-02T06:00:00Z");
   const auto all = this->store_->snapshots("", 10);
-  ASSERT_EQ(all.size(), 3u);
-  EXPECT_EQ(all[0].status, "rejected");  // newest first
-  EXPECT_EQ(all[2].urls, (std::vector<std::string>{"http://x/a", "http://x/b"}));
+  ASSERT_EQ(all.size(), 6u);
+  EXPECT_EQ(all[3].status, "rejected");
+  EXPECT_EQ(all[0].status, "unchanged");  // newest first
+  EXPECT_EQ(all[5].urls, (std::vector<std::string>{"http://x/a", "http://x/b"}));
   EXPECT_EQ(this->store_->snapshots("other", 10).size(), 0u);
 }
 

@@ -267,7 +267,7 @@ TEST(SqliteStore, MigratesFromThePreviousVersionKeepingData) {
   TempDir dir;
   const std::string path = dir.file("v4.sqlite");
   const int v = sqlite_store_schema_version();
-  ASSERT_EQ(v, 8);
+  ASSERT_EQ(v, 9);
   sqlite_store_migrate(path, 4);
   raw_exec(path,
            "INSERT INTO offers (id, provider, instance_type, region, zone, gpu_name_raw, gpu_name, gpu_count, "

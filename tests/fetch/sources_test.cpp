@@ -919,6 +919,48 @@ TEST(Snapshots, SameContentIsUnchangedAndAFeedFrozenForDaysIsReported) {
   EXPECT_EQ(h.store.snapshots("skypilot/lambda", 10).size(), 3u);
 }
 
+TEST(Snapshots, APriceBackAtAnEarlierValueIsANewSnapshotNotUnchanged) {
+  // Issue 9 trial D1: vast at $16/h (the fixture's 8x H100), then a copy at x1.25 ($20/h), then
+  // the first reply again. The third reply has the first one's hash, but it differs from the LAST
+  // accepted snapshot: accepted, its $16 observed again, and the store's latest price is $16.
+  FixtureServer s;
+  auto body = std::make_shared<std::string>(fixture("vast-bundles.json"));
+  s.server().Post("/api/v0/bundles/",
+                  [body](const httplib::Request&, httplib::Response& r) { r.set_content(*body, "application/json"); });
+  Harness h;
+  const std::string base = s.start();
+  const std::string normal = *body;
+  ASSERT_EQ(h.fetch(base, {"vast"}, "2026-12-01T00:00:00Z").sources[0].status, "accepted");
+  const std::string h100 = "vast/8x h100 sxm/us";
+  ASSERT_EQ(stored_price(h, h100, PriceKind::on_demand), 16.0);
+  // x1.25 on every dph_total: 16.0 -> 20.0, 0.55 -> 0.6875, 0.62 -> 0.775 (0.31 is not rentable).
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"\"dph_total\":16.0", "\"dph_total\":20.0"},
+           {"\"dph_total\":0.55", "\"dph_total\":0.6875"},
+           {"\"dph_total\":0.62", "\"dph_total\":0.775"}}) {
+    const auto pos = body->find(from);
+    ASSERT_NE(pos, std::string::npos) << from;
+    body->replace(pos, from.size(), to);
+  }
+  ASSERT_EQ(h.fetch(base, {"vast"}, "2026-12-01T06:00:00Z").sources[0].status, "accepted");
+  ASSERT_EQ(stored_price(h, h100, PriceKind::on_demand), 20.0);
+  *body = normal;
+  const SourceOutcome back = h.fetch(base, {"vast"}, "2026-12-01T12:00:00Z").sources[0];
+  EXPECT_EQ(back.status, "accepted") << back.message;
+  EXPECT_EQ(back.changes.observations_added, 2u);  // 8x H100 US $16, 2x 4090 NO $0.55
+  EXPECT_EQ(stored_price(h, h100, PriceKind::on_demand), 16.0);
+  const auto hist = h.store.history(h100);
+  ASSERT_EQ(hist.size(), 3u);
+  EXPECT_DOUBLE_EQ(hist[2].usd_per_hour, 16.0);
+  EXPECT_EQ(hist[2].source.observed_at.value_or(""), "2026-12-01T12:00:00Z");
+  // The same reply once more is unchanged (same hash as the last accepted), and not frozen: its
+  // content was accepted at 12:00, not at 00:00 (an earlier run of the same content).
+  const SourceOutcome again = h.fetch(base, {"vast"}, "2026-12-03T18:00:00Z").sources[0];
+  EXPECT_EQ(again.status, "unchanged") << again.message;
+  EXPECT_FALSE(again.frozen);  // 2.25 days since 12:00 on the 1st < 3 (2.75 days since 00:00)
+  EXPECT_EQ(h.store.history(h100).size(), 3u);
+}
+
 TEST(Snapshots, ASnapshotThatLostMostRowsIsRejectedAndWritesNothing) {
   FixtureServer s;
   auto body = std::make_shared<std::string>(fixture("skypilot-lambda-vms.csv"));
