@@ -91,6 +91,8 @@ SourceRef ref(const SourceContext& ctx, std::string_view source_name, std::strin
 void add_price(ImportBatch& batch, Offer& offer, PriceKind kind, std::optional<double> usd_per_hour,
                const SourceRef& source, const std::string& where) {
   if (!usd_per_hour || !(*usd_per_hour > 0) || !std::isfinite(*usd_per_hour)) {
+    // Worded "price is $X" for a given price, "price is missing" otherwise: apply_gates (fetch.cpp)
+    // counts offers whose source gave only $0 prices by this wording.
     import_detail::report(batch, &offer, where, kRuleUnknownPrice,
                           fmt::format("{} price is {}: stored as unknown (no observation)", price_kind_name(kind),
                                       usd_per_hour ? fmt::format("${}", *usd_per_hour) : std::string("missing")),

@@ -101,17 +101,25 @@ void apply_gates(const Source& source, ImportBatch& batch, OfferStore& store, co
       if (!(p.usd_per_hour > 0) || !std::isfinite(p.usd_per_hour)) ++non_positive;
   if (non_positive > 0)
     out.gate_failures.push_back(fmt::format("price>0: {} observations are not positive finite prices", non_positive));
-  // Share of offers with a price or GPU-memory finding (unit errors hit every row).
+  // Share of offers with a price or GPU-memory finding (unit errors hit every row). An offer
+  // without any price whose source gave a $0 price (add_price: an unknown_price finding worded
+  // "price is $0", and no observation) counts too: a feed that zeroes its price field stores
+  // "unknown" on every row and must not pass as a good snapshot (issue 9 trial D2: vast with
+  // every dph_total 0). A price the source leaves out ("price is missing": a GPU without a
+  // pricebook entry, an unpriced part) is its own unknown and is not counted.
   std::size_t bad = 0;
   for (const Offer& o : batch.offers) {
     const bool b = std::any_of(o.flags.begin(), o.flags.end(),
                                [](const QualityFlag& f) { return bad_row_rules().count(f.rule) > 0; });
-    if (b) ++bad;
+    const bool zero_only = o.prices.empty() && std::any_of(o.flags.begin(), o.flags.end(), [](const QualityFlag& f) {
+                             return f.rule == kRuleUnknownPrice && f.detail.find(" price is $") != std::string::npos;
+                           });
+    if (b || zero_only) ++bad;
   }
   if (!batch.offers.empty() &&
       static_cast<double>(bad) > limits.max_bad_row_fraction * static_cast<double>(batch.offers.size())) {
     out.gate_failures.push_back(fmt::format(
-        "datasheet: {} of {} offers have an unknown/implausible price or GPU memory outside the datasheet "
+        "datasheet: {} of {} offers have a $0/implausible price or GPU memory outside the datasheet "
         "(more than {:.0f}%: the feed or its units changed)",
         bad, batch.offers.size(), limits.max_bad_row_fraction * 100));
   }

@@ -1050,6 +1050,46 @@ TEST(Snapshots, GpuMemoryOutsideTheDatasheetRejectsTheSnapshot) {
   EXPECT_NE(out.message.find("datasheet"), std::string::npos) << out.message;
 }
 
+TEST(Snapshots, AFeedWithEveryPriceZeroIsRejectedAndWritesNothing) {
+  // Issue 9 trial D2: the vast fixture with every dph_total 0. Each offer's only price is $0
+  // (stored as unknown, no observation), so 2 of 2 offers (100% > 25%) have no known price: the
+  // datasheet gate rejects the snapshot, on a fresh store and after an accepted one, and nothing
+  // is written (no offer, no refreshed confirmed_available_at).
+  std::string zero = fixture("vast-bundles.json");
+  for (const std::string v : {"0.62", "0.55", "16.0", "0.31"}) {
+    const std::string from = "\"dph_total\":" + v;
+    const auto pos = zero.find(from);
+    ASSERT_NE(pos, std::string::npos) << from;
+    zero.replace(pos, from.size(), "\"dph_total\":0");
+  }
+  {
+    FixtureServer s;
+    serve_vast(s, zero);
+    Harness h;
+    const auto out = h.fetch(s.start(), {"vast"}).sources[0];
+    EXPECT_EQ(out.status, "rejected") << out.message;
+    EXPECT_NE(out.message.find("datasheet: 2 of 2 offers"), std::string::npos) << out.message;
+    EXPECT_EQ(h.store.counts().offers, 0u);
+    EXPECT_FALSE(h.store.last_snapshot("vast", "accepted"));
+  }
+  FixtureServer s;
+  auto body = std::make_shared<std::string>(fixture("vast-bundles.json"));
+  s.server().Post("/api/v0/bundles/",
+                  [body](const httplib::Request&, httplib::Response& r) { r.set_content(*body, "application/json"); });
+  Harness h;
+  const std::string base = s.start();
+  ASSERT_EQ(h.fetch(base, {"vast"}, "2026-12-01T00:00:00Z").sources[0].status, "accepted");
+  const auto before = h.store.counts();
+  *body = zero;
+  const auto out = h.fetch(base, {"vast"}, "2026-12-02T00:00:00Z").sources[0];
+  EXPECT_EQ(out.status, "rejected") << out.message;
+  EXPECT_EQ(h.store.counts().observations, before.observations);
+  const auto h100 = h.store.get("vast/8x h100 sxm/us");
+  ASSERT_TRUE(h100);
+  EXPECT_EQ(h100->confirmed_available_at, "2026-12-01T00:00:00Z");  // not refreshed by the rejected feed
+  EXPECT_EQ(stored_price(h, "vast/8x h100 sxm/us", PriceKind::on_demand), 16.0);
+}
+
 TEST(Snapshots, DryRunWritesNothingAndListsPriceChanges) {
   FixtureServer s;
   serve_vast(s, fixture("vast-bundles.json"));
