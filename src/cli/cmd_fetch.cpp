@@ -23,6 +23,7 @@ struct FetchCliOptions {
   bool dry_run = false;
   bool list = false;
   std::string base_url;
+  bool base_url_given = false;  ///< --base-url on the command line ("" is refused, not "no base URL")
   double timeout_s = 120;
   bool timeout_given = false;  ///< --timeout on the command line: it caps the AWS price list's 1800 s too
   int retries = 4;
@@ -48,7 +49,8 @@ void run_fetch_cmd(const FetchCliOptions& opts, GlobalOptions& global) {
     list_sources();
     return;
   }
-  if (!opts.base_url.empty()) (void)fetch::rebase_url("http://example.invalid/", opts.base_url);  // validates
+  // Given (even as ""): scheme http/https, host and optional port only (check_base_url).
+  if (opts.base_url_given) fetch::check_base_url(opts.base_url);
   if (!(opts.timeout_s > 0)) throw_invalid("--timeout", "timeout must be positive", "seconds > 0");
   if (opts.retries < 1) throw_invalid("--retries", "attempts must be at least 1", "an integer >= 1");
   const fetch::GateLimits& g = opts.gates;
@@ -120,6 +122,7 @@ GPUPLAN_REGISTER_COMMAND(Command{
                      "warn when a feed's content is unchanged for this many days (default 3)");
       sub.callback([opts, &global, &sub] {
         opts->timeout_given = sub.count("--timeout") > 0;
+        opts->base_url_given = sub.count("--base-url") > 0;
         run_fetch_cmd(*opts, global);
       });
     }});

@@ -78,7 +78,7 @@ std::unique_ptr<Refresh> prepare_refresh(const ServeOptions& opts, const GlobalO
   const double min_s = parse_duration_seconds(opts.refresh_min_interval, "--refresh-min-interval");
   r->interval_s = parse_duration_seconds(opts.refresh_every, "--refresh-every");
   fetch::validate_refresh_interval(r->interval_s, min_s, "--refresh-every");
-  if (!opts.base_url.empty()) (void)fetch::rebase_url("http://example.invalid/", opts.base_url);  // validates
+  if (!opts.base_url.empty()) fetch::check_base_url(opts.base_url);  // http(s), host, port only
   for (const std::string& name : opts.refresh_sources)
     if (fetch::find_source(name) == nullptr)
       throw Error(ErrorKind::not_found, "--refresh-sources", "unknown fetch source \"" + name + "\"",

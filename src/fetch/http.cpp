@@ -332,7 +332,46 @@ std::vector<HttpResponse> paginate(HttpClient& client, HttpRequest first,
   return pages;
 }
 
+void check_base_url(const std::string& base) {
+  const char* expected = "http:// or https:// with a host and an optional port only, e.g. http://127.0.0.1:8080";
+  if (base.empty()) throw Error(ErrorKind::invalid_input, "--base-url", "the base URL is empty", expected);
+  std::unique_ptr<CURLU, CurlFree> h(curl_url());
+  if (!h || curl_url_set(h.get(), CURLUPART_URL, base.c_str(), 0) != CURLUE_OK)
+    throw Error(ErrorKind::invalid_input, "--base-url", fmt::format("base URL '{}' is not an absolute URL", base),
+                expected);
+  auto part = [&](CURLUPart p) -> std::optional<std::string> {
+    char* out = nullptr;
+    if (curl_url_get(h.get(), p, &out, 0) != CURLUE_OK || out == nullptr) return std::nullopt;
+    std::unique_ptr<char, CurlFree> guard(out);
+    return std::string(out);
+  };
+  const auto scheme = part(CURLUPART_SCHEME);
+  if (!scheme || (*scheme != "http" && *scheme != "https"))
+    throw Error(ErrorKind::invalid_input, "--base-url",
+                fmt::format("base URL '{}' has scheme '{}': only http and https are fetched", base,
+                            scheme.value_or("")),
+                expected);
+  if (!part(CURLUPART_HOST))
+    throw Error(ErrorKind::invalid_input, "--base-url", fmt::format("base URL '{}' has no host", base), expected);
+  const auto path = part(CURLUPART_PATH);
+  std::vector<std::string> extra;
+  if (path && !path->empty() && *path != "/") extra.push_back("path '" + *path + "'");
+  if (part(CURLUPART_QUERY)) extra.push_back("a query");
+  if (part(CURLUPART_FRAGMENT)) extra.push_back("a fragment");
+  if (part(CURLUPART_USER)) extra.push_back("a user name");
+  if (!extra.empty()) {
+    std::string list;
+    for (const auto& e : extra) list += (list.empty() ? "" : ", ") + e;
+    throw Error(ErrorKind::invalid_input, "--base-url",
+                fmt::format("base URL '{}' has {}: only its scheme, host and port replace those of each endpoint "
+                            "(the endpoint's own path and query are kept), so it would be ignored",
+                            base, list),
+                expected);
+  }
+}
+
 std::string rebase_url(const std::string& url, const std::string& base) {
+  check_base_url(base);
   auto parse = [](const std::string& u, const char* what) {
     std::unique_ptr<CURLU, CurlFree> h(curl_url());
     if (!h || curl_url_set(h.get(), CURLUPART_URL, u.c_str(), 0) != CURLUE_OK)

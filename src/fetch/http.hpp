@@ -177,9 +177,15 @@ std::vector<HttpResponse> paginate(HttpClient& client, HttpRequest first,
                                    const std::function<std::optional<HttpRequest>(const HttpResponse&, int)>& next,
                                    int max_pages, const std::string& rate_key);
 
+/// Checks a base URL for rebase_url: scheme http or https, a host, an optional port and nothing
+/// else (no path but "/", no query, fragment, user or password: rebase_url keeps only scheme,
+/// host and port, so anything more would be dropped without a word). Throws
+/// Error{invalid_input} (where "--base-url") naming what is wrong, also for "" (given but empty:
+/// not "no base URL").
+void check_base_url(const std::string& base);
 /// Replaces the scheme, host and port of `url` with those of `base` ("http://127.0.0.1:8080"),
 /// keeping path, query and fragment. Uses libcurl's URL parser. Throws Error{invalid_input}
-/// (where "--base-url") when either is not an absolute URL.
+/// (where "--base-url") when `base` fails check_base_url or `url` is not an absolute URL.
 std::string rebase_url(const std::string& url, const std::string& base);
 
 /// "sha256:<64 hex>" of the bodies, each prefixed by its length (so boundaries count).

@@ -266,6 +266,22 @@ TEST_F(FetchE2E, UnknownSourceAndBadBaseUrlAreClearErrors) {
   EXPECT_NE(bad.out.find("--base-url"), std::string::npos) << bad.out;
 }
 
+TEST_F(FetchE2E, ABaseUrlIsHttpOrHttpsWithHostAndPortOnly) {
+  // Issue 9 trial D5: `--base-url ""` fetched the real host; a path or query was dropped; ftp://
+  // passed. Each is a bad flag now (exit 2, nothing fetched), its message naming what is wrong.
+  for (const auto& [base, words] : std::vector<std::pair<std::string, std::string>>{
+           {"''", "empty"},
+           {base() + "/mirror", "path '/mirror'"},
+           {base() + "?token=1", "a query"},
+           {"ftp://127.0.0.1:21", "scheme 'ftp'"}}) {
+    RunResult r = run("fetch skypilot/lambda --base-url " + (base == "''" ? base : "'" + base + "'"));
+    EXPECT_EQ(r.exit_code, 2) << base << ": " << r.out;
+    EXPECT_NE(r.out.find("--base-url"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(words), std::string::npos) << base << ": " << r.out;
+    EXPECT_EQ(r.out.find("accepted"), std::string::npos) << r.out;
+  }
+}
+
 TEST_F(FetchE2E, ListNamesTheSources) {
   RunResult r = run("fetch --list");
   ASSERT_EQ(r.exit_code, 0) << r.out;

@@ -236,6 +236,28 @@ TEST(Url, RebaseKeepsPathQueryAndReplacesSchemeHostPort) {
   EXPECT_THROW(rebase_url("https://a.b/c", "not a url"), Error);
 }
 
+TEST(RebaseUrl, TheBaseIsHttpOrHttpsWithAHostAndAnOptionalPortOnly) {
+  // Issue 9 trial D5: "" was taken as no base URL (the real host contacted), a path or a query
+  // was dropped without a word, ftp:// passed. Each is refused, naming what is wrong.
+  auto refusal = [](const std::string& base) {
+    try {
+      check_base_url(base);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(refusal("").find("empty"), std::string::npos) << refusal("");
+  EXPECT_NE(refusal("http://127.0.0.1:8080/mirror").find("path '/mirror'"), std::string::npos);
+  EXPECT_NE(refusal("http://127.0.0.1:8080?x=1").find("a query"), std::string::npos);
+  EXPECT_NE(refusal("ftp://127.0.0.1:8080").find("scheme 'ftp'"), std::string::npos);
+  EXPECT_NE(refusal("http://u:p@127.0.0.1:8080").find("a user name"), std::string::npos);
+  EXPECT_THROW(rebase_url("https://a.b/c", "http://127.0.0.1:8080/mirror"), Error);
+  EXPECT_EQ(refusal("http://127.0.0.1:8080"), "accepted");
+  EXPECT_EQ(refusal("https://mirror.example/"), "accepted");  // a bare "/" is no path
+  EXPECT_EQ(refusal("http://[::1]:9"), "accepted");
+}
+
 TEST(RetryAfter, SecondsAndHttpDates) {
   const auto now = std::chrono::system_clock::from_time_t(1764547200);  // 2025-12-01T00:00:00Z
   EXPECT_EQ(parse_retry_after("120", now), 120.0);
