@@ -4,6 +4,7 @@
 // source; exit status 1 when a source failed or was rejected (0 otherwise).
 #include <fmt/core.h>
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -57,6 +58,8 @@ void run_fetch_cmd(const FetchCliOptions& opts, GlobalOptions& global) {
   if (!(g.max_row_drop_fraction >= 0 && g.max_row_drop_fraction <= 1))
     throw_invalid("--max-row-drop", "fraction outside 0..1", "a fraction such as 0.5");
   if (!(g.price_move_factor > 1)) throw_invalid("--price-move-factor", "factor must exceed 1", "a factor such as 3");
+  if (!(g.frozen_after_days >= 0) || !std::isfinite(g.frozen_after_days))
+    throw_invalid("--frozen-after-days", "days must not be negative", "days >= 0, such as 3");
   fetch::TransportOptions topts;
   topts.timeout_s = opts.timeout_s;
   topts.timeout_caps_every_request = opts.timeout_given;

@@ -282,6 +282,16 @@ TEST_F(FetchE2E, ABaseUrlIsHttpOrHttpsWithHostAndPortOnly) {
   }
 }
 
+TEST_F(FetchE2E, NegativeFrozenAfterDaysIsABadFlag) {
+  // Issue 9 trial D6: `--frozen-after-days -1` was accepted; refused like the other gate flags.
+  RunResult r = run("fetch skypilot/lambda --base-url " + base() + " --frozen-after-days -1");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("--frozen-after-days"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("accepted"), std::string::npos) << r.out;
+  RunResult zero = run("fetch skypilot/lambda --base-url " + base() + " --frozen-after-days 0");
+  EXPECT_EQ(zero.exit_code, 0) << zero.out;  // 0: every unchanged fetch warns; allowed
+}
+
 TEST_F(FetchE2E, ListNamesTheSources) {
   RunResult r = run("fetch --list");
   ASSERT_EQ(r.exit_code, 0) << r.out;
