@@ -74,7 +74,9 @@ struct WriteState {
   }
   bool finish() {
     if (request->keep_line && !pending.empty()) {
-      if (keep(pending) && !append(pending)) return false;
+      // No newline after it: maybe a row cut short. Kept unfiltered, so the parser sees it (a
+      // short row is rejected there) instead of the filter dropping it without a word.
+      if (!append(pending)) return false;
       pending.clear();
     }
     return true;

@@ -36,7 +36,9 @@ struct HttpRequest {
   std::string body;                                          ///< POST body
   /// Streaming filter for very large text bodies (the AWS price list): when set, the body keeps
   /// only the first `keep_first_lines` lines and the lines for which keep_line returns true
-  /// (without the newline). The size cap applies to what is kept.
+  /// (without the newline). A last line without a newline is kept whatever keep_line says (a
+  /// body cut mid-row must reach the parser, which rejects the short row, instead of losing the
+  /// row silently). The size cap applies to what is kept.
   std::function<bool(std::string_view line)> keep_line;
   std::size_t keep_first_lines = 0;
   std::optional<double> timeout_s;  ///< overrides TransportOptions::timeout_s for this request

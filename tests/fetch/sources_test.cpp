@@ -137,6 +137,36 @@ TEST(AwsFetcher, AMissingHeaderIsAMalformedSnapshot) {
   EXPECT_EQ(rec[0].status, "rejected");
 }
 
+TEST(AwsFetcher, APriceListCutMidRowIsRejectedNotShortened) {
+  // Issue 9 trial D8: a price list whose last row is cut short (no newline after it) lost that
+  // row without a word: the streaming filter dropped the fragment (its cells stop before
+  // "Linux"), and the snapshot was accepted with 4 offers instead of 5. The cut row now reaches
+  // the CSV reader, which rejects a row with fewer cells than the header (as for SkyPilot).
+  std::string csv = fixture("aws-price-list.csv");
+  const std::size_t start = csv.find("\"SKU4\"");  // the g6.xlarge on-demand row (line 10)
+  ASSERT_NE(start, std::string::npos);
+  const std::size_t end = csv.find('\n', start) + 1;
+  const std::string row = csv.substr(start, end - start);
+  ASSERT_NE(row.find("\"Linux\""), std::string::npos);
+  // The other rows, then the g6 row cut after its description (5 of its cells): last, unterminated.
+  csv = csv.substr(0, start) + csv.substr(end) + row.substr(0, row.find("Hour\"") + 5);
+  FixtureServer s;
+  s.server().Get("/offers/v1.0/aws/AmazonEC2/current/us-east-1/index.csv",
+                 [csv](const httplib::Request&, httplib::Response& r) { r.set_content(csv, "text/csv"); });
+  s.server().Get("/spot.json", [](const httplib::Request&, httplib::Response& r) {
+    r.set_content(fixture("aws-spot.json"), "application/json");
+  });
+  s.server().Get("/spot-advisor-data.json", [](const httplib::Request&, httplib::Response& r) {
+    r.set_content(fixture("aws-spot-advisor.json"), "application/json");
+  });
+  Harness h;
+  const SourceOutcome out = h.fetch(s.start(), {"aws"}).sources[0];
+  EXPECT_EQ(out.status, "rejected") << out.message;
+  EXPECT_NE(out.message.find("malformed"), std::string::npos) << out.message;
+  EXPECT_NE(out.message.find("index.csv:"), std::string::npos) << out.message;  // names URL:line
+  EXPECT_EQ(h.store.counts().offers, 0u);
+}
+
 // ---------------------------------------------------------------------------------------------
 void serve_azure(FixtureServer& s, std::atomic<int>* page2_calls = nullptr) {
   s.server().Get("/api/retail/prices", [page2_calls](const httplib::Request& req, httplib::Response& r) {
