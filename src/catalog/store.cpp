@@ -160,8 +160,18 @@ void keep_known_facts(Offer& incoming, const Offer& stored) {
   fill_unknown(x.egress_usd_per_gb, y.egress_usd_per_gb);
   fill_unknown(x.egress_free_gb_per_month, y.egress_free_gb_per_month);
   fill_unknown(x.preemptions_per_day, y.preemptions_per_day);
+  // Source lines are named by the field they source ("preemptions_per_day: ..."). A stored line
+  // is kept for a field the incoming offer does not source (its value was kept above); a field
+  // the incoming offer sources replaces the stored line with its own, so a source re-fetched
+  // every few hours keeps one line per field, not one per fetch (issue 9 trial D4: the AWS Spot
+  // Advisor line grew by one per accepted snapshot).
+  auto field_of = [](const std::string& line) { return line.substr(0, line.find(':')); };
+  std::vector<std::string> incoming_fields;
+  for (const std::string& src : x.sources) incoming_fields.push_back(field_of(src));
   for (const std::string& src : y.sources)
-    if (std::find(x.sources.begin(), x.sources.end(), src) == x.sources.end()) x.sources.push_back(src);
+    if (std::find(incoming_fields.begin(), incoming_fields.end(), field_of(src)) == incoming_fields.end() &&
+        std::find(x.sources.begin(), x.sources.end(), src) == x.sources.end())
+      x.sources.push_back(src);
 }
 
 bool same_offer_facts(const Offer& a, const Offer& b) {

@@ -136,7 +136,8 @@ bool same_offer_facts(const Offer& a, const Offer& b);
 /// merge", on SQLite, PostgreSQL and in memory alike).
 void check_stored_hardware(const Offer& stored, const Offer& incoming);
 /// Fills the facts an incoming offer does not know (unset optionals, unknown link or network, empty
-/// form factor; billing terms field by field, their sources united) from the stored offer of the
+/// form factor; billing terms field by field, with the stored source line of each field kept
+/// unless the incoming offer sources that field itself: one line per field) from the stored offer of the
 /// same id: a row or a source that does not state a fact (a user's price quote without network
 /// columns, SkyPilot without the Spot Advisor band) never erases what another import stored.
 /// Facts it states replace the stored ones. Flags and prices are not copied (flags describe this

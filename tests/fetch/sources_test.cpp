@@ -167,6 +167,37 @@ TEST(AwsFetcher, APriceListCutMidRowIsRejectedNotShortened) {
   EXPECT_EQ(h.store.counts().offers, 0u);
 }
 
+TEST(AwsFetcher, EachAcceptedSnapshotKeepsOneSpotAdvisorSourceLinePerOffer) {
+  // Issue 9 trial D4: billing_override.sources gained one Spot Advisor line per accepted AWS
+  // snapshot (keep_known_facts united the stored lines, each with its own fetch time). Two
+  // accepted snapshots (the g5.xlarge price 1.00 -> 1.10 between them): one line, the newer one.
+  auto csv = std::make_shared<std::string>(fixture("aws-price-list.csv"));
+  FixtureServer s;
+  s.server().Get("/offers/v1.0/aws/AmazonEC2/current/us-east-1/index.csv",
+                 [csv](const httplib::Request&, httplib::Response& r) { r.set_content(*csv, "text/csv"); });
+  s.server().Get("/spot.json", [](const httplib::Request&, httplib::Response& r) {
+    r.set_content(fixture("aws-spot.json"), "application/json");
+  });
+  s.server().Get("/spot-advisor-data.json", [](const httplib::Request&, httplib::Response& r) {
+    r.set_content(fixture("aws-spot-advisor.json"), "application/json");
+  });
+  Harness h;
+  const std::string base = s.start();
+  ASSERT_EQ(h.fetch(base, {"aws"}, "2026-12-01T00:00:00Z").sources[0].status, "accepted");
+  const std::size_t pos = csv->find("\"1.0000000000\"");
+  ASSERT_NE(pos, std::string::npos);
+  csv->replace(pos, 14, "\"1.1000000000\"");
+  const SourceOutcome second = h.fetch(base, {"aws"}, "2026-12-02T00:00:00Z").sources[0];
+  ASSERT_EQ(second.status, "accepted") << second.message;
+  const auto g5 = h.store.get("aws/g5.xlarge/us-east-1");
+  ASSERT_TRUE(g5);
+  EXPECT_DOUBLE_EQ(latest(*g5, PriceKind::on_demand)->usd_per_hour, 1.1);
+  ASSERT_EQ(g5->billing_override.sources.size(), 1u);
+  EXPECT_EQ(g5->billing_override.sources[0].rfind("preemptions_per_day: AWS Spot Advisor", 0), 0u);
+  EXPECT_NE(g5->billing_override.sources[0].find("fetched 2026-12-02T00:00:00Z"), std::string::npos)
+      << g5->billing_override.sources[0];
+}
+
 // ---------------------------------------------------------------------------------------------
 void serve_azure(FixtureServer& s, std::atomic<int>* page2_calls = nullptr) {
   s.server().Get("/api/retail/prices", [page2_calls](const httplib::Request& req, httplib::Response& r) {
