@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -50,9 +51,21 @@ void refuse_in_sentence_terms(const Error& e, const api::AskResult& ask) {
     if ("/" + plan_name != field) continue;
     const nlohmann::json& t = server::locale_texts(ask.language);
     const auto* coded = dynamic_cast<const ErrorCode*>(&e);
-    const std::string why_key = coded && coded->code == "not_positive" ? "cli_ask_refused_not_positive" : "cli_ask_refused_other";
+    // The planner's reason in the sentence's language when the locales have it, as the /assistant
+    // page says it (a trial: "100 users at 2 requests per second" was refused without a reason;
+    // the page said "rps or users, not both").
+    std::string reason;
+    if (coded && coded->code != "not_positive" && t.contains("error_" + coded->code)) {
+      std::map<std::string, std::string> vars = coded->values;
+      for (auto& [k, v] : vars)
+        if (k.ends_with("_field")) v = t.value("field_" + v, v);
+      reason = server::fill_text(t.value("error_" + coded->code, ""), vars);
+    }
+    const std::string why_key = coded && coded->code == "not_positive" ? "cli_ask_refused_not_positive"
+                                : reason.empty()                       ? "cli_ask_refused_other"
+                                                                       : "cli_ask_refused_because";
     throw_invalid("SENTENCE",
-                  server::fill_text(t.value(why_key, ""), {{"field", t.value("field_" + f.name, f.name)}, {"words", f.source}}),
+                  server::fill_text(t.value(why_key, ""), {{"field", t.value("field_" + f.name, f.name)}, {"words", f.source}, {"reason", reason}}),
                   t.value("cli_ask_refused_expected", ""));
   }
 }

@@ -135,6 +135,25 @@ TEST(Assistant, ReadsTheTableOfSentences) {
       {"fine-tune llama 3.1 8b with lora on 1e8 training tokens", "en",
        {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 1e8}}, {}},
       {"train a model", "en", json::object(), {"model", "task"}},  // nothing says which training: asked
+      // Trial (issue 10 ask D3): a power of ten is read whole, 10^30 = 1e30 (the planner then
+      // refuses it as out of range), never as its exponent "30 tokens".
+      {"fine-tune Llama 3.1 8B with LoRA on 10^30 tokens", "en",
+       {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 1e30}}, {}},
+      {"fine-tune Llama 3.1 8B with LoRA on 10**30 tokens", "en",
+       {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 1e30}}, {}},
+      {"fine-tune Llama 3.1 8B with LoRA on 2^10 tokens", "en",  // 2^10 = 1,024
+       {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 1024}}, {}},
+      // D4: French digit groups after a space, U+00A0 or U+202F are one number: 1 000 $ = $1,000,
+      // 200 000 000 jetons = 2e8; English "1,000" stays one thousand.
+      {"affiner llama 3.1 8b en LoRA sur 2 milliards de jetons avec moins de 1 000 $", "fr",
+       {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 2e9}, {"budget_usd", 1000}}, {}},
+      {"affiner llama 3.1 8b en LoRA sur 200 000 000 jetons", "fr", {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 2e8}}, {}},
+      {"affiner llama 3.1 8b en LoRA sur 200\u00a0000\u00a0000 jetons avec moins de 1\u00a0000\u00a0$", "fr",
+       {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 2e8}, {"budget_usd", 1000}}, {}},
+      {"affiner llama 3.1 8b en LoRA sur 200\u202f000\u202f000 jetons avec moins de 1\u202f000\u202f$", "fr",
+       {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 2e8}, {"budget_usd", 1000}}, {}},
+      {"fine-tune llama 3.1 8b with lora on 200,000,000 tokens under $1,000", "en",
+       {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 2e8}, {"budget_usd", 1000}}, {}},
   };
   const GpuCatalog& gpus = GpuCatalog::bundled();
   for (const auto& r : rows) {
@@ -162,6 +181,16 @@ TEST(Assistant, NumbersNoFieldReadAreListedAsUnread) {
   // Sources are echoed without the trailing space a pattern's \s* took (trial 9: "under $50 ").
   a = understand("lora llama 3.1 8b on 1e8 tokens under $50 within 2 days", gpus);
   for (const auto& f : a.fields) EXPECT_NE(f.source.back(), ' ') << f.name << ": \"" << f.source << "\"";
+}
+
+// A number the grammar reads only in part is never used (issue 10 ask D3: "10^30 tokens" was
+// planned as 30 tokens): "10^^30 tokens" keeps tokens missing and lists its numbers as not read.
+TEST(Assistant, PartlyReadNumbersAreNotUsed) {
+  const GpuCatalog& gpus = GpuCatalog::bundled();
+  const AskResult a = understand("fine-tune llama 3.1 8b with lora on 10^^30 tokens", gpus);
+  for (const auto& f : a.fields) EXPECT_NE(f.name, "tokens") << f.source;
+  EXPECT_EQ(a.missing, std::vector<std::string>{"tokens"});
+  EXPECT_FALSE(a.unread.empty());
 }
 
 // small11 #6: "by Friday" and "by end of month" were dropped without a word. They are read as a

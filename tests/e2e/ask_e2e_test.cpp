@@ -95,5 +95,37 @@ TEST_F(AskE2E, TwoModelsOrTwoBudgetsAreSaidNotSilentlyResolved) {
   EXPECT_NE(r.out.find("la première valeur est retenue"), std::string::npos) << r.out;
 }
 
+// New-user trial (issue 10 ask D3-D5): "10^30 tokens" was planned as 30 tokens; "1 000 $" and
+// "200 000 000 jetons" (spaces, U+00A0 or U+202F between digit groups) were read as "000"; a
+// refusal of rps and users together gave no reason.
+TEST_F(AskE2E, PowersAndFrenchDigitGroupsAreReadWhole) {
+  // 10^30 = 1e30 tokens: read whole, then refused by the planner's range check (at most 1e16),
+  // never planned; the refusal quotes the words and gives the reason.
+  RunResult r;
+  for (const char* power : {"10^30", "10**30"}) {
+    r = run(std::string("ask 'fine-tune Llama 3.1 8B with LoRA on ") + power + " tokens'");
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_NE(r.out.find(std::string(power) + " tokens"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("1e+30"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("Not read"), std::string::npos) << r.out;
+  }
+  int rc = 0;
+  nlohmann::json j;
+  // French: 1 000 $ = $1,000 and 200 000 000 jetons = 2e8, whichever space separates the groups.
+  for (const char* space : {" ", "\u00a0", "\u202f"}) {
+    const std::string s = std::string("affiner llama 3.1 8b en LoRA sur 200") + space + "000" + space + "000 jetons avec moins de 1" + space +
+                          "000 $";
+    j = understood(s, rc);
+    ASSERT_TRUE(field(j, "tokens") && field(j, "budget_usd")) << s << "\n" << j.dump();
+    EXPECT_DOUBLE_EQ((*field(j, "tokens"))["value"].get<double>(), 2e8) << s;
+    EXPECT_DOUBLE_EQ((*field(j, "budget_usd"))["value"].get<double>(), 1000.0) << s;
+    EXPECT_TRUE(j["unread"].empty()) << s << "\n" << j["unread"].dump();
+  }
+  // Users and a rate together: the planner's reason is said, as on the /assistant page.
+  r = run("ask 'serve llama 3.1 70b to 100 users at 2 requests per second'");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("not both"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace gpuplan::e2e
