@@ -927,13 +927,25 @@ class Pages {
                     {"tier_text", pg.t.value("tier_" + tier, tier)},
                     {"history_href", pg.prefix + "/offers/history?id=" + httplib::detail::encode_query_param(r["id"].get<std::string>())}};
         view.push_back(row);
-        const std::string g = row[group_by == "provider" ? "provider" : "gpu"].get<std::string>();
-        auto& grp = groups[g];
-        if (grp.is_null()) grp = {{"gpu", g}, {"offers", 0}, {"min", 1e18}, {"max", 0.0}};
-        grp["offers"] = grp["offers"].get<int>() + 1;
-        if (row_json["usd_per_gpu_hour"].is_number()) {  // the listed kind only
-          grp["min"] = std::min(grp["min"].get<double>(), row_json["usd_per_gpu_hour"].get<double>());
-          grp["max"] = std::max(grp["max"].get<double>(), row_json["usd_per_gpu_hour"].get<double>());
+      }
+      // Groups count every matching offer, not the rows shown (the page lists at most in.limit:
+      // a trial saw "A100 SXM 40GB | 3 offers" where the catalog has 227).
+      if (!group_by.empty()) {
+        api::OffersInput every = in;
+        every.limit = 0;
+        const json all_rows = api::to_json(api::run_offers(every, ctx_));
+        for (const auto& row_json : all_rows) {
+          const json& name = group_by == "provider"      ? row_json["provider"]
+                             : row_json["gpu_name"].is_string() ? row_json["gpu_name"]
+                                                                : row_json["gpu_name_raw"];
+          const std::string g = name.is_string() ? name.get<std::string>() : pg.t.value("unknown", "");
+          auto& grp = groups[g];
+          if (grp.is_null()) grp = {{"gpu", g}, {"offers", 0}, {"min", 1e18}, {"max", 0.0}};
+          grp["offers"] = grp["offers"].get<int>() + 1;
+          if (row_json["usd_per_gpu_hour"].is_number()) {  // the listed kind only
+            grp["min"] = std::min(grp["min"].get<double>(), row_json["usd_per_gpu_hour"].get<double>());
+            grp["max"] = std::max(grp["max"].get<double>(), row_json["usd_per_gpu_hour"].get<double>());
+          }
         }
       }
       json gview = json::array();

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <atomic>
@@ -205,6 +206,49 @@ std::multimap<std::string, std::string> query_params(const httplib::Request& req
     out.emplace(std::move(canonical), std::move(value));
   }
   return out;
+}
+
+/// cpp-httplib's own reading of a query string (Request::params, which the pages read) splits
+/// `k=v` at every '=' and keeps the text after the last one: `/offers?q=gpus>=8` became the filter
+/// "8" and `/plan?model=a=b` the model "b" (trial of issue 10). This re-reads it split at the first
+/// '=', decoded as cpp-httplib decodes (`%XX`, '+' for a space; a '%' without two hex digits kept
+/// as written: the pages stay lenient, the API's query_params is strict).
+void resplit_params(httplib::Request& req) {
+  auto decode = [](std::string_view t) {
+    auto hex = [](char c) -> int {
+      if (c >= '0' && c <= '9') return c - '0';
+      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+      if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+      return -1;
+    };
+    std::string out;
+    out.reserve(t.size());
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (t[i] == '+') {
+        out += ' ';
+      } else if (t[i] == '%' && i + 2 < t.size() && hex(t[i + 1]) >= 0 && hex(t[i + 2]) >= 0) {
+        out += static_cast<char>(hex(t[i + 1]) * 16 + hex(t[i + 2]));
+        i += 2;
+      } else {
+        out += t[i];
+      }
+    }
+    return out;
+  };
+  req.params.clear();
+  const std::string_view target = req.target;
+  const std::size_t qm = target.find('?');
+  if (qm == std::string_view::npos) return;
+  std::string_view query = target.substr(qm + 1);
+  if (const std::size_t hash = query.find('#'); hash != std::string_view::npos) query = query.substr(0, hash);
+  while (!query.empty()) {
+    const std::size_t amp = query.find('&');
+    const std::string_view part = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    if (part.empty()) continue;
+    const std::size_t eq = part.find('=');
+    req.params.emplace(decode(part.substr(0, eq)), eq == std::string_view::npos ? std::string() : decode(part.substr(eq + 1)));
+  }
 }
 
 /// The request body through robust's strict reader (util/text_check.hpp: duplicate keys, nesting
@@ -518,7 +562,20 @@ Server::Server(const api::Context& ctx, ServerOptions options) : impl_(std::make
   // beyond `threads` waits in the queue, so a small request cap per connection rotates them.
   http.set_keep_alive_max_count(100);
   http.set_keep_alive_timeout(5);
-  http.set_tcp_nodelay(true);  // small JSON replies: no Nagle wait on the delayed ACK (~40 ms per read)
+  http.set_tcp_nodelay(true);
+  // SO_REUSEADDR only: cpp-httplib's default also sets SO_REUSEPORT, with which a second
+  // `gpuplan serve` on the same address bound too and the kernel split the connections between
+  // the two (trial of issue 10). Now the second one fails to bind (Error{unavailable, "--listen"}).
+  http.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof yes);
+  });
+  // Every handler sees Request::params split at the first '=' (resplit_params). The object is the
+  // server's own non-const request, handed to handlers as const.
+  http.set_pre_routing_handler([](const httplib::Request& req, httplib::Response&) {
+    resplit_params(const_cast<httplib::Request&>(req));
+    return httplib::Server::HandlerResponse::Unhandled;
+  });  // small JSON replies: no Nagle wait on the delayed ACK (~40 ms per read)
   http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
     send_internal_error(res);
   });
