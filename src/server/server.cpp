@@ -178,65 +178,11 @@ std::string decode_query_part(std::string_view s, std::string_view name) {
   return out;
 }
 
-/// The query string's parameters (`q` read as `filter`), each split at its FIRST '=' so that a filter typed unencoded
-/// (`?q=gpu=H100`, `?q=gpus>=8`) keeps its whole text (cpp-httplib's own parser keeps the text
-/// after the last '='). `q` is the short name of `filter`.
-/// A parameter given twice (`?q=a&q=b`, or `q` with `filter`) is 400 `parameter_twice` at the
-/// name the client wrote (`/q`), on every endpoint that reads a query string.
-std::multimap<std::string, std::string> query_params(const httplib::Request& req) {
-  std::multimap<std::string, std::string> out;
-  std::map<std::string, std::string> written;  // canonical name -> the name the client wrote
-  const std::string_view target = req.target;
-  const std::size_t qm = target.find('?');
-  if (qm == std::string_view::npos) return out;
-  std::string_view query = target.substr(qm + 1);
-  if (const std::size_t hash = query.find('#'); hash != std::string_view::npos) query = query.substr(0, hash);
-  while (!query.empty()) {
-    const std::size_t amp = query.find('&');
-    const std::string_view part = query.substr(0, amp);
-    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
-    if (part.empty()) continue;
-    const std::size_t eq = part.find('=');
-    std::string key = decode_query_part(part.substr(0, eq), part.substr(0, eq));
-    std::string value = eq == std::string_view::npos ? std::string() : decode_query_part(part.substr(eq + 1), key);
-    std::string canonical = key == "q" ? "filter" : key;
-    if (const auto [it, fresh] = written.emplace(canonical, key); !fresh)
-      throw_invalid_coded("/" + key, "parameter_twice", {{"name", key}}, "query parameter \"" + key + "\" given twice",
-                          it->second == key ? "each parameter once" : "one of " + it->second + " and " + key);
-    out.emplace(std::move(canonical), std::move(value));
-  }
-  return out;
-}
-
-/// cpp-httplib's own reading of a query string (Request::params, which the pages read) splits
-/// `k=v` at every '=' and keeps the text after the last one: `/offers?q=gpus>=8` became the filter
-/// "8" and `/plan?model=a=b` the model "b" (trial of issue 10). This re-reads it split at the first
-/// '=', decoded as cpp-httplib decodes (`%XX`, '+' for a space; a '%' without two hex digits kept
-/// as written: the pages stay lenient, the API's query_params is strict).
-void resplit_params(httplib::Request& req) {
-  auto decode = [](std::string_view t) {
-    auto hex = [](char c) -> int {
-      if (c >= '0' && c <= '9') return c - '0';
-      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-      if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-      return -1;
-    };
-    std::string out;
-    out.reserve(t.size());
-    for (std::size_t i = 0; i < t.size(); ++i) {
-      if (t[i] == '+') {
-        out += ' ';
-      } else if (t[i] == '%' && i + 2 < t.size() && hex(t[i + 1]) >= 0 && hex(t[i + 2]) >= 0) {
-        out += static_cast<char>(hex(t[i + 1]) * 16 + hex(t[i + 2]));
-        i += 2;
-      } else {
-        out += t[i];
-      }
-    }
-    return out;
-  };
-  req.params.clear();
-  const std::string_view target = req.target;
+/// Calls f(key, value) for each `key=value` part of the request target's query string, split at
+/// the FIRST '=' (cpp-httplib's own parser keeps the text after the last one), still encoded; a
+/// part without '=' has an empty value, empty parts are skipped, a '#' fragment is dropped.
+template <class F>
+void for_each_query_part(std::string_view target, F&& f) {
   const std::size_t qm = target.find('?');
   if (qm == std::string_view::npos) return;
   std::string_view query = target.substr(qm + 1);
@@ -247,8 +193,39 @@ void resplit_params(httplib::Request& req) {
     query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
     if (part.empty()) continue;
     const std::size_t eq = part.find('=');
-    req.params.emplace(decode(part.substr(0, eq)), eq == std::string_view::npos ? std::string() : decode(part.substr(eq + 1)));
+    f(part.substr(0, eq), eq == std::string_view::npos ? std::string_view() : part.substr(eq + 1));
   }
+}
+
+/// The query string's parameters (`q` read as `filter`), each split at its first '=' so that a
+/// filter typed unencoded (`?q=gpu=H100`, `?q=gpus>=8`) keeps its whole text. `q` is the short
+/// name of `filter`. A parameter given twice (`?q=a&q=b`, or `q` with `filter`) is 400
+/// `parameter_twice` at the name the client wrote (`/q`), on every endpoint that reads a query string.
+std::multimap<std::string, std::string> query_params(const httplib::Request& req) {
+  std::multimap<std::string, std::string> out;
+  std::map<std::string, std::string> written;  // canonical name -> the name the client wrote
+  for_each_query_part(req.target, [&](std::string_view k, std::string_view v) {
+    std::string key = decode_query_part(k, k);
+    std::string value = v.empty() ? std::string() : decode_query_part(v, key);
+    std::string canonical = key == "q" ? "filter" : key;
+    if (const auto [it, fresh] = written.emplace(canonical, key); !fresh)
+      throw_invalid_coded("/" + key, "parameter_twice", {{"name", key}}, "query parameter \"" + key + "\" given twice",
+                          it->second == key ? "each parameter once" : "one of " + it->second + " and " + key);
+    out.emplace(std::move(canonical), std::move(value));
+  });
+  return out;
+}
+
+/// cpp-httplib's own reading of a query string (Request::params, which the pages read) keeps the
+/// text after the last '=': `/offers?q=gpus>=8` became the filter "8" and `/plan?model=a=b` the
+/// model "b" (trial of issue 10). This re-reads it split at the first '=', decoded by
+/// cpp-httplib's own lenient decoder (`%XX`, '+' for a space, a bad '%' kept as written: the pages
+/// stay lenient; the API's query_params is strict).
+void resplit_params(httplib::Request& req) {
+  req.params.clear();
+  for_each_query_part(req.target, [&](std::string_view k, std::string_view v) {
+    req.params.emplace(httplib::detail::decode_url(std::string(k), true), httplib::detail::decode_url(std::string(v), true));
+  });
 }
 
 /// The request body through robust's strict reader (util/text_check.hpp: duplicate keys, nesting
