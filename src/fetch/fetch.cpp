@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -135,11 +136,29 @@ void apply_gates(const Source& source, ImportBatch& batch, OfferStore& store, co
     for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
     out.gate_failures.push_back("expected-gpus: missing " + list);
   }
+  // Priced at all: every source is a price feed, so a snapshot in which no offer has a price
+  // (the price field renamed or dropped upstream: each row reads "price is missing", which the
+  // datasheet gate does not count) is rejected, not stored as a catalog of unknown prices.
+  const std::size_t priced_now = static_cast<std::size_t>(
+      std::count_if(batch.offers.begin(), batch.offers.end(), [](const Offer& o) { return !o.prices.empty(); }));
+  if (!batch.offers.empty() && priced_now == 0)
+    out.gate_failures.push_back(fmt::format(
+        "priced: none of the {} offers has a price (the feed's price field is missing or renamed)",
+        batch.offers.size()));
   // Price moves since the last snapshot of this source; and what changes against the store.
   std::size_t jumps = 0;
+  // Per price kind: offers of this snapshot that this source priced at that kind before, and
+  // those of them without a price of that kind now.
+  std::array<std::size_t, kPriceKindCount> priced_before{};
+  std::array<std::size_t, kPriceKindCount> price_lost{};
   for (Offer& o : batch.offers) {
     const std::optional<Offer> old = store.get(o.id);
     if (old) keep_known_facts(o, *old);
+    for (PriceKind kind : kKinds) {
+      if (!old || latest_from(old->prices, kind, dataset) == nullptr) continue;
+      ++priced_before[static_cast<std::size_t>(kind)];
+      if (latest_from(o.prices, kind, "") == nullptr) ++price_lost[static_cast<std::size_t>(kind)];
+    }
     for (PriceKind kind : kKinds) {
       const PriceObservation* now = latest_from(o.prices, kind, "");
       if (now == nullptr) continue;
@@ -161,6 +180,27 @@ void apply_gates(const Source& source, ImportBatch& batch, OfferStore& store, co
             false, false);
       }
     }
+  }
+  // Prices lost against this source's earlier snapshots: a price the source leaves out on a few
+  // rows is its own unknown (a preview SKU, a GPU without a pricebook entry), but offers it priced
+  // before and no longer prices, on more than max_bad_row_fraction of them, mean the feed's price
+  // field changed (issue 9 trial D2: counted as the datasheet gate counts $0 prices).
+  // On-demand and spot prices are each source's main fields: losing more than
+  // max_bad_row_fraction of them rejects the snapshot. Reserved and savings-plan prices come and
+  // go with a provider's plans, so their losses are a warning only.
+  for (PriceKind kind : kKinds) {
+    const std::size_t before = priced_before[static_cast<std::size_t>(kind)];
+    const std::size_t lost = price_lost[static_cast<std::size_t>(kind)];
+    if (lost == 0 || priced_now == 0) continue;
+    const bool main_field = kind == PriceKind::on_demand || kind == PriceKind::spot;
+    if (main_field && static_cast<double>(lost) > limits.max_bad_row_fraction * static_cast<double>(before))
+      out.gate_failures.push_back(fmt::format(
+          "price-lost: {} of {} offers this source priced {} before have no {} price now (more than {:.0f}%: the "
+          "feed's price field changed)",
+          lost, before, price_kind_name(kind), price_kind_name(kind), limits.max_bad_row_fraction * 100));
+    else if (!main_field)
+      out.warnings.push_back(fmt::format("{} of {} offers this source priced {} before have no {} price now", lost,
+                                         before, price_kind_name(kind), price_kind_name(kind)));
   }
   if (jumps > 0)
     out.warnings.push_back(

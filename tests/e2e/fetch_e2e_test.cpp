@@ -45,6 +45,12 @@ class FetchE2E : public ::testing::Test {
     server_.Get("/skypilot-org/skypilot-catalog/master/catalogs/v8/lambda/vms.csv",
                 [this](const httplib::Request&, httplib::Response& r) { r.set_content(*body_, "text/csv"); });
     server_.Post("/api/v0/bundles/", [](const httplib::Request&, httplib::Response& r) { r.status = 503; });
+    server_.Get("/v2/plans", [this](const httplib::Request& req, httplib::Response& r) {
+      r.set_content(req.get_param_value("cursor") == "cursor-2" ? *vultr_plans2_ : *vultr_plans1_, "application/json");
+    });
+    server_.Get("/v2/plans-metal", [this](const httplib::Request&, httplib::Response& r) {
+      r.set_content(*vultr_metal_, "application/json");
+    });
     // Keyed sources (documented layouts, invented values): GCP billing SKUs in two pages, Verda.
     server_.Get("/v1/services/6F81-5844-456A/skus", [this](const httplib::Request& req, httplib::Response& r) {
       if (req.get_header_value("X-Goog-Api-Key") != "gkey") {
@@ -121,6 +127,9 @@ class FetchE2E : public ::testing::Test {
   int port_ = 0;
   std::thread thread_;
   std::shared_ptr<std::string> body_ = std::make_shared<std::string>(fixture("skypilot-lambda-vms.csv"));
+  std::shared_ptr<std::string> vultr_plans1_ = std::make_shared<std::string>(fixture("vultr-plans-1.json"));
+  std::shared_ptr<std::string> vultr_plans2_ = std::make_shared<std::string>(fixture("vultr-plans-2.json"));
+  std::shared_ptr<std::string> vultr_metal_ = std::make_shared<std::string>(fixture("vultr-metal.json"));
   std::shared_ptr<std::string> gcp_page2_ = std::make_shared<std::string>(fixture("gcp-skus-2.json"));
   std::shared_ptr<std::string> hyperstack_flavors_ = std::make_shared<std::string>(fixture("hyperstack-flavors.json"));
   std::shared_ptr<std::string> hyperstack_pricebook_ =
@@ -248,6 +257,24 @@ TEST_F(FetchE2E, FetchesASourceThroughTheBinaryAndKeepsHistory) {
   }
   EXPECT_EQ(fetched, 2) << hist.out;
   EXPECT_TRUE(saw_075 && saw_080) << hist.out;
+}
+
+TEST_F(FetchE2E, AFeedThatStopsGivingPricesIsRejectedAndTheStoredPricesStay) {
+  // Issue 9 trial D2: a price the source leaves out is stored as unknown, so a Vultr reply whose
+  // hourly_cost was renamed upstream used to be accepted as 3 offers of unknown price. Now the
+  // snapshot is rejected (exit 1) by the "priced" gate and the stored offers stay as the first
+  // fetch left them. Vultr's plan fixtures: the L40S plan in ewr and fra, the 8x H100 metal plan.
+  ASSERT_EQ(run("fetch vultr --base-url " + base()).exit_code, 0);
+  const std::string before = stored_offers("vultr");
+  ASSERT_NE(before.find("fetch:vultr"), std::string::npos) << before.substr(0, 2000);
+  for (const auto& body : {vultr_plans1_, vultr_plans2_, vultr_metal_})
+    for (auto pos = body->find("\"hourly_cost\""); pos != std::string::npos; pos = body->find("\"hourly_cost\""))
+      body->replace(pos, 13, "\"hourly_usd\"");
+  const RunResult r = run("fetch vultr --base-url " + base());
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("rejected"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("priced: none of the 3 offers has a price"), std::string::npos) << r.out;
+  EXPECT_EQ(stored_offers("vultr"), before);
 }
 
 TEST_F(FetchE2E, AFailingSourceExitsOneAndOthersStillLand) {

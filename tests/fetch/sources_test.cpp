@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 
 #include "catalog/sqlite_store.hpp"
@@ -43,6 +44,7 @@ struct Harness {
     o.base_url = base;
     o.fetched_at = at;
     o.dry_run = dry_run;
+    o.gates = gates;
     o.env = [this](std::string_view k) -> std::optional<std::string> {
       auto it = env.find(std::string(k));
       if (it == env.end()) return std::nullopt;
@@ -55,6 +57,7 @@ struct Harness {
   HttpClient http;
   SqliteOfferStore store;
   std::map<std::string, std::string> env = {{"GPUPLAN_AWS_REGIONS", "us-east-1"}};
+  GateLimits gates;
 };
 
 const PriceObservation* latest(const Offer& o, PriceKind k) { return o.latest_price(k); }
@@ -1149,6 +1152,96 @@ TEST(Snapshots, AFeedWithEveryPriceZeroIsRejectedAndWritesNothing) {
   ASSERT_TRUE(h100);
   EXPECT_EQ(h100->confirmed_available_at, "2026-12-01T00:00:00Z");  // not refreshed by the rejected feed
   EXPECT_EQ(stored_price(h, "vast/8x h100 sxm/us", PriceKind::on_demand), 16.0);
+}
+
+/// Serves the three Vultr fixtures with `edit` applied to each reply body.
+void serve_vultr(FixtureServer& s, const std::function<std::string(std::string)>& edit) {
+  s.server().Get("/v2/plans", [edit](const httplib::Request& req, httplib::Response& r) {
+    r.set_content(edit(fixture(req.get_param_value("cursor") == "cursor-2" ? "vultr-plans-2.json" : "vultr-plans-1.json")),
+                  "application/json");
+  });
+  s.server().Get("/v2/plans-metal", [edit](const httplib::Request&, httplib::Response& r) {
+    r.set_content(edit(fixture("vultr-metal.json")), "application/json");
+  });
+}
+
+/// `text` with every `from` replaced by `to`; fails the test when `from` does not occur.
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  EXPECT_NE(text.find(from), std::string::npos) << from;
+  for (auto pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos + to.size()))
+    text.replace(pos, from.size(), to);
+  return text;
+}
+
+TEST(Snapshots, AFeedWhosePriceFieldIsRenamedIsRejectedAndWritesNothing) {
+  // Issue 9 trial D2, the other half: a price the source leaves out is stored as unknown, so a
+  // feed whose price field was renamed upstream (Vultr's hourly_cost read as absent on every
+  // plan) gave 3 offers with unknown prices and passed every gate.
+  FixtureServer s;
+  serve_vultr(s, [](std::string body) {
+    return body.find("hourly_cost") == std::string::npos ? body : replace_all(body, "\"hourly_cost\"", "\"hourly_price\"");
+  });
+  Harness h;
+  const auto out = h.fetch(s.start(), {"vultr"}).sources[0];
+  EXPECT_EQ(out.status, "rejected") << out.message;
+  EXPECT_NE(out.message.find("priced: none of the 3 offers has a price"), std::string::npos) << out.message;
+  EXPECT_EQ(h.store.counts().offers, 0u);
+}
+
+TEST(Snapshots, OnDemandPricesLostSinceTheLastSnapshotRejectItAboveTheBadRowShare) {
+  // The L40S plan (2 offers: ewr, fra) loses its hourly_cost; the H100 metal plan keeps its own.
+  // 2 of the 3 offers Vultr priced on-demand before have no on-demand price now: 67% > 25%.
+  const auto drop_l40s_price = [](std::string body) {
+    return body.find("\"hourly_cost\":1.67,") == std::string::npos ? body
+                                                                     : replace_all(body, "\"hourly_cost\":1.67,", "");
+  };
+  FixtureServer first;
+  serve_vultr(first, [](std::string body) { return body; });
+  FixtureServer second;
+  serve_vultr(second, drop_l40s_price);
+  const std::string first_base = first.start();
+  const std::string second_base = second.start();
+  for (const double max_bad_share : {0.25, 0.7}) {
+    Harness h;
+    h.gates.max_bad_row_fraction = max_bad_share;
+    ASSERT_EQ(h.fetch(first_base, {"vultr"}, "2026-12-01T00:00:00Z").sources[0].status, "accepted");
+    const auto before = h.store.counts();
+    const auto out = h.fetch(second_base, {"vultr"}, "2026-12-02T00:00:00Z").sources[0];
+    if (max_bad_share == 0.25) {
+      EXPECT_EQ(out.status, "rejected") << out.message;
+      EXPECT_NE(out.message.find("price-lost: 2 of 3 offers this source priced on-demand before have no on-demand "
+                                 "price now (more than 25%"),
+                std::string::npos)
+          << out.message;
+      EXPECT_EQ(h.store.counts().observations, before.observations);
+    } else {
+      // 67% <= 70%: accepted. The metal plan's price is observed again (one observation dated
+      // 2026-12-02); the unpriced L40S offers keep their stored price: nothing is erased.
+      EXPECT_EQ(out.status, "accepted") << out.message;
+      EXPECT_EQ(h.store.counts().observations, before.observations + 1);
+    }
+    EXPECT_EQ(stored_price(h, "vultr/vcg-l40s-16c-180g-48vram/fra", PriceKind::on_demand), 1.67);
+  }
+}
+
+TEST(Snapshots, ReservedPricesLostSinceTheLastSnapshotAreAWarningOnly) {
+  // RunPod's savings plans come and go with its offer: the fixture's H100 oneWeekPrice (1x and 8x
+  // Secure offers) gone is 2 of 2 reserved-1w prices lost, a warning; the snapshot is accepted.
+  FixtureServer s;
+  auto body = std::make_shared<std::string>(fixture("runpod-gputypes.json"));
+  s.server().Post("/graphql", [body](const httplib::Request&, httplib::Response& r) {
+    r.set_content(*body, "application/json");
+  });
+  Harness h;
+  const std::string base = s.start();
+  ASSERT_EQ(h.fetch(base, {"runpod"}, "2026-12-01T00:00:00Z").sources[0].status, "accepted");
+  *body = replace_all(*body, "\"oneWeekPrice\":2.79,", "");
+  const auto out = h.fetch(base, {"runpod"}, "2026-12-02T00:00:00Z").sources[0];
+  EXPECT_EQ(out.status, "accepted") << out.message;
+  bool warned = false;
+  for (const auto& w : out.warnings)
+    warned = warned || w == "2 of 2 offers this source priced reserved-1w before have no reserved-1w price now";
+  EXPECT_TRUE(warned);
 }
 
 TEST(Snapshots, DryRunWritesNothingAndListsPriceChanges) {
