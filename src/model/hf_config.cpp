@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -20,17 +22,81 @@ namespace {
 
 using nlohmann::json;
 
-/// Typed, strict access to one JSON object of a config, naming fields by JSON pointer in errors
-/// ("config.json: /text_config/hidden_size"). A key that is present with value null counts as absent
-/// (HF configs write null for "not set").
+constexpr std::int64_t k1e4 = 10'000, k1e5 = 100'000, k1e6 = 1'000'000, k1e7 = 10'000'000, k1e8 = 100'000'000,
+                       k1e9 = 1'000'000'000;
+
+/// Physical range of an integer config.json field, by its key as HF configs write it (the aliases
+/// of one quantity share a bound: GPT-2's n_layer is Llama's num_hidden_layers). Checked as the
+/// field is read, before any reader multiplies it (issue 11: an intermediate_size of 2^53+1
+/// printed 2.39B parameters, num_hidden_layers 1e12 wrapped the int64 count). Each bound is far
+/// above every published model (largest today: ~2e12 parameters, 256k vocabulary, 16k-wide
+/// layers, 384 experts) and low enough that the counting formulas in param_count.cpp stay inside
+/// int64 (check_physical_ranges bounds their sum). Relations (experts per token <= experts, KV
+/// heads <= heads) and derived values are checked by check_physical_ranges.
+struct KeyRange {
+  std::string_view key;
+  std::int64_t lo;
+  std::int64_t hi;
+};
+constexpr KeyRange kKeyRanges[] = {
+    // layers
+    {"num_hidden_layers", 1, k1e4}, {"n_layer", 1, k1e4}, {"n_layers", 1, k1e4}, {"num_layers", 1, k1e4},
+    {"num_decoder_layers", 1, k1e4},
+    // hidden size
+    {"hidden_size", 1, k1e6}, {"n_embd", 1, k1e6}, {"n_embed", 1, k1e6}, {"d_model", 1, k1e6},
+    // attention heads, KV heads, head width
+    {"num_attention_heads", 1, k1e5}, {"n_head", 1, k1e5}, {"n_heads", 1, k1e5}, {"num_heads", 1, k1e5},
+    {"num_key_value_heads", 1, k1e5}, {"num_kv_heads", 1, k1e5}, {"n_head_kv", 1, k1e5}, {"kv_n_heads", 1, k1e5},
+    {"head_dim", 1, k1e5}, {"d_kv", 1, k1e5},
+    // experts
+    {"num_experts", 1, k1e5}, {"num_local_experts", 1, k1e5}, {"n_routed_experts", 1, k1e5},
+    {"num_experts_per_tok", 1, k1e5}, {"experts_per_token", 1, k1e5}, {"n_shared_experts", 0, k1e4},
+    {"first_k_dense_replace", 0, k1e4}, {"interleave_moe_layer_step", 1, k1e4}, {"moe_layer_freq", 1, k1e4},
+    // vocabulary, positions, windows
+    {"vocab_size", 1, k1e8},
+    {"max_position_embeddings", 0, k1e9}, {"n_positions", 0, k1e9}, {"max_seq_len", 0, k1e9}, {"seq_length", 0, k1e9},
+    {"sliding_window", 1, k1e9}, {"attention_chunk_size", 1, k1e9},
+    // feed-forward widths
+    {"intermediate_size", 0, k1e7}, {"n_inner", 0, k1e7}, {"ffn_dim", 0, k1e7}, {"ffn_hidden_size", 0, k1e7},
+    {"d_ff", 0, k1e7}, {"moe_intermediate_size", 0, k1e7}, {"shared_expert_intermediate_size", 0, k1e7},
+    {"intermediate_size_mlp", 0, k1e7},
+    // multi-head latent attention (DeepSeek)
+    {"q_lora_rank", 1, k1e6}, {"kv_lora_rank", 0, k1e6}, {"qk_nope_head_dim", 0, k1e5}, {"qk_rope_head_dim", 0, k1e5},
+    {"v_head_dim", 0, k1e5},
+    // state space (Mamba; Jamba's mamba_ names)
+    {"state_size", 0, k1e5}, {"mamba_d_state", 0, k1e5}, {"conv_kernel", 0, k1e4}, {"mamba_d_conv", 0, k1e4},
+    {"expand", 0, k1e4}, {"mamba_expand", 0, k1e4}, {"time_step_rank", 0, k1e6}, {"mamba_dt_rank", 0, k1e6},
+};
+
+const KeyRange* key_range(std::string_view key) {
+  for (const auto& r : kKeyRanges)
+    if (r.key == key) return &r;
+  return nullptr;
+}
+
+std::string range_text(std::int64_t lo, std::int64_t hi) { return fmt::format("an integer from {} to {}", lo, hi); }
+
+/// Integer keys a reader took a value from: key → its place ("text_config.num_experts_per_tok"),
+/// first read wins. check_physical_ranges names a relation's or a derived value's field from it.
+using FieldLog = std::map<std::string, std::string, std::less<>>;
+
+/// Typed, strict access to one JSON object of a config, naming fields by their dotted path in
+/// errors ("config.json: text_config.hidden_size", util/text_check.hpp JsonPlaceStyle::dotted).
+/// A key that is present with value null counts as absent (HF configs write null for "not set").
 class Fields {
  public:
-  Fields(const json& obj, std::string source, std::string prefix)
-      : obj_(obj), source_(std::move(source)), prefix_(std::move(prefix)) {}
+  Fields(const json& obj, std::string source, std::string prefix, FieldLog* log = nullptr)
+      : obj_(obj), source_(std::move(source)), prefix_(std::move(prefix)), log_(log) {}
 
-  std::string where(std::string_view key) const { return fmt::format("{}: {}/{}", source_, prefix_, key); }
+  std::string place(std::string_view key) const { return json_place_key(prefix_, key, JsonPlaceStyle::dotted); }
+  std::string where(std::string_view key) const { return fmt::format("{}: {}", source_, place(key)); }
+  std::string where_index(std::string_view key, std::size_t i) const {
+    return fmt::format("{}: {}", source_, json_place_index(place(key), i, JsonPlaceStyle::dotted));
+  }
   const std::string& source() const { return source_; }
   const std::string& prefix() const { return prefix_; }
+  /// The same object without the log (a vision tower's fields are not the text model's).
+  Fields unlogged() const { return Fields(obj_, source_, prefix_, nullptr); }
 
   bool has(std::string_view key) const {
     auto it = obj_.find(key);
@@ -44,12 +110,24 @@ class Fields {
   std::optional<std::int64_t> opt_int(std::string_view key) const {
     const json* v = get(key);
     if (!v) return std::nullopt;
-    if (v->is_number_integer()) return v->get<std::int64_t>();
-    if (v->is_number_float()) {  // 2048.0 is an integer written as a float; 2048.5 is not
-      double d = v->get<double>();
-      if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e15) return static_cast<std::int64_t>(d);
+    long double value = 0;  // exact for every int64 and every double that is a whole number
+    if (v->is_number_unsigned()) {
+      value = static_cast<long double>(v->get<std::uint64_t>());
+    } else if (v->is_number_integer()) {
+      value = static_cast<long double>(v->get<std::int64_t>());
+    } else if (v->is_number_float() && std::isfinite(v->get<double>()) && v->get<double>() == std::floor(v->get<double>())) {
+      value = v->get<double>();  // 2048.0 is an integer written as a float; 2048.5 is not; 1e12 is (out of range)
+    } else {
+      throw_invalid(where(key), fmt::format("field has the wrong type ({})", v->dump()), "an integer");
     }
-    throw_invalid(where(key), fmt::format("field has the wrong type ({})", v->dump()), "an integer");
+    if (const KeyRange* r = key_range(key)) {
+      if (value < static_cast<long double>(r->lo) || value > static_cast<long double>(r->hi))
+        throw_invalid(where(key), fmt::format("{} is outside the physical range", v->dump()), range_text(r->lo, r->hi));
+    } else if (v->is_number_float() ? std::fabs(value) >= 9e15L : value > static_cast<long double>(INT64_MAX)) {
+      throw_invalid(where(key), fmt::format("field has the wrong type ({})", v->dump()), "an integer");
+    }
+    if (log_) log_->emplace(std::string(key), place(key));
+    return static_cast<std::int64_t>(value);
   }
   std::int64_t req_int(std::string_view key) const {
     auto v = opt_int(key);
@@ -113,7 +191,7 @@ class Fields {
     } else if (v->is_array()) {
       for (std::size_t i = 0; i < v->size(); ++i) {
         const json& e = (*v)[i];
-        if (!e.is_number_integer()) throw_invalid(fmt::format("{}/{}", where(key), i), "not an integer", "an integer");
+        if (!e.is_number_integer()) throw_invalid(where_index(key, i), "not an integer", "an integer");
         out.push_back(e.get<std::int64_t>());
       }
     } else {
@@ -130,7 +208,7 @@ class Fields {
     if (!v->is_array()) throw_invalid(where(key), fmt::format("field has the wrong type ({})", v->dump()), "a list of strings");
     std::vector<std::string> out;
     for (std::size_t i = 0; i < v->size(); ++i) {
-      if (!(*v)[i].is_string()) throw_invalid(fmt::format("{}/{}", where(key), i), "not a string", "a string");
+      if (!(*v)[i].is_string()) throw_invalid(where_index(key, i), "not a string", "a string");
       out.push_back((*v)[i].get<std::string>());
     }
     return out;
@@ -140,13 +218,14 @@ class Fields {
     const json* v = get(key);
     if (!v) return std::nullopt;
     if (!v->is_object()) throw_invalid(where(key), "field has the wrong type", "a JSON object");
-    return Fields(*v, source_, fmt::format("{}/{}", prefix_, key));
+    return Fields(*v, source_, place(key), log_);
   }
 
  private:
   const json& obj_;
   std::string source_;
   std::string prefix_;
+  FieldLog* log_;
 };
 
 
@@ -206,7 +285,7 @@ bool read_layer_types(const Fields& f, ModelArch& a) {
     } else if (t == "full_attention") {
       sliding.push_back(false);
     } else {
-      throw_invalid(fmt::format("{}/{}", f.where("layer_types"), i), fmt::format("unknown layer type '{}'", t),
+      throw_invalid(f.where_index("layer_types", i), fmt::format("unknown layer type '{}'", t),
                     "sliding_attention, chunked_attention or full_attention");
     }
   }
@@ -1118,7 +1197,7 @@ void read_nested_text(const Fields& root, ModelArch& a, ParamBreakdown& outside,
   text(*t, a);
   if (a.torch_dtype.empty()) a.torch_dtype = dtype_of(root);
   if (auto vision = root.object("vision_config")) {
-    outside.other += count_vision_tower(*vision, a.hidden_size);
+    outside.other += count_vision_tower(vision->unlogged(), a.hidden_size);
     a.notes.push_back(vision_note);
   } else if (missing_note != nullptr) {
     a.notes.push_back(missing_note);
@@ -1203,42 +1282,59 @@ const std::vector<std::string>& supported_model_types() {
 }
 
 /// Physical ranges of a decoder / SSM config, checked after the family readers and before any
-/// parameter is counted (issue 11: an intermediate_size of 2^53+1 printed 2.39B parameters,
-/// num_hidden_layers 1e12 wrapped the int64 count; active experts above the total were accepted).
-/// Each bound is far above every published model (largest today: ~2e12 parameters, 256k
-/// vocabulary, 16k-wide layers, 384 experts) and low enough that the counting formulas in
-/// param_count.cpp stay inside int64: the long-double estimate below bounds their terms.
-void check_physical_ranges(const ModelArch& a, const std::string& source) {
-  auto in_range = [&](std::string_view field, std::int64_t v, std::int64_t lo, std::int64_t hi) {
-    if (v < lo || v > hi)
-      throw_invalid(fmt::format("{}: {}", source, field), fmt::format("{} is outside the physical range", v),
-                    fmt::format("an integer from {} to {}", lo, hi));
+/// parameter is counted. The fields a reader took straight from the file were range-checked as
+/// they were read (kKeyRanges); this adds the relations (experts per token <= experts, KV heads
+/// <= heads, dense layers <= layers) and the values the readers derive (head_dim = hidden /
+/// heads, MPT's expansion_ratio · hidden, DeepSeek's shared width), then bounds the total.
+/// A field is named as the file wrote it (`log`, "text_config.num_experts_per_tok"); a derived
+/// value, which no key gave, by its usual key and "derived".
+void check_physical_ranges(const ModelArch& a, const std::string& source, const FieldLog& log) {
+  auto where_of = [&](std::initializer_list<std::string_view> keys) -> std::optional<std::string> {
+    for (auto k : keys)
+      if (auto it = log.find(k); it != log.end()) return fmt::format("{}: {}", source, it->second);
+    return std::nullopt;
   };
-  constexpr std::int64_t k1e4 = 10'000, k1e5 = 100'000, k1e6 = 1'000'000, k1e7 = 10'000'000, k1e9 = 1'000'000'000;
+  auto in_range = [&](std::initializer_list<std::string_view> keys, std::int64_t v, std::int64_t lo, std::int64_t hi,
+                      std::initializer_list<std::string_view> hi_keys = {}) {
+    if (v >= lo && v <= hi) return;
+    std::string expected = range_text(lo, hi);
+    if (hi_keys.size() > 0) {  // a relation: say which field the bound comes from
+      const auto hw = where_of(hi_keys);
+      expected += fmt::format(" ({})", hw ? hw->substr(source.size() + 2) : std::string(*hi_keys.begin()));
+    }
+    if (const auto w = where_of(keys)) throw_invalid(*w, fmt::format("{} is outside the physical range", v), expected);
+    throw_invalid(source, fmt::format("{} = {} (not in the file: derived from the other fields) is outside the physical range",
+                                      *keys.begin(), v),
+                  expected);
+  };
   if (a.family == ModelFamily::decoder || a.family == ModelFamily::state_space) {
-    in_range("num_hidden_layers", a.num_layers, 1, k1e4);
-    in_range("hidden_size", a.hidden_size, 1, k1e6);
-    in_range("vocab_size", a.vocab_size, 1, 100 * k1e6);
-    in_range("max_position_embeddings", a.max_position_embeddings, 0, k1e9);
+    in_range({"num_hidden_layers", "n_layer", "n_layers", "num_layers"}, a.num_layers, 1, k1e4);
+    in_range({"hidden_size", "n_embd", "n_embed", "d_model"}, a.hidden_size, 1, k1e6);
+    in_range({"vocab_size"}, a.vocab_size, 1, k1e8);
+    in_range({"max_position_embeddings", "n_positions", "max_seq_len", "seq_length"}, a.max_position_embeddings, 0, k1e9);
   }
   if (a.family == ModelFamily::decoder) {
-    in_range("intermediate_size", a.intermediate_size, 0, k1e7);
-    in_range("num_attention_heads", a.num_attention_heads, 1, k1e5);
-    in_range("num_key_value_heads", a.num_kv_heads, 1, a.num_attention_heads);
-    in_range("head_dim", a.head_dim, 1, k1e5);
-    if (a.sliding_window) in_range("sliding_window", *a.sliding_window, 1, k1e9);
+    in_range({"intermediate_size", "intermediate_size_mlp", "n_inner", "ffn_dim", "ffn_hidden_size", "d_ff"},
+             a.intermediate_size, 0, k1e7);
+    const std::initializer_list<std::string_view> heads = {"num_attention_heads", "n_head", "n_heads", "num_heads"};
+    in_range(heads, a.num_attention_heads, 1, k1e5);
+    in_range({"num_key_value_heads", "num_kv_heads", "n_head_kv", "kv_n_heads"}, a.num_kv_heads, 1, a.num_attention_heads,
+             heads);
+    in_range({"head_dim", "d_kv"}, a.head_dim, 1, k1e5);
+    if (a.sliding_window) in_range({"sliding_window", "attention_chunk_size"}, *a.sliding_window, 1, k1e9);
   }
   long double experts_term = 0;
   if (a.moe) {
     const MoeSpec& m = *a.moe;
-    in_range("num_experts", m.num_routed_experts, 1, k1e5);
+    const std::initializer_list<std::string_view> experts = {"num_experts", "num_local_experts", "n_routed_experts"};
+    in_range(experts, m.num_routed_experts, 1, k1e5);
     // top-k cannot exceed the experts there are (the issue: active > total was accepted)
-    in_range("num_experts_per_tok", m.experts_per_token, 1, m.num_routed_experts);
-    in_range("n_shared_experts", m.num_shared_experts, 0, k1e4);
-    in_range("moe_intermediate_size", m.expert_intermediate_size, 0, k1e7);
-    in_range("shared_expert_intermediate_size", m.shared_intermediate_size, 0, k1e7);
-    in_range("first_k_dense_replace", m.first_dense_layers, 0, a.num_layers);
-    in_range("interleave_moe_layer_step", m.moe_layer_interval, 1, k1e4);
+    in_range({"num_experts_per_tok", "experts_per_token"}, m.experts_per_token, 1, m.num_routed_experts, experts);
+    in_range({"n_shared_experts"}, m.num_shared_experts, 0, k1e4);
+    in_range({"moe_intermediate_size", "intermediate_size"}, m.expert_intermediate_size, 0, k1e7);
+    in_range({"shared_expert_intermediate_size"}, m.shared_intermediate_size, 0, k1e7);
+    in_range({"first_k_dense_replace"}, m.first_dense_layers, 0, a.num_layers, {"num_hidden_layers", "n_layer", "n_layers"});
+    in_range({"interleave_moe_layer_step", "moe_layer_freq"}, m.moe_layer_interval, 1, k1e4);
     experts_term = 3.0L * a.hidden_size *
                    (static_cast<long double>(m.num_routed_experts) * m.expert_intermediate_size +
                     static_cast<long double>(m.num_shared_experts + 1) *
@@ -1247,11 +1343,11 @@ void check_physical_ranges(const ModelArch& a, const std::string& source) {
   long double mla_term = 0;
   if (a.mla) {
     const MlaSpec& m = *a.mla;
-    if (m.q_lora_rank) in_range("q_lora_rank", *m.q_lora_rank, 1, k1e6);
-    in_range("kv_lora_rank", m.kv_lora_rank, 0, k1e6);
-    in_range("qk_nope_head_dim", m.qk_nope_head_dim, 0, k1e5);
-    in_range("qk_rope_head_dim", m.qk_rope_head_dim, 0, k1e5);
-    in_range("v_head_dim", m.v_head_dim, 0, k1e5);
+    if (m.q_lora_rank) in_range({"q_lora_rank"}, *m.q_lora_rank, 1, k1e6);
+    in_range({"kv_lora_rank"}, m.kv_lora_rank, 0, k1e6);
+    in_range({"qk_nope_head_dim"}, m.qk_nope_head_dim, 0, k1e5);
+    in_range({"qk_rope_head_dim"}, m.qk_rope_head_dim, 0, k1e5);
+    in_range({"v_head_dim"}, m.v_head_dim, 0, k1e5);
     const long double ranks = static_cast<long double>(m.q_lora_rank.value_or(0)) + m.kv_lora_rank + m.qk_rope_head_dim;
     mla_term = ranks * a.hidden_size +
                ranks * a.num_attention_heads * (m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim) +
@@ -1259,10 +1355,10 @@ void check_physical_ranges(const ModelArch& a, const std::string& source) {
   }
   long double ssm_term = 0;
   if (a.ssm) {
-    in_range("state_size", a.ssm->state_size, 0, k1e5);
-    in_range("conv_kernel", a.ssm->conv_kernel, 0, k1e4);
-    in_range("expand", a.ssm->expand, 0, k1e4);
-    in_range("time_step_rank", a.ssm->time_step_rank, 0, k1e6);
+    in_range({"state_size", "mamba_d_state"}, a.ssm->state_size, 0, k1e5);
+    in_range({"conv_kernel", "mamba_d_conv"}, a.ssm->conv_kernel, 0, k1e4);
+    in_range({"expand", "mamba_expand"}, a.ssm->expand, 0, k1e4);
+    in_range({"time_step_rank", "mamba_dt_rank"}, a.ssm->time_step_rank, 0, k1e6);
     const long double inner = static_cast<long double>(a.ssm->expand) * a.hidden_size;
     ssm_term = inner * (3.0L * a.hidden_size + a.ssm->conv_kernel + 2.0L * a.ssm->state_size + a.ssm->time_step_rank + 4) +
                static_cast<long double>(a.ssm->time_step_rank) * inner;
@@ -1282,7 +1378,8 @@ void check_physical_ranges(const ModelArch& a, const std::string& source) {
 
 ModelArch parse_hf_config(const json& config, const std::string& source) {
   if (!config.is_object()) throw_invalid(source, "config is not a JSON object", "a JSON object");
-  Fields root(config, source, "");
+  FieldLog log;
+  Fields root(config, source, "", &log);
   ModelArch a;
   a.name = source;
   a.source = source;
@@ -1310,7 +1407,7 @@ ModelArch parse_hf_config(const json& config, const std::string& source) {
     it->read(root, a, extra);
   }
 
-  if (!is_diffusion) check_physical_ranges(a, source);
+  if (!is_diffusion) check_physical_ranges(a, source, log);
   if (is_diffusion) {
     a.params = diffusion_params;
     a.attention = attention_kind(a);
@@ -1346,7 +1443,7 @@ std::string json_error_location(std::string_view text, std::size_t offset, const
 ModelArch parse_hf_config_text(std::string_view text, const std::string& source) {
   // Strict JSON (util/text_check.hpp): syntax errors and out-of-range numbers (1e400) at
   // line:col, duplicate keys and control characters refused.
-  const json j = parse_json_strict(text, source);
+  const json j = parse_json_strict(text, source, JsonPlaceStyle::dotted);
   return parse_hf_config(j, source);
 }
 

@@ -15,11 +15,17 @@
 /// Counting conventions are documented per family in hf_config.cpp and in data/models/PROVENANCE.md
 /// (e.g. DeepSeek-V3's MTP module is reported in ModelArch::mtp_params, not in params).
 ///
-/// Errors (gpuplan::Error, kind invalid_input):
-///   - a required field missing or of the wrong type: where = "<source>: /field_name"
-///     (JSON pointer, e.g. "config.json: /text_config/hidden_size"), expected = the type wanted;
-///   - a size that is zero or negative: where = the field, expected = "a positive integer";
-///   - an unknown model_type: where = "<source>: /model_type", expected = the supported list.
+/// Errors (gpuplan::Error, kind invalid_input). A field is named by its dotted path, keys as the
+/// file writes them (util/text_check.hpp JsonPlaceStyle::dotted): where = "<source>: hidden_size",
+/// "<source>: text_config.num_hidden_layers", "<source>: layer_types[1]"; <source> is the file's path.
+///   - a required field missing or of the wrong type: expected = the type wanted;
+///   - a size that is zero or negative: expected = "a positive integer";
+///   - a count outside its physical range (layers, hidden, heads, KV heads, experts, experts per
+///     token, vocabulary, positions, feed-forward widths, ...; hf_config.cpp kKeyRanges), or above
+///     the field it is bounded by (experts per token above the experts): where = that field,
+///     expected = "an integer from LO to HI" (and the bounding field);
+///   - a duplicate key, or nesting deeper than 64: where = the key's path;
+///   - an unknown model_type: where = "<source>: model_type", expected = the supported list.
 /// load_hf_config_file: malformed JSON → where = "path:line:col"; unreadable file → not_found.
 #include <cstddef>
 #include <string>

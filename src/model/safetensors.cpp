@@ -11,6 +11,7 @@
 
 #include "model/hf_config.hpp"
 #include "util/error.hpp"
+#include "util/text_check.hpp"
 
 namespace gpuplan {
 namespace {
@@ -43,16 +44,12 @@ std::string read_all(const std::string& path) {
   return ss.str();
 }
 
-/// JSON pointer token escaping (RFC 6901): "~" → "~0", "/" → "~1".
-std::string pointer_token(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
-  }
-  return out;
+/// "source: PLACE" in the dotted style of config errors (util/text_check.hpp JsonPlaceStyle):
+/// `metadata.total_size`, `weight_map["model.norm.weight"]`, `["model.norm.weight"].dtype`.
+std::string at(const std::string& source, std::string_view place) {
+  return json_place_where(source, place, JsonPlaceStyle::dotted);
 }
+std::string key_place(std::string_view parent, std::string_view key) { return json_place_key(parent, key, JsonPlaceStyle::dotted); }
 
 }  // namespace
 
@@ -76,41 +73,43 @@ SafetensorsSummary parse_safetensors_header(std::string_view file_prefix, const 
     throw_invalid(source, fmt::format("file has {} bytes, header needs {}", file_prefix.size(), 8 + n), "a complete header");
   }
   const json header = parse_json(file_prefix.substr(8, n), source, 8);
-  if (!header.is_object()) throw_invalid(source + ": /", "header is not a JSON object", "a JSON object");
+  if (!header.is_object()) throw_invalid(source, "header is not a JSON object", "a JSON object");
   SafetensorsSummary s;
   s.header_bytes = static_cast<std::int64_t>(n);
   for (auto it = header.begin(); it != header.end(); ++it) {
     if (it.key() == "__metadata__") continue;
-    const std::string where = fmt::format("{}: /{}", source, pointer_token(it.key()));
+    const std::string place = key_place("", it.key());
+    const std::string where = at(source, place);
+    auto member = [&](std::string_view key) { return at(source, key_place(place, key)); };
     const json& t = it.value();
     if (!t.is_object()) throw_invalid(where, "tensor entry is not an object", "{\"dtype\", \"shape\", \"data_offsets\"}");
     SafetensorsTensor out;
     out.name = it.key();
     auto dt = t.find("dtype");
-    if (dt == t.end() || !dt->is_string()) throw_invalid(where + "/dtype", "missing or not a string", "a dtype string such as BF16");
+    if (dt == t.end() || !dt->is_string()) throw_invalid(member("dtype"), "missing or not a string", "a dtype string such as BF16");
     out.dtype = dt->get<std::string>();
-    const std::int64_t elem_bytes = safetensors_dtype_bytes(out.dtype, where + "/dtype");
+    const std::int64_t elem_bytes = safetensors_dtype_bytes(out.dtype, member("dtype"));
     auto shape = t.find("shape");
-    if (shape == t.end() || !shape->is_array()) throw_invalid(where + "/shape", "missing or not a list", "a list of non-negative integers");
+    if (shape == t.end() || !shape->is_array()) throw_invalid(member("shape"), "missing or not a list", "a list of non-negative integers");
     out.num_elements = 1;
     for (const auto& d : *shape) {
-      if (!d.is_number_unsigned()) throw_invalid(where + "/shape", fmt::format("bad dimension {}", d.dump()), "non-negative integers");
+      if (!d.is_number_unsigned()) throw_invalid(member("shape"), fmt::format("bad dimension {}", d.dump()), "non-negative integers");
       const auto dim = d.get<std::uint64_t>();
       if (dim > 0 && static_cast<std::uint64_t>(out.num_elements) > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) / dim) {
-        throw_invalid(where + "/shape", "element count overflows int64", "a realistic tensor shape");
+        throw_invalid(member("shape"), "element count overflows int64", "a realistic tensor shape");
       }
       out.shape.push_back(static_cast<std::int64_t>(dim));
       out.num_elements *= static_cast<std::int64_t>(dim);
     }
     auto off = t.find("data_offsets");
     if (off == t.end() || !off->is_array() || off->size() != 2 || !(*off)[0].is_number_unsigned() || !(*off)[1].is_number_unsigned()) {
-      throw_invalid(where + "/data_offsets", "missing or malformed", "[begin, end] byte offsets");
+      throw_invalid(member("data_offsets"), "missing or malformed", "[begin, end] byte offsets");
     }
     const auto begin = (*off)[0].get<std::uint64_t>(), end = (*off)[1].get<std::uint64_t>();
-    if (end < begin) throw_invalid(where + "/data_offsets", "end before begin", "[begin, end] with begin <= end");
+    if (end < begin) throw_invalid(member("data_offsets"), "end before begin", "[begin, end] with begin <= end");
     out.data_bytes = static_cast<std::int64_t>(end - begin);
     if (out.data_bytes != out.num_elements * elem_bytes) {
-      throw_invalid(where + "/data_offsets",
+      throw_invalid(member("data_offsets"),
                     fmt::format("{} bytes for {} elements of {}", out.data_bytes, out.num_elements, out.dtype),
                     fmt::format("{} bytes", out.num_elements * elem_bytes));
     }
@@ -140,13 +139,13 @@ SafetensorsSummary read_safetensors_header(const std::string& path) {
 }
 
 WeightIndex parse_weight_index(std::string_view text, const std::string& source) {
-  const json j = parse_json(text, source);
-  if (!j.is_object()) throw_invalid(source + ": /", "index is not a JSON object", "{\"metadata\", \"weight_map\"}");
+  const json j = parse_json_strict(text, source, JsonPlaceStyle::dotted);  // duplicate keys, 1e400, control characters
+  if (!j.is_object()) throw_invalid(source, "index is not a JSON object", "{\"metadata\", \"weight_map\"}");
   WeightIndex w;
   auto meta = j.find("metadata");
-  if (meta == j.end() || !meta->is_object()) throw_invalid(source + ": /metadata", "missing field", "an object with total_size");
+  if (meta == j.end() || !meta->is_object()) throw_invalid(at(source, "metadata"), "missing field", "an object with total_size");
   auto total = meta->find("total_size");
-  if (total == meta->end() || !total->is_number()) throw_invalid(source + ": /metadata/total_size", "missing field", "a byte count");
+  if (total == meta->end() || !total->is_number()) throw_invalid(at(source, "metadata.total_size"), "missing field", "a byte count");
   if (total->is_number_integer()) {
     w.total_size_bytes = total->get<std::int64_t>();
   } else {
@@ -154,20 +153,20 @@ WeightIndex parse_weight_index(std::string_view text, const std::string& source)
     // Range first: converting a double beyond int64 (1e100, found by fuzz_safetensors) is
     // undefined behaviour. 2^63 is exactly representable; every double below it converts.
     if (!(d > 0 && d < 9223372036854775808.0)) {
-      throw_invalid(source + ": /metadata/total_size", fmt::format("{} is out of range", d),
+      throw_invalid(at(source, "metadata.total_size"), fmt::format("{} is out of range", d),
                     "a positive byte count below 2^63");
     }
     if (d != static_cast<double>(static_cast<std::int64_t>(d))) {
-      throw_invalid(source + ": /metadata/total_size", "not an integer", "a byte count");
+      throw_invalid(at(source, "metadata.total_size"), "not an integer", "a byte count");
     }
     w.total_size_bytes = static_cast<std::int64_t>(d);
   }
-  if (w.total_size_bytes <= 0) throw_invalid(source + ": /metadata/total_size", "must be positive", "a positive byte count");
+  if (w.total_size_bytes <= 0) throw_invalid(at(source, "metadata.total_size"), "must be positive", "a positive byte count");
   auto map = j.find("weight_map");
-  if (map == j.end() || !map->is_object()) throw_invalid(source + ": /weight_map", "missing field", "an object tensor → shard file");
+  if (map == j.end() || !map->is_object()) throw_invalid(at(source, "weight_map"), "missing field", "an object tensor → shard file");
   std::set<std::string> shards;
   for (auto it = map->begin(); it != map->end(); ++it) {
-    if (!it.value().is_string()) throw_invalid(fmt::format("{}: /weight_map/{}", source, pointer_token(it.key())), "not a string", "a shard file name");
+    if (!it.value().is_string()) throw_invalid(at(source, key_place("weight_map", it.key())), "not a string", "a shard file name");
     w.tensor_names.push_back(it.key());
     shards.insert(it.value().get<std::string>());
     const std::string_view name = it.key();

@@ -11,7 +11,9 @@
 /// total_size is the weight bytes; it does not give a parameter count by itself (dtype needed).
 ///
 /// Errors: Error{not_found} for an unreadable file; Error{invalid_input} with where = "path" (bad
-/// length prefix), "path:line:col" (malformed JSON) or "path: /tensor/field" (bad tensor entry).
+/// length prefix), "path:line:col" (malformed JSON) or the field in the dotted style of config.json
+/// errors (util/text_check.hpp JsonPlaceStyle::dotted): "path: [\"model.norm.weight\"].dtype" (bad
+/// tensor entry), "path: metadata.total_size", "path: weight_map[\"model.norm.weight\"]" (index).
 #include <cstdint>
 #include <map>
 #include <string>
@@ -55,7 +57,8 @@ struct WeightIndex {
   std::int64_t num_inv_freq_buffers = 0;
 };
 
-/// Parses an index JSON text (model.safetensors.index.json or pytorch_model.bin.index.json).
+/// Parses an index JSON text (model.safetensors.index.json or pytorch_model.bin.index.json),
+/// strictly (util/text_check.hpp parse_json_strict: duplicate keys and 1e400 are errors).
 WeightIndex parse_weight_index(std::string_view text, const std::string& source);
 /// Reads an index file.
 WeightIndex read_weight_index(const std::string& path);

@@ -4,7 +4,8 @@
 /// Every failure caused by bad input or IO is thrown as gpuplan::Error. It carries
 ///  - kind:     what sort of failure (maps once to an exit code and an HTTP status),
 ///  - where:    the place it was found: "file:line:col", "file:line", a JSON pointer
-///              ("config.json: /num_attention_heads"), a CLI flag ("--micro-batch"), ...
+///              ("offers.json: /offers/0/gpu"), a model file's dotted field path
+///              ("config.json: text_config.num_attention_heads"), a CLI flag ("--micro-batch"), ...
 ///  - expected: what would have been accepted ("a positive integer", "one of bf16, fp16").
 /// what() renders "where: message (expected: ...)" on one line.
 ///

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -86,7 +87,7 @@ void check_text_file(std::string_view text, const std::string& source, const Fie
 }
 
 namespace {
-std::string escape_pointer_token(const std::string& key) {
+std::string escape_pointer_token(std::string_view key) {
   std::string out;
   for (char c : key) {
     if (c == '~') out += "~0";
@@ -96,10 +97,44 @@ std::string escape_pointer_token(const std::string& key) {
   return out;
 }
 
-void walk(const nlohmann::json& j, std::string& pointer, const std::string& source) {
+bool plain_identifier(std::string_view key) {
+  if (key.empty() || (key[0] >= '0' && key[0] <= '9')) return false;
+  return std::all_of(key.begin(), key.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+}  // namespace
+
+std::string json_place_key(std::string_view parent, std::string_view key, JsonPlaceStyle style) {
+  std::string out(parent);
+  if (style == JsonPlaceStyle::pointer) {
+    out += '/';
+    out += escape_pointer_token(key);
+  } else if (plain_identifier(key)) {
+    if (!out.empty()) out += '.';
+    out += key;
+  } else {
+    out += '[';
+    out += dump_json(nlohmann::json(std::string(key)), -1);
+    out += ']';
+  }
+  return out;
+}
+
+std::string json_place_index(std::string_view parent, std::size_t index, JsonPlaceStyle style) {
+  return style == JsonPlaceStyle::pointer ? fmt::format("{}/{}", parent, index) : fmt::format("{}[{}]", parent, index);
+}
+
+std::string json_place_where(const std::string& source, std::string_view place, JsonPlaceStyle style) {
+  if (place.empty()) return style == JsonPlaceStyle::pointer ? source + ": /" : source;
+  return fmt::format("{}: {}", source, place);
+}
+
+namespace {
+void walk(const nlohmann::json& j, std::string& place, const std::string& source, JsonPlaceStyle style) {
   auto check = [&](const std::string& s, const char* role) {
     if (auto pr = find_text_problem(s, false)) {
-      throw_invalid_coded(fmt::format("{}: {}", source, pointer.empty() ? "/" : pointer), "json_text_not_clean",
+      throw_invalid_coded(json_place_where(source, place, style), "json_text_not_clean",
                           {{"character", std::to_string(pr->offset + 1)}},
                           fmt::format("{} in a JSON {} at character {}", pr->what, role, pr->offset + 1),
                           "UTF-8 text without control characters");
@@ -109,27 +144,26 @@ void walk(const nlohmann::json& j, std::string& pointer, const std::string& sour
     check(j.get_ref<const std::string&>(), "string");
   } else if (j.is_object()) {
     for (const auto& [key, value] : j.items()) {
-      const std::size_t keep = pointer.size();
-      pointer += "/";
-      pointer += escape_pointer_token(key);
+      const std::size_t keep = place.size();
+      place = json_place_key(place, key, style);
       check(key, "key");
-      walk(value, pointer, source);
-      pointer.resize(keep);
+      walk(value, place, source, style);
+      place.resize(keep);
     }
   } else if (j.is_array()) {
     for (std::size_t i = 0; i < j.size(); ++i) {
-      const std::size_t keep = pointer.size();
-      pointer += "/" + std::to_string(i);
-      walk(j[i], pointer, source);
-      pointer.resize(keep);
+      const std::size_t keep = place.size();
+      place = json_place_index(place, i, style);
+      walk(j[i], place, source, style);
+      place.resize(keep);
     }
   }
 }
 }  // namespace
 
-void check_json_strings(const nlohmann::json& doc, const std::string& source) {
-  std::string pointer;
-  walk(doc, pointer, source);
+void check_json_strings(const nlohmann::json& doc, const std::string& source, JsonPlaceStyle style) {
+  std::string place;
+  walk(doc, place, source, style);
 }
 
 namespace {
@@ -141,17 +175,17 @@ struct JsonFrame {
   std::size_t index = 0;          ///< next element index (arrays)
 };
 
-std::string pointer_of(const std::vector<JsonFrame>& stack, bool include_last_key) {
+std::string place_of(const std::vector<JsonFrame>& stack, bool include_last_key, JsonPlaceStyle style) {
   std::string out;
   for (std::size_t i = 0; i < stack.size(); ++i) {
     const JsonFrame& f = stack[i];
     if (f.object) {
-      if (i + 1 < stack.size() || include_last_key) out += "/" + escape_pointer_token(f.key);
+      if (i + 1 < stack.size() || include_last_key) out = json_place_key(out, f.key, style);
     } else if (i + 1 < stack.size()) {
-      out += "/" + std::to_string(f.index);
+      out = json_place_index(out, f.index, style);
     }
   }
-  return out.empty() ? "/" : out;
+  return out;
 }
 
 void element_done(std::vector<JsonFrame>& stack) {
@@ -159,20 +193,17 @@ void element_done(std::vector<JsonFrame>& stack) {
 }
 }  // namespace
 
-nlohmann::json parse_json_strict(std::string_view text, const std::string& source) {
-  return parse_json_strict(text, source, {}, {});
-}
-
-nlohmann::json parse_json_strict(std::string_view text, const std::string& source, std::string_view array_key,
-                                 const JsonElementSink& sink) {
+namespace {
+nlohmann::json parse_strict(std::string_view text, const std::string& source, std::string_view array_key,
+                            const JsonElementSink& sink, JsonPlaceStyle style) {
   using json = nlohmann::json;
   std::vector<JsonFrame> stack;
   // True when the value that just ended (stack already popped for an *_end event) is an element
   // of the top-level object's array `array_key`: handed to the sink, then discarded.
   auto streamed_element = [&](json& parsed) {
     if (!sink || stack.size() != 2 || !stack[0].object || stack[0].key != array_key || stack[1].object) return false;
-    std::string pointer = "/" + escape_pointer_token(stack[0].key) + "/" + std::to_string(stack[1].index);
-    walk(parsed, pointer, source);
+    std::string place = json_place_index(json_place_key("", stack[0].key, style), stack[1].index, style);
+    walk(parsed, place, source, style);
     sink(stack[1].index, parsed);
     return true;
   };
@@ -181,7 +212,7 @@ nlohmann::json parse_json_strict(std::string_view text, const std::string& sourc
       case json::parse_event_t::object_start:
       case json::parse_event_t::array_start:
         if (stack.size() >= kMaxJsonDepth)
-          throw_invalid_coded(fmt::format("{}: {}", source, pointer_of(stack, true)), "json_too_deep",
+          throw_invalid_coded(json_place_where(source, place_of(stack, true, style), style), "json_too_deep",
                               {{"max", std::to_string(kMaxJsonDepth)}},
                               fmt::format("JSON nests more than {} levels deep", kMaxJsonDepth), "a flatter document");
         stack.push_back(JsonFrame{event == json::parse_event_t::object_start, {}, {}, 0});
@@ -191,7 +222,7 @@ nlohmann::json parse_json_strict(std::string_view text, const std::string& sourc
         const std::string& k = parsed.get_ref<const std::string&>();
         f.key = k;
         if (!f.keys.insert(k).second)
-          throw_invalid_coded(fmt::format("{}: {}", source, pointer_of(stack, true)), "json_duplicate_key", {{"key", k}},
+          throw_invalid_coded(json_place_where(source, place_of(stack, true, style), style), "json_duplicate_key", {{"key", k}},
                               fmt::format("duplicate key \"{}\"", k), "each key once per object");
         break;
       }
@@ -238,8 +269,18 @@ nlohmann::json parse_json_strict(std::string_view text, const std::string& sourc
     throw_invalid_coded(source, "json_unreadable", {}, fmt::format("malformed JSON: {}", e.what()),
                         "valid JSON (RFC 8259)");
   }
-  check_json_strings(doc, source);
+  check_json_strings(doc, source, style);
   return doc;
+}
+}  // namespace
+
+nlohmann::json parse_json_strict(std::string_view text, const std::string& source, JsonPlaceStyle style) {
+  return parse_strict(text, source, {}, {}, style);
+}
+
+nlohmann::json parse_json_strict(std::string_view text, const std::string& source, std::string_view array_key,
+                                 const JsonElementSink& sink) {
+  return parse_strict(text, source, array_key, sink, JsonPlaceStyle::pointer);
 }
 
 std::string dump_json(const nlohmann::json& doc, int indent) {

@@ -42,9 +42,25 @@ using FieldAt = std::function<std::string(std::size_t offset)>;
 /// message ends "in FIELD" when `field_at` names the field that holds the byte.
 void check_text_file(std::string_view text, const std::string& source, const FieldAt& field_at = {});
 
-/// Throws Error{invalid_input} at "source: /json/pointer" for the first string (key or value)
-/// with a problem in a parsed JSON document (escapes such as \u0000 decode to control bytes).
-void check_json_strings(const nlohmann::json& doc, const std::string& source);
+/// How a place in a JSON document is named in errors. `pointer`: RFC 6901 ("/offers/0/gpu"; the
+/// importers and the JSON API's `field`). `dotted`: the field path of a model's config.json or
+/// weight index, keys as written ("text_config.num_hidden_layers", "layer_types[1]",
+/// `weight_map["model.norm.weight"]`: a key other than [A-Za-z_][A-Za-z0-9_]* is quoted as a JSON
+/// string in brackets). The document itself is "/" as a pointer and "" dotted (the error's where
+/// is then the source alone).
+enum class JsonPlaceStyle { pointer, dotted };
+
+/// `parent` extended by object member `key` (pointer: "/key" with ~ and / escaped; dotted: above).
+std::string json_place_key(std::string_view parent, std::string_view key, JsonPlaceStyle style);
+/// `parent` extended by array element `index` (pointer: "/3"; dotted: "[3]").
+std::string json_place_index(std::string_view parent, std::size_t index, JsonPlaceStyle style);
+/// An Error's where for `place` in `source`: "source: place", or `source` alone for the document.
+std::string json_place_where(const std::string& source, std::string_view place, JsonPlaceStyle style);
+
+/// Throws Error{invalid_input} at "source: PLACE" (JSON pointer by default) for the first string
+/// (key or value) with a problem in a parsed JSON document (escapes such as \u0000 decode to control bytes).
+void check_json_strings(const nlohmann::json& doc, const std::string& source,
+                        JsonPlaceStyle style = JsonPlaceStyle::pointer);
 
 /// Most nested arrays/objects parse_json_strict accepts (a deeper document is an error).
 inline constexpr std::size_t kMaxJsonDepth = 64;
@@ -52,8 +68,10 @@ inline constexpr std::size_t kMaxJsonDepth = 64;
 /// Parses untrusted JSON (RFC 8259) strictly: syntax errors and numbers out of double's range
 /// (1e400) are Error{invalid_input} at "source:LINE:COL"; duplicate object keys (RFC 8259 leaves
 /// them undefined; nlohmann keeps the last silently) and nesting deeper than kMaxJsonDepth are
-/// errors at "source: /json/pointer"; then every string is checked by check_json_strings.
-nlohmann::json parse_json_strict(std::string_view text, const std::string& source);
+/// errors at "source: PLACE" (a JSON pointer, or the dotted path with JsonPlaceStyle::dotted: the
+/// config.json and weight-index readers); then every string is checked by check_json_strings.
+nlohmann::json parse_json_strict(std::string_view text, const std::string& source,
+                                 JsonPlaceStyle style = JsonPlaceStyle::pointer);
 
 /// Receives one element of a streamed array (see below): its index and its parsed value (the
 /// callee may move from it).

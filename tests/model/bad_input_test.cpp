@@ -1,4 +1,4 @@
-// Bad input: each error names the file and place (file:line:col or JSON pointer) and what was expected.
+// Bad input: each error names the file and place (file:line:col or the dotted field path) and what was expected.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -36,7 +36,7 @@ TEST(BadConfig, MissingFieldNamesTheField) {
   json c = json::parse(kTiny);
   c.erase("num_attention_heads");
   const Error e = expect_error([&] { parse_hf_config(c, "cfg.json"); });
-  EXPECT_EQ(e.where(), "cfg.json: /num_attention_heads");
+  EXPECT_EQ(e.where(), "cfg.json: num_attention_heads");
   EXPECT_EQ(e.message(), "missing field");
 }
 
@@ -44,46 +44,47 @@ TEST(BadConfig, WrongTypeNamesTheField) {
   json c = json::parse(kTiny);
   c["hidden_size"] = "eight";
   const Error e = expect_error([&] { parse_hf_config(c, "cfg.json"); });
-  EXPECT_EQ(e.where(), "cfg.json: /hidden_size");
+  EXPECT_EQ(e.where(), "cfg.json: hidden_size");
   EXPECT_EQ(e.expected(), "an integer");
 }
 
 TEST(BadConfig, NestedFieldUsesFullPointer) {
   const json c = json::parse(R"({"model_type": "llama4", "text_config": {"num_hidden_layers": 2}})");
   const Error e = expect_error([&] { parse_hf_config(c, "cfg.json"); });
-  EXPECT_EQ(e.where(), "cfg.json: /text_config/hidden_size");
+  EXPECT_EQ(e.where(), "cfg.json: text_config.hidden_size");
 }
 
 TEST(BadConfig, NegativeAndZeroSizes) {
   json c = json::parse(kTiny);
   c["num_hidden_layers"] = -2;
   Error e = expect_error([&] { parse_hf_config(c, "cfg.json"); });
-  EXPECT_EQ(e.where(), "cfg.json: /num_hidden_layers");
-  EXPECT_EQ(e.expected(), "a positive integer");
+  EXPECT_EQ(e.where(), "cfg.json: num_hidden_layers");
+  EXPECT_EQ(e.expected(), "an integer from 1 to 10000");  // its physical range (hf_config.cpp kKeyRanges)
+
   c = json::parse(kTiny);
   c["vocab_size"] = 0;
   e = expect_error([&] { parse_hf_config(c, "cfg.json"); });
-  EXPECT_EQ(e.where(), "cfg.json: /vocab_size");
+  EXPECT_EQ(e.where(), "cfg.json: vocab_size");
 }
 
 TEST(BadConfig, KvHeadsMustDivideHeads) {
   json c = json::parse(kTiny);
   c["num_key_value_heads"] = 3;
   const Error e = expect_error([&] { parse_hf_config(c, "cfg.json"); });
-  EXPECT_EQ(e.where(), "cfg.json: /num_key_value_heads");
+  EXPECT_EQ(e.where(), "cfg.json: num_key_value_heads");
 }
 
 TEST(BadConfig, UnknownModelTypeListsSupported) {
   json c = json::parse(kTiny);
   c["model_type"] = "rwkv";  // RWKV: no reader (recurrent, not attention)
   const Error e = expect_error([&] { parse_hf_config(c, "cfg.json"); });
-  EXPECT_EQ(e.where(), "cfg.json: /model_type");
+  EXPECT_EQ(e.where(), "cfg.json: model_type");
   EXPECT_NE(e.message().find("rwkv"), std::string::npos);
   for (const char* t : {"llama", "qwen3_moe", "deepseek_v3", "gpt_oss", "mamba", "gpt_neox", "t5", "jamba", "FluxTransformer2DModel"}) {
     EXPECT_NE(e.expected().find(t), std::string::npos) << t;
   }
   c.erase("model_type");
-  EXPECT_EQ(expect_error([&] { parse_hf_config(c, "cfg.json"); }).where(), "cfg.json: /model_type");
+  EXPECT_EQ(expect_error([&] { parse_hf_config(c, "cfg.json"); }).where(), "cfg.json: model_type");
 }
 
 TEST(BadConfig, NotAnObject) {

@@ -124,14 +124,14 @@ TEST(Families, LayerTypesValidated) {
     parse_hf_config(c, "cfg.json");
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
-    EXPECT_EQ(e.where(), "cfg.json: /layer_types");
+    EXPECT_EQ(e.where(), "cfg.json: layer_types");
   }
   c["layer_types"] = {"sliding_attention", "banana"};
   try {
     parse_hf_config(c, "cfg.json");
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
-    EXPECT_EQ(e.where(), "cfg.json: /layer_types/1");
+    EXPECT_EQ(e.where(), "cfg.json: layer_types[1]");
   }
 }
 

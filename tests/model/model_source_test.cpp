@@ -120,10 +120,10 @@ TEST(Safetensors, BadHeaders) {
   json bad = {{"w", {{"dtype", "F16"}, {"shape", {3}}, {"data_offsets", {0, 8}}}}};
   std::string p = dir.write("a.safetensors", make_safetensors(bad, 8));
   Error e = expect_error([&] { read_safetensors_header(p); });
-  EXPECT_EQ(e.where(), p + ": /w/data_offsets");
+  EXPECT_EQ(e.where(), p + ": w.data_offsets");
   bad = {{"w", {{"dtype", "F12"}, {"shape", {3}}, {"data_offsets", {0, 6}}}}};
   p = dir.write("b.safetensors", make_safetensors(bad, 6));
-  EXPECT_EQ(expect_error([&] { read_safetensors_header(p); }).where(), p + ": /w/dtype");
+  EXPECT_EQ(expect_error([&] { read_safetensors_header(p); }).where(), p + ": w.dtype");
   // Header length larger than the file.
   std::string truncated = make_safetensors(json{{"w", {{"dtype", "F32"}, {"shape", {1}}, {"data_offsets", {0, 4}}}}}, 0);
   truncated.resize(truncated.size() - 5);
@@ -206,7 +206,15 @@ TEST(WeightIndex, IndexWithoutConfigAndBadIndex) {
   s.safetensors_path = path;
   EXPECT_EQ(expect_error([&] { resolve_model(s); }).where(), path);
   const std::string bad = dir.write("bad.index.json", R"({"metadata": {}, "weight_map": {}})");
-  EXPECT_EQ(expect_error([&] { read_weight_index(bad); }).where(), bad + ": /metadata/total_size");
+  EXPECT_EQ(expect_error([&] { read_weight_index(bad); }).where(), bad + ": metadata.total_size");
+  // A tensor name holds dots: quoted in brackets, so the path reads back to one key.
+  const std::string shard = dir.write(
+      "shard.index.json", R"({"metadata": {"total_size": 16}, "weight_map": {"model.norm.weight": 3}})");
+  EXPECT_EQ(expect_error([&] { read_weight_index(shard); }).where(), shard + R"(: weight_map["model.norm.weight"])");
+  // Strict JSON, as config.json: a tensor listed twice is a duplicate key, named the same way.
+  const std::string dup = dir.write("dup.index.json",
+                                    R"({"metadata": {"total_size": 16}, "weight_map": {"w.a": "1.safetensors", "w.a": "2.safetensors"}})");
+  EXPECT_EQ(expect_error([&] { read_weight_index(dup); }).where(), dup + R"(: weight_map["w.a"])");
 }
 
 // Found by fuzz_safetensors (10 M run, 2026-12-01; input in fuzz/regressions/fuzz_safetensors/):
@@ -215,7 +223,7 @@ TEST(WeightIndex, IndexWithoutConfigAndBadIndex) {
 TEST(WeightIndex, FloatTotalSizeBeyondInt64IsAnErrorNotUndefinedBehaviour) {
   for (const char* total : {"1.0883333e100", "9.3e18", "-1e300", "9223372036854775808.0"}) {
     const std::string text = std::string(R"({"metadata": {"total_size": )") + total + R"(}, "weight_map": {"w": "a.safetensors"}})";
-    EXPECT_EQ(expect_error([&] { parse_weight_index(text, "i.json"); }).where(), "i.json: /metadata/total_size") << total;
+    EXPECT_EQ(expect_error([&] { parse_weight_index(text, "i.json"); }).where(), "i.json: metadata.total_size") << total;
   }
   // 1.6e10 written as a float is still 16,000,000,000 bytes.
   const WeightIndex w = parse_weight_index(R"({"metadata": {"total_size": 1.6e10}, "weight_map": {"w": "a.safetensors"}})", "i.json");

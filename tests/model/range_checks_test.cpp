@@ -13,6 +13,7 @@ namespace {
 
 using nlohmann::json;
 using testing::expect_error;
+using testing::TempDir;
 
 json tiny_llama() {
   return json{{"model_type", "llama"}, {"hidden_size", 8}, {"num_hidden_layers", 2}, {"num_attention_heads", 2},
@@ -72,10 +73,98 @@ TEST(ConfigRanges, OtherFieldsAreNamed) {
   c = tiny_llama();
   c["num_attention_heads"] = 2;
   c["num_key_value_heads"] = 4;  // more KV heads than heads (the family reader's own check)
-  EXPECT_EQ(error_where(c), "config.json: /num_key_value_heads");
+  EXPECT_EQ(error_where(c), "config.json: num_key_value_heads");
   c = tiny_llama();
   c["max_position_embeddings"] = 100000000000LL;
   EXPECT_EQ(error_where(c), "config.json: max_position_embeddings");
+}
+
+// Every physical-range field, as the file writes it, flat (Mixtral) and nested (Llama 4's
+// text_config): the error's where is exactly "PATH: FIELD", the message quotes the value and the
+// expected text gives the range. Bounds from hf_config.cpp kKeyRanges; the relational bounds are
+// the config's own counts (8 experts, 32 heads).
+struct RangeCase {
+  const char* field;      ///< the quantity (the task's list)
+  const char* key;        ///< its key in a Mixtral / Llama 4 text config
+  std::int64_t too_big;   ///< just above the bound
+  const char* expected;   ///< the range stated
+};
+const RangeCase kRangeCases[] = {
+    {"layers", "num_hidden_layers", 10001, "an integer from 1 to 10000"},
+    {"hidden", "hidden_size", 1000001, "an integer from 1 to 1000000"},
+    {"heads", "num_attention_heads", 100001, "an integer from 1 to 100000"},
+    {"kv heads", "num_key_value_heads", 100001, "an integer from 1 to 100000"},
+    {"experts", "num_local_experts", 100001, "an integer from 1 to 100000"},
+    {"experts per token", "num_experts_per_tok", 100001, "an integer from 1 to 100000"},
+    {"vocabulary", "vocab_size", 100000001, "an integer from 1 to 100000000"},
+    {"positions", "max_position_embeddings", 1000000001, "an integer from 0 to 1000000000"},
+    {"intermediate", "intermediate_size", 10000001, "an integer from 0 to 10000000"},
+};
+
+json llama4_text() {  // data/models/meta-llama__Llama-4-Scout-17B-16E-Instruct/config.json text_config, the fields that matter
+  return json{{"hidden_size", 5120},         {"intermediate_size", 8192},   {"intermediate_size_mlp", 16384},
+              {"max_position_embeddings", 10485760}, {"num_attention_heads", 40}, {"num_experts_per_tok", 1},
+              {"num_hidden_layers", 48},     {"num_key_value_heads", 8},    {"num_local_experts", 16},
+              {"vocab_size", 202048},        {"head_dim", 128}};
+}
+
+TEST(ConfigRanges, EachRangeFieldIsNamedWithItsFileAndRange) {
+  TempDir dir("ranges");
+  for (const bool nested : {false, true}) {
+    for (const auto& rc : kRangeCases) {
+      json c = nested ? json{{"model_type", "llama4"}, {"text_config", llama4_text()}} : mixtral();
+      json& fields = nested ? c["text_config"] : c;
+      fields[rc.key] = rc.too_big;
+      const std::string path = dir.write("config.json", c.dump(1));
+      const Error e = expect_error([&] { load_hf_config_file(path); });
+      const std::string field = nested ? std::string("text_config.") + rc.key : std::string(rc.key);
+      EXPECT_EQ(e.kind(), ErrorKind::invalid_input) << rc.field;
+      EXPECT_EQ(e.where(), path + ": " + field) << rc.field << ": " << e.what();
+      EXPECT_EQ(e.message(), std::to_string(rc.too_big) + " is outside the physical range") << rc.field;
+      EXPECT_EQ(e.expected(), rc.expected) << rc.field;
+      fields[rc.key] = -1;  // and below: the same field, the same range
+      dir.write("config.json", c.dump(1));
+      const Error low = expect_error([&] { load_hf_config_file(path); });
+      EXPECT_EQ(low.where(), path + ": " + field) << rc.field << ": " << low.what();
+      EXPECT_EQ(low.expected(), rc.expected) << rc.field;
+    }
+  }
+}
+
+TEST(ConfigRanges, RelationsNameTheFieldAndItsBound) {
+  // Within each field's own range, above the config's count: 9 of 8 experts, 33 of 32 KV heads
+  // (Mixtral); nested in Llama 4's text_config: 17 of 16 experts.
+  json c = mixtral();
+  c["num_experts_per_tok"] = 9;
+  Error e = expect_error([&] { parse_hf_config_text(c.dump(), "/m/config.json"); });
+  EXPECT_EQ(e.where(), "/m/config.json: num_experts_per_tok") << e.what();
+  EXPECT_EQ(e.expected(), "an integer from 1 to 8 (num_local_experts)");
+  json l = {{"model_type", "llama4"}, {"text_config", llama4_text()}};
+  l["text_config"]["num_experts_per_tok"] = 17;
+  e = expect_error([&] { parse_hf_config_text(l.dump(), "/m/config.json"); });
+  EXPECT_EQ(e.where(), "/m/config.json: text_config.num_experts_per_tok") << e.what();
+  EXPECT_EQ(e.expected(), "an integer from 1 to 16 (text_config.num_local_experts)");
+  // Falcon's new architecture writes KV heads as num_kv_heads: more than the heads is named so.
+  const json falcon = {{"model_type", "falcon"}, {"hidden_size", 64}, {"num_hidden_layers", 2}, {"num_attention_heads", 4},
+                       {"vocab_size", 10}, {"new_decoder_architecture", true}, {"num_kv_heads", 8}};
+  e = expect_error([&] { parse_hf_config_text(falcon.dump(), "/f/config.json"); });
+  EXPECT_EQ(e.where(), "/f/config.json: num_kv_heads") << e.what();
+}
+
+TEST(ConfigRanges, AliasKeysAreNamedAsWritten) {
+  // GPT-2 writes n_layer / n_embd / n_positions: the error names those, not Llama's names.
+  const json gpt2 = {{"model_type", "gpt2"}, {"n_embd", 8}, {"n_layer", 1000000}, {"n_head", 2},
+                     {"vocab_size", 10}, {"n_positions", 16}};
+  const Error e = expect_error([&] { parse_hf_config_text(gpt2.dump(), "/g/config.json"); });
+  EXPECT_EQ(e.where(), "/g/config.json: n_layer") << e.what();
+  EXPECT_EQ(e.expected(), "an integer from 1 to 10000");
+}
+
+TEST(ConfigRanges, DuplicateKeyInTextConfigIsNamedDotted) {
+  const Error dup = expect_error([] {
+    parse_hf_config_text(R"({"model_type": "llama4", "text_config": {"hidden_size": 8, "hidden_size": 16}})", "config.json");
+  });
+  EXPECT_EQ(dup.where(), "config.json: text_config.hidden_size") << dup.what();
 }
 
 TEST(ConfigRanges, BundledLargestModelsStayAccepted) {
@@ -87,7 +176,7 @@ TEST(ConfigStrictJson, DuplicateKeyAndHugeNumberAreErrorsWithPlaces) {
   const Error dup = expect_error([] {
     parse_hf_config_text(R"({"model_type": "llama", "hidden_size": 8, "hidden_size": 4096})", "config.json");
   });
-  EXPECT_EQ(dup.where(), "config.json: /hidden_size") << dup.what();
+  EXPECT_EQ(dup.where(), "config.json: hidden_size") << dup.what();
   const Error big = expect_error([] { parse_hf_config_text("{\"hidden_size\": 1e400}", "config.json"); });
   EXPECT_EQ(big.where(), "config.json:1:17") << big.what();
 }
