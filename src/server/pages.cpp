@@ -34,6 +34,7 @@
 #include "model/presets.hpp"
 #include "server/openapi.hpp"
 #include "server/response_cache.hpp"
+#include "server/server.hpp"
 #include "util/calendar.hpp"
 #include "util/error.hpp"
 #include "util/error_code.hpp"
@@ -678,7 +679,7 @@ std::string explain_value(double v, const std::string& lang) {
 /// with the values it quotes, a field named in a value by its label too, a filter error's column.
 /// Only an error without a code (none a form can cause, that we know of) falls back to the engine's
 /// English sentence, introduced in the page's language.
-std::string error_text(const Error& e, const std::string& lang, const json& t) {
+std::string error_text(const Error& e, const std::string& lang, const json& t, bool with_label = true) {
   const std::string pointer = api::api_field_of(e);
   const std::string name = pointer.size() > 1 ? pointer.substr(1) : std::string();
   const std::string label = name.empty() ? std::string() : t.value("field_" + name, name);
@@ -701,7 +702,7 @@ std::string error_text(const Error& e, const std::string& lang, const json& t) {
   } else {
     text = fill(t.value("error_uncoded", ""), {{"detail", e.message()}});
   }
-  return (label.empty() ? "" : label + t.value("label_separator", ": ")) + text;
+  return (label.empty() || !with_label ? "" : label + t.value("label_separator", ": ")) + text;
 }
 
 /// One engine warning in the page's language: English pages show the engine's own sentence (with
@@ -1502,6 +1503,17 @@ void send_not_found_page(const httplib::Request& req, httplib::Response& res) {
   res.status = 404;
 }
 
+/// 400 "bad request" page in the page's language for a query string the pages do not read (a
+/// parameter that is not valid percent-encoding): the error's sentence names the parameter; the
+/// page shows none of the query's text (its language links and its retry link drop the query).
+void send_bad_query_page(const std::string& lang, const std::string& prefix, const std::string& path, const Error& e,
+                         httplib::Response& res) {
+  const Page pg{lang, prefix, path, locale(lang)};
+  send_page(res, pg, "bad_request", {{"error", error_text(e, lang, pg.t, false)}, {"path", path}},
+            pg.t.value("bad_request_title", ""));
+  res.status = 400;
+}
+
 void add_pages(httplib::Server& http, const api::Context& ctx) {
   auto pages = std::make_shared<Pages>(ctx);
   using Handler = std::function<void(const Page&, const httplib::Request&, httplib::Response&)>;
@@ -1530,6 +1542,12 @@ void add_pages(httplib::Server& http, const api::Context& ctx) {
       http.Get(prefix.empty() || path != "/" ? route : prefix + "/?",
                [handler, prefix, page_path, cache, &ctx](const httplib::Request& req, httplib::Response& res) {
                  const std::string lang = prefix.empty() ? pick_language(req) : prefix.substr(1);
+                 try {  // before the cache: leniently decoded, ?q=%zz and ?q=%25zz were one key
+                   check_query_percent_encoding(req.target);
+                 } catch (const Error& e) {
+                   send_bad_query_page(lang, prefix.empty() ? "/" + lang : prefix, page_path == "/" ? "" : page_path, e, res);
+                   return;
+                 }
                  std::string url = lang + "\x1f" + req.path;
                  for (const auto& [k, v] : req.params) url += "\n" + k + "=" + v;
                  const std::string key = ResponseCache::key(ctx, url);

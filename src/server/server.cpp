@@ -163,10 +163,22 @@ std::string decode_query_part(std::string_view s, std::string_view name) {
       out += ' ';
     } else if (s[i] == '%') {
       if (i + 2 >= s.size() || hex(s[i + 1]) < 0 || hex(s[i + 2]) < 0) {
-        const std::string seen(s.substr(i, 3));
-        throw_invalid_coded("/" + std::string(name), "query_not_percent_encoded",
-                            {{"name", std::string(name)}, {"character", std::to_string(i + 1)}},
-                            fmt::format("query parameter \"{}\" is not valid percent-encoding: '{}' at character {}", name, seen, i + 1),
+        // Quoted as percent-encoding: a byte outside printable ASCII in the name as written (or in
+        // the bad sequence) is shown as %XX, never raw (the pages echo the name).
+        auto shown = [](std::string_view text) {
+          std::string quoted;
+          for (const char c : text) {
+            const auto b = static_cast<unsigned char>(c);
+            if (b > 0x20 && b < 0x7f) quoted += c;
+            else quoted += fmt::format("%{:02X}", static_cast<unsigned>(b));
+          }
+          return quoted;
+        };
+        const std::string seen = shown(s.substr(i, 3));
+        const std::string written = shown(name);
+        throw_invalid_coded("/" + written, "query_not_percent_encoded",
+                            {{"name", written}, {"character", std::to_string(i + 1)}},
+                            fmt::format("query parameter \"{}\" is not valid percent-encoding: '{}' at character {}", written, seen, i + 1),
                             "%XX with two hexadecimal digits (RFC 3986 §2.1); a percent sign is %25");
       }
       out += static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2]));
@@ -219,8 +231,8 @@ std::multimap<std::string, std::string> query_params(const httplib::Request& req
 /// cpp-httplib's own reading of a query string (Request::params, which the pages read) keeps the
 /// text after the last '=': `/offers?q=gpus>=8` became the filter "8" and `/plan?model=a=b` the
 /// model "b" (trial of issue 10). This re-reads it split at the first '=', decoded by
-/// cpp-httplib's own lenient decoder (`%XX`, '+' for a space, a bad '%' kept as written: the pages
-/// stay lenient; the API's query_params is strict).
+/// cpp-httplib's own decoder (`%XX`, '+' for a space). A bad '%' is refused before anything reads
+/// the parameters: by query_params on the API, by check_query_percent_encoding on the pages.
 void resplit_params(httplib::Request& req) {
   req.params.clear();
   for_each_query_part(req.target, [&](std::string_view k, std::string_view v) {
@@ -274,6 +286,13 @@ bool query_bool(const std::string& name, const std::string& v) {
 }
 
 }  // namespace
+
+void check_query_percent_encoding(std::string_view target) {
+  for_each_query_part(target, [](std::string_view k, std::string_view v) {
+    const std::string key = decode_query_part(k, k);
+    if (!v.empty()) (void)decode_query_part(v, key);
+  });
+}
 
 struct Server::Impl {
   const api::Context& ctx;

@@ -34,6 +34,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "api/context.hpp"
 
@@ -77,6 +78,14 @@ class Server {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+/// Checks the query string of a request target ("/offers?q=gpu%3DH100") as the API reads it:
+/// each name and value must be valid percent-encoding (RFC 3986 §2.1, '+' a space). A '%' not
+/// followed by two hexadecimal digits is Error{invalid_input, "/NAME"} with code
+/// query_not_percent_encoded, values name (as written, bytes outside printable ASCII as %XX) and
+/// character (1-based, in that part). The pages call it before reading any parameter: `?q=%zz`
+/// was read as the filter text "%zz" while /api/offers answered 400.
+void check_query_percent_encoding(std::string_view target);
 
 /// Parses "HOST:PORT", ":PORT" or "PORT" (host defaults to 127.0.0.1); Error{invalid_input, "--listen"}.
 void parse_listen(const std::string& text, ServerOptions& options);

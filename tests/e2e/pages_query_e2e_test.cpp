@@ -4,7 +4,8 @@
 //   '=' (cpp-httplib's own query reading): the filter became "8" and the page answered 400;
 // - `/offers?group_by=gpu` counted only the rows the page lists (at most 300), not every offer;
 // - a second `gpuplan serve` on the same address bound too (SO_REUSEPORT) and took half the
-//   connections.
+//   connections;
+// and one of issue 11: a query that is not valid percent-encoding (`?q=%zz`) was read leniently.
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -39,6 +40,63 @@ TEST_F(PagesQueryE2E, AValueWithAnEqualsSignIsReadWhole) {
   auto m = get("/plan?model=a=b&task=lora&tokens=1e8");
   ASSERT_TRUE(m);
   EXPECT_NE(m->body.find("a=b"), std::string::npos);
+}
+
+// Issue 11: `/offers?q=%zz` (and `/plan?model=%zz...`) passed the bad escape on as text (the
+// filter "%zz", the model "%zz") while `/api/offers?q=%zz` answered 400 query_not_percent_encoded.
+// Every page now refuses it the same way: 400, an HTML page in the request's language (its prefix,
+// else Accept-Language) whose sentence names the parameter (web/locales error_query_not_percent_encoded),
+// and none of the query's text: the bytes are not echoed, the language links drop the query.
+// (French puts U+202F, a narrow no-break space, inside its quotation marks.)
+TEST_F(PagesQueryE2E, BadPercentEncodingIsABadRequestPageInTheRequestsLanguage) {
+  struct Case {
+    const char* path;
+    const char* accept_language;
+    const char* lang;
+    const char* title;
+    const char* sentence;
+  };
+  const Case cases[] = {
+      {"/en/offers?q=%zz", "", "en", "Bad request",
+       "the query parameter “q” is not valid percent-encoding (character 1)"},
+      {"/fr/offers?q=%zz", "", "fr", "Requête incorrecte",
+       "le paramètre de requête «\u202Fq\u202F» n’est pas un encodage-pourcent valide (caractère 1)"},
+      {"/th/offers?q=%zz", "", "th", "คำขอไม่ถูกต้อง", "พารามิเตอร์ “q” ในสตริงคิวรีไม่ได้เข้ารหัสแบบเปอร์เซ็นต์ที่ถูกต้อง (อักขระที่ 1)"},
+      {"/plan?model=%zz&task=lora&tokens=5e8", "fr-FR,fr;q=0.9", "fr", "Requête incorrecte",
+       "le paramètre de requête «\u202Fmodel\u202F» n’est pas un encodage-pourcent valide (caractère 1)"},
+      {"/th/size?task=lora&model=llama%2", "", "th", "คำขอไม่ถูกต้อง", "พารามิเตอร์ “model” ในสตริงคิวรีไม่ได้เข้ารหัสแบบเปอร์เซ็นต์ที่ถูกต้อง (อักขระที่ 6)"},
+      {"/en/offers/history?id=%G1", "", "en", "Bad request",
+       "the query parameter “id” is not valid percent-encoding (character 1)"},
+  };
+  httplib::Client c("127.0.0.1", server().port);
+  c.set_read_timeout(120, 0);
+  for (const Case& k : cases) {
+    httplib::Headers h;
+    if (*k.accept_language) h.emplace("Accept-Language", k.accept_language);
+    auto r = c.Get(k.path, h);
+    ASSERT_TRUE(r) << k.path;
+    EXPECT_EQ(r->status, 400) << k.path << "\n" << r->body.substr(0, 400);
+    EXPECT_EQ(r->get_header_value("Content-Type").rfind("text/html", 0), 0u) << k.path;
+    EXPECT_EQ(r->get_header_value("Content-Language"), k.lang) << k.path;
+    EXPECT_NE(r->body.find(std::string("<h1>") + k.title + "</h1>"), std::string::npos) << k.path << "\n" << r->body;
+    EXPECT_NE(r->body.find(k.sentence), std::string::npos) << k.path << "\n" << r->body;
+    // The bad bytes and the rest of the query are not echoed (links included).
+    const std::string query = std::string(k.path).substr(std::string(k.path).find('?') + 1);
+    EXPECT_EQ(r->body.find(query.substr(query.find('=') + 1)), std::string::npos) << k.path << "\n" << r->body;
+    EXPECT_EQ(r->body.find("%zz"), std::string::npos) << k.path;
+  }
+  // Every page refuses it, the ones that read no parameter too; a well-formed escape still works.
+  for (const char* page : {"/", "/offers", "/offers/history", "/size", "/plan", "/assistant", "/training",
+                           "/generative-ai", "/large-model-training"}) {
+    auto r = c.Get(std::string("/en") + (std::string(page) == "/" ? "/" : page) + "?q=%zz");
+    ASSERT_TRUE(r) << page;
+    EXPECT_EQ(r->status, 400) << page;
+    EXPECT_NE(r->body.find("the query parameter “q” is not valid percent-encoding"), std::string::npos) << page;
+  }
+  auto ok = c.Get("/en/offers?q=gpu%3DH100&today=2026-11-30");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200) << ok->body.substr(0, 400);
+  EXPECT_NE(ok->body.find("value=\"gpu=H100\""), std::string::npos);
 }
 
 TEST_F(PagesQueryE2E, GroupsCountEveryMatchingOfferAsTheApiDoes) {
