@@ -96,7 +96,7 @@ std::vector<FieldDef<PlanInput>> build_fields() {
        [](In& in, const json& v) { in.request.image_width = json_as<std::int64_t>(v); }},
       {{"height", "--height", FieldType::integer, FieldFace::both, "images: height in pixels (default 1024)", {}, task_bits::images},
        [](In& in, const json& v) { in.request.image_height = json_as<std::int64_t>(v); }},
-      {{"steps", "--steps", FieldType::integer, FieldFace::both, "images: denoising steps", {}, task_bits::images},
+      {{"steps", "--steps", FieldType::integer, FieldFace::both, "images: denoising steps (default 30; 1-1000: the noise levels a diffusion model is trained on, DDPM T = 1000)", {}, task_bits::images},
        [](In& in, const json& v) { in.request.denoising_steps = json_as<decltype(in.request.denoising_steps)>(v); }},
       {{"images", "--images", FieldType::count, FieldFace::both, "images: how many to generate", {}, task_bits::images},
        [](In& in, const json& v) { in.request.images = static_cast<decltype(in.request.images)>(count_value(v)); }},

@@ -90,6 +90,12 @@ constexpr double kMaxImages = 1e12;
 /// (their model cards), room for high-resolution outputs; beyond it no served diffusion model
 /// generates in one pass, and the time and memory models (latent tokens ∝ pixels) are not meant for it.
 constexpr std::int64_t kMaxImageSidePixels = 8192;
+/// The most denoising steps planned per image: the 1000 noise levels a diffusion model is trained
+/// on (DDPM, Ho et al. 2020 §4: T = 1000; diffusers' schedulers default num_train_timesteps = 1000).
+/// More sampling steps than trained timesteps only repeat timesteps: diffusers' DDIMScheduler and
+/// DDPMScheduler.set_timesteps refuse them ("`num_inference_steps` ... cannot be larger than
+/// `self.config.train_timesteps`"). Typical runs take 20-50 (SDXL), 1-4 (FLUX.1-schnell).
+constexpr std::int64_t kMaxDenoisingSteps = 1000;
 constexpr double kMaxHours = 87600;  // ten years
 constexpr double kMaxRequestsPerS = 1e7;
 constexpr std::int64_t kMaxConcurrency = 100000000;
@@ -197,6 +203,11 @@ void PlanRequest::validate() const {
                             fmt::format("{} pixels is out of range", w ? image_width : image_height), fmt::format("an integer in [64, {}] pixels", kMaxImageSidePixels));
       }
       if (denoising_steps < 1) throw_invalid_coded("--steps", "not_positive", {{"value", fmt::format("{}", denoising_steps)}}, fmt::format("{} is not a positive integer", denoising_steps), "an integer ≥ 1");
+      if (denoising_steps > kMaxDenoisingSteps)  // a trial's --steps 9007199254740993 was planned
+        throw_invalid_coded("--steps", "integer_out_of_range",
+                            {{"value", fmt::format("{}", denoising_steps)}, {"min", "1"}, {"max", fmt::format("{}", kMaxDenoisingSteps)}},
+                            fmt::format("{} is out of range", denoising_steps),
+                            fmt::format("an integer in [1, {}] (the 1000 noise levels a diffusion model is trained on)", kMaxDenoisingSteps));
       if (std::isfinite(images) && images != std::floor(images))  // a trial's --images 0.5 was planned
         throw_invalid_coded("--images", "not_integer", {{"value", fmt::format("{}", images)}}, fmt::format("{} is not a whole number of images", images), "a whole number ≥ 1");
       require_positive(images, "--images");

@@ -87,9 +87,14 @@ TEST_F(CliMessagesE2E, EveryIntegerFlagEchoes2To53Plus1AsTyped) {
         "--cp", "--zero", "--virtual-stages", "--explain"}},
       {"plan --model llama-3.1-8b --task serve --today 2026-11-30", {"--concurrency"}},
       {"plan --model llama-3.1-8b --task serve --concurrency 8 --today 2026-11-30", {"--prompt-tokens", "--output-tokens"}},
-      {"plan --model sdxl --task images --images 1000 --today 2026-11-30", {"--width", "--height"}},
+      // --steps had no upper bound: 9007199254740993 denoising steps were planned (issue 11).
+      {"plan --model sdxl --task images --images 1000 --today 2026-11-30", {"--width", "--height", "--steps"}},
+      {"plan --model llama-3.1-8b --task lora --tokens 1e9 --today 2026-11-30", {"--lora-rank"}},
       {"estimate " + train + " --gpu H100 --tokens 1e9", {"--gpus"}},
-      {"estimate " + train + " --gpu H100 --gpus 8 --tokens 1e9", {"--seq", "--global-batch", "--micro-batch", "--tp", "--pp", "--zero"}},
+      {"estimate " + train + " --gpu H100 --gpus 8 --tokens 1e9",
+       {"--seq", "--global-batch", "--micro-batch", "--tp", "--pp", "--dp", "--ep", "--cp", "--zero", "--virtual-stages",
+        "--nodes", "--gpus-per-node"}},
+      {"estimate --model llama-3.1-8b --task lora --gpu H100 --gpus 8 --tokens 1e9", {"--lora-rank"}},
   };
   for (const auto& [base, flags] : cases) {
     for (const std::string& flag : flags) {
@@ -101,6 +106,13 @@ TEST_F(CliMessagesE2E, EveryIntegerFlagEchoes2To53Plus1AsTyped) {
       EXPECT_EQ(r.out.find("e+15"), std::string::npos) << base << " " << flag << "\n" << r.out;
     }
   }
+  // Each refusal is a range, the upper bound stated: --steps at the 1000 noise levels a diffusion
+  // model is trained on (planner/plan_request.cpp kMaxDenoisingSteps: DDPM's T = 1000), 1000 itself
+  // planned.
+  expect_refused("plan --model sdxl --task images --images 1000 --today 2026-11-30 --steps 1001",
+                 "gpuplan: error: --steps: 1001 is out of range (expected: an integer in [1, 1000] (the 1000 noise "
+                 "levels a diffusion model is trained on))");
+  EXPECT_EQ(run("plan --model sdxl --task images --images 1000 --today 2026-11-30 --steps 1000 --limit 1").exit_code, 0);
   // Digits beyond 64 bits are echoed as typed too (through a double: "1e+20").
   expect_refused("size " + train + " --seq 99999999999999999999",
                  "gpuplan: error: --seq: 99999999999999999999 is far outside the field's range (expected: an integer in the field's range)");
