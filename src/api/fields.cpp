@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "catalog/filter.hpp"
+#include "util/text_check.hpp"
 
 namespace gpuplan::api {
 
@@ -46,13 +47,8 @@ std::optional<double> strict_double(std::string_view text) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.erase(0, 1);
   if (s.empty()) return std::nullopt;
   // Decimal numbers only (issue 11): strtod also reads hex ("0x10" → 16), hex floats, "inf" and
-  // "nan"; a request field takes digits, one sign, a point and an exponent.
-  if (s.find_first_not_of("0123456789+-.eE") != std::string::npos) return std::nullopt;
-  const char* begin = s.c_str();
-  char* end = nullptr;
-  const double v = std::strtod(begin, &end);
-  if (end == begin || *end != '\0' || !std::isfinite(v)) return std::nullopt;
-  return v;
+  // "nan"; a request field takes digits, one sign, a point and an exponent (util/text_check.hpp).
+  return parse_decimal(s);
 }
 
 std::optional<double> count_text(std::string_view text) {

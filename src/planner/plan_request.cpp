@@ -12,6 +12,7 @@
 
 #include "util/calendar.hpp"
 #include "util/error.hpp"
+#include "util/text_check.hpp"
 #include "util/error_code.hpp"
 
 namespace gpuplan {
@@ -45,15 +46,12 @@ double parse_duration_seconds(std::string_view text, const std::string& flag) {
     unit = last == 's' ? 1.0 : last == 'm' ? 60.0 : last == 'h' ? 3600.0 : last == 'd' ? 86400.0 : 604800.0;
     t.pop_back();
   }
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(t, &used);
-  } catch (const std::exception&) {
+  // Decimal only (issue 11, util/text_check.hpp parse_decimal): stod also read hex ("0x10h" was
+  // 16 hours), hex floats, "infinity" and leading spaces.
+  const std::optional<double> parsed = parse_decimal(t);
+  if (!parsed)
     throw_invalid_coded(flag, "not_duration", {{"value", std::string(text)}}, fmt::format("'{}' is not a duration", text), expected);
-  }
-  if (used != t.size() || !std::isfinite(v))
-    throw_invalid_coded(flag, "not_duration", {{"value", std::string(text)}}, fmt::format("'{}' is not a duration", text), expected);
+  const double v = *parsed;
   if (!(v > 0)) throw_invalid_coded(flag, "not_positive", {{"value", std::string(text)}}, fmt::format("'{}' is not positive", text), expected);
   return v * unit;
 }

@@ -28,6 +28,7 @@
 #include "sizing/memory_total.hpp"
 #include "util/error.hpp"
 #include "util/error_code.hpp"
+#include "util/text_check.hpp"
 
 namespace gpuplan {
 namespace {
@@ -1980,7 +1981,7 @@ std::pair<std::string, double> deadline_at_least(double s) {
   double v = std::ceil(s / unit * 10.0) / 10.0;
   for (;;) {
     const std::string text = fmt::format("{:.1f}", v);
-    const double seconds = std::stod(text) * unit;  // as parse_duration_seconds reads it back
+    const double seconds = parse_decimal(text).value_or(v) * unit;  // as parse_duration_seconds reads it back
     if (seconds >= s) return {text + (hours ? "h" : "d"), seconds};
     v += 0.1;
   }

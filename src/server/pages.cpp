@@ -690,9 +690,7 @@ std::string error_text(const Error& e, const std::string& lang, const json& t, b
     for (auto& [k, v] : vars) v = k.ends_with("_field") ? t.value("field_" + v, v) : localized_value(v, lang);
     std::map<std::string, double> counts;
     for (const auto& [k, v] : c->values) {
-      char* end = nullptr;
-      const double n = std::strtod(v.c_str(), &end);
-      if (!v.empty() && end && *end == '\0') counts[k] = n;
+      if (const auto n = parse_decimal(v)) counts[k] = *n;  // decimal only: a value "0x10" counts as text
     }
     text = fill(plural_text(t, "error_" + c->code, lang, counts), vars);
     if (const auto* f = dynamic_cast<const FilterError*>(&e))
@@ -718,9 +716,9 @@ std::string warning_text(const std::string& code, const std::string& message, co
   for (auto it = values.begin(); it != values.end(); ++it) {
     const std::string& k = it.key();
     std::string v = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
-    char* end = nullptr;
-    const double n = std::strtod(v.c_str(), &end);
-    const bool numeric = !v.empty() && end && *end == '\0';
+    const std::optional<double> parsed = parse_decimal(v);  // decimal only, as every number read
+    const bool numeric = parsed.has_value();
+    const double n = parsed.value_or(0);
     if (numeric && k.ends_with("_usd")) v = money(n, lang);
     else if (numeric && k == "ratio") v = number(n, 1, lang);
     else if (numeric && (k.ends_with("_days") || k == "nodes")) v = number(n, 0, lang);

@@ -1,5 +1,6 @@
 // End-to-end regression tests for bad input through the JSON API and the pages (issue 11, left
-// items of the small11 pass): the denoising-step count had no upper bound. One `gpuplan serve` child on a loopback
+// items of the small11 pass): the denoising-step count had no upper bound, and the durations
+// were read by std::stod (hex "0x10h" was 16 hours). One `gpuplan serve` child on a loopback
 // port over the bundled catalog; each test names the exact input that was mishandled.
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -53,6 +54,38 @@ TEST_F(BadInput11bE2E, DenoisingStepsHaveAnUpperBound) {
   EXPECT_EQ(page->status, 400) << page->body.substr(0, 300);
   // web/locales/fr.json error_integer_out_of_range, the value and bound written as French writes them.
   EXPECT_NE(page->body.find("1001 est hors de l’intervalle accepté, de 1 à 1000"), std::string::npos) << page->body;
+}
+
+// Decimal numbers only (issue 11): `deadline` "0x10h" was 16 hours, `max_price_age` "0x10d" 16
+// days (std::stod reads hex and hex floats). Each entry point that reads a duration refuses them:
+// POST /api/plan, GET /api/offers, and the /plan page.
+TEST_F(BadInput11bE2E, DurationsAreDecimalOnlyOnTheApiAndThePages) {
+  const std::string lora = R"("model": "llama-3.1-8b", "task": "lora", "tokens": 1e8, "today": "2026-11-30", "limit": 1)";
+  for (const char* value : {"0x10h", "0x1p4h", "infh", "nanh"}) {
+    auto r = post("/api/plan", "{" + lora + R"(, "deadline": ")" + value + "\"}");
+    ASSERT_TRUE(r) << value;
+    EXPECT_EQ(r->status, 400) << value << " " << r->body;
+    const json e = json::parse(r->body, nullptr, false);
+    EXPECT_EQ(e.value("field", ""), "/deadline") << r->body;
+    EXPECT_EQ(e.value("message_code", ""), "not_duration") << r->body;
+  }
+  for (const char* value : {"0x10d", "0x1p4d"}) {
+    auto r = post("/api/plan", "{" + lora + R"(, "max_price_age": ")" + value + "\"}");
+    ASSERT_TRUE(r) << value;
+    EXPECT_EQ(r->status, 400) << value << " " << r->body;
+    EXPECT_EQ(json::parse(r->body, nullptr, false).value("field", ""), "/max_price_age") << r->body;
+    auto o = get(std::string("/api/offers?limit=1&max_price_age=") + value);
+    ASSERT_TRUE(o) << value;
+    EXPECT_EQ(o->status, 400) << value << " " << o->body;
+    EXPECT_EQ(json::parse(o->body, nullptr, false).value("field", ""), "/max_price_age") << o->body;
+  }
+  auto page = get("/en/plan?model=llama-3.1-8b&task=lora&tokens=1e8&deadline=0x10h&today=2026-11-30");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 400) << page->body.substr(0, 300);
+  // The decimal form is read: 16 hours.
+  auto ok = post("/api/plan", "{" + lora + R"(, "deadline": "16h"})");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200) << ok->body.substr(0, 300);
 }
 
 }  // namespace

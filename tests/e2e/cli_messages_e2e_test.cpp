@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -116,6 +117,39 @@ TEST_F(CliMessagesE2E, EveryIntegerFlagEchoes2To53Plus1AsTyped) {
   // Digits beyond 64 bits are echoed as typed too (through a double: "1e+20").
   expect_refused("size " + train + " --seq 99999999999999999999",
                  "gpuplan: error: --seq: 99999999999999999999 is far outside the field's range (expected: an integer in the field's range)");
+}
+
+TEST_F(CliMessagesE2E, DurationsAndCountsAreDecimalOnly) {
+  // Issue 11, "decimal numbers only": the durations were read by std::stod, which also reads hex
+  // ("--deadline 0x10h" was 16 hours) and hex floats ("0x1p4h", 16 hours). Every flag that reads
+  // a duration or a count with a suffix, with each form (and infinity, NaN, a number beyond a
+  // double): refused at the flag, exit 2, the value quoted as typed.
+  const std::string lora = "plan --model llama-3.1-8b --task lora --tokens 1e8 --today 2026-11-30";
+  const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
+      // base command, flag, the suffix the flag's unit takes
+      {lora, "--deadline", "h"},
+      {lora, "--max-price-age", "d"},
+      {"offers --limit 1", "--max-price-age", "d"},
+      {"serve --listen 127.0.0.1:0", "--refresh-every", "h"},
+      {"serve --listen 127.0.0.1:0 --refresh-every 6h", "--refresh-min-interval", "m"},
+      {"size --task full", "--params", "B"},
+      {"plan --task lora --tokens 1e8 --today 2026-11-30", "--params", "B"},
+  };
+  for (const auto& [base, flag, unit] : cases) {
+    for (const std::string number : {"0x10", "0x1p4", "inf", "infinity", "nan", "1e400"}) {
+      const std::string value = number + unit;
+      // `timeout`: a serve that accepted the value would listen (the run would not end).
+      const RunResult r = run_shell("timeout 20 '" + std::string(GPUPLAN_BINARY) + "' --db '" + (dir_ / "decimal.sqlite").string() +
+                                    "' " + base + " " + flag + " '" + value + "' 2>&1");
+      EXPECT_EQ(r.exit_code, 2) << base << " " << flag << " '" << value << "'\n" << r.out.substr(0, 300);
+      EXPECT_EQ(r.out.rfind("gpuplan: error: " + flag + ": '" + value + "' is not a ", 0), 0u)
+          << base << " " << flag << " '" << value << "'\n" << r.out.substr(0, 300);
+    }
+  }
+  // The decimal forms are still read: 16h, 1.5e1h, 7B.
+  EXPECT_EQ(run(lora + " --deadline 16h --limit 1").exit_code, 0);
+  EXPECT_EQ(run(lora + " --deadline 1.6e1h --limit 1").exit_code, 0);
+  EXPECT_EQ(run("size --task full --params 7B").exit_code, 0);
 }
 
 TEST_F(CliMessagesE2E, AControlCharacterInAFilterIsRefusedAtItsOffset) {
