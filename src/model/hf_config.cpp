@@ -678,8 +678,21 @@ void parse_llama4_text(const Fields& f, ModelArch& a) {
   a.moe = m;
   if (!read_layer_types(f, a)) {
     if (auto chunk = f.opt_pos("attention_chunk_size")) {
+      // One 0/1 flag per layer (Llama4TextConfig; empty = the default rule). Read as a size list
+      // before, a 0 was refused and a list shorter than the layers was indexed past its end.
       std::vector<std::int64_t> rope_layers;
-      if (f.has("no_rope_layers")) rope_layers = f.int_list_or_scalar("no_rope_layers", 1);
+      if (const json* v = f.get("no_rope_layers")) {
+        if (!v->is_array())
+          throw_invalid(f.where("no_rope_layers"), fmt::format("field has the wrong type ({})", v->dump()), "a list of 0 or 1, one per layer");
+        if (!v->empty() && static_cast<std::int64_t>(v->size()) != a.num_layers)
+          throw_invalid(f.where("no_rope_layers"), fmt::format("{} entries for {} layers", v->size(), a.num_layers), "one entry per layer");
+        for (std::size_t i = 0; i < v->size(); ++i) {
+          const json& e = (*v)[i];
+          if (!e.is_number_integer() || (e.get<std::int64_t>() != 0 && e.get<std::int64_t>() != 1))
+            throw_invalid(f.where_index("no_rope_layers", i), fmt::format("{} is not 0 or 1", e.dump()), "0 (no RoPE) or 1 (RoPE)");
+          rope_layers.push_back(e.get<std::int64_t>());
+        }
+      }
       a.sliding_window = *chunk;
       a.layer_uses_sliding_window.clear();
       for (std::int64_t i = 0; i < a.num_layers; ++i) {

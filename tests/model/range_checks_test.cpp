@@ -2,6 +2,8 @@
 // parameter is counted (the counts overflowed int64 or came out absurd); strict JSON.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -165,6 +167,30 @@ TEST(ConfigRanges, DuplicateKeyInTextConfigIsNamedDotted) {
     parse_hf_config_text(R"({"model_type": "llama4", "text_config": {"hidden_size": 8, "hidden_size": 16}})", "config.json");
   });
   EXPECT_EQ(dup.where(), "config.json: text_config.hidden_size") << dup.what();
+}
+
+TEST(ConfigRanges, Llama4NoRopeLayersIsOneFlagPerLayer) {
+  // Llama4TextConfig.no_rope_layers: 1 = RoPE (chunked attention), 0 = no RoPE, one per layer.
+  // A one-entry list was indexed past its end for the other 47 layers (undefined behaviour) and
+  // a 0 was refused as "size must be positive".
+  json l = {{"model_type", "llama4"}, {"text_config", llama4_text()}};
+  l["text_config"]["attention_chunk_size"] = 8192;
+  l["text_config"]["no_rope_layers"] = json::array({1});
+  Error e = expect_error([&] { parse_hf_config_text(l.dump(), "/m/config.json"); });
+  EXPECT_EQ(e.where(), "/m/config.json: text_config.no_rope_layers") << e.what();
+  EXPECT_EQ(e.message(), "1 entries for 48 layers");
+  json flags = json::array();
+  for (int i = 0; i < 48; ++i) flags.push_back((i + 1) % 4 != 0 ? 1 : 0);  // the default rule, written out
+  l["text_config"]["no_rope_layers"] = flags;
+  const ModelArch written = parse_hf_config_text(l.dump(), "/m/config.json");
+  l["text_config"].erase("no_rope_layers");
+  const ModelArch by_default = parse_hf_config_text(l.dump(), "/m/config.json");
+  EXPECT_EQ(written.layer_uses_sliding_window, by_default.layer_uses_sliding_window);
+  EXPECT_EQ(std::count(written.layer_uses_sliding_window.begin(), written.layer_uses_sliding_window.end(), true), 36);
+  flags[5] = 2;
+  l["text_config"]["no_rope_layers"] = flags;
+  e = expect_error([&] { parse_hf_config_text(l.dump(), "/m/config.json"); });
+  EXPECT_EQ(e.where(), "/m/config.json: text_config.no_rope_layers[5]") << e.what();
 }
 
 TEST(ConfigRanges, BundledLargestModelsStayAccepted) {
