@@ -1461,19 +1461,30 @@ NoPlanWords no_plan_words(const NoPlanReason& np, const std::string& lang) {
   return out;
 }
 
-void add_method_not_allowed(httplib::Server& http, const std::string& pattern, bool takes_post) {
+void RouteMethods::add(const std::string& pattern, std::string allow) { routes_.emplace_back(std::regex(pattern), std::move(allow)); }
+
+std::optional<std::string> RouteMethods::allow_for(const std::string& path) const {
+  for (const auto& [pattern, allow] : routes_)
+    if (std::regex_match(path, pattern)) return allow;
+  return std::nullopt;
+}
+
+void send_method_not_allowed(const httplib::Request& req, httplib::Response& res, const std::string& allow) {
+  res.status = 405;
+  res.set_header("Allow", allow);
+  const json body = {{"code", "method_not_allowed"},
+                     {"message", req.method + " is not allowed on " + req.path},
+                     {"field", ""},
+                     {"expected", allow},
+                     {"message_code", "http_method_not_allowed"},
+                     {"values", {{"method", req.method}, {"path", req.path}, {"allow", allow}}}};
+  res.set_content(dump_json(body) + "\n", "application/json");
+}
+
+void add_method_not_allowed(httplib::Server& http, const std::string& pattern, bool takes_post, RouteMethods& methods) {
   const std::string allow = takes_post ? "POST, OPTIONS" : "GET, HEAD, OPTIONS";
-  auto refuse = [allow](const httplib::Request& req, httplib::Response& res) {
-    res.status = 405;
-    res.set_header("Allow", allow);
-    const json body = {{"code", "method_not_allowed"},
-                       {"message", req.method + " is not allowed on " + req.path},
-                       {"field", ""},
-                       {"expected", allow},
-                       {"message_code", "http_method_not_allowed"},
-                       {"values", {{"method", req.method}, {"path", req.path}, {"allow", allow}}}};
-    res.set_content(dump_json(body) + "\n", "application/json");
-  };
+  methods.add(pattern, allow);
+  auto refuse = [allow](const httplib::Request& req, httplib::Response& res) { send_method_not_allowed(req, res, allow); };
   // OPTIONS (RFC 9110 §9.3.7): 204 with the methods the route takes, no body.
   http.Options(pattern, [allow](const httplib::Request&, httplib::Response& res) {
     res.status = 204;
@@ -1512,7 +1523,7 @@ void send_bad_query_page(const std::string& lang, const std::string& prefix, con
   res.status = 400;
 }
 
-void add_pages(httplib::Server& http, const api::Context& ctx) {
+void add_pages(httplib::Server& http, const api::Context& ctx, RouteMethods& methods) {
   auto pages = std::make_shared<Pages>(ctx);
   using Handler = std::function<void(const Page&, const httplib::Request&, httplib::Response&)>;
   std::vector<std::pair<std::string, Handler>> routes = {
@@ -1536,7 +1547,7 @@ void add_pages(httplib::Server& http, const api::Context& ctx) {
     for (const std::string prefix : {"", "/en", "/fr", "/th"}) {
       const std::string route = prefix + (prefix.empty() || path != "/" ? path : "");
       const std::string page_path = path;
-      add_method_not_allowed(http, prefix.empty() || path != "/" ? route : prefix + "/?", false);
+      add_method_not_allowed(http, prefix.empty() || path != "/" ? route : prefix + "/?", false, methods);
       http.Get(prefix.empty() || path != "/" ? route : prefix + "/?",
                [handler, prefix, page_path, cache, &ctx](const httplib::Request& req, httplib::Response& res) {
                  const std::string lang = prefix.empty() ? pick_language(req) : prefix.substr(1);
@@ -1573,7 +1584,7 @@ void add_pages(httplib::Server& http, const api::Context& ctx) {
     return file.ends_with(".js") ? "application/javascript" : file.ends_with(".svg") ? "image/svg+xml" : "text/css";
   };
   for (const std::string file : {"app.js", "app.css", "favicon.svg"}) {
-    add_method_not_allowed(http, "/static/" + file, false);
+    add_method_not_allowed(http, "/static/" + file, false, methods);
     http.Get("/static/" + file, [file, content_type](const httplib::Request&, httplib::Response& res) {
       const std::string_view bytes = web_file("static/" + file);
       res.set_header("Cache-Control", "max-age=3600");
@@ -1582,7 +1593,7 @@ void add_pages(httplib::Server& http, const api::Context& ctx) {
   }
   // Browsers ask for /favicon.ico whatever the page links (trial 9: a 404 in every server log):
   // the same icon, as SVG (every browser the pages target reads an SVG icon).
-  add_method_not_allowed(http, "/favicon.ico", false);
+  add_method_not_allowed(http, "/favicon.ico", false, methods);
   http.Get("/favicon.ico", [](const httplib::Request&, httplib::Response& res) {
     res.set_header("Cache-Control", "max-age=86400");
     res.set_content(std::string(web_file("static/favicon.svg")), "image/svg+xml");

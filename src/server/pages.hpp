@@ -1,6 +1,8 @@
 #pragma once
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -22,8 +24,24 @@ class Context;
 
 namespace gpuplan::server {
 
-/// Registers the page routes on `http` (/, /offers, /size, /plan, ... and /fr/..., /th/...).
-void add_pages(httplib::Server& http, const api::Context& ctx);
+/// The methods each route takes (its `Allow` header), by the route's cpp-httplib pattern: filled
+/// by add_method_not_allowed while the routes are registered, then only read. The server's error
+/// handler asks it about a request cpp-httplib refused before routing: a POST, PUT or PATCH
+/// without a body and without Content-Length is a 400 there, and on a route that does not take
+/// the method it must be the same 405 with `Allow` as with a body (trial of issue 10, D8).
+class RouteMethods {
+ public:
+  void add(const std::string& pattern, std::string allow);
+  /// The `Allow` value of the first route whose pattern matches all of `path`; nullopt for none.
+  std::optional<std::string> allow_for(const std::string& path) const;
+
+ private:
+  std::vector<std::pair<std::regex, std::string>> routes_;
+};
+
+/// Registers the page routes on `http` (/, /offers, /size, /plan, ... and /fr/..., /th/...), and
+/// the methods each takes in `methods`.
+void add_pages(httplib::Server& http, const api::Context& ctx, RouteMethods& methods);
 
 /// The "page not found" page (404) in the request's language (its /fr or /th prefix, else
 /// Accept-Language), with the site's menu: for a browser that asked for a page that does not exist.
@@ -34,8 +52,12 @@ void send_not_found_page(const httplib::Request& req, httplib::Response& res);
 /// `Allow` header and the API's error body {code: "method_not_allowed", message, field: "",
 /// expected: allow}: routes that take GET (and HEAD, which cpp-httplib answers from GET) refuse
 /// POST, PUT, PATCH and DELETE; routes that take POST refuse GET, PUT, PATCH and DELETE.
-/// `pattern` is the route's cpp-httplib pattern (a regular expression over the path).
-void add_method_not_allowed(httplib::Server& http, const std::string& pattern, bool takes_post);
+/// `pattern` is the route's cpp-httplib pattern (a regular expression over the path); the route
+/// and its `Allow` value are recorded in `methods`.
+void add_method_not_allowed(httplib::Server& http, const std::string& pattern, bool takes_post, RouteMethods& methods);
+/// The 405 answer add_method_not_allowed's handlers give: status 405, `Allow: allow`, the API's
+/// error body (code method_not_allowed, message_code http_method_not_allowed).
+void send_method_not_allowed(const httplib::Request& req, httplib::Response& res, const std::string& allow);
 
 /// The texts of one locale (web/locales/LANG.json; "en", "fr" or "th"), for the pages and for the
 /// CLI's `gpuplan ask`, which answers in the question's language.

@@ -1,0 +1,114 @@
+// End-to-end regression tests for the defects the new-user trial of issue 10 (the web site and
+// the JSON API) left open on 2026-12-04 (D7-D9), each on the input that showed it, through one
+// running `gpuplan serve` on the bundled catalog (a fresh store) on a loopback port.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "binary_e2e.hpp"
+#include "serve_process.hpp"
+
+namespace {
+
+using nlohmann::json;
+
+class ServeTrial10E2E : public gpuplan::e2e::ServedBinaryE2E<ServeTrial10E2E> {
+ public:
+  static constexpr const char* kName = "serve-trial10";
+  static httplib::Result get(const std::string& path) {
+    static httplib::Client c("127.0.0.1", server().port);
+    c.set_read_timeout(120, 0);
+    return c.Get(path);
+  }
+};
+
+/// One request written by hand (so that a POST can go without a body and without Content-Length,
+/// as `curl -X POST URL` sends it), `Connection: close`; the whole answer, or "" if no connection.
+std::string raw_http(int port, const std::string& request) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return "";
+  }
+  (void)!::write(fd, request.data(), request.size());
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  return out;
+}
+
+/// The value of header `name` in a raw answer ("" when absent).
+std::string header(const std::string& reply, const std::string& name) {
+  const std::string head = reply.substr(0, reply.find("\r\n\r\n"));
+  const std::string key = "\r\n" + name + ": ";
+  const auto at = head.find(key);
+  if (at == std::string::npos) return "";
+  const auto from = at + key.size();
+  return head.substr(from, head.find("\r\n", from) - from);
+}
+
+// D8: every route refuses the methods it does not take with 405 and its Allow header, whether the
+// request has a body or not. `curl -X POST http://127.0.0.1:PORT/api/offers` (no body, no
+// Content-Length) was 400 body_empty: cpp-httplib refuses such a request before routing.
+TEST_F(ServeTrial10E2E, EveryRouteRefusesAMethodItDoesNotTakeWith405AndAllowWithOrWithoutABody) {
+  const int port = server().port;
+  ASSERT_GT(port, 0);
+  const std::string get_allow = "GET, HEAD, OPTIONS", post_allow = "POST, OPTIONS";
+  std::vector<std::pair<std::string, std::string>> routes = {
+      {"/api/health", get_allow},  {"/api/openapi.json", get_allow}, {"/api/gpus", get_allow},
+      {"/api/models", get_allow},  {"/api/offers", get_allow},       {"/api/offers/some-id/history", get_allow},
+      {"/api/size", post_allow},   {"/api/plan", post_allow},        {"/api/estimate", post_allow},
+      {"/api/import", post_allow}, {"/static/app.js", get_allow},    {"/favicon.ico", get_allow}};
+  for (const std::string prefix : {"", "/en", "/fr", "/th"})
+    for (const char* page : {"/", "/offers", "/offers/history", "/size", "/plan", "/assistant", "/training",
+                             "/generative-ai", "/large-model-training"})
+      routes.emplace_back(prefix.empty() || std::string(page) != "/" ? prefix + page : prefix, get_allow);
+  std::size_t refused = 0;
+  const auto started = std::chrono::steady_clock::now();
+  for (const auto& [path, allow] : routes) {
+    for (const std::string method : {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"}) {
+      if (allow.find(method) != std::string::npos) continue;  // a method the route takes
+      for (const bool with_body : {false, true}) {
+        const std::string request = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" +
+                                    (with_body ? "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+                                               : "\r\n");
+        const std::string reply = raw_http(port, request);
+        const std::string what = method + " " + path + (with_body ? " with a body" : " without a body");
+        ASSERT_FALSE(reply.empty()) << what;
+        EXPECT_EQ(reply.substr(0, 12), "HTTP/1.1 405") << what << "\n" << reply.substr(0, 400);
+        EXPECT_EQ(header(reply, "Allow"), allow) << what;
+        if (method != "HEAD") {  // a HEAD answer has no body
+          const json b = json::parse(reply.substr(reply.find("\r\n\r\n") + 4), nullptr, false);
+          ASSERT_FALSE(b.is_discarded()) << what << "\n" << reply;
+          EXPECT_EQ(b["code"], "method_not_allowed") << what;
+        }
+        ++refused;
+      }
+    }
+  }
+  // 36 page routes × 4 refused methods + 8 other GET routes × 4 + 4 POST routes × 5, each twice.
+  EXPECT_EQ(refused, 2u * (36 * 4 + 8 * 4 + 4 * 5));
+  // A POST route still says what is missing when its body is: 400 body_empty, not 405.
+  const std::string reply = raw_http(port, "POST /api/plan HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(reply.substr(0, 12), "HTTP/1.1 400") << reply;
+  EXPECT_NE(reply.find("body_empty"), std::string::npos) << reply;
+  // Each answer comes at once: cpp-httplib waited for a body until its 5 s read timeout (the
+  // 296 requests above took 706 s before they were answered before the read).
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 60.0);
+}
+
+}  // namespace
