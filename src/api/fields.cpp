@@ -257,6 +257,8 @@ namespace {
 constexpr std::pair<std::string_view, std::string_view> kCommands[] = {
     {"`gpuplan models`", "GET /api/models"}, {"`gpuplan gpus`", "GET /api/gpus"}, {"`gpuplan offers`", "GET /api/offers"},
     {"positional NAME", "name"}};
+/// What precedes "--help-fields" in the filter language's "all fields" hint.
+constexpr std::string_view kHelpFieldsCommand = "gpuplan offers ";
 }  // namespace
 
 std::string api_wording(std::string_view text) {
@@ -304,6 +306,11 @@ std::string api_wording(std::string_view text) {
       const std::string_view flag = text.substr(i, end - i);
       if (flag == "--json") {
         out += "the JSON";  // "(all in --json: warnings[].values.gpus)": this very document
+      } else if (flag == "--help-fields" && out.ends_with(kHelpFieldsCommand)) {
+        // "(all fields: gpuplan offers --help-fields)" (catalog/filter.cpp) read "gpuplan offers
+        // help_fields" in the API (trial of issue 10, D9a): the error's own values.all lists them.
+        out.resize(out.size() - kHelpFieldsCommand.size());
+        out += "values.all of this error";
       } else if (const FieldInfo* f = field_for_where(flag)) {
         out += f->name;
       } else {

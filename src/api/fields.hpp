@@ -186,7 +186,8 @@ std::string api_field_of(const Error& e);
 /// JSON field name ("heads"; from the request tables, else the flag with '-' as '_'), "positional
 /// NAME" becomes "name", and a CLI command in back-quotes ("`gpuplan models`", "`gpuplan gpus`",
 /// "`gpuplan offers`") the endpoint that answers it ("GET /api/models"), "--json" "the JSON" (the
-/// document itself). Text inside single or
+/// document itself), the filter hint "gpuplan offers --help-fields" "values.all of this error"
+/// (an unknown filter field's error lists every field there). Text inside single or
 /// double quotes is what the client sent and is left as written. (Issue 10: one table maps each
 /// field to its flag and its pointer, "each front end shows its own form".)
 std::string api_wording(std::string_view text);

@@ -111,4 +111,24 @@ TEST_F(ServeTrial10E2E, EveryRouteRefusesAMethodItDoesNotTakeWith405AndAllowWith
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 60.0);
 }
 
+// D9a: an API error speaks the API's form. The unknown filter field's hint named the CLI's
+// "gpuplan offers --help-fields", reworded "gpuplan offers help_fields" for the API.
+TEST_F(ServeTrial10E2E, AnUnknownFilterFieldPointsToTheApisOwnFieldListNotACliCommand) {
+  auto r = get("/api/offers?q=gpu_typo=1");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  const json e = json::parse(r->body);
+  const std::string expected = e["expected"].get<std::string>();
+  EXPECT_EQ(expected.find("gpuplan"), std::string::npos) << expected;
+  EXPECT_EQ(expected.find("help_fields"), std::string::npos) << expected;
+  EXPECT_NE(expected.find("values.all"), std::string::npos) << expected;
+  // ... and values.all is that list: "gpu" and "price" are fields of docs/filter-language.md.
+  const std::string all = e["values"]["all"].get<std::string>();
+  EXPECT_NE(all.find("gpu"), std::string::npos) << all;
+  EXPECT_NE(all.find("price"), std::string::npos) << all;
+  // The CLI keeps its own form.
+  const gpuplan::e2e::RunResult cli = run("offers gpu_typo=1");
+  EXPECT_NE(cli.out.find("gpuplan offers --help-fields"), std::string::npos) << cli.out;
+}
+
 }  // namespace
