@@ -323,8 +323,20 @@ OffersOutput run_offers(const OffersInput& in, const Context& ctx) {
   const std::shared_ptr<const std::vector<Offer>> matching = ctx.query_offers(all);
   const std::vector<Offer>& offers = *matching;
   // --today before every price read: each age would be negative and every price "fresh" (the
-  // planner's rule and message code, catalog/freshness.hpp).
-  if (!in.today.empty()) require_today_not_before_observations(in.today, offers, "--today");
+  // planner's rule and message code, catalog/freshness.hpp). Judged over every matching offer,
+  // not the page: with a limit the page's earliest date was later than the catalog's, so the
+  // error's "earliest" changed with --limit and a date between the two was refused (trial of
+  // issue 10, D9b). The whole match is read only when the page's own dates refuse the date.
+  if (!in.today.empty()) {
+    try {
+      require_today_not_before_observations(in.today, offers, "--today");
+    } catch (const Error&) {
+      if (!all.limit) throw;
+      OfferQuery every = all;
+      every.limit.reset();
+      require_today_not_before_observations(in.today, *ctx.query_offers(every), "--today");
+    }
+  }
   out.counts = ctx.store_counts();
   out.matched = out.group_key || !q.limit ? offers.size() : ctx.count_offers(q);
   if (out.group_key) {

@@ -131,4 +131,26 @@ TEST_F(ServeTrial10E2E, AnUnknownFilterFieldPointsToTheApisOwnFieldListNotACliCo
   EXPECT_NE(cli.out.find("gpuplan offers --help-fields"), std::string::npos) << cli.out;
 }
 
+// D9b: `--today` before every observation is judged over every matching offer, not the page: the
+// error's "earliest" is the same with limit=1 and limit=500 (2000-01-01 is the first date the API
+// takes), and the catalog's earliest date is accepted with limit=1.
+TEST_F(ServeTrial10E2E, TheEarliestObservationDoesNotDependOnTheLimit) {
+  std::string earliest;
+  for (const char* limit : {"1", "500"}) {
+    auto r = get(std::string("/api/offers?today=2000-01-01&limit=") + limit);
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 400) << r->body;
+    const json e = json::parse(r->body);
+    EXPECT_EQ(e["message_code"], "today_before_observations");
+    if (earliest.empty()) earliest = e["values"]["earliest"].get<std::string>();
+    EXPECT_EQ(e["values"]["earliest"], earliest) << "limit " << limit;
+  }
+  ASSERT_EQ(earliest.size(), 10u);
+  // A page of one at the catalog's earliest date is answered (on main: refused when the row shown
+  // was observed later).
+  auto first = get("/api/offers?limit=1&today=" + earliest);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->status, 200) << first->body.substr(0, 400);
+}
+
 }  // namespace
