@@ -877,7 +877,13 @@ class Pages {
       const json rows = api::to_json(out);
       json view = json::array();
       std::map<std::string, json> groups;
-      for (const auto& row_json : rows) {
+      for (std::size_t row_index = 0; row_index < rows.size(); ++row_index) {
+        const json& row_json = rows[row_index];
+        // The zone, when the offer has one: offers of one instance type in several zones of a
+        // region (AWS's use1-az6, use1-atl2-az1) have the same price and source, and the rows read
+        // identical without it (trial of issue 10, D9c). The JSON row has no zone (the API's
+        // document is the CLI's); the page reads it from the offer.
+        const std::string& zone = row_index < out.rows.size() ? out.rows[row_index].offer.zone : std::string();
         // No price of the listed kind: the row shows the offer's price of another kind (a
         // reserved-only quote), marked with that kind (the term), with its source and date.
         const json& other = row_json["other_price"];
@@ -904,7 +910,7 @@ class Pages {
                     {"per_hour", money_opt(r["usd_per_hour"], pg.lang, pg.t) + alt_mark},
                     {"provider", r["provider"]},
                     {"instance_type", r["instance_type"]},
-                    {"region", r["region"]},
+                    {"region", r["region"].get<std::string>() + (zone.empty() ? "" : " (" + zone + ")")},
                     // The link as people write it (NVLink, PCIe); unknown in the page's language.
                     {"link", [&] {
                        const std::string l = r["intra_node_link"].is_string() ? r["intra_node_link"].get<std::string>() : "";

@@ -153,4 +153,30 @@ TEST_F(ServeTrial10E2E, TheEarliestObservationDoesNotDependOnTheLimit) {
   EXPECT_EQ(first->status, 200) << first->body.substr(0, 400);
 }
 
+// D9c: offers of one instance type in several zones of a region were identical rows on /offers
+// (aws p6-b200.48xlarge in us-east-1: use1-az6 and use1-atl2-az1, sorted by bandwidth). The zone
+// is shown, so no two rows of the table read the same.
+TEST_F(ServeTrial10E2E, NoTwoRowsOfTheOffersTableReadTheSame) {
+  std::size_t rows_checked = 0;
+  for (const char* query : {"/offers?sort=bandwidth", "/offers", "/offers?q=provider=aws", "/fr/offers?sort=bandwidth"}) {
+    auto r = get(query);
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << query;
+    const std::string& b = r->body;
+    const auto table = b.find("<table id=\"offers\"");
+    ASSERT_NE(table, std::string::npos) << query;
+    std::set<std::string> seen;
+    for (auto at = b.find("<tr data-id=", table); at != std::string::npos; at = b.find("<tr data-id=", at + 1)) {
+      const auto cells = b.find('>', at) + 1;
+      const std::string row = b.substr(cells, b.find("</tr>", cells) - cells);  // the cells, without the id
+      EXPECT_TRUE(seen.insert(row).second) << query << ": a second row reads\n" << row;
+      ++rows_checked;
+    }
+  }
+  EXPECT_GT(rows_checked, 600u);
+  auto aws = get("/offers?q=provider=aws%20instance=p6-b200.48xlarge%20region=us-east-1");
+  ASSERT_TRUE(aws);
+  EXPECT_NE(aws->body.find("us-east-1 (use1-az6)"), std::string::npos);
+}
+
 }  // namespace
