@@ -142,16 +142,31 @@ const PresetInfo* find_preset(std::string_view name) {
 ModelArch load_preset(std::string_view short_name) {
   const PresetInfo* p = find_preset(short_name);
   if (!p) {
+    // Suggest only close names (trial of issue 10, D9e: "mistral-8b" suggested qwen3-8b and
+    // mamba-2.8b, "gpt-5" phi-4 and bloom): a preset of the same family (the name's leading
+    // letters: "llama" in "llama3-8b" and "llama-3.1-8b"), a name that contains what was typed,
+    // or one at most 2 edits away; the nearest first (edit distance, then the catalog's order).
     const std::string key = lower(short_name);
+    const auto family = [](std::string_view n) {
+      std::size_t end = 0;
+      while (end < n.size() && std::isalpha(static_cast<unsigned char>(n[end]))) ++end;
+      return n.substr(0, end);
+    };
+    const std::string_view key_family = family(key);
     std::vector<std::pair<std::size_t, std::string>> scored;
     for (const auto& q : list_presets()) {
       std::size_t d = edit_distance(key, q.short_name);
       if (!key.empty() && q.short_name.find(key) != std::string::npos) d = 0;  // substring: "llama" → all llamas
-      scored.emplace_back(d, q.short_name);
+      const bool same_family = key_family.size() >= 2 && family(q.short_name) == key_family;
+      if (d <= 2 || same_family) scored.emplace_back(d, q.short_name);
     }
     std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<std::string> near;
     for (std::size_t i = 0; i < scored.size() && near.size() < 5; ++i) near.push_back(scored[i].second);
+    if (near.empty())  // nothing close: no list of unrelated names, only where the names are
+      throw_not_found_coded("--model", "unknown_model_no_near", {{"name", std::string(short_name)}},
+                            fmt::format("unknown model preset '{}'", short_name),
+                            "a preset name (see `gpuplan models`)");
     throw_not_found_coded("--model", "unknown_model", {{"name", std::string(short_name)}, {"near", fmt::format("{}", fmt::join(near, ", "))}},
                           fmt::format("unknown model preset '{}'", short_name),
                           fmt::format("a preset such as {} (see `gpuplan models`)", fmt::join(near, ", ")));

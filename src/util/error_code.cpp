@@ -30,7 +30,7 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 117> kCodes = {
+constexpr std::array<std::string_view, 118> kCodes = {
     "body_empty",
     "body_not_object",
     "both_given",
@@ -147,6 +147,7 @@ constexpr std::array<std::string_view, 117> kCodes = {
     "unknown_field",
     "unknown_gpu",
     "unknown_model",
+    "unknown_model_no_near",
     "unknown_offer",
 };
 static_assert(std::is_sorted(kCodes.begin(), kCodes.end()));

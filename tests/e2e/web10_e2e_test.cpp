@@ -179,4 +179,26 @@ TEST_F(ServeTrial10E2E, NoTwoRowsOfTheOffersTableReadTheSame) {
   EXPECT_NE(aws->body.find("us-east-1 (use1-az6)"), std::string::npos);
 }
 
+// D9e: an unknown model's hint lists close names only: the same family or at most 2 edits away.
+TEST_F(ServeTrial10E2E, AnUnknownModelSuggestsOnlyCloseNames) {
+  const auto near_of = [](const std::string& model) {
+    httplib::Client c("127.0.0.1", server().port);
+    c.set_read_timeout(120, 0);
+    auto r = c.Post("/api/plan", json{{"model", model}, {"task", "lora"}, {"tokens", 1e8}}.dump(), "application/json");
+    EXPECT_TRUE(r && r->status == 404) << model;
+    return r ? json::parse(r->body) : json::object();
+  };
+  const json llama = near_of("llama-3.1-7b");
+  EXPECT_EQ(llama["message_code"], "unknown_model");
+  const std::string near = llama["values"]["near"].get<std::string>();
+  EXPECT_EQ(near.rfind("llama-3.1-8b, llama-3.1-70b", 0), 0u) << near;  // 1 edit each
+  for (const char* unrelated : {"qwen", "mixtral", "mistral", "gemma", "phi"}) EXPECT_EQ(near.find(unrelated), std::string::npos) << near;
+  // "mistral-8b" suggested qwen3-8b and mamba-2.8b before; now the two Mistral presets only.
+  EXPECT_EQ(near_of("mistral-8b")["values"]["near"], "mistral-7b-v0.1, mistral-7b-instruct-v0.3");
+  // Nothing close: no list of unrelated names, a code of its own.
+  const json none = near_of("zzzz-9000");
+  EXPECT_EQ(none["message_code"], "unknown_model_no_near");
+  EXPECT_FALSE(none["values"].contains("near"));
+}
+
 }  // namespace
