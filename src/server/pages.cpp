@@ -146,136 +146,539 @@ std::string explain_label(const std::string& term, const json& t) {
   return t.value(key, term);
 }
 
-/// The symbolic part of an explain line's text, for a page not in English: the engine writes
-/// its formulas and sources in English words around numbers and symbols ("3815 steps × 5.132 s
-/// per step"); this keeps the numbers, operators, units, symbols (tp, dp, s·b, V/t, τ, ZeRO-3,
-/// GPU names), file paths and bibliographic citations (Korthikanti et al. 2022, arXiv:...,
-/// §4.1, Eq. 1) and drops the English words: "3815 × 5.132 s". Lowercase words of two or more
-/// letters are dropped unless they are a unit or a symbol of the field.
-std::string symbolic_only(const std::string& text) {
-  static const std::set<std::string> keep = {
-      "tp", "pp", "dp", "ep", "cp", "kv", "mfu", "bf16", "fp16", "fp8", "fp32", "int8", "int4", "nf4", "max", "min",
-      "ceil", "floor", "sqrt", "log", "ln", "et", "al.", "s", "h", "ms", "us", "b", "t", "n", "x", "gib", "gb", "tb", "mb",
-      "kb", "flop", "flop/s", "b/s", "gb/s", "tb/s", "b/t", "s·b", "d", "r", "dp/ep", "eq.", "vllm", "sglang", "adamw",
-      "zero-3", "pp=1", "tp=1", "h/8·w/8", "b/token", "b/token/layer"};
-  auto core_of = [](const std::string& w) {
-    std::string core = w;
-    while (!core.empty() && std::string("(),;:[]'").find(core.back()) != std::string::npos) core.pop_back();
-    while (!core.empty() && std::string("(['").find(core.front()) != std::string::npos) core.erase(0, 1);
-    return core;
-  };
-  auto keep_word = [&](const std::string& w) {
-    const std::string core = core_of(w);
-    if (core.empty()) return true;
-    if (keep.count(core)) return true;
-    const bool has_digit = std::any_of(core.begin(), core.end(), [](unsigned char c) { return std::isdigit(c); });
-    const bool has_upper = std::any_of(core.begin(), core.end(), [](unsigned char c) { return std::isupper(c); });
-    const bool non_ascii = std::any_of(core.begin(), core.end(), [](unsigned char c) { return c >= 0x80; });
-    const bool path_like = core.find('/') != std::string::npos && core.find('.') != std::string::npos;
-    const bool code_like = core.find('_') != std::string::npos || core.find(".hpp") != std::string::npos ||
-                           core.find(".md") != std::string::npos || core.find(".csv") != std::string::npos;
-    std::size_t letters = 0;
-    for (unsigned char c : core) letters += std::isalpha(c) ? 1 : 0;
-    return has_digit || has_upper || non_ascii || path_like || code_like || (letters <= 1 && core != "a");
-  };
-  std::string out, word;
-  auto append = [&](const std::string& w) {
-    if (!w.empty()) out += (out.empty() || out.back() == '(' || w.front() == ')' ? "" : " ") + w;
-  };
-  auto flush = [&] {
-    if (word.empty()) return;
-    // "per-GPU", "log-softmax": the hyphenated parts are judged one by one ("GPU"); "ZeRO-3" and
-    // "16-bit" stay whole.
-    if (word.find('-') != std::string::npos && word.size() > 1 &&
-        !std::any_of(word.begin(), word.end(), [](unsigned char c) { return std::isdigit(c); })) {
-      std::string kept, part;
-      for (char c : word + "-") {
-        if (c != '-') {
-          part += c;
-          continue;
-        }
-        if (!part.empty() && keep_word(part)) kept += (kept.empty() ? "" : "-") + part;
-        part.clear();
+/// The fixed words of the engine's explanation texts (a formula or a source of an explain line,
+/// written in English around numbers, units, symbols, names and citations), each with the locale
+/// key that says it in the page's language (web/locales/*.json "xp_..."). The repository files the
+/// engine names as sources (data/gpus.csv, sizing/memory.hpp, ...) read as what they are for a
+/// visitor ("the GPU datasheet", "gpuplan memory model") on every page, English included. A French
+/// or Thai page showed these texts with their English words stripped ("NVIDIA B200 (HGX) GPU,
+/// 162.0 GB 10%", "/ data/gpus.csv": trial of issue 10, D7 and D9d); tests/e2e/web10_e2e_test.cpp.
+struct ExplainPhrase {
+  std::string_view english;
+  std::string_view key;
+};
+constexpr ExplainPhrase kExplainPhrases[] = {
+    {"offer / data/gpus.csv", "xp_offer_data_gpus_csv"},
+    {"sizing/goodput.hpp:", "xp_sizing_goodput_hpp"},
+    {"planner/cost.cpp price_job", "xp_planner_cost_cpp_price_job"},
+    {"(planner/cost.hpp billed_seconds)", "xp_planner_cost_hpp_billed_seconds"},
+    {"planner/cost.hpp spot_overhead", "xp_planner_cost_hpp_spot_overhead"},
+    {"sizing/memory.hpp", "xp_sizing_memory_hpp"},
+    {"memory.hpp", "xp_memory_hpp"},
+    {"tests/data/h200-measurements.jsonl", "xp_tests_data_h200_measurements_jsonl"},
+    {"flops.hpp", "xp_flops_hpp"},
+    {"perf.hpp", "xp_perf_hpp"},
+    {"docs/sizing.md", "xp_docs_sizing_md"},
+    {"docs/accuracy.md", "xp_docs_accuracy_md"},
+    {"docs/performance-model.md", "xp_docs_performance_model_md"},
+    {"sizing/serving_perf.hpp replicas_needed", "xp_sizing_serving_perf_hpp_replicas_needed"},
+    {"planner.cpp search_serving:", "xp_planner_cpp_search_serving"},
+    {"ASSUMPTION (PlanRequest::startup_seconds)", "xp_assumption_planrequest_startup_seconds"},
+    {"--startup-minutes", "xp_startup_minutes"},
+    {"startup_minutes", "xp_startup_minutes_2"},
+    {"--egress-gb", "xp_egress_gb"},
+    {"--eval-fraction", "xp_eval_fraction"},
+    {"eval_fraction", "xp_eval_fraction_2"},
+    {"--mfu replaces the modelled step time", "xp_mfu_replaces_the_modelled_step_time"},
+    {"sum of the memory terms above", "xp_sum_of_the_memory_terms_above"},
+    {"sum of the terms above", "xp_sum_of_the_terms_above"},
+    {"work + the goodput terms above", "xp_work_the_goodput_terms_above"},
+    {"the goodput terms above", "xp_the_goodput_terms_above"},
+    {"billed on every instance", "xp_billed_on_every_instance"},
+    {"provider billing terms", "xp_provider_billing_terms"},
+    {"provider storage price", "xp_provider_storage_price"},
+    {"provider egress price", "xp_provider_egress_price"},
+    {"730 h per month", "xp_730_h_per_month"},
+    {"storage price unknown: not counted", "xp_storage_price_unknown_not_counted"},
+    {"egress price unknown: not counted", "xp_egress_price_unknown_not_counted"},
+    {"compute + storage + egress + spot loss", "xp_compute_storage_egress_spot_loss"},
+    {"weights + CUDA context + fragmentation", "xp_weights_cuda_context_fragmentation"},
+    {"dataset + checkpoint", "xp_dataset_checkpoint"},
+    {"(or the served weights)", "xp_or_the_served_weights"},
+    {"the final weights", "xp_the_final_weights"},
+    {"with the", "xp_with_the"},
+    {"per GPU-hour", "xp_per_gpu_hour"},
+    {"per instance-day", "xp_per_instance_day"},
+    {"per GPU", "xp_per_gpu"},
+    {"per token per layer", "xp_per_token_per_layer"},
+    {"per layer per token", "xp_per_layer_per_token"},
+    {"per step", "xp_per_step"},
+    {"per month", "xp_per_month"},
+    {"per replica", "xp_per_replica"},
+    {"per sequence", "xp_per_sequence"},
+    {"per node", "xp_per_node"},
+    {"per layer", "xp_per_layer"},
+    {"per token", "xp_per_token"},
+    {"per request", "xp_per_request"},
+    {"per format", "xp_per_format"},
+    {"per hour", "xp_per_hour"},
+    {"per micro-batch", "xp_per_micro_batch"},
+    {"per adapted matrix", "xp_per_adapted_matrix"},
+    {"per ZeRO", "xp_per_zero"},
+    {"per-step", "xp_per_step_2"},
+    {"per-level", "xp_per_level"},
+    {"per-GPU constant", "xp_per_gpu_constant"},
+    {"micro-batches", "xp_micro_batches"},
+    {"micro-batch", "xp_micro_batch"},
+    {"in flight", "xp_in_flight"},
+    {"on this GPU", "xp_on_this_gpu"},
+    {"on the stage", "xp_on_the_stage"},
+    {"of the adapters only", "xp_of_the_adapters_only"},
+    {"over targeted matrices", "xp_over_targeted_matrices"},
+    {"read+written", "xp_read_written"},
+    {"of per-step allocations", "xp_of_per_step_allocations"},
+    {"of workspace", "xp_of_workspace"},
+    {"one layer recomputed", "xp_one_layer_recomputed"},
+    {"full recompute", "xp_full_recompute"},
+    {"busiest pipeline rank", "xp_busiest_pipeline_rank"},
+    {"the mean rank", "xp_the_mean_rank"},
+    {"output layer", "xp_output_layer"},
+    {"bubble fraction", "xp_bubble_fraction"},
+    {"no pipeline bubble", "xp_no_pipeline_bubble"},
+    {"no pipeline transfers", "xp_no_pipeline_transfers"},
+    {"no all-reduces", "xp_no_all_reduces"},
+    {"no tensor-parallel communication", "xp_no_tensor_parallel_communication"},
+    {"no gradient all-reduce", "xp_no_gradient_all_reduce"},
+    {"no expert parallelism", "xp_no_expert_parallelism"},
+    {"parameters not gathered", "xp_parameters_not_gathered"},
+    {"ZeRO stage", "xp_zero_stage"},
+    {"after the last backward: not overlapped", "xp_after_the_last_backward_not_overlapped"},
+    {"backward of the last micro-batch", "xp_backward_of_the_last_micro_batch"},
+    {"compute per micro-batch", "xp_compute_per_micro_batch"},
+    {"communication hides behind up to", "xp_communication_hides_behind_up_to"},
+    {"of the compute it overlaps; only the excess adds to the step", "xp_of_the_compute_it_overlaps_only_the_excess_adds_"},
+    {"exposed comm", "xp_exposed_comm"},
+    {"exposed", "xp_exposed"},
+    {"GPU busy", "xp_gpu_busy"},
+    {"LoRA adapters' gradients", "xp_lora_adapters_gradients"},
+    {"adapter params", "xp_adapter_params"},
+    {"frozen base", "xp_frozen_base"},
+    {"linear params", "xp_linear_params"},
+    {"embedding/head/norm params", "xp_embedding_head_norm_params"},
+    {"embedding/norm params", "xp_embedding_norm_params"},
+    {"QLoRA dequantised matrix", "xp_qlora_dequantised_matrix"},
+    {"QLoRA de-quantisation", "xp_qlora_de_quantisation"},
+    {"largest linear", "xp_largest_linear"},
+    {"double quantisation", "xp_double_quantisation"},
+    {"adamw state", "xp_adamw_state"},
+    {"KV capacity", "xp_kv_capacity"},
+    {"KV cache", "xp_kv_cache"},
+    {"mean context", "xp_mean_context"},
+    {"prompt tokens", "xp_prompt_tokens"},
+    {"token budget", "xp_token_budget"},
+    {"minus the running batch", "xp_minus_the_running_batch"},
+    {"weights/KV read", "xp_weights_kv_read"},
+    {"batch decode", "xp_batch_decode"},
+    {"chunk compute", "xp_chunk_compute"},
+    {"prefill chunk", "xp_prefill_chunk"},
+    {"tokens/s aggregate", "xp_tokens_s_aggregate"},
+    {"meets the default target", "xp_meets_the_default_target"},
+    {"at batch", "xp_at_batch"},
+    {"fixed cluster holds the load, then the latency target, then the fewest instances", "xp_fixed_cluster_holds_the_load_then_the_latency_ta"},
+    {"failures per GPU-hour", "xp_failures_per_gpu_hour"},
+    {"failure rate", "xp_failure_rate"},
+    {"lost work", "xp_lost_work"},
+    {"work with spot overhead", "xp_work_with_spot_overhead"},
+    {"uninterrupted work", "xp_uninterrupted_work"},
+    {"billed wall", "xp_billed_wall"},
+    {"billed work", "xp_billed_work"},
+    {"the offer's minimum", "xp_the_offer_s_minimum"},
+    {"of them idle", "xp_of_them_idle"},
+    {"no preemption, so no lost work, restart or checkpoint against one", "xp_no_preemption_so_no_lost_work_restart_or_checkpo"},
+    {"preemptions per instance-day", "xp_preemptions_per_instance_day"},
+    {"a rate of 0", "xp_a_rate_of_0"},
+    {"Young/Daly overhead priced at the spot rate", "xp_young_daly_overhead_priced_at_the_spot_rate"},
+    {"first order", "xp_first_order"},
+    {"any instance's preemption stops a synchronous job", "xp_any_instance_s_preemption_stops_a_synchronous_jo"},
+    {"cluster start, container and weights load before the first step", "xp_cluster_start_container_and_weights_load_before_"},
+    {"global batch rounded from", "xp_global_batch_rounded_from"},
+    {"to a multiple of DP × micro-batch", "xp_to_a_multiple_of_dp_micro_batch"},
+    {"model FLOP", "xp_model_flop"},
+    {"images per hour", "xp_images_per_hour"},
+    {"VAE decode and text encoders not counted", "xp_vae_decode_and_text_encoders_not_counted"},
+    {"independent images per GPU", "xp_independent_images_per_gpu"},
+    {"data parallel", "xp_data_parallel"},
+    {"text tokens", "xp_text_tokens"},
+    {"is an uncalibrated assumption", "xp_is_an_uncalibrated_assumption"},
+    {"compute-bound denoising", "xp_compute_bound_denoising"},
+    {"steady state of continuous batching", "xp_steady_state_of_continuous_batching"},
+    {"requests finish per step and their successors' prompts are prefilled in the same steps", "xp_requests_finish_per_step_and_their_successors_pr"},
+    {"Little's law", "xp_little_s_law"},
+    {"time per request", "xp_time_per_request"},
+    {"of the mixed decode + prefill step", "xp_of_the_mixed_decode_prefill_step"},
+    {"decode is memory-bound at small batch", "xp_decode_is_memory_bound_at_small_batch"},
+    {"efficiency calibrated on", "xp_efficiency_calibrated_on"},
+    {"calibrated on our H200 runs", "xp_calibrated_on_our_h200_runs"},
+    {"calibrated on", "xp_calibrated_on"},
+    {"eager PyTorch host time, hidden while the GPU is busy", "xp_eager_pytorch_host_time_hidden_while_the_gpu_is_"},
+    {"caching-allocator slack", "xp_caching_allocator_slack"},
+    {"as a fraction of the", "xp_as_a_fraction_of_the"},
+    {"dynamic", "xp_dynamic"},
+    {"allocations", "xp_allocations"},
+    {"CUDA context + kernels", "xp_cuda_context_kernels"},
+    {"CUDA semantics", "xp_cuda_semantics"},
+    {"model training anatomy", "xp_model_training_anatomy"},
+    {"cross-entropy over the vocabulary", "xp_cross_entropy_over_the_vocabulary"},
+    {"generalised to", "xp_generalised_to"},
+    {"kernel efficiency", "xp_kernel_efficiency"},
+    {"eager stack", "xp_eager_stack"},
+    {"GPU generation", "xp_gpu_generation"},
+    {"routed experts", "xp_routed_experts"},
+    {"of the FLOPs", "xp_of_the_flops"},
+    {"fixed dispatch time", "xp_fixed_dispatch_time"},
+    {"element-wise update", "xp_element_wise_update"},
+    {"all-reduces forward", "xp_all_reduces_forward"},
+    {"ring all-reduce of", "xp_ring_all_reduce_of"},
+    {"all-reduce of", "xp_all_reduce_of"},
+    {"hierarchical, slower phase dominates", "xp_hierarchical_slower_phase_dominates"},
+    {"dispatch/combine all-to-all", "xp_dispatch_combine_all_to_all"},
+    {"intra-node over NVLink, off-node share over the network", "xp_intra_node_over_nvlink_off_node_share_over_the_n"},
+    {"experts' grads reduced over dp/ep only", "xp_experts_grads_reduced_over_dp_ep_only"},
+    {"scatter/gather over TP ranks", "xp_scatter_gather_over_tp_ranks"},
+    {"interleaved", "xp_interleaved"},
+    {"slots last as long as the slowest stage", "xp_slots_last_as_long_as_the_slowest_stage"},
+    {"puts the output layer and loss on the last stage", "xp_puts_the_output_layer_and_loss_on_the_last_stage"},
+    {"weight bits", "xp_weight_bits"},
+    {"activations of one prefill chunk", "xp_activations_of_one_prefill_chunk"},
+    {"chunked prefill", "xp_chunked_prefill"},
+    {"sampler logits", "xp_sampler_logits"},
+    {"prefetch of gathered layers", "xp_prefetch_of_gathered_layers"},
+    {"dequant buffer", "xp_dequant_buffer"},
+    {"generated token", "xp_generated_token"},
+    {"residual + max(attention, MLP) intermediates", "xp_residual_max_attention_mlp_intermediates"},
+    {"logits/probabilities", "xp_logits_probabilities"},
+    {"convolutions + projections", "xp_convolutions_projections"},
+    {"above", "xp_above"},
+    {"activations", "xp_activations"},
+    {"adapters", "xp_adapters"},
+    {"adapter", "xp_adapter"},
+    {"after", "xp_after"},
+    {"aggregate", "xp_aggregate"},
+    {"all-reduces", "xp_all_reduces"},
+    {"and", "xp_and"},
+    {"any", "xp_any"},
+    {"assumption", "xp_assumption"},
+    {"backward", "xp_backward"},
+    {"base", "xp_base"},
+    {"batch", "xp_batch"},
+    {"before", "xp_before"},
+    {"billed", "xp_billed"},
+    {"bits", "xp_bits"},
+    {"bubble", "xp_bubble"},
+    {"buckets", "xp_buckets"},
+    {"busy", "xp_busy"},
+    {"bwd", "xp_bwd"},
+    {"fwd", "xp_fwd"},
+    {"chunks", "xp_chunks"},
+    {"chunk", "xp_chunk"},
+    {"checkpoint", "xp_checkpoint"},
+    {"checkpoints", "xp_checkpoints"},
+    {"combine", "xp_combine"},
+    {"communication", "xp_communication"},
+    {"compute", "xp_compute"},
+    {"concurrency", "xp_concurrency"},
+    {"context", "xp_context"},
+    {"cost", "xp_cost"},
+    {"data", "xp_data"},
+    {"decode", "xp_decode"},
+    {"default", "xp_default"},
+    {"efficiency", "xp_efficiency"},
+    {"egress", "xp_egress"},
+    {"engine", "xp_engine"},
+    {"evaluations", "xp_evaluations"},
+    {"every", "xp_every"},
+    {"experts", "xp_experts"},
+    {"failures", "xp_failures"},
+    {"format", "xp_format"},
+    {"forward", "xp_forward"},
+    {"fraction", "xp_fraction"},
+    {"fragmentation", "xp_fragmentation"},
+    {"free", "xp_free"},
+    {"gradients", "xp_gradients"},
+    {"grad", "xp_grad"},
+    {"head", "xp_head"},
+    {"host", "xp_host"},
+    {"images", "xp_images"},
+    {"instance", "xp_instance"},
+    {"instances", "xp_instances"},
+    {"interval", "xp_interval"},
+    {"intra", "xp_intra"},
+    {"layers", "xp_layers"},
+    {"layer", "xp_layer"},
+    {"loss", "xp_loss"},
+    {"margin", "xp_margin"},
+    {"memory", "xp_memory"},
+    {"memory-bound", "xp_memory_bound"},
+    {"minimum", "xp_minimum"},
+    {"network", "xp_network"},
+    {"nodes", "xp_nodes"},
+    {"node", "xp_node"},
+    {"of", "xp_of"},
+    {"on", "xp_on"},
+    {"only", "xp_only"},
+    {"optimizer", "xp_optimizer"},
+    {"or", "xp_or"},
+    {"output", "xp_output"},
+    {"over", "xp_over"},
+    {"overhead", "xp_overhead"},
+    {"parameters", "xp_parameters"},
+    {"params", "xp_params"},
+    {"per", "xp_per"},
+    {"pixels", "xp_pixels"},
+    {"preemptions", "xp_preemptions"},
+    {"prefill", "xp_prefill"},
+    {"price", "xp_price"},
+    {"prompt", "xp_prompt"},
+    {"rank", "xp_rank"},
+    {"recompute", "xp_recompute"},
+    {"replicas", "xp_replicas"},
+    {"replica", "xp_replica"},
+    {"restarts", "xp_restarts"},
+    {"ring", "xp_ring"},
+    {"semantics", "xp_semantics"},
+    {"sequences", "xp_sequences"},
+    {"sequence", "xp_sequence"},
+    {"stack", "xp_stack"},
+    {"start-up", "xp_start_up"},
+    {"states", "xp_states"},
+    {"steps", "xp_steps"},
+    {"step", "xp_step"},
+    {"storage", "xp_storage"},
+    {"stored", "xp_stored"},
+    {"tables", "xp_tables"},
+    {"term", "xp_term"},
+    {"terms", "xp_terms"},
+    {"then", "xp_then"},
+    {"to", "xp_to"},
+    {"tokens", "xp_tokens"},
+    {"token", "xp_token"},
+    {"update", "xp_update"},
+    {"users", "xp_users"},
+    {"usable", "xp_usable"},
+    {"vocab", "xp_vocab"},
+    {"vs", "xp_vs"},
+    {"wall", "xp_wall"},
+    {"weights", "xp_weights"},
+    {"with", "xp_with"},
+    {"work", "xp_work"},
+    {"workspace", "xp_workspace"},
+    {"training", "xp_training"},
+    {"unknown", "xp_unknown"},
+    {"for", "xp_for"},
+    {"at", "xp_at"},
+    {"in", "xp_in"},
+    {"is", "xp_is"},
+    {"see", "xp_see"},
+    {"as in", "xp_as_in"},
+    {"as", "xp_as"},
+    {"not counted", "xp_not_counted"},
+    {"largest", "xp_largest"},
+    {"matrix", "xp_matrix"},
+    {"mixed", "xp_mixed"},
+    {"slower", "xp_slower"},
+    {"load", "xp_load"},
+    {"latency", "xp_latency"},
+    {"target", "xp_target"},
+    {"that", "xp_that"},
+    {"final", "xp_final"},
+    {"running", "xp_running"},
+    {"month", "xp_month"},
+    {"hour", "xp_hour"},
+    {"text", "xp_text"},
+    {"encoders", "xp_encoders"},
+    {"conv/attention sum", "xp_conv_attention_sum"},
+    {"denoising", "xp_denoising"},
+    {"generation", "xp_generation"},
+    {"independent", "xp_independent"},
+    {"dispatch", "xp_dispatch"},
+    {"reduced", "xp_reduced"},
+    {"share", "xp_share"},
+    {"phase", "xp_phase"},
+    {"dominates", "xp_dominates"},
+    {"hierarchical", "xp_hierarchical"},
+    {"states per ZeRO", "xp_states_per_zero"},
+    {"gradient", "xp_gradient"},
+    {"overlap", "xp_overlap"},
+    {"accuracy", "xp_accuracy"},
+    {"quantisation", "xp_quantisation"},
+    {"double", "xp_double"},
+    {"adapted", "xp_adapted"},
+    {"one", "xp_one"},
+    {"up", "xp_up"},
+    {"no", "xp_no"},
+    {"not", "xp_not"},
+    {"dataset", "xp_dataset"},
+    {"startup", "xp_startup"},
+    {"kernels", "xp_kernels"},
+    {"kernel", "xp_kernel"},
+    {"capacity", "xp_capacity"},
+    {"cluster", "xp_cluster"},
+    {"container", "xp_container"},
+    {"budget", "xp_budget"},
+    {"uncalibrated", "xp_uncalibrated"},
+    {"calibrated", "xp_calibrated"},
+    {"request", "xp_request"},
+    {"requests", "xp_requests"},
+    {"req/s", "xp_req_s"},
+    {"state", "xp_state"},
+    {"master", "xp_master"},
+    {"time", "xp_time"},
+    {"gathered", "xp_gathered"},
+    {"gather", "xp_gather"},
+    {"volume", "xp_volume"},
+    {"intermediates", "xp_intermediates"},
+    {"residual", "xp_residual"},
+    {"mean", "xp_mean"},
+    {"law", "xp_law"},
+    {"routed", "xp_routed"},
+    {"frozen", "xp_frozen"},
+    {"linear", "xp_linear"},
+    {"element-wise", "xp_element_wise"},
+    {"order", "xp_order"},
+    {"first", "xp_first"},
+    {"last", "xp_last"},
+    {"slack", "xp_slack"},
+    {"matrices", "xp_matrices"},
+    {"projections", "xp_projections"},
+    {"convolutions", "xp_convolutions"},
+    {"synchronous", "xp_synchronous"},
+    {"job", "xp_job"},
+    {"stops", "xp_stops"},
+    {"preemption", "xp_preemption"},
+    {"fixed", "xp_fixed"},
+    {"written", "xp_written"},
+    {"report", "xp_report"},
+    {"generalised", "xp_generalised"},
+    {"fewest", "xp_fewest"},
+    {"finish", "xp_finish"},
+    {"holds", "xp_holds"},
+    {"meets", "xp_meets"},
+    {"while", "xp_while"},
+    {"their", "xp_their"},
+    {"same", "xp_same"},
+    {"are", "xp_are"},
+    {"it", "xp_it"},
+    {"adds", "xp_adds"},
+    {"excess", "xp_excess"},
+    {"hides", "xp_hides"},
+    {"behind", "xp_behind"},
+    {"overlaps", "xp_overlaps"},
+    {"overlapped", "xp_overlapped"},
+    {"too", "xp_too"},
+    {"long", "xp_long"},
+    {"slowest", "xp_slowest"},
+    {"stage", "xp_stage"},
+    {"slots", "xp_slots"},
+    {"puts", "xp_puts"},
+    {"account", "xp_account"},
+    {"tensor-parallel", "xp_tensor_parallel"},
+    {"parallelism", "xp_parallelism"},
+    {"parallel", "xp_parallel"},
+    {"transfers", "xp_transfers"},
+    {"targeted", "xp_targeted"},
+    {"vocabulary", "xp_vocabulary"},
+    {"probabilities", "xp_probabilities"},
+    {"active", "xp_active"},
+    {"generated", "xp_generated"},
+    {"served", "xp_served"},
+    {"serving", "xp_serving"},
+    {"lost", "xp_lost"},
+    {"priced", "xp_priced"},
+    {"rate", "xp_rate"},
+    {"reserved", "xp_reserved"},
+    {"allocated", "xp_allocated"},
+    {"minutes", "xp_minutes"},
+    {"search", "xp_search"},
+    {"planner", "xp_planner"},
+    {"model", "xp_model"},
+    {"sizing", "xp_sizing"},
+    {"measurements", "xp_measurements"},
+    {"module", "xp_module"},
+    {"out", "xp_out"},
+    {"split", "xp_split"},
+    {"offer", "xp_offer"},
+    {"provider", "xp_provider"},
+    {"billing", "xp_billing"},
+    {"an", "xp_an"},
+    {"this", "xp_this"},
+    {"eval", "xp_eval"},
+    {"comm", "xp_comm"},
+    {"dequantised", "xp_dequantised"},
+    {"de-quantisation", "xp_de_quantisation"},
+    {"dequant", "xp_dequant"},
+    {"buffer", "xp_buffer"},
+    {"prefetch", "xp_prefetch"},
+    {"prompts", "xp_prompts"},
+    {"prefilled", "xp_prefilled"},
+    {"successors'", "xp_successors"},
+    {"continuous", "xp_continuous"},
+    {"steady", "xp_steady"},
+    {"sampler", "xp_sampler"},
+    {"grads", "xp_grads"},
+    {"norm", "xp_norm"},
+    {"gated", "xp_gated"},
+    {"anatomy", "xp_anatomy"},
+    {"cache", "xp_cache"},
+    {"bit", "xp_bit"},
+    {"weight", "xp_weight"},
+    {"ranks", "xp_ranks"},
+    {"restart", "xp_restart"},
+    {"seconds", "xp_seconds"},
+    {"perf", "xp_perf"},
+    {"and Megatron-Bridge the DeepSeek-V3 MTP module too", "xp_and_megatron_bridge_the_deepseek_v3_mtp_module_t"},
+    {"% margin", "xp_margin_2"},
+};
+
+/// `text` (an explain line's formula or source as the engine writes it) in the locale `t`: each
+/// phrase of kExplainPhrases standing as whole words (not inside a name such as work_seconds,
+/// llama.cpp or goodput.wall_seconds) is replaced by its locale text, the longest phrase first;
+/// everything else (numbers, units, symbols, names, citations, a word the table lacks) is kept as
+/// written: no word is dropped.
+std::string localise_explain(std::string_view text, const json& t) {
+  // The phrases by their first byte, longest first.
+  static const std::map<char, std::vector<const ExplainPhrase*>> by_first = [] {
+    std::map<char, std::vector<const ExplainPhrase*>> m;
+    for (const auto& p : kExplainPhrases) m[p.english.front()].push_back(&p);
+    for (auto& [c, v] : m)
+      std::stable_sort(v.begin(), v.end(), [](const auto* a, const auto* b) { return a->english.size() > b->english.size(); });
+    return m;
+  }();
+  const auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; };
+  std::string out;
+  out.reserve(text.size() + text.size() / 2);
+  for (std::size_t i = 0; i < text.size();) {
+    const auto candidates = by_first.find(text[i]);
+    const bool at_start = i == 0 || !word_char(text[i - 1]) || !word_char(text[i]);
+    const ExplainPhrase* hit = nullptr;
+    if (at_start && candidates != by_first.end()) {
+      for (const ExplainPhrase* p : candidates->second) {
+        const std::size_t end = i + p->english.size();
+        if (text.substr(i, p->english.size()) != p->english) continue;
+        if (word_char(p->english.back()) && end < text.size() && word_char(text[end])) continue;  // "work" in "workspace"
+        hit = p;
+        break;
       }
-      word = kept;
-      if (word.empty()) return;
     }
-    if (keep_word(word)) {
-      append(word);
-    } else {  // a dropped word keeps its brackets, so that the formula's stay balanced
-      std::string open, close;
-      for (char c : word) if (c == '(' || c == '[') open += c; else break;
-      for (auto it = word.rbegin(); it != word.rend() && std::string(")]'").find(*it) != std::string::npos; ++it)
-        if (*it != '\'') close.insert(close.begin(), *it);
-      append(open);
-      append(close);
+    if (hit != nullptr && t.contains(hit->key)) {
+      out += t[hit->key].get<std::string>();
+      i += hit->english.size();
+    } else {
+      out += text[i++];
     }
-    word.clear();
-  };
-  // A short lower-case name right before a number is a symbol with its value ("a 64", "mlp 28672"
-  // in "(h 8192, a 64, kv 8, ...)"), not a word: kept (a trial read "(h 8192, 64, kv 8, ...)").
-  std::vector<std::string> tokens;
-  {
-    std::string cur;
-    for (char c : text) {
-      if (c == ' ') {
-        tokens.push_back(cur);
-        cur.clear();
-      } else {
-        cur += c;
-      }
-    }
-    tokens.push_back(cur);
   }
-  static const std::set<std::string> words_not_names = {"per", "the", "of", "and", "for", "to", "in", "on", "at", "by", "or"};
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    const std::string& tok = tokens[i];
-    const std::string core = core_of(tok);
-    const bool name_before_number =
-        i + 1 < tokens.size() && !core.empty() && core.size() <= 3 && !words_not_names.count(core) &&
-        std::all_of(core.begin(), core.end(), [](unsigned char c) { return std::islower(c); }) && !tokens[i + 1].empty() &&
-        std::isdigit(static_cast<unsigned char>(tokens[i + 1].front()));
-    if (name_before_number) {
-      flush();
-      append(tok);
-      continue;
-    }
-    word = tok;
-    flush();
-  }
-  // Tidy what the dropped words leave: empty brackets, doubled separators, a trailing separator.
-  static const std::pair<std::string_view, std::string_view> tidy[] = {
-      {"( )", ""}, {"()", ""}, {"[]", ""}, {"(+ +)", ""}, {"(+)", ""}, {"(\u2212)", ""}, {" + +", ""}, {"  ", " "}, {" ,", ","}, {" ;", ";"}, {" :", ":"}, {" )", ")"}, {",,", ","}, {",)", ")"}, {";;", ";"}};
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (const auto& [from, to] : tidy)
-      for (std::size_t at = out.find(from); at != std::string::npos; at = out.find(from, at)) {
-        out.replace(at, from.size(), to);
-        changed = true;
-      }
-  }
-  while (!out.empty() && std::string(" ,;:").find(out.back()) != std::string::npos) out.pop_back();
-  while (!out.empty() && std::string(" ,;:").find(out.front()) != std::string::npos) out.erase(0, 1);
   return out;
 }
 
-/// An explain line's formula or source as a French or Thai page shows it: a line the locale words
-/// itself (explain_formula_<term>, explain_source_<term>: a formula that is words only, such as
-/// "compute + storage + egress + spot loss"), else the symbolic part of the engine's text, else "—".
-std::string explain_text(const std::string& kind, const std::string& term, const std::string& text, const std::string& lang,
-                         const json& t) {
-  if (lang == "en") return text;
-  std::string key = "explain_" + kind + "_" + term;
-  std::replace(key.begin(), key.end(), '.', '_');
-  if (t.contains(key)) return t[key].get<std::string>();
-  if (kind == "source" && text.rfind("price: ", 0) == 0) {
+/// An explain line's formula or source as the page shows it: the engine's text in the page's
+/// language (localise_explain); a price source ("price: on-demand") names the price kind.
+std::string explain_text(const std::string& kind, const std::string& text, const std::string& lang, const json& t) {
+  if (lang != "en" && kind == "source" && text.rfind("price: ", 0) == 0) {
     std::string k = "price_kind_" + text.substr(7);
     std::replace(k.begin(), k.end(), '-', '_');
     return t.value("explain_price", "") + t.value(k, text.substr(7));
   }
-  if (text.find("unknown") != std::string::npos) return t.value("unknown", "—");  // "storage price unknown: not counted"
-  const std::string symbolic = symbolic_only(text);
-  return symbolic.empty() ? "—" : symbolic;
+  const std::string out = localise_explain(text, t);
+  return out.empty() ? "—" : out;
 }
 
 /// A price kind ("on-demand", "spot", "reserved-1y", "reserved-3y") through "price_kind_on_demand", ...
@@ -1192,8 +1595,8 @@ class Pages {
                             for (std::size_t p = key.find('/'); p != std::string::npos; p = key.find('/')) key.replace(p, 1, "_per_");
                             return u.empty() ? u : pg.t.value(key, u);
                           }()},
-                         {"formula", explain_text("formula", l["term"].get<std::string>(), l["formula"].get<std::string>(), pg.lang, pg.t)},
-                         {"source", explain_text("source", l["term"].get<std::string>(), l["source"].get<std::string>(), pg.lang, pg.t)}});
+                         {"formula", explain_text("formula", l["formula"].get<std::string>(), pg.lang, pg.t)},
+                         {"source", explain_text("source", l["source"].get<std::string>(), pg.lang, pg.t)}});
       ctx["explain_lines"] = lines;
       ctx["has_explain"] = true;
       result = {{"plans", json::array({result["plan"]})}, {"warnings", json::array()}, {"no_plan", nullptr},

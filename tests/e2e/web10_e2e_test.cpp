@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -199,6 +200,85 @@ TEST_F(ServeTrial10E2E, AnUnknownModelSuggestsOnlyCloseNames) {
   const json none = near_of("zzzz-9000");
   EXPECT_EQ(none["message_code"], "unknown_model_no_near");
   EXPECT_FALSE(none["values"].contains("near"));
+}
+
+/// The explain table of a plan page: per row, the term's code, its formula and its source cells.
+struct ExplainRow {
+  std::string code, formula, source;
+};
+std::vector<ExplainRow> explain_rows(const std::string& html) {
+  std::vector<ExplainRow> out;
+  const std::regex row(R"re(<tr><td title="([a-z0-9_.]+)">[^<]*</td><td class="num">[^<]*</td><td>[^<]*</td><td><code>([^<]*)</code></td><td>([^<]*)</td></tr>)re");
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), row); it != std::sregex_iterator(); ++it)
+    out.push_back({(*it)[1].str(), (*it)[2].str(), (*it)[3].str()});
+  return out;
+}
+const ExplainRow* row_of(const std::vector<ExplainRow>& rows, const std::string& code) {
+  for (const auto& r : rows)
+    if (r.code == code) return &r;
+  return nullptr;
+}
+
+// D7: the explanation of each number on French and Thai plan pages had its English words stripped
+// ("NVIDIA B200 (HGX) GPU, 162.0 GB 10%" for "NVIDIA B200 (HGX) per GPU, usable 162.0 GB with the
+// 10% margin"). The words are now translated, and the names and numbers kept as written.
+TEST_F(ServeTrial10E2E, ExplanationsAreTranslatedOnFrenchAndThaiPagesWithNamesAndNumbersKept) {
+  const std::string query = "/plan?model=llama-3.1-70b&task=lora&tokens=5e8&today=2026-11-30&explain=1";
+  auto en = get("/en" + query);
+  ASSERT_TRUE(en && en->status == 200);
+  const auto en_rows = explain_rows(en->body);
+  ASSERT_GE(en_rows.size(), 30u);
+  const ExplainRow* en_gpu = row_of(en_rows, "gpu_memory_capacity_bytes");
+  ASSERT_NE(en_gpu, nullptr);
+  // "NVIDIA B200 (HGX) per GPU, usable 162.0 GB with the 10% margin": the name, the number.
+  const std::smatch m = [&] {
+    std::smatch r;
+    std::regex_search(en_gpu->formula, r, std::regex(R"((.+) per GPU, usable ([0-9.]+ GB) with the ([0-9]+%) margin)"));
+    return r;
+  }();
+  ASSERT_EQ(m.size(), 4u) << en_gpu->formula;
+  const std::string gpu = m[1], usable = m[2], margin = m[3];
+  struct Expected {
+    const char* lang;
+    std::string gpu_formula;  // the translation of en_gpu->formula, by the locale's words
+    std::string steps_formula_word;  // "steps" of "ceil(5e+08 tokens / (32 sequences × 4096 tokens))"
+    std::string memory_sum;  // "sum of the memory terms above"
+  };
+  const std::vector<Expected> langs = {
+      {"fr", gpu + " par GPU, utilisable " + usable + " avec " + margin + " de marge", "séquences", "somme des termes de mémoire ci-dessus"},
+      {"th", gpu + " ต่อ GPU, ใช้ได้ " + usable + " โดยเผื่อ " + margin, "ลำดับ", "ผลรวมของรายการหน่วยความจำด้านบน"}};
+  for (const auto& l : langs) {
+    auto r = get("/" + std::string(l.lang) + query);
+    ASSERT_TRUE(r && r->status == 200) << l.lang;
+    const auto rows = explain_rows(r->body);
+    ASSERT_EQ(rows.size(), en_rows.size()) << l.lang;
+    const ExplainRow* g = row_of(rows, "gpu_memory_capacity_bytes");
+    ASSERT_NE(g, nullptr);
+    EXPECT_EQ(g->formula, l.gpu_formula) << l.lang;
+    const ExplainRow* steps = row_of(rows, "steps");
+    ASSERT_NE(steps, nullptr);
+    EXPECT_NE(steps->formula.find(l.steps_formula_word), std::string::npos) << l.lang << ": " << steps->formula;
+    EXPECT_NE(steps->formula.find("5e+08"), std::string::npos) << l.lang << ": " << steps->formula;  // numbers kept
+    const ExplainRow* sum = row_of(rows, "per_gpu_memory_bytes");
+    ASSERT_NE(sum, nullptr);
+    EXPECT_EQ(sum->formula, l.memory_sum) << l.lang;
+    // No English word of the engine's texts is left, and none is dropped: each cell has at least
+    // as many numbers as the English one.
+    const std::regex english(R"(\b(per|with|usable|margin|sum|the|of|and|steps|tokens|sequences|failures|work|compute|storage|price|billed|layers|params|memory|terms|above|provider|unknown|wall)\b)");
+    const std::regex number("[0-9]+(\\.[0-9]+)?");
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      for (const auto& [cell, en_cell] : {std::pair{rows[i].formula, en_rows[i].formula}, std::pair{rows[i].source, en_rows[i].source}}) {
+        std::smatch w;
+        EXPECT_FALSE(std::regex_search(cell, w, english)) << l.lang << " " << rows[i].code << ": “" << w.str() << "” in " << cell;
+        const auto count = [&](const std::string& s) {
+          return std::distance(std::sregex_iterator(s.begin(), s.end(), number), std::sregex_iterator());
+        };
+        if (rows[i].code.rfind("cost.", 0) != 0) {  // a cost source names the price kind ("price: on-demand")
+          EXPECT_GE(count(cell), count(en_cell)) << l.lang << " " << rows[i].code << ": " << cell << " / " << en_cell;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -38,9 +38,12 @@ TEST(Locales, EveryLanguageHasEveryKeyAndEveryTemplateKeyExists) {
     for (const auto& [k, v] : j.items()) EXPECT_TRUE(loc["en"].contains(k)) << lang << " has extra " << k;
   }
   // The French and Thai texts are translations, not copies of the English ones (a few labels
-  // such as "GPU" are the same in every language).
+  // such as "GPU" are the same in every language). The words of the explanations' formulas
+  // (xp_*, server/pages.cpp kExplainPhrases) are left out: a term such as "attention" or
+  // "pipeline" is the same word in French, and translated in Thai.
   std::size_t same_fr = 0, same_th = 0;
   for (const auto& [k, v] : loc["en"].items()) {
+    if (k.rfind("xp_", 0) == 0) continue;
     same_fr += loc["fr"][k] == v;
     same_th += loc["th"][k] == v;
   }
