@@ -36,6 +36,7 @@
 #include "server/response_cache.hpp"
 #include "server/server.hpp"
 #include "util/calendar.hpp"
+#include "util/embedded.hpp"
 #include "util/error.hpp"
 #include "util/error_code.hpp"
 #include "util/text_check.hpp"
@@ -681,6 +682,35 @@ std::string explain_text(const std::string& kind, const std::string& text, const
   return out.empty() ? "—" : out;
 }
 
+/// The datasheet sources of the GPU `spec` as a visitor can follow them: each source id of its
+/// catalog row (data/gpus.csv source_ids) with the address data/gpus.SOURCES.md gives for it
+/// ("VULTR-B200 https://docs.vultr.com/..."); an id without an address as the id alone.
+std::string gpu_sources_text(const GpuSpec& spec) {
+  const std::optional<std::string_view> md = embedded_file("gpus.SOURCES.md");
+  std::string out;
+  std::size_t from = 0;
+  while (from <= spec.source_ids.size()) {
+    std::size_t end = spec.source_ids.find(';', from);
+    if (end == std::string::npos) end = spec.source_ids.size();
+    const std::string id = spec.source_ids.substr(from, end - from);
+    from = end + 1;
+    if (id.empty()) continue;
+    std::string address;
+    if (md) {  // its row: "| ID | what | where |" (or "| ID / OTHER | ...")
+      for (const std::string& head : {"| " + id + " |", "| " + id + " /", "/ " + id + " |"}) {
+        const std::size_t row = md->find(head);
+        if (row == std::string_view::npos) continue;
+        const std::string_view line = md->substr(row, md->find('\n', row) - row);
+        const std::size_t last_cell = line.rfind('|', line.size() - 2);
+        const std::size_t http = line.find("http", last_cell == std::string_view::npos ? 0 : last_cell);
+        if (http != std::string_view::npos) address = std::string(line.substr(http, line.find_first_of(" |", http) - http));
+        break;
+      }
+    }
+    out += (out.empty() ? "" : ", ") + id + (address.empty() ? "" : " " + address);
+  }
+  return out;
+}
 /// A price kind ("on-demand", "spot", "reserved-1y", "reserved-3y") through "price_kind_on_demand", ...
 std::string price_kind_label(const std::string& kind, const json& t) {
   std::string key = "price_kind_" + kind;
@@ -1596,7 +1626,15 @@ class Pages {
                             return u.empty() ? u : pg.t.value(key, u);
                           }()},
                          {"formula", explain_text("formula", l["formula"].get<std::string>(), pg.lang, pg.t)},
-                         {"source", explain_text("source", l["source"].get<std::string>(), pg.lang, pg.t)}});
+                         {"source", [&] {
+                            std::string source = explain_text("source", l["source"].get<std::string>(), pg.lang, pg.t);
+                            // The GPU's memory from the datasheet: its sources, each with its address.
+                            if (l["term"] == "gpu_memory_capacity_bytes" && result["plan"]["gpu_name"].is_string())
+                              if (const GpuSpec* spec = ctx_.gpus().try_find(result["plan"]["gpu_name"].get<std::string>()))
+                                if (const std::string sources = gpu_sources_text(*spec); !sources.empty())
+                                  source += " (" + sources + ")";
+                            return source;
+                          }()}});
       ctx["explain_lines"] = lines;
       ctx["has_explain"] = true;
       result = {{"plans", json::array({result["plan"]})}, {"warnings", json::array()}, {"no_plan", nullptr},

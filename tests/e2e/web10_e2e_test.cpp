@@ -281,4 +281,55 @@ TEST_F(ServeTrial10E2E, ExplanationsAreTranslatedOnFrenchAndThaiPagesWithNamesAn
   }
 }
 
+// D9d: an explanation's source names what a visitor can follow (the GPU datasheet's sources with
+// their addresses), not a repository file (data/gpus.csv, sizing/memory.hpp); and no page or API
+// answer shows an absolute path of the machine (the store, the binary, the sources).
+TEST_F(ServeTrial10E2E, SourcesNameNoRepositoryFileAndNoAnswerShowsAnAbsolutePath) {
+  const std::string query = "/plan?model=llama-3.1-70b&task=lora&tokens=5e8&today=2026-11-30&explain=1";
+  const std::regex repository_file(R"((^|[ (/])(data|sizing|planner|tests|docs|src)/[A-Za-z0-9_./-]+|[A-Za-z_]+\.(hpp|csv|jsonl)\b)");
+  for (const char* lang : {"en", "fr", "th"}) {
+    auto r = get("/" + std::string(lang) + query);
+    ASSERT_TRUE(r && r->status == 200) << lang;
+    const auto rows = explain_rows(r->body);
+    ASSERT_GE(rows.size(), 30u) << lang;
+    for (const auto& row : rows) {
+      std::smatch m;
+      EXPECT_FALSE(std::regex_search(row.source, m, repository_file)) << lang << " " << row.code << ": " << row.source;
+      EXPECT_FALSE(std::regex_search(row.formula, m, repository_file)) << lang << " " << row.code << ": " << row.formula;
+    }
+    // The GPU's memory: the datasheet's sources with their addresses (data/gpus.SOURCES.md).
+    const ExplainRow* g = row_of(rows, "gpu_memory_capacity_bytes");
+    ASSERT_NE(g, nullptr);
+    EXPECT_NE(g->source.find("https://"), std::string::npos) << lang << ": " << g->source;
+  }
+  // Every page in every language, a plan, a size, the assistant, an offer's history, and the
+  // API's answers: no absolute path of this machine (the store is under the suite's folder).
+  std::vector<std::string> paths = {"/api/health", "/api/gpus", "/api/models", "/api/offers?limit=50", "/api/openapi.json",
+                                    "/api/offers/no-such-id/history", "/no-such-page", "/api/no-such-endpoint"};
+  for (const std::string prefix : {"", "/en", "/fr", "/th"})
+    for (const std::string& page : std::vector<std::string>{"/", "/offers", "/size", "/plan", "/assistant", "/training", "/generative-ai",
+                                   "/large-model-training", "/offers/history?id=no-such-id", query,
+                                   "/size?model=llama-3.1-8b&task=serve", "/assistant?q=fine-tune+llama+3.1+8b+with+lora+on+1M+tokens",
+                                   "/plan?model=no-such-model&task=lora&tokens=1e8"})
+      paths.push_back(prefix + page);
+  const std::string dir = dir_.string();
+  std::size_t answered = 0;
+  for (const auto& p : paths) {
+    auto r = get(p);
+    ASSERT_TRUE(r) << p;
+    ++answered;
+    EXPECT_EQ(r->body.find(dir), std::string::npos) << p;
+    for (const char* root : {"/tmp/", "/home/", "/work/", "/usr/", "/var/", "/root/", "/build/"})
+      EXPECT_EQ(r->body.find(root), std::string::npos) << p << " shows " << root;
+  }
+  EXPECT_EQ(answered, 8u + 4 * 13);
+  // The API's offers and plan explain keep their sources as they are (the CLI's --json).
+  httplib::Client c("127.0.0.1", server().port);
+  c.set_read_timeout(120, 0);
+  auto plan = c.Post("/api/plan", json{{"model", "llama-3.1-70b"}, {"task", "lora"}, {"tokens", 5e8}, {"explain", 1}}.dump(),
+                     "application/json");
+  ASSERT_TRUE(plan && plan->status == 200);
+  for (const char* root : {"/tmp/", "/home/", "/work/", "/usr/", "/build/"}) EXPECT_EQ(plan->body.find(root), std::string::npos) << root;
+}
+
 }  // namespace
