@@ -3,11 +3,15 @@
 // on a free loopback port (`--listen 127.0.0.1:0`), its port read from the first line it prints
 // ("serving on http://127.0.0.1:PORT ..."), stopped with SIGTERM. Shared so that the three suites
 // start and stop servers one way.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -33,6 +37,27 @@ struct ServeOptions {
   std::vector<std::string> extra_args;      ///< after `serve --listen 127.0.0.1:0 --threads 4`
   bool stderr_too = false;                  ///< the child's stderr into `out` as well
 };
+/// One HTTP/1.1 request written by hand to 127.0.0.1:`port` (so that a POST can go without a body
+/// and without Content-Length, as `curl -X POST URL` sends it; the caller writes its headers,
+/// `Connection: close` to get the end of the answer), and the whole answer; "" if no connection.
+inline std::string raw_http(int port, const std::string& request) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return "";
+  }
+  (void)!::write(fd, request.data(), request.size());
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  return out;
+}
+
 
 inline ServeProcess start_serve(const ServeOptions& o) {
   ServeProcess s;

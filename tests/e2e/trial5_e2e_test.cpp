@@ -185,24 +185,7 @@ TEST_F(Trial5E2E, DatabaseExitCodesFollowTheReadme) {
   EXPECT_EQ(std::count(pg.out.begin(), pg.out.end(), '\n'), 1) << pg.out;
 }
 
-/// A raw HTTP/1.1 request (no Content-Length when the caller writes none), the whole reply.
-std::string raw_http(int port, const std::string& request) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<std::uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return "";
-  }
-  (void)!::write(fd, request.data(), request.size());
-  std::string out;
-  char buf[4096];
-  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
-  ::close(fd);
-  return out;
-}
+using gpuplan::e2e::raw_http;
 
 // 5. API errors: the filter given as q is named /q, the message is one line with the position as
 //    values; a POST with no body and no Content-Length is body_empty.

@@ -1,12 +1,8 @@
 // End-to-end regression tests for the defects the new-user trial of issue 10 (the web site and
 // the JSON API) left open on 2026-12-04 (D7-D9), each on the input that showed it, through one
 // running `gpuplan serve` on the bundled catalog (a fresh store) on a loopback port.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <nlohmann/json.hpp>
@@ -32,25 +28,7 @@ class ServeTrial10E2E : public gpuplan::e2e::ServedBinaryE2E<ServeTrial10E2E> {
   }
 };
 
-/// One request written by hand (so that a POST can go without a body and without Content-Length,
-/// as `curl -X POST URL` sends it), `Connection: close`; the whole answer, or "" if no connection.
-std::string raw_http(int port, const std::string& request) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return "";
-  }
-  (void)!::write(fd, request.data(), request.size());
-  std::string out;
-  char buf[4096];
-  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
-  ::close(fd);
-  return out;
-}
+using gpuplan::e2e::raw_http;
 
 /// The value of header `name` in a raw answer ("" when absent).
 std::string header(const std::string& reply, const std::string& name) {
