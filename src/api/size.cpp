@@ -79,7 +79,7 @@ std::vector<FieldDef<SizeInput>> build_fields() {
        [](In& in, const json& v) { in.no_flash = v.get<bool>(); }},
       {{"chunked_ce", "--chunked-ce", FieldType::boolean, FieldFace::both, "chunked cross-entropy (no full fp32 logits)", {}, task_bits::training},
        [](In& in, const json& v) { in.chunked_ce = v.get<bool>(); }},
-      {{"framework", "--framework", FieldType::string, FieldFace::both, "activation profile: pytorch_eager (default) or megatron", {}, task_bits::training},
+      {{"framework", "--framework", FieldType::string, FieldFace::both, "activation profile: pytorch_eager (default), pytorch_compiled (torch.compile) or megatron", {}, task_bits::training},
        [](In& in, const json& v) { in.framework = v.get<std::string>(); }},
       {{"stack", "--stack", FieldType::string, FieldFace::both,
         "training stack whose defaults apply: hf, fsdp, deepspeed, megatron, unsloth (explicit fields win)", {}, task_bits::training},

@@ -30,7 +30,7 @@ struct SizeInput {
   std::string quant{weight_quant_name(workload_defaults::kQuant)};
   std::string kv_dtype{kv_dtype_name(workload_defaults::kKvDtype)};
   std::string lora_targets = "all-linear";
-  std::optional<std::string> optimizer, recompute, framework;  ///< default adamw, none, pytorch_eager
+  std::optional<std::string> optimizer, recompute, framework;  ///< default adamw, none, pytorch_eager (or pytorch_compiled, megatron)
   std::optional<int> zero;
   std::optional<bool> sp, chunked_ce, offload_activations;
   std::optional<std::string> stack;  ///< hf, fsdp, deepspeed, megatron, unsloth (sizing/memory.hpp)

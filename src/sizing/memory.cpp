@@ -227,11 +227,15 @@ double linear_input(const ActivationContext& c, double w, std::initializer_list<
   for (const char* g : group) n += targets(*c.targets, g) ? 1 : 0;
   if (n == 0) return 0.0;
   if (c.adapter_bytes <= 2.0) return 2.0 * w;
+  // torch.compile: the identical casts of one input are one node after the partitioner's CSE
+  // (partitioners.py min_cut_rematerialization_partition: fx_graph_cse when config.cse).
+  if (c.profile == ActivationProfile::pytorch_compiled) return c.adapter_bytes * w;
   return c.adapter_bytes * w * n;
 }
 
 LayerActivation layer_activation(const Shape& s, bool moe_layer, const ActivationContext& c) {
   const bool eager = c.profile == ActivationProfile::pytorch_eager;
+  const bool compiled = c.profile == ActivationProfile::pytorch_compiled;
   LayerActivation x;
   // R: norm inputs + the attention / MLP block inputs [+ 2 dropout masks, 1 B each] (Korthikanti: 4+2+2+2 = 10 sbh).
   x.replicated = c.norms_per_layer * c.norm_bytes_per_h * s.h + linear_input(c, s.h, {"q", "k", "v"}) +
@@ -239,8 +243,9 @@ LayerActivation layer_activation(const Shape& s, bool moe_layer, const Activatio
   // T: Q, K, V as attention reads them and the attention output, 2 B each (Korthikanti: 2+2+2+2 = 8 sbh).
   x.split = 2 * s.q_width + 2 * s.k_width + 2 * s.v_width + 2 * s.o_in_width;
   if (c.qk_norm) x.split += (eager ? 6.0 : 2.0) * (s.q_width + s.k_width);
-  // The out-projection input: Megatron reuses the attention output; eager PyTorch makes a contiguous copy.
-  if (eager || c.lora) x.split += linear_input(c, s.o_in_width, {"o"});
+  // The out-projection input: Megatron reuses the attention output; eager PyTorch makes a contiguous copy,
+  // which torch.compile also saves (a backward mm reads it: is_materialized_backwards bans its recompute).
+  if (eager || compiled || c.lora) x.split += linear_input(c, s.o_in_width, {"o"});
   if (c.flash) {
     x.split += 4 * s.a;  // [FA] fp32 logsumexp per head per token
   } else {
@@ -248,7 +253,8 @@ LayerActivation layer_activation(const Shape& s, bool moe_layer, const Activatio
   }
   // MLP: gated keeps gate out, act out, up out (3·2f) + the down-projection input (the product);
   // plain keeps the activation input (2f) + the down-projection input (Korthikanti: 8+8 = 16 sbh at f = 4h).
-  const double inner = c.gated ? 6.0 : (c.python_gelu ? 8.0 : 2.0);
+  // torch.compile recomputes silu(gate) (pointwise, read only by pointwise backward ops): gate, up (4f).
+  const double inner = c.gated ? (compiled ? 4.0 : 6.0) : (c.python_gelu ? 8.0 : 2.0);
   if (moe_layer) {
     // Per routed token (top-k): gathered input copy, expert intermediates, expert output before combine.
     x.split += s.k * (2 * s.h + inner * s.f_e + linear_input(c, s.f_e, {"down"}) + 2 * s.h);
@@ -521,7 +527,9 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
     ac.seq = seq;
     ac.norms_per_layer = static_cast<double>(m.norms_per_layer > 0 ? m.norms_per_layer : 2);
     const bool gemma = m.model_type.rfind("gemma", 0) == 0;
-    ac.norm_bytes_per_h = r.activation_profile == ActivationProfile::megatron || m.norm_bias ? 2.0 : (gemma ? 8.0 : 6.0);
+    // Megatron's fused norm and torch.compile save the 16-bit norm input (compiled: the fp32 upcast and the
+    // normalised values are pointwise, recomputed from it and the saved rstd); eager RMSNorm the fp32 input.
+    ac.norm_bytes_per_h = r.activation_profile != ActivationProfile::pytorch_eager || m.norm_bias ? 2.0 : (gemma ? 8.0 : 6.0);
     ac.qk_norm = m.qk_norm;
     ac.python_gelu = r.activation_profile == ActivationProfile::pytorch_eager && m.model_type == "gpt2";
     ac.lora = lora;
@@ -587,15 +595,23 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
       const double ab = fp32 ? 4.0 : 2.0;
       // Megatron: 16-bit logits + fp32 softmax + fp32 grad (2+4+4). Eager PyTorch at the start of backward:
       // returned 16-bit logits + saved fp32 log-softmax + grad of the log-probs + grad of the fp32 logits (2+4+4+4).
-      const double fp32_copies = r.activation_profile == ActivationProfile::megatron ? 2.0 : 3.0;
+      // torch.compile'd loss: the log-softmax is recomputed from the saved input and two per-token reductions, the
+      // grad of the log-probs stays inside the fused backward; unchunked its input is the fp32 logits (torchtune
+      // upcasts in the model) and their fp32 grad (2+4+4); chunked (upcast inside) one chunk's grad in 16 bits.
+      const bool compiled = r.activation_profile == ActivationProfile::pytorch_compiled;
+      const double fp32_copies = r.activation_profile == ActivationProfile::pytorch_eager ? 3.0 : 2.0;
       if (r.chunked_cross_entropy) {
         const double chunk = std::min(tokens, static_cast<double>(r.cross_entropy_chunk_tokens));
-        logits_bytes = tokens * s.V / t * ab + chunk * s.V / t * 4.0 * fp32_copies;
+        logits_bytes = tokens * s.V / t * ab + chunk * s.V / t * (compiled ? ab : 4.0 * fp32_copies);
       } else {
         logits_bytes = tokens * s.V / t * (ab + 4.0 * fp32_copies);
       }
       if (ex) {
         f_logits = [=] {
+          if (r.chunked_cross_entropy && compiled)
+            return fmt::format("s·b·V/t·{} ({} tokens × V {} / t {}) + compiled loss: chunk {} tokens × V/t × {} (its "
+                               "grad)", ab, tokens, s.V, t,
+                               std::min(tokens, static_cast<double>(r.cross_entropy_chunk_tokens)), ab);
           if (r.chunked_cross_entropy)
             return fmt::format("s·b·V/t·{} ({} tokens × V {} / t {}) + chunk {} tokens × V/t × {}×4", ab, tokens, s.V,
                                t, std::min(tokens, static_cast<double>(r.cross_entropy_chunk_tokens)), fp32_copies);

@@ -172,6 +172,21 @@ enum class ActivationProfile {
   /// Megatron-LM fused kernels as counted by Korthikanti et al. 2022 Eq. 1 (2h per norm,
   /// 2 + 4 + 4 B per vocabulary entry). Reproduces the paper's Table 2 / Figure 1.
   megatron,
+  /// The same PyTorch modules under torch.compile (torchtune `compile: True`: each decoder layer
+  /// and the loss compiled). AOTAutograd's min-cut partitioner (torch/_functorch/partitioners.py,
+  /// solve_min_cut / should_ban_recomputation with the default config) saves only what it may
+  /// not recompute: outputs of mm / attention (compute-intensive), reductions whose output is 4x
+  /// smaller than their input (RMSNorm's rstd, the loss's max and log-sum-exp), and pointwise
+  /// results a backward mm reads (is_materialized_backwards: the normed block inputs, the o_proj
+  /// contiguous copy, SwiGLU's gate·up product). Pointwise results only pointwise backward ops
+  /// read are recomputed. Per layer this drops, from the eager list: the fp32 norm input (each norm
+  /// keeps its 16-bit input: 2h), SwiGLU's silu output (gated MLP 4f + 2f) and gelu_new's
+  /// Python intermediates; PEFT's fp32 input casts of one input are one tensor (the joint graph is
+  /// CSE'd). The compiled loss saves its input logits and per-token reductions only: with chunks
+  /// (torchtune compiles compute_cross_entropy, which upcasts inside) the gradient of one chunk in
+  /// the logits' dtype; unchunked (torchtune upcasts in the model, outside the compiled loss) the
+  /// fp32 logits it was given and their fp32 gradient (2 + 4 + 4 B per vocabulary entry).
+  pytorch_compiled,
 };
 std::string_view activation_profile_name(ActivationProfile p) noexcept;
 ActivationProfile parse_activation_profile(std::string_view s, const std::string& where);

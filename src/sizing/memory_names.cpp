@@ -187,18 +187,21 @@ std::string_view activation_profile_name(ActivationProfile p) noexcept {
   switch (p) {
     case ActivationProfile::pytorch_eager: return "pytorch_eager";
     case ActivationProfile::megatron: return "megatron";
+    case ActivationProfile::pytorch_compiled: return "pytorch_compiled";
   }
   return "?";
 }
 
 ActivationProfile parse_activation_profile(std::string_view s, const std::string& where) {
-  static constexpr std::array<std::pair<const char*, ActivationProfile>, 6> kTable = {{
+  static constexpr std::array<std::pair<const char*, ActivationProfile>, 9> kTable = {{
       {"pytorch_eager", ActivationProfile::pytorch_eager}, {"pytorch", ActivationProfile::pytorch_eager},
       {"hf", ActivationProfile::pytorch_eager}, {"transformers", ActivationProfile::pytorch_eager},
       {"torchtune", ActivationProfile::pytorch_eager}, {"megatron", ActivationProfile::megatron},
+      {"pytorch_compiled", ActivationProfile::pytorch_compiled}, {"compiled", ActivationProfile::pytorch_compiled},
+      {"torch_compile", ActivationProfile::pytorch_compiled},
   }};
   return parse_enum(s, where, kTable, &activation_profile_name,
-                    {ActivationProfile::pytorch_eager, ActivationProfile::megatron});
+                    {ActivationProfile::pytorch_eager, ActivationProfile::megatron, ActivationProfile::pytorch_compiled});
 }
 
 std::string_view training_stack_name(TrainingStack s) noexcept {

@@ -171,10 +171,11 @@ TrainingMemoryTotal::TrainingMemoryTotal(const ModelArch& m, const TrainingMemor
     const bool lora = r_.task == Task::lora || r_.task == Task::qlora;
     const bool pure = r_.precision == TrainPrecision::bf16_pure;
     const bool eager = r_.activation_profile == ActivationProfile::pytorch_eager;
+    const bool compiled = r_.activation_profile == ActivationProfile::pytorch_compiled;
     const double norms_per_layer = static_cast<double>(m.norms_per_layer > 0 ? m.norms_per_layer : 2);
     const bool gemma = m.model_type.rfind("gemma", 0) == 0;
     const double norm_bytes_per_h =
-        r_.activation_profile == ActivationProfile::megatron || m.norm_bias ? 2.0 : (gemma ? 8.0 : 6.0);
+        r_.activation_profile != ActivationProfile::pytorch_eager || m.norm_bias ? 2.0 : (gemma ? 8.0 : 6.0);
     const bool python_gelu = eager && m.model_type == "gpt2";
     const double adapter_bytes = pure ? 2.0 : 4.0;
     const double seq = static_cast<double>(r_.seq_len);
@@ -184,6 +185,7 @@ TrainingMemoryTotal::TrainingMemoryTotal(const ModelArch& m, const TrainingMemor
       for (unsigned g : group) n += (targets & g) != 0 ? 1 : 0;
       if (n == 0) return 0.0;
       if (adapter_bytes <= 2.0) return 2.0 * w;
+      if (compiled) return adapter_bytes * w;
       return adapter_bytes * w * n;
     };
     auto layer = [&](bool moe_layer) {
@@ -192,13 +194,13 @@ TrainingMemoryTotal::TrainingMemoryTotal(const ModelArch& m, const TrainingMemor
                      linear_input(h_, {kGate, kUp}) + (r_.dropout ? 2 * h_ : 0.0) + mla_replicated;
       x.split = 2 * q_width + 2 * k_width + 2 * v_width + 2 * o_in_width;
       if (m.qk_norm) x.split += (eager ? 6.0 : 2.0) * (q_width + k_width);
-      if (eager || lora) x.split += linear_input(o_in_width, {kO});
+      if (eager || compiled || lora) x.split += linear_input(o_in_width, {kO});
       if (r_.flash_attention) {
         x.split += 4 * a;
       } else {
         x.scores = a * seq * (r_.dropout ? 5.0 : 2.0);
       }
-      const double inner = m.gated_mlp ? 6.0 : (python_gelu ? 8.0 : 2.0);
+      const double inner = m.gated_mlp ? (compiled ? 4.0 : 6.0) : (python_gelu ? 8.0 : 2.0);
       if (moe_layer) {
         x.split += k * (2 * h_ + inner * f_e + linear_input(f_e, {kDown}) + 2 * h_);
         x.split += inner * shared_width + linear_input(shared_width, {kDown});
@@ -374,10 +376,11 @@ double TrainingMemoryTotal::stage_total(const ParallelLayout& lay, Recompute rc,
     act_bytes = act_scale * ((per_layer_token + lora_inter) * tokens * layer_mult + one_layer);
     if (last) {
       const double ab = fp32 ? 4.0 : 2.0;
-      const double fp32_copies = r.activation_profile == ActivationProfile::megatron ? 2.0 : 3.0;
+      const bool compiled = r.activation_profile == ActivationProfile::pytorch_compiled;
+      const double fp32_copies = r.activation_profile == ActivationProfile::pytorch_eager ? 3.0 : 2.0;
       if (r.chunked_cross_entropy) {
         const double chunk = std::min(tokens, static_cast<double>(r.cross_entropy_chunk_tokens));
-        logits_bytes = tokens * V_ / t * ab + chunk * V_ / t * 4.0 * fp32_copies;
+        logits_bytes = tokens * V_ / t * ab + chunk * V_ / t * (compiled ? ab : 4.0 * fp32_copies);
       } else {
         logits_bytes = tokens * V_ / t * (ab + 4.0 * fp32_copies);
       }

@@ -39,7 +39,9 @@ TrainingMemoryRequest random_request(Pick& pick) {
   r.seq_len = pick.of(std::vector<std::int64_t>{512, 2048, 4096, 8192, 3000});
   r.flash_attention = !pick.chance(15);
   r.dropout = pick.chance(15);
-  r.activation_profile = pick.chance(30) ? ActivationProfile::megatron : ActivationProfile::pytorch_eager;
+  r.activation_profile = pick.chance(30)   ? ActivationProfile::megatron
+                         : pick.chance(30) ? ActivationProfile::pytorch_compiled
+                                           : ActivationProfile::pytorch_eager;
   r.gradients_persist = !pick.chance(20);
   r.optimizer_foreach = pick.chance(30);
   r.optimizer_in_backward = pick.chance(10);

@@ -282,6 +282,51 @@ TEST(TrainingMemory, ExplanationsMatchTheBreakdown) {
   }
 }
 
+TEST(TrainingMemory, TorchCompileSavedTensorsHandCount) {
+  // One Llama-style layer: h 64, 4 heads × 16, 2 KV heads (k = v = 32 wide), SwiGLU f 128, vocab 256;
+  // s 32, b 1, bf16, FlashAttention (fp32 logsumexp 4 B per head).
+  const ModelArch m = llama_like(1, 64, 4, 2, 16, 128, 256);
+  TrainingMemoryRequest req;
+  req.optimizer_foreach = false;
+  req.seq_len = 32;
+  const double tokens = 32, h = 64, q = 64, kv = 32, f = 128, a = 4, V = 256;
+  // Saved per token under torch.compile (AOTAutograd min-cut partitioner, see ActivationProfile):
+  //   each RMSNorm's 16-bit input 2h (×2: the layer input and the residual after attention),
+  //   the normed inputs of q/k/v and gate/up 2h + 2h (read by the weight-gradient mm),
+  //   Q, K, V as attention reads them, its output, o_proj's contiguous copy: 2(q + 2kv) + 2q + 2q,
+  //   the logsumexp 4a, gate and up outputs 2f + 2f, the gate·up product 2f (silu(gate) recomputed).
+  const double compiled = 2 * 2 * h + 2 * h + 2 * h + 2 * (q + 2 * kv) + 2 * q + 2 * q + 4 * a + 6 * f;
+  // Eager: fp32 norm inputs 6h each, silu output 2f more.
+  const double eager = 2 * 6 * h + 2 * h + 2 * h + 2 * (q + 2 * kv) + 2 * q + 2 * q + 4 * a + 8 * f;
+  ASSERT_EQ(compiled, 1808.0);
+  ASSERT_EQ(eager, 2576.0);
+  EXPECT_NEAR(training_memory(m, req).term_bytes("activations"), eager * tokens, 1e-6);
+  req.activation_profile = ActivationProfile::pytorch_compiled;
+  EXPECT_NEAR(training_memory(m, req).term_bytes("activations"), compiled * tokens, 1e-6);
+  // Compiled loss, unchunked: 16-bit logits + the fp32 logits it was given + their fp32 grad (2 + 4 + 4 B).
+  EXPECT_NEAR(training_memory(m, req).term_bytes("logits"), tokens * V * 10, 1e-6);
+  // Chunked (8-token chunks): all 16-bit logits + one chunk's 16-bit grad (eager: + 3 fp32 copies of the chunk).
+  req.chunked_cross_entropy = true;
+  req.cross_entropy_chunk_tokens = 8;
+  EXPECT_NEAR(training_memory(m, req).term_bytes("logits"), tokens * V * 2 + 8 * V * 2, 1e-6);
+  req.activation_profile = ActivationProfile::pytorch_eager;
+  EXPECT_NEAR(training_memory(m, req).term_bytes("logits"), tokens * V * 2 + 8 * V * 12, 1e-6);
+  // LoRA on q, k, v with fp32 adapters (PEFT casts each adapted input): eager saves three fp32 copies of the
+  // normed input, compiled one (the joint graph is CSE'd); frozen o, gate, up, down save no input.
+  req.chunked_cross_entropy = false;
+  req.task = Task::lora;
+  req.lora_rank = 16;
+  req.lora_targets = {"q", "k", "v"};
+  const double x_a = 4.0 * 16 * 3;  // x·A, r fp32 values per adapted matrix
+  const double lora_compiled = 2 * 2 * h + 4 * h + 2 * (q + 2 * kv) + 2 * q + 4 * a + 4 * f + x_a;
+  const double lora_eager = 2 * 6 * h + 3 * 4 * h + 2 * (q + 2 * kv) + 2 * q + 4 * a + 6 * f + x_a;
+  EXPECT_NEAR(training_memory(m, req).term_bytes("activations"), lora_eager * tokens, 1e-6);
+  req.activation_profile = ActivationProfile::pytorch_compiled;
+  EXPECT_NEAR(training_memory(m, req).term_bytes("activations"), lora_compiled * tokens, 1e-6);
+  EXPECT_EQ(parse_activation_profile("compiled", "--framework"), ActivationProfile::pytorch_compiled);
+  EXPECT_EQ(activation_profile_name(ActivationProfile::pytorch_compiled), "pytorch_compiled");
+}
+
 TEST(MemoryNames, ParseAndNameRoundTrip) {
   EXPECT_EQ(parse_task("FFT", "--task"), Task::full);
   EXPECT_EQ(parse_weight_quant("q4_k_m", "--quant"), WeightQuant::gguf_q4_k_m);
