@@ -256,6 +256,7 @@ namespace {
 /// "--flag", by the field table).
 constexpr std::pair<std::string_view, std::string_view> kCommands[] = {
     {"`gpuplan models`", "GET /api/models"}, {"`gpuplan gpus`", "GET /api/gpus"}, {"`gpuplan offers`", "GET /api/offers"},
+    {"`gpuplan import FILE`", "POST /api/import"}, {"`gpuplan import`", "POST /api/import"},
     {"positional NAME", "name"}};
 /// What precedes "--help-fields" in the filter language's "all fields" hint.
 constexpr std::string_view kHelpFieldsCommand = "gpuplan offers ";

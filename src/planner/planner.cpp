@@ -3096,8 +3096,8 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
                       ? "no offer can be rented at the asked cluster size (--nodes/--gpus needs a known inter-node network "
                         "and at most the offer's max nodes; an offer sold as more nodes than --max-nodes is left out)"
                       : "no offer matches: every offer was filtered out, excluded by a quality flag, unresolved or unpriced";
-      np.suggestions.push_back(nodes_rejects > 0 ? "import a quote with the network and node count (gpuplan import)"
-                                                 : "widen the FILTER or import more offers (gpuplan import FILE)");
+      np.suggestions.push_back(nodes_rejects > 0 ? "import a quote with the network and node count (`gpuplan import`)"
+                                                 : "widen the FILTER or import more offers (`gpuplan import FILE`)");
       np.code = nodes_rejects > 0 ? "no_offer_at_cluster_size" : "no_offer_matches";
       np.suggestion_codes.push_back(nodes_rejects > 0 ? "import_cluster_quote" : "widen_filter");
     } else if (result.layouts_evaluated == 0 && training && ctx.smallest_dp_over_batch > 0 && !ctx.first_layout_problem) {

@@ -589,6 +589,10 @@ Server::Server(const api::Context& ctx, ServerOptions options) : impl_(std::make
         }
         return httplib::Server::HandlerResponse::Handled;
       }
+      // No route has this path: the 404 every method gets there (the error handler writes it),
+      // at once instead of after the 5 s read.
+      res.status = 404;
+      return httplib::Server::HandlerResponse::Handled;
     }
     return httplib::Server::HandlerResponse::Unhandled;
   });  // small JSON replies: no Nagle wait on the delayed ACK (~40 ms per read)
@@ -617,9 +621,9 @@ Server::Server(const api::Context& ctx, ServerOptions options) : impl_(std::make
                                                    : "http_bad_request";
     json values = json::object();
     if (res.status == 404) values["path"] = req.path;
-    // A POST without a body and without Content-Length on a path no route has (the routes answer
-    // such requests in the pre-routing handler): cpp-httplib answers 400 before any handler; say
-    // what is missing, with the code a handler gives an empty body (body_empty).
+    // A POST without a body and without Content-Length: the pre-routing handler answers it (405,
+    // 400 body_empty or 404) before cpp-httplib reads a body; should cpp-httplib still refuse one
+    // with 400, say what is missing, with the code a handler gives an empty body (body_empty).
     if (res.status == 400 && (req.method == "POST" || req.method == "PUT" || req.method == "PATCH") &&
         !req.has_header("Content-Length") && !req.has_header("Transfer-Encoding") && req.body.empty()) {
       send_server_error(res, 400, "invalid_input", "empty request body (no body and no Content-Length header)",

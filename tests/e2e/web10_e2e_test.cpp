@@ -90,6 +90,55 @@ TEST_F(ServeTrial10E2E, EveryRouteRefusesAMethodItDoesNotTakeWith405AndAllowWith
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 60.0);
 }
 
+// After D8: a POST, PUT or PATCH without a body to a path no route has got cpp-httplib's 400 after
+// its 5 s body read; now the 404 a GET gets there, at once (JSON under /api/, the page elsewhere).
+TEST_F(ServeTrial10E2E, ABodylessWriteToAPathNoRouteHasIsA404AtOnce) {
+  const int port = server().port;
+  ASSERT_GT(port, 0);
+  const auto started = std::chrono::steady_clock::now();
+  for (const std::string path : {"/api/nope", "/nope", "/fr/nope"}) {
+    const std::string get = raw_http(port, "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    ASSERT_EQ(get.substr(0, 12), "HTTP/1.1 404") << get.substr(0, 300);
+    const std::string get_body = get.substr(get.find("\r\n\r\n") + 4);
+    for (const std::string method : {"POST", "PUT", "PATCH"}) {
+      const std::string reply =
+          raw_http(port, method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+      EXPECT_EQ(reply.substr(0, 12), "HTTP/1.1 404") << method << " " << path << "\n" << reply.substr(0, 300);
+      if (path.rfind("/api/", 0) == 0) {
+        const json b = json::parse(reply.substr(reply.find("\r\n\r\n") + 4), nullptr, false);
+        ASSERT_FALSE(b.is_discarded()) << reply;
+        EXPECT_EQ(b["code"], "not_found") << reply;
+        EXPECT_EQ(b["values"]["path"], path) << reply;
+      } else {
+        EXPECT_EQ(reply.substr(reply.find("\r\n\r\n") + 4), get_body) << method << " " << path;
+      }
+    }
+  }
+  // 9 bodyless writes: answered before any read timeout (5 s each before).
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 4.0);
+}
+
+// After D9a: a plan with no offer left says where more offers come from in each front end's form.
+// The API's suggestion read "(gpuplan import FILE)", a CLI command; it names POST /api/import.
+TEST_F(ServeTrial10E2E, ANoOfferPlanSuggestsTheApisImportNotTheCliCommand) {
+  httplib::Client c("127.0.0.1", server().port);
+  c.set_read_timeout(120, 0);
+  const std::string body = R"({"model": "llama-3.1-8b", "task": "lora", "tokens": 1e8, "filter": "provider=no-such-provider"})";
+  const auto r = c.Post("/api/plan", body, "application/json");
+  ASSERT_TRUE(r);
+  const json j = json::parse(r->body, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r->body;
+  ASSERT_TRUE(j.contains("no_plan")) << r->body.substr(0, 600);
+  EXPECT_EQ(j["no_plan"]["code"], "no_offer_matches") << j["no_plan"].dump();
+  const std::string suggestions = j["no_plan"]["suggestions"].dump();
+  EXPECT_NE(suggestions.find("POST /api/import"), std::string::npos) << suggestions;
+  EXPECT_EQ(suggestions.find("gpuplan"), std::string::npos) << suggestions;
+  // The CLI keeps its own command.
+  const gpuplan::e2e::RunResult cli =
+      run("plan --model llama-3.1-8b --task lora --tokens 1e8 provider=no-such-provider");
+  EXPECT_NE(cli.out.find("`gpuplan import FILE`"), std::string::npos) << cli.out;
+}
+
 // D9a: an API error speaks the API's form. The unknown filter field's hint named the CLI's
 // "gpuplan offers --help-fields", reworded "gpuplan offers help_fields" for the API.
 TEST_F(ServeTrial10E2E, AnUnknownFilterFieldPointsToTheApisOwnFieldListNotACliCommand) {
