@@ -242,7 +242,11 @@ struct TrainingStepRequest {
   /// DeepSeek-V3 pp 16: embedding + 4, 14 × 4, 1 + MTP + loss). Empty = Megatron-Core's default
   /// split (account_for_embedding/loss_in_pipeline_split false): the pp·v chunks get L/(pp·v)
   /// layers each (a remainder goes one each to the first chunks) and the last rank also holds
-  /// the output layer and the loss. Must have pp entries summing to the model's layers
+  /// the output layer and the loss. Megatron-Core itself refuses a remainder unless those flags
+  /// are set (get_num_layers_to_build, transformer_block.py); with them (L + 2 over the chunks,
+  /// one layer fewer in the first and the last chunk: Megatron-Bridge's Qwen3-235B recipe) the
+  /// last rank holds exactly the layers this rule gives it, so the busiest rank is the same.
+  /// Must have pp entries summing to the model's layers
   /// (Error{invalid_input, "layout.pipeline_stage_layers"}).
   std::vector<int> pipeline_stage_layers;
 };

@@ -126,6 +126,33 @@ TEST(PerfFlops, SlidingWindowCapsKeysPerQuery) {
               16.0 * 4 * 32 * 128 * ((s + 1) / 2) + 16.0 * 4 * 32 * 128 * mean_keys, 1.0);
 }
 
+TEST(PerfFlops, GptOss120bWindowedLayersAttendTo128Keys) {
+  // openai/gpt-oss-120b config.json (data/models/openai__gpt-oss-120b): 36 layers whose
+  // layer_types alternate sliding_attention / full_attention (18 each), sliding_window 128,
+  // 64 query heads × head_dim 64 (Q·Kᵀ and A·V widths 4096 each), hidden 2880, 8 KV heads,
+  // 128 experts of width 2880 (gate+up 2880→5760, down 2880→2880), top-4, vocabulary 201088.
+  const ModelArch a = load_preset("gpt-oss-120b");
+  ASSERT_EQ(a.num_layers, 36);
+  ASSERT_EQ(a.sliding_window, 128);
+  ASSERT_EQ(a.num_sliding_window_layers(), 18);
+  const double s = 4096, w = 128, per_key = 2.0 * 4096 + 2.0 * 4096;
+  const double full_keys = (s + 1) / 2;                           // 2048.5
+  const double window_keys = (w * (w + 1) / 2 + (s - w) * w) / s;  // 516160 / 4096 = 126.015625
+  EXPECT_DOUBLE_EQ(window_keys, 126.015625);
+  const double attention = per_key * (18 * full_keys + 18 * window_keys);  // 6.41e8 per token
+  EXPECT_NEAR(forward_flops_per_token(a, 4096).attention_flop, attention, 1.0);
+  // Full attention on every layer would be 36 × 2048.5 keys: 1.88 × what the windows leave.
+  EXPECT_NEAR(per_key * 36 * full_keys / attention, 1.884, 1e-3);
+  // Training: forward + backward = 3 × the forward attention.
+  EXPECT_NEAR(model_training_flops_per_token(a, 4096, Task::pretrain).attention_flop, 3 * attention, 3.0);
+  // Matmul weights per token: per layer q 2880·4096 + k, v 2·2880·512 + o 4096·2880 + router
+  // 2880·128 + 4 active experts × (2880·5760 + 2880·2880) = 126,443,520; × 36 + head 2880·201088.
+  const double per_layer = 2880.0 * 4096 + 2 * 2880.0 * 512 + 4096.0 * 2880 + 2880.0 * 128 +
+                           4 * (2880.0 * 5760 + 2880.0 * 2880);
+  EXPECT_DOUBLE_EQ(per_layer, 126443520.0);
+  EXPECT_NEAR(matmul_params_per_token(a), 36 * per_layer + 2880.0 * 201088, 1.0);
+}
+
 TEST(PerfFlops, MoeCountsOnlyActiveExperts) {
   const ModelArch a = load_preset("mixtral-8x7b");
   // Mixtral 8x7B: 46.7B total, 12.9B active per token incl. embeddings (Jiang et al. 2024 §2);

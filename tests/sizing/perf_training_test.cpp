@@ -264,6 +264,36 @@ TEST(PerfTraining, LastPipelineStageHoldsTheOutputLayer) {
   }
 }
 
+TEST(PerfTraining, AccountForEmbeddingAndLossSplitLeavesTheLastRankAsTheDefaultRule) {
+  // Megatron-Bridge's Qwen3-235B-A22B recipe sets account_for_embedding_in_pipeline_split and
+  // account_for_loss_in_pipeline_split (src/megatron/bridge/recipes/qwen/qwen3_moe.py at 1c43b3928,
+  // the 25.11 release, and c0b9a0003, the 26.02 summary). Megatron-Core's get_num_layers_to_build
+  // (megatron/core/transformer/transformer_block.py) then splits L + 2 = 94 + 2 = 96 "layers" over
+  // pp·v = 8·4 = 32 chunks of 3 and removes one from the first chunk (embedding) and one from the
+  // last (loss): per rank {11, 12, 12, 12, 12, 12, 12, 11}. The default rule gpuplan uses without a
+  // layout (94 over 32 chunks: 30 chunks of 3, the last two of 2) gives {12, 12, 12, 12, 12, 12, 11, 11}:
+  // the last rank holds 11 layers + the output layer in both, so the busiest rank and the step agree.
+  const GpuSpec gpu = a100_like();
+  const ModelArch arch = gpt(94, 2048, 51200);
+  const PerfAssumptions a = plain();
+  TrainingStepRequest r = request(1, 8, 1, 64);
+  r.layout.virtual_stages = 4;
+  const ClusterSpec c = make_cluster(gpu, 8, 1, 0);
+  const TrainingStepEstimate by_rule = estimate_training_step(arch, r, c, a);
+  TrainingStepRequest flags = r;
+  flags.pipeline_stage_layers = {11, 12, 12, 12, 12, 12, 12, 11};
+  const TrainingStepEstimate by_flags = estimate_training_step(arch, flags, c, a);
+  EXPECT_EQ(by_rule.pp_busiest_stage, 7);
+  EXPECT_EQ(by_flags.pp_busiest_stage, 7);
+  EXPECT_DOUBLE_EQ(by_flags.compute_seconds, by_rule.compute_seconds);
+  EXPECT_DOUBLE_EQ(by_flags.step_seconds, by_rule.step_seconds);
+  // Busiest / mean = (11 layers + head) / ((94 layers + head) / 8), per token forward as above.
+  const double h = 2048, s = 2048, V = 51200;
+  const double layer = 2 * 12 * h * h + 4 * h * (s + 1) / 2;
+  const double head = 2 * V * h;
+  EXPECT_NEAR(by_rule.pp_stage_imbalance, (11 * layer + head) / ((94 * layer + head) / 8), 2e-3);
+}
+
 TEST(PerfTraining, MoreDataParallelGpusNeverSlowCompute) {
   const GpuSpec gpu = a100_like();
   const ModelArch arch = gpt(32, 4096, 51200);
