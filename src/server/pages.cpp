@@ -1485,6 +1485,24 @@ class Pages {
                          {"warnings", warnings},
                          {"assumption", pg.lang == "en" ? out["fit_assumption"].get<std::string>()
                                                         : pg.t.value(in.task == "serve" ? "fit_assumption_serving" : "fit_assumption_training", "")}};
+        // Each number's explanation on demand (issue 10: "/size and /plan ... each number's
+        // explanation"): a link asks for it (explain=1); with it, every term's formula and source.
+        if (out.contains("explanation") && out["explanation"].is_array()) {
+          json lines = json::array();
+          for (const auto& l : out["explanation"])
+            lines.push_back({{"term", term_label(l["name"].get<std::string>(), pg.t)},
+                             {"code", l["name"]},
+                             {"gb", gb(l["bytes"].get<double>(), pg.lang)},
+                             {"formula", explain_text("formula", l["formula"].get<std::string>(), pg.lang, pg.t)},
+                             {"source", explain_text("source", l["source"].get<std::string>(), pg.lang, pg.t)}});
+          ctx["result"]["explain_lines"] = lines;
+          ctx["result"]["has_explain"] = true;
+        } else {
+          std::string query = "?";
+          for (const auto& [k, v] : body.items())
+            query += (query.size() > 1 ? "&" : "") + k + "=" + httplib::detail::encode_query_param(api::field_value_text(v));
+          ctx["result"]["explain_href"] = pg.prefix + "/size" + query + "&explain=1";
+        }
       }
     } catch (const Error& e) {
       res.status = http_status(e.kind());

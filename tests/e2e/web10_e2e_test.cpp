@@ -139,6 +139,40 @@ TEST_F(ServeTrial10E2E, ANoOfferPlanSuggestsTheApisImportNotTheCliCommand) {
   EXPECT_NE(cli.out.find("`gpuplan import FILE`"), std::string::npos) << cli.out;
 }
 
+// trial10b defect 1: /size showed no explanation of its numbers (the API has them with explain).
+// The page links to them, and with explain=1 lists each term with its formula and source, in the
+// page's language: the same terms and bytes as POST /api/size with explain.
+TEST_F(ServeTrial10E2E, TheSizePageExplainsEachNumberOnDemand) {
+  httplib::Client c("127.0.0.1", server().port);
+  c.set_read_timeout(120, 0);
+  const auto api = c.Post("/api/size", R"({"model": "llama-3.1-8b", "task": "lora", "explain": true})", "application/json");
+  ASSERT_TRUE(api);
+  const json expl = json::parse(api->body)["explanation"];
+  ASSERT_TRUE(expl.is_array() && !expl.empty()) << api->body.substr(0, 400);
+  const auto plain = get("/en/size?model=llama-3.1-8b&task=lora");
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->status, 200);
+  EXPECT_NE(plain->body.find("/en/size?model=llama-3.1-8b&amp;task=lora&amp;explain=1"), std::string::npos)
+      << "no link to the explanation";
+  EXPECT_EQ(plain->body.find("id=\"explain\""), std::string::npos);
+  for (const std::string lang : {"en", "fr", "th"}) {
+    const auto r = get("/" + lang + "/size?model=llama-3.1-8b&task=lora&explain=1");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << lang;
+    const std::string& html = r->body;
+    const auto section = html.find("id=\"explain\"");
+    ASSERT_NE(section, std::string::npos) << lang;
+    // One row per term of the API's explanation, titled with its code.
+    for (const auto& l : expl)
+      EXPECT_NE(html.find("title=\"" + l["name"].get<std::string>() + "\"", section), std::string::npos)
+          << lang << " " << l["name"];
+    // The weights' formula keeps its number and the source its citation.
+    EXPECT_NE(html.find("8.03e+09", section), std::string::npos) << lang;
+    EXPECT_NE(html.find("Rajbhandari", section), std::string::npos) << lang;
+    EXPECT_EQ(html.find("data/", section), std::string::npos) << lang;
+  }
+}
+
 // D9a: an API error speaks the API's form. The unknown filter field's hint named the CLI's
 // "gpuplan offers --help-fields", reworded "gpuplan offers help_fields" for the API.
 TEST_F(ServeTrial10E2E, AnUnknownFilterFieldPointsToTheApisOwnFieldListNotACliCommand) {
