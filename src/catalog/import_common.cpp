@@ -257,7 +257,7 @@ const GpuSpec* resolve_gpu(Offer& offer, const std::vector<std::string>& candida
   if (chosen == nullptr) {
     offer.gpu_name.reset();
     report(batch, &offer, where, import_rule::kUnresolvedGpu,
-           fmt::format("GPU name '{}' is not in the hardware catalog (data/gpus.csv); kept but not ranked",
+           fmt::format("GPU name '{}' is not in the hardware catalog (`gpuplan gpus`); kept but not ranked",
                        offer.gpu_name_raw),
            false, true);
     return nullptr;

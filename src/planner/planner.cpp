@@ -1434,7 +1434,7 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
   if (!p.math_fallback.empty()) {
     const Dtype used = p.math_fallback == "tf32" ? Dtype::tf32 : Dtype::fp32;
     add_warning(w, PlanWarningCode::fp32_math_fallback,
-                fmt::format("{}: BF16/FP16 tensor-core rates unknown (data/gpus.csv); timed at its {} peak ({:.0f} "
+                fmt::format("{}: BF16/FP16 tensor-core rates unknown in the GPU catalog (`gpuplan gpus`); timed at its {} peak ({:.0f} "
                             "TFLOP/s), so time{} pessimistic",
                             spec->name, p.math_fallback == "tf32" ? "TF32" : "FP32",
                             spec->dense_flops(used).value_or(0) / 1e12,
@@ -2898,7 +2898,7 @@ void add_result_warnings(const PlanRequest& request, const PlanState& st, PlanRe
     if (shown > 4) names += fmt::format(" and {} more (all in --json: warnings[].values.gpus)", shown - 4);
     result.warnings.push_back(PlanWarning{
         PlanWarningCode::gpu_figures_unknown,
-        fmt::format("skipped, no published peak FLOP/s or memory bandwidth (data/gpus.csv): {}", names),
+        fmt::format("skipped, no published peak FLOP/s or memory bandwidth in the GPU catalog (`gpuplan gpus`): {}", names),
         {{"gpus", all_names}, {"gpu_count", std::to_string(shown)}}});
   }
 }

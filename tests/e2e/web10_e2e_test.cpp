@@ -173,6 +173,24 @@ TEST_F(ServeTrial10E2E, TheSizePageExplainsEachNumberOnDemand) {
   }
 }
 
+// trial10b defect 2: a plan warning named a repository file ("skipped, no published peak FLOP/s or
+// memory bandwidth (data/gpus.csv): ..."), in the API and on the English page. It names the GPU
+// catalog in each front end's form.
+TEST_F(ServeTrial10E2E, APlanWarningNamesTheGpuCatalogNotARepositoryFile) {
+  httplib::Client c("127.0.0.1", server().port);
+  c.set_read_timeout(120, 0);
+  const auto r = c.Post("/api/plan", R"({"model": "llama-3.1-70b", "task": "lora", "tokens": 5e8, "filter": "gpus>=8"})",
+                        "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body.substr(0, 400);
+  EXPECT_EQ(r->body.find("data/gpus.csv"), std::string::npos);
+  EXPECT_NE(r->body.find("no published peak FLOP/s or memory bandwidth in the GPU catalog (GET /api/gpus)"),
+            std::string::npos);
+  const auto page = get("/en/plan?model=llama-3.1-70b&task=lora&tokens=5e8&filter=gpus%3E%3D8");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->body.find("data/gpus.csv"), std::string::npos);
+}
+
 // D9a: an API error speaks the API's form. The unknown filter field's hint named the CLI's
 // "gpuplan offers --help-fields", reworded "gpuplan offers help_fields" for the API.
 TEST_F(ServeTrial10E2E, AnUnknownFilterFieldPointsToTheApisOwnFieldListNotACliCommand) {
