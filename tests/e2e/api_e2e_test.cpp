@@ -63,7 +63,16 @@ json in_api_words(json doc, int* flags = nullptr) {
       last = static_cast<std::size_t>(it->position(0) + it->length(0));
       if (flags) ++*flags;
     }
-    v = out + text.substr(last);
+    out += text.substr(last);
+    // The CLI's commands in prose, in their API form (api/fields.cpp kCommands, docs/api.md).
+    for (const auto& [cli, api_form] : {std::pair<std::string, std::string>{"`gpuplan models`", "GET /api/models"},
+                                        {"`gpuplan gpus`", "GET /api/gpus"},
+                                        {"`gpuplan offers`", "GET /api/offers"},
+                                        {"`gpuplan import FILE`", "POST /api/import"},
+                                        {"`gpuplan import`", "POST /api/import"}})
+      for (auto p = out.find(cli); p != std::string::npos; p = out.find(cli, p + api_form.size()))
+        out.replace(p, cli.size(), api_form);
+    v = out;
   };
   std::function<void(json&)> walk = [&](json& node) {
     if (node.is_array()) {
