@@ -181,13 +181,11 @@ void apply_gates(const Source& source, ImportBatch& batch, OfferStore& store, co
       }
     }
   }
-  // Prices lost against this source's earlier snapshots: a price the source leaves out on a few
-  // rows is its own unknown (a preview SKU, a GPU without a pricebook entry), but offers it priced
-  // before and no longer prices, on more than max_bad_row_fraction of them, mean the feed's price
-  // field changed (issue 9 trial D2: counted as the datasheet gate counts $0 prices).
-  // On-demand and spot prices are each source's main fields: losing more than
-  // max_bad_row_fraction of them rejects the snapshot. Reserved and savings-plan prices come and
-  // go with a provider's plans, so their losses are a warning only.
+  // Prices lost against this source's earlier snapshots (issue 9 trial D2): a few unpriced rows are
+  // the source's own unknowns (a preview SKU, a GPU without a pricebook entry), but losing more
+  // than max_bad_row_fraction of the on-demand or spot prices it gave before means the feed's
+  // price field changed: rejected. Reserved and savings-plan prices come and go with a provider's
+  // plans, so their losses are a warning only.
   for (PriceKind kind : kKinds) {
     const std::size_t before = priced_before[static_cast<std::size_t>(kind)];
     const std::size_t lost = price_lost[static_cast<std::size_t>(kind)];
