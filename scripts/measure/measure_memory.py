@@ -10,6 +10,11 @@ and measures, per case, with PyTorch's caching-allocator counters:
   lora   peft LoRA r=16 on q,k,v,o,gate,up,down of a frozen bf16 base
   serve  one prefill of b x s tokens with use_cache=True (weights + KV cache + activations)
 
+With --compile, the training cases of COMPILED_CASES run with every decoder layer compiled
+(nn.Module.compile(), torch.compile's default inductor mode), as torchtune's
+training/_compile.py compile_model does; embeddings, LM head and the loss stay eager. Their ids
+end in "-compiled" and their rows carry "compiled": true.
+
 Each finished case is appended as JSON lines to --out at once, so a timeout keeps what was
 done. Training cases give two rows (kind train_memory and train_step_time, same `measured`
 object); serve cases give one row (kind infer_memory). Field meanings: see
@@ -87,6 +92,21 @@ CASES = [
     ("mixtral-8x7b-L1", "full", 1, 2048, False),
 ]
 
+# Training cases run with --compile (decoder layers compiled): the same shapes as eager cases
+# above, so each compiled row has an eager twin measured by the same script.
+COMPILED_CASES = [
+    ("llama3.2-1b", "full", 4, 1024, False),
+    ("llama3.2-1b", "full", 4, 1024, True),
+    ("llama3.2-1b", "lora", 4, 1024, False),
+    ("llama3.1-8b-L4", "full", 1, 2048, False),
+    ("llama3.1-8b-L4", "lora", 1, 2048, False),
+    ("llama3.1-8b-L4", "full", 1, 2048, True),
+    ("qwen3-0.6b", "full", 4, 1024, False),
+    ("qwen2.5-0.5b", "full", 4, 1024, False),
+    ("llama3.2-1b", "full", 1, 2048, False),
+]
+COMPILE_LAYERS = False  # set by --compile
+
 WARMUP_STEPS = 2  # step 1 materialises the AdamW state; step 2 runs with it in place
 TIMED_STEPS = 3
 PREFILL_WARMUP = 1
@@ -98,7 +118,7 @@ def log(msg):
 
 
 def case_id(short, task, b, s, gc_on):
-    return f"h200-{short}-{task}-b{b}-s{s}" + ("-gc" if gc_on else "")
+    return f"h200-{short}-{task}-b{b}-s{s}" + ("-gc" if gc_on else "") + ("-compiled" if COMPILE_LAYERS else "")
 
 
 def load_config(folder, overrides):
@@ -253,6 +273,17 @@ def run_train(model, task, b, s, gc_on, vocab, rec):
                           target_modules=LORA_TARGETS, bias="none", task_type="CAUSAL_LM")
         model = get_peft_model(model, lcfg)
     model.train()
+    if COMPILE_LAYERS:
+        compiled = 0
+        for m in model.modules():
+            if type(m).__name__.endswith("DecoderLayer"):
+                m.compile()
+                compiled += 1
+        if compiled == 0:
+            raise RuntimeError("--compile: no module whose class name ends in DecoderLayer")
+        rec["compiled"] = True
+        rec["compile"] = {"how": "nn.Module.compile() on each *DecoderLayer (torch.compile default mode)",
+                          "layers_compiled": compiled, "eager_parts": "embeddings, final norm, LM head, loss"}
     base = rec["_base"]
     rec["measured"]["weights_bytes"] = mem() - base
     trainable = [p for p in model.parameters() if p.requires_grad]
@@ -420,6 +451,8 @@ def run_case(short, task, b, s, gc_on, env, command, attn_impl):
         rec["lora"] = {"r": LORA_RANK, "alpha": LORA_ALPHA, "dropout": 0.0, "target_modules": LORA_TARGETS,
                        "library": "peft get_peft_model (autocast_adapter_dtype default)"}
     gc.collect()
+    if COMPILE_LAYERS:
+        torch._dynamo.reset()
     torch.cuda.empty_cache()
     torch.cuda.synchronize()
     rec["_base"] = mem()
@@ -491,9 +524,13 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated substrings; run only cases whose id contains one")
     ap.add_argument("--attn", default="sdpa", help="attn_implementation (default sdpa)")
     ap.add_argument("--list", action="store_true", help="print the case ids and exit (needs no GPU)")
+    ap.add_argument("--compile", action="store_true",
+                    help="run COMPILED_CASES with each decoder layer compiled (ids end in -compiled)")
     args = ap.parse_args()
+    global COMPILE_LAYERS
+    COMPILE_LAYERS = args.compile
 
-    selected = [c for c in CASES
+    selected = [c for c in (COMPILED_CASES if args.compile else CASES)
                 if not args.only or any(x in case_id(*c) for x in args.only.split(","))]
     if args.list:
         for c in selected:
@@ -524,6 +561,7 @@ def main():
         "PYTORCH_CUDA_ALLOC_CONF": os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "unset (default allocator settings)"),
         "sdpa_flash_enabled": torch.backends.cuda.flash_sdp_enabled(),
         "sdpa_mem_efficient_enabled": torch.backends.cuda.mem_efficient_sdp_enabled(),
+        "cpu_count": os.cpu_count(),
     }
     command = shlex.join([sys.executable] + sys.argv)
     log(f"env {json.dumps(env)}")
