@@ -56,7 +56,7 @@ gpuplan::Offer make_offer() {
   o.gpu_count = 8;
   o.gpu_memory_bytes = 80e9;
   o.prices.push_back(gpuplan::PriceObservation{o.id, gpuplan::PriceKind::on_demand, 23.92,
-                                               gpuplan::SourceRef{"fuzz", "fuzz:1", std::string("2025-06-01")}});
+                                               gpuplan::SourceRef{"fuzz", "fuzz:1", std::string("2025-06-01")}, std::nullopt});
   return o;
 }
 

@@ -433,6 +433,7 @@ json to_json(const OffersOutput& out) {
         {"source", r.price ? json(r.price->source.dataset) : json(nullptr)},
         {"locator", r.price ? json(r.price->source.locator) : json(nullptr)},
         {"observed_at", r.price ? opt(r.price->source.observed_at) : json(nullptr)},
+        {"last_seen_at", r.price ? opt(r.price->seen_at()) : json(nullptr)},
         {"stale", opt(r.stale)},
         {"age_days", opt(r.freshness.age_days)},
         {"freshness", freshness_tier_name(r.freshness.tier)},
@@ -445,6 +446,7 @@ json to_json(const OffersOutput& out) {
                                              {"source", r.other_price->source.dataset},
                                              {"locator", r.other_price->source.locator},
                                              {"observed_at", opt(r.other_price->source.observed_at)},
+                                             {"last_seen_at", opt(r.other_price->seen_at())},
                                              {"age_days", opt(r.other_freshness.age_days)},
                                              {"freshness", freshness_tier_name(r.other_freshness.tier)}}
                                       : json(nullptr)},
@@ -480,6 +482,7 @@ json history_to_json(const Offer& offer) {
   for (const auto& p : offer.prices) {
     auto g = usd_per_gpu_hour(offer, p);
     arr.push_back({{"observed_at", opt(p.source.observed_at)},
+                   {"last_seen_at", opt(p.last_seen_at)},
                    {"kind", price_kind_name(p.kind)},
                    {"usd_per_hour", p.usd_per_hour},
                    {"usd_per_gpu_hour", opt(g)},

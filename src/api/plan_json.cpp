@@ -150,7 +150,8 @@ json plan_json(const Plan& p, std::size_t rank) {
             {"price_source",
              {{"dataset", p.price_source.dataset},
               {"locator", p.price_source.locator},
-              {"observed_at", p.price_source.observed_at ? json(*p.price_source.observed_at) : json("undated")}}},
+              {"observed_at", p.price_source.observed_at ? json(*p.price_source.observed_at) : json("undated")},
+              {"last_seen_at", p.price_last_seen_at ? json(*p.price_last_seen_at) : json("undated")}}},
             {"warnings", warnings_json(p.warnings)},
             {"on_pareto_front", p.on_pareto_front}};
   json alts = json::array();

@@ -1028,8 +1028,8 @@ std::optional<long> days_since_epoch(std::string_view iso) { return date_prefix_
 
 std::optional<bool> is_stale(const Offer& offer, PriceKind kind, std::string_view now_date, double stale_after_days) {
   const PriceObservation* p = offer.latest_price(kind);
-  if (p == nullptr || !p->source.observed_at || now_date.empty()) return std::nullopt;
-  auto seen = days_since_epoch(*p->source.observed_at);
+  if (p == nullptr || !p->seen_at() || now_date.empty()) return std::nullopt;
+  auto seen = days_since_epoch(*p->seen_at());
   auto now = days_since_epoch(now_date);
   if (!seen || !now) return std::nullopt;
   return static_cast<double>(*now - *seen) > stale_after_days;

@@ -195,13 +195,13 @@ class Compiler {
           // date - date is whole days, as days_since_epoch differences.
           sql("((CAST(");
           param(ctx_.now_date.substr(0, 10));
-          sql(" AS date) - CAST(substr(lp.observed_at, 1, 10) AS date)) > ");
+          sql(" AS date) - CAST(substr(lp.last_seen_at, 1, 10) AS date)) > ");
           param(ctx_.stale_after_days);
           sql(")");
         } else {
           sql("((julianday(");
           param(ctx_.now_date.substr(0, 10));
-          sql(") - julianday(substr(lp.observed_at, 1, 10))) > ");
+          sql(") - julianday(substr(lp.last_seen_at, 1, 10))) > ");
           param(ctx_.stale_after_days);
           sql(")");
         }

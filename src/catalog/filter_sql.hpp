@@ -5,7 +5,8 @@
 /// The clause reads these names, which each store provides in its query:
 ///   `o`              the offers row (columns of the schema in sqlite_store.cpp / pg_store.cpp);
 ///   `lp`             the offer's row of latest_prices for the query's price kind
-///                    (usd_per_hour REAL/float8, observed_at TEXT as the source wrote it, dataset),
+///                    (usd_per_hour REAL/float8, observed_at TEXT as the source wrote it, dataset,
+///                    last_seen_at TEXT: when the price was last seen, what `stale` reads),
 ///                    all NULL when the offer has no price of that kind;
 ///   `latest_prices`, `flags`  the store's tables (latest_prices: one row per offer and kind,
 ///                    kept by every import: migration 3; the clause never reads price history);

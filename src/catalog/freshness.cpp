@@ -42,14 +42,14 @@ void FreshnessLimits::validate() const {
 }
 
 Freshness price_freshness(const PriceObservation* price, std::string_view now_date, const FreshnessLimits& limits) {
-  if (price == nullptr || !price->source.observed_at || now_date.empty()) return Freshness{};
+  if (price == nullptr || !price->seen_at() || now_date.empty()) return Freshness{};
   return price_freshness(price, days_since_epoch(now_date), limits);
 }
 
 Freshness price_freshness(const PriceObservation* price, std::optional<long> now, const FreshnessLimits& limits) {
   Freshness f;
-  if (price == nullptr || !price->source.observed_at || !now) return f;
-  const auto seen = days_since_epoch(*price->source.observed_at);
+  if (price == nullptr || !price->seen_at() || !now) return f;
+  const auto seen = days_since_epoch(*price->seen_at());  // the last time the price was seen
   if (!seen) return f;
   const long age = *now - *seen;
   f.age_days = age;
@@ -84,9 +84,9 @@ bool questions_price(const QualityFlag& flag) {
 EvidenceTier price_evidence_tier(const Offer& offer, PriceKind kind, std::string_view now_date, double stale_after_days) {
   if (std::any_of(offer.flags.begin(), offer.flags.end(), questions_price)) return EvidenceTier::flagged;
   const PriceObservation* p = offer.latest_price(kind);
-  if (p == nullptr || !p->source.observed_at) return EvidenceTier::undated;
+  if (p == nullptr || !p->seen_at()) return EvidenceTier::undated;
   if (now_date.empty()) return EvidenceTier::clean;
-  const std::string day = p->source.observed_at->substr(0, 10);
+  const std::string day = p->seen_at()->substr(0, 10);  // the last time the price was seen
   if (day > now_date.substr(0, 10)) return EvidenceTier::undated;  // observed after "today": no evidence on that day
   const auto cutoff = earliest_unstale_date(now_date, stale_after_days);
   if (cutoff && day < *cutoff) return EvidenceTier::stale;

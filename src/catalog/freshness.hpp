@@ -9,7 +9,9 @@
 ///             `stale` filter field and `--stale-days`)
 ///   stale   : age > stale_after_days
 ///   undated : the source gave no date (never guessed), or no price of that kind
-/// Age is whole days between the observation's date (first 10 characters, YYYY-MM-DD) and now.
+/// Age is whole days between the date the price was last seen (PriceObservation::seen_at: a later
+/// fetch that found the same price again, else the observation's date; first 10 characters,
+/// YYYY-MM-DD) and now.
 #include <optional>
 #include <string>
 #include <string_view>

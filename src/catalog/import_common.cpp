@@ -293,7 +293,7 @@ void check_price(ImportBatch& batch, Offer& offer, PriceKind kind, double usd_pe
 }
 
 void add_price(Offer& offer, PriceKind kind, double usd_per_hour, SourceRef source) {
-  offer.prices.push_back(PriceObservation{offer.id, kind, usd_per_hour, std::move(source)});
+  offer.prices.push_back(PriceObservation{offer.id, kind, usd_per_hour, std::move(source), std::nullopt});
 }
 
 void add_checked_price(ImportBatch& batch, Offer& offer, PriceKind kind, double usd_per_hour, SourceRef source,

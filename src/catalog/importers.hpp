@@ -87,8 +87,23 @@ struct ImportRuleCount {
 };
 
 /// The result of importing one file (or several, merged).
+/// A fetched price equal to the stored latest price of its offer and kind from the same dataset
+/// (docs/fetch.md "Seen again"): not a new observation; OfferStore::commit_snapshot sets that
+/// latest price's last_seen_at to `seen_at` when the stored price is still this one and was last
+/// seen earlier.
+struct PriceSeenAgain {
+  std::string offer_id;
+  PriceKind kind = PriceKind::on_demand;
+  double usd_per_hour = 0;  ///< the price, USD per instance-hour, as stored
+  std::string dataset;      ///< the observation's dataset ("fetch:<source>")
+  std::string seen_at;      ///< the snapshot's fetched-at time, "YYYY-MM-DDTHH:MM:SSZ"
+};
+
 struct ImportBatch {
   std::vector<Offer> offers;         ///< each with its PriceObservations; ids unique within a batch
+  /// Prices seen again (fetch snapshots only; split_seen_again in ingest.hpp): applied by
+  /// commit_snapshot, ignored by import().
+  std::vector<PriceSeenAgain> seen_again;
   std::vector<ImportIssue> issues;   ///< every quality finding, in input order
   std::size_t rows_read = 0;         ///< data rows (or JSON records) read, GPU or not
   std::string dataset;               ///< SourceRef::dataset of the input ("bundled" after bundled_catalog)

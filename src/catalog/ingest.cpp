@@ -180,9 +180,31 @@ ImportResult ingest(OfferStore& store, ImportBatch& batch, const IngestOptions& 
   return opts.dry_run ? store.preview_import(batch) : store.import(batch);
 }
 
+void split_seen_again(OfferStore& store, ImportBatch& batch) {
+  for (Offer& o : batch.offers) {
+    if (o.prices.empty()) continue;
+    const std::optional<Offer> stored = store.get(o.id);
+    if (!stored) continue;
+    const auto latest = stored->latest_prices();
+    std::vector<PriceObservation> keep;
+    for (PriceObservation& p : o.prices) {
+      const PriceObservation* l = latest[static_cast<std::size_t>(p.kind)];
+      if (l != nullptr && l->usd_per_hour == p.usd_per_hour && l->source.dataset == p.source.dataset &&
+          p.source.observed_at && l->source.observed_at && *l->source.observed_at < *p.source.observed_at)
+        batch.seen_again.push_back(PriceSeenAgain{o.id, p.kind, p.usd_per_hour, p.source.dataset, *p.source.observed_at});
+      else
+        keep.push_back(std::move(p));
+    }
+    o.prices = std::move(keep);
+  }
+}
+
 SnapshotCommit ingest_snapshot(OfferStore& store, const SnapshotRecord& record, ImportBatch* batch,
                                std::string_view today) {
   if (batch != nullptr && record.status == "accepted") gate_against_store(store, *batch, today);
+  // After the gates (the below-market-index gate reads the batch's prices): a price the source
+  // gives again is seen again, not observed again.
+  if (batch != nullptr && record.status != "rejected") split_seen_again(store, *batch);
   return store.commit_snapshot(record, batch);
 }
 

@@ -51,9 +51,16 @@ inline constexpr std::size_t kIngestChunkRows = 16384;
 FileImport ingest_file(OfferStore& store, const std::string& path, std::optional<ImportFormat> format,
                        const IngestOptions& opts, std::size_t chunk_rows = kIngestChunkRows);
 
+/// Seen again (docs/fetch.md): moves each observation of `batch` whose price equals the stored
+/// latest price of its offer and kind from the same dataset, observed earlier, to
+/// batch.seen_again (a price re-confirmed by a later fetch is not a new observation: history
+/// gets one observation per price change, and commit_snapshot sets that price's last_seen_at).
+void split_seen_again(OfferStore& store, ImportBatch& batch);
+
 /// The fetchers' write: for an accepted snapshot with a batch, the gates above (today: the
-/// snapshot's fetch date), then OfferStore::commit_snapshot (record and batch in one
-/// transaction). Rejected/unchanged records are logged as they are.
+/// snapshot's fetch date); for an accepted or unchanged one with a batch, split_seen_again; then
+/// OfferStore::commit_snapshot (record, batch and the prices seen again in one transaction).
+/// A rejected record, or one without a batch, is logged as it is.
 SnapshotCommit ingest_snapshot(OfferStore& store, const SnapshotRecord& record, ImportBatch* batch,
                                std::string_view today);
 

@@ -1,6 +1,8 @@
 #include "catalog/memory_store.hpp"
 
 #include <algorithm>
+#include <array>
+#include <optional>
 
 #include "catalog/freshness.hpp"
 #include "hardware/gpu_spec.hpp"
@@ -52,8 +54,13 @@ ImportResult MemoryOfferStore::import(const ImportBatch& batch) {
       it->second = std::move(facts);
     }
     Offer& stored = it->second;
+    const auto latest_before = stored.latest_prices();
+    std::array<std::optional<PriceObservation>, kPriceKindCount> before;
+    for (std::size_t k = 0; k < kPriceKindCount; ++k)
+      if (latest_before[k] != nullptr) before[k] = *latest_before[k];
     for (PriceObservation p : in.prices) {
       p.offer_id = in.id;
+      p.last_seen_at.reset();  // set by commit_snapshot only (seen again)
       const bool known = std::any_of(stored.prices.begin(), stored.prices.end(),
                                      [&](const PriceObservation& q) { return same_observation(p, q); });
       if (known) {
@@ -64,6 +71,15 @@ ImportResult MemoryOfferStore::import(const ImportBatch& batch) {
       ++r.observations_added;
     }
     sort_history(stored.prices);
+    // Only the latest price of a kind carries last_seen_at (as latest_prices in SQL): a new
+    // latest observation starts it again at its own date.
+    const auto latest_after = stored.latest_prices();
+    for (std::size_t k = 0; k < kPriceKindCount; ++k) {
+      const PriceObservation* now = latest_after[k];
+      if (now == nullptr || (before[k] && same_observation(*before[k], *now))) continue;
+      for (PriceObservation& q : stored.prices)
+        if (static_cast<std::size_t>(q.kind) == k) q.last_seen_at.reset();
+    }
   }
   offers_.swap(next);
   ++revision_;
@@ -173,6 +189,31 @@ SnapshotCommit MemoryOfferStore::commit_snapshot(const SnapshotRecord& record, c
   } else if (record.status == "accepted" && batch != nullptr) {
     c.import = import(*batch);
     c.record.observations_added = c.import.observations_added;
+  }
+  if (batch != nullptr && c.record.status != "rejected") {
+    // Prices seen again and, for an unchanged snapshot, the availability its offers still report
+    // (SqliteOfferStore's apply_seen_again).
+    bool changed = false;
+    for (const PriceSeenAgain& a : batch->seen_again) {
+      auto it = offers_.find(a.offer_id);
+      if (it == offers_.end()) continue;
+      const PriceObservation* latest = it->second.latest_price(a.kind);
+      if (latest == nullptr || latest->usd_per_hour != a.usd_per_hour || latest->source.dataset != a.dataset ||
+          !latest->seen_at() || !(*latest->seen_at() < a.seen_at))
+        continue;
+      const_cast<PriceObservation*>(latest)->last_seen_at = a.seen_at;  // an element of offers_, which is not const
+      changed = true;
+    }
+    if (c.record.status == "unchanged")
+      for (const Offer& o : batch->offers) {
+        auto it = offers_.find(o.id);
+        if (it == offers_.end() || !o.confirmed_available_at || !it->second.confirmed_available_at ||
+            !(*it->second.confirmed_available_at < *o.confirmed_available_at))
+          continue;
+        it->second.confirmed_available_at = o.confirmed_available_at;
+        changed = true;
+      }
+    if (changed) ++revision_;
   }
   c.record.id = static_cast<std::int64_t>(snapshots_.size()) + 1;
   snapshots_.push_back(c.record);

@@ -55,6 +55,15 @@ struct PriceObservation {
   PriceKind kind = PriceKind::on_demand;
   double usd_per_hour = 0;  ///< whole instance (all gpu_count GPUs), USD per hour
   SourceRef source;
+  /// The last time the source gave this same price (docs/fetch.md "Seen again"): on an offer's
+  /// latest price of a kind as a store returns it, the fetched-at time of the newest snapshot of
+  /// the same source (dataset) that still listed the offer at this price (source.observed_at until
+  /// a later snapshot confirms it; a price from a bundled or imported file keeps its observed_at).
+  /// nullopt on older observations of the history, and when undated. Not part of the identity.
+  std::optional<std::string> last_seen_at;
+  /// When the price was last seen: last_seen_at, else source.observed_at. Age, freshness tier,
+  /// stale and the planner's price evidence read this date; source.observed_at is the first seen.
+  const std::optional<std::string>& seen_at() const noexcept { return last_seen_at ? last_seen_at : source.observed_at; }
 };
 
 /// Billing terms. Provider defaults live in data/providers.toml (each value with a source URL

@@ -247,6 +247,18 @@ CREATE INDEX latest_prices_by_price ON latest_prices (kind, usd_per_hour, offer_
 DROP INDEX IF EXISTS snapshots_accepted_once;
 CREATE INDEX IF NOT EXISTS snapshots_by_source_status ON snapshots (source, status, fetched_at);
 )sql",
+      // 10: when each latest price was last seen (SQLite migration 10, issue 9 trial D3,
+      // docs/fetch.md "Seen again"): set by a fetch that finds the same price again; age, tier
+      // and stale read it, so the bounded read's class indexes are rebuilt on it. Filled with
+      // observed_at for existing rows.
+      R"sql(
+ALTER TABLE latest_prices ADD COLUMN last_seen_at text;
+UPDATE latest_prices SET last_seen_at = observed_at;
+DROP INDEX IF EXISTS latest_prices_by_class_price;
+DROP INDEX IF EXISTS latest_prices_by_class_date;
+CREATE INDEX latest_prices_by_class_price ON latest_prices (kind, plan_class, usd_per_hour) INCLUDE (last_seen_at);
+CREATE INDEX latest_prices_by_class_date ON latest_prices (kind, plan_class, last_seen_at COLLATE "C" NULLS FIRST);
+)sql",
   };
   return m;
 }
@@ -267,28 +279,31 @@ constexpr const char* kOfferColumns = GPUPLAN_OFFER_COLUMNS_V6 ", o.min_nodes";
 
 /// Observations of many offers, oldest first per offer (unknown dates first, then insertion).
 constexpr const char* kAllObservationsSql =
-    "SELECT offer_id, kind, usd_per_hour::float8, observed_at_text, dataset, locator FROM observations "
-    "WHERE offer_id = ANY($1::text[]) "
-    "ORDER BY offer_id, (observed_at_text IS NOT NULL), observed_at_text COLLATE \"C\", seq";
+    "SELECT x.offer_id, x.kind, x.usd_per_hour::float8, x.observed_at_text, x.dataset, x.locator, l.last_seen_at "
+    "FROM observations x LEFT JOIN latest_prices l ON l.offer_id = x.offer_id AND l.kind = x.kind AND l.seq = x.seq "
+    "WHERE x.offer_id = ANY($1::text[]) "
+    "ORDER BY x.offer_id, (x.observed_at_text IS NOT NULL), x.observed_at_text COLLATE \"C\", x.seq";
 /// The latest observation of each kind of many offers (latest_prices holds their copies), same order.
 constexpr const char* kLatestObservationsSql =
-    "SELECT offer_id, kind, usd_per_hour, observed_at, dataset, locator FROM latest_prices "
+    "SELECT offer_id, kind, usd_per_hour, observed_at, dataset, locator, last_seen_at FROM latest_prices "
     "WHERE offer_id = ANY($1::text[]) ORDER BY offer_id, (observed_at IS NOT NULL), observed_at COLLATE \"C\", seq";
 /// Recomputes latest_prices for one offer ($1) and kind ($2) from its observations
 /// (Offer::latest_price's rule: unknown dates oldest, then the newest date, ties to the latest
 /// inserted): one probe of observations_latest, in the import's transaction.
 constexpr const char* kRefreshLatestSql =
     "INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, observed_at, dataset, gpu_name, "
-    "gpu_norm, provider, locator, gpu_count, plan_class) SELECT x.offer_id, x.kind, x.seq, x.usd_per_hour::float8, "
-    "x.usd_per_hour::float8 / NULLIF(o.gpu_count, 0), x.observed_at_text, x.dataset, o.gpu_name, "
-    "gpuplan_norm(o.gpu_name_raw), lower(o.provider), x.locator, o.gpu_count, $3::bigint FROM observations x "
+    "gpu_norm, provider, locator, gpu_count, plan_class, last_seen_at) SELECT x.offer_id, x.kind, x.seq, "
+    "x.usd_per_hour::float8, x.usd_per_hour::float8 / NULLIF(o.gpu_count, 0), x.observed_at_text, x.dataset, "
+    "o.gpu_name, gpuplan_norm(o.gpu_name_raw), lower(o.provider), x.locator, o.gpu_count, $3::bigint, "
+    "x.observed_at_text FROM observations x "
     "JOIN offers o ON o.id = x.offer_id "
     "WHERE x.offer_id = $1 AND x.kind = $2 "
     "ORDER BY (x.observed_at_text IS NULL), x.observed_at_text COLLATE \"C\" DESC, x.seq DESC LIMIT 1 "
     "ON CONFLICT (offer_id, kind) DO UPDATE SET seq = excluded.seq, usd_per_hour = excluded.usd_per_hour, "
     "usd_per_gpu_hour = excluded.usd_per_gpu_hour, observed_at = excluded.observed_at, dataset = excluded.dataset, "
     "gpu_name = excluded.gpu_name, gpu_norm = excluded.gpu_norm, provider = excluded.provider, locator = excluded.locator, "
-    "gpu_count = excluded.gpu_count, plan_class = excluded.plan_class "
+    "gpu_count = excluded.gpu_count, plan_class = excluded.plan_class, last_seen_at = CASE WHEN "
+    "latest_prices.seq = excluded.seq THEN latest_prices.last_seen_at ELSE excluded.last_seen_at END "
     "WHERE latest_prices.seq <> excluded.seq OR latest_prices.gpu_count <> excluded.gpu_count "
     "OR latest_prices.plan_class IS DISTINCT FROM excluded.plan_class "
     "OR latest_prices.usd_per_gpu_hour IS DISTINCT FROM excluded.usd_per_gpu_hour "
@@ -690,9 +705,9 @@ struct PgOfferStore::Impl {
         "ORDER BY kind, plan_class LIMIT 1) UNION ALL SELECT n.kind, n.plan_class FROM c CROSS JOIN LATERAL (SELECT "
         "kind, plan_class FROM latest_prices WHERE (kind, plan_class) > (c.kind, c.pc) AND plan_class IS NOT NULL "
         "ORDER BY kind, plan_class LIMIT 1) n) "
-        "SELECT c.kind, c.pc, (SELECT observed_at FROM latest_prices WHERE kind = c.kind AND plan_class = c.pc ORDER "
-        "BY observed_at COLLATE \"C\" NULLS FIRST LIMIT 1), (SELECT observed_at FROM latest_prices WHERE kind = c.kind "
-        "AND plan_class = c.pc ORDER BY observed_at COLLATE \"C\" DESC NULLS LAST LIMIT 1) FROM c WHERE EXISTS "
+        "SELECT c.kind, c.pc, (SELECT last_seen_at FROM latest_prices WHERE kind = c.kind AND plan_class = c.pc ORDER "
+        "BY last_seen_at COLLATE \"C\" NULLS FIRST LIMIT 1), (SELECT last_seen_at FROM latest_prices WHERE kind = "
+        "c.kind AND plan_class = c.pc ORDER BY last_seen_at COLLATE \"C\" DESC NULLS LAST LIMIT 1) FROM c WHERE EXISTS "
         "(SELECT 1 FROM offers o LEFT JOIN latest_prices lp ON lp.offer_id = o.id AND lp.kind = $1::text WHERE o.id = "
         "(SELECT offer_id FROM latest_prices WHERE kind = c.kind AND plan_class = c.pc LIMIT 1) AND ($2::boolean OR "
         "NOT EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND f.excludes)) AND (NOT $3::boolean OR "
@@ -726,9 +741,9 @@ struct PgOfferStore::Impl {
         (class_level ? std::string()
                      : std::string("JOIN offers o ON o.id = w.offer_id LEFT JOIN latest_prices lp ON lp.offer_id = o.id "
                                    "AND lp.kind = $7::text ")) +
-        "WHERE w.kind = c.kind AND w.plan_class = c.pc AND CASE WHEN c.part = 0 THEN (w.observed_at COLLATE \"C\" >= "
-        "$4::text AND w.observed_at COLLATE \"C\" < $5::text) ELSE (w.observed_at IS NULL OR w.observed_at COLLATE "
-        "\"C\" < $4::text OR w.observed_at COLLATE \"C\" >= $5::text) END" +
+        "WHERE w.kind = c.kind AND w.plan_class = c.pc AND CASE WHEN c.part = 0 THEN (w.last_seen_at COLLATE \"C\" >= "
+        "$4::text AND w.last_seen_at COLLATE \"C\" < $5::text) ELSE (w.last_seen_at IS NULL OR w.last_seen_at COLLATE "
+        "\"C\" < $4::text OR w.last_seen_at COLLATE \"C\" >= $5::text) END" +
         (class_level ? std::string() : " AND (" + fwhere.sql + ")") +
         " ORDER BY w.usd_per_hour FETCH FIRST ($6::bigint) ROWS WITH TIES) x";
     std::string class_arr = "{", part_arr = "{";
@@ -845,6 +860,7 @@ struct PgOfferStore::Impl {
       p.source.observed_at = opt_text(r[3]);
       p.source.dataset = r[4].as<std::string>();
       p.source.locator = r[5].as<std::string>();
+      p.last_seen_at = opt_text(r[6]);
       by_id.at(p.offer_id)->prices.push_back(std::move(p));
     }
   }
@@ -864,6 +880,31 @@ struct PgOfferStore::Impl {
   static void lock_writes(pqxx::transaction_base& t) {
     t.exec(fmt::format("SET LOCAL lock_timeout = '{}s'", kWriterWaitSeconds));  // a constant of ours
     t.exec_params("SELECT pg_advisory_xact_lock($1::bigint)", kWriteLockKey);
+  }
+
+  /// SqliteOfferStore's apply_seen_again: a snapshot's prices seen again and, for an unchanged
+  /// snapshot (`confirm_offers`), the availability its offers still report, in `t`; the revision
+  /// raised when anything changed.
+  static void apply_seen_again(pqxx::transaction_base& t, const ImportBatch& batch, bool confirm_offers) {
+    std::size_t changed = 0;
+    for (const PriceSeenAgain& a : batch.seen_again)
+      changed += static_cast<std::size_t>(
+          t.exec_params("UPDATE latest_prices SET last_seen_at = $5 WHERE offer_id = $1 AND kind = $2 AND "
+                        "usd_per_hour = $3::float8 AND dataset = $4 AND last_seen_at IS NOT NULL AND "
+                        "last_seen_at COLLATE \"C\" < $5::text",
+                        a.offer_id, std::string(price_kind_name(a.kind)), a.usd_per_hour, a.dataset, a.seen_at)
+              .affected_rows());
+    if (confirm_offers)
+      for (const Offer& o : batch.offers)
+        if (o.confirmed_available_at)
+          changed += static_cast<std::size_t>(
+              t.exec_params("UPDATE offers SET confirmed_available_at = $2 WHERE id = $1 AND confirmed_available_at "
+                            "IS NOT NULL AND confirmed_available_at COLLATE \"C\" < $2::text",
+                            o.id, *o.confirmed_available_at)
+                  .affected_rows());
+    if (changed > 0)
+      t.exec("INSERT INTO meta (key, value) VALUES ('revision', '1') ON CONFLICT (key) DO UPDATE SET "
+             "value = (meta.value::bigint + 1)::text");
   }
 
   ImportResult import_in(pqxx::transaction_base& t, const ImportBatch& batch) {
@@ -1052,11 +1093,11 @@ std::string evidence_tier_sql(const OfferQuery& q, int& n, std::vector<Param>& p
     params.push_back(p_text(r));
   }
   std::string s = "(CASE WHEN EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND NOT f.excludes AND f.rule IN (" +
-                  rules + ")) THEN 3 WHEN lp.observed_at IS NULL THEN 2";
+                  rules + ")) THEN 3 WHEN lp.last_seen_at IS NULL THEN 2";
   if (const auto cutoff = earliest_unstale_date(q.now_date, q.stale_after_days)) {
-    s += fmt::format(" WHEN substr(lp.observed_at, 1, 10) COLLATE \"C\" > ${}::text THEN 2", n++);
+    s += fmt::format(" WHEN substr(lp.last_seen_at, 1, 10) COLLATE \"C\" > ${}::text THEN 2", n++);
     params.push_back(p_text(q.now_date.substr(0, 10)));
-    s += fmt::format(" WHEN substr(lp.observed_at, 1, 10) COLLATE \"C\" < ${}::text THEN 1", n++);
+    s += fmt::format(" WHEN substr(lp.last_seen_at, 1, 10) COLLATE \"C\" < ${}::text THEN 1", n++);
     params.push_back(p_text(*cutoff));
   }
   return s + " ELSE 0 END)";
@@ -1280,6 +1321,8 @@ SnapshotCommit PgOfferStore::commit_snapshot(const SnapshotRecord& record, const
       out.import = impl_->import_in(w, *batch);
       out.record.observations_added = out.import.observations_added;
     }
+    if (batch != nullptr && out.record.status != "rejected")
+      Impl::apply_seen_again(w, *batch, out.record.status == "unchanged");
     const SnapshotRecord& r = out.record;
     out.record.id =
         w.exec_params("INSERT INTO snapshots (source, url, urls_json, fetched_at, content_hash, parser_version, status, "

@@ -353,6 +353,20 @@ CREATE INDEX latest_prices_by_price ON latest_prices(kind, usd_per_hour, gpu_cou
 DROP INDEX IF EXISTS snapshots_accepted_once;
 CREATE INDEX IF NOT EXISTS snapshots_by_source_status ON snapshots(source, status, fetched_at);
 )sql",
+      // 10: when each latest price was last seen (issue 9 trial D3, docs/fetch.md "Seen again"):
+      // a fetch that finds the same price again (an unchanged snapshot, or an accepted one with
+      // this offer at this price) sets last_seen_at instead of adding an observation; a new
+      // latest observation starts it at its observed_at. Age, tier and stale read it, so the
+      // bounded read's two class indexes are rebuilt on it. Not derivable from the history
+      // (observations stay as they were); filled with observed_at for existing rows.
+      R"sql(
+ALTER TABLE latest_prices ADD COLUMN last_seen_at TEXT;
+UPDATE latest_prices SET last_seen_at = observed_at;
+DROP INDEX IF EXISTS latest_prices_by_class_price;
+DROP INDEX IF EXISTS latest_prices_by_class_date;
+CREATE INDEX latest_prices_by_class_price ON latest_prices(kind, plan_class, usd_per_hour, last_seen_at);
+CREATE INDEX latest_prices_by_class_date ON latest_prices(kind, plan_class, last_seen_at);
+)sql",
   };
   return m;
 }
@@ -463,16 +477,17 @@ constexpr const char* kLatestPriceJoin = " LEFT JOIN latest_prices lp ON lp.offe
 /// rows of that kind (the observations_identity index).
 constexpr const char* kRefreshLatestSql =
     "INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, observed_at, dataset, gpu_name, "
-    "gpu_norm, provider, locator, gpu_count, plan_class) SELECT x.offer_id, x.kind, x.seq, x.usd_per_hour, "
+    "gpu_norm, provider, locator, gpu_count, plan_class, last_seen_at) SELECT x.offer_id, x.kind, x.seq, x.usd_per_hour, "
     "x.usd_per_hour / NULLIF(o.gpu_count, 0), x.observed_at, x.dataset, o.gpu_name, gpuplan_norm(o.gpu_name_raw), "
-    "lower(o.provider), x.locator, o.gpu_count, ?3 FROM observations x "
+    "lower(o.provider), x.locator, o.gpu_count, ?3, x.observed_at FROM observations x "
     "JOIN offers o "
     "ON o.id = x.offer_id WHERE x.offer_id = ?1 AND x.kind = ?2 "
     "ORDER BY (x.observed_at IS NULL), x.observed_at DESC, x.seq DESC LIMIT 1 "
     "ON CONFLICT (offer_id, kind) DO UPDATE SET seq = excluded.seq, usd_per_hour = excluded.usd_per_hour, "
     "usd_per_gpu_hour = excluded.usd_per_gpu_hour, observed_at = excluded.observed_at, dataset = excluded.dataset, "
     "gpu_name = excluded.gpu_name, gpu_norm = excluded.gpu_norm, provider = excluded.provider, locator = excluded.locator, "
-    "gpu_count = excluded.gpu_count, plan_class = excluded.plan_class "
+    "gpu_count = excluded.gpu_count, plan_class = excluded.plan_class, "
+    "last_seen_at = CASE WHEN seq = excluded.seq THEN last_seen_at ELSE excluded.last_seen_at END "
     "WHERE seq <> excluded.seq OR usd_per_gpu_hour IS NOT excluded.usd_per_gpu_hour "
     "OR gpu_name IS NOT excluded.gpu_name OR gpu_norm <> excluded.gpu_norm OR provider IS NOT excluded.provider "
     "OR gpu_count <> excluded.gpu_count OR plan_class IS NOT excluded.plan_class";
@@ -683,8 +698,9 @@ struct SqliteOfferStore::Impl {
   }
 
   static constexpr const char* kObservationsSql =
-      "SELECT kind, usd_per_hour, observed_at, dataset, locator FROM observations WHERE offer_id = ? "
-      "ORDER BY (observed_at IS NOT NULL), observed_at, seq";
+      "SELECT x.kind, x.usd_per_hour, x.observed_at, x.dataset, x.locator, l.last_seen_at FROM observations x "
+      "LEFT JOIN latest_prices l ON l.offer_id = x.offer_id AND l.kind = x.kind AND l.seq = x.seq "
+      "WHERE x.offer_id = ? ORDER BY (x.observed_at IS NOT NULL), x.observed_at, x.seq";
   static constexpr const char* kFlagsSql = "SELECT rule, detail, excludes FROM flags WHERE offer_id = ? ORDER BY position";
 
   /// One observation from the columns kind, usd_per_hour, observed_at, dataset, locator,
@@ -701,6 +717,7 @@ struct SqliteOfferStore::Impl {
     p.source.observed_at = s.opt_text(first + 2);
     p.source.dataset = s.text(first + 3);
     p.source.locator = s.text(first + 4);
+    p.last_seen_at = s.opt_text(first + 5);
     return p;
   }
 
@@ -735,10 +752,14 @@ struct SqliteOfferStore::Impl {
       if (it != by_id.end()) it->second->flags.push_back(QualityFlag{f.text(1), f.text(2), f.integer(3) != 0});
     }
     Stmt s(db,
-           std::string("SELECT offer_id, kind, usd_per_hour, observed_at, dataset, locator FROM ") +
-               (all_observations ? "observations" : "latest_prices") +
-               " WHERE offer_id IN (SELECT value FROM json_each(?1)) "
-               "ORDER BY offer_id, (observed_at IS NOT NULL), observed_at, seq",
+           std::string(all_observations
+                           ? "SELECT x.offer_id, x.kind, x.usd_per_hour, x.observed_at, x.dataset, x.locator, "
+                             "l.last_seen_at FROM observations x LEFT JOIN latest_prices l ON l.offer_id = x.offer_id "
+                             "AND l.kind = x.kind AND l.seq = x.seq"
+                           : "SELECT x.offer_id, x.kind, x.usd_per_hour, x.observed_at, x.dataset, x.locator, "
+                             "x.last_seen_at FROM latest_prices x") +
+               " WHERE x.offer_id IN (SELECT value FROM json_each(?1)) "
+               "ORDER BY x.offer_id, (x.observed_at IS NOT NULL), x.observed_at, x.seq",
            path);
     s.bind(1, std::string_view(arr));
     while (s.step()) {
@@ -812,9 +833,9 @@ struct SqliteOfferStore::Impl {
                  "coalesce(o.max_nodes, ?6) ELSE 1 END, 1.0) * ?7 >= ?8)" +
                      (class_where.sql.empty() ? std::string() : " AND (" + class_where.sql + ")") +
                      ") FROM (SELECT c.pc AS pc, (SELECT offer_id FROM latest_prices WHERE kind = ?1 AND plan_class = "
-                     "c.pc LIMIT 1) AS rep, (SELECT observed_at FROM latest_prices WHERE kind = ?1 AND plan_class = "
-                     "c.pc ORDER BY observed_at LIMIT 1) AS oldest, (SELECT observed_at FROM latest_prices WHERE kind "
-                     "= ?1 AND plan_class = c.pc ORDER BY observed_at DESC LIMIT 1) AS newest FROM c WHERE c.pc IS "
+                     "c.pc LIMIT 1) AS rep, (SELECT last_seen_at FROM latest_prices WHERE kind = ?1 AND plan_class = "
+                     "c.pc ORDER BY last_seen_at LIMIT 1) AS oldest, (SELECT last_seen_at FROM latest_prices WHERE "
+                     "kind = ?1 AND plan_class = c.pc ORDER BY last_seen_at DESC LIMIT 1) AS newest FROM c WHERE c.pc IS "
                      "NOT NULL)",
                  path);
     SqlWhere where;
@@ -824,8 +845,8 @@ struct SqliteOfferStore::Impl {
         (class_level ? std::string() : std::string("CROSS JOIN offers o ON o.id = w.offer_id") + kLatestPriceJoin) +
         "WHERE w.kind = ?2 AND w.plan_class = ?3 AND ";
     const std::string tail = (class_level ? std::string() : " AND (" + where.sql + ")") + " ORDER BY w.usd_per_hour";
-    Stmt clean(db, from + "w.observed_at >= ?4 AND w.observed_at < ?5" + tail, path);
-    Stmt other(db, from + "(w.observed_at IS NULL OR w.observed_at < ?4 OR w.observed_at >= ?5)" + tail, path);
+    Stmt clean(db, from + "w.last_seen_at >= ?4 AND w.last_seen_at < ?5" + tail, path);
+    Stmt other(db, from + "(w.last_seen_at IS NULL OR w.last_seen_at < ?4 OR w.last_seen_at >= ?5)" + tail, path);
     std::unordered_set<std::string> ids;
     auto walk = [&](Stmt& st, PriceKind kind, std::int64_t pc) {
       st.reset();
@@ -992,8 +1013,8 @@ struct SqliteOfferStore::Impl {
           refresh(db, kRefreshLatestSql, path),
           ins_latest(db,
                      "INSERT INTO latest_prices (offer_id, kind, seq, usd_per_hour, usd_per_gpu_hour, observed_at, "
-                     "dataset, gpu_name, gpu_norm, provider, locator, gpu_count, plan_class) VALUES (?, ?, ?, ?, ?, "
-                     "?, ?, ?, gpuplan_norm(?), lower(?), ?, ?, ?)",
+                     "dataset, gpu_name, gpu_norm, provider, locator, gpu_count, plan_class, last_seen_at) VALUES (?, "
+                     "?, ?, ?, ?, ?6, ?, ?, gpuplan_norm(?), lower(?), ?, ?, ?, ?6)",
                      path),
           obs_seq(db,
                   "SELECT seq FROM observations WHERE offer_id = ? AND kind = ? AND usd_per_hour = ? "
@@ -1180,7 +1201,7 @@ struct SqliteOfferStore::Impl {
       st.first_locator.bind(1, std::string_view(o.id));
       st.first_locator.bind_int(2, s.seq_before);
       if (st.first_locator.step())
-        earlier.prices.push_back(PriceObservation{o.id, PriceKind::on_demand, 0, SourceRef{"", st.first_locator.text(0), {}}});
+        earlier.prices.push_back(PriceObservation{o.id, PriceKind::on_demand, 0, SourceRef{"", st.first_locator.text(0), {}}, std::nullopt});
       st.first_locator.reset();
       import_detail::check_same_hardware(earlier, o);
     }
@@ -1366,6 +1387,48 @@ struct SqliteOfferStore::Impl {
   }
 
   /// True when the newest accepted snapshot of `source` (by fetched_at, then id) has `hash`.
+  /// A snapshot's prices seen again (ImportBatch::seen_again) and, when its batch is not imported
+  /// (`confirm_offers`: an unchanged snapshot), the availability its offers still report, in the
+  /// caller's transaction (docs/fetch.md "Seen again"). A latest price changes only while it is
+  /// still that price from that dataset and was last seen earlier; confirmed_available_at only
+  /// when already set and earlier. Raises the revision when anything changed.
+  void apply_seen_again(const ImportBatch& batch, bool confirm_offers) {
+    std::size_t changed = 0;
+    Stmt seen(db,
+              "UPDATE latest_prices SET last_seen_at = ?5 WHERE offer_id = ?1 AND kind = ?2 AND usd_per_hour = ?3 "
+              "AND dataset = ?4 AND last_seen_at IS NOT NULL AND last_seen_at < ?5",
+              path);
+    for (const PriceSeenAgain& a : batch.seen_again) {
+      seen.reset();
+      seen.bind(1, std::string_view(a.offer_id));
+      seen.bind(2, price_kind_name(a.kind));
+      seen.bind(3, a.usd_per_hour);
+      seen.bind(4, std::string_view(a.dataset));
+      seen.bind(5, std::string_view(a.seen_at));
+      seen.run();
+      changed += static_cast<std::size_t>(sqlite3_changes(db));
+    }
+    if (confirm_offers) {
+      Stmt confirm(db,
+                   "UPDATE offers SET confirmed_available_at = ?2 WHERE id = ?1 AND confirmed_available_at IS NOT NULL "
+                   "AND confirmed_available_at < ?2",
+                   path);
+      for (const Offer& o : batch.offers) {
+        if (!o.confirmed_available_at) continue;
+        confirm.reset();
+        confirm.bind(1, std::string_view(o.id));
+        confirm.bind(2, std::string_view(*o.confirmed_available_at));
+        confirm.run();
+        changed += static_cast<std::size_t>(sqlite3_changes(db));
+      }
+    }
+    if (changed > 0)
+      exec(db,
+           "INSERT INTO meta (key, value) VALUES ('revision', '1') ON CONFLICT (key) DO UPDATE SET "
+           "value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)",
+           path);
+  }
+
   bool last_accepted_has(std::string_view source, std::string_view hash) {
     Stmt s(db,
            "SELECT content_hash FROM snapshots WHERE source = ? AND status = 'accepted' "
@@ -1582,11 +1645,11 @@ std::string evidence_tier_sql(const OfferQuery& q, int& n, std::vector<SqlValue>
     extra.emplace_back(std::string(r));
   }
   std::string s = "(CASE WHEN EXISTS (SELECT 1 FROM flags f WHERE f.offer_id = o.id AND f.excludes = 0 AND f.rule IN (" +
-                  rules + ")) THEN 3 WHEN lp.observed_at IS NULL THEN 2";
+                  rules + ")) THEN 3 WHEN lp.last_seen_at IS NULL THEN 2";
   if (const auto cutoff = earliest_unstale_date(q.now_date, q.stale_after_days)) {
-    s += fmt::format(" WHEN substr(lp.observed_at, 1, 10) > ?{} THEN 2", n++);
+    s += fmt::format(" WHEN substr(lp.last_seen_at, 1, 10) > ?{} THEN 2", n++);
     extra.emplace_back(q.now_date.substr(0, 10));
-    s += fmt::format(" WHEN substr(lp.observed_at, 1, 10) < ?{} THEN 1", n++);
+    s += fmt::format(" WHEN substr(lp.last_seen_at, 1, 10) < ?{} THEN 1", n++);
     extra.emplace_back(*cutoff);
   }
   return s + " ELSE 0 END)";
@@ -1831,6 +1894,8 @@ SnapshotCommit SqliteOfferStore::commit_snapshot(const SnapshotRecord& record, c
       c.import = impl_->import_unlocked(*batch);
       c.record.observations_added = c.import.observations_added;
     }
+    if (batch != nullptr && c.record.status != "rejected")
+      impl_->apply_seen_again(*batch, c.record.status == "unchanged");
     c.record.id = impl_->insert_snapshot(c.record);
     return c;
   });

@@ -252,7 +252,7 @@ std::vector<Offer> select_cheapest_per_plan_class(std::vector<Offer> matching, s
     for (PriceKind kind : kPriceKinds) {
       const PriceObservation* p = matching[i].latest_price(kind);
       if (p == nullptr) continue;
-      groups[{static_cast<int>(kind), cls, window.contains(p->source.observed_at)}].emplace_back(p->usd_per_hour, i);
+      groups[{static_cast<int>(kind), cls, window.contains(p->seen_at())}].emplace_back(p->usd_per_hour, i);
     }
   }
   std::vector<bool> keep(matching.size(), false);

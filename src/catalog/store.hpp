@@ -313,6 +313,11 @@ class OfferStore {
   /// fetched_at, then id; read inside the write transaction) has the same content_hash, nothing
   /// is imported and the record is stored as "unchanged". An earlier content seen again after
   /// another one (a price back at an earlier value) is accepted and imported.
+  /// Seen again (docs/fetch.md): for an accepted or unchanged record with a batch, each
+  /// batch->seen_again entry sets the matching latest price's last_seen_at (when that price is
+  /// still the latest of its offer and kind, from that dataset, and was last seen earlier); for an
+  /// unchanged one, each batch offer's confirmed_available_at replaces an earlier stored one. The
+  /// batch of an unchanged record is not imported.
   virtual SnapshotCommit commit_snapshot(const SnapshotRecord& record, const ImportBatch* batch);
   /// The newest snapshot of `source` with `status` (by fetched_at, then id), or nullopt.
   virtual std::optional<SnapshotRecord> last_snapshot(std::string_view source, std::string_view status);

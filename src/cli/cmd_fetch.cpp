@@ -14,6 +14,7 @@
 #include "cli/common.hpp"
 #include "fetch/fetch.hpp"
 #include "fetch/http.hpp"
+#include "util/calendar.hpp"
 #include "util/error.hpp"
 
 namespace gpuplan::cli {
@@ -30,6 +31,10 @@ struct FetchCliOptions {
   int retries = 4;
   fetch::GateLimits gates;
   std::size_t show_changes = 20;
+  /// Tests only (hidden, as serve's --refresh-min-interval): the snapshot's fetch time
+  /// "YYYY-MM-DDTHH:MM:SSZ" instead of the system clock, so a test can fetch "on day 40" and see
+  /// ages move. Not after the system clock, not before 2000-01-01.
+  std::string fetched_at;
 };
 
 std::string money(std::optional<double> v) { return v ? fmt::format("{:.4f}", *v) : std::string("unknown"); }
@@ -74,6 +79,14 @@ void run_fetch_cmd(const FetchCliOptions& opts, GlobalOptions& global) {
   fo.base_url = opts.base_url;
   fo.gates = opts.gates;
   fo.gpus = &gpu_catalog(global);
+  if (!opts.fetched_at.empty()) {
+    const std::string& f = opts.fetched_at;
+    const bool shape = f.size() == 20 && f[4] == '-' && f[7] == '-' && f[10] == 'T' && f[13] == ':' && f[16] == ':' &&
+                       f[19] == 'Z' && date_prefix_days_since_epoch(f).has_value();
+    if (!shape || before_earliest_date(f) || f > fetch::utc_now_iso())
+      throw_invalid("--fetched-at", "not a UTC time from 2000-01-01 to now", "YYYY-MM-DDTHH:MM:SSZ");
+    fo.fetched_at = f;
+  }
   auto store = open_store(global.db_path, StoreContext{gpu_catalog(global), SystemClock()});
   const fetch::FetchReport report = fetch::run_fetch(*store, http, fo);
   if (report.sources.empty()) {
@@ -123,6 +136,7 @@ GPUPLAN_REGISTER_COMMAND(Command{
                      "flag prices that moved more than this factor since the last snapshot (default 3)");
       sub.add_option("--frozen-after-days", opts->gates.frozen_after_days,
                      "warn when a feed's content is unchanged for this many days (default 3)");
+      sub.add_option("--fetched-at", opts->fetched_at, "")->group("");  // tests only (FetchCliOptions)
       sub.callback([opts, &global, &sub] {
         opts->timeout_given = sub.count("--timeout") > 0;
         opts->base_url_given = sub.count("--base-url") > 0;

@@ -162,6 +162,9 @@ void run_offers(const api::OffersInput& in, const OffersOptions& opts, const Glo
     const Freshness& fresh = r.price ? r.freshness : r.other_price ? r.other_freshness : r.freshness;
     std::string observed = "unknown";
     if (shown && shown->source.observed_at) observed = shown->source.observed_at->substr(0, 10);
+    // First seen, and the last time a fetch saw the same price again when later (docs/fetch.md).
+    if (shown && shown->seen_at() && shown->seen_at()->substr(0, 10) != observed)
+      observed += " (last seen " + shown->seen_at()->substr(0, 10) + ")";
     std::string net(inter_node_network_name(o.inter_node_network));
     if (o.inter_node_bits_per_s) net += fmt::format(" {:g}Gb/s", *o.inter_node_bits_per_s / 1e9);
     cells.push_back({

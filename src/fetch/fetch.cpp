@@ -316,7 +316,19 @@ FetchReport run_fetch(OfferStore& store, HttpClient& http, const FetchOptions& o
       out.message = rec.detail;
       rec.offers = last->offers;
       rec.rows_read = last->rows_read;
-      record(nullptr);
+      // The same content still lists its offers at their prices: parsed again, so the store marks
+      // those prices (and the availability the source reports) seen at this fetch (docs/fetch.md
+      // "Seen again"). A reply that no longer parses (a newer parser) is recorded as it is.
+      ImportBatch same;
+      bool parsed = false;
+      try {
+        same = src->parse(docs, ctx);
+        same.dataset = "fetch:" + info.name;
+        check_no_future_dates(same, ctx.fetched_at.substr(0, 10));
+        parsed = true;
+      } catch (const Error&) {
+      }
+      record(parsed ? &same : nullptr);
       report.sources.push_back(std::move(out));
       continue;
     }

@@ -891,7 +891,7 @@ PriceEvidence price_evidence(const PlanRequest& r, const Offer& offer, const Pri
                              std::optional<long> today_days) {
   PriceEvidence ev;
   std::optional<Freshness> f;
-  if (od && od->source.observed_at && !r.today.empty()) {
+  if (od && od->seen_at() && !r.today.empty()) {
     f = price_freshness(od, today_days, FreshnessLimits{std::min(7.0, r.stale_after_days), r.stale_after_days});
     if (f->age_days) ev.age_days = static_cast<int>(*f->age_days);
   }
@@ -926,7 +926,7 @@ PriceEvidence price_evidence(const PlanRequest& r, const Offer& offer, const Pri
     ev.age_steps = std::max(1, static_cast<int>(std::floor(static_cast<double>(f->age_days.value_or(0)) / r.stale_after_days)));
     // The sentence is written on the rows only (describe_offer: stale_reason): formatting it for
     // each of thousands of offers cost ~5% of a plan.
-    ev.stale_observed_at = std::string_view(*od->source.observed_at).substr(0, 10);
+    ev.stale_observed_at = std::string_view(*od->seen_at()).substr(0, 10);  // last seen
   }
   ev.rank = evidence_rank(ev.tier, ev.age_steps);
   return ev;
@@ -1175,7 +1175,10 @@ void describe_offer(const PlanRequest& request, const ModelArch& arch, const Adm
   // The evidence of the kind the plan is priced at (price() set the tier, rank and age from it).
   if (price_obs) p.demoted_reason = demoted_reason_text(request, a.evidence[static_cast<std::size_t>(p.cost.price_kind)]);
   if (with_billing && a.billing) p.billing = *a.billing;
-  if (price_obs) p.price_source = price_obs->source;
+  if (price_obs) {
+    p.price_source = price_obs->source;
+    p.price_last_seen_at = price_obs->seen_at();
+  }
   // The matmul peak the time model fell back to (sizing: bf16 → fp16 → tf32 → fp32): a GPU whose
   // BF16 and FP16 tensor rates data/gpus.csv leaves unknown is timed at its TF32/FP32 peak.
   const bool fp32_training =
@@ -1418,8 +1421,10 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
       add_warning(w, PlanWarningCode::stale_price,
                   p.price_age_days
                       ? fmt::format("price observed {} is older than {:.0f} days ({} days old)",
-                                    *p.price_source.observed_at, request.stale_after_days, *p.price_age_days)
-                      : fmt::format("price observed {} is older than {:.0f} days", *p.price_source.observed_at,
+                                    p.price_last_seen_at.value_or(*p.price_source.observed_at),
+                                    request.stale_after_days, *p.price_age_days)
+                      : fmt::format("price observed {} is older than {:.0f} days",
+                                    p.price_last_seen_at.value_or(*p.price_source.observed_at),
                                     request.stale_after_days));
     }
   }
@@ -1960,9 +1965,10 @@ std::string plan_total_text(const Plan& p) {
                                                    : fmt::format("{} {}", price_kind_name(p.cost.price_kind), usd_text(p.total_usd()));
 }
 
-/// The date (YYYY-MM-DD) a plan's price was observed, "" when undated.
+/// The date (YYYY-MM-DD) a plan's price was last seen (its age is counted from it), "" when undated.
 std::string observed_date(const Plan& p) {
-  return p.price_source.observed_at ? p.price_source.observed_at->substr(0, 10) : std::string();
+  const std::optional<std::string>& d = p.price_last_seen_at ? p.price_last_seen_at : p.price_source.observed_at;
+  return d ? d->substr(0, 10) : std::string();
 }
 
 std::string days_text(double s) {

@@ -184,6 +184,9 @@ struct Plan {
   CostBreakdown cost;                      ///< the chosen price kind (cheapest total)
   std::vector<CostBreakdown> alternatives; ///< the other price kinds with a price, cheapest first
   SourceRef price_source;                  ///< of the chosen price
+  /// When the chosen price was last seen (PriceObservation::seen_at: a later fetch that found the
+  /// same price, else price_source.observed_at); what its age and staleness are judged by.
+  std::optional<std::string> price_last_seen_at;
   ResolvedBilling billing;
   double storage_bytes = 0;                ///< dataset + checkpoint kept during the run
   double egress_bytes = 0;

@@ -1324,7 +1324,8 @@ class Pages {
         const std::string alt_mark = alt ? " (" + other["price_kind"].get<std::string>() + ")" : "";
         json r = row_json;
         if (alt) {
-          for (const char* k : {"usd_per_hour", "usd_per_gpu_hour", "source", "locator", "observed_at", "age_days"}) r[k] = other[k];
+          for (const char* k : {"usd_per_hour", "usd_per_gpu_hour", "source", "locator", "observed_at", "last_seen_at", "age_days"})
+            r[k] = other[k];
           r["stale"] = other["freshness"] == "stale";
         }
         const std::string observed = r["observed_at"].is_string() ? r["observed_at"].get<std::string>() : "";
@@ -1356,7 +1357,15 @@ class Pages {
                        const auto href = source_href(locator);
                        return href ? json(*href) : json(nullptr);
                      }()},
-                    {"observed", observed.empty() ? pg.t.value("undated", "undated") : date_text(observed, pg.lang, pg.t)},
+                    // First seen, then "→ last seen" when a later fetch found the same price (docs/fetch.md).
+                    {"observed", [&] {
+                       if (observed.empty()) return pg.t.value("undated", "undated");
+                       std::string text = date_text(observed, pg.lang, pg.t);
+                       const std::string last = r["last_seen_at"].is_string() ? r["last_seen_at"].get<std::string>() : "";
+                       if (!last.empty() && last.substr(0, 10) != observed.substr(0, 10))
+                         text += " \u2192 " + date_text(last, pg.lang, pg.t);
+                       return text;
+                     }()},
                     {"observed_sort", observed},
                     // Days between the price's date and today (the request's `today`): unknown when undated.
                     {"age", r["age_days"].is_number() ? number(r["age_days"].get<double>(), 0, pg.lang) : pg.t.value("unknown", "")},
@@ -1726,7 +1735,7 @@ class Pages {
       Best& b = best[*r.offer.gpu_name];
       ++b.offers;
       if (!r.offer.flags.empty()) continue;
-      const int tier = !r.price->source.observed_at ? 2 : r.stale.value_or(true) ? 1 : 0;
+      const int tier = !r.price->seen_at() ? 2 : r.stale.value_or(true) ? 1 : 0;
       if (tier < b.tier || (tier == b.tier && *r.usd_per_gpu_hour < b.usd)) {
         b.tier = tier;
         b.usd = *r.usd_per_gpu_hour;

@@ -406,10 +406,10 @@ TEST(ImportBundled, SameLambdaOfferFromTwoSourcesMerges) {
 TEST(ImportBundled, LatestPriceOrdersByDateUnknownOldest) {
   Offer o;
   o.id = "x/y/z";
-  o.prices.push_back({o.id, PriceKind::on_demand, 3.0, {"a", "l1", "2026-05-24"}});
-  o.prices.push_back({o.id, PriceKind::on_demand, 1.0, {"b", "l2", std::nullopt}});
-  o.prices.push_back({o.id, PriceKind::on_demand, 2.0, {"c", "l3", "2026-10-05"}});
-  o.prices.push_back({o.id, PriceKind::spot, 0.5, {"c", "l4", std::nullopt}});
+  o.prices.push_back({o.id, PriceKind::on_demand, 3.0, {"a", "l1", "2026-05-24"}, std::nullopt});
+  o.prices.push_back({o.id, PriceKind::on_demand, 1.0, {"b", "l2", std::nullopt}, std::nullopt});
+  o.prices.push_back({o.id, PriceKind::on_demand, 2.0, {"c", "l3", "2026-10-05"}, std::nullopt});
+  o.prices.push_back({o.id, PriceKind::spot, 0.5, {"c", "l4", std::nullopt}, std::nullopt});
   ASSERT_NE(o.latest_price(PriceKind::on_demand), nullptr);
   EXPECT_DOUBLE_EQ(o.latest_price(PriceKind::on_demand)->usd_per_hour, 2.0);
   EXPECT_DOUBLE_EQ(o.latest_price(PriceKind::spot)->usd_per_hour, 0.5);

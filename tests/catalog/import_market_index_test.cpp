@@ -13,7 +13,7 @@ Offer offer(std::string id, std::string provider, int gpus, double usd_per_hour,
   o.provider = std::move(provider);
   o.gpu_name = "NVIDIA H100 SXM";
   o.gpu_count = gpus;
-  o.prices.push_back(PriceObservation{id, PriceKind::on_demand, usd_per_hour, SourceRef{"t", "t.csv:1", date}});
+  o.prices.push_back(PriceObservation{id, PriceKind::on_demand, usd_per_hour, SourceRef{"t", "t.csv:1", date}, std::nullopt});
   return o;
 }
 
@@ -29,7 +29,7 @@ TEST(BelowMarketIndex, FlagsUnderHalfTheLowestLatestSeries) {
   b.offers.push_back(offer("index:marketplace/h100/", "index:marketplace", 1, 2.50, "2026-10-05"));
   b.offers.push_back(offer("index:neocloud/h100/", "index:neocloud", 1, 4.02, "2026-10-05"));
   b.offers.back().prices.push_back(
-      PriceObservation{"x", PriceKind::on_demand, 9.00, SourceRef{"t", "t.csv:2", std::string("2026-09-29")}});
+      PriceObservation{"x", PriceKind::on_demand, 9.00, SourceRef{"t", "t.csv:2", std::string("2026-09-29")}, std::nullopt});
   // 8 GPUs at $5.52/h = $0.69/GPU-h < 0.5 × 2.50 = 1.25: flagged, not excluded.
   b.offers.push_back(offer("cheap/8x", "cheap", 8, 5.52, std::nullopt));
   // $1.29/GPU-h ≥ 1.25: not flagged.

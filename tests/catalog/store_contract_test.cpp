@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
 
 #include "catalog/ingest.hpp"
@@ -1210,6 +1211,104 @@ TYPED_TEST(StoreContract, AFileWithoutRowsIsRefusedAndWritesNothing) {
   EXPECT_EQ(this->store_->counts().offers, before.offers);
   EXPECT_EQ(this->store_->counts().observations, before.observations);
   EXPECT_EQ(this->store_->revision(), revision);
+}
+
+// Seen again (docs/fetch.md, issue 9 trial D3): a fetch that gives an offer's latest price again
+// (an unchanged snapshot, or an accepted one at the same price) sets that price's last_seen_at and
+// adds no observation; a changed price is a new observation (last seen = its own date); an offer
+// the later snapshot leaves out keeps its last_seen_at; the stale filter and the evidence tier
+// (both in SQL for the database stores) read last_seen_at; availability is re-confirmed.
+TYPED_TEST(StoreContract, SeenAgainSetsLastSeenOfTheLatestPriceOnly) {
+  // a and c are one machine in one place (one plan class), b another.
+  auto offer = [](const std::string& id, double usd, const char* at) {
+    Offer o = testing::base_offer(id, "src", id == "src/b" ? "n" : "m", "r1", "H100 SXM", "H100 SXM", 8, 80e9);
+    o.confirmed_available_at = at;
+    o.prices = {testing::obs(PriceKind::on_demand, usd, at, "fetch:src")};
+    o.prices[0].offer_id = id;
+    return o;
+  };
+  SnapshotRecord rec;
+  rec.source = "src";
+  rec.url = "http://x/a";
+  rec.urls = {rec.url};
+  rec.parser_version = 1;
+  rec.status = "accepted";
+  rec.content_hash = "sha256:day1";
+  rec.fetched_at = "2026-10-25T06:00:00Z";
+  ImportBatch day1;
+  day1.dataset = "fetch:src";
+  day1.offers = {offer("src/a", 16.0, "2026-10-25T06:00:00Z"), offer("src/b", 2.0, "2026-10-25T06:00:00Z"),
+                 offer("src/c", 3.0, "2026-10-25T06:00:00Z")};
+  ImportBatch b1 = day1;
+  ingest_snapshot(*this->store_, rec, &b1, "2026-10-25");
+  // Day 20: the same content (unchanged): every price seen again, availability re-confirmed.
+  rec.status = "unchanged";
+  rec.fetched_at = "2026-11-13T06:00:00Z";
+  ImportBatch b20 = day1;
+  for (Offer& o : b20.offers) {
+    o.confirmed_available_at = rec.fetched_at;
+    o.prices[0].source.observed_at = rec.fetched_at;
+  }
+  const SnapshotCommit c20 = ingest_snapshot(*this->store_, rec, &b20, "2026-11-13");
+  EXPECT_EQ(c20.import.observations_added, 0u);
+  // Day 40, accepted: a unchanged (seen again), b changed (new observation), c left out.
+  rec.status = "accepted";
+  rec.content_hash = "sha256:day40";
+  rec.fetched_at = "2026-12-03T06:00:00Z";
+  ImportBatch b40;
+  b40.dataset = "fetch:src";
+  b40.offers = {offer("src/a", 16.0, "2026-12-03T06:00:00Z"), offer("src/b", 2.5, "2026-12-03T06:00:00Z")};
+  const SnapshotCommit c40 = ingest_snapshot(*this->store_, rec, &b40, "2026-12-03");
+  EXPECT_EQ(c40.import.observations_added, 1u);  // b's new price only
+  EXPECT_EQ(this->store_->counts().observations, 4u);  // 3 on day 1, b's on day 40
+
+  OfferQuery q;
+  q.now_date = "2026-12-04";
+  q.sort = "price";
+  std::map<std::string, Offer> got;
+  for (Offer& o : this->store_->query(q)) got[o.id] = std::move(o);
+  ASSERT_EQ(got.size(), 3u);
+  const PriceObservation* a = got["src/a"].latest_price(PriceKind::on_demand);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->source.observed_at, "2026-10-25T06:00:00Z");  // first seen
+  EXPECT_EQ(a->seen_at(), "2026-12-03T06:00:00Z");            // last seen
+  EXPECT_EQ(got["src/a"].confirmed_available_at, "2026-12-03T06:00:00Z");
+  const PriceObservation* b = got["src/b"].latest_price(PriceKind::on_demand);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->usd_per_hour, 2.5);
+  EXPECT_EQ(b->seen_at(), "2026-12-03T06:00:00Z");
+  const PriceObservation* c = got["src/c"].latest_price(PriceKind::on_demand);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->seen_at(), "2026-11-13T06:00:00Z");  // last seen by the unchanged snapshot of day 20
+  EXPECT_EQ(got["src/c"].confirmed_available_at, "2026-11-13T06:00:00Z");
+  // The whole history carries last_seen_at on the latest price only.
+  const auto hist = this->store_->history("src/b");
+  ASSERT_EQ(hist.size(), 2u);
+  EXPECT_FALSE(hist[0].last_seen_at);
+  // Stale at 2026-12-30 with the 30-day limit: only c (last seen 2026-11-13, 47 days); a was first
+  // seen 2026-10-25 (66 days) but last seen 2026-12-03 (27 days). In SQL and in memory alike.
+  q.now_date = "2026-12-30";
+  q.filter = "stale";
+  std::vector<std::string> stale;
+  for (const Offer& o : this->store_->query(q)) stale.push_back(o.id);
+  EXPECT_EQ(stale, std::vector<std::string>{"src/c"});
+  q.filter.clear();
+  q.evidence_first = true;
+  std::vector<std::string> order;
+  for (const Offer& o : this->store_->query(q)) order.push_back(o.id);
+  // Clean first by price (b 2.5, a 16.0), then the stale c (3.0).
+  EXPECT_EQ(order, (std::vector<std::string>{"src/b", "src/a", "src/c"}));
+  // The planner's bounded read keeps the K = 1 cheapest clean-dated and the K cheapest other prices
+  // per plan class, by the last-seen date: in a and c's class, a (16.0, clean by its last seen) is
+  // kept beside the cheaper stale c (3.0); by the first-seen date both were stale and only c kept.
+  q.evidence_first = false;
+  q.cheapest_per_plan_class = 1;
+  on_each_read_plan(this->store_.get(), [&] {
+    std::vector<std::string> bounded;
+    for (const Offer& o : this->store_->query(q)) bounded.push_back(o.id);
+    std::sort(bounded.begin(), bounded.end());
+    EXPECT_EQ(bounded, (std::vector<std::string>{"src/a", "src/b", "src/c"}));
+  });
 }
 
 }  // namespace

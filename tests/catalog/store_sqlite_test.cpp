@@ -267,7 +267,7 @@ TEST(SqliteStore, MigratesFromThePreviousVersionKeepingData) {
   TempDir dir;
   const std::string path = dir.file("v4.sqlite");
   const int v = sqlite_store_schema_version();
-  ASSERT_EQ(v, 9);
+  ASSERT_EQ(v, 10);
   sqlite_store_migrate(path, 4);
   raw_exec(path,
            "INSERT INTO offers (id, provider, instance_type, region, zone, gpu_name_raw, gpu_name, gpu_count, "
@@ -358,8 +358,14 @@ TEST(SqliteStore, MigratesFromVersion5FillingPlanClasses) {
   auto has = [&](const std::string& text) {
     return std::any_of(defs.begin(), defs.end(), [&](const std::string& d) { return d.find(text) != std::string::npos; });
   };
+  // Migration 10 (issue 9 trial D3): the class walks read when each price was last seen, filled
+  // with its observed_at for the rows written before.
   EXPECT_TRUE(has("latest_prices_by_class_price: CREATE INDEX latest_prices_by_class_price ON latest_prices(kind, "
-                  "plan_class, usd_per_hour, observed_at)"));
+                  "plan_class, usd_per_hour, last_seen_at)"));
+  EXPECT_TRUE(has("latest_prices_by_class_date: CREATE INDEX latest_prices_by_class_date ON latest_prices(kind, "
+                  "plan_class, last_seen_at)"));
+  ASSERT_NE(got[1].latest_price(PriceKind::on_demand), nullptr);
+  EXPECT_EQ(got[1].latest_price(PriceKind::on_demand)->last_seen_at, "2026-11-01");
   EXPECT_TRUE(has("latest_prices_by_class_date"));
   // Migration 8 (issue 11): the per-model and per-provider order indexes are gone.
   for (const char* gone : {"latest_prices_by_gpu_name", "latest_prices_by_gpu_norm", "latest_prices_by_provider"})

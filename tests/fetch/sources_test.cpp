@@ -1215,10 +1215,16 @@ TEST(Snapshots, OnDemandPricesLostSinceTheLastSnapshotRejectItAboveTheBadRowShar
           << out.message;
       EXPECT_EQ(h.store.counts().observations, before.observations);
     } else {
-      // 67% <= 70%: accepted. The metal plan's price is observed again (one observation dated
-      // 2026-12-02); the unpriced L40S offers keep their stored price: nothing is erased.
+      // 67% <= 70%: accepted. The metal plan's price, the same as on 2026-12-01, is seen again
+      // (docs/fetch.md "Seen again": last seen 2026-12-02, no second observation); the unpriced
+      // L40S offers keep their stored price: nothing is erased.
       EXPECT_EQ(out.status, "accepted") << out.message;
-      EXPECT_EQ(h.store.counts().observations, before.observations + 1);
+      EXPECT_EQ(h.store.counts().observations, before.observations);
+      const auto metal = h.store.get("vultr/vbm-112c-2048gb-8-h100-gpu/sea");
+      ASSERT_TRUE(metal);
+      ASSERT_NE(metal->latest_price(PriceKind::on_demand), nullptr);
+      EXPECT_EQ(metal->latest_price(PriceKind::on_demand)->source.observed_at, "2026-12-01T00:00:00Z");
+      EXPECT_EQ(metal->latest_price(PriceKind::on_demand)->seen_at(), "2026-12-02T00:00:00Z");
     }
     EXPECT_EQ(stored_price(h, "vultr/vcg-l40s-16c-180g-48vram/fra", PriceKind::on_demand), 1.67);
   }

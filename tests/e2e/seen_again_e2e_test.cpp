@@ -1,0 +1,210 @@
+// End-to-end regression test for issue 9 trial D3 (docs/fetch.md "Seen again"), through the built
+// binary (GPUPLAN_BINARY): `gpuplan fetch vast --base-url http://127.0.0.1:PORT` against the
+// recorded vast reply (tests/data/fetch/vast-bundles.json: documented field layout, invented
+// values) served by this test, with the snapshot's fetch time set by the hidden test flag
+// --fetched-at, into a temporary SQLite file and into a throw-away PostgreSQL database
+// (GPUPLAN_TEST_PG_URL, scripts/with-test-postgres.sh; skipped without it).
+//
+// The trial: a price re-confirmed by every daily fetch aged to "stale" because an unchanged
+// snapshot (or an accepted one with the same price) recorded nothing, and confirmed_available_at
+// stayed at the first fetch. Day 1 = 2026-10-25, day 40 = 2026-12-03 (25 Oct + 39 days: 6 days
+// to 31 Oct, 30 in November, 3 in December); offers are listed at --today 2026-12-04, so a price
+// last seen on day 40 is 1 day old (fresh, at most 7 days) and one seen last on day 1 is 40 days
+// old (stale: more than 30 days, docs/freshness.md).
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "../catalog/pg_test_db.hpp"
+#include "binary_e2e.hpp"
+
+namespace {
+
+using gpuplan::e2e::RunResult;
+using nlohmann::json;
+
+constexpr const char* kDay1 = "2026-10-25T06:00:00Z";
+constexpr const char* kDay40 = "2026-12-03T06:00:00Z";
+// vast offers are one per (GPU, count, country) at the cheapest rentable dph_total (docs/fetch.md).
+constexpr const char* kH100 = "vast/8x h100 sxm/us";    // id 1003, dph_total 16.0
+constexpr const char* kRtx = "vast/2x rtx 4090/no";     // ids 1001 (0.62) and 1002 (0.55): 0.55
+
+/// A test suite of its own store per test (a file in the suite's folder, or a PostgreSQL URL)
+/// and a loopback vast: POST /api/v0/bundles/ answers `body_`.
+class SeenAgainE2E : public gpuplan::e2e::BinaryE2E<SeenAgainE2E> {
+ public:
+  static constexpr const char* kName = "seen-again";
+
+ protected:
+  void SetUp() override {
+    std::ifstream in(std::string(GPUPLAN_SOURCE_DIR) + "/tests/data/fetch/vast-bundles.json", std::ios::binary);
+    body_->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    server_.Post("/api/v0/bundles/", [this](const httplib::Request&, httplib::Response& r) {
+      r.set_content(*body_, "application/json");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  void TearDown() override {
+    server_.stop();
+    thread_.join();
+  }
+  /// `args` on `db`: a PostgreSQL URL, or a file name in the suite's folder.
+  static RunResult run(const std::string& db, const std::string& args) {
+    const std::string store = db.find("://") != std::string::npos ? db : (dir_ / db).string();
+    return run_shell("XDG_DATA_HOME='" + dir_.string() + "' '" + std::string(GPUPLAN_BINARY) + "' --db '" + store +
+                     "' " + args + " 2>&1");
+  }
+  RunResult fetch(const std::string& db, const char* at) {
+    return run(db, "fetch vast --base-url http://127.0.0.1:" + std::to_string(port_) + " --fetched-at " + at);
+  }
+  /// The vast offers as `gpuplan offers` lists them in JSON at --today 2026-12-04, by id.
+  std::map<std::string, json> offers(const std::string& db) {
+    const RunResult r = run(db, "offers provider=vast --include-flagged --limit 0 --today 2026-12-04 --format json");
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    const json j = json::parse(r.out, nullptr, false);
+    std::map<std::string, json> by_id;
+    if (j.is_discarded()) {
+      ADD_FAILURE() << r.out;
+      return by_id;
+    }
+    const json& rows = j.is_object() && j.contains("offers") ? j["offers"] : j;
+    for (const json& o : rows) by_id[o["id"].get<std::string>()] = o;
+    return by_id;
+  }
+  /// The observations of one offer from `fetch:vast` (gpuplan history --format json).
+  json fetched_history(const std::string& db, const std::string& id) {
+    const RunResult r = run(db, "history '" + id + "' --format json");
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    const json j = json::parse(r.out, nullptr, false);
+    json out = json::array();
+    if (j.is_discarded()) return out;
+    for (const json& o : j.contains("observations") ? j["observations"] : j)
+      if (o.value("dataset", "") == "fetch:vast") out.push_back(o);
+    return out;
+  }
+
+  /// Day 1 then the same reply on day 40 (unchanged): fresh, first seen day 1, last seen day 40,
+  /// availability confirmed on day 40, and no second observation.
+  void unchanged_refetch_is_seen_again(const std::string& db) {
+    const RunResult first = fetch(db, kDay1);
+    ASSERT_EQ(first.exit_code, 0) << first.out;
+    ASSERT_NE(first.out.find("accepted"), std::string::npos) << first.out;
+    const RunResult again = fetch(db, kDay40);
+    ASSERT_EQ(again.exit_code, 0) << again.out;
+    ASSERT_NE(again.out.find("unchanged"), std::string::npos) << again.out;
+
+    auto by_id = offers(db);
+    ASSERT_TRUE(by_id.count(kH100)) << json(by_id).dump();
+    const json& h = by_id[kH100];
+    EXPECT_EQ(h["usd_per_hour"].get<double>(), 16.0);
+    EXPECT_EQ(h["observed_at"], kDay1);        // first seen
+    EXPECT_EQ(h["last_seen_at"], kDay40);      // last seen
+    EXPECT_EQ(h["age_days"], 1);               // 2026-12-04 - 2026-12-03 (was 40: stale)
+    EXPECT_EQ(h["freshness"], "fresh");
+    EXPECT_EQ(h["evidence"], "clean");
+    EXPECT_EQ(h["confirmed_available_at"], kDay40);  // rentable in the reply of day 40 too
+    EXPECT_EQ(fetched_history(db, kH100).size(), 1u);  // seen again is not a new observation
+
+    // The table shows both dates; the filter's `stale` (compiled to SQL) reads the last one.
+    const RunResult table = run(db, "offers provider=vast --today 2026-12-04");
+    EXPECT_NE(table.out.find("2026-10-25 (last seen 2026-12-03)"), std::string::npos) << table.out;
+    const RunResult stale = run(db, "offers 'provider=vast stale' --today 2026-12-04 --format json");
+    EXPECT_EQ(stale.exit_code, 0) << stale.out;
+    EXPECT_EQ(stale.out.find(kH100), std::string::npos) << stale.out;
+  }
+
+  /// Day 1, then an accepted reply on day 40 in which the H100 price changed (16.0 -> 17.0), the
+  /// 2x RTX 4090 price did not (0.55) and the 1x RTX 4090 offer (row 1004) is gone.
+  void accepted_snapshot_sees_equal_prices_again(const std::string& db) {
+    // Day 1: row 1004 (1x RTX 4090, Quebec, $0.31/h) made rentable, so it is an offer too.
+    const auto r = body_->find("\"rentable\":false");
+    ASSERT_NE(r, std::string::npos);
+    body_->replace(r, 16, "\"rentable\":true");
+    const RunResult first = fetch(db, kDay1);
+    ASSERT_EQ(first.exit_code, 0) << first.out;
+    const auto day1 = offers(db);
+    std::string gone;  // the offer of row 1004
+    for (const auto& [id, o] : day1)
+      if (o["gpu_count"] == 1 && o["source"] == "fetch:vast") gone = id;
+    ASSERT_FALSE(gone.empty());
+    EXPECT_EQ(day1.at(gone)["usd_per_hour"].get<double>(), 0.31);
+
+    std::string changed = *body_;
+    const auto p = changed.find("\"dph_total\":16.0");
+    ASSERT_NE(p, std::string::npos);
+    changed.replace(p, 16, "\"dph_total\":17.0");
+    const auto row = changed.find(",\n{\"id\":1004");
+    ASSERT_NE(row, std::string::npos);
+    changed.erase(row, changed.find('}', row) + 1 - row);
+    *body_ = changed;
+    const RunResult second = fetch(db, kDay40);
+    ASSERT_EQ(second.exit_code, 0) << second.out;
+    ASSERT_NE(second.out.find("accepted"), std::string::npos) << second.out;
+
+    auto by_id = offers(db);
+    // A price that changed is a new observation, first and last seen on day 40.
+    EXPECT_EQ(by_id[kH100]["usd_per_hour"].get<double>(), 17.0);
+    EXPECT_EQ(by_id[kH100]["observed_at"], kDay40);
+    EXPECT_EQ(by_id[kH100]["last_seen_at"], kDay40);
+    EXPECT_EQ(fetched_history(db, kH100).size(), 2u);
+    // The same price: seen again, no second observation.
+    EXPECT_EQ(by_id[kRtx]["usd_per_hour"].get<double>(), 0.55);
+    EXPECT_EQ(by_id[kRtx]["observed_at"], kDay1);
+    EXPECT_EQ(by_id[kRtx]["last_seen_at"], kDay40);
+    EXPECT_EQ(by_id[kRtx]["age_days"], 1);
+    EXPECT_EQ(by_id[kRtx]["freshness"], "fresh");
+    EXPECT_EQ(fetched_history(db, kRtx).size(), 1u);
+    // Missing from the later snapshot: last seen on day 1, 40 days old.
+    EXPECT_EQ(by_id[gone]["last_seen_at"], kDay1);
+    EXPECT_EQ(by_id[gone]["age_days"], 40);
+    EXPECT_EQ(by_id[gone]["freshness"], "stale");
+    EXPECT_EQ(by_id[gone]["evidence"], "stale");
+  }
+
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+  std::shared_ptr<std::string> body_ = std::make_shared<std::string>();
+};
+
+TEST_F(SeenAgainE2E, UnchangedRefetchRefreshesLastSeenOnSqlite) {
+  unchanged_refetch_is_seen_again("unchanged.sqlite");
+}
+
+TEST_F(SeenAgainE2E, AcceptedSnapshotSeesEqualPricesAgainOnSqlite) {
+  accepted_snapshot_sees_equal_prices_again("accepted.sqlite");
+}
+
+TEST_F(SeenAgainE2E, UnchangedRefetchRefreshesLastSeenOnPostgres) {
+  gpuplan::testing::PgTestDb db;
+  GPUPLAN_REQUIRE_PG(db);
+  unchanged_refetch_is_seen_again(db.url());
+}
+
+TEST_F(SeenAgainE2E, AcceptedSnapshotSeesEqualPricesAgainOnPostgres) {
+  gpuplan::testing::PgTestDb db;
+  GPUPLAN_REQUIRE_PG(db);
+  accepted_snapshot_sees_equal_prices_again(db.url());
+}
+
+TEST_F(SeenAgainE2E, FetchedAtIsAUtcTimeNotInTheFuture) {
+  const std::string db = "flag.sqlite";
+  for (const char* bad : {"2026-12-03", "1999-12-31T00:00:00Z", "2999-01-01T00:00:00Z", "2026-12-03T06:00:00"}) {
+    const RunResult r = fetch(db, bad);
+    EXPECT_EQ(r.exit_code, 2) << bad << "\n" << r.out;
+    EXPECT_NE(r.out.find("--fetched-at"), std::string::npos) << r.out;
+  }
+}
+
+}  // namespace
