@@ -60,6 +60,10 @@ constexpr KeyRange kKeyRanges[] = {
     {"intermediate_size", 0, k1e7}, {"n_inner", 0, k1e7}, {"ffn_dim", 0, k1e7}, {"ffn_hidden_size", 0, k1e7},
     {"d_ff", 0, k1e7}, {"moe_intermediate_size", 0, k1e7}, {"shared_expert_intermediate_size", 0, k1e7},
     {"intermediate_size_mlp", 0, k1e7},
+    // MPT's feed-forward width as a multiple of d_model (4 in every MPT config; Mamba's expand
+    // has the same bound): bounded here so that expansion_ratio × d_model cannot overflow int64
+    // (a ratio of 2^52 times d_model 4096 wrapped to a width of 0); parse_mpt bounds the product.
+    {"expansion_ratio", 1, k1e4},
     // multi-head latent attention (DeepSeek)
     {"q_lora_rank", 1, k1e6}, {"kv_lora_rank", 0, k1e6}, {"qk_nope_head_dim", 0, k1e5}, {"qk_rope_head_dim", 0, k1e5},
     {"v_head_dim", 0, k1e5},
@@ -878,7 +882,15 @@ void parse_mpt(const Fields& f, ModelArch& a) {
     throw_invalid(f.where("attn_config"), "attn_config.alibi false (learned or rotary positions) is not counted", "alibi true");
   }
   a.vocab_size = f.req_pos("vocab_size");
-  a.intermediate_size = f.opt_pos("expansion_ratio").value_or(4) * a.hidden_size;
+  // The width expansion_ratio × d_model within intermediate_size's range, the error at
+  // expansion_ratio (the field the file wrote; a derived intermediate_size names no field).
+  const std::int64_t ratio = f.opt_pos("expansion_ratio").value_or(4);  // [1, 1e4]: kKeyRanges
+  if (ratio * a.hidden_size > k1e7)
+    throw_invalid(f.where("expansion_ratio"),
+                  fmt::format("{} × d_model {} = {} is outside the physical range of the feed-forward width", ratio,
+                              a.hidden_size, ratio * a.hidden_size),
+                  fmt::format("{} (expansion_ratio × d_model at most {})", range_text(1, k1e7 / a.hidden_size), k1e7));
+  a.intermediate_size = ratio * a.hidden_size;
   a.max_position_embeddings = f.opt_pos_any({"max_seq_len", "max_position_embeddings"}).value_or(0);
   const bool bias = !f.opt_bool("no_bias", true);
   a.attention_bias = a.attention_output_bias = a.mlp_bias = bias;

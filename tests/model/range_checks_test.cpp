@@ -193,6 +193,37 @@ TEST(ConfigRanges, Llama4NoRopeLayersIsOneFlagPerLayer) {
   EXPECT_EQ(e.where(), "/m/config.json: text_config.no_rope_layers[5]") << e.what();
 }
 
+// MPT's expansion_ratio (the feed-forward width as a multiple of d_model) had no bound: 2^52
+// times d_model 4096 is 2^64, which wrapped the int64 width to 0 (refused later as
+// "build_layer_geometry: intermediate_size is 0", no field named), and 4e12 was refused as a
+// derived "intermediate_size" the file does not have. Each is named at expansion_ratio.
+TEST(ConfigRanges, MptExpansionRatioIsBoundedAndNamed) {
+  // data/models-like MPT-7B fields (d_model 4096, expansion_ratio 4: Mpt7bPublishedCount).
+  json c = {{"model_type", "mpt"}, {"d_model", 4096}, {"n_layers", 32}, {"n_heads", 32}, {"vocab_size", 50432},
+            {"max_seq_len", 2048}, {"expansion_ratio", 4}};
+  EXPECT_NO_THROW(parse_hf_config_text(c.dump(), "/m/config.json"));
+  for (const std::int64_t huge : {std::int64_t{4503599627370496}, std::int64_t{4000000000000}, std::int64_t{10001}}) {
+    c["expansion_ratio"] = huge;  // 2^52, 4e12, and just above the bound 1e4 (kKeyRanges, as Mamba's expand)
+    const Error e = expect_error([&] { parse_hf_config_text(c.dump(), "/m/config.json"); });
+    EXPECT_EQ(e.where(), "/m/config.json: expansion_ratio") << e.what();
+    EXPECT_EQ(e.message(), std::to_string(huge) + " is outside the physical range");
+    EXPECT_EQ(e.expected(), "an integer from 1 to 10000");
+  }
+  for (const std::int64_t low : {-4, 0}) {
+    c["expansion_ratio"] = low;
+    EXPECT_EQ(error_where(c), "config.json: expansion_ratio") << low;
+  }
+  // Within 1e4, but the width beyond intermediate_size's 1e7: 2442 × 4096 = 10,002,432 > 1e7;
+  // the largest ratio is floor(1e7 / 4096) = 2441 (2441 × 4096 = 9,998,336).
+  c["expansion_ratio"] = 2442;
+  const Error wide = expect_error([&] { parse_hf_config_text(c.dump(), "/m/config.json"); });
+  EXPECT_EQ(wide.where(), "/m/config.json: expansion_ratio") << wide.what();
+  EXPECT_EQ(wide.message(), "2442 × d_model 4096 = 10002432 is outside the physical range of the feed-forward width");
+  EXPECT_EQ(wide.expected(), "an integer from 1 to 2441 (expansion_ratio × d_model at most 10000000)");
+  c["expansion_ratio"] = 2441;
+  EXPECT_NO_THROW(parse_hf_config_text(c.dump(), "/m/config.json"));
+}
+
 TEST(ConfigRanges, BundledLargestModelsStayAccepted) {
   json c = mixtral();
   EXPECT_NO_THROW(parse_hf_config_text(c.dump(), "config.json"));
