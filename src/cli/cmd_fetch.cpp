@@ -105,8 +105,11 @@ void run_fetch_cmd(const FetchCliOptions& opts, GlobalOptions& global) {
   fmt::print("{}", t.render());
   for (const auto& o : report.sources) {
     for (const auto& w : o.warnings) fmt::print("{}: warning: {}\n", o.source, w);
+    for (const std::string& line : fetch::skipped_rows_report(o))
+      fmt::print("{}{}\n", line.rfind("  ", 0) == 0 ? "" : o.source + ": ", line);
     if (opts.dry_run && !o.price_changes.empty()) {
-      fmt::print("{}: {} prices would change{}\n", o.source, o.price_changes.size(),
+      fmt::print("{}: {} price{} would change{}\n", o.source, o.price_changes.size(),
+                 o.price_changes.size() == 1 ? "" : "s",
                  o.price_changes.size() > opts.show_changes ? fmt::format(" (first {})", opts.show_changes) : "");
       for (std::size_t i = 0; i < o.price_changes.size() && i < opts.show_changes; ++i) {
         const auto& c = o.price_changes[i];

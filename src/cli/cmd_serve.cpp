@@ -116,6 +116,8 @@ void refresh_once(Refresh& r, const api::Context& ctx) {
     log_line(fmt::format("refresh: {} {}: {} offers, {} observations added; {}", o.source, o.status,
                          o.snapshot.offers, o.changes.observations_added, o.message));
     for (const std::string& w : o.warnings) log_line(fmt::format("refresh: {} warning: {}", o.source, w));
+    for (const std::string& line : fetch::skipped_rows_report(o))
+      log_line(fmt::format("refresh: {}{}", line.rfind("  ", 0) == 0 ? "" : o.source + " ", line));
   }
   if (wrote) ctx.note_write();
   log_line(fmt::format("refresh: done in {:.1f} s{}", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),

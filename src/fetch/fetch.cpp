@@ -10,6 +10,8 @@
 #include <ctime>
 #include <map>
 #include <set>
+#include <string>
+#include <unordered_map>
 
 #include "catalog/import_detail.hpp"
 #include "catalog/ingest.hpp"
@@ -352,6 +354,11 @@ FetchReport run_fetch(OfferStore& store, HttpClient& http, const FetchOptions& o
     // 5. gates
     apply_gates(*src, batch, store, options.gates, last, out);
     out.rules = batch.summary();
+    {
+      std::unordered_map<std::string, std::size_t> per_rule;
+      for (const ImportIssue& i : batch.issues)
+        if (per_rule[i.rule]++ < kRowExamplesPerRule) out.row_examples.push_back(i);
+    }
     for (const ImportRuleCount& r : out.rules)
       if (r.rule == kRuleUnmappedSku)
         out.warnings.push_back(fmt::format("{} rows with SKUs the adapter does not map (skipped, listed in the issues)",
@@ -394,6 +401,25 @@ FetchReport run_fetch(OfferStore& store, HttpClient& http, const FetchOptions& o
     report.sources.push_back(std::move(out));
   }
   return report;
+}
+
+std::vector<std::string> skipped_rows_report(const SourceOutcome& o) {
+  std::vector<std::string> lines;
+  auto examples = [&](const std::string& rule, bool rejected) {
+    for (const ImportIssue& i : o.row_examples)
+      if (i.rule == rule && i.rejected == rejected) lines.push_back(fmt::format("  {}: {}", i.where, i.detail));
+  };
+  for (const ImportRuleCount& r : o.rules) {
+    if (r.rejected > 0) {
+      lines.push_back(fmt::format("{} row{} skipped ({}), e.g.:", r.rejected, r.rejected == 1 ? "" : "s", r.rule));
+      examples(r.rule, true);
+    }
+    if (r.flagged > 0) {
+      lines.push_back(fmt::format("{} row{} kept with the flag {}, e.g.:", r.flagged, r.flagged == 1 ? "" : "s", r.rule));
+      examples(r.rule, false);
+    }
+  }
+  return lines;
 }
 
 }  // namespace gpuplan::fetch

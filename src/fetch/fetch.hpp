@@ -82,6 +82,9 @@ struct SourceOutcome {
   std::vector<std::string> warnings;  ///< frozen feed, unmapped SKUs, price jumps (summary)
   std::vector<PriceChange> price_changes;  ///< latest price per offer and kind that differs from the store's
   std::vector<ImportRuleCount> rules;      ///< per-rule counts of the parse
+  /// Up to kRowExamplesPerRule issues of each rule, in input order: the rows a user sees named
+  /// when the report says what was skipped or flagged (skipped_rows_report).
+  std::vector<ImportIssue> row_examples;
   bool frozen = false;
 };
 
@@ -99,6 +102,16 @@ FetchReport run_fetch(OfferStore& store, HttpClient& http, const FetchOptions& o
 /// price_changes and adds price_jump flags to `batch`. Exposed for tests.
 void apply_gates(const Source& source, ImportBatch& batch, OfferStore& store, const GateLimits& limits,
                  const std::optional<SnapshotRecord>& last_accepted, SourceOutcome& out);
+
+/// How many rows of each rule a report names (SourceOutcome::row_examples).
+inline constexpr std::size_t kRowExamplesPerRule = 3;
+
+/// The rows a snapshot left out or kept with a flag, one block per rule, for people: for each rule
+/// with rejected rows "N rows skipped (RULE), e.g.:" then up to kRowExamplesPerRule indented
+/// "WHERE: DETAIL" lines (the importer's own words: what was seen, what was done); for flagged rows
+/// "N rows kept with the flag RULE, e.g.:" and theirs. Lines carry no newline; empty when nothing was
+/// skipped or flagged. Used by `gpuplan fetch` and the server's scheduled refresh log.
+std::vector<std::string> skipped_rows_report(const SourceOutcome& outcome);
 
 /// Current UTC time as "YYYY-MM-DDTHH:MM:SSZ".
 std::string utc_now_iso();

@@ -44,6 +44,8 @@ class FetchE2E : public ::testing::Test {
     fs::create_directories(dir_);
     server_.Get("/skypilot-org/skypilot-catalog/master/catalogs/v8/lambda/vms.csv",
                 [this](const httplib::Request&, httplib::Response& r) { r.set_content(*body_, "text/csv"); });
+    server_.Get("/skypilot-org/skypilot-catalog/master/catalogs/v8/gcp/vms.csv",
+                [this](const httplib::Request&, httplib::Response& r) { r.set_content(*skypilot_gcp_, "text/csv"); });
     server_.Post("/api/v0/bundles/", [](const httplib::Request&, httplib::Response& r) { r.status = 503; });
     server_.Get("/v2/plans", [this](const httplib::Request& req, httplib::Response& r) {
       r.set_content(req.get_param_value("cursor") == "cursor-2" ? *vultr_plans2_ : *vultr_plans1_, "application/json");
@@ -127,6 +129,16 @@ class FetchE2E : public ::testing::Test {
   int port_ = 0;
   std::thread thread_;
   std::shared_ptr<std::string> body_ = std::make_shared<std::string>(fixture("skypilot-lambda-vms.csv"));
+  // SkyPilot's GCP layout (host rows without an accelerator, accelerator-only rows with an empty
+  // InstanceType; data/offers/PROVENANCE.md), invented prices: one host + GPU pair that makes an
+  // offer, and one row of each kind the importer leaves out.
+  std::shared_ptr<std::string> skypilot_gcp_ = std::make_shared<std::string>(
+      "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,AvailabilityZone\n"
+      "a2-highgpu-8g,,,96,680,,1.00,0.40,us-central1,us-central1-a\n"  // host of the pair below
+      ",A100,8,,,,20.00,6.00,us-central1,us-central1-a\n"             // its 8 x A100: one offer, $21.00
+      ",T4,1,,,,0.35,0.10,us-central1,us-central1-a\n"                // accelerator without a host
+      "a3-highgpu-8g,,,208,1872,,2.00,,us-central1,us-central1-b\n"   // host without its accelerator row
+      "n2-standard-8,,,8,32,,0.40,0.10,us-central1,us-central1-a\n"); // a CPU machine
   std::shared_ptr<std::string> vultr_plans1_ = std::make_shared<std::string>(fixture("vultr-plans-1.json"));
   std::shared_ptr<std::string> vultr_plans2_ = std::make_shared<std::string>(fixture("vultr-plans-2.json"));
   std::shared_ptr<std::string> vultr_metal_ = std::make_shared<std::string>(fixture("vultr-metal.json"));
@@ -479,3 +491,26 @@ TEST_F(FetchE2E, ShadeformRefusedKeyOrMalformedReplyWritesNothing) {
 }
 
 }  // namespace
+
+// Issue 9 trial D7: rows a feed gives that cannot become offers were skipped silently. The report
+// names each rule with its count and the rows (file position and the importer's words).
+TEST_F(FetchE2E, RowsLeftOutOfASnapshotAreCountedAndNamed) {
+  // An unknown accelerator on the Lambda feed: kept out of plans, flagged.
+  body_->append("gpu_1x_zx9000,ZX9000,1.0,8.0,64.0,1.10,,us-east-1,\"{'Gpus': [{'Name': 'ZX9000', 'Manufacturer': "
+                "'NVIDIA', 'Count': 1.0, 'MemoryInfo': {'SizeInMiB': 49152}}], 'TotalGpuMemoryInMiB': 49152}\"\n");
+  for (const char* mode : {" --dry-run", ""}) {
+    RunResult r = run(std::string("fetch skypilot/gcp skypilot/lambda --base-url ") + base() + mode);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    // GCP: the T4 row without a host and the a3 host without its H100 row (2), the CPU machine (1),
+    // the one pair that combined (a flag on a kept offer).
+    EXPECT_NE(r.out.find("skypilot/gcp: 2 rows skipped (split_price_unmatched), e.g.:"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("a3-highgpu-8g"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("GPU-only price (t4|1|us-central1"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("skypilot/gcp: 1 row skipped (cpu_row), e.g.:"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("n2-standard-8"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("skypilot/gcp: 1 row kept with the flag split_price_combined, e.g.:"), std::string::npos) << r.out;
+    // Lambda: the ZX9000 row names the GPU the catalog does not know.
+    EXPECT_NE(r.out.find("skypilot/lambda: 1 row"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("ZX9000"), std::string::npos) << r.out;
+  }
+}
