@@ -140,6 +140,14 @@ const PresetInfo* find_preset(std::string_view name) {
 }
 
 ModelArch load_preset(std::string_view short_name) {
+  // No preset or Hugging Face id is this long (a repo name has at most 96 characters): refused
+  // without echoing the name (a trial's 60 KB name came back whole in the error and the page).
+  constexpr std::size_t kMaxModelNameChars = 128;
+  if (short_name.size() > kMaxModelNameChars)
+    throw_not_found_coded("--model", "unknown_model_name_too_long",
+                          {{"length", std::to_string(short_name.size())}, {"max", std::to_string(kMaxModelNameChars)}},
+                          fmt::format("unknown model: no name has {} characters", short_name.size()),
+                          fmt::format("a preset name of at most {} characters (see `gpuplan models`)", kMaxModelNameChars));
   const PresetInfo* p = find_preset(short_name);
   if (!p) {
     // Suggest only close names (trial of issue 10, D9e: "mistral-8b" suggested qwen3-8b and

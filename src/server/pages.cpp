@@ -1943,7 +1943,41 @@ std::optional<std::string> RouteMethods::allow_for(const std::string& path) cons
   return std::nullopt;
 }
 
+/// The language of a page request, its link prefix ("/fr"; "/en" when chosen by Accept-Language)
+/// and the path after the language segment: for the error pages of any path.
+struct PageLanguage {
+  std::string lang, prefix, path;
+};
+PageLanguage page_language_of(const httplib::Request& req) {
+  std::string prefix, path = req.path;
+  for (const auto& l : kLanguages) {
+    const std::string p = "/" + l;
+    if (req.path == p || req.path.rfind(p + "/", 0) == 0) {
+      prefix = p;
+      path = req.path.substr(p.size());
+    }
+  }
+  const std::string lang = prefix.empty() ? pick_language(req) : prefix.substr(1);
+  return {lang, prefix.empty() ? "/" + lang : prefix, path};
+}
+
 void send_method_not_allowed(const httplib::Request& req, httplib::Response& res, const std::string& allow) {
+  // A page route answers a page in its language, as its 404 and 400 do (POST /fr/plan answered
+  // English JSON: trial10b D8); the API and clients asking for JSON keep the JSON error.
+  const bool api_path = req.path == "/api" || req.path.rfind("/api/", 0) == 0;
+  const std::string accept = req.get_header_value("Accept");
+  const bool wants_json = accept.find("application/json") != std::string::npos && accept.find("text/html") == std::string::npos;
+  if (!api_path && !wants_json) {
+    const auto [lang, prefix, path] = page_language_of(req);
+    const Page pg{lang, prefix, path, locale(lang)};
+    const std::string title = pg.t.value("method_not_allowed_title", "");
+    const std::string text =
+        fill(pg.t.value("error_http_method_not_allowed", ""), {{"method", req.method}, {"path", req.path}, {"allow", allow}});
+    send_page(res, pg, "bad_request", {{"error", text}, {"path", path}, {"title", title}}, title);
+    res.status = 405;
+    res.set_header("Allow", allow);
+    return;
+  }
   res.status = 405;
   res.set_header("Allow", allow);
   const json body = {{"code", "method_not_allowed"},
@@ -1972,16 +2006,8 @@ void add_method_not_allowed(httplib::Server& http, const std::string& pattern, b
 }
 
 void send_not_found_page(const httplib::Request& req, httplib::Response& res) {
-  std::string prefix, path = req.path;
-  for (const auto& l : kLanguages) {
-    const std::string p = "/" + l;
-    if (req.path == p || req.path.rfind(p + "/", 0) == 0) {
-      prefix = p;
-      path = req.path.substr(p.size());
-    }
-  }
-  const std::string lang = prefix.empty() ? pick_language(req) : prefix.substr(1);
-  const Page pg{lang, prefix.empty() ? "/" + lang : prefix, path, locale(lang)};
+  const auto [lang, prefix, path] = page_language_of(req);
+  const Page pg{lang, prefix, path, locale(lang)};
   send_page(res, pg, "not_found", json::object(), pg.t.value("not_found_title", ""));
   res.status = 404;
 }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cctype>
 #include <ctime>
 #include <map>
 #include <mutex>
@@ -287,6 +288,29 @@ bool query_bool(const std::string& name, const std::string& v) {
 
 }  // namespace
 
+void check_path_percent_encoding(std::string_view target, const std::string& field) {
+  const std::string_view path = target.substr(0, target.find_first_of("?#"));
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    if (path[i] != '%') continue;
+    if (i + 2 < path.size() && std::isxdigit(static_cast<unsigned char>(path[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(path[i + 2]))) {
+      i += 2;
+      continue;
+    }
+    // The segment holding the bad sequence, quoted as the query check quotes (printable ASCII).
+    const std::size_t from = path.rfind('/', i) + 1, to = std::min(path.find('/', i), path.size());
+    std::string segment;
+    for (const char c : path.substr(from, std::min<std::size_t>(to - from, 80))) {
+      const auto b = static_cast<unsigned char>(c);
+      segment += b > 0x20 && b < 0x7f ? std::string(1, c) : fmt::format("%{:02X}", static_cast<unsigned>(b));
+    }
+    throw_invalid_coded(field, "path_not_percent_encoded",
+                        {{"segment", segment}, {"character", std::to_string(i - from + 1)}},
+                        fmt::format("path segment \"{}\" is not valid percent-encoding at character {}", segment, i - from + 1),
+                        "%XX with two hexadecimal digits (RFC 3986 §2.1); a percent sign is %25");
+  }
+}
+
 void check_query_percent_encoding(std::string_view target) {
   for_each_query_part(target, [](std::string_view k, std::string_view v) {
     const std::string key = decode_query_part(k, k);
@@ -514,6 +538,7 @@ struct Server::Impl {
              }, /*depends_on_today=*/true));
     http.Get(R"(/api/offers/(.+)/history)", catalog_read([this](const httplib::Request& req) {
                if (!req.params.empty()) throw_invalid("/" + req.params.begin()->first, "unknown query parameter", "none");
+               check_path_percent_encoding(req.target, "/offer_id");
                api::HistoryInput in;
                in.offer_id = req.matches[1].str();
                return api::history_to_json(api::run_history(in, ctx));
@@ -571,6 +596,15 @@ Server::Server(const api::Context& ctx, ServerOptions options) : impl_(std::make
   // server's own non-const request, handed to handlers as const.
   http.set_pre_routing_handler([impl = impl_.get()](const httplib::Request& req, httplib::Response& res) {
     resplit_params(const_cast<httplib::Request&>(req));
+    // Methods cpp-httplib parses but routes nowhere (TRACE, CONNECT, PRI) got its bare 400: a
+    // method the route does not take is 405 with Allow (RFC 9110 §15.5.6), as for PUT or DELETE;
+    // on a path no route has, the 404 every method gets there (trial10b D8).
+    if (req.method != "GET" && req.method != "HEAD" && req.method != "POST" && req.method != "PUT" &&
+        req.method != "PATCH" && req.method != "DELETE" && req.method != "OPTIONS") {
+      if (const auto allow = impl->methods.allow_for(req.path)) send_method_not_allowed(req, res, *allow);
+      else res.status = 404;
+      return httplib::Server::HandlerResponse::Handled;
+    }
     // A POST, PUT or PATCH with neither Content-Length nor Transfer-Encoding has no body (RFC 9112
     // §6.3), but cpp-httplib reads one until the connection ends or its read timeout (5 s), then
     // answers 400 before any handler: `curl -X POST /api/offers` waited 5 s for 400 body_empty

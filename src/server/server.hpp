@@ -87,6 +87,12 @@ class Server {
 /// was read as the filter text "%zz" while /api/offers answered 400.
 void check_query_percent_encoding(std::string_view target);
 
+/// Error{invalid_input, field, path_not_percent_encoded} when the path of a request target (before
+/// '?') holds a '%' not followed by two hexadecimal digits; values: segment (the path segment, at
+/// most 80 characters, bytes outside printable ASCII as %XX) and character (1-based, in it).
+/// cpp-httplib passes such a path on undecoded, so `/api/offers/%zz/history` was a 404.
+void check_path_percent_encoding(std::string_view target, const std::string& field);
+
 /// Parses "HOST:PORT", ":PORT" or "PORT" (host defaults to 127.0.0.1); Error{invalid_input, "--listen"}.
 void parse_listen(const std::string& text, ServerOptions& options);
 

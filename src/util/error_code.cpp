@@ -30,7 +30,7 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 118> kCodes = {
+constexpr std::array<std::string_view, 120> kCodes = {
     "body_empty",
     "body_not_object",
     "both_given",
@@ -125,6 +125,7 @@ constexpr std::array<std::string_view, 118> kCodes = {
     "number_out_of_range",
     "offload_params_needs_zero3",
     "parameter_twice",
+    "path_not_percent_encoded",
     "plan_does_not_exist",
     "pp_exceeds_layers",
     "qlora_needs_16_bit",
@@ -147,6 +148,7 @@ constexpr std::array<std::string_view, 118> kCodes = {
     "unknown_field",
     "unknown_gpu",
     "unknown_model",
+    "unknown_model_name_too_long",
     "unknown_model_no_near",
     "unknown_offer",
 };

@@ -59,7 +59,8 @@ TEST_F(ServeTrial10E2E, EveryRouteRefusesAMethodItDoesNotTakeWith405AndAllowWith
   std::size_t refused = 0;
   const auto started = std::chrono::steady_clock::now();
   for (const auto& [path, allow] : routes) {
-    for (const std::string method : {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"}) {
+    // TRACE: a method cpp-httplib parses but routes nowhere (it answered a bare 400; trial10b D8).
+    for (const std::string method : {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "TRACE"}) {
       if (allow.find(method) != std::string::npos) continue;  // a method the route takes
       for (const bool with_body : {false, true}) {
         const std::string request = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" +
@@ -70,17 +71,26 @@ TEST_F(ServeTrial10E2E, EveryRouteRefusesAMethodItDoesNotTakeWith405AndAllowWith
         ASSERT_FALSE(reply.empty()) << what;
         EXPECT_EQ(reply.substr(0, 12), "HTTP/1.1 405") << what << "\n" << reply.substr(0, 400);
         EXPECT_EQ(header(reply, "Allow"), allow) << what;
-        if (method != "HEAD") {  // a HEAD answer has no body
+        if (method != "HEAD" && path.rfind("/api/", 0) == 0) {  // a HEAD answer has no body
           const json b = json::parse(reply.substr(reply.find("\r\n\r\n") + 4), nullptr, false);
           ASSERT_FALSE(b.is_discarded()) << what << "\n" << reply;
           EXPECT_EQ(b["code"], "method_not_allowed") << what;
+        } else if (method != "HEAD") {
+          // A page route answers a page in its language (POST /fr/plan was English JSON: trial10b
+          // D8); without a language in the path, the request's (none here: English).
+          const std::string title = path.rfind("/fr", 0) == 0   ? "Méthode non autorisée"
+                                    : path.rfind("/th", 0) == 0 ? "ไม่อนุญาตให้ใช้เมธอดนี้"
+                                                                : "Method not allowed";
+          EXPECT_NE(header(reply, "Content-Type").find("text/html"), std::string::npos) << what;
+          EXPECT_NE(reply.find("<h1>" + title + "</h1>"), std::string::npos) << what << "\n" << reply.substr(0, 600);
+          EXPECT_NE(reply.find(method + " "), std::string::npos) << what;  // the sentence names the method
         }
         ++refused;
       }
     }
   }
-  // 36 page routes × 4 refused methods + 8 other GET routes × 4 + 4 POST routes × 5, each twice.
-  EXPECT_EQ(refused, 2u * (36 * 4 + 8 * 4 + 4 * 5));
+  // 36 page routes × 5 refused methods + 8 other GET routes × 5 + 4 POST routes × 6, each twice.
+  EXPECT_EQ(refused, 2u * (36 * 5 + 8 * 5 + 4 * 6));
   // A POST route still says what is missing when its body is: 400 body_empty, not 405.
   const std::string reply = raw_http(port, "POST /api/plan HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(reply.substr(0, 12), "HTTP/1.1 400") << reply;
@@ -409,6 +419,51 @@ TEST_F(ServeTrial10E2E, SourcesNameNoRepositoryFileAndNoAnswerShowsAnAbsolutePat
                      "application/json");
   ASSERT_TRUE(plan && plan->status == 200);
   for (const char* root : {"/tmp/", "/home/", "/work/", "/usr/", "/build/"}) EXPECT_EQ(plan->body.find(root), std::string::npos) << root;
+}
+
+// trial10b D8: `/api/offers/%zz/history` was a 404 (cpp-httplib passes the bad sequence on as the
+// offer id), where a bad query string is 400 query_not_percent_encoded.
+TEST_F(ServeTrial10E2E, AnOfferIdThatIsNotPercentEncodingIsA400NamingTheSegment) {
+  const std::string reply =
+      raw_http(server().port, "GET /api/offers/gcp%zz1/history HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+  ASSERT_EQ(reply.substr(0, 12), "HTTP/1.1 400") << reply;
+  const json b = json::parse(reply.substr(reply.find("\r\n\r\n") + 4), nullptr, false);
+  ASSERT_FALSE(b.is_discarded()) << reply;
+  EXPECT_EQ(b["message_code"], "path_not_percent_encoded") << b.dump();
+  EXPECT_EQ(b["field"], "/offer_id") << b.dump();
+  EXPECT_EQ(b["values"]["segment"], "gcp%zz1") << b.dump();
+  EXPECT_EQ(b["values"]["character"], "4") << b.dump();  // g, c, p, then the '%'
+  // A valid encoding still reaches the offer lookup (no such offer: 404).
+  const std::string ok =
+      raw_http(server().port, "GET /api/offers/no%2Fsuch/history HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(ok.substr(0, 12), "HTTP/1.1 404") << ok;
+}
+
+// trial10b D8: a 60 KB model name came back whole in the error (API and page). A name longer than
+// any preset or Hugging Face repo id (128 characters) is refused by its length, not echoed.
+TEST_F(ServeTrial10E2E, AnOverlongModelNameIsRefusedWithoutBeingEchoed) {
+  const std::string name(60000, 'x');
+  const std::string body = json{{"model", name}, {"task", "serve"}}.dump();
+  const std::string reply = raw_http(server().port, "POST /api/size HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                                                    "Content-Type: application/json\r\nContent-Length: " +
+                                                        std::to_string(body.size()) + "\r\n\r\n" + body);
+  ASSERT_EQ(reply.substr(0, 12), "HTTP/1.1 404") << reply.substr(0, 300);
+  EXPECT_LT(reply.size(), 2000u) << "the name is echoed";
+  const json b = json::parse(reply.substr(reply.find("\r\n\r\n") + 4), nullptr, false);
+  ASSERT_FALSE(b.is_discarded()) << reply.substr(0, 300);
+  EXPECT_EQ(b["message_code"], "unknown_model_name_too_long") << b.dump();
+  EXPECT_EQ(b["values"]["length"], "60000") << b.dump();
+  EXPECT_EQ(b["values"]["max"], "128") << b.dump();
+  // The page (a 7,000-character name: the address must stay under cpp-httplib's 8 KB): the French
+  // size page says it in French, without the name.
+  const std::string page = raw_http(server().port, "GET /fr/size?model=" + std::string(7000, 'x') +
+                                                       " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+  // (The language links keep the query, as for every page.)
+  const auto at = page.find("<p class=\"error\" role=\"alert\">");
+  ASSERT_NE(at, std::string::npos) << page.substr(0, 600);
+  const std::string error = page.substr(at, page.find("</p>", at) - at);
+  EXPECT_EQ(error.find("xxxxxxxxxx"), std::string::npos) << error.substr(0, 300);
+  EXPECT_NE(error.find("aucun modèle n’a un nom de 7"), std::string::npos) << error;
 }
 
 }  // namespace
