@@ -154,7 +154,7 @@ json to_json(const EstimateOutput& out) {
   if (!out.plan) return json{{"model", out.arch.name}, {"estimate", nullptr}, {"no_fit", out.no_fit}};
   json j = {{"model", out.arch.name},
             {"task", task_name(out.request.task)},
-            {"training_tokens", out.request.training_tokens()},
+            {"training_tokens", count_json(out.request.training_tokens())},
             {"estimate", plan_json(*out.plan, 1)}};
   if (out.explain) {
     json a = json::array();

@@ -51,31 +51,68 @@ std::optional<double> strict_double(std::string_view text) {
   return parse_decimal(s);
 }
 
-std::optional<double> count_text(std::string_view text) {
+/// A count (tokens, requests, images, parameters) is held as a double, exact for every whole
+/// number up to 2^53 = 9007199254740992 and beyond it only for some: a count typed that the double
+/// does not hold exactly is refused with the value as typed (issue 11: `plan --requests
+/// 9007199254740993` was refused as "9.0072e+15", `ask` echoed 9007199254740993 tokens as
+/// ...992), never rounded to a neighbour nobody typed. `where` "": the caller's field (set_field).
+void require_exact_count(double value, const std::string& digits, const std::string& as_typed, const std::string& where) {
+  if (double_is_exactly(value, digits)) return;
+  throw_invalid_coded(where, "count_not_exact", {{"value", as_typed}, {"max", "9007199254740992"}},
+                      fmt::format("{} is not held exactly: above 9007199254740992 (2^53) a count keeps about 16 "
+                                  "significant digits",
+                                  as_typed),
+                      "a count of at most 9007199254740992, or one with fewer significant digits (1e16)");
+}
+
+std::optional<double> count_text(std::string_view text, const std::string& where) {
   std::string s(text);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
   double scale = 1;
+  int scale10 = 0;
   if (!s.empty()) {
     switch (std::tolower(static_cast<unsigned char>(s.back()))) {
-      case 'k': scale = 1e3; break;
-      case 'm': scale = 1e6; break;
-      case 'b': scale = 1e9; break;
-      case 't': scale = 1e12; break;
+      case 'k': scale = 1e3, scale10 = 3; break;
+      case 'm': scale = 1e6, scale10 = 6; break;
+      case 'b': scale = 1e9, scale10 = 9; break;
+      case 't': scale = 1e12, scale10 = 12; break;
       default: break;
     }
     if (scale != 1) s.pop_back();
   }
   auto v = strict_double(s);
   if (!v) return std::nullopt;
+  std::string bare = s;  // strict_double's trimming, for the exact reading
+  while (!bare.empty() && std::isspace(static_cast<unsigned char>(bare.front()))) bare.erase(0, 1);
+  // A whole number ("9007199254740993", "1.5T", "2e12") is read from its exact digits, so the
+  // double is the nearest one to what was typed (1.1M was 1.1 × 1e6 = 1100000.0000000002 before),
+  // and refused when that double is not it.
+  if (const auto digits = decimal_integer_digits(bare, scale10)) {
+    if (const auto exact = parse_decimal(*digits)) {
+      std::string typed(text);
+      while (!typed.empty() && std::isspace(static_cast<unsigned char>(typed.back()))) typed.pop_back();
+      while (!typed.empty() && std::isspace(static_cast<unsigned char>(typed.front()))) typed.erase(0, 1);
+      require_exact_count(*exact, *digits, typed, where);
+      return *exact;
+    }
+  }
   return *v * scale;
 }
 
 }  // namespace
 
 double count_value(const nlohmann::json& value) {
+  // A JSON integer is read exactly (nlohmann keeps its 64 bits): refused when no double is it.
+  if (value.is_number_unsigned() || value.is_number_integer()) {
+    const std::string digits = value.is_number_unsigned() ? std::to_string(value.get<std::uint64_t>())
+                                                          : std::to_string(value.get<std::int64_t>());
+    const double v = value.get<double>();
+    require_exact_count(v, digits, digits, "");
+    return v;
+  }
   if (value.is_number()) return value.get<double>();
   if (value.is_string()) {
-    if (auto v = count_text(value.get<std::string>())) return *v;
+    if (auto v = count_text(value.get<std::string>(), "")) return *v;
   }
   throw_invalid_coded("", "not_count", {{"value", value.is_string() ? value.get<std::string>() : value.dump()}},
                       "cannot read this as a count", std::string(expected_of(FieldType::count)));
@@ -128,7 +165,7 @@ nlohmann::json parse_field_text(const FieldInfo& field, std::string_view text, c
       return *v;
     }
     case FieldType::count: {
-      auto v = count_text(text);
+      auto v = count_text(text, where);
       if (!v) return bad();
       return *v;
     }

@@ -1,12 +1,19 @@
 #include "api/plan_json.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <utility>
 
 namespace gpuplan::api {
 
 using nlohmann::json;
+
+json count_json(double count) {
+  if (std::isfinite(count) && std::floor(count) == count && std::abs(count) < 9.2e18)
+    return json(static_cast<std::int64_t>(count));
+  return json(count);
+}
 
 namespace {
 json opt_json(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
@@ -201,7 +208,7 @@ json plan_result_json(const PlanRequest& r, const PlanResult& res) {
   json j = {{"model", res.model_name},
             {"workload", plan_workload_name(r.workload)},
             {"task", task_name(r.task)},
-            {"training_tokens", res.training_tokens},
+            {"training_tokens", count_json(res.training_tokens)},
             {"sort", plan_sort_name(res.sort_applied)},
             {"recommendation_rule", res.recommendation_rule},
             {"recommended_nodes_assumed", res.recommended_nodes_assumed},

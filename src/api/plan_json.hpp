@@ -14,6 +14,10 @@ nlohmann::json plan_json(const Plan& p, std::size_t rank);  ///< one plan; rank 
 nlohmann::json step_json(const TrainingStepEstimate& t);
 nlohmann::json goodput_json(const GoodputEstimate& g);
 nlohmann::json warnings_json(const std::vector<PlanWarning>& warnings);
+/// A count (training tokens) as JSON: a whole number below 2^63 as a JSON integer, every digit
+/// written (a double was written 9.007199254740992e+15, 1e+16, 100000000.0: issue 11); a
+/// fraction (1.5 epochs × 3 tokens) as a number.
+nlohmann::json count_json(double count);
 /// The whole answer: request echo (workload, sort, deadline, budget), plans, no_plan.
 nlohmann::json plan_result_json(const PlanRequest& r, const PlanResult& res);
 

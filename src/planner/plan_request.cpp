@@ -99,10 +99,18 @@ constexpr double kMaxRequestsPerS = 1e7;
 constexpr std::int64_t kMaxConcurrency = 100000000;
 constexpr std::int64_t kMaxRequestTokens = 100000000;  ///< prompt or output tokens: the sizing's largest context
 
+/// A count or bound as an error shows it: a whole number with every digit ("9007199254740992",
+/// "10000000000000"), as the integer fields' errors show theirs; "{:g}" showed "9.0072e+15" and
+/// "1e+13" (issue 11). Other values in fmt's shortest form ("0.5").
+std::string shown(double v) {
+  if (std::isfinite(v) && std::floor(v) == v && std::abs(v) < 1e18) return fmt::format("{:.0f}", v);
+  return fmt::format("{}", v);
+}
+
 void require_at_most(double v, double max, const char* flag) {
   if (v > max)
-    throw_invalid_coded(flag, "too_large", {{"value", fmt::format("{:g}", v)}, {"max", fmt::format("{:g}", max)}},
-                        fmt::format("{:g} is implausibly large", v), fmt::format("at most {:g}", max));
+    throw_invalid_coded(flag, "too_large", {{"value", shown(v)}, {"max", shown(max)}},
+                        fmt::format("{} is implausibly large", shown(v)), fmt::format("at most {}", shown(max)));
 }
 }  // namespace
 
@@ -143,10 +151,10 @@ void PlanRequest::validate() const {
       if (!tokens && *dataset_tokens <= kMaxTrainingTokens && training_tokens() > kMaxTrainingTokens) {
         const double max_epochs = kMaxTrainingTokens / *dataset_tokens;
         throw_invalid_coded("--epochs", "too_large", {{"value", fmt::format("{:g}", epochs)}, {"max", fmt::format("{:g}", max_epochs)}},
-                            fmt::format("{:g} epochs × {:g} dataset tokens = {:g} tokens is implausibly large", epochs,
-                                        *dataset_tokens, training_tokens()),
-                            fmt::format("at most {:g} epochs of {:g} tokens ({:g} tokens in all)", max_epochs, *dataset_tokens,
-                                        kMaxTrainingTokens));
+                            fmt::format("{:g} epochs × {} dataset tokens = {} tokens is implausibly large", epochs,
+                                        shown(*dataset_tokens), shown(training_tokens())),
+                            fmt::format("at most {:g} epochs of {} tokens ({} tokens in all)", max_epochs, shown(*dataset_tokens),
+                                        shown(kMaxTrainingTokens)));
       }
       require_at_most(training_tokens(), kMaxTrainingTokens, tokens ? "--tokens" : "--dataset-tokens");
       if (seq_len < 1) throw_invalid_coded("--seq", "not_positive", {{"value", fmt::format("{}", seq_len)}}, fmt::format("{} is not a positive integer", seq_len), "an integer ≥ 1");
@@ -157,13 +165,13 @@ void PlanRequest::validate() const {
         throw_invalid_coded("--global-batch", "global_batch_exceeds_tokens",
                             {{"sequences", fmt::format("{}", global_batch_seqs)},
                              {"seq", fmt::format("{}", seq_len)},
-                             {"step_tokens", fmt::format("{:.4g}", static_cast<double>(global_batch_seqs) * static_cast<double>(seq_len))},
-                             {"tokens", fmt::format("{:.4g}", training_tokens())},
+                             {"step_tokens", shown(static_cast<double>(global_batch_seqs) * static_cast<double>(seq_len))},
+                             {"tokens", shown(training_tokens())},
                              {"max", fmt::format("{}", static_cast<long long>(training_tokens() / static_cast<double>(seq_len)))}},
-                            fmt::format("{} sequences × {} tokens = {:.4g} tokens per step exceeds the token budget {:.4g}",
+                            fmt::format("{} sequences × {} tokens = {} tokens per step exceeds the token budget {}",
                                         global_batch_seqs, seq_len,
-                                        static_cast<double>(global_batch_seqs) * static_cast<double>(seq_len),
-                                        training_tokens()),
+                                        shown(static_cast<double>(global_batch_seqs) * static_cast<double>(seq_len)),
+                                        shown(training_tokens())),
                             "a global batch of at most --tokens / --seq sequences");
       if (lora_rank < 1) throw_invalid_coded("--lora-rank", "not_positive", {{"value", fmt::format("{}", lora_rank)}}, fmt::format("{} is not a positive integer", lora_rank), "an integer ≥ 1");
       break;
@@ -182,8 +190,8 @@ void PlanRequest::validate() const {
       if (requests_per_s) require_at_most(*requests_per_s, kMaxRequestsPerS, "--rps");
       // Compared as integers: through a double, 9007199254740993 was echoed as "9.0072e+15" (trial11).
       if (concurrency && *concurrency > kMaxConcurrency)
-        throw_invalid_coded("--concurrency", "too_large", {{"value", fmt::format("{}", *concurrency)}, {"max", fmt::format("{:g}", static_cast<double>(kMaxConcurrency))}},
-                            fmt::format("{} is implausibly large", *concurrency), fmt::format("at most {:g}", static_cast<double>(kMaxConcurrency)));
+        throw_invalid_coded("--concurrency", "too_large", {{"value", fmt::format("{}", *concurrency)}, {"max", fmt::format("{}", kMaxConcurrency)}},
+                            fmt::format("{} is implausibly large", *concurrency), fmt::format("at most {}", kMaxConcurrency));
       break;
     case PlanWorkload::batch_generation:
       if (!requests)

@@ -30,12 +30,13 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 120> kCodes = {
+constexpr std::array<std::string_view, 121> kCodes = {
     "body_empty",
     "body_not_object",
     "both_given",
     "cli_only_field",
     "cluster_size_missing",
+    "count_not_exact",
     "date_before_earliest",
     "ep_not_dividing_dp",
     "ep_not_dividing_experts",

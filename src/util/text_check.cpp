@@ -315,4 +315,51 @@ std::optional<double> parse_decimal(std::string_view t) noexcept {
   return v;
 }
 
+std::optional<std::string> decimal_integer_digits(std::string_view t, int scale10) {
+  std::size_t i = 0;
+  bool negative = false;
+  if (i < t.size() && (t[i] == '+' || t[i] == '-')) negative = t[i++] == '-';
+  std::string mantissa;  // every digit written, the point dropped
+  long exponent = scale10;
+  while (i < t.size() && t[i] >= '0' && t[i] <= '9') mantissa += t[i++];
+  if (i < t.size() && t[i] == '.') {
+    ++i;
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9') {
+      mantissa += t[i++];
+      --exponent;
+    }
+  }
+  if (mantissa.empty()) return std::nullopt;
+  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+    ++i;
+    bool exp_negative = false;
+    if (i < t.size() && (t[i] == '+' || t[i] == '-')) exp_negative = t[i++] == '-';
+    if (i == t.size()) return std::nullopt;
+    long e = 0;
+    for (; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i) e = std::min(e * 10 + (t[i] - '0'), 100000L);
+    exponent += exp_negative ? -e : e;
+  }
+  if (i != t.size()) return std::nullopt;
+  const std::size_t first = mantissa.find_first_not_of('0');
+  if (first == std::string::npos) return std::string("0");
+  mantissa.erase(0, first);
+  if (exponent < 0) {  // the last -exponent digits are the fraction: all zeros, or not a whole number
+    const auto drop = static_cast<std::size_t>(-exponent);
+    if (drop >= mantissa.size() || mantissa.find_first_not_of('0', mantissa.size() - drop) != std::string::npos)
+      return std::nullopt;
+    mantissa.erase(mantissa.size() - drop);
+  } else {
+    if (mantissa.size() + static_cast<std::size_t>(exponent) > 400) return std::nullopt;
+    mantissa.append(static_cast<std::size_t>(exponent), '0');
+  }
+  return negative ? "-" + mantissa : mantissa;
+}
+
+bool double_is_exactly(double value, const std::string& digits) {
+  if (!std::isfinite(value)) return false;
+  std::string shown = fmt::format("{:.0f}", value);
+  if (shown == "-0") shown = "0";
+  return shown == digits;
+}
+
 }  // namespace gpuplan

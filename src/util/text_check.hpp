@@ -94,4 +94,16 @@ std::string dump_json(const nlohmann::json& doc, int indent = 2);
 /// when it is out of double's finite range (1e400).
 std::optional<double> parse_decimal(std::string_view text) noexcept;
 
+/// The whole number a strict decimal `text` (as parse_decimal reads it) writes, times 10^scale10
+/// (a K/M/B/T suffix: 3, 6, 9, 12), as its exact decimal digits: "9007199254740993" →
+/// "9007199254740993", "1.5e12" → "1500000000000", "1.5" with scale10 6 → "1500000", "-0" → "0",
+/// a negative one with its '-'. nullopt when `text` is not a strict decimal, when the value is not
+/// a whole number (0.5, 1e-3) or when it has more than 400 digits (1e400).
+std::optional<std::string> decimal_integer_digits(std::string_view text, int scale10 = 0);
+
+/// Whether `value` is exactly the whole number `digits` writes (decimal_integer_digits' form):
+/// a double holds every integer up to 2^53 = 9007199254740992 and beyond it only some
+/// (9007199254740993 becomes 9007199254740992). fmt's "{:.0f}" prints a double's exact value.
+bool double_is_exactly(double value, const std::string& digits);
+
 }  // namespace gpuplan

@@ -113,8 +113,8 @@ TEST_F(InputMessagesE2E, ALatencyIsEchoedInTheUnitTyped) {
 TEST_F(InputMessagesE2E, TooManyEpochsBlameEpochsWithTheirRange) {
   // 1e8 dataset tokens: at most 1e16 / 1e8 = 1e8 epochs (the planner's token ceiling, 1e16).
   expect_refused("plan --model llama-3.1-8b --task lora --dataset-tokens 1e8 --epochs 1e9 --today 2026-11-30",
-                 "gpuplan: error: --epochs: 1e+09 epochs × 1e+08 dataset tokens = 1e+17 tokens is implausibly large "
-                 "(expected: at most 1e+08 epochs of 1e+08 tokens (1e+16 tokens in all))");
+                 "gpuplan: error: --epochs: 1e+09 epochs × 100000000 dataset tokens = 100000000000000000 tokens is "
+                 "implausibly large (expected: at most 1e+08 epochs of 100000000 tokens (10000000000000000 tokens in all))");
   // --epochs with --tokens was ignored (it multiplies --dataset-tokens only).
   expect_refused("plan --model llama-3.1-8b --task lora --tokens 1e8 --epochs 3 --today 2026-11-30",
                  "gpuplan: error: --epochs: both --tokens and --epochs given: --epochs multiplies --dataset-tokens, --tokens "

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "binary_e2e.hpp"
 #include "serve_process.hpp"
@@ -253,6 +255,65 @@ TEST_F(Small11E2E, IntegerFieldsAbove2To53AreEchoedAsSent) {
   EXPECT_EQ(status, 400) << q.dump();
   EXPECT_EQ(q.value("field", ""), "/concurrency") << q.dump();
   EXPECT_TRUE(contains(q.value("message", ""), "9007199254740993")) << q.dump();
+}
+
+// Issue 11 leftovers A and B (trial of the last session): a count a user types went through a
+// double before it was echoed. `ask` echoed 9007199254740993 (2^53 + 1) tokens as
+// 9,007,199,254,740,992 and planned that; `plan --requests 9007199254740993` was refused as
+// "9.0072e+15 is implausibly large (expected: at most 1e+13)", and the JSON wrote training_tokens
+// 9.007199254740992e+15. A double holds every whole number up to 2^53 = 9007199254740992 and
+// 2^53 + 1 not at all (its neighbours 2^53 and 2^53 + 2): each count field refuses it at its flag
+// (or /field, or in the sentence's words), with the digits typed; 2^53 itself is exact and kept.
+TEST_F(Small11E2E, CountsAreExactAsTypedOrRefusedByName) {
+  const std::string v = "9007199254740993";
+  const std::string not_held = v + " is not held exactly: above 9007199254740992 (2^53) a count keeps about 16 significant digits";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"plan --model llama-3.1-8b --task lora --today 2026-12-02", "--tokens"},
+      {"plan --model llama-3.1-8b --task lora --today 2026-12-02", "--dataset-tokens"},
+      {"plan --model llama-3.1-8b --task serve --today 2026-12-02", "--requests"},
+      {"plan --model sdxl --task images --today 2026-12-02", "--images"},
+      {"estimate --model llama-3.1-8b --task lora --gpu H100 --gpus 8", "--tokens"},
+      {"size --task full", "--params"},
+  };
+  for (const auto& [base, flag] : cases) {
+    for (const std::string& typed : {v, std::string("9.007199254740993e15")}) {
+      const RunResult r = run(base + " " + flag + " " + typed);
+      EXPECT_EQ(r.exit_code, 2) << base << " " << flag << "\n" << r.out;
+      const std::string shown = typed == v ? not_held : "9.007199254740993e15" + not_held.substr(v.size());
+      EXPECT_EQ(r.out.rfind("gpuplan: error: " + flag + ": " + shown + " (expected: ", 0), 0u) << base << " " << flag << "\n" << r.out;
+      EXPECT_FALSE(contains(r.out, "e+15")) << r.out;
+    }
+  }
+  // Beyond --requests' documented bound (1e13: planner/plan_request.cpp kMaxRequests), the count and
+  // the bound with every digit, as the integer flags show theirs.
+  RunResult r = run("plan --model llama-3.1-8b --task serve --today 2026-12-02 --requests 20000000000000");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out, "gpuplan: error: --requests: 20000000000000 is implausibly large (expected: at most 10000000000000)\n");
+  r = run("plan --model llama-3.1-8b --task serve --today 2026-12-02 --requests 9007199254740992");
+  EXPECT_EQ(r.out, "gpuplan: error: --requests: 9007199254740992 is implausibly large (expected: at most 10000000000000)\n");
+  r = run("plan --model llama-3.1-8b --task serve --today 2026-12-02 --concurrency 100000001");
+  EXPECT_EQ(r.out, "gpuplan: error: --concurrency: 100000001 is implausibly large (expected: at most 100000000)\n");
+
+  // 2^53 is held exactly: planned, and the JSON writes the count as an integer with every digit;
+  // 1.1M is read from its digits (1.1 × 1e6 is 1100000.0000000002 in doubles).
+  for (const auto& [typed, count] : {std::pair{"9007199254740992", std::int64_t{9007199254740992}},
+                                     std::pair{"1.1M", std::int64_t{1100000}}, std::pair{"1e16", std::int64_t{10000000000000000}}}) {
+    const json j = run_json(std::string("plan --model llama-3.1-8b --task lora --today 2026-12-02 --limit 1 --tokens ") + typed, 0);
+    ASSERT_TRUE(j["training_tokens"].is_number_integer()) << typed << " " << j["training_tokens"].dump();
+    EXPECT_EQ(j["training_tokens"].get<std::int64_t>(), count) << typed;
+  }
+
+  // The API: a JSON integer keeps its 64 bits, so 2^53 + 1 is refused at /tokens as sent.
+  int status = 0;
+  json e = post_plan(R"({"model": "llama-3.1-8b", "task": "lora", "tokens": 9007199254740993, "today": "2026-12-02"})", &status);
+  EXPECT_EQ(status, 400) << e.dump();
+  EXPECT_EQ(e.value("field", ""), "/tokens") << e.dump();
+  EXPECT_EQ(e.value("message_code", ""), "count_not_exact") << e.dump();
+  EXPECT_EQ(e.value("message", ""), not_held) << e.dump();
+  e = post_plan(R"({"model": "llama-3.1-8b", "task": "serve", "requests": "9007199254740993", "today": "2026-12-02"})", &status);
+  EXPECT_EQ(status, 400) << e.dump();
+  EXPECT_EQ(e.value("field", ""), "/requests") << e.dump();
+  EXPECT_EQ(e.value("message", ""), not_held) << e.dump();
 }
 
 // trial11 (issue 11 #2): a U+202E RIGHT-TO-LEFT OVERRIDE in an imported instance_type was

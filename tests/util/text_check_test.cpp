@@ -139,6 +139,34 @@ TEST(ParseDecimal, DecimalOnly) {
   EXPECT_THROW(parse_optional_double("0x10", "x"), Error);
 }
 
+// Issue 11 leftovers A/B: the whole number a count's text writes, digit for digit, and whether a
+// double is it. 2^53 = 9007199254740992 is the last of the consecutive integers a double holds;
+// 2^53 + 1 rounds to 2^53 (IEEE 754 binary64: 53-bit significand).
+TEST(DecimalIntegerDigits, ExactDigitsOfWholeNumbers) {
+  EXPECT_EQ(decimal_integer_digits("9007199254740993"), "9007199254740993");
+  EXPECT_EQ(decimal_integer_digits("9.007199254740993e15"), "9007199254740993");
+  EXPECT_EQ(decimal_integer_digits("1.5e12"), "1500000000000");
+  EXPECT_EQ(decimal_integer_digits("1.5", 6), "1500000");  // "1.5M"
+  EXPECT_EQ(decimal_integer_digits("0012"), "12");
+  EXPECT_EQ(decimal_integer_digits("-0"), "0");
+  EXPECT_EQ(decimal_integer_digits("-25"), "-25");
+  EXPECT_EQ(decimal_integer_digits("2500e-2"), "25");
+  EXPECT_FALSE(decimal_integer_digits("0.5"));  // not a whole number
+  EXPECT_FALSE(decimal_integer_digits("1e-3"));
+  EXPECT_FALSE(decimal_integer_digits("1e400"));  // more than 400 digits
+  EXPECT_FALSE(decimal_integer_digits("0x10"));
+  EXPECT_FALSE(decimal_integer_digits("1e"));
+  EXPECT_FALSE(decimal_integer_digits("12a"));
+}
+
+TEST(DecimalIntegerDigits, ADoubleIsExactlyTheDigitsOrNot) {
+  EXPECT_TRUE(double_is_exactly(9007199254740992.0, "9007199254740992"));
+  EXPECT_FALSE(double_is_exactly(*parse_decimal("9007199254740993"), "9007199254740993"));  // became ...992
+  EXPECT_TRUE(double_is_exactly(1e16, "10000000000000000"));  // 2^16 × 5^16, 5^16 < 2^53
+  EXPECT_FALSE(double_is_exactly(*parse_decimal("9999999999999999"), "9999999999999999"));  // became 1e16
+  EXPECT_TRUE(double_is_exactly(-0.0, "0"));
+}
+
 class ReadFile : public ::testing::Test {
  protected:
   void SetUp() override {
