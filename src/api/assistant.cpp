@@ -15,6 +15,7 @@
 #include "model/presets.hpp"
 #include "util/error.hpp"
 #include "util/error_code.hpp"
+#include "util/text_check.hpp"
 
 namespace gpuplan::api {
 
@@ -48,14 +49,21 @@ std::string guess_language(const std::string& low) {
 /// "1,5" (French decimal) or "200,000" (English thousands) → a double. A number a double cannot
 /// hold ("1e999") is Error{invalid_input} at "question" naming it (a trial found `ask` ending in
 /// "internal error: stod", exit 70).
-double read_number(std::string text, const std::string& language) {
-  const std::string as_written = text;
+/// A number as read_number reads it, spaces and group commas dropped: "200,000" → "200000", a
+/// French "1,5" → "1.5".
+std::string plain_number_text(std::string text, const std::string& language) {
   text.erase(std::remove(text.begin(), text.end(), ' '), text.end());
   if (language == "fr" && std::regex_match(text, std::regex(R"(\d+,\d{1,2})"))) {
     std::replace(text.begin(), text.end(), ',', '.');
   } else {
     text.erase(std::remove(text.begin(), text.end(), ','), text.end());
   }
+  return text;
+}
+
+double read_number(std::string text, const std::string& language) {
+  const std::string as_written = text;
+  text = plain_number_text(std::move(text), language);
   // "10^30", "10**30": a power of ten as the field writes huge counts (a trial's "10^30 tokens"
   // was read as "30 tokens" and planned). Read whole, so the planner's range check sees it.
   for (std::string_view op : {"**", "^"}) {
@@ -83,6 +91,27 @@ double scaled(double value, double scale, const std::string& as_written) {
     throw_invalid_coded("question", "question_number_out_of_range", {{"value", as_written}},
                         fmt::format("the number \"{}\" is out of range", as_written), "a number below 1e300, e.g. 5e8 or 500 million");
   return v;
+}
+
+/// The number `text` times `scale` as JSON, for a field the plan reads as a whole number: a whole
+/// number written in digits, times a power of ten ("9007199254740993", "1.5 billion", "5e8"), that
+/// fits 64 bits is a JSON integer with every digit; anything else (a fraction, a power "10^30",
+/// 8k = 8 × 1024) the double scaled() gives. Through a double, `ask` echoed 9007199254740993 tokens
+/// as 9,007,199,254,740,992, a number nobody typed (issue 11); the planner now refuses a count no
+/// double holds exactly (api/fields.cpp count_not_exact), naming the field.
+json exact_number(const std::string& text, double scale, const std::string& as_written, const std::string& language) {
+  const double v = scaled(read_number(text, language), scale, as_written);  // its refusals first
+  const std::string t = plain_number_text(text, language);
+  if (t.find('^') != std::string::npos || t.find('*') != std::string::npos) return v;
+  int scale10 = 0;
+  for (double s = scale; s >= 10 && scale10 < 30; s /= 10) ++scale10;
+  if (std::pow(10.0, scale10) != scale) return v;
+  const auto digits = decimal_integer_digits(t, scale10);
+  if (!digits) return v;
+  std::int64_t i = 0;
+  const auto [p, ec] = std::from_chars(digits->data(), digits->data() + digits->size(), i);
+  if (ec != std::errc() || p != digits->data() + digits->size()) return v;
+  return i;
 }
 
 double scale_of(const std::string& unit) {
@@ -246,7 +275,7 @@ class Reader {
     // a negative amount was planned as a positive one); the planner then refuses it by name.
     if (value.is_number() && start > 0 && low_[start - 1] == '-' &&
         (start == 1 || !std::isalnum(static_cast<unsigned char>(low_[start - 2])))) {
-      value = -value.get<double>();
+      value = value.is_number_integer() ? json(-value.get<std::int64_t>()) : json(-value.get<double>());
       --start;
     }
     // A number read only in part (the "30" of a power the grammar does not know): never used;
@@ -474,7 +503,7 @@ class Reader {
     for (auto it = std::sregex_iterator(low_.begin(), low_.end(), re); it != std::sregex_iterator(); ++it) {
       const std::smatch& m = *it;
       if (is_taken(static_cast<std::size_t>(m.position(0)), static_cast<std::size_t>(m.position(0) + m.length(0)))) continue;
-      add_marked("tokens", scaled(read_number(m[1].str(), result_.language), scale_of(m[2].str()), m[0].str()), m);
+      add_marked("tokens", exact_number(m[1].str(), scale_of(m[2].str()), m[0].str(), result_.language), m);
       return;
     }
   }
@@ -492,7 +521,7 @@ class Reader {
     static const std::regex after(R"((\d+(?:[.,]\d+)?)\s*(k)?[ -]*(?:(?:tokens?|jetons?)\s+(?:of\s+|de\s+)?)?)" + names);
     std::smatch m;
     if (std::regex_search(low_, m, before) || std::regex_search(low_, m, after)) {
-      add_marked("seq", scaled(read_number(m[1].str(), result_.language), m[2].matched ? 1024 : 1, m[0].str()), m);
+      add_marked("seq", exact_number(m[1].str(), m[2].matched ? 1024 : 1, m[0].str(), result_.language), m);
     }
   }
 
@@ -501,7 +530,7 @@ class Reader {
                                R"()?\s*(images?|\xe0\xb8\xa0\xe0\xb8\xb2\xe0\xb8\x9e|\xe0\xb8\xa3\xe0\xb8\xb9\xe0\xb8\x9b))");
     std::smatch m;
     if (std::regex_search(low_, m, re)) {
-      add_marked("images", scaled(read_number(m[1].str(), result_.language), scale_of(m[2].str()), m[0].str()), m);
+      add_marked("images", exact_number(m[1].str(), scale_of(m[2].str()), m[0].str(), result_.language), m);
     }
   }
 
@@ -510,7 +539,7 @@ class Reader {
     static const std::regex users(kNumber + R"(\s*(?:concurrent users|users|utilisateurs|\xe0\xb8\x9c\xe0\xb8\xb9\xe0\xb9\x89\xe0\xb9\x83\xe0\xb8\x8a\xe0\xb9\x89))");
     std::smatch m;
     if (std::regex_search(low_, m, rps)) add_marked("rps", read_number(m[1].str(), result_.language), m);
-    if (std::regex_search(low_, m, users)) add_marked("concurrency", read_number(m[1].str(), result_.language), m);
+    if (std::regex_search(low_, m, users)) add_marked("concurrency", exact_number(m[1].str(), 1, m[0].str(), result_.language), m);
   }
 
   void read_money() {
@@ -791,8 +820,7 @@ class Reader {
     std::smatch m;
     for (const std::regex* re : {&en, &params, &fr, &th}) {
       if (!std::regex_search(low_, m, *re)) continue;
-      const double v = scaled(read_number(m[1].str(), result_.language), scale_of(m[2].str()), m[0].str());
-      add_marked("params", v, m);
+      add_marked("params", exact_number(m[1].str(), scale_of(m[2].str()), m[0].str(), result_.language), m);
       return;
     }
   }
@@ -828,12 +856,12 @@ class Reader {
     std::smatch cm;
     if (std::regex_search(low_, cm, nodes)) {
       const auto at = static_cast<std::size_t>(cm.position(1));
-      add("nodes", read_number(cm[1].str(), result_.language), low_.substr(at, static_cast<std::size_t>(cm.position(0) + cm.length(0)) - at),
+      add("nodes", exact_number(cm[1].str(), 1, cm[0].str(), result_.language), low_.substr(at, static_cast<std::size_t>(cm.position(0) + cm.length(0)) - at),
           {}, {}, at);
     }
     if (std::regex_search(low_, cm, counted) || std::regex_search(low_, cm, count_only)) {
       const auto at = static_cast<std::size_t>(cm.position(1));
-      add("gpus", read_number(cm[1].str(), result_.language), low_.substr(at, static_cast<std::size_t>(cm.position(0) + cm.length(0)) - at),
+      add("gpus", exact_number(cm[1].str(), 1, cm[0].str(), result_.language), low_.substr(at, static_cast<std::size_t>(cm.position(0) + cm.length(0)) - at),
           {}, {}, at);
     }
     std::smatch m;

@@ -1562,7 +1562,7 @@ class Pages {
       const api::AskResult& ask = *read;
       json fields = json::array();
       for (const auto& f : ask.fields) {
-        std::string shown = f.value.is_string() ? f.value.get<std::string>() : count_text(f.value.get<double>(), pg.lang);
+        std::string shown = f.value.is_string() ? f.value.get<std::string>() : locale_count(f.value, pg.lang);
         if (f.name == "task") shown = pg.t.value("task_" + shown, shown);  // "service (inférence)"
         if (f.name == "budget_usd") shown = money(f.value.get<double>(), pg.lang);
         if (f.name == "deadline_seconds" || f.name == "hours")
@@ -1861,6 +1861,18 @@ std::string fill_text(std::string text, const std::map<std::string, std::string>
 std::string locale_money(double usd, const std::string& lang) { return money(usd, lang); }
 std::string locale_duration(double seconds, const std::string& lang) { return duration(seconds, lang, locale_texts(lang)); }
 std::string locale_count(double v, const std::string& lang) { return count_text(v, lang); }
+std::string locale_count(const json& v, const std::string& lang) {
+  if (!v.is_number_integer()) return count_text(v.get<double>(), lang);
+  const std::string digits = v.dump();  // every digit of a 64-bit integer, a '-' before
+  const std::size_t start = digits[0] == '-' ? 1 : 0;
+  const std::string sep = lang == "fr" ? "\u202f" : ",";
+  std::string out = digits.substr(0, start);
+  for (std::size_t i = start; i < digits.size(); ++i) {
+    if (i > start && (digits.size() - i) % 3 == 0) out += sep;
+    out += digits[i];
+  }
+  return out;
+}
 std::string ambiguous_text(const api::AmbiguousField& field, const std::string& lang) {
   const json& t = locale(lang);
   std::string readings;

@@ -69,6 +69,9 @@ std::string fill_text(std::string text, const std::map<std::string, std::string>
 std::string locale_money(double usd, const std::string& lang);
 std::string locale_duration(double seconds, const std::string& lang);
 std::string locale_count(double v, const std::string& lang);
+/// A JSON number the same way; a JSON integer with every digit, grouped (9007199254740993 →
+/// "9,007,199,254,740,993": through a double it was ...992, issue 11).
+std::string locale_count(const nlohmann::json& v, const std::string& lang);
 /// The assistant's note on a field the sentence gave twice (api/assistant.hpp AmbiguousField):
 /// "model: the sentence names “llama-3.1-8b” and “llama-3.1-70b”; the plan uses the first: name
 /// only one to be sure" in the locale's words (ask_ambiguous).

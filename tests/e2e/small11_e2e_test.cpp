@@ -316,6 +316,37 @@ TEST_F(Small11E2E, CountsAreExactAsTypedOrRefusedByName) {
   EXPECT_EQ(e.value("message", ""), not_held) << e.dump();
 }
 
+// Issue 11 leftover A: `ask` read a sentence's numbers through a double, so "9007199254740993
+// tokens" was echoed 9,007,199,254,740,992 and planned. An integer is now read digit for digit.
+TEST_F(Small11E2E, AskEchoesIntegersAsTypedOrRefusesThem) {
+  const std::string not_held =
+      "9007199254740993 is not held exactly: above 9007199254740992 (2^53) a count keeps about 16 significant digits";
+  RunResult r;
+  // ask: refused in the sentence's words with the digits typed (was echoed ...992 and planned);
+  // 2^53 echoed with every digit, grouped; a number in the JSON understood fields is exact.
+  r = run("ask 'fine-tune llama 3.1 8b with lora on 9007199254740993 tokens' --today 2026-12-02");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out, "gpuplan: error: SENTENCE: training tokens “9007199254740993 tokens” cannot be planned as written: " + not_held +
+                       " (expected: the sentence with that value changed)\n");
+  r = run("ask 'fine-tune llama 3.1 8b with lora on 9007199254740992 tokens' --today 2026-12-02 --limit 1");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "training tokens              9,007,199,254,740,992  ← \"9007199254740992 tokens\"")) << r.out;
+  const json understood = run_json("ask 'fine-tune llama 3.1 8b with lora on 9007199254740992 tokens' --today 2026-12-02 --limit 1 --json", 0);
+  const json fields = understood["understood"]["fields"];
+  bool seen = false;
+  for (const json& f : fields) {
+    if (f.value("name", "") != "tokens") continue;
+    seen = true;
+    ASSERT_TRUE(f["value"].is_number_integer()) << f.dump();
+    EXPECT_EQ(f["value"].get<std::int64_t>(), 9007199254740992) << f.dump();
+  }
+  EXPECT_TRUE(seen) << understood["understood"].dump();
+  // An integer field from a sentence (users → concurrency) is refused with its digits and its bound.
+  r = run("ask 'serve llama 3.1 8b to 9007199254740993 users' --today 2026-12-02");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "9007199254740993 is implausibly large (at most 100000000)")) << r.out;
+}
+
 // trial11 (issue 11 #2): a U+202E RIGHT-TO-LEFT OVERRIDE in an imported instance_type was
 // stored and printed raw ("gpu_8x_h100<U+202E>live" displays as another id). Refused at import
 // like a control character, at file:line:column naming the field, and nothing is written; the
