@@ -294,7 +294,9 @@ namespace {
 constexpr std::pair<std::string_view, std::string_view> kCommands[] = {
     {"`gpuplan models`", "GET /api/models"}, {"`gpuplan gpus`", "GET /api/gpus"}, {"`gpuplan offers`", "GET /api/offers"},
     {"`gpuplan import FILE`", "POST /api/import"}, {"`gpuplan import`", "POST /api/import"},
-    {"positional NAME", "name"}};
+    {"positional NAME", "name"},
+    // The plan's positional argument is the request's `filter` field ("widen the FILTER").
+    {"FILTER", "filter"}};
 /// What precedes "--help-fields" in the filter language's "all fields" hint.
 constexpr std::string_view kHelpFieldsCommand = "gpuplan offers ";
 }  // namespace
@@ -304,9 +306,9 @@ std::string api_wording(std::string_view text) {
   out.reserve(text.size());
   char quote = 0;  // inside '...' or "...": the client's own text
   // Only these characters can start something to reword or a quote ("--flag", "`gpuplan ...`",
-  // "positional NAME", '...', "..."): the runs between them are copied whole (a per-character
+  // "positional NAME", "FILTER", '...', "..."): the runs between them are copied whole (a per-character
   // scan that tried every replacement at every character was ~3% of a distinct plan's work).
-  static constexpr std::string_view kStarts = "\"'-`p";
+  static constexpr std::string_view kStarts = "\"'-`pF";
   static_assert(std::ranges::all_of(kCommands, [](const auto& c) { return kStarts.find(c.first.front()) != kStarts.npos; }),
                 "every kCommands entry must start with one of kStarts");
   for (std::size_t i = 0; i < text.size();) {

@@ -181,6 +181,20 @@ std::string search_memo_key(const nlohmann::json& body) {
   return k.dump();
 }
 
+void drop_import_suggestions(PlanOutput& out) {
+  if (!out.result.no_plan) return;
+  NoPlanReason& np = *out.result.no_plan;
+  std::vector<std::string> suggestions, codes;
+  for (std::size_t i = 0; i < np.suggestions.size(); ++i) {
+    const std::string code = i < np.suggestion_codes.size() ? np.suggestion_codes[i] : std::string();
+    if (code == "import_offers" || code == "import_cluster_quote") continue;
+    suggestions.push_back(std::move(np.suggestions[i]));
+    if (i < np.suggestion_codes.size()) codes.push_back(code);
+  }
+  np.suggestions = std::move(suggestions);
+  np.suggestion_codes = std::move(codes);
+}
+
 PlanOutput run_plan(const PlanInput& in, const Context& ctx) {
   PlanOutput out;
   PlanRequest& req = out.request;

@@ -64,6 +64,11 @@ struct PlanOutput {
 /// ctx.store() (today from ctx.clock() unless given) and plans. Throws Error naming the flag.
 PlanOutput run_plan(const PlanInput& in, const Context& ctx);
 
+/// For a face that cannot import (a read-only server: no write token, so no POST /api/import for
+/// any client): drops the no-plan suggestions that send the reader to an import (codes
+/// import_offers, import_cluster_quote), with their codes. The others stay, in order.
+void drop_import_suggestions(PlanOutput& out);
+
 /// `gpuplan plan --json`: {"plan", "explain"} when explain was asked, else the whole result.
 nlohmann::json to_json(const PlanOutput& out);
 

@@ -3102,10 +3102,18 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
                       ? "no offer can be rented at the asked cluster size (--nodes/--gpus needs a known inter-node network "
                         "and at most the offer's max nodes; an offer sold as more nodes than --max-nodes is left out)"
                       : "no offer matches: every offer was filtered out, excluded by a quality flag, unresolved or unpriced";
-      np.suggestions.push_back(nodes_rejects > 0 ? "import a quote with the network and node count (`gpuplan import`)"
-                                                 : "widen the FILTER or import more offers (`gpuplan import FILE`)");
       np.code = nodes_rejects > 0 ? "no_offer_at_cluster_size" : "no_offer_matches";
-      np.suggestion_codes.push_back(nodes_rejects > 0 ? "import_cluster_quote" : "widen_filter");
+      if (nodes_rejects > 0) {
+        np.suggestions.push_back("import a quote with the network and node count (`gpuplan import`)");
+        np.suggestion_codes.push_back("import_cluster_quote");
+      } else {
+        // Two suggestions, so that a face that cannot import (a read-only server) drops the
+        // second alone (api::drop_import_suggestions).
+        np.suggestions.push_back("widen the FILTER");
+        np.suggestion_codes.push_back("widen_filter");
+        np.suggestions.push_back("import more offers (`gpuplan import FILE`)");
+        np.suggestion_codes.push_back("import_offers");
+      }
     } else if (result.layouts_evaluated == 0 && training && ctx.smallest_dp_over_batch > 0 && !ctx.first_layout_problem) {
       // Every layout the cluster sizes allow has more data-parallel ranks than the global batch has
       // sequences (e.g. 641 nodes × 8 GPUs: TP ≤ 8 and PP ≤ the layers leave DP ≥ 641, above the

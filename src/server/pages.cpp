@@ -1276,7 +1276,7 @@ std::map<std::string, std::string> serving_rule_vars(const std::string& lang) {
 
 class Pages {
  public:
-  explicit Pages(const api::Context& ctx) : ctx_(ctx) {}
+  Pages(const api::Context& ctx, bool can_import) : ctx_(ctx), can_import_(can_import) {}
 
   void index(const Page& pg, const httplib::Request&, httplib::Response& res) {
     const StoreCounts c = ctx_.store_counts();
@@ -1640,7 +1640,8 @@ class Pages {
     api::PlanInput in;
     if (!body.contains("today")) body["today"] = ctx_.clock().today();
     api::read_fields(in, body, api::plan_fields());
-    const api::PlanOutput out = api::run_plan(in, ctx_);
+    api::PlanOutput out = api::run_plan(in, ctx_);
+    if (!can_import_) api::drop_import_suggestions(out);  // a read-only server: no import to suggest
     json result = api::to_json(out);
     if (result.contains("explain")) {  // one plan, every number with its formula
       json lines = json::array();
@@ -1846,6 +1847,7 @@ class Pages {
   }
 
   const api::Context& ctx_;
+  const bool can_import_;  ///< the server has an import route (a write token)
   std::once_flag numbers_once_;
   json numbers_;
 };
@@ -2035,8 +2037,8 @@ void send_bad_query_page(const std::string& lang, const std::string& prefix, con
   res.status = 400;
 }
 
-void add_pages(httplib::Server& http, const api::Context& ctx, RouteMethods& methods) {
-  auto pages = std::make_shared<Pages>(ctx);
+void add_pages(httplib::Server& http, const api::Context& ctx, RouteMethods& methods, bool can_import) {
+  auto pages = std::make_shared<Pages>(ctx, can_import);
   using Handler = std::function<void(const Page&, const httplib::Request&, httplib::Response&)>;
   std::vector<std::pair<std::string, Handler>> routes = {
       {"/", [pages](const Page& p, const httplib::Request& q, httplib::Response& r) { pages->index(p, q, r); }},

@@ -40,8 +40,9 @@ class RouteMethods {
 };
 
 /// Registers the page routes on `http` (/, /offers, /size, /plan, ... and /fr/..., /th/...), and
-/// the methods each takes in `methods`.
-void add_pages(httplib::Server& http, const api::Context& ctx, RouteMethods& methods);
+/// the methods each takes in `methods`. `can_import`: the server has an import route (a write
+/// token); without one a plan page suggests no import (api::drop_import_suggestions).
+void add_pages(httplib::Server& http, const api::Context& ctx, RouteMethods& methods, bool can_import);
 
 /// The "page not found" page (404) in the request's language (its /fr or /th prefix, else
 /// Accept-Language), with the site's menu: for a browser that asked for a page that does not exist.

@@ -552,7 +552,9 @@ struct Server::Impl {
                 api::PlanInput in;
                 api::read_fields(in, body, api::plan_fields());
                 in.search_memo_key = api::search_memo_key(body);  // planner.hpp SearchMemo
-                return api::api_worded(api::to_json(api::run_plan(in, ctx)));
+                api::PlanOutput out = api::run_plan(in, ctx);
+                if (!options.write_token) api::drop_import_suggestions(out);  // no POST /api/import here
+                return api::api_worded(api::to_json(out));
               }));
     http.Post("/api/estimate", compute([this](const json& body) {
                 api::EstimateInput in;
@@ -566,7 +568,7 @@ struct Server::Impl {
                                   R"(/api/offers/(.+)/history)"})
       add_method_not_allowed(http, get_route, false, methods);
     for (const char* post_route : {"/api/size", "/api/plan", "/api/estimate", "/api/import"}) add_method_not_allowed(http, post_route, true, methods);
-    add_pages(http, ctx, methods);
+    add_pages(http, ctx, methods, /*can_import=*/options.write_token.has_value());
   }
 };
 

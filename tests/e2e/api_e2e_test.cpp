@@ -69,7 +69,8 @@ json in_api_words(json doc, int* flags = nullptr) {
                                         {"`gpuplan gpus`", "GET /api/gpus"},
                                         {"`gpuplan offers`", "GET /api/offers"},
                                         {"`gpuplan import FILE`", "POST /api/import"},
-                                        {"`gpuplan import`", "POST /api/import"}})
+                                        {"`gpuplan import`", "POST /api/import"},
+                                        {"FILTER", "filter"}})
       for (auto p = out.find(cli); p != std::string::npos; p = out.find(cli, p + api_form.size()))
         out.replace(p, cli.size(), api_form);
     v = out;

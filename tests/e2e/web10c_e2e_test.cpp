@@ -1,0 +1,99 @@
+// End-to-end regression tests for the defects D2-D4 the new-user trial of issue 10 (the JSON API
+// and the web site) left on 2026-12-04, each on the input that showed it: through the real
+// `gpuplan` binary and a real `gpuplan serve` on 127.0.0.1 (a read-only one, as a new user starts
+// it, and where a case needs it one with a write token), on the bundled catalog.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "binary_e2e.hpp"
+#include "serve_process.hpp"
+
+namespace {
+
+using nlohmann::json;
+
+class ServeTrial10cE2E : public gpuplan::e2e::ServedBinaryE2E<ServeTrial10cE2E> {
+ public:
+  static constexpr const char* kName = "serve-trial10c";
+  static httplib::Result post(int port, const std::string& path, const json& body) {
+    httplib::Client c("127.0.0.1", port);
+    c.set_read_timeout(120, 0);
+    return c.Post(path, body.dump(), "application/json");
+  }
+  static httplib::Result get(int port, const std::string& path) {
+    httplib::Client c("127.0.0.1", port);
+    c.set_read_timeout(120, 0);
+    return c.Get(path);
+  }
+};
+
+std::vector<std::string> strings(const json& a) {
+  std::vector<std::string> out;
+  for (const auto& s : a) out.push_back(s.get<std::string>());
+  return out;
+}
+
+// D3: a plan whose filter matches no offer. The API said "widen the FILTER" (the CLI's positional
+// argument) and, on a read-only server, "import more offers (POST /api/import)", a route that
+// answers 403 there. Now: the request's own field (`filter`), and the import only where the
+// server has an import route (a write token).
+TEST_F(ServeTrial10cE2E, ANoOfferPlanNamesTheFilterFieldAndSuggestsAnImportOnlyWhereTheServerTakesOne) {
+  // price < $0.001/h: no offer of the bundled catalog is that cheap.
+  const json body = {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 1e8}, {"filter", "price<0.001"}};
+  // The CLI: its own words (the positional FILTER, `gpuplan import FILE`).
+  const json cli = run_json("plan 'price<0.001' --model llama-3.1-8b --task lora --tokens 1e8", 1);  // 1: no plan
+  ASSERT_EQ(cli["no_plan"]["code"], "no_offer_matches") << cli.dump();
+  EXPECT_EQ(strings(cli["no_plan"]["suggestions"]),
+            (std::vector<std::string>{"widen the FILTER", "import more offers (`gpuplan import FILE`)"}));
+  EXPECT_EQ(strings(cli["no_plan"]["suggestion_codes"]), (std::vector<std::string>{"widen_filter", "import_offers"}));
+
+  // A read-only server (no write token: POST /api/import answers 403 read_only).
+  const int port = server().port;
+  ASSERT_GT(port, 0);
+  auto r = post(port, "/api/plan", body);
+  ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "");
+  const json plan = json::parse(r->body);
+  ASSERT_EQ(plan["no_plan"]["code"], "no_offer_matches") << r->body;
+  EXPECT_EQ(strings(plan["no_plan"]["suggestions"]), std::vector<std::string>{"widen the filter"});
+  EXPECT_EQ(strings(plan["no_plan"]["suggestion_codes"]), std::vector<std::string>{"widen_filter"});
+  EXPECT_EQ(r->body.find("FILTER"), std::string::npos);
+  EXPECT_EQ(r->body.find("/api/import"), std::string::npos);
+  auto refused = post(port, "/api/import", json::object());
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 403);  // the route the suggestion named is closed here
+  // Its plan page says the same in each language: the filter, no import.
+  for (const auto& [lang, widen, import] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"en", "widen the filter", "import more offers"},
+           {"fr", "élargir le filtre", "importer davantage"},
+           {"th", "ขยายเงื่อนไขตัวกรอง", "นำเข้าข้อเสนอเพิ่ม"}}) {
+    auto page = get(port, "/" + lang + "/plan?model=llama-3.1-8b&task=lora&tokens=1e8&filter=price%3C0.001");
+    ASSERT_TRUE(page && page->status == 200) << lang;
+    EXPECT_NE(page->body.find(widen), std::string::npos) << lang;
+    EXPECT_EQ(page->body.find(import), std::string::npos) << lang;
+  }
+
+  // A server with a write token: a client with the token can import, so the import is suggested
+  // as the API's route.
+  gpuplan::e2e::ServeOptions o;
+  o.db = (dir_ / "writable.sqlite").string();
+  o.home = dir_;
+  o.write_token = "0123456789abcdef0123456789abcdef";
+  gpuplan::e2e::ServeProcess writable = gpuplan::e2e::start_serve(o);
+  ASSERT_GT(writable.port, 0) << writable.first_line;
+  auto w = post(writable.port, "/api/plan", body);
+  ASSERT_TRUE(w && w->status == 200) << (w ? w->body : "");
+  const json wplan = json::parse(w->body);
+  EXPECT_EQ(strings(wplan["no_plan"]["suggestions"]),
+            (std::vector<std::string>{"widen the filter", "import more offers (POST /api/import)"}));
+  EXPECT_EQ(strings(wplan["no_plan"]["suggestion_codes"]), (std::vector<std::string>{"widen_filter", "import_offers"}));
+  auto wpage = get(writable.port, "/plan?model=llama-3.1-8b&task=lora&tokens=1e8&filter=price%3C0.001");
+  ASSERT_TRUE(wpage && wpage->status == 200);
+  EXPECT_NE(wpage->body.find("import more offers"), std::string::npos);
+  EXPECT_EQ(gpuplan::e2e::stop_serve(writable), 0);
+}
+
+}  // namespace
