@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "model/hf_config.hpp"
@@ -86,7 +88,8 @@ const std::vector<PresetInfo>& list_presets() {
       make("llama-3.2-3b-instruct", "meta-llama/Llama-3.2-3B-Instruct", "meta-llama__Llama-3.2-3B-Instruct", {"llama-3.2-3b"}),
       make("llama-4-scout-17b-16e-instruct", "meta-llama/Llama-4-Scout-17B-16E-Instruct",
            "meta-llama__Llama-4-Scout-17B-16E-Instruct", {"llama-4-scout"}),
-      make("mistral-7b-v0.1", "mistralai/Mistral-7B-v0.1", "mistralai__Mistral-7B-v0.1", {"mistral-7b"}),
+      // No alias "mistral-7b": it names mistral-7b-instruct-v0.3 as well (an ambiguous_model error).
+      make("mistral-7b-v0.1", "mistralai/Mistral-7B-v0.1", "mistralai__Mistral-7B-v0.1"),
       make("mistral-7b-instruct-v0.3", "mistralai/Mistral-7B-Instruct-v0.3", "mistralai__Mistral-7B-Instruct-v0.3"),
       make("mixtral-8x7b", "mistralai/Mixtral-8x7B-v0.1", "mistralai__Mixtral-8x7B-v0.1", {"mixtral-8x7b-v0.1"}),
       make("mixtral-8x22b", "mistralai/Mixtral-8x22B-v0.1", "mistralai__Mixtral-8x22B-v0.1", {"mixtral-8x22b-v0.1"}),
@@ -95,6 +98,115 @@ const std::vector<PresetInfo>& list_presets() {
       make("qwen2.5-14b", "Qwen/Qwen2.5-14B", "Qwen__Qwen2.5-14B"),
       make("qwen2.5-32b-instruct", "Qwen/Qwen2.5-32B-Instruct", "Qwen__Qwen2.5-32B-Instruct"),
       make("qwen2.5-72b", "Qwen/Qwen2.5-72B", "Qwen__Qwen2.5-72B"),
+bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
+bool is_alpha(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }
+
+/// A model name as words, separators and the letter/digit seam normalised away: lower case, split
+/// at '-', '_', ' ', '/' and where a version number follows letters ("llama3-70b" and
+/// "llama-3-70b" → llama 3 70b; "qwen2.5-7b" → qwen 2.5 7b; "flux.1-schnell" → flux 1 schnell).
+/// A size ("70b", "0.5b", "8x7b") stays one word.
+std::vector<std::string> name_words(std::string_view name) {
+  std::vector<std::string> out;
+  std::string cur;
+  const auto flush = [&] {
+    if (!cur.empty()) out.push_back(std::move(cur));
+    cur.clear();
+  };
+  const std::string s = lower(name);
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '-' || c == '_' || c == ' ' || c == '/') {
+      flush();
+    } else if (c == '.' && !cur.empty() && is_alpha(cur.back()) && i + 1 < s.size() && is_digit(s[i + 1])) {
+      flush();  // "flux.1"
+    } else {
+      if (is_digit(c) && cur.size() >= 2 && std::ranges::all_of(cur, is_alpha)) flush();  // "llama3" → llama 3, not "a3b"
+      cur += c;
+    }
+  }
+  flush();
+  return out;
+}
+
+/// A version word: digits and dots only ("3", "3.1", "2.5").
+bool is_version(std::string_view w) {
+  return !w.empty() && is_digit(w.front()) && std::ranges::all_of(w, [](char c) { return is_digit(c) || c == '.'; });
+}
+
+/// A size word's parameter count: "70b" → 7e10, "0.5b" → 5e8, "350m" → 3.5e8; nullopt otherwise.
+std::optional<double> size_of(std::string_view w) {
+  if (w.size() < 2 || !is_digit(w.front()) || (w.back() != 'b' && w.back() != 'm')) return std::nullopt;
+  const std::string_view digits = w.substr(0, w.size() - 1);
+  if (!std::ranges::all_of(digits, [](char c) { return is_digit(c) || c == '.'; })) return std::nullopt;
+  try {
+    return std::stod(std::string(digits)) * (w.back() == 'b' ? 1e9 : 1e6);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+/// How close a preset name is to what was typed, lower = closer; nullopt = not close (no hint).
+/// Compared word by word (name_words), in this order:
+///  1. family (the first word): the same (0), else one edit away when both have 4+ letters
+///     ("lama" ~ "llama", 1; used only where no preset has the same family), else the typed name
+///     is inside the preset's (2);
+///  2. version (the word after the family, digits and dots): the same (0); the typed one is the
+///     preset's major version ("3" of "3.1", 1); none typed (2); another version: not close
+///     (never llama-2 for "llama-3.1-71b");
+///  3. size ("70b"): |ln(typed / preset)|, 0 when none typed, 99 when the preset has none;
+///  4. the other words: how many of the typed ones the preset lacks.
+struct Closeness {
+  int family = 0, version = 0;
+  double size = 0;
+  std::size_t missing_words = 0;
+  auto operator<=>(const Closeness&) const = default;
+};
+
+std::optional<Closeness> closeness(const std::vector<std::string>& typed, std::string_view typed_name, std::string_view name) {
+  const std::vector<std::string> words = name_words(name);
+  if (typed.empty() || words.empty()) return std::nullopt;
+  Closeness c;
+  const std::string& fam = typed.front();
+  if (fam == words.front()) {
+    c.family = 0;
+  } else if (fam.size() >= 4 && words.front().size() >= 4 && is_alpha(fam.front()) && edit_distance(fam, words.front()) <= 1) {
+    c.family = 1;
+  } else if (typed_name.size() >= 3 && lower(name).find(lower(typed_name)) != std::string::npos) {
+    c.family = 2;
+  } else {
+    return std::nullopt;
+  }
+  const std::string typed_version = typed.size() > 1 && is_version(typed[1]) ? typed[1] : std::string();
+  const std::string version = words.size() > 1 && is_version(words[1]) ? words[1] : std::string();
+  if (typed_version.empty()) {
+    c.version = 2;
+  } else if (typed_version == version) {
+    c.version = 0;
+  } else if (!version.empty() && typed_version.find('.') == std::string::npos && version.starts_with(typed_version + ".")) {
+    c.version = 1;
+  } else if (c.family < 2) {
+    return std::nullopt;  // another version of the family
+  } else {
+    c.version = 2;
+  }
+  std::optional<double> typed_size, size;
+  for (const auto& w : typed)
+    if (!typed_size) typed_size = size_of(w);
+  for (const auto& w : words)
+    if (!size) size = size_of(w);
+  c.size = !typed_size ? 0.0 : !size ? 99.0 : std::abs(std::log(*typed_size / *size));
+  for (std::size_t i = 1; i < typed.size(); ++i) {
+    if (typed[i] == typed_version || size_of(typed[i])) continue;
+    if (std::ranges::find(words, typed[i]) == words.end()) ++c.missing_words;
+  }
+  return c;
+}
+
+/// Whether `prefix`'s words begin `words` and are fewer ("mistral-7b" of "mistral-7b-v0.1").
+bool words_prefix(const std::vector<std::string>& prefix, const std::vector<std::string>& words) {
+  return !prefix.empty() && prefix.size() < words.size() && std::equal(prefix.begin(), prefix.end(), words.begin());
+}
+
       make("qwen3-0.6b", "Qwen/Qwen3-0.6B", "Qwen__Qwen3-0.6B"),
       make("qwen3-1.7b", "Qwen/Qwen3-1.7B", "Qwen__Qwen3-1.7B"),
       make("qwen3-8b", "Qwen/Qwen3-8B", "Qwen__Qwen3-8B"),
@@ -150,23 +262,27 @@ ModelArch load_preset(std::string_view short_name) {
                           fmt::format("a preset name of at most {} characters (see `gpuplan models`)", kMaxModelNameChars));
   const PresetInfo* p = find_preset(short_name);
   if (!p) {
-    // Suggest only close names (trial of issue 10, D9e: "mistral-8b" suggested qwen3-8b and
-    // mamba-2.8b, "gpt-5" phi-4 and bloom): a preset of the same family (the name's leading
-    // letters: "llama" in "llama3-8b" and "llama-3.1-8b"), a name that contains what was typed,
-    // or one at most 2 edits away; the nearest first (edit distance, then the catalog's order).
-    const std::string key = lower(short_name);
-    const auto family = [](std::string_view n) {
-      std::size_t end = 0;
-      while (end < n.size() && std::isalpha(static_cast<unsigned char>(n[end]))) ++end;
-      return n.substr(0, end);
-    };
-    const std::string_view key_family = family(key);
-    std::vector<std::pair<std::size_t, std::string>> scored;
+    const std::vector<std::string> typed = name_words(short_name);
+    // A name that begins several presets' names ("mistral-7b": mistral-7b-v0.1 and
+    // mistral-7b-instruct-v0.3) is not resolved to one of them silently: refused with them all.
+    std::vector<std::string> begun;
     for (const auto& q : list_presets()) {
-      std::size_t d = edit_distance(key, q.short_name);
-      if (!key.empty() && q.short_name.find(key) != std::string::npos) d = 0;  // substring: "llama" → all llamas
-      const bool same_family = key_family.size() >= 2 && family(q.short_name) == key_family;
-      if (d <= 2 || same_family) scored.emplace_back(d, q.short_name);
+      bool b = words_prefix(typed, name_words(q.short_name));
+      for (const auto& a : q.aliases) b = b || words_prefix(typed, name_words(a));
+      if (b) begun.push_back(q.short_name);
+    }
+    if (begun.size() >= 2)
+      throw_invalid_coded("--model", "ambiguous_model", {{"name", std::string(short_name)}, {"candidates", fmt::format("{}", fmt::join(begun, ", "))}},
+                          fmt::format("model name '{}' matches {} presets: {}", short_name, begun.size(), fmt::join(begun, ", ")),
+                          "one of them, by its full name (see `gpuplan models`)");
+    // Otherwise suggest close names only, the closest first (closeness() above; trial of issue
+    // 10: "llama-3.1-71b" listed llama-2 models, "llama3-70b" llama-2-7b first, "lama3" none).
+    std::vector<std::pair<Closeness, std::string>> scored;
+    for (const auto& q : list_presets()) {
+      std::optional<Closeness> best = closeness(typed, short_name, q.short_name);
+      for (const auto& a : q.aliases)
+        if (auto c = closeness(typed, short_name, a); c && (!best || *c < *best)) best = c;
+      if (best) scored.emplace_back(*best, q.short_name);
     }
     std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<std::string> near;
@@ -193,6 +309,10 @@ ModelArch load_preset(std::string_view short_name) {
   ModelArch a = parse_hf_config_text(text, "data/" + path);
   a.name = p->short_name;
   a.source = fmt::format("preset {} ({}, data/{}, provenance class {})", p->short_name, p->hf_id, path,
+    // A fuzzy family ("lama" ~ "llama") only where no preset has the typed family ("mistral" is
+    // not "mixtral").
+    const bool exact_family = std::ranges::any_of(scored, [](const auto& s) { return s.first.family == 0; });
+    if (exact_family) std::erase_if(scored, [](const auto& s) { return s.first.family == 1; });
                          p->provenance_class.empty() ? "unknown" : p->provenance_class);
   std::lock_guard<std::mutex> lock(parsed_mutex);
   parsed.emplace(p->short_name, a);

@@ -22,7 +22,11 @@ const std::vector<PresetInfo>& list_presets();
 
 /// Loads a preset by short name (case-insensitive; the HF id "org/Name" and the folder name are
 /// accepted too). ModelArch::name = short name, source = "preset <short> (<hf_id>, data/models/<folder>/config.json, class X)".
-/// Unknown name → Error{not_found, "--model"} whose expected lists the nearest names.
+/// A name that begins several presets' names ("mistral-7b") → Error{invalid_input, "--model"}
+/// code ambiguous_model, values.candidates = those presets (never resolved silently).
+/// Unknown name → Error{not_found, "--model"} code unknown_model whose values.near lists the
+/// closest names, the closest first (family, then version, then size; presets.cpp closeness()),
+/// or unknown_model_no_near when none is close.
 ModelArch load_preset(std::string_view short_name);
 
 /// The preset whose short name / HF id / folder equals `name` (case-insensitive), or nullptr.

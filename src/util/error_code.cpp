@@ -30,7 +30,8 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 121> kCodes = {
+constexpr std::array<std::string_view, 122> kCodes = {
+    "ambiguous_model",
     "body_empty",
     "body_not_object",
     "both_given",

@@ -96,4 +96,67 @@ TEST_F(ServeTrial10cE2E, ANoOfferPlanNamesTheFilterFieldAndSuggestsAnImportOnlyW
   EXPECT_EQ(gpuplan::e2e::stop_serve(writable), 0);
 }
 
+// D4: an unknown model's suggestions are close and the closest first; a name that begins several
+// presets' names is refused with them all, never resolved to one silently. The lists below are
+// written by hand from the bundled preset names (`gpuplan models`): the llama presets are
+// llama-2-7b, llama-2-13b, llama-2-70b-chat, llama-3.1-8b, llama-3.1-70b, llama-3.1-405b,
+// llama-3.2-1b-instruct, llama-3.2-3b-instruct, llama-4-scout-17b-16e-instruct (in that order);
+// the Mistral ones mistral-7b-v0.1 and mistral-7b-instruct-v0.3.
+TEST_F(ServeTrial10cE2E, UnknownModelSuggestionsAreCloseAndOrderedAndAnAmbiguousNameIsRefused) {
+  const int port = server().port;
+  ASSERT_GT(port, 0);
+  const auto api_error = [&](const std::string& model, int status) {
+    auto r = post(port, "/api/size", json{{"model", model}, {"task", "serve"}});
+    EXPECT_TRUE(r && r->status == status) << model << " " << (r ? r->body : "");
+    return r ? json::parse(r->body) : json::object();
+  };
+  // "llama-3.1-71b": version 3.1 kept (never llama-2, llama-3.2 or llama-4), then by size: 70B
+  // (71/70 = 1.01), 405B (405/71 = 5.7), 8B (71/8 = 8.9).
+  const json e71 = api_error("llama-3.1-71b", 404);
+  EXPECT_EQ(e71["message_code"], "unknown_model");
+  EXPECT_EQ(e71["values"]["near"], "llama-3.1-70b, llama-3.1-405b, llama-3.1-8b");
+  const auto cli71 = run("size --model llama-3.1-71b --task serve");
+  EXPECT_EQ(cli71.exit_code, 3) << cli71.out;
+  EXPECT_NE(cli71.out.find("a preset such as llama-3.1-70b, llama-3.1-405b, llama-3.1-8b (see `gpuplan models`)"), std::string::npos)
+      << cli71.out;
+  EXPECT_EQ(cli71.out.find("llama-2"), std::string::npos) << cli71.out;
+
+  // GET /api/models?name=llama3-70b: "llama3" is llama 3 (separator and version normalised), so
+  // the 3.x presets only, 3.1-70b first (the same size), then by size: 405B (5.8×), 8B (8.75×),
+  // 3B (23×), 1B (70×).
+  auto models = get(port, "/api/models?name=llama3-70b");
+  ASSERT_TRUE(models && models->status == 404) << (models ? models->body : "");
+  const json m = json::parse(models->body);
+  EXPECT_EQ(m["message_code"], "unknown_model");
+  EXPECT_EQ(m["values"]["near"], "llama-3.1-70b, llama-3.1-405b, llama-3.1-8b, llama-3.2-3b-instruct, llama-3.2-1b-instruct");
+
+  // "lama3": one edit from "llama" with version 3: the 3.x presets (no size typed: catalog order).
+  const json lama = api_error("lama3", 404);
+  EXPECT_EQ(lama["message_code"], "unknown_model");
+  EXPECT_EQ(lama["values"]["near"], "llama-3.1-8b, llama-3.1-70b, llama-3.1-405b, llama-3.2-1b-instruct, llama-3.2-3b-instruct");
+
+  // "mistral-7b" began both Mistral presets and resolved silently to v0.1: now refused, both named.
+  const json amb = api_error("mistral-7b", 400);
+  EXPECT_EQ(amb["message_code"], "ambiguous_model");
+  EXPECT_EQ(amb["field"], "/model");
+  EXPECT_EQ(amb["values"]["candidates"], "mistral-7b-v0.1, mistral-7b-instruct-v0.3");
+  const auto cli_amb = run("size --model mistral-7b --task serve");
+  EXPECT_EQ(cli_amb.exit_code, 2) << cli_amb.out;
+  EXPECT_NE(cli_amb.out.find("model name 'mistral-7b' matches 2 presets: mistral-7b-v0.1, mistral-7b-instruct-v0.3"), std::string::npos)
+      << cli_amb.out;
+  auto page = get(port, "/fr/size?model=mistral-7b&task=serve");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 400);
+  EXPECT_NE(page->body.find("correspond à plusieurs modèles prédéfinis : mistral-7b-v0.1, mistral-7b-instruct-v0.3"), std::string::npos);
+  // Each full name still resolves.
+  for (const char* full : {"mistral-7b-v0.1", "mistral-7b-instruct-v0.3"}) {
+    auto r = post(port, "/api/size", json{{"model", full}, {"task", "serve"}});
+    ASSERT_TRUE(r && r->status == 200) << full;
+    EXPECT_EQ(json::parse(r->body)["model"]["name"], full);
+  }
+  // The earlier trial's cases keep their answers (web10_e2e_test.cpp AnUnknownModelSuggestsOnlyCloseNames).
+  EXPECT_EQ(api_error("mistral-8b", 404)["values"]["near"], "mistral-7b-v0.1, mistral-7b-instruct-v0.3");
+  EXPECT_EQ(api_error("zzzz-9000", 404)["message_code"], "unknown_model_no_near");
+}
+
 }  // namespace
