@@ -201,7 +201,8 @@ json arch_json(const ModelArch& a, const PresetInfo* info) {
   if (info) {
     j["hf_id"] = info->hf_id;
     j["provenance_class"] = info->provenance_class;
-    j["data_folder"] = "data/models/" + info->folder;
+    j["hf_url"] = info->hf_url;
+    j["config_copied_from"] = info->config_copied_from;
   }
   return j;
 }

@@ -26,8 +26,15 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-/// The fidelity class column of data/models/PROVENANCE.md's table row for `folder`.
-std::string provenance_class_of(std::string_view folder) {
+std::string_view trim(std::string_view c) {
+  while (!c.empty() && c.front() == ' ') c.remove_prefix(1);
+  while (!c.empty() && c.back() == ' ') c.remove_suffix(1);
+  return c;
+}
+
+/// The cells of data/models/PROVENANCE.md's table row for `folder` (the bundled, compiled-in copy):
+/// | folder | source repo / URL | path | commit | class | notes |; empty if no row.
+std::vector<std::string> provenance_row(std::string_view folder) {
   auto md = embedded_file("models/PROVENANCE.md");
   if (!md) return {};
   const std::string needle = fmt::format("| {} |", folder);
@@ -36,25 +43,43 @@ std::string provenance_class_of(std::string_view folder) {
   if (pos == std::string_view::npos) return {};
   std::size_t eol = text.find('\n', pos);
   std::string_view row = text.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos);
-  // | folder | source | path | commit | class | notes |
-  std::vector<std::string_view> cells;
+  std::vector<std::string> cells;
   std::size_t start = 1;
   while (true) {
     std::size_t bar = row.find('|', start);
     if (bar == std::string_view::npos) break;
-    cells.push_back(row.substr(start, bar - start));
+    cells.emplace_back(trim(row.substr(start, bar - start)));
     start = bar + 1;
   }
-  if (cells.size() < 5) return {};
-  std::string_view c = cells[4];
-  while (!c.empty() && c.front() == ' ') c.remove_prefix(1);
-  while (!c.empty() && c.back() == ' ') c.remove_suffix(1);
-  return std::string(c);
+  return cells;
+}
+
+/// Where the row says the config was copied from (PresetInfo::config_copied_from): a GitHub
+/// repo "owner/name" with the path (in backticks, a note after " (" dropped) at the commit → the
+/// file's address at that commit; a URL → the URL (a note after a space dropped) with the
+/// revision ("HF rev 367d8cb" → "(revision 367d8cb)"; "main" or a revision already in the URL: none).
+std::string copied_from(const std::vector<std::string>& cells) {
+  if (cells.size() < 4) return {};
+  std::string_view source = cells[1], path = cells[2], commit = cells[3];
+  if (source.starts_with("https://")) {
+    const std::string url(source.substr(0, source.find(' ')));
+    std::string_view rev = commit;
+    if (rev.starts_with("HF rev ")) rev.remove_prefix(7);
+    if (rev.empty() || rev == "main" || url.find(rev) != std::string::npos) return url;
+    return fmt::format("{} (revision {})", url, rev);
+  }
+  if (path.starts_with('`')) path.remove_prefix(1);
+  path = path.substr(0, path.find('`'));
+  path = trim(path.substr(0, path.find(" (")));
+  return fmt::format("https://github.com/{}/blob/{}/{}", source, commit, path);
 }
 
 PresetInfo make(std::string short_name, std::string hf_id, std::string folder, std::vector<std::string> aliases = {}) {
-  PresetInfo p{std::move(short_name), std::move(hf_id), std::move(folder), {}, std::move(aliases)};
-  p.provenance_class = provenance_class_of(p.folder);
+  PresetInfo p{std::move(short_name), std::move(hf_id), std::move(folder), {}, std::move(aliases), {}, {}};
+  const std::vector<std::string> cells = provenance_row(p.folder);
+  if (cells.size() >= 5) p.provenance_class = cells[4];
+  p.config_copied_from = copied_from(cells);
+  p.hf_url = "https://huggingface.co/" + p.hf_id.substr(0, p.hf_id.find(" ("));  // "… (unet)": the pipeline's repo
   return p;
 }
 
@@ -72,32 +97,6 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return prev[b.size()];
 }
 
-}  // namespace
-
-const std::vector<PresetInfo>& list_presets() {
-  // Short names: the Hugging Face model name in lower case; "-hf" / "-v0.1" suffixes dropped where the
-  // family has one variant here (the full lower-case name stays an alias); diffusion components by role.
-  static const std::vector<PresetInfo> kPresets = {
-      make("llama-2-7b", "meta-llama/Llama-2-7b-hf", "meta-llama__Llama-2-7b-hf", {"llama-2-7b-hf"}),
-      make("llama-2-13b", "meta-llama/Llama-2-13b-hf", "meta-llama__Llama-2-13b-hf", {"llama-2-13b-hf"}),
-      make("llama-2-70b-chat", "meta-llama/Llama-2-70b-chat-hf", "meta-llama__Llama-2-70b-chat-hf", {"llama-2-70b-chat-hf"}),
-      make("llama-3.1-8b", "meta-llama/Llama-3.1-8B", "meta-llama__Llama-3.1-8B", {"meta-llama-3.1-8b"}),
-      make("llama-3.1-70b", "meta-llama/Llama-3.1-70B", "meta-llama__Llama-3.1-70B", {"meta-llama-3.1-70b"}),
-      make("llama-3.1-405b", "meta-llama/Llama-3.1-405B", "meta-llama__Llama-3.1-405B", {"meta-llama-3.1-405b"}),
-      make("llama-3.2-1b-instruct", "meta-llama/Llama-3.2-1B-Instruct", "meta-llama__Llama-3.2-1B-Instruct", {"llama-3.2-1b"}),
-      make("llama-3.2-3b-instruct", "meta-llama/Llama-3.2-3B-Instruct", "meta-llama__Llama-3.2-3B-Instruct", {"llama-3.2-3b"}),
-      make("llama-4-scout-17b-16e-instruct", "meta-llama/Llama-4-Scout-17B-16E-Instruct",
-           "meta-llama__Llama-4-Scout-17B-16E-Instruct", {"llama-4-scout"}),
-      // No alias "mistral-7b": it names mistral-7b-instruct-v0.3 as well (an ambiguous_model error).
-      make("mistral-7b-v0.1", "mistralai/Mistral-7B-v0.1", "mistralai__Mistral-7B-v0.1"),
-      make("mistral-7b-instruct-v0.3", "mistralai/Mistral-7B-Instruct-v0.3", "mistralai__Mistral-7B-Instruct-v0.3"),
-      make("mixtral-8x7b", "mistralai/Mixtral-8x7B-v0.1", "mistralai__Mixtral-8x7B-v0.1", {"mixtral-8x7b-v0.1"}),
-      make("mixtral-8x22b", "mistralai/Mixtral-8x22B-v0.1", "mistralai__Mixtral-8x22B-v0.1", {"mixtral-8x22b-v0.1"}),
-      make("qwen2.5-0.5b-instruct", "Qwen/Qwen2.5-0.5B-Instruct", "Qwen__Qwen2.5-0.5B-Instruct"),
-      make("qwen2.5-7b-instruct", "Qwen/Qwen2.5-7B-Instruct", "Qwen__Qwen2.5-7B-Instruct"),
-      make("qwen2.5-14b", "Qwen/Qwen2.5-14B", "Qwen__Qwen2.5-14B"),
-      make("qwen2.5-32b-instruct", "Qwen/Qwen2.5-32B-Instruct", "Qwen__Qwen2.5-32B-Instruct"),
-      make("qwen2.5-72b", "Qwen/Qwen2.5-72B", "Qwen__Qwen2.5-72B"),
 bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
 bool is_alpha(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }
 
@@ -207,6 +206,32 @@ bool words_prefix(const std::vector<std::string>& prefix, const std::vector<std:
   return !prefix.empty() && prefix.size() < words.size() && std::equal(prefix.begin(), prefix.end(), words.begin());
 }
 
+}  // namespace
+
+const std::vector<PresetInfo>& list_presets() {
+  // Short names: the Hugging Face model name in lower case; "-hf" / "-v0.1" suffixes dropped where the
+  // family has one variant here (the full lower-case name stays an alias); diffusion components by role.
+  static const std::vector<PresetInfo> kPresets = {
+      make("llama-2-7b", "meta-llama/Llama-2-7b-hf", "meta-llama__Llama-2-7b-hf", {"llama-2-7b-hf"}),
+      make("llama-2-13b", "meta-llama/Llama-2-13b-hf", "meta-llama__Llama-2-13b-hf", {"llama-2-13b-hf"}),
+      make("llama-2-70b-chat", "meta-llama/Llama-2-70b-chat-hf", "meta-llama__Llama-2-70b-chat-hf", {"llama-2-70b-chat-hf"}),
+      make("llama-3.1-8b", "meta-llama/Llama-3.1-8B", "meta-llama__Llama-3.1-8B", {"meta-llama-3.1-8b"}),
+      make("llama-3.1-70b", "meta-llama/Llama-3.1-70B", "meta-llama__Llama-3.1-70B", {"meta-llama-3.1-70b"}),
+      make("llama-3.1-405b", "meta-llama/Llama-3.1-405B", "meta-llama__Llama-3.1-405B", {"meta-llama-3.1-405b"}),
+      make("llama-3.2-1b-instruct", "meta-llama/Llama-3.2-1B-Instruct", "meta-llama__Llama-3.2-1B-Instruct", {"llama-3.2-1b"}),
+      make("llama-3.2-3b-instruct", "meta-llama/Llama-3.2-3B-Instruct", "meta-llama__Llama-3.2-3B-Instruct", {"llama-3.2-3b"}),
+      make("llama-4-scout-17b-16e-instruct", "meta-llama/Llama-4-Scout-17B-16E-Instruct",
+           "meta-llama__Llama-4-Scout-17B-16E-Instruct", {"llama-4-scout"}),
+      // No alias "mistral-7b": it names mistral-7b-instruct-v0.3 as well (an ambiguous_model error).
+      make("mistral-7b-v0.1", "mistralai/Mistral-7B-v0.1", "mistralai__Mistral-7B-v0.1"),
+      make("mistral-7b-instruct-v0.3", "mistralai/Mistral-7B-Instruct-v0.3", "mistralai__Mistral-7B-Instruct-v0.3"),
+      make("mixtral-8x7b", "mistralai/Mixtral-8x7B-v0.1", "mistralai__Mixtral-8x7B-v0.1", {"mixtral-8x7b-v0.1"}),
+      make("mixtral-8x22b", "mistralai/Mixtral-8x22B-v0.1", "mistralai__Mixtral-8x22B-v0.1", {"mixtral-8x22b-v0.1"}),
+      make("qwen2.5-0.5b-instruct", "Qwen/Qwen2.5-0.5B-Instruct", "Qwen__Qwen2.5-0.5B-Instruct"),
+      make("qwen2.5-7b-instruct", "Qwen/Qwen2.5-7B-Instruct", "Qwen__Qwen2.5-7B-Instruct"),
+      make("qwen2.5-14b", "Qwen/Qwen2.5-14B", "Qwen__Qwen2.5-14B"),
+      make("qwen2.5-32b-instruct", "Qwen/Qwen2.5-32B-Instruct", "Qwen__Qwen2.5-32B-Instruct"),
+      make("qwen2.5-72b", "Qwen/Qwen2.5-72B", "Qwen__Qwen2.5-72B"),
       make("qwen3-0.6b", "Qwen/Qwen3-0.6B", "Qwen__Qwen3-0.6B"),
       make("qwen3-1.7b", "Qwen/Qwen3-1.7B", "Qwen__Qwen3-1.7B"),
       make("qwen3-8b", "Qwen/Qwen3-8B", "Qwen__Qwen3-8B"),
@@ -284,6 +309,10 @@ ModelArch load_preset(std::string_view short_name) {
         if (auto c = closeness(typed, short_name, a); c && (!best || *c < *best)) best = c;
       if (best) scored.emplace_back(*best, q.short_name);
     }
+    // A fuzzy family ("lama" ~ "llama") only where no preset has the typed family ("mistral" is
+    // not "mixtral").
+    const bool exact_family = std::ranges::any_of(scored, [](const auto& s) { return s.first.family == 0; });
+    if (exact_family) std::erase_if(scored, [](const auto& s) { return s.first.family == 1; });
     std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<std::string> near;
     for (std::size_t i = 0; i < scored.size() && near.size() < 5; ++i) near.push_back(scored[i].second);
@@ -308,11 +337,10 @@ ModelArch load_preset(std::string_view short_name) {
   const std::string_view text = embedded_file_or_throw(path);
   ModelArch a = parse_hf_config_text(text, "data/" + path);
   a.name = p->short_name;
-  a.source = fmt::format("preset {} ({}, data/{}, provenance class {})", p->short_name, p->hf_id, path,
-    // A fuzzy family ("lama" ~ "llama") only where no preset has the typed family ("mistral" is
-    // not "mixtral").
-    const bool exact_family = std::ranges::any_of(scored, [](const auto& s) { return s.first.family == 0; });
-    if (exact_family) std::erase_if(scored, [](const auto& s) { return s.first.family == 1; });
+  // Where the config comes from, as addresses a reader can open (not the repository's
+  // data/models/... path: trial of issue 10, D2).
+  a.source = fmt::format("preset {}: {} ({}); config.json copied from {}, provenance class {}", p->short_name, p->hf_id,
+                         p->hf_url, p->config_copied_from.empty() ? "unknown" : p->config_copied_from,
                          p->provenance_class.empty() ? "unknown" : p->provenance_class);
   std::lock_guard<std::mutex> lock(parsed_mutex);
   parsed.emplace(p->short_name, a);

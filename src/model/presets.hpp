@@ -15,13 +15,23 @@ struct PresetInfo {
   std::string folder;            ///< folder under data/models/: "meta-llama__Llama-3.1-8B"
   std::string provenance_class;  ///< A / B / C / "B+C" as in data/models/PROVENANCE.md
   std::vector<std::string> aliases;  ///< other accepted names ("mixtral-8x7b-v0.1", "llama-2-7b-hf")
+  /// The model's Hugging Face page: "https://huggingface.co/meta-llama/Llama-3.1-8B" (a diffusion
+  /// component: its pipeline's repo).
+  std::string hf_url;
+  /// Where the bundled config.json was copied from, with its revision, as PROVENANCE.md's row
+  /// records it: a GitHub file at its commit ("https://github.com/ai-dynamo/aiconfigurator/blob/
+  /// 095f58a…/aic-core/…/meta-llama--Meta-Llama-3.1-8B_config.json") or a Hugging Face page with
+  /// its revision ("https://huggingface.co/…/config.json (revision 367d8cb)"); "" if no row.
+  std::string config_copied_from;
 };
 
 /// All presets, in a stable order (by family then size as listed in presets.cpp).
 const std::vector<PresetInfo>& list_presets();
 
 /// Loads a preset by short name (case-insensitive; the HF id "org/Name" and the folder name are
-/// accepted too). ModelArch::name = short name, source = "preset <short> (<hf_id>, data/models/<folder>/config.json, class X)".
+/// accepted too). ModelArch::name = short name, source = "preset <short>: <hf_id> (<hf_url>);
+/// config.json copied from <config_copied_from>, provenance class X": addresses a reader can open,
+/// no repository path (trial of issue 10, D2).
 /// A name that begins several presets' names ("mistral-7b") → Error{invalid_input, "--model"}
 /// code ambiguous_model, values.candidates = those presets (never resolved silently).
 /// Unknown name → Error{not_found, "--model"} code unknown_model whose values.near lists the

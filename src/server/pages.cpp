@@ -1494,6 +1494,17 @@ class Pages {
                          {"warnings", warnings},
                          {"assumption", pg.lang == "en" ? out["fit_assumption"].get<std::string>()
                                                         : pg.t.value(in.task == "serve" ? "fit_assumption_serving" : "fit_assumption_training", "")}};
+        // Where the model's config comes from, as the API's model.source says it (trial10c D2):
+        // the Hugging Face page and the copied config.json's address, never a repository path.
+        if (const PresetInfo* preset = find_preset(out["model"]["name"].get<std::string>())) {
+          ctx["result"]["hf_id"] = preset->hf_id;
+          ctx["result"]["hf_url"] = preset->hf_url;
+          // "URL (revision 367d8cb)": the link is the URL, the revision shown beside it.
+          const std::string& from = preset->config_copied_from;
+          const std::size_t note = from.find(" (revision ");
+          ctx["result"]["config_url"] = from.substr(0, note);
+          if (note != std::string::npos) ctx["result"]["config_revision"] = from.substr(note + 11, from.size() - note - 12);
+        }
         // Each number's explanation on demand (issue 10: "/size and /plan ... each number's
         // explanation"): a link asks for it (explain=1); with it, every term's formula and source.
         if (out.contains("explanation") && out["explanation"].is_array()) {

@@ -396,7 +396,8 @@ TEST_F(ServeTrial10E2E, SourcesNameNoRepositoryFileAndNoAnswerShowsAnAbsolutePat
   }
   // Every page in every language, a plan, a size, the assistant, an offer's history, and the
   // API's answers: no absolute path of this machine (the store is under the suite's folder).
-  std::vector<std::string> paths = {"/api/health", "/api/gpus", "/api/models", "/api/offers?limit=50", "/api/openapi.json",
+  std::vector<std::string> paths = {"/api/health", "/api/gpus", "/api/models", "/api/models?name=llama-3.1-8b",
+                                    "/api/offers?limit=50", "/api/openapi.json",
                                     "/api/offers/no-such-id/history", "/no-such-page", "/api/no-such-endpoint"};
   for (const std::string prefix : {"", "/en", "/fr", "/th"})
     for (const std::string& page : std::vector<std::string>{"/", "/offers", "/size", "/plan", "/assistant", "/training", "/generative-ai",
@@ -413,15 +414,23 @@ TEST_F(ServeTrial10E2E, SourcesNameNoRepositoryFileAndNoAnswerShowsAnAbsolutePat
     EXPECT_EQ(r->body.find(dir), std::string::npos) << p;
     for (const char* root : {"/tmp/", "/home/", "/work/", "/usr/", "/var/", "/root/", "/build/"})
       EXPECT_EQ(r->body.find(root), std::string::npos) << p << " shows " << root;
+    // Nor a repository path of a bundled model config (trial D2: model.source was
+    // "data/models/<org>__<name>/config.json"; now its Hugging Face address).
+    EXPECT_EQ(r->body.find("data/models/"), std::string::npos) << p;
   }
-  EXPECT_EQ(answered, 8u + 4 * 13);
+  EXPECT_EQ(answered, 9u + 4 * 13);
   // The API's offers and plan explain keep their sources as they are (the CLI's --json).
   httplib::Client c("127.0.0.1", server().port);
   c.set_read_timeout(120, 0);
   auto plan = c.Post("/api/plan", json{{"model", "llama-3.1-70b"}, {"task", "lora"}, {"tokens", 5e8}, {"explain", 1}}.dump(),
                      "application/json");
   ASSERT_TRUE(plan && plan->status == 200);
-  for (const char* root : {"/tmp/", "/home/", "/work/", "/usr/", "/build/"}) EXPECT_EQ(plan->body.find(root), std::string::npos) << root;
+  for (const char* root : {"/tmp/", "/home/", "/work/", "/usr/", "/build/", "data/models/"})
+    EXPECT_EQ(plan->body.find(root), std::string::npos) << root;
+  auto size = c.Post("/api/size", json{{"model", "llama-3.1-70b"}, {"task", "lora"}, {"explain", true}}.dump(), "application/json");
+  ASSERT_TRUE(size && size->status == 200);
+  for (const char* root : {"/tmp/", "/home/", "/work/", "/usr/", "/build/", "data/models/"})
+    EXPECT_EQ(size->body.find(root), std::string::npos) << root;
 }
 
 // trial10b D8: `/api/offers/%zz/history` was a 404 (cpp-httplib passes the bad sequence on as the

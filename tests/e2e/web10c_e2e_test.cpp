@@ -159,4 +159,65 @@ TEST_F(ServeTrial10cE2E, UnknownModelSuggestionsAreCloseAndOrderedAndAnAmbiguous
   EXPECT_EQ(api_error("zzzz-9000", 404)["message_code"], "unknown_model_no_near");
 }
 
+// D2: `model.source` was the repository path data/models/<org>__<name>/config.json, which a user
+// cannot open. Now the Hugging Face repo and its address, and where the bundled config.json was
+// copied from at its commit, written here from data/models/PROVENANCE.md's rows.
+TEST_F(ServeTrial10cE2E, AModelSourceIsItsHuggingFaceAddressAndWhereTheConfigWasCopiedFrom) {
+  // Row meta-llama__Llama-3.1-70B: ai-dynamo/aiconfigurator, that path, commit 095f58a…, class A.
+  const std::string llama70 =
+      "preset llama-3.1-70b: meta-llama/Llama-3.1-70B (https://huggingface.co/meta-llama/Llama-3.1-70B); config.json copied from "
+      "https://github.com/ai-dynamo/aiconfigurator/blob/095f58a51c4ca8e61b66ec108d86f223f8d559ce/aic-core/src/"
+      "aiconfigurator_core/model_configs/meta-llama--Meta-Llama-3.1-70B_config.json, provenance class A";
+  // Row mistralai__Mistral-7B-v0.1: a Hugging Face page of a fine-tune at "HF rev 367d8cb", class B+C.
+  const std::string mistral =
+      "preset mistral-7b-v0.1: mistralai/Mistral-7B-v0.1 (https://huggingface.co/mistralai/Mistral-7B-v0.1); config.json copied "
+      "from https://huggingface.co/dmayboroda/42_mistral_0.1/blob/main/config.json (revision 367d8cb), provenance class B+C";
+  const int port = server().port;
+  ASSERT_GT(port, 0);
+  for (const auto& [model, expected] : std::vector<std::pair<std::string, std::string>>{{"llama-3.1-70b", llama70},
+                                                                                       {"mistral-7b-v0.1", mistral}}) {
+    // The CLI's --json and the API's answer.
+    const json cli = run_json("size --model " + model + " --task serve", 0);
+    EXPECT_EQ(cli["model"]["source"], expected);
+    auto api = post(port, "/api/size", json{{"model", model}, {"task", "serve"}});
+    ASSERT_TRUE(api && api->status == 200) << model;
+    EXPECT_EQ(json::parse(api->body)["model"]["source"], expected);
+    // GET /api/models?name=: the same, with the two addresses as fields (data_folder is gone).
+    auto one = get(port, "/api/models?name=" + model);
+    ASSERT_TRUE(one && one->status == 200) << model;
+    const json m = json::parse(one->body);
+    const json& entry = m.is_array() ? m.at(0) : m;
+    EXPECT_EQ(entry["source"], expected) << one->body.substr(0, 400);
+    EXPECT_FALSE(entry.contains("data_folder"));
+    EXPECT_EQ(entry["hf_url"], expected.substr(expected.find("(https://") + 1, expected.find(");") - expected.find("(https://") - 1));
+  }
+  // The size page shows the same addresses, in each language, and no repository path.
+  const std::string hf_link = "<a href=\"https://huggingface.co/meta-llama/Llama-3.1-70B\" rel=\"noopener\">meta-llama/Llama-3.1-70B</a>";
+  const std::string copy_url = llama70.substr(llama70.find("https://github.com/"), llama70.find(", provenance") - llama70.find("https://github.com/"));
+  for (const char* lang : {"en", "fr", "th"}) {
+    auto page = get(port, std::string("/") + lang + "/size?model=llama-3.1-70b&task=serve");
+    ASSERT_TRUE(page && page->status == 200) << lang;
+    EXPECT_NE(page->body.find(hf_link), std::string::npos) << lang;
+    EXPECT_NE(page->body.find("<a href=\"" + copy_url + "\""), std::string::npos) << lang << " " << copy_url;
+    EXPECT_EQ(page->body.find("data/models/"), std::string::npos) << lang;
+  }
+  // A copy read from a Hugging Face page: the link is its address, the revision beside it.
+  auto mpage = get(port, "/size?model=mistral-7b-v0.1&task=serve");
+  ASSERT_TRUE(mpage && mpage->status == 200);
+  EXPECT_NE(mpage->body.find("<a href=\"https://huggingface.co/dmayboroda/42_mistral_0.1/blob/main/config.json\" rel=\"noopener\">"
+                             "the config.json read (copy)</a> (367d8cb)"),
+            std::string::npos);
+  // A plan (CLI and API, explained): no repository path of the model either.
+  const json plan_cli = run_json("plan --model llama-3.1-70b --task lora --tokens 5e8 --explain 1", 0);
+  EXPECT_EQ(plan_cli.dump().find("data/models/"), std::string::npos);
+  auto plan = post(port, "/api/plan", json{{"model", "llama-3.1-70b"}, {"task", "lora"}, {"tokens", 5e8}, {"explain", 1}});
+  ASSERT_TRUE(plan && plan->status == 200);
+  EXPECT_EQ(plan->body.find("data/models/"), std::string::npos);
+  // A config file the user gives keeps the path as given.
+  const std::string own = (dir_ / "my-config.json").string();
+  ASSERT_EQ(run_shell("cp '" + std::string(GPUPLAN_SOURCE_DIR) + "/data/models/meta-llama__Llama-3.1-8B/config.json' '" + own + "'").exit_code, 0);
+  const json mine = run_json("size --config '" + own + "' --task serve", 0);
+  EXPECT_EQ(mine["model"]["source"], own);
+}
+
 }  // namespace

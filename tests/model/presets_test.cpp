@@ -34,6 +34,13 @@ TEST(Presets, EveryModelFolderIsAPresetAndLoads) {
     const ModelArch a = load_preset(p.short_name);
     EXPECT_EQ(a.name, p.short_name);
     EXPECT_NE(a.source.find(p.hf_id), std::string::npos);
+    // Where the config comes from as addresses, read from PROVENANCE.md's row, not a repository
+    // path (trial of issue 10, D2).
+    EXPECT_EQ(p.hf_url.rfind("https://huggingface.co/", 0), 0u) << p.hf_url;
+    EXPECT_EQ(p.config_copied_from.rfind("https://", 0), 0u) << p.config_copied_from;
+    EXPECT_NE(a.source.find(p.hf_url), std::string::npos) << a.source;
+    EXPECT_NE(a.source.find(p.config_copied_from), std::string::npos) << a.source;
+    EXPECT_EQ(a.source.find("data/"), std::string::npos) << a.source;
     EXPECT_GT(a.total_params(), 0);
   }
   EXPECT_EQ(list_presets().size(), folders.size());
