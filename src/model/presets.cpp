@@ -288,15 +288,16 @@ ModelArch load_preset(std::string_view short_name) {
   const PresetInfo* p = find_preset(short_name);
   if (!p) {
     const std::vector<std::string> typed = name_words(short_name);
-    // A name that begins several presets' names ("mistral-7b": mistral-7b-v0.1 and
-    // mistral-7b-instruct-v0.3) is not resolved to one of them silently: refused with them all.
+    // A name of two or more words that begins several presets' names ("mistral-7b":
+    // mistral-7b-v0.1 and mistral-7b-instruct-v0.3) is not resolved to one of them silently:
+    // refused with them all. A bare family ("llama") stays an unknown name with suggestions.
     std::vector<std::string> begun;
     for (const auto& q : list_presets()) {
       bool b = words_prefix(typed, name_words(q.short_name));
       for (const auto& a : q.aliases) b = b || words_prefix(typed, name_words(a));
       if (b) begun.push_back(q.short_name);
     }
-    if (begun.size() >= 2)
+    if (typed.size() >= 2 && begun.size() >= 2)
       throw_invalid_coded("--model", "ambiguous_model", {{"name", std::string(short_name)}, {"candidates", fmt::format("{}", fmt::join(begun, ", "))}},
                           fmt::format("model name '{}' matches {} presets: {}", short_name, begun.size(), fmt::join(begun, ", ")),
                           "one of them, by its full name (see `gpuplan models`)");

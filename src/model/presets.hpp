@@ -32,7 +32,7 @@ const std::vector<PresetInfo>& list_presets();
 /// accepted too). ModelArch::name = short name, source = "preset <short>: <hf_id> (<hf_url>);
 /// config.json copied from <config_copied_from>, provenance class X": addresses a reader can open,
 /// no repository path (trial of issue 10, D2).
-/// A name that begins several presets' names ("mistral-7b") → Error{invalid_input, "--model"}
+/// A name of 2+ words that begins several presets' names ("mistral-7b", not a bare "llama") → Error{invalid_input, "--model"}
 /// code ambiguous_model, values.candidates = those presets (never resolved silently).
 /// Unknown name → Error{not_found, "--model"} code unknown_model whose values.near lists the
 /// closest names, the closest first (family, then version, then size; presets.cpp closeness()),
