@@ -68,6 +68,7 @@ inline constexpr std::string_view kMarketplaceBid = "marketplace_bid";    ///< s
 inline constexpr std::string_view kPriceOutlier = "price_outlier";        ///< per-GPU on-demand price under 1/3 of every other provider's for the GPU (excludes)
 inline constexpr std::string_view kPartialGpu = "partial_gpu";            ///< a MIG slice or fraction of a GPU sold as one (excludes)
 inline constexpr std::string_view kPerGpuRowScaled = "per_gpu_row_scaled";  ///< a per-GPU quote scaled to the whole instance (flag only)
+inline constexpr std::string_view kPriceJump = "price_jump";  ///< a fetched price moved more than the gate's factor since the source's last snapshot (flag only; src/fetch)
 inline constexpr std::string_view kBelowMarketIndex = "below_market_index";  ///< per-GPU on-demand price under half the lowest market index for the GPU (flag only)
 }  // namespace import_rule
 

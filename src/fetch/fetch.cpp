@@ -311,7 +311,8 @@ FetchReport run_fetch(OfferStore& store, HttpClient& http, const FetchOptions& o
       const double t1 = epoch_seconds(rec.fetched_at).value_or(-1);
       if (t0 >= 0 && t1 >= 0 && (t1 - t0) >= options.gates.frozen_after_days * 86400.0) {
         out.frozen = true;
-        out.warnings.push_back(fmt::format("feed looks frozen: identical content since {} ({:.1f} days)",
+        out.warnings.push_back(fmt::format("feed looks frozen: identical content since {} ({:.1f} days); its prices "
+                                           "are not re-confirmed and age from when they were last seen",
                                            first.value_or(""), (t1 - t0) / 86400.0));
       }
       rec.detail = out.frozen ? out.warnings.back() : "same content as the last accepted snapshot: nothing imported";
@@ -320,15 +321,19 @@ FetchReport run_fetch(OfferStore& store, HttpClient& http, const FetchOptions& o
       rec.rows_read = last->rows_read;
       // The same content still lists its offers at their prices: parsed again, so the store marks
       // those prices (and the availability the source reports) seen at this fetch (docs/fetch.md
-      // "Seen again"). A reply that no longer parses (a newer parser) is recorded as it is.
+      // "Seen again"). A reply that no longer parses (a newer parser) is recorded as it is. A feed
+      // that looks frozen confirms nothing: a reply served unchanged for two years made its prices
+      // "fresh" and its offers "available now" (trial9b D1).
       ImportBatch same;
       bool parsed = false;
-      try {
-        same = src->parse(docs, ctx);
-        same.dataset = "fetch:" + info.name;
-        check_no_future_dates(same, ctx.fetched_at.substr(0, 10));
-        parsed = true;
-      } catch (const Error&) {
+      if (!out.frozen) {
+        try {
+          same = src->parse(docs, ctx);
+          same.dataset = "fetch:" + info.name;
+          check_no_future_dates(same, ctx.fetched_at.substr(0, 10));
+          parsed = true;
+        } catch (const Error&) {
+        }
       }
       record(parsed ? &same : nullptr);
       report.sources.push_back(std::move(out));

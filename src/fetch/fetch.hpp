@@ -38,7 +38,7 @@ namespace gpuplan::fetch {
 
 /// Rule names added by the fetch layer (QualityFlag::rule / ImportIssue::rule).
 inline constexpr std::string_view kRuleUnknownPrice = "unknown_price";  ///< source price missing or $0: no observation stored
-inline constexpr std::string_view kRulePriceJump = "price_jump";        ///< moved > price_move_factor since the last snapshot (flag only)
+inline constexpr std::string_view kRulePriceJump = import_rule::kPriceJump;        ///< moved > price_move_factor since the last snapshot (flag only)
 inline constexpr std::string_view kRuleUnmappedSku = "unmapped_sku";    ///< SKU not in the adapter's table: row skipped, reported
 
 struct GateLimits {

@@ -896,7 +896,11 @@ PriceEvidence price_evidence(const PlanRequest& r, const Offer& offer, const Pri
     if (f->age_days) ev.age_days = static_cast<int>(*f->age_days);
   }
   for (const QualityFlag& flag : offer.flags) {
-    if (!flag.excludes && (flag.rule == import_rule::kBelowMarketIndex || flag.rule == import_rule::kGpuMemoryMismatch)) {
+    // A price that jumped past the fetch gate's factor is as doubtful as one far below the market
+    // index: kept, but not "clean" (trial9b D2: a vast 8x H100 at 5x its last price was
+    // recommended unmarked).
+    if (!flag.excludes && (flag.rule == import_rule::kBelowMarketIndex || flag.rule == import_rule::kGpuMemoryMismatch ||
+                           flag.rule == import_rule::kPriceJump)) {
       ev.tier = 3;
       ev.reason = EvidenceReason::flagged;
       ev.flag_rule = flag.rule;

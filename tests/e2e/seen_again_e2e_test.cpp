@@ -65,8 +65,8 @@ class SeenAgainE2E : public gpuplan::e2e::BinaryE2E<SeenAgainE2E> {
     return run_shell("XDG_DATA_HOME='" + dir_.string() + "' '" + std::string(GPUPLAN_BINARY) + "' --db '" + store +
                      "' " + args + " 2>&1");
   }
-  RunResult fetch(const std::string& db, const char* at) {
-    return run(db, "fetch vast --base-url http://127.0.0.1:" + std::to_string(port_) + " --fetched-at " + at);
+  RunResult fetch(const std::string& db, const char* at, const std::string& extra = "") {
+    return run(db, "fetch vast --base-url http://127.0.0.1:" + std::to_string(port_) + " --fetched-at " + at + extra);
   }
   /// The vast offers as `gpuplan offers` lists them in JSON at --today 2026-12-04, by id.
   std::map<std::string, json> offers(const std::string& db) {
@@ -100,7 +100,9 @@ class SeenAgainE2E : public gpuplan::e2e::BinaryE2E<SeenAgainE2E> {
     const RunResult first = fetch(db, kDay1);
     ASSERT_EQ(first.exit_code, 0) << first.out;
     ASSERT_NE(first.out.find("accepted"), std::string::npos) << first.out;
-    const RunResult again = fetch(db, kDay40);
+    // 39 days of identical content "looks frozen" at the default --frozen-after-days 3, and a
+    // frozen feed confirms nothing (frozen_feed_confirms_nothing): this user judges the feed live.
+    const RunResult again = fetch(db, kDay40, " --frozen-after-days 60");
     ASSERT_EQ(again.exit_code, 0) << again.out;
     ASSERT_NE(again.out.find("unchanged"), std::string::npos) << again.out;
 
@@ -122,6 +124,25 @@ class SeenAgainE2E : public gpuplan::e2e::BinaryE2E<SeenAgainE2E> {
     const RunResult stale = run(db, "offers 'provider=vast stale' --today 2026-12-04 --format json");
     EXPECT_EQ(stale.exit_code, 0) << stale.out;
     EXPECT_EQ(stale.out.find(kH100), std::string::npos) << stale.out;
+  }
+
+  /// trial9b D1: the same reply on day 40 at the default --frozen-after-days (3): the feed looks
+  /// frozen, so nothing is re-confirmed: last seen stays day 1 (stale at 40 days), availability
+  /// stays confirmed on day 1, and the warning says so.
+  void frozen_feed_confirms_nothing(const std::string& db) {
+    ASSERT_EQ(fetch(db, kDay1).exit_code, 0);
+    const RunResult again = fetch(db, kDay40);
+    ASSERT_EQ(again.exit_code, 0) << again.out;
+    EXPECT_NE(again.out.find("feed looks frozen"), std::string::npos) << again.out;
+    EXPECT_NE(again.out.find("not re-confirmed"), std::string::npos) << again.out;
+    auto by_id = offers(db);
+    ASSERT_TRUE(by_id.count(kH100)) << json(by_id).dump();
+    const json& h = by_id[kH100];
+    EXPECT_EQ(h["observed_at"], kDay1);
+    EXPECT_EQ(h["last_seen_at"], kDay1);
+    EXPECT_EQ(h["age_days"], 40);  // 2026-12-04 - 2026-10-25
+    EXPECT_EQ(h["freshness"], "stale");
+    EXPECT_EQ(h["confirmed_available_at"], kDay1);
   }
 
   /// Day 1, then an accepted reply on day 40 in which the H100 price changed (16.0 -> 17.0), the
@@ -180,6 +201,34 @@ class SeenAgainE2E : public gpuplan::e2e::BinaryE2E<SeenAgainE2E> {
 
 TEST_F(SeenAgainE2E, UnchangedRefetchRefreshesLastSeenOnSqlite) {
   unchanged_refetch_is_seen_again("unchanged.sqlite");
+}
+
+TEST_F(SeenAgainE2E, AFrozenFeedConfirmsNothingOnSqlite) { frozen_feed_confirms_nothing("frozen.sqlite"); }
+
+// trial9b D2: a price flagged price_jump (the 8x H100 from $16 to $80/h, over the gate's 3x) was
+// recommended as clean. A plan on it is demoted with the flag named; the clean offers rank first.
+TEST_F(SeenAgainE2E, APriceThatJumpedIsNotRankedAsClean) {
+  ASSERT_EQ(fetch("jump.sqlite", kDay1).exit_code, 0);
+  const auto p = body_->find("\"dph_total\":16.0");
+  ASSERT_NE(p, std::string::npos);
+  body_->replace(p, 16, "\"dph_total\":80.0");
+  const RunResult second = fetch("jump.sqlite", kDay40);
+  ASSERT_EQ(second.exit_code, 0) << second.out;
+  ASSERT_NE(second.out.find("price_jump"), std::string::npos) << second.out;
+  const RunResult plan = run("jump.sqlite",
+                             "plan --model llama-3.1-8b --task lora --tokens 1e8 'provider=vast gpus>=8' --today 2026-12-04 "
+                             "--json");
+  ASSERT_EQ(plan.exit_code, 0) << plan.out;
+  const json j = json::parse(plan.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << plan.out;
+  bool saw = false;
+  for (const json& pl : j["plans"]) {
+    if (pl["offer_id"] != kH100) continue;
+    saw = true;
+    ASSERT_TRUE(pl["demoted_reason"].is_string()) << pl.dump();
+    EXPECT_NE(pl["demoted_reason"].get<std::string>().find("price_jump"), std::string::npos) << pl.dump();
+  }
+  EXPECT_TRUE(saw) << plan.out.substr(0, 2000);
 }
 
 TEST_F(SeenAgainE2E, AcceptedSnapshotSeesEqualPricesAgainOnSqlite) {
