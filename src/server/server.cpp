@@ -146,6 +146,18 @@ void send_internal_error(httplib::Response& res) {
   send_server_error(res, 500, "internal", "internal error", "", "http_internal_error");
 }
 
+/// `text` with each byte outside printable ASCII written as %XX: how an error quotes what a
+/// request sent (the pages echo it).
+std::string printable_or_percent(std::string_view text) {
+  std::string quoted;
+  for (const char c : text) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b > 0x20 && b < 0x7f) quoted += c;
+    else quoted += fmt::format("%{:02X}", static_cast<unsigned>(b));
+  }
+  return quoted;
+}
+
 /// %XX and '+' decoded (application/x-www-form-urlencoded). A '%' not followed by two hex digits
 /// is Error{invalid_input, "/NAME", query_not_percent_encoded} naming the parameter `name` (as
 /// written) and the character: `?q=%zz` was passed on as the filter text "%zz" and answered
@@ -166,17 +178,8 @@ std::string decode_query_part(std::string_view s, std::string_view name) {
       if (i + 2 >= s.size() || hex(s[i + 1]) < 0 || hex(s[i + 2]) < 0) {
         // Quoted as percent-encoding: a byte outside printable ASCII in the name as written (or in
         // the bad sequence) is shown as %XX, never raw (the pages echo the name).
-        auto shown = [](std::string_view text) {
-          std::string quoted;
-          for (const char c : text) {
-            const auto b = static_cast<unsigned char>(c);
-            if (b > 0x20 && b < 0x7f) quoted += c;
-            else quoted += fmt::format("%{:02X}", static_cast<unsigned>(b));
-          }
-          return quoted;
-        };
-        const std::string seen = shown(s.substr(i, 3));
-        const std::string written = shown(name);
+        const std::string seen = printable_or_percent(s.substr(i, 3));
+        const std::string written = printable_or_percent(name);
         throw_invalid_coded("/" + written, "query_not_percent_encoded",
                             {{"name", written}, {"character", std::to_string(i + 1)}},
                             fmt::format("query parameter \"{}\" is not valid percent-encoding: '{}' at character {}", written, seen, i + 1),
@@ -299,11 +302,7 @@ void check_path_percent_encoding(std::string_view target, const std::string& fie
     }
     // The segment holding the bad sequence, quoted as the query check quotes (printable ASCII).
     const std::size_t from = path.rfind('/', i) + 1, to = std::min(path.find('/', i), path.size());
-    std::string segment;
-    for (const char c : path.substr(from, std::min<std::size_t>(to - from, 80))) {
-      const auto b = static_cast<unsigned char>(c);
-      segment += b > 0x20 && b < 0x7f ? std::string(1, c) : fmt::format("%{:02X}", static_cast<unsigned>(b));
-    }
+    const std::string segment = printable_or_percent(path.substr(from, std::min<std::size_t>(to - from, 80)));
     throw_invalid_coded(field, "path_not_percent_encoded",
                         {{"segment", segment}, {"character", std::to_string(i - from + 1)}},
                         fmt::format("path segment \"{}\" is not valid percent-encoding at character {}", segment, i - from + 1),
