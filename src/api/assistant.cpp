@@ -248,6 +248,7 @@ class Reader {
     read_duration();
     read_model_size();
     read_plain_training();
+    refuse_out_of_bounds();
     decide_missing();
     mark_not_for_task();
     collect_unread();
@@ -651,6 +652,30 @@ class Reader {
     }
   }
 
+  /// A budget, deadline or service time read as zero or less, or a USD budget above
+  /// PlanRequest::kMaxBudgetUsd: Error{invalid_input} at "question" quoting the sentence's own
+  /// words (a trial's "-3 jours" was refused as "-259200s", and "$10^30" was planned and shown as
+  /// "1000000000000000019884624838656"). Codes question_value_not_positive (values: value_field,
+  /// words) and question_budget_too_large (values: words, max).
+  void refuse_out_of_bounds() const {
+    for (const auto& f : result_.fields) {
+      if (!f.value.is_number()) continue;
+      const bool limit = f.name == "budget_usd" || f.name == "budget_eur" || f.name == "budget_thb" ||
+                         f.name == "deadline_seconds" || f.name == "hours";
+      if (!limit) continue;
+      const double v = f.value.get<double>();
+      if (!(v > 0))
+        throw_invalid_coded("question", "question_value_not_positive", {{"value_field", f.name}, {"words", f.source}},
+                            fmt::format("{} \"{}\" must be more than zero", f.name == "budget_usd" ? "budget" : f.name == "deadline_seconds" ? "deadline" : f.name, f.source),
+                            "the sentence with that value changed");
+      if (f.name == "budget_usd" && v > PlanRequest::kMaxBudgetUsd)
+        throw_invalid_coded("question", "question_budget_too_large",
+                            {{"words", f.source}, {"max", fmt::format("{:.0f}", PlanRequest::kMaxBudgetUsd)}},
+                            fmt::format("the budget \"{}\" is more than the largest budget planned, ${:.0f}", f.source, PlanRequest::kMaxBudgetUsd),
+                            "a budget of at most $1,000,000,000,000");
+    }
+  }
+
   /// A deadline said without a number (trial 9: "by tomorrow" was dropped without a word):
   /// "tomorrow" / "demain" / "พรุ่งนี้" is 1 day (24 h from now), "overnight" / "cette nuit" /
   /// "ข้ามคืน" 12 hours, "next week" / "semaine prochaine" / "สัปดาห์หน้า" 7 days. Fixed
@@ -982,6 +1007,10 @@ json AskResult::plan_body() const {
   if (deadline_seconds) body["deadline"] = fmt::format("{:.0f}s", *deadline_seconds);
   if (budget_usd) body["budget"] = *budget_usd;
   return body;
+}
+
+std::string sentence_language(std::string_view sentence) {
+  return guess_language(ascii_digits(plain_spaces(lower_ascii(sentence))));
 }
 
 AskResult understand(std::string_view sentence, const GpuCatalog& gpus, std::string_view today) {

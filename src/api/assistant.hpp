@@ -59,6 +59,10 @@ struct AskResult {
   nlohmann::json plan_body() const;
 };
 
+/// "en", "fr" or "th": the sentence's language as understand() guesses it (AskResult::language),
+/// for wording an error understand() threw.
+std::string sentence_language(std::string_view sentence);
+
 /// Reads one sentence. Never throws for unparsed words (they are simply not fields). `today`
 /// (YYYY-MM-DD, the clock's date or --today) dates "by Friday" and "by end of month"; without it
 /// those words are listed as unread.

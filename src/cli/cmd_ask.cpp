@@ -75,7 +75,24 @@ void run_ask(const AskOptions& o, GlobalOptions& global) {
   for (const auto& w : o.words) sentence += (sentence.empty() ? "" : " ") + w;
   if (sentence.empty()) throw_invalid("SENTENCE", "nothing to read", "a sentence such as \"fine-tune llama 3.1 8b with lora on 100M tokens\"");
   const api::Context ctx = make_context(global);
-  const api::AskResult ask = api::understand(sentence, ctx.gpus(), o.today.empty() ? ctx.clock().today() : o.today);
+  const api::AskResult ask = [&] {
+    try {
+      return api::understand(sentence, ctx.gpus(), o.today.empty() ? ctx.clock().today() : o.today);
+    } catch (const Error& e) {
+      // A value refused in the sentence (question_value_not_positive, question_budget_too_large,
+      // ...): worded in the sentence's language, quoting its words, as the /assistant page says it.
+      const ErrorCode* coded = error_code_of(e);
+      const nlohmann::json& t = server::locale_texts(api::sentence_language(sentence));
+      if (coded == nullptr || !t.contains("error_" + coded->code)) throw;
+      std::map<std::string, std::string> vars = coded->values;
+      const std::string lang = api::sentence_language(sentence);
+      for (auto& [k, v] : vars) {
+        if (k.ends_with("_field")) v = t.value("field_" + v, v);
+        if (k == "max") v = server::locale_count(std::stod(v), lang);  // a bound the server wrote, digits only
+      }
+      throw_invalid("SENTENCE", server::fill_text(t.value("error_" + coded->code, ""), vars), t.value("cli_ask_refused_expected", ""));
+    }
+  }();
   nlohmann::json out = {{"understood", api::to_json(ask)}};
   std::optional<api::PlanOutput> planned;
   if (ask.missing.empty()) {

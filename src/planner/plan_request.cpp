@@ -253,6 +253,7 @@ void PlanRequest::validate() const {
   }
   if (deadline_seconds) require_positive(*deadline_seconds, "--deadline");
   if (budget_usd) require_positive(*budget_usd, "--budget");
+  if (budget_usd) require_at_most(*budget_usd, kMaxBudgetUsd, "--budget");
   if (gpus_total && *gpus_total < 1) throw_invalid_coded("--gpus", "not_positive", {{"value", fmt::format("{}", *gpus_total)}}, fmt::format("{} is not a positive integer", *gpus_total), "an integer ≥ 1");
   if (gpus_total && *gpus_total > kMaxGpusTotal) throw_invalid_coded("--gpus", "too_large", {{"value", fmt::format("{}", *gpus_total)}, {"max", fmt::format("{}", kMaxGpusTotal)}}, fmt::format("{} GPUs is more than any cluster the planner sizes", *gpus_total), fmt::format("at most {}", kMaxGpusTotal));
   if (nodes_exact && (*nodes_exact < 1 || *nodes_exact > kMaxNodesExact)) {

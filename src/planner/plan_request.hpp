@@ -114,12 +114,16 @@ struct PlanRequest {
 
   // ---- constraints (issue 7) ----
   std::optional<double> deadline_seconds;  ///< --deadline: only plans that finish within it, > 0
-  std::optional<double> budget_usd;        ///< --budget: only plans whose total is within it, > 0
+  std::optional<double> budget_usd;        ///< --budget: only plans whose total is within it, > 0, ≤ kMaxBudgetUsd
   std::optional<int> gpus_total;           ///< --gpus: exactly this many GPUs (a multiple of GPUs per node)
   std::optional<int> nodes_exact;          ///< --nodes: exactly this many nodes (instances)
   /// Ranges validate() enforces on gpus_total and nodes_exact (estimate's --gpus check uses the
   /// node cap too): far beyond any cluster on offer, small enough for int arithmetic.
   static constexpr int kMaxGpusTotal = 1'000'000;
+  /// The largest budget planned, USD: a typo catcher (a trial's assistant planned "$10^30"), a
+  /// trillion dollars, orders of magnitude above any GPU rental bill. `--budget`, the API's
+  /// `budget` and the assistant's budget refuse more (code too_large / question_budget_too_large).
+  static constexpr double kMaxBudgetUsd = 1e12;
   static constexpr int kMaxNodesExact = 100'000;
   LayoutPins pins;                         ///< --tp --pp --dp --ep --cp --zero --micro-batch --recompute --virtual-stages
   /// --mfu: replace the modelled step time by model FLOP / (GPUs × dense peak × mfu), (0, 1].

@@ -280,6 +280,8 @@ constexpr ExplainPhrase kExplainPhrases[] = {
     {"failure rate", "xp_failure_rate"},
     {"lost work", "xp_lost_work"},
     {"work with spot overhead", "xp_work_with_spot_overhead"},
+    {"wall time", "xp_wall_time"},
+    {"work time", "xp_work_time"},
     {"uninterrupted work", "xp_uninterrupted_work"},
     {"billed wall", "xp_billed_wall"},
     {"billed work", "xp_billed_work"},
@@ -1984,6 +1986,18 @@ PageLanguage page_language_of(const httplib::Request& req) {
   }
   const std::string lang = prefix.empty() ? pick_language(req) : prefix.substr(1);
   return {lang, prefix.empty() ? "/" + lang : prefix, path};
+}
+
+bool is_page_path(const std::string& path) { return !(path == "/api" || path.rfind("/api/", 0) == 0); }
+
+void send_error_page(const httplib::Request& req, httplib::Response& res, int status, const Error& e) {
+  auto [lang, prefix, path] = page_language_of(req);
+  if (path.size() > 200) path = "/";  // a long address is not echoed in the links
+  const Page pg{lang, prefix, path, locale(lang)};
+  const std::string title =
+      pg.t.value(status == 501 ? "not_implemented_title" : "bad_request_title", "");
+  send_page(res, pg, "bad_request", {{"error", error_text(e, lang, pg.t, false)}, {"path", path}, {"title", title}}, title);
+  res.status = status;
 }
 
 void send_method_not_allowed(const httplib::Request& req, httplib::Response& res, const std::string& allow) {

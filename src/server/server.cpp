@@ -13,6 +13,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "api/catalog_reads.hpp"
@@ -642,6 +643,20 @@ Server::Server(const api::Context& ctx, ServerOptions options) : impl_(std::make
     const bool wants_json = accept.find("application/json") != std::string::npos && accept.find("text/html") == std::string::npos;
     if (res.status == 404 && !api_path && !wants_json) {
       send_not_found_page(req, res);
+      return;
+    }
+    // A method cpp-httplib does not know at all ("FOO"): it refused the request line with 400;
+    // RFC 9110 §15.6.2 says 501 Not Implemented (the method is supported for no resource).
+    static const std::set<std::string> known = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT", "PRI"};
+    if (res.status == 400 && !req.method.empty() && !known.count(req.method)) {
+      const std::string method = req.method.substr(0, 32);
+      if (!req.path.empty() && is_page_path(req.path) && !wants_json) {
+        send_error_page(req, res, 501, CodedError(ErrorKind::invalid_input, "", "method " + method + " is not implemented", "",
+                                                  "http_not_implemented", {{"method", method}}));
+      } else {
+        send_server_error(res, 501, "not_implemented", "method " + method + " is not implemented",
+                          "GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS", "http_not_implemented", {{"method", method}});
+      }
       return;
     }
     const char* code = res.status == 404 ? "not_found" : res.status == 413 ? "payload_too_large" : "invalid_input";

@@ -30,7 +30,7 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 122> kCodes = {
+constexpr std::array<std::string_view, 125> kCodes = {
     "ambiguous_model",
     "body_empty",
     "body_not_object",
@@ -89,6 +89,7 @@ constexpr std::array<std::string_view, 122> kCodes = {
     "http_internal_error",
     "http_method_not_allowed",
     "http_not_found",
+    "http_not_implemented",
     "http_payload_too_large",
     "http_read_only",
     "http_unauthorized",
@@ -132,7 +133,9 @@ constexpr std::array<std::string_view, 122> kCodes = {
     "pp_exceeds_layers",
     "qlora_needs_16_bit",
     "query_not_percent_encoded",
+    "question_budget_too_large",
     "question_number_out_of_range",
+    "question_value_not_positive",
     "requests_missing",
     "seq_micro_batch_too_large",
     "serve_not_training",

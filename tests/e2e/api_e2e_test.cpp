@@ -965,7 +965,7 @@ TEST_F(ApiE2E, ExplainLabelsAndPriceKindsAreLocalized) {
   EXPECT_NE(en->body.find("title=\"cost.total_usd\""), std::string::npos);
   // labels written in web/locales/{fr,th}.json (explain_cost_total_usd, explain_tokens_per_s)
   const std::map<std::string, std::vector<std::string>> expected = {
-      {"fr", {">coût total<", ">tokens par seconde<"}}, {"th", {">ค่าใช้จ่ายรวม<", ">โทเคนต่อวินาที<"}}};
+      {"fr", {">coût total<", ">tokens par seconde<"}}, {"th", {">ค่าใช้จ่ายรวม<", ">โทเค็นต่อวินาที<"}}};
   for (const auto& [lang, labels] : expected) {
     auto r = c.Get("/" + lang + query);
     ASSERT_TRUE(r && r->status == 200) << lang;
@@ -1174,7 +1174,7 @@ TEST_F(ApiE2E, NoPlanReasonsAndSuggestionsAreLocalized) {
       {R"({"model": "llama-3.1-405b", "task": "full", "tokens": 1e9, "filter": "gpus=1", "today": "2026-11-30"})",
        "model=llama-3.1-405b&task=full&tokens=1e9&filter=gpus%3D1&today=2026-11-30",
        {{"fr", {"aucune répartition ne tient", "un affinage LoRA ou QLoRA"}},
-        {"th", {"ไม่มีการจัดวางใดใส่ได้", "ปรับจูนด้วย LoRA หรือ QLoRA"}}}},
+        {"th", {"ไม่มีการจัดวางใดใส่ได้", "ไฟน์จูนด้วย LoRA หรือ QLoRA"}}}},
       // The planner's newer codes (plan7): a latency target no GPU meets at batch 1, and a
       // deadline or budget the 10-minute start-up alone exceeds.
       {R"({"model": "llama-3.1-70b", "task": "serve", "rps": 1, "tpot_ms": 1, "today": "2026-11-30"})",

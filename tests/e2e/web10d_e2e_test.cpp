@@ -1,0 +1,217 @@
+// End-to-end regression tests for the defects D5-D8 the new-user trial of issue 10 (the web site
+// and the JSON API in en/fr/th) left on 2026-12-04, each on the input that showed it, through one
+// running `gpuplan serve` on the bundled catalog (a fresh store) on a loopback port.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "binary_e2e.hpp"
+#include "serve_process.hpp"
+
+namespace {
+
+using nlohmann::json;
+
+class ServeTrial10dE2E : public gpuplan::e2e::ServedBinaryE2E<ServeTrial10dE2E> {
+ public:
+  static constexpr const char* kName = "serve-trial10d";
+  static httplib::Result get(const std::string& path) {
+    static httplib::Client c("127.0.0.1", server().port);
+    c.set_read_timeout(120, 0);
+    return c.Get(path);
+  }
+};
+
+using gpuplan::e2e::raw_http;
+
+/// A query parameter's value, percent-encoded.
+std::string q(const std::string& sentence) { return httplib::detail::encode_query_param(sentence); }
+
+// D6: the assistant given a budget of 10^30 dollars showed it as float digits
+// ("1000000000000000019884624838656") and planned it. A budget above $1,000,000,000,000
+// (PlanRequest::kMaxBudgetUsd, the same bound as --budget and the API's `budget`) is refused,
+// quoting the sentence's words, in each language; nothing is planned.
+TEST_F(ServeTrial10dE2E, AnAssistantBudgetBeyondTheBoundIsRefusedInTheUsersWords) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"/assistant?q=" + q("fine-tune llama 3.1 8b with lora on 100M tokens with a budget of 10^30 dollars"),
+       "the budget “10^30 dollars” is more than the largest budget planned (US$1,000,000,000,000)"},
+      {"/fr/assistant?q=" + q("affiner llama 3.1 8b avec lora sur 100M jetons pour 10^30 dollars"),
+       "le budget « 10^30 dollars » dépasse le plus grand budget planifié (1\u202f000\u202f000\u202f000\u202f000 $ US)"},
+      {"/th/assistant?q=" + q("ปรับแต่ง llama 3.1 8b ด้วย lora 100M โทเคน งบ 10^30 ดอลลาร์"),
+       "งบประมาณ “10^30 ดอลลาร์” เกินงบประมาณสูงสุดที่วางแผนได้ (US$1,000,000,000,000)"}};
+  for (const auto& [path, sentence] : cases) {
+    const auto r = get(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 400) << path;
+    EXPECT_NE(r->body.find(sentence), std::string::npos) << path << "\n" << r->body.substr(r->body.find("<main"), 3000);
+    EXPECT_EQ(r->body.find("1000000000000000019884624838656"), std::string::npos) << path;
+    EXPECT_EQ(r->body.find("id=\"plans\""), std::string::npos) << path << ": planned";
+  }
+  // The API's `budget` and the CLI's --budget have the same bound: 1e12 is planned, more is not.
+  httplib::Client c("127.0.0.1", server().port);
+  c.set_read_timeout(120, 0);
+  const auto over = c.Post("/api/plan", R"({"model": "llama-3.1-8b", "task": "lora", "tokens": 1e8, "budget": 1e30})", "application/json");
+  ASSERT_TRUE(over);
+  EXPECT_EQ(over->status, 400) << over->body;
+  const json e = json::parse(over->body);
+  EXPECT_EQ(e["field"], "/budget") << over->body;
+  EXPECT_EQ(e["message_code"], "too_large") << over->body;
+  const auto at = c.Post("/api/plan", R"({"model": "llama-3.1-8b", "task": "lora", "tokens": 1e8, "budget": 1e12, "limit": 1})", "application/json");
+  ASSERT_TRUE(at);
+  EXPECT_EQ(at->status, 200) << at->body.substr(0, 400);
+  const gpuplan::e2e::RunResult cli = run("plan --model llama-3.1-8b --task lora --tokens 1e8 --budget 1e13");
+  EXPECT_NE(cli.exit_code, 0);
+  EXPECT_NE(cli.out.find("--budget"), std::string::npos) << cli.out;
+}
+
+// D7: a refused assistant value quoted seconds ("-259200s") where the user wrote "-3 jours". The
+// refusal quotes the sentence's words, in each language, and never the seconds.
+TEST_F(ServeTrial10dE2E, ARefusedAssistantValueQuotesTheUsersWords) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"/assistant?q=" + q("fine-tune llama 3.1 8b with lora on 100M tokens within -3 days"),
+       "deadline “within -3 days” must be more than zero"},
+      {"/fr/assistant?q=" + q("affiner llama 3.1 8b avec lora sur 100M jetons en -3 jours"),
+       "délai « -3 jours » doit être supérieur à zéro"},
+      {"/th/assistant?q=" + q("ปรับแต่ง llama 3.1 8b ด้วย lora 100M โทเคน ภายใน -3 วัน"),
+       "กำหนดเวลา “ภายใน -3 วัน” ต้องมากกว่าศูนย์"}};
+  for (const auto& [path, sentence] : cases) {
+    const auto r = get(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 400) << path;
+    EXPECT_NE(r->body.find(sentence), std::string::npos) << path << "\n" << r->body.substr(r->body.find("<main"), 3000);
+    EXPECT_EQ(r->body.find("259200"), std::string::npos) << path;
+  }
+  // The CLI's `ask` words it the same way, in the sentence's language.
+  const gpuplan::e2e::RunResult cli = run("ask 'affiner llama 3.1 8b avec lora sur 100M jetons en -3 jours'");
+  EXPECT_NE(cli.exit_code, 0);
+  EXPECT_NE(cli.out.find("« -3 jours » doit être supérieur à zéro"), std::string::npos) << cli.out;
+  EXPECT_EQ(cli.out.find("259200"), std::string::npos) << cli.out;
+}
+
+/// The value of header `name` in a raw answer ("" when absent).
+std::string header(const std::string& reply, const std::string& name) {
+  const std::string head = reply.substr(0, reply.find("\r\n\r\n"));
+  const std::string key = "\r\n" + name + ": ";
+  const auto at = head.find(key);
+  if (at == std::string::npos) return "";
+  const auto from = at + key.size();
+  return head.substr(from, head.find("\r\n", from) - from);
+}
+std::string body_of(const std::string& reply) { return reply.substr(reply.find("\r\n\r\n") + 4); }
+
+// D8: a method cpp-httplib does not know at all got its 400 "bad request": it is 501 Not
+// Implemented (RFC 9110 §15.6.2), the JSON error on the API and the page on a page route.
+TEST_F(ServeTrial10dE2E, AnUnknownMethodIsA501) {
+  const int port = server().port;
+  ASSERT_GT(port, 0);
+  const std::string api = raw_http(port, "FOO /api/offers HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(api.substr(0, 12), "HTTP/1.1 501") << api.substr(0, 300);
+  const json j = json::parse(body_of(api), nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << api;
+  EXPECT_EQ(j["code"], "not_implemented") << api;
+  EXPECT_EQ(j["message_code"], "http_not_implemented") << api;
+  EXPECT_EQ(j["values"]["method"], "FOO") << api;
+  const std::string page = raw_http(port, "FOO /th/offers HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(page.substr(0, 12), "HTTP/1.1 501") << page.substr(0, 300);
+  EXPECT_EQ(header(page, "Content-Language"), "th");
+  EXPECT_NE(body_of(page).find("เซิร์ฟเวอร์นี้ไม่รองรับเมธอด FOO"), std::string::npos) << body_of(page).substr(0, 2000);
+}
+
+/// The explanation section of a page (`<section id="explain">` … `</section>`), each tag's
+/// attributes dropped (a row's title is its term's code), "" when the page has none.
+std::string explain_section(const std::string& html) {
+  const auto from = html.find("<section id=\"explain\">");
+  if (from == std::string::npos) return "";
+  const std::string section = html.substr(from, html.find("</section>", from) - from);
+  std::string text;
+  bool in_tag = false;
+  for (const char c : section) {
+    if (c == '<') in_tag = true;
+    if (!in_tag) text += c;
+    if (c == '>') {
+      in_tag = false;
+      text += ' ';
+    }
+  }
+  return text;
+}
+
+/// Whether `phrase` stands in `text` as whole words (no letter, digit or '_' on either side).
+bool has_words(const std::string& text, const std::string& phrase) {
+  const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (auto at = text.find(phrase); at != std::string::npos; at = text.find(phrase, at + 1)) {
+    const bool left = at == 0 || !word(text[at - 1]);
+    const bool right = at + phrase.size() >= text.size() || !word(text[at + phrase.size()]);
+    if (left && right) return true;
+  }
+  return false;
+}
+
+json read_locale(const std::string& lang) {
+  std::ifstream in(std::string(GPUPLAN_SOURCE_DIR) + "/web/locales/" + lang + ".json");
+  return json::parse(in);
+}
+
+// D5: a plan's explanation showed the internal key `goodput.wall_seconds` as text, and French and
+// Thai pages with explain=1 kept English phrases. On /fr and /th plan pages (a training, a
+// fine-tuning and a serving plan) and size pages, no phrase of the English explanation table
+// (web/locales/en.json xp_*) stands untranslated: each one the locale words differently must not
+// appear as it is in English (a phrase the locale keeps as it is, a name or a unit, is excepted).
+TEST_F(ServeTrial10dE2E, ExplanationsOnFrenchAndThaiPagesHaveNoEnglishPhraseLeft) {
+  const json en = read_locale("en");
+  const std::vector<std::string> pages = {
+      "/plan?model=llama-3.1-8b&task=full&tokens=1e8&limit=1&explain=1",
+      "/plan?model=llama-3.1-8b&task=lora&tokens=1e8&limit=1&explain=1",
+      "/plan?model=llama-3.1-8b&task=serve&rps=2&limit=1&explain=1",
+      "/size?model=llama-3.1-8b&task=lora&explain=1"};
+  // The English page names the quantity, not its key.
+  const auto en_page = get("/en" + pages[0]);
+  ASSERT_TRUE(en_page);
+  const std::string en_text = explain_section(en_page->body);
+  ASSERT_FALSE(en_text.empty()) << en_page->body.substr(0, 400);
+  EXPECT_EQ(en_text.find("wall_seconds"), std::string::npos) << en_text;
+  EXPECT_NE(en_text.find("wall time"), std::string::npos) << en_text;
+  for (const std::string lang : {"fr", "th"}) {
+    const json t = read_locale(lang);
+    for (const auto& page : pages) {
+      const auto r = get("/" + lang + page);
+      ASSERT_TRUE(r) << lang << page;
+      ASSERT_EQ(r->status, 200) << lang << page << "\n" << r->body.substr(0, 600);
+      const std::string text = explain_section(r->body);
+      ASSERT_FALSE(text.empty()) << lang << page;
+      EXPECT_EQ(text.find("wall_seconds"), std::string::npos) << lang << page;
+      for (const auto& [key, value] : en.items()) {
+        if (key.rfind("xp_", 0) != 0 || !value.is_string() || !t.contains(key)) continue;
+        const std::string english = value.get<std::string>();
+        if (t[key].get<std::string>() == english) continue;  // kept as it is: a name, a symbol
+        if (std::none_of(english.begin(), english.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); }))
+          continue;
+        EXPECT_FALSE(has_words(text, english)) << lang << page << ": \"" << english << "\" (" << key << ") left in English";
+      }
+    }
+  }
+}
+
+// D8: the Thai locale spelled one term two ways ("โทเคน" 29 times and "โทเค็น" 38; "ปรับจูน" 5 and
+// "ไฟน์จูน" 12; "สปอต" once, "spot" elsewhere). Each term has one spelling: โทเค็น, ไฟน์จูน, spot.
+// Checked on the served /th pages as well as in the file.
+TEST_F(ServeTrial10dE2E, ThaiSpellsEachTermOneWay) {
+  std::ifstream in(std::string(GPUPLAN_SOURCE_DIR) + "/web/locales/th.json");
+  const std::string th((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(th.empty());
+  for (const std::string other : {"โทเคน", "ปรับจูน", "สปอต"}) EXPECT_EQ(th.find(other), std::string::npos) << other;
+  EXPECT_NE(th.find("โทเค็น"), std::string::npos);
+  const auto page = get("/th/plan?model=llama-3.1-8b&task=serve&rps=2&limit=1");
+  ASSERT_TRUE(page);
+  EXPECT_NE(page->body.find("โทเค็น"), std::string::npos);
+  EXPECT_EQ(page->body.find("โทเคน"), std::string::npos);
+}
+
+}  // namespace
