@@ -204,6 +204,7 @@ constexpr ExplainPhrase kExplainPhrases[] = {
     {"per token per layer", "xp_per_token_per_layer"},
     {"per layer per token", "xp_per_layer_per_token"},
     {"per step", "xp_per_step"},
+    {"GB-month", "xp_gb_month"},
     {"per month", "xp_per_month"},
     {"per replica", "xp_per_replica"},
     {"per sequence", "xp_per_sequence"},
@@ -1986,18 +1987,6 @@ PageLanguage page_language_of(const httplib::Request& req) {
   }
   const std::string lang = prefix.empty() ? pick_language(req) : prefix.substr(1);
   return {lang, prefix.empty() ? "/" + lang : prefix, path};
-}
-
-bool is_page_path(const std::string& path) { return !(path == "/api" || path.rfind("/api/", 0) == 0); }
-
-void send_error_page(const httplib::Request& req, httplib::Response& res, int status, const Error& e) {
-  auto [lang, prefix, path] = page_language_of(req);
-  if (path.size() > 200) path = "/";  // a long address is not echoed in the links
-  const Page pg{lang, prefix, path, locale(lang)};
-  const std::string title =
-      pg.t.value(status == 501 ? "not_implemented_title" : "bad_request_title", "");
-  send_page(res, pg, "bad_request", {{"error", error_text(e, lang, pg.t, false)}, {"path", path}, {"title", title}}, title);
-  res.status = status;
 }
 
 void send_method_not_allowed(const httplib::Request& req, httplib::Response& res, const std::string& allow) {

@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "api/assistant.hpp"
-#include "util/error.hpp"
 /// Server layer: the HTML pages (server-rendered mustache templates from web/templates, texts
 /// from web/locales/{en,fr,th}.json, both embedded in the binary). See pages.cpp for the routes.
 namespace httplib {
@@ -61,12 +60,6 @@ void add_method_not_allowed(httplib::Server& http, const std::string& pattern, b
 /// API path the API's error body (code method_not_allowed, message_code http_method_not_allowed),
 /// on a page route the error page in the page's language.
 void send_method_not_allowed(const httplib::Request& req, httplib::Response& res, const std::string& allow);
-/// A page route's path (not /api or /api/...): its errors are pages.
-bool is_page_path(const std::string& path);
-/// An error page (bad_request.mustache) with HTTP `status` in the request's language (its /fr or
-/// /th prefix, else Accept-Language): `e` worded by its code; titled by the status (501 "Method
-/// not implemented", else "Bad request").
-void send_error_page(const httplib::Request& req, httplib::Response& res, int status, const Error& e);
 
 /// The texts of one locale (web/locales/LANG.json; "en", "fr" or "th"), for the pages and for the
 /// CLI's `gpuplan ask`, which answers in the question's language.

@@ -649,14 +649,11 @@ Server::Server(const api::Context& ctx, ServerOptions options) : impl_(std::make
     // RFC 9110 §15.6.2 says 501 Not Implemented (the method is supported for no resource).
     static const std::set<std::string> known = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT", "PRI"};
     if (res.status == 400 && !req.method.empty() && !known.count(req.method)) {
+      // cpp-httplib refused the request line before it set the path (measured: req.path is empty),
+      // so a page cannot be told from the API here: the JSON error everywhere, as for a 414.
       const std::string method = req.method.substr(0, 32);
-      if (!req.path.empty() && is_page_path(req.path) && !wants_json) {
-        send_error_page(req, res, 501, CodedError(ErrorKind::invalid_input, "", "method " + method + " is not implemented", "",
-                                                  "http_not_implemented", {{"method", method}}));
-      } else {
-        send_server_error(res, 501, "not_implemented", "method " + method + " is not implemented",
-                          "GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS", "http_not_implemented", {{"method", method}});
-      }
+      send_server_error(res, 501, "not_implemented", "method " + method + " is not implemented",
+                        "GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS", "http_not_implemented", {{"method", method}});
       return;
     }
     const char* code = res.status == 404 ? "not_found" : res.status == 413 ? "payload_too_large" : "invalid_input";

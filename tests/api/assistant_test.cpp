@@ -75,16 +75,6 @@ TEST(Assistant, ReadsTheTableOfSentences) {
        {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 2e8}, {"budget_usd", 500}}, {}},
       {"ให้บริการ Llama 3.1 8B ประมาณ 20 ผู้ใช้ งบ 5000 บาท", "th",
        {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 20}, {"budget_thb", 5000}}, {}},
-      // A minus after the currency sign (issue 11, trial 7: "$-5" was not read, the budget dropped):
-      // read as the negative amount written, which the planner then refuses by name.
-      {"fine-tune llama 3.1 8b on 1e8 tokens under $-5", "en",
-       {{"model", "llama-3.1-8b"}, {"task", "full"}, {"tokens", 1e8}, {"budget_usd", -5}}, {}},
-      {"affiner llama 3.1 8b sur 1e8 jetons pour moins de $-5", "fr",
-       {{"model", "llama-3.1-8b"}, {"task", "full"}, {"tokens", 1e8}, {"budget_usd", -5}}, {}},
-      {"ปรับแต่ง llama 3.1 8b บน 1e8 โทเคน งบไม่เกิน $-5", "th",
-       {{"model", "llama-3.1-8b"}, {"task", "full"}, {"tokens", 1e8}, {"budget_usd", -5}}, {}},
-      {"affiner llama 3.1 8b sur 1e8 jetons, budget € -5", "fr",
-       {{"model", "llama-3.1-8b"}, {"task", "full"}, {"tokens", 1e8}, {"budget_eur", -5}}, {}},
       // Trial 8 (#3): "using 4 H100s" and "seq 8192" were dropped without a word. A count before a
       // GPU name (plural too) is the total GPU count, before "nodes" the node count; the sequence
       // length in its usual phrasings, "8k" as 8 × 1,024 = 8,192 (context sizes are powers of two).
@@ -278,6 +268,29 @@ TEST(Assistant, OutOfRangeNumbersAreInputErrors) {
   for (const auto& f : a.fields) got[f.name] = f.value;
   EXPECT_EQ(got["tokens"], 2e8);
   EXPECT_EQ(got["deadline_seconds"], 3.0 * 7 * 86400);
+}
+
+// A minus after the currency sign (issue 11, trial 7: "$-5" was not read, the budget dropped) is
+// read, and a budget of zero or less is refused at once in the sentence's own words (issue 10
+// trial D7: the planner had refused it as a number the user never typed).
+TEST(Assistant, ANegativeBudgetIsRefusedInTheSentencesWords) {
+  const GpuCatalog& gpus = GpuCatalog::bundled();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"fine-tune llama 3.1 8b on 1e8 tokens under $-5", "$-5"},
+      {"affiner llama 3.1 8b sur 1e8 jetons pour moins de $-5", "$-5"},
+      {"ปรับแต่ง llama 3.1 8b บน 1e8 โทเคน งบไม่เกิน $-5", "$-5"},
+      {"affiner llama 3.1 8b sur 1e8 jetons, budget € -5", "€ -5"}};
+  for (const auto& [sentence, words] : cases) {
+    try {
+      (void)understand(sentence, gpus);
+      ADD_FAILURE() << "no error for: " << sentence;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::invalid_input) << sentence;
+      EXPECT_EQ(e.where(), "question") << sentence;
+      EXPECT_NE(e.message().find(words), std::string::npos) << sentence << ": " << e.message();
+      EXPECT_NE(e.message().find("must be more than zero"), std::string::npos) << e.message();
+    }
+  }
 }
 
 // The marks a sentence puts on its numbers are kept (a trial: "≥ 200M tokens" and "about $500"

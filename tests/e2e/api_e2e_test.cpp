@@ -965,7 +965,7 @@ TEST_F(ApiE2E, ExplainLabelsAndPriceKindsAreLocalized) {
   EXPECT_NE(en->body.find("title=\"cost.total_usd\""), std::string::npos);
   // labels written in web/locales/{fr,th}.json (explain_cost_total_usd, explain_tokens_per_s)
   const std::map<std::string, std::vector<std::string>> expected = {
-      {"fr", {">coût total<", ">tokens par seconde<"}}, {"th", {">ค่าใช้จ่ายรวม<", ">โทเค็นต่อวินาที<"}}};
+      {"fr", {">coût total<", ">jetons par seconde<"}}, {"th", {">ค่าใช้จ่ายรวม<", ">โทเค็นต่อวินาที<"}}};
   for (const auto& [lang, labels] : expected) {
     auto r = c.Get("/" + lang + query);
     ASSERT_TRUE(r && r->status == 200) << lang;
