@@ -435,7 +435,10 @@ class Reader {
         best_pos = pos;
       }
     }
-    if (best_len == 0) return;
+    if (best_len == 0) {
+      read_model_candidates();
+      return;
+    }
     // The longest name wins where names overlap ("llama-3.1-70b" over "llama-3.1"); a different
     // preset named elsewhere in the sentence makes the reading ambiguous (said, not resolved).
     for (const auto& p : list_presets()) {
@@ -457,6 +460,31 @@ class Reader {
       }
     }
     add("model", best_name, low_.substr(at[best_pos], at[best_pos + best_len - 1] - at[best_pos] + 1), {}, {}, at[best_pos]);
+  }
+
+  /// No preset named: the longest run of up to four words (trailing , . ; : dropped) that begins
+  /// two or more presets' names (presets_begun_by: "mistral 7b") is kept with those presets, and
+  /// its words count as read; the model stays missing (AskResult::model_candidates).
+  void read_model_candidates() {
+    std::vector<std::pair<std::size_t, std::size_t>> words;  // [begin, end) in low_
+    for (std::size_t i = 0; i < low_.size();) {
+      while (i < low_.size() && low_[i] == ' ') ++i;
+      const std::size_t b = i;
+      while (i < low_.size() && low_[i] != ' ') ++i;
+      std::size_t e = i;
+      while (e > b && (low_[e - 1] == ',' || low_[e - 1] == '.' || low_[e - 1] == ';' || low_[e - 1] == ':')) --e;
+      if (e > b) words.emplace_back(b, e);
+    }
+    for (std::size_t n = std::min<std::size_t>(4, words.size()); n >= 1; --n) {
+      for (std::size_t first = 0; first + n <= words.size(); ++first) {
+        const std::size_t b = words[first].first, e = words[first + n - 1].second;
+        std::vector<std::string> presets = presets_begun_by(low_.substr(b, e - b));
+        if (presets.empty()) continue;
+        result_.model_candidates = ModelCandidates{low_.substr(b, e - b), std::move(presets)};
+        taken_.emplace_back(b, e);
+        return;
+      }
+    }
   }
 
   void read_task() {
@@ -1047,6 +1075,9 @@ json to_json(const AskResult& ask) {
              for (const auto& f : ask.ambiguous) a.push_back({{"name", f.name}, {"readings", f.readings}});
              return a;
            }()},
+          {"model_candidates", ask.model_candidates ? json{{"words", ask.model_candidates->words},
+                                                          {"presets", ask.model_candidates->presets}}
+                                                    : json(nullptr)},
           {"unread", ask.unread},
           {"budget_usd", ask.budget_usd ? json(*ask.budget_usd) : json(nullptr)},
           {"deadline_seconds", ask.deadline_seconds ? json(*ask.deadline_seconds) : json(nullptr)},

@@ -44,11 +44,20 @@ struct AmbiguousField {
   std::vector<std::string> readings;  ///< what the sentence said, in order (used one first)
 };
 
+/// A name in the sentence that begins several presets' names and is none of them ("mistral 7b":
+/// mistral-7b-v0.1 and mistral-7b-instruct-v0.3, whose configs differ): the model stays missing
+/// and the answer lists the presets to choose from, never picks one.
+struct ModelCandidates {
+  std::string words;                 ///< as the sentence wrote them (lower case)
+  std::vector<std::string> presets;  ///< the presets' short names, in the catalog's order
+};
+
 struct AskResult {
   std::string language;                  ///< "en", "fr" or "th": the sentence's language as guessed from its words
   std::vector<UnderstoodField> fields;   ///< in reading order, one per name
   std::vector<std::string> missing;      ///< field names the plan still needs ("model", "tokens", "rps", ...)
   std::vector<AmbiguousField> ambiguous;  ///< fields the sentence gives twice, differently
+  std::optional<ModelCandidates> model_candidates;  ///< a model name that names several presets
   /// Numbers of the sentence that no field read, each with the word before and after it as
   /// written ("seq 8192" when the reader did not know the phrase): said, never silently dropped.
   std::vector<std::string> unread;

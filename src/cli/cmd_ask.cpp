@@ -139,6 +139,7 @@ void run_ask(const AskOptions& o, GlobalOptions& global) {
   }
   if (ask.fields.empty()) fmt::print("  {}\n", t.value("understood_nothing", "nothing"));
   for (const auto& a : ask.ambiguous) fmt::print("  {}\n", server::ambiguous_text(a, lang));
+  if (ask.model_candidates) fmt::print("  {}\n", server::model_candidates_text(*ask.model_candidates, lang));
   if (!ask.unread.empty()) fmt::print("  {}\n", server::unread_text(ask.unread, lang));
   if (!ask.missing.empty()) {
     // Unanswerable as asked: say what is missing, on stderr, and exit 2.

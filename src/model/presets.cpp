@@ -276,6 +276,19 @@ const PresetInfo* find_preset(std::string_view name) {
   return nullptr;
 }
 
+std::vector<std::string> presets_begun_by(std::string_view name) {
+  const std::vector<std::string> typed = name_words(name);
+  if (typed.size() < 2) return {};
+  std::vector<std::string> begun;
+  for (const auto& q : list_presets()) {
+    bool b = words_prefix(typed, name_words(q.short_name));
+    for (const auto& a : q.aliases) b = b || words_prefix(typed, name_words(a));
+    if (b) begun.push_back(q.short_name);
+  }
+  if (begun.size() < 2) return {};
+  return begun;
+}
+
 ModelArch load_preset(std::string_view short_name) {
   // No preset or Hugging Face id is this long (a repo name has at most 96 characters): refused
   // without echoing the name (a trial's 60 KB name came back whole in the error and the page).
@@ -291,13 +304,8 @@ ModelArch load_preset(std::string_view short_name) {
     // A name of two or more words that begins several presets' names ("mistral-7b":
     // mistral-7b-v0.1 and mistral-7b-instruct-v0.3) is not resolved to one of them silently:
     // refused with them all. A bare family ("llama") stays an unknown name with suggestions.
-    std::vector<std::string> begun;
-    for (const auto& q : list_presets()) {
-      bool b = words_prefix(typed, name_words(q.short_name));
-      for (const auto& a : q.aliases) b = b || words_prefix(typed, name_words(a));
-      if (b) begun.push_back(q.short_name);
-    }
-    if (typed.size() >= 2 && begun.size() >= 2)
+    const std::vector<std::string> begun = presets_begun_by(short_name);
+    if (!begun.empty())
       throw_invalid_coded("--model", "ambiguous_model", {{"name", std::string(short_name)}, {"candidates", fmt::format("{}", fmt::join(begun, ", "))}},
                           fmt::format("model name '{}' matches {} presets: {}", short_name, begun.size(), fmt::join(begun, ", ")),
                           "one of them, by its full name (see `gpuplan models`)");

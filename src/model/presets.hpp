@@ -39,6 +39,12 @@ const std::vector<PresetInfo>& list_presets();
 /// or unknown_model_no_near when none is close.
 ModelArch load_preset(std::string_view short_name);
 
+/// The presets whose names (short name or an alias, compared word by word: "Mistral 7B" and
+/// "mistral-7b" are the words mistral, 7b) begin with `name`'s words, when `name` has two or more
+/// words and begins two or more presets ("mistral 7b": mistral-7b-v0.1, mistral-7b-instruct-v0.3);
+/// empty otherwise. The rule load_preset refuses as ambiguous_model.
+std::vector<std::string> presets_begun_by(std::string_view name);
+
 /// The preset whose short name / HF id / folder equals `name` (case-insensitive), or nullptr.
 const PresetInfo* find_preset(std::string_view name);
 

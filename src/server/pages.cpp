@@ -1606,6 +1606,7 @@ class Pages {
       for (const auto& m : ask.missing) missing.push_back({{"name", m}, {"label", pg.t.value("field_" + m, m)}});
       json ambiguous = json::array();
       for (const auto& a : ask.ambiguous) ambiguous.push_back({{"text", ambiguous_text(a, pg.lang)}});
+      if (ask.model_candidates) ambiguous.push_back({{"text", model_candidates_text(*ask.model_candidates, pg.lang)}});
       ctx["ambiguous"] = ambiguous;
       if (!ask.unread.empty()) ctx["unread"] = unread_text(ask.unread, pg.lang);
       ctx["understood"] = fields;
@@ -1896,6 +1897,15 @@ std::string ambiguous_text(const api::AmbiguousField& field, const std::string& 
   for (std::size_t i = 0; i < field.readings.size(); ++i)
     readings += (i == 0 ? "" : i + 1 == field.readings.size() ? t.value("ask_and", " and ") : ", ") + open + field.readings[i] + close;
   return fill(t.value("ask_ambiguous", ""), {{"field", t.value("field_" + field.name, field.name)}, {"readings", readings}});
+}
+
+std::string model_candidates_text(const api::ModelCandidates& c, const std::string& lang) {
+  const json& t = locale(lang);
+  std::string list;
+  for (std::size_t i = 0; i < c.presets.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == c.presets.size() ? t.value("ask_or", " or ") : ", ") + c.presets[i];
+  const std::string open = lang == "fr" ? "«\u202f" : "“", close = lang == "fr" ? "\u202f»" : "”";
+  return fill(t.value("ask_model_candidates", ""), {{"words", open + c.words + close}, {"candidates", list}});
 }
 
 std::string unread_text(const std::vector<std::string>& words, const std::string& lang) {

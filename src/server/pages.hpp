@@ -78,6 +78,8 @@ std::string locale_count(const nlohmann::json& v, const std::string& lang);
 /// "model: the sentence names “llama-3.1-8b” and “llama-3.1-70b”; the plan uses the first: name
 /// only one to be sure" in the locale's words (ask_ambiguous).
 std::string ambiguous_text(const api::AmbiguousField& field, const std::string& lang);
+/// "model: “mistral 7b” names several models: A or B. Say which one." in `lang` (ask_model_candidates).
+std::string model_candidates_text(const api::ModelCandidates& c, const std::string& lang);
 
 /// The sentence's numbers no field read (api::AskResult::unread), quoted as written, in the
 /// locale's words (ask_unread); "" when there are none.

@@ -293,6 +293,38 @@ TEST(Assistant, ANegativeBudgetIsRefusedInTheSentencesWords) {
   }
 }
 
+// A name that begins several presets' names and is none of them (issue 10 trial: "mistral 7b"
+// named both mistral-7b-v0.1 and mistral-7b-instruct-v0.3, whose configs differ, and the
+// assistant then said only "Not read: mistral 7b on"): the model stays missing, the presets are
+// listed to choose from, and the words count as read. The bundled models are the two folders
+// data/models/mistralai__Mistral-7B-v0.1 and mistralai__Mistral-7B-Instruct-v0.3.
+TEST(Assistant, AModelNameOfSeveralPresetsIsAskedNotPicked) {
+  const GpuCatalog& gpus = GpuCatalog::bundled();
+  const std::vector<std::string> mistral = {"mistral-7b-v0.1", "mistral-7b-instruct-v0.3"};
+  for (const auto& [sentence, words] : std::vector<std::pair<std::string, std::string>>{
+           {"fine-tune mistral 7b on 100M tokens", "mistral 7b"},
+           {"affiner Mistral-7B, sur 100M jetons", "mistral-7b"},
+           {"ปรับแต่ง mistral 7b บน 100 ล้านโทเคน", "mistral 7b"}}) {
+    const AskResult a = understand(sentence, gpus);
+    ASSERT_TRUE(a.model_candidates) << sentence;
+    EXPECT_EQ(a.model_candidates->words, words) << sentence;
+    std::vector<std::string> got = a.model_candidates->presets;
+    std::sort(got.begin(), got.end());
+    std::vector<std::string> want = mistral;
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(got, want) << sentence;
+    EXPECT_NE(std::find(a.missing.begin(), a.missing.end(), "model"), a.missing.end()) << sentence;
+    for (const auto& u : a.unread) EXPECT_EQ(u.find("mistral"), std::string::npos) << sentence << ": unread " << u;
+    EXPECT_EQ(to_json(a)["model_candidates"]["words"], words);
+  }
+  // A full name is read as the model, with no candidates.
+  const AskResult full = understand("fine-tune mistral 7b v0.1 on 100M tokens", gpus);
+  EXPECT_FALSE(full.model_candidates);
+  EXPECT_TRUE(full.missing.empty());
+  // A bare family ("llama", one word) names no candidates: it stays unread, as load_preset keeps it unknown.
+  EXPECT_FALSE(understand("fine-tune llama on 100M tokens", gpus).model_candidates);
+}
+
 // The marks a sentence puts on its numbers are kept (a trial: "≥ 200M tokens" and "about $500"
 // echoed as plain numbers), with the words they were read from; a field read but not used by
 // the planner says why and stays out of the plan body (never silently dropped, never guessed).

@@ -117,6 +117,27 @@ TEST_F(ServeTrial10dE2E, AnUnknownMethodIsA501) {
   EXPECT_EQ(jp["message_code"], "http_not_implemented") << page;
 }
 
+// Trial (web10c): "mistral 7b" is refused as ambiguous by `--model`, and the assistant then
+// said only "Not read: mistral 7b on". The CLI and the pages now list the presets it names
+// (the two bundled Mistral 7B configs) and ask which one, in the sentence's language; exit 2.
+TEST_F(ServeTrial10dE2E, TheAssistantAsksWhichModelANameOfSeveralPresetsMeans) {
+  const gpuplan::e2e::RunResult cli = run("ask 'fine-tune mistral 7b on 100M tokens'");
+  EXPECT_EQ(cli.exit_code, 2) << cli.out;
+  EXPECT_NE(cli.out.find("model: “mistral 7b” names several models: mistral-7b-v0.1 or mistral-7b-instruct-v0.3. Say which one."),
+            std::string::npos) << cli.out;
+  EXPECT_EQ(cli.out.find("Not read"), std::string::npos) << cli.out;
+  const auto fr = get("/fr/assistant?q=" + q("affiner mistral 7b sur 100M jetons"));
+  ASSERT_TRUE(fr);
+  EXPECT_NE(fr->body.find("modèle\u202f: «\u202fmistral 7b\u202f» désigne plusieurs modèles\u202f: mistral-7b-v0.1 ou "
+                          "mistral-7b-instruct-v0.3. Précisez lequel."),
+            std::string::npos) << fr->body.substr(fr->body.find("<main"), 3000);
+  const auto th = get("/th/assistant?q=" + q("ปรับแต่ง mistral 7b บน 100 ล้านโทเคน"));
+  ASSERT_TRUE(th);
+  EXPECT_NE(th->body.find("“mistral 7b” ตรงกับหลายโมเดล: mistral-7b-v0.1 หรือ mistral-7b-instruct-v0.3"), std::string::npos)
+      << th->body.substr(th->body.find("<main"), 3000);
+  EXPECT_EQ(th->body.find("id=\"plans\""), std::string::npos) << "planned without a model";
+}
+
 /// The explanation section of a page (`<section id="explain">` … `</section>`), each tag's
 /// attributes dropped (a row's title is its term's code), "" when the page has none.
 std::string explain_section(const std::string& html) {
