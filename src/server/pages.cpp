@@ -1497,17 +1497,8 @@ class Pages {
                          {"warnings", warnings},
                          {"assumption", pg.lang == "en" ? out["fit_assumption"].get<std::string>()
                                                         : pg.t.value(in.task == "serve" ? "fit_assumption_serving" : "fit_assumption_training", "")}};
-        // Where the model's config comes from, as the API's model.source says it (trial10c D2):
-        // the Hugging Face page and the copied config.json's address, never a repository path.
-        if (const PresetInfo* preset = find_preset(out["model"]["name"].get<std::string>())) {
-          ctx["result"]["hf_id"] = preset->hf_id;
-          ctx["result"]["hf_url"] = preset->hf_url;
-          // "URL (revision 367d8cb)": the link is the URL, the revision shown beside it.
-          const std::string& from = preset->config_copied_from;
-          const std::size_t note = from.find(" (revision ");
-          ctx["result"]["config_url"] = from.substr(0, note);
-          if (note != std::string::npos) ctx["result"]["config_revision"] = from.substr(note + 11, from.size() - note - 12);
-        }
+        // Where the model's config comes from, as the API's model.source says it (trial10c D2).
+        ctx["result"].update(model_origin_view(out["model"]["name"].get<std::string>()));
         // Each number's explanation on demand (issue 10: "/size and /plan ... each number's
         // explanation"): a link asks for it (explain=1); with it, every term's formula and source.
         if (out.contains("explanation") && out["explanation"].is_array()) {
@@ -1687,6 +1678,7 @@ class Pages {
     std::string query = "?";
     for (const auto& [k, v] : body.items()) query += (query.size() > 1 ? "&" : "") + k + "=" + httplib::detail::encode_query_param(api::field_value_text(v));
     ctx["plans"] = plans_view(result, pg.lang, pg.t, pg.prefix + "/plan" + query);
+    ctx["model_origin"] = model_origin_view(out.result.model_name);  // as on /size (web10c leftover)
     // Serving plans have their own columns (replicas, batch, TTFT, TPOT, requests/s).
     const bool serving = std::any_of(result["plans"].begin(), result["plans"].end(), [](const json& p) { return p.contains("serving"); });
     ctx["serving_plans"] = serving;
@@ -1890,6 +1882,18 @@ std::string locale_count(const json& v, const std::string& lang) {
   }
   return out;
 }
+json model_origin_view(const std::string& model_name) {
+  const PresetInfo* preset = find_preset(model_name);
+  if (!preset) return json::object();
+  json v = {{"hf_id", preset->hf_id}, {"hf_url", preset->hf_url}};
+  // "URL (revision 367d8cb)": the link is the URL, the revision shown beside it.
+  const std::string& from = preset->config_copied_from;
+  const std::size_t note = from.find(" (revision ");
+  v["config_url"] = from.substr(0, note);
+  if (note != std::string::npos) v["config_revision"] = from.substr(note + 11, from.size() - note - 12);
+  return v;
+}
+
 std::string ambiguous_text(const api::AmbiguousField& field, const std::string& lang) {
   const json& t = locale(lang);
   std::string readings;

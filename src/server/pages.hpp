@@ -77,6 +77,10 @@ std::string locale_count(const nlohmann::json& v, const std::string& lang);
 /// The assistant's note on a field the sentence gave twice (api/assistant.hpp AmbiguousField):
 /// "model: the sentence names “llama-3.1-8b” and “llama-3.1-70b”; the plan uses the first: name
 /// only one to be sure" in the locale's words (ask_ambiguous).
+/// Where a preset's config comes from, for the pages' "Model on Hugging Face" line: {hf_id,
+/// hf_url, config_url, config_revision (when the copy names one)}; {} for a model that is no
+/// preset (a --params shape or a local config).
+nlohmann::json model_origin_view(const std::string& model_name);
 std::string ambiguous_text(const api::AmbiguousField& field, const std::string& lang);
 /// "model: “mistral 7b” names several models: A or B. Say which one." in `lang` (ask_model_candidates).
 std::string model_candidates_text(const api::ModelCandidates& c, const std::string& lang);

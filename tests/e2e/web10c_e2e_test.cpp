@@ -201,6 +201,17 @@ TEST_F(ServeTrial10cE2E, AModelSourceIsItsHuggingFaceAddressAndWhereTheConfigWas
     EXPECT_NE(page->body.find("<a href=\"" + copy_url + "\""), std::string::npos) << lang << " " << copy_url;
     EXPECT_EQ(page->body.find("data/models/"), std::string::npos) << lang;
   }
+  // The plan page names the model's origin too, as the size page does (web10c left it out): in
+  // each language, and on the assistant's answer, which shows the same plan table.
+  for (const std::string path : {"/en/plan?model=llama-3.1-70b&task=lora&tokens=5e8&limit=1",
+                                 "/fr/plan?model=llama-3.1-70b&task=lora&tokens=5e8&limit=1",
+                                 "/th/plan?model=llama-3.1-70b&task=lora&tokens=5e8&limit=1",
+                                 "/assistant?q=lora%20llama%203.1%2070b%20on%20500M%20tokens"}) {
+    auto page = get(port, path);
+    ASSERT_TRUE(page && page->status == 200) << path;
+    EXPECT_NE(page->body.find(hf_link), std::string::npos) << path;
+    EXPECT_NE(page->body.find("<a href=\"" + copy_url + "\""), std::string::npos) << path;
+  }
   // A copy read from a Hugging Face page: the link is its address, the revision beside it.
   auto mpage = get(port, "/size?model=mistral-7b-v0.1&task=serve");
   ASSERT_TRUE(mpage && mpage->status == 200);
