@@ -160,6 +160,11 @@ struct ExplainPhrase {
 };
 constexpr ExplainPhrase kExplainPhrases[] = {
     {"offer / data/gpus.csv", "xp_offer_data_gpus_csv"},
+    {"PyTorch caching-allocator slack (reserved − allocated) as a fraction of the per-step (dynamic) allocations", "xp_pytorch_allocator_slack_fraction"},
+    {"PyTorch CUDA semantics", "xp_pytorch_cuda_semantics"},
+    {"PyTorch DDP gradient buckets", "xp_pytorch_ddp_gradient_buckets"},
+    {"16-bit logits + fp32 log-softmax + fp32 grad", "xp_16bit_logits_fp32_log_softmax_fp32_grad"},
+    {"ring 2(n−1)/n · bytes", "xp_ring_2n_1_n_bytes"},
     {"sizing/goodput.hpp:", "xp_sizing_goodput_hpp"},
     {"planner/cost.cpp price_job", "xp_planner_cost_cpp_price_job"},
     {"(planner/cost.hpp billed_seconds)", "xp_planner_cost_hpp_billed_seconds"},
