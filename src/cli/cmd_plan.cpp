@@ -37,7 +37,20 @@ std::string short_gpu(const std::string& name) {
   return name.rfind("NVIDIA ", 0) == 0 ? name.substr(7) : name;
 }
 
-std::string price_date(const Plan& p) { return p.price_source.observed_at.value_or("undated"); }
+/// The date a plan's price was last seen (Plan::price_last_seen_at: its age and the stale mark are
+/// counted from it), else its observed date, or "undated" (trial9b D3: the first-seen date was
+/// printed beside an age counted from the last-seen one).
+std::string price_date(const Plan& p) {
+  return p.price_last_seen_at.value_or(p.price_source.observed_at.value_or("undated"));
+}
+
+/// ", first seen YYYY-MM-DD" when the price was first seen on an earlier day than price_date, else "".
+std::string first_seen_text(const Plan& p) {
+  if (!p.price_source.observed_at || !p.price_last_seen_at ||
+      p.price_last_seen_at->substr(0, 10) == p.price_source.observed_at->substr(0, 10))
+    return "";
+  return ", first seen " + p.price_source.observed_at->substr(0, 10);
+}
 
 /// The price-evidence mark of a plan (Plan::demotion_tier): "" clean, "~" stale, "?" undated,
 /// "!" flagged. Shown in the "#" cell, which no terminal width drops.
@@ -213,9 +226,9 @@ void print_no_plan(const PlanResult& res) {
 
 void print_explain(const PlanResult& res, const std::vector<PlanExplainLine>& lines, std::size_t n) {
   const Plan& p = res.plans[n - 1];
-  fmt::print("Plan {}: {} {} × {} ({}×{}), {} ${:.4f}/h ({}, {})\n", n, p.provider, p.instance_type, p.instances,
+  fmt::print("Plan {}: {} {} × {} ({}×{}), {} ${:.4f}/h ({}, {}{})\n", n, p.provider, p.instance_type, p.instances,
              p.gpus_per_instance, p.gpu_name, price_kind_name(p.cost.price_kind), p.cost.usd_per_hour,
-             p.price_source.dataset, price_date(p));
+             p.price_source.dataset, price_date(p), first_seen_text(p));
   TextTable t;
   t.header = {"term", "value", "unit", "formula", "source"};
   t.right_align = {false, true, false, false, false};

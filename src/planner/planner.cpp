@@ -1417,8 +1417,11 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
     add_warning(w, PlanWarningCode::price_date_unknown, "the source gives no date for this price");
   } else if (p.price_age_days && *p.price_age_days < 0) {
     add_warning(w, PlanWarningCode::price_date_unknown,
-                fmt::format("observed {}, after --today {}: no evidence of this price on that day",
-                            p.price_source.observed_at->substr(0, 10), request.today));
+                fmt::format("{} {}, after --today {}: no evidence of this price on that day",
+                            p.price_last_seen_at && p.price_last_seen_at->substr(0, 10) != p.price_source.observed_at->substr(0, 10)
+                                ? "last seen"
+                                : "observed",
+                            p.price_last_seen_at.value_or(*p.price_source.observed_at).substr(0, 10), request.today));
   } else if (!request.today.empty()) {
     auto stale = is_stale(offer, p.cost.price_kind, request.today, request.stale_after_days);
     if (stale && *stale) {
@@ -2658,9 +2661,14 @@ void order_rows(const PlanRequest& request, const PlanState& st, PlanResult& res
   if (sort == PlanSort::time) result.sort_rule = "by time to finish " + time_rule_text(request);
   if (recommended && recommended->price_age_days && *recommended->price_age_days >= 0 &&
       recommended->price_source.observed_at) {
-    result.recommendation_rule += fmt::format("; the recommended plan's price was observed {}, {} days ago",
-                                              recommended->price_source.observed_at->substr(0, 10),
-                                              *recommended->price_age_days);
+    // The age counts from the last-seen date (trial9b D3: "observed 2026-10-25, 1 days ago" put the
+    // first-seen date beside an age from the last one); the first-seen date is named as such.
+    const std::string last = observed_date(*recommended), first = recommended->price_source.observed_at->substr(0, 10);
+    result.recommendation_rule +=
+        last == first ? fmt::format("; the recommended plan's price was observed {}, {} days ago", last,
+                                    *recommended->price_age_days)
+                      : fmt::format("; the recommended plan's price was last seen {}, {} days ago (first seen {})", last,
+                                    *recommended->price_age_days, first);
   }
   if (blocked) {
     result.recommendation_rule =

@@ -1232,7 +1232,16 @@ json plans_view(const json& result, const std::string& lang, const json& t, cons
                     {"total", (p["cost"]["total_is_lower_bound"].get<bool>() ? "≥ " : "") + money(p["total_usd"].get<double>(), lang)},
                     {"price", money(p["cost"]["usd_per_hour"].get<double>(), lang) + t.value("per_hour", "/h")},
                     {"source", p["price_source"]["dataset"]},
-                    {"observed", date_text(p["price_source"]["observed_at"].get<std::string>(), lang, t)},
+                    // The last-seen date (the price's age counts from it), then "(first seen ...)" when
+                    // a later fetch found the same price (trial9b D3).
+                    {"observed", [&] {
+                       const std::string first = p["price_source"]["observed_at"].get<std::string>();
+                       const std::string last = p["price_source"].value("last_seen_at", first);
+                       std::string text = date_text(last, lang, t);
+                       if (first != "undated" && last != "undated" && first.substr(0, 10) != last.substr(0, 10))
+                         text += " (" + fill(t.value("price_first_seen", "first seen {date}"), {{"date", date_text(first, lang, t)}}) + ")";
+                       return text;
+                     }()},
                     {"front", p["on_pareto_front"]},
                     {"warnings", warnings_view(p["warnings"], lang, t)},
                     {"has_warnings", !p["warnings"].empty()},

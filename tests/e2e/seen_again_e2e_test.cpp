@@ -26,6 +26,7 @@
 
 #include "../catalog/pg_test_db.hpp"
 #include "binary_e2e.hpp"
+#include "serve_process.hpp"
 
 namespace {
 
@@ -229,6 +230,54 @@ TEST_F(SeenAgainE2E, APriceThatJumpedIsNotRankedAsClean) {
     EXPECT_NE(pl["demoted_reason"].get<std::string>().find("price_jump"), std::string::npos) << pl.dump();
   }
   EXPECT_TRUE(saw) << plan.out.substr(0, 2000);
+}
+
+// trial9b D3: a plan on a price first seen on day 1 and seen again on day 40 printed "observed
+// 2026-10-25, 1 days ago": the first-seen date beside an age counted from the last-seen one. The
+// plan table, the footer, --explain and the /plan page print the last-seen date (what the age is
+// counted from: 2026-12-04 - 2026-12-03 = 1 day) and the first-seen date only as "first seen".
+TEST_F(SeenAgainE2E, APlanPrintsTheLastSeenDateItsAgeCountsFrom) {
+  const std::string db = "plan-dates.sqlite";
+  ASSERT_EQ(fetch(db, kDay1).exit_code, 0);
+  ASSERT_EQ(fetch(db, kDay40, " --frozen-after-days 60").exit_code, 0);
+  const std::string plan = "plan --model llama-3.1-8b --task lora --tokens 1e8 'provider=vast gpus>=8' --today 2026-12-04";
+  // 200 columns: the table keeps its price date column (docs/planner.md: narrower terminals drop it).
+  const RunResult table = run_shell("COLUMNS=200 XDG_DATA_HOME='" + dir_.string() + "' '" + std::string(GPUPLAN_BINARY) +
+                                    "' --db '" + (dir_ / db).string() + "' " + plan + " 2>&1");
+  ASSERT_EQ(table.exit_code, 0) << table.out;
+  EXPECT_NE(table.out.find("the recommended plan's price was last seen 2026-12-03, 1 days ago (first seen 2026-10-25)"),
+            std::string::npos)
+      << table.out;
+  EXPECT_EQ(table.out.find("observed 2026-10-25"), std::string::npos) << table.out;
+  // The table's price date column: the last-seen date, unmarked (clean: 1 day old).
+  EXPECT_NE(table.out.find(" 2026-12-03 "), std::string::npos) << table.out;
+  EXPECT_EQ(table.out.find(" 2026-10-25 "), std::string::npos) << table.out;
+
+  const RunResult explain = run(db, plan + " --explain 1");
+  ASSERT_EQ(explain.exit_code, 0) << explain.out;
+  EXPECT_NE(explain.out.find("(fetch:vast, 2026-12-03T06:00:00Z, first seen 2026-10-25)"), std::string::npos)
+      << explain.out.substr(0, 400);
+
+  const RunResult j = run(db, plan + " --json");
+  const json pj = json::parse(j.out, nullptr, false);
+  ASSERT_FALSE(pj.is_discarded()) << j.out;
+  ASSERT_FALSE(pj["plans"].empty());
+  EXPECT_EQ(pj["plans"][0]["price_source"]["observed_at"], kDay1);  // first seen keeps its meaning
+  EXPECT_EQ(pj["plans"][0]["price_source"]["last_seen_at"], kDay40);
+  EXPECT_EQ(pj["plans"][0]["price_age_days"], 1);
+
+  gpuplan::e2e::ServeOptions o;
+  o.db = (dir_ / db).string();
+  o.home = dir_;
+  o.write_token = "";
+  gpuplan::e2e::ServeProcess s = gpuplan::e2e::start_serve(o);
+  ASSERT_GT(s.port, 0) << s.first_line;
+  const std::string page = gpuplan::e2e::raw_http(
+      s.port,
+      "GET /plan?model=llama-3.1-8b&task=lora&tokens=1e8&filter=provider%3Dvast+gpus%3E%3D8&today=2026-12-04 HTTP/1.1\r\n"
+      "Host: 127.0.0.1\r\nConnection: close\r\n\r\n");
+  gpuplan::e2e::stop_serve(s);
+  EXPECT_NE(page.find("fetch:vast, Dec 3, 2026 (first seen Oct 25, 2026)"), std::string::npos) << page.substr(0, 600);
 }
 
 TEST_F(SeenAgainE2E, AcceptedSnapshotSeesEqualPricesAgainOnSqlite) {
