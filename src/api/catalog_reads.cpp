@@ -401,7 +401,8 @@ json to_json(const OffersOutput& out) {
                      {"min_usd_per_gpu_hour", opt(g.min_usd_per_gpu_hour)},
                      {"median_usd_per_gpu_hour", opt(g.median_usd_per_gpu_hour)},
                      {"max_usd_per_gpu_hour", opt(g.max_usd_per_gpu_hour)},
-                     {"newest_observed_at", opt(g.newest_observed_at)}});
+                     {"newest_observed_at", opt(g.newest_observed_at)},
+                     {"newest_last_seen_at", opt(g.newest_last_seen_at)}});
     }
     return arr;
   }

@@ -147,6 +147,10 @@ std::vector<OfferGroupStats> group_offer_prices(const std::vector<Offer>& offers
       const std::string d = p->source.observed_at->substr(0, 10);
       if (!acc.stats.newest_observed_at || d > *acc.stats.newest_observed_at) acc.stats.newest_observed_at = d;
     }
+    if (p->seen_at()) {
+      const std::string d = p->seen_at()->substr(0, 10);
+      if (!acc.stats.newest_last_seen_at || d > *acc.stats.newest_last_seen_at) acc.stats.newest_last_seen_at = d;
+    }
   }
   std::vector<OfferGroupStats> out;
   for (auto& [k, acc] : groups) {

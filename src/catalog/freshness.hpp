@@ -91,7 +91,10 @@ struct OfferGroupStats {
   std::optional<double> min_usd_per_gpu_hour;
   std::optional<double> median_usd_per_gpu_hour;  ///< middle value; mean of the two middle values for an even count
   std::optional<double> max_usd_per_gpu_hour;
-  std::optional<std::string> newest_observed_at;  ///< latest known observation date among the group's prices
+  std::optional<std::string> newest_observed_at;  ///< latest first-seen date (observed_at, YYYY-MM-DD) among the group's prices
+  /// Latest last-seen date (PriceObservation::seen_at, YYYY-MM-DD) among the group's prices: the
+  /// date a price's age and freshness count from (trial9b D6: NEWEST_OBSERVED showed first-seen dates).
+  std::optional<std::string> newest_last_seen_at;
 };
 
 /// Groups `offers` by `key` and computes the statistics per group. Order: groups with prices by

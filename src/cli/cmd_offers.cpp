@@ -89,12 +89,12 @@ void print_groups(const api::OffersOutput& out, const OffersOptions& opts) {
                                            "MEDIAN_USD_PER_GPU_H",
                                            "MAX_USD_PER_GPU_H",
                                            "DATED",
-                                           "NEWEST_OBSERVED"};
+                                           "NEWEST_LAST_SEEN"};
   std::vector<std::vector<std::string>> cells;
   for (const auto& g : out.groups) {
     cells.push_back({g.key, std::to_string(g.offers), std::to_string(g.priced_offers), std::to_string(g.providers),
                      money(g.min_usd_per_gpu_hour), money(g.median_usd_per_gpu_hour), money(g.max_usd_per_gpu_hour),
-                     std::to_string(g.dated_offers), g.newest_observed_at.value_or("unknown")});
+                     std::to_string(g.dated_offers), g.newest_last_seen_at.value_or("unknown")});
   }
   if (opts.format == "csv") {
     std::string text = csv_line(header);

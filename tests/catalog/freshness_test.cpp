@@ -168,6 +168,28 @@ TEST(Freshness, GroupStatisticsLeaveFlaggedPricesOut) {
   EXPECT_EQ(clean[0].newest_observed_at, "2026-11-20");
 }
 
+// trial9b D6: the group's newest date was the newest first-seen date, while ages and tiers count
+// from the last-seen one. A price first seen 2026-10-25 and seen again 2026-12-03, and one first
+// (and last) seen 2026-11-20: newest first seen 2026-11-20, newest last seen 2026-12-03.
+TEST(Freshness, GroupNewestLastSeenIsTheDateAgesCountFrom) {
+  std::vector<Offer> v;
+  {
+    Offer o = base_offer("a/h1/r", "a", "h1", "r", "H100", "NVIDIA H100 SXM", 1, 80e9);
+    o.prices = {obs(PriceKind::on_demand, 2, "2026-10-25T06:00:00Z")};
+    o.prices[0].last_seen_at = "2026-12-03T06:00:00Z";
+    v.push_back(o);
+  }
+  {
+    Offer o = base_offer("b/h1/r", "b", "h1", "r", "H100", "NVIDIA H100 SXM", 1, 80e9);
+    o.prices = {obs(PriceKind::on_demand, 3, "2026-11-20")};
+    v.push_back(o);
+  }
+  const auto g = group_offer_prices(v, OfferGroupKey::gpu, PriceKind::on_demand);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].newest_observed_at, "2026-11-20");
+  EXPECT_EQ(g[0].newest_last_seen_at, "2026-12-03");
+}
+
 TEST(Freshness, GroupKeyNames) {
   EXPECT_EQ(parse_offer_group_key("gpu"), OfferGroupKey::gpu);
   EXPECT_EQ(parse_offer_group_key("provider"), OfferGroupKey::provider);

@@ -280,6 +280,27 @@ TEST_F(SeenAgainE2E, APlanPrintsTheLastSeenDateItsAgeCountsFrom) {
   EXPECT_NE(page.find("fetch:vast, Dec 3, 2026 (first seen Oct 25, 2026)"), std::string::npos) << page.substr(0, 600);
 }
 
+// trial9b D6: `offers --group-by gpu` showed NEWEST_OBSERVED from the first-seen date (2026-10-25
+// for an H100 price seen again on 2026-12-03). The column is the last-seen date now; the JSON
+// keeps newest_observed_at (first seen) and adds newest_last_seen_at.
+TEST_F(SeenAgainE2E, GroupByShowsTheNewestLastSeenDate) {
+  const std::string db = "group-dates.sqlite";
+  ASSERT_EQ(fetch(db, kDay1).exit_code, 0);
+  ASSERT_EQ(fetch(db, kDay40, " --frozen-after-days 60").exit_code, 0);
+  const RunResult table = run(db, "offers 'source=fetch:vast gpu~h100' --group-by gpu --today 2026-12-04");
+  ASSERT_EQ(table.exit_code, 0) << table.out;
+  EXPECT_NE(table.out.find("NEWEST_LAST_SEEN"), std::string::npos) << table.out;
+  EXPECT_EQ(table.out.find("NEWEST_OBSERVED"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("2026-12-03"), std::string::npos) << table.out;
+  EXPECT_EQ(table.out.find("2026-10-25"), std::string::npos) << table.out;
+  const RunResult j = run(db, "offers 'source=fetch:vast gpu~h100' --group-by gpu --today 2026-12-04 --format json");
+  const json g = json::parse(j.out, nullptr, false);
+  ASSERT_TRUE(g.is_array() && g.size() == 1u) << j.out;
+  EXPECT_EQ(g[0]["gpu"], "NVIDIA H100 SXM");
+  EXPECT_EQ(g[0]["newest_observed_at"], "2026-10-25");
+  EXPECT_EQ(g[0]["newest_last_seen_at"], "2026-12-03");
+}
+
 TEST_F(SeenAgainE2E, AcceptedSnapshotSeesEqualPricesAgainOnSqlite) {
   accepted_snapshot_sees_equal_prices_again("accepted.sqlite");
 }
