@@ -1,6 +1,6 @@
 // `gpuplan history OFFER_ID [--format table|json|csv]`: the price observations of one offer over
-// time (date, kind, USD per hour, per GPU-hour, source dataset and locator), oldest first,
-// undated observations first. Rendering only.
+// time (first-seen date, last-seen date, kind, USD per hour, per GPU-hour, source dataset and
+// locator), oldest first, undated observations first. Rendering only.
 #include <csv.h>
 #include <fmt/core.h>
 
@@ -38,11 +38,15 @@ void run_history(const api::HistoryInput& in, const std::string& format, const G
   std::vector<std::vector<std::string>> rows;
   for (const auto& p : obs) {
     auto g = per_gpu(p);
-    rows.push_back({p.source.observed_at.value_or("unknown"), std::string(price_kind_name(p.kind)),
+    // LAST_SEEN (trial9b D5): when a fetch last gave this price (PriceObservation::last_seen_at;
+    // kept for the latest price of each kind only); "-" for an earlier price, which is not tracked.
+    rows.push_back({p.source.observed_at.value_or("unknown"), p.last_seen_at.value_or("-"),
+                    std::string(price_kind_name(p.kind)),
                     fmt::format("{:.3f}", p.usd_per_hour), g ? fmt::format("{:.3f}", *g) : "unknown", p.source.dataset,
                     p.source.locator});
   }
-  const std::vector<std::string> header = {"OBSERVED", "KIND", "USD_PER_H", "USD_PER_GPU_H", "SOURCE", "LOCATOR"};
+  const std::vector<std::string> header = {"OBSERVED", "LAST_SEEN", "KIND", "USD_PER_H", "USD_PER_GPU_H", "SOURCE",
+                                           "LOCATOR"};
   if (format == "csv") {
     std::string out;
     auto line = [&](const std::vector<std::string>& cells) {
@@ -59,8 +63,10 @@ void run_history(const api::HistoryInput& in, const std::string& format, const G
   TextTable t;
   t.header = header;
   t.rows = rows;
-  t.right_align = {false, false, true, true};
+  t.right_align = {false, false, false, true, true};
   fmt::print("{}", t.render());
+  fmt::print("OBSERVED = first seen; LAST_SEEN = when a fetch last gave the same price (ages count from it; - = an "
+             "earlier price, not tracked).\n");
 }
 
 GPUPLAN_REGISTER_COMMAND(Command{"history", "show the price observations of one offer over time",

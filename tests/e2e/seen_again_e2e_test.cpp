@@ -301,6 +301,37 @@ TEST_F(SeenAgainE2E, GroupByShowsTheNewestLastSeenDate) {
   EXPECT_EQ(g[0]["newest_last_seen_at"], "2026-12-03");
 }
 
+// trial9b D5: `gpuplan history` had no last-seen column, so a price re-confirmed on day 40 showed
+// only its first-seen date. Day 1 ($16.00), day 40 the same reply (seen again), then day 41 at
+// $17.00: the $16.00 observation shows first seen day 1; its last-seen date is not kept once a new
+// price replaced it ("-"); the $17.00 one is first and last seen on day 41.
+TEST_F(SeenAgainE2E, HistoryShowsWhenAPriceWasLastSeen) {
+  const std::string db = "history-dates.sqlite";
+  ASSERT_EQ(fetch(db, kDay1).exit_code, 0);
+  ASSERT_EQ(fetch(db, kDay40, " --frozen-after-days 60").exit_code, 0);
+  const std::string id = std::string("'") + kH100 + "'";
+  RunResult table = run(db, "history " + id);
+  ASSERT_EQ(table.exit_code, 0) << table.out;
+  EXPECT_NE(table.out.find("LAST_SEEN"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("2026-10-25T06:00:00Z  2026-12-03T06:00:00Z  on-demand"), std::string::npos) << table.out;
+  const json h = fetched_history(db, kH100);
+  ASSERT_EQ(h.size(), 1u) << h.dump();
+  EXPECT_EQ(h[0]["observed_at"], kDay1);
+  EXPECT_EQ(h[0]["last_seen_at"], kDay40);
+  const RunResult csv = run(db, "history " + id + " --format csv");
+  EXPECT_EQ(csv.out.rfind("\"OBSERVED\",\"LAST_SEEN\",\"KIND\",", 0), 0u) << csv.out;
+  EXPECT_NE(csv.out.find("\"2026-10-25T06:00:00Z\",\"2026-12-03T06:00:00Z\",\"on-demand\",\"16.000\""), std::string::npos)
+      << csv.out;
+
+  const auto p = body_->find("\"dph_total\":16.0");
+  ASSERT_NE(p, std::string::npos);
+  body_->replace(p, 16, "\"dph_total\":17.0");
+  ASSERT_EQ(fetch(db, "2026-12-04T06:00:00Z").exit_code, 0);
+  table = run(db, "history " + id);
+  EXPECT_NE(table.out.find("2026-10-25T06:00:00Z  -                     on-demand"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("2026-12-04T06:00:00Z  2026-12-04T06:00:00Z  on-demand"), std::string::npos) << table.out;
+}
+
 TEST_F(SeenAgainE2E, AcceptedSnapshotSeesEqualPricesAgainOnSqlite) {
   accepted_snapshot_sees_equal_prices_again("accepted.sqlite");
 }
