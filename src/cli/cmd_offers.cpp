@@ -150,7 +150,7 @@ void run_offers(const api::OffersInput& in, const OffersOptions& opts, const Glo
 
   const std::vector<std::string> header = {"ID",       "GPU",    "N",       "VRAM_GB", "USD_PER_GPU_H", "USD_PER_H",
                                            "MEM_TB_S", "LINK",   "NET",     "NODES",   "BILLING",       "SOURCE",   "OBSERVED",
-                                           "AGE",      "FRESHNESS", "FLAGS"};
+                                           "AGE",      "FRESHNESS", "CONFIRMED", "FLAGS"};
   std::vector<std::vector<std::string>> cells;
   std::size_t other_kind_rows = 0;
   for (const auto& r : rows) {
@@ -185,6 +185,9 @@ void run_offers(const api::OffersInput& in, const OffersOptions& opts, const Glo
         observed,
         fresh.age_days ? fmt::format("{} d", *fresh.age_days) : "unknown",
         std::string(freshness_tier_name(fresh.tier)),
+        // The day a source last confirmed capacity (JSON confirmed_available_at), else unknown
+        // (trial9b D4: the table had no availability column).
+        o.confirmed_available_at ? o.confirmed_available_at->substr(0, 10) : "unknown",
         o.flags.empty() ? "" : "FLAGGED: " + flags_text(o),
     });
   }
@@ -201,8 +204,9 @@ void run_offers(const api::OffersInput& in, const OffersOptions& opts, const Glo
   fmt::print("{}", t.render());
   const StoreCounts& counts = out.counts;
   fmt::print("{} of {} matching offers shown ({} in the catalog); {} prices; at {}: fresh = at most {:g} days old, "
-             "aging = up to {:g}, stale = older, undated = no date from the source; {} offers excluded by quality "
-             "flags{}; {}.\n",
+             "aging = up to {:g}, stale = older, undated = no date from the source; CONFIRMED = the day a source "
+             "last confirmed the offer available (unknown: never; a listed price is not availability); {} offers excluded by "
+             "quality flags{}; {}.\n",
              rows.size(), out.matched, counts.offers, kind, q.now_date, out.limits.fresh_max_days,
              out.limits.stale_after_days, counts.excluded_offers,
              in.include_flagged ? " (shown)" : " (--include-flagged shows them)",

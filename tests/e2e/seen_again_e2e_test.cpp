@@ -332,6 +332,39 @@ TEST_F(SeenAgainE2E, HistoryShowsWhenAPriceWasLastSeen) {
   EXPECT_NE(table.out.find("2026-12-04T06:00:00Z  2026-12-04T06:00:00Z  on-demand"), std::string::npos) << table.out;
 }
 
+// trial9b D4: the offers table had no availability column (the JSON has confirmed_available_at).
+// CONFIRMED shows the day a source last confirmed the offer available: the vast H100 (rentable in
+// the replies of day 1 and day 40) 2026-12-03; a bundled SkyPilot vast offer, never confirmed,
+// "unknown".
+TEST_F(SeenAgainE2E, TheOffersTableShowsWhenAvailabilityWasConfirmed) {
+  const std::string db = "confirmed-column.sqlite";
+  ASSERT_EQ(fetch(db, kDay1).exit_code, 0);
+  ASSERT_EQ(fetch(db, kDay40, " --frozen-after-days 60").exit_code, 0);
+  // The cell of `row_id`'s row under `column` (left-aligned columns start where their header does).
+  auto cell = [](const std::string& table, const std::string& row_id, const std::string& column) {
+    const std::string header = table.substr(0, table.find('\n'));
+    const auto at = header.find("  " + column + " ");
+    const auto row = table.find("\n" + row_id + " ");
+    if (at == std::string::npos || row == std::string::npos) return std::string("(missing)");
+    const std::string line = table.substr(row + 1, table.find('\n', row + 1) - row - 1);
+    const std::string rest = line.size() > at + 2 ? line.substr(at + 2) : "";
+    return rest.substr(0, rest.find(' '));
+  };
+  const RunResult fetched = run(db, "offers 'source=fetch:vast gpu~h100' --today 2026-12-04");
+  ASSERT_EQ(fetched.exit_code, 0) << fetched.out;
+  EXPECT_EQ(cell(fetched.out, kH100, "CONFIRMED"), "2026-12-03") << fetched.out;
+  EXPECT_EQ(cell(fetched.out, kH100, "FRESHNESS"), "fresh") << fetched.out;
+  const RunResult bundled =
+      run(db, "offers 'provider=vast source=skypilot-catalog/v8/vast' --include-flagged --limit 1 --today 2026-12-04");
+  ASSERT_EQ(bundled.exit_code, 0) << bundled.out;
+  const auto start = bundled.out.find("\nvast/") + 1;  // the first row's id (ids may hold single spaces)
+  const std::string id = bundled.out.substr(start, bundled.out.find("  ", start) - start);
+  EXPECT_EQ(cell(bundled.out, id, "CONFIRMED"), "unknown") << bundled.out;
+  // The JSON says the same.
+  auto by_id = offers(db);
+  EXPECT_EQ(by_id[kH100]["confirmed_available_at"], kDay40);
+}
+
 TEST_F(SeenAgainE2E, AcceptedSnapshotSeesEqualPricesAgainOnSqlite) {
   accepted_snapshot_sees_equal_prices_again("accepted.sqlite");
 }
