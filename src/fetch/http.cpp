@@ -7,6 +7,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <thread>
 
@@ -337,8 +338,26 @@ std::vector<HttpResponse> paginate(HttpClient& client, HttpRequest first,
 void check_base_url(const std::string& base) {
   const char* expected = "http:// or https:// with a host and an optional port only, e.g. http://127.0.0.1:8080";
   if (base.empty()) throw Error(ErrorKind::invalid_input, "--base-url", "the base URL is empty", expected);
+  // The port as written (after the host: "[::1]:PORT" or "host:PORT"), for the out-of-range error
+  // (trial9b D7: http://127.0.0.1:99999 was called "not an absolute URL").
+  auto written_port = [&]() -> std::string {
+    const std::size_t start = base.find("://");
+    if (start == std::string::npos) return "";
+    std::string authority = base.substr(start + 3, base.find_first_of("/?#", start + 3) - (start + 3));
+    if (const std::size_t at = authority.rfind('@'); at != std::string::npos) authority.erase(0, at + 1);
+    const std::size_t colon = authority.rfind(':');
+    if (colon == std::string::npos || authority.find(']', colon) != std::string::npos) return "";
+    return authority.substr(colon + 1);
+  };
+  auto port_out_of_range = [&](const std::string& port) {
+    return Error(ErrorKind::invalid_input, "--base-url",
+                 fmt::format("base URL '{}' has port {}: a port is a whole number from 1 to 65535", base, port),
+                 expected);
+  };
   std::unique_ptr<CURLU, CurlFree> h(curl_url());
-  if (!h || curl_url_set(h.get(), CURLUPART_URL, base.c_str(), 0) != CURLUE_OK)
+  const CURLUcode set = h ? curl_url_set(h.get(), CURLUPART_URL, base.c_str(), 0) : CURLUE_OUT_OF_MEMORY;
+  if (set == CURLUE_BAD_PORT_NUMBER && !written_port().empty()) throw port_out_of_range(written_port());
+  if (set != CURLUE_OK)
     throw Error(ErrorKind::invalid_input, "--base-url", fmt::format("base URL '{}' is not an absolute URL", base),
                 expected);
   auto part = [&](CURLUPart p) -> std::optional<std::string> {
@@ -347,6 +366,8 @@ void check_base_url(const std::string& base) {
     std::unique_ptr<char, CurlFree> guard(out);
     return std::string(out);
   };
+  if (const auto port = part(CURLUPART_PORT); port && std::strtol(port->c_str(), nullptr, 10) == 0)
+    throw port_out_of_range(*port);
   const auto scheme = part(CURLUPART_SCHEME);
   if (!scheme || (*scheme != "http" && *scheme != "https"))
     throw Error(ErrorKind::invalid_input, "--base-url",

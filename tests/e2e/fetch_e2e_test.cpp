@@ -321,6 +321,20 @@ TEST_F(FetchE2E, ABaseUrlIsHttpOrHttpsWithHostAndPortOnly) {
   }
 }
 
+TEST_F(FetchE2E, APortOutOfRangeIsNamedNotCalledARelativeUrl) {
+  // trial9b D7: `--base-url http://127.0.0.1:99999` was refused as "not an absolute URL". A TCP
+  // port is 1..65535 (RFC 793's 16-bit port field; 0 is reserved): the message names the port.
+  for (const std::string port : {"99999", "65536", "0"}) {
+    RunResult r = run("fetch skypilot/lambda --base-url http://127.0.0.1:" + port);
+    EXPECT_EQ(r.exit_code, 2) << port << ": " << r.out;
+    EXPECT_NE(r.out.find("has port " + port + ": a port is a whole number from 1 to 65535"), std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("not an absolute URL"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("accepted"), std::string::npos) << r.out;
+  }
+  EXPECT_EQ(stored_offers("lambda").find("fetch:"), std::string::npos);  // nothing fetched, nothing written
+}
+
 TEST_F(FetchE2E, NegativeFrozenAfterDaysIsABadFlag) {
   // Issue 9 trial D6: `--frozen-after-days -1` was accepted; refused like the other gate flags.
   RunResult r = run("fetch skypilot/lambda --base-url " + base() + " --frozen-after-days -1");

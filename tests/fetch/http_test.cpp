@@ -272,6 +272,14 @@ TEST(RebaseUrl, TheBaseIsHttpOrHttpsWithAHostAndAnOptionalPortOnly) {
   EXPECT_EQ(refusal("http://127.0.0.1:8080"), "accepted");
   EXPECT_EQ(refusal("https://mirror.example/"), "accepted");  // a bare "/" is no path
   EXPECT_EQ(refusal("http://[::1]:9"), "accepted");
+  // trial9b D7: a port past 65535 (or 0) was "not an absolute URL"; a port is 1..65535.
+  EXPECT_NE(refusal("http://127.0.0.1:99999").find("has port 99999: a port is a whole number from 1 to 65535"),
+            std::string::npos)
+      << refusal("http://127.0.0.1:99999");
+  EXPECT_NE(refusal("http://[::1]:70000").find("has port 70000"), std::string::npos) << refusal("http://[::1]:70000");
+  EXPECT_NE(refusal("http://127.0.0.1:0").find("has port 0:"), std::string::npos) << refusal("http://127.0.0.1:0");
+  EXPECT_EQ(refusal("http://127.0.0.1:65535"), "accepted");
+  EXPECT_EQ(refusal("http://127.0.0.1:1"), "accepted");
 }
 
 TEST(RetryAfter, SecondsAndHttpDates) {
