@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 
 #include "catalog/import_detail.hpp"
@@ -358,11 +359,15 @@ FetchReport run_fetch(OfferStore& store, HttpClient& http, const FetchOptions& o
     rec.offers = batch.offers.size();
     // 5. gates
     apply_gates(*src, batch, store, options.gates, last, out);
-    out.rules = batch.summary();
+    out.rules = rows_per_rule(batch.issues);
     {
+      // One example per row: an adapter that makes several offers of one row (RunPod: 1 GPU and
+      // maxGpuCount GPUs) reports that row once per offer (trial9b D8 named one row twice).
       std::unordered_map<std::string, std::size_t> per_rule;
+      std::set<std::tuple<std::string, bool, std::string>> seen;
       for (const ImportIssue& i : batch.issues)
-        if (per_rule[i.rule]++ < kRowExamplesPerRule) out.row_examples.push_back(i);
+        if (seen.emplace(i.rule, i.rejected, i.where).second && per_rule[i.rule]++ < kRowExamplesPerRule)
+          out.row_examples.push_back(i);
     }
     for (const ImportRuleCount& r : out.rules)
       if (r.rule == kRuleUnmappedSku)
@@ -400,7 +405,7 @@ FetchReport run_fetch(OfferStore& store, HttpClient& http, const FetchOptions& o
     } else {
       out.status = "accepted";
       record(&batch);
-      out.rules = batch.summary();  // with the flags the store-wide gates added
+      out.rules = rows_per_rule(batch.issues);  // with the flags the store-wide gates added
       out.message = out.status == "unchanged" ? rec.detail : detail;
     }
     report.sources.push_back(std::move(out));
@@ -408,8 +413,24 @@ FetchReport run_fetch(OfferStore& store, HttpClient& http, const FetchOptions& o
   return report;
 }
 
+std::vector<ImportRuleCount> rows_per_rule(const std::vector<ImportIssue>& issues) {
+  std::map<std::string, ImportRuleCount> by_rule;
+  std::set<std::tuple<std::string, bool, std::string>> seen;
+  for (const ImportIssue& i : issues) {
+    if (!seen.emplace(i.rule, i.rejected, i.where).second) continue;
+    ImportRuleCount& c = by_rule[i.rule];
+    c.rule = i.rule;
+    ++(i.rejected ? c.rejected : c.flagged);
+  }
+  std::vector<ImportRuleCount> out;
+  for (auto& [rule, c] : by_rule) out.push_back(c);
+  return out;
+}
+
 std::vector<std::string> skipped_rows_report(const SourceOutcome& o) {
   std::vector<std::string> lines;
+  // A rejected snapshot keeps nothing: its flagged rows are not "kept" (trial9b D8).
+  const bool kept = o.status != "rejected" && o.status != "failed" && o.status != "cancelled";
   auto examples = [&](const std::string& rule, bool rejected) {
     for (const ImportIssue& i : o.row_examples)
       if (i.rule == rule && i.rejected == rejected) lines.push_back(fmt::format("  {}: {}", i.where, i.detail));
@@ -420,7 +441,10 @@ std::vector<std::string> skipped_rows_report(const SourceOutcome& o) {
       examples(r.rule, true);
     }
     if (r.flagged > 0) {
-      lines.push_back(fmt::format("{} row{} kept with the flag {}, e.g.:", r.flagged, r.flagged == 1 ? "" : "s", r.rule));
+      lines.push_back(kept ? fmt::format("{} row{} kept with the flag {}, e.g.:", r.flagged, r.flagged == 1 ? "" : "s",
+                                         r.rule)
+                           : fmt::format("{} row{} flagged {} (not kept: the snapshot was rejected), e.g.:", r.flagged,
+                                         r.flagged == 1 ? "" : "s", r.rule));
       examples(r.rule, false);
     }
   }

@@ -81,7 +81,7 @@ struct SourceOutcome {
   std::vector<std::string> gate_failures;
   std::vector<std::string> warnings;  ///< frozen feed, unmapped SKUs, price jumps (summary)
   std::vector<PriceChange> price_changes;  ///< latest price per offer and kind that differs from the store's
-  std::vector<ImportRuleCount> rules;      ///< per-rule counts of the parse
+  std::vector<ImportRuleCount> rules;      ///< per-rule counts of the rows of the parse (rows_per_rule)
   /// Up to kRowExamplesPerRule issues of each rule, in input order: the rows a user sees named
   /// when the report says what was skipped or flagged (skipped_rows_report).
   std::vector<ImportIssue> row_examples;
@@ -106,11 +106,16 @@ void apply_gates(const Source& source, ImportBatch& batch, OfferStore& store, co
 /// How many rows of each rule a report names (SourceOutcome::row_examples).
 inline constexpr std::size_t kRowExamplesPerRule = 3;
 
+/// Per-rule counts of the distinct rows (ImportIssue::where) that `issues` name, rejected and
+/// flagged apart: one row that several offers came from counts once (SourceOutcome::rules).
+std::vector<ImportRuleCount> rows_per_rule(const std::vector<ImportIssue>& issues);
+
 /// The rows a snapshot left out or kept with a flag, one block per rule, for people: for each rule
 /// with rejected rows "N rows skipped (RULE), e.g.:" then up to kRowExamplesPerRule indented
 /// "WHERE: DETAIL" lines (the importer's own words: what was seen, what was done); for flagged rows
-/// "N rows kept with the flag RULE, e.g.:" and theirs. Lines carry no newline; empty when nothing was
-/// skipped or flagged. Used by `gpuplan fetch` and the server's scheduled refresh log.
+/// "N rows kept with the flag RULE, e.g.:" and theirs ("N rows flagged RULE (not kept: the snapshot
+/// was rejected)" for a rejected snapshot, which keeps nothing). Lines carry no newline; empty
+/// when nothing was skipped or flagged. Used by `gpuplan fetch` and the server's scheduled refresh log.
 std::vector<std::string> skipped_rows_report(const SourceOutcome& outcome);
 
 /// Current UTC time as "YYYY-MM-DDTHH:MM:SSZ".

@@ -74,12 +74,20 @@ class VultrSource final : public Source {
         std::optional<double> mem_per_gpu;
         if (metal) {
           std::smatch m;
-          if (!std::regex_search(id, m, metal_re)) continue;  // CPU bare metal
+          if (!std::regex_search(id, m, metal_re)) {  // CPU bare metal: counted, not silent (trial9b D8)
+            import_detail::report(batch, nullptr, where, import_rule::kCpuRow,
+                                  fmt::format("bare-metal plan {} has no GPU in its id: skipped", id), true, false);
+            continue;
+          }
           count = std::stoi(m[1].str());
           gpu = m[2].str();
         } else {
           const std::string type = string_at(p, "gpu_type");
-          if (type.empty() || type == "none") continue;
+          if (type.empty() || type == "none") {  // a CPU-only plan: counted, not silent (trial9b D8)
+            import_detail::report(batch, nullptr, where, import_rule::kCpuRow,
+                                  fmt::format("plan {} has gpu_type '{}': no GPU, skipped", id, type), true, false);
+            continue;
+          }
           gpu = type.rfind("NVIDIA_", 0) == 0 ? type.substr(7) : type;
           for (char& c : gpu) c = c == '_' ? ' ' : c;
           const auto vram = number_at(p, "gpu_vram_gb");

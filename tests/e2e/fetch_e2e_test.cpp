@@ -53,6 +53,9 @@ class FetchE2E : public ::testing::Test {
     server_.Get("/v2/plans-metal", [this](const httplib::Request&, httplib::Response& r) {
       r.set_content(*vultr_metal_, "application/json");
     });
+    server_.Post("/graphql", [this](const httplib::Request&, httplib::Response& r) {
+      r.set_content(*runpod_, "application/json");
+    });
     // Keyed sources (documented layouts, invented values): GCP billing SKUs in two pages, Verda.
     server_.Get("/v1/services/6F81-5844-456A/skus", [this](const httplib::Request& req, httplib::Response& r) {
       if (req.get_header_value("X-Goog-Api-Key") != "gkey") {
@@ -142,6 +145,7 @@ class FetchE2E : public ::testing::Test {
   std::shared_ptr<std::string> vultr_plans1_ = std::make_shared<std::string>(fixture("vultr-plans-1.json"));
   std::shared_ptr<std::string> vultr_plans2_ = std::make_shared<std::string>(fixture("vultr-plans-2.json"));
   std::shared_ptr<std::string> vultr_metal_ = std::make_shared<std::string>(fixture("vultr-metal.json"));
+  std::shared_ptr<std::string> runpod_ = std::make_shared<std::string>(fixture("runpod-gputypes.json"));
   std::shared_ptr<std::string> gcp_page2_ = std::make_shared<std::string>(fixture("gcp-skus-2.json"));
   std::shared_ptr<std::string> hyperstack_flavors_ = std::make_shared<std::string>(fixture("hyperstack-flavors.json"));
   std::shared_ptr<std::string> hyperstack_pricebook_ =
@@ -527,4 +531,46 @@ TEST_F(FetchE2E, RowsLeftOutOfASnapshotAreCountedAndNamed) {
     EXPECT_NE(r.out.find("skypilot/lambda: 1 row"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("ZX9000"), std::string::npos) << r.out;
   }
+}
+
+// trial9b D8, three faults of the skipped-rows report (fetch.cpp skipped_rows_report):
+// (1) a rejected snapshot listed its flagged rows as "kept with the flag"; it keeps nothing;
+// (2) RunPod makes a 1-GPU and a maxGpuCount-GPU offer of each row, so a row with a $0 price was
+//     named twice (and counted twice); a row is named and counted once;
+// (3) Vultr's CPU-only plans (gpu_type "none", a bare-metal id without "-N-GPU-gpu") were skipped
+//     silently; they are counted as cpu_row.
+TEST_F(FetchE2E, TheSkippedRowsReportCountsRowsOnceAndKeepsNothingOfARejectedSnapshot) {
+  // (1), (2): every on-demand, spot and savings-plan price of the RunPod fixture set to 0: no
+  // offer keeps a price, so the "priced" gate rejects the snapshot.
+  std::string zero = *runpod_;
+  for (const std::string key : {"\"securePrice\":", "\"communityPrice\":", "\"secureSpotPrice\":",
+                                "\"communitySpotPrice\":", "\"oneWeekPrice\":", "\"oneMonthPrice\":",
+                                "\"threeMonthPrice\":", "\"sixMonthPrice\":"})
+    for (auto pos = zero.find(key); pos != std::string::npos; pos = zero.find(key, pos + 1)) {
+      const auto value = pos + key.size();
+      zero.replace(value, zero.find_first_of(",}", value) - value, "0");
+    }
+  *runpod_ = zero;
+  const RunResult r = run("fetch runpod --base-url " + base());
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("rejected"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("kept with the flag"), std::string::npos) << r.out;
+  // Rows 0 (H100: 1 and 8 GPUs, secure and community: 4 offers) and 1 (RTX 4090: 1 GPU, two
+  // tiers: 2 offers) gave $0 on-demand prices; row 2 ("unknown") makes no offer: 2 rows.
+  EXPECT_NE(r.out.find("runpod: 2 rows flagged unknown_price (not kept: the snapshot was rejected), e.g.:"),
+            std::string::npos)
+      << r.out;
+  for (const char* row : {"#gpuTypes/0:", "#gpuTypes/1:"}) {
+    const auto first = r.out.find(row);
+    EXPECT_NE(first, std::string::npos) << row << "\n" << r.out;
+    EXPECT_EQ(r.out.find(row, first + 1), std::string::npos) << row << " named twice:\n" << r.out;
+  }
+  EXPECT_EQ(stored_offers("runpod").find("fetch:runpod"), std::string::npos);
+
+  // (3): vultr-plans-1.json's vc2-1c-1gb (gpu_type "none") and vultr-metal.json's vbm-4c-32gb.
+  const RunResult v = run("fetch vultr --base-url " + base());
+  EXPECT_EQ(v.exit_code, 0) << v.out;
+  EXPECT_NE(v.out.find("vultr: 2 rows skipped (cpu_row), e.g.:"), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("plan vc2-1c-1gb has gpu_type 'none': no GPU, skipped"), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("bare-metal plan vbm-4c-32gb has no GPU in its id: skipped"), std::string::npos) << v.out;
 }
