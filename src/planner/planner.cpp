@@ -1978,6 +1978,9 @@ std::string observed_date(const Plan& p) {
   return d ? d->substr(0, 10) : std::string();
 }
 
+/// A price age in whole days as words: "1 day", "52 days".
+std::string age_days_text(long long days) { return fmt::format("{} day{}", days, days == 1 ? "" : "s"); }
+
 std::string days_text(double s) {
   if (s < 59.5) return fmt::format("{:.0f} s", s);
   if (s < 3570) return fmt::format("{:.0f} min", s / 60);
@@ -2665,10 +2668,10 @@ void order_rows(const PlanRequest& request, const PlanState& st, PlanResult& res
     // first-seen date beside an age from the last one); the first-seen date is named as such.
     const std::string last = observed_date(*recommended), first = recommended->price_source.observed_at->substr(0, 10);
     result.recommendation_rule +=
-        last == first ? fmt::format("; the recommended plan's price was observed {}, {} days ago", last,
-                                    *recommended->price_age_days)
-                      : fmt::format("; the recommended plan's price was last seen {}, {} days ago (first seen {})", last,
-                                    *recommended->price_age_days, first);
+        last == first ? fmt::format("; the recommended plan's price was observed {}, {} ago", last,
+                                    age_days_text(*recommended->price_age_days))
+                      : fmt::format("; the recommended plan's price was last seen {}, {} ago (first seen {})", last,
+                                    age_days_text(*recommended->price_age_days), first);
   }
   if (blocked) {
     result.recommendation_rule =

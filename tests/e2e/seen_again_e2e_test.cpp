@@ -245,7 +245,7 @@ TEST_F(SeenAgainE2E, APlanPrintsTheLastSeenDateItsAgeCountsFrom) {
   const RunResult table = run_shell("COLUMNS=200 XDG_DATA_HOME='" + dir_.string() + "' '" + std::string(GPUPLAN_BINARY) +
                                     "' --db '" + (dir_ / db).string() + "' " + plan + " 2>&1");
   ASSERT_EQ(table.exit_code, 0) << table.out;
-  EXPECT_NE(table.out.find("the recommended plan's price was last seen 2026-12-03, 1 days ago (first seen 2026-10-25)"),
+  EXPECT_NE(table.out.find("the recommended plan's price was last seen 2026-12-03, 1 day ago (first seen 2026-10-25)"),
             std::string::npos)
       << table.out;
   EXPECT_EQ(table.out.find("observed 2026-10-25"), std::string::npos) << table.out;
