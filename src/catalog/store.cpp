@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <iterator>
 #include <map>
 #include <tuple>
 #include <unordered_set>
@@ -188,7 +189,11 @@ bool same_offer_facts(const Offer& a, const Offer& b) {
 
 namespace {
 void class_field(std::string& key, const std::optional<double>& v) {
-  key += v ? fmt::format("{}", *v) : std::string("-");
+  if (v) {
+    fmt::format_to(std::back_inserter(key), "{}", *v);  // the text fmt::format("{}") gives, without a temporary
+  } else {
+    key += '-';
+  }
   key += '\x1f';
 }
 void class_field(std::string& key, std::string_view v) {
