@@ -10,7 +10,14 @@
 namespace gpuplan {
 namespace {
 
-bool count_allowed(const GpuSpec& gpu, int count) { return count <= 8 || gpu.has_gpu_link(); }
+/// GPUs of one node: tensor parallelism stays within one (Megatron-LM runs TP inside a node, PP
+/// and DP across nodes; Narayanan et al. 2021 §3.3).
+constexpr int kGpusPerNode = 8;
+
+/// Counts above one node only for GPUs whose NVLink spans a whole node (HGX/DGX boards): a
+/// bridged pair of PCIe cards (RTX 3090, A6000) is not built into 16- to 64-GPU jobs (trial10c:
+/// the size page listed "RTX 3090 × 64" for a 70B serve).
+bool count_allowed(const GpuSpec& gpu, int count) { return count <= kGpusPerNode || gpu.gpu_link_spans(kGpusPerNode); }
 
 void sort_fits(std::vector<GpuFit>& fits) {
   std::stable_sort(fits.begin(), fits.end(), [](const GpuFit& a, const GpuFit& b) {
@@ -81,14 +88,22 @@ std::vector<GpuFit> fitting_gpus(const ModelArch& arch, const ServingMemoryReque
   std::vector<std::pair<int, std::pair<ParallelLayout, double>>> sized;
   for (int count : options.counts) {
     if (count % req.pp != 0) continue;
-    const int tp = count / req.pp;
+    int tp = count / req.pp, pp = req.pp;
+    // Past one node, TP stays within the node and the nodes form pipeline stages (tp 8, pp N/8)
+    // when the request left pp at 1; a TP group spanning nodes is not a layout anyone serves with.
+    if (tp > kGpusPerNode && pp == 1 && count % kGpusPerNode == 0) {
+      tp = kGpusPerNode;
+      pp = count / kGpusPerNode;
+    }
+    if (tp > kGpusPerNode) continue;
     if (arch.num_attention_heads > 0 && arch.num_attention_heads % tp != 0) continue;
-    if (arch.num_layers > 0 && req.pp > arch.num_layers) continue;
+    if (arch.num_layers > 0 && pp > arch.num_layers) continue;
     ServingMemoryRequest r = req;
     r.tp = tp;
+    r.pp = pp;
     ParallelLayout l;
     l.tp = tp;
-    l.pp = req.pp;
+    l.pp = pp;
     sized.push_back({count, {l, serving_memory(arch, r).total_bytes()}});
   }
   return smallest_fitting_counts(sized, catalog, options.margin);
@@ -98,7 +113,7 @@ std::string fit_assumption(const TrainingMemoryRequest& req) {
   const auto& l = req.layout;
   return fmt::format(
       "each count N keeps tp {} and pp {} (N a multiple of {}), dp = N / {}; weights, gradients and optimizer state "
-      "sharded over dp with ZeRO-{}{}; counts above 8 only for GPUs with NVLink-class links",
+      "sharded over dp with ZeRO-{}{}; counts above 8 only for GPUs whose NVLink joins a whole 8-GPU node",
       l.tp, l.pp, l.tp * l.pp, l.tp * l.pp, l.zero_stage == 0 ? 3 : l.zero_stage,
       l.zero_stage == 0 ? " (FSDP full shard) when dp > 1" : "");
 }
@@ -106,7 +121,8 @@ std::string fit_assumption(const TrainingMemoryRequest& req) {
 std::string fit_assumption(const ServingMemoryRequest& req) {
   return fmt::format(
       "each count N is tensor parallel tp = N / pp (pp {}), tp dividing the attention heads; weights and KV heads "
-      "split by tp; counts above 8 only for GPUs with NVLink-class links",
+      "split by tp; past 8 GPUs tp stays 8 (one node) and the nodes are pipeline stages when pp is 1; counts above "
+      "8 only for GPUs whose NVLink joins a whole 8-GPU node",
       req.pp);
 }
 

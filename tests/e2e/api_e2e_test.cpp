@@ -900,8 +900,10 @@ TEST_F(ApiE2E, UnknownPagesAreHtmlInTheirLanguageAndApiStaysJson) {
 // 9. /size with no fitting GPU showed an empty table and no word.
 TEST_F(ApiE2E, SizeWithNoFittingGpuSaysSoAndWhatWouldFit) {
   auto c = client();
-  const std::string form = "model=llama-3.1-70b&task=serve&context=131072&concurrency=64";
-  auto api = c.Post("/api/size", R"({"model": "llama-3.1-70b", "task": "serve", "context": 131072, "concurrency": 64})",
+  // 1,024 sequences of 131,072 tokens: 2·80·8·128·2 B = 327,680 B of KV per token, 44 TB in all,
+  // 687 GB per GPU even over 64 (tp 8 × pp 8): no GPU holds that.
+  const std::string form = "model=llama-3.1-70b&task=serve&context=131072&concurrency=1024";
+  auto api = c.Post("/api/size", R"({"model": "llama-3.1-70b", "task": "serve", "context": 131072, "concurrency": 1024})",
                     "application/json");
   ASSERT_TRUE(api && api->status == 200);
   ASSERT_TRUE(json::parse(api->body)["fits"].empty()) << "the request must fit nowhere";

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -136,6 +137,49 @@ TEST_F(ServeTrial10dE2E, TheAssistantAsksWhichModelANameOfSeveralPresetsMeans) {
   EXPECT_NE(th->body.find("“mistral 7b” ตรงกับหลายโมเดล: mistral-7b-v0.1 หรือ mistral-7b-instruct-v0.3"), std::string::npos)
       << th->body.substr(th->body.find("<main"), 3000);
   EXPECT_EQ(th->body.find("id=\"plans\""), std::string::npos) << "planned without a model";
+}
+
+// Trial 10c: the size page listed "NVIDIA GeForce RTX 3090 × 64" for a 70B int4 serve, a tensor-
+// parallel group of 64 bridged PCIe cards (their NVLink bridge joins a pair). Past one node (8
+// GPUs) a fit needs a GPU whose NVLink joins the whole node (GET /api/gpus nvlink_domain_gpus ≥ 8;
+// the 3090's is 2), and tensor parallelism stays within the node (tp ≤ 8, the nodes as pipeline
+// stages), checked on the CLI's JSON and on the page.
+TEST_F(ServeTrial10dE2E, FitsPastOneNodeNeedANodeWideNvlinkAndKeepTensorParallelismInANode) {
+  const json gpus = run_json("gpus", 0);
+  std::map<std::string, int> domain;
+  // The GPU-link domain as the catalog states it: nvlink_domain_gpus, else (not stated) a link
+  // with "bridge" in its interconnect joins 2 and any other link 8 (hardware/gpu_spec.hpp), none 0.
+  for (const auto& g : gpus.is_array() ? gpus : gpus.at("gpus")) {
+    int d = 0;
+    if (g.value("nvlink_domain_gpus", json()).is_number()) d = g["nvlink_domain_gpus"].get<int>();
+    else if (g.value("gpu_link_bytes_per_s", json()).is_number() && g["gpu_link_bytes_per_s"].get<double>() > 0)
+      d = g.value("interconnect", std::string()).find("bridge") != std::string::npos ? 2 : 8;
+    domain[g.at("name").get<std::string>()] = d;
+  }
+  ASSERT_EQ(domain.at("NVIDIA GeForce RTX 3090"), 2);
+  const json size = run_json("size --model llama-3.1-70b --task serve --quant int4 --context 32768 --concurrency 16", 0);
+  ASSERT_FALSE(size.at("fits").empty());
+  bool past_a_node = false;
+  for (const auto& f : size.at("fits")) {
+    const std::string gpu = f.at("gpu");
+    const int n = f.at("gpu_count");
+    EXPECT_LE(f.at("layout").at("tp").get<int>(), 8) << gpu << " × " << n;
+    EXPECT_EQ(f.at("layout").at("tp").get<int>() * f.at("layout").at("pp").get<int>(), n) << gpu;
+    if (n > 8) {
+      past_a_node = true;
+      EXPECT_GE(domain.at(gpu), 8) << gpu << " × " << n << ": its NVLink does not join a node";
+    }
+  }
+  EXPECT_TRUE(past_a_node) << "the 16-GPU fits (V100 16GB, TPU v5e) are the case under test";
+  const auto page = get("/size?model=llama-3.1-70b&task=serve&quant=int4&context=32768&concurrency=16");
+  ASSERT_TRUE(page && page->status == 200);
+  EXPECT_EQ(page->body.find("RTX 3090</td><td class=\"num\">64"), std::string::npos);
+  const std::string fits = page->body.substr(page->body.find("id=\"fits\""));
+  const std::size_t row = fits.find("GeForce RTX 3090");
+  if (row != std::string::npos) {  // listed at all: at 8 GPUs at most
+    const std::string tail = fits.substr(row, 200);
+    EXPECT_TRUE(tail.find(">64<") == std::string::npos && tail.find(">16<") == std::string::npos && tail.find(">32<") == std::string::npos) << tail;
+  }
 }
 
 /// The explanation section of a page (`<section id="explain">` … `</section>`), each tag's
