@@ -123,7 +123,9 @@ double scale_of(const std::string& unit) {
   if (unit == "b" || unit.rfind("billion", 0) == 0 || unit.rfind("milliard", 0) == 0 ||
       unit == "\xe0\xb8\x9e\xe0\xb8\xb1\xe0\xb8\x99\xe0\xb8\xa5\xe0\xb9\x89\xe0\xb8\xb2\xe0\xb8\x99")  // พันล้าน
     return 1e9;
-  if (unit == "t" || unit.rfind("trillion", 0) == 0) return 1e12;
+  if (unit == "t" || unit.rfind("trillion", 0) == 0 ||
+      unit == "\xe0\xb8\xa5\xe0\xb9\x89\xe0\xb8\xb2\xe0\xb8\x99\xe0\xb8\xa5\xe0\xb9\x89\xe0\xb8\xb2\xe0\xb8\x99")  // ล้านล้าน (a million millions)
+    return 1e12;
   return 1;
 }
 
@@ -145,6 +147,7 @@ const std::vector<std::pair<std::string, int>>& number_words() {
 
 const std::string kScaleWords =
     "k|m|b|t|thousand|millions?|billions?|trillions?|milliards?|mille|"
+    "\xe0\xb8\xa5\xe0\xb9\x89\xe0\xb8\xb2\xe0\xb8\x99\xe0\xb8\xa5\xe0\xb9\x89\xe0\xb8\xb2\xe0\xb8\x99|"  // ล้านล้าน (before ล้าน)
     "\xe0\xb8\x9e\xe0\xb8\xb1\xe0\xb8\x99\xe0\xb8\xa5\xe0\xb9\x89\xe0\xb8\xb2\xe0\xb8\x99|"  // พันล้าน
     "\xe0\xb8\xa5\xe0\xb9\x89\xe0\xb8\xb2\xe0\xb8\x99|"                                      // ล้าน
     "\xe0\xb9\x81\xe0\xb8\xaa\xe0\xb8\x99|"                                                  // แสน
@@ -390,6 +393,11 @@ class Reader {
     }
   }
   void note_ambiguous(const std::string& name, std::vector<std::string> readings) {
+    for (auto& r : readings) {  // as words: a match's trailing space is not part of them ("$500 ")
+      while (!r.empty() && (r.back() == ' ' || r.back() == ',')) r.pop_back();
+      const std::size_t first = r.find_first_not_of(' ');
+      r.erase(0, first == std::string::npos ? r.size() : first);
+    }
     for (const auto& r : readings)  // the other reading's words were read too (said as ambiguous)
       for (auto at = low_.find(r); !r.empty() && at != std::string::npos; at = low_.find(r, at + 1)) take(r, at);
     for (const auto& a : result_.ambiguous)
@@ -566,9 +574,13 @@ class Reader {
   void read_rate() {
     static const std::regex rps(kNumber + R"(\s*(?:rps|req/s|(?:requests?|requ\xc3\xaates?|\xe0\xb8\x84\xe0\xb8\xb3\xe0\xb8\x82\xe0\xb8\xad)\s*(?:/|per|par|\xe0\xb8\x95\xe0\xb9\x88\xe0\xb8\xad)\s*(?:secondes?|seconds?|sec\b|s\b|\xe0\xb8\xa7\xe0\xb8\xb4\xe0\xb8\x99\xe0\xb8\xb2\xe0\xb8\x97\xe0\xb8\xb5)))");
     static const std::regex users(kNumber + R"(\s*(?:concurrent users|users|utilisateurs|\xe0\xb8\x9c\xe0\xb8\xb9\xe0\xb9\x89\xe0\xb9\x83\xe0\xb8\x8a\xe0\xb9\x89))");
+    // Thai also puts the count after the noun, with the classifier คน: "ผู้ใช้ 100 คน",
+    // "ผู้ใช้งานพร้อมกัน 100 คน" (trial10c: only "100 ผู้ใช้" was read).
+    static const std::regex users_th(R"((?:\xe0\xb8\x9c\xe0\xb8\xb9\xe0\xb9\x89\xe0\xb9\x83\xe0\xb8\x8a\xe0\xb9\x89(?:\xe0\xb8\x87\xe0\xb8\xb2\xe0\xb8\x99)?(?:\xe0\xb8\x9e\xe0\xb8\xa3\xe0\xb9\x89\xe0\xb8\xad\xe0\xb8\xa1\xe0\xb8\x81\xe0\xb8\xb1\xe0\xb8\x99)?)\s*)" + kNumber + R"(\s*\xe0\xb8\x84\xe0\xb8\x99)");
     std::smatch m;
     if (std::regex_search(low_, m, rps)) add_marked("rps", read_number(m[1].str(), result_.language), m);
-    if (std::regex_search(low_, m, users)) add_marked("concurrency", exact_number(m[1].str(), 1, m[0].str(), result_.language), m);
+    if (std::regex_search(low_, m, users) || std::regex_search(low_, m, users_th))
+      add_marked("concurrency", exact_number(m[1].str(), 1, m[0].str(), result_.language), m);
   }
 
   void read_money() {
@@ -1011,6 +1023,27 @@ class Reader {
         taken_.emplace_back(i, end);
       }
       i = end;
+    }
+    // Money the sentence gives in words ("budget: five hundred dollars", "cinq cents dollars"):
+    // no field read it, so its currency word is not taken; said as unread with the words before
+    // it (trial10c: the plan ran without a budget and said nothing).
+    static const std::regex money_word(
+        R"((?:^|[^a-z])(dollars?|usd|euros?|eur|baht|thb)(?![a-z])|(\xe0\xb8\x94\xe0\xb8\xad\xe0\xb8\xa5\xe0\xb8\xa5\xe0\xb8\xb2\xe0\xb8\xa3\xe0\xb9\x8c|\xe0\xb8\x9a\xe0\xb8\xb2\xe0\xb8\x97|\xe0\xb8\xa2\xe0\xb8\xb9\xe0\xb9\x82\xe0\xb8\xa3))");  // ดอลลาร์ บาท ยูโร
+    for (auto it = std::sregex_iterator(low_.begin(), low_.end(), money_word); it != std::sregex_iterator(); ++it) {
+      const int g = (*it)[1].matched ? 1 : 2;
+      const std::size_t at = static_cast<std::size_t>(it->position(g)), end = at + static_cast<std::size_t>(it->length(g));
+      if (is_taken(at, end)) continue;
+      std::size_t from = at;
+      // Up to three words before it, never into words a field read ("100 ล้านโทเคน งบห้าร้อยดอลลาร์").
+      const auto free_before = [&](std::size_t k) { return k > 0 && !is_taken(k - 1, k); };
+      for (int words = 0; words < 3 && free_before(from); ++words) {
+        while (free_before(from) && low_[from - 1] == ' ') --from;
+        if (free_before(from) && (low_[from - 1] == ',' || low_[from - 1] == ':' || low_[from - 1] == ';')) break;
+        while (free_before(from) && word_char(from - 1)) --from;
+      }
+      while (from < at && low_[from] == ' ') ++from;
+      result_.unread.push_back(low_.substr(from, end - from));
+      taken_.emplace_back(from, end);
     }
   }
 

@@ -325,6 +325,42 @@ TEST(Assistant, AModelNameOfSeveralPresetsIsAskedNotPicked) {
   EXPECT_FALSE(understand("fine-tune llama on 100M tokens", gpus).model_candidates);
 }
 
+// Trial 10c: money written in words was dropped without a word (the plan ran without a budget);
+// Thai's natural "ผู้ใช้ 100 คน" (users, 100, classifier) and "1 ล้านล้าน" (a million millions) were
+// not read; an ambiguous budget was echoed "$500 " with the space after it.
+TEST(Assistant, MoneyInWordsIsUnreadThaiUsersAndTrillionsAreReadReadingsAreTrimmed) {
+  const GpuCatalog& gpus = GpuCatalog::bundled();
+  const auto unread_has = [](const AskResult& a, const std::string& words) {
+    return std::find(a.unread.begin(), a.unread.end(), words) != a.unread.end();
+  };
+  AskResult a = understand("fine-tune qwen3 8b with LoRA on 50M tokens, budget: five hundred dollars", gpus);
+  EXPECT_FALSE(a.budget_usd);
+  EXPECT_TRUE(unread_has(a, "five hundred dollars")) << to_json(a).dump();
+  a = understand("affiner qwen3 8b en lora sur 50M jetons, budget cinq cents dollars", gpus);
+  EXPECT_FALSE(a.budget_usd);
+  EXPECT_TRUE(unread_has(a, "budget cinq cents dollars")) << to_json(a).dump();
+  a = understand("ปรับแต่ง llama 3.1 8b ด้วย lora บน 100 ล้านโทเคน งบห้าร้อยดอลลาร์", gpus);
+  EXPECT_TRUE(unread_has(a, "งบห้าร้อยดอลลาร์")) << to_json(a).dump();  // not the token count read before it
+  // A budget read in digits leaves its currency word read: nothing unread.
+  a = understand("fine-tune qwen3 8b with LoRA on 50M tokens for 500 dollars", gpus);
+  ASSERT_TRUE(a.budget_usd);
+  EXPECT_EQ(*a.budget_usd, 500);
+  EXPECT_TRUE(a.unread.empty()) << to_json(a).dump();
+  // Thai: the count after the noun, with its classifier; ล้านล้าน = 10^6 × 10^6.
+  a = understand("ให้บริการ llama 3.1 8b สำหรับผู้ใช้ 100 คน", gpus);
+  json got = json::object();
+  for (const auto& f : a.fields) got[f.name] = f.value;
+  EXPECT_EQ(got["concurrency"], 100) << got.dump();
+  a = understand("ปรับแต่ง llama 3.1 8b ด้วย lora บน 1 ล้านล้านโทเคน", gpus);
+  got = json::object();
+  for (const auto& f : a.fields) got[f.name] = f.value;
+  EXPECT_EQ(got["tokens"], 1e12) << got.dump();
+  // "$500 and $300": both readings as words, no space after the first.
+  a = understand("fine-tune qwen3 8b with LoRA on 50M tokens under $500 and $300", gpus);
+  ASSERT_EQ(a.ambiguous.size(), 1u);
+  EXPECT_EQ(a.ambiguous[0].readings, (std::vector<std::string>{"$500", "$300"}));
+}
+
 // The marks a sentence puts on its numbers are kept (a trial: "≥ 200M tokens" and "about $500"
 // echoed as plain numbers), with the words they were read from; a field read but not used by
 // the planner says why and stays out of the plan body (never silently dropped, never guessed).
