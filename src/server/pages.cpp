@@ -1713,7 +1713,8 @@ class Pages {
                              : res.recommendation_rule;
       const bool none = res.recommendation_rule_code.rfind("none_", 0) == 0;
       if (res.recommendation_time_ties && !none)
-        text += fill(pg.t.value("recommend_time_ties", ""), {{"tolerance", number(defaults.time_tie_tolerance * 100.0, 0, pg.lang)}});
+        text += fill(pg.t.value("recommend_time_ties", ""), {{"tolerance", number(defaults.time_tie_tolerance * 100.0, 0, pg.lang)},
+                                                             {"ratio", number(defaults.speedup_max_cost_ratio, 0, pg.lang)}});
       if (!res.recommendation_evidence.empty() && !none) text += pg.t.value("recommend_evidence_" + res.recommendation_evidence, "");
       ctx["recommendation"] = text;
     }

@@ -182,6 +182,26 @@ TEST_F(ServeTrial10dE2E, FitsPastOneNodeNeedANodeWideNvlinkAndKeepTensorParallel
   }
 }
 
+// Trial 10c: a budget-only plan page stated the recommendation rule without the clause that
+// picked its plan (a faster plan wins only if each hour it saves costs at most 3× the cheaper
+// plan's spend per hour, PlanRequest::speedup_max_cost_ratio), which the CLI states.
+TEST_F(ServeTrial10dE2E, TheBudgetRuleOnThePageStatesTheHourSavedClauseAsTheCliDoes) {
+  const gpuplan::e2e::RunResult cli = run("plan --model llama-3.1-70b --task qlora --tokens 2e8 --budget 500 --limit 2");
+  ASSERT_EQ(cli.exit_code, 0) << cli.out;
+  std::string flat = cli.out;  // the footer is wrapped at the terminal width
+  std::replace(flat.begin(), flat.end(), '\n', ' ');
+  ASSERT_NE(flat.find("a faster plan goes first only if each hour it saves costs at most 3× the cheaper plan's spend per hour"),
+            std::string::npos) << cli.out;
+  const auto en = get("/plan?model=llama-3.1-70b&task=qlora&tokens=2e8&budget=500&limit=2");
+  ASSERT_TRUE(en && en->status == 200);
+  EXPECT_NE(en->body.find("a faster plan wins only if each hour it saves costs at most 3× the cheaper plan&apos;s spend per hour"),
+            std::string::npos) << en->body.substr(en->body.find("class=\"recommend\""), 600);
+  const auto fr = get("/fr/plan?model=llama-3.1-70b&task=qlora&tokens=2e8&budget=500&limit=2");
+  ASSERT_TRUE(fr && fr->status == 200);
+  EXPECT_NE(fr->body.find("chaque heure gagnée coûte au plus 3\u202f×"), std::string::npos)
+      << fr->body.substr(fr->body.find("class=\"recommend\""), 600);
+}
+
 /// The explanation section of a page (`<section id="explain">` … `</section>`), each tag's
 /// attributes dropped (a row's title is its term's code), "" when the page has none.
 std::string explain_section(const std::string& html) {
