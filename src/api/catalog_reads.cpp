@@ -202,7 +202,10 @@ json arch_json(const ModelArch& a, const PresetInfo* info) {
     j["hf_id"] = info->hf_id;
     j["provenance_class"] = info->provenance_class;
     j["hf_url"] = info->hf_url;
-    j["config_copied_from"] = info->config_copied_from;
+    // The address alone, so that it is a link; its revision apart (trial10c: "URL (revision
+    // 367d8cb)" in one string was not a usable link).
+    j["config_copied_from"] = info->config_url;
+    j["config_revision"] = info->config_revision.empty() ? json(nullptr) : json(info->config_revision);
   }
   return j;
 }

@@ -75,10 +75,14 @@ std::string copied_from(const std::vector<std::string>& cells) {
 }
 
 PresetInfo make(std::string short_name, std::string hf_id, std::string folder, std::vector<std::string> aliases = {}) {
-  PresetInfo p{std::move(short_name), std::move(hf_id), std::move(folder), {}, std::move(aliases), {}, {}};
+  PresetInfo p{std::move(short_name), std::move(hf_id), std::move(folder), {}, std::move(aliases), {}, {}, {}, {}};
   const std::vector<std::string> cells = provenance_row(p.folder);
   if (cells.size() >= 5) p.provenance_class = cells[4];
   p.config_copied_from = copied_from(cells);
+  const std::size_t note = p.config_copied_from.find(" (revision ");
+  p.config_url = p.config_copied_from.substr(0, note);
+  if (note != std::string::npos)
+    p.config_revision = p.config_copied_from.substr(note + 11, p.config_copied_from.size() - note - 12);
   p.hf_url = "https://huggingface.co/" + p.hf_id.substr(0, p.hf_id.find(" ("));  // "… (unet)": the pipeline's repo
   return p;
 }

@@ -23,6 +23,10 @@ struct PresetInfo {
   /// 095f58a…/aic-core/…/meta-llama--Meta-Llama-3.1-8B_config.json") or a Hugging Face page with
   /// its revision ("https://huggingface.co/…/config.json (revision 367d8cb)"); "" if no row.
   std::string config_copied_from;
+  /// config_copied_from's parts: the address alone (a link) and the revision shown beside it
+  /// ("367d8cb"; "" when the address pins it already or none is recorded).
+  std::string config_url;
+  std::string config_revision;
 };
 
 /// All presets, in a stable order (by family then size as listed in presets.cpp).

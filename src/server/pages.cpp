@@ -1901,11 +1901,9 @@ json model_origin_view(const std::string& model_name) {
   const PresetInfo* preset = find_preset(model_name);
   if (!preset) return json::object();
   json v = {{"hf_id", preset->hf_id}, {"hf_url", preset->hf_url}};
-  // "URL (revision 367d8cb)": the link is the URL, the revision shown beside it.
-  const std::string& from = preset->config_copied_from;
-  const std::size_t note = from.find(" (revision ");
-  v["config_url"] = from.substr(0, note);
-  if (note != std::string::npos) v["config_revision"] = from.substr(note + 11, from.size() - note - 12);
+  // The link is the address, the revision shown beside it.
+  v["config_url"] = preset->config_url;
+  if (!preset->config_revision.empty()) v["config_revision"] = preset->config_revision;
   return v;
 }
 

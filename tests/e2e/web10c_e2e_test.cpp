@@ -212,6 +212,14 @@ TEST_F(ServeTrial10cE2E, AModelSourceIsItsHuggingFaceAddressAndWhereTheConfigWas
     EXPECT_NE(page->body.find(hf_link), std::string::npos) << path;
     EXPECT_NE(page->body.find("<a href=\"" + copy_url + "\""), std::string::npos) << path;
   }
+  // /api/models gives the copy's address alone (a link) and its revision apart (trial10c: "URL
+  // (revision 367d8cb)" in one string).
+  auto mistral_api = get(port, "/api/models?name=mistral-7b-v0.1");
+  ASSERT_TRUE(mistral_api && mistral_api->status == 200);
+  const json mj = json::parse(mistral_api->body);
+  const json& me = mj.is_array() ? mj.at(0) : mj;
+  EXPECT_EQ(me["config_copied_from"], "https://huggingface.co/dmayboroda/42_mistral_0.1/blob/main/config.json") << mistral_api->body.substr(0, 600);
+  EXPECT_EQ(me["config_revision"], "367d8cb");
   // A copy read from a Hugging Face page: the link is its address, the revision beside it.
   auto mpage = get(port, "/size?model=mistral-7b-v0.1&task=serve");
   ASSERT_TRUE(mpage && mpage->status == 200);
