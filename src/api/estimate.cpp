@@ -65,7 +65,10 @@ EstimateOutput run_estimate(const EstimateInput& in, const Context& ctx) {
   PlanRequest& req = out.request;
   req = in.request;
   req.task = parse_task(in.task, "--task");
-  if (req.task == Task::serve) throw_invalid_coded("--task", "estimate_training_only", {}, "serve", "pretrain, full, lora or qlora (estimate times training)");
+  if (req.task == Task::serve) throw_invalid_coded("--task", "estimate_training_only", {},
+                        // The message said only "serve" (trial of issue 10): it says why, as estimate_run's does.
+                        "estimate times training runs, not serve (serving is planned by plan with task serve)",
+                        "pretrain, full, lora or qlora (estimate times training)");
   req.workload = PlanWorkload::training;
   check_fields_for_task(in.given, estimate_fields(), in.task);  // e.g. --lora-rank with --task full
   check_epochs_with_tokens(in.given);

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -294,6 +295,10 @@ namespace {
 constexpr std::pair<std::string_view, std::string_view> kCommands[] = {
     {"`gpuplan models`", "GET /api/models"}, {"`gpuplan gpus`", "GET /api/gpus"}, {"`gpuplan offers`", "GET /api/offers"},
     {"`gpuplan import FILE`", "POST /api/import"}, {"`gpuplan import`", "POST /api/import"},
+    // The model sources (model/model_source.cpp): --config and --safetensors read local files,
+    // which the API refuses (model_fields.hpp: cli_only), so its wording offers only the others.
+    {"--model PRESET, --config config.json, --safetensors FILE, --params N", "model PRESET or params N"},
+    {"--model, --config, --safetensors, --params", "model, params"},
     {"positional NAME", "name"},
     // The plan's positional argument is the request's `filter` field ("widen the FILTER").
     {"FILTER", "filter"}};
@@ -302,6 +307,17 @@ constexpr std::string_view kHelpFieldsCommand = "gpuplan offers ";
 }  // namespace
 
 std::string api_wording(std::string_view text) {
+  static const Wording kApi{[](const FieldInfo* f, std::string_view flag) {
+                              if (f) return std::string(f->name);
+                              std::string name(flag.substr(2));
+                              std::replace(name.begin(), name.end(), '-', '_');
+                              return name;
+                            },
+                            kCommands, "the JSON", "values.all of this error"};
+  return reworded(text, kApi);
+}
+
+std::string reworded(std::string_view text, const Wording& wording) {
   std::string out;
   out.reserve(text.size());
   char quote = 0;  // inside '...' or "...": the client's own text
@@ -311,6 +327,7 @@ std::string api_wording(std::string_view text) {
   static constexpr std::string_view kStarts = "\"'-`pF";
   static_assert(std::ranges::all_of(kCommands, [](const auto& c) { return kStarts.find(c.first.front()) != kStarts.npos; }),
                 "every kCommands entry must start with one of kStarts");
+  assert(std::ranges::all_of(wording.commands, [](const auto& c) { return kStarts.find(c.first.front()) != kStarts.npos; }));
   for (std::size_t i = 0; i < text.size();) {
     if (quote != 0) {
       const std::size_t close = text.find(quote, i);
@@ -337,6 +354,17 @@ std::string api_wording(std::string_view text) {
       ++i;
       continue;
     }
+    // Whole phrases first: some start with a flag ("--model PRESET, --config ...").
+    bool replaced = false;
+    for (const auto& [cli, words] : wording.commands) {
+      if (text.substr(i, cli.size()) == cli) {
+        out += words;
+        i += cli.size();
+        replaced = true;
+        break;
+      }
+    }
+    if (replaced) continue;
     if (c == '-' && i + 2 < text.size() && text[i + 1] == '-' && std::islower(static_cast<unsigned char>(text[i + 2])) &&
         (i == 0 || !std::isalnum(static_cast<unsigned char>(text[i - 1])))) {
       std::size_t end = i + 2;
@@ -345,32 +373,18 @@ std::string api_wording(std::string_view text) {
         ++end;
       const std::string_view flag = text.substr(i, end - i);
       if (flag == "--json") {
-        out += "the JSON";  // "(all in --json: warnings[].values.gpus)": this very document
+        out += wording.json;  // "(all in --json: warnings[].values.gpus)": this very document
       } else if (flag == "--help-fields" && out.ends_with(kHelpFieldsCommand)) {
         // "(all fields: gpuplan offers --help-fields)" (catalog/filter.cpp) read "gpuplan offers
         // help_fields" in the API (trial of issue 10, D9a): the error's own values.all lists them.
         out.resize(out.size() - kHelpFieldsCommand.size());
-        out += "values.all of this error";
-      } else if (const FieldInfo* f = field_for_where(flag)) {
-        out += f->name;
+        out += wording.help_fields;
       } else {
-        std::string name(flag.substr(2));
-        std::replace(name.begin(), name.end(), '-', '_');
-        out += name;
+        out += wording.field(field_for_where(flag), flag);
       }
       i = end;
       continue;
     }
-    bool replaced = false;
-    for (const auto& [cli, api] : kCommands) {
-      if (text.substr(i, cli.size()) == cli) {
-        out += api;
-        i += cli.size();
-        replaced = true;
-        break;
-      }
-    }
-    if (replaced) continue;
     out += c;
     ++i;
   }

@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -191,6 +192,21 @@ std::string api_field_of(const Error& e);
 /// double quotes is what the client sent and is left as written. (Issue 10: one table maps each
 /// field to its flag and its pointer, "each front end shows its own form".)
 std::string api_wording(std::string_view text);
+
+/// How reworded() writes what an engine message names in the CLI's words.
+struct Wording {
+  /// A "--flag"'s words, given the request field it names (nullptr when no request table has it)
+  /// and the flag as written ("--include-flagged").
+  std::function<std::string(const FieldInfo* field, std::string_view flag)> field;
+  /// Each CLI command or argument name in prose and its words ("`gpuplan gpus`" → "GET /api/gpus").
+  /// Each must start with one of '"', '\'', '-', '`', 'p', 'F'.
+  std::span<const std::pair<std::string_view, std::string_view>> commands;
+  std::string_view json;         ///< the words for "--json" (the document itself)
+  std::string_view help_fields;  ///< the words for "gpuplan offers --help-fields" (the list of filter fields)
+};
+/// `text` with its flags, "--json" and commands written as `wording` says, quoted text left as
+/// written: api_wording with another front end's words (the web pages': server/pages.cpp).
+std::string reworded(std::string_view text, const Wording& wording);
 
 /// A size, plan or estimate document in the API's words (issue 10: "each front end shows its own
 /// form"): every prose string goes through api_wording — the values of "message", "reason",

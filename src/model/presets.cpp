@@ -16,6 +16,7 @@
 #include "util/embedded.hpp"
 #include "util/error.hpp"
 #include "util/error_code.hpp"
+#include "util/text_check.hpp"
 
 namespace gpuplan {
 namespace {
@@ -302,6 +303,12 @@ ModelArch load_preset(std::string_view short_name) {
                           {{"length", std::to_string(short_name.size())}, {"max", std::to_string(kMaxModelNameChars)}},
                           fmt::format("unknown model: no name has {} characters", short_name.size()),
                           fmt::format("a preset name of at most {} characters (see `gpuplan models`)", kMaxModelNameChars));
+  // A name that is not clean UTF-8 (`/api/models?name=%c3%28`) is bad input, as in a filter,
+  // not an unknown name (it was a 404 that echoed the bytes): 400, the byte's position.
+  if (const auto pr = find_text_problem(short_name, /*allow_newlines=*/false))
+    throw_invalid_coded("--model", "text_not_clean", {{"position", fmt::format("1:{}", pr->offset + 1)}},
+                        fmt::format("{} in the model name at character {}", pr->what, pr->offset + 1),
+                        "UTF-8 text without control characters");
   const PresetInfo* p = find_preset(short_name);
   if (!p) {
     const std::vector<std::string> typed = name_words(short_name);

@@ -1082,6 +1082,10 @@ json form_body(const httplib::Request& req, std::span<const api::FieldDef<In>> t
 /// "4,096,000,000", fr "4 096 000 000"; "0.5" → fr "0,5". A text that is not wholly a decimal
 /// number ("H100", "2026-12-01", "1:2") and a plain integer under 10,000 stay as they are, and so
 /// does a fraction under 0.001 (count_text would round it away).
+/// Past 15 digits a double has no more exact digits to group: a value in exponent or decimal form
+/// is shown in scientific form with its shortest digits ("1e+30" → "1 × 10³⁰", fr "1,5 × 10²⁰"),
+/// which the trial of issue 10 saw printed as "1,000,000,000,000,000,019,884,624,838,656"; a whole number written with every digit
+/// (an integer field's "9007199254740993") is grouped as written, not through a double.
 std::string localized_value(const std::string& v, const std::string& lang) {
   if (v.empty() || v.size() > 40) return v;
   for (const char c : v)
@@ -1089,6 +1093,30 @@ std::string localized_value(const std::string& v, const std::string& lang) {
   double d = 0;
   const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
   if (ec != std::errc{} || end != v.data() + v.size() || !std::isfinite(d)) return v;
+  if (std::abs(d) >= 1e15) {
+    if (v.find_first_of(".eE") != std::string::npos) {
+      // The shortest digits that read back as d ("1e+30"), as "1 × 10³⁰": never C's exponent form.
+      char buf[40];
+      const auto [last, err] = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+      if (err != std::errc{}) return v;
+      const std::string shortest(buf, last);
+      const std::size_t e = shortest.find('e');
+      std::string mantissa = shortest.substr(0, e);
+      if (lang == "fr") std::replace(mantissa.begin(), mantissa.end(), '.', ',');
+      static constexpr const char* kSuperscript[] = {"⁰", "¹", "²", "³", "⁴", "⁵", "⁶", "⁷", "⁸", "⁹"};
+      std::string power;
+      for (const char c : std::to_string(std::stoi(shortest.substr(e + 1)))) power += c == '-' ? "⁻" : kSuperscript[c - '0'];
+      return mantissa + " × 10" + power;
+    }
+    const std::size_t first = v.front() == '-' || v.front() == '+' ? 1 : 0;
+    const std::string sep = lang == "fr" ? "\u202f" : ",";
+    std::string grouped = v.substr(0, first) == "-" ? "-" : "";
+    for (std::size_t i = first; i < v.size(); ++i) {
+      if (i > first && (v.size() - i) % 3 == 0) grouped += sep;
+      grouped += v[i];
+    }
+    return grouped;
+  }
   if (v.find_first_of(".eE") == std::string::npos && std::abs(d) < 10000) return v;
   if (d != 0 && std::abs(d) < 0.001) return v;
   return count_text(d, lang);
@@ -1115,6 +1143,30 @@ std::string explain_value(double v, const std::string& lang) {
   return s;
 }
 
+/// The CLI's commands in an engine sentence as an English page names them (page_wording).
+constexpr std::pair<std::string_view, std::string_view> kPageCommands[] = {
+    {"`gpuplan models`", "/api/models"}, {"`gpuplan gpus`", "/api/gpus"},
+    {"`gpuplan offers`", "the offers page"}, {"`gpuplan import FILE`", "an import (POST /api/import)"},
+    {"`gpuplan import`", "an import (POST /api/import)"}, {"positional NAME", "name"}, {"FILTER", "offers filter"}};
+
+/// An engine sentence in an English page's words, as api::api_wording gives it in the API's (issue
+/// 10: "(--include-flagged ranks them together ...)", "(`gpuplan gpus`)" on /en/plan): a flag
+/// becomes its form label in quotes ("“include flagged prices”", web/locales field_<name>), a
+/// command the page or list that answers it, "--json" the JSON API. The French and Thai pages
+/// word engine sentences by their codes instead (warning_text).
+std::string page_wording(std::string_view text, const json& t) {
+  if (text.find("--") == std::string_view::npos && text.find('`') == std::string_view::npos &&
+      text.find("positional NAME") == std::string_view::npos && text.find("FILTER") == std::string_view::npos)
+    return std::string(text);
+  const api::Wording words{[&t](const api::FieldInfo* f, std::string_view flag) {
+                             std::string name = f ? std::string(f->name) : std::string(flag.substr(2));
+                             std::replace(name.begin(), name.end(), '-', '_');
+                             return "“" + t.value("field_" + name, name) + "”";
+                           },
+                           kPageCommands, "the JSON API (/api/openapi.json)", "the offers page"};
+  return api::reworded(text, words);
+}
+
 /// An error in the page's language and the page's form: the request field by its form label
 /// ("Jetons : ..."), the sentence of its message code (web/locales error_<code>, util/error_code.hpp)
 /// with the values it quotes, a field named in a value by its label too, a filter error's column.
@@ -1137,7 +1189,8 @@ std::string error_text(const Error& e, const std::string& lang, const json& t, b
     if (const auto* f = dynamic_cast<const FilterError*>(&e))
       text += fill(t.value("error_filter_column", ""), {{"column", number(static_cast<double>(f->offset() + 1), 0, lang)}});
   } else if (lang == "en") {
-    text = e.message() + (e.expected().empty() ? "" : " (" + t.value("expected", "expected") + ": " + e.expected() + ")");
+    text = page_wording(e.message(), t) +
+           (e.expected().empty() ? "" : " (" + t.value("expected", "expected") + ": " + page_wording(e.expected(), t) + ")");
   } else {
     text = fill(t.value("error_uncoded", ""), {{"detail", e.message()}});
   }
@@ -1152,7 +1205,7 @@ std::string error_text(const Error& e, const std::string& lang, const json& t, b
 /// language writes them: `_usd` as money, `ratio` and `_hours` with one decimal, `_days` and `nodes` as counts.
 std::string warning_text(const std::string& code, const std::string& message, const std::string& lang, const json& t,
                          const json& values = json::object()) {
-  if (lang == "en" || code.empty()) return message;
+  if (lang == "en" || code.empty()) return lang == "en" ? page_wording(message, t) : message;
   std::map<std::string, std::string> vars;
   for (auto it = values.begin(); it != values.end(); ++it) {
     const std::string& k = it.key();
@@ -1710,7 +1763,7 @@ class Pages {
                                     {{"days", number(defaults.recommend_horizon_seconds / 86400.0, 0, pg.lang)},
                                      {"premium", number(defaults.recommend_max_cost_premium * 100.0, 0, pg.lang)},
                                      {"tie", number(defaults.time_tie_tolerance * 100.0, 0, pg.lang)}})
-                             : res.recommendation_rule;
+                             : page_wording(res.recommendation_rule, pg.t);
       const bool none = res.recommendation_rule_code.rfind("none_", 0) == 0;
       if (res.recommendation_time_ties && !none)
         text += fill(pg.t.value("recommend_time_ties", ""), {{"tolerance", number(defaults.time_tie_tolerance * 100.0, 0, pg.lang)},
@@ -1982,10 +2035,10 @@ NoPlanWords no_plan_words(const NoPlanReason& np, const std::string& lang) {
       {"max_context_tokens", number(value("max_context_tokens"), 0, lang)}};
   NoPlanWords out;
   const std::string reason_key = "no_plan_" + np.code;
-  out.reason = !np.code.empty() && t.contains(reason_key) ? fill(t[reason_key].get<std::string>(), vars) : np.reason;
+  out.reason = !np.code.empty() && t.contains(reason_key) ? fill(t[reason_key].get<std::string>(), vars) : page_wording(np.reason, t);
   for (std::size_t i = 0; i < np.suggestions.size(); ++i) {
     const std::string key = i < np.suggestion_codes.size() ? "suggest_" + np.suggestion_codes[i] : std::string();
-    out.suggestions.push_back(!key.empty() && t.contains(key) ? fill(t[key].get<std::string>(), vars) : np.suggestions[i]);
+    out.suggestions.push_back(!key.empty() && t.contains(key) ? fill(t[key].get<std::string>(), vars) : page_wording(np.suggestions[i], t));
   }
   return out;
 }
@@ -2060,8 +2113,19 @@ void add_method_not_allowed(httplib::Server& http, const std::string& pattern, b
   http.Delete(pattern, refuse);
 }
 
+void send_bad_query_page(const std::string& lang, const std::string& prefix, const std::string& path, const Error& e,
+                         httplib::Response& res);
+
 void send_not_found_page(const httplib::Request& req, httplib::Response& res) {
   const auto [lang, prefix, path] = page_language_of(req);
+  // A path that is not valid percent-encoding ("/fr/off%zzers") is a bad request, as the API's
+  // path_not_percent_encoded, not a missing page (trial of issue 10); the links lead home.
+  try {
+    check_path_percent_encoding(req.target, "/path");
+  } catch (const Error& e) {
+    send_bad_query_page(lang, prefix.empty() ? "/" + lang : prefix, "", e, res);
+    return;
+  }
   const Page pg{lang, prefix, path, locale(lang)};
   send_page(res, pg, "not_found", json::object(), pg.t.value("not_found_title", ""));
   res.status = 404;

@@ -607,6 +607,17 @@ Server::Server(const api::Context& ctx, ServerOptions options) : impl_(std::make
       else res.status = 404;
       return httplib::Server::HandlerResponse::Handled;
     }
+    // A Content-Length that is not decimal digits is invalid (RFC 9112 §6.3: 400). cpp-httplib
+    // read "-1" as 2^64 - 1 bytes and answered 413, too large (trial of issue 10).
+    if (req.has_header("Content-Length")) {
+      const std::string length = req.get_header_value("Content-Length");
+      if (length.empty() || !std::all_of(length.begin(), length.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        send_server_error(res, 400, "invalid_input",
+                          fmt::format("Content-Length '{}' is not a number of bytes", printable_or_percent(length.substr(0, 32))),
+                          "a Content-Length of decimal digits (RFC 9112 §6.3)", "http_bad_request");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+    }
     // A POST, PUT or PATCH with neither Content-Length nor Transfer-Encoding has no body (RFC 9112
     // §6.3), but cpp-httplib reads one until the connection ends or its read timeout (5 s), then
     // answers 400 before any handler: `curl -X POST /api/offers` waited 5 s for 400 body_empty
@@ -652,8 +663,10 @@ Server::Server(const api::Context& ctx, ServerOptions options) : impl_(std::make
       // cpp-httplib refused the request line before it set the path (measured: req.path is empty),
       // so a page cannot be told from the API here: the JSON error everywhere, as for a 414.
       const std::string method = req.method.substr(0, 32);
+      // The methods some route takes (add_method_not_allowed): PUT, PATCH and DELETE are known but
+      // every route answers them 405, so offering them here promised what no route does (trial of issue 10).
       send_server_error(res, 501, "not_implemented", "method " + method + " is not implemented",
-                        "GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS", "http_not_implemented", {{"method", method}});
+                        "GET, HEAD, POST or OPTIONS", "http_not_implemented", {{"method", method}});
       return;
     }
     const char* code = res.status == 404 ? "not_found" : res.status == 413 ? "payload_too_large" : "invalid_input";
