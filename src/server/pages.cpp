@@ -1143,6 +1143,32 @@ std::string explain_value(double v, const std::string& lang) {
   return s;
 }
 
+/// A text problem as util/text_check.cpp describes it ("invalid UTF-8 (byte 0xff)", "bidirectional
+/// control character U+202E"; a filter error's value `what`) in the page's language (web/locales
+/// text_problem_<kind>, {byte} "0xff" or {code_point} "U+202E"); the French page said "(invalid
+/// UTF-8 (byte 0xff))" inside its sentence (trial of issue 10). A text of no known form stays.
+std::string text_problem_text(const std::string& what, const json& t) {
+  static constexpr std::pair<std::string_view, std::string_view> kKinds[] = {
+      {"NUL byte", "nul_byte"},
+      {"control character", "control_character"},
+      {"invalid UTF-8", "invalid_utf8"},
+      {"truncated UTF-8 sequence", "truncated_utf8"},
+      {"invalid UTF-8 sequence", "invalid_utf8_sequence"},
+      {"overlong UTF-8 sequence", "overlong_utf8"},
+      {"UTF-8 encoded surrogate", "utf8_surrogate"},
+      {"UTF-8 beyond U+10FFFF", "utf8_beyond_max"},
+      {"C1 control character", "c1_control_character"}};
+  constexpr std::string_view kBidi = "bidirectional control character ";
+  if (what.starts_with(kBidi))
+    return fill(t.value("text_problem_bidi_control", what), {{"code_point", what.substr(kBidi.size())}});
+  const std::size_t open = what.rfind(" (byte ");
+  if (open == std::string::npos || !what.ends_with(")")) return what;
+  const std::string kind = what.substr(0, open), byte = what.substr(open + 7, what.size() - open - 8);
+  for (const auto& [english, key] : kKinds)
+    if (kind == english) return fill(t.value("text_problem_" + std::string(key), what), {{"byte", byte}});
+  return what;
+}
+
 /// The CLI's commands in an engine sentence as an English page names them (page_wording).
 constexpr std::pair<std::string_view, std::string_view> kPageCommands[] = {
     {"`gpuplan models`", "/api/models"}, {"`gpuplan gpus`", "/api/gpus"},
@@ -1180,7 +1206,8 @@ std::string error_text(const Error& e, const std::string& lang, const json& t, b
   const ErrorCode* c = error_code_of(e);
   if (c && t.contains("error_" + c->code)) {
     std::map<std::string, std::string> vars = c->values;
-    for (auto& [k, v] : vars) v = k.ends_with("_field") ? t.value("field_" + v, v) : localized_value(v, lang);
+    for (auto& [k, v] : vars)
+      v = k.ends_with("_field") ? t.value("field_" + v, v) : k == "what" ? text_problem_text(v, t) : localized_value(v, lang);
     std::map<std::string, double> counts;
     for (const auto& [k, v] : c->values) {
       if (const auto n = parse_decimal(v)) counts[k] = *n;  // decimal only: a value "0x10" counts as text

@@ -193,3 +193,72 @@ TEST_F(ServeTrial10fE2E, APagePathThatIsNotPercentEncodedIsABadRequestPage) {
 }
 
 }  // namespace
+
+namespace {
+
+/// The header cells of the first table after `marker` (its <thead>), as text.
+std::vector<std::string> header_cells(const std::string& body, const std::string& marker) {
+  std::vector<std::string> cells;
+  const std::size_t at = body.find(marker);
+  if (at == std::string::npos) return cells;
+  const std::size_t end = body.find("</thead>", at);
+  for (std::size_t th = body.find("<th", at); th != std::string::npos && th < end; th = body.find("<th", th + 1)) {
+    if (body.compare(th, 7, "<thead>") == 0) continue;
+    const std::size_t from = body.find('>', th) + 1;
+    cells.push_back(body.substr(from, body.find("</th>", from) - from));
+  }
+  return cells;
+}
+
+// 4b. /fr/offers?q=%ff%fe put the English detail "(invalid UTF-8 (byte 0xff))" in the French
+// sentence: the detail is in the page's language (web/locales text_problem_*), the byte as sent.
+TEST_F(ServeTrial10fE2E, AFilterByteProblemIsWordedInThePagesLanguage) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"/fr/offers?q=%ff%fe", "le filtre contient un caractère illisible (UTF-8 invalide (octet 0xff))"},
+      {"/th/offers?q=%ff%fe", "ตัวกรองมีอักขระที่อ่านไม่ได้ (ไบต์ที่ไม่ใช่ UTF-8 (ไบต์ 0xff))"},
+      {"/en/offers?q=%ff%fe", "the filter holds a character it cannot read (invalid UTF-8 (byte 0xff))"},
+      {"/fr/offers?q=gpu%3DH100%01", "le filtre contient un caractère illisible (caractère de contrôle (octet 0x01))"},
+      {"/fr/offers?q=gpu%3DH100%e2%80%ae", "(caractère de contrôle bidirectionnel U+202E)"}};
+  for (const auto& [path, sentence] : cases) {
+    const auto r = get(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 400) << path;
+    EXPECT_NE(errors(r->body).find(sentence), std::string::npos) << path << "\n" << errors(r->body);
+  }
+  const auto fr = get("/fr/offers?q=%ff%fe");
+  ASSERT_TRUE(fr);
+  EXPECT_EQ(fr->body.find("invalid UTF-8"), std::string::npos);
+}
+
+// 4c. The French generative-AI guide called a serving run "un entraînement" in the provider
+// section's heading (guide_provider_title, shared by the guides): it says "une tâche", as the
+// English "a run" and the Thai "งาน".
+TEST_F(ServeTrial10fE2E, TheFrenchGenerativeAiGuideDoesNotCallServingATrainingRun) {
+  const auto r = get("/fr/generative-ai");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200);
+  EXPECT_NE(r->body.find("Ce qui, chez le fournisseur, fait réussir ou échouer une tâche"), std::string::npos);
+  EXPECT_EQ(r->body.find("un entraînement"), std::string::npos);
+}
+
+// 4d. The French offers and size tables read "GPU | GPU": the GPU model and the number of GPUs had
+// the same French label (col_gpu, col_count). Every column header of each table is distinct.
+TEST_F(ServeTrial10fE2E, FrenchTableColumnsHaveDistinctHeaders) {
+  for (const auto& [path, marker] : std::vector<std::pair<std::string, std::string>>{
+           {"/fr/offers", "<table"}, {"/fr/size?model=llama-3.1-8b&task=serve", "id=\"fits\""}}) {
+    const auto r = get(path);
+    ASSERT_TRUE(r) << path;
+    ASSERT_EQ(r->status, 200) << path;
+    const std::vector<std::string> cells = header_cells(r->body, marker);
+    ASSERT_GE(cells.size(), 2u) << path;
+    EXPECT_EQ(cells[0], "GPU") << path;
+    EXPECT_EQ(cells[1], "nombre de GPU") << path;
+    for (std::size_t i = 0; i < cells.size(); ++i)
+      for (std::size_t j = i + 1; j < cells.size(); ++j)
+        if (!cells[i].empty()) {
+          EXPECT_NE(cells[i], cells[j]) << path << ": columns " << i << " and " << j;
+        }
+  }
+}
+
+}  // namespace
