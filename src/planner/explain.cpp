@@ -10,6 +10,10 @@
 namespace gpuplan {
 namespace {
 
+/// "1 node", "2 nodes": a count with its noun in the number it takes (trial 10c: "1 nœuds",
+/// "1 instances", "1 GPUs" on the pages, which translate the noun phrase by phrase).
+std::string counted(long long n, const char* one, const char* many) { return fmt::format("{} {}", n, n == 1 ? one : many); }
+
 void add(std::vector<PlanExplainLine>& out, std::string term, double value, std::string unit, std::string formula,
          std::string source) {
   out.push_back(PlanExplainLine{std::move(term), value, std::move(unit), std::move(formula), std::move(source)});
@@ -23,24 +27,24 @@ void explain_cost(std::vector<PlanExplainLine>& out, const Plan& p, const CostBr
   add(out, prefix + "startup_seconds", c.startup_seconds, "s",
       fmt::format("--startup-minutes {:g} × 60: cluster start, container and weights load before the first step",
                   c.startup_seconds / 60.0),
-      "ASSUMPTION (PlanRequest::startup_seconds), billed on every instance");
+      "assumption (start-up minutes input), billed on every instance");
   add(out, prefix + "run_seconds", c.run_seconds, "s",
       fmt::format("start-up {:.0f} s + {} {:.0f} s", c.startup_seconds,
                   // The quantity's name, not its term key (trial 10 D5: "goodput.wall_seconds" was shown as text).
                   c.spot ? "work with spot overhead" : p.goodput ? "wall time" : "work time",
                   c.run_seconds - c.startup_seconds),
-      "planner/cost.cpp price_job");
+      "gpuplan cost model");
   add(out, prefix + "billed_seconds", c.billed_seconds, "s",
       is_reserved(c.price_kind)
           ? fmt::format("ceil({:.0f} s / term {:.0f} s) × term", c.run_seconds, reserved_term_seconds(c.price_kind))
           : fmt::format("max(ceil({:.1f} s / {:.0f} s) × {:.0f} s, minimum {:.0f} s)", c.run_seconds,
                         b.granularity_seconds, b.granularity_seconds, b.minimum_billed_seconds),
-      "provider billing terms (planner/cost.hpp billed_seconds)");
+      "provider billing terms (gpuplan billing rule)");
   if (c.spot && !std::isfinite(c.spot->mtbf_seconds)) {
     // A rate of 0 preemptions per instance-day (planner/cost.hpp spot_overhead): nothing lost.
     add(out, prefix + "spot_extra_seconds", 0.0, "s",
         "0 preemptions per instance-day: no preemption, so no lost work, restart or checkpoint against one",
-        "planner/cost.hpp spot_overhead (a rate of 0)");
+        "gpuplan spot model (a rate of 0)");
   } else if (c.spot) {
     const SpotOverhead& s = *c.spot;
     add(out, prefix + "spot_interval_seconds", s.interval_seconds, "s",
@@ -49,10 +53,10 @@ void explain_cost(std::vector<PlanExplainLine>& out, const Plan& p, const CostBr
                     s.mtbf_seconds),
         "Young 1974 eq. 3; Daly 2006");
     add(out, prefix + "spot_expected_preemptions", s.expected_preemptions, "",
-        fmt::format("wall {:.0f} s / MTBF {:.0f} s (MTBF = 86400 s / ({:.4g} per instance-day × {} instances))",
+        fmt::format("wall {:.0f} s / MTBF {:.0f} s (MTBF = 86400 s / ({:.4g} per instance-day × {}))",
                     s.wall_seconds, s.mtbf_seconds,
                     86400.0 / (s.mtbf_seconds * static_cast<double>(c.instances - c.idle_instances)),
-                    c.instances - c.idle_instances),
+                    counted(c.instances - c.idle_instances, "instance", "instances")),
         "Daly 2006 §3 (first order); any instance's preemption stops a synchronous job");
     add(out, prefix + "spot_extra_seconds", s.extra_seconds(), "s",
         fmt::format("checkpoints {:.0f} s + lost work {:.0f} s (preemptions × τ/2) + restarts {:.0f} s",
@@ -60,7 +64,7 @@ void explain_cost(std::vector<PlanExplainLine>& out, const Plan& p, const CostBr
         "Daly 2006 §3 (first order)");
   }
   add(out, prefix + "compute_usd", c.compute_usd, "USD",
-      fmt::format("{} instances{} × ${:.4f}/h × billed {:.0f} s / 3600{}", c.instances,
+      fmt::format("{}{} × ${:.4f}/h × billed {:.0f} s / 3600{}", counted(c.instances, "instance", "instances"),
                   c.idle_instances > 0 ? fmt::format(" (the offer's minimum; {} of them idle)", c.idle_instances) : "",
                   c.usd_per_hour,
                   c.spot ? c.billed_seconds - c.spot_loss_usd * 3600.0 / (c.usd_per_hour * c.instances) : c.billed_seconds,
@@ -99,11 +103,11 @@ std::vector<PlanExplainLine> explain_plan(const PlanRequest& request, const Mode
   add(out, "gpu_memory_capacity_bytes", p.gpu_memory_capacity_bytes, "bytes",
       fmt::format("{} per GPU, usable {:.1f} GB with the {:.0f}% margin", p.gpu_name,
                   p.gpu_memory_capacity_bytes * (1 - p.margin) / 1e9, p.margin * 100),
-      "offer / data/gpus.csv");
+      "the offer’s listing, else the GPU datasheet");
   if (p.training && spec) {
     const TrainingMemoryRequest m = detail::training_memory_request(request, p.layout, p.recompute);
     for (const auto& t : explain_training_memory(arch, m)) add(out, "memory." + t.name, t.bytes, "bytes", t.formula, t.source);
-    add(out, "per_gpu_memory_bytes", p.per_gpu_memory_bytes, "bytes", "sum of the memory terms above", "sizing/memory.hpp");
+    add(out, "per_gpu_memory_bytes", p.per_gpu_memory_bytes, "bytes", "sum of the memory terms above", "gpuplan memory model");
     const TrainingStepRequest s = detail::training_step_request(request, p.layout, p.recompute, p.global_batch_seqs);
     for (const auto& l : explain_training_step(arch, s, p.cluster, assumptions)) add(out, "step." + l.term, l.value, "", l.formula, l.source);
     add(out, "steps", p.steps, "",
@@ -117,19 +121,19 @@ std::vector<PlanExplainLine> explain_plan(const PlanRequest& request, const Mode
             : "");
     if (p.mfu_overridden) {
       add(out, "step.step_seconds_mfu_override", p.training->step_seconds, "s",
-          fmt::format("model FLOP {:.4g} / ({} GPUs × peak {:.4g} FLOP/s × MFU {:.3f})", p.training->model_flop_per_step,
-                      p.cluster.total_gpus(), p.training->peak_flops_per_s, p.training->mfu),
+          fmt::format("model FLOP {:.4g} / ({} × peak {:.4g} FLOP/s × MFU {:.3f})", p.training->model_flop_per_step,
+                      counted(p.cluster.total_gpus(), "GPU", "GPUs"), p.training->peak_flops_per_s, p.training->mfu),
           "--mfu replaces the modelled step time");
     }
     add(out, "work_seconds", p.work_seconds, "s",
         fmt::format("{:.0f} steps × {:.3f} s per step", p.steps, p.training->step_seconds), "");
     if (p.goodput) {
       const GoodputEstimate& g = *p.goodput;
-      const std::string src = "sizing/goodput.hpp: Llama 3 §3.3.4 failure rate; Young 1974 / Daly 2006 interval";
+      const std::string src = "gpuplan goodput model: Llama 3 §3.3.4 failure rate; Young 1974 / Daly 2006 interval";
       add(out, "goodput.mtbf_seconds", g.mtbf_seconds, "s",
-          fmt::format("1 / (failures per GPU-hour × {} GPUs) × 3600", p.cluster.total_gpus()), src);
+          fmt::format("1 / (failures per GPU-hour × {}) × 3600", counted(p.cluster.total_gpus(), "GPU", "GPUs")), src);
       add(out, "goodput.checkpoint_write_seconds", g.checkpoint_write_seconds, "s",
-          fmt::format("{:.1f} GB / ({} nodes × {:.2f} GB/s)", p.checkpoint_bytes / 1e9, p.instances,
+          fmt::format("{:.1f} GB / ({} × {:.2f} GB/s)", p.checkpoint_bytes / 1e9, counted(p.instances, "node", "nodes"),
                       request.checkpoint_write_bytes_per_s / 1e9),
           src);
       add(out, "goodput.interval_seconds", g.interval_seconds, "s",
@@ -147,7 +151,7 @@ std::vector<PlanExplainLine> explain_plan(const PlanRequest& request, const Mode
   } else if (p.serving && spec) {
     const ServingMemoryRequest m = detail::serving_memory_request(request, p.layout.tp, p.serving->batch);
     for (const auto& t : explain_serving_memory(arch, m)) add(out, "memory." + t.name, t.bytes, "bytes", t.formula, t.source);
-    add(out, "per_gpu_memory_bytes", p.per_gpu_memory_bytes, "bytes", "sum of the memory terms above", "sizing/memory.hpp");
+    add(out, "per_gpu_memory_bytes", p.per_gpu_memory_bytes, "bytes", "sum of the memory terms above", "gpuplan memory model");
     const ServingPerfRequest sp = detail::serving_perf_request(request, p.layout.tp, p.serving->batch);
     const double kv_capacity = p.kv_capacity_bytes;
     for (const auto& l : explain_serving(arch, sp, p.cluster, kv_capacity, assumptions)) add(out, "serving." + l.term, l.value, "", l.formula, l.source);
@@ -156,20 +160,21 @@ std::vector<PlanExplainLine> explain_plan(const PlanRequest& request, const Mode
             ? fmt::format("ceil({:.3g} req/s / {:.3g} req/s per replica)", *request.requests_per_s,
                           p.serving->requests_per_s_per_replica)
             : fmt::format("ceil({} users / {} sequences per replica)", request.concurrency.value_or(0), p.serving->batch),
-        "sizing/serving_perf.hpp replicas_needed");
+        "gpuplan serving model");
     if (!p.serving_tp_choice.empty()) {
       add(out, "serving.tp_choice", p.layout.tp, "", p.serving_tp_choice,
-          "planner.cpp search_serving: fixed cluster holds the load, then the latency target, then the fewest instances");
+          "gpuplan serving search: fixed cluster holds the load, then the latency target, then the fewest instances");
     }
     add(out, "instances", p.instances, "",
-        fmt::format("ceil({} replicas / ({} GPUs / TP {}))", p.replicas, p.gpus_per_instance, p.layout.tp), "");
+        fmt::format("ceil({} / ({} / TP {}))", counted(p.replicas, "replica", "replicas"),
+                    counted(p.gpus_per_instance, "GPU", "GPUs"), p.layout.tp), "");
     add(out, "work_seconds", p.work_seconds, "s",
         request.workload == PlanWorkload::serving
             ? fmt::format("{:.0f} h × 3600", request.hours)
             : fmt::format("{:.4g} requests / {:.3g} req/s", request.requests.value_or(0), p.requests_per_s),
         "");
   } else if (spec) {
-    add(out, "per_gpu_memory_bytes", p.per_gpu_memory_bytes, "bytes", "weights + CUDA context + fragmentation", "sizing/memory.hpp");
+    add(out, "per_gpu_memory_bytes", p.per_gpu_memory_bytes, "bytes", "weights + CUDA context + fragmentation", "gpuplan memory model");
     const DiffusionRequest d = detail::diffusion_request(request, arch, p.gpus_per_instance);
     for (const auto& l : explain_diffusion(arch, d, *spec, assumptions)) add(out, "images." + l.term, l.value, "", l.formula, l.source);
     add(out, "work_seconds", p.work_seconds, "s",

@@ -1369,9 +1369,13 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
                             offer.gpu_count, p.layout.tp, p.layout.dp));
   }
   if (offer.intra_node_link == IntraNodeLink::unknown && offer.gpu_count > 1) {
+    // The GPU's own link kind from the catalog (data/gpus.csv interconnect): trial 10c, an AMD
+    // MI300X plan read "NVLink assumed" where its datasheet lists Infinity Fabric.
     add_warning(w, PlanWarningCode::link_assumed,
                 fmt::format("intra-node link not listed: {} assumed from the GPU datasheet",
-                            spec->has_gpu_link() ? "NVLink" : "PCIe"));
+                            !spec->has_gpu_link()          ? std::string("PCIe")
+                            : spec->interconnect.empty()   ? std::string("the GPU's own link")
+                                                           : spec->interconnect));
   }
   if (p.instances > 1 && a.max_nodes_assumed) {
     add_warning(w, PlanWarningCode::max_nodes_assumed,

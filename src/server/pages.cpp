@@ -149,9 +149,9 @@ std::string explain_label(const std::string& term, const json& t) {
 
 /// The fixed words of the engine's explanation texts (a formula or a source of an explain line,
 /// written in English around numbers, units, symbols, names and citations), each with the locale
-/// key that says it in the page's language (web/locales/*.json "xp_..."). The repository files the
-/// engine names as sources (data/gpus.csv, sizing/memory.hpp, ...) read as what they are for a
-/// visitor ("the GPU datasheet", "gpuplan memory model") on every page, English included. A French
+/// key that says it in the page's language (web/locales/*.json "xp_..."). The engine names its own
+/// models in words ("gpuplan memory model", "the offer’s listing, else the GPU datasheet"), never a
+/// repository file (trial 10c: the CLI and the API showed "sizing/memory.hpp", "data/gpus.csv"). A French
 /// or Thai page showed these texts with their English words stripped ("NVIDIA B200 (HGX) GPU,
 /// 162.0 GB 10%", "/ data/gpus.csv": trial of issue 10, D7 and D9d); tests/e2e/web10_e2e_test.cpp.
 struct ExplainPhrase {
@@ -159,27 +159,35 @@ struct ExplainPhrase {
   std::string_view key;
 };
 constexpr ExplainPhrase kExplainPhrases[] = {
-    {"offer / data/gpus.csv", "xp_offer_data_gpus_csv"},
+    {"the offer’s listing, else the GPU datasheet", "xp_offer_data_gpus_csv"},
     {"PyTorch caching-allocator slack (reserved − allocated) as a fraction of the per-step (dynamic) allocations", "xp_pytorch_allocator_slack_fraction"},
     {"PyTorch CUDA semantics", "xp_pytorch_cuda_semantics"},
     {"PyTorch DDP gradient buckets", "xp_pytorch_ddp_gradient_buckets"},
+    {"share of communication hidden behind compute", "xp_share_of_communication_hidden_behind_compute"},
+    {"measured on an H200", "xp_measured_on_an_h200"},
     {"16-bit logits + fp32 log-softmax + fp32 grad", "xp_16bit_logits_fp32_log_softmax_fp32_grad"},
     {"ring 2(n−1)/n · bytes", "xp_ring_2n_1_n_bytes"},
-    {"sizing/goodput.hpp:", "xp_sizing_goodput_hpp"},
-    {"planner/cost.cpp price_job", "xp_planner_cost_cpp_price_job"},
-    {"(planner/cost.hpp billed_seconds)", "xp_planner_cost_hpp_billed_seconds"},
-    {"planner/cost.hpp spot_overhead", "xp_planner_cost_hpp_spot_overhead"},
-    {"sizing/memory.hpp", "xp_sizing_memory_hpp"},
-    {"memory.hpp", "xp_memory_hpp"},
-    {"tests/data/h200-measurements.jsonl", "xp_tests_data_h200_measurements_jsonl"},
-    {"flops.hpp", "xp_flops_hpp"},
-    {"perf.hpp", "xp_perf_hpp"},
+    // Trial 10c: the French page read "1,5 × DP volume", "Megatron-Bridge tableaux", "à porte MLP",
+    // "ZeRO-3/FSDP rassemblement" and "…·jetons·bytes": these phrases keep the locale's word order.
+    {"ZeRO-3 = 1.5 × DP volume", "xp_zero3_1_5_dp_volume"},
+    {"Megatron-Bridge tables", "xp_megatron_bridge_tables"},
+    {"gated MLP", "xp_gated_mlp"},
+    {"ZeRO-3/FSDP gather", "xp_zero3_fsdp_gather"},
+    {"bytes", "xp_bytes"},
+    {"gpuplan goodput model:", "xp_sizing_goodput_hpp"},
+    {"gpuplan cost model", "xp_planner_cost_cpp_price_job"},
+    {"(gpuplan billing rule)", "xp_planner_cost_hpp_billed_seconds"},
+    {"gpuplan spot model", "xp_planner_cost_hpp_spot_overhead"},
+    {"gpuplan memory model", "xp_sizing_memory_hpp"},
+    {"gpuplan’s H200 measurements", "xp_tests_data_h200_measurements_jsonl"},
+    {"gpuplan FLOP model", "xp_flops_hpp"},
+    {"gpuplan performance model", "xp_perf_hpp"},
     {"docs/sizing.md", "xp_docs_sizing_md"},
     {"docs/accuracy.md", "xp_docs_accuracy_md"},
     {"docs/performance-model.md", "xp_docs_performance_model_md"},
-    {"sizing/serving_perf.hpp replicas_needed", "xp_sizing_serving_perf_hpp_replicas_needed"},
-    {"planner.cpp search_serving:", "xp_planner_cpp_search_serving"},
-    {"ASSUMPTION (PlanRequest::startup_seconds)", "xp_assumption_planrequest_startup_seconds"},
+    {"gpuplan serving model", "xp_sizing_serving_perf_hpp_replicas_needed"},
+    {"gpuplan serving search:", "xp_planner_cpp_search_serving"},
+    {"assumption (start-up minutes input)", "xp_assumption_planrequest_startup_seconds"},
     {"--startup-minutes", "xp_startup_minutes"},
     {"startup_minutes", "xp_startup_minutes_2"},
     {"--egress-gb", "xp_egress_gb"},

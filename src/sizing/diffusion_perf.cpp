@@ -195,10 +195,10 @@ std::vector<ExplainLine> explain_diffusion(const ModelArch& arch, const Diffusio
                              "and text encoders not counted",
                              r.steps, r.classifier_free_guidance ? 2 : 1, e.flop_per_evaluation, w.peak,
                              w.efficiency, e.seconds_per_image),
-                 flux ? "compute-bound denoising; efficiency measured on an H200 (tests/data/h200-flux-blocks.jsonl)"
-                      : "compute-bound denoising; UNet efficiency is an uncalibrated assumption (perf.hpp)"});
+                 flux ? "compute-bound denoising; efficiency measured on an H200 (docs/performance-model.md)"
+                      : "compute-bound denoising; UNet efficiency is an uncalibrated assumption (gpuplan performance model)"});
   out.push_back({"images_per_hour", e.images_per_hour,
-                 fmt::format("3600 / {:.3g} s × {} GPUs = {:.4g}", e.seconds_per_image, r.gpus, e.images_per_hour),
+                 fmt::format("3600 / {:.3g} s × {} {} = {:.4g}", e.seconds_per_image, r.gpus, r.gpus == 1 ? "GPU" : "GPUs", e.images_per_hour),
                  "independent images per GPU (data parallel)"});
   return out;
 }

@@ -28,7 +28,7 @@ constexpr const char* kSrcLogits = "cross-entropy over the vocabulary: 16-bit lo
 constexpr const char* kSrcCtx = "CUDA context + kernels, per GPU (PyTorch CUDA semantics; HF 'model training anatomy')";
 constexpr const char* kSrcFrag =
     "PyTorch caching-allocator slack (reserved − allocated) as a fraction of the per-step (dynamic) allocations; "
-    "calibrated on tests/data/h200-measurements.jsonl";
+    "calibrated on gpuplan’s H200 measurements (docs/accuracy.md)";
 
 std::string gb(double bytes) { return fmt::format("{:.3f} GiB", bytes / kGiB); }
 std::string num(double v) {
@@ -666,7 +666,7 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
            ? "Dettmers et al. 2021 (arXiv:2110.02861) §2; master weights ZeRO §3.1" : kSrcZero, f_optim);
   if (step_peak) {
     add_term(out, ex, "optimizer_step_temp", temp_bytes,
-             "torch.optim foreach step: one parameter-sized temporary (measured, tests/data/h200-measurements)",
+             "torch.optim foreach step: one parameter-sized temporary (measured, gpuplan’s H200 measurements)",
              [=] { return fmt::format("one optimizer-dtype copy of the {} trained params on this GPU", num(temp_params)); });
   } else {
     add_term(out, ex, "activations", act_bytes, kSrcKorth, f_act);
@@ -934,7 +934,7 @@ MemoryBreakdown serving_stage(const ModelArch& m, const ServingMemoryRequest& r,
     out.warnings.push_back("activation memory of non-decoder models is not modelled; weights only");
   }
   add_term(out, ex, "weights", weights, r.quant == WeightQuant::nf4 ? kSrcQlora
-           : "weight bits per format: memory.hpp [GPTQ]/[GGUF]", f_w, true);
+           : "weight bits per format: gpuplan memory model [GPTQ]/[GGUF]", f_w, true);
   add_term(out, ex, "kv_cache", kv, kSrcKv, f_kv);
   add_term(out, ex, "workspace", ws, "activations of one prefill chunk (vLLM chunked prefill) + sampler logits", f_ws);
   // The KV cache is allocated in fixed blocks (PagedAttention, Kwon et al. 2023, arXiv:2309.06180 §4: under

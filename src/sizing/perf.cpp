@@ -784,10 +784,10 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                              si(w.hw_per_token.dense_matmul_flop, "FLOP"), si(w.hw_per_token.attention_flop, "FLOP"),
                              si(w.tokens_per_step, ""), si(e.hardware_flop_per_step, "FLOP")),
                  "6·N per token (Kaplan et al. 2020 Table 1) + attention; full recompute 8·N (Narayanan et al. "
-                 "2021 Eq. 3); LoRA 4·N; see flops.hpp"});
+                 "2021 Eq. 3); LoRA 4·N; gpuplan FLOP model"});
   out.push_back({"compute_seconds", e.compute_seconds,
-                 fmt::format("{} / ({} GPUs × {} ({}) × efficiency {:.3f}){}{}{} = {}", si(e.hardware_flop_per_step, "FLOP"),
-                             w.gpus, si(w.peak.flops_per_s, "FLOP/s"), dtype_name(w.peak.dtype), e.kernel_efficiency,
+                 fmt::format("{} / ({} {} × {} ({}) × efficiency {:.3f}){}{}{} = {}", si(e.hardware_flop_per_step, "FLOP"),
+                             w.gpus, w.gpus == 1 ? "GPU" : "GPUs", si(w.peak.flops_per_s, "FLOP/s"), dtype_name(w.peak.dtype), e.kernel_efficiency,
                              w.kv_replication_flop_per_gpu > 0
                                  ? fmt::format(" + {} per GPU of replicated K/V projections (TP {} > {} KV heads) / "
                                                "(peak × efficiency)",
@@ -902,7 +902,7 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                              "it overlaps; only the excess adds to the step)",
                              dp_part, zero_part, si(w.exposed_dp, "s"), si(w.exposed_zero, "s"),
                              si(e.exposed_comm_seconds, "s"), 100.0 * a.comm_overlap_fraction),
-                 "comm_overlap_fraction (PyTorch DDP gradient buckets, Li et al. 2020 arXiv:2006.15704; DeepSpeed "
+                 "share of communication hidden behind compute (PyTorch DDP gradient buckets, Li et al. 2020 arXiv:2006.15704; DeepSpeed "
                  "overlap_comm)"});
   out.push_back({"optimizer_seconds", e.optimizer_seconds,
                  l.offload_optimizer
@@ -920,7 +920,7 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                                                             : std::string(),
                              si(e.overhead_seconds, "s")),
                  "eager PyTorch host time, hidden while the GPU is busy; calibrated on our H200 runs "
-                 "(tests/data/h200-measurements.jsonl)"});
+                 "(docs/accuracy.md)"});
   out.push_back({"step_seconds", e.step_seconds,
                  fmt::format("compute {} + TP {} + EP {} + PP p2p {} + bubble {} + exposed comm {} + optimizer {} + "
                              "overhead {} = {} (MFU {:.1f}%)",

@@ -380,7 +380,7 @@ std::vector<ExplainLine> explain_serving(const ModelArch& arch, const ServingPer
   out.push_back({"decode_compute_seconds", e.decode_compute_seconds,
                  fmt::format("{} sequences × {} / ({} × {:.2f}) = {}", e.batch, si(w.decode_flop_per_token, "FLOP"),
                              si(w.peak, "FLOP/s"), a.decode_compute_efficiency, si(e.decode_compute_seconds, "s")),
-                 "2·N_active + attention per generated token (flops.hpp)"});
+                 "2·N_active + attention per generated token (gpuplan FLOP model)"});
   out.push_back({"prefill_seconds_per_step", e.prefill_seconds_per_step,
                  fmt::format("{} sequences × {} prompt / {} output = {:.1f} prompt tokens per step × {} / ({} × {:.2f}) = {}",
                              e.batch, r.prompt_tokens, r.output_tokens, e.prefill_tokens_per_step,

@@ -254,7 +254,11 @@ TEST_F(ServeTrial10dE2E, ExplanationsOnFrenchAndThaiPagesHaveNoEnglishPhraseLeft
       "/plan?model=llama-3.1-8b&task=full&tokens=1e8&limit=1&explain=1",
       "/plan?model=llama-3.1-8b&task=lora&tokens=1e8&limit=1&explain=1",
       "/plan?model=llama-3.1-8b&task=serve&rps=2&limit=1&explain=1",
-      "/size?model=llama-3.1-8b&task=lora&explain=1"};
+      "/size?model=llama-3.1-8b&task=lora&explain=1",
+      // Trial 10c: an images plan ("efficacité measured sur un H200") and a 70B LoRA on 8 GPUs
+      // or more ("ZeRO-3/FSDP rassemblement", "1 nœuds").
+      "/plan?model=flux.1-schnell&task=images&images=100000&limit=1&explain=1",
+      "/plan?model=llama-3.1-70b&task=lora&tokens=5e8&filter=" + q("gpus>=8") + "&limit=1&explain=1"};
   // The English page names the quantity, not its key.
   const auto en_page = get("/en" + pages[0]);
   ASSERT_TRUE(en_page);
@@ -302,6 +306,72 @@ TEST_F(ServeTrial10dE2E, ThaiSpellsEachTermOneWay) {
   ASSERT_TRUE(page);
   EXPECT_NE(page->body.find("โทเค็น"), std::string::npos);
   EXPECT_EQ(page->body.find("โทเคน"), std::string::npos);
+}
+
+/// Every explanation line's formula and source in `j` (an object with "term" and "formula").
+void explanation_texts(const json& j, std::vector<std::string>& out) {
+  if (j.is_object()) {
+    if ((j.contains("term") || j.contains("name")) && j.contains("formula")) {  // plan: term; size: name
+      for (const char* k : {"formula", "source"}) {
+        if (j.contains(k) && j[k].is_string()) out.push_back(j[k].get<std::string>());
+      }
+      return;
+    }
+    for (const auto& [k, v] : j.items()) explanation_texts(v, out);
+  } else if (j.is_array()) {
+    for (const auto& v : j) explanation_texts(v, out);
+  }
+}
+
+// Trial 10c: explanations named repository files as sources ("planner/cost.cpp price_job",
+// "sizing/memory.hpp", "offer / data/gpus.csv", "tests/data/h200-measurements.jsonl") and an
+// internal key ("comm_overlap_fraction (PyTorch DDP gradient buckets, ...)"). The CLI's --json
+// explanations of a training, a fine-tuning on 8 GPUs or more, a serving and an images plan, and
+// size --explain, name none (docs/*.md, public documentation, may be named).
+TEST_F(ServeTrial10dE2E, NoExplanationNamesARepositoryFileOrAnInternalKey) {
+  const std::vector<std::string> commands = {
+      "plan --model llama-3.1-8b --task full --tokens 1e8 --limit 1 --explain 1",
+      "plan --model llama-3.1-70b --task lora --tokens 5e8 'gpus>=8' --limit 1 --explain 1",
+      "plan --model llama-3.1-8b --task serve --rps 2 --limit 1 --explain 1",
+      "plan --model flux.1-schnell --task images --images 100000 --limit 1 --explain 1",
+      "size --model llama-3.1-8b --task lora --explain", "size --model llama-3.1-8b --task serve --explain"};
+  for (const auto& command : commands) {
+    const json j = run_json(command, 0);
+    std::vector<std::string> texts;
+    explanation_texts(j, texts);
+    EXPECT_GE(texts.size(), 10u) << command;
+    bool overlap = false;
+    for (std::string text : texts) {
+      // "llama.cpp" is the serving engine's own name, not a file of this repository.
+      for (std::size_t at = text.find("llama.cpp"); at != std::string::npos; at = text.find("llama.cpp")) text.erase(at, 9);
+      for (const char* bad : {".hpp", ".cpp", "tests/", "data/", "comm_overlap_fraction", "::"}) {
+        EXPECT_EQ(text.find(bad), std::string::npos) << command << ": " << text;
+      }
+      overlap = overlap || text.find("share of communication hidden behind compute") != std::string::npos;
+    }
+    // A training step's exposed communication names its overlap share in words.
+    if (command.find("--task full") != std::string::npos) {
+      EXPECT_TRUE(overlap) << command;
+    }
+  }
+}
+
+// Trial 10c: an OCI MI300X plan warned "intra-node link not listed: NVLink assumed from the GPU
+// datasheet". The MI300X datasheet lists AMD Infinity Fabric (data/gpus.csv interconnect
+// "Infinity Fabric (xGMI; 7 links)", ROCm specs): the warning names that link, not NVLink.
+TEST_F(ServeTrial10dE2E, ALinkAssumedWarningNamesTheGpusOwnLink) {
+  const json j = run_json("plan --model llama-3.1-8b --task lora --tokens 1e8 'gpu=MI300X' --limit 20", 0);
+  std::size_t warned = 0;
+  for (const auto& p : j.at("plans")) {
+    for (const auto& w : p.value("warnings", json::array())) {
+      if (w.value("code", "") != "link_assumed") continue;
+      ++warned;
+      const std::string m = w.value("message", "");
+      EXPECT_EQ(m, "intra-node link not listed: Infinity Fabric (xGMI; 7 links) assumed from the GPU datasheet")
+          << p.value("gpu_name", "");
+    }
+  }
+  EXPECT_GE(warned, 1u) << j.dump().substr(0, 2000);
 }
 
 }  // namespace
