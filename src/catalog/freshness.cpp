@@ -71,7 +71,10 @@ std::string_view evidence_tier_name(EvidenceTier t) noexcept {
 }
 
 const std::vector<std::string_view>& price_questioning_rules() {
-  static const std::vector<std::string_view> rules = {import_rule::kBelowMarketIndex, import_rule::kGpuMemoryMismatch};
+  // price_jump as the planner ranks it (trial9c: a vast 8x H100 moved from $16 to $80/h listed first
+  // in `offers` as "clean" and counted in its group's max while `plan` marked it "!").
+  static const std::vector<std::string_view> rules = {import_rule::kBelowMarketIndex, import_rule::kGpuMemoryMismatch,
+                                                      import_rule::kPriceJump};
   return rules;
 }
 

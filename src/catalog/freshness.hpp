@@ -57,7 +57,8 @@ void require_today_not_before_observations(std::string_view today, const std::ve
 ///   clean   (0): no flag questions the price, dated, at most stale_after_days old, not after now;
 ///   stale   (1): dated, older than stale_after_days (not flagged);
 ///   undated (2): no price of the kind, no date from the source, or observed after now_date;
-///   flagged (3): a non-excluding `below_market_index` or `gpu_memory_mismatch` flag questions it.
+///   flagged (3): a non-excluding `below_market_index`, `gpu_memory_mismatch` or `price_jump` flag
+///                questions it (price_questioning_rules()).
 enum class EvidenceTier { clean = 0, stale = 1, undated = 2, flagged = 3 };
 std::string_view evidence_tier_name(EvidenceTier t) noexcept;  ///< "clean", "stale", "undated", "flagged"
 /// The flag rules that question an offer's price without excluding it (tier flagged).

@@ -112,7 +112,7 @@ void print_groups(const api::OffersOutput& out, const OffersOptions& opts) {
              "count = mean of the two middle prices; {}.\n",
              out.groups.size(), out.groups_total, out.grouped_offers, price_kind_name(out.query.price_kind),
              out.query.evidence_first ? fmt::format("{} prices questioned by a flag (below_market_index, "
-                                                    "gpu_memory_mismatch) left out in all groups (--include-flagged "
+                                                    "gpu_memory_mismatch, price_jump) left out in all groups (--include-flagged "
                                                     "counts them)",
                                                     out.flagged_prices_total)
                                       : std::string("flagged prices counted"));

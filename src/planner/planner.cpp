@@ -899,8 +899,7 @@ PriceEvidence price_evidence(const PlanRequest& r, const Offer& offer, const Pri
     // A price that jumped past the fetch gate's factor is as doubtful as one far below the market
     // index: kept, but not "clean" (trial9b D2: a vast 8x H100 at 5x its last price was
     // recommended unmarked).
-    if (!flag.excludes && (flag.rule == import_rule::kBelowMarketIndex || flag.rule == import_rule::kGpuMemoryMismatch ||
-                           flag.rule == import_rule::kPriceJump)) {
+    if (questions_price(flag)) {  // catalog/freshness.hpp: the rules `offers` ranks flagged too
       ev.tier = 3;
       ev.reason = EvidenceReason::flagged;
       ev.flag_rule = flag.rule;
@@ -1411,7 +1410,7 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
                             *offer.gpu_memory_bytes / 1e9, spec->name, spec->memory_bytes / 1e9));
   }
   for (const QualityFlag& f : offer.flags) {
-    if (!f.excludes && (f.rule == import_rule::kBelowMarketIndex || f.rule == import_rule::kGpuMemoryMismatch))
+    if (questions_price(f))
       add_warning(w, PlanWarningCode::offer_flagged, fmt::format("data-quality flag {}: {}", f.rule, f.detail));
   }
   if (!offer.confirmed_available_at) {

@@ -230,6 +230,40 @@ TEST_F(SeenAgainE2E, APriceThatJumpedIsNotRankedAsClean) {
     EXPECT_NE(pl["demoted_reason"].get<std::string>().find("price_jump"), std::string::npos) << pl.dump();
   }
   EXPECT_TRUE(saw) << plan.out.substr(0, 2000);
+
+  // trial9c: `offers` listed the $80 row first with evidence "clean" and counted it in its group's
+  // max while `plan` marked it "!". The offer list ranks it as plan does (docs/freshness.md: flagged
+  // after clean, stale and undated) ...
+  const RunResult list = run("jump.sqlite", "offers 'gpu~h100 gpus=8' --limit 0 --today 2026-12-04 --format json");
+  ASSERT_EQ(list.exit_code, 0) << list.out;
+  const json rows = json::parse(list.out, nullptr, false);
+  ASSERT_TRUE(rows.is_array()) << list.out.substr(0, 2000);
+  std::size_t at = rows.size();
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (rows[i]["id"] == kH100) at = i;
+  ASSERT_LT(at, rows.size()) << list.out.substr(0, 2000);
+  EXPECT_EQ(rows[at]["evidence"], "flagged") << rows[at].dump();
+  EXPECT_EQ(rows[at]["usd_per_hour"].get<double>(), 80.0);
+  EXPECT_GT(at, 0u);  // the bundled catalog's 8x H100 rows (stale or undated) come first
+  EXPECT_NE(rows[0]["evidence"], "flagged") << rows[0].dump();
+  // After it: only other flagged prices (flagged rows sort by price among themselves), then rows
+  // with no price of the kind.
+  for (std::size_t i = at + 1; i < rows.size(); ++i)
+    if (!rows[i]["usd_per_hour"].is_null()) {
+      EXPECT_EQ(rows[i]["evidence"], "flagged") << rows[i].dump();
+    }
+  // ... and its group leaves the questioned price out of the statistics: flagged_offers 1, max
+  // under the $80/h (= $10 per GPU-hour) the jump gave.
+  const RunResult groups = run("jump.sqlite", "offers 'gpu~h100 gpus=8 provider=vast' --group-by gpu --today 2026-12-04 "
+                                              "--format json");
+  ASSERT_EQ(groups.exit_code, 0) << groups.out;
+  const json g = json::parse(groups.out, nullptr, false);
+  ASSERT_FALSE(g.is_discarded()) << groups.out;
+  const json& gs = g.is_object() && g.contains("groups") ? g["groups"] : g;
+  ASSERT_TRUE(gs.is_array() && !gs.empty()) << groups.out;
+  std::size_t flagged = 0;
+  for (const json& one : gs) flagged += one.value("flagged_offers", std::size_t{0});
+  EXPECT_EQ(flagged, 1u) << groups.out;
 }
 
 // trial9b D3: a plan on a price first seen on day 1 and seen again on day 40 printed "observed
