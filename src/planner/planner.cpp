@@ -1430,10 +1430,10 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
     if (stale && *stale) {
       add_warning(w, PlanWarningCode::stale_price,
                   p.price_age_days
-                      ? fmt::format("price observed {} is older than {:.0f} days ({} days old)",
+                      ? fmt::format("price last seen {} is older than {:.0f} days ({} days old)",
                                     p.price_last_seen_at.value_or(*p.price_source.observed_at),
                                     request.stale_after_days, *p.price_age_days)
-                      : fmt::format("price observed {} is older than {:.0f} days",
+                      : fmt::format("price last seen {} is older than {:.0f} days",
                                     p.price_last_seen_at.value_or(*p.price_source.observed_at),
                                     request.stale_after_days));
     }
@@ -2775,7 +2775,7 @@ void add_result_warnings(const PlanRequest& request, const PlanState& st, PlanRe
       const std::string observed = observed_date(*stale);
       PlanWarning w{PlanWarningCode::cheaper_stale_plan,
                     fmt::format("the recommended plan ({} {} × {}, {}) costs {:.1f}× the cheapest plan on a stale price: {} "
-                                "{} × {}, {}, price observed {}, {} days ago (older than {:.0f} days, so ranked after; "
+                                "{} × {}, {}, price last seen {}, {} days ago (older than {:.0f} days, so ranked after; "
                                 "--max-price-age {} ranks it with fresh prices)",
                                 rec->provider, rec->instance_type, rec->instances, usd_text(rec->total_usd()), ratio,
                                 stale->provider, stale->instance_type, stale->instances, plan_total_text(*stale), observed,
@@ -2850,8 +2850,8 @@ void add_result_warnings(const PlanRequest& request, const PlanState& st, PlanRe
       const double ratio = rec->total_usd() / older->total_usd();
       const std::string observed = observed_date(*older);
       PlanWarning w{PlanWarningCode::cheaper_stale_plan,
-                    fmt::format("the recommended plan ({} {} × {}, {}, price observed {}) costs {:.1f}× a plan on an "
-                                "older price: {} {} × {}, {}, price observed {}, {} days ago, ranked #{} (prices rank "
+                    fmt::format("the recommended plan ({} {} × {}, {}, price last seen {}) costs {:.1f}× a plan on an "
+                                "older price: {} {} × {}, {}, price last seen {}, {} days ago, ranked #{} (prices rank "
                                 "by age in {:.0f}-day steps; check that price before relying on it)",
                                 rec->provider, rec->instance_type, rec->instances, usd_text(rec->total_usd()), rec_date, ratio,
                                 older->provider, older->instance_type, older->instances, plan_total_text(*older),
@@ -2869,7 +2869,7 @@ void add_result_warnings(const PlanRequest& request, const PlanState& st, PlanRe
           fmt::format("the recommended plan ({} {} × {}, {}{}) costs {:.1f}× a plan on an undated price: {} {} × {}, {}, "
                       "ranked #{} (the source gives no date for that price; check it before relying on it)",
                       rec->provider, rec->instance_type, rec->instances, usd_text(rec->total_usd()),
-                      rec_date.empty() ? std::string() : ", price observed " + rec_date, ratio, undated->provider,
+                      rec_date.empty() ? std::string() : ", price last seen " + rec_date, ratio, undated->provider,
                       undated->instance_type, undated->instances, plan_total_text(*undated), undated_rank),
           common(*undated, undated_rank, ratio)});
     }

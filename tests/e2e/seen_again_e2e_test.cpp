@@ -266,6 +266,35 @@ TEST_F(SeenAgainE2E, APriceThatJumpedIsNotRankedAsClean) {
   EXPECT_EQ(flagged, 1u) << groups.out;
 }
 
+// trial9c item 7: the stale_price warning said "price observed DATE" but printed the last-seen
+// date. Seen on day 1 and again on day 40 (2026-12-03), planned at --today 2027-01-20: 28 days
+// to 31 Dec + 20 = 48 days since it was last seen, over the 30-day limit: stale, and the warning
+// names the date as what it is.
+TEST_F(SeenAgainE2E, AStalePriceWarningSaysLastSeen) {
+  const std::string db = "stale-last-seen.sqlite";
+  ASSERT_EQ(fetch(db, kDay1).exit_code, 0);
+  ASSERT_EQ(fetch(db, kDay40, " --frozen-after-days 60").exit_code, 0);
+  const RunResult plan = run(db,
+                             "plan --model llama-3.1-8b --task lora --tokens 1e8 'provider=vast gpus>=8' --today 2027-01-20 "
+                             "--json");
+  ASSERT_EQ(plan.exit_code, 0) << plan.out;
+  const json j = json::parse(plan.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << plan.out;
+  bool saw = false;
+  for (const json& pl : j["plans"]) {
+    if (pl["offer_id"] != kH100) continue;
+    for (const json& w : pl["warnings"]) {
+      if (w["code"] != "stale_price") continue;
+      saw = true;
+      const std::string m = w["message"].get<std::string>();
+      EXPECT_NE(m.find("price last seen 2026-12-03"), std::string::npos) << m;
+      EXPECT_NE(m.find("(48 days old)"), std::string::npos) << m;
+      EXPECT_EQ(m.find("observed"), std::string::npos) << m;
+    }
+  }
+  EXPECT_TRUE(saw) << plan.out.substr(0, 3000);
+}
+
 // trial9b D3: a plan on a price first seen on day 1 and seen again on day 40 printed "observed
 // 2026-10-25, 1 days ago": the first-seen date beside an age counted from the last-seen one. The
 // plan table, the footer, --explain and the /plan page print the last-seen date (what the age is
