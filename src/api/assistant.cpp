@@ -114,8 +114,11 @@ json exact_number(const std::string& text, double scale, const std::string& as_w
   return i;
 }
 
-double scale_of(const std::string& unit) {
+/// `lang` "fr": "billion(s)" is 10^12 (the long scale French uses; "milliard" is 10^9); trial10d
+/// found "1,5 billion de jetons" read as 1.5 × 10^9.
+double scale_of(const std::string& unit, std::string_view lang = {}) {
   if (unit.empty()) return 1;
+  if (lang == "fr" && unit.rfind("billion", 0) == 0) return 1e12;
   if (unit == "k" || unit == "thousand" || unit == "mille" || unit == "\xe0\xb8\x9e\xe0\xb8\xb1\xe0\xb8\x99") return 1e3;  // พัน
   if (unit == "\xe0\xb8\xab\xe0\xb8\xa1\xe0\xb8\xb7\xe0\xb9\x88\xe0\xb8\x99") return 1e4;                                   // หมื่น
   if (unit == "\xe0\xb9\x81\xe0\xb8\xaa\xe0\xb8\x99") return 1e5;                                                            // แสน
@@ -540,7 +543,7 @@ class Reader {
     for (auto it = std::sregex_iterator(low_.begin(), low_.end(), re); it != std::sregex_iterator(); ++it) {
       const std::smatch& m = *it;
       if (is_taken(static_cast<std::size_t>(m.position(0)), static_cast<std::size_t>(m.position(0) + m.length(0)))) continue;
-      add_marked("tokens", exact_number(m[1].str(), scale_of(m[2].str()), m[0].str(), result_.language), m);
+      add_marked("tokens", exact_number(m[1].str(), scale_of(m[2].str(), result_.language), m[0].str(), result_.language), m);
       return;
     }
   }
@@ -567,7 +570,7 @@ class Reader {
                                R"()?\s*(images?|\xe0\xb8\xa0\xe0\xb8\xb2\xe0\xb8\x9e|\xe0\xb8\xa3\xe0\xb8\xb9\xe0\xb8\x9b))");
     std::smatch m;
     if (std::regex_search(low_, m, re)) {
-      add_marked("images", exact_number(m[1].str(), scale_of(m[2].str()), m[0].str(), result_.language), m);
+      add_marked("images", exact_number(m[1].str(), scale_of(m[2].str(), result_.language), m[0].str(), result_.language), m);
     }
   }
 
@@ -586,11 +589,15 @@ class Reader {
   void read_money() {
     // "$-5", "US$ -5": a minus between the sign and the number (a trial's "under $-5" was not read
     // at all, so the budget was dropped without a word); negated below, then refused by name.
-    static const std::regex before(R"((?:us)?\$\s*-?\s*)" + kNumber + R"(\s*(k)?)");
-    static const std::regex after(kNumber + R"(\s*(k)?\s*(?:\$|usd|dollars?|\xe0\xb8\x94\xe0\xb8\xad\xe0\xb8\xa5\xe0\xb8\xa5\xe0\xb8\xb2\xe0\xb8\xa3\xe0\xb9\x8c))");
+    // The amount's scale word counts ("$1.5M", "1.5 million dollars", "1,5 million de dollars",
+    // "1.5 ล้านดอลลาร์", "2 พันดอลลาร์": trial10d saw each read as $1.50 or $2).
+    static const std::string scale = "(" + kScaleWords + R"(|bn)?(?![a-z]))";
+    static const std::regex before(R"((?:us)?\$\s*-?\s*)" + kNumber + R"(\s*)" + scale);
+    static const std::regex after(kNumber + R"(\s*)" + scale + R"(\s*(?:of\s+|de\s+|d')?(?:\$|usd|dollars?|\xe0\xb8\x94\xe0\xb8\xad\xe0\xb8\xa5\xe0\xb8\xa5\xe0\xb8\xb2\xe0\xb8\xa3\xe0\xb9\x8c))");
     std::smatch m;
     if (std::regex_search(low_, m, before) || std::regex_search(low_, m, after)) {
-      double v = scaled(read_number(m[1].str(), result_.language), m[2].matched ? 1e3 : 1, m[0].str());
+      const std::string unit = m[2].str() == "bn" ? "b" : m[2].str();
+      double v = scaled(read_number(m[1].str(), result_.language), scale_of(unit, result_.language), m[0].str());
       if (minus_inside(m)) v = -v;
       add_marked("budget_usd", v, m);
       result_.budget_usd = value_of("budget_usd");  // signed as written
@@ -600,22 +607,24 @@ class Reader {
     // Euros and baht ("500€", "€500", "500 euros", "5000 บาท"): read, shown, and not used:
     // offers are priced in US dollars and gpuplan keeps no exchange rate (a guessed rate would
     // be an invented number).
-    static const std::regex eur_before("\xe2\x82\xac\\s*-?\\s*" + kNumber + R"(\s*(k)?)");
-    static const std::regex eur_after(kNumber + R"(\s*(k)?\s*(?:\xe2\x82\xac|eur\b|euros?))");
-    static const std::regex thb_after(kNumber + R"(\s*(k)?\s*(?:\xe0\xb8\x9a\xe0\xb8\xb2\xe0\xb8\x97|baht|thb))");  // บาท
+    static const std::regex eur_before("\xe2\x82\xac\\s*-?\\s*" + kNumber + R"(\s*)" + scale);
+    static const std::regex eur_after(kNumber + R"(\s*)" + scale + R"(\s*(?:de\s+|d')?(?:\xe2\x82\xac|eur\b|euros?))");
+    static const std::regex thb_after(kNumber + R"(\s*)" + scale + R"(\s*(?:\xe0\xb8\x9a\xe0\xb8\xb2\xe0\xb8\x97|baht|thb))");  // บาท
     for (const auto& [re, name] : {std::pair{&eur_before, "budget_eur"}, std::pair{&eur_after, "budget_eur"},
                                    std::pair{&thb_after, "budget_thb"}}) {
       if (std::regex_search(low_, m, *re)) {
-        const double v = scaled(read_number(m[1].str(), result_.language), m[2].matched ? 1e3 : 1, m[0].str());
+        const std::string unit = m[2].str() == "bn" ? "b" : m[2].str();
+        const double v = scaled(read_number(m[1].str(), result_.language), scale_of(unit, result_.language), m[0].str());
         add_marked(name, minus_inside(m) ? -v : v, m, "currency");
         return;
       }
     }
     // "budget 500", "budget of 500", "un budget de 500", "งบ 500": an amount with no currency is
     // in US dollars, the currency of every price gpuplan shows (the answer echoes it as $500).
-    static const std::regex bare(R"((?:budget|\xe0\xb8\x87\xe0\xb8\x9a(?:\xe0\xb8\x9b\xe0\xb8\xa3\xe0\xb8\xb0\xe0\xb8\xa1\xe0\xb8\xb2\xe0\xb8\x93)?)\s*(?:of|de|:|is|est)?\s*(?:at most|under|max(?:imum)?|au plus|moins de|\xe0\xb9\x84\xe0\xb8\xa1\xe0\xb9\x88\xe0\xb9\x80\xe0\xb8\x81\xe0\xb8\xb4\xe0\xb8\x99)?\s*)" + kNumber + R"(\s*(k)?(?![\d.,]*\s*(?:tokens?|jetons?|gpus?|h\b|hours?|days?|jours?)))");
+    static const std::regex bare(R"((?:budget|\xe0\xb8\x87\xe0\xb8\x9a(?:\xe0\xb8\x9b\xe0\xb8\xa3\xe0\xb8\xb0\xe0\xb8\xa1\xe0\xb8\xb2\xe0\xb8\x93)?)\s*(?:of|de|:|is|est)?\s*(?:at most|under|max(?:imum)?|au plus|moins de|\xe0\xb9\x84\xe0\xb8\xa1\xe0\xb9\x88\xe0\xb9\x80\xe0\xb8\x81\xe0\xb8\xb4\xe0\xb8\x99)?\s*)" + kNumber + R"(\s*)" + scale + R"((?![\d.,]*\s*(?:tokens?|jetons?|gpus?|h\b|hours?|days?|jours?)))");
     if (std::regex_search(low_, m, bare)) {
-      double v = scaled(read_number(m[1].str(), result_.language), m[2].matched ? 1e3 : 1, m[0].str());
+      const std::string unit = m[2].str() == "bn" ? "b" : m[2].str();
+      double v = scaled(read_number(m[1].str(), result_.language), scale_of(unit, result_.language), m[0].str());
       const auto num_at = static_cast<std::size_t>(m.position(1));
       if (num_at > 0 && low_[num_at - 1] == '-') v = -v;  // "budget -500"
       result_.budget_usd = v;
@@ -885,7 +894,7 @@ class Reader {
     std::smatch m;
     for (const std::regex* re : {&en, &params, &fr, &th}) {
       if (!std::regex_search(low_, m, *re)) continue;
-      add_marked("params", exact_number(m[1].str(), scale_of(m[2].str()), m[0].str(), result_.language), m);
+      add_marked("params", exact_number(m[1].str(), scale_of(m[2].str(), result_.language), m[0].str(), result_.language), m);
       return;
     }
   }
@@ -1029,7 +1038,17 @@ class Reader {
     // it (trial10c: the plan ran without a budget and said nothing).
     static const std::regex money_word(
         R"((?:^|[^a-z])(dollars?|usd|euros?|eur|baht|thb)(?![a-z])|(\xe0\xb8\x94\xe0\xb8\xad\xe0\xb8\xa5\xe0\xb8\xa5\xe0\xb8\xb2\xe0\xb8\xa3\xe0\xb9\x8c|\xe0\xb8\x9a\xe0\xb8\xb2\xe0\xb8\x97|\xe0\xb8\xa2\xe0\xb8\xb9\xe0\xb9\x82\xe0\xb8\xa3))");  // ดอลลาร์ บาท ยูโร
-    for (auto it = std::sregex_iterator(low_.begin(), low_.end(), money_word); it != std::sregex_iterator(); ++it) {
+    // So are token counts in words when no count was read ("on two hundred million tokens",
+    // "sur deux cents millions de jetons", "บนสองร้อยล้านโทเค็น": trial10d saw them vanish, the
+    // sentence then said only that tokens were missing).
+    static const std::regex token_word(R"((?:^|[^a-z])(tokens?|jetons?)(?![a-z])|(\xe0\xb9\x82\xe0\xb8\x97\xe0\xb9\x80\xe0\xb8\x84\xe0\xb9\x87\xe0\xb8\x99|\xe0\xb9\x82\xe0\xb8\x97\xe0\xb9\x80\xe0\xb8\x84\xe0\xb8\x99))");
+    std::vector<std::sregex_iterator> words_to_say;
+    for (auto it = std::sregex_iterator(low_.begin(), low_.end(), money_word); it != std::sregex_iterator(); ++it)
+      words_to_say.push_back(it);
+    if (!got("tokens"))
+      for (auto it = std::sregex_iterator(low_.begin(), low_.end(), token_word); it != std::sregex_iterator(); ++it)
+        words_to_say.push_back(it);
+    for (const auto& it : words_to_say) {
       const int g = (*it)[1].matched ? 1 : 2;
       const std::size_t at = static_cast<std::size_t>(it->position(g)), end = at + static_cast<std::size_t>(it->length(g));
       if (is_taken(at, end)) continue;

@@ -2025,6 +2025,13 @@ std::string unread_text(const std::vector<std::string>& words, const std::string
 
 std::vector<std::string> warning_lines(const json& warnings, const std::string& lang) {
   std::vector<std::string> out;
+  // English: the engine's sentence as `gpuplan plan` prints it, flags and commands included (the
+  // pages' wording of them, page_wording, is for the web: trial10d saw `ask` print "“include
+  // flagged prices”" and "/api/gpus" in a terminal). French and Thai: the locale's sentences.
+  if (lang == "en") {
+    for (const json& w : warnings) out.push_back("[" + w["code"].get<std::string>() + "] " + w["message"].get<std::string>());
+    return out;
+  }
   for (const json& w : warnings_view(warnings, lang, locale(lang)))
     out.push_back("[" + w["code"].get<std::string>() + "] " + w["message"].get<std::string>());
   return out;

@@ -89,8 +89,9 @@ std::string model_candidates_text(const api::ModelCandidates& c, const std::stri
 /// locale's words (ask_unread); "" when there are none.
 std::string unread_text(const std::vector<std::string>& words, const std::string& lang);
 /// The plan's warnings (a plan document's "warnings" array: code, message, values) in the
-/// locale's words, as the plan pages show them ("[code] text" each): `gpuplan ask` prints them as
-/// `gpuplan plan` does (trial of issue 10's assistant: ask omitted idle_gpus, cheaper_stale_plan).
+/// locale's words, as the plan pages show them ("[code] text" each), English as the engine writes
+/// it (CLI flags and commands): `gpuplan ask` prints them as `gpuplan plan` does (trial of issue
+/// 10's assistant: ask omitted idle_gpus, cheaper_stale_plan).
 std::vector<std::string> warning_lines(const nlohmann::json& warnings, const std::string& lang);
 /// A no-plan answer in the locale's words: the reason (no_plan_<code>) and the suggestions
 /// (suggest_<code>), with the numbers of reason.values; the planner's English sentence only for a

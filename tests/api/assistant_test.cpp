@@ -361,6 +361,42 @@ TEST(Assistant, MoneyInWordsIsUnreadThaiUsersAndTrillionsAreReadReadingsAreTrimm
   EXPECT_EQ(a.ambiguous[0].readings, (std::vector<std::string>{"$500", "$300"}));
 }
 
+// Trial 10d: a scale word after an amount was dropped ("$1.5M" planned with a $1.50 budget),
+// French "billion" (10^12, the long scale; "milliard" is 10^9) was read as 10^9, and token counts
+// in words vanished with no "not read".
+TEST(Assistant, ScaleWordsOnMoneyFrenchBillionAndTokenWordsAreRead) {
+  const GpuCatalog& gpus = GpuCatalog::bundled();
+  const std::vector<std::pair<std::string, double>> budgets = {
+      {"pretrain llama 3.1 8b on 1T tokens, budget $1.5M", 1.5e6},
+      {"pretrain llama 3.1 8b on 1T tokens with a budget of 1.5 million dollars", 1.5e6},
+      {"pré-entraîner llama 3.1 8b sur 1T jetons, budget 1,5 million de dollars", 1.5e6},
+      {"ปรับแต่ง llama 3.1 8b ด้วย lora บน 100 ล้านโทเคน งบ 1.5 ล้านดอลลาร์", 1.5e6},
+      {"ปรับแต่ง llama 3.1 8b ด้วย lora บน 100 ล้านโทเคน งบ 2 พันดอลลาร์", 2e3},
+      {"fine-tune llama 3.1 8b on 1e8 tokens, budget 2k", 2e3},
+      {"fine-tune llama 3.1 8b on 1e8 tokens under $500 by friday", 500},  // "b" of "by" is no scale
+  };
+  for (const auto& [sentence, usd] : budgets) {
+    const AskResult a = understand(sentence, gpus);
+    ASSERT_TRUE(a.budget_usd) << sentence;
+    EXPECT_EQ(*a.budget_usd, usd) << sentence;
+  }
+  json got = json::object();
+  for (const auto& f : understand("pré-entraîner llama 3.1 8b sur 1,5 billion de jetons", gpus).fields) got[f.name] = f.value;
+  EXPECT_EQ(got["tokens"], 1.5e12) << got.dump();
+  got = json::object();
+  for (const auto& f : understand("pré-entraîner llama 3.1 8b sur 2 milliards de jetons", gpus).fields) got[f.name] = f.value;
+  EXPECT_EQ(got["tokens"], 2e9) << got.dump();
+  for (const std::string sentence : {"fine-tune llama 3.1 8b on two hundred million tokens",
+                                     "affiner llama 3.1 8b sur deux cents millions de jetons",
+                                     "ปรับแต่ง llama 3.1 8b บนสองร้อยล้านโทเค็น"}) {
+    const AskResult a = understand(sentence, gpus);
+    EXPECT_NE(std::find(a.missing.begin(), a.missing.end(), "tokens"), a.missing.end()) << sentence;
+    ASSERT_EQ(a.unread.size(), 1u) << sentence << ": " << to_json(a).dump();
+    EXPECT_TRUE(a.unread[0].ends_with("tokens") || a.unread[0].ends_with("jetons") || a.unread[0].ends_with("โทเค็น"))
+        << a.unread[0];
+  }
+}
+
 // The marks a sentence puts on its numbers are kept (a trial: "≥ 200M tokens" and "about $500"
 // echoed as plain numbers), with the words they were read from; a field read but not used by
 // the planner says why and stays out of the plan body (never silently dropped, never guessed).

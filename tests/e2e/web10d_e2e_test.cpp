@@ -202,6 +202,18 @@ TEST_F(ServeTrial10dE2E, TheBudgetRuleOnThePageStatesTheHourSavedClauseAsTheCliD
       << fr->body.substr(fr->body.find("class=\"recommend\""), 600);
 }
 
+// Trial 10d: `gpuplan ask` in English printed the pages' wording of engine sentences ("“include
+// flagged prices” ranks them together", "(/api/gpus)") in a terminal; it prints them as
+// `gpuplan plan` does, flags and commands included.
+TEST_F(ServeTrial10dE2E, AskInEnglishPrintsWarningsInTheClisWords) {
+  const gpuplan::e2e::RunResult r = run("ask 'fine-tune qwen3 8b with LoRA on 50M tokens'");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("(--include-flagged ranks them together; --max-price-age changes the limit)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("“include flagged prices”"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("/api/gpus"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("/api/openapi.json"), std::string::npos) << r.out;
+}
+
 /// The explanation section of a page (`<section id="explain">` … `</section>`), each tag's
 /// attributes dropped (a row's title is its term's code), "" when the page has none.
 std::string explain_section(const std::string& html) {
