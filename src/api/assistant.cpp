@@ -123,7 +123,7 @@ double scale_of(const std::string& unit, std::string_view lang = {}) {
   if (unit == "\xe0\xb8\xab\xe0\xb8\xa1\xe0\xb8\xb7\xe0\xb9\x88\xe0\xb8\x99") return 1e4;                                   // หมื่น
   if (unit == "\xe0\xb9\x81\xe0\xb8\xaa\xe0\xb8\x99") return 1e5;                                                            // แสน
   if (unit == "m" || unit.rfind("million", 0) == 0 || unit == "\xe0\xb8\xa5\xe0\xb9\x89\xe0\xb8\xb2\xe0\xb8\x99") return 1e6;  // ล้าน
-  if (unit == "b" || unit.rfind("billion", 0) == 0 || unit.rfind("milliard", 0) == 0 ||
+  if (unit == "b" || unit == "bn" || unit.rfind("billion", 0) == 0 || unit.rfind("milliard", 0) == 0 ||
       unit == "\xe0\xb8\x9e\xe0\xb8\xb1\xe0\xb8\x99\xe0\xb8\xa5\xe0\xb9\x89\xe0\xb8\xb2\xe0\xb8\x99")  // พันล้าน
     return 1e9;
   if (unit == "t" || unit.rfind("trillion", 0) == 0 ||
@@ -596,8 +596,7 @@ class Reader {
     static const std::regex after(kNumber + R"(\s*)" + scale + R"(\s*(?:of\s+|de\s+|d')?(?:\$|usd|dollars?|\xe0\xb8\x94\xe0\xb8\xad\xe0\xb8\xa5\xe0\xb8\xa5\xe0\xb8\xb2\xe0\xb8\xa3\xe0\xb9\x8c))");
     std::smatch m;
     if (std::regex_search(low_, m, before) || std::regex_search(low_, m, after)) {
-      const std::string unit = m[2].str() == "bn" ? "b" : m[2].str();
-      double v = scaled(read_number(m[1].str(), result_.language), scale_of(unit, result_.language), m[0].str());
+      double v = scaled(read_number(m[1].str(), result_.language), scale_of(m[2].str(), result_.language), m[0].str());
       if (minus_inside(m)) v = -v;
       add_marked("budget_usd", v, m);
       result_.budget_usd = value_of("budget_usd");  // signed as written
@@ -613,8 +612,7 @@ class Reader {
     for (const auto& [re, name] : {std::pair{&eur_before, "budget_eur"}, std::pair{&eur_after, "budget_eur"},
                                    std::pair{&thb_after, "budget_thb"}}) {
       if (std::regex_search(low_, m, *re)) {
-        const std::string unit = m[2].str() == "bn" ? "b" : m[2].str();
-        const double v = scaled(read_number(m[1].str(), result_.language), scale_of(unit, result_.language), m[0].str());
+        const double v = scaled(read_number(m[1].str(), result_.language), scale_of(m[2].str(), result_.language), m[0].str());
         add_marked(name, minus_inside(m) ? -v : v, m, "currency");
         return;
       }
@@ -623,8 +621,7 @@ class Reader {
     // in US dollars, the currency of every price gpuplan shows (the answer echoes it as $500).
     static const std::regex bare(R"((?:budget|\xe0\xb8\x87\xe0\xb8\x9a(?:\xe0\xb8\x9b\xe0\xb8\xa3\xe0\xb8\xb0\xe0\xb8\xa1\xe0\xb8\xb2\xe0\xb8\x93)?)\s*(?:of|de|:|is|est)?\s*(?:at most|under|max(?:imum)?|au plus|moins de|\xe0\xb9\x84\xe0\xb8\xa1\xe0\xb9\x88\xe0\xb9\x80\xe0\xb8\x81\xe0\xb8\xb4\xe0\xb8\x99)?\s*)" + kNumber + R"(\s*)" + scale + R"((?![\d.,]*\s*(?:tokens?|jetons?|gpus?|h\b|hours?|days?|jours?)))");
     if (std::regex_search(low_, m, bare)) {
-      const std::string unit = m[2].str() == "bn" ? "b" : m[2].str();
-      double v = scaled(read_number(m[1].str(), result_.language), scale_of(unit, result_.language), m[0].str());
+      double v = scaled(read_number(m[1].str(), result_.language), scale_of(m[2].str(), result_.language), m[0].str());
       const auto num_at = static_cast<std::size_t>(m.position(1));
       if (num_at > 0 && low_[num_at - 1] == '-') v = -v;  // "budget -500"
       result_.budget_usd = v;
