@@ -1995,32 +1995,34 @@ json model_origin_view(const std::string& model_name) {
   return v;
 }
 
+namespace {
+/// "A, B and C" in `lang`: `items` joined by commas, the last by `last` (the locale's ask_and or
+/// ask_or), each in the language's quotation marks when `quote` (“…”; French «\u202f…\u202f»).
+std::string word_list(const std::vector<std::string>& items, const std::string& lang, const std::string& last, bool quote) {
+  const std::string open = !quote ? "" : lang == "fr" ? "«\u202f" : "“", close = !quote ? "" : lang == "fr" ? "\u202f»" : "”";
+  std::string list;
+  for (std::size_t i = 0; i < items.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == items.size() ? last : ", ") + open + items[i] + close;
+  return list;
+}
+}  // namespace
+
 std::string ambiguous_text(const api::AmbiguousField& field, const std::string& lang) {
   const json& t = locale(lang);
-  std::string readings;
-  const std::string open = lang == "fr" ? "«\u202f" : "“", close = lang == "fr" ? "\u202f»" : "”";
-  for (std::size_t i = 0; i < field.readings.size(); ++i)
-    readings += (i == 0 ? "" : i + 1 == field.readings.size() ? t.value("ask_and", " and ") : ", ") + open + field.readings[i] + close;
+  const std::string readings = word_list(field.readings, lang, t.value("ask_and", " and "), true);
   return fill(t.value("ask_ambiguous", ""), {{"field", t.value("field_" + field.name, field.name)}, {"readings", readings}});
 }
 
 std::string model_candidates_text(const api::ModelCandidates& c, const std::string& lang) {
   const json& t = locale(lang);
-  std::string list;
-  for (std::size_t i = 0; i < c.presets.size(); ++i)
-    list += (i == 0 ? "" : i + 1 == c.presets.size() ? t.value("ask_or", " or ") : ", ") + c.presets[i];
-  const std::string open = lang == "fr" ? "«\u202f" : "“", close = lang == "fr" ? "\u202f»" : "”";
-  return fill(t.value("ask_model_candidates", ""), {{"words", open + c.words + close}, {"candidates", list}});
+  return fill(t.value("ask_model_candidates", ""), {{"words", word_list({c.words}, lang, "", true)},
+                                                    {"candidates", word_list(c.presets, lang, t.value("ask_or", " or "), false)}});
 }
 
 std::string unread_text(const std::vector<std::string>& words, const std::string& lang) {
   if (words.empty()) return {};
   const json& t = locale(lang);
-  std::string list;
-  const std::string open = lang == "fr" ? "«\u202f" : "“", close = lang == "fr" ? "\u202f»" : "”";
-  for (std::size_t i = 0; i < words.size(); ++i)
-    list += (i == 0 ? "" : i + 1 == words.size() ? t.value("ask_and", " and ") : ", ") + open + words[i] + close;
-  return fill(t.value("ask_unread", ""), {{"words", list}});
+  return fill(t.value("ask_unread", ""), {{"words", word_list(words, lang, t.value("ask_and", " and "), true)}});
 }
 
 std::vector<std::string> warning_lines(const json& warnings, const std::string& lang) {
