@@ -55,35 +55,38 @@ std::vector<std::string> provenance_row(std::string_view folder) {
   return cells;
 }
 
-/// Where the row says the config was copied from (PresetInfo::config_copied_from): a GitHub
-/// repo "owner/name" with the path (in backticks, a note after " (" dropped) at the commit → the
-/// file's address at that commit; a URL → the URL (a note after a space dropped) with the
-/// revision ("HF rev 367d8cb" → "(revision 367d8cb)"; "main" or a revision already in the URL: none).
-std::string copied_from(const std::vector<std::string>& cells) {
+/// Where the row says the config was copied from: a GitHub repo "owner/name" with the path (in
+/// backticks, a note after " (" dropped) at the commit → the file's address at that commit, no
+/// revision apart; a URL → the URL (a note after a space dropped) and the revision ("HF rev
+/// 367d8cb" → "367d8cb"; "main" or a revision already in the URL: ""). {"", ""} without a row.
+struct CopiedFrom {
+  std::string url;
+  std::string revision;
+};
+CopiedFrom copied_from(const std::vector<std::string>& cells) {
   if (cells.size() < 4) return {};
   std::string_view source = cells[1], path = cells[2], commit = cells[3];
   if (source.starts_with("https://")) {
-    const std::string url(source.substr(0, source.find(' ')));
+    std::string url(source.substr(0, source.find(' ')));
     std::string_view rev = commit;
     if (rev.starts_with("HF rev ")) rev.remove_prefix(7);
-    if (rev.empty() || rev == "main" || url.find(rev) != std::string::npos) return url;
-    return fmt::format("{} (revision {})", url, rev);
+    if (rev.empty() || rev == "main" || url.find(rev) != std::string::npos) return {std::move(url), {}};
+    return {std::move(url), std::string(rev)};
   }
   if (path.starts_with('`')) path.remove_prefix(1);
   path = path.substr(0, path.find('`'));
   path = trim(path.substr(0, path.find(" (")));
-  return fmt::format("https://github.com/{}/blob/{}/{}", source, commit, path);
+  return {fmt::format("https://github.com/{}/blob/{}/{}", source, commit, path), {}};
 }
 
 PresetInfo make(std::string short_name, std::string hf_id, std::string folder, std::vector<std::string> aliases = {}) {
   PresetInfo p{std::move(short_name), std::move(hf_id), std::move(folder), {}, std::move(aliases), {}, {}, {}, {}};
   const std::vector<std::string> cells = provenance_row(p.folder);
   if (cells.size() >= 5) p.provenance_class = cells[4];
-  p.config_copied_from = copied_from(cells);
-  const std::size_t note = p.config_copied_from.find(" (revision ");
-  p.config_url = p.config_copied_from.substr(0, note);
-  if (note != std::string::npos)
-    p.config_revision = p.config_copied_from.substr(note + 11, p.config_copied_from.size() - note - 12);
+  CopiedFrom from = copied_from(cells);
+  p.config_copied_from = from.revision.empty() ? from.url : fmt::format("{} (revision {})", from.url, from.revision);
+  p.config_url = std::move(from.url);
+  p.config_revision = std::move(from.revision);
   p.hf_url = "https://huggingface.co/" + p.hf_id.substr(0, p.hf_id.find(" ("));  // "… (unet)": the pipeline's repo
   return p;
 }
