@@ -39,7 +39,7 @@ std::string layout_text(const Plan& p) {
   // cell, which no terminal width drops: "fp32!" = timed at the FP32 peak, BF16/FP16 unknown.
   const std::string math = p.math_fallback.empty() ? "" : " " + p.math_fallback + "!";
   if (p.serving) return fmt::format("TP{} ×{} batch {}{}", p.layout.tp, p.replicas, p.serving->batch, math);
-  return fmt::format("{} GPUs × 1 image", p.gpus_per_instance);
+  return p.gpus_per_instance == 1 ? "1 GPU × 1 image" : fmt::format("{} GPUs × 1 image", p.gpus_per_instance);
 }
 
 int terminal_columns() {

@@ -1283,8 +1283,9 @@ std::string layout_cell(const json& p, const json& t, const std::string& lang) {
            math;
   }
   if (p.contains("serving")) return fmt::format("TP{}", l["tp"].get<int>()) + math;
-  return fill(t.value("layout_images", "{gpus} GPUs × 1 image"),
-              {{"gpus", number(p["gpus_per_instance"].get<double>(), 0, lang)}}) + math;
+  const double gpus = p["gpus_per_instance"].get<double>();
+  if (gpus == 1) return t.value("layout_images_one", "1 GPU × 1 image") + math;
+  return fill(t.value("layout_images", "{gpus} GPUs × 1 image"), {{"gpus", number(gpus, 0, lang)}}) + math;
 }
 
 /// Milliseconds as the page's language writes them: "412 ms", "8.3 ms" (fr "8,3 ms", no-break space as gb()).

@@ -113,7 +113,7 @@ std::string fit_assumption(const TrainingMemoryRequest& req) {
   const auto& l = req.layout;
   return fmt::format(
       "each count N keeps tp {} and pp {} (N a multiple of {}), dp = N / {}; weights, gradients and optimizer state "
-      "sharded over dp with ZeRO-{}{}; counts above 8 only for GPUs whose NVLink joins a whole 8-GPU node",
+      "sharded over dp with ZeRO-{}{}; counts above 8 only for accelerators whose GPU-to-GPU link (NVLink, Infinity Fabric, TPU ICI) joins 8 or more",
       l.tp, l.pp, l.tp * l.pp, l.tp * l.pp, l.zero_stage == 0 ? 3 : l.zero_stage,
       l.zero_stage == 0 ? " (FSDP full shard) when dp > 1" : "");
 }
@@ -122,7 +122,7 @@ std::string fit_assumption(const ServingMemoryRequest& req) {
   return fmt::format(
       "each count N is tensor parallel tp = N / pp (pp {}), tp dividing the attention heads; weights and KV heads "
       "split by tp; past 8 GPUs tp stays 8 (one node) and the nodes are pipeline stages when pp is 1; counts above "
-      "8 only for GPUs whose NVLink joins a whole 8-GPU node",
+      "8 only for accelerators whose GPU-to-GPU link (NVLink, Infinity Fabric, TPU ICI) joins 8 or more",
       req.pp);
 }
 

@@ -182,6 +182,37 @@ TEST_F(ServeTrial10dE2E, FitsPastOneNodeNeedANodeWideNvlinkAndKeepTensorParallel
   }
 }
 
+// Trial 10d N8: the size pages said "NVLink joins a whole 8-GPU node" next to a TPU v5e × 16 fit
+// (a TPU's chips are joined by ICI, not NVLink). The rule names the link of each accelerator kind,
+// in the CLI's --json and on the page.
+TEST_F(ServeTrial10dE2E, TheFitRulePastOneNodeNamesEachAcceleratorsLink) {
+  const json size = run_json("size --model llama-3.1-70b --task serve --quant int4 --context 32768 --concurrency 16", 0);
+  const std::string rule = size.at("fit_assumption");
+  EXPECT_NE(rule.find("(NVLink, Infinity Fabric, TPU ICI)"), std::string::npos) << rule;
+  EXPECT_EQ(rule.find("whose NVLink"), std::string::npos) << rule;
+  bool tpu_past_a_node = false;
+  for (const auto& f : size.at("fits"))
+    tpu_past_a_node |= f.at("gpu").get<std::string>().find("TPU") != std::string::npos && f.at("gpu_count").get<int>() > 8;
+  EXPECT_TRUE(tpu_past_a_node) << "a TPU fit past 8 chips is the case under test";
+  const auto page = get("/size?model=llama-3.1-70b&task=serve&quant=int4&context=32768&concurrency=16");
+  ASSERT_TRUE(page && page->status == 200);
+  EXPECT_EQ(page->body.find("whose NVLink joins"), std::string::npos);
+  EXPECT_NE(page->body.find("(NVLink, Infinity Fabric, TPU ICI)"), std::string::npos);
+}
+
+// Trial 10d N5: an image plan on a 1-GPU instance read "1 GPUs × 1 image" in the CLI's table and
+// on the English page.
+TEST_F(ServeTrial10dE2E, AOneGpuImagePlanSaysOneGpu) {
+  const gpuplan::e2e::RunResult cli = run("plan --model sdxl-unet --task images --images 1000 --today 2026-11-30 --limit 40");
+  ASSERT_EQ(cli.exit_code, 0) << cli.out;
+  EXPECT_NE(cli.out.find("1 GPU × 1 image"), std::string::npos) << cli.out;
+  EXPECT_EQ(cli.out.find("1 GPUs"), std::string::npos) << cli.out;
+  const auto page = get("/plan?model=sdxl-unet&task=images&images=1000&today=2026-11-30");
+  ASSERT_TRUE(page && page->status == 200);
+  EXPECT_NE(page->body.find("1 GPU × 1 image"), std::string::npos);
+  EXPECT_EQ(page->body.find(">1 GPUs"), std::string::npos);
+}
+
 // Trial 10c: a budget-only plan page stated the recommendation rule without the clause that
 // picked its plan (a faster plan wins only if each hour it saves costs at most 3× the cheaper
 // plan's spend per hour, PlanRequest::speedup_max_cost_ratio), which the CLI states.

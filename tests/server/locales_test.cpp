@@ -40,14 +40,15 @@ TEST(Locales, EveryLanguageHasEveryKeyAndEveryTemplateKeyExists) {
   // The French and Thai texts are translations, not copies of the English ones (a few labels
   // such as "GPU" are the same in every language). The words of the explanations' formulas
   // (xp_*, server/pages.cpp kExplainPhrases) are left out: a term such as "attention" or
-  // "pipeline" is the same word in French, and translated in Thai.
+  // "pipeline" is the same word in French, and translated in Thai. "1 GPU × 1 image"
+  // (layout_images_one) is French as written.
   std::size_t same_fr = 0, same_th = 0;
   for (const auto& [k, v] : loc["en"].items()) {
     if (k.rfind("xp_", 0) == 0) continue;
     same_fr += loc["fr"][k] == v;
     same_th += loc["th"][k] == v;
   }
-  EXPECT_LT(same_fr, 12u);
+  EXPECT_LT(same_fr, 13u);
   EXPECT_LT(same_th, 12u);
   const std::regex key(R"(\{\{\s*t\.([a-z0-9_]+)\s*\}\})");
   std::size_t used = 0;
