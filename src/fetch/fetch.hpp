@@ -40,6 +40,7 @@ namespace gpuplan::fetch {
 inline constexpr std::string_view kRuleUnknownPrice = "unknown_price";  ///< source price missing or $0: no observation stored
 inline constexpr std::string_view kRulePriceJump = import_rule::kPriceJump;        ///< moved > price_move_factor since the last snapshot (flag only)
 inline constexpr std::string_view kRuleUnmappedSku = "unmapped_sku";    ///< SKU not in the adapter's table: row skipped, reported
+inline constexpr std::string_view kRuleNotRentable = "not_rentable";    ///< marketplace row not rentable (vast): row skipped, reported
 
 struct GateLimits {
   double max_row_drop_fraction = 0.5;  ///< reject when offers < (1 − this) × last accepted snapshot's

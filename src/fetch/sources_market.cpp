@@ -270,21 +270,50 @@ class VastSource final : public Source {
     require_object(j, d.url, "the response");
     const json& offers = require_array(at(j, "offers"), d.url + ": /offers", "offers");
     const ImportSource src = import_source(ctx, d, info_.name, "vast");
-    // Cheapest rentable offer per key.
-    std::map<std::string, std::pair<double, std::size_t>> best;
-    for (std::size_t i = 0; i < offers.size(); ++i) {
-      const json& x = offers[i];
-      if (x.value("rentable", false) != true) continue;
-      const auto price = number_at(x, "dph_total");
-      const auto n = number_at(x, "num_gpus");
-      if (!price || !n) continue;
-      const std::string key = fmt::format("{}|{}|{}", string_at(x, "gpu_name"), *n, country(string_at(x, "geolocation")));
-      auto it = best.find(key);
-      if (it == best.end() || *price < it->second.first) best[key] = {*price, i};
-    }
     ImportBatch batch;
     batch.rows_read = offers.size();
-    for (const auto& [key, v] : best) {
+    // Cheapest rentable offer per key. No row is dropped unsaid (trial9c item 2): a row not
+    // rentable or without num_gpus is reported skipped; a row without a dph_total is reported
+    // skipped when its key has a priced row, and otherwise becomes the key's offer with an
+    // unknown price (an unknown_price flag and no observation), so the price-lost and priced
+    // gates count it: a renamed price field rejects the snapshot, naming the price.
+    struct Pick {
+      std::optional<double> price;  ///< nullopt: no row of this key has a dph_total
+      std::size_t row;
+    };
+    std::map<std::string, Pick> best;
+    std::vector<std::pair<std::string, std::size_t>> unpriced;  // (key, row)
+    for (std::size_t i = 0; i < offers.size(); ++i) {
+      const json& x = offers[i];
+      const std::string where = fmt::format("{}#offers/{}", d.url, i);
+      if (x.value("rentable", false) != true) {
+        import_detail::report(batch, nullptr, where, kRuleNotRentable,
+                              fmt::format("offer {} is not rentable (rentable is not true); skipped", id_of(x)), true,
+                              false);
+        continue;
+      }
+      const auto price = number_at(x, "dph_total");
+      const auto n = number_at(x, "num_gpus");
+      if (!n) {
+        unmapped(batch, where, fmt::format("offer {} has no num_gpus; skipped", id_of(x)));
+        continue;
+      }
+      const std::string key = fmt::format("{}|{}|{}", string_at(x, "gpu_name"), *n, country(string_at(x, "geolocation")));
+      if (!price) unpriced.emplace_back(key, i);
+      auto it = best.find(key);
+      if (it == best.end() || (price && (!it->second.price || *price < *it->second.price))) best[key] = {price, i};
+    }
+    for (const auto& [key, row] : unpriced) {
+      const Pick& p = best.at(key);
+      if (p.row == row) continue;  // the key's offer: flagged unknown_price below
+      import_detail::report(
+          batch, nullptr, fmt::format("{}#offers/{}", d.url, row), kRuleUnknownPrice,
+          fmt::format("offer {} has no dph_total (price is missing); skipped, the key's cheapest priced row is used",
+                      id_of(offers[row])),
+          true, false);
+    }
+    for (const auto& [key, pick] : best) {
+      const std::pair<std::optional<double>, std::size_t> v{pick.price, pick.row};
       const json& x = offers[v.second];
       const std::string where = fmt::format("{}#offers/{}", d.url, v.second);
       Offer o;
@@ -302,7 +331,7 @@ class VastSource final : public Source {
       o.id = import_detail::make_offer_id(o);
       if (n < 1) continue;
       resolve(o, {o.gpu_name_raw}, batch, src, where);
-      const std::string loc = fmt::format("{} (offer {})", where, x.contains("id") ? x["id"].dump() : "?");
+      const std::string loc = fmt::format("{} (offer {})", where, id_of(x));
       add_price(batch, o, PriceKind::on_demand, v.first, ref(ctx, info_.name, loc), where);
       import_detail::add_offer(batch, std::move(o));
     }
@@ -310,6 +339,7 @@ class VastSource final : public Source {
   }
 
  private:
+  static std::string id_of(const json& x) { return x.contains("id") ? x["id"].dump() : "?"; }
   static std::string country(const std::string& geo) {
     const auto comma = geo.rfind(',');
     return std::string(import_detail::trim(comma == std::string::npos ? geo : geo.substr(comma + 1)));

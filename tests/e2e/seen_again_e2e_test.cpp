@@ -454,3 +454,35 @@ TEST_F(SeenAgainE2E, FetchedAtIsAUtcTimeNotInTheFuture) {
 }
 
 }  // namespace
+
+// trial9c item 2: vast rows were dropped unsaid (a row without dph_total, a row not rentable),
+// so a feed that renamed its price field on some rows passed as "N rows read, M offers". The
+// fixture (4 rows, two keys priced before): 1001 and 1002 share the key 2x RTX 4090 / NO, 1003
+// is the only 8x H100 / US row, 1004 is not rentable. Renaming dph_total on 1002 and 1003: 1002
+// is skipped and named (1001 prices its key); 1003's key loses its price, 1 of the 2 offers
+// priced before = 50% > the 25% --max-bad-row-fraction default: rejected by price-lost.
+TEST_F(SeenAgainE2E, VastRowsWithoutAPriceAreReportedAndCountAsLostPrices) {
+  ASSERT_EQ(fetch("part.sqlite", kDay1).exit_code, 0);
+  for (const char* price : {"\"dph_total\":0.55", "\"dph_total\":16.0"}) {
+    const auto p = body_->find(price);
+    ASSERT_NE(p, std::string::npos);
+    body_->replace(p, 11, "\"dph_total_usd\"");
+  }
+  const RunResult part = fetch("part.sqlite", kDay40);
+  EXPECT_NE(part.exit_code, 0) << part.out;
+  EXPECT_NE(part.out.find("price-lost: 1 of 2 offers"), std::string::npos) << part.out;
+  EXPECT_NE(part.out.find("1 row skipped (unknown_price)"), std::string::npos) << part.out;
+  EXPECT_NE(part.out.find("offer 1002 has no dph_total"), std::string::npos) << part.out;
+  EXPECT_NE(part.out.find("1 row skipped (not_rentable)"), std::string::npos) << part.out;
+  EXPECT_NE(part.out.find("offer 1004 is not rentable"), std::string::npos) << part.out;
+  EXPECT_EQ(offers("part.sqlite")[kH100]["usd_per_hour"].get<double>(), 16.0);  // nothing written
+
+  // Every price field renamed: the rejection names the missing price, not "no GPU offers".
+  const auto q = body_->find("\"dph_total\":0.62");
+  ASSERT_NE(q, std::string::npos);
+  body_->replace(q, 11, "\"dph_total_usd\"");
+  const RunResult all = fetch("renamed.sqlite", kDay1);
+  EXPECT_NE(all.exit_code, 0) << all.out;
+  EXPECT_NE(all.out.find("price field is missing or renamed"), std::string::npos) << all.out;
+  EXPECT_EQ(all.out.find("no GPU offers"), std::string::npos) << all.out;
+}
