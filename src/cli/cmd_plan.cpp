@@ -208,7 +208,7 @@ void print_table(const PlanRequest& r, const PlanResult& res) {
     if (n) print_warning_line("  ", PlanWarning{c, fmt::format("{} plans {}", n, what), {}}, width);
   };
   summary(undated, PlanWarningCode::price_date_unknown, "have prices whose source gives no date");
-  summary(unconfirmed, PlanWarningCode::not_confirmed_available, "use listed prices never confirmed available");
+  summary(unconfirmed, PlanWarningCode::not_confirmed_available, "use offers not confirmed available (never, or more than --max-price-age ago)");
   summary(assumed, PlanWarningCode::billing_assumption, "assume unknown billing terms (see --explain N)");
   summary(link, PlanWarningCode::link_assumed, "assume the intra-node link from the GPU datasheet");
   for (const auto& w : res.warnings) print_warning_line("", w, width);

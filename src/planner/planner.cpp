@@ -26,6 +26,7 @@
 #include "sizing/diffusion_perf.hpp"
 #include "sizing/layout_check.hpp"
 #include "sizing/memory_total.hpp"
+#include "util/calendar.hpp"
 #include "util/error.hpp"
 #include "util/error_code.hpp"
 #include "util/text_check.hpp"
@@ -34,6 +35,25 @@ namespace gpuplan {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+
+/// Days between the offer's last availability confirmation and --today; nullopt when the offer
+/// was never confirmed, or without --today (then no age is known: a confirmation counts).
+std::optional<long> confirmation_age_days(const Offer& offer, const PlanRequest& r) {
+  if (!offer.confirmed_available_at || r.today.empty()) return std::nullopt;
+  const auto c = date_prefix_days_since_epoch(*offer.confirmed_available_at);
+  const auto t = date_prefix_days_since_epoch(r.today);
+  if (!c || !t) return std::nullopt;
+  return *t - *c;
+}
+
+/// The offer counts as confirmed available (docs/planner.md "Availability"): its source
+/// confirmed it, at most --max-price-age (stale_after_days) before --today. An older
+/// confirmation (trial9c item 3: 23 months old) is not one, for the tiebreak or the warning.
+bool confirmed_available(const Offer& offer, const PlanRequest& r) {
+  if (!offer.confirmed_available_at) return false;
+  const auto age = confirmation_age_days(offer, r);
+  return !age || static_cast<double>(*age) <= r.stale_after_days;
+}
 
 /// A hash of a double for the planner's own hash maps (none is iterated: the value never reaches
 /// an output): its bits, +0.0 and −0.0 alike as they compare equal. std::hash<double> calls the
@@ -1081,7 +1101,7 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedO
   p.checkpoint_bytes = ckpt.checkpoint_bytes;
   p.egress_bytes = request.egress_gb ? *request.egress_gb * kBytesPerGb : ckpt.final_weights_bytes;
   p.storage_bytes = data_bytes + ckpt.checkpoint_bytes;
-  p.availability_confirmed = a.offer->confirmed_available_at.has_value();
+  p.availability_confirmed = confirmed_available(*a.offer, request);
   if (training) {
     p.instances = nodes;
     p.global_batch_seqs = o.global_batch_seqs;
@@ -1415,6 +1435,12 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
   }
   if (!offer.confirmed_available_at) {
     add_warning(w, PlanWarningCode::not_confirmed_available, "listed price, availability never confirmed");
+  } else if (!confirmed_available(offer, request)) {
+    add_warning(w, PlanWarningCode::not_confirmed_available,
+                fmt::format("availability last confirmed {}, {} days before --today (more than the {:.0f}-day "
+                            "--max-price-age)",
+                            offer.confirmed_available_at->substr(0, 10), *confirmation_age_days(offer, request),
+                            request.stale_after_days));
   }
   if (!p.price_source.observed_at) {
     add_warning(w, PlanWarningCode::price_date_unknown, "the source gives no date for this price");
@@ -2214,7 +2240,7 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
       if (!price(request, a, *a.billing, st, p, /*with_alternatives=*/false)) continue;
       candidates.push_back(Candidate{admitted.size(), nodes, &o, p.total_usd(), p.time_seconds(), false,
                                      o.meets_latency, region_groups.group_of(offer, p),
-                                     offer.confirmed_available_at.has_value(), p.cost.price_kind, p.demotion_tier,
+                                     confirmed_available(offer, request), p.cost.price_kind, p.demotion_tier,
                                      p.evidence_rank});
       candidate_offer.push_back(admitted.size());
     }

@@ -30,12 +30,13 @@ class AvailabilityBidE2E : public BinaryE2E<AvailabilityBidE2E> {
  protected:
   /// Two 8×H100 nodes, "aaopen" (never confirmed; first in id order, so the tie would go to it
   /// without the tiebreak) and "zzconf" (confirmed available 2026-11-29), at the given $/GPU-h.
-  static json plan_two(const std::string& db, const std::string& open_price, const std::string& confirmed_price) {
+  static json plan_two(const std::string& db, const std::string& open_price, const std::string& confirmed_price,
+                       const std::string& confirmed_on = "2026-11-29") {
     const fs::path csv = dir_ / (db + ".csv");
     std::ofstream(csv) << "provider,instance_type,region,gpu,gpu_count,price_kind,usd_per_gpu_hour,observed_at,source,"
                           "interconnect,max_nodes,confirmed_available_at\n"
                           "aaopen,hgx-h100-8x,us-east,H100 SXM,8,on-demand," + open_price + ",2026-11-20,test fixture,nvlink,1,\n"
-                          "zzconf,hgx-h100-8x,us-east,H100 SXM,8,on-demand," + confirmed_price + ",2026-11-20,test fixture,nvlink,1,2026-11-29\n";
+                          "zzconf,hgx-h100-8x,us-east,H100 SXM,8,on-demand," + confirmed_price + ",2026-11-20,test fixture,nvlink,1," + confirmed_on + "\n";
     const RunResult imp = run_db(db, "import '" + csv.string() + "'");
     EXPECT_EQ(imp.exit_code, 0) << imp.out;
     const RunResult r = run_db(
@@ -90,6 +91,30 @@ TEST_F(AvailabilityBidE2E, ConfirmedWinsWithinTheCostTieButNotBeyond) {
   EXPECT_EQ((*rec)["provider"], "aaopen");
   EXPECT_TRUE(has_warning(*rec, "not_confirmed_available"));
   EXPECT_EQ(beyond["recommendation_rule"].get<std::string>().find("availability tiebreak"), std::string::npos);
+}
+
+// trial9c item 3: a confirmation older than --max-price-age (30 days by default) before --today
+// is not a confirmation. 2025-01-01 to 2026-11-30 = 365 + 333 = 698 days: the tie goes back to
+// id order (aaopen) and zzconf's plan says when it was last confirmed; 2026-10-31 is exactly 30
+// days before and still counts.
+TEST_F(AvailabilityBidE2E, AConfirmationOlderThanTheMaxPriceAgeIsNoConfirmation) {
+  const json old = plan_two("oldconf.sqlite", "2.00", "2.00", "2025-01-01");
+  const json* rec = recommended_of(old);
+  ASSERT_NE(rec, nullptr) << old.dump().substr(0, 2000);
+  EXPECT_EQ((*rec)["provider"], "aaopen");
+  bool said = false;
+  for (const json& p : old["plans"])
+    if (p["provider"] == "zzconf")
+      for (const json& w : p["warnings"])
+        if (w["code"] == "not_confirmed_available")
+          said = w["message"].get<std::string>().find("availability last confirmed 2025-01-01, 698 days before --today "
+                                                      "(more than the 30-day --max-price-age)") != std::string::npos;
+  EXPECT_TRUE(said) << old.dump().substr(0, 3000);
+  const json edge = plan_two("edgeconf.sqlite", "2.00", "2.00", "2026-10-31");
+  rec = recommended_of(edge);
+  ASSERT_NE(rec, nullptr) << edge.dump().substr(0, 2000);
+  EXPECT_EQ((*rec)["provider"], "zzconf");
+  EXPECT_FALSE(has_warning(*rec, "not_confirmed_available"));
 }
 
 TEST_F(AvailabilityBidE2E, VastInterruptiblePlanCarriesTheBidCaveat) {
