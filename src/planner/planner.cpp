@@ -1436,11 +1436,16 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
   if (!offer.confirmed_available_at) {
     add_warning(w, PlanWarningCode::not_confirmed_available, "listed price, availability never confirmed");
   } else if (!confirmed_available(offer, request)) {
-    add_warning(w, PlanWarningCode::not_confirmed_available,
-                fmt::format("availability last confirmed {}, {} days before --today (more than the {:.0f}-day "
-                            "--max-price-age)",
-                            offer.confirmed_available_at->substr(0, 10), *confirmation_age_days(offer, request),
-                            request.stale_after_days));
+    // values: the pages' French and Thai sentence (warn_not_confirmed_available_old) fills them in.
+    const std::string on = offer.confirmed_available_at->substr(0, 10);
+    const long age = *confirmation_age_days(offer, request);
+    w.push_back(PlanWarning{PlanWarningCode::not_confirmed_available,
+                            fmt::format("availability last confirmed {}, {} days before --today (more than the {:.0f}-day "
+                                        "--max-price-age)",
+                                        on, age, request.stale_after_days),
+                            {{"confirmed_at", on},
+                             {"age_days", fmt::format("{}", age)},
+                             {"max_price_age_days", fmt::format("{:.0f}", request.stale_after_days)}}});
   }
   if (!p.price_source.observed_at) {
     add_warning(w, PlanWarningCode::price_date_unknown, "the source gives no date for this price");

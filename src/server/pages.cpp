@@ -1252,10 +1252,12 @@ std::string warning_text(const std::string& code, const std::string& message, co
     else if (numeric && k == "ratio") v = number(n, 1, lang);
     else if (numeric && (k.ends_with("_days") || k == "nodes")) v = number(n, 0, lang);
     else if (numeric && k.ends_with("_hours")) v = number(n, 1, lang);
-    else if (k == "observed_at") v = date_text(v, lang, t);
+    else if (k == "observed_at" || k == "confirmed_at") v = date_text(v, lang, t);
     vars[k] = v;
   }
-  return fill(t.value("warn_" + code, message), vars);
+  // A confirmation older than the price age limit has its own sentence (the code's is "never confirmed").
+  const bool old_confirmation = code == "not_confirmed_available" && values.contains("confirmed_at");
+  return fill(t.value("warn_" + code + (old_confirmation ? "_old" : ""), message), vars);
 }
 
 /// Warnings in plain words, with the code kept as a tooltip.

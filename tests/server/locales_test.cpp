@@ -13,6 +13,7 @@
 #include "api/fields.hpp"
 #include "api/size.hpp"
 #include "planner/planner.hpp"
+#include "server/pages.hpp"
 #include "util/error_code.hpp"
 
 namespace {
@@ -99,6 +100,23 @@ TEST(Locales, EveryWarningCodeAndMemoryTermHasItsText) {
     EXPECT_NE(loc["fr"][k], loc["en"][k]) << k;
     EXPECT_NE(loc["th"][k], loc["en"][k]) << k;
   }
+}
+
+// trial9c item 3: a confirmation older than --max-price-age keeps the code not_confirmed_available,
+// and a French or Thai page says when it was last confirmed, not the code's "never confirmed".
+TEST(Locales, AnOldConfirmationIsNotWordedNeverConfirmed) {
+  const nlohmann::json w = nlohmann::json::array(
+      {{{"code", "not_confirmed_available"},
+        {"message", "availability last confirmed 2025-01-01, 698 days before --today (more than the 30-day --max-price-age)"},
+        {"values", {{"confirmed_at", "2025-01-01"}, {"age_days", "698"}, {"max_price_age_days", "30"}}}}});
+  const auto fr = gpuplan::server::warning_lines(w, "fr");
+  ASSERT_EQ(fr.size(), 1u);
+  EXPECT_NE(fr[0].find("confirmée pour la dernière fois"), std::string::npos) << fr[0];
+  EXPECT_NE(fr[0].find("698"), std::string::npos) << fr[0];
+  EXPECT_EQ(fr[0].find("jamais"), std::string::npos) << fr[0];
+  const auto th = gpuplan::server::warning_lines(w, "th");
+  ASSERT_EQ(th.size(), 1u);
+  EXPECT_NE(th[0].find("698"), std::string::npos) << th[0];
 }
 
 }  // namespace
