@@ -75,12 +75,17 @@ void print_table(const PlanRequest& r, const PlanResult& res) {
   t.header = {"#", "provider", "instance", "n", "GPU", "layout", "mem/GPU", training ? "tok/s" : (images ? "img/h" : "tok/s"),
               "time", "total", "$/h", "price date", "regions"};
   t.right_align = {true, false, false, true, false, false, true, true, true, true, true, false, false};
+  // Which rows are not confirmed available (trial9c item 4): marked "u" in the "#" cell when the
+  // table mixes confirmed and unconfirmed rows; when none is confirmed the warning summary says so.
+  const auto confirmed_rows = std::count_if(res.plans.begin(), res.plans.end(),
+                                            [](const Plan& p) { return p.availability_confirmed; });
+  const bool mark_unconfirmed = confirmed_rows > 0 && static_cast<std::size_t>(confirmed_rows) < res.plans.size();
   for (std::size_t i = 0; i < res.plans.size(); ++i) {
     const Plan& p = res.plans[i];
     std::string regions = p.regions.empty() || p.regions.front().empty() ? std::string("-") : p.regions.front();
     if (p.regions.size() > 1) regions += fmt::format(" +{}", p.regions.size() - 1);
-    t.rows.push_back({fmt::format("{}{}{}{}", i + 1, p.on_pareto_front ? "*" : "", p.recommended ? "R" : "",
-                                  evidence_mark(p)),
+    t.rows.push_back({fmt::format("{}{}{}{}{}", i + 1, p.on_pareto_front ? "*" : "", p.recommended ? "R" : "",
+                                  evidence_mark(p), mark_unconfirmed && !p.availability_confirmed ? "u" : ""),
                       clip(p.provider, 12), clip(p.instance_type, 24), fmt::format("{}", p.instances),
                       fmt::format("{}×{}", p.gpus_per_instance, clip(short_gpu(p.gpu_name), 13)), layout_text(p),
                       fmt::format("{:.0f}/{:.0f}G", p.per_gpu_memory_bytes / 1e9, p.gpu_memory_capacity_bytes / 1e9),
@@ -171,6 +176,9 @@ void print_table(const PlanRequest& r, const PlanResult& res) {
                                                      : res.sort_rule.substr(3)),
       r.stale_after_days, r.stale_after_days,
       r.include_flagged ? "; --include-flagged: ranked together" : "; marked plans rank after clean ones");
+  if (mark_unconfirmed)
+    footer += fmt::format(" u = availability not confirmed (never, or more than {:.0f} days before --today).",
+                          r.stale_after_days);
   if (res.plans_hidden > 0) {
     footer += fmt::format(" {} slower plans hidden (over {}: 30 days or 4× the recommended plan's time; --all lists them).",
                           res.plans_hidden, duration_text(res.hidden_slower_than_seconds));

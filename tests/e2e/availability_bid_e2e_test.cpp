@@ -9,6 +9,7 @@
 //    caveat; the same offer's on-demand plan does not.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -115,6 +116,30 @@ TEST_F(AvailabilityBidE2E, AConfirmationOlderThanTheMaxPriceAgeIsNoConfirmation)
   ASSERT_NE(rec, nullptr) << edge.dump().substr(0, 2000);
   EXPECT_EQ((*rec)["provider"], "zzconf");
   EXPECT_FALSE(has_warning(*rec, "not_confirmed_available"));
+}
+
+// trial9c item 4: the table says which rows are unconfirmed, not only how many: "u" in the "#"
+// cell (zzconf, confirmed 2026-11-29, is row 1 and unmarked; aaopen is row 2) and a legend.
+TEST_F(AvailabilityBidE2E, TheTableMarksUnconfirmedRows) {
+  plan_two("mark.sqlite", "2.00", "2.00");
+  const RunResult r = run_db("mark.sqlite",
+                             "plan --model llama-3.1-8b --task lora --tokens 1e9 'provider=aaopen or provider=zzconf' "
+                             "--today 2026-11-30 --limit 2");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto row = [&](const std::string& start) {
+    const auto at = r.out.find("\n" + start);
+    return at == std::string::npos ? std::string() : r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1);
+  };
+  auto first = row("1*R ");
+  if (first.empty()) first = row("1R ");
+  EXPECT_NE(first.find("zzconf"), std::string::npos) << r.out;
+  std::string second = row("2u ");
+  if (second.empty()) second = row("2*u ");
+  EXPECT_NE(second.find("aaopen"), std::string::npos) << r.out;
+  std::string flat = r.out;  // the footer wraps at the terminal width
+  std::replace(flat.begin(), flat.end(), '\n', ' ');
+  EXPECT_NE(flat.find("u = availability not confirmed (never, or more than 30 days before --today)"), std::string::npos)
+      << r.out;
 }
 
 TEST_F(AvailabilityBidE2E, VastInterruptiblePlanCarriesTheBidCaveat) {
