@@ -363,6 +363,41 @@ TEST(ImportBundled, AzureA100NetworksComeFromTheSizePages) {
   EXPECT_EQ(nc->inter_node_network, InterNodeNetwork::unknown);
 }
 
+// data/providers.toml networks added 2026-12-04, each value from the quoted page:
+//   Azure ND H200 v5: "3.2Tb/s of interconnect bandwidth per VM", one 400 Gbps InfiniBand link per GPU (8 × 400);
+//   Azure NDv2 (ND40rs_v2): "100-Gigabit InfiniBand EDR backend networking" (one link per VM);
+//   GCP A3 Ultra / A4: "The eight CX7 NICs deliver a total network bandwidth of 3,200 Gbps" (RoCE);
+//   OCI BM.GPU.H100.8 "8 x 2 x 200 Gbps RDMA" = 3,200; BM.GPU.A100-v2.8 "16 x 100 Gbps RDMA" = 1,600;
+//     BM.GPU.L40S.4 "800 Gbps RDMA" (OCI's cluster network is RoCE);
+//   CoreWeave HGX A100: "Each compute node is uplinked with 1.6Tbps".
+TEST(ImportBundled, NetworksFromProviderPagesOf20261204) {
+  const ImportBatch b = bundled_catalog();
+  auto expect_net = [&](const std::string& id, InterNodeNetwork net, double bits_per_s) {
+    const Offer* o = b.find(id);
+    ASSERT_NE(o, nullptr) << id;
+    EXPECT_EQ(o->inter_node_network, net) << id;
+    EXPECT_EQ(o->inter_node_bits_per_s, std::optional<double>(bits_per_s)) << id;
+  };
+  expect_net("azure/standard_nd96isr_h200_v5/eastus2", InterNodeNetwork::infiniband, 8 * 400e9);
+  expect_net("azure/standard_nd40rs_v2/westeurope", InterNodeNetwork::infiniband, 100e9);
+  expect_net("azure/nd96amsr a100 v4/", InterNodeNetwork::infiniband, 8 * 200e9);
+  expect_net("gcp/a3-ultragpu-8g/us-central1", InterNodeNetwork::roce, 3200e9);
+  expect_net("gcp/a4-highgpu-8g/us-central1", InterNodeNetwork::roce, 3200e9);
+  expect_net("oci/bm.gpu.h100.8/global", InterNodeNetwork::roce, 8 * 2 * 200e9);
+  expect_net("oci/bm.gpu.h100.8/", InterNodeNetwork::roce, 8 * 2 * 200e9);
+  expect_net("oci/bm.gpu.h200.8/global", InterNodeNetwork::roce, 8 * 400e9);
+  expect_net("oci/bm.gpu.a100-v2.8/global", InterNodeNetwork::roce, 16 * 100e9);
+  expect_net("oci/bm.gpu.mi300x.8/global", InterNodeNetwork::roce, 8 * 400e9);
+  expect_net("oci/bm.gpu.l40s.4/global", InterNodeNetwork::roce, 800e9);
+  expect_net("coreweave/nvidia-a100/global", InterNodeNetwork::infiniband, 1.6e12);
+  // Not sourced, so still unknown: OCI B200 (absent from the stored shapes page) and CoreWeave HGX H100.
+  for (const char* id : {"oci/bm.gpu.b200.8/global", "coreweave/hgx-h100/global"}) {
+    const Offer* o = b.find(id);
+    ASSERT_NE(o, nullptr) << id;
+    EXPECT_EQ(o->inter_node_network, InterNodeNetwork::unknown) << id;
+  }
+}
+
 TEST(ImportBundled, SummaryCountsEveryIssueOnce) {
   const ImportBatch b = bundled_catalog();
   std::size_t total = 0;
