@@ -276,13 +276,21 @@ TEST_F(Plan14E2E, ExplainShowsTheStartUpBetweenWallAndBilledTime) {
 }
 
 // `--gpus 8 --nodes 2` said "8 GPUs is not a multiple of the GPUs per node of any offer ...
-// (offers have 1, 2, ..., 8 ... GPUs per node)": one clear line naming the 4-GPU nodes it needs.
+// (offers have 1, 2, ..., 8 ... GPUs per node)": one clear line naming the node size it needs.
+// Since 2026-12-04 a 4-GPU node has a known network (OCI BM.GPU.L40S.4, "800 Gbps RDMA",
+// data/providers.toml), so 8 on 2 nodes plans there; no 3-GPU node has one, so 6 on 2 nodes is the
+// case that still names the node size (6 / 2 = 3).
 TEST_F(Plan14E2E, GpusWithNodesSaysTheNodeSizeItNeeds) {
-  const RunResult r = run("plan --model llama-3.1-70b --task lora --tokens 5e8 --gpus 8 --nodes 2" + std::string(kToday));
+  const RunResult r = run("plan --model llama-3.1-70b --task lora --tokens 5e8 --gpus 6 --nodes 2" + std::string(kToday));
   EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_TRUE(contains(r.out, "--gpus 8 on --nodes 2 needs 4-GPU nodes")) << r.out;  // 8 / 2 = 4
+  EXPECT_TRUE(contains(r.out, "--gpus 6 on --nodes 2 needs 3-GPU nodes")) << r.out;
   EXPECT_FALSE(contains(r.out, "is not a multiple")) << r.out;
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;  // one line
+  const json j = run_json("plan --model llama-3.1-70b --task lora --tokens 5e8 --gpus 8 --nodes 2" + std::string(kToday), 0);
+  ASSERT_FALSE(j["plans"].empty()) << j.dump().substr(0, 1000);
+  EXPECT_EQ(j["plans"][0]["offer_id"], "oci/bm.gpu.l40s.4/global");
+  EXPECT_EQ(j["plans"][0]["instances"], 2);
+  EXPECT_EQ(j["plans"][0]["gpus_per_instance"], 4);
 }
 
 // Serving an 8B model at 1 request/s on an 8-GPU instance uses one GPU: the plan says how many
