@@ -108,6 +108,9 @@ struct ImportResult {
   std::size_t offers_unchanged = 0;   ///< ids already stored, identical facts and flags
   std::size_t observations_added = 0;
   std::size_t observations_already_known = 0;  ///< identical observations skipped
+  /// Fetch only: prices the source gave again unchanged (split_seen_again: their last_seen_at is
+  /// set, no new observation); 0 for file imports.
+  std::size_t prices_seen_again = 0;
 };
 
 /// Sizes of the store.

@@ -94,12 +94,13 @@ void run_fetch_cmd(const FetchCliOptions& opts, GlobalOptions& global) {
     return;
   }
   TextTable t;
-  t.header = {"SOURCE", "STATUS", "ROWS", "OFFERS", "ADDED", "UPDATED", "OBSERVATIONS", "DETAIL"};
-  t.right_align = {false, false, true, true, true, true, true, false};
+  t.header = {"SOURCE", "STATUS", "ROWS", "OFFERS", "ADDED", "UPDATED", "OBSERVATIONS", "SEEN AGAIN", "DETAIL"};
+  t.right_align = {false, false, true, true, true, true, true, true, false};
   for (const auto& o : report.sources) {
     t.rows.push_back({o.source, o.status, std::to_string(o.snapshot.rows_read), std::to_string(o.snapshot.offers),
                       std::to_string(o.changes.offers_added), std::to_string(o.changes.offers_updated),
-                      std::to_string(o.changes.observations_added), o.message});
+                      std::to_string(o.changes.observations_added), std::to_string(o.changes.prices_seen_again),
+                      o.message});
   }
   if (opts.dry_run) fmt::print("dry run: nothing written\n");
   fmt::print("{}", t.render());

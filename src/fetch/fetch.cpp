@@ -399,12 +399,20 @@ FetchReport run_fetch(OfferStore& store, HttpClient& http, const FetchOptions& o
           ++out.changes.offers_unchanged;
         else
           ++out.changes.offers_updated;
-        out.changes.observations_added += o.prices.size();
       }
+      // What the real run would add (trial9c item 5: a dry run counted every price of the batch,
+      // 12, where the run added 1 and saw 11 again): the prices given again are split off as the
+      // commit does (ingest_snapshot), then the store previews the rest.
+      split_seen_again(store, batch);
+      const ImportResult preview = store.preview_import(batch);
+      out.changes.observations_added = preview.observations_added;
+      out.changes.observations_already_known = preview.observations_already_known;
+      out.changes.prices_seen_again = batch.seen_again.size();
       out.message = detail;
     } else {
       out.status = "accepted";
       record(&batch);
+      out.changes.prices_seen_again = batch.seen_again.size();  // ingest_snapshot split them off
       out.rules = rows_per_rule(batch.issues);  // with the flags the store-wide gates added
       out.message = out.status == "unchanged" ? rec.detail : detail;
     }

@@ -22,7 +22,9 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <sstream>
 #include <thread>
+#include <vector>
 
 #include "../catalog/pg_test_db.hpp"
 #include "binary_e2e.hpp"
@@ -485,4 +487,46 @@ TEST_F(SeenAgainE2E, VastRowsWithoutAPriceAreReportedAndCountAsLostPrices) {
   EXPECT_NE(all.exit_code, 0) << all.out;
   EXPECT_NE(all.out.find("price field is missing or renamed"), std::string::npos) << all.out;
   EXPECT_EQ(all.out.find("no GPU offers"), std::string::npos) << all.out;
+}
+
+namespace {
+
+// The numeric columns of the `vast` row of a fetch table: ROWS OFFERS ADDED UPDATED OBSERVATIONS
+// SEEN AGAIN (the words after SOURCE and STATUS).
+std::vector<std::string> vast_row_counts(const std::string& out) {
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("vast ", 0) == 0) {
+      std::istringstream words(line);
+      std::vector<std::string> w;
+      for (std::string x; words >> x && w.size() < 8;) w.push_back(x);
+      return w.size() == 8 ? std::vector<std::string>(w.begin() + 2, w.end()) : std::vector<std::string>{};
+    }
+  return {};
+}
+
+}  // namespace
+
+// trial9c item 5: --dry-run counted every price of the batch as an observation to add; the real
+// run adds only the changed ones and sees the others again. The fixture's 2 vast offers (2x RTX
+// 4090 / NO at 0.55, 8x H100 / US at 16.0); on day 40 the H100 moves to 17.0 (17/16 < 3x: no
+// jump): 1 observation to add, 1 price seen again, in the dry run and in the real run alike.
+TEST_F(SeenAgainE2E, ADryRunCountsWhatTheRunWouldAddAndWhatItSeesAgain) {
+  ASSERT_EQ(fetch("dry.sqlite", kDay1).exit_code, 0);
+  const auto p = body_->find("\"dph_total\":16.0");
+  ASSERT_NE(p, std::string::npos);
+  body_->replace(p, 16, "\"dph_total\":17.0");
+  const RunResult dry = fetch("dry.sqlite", kDay40, " --dry-run");
+  ASSERT_EQ(dry.exit_code, 0) << dry.out;
+  EXPECT_NE(dry.out.find("SEEN AGAIN"), std::string::npos) << dry.out;
+  const auto d = vast_row_counts(dry.out);
+  ASSERT_EQ(d.size(), 6u) << dry.out;
+  EXPECT_EQ(d[4], "1") << dry.out;  // OBSERVATIONS
+  EXPECT_EQ(d[5], "1") << dry.out;  // SEEN AGAIN
+  const RunResult real = fetch("dry.sqlite", kDay40);
+  ASSERT_EQ(real.exit_code, 0) << real.out;
+  const auto r = vast_row_counts(real.out);
+  ASSERT_EQ(r.size(), 6u) << real.out;
+  EXPECT_EQ(r[4], "1") << real.out;
+  EXPECT_EQ(r[5], "1") << real.out;
 }
