@@ -174,6 +174,16 @@ std::string spec_form_factor(const GpuSpec& spec) {
   return {};
 }
 
+/// GPU memory as a source gave it, for a message: whole GB from 1 GB up ("80 GB"); below, MiB
+/// when it is a whole number of MiB (a feed that counts in MiB, vast's `gpu_ram`: 80 MiB is a GB
+/// value read as MiB, trial9c), else MB. {:.0f} GB printed "0 GB" for 80 MiB.
+std::string source_memory_text(double bytes) {
+  if (bytes >= 1e9) return fmt::format("{:.0f} GB", bytes / 1e9);
+  const double mib = bytes / (1024.0 * 1024.0);
+  if (mib == std::floor(mib)) return fmt::format("{:.0f} MiB", mib);
+  return fmt::format("{:.3g} MB", bytes / 1e6);
+}
+
 bool memory_matches(const GpuSpec& spec, const std::optional<double>& memory_bytes) {
   if (!memory_bytes || spec.memory_bytes <= 0) return true;
   return std::fabs(*memory_bytes - spec.memory_bytes) <= 0.2 * spec.memory_bytes;
@@ -230,8 +240,9 @@ const GpuSpec* resolve_gpu(Offer& offer, const std::vector<std::string>& candida
     // makes the plan pessimistic: flag.
     const bool less = *offer.gpu_memory_bytes < first->memory_bytes;
     report(batch, &offer, where, import_rule::kGpuMemoryMismatch,
-           fmt::format("source says {:.0f} GB per GPU but '{}' resolves to {} with {:.0f} GB; {}",
-                       *offer.gpu_memory_bytes / 1e9, offer.gpu_name_raw, first->name, first->memory_bytes / 1e9,
+           fmt::format("source says {} per GPU but '{}' resolves to {} with {:.0f} GB; {}",
+                       source_memory_text(*offer.gpu_memory_bytes), offer.gpu_name_raw, first->name,
+                       first->memory_bytes / 1e9,
                        less ? "less memory than that GPU: kept out of rankings" : "kept that GPU"),
            false, less);
   }

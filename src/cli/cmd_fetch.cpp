@@ -14,6 +14,7 @@
 #include "cli/common.hpp"
 #include "fetch/fetch.hpp"
 #include "fetch/http.hpp"
+#include "fetch/refresh.hpp"
 #include "util/calendar.hpp"
 #include "util/error.hpp"
 
@@ -30,6 +31,8 @@ struct FetchCliOptions {
   bool timeout_given = false;  ///< --timeout on the command line: it caps the AWS price list's 1800 s too
   int retries = 4;
   fetch::GateLimits gates;
+  double frozen_after_days = 0;    ///< --frozen-after-days as typed (used when frozen_given)
+  bool frozen_given = false;       ///< absent: each source's own limit (docs/fetch.md "Frozen feeds")
   std::size_t show_changes = 20;
   /// Tests only (hidden, as serve's --refresh-min-interval): the snapshot's fetch time
   /// "YYYY-MM-DDTHH:MM:SSZ" instead of the system clock, so a test can fetch "on day 40" and see
@@ -41,11 +44,12 @@ std::string money(std::optional<double> v) { return v ? fmt::format("{:.4f}", *v
 
 void list_sources() {
   TextTable t;
-  t.header = {"SOURCE", "KEY", "DESCRIPTION"};
+  t.header = {"SOURCE", "KEY", "FROZEN AFTER", "DESCRIPTION"};
   for (const auto& s : fetch::all_sources()) {
     std::string keys;
     for (const auto& k : s->info().key_env) keys += (keys.empty() ? "" : ",") + k;
-    t.rows.push_back({s->info().name, keys.empty() ? "-" : keys, s->info().description});
+    t.rows.push_back({s->info().name, keys.empty() ? "-" : keys, fmt::format("{:g} days", s->info().frozen_after_days),
+                      s->info().description});
   }
   fmt::print("{}", t.render());
 }
@@ -59,12 +63,11 @@ void run_fetch_cmd(const FetchCliOptions& opts, GlobalOptions& global) {
   if (opts.base_url_given) fetch::check_base_url(opts.base_url);
   if (!(opts.timeout_s > 0)) throw_invalid("--timeout", "timeout must be positive", "seconds > 0");
   if (opts.retries < 1) throw_invalid("--retries", "attempts must be at least 1", "an integer >= 1");
-  const fetch::GateLimits& g = opts.gates;
+  fetch::GateLimits g = opts.gates;
   if (!(g.max_row_drop_fraction >= 0 && g.max_row_drop_fraction <= 1))
     throw_invalid("--max-row-drop", "fraction outside 0..1", "a fraction such as 0.5");
   if (!(g.price_move_factor > 1)) throw_invalid("--price-move-factor", "factor must exceed 1", "a factor such as 3");
-  if (!(g.frozen_after_days >= 0) || !std::isfinite(g.frozen_after_days))
-    throw_invalid("--frozen-after-days", "days must not be negative", "days >= 0, such as 3");
+  if (opts.frozen_given) g.frozen_after_days = fetch::validated_frozen_after_days(opts.frozen_after_days, "--frozen-after-days");
   fetch::TransportOptions topts;
   topts.timeout_s = opts.timeout_s;
   topts.timeout_caps_every_request = opts.timeout_given;
@@ -77,7 +80,7 @@ void run_fetch_cmd(const FetchCliOptions& opts, GlobalOptions& global) {
   fo.sources = opts.sources;
   fo.dry_run = opts.dry_run;
   fo.base_url = opts.base_url;
-  fo.gates = opts.gates;
+  fo.gates = g;
   fo.gpus = &gpu_catalog(global);
   if (!opts.fetched_at.empty()) {
     const std::string& f = opts.fetched_at;
@@ -138,12 +141,14 @@ GPUPLAN_REGISTER_COMMAND(Command{
                      "reject a snapshot whose offers fell by more than this fraction (default 0.5)");
       sub.add_option("--price-move-factor", opts->gates.price_move_factor,
                      "flag prices that moved more than this factor since the last snapshot (default 3)");
-      sub.add_option("--frozen-after-days", opts->gates.frozen_after_days,
-                     "warn when a feed's content is unchanged for this many days (default 3)");
+      sub.add_option("--frozen-after-days", opts->frozen_after_days,
+                     "a feed whose content is unchanged for this many days looks frozen (default: the source's own, "
+                     "3 for live marketplaces, 30 for list-price catalogs; see --list)");
       sub.add_option("--fetched-at", opts->fetched_at, "")->group("");  // tests only (FetchCliOptions)
       sub.callback([opts, &global, &sub] {
         opts->timeout_given = sub.count("--timeout") > 0;
         opts->base_url_given = sub.count("--base-url") > 0;
+        opts->frozen_given = sub.count("--frozen-after-days") > 0;
         run_fetch_cmd(*opts, global);
       });
     }});

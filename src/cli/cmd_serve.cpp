@@ -46,6 +46,8 @@ struct ServeOptions {
   std::vector<std::string> refresh_sources;  ///< empty = every keyless source
   std::string base_url;                      ///< --base-url of the refresh (mirrors, tests)
   std::string refresh_min_interval = "1m";   ///< hidden: tests lower it (docs/fetch.md)
+  double frozen_after_days = 0;              ///< the refresh's --frozen-after-days (when frozen_given)
+  bool frozen_given = false;                 ///< absent: each source's own limit
 };
 
 /// The scheduled refresh's own store, HTTP client and schedule (see the file comment).
@@ -69,8 +71,9 @@ void log_line(const std::string& line) {
 /// flag or a read-only store is an error at start, not a failure every few hours).
 std::unique_ptr<Refresh> prepare_refresh(const ServeOptions& opts, const GlobalOptions& global) {
   if (opts.refresh_every.empty()) {
-    if (!opts.refresh_sources.empty() || !opts.base_url.empty())
-      throw_invalid(opts.base_url.empty() ? "--refresh-sources" : "--base-url", "given without --refresh-every",
+    if (!opts.refresh_sources.empty() || !opts.base_url.empty() || opts.frozen_given)
+      throw_invalid(opts.frozen_given ? "--frozen-after-days" : opts.base_url.empty() ? "--refresh-sources" : "--base-url",
+                    "given without --refresh-every",
                     "--refresh-every DURATION (e.g. 6h) as well");
     return nullptr;
   }
@@ -94,6 +97,8 @@ std::unique_ptr<Refresh> prepare_refresh(const ServeOptions& opts, const GlobalO
                   "a store this process may write (or serve read-only and run `gpuplan fetch` where the store is writable)");
   r->options.sources = opts.refresh_sources.empty() ? fetch::keyless_source_names() : opts.refresh_sources;
   r->options.base_url = opts.base_url;
+  if (opts.frozen_given)
+    r->options.gates.frozen_after_days = fetch::validated_frozen_after_days(opts.frozen_after_days, "--frozen-after-days");
   r->options.gpus = &gpu_catalog(global);
   r->options.stop = &r->stop;
   fetch::TransportOptions topts;
@@ -113,8 +118,9 @@ void refresh_once(Refresh& r, const api::Context& ctx) {
   bool wrote = false;
   for (const fetch::SourceOutcome& o : report.sources) {
     wrote = wrote || o.changes.observations_added > 0 || o.changes.offers_added > 0 || o.changes.offers_updated > 0;
-    log_line(fmt::format("refresh: {} {}: {} offers, {} observations added; {}", o.source, o.status,
-                         o.snapshot.offers, o.changes.observations_added, o.message));
+    log_line(fmt::format("refresh: {} {}: {} offers, {} observations added, {} prices seen again; {}", o.source,
+                         o.status, o.snapshot.offers, o.changes.observations_added, o.changes.prices_seen_again,
+                         o.message));
     for (const std::string& w : o.warnings) log_line(fmt::format("refresh: {} warning: {}", o.source, w));
     for (const std::string& line : fetch::skipped_rows_report(o))
       log_line(fmt::format("refresh: {}{}", line.rfind("  ", 0) == 0 ? "" : o.source + " ", line));
@@ -232,9 +238,15 @@ GPUPLAN_REGISTER_COMMAND(Command{
           ->delimiter(',');
       sub.add_option("--base-url", opts->base_url,
                      "the refresh's --base-url: replace scheme, host and port of the sources' endpoints (a mirror)");
+      sub.add_option("--frozen-after-days", opts->frozen_after_days,
+                     "the refresh's --frozen-after-days: a feed unchanged this many days looks frozen (default: the "
+                     "source's own, 3 for live marketplaces, 30 for list-price catalogs)");
       // Tests only (docs/fetch.md): lowers the one-minute floor so an end-to-end test sees two runs in seconds.
       sub.add_option("--refresh-min-interval", opts->refresh_min_interval, "")->group("");
-      sub.callback([opts, &global] { run_serve(*opts, global); });
+      sub.callback([opts, &global, &sub] {
+        opts->frozen_given = sub.count("--frozen-after-days") > 0;
+        run_serve(*opts, global);
+      });
     }});
 
 }  // namespace

@@ -310,11 +310,15 @@ FetchReport run_fetch(OfferStore& store, HttpClient& http, const FetchOptions& o
       const std::optional<std::string> first = last->fetched_at;
       const double t0 = epoch_seconds(*first).value_or(-1);
       const double t1 = epoch_seconds(rec.fetched_at).value_or(-1);
-      if (t0 >= 0 && t1 >= 0 && (t1 - t0) >= options.gates.frozen_after_days * 86400.0) {
+      const double frozen_days = options.gates.frozen_after_days.value_or(info.frozen_after_days);
+      if (t0 >= 0 && t1 >= 0 && (t1 - t0) >= frozen_days * 86400.0) {
         out.frozen = true;
-        out.warnings.push_back(fmt::format("feed looks frozen: identical content since {} ({:.1f} days); its prices "
-                                           "are not re-confirmed and age from when they were last seen",
-                                           first.value_or(""), (t1 - t0) / 86400.0));
+        out.warnings.push_back(fmt::format("feed looks frozen: identical content since {} ({:.1f} days; {} after {:g} "
+                                           "days); its prices are not re-confirmed and age from when they were last seen",
+                                           first.value_or(""), (t1 - t0) / 86400.0,
+                                           options.gates.frozen_after_days ? "--frozen-after-days: frozen"
+                                                                           : "this source counts as frozen",
+                                           frozen_days));
       }
       rec.detail = out.frozen ? out.warnings.back() : "same content as the last accepted snapshot: nothing imported";
       out.message = rec.detail;

@@ -9,8 +9,8 @@
 ///     with the error, nothing imported; a keyed source refused with HTTP 401/403 says which
 ///     environment variable(s) hold the credentials it refused;
 ///  3. content hash equal to the last accepted snapshot's → "unchanged" (recorded, nothing
-///     imported); when that content was first accepted frozen_after_days or more ago, the
-///     outcome says the feed looks frozen;
+///     imported); when that content was first accepted frozen_after_days (GateLimits, else the
+///     source's own SourceInfo::frozen_after_days) or more ago, the outcome says the feed looks frozen;
 ///  4. parse (malformed document → "rejected", the error recorded);
 ///  5. gates: not empty; offers not down more than max_row_drop_fraction from the last
 ///     accepted snapshot; every stored price > 0; at most max_bad_row_fraction of offers with a
@@ -48,7 +48,9 @@ struct GateLimits {
   /// Reject when more offers than this share have a $0 / implausible price or GPU memory outside
   /// the datasheet (an unknown price, e.g. a preview SKU, does not count).
   double max_bad_row_fraction = 0.25;
-  double frozen_after_days = 3.0;      ///< same content for this many days → "frozen" warning
+  /// Same content for this many days → the feed looks frozen (a warning; its prices are not
+  /// re-confirmed). nullopt = each source's own limit (SourceInfo::frozen_after_days).
+  std::optional<double> frozen_after_days;
 };
 
 struct FetchOptions {

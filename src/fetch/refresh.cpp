@@ -38,6 +38,12 @@ void validate_refresh_interval(double interval_s, double min_interval_s, const s
                 "a duration of at least 1 minute, such as 30m, 6h or 1d");
 }
 
+double validated_frozen_after_days(double days, const std::string& flag) {
+  if (!(days >= 0) || !std::isfinite(days))
+    throw Error(ErrorKind::invalid_input, flag, "days must not be negative", "days >= 0, such as 3 or 30");
+  return days;
+}
+
 double first_refresh_delay_s(OfferStore& store, double interval_s, double now_epoch_s) {
   const std::vector<SnapshotRecord> newest = store.snapshots("", 1);
   if (newest.empty()) return 0;

@@ -31,6 +31,10 @@ inline constexpr double kMinRefreshIntervalSeconds = 60;
 /// finite), naming both.
 void validate_refresh_interval(double interval_s, double min_interval_s, const std::string& flag);
 
+/// --frozen-after-days of `fetch` and `serve`: finite and >= 0 days, else Error invalid_input on
+/// `flag`. Returns it as the GateLimits override.
+double validated_frozen_after_days(double days, const std::string& flag);
+
 /// Seconds to wait before the first run: interval − (now − fetched_at of the store's newest
 /// snapshot, any source and status), clamped to [0, interval]; 0 when the store has no
 /// snapshot. `now_epoch_s`: seconds since the epoch (UTC).

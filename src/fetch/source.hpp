@@ -58,7 +58,18 @@ struct SourceInfo {
   /// of them is rejected (expected-GPU gate). Empty = no such gate.
   std::vector<std::string> expected_gpus;
   double min_request_interval_s = 0.2;  ///< per-source rate limit
+  /// Days of identical content after which the feed "looks frozen" (its prices are no longer
+  /// re-confirmed), unless --frozen-after-days is given. A feed that reports live availability
+  /// or stock (a marketplace: vast, RunPod, Lambda, CUDO, Shadeform, Hyperstack, Verda) changes
+  /// within hours, so 3 days identical is a stopped feed (kLiveFeedFrozenAfterDays); a published
+  /// list-price catalog (AWS, Azure, GCP, OCI, Vultr, Scaleway, OVHcloud, SkyPilot, gpuhunt) can
+  /// legitimately stay identical for weeks between price changes (kListPriceFrozenAfterDays).
+  /// docs/fetch.md "Frozen feeds" has the table.
+  double frozen_after_days = 30.0;
 };
+
+inline constexpr double kLiveFeedFrozenAfterDays = 3.0;
+inline constexpr double kListPriceFrozenAfterDays = 30.0;
 
 class Source {
  public:

@@ -43,6 +43,7 @@ class ShadeformSource final : public Source {
  public:
   ShadeformSource() {
     info_.name = "shadeform";
+    info_.frozen_after_days = kLiveFeedFrozenAfterDays;  // reports live availability / stock
     info_.description = "Shadeform instance types (aggregator: other clouds' machines at Shadeform's price, cents/h)";
     info_.urls = {kShadeformUrl};
     info_.key_env = {"SHADEFORM_API_KEY"};
@@ -169,6 +170,7 @@ class HyperstackSource final : public Source {
  public:
   HyperstackSource() {
     info_.name = "hyperstack";
+    info_.frozen_after_days = kLiveFeedFrozenAfterDays;  // reports live availability / stock
     info_.description = "Hyperstack flavors, pricebook (USD per GPU-hour x GPUs per flavor) and GPU stock per region";
     info_.urls = {kHyperstackFlavors, kHyperstackPricebook, kHyperstackStocks};
     info_.key_env = {"HYPERSTACK_API_KEY"};
@@ -270,6 +272,7 @@ class VerdaSource final : public Source {
  public:
   VerdaSource() {
     info_.name = "verda";
+    info_.frozen_after_days = kLiveFeedFrozenAfterDays;  // reports live availability / stock
     info_.description = "Verda (ex-DataCrunch) instance types and availability per location (OAuth2 client credentials)";
     info_.urls = {kVerdaTypes, kVerdaAvailability};
     info_.key_env = {"VERDA_CLIENT_ID", "VERDA_CLIENT_SECRET"};

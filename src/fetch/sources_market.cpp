@@ -152,6 +152,7 @@ class RunpodSource final : public Source {
  public:
   RunpodSource() {
     info_.name = "runpod";
+    info_.frozen_after_days = kLiveFeedFrozenAfterDays;  // reports live availability / stock
     info_.description =
         "RunPod GraphQL gpuTypes: secure/community on-demand and spot per-GPU prices, savings plans (1 week, 1/3/6 "
         "months), stock status";
@@ -244,6 +245,7 @@ class VastSource final : public Source {
  public:
   VastSource() {
     info_.name = "vast";
+    info_.frozen_after_days = kLiveFeedFrozenAfterDays;  // reports live availability / stock
     info_.description = "vast.ai marketplace (rentable on-demand offers, cheapest per GPU × count × country)";
     info_.urls = {kVastUrl};
     info_.parser_version = 1;

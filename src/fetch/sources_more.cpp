@@ -354,6 +354,7 @@ class LambdaSource final : public Source {
  public:
   LambdaSource() {
     info_.name = "lambda";
+    info_.frozen_after_days = kLiveFeedFrozenAfterDays;  // reports live availability / stock
     info_.description = "Lambda Cloud instance types (prices in cents, regions with capacity); needs a key";
     info_.urls = {kLambdaUrl};
     info_.key_env = {"LAMBDA_API_KEY"};
@@ -423,6 +424,7 @@ class CudoSource final : public Source {
  public:
   CudoSource() {
     info_.name = "cudo";
+    info_.frozen_after_days = kLiveFeedFrozenAfterDays;  // reports live availability / stock
     info_.description = "CUDO Compute machine types: smallest 1-GPU VM per type and data centre (component prices)";
     info_.urls = {kCudoUrl};
   }

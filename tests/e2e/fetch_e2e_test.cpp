@@ -354,6 +354,15 @@ TEST_F(FetchE2E, ListNamesTheSources) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   for (const char* s : {"aws", "azure", "runpod", "vast", "skypilot/lambda", "gpuhunt/oci"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
+  // Each source's frozen-feed limit (trial9c item 6): live marketplaces 3 days, list prices 30.
+  auto row = [&](const std::string& name) {
+    const std::size_t at = r.out.find("\n" + name + " ");
+    return at == std::string::npos ? std::string() : r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1);
+  };
+  EXPECT_NE(row("vast").find(" 3 days "), std::string::npos) << row("vast");
+  EXPECT_NE(row("runpod").find(" 3 days "), std::string::npos) << row("runpod");
+  EXPECT_NE(row("vultr").find(" 30 days "), std::string::npos) << row("vultr");
+  EXPECT_NE(row("skypilot/lambda").find(" 30 days "), std::string::npos) << row("skypilot/lambda");
 }
 
 TEST_F(FetchE2E, GcpAssemblesTheMachinePriceFromItsSkusAcrossPages) {

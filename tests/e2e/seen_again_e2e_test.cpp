@@ -103,7 +103,7 @@ class SeenAgainE2E : public gpuplan::e2e::BinaryE2E<SeenAgainE2E> {
     const RunResult first = fetch(db, kDay1);
     ASSERT_EQ(first.exit_code, 0) << first.out;
     ASSERT_NE(first.out.find("accepted"), std::string::npos) << first.out;
-    // 39 days of identical content "looks frozen" at the default --frozen-after-days 3, and a
+    // 39 days of identical content "looks frozen" at vast's own limit (3 days: a live marketplace), and a
     // frozen feed confirms nothing (frozen_feed_confirms_nothing): this user judges the feed live.
     const RunResult again = fetch(db, kDay40, " --frozen-after-days 60");
     ASSERT_EQ(again.exit_code, 0) << again.out;
@@ -129,7 +129,7 @@ class SeenAgainE2E : public gpuplan::e2e::BinaryE2E<SeenAgainE2E> {
     EXPECT_EQ(stale.out.find(kH100), std::string::npos) << stale.out;
   }
 
-  /// trial9b D1: the same reply on day 40 at the default --frozen-after-days (3): the feed looks
+  /// trial9b D1: the same reply on day 40 at vast's own frozen limit (3 days): the feed looks
   /// frozen, so nothing is re-confirmed: last seen stays day 1 (stale at 40 days), availability
   /// stays confirmed on day 1, and the warning says so.
   void frozen_feed_confirms_nothing(const std::string& db) {

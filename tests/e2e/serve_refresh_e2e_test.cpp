@@ -191,6 +191,26 @@ TEST_F(ServeRefreshE2E, BadScheduleFlagsAreClearErrors) {
   std::tie(code, line) = start_with({"--refresh-sources", "aws"});
   EXPECT_EQ(code, 2) << line;
   EXPECT_NE(line.find("--refresh-every"), std::string::npos) << line;
+  // trial9c item 6: serve takes the refresh's --frozen-after-days (default: each source's own).
+  std::tie(code, line) = start_with({"--frozen-after-days", "5"});
+  EXPECT_EQ(code, 2) << line;
+  EXPECT_NE(line.find("--frozen-after-days"), std::string::npos) << line;
+  EXPECT_NE(line.find("given without --refresh-every"), std::string::npos) << line;
+  std::tie(code, line) = start_with({"--refresh-every", "6h", "--frozen-after-days", "-1"});
+  EXPECT_EQ(code, 2) << line;
+  EXPECT_NE(line.find("--frozen-after-days"), std::string::npos) << line;
+  EXPECT_NE(line.find("days must not be negative"), std::string::npos) << line;
+  {
+    ServeOptions o;
+    o.db = (dir_ / "frozen.sqlite").string();
+    o.home = dir_;
+    o.write_token = "";
+    o.extra_args = {"--refresh-every", "6h", "--refresh-sources", "skypilot/lambda", "--base-url", "http://127.0.0.1:9",
+                    "--frozen-after-days", "30"};
+    ServeProcess s = start_serve(o);
+    EXPECT_GT(s.port, 0) << s.first_line;  // accepted: the server listens
+    EXPECT_EQ(stop_serve(s), 0);
+  }
 }
 
 }  // namespace

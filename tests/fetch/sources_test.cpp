@@ -964,23 +964,78 @@ TEST(GcpFetcher, AMalformedPageRejectsTheSnapshotAndWritesNothing) {
 // ---------------------------------------------------------------------------------------------
 // Gates and snapshots.
 
-TEST(Snapshots, SameContentIsUnchangedAndAFeedFrozenForDaysIsReported) {
+TEST(Snapshots, SameContentIsUnchangedAndAFeedFrozenPastItsSourcesLimitIsReported) {
+  // A list-price catalog (SkyPilot's Lambda file) may stay identical for weeks: frozen only after
+  // 30 days (kListPriceFrozenAfterDays). trial9c item 6: at a 3-day limit for every source, stable
+  // Vultr and SkyPilot catalogs stopped being confirmed after a long weekend.
   FixtureServer s;
   serve_lambda_catalog(s, std::make_shared<std::string>(fixture("skypilot-lambda-vms.csv")));
   Harness h;
   const std::string base = s.start();
-  ASSERT_EQ(h.fetch(base, {"skypilot/lambda"}, "2026-12-01T00:00:00Z").sources[0].status, "accepted");
+  ASSERT_EQ(find_source("skypilot/lambda")->info().frozen_after_days, 30.0);
+  ASSERT_EQ(h.fetch(base, {"skypilot/lambda"}, "2026-10-01T00:00:00Z").sources[0].status, "accepted");
   const std::size_t obs = h.store.counts().observations;
-  const auto day1 = h.fetch(base, {"skypilot/lambda"}, "2026-12-02T00:00:00Z").sources[0];
+  const auto day1 = h.fetch(base, {"skypilot/lambda"}, "2026-10-02T00:00:00Z").sources[0];
   EXPECT_EQ(day1.status, "unchanged");
-  EXPECT_FALSE(day1.frozen);  // 1 day < 3
-  const auto day4 = h.fetch(base, {"skypilot/lambda"}, "2026-12-04T06:00:00Z").sources[0];
+  EXPECT_FALSE(day1.frozen);  // 1 day < 30
+  const auto day4 = h.fetch(base, {"skypilot/lambda"}, "2026-10-04T06:00:00Z").sources[0];
   EXPECT_EQ(day4.status, "unchanged");
-  EXPECT_TRUE(day4.frozen);  // 3.25 days of identical content
-  ASSERT_FALSE(day4.warnings.empty());
-  EXPECT_NE(day4.warnings[0].find("frozen"), std::string::npos);
+  EXPECT_FALSE(day4.frozen);  // 3.25 days < 30: a stable catalog, still confirmed
+  EXPECT_TRUE(day4.warnings.empty());
+  const auto day31 = h.fetch(base, {"skypilot/lambda"}, "2026-11-01T06:00:00Z").sources[0];
+  EXPECT_EQ(day31.status, "unchanged");
+  EXPECT_TRUE(day31.frozen);  // 31.25 days >= 30
+  ASSERT_FALSE(day31.warnings.empty());
+  EXPECT_NE(day31.warnings[0].find("31.2 days; this source counts as frozen after 30 days"), std::string::npos)
+      << day31.warnings[0];
   EXPECT_EQ(h.store.counts().observations, obs);  // nothing added twice
-  EXPECT_EQ(h.store.snapshots("skypilot/lambda", 10).size(), 3u);
+  EXPECT_EQ(h.store.snapshots("skypilot/lambda", 10).size(), 4u);
+  // --frozen-after-days replaces the source's limit for the run.
+  h.gates.frozen_after_days = 3.0;
+  const auto day32 = h.fetch(base, {"skypilot/lambda"}, "2026-11-02T06:00:00Z").sources[0];
+  EXPECT_TRUE(day32.frozen);
+  ASSERT_FALSE(day32.warnings.empty());
+  EXPECT_NE(day32.warnings[0].find("--frozen-after-days: frozen after 3 days"), std::string::npos) << day32.warnings[0];
+}
+
+TEST(Snapshots, ALiveMarketplaceFeedIsFrozenAfterThreeDays) {
+  // vast reports what is rentable now; three days of identical replies is a stopped feed
+  // (kLiveFeedFrozenAfterDays). The sources that report live availability or stock share it.
+  for (const char* live : {"vast", "runpod", "lambda", "cudo", "shadeform", "hyperstack", "verda"})
+    EXPECT_EQ(find_source(live)->info().frozen_after_days, 3.0) << live;
+  for (const char* list : {"aws", "azure", "oci", "vultr", "scaleway", "ovhcloud", "gcp"})
+    EXPECT_EQ(find_source(list)->info().frozen_after_days, 30.0) << list;
+  FixtureServer s;
+  auto body = std::make_shared<std::string>(fixture("vast-bundles.json"));
+  s.server().Post("/api/v0/bundles/",
+                  [body](const httplib::Request&, httplib::Response& r) { r.set_content(*body, "application/json"); });
+  Harness h;
+  const std::string base = s.start();
+  ASSERT_EQ(h.fetch(base, {"vast"}, "2026-10-01T00:00:00Z").sources[0].status, "accepted");
+  EXPECT_FALSE(h.fetch(base, {"vast"}, "2026-10-03T18:00:00Z").sources[0].frozen);  // 2.75 days < 3
+  const auto day4 = h.fetch(base, {"vast"}, "2026-10-04T06:00:00Z").sources[0];
+  EXPECT_TRUE(day4.frozen);  // 3.25 days
+  ASSERT_FALSE(day4.warnings.empty());
+  EXPECT_NE(day4.warnings[0].find("this source counts as frozen after 3 days"), std::string::npos) << day4.warnings[0];
+}
+
+TEST(Snapshots, AGpuMemoryInTheWrongUnitIsQuotedAsTheSourceGaveIt) {
+  // trial9c: vast's `gpu_ram` is MiB; a reply with 80 there (a GB figure) is 80 MiB, far below
+  // the H100's 80 GB. The finding printed "source says 0 GB per GPU" ({:.0f} of 0.084 GB).
+  FixtureServer s;
+  auto body = std::make_shared<std::string>(fixture("vast-bundles.json"));
+  const auto pos = body->find("\"gpu_ram\":81559");
+  ASSERT_NE(pos, std::string::npos);
+  body->replace(pos, std::string("\"gpu_ram\":81559").size(), "\"gpu_ram\":80");
+  s.server().Post("/api/v0/bundles/",
+                  [body](const httplib::Request&, httplib::Response& r) { r.set_content(*body, "application/json"); });
+  Harness h;
+  const SourceOutcome o = h.fetch(s.start(), {"vast"}, "2026-10-01T00:00:00Z", true).sources[0];
+  std::string all = o.message;
+  for (const std::string& w : o.warnings) all += "\n" + w;
+  for (const std::string& line : skipped_rows_report(o)) all += "\n" + line;
+  EXPECT_NE(all.find("source says 80 MiB per GPU"), std::string::npos) << all;
+  EXPECT_EQ(all.find("source says 0 GB"), std::string::npos) << all;
 }
 
 TEST(Snapshots, APriceBackAtAnEarlierValueIsANewSnapshotNotUnchanged) {
