@@ -644,6 +644,11 @@ constexpr ExplainPhrase kExplainPhrases[] = {
     {"perf", "xp_perf"},
     {"and Megatron-Bridge the DeepSeek-V3 MTP module too", "xp_and_megatron_bridge_the_deepseek_v3_mtp_module_t"},
     {"% margin", "xp_margin_2"},
+    // mem8: the start of backward against the last layer's recompute (sizing/memory.cpp).
+    {"at the start of backward", "xp_at_the_start_of_backward"},
+    {"at the last layer's recompute, logits kept by the training loop", "xp_at_the_last_layers_recompute_logits_kept"},
+    {"output-layer gradient in the chunked output's backward", "xp_output_layer_gradient_in_chunked_output_backward"},
+    {"not at the peak: rebuilt after the loss's backward freed the logits", "xp_not_at_the_peak_rebuilt_after_the_loss"},
 };
 
 /// `text` (an explain line's formula or source as the engine writes it) in the locale `t`: each

@@ -216,6 +216,7 @@ struct ActivationContext {
   /// GPT-2's gelu_new is Python code in HF (NewGELUActivation): eager autograd keeps x, tanh(.),
   /// 0.5·x and 1 + tanh(.) (4 × 2f) instead of the fused GeLU's input (2f).
   bool python_gelu = false;
+  bool kv_expanded = false;  ///< K, V copied to the query heads before attention (memory.hpp)
 };
 
 /// Bytes saved for the input (width `w`) shared by the linear layers `group`: once in 16 bits when the
@@ -241,7 +242,10 @@ LayerActivation layer_activation(const Shape& s, bool moe_layer, const Activatio
   x.replicated = c.norms_per_layer * c.norm_bytes_per_h * s.h + linear_input(c, s.h, {"q", "k", "v"}) +
                  linear_input(c, s.h, {"gate", "up"}) + (c.dropout ? 2 * s.h : 0.0) + s.mla_replicated;
   // T: Q, K, V as attention reads them and the attention output, 2 B each (Korthikanti: 2+2+2+2 = 8 sbh).
-  x.split = 2 * s.q_width + 2 * s.k_width + 2 * s.v_width + 2 * s.o_in_width;
+  // K and V copied to the query heads first (kv_expanded_for_attention, memory.hpp): saved at q width.
+  const double expand = c.kv_expanded && s.kv > 0 ? s.a / s.kv : 1.0;  // query heads per KV head
+  const double k_read = s.k_width * expand, v_read = s.v_width * expand;
+  x.split = 2 * s.q_width + 2 * k_read + 2 * v_read + 2 * s.o_in_width;
   if (c.qk_norm) x.split += (eager ? 6.0 : 2.0) * (s.q_width + s.k_width);
   // The out-projection input: Megatron reuses the attention output; eager PyTorch makes a contiguous copy,
   // which torch.compile also saves (a backward mm reads it: is_materialized_backwards bans its recompute).
@@ -379,7 +383,9 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
     const double master = mixed ? 4.0 : 0.0;
     switch (r.optimizer) {
       case Optimizer::adamw: state_per_param = pure ? 4.0 : 8.0; break;
-      case Optimizer::adamw_8bit: state_per_param = 2.0 + 2.0 * 4.0 / 2048.0; break;  // [8bit] + fp32 absmax / 2048
+      case Optimizer::adamw_8bit:  // [8bit] + one fp32 absmax per block (kOptimizer8bitBlockValues) per state
+        state_per_param = 2.0 + 2.0 * 4.0 / kOptimizer8bitBlockValues;
+        break;
       case Optimizer::sgd_momentum:
       case Optimizer::lion: state_per_param = pure ? 2.0 : 4.0; break;
       case Optimizer::adafactor: state_per_param = 0; break;
@@ -474,7 +480,7 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
     double state = 0;
     switch (r.optimizer) {
       case Optimizer::adamw: state = pure ? 4.0 : 8.0; break;
-      case Optimizer::adamw_8bit: state = 2.0; break;
+      case Optimizer::adamw_8bit: state = 2.0 + 2.0 * 4.0 / kOptimizer8bitBlockValues; break;
       case Optimizer::sgd_momentum:
       case Optimizer::lion: state = pure ? 2.0 : 4.0; break;
       case Optimizer::adafactor: state = pure ? 2.0 : 4.0; break;  // upper bound: factored state is smaller
@@ -535,6 +541,7 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
     ac.lora = lora;
     ac.adapter_bytes = pure ? 2.0 : 4.0;
     ac.targets = &r.lora_targets;
+    ac.kv_expanded = r.kv_expanded_for_attention && !s.mla;
     const LayerActivation dense_l = layer_activation(s, false, ac);
     const LayerActivation moe_l = s.moe ? layer_activation(s, true, ac) : dense_l;
     const bool sp = lay.sequence_parallel && lay.tp > 1;
@@ -570,27 +577,6 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
       layer_mult = kOffloadedActivationLayers;
     }
     act_bytes = act_scale * ((per_layer_token + lora_inter) * tokens * layer_mult + one_layer);
-    if (ex) {
-      f_act = [=] {
-        std::string base = fmt::format(
-            "per layer per token R={} B{} + T={} B/t{} (h {}, a {}, kv {}, head_dim {}, mlp {}{}); stored {:.1f} B; × s·b "
-            "= {}·{} tokens × {} layers on the stage × {} micro-batches in flight{}",
-            num(dense_l.replicated), sp ? "/t" : "", num(dense_l.split), keep_scores && dense_l.scores > 0
-                ? fmt::format(" + S=a·s·{}={} B/t", r.dropout ? 5 : 2, num(dense_l.scores)) : "",
-            s.h, s.a, s.kv, s.d, s.f, s.moe ? fmt::format(", MoE top-{} of {} × {}", s.k, s.E, s.f_e) : "",
-            per_tok_avg, seq, b, layers_stage, in_flight,
-            interleave > 1 ? fmt::format(" × interleave (1+(p-1)/(p·m)) {:.4f}", interleave) : "");
-        if (r.recompute == Recompute::full) {
-          base = fmt::format("full recompute: 2h{} = {} B per token per layer × {} tokens × {} layers × {} in flight "
-                             "+ one layer recomputed {}",
-                             sp ? "/t" : "", num(per_layer_token), seq * b, layers_stage, in_flight * interleave,
-                             gb(one_layer));
-        }
-        if (lora_inter > 0) base += fmt::format(" + LoRA x·A {} B/token/layer", num(lora_inter));
-        if (act_scale > 1) base += " × 2 (fp32)";
-        return base;
-      };
-    }
     if (st.last) {
       const double ab = fp32 ? 4.0 : 2.0;
       // Megatron: 16-bit logits + fp32 softmax + fp32 grad (2+4+4). Eager PyTorch at the start of backward:
@@ -620,28 +606,125 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
         };
       }
     }
+    // Chunked output (torchtune TransformerDecoder.chunked_output applies the output layer to each of its
+    // num_output_chunks chunks, torchtune/modules/transformer.py at 1814feb17): a trained head's weight
+    // gradient is the sum of one V×h product per chunk, which autograd sums in the output layer's input
+    // buffer (torch/csrc/autograd/input_buffer.cpp at 4537ef6cf, InputBuffer::add / accumulate: the first
+    // product kept, each later one added in place, old_var.add_(var)), so the buffer and the incoming
+    // chunk's product (2 copies) exist at the start of backward, beside the logits. With optimizer_in_backward one of them is already the gradient term;
+    // under ZeRO-3/FSDP they are part of the head unit (workspace, below).
+    const bool head_trained = st.last && !lora && (P.head > 0 || m.tied_embeddings);
+    const bool gathered = z >= 3 || lay.offload_params;
+    const double head_grad_copies = head_trained ? (r.chunked_cross_entropy ? 2.0 : 1.0) : 0.0;
+    const double head_grad_bytes = ((fp32 || r.fp32_grad_accumulation) ? 4.0 : 2.0) * s.V * s.h / t;
+    double output_grad_bytes = 0;  // in the logits term: the moment is the loss's backward
+    if (head_trained && r.chunked_cross_entropy && !gathered) {
+      output_grad_bytes = (head_grad_copies - (r.optimizer_in_backward ? 1.0 : 0.0)) * head_grad_bytes;
+      logits_bytes += output_grad_bytes;
+    }
     // Workspace: gathered layer weights under ZeRO-3 / param offload (FSDP prefetch: current + next
     // layer, plus the unsharded gradients of one layer); QLoRA dequantises one matrix at a time.
     const double layer_params = static_cast<double>(P.attention + P.mlp + P.norms + P.router) / s.L / t +
                                 (s.L_moe > 0 ? static_cast<double>(P.experts) / s.L_moe / (lay.etp() * ep) : 0.0);
     const double gather_bytes = qlora ? weight_quant_bits(WeightQuant::nf4, r.qlora_double_quant) / 8.0
                                       : (fp32 ? 4.0 : 2.0);
-    if (z >= 3 || lay.offload_params) {
-      workspace_bytes += (lora ? 2.0 : 3.0) * gather_bytes * layer_params;
+    // The stage holding the output layer starts its backward in that layer (FSDP2 fully_shard in
+    // torchtune shards `output` as its own unit: custom_sharded_layers, torchtune/training/_distributed.py
+    // shard_model, 30b8519e8): the head gathered + its unsharded gradient copies (trained head, above) +
+    // the last decoder layer prefetched for backward, beside the logits. A head larger than a layer
+    // (large vocabularies) makes this the workspace of the start of backward.
+    double layers_ws = 0, head_unit_bytes = 0;
+    if (gathered) {
+      layers_ws = (lora ? 2.0 : 3.0) * gather_bytes * layer_params;
+      if (st.last && (P.head > 0 || m.tied_embeddings)) {
+        const double head_bytes = (fp32 ? 4.0 : 2.0) * s.V * s.h / t;
+        head_unit_bytes = head_bytes * (1.0 + head_grad_copies) + gather_bytes * layer_params;
+      }
     }
+    double dequant_bytes = 0;
     if (qlora) {
       double biggest = 0;
       for (const auto& l : ls) biggest = std::max(biggest, l.d_in * l.d_out);
-      workspace_bytes += 2.0 * biggest / t;
+      dequant_bytes = 2.0 * biggest / t;
     }
+    // Two moments of the backward on the stage that computes the loss. (A) its start: the loss's and the
+    // output layer's backward (logits term, head unit). (B) the last decoder layer's backward (layer
+    // prefetch; with full recompute, that layer's activations rebuilt: torch.utils.checkpoint recomputes
+    // a layer when its backward unpacks the saved inputs, torch/utils/checkpoint.py, by which time the
+    // loss's saved logits and their gradients are freed; only logits the training loop still holds
+    // remain). Without full recompute every saved activation exists at (A) and the larger workspace is
+    // taken.
+    double ws_a = std::max(layers_ws, head_unit_bytes);
+    bool recompute_after_loss = false, recompute_is_peak = false;
+    double kept_logits_bytes = 0;
+    if (r.recompute == Recompute::full && st.last && logits_bytes > 0) {
+      recompute_after_loss = true;
+      ws_a = head_unit_bytes > 0 ? head_unit_bytes : layers_ws;
+      kept_logits_bytes = r.logits_kept_through_backward ? tokens * s.V / t * (fp32 ? 4.0 : 2.0) : 0.0;
+      if (logits_bytes + ws_a >= act_scale * one_layer + kept_logits_bytes + layers_ws) {
+        act_bytes = act_scale * ((per_layer_token + lora_inter) * tokens * layer_mult);
+      } else {
+        recompute_is_peak = true;
+        logits_bytes = kept_logits_bytes;
+        output_grad_bytes = 0;
+        ws_a = layers_ws;
+      }
+    }
+    workspace_bytes = ws_a + dequant_bytes;
+    const bool head_unit_in_ws = head_unit_bytes > 0 && ws_a == head_unit_bytes && head_unit_bytes > layers_ws;
     if (ex) {
+      if (recompute_is_peak) {
+        f_logits = [=] {
+          return kept_logits_bytes > 0
+                     ? fmt::format("at the last layer's recompute, logits kept by the training loop: s·b·V/t·{} ({} "
+                                   "tokens × V {} / t {})",
+                                   fp32 ? 4 : 2, tokens, s.V, t)
+                     : std::string("at the last layer's recompute, logits kept by the training loop: none");
+        };
+      } else if (output_grad_bytes > 0) {
+        f_logits = [=, base = f_logits] {
+          return fmt::format("{} + output-layer gradient in the chunked output's backward: {} × V {} × h {} / t {} × {} B",
+                             base ? base() : std::string(), output_grad_bytes / head_grad_bytes, s.V, s.h, t,
+                             (fp32 || r.fp32_grad_accumulation) ? 4 : 2);
+        };
+      }
       f_ws = [=] {
         std::string w;
-        if (z >= 3 || lay.offload_params)
-          w += fmt::format("ZeRO-3/FSDP gather: {} layers × {} params/layer/GPU × {:.3g} B", lora ? 2 : 3,
-                           num(layer_params), gather_bytes);
+        if (gathered) {
+          if (head_unit_in_ws)
+            w += fmt::format("ZeRO-3/FSDP gather at the start of backward: output layer V {} × h {} / t {} × {} B × "
+                             "(1 + {} gradient) + 1 layer × {} params × {:.3g} B",
+                             s.V, s.h, t, fp32 ? 4 : 2, head_grad_copies, num(layer_params), gather_bytes);
+          else
+            w += fmt::format("ZeRO-3/FSDP gather: {} layers × {} params/layer/GPU × {:.3g} B", lora ? 2 : 3,
+                             num(layer_params), gather_bytes);
+        }
         if (qlora) w += (w.empty() ? "" : " + ") + std::string("QLoRA dequantised matrix (bf16, largest linear)");
         return w;
+      };
+    }
+    if (ex) {
+      f_act = [=] {
+        std::string base = fmt::format(
+            "per layer per token R={} B{} + T={} B/t{} (h {}, a {}, kv {}, head_dim {}, mlp {}{}); stored {:.1f} B; × s·b "
+            "= {}·{} tokens × {} layers on the stage × {} micro-batches in flight{}",
+            num(dense_l.replicated), sp ? "/t" : "", num(dense_l.split), keep_scores && dense_l.scores > 0
+                ? fmt::format(" + S=a·s·{}={} B/t", r.dropout ? 5 : 2, num(dense_l.scores)) : "",
+            s.h, s.a, s.kv, s.d, s.f, s.moe ? fmt::format(", MoE top-{} of {} × {}", s.k, s.E, s.f_e) : "",
+            per_tok_avg, seq, b, layers_stage, in_flight,
+            interleave > 1 ? fmt::format(" × interleave (1+(p-1)/(p·m)) {:.4f}", interleave) : "");
+        if (r.recompute == Recompute::full) {
+          base = fmt::format("full recompute: 2h{} = {} B per token per layer × {} tokens × {} layers × {} in flight "
+                             "+ one layer recomputed {}{}",
+                             sp ? "/t" : "", num(per_layer_token), seq * b, layers_stage, in_flight * interleave,
+                             gb(one_layer),
+                             recompute_after_loss && !recompute_is_peak
+                                 ? " (not at the peak: rebuilt after the loss's backward freed the logits)"
+                                 : "");
+        }
+        if (lora_inter > 0) base += fmt::format(" + LoRA x·A {} B/token/layer", num(lora_inter));
+        if (act_scale > 1) base += " × 2 (fp32)";
+        return base;
       };
     }
   } else {

@@ -193,6 +193,15 @@ ActivationProfile parse_activation_profile(std::string_view s, const std::string
 
 /// Layers of saved activations that stay on the GPU with offload_activations (current + prefetch).
 inline constexpr double kOffloadedActivationLayers = 2.0;
+/// Values per quantisation block of blockwise 8-bit optimizer states: each block of each state
+/// (AdamW: m and v, uint8 codes) keeps one fp32 absmax, so 8-bit AdamW holds 2 + 2·4/256 B per
+/// parameter. bitsandbytes Optimizer2State.init_state (bitsandbytes/optim/optimizer.py) uses
+/// blocks of 256 since 0.44.0 (commit aa57bd89, "Change 8bit optimizer blocksize 2048->256",
+/// 2024-09-20; 2048 before); torchao's AdamW8bit defaults to block_size=256
+/// (torchao/prototype/low_bit_optim/adam.py at 0d7edae96). The 256 shared quantile-map values
+/// per optimizer (bitsandbytes name2qmap) and the fp32 states of tensors under 4,096 values
+/// (min_8bit_size: norm weights) are not counted (kilobytes).
+inline constexpr double kOptimizer8bitBlockValues = 256.0;
 
 /// The training stack whose memory behaviour the request follows by default (`--stack`).
 /// apply_stack_defaults() sets what each stack does out of the box:
@@ -294,6 +303,21 @@ struct TrainingMemoryRequest {
   /// bf16_optimizer / stage_1_and_2 `single_partition_of_fp32_groups` gradients).
   bool fp32_grad_partition = false;
   std::int64_t cross_entropy_chunk_tokens = 1024;  ///< tokens per chunk when chunked
+  /// GQA models: the framework copies K and V to the query heads before attention, so attention
+  /// saves them at q width (2·q B per token each instead of 2·kv_heads·head_dim). torchtune's
+  /// MultiHeadAttention does (torchtune/modules/attention.py, `k.expand(...)` + `reshape`, v0.3
+  /// 30b8519e8; `unsqueeze(2).expand(...).flatten(1, 2)` from 1814feb17 to bd2a0fc7c), eager or
+  /// compiled: the copy is an aten.clone read by the attention backward, which torch.compile's
+  /// partitioner keeps (ban_if_materialized_backward). false = attention reads the kv heads as
+  /// they are (SDPA enable_gqa, FlashAttention; Hugging Face transformers' sdpa_attention_forward
+  /// when it passes no mask, use_gqa_in_sdpa).
+  bool kv_expanded_for_attention = false;
+  /// The training loop still holds the model's returned 16-bit logits while backward runs (a loop
+  /// that keeps `out = model(...)` and calls `out.loss.backward()`, as scripts/measure/
+  /// measure_memory.py does). false: they are dropped before backward (torchtune's recipes
+  /// `del logits`; Hugging Face Trainer.compute_loss returns the loss only). Matters with full
+  /// recompute, whose recomputed layer comes after the loss's own tensors are freed.
+  bool logits_kept_through_backward = false;
   int lora_rank = 16;            ///< r
   /// Adapted matrices: any of q, k, v, o, gate, up, down (MoE experts' gate/up/down included),
   /// or "all-linear" (= all seven). Default all-linear.

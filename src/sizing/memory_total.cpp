@@ -192,7 +192,8 @@ TrainingMemoryTotal::TrainingMemoryTotal(const ModelArch& m, const TrainingMemor
       Activation x;
       x.replicated = norms_per_layer * norm_bytes_per_h * h_ + linear_input(h_, {kQ, kK, kV}) +
                      linear_input(h_, {kGate, kUp}) + (r_.dropout ? 2 * h_ : 0.0) + mla_replicated;
-      x.split = 2 * q_width + 2 * k_width + 2 * v_width + 2 * o_in_width;
+      const double expand = r_.kv_expanded_for_attention && !m.mla && kv > 0 ? a / kv : 1.0;
+      x.split = 2 * q_width + 2 * (k_width * expand) + 2 * (v_width * expand) + 2 * o_in_width;
       if (m.qk_norm) x.split += (eager ? 6.0 : 2.0) * (q_width + k_width);
       if (eager || compiled || lora) x.split += linear_input(o_in_width, {kO});
       if (r_.flash_attention) {
@@ -273,7 +274,7 @@ double TrainingMemoryTotal::stage_total(const ParallelLayout& lay, Recompute rc,
     const double master = mixed ? 4.0 : 0.0;
     switch (r.optimizer) {
       case Optimizer::adamw: state_per_param = pure ? 4.0 : 8.0; break;
-      case Optimizer::adamw_8bit: state_per_param = 2.0 + 2.0 * 4.0 / 2048.0; break;
+      case Optimizer::adamw_8bit: state_per_param = 2.0 + 2.0 * 4.0 / kOptimizer8bitBlockValues; break;
       case Optimizer::sgd_momentum:
       case Optimizer::lion: state_per_param = pure ? 2.0 : 4.0; break;
       case Optimizer::adafactor: state_per_param = 0; break;
@@ -320,7 +321,7 @@ double TrainingMemoryTotal::stage_total(const ParallelLayout& lay, Recompute rc,
     double state = 0;
     switch (r.optimizer) {
       case Optimizer::adamw: state = pure ? 4.0 : 8.0; break;
-      case Optimizer::adamw_8bit: state = 2.0; break;
+      case Optimizer::adamw_8bit: state = 2.0 + 2.0 * 4.0 / kOptimizer8bitBlockValues; break;
       case Optimizer::sgd_momentum:
       case Optimizer::lion: state = pure ? 2.0 : 4.0; break;
       case Optimizer::adafactor: state = pure ? 2.0 : 4.0; break;
@@ -385,11 +386,39 @@ double TrainingMemoryTotal::stage_total(const ParallelLayout& lay, Recompute rc,
         logits_bytes = tokens * V_ / t * (ab + 4.0 * fp32_copies);
       }
     }
+    // memory.cpp: a trained head's gradient copies at the start of backward (chunked output: 2).
+    const bool head_trained = last && !lora && (head_ || tied_);
+    const bool gathered = z >= 3 || lay.offload_params;
+    const double head_grad_copies = head_trained ? (r.chunked_cross_entropy ? 2.0 : 1.0) : 0.0;
+    const double head_grad_bytes = ((fp32 || r.fp32_grad_accumulation) ? 4.0 : 2.0) * V_ * h_ / t;
+    if (head_trained && r.chunked_cross_entropy && !gathered) {
+      logits_bytes += (head_grad_copies - (r.optimizer_in_backward ? 1.0 : 0.0)) * head_grad_bytes;
+    }
     const double layer_params = layer_params_dense_ / t + (L_moe_ > 0 ? layer_params_expert_ / (lay.etp() * ep) : 0.0);
     const double gather_bytes =
         qlora ? weight_quant_bits(WeightQuant::nf4, r.qlora_double_quant) / 8.0 : (fp32 ? 4.0 : 2.0);
-    if (z >= 3 || lay.offload_params) workspace_bytes += (lora ? 2.0 : 3.0) * gather_bytes * layer_params;
-    if (qlora) workspace_bytes += 2.0 * biggest_product_ / t;
+    double layers_ws = 0, head_unit_bytes = 0;
+    if (gathered) {
+      layers_ws = (lora ? 2.0 : 3.0) * gather_bytes * layer_params;
+      if (last && (head_ || tied_)) {
+        const double head_bytes = (fp32 ? 4.0 : 2.0) * V_ * h_ / t;
+        head_unit_bytes = head_bytes * (1.0 + head_grad_copies) + gather_bytes * layer_params;
+      }
+    }
+    const double dequant_bytes = qlora ? 2.0 * biggest_product_ / t : 0.0;
+    // memory.cpp: the start of backward (A) against the last layer's backward (B) under full recompute.
+    double ws_a = std::max(layers_ws, head_unit_bytes);
+    if (rc == Recompute::full && last && logits_bytes > 0) {
+      ws_a = head_unit_bytes > 0 ? head_unit_bytes : layers_ws;
+      const double kept_logits_bytes = r.logits_kept_through_backward ? tokens * V_ / t * (fp32 ? 4.0 : 2.0) : 0.0;
+      if (logits_bytes + ws_a >= act_scale * one_layer + kept_logits_bytes + layers_ws) {
+        act_bytes = act_scale * ((per_layer_token + lora_inter) * tokens * layer_mult);
+      } else {
+        logits_bytes = kept_logits_bytes;
+        ws_a = layers_ws;
+      }
+    }
+    workspace_bytes = ws_a + dequant_bytes;
   }
 
   // Phases of a step and the terms memory.cpp adds (a term ≤ 0 bytes is left out, weights never).

@@ -173,7 +173,10 @@ struct Gap {
 const std::map<std::string, Gap>& allow_list() {
   static const std::map<std::string, Gap> kList = {
       {"tt-l31-8b-full-a6000",
-       {0.60, 0.80, "optimizer not published for this row (recipe default PagedAdamW8bit: paged to host)"}},
+       {0.70, 0.90, "optimizer not published for this row (recipe default PagedAdamW8bit: paged to host)"}},
+      {"tt-l31-8b-lora-a6000",
+       {0.15, 0.22, "activation checkpointing not published for this row (8B_lora_single_device.yaml turns it on, and "
+                    "the 4090 row of the same recipe measures 16.2 GiB; mapped off)"}},
       {"tt-l31-405b-qlora-8xa100",
        {0.15, 0.30, "batch ambiguous (README table 2 vs the recipe's batch 1); the recipe (405B_qlora.yaml) does not offload "
                   "activations, so that is not the cause"}},
@@ -231,6 +234,8 @@ std::optional<Case> map_h200(const json& r) {
     q.flash_attention = true;           // SDPA flash backend
     q.gradients_persist = false;        // one micro-batch per step, zero_grad(set_to_none=True)
     q.optimizer_foreach = true;         // torch.optim.AdamW default on CUDA
+    // measure_memory.py keeps `out = model(...)` through `out.loss.backward()`: the 16-bit logits stay.
+    q.logits_kept_through_backward = true;
     q.dropout = arch.model_type == "gpt2";  // gpt2 keeps its config dropout 0.1; others 0
     // Rows measured with every decoder layer compiled (measure_memory.py --compile, as Accelerate's
     // regional compilation or torchtune's per-layer compile): the torch.compile activation profile
@@ -328,6 +333,10 @@ std::optional<Case> map_dev(const json& r) {
     q.layout.micro_batch = cf.value("batch", 1);
     q.chunked_cross_entropy = true;  // CEWithChunkedOutputLoss (torchtune llama3.x recipes)
     q.cross_entropy_chunk_tokens = q.seq_len * q.layout.micro_batch / 8;  // 8 chunks
+    // torchtune's MultiHeadAttention copies K and V to the query heads before attention (memory.hpp
+    // kv_expanded_for_attention; torchtune/modules/attention.py at 30b8519e8 and 1814feb17, the README
+    // tables' commits).
+    q.kv_expanded_for_attention = true;
     ModelArch a;
     const std::string method = cf.value("method", "");
     if (id.rfind("tt-l31-8b", 0) == 0) a = llama("meta-llama__Llama-3.1-8B");
@@ -381,8 +390,11 @@ std::optional<Case> map_dev(const json& r) {
       q.offload_activations = step == "activation-offloading" || step == "8-bit-adamw" || step == "lora" ||
                               step == "qlora";
       if (step == "lora" || step == "qlora") {
-        q.lora_rank = 8;
-        q.lora_targets = {"q", "v", "o"};
+        // The configs the README's command names (llama3_2/3B_qlora_single_device.yaml, and
+        // 3B_lora_single_device.yaml, at 1814feb17, the table's commit, and unchanged since d002d45e3):
+        // lora_rank 64 on q_proj, v_proj, output_proj with apply_lora_to_mlp: True.
+        q.lora_rank = 64;
+        q.lora_targets = {"q", "v", "o", "gate", "up", "down"};
       }
     }
     const MemoryBreakdown out = training_memory(a, q);

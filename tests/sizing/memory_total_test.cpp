@@ -55,6 +55,8 @@ TrainingMemoryRequest random_request(Pick& pick) {
       {"q", "k", "v", "o", "gate", "up", "down"}, {"all-linear"}, {"q", "v"}, {"down"}, {"o", "gate"}, {"all_linear", "q"}});
   r.qlora_double_quant = !pick.chance(20);
   r.fragmentation_fraction = pick.of(std::vector<double>{0.2, 0.0, 0.35});
+  r.kv_expanded_for_attention = pick.chance(30);
+  r.logits_kept_through_backward = pick.chance(30);
   return r;
 }
 

@@ -68,9 +68,11 @@ TEST(TrainingMemory, OptimizerStateBytesPerParam) {
   req.optimizer_foreach = false;
   // bf16 mixed AdamW: 4 (fp32 master) + 8 (m, v) = 12 B/param.
   EXPECT_DOUBLE_EQ(training_memory(m, req).term_bytes("optimizer_state"), 12e9);
-  // 8-bit AdamW (Dettmers et al. 2021): master 4 + 2 + block absmax 2·4/2048.
+  // 8-bit AdamW (Dettmers et al. 2021): master 4 + m, v codes 1 + 1 + one fp32 absmax per 256-value block
+  // of each (bitsandbytes ≥ 0.44.0 Optimizer2State.init_state, torchao AdamW8bit block_size=256):
+  // 4 + 2 + 2·4/256 = 6.03125 B/param.
   req.optimizer = Optimizer::adamw_8bit;
-  EXPECT_NEAR(training_memory(m, req).term_bytes("optimizer_state"), 6.0039e9, 1e6);
+  EXPECT_NEAR(training_memory(m, req).term_bytes("optimizer_state"), 6.03125e9, 1e3);
   // Lion / SGD momentum: one fp32 state + master = 8 B/param.
   req.optimizer = Optimizer::lion;
   EXPECT_DOUBLE_EQ(training_memory(m, req).term_bytes("optimizer_state"), 8e9);
@@ -144,8 +146,25 @@ TEST(TrainingMemory, FullRecomputeKeepsLayerInputsPlusOneLayer) {
   req.optimizer_foreach = false;
   req.recompute = Recompute::full;
   const double s = 2048, h = 2048, a = 16, L = 24;
-  const double expected = 2 * s * h * L + s * h * (34 + 5 * a * s / h);
-  EXPECT_NEAR(training_memory(m, req).term_bytes("activations"), expected, 1.0);
+  const double checkpoints = 2 * s * h * L, one_layer = s * h * (34 + 5 * a * s / h);
+  // The recomputed layer is rebuilt when its backward starts, after the loss's backward has freed the
+  // logits (Megatron: s·V·(2 + 4 + 4) B). Vocabulary 51,200: logits 1.05 GB > one layer 0.48 GB, so the peak
+  // is the start of backward: the checkpoints + the logits.
+  const double logits = s * 51200 * 10;
+  ASSERT_GT(logits, one_layer);
+  MemoryBreakdown out = training_memory(m, req);
+  EXPECT_NEAR(out.term_bytes("activations"), checkpoints, 1.0);
+  EXPECT_NEAR(out.term_bytes("logits"), logits, 1.0);
+  // Vocabulary 1,024: logits 21 MB < one layer: the peak is the last layer's recompute (Korthikanti's
+  // checkpoints + one layer), and no logits remain (the loop holds none).
+  out = training_memory(gpt_like(24, 2048, 16, 1024), req);
+  EXPECT_NEAR(out.term_bytes("activations"), checkpoints + one_layer, 1.0);
+  EXPECT_DOUBLE_EQ(out.term_bytes("logits"), 0.0);
+  // A loop that keeps the returned 16-bit logits through backward (scripts/measure/measure_memory.py).
+  req.logits_kept_through_backward = true;
+  out = training_memory(gpt_like(24, 2048, 16, 1024), req);
+  EXPECT_NEAR(out.term_bytes("activations"), checkpoints + one_layer, 1.0);
+  EXPECT_NEAR(out.term_bytes("logits"), s * 1024 * 2, 1e-6);
 }
 
 TEST(TrainingMemory, FirstPipelineStageHoldsPMicroBatches) {
@@ -305,12 +324,20 @@ TEST(TrainingMemory, TorchCompileSavedTensorsHandCount) {
   EXPECT_NEAR(training_memory(m, req).term_bytes("activations"), compiled * tokens, 1e-6);
   // Compiled loss, unchunked: 16-bit logits + the fp32 logits it was given + their fp32 grad (2 + 4 + 4 B).
   EXPECT_NEAR(training_memory(m, req).term_bytes("logits"), tokens * V * 10, 1e-6);
-  // Chunked (8-token chunks): all 16-bit logits + one chunk's 16-bit grad (eager: + 3 fp32 copies of the chunk).
+  // Chunked (8-token chunks): all 16-bit logits + one chunk's 16-bit grad (eager: + 3 fp32 copies of the chunk),
+  // + the trained head's gradient twice (the output layer's input buffer + one chunk's V×h product, 2 B each:
+  // 2 · 2 · 256 · 64 = 65,536 B).
   req.chunked_cross_entropy = true;
   req.cross_entropy_chunk_tokens = 8;
-  EXPECT_NEAR(training_memory(m, req).term_bytes("logits"), tokens * V * 2 + 8 * V * 2, 1e-6);
+  const double head_grads = 2 * 2 * V * h;
+  ASSERT_EQ(head_grads, 65536.0);
+  EXPECT_NEAR(training_memory(m, req).term_bytes("logits"), tokens * V * 2 + 8 * V * 2 + head_grads, 1e-6);
   req.activation_profile = ActivationProfile::pytorch_eager;
-  EXPECT_NEAR(training_memory(m, req).term_bytes("logits"), tokens * V * 2 + 8 * V * 12, 1e-6);
+  EXPECT_NEAR(training_memory(m, req).term_bytes("logits"), tokens * V * 2 + 8 * V * 12 + head_grads, 1e-6);
+  // optimizer_in_backward: one of the two copies is the gradient term already.
+  req.optimizer_in_backward = true;
+  EXPECT_NEAR(training_memory(m, req).term_bytes("logits"), tokens * V * 2 + 8 * V * 12 + head_grads / 2, 1e-6);
+  req.optimizer_in_backward = false;
   // LoRA on q, k, v with fp32 adapters (PEFT casts each adapted input): eager saves three fp32 copies of the
   // normed input, compiled one (the joint graph is CSE'd); frozen o, gate, up, down save no input.
   req.chunked_cross_entropy = false;
@@ -325,6 +352,69 @@ TEST(TrainingMemory, TorchCompileSavedTensorsHandCount) {
   EXPECT_NEAR(training_memory(m, req).term_bytes("activations"), lora_compiled * tokens, 1e-6);
   EXPECT_EQ(parse_activation_profile("compiled", "--framework"), ActivationProfile::pytorch_compiled);
   EXPECT_EQ(activation_profile_name(ActivationProfile::pytorch_compiled), "pytorch_compiled");
+}
+
+TEST(TrainingMemory, TorchtuneGqaSavesKvAtQueryWidth) {
+  // The layer of TorchCompileSavedTensorsHandCount: 4 query heads × 16 (q = 64), 2 KV heads (k = v = 32).
+  // torchtune copies K and V to the 4 query heads before attention (kv_expanded_for_attention), so
+  // attention saves them 64 wide: 2·(q − k) + 2·(q − v) = 2·32 + 2·32 = 128 B more per token, eager or
+  // compiled (the copy is a clone the attention backward reads; the partitioner keeps it).
+  const ModelArch m = llama_like(1, 64, 4, 2, 16, 128, 256);
+  TrainingMemoryRequest req;
+  req.optimizer_foreach = false;
+  req.seq_len = 32;
+  const double tokens = 32, extra = 2 * (64 - 32) + 2 * (64 - 32);
+  ASSERT_EQ(extra, 128.0);
+  for (const ActivationProfile p : {ActivationProfile::pytorch_eager, ActivationProfile::pytorch_compiled}) {
+    req.activation_profile = p;
+    req.kv_expanded_for_attention = false;
+    const double grouped = training_memory(m, req).term_bytes("activations");
+    req.kv_expanded_for_attention = true;
+    EXPECT_NEAR(training_memory(m, req).term_bytes("activations") - grouped, extra * tokens, 1e-6)
+        << activation_profile_name(p);
+  }
+  // Eager total, by hand: 2576 B per token (TorchCompileSavedTensorsHandCount) + 128.
+  req.activation_profile = ActivationProfile::pytorch_eager;
+  EXPECT_NEAR(training_memory(m, req).term_bytes("activations"), (2576.0 + 128.0) * tokens, 1e-6);
+  // Multi-head attention (kv = heads): nothing to copy.
+  const ModelArch mha = llama_like(1, 64, 4, 4, 16, 128, 256);
+  req.kv_expanded_for_attention = false;
+  const double mha_grouped = training_memory(mha, req).term_bytes("activations");
+  req.kv_expanded_for_attention = true;
+  EXPECT_DOUBLE_EQ(training_memory(mha, req).term_bytes("activations"), mha_grouped);
+}
+
+TEST(TrainingMemory, FsdpOutputLayerUnitAtTheStartOfBackward) {
+  // Two Llama-style layers, h 64, 4 heads × 16, 2 KV heads, SwiGLU f 128, untied head of a 4096 vocabulary:
+  // the head (4096 × 64 = 262,144 params) is larger than a layer. Per layer: attention 64·64 + 2·64·32 +
+  // 64·64 = 12,288, MLP 3·64·128 = 24,576; norms 2·64 per layer + the final 64, spread over the 2 layers:
+  // (2·36,864 + 320) / 2 = 37,024 params gathered per layer (FSDP, bf16: 2 B).
+  const ModelArch m = llama_like(2, 64, 4, 2, 16, 128, 4096);
+  ASSERT_EQ(m.params.attention + m.params.mlp, 2 * 36864);
+  ASSERT_EQ(m.params.norms, 320);
+  TrainingMemoryRequest req;
+  req.optimizer_foreach = false;
+  req.seq_len = 32;
+  req.layout.dp = 8;
+  req.layout.zero_stage = 3;
+  const double layer = 37024, head = 4096.0 * 64;
+  // Full fine-tune: max(3 layers, head gathered + its unsharded gradient + the last layer prefetched).
+  const double layers3 = 3 * 2 * layer, head_unit = 2 * 2 * head + 2 * layer;
+  ASSERT_EQ(layers3, 222144.0);
+  ASSERT_EQ(head_unit, 1122624.0);
+  EXPECT_DOUBLE_EQ(training_memory(m, req).term_bytes("workspace"), head_unit);
+  // LoRA (frozen head, no gradient): max(2 layers, head + the last layer).
+  req.task = Task::lora;
+  EXPECT_DOUBLE_EQ(training_memory(m, req).term_bytes("workspace"), 2 * head + 2 * layer);
+  // Chunked output: the head's gradient twice (input buffer + one chunk's product): 3 head copies + a layer.
+  req.chunked_cross_entropy = true;
+  req.task = Task::full;
+  EXPECT_DOUBLE_EQ(training_memory(m, req).term_bytes("workspace"), 3 * 2 * head + 2 * layer);
+  req.chunked_cross_entropy = false;
+  // A small vocabulary (head 256 × 64 = 16,384 params, smaller than a layer): the 3-layer rule stands.
+  const ModelArch small = llama_like(2, 64, 4, 2, 16, 128, 256);
+  req.task = Task::full;
+  EXPECT_DOUBLE_EQ(training_memory(small, req).term_bytes("workspace"), layers3);
 }
 
 TEST(MemoryNames, ParseAndNameRoundTrip) {
