@@ -398,6 +398,35 @@ TEST(ImportBundled, NetworksFromProviderPagesOf20261204) {
   }
 }
 
+// AWS rows from ewyluda (region ids), FSDL (no region) and Spare Cores take the [[providers.aws.networks]]
+// facts of 2026-12-04 (data/providers.SOURCES.md). Values as the pages state them: EC2 User Guide network
+// table "p3dn.24xlarge | 100 Gbps", "p4d.24xlarge | 4x100 Gbps", "p2.16xlarge | p3.16xlarge | 25 Gbps",
+// "p2.8xlarge | p3.8xlarge | 10 Gbps"; p5-efa page "P5 and P5e ... up to 3,200 Gbps". EFA is AWS's Ethernet
+// fabric, recorded as ethernet like the SkyPilot importer's set_aws_network.
+TEST(ImportBundled, AwsNetworksFromEc2DocsOf20261204) {
+  const ImportBatch b = bundled_catalog();
+  auto expect_net = [&](const std::string& id, double bits_per_s) {
+    const Offer* o = b.find(id);
+    ASSERT_NE(o, nullptr) << id;
+    EXPECT_EQ(o->inter_node_network, InterNodeNetwork::ethernet) << id;
+    EXPECT_EQ(o->inter_node_bits_per_s, std::optional<double>(bits_per_s)) << id;
+  };
+  expect_net("aws/p5.48xlarge/us-east-1", 3200e9);   // ewyluda
+  expect_net("aws/p4d.24xlarge/us-east-1", 4 * 100e9);
+  expect_net("aws/p4d.24xlarge/", 4 * 100e9);        // FSDL
+  expect_net("aws/p3dn.24xlarge/", 100e9);
+  expect_net("aws/p3.16xlarge/", 25e9);
+  expect_net("aws/p3.8xlarge/", 10e9);
+  // The SkyPilot importer's own EFA value is kept and agrees (3,200 Gb/s for p5.48xlarge).
+  expect_net("aws/p5.48xlarge/us-east-1/use1-az2", 3200e9);
+  // Not sourced from an AWS page here, so still unknown: p4de, p5en (ewyluda/FSDL rows) and the 1-GPU p5.4xlarge.
+  for (const char* id : {"aws/p4de.24xlarge/", "aws/p5en.48xlarge/us-east-1", "aws/p5.4xlarge/us-east-1"}) {
+    const Offer* o = b.find(id);
+    ASSERT_NE(o, nullptr) << id;
+    EXPECT_EQ(o->inter_node_network, InterNodeNetwork::unknown) << id;
+  }
+}
+
 TEST(ImportBundled, SummaryCountsEveryIssueOnce) {
   const ImportBatch b = bundled_catalog();
   std::size_t total = 0;

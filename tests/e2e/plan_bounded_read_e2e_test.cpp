@@ -53,8 +53,10 @@ TEST_F(PlanBoundedReadE2E, TrainingAndFineTuningAgreeWithEveryOffer) {
 TEST_F(PlanBoundedReadE2E, ServingAFilterAndNoPlanAgreeWithEveryOffer) {
   expect_same_answer("plan --model llama-3.1-70b --task serve --rps 2 --today 2026-11-30 --limit 30", 0);
   expect_same_answer("plan 'gpu=H100 region~us-' --model llama-3.1-8b --task lora --tokens 1e9 --today 2026-11-30", 0);
-  // No offer runs it (exit 1; the no-plan answer states its reason over the bounded read too).
-  const json none = run_json("plan 'gpu=T4' --model llama-3.1-405b --task full --tokens 1e9 --today 2026-11-30", 1);
+  // No offer runs it (exit 1; the no-plan answer states its reason over the bounded read too). A10G: AWS g5 sizes,
+  // no known inter-node network, so one node's 8 × 24 GB is all there is (T4 was used until 2026-12-04, when
+  // g4dn.metal's "100 Gbps" made 128 nodes of 8 × T4 a plan).
+  const json none = run_json("plan 'gpu=A10G' --model llama-3.1-405b --task full --tokens 1e9 --today 2026-11-30", 1);
   ASSERT_TRUE(none.contains("no_plan") && !none["no_plan"].is_null()) << none.dump().substr(0, 500);
-  expect_same_answer("plan 'gpu=T4' --model llama-3.1-405b --task full --tokens 1e9 --today 2026-11-30", 1);
+  expect_same_answer("plan 'gpu=A10G' --model llama-3.1-405b --task full --tokens 1e9 --today 2026-11-30", 1);
 }

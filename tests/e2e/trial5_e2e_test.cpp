@@ -145,25 +145,26 @@ TEST_F(Trial5E2E, AskShowsPriceMarksAndTheAssumedServingTime) {
 // 3. The fr/th plan pages give the CLI's reason for a GPU count no offer can be rented as (node
 //    sizes and splits), not "not a multiple of the 8 GPUs per node". The trial used --gpus 12; since
 //    2026-12-04 OCI BM.GPU.L40S.4 (4 GPUs, "800 Gbps RDMA", data/providers.toml) makes 3 × 4 rentable,
-//    so --gpus 6 is the count whose splits all remain unrentable.
+//    and AWS g3.8xlarge (2 GPUs, "10 Gbps" ENA, same day) makes 3 × 2 rentable, so --gpus 9 is the
+//    count whose splits all remain unrentable.
 TEST_F(Trial5E2E, PlanPageGivesTheCliReasonForAnUnrentableGpuCount) {
-  const RunResult cli = run("plan --model llama-3.1-70b --task full --tokens 1e9 --gpus 6");
+  const RunResult cli = run("plan --model llama-3.1-70b --task full --tokens 1e9 --gpus 9");
   ASSERT_EQ(cli.exit_code, 2) << cli.out;
-  // The bundled offers have 1, 2, 3, 4, 5, 8, 10 and 16 GPUs per node; of these 1, 2 and 3 divide 6:
-  // 6 × 1, 3 × 2, 2 × 3 (nodes × GPUs per node), none rentable as that many (no known network).
-  EXPECT_TRUE(contains(cli.out, "6 = 6 × 1-GPU nodes or 3 × 2-GPU nodes or 2 × 3-GPU nodes")) << cli.out;
-  const std::string q = "/plan?model=llama-3.1-70b&task=full&tokens=1e9&gpus=6";
+  // The bundled offers have 1, 2, 3, 4, 5, 8, 10 and 16 GPUs per node; of these 1 and 3 divide 9:
+  // 9 × 1, 3 × 3 (nodes × GPUs per node), none rentable as that many (no known network).
+  EXPECT_TRUE(contains(cli.out, "9 = 9 × 1-GPU nodes or 3 × 3-GPU nodes")) << cli.out;
+  const std::string q = "/plan?model=llama-3.1-70b&task=full&tokens=1e9&gpus=9";
   const std::string fr = get_page("/fr" + q);
-  EXPECT_TRUE(contains(fr, "6 × 1, 3 × 2, 2 × 3")) << fr.substr(0, 300);
+  EXPECT_TRUE(contains(fr, "9 × 1, 3 × 3")) << fr.substr(0, 300);
   EXPECT_FALSE(contains(fr, "des 8 GPU par nœud"));
   const std::string th = get_page("/th" + q);
-  EXPECT_TRUE(contains(th, "6 × 1, 3 × 2, 2 × 3"));
+  EXPECT_TRUE(contains(th, "9 × 1, 3 × 3"));
   httplib::Client c("127.0.0.1", server().port);
-  auto r = c.Post("/api/plan", R"({"model":"llama-3.1-70b","task":"full","tokens":1e9,"gpus":6})", "application/json");
+  auto r = c.Post("/api/plan", R"({"model":"llama-3.1-70b","task":"full","tokens":1e9,"gpus":9})", "application/json");
   ASSERT_TRUE(r);
   const json e = json::parse(r->body);
   EXPECT_EQ(e["message_code"], "gpus_split_not_rentable") << r->body;
-  EXPECT_EQ(e["values"]["splits"], "6 × 1, 3 × 2, 2 × 3") << r->body;
+  EXPECT_EQ(e["values"]["splits"], "9 × 1, 3 × 3") << r->body;
   EXPECT_EQ(e["values"]["per_node_offered"], "1, 2, 3, 4, 5, 8, 10, 16") << r->body;
 }
 
