@@ -389,6 +389,12 @@ ImportBatch import_skypilot_vms_csv(std::string_view text, const ImportSource& s
       }
     }
 
+    // SkyPilot names the 80 GB A100 "A100-80GB" in every cloud's catalog, so a bare "A100" is the
+    // 40 GB card (Google's GPU machine types page: A2 Standard = A100 40GB, A2 Ultra = A100 80GB;
+    // AWS p4d / p4de and Azure ND A100 v4 / NDm A100 v4 likewise). The GCP file gives no GpuInfo,
+    // and with no memory the bare name resolved to the catalog's first A100, the 80 GB one
+    // (trial9d D1): a job needing 80 GB would be planned on 40 GB GPUs.
+    if (!o.gpu_memory_bytes && accel == "A100") o.gpu_memory_bytes = 40e9;
     resolve_gpu(o, {accel, info.name}, hint, batch, src, where);
     if (provider == "aws") set_aws_network(o);
 

@@ -1,6 +1,7 @@
 // Azure Retail Prices, RunPod GraphQL and the vast.ai marketplace. Field layouts: docs/fetch.md.
 #include <fmt/core.h>
 
+#include <cmath>
 #include <algorithm>
 #include <map>
 
@@ -300,6 +301,11 @@ class VastSource final : public Source {
         unmapped(batch, where, fmt::format("offer {} has no num_gpus; skipped", id_of(x)));
         continue;
       }
+      if (!(*n >= 1 && *n <= 1024 && *n == std::floor(*n))) {  // trial9d D2: num_gpus 0 vanished unsaid
+        unmapped(batch, where, fmt::format("offer {} has num_gpus {}, not a whole number of GPUs from 1; skipped",
+                                           id_of(x), *n));
+        continue;
+      }
       const std::string key = fmt::format("{}|{}|{}", string_at(x, "gpu_name"), *n, country(string_at(x, "geolocation")));
       if (!price) unpriced.emplace_back(key, i);
       auto it = best.find(key);
@@ -331,7 +337,6 @@ class VastSource final : public Source {
       if (auto s = number_at(x, "disk_space")) o.local_disk_bytes = gb(*s);
       o.confirmed_available_at = ctx.fetched_at;
       o.id = import_detail::make_offer_id(o);
-      if (n < 1) continue;
       resolve(o, {o.gpu_name_raw}, batch, src, where);
       const std::string loc = fmt::format("{} (offer {})", where, id_of(x));
       add_price(batch, o, PriceKind::on_demand, v.first, ref(ctx, info_.name, loc), where);

@@ -134,7 +134,9 @@ TEST(ImportGcpSplit, HostAndGpuRowsBecomeOneOffer) {
   EXPECT_EQ(o.id, "gcp/a2-highgpu-8g/us-central1/us-central1-a");
   EXPECT_EQ(o.gpu_count, 8);
   ASSERT_TRUE(o.gpu_name.has_value());
-  EXPECT_NE(o.gpu_name->find("A100"), std::string::npos);
+  // trial9d D1: a2-highgpu is the A100 40GB (SkyPilot's bare "A100"; the 80 GB is "A100-80GB"),
+  // not the catalog's first A100 (the 80 GB SXM).
+  EXPECT_EQ(*o.gpu_name, "NVIDIA A100 SXM 40GB");
   EXPECT_DOUBLE_EQ(o.latest_price(PriceKind::on_demand)->usd_per_hour, 21.0);  // 1.00 + 20.00
   EXPECT_DOUBLE_EQ(o.latest_price(PriceKind::spot)->usd_per_hour, 6.4);        // 0.40 + 6.00
   EXPECT_TRUE(has_flag(o, import_rule::kSplitPriceCombined));
@@ -142,6 +144,19 @@ TEST(ImportGcpSplit, HostAndGpuRowsBecomeOneOffer) {
   EXPECT_EQ(count_rule(b, import_rule::kSplitPriceUnmatched, true), 2u);
   // n2-standard-8 is a CPU host.
   EXPECT_EQ(count_rule(b, import_rule::kCpuRow, true), 1u);
+}
+
+TEST(ImportGcpSplit, TheA2UltraIsTheA100Of80GB) {
+  // Invented prices; SkyPilot's "A100-80GB" on a2-ultragpu (Google: A2 Ultra = A100 80GB).
+  constexpr std::string_view text =
+      "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,AvailabilityZone\n"
+      "a2-ultragpu-1g,,,12,170,,0.80,0.20,us-central1,us-central1-a\n"
+      ",A100-80GB,1,,,,4.00,1.50,us-central1,us-central1-a\n";
+  const ImportBatch b = import_skypilot_vms_csv(text, source("x/gcp/vms.csv"));
+  ASSERT_EQ(b.offers.size(), 1u);
+  ASSERT_TRUE(b.offers[0].gpu_name.has_value());
+  EXPECT_NE(b.offers[0].gpu_name->find("A100"), std::string::npos);
+  EXPECT_NE(b.offers[0].gpu_name->find("80GB"), std::string::npos) << *b.offers[0].gpu_name;
 }
 
 TEST(ImportGcpSplit, HostMemoryInTheWrongUnitIsFlaggedAndUnknown) {

@@ -1158,6 +1158,21 @@ TEST(Snapshots, ExpectedGpuMissingIsRejected) {
   EXPECT_EQ(h.store.counts().offers, 0u);
 }
 
+TEST(Snapshots, AVastRowWithZeroGpusIsReportedNotDroppedUnsaid) {
+  // trial9d D2: a row with num_gpus 0 vanished: "2 rows read, 1 offers; gates passed", no line.
+  FixtureServer s;
+  serve_vast(s, R"({"offers":[{"id":1,"gpu_name":"RTX 4090","num_gpus":1,"gpu_ram":24564,"dph_total":0.4,"geolocation":"Oslo, NO","rentable":true},
+                              {"id":2,"gpu_name":"RTX 4090","num_gpus":0,"gpu_ram":24564,"dph_total":0.8,"geolocation":"Oslo, NO","rentable":true},
+                              {"id":3,"gpu_name":"H100 SXM","num_gpus":8,"gpu_ram":81559,"dph_total":16.0,"geolocation":"Texas, US","rentable":true}]})");
+  Harness h;
+  const auto out = h.fetch(s.start(), {"vast"}, kT0, true).sources[0];
+  std::string report;
+  for (const std::string& line : skipped_rows_report(out)) report += line + "\n";
+  EXPECT_NE(report.find("offer 2 has num_gpus 0, not a whole number of GPUs from 1; skipped"), std::string::npos)
+      << report;
+  EXPECT_EQ(out.snapshot.offers, 2u);  // the 1x 4090 and the 8x H100
+}
+
 TEST(Snapshots, GpuMemoryOutsideTheDatasheetRejectsTheSnapshot) {
   FixtureServer s;
   // gpu_ram written in GB instead of MiB: 24 → 24 MiB per RTX 4090 (datasheet 24 GB) on every row.
