@@ -435,6 +435,10 @@ json to_json(const OffersOutput& out) {
         {"usd_per_gpu_hour", opt(r.usd_per_gpu_hour)},
         {"billing_granularity_seconds", opt(r.billing.granularity_seconds)},
         {"billing_minimum_billed_seconds", opt(r.billing.minimum_billed_seconds)},
+        // Expected spot preemptions per instance-day (AWS Spot Advisor band, trial9d D4: shown
+        // only by plan --json before) and where each known billing term comes from.
+        {"preemptions_per_day", opt(r.billing.preemptions_per_day)},
+        {"billing_sources", r.billing.sources},
         {"source", r.price ? json(r.price->source.dataset) : json(nullptr)},
         {"locator", r.price ? json(r.price->source.locator) : json(nullptr)},
         {"observed_at", r.price ? opt(r.price->source.observed_at) : json(nullptr)},

@@ -57,4 +57,31 @@ TEST_F(SpotClusterE2E, PreemptionRateScalesWithTheInstancesOfTheJob) {
   }
 }
 
+// trial9d D4: the AWS Spot Advisor band of an offer reached only `plan --json`; `offers --format
+// json` now shows its preemptions_per_day and where it comes from. The bundled band of
+// p5.48xlarge in us-east-2 is "5-10%" (data/offers/aws-spot-advisor), planned at the band's upper
+// edge: 11% of instances per trailing month / 30 days = 0.0036667 per instance-day.
+TEST_F(SpotClusterE2E, OffersShowTheSpotBandThePlanUses) {
+  const RunResult r = run_db("bundled.sqlite", "offers 'provider=aws instance=p5.48xlarge region=us-east-2' --price-kind spot "
+                                                "--format json --limit 5");
+  ASSERT_EQ(r.exit_code, 0) << r.out.substr(0, 2000);
+  const json j = json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out.substr(0, 2000);
+  const json rows = j.is_array() ? j : j.at("offers");
+  ASSERT_FALSE(rows.empty()) << r.out.substr(0, 2000);
+  int with_spot = 0;
+  for (const json& o : rows) {
+    if (o.at("usd_per_hour").is_null()) continue;  // listed without a spot price (another source's row): no band
+    ++with_spot;
+    ASSERT_TRUE(o.at("preemptions_per_day").is_number()) << o.dump();
+    EXPECT_NEAR(o["preemptions_per_day"].get<double>(), 0.11 / 30.0, 1e-12) << o.dump();
+    bool cited = false;
+    for (const json& src : o.at("billing_sources"))
+      cited |= src.get<std::string>().find("preemptions_per_day: AWS Spot Instance Advisor") == 0 &&
+               src.get<std::string>().find("5-10%") != std::string::npos;
+    EXPECT_TRUE(cited) << o.dump();
+  }
+  EXPECT_GE(with_spot, 1) << r.out.substr(0, 2000);
+}
+
 }  // namespace
