@@ -136,7 +136,10 @@ HttpResponse CurlTransport::perform(const HttpRequest& request) {
   HttpResponse resp;
   resp.url = request.url;
   std::unique_ptr<curl_slist, CurlFree> headers;
-  for (const auto& [name, value] : request.headers) {
+  std::vector<std::pair<std::string, std::string>> header_list = request.headers;
+  if (request.aws_sigv4 && !request.aws_sigv4->session_token.empty())
+    header_list.emplace_back("x-amz-security-token", request.aws_sigv4->session_token);
+  for (const auto& [name, value] : header_list) {
     curl_slist* l = curl_slist_append(headers.get(), (name + ": " + value).c_str());
     if (l == nullptr) throw Error(ErrorKind::internal, request.url, "curl_slist_append failed");
     (void)headers.release();
@@ -163,6 +166,11 @@ HttpResponse CurlTransport::perform(const HttpRequest& request) {
   curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(c, CURLOPT_HEADERDATA, &resp.headers);
   if (headers) curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
+  if (request.aws_sigv4) {
+    curl_easy_setopt(c, CURLOPT_AWS_SIGV4, request.aws_sigv4->provider.c_str());
+    curl_easy_setopt(c, CURLOPT_USERNAME, request.aws_sigv4->access_key_id.c_str());
+    curl_easy_setopt(c, CURLOPT_PASSWORD, request.aws_sigv4->secret_access_key.c_str());
+  }
   if (options_.stop != nullptr) {
     curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl_easy_setopt(c, CURLOPT_XFERINFODATA, const_cast<StopFlag*>(options_.stop));

@@ -42,6 +42,16 @@ struct HttpRequest {
   std::function<bool(std::string_view line)> keep_line;
   std::size_t keep_first_lines = 0;
   std::optional<double> timeout_s;  ///< overrides TransportOptions::timeout_s for this request
+  /// AWS Signature Version 4 (keyed AWS APIs): libcurl signs the request (CURLOPT_AWS_SIGV4,
+  /// libcurl >= 7.75) with these credentials; `provider` is curl's "aws:amz:REGION:SERVICE".
+  /// A session token (temporary credentials) travels as the x-amz-security-token header.
+  struct AwsSigV4 {
+    std::string provider;
+    std::string access_key_id;
+    std::string secret_access_key;
+    std::string session_token;  ///< empty = long-term keys
+  };
+  std::optional<AwsSigV4> aws_sigv4;
 };
 
 struct HttpResponse {

@@ -22,6 +22,7 @@ const std::vector<std::unique_ptr<Source>>& all_sources() {
       if (auto s = make()) v.push_back(std::move(s));
     }
     for (auto& s : make_more_keyed_sources()) v.push_back(std::move(s));
+    v.push_back(make_aws_capacity_blocks_source());
     return v;
   }();
   return sources;

@@ -9,6 +9,8 @@
 namespace gpuplan::fetch {
 
 std::unique_ptr<Source> make_aws_source();
+/// AWS EC2 Capacity Blocks for ML (keyed: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY; sources_aws.cpp).
+std::unique_ptr<Source> make_aws_capacity_blocks_source();
 std::unique_ptr<Source> make_azure_source();
 std::unique_ptr<Source> make_runpod_source();
 std::unique_ptr<Source> make_vast_source();

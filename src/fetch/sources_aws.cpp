@@ -6,6 +6,9 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
 #include <map>
 #include <sstream>
 
@@ -240,8 +243,218 @@ class AwsSource final : public Source {
   SourceInfo info_;
 };
 
+
+// ------------------------------------------------------------------------------------------
+// AWS EC2 Capacity Blocks for ML (needs AWS credentials): DescribeCapacityBlockOfferings of the
+// EC2 Query API (https://docs.aws.amazon.com/AWSEC2/latest/APIReference/
+// API_DescribeCapacityBlockOfferings.html, Version 2016-11-15), signed with Signature Version 4 by
+// libcurl. One request per region (GPUPLAN_AWS_REGIONS, as the `aws` source) for 1-day blocks
+// (CapacityDurationHours=24, the shortest term), following nextToken. Each returned
+// CapacityBlockOffering (instanceType, availabilityZone, instanceCount, startDate, endDate,
+// capacityBlockDurationHours, upfrontFee, currencyCode) is a block one can buy now: the price per
+// instance-hour is upfrontFee / (capacityBlockDurationHours × instanceCount). The offer per
+// instance type and region is "<type> capacity-block" (the bundled rows' naming, data/offers/
+// sourced/aws-capacity-blocks.csv) at the cheapest such rate, billed whole (granularity and
+// minimum = the block's duration), up to the largest instanceCount offered, confirmed available
+// at the fetch. The operating-system fee AWS adds while instances run is not in the offering.
+constexpr const char* kCapacityBlocksUrl =
+    "https://ec2.{}.amazonaws.com/?Action=DescribeCapacityBlockOfferings&Version=2016-11-15&CapacityDurationHours=24";
+
+/// Capacity-Block instance types → GPUs per instance and the EFA rate per instance (AWS
+/// accelerated computing instance pages; the same rates as the SkyPilot importer's AWS table).
+struct BlockType {
+  std::string_view instance_type;
+  int gpus;
+  std::optional<double> efa_bits_per_s;
+};
+constexpr BlockType kBlockTypes[] = {
+    {"p4d.24xlarge", 8, 400e9},  {"p4de.24xlarge", 8, 400e9},  {"p5.48xlarge", 8, 3200e9},
+    {"p5e.48xlarge", 8, 3200e9}, {"p5en.48xlarge", 8, 3200e9}, {"p6-b200.48xlarge", 8, std::nullopt},
+};
+
+/// The text of each <tag>…</tag> in `xml` (not nested in itself), entity-decoded by xml_text.
+std::vector<std::string_view> xml_elements(std::string_view xml, std::string_view tag) {
+  std::vector<std::string_view> out;
+  const std::string open = fmt::format("<{}>", tag), close = fmt::format("</{}>", tag);
+  for (std::size_t at = xml.find(open); at != std::string_view::npos; at = xml.find(open, at)) {
+    const std::size_t begin = at + open.size();
+    const std::size_t end = xml.find(close, begin);
+    if (end == std::string_view::npos) break;
+    out.push_back(xml.substr(begin, end - begin));
+    at = end + close.size();
+  }
+  return out;
+}
+std::optional<std::string> xml_text(std::string_view xml, std::string_view tag) {
+  const auto v = xml_elements(xml, tag);
+  if (v.empty()) return std::nullopt;
+  std::string out;
+  const std::string_view t = v.front();
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (t[i] != '&') {
+      out += t[i];
+      continue;
+    }
+    static constexpr std::pair<std::string_view, char> kEntities[] = {
+        {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
+    bool done = false;
+    for (const auto& [e, c] : kEntities)
+      if (t.substr(i, e.size()) == e) {
+        out += c;
+        i += e.size() - 1;
+        done = true;
+        break;
+      }
+    if (!done) out += '&';
+  }
+  return out;
+}
+
+class AwsCapacityBlocksSource final : public Source {
+ public:
+  AwsCapacityBlocksSource() {
+    info_.name = "aws-capacity-blocks";
+    info_.frozen_after_days = kLiveFeedFrozenAfterDays;  // offerings bookable now: live
+    info_.description =
+        "AWS EC2 Capacity Blocks for ML: 1-day blocks on sale per region (DescribeCapacityBlockOfferings, signed); "
+        "needs keys";
+    info_.urls = {fmt::format(kCapacityBlocksUrl, "us-east-1")};
+    info_.key_env = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"};
+  }
+  const SourceInfo& info() const override { return info_; }
+
+  std::vector<FetchedDoc> download(const SourceContext& ctx) const override {
+    auto env = [&](const char* k) { return ctx.env ? ctx.env(k).value_or("") : std::string(); };
+    std::vector<FetchedDoc> docs;
+    for (const std::string& region : regions(ctx)) {
+      HttpRequest first;
+      first.url = ctx.endpoint(fmt::format(kCapacityBlocksUrl, region));
+      first.aws_sigv4 = HttpRequest::AwsSigV4{fmt::format("aws:amz:{}:ec2", region), env("AWS_ACCESS_KEY_ID"),
+                                              env("AWS_SECRET_ACCESS_KEY"), env("AWS_SESSION_TOKEN")};
+      const std::string base_url = first.url;
+      const auto pages = paginate(
+          *ctx.http, first,
+          [&](const HttpResponse& r, int) -> std::optional<HttpRequest> {
+            const auto token = xml_text(r.body, "nextToken");
+            if (!token || token->empty()) return std::nullopt;
+            HttpRequest next = first;
+            next.url = base_url + "&NextToken=" + url_encode(*token);
+            return next;
+          },
+          50, info_.name);
+      for (const HttpResponse& r : pages) docs.push_back(FetchedDoc{r.url, r.body, "capacity-blocks:" + region});
+    }
+    return docs;
+  }
+
+  ImportBatch parse(const std::vector<FetchedDoc>& docs, const SourceContext& ctx) const override {
+    ImportBatch batch;
+    struct Best {
+      double usd_per_instance_hour = 0;
+      double hours = 0;
+      int max_instances = 0;
+      std::string where;
+      std::string region;
+      const BlockType* type = nullptr;
+    };
+    std::map<std::string, Best> best;  // "<type>|<region>"
+    const FetchedDoc* first_doc = docs.empty() ? nullptr : &docs.front();
+    for (const FetchedDoc& d : docs) {
+      const std::string region = d.label.substr(d.label.find(':') + 1);
+      if (d.body.find("<capacityBlockOfferingSet") == std::string::npos)
+        throw Error(ErrorKind::invalid_input, d.url,
+                    "not a DescribeCapacityBlockOfferings reply: no <capacityBlockOfferingSet>",
+                    "the EC2 Query API's XML reply (Version 2016-11-15)");
+      const auto sets = xml_elements(d.body, "capacityBlockOfferingSet");
+      const std::string_view set = sets.empty() ? std::string_view() : sets.front();  // <capacityBlockOfferingSet/>: none
+      std::size_t index = 0;
+      for (const std::string_view item : xml_elements(set, "item")) {
+        ++batch.rows_read;
+        const std::string where = fmt::format("{}#capacityBlockOfferingSet/item/{}", d.url, index++);
+        const std::string type = xml_text(item, "instanceType").value_or("");
+        const BlockType* bt = nullptr;
+        for (const BlockType& b : kBlockTypes)
+          if (b.instance_type == type) bt = &b;
+        if (bt == nullptr) {
+          unmapped(batch, where, fmt::format("instance type '{}' is not a GPU type gpuplan maps; skipped", type));
+          continue;
+        }
+        const auto number = [&](std::string_view tag) -> std::optional<double> {
+          const auto t = xml_text(item, tag);
+          if (!t) return std::nullopt;
+          char* end = nullptr;
+          const double v = std::strtod(t->c_str(), &end);
+          if (end == t->c_str() || *end != '\0' || !std::isfinite(v)) return std::nullopt;
+          return v;
+        };
+        const auto fee = number("upfrontFee");
+        const auto hours = number("capacityBlockDurationHours");
+        const auto count = number("instanceCount");
+        const std::string currency = xml_text(item, "currencyCode").value_or("");
+        if (currency != "USD") {
+          unmapped(batch, where, fmt::format("{}: currency '{}' is not USD; skipped", type, currency));
+          continue;
+        }
+        if (!fee || !(*fee > 0) || !hours || !(*hours >= 1) || !count || !(*count >= 1) || *count != std::floor(*count)) {
+          unmapped(batch, where,
+                   fmt::format("{}: upfrontFee, capacityBlockDurationHours or instanceCount missing or not positive; "
+                               "skipped",
+                               type));
+          continue;
+        }
+        const double rate = *fee / (*hours * *count);
+        Best& b = best[type + "|" + region];
+        b.max_instances = std::max(b.max_instances, static_cast<int>(*count));
+        if (b.type == nullptr || rate < b.usd_per_instance_hour) {
+          b.usd_per_instance_hour = rate;
+          b.hours = *hours;
+          b.where = where;
+          b.region = region;
+          b.type = bt;
+        }
+      }
+    }
+    if (first_doc == nullptr) return batch;
+    const ImportSource src = import_source(ctx, *first_doc, info_.name, "aws");
+    for (const auto& [key, b] : best) {
+      Offer o;
+      o.provider = "aws";
+      o.instance_type = std::string(b.type->instance_type) + " capacity-block";
+      o.region = b.region;
+      o.gpu_count = b.type->gpus;
+      o.max_nodes = b.max_instances;
+      o.min_nodes = 1;
+      o.inter_node_network = InterNodeNetwork::ethernet;  // EFA, as the `aws` source records it
+      o.inter_node_bits_per_s = b.type->efa_bits_per_s;
+      o.confirmed_available_at = ctx.fetched_at;  // on sale at the fetch
+      const std::string why = fmt::format(
+          "EC2 DescribeCapacityBlockOfferings (a Capacity Block is paid up front for its whole duration, {:g} h)", b.hours);
+      o.billing_override.granularity_seconds = b.hours * 3600;
+      o.billing_override.minimum_billed_seconds = b.hours * 3600;
+      o.billing_override.sources = {"granularity_seconds: " + why, "minimum_billed_seconds: " + why};
+      o.id = import_detail::make_offer_id(o);
+      const Family* f = family_of(b.type->instance_type);
+      resolve(o, {f ? std::string(f->gpu) : std::string()}, batch, src, b.where);
+      add_price(batch, o, PriceKind::on_demand, b.usd_per_instance_hour, ref(ctx, info_.name, b.where), b.where);
+      import_detail::add_offer(batch, std::move(o));
+    }
+    return batch;
+  }
+
+ private:
+  static std::string url_encode(const std::string& v) {
+    std::string out;
+    for (unsigned char c : v) {
+      if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') out += static_cast<char>(c);
+      else out += fmt::format("%{:02X}", c);
+    }
+    return out;
+  }
+  SourceInfo info_;
+};
 }  // namespace
 
 std::unique_ptr<Source> make_aws_source() { return std::make_unique<AwsSource>(); }
+std::unique_ptr<Source> make_aws_capacity_blocks_source() { return std::make_unique<AwsCapacityBlocksSource>(); }
 
 }  // namespace gpuplan::fetch

@@ -1,6 +1,7 @@
 // Every fetcher against recorded responses (tests/data/fetch: documented layouts, invented
 // values) served on 127.0.0.1, through run_fetch with a base URL, into a fresh SQLite store.
 // Expected values are the fixture's numbers and hand calculations written next to them.
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <zip.h>
@@ -663,6 +664,92 @@ TEST(LambdaFetcher, SkippedWithoutItsKeyAndCentsWithCapacityWithIt) {
   EXPECT_EQ(eight->gpu_name, "NVIDIA A100 SXM 80GB");
 }
 
+// AWS EC2 Capacity Blocks for ML (issue 9, "capacity blocks"): DescribeCapacityBlockOfferings'
+// documented XML reply (EC2 API reference, Version 2016-11-15: capacityBlockOfferingSet/item with
+// instanceType, availabilityZone, instanceCount, startDate, endDate, capacityBlockDurationHours,
+// upfrontFee, currencyCode; nextToken), invented values, two pages.
+TEST(AwsCapacityBlocksFetcher, SignedOfferingsBecomeOneBlockOfferPerTypeAndRegion) {
+  auto item = [](std::string type, int count, double fee, std::string currency = "USD") {
+    return fmt::format("<item><capacityBlockOfferingId>cbr-0123</capacityBlockOfferingId><instanceType>{}</instanceType>"
+                       "<availabilityZone>us-east-2a</availabilityZone><instanceCount>{}</instanceCount>"
+                       "<startDate>2026-10-02T11:30:00.000Z</startDate><endDate>2026-10-03T11:30:00.000Z</endDate>"
+                       "<capacityBlockDurationHours>24</capacityBlockDurationHours><upfrontFee>{}</upfrontFee>"
+                       "<currencyCode>{}</currencyCode><tenancy>default</tenancy></item>",
+                       type, count, fee, currency);
+  };
+  const std::string head = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<DescribeCapacityBlockOfferingsResponse "
+                           "xmlns=\"http://ec2.amazonaws.com/doc/2016-11-15/\"><requestId>r-1</requestId>"
+                           "<capacityBlockOfferingSet>";
+  const std::string page1 = head + item("p5.48xlarge", 1, 945.36) + item("p5.48xlarge", 2, 1800) +
+                            item("trn1.32xlarge", 1, 500) +
+                            "</capacityBlockOfferingSet><nextToken>tok+1/=</nextToken></DescribeCapacityBlockOfferingsResponse>";
+  const std::string page2 = head + item("p4d.24xlarge", 4, 1500) + item("p4d.24xlarge", 1, 100, "EUR") +
+                            "</capacityBlockOfferingSet></DescribeCapacityBlockOfferingsResponse>";
+  FixtureServer s;
+  std::vector<std::string> auths, tokens;
+  s.server().Get("/", [&](const httplib::Request& req, httplib::Response& r) {
+    auths.push_back(req.get_header_value("Authorization"));
+    tokens.push_back(req.get_param_value("NextToken"));
+    EXPECT_EQ(req.get_param_value("Action"), "DescribeCapacityBlockOfferings");
+    EXPECT_EQ(req.get_param_value("CapacityDurationHours"), "24");
+    r.set_content(req.has_param("NextToken") ? page2 : page1, "text/xml");
+  });
+  const std::string base = s.start();
+  Harness h;
+  h.env["GPUPLAN_AWS_REGIONS"] = "us-east-2";
+  const auto skipped = h.fetch(base, {"aws-capacity-blocks"}).sources[0];
+  EXPECT_EQ(skipped.status, "skipped");
+  EXPECT_NE(skipped.message.find("AWS_ACCESS_KEY_ID"), std::string::npos) << skipped.message;
+  EXPECT_TRUE(auths.empty());  // no request without the keys
+  h.env["AWS_ACCESS_KEY_ID"] = "AKIDEXAMPLE";
+  h.env["AWS_SECRET_ACCESS_KEY"] = "test-secret";
+  const auto out = h.fetch(base, {"aws-capacity-blocks"}).sources[0];
+  ASSERT_EQ(out.status, "accepted") << out.message;
+  ASSERT_EQ(auths.size(), 2u);  // both pages, each signed by libcurl (SigV4, region us-east-2, service ec2)
+  for (const std::string& a : auths) {
+    EXPECT_EQ(a.rfind("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/", 0), 0u) << a;
+    EXPECT_NE(a.find("/us-east-2/ec2/aws4_request"), std::string::npos) << a;
+    EXPECT_NE(a.find("Signature="), std::string::npos) << a;
+    EXPECT_EQ(a.find("test-secret"), std::string::npos) << a;  // the secret never travels
+  }
+  EXPECT_EQ(tokens.at(1), "tok+1/=");  // nextToken sent back, decoded as given
+  // p5.48xlarge: the cheaper rate per instance-hour of its two blocks: min(945.36 / 24, 1800 / (24 × 2)) = 37.5.
+  const auto p5 = h.store.get("aws/p5.48xlarge capacity-block/us-east-2");
+  ASSERT_TRUE(p5);
+  EXPECT_DOUBLE_EQ(latest(*p5, PriceKind::on_demand)->usd_per_hour, 37.5);
+  EXPECT_EQ(p5->gpu_name, "NVIDIA H100 SXM");
+  EXPECT_EQ(p5->gpu_count, 8);
+  EXPECT_EQ(p5->max_nodes, 2);  // the largest block on sale
+  EXPECT_EQ(p5->confirmed_available_at, kT0);
+  EXPECT_EQ(p5->billing_override.minimum_billed_seconds, 86400.0);  // a 24-hour block is paid whole
+  EXPECT_EQ(p5->inter_node_bits_per_s, 3200e9);
+  // p4d.24xlarge: 1500 / (24 × 4) = 15.625; the EUR block is skipped, not converted.
+  const auto p4 = h.store.get("aws/p4d.24xlarge capacity-block/us-east-2");
+  ASSERT_TRUE(p4);
+  EXPECT_DOUBLE_EQ(latest(*p4, PriceKind::on_demand)->usd_per_hour, 15.625);
+  EXPECT_EQ(p4->gpu_name, "NVIDIA A100 SXM 40GB");
+  std::string report;
+  for (const std::string& line : skipped_rows_report(out)) report += line + "\n";
+  EXPECT_NE(report.find("trn1.32xlarge"), std::string::npos) << report;
+  EXPECT_NE(report.find("currency 'EUR' is not USD"), std::string::npos) << report;
+}
+
+TEST(AwsCapacityBlocksFetcher, AReplyThatIsNotTheApisXmlIsRejectedAndWritesNothing) {
+  FixtureServer s;
+  s.server().Get("/", [](const httplib::Request&, httplib::Response& r) {
+    r.set_content("<html><body>Service Unavailable</body></html>", "text/html");
+  });
+  const std::string base = s.start();
+  Harness h;
+  h.env["GPUPLAN_AWS_REGIONS"] = "us-east-2";
+  h.env["AWS_ACCESS_KEY_ID"] = "AKIDEXAMPLE";
+  h.env["AWS_SECRET_ACCESS_KEY"] = "test-secret";
+  const auto out = h.fetch(base, {"aws-capacity-blocks"}).sources[0];
+  EXPECT_EQ(out.status, "rejected") << out.message;
+  EXPECT_NE(out.message.find("capacityBlockOfferingSet"), std::string::npos) << out.message;
+  EXPECT_EQ(h.store.counts().offers, 0u);
+}
+
 TEST(ShadeformFetcher, SkippedWithoutItsKeyCentsPerRegionAndAvailability) {
   // tests/data/fetch/shadeform-instance-types.json: Shadeform's documented reply layout
   // (instance_types[].configuration, hourly_price in cents, availability[]), invented values.
@@ -1001,7 +1088,7 @@ TEST(Snapshots, SameContentIsUnchangedAndAFeedFrozenPastItsSourcesLimitIsReporte
 TEST(Snapshots, ALiveMarketplaceFeedIsFrozenAfterThreeDays) {
   // vast reports what is rentable now; three days of identical replies is a stopped feed
   // (kLiveFeedFrozenAfterDays). The sources that report live availability or stock share it.
-  for (const char* live : {"vast", "runpod", "lambda", "cudo", "shadeform", "hyperstack", "verda"})
+  for (const char* live : {"vast", "runpod", "lambda", "cudo", "shadeform", "hyperstack", "verda", "aws-capacity-blocks"})
     EXPECT_EQ(find_source(live)->info().frozen_after_days, 3.0) << live;
   for (const char* list : {"aws", "azure", "oci", "vultr", "scaleway", "ovhcloud", "gcp"})
     EXPECT_EQ(find_source(list)->info().frozen_after_days, 30.0) << list;
