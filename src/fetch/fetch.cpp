@@ -106,18 +106,24 @@ void apply_gates(const Source& source, ImportBatch& batch, OfferStore& store, co
   if (non_positive > 0)
     out.gate_failures.push_back(fmt::format("price>0: {} observations are not positive finite prices", non_positive));
   // Share of offers with a price or GPU-memory finding (unit errors hit every row). An offer
-  // without any price whose source gave a $0 price (add_price: an unknown_price finding worded
-  // "price is $0", and no observation) counts too: a feed that zeroes its price field stores
-  // "unknown" on every row and must not pass as a good snapshot (issue 9 trial D2: vast with
-  // every dph_total 0). A price the source leaves out ("price is missing": a GPU without a
-  // pricebook entry, an unpriced part) is its own unknown and is not counted.
+  // whose source gave a $0 price of some kind and no price of that kind (add_price: an
+  // unknown_price finding worded "<kind> price is $0", and no observation) counts too: a feed
+  // that zeroes its price field stores "unknown" on every row and must not pass as a good
+  // snapshot (issue 9 trial D2: vast with every dph_total 0; per kind since vast offers also
+  // carry a spot price from min_bid). A price the source leaves out ("price is missing": a GPU
+  // without a pricebook entry, an unpriced part) is its own unknown and is not counted.
   std::size_t bad = 0;
   for (const Offer& o : batch.offers) {
     const bool b = std::any_of(o.flags.begin(), o.flags.end(),
                                [](const QualityFlag& f) { return bad_row_rules().count(f.rule) > 0; });
-    const bool zero_only = o.prices.empty() && std::any_of(o.flags.begin(), o.flags.end(), [](const QualityFlag& f) {
-                             return f.rule == kRuleUnknownPrice && f.detail.find(" price is $") != std::string::npos;
-                           });
+    // A flag's detail is "<where>: <kind> price is $X: ..." (import_detail::report, add_price).
+    const bool zero_only = std::any_of(std::begin(kKinds), std::end(kKinds), [&o](PriceKind kind) {
+      if (o.latest_price(kind) != nullptr) return false;
+      const std::string said = fmt::format(": {} price is $", price_kind_name(kind));
+      return std::any_of(o.flags.begin(), o.flags.end(), [&said](const QualityFlag& f) {
+        return f.rule == kRuleUnknownPrice && f.detail.find(said) != std::string::npos;
+      });
+    });
     if (b || zero_only) ++bad;
   }
   if (!batch.offers.empty() &&
@@ -144,9 +150,23 @@ void apply_gates(const Source& source, ImportBatch& batch, OfferStore& store, co
   // datasheet gate does not count) is rejected, not stored as a catalog of unknown prices.
   const std::size_t priced_now = static_cast<std::size_t>(
       std::count_if(batch.offers.begin(), batch.offers.end(), [](const Offer& o) { return !o.prices.empty(); }));
+  // The same for the on-demand price when every offer says it is missing but some carry another
+  // kind (vast with dph_total renamed still stores min_bid as spot): rejected, not stored as a
+  // catalog of spot prices with unknown on-demand prices.
+  const bool on_demand_missing_everywhere =
+      !batch.offers.empty() && std::all_of(batch.offers.begin(), batch.offers.end(), [](const Offer& o) {
+        return !o.latest_price(PriceKind::on_demand) &&
+               std::any_of(o.flags.begin(), o.flags.end(), [](const QualityFlag& f) {
+                 return f.rule == kRuleUnknownPrice && f.detail.find(": on-demand price is missing") != std::string::npos;
+               });
+      });
   if (!batch.offers.empty() && priced_now == 0)
     out.gate_failures.push_back(fmt::format(
         "priced: none of the {} offers has a price (the feed's price field is missing or renamed)",
+        batch.offers.size()));
+  else if (on_demand_missing_everywhere)
+    out.gate_failures.push_back(fmt::format(
+        "priced: none of the {} offers has an on-demand price (the feed's price field is missing or renamed)",
         batch.offers.size()));
   // Price moves since the last snapshot of this source; and what changes against the store.
   std::size_t jumps = 0;

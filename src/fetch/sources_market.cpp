@@ -240,6 +240,7 @@ class RunpodSource final : public Source {
 // ------------------------------------------------------------------------------------------
 // vast.ai marketplace: rentable offers; one offer per (GPU, count, country) at the cheapest
 // rentable price seen (locator names the machine offer id); confirmed available at fetch time.
+// Spot: the key's cheapest positive `min_bid` (a marketplace bid, flagged marketplace_bid).
 constexpr const char* kVastUrl = "https://console.vast.ai/api/v0/bundles/";
 
 class VastSource final : public Source {
@@ -247,9 +248,10 @@ class VastSource final : public Source {
   VastSource() {
     info_.name = "vast";
     info_.frozen_after_days = kLiveFeedFrozenAfterDays;  // reports live availability / stock
-    info_.description = "vast.ai marketplace (rentable on-demand offers, cheapest per GPU × count × country)";
+    info_.description =
+        "vast.ai marketplace (rentable on-demand offers, cheapest per GPU × count × country; spot: cheapest min_bid)";
     info_.urls = {kVastUrl};
-    info_.parser_version = 1;
+    info_.parser_version = 2;  // 2: min_bid stored as the spot price
     info_.expected_gpus = {"NVIDIA GeForce RTX 4090"};
   }
   const SourceInfo& info() const override { return info_; }
@@ -285,6 +287,10 @@ class VastSource final : public Source {
       std::size_t row;
     };
     std::map<std::string, Pick> best;
+    // Cheapest positive `min_bid` per key (USD/h for the machine: the lowest bid that rents it
+    // interruptibly), over the key's rentable rows with a num_gpus, priced or not. A min_bid that
+    // is missing, ≤ 0 or not finite is unknown: that row gives no bid (never a $0 spot price).
+    std::map<std::string, Pick> best_bid;
     std::vector<std::pair<std::string, std::size_t>> unpriced;  // (key, row)
     for (std::size_t i = 0; i < offers.size(); ++i) {
       const json& x = offers[i];
@@ -308,6 +314,10 @@ class VastSource final : public Source {
       }
       const std::string key = fmt::format("{}|{}|{}", string_at(x, "gpu_name"), *n, country(string_at(x, "geolocation")));
       if (!price) unpriced.emplace_back(key, i);
+      if (const auto bid = number_at(x, "min_bid"); bid && *bid > 0 && std::isfinite(*bid)) {
+        auto b = best_bid.find(key);
+        if (b == best_bid.end() || *bid < *b->second.price) best_bid[key] = {bid, i};
+      }
       auto it = best.find(key);
       if (it == best.end() || (price && (!it->second.price || *price < *it->second.price))) best[key] = {price, i};
     }
@@ -340,6 +350,21 @@ class VastSource final : public Source {
       resolve(o, {o.gpu_name_raw}, batch, src, where);
       const std::string loc = fmt::format("{} (offer {})", where, id_of(x));
       add_price(batch, o, PriceKind::on_demand, v.first, ref(ctx, info_.name, loc), where);
+      if (const auto b = best_bid.find(key); b != best_bid.end()) {
+        // Marketplace spot (issue 9): the key's cheapest min_bid, from the row that has it (which
+        // need not be the on-demand row). Flagged marketplace_bid: the planner's own caveat for a
+        // bid (no preemption rate is published; a spot plan needs --preemptions-per-day).
+        const std::string bid_where = fmt::format("{}#offers/{}", d.url, b->second.row);
+        const std::string bid_loc = fmt::format("{} (offer {}; vast interruptible: minimum bid, outbid → paused)",
+                                                bid_where, id_of(offers[b->second.row]));
+        add_price(batch, o, PriceKind::spot, b->second.price, ref(ctx, info_.name, bid_loc), bid_where);
+        import_detail::report(batch, &o, bid_where, import_rule::kMarketplaceBid,
+                              fmt::format("min_bid {:g} is a marketplace bid (vast interruptible): the instance is "
+                                          "paused whenever a higher bid or an on-demand renter takes the machine; no "
+                                          "preemption rate is published",
+                                          *b->second.price),
+                              false, false);
+      }
       import_detail::add_offer(batch, std::move(o));
     }
     return batch;

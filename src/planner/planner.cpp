@@ -823,9 +823,14 @@ struct PlanState {
   /// priced together) and made unique by unique_spot_rate_unknown() before it is counted: a
   /// std::set insert per candidate plan was ~2% of a plan.
   std::vector<std::string_view> spot_rate_unknown;
+  /// Those of them whose spot price is a marketplace bid (flag marketplace_bid: vast
+  /// interruptible), the same way: the warning says so, a bid has no rate to publish.
+  std::vector<std::string_view> spot_rate_unknown_bids;
   void unique_spot_rate_unknown() {
-    std::sort(spot_rate_unknown.begin(), spot_rate_unknown.end());
-    spot_rate_unknown.erase(std::unique(spot_rate_unknown.begin(), spot_rate_unknown.end()), spot_rate_unknown.end());
+    for (auto* v : {&spot_rate_unknown, &spot_rate_unknown_bids}) {
+      std::sort(v->begin(), v->end());
+      v->erase(std::unique(v->begin(), v->end()), v->end());
+    }
   }
   /// --today as days since 1970-01-01, parsed once per plan (nullopt: no or unparsable --today).
   std::optional<long> today_days;
@@ -1283,7 +1288,12 @@ const PriceObservation* price(const PlanRequest& request, const AdmittedOffer& a
       option_slots[n_options] = n_options;
       ++n_options;
     } else if (kind == PriceKind::spot && !billing.preemptions_per_day) {
-      if (st.spot_rate_unknown.empty() || st.spot_rate_unknown.back() != offer.id) st.spot_rate_unknown.push_back(offer.id);
+      if (st.spot_rate_unknown.empty() || st.spot_rate_unknown.back() != offer.id) {
+        st.spot_rate_unknown.push_back(offer.id);
+        if (std::any_of(offer.flags.begin(), offer.flags.end(),
+                        [](const QualityFlag& f) { return f.rule == import_rule::kMarketplaceBid; }))
+          st.spot_rate_unknown_bids.push_back(offer.id);
+      }
     } else if (kind == PriceKind::spot) {
       // A known rate so high that each preemption loses more than the time between them: the
       // job never finishes on spot (the no-plan reason says so, not "no rate").
@@ -2937,8 +2947,13 @@ void add_result_warnings(const PlanRequest& request, const PlanState& st, PlanRe
   if (!st.spot_rate_unknown.empty()) {
     add_warning(result.warnings, PlanWarningCode::spot_rate_unknown,
                 fmt::format("{} offers list a spot price but no preemption rate: spot not planned for them "
-                            "(--preemptions-per-day plans it)",
-                            st.spot_rate_unknown.size()));
+                            "(--preemptions-per-day plans it){}",
+                            st.spot_rate_unknown.size(),
+                            st.spot_rate_unknown_bids.empty()
+                                ? std::string()
+                                : fmt::format("; {} of them are marketplace bids (vast interruptible: outbid → "
+                                              "paused), for which no preemption rate is published",
+                                              st.spot_rate_unknown_bids.size())));
   }
   if (!st.gpus_without_perf_figures.empty()) {
     // The sentence names four; every name is in the warning's values ("gpus", JSON), which the

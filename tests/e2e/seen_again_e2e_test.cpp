@@ -85,7 +85,8 @@ class SeenAgainE2E : public gpuplan::e2e::BinaryE2E<SeenAgainE2E> {
     for (const json& o : rows) by_id[o["id"].get<std::string>()] = o;
     return by_id;
   }
-  /// The observations of one offer from `fetch:vast` (gpuplan history --format json).
+  /// The on-demand observations of one offer from `fetch:vast` (gpuplan history --format json);
+  /// the offer's spot prices (min_bid) are left out.
   json fetched_history(const std::string& db, const std::string& id) {
     const RunResult r = run(db, "history '" + id + "' --format json");
     EXPECT_EQ(r.exit_code, 0) << r.out;
@@ -93,7 +94,7 @@ class SeenAgainE2E : public gpuplan::e2e::BinaryE2E<SeenAgainE2E> {
     json out = json::array();
     if (j.is_discarded()) return out;
     for (const json& o : j.contains("observations") ? j["observations"] : j)
-      if (o.value("dataset", "") == "fetch:vast") out.push_back(o);
+      if (o.value("dataset", "") == "fetch:vast" && o.value("kind", "") == "on-demand") out.push_back(o);
     return out;
   }
 
@@ -266,6 +267,48 @@ TEST_F(SeenAgainE2E, APriceThatJumpedIsNotRankedAsClean) {
   std::size_t flagged = 0;
   for (const json& one : gs) flagged += one.value("flagged_offers", std::size_t{0});
   EXPECT_EQ(flagged, 1u) << groups.out;
+}
+
+// Issue 9: vast's min_bid is the offer's spot price (the fixture's 8x H100 US, row 1003: min_bid
+// 9.0, the only row of its key). No preemption rate is published for a bid: without
+// --preemptions-per-day spot is not planned and the result says the rate is unknown, counting the
+// offer as a marketplace bid; with the flag the spot plan runs at $9/h with the bid caveat.
+TEST_F(SeenAgainE2E, AVastBidIsASpotPriceWithAnUnknownPreemptionRate) {
+  const std::string db = "bid.sqlite";
+  ASSERT_EQ(fetch(db, kDay1).exit_code, 0);
+  const std::string ask =
+      "plan --model llama-3.1-8b --task lora --tokens 1e8 'provider=vast gpus>=8' --today 2026-10-26 --limit 0 --json";
+  RunResult plan = run(db, ask);
+  ASSERT_EQ(plan.exit_code, 0) << plan.out;
+  json j = json::parse(plan.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << plan.out;
+  bool unknown = false;
+  for (const json& w : j["warnings"])
+    if (w["code"] == "spot_rate_unknown") {
+      unknown = true;
+      const std::string m = w["message"].get<std::string>();
+      EXPECT_NE(m.find("no preemption rate"), std::string::npos) << m;
+      EXPECT_NE(m.find("are marketplace bids (vast interruptible: outbid"), std::string::npos) << m;
+    }
+  EXPECT_TRUE(unknown) << plan.out.substr(0, 3000);
+  for (const json& pl : j["plans"])
+    if (pl["offer_id"] == kH100) {
+      EXPECT_NE(pl["cost"]["price_kind"], "spot") << pl.dump().substr(0, 800);
+    }
+  plan = run(db, ask + " --preemptions-per-day 0.1");
+  ASSERT_EQ(plan.exit_code, 0) << plan.out;
+  j = json::parse(plan.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << plan.out;
+  bool spot = false;
+  for (const json& pl : j["plans"]) {
+    if (pl["offer_id"] != kH100 || pl["cost"]["price_kind"] != "spot") continue;
+    spot = true;
+    EXPECT_DOUBLE_EQ(pl["cost"]["usd_per_hour"].get<double>(), 9.0);
+    bool caveat = false;
+    for (const json& w : pl["warnings"]) caveat = caveat || w["code"] == "marketplace_bid";
+    EXPECT_TRUE(caveat) << pl.dump().substr(0, 1500);
+  }
+  EXPECT_TRUE(spot) << plan.out.substr(0, 3000);
 }
 
 // trial9c item 7: the stale_price warning said "price observed DATE" but printed the last-seen
@@ -510,7 +553,8 @@ std::vector<std::string> vast_row_counts(const std::string& out) {
 // trial9c item 5: --dry-run counted every price of the batch as an observation to add; the real
 // run adds only the changed ones and sees the others again. The fixture's 2 vast offers (2x RTX
 // 4090 / NO at 0.55, 8x H100 / US at 16.0); on day 40 the H100 moves to 17.0 (17/16 < 3x: no
-// jump): 1 observation to add, 1 price seen again, in the dry run and in the real run alike.
+// jump): 1 observation to add, 3 prices seen again (the RTX's on-demand 0.55 and both offers'
+// unchanged spot prices, min_bid 0.30 and 9.0), in the dry run and in the real run alike.
 TEST_F(SeenAgainE2E, ADryRunCountsWhatTheRunWouldAddAndWhatItSeesAgain) {
   ASSERT_EQ(fetch("dry.sqlite", kDay1).exit_code, 0);
   const auto p = body_->find("\"dph_total\":16.0");
@@ -522,11 +566,11 @@ TEST_F(SeenAgainE2E, ADryRunCountsWhatTheRunWouldAddAndWhatItSeesAgain) {
   const auto d = vast_row_counts(dry.out);
   ASSERT_EQ(d.size(), 6u) << dry.out;
   EXPECT_EQ(d[4], "1") << dry.out;  // OBSERVATIONS
-  EXPECT_EQ(d[5], "1") << dry.out;  // SEEN AGAIN
+  EXPECT_EQ(d[5], "3") << dry.out;  // SEEN AGAIN
   const RunResult real = fetch("dry.sqlite", kDay40);
   ASSERT_EQ(real.exit_code, 0) << real.out;
   const auto r = vast_row_counts(real.out);
   ASSERT_EQ(r.size(), 6u) << real.out;
   EXPECT_EQ(r[4], "1") << real.out;
-  EXPECT_EQ(r[5], "1") << real.out;
+  EXPECT_EQ(r[5], "3") << real.out;
 }

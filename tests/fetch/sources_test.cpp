@@ -333,6 +333,51 @@ TEST(VastFetcher, CheapestRentablePerGpuCountCountryConfirmedAvailable) {
   EXPECT_DOUBLE_EQ(*no->gpu_memory_bytes, 24564.0 * 1048576.0);  // gpu_ram is MiB
   EXPECT_EQ(no->gpu_name, "NVIDIA GeForce RTX 4090");
   EXPECT_FALSE(h.store.get("vast/1x rtx 4090/ca"));
+  // Spot (issue 9): the key's cheapest min_bid. Fixture: NO rows 1001 min_bid 0.35, 1002 0.30 →
+  // 0.30; US row 1003 9.0; the CA row 1004 (0.2) is not rentable and gives nothing.
+  ASSERT_NE(latest(*no, PriceKind::spot), nullptr);
+  EXPECT_DOUBLE_EQ(latest(*no, PriceKind::spot)->usd_per_hour, 0.30);
+  const auto us = h.store.get("vast/8x h100 sxm/us");
+  ASSERT_TRUE(us);
+  ASSERT_NE(latest(*us, PriceKind::spot), nullptr);
+  EXPECT_DOUBLE_EQ(latest(*us, PriceKind::spot)->usd_per_hour, 9.0);
+}
+
+TEST(VastFetcher, SpotIsTheKeysCheapestMinBidFlaggedAsABidAndUnknownWithoutOne) {
+  // Invented rows in the documented layout (docs: price-sources.md vast). Key 2x RTX 4090 NO:
+  // on demand 11 ($0.50, min_bid 0.40) is the cheapest dph_total, but 12 ($0.60, min_bid 0.25)
+  // has the cheapest bid, and 13's min_bid 0 is no bid: spot = 0.25 from offer 12. Key 1x RTX
+  // 4090 SE: min_bid 0 → no spot. Key 1x RTX 4090 FI: no min_bid → no spot.
+  FixtureServer s;
+  serve_vast(s, R"({"offers":[
+{"id":11,"gpu_name":"RTX 4090","num_gpus":2,"gpu_ram":24564,"dph_total":0.50,"min_bid":0.40,"geolocation":"Oslo, NO","rentable":true},
+{"id":12,"gpu_name":"RTX 4090","num_gpus":2,"gpu_ram":24564,"dph_total":0.60,"min_bid":0.25,"geolocation":"Bergen, NO","rentable":true},
+{"id":13,"gpu_name":"RTX 4090","num_gpus":2,"gpu_ram":24564,"dph_total":0.70,"min_bid":0,"geolocation":"Oslo, NO","rentable":true},
+{"id":21,"gpu_name":"RTX 4090","num_gpus":1,"gpu_ram":24564,"dph_total":0.30,"min_bid":0,"geolocation":"Lund, SE","rentable":true},
+{"id":31,"gpu_name":"RTX 4090","num_gpus":1,"gpu_ram":24564,"dph_total":0.32,"geolocation":"Oulu, FI","rentable":true}]})");
+  Harness h;
+  const auto out = h.fetch(s.start(), {"vast"}).sources[0];
+  ASSERT_EQ(out.status, "accepted") << out.message;
+  const auto no = h.store.get("vast/2x rtx 4090/no");
+  ASSERT_TRUE(no);
+  EXPECT_DOUBLE_EQ(latest(*no, PriceKind::on_demand)->usd_per_hour, 0.50);
+  const PriceObservation* spot = latest(*no, PriceKind::spot);
+  ASSERT_NE(spot, nullptr);
+  EXPECT_DOUBLE_EQ(spot->usd_per_hour, 0.25);
+  EXPECT_NE(spot->source.locator.find("#offers/1 (offer 12; vast interruptible: minimum bid, outbid"),
+            std::string::npos)
+      << spot->source.locator;
+  EXPECT_TRUE(std::any_of(no->flags.begin(), no->flags.end(),
+                          [](const QualityFlag& f) { return f.rule == "marketplace_bid" && !f.excludes; }));
+  for (const char* id : {"vast/1x rtx 4090/se", "vast/1x rtx 4090/fi"}) {
+    const auto o = h.store.get(id);
+    ASSERT_TRUE(o) << id;
+    EXPECT_EQ(latest(*o, PriceKind::spot), nullptr) << id;  // unknown, never $0
+    ASSERT_NE(latest(*o, PriceKind::on_demand), nullptr) << id;
+    EXPECT_FALSE(std::any_of(o->flags.begin(), o->flags.end(),
+                             [](const QualityFlag& f) { return f.rule == "marketplace_bid"; }))
+        << id;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1155,8 +1200,16 @@ TEST(Snapshots, APriceBackAtAnEarlierValueIsANewSnapshotNotUnchanged) {
   EXPECT_EQ(back.status, "accepted") << back.message;
   EXPECT_EQ(back.changes.observations_added, 2u);  // 8x H100 US $16, 2x 4090 NO $0.55
   EXPECT_EQ(stored_price(h, h100, PriceKind::on_demand), 16.0);
-  const auto hist = h.store.history(h100);
+  // On-demand history (the spot price, min_bid 9.0, is unchanged: one observation of its own).
+  const auto on_demand_history = [&h, &h100] {
+    std::vector<PriceObservation> v;
+    for (const PriceObservation& p : h.store.history(h100))
+      if (p.kind == PriceKind::on_demand) v.push_back(p);
+    return v;
+  };
+  const auto hist = on_demand_history();
   ASSERT_EQ(hist.size(), 3u);
+  EXPECT_EQ(h.store.history(h100).size(), 4u);
   EXPECT_DOUBLE_EQ(hist[2].usd_per_hour, 16.0);
   EXPECT_EQ(hist[2].source.observed_at.value_or(""), "2026-12-01T12:00:00Z");
   // The same reply once more is unchanged (same hash as the last accepted), and not frozen: its
@@ -1164,7 +1217,7 @@ TEST(Snapshots, APriceBackAtAnEarlierValueIsANewSnapshotNotUnchanged) {
   const SourceOutcome again = h.fetch(base, {"vast"}, "2026-12-03T18:00:00Z").sources[0];
   EXPECT_EQ(again.status, "unchanged") << again.message;
   EXPECT_FALSE(again.frozen);  // 2.25 days since 12:00 on the 1st < 3 (2.75 days since 00:00)
-  EXPECT_EQ(h.store.history(h100).size(), 3u);
+  EXPECT_EQ(on_demand_history().size(), 3u);
 }
 
 TEST(Snapshots, ASnapshotThatLostMostRowsIsRejectedAndWritesNothing) {
@@ -1414,7 +1467,7 @@ TEST(Snapshots, DryRunWritesNothingAndListsPriceChanges) {
   const auto out = h.fetch(s.start(), {"vast"}, kT0, /*dry_run=*/true).sources[0];
   EXPECT_EQ(out.status, "would-accept");
   EXPECT_EQ(out.changes.offers_added, 2u);
-  EXPECT_EQ(out.price_changes.size(), 2u);
+  EXPECT_EQ(out.price_changes.size(), 4u);  // on-demand and spot (min_bid) of each of the 2 offers
   EXPECT_EQ(h.store.counts().offers, 0u);
   EXPECT_TRUE(h.store.snapshots("", 10).empty());
 }
