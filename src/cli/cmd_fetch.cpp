@@ -4,6 +4,7 @@
 // source; exit status 1 when a source failed or was rejected (0 otherwise).
 #include <fmt/core.h>
 
+#include <cctype>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -85,7 +86,16 @@ void run_fetch_cmd(const FetchCliOptions& opts, GlobalOptions& global) {
   if (!opts.fetched_at.empty()) {
     const std::string& f = opts.fetched_at;
     const bool shape = f.size() == 20 && f[4] == '-' && f[7] == '-' && f[10] == 'T' && f[13] == ':' && f[16] == ':' &&
-                       f[19] == 'Z' && date_prefix_days_since_epoch(f).has_value();
+                       f[19] == 'Z' && date_prefix_days_since_epoch(f).has_value() && [&] {
+                         // hh < 24, mm < 60, ss < 60 (trial9e: 25:61:99 was stored as observed_at)
+                         auto two = [&](std::size_t at) {
+                           return std::isdigit(static_cast<unsigned char>(f[at])) &&
+                                          std::isdigit(static_cast<unsigned char>(f[at + 1]))
+                                      ? (f[at] - '0') * 10 + (f[at + 1] - '0')
+                                      : 99;
+                         };
+                         return two(11) < 24 && two(14) < 60 && two(17) < 60;
+                       }();
     if (!shape || before_earliest_date(f) || f > fetch::utc_now_iso())
       throw_invalid("--fetched-at", "not a UTC time from 2000-01-01 to now", "YYYY-MM-DDTHH:MM:SSZ");
     fo.fetched_at = f;

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <thread>
@@ -187,10 +188,18 @@ void run_serve(const ServeOptions& opts, const GlobalOptions& global) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   server::Server srv(ctx, so);
   srv.bind();
+  // cpp-httplib's stop() does nothing before listen has started, so a signal that comes between
+  // the "serving on" line and the start of srv.run() was lost and the server never stopped (seen
+  // as a hung ServeRefreshE2E test that stops the server right after it starts): the waiter asks
+  // again until run() has returned.
+  std::atomic<bool> run_returned{false};
   std::thread waiter([&] {
     int sig = 0;
     sigwait(&stop_signals, &sig);
-    srv.stop();
+    while (!run_returned.load()) {
+      srv.stop();
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
   });
   fmt::print("gpuplan: serving on http://{}:{}/ (JSON API under /api/, OpenAPI at /api/openapi.json; {})\n", so.host,
              srv.port(), so.write_token ? "POST /api/import open to the write token" : "read-only");
@@ -214,6 +223,7 @@ void run_serve(const ServeOptions& opts, const GlobalOptions& global) {
     }
   } stop_refresh{refresh.get()};
   srv.run();
+  run_returned = true;
   if (refresh) refresh->runner->stop();  // before "stopped" is printed
   pthread_kill(waiter.native_handle(), SIGTERM);  // wakes the waiter if the server stopped otherwise
   waiter.join();

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <regex>
 #include <sstream>
 
 #include "fetch/adapter.hpp"
@@ -53,8 +54,16 @@ std::vector<std::string> regions(const SourceContext& ctx) {
   std::vector<std::string> out;
   const std::string list = ctx.env ? ctx.env("GPUPLAN_AWS_REGIONS").value_or("") : "";
   std::stringstream ss(list.empty() ? "us-east-1,us-east-2,us-west-2,eu-west-1,eu-central-1,ap-northeast-1" : list);
-  for (std::string r; std::getline(ss, r, ',');)
-    if (!r.empty()) out.push_back(r);
+  // An AWS region code ("us-east-2", "ap-southeast-1", "us-gov-west-1"): it becomes part of a host
+  // name the signed request goes to, so anything else is refused (trial9e: "evil.com/x#").
+  static const std::regex kRegion(R"(^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$)");
+  for (std::string r; std::getline(ss, r, ',');) {
+    if (r.empty() || std::find(out.begin(), out.end(), r) != out.end()) continue;  // "a,,a": once
+    if (!std::regex_match(r, kRegion))
+      throw Error(ErrorKind::invalid_input, "GPUPLAN_AWS_REGIONS", fmt::format("'{}' is not an AWS region code", r),
+                  "comma-separated region codes such as us-east-1,us-west-2");
+    out.push_back(r);
+  }
   return out;
 }
 
@@ -253,10 +262,10 @@ class AwsSource final : public Source {
 // CapacityBlockOffering (instanceType, availabilityZone, instanceCount, startDate, endDate,
 // capacityBlockDurationHours, upfrontFee, currencyCode) is a block one can buy now: the price per
 // instance-hour is upfrontFee / (capacityBlockDurationHours × instanceCount). The offer per
-// instance type and region is "<type> capacity-block" (the bundled rows' naming, data/offers/
-// sourced/aws-capacity-blocks.csv) at the cheapest such rate, billed whole (granularity and
-// minimum = the block's duration), up to the largest instanceCount offered, confirmed available
-// at the fetch. The operating-system fee AWS adds while instances run is not in the offering.
+// instance type, region and instance count is "<type> capacity-block" (the bundled rows' naming,
+// data/offers/sourced/aws-capacity-blocks.csv; " xN" for a block of N instances) at the cheapest
+// such rate, billed whole (granularity and minimum = the block's duration; min_nodes = max_nodes
+// = N: a block is bought whole), confirmed available at the fetch. The operating-system fee AWS adds while instances run is not in the offering.
 constexpr const char* kCapacityBlocksUrl =
     "https://ec2.{}.amazonaws.com/?Action=DescribeCapacityBlockOfferings&Version=2016-11-15&CapacityDurationHours=24";
 
@@ -365,6 +374,12 @@ class AwsCapacityBlocksSource final : public Source {
         throw Error(ErrorKind::invalid_input, d.url,
                     "not a DescribeCapacityBlockOfferings reply: no <capacityBlockOfferingSet>",
                     "the EC2 Query API's XML reply (Version 2016-11-15)");
+      // A body cut after the offering set loses its nextToken (the next page) without a word:
+      // the reply must end with its root element (trial9e).
+      if (d.body.find("</DescribeCapacityBlockOfferingsResponse>") == std::string::npos)
+        throw Error(ErrorKind::invalid_input, d.url,
+                    "truncated DescribeCapacityBlockOfferings reply: no closing </DescribeCapacityBlockOfferingsResponse>",
+                    "the whole XML reply");
       const auto sets = xml_elements(d.body, "capacityBlockOfferingSet");
       const std::string_view set = sets.empty() ? std::string_view() : sets.front();  // <capacityBlockOfferingSet/>: none
       std::size_t index = 0;
@@ -403,8 +418,11 @@ class AwsCapacityBlocksSource final : public Source {
           continue;
         }
         const double rate = *fee / (*hours * *count);
-        Best& b = best[type + "|" + region];
-        b.max_instances = std::max(b.max_instances, static_cast<int>(*count));
+        // A block is bought whole: its instance count is both the least and the most nodes a plan
+        // on it bills, so each count is its own offer (trial9e: the largest block's size beside the
+        // cheapest block's rate priced a 4-node plan at a 2-instance block's rate).
+        Best& b = best[fmt::format("{}|{}|{}", type, region, *count)];
+        b.max_instances = static_cast<int>(*count);
         if (b.type == nullptr || rate < b.usd_per_instance_hour) {
           b.usd_per_instance_hour = rate;
           b.hours = *hours;
@@ -419,11 +437,12 @@ class AwsCapacityBlocksSource final : public Source {
     for (const auto& [key, b] : best) {
       Offer o;
       o.provider = "aws";
-      o.instance_type = std::string(b.type->instance_type) + " capacity-block";
+      o.instance_type = std::string(b.type->instance_type) + " capacity-block" +
+                        (b.max_instances > 1 ? fmt::format(" x{}", b.max_instances) : std::string());
       o.region = b.region;
       o.gpu_count = b.type->gpus;
       o.max_nodes = b.max_instances;
-      o.min_nodes = 1;
+      o.min_nodes = b.max_instances;
       o.inter_node_network = InterNodeNetwork::ethernet;  // EFA, as the `aws` source records it
       o.inter_node_bits_per_s = b.type->efa_bits_per_s;
       o.confirmed_available_at = ctx.fetched_at;  // on sale at the fetch

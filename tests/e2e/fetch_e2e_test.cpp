@@ -349,6 +349,16 @@ TEST_F(FetchE2E, NegativeFrozenAfterDaysIsABadFlag) {
   EXPECT_EQ(zero.exit_code, 0) << zero.out;  // 0: every unchanged fetch warns; allowed
 }
 
+TEST_F(FetchE2E, AFetchTimeOutsideTheClockIsABadFlag) {
+  // trial9e: the tests' hidden --fetched-at took 25:61:99 and stored it as observed_at.
+  for (const char* at : {"2026-11-30T25:00:00Z", "2026-11-30T10:61:00Z", "2026-11-30T10:00:99Z"}) {
+    RunResult r = run(std::string("fetch skypilot/lambda --base-url ") + base() + " --fetched-at " + at);
+    EXPECT_EQ(r.exit_code, 2) << at << "\n" << r.out;
+    EXPECT_NE(r.out.find("--fetched-at"), std::string::npos) << r.out;
+  }
+  EXPECT_EQ(stored_offers("lambda").find("fetch:"), std::string::npos);  // nothing fetched, nothing written
+}
+
 TEST_F(FetchE2E, ListNamesTheSources) {
   RunResult r = run("fetch --list");
   ASSERT_EQ(r.exit_code, 0) << r.out;

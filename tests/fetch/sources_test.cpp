@@ -758,18 +758,24 @@ TEST(AwsCapacityBlocksFetcher, SignedOfferingsBecomeOneBlockOfferPerTypeAndRegio
     EXPECT_EQ(a.find("test-secret"), std::string::npos) << a;  // the secret never travels
   }
   EXPECT_EQ(tokens.at(1), "tok+1/=");  // nextToken sent back, decoded as given
-  // p5.48xlarge: the cheaper rate per instance-hour of its two blocks: min(945.36 / 24, 1800 / (24 × 2)) = 37.5.
-  const auto p5 = h.store.get("aws/p5.48xlarge capacity-block/us-east-2");
+  // p5.48xlarge: a block is bought whole, so each instance count is its own offer: 1 instance at
+  // 945.36 / 24 = 39.39 per instance-hour, 2 instances at 1800 / (24 × 2) = 37.5, min = max nodes = 2.
+  const auto p5one = h.store.get("aws/p5.48xlarge capacity-block/us-east-2");
+  ASSERT_TRUE(p5one);
+  EXPECT_DOUBLE_EQ(latest(*p5one, PriceKind::on_demand)->usd_per_hour, 945.36 / 24);
+  EXPECT_EQ(p5one->max_nodes, 1);
+  const auto p5 = h.store.get("aws/p5.48xlarge capacity-block x2/us-east-2");
   ASSERT_TRUE(p5);
   EXPECT_DOUBLE_EQ(latest(*p5, PriceKind::on_demand)->usd_per_hour, 37.5);
   EXPECT_EQ(p5->gpu_name, "NVIDIA H100 SXM");
   EXPECT_EQ(p5->gpu_count, 8);
-  EXPECT_EQ(p5->max_nodes, 2);  // the largest block on sale
+  EXPECT_EQ(p5->max_nodes, 2);
+  EXPECT_EQ(p5->min_nodes, 2);  // both instances are paid
   EXPECT_EQ(p5->confirmed_available_at, kT0);
   EXPECT_EQ(p5->billing_override.minimum_billed_seconds, 86400.0);  // a 24-hour block is paid whole
   EXPECT_EQ(p5->inter_node_bits_per_s, 3200e9);
   // p4d.24xlarge: 1500 / (24 × 4) = 15.625; the EUR block is skipped, not converted.
-  const auto p4 = h.store.get("aws/p4d.24xlarge capacity-block/us-east-2");
+  const auto p4 = h.store.get("aws/p4d.24xlarge capacity-block x4/us-east-2");
   ASSERT_TRUE(p4);
   EXPECT_DOUBLE_EQ(latest(*p4, PriceKind::on_demand)->usd_per_hour, 15.625);
   EXPECT_EQ(p4->gpu_name, "NVIDIA A100 SXM 40GB");
@@ -777,6 +783,37 @@ TEST(AwsCapacityBlocksFetcher, SignedOfferingsBecomeOneBlockOfferPerTypeAndRegio
   for (const std::string& line : skipped_rows_report(out)) report += line + "\n";
   EXPECT_NE(report.find("trn1.32xlarge"), std::string::npos) << report;
   EXPECT_NE(report.find("currency 'EUR' is not USD"), std::string::npos) << report;
+}
+
+TEST(AwsCapacityBlocksFetcher, ATruncatedReplyOrABadRegionIsRejectedAndWritesNothing) {
+  // trial9e: a body cut just after </capacityBlockOfferingSet> lost its <nextToken> (the next
+  // page) and was accepted; GPUPLAN_AWS_REGIONS='evil.com/x#' became part of a signed request's host.
+  const std::string cut = "<DescribeCapacityBlockOfferingsResponse><capacityBlockOfferingSet><item><instanceType>"
+                          "p5.48xlarge</instanceType><instanceCount>1</instanceCount><capacityBlockDurationHours>24"
+                          "</capacityBlockDurationHours><upfrontFee>900</upfrontFee><currencyCode>USD</currencyCode>"
+                          "</item></capacityBlockOfferingSet>";
+  FixtureServer s;
+  int requests = 0;
+  s.server().Get("/", [&](const httplib::Request&, httplib::Response& r) {
+    ++requests;
+    r.set_content(cut, "text/xml");
+  });
+  const std::string base = s.start();
+  Harness h;
+  h.env["AWS_ACCESS_KEY_ID"] = "AKIDEXAMPLE";
+  h.env["AWS_SECRET_ACCESS_KEY"] = "test-secret";
+  h.env["GPUPLAN_AWS_REGIONS"] = "us-east-2";
+  const auto out = h.fetch(base, {"aws-capacity-blocks"}).sources[0];
+  EXPECT_EQ(out.status, "rejected") << out.message;
+  EXPECT_NE(out.message.find("truncated"), std::string::npos) << out.message;
+  EXPECT_EQ(h.store.counts().offers, 0u);
+  h.env["GPUPLAN_AWS_REGIONS"] = "evil.com/x#";
+  const int before = requests;
+  const auto bad = h.fetch(base, {"aws-capacity-blocks"}).sources[0];
+  EXPECT_NE(bad.status, "accepted");
+  EXPECT_NE(bad.message.find("'evil.com/x#' is not an AWS region code"), std::string::npos) << bad.message;
+  EXPECT_EQ(requests, before);  // nothing sent
+  EXPECT_EQ(h.store.counts().offers, 0u);
 }
 
 TEST(AwsCapacityBlocksFetcher, AReplyThatIsNotTheApisXmlIsRejectedAndWritesNothing) {
