@@ -343,6 +343,14 @@ std::vector<HttpResponse> paginate(HttpClient& client, HttpRequest first,
   return pages;
 }
 
+std::string query_escape(const std::string& value) {
+  ensure_curl_global();
+  std::unique_ptr<char, decltype(&curl_free)> e(curl_easy_escape(nullptr, value.data(), static_cast<int>(value.size())),
+                                                &curl_free);
+  if (!e) throw Error(ErrorKind::internal, "query_escape", "curl_easy_escape failed");
+  return std::string(e.get());
+}
+
 void check_base_url(const std::string& base) {
   const char* expected = "http:// or https:// with a host and an optional port only, e.g. http://127.0.0.1:8080";
   if (base.empty()) throw Error(ErrorKind::invalid_input, "--base-url", "the base URL is empty", expected);

@@ -195,6 +195,9 @@ std::vector<HttpResponse> paginate(HttpClient& client, HttpRequest first,
 /// Error{invalid_input} (where "--base-url") naming what is wrong, also for "" (given but empty:
 /// not "no base URL").
 void check_base_url(const std::string& base);
+/// `value` percent-encoded for a URL query (libcurl's curl_easy_escape: every byte but
+/// A-Z a-z 0-9 - . _ ~ as %XX), e.g. a page token a source returns.
+std::string query_escape(const std::string& value);
 /// Replaces the scheme, host and port of `url` with those of `base` ("http://127.0.0.1:8080"),
 /// keeping path, query and fragment. Uses libcurl's URL parser. Throws Error{invalid_input}
 /// (where "--base-url") when `base` fails check_base_url or `url` is not an absolute URL.

@@ -6,7 +6,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -347,7 +346,7 @@ class AwsCapacityBlocksSource final : public Source {
             const auto token = xml_text(r.body, "nextToken");
             if (!token || token->empty()) return std::nullopt;
             HttpRequest next = first;
-            next.url = base_url + "&NextToken=" + url_encode(*token);
+            next.url = base_url + "&NextToken=" + query_escape(*token);
             return next;
           },
           50, info_.name);
@@ -461,14 +460,6 @@ class AwsCapacityBlocksSource final : public Source {
   }
 
  private:
-  static std::string url_encode(const std::string& v) {
-    std::string out;
-    for (unsigned char c : v) {
-      if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') out += static_cast<char>(c);
-      else out += fmt::format("%{:02X}", c);
-    }
-    return out;
-  }
   SourceInfo info_;
 };
 }  // namespace

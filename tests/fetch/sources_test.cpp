@@ -709,6 +709,13 @@ TEST(LambdaFetcher, SkippedWithoutItsKeyAndCentsWithCapacityWithIt) {
   EXPECT_EQ(eight->gpu_name, "NVIDIA A100 SXM 80GB");
 }
 
+/// Test AWS keys (never sent: libcurl signs with them) and one region, us-east-2.
+void with_aws_keys(Harness& h) {
+  h.env["GPUPLAN_AWS_REGIONS"] = "us-east-2";
+  h.env["AWS_ACCESS_KEY_ID"] = "AKIDEXAMPLE";
+  h.env["AWS_SECRET_ACCESS_KEY"] = "test-secret";
+}
+
 // AWS EC2 Capacity Blocks for ML (issue 9, "capacity blocks"): DescribeCapacityBlockOfferings'
 // documented XML reply (EC2 API reference, Version 2016-11-15: capacityBlockOfferingSet/item with
 // instanceType, availabilityZone, instanceCount, startDate, endDate, capacityBlockDurationHours,
@@ -800,9 +807,7 @@ TEST(AwsCapacityBlocksFetcher, ATruncatedReplyOrABadRegionIsRejectedAndWritesNot
   });
   const std::string base = s.start();
   Harness h;
-  h.env["AWS_ACCESS_KEY_ID"] = "AKIDEXAMPLE";
-  h.env["AWS_SECRET_ACCESS_KEY"] = "test-secret";
-  h.env["GPUPLAN_AWS_REGIONS"] = "us-east-2";
+  with_aws_keys(h);
   const auto out = h.fetch(base, {"aws-capacity-blocks"}).sources[0];
   EXPECT_EQ(out.status, "rejected") << out.message;
   EXPECT_NE(out.message.find("truncated"), std::string::npos) << out.message;
@@ -823,9 +828,7 @@ TEST(AwsCapacityBlocksFetcher, AReplyThatIsNotTheApisXmlIsRejectedAndWritesNothi
   });
   const std::string base = s.start();
   Harness h;
-  h.env["GPUPLAN_AWS_REGIONS"] = "us-east-2";
-  h.env["AWS_ACCESS_KEY_ID"] = "AKIDEXAMPLE";
-  h.env["AWS_SECRET_ACCESS_KEY"] = "test-secret";
+  with_aws_keys(h);
   const auto out = h.fetch(base, {"aws-capacity-blocks"}).sources[0];
   EXPECT_EQ(out.status, "rejected") << out.message;
   EXPECT_NE(out.message.find("capacityBlockOfferingSet"), std::string::npos) << out.message;
