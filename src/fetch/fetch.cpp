@@ -361,6 +361,12 @@ FetchReport run_fetch(OfferStore& store, HttpClient& http, const FetchOptions& o
         }
       }
       record(parsed ? &same : nullptr);
+      // SEEN AGAIN counts these prices as an accepted snapshot's do (ingest_snapshot split them
+      // off; a dry run splits them here, writing nothing). It said 0 (trial9c leftovers).
+      if (parsed) {
+        if (options.dry_run) split_seen_again(store, same);
+        out.changes.prices_seen_again = same.seen_again.size();
+      }
       report.sources.push_back(std::move(out));
       continue;
     }

@@ -41,6 +41,20 @@ constexpr const char* kDay40 = "2026-12-03T06:00:00Z";
 constexpr const char* kH100 = "vast/8x h100 sxm/us";    // id 1003, dph_total 16.0
 constexpr const char* kRtx = "vast/2x rtx 4090/no";     // ids 1001 (0.62) and 1002 (0.55): 0.55
 
+// The numeric columns of the `vast` row of a fetch table: ROWS OFFERS ADDED UPDATED OBSERVATIONS
+// SEEN AGAIN (the words after SOURCE and STATUS).
+std::vector<std::string> vast_row_counts(const std::string& out) {
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("vast ", 0) == 0) {
+      std::istringstream words(line);
+      std::vector<std::string> w;
+      for (std::string x; words >> x && w.size() < 8;) w.push_back(x);
+      return w.size() == 8 ? std::vector<std::string>(w.begin() + 2, w.end()) : std::vector<std::string>{};
+    }
+  return {};
+}
+
 /// A test suite of its own store per test (a file in the suite's folder, or a PostgreSQL URL)
 /// and a loopback vast: POST /api/v0/bundles/ answers `body_`.
 class SeenAgainE2E : public gpuplan::e2e::BinaryE2E<SeenAgainE2E> {
@@ -106,9 +120,21 @@ class SeenAgainE2E : public gpuplan::e2e::BinaryE2E<SeenAgainE2E> {
     ASSERT_NE(first.out.find("accepted"), std::string::npos) << first.out;
     // 39 days of identical content "looks frozen" at vast's own limit (3 days: a live marketplace), and a
     // frozen feed confirms nothing (frozen_feed_confirms_nothing): this user judges the feed live.
+    // SEEN AGAIN counts the reply's 4 prices (2 offers x on-demand + spot), in the dry run too
+    // (it said 0 for an unchanged reply).
+    const RunResult dry = fetch(db, kDay40, " --frozen-after-days 60 --dry-run");
+    ASSERT_EQ(dry.exit_code, 0) << dry.out;
+    const auto d = vast_row_counts(dry.out);
+    ASSERT_EQ(d.size(), 6u) << dry.out;
+    EXPECT_EQ(d[4], "0") << dry.out;  // OBSERVATIONS
+    EXPECT_EQ(d[5], "4") << dry.out;  // SEEN AGAIN
     const RunResult again = fetch(db, kDay40, " --frozen-after-days 60");
     ASSERT_EQ(again.exit_code, 0) << again.out;
     ASSERT_NE(again.out.find("unchanged"), std::string::npos) << again.out;
+    const auto a = vast_row_counts(again.out);
+    ASSERT_EQ(a.size(), 6u) << again.out;
+    EXPECT_EQ(a[4], "0") << again.out;
+    EXPECT_EQ(a[5], "4") << again.out;
 
     auto by_id = offers(db);
     ASSERT_TRUE(by_id.count(kH100)) << json(by_id).dump();
@@ -139,6 +165,9 @@ class SeenAgainE2E : public gpuplan::e2e::BinaryE2E<SeenAgainE2E> {
     ASSERT_EQ(again.exit_code, 0) << again.out;
     EXPECT_NE(again.out.find("feed looks frozen"), std::string::npos) << again.out;
     EXPECT_NE(again.out.find("not re-confirmed"), std::string::npos) << again.out;
+    const auto a = vast_row_counts(again.out);
+    ASSERT_EQ(a.size(), 6u) << again.out;
+    EXPECT_EQ(a[5], "0") << again.out;  // SEEN AGAIN: a frozen feed confirms nothing
     auto by_id = offers(db);
     ASSERT_TRUE(by_id.count(kH100)) << json(by_id).dump();
     const json& h = by_id[kH100];
@@ -532,23 +561,6 @@ TEST_F(SeenAgainE2E, VastRowsWithoutAPriceAreReportedAndCountAsLostPrices) {
   EXPECT_EQ(all.out.find("no GPU offers"), std::string::npos) << all.out;
 }
 
-namespace {
-
-// The numeric columns of the `vast` row of a fetch table: ROWS OFFERS ADDED UPDATED OBSERVATIONS
-// SEEN AGAIN (the words after SOURCE and STATUS).
-std::vector<std::string> vast_row_counts(const std::string& out) {
-  std::istringstream lines(out);
-  for (std::string line; std::getline(lines, line);)
-    if (line.rfind("vast ", 0) == 0) {
-      std::istringstream words(line);
-      std::vector<std::string> w;
-      for (std::string x; words >> x && w.size() < 8;) w.push_back(x);
-      return w.size() == 8 ? std::vector<std::string>(w.begin() + 2, w.end()) : std::vector<std::string>{};
-    }
-  return {};
-}
-
-}  // namespace
 
 // trial9c item 5: --dry-run counted every price of the batch as an observation to add; the real
 // run adds only the changed ones and sees the others again. The fixture's 2 vast offers (2x RTX
