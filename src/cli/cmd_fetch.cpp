@@ -145,15 +145,20 @@ GPUPLAN_REGISTER_COMMAND(Command{
       sub.add_option("--base-url", opts->base_url,
                      "replace scheme, host and port of the sources' endpoints (a mirror or a recorded reply)");
       sub.add_option("--timeout", opts->timeout_s,
-                     "seconds per request (default 120; the AWS price list 1800 unless this is given)");
-      sub.add_option("--retries", opts->retries, "attempts per request, retried on 429/5xx/timeouts (default 4)");
+                     "seconds per request (default 120; the AWS price list 1800 unless this is given)")
+          ->check(decimal_number_check());
+      sub.add_option("--retries", opts->retries, "attempts per request, retried on 429/5xx/timeouts (default 4)")
+          ->check(decimal_number_check());
       sub.add_option("--max-row-drop", opts->gates.max_row_drop_fraction,
-                     "reject a snapshot whose offers fell by more than this fraction (default 0.5)");
+                     "reject a snapshot whose offers fell by more than this fraction (default 0.5)")
+          ->check(decimal_number_check());
       sub.add_option("--price-move-factor", opts->gates.price_move_factor,
-                     "flag prices that moved more than this factor since the last snapshot (default 3)");
+                     "flag prices that moved more than this factor since the last snapshot (default 3)")
+          ->check(decimal_number_check());
       sub.add_option("--frozen-after-days", opts->frozen_after_days,
                      "a feed whose content is unchanged for this many days looks frozen (default: the source's own, "
-                     "3 for live marketplaces, 30 for list-price catalogs; see --list)");
+                     "3 for live marketplaces, 30 for list-price catalogs; see --list)")
+          ->check(decimal_number_check());
       sub.add_option("--fetched-at", opts->fetched_at, "")->group("");  // tests only (FetchCliOptions)
       sub.callback([opts, &global, &sub] {
         opts->timeout_given = sub.count("--timeout") > 0;

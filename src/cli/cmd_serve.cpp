@@ -235,10 +235,12 @@ GPUPLAN_REGISTER_COMMAND(Command{
     [](CLI::App& sub, GlobalOptions& global) {
       auto opts = std::make_shared<ServeOptions>();
       sub.add_option("--listen", opts->listen, "HOST:PORT to listen on (port 0 = any free port)")->capture_default_str();
-      sub.add_option("--threads", opts->threads, "worker threads (each serves one connection at a time; fewer than the clients' connections queues them)")->capture_default_str();
+      sub.add_option("--threads", opts->threads, "worker threads (each serves one connection at a time; fewer than the clients' connections queues them)")->capture_default_str()
+          ->check(decimal_number_check());
       sub.add_option("--compute-threads", opts->compute_threads,
                      "size, plan and estimate requests computed at once, the others waiting in arrival order (0, the default: no limit; about the core count lowers tail latency under many connections, at some throughput)")
-          ->capture_default_str();
+          ->capture_default_str()
+          ->check(decimal_number_check());
       sub.add_option("--write-token-file", opts->write_token_file,
                      "file holding the bearer token that allows POST /api/import (else GPUPLAN_WRITE_TOKEN; none: read-only)");
       sub.add_option("--refresh-every", opts->refresh_every,
@@ -250,7 +252,8 @@ GPUPLAN_REGISTER_COMMAND(Command{
                      "the refresh's --base-url: replace scheme, host and port of the sources' endpoints (a mirror)");
       sub.add_option("--frozen-after-days", opts->frozen_after_days,
                      "the refresh's --frozen-after-days: a feed unchanged this many days looks frozen (default: the "
-                     "source's own, 3 for live marketplaces, 30 for list-price catalogs)");
+                     "source's own, 3 for live marketplaces, 30 for list-price catalogs)")
+          ->check(decimal_number_check());
       // Tests only (docs/fetch.md): lowers the one-minute floor so an end-to-end test sees two runs in seconds.
       sub.add_option("--refresh-min-interval", opts->refresh_min_interval, "")->group("");
       sub.callback([opts, &global, &sub] {

@@ -11,6 +11,7 @@
 #include "catalog/open_store.hpp"
 #include "catalog/sqlite_store.hpp"
 #include "hardware/gpu_spec.hpp"
+#include "util/text_check.hpp"
 #include "util/display_width.hpp"
 
 namespace gpuplan::cli {
@@ -104,5 +105,15 @@ std::string TextTable::render() const {
 std::string format_gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024.0 * 1024.0)); }
 
 std::string or_unknown(const std::optional<std::string>& s) { return s ? *s : "unknown"; }
+
+const CLI::Validator& decimal_number_check() {
+  static const CLI::Validator check(
+      [](std::string& text) -> std::string {
+        if (parse_decimal(text)) return {};
+        return "'" + text + "' is not a decimal number such as 30 or 0.5";
+      },
+      "");
+  return check;
+}
 
 }  // namespace gpuplan::cli

@@ -30,6 +30,12 @@ const GpuCatalog& gpu_catalog(const GlobalOptions& global);
 /// store_connections: the PostgreSQL pool size (one per server thread; opened lazily).
 api::Context make_context(const GlobalOptions& global, bool cache_catalog = false, std::size_t store_connections = 1);
 
+/// CLI11 check for a numeric option: the text must be a strict decimal number (util/text_check.hpp
+/// parse_decimal: digits, optional fraction and exponent). CLI11 alone reads "" as 0, "0x10" as 16
+/// and "inf"/"nan" as numbers (issue 11: decimal numbers only). Integer options still fail CLI11's
+/// own conversion on a fraction.
+const CLI::Validator& decimal_number_check();
+
 /// A plain-text table: header row, rows of cells; columns right-aligned when `right_align[i]`.
 struct TextTable {
   std::vector<std::string> header;

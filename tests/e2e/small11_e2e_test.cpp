@@ -431,4 +431,31 @@ TEST_F(Small11E2E, DatesBefore2000AreRefused) {
   EXPECT_EQ(e.value("message_code", ""), "date_before_earliest") << e.dump();
 }
 
+// Issue 11 "decimal numbers only" on the CLI11-parsed numeric flags of fetch, serve and ask: CLI11
+// alone read "" as 0, "0x10" as 16 and "inf" as a number (`fetch --timeout 0x10` fetched with a
+// 16 s timeout; `--price-move-factor inf` turned the jump gate off). Each is refused before any
+// request, exit 2, naming the flag and the text.
+TEST_F(Small11E2E, NumericFlagsOfFetchServeAndAskAreDecimalOnly) {
+  const std::string no_server = " --dry-run --base-url http://127.0.0.1:1";
+  for (const std::string flag : {"--timeout 0x10", "--retries ''", "--max-row-drop nan", "--price-move-factor inf",
+                                  "--frozen-after-days ''", "--frozen-after-days -inf"}) {
+    const RunResult r = run("fetch vast" + no_server + " " + flag);
+    EXPECT_EQ(r.exit_code, 2) << flag << "\n" << r.out;
+    const std::string name = flag.substr(0, flag.find(' '));
+    std::string text = flag.substr(flag.find(' ') + 1);
+    if (text == "''") text.clear();
+    EXPECT_TRUE(contains(r.out, name + ": '" + text + "' is not a decimal number")) << flag << "\n" << r.out;
+    EXPECT_FALSE(contains(r.out, "request failed")) << flag << "\n" << r.out;  // refused before fetching
+  }
+  // A decimal value still reaches the fetch (which fails: nothing listens on port 1).
+  const RunResult ok = run("fetch vast" + no_server + " --timeout 30 --frozen-after-days 2.5");
+  EXPECT_TRUE(contains(ok.out, "request failed")) << ok.out;
+  const RunResult threads = run("serve --threads 0x4");
+  EXPECT_EQ(threads.exit_code, 2) << threads.out;
+  EXPECT_TRUE(contains(threads.out, "--threads: '0x4' is not a decimal number")) << threads.out;
+  const RunResult limit = run("ask 'fine-tune llama 3.1 8b with lora on 5e8 tokens' --today 2026-12-02 --limit 0x2");
+  EXPECT_EQ(limit.exit_code, 2) << limit.out;
+  EXPECT_TRUE(contains(limit.out, "--limit: '0x2' is not a decimal number")) << limit.out;
+}
+
 }  // namespace
