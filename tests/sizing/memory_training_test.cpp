@@ -354,6 +354,34 @@ TEST(TrainingMemory, TorchCompileSavedTensorsHandCount) {
   EXPECT_EQ(activation_profile_name(ActivationProfile::pytorch_compiled), "pytorch_compiled");
 }
 
+TEST(TrainingMemory, TorchtuneLoraOnQvSavesNoMlpOrOutProjInputs) {
+  // torchtune's llama3_1/8B_lora_single_device.yaml at 30b8519e8 (the README memory table's commit)
+  // adapts q_proj and v_proj only (apply_lora_to_mlp: False); adapters train in bf16 (bf16_pure), so an
+  // adapted input is saved once in 16 bits. The layer of TorchCompileSavedTensorsHandCount, compiled,
+  // no recompute, rank 8. Saved per token:
+  //   q, v: norm inputs 2·2h + the q/k/v input 2h + Q, K, V 2(q + 2kv) + attention output 2q + logsumexp 4a
+  //         + gate and up outputs 4f (a frozen down_proj saves no input; a frozen o_proj no copy) + x·A 2·r·2;
+  //   q, v, o + MLP (the configs from e137afeba on): + the gate/up input 2h + o_proj's copy 2q
+  //         + the down-projection input 2f + x·A of 4 more adapters 2·r·4.
+  const ModelArch m = llama_like(1, 64, 4, 2, 16, 128, 256);
+  TrainingMemoryRequest req;
+  req.optimizer_foreach = false;
+  req.seq_len = 32;
+  req.task = Task::lora;
+  req.precision = TrainPrecision::bf16_pure;
+  req.lora_rank = 8;
+  req.activation_profile = ActivationProfile::pytorch_compiled;
+  const double tokens = 32, h = 64, q = 64, kv = 32, f = 128, a = 4, r = 8;
+  const double qv = 2 * 2 * h + 2 * h + 2 * (q + 2 * kv) + 2 * q + 4 * a + 4 * f + 2 * r * 2;
+  const double all = qv + 2 * h + 2 * q + 2 * f + 2 * r * 4;
+  ASSERT_EQ(qv, 1328.0);
+  ASSERT_EQ(all, 1904.0);
+  req.lora_targets = {"q", "v"};
+  EXPECT_NEAR(training_memory(m, req).term_bytes("activations"), qv * tokens, 1e-6);
+  req.lora_targets = {"q", "v", "o", "gate", "up", "down"};
+  EXPECT_NEAR(training_memory(m, req).term_bytes("activations"), all * tokens, 1e-6);
+}
+
 TEST(TrainingMemory, TorchtuneGqaSavesKvAtQueryWidth) {
   // The layer of TorchCompileSavedTensorsHandCount: 4 query heads × 16 (q = 64), 2 KV heads (k = v = 32).
   // torchtune copies K and V to the 4 query heads before attention (kv_expanded_for_attention), so
