@@ -8,7 +8,7 @@ Usage (from the repository root, after building test_sizing):
 
 Each numbered section of docs/accuracy.md between its heading and the next heading holds a block
 copied verbatim from the test output (section 1: the markdown table of ThroughputPublished;
-2 and 3: ThroughputGroundTruth; 4: the three GroundTruth memory tables). Prose outside those
+2 and 3: ThroughputGroundTruth; 4: the four GroundTruth memory tables). Prose outside those
 blocks is kept as written. Nothing is computed here: every number comes from the tests.
 """
 import re
@@ -40,7 +40,7 @@ def main():
            [l for l in test_block(lines, "ThroughputGroundTruth.H200SingleGpuStepTimes") if l.strip()]
     memory = []
     for t in ("GroundTruth.PublishedMemoryCasesWithinBar", "GroundTruth.OwnPublishedCasesWithinBar",
-              "GroundTruth.H200MeasurementsWithinBar"):
+              "GroundTruth.H200MeasurementsWithinBar", "GroundTruth.TorchtitanMemoryOutOfSample"):
         memory += [l for l in test_block(lines, t) if l.strip()]
     blocks = {
         "## 1.": "\n".join(table1),

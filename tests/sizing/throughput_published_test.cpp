@@ -139,7 +139,7 @@ TEST(ThroughputPublished, FrameworkTablesWithinBars) {
   const int evaluated = in_n + out_n;
   std::printf("within ±15%%: %d of %d (in-sample %d/%d, out-of-sample %d/%d)\n", within15, evaluated, in_ok, in_n,
               out_ok, out_n);
-  std::printf("the 18 rows of 2026-12-01: %d of %d within ±15%%; the %d out-of-sample rows added 2026-12-04 (bench8): "
+  std::printf("within ±15%%, by origin: the 18 rows of 2026-12-01: %d of %d within ±15%%; the %d out-of-sample rows added 2026-12-04 (bench8): "
               "%d of %d; outside ±40%%: %zu of the added rows %s\n",
               first_ok, first_n, added_n, added_ok, added_n, wild_added.size(),
               ::testing::PrintToString(wild_added).c_str());
