@@ -180,7 +180,9 @@ SnapshotCommit MemoryOfferStore::commit_snapshot(const SnapshotRecord& record, c
   for (const SnapshotRecord& r : snapshots_)
     if (r.status == "accepted" && r.source == record.source && (last == nullptr || r.fetched_at >= last->fetched_at))
       last = &r;
-  const bool exists = last != nullptr && last->content_hash == record.content_hash;
+  // A newer parser re-reads the same content: not "unchanged".
+  const bool exists = last != nullptr && last->content_hash == record.content_hash &&
+                      last->parser_version == record.parser_version;
   if (record.status == "accepted" && exists) {
     c.already_accepted = true;
     c.record.status = "unchanged";

@@ -1307,10 +1307,12 @@ SnapshotCommit PgOfferStore::commit_snapshot(const SnapshotRecord& record, const
     bool accepted_exists = false;
     if (record.status == "accepted") {
       const pqxx::result last = w.exec_params(
-          "SELECT content_hash FROM snapshots WHERE source = $1 AND status = 'accepted' "
+          "SELECT content_hash, parser_version FROM snapshots WHERE source = $1 AND status = 'accepted' "
           "ORDER BY fetched_at DESC, id DESC LIMIT 1",
           record.source);
-      accepted_exists = !last.empty() && last[0][0].as<std::string>() == record.content_hash;
+      // A newer parser re-reads the same content: not "unchanged".
+      accepted_exists = !last.empty() && last[0][0].as<std::string>() == record.content_hash &&
+                        last[0][1].as<std::int64_t>() == record.parser_version;
     }
     if (accepted_exists) {
       out.already_accepted = true;

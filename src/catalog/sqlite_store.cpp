@@ -1429,13 +1429,15 @@ struct SqliteOfferStore::Impl {
            path);
   }
 
-  bool last_accepted_has(std::string_view source, std::string_view hash) {
+  /// Whether the source's last accepted snapshot has this content read by this parser version (a
+  /// newer parser re-reads the same content: it is not "unchanged").
+  bool last_accepted_has(std::string_view source, std::string_view hash, std::int64_t parser_version) {
     Stmt s(db,
-           "SELECT content_hash FROM snapshots WHERE source = ? AND status = 'accepted' "
+           "SELECT content_hash, parser_version FROM snapshots WHERE source = ? AND status = 'accepted' "
            "ORDER BY fetched_at DESC, id DESC LIMIT 1",
            path);
     s.bind(1, source);
-    return s.step() && s.text(0) == hash;
+    return s.step() && s.text(0) == hash && s.integer(1) == parser_version;
   }
 
   std::int64_t insert_snapshot(const SnapshotRecord& r) {
@@ -1901,7 +1903,7 @@ SnapshotCommit SqliteOfferStore::commit_snapshot(const SnapshotRecord& record, c
   return impl_->in_transaction([&] {
     SnapshotCommit c;
     c.record = record;
-    if (record.status == "accepted" && impl_->last_accepted_has(record.source, record.content_hash)) {
+    if (record.status == "accepted" && impl_->last_accepted_has(record.source, record.content_hash, record.parser_version)) {
       // Another fetch (maybe running at the same time) already stored this content as the
       // source's latest: nothing to import (an earlier content seen again is imported).
       c.already_accepted = true;

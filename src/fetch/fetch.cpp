@@ -321,17 +321,27 @@ FetchReport run_fetch(OfferStore& store, HttpClient& http, const FetchOptions& o
     }
     rec.url = rec.urls.empty() ? "" : rec.urls.front();
     rec.content_hash = content_hash(bodies);
-    // 3. same content as the last accepted snapshot
-    if (last && last->content_hash == rec.content_hash) {
+    // 3. same content as the last accepted snapshot. Identical since that snapshot (the one with
+    // this content: an earlier acceptance of the same content was followed by another content).
+    const bool same_content = last && last->content_hash == rec.content_hash;
+    const double frozen_days = options.gates.frozen_after_days.value_or(info.frozen_after_days);
+    bool looks_frozen = false;
+    if (same_content) {
+      const double t0 = epoch_seconds(last->fetched_at).value_or(-1);
+      const double t1 = epoch_seconds(rec.fetched_at).value_or(-1);
+      looks_frozen = t0 >= 0 && t1 >= 0 && (t1 - t0) >= frozen_days * 86400.0;
+    }
+    // Content accepted under an older parser (vast's parser 2 reads min_bid as spot) is read again
+    // and goes through the gates like new content, unless the feed looks frozen (a frozen feed
+    // confirms nothing, whichever parser reads it).
+    const bool reread = same_content && last->parser_version != rec.parser_version && !looks_frozen;
+    if (same_content && !reread) {
       out.status = "unchanged";
       rec.status = "unchanged";
-      // Identical since the last accepted snapshot (the one with this content: an earlier
-      // acceptance of the same content was followed by another content).
       const std::optional<std::string> first = last->fetched_at;
       const double t0 = epoch_seconds(*first).value_or(-1);
       const double t1 = epoch_seconds(rec.fetched_at).value_or(-1);
-      const double frozen_days = options.gates.frozen_after_days.value_or(info.frozen_after_days);
-      if (t0 >= 0 && t1 >= 0 && (t1 - t0) >= frozen_days * 86400.0) {
+      if (looks_frozen) {
         out.frozen = true;
         out.warnings.push_back(fmt::format("feed looks frozen: identical content since {} ({:.1f} days; {} after {:g} "
                                            "days); its prices are not re-confirmed and age from when they were last seen",

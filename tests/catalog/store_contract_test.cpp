@@ -117,11 +117,21 @@ TYPED_TEST(StoreContract, SnapshotLogImportsAnAcceptedContentOnce) {
   rec.fetched_at = "2026-12-02T12:00:00Z";
   EXPECT_TRUE(this->store_->commit_snapshot(rec, nullptr).already_accepted);
   EXPECT_EQ(this->store_->last_snapshot("src", "accepted")->fetched_at, "2026-12-02T06:00:00Z");
+  // The same content read by a newer parser is accepted again (it may hold prices the older
+  // parser did not read), then unchanged for that parser.
+  rec.fetched_at = "2026-12-03T00:00:00Z";
+  rec.parser_version = 2;
+  const SnapshotCommit reread = this->store_->commit_snapshot(rec, nullptr);
+  EXPECT_FALSE(reread.already_accepted);
+  EXPECT_EQ(reread.record.status, "accepted");
+  rec.fetched_at = "2026-12-03T06:00:00Z";
+  EXPECT_TRUE(this->store_->commit_snapshot(rec, nullptr).already_accepted);
   const auto all = this->store_->snapshots("", 10);
-  ASSERT_EQ(all.size(), 6u);
-  EXPECT_EQ(all[3].status, "rejected");
+  ASSERT_EQ(all.size(), 8u);
+  EXPECT_EQ(all[5].status, "rejected");
   EXPECT_EQ(all[0].status, "unchanged");  // newest first
-  EXPECT_EQ(all[5].urls, (std::vector<std::string>{"http://x/a", "http://x/b"}));
+  EXPECT_EQ(all[1].parser_version, 2);
+  EXPECT_EQ(all[7].urls, (std::vector<std::string>{"http://x/a", "http://x/b"}));
   EXPECT_EQ(this->store_->snapshots("other", 10).size(), 0u);
 }
 

@@ -20,7 +20,9 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
+#include <sqlite3.h>
 #include <string>
 #include <sstream>
 #include <thread>
@@ -561,6 +563,69 @@ TEST_F(SeenAgainE2E, VastRowsWithoutAPriceAreReportedAndCountAsLostPrices) {
   EXPECT_EQ(all.out.find("no GPU offers"), std::string::npos) << all.out;
 }
 
+
+namespace {
+
+/// Runs `sql` on the SQLite store `path` (a test's way to make a store that an older gpuplan wrote).
+void exec_sql(const std::filesystem::path& path, const char* sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err);
+  const std::string message = err != nullptr ? err : "";
+  sqlite3_free(err);
+  sqlite3_close(db);
+  ASSERT_EQ(rc, SQLITE_OK) << message;
+}
+
+}  // namespace
+
+// Issue 9 leftover: a reply identical to the last accepted one was never parsed again, so a store
+// whose vast snapshot was accepted by parser 1 (before min_bid became the spot price) got no spot
+// price until vast's reply changed. A newer parser now re-reads the same content as an accepted
+// snapshot (the gates run, equal prices are seen again); a frozen feed still confirms nothing.
+// The store an older gpuplan left: the snapshot says parser 1 and it holds no spot price.
+TEST_F(SeenAgainE2E, ANewerParserReadsTheSameReplyAgain) {
+  constexpr const char* kOldParser =
+      "UPDATE snapshots SET parser_version = 1; DELETE FROM latest_prices WHERE kind = 'spot'; "
+      "DELETE FROM observations WHERE kind = 'spot';";
+  const std::string db = "reread.sqlite";
+  ASSERT_EQ(fetch(db, kDay1).exit_code, 0);
+  exec_sql(dir_ / db, kOldParser);
+  const auto spot_usd_per_hour = [&](const std::string& store) {
+    const RunResult r = run(store, "offers provider=vast --price-kind spot --limit 0 --today 2026-12-04 --format json");
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    const json j = json::parse(r.out, nullptr, false);
+    std::optional<double> price;
+    if (j.is_array())
+      for (const json& o : j)
+        if (o.value("id", "") == kH100 && o.contains("usd_per_hour") && o["usd_per_hour"].is_number())
+          price = o["usd_per_hour"].get<double>();
+    return price;
+  };
+  ASSERT_FALSE(spot_usd_per_hour(db).has_value());
+  // Day 2 (inside vast's 3-day frozen limit): read again and accepted, the bid stored as spot.
+  const RunResult again = fetch(db, "2026-10-26T06:00:00Z");
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  const auto counts = vast_row_counts(again.out);
+  ASSERT_EQ(counts.size(), 6u) << again.out;
+  EXPECT_NE(again.out.find("vast    accepted"), std::string::npos) << again.out;
+  EXPECT_EQ(counts[4], "2") << again.out;  // OBSERVATIONS: the two offers' spot prices (min_bid 0.30, 9.0)
+  EXPECT_EQ(counts[5], "2") << again.out;  // SEEN AGAIN: their on-demand prices (0.55, 16.0)
+  EXPECT_EQ(spot_usd_per_hour(db), std::optional<double>(9.0));
+  // The same reply again with the same parser: unchanged.
+  const RunResult third = fetch(db, "2026-10-27T06:00:00Z");
+  EXPECT_NE(third.out.find("vast    unchanged"), std::string::npos) << third.out;
+
+  // The same old store 39 days on (vast counts as frozen after 3): not read again, nothing confirmed.
+  const std::string frozen = "reread-frozen.sqlite";
+  ASSERT_EQ(fetch(frozen, kDay1).exit_code, 0);
+  exec_sql(dir_ / frozen, kOldParser);
+  const RunResult late = fetch(frozen, kDay40);
+  EXPECT_NE(late.out.find("vast    unchanged"), std::string::npos) << late.out;
+  EXPECT_NE(late.out.find("feed looks frozen"), std::string::npos) << late.out;
+  EXPECT_FALSE(spot_usd_per_hour(frozen).has_value());
+}
 
 // trial9c item 5: --dry-run counted every price of the batch as an observation to add; the real
 // run adds only the changed ones and sees the others again. The fixture's 2 vast offers (2x RTX
