@@ -187,7 +187,7 @@ SnapshotCommit MemoryOfferStore::commit_snapshot(const SnapshotRecord& record, c
     c.already_accepted = true;
     c.record.status = "unchanged";
     c.record.observations_added = 0;
-    if (c.record.detail.empty()) c.record.detail = "same content as an accepted snapshot: nothing imported";
+    c.record.detail = kAlreadyAcceptedDetail;
   } else if (record.status == "accepted" && batch != nullptr) {
     c.import = import(*batch);
     c.record.observations_added = c.import.observations_added;

@@ -1318,7 +1318,7 @@ SnapshotCommit PgOfferStore::commit_snapshot(const SnapshotRecord& record, const
       out.already_accepted = true;
       out.record.status = "unchanged";
       out.record.observations_added = 0;
-      if (out.record.detail.empty()) out.record.detail = "same content as an accepted snapshot: nothing imported";
+      out.record.detail = kAlreadyAcceptedDetail;
     } else if (record.status == "accepted" && batch != nullptr) {
       out.import = impl_->import_in(w, *batch);
       out.record.observations_added = out.import.observations_added;

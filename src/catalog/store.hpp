@@ -229,6 +229,11 @@ struct SnapshotRecord {
   std::string detail;            ///< plain words: gate results, why rejected, frozen-feed warning
 };
 
+/// The detail commit_snapshot records for an "accepted" snapshot that another fetch stored first
+/// (the caller's own detail, "... gates passed", would misstate it).
+inline constexpr const char* kAlreadyAcceptedDetail =
+    "same content as the source's last accepted snapshot, which another fetch stored meanwhile: nothing imported";
+
 /// What commit_snapshot did.
 struct SnapshotCommit {
   SnapshotRecord record;             ///< as stored (id set); status "unchanged" when already accepted

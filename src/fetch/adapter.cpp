@@ -91,11 +91,14 @@ SourceRef ref(const SourceContext& ctx, std::string_view source_name, std::strin
 void add_price(ImportBatch& batch, Offer& offer, PriceKind kind, std::optional<double> usd_per_hour,
                const SourceRef& source, const std::string& where) {
   if (!usd_per_hour || !(*usd_per_hour > 0) || !std::isfinite(*usd_per_hour)) {
-    // Worded "price is $X" for a given price, "price is missing" otherwise: apply_gates (fetch.cpp)
-    // counts offers whose source gave only $0 prices by this wording.
+    // Worded "price is $X" ("-$X" when negative: it read "$-1") for a given price, "price is
+    // missing" otherwise: apply_gates (fetch.cpp) counts offers whose source gave only $0 or
+    // negative prices by this wording.
+    const std::string given = !usd_per_hour ? std::string("missing")
+                              : *usd_per_hour < 0 ? fmt::format("-${}", -*usd_per_hour)
+                                                  : fmt::format("${}", *usd_per_hour);
     import_detail::report(batch, &offer, where, kRuleUnknownPrice,
-                          fmt::format("{} price is {}: stored as unknown (no observation)", price_kind_name(kind),
-                                      usd_per_hour ? fmt::format("${}", *usd_per_hour) : std::string("missing")),
+                          fmt::format("{} price is {}: stored as unknown (no observation)", price_kind_name(kind), given),
                           false, false);
     return;
   }

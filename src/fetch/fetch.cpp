@@ -120,8 +120,10 @@ void apply_gates(const Source& source, ImportBatch& batch, OfferStore& store, co
     const bool zero_only = std::any_of(std::begin(kKinds), std::end(kKinds), [&o](PriceKind kind) {
       if (o.latest_price(kind) != nullptr) return false;
       const std::string said = fmt::format(": {} price is $", price_kind_name(kind));
-      return std::any_of(o.flags.begin(), o.flags.end(), [&said](const QualityFlag& f) {
-        return f.rule == kRuleUnknownPrice && f.detail.find(said) != std::string::npos;
+      const std::string said_negative = fmt::format(": {} price is -$", price_kind_name(kind));
+      return std::any_of(o.flags.begin(), o.flags.end(), [&](const QualityFlag& f) {
+        return f.rule == kRuleUnknownPrice &&
+               (f.detail.find(said) != std::string::npos || f.detail.find(said_negative) != std::string::npos);
       });
     });
     if (b || zero_only) ++bad;

@@ -89,9 +89,12 @@ TYPED_TEST(StoreContract, SnapshotLogImportsAnAcceptedContentOnce) {
   EXPECT_EQ(first.record.observations_added, 11u);
   // The same content again (another process, a later time): recorded, nothing imported.
   rec.fetched_at = "2026-12-01T06:00:00Z";
+  rec.detail = "7 rows read, 7 offers; gates passed";  // what the second fetch would have said
   SnapshotCommit second = this->store_->commit_snapshot(rec, &batch);
   EXPECT_TRUE(second.already_accepted);
   EXPECT_EQ(second.record.status, "unchanged");
+  EXPECT_EQ(second.record.detail, kAlreadyAcceptedDetail);  // not "gates passed"
+  rec.detail.clear();
   EXPECT_EQ(this->store_->counts().observations, 11u);
   // A rejected snapshot is recorded without its batch.
   rec.fetched_at = "2026-12-01T12:00:00Z";

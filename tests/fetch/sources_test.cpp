@@ -1404,6 +1404,31 @@ TEST(Snapshots, AFeedWithEveryPriceZeroIsRejectedAndWritesNothing) {
   EXPECT_EQ(stored_price(h, "vast/8x h100 sxm/us", PriceKind::on_demand), 16.0);
 }
 
+TEST(Snapshots, AFeedWithEveryPriceNegativeIsRejectedAndSaysMinusDollars) {
+  // As the $0 feed above, with every dph_total -1: the datasheet gate counts the negative prices
+  // too, and a row's finding reads "-$1" (it read "$-1").
+  std::string negative = fixture("vast-bundles.json");
+  for (const std::string v : {"0.62", "0.55", "16.0", "0.31"}) {
+    const std::string from = "\"dph_total\":" + v;
+    const auto pos = negative.find(from);
+    ASSERT_NE(pos, std::string::npos) << from;
+    negative.replace(pos, from.size(), "\"dph_total\":-1");
+  }
+  FixtureServer s;
+  serve_vast(s, negative);
+  Harness h;
+  const auto out = h.fetch(s.start(), {"vast"}).sources[0];
+  EXPECT_EQ(out.status, "rejected") << out.message;
+  EXPECT_NE(out.message.find("datasheet: 2 of 2 offers"), std::string::npos) << out.message;
+  bool said = false;
+  for (const ImportIssue& i : out.row_examples) {
+    EXPECT_EQ(i.detail.find("$-"), std::string::npos) << i.detail;
+    said = said || i.detail.find("on-demand price is -$1:") != std::string::npos;
+  }
+  EXPECT_TRUE(said) << out.message;
+  EXPECT_EQ(h.store.counts().offers, 0u);
+}
+
 /// Serves the three Vultr fixtures with `edit` applied to each reply body.
 void serve_vultr(FixtureServer& s, const std::function<std::string(std::string)>& edit) {
   s.server().Get("/v2/plans", [edit](const httplib::Request& req, httplib::Response& r) {
