@@ -173,6 +173,15 @@ void PlanRequest::validate() const {
                                         shown(static_cast<double>(global_batch_seqs) * static_cast<double>(seq_len)),
                                         shown(training_tokens())),
                             "a global batch of at most --tokens / --seq sequences");
+      // The default global batch shrinks to the budget (effective_global_batch_seqs), but not below
+      // one sequence: a budget shorter than one sequence is not a training run.
+      // (A --seq beyond its own range, 10^7 tokens, is refused at --seq by the sizing's check.)
+      if (global_batch_seqs == 0 && seq_len <= 10'000'000 && training_tokens() < static_cast<double>(seq_len))
+        throw_invalid_coded(tokens ? "--tokens" : "--dataset-tokens", "tokens_below_one_sequence",
+                            {{"tokens", shown(training_tokens())}, {"seq", fmt::format("{}", seq_len)}},
+                            fmt::format("the token budget {} is smaller than one sequence of {} tokens (--seq)",
+                                        shown(training_tokens()), seq_len),
+                            "a budget of at least one sequence, or a shorter --seq");
       if (lora_rank < 1) throw_invalid_coded("--lora-rank", "not_positive", {{"value", fmt::format("{}", lora_rank)}}, fmt::format("{} is not a positive integer", lora_rank), "an integer ≥ 1");
       break;
     case PlanWorkload::serving:
@@ -343,6 +352,9 @@ std::int64_t PlanRequest::effective_global_batch_seqs() const {
   double target_tokens = 131072.0;  // 128 Ki tokens (LoRA / QLoRA)
   if (task == Task::pretrain) target_tokens = 4194304.0;  // 4 Mi tokens
   if (task == Task::full) target_tokens = 1048576.0;      // 1 Mi tokens
+  // Never a step larger than the whole budget (issue 11; validate refuses a budget below one
+  // sequence): 1,000 tokens at --seq 4096 had been planned as one step of 256 × 4096 tokens.
+  if (workload == PlanWorkload::training) target_tokens = std::min(target_tokens, training_tokens());
   double seqs = target_tokens / static_cast<double>(seq_len);
   std::int64_t p = 1;
   while (static_cast<double>(p * 2) <= seqs) p *= 2;

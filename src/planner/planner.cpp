@@ -3520,9 +3520,13 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   SearchContext ctx{request, arch, assumptions, 0, 0, 0, std::nullopt, std::nullopt, {}, {}, {}, {}, {}, false, 0, kInf, kInf, {}, 0, nullptr, nullptr, {}};
   ctx.global_batch = training ? request.effective_global_batch_seqs() : 0;
   ctx.tokens = tokens;
+  // The default global batch depends on the token budget when the budget is below it
+  // (PlanRequest::effective_global_batch_seqs), so the memo's physics key carries the batch.
+  const std::string memo_key_with_batch =
+      memo_key.empty() ? std::string() : memo_key + "\x1fglobal_batch=" + std::to_string(ctx.global_batch);
   if (memo && !memo_key.empty()) {
     ctx.memo = memo;
-    ctx.memo_key = &memo_key;
+    ctx.memo_key = &memo_key_with_batch;
   }
   PlanState st;
   if (!request.today.empty()) st.today_days = days_since_epoch(request.today);

@@ -30,7 +30,7 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 125> kCodes = {
+constexpr std::array<std::string_view, 126> kCodes = {
     "ambiguous_model",
     "body_empty",
     "body_not_object",
@@ -144,6 +144,7 @@ constexpr std::array<std::string_view, 125> kCodes = {
     "shape_needs_params",
     "text_not_clean",
     "today_before_observations",
+    "tokens_below_one_sequence",
     "tokens_missing",
     "too_large",
     "tp_exceeds_node",

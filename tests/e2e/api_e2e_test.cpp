@@ -1507,6 +1507,8 @@ TEST_F(ApiE2E, EveryFieldErrorHasAMessageCodeAndNoEnglishOnFrenchAndThaiPages) {
       {"plan", with(lora, {{"epochs", 3}}), "both_given"},  // epochs multiplies dataset_tokens, not tokens
       // plan: batch, ranges, counts
       {"plan", with(lora, {{"global_batch", 1000000}}), "global_batch_exceeds_tokens"},
+      {"plan", with(lora, {{"tokens", 1000}}), "tokens_below_one_sequence"},  // default --seq 4096 (trial11)
+      {"estimate", with(est, {{"tokens", 1000}}), "tokens_below_one_sequence"},
       {"plan", with(lora, {{"global_batch", -1}}), "negative"},
       {"plan", with(lora, {{"seq", 0}}), "not_positive"},
       {"plan", with(lora, {{"lora_rank", 0}}), "not_positive"},

@@ -458,4 +458,27 @@ TEST_F(Small11E2E, NumericFlagsOfFetchServeAndAskAreDecimalOnly) {
   EXPECT_TRUE(contains(limit.out, "--limit: '0x2' is not a decimal number")) << limit.out;
 }
 
+// trial11: an explicit --global-batch above the budget was refused, but the DEFAULT global batch
+// (1 Mi tokens for a full fine-tune = 256 × 4096) was not capped: 1,000 tokens were planned as one
+// step of 1,048,576 tokens, at the time and GPU-hours of 1e6 tokens. The default now shrinks to
+// the budget (1e6 tokens / 4096 = 244.1 sequences: 128, the largest power of two), and a budget
+// below one sequence is refused, in the CLI and the API.
+TEST_F(Small11E2E, TheDefaultGlobalBatchNeverExceedsTheTokenBudget) {
+  const std::string est = "estimate --model llama-3.1-8b --task full --gpu H100 --gpus 8 --seq 4096";
+  RunResult r = run(est + " --tokens 1000");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "--tokens: the token budget 1000 is smaller than one sequence of 4096 tokens")) << r.out;
+  r = run(est + " --tokens 1e6");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "global batch 128 × 4096 tokens")) << r.out;
+  r = run(est + " --tokens 1e9");  // a budget above 1 Mi tokens keeps the default
+  EXPECT_TRUE(contains(r.out, "global batch 256 × 4096 tokens")) << r.out;
+  int status = 0;
+  const json e = post_plan(R"({"model": "llama-3.1-8b", "task": "full", "tokens": 1000, "seq": 4096, "today": "2026-12-02"})",
+                           &status);
+  EXPECT_EQ(status, 400) << e.dump();
+  EXPECT_EQ(e.value("message_code", ""), "tokens_below_one_sequence") << e.dump();
+  EXPECT_EQ(e.value("field", ""), "/tokens") << e.dump();
+}
+
 }  // namespace

@@ -102,8 +102,12 @@ TEST(PlanRequest, DefaultGlobalBatchIsPowerOfTwoOfSequences) {
   // LoRA: 128 Ki tokens / 4096 = 32 sequences.
   EXPECT_EQ(r.effective_global_batch_seqs(), 32);
   r.task = Task::pretrain;
-  // 4 Mi tokens / 4096 = 1024 sequences.
+  // 4 Mi tokens would be 1024 sequences, but the budget is 1e6 tokens: 1e6 / 4096 = 244.1
+  // sequences, whose largest power of two is 128 (never a step above the budget, issue 11).
+  EXPECT_EQ(r.effective_global_batch_seqs(), 128);
+  r.tokens = 1e9;  // 4 Mi tokens / 4096 = 1024 sequences.
   EXPECT_EQ(r.effective_global_batch_seqs(), 1024);
+  r.tokens = 1e6;
   r.dataset_tokens = 1e9;
   r.tokens.reset();
   r.epochs = 3;
