@@ -665,6 +665,11 @@ ImportFormat detect_import_format(std::string_view path, std::string_view text) 
     // Not recognised: a broken file is reported with its parse position, not as an unknown format.
     (void)parse_json_strict(text, std::string(path));
   }
+  // An empty file (or only blanks) has no format to tell (trial11: it read "cannot tell the
+  // offer file's format").
+  if (trim(text).empty())
+    throw Error(ErrorKind::invalid_input, std::string(path), "the file is empty",
+                "a .csv or .json file in one of: " + format_list());
   throw Error(ErrorKind::invalid_input, std::string(path), "cannot tell the offer file's format from its name and header",
               "a .csv or .json file in one of: " + format_list() + " (or pass the format explicitly)");
 }

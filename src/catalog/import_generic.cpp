@@ -291,7 +291,7 @@ void import_record(const Record& r, const Place& p, const ImportSource& src, Imp
   const std::string date = get(r, k_observed_at);
   if (!date.empty() && lower(date) != "unknown") {
     if (!is_iso_date(date)) {
-      throw Error(ErrorKind::invalid_input, p.where("observed_at"), fmt::format("'{}' is not a date", date),
+      throw Error(ErrorKind::invalid_input, p.where("observed_at"), fmt::format("observed_at '{}' is not a date", date),
                   "YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ, or empty/unknown");
     }
     // 0000-01-01 made an offer 740,319 days old (trial11): util/calendar.hpp kEarliestDate.
@@ -305,7 +305,7 @@ void import_record(const Record& r, const Place& p, const ImportSource& src, Imp
   if (!confirmed.empty()) {
     if (!is_iso_date(confirmed)) {
       throw Error(ErrorKind::invalid_input, p.where("confirmed_available_at"),
-                  fmt::format("'{}' is not a date", confirmed), "YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ");
+                  fmt::format("confirmed_available_at '{}' is not a date", confirmed), "YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ");
     }
     if (before_earliest_date(confirmed))
       throw Error(ErrorKind::invalid_input, p.where("confirmed_available_at"),

@@ -75,7 +75,7 @@ std::unique_ptr<OfferStore> open_store(const std::string& url, const StoreContex
         const auto got = static_cast<std::size_t>(in.gcount());
         static constexpr char kHeader[16] = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f', 'o', 'r', 'm', 'a', 't', ' ', '3', '\0'};
         if (got > 0 && (got < sizeof head || std::memcmp(head, kHeader, sizeof head) != 0))
-          throw Error(ErrorKind::invalid_input, "--db " + p, "not a SQLite database (the file does not start with the SQLite header)",
+          throw Error(ErrorKind::invalid_input, "--db " + p, "not a SQLite database (the file does not start with the SQLite header: another kind of file, or a store damaged at its start)",
                       "a gpuplan offer database file, or a new path");
       }
     }

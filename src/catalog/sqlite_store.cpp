@@ -653,7 +653,9 @@ struct SqliteOfferStore::Impl {
     throw Error(ErrorKind::conflict, path,
                 app != 0 ? fmt::format("not a gpuplan store (SQLite application_id {:#x}, gpuplan's is {:#x})", app,
                                        kApplicationId)
-                         : fmt::format("not a gpuplan store ({} tables or indexes that are not gpuplan's schema)", names.size()),
+                         : names.empty()
+                             ? fmt::format("not a gpuplan store (no tables, but SQLite user_version {} set by another program)", version)
+                             : fmt::format("not a gpuplan store ({} tables or indexes that are not gpuplan's schema)", names.size()),
                 "a gpuplan offer database, or the path of a new file (nothing was written)");
   }
 

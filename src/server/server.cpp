@@ -610,6 +610,15 @@ Server::Server(const api::Context& ctx, ServerOptions options) : impl_(std::make
     // A Content-Length that is not decimal digits is invalid (RFC 9112 §6.3: 400). cpp-httplib
     // read "-1" as 2^64 - 1 bytes and answered 413, too large (trial of issue 10).
     if (req.has_header("Content-Length")) {
+      // Two Content-Length fields that differ frame the body two ways (RFC 9112 §6.3: "the
+      // message framing is invalid", 400); cpp-httplib read the first (trial11).
+      const std::size_t fields = req.get_header_value_count("Content-Length");
+      for (std::size_t i = 1; i < fields; ++i)
+        if (req.get_header_value("Content-Length", i) != req.get_header_value("Content-Length")) {
+          send_server_error(res, 400, "invalid_input", "two different Content-Length fields",
+                            "one Content-Length (RFC 9112 §6.3)", "http_bad_request");
+          return httplib::Server::HandlerResponse::Handled;
+        }
       const std::string length = req.get_header_value("Content-Length");
       if (length.empty() || !std::all_of(length.begin(), length.end(), [](char c) { return c >= '0' && c <= '9'; })) {
         send_server_error(res, 400, "invalid_input",

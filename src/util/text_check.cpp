@@ -241,12 +241,30 @@ nlohmann::json parse_strict(std::string_view text, const std::string& source, st
     }
     return true;
   };
+  // nlohmann's message quotes the bytes it last read ("last read: '\"lla<0xff>'"): those are
+  // shown as \xNN, so an error never prints a raw invalid or control byte (trial11).
+  auto shown_clean = [](std::string_view raw) {
+    std::string out;
+    while (!raw.empty()) {
+      const std::optional<TextProblem> bad = find_text_problem(raw, false);
+      if (!bad) {
+        out += raw;
+        break;
+      }
+      out += raw.substr(0, bad->offset);
+      const std::size_t n = std::min(std::max<std::size_t>(bad->length, 1), raw.size() - bad->offset);
+      for (std::size_t i = 0; i < n; ++i)
+        out += fmt::format("\\x{:02x}", static_cast<unsigned char>(raw[bad->offset + i]));
+      raw.remove_prefix(bad->offset + n);
+    }
+    return out;
+  };
   json doc;
   try {
     doc = json::parse(text.begin(), text.end(), cb);
   } catch (const json::parse_error& e) {
     const std::size_t offset = e.byte > 0 ? e.byte - 1 : 0;
-    std::string what = e.what();
+    std::string what = shown_clean(e.what());
     if (auto pos = what.find("syntax error"); pos != std::string::npos) what = what.substr(pos);
     const std::string at = line_col(text, offset);
     throw_invalid_coded(fmt::format("{}:{}", source, at), "json_malformed", {{"position", at}},
@@ -266,7 +284,7 @@ nlohmann::json parse_strict(std::string_view text, const std::string& source, st
     throw_invalid_coded(fmt::format("{}:{}", source, at), "json_number_out_of_range", {{"position", at}},
                         fmt::format("JSON number out of range: {}", what), "a number within ±1.8e308");
   } catch (const json::exception& e) {
-    throw_invalid_coded(source, "json_unreadable", {}, fmt::format("malformed JSON: {}", e.what()),
+    throw_invalid_coded(source, "json_unreadable", {}, fmt::format("malformed JSON: {}", shown_clean(e.what())),
                         "valid JSON (RFC 8259)");
   }
   check_json_strings(doc, source, style);

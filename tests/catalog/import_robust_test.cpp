@@ -124,7 +124,7 @@ TEST(ImportRobust, ImpossibleTimesAndDatesAreRejected) {
     const std::string w = error_of([&] {
       csv(std::string("lambda,gpu_1x_h100,us-east-1,H100 SXM,1,on-demand,2.49,") + date + ",web\n");
     });
-    EXPECT_NE(w.find("not a date"), std::string::npos) << date << ": " << w;
+    EXPECT_NE(w.find("observed_at '" + std::string(date) + "' is not a date"), std::string::npos) << date << ": " << w;
   }
   EXPECT_NO_THROW(csv("lambda,gpu_1x_h100,us-east-1,H100 SXM,1,on-demand,2.49,2026-01-05T23:59:59-08:00,web\n"));
 }

@@ -166,6 +166,33 @@ TEST_F(RobustE2E, UnrelatedSqliteFileIsRefusedWithExit4) {
   EXPECT_FALSE(fs::exists(dir_ / "nonexistent"));
 }
 
+// trial11's wording faults: an empty file read "cannot tell the offer file's format"; a CSV date
+// error did not name its column ("i_conf.csv:2: '2026-02-30' is not a date" for
+// confirmed_available_at); a SQLite file with no tables and another program's user_version said
+// "0 tables or indexes that are not gpuplan's schema".
+TEST_F(RobustE2E, EmptyFilesDatesAndForeignStoresAreNamedPlainly) {
+  const std::string empty = write("empty.csv", "");
+  CliRun r = run("import '" + empty + "'");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("empty.csv: the file is empty"), std::string::npos) << r.out;
+  const std::string conf = write("conf.csv", "provider,instance_type,region,gpu,gpu_count,price_kind,usd_per_hour,observed_at,"
+                                             "source,confirmed_available_at\n"
+                                             "myco,c,us,H100 SXM,8,on-demand,10,2026-11-01,q,2026-02-30\n");
+  r = run("import '" + conf + "'");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("conf.csv:2: confirmed_available_at '2026-02-30' is not a date"), std::string::npos) << r.out;
+  const std::string p = (dir_ / "versioned.sqlite").string();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(p.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version = 3", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  r = run("--db '" + p + "' offers", false);
+  EXPECT_EQ(r.exit_code, 4) << r.out;
+  EXPECT_NE(r.out.find("not a gpuplan store (no tables, but SQLite user_version 3 set by another program)"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST_F(RobustE2E, ConflictingHardwareUnderOneIdIsAnError) {
   const std::string f = write("mix.csv", kHeader + "lambda,gpu_big,us-east-1,H100 SXM,8,on-demand,23.92,2025-06-01,web\n"
                                                    "lambda,gpu_big,us-east-1,A100 SXM4 80GB,4,on-demand,5.16,2025-06-01,web\n");

@@ -145,6 +145,21 @@ TEST_F(ServeTrial10fE2E, ANegativeContentLengthIsABadRequest) {
   }
 }
 
+// 3c'. Two different Content-Length fields (2 and 3) were accepted, the first one read (trial11):
+// the framing is invalid, 400 (RFC 9112 §6.3). Two equal ones stay one length.
+TEST_F(ServeTrial10fE2E, TwoDifferentContentLengthsAreABadRequest) {
+  const std::string twice = raw_http(server().port,
+                                     "POST /api/plan HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n"
+                                     "Connection: close\r\n\r\n{} ");
+  ASSERT_NE(twice.find(" 400 "), std::string::npos) << twice;
+  const json e = json::parse(twice.substr(twice.find("\r\n\r\n") + 4));
+  EXPECT_EQ(e["message"], "two different Content-Length fields");
+  const std::string same = raw_http(server().port,
+                                    "POST /api/plan HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 2\r\n"
+                                    "Connection: close\r\n\r\n{}");
+  EXPECT_EQ(same.find("two different Content-Length"), std::string::npos) << same;
+}
+
 // 3d. /api/models?name=%c3%28 (not UTF-8) was a 404 "unknown model preset" echoing the bytes,
 // where a filter with the same bytes is a 400: now 400 text_not_clean at /name.
 TEST_F(ServeTrial10fE2E, AModelNameThatIsNotUtf8IsABadRequest) {

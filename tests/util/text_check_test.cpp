@@ -203,5 +203,21 @@ TEST(CsvLimits, OverlongLineAndCellAreErrors) {
   EXPECT_NE(where_of([&] { CsvTable::parse(long_cell, "f.csv"); }).find("cell longer"), std::string::npos);
 }
 
+// trial11: a JSON file with a raw 0xff byte inside a string failed with nlohmann's message, which
+// quotes the bytes it last read: the raw byte reached the terminal. It is shown as \xff.
+TEST(TextCheck, AMalformedJsonMessageNeverCarriesARawBadByte) {
+  const std::string text = "{\"model_type\": \"lla\xff" "ma\"}";
+  std::string message;
+  try {
+    (void)parse_json_strict(text, "config.json");
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  ASSERT_NE(message.find("malformed JSON"), std::string::npos) << message;
+  EXPECT_NE(message.find("lla\\xff"), std::string::npos) << message;
+  EXPECT_EQ(message.find('\xff'), std::string::npos) << message;
+  EXPECT_FALSE(find_text_problem(message, false).has_value()) << message;
+}
+
 }  // namespace
 }  // namespace gpuplan
