@@ -1364,18 +1364,24 @@ TEST(Snapshots, GpuMemoryOutsideTheDatasheetRejectsTheSnapshot) {
   EXPECT_NE(out.message.find("datasheet"), std::string::npos) << out.message;
 }
 
+/// The vast fixture with each of its four dph_total values (0.62, 0.55, 16.0, 0.31) replaced by `value`.
+std::string vast_with_every_price(const std::string& value) {
+  std::string body = fixture("vast-bundles.json");
+  for (const std::string v : {"0.62", "0.55", "16.0", "0.31"}) {
+    const std::string from = "\"dph_total\":" + v;
+    const auto pos = body.find(from);
+    EXPECT_NE(pos, std::string::npos) << from;
+    if (pos != std::string::npos) body.replace(pos, from.size(), "\"dph_total\":" + value);
+  }
+  return body;
+}
+
 TEST(Snapshots, AFeedWithEveryPriceZeroIsRejectedAndWritesNothing) {
   // Issue 9 trial D2: the vast fixture with every dph_total 0. Each offer's only price is $0
   // (stored as unknown, no observation), so 2 of 2 offers (100% > 25%) have no known price: the
   // datasheet gate rejects the snapshot, on a fresh store and after an accepted one, and nothing
   // is written (no offer, no refreshed confirmed_available_at).
-  std::string zero = fixture("vast-bundles.json");
-  for (const std::string v : {"0.62", "0.55", "16.0", "0.31"}) {
-    const std::string from = "\"dph_total\":" + v;
-    const auto pos = zero.find(from);
-    ASSERT_NE(pos, std::string::npos) << from;
-    zero.replace(pos, from.size(), "\"dph_total\":0");
-  }
+  const std::string zero = vast_with_every_price("0");
   {
     FixtureServer s;
     serve_vast(s, zero);
@@ -1407,13 +1413,7 @@ TEST(Snapshots, AFeedWithEveryPriceZeroIsRejectedAndWritesNothing) {
 TEST(Snapshots, AFeedWithEveryPriceNegativeIsRejectedAndSaysMinusDollars) {
   // As the $0 feed above, with every dph_total -1: the datasheet gate counts the negative prices
   // too, and a row's finding reads "-$1" (it read "$-1").
-  std::string negative = fixture("vast-bundles.json");
-  for (const std::string v : {"0.62", "0.55", "16.0", "0.31"}) {
-    const std::string from = "\"dph_total\":" + v;
-    const auto pos = negative.find(from);
-    ASSERT_NE(pos, std::string::npos) << from;
-    negative.replace(pos, from.size(), "\"dph_total\":-1");
-  }
+  const std::string negative = vast_with_every_price("-1");
   FixtureServer s;
   serve_vast(s, negative);
   Harness h;
