@@ -629,6 +629,11 @@ std::optional<ImportFormat> parse_import_format(std::string_view name) noexcept 
 }
 
 ImportFormat detect_import_format(std::string_view path, std::string_view text) {
+  // An empty file (or only blanks) has no format to tell, .csv or .json (trial11: it read
+  // "cannot tell the offer file's format"; trial11b: a .json one "unexpected end of input").
+  if (trim(text).empty())
+    throw Error(ErrorKind::invalid_input, std::string(path), "the file is empty",
+                "a .csv or .json file in one of: " + format_list());
   const std::string p = lower(path);
   if (ends_with(p, ".csv")) {
     const std::string header = first_line(text);
@@ -665,11 +670,6 @@ ImportFormat detect_import_format(std::string_view path, std::string_view text) 
     // Not recognised: a broken file is reported with its parse position, not as an unknown format.
     (void)parse_json_strict(text, std::string(path));
   }
-  // An empty file (or only blanks) has no format to tell (trial11: it read "cannot tell the
-  // offer file's format").
-  if (trim(text).empty())
-    throw Error(ErrorKind::invalid_input, std::string(path), "the file is empty",
-                "a .csv or .json file in one of: " + format_list());
   throw Error(ErrorKind::invalid_input, std::string(path), "cannot tell the offer file's format from its name and header",
               "a .csv or .json file in one of: " + format_list() + " (or pass the format explicitly)");
 }

@@ -214,7 +214,7 @@ GPUPLAN_REGISTER_COMMAND(Command{
       sub.add_flag("--json", o->json, "print JSON: understood fields, missing ones, and the plan");
       sub.add_option("--today", o->today, "today's date YYYY-MM-DD for staleness (default: the system clock)");
       sub.add_option("--limit", o->limit, "plans printed")->capture_default_str()
-          ->check(decimal_number_check());
+          ->check(non_negative_count_check());
       sub.callback([o, &global] { run_ask(*o, global); });
     }});
 

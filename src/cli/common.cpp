@@ -110,7 +110,18 @@ const CLI::Validator& decimal_number_check() {
   static const CLI::Validator check(
       [](std::string& text) -> std::string {
         if (parse_decimal(text)) return {};
-        return "'" + text + "' is not a decimal number such as 30 or 0.5";
+        return "'" + text + "' is not a number written in decimal digits";
+      },
+      "");
+  return check;
+}
+
+const CLI::Validator& non_negative_count_check() {
+  static const CLI::Validator check(
+      [](std::string& text) -> std::string {
+        if (!parse_decimal(text)) return "'" + text + "' is not a number written in decimal digits";
+        if (text.find('-') == 0) return text + " is negative";
+        return {};
       },
       "");
   return check;

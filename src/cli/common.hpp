@@ -35,6 +35,9 @@ api::Context make_context(const GlobalOptions& global, bool cache_catalog = fals
 /// and "inf"/"nan" as numbers (issue 11: decimal numbers only). Integer options still fail CLI11's
 /// own conversion on a fraction.
 const CLI::Validator& decimal_number_check();
+/// As decimal_number_check, and not negative: for a count CLI11 stores unsigned (it read "-1" as
+/// the largest value: `ask --limit -1` listed every plan; trial11b). serve's thread counts keep their own range check.
+const CLI::Validator& non_negative_count_check();
 
 /// A plain-text table: header row, rows of cells; columns right-aligned when `right_align[i]`.
 struct TextTable {

@@ -175,6 +175,10 @@ TEST_F(RobustE2E, EmptyFilesDatesAndForeignStoresAreNamedPlainly) {
   CliRun r = run("import '" + empty + "'");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("empty.csv: the file is empty"), std::string::npos) << r.out;
+  const std::string blank_json = write("blank.json", "  \n\t \n");  // trial11b: "unexpected end of input"
+  r = run("import '" + blank_json + "'");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("blank.json: the file is empty"), std::string::npos) << r.out;
   const std::string conf = write("conf.csv", "provider,instance_type,region,gpu,gpu_count,price_kind,usd_per_hour,observed_at,"
                                              "source,confirmed_available_at\n"
                                              "myco,c,us,H100 SXM,8,on-demand,10,2026-11-01,q,2026-02-30\n");

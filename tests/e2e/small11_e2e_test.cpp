@@ -444,7 +444,7 @@ TEST_F(Small11E2E, NumericFlagsOfFetchServeAndAskAreDecimalOnly) {
     const std::string name = flag.substr(0, flag.find(' '));
     std::string text = flag.substr(flag.find(' ') + 1);
     if (text == "''") text.clear();
-    EXPECT_TRUE(contains(r.out, name + ": '" + text + "' is not a decimal number")) << flag << "\n" << r.out;
+    EXPECT_TRUE(contains(r.out, name + ": '" + text + "' is not a number written in decimal digits")) << flag << "\n" << r.out;
     EXPECT_FALSE(contains(r.out, "request failed")) << flag << "\n" << r.out;  // refused before fetching
   }
   // A decimal value still reaches the fetch (which fails: nothing listens on port 1).
@@ -452,10 +452,14 @@ TEST_F(Small11E2E, NumericFlagsOfFetchServeAndAskAreDecimalOnly) {
   EXPECT_TRUE(contains(ok.out, "request failed")) << ok.out;
   const RunResult threads = run("serve --threads 0x4");
   EXPECT_EQ(threads.exit_code, 2) << threads.out;
-  EXPECT_TRUE(contains(threads.out, "--threads: '0x4' is not a decimal number")) << threads.out;
+  EXPECT_TRUE(contains(threads.out, "--threads: '0x4' is not a number written in decimal digits")) << threads.out;
   const RunResult limit = run("ask 'fine-tune llama 3.1 8b with lora on 5e8 tokens' --today 2026-12-02 --limit 0x2");
   EXPECT_EQ(limit.exit_code, 2) << limit.out;
-  EXPECT_TRUE(contains(limit.out, "--limit: '0x2' is not a decimal number")) << limit.out;
+  EXPECT_TRUE(contains(limit.out, "--limit: '0x2' is not a number written in decimal digits")) << limit.out;
+  // trial11b: `ask --limit -1` listed every plan (CLI11 stored -1 in an unsigned count).
+  const RunResult negative = run("ask 'fine-tune llama 3.1 8b with lora on 5e8 tokens' --today 2026-12-02 --limit -1");
+  EXPECT_EQ(negative.exit_code, 2) << negative.out;
+  EXPECT_TRUE(contains(negative.out, "--limit: -1 is negative")) << negative.out;
 }
 
 // trial11: an explicit --global-batch above the budget was refused, but the DEFAULT global batch
