@@ -180,8 +180,12 @@ class FetchE2E : public ::testing::Test {
     EXPECT_EQ(o["confirmed_available_at"].is_string(), confirmed) << o.dump();
   }
   /// Runs `gpuplan fetch SOURCE` with the key in `env_var` (`key`) on this test's store.
+  /// The fetch time is fixed (the hidden --fetched-at) at stored_offers' --today: with the clock's
+  /// time, the suite failed from 2026-12-05 on ("--today 2026-12-04 is before every price
+  /// observation").
   RunResult fetch_keyed(const std::string& source, const std::string& env_var, const std::string& key) {
-    return run("fetch " + source + " --retries 1 --base-url " + base(), env_var + "='" + key + "'");
+    return run("fetch " + source + " --retries 1 --fetched-at 2026-12-04T00:00:00Z --base-url " + base(),
+               env_var + "='" + key + "'");
   }
   /// A refused key (HTTP 401) and then each of `bad_bodies` served as `body`: the run fails or is
   /// rejected with a clear message, and the provider's stored offers stay exactly as they were.
