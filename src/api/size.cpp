@@ -63,7 +63,7 @@ std::vector<FieldDef<SizeInput>> build_fields() {
        [](In& in, const json& v) { in.zero = json_as<int>(v); }},
       {{"sp", "--sp", FieldType::boolean, FieldFace::both, "Megatron sequence parallelism (with tp)", {}, task_bits::training},
        [](In& in, const json& v) { in.sp = v.get<bool>(); }},
-      {{"recompute", "--recompute", FieldType::string, FieldFace::both, "activation recomputation: none (default), selective, full", {}, task_bits::training},
+      {{"recompute", "--recompute", FieldType::string, FieldFace::both, "activation recomputation: none (default), selective, full, op-selective (torchtitan per-op SAC)", {}, task_bits::training},
        [](In& in, const json& v) { in.recompute = v.get<std::string>(); }},
       {{"lora_rank", "--lora-rank", FieldType::integer, FieldFace::both, "LoRA rank r (default 16)", {}, task_bits::lora_family},
        [](In& in, const json& v) { in.request.training.lora_rank = json_as<int>(v); }},

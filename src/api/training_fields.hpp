@@ -68,7 +68,7 @@ std::vector<FieldDef<In>> training_layout_fields() {
       {{"micro_batch", "--micro-batch", FieldType::integer, FieldFace::both, "pin the sequences per micro-batch per GPU", {}, task_bits::training},
        [](In& in, const json& v) { in.request.pins.micro_batch = json_as<int>(v); }},
       {{"recompute", "--recompute", FieldType::string, FieldFace::both,
-        "pin activation recomputation: none, selective, full (else searched)", {}, task_bits::training},
+        "pin activation recomputation: none, selective, full, op-selective (else searched)", {}, task_bits::training},
        [](In& in, const json& v) { in.recompute = v.get<std::string>(); }},
       {{"virtual_stages", "--virtual-stages", FieldType::integer, FieldFace::both, "interleaved pipeline chunks per GPU", {}, task_bits::training},
        [](In& in, const json& v) { in.request.pins.virtual_stages = json_as<int>(v); }},

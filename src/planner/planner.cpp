@@ -188,7 +188,7 @@ struct SearchContext {
   /// Per-GPU memory totals of this plan's training request (built on first use).
   std::optional<TrainingMemoryTotal> memory_total;
   /// estimate_training_step's model figures per recompute mode (index = Recompute).
-  std::array<std::optional<TrainingStepModelFigures>, 3> step_figures;
+  std::array<std::optional<TrainingStepModelFigures>, 4> step_figures;
   std::vector<int> pps;              ///< PP candidates (pp_candidates), once per plan
   std::vector<int> expert_divisors;  ///< divisors of the routed experts, once per plan
   std::vector<int> eps;              ///< EP candidates of the current search step (reused)
@@ -211,7 +211,7 @@ struct SearchContext {
   /// search_training: the step time in two stages per recompute mode (index = Recompute), prepared
   /// at the micro-batch being searched: the bound, then the full estimate from the same compute
   /// phase for either ZeRO stage (sizing/perf.hpp TrainingStepStages), allocated once per plan.
-  std::array<TrainingStepStages, 3> step_stages;
+  std::array<TrainingStepStages, 4> step_stages;
   /// search_training: the smallest DP degree skipped because the global batch has fewer
   /// sequences than DP ranks (0: none was); the no-plan reason names it (batch_below_dp).
   std::int64_t smallest_dp_over_batch = 0;
@@ -408,8 +408,8 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
           bool any_fit_at_mb = false;
           // The step-time lower bound does not read the ZeRO stage (compute, bubble and host
           // time only): computed once per recompute mode at this micro-batch, for both stages.
-          std::array<double, 3> bound_at_rc{};
-          std::array<bool, 3> bound_known{};
+          std::array<double, 4> bound_at_rc{};
+          std::array<bool, 4> bound_known{};
           // The runnable batch and the optimizer steps depend on DP and the micro-batch only.
           const std::int64_t batch = runnable_global_batch(ctx.global_batch, dp, mb);
           const double tokens_per_step = static_cast<double>(batch) * static_cast<double>(r.seq_len);

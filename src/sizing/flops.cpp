@@ -110,6 +110,19 @@ FlopsPerToken training_flops_per_token(const ModelArch& arch, std::int64_t seq_l
   switch (recompute) {
     case Recompute::none: break;
     case Recompute::selective: t.attention_flop += fwd.attention_flop; break;
+    case Recompute::op_selective: {
+      // torchtitan per-op SAC: of a Llama layer's seven mm calls (wq wk wv wo w1 w3 w2) the even ones (wk, wo,
+      // w3) are recomputed, the attention core is saved. Their share of the layer's matmul FLOPs, from the
+      // widths (h·kv·d + h·a·d + h·f) / (h·(2·a·d + 2·kv·d) + 3·h·f); gated MLP assumed (Llama).
+      const double h = static_cast<double>(arch.hidden_size), a = static_cast<double>(arch.num_attention_heads);
+      const double kv = static_cast<double>(arch.num_kv_heads > 0 ? arch.num_kv_heads : arch.num_attention_heads);
+      const double d = arch.head_dim > 0 ? static_cast<double>(arch.head_dim) : (a > 0 ? h / a : 0.0);
+      const double f = static_cast<double>(arch.intermediate_size);
+      const double all = h * (2.0 * a * d + 2.0 * kv * d) + 3.0 * h * f;
+      const double share = all > 0 ? (h * kv * d + h * a * d + h * f) / all : 0.0;
+      t.dense_matmul_flop += share * fwd.dense_matmul_flop;
+      break;
+    }
     case Recompute::full:
       t.dense_matmul_flop += fwd.dense_matmul_flop;
       t.attention_flop += fwd.attention_flop;

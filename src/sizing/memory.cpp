@@ -559,6 +559,18 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
     if (r.recompute == Recompute::full) {
       per_layer_token = 2.0 * s.h / (sp ? t : 1.0);  // layer input checkpoint
       one_layer = std::max(stored_per_token(dense_l, t, sp, true), stored_per_token(moe_l, t, sp, true)) * tokens;
+    } else if (r.recompute == Recompute::op_selective && !s.mla) {
+      // torchtitan per-op SAC (memory.hpp, Recompute::op_selective): kept per token per layer, 16-bit:
+      // the checkpointed layer input 2h (/t with SP); the odd mm outputs wq (2·q_width), wv (2·v_width), w1 (2f),
+      // column-parallel (/t); w2's mm output (2h) is the row-parallel partial sum, full width; the SDPA output
+      // (2·o_in_width, /t) and its fp32 logsumexp (4 per head, /t); with TP the reduce_scatter outputs of wo and
+      // w2 (2h/t each). MoE layers: not derived (their experts' mm calls differ): the eager list is kept.
+      const double input = 2.0 * s.h / (sp ? t : 1.0);
+      const double op_saved = input + (2.0 * s.q_width + 2.0 * s.v_width + 2.0 * s.f + 2.0 * s.o_in_width + 4.0 * s.a) / t +
+                              2.0 * s.h + (t > 1 ? 2.0 * 2.0 * s.h / t : 0.0);
+      per_layer_token = (s.L_dense * std::min(op_saved, per_tok_dense) + s.L_moe * per_tok_moe) / s.L;
+      // The layer being back-propagated: the recomputed rest of its activations (the saved ones are reused).
+      one_layer = std::max(0.0, stored_per_token(dense_l, t, sp, true) - op_saved) * tokens;
     }
     double lora_inter = 0;
     if (lora) {

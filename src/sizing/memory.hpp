@@ -106,6 +106,13 @@ enum class Recompute {
   none,       ///< keep every activation
   selective,  ///< recompute the attention core (drops the 5as/h term)
   full,       ///< keep only each layer's input (2sbh) and recompute the layer in backward
+  /// torchtitan's per-op selective AC (activation_checkpoint.mode "selective", selective_ac_option "op";
+  /// _save_list in parallelize_llama.py, torchtitan 9dec370 / e7c0cae): torch.utils.checkpoint keeps the layer
+  /// input; the policy MUST_SAVEs the outputs of aten.mm (odd-numbered calls only: per Llama layer wq, wv, w1,
+  /// w2 of wq wk wv wo w1 w3 w2), the SDPA flash/efficient outputs (output + fp32 logsumexp) and
+  /// reduce_scatter; everything else (norms, RoPE, SiLU, the other mm outputs) is recomputed in backward.
+  /// Dense Llama per token per layer, 16-bit, no TP: 2h + 2·q + 2·v + 2·o + 4·a + 2f + 2h bytes.
+  op_selective,
 };
 
 /// Storage format of served (or QLoRA-frozen) weights; bits per weight documented per value.

@@ -81,6 +81,7 @@ std::string_view recompute_name(Recompute r) noexcept {
     case Recompute::none: return "none";
     case Recompute::selective: return "selective";
     case Recompute::full: return "full";
+    case Recompute::op_selective: return "op-selective";
   }
   return "?";
 }
@@ -149,11 +150,12 @@ Optimizer parse_optimizer(std::string_view s, const std::string& where) {
 }
 
 Recompute parse_recompute(std::string_view s, const std::string& where) {
-  static constexpr std::array<std::pair<const char*, Recompute>, 6> kTable = {{
+  static constexpr std::array<std::pair<const char*, Recompute>, 8> kTable = {{
       {"none", Recompute::none}, {"off", Recompute::none}, {"selective", Recompute::selective},
       {"full", Recompute::full}, {"on", Recompute::full}, {"checkpointing", Recompute::full},
+      {"op-selective", Recompute::op_selective}, {"op_selective", Recompute::op_selective},
   }};
-  return parse_enum(s, where, kTable, &recompute_name, {Recompute::none, Recompute::selective, Recompute::full});
+  return parse_enum(s, where, kTable, &recompute_name, {Recompute::none, Recompute::selective, Recompute::full, Recompute::op_selective});
 }
 
 WeightQuant parse_weight_quant(std::string_view s, const std::string& where) {

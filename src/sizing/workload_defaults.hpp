@@ -36,7 +36,7 @@ inline constexpr std::string_view kOptimizerHelp = "adamw (default), adamw_8bit,
 inline constexpr std::string_view kQuantHelp =
     "bf16 (default), fp16, fp8, int8, int4 (= awq, gptq), nf4, q4_k_m, q8_0, q4_0, q2_k, mxfp4 (gguf_ prefix optional)";
 inline constexpr std::string_view kKvDtypeHelp = "bf16 (default), fp16, fp8, int8, int4, q8_0";
-inline constexpr std::string_view kRecomputeHelp = "none, selective, full";
+inline constexpr std::string_view kRecomputeHelp = "none, selective, full, op-selective";
 
 /// A TrainingMemoryRequest with the defaults above (the rest are sizing/memory.hpp's).
 inline TrainingMemoryRequest default_training_memory_request() {

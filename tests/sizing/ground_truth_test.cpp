@@ -593,10 +593,8 @@ std::optional<Case> map_torchtitan(const json& r) {
   q.optimizer_foreach = r.at("optimizer_foreach");  // 9dec370: foreach unless --optimizer.fused; e7c0cae: fused
   q.logits_kept_through_backward = false;  // train.py: `del pred` before loss.backward()
   const std::string rc = r.at("recompute");
-  // "selective_op": torchtitan's per-op SAC saves every other matmul output and the SDPA output and
-  // recomputes the rest; the model has no such mode: mapped as selective (with flash attention the
-  // same activations as no recompute), so the prediction counts every matmul output.
-  q.recompute = rc == "full" ? Recompute::full : Recompute::selective;
+  // "selective_op": torchtitan's per-op SAC (the _save_list policy at the named commit): Recompute::op_selective.
+  q.recompute = rc == "full" ? Recompute::full : rc == "selective_op" ? Recompute::op_selective : Recompute::selective;
   if (r.at("compile").get<bool>()) q.activation_profile = ActivationProfile::pytorch_compiled;
   const MemoryBreakdown out = training_memory(a, q);
   maybe_print(c.id, out);

@@ -455,5 +455,34 @@ TEST(MemoryNames, ParseAndNameRoundTrip) {
   EXPECT_DOUBLE_EQ(weight_quant_bits(WeightQuant::gguf_q8_0), 8.5);  // 32 int8 + fp16 scale per 32
 }
 
+TEST(TrainingMemory, TorchtitanOpSelectiveKeepsTheSaveListOutputsPerLayer) {
+  // torchtitan per-op SAC (_save_list, parallelize_llama.py at 9dec370 and e7c0cae): per layer the odd aten.mm
+  // calls are saved (wq, wv, w1, w2 of wq wk wv wo w1 w3 w2), the SDPA flash output and its fp32 logsumexp;
+  // torch.utils.checkpoint keeps the layer input. Llama 3.1 8B (h 4096, 32 heads, 8 KV heads × 128, f 14336),
+  // bf16, no TP, bytes per token per layer:
+  //   input 2·4096 = 8192, wq 2·4096 = 8192, wv 2·1024 = 2048, w1 2·14336 = 28672, w2 2·4096 = 8192,
+  //   SDPA output 2·4096 = 8192, logsumexp 4·32 = 128  → 63,616 B.
+  // The layer count's difference isolates the per-layer term (the recomputed layer is counted once in both).
+  const double per_token_layer = 8192 + 8192 + 2048 + 28672 + 8192 + 8192 + 128;
+  ASSERT_DOUBLE_EQ(per_token_layer, 63616.0);
+  TrainingMemoryRequest req;
+  req.activation_profile = ActivationProfile::pytorch_eager;
+  req.flash_attention = true;
+  req.optimizer_foreach = false;
+  req.recompute = Recompute::op_selective;
+  req.seq_len = 8192;
+  const auto acts = [&](std::int64_t L) {
+    return training_memory(llama_like(L, 4096, 32, 8, 128, 14336, 1024), req).term_bytes("activations");
+  };
+  const double op32 = acts(32), op16 = acts(16);
+  EXPECT_NEAR(op32 - op16, 16 * 8192 * per_token_layer, 1.0);
+  // Fewer bytes than no recompute, more than full recompute's layer input (2h per token per layer).
+  req.recompute = Recompute::none;
+  EXPECT_LT(op32, acts(32));
+  EXPECT_GT(op32 - op16, 16 * 8192 * 2 * 4096.0);
+  EXPECT_EQ(parse_recompute("op-selective", "--recompute"), Recompute::op_selective);
+  EXPECT_EQ(recompute_name(Recompute::op_selective), "op-selective");
+}
+
 }  // namespace
 }  // namespace gpuplan
