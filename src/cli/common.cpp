@@ -106,20 +106,23 @@ std::string format_gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / 
 
 std::string or_unknown(const std::optional<std::string>& s) { return s ? *s : "unknown"; }
 
+namespace {
+// "" when `text` is a number in decimal digits, else the validator's message.
+std::string decimal_number_error(const std::string& text) {
+  if (parse_decimal(text)) return {};
+  return "'" + text + "' is not a number written in decimal digits";
+}
+}  // namespace
+
 const CLI::Validator& decimal_number_check() {
-  static const CLI::Validator check(
-      [](std::string& text) -> std::string {
-        if (parse_decimal(text)) return {};
-        return "'" + text + "' is not a number written in decimal digits";
-      },
-      "");
+  static const CLI::Validator check([](std::string& text) { return decimal_number_error(text); }, "");
   return check;
 }
 
 const CLI::Validator& non_negative_count_check() {
   static const CLI::Validator check(
       [](std::string& text) -> std::string {
-        if (!parse_decimal(text)) return "'" + text + "' is not a number written in decimal digits";
+        if (std::string error = decimal_number_error(text); !error.empty()) return error;
         if (text.find('-') == 0) return text + " is negative";
         return {};
       },

@@ -327,12 +327,14 @@ FetchReport run_fetch(OfferStore& store, HttpClient& http, const FetchOptions& o
     // this content: an earlier acceptance of the same content was followed by another content).
     const bool same_content = last && last->content_hash == rec.content_hash;
     const double frozen_days = options.gates.frozen_after_days.value_or(info.frozen_after_days);
-    bool looks_frozen = false;
+    // Seconds since the last accepted snapshot with this content (negative: a date did not parse).
+    double same_content_seconds = -1;
     if (same_content) {
       const double t0 = epoch_seconds(last->fetched_at).value_or(-1);
       const double t1 = epoch_seconds(rec.fetched_at).value_or(-1);
-      looks_frozen = t0 >= 0 && t1 >= 0 && (t1 - t0) >= frozen_days * 86400.0;
+      if (t0 >= 0 && t1 >= 0) same_content_seconds = t1 - t0;
     }
+    const bool looks_frozen = same_content_seconds >= 0 && same_content_seconds >= frozen_days * 86400.0;
     // Content accepted under an older parser (vast's parser 2 reads min_bid as spot) is read again
     // and goes through the gates like new content, unless the feed looks frozen (a frozen feed
     // confirms nothing, whichever parser reads it).
@@ -341,13 +343,11 @@ FetchReport run_fetch(OfferStore& store, HttpClient& http, const FetchOptions& o
       out.status = "unchanged";
       rec.status = "unchanged";
       const std::optional<std::string> first = last->fetched_at;
-      const double t0 = epoch_seconds(*first).value_or(-1);
-      const double t1 = epoch_seconds(rec.fetched_at).value_or(-1);
       if (looks_frozen) {
         out.frozen = true;
         out.warnings.push_back(fmt::format("feed looks frozen: identical content since {} ({:.1f} days; {} after {:g} "
                                            "days); its prices are not re-confirmed and age from when they were last seen",
-                                           first.value_or(""), (t1 - t0) / 86400.0,
+                                           first.value_or(""), same_content_seconds / 86400.0,
                                            options.gates.frozen_after_days ? "--frozen-after-days: frozen"
                                                                            : "this source counts as frozen",
                                            frozen_days));

@@ -175,8 +175,8 @@ void PlanRequest::validate() const {
                             "a global batch of at most --tokens / --seq sequences");
       // The default global batch shrinks to the budget (effective_global_batch_seqs), but not below
       // one sequence: a budget shorter than one sequence is not a training run.
-      // (A --seq beyond its own range, 10^7 tokens, is refused at --seq by the sizing's check.)
-      if (global_batch_seqs == 0 && seq_len <= 10'000'000 && training_tokens() < static_cast<double>(seq_len))
+      // (A --seq beyond its own range, kMaxTrainingSeqLenTokens, is refused at --seq by the sizing's check.)
+      if (global_batch_seqs == 0 && seq_len <= kMaxTrainingSeqLenTokens && training_tokens() < static_cast<double>(seq_len))
         throw_invalid_coded(tokens ? "--tokens" : "--dataset-tokens", "tokens_below_one_sequence",
                             {{"tokens", shown(training_tokens())}, {"seq", fmt::format("{}", seq_len)}},
                             fmt::format("the token budget {} is smaller than one sequence of {} tokens (--seq)",

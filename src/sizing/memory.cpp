@@ -845,7 +845,7 @@ void check_range(std::int64_t v, std::int64_t lo, std::int64_t hi, const char* f
 void TrainingMemoryRequest::validate() const {
   if (task == Task::serve)
     throw_invalid_coded("--task", "serve_not_training", {}, "serve is not a training task", "pretrain, full, lora or qlora");
-  check_range(seq_len, 1, 10'000'000, "--seq", "sequence length");
+  check_range(seq_len, 1, kMaxTrainingSeqLenTokens, "--seq", "sequence length");
   check_range(layout.tp, 1, 1024, "--tp", "tensor-parallel degree");
   check_range(layout.pp, 1, 1024, "--pp", "pipeline-parallel degree");
   check_range(layout.dp, 1, 1'000'000, "--dp", "data-parallel degree");

@@ -234,6 +234,9 @@ struct TrainingMemoryRequest;
 void apply_stack_defaults(TrainingStack stack, TrainingMemoryRequest& r);
 
 /// Defaults shared by training and serving (documented above, [Torch] and [Alloc]).
+/// Longest training sequence a request may ask for (tokens): TrainingMemoryRequest::validate refuses
+/// --seq above it (integer_out_of_range); 10^7 tokens is beyond every published context length.
+inline constexpr std::int64_t kMaxTrainingSeqLenTokens = 10'000'000;
 inline constexpr double kDefaultCudaContextBytes = 0.75 * 1073741824.0;  ///< 0.75 GiB per GPU
 inline constexpr double kDefaultFragmentationFraction = 0.20;            ///< of the per-step allocations
 inline constexpr double kDefaultFitMargin = 0.10;  ///< requirement ≤ (1 − margin) × capacity
