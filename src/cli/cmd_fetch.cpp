@@ -148,7 +148,7 @@ GPUPLAN_REGISTER_COMMAND(Command{
                      "seconds per request (default 120; the AWS price list 1800 unless this is given)")
           ->check(decimal_number_check());
       sub.add_option("--retries", opts->retries, "attempts per request, retried on 429/5xx/timeouts (default 4)")
-          ->check(decimal_number_check());
+          ->check(integer_check());
       sub.add_option("--max-row-drop", opts->gates.max_row_drop_fraction,
                      "reject a snapshot whose offers fell by more than this fraction (default 0.5)")
           ->check(decimal_number_check());

@@ -236,11 +236,11 @@ GPUPLAN_REGISTER_COMMAND(Command{
       auto opts = std::make_shared<ServeOptions>();
       sub.add_option("--listen", opts->listen, "HOST:PORT to listen on (port 0 = any free port)")->capture_default_str();
       sub.add_option("--threads", opts->threads, "worker threads (each serves one connection at a time; fewer than the clients' connections queues them)")->capture_default_str()
-          ->check(decimal_number_check());
+          ->check(integer_check());
       sub.add_option("--compute-threads", opts->compute_threads,
                      "size, plan and estimate requests computed at once, the others waiting in arrival order (0, the default: no limit; about the core count lowers tail latency under many connections, at some throughput)")
           ->capture_default_str()
-          ->check(decimal_number_check());
+          ->check(integer_check());
       sub.add_option("--write-token-file", opts->write_token_file,
                      "file holding the bearer token that allows POST /api/import (else GPUPLAN_WRITE_TOKEN; none: read-only)");
       sub.add_option("--refresh-every", opts->refresh_every,

@@ -112,6 +112,15 @@ std::string decimal_number_error(const std::string& text) {
   if (parse_decimal(text)) return {};
   return "'" + text + "' is not a number written in decimal digits";
 }
+
+// "" when `text` is an integer in decimal digits (an optional leading '-' and digits only), else
+// the message the model flags give ("--tp: '2.5' is not an integer").
+std::string integer_error(const std::string& text) {
+  const std::size_t start = !text.empty() && text.front() == '-' ? 1 : 0;
+  const bool digits = text.size() > start && std::all_of(text.begin() + static_cast<std::ptrdiff_t>(start), text.end(),
+                                                          [](char c) { return c >= '0' && c <= '9'; });
+  return digits ? std::string() : "'" + text + "' is not an integer";
+}
 }  // namespace
 
 const CLI::Validator& decimal_number_check() {
@@ -119,10 +128,15 @@ const CLI::Validator& decimal_number_check() {
   return check;
 }
 
+const CLI::Validator& integer_check() {
+  static const CLI::Validator check([](std::string& text) { return integer_error(text); }, "");
+  return check;
+}
+
 const CLI::Validator& non_negative_count_check() {
   static const CLI::Validator check(
       [](std::string& text) -> std::string {
-        if (std::string error = decimal_number_error(text); !error.empty()) return error;
+        if (std::string error = integer_error(text); !error.empty()) return error;
         if (text.find('-') == 0) return text + " is negative";
         return {};
       },

@@ -35,7 +35,11 @@ api::Context make_context(const GlobalOptions& global, bool cache_catalog = fals
 /// and "inf"/"nan" as numbers (issue 11: decimal numbers only). Integer options still fail CLI11's
 /// own conversion on a fraction.
 const CLI::Validator& decimal_number_check();
-/// As decimal_number_check, and not negative: for a count CLI11 stores unsigned (it read "-1" as
+/// CLI11 check for an integer option: an optional '-' and decimal digits only, else "'2.5' is not
+/// an integer" (the wording of the model flags such as --tp; CLI11's own conversion said "Could
+/// not convert", trial11b). The option's range is checked where it is used.
+const CLI::Validator& integer_check();
+/// As integer_check, and not negative: for a count CLI11 stores unsigned (it read "-1" as
 /// the largest value: `ask --limit -1` listed every plan; trial11b). serve's thread counts keep their own range check.
 const CLI::Validator& non_negative_count_check();
 

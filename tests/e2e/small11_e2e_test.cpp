@@ -437,7 +437,7 @@ TEST_F(Small11E2E, DatesBefore2000AreRefused) {
 // request, exit 2, naming the flag and the text.
 TEST_F(Small11E2E, NumericFlagsOfFetchServeAndAskAreDecimalOnly) {
   const std::string no_server = " --dry-run --base-url http://127.0.0.1:1";
-  for (const std::string flag : {"--timeout 0x10", "--retries ''", "--max-row-drop nan", "--price-move-factor inf",
+  for (const std::string flag : {"--timeout 0x10", "--max-row-drop nan", "--price-move-factor inf",
                                   "--frozen-after-days ''", "--frozen-after-days -inf"}) {
     const RunResult r = run("fetch vast" + no_server + " " + flag);
     EXPECT_EQ(r.exit_code, 2) << flag << "\n" << r.out;
@@ -450,12 +450,27 @@ TEST_F(Small11E2E, NumericFlagsOfFetchServeAndAskAreDecimalOnly) {
   // A decimal value still reaches the fetch (which fails: nothing listens on port 1).
   const RunResult ok = run("fetch vast" + no_server + " --timeout 30 --frozen-after-days 2.5");
   EXPECT_TRUE(contains(ok.out, "request failed")) << ok.out;
-  const RunResult threads = run("serve --threads 0x4");
-  EXPECT_EQ(threads.exit_code, 2) << threads.out;
-  EXPECT_TRUE(contains(threads.out, "--threads: '0x4' is not a number written in decimal digits")) << threads.out;
-  const RunResult limit = run("ask 'fine-tune llama 3.1 8b with lora on 5e8 tokens' --today 2026-12-02 --limit 0x2");
-  EXPECT_EQ(limit.exit_code, 2) << limit.out;
-  EXPECT_TRUE(contains(limit.out, "--limit: '0x2' is not a number written in decimal digits")) << limit.out;
+  // The integer flags say so, as the model flags do ("--tp: '2.5' is not an integer"); CLI11's own
+  // conversion answered a fraction with "Could not convert" (trial11b).
+  for (const std::string flag : {"--retries ''", "--retries 2.5", "--retries 0x4"}) {
+    const RunResult r = run("fetch vast" + no_server + " " + flag);
+    EXPECT_EQ(r.exit_code, 2) << flag << "\n" << r.out;
+    std::string text = flag.substr(flag.find(' ') + 1);
+    if (text == "''") text.clear();
+    EXPECT_TRUE(contains(r.out, "--retries: '" + text + "' is not an integer")) << flag << "\n" << r.out;
+    EXPECT_FALSE(contains(r.out, "request failed")) << flag << "\n" << r.out;
+  }
+  for (const std::string flag : {"--threads 0x4", "--threads 2.5", "--compute-threads 1e1"}) {
+    const RunResult r = run("serve " + flag);
+    EXPECT_EQ(r.exit_code, 2) << flag << "\n" << r.out;
+    EXPECT_TRUE(contains(r.out, flag.substr(0, flag.find(' ')) + ": '" + flag.substr(flag.find(' ') + 1) + "' is not an integer"))
+        << flag << "\n" << r.out;
+  }
+  for (const std::string text : {"0x2", "2.5"}) {
+    const RunResult limit = run("ask 'fine-tune llama 3.1 8b with lora on 5e8 tokens' --today 2026-12-02 --limit " + text);
+    EXPECT_EQ(limit.exit_code, 2) << limit.out;
+    EXPECT_TRUE(contains(limit.out, "--limit: '" + text + "' is not an integer")) << limit.out;
+  }
   // trial11b: `ask --limit -1` listed every plan (CLI11 stored -1 in an unsigned count).
   const RunResult negative = run("ask 'fine-tune llama 3.1 8b with lora on 5e8 tokens' --today 2026-12-02 --limit -1");
   EXPECT_EQ(negative.exit_code, 2) << negative.out;
