@@ -601,6 +601,9 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
       if (r.chunked_cross_entropy) {
         const double chunk = std::min(tokens, static_cast<double>(r.cross_entropy_chunk_tokens));
         logits_bytes = tokens * s.V / t * ab + chunk * s.V / t * (compiled ? ab : 4.0 * fp32_copies);
+      } else if (compiled && r.logits_upcast_in_loss) {
+        // The upcast is inside the compiled loss (memory.hpp): it saves the 16-bit logits, returns a 16-bit grad.
+        logits_bytes = tokens * s.V / t * (ab + ab);
       } else {
         logits_bytes = tokens * s.V / t * (ab + 4.0 * fp32_copies);
       }
@@ -613,6 +616,9 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
           if (r.chunked_cross_entropy)
             return fmt::format("s·b·V/t·{} ({} tokens × V {} / t {}) + chunk {} tokens × V/t × {}×4", ab, tokens, s.V,
                                t, std::min(tokens, static_cast<double>(r.cross_entropy_chunk_tokens)), fp32_copies);
+          if (compiled && r.logits_upcast_in_loss)
+            return fmt::format("s·b·V/t·({} + {}) = {} tokens × {} vocab / t {} × {} B (compiled loss upcasting inside: "
+                               "16-bit logits + their 16-bit grad)", ab, ab, tokens, s.V, t, ab + ab);
           return fmt::format("s·b·V/t·({} + {}×4) = {} tokens × {} vocab / t {} × {} B", ab, fp32_copies, tokens, s.V, t,
                              ab + 4.0 * fp32_copies);
         };

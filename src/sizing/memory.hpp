@@ -192,7 +192,8 @@ enum class ActivationProfile {
   /// CSE'd). The compiled loss saves its input logits and per-token reductions only: with chunks
   /// (torchtune compiles compute_cross_entropy, which upcasts inside) the gradient of one chunk in
   /// the logits' dtype; unchunked (torchtune upcasts in the model, outside the compiled loss) the
-  /// fp32 logits it was given and their fp32 gradient (2 + 4 + 4 B per vocabulary entry).
+  /// fp32 logits it was given and their fp32 gradient (2 + 4 + 4 B per vocabulary entry); when the
+  /// loss upcasts inside (torchtitan, logits_upcast_in_loss) the 16-bit logits and their 16-bit grad (2 + 2 B).
   pytorch_compiled,
 };
 std::string_view activation_profile_name(ActivationProfile p) noexcept;
@@ -328,6 +329,14 @@ struct TrainingMemoryRequest {
   /// `del logits`; Hugging Face Trainer.compute_loss returns the loss only). Matters with full
   /// recompute, whose recomputed layer comes after the loss's own tensors are freed.
   bool logits_kept_through_backward = false;
+  /// The loss function casts the 16-bit logits to fp32 itself, and the model returns them in 16 bits
+  /// (torchtitan: torchtitan/components/loss.py at e7c0cae, `cross_entropy(pred.flatten(0, 1).float(), ...)`,
+  /// torch.compile'd by build_cross_entropy_loss when training.compile is set). Read only with
+  /// ActivationProfile::pytorch_compiled and an unchunked loss: the compiled loss saves the 16-bit
+  /// logits it was given (its input) and per-token reductions, and its backward returns their gradient
+  /// in the input's dtype — 2 + 2 B per vocabulary entry instead of the 2 + 4 + 4 of fp32 logits
+  /// upcast in the model (torchtune). Eager losses and chunked losses are counted as without it.
+  bool logits_upcast_in_loss = false;
   int lora_rank = 16;            ///< r
   /// Adapted matrices: any of q, k, v, o, gate, up, down (MoE experts' gate/up/down included),
   /// or "all-linear" (= all seven). Default all-linear.

@@ -382,6 +382,9 @@ double TrainingMemoryTotal::stage_total(const ParallelLayout& lay, Recompute rc,
       if (r.chunked_cross_entropy) {
         const double chunk = std::min(tokens, static_cast<double>(r.cross_entropy_chunk_tokens));
         logits_bytes = tokens * V_ / t * ab + chunk * V_ / t * (compiled ? ab : 4.0 * fp32_copies);
+      } else if (compiled && r.logits_upcast_in_loss) {
+        // The upcast is inside the compiled loss (memory.hpp): it saves the 16-bit logits, returns a 16-bit grad.
+        logits_bytes = tokens * V_ / t * (ab + ab);
       } else {
         logits_bytes = tokens * V_ / t * (ab + 4.0 * fp32_copies);
       }

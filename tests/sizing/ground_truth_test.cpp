@@ -596,6 +596,8 @@ std::optional<Case> map_torchtitan(const json& r) {
   // "selective_op": torchtitan's per-op SAC (the _save_list policy at the named commit): Recompute::op_selective.
   q.recompute = rc == "full" ? Recompute::full : rc == "selective_op" ? Recompute::op_selective : Recompute::selective;
   if (r.at("compile").get<bool>()) q.activation_profile = ActivationProfile::pytorch_compiled;
+  // e7c0cae: the compiled loss upcasts the bf16 logits itself (torchtitan/components/loss.py, build_cross_entropy_loss).
+  q.logits_upcast_in_loss = r.value("logits_upcast_in_loss", false);
   const MemoryBreakdown out = training_memory(a, q);
   maybe_print(c.id, out);
   c.measured = to_bytes(r.at("measured").at("value").get<double>(), r.at("measured").at("unit"));
@@ -603,7 +605,9 @@ std::optional<Case> map_torchtitan(const json& r) {
   c.out_of_sample = r.value("sample", std::string()) == "out";
   c.assumption = fmt::format("reserved vs total−context; fsdp {} tp {} b{} s{}, recompute {}{}{}{}, {}", q.layout.dp,
                              q.layout.tp, q.layout.micro_batch, q.seq_len, rc,
-                             r.at("compile").get<bool>() ? ", torch.compile" : "",
+                             r.at("compile").get<bool>()
+                                 ? (q.logits_upcast_in_loss ? ", torch.compile (loss too, upcasting inside)" : ", torch.compile")
+                                 : "",
                              r.at("float8").get<bool>() ? ", float8 linears (not modelled)" : "",
                              r.value("note", std::string()).find("async TP") != std::string::npos ? ", async TP (not modelled)" : "",
                              out.phase);

@@ -57,6 +57,7 @@ TrainingMemoryRequest random_request(Pick& pick) {
   r.fragmentation_fraction = pick.of(std::vector<double>{0.2, 0.0, 0.35});
   r.kv_expanded_for_attention = pick.chance(30);
   r.logits_kept_through_backward = pick.chance(30);
+  r.logits_upcast_in_loss = pick.chance(30);
   return r;
 }
 

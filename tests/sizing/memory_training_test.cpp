@@ -455,6 +455,39 @@ TEST(MemoryNames, ParseAndNameRoundTrip) {
   EXPECT_DOUBLE_EQ(weight_quant_bits(WeightQuant::gguf_q8_0), 8.5);  // 32 int8 + fp16 scale per 32
 }
 
+TEST(TrainingMemory, CompiledLossUpcastingInsideKeeps16BitLogitsAndGrad) {
+  // torchtitan at e7c0cae (torchtitan/components/loss.py): cross_entropy(pred.flatten(0, 1).float(), labels) is
+  // torch.compile'd with training.compile, and the model returns bf16 logits (FSDP2 param_dtype bf16, no output
+  // cast). The compiled loss saves its bf16 input and per-token reductions; its backward returns the gradient in
+  // the input's dtype. One Llama-style layer, vocabulary 256, s 32, b 1, bf16: per token per vocabulary entry
+  // 2 (logits) + 2 (their grad) = 4 B, against 2 + 4 + 4 = 10 B when the model upcasts (torchtune).
+  const ModelArch m = llama_like(1, 64, 4, 2, 16, 128, 256);
+  TrainingMemoryRequest req;
+  req.optimizer_foreach = false;
+  req.seq_len = 32;
+  req.activation_profile = ActivationProfile::pytorch_compiled;
+  const double tokens = 32, V = 256;
+  EXPECT_NEAR(training_memory(m, req).term_bytes("logits"), tokens * V * 10, 1e-6);
+  req.logits_upcast_in_loss = true;
+  EXPECT_NEAR(training_memory(m, req).term_bytes("logits"), tokens * V * 4, 1e-6);
+  // The H200 WhiteFiber rows' size (Llama 3.1 8B vocabulary 128,256, b 2 × s 8192): 16,384 × 128,256 × 4 B.
+  const ModelArch l8 = llama_like(1, 64, 4, 2, 16, 128, 128256);
+  req.seq_len = 8192;
+  req.layout.micro_batch = 2;
+  EXPECT_NEAR(training_memory(l8, req).term_bytes("logits"), 8405385216.0, 1.0);
+  req.seq_len = 32;
+  req.layout.micro_batch = 1;
+  // Eager losses are not affected (log-softmax saved in fp32 + two fp32 grads beside the 16-bit logits: 14 B),
+  // nor chunked ones (already upcast per chunk inside the loss).
+  req.activation_profile = ActivationProfile::pytorch_eager;
+  EXPECT_NEAR(training_memory(m, req).term_bytes("logits"), tokens * V * 14, 1e-6);
+  req.activation_profile = ActivationProfile::pytorch_compiled;
+  req.chunked_cross_entropy = true;
+  req.cross_entropy_chunk_tokens = 8;
+  const double head_grads = 2 * 2 * V * 64;  // the trained head's gradient twice (TorchCompileSavedTensorsHandCount)
+  EXPECT_NEAR(training_memory(m, req).term_bytes("logits"), tokens * V * 2 + 8 * V * 2 + head_grads, 1e-6);
+}
+
 TEST(TrainingMemory, TorchtitanOpSelectiveKeepsTheSaveListOutputsPerLayer) {
   // torchtitan per-op SAC (_save_list, parallelize_llama.py at 9dec370 and e7c0cae): per layer the odd aten.mm
   // calls are saved (wq, wv, w1, w2 of wq wk wv wo w1 w3 w2), the SDPA flash output and its fp32 logsumexp;
