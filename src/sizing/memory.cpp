@@ -589,6 +589,8 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
       layer_mult = kOffloadedActivationLayers;
     }
     act_bytes = act_scale * ((per_layer_token + lora_inter) * tokens * layer_mult + one_layer);
+    // eager_head_and_loss (memory.hpp): logits per token on this GPU, V/t under loss_parallel, else V.
+    const double eager_vocab = r.loss_parallel && t > 1 ? s.V / t : s.V;
     if (st.last) {
       const double ab = fp32 ? 4.0 : 2.0;
       // Megatron: 16-bit logits + fp32 softmax + fp32 grad (2+4+4). Eager PyTorch at the start of backward:
@@ -598,7 +600,27 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
       // upcasts in the model) and their fp32 grad (2+4+4); chunked (upcast inside) one chunk's grad in 16 bits.
       const bool compiled = r.activation_profile == ActivationProfile::pytorch_compiled;
       const double fp32_copies = r.activation_profile == ActivationProfile::pytorch_eager ? 3.0 : 2.0;
-      if (r.chunked_cross_entropy) {
+      if (r.eager_head_and_loss) {
+        // memory.hpp eager_head_and_loss: eager loss on pred.float() (12 B per logit, 16 with loss_parallel,
+        // + the 16-bit logits when the loop keeps them), the final norm's fp32 input + normalised values
+        // (/t with SP) and the output projection's input (gathered over the sequence under TP).
+        const bool vocab_parallel = r.loss_parallel && t > 1;
+        const double logits_local = tokens * eager_vocab;
+        const double per_logit = (vocab_parallel ? 16.0 : 12.0) + (r.logits_kept_through_backward ? ab : 0.0);
+        const double head_saved = tokens * ((4.0 + ab) * s.h / (sp ? t : 1.0) + ab * s.h);
+        logits_bytes = logits_local * per_logit + head_saved;
+        if (ex) {
+          f_logits = [=] {
+            return fmt::format("eager loss on the upcast logits: {} tokens × V {}{} × {} B (saved fp32 log-softmax + "
+                               "{}{}) + final norm (4 + {}) B × h {}{} + output-projection input {} B × h {} per token",
+                               tokens, s.V, vocab_parallel ? fmt::format(" / t {}", t) : std::string(), per_logit,
+                               vocab_parallel ? "loss_parallel backward: zeros, exp, sum, product"
+                                              : "nll_loss grad + log-softmax grad",
+                               r.logits_kept_through_backward ? " + the kept 16-bit logits" : "", ab, s.h,
+                               sp ? fmt::format(" / t {}", t) : std::string(), ab, s.h);
+          };
+        }
+      } else if (r.chunked_cross_entropy) {
         const double chunk = std::min(tokens, static_cast<double>(r.cross_entropy_chunk_tokens));
         logits_bytes = tokens * s.V / t * ab + chunk * s.V / t * (compiled ? ab : 4.0 * fp32_copies);
       } else if (compiled && r.logits_upcast_in_loss) {
@@ -607,7 +629,7 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
       } else {
         logits_bytes = tokens * s.V / t * (ab + 4.0 * fp32_copies);
       }
-      if (ex) {
+      if (ex && !r.eager_head_and_loss) {
         f_logits = [=] {
           if (r.chunked_cross_entropy && compiled)
             return fmt::format("s·b·V/t·{} ({} tokens × V {} / t {}) + compiled loss: chunk {} tokens × V/t × {} (its "
@@ -633,10 +655,11 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
     // under ZeRO-3/FSDP they are part of the head unit (workspace, below).
     const bool head_trained = st.last && !lora && (P.head > 0 || m.tied_embeddings);
     const bool gathered = z >= 3 || lay.offload_params;
-    const double head_grad_copies = head_trained ? (r.chunked_cross_entropy ? 2.0 : 1.0) : 0.0;
+    const bool chunked_output = r.chunked_cross_entropy && !r.eager_head_and_loss;  // eager_head_and_loss: unchunked
+    const double head_grad_copies = head_trained ? (chunked_output ? 2.0 : 1.0) : 0.0;
     const double head_grad_bytes = ((fp32 || r.fp32_grad_accumulation) ? 4.0 : 2.0) * s.V * s.h / t;
     double output_grad_bytes = 0;  // in the logits term: the moment is the loss's backward
-    if (head_trained && r.chunked_cross_entropy && !gathered) {
+    if (head_trained && chunked_output && !gathered) {
       output_grad_bytes = (head_grad_copies - (r.optimizer_in_backward ? 1.0 : 0.0)) * head_grad_bytes;
       logits_bytes += output_grad_bytes;
     }
@@ -678,7 +701,9 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
     if (r.recompute == Recompute::full && st.last && logits_bytes > 0) {
       recompute_after_loss = true;
       ws_a = head_unit_bytes > 0 ? head_unit_bytes : layers_ws;
-      kept_logits_bytes = r.logits_kept_through_backward ? tokens * s.V / t * (fp32 ? 4.0 : 2.0) : 0.0;
+      kept_logits_bytes = !r.logits_kept_through_backward ? 0.0
+                          : r.eager_head_and_loss ? tokens * eager_vocab * (fp32 ? 4.0 : 2.0)
+                                                  : tokens * s.V / t * (fp32 ? 4.0 : 2.0);
       if (logits_bytes + ws_a >= act_scale * one_layer + kept_logits_bytes + layers_ws) {
         act_bytes = act_scale * ((per_layer_token + lora_inter) * tokens * layer_mult);
       } else {

@@ -337,6 +337,29 @@ struct TrainingMemoryRequest {
   /// in the input's dtype — 2 + 2 B per vocabulary entry instead of the 2 + 4 + 4 of fp32 logits
   /// upcast in the model (torchtune). Eager losses and chunked losses are counted as without it.
   bool logits_upcast_in_loss = false;
+  /// The final norm, the output projection and the loss run eagerly on the 16-bit logits, outside any
+  /// compiled layer, and the loop drops the logits before backward: torchtitan at 9dec370 compiles each
+  /// TransformerBlock only (torchtitan/parallelisms/parallelize_llama.py apply_compile) and leaves its loss
+  /// eager (train.py loss_fn = cross_entropy(pred.flatten(0, 1).float(), labels), "compiling loss function
+  /// causes CUDA errors, turning off for now"; `del pred` before loss.backward()). Counted at the start of
+  /// backward, per token, with n = V/t logits per token under loss_parallel (else V) and B = 2 (4 in fp32):
+  ///   loss: the saved fp32 log-softmax + the nll_loss gradient (aten nll_loss_backward: a zeroed fp32 [N, V])
+  ///     + the log-softmax gradient (_log_softmax_backward_data: a new one) = 12·n B; with loss_parallel 16·n B
+  ///     (torch/distributed/tensor/parallel/loss.py _nll_loss_and_log_softmax_backward: zeros_like(x),
+  ///     exp(x), their sum and its product with the gradient, while the saved x lives: the sum and one of the
+  ///     others at a time, 4 + 4 + 4 + 4); + B·n when logits_kept_through_backward;
+  ///   final RMSNorm (torchtitan/models/norms.py RMSNorm, eager): the fp32 input (4h, saved by pow and mul)
+  ///     and the normalised values in B (saved by the weight multiply), /t under sequence parallel;
+  ///   output projection: its input (B·h), gathered over the sequence under TP (ColwiseParallel
+  ///     input_layouts Shard(1) → Replicate), not /t.
+  /// Replaces the activation profile's loss accounting (chunked_cross_entropy and logits_upcast_in_loss are not
+  /// read); false: the profile's.
+  bool eager_head_and_loss = false;
+  /// TP's vocabulary-parallel loss (torch.distributed.tensor.parallel.loss_parallel): the logits stay sharded
+  /// over the vocabulary; torchtitan enables it whenever tp > 1 unless --training.disable_loss_parallel
+  /// (parallel_dims.py loss_parallel_enabled at 9dec370). Read with eager_head_and_loss and tp > 1 only:
+  /// without it the output projection gathers the whole vocabulary on every TP rank (V, not V/t).
+  bool loss_parallel = false;
   int lora_rank = 16;            ///< r
   /// Adapted matrices: any of q, k, v, o, gate, up, down (MoE experts' gate/up/down included),
   /// or "all-linear" (= all seven). Default all-linear.

@@ -375,11 +375,20 @@ double TrainingMemoryTotal::stage_total(const ParallelLayout& lay, Recompute rc,
     double layer_mult = layers_stage * in_flight * interleave;
     if (r.offload_activations && layer_mult > kOffloadedActivationLayers) layer_mult = kOffloadedActivationLayers;
     act_bytes = act_scale * ((per_layer_token + lora_inter) * tokens * layer_mult + one_layer);
+    // memory.cpp eager_vocab: logits per token on this GPU under eager_head_and_loss.
+    const double eager_vocab = r.loss_parallel && t > 1 ? V_ / t : V_;
     if (last) {
       const double ab = fp32 ? 4.0 : 2.0;
       const bool compiled = r.activation_profile == ActivationProfile::pytorch_compiled;
       const double fp32_copies = r.activation_profile == ActivationProfile::pytorch_eager ? 3.0 : 2.0;
-      if (r.chunked_cross_entropy) {
+      if (r.eager_head_and_loss) {
+        // memory.cpp: eager loss on the upcast logits + final norm + output-projection input.
+        const bool vocab_parallel = r.loss_parallel && t > 1;
+        const double logits_local = tokens * eager_vocab;
+        const double per_logit = (vocab_parallel ? 16.0 : 12.0) + (r.logits_kept_through_backward ? ab : 0.0);
+        const double head_saved = tokens * ((4.0 + ab) * h_ / (sp ? t : 1.0) + ab * h_);
+        logits_bytes = logits_local * per_logit + head_saved;
+      } else if (r.chunked_cross_entropy) {
         const double chunk = std::min(tokens, static_cast<double>(r.cross_entropy_chunk_tokens));
         logits_bytes = tokens * V_ / t * ab + chunk * V_ / t * (compiled ? ab : 4.0 * fp32_copies);
       } else if (compiled && r.logits_upcast_in_loss) {
@@ -392,9 +401,10 @@ double TrainingMemoryTotal::stage_total(const ParallelLayout& lay, Recompute rc,
     // memory.cpp: a trained head's gradient copies at the start of backward (chunked output: 2).
     const bool head_trained = last && !lora && (head_ || tied_);
     const bool gathered = z >= 3 || lay.offload_params;
-    const double head_grad_copies = head_trained ? (r.chunked_cross_entropy ? 2.0 : 1.0) : 0.0;
+    const bool chunked_output = r.chunked_cross_entropy && !r.eager_head_and_loss;
+    const double head_grad_copies = head_trained ? (chunked_output ? 2.0 : 1.0) : 0.0;
     const double head_grad_bytes = ((fp32 || r.fp32_grad_accumulation) ? 4.0 : 2.0) * V_ * h_ / t;
-    if (head_trained && r.chunked_cross_entropy && !gathered) {
+    if (head_trained && chunked_output && !gathered) {
       logits_bytes += (head_grad_copies - (r.optimizer_in_backward ? 1.0 : 0.0)) * head_grad_bytes;
     }
     const double layer_params = layer_params_dense_ / t + (L_moe_ > 0 ? layer_params_expert_ / (lay.etp() * ep) : 0.0);
@@ -413,7 +423,9 @@ double TrainingMemoryTotal::stage_total(const ParallelLayout& lay, Recompute rc,
     double ws_a = std::max(layers_ws, head_unit_bytes);
     if (rc == Recompute::full && last && logits_bytes > 0) {
       ws_a = head_unit_bytes > 0 ? head_unit_bytes : layers_ws;
-      const double kept_logits_bytes = r.logits_kept_through_backward ? tokens * V_ / t * (fp32 ? 4.0 : 2.0) : 0.0;
+      const double kept_logits_bytes = !r.logits_kept_through_backward ? 0.0
+                                       : r.eager_head_and_loss ? tokens * eager_vocab * (fp32 ? 4.0 : 2.0)
+                                                               : tokens * V_ / t * (fp32 ? 4.0 : 2.0);
       if (logits_bytes + ws_a >= act_scale * one_layer + kept_logits_bytes + layers_ws) {
         act_bytes = act_scale * ((per_layer_token + lora_inter) * tokens * layer_mult);
       } else {

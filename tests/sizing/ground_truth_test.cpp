@@ -592,6 +592,15 @@ std::optional<Case> map_torchtitan(const json& r) {
   q.gradients_persist = false;      // optimizers.zero_grad() each step, one micro-batch
   q.optimizer_foreach = r.at("optimizer_foreach");  // 9dec370: foreach unless --optimizer.fused; e7c0cae: fused
   q.logits_kept_through_backward = false;  // train.py: `del pred` before loss.backward()
+  // The final norm, output projection and loss run eagerly (memory.hpp eager_head_and_loss) unless the loss is
+  // compiled: at 9dec370 never (train.py: `loss_fn = torch.compile(loss_fn)` commented out, "compiling loss
+  // function causes CUDA errors"; apply_compile compiles each TransformerBlock only); at e7c0cae when compile is
+  // on (torchtitan/components/loss.py build_cross_entropy_loss), kept on the activation profile's accounting.
+  const std::string commit = r.at("torchtitan_commit");
+  q.eager_head_and_loss = commit.rfind("9dec370", 0) == 0 || !r.at("compile").get<bool>();
+  // Vocabulary-parallel loss with TP: parallel_dims.py loss_parallel_enabled = tp > 1 and not
+  // --training.disable_loss_parallel (set neither on the page nor in train_configs/llama3_70b.toml).
+  q.loss_parallel = q.layout.tp > 1;
   const std::string rc = r.at("recompute");
   // "selective_op": torchtitan's per-op SAC (the _save_list policy at the named commit): Recompute::op_selective.
   q.recompute = rc == "full" ? Recompute::full : rc == "selective_op" ? Recompute::op_selective : Recompute::selective;

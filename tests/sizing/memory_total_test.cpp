@@ -58,6 +58,8 @@ TrainingMemoryRequest random_request(Pick& pick) {
   r.kv_expanded_for_attention = pick.chance(30);
   r.logits_kept_through_backward = pick.chance(30);
   r.logits_upcast_in_loss = pick.chance(30);
+  r.eager_head_and_loss = pick.chance(25);
+  r.loss_parallel = pick.chance(50);
   return r;
 }
 

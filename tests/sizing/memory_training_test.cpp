@@ -517,5 +517,51 @@ TEST(TrainingMemory, TorchtitanOpSelectiveKeepsTheSaveListOutputsPerLayer) {
   EXPECT_EQ(recompute_name(Recompute::op_selective), "op-selective");
 }
 
+TEST(TrainingMemory, TorchtitanEagerHeadAndLossCountsTheUpcastLossAndTheFinalNorm) {
+  // torchtitan at 9dec370 (memory.hpp eager_head_and_loss): cross_entropy(pred.flatten(0, 1).float(), labels) runs
+  // eagerly, `del pred` before backward. Start of backward, per logit: saved fp32 log-softmax 4 + nll_loss grad 4
+  // + log-softmax grad 4 = 12 B; the final RMSNorm keeps its fp32 input (4h) and normalised bf16 values (2h), the
+  // output projection its bf16 input (2h).
+  // (1) Llama 3.1 8B shape, no TP, b1 s32768 (torchtitan Table 2's FSDP 8 row), full recompute:
+  //     32768 × 128256 × 12 = 50,432,311,296 B; norm + head input 32768 × (6 + 2)·4096 = 1,073,741,824 B.
+  TrainingMemoryRequest req;
+  req.task = Task::pretrain;
+  req.activation_profile = ActivationProfile::pytorch_compiled;
+  req.recompute = Recompute::full;
+  req.flash_attention = true;
+  req.gradients_persist = false;
+  req.layout.dp = 8;
+  req.layout.zero_stage = 3;
+  req.seq_len = 32768;
+  req.eager_head_and_loss = true;
+  const ModelArch l8 = llama_like(32, 4096, 32, 8, 128, 14336, 128256);
+  EXPECT_NEAR(training_memory(l8, req).term_bytes("logits"), 50432311296.0 + 1073741824.0, 1.0);
+  // Kept 16-bit logits add 2 B per logit: 32768 × 128256 × 2 = 8,405,385,216 B.
+  req.logits_kept_through_backward = true;
+  EXPECT_NEAR(training_memory(l8, req).term_bytes("logits"), 50432311296.0 + 8405385216.0 + 1073741824.0, 1.0);
+  req.logits_kept_through_backward = false;
+  // Without the flag the compiled profile's loss stays (16-bit logits + fp32 logits + fp32 grad, 2 + 4 + 4 B).
+  req.eager_head_and_loss = false;
+  EXPECT_NEAR(training_memory(l8, req).term_bytes("logits"), 32768.0 * 128256 * 10, 1.0);
+  // (2) Llama 3.1 70B shape, TP 8 with sequence parallel, b16 s8192 (Table 4): 131,072 tokens.
+  //     loss_parallel: logits stay V/8 = 16,032 per token; the fused nll + log-softmax backward holds the saved
+  //     x, zeros_like(x), exp(x) and their sum (then the sum and its product): 16 B per logit:
+  //     131072 × 16032 × 16 = 33,621,540,864 B; final norm 6·8192/8 = 6,144 B per token (sequence-sharded),
+  //     output-projection input gathered over the sequence 2·8192 = 16,384 B per token:
+  //     131072 × 22528 = 2,952,790,016 B.
+  req.eager_head_and_loss = true;
+  req.loss_parallel = true;
+  req.layout.tp = 8;
+  req.layout.dp = 32;
+  req.layout.sequence_parallel = true;
+  req.layout.micro_batch = 16;
+  req.seq_len = 8192;
+  const ModelArch l70 = llama_like(80, 8192, 64, 8, 128, 28672, 128256);
+  EXPECT_NEAR(training_memory(l70, req).term_bytes("logits"), 33621540864.0 + 2952790016.0, 1.0);
+  // Without loss_parallel the output projection gathers the whole vocabulary: 131072 × 128256 × 12 B.
+  req.loss_parallel = false;
+  EXPECT_NEAR(training_memory(l70, req).term_bytes("logits"), 131072.0 * 128256 * 12 + 2952790016.0, 1.0);
+}
+
 }  // namespace
 }  // namespace gpuplan
