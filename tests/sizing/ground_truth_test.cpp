@@ -615,7 +615,9 @@ std::optional<Case> map_torchtitan(const json& r) {
   c.assumption = fmt::format("reserved vs total−context; fsdp {} tp {} b{} s{}, recompute {}{}{}{}, {}", q.layout.dp,
                              q.layout.tp, q.layout.micro_batch, q.seq_len, rc,
                              r.at("compile").get<bool>()
-                                 ? (q.logits_upcast_in_loss ? ", torch.compile (loss too, upcasting inside)" : ", torch.compile")
+                                 ? (q.logits_upcast_in_loss ? ", torch.compile (loss too, upcasting inside)"
+                                    : q.eager_head_and_loss ? ", torch.compile (blocks only; eager loss)"
+                                                            : ", torch.compile")
                                  : "",
                              r.at("float8").get<bool>() ? ", float8 linears (not modelled)" : "",
                              r.value("note", std::string()).find("async TP") != std::string::npos ? ", async TP (not modelled)" : "",
