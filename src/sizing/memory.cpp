@@ -560,14 +560,12 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
       per_layer_token = 2.0 * s.h / (sp ? t : 1.0);  // layer input checkpoint
       one_layer = std::max(stored_per_token(dense_l, t, sp, true), stored_per_token(moe_l, t, sp, true)) * tokens;
     } else if (r.recompute == Recompute::op_selective && !s.mla) {
-      // torchtitan per-op SAC (memory.hpp, Recompute::op_selective): kept per token per layer, 16-bit:
-      // the checkpointed layer input 2h (/t with SP); the odd mm outputs wq (2·q_width), wv (2·v_width), w1 (2f),
-      // column-parallel (/t); w2's mm output (2h) is the row-parallel partial sum, full width; the SDPA output
-      // (2·o_in_width, /t) and its fp32 logsumexp (4 per head, /t); with TP the reduce_scatter outputs of wo and
-      // w2 (2h/t each). MoE layers: not derived (their experts' mm calls differ): the eager list is kept.
-      const double input = 2.0 * s.h / (sp ? t : 1.0);
-      const double op_saved = input + (2.0 * s.q_width + 2.0 * s.v_width + 2.0 * s.f + 2.0 * s.o_in_width + 4.0 * s.a) / t +
-                              2.0 * s.h + (t > 1 ? 2.0 * 2.0 * s.h / t : 0.0);
+      // torchtitan per-op SAC (memory.hpp op_selective_saved_bytes_per_token): kept per token per dense layer.
+      // MoE layers: not derived (their experts' mm calls differ): the eager list is kept.
+      // Under torch.compile the outputs no backward reads (w2's, its reduce_scatter) are not kept.
+      const double op_saved = op_selective_saved_bytes_per_token(
+          s.h, s.q_width, s.v_width, s.f, s.o_in_width, s.a, t, sp,
+          r.activation_profile == ActivationProfile::pytorch_compiled);
       per_layer_token = (s.L_dense * std::min(op_saved, per_tok_dense) + s.L_moe * per_tok_moe) / s.L;
       // The layer being back-propagated: the recomputed rest of its activations (the saved ones are reused).
       one_layer = std::max(0.0, stored_per_token(dense_l, t, sp, true) - op_saved) * tokens;
@@ -765,6 +763,16 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
                                  ? " (not at the peak: rebuilt after the loss's backward freed the logits)"
                                  : "");
         }
+        if (r.recompute == Recompute::op_selective && !s.mla) {
+          base = fmt::format("per-op selective recompute (torchtitan _save_list{}): {} B per token per layer (layer input "
+                             "2h{}, wq/wv/w1/SDPA outputs + logsumexp{}{}) × {} tokens × {} layers × {} in flight + "
+                             "one layer recomputed {}",
+                             r.activation_profile == ActivationProfile::pytorch_compiled
+                                 ? ", compiled: w2's output not kept" : "",
+                             num(per_layer_token), sp ? "/t" : "", t > 1 ? "/t" : "",
+                             r.activation_profile == ActivationProfile::pytorch_compiled ? "" : ", w2 output 2h",
+                             seq * b, layers_stage, in_flight * interleave, gb(one_layer));
+        }
         if (lora_inter > 0) base += fmt::format(" + LoRA x·A {} B/token/layer", num(lora_inter));
         if (act_scale > 1) base += " × 2 (fp32)";
         return base;
@@ -872,6 +880,18 @@ void check_range(std::int64_t v, std::int64_t lo, std::int64_t hi, const char* f
   }
 }
 }  // namespace
+
+double op_selective_saved_bytes_per_token(double h, double q_width, double v_width, double f, double o_in_width,
+                                          double heads, double tp, bool sequence_parallel, bool compiled) {
+  const double t = std::max(tp, 1.0);
+  const bool sp = sequence_parallel && t > 1;
+  const double input = 2.0 * h / (sp ? t : 1.0);
+  const double column_parallel = (2.0 * q_width + 2.0 * v_width + 2.0 * f + 2.0 * o_in_width + 4.0 * heads) / t;
+  // Eager: w2's mm output (full width) + the reduce_scatter outputs of wo and w2. Compiled: wo's only.
+  const double w2_output = compiled ? 0.0 : 2.0 * h;
+  const double reduce_scatters = t > 1 ? (compiled ? 1.0 : 2.0) * 2.0 * h / t : 0.0;
+  return input + column_parallel + w2_output + reduce_scatters;
+}
 
 void TrainingMemoryRequest::validate() const {
   if (task == Task::serve)

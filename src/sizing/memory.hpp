@@ -235,6 +235,25 @@ struct TrainingMemoryRequest;
 void apply_stack_defaults(TrainingStack stack, TrainingMemoryRequest& r);
 
 /// Defaults shared by training and serving (documented above, [Torch] and [Alloc]).
+/// Bytes per token per dense decoder layer that torchtitan's per-op selective activation
+/// checkpointing keeps (Recompute::op_selective; _save_list in parallelize_llama.py at 9dec370 /
+/// e7c0cae), 16-bit activations, `tp` tensor-parallel ranks:
+///   the checkpointed layer input 2h (/tp with sequence parallelism);
+///   the odd aten.mm outputs wq (2·q_width), wv (2·v_width), w1 (2·f) and the SDPA output
+///   (2·o_in_width) with its fp32 logsumexp (4·heads), column-parallel (/tp);
+///   eager: w2's mm output (2h, the row-parallel partial sum, full width) and with TP the
+///   reduce_scatter outputs of wo and w2 (2h/tp each).
+/// `compiled` (torch.compile over the checkpointed block, ActivationProfile::pytorch_compiled):
+/// the policy's MUST_SAVE tags only ban those ops from recompute in the min-cut partitioner
+/// (torch/_functorch/partitioners.py should_ban_recomputation); saved values are the cut between
+/// the forward and what the backward reads, so an output no backward reads is never kept. w2's
+/// output and its reduce_scatter only feed the residual add, whose backward reads no input:
+/// eager SAC caches them (torch/utils/checkpoint.py _CachingTorchDispatchMode stores every
+/// MUST_SAVE output), the compiled block does not (−2h, and −2h/tp with TP).
+/// Pure; every width in elements, result in bytes.
+double op_selective_saved_bytes_per_token(double h, double q_width, double v_width, double f, double o_in_width,
+                                          double heads, double tp, bool sequence_parallel, bool compiled);
+
 /// Longest training sequence a request may ask for (tokens): TrainingMemoryRequest::validate refuses
 /// --seq above it (integer_out_of_range); 10^7 tokens is beyond every published context length.
 inline constexpr std::int64_t kMaxTrainingSeqLenTokens = 10'000'000;

@@ -76,6 +76,12 @@ TrainingMemoryTotal::TrainingMemoryTotal(const ModelArch& m, const TrainingMemor
     v_width = kv * d;
     o_in_width = a * d;
   }
+  op_selective_applies_ = !m.mla;
+  heads_ = a;
+  q_width_ = q_width;
+  v_width_ = v_width;
+  f_ = f;
+  o_in_width_ = o_in_width;
   L_dense_ = L_;
   double E = 0, k = 0, f_e = 0, shared_width = 0;
   if (m.moe) {
@@ -365,6 +371,12 @@ double TrainingMemoryTotal::stage_total(const ParallelLayout& lay, Recompute rc,
     if (rc == Recompute::full) {
       per_layer_token = 2.0 * h_ / (sp ? t : 1.0);
       one_layer = std::max(stored(dense_act_, true), stored(moe_act_, true)) * tokens;
+    } else if (rc == Recompute::op_selective && op_selective_applies_) {
+      const double op_saved = op_selective_saved_bytes_per_token(
+          h_, q_width_, v_width_, f_, o_in_width_, heads_, t, sp,
+          r.activation_profile == ActivationProfile::pytorch_compiled);
+      per_layer_token = (L_dense_ * std::min(op_saved, per_tok_dense) + L_moe_ * per_tok_moe) / L_;
+      one_layer = std::max(0.0, stored(dense_act_, true) - op_saved) * tokens;
     }
     double lora_inter = 0;
     if (lora) {

@@ -99,7 +99,7 @@ TEST(TrainingMemoryTotal, EqualsTheExplainingPathsTotalExactly) {
       for (int lay_i = 0; lay_i < 12; ++lay_i) {
         TrainingMemoryRequest r = base;
         r.layout = random_layout(pick, arch);
-        r.recompute = pick.of(std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full});
+        r.recompute = pick.of(std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full, Recompute::op_selective});
         if (training_layout_problem(arch, r.layout)) continue;
         const MemoryBreakdown m = training_memory(arch, r);
         const double expected = m.total_bytes();
@@ -156,7 +156,7 @@ TEST(TrainingMemoryTotal, EqualsOnThePlannersSearchGrid) {
             for (int ep : {1, 2, 4, 8}) {
               for (int zero : {0, 2, 3}) {
                 for (int mb : {1, 4}) {
-                  for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full}) {
+                  for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full, Recompute::op_selective}) {
                     TrainingMemoryRequest r = base;
                     r.layout.tp = tp;
                     r.layout.pp = pp;

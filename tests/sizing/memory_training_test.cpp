@@ -517,6 +517,41 @@ TEST(TrainingMemory, TorchtitanOpSelectiveKeepsTheSaveListOutputsPerLayer) {
   EXPECT_EQ(recompute_name(Recompute::op_selective), "op-selective");
 }
 
+TEST(TrainingMemory, CompiledOpSelectiveDoesNotKeepTheOutputsNoBackwardReads) {
+  // Under torch.compile the SAC policy's MUST_SAVE tags only ban recompute in the min-cut partitioner
+  // (partitioners.py should_ban_recomputation); saved values are what the backward reads. w2's output feeds only
+  // the residual add (whose backward reads no input), so the compiled block does not keep it; eager SAC caches
+  // every MUST_SAVE output. Llama 3.1 8B, no TP, per token per layer: eager 63,616 B (test above) − w2 2·4096 =
+  // 55,424 B. The recomputed layer (counted once) is what autograd saves in a plain layer less the kept set.
+  const double eager_layer = 8192 + 8192 + 2048 + 28672 + 8192 + 8192 + 128;
+  const double compiled_layer = eager_layer - 2 * 4096;
+  ASSERT_DOUBLE_EQ(compiled_layer, 55424.0);
+  TrainingMemoryRequest req;
+  req.activation_profile = ActivationProfile::pytorch_compiled;
+  req.flash_attention = true;
+  req.optimizer_foreach = false;
+  req.recompute = Recompute::op_selective;
+  req.seq_len = 8192;
+  const auto acts = [&](std::int64_t L) {
+    return training_memory(llama_like(L, 4096, 32, 8, 128, 14336, 1024), req).term_bytes("activations");
+  };
+  EXPECT_NEAR(acts(32) - acts(16), 16 * 8192 * compiled_layer, 1.0);
+  // The shared formula, eager and compiled, and with TP 4 + sequence parallelism (bytes per token per layer):
+  // eager 2h/4 + (2·4096 + 2·1024 + 2·14336 + 2·4096 + 4·32)/4 + 2h + 2·2h/4 = 2048 + 11808 + 8192 + 4096 = 26,144;
+  // compiled drops w2's output (8192) and its reduce_scatter (2048): 15,904.
+  EXPECT_DOUBLE_EQ(op_selective_saved_bytes_per_token(4096, 4096, 1024, 14336, 4096, 32, 1, false, false), eager_layer);
+  EXPECT_DOUBLE_EQ(op_selective_saved_bytes_per_token(4096, 4096, 1024, 14336, 4096, 32, 1, false, true), compiled_layer);
+  EXPECT_DOUBLE_EQ(op_selective_saved_bytes_per_token(4096, 4096, 1024, 14336, 4096, 32, 4, true, false), 26144.0);
+  EXPECT_DOUBLE_EQ(op_selective_saved_bytes_per_token(4096, 4096, 1024, 14336, 4096, 32, 4, true, true), 15904.0);
+  // The explanation names the mode, not the no-recompute breakdown.
+  const auto ex = explain_training_memory(llama_like(32, 4096, 32, 8, 128, 14336, 1024), req);
+  bool named = false;
+  for (const auto& t : ex)
+    if (t.name == "activations") named = t.formula.find("per-op selective recompute") != std::string::npos &&
+                                         t.formula.find("w2's output not kept") != std::string::npos;
+  EXPECT_TRUE(named);
+}
+
 TEST(TrainingMemory, TorchtitanEagerHeadAndLossCountsTheUpcastLossAndTheFinalNorm) {
   // torchtitan at 9dec370 (memory.hpp eager_head_and_loss): cross_entropy(pred.flatten(0, 1).float(), labels) runs
   // eagerly, `del pred` before backward. Start of backward, per logit: saved fp32 log-softmax 4 + nll_loss grad 4
