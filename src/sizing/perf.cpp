@@ -131,6 +131,9 @@ struct Work {
   double tp_bytes = 0;             ///< one TP all-reduce message
   double tp_link_bytes_per_s = 0;
   int tp_collectives_per_layer = 0;
+  double tp_unoverlapped_seconds = 0;   ///< TP all-reduces before userbuffers overlap (tp_comm_overlap)
+  double tp_half_collective_seconds = 0;  ///< one all-gather / reduce-scatter of s·b·h (tp_comm_overlap)
+  double tp_exposed_per_layer_seconds = 0;  ///< exposed TP time per layer per micro-batch (tp_comm_overlap)
   double ep_bytes = 0;                  ///< bytes one GPU sends in one all-to-all
   double ep_alltoall_each_seconds = 0;  ///< one all-to-all incl. load imbalance
   double ep_off_node_fraction = 0;      ///< share of the all-to-all bytes that cross nodes
@@ -224,6 +227,14 @@ void validate(const TrainingStepRequest& r, const ClusterSpec& c) {
 }
 
 /// pipeline_stage_layers: empty, or pp non-negative counts summing to the model's layers.
+void validate_tp_comm_overlap(const ModelArch& arch, const TrainingStepRequest& r) {
+  if (!r.tp_comm_overlap) return;
+  if (arch.moe || arch.mla || arch.parallel_attention || arch.ssm || arch.hidden_size <= 0 ||
+      arch.num_attention_heads <= 0 || arch.intermediate_size <= 0)
+    throw_invalid("tp_comm_overlap", fmt::format("{} is not a dense MHA/GQA decoder", arch.name),
+                  "a dense decoder (userbuffers overlap is modelled for attention + dense MLP layers only)");
+}
+
 void validate_stage_layers(const ModelArch& arch, const TrainingStepRequest& r) {
   const auto& v = r.pipeline_stage_layers;
   if (v.empty()) return;
@@ -267,6 +278,7 @@ void compute_phase(Work& w, const ModelArch& arch, const TrainingStepRequest& r,
   validate(r, c);
   validate_expert_parallel(arch, r.layout);
   validate_stage_layers(arch, r);
+  validate_tp_comm_overlap(arch, r);
   const GpuSpec& gpu = *c.gpu;
   const ParallelLayout& l = r.layout;
   TrainingStepEstimate& e = w.e;
@@ -464,6 +476,34 @@ void finish_work(Work& w, const ModelArch& arch, const TrainingStepRequest& r, c
     e.compute_seconds = busiest + w.moe_fixed_seconds;
   }
 
+  // TP communication overlapped with the GEMMs by userbuffers (perf.hpp tp_comm_overlap): per
+  // layer and micro-batch, 6 chunked transfers (hidden behind (tp−1)/tp of their GEMM) and 4 bulk
+  // ones (beside a whole GEMM), each an all-gather / reduce-scatter of s·b·h; full recompute
+  // repeats the 4 forward ones. GEMM time: FLOPs / (16-bit peak × eff16 × FP8 speed-up).
+  if (r.tp_comm_overlap && l.tp > 1 && e.tp_allreduce_seconds > 0) {
+    const double hd = arch.head_dim > 0 ? static_cast<double>(arch.head_dim)
+                                        : h / static_cast<double>(arch.num_attention_heads);
+    const double q = static_cast<double>(arch.num_attention_heads) * hd;
+    const double kv = static_cast<double>(arch.num_kv_heads > 0 ? arch.num_kv_heads : arch.num_attention_heads) * hd;
+    const double inter = static_cast<double>(arch.intermediate_size);
+    const double tokens = s * b;
+    const double rate = w.peak.flops_per_s * eff16 * (w.fp8_flop_share > 0 ? w.fp8_speedup : 1.0);
+    const double g_qkv = safe_div(2.0 * tokens * h * (q + 2.0 * kv) / tp, rate);
+    const double g_proj = safe_div(2.0 * tokens * q * h / tp, rate);
+    const double g_fc1 = safe_div(2.0 * tokens * h * inter * (arch.gated_mlp ? 2.0 : 1.0) / tp, rate);
+    const double g_fc2 = safe_div(2.0 * tokens * inter * h / tp, rate);
+    const double c_one = ring_allgather_seconds(w.tp_bytes, l.tp, w.tp_link_bytes_per_s);
+    const double hidden_share = (tp - 1.0) / tp;
+    auto chunked = [&](double g) { return std::max(0.0, c_one - hidden_share * g); };
+    auto bulk = [&](double g) { return std::max(0.0, c_one - g); };
+    const double forward = chunked(g_qkv) + chunked(g_proj) + chunked(g_fc1) + chunked(g_fc2);
+    const double backward = chunked(g_proj) + chunked(g_fc2) + 2.0 * bulk(g_qkv) + 2.0 * bulk(g_fc1);
+    w.tp_half_collective_seconds = c_one;
+    w.tp_exposed_per_layer_seconds = forward * (r.recompute == Recompute::full ? 2.0 : 1.0) + backward;
+    w.tp_unoverlapped_seconds = e.tp_allreduce_seconds;
+    e.tp_allreduce_seconds = md * w.layers_per_stage * w.tp_exposed_per_layer_seconds;
+  }
+
   // EP all-to-all overlapped with another micro-batch's compute: only the excess stays exposed.
   if (r.ep_overlap_with_compute && e.ep_alltoall_seconds > 0) {
     w.ep_alltoall_unoverlapped_seconds = e.ep_alltoall_seconds;
@@ -604,6 +644,7 @@ bool same_but_zero_stage(const TrainingStepRequest& x, const TrainingStepRequest
          x.precision == y.precision && x.seq_len == y.seq_len && x.global_batch_seqs == y.global_batch_seqs &&
          x.recompute == y.recompute && x.task == y.task && x.lora_rank == y.lora_rank && x.optimizer == y.optimizer &&
          x.stack == y.stack && x.ep_overlap_with_compute == y.ep_overlap_with_compute &&
+         x.tp_comm_overlap == y.tp_comm_overlap &&
          x.pipeline_stage_layers == y.pipeline_stage_layers;
 }
 
@@ -829,6 +870,17 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                    "output layer and loss on the last stage (account_for_loss_in_pipeline_split = false) and "
                    "Megatron-Bridge the DeepSeek-V3 MTP module too (DeepSeek-V3 report §2.2)"});
   }
+  if (r.tp_comm_overlap && w.tp_unoverlapped_seconds > 0)
+    out.push_back({"tp_allreduce_seconds", e.tp_allreduce_seconds,
+                   fmt::format("userbuffers overlap: {} micro-batches × {} layers × {} exposed per layer (each "
+                               "all-gather / reduce-scatter {}, hidden behind (tp−1)/tp of its GEMM, or all of it "
+                               "beside a bulk one) = {} (unoverlapped all-reduces {})",
+                               md, w.layers_per_stage, si(w.tp_exposed_per_layer_seconds, "s"),
+                               si(w.tp_half_collective_seconds, "s"), si(e.tp_allreduce_seconds, "s"),
+                               si(w.tp_unoverlapped_seconds, "s")),
+                   "Megatron-Core tp_comm_overlap with Transformer Engine userbuffers; methods per GEMM from "
+                   "Megatron-Bridge userbuffers_fp8_h100_h8192_tp4_mbs1_seqlen8192 (training/comm_overlap.py)"});
+  else
   out.push_back({"tp_allreduce_seconds", e.tp_allreduce_seconds,
                  l.tp > 1 ? fmt::format("{} micro-batches × {} layers × {} all-reduces × 2({}−1)/{} × {} / {} = {}", md,
                                         w.layers_per_stage, w.tp_collectives_per_layer, l.tp, l.tp, si(w.tp_bytes, "B"),

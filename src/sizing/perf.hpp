@@ -237,6 +237,21 @@ struct TrainingStepRequest {
   /// compute time stays on the critical path: ep_alltoall_seconds = max(0, all-to-all − compute).
   /// false = Megatron-Core's default (all-to-alls on the critical path).
   bool ep_overlap_with_compute = false;
+  /// Tensor-parallel communication overlapped with the linear layers' GEMMs by Transformer Engine
+  /// userbuffers (Megatron-Core tp_comm_overlap; Megatron-Bridge CommOverlapConfig, which requires
+  /// sequence parallelism). With SP each layer's TP traffic is all-gathers and reduce-scatters of
+  /// the s·b·h activation: forward qkv_fprop (AG), proj_fprop (RS), fc1_fprop (AG), fc2_fprop
+  /// (RS); backward proj_dgrad and fc2_dgrad (AG of the output gradient) and, for the column-
+  /// parallel qkv and fc1, the AG of the input for the weight gradient beside the dgrad GEMM and
+  /// the RS of the input gradient beside the wgrad GEMM ("bulk"). Chunked methods (ring_exchange,
+  /// pipeline) split the GEMM into tp chunks and hide the transfer behind all but one of them:
+  /// exposed = max(0, c − (tp−1)/tp · g); bulk runs the transfer beside a whole GEMM: max(0, c − g);
+  /// c = (tp−1)/tp · s·b·h·elem / link, g = the GEMM's FLOPs at the model's linear-layer rate.
+  /// Method per GEMM: Megatron-Bridge userbuffers_fp8_h100_h8192_tp4_mbs1_seqlen8192
+  /// (src/megatron/bridge/training/comm_overlap.py). SM contention of the comm kernels is not
+  /// modelled. Dense decoders with MHA/GQA only (Error{invalid_input, "tp_comm_overlap"} for MoE,
+  /// MLA, parallel-attention or SSM models). false = TP collectives exposed (Megatron-Core default).
+  bool tp_comm_overlap = false;
   /// Decoder layers held by each pipeline rank (pp entries, the sum of its virtual chunks),
   /// as a Megatron `pipeline_model_parallel_layout` lists them (e.g. Megatron-Bridge's
   /// DeepSeek-V3 pp 16: embedding + 4, 14 × 4, 1 + MTP + loss). Empty = Megatron-Core's default

@@ -2,6 +2,7 @@
 // the terms adding up, and monotonicity.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -292,6 +293,70 @@ TEST(PerfTraining, AccountForEmbeddingAndLossSplitLeavesTheLastRankAsTheDefaultR
   const double layer = 2 * 12 * h * h + 4 * h * (s + 1) / 2;
   const double head = 2 * V * h;
   EXPECT_NEAR(by_rule.pp_stage_imbalance, (11 * layer + head) / ((94 * layer + head) / 8), 2e-3);
+}
+
+TEST(PerfTraining, UserbuffersTpOverlapHidesEachTransferBehindItsGemm) {
+  // Megatron-Core tp_comm_overlap with Transformer Engine userbuffers, methods per GEMM as in
+  // Megatron-Bridge userbuffers_fp8_h100_h8192_tp4_mbs1_seqlen8192 (training/comm_overlap.py at
+  // 97ad8cc6f, unchanged to 63b08b397): ring_exchange for qkv/fc1/proj/fc2 fprop and proj/fc2 dgrad
+  // (the GEMM runs in tp chunks, the transfer hides behind all but the first: exposed
+  // max(0, c − (tp−1)/tp·g)), bulk for qkv/fc1 dgrad (AG of the input) and wgrad (RS of the input
+  // gradient), beside one whole GEMM: max(0, c − g). Each transfer is an all-gather or
+  // reduce-scatter of s·b·h 16-bit values: c = (tp−1)/tp · bytes / link.
+  const GpuSpec gpu = a100_like();
+  const ModelArch arch = gpt(32, 4096, 51200);  // MHA, plain 2-matrix MLP of 4h
+  PerfAssumptions a = plain();
+  a.link_efficiency = 1.0;
+  TrainingStepRequest r = request(4, 1, 1, 8);  // tp 4, 8 micro-batches of 1 × 2048 tokens
+  r.layout.sequence_parallel = true;
+  ClusterSpec c = make_cluster(gpu, 4, 1, 0);
+  c.intra_node_bytes_per_s = 100e9;  // slow enough that the proj transfers outlast (tp−1)/tp of their GEMM
+  const TrainingStepEstimate exposed = estimate_training_step(arch, r, c, a);
+  r.tp_comm_overlap = true;
+  const TrainingStepEstimate overlapped = estimate_training_step(arch, r, c, a);
+
+  const double s = 2048, h = 4096, tp = 4, md = 8, layers = 32;
+  const double transfer = (tp - 1) / tp * (s * h * 2.0) / 100e9;  // 0.12583 ms
+  // Unoverlapped: 4 all-reduces per layer of 2(tp−1)/tp · bytes = 2 transfers each.
+  EXPECT_NEAR(exposed.tp_allreduce_seconds, md * layers * 4 * 2 * transfer, 1e-9);
+  // GEMMs per GPU per micro-batch at the 16-bit rate (bf16: no FP8 factor).
+  const double rate = 312e12 * kernel_efficiency(arch, r, gpu, a);
+  const double g_qkv = 2 * s * h * 3 * h / tp / rate, g_proj = 2 * s * h * h / tp / rate;
+  const double g_fc = 2 * s * h * 4 * h / tp / rate;  // fc1 and fc2 alike (non-gated 4h)
+  auto chunked = [&](double g) { return std::max(0.0, transfer - 0.75 * g); };
+  auto bulk = [&](double g) { return std::max(0.0, transfer - g); };
+  const double per_layer = chunked(g_qkv) + chunked(g_proj) + chunked(g_fc) + chunked(g_fc)  // forward
+                           + chunked(g_proj) + chunked(g_fc) + 2 * bulk(g_qkv) + 2 * bulk(g_fc);  // backward
+  EXPECT_GT(chunked(g_proj), 0.0);  // the proj transfers outlast 3/4 of their GEMM on this link
+  EXPECT_DOUBLE_EQ(bulk(g_qkv), 0.0);  // the qkv GEMM (3× proj) hides its bulk transfers
+  EXPECT_NEAR(overlapped.tp_allreduce_seconds, md * layers * per_layer, 1e-9);
+  EXPECT_LT(overlapped.tp_allreduce_seconds, 0.5 * exposed.tp_allreduce_seconds);
+  // On a link slower than every GEMM nothing hides, and the 10 transfers of the SP layer (the
+  // backward re-gathers the qkv / fc1 inputs) exceed the 4 all-reduces' 8.
+  c.intra_node_bytes_per_s = 1e9;
+  const double slow = (tp - 1) / tp * (s * h * 2.0) / 1e9;
+  const TrainingStepEstimate slow_link = estimate_training_step(arch, r, c, a);
+  // Chunked: qkv, proj, fc1, fc2 fprop and proj, fc2 dgrad; bulk: qkv and fc1 dgrad and wgrad.
+  const double slow_exposed = 6 * slow - 0.75 * (g_qkv + 2 * g_proj + 3 * g_fc);
+  const double slow_bulk = 4 * slow - 2 * g_qkv - 2 * g_fc;
+  EXPECT_GT(slow - g_fc, 0.0);  // every transfer outlasts every GEMM at 1 GB/s
+  EXPECT_NEAR(slow_link.tp_allreduce_seconds, md * layers * (slow_exposed + slow_bulk), 1e-9);
+  EXPECT_DOUBLE_EQ(overlapped.compute_seconds, exposed.compute_seconds);
+  EXPECT_NEAR(exposed.step_seconds - overlapped.step_seconds,
+              exposed.tp_allreduce_seconds - overlapped.tp_allreduce_seconds, 1e-9);
+}
+
+TEST(PerfTraining, UserbuffersTpOverlapIsRefusedForMoeModels) {
+  const GpuSpec gpu = a100_like();
+  ModelArch arch = gpt(8, 2048, 51200);
+  arch.moe = MoeSpec{};
+  arch.moe->num_routed_experts = 8;
+  arch.moe->experts_per_token = 2;
+  arch.moe->expert_intermediate_size = 1024;
+  arch.moe->num_moe_layers = 8;
+  TrainingStepRequest r = request(2, 1, 4, 64);
+  r.tp_comm_overlap = true;
+  EXPECT_THROW(estimate_training_step(arch, r, make_cluster(gpu, 8, 1, 0), PerfAssumptions{}), Error);
 }
 
 TEST(PerfTraining, MoreDataParallelGpusNeverSlowCompute) {
