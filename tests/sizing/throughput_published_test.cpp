@@ -80,6 +80,8 @@ Row evaluate(const nlohmann::json& j) {
   r.layout.expert_tp = l.value("etp", 0);
   // The recipe overlaps the EP all-to-alls with another micro-batch's compute (moe_a2a_overlap).
   r.ep_overlap_with_compute = l.value("moe_a2a_overlap", false);
+  // The recipe overlaps TP all-gathers / reduce-scatters with the GEMMs (userbuffers, tp_comm_overlap).
+  r.tp_comm_overlap = l.value("tp_comm_overlap", false);
   // Decoder layers per pipeline rank when the recipe sets a pipeline layout (DeepSeek-V3:
   // embedding + 4 | 14 × 4 | 1 + MTP + loss); absent = Megatron-Core's default uniform split.
   if (l.contains("pp_stage_layers")) r.pipeline_stage_layers = l["pp_stage_layers"].get<std::vector<int>>();
@@ -100,10 +102,11 @@ Row evaluate(const nlohmann::json& j) {
   if (row.id.rfind("mb", 0) == 0) a.moe_load_imbalance = 1.0;
   const TrainingStepEstimate e = estimate_training_step(arch, r, cluster, a);
   row.predicted = e.tokens_per_s / gpus;
-  row.note = fmt::format("{}tp{} pp{} vp{} dp{} ep{}{}{} mb{} {}; compute {:.2f}s ep {:.2f}s bubble {:.2f}s comm {:.2f}s MFU {:.0f}%",
+  row.note = fmt::format("{}tp{} pp{} vp{} dp{} ep{}{}{}{} mb{} {}; compute {:.2f}s ep {:.2f}s bubble {:.2f}s comm {:.2f}s MFU {:.0f}%",
                          task == "pretrain" ? std::string() : task + " ", r.layout.tp, r.layout.pp, r.layout.virtual_stages, r.layout.dp, r.layout.ep,
                          r.layout.expert_tp > 0 ? fmt::format(" etp{}", r.layout.expert_tp) : std::string(),
                          r.ep_overlap_with_compute ? " a2a-overlap" : "",
+                         r.tp_comm_overlap ? " tp-overlap" : "",
                          r.layout.micro_batch, prec, e.compute_seconds, e.ep_alltoall_seconds, e.pp_bubble_seconds,
                          e.exposed_comm_seconds + e.tp_allreduce_seconds + e.pp_p2p_seconds, 100 * e.mfu);
   if (r.layout.pp > 1 || e.pp_stage_imbalance != 1.0)
