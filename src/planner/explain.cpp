@@ -168,11 +168,39 @@ std::vector<PlanExplainLine> explain_plan(const PlanRequest& request, const Mode
     add(out, "instances", p.instances, "",
         fmt::format("ceil({} / ({} / TP {}))", counted(p.replicas, "replica", "replicas"),
                     counted(p.gpus_per_instance, "GPU", "GPUs"), p.layout.tp), "");
-    add(out, "work_seconds", p.work_seconds, "s",
-        request.workload == PlanWorkload::serving
-            ? fmt::format("{:.0f} h × 3600", request.hours)
-            : fmt::format("{:.4g} requests / {:.3g} req/s", request.requests.value_or(0), p.requests_per_s),
-        "");
+    if (p.batch_job) {
+      const BatchJobTiming& j = *p.batch_job;
+      const std::int64_t per_replica =
+          (static_cast<std::int64_t>(std::ceil(request.requests.value_or(0))) + p.replicas - 1) / p.replicas;
+      add(out, "batch_job.steps", static_cast<double>(j.steps), "",
+          fmt::format("{} requests per replica queued at t = 0, at most {} running (KV pool for {} + {} tokens); each "
+                      "step decodes d running sequences and prefills min(pending prompt tokens, max({} − d, {}/4)) "
+                      "FIFO; a request leaves {} steps after its prompt's last chunk, its slot refilled next step: {} "
+                      "steps, {} with prompt chunks, mean d {:.1f}{}",
+                      per_replica, p.serving->batch, request.prompt_tokens, request.output_tokens,
+                      p.serving->step_token_budget, p.serving->step_token_budget, request.output_tokens, j.steps,
+                      j.prefill_steps, j.mean_decode_batch,
+                      j.simulated_requests < per_replica
+                          ? fmt::format(" (first {} requests simulated, the rest at their rate)", j.simulated_requests)
+                          : std::string()),
+          "in-flight batching with chunked prefill (Sarathi-Serve arXiv:2403.02310; TensorRT-LLM "
+          "trtllm-bench throughput: all requests queued at once)");
+      add(out, "work_seconds", p.work_seconds, "s",
+          fmt::format("sum over the steps of roofline(weights {:.4g} s + d × KV {:.4g} s, d × decode {:.4g} s + c × "
+                      "prefill {:.4g} s) + TP ({:.4g} s + (d + c) × {:.4g} s) = {:.4g} s (steady state {:.4g} s); "
+                      "{:.4g} requests / that = {:.3g} req/s",
+                      p.serving->weights_memory_seconds, p.serving->kv_memory_seconds_per_sequence,
+                      p.serving->decode_compute_seconds_per_sequence, p.serving->prefill_seconds_per_token,
+                      p.serving->tp_comm_seconds_fixed, p.serving->tp_comm_seconds_per_token, j.seconds,
+                      j.steady_state_seconds, request.requests.value_or(0), p.requests_per_s),
+          "step rule of docs/performance-model.md §3, per step");
+    } else {
+      add(out, "work_seconds", p.work_seconds, "s",
+          request.workload == PlanWorkload::serving
+              ? fmt::format("{:.0f} h × 3600", request.hours)
+              : fmt::format("{:.4g} requests / {:.3g} req/s", request.requests.value_or(0), p.requests_per_s),
+          "");
+    }
   } else if (spec) {
     add(out, "per_gpu_memory_bytes", p.per_gpu_memory_bytes, "bytes", "weights + CUDA context + fragmentation", "gpuplan memory model");
     const DiffusionRequest d = detail::diffusion_request(request, arch, p.gpus_per_instance);

@@ -1179,8 +1179,20 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedO
     p.kv_capacity_bytes = o.kv_capacity_bytes;
     p.tokens_per_s = e.decode_tokens_per_s * static_cast<double>(replicas);
     p.requests_per_s = e.requests_per_s_per_replica * static_cast<double>(replicas);
-    p.work_seconds = request.workload == PlanWorkload::serving ? request.hours * 3600.0
-                                                               : *request.requests / p.requests_per_s;
+    if (request.workload == PlanWorkload::serving) {
+      p.work_seconds = request.hours * 3600.0;
+    } else if (e.continuous_batching && e.batch > 0) {
+      // Batch job: every request queued at t = 0; the busiest replica's share, step by step
+      // (waves that start and finish together, staggered by chunked prefill).
+      const auto per_replica = (static_cast<std::int64_t>(std::ceil(*request.requests)) + replicas - 1) / replicas;
+      p.batch_job = simulate_batch_job(e, std::max<std::int64_t>(per_replica, 1), request.prompt_tokens,
+                                       request.output_tokens);
+      p.work_seconds = p.batch_job->seconds;
+      p.requests_per_s = *request.requests / p.work_seconds;
+      p.tokens_per_s = p.requests_per_s * static_cast<double>(request.output_tokens);
+    } else {
+      p.work_seconds = *request.requests / p.requests_per_s;
+    }
     p.storage_bytes = static_cast<double>(arch.total_params()) * weight_quant_bits(request.quant) / 8.0;
   }
   return true;

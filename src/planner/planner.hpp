@@ -159,6 +159,9 @@ struct Plan {
   bool mfu_overridden = false;     ///< --mfu replaced the modelled step time
   std::optional<TrainingStepEstimate> training;
   std::optional<ServingEstimate> serving;
+  /// Batch job (--requests) on a continuous-batching engine: the step simulation of the busiest
+  /// replica's share (simulate_batch_job); work_seconds, requests_per_s and tokens_per_s come from it.
+  std::optional<BatchJobTiming> batch_job;
   /// Serving: every TP degree that fits the instance's memory, the chosen one first, and why it
   /// was chosen in one sentence (docs/planner.md "Serving: the TP degree"); empty otherwise.
   std::vector<ServingTpOption> serving_tp_options;

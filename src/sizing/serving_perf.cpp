@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <deque>
 #include <limits>
 
 #include "sizing/flops.hpp"
@@ -158,6 +159,15 @@ Work compute_work(const ModelArch& arch, const ServingPerfRequest& r, const Clus
                      e.tp_comm_seconds_per_step;
   }
   e.decode_tokens_per_s = e.batch > 0 ? safe_div(batch, e.tpot_seconds) : 0.0;
+  e.weights_memory_seconds = safe_div(e.weights_bytes_per_step, w.bandwidth * w.bw_eff);
+  e.kv_memory_seconds_per_sequence =
+      safe_div(decode_kv_bytes(arch, r.kv_dtype, mean_ctx), w.bandwidth * w.bw_eff);
+  e.decode_compute_seconds_per_sequence = safe_div(w.decode_flop_per_token, w.peak_decode * pr.decode_compute_efficiency);
+  e.prefill_seconds_per_token = safe_div(w.prefill_flop_per_token, w.peak * w.prefill_eff);
+  e.tp_comm_seconds_fixed = tp_comm_seconds(arch, r.tp, 0.0, w.link_bytes_per_s, pr, a);
+  e.tp_comm_seconds_per_token = tp_comm_seconds(arch, r.tp, 1.0, w.link_bytes_per_s, pr, a) - e.tp_comm_seconds_fixed;
+  e.step_token_budget = std::max<std::int64_t>(pr.prefill_chunk_tokens, 1);
+  e.continuous_batching = pr.continuous_batching;
   e.output_tokens_per_s = e.decode_tokens_per_s;
 
   // Time to first token: the prompt's chunks, each in a step shared with the running batch.
@@ -311,6 +321,80 @@ ServingEstimate largest_batch_meeting_targets(const ModelArch& arch, const Servi
     }
   }
   return best;
+}
+
+BatchJobTiming simulate_batch_job(const ServingEstimate& e, std::int64_t requests, std::int64_t prompt_tokens,
+                                  std::int64_t output_tokens) {
+  if (requests < 1 || prompt_tokens < 1 || output_tokens < 1 || e.batch < 1)
+    throw_invalid("batch_job", fmt::format("requests {}, prompt {}, output {}, batch {}", requests, prompt_tokens,
+                                           output_tokens, e.batch),
+                  "each >= 1");
+  BatchJobTiming t;
+  const std::int64_t B = e.batch, P = prompt_tokens, O = output_tokens;
+  const double budget = static_cast<double>(std::max<std::int64_t>(e.step_token_budget, 1));
+  // Steps per request ~ O plus its share of prefill steps; simulate whole requests within the cap.
+  const double steps_per_wave = static_cast<double>(O) + std::ceil(static_cast<double>(B * P) / budget);
+  const double waves_cap = std::max(1.0, std::floor(static_cast<double>(kMaxSimulatedSteps) / steps_per_wave));
+  const std::int64_t n = std::min<std::int64_t>(requests, static_cast<std::int64_t>(waves_cap) * B);
+  t.simulated_requests = n;
+  auto step_seconds = [&](double d, double c) {
+    const double mem = e.weights_memory_seconds + d * e.kv_memory_seconds_per_sequence;
+    const double comp = d * e.decode_compute_seconds_per_sequence + c * e.prefill_seconds_per_token;
+    return step_roofline_seconds(mem, comp) + e.tp_comm_seconds_fixed + e.tp_comm_seconds_per_token * (d + c);
+  };
+  std::int64_t queued = n, running = 0, done = 0;
+  std::int64_t pending = 0;       // admitted requests whose prompt is not fully prefilled (FIFO)
+  std::int64_t head_left = 0;     // prompt tokens left of the first pending request
+  std::int64_t decoding = 0;      // requests past their prompt
+  std::deque<std::pair<std::int64_t, std::int64_t>> cohorts;  // (step of their last token, count)
+  double seconds = 0, decode_sum = 0;
+  std::int64_t step = 0;
+  while (done < n) {
+    const std::int64_t admit = std::min(queued, B - running);  // freed slots refilled (in-flight batching)
+    if (admit > 0) {
+      if (pending == 0) head_left = P;
+      pending += admit;
+      queued -= admit;
+      running += admit;
+    }
+    const double d = static_cast<double>(decoding);
+    const double room = std::max(budget - d, budget / 4.0);
+    std::int64_t c = 0, finished_prefill = 0;
+    if (pending > 0) {
+      const auto room_tokens = static_cast<std::int64_t>(room);
+      const std::int64_t total = head_left + (pending - 1) * P;
+      c = std::min(total, std::max<std::int64_t>(room_tokens, 1));
+      std::int64_t left = c;
+      if (left >= head_left) {
+        left -= head_left;
+        finished_prefill = 1 + std::min(pending - 1, left / P);
+        left -= (finished_prefill - 1) * P;
+        head_left = finished_prefill < pending ? P - left : 0;
+      } else {
+        head_left -= left;
+      }
+      pending -= finished_prefill;
+      ++t.prefill_steps;
+    }
+    seconds += step_seconds(d, static_cast<double>(c));
+    decode_sum += d;
+    if (finished_prefill > 0) {  // first token in this step; O − 1 decode steps follow
+      cohorts.emplace_back(step + O - 1, finished_prefill);
+      decoding += finished_prefill;
+    }
+    while (!cohorts.empty() && cohorts.front().first <= step) {
+      decoding -= cohorts.front().second;
+      running -= cohorts.front().second;
+      done += cohorts.front().second;
+      cohorts.pop_front();
+    }
+    ++step;
+  }
+  t.steps = step;
+  t.mean_decode_batch = step > 0 ? decode_sum / static_cast<double>(step) : 0;
+  t.seconds = seconds * static_cast<double>(requests) / static_cast<double>(n);
+  t.steady_state_seconds = safe_div(static_cast<double>(requests), e.requests_per_s_per_replica);
+  return t;
 }
 
 double decode_kv_bytes(const ModelArch& arch, KvDtype kv_dtype, std::int64_t context_tokens) {

@@ -119,7 +119,41 @@ struct ServingEstimate {
   double tp_comm_seconds_per_step = 0;  ///< TP all-reduces of one step (0 when tp = 1)
   double output_tokens_per_s = 0;       ///< = decode_tokens_per_s (steady state, per replica)
   bool meets_latency_targets = true;    ///< ttft/tpot within the request's targets (true if none)
+  // Terms of one step as a function of its decode sequences d and prompt tokens c (the same
+  // rule as tpot_seconds): step_roofline(weights + d·kv, d·decode + c·prefill) + tp_fixed +
+  // tp_per_token·(d + c). Used by simulate_batch_job().
+  double weights_memory_seconds = 0;          ///< weight read of one step, s
+  double kv_memory_seconds_per_sequence = 0;  ///< KV read of one sequence at the mean context, s
+  double decode_compute_seconds_per_sequence = 0;  ///< one sequence's decode compute, s
+  double prefill_seconds_per_token = 0;       ///< one prompt token's prefill compute, s
+  double tp_comm_seconds_fixed = 0;           ///< TP all-reduce latency part of one step, s
+  double tp_comm_seconds_per_token = 0;       ///< TP all-reduce bandwidth part per token, s
+  std::int64_t step_token_budget = 0;         ///< engine token budget per step (max_num_tokens)
+  bool continuous_batching = false;           ///< the engine mixes prompt chunks into decode steps
 };
+
+/// A batch job of `requests` identical requests (P prompt, O output tokens) all queued at t = 0
+/// on one replica, simulated step by step (docs/performance-model.md §3, "batch jobs"):
+/// a request holds a slot from admission to its last token, so at most `batch` run (KV pool
+/// reserved for P + O tokens: TensorRT-LLM's guaranteed-no-evict policy); each step decodes the
+/// d sequences past their prompt and prefills c = min(pending prompt tokens, max(budget − d,
+/// budget/4)) prompt tokens FIFO (chunked prefill, the same rule as ttft_seconds); a prompt
+/// whose last chunk ran emits its first token in that step and then needs O − 1 decode steps;
+/// freed slots are refilled from the queue at the next step (in-flight batching). Step time is
+/// the step rule of the ServingEstimate terms above. Beyond kMaxSimulatedSteps the first
+/// requests are simulated and the rest are timed at their rate (simulated_requests < requests).
+struct BatchJobTiming {
+  double seconds = 0;                    ///< wall time of the whole job on one replica
+  std::int64_t steps = 0;                ///< steps simulated
+  std::int64_t prefill_steps = 0;        ///< of which steps carried prompt tokens
+  std::int64_t simulated_requests = 0;   ///< requests simulated (the rest extrapolated)
+  double steady_state_seconds = 0;       ///< requests / requests_per_s_per_replica, for comparison
+  double mean_decode_batch = 0;          ///< mean d over the steps
+};
+inline constexpr std::int64_t kMaxSimulatedSteps = 400000;
+/// Throws Error{invalid_input} for requests, prompt or output tokens < 1 or batch < 1.
+BatchJobTiming simulate_batch_job(const ServingEstimate& estimate, std::int64_t requests, std::int64_t prompt_tokens,
+                                  std::int64_t output_tokens);
 
 /// KV-cache bytes a decode step reads for ONE sequence holding `context_tokens` tokens (all
 /// layers): 2·L·K·d·bytes per token for MHA/GQA/MQA, (kv_lora_rank + qk_rope_head_dim)·L·bytes

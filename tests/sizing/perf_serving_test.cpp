@@ -171,5 +171,47 @@ TEST(PerfServing, NoKvRoomMeansNoService) {
   EXPECT_THROW(estimate_serving(arch, r, make_cluster(gpu, 1, 1, 0), 1e9, PerfAssumptions{}), Error);
 }
 
+// simulate_batch_job, hand-stepped. Each step costs roofline(1 s weights, 0) = 1 s (all other
+// terms 0), so the job's seconds = its steps.
+ServingEstimate unit_step_estimate(std::int64_t batch, std::int64_t budget) {
+  ServingEstimate e;
+  e.batch = batch;
+  e.step_token_budget = budget;
+  e.weights_memory_seconds = 1.0;
+  e.requests_per_s_per_replica = 0.5;
+  e.continuous_batching = true;
+  return e;
+}
+
+TEST(SimulateBatchJob, ShortPromptsRunInWavesOfTheBatch) {
+  // B = 2, 3 requests, P = 1, O = 4, budget 100: step 0 prefills both prompts (first tokens),
+  // steps 1–3 decode them; step 4 admits the third, steps 5–7 decode it: ceil(3/2) waves × 4 = 8.
+  const BatchJobTiming t = simulate_batch_job(unit_step_estimate(2, 100), 3, 1, 4);
+  EXPECT_EQ(t.steps, 8);
+  EXPECT_DOUBLE_EQ(t.seconds, 8.0);
+  EXPECT_EQ(t.prefill_steps, 2);
+  EXPECT_EQ(t.simulated_requests, 3);
+  EXPECT_DOUBLE_EQ(t.steady_state_seconds, 3 / 0.5);
+}
+
+TEST(SimulateBatchJob, ChunkedPrefillStaggersTheBatch) {
+  // B = 2, 4 requests, P = 4, O = 3, budget 4 (room = max(4 − d, 1)):
+  // s0: admit 2; c = 4 finishes prompt 1 (decodes s1, s2).  s1: d = 1, c = 3 of prompt 2.
+  // s2: c = 1 finishes prompt 2 (to s4); prompt 1 done.     s3: admit 3, c = 3.
+  // s4: c = 1 finishes 3 (to s6); 2 done.                    s5: admit 4, c = 3.
+  // s6: c = 1 finishes 4 (to s8); 3 done.  s7: d = 1.  s8: 4 done → 9 steps, 7 with prompts,
+  // d = 0,1,1,1,1,1,1,1,1.
+  const BatchJobTiming t = simulate_batch_job(unit_step_estimate(2, 4), 4, 4, 3);
+  EXPECT_EQ(t.steps, 9);
+  EXPECT_DOUBLE_EQ(t.seconds, 9.0);
+  EXPECT_EQ(t.prefill_steps, 7);
+  EXPECT_NEAR(t.mean_decode_batch, 8.0 / 9.0, 1e-12);
+}
+
+TEST(SimulateBatchJob, RejectsEmptyJobs) {
+  EXPECT_THROW((void)simulate_batch_job(unit_step_estimate(2, 4), 0, 4, 3), Error);
+  EXPECT_THROW((void)simulate_batch_job(unit_step_estimate(0, 4), 4, 4, 3), Error);
+}
+
 }  // namespace
 }  // namespace gpuplan
