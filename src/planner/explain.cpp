@@ -175,10 +175,10 @@ std::vector<PlanExplainLine> explain_plan(const PlanRequest& request, const Mode
       add(out, "batch_job.steps", static_cast<double>(j.steps), "",
           fmt::format("{} requests per replica queued at t = 0, at most {} running (KV pool for {} + {} tokens); each "
                       "step decodes d running sequences and prefills min(pending prompt tokens, max({} − d, {}/4)) "
-                      "FIFO; a request leaves {} steps after its prompt's last chunk, its slot refilled next step: {} "
-                      "steps, {} with prompt chunks, mean d {:.1f}{}",
+                      "FIFO; a request emits its first token with its prompt's last chunk and leaves {} steps later, its "
+                      "slot refilled next step: {} steps, {} with prompt chunks, mean d {:.1f}{}",
                       per_replica, p.serving->batch, request.prompt_tokens, request.output_tokens,
-                      p.serving->step_token_budget, p.serving->step_token_budget, request.output_tokens, j.steps,
+                      p.serving->step_token_budget, p.serving->step_token_budget, request.output_tokens - 1, j.steps,
                       j.prefill_steps, j.mean_decode_batch,
                       j.simulated_requests < per_replica
                           ? fmt::format(" (first {} requests simulated, the rest at their rate)", j.simulated_requests)
