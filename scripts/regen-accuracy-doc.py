@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Regenerate the measured sections of docs/accuracy.md from the accuracy tests' own output.
 
-Usage (from the repository root, after building test_sizing):
-  ./build/tests/test_sizing --gtest_filter='ThroughputPublished*:ThroughputGroundTruth*:GroundTruth*' \
-      > /tmp/accuracy.txt 2>&1
+Usage (from the repository root, after building test_sizing, test_e2e and gpuplan):
+  (./build/tests/test_e2e --gtest_filter='ThroughputPublishedE2E*' && \
+   ./build/tests/test_sizing --gtest_filter='ThroughputGroundTruth*:GroundTruth*') > /tmp/accuracy.txt 2>&1
   python3 scripts/regen-accuracy-doc.py /tmp/accuracy.txt docs/accuracy.md
 
 Each numbered section of docs/accuracy.md between its heading and the next heading holds a block
-copied verbatim from the test output (section 1: the markdown table of ThroughputPublished;
+copied verbatim from the test output (section 1: the markdown table of ThroughputPublishedE2E, the published runs timed by the built
+`gpuplan estimate`;
 2 and 3: ThroughputGroundTruth; 4: the four GroundTruth memory tables). Prose outside those
 blocks is kept as written. Nothing is computed here: every number comes from the tests.
 """
@@ -32,8 +33,8 @@ def test_block(lines, test_name):
 def main():
     out_path, doc_path = sys.argv[1], sys.argv[2]
     lines = open(out_path, encoding="utf-8").read().splitlines()
-    table1 = [l for l in test_block(lines, "ThroughputPublished.FrameworkTablesWithinBars")
-              if l.startswith("|") or l.startswith("within") or l.startswith("issue 8")]
+    table1 = [l for l in test_block(lines, "ThroughputPublishedE2E.FrameworkTablesThroughTheBinary")
+              if l.startswith("|") or l.startswith("within") or l.startswith("memory:") or l.startswith("issue 8")]
     runs = [l for l in test_block(lines, "ThroughputGroundTruth.EveryPublishedCaseWithinToleranceOrAllowListed")
             if l.strip()]
     h200 = [l for l in test_block(lines, "ThroughputGroundTruth.H200DecodeRoofline") if l.strip()] + [""] + \
@@ -62,6 +63,7 @@ def main():
             end = start
             for line in doc[start:].splitlines(keepends=True):
                 if line.startswith("|") or line.startswith("within") or line.startswith("issue 8") \
+                        or line.startswith("memory:") \
                         or line.startswith("known gap, not evaluated"):
                     end += len(line)
                 else:

@@ -47,6 +47,9 @@ std::vector<FieldDef<EstimateInput>> build_fields() {
        [](In& in, const json& v) { in.inter_node_gbit_per_s = v.get<double>(); }},
       {{"explain", "--explain", FieldType::boolean, FieldFace::both, "every number with its formula"},
        [](In& in, const json& v) { in.explain = v.get<bool>(); }},
+      {{"ignore_memory", "--ignore-memory", FieldType::boolean, FieldFace::both,
+        "time the layout even if gpuplan's memory model says it does not fit (warned: memory_over_capacity)"},
+       [](In& in, const json& v) { in.request.ignore_memory = v.get<bool>(); }},
   };
   f.insert(f.end(), rest.begin(), rest.end());
   return f;
@@ -74,6 +77,7 @@ EstimateOutput run_estimate(const EstimateInput& in, const Context& ctx) {
   check_epochs_with_tokens(in.given);
   if (!in.precision.empty()) req.precision = parse_train_precision(in.precision, "--precision");
   if (!in.optimizer.empty()) req.optimizer = parse_optimizer(in.optimizer, "--optimizer");
+  else if (req.stack) req.optimizer = stack_default_optimizer(*req.stack);  // Unsloth: 8-bit AdamW
   if (!in.recompute.empty()) req.pins.recompute = parse_recompute(in.recompute, "--recompute");
   if (in.gpu.empty()) throw_invalid_coded("--gpu", "gpu_missing", {}, "no GPU model given", "a GPU from `gpuplan gpus`, e.g. H100-SXM5-80GB");
   if (!in.gpus && !in.nodes) throw_invalid_coded("--gpus", "cluster_size_missing", {}, "no cluster size", "--gpus N (and/or --nodes N)");

@@ -224,6 +224,7 @@ PlanOutput run_plan(const PlanInput& in, const Context& ctx) {
   check_epochs_with_tokens(in.given);
   if (!in.precision.empty()) req.precision = parse_train_precision(in.precision, "--precision");
   if (!in.optimizer.empty()) req.optimizer = parse_optimizer(in.optimizer, "--optimizer");
+  else if (req.stack) req.optimizer = stack_default_optimizer(*req.stack);  // Unsloth: 8-bit AdamW
   if (!in.quant.empty()) req.quant = parse_weight_quant(in.quant, "--quant");
   if (!in.kv_dtype.empty()) req.kv_dtype = parse_kv_dtype(in.kv_dtype, "--kv-dtype");
   if (!in.engine.empty()) req.engine = parse_serving_engine(in.engine, "--engine");

@@ -74,7 +74,9 @@ json step_json(const TrainingStepEstimate& t) {
           {"tokens_per_s", t.tokens_per_s},
           {"micro_batches_per_step", t.micro_batches_per_step},
           {"mfu", t.mfu},
-          {"hfu", t.hfu}};
+          {"hfu", t.hfu},
+          {"pp_stage_imbalance", t.pp_stage_imbalance},
+          {"pp_busiest_stage", t.pp_busiest_stage}};
 }
 
 json goodput_json(const GoodputEstimate& g) {
@@ -164,6 +166,8 @@ json plan_json(const Plan& p, std::size_t rank) {
   json alts = json::array();
   for (const auto& a : p.alternatives) alts.push_back(cost_json(a));
   j["alternatives"] = std::move(alts);
+  // Expert tensor parallelism when pinned below (or above) tp (--expert-tp; 0 = tp, not shown).
+  if (p.layout.expert_tp > 0) j["layout"]["expert_tp"] = p.layout.expert_tp;
   if (p.training) {
     j["step"] = step_json(*p.training);
     j["mfu_overridden"] = p.mfu_overridden;

@@ -1,16 +1,23 @@
 #pragma once
 /// The training fields the plan and estimate requests share (one row each, one name, one setter):
 /// the run (tokens, dataset_tokens, epochs, seq, global_batch, precision, optimizer, lora_rank),
-/// the pinned layout (tp, pp, dp, ep, cp, zero, micro_batch, recompute, virtual_stages) and the
+/// the pinned layout (tp, pp, dp, ep, cp, zero, micro_batch, recompute, virtual_stages,
+/// expert_tp), the training stack and its recipe switches (stack, ep_overlap, tp_comm_overlap,
+/// moe_imbalance, pp_layers) and the
 /// time model's overrides (mfu, goodput, eval_fraction, failures_per_gpu_hour,
 /// checkpoint_write_gbps, restart_seconds, margin). `In` has a PlanRequest `request` and the
 /// strings `precision`, `optimizer` and `recompute` (parsed by its use case).
+#include <fmt/core.h>
+
+#include <charconv>
 #include <set>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "api/fields.hpp"
 #include "util/error_code.hpp"
+#include "sizing/memory.hpp"
 #include "sizing/workload_defaults.hpp"
 
 namespace gpuplan::api {
@@ -23,6 +30,29 @@ inline void check_epochs_with_tokens(const std::set<std::string>& given) {
     throw_invalid_coded("--epochs", "both_given", {{"a_field", "tokens"}, {"b_field", "epochs"}},
                         "both --tokens and --epochs given: --epochs multiplies --dataset-tokens, --tokens is the total",
                         "--tokens N alone, or --dataset-tokens N --epochs E");
+}
+
+/// "5,4,4,3" → {5, 4, 4, 3}: whole numbers separated by commas (spaces allowed). Throws
+/// Error{invalid_input} at --pp-layers (not_integer) for anything else.
+inline std::vector<int> parse_stage_layers(const std::string& text) {
+  std::vector<int> out;
+  std::size_t i = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', i);
+    std::string item = text.substr(i, comma == std::string::npos ? std::string::npos : comma - i);
+    const auto first = item.find_first_not_of(' ');
+    const auto last = item.find_last_not_of(' ');
+    item = first == std::string::npos ? std::string() : item.substr(first, last - first + 1);
+    int value = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+    if (item.empty() || ec != std::errc() || end != item.data() + item.size())
+      throw_invalid_coded("--pp-layers", "not_integer", {{"value", item}},
+                          fmt::format("“{}” is not a whole number", item), "whole numbers separated by commas, e.g. 5,4,4,3");
+    out.push_back(value);
+    if (comma == std::string::npos) break;
+    i = comma + 1;
+  }
+  return out;
 }
 
 template <class In>
@@ -72,6 +102,26 @@ std::vector<FieldDef<In>> training_layout_fields() {
        [](In& in, const json& v) { in.recompute = v.get<std::string>(); }},
       {{"virtual_stages", "--virtual-stages", FieldType::integer, FieldFace::both, "interleaved pipeline chunks per GPU", {}, task_bits::training},
        [](In& in, const json& v) { in.request.pins.virtual_stages = json_as<int>(v); }},
+      {{"expert_tp", "--expert-tp", FieldType::integer, FieldFace::both,
+        "pin the expert tensor-parallel degree (MoE; default = tp; below tp, ep divides tp·dp/expert-tp)", {}, task_bits::training},
+       [](In& in, const json& v) { in.request.pins.expert_tp = json_as<int>(v); }},
+      {{"stack", "--stack", FieldType::string, FieldFace::both,
+        "training stack: hf, fsdp, deepspeed, megatron, unsloth (memory defaults, ZeRO stage searched, fused or eager kernels)",
+        {}, task_bits::training},
+       [](In& in, const json& v) { in.request.stack = parse_training_stack(v.get<std::string>(), "--stack"); }},
+      {{"ep_overlap", "--ep-overlap", FieldType::boolean, FieldFace::both,
+        "MoE: EP all-to-alls overlapped with another micro-batch's compute (Megatron-Core overlap_moe_expert_parallel_comm)",
+        {}, task_bits::training},
+       [](In& in, const json& v) { in.request.ep_overlap = v.get<bool>(); }},
+      {{"tp_comm_overlap", "--tp-comm-overlap", FieldType::boolean, FieldFace::both,
+        "TP collectives overlapped with the GEMMs (Transformer Engine userbuffers; dense models, tp ≥ 2)", {}, task_bits::training},
+       [](In& in, const json& v) { in.request.tp_comm_overlap = v.get<bool>(); }},
+      {{"moe_imbalance", "--moe-imbalance", FieldType::number, FieldFace::both,
+        "MoE: busiest EP rank's tokens / the mean, 1-8 (default 1.2; 1 = force-balanced routing)", {}, task_bits::training},
+       [](In& in, const json& v) { in.request.moe_load_imbalance = v.get<double>(); }},
+      {{"pp_layers", "--pp-layers", FieldType::string, FieldFace::both,
+        "decoder layers per pipeline rank, comma-separated (e.g. 5,4,4,3; needs --pp; default: even split)", {}, task_bits::training},
+       [](In& in, const json& v) { in.request.pipeline_stage_layers = parse_stage_layers(v.get<std::string>()); }},
       {{"mfu", "--mfu", FieldType::number, FieldFace::both, "override: step time = model FLOP / (GPUs × peak × MFU)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.mfu_override = v.get<double>(); }},
       {{"goodput", "--goodput", FieldType::number, FieldFace::both,

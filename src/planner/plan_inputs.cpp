@@ -4,6 +4,10 @@ namespace gpuplan::detail {
 
 TrainingMemoryRequest training_memory_request(const PlanRequest& r, const ParallelLayout& layout, Recompute rc) {
   TrainingMemoryRequest m;
+  // The stack's memory behaviour (--stack: activation profile, fp32 gradient partition or
+  // accumulation, chunked cross-entropy, offloaded checkpoints); the layout, the recompute mode
+  // and the optimizer are the search's and the request's, set below.
+  if (r.stack) apply_stack_defaults(*r.stack, m);
   m.task = r.task;
   m.precision = r.precision;
   m.optimizer = r.optimizer;
@@ -23,6 +27,13 @@ TrainingStepRequest training_step_request(const PlanRequest& r, const ParallelLa
   s.layout = layout;
   s.recompute = rc;
   s.task = r.task;
+  s.lora_rank = r.lora_rank;
+  s.optimizer = r.optimizer;
+  if (r.stack) s.stack = *r.stack;
+  s.ep_overlap_with_compute = r.ep_overlap;
+  s.tp_comm_overlap = r.tp_comm_overlap;
+  s.pipeline_stage_layers = r.pipeline_stage_layers;
+  s.moe_load_imbalance = r.moe_load_imbalance;
   return s;
 }
 

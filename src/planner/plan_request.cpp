@@ -288,13 +288,51 @@ void PlanRequest::validate() const {
   pin(pins.zero_stage, "--zero", 0, 3);
   pin(pins.micro_batch, "--micro-batch", 1, 65536);
   pin(pins.virtual_stages, "--virtual-stages", 1, 1024);
+  pin(pins.expert_tp, "--expert-tp", 1, 1024);
+  if (moe_load_imbalance && !(*moe_load_imbalance >= 1.0 && *moe_load_imbalance <= 8.0))
+    throw_invalid_coded("--moe-imbalance", "number_out_of_range",
+                        {{"value", fmt::format("{}", *moe_load_imbalance)}, {"range", "[1, 8]"}},
+                        fmt::format("{} is out of range", *moe_load_imbalance), "a number in [1, 8]");
+  if (!pipeline_stage_layers.empty()) {
+    if (!pins.pp)
+      throw_invalid_coded("--pp-layers", "pp_layers_needs_pp", {}, "--pp-layers needs --pp",
+                          "--pp P with P entries in --pp-layers");
+    if (static_cast<int>(pipeline_stage_layers.size()) != *pins.pp)
+      throw_invalid_coded("--pp-layers", "pp_layers_count",
+                          {{"count", fmt::format("{}", pipeline_stage_layers.size())}, {"pp", fmt::format("{}", *pins.pp)}},
+                          fmt::format("{} entries for pp {}", pipeline_stage_layers.size(), *pins.pp),
+                          fmt::format("{} comma-separated layer counts", *pins.pp));
+    for (int n : pipeline_stage_layers)
+      if (n < 0 || n > 100000)
+        throw_invalid_coded("--pp-layers", "integer_out_of_range",
+                            {{"value", fmt::format("{}", n)}, {"min", "0"}, {"max", "100000"}},
+                            fmt::format("{} is out of range", n), "an integer in [0, 100000]");
+  }
+  if (workload != PlanWorkload::training) {
+    const char* f = stack ? "--stack" : ep_overlap ? "--ep-overlap" : tp_comm_overlap ? "--tp-comm-overlap"
+                    : moe_load_imbalance ? "--moe-imbalance" : !pipeline_stage_layers.empty() ? "--pp-layers" : nullptr;
+    if (f != nullptr)
+      throw_invalid_coded(f, "training_option_only", {{"field", f}}, fmt::format("{} applies to training only", f),
+                          "a training task (pretrain, full, lora, qlora)");
+  }
   if (pins.any() && workload != PlanWorkload::training && (pins.pp || pins.dp || pins.ep || pins.zero_stage ||
-                                                           pins.micro_batch || pins.recompute || pins.virtual_stages)) {
-    throw_invalid_coded(pins.pp ? "--pp" : pins.dp ? "--dp" : pins.ep ? "--ep" : pins.zero_stage ? "--zero" : pins.micro_batch ? "--micro-batch" : pins.recompute ? "--recompute" : "--virtual-stages",
+                                                           pins.micro_batch || pins.recompute || pins.virtual_stages ||
+                                                           pins.expert_tp)) {
+    throw_invalid_coded(pins.pp ? "--pp" : pins.dp ? "--dp" : pins.ep ? "--ep" : pins.zero_stage ? "--zero" : pins.micro_batch ? "--micro-batch" : pins.recompute ? "--recompute" : pins.virtual_stages ? "--virtual-stages" : "--expert-tp",
                         "layout_training_only", {}, "layout flags other than --tp apply to training only",
                         "a training task (pretrain, full, lora, qlora)");
   }
-  if (pins.ep && pins.dp && *pins.dp % *pins.ep != 0) {
+  // With expert TP below TP the EP group spans the TP ranks (Megatron-Core expert grid
+  // etp × ep × edp over tp × dp): ep divides tp·dp/etp.
+  if (pins.ep && pins.dp && pins.expert_tp && pins.tp && *pins.expert_tp != *pins.tp) {
+    const int ranks = *pins.tp * *pins.dp;
+    if (ranks % *pins.expert_tp != 0 || (ranks / *pins.expert_tp) % *pins.ep != 0)
+      throw_invalid_coded("--ep", "ep_not_dividing_dp",
+                          {{"ep", fmt::format("{}", *pins.ep)}, {"dp", fmt::format("{}", ranks / std::max(*pins.expert_tp, 1))}},
+                          fmt::format("ep {} × expert-tp {} does not divide tp {} × dp {}", *pins.ep, *pins.expert_tp,
+                                      *pins.tp, *pins.dp),
+                          "ep dividing tp·dp/expert-tp");
+  } else if (pins.ep && pins.dp && *pins.dp % *pins.ep != 0) {
     throw_invalid_coded("--ep", "ep_not_dividing_dp", {{"ep", fmt::format("{}", *pins.ep)}, {"dp", fmt::format("{}", *pins.dp)}},
                         fmt::format("ep {} does not divide dp {}", *pins.ep, *pins.dp), "ep dividing dp");
   }

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "model/model_source.hpp"
 #include "sizing/memory.hpp"
@@ -42,8 +43,12 @@ struct LayoutPins {
   std::optional<int> micro_batch;      ///< sequences per micro-batch per GPU
   std::optional<int> virtual_stages;   ///< interleaved pipeline chunks per GPU
   std::optional<Recompute> recompute;
+  /// --expert-tp: expert tensor-parallel degree (MoE; Megatron-Core expert_tensor_parallel_size).
+  /// Unset = tp (Megatron-Core's default). With expert_tp < tp the EP group spans the TP ranks, so
+  /// ep must divide tp·dp/expert_tp (not dp).
+  std::optional<int> expert_tp;
   bool any() const {
-    return tp || pp || dp || ep || cp || zero_stage || micro_batch || virtual_stages || recompute;
+    return tp || pp || dp || ep || cp || zero_stage || micro_batch || virtual_stages || recompute || expert_tp;
   }
 };
 
@@ -70,6 +75,31 @@ struct PlanRequest {
   TrainPrecision precision = workload_defaults::kPrecision;  ///< --precision
   Optimizer optimizer = workload_defaults::kOptimizer;                 ///< --optimizer
   int lora_rank = workload_defaults::kLoraRank;                                     ///< --lora-rank
+  /// --stack: the training stack (sizing/memory.hpp TrainingStack). It sets the memory behaviour
+  /// (apply_stack_defaults: activation profile, fp32 gradient partition/accumulation, chunked
+  /// cross-entropy, offloaded checkpoints), the ZeRO stage searched when --zero is not pinned
+  /// (megatron: the distributed optimizer = 1; fsdp 3; deepspeed 2; hf and unsloth: 2 and 3),
+  /// unsloth's full recompute, and the kernel efficiency of the step (megatron: fused kernels at
+  /// the base efficiencies; the others eager, sizing/perf.hpp eager_efficiency_factor).
+  /// nullopt = hf for the step time and the memory defaults of TrainingMemoryRequest.
+  std::optional<TrainingStack> stack;
+  /// --ep-overlap: the EP all-to-alls of one micro-batch overlap another's compute (Megatron-Core
+  /// --overlap-moe-expert-parallel-comm; TrainingStepRequest::ep_overlap_with_compute).
+  bool ep_overlap = false;
+  /// --tp-comm-overlap: TP collectives overlapped with the GEMMs (Transformer Engine userbuffers;
+  /// TrainingStepRequest::tp_comm_overlap). Dense MHA/GQA decoders with TP > 1 only.
+  bool tp_comm_overlap = false;
+  /// --moe-imbalance: tokens the busiest EP rank receives / the mean, ≥ 1 (default
+  /// PerfAssumptions::moe_load_imbalance = 1.2; 1 = force-balanced routing, as NVIDIA's published
+  /// MoE benchmarks run).
+  std::optional<double> moe_load_imbalance;
+  /// --pp-layers: decoder layers held by each pipeline rank (pp entries summing to the model's
+  /// layers; TrainingStepRequest::pipeline_stage_layers). Needs --pp. Empty = Megatron-Core's
+  /// uniform split.
+  std::vector<int> pipeline_stage_layers;
+  /// --ignore-memory (estimate only): time the layout even when gpuplan's memory model says it does
+  /// not fit (a run the user knows runs); the estimate carries the memory_over_capacity warning.
+  bool ignore_memory = false;
 
   // ---- serving / batch generation ----
   WeightQuant quant = workload_defaults::kQuant;  ///< --quant

@@ -310,7 +310,8 @@ std::vector<int> pp_candidates(const ModelArch& arch, const PlanRequest& r) {
 
 /// EP degrees for `dp` into `out` (reused: no allocation per search step): the pinned one, else 1
 /// and the divisors of the routed experts that divide dp (LoRA/QLoRA: 1).
-void ep_candidates(SearchContext& ctx, int dp, std::vector<int>& out) {
+/// With --expert-tp below tp the EP group spans the TP ranks: the divisors of tp·dp/expert_tp.
+void ep_candidates(SearchContext& ctx, int tp, int dp, std::vector<int>& out) {
   const PlanRequest& r = ctx.r;
   out.clear();
   if (r.pins.ep) {
@@ -320,8 +321,13 @@ void ep_candidates(SearchContext& ctx, int dp, std::vector<int>& out) {
   out.push_back(1);
   if (!ctx.arch.moe || r.task == Task::lora || r.task == Task::qlora) return;
   if (ctx.expert_divisors.empty()) ctx.expert_divisors = divisors(ctx.arch.moe->num_routed_experts);
+  int expert_ranks = dp;
+  if (r.pins.expert_tp && *r.pins.expert_tp != tp) {
+    if ((tp * dp) % *r.pins.expert_tp != 0) return;
+    expert_ranks = tp * dp / *r.pins.expert_tp;
+  }
   for (int e : ctx.expert_divisors) {
-    if (e > 1 && dp % e == 0) out.push_back(e);
+    if (e > 1 && expert_ranks % e == 0) out.push_back(e);
   }
 }
 
@@ -347,7 +353,11 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
   // Candidate lists in fixed arrays: a search runs per cluster, thousands of times per plan.
   std::array<Recompute, 3> recomputes = {Recompute::none, Recompute::selective, Recompute::full};
   std::size_t n_recomputes = 3;
-  if (r.pins.recompute) recomputes[0] = *r.pins.recompute, n_recomputes = 1;
+  if (r.pins.recompute) {
+    recomputes[0] = *r.pins.recompute, n_recomputes = 1;
+  } else if (r.stack == TrainingStack::unsloth) {
+    recomputes[0] = Recompute::full, n_recomputes = 1;  // Unsloth always checkpoints (offloaded)
+  }
   std::array<int, 32> tps{};
   std::size_t n_tps = 0;
   if (r.pins.tp) {
@@ -383,12 +393,23 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
         if (ctx.smallest_dp_over_batch == 0 || dp < ctx.smallest_dp_over_batch) ctx.smallest_dp_over_batch = dp;
         continue;
       }
+      // ZeRO stages: the pinned one, else the stack's (--stack megatron: the distributed
+      // optimizer, ZeRO-1; fsdp 3; deepspeed 2; hf and unsloth without ZeRO), else 2 and 3.
       std::array<int, 2> zero_stages = {2, 3};
       std::size_t n_zero = 2;
+      if (r.stack) {
+        switch (*r.stack) {
+          case TrainingStack::megatron: zero_stages[0] = 1, n_zero = 1; break;
+          case TrainingStack::fsdp: zero_stages[0] = 3, n_zero = 1; break;
+          case TrainingStack::deepspeed: zero_stages[0] = 2, n_zero = 1; break;
+          case TrainingStack::hf:
+          case TrainingStack::unsloth: zero_stages[0] = 0, n_zero = 1; break;
+        }
+      }
       if (dp == 1) zero_stages[0] = 0, n_zero = 1;
       if (r.pins.zero_stage) zero_stages[0] = *r.pins.zero_stage, n_zero = 1;
       const int vs = r.pins.virtual_stages.value_or(1);
-      ep_candidates(ctx, dp, ctx.eps);
+      ep_candidates(ctx, tp, dp, ctx.eps);
       for (std::size_t ei = 0; ei < ctx.eps.size(); ++ei) {
         const int ep = ctx.eps[ei];
         // Micro-batches: the pinned one, else powers of two dividing the per-rank batch.
@@ -421,6 +442,7 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
           layout.pp = pp;
           layout.dp = dp;
           layout.ep = ep;
+          layout.expert_tp = r.pins.expert_tp.value_or(0);
           layout.sequence_parallel = tp > 1;
           layout.micro_batch = mb;
           layout.virtual_stages = vs;
@@ -1816,6 +1838,27 @@ void check_request_for_model(const PlanRequest& request, const ModelArch& arch) 
                           fmt::format("pp {} exceeds the {} layers of {}", *request.pins.pp, arch.num_layers, arch.name),
                           fmt::format("at most {}", arch.num_layers));
     }
+    if (!request.pipeline_stage_layers.empty()) {
+      std::int64_t sum = 0;
+      for (int n : request.pipeline_stage_layers) sum += n;
+      if (sum != arch.num_layers)
+        throw_invalid_coded("--pp-layers", "pp_layers_sum",
+                            {{"sum", fmt::format("{}", sum)}, {"layers", fmt::format("{}", arch.num_layers)},
+                             {"model", arch.name}},
+                            fmt::format("the pipeline ranks hold {} layers; {} has {}", sum, arch.name, arch.num_layers),
+                            fmt::format("{} layer counts summing to {}", request.pipeline_stage_layers.size(), arch.num_layers));
+    }
+    if (request.tp_comm_overlap && (arch.moe || arch.mla || arch.parallel_attention || arch.ssm ||
+                                    arch.intermediate_size <= 0 || (request.pins.tp && *request.pins.tp < 2))) {
+      throw_invalid_coded("--tp-comm-overlap", "tp_comm_overlap_unsupported", {{"model", arch.name}},
+                          fmt::format("TP communication overlap is modelled for dense decoders with TP above 1 only ({})",
+                                      arch.name),
+                          "a dense MHA/GQA decoder and --tp 2 or more");
+    }
+    if (request.pins.expert_tp && *request.pins.expert_tp > 1 && !arch.moe)
+      throw_invalid_coded("--expert-tp", "expert_tp_on_dense_model",
+                          {{"etp", fmt::format("{}", *request.pins.expert_tp)}, {"model", arch.name}},
+                          fmt::format("expert-tp {} on a dense model ({})", *request.pins.expert_tp, arch.name), "no --expert-tp");
     if (request.pins.ep && *request.pins.ep > 1) {
       if (!arch.moe)
         throw_invalid_coded("--ep", "ep_on_dense_model", {{"ep", fmt::format("{}", *request.pins.ep)}, {"model", arch.name}},
@@ -3433,6 +3476,7 @@ std::string_view plan_warning_code_name(PlanWarningCode c) noexcept {
     case PlanWarningCode::fresher_plan_too_long: return "fresher_plan_too_long";
     case PlanWarningCode::idle_gpus: return "idle_gpus";
     case PlanWarningCode::min_nodes_billed: return "min_nodes_billed";
+    case PlanWarningCode::memory_over_capacity: return "memory_over_capacity";
   }
   return "unknown";
 }
@@ -3624,7 +3668,18 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
   ctx.tokens = request.training_tokens();
   ClusterOutcomes cache;
   const ClusterKey key = key_for(a, c.nodes);
-  const SearchOutcome& o = search_cluster(ctx, cache, key);
+  const SearchOutcome* found = &search_cluster(ctx, cache, key);
+  // --ignore-memory: a layout the memory model rejects (a run the user knows runs) is timed
+  // anyway, on a GPU of unbounded memory, and said not to fit.
+  AdmittedOffer unbounded = a;
+  ClusterOutcomes cache_unbounded;
+  std::optional<double> over_capacity_bytes;
+  if (!found->fits && request.ignore_memory && ctx.layouts_evaluated > 0) {
+    over_capacity_bytes = found->smallest_per_gpu_bytes;
+    unbounded.capacity_bytes = kInf;
+    found = &search_cluster(ctx, cache_unbounded, key_for(unbounded, c.nodes));
+  }
+  const SearchOutcome& o = *found;
   if (!o.fits) {
     why = ctx.layouts_evaluated == 0
               ? fmt::format("no layout could be sized: {}", ctx.first_layout_problem.value_or("no layout matches the pins"))
@@ -3642,6 +3697,17 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
   }
   describe_offer(request, arch, a, nullptr, *p);
   if (auto w = context_warning(request, arch)) p->warnings.push_back(*w);
+  if (over_capacity_bytes) {
+    p->gpu_memory_capacity_bytes = a.capacity_bytes;
+    add_warning(p->warnings, PlanWarningCode::memory_over_capacity,
+                fmt::format("gpuplan's memory model puts this layout at {} per GPU, above the {}'s {} ({} usable with the "
+                            "{:.0f}% margin): timed as asked (--ignore-memory)",
+                            short_gb(p->per_gpu_memory_bytes), c.gpu->name, short_gb(a.capacity_bytes),
+                            short_gb(a.capacity_bytes * (1 - request.margin)), request.margin * 100));
+    p->warnings.back().values = {{"per_gpu_gb", fmt::format("{:.1f}", p->per_gpu_memory_bytes / 1e9)},
+                                 {"capacity_gb", fmt::format("{:.1f}", a.capacity_bytes / 1e9)},
+                                 {"usable_gb", fmt::format("{:.1f}", a.capacity_bytes * (1 - request.margin) / 1e9)}};
+  }
   p->provider.clear();
   p->instance_type.clear();
   p->regions.clear();

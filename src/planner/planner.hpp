@@ -99,6 +99,9 @@ enum class PlanWarningCode {
   /// fewer: the minimum is billed; names the idle instances and their cost (values: min_nodes,
   /// used_nodes, idle_nodes, idle_gpus, idle_usd)
   min_nodes_billed,
+  /// estimate --ignore-memory: gpuplan's memory model puts the timed layout above the GPU's
+  /// capacity (with the margin); it was timed as asked (values: per_gpu_gb, capacity_gb, usable_gb)
+  memory_over_capacity,
 };
 std::string_view plan_warning_code_name(PlanWarningCode c) noexcept;
 

@@ -233,6 +233,9 @@ struct TrainingMemoryRequest;
 /// Overwrites the stack-controlled fields of `r` with the stack's defaults (listed above).
 /// Callers apply explicit user choices afterwards.
 void apply_stack_defaults(TrainingStack stack, TrainingMemoryRequest& r);
+/// The optimizer a stack uses out of the box (apply_stack_defaults): Unsloth 8-bit AdamW, the
+/// others AdamW.
+Optimizer stack_default_optimizer(TrainingStack stack) noexcept;
 
 /// Defaults shared by training and serving (documented above, [Torch] and [Alloc]).
 /// Bytes per token per dense decoder layer that torchtitan's per-op selective activation

@@ -257,9 +257,13 @@ void apply_stack_defaults(TrainingStack stack, TrainingMemoryRequest& r) {
       r.chunked_cross_entropy = true;
       r.offload_activations = true;
       r.recompute = Recompute::full;
-      r.optimizer = Optimizer::adamw_8bit;
+      r.optimizer = stack_default_optimizer(stack);
       break;
   }
+}
+
+Optimizer stack_default_optimizer(TrainingStack stack) noexcept {
+  return stack == TrainingStack::unsloth ? Optimizer::adamw_8bit : Optimizer::adamw;
 }
 
 double weight_quant_bits(WeightQuant q, bool double_quant) noexcept {

@@ -17,6 +17,11 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 double safe_div(double a, double b) { return b > 0 ? a / b : (a > 0 ? kInf : 0.0); }
 
+/// The run's MoE load imbalance: the request's (--moe-imbalance), else the assumption.
+double moe_imbalance(const TrainingStepRequest& r, const PerfAssumptions& a) {
+  return r.moe_load_imbalance.value_or(a.moe_load_imbalance);
+}
+
 bool frozen_base(Task task) { return task == Task::lora || task == Task::qlora; }
 
 Dtype requested_dtype(TrainPrecision p) {
@@ -350,7 +355,7 @@ void compute_phase(Work& w, const ModelArch& arch, const TrainingStepRequest& r,
     // The grouped GEMMs of one GPU are f_e / etp wide (expert tensor parallelism splits them).
     w.expert_slowdown = (1.0 + a.expert_half_width * static_cast<double>(l.etp()) /
                                    static_cast<double>(moe.expert_intermediate_size)) *
-                        (l.ep > 1 ? std::max(a.moe_load_imbalance, 1.0) : 1.0);
+                        (l.ep > 1 ? std::max(moe_imbalance(r, a), 1.0) : 1.0);
     const double factor = (1.0 - w.expert_flop_share) + w.expert_flop_share * w.expert_slowdown;
     // Dropless token dispatch: a fixed, GPU-independent time per MoE layer per micro-batch.
     w.moe_fixed_seconds = md * std::ceil(static_cast<double>(moe.num_moe_layers) / pp) * a.moe_layer_overhead_seconds;
@@ -417,7 +422,7 @@ void finish_work(Work& w, const ModelArch& arch, const TrainingStepRequest& r, c
     const double off_node = l.ep > 1 ? static_cast<double>(l.ep - ep_per_node) / (l.ep - 1.0) : 0.0;
     const double t_intra = safe_div(w.ep_bytes * (1.0 - off_node), intra);
     const double t_inter = off_node > 0 ? safe_div(w.ep_bytes * off_node, per_gpu_net) : 0.0;
-    w.ep_alltoall_each_seconds = std::max(t_intra, t_inter) * a.moe_load_imbalance;
+    w.ep_alltoall_each_seconds = std::max(t_intra, t_inter) * moe_imbalance(r, a);
     w.ep_off_node_fraction = off_node;
     w.ep_collectives_per_layer = 4 + (r.recompute == Recompute::full ? 2 : 0);
     w.moe_layers_per_stage = std::ceil(static_cast<double>(arch.moe->num_moe_layers) / pp);
@@ -645,7 +650,7 @@ bool same_but_zero_stage(const TrainingStepRequest& x, const TrainingStepRequest
          x.recompute == y.recompute && x.task == y.task && x.lora_rank == y.lora_rank && x.optimizer == y.optimizer &&
          x.stack == y.stack && x.ep_overlap_with_compute == y.ep_overlap_with_compute &&
          x.tp_comm_overlap == y.tp_comm_overlap &&
-         x.pipeline_stage_layers == y.pipeline_stage_layers;
+         x.pipeline_stage_layers == y.pipeline_stage_layers && x.moe_load_imbalance == y.moe_load_imbalance;
 }
 
 void check_figures(const TrainingStepRequest& request, const TrainingStepModelFigures& figures) {
@@ -894,7 +899,7 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                                    "top-{} × {} B × (ep {}−1)/ep; {:.0f}% off-node) × load imbalance {:.2f}{} = {}",
                                    md, w.moe_layers_per_stage, w.ep_collectives_per_layer, si(w.ep_bytes, "B"),
                                    arch.hidden_size, arch.moe->experts_per_token, comm_element_bytes(r.precision), l.ep,
-                                   100.0 * w.ep_off_node_fraction, a.moe_load_imbalance,
+                                   100.0 * w.ep_off_node_fraction, moe_imbalance(r, a),
                                    a.ep_comm_overlap_fraction > 0
                                        ? fmt::format(" × (1 − overlap {:.2f})", a.ep_comm_overlap_fraction)
                                        : std::string(),

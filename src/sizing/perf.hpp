@@ -264,6 +264,10 @@ struct TrainingStepRequest {
   /// Must have pp entries summing to the model's layers
   /// (Error{invalid_input, "layout.pipeline_stage_layers"}).
   std::vector<int> pipeline_stage_layers;
+  /// MoE: tokens the busiest EP rank receives / the mean, ≥ 1, for this run (e.g. 1 for
+  /// force-balanced routing, as NVIDIA's published benchmarks run). nullopt =
+  /// PerfAssumptions::moe_load_imbalance.
+  std::optional<double> moe_load_imbalance;
 };
 
 /// Breakdown of one training step. step_seconds = compute_seconds + tp_allreduce_seconds

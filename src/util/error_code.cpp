@@ -30,7 +30,7 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 126> kCodes = {
+constexpr std::array<std::string_view, 132> kCodes = {
     "ambiguous_model",
     "body_empty",
     "body_not_object",
@@ -44,6 +44,7 @@ constexpr std::array<std::string_view, 126> kCodes = {
     "ep_on_dense_model",
     "estimate_training_only",
     "expert_grid_not_dividing",
+    "expert_tp_on_dense_model",
     "field_not_for_task",
     "filter_bad_character",
     "filter_clause_before",
@@ -131,6 +132,9 @@ constexpr std::array<std::string_view, 126> kCodes = {
     "path_not_percent_encoded",
     "plan_does_not_exist",
     "pp_exceeds_layers",
+    "pp_layers_count",
+    "pp_layers_needs_pp",
+    "pp_layers_sum",
     "qlora_needs_16_bit",
     "query_not_percent_encoded",
     "question_budget_too_large",
@@ -147,9 +151,11 @@ constexpr std::array<std::string_view, 126> kCodes = {
     "tokens_below_one_sequence",
     "tokens_missing",
     "too_large",
+    "tp_comm_overlap_unsupported",
     "tp_exceeds_node",
     "tp_kv_heads_mismatch",
     "tp_not_dividing_heads",
+    "training_option_only",
     "unknown_choice",
     "unknown_field",
     "unknown_gpu",

@@ -1,0 +1,142 @@
+// The training-stack and recipe flags of `gpuplan estimate` and `gpuplan plan` (--stack,
+// --expert-tp, --ep-overlap, --tp-comm-overlap, --moe-imbalance, --pp-layers, --ignore-memory):
+// what each changes in the JSON, and their bad inputs as one-line errors with exit 2.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "binary_e2e.hpp"
+
+namespace gpuplan::e2e {
+namespace {
+
+class RecipeFlagsE2E : public BinaryE2E<RecipeFlagsE2E> {
+ public:
+  static constexpr const char* kName = "recipe-flags";
+};
+
+// Qwen3-30B-A3B on 8 × B200, EP 8: the Megatron-Bridge 25.11 row (mb1, fp8).
+const std::string kMoe =
+    "estimate --model qwen3-30b-a3b --task pretrain --gpu 'NVIDIA B200 (HGX)' --gpus 8 --tp 1 --pp 1 --dp 8 --ep 8 "
+    "--micro-batch 1 --global-batch 512 --seq 4096 --precision fp8_mixed --recompute none --tokens 2e9";
+// Llama 3.1 8B on 8 × H100, TP 2 (kDensePp2: TP 2 × PP 2 × DP 2).
+const std::string kDense =
+    "estimate --model llama-3.1-8b --task pretrain --gpu 'NVIDIA H100 SXM' --gpus 8 --tp 2 --pp 1 --dp 4 "
+    "--micro-batch 1 --global-batch 64 --seq 4096 --precision bf16_mixed --recompute full --tokens 1e9";
+const std::string kDensePp2 =
+    "estimate --model llama-3.1-8b --task pretrain --gpu 'NVIDIA H100 SXM' --gpus 8 --tp 2 --pp 2 --dp 2 "
+    "--micro-batch 1 --global-batch 64 --seq 4096 --precision bf16_mixed --recompute full --tokens 1e9";
+
+double step_term(const nlohmann::json& j, const char* term) { return j["estimate"]["step"][term].get<double>(); }
+
+TEST_F(RecipeFlagsE2E, StackSetsTheZeroStageSearchedAndTheKernelEfficiency) {
+  const auto hf = run_json(kDense, 0);
+  const auto megatron = run_json(kDense + " --stack megatron", 0);
+  const auto fsdp = run_json(kDense + " --stack fsdp", 0);
+  // Without --stack the search weighs ZeRO 2 and 3; Megatron runs its distributed optimizer
+  // (ZeRO-1), FSDP shards everything (ZeRO-3).
+  EXPECT_EQ(megatron["estimate"]["layout"]["zero_stage"], 1);
+  EXPECT_EQ(fsdp["estimate"]["layout"]["zero_stage"], 3);
+  // Fused kernels: the same FLOPs in less compute time than the eager default (perf.hpp
+  // eager_efficiency_factor 0.89: eager compute = fused compute / 0.89).
+  const double ratio = step_term(megatron, "compute_seconds") / step_term(hf, "compute_seconds");
+  EXPECT_NEAR(ratio, 0.89, 0.005) << megatron.dump().substr(0, 400);
+  // --zero wins over the stack.
+  EXPECT_EQ(run_json(kDense + " --stack megatron --zero 2", 0)["estimate"]["layout"]["zero_stage"], 2);
+}
+
+TEST_F(RecipeFlagsE2E, MoeImbalanceStretchesEachAllToAll) {
+  const auto balanced = run_json(kMoe + " --moe-imbalance 1", 0);
+  const auto skewed = run_json(kMoe + " --moe-imbalance 1.5", 0);
+  // ep_alltoall = micro-batches × MoE layers × 4 × bytes / link × imbalance: linear in it.
+  EXPECT_NEAR(step_term(skewed, "ep_alltoall_seconds") / step_term(balanced, "ep_alltoall_seconds"), 1.5, 1e-9);
+  // The default is PerfAssumptions::moe_load_imbalance = 1.2.
+  EXPECT_NEAR(step_term(run_json(kMoe, 0), "ep_alltoall_seconds") / step_term(balanced, "ep_alltoall_seconds"), 1.2, 1e-9);
+}
+
+TEST_F(RecipeFlagsE2E, EpOverlapHidesTheAllToAllBehindCompute) {
+  const auto plain = run_json(kMoe + " --moe-imbalance 1", 0);
+  const auto overlapped = run_json(kMoe + " --moe-imbalance 1 --ep-overlap", 0);
+  // All-to-all (~2 s) below the compute (~25 s): fully hidden.
+  EXPECT_GT(step_term(plain, "ep_alltoall_seconds"), 1.0);
+  EXPECT_EQ(step_term(overlapped, "ep_alltoall_seconds"), 0.0);
+  EXPECT_LT(step_term(overlapped, "step_seconds"), step_term(plain, "step_seconds"));
+}
+
+TEST_F(RecipeFlagsE2E, TpCommOverlapLowersTheExposedTpTime) {
+  const auto plain = run_json(kDense + " --stack megatron", 0);
+  const auto overlapped = run_json(kDense + " --stack megatron --tp-comm-overlap", 0);
+  EXPECT_GT(step_term(plain, "tp_allreduce_seconds"), 0.0);
+  EXPECT_LT(step_term(overlapped, "tp_allreduce_seconds"), step_term(plain, "tp_allreduce_seconds"));
+}
+
+TEST_F(RecipeFlagsE2E, ExpertTpBelowTpLetsEpSpanTheTpRanks) {
+  // Qwen3-235B-A22B on 256 H100 at tp 2, pp 8, dp 16: ep 32 > dp needs expert TP 1 (the
+  // Megatron-Bridge recipe's expert_tensor_parallel_size=1).
+  const std::string base =
+      "estimate --model qwen3-235b-a22b --task pretrain --gpu 'NVIDIA H100 SXM' --gpus 256 --inter-node-gbit-per-s 3200 "
+      "--tp 2 --pp 8 --dp 16 --ep 32 --micro-batch 1 --virtual-stages 4 --global-batch 2048 --seq 4096 "
+      "--precision fp8_mixed --recompute none --stack megatron --tokens 1e10 --ignore-memory";
+  const RunResult without = run(base);
+  EXPECT_EQ(without.exit_code, 2) << without.out;
+  EXPECT_NE(without.out.find("ep 32 does not divide dp 16"), std::string::npos) << without.out;
+  const auto with = run_json(base + " --expert-tp 1", 0);
+  EXPECT_EQ(with["estimate"]["layout"]["ep"], 32);
+  EXPECT_EQ(with["estimate"]["layout"]["expert_tp"], 1);
+}
+
+TEST_F(RecipeFlagsE2E, PpLayersSetTheBusiestStage) {
+  // Llama 3.1 8B (32 layers) at pp 4: 8 layers per rank by default, the last rank also holds the
+  // output layer and the loss (V·h = 128256 × 4096 = 0.53 B parameters ≈ 2.4 decoder layers of
+  // 0.22 B), so it is the busiest at ≈ 10.4 layer-equivalents. 10,8,8,6 lightens it to ≈ 8.4 and
+  // the first rank's 10 set the pace (less compute); 12,8,8,4 makes the first rank's 12 the
+  // busiest (more).
+  const std::string base =
+      "estimate --model llama-3.1-8b --task pretrain --gpu 'NVIDIA H100 SXM' --gpus 8 --tp 1 --pp 4 --dp 2 "
+      "--micro-batch 1 --global-batch 64 --seq 4096 --precision bf16_mixed --recompute full --stack megatron --tokens 1e9";
+  const auto even = run_json(base, 0);
+  const auto lighter_last = run_json(base + " --pp-layers 10,8,8,6", 0);
+  const auto heavier_first = run_json(base + " --pp-layers 12,8,8,4", 0);
+  EXPECT_LT(step_term(lighter_last, "compute_seconds"), step_term(even, "compute_seconds"));
+  EXPECT_GT(step_term(heavier_first, "compute_seconds"), step_term(even, "compute_seconds"));
+}
+
+TEST_F(RecipeFlagsE2E, IgnoreMemoryTimesALayoutThatDoesNotFitAndSaysSo) {
+  // Llama 3.1 70B on one 80 GB GPU does not fit (weights alone are 141 GB).
+  const std::string base =
+      "estimate --model llama-3.1-70b --task full --gpu 'NVIDIA H100 SXM' --gpus 1 --micro-batch 1 --global-batch 8 "
+      "--seq 2048 --tokens 1e6";
+  const RunResult refused = run(base);
+  EXPECT_EQ(refused.exit_code, 1) << refused.out;
+  const auto timed = run_json(base + " --ignore-memory", 0);
+  const auto& e = timed["estimate"];
+  EXPECT_GT(e["per_gpu_memory_bytes"].get<double>(), e["gpu_memory_capacity_bytes"].get<double>());
+  bool warned = false;
+  for (const auto& w : e["warnings"]) warned = warned || w["code"] == "memory_over_capacity";
+  EXPECT_TRUE(warned) << e["warnings"].dump();
+}
+
+TEST_F(RecipeFlagsE2E, BadRecipeFlagsAreOneLineErrorsWithExit2) {
+  const struct {
+    std::string args, flag;
+  } cases[] = {
+      {kDense + " --pp-layers 16,16", "--pp-layers"},                                  // needs --pp
+      {kDensePp2 + " --pp-layers 16,8,8", "--pp-layers"},                              // 3 entries for pp 2
+      {kDensePp2 + " --pp-layers 16,15", "--pp-layers"},                               // 31 ≠ 32 layers
+      {kDensePp2 + " --pp-layers 16,x", "--pp-layers"},                                // not a number
+      {kMoe + " --tp-comm-overlap", "--tp-comm-overlap"},                             // MoE
+      {kDense + " --expert-tp 2", "--expert-tp"},                                     // dense model
+      {kMoe + " --moe-imbalance 0.5", "--moe-imbalance"},                             // below 1
+      {kDense + " --stack keras", "--stack"},                                         // unknown stack
+      {"plan --model llama-3.1-8b --task serve --rps 1 --stack megatron", "--stack"},  // serving
+  };
+  for (const auto& c : cases) {
+    const RunResult r = run(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.out;
+    EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << "not one line: " << r.out;
+    EXPECT_NE(r.out.find("gpuplan: error: " + c.flag), std::string::npos) << c.args << "\n" << r.out;
+  }
+}
+
+}  // namespace
+}  // namespace gpuplan::e2e
