@@ -8,7 +8,7 @@
 // stale; the plan's price ages), so nothing is normalised away.
 //
 // When an output changes on purpose (a new key, a corrected formula), regenerate and review the diff:
-//   GPUPLAN_UPDATE_GOLDEN=1 ./build/tests/test_cli --gtest_filter='JsonGolden*'
+//   GPUPLAN_UPDATE_GOLDEN=1 ./build/tests/test_cli --gtest_filter='*JsonGolden*'
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -84,7 +84,7 @@ TEST_P(JsonGolden, MatchesGoldenFile) {
     const json patch = json::diff(want, got);
     FAIL() << GetParam().name << ": the output differs from " << file << " (first changes, as a JSON patch from golden to now):\n"
            << patch.dump(1).substr(0, 3000)
-           << "\nIf the change is intended: GPUPLAN_UPDATE_GOLDEN=1 ./build/tests/test_cli --gtest_filter='JsonGolden*'";
+           << "\nIf the change is intended: GPUPLAN_UPDATE_GOLDEN=1 ./build/tests/test_cli --gtest_filter='*JsonGolden*'";
   }
 }
 
