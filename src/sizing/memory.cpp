@@ -217,13 +217,18 @@ struct ActivationContext {
   /// 0.5·x and 1 + tanh(.) (4 × 2f) instead of the fused GeLU's input (2f).
   bool python_gelu = false;
   bool kv_expanded = false;  ///< K, V copied to the query heads before attention (memory.hpp)
+  /// Bytes per element of a linear layer's saved input: 2 (16 bits), 1 under Transformer Engine FP8
+  /// (Megatron profile with fp8_mixed): TE's Linear/GroupedLinear keep the quantized input for the
+  /// weight gradient and discard its row-wise copy (transformer_engine/pytorch/module/linear.py at
+  /// d0067d0da, _Linear forward: saved_inputmat = the quantized inputmat, update_usage(rowwise_usage=False)).
+  double gemm_input_bytes = 2;
 };
 
 /// Bytes saved for the input (width `w`) shared by the linear layers `group`: once in 16 bits when the
 /// weights train; under LoRA each adapted matrix saves its own cast copy (one shared copy when the
 /// adapters are 16-bit), frozen unadapted matrices save nothing.
 double linear_input(const ActivationContext& c, double w, std::initializer_list<const char*> group) {
-  if (!c.lora) return 2.0 * w;
+  if (!c.lora) return c.gemm_input_bytes * w;
   int n = 0;
   for (const char* g : group) n += targets(*c.targets, g) ? 1 : 0;
   if (n == 0) return 0.0;
@@ -237,6 +242,7 @@ double linear_input(const ActivationContext& c, double w, std::initializer_list<
 LayerActivation layer_activation(const Shape& s, bool moe_layer, const ActivationContext& c) {
   const bool eager = c.profile == ActivationProfile::pytorch_eager;
   const bool compiled = c.profile == ActivationProfile::pytorch_compiled;
+  const bool megatron = c.profile == ActivationProfile::megatron;
   LayerActivation x;
   // R: norm inputs + the attention / MLP block inputs [+ 2 dropout masks, 1 B each] (Korthikanti: 4+2+2+2 = 10 sbh).
   x.replicated = c.norms_per_layer * c.norm_bytes_per_h * s.h + linear_input(c, s.h, {"q", "k", "v"}) +
@@ -250,6 +256,8 @@ LayerActivation layer_activation(const Shape& s, bool moe_layer, const Activatio
   // The out-projection input: Megatron reuses the attention output; eager PyTorch makes a contiguous copy,
   // which torch.compile also saves (a backward mm reads it: is_materialized_backwards bans its recompute).
   if (eager || compiled || c.lora) x.split += linear_input(c, s.o_in_width, {"o"});
+  // Under FP8 the out-projection (a TE Linear) keeps its own 8-bit copy of the attention output.
+  else if (megatron && c.gemm_input_bytes < 2.0) x.split += c.gemm_input_bytes * s.o_in_width;
   if (c.flash) {
     x.split += 4 * s.a;  // [FA] fp32 logsumexp per head per token
   } else {
@@ -258,10 +266,15 @@ LayerActivation layer_activation(const Shape& s, bool moe_layer, const Activatio
   // MLP: gated keeps gate out, act out, up out (3·2f) + the down-projection input (the product);
   // plain keeps the activation input (2f) + the down-projection input (Korthikanti: 8+8 = 16 sbh at f = 4h).
   // torch.compile recomputes silu(gate) (pointwise, read only by pointwise backward ops): gate, up (4f).
-  const double inner = c.gated ? (compiled ? 4.0 : 6.0) : (c.python_gelu ? 8.0 : 2.0);
+  // Megatron's fused SwiGLU (bias_activation_fusion, which Megatron-Bridge sets for Llama, Qwen3,
+  // DeepSeek-V3 and gpt-oss) saves only its input, gate and up (4f): Megatron-LM
+  // megatron/core/fusions/fused_bias_swiglu.py at d98e8a64dd, SwiGLUFunction.forward
+  // ctx.save_for_backward(input_for_backward).
+  const double inner = c.gated ? (compiled || megatron ? 4.0 : 6.0) : (c.python_gelu ? 8.0 : 2.0);
   if (moe_layer) {
-    // Per routed token (top-k): gathered input copy, expert intermediates, expert output before combine.
-    x.split += s.k * (2 * s.h + inner * s.f_e + linear_input(c, s.f_e, {"down"}) + 2 * s.h);
+    // Per routed token (top-k): gathered input copy (the experts' first GEMM input: 8 bits under TE
+    // FP8), expert intermediates, expert output before combine (kept for the routing weights' gradient).
+    x.split += s.k * ((c.lora ? 2.0 : c.gemm_input_bytes) * s.h + inner * s.f_e + linear_input(c, s.f_e, {"down"}) + 2 * s.h);
     x.split += inner * s.shared_width + linear_input(c, s.shared_width, {"down"});
     x.replicated += 2 * 4 * s.E;  // router logits + probabilities, fp32
   } else {
@@ -542,6 +555,8 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
     ac.adapter_bytes = pure ? 2.0 : 4.0;
     ac.targets = &r.lora_targets;
     ac.kv_expanded = r.kv_expanded_for_attention && !s.mla;
+    ac.gemm_input_bytes =
+        r.activation_profile == ActivationProfile::megatron && prec == TrainPrecision::fp8_mixed ? 1.0 : 2.0;
     const LayerActivation dense_l = layer_activation(s, false, ac);
     const LayerActivation moe_l = s.moe ? layer_activation(s, true, ac) : dense_l;
     const bool sp = lay.sequence_parallel && lay.tp > 1;
@@ -828,7 +843,7 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
     out.warnings.push_back(fmt::format("{} layers do not split evenly over pp {}; counted {} layers per stage",
                                        m.num_layers, lay.pp, layers_stage));
   }
-  if (prec == TrainPrecision::fp8_mixed) {
+  if (prec == TrainPrecision::fp8_mixed && r.activation_profile != ActivationProfile::megatron) {
     out.warnings.push_back("fp8: activations counted in 16 bits (Transformer Engine saves some in fp8)");
   }
   if (s.decoder && m.max_position_embeddings > 0 && r.seq_len > m.max_position_embeddings) {

@@ -178,6 +178,8 @@ TrainingMemoryTotal::TrainingMemoryTotal(const ModelArch& m, const TrainingMemor
     const bool pure = r_.precision == TrainPrecision::bf16_pure;
     const bool eager = r_.activation_profile == ActivationProfile::pytorch_eager;
     const bool compiled = r_.activation_profile == ActivationProfile::pytorch_compiled;
+    const bool megatron = r_.activation_profile == ActivationProfile::megatron;
+    const double gemm_input_bytes = megatron && r_.precision == TrainPrecision::fp8_mixed ? 1.0 : 2.0;
     const double norms_per_layer = static_cast<double>(m.norms_per_layer > 0 ? m.norms_per_layer : 2);
     const bool gemma = m.model_type.rfind("gemma", 0) == 0;
     const double norm_bytes_per_h =
@@ -186,7 +188,7 @@ TrainingMemoryTotal::TrainingMemoryTotal(const ModelArch& m, const TrainingMemor
     const double adapter_bytes = pure ? 2.0 : 4.0;
     const double seq = static_cast<double>(r_.seq_len);
     auto linear_input = [&](double w, std::initializer_list<unsigned> group) {
-      if (!lora) return 2.0 * w;
+      if (!lora) return gemm_input_bytes * w;
       int n = 0;
       for (unsigned g : group) n += (targets & g) != 0 ? 1 : 0;
       if (n == 0) return 0.0;
@@ -202,14 +204,15 @@ TrainingMemoryTotal::TrainingMemoryTotal(const ModelArch& m, const TrainingMemor
       x.split = 2 * q_width + 2 * (k_width * expand) + 2 * (v_width * expand) + 2 * o_in_width;
       if (m.qk_norm) x.split += (eager ? 6.0 : 2.0) * (q_width + k_width);
       if (eager || compiled || lora) x.split += linear_input(o_in_width, {kO});
+      else if (megatron && gemm_input_bytes < 2.0) x.split += gemm_input_bytes * o_in_width;
       if (r_.flash_attention) {
         x.split += 4 * a;
       } else {
         x.scores = a * seq * (r_.dropout ? 5.0 : 2.0);
       }
-      const double inner = m.gated_mlp ? (compiled ? 4.0 : 6.0) : (python_gelu ? 8.0 : 2.0);
+      const double inner = m.gated_mlp ? (compiled || megatron ? 4.0 : 6.0) : (python_gelu ? 8.0 : 2.0);
       if (moe_layer) {
-        x.split += k * (2 * h_ + inner * f_e + linear_input(f_e, {kDown}) + 2 * h_);
+        x.split += k * ((lora ? 2.0 : gemm_input_bytes) * h_ + inner * f_e + linear_input(f_e, {kDown}) + 2 * h_);
         x.split += inner * shared_width + linear_input(shared_width, {kDown});
         x.replicated += 2 * 4 * E;
       } else {

@@ -167,6 +167,30 @@ TEST(TrainingMemory, FullRecomputeKeepsLayerInputsPlusOneLayer) {
   EXPECT_NEAR(out.term_bytes("logits"), s * 1024 * 2, 1e-6);
 }
 
+TEST(TrainingMemory, MegatronFusedSwigluAndTransformerEngineFp8Inputs) {
+  // One Llama-3-8B layer (h 4096, 32 heads, 8 KV heads of 128, f 14336), Megatron profile,
+  // FlashAttention, no dropout, s 4096, b 1. Per token, by hand:
+  //   norm inputs 2 × 2h + the qkv input 2h + the fc1 input 2h                 =  8h = 32768
+  //   Q, K, V, attention output 2·(4096 + 1024 + 1024 + 4096)                  =       20480
+  //   logsumexp 4 B × 32 heads                                                 =         128
+  //   fused SwiGLU: its input gate ‖ up (2 × 2f; fused_bias_swiglu.py saves only it) = 4f = 57344
+  //   the fc2 (down) input 2f                                                  =       28672
+  //   total 139392 B.
+  // Under Transformer Engine FP8 the GEMM inputs kept for the weight gradient are the 8-bit
+  // copies (linear.py: saved_inputmat is the quantized input): qkv and fc1 inputs h each, fc2
+  // input f, and the out-projection's own 8-bit copy of the attention output (+4096):
+  //   139392 − 4096 − 4096 − 14336 + 4096 = 120960 B.
+  const ModelArch m = llama_like(1, 4096, 32, 8, 128, 14336, 128256);
+  TrainingMemoryRequest req;
+  req.activation_profile = ActivationProfile::megatron;
+  req.optimizer_foreach = false;
+  req.seq_len = 4096;
+  const double s = 4096;
+  EXPECT_NEAR(training_memory(m, req).term_bytes("activations"), s * 139392, 1.0);
+  req.precision = TrainPrecision::fp8_mixed;
+  EXPECT_NEAR(training_memory(m, req).term_bytes("activations"), s * 120960, 1.0);
+}
+
 TEST(TrainingMemory, FirstPipelineStageHoldsPMicroBatches) {
   // 1F1B: the first stage holds p micro-batches of L/p layers = L layers' worth (Korthikanti §4.2.3).
   const ModelArch m = gpt_like(32, 2048, 16);
