@@ -15,6 +15,7 @@ TrainingMemoryRequest training_memory_request(const PlanRequest& r, const Parall
   m.layout = layout;
   m.recompute = rc;
   m.lora_rank = r.lora_rank;
+  if (r.grads_16bit) m.fp32_grad_accumulation = false;
   return m;
 }
 
@@ -32,6 +33,7 @@ TrainingStepRequest training_step_request(const PlanRequest& r, const ParallelLa
   if (r.stack) s.stack = *r.stack;
   s.ep_overlap_with_compute = r.ep_overlap;
   s.tp_comm_overlap = r.tp_comm_overlap;
+  s.grad_reduce_fp32 = r.stack == TrainingStack::megatron && !r.grads_16bit;
   s.pipeline_stage_layers = r.pipeline_stage_layers;
   s.moe_load_imbalance = r.moe_load_imbalance;
   return s;

@@ -89,6 +89,13 @@ struct PlanRequest {
   /// --tp-comm-overlap: TP collectives overlapped with the GEMMs (Transformer Engine userbuffers;
   /// TrainingStepRequest::tp_comm_overlap). Dense MHA/GQA decoders with TP > 1 only.
   bool tp_comm_overlap = false;
+  /// --grads-16bit (needs --stack megatron): gradient buffers, their accumulation and their DP
+  /// reduce in the parameters' 16-bit dtype (Megatron grad_reduce_in_fp32=False, which every
+  /// Megatron-Bridge performance recipe sets: scripts/performance/configs/*/…_llm_pretrain.py at
+  /// 97ad8cc6f through 63b08b397). false = the stack's default: Megatron keeps main_grad in fp32
+  /// (4 B/param; Megatron-LM param_and_grad_buffer.py: grad_dtype = torch.float if
+  /// grad_reduce_in_fp32 else param dtype; Megatron-Bridge mixed_precision.py bf16_mixed sets it true).
+  bool grads_16bit = false;
   /// --moe-imbalance: tokens the busiest EP rank receives / the mean, ≥ 1 (default
   /// PerfAssumptions::moe_load_imbalance = 1.2; 1 = force-balanced routing, as NVIDIA's published
   /// MoE benchmarks run).

@@ -220,7 +220,8 @@ inline constexpr double kOptimizer8bitBlockValues = 256.0;
 ///   deepspeed DeepSpeed ZeRO-2 (the common HF integration config): fused Adam, fp32 gradient
 ///             partition (fp32_grad_partition).
 ///   megatron  Megatron-LM / Megatron-Core: fused kernels (ActivationProfile::megatron),
-///             distributed optimizer (ZeRO-1), fp32 main_grad accumulation, sequence parallel
+///             distributed optimizer (ZeRO-1), fp32 main_grad accumulation (Megatron-Core's default
+///             grad_reduce_in_fp32; the planner's --grads-16bit turns it off), sequence parallel
 ///             with TP, fused Adam.
 ///   unsloth   Unsloth: chunked (fused) cross-entropy, CPU-offloaded gradient checkpointing
 ///             (recompute full + offload_activations), 8-bit AdamW (its notebooks' default).

@@ -543,11 +543,14 @@ void finish_work(Work& w, const ModelArch& arch, const TrainingStepRequest& r, c
   const double trainable_dense = lora_task ? fig.lora_adapter_params / (tp * pp) : dense_per_gpu;
   const double trainable_expert = lora_task ? 0.0 : expert_per_gpu;
   const double trainable_per_gpu = trainable_dense + trainable_expert;
-  w.grad_bytes_per_gpu = trainable_per_gpu * elem;
-  w.expert_grad_bytes_per_gpu = trainable_expert * elem;
+  // Gradients are reduced in their buffer's dtype: fp32 under Megatron's default main_grad
+  // (grad_reduce_fp32), else the training dtype.
+  const double grad_elem = r.grad_reduce_fp32 ? 4.0 : elem;
+  w.grad_bytes_per_gpu = trainable_per_gpu * grad_elem;
+  w.expert_grad_bytes_per_gpu = trainable_expert * grad_elem;
   auto grad_allreduce = [&] {
-    return hierarchical_allreduce_seconds(trainable_dense * elem, l.dp, w.dp_per_node, c, a) +
-           hierarchical_allreduce_seconds(trainable_expert * elem, edp, w.edp_per_node, c, a);
+    return hierarchical_allreduce_seconds(trainable_dense * grad_elem, l.dp, w.dp_per_node, c, a) +
+           hierarchical_allreduce_seconds(trainable_expert * grad_elem, edp, w.edp_per_node, c, a);
   };
   if (l.dp > 1) {
     if (l.zero_stage < 3) {
@@ -581,7 +584,7 @@ void finish_work(Work& w, const ModelArch& arch, const TrainingStepRequest& r, c
 
   // Optimizer update, memory-bound.
   if (!r.layout.offload_optimizer) {
-    w.optimizer_bytes_per_param = optimizer_update_bytes(r.precision, r.optimizer, elem);
+    w.optimizer_bytes_per_param = optimizer_update_bytes(r.precision, r.optimizer, grad_elem);
     w.updated_params_per_gpu = trainable_per_gpu / (l.zero_stage >= 1 ? static_cast<double>(l.dp) : 1.0);
     e.optimizer_seconds = safe_div(w.updated_params_per_gpu * w.optimizer_bytes_per_param,
                                    gpu.memory_bandwidth_bytes_per_s * a.optimizer_bw_efficiency);
@@ -649,7 +652,7 @@ bool same_but_zero_stage(const TrainingStepRequest& x, const TrainingStepRequest
          x.precision == y.precision && x.seq_len == y.seq_len && x.global_batch_seqs == y.global_batch_seqs &&
          x.recompute == y.recompute && x.task == y.task && x.lora_rank == y.lora_rank && x.optimizer == y.optimizer &&
          x.stack == y.stack && x.ep_overlap_with_compute == y.ep_overlap_with_compute &&
-         x.tp_comm_overlap == y.tp_comm_overlap &&
+         x.tp_comm_overlap == y.tp_comm_overlap && x.grad_reduce_fp32 == y.grad_reduce_fp32 &&
          x.pipeline_stage_layers == y.pipeline_stage_layers && x.moe_load_imbalance == y.moe_load_imbalance;
 }
 

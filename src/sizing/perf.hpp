@@ -252,6 +252,11 @@ struct TrainingStepRequest {
   /// modelled. Dense decoders with MHA/GQA only (Error{invalid_input, "tp_comm_overlap"} for MoE,
   /// MLA, parallel-attention or SSM models). false = TP collectives exposed (Megatron-Core default).
   bool tp_comm_overlap = false;
+  /// Gradients reduced over DP in fp32 (4 B per element) instead of the training dtype:
+  /// Megatron's default main_grad buffers (grad_reduce_in_fp32=True; Megatron-LM
+  /// param_and_grad_buffer.py). false = the 16-bit dtype of the weights (PyTorch DDP/FSDP with
+  /// bf16 gradients, Megatron with grad_reduce_in_fp32=False). fp32/tf32 training reduces 4 B anyway.
+  bool grad_reduce_fp32 = false;
   /// Decoder layers held by each pipeline rank (pp entries, the sum of its virtual chunks),
   /// as a Megatron `pipeline_model_parallel_layout` lists them (e.g. Megatron-Bridge's
   /// DeepSeek-V3 pp 16: embedding + 4, 14 × 4, 1 + MTP + loss). Empty = Megatron-Core's default

@@ -30,7 +30,7 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 132> kCodes = {
+constexpr std::array<std::string_view, 133> kCodes = {
     "ambiguous_model",
     "body_empty",
     "body_not_object",
@@ -84,6 +84,7 @@ constexpr std::array<std::string_view, 132> kCodes = {
     "gpus_not_multiple_of_pins",
     "gpus_not_split_over_nodes",
     "gpus_split_not_rentable",
+    "grads_16bit_needs_megatron",
     "heads_not_dividing_hidden",
     "hidden_not_multiple_of_head_dim",
     "http_bad_request",

@@ -1,5 +1,6 @@
 // The training-stack and recipe flags of `gpuplan estimate` and `gpuplan plan` (--stack,
-// --expert-tp, --ep-overlap, --tp-comm-overlap, --moe-imbalance, --pp-layers, --ignore-memory):
+// --expert-tp, --ep-overlap, --tp-comm-overlap, --moe-imbalance, --pp-layers, --grads-16bit,
+// --ignore-memory):
 // what each changes in the JSON, and their bad inputs as one-line errors with exit 2.
 #include <gtest/gtest.h>
 
@@ -43,6 +44,19 @@ TEST_F(RecipeFlagsE2E, StackSetsTheZeroStageSearchedAndTheKernelEfficiency) {
   EXPECT_NEAR(ratio, 0.89, 0.005) << megatron.dump().substr(0, 400);
   // --zero wins over the stack.
   EXPECT_EQ(run_json(kDense + " --stack megatron --zero 2", 0)["estimate"]["layout"]["zero_stage"], 2);
+}
+
+TEST_F(RecipeFlagsE2E, Grads16BitHalvesMegatronsGradientBufferAndItsReduce) {
+  const auto fp32_grads = run_json(kDense + " --stack megatron", 0);
+  const auto bf16_grads = run_json(kDense + " --stack megatron --grads-16bit", 0);
+  // Megatron's main_grad buffer holds every local parameter's gradient: 4 B by default, 2 B with
+  // grad_reduce_in_fp32=False. Llama 3.1 8B has 8.03e9 parameters (model card), TP 2 holds half
+  // of them (the norms, 0.27 M, are replicated): 2 B × 8.03e9 / 2 = 8.03 GB less.
+  const double saved = fp32_grads["estimate"]["per_gpu_memory_bytes"].get<double>() -
+                       bf16_grads["estimate"]["per_gpu_memory_bytes"].get<double>();
+  EXPECT_NEAR(saved, 2.0 * 8.03e9 / 2, 0.01e9);
+  // The DP all-reduce moves the buffer's bytes: half as many in bf16.
+  EXPECT_NEAR(step_term(fp32_grads, "dp_allreduce_seconds") / step_term(bf16_grads, "dp_allreduce_seconds"), 2.0, 1e-9);
 }
 
 TEST_F(RecipeFlagsE2E, MoeImbalanceStretchesEachAllToAll) {
@@ -128,6 +142,8 @@ TEST_F(RecipeFlagsE2E, BadRecipeFlagsAreOneLineErrorsWithExit2) {
       {kDense + " --expert-tp 2", "--expert-tp"},                                     // dense model
       {kMoe + " --moe-imbalance 0.5", "--moe-imbalance"},                             // below 1
       {kDense + " --stack keras", "--stack"},                                         // unknown stack
+      {kDense + " --stack hf --grads-16bit", "--grads-16bit"},                       // not megatron
+      {kDense + " --grads-16bit", "--grads-16bit"},                                  // no stack (hf)
       {"plan --model llama-3.1-8b --task serve --rps 1 --stack megatron", "--stack"},  // serving
   };
   for (const auto& c : cases) {
