@@ -15,6 +15,7 @@ TrainingMemoryRequest training_memory_request(const PlanRequest& r, const Parall
   m.layout = layout;
   m.recompute = rc;
   m.lora_rank = r.lora_rank;
+  m.pipeline_stage_layers = r.pipeline_stage_layers;
   if (r.grads_16bit) m.fp32_grad_accumulation = false;
   return m;
 }

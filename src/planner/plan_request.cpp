@@ -329,16 +329,30 @@ void PlanRequest::validate() const {
                         "layout_training_only", {}, "layout flags other than --tp apply to training only",
                         "a training task (pretrain, full, lora, qlora)");
   }
-  // With expert TP below TP the EP group spans the TP ranks (Megatron-Core expert grid
-  // etp × ep × edp over tp × dp): ep divides tp·dp/etp.
-  if (pins.ep && pins.dp && pins.expert_tp && pins.tp && *pins.expert_tp != *pins.tp) {
-    const int ranks = *pins.tp * *pins.dp;
-    if (ranks % *pins.expert_tp != 0 || (ranks / *pins.expert_tp) % *pins.ep != 0)
-      throw_invalid_coded("--ep", "ep_not_dividing_dp",
-                          {{"ep", fmt::format("{}", *pins.ep)}, {"dp", fmt::format("{}", ranks / std::max(*pins.expert_tp, 1))}},
-                          fmt::format("ep {} × expert-tp {} does not divide tp {} × dp {}", *pins.ep, *pins.expert_tp,
-                                      *pins.tp, *pins.dp),
-                          "ep dividing tp·dp/expert-tp");
+  // The expert grid (Megatron-Core: etp × ep × edp over each stage's tp × dp ranks) must divide
+  // the stage's ranks. With --expert-tp pinned this is checked here, at --expert-tp, wherever the
+  // pins and --gpus fix tp × dp (or bound it by --gpus), so that an impossible grid is a usage
+  // error (exit 2) and not a search that finds no layout.
+  if (pins.expert_tp) {
+    const int etp = *pins.expert_tp, ep = pins.ep.value_or(1);
+    std::optional<int> dp = pins.dp;
+    if (!dp && gpus_total && pins.tp && pins.pp && *gpus_total % (*pins.tp * *pins.pp) == 0)
+      dp = *gpus_total / (*pins.tp * *pins.pp);
+    const bool known = pins.tp && dp;
+    const long long ranks = known ? static_cast<long long>(*pins.tp) * *dp : gpus_total.value_or(0);
+    if (etp >= 1 && ep >= 1 && ranks > 0 && ranks % (static_cast<long long>(etp) * ep) != 0)
+    {
+      if (known)
+        throw_invalid_coded("--expert-tp", "expert_grid_not_dividing",
+                            {{"etp", fmt::format("{}", etp)}, {"ep", fmt::format("{}", ep)},
+                             {"tp", fmt::format("{}", *pins.tp)}, {"dp", fmt::format("{}", *dp)}},
+                            fmt::format("expert tp {} × ep {} does not divide tp {} × dp {}", etp, ep, *pins.tp, *dp),
+                            "--expert-tp × --ep dividing tp × dp");
+      throw_invalid_coded("--expert-tp", "expert_grid_not_dividing_gpus",
+                          {{"etp", fmt::format("{}", etp)}, {"ep", fmt::format("{}", ep)}, {"gpus", fmt::format("{}", ranks)}},
+                          fmt::format("expert tp {} × ep {} does not divide the {} GPUs (tp × dp divides them)", etp, ep, ranks),
+                          "--expert-tp × --ep dividing --gpus");
+    }
   } else if (pins.ep && pins.dp && *pins.dp % *pins.ep != 0) {
     throw_invalid_coded("--ep", "ep_not_dividing_dp", {{"ep", fmt::format("{}", *pins.ep)}, {"dp", fmt::format("{}", *pins.dp)}},
                         fmt::format("ep {} does not divide dp {}", *pins.ep, *pins.dp), "ep dividing dp");

@@ -338,6 +338,24 @@ struct StageInfo {
   bool first = true, last = true;
 };
 
+/// Whether the request lists its stages' layers (one entry per pipeline rank of its layout).
+bool has_stage_layers(const TrainingMemoryRequest& r) {
+  return r.pipeline_stage_layers.size() == static_cast<std::size_t>(r.layout.pp);
+}
+
+/// Decoder layers on stage `index`: the request's --pp-layers entry, else ceil(L / pp).
+double stage_layers(const TrainingMemoryRequest& r, double L, int index) {
+  if (has_stage_layers(r)) return static_cast<double>(r.pipeline_stage_layers[static_cast<std::size_t>(index)]);
+  return std::ceil(L / r.layout.pp);
+}
+
+/// Micro-batches whose activations stage `index` holds under 1F1B: pp on the first (or
+/// in_flight_micro_batches when set), pp − index on the others (1 on the last).
+double stage_in_flight(const ParallelLayout& lay, int index) {
+  if (index == 0) return lay.in_flight_micro_batches > 0 ? lay.in_flight_micro_batches : lay.pp;
+  return static_cast<double>(lay.pp - index);
+}
+
 MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& r, const StageInfo& st, Explain* ex) {
   const Shape s = shape_of(m);
   const ParallelLayout& lay = r.layout;
@@ -349,7 +367,7 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
 
   // --- Parameters held by this GPU before ZeRO sharding (TP, PP, EP splits). ---
   const ParamBreakdown& P = m.params;
-  const double layers_stage = s.decoder ? std::ceil(s.L / p) : 1.0;
+  const double layers_stage = s.decoder ? stage_layers(r, s.L, st.index) : 1.0;
   const double frac = s.decoder ? layers_stage / s.L : 1.0;
   double dense_tp = 0, dense_rep = 0, expert_gpu = 0, extra = 0;
   // TP above the KV heads: each GPU holds one whole KV head (replicated on t / kv GPUs, vLLM and
@@ -564,7 +582,7 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
     const double per_tok_dense = stored_per_token(dense_l, t, sp, keep_scores);
     const double per_tok_moe = stored_per_token(moe_l, t, sp, keep_scores);
     const double per_tok_avg = (s.L_dense * per_tok_dense + s.L_moe * per_tok_moe) / s.L;
-    const double in_flight = st.first ? (lay.in_flight_micro_batches > 0 ? lay.in_flight_micro_batches : p) : 1.0;
+    const double in_flight = stage_in_flight(lay, st.index);
     const double interleave = (st.first && lay.virtual_stages > 1 && lay.pp > 1)
                                   ? 1.0 + (p - 1.0) / (p * lay.virtual_stages)
                                   : 1.0;
@@ -839,7 +857,7 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
   if (s.decoder && !s.mla && lay.tp > m.num_kv_heads && m.num_kv_heads > 0) {
     out.warnings.push_back(fmt::format("tp {} > {} KV heads: KV projections are replicated", lay.tp, m.num_kv_heads));
   }
-  if (s.decoder && lay.pp > 1 && m.num_layers % lay.pp != 0) {
+  if (s.decoder && lay.pp > 1 && m.num_layers % lay.pp != 0 && !has_stage_layers(r)) {
     out.warnings.push_back(fmt::format("{} layers do not split evenly over pp {}; counted {} layers per stage",
                                        m.num_layers, lay.pp, layers_stage));
   }
@@ -852,7 +870,8 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
                                        r.seq_len, m.max_position_embeddings));
   }
   if (lay.pp > 1) {
-    out.stage = fmt::format("pipeline stage {} of {}{}", st.index + 1, lay.pp, st.first ? " (first)" : " (last)");
+    out.stage = fmt::format("pipeline stage {} of {}{}", st.index + 1, lay.pp,
+                            st.first ? " (first)" : st.last ? " (last)" : "");
   }
   return out;
 }
@@ -860,12 +879,15 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
 StageInfo worst_training_stage(const ModelArch& m, const TrainingMemoryRequest& r, MemoryBreakdown* first_out) {
   MemoryBreakdown first = training_stage(m, r, StageInfo{0, true, r.layout.pp == 1}, nullptr);
   StageInfo chosen{0, true, r.layout.pp == 1};
-  if (r.layout.pp > 1) {
-    StageInfo last_info{r.layout.pp - 1, false, true};
-    MemoryBreakdown last = training_stage(m, r, last_info, nullptr);
-    if (last.total_bytes() > first.total_bytes()) {
-      chosen = last_info;
-      first = std::move(last);
+  // With --pp-layers every rank is sized (a middle rank may hold the most layers); else the
+  // middle ranks hold as many layers as the first and fewer micro-batches.
+  const int from = has_stage_layers(r) ? 1 : r.layout.pp - 1;
+  for (int i = from; i < r.layout.pp && r.layout.pp > 1; ++i) {
+    StageInfo info{i, false, i == r.layout.pp - 1};
+    MemoryBreakdown other = training_stage(m, r, info, nullptr);
+    if (other.total_bytes() > first.total_bytes()) {
+      chosen = info;
+      first = std::move(other);
     }
   }
   if (first_out) *first_out = std::move(first);

@@ -308,6 +308,14 @@ struct TrainingMemoryRequest {
   Optimizer optimizer = Optimizer::adamw;
   std::int64_t seq_len = 2048;  ///< s, tokens per sequence
   ParallelLayout layout;
+  /// Decoder layers held by each pipeline rank (layout.pp entries summing to the model's layers;
+  /// the planner's --pp-layers, TrainingStepRequest::pipeline_stage_layers). Empty = ceil(L/pp)
+  /// per rank, and only the first and the last rank are sized (the middle ones hold fewer
+  /// micro-batches). Given: every rank i is sized with its own layers and, under 1F1B, pp − i
+  /// micro-batches in flight (the first rank: in_flight_micro_batches when set), and the largest
+  /// is reported. A list whose length is not layout.pp is not used (the planner refuses such a
+  /// --pp-layers as pp_layers_count; its internal layouts at another pp fall back to the split).
+  std::vector<int> pipeline_stage_layers;
   Recompute recompute = Recompute::none;
   bool flash_attention = true;   ///< [FA]: no s×s attention matrices stored
   bool dropout = false;          ///< dropout masks stored (Korthikanti counts them; Llama-style LLMs train without)

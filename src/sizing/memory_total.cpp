@@ -226,16 +226,19 @@ TrainingMemoryTotal::TrainingMemoryTotal(const ModelArch& m, const TrainingMemor
 }
 
 double TrainingMemoryTotal::total_bytes(const ParallelLayout& layout, Recompute recompute) const {
-  // memory.cpp worst_training_stage: the first stage, or the last when it needs more.
-  const double first = stage_total(layout, recompute, true, layout.pp == 1);
-  if (layout.pp > 1) {
-    const double last = stage_total(layout, recompute, false, true);
-    if (last > first) return last;
+  // memory.cpp worst_training_stage: the first stage, or the last when it needs more; with
+  // --pp-layers every stage.
+  double worst = stage_total(layout, recompute, 0);
+  const int from = r_.pipeline_stage_layers.size() != static_cast<std::size_t>(layout.pp) ? layout.pp - 1 : 1;
+  for (int i = from; i < layout.pp && layout.pp > 1; ++i) {
+    const double other = stage_total(layout, recompute, i);
+    if (other > worst) worst = other;
   }
-  return first;
+  return worst;
 }
 
-double TrainingMemoryTotal::stage_total(const ParallelLayout& lay, Recompute rc, bool first, bool last) const {
+double TrainingMemoryTotal::stage_total(const ParallelLayout& lay, Recompute rc, int index) const {
+  const bool first = index == 0, last = index == lay.pp - 1;
   const TrainingMemoryRequest& r = r_;
   const double t = lay.tp, p = lay.pp, dp = lay.dp, ep = lay.ep;
   const double b = lay.micro_batch, seq = static_cast<double>(r.seq_len);
@@ -243,7 +246,11 @@ double TrainingMemoryTotal::stage_total(const ParallelLayout& lay, Recompute rc,
   const bool qlora = r.task == Task::qlora;
 
   // --- Parameters held by this GPU before ZeRO sharding (TP, PP, EP splits). ---
-  const double layers_stage = decoder_ ? std::ceil(L_ / p) : 1.0;
+  // memory.cpp stage_layers: the --pp-layers entry, else ceil(L / pp).
+  const double layers_stage =
+      decoder_ ? (r.pipeline_stage_layers.size() != static_cast<std::size_t>(lay.pp) ? std::ceil(L_ / p)
+                                                  : static_cast<double>(r.pipeline_stage_layers[static_cast<std::size_t>(index)]))
+               : 1.0;
   const double frac = decoder_ ? layers_stage / L_ : 1.0;
   double dense_tp = 0, dense_rep = 0, expert_gpu = 0, extra = 0;
   // memory.cpp kv_replicated_params: TP above the KV heads holds a whole KV head per GPU.
@@ -365,7 +372,9 @@ double TrainingMemoryTotal::stage_total(const ParallelLayout& lay, Recompute rc,
     const double per_tok_dense = stored(dense_act_, keep_scores);
     const double per_tok_moe = stored(moe_act_, keep_scores);
     const double per_tok_avg = (L_dense_ * per_tok_dense + L_moe_ * per_tok_moe) / L_;
-    const double in_flight = first ? (lay.in_flight_micro_batches > 0 ? lay.in_flight_micro_batches : p) : 1.0;
+    // memory.cpp stage_in_flight: pp (or in_flight_micro_batches) on the first, pp − index after.
+    const double in_flight =
+        first ? (lay.in_flight_micro_batches > 0 ? lay.in_flight_micro_batches : p) : static_cast<double>(lay.pp - index);
     const double interleave =
         (first && lay.virtual_stages > 1 && lay.pp > 1) ? 1.0 + (p - 1.0) / (p * lay.virtual_stages) : 1.0;
     const double tokens = seq * b;

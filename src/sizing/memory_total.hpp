@@ -39,7 +39,7 @@ class TrainingMemoryTotal {
   struct Activation {
     double replicated = 0, split = 0, scores = 0;
   };
-  double stage_total(const ParallelLayout& lay, Recompute rc, bool first, bool last) const;
+  double stage_total(const ParallelLayout& lay, Recompute rc, int index) const;  ///< stage index 0 … pp − 1
 
   TrainingMemoryRequest r_;  ///< layout and recompute ignored
   // Model shape (memory.cpp Shape).

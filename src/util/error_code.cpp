@@ -30,7 +30,7 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 133> kCodes = {
+constexpr std::array<std::string_view, 134> kCodes = {
     "ambiguous_model",
     "body_empty",
     "body_not_object",
@@ -44,6 +44,7 @@ constexpr std::array<std::string_view, 133> kCodes = {
     "ep_on_dense_model",
     "estimate_training_only",
     "expert_grid_not_dividing",
+    "expert_grid_not_dividing_gpus",
     "expert_tp_on_dense_model",
     "field_not_for_task",
     "filter_bad_character",

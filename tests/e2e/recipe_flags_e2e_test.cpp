@@ -113,6 +113,19 @@ TEST_F(RecipeFlagsE2E, PpLayersSetTheBusiestStage) {
   const auto heavier_first = run_json(base + " --pp-layers 12,8,8,4", 0);
   EXPECT_LT(step_term(lighter_last, "compute_seconds"), step_term(even, "compute_seconds"));
   EXPECT_GT(step_term(heavier_first, "compute_seconds"), step_term(even, "compute_seconds"));
+  // Memory is sized on the rank the layers make the largest (no recomputation, so activations
+  // weigh): the even split spelt out is the default to the byte; 12 layers on the first rank
+  // (which holds 4 micro-batches under 1F1B) need more than its default 8; 4,12,8,8 puts 12
+  // layers × 3 micro-batches on the second rank (36 layer-batches, against the even split's
+  // first rank's 32): that rank is sized, above the even split.
+  const std::string kept = base.substr(0, base.find(" --recompute full")) + " --recompute none --stack megatron --tokens 1e9";
+  auto memory = [&](const std::string& extra) {
+    return run_json(kept + extra, 0)["estimate"]["per_gpu_memory_bytes"].get<double>();
+  };
+  const double even_bytes = memory("");
+  EXPECT_EQ(memory(" --pp-layers 8,8,8,8"), even_bytes);
+  EXPECT_GT(memory(" --pp-layers 12,8,8,4"), even_bytes);
+  EXPECT_GT(memory(" --pp-layers 4,12,8,8"), even_bytes);
 }
 
 TEST_F(RecipeFlagsE2E, IgnoreMemoryTimesALayoutThatDoesNotFitAndSaysSo) {
@@ -140,6 +153,10 @@ TEST_F(RecipeFlagsE2E, BadRecipeFlagsAreOneLineErrorsWithExit2) {
       {kDensePp2 + " --pp-layers 16,x", "--pp-layers"},                                // not a number
       {kMoe + " --tp-comm-overlap", "--tp-comm-overlap"},                             // MoE
       {kDense + " --expert-tp 2", "--expert-tp"},                                     // dense model
+      {kMoe + " --expert-tp 3", "--expert-tp"},  // 3 × ep 8 does not divide tp 1 × dp 8
+      {"estimate --model qwen3-30b-a3b --task pretrain --gpu 'NVIDIA H100 SXM' --gpus 8 --ep 4 --expert-tp 4 "
+       "--tokens 1e9",
+       "--expert-tp"},  // 4 × 4 does not divide the 8 GPUs, whatever tp × dp the search picks
       {kMoe + " --moe-imbalance 0.5", "--moe-imbalance"},                             // below 1
       {kDense + " --stack keras", "--stack"},                                         // unknown stack
       {kDense + " --stack hf --grads-16bit", "--grads-16bit"},                       // not megatron

@@ -3,6 +3,7 @@
 // and many requests × layouts. The expected value is the explaining path's own total (its
 // terms are checked against hand calculations and papers in the other memory tests); this test
 // only pins that the search's fast path cannot drift from it.
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -84,6 +85,7 @@ TEST(TrainingMemoryTotal, EqualsTheExplainingPathsTotalExactly) {
   Pick pick;
   std::size_t compared = 0, lora = 0, qlora = 0, expert_parallel = 0, uneven_pp = 0, last_stage_heavier = 0;
   std::size_t offload = 0, full_recompute = 0, non_decoder = 0, moe = 0, mla = 0, step_peak = 0;
+  std::size_t stage_layers_given = 0, middle_stage_worst = 0;
   for (const PresetInfo& preset : list_presets()) {
     const ModelArch arch = load_preset(preset.short_name);
     for (int req_i = 0; req_i < 40; ++req_i) {
@@ -101,14 +103,24 @@ TEST(TrainingMemoryTotal, EqualsTheExplainingPathsTotalExactly) {
         r.layout = random_layout(pick, arch);
         r.recompute = pick.of(std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full, Recompute::op_selective});
         if (training_layout_problem(arch, r.layout)) continue;
+        // --pp-layers: a random split of the decoder layers (≥ 1 each) over the pp ranks.
+        if (r.layout.pp > 1 && arch.family == ModelFamily::decoder && arch.num_layers >= r.layout.pp && pick.chance(40)) {
+          std::vector<int> layers(static_cast<std::size_t>(r.layout.pp), 1);
+          for (int left = static_cast<int>(arch.num_layers) - r.layout.pp; left > 0; --left)
+            ++layers[pick.below(static_cast<std::size_t>(r.layout.pp))];
+          r.pipeline_stage_layers = layers;
+        }
         const MemoryBreakdown m = training_memory(arch, r);
         const double expected = m.total_bytes();
-        const double got = lean->total_bytes(r.layout, r.recompute);
+        // The stage layers are the request's (kept at construction, like every field but the layout).
+        const double got = r.pipeline_stage_layers.empty() ? lean->total_bytes(r.layout, r.recompute)
+                                                           : TrainingMemoryTotal(arch, r).total_bytes(r.layout, r.recompute);
         ASSERT_EQ(got, expected) << preset.short_name << " task " << task_name(r.task) << " precision "
                                  << train_precision_name(r.precision) << " optimizer " << optimizer_name(r.optimizer)
                                  << " tp " << r.layout.tp << " pp " << r.layout.pp << " dp " << r.layout.dp << " ep "
                                  << r.layout.ep << " zero " << r.layout.zero_stage << " mb " << r.layout.micro_batch
-                                 << " recompute " << recompute_name(r.recompute);
+                                 << " recompute " << recompute_name(r.recompute) << " worst " << m.stage
+                                 << " --pp-layers " << fmt::format("{}", fmt::join(r.pipeline_stage_layers, ","));
         ++compared;
         lora += r.task == Task::lora;
         qlora += r.task == Task::qlora;
@@ -121,6 +133,9 @@ TEST(TrainingMemoryTotal, EqualsTheExplainingPathsTotalExactly) {
         moe += arch.moe.has_value();
         mla += arch.mla.has_value();
         step_peak += m.phase == "optimizer step";
+        stage_layers_given += !r.pipeline_stage_layers.empty();
+        middle_stage_worst += r.layout.pp > 2 && m.stage.find("(first)") == std::string::npos &&
+                              m.stage.find("(last)") == std::string::npos;
       }
     }
   }
@@ -137,6 +152,8 @@ TEST(TrainingMemoryTotal, EqualsTheExplainingPathsTotalExactly) {
   EXPECT_GT(moe, 300u);
   EXPECT_GT(mla, 50u);
   EXPECT_GT(step_peak, 50u);
+  EXPECT_GT(stage_layers_given, 500u);
+  EXPECT_GT(middle_stage_worst, 20u);
 }
 
 // The planner's requests (plan_inputs.cpp: task, precision, optimizer, seq, rank; defaults
