@@ -3670,13 +3670,18 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
   const ClusterKey key = key_for(a, c.nodes);
   const SearchOutcome* found = &search_cluster(ctx, cache, key);
   // --ignore-memory: a layout the memory model rejects (a run the user knows runs) is timed
-  // anyway, on a GPU of unbounded memory, and said not to fit.
+  // anyway and said not to fit. Of the layouts the pins leave, the ones closest to fitting are
+  // timed: the search reruns on a GPU just large enough for the smallest requirement + 1%
+  // (kIgnoreMemoryTolerance), so an unpinned search does not jump to the fastest layout of an
+  // unbounded GPU (no recomputation, the largest micro-batch: trial37 D2); a fully pinned
+  // layout is that one layout.
+  constexpr double kIgnoreMemoryTolerance = 0.01;
   AdmittedOffer unbounded = a;
   ClusterOutcomes cache_unbounded;
   std::optional<double> over_capacity_bytes;
   if (!found->fits && request.ignore_memory && ctx.layouts_evaluated > 0) {
     over_capacity_bytes = found->smallest_per_gpu_bytes;
-    unbounded.capacity_bytes = kInf;
+    unbounded.capacity_bytes = found->smallest_per_gpu_bytes * (1.0 + kIgnoreMemoryTolerance) / (1.0 - request.margin);
     found = &search_cluster(ctx, cache_unbounded, key_for(unbounded, c.nodes));
   }
   const SearchOutcome& o = *found;
@@ -3700,10 +3705,11 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
   if (over_capacity_bytes) {
     p->gpu_memory_capacity_bytes = a.capacity_bytes;
     add_warning(p->warnings, PlanWarningCode::memory_over_capacity,
-                fmt::format("gpuplan's memory model puts this layout at {} per GPU, above the {}'s {} ({} usable with the "
-                            "{:.0f}% margin): timed as asked (--ignore-memory)",
-                            short_gb(p->per_gpu_memory_bytes), c.gpu->name, short_gb(a.capacity_bytes),
-                            short_gb(a.capacity_bytes * (1 - request.margin)), request.margin * 100));
+                fmt::format("gpuplan's memory model puts this layout at {} per GPU, above the {} usable on the {} ({} "
+                            "with the {:.0f}% margin): timed as asked (--ignore-memory), the layout closest to fitting "
+                            "that the pins allow",
+                            short_gb(p->per_gpu_memory_bytes), short_gb(a.capacity_bytes * (1 - request.margin)),
+                            c.gpu->name, short_gb(a.capacity_bytes), request.margin * 100));
     p->warnings.back().values = {{"per_gpu_gb", fmt::format("{:.1f}", p->per_gpu_memory_bytes / 1e9)},
                                  {"capacity_gb", fmt::format("{:.1f}", a.capacity_bytes / 1e9)},
                                  {"usable_gb", fmt::format("{:.1f}", a.capacity_bytes * (1 - request.margin) / 1e9)}};

@@ -138,6 +138,9 @@ TEST_F(RecipeFlagsE2E, IgnoreMemoryTimesALayoutThatDoesNotFitAndSaysSo) {
   const auto timed = run_json(base + " --ignore-memory", 0);
   const auto& e = timed["estimate"];
   EXPECT_GT(e["per_gpu_memory_bytes"].get<double>(), e["gpu_memory_capacity_bytes"].get<double>());
+  // Recomputation is not pinned: the layout timed is the one closest to fitting (full
+  // recomputation keeps only the layer inputs), not the fastest on an unbounded GPU (none).
+  EXPECT_EQ(e["layout"]["recompute"], "full") << e["layout"].dump();
   bool warned = false;
   for (const auto& w : e["warnings"]) warned = warned || w["code"] == "memory_over_capacity";
   EXPECT_TRUE(warned) << e["warnings"].dump();
