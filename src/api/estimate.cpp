@@ -1,5 +1,7 @@
 #include "api/estimate.hpp"
 
+#include <fmt/ranges.h>
+
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -157,11 +159,36 @@ EstimateOutput run_estimate(const EstimateInput& in, const Context& ctx) {
   return out;
 }
 
+json training_settings_json(const PlanRequest& r) {
+  json layers = nullptr;
+  if (!r.pipeline_stage_layers.empty()) layers = r.pipeline_stage_layers;
+  return json{{"stack", r.stack ? json(std::string(training_stack_name(*r.stack))) : json(nullptr)},
+              {"ep_overlap", r.ep_overlap},
+              {"tp_comm_overlap", r.tp_comm_overlap},
+              {"moe_imbalance", r.moe_load_imbalance ? json(*r.moe_load_imbalance) : json(nullptr)},
+              {"pp_layers", layers},
+              {"grads_16bit", r.grads_16bit},
+              {"ignore_memory", r.ignore_memory}};
+}
+
+std::string training_settings_text(const PlanRequest& r) {
+  std::string out;
+  auto add = [&](const std::string& s) { out += (out.empty() ? "" : ", ") + s; };
+  if (r.stack) add(fmt::format("stack {}", training_stack_name(*r.stack)));
+  if (r.ep_overlap) add("EP all-to-all overlapped");
+  if (r.tp_comm_overlap) add("TP comm overlapped");
+  if (r.moe_load_imbalance) add(fmt::format("MoE imbalance {:g}", *r.moe_load_imbalance));
+  if (!r.pipeline_stage_layers.empty()) add(fmt::format("PP layers {}", fmt::join(r.pipeline_stage_layers, ",")));
+  if (r.grads_16bit) add("16-bit gradients");
+  return out;
+}
+
 json to_json(const EstimateOutput& out) {
   if (!out.plan) return json{{"model", out.arch.name}, {"estimate", nullptr}, {"no_fit", out.no_fit}};
   json j = {{"model", out.arch.name},
             {"task", task_name(out.request.task)},
             {"training_tokens", count_json(out.request.training_tokens())},
+            {"training_settings", training_settings_json(out.request)},
             {"estimate", plan_json(*out.plan, 1)}};
   if (out.explain) {
     json a = json::array();

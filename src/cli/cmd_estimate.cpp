@@ -34,6 +34,7 @@ void print_text(const PlanRequest& r, const Plan& p, const std::vector<PlanExpla
              p.global_batch_seqs != p.requested_global_batch_seqs
                  ? fmt::format(" (asked {}: rounded to a multiple of DP × micro-batch)", p.requested_global_batch_seqs)
                  : "");
+  if (const std::string settings = api::training_settings_text(r); !settings.empty()) fmt::print("{}\n", settings);
   fmt::print("memory per GPU {:.1f} of {:.1f} GB\n", p.per_gpu_memory_bytes / 1e9, p.gpu_memory_capacity_bytes / 1e9);
   TextTable tt;
   tt.header = {"step term", "seconds", "share"};
@@ -95,6 +96,10 @@ GPUPLAN_REGISTER_COMMAND(Command{
           fmt::print("{}\n", dump_json(api::to_json(out)));
         } else if (!out.plan) {
           fmt::print("No fit: {}\n", out.no_fit);
+          // A layout the user knows runs but the memory model rejects (docs/accuracy.md: Megatron MoE
+          // runs are over-stated) can still be timed.
+          if (out.no_fit.rfind("no layout fits", 0) == 0)
+            fmt::print("To time it anyway (a layout you know runs): add --ignore-memory\n");
         } else {
           print_text(out.request, *out.plan, out.explain ? &out.explain_lines : nullptr);
         }

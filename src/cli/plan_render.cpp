@@ -30,8 +30,11 @@ std::string rate_text(double v) {
 
 std::string layout_text(const Plan& p) {
   if (p.training) {
-    return fmt::format("TP{} PP{} DP{}{} Z{} mb{}{}", p.layout.tp, p.layout.pp, p.layout.dp,
-                       p.layout.ep > 1 ? fmt::format(" EP{}", p.layout.ep) : "", p.layout.zero_stage, p.layout.micro_batch,
+    return fmt::format("TP{} PP{}{} DP{}{}{} Z{} mb{}{}", p.layout.tp, p.layout.pp,
+                       p.layout.virtual_stages > 1 ? fmt::format(" VP{}", p.layout.virtual_stages) : "", p.layout.dp,
+                       p.layout.ep > 1 ? fmt::format(" EP{}", p.layout.ep) : "",
+                       p.layout.expert_tp > 0 && p.layout.expert_tp != p.layout.tp ? fmt::format(" ETP{}", p.layout.expert_tp) : "",
+                       p.layout.zero_stage, p.layout.micro_batch,
                        p.recompute == Recompute::none ? "" : fmt::format(" rc:{}", recompute_name(p.recompute))) +
            (p.math_fallback.empty() ? "" : " " + p.math_fallback + "!");
   }

@@ -146,6 +146,33 @@ TEST_F(RecipeFlagsE2E, IgnoreMemoryTimesALayoutThatDoesNotFitAndSaysSo) {
   EXPECT_TRUE(warned) << e["warnings"].dump();
 }
 
+TEST_F(RecipeFlagsE2E, TheEstimateSaysWhichStackAndRecipeItTimed) {
+  const std::string args = kMoe + " --stack megatron --ep-overlap --moe-imbalance 1 --grads-16bit";
+  const auto j = run_json(args, 0);
+  const auto& s = j["training_settings"];
+  EXPECT_EQ(s["stack"], "megatron");
+  EXPECT_EQ(s["ep_overlap"], true);
+  EXPECT_EQ(s["tp_comm_overlap"], false);
+  EXPECT_EQ(s["moe_imbalance"], 1.0);
+  EXPECT_EQ(s["grads_16bit"], true);
+  EXPECT_TRUE(s["pp_layers"].is_null());
+  // Nothing set: the defaults, as nulls and falses.
+  const auto plain = run_json(kMoe, 0)["training_settings"];
+  EXPECT_TRUE(plain["stack"].is_null() && plain["moe_imbalance"].is_null()) << plain.dump();
+  // The text names them under the layout line, and the layout line names the expert TP.
+  const RunResult text = run(args);
+  EXPECT_NE(text.out.find("stack megatron, EP all-to-all overlapped, MoE imbalance 1, 16-bit gradients"), std::string::npos)
+      << text.out;
+  const RunResult etp = run(
+      "estimate --model qwen3-30b-a3b --task pretrain --gpu 'NVIDIA H100 SXM' --gpus 8 --tp 2 --pp 1 --dp 4 --ep 8 "
+      "--expert-tp 1 --micro-batch 1 --global-batch 512 --seq 4096 --recompute full --tokens 2e9 --ignore-memory");
+  EXPECT_NE(etp.out.find("TP2 PP1 DP4 EP8 ETP1 "), std::string::npos) << etp.out;
+  // A layout that does not fit points at --ignore-memory (exit 1).
+  const RunResult no_fit = run("estimate --model llama-3.1-70b --task full --gpu 'NVIDIA H100 SXM' --gpus 1 --tokens 1e6");
+  EXPECT_EQ(no_fit.exit_code, 1);
+  EXPECT_NE(no_fit.out.find("add --ignore-memory"), std::string::npos) << no_fit.out;
+}
+
 TEST_F(RecipeFlagsE2E, BadRecipeFlagsAreOneLineErrorsWithExit2) {
   const struct {
     std::string args, flag;
