@@ -77,10 +77,10 @@ EstimateOutput run_estimate(const EstimateInput& in, const Context& ctx) {
   req.workload = PlanWorkload::training;
   check_fields_for_task(in.given, estimate_fields(), in.task);  // e.g. --lora-rank with --task full
   check_epochs_with_tokens(in.given);
-  if (!in.precision.empty()) req.precision = parse_train_precision(in.precision, "--precision");
-  if (!in.optimizer.empty()) req.optimizer = parse_optimizer(in.optimizer, "--optimizer");
+  if (!in.precision.empty() || in.given.contains("precision")) req.precision = parse_train_precision(in.precision, "--precision");
+  if (!in.optimizer.empty() || in.given.contains("optimizer")) req.optimizer = parse_optimizer(in.optimizer, "--optimizer");
   else if (req.stack) req.optimizer = stack_default_optimizer(*req.stack);  // Unsloth: 8-bit AdamW
-  if (!in.recompute.empty()) req.pins.recompute = parse_recompute(in.recompute, "--recompute");
+  if (!in.recompute.empty() || in.given.contains("recompute")) req.pins.recompute = parse_recompute(in.recompute, "--recompute");
   if (in.gpu.empty()) throw_invalid_coded("--gpu", "gpu_missing", {}, "no GPU model given", "a GPU from `gpuplan gpus`, e.g. H100-SXM5-80GB");
   if (!in.gpus && !in.nodes) throw_invalid_coded("--gpus", "cluster_size_missing", {}, "no cluster size", "--gpus N (and/or --nodes N)");
   EstimateCluster c;

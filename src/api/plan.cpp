@@ -222,12 +222,12 @@ PlanOutput run_plan(const PlanInput& in, const Context& ctx) {
   // A field the task does not read is an error, not ignored (`--task lora --quant int4`).
   check_fields_for_task(in.given, plan_fields(), in.task);
   check_epochs_with_tokens(in.given);
-  if (!in.precision.empty()) req.precision = parse_train_precision(in.precision, "--precision");
-  if (!in.optimizer.empty()) req.optimizer = parse_optimizer(in.optimizer, "--optimizer");
+  if (!in.precision.empty() || in.given.contains("precision")) req.precision = parse_train_precision(in.precision, "--precision");
+  if (!in.optimizer.empty() || in.given.contains("optimizer")) req.optimizer = parse_optimizer(in.optimizer, "--optimizer");
   else if (req.stack) req.optimizer = stack_default_optimizer(*req.stack);  // Unsloth: 8-bit AdamW
-  if (!in.quant.empty()) req.quant = parse_weight_quant(in.quant, "--quant");
-  if (!in.kv_dtype.empty()) req.kv_dtype = parse_kv_dtype(in.kv_dtype, "--kv-dtype");
-  if (!in.engine.empty()) req.engine = parse_serving_engine(in.engine, "--engine");
+  if (!in.quant.empty() || in.given.contains("quant")) req.quant = parse_weight_quant(in.quant, "--quant");
+  if (!in.kv_dtype.empty() || in.given.contains("kv_dtype")) req.kv_dtype = parse_kv_dtype(in.kv_dtype, "--kv-dtype");
+  if (!in.engine.empty() || in.given.contains("engine")) req.engine = parse_serving_engine(in.engine, "--engine");
   if (in.sort == "cost") {
     req.sort = PlanSort::cost;
   } else if (in.sort == "time") {
@@ -244,7 +244,7 @@ PlanOutput run_plan(const PlanInput& in, const Context& ctx) {
     const bool bare = a.find_first_not_of("0123456789.") == std::string::npos;
     req.stale_after_days = parse_duration_seconds(bare ? a + "d" : a, "--max-price-age") / 86400.0;
   }
-  if (!in.recompute.empty()) req.pins.recompute = parse_recompute(in.recompute, "--recompute");
+  if (!in.recompute.empty() || in.given.contains("recompute")) req.pins.recompute = parse_recompute(in.recompute, "--recompute");
   if (req.today.empty()) req.today = ctx.clock().today();
   if (in.explain && *in.explain == 0) {
     // A message of its own (a trial's {"explain":0} read only "0").

@@ -1855,6 +1855,13 @@ void check_request_for_model(const PlanRequest& request, const ModelArch& arch) 
                                       arch.name),
                           "a dense MHA/GQA decoder and --tp 2 or more");
     }
+    // The MoE recipe switches change nothing on a dense model: refused, not ignored (trial37 D9).
+    if (!arch.moe && (request.ep_overlap || request.moe_load_imbalance)) {
+      const char* f = request.ep_overlap ? "--ep-overlap" : "--moe-imbalance";
+      throw_invalid_coded(f, "moe_option_on_dense_model", {{"field", f}, {"model", arch.name}},
+                          fmt::format("{} applies to mixture-of-experts models; {} is dense", f, arch.name),
+                          fmt::format("no {}", f));
+    }
     if (request.pins.expert_tp && *request.pins.expert_tp > 1 && !arch.moe)
       throw_invalid_coded("--expert-tp", "expert_tp_on_dense_model",
                           {{"etp", fmt::format("{}", *request.pins.expert_tp)}, {"model", arch.name}},

@@ -189,6 +189,10 @@ TEST_F(RecipeFlagsE2E, BadRecipeFlagsAreOneLineErrorsWithExit2) {
        "--expert-tp"},  // 4 × 4 does not divide the 8 GPUs, whatever tp × dp the search picks
       {kMoe + " --moe-imbalance 0.5", "--moe-imbalance"},                             // below 1
       {kDense + " --stack keras", "--stack"},                                         // unknown stack
+      {kDense + " --ep-overlap", "--ep-overlap"},                                     // dense model
+      {kDense + " --moe-imbalance 1.5", "--moe-imbalance"},                           // dense model
+      {kDense + " --optimizer ''", "--optimizer"},                                    // empty choice
+      {kDense + " --recompute ''", "--recompute"},                                    // empty choice
       {kDense + " --stack hf --grads-16bit", "--grads-16bit"},                       // not megatron
       {kDense + " --grads-16bit", "--grads-16bit"},                                  // no stack (hf)
       {"plan --model llama-3.1-8b --task serve --rps 1 --stack megatron", "--stack"},  // serving

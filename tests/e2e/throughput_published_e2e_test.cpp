@@ -8,7 +8,7 @@
 //   --grads-16bit on the Megatron-Bridge rows (every perf config of the tables' commits sets
 //   grad_reduce_in_fp32 = False: scripts/performance/configs/*/…_llm_{pretrain,finetune}.py at
 //   97ad8cc6f, c0b9a0003, 17a381f95, 63b08b397);
-//   --moe-imbalance 1 on the Megatron-Bridge rows ("we force-balance the token distribution
+//   --moe-imbalance 1 on the Megatron-Bridge MoE rows ("we force-balance the token distribution
 //   among experts", moe_router_force_load_balancing in every MoE recipe of the tables);
 //   --ignore-memory: each published layout ran on its GPU, so it is timed even where gpuplan's
 //   memory model says it does not fit; that disagreement is counted and printed separately (a
@@ -83,7 +83,10 @@ std::string estimate_args(const json& j) {
                   " --tokens " + std::to_string(static_cast<long long>(l["global_batch"].get<int>()) * l["seq_len"].get<int>() * 100) +
                   " --ignore-memory";
   if (task == "lora") a += " --lora-rank " + std::to_string(j["lora_rank"].get<int>());
-  if (megatron) a += " --moe-imbalance 1 --grads-16bit";
+  if (megatron) a += " --grads-16bit";
+  // Every MoE row of the tables runs with EP > 1 (the dense Llama rows with EP 1, where an MoE
+  // switch is refused).
+  if (megatron && l["ep"].get<int>() > 1) a += " --moe-imbalance 1";
   if (l.value("etp", 0) > 0) a += " --expert-tp " + std::to_string(l["etp"].get<int>());
   if (l.value("moe_a2a_overlap", false)) a += " --ep-overlap";
   if (l.value("tp_comm_overlap", false)) a += " --tp-comm-overlap";
