@@ -89,7 +89,7 @@ std::vector<FieldDef<In>> training_layout_fields() {
        [](In& in, const json& v) { in.request.pins.pp = json_as<int>(v); }},
       {{"dp", "--dp", FieldType::integer, FieldFace::both, "pin the data-parallel degree (else searched)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.pins.dp = json_as<int>(v); }},
-      {{"ep", "--ep", FieldType::integer, FieldFace::both, "pin the expert-parallel degree (MoE; must divide dp)", {}, task_bits::training},
+      {{"ep", "--ep", FieldType::integer, FieldFace::both, "pin the expert-parallel degree (MoE; ep × expert-tp divides tp × dp)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.pins.ep = json_as<int>(v); }},
       {{"cp", "--cp", FieldType::integer, FieldFace::both, "context-parallel degree (only 1: not modelled)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.pins.cp = json_as<int>(v); }},
@@ -106,7 +106,8 @@ std::vector<FieldDef<In>> training_layout_fields() {
         "pin the expert tensor-parallel degree (MoE; default = tp; below tp, ep divides tp·dp/expert-tp)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.pins.expert_tp = json_as<int>(v); }},
       {{"stack", "--stack", FieldType::string, FieldFace::both,
-        "training stack: hf, fsdp, deepspeed, megatron, unsloth (memory defaults, ZeRO stage searched, fused or eager kernels)",
+        "training stack: hf, fsdp, deepspeed, megatron or unsloth; sets what that stack does by default: activation memory, "
+        "gradient buffers, ZeRO stage (megatron 1, deepspeed 2, fsdp 3), fused (megatron) or eager kernels",
         {}, task_bits::training},
        [](In& in, const json& v) { in.request.stack = parse_training_stack(v.get<std::string>(), "--stack"); }},
       {{"ep_overlap", "--ep-overlap", FieldType::boolean, FieldFace::both,
