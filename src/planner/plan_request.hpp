@@ -79,7 +79,9 @@ struct PlanRequest {
   /// (apply_stack_defaults: activation profile, fp32 gradient partition/accumulation, chunked
   /// cross-entropy, offloaded checkpoints), the ZeRO stage searched when --zero is not pinned
   /// (megatron: the distributed optimizer = 1; fsdp 3; deepspeed 2; hf and unsloth: 2 and 3),
-  /// unsloth's full recompute, and the kernel efficiency of the step (megatron: fused kernels at
+  /// unsloth's full recompute, the parallelism searched (hf, deepspeed and unsloth shard by data
+  /// parallelism only: TP = PP = EP = 1, a pinned --tp/--pp/--ep above 1 is refused as
+  /// stack_layout_unsupported), and the kernel efficiency of the step (megatron: fused kernels at
   /// the base efficiencies; the others eager, sizing/perf.hpp eager_efficiency_factor).
   /// nullopt = hf for the step time and the memory defaults of TrainingMemoryRequest.
   std::optional<TrainingStack> stack;

@@ -295,8 +295,16 @@ std::int64_t runnable_global_batch(std::int64_t requested, int dp, int micro_bat
   return std::max(unit, requested / unit * unit);
 }
 
+/// Stacks that shard by data parallelism only (trial37 D3): the Hugging Face Trainer (with
+/// accelerate/DeepSpeed ZeRO or FSDP), DeepSpeed's ZeRO-2 integration and Unsloth run no
+/// Megatron-style tensor or pipeline parallelism, nor expert parallelism: TP = PP = EP = 1.
+bool data_parallel_only(const std::optional<TrainingStack>& stack) {
+  return stack == TrainingStack::hf || stack == TrainingStack::deepspeed || stack == TrainingStack::unsloth;
+}
+
 std::vector<int> pp_candidates(const ModelArch& arch, const PlanRequest& r) {
   if (r.pins.pp) return {*r.pins.pp};
+  if (data_parallel_only(r.stack)) return {1};
   // QLoRA runs data-parallel (one GPU, or FSDP / ZeRO-3 over the 4-bit base: bitsandbytes,
   // answer.ai's FSDP-QLoRA, torchtune's qlora recipes); Megatron-style tensor or pipeline
   // parallelism has no 4-bit base. A pinned --tp/--pp is kept (trial 7: TP2 DP4 was recommended).
@@ -319,7 +327,7 @@ void ep_candidates(SearchContext& ctx, int tp, int dp, std::vector<int>& out) {
     return;
   }
   out.push_back(1);
-  if (!ctx.arch.moe || r.task == Task::lora || r.task == Task::qlora) return;
+  if (!ctx.arch.moe || r.task == Task::lora || r.task == Task::qlora || data_parallel_only(r.stack)) return;
   if (ctx.expert_divisors.empty()) ctx.expert_divisors = divisors(ctx.arch.moe->num_routed_experts);
   int expert_ranks = dp;
   if (r.pins.expert_tp && *r.pins.expert_tp != tp) {
@@ -363,7 +371,8 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
   if (r.pins.tp) {
     tps[n_tps++] = *r.pins.tp;
   } else {
-    const int max_tp = r.task == Task::qlora ? 1 : key.gpus_per_node;  // QLoRA: see pp_candidates
+    // QLoRA and the data-parallel stacks: see pp_candidates.
+    const int max_tp = r.task == Task::qlora || data_parallel_only(r.stack) ? 1 : key.gpus_per_node;
     for (int tp = 1; tp <= max_tp && n_tps < tps.size(); tp *= 2) tps[n_tps++] = tp;
   }
   if (ctx.pps.empty()) ctx.pps = pp_candidates(arch, r);
@@ -372,7 +381,7 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
   // ((((ti·|pp| + pi)·|ep| + ei)·8 + mi)·2 + zi)·3 + ri; TP outermost, so a cluster with more
   // GPUs per node (more TP degrees) extends the array without moving a slot.
   std::size_t n_eps_max = 1;
-  if (!r.pins.ep && arch.moe && r.task != Task::lora && r.task != Task::qlora) {
+  if (!r.pins.ep && arch.moe && r.task != Task::lora && r.task != Task::qlora && !data_parallel_only(r.stack)) {
     if (ctx.expert_divisors.empty()) ctx.expert_divisors = divisors(arch.moe->num_routed_experts);
     n_eps_max = std::max<std::size_t>(1, ctx.expert_divisors.size());  // EP 1 and the divisors above 1
   }
@@ -1854,6 +1863,22 @@ void check_request_for_model(const PlanRequest& request, const ModelArch& arch) 
                           fmt::format("TP communication overlap is modelled for dense decoders with TP above 1 only ({})",
                                       arch.name),
                           "a dense MHA/GQA decoder and --tp 2 or more");
+    }
+    // A stack that shards by data parallelism only cannot run a pinned TP, PP or EP, nor the
+    // Megatron-Core overlap switches (data_parallel_only).
+    if (data_parallel_only(request.stack)) {
+      const char* f = request.pins.tp && *request.pins.tp > 1   ? "--tp"
+                      : request.pins.pp && *request.pins.pp > 1 ? "--pp"
+                      : request.pins.ep && *request.pins.ep > 1 ? "--ep"
+                      : request.tp_comm_overlap                  ? "--tp-comm-overlap"
+                      : request.ep_overlap                       ? "--ep-overlap"
+                                                                 : nullptr;
+      if (f != nullptr) {
+        const std::string stack(training_stack_name(*request.stack));
+        throw_invalid_coded(f, "stack_layout_unsupported", {{"field", f}, {"stack", stack}},
+                            fmt::format("--stack {} runs data parallelism (ZeRO/FSDP) only: no {}", stack, f),
+                            fmt::format("--stack megatron or fsdp for {}, or no {}", f, f));
+      }
     }
     // The MoE recipe switches change nothing on a dense model: refused, not ignored (trial37 D9).
     if (!arch.moe && (request.ep_overlap || request.moe_load_imbalance)) {
@@ -3345,7 +3370,15 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
           np.suggestions.push_back("QLoRA (--task qlora): the frozen base in 4 bits");
           np.suggestion_codes.push_back("use_qlora");
         }
-        if (request.gpus_total || request.nodes_exact) {
+        const bool stack_without_sharding = (request.stack == TrainingStack::hf || request.stack == TrainingStack::unsloth) &&
+                                            !request.pins.zero_stage;
+        if (stack_without_sharding) {
+          // --stack hf / unsloth shard nothing (plain DDP): more GPUs do not help, a sharding stack does.
+          np.suggestions.push_back(fmt::format("a stack that shards the model (--stack fsdp: ZeRO-3 full shard, or "
+                                               "--stack deepspeed: ZeRO-2); --stack {} keeps a whole copy on every GPU",
+                                               training_stack_name(*request.stack)));
+          np.suggestion_codes.push_back("stack_with_sharding");
+        } else if (request.gpus_total || request.nodes_exact) {
           // The cluster is fixed (--gpus / --nodes): --max-nodes does not apply; a larger fixed
           // cluster does (a trial's --gpus 1 was told "more nodes (--max-nodes)").
           const std::string fixed = request.gpus_total ? fmt::format("--gpus {}", *request.gpus_total)

@@ -30,7 +30,7 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 135> kCodes = {
+constexpr std::array<std::string_view, 136> kCodes = {
     "ambiguous_model",
     "body_empty",
     "body_not_object",
@@ -149,6 +149,7 @@ constexpr std::array<std::string_view, 135> kCodes = {
     "serving_only_field",
     "shape_exceeds_params",
     "shape_needs_params",
+    "stack_layout_unsupported",
     "text_not_clean",
     "today_before_observations",
     "tokens_below_one_sequence",

@@ -4,6 +4,7 @@
 // what each changes in the JSON, and their bad inputs as one-line errors with exit 2.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "binary_e2e.hpp"
@@ -57,6 +58,31 @@ TEST_F(RecipeFlagsE2E, Grads16BitHalvesMegatronsGradientBufferAndItsReduce) {
   EXPECT_NEAR(saved, 2.0 * 8.03e9 / 2, 0.01e9);
   // The DP all-reduce moves the buffer's bytes: half as many in bf16.
   EXPECT_NEAR(step_term(fp32_grads, "dp_allreduce_seconds") / step_term(bf16_grads, "dp_allreduce_seconds"), 2.0, 1e-9);
+}
+
+TEST_F(RecipeFlagsE2E, DataParallelStacksSearchNoTensorOrPipelineParallelism) {
+  // Llama 3.1 70B full fine-tune on 8 H100 without pins: with --stack hf or deepspeed every
+  // layout searched is TP 1, PP 1 (ZeRO over 8 ranks); megatron may use TP and PP.
+  const std::string base =
+      "estimate --model llama-3.1-70b --task full --gpu 'NVIDIA H100 SXM' --gpus 8 --seq 4096 --tokens 1e8 --ignore-memory";
+  for (const char* stack : {"hf", "deepspeed"}) {
+    const auto j = run_json(base + " --stack " + stack, 0);
+    EXPECT_EQ(j["estimate"]["layout"]["tp"], 1) << stack;
+    EXPECT_EQ(j["estimate"]["layout"]["pp"], 1) << stack;
+    EXPECT_EQ(j["estimate"]["layout"]["dp"], 8) << stack;
+  }
+}
+
+TEST_F(RecipeFlagsE2E, NoPlanWithAStackThatShardsNothingSuggestsOneThatDoes) {
+  // 70B full fine-tune under the plain HF Trainer (DDP: every GPU holds the weights, gradients
+  // and AdamW state, 16 B × 70.6e9 ≈ 1.1 TB) fits no GPU: more nodes would not help, a sharding
+  // stack would.
+  const auto j = run_json("plan --model llama-3.1-70b --task full --tokens 1e9 --stack hf", 1);
+  const auto& codes = j["no_plan"]["suggestion_codes"];
+  auto has = [&](const std::string& c) { return std::find(codes.begin(), codes.end(), c) != codes.end(); };
+  EXPECT_TRUE(has("stack_with_sharding")) << codes.dump();
+  EXPECT_FALSE(has("more_nodes_zero3") || has("zero3_needs_network")) << codes.dump();
+  EXPECT_GT(j["no_plan"]["smallest_per_gpu_bytes"].get<double>(), 16 * 70.6e9) << j["no_plan"].dump();
 }
 
 TEST_F(RecipeFlagsE2E, MoeImbalanceStretchesEachAllToAll) {
@@ -190,6 +216,10 @@ TEST_F(RecipeFlagsE2E, BadRecipeFlagsAreOneLineErrorsWithExit2) {
       {kMoe + " --moe-imbalance 0.5", "--moe-imbalance"},                             // below 1
       {kDense + " --stack keras", "--stack"},                                         // unknown stack
       {kDense + " --ep-overlap", "--ep-overlap"},                                     // dense model
+      {kDense + " --stack hf", "--tp"},                        // the HF Trainer runs no tensor parallelism
+      {"estimate --model llama-3.1-8b --task pretrain --gpu 'NVIDIA H100 SXM' --gpus 8 --tokens 1e9 --stack deepspeed "
+       "--ep-overlap",
+       "--ep-overlap"},  // a Megatron-Core switch
       {kDense + " --moe-imbalance 1.5", "--moe-imbalance"},                           // dense model
       {kDense + " --optimizer ''", "--optimizer"},                                    // empty choice
       {kDense + " --recompute ''", "--recompute"},                                    // empty choice
