@@ -255,9 +255,12 @@ LayerActivation layer_activation(const Shape& s, bool moe_layer, const Activatio
   if (c.qk_norm) x.split += (eager ? 6.0 : 2.0) * (s.q_width + s.k_width);
   // The out-projection input: Megatron reuses the attention output; eager PyTorch makes a contiguous copy,
   // which torch.compile also saves (a backward mm reads it: is_materialized_backwards bans its recompute).
-  if (eager || compiled || c.lora) x.split += linear_input(c, s.o_in_width, {"o"});
+  // Megatron under LoRA: the frozen projection (a TE Linear whose weight needs no gradient) saves
+  // no input (linear.py at d0067d0da: backward_needs_input = weight.requires_grad) and its bf16
+  // adapter saves the attention output itself, already counted: nothing more.
+  if (eager || compiled || (c.lora && !megatron)) x.split += linear_input(c, s.o_in_width, {"o"});
   // Under FP8 the out-projection (a TE Linear) keeps its own 8-bit copy of the attention output.
-  else if (megatron && c.gemm_input_bytes < 2.0) x.split += c.gemm_input_bytes * s.o_in_width;
+  else if (megatron && !c.lora && c.gemm_input_bytes < 2.0) x.split += c.gemm_input_bytes * s.o_in_width;
   if (c.flash) {
     x.split += 4 * s.a;  // [FA] fp32 logsumexp per head per token
   } else {
@@ -570,7 +573,9 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
     ac.qk_norm = m.qk_norm;
     ac.python_gelu = r.activation_profile == ActivationProfile::pytorch_eager && m.model_type == "gpt2";
     ac.lora = lora;
-    ac.adapter_bytes = pure ? 2.0 : 4.0;
+    // Megatron keeps the model (adapters included) in bf16 and the fp32 main copy in the
+    // optimizer (Float16Module), so an adapter reads the very tensor the frozen layer got.
+    ac.adapter_bytes = pure || r.activation_profile == ActivationProfile::megatron ? 2.0 : 4.0;
     ac.targets = &r.lora_targets;
     ac.kv_expanded = r.kv_expanded_for_attention && !s.mla;
     ac.gemm_input_bytes =

@@ -185,7 +185,7 @@ TrainingMemoryTotal::TrainingMemoryTotal(const ModelArch& m, const TrainingMemor
     const double norm_bytes_per_h =
         r_.activation_profile != ActivationProfile::pytorch_eager || m.norm_bias ? 2.0 : (gemma ? 8.0 : 6.0);
     const bool python_gelu = eager && m.model_type == "gpt2";
-    const double adapter_bytes = pure ? 2.0 : 4.0;
+    const double adapter_bytes = pure || megatron ? 2.0 : 4.0;  // memory.cpp: Megatron's bf16 adapters
     const double seq = static_cast<double>(r_.seq_len);
     auto linear_input = [&](double w, std::initializer_list<unsigned> group) {
       if (!lora) return gemm_input_bytes * w;
@@ -203,8 +203,8 @@ TrainingMemoryTotal::TrainingMemoryTotal(const ModelArch& m, const TrainingMemor
       const double expand = r_.kv_expanded_for_attention && !m.mla && kv > 0 ? a / kv : 1.0;
       x.split = 2 * q_width + 2 * (k_width * expand) + 2 * (v_width * expand) + 2 * o_in_width;
       if (m.qk_norm) x.split += (eager ? 6.0 : 2.0) * (q_width + k_width);
-      if (eager || compiled || lora) x.split += linear_input(o_in_width, {kO});
-      else if (megatron && gemm_input_bytes < 2.0) x.split += gemm_input_bytes * o_in_width;
+      if (eager || compiled || (lora && !megatron)) x.split += linear_input(o_in_width, {kO});
+      else if (megatron && !lora && gemm_input_bytes < 2.0) x.split += gemm_input_bytes * o_in_width;
       if (r_.flash_attention) {
         x.split += 4 * a;
       } else {
@@ -392,7 +392,7 @@ double TrainingMemoryTotal::stage_total(const ParallelLayout& lay, Recompute rc,
     }
     double lora_inter = 0;
     if (lora) {
-      const double adapter_dtype_bytes = pure ? 2.0 : 4.0;
+      const double adapter_dtype_bytes = pure || r.activation_profile == ActivationProfile::megatron ? 2.0 : 4.0;  // memory.cpp ac.adapter_bytes
       lora_inter = adapter_dtype_bytes * r.lora_rank * adapted_dense_matrices_ / L_ / t;
       if (rc == Recompute::full) lora_inter = 0;
     }

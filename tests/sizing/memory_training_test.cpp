@@ -189,6 +189,16 @@ TEST(TrainingMemory, MegatronFusedSwigluAndTransformerEngineFp8Inputs) {
   EXPECT_NEAR(training_memory(m, req).term_bytes("activations"), s * 139392, 1.0);
   req.precision = TrainPrecision::fp8_mixed;
   EXPECT_NEAR(training_memory(m, req).term_bytes("activations"), s * 120960, 1.0);
+  // LoRA (rank 16 on all 7 matrices) in Megatron: the frozen TE layers save no input
+  // (linear.py: backward_needs_input = weight.requires_grad) and the bf16 adapters save the very
+  // tensors the layers got (no cast): the same 139392 B (FP8 or not: the adapters compute in
+  // bf16) + x·A, 2 B × 16 × 7 = 224 B.
+  req.task = Task::lora;
+  req.lora_rank = 16;
+  req.lora_targets = {"q", "k", "v", "o", "gate", "up", "down"};
+  EXPECT_NEAR(training_memory(m, req).term_bytes("activations"), s * (139392 + 224), 1.0);
+  req.precision = TrainPrecision::bf16_mixed;
+  EXPECT_NEAR(training_memory(m, req).term_bytes("activations"), s * (139392 + 224), 1.0);
 }
 
 TEST(TrainingMemory, FirstPipelineStageHoldsPMicroBatches) {
