@@ -107,7 +107,7 @@ TEST(TrainingMemoryTotal, EqualsTheExplainingPathsTotalExactly) {
         if (r.layout.pp > 1 && arch.family == ModelFamily::decoder && arch.num_layers >= r.layout.pp && pick.chance(40)) {
           std::vector<int> layers(static_cast<std::size_t>(r.layout.pp), 1);
           for (int left = static_cast<int>(arch.num_layers) - r.layout.pp; left > 0; --left)
-            ++layers[pick.below(static_cast<std::size_t>(r.layout.pp))];
+            ++layers[pick.below(static_cast<std::uint32_t>(r.layout.pp))];
           r.pipeline_stage_layers = layers;
         }
         const MemoryBreakdown m = training_memory(arch, r);
