@@ -302,6 +302,20 @@ bool data_parallel_only(const std::optional<TrainingStack>& stack) {
   return stack == TrainingStack::hf || stack == TrainingStack::deepspeed || stack == TrainingStack::unsloth;
 }
 
+/// The ZeRO stage a stack runs (the search's, when --zero is not pinned): Megatron's distributed
+/// optimizer 1, FSDP full shard 3, DeepSpeed's ZeRO-2 integration 2, the HF Trainer's DDP and
+/// Unsloth 0 (nothing sharded).
+int stack_zero_stage(TrainingStack stack) {
+  switch (stack) {
+    case TrainingStack::megatron: return 1;
+    case TrainingStack::fsdp: return 3;
+    case TrainingStack::deepspeed: return 2;
+    case TrainingStack::hf:
+    case TrainingStack::unsloth: return 0;
+  }
+  return 0;
+}
+
 std::vector<int> pp_candidates(const ModelArch& arch, const PlanRequest& r) {
   if (r.pins.pp) return {*r.pins.pp};
   if (data_parallel_only(r.stack)) return {1};
@@ -406,15 +420,7 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
       // optimizer, ZeRO-1; fsdp 3; deepspeed 2; hf and unsloth without ZeRO), else 2 and 3.
       std::array<int, 2> zero_stages = {2, 3};
       std::size_t n_zero = 2;
-      if (r.stack) {
-        switch (*r.stack) {
-          case TrainingStack::megatron: zero_stages[0] = 1, n_zero = 1; break;
-          case TrainingStack::fsdp: zero_stages[0] = 3, n_zero = 1; break;
-          case TrainingStack::deepspeed: zero_stages[0] = 2, n_zero = 1; break;
-          case TrainingStack::hf:
-          case TrainingStack::unsloth: zero_stages[0] = 0, n_zero = 1; break;
-        }
-      }
+      if (r.stack) zero_stages[0] = stack_zero_stage(*r.stack), n_zero = 1;
       if (dp == 1) zero_stages[0] = 0, n_zero = 1;
       if (r.pins.zero_stage) zero_stages[0] = *r.pins.zero_stage, n_zero = 1;
       const int vs = r.pins.virtual_stages.value_or(1);
@@ -3370,8 +3376,7 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
           np.suggestions.push_back("QLoRA (--task qlora): the frozen base in 4 bits");
           np.suggestion_codes.push_back("use_qlora");
         }
-        const bool stack_without_sharding = (request.stack == TrainingStack::hf || request.stack == TrainingStack::unsloth) &&
-                                            !request.pins.zero_stage;
+        const bool stack_without_sharding = request.stack && stack_zero_stage(*request.stack) == 0 && !request.pins.zero_stage;
         if (stack_without_sharding) {
           // --stack hf / unsloth shard nothing (plain DDP): more GPUs do not help, a sharding stack does.
           np.suggestions.push_back(fmt::format("a stack that shards the model (--stack fsdp: ZeRO-3 full shard, or "
