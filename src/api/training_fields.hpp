@@ -18,6 +18,7 @@
 #include "api/fields.hpp"
 #include "util/error_code.hpp"
 #include "sizing/memory.hpp"
+#include "sizing/perf.hpp"
 #include "sizing/workload_defaults.hpp"
 
 namespace gpuplan::api {
@@ -121,6 +122,10 @@ std::vector<FieldDef<In>> training_layout_fields() {
         "megatron: gradients kept and reduced in bf16, not fp32 (grad_reduce_in_fp32=False, as NVIDIA's recipes set)",
         {}, task_bits::training},
        [](In& in, const json& v) { in.request.grads_16bit = v.get<bool>(); }},
+      {{"moe_dispatcher", "--moe-dispatcher", FieldType::string, FieldFace::both,
+        "MoE token dispatcher: alltoall (Megatron-Core default), deepep or hybridep (deduplicated: one network copy "
+        "per node, NVLink inside it)", {}, task_bits::training},
+       [](In& in, const json& v) { in.request.moe_dispatcher = parse_moe_dispatcher(v.get<std::string>(), "--moe-dispatcher"); }},
       {{"moe_imbalance", "--moe-imbalance", FieldType::number, FieldFace::both,
         "MoE: busiest EP rank's tokens / the mean, 1-8 (default 1.2; 1 = force-balanced routing)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.moe_load_imbalance = v.get<double>(); }},

@@ -37,6 +37,7 @@ TrainingStepRequest training_step_request(const PlanRequest& r, const ParallelLa
   s.grad_reduce_fp32 = r.stack == TrainingStack::megatron && !r.grads_16bit;
   s.pipeline_stage_layers = r.pipeline_stage_layers;
   s.moe_load_imbalance = r.moe_load_imbalance;
+  s.moe_dispatcher = r.moe_dispatcher.value_or(MoeDispatcher::alltoall);
   return s;
 }
 

@@ -311,7 +311,7 @@ void PlanRequest::validate() const {
   if (workload != PlanWorkload::training) {
     const char* f = stack ? "--stack" : ep_overlap ? "--ep-overlap" : tp_comm_overlap ? "--tp-comm-overlap"
                     : moe_load_imbalance ? "--moe-imbalance" : !pipeline_stage_layers.empty() ? "--pp-layers"
-                    : grads_16bit ? "--grads-16bit" : nullptr;
+                    : grads_16bit ? "--grads-16bit" : moe_dispatcher ? "--moe-dispatcher" : nullptr;
     if (f != nullptr)
       throw_invalid_coded(f, "training_option_only", {{"field", f}}, fmt::format("{} applies to training only", f),
                           "a training task (pretrain, full, lora, qlora)");

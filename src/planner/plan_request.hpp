@@ -102,6 +102,10 @@ struct PlanRequest {
   /// PerfAssumptions::moe_load_imbalance = 1.2; 1 = force-balanced routing, as NVIDIA's published
   /// MoE benchmarks run).
   std::optional<double> moe_load_imbalance;
+  /// --moe-dispatcher: the MoE token dispatcher (alltoall, deepep, hybridep; sizing/perf.hpp
+  /// MoeDispatcher). nullopt = alltoall, Megatron-Core's default in its MoE recipes. MoE models on a
+  /// stack that runs EP only (refused on dense models and on hf/deepspeed/unsloth).
+  std::optional<MoeDispatcher> moe_dispatcher;
   /// --pp-layers: decoder layers held by each pipeline rank (pp entries summing to the model's
   /// layers; TrainingStepRequest::pipeline_stage_layers). Needs --pp. Empty = Megatron-Core's
   /// uniform split.

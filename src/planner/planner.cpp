@@ -1878,6 +1878,7 @@ void check_request_for_model(const PlanRequest& request, const ModelArch& arch) 
                       : request.pins.ep && *request.pins.ep > 1 ? "--ep"
                       : request.tp_comm_overlap                  ? "--tp-comm-overlap"
                       : request.ep_overlap                       ? "--ep-overlap"
+                      : request.moe_dispatcher                   ? "--moe-dispatcher"
                                                                  : nullptr;
       if (f != nullptr) {
         const std::string stack(training_stack_name(*request.stack));
@@ -1887,8 +1888,8 @@ void check_request_for_model(const PlanRequest& request, const ModelArch& arch) 
       }
     }
     // The MoE recipe switches change nothing on a dense model: refused, not ignored (trial37 D9).
-    if (!arch.moe && (request.ep_overlap || request.moe_load_imbalance)) {
-      const char* f = request.ep_overlap ? "--ep-overlap" : "--moe-imbalance";
+    if (!arch.moe && (request.ep_overlap || request.moe_load_imbalance || request.moe_dispatcher)) {
+      const char* f = request.ep_overlap ? "--ep-overlap" : request.moe_load_imbalance ? "--moe-imbalance" : "--moe-dispatcher";
       throw_invalid_coded(f, "moe_option_on_dense_model", {{"field", f}, {"model", arch.name}},
                           fmt::format("{} applies to mixture-of-experts models; {} is dense", f, arch.name),
                           fmt::format("no {}", f));

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "sizing/memory.hpp"
+#include "sizing/perf.hpp"
 #include "util/error.hpp"
 #include "util/error_code.hpp"
 
@@ -226,6 +227,23 @@ TrainingStack parse_training_stack(std::string_view s, const std::string& where)
   return parse_enum(s, where, kTable, &training_stack_name,
                     {TrainingStack::hf, TrainingStack::fsdp, TrainingStack::deepspeed, TrainingStack::megatron,
                      TrainingStack::unsloth});
+}
+
+std::string_view moe_dispatcher_name(MoeDispatcher d) noexcept {
+  switch (d) {
+    case MoeDispatcher::alltoall: return "alltoall";
+    case MoeDispatcher::deepep: return "deepep";
+    case MoeDispatcher::hybridep: return "hybridep";
+  }
+  return "?";
+}
+
+MoeDispatcher parse_moe_dispatcher(std::string_view s, const std::string& where) {
+  static constexpr std::array<std::pair<const char*, MoeDispatcher>, 3> kTable = {{
+      {"alltoall", MoeDispatcher::alltoall}, {"deepep", MoeDispatcher::deepep}, {"hybridep", MoeDispatcher::hybridep},
+  }};
+  return parse_enum(s, where, kTable, &moe_dispatcher_name,
+                    {MoeDispatcher::alltoall, MoeDispatcher::deepep, MoeDispatcher::hybridep});
 }
 
 void apply_stack_defaults(TrainingStack stack, TrainingMemoryRequest& r) {

@@ -142,6 +142,9 @@ struct Work {
   double ep_bytes = 0;                  ///< bytes one GPU sends in one all-to-all
   double ep_alltoall_each_seconds = 0;  ///< one all-to-all incl. load imbalance
   double ep_off_node_fraction = 0;      ///< share of the all-to-all bytes that cross nodes
+  double ep_dedup_gpu_copies = 0;      ///< deepep/hybridep: expected GPUs a token's experts sit on
+  double ep_dedup_node_copies = 0;     ///< deepep/hybridep: expected nodes a token's experts sit on
+  double ep_tokens = 0;                ///< tokens one GPU dispatches per all-to-all
   int ep_collectives_per_layer = 0;
   double ep_alltoall_unoverlapped_seconds = 0;  ///< before overlap with compute (ep_overlap_with_compute)
   double moe_layers_per_stage = 0;
@@ -353,12 +356,15 @@ void compute_phase(Work& w, const ModelArch& arch, const TrainingStepRequest& r,
                                            std::max(w.hw_per_token.total_flop, 1.0)
                                      : 0.0;
     // The grouped GEMMs of one GPU are f_e / etp wide (expert tensor parallelism splits them).
-    w.expert_slowdown = (1.0 + a.expert_half_width * static_cast<double>(l.etp()) /
+    const bool hybridep = r.moe_dispatcher == MoeDispatcher::hybridep;
+    const double half_width = hybridep ? a.hybridep_expert_half_width : a.expert_half_width;
+    const double layer_overhead = hybridep ? a.hybridep_moe_layer_overhead_seconds : a.moe_layer_overhead_seconds;
+    w.expert_slowdown = (1.0 + half_width * static_cast<double>(l.etp()) /
                                    static_cast<double>(moe.expert_intermediate_size)) *
                         (l.ep > 1 ? std::max(moe_imbalance(r, a), 1.0) : 1.0);
     const double factor = (1.0 - w.expert_flop_share) + w.expert_flop_share * w.expert_slowdown;
     // Dropless token dispatch: a fixed, GPU-independent time per MoE layer per micro-batch.
-    w.moe_fixed_seconds = md * std::ceil(static_cast<double>(moe.num_moe_layers) / pp) * a.moe_layer_overhead_seconds;
+    w.moe_fixed_seconds = md * std::ceil(static_cast<double>(moe.num_moe_layers) / pp) * layer_overhead;
     const double scaled = e.compute_seconds * factor;
     e.compute_seconds = scaled + w.moe_fixed_seconds;
     e.kernel_efficiency = safe_div(e.kernel_efficiency * (e.compute_seconds > 0 ? scaled / e.compute_seconds : 1.0),
@@ -413,15 +419,42 @@ void finish_work(Work& w, const ModelArch& arch, const TrainingStepRequest& r, c
   // moe_load_imbalance × the mean (also on its expert GEMMs, below).
   if (arch.moe && l.ep > 1 && arch.hidden_size > 0) {
     const double k = static_cast<double>(std::max<std::int64_t>(arch.moe->experts_per_token, 1));
+    const MoeSpec& moe = *arch.moe;
     // Tokens a GPU dispatches: its sequence-parallel shard, or, without SP, the tp/etp split
     // of the micro-batch among the expert-TP groups of the tp ranks.
     const double tokens = s * b / (l.sequence_parallel ? tp : tp / static_cast<double>(l.etp()));
-    w.ep_bytes = tokens * h * k * elem * (l.ep - 1.0) / l.ep;
+    w.ep_tokens = tokens;
     // Expert grid rank order etp → ep → edp: EP ranks are etp apart.
     const int ep_per_node = std::clamp(c.gpus_per_node / std::max(l.etp(), 1), 1, l.ep);
-    const double off_node = l.ep > 1 ? static_cast<double>(l.ep - ep_per_node) / (l.ep - 1.0) : 0.0;
-    const double t_intra = safe_div(w.ep_bytes * (1.0 - off_node), intra);
-    const double t_inter = off_node > 0 ? safe_div(w.ep_bytes * off_node, per_gpu_net) : 0.0;
+    double t_intra = 0, t_inter = 0, off_node = 0;
+    if (r.moe_dispatcher == MoeDispatcher::alltoall) {
+      // k copies per token, one per chosen expert; (ep−1)/ep leave the GPU.
+      w.ep_bytes = tokens * h * k * elem * (l.ep - 1.0) / l.ep;
+      off_node = l.ep > 1 ? static_cast<double>(l.ep - ep_per_node) / (l.ep - 1.0) : 0.0;
+      t_intra = safe_div(w.ep_bytes * (1.0 - off_node), intra);
+      t_inter = off_node > 0 ? safe_div(w.ep_bytes * off_node, per_gpu_net) : 0.0;
+    } else {
+      // DeepEP / HybridEP: a token crosses the network once per other node that holds one of its
+      // experts, and NVLink once per other GPU of a node (its own or the node it was forwarded to)
+      // that holds one: distinct groups under uniform routing (expected_distinct_expert_groups).
+      const int ep_nodes = (l.ep + ep_per_node - 1) / ep_per_node;
+      const std::int64_t experts = moe.num_routed_experts;
+      const double gpus_hit = expected_distinct_expert_groups(experts, moe.experts_per_token, l.ep);
+      const double nodes_hit = expected_distinct_expert_groups(experts, moe.experts_per_token, ep_nodes);
+      // Per token: one network copy to each other node hit (ep_nodes − 1 of ep_nodes), and in
+      // each node one NVLink copy to each GPU hit other than the one holding or receiving the
+      // token (ep_per_node − 1 of ep_per_node): DeepSeek-V3 report §3.2.2 (IB then NVLink).
+      const double inter_copies = nodes_hit * (ep_nodes - 1.0) / ep_nodes;
+      const double nvlink_copies = gpus_hit * (ep_per_node - 1.0) / ep_per_node;
+      w.ep_dedup_gpu_copies = gpus_hit;
+      w.ep_dedup_node_copies = nodes_hit;
+      const double intra_bytes = tokens * h * elem * nvlink_copies;
+      const double inter_bytes = tokens * h * elem * inter_copies;
+      w.ep_bytes = intra_bytes + inter_bytes;
+      off_node = w.ep_bytes > 0 ? inter_bytes / w.ep_bytes : 0.0;
+      t_intra = safe_div(intra_bytes, intra);
+      t_inter = inter_bytes > 0 ? safe_div(inter_bytes, per_gpu_net) : 0.0;
+    }
     w.ep_alltoall_each_seconds = std::max(t_intra, t_inter) * moe_imbalance(r, a);
     w.ep_off_node_fraction = off_node;
     w.ep_collectives_per_layer = 4 + (r.recompute == Recompute::full ? 2 : 0);
@@ -653,7 +686,8 @@ bool same_but_zero_stage(const TrainingStepRequest& x, const TrainingStepRequest
          x.recompute == y.recompute && x.task == y.task && x.lora_rank == y.lora_rank && x.optimizer == y.optimizer &&
          x.stack == y.stack && x.ep_overlap_with_compute == y.ep_overlap_with_compute &&
          x.tp_comm_overlap == y.tp_comm_overlap && x.grad_reduce_fp32 == y.grad_reduce_fp32 &&
-         x.pipeline_stage_layers == y.pipeline_stage_layers && x.moe_load_imbalance == y.moe_load_imbalance;
+         x.pipeline_stage_layers == y.pipeline_stage_layers && x.moe_load_imbalance == y.moe_load_imbalance &&
+         x.moe_dispatcher == y.moe_dispatcher;
 }
 
 void check_figures(const TrainingStepRequest& request, const TrainingStepModelFigures& figures) {
@@ -704,6 +738,20 @@ double kernel_efficiency(const ModelArch& arch, const TrainingStepRequest& reque
                         static_cast<double>(std::max<std::int64_t>(request.seq_len, 1));
   eff /= 1.0 + a.tokens_half_width / tokens;
   return eff;
+}
+
+double expected_distinct_expert_groups(std::int64_t num_experts, std::int64_t k, int groups) {
+  if (k < 1 || groups < 1 || num_experts < 1) return 0.0;
+  if (groups == 1) return 1.0;
+  const std::int64_t per_group = num_experts / groups;
+  // P(a group holds none of the k) = C(E − E/g, k) / C(E, k) = Π_{i<k} (E − E/g − i) / (E − i).
+  double none = 1.0;
+  for (std::int64_t i = 0; i < k && i < num_experts; ++i) {
+    const double num = static_cast<double>(num_experts - per_group - i);
+    if (num <= 0) { none = 0.0; break; }
+    none *= num / static_cast<double>(num_experts - i);
+  }
+  return groups * (1.0 - none);
 }
 
 double ring_allreduce_seconds(double bytes, int n, double bytes_per_s) {
@@ -898,10 +946,27 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                  "2(n−1)/n (Patarasuk & Yuan 2009)"});
   out.push_back({"ep_alltoall_seconds", e.ep_alltoall_seconds,
                  arch.moe && l.ep > 1
-                     ? fmt::format("{} micro-batches × {} MoE layers × {} all-to-alls × ({} sent per GPU = tokens × h {} × "
-                                   "top-{} × {} B × (ep {}−1)/ep; {:.0f}% off-node) × load imbalance {:.2f}{} = {}",
+                     ? fmt::format("{} micro-batches × {} MoE layers × {} all-to-alls × ({} sent per GPU = {}; {:.0f}% "
+                                   "off-node) × load imbalance {:.2f}{} = {}",
                                    md, w.moe_layers_per_stage, w.ep_collectives_per_layer, si(w.ep_bytes, "B"),
-                                   arch.hidden_size, arch.moe->experts_per_token, comm_element_bytes(r.precision), l.ep,
+                                   r.moe_dispatcher == MoeDispatcher::alltoall
+                                       ? fmt::format("tokens × h {} × top-{} × {} B × (ep {}−1)/ep", arch.hidden_size,
+                                                     arch.moe->experts_per_token, comm_element_bytes(r.precision), l.ep)
+                                       : fmt::format("{} dispatcher: tokens × h {} × {} B × (network copies {:.2f} + "
+                                                     "NVLink copies {:.2f}): a token's top-{} of {} experts sit on {:.2f} "
+                                                     "of ep {} GPUs and {:.2f} nodes on average",
+                                                     moe_dispatcher_name(r.moe_dispatcher), arch.hidden_size,
+                                                     comm_element_bytes(r.precision),
+                                                     w.ep_bytes > 0 ? w.ep_off_node_fraction * w.ep_bytes /
+                                                                          (static_cast<double>(arch.hidden_size) *
+                                                                           comm_element_bytes(r.precision) * w.ep_tokens)
+                                                                    : 0.0,
+                                                     w.ep_bytes > 0 ? (1.0 - w.ep_off_node_fraction) * w.ep_bytes /
+                                                                          (static_cast<double>(arch.hidden_size) *
+                                                                           comm_element_bytes(r.precision) * w.ep_tokens)
+                                                                    : 0.0,
+                                                     arch.moe->experts_per_token, arch.moe->num_routed_experts,
+                                                     w.ep_dedup_gpu_copies, l.ep, w.ep_dedup_node_copies),
                                    100.0 * w.ep_off_node_fraction, moe_imbalance(r, a),
                                    a.ep_comm_overlap_fraction > 0
                                        ? fmt::format(" × (1 − overlap {:.2f})", a.ep_comm_overlap_fraction)
@@ -913,8 +978,12 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                                        : std::string(),
                                    si(e.ep_alltoall_seconds, "s"))
                      : std::string("no expert parallelism"),
-                 "GShard dispatch/combine all-to-all (Lepikhin et al. 2020 arXiv:2006.16668 §2.2), fwd + bwd; "
-                 "intra-node over NVLink, off-node share over the network; experts' grads reduced over dp/ep only"});
+                 r.moe_dispatcher == MoeDispatcher::alltoall
+                     ? "GShard dispatch/combine all-to-all (Lepikhin et al. 2020 arXiv:2006.16668 §2.2), fwd + bwd; "
+                       "intra-node over NVLink, off-node share over the network; experts' grads reduced over dp/ep only"
+                     : "DeepEP/HybridEP deduplicated dispatch/combine, fwd + bwd: one network copy per other node, "
+                       "forwarded over NVLink (DeepSeek-V3 report arXiv:2412.19437 §3.2.2); uniform routing: "
+                       "P(group holds none of k) = C(E − E/g, k)/C(E, k); experts' grads reduced over dp/ep only"});
   out.push_back({"pp_p2p_seconds", e.pp_p2p_seconds,
                  l.pp > 1 ? fmt::format("{} micro-batches × 2 × {} chunks × s·b·h·bytes/tp = {}", md,
                                         std::max(l.virtual_stages, 1), si(e.pp_p2p_seconds, "s"))

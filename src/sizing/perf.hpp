@@ -69,6 +69,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hardware/gpu_spec.hpp"
@@ -143,6 +144,12 @@ struct PerfAssumptions {
   /// kernels. CALIBRATED with expert_half_width on the same in-sample rows (median residual of the
   /// step per MoE layer per micro-batch: 4 ms). Added to compute_seconds.
   double moe_layer_overhead_seconds = 4e-3;
+  /// The same two constants under the HybridEP dispatcher (MoeDispatcher::hybridep), which fuses
+  /// the permutation into its dispatch/combine kernels. CALIBRATED on the in-sample HybridEP rows
+  /// (the first release tables that ran it: NeMo 26.02 DGX-B300 and 26.02.01 DGX-B200/DGX-H100
+  /// Qwen3-30B-A3B; docs/accuracy.md), every later HybridEP row held out.
+  double hybridep_expert_half_width = 2300;
+  double hybridep_moe_layer_overhead_seconds = 4e-3;
   /// Width factor: efficiency × 1/(1 + hidden_half_width / hidden). Elementwise, memory-bound
   /// work (norms, softmax, residuals, dropout) grows ∝ s·h while the matmuls grow ∝ s·h², so
   /// its share falls ∝ 1/h; fitted on Megatron GPT 1.7B (h 2304: 44% of peak) … 1T (h 25600: 52–57%).
@@ -215,6 +222,32 @@ struct PerfAssumptions {
   double diffusion_unet_efficiency = 0.30;
 };
 
+/// MoE token dispatcher of an expert-parallel run (Megatron-Core moe_token_dispatcher_type and
+/// moe_flex_dispatcher_backend):
+///   alltoall  Megatron-Core's AllToAll dispatcher (its default in the MoE recipes): every token
+///             is permuted into one copy per chosen expert, k copies sent, (ep−1)/ep of them off
+///             the GPU; separate permute/unpermute kernels and a host sync per layer.
+///   deepep    the "flex" dispatcher with DeepEP (DeepSeek-AI 2025, github.com/deepseek-ai/DeepEP):
+///             one copy per destination GPU within the node and one per destination node over
+///             the network (RDMA), forwarded inside that node over NVLink (DeepSeek-V3 report
+///             §3.2.2); kernels timed as alltoall's (the DGX-H100 Qwen3-30B-A3B row of NeMo
+///             26.02 ran DeepEP at 5113 tokens/s/GPU, 25.11's alltoall 5275: no kernel gain seen).
+///   hybridep  the "flex" dispatcher with NVIDIA's HybridEP (same deduplicated traffic; TMA
+///             copy kernels on few SMs, permutation fused into the dispatch,
+///             moe_permute_fusion_into_hybridep): its own calibrated expert-kernel constants,
+///             PerfAssumptions::hybridep_*.
+enum class MoeDispatcher { alltoall, deepep, hybridep };
+std::string_view moe_dispatcher_name(MoeDispatcher d) noexcept;
+/// "alltoall", "deepep", "hybridep". Throws Error{invalid_input, where, expected list}.
+MoeDispatcher parse_moe_dispatcher(std::string_view s, const std::string& where);
+
+/// Expected number of distinct groups that hold at least one of a token's k routed experts, when
+/// the k experts are drawn uniformly without replacement from num_experts split evenly over
+/// `groups` groups (force-balanced routing; a token's experts are distinct):
+/// groups × (1 − C(E − E/groups, k) / C(E, k)). 0 for k < 1 or groups < 1; E must be a multiple of
+/// groups (else the even split is approximated by E/groups rounded down).
+double expected_distinct_expert_groups(std::int64_t num_experts, std::int64_t k, int groups);
+
 /// One training step (one optimizer update over global_batch_seqs sequences).
 struct TrainingStepRequest {
   TrainPrecision precision = TrainPrecision::bf16_mixed;  ///< peak dtype: bf16_* -> bf16, fp16 -> fp16, fp8 -> fp8, fp32/tf32 -> tf32
@@ -273,6 +306,8 @@ struct TrainingStepRequest {
   /// force-balanced routing, as NVIDIA's published benchmarks run). nullopt =
   /// PerfAssumptions::moe_load_imbalance.
   std::optional<double> moe_load_imbalance;
+  /// MoE: the token dispatcher (traffic and expert-kernel constants; MoeDispatcher above).
+  MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
 };
 
 /// Breakdown of one training step. step_seconds = compute_seconds + tp_allreduce_seconds

@@ -91,6 +91,58 @@ TEST(ExpertParallel, AllToAllAcrossNodesUsesTheNetworkShare) {
   EXPECT_NEAR(e.ep_alltoall_seconds, 48.0 * 4.0 * net, 1e-9);
 }
 
+// The deduplicated dispatchers (DeepEP, HybridEP) on the same run: a token crosses the network
+// once per other node holding one of its experts, then NVLink once per other GPU hit in that node.
+// Uniform routing, top-8 of 128 experts, 8 per GPU, 64 per node, computed here term by term:
+// P(a GPU holds none) = C(120,8)/C(128,8); P(a node holds none) = C(64,8)/C(128,8).
+TEST(ExpertParallel, DeduplicatedDispatchersSendOneCopyPerNodeAndPerGpu) {
+  const ModelArch arch = load_preset("qwen3-30b-a3b");
+  const GpuSpec gpu = h100_like();
+  TrainingStepRequest r = moe_request(1, 1, 16, 16, 1, 16);
+  PerfAssumptions a;
+  a.moe_load_imbalance = 1.0;
+  const auto choose = [](double n, double k) {
+    double c = 1;
+    for (int i = 0; i < static_cast<int>(k); ++i) c = c * (n - i) / (i + 1);
+    return c;
+  };
+  const double gpus_hit = 16.0 * (1.0 - choose(120, 8) / choose(128, 8));  // ≈ 6.60 GPUs
+  const double nodes_hit = 2.0 * (1.0 - choose(64, 8) / choose(128, 8));   // ≈ 1.99 nodes
+  EXPECT_NEAR(expected_distinct_expert_groups(128, 8, 16), gpus_hit, 1e-12);
+  EXPECT_NEAR(expected_distinct_expert_groups(128, 8, 2), nodes_hit, 1e-12);
+  EXPECT_NEAR(gpus_hit, 6.6, 0.01);
+  const double net = 4096.0 * 2048.0 * 2.0 * nodes_hit / 2.0 / (400e9 / 8.0 * 0.8);
+  const double nvl = 4096.0 * 2048.0 * 2.0 * gpus_hit * 7.0 / 8.0 / (450e9 * 0.8);
+  ASSERT_GT(net, nvl);
+  for (MoeDispatcher d : {MoeDispatcher::deepep, MoeDispatcher::hybridep}) {
+    r.moe_dispatcher = d;
+    const TrainingStepEstimate e = estimate_training_step(arch, r, make_cluster(gpu, 8, 2, 400e9), a);
+    EXPECT_NEAR(e.ep_alltoall_seconds, 48.0 * 4.0 * net, 1e-9) << moe_dispatcher_name(d);
+  }
+  // Against alltoall's 8 copies (8/15 of 15/16 off-node: 4 of them cross the network), the
+  // network bytes drop to ~1 copy: about 4× less time on this 2-node run.
+  r.moe_dispatcher = MoeDispatcher::alltoall;
+  const double alltoall = estimate_training_step(arch, r, make_cluster(gpu, 8, 2, 400e9), a).ep_alltoall_seconds;
+  EXPECT_NEAR(alltoall / (48.0 * 4.0 * net), 4.0 / nodes_hit * 2.0, 1e-9);
+  // One node: no network; 7/8 of the GPUs hit get an NVLink copy, against 7 of 8 copies with alltoall.
+  TrainingStepRequest one = moe_request(1, 1, 8, 8, 1, 8);
+  one.moe_dispatcher = MoeDispatcher::deepep;
+  const double hit8 = 8.0 * (1.0 - choose(112, 8) / choose(128, 8));
+  EXPECT_NEAR(estimate_training_step(arch, one, make_cluster(gpu, 8, 1, 0), a).ep_alltoall_seconds,
+              48.0 * 4.0 * 4096.0 * 2048.0 * 2.0 * hit8 * 7.0 / 8.0 / (450e9 * 0.8), 1e-9);
+  // Edge cases of the counting formula: one group always hit; k ≥ the experts outside a group.
+  EXPECT_EQ(expected_distinct_expert_groups(128, 8, 1), 1.0);
+  EXPECT_EQ(expected_distinct_expert_groups(8, 8, 8), 8.0);
+  EXPECT_EQ(expected_distinct_expert_groups(128, 0, 8), 0.0);
+}
+
+TEST(ExpertParallel, DispatcherNamesParseAndUnknownIsRefused) {
+  EXPECT_EQ(parse_moe_dispatcher("HybridEP", "--moe-dispatcher"), MoeDispatcher::hybridep);
+  EXPECT_EQ(parse_moe_dispatcher("deepep", "--moe-dispatcher"), MoeDispatcher::deepep);
+  EXPECT_EQ(parse_moe_dispatcher("alltoall", "--moe-dispatcher"), MoeDispatcher::alltoall);
+  EXPECT_THROW(parse_moe_dispatcher("nccl", "--moe-dispatcher"), Error);
+}
+
 // ZeRO-3 with ep = dp: the expert shards are never gathered; only the dense part is
 // (1.5 × all-reduce volume per micro-batch), so the gathers shrink by the expert share.
 TEST(ExpertParallel, Zero3NeverGathersExpertsWhenEpEqualsDp) {
