@@ -103,6 +103,9 @@ json error_body(const Error& e, const httplib::Request* req = nullptr) {
                {"field", api::api_field_of(e)},
                {"expected", api::api_wording(e.expected())}, {"message_code", c ? c->code : std::string()},
                {"values", c ? json(c->values) : json::object()}};
+  // A value that names a flag ("field": "--tp") is the field's JSON name here, as in the message.
+  for (auto& [key, v] : body["values"].items())
+    if (v.is_string() && v.get_ref<const std::string&>().rfind("--", 0) == 0) v = api::api_wording(v.get<std::string>());
   if (const auto* f = dynamic_cast<const FilterError*>(&e)) {  // where in the filter text
     body["offset"] = f->offset();
     body["length"] = f->length();

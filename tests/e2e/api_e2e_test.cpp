@@ -1442,6 +1442,37 @@ TEST_F(ApiE2E, ExplainFormulasAndSourcesHaveNoEnglishWordsOnFrenchAndThaiPages) 
 // message_code in API errors. Every error a form or request field can cause is driven here: the
 // API answers with a message code and its values, and the fr and th pages word it in their
 // language: no English sentence of the engine, no uncoded fallback, no unfilled {placeholder}.
+// The values of a coded error name fields as the API does ("tp", not the CLI's "--tp"): a client
+// that words the message from message_code and values shows the name it sent (stop 37 note).
+TEST_F(ApiE2E, CodedErrorValuesNameTheJsonField) {
+  auto c = client();
+  const json hf_tp = {{"model", "llama-3.1-8b"}, {"task", "full"}, {"gpu", "H100"}, {"gpus", 8},
+                      {"tokens", 1e9}, {"stack", "hf"}, {"tp", 2}};
+  auto r = c.Post("/api/estimate", hf_tp.dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400) << r->body;
+  json e = json::parse(r->body, nullptr, false);
+  EXPECT_EQ(e.value("message_code", ""), "stack_layout_unsupported") << r->body;
+  EXPECT_EQ(e["values"], json({{"field", "tp"}, {"stack", "hf"}})) << r->body;
+  const json dense = {{"model", "llama-3.1-8b"}, {"task", "full"}, {"gpu", "H100"}, {"gpus", 8},
+                      {"tokens", 1e9}, {"moe_dispatcher", "hybridep"}};
+  r = c.Post("/api/estimate", dense.dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400) << r->body;
+  e = json::parse(r->body, nullptr, false);
+  EXPECT_EQ(e.value("field", ""), "/moe_dispatcher") << r->body;
+  EXPECT_EQ(e.value("message_code", ""), "moe_option_on_dense_model") << r->body;
+  EXPECT_EQ(e["values"], json({{"field", "moe_dispatcher"}, {"model", "llama-3.1-8b"}})) << r->body;
+  // An unknown dispatcher is refused at its field with the choices.
+  r = c.Post("/api/estimate", json({{"model", "qwen3-30b-a3b"}, {"task", "pretrain"}, {"gpu", "H100"}, {"gpus", 8},
+                                    {"tokens", 1e9}, {"moe_dispatcher", "nccl"}}).dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400) << r->body;
+  e = json::parse(r->body, nullptr, false);
+  EXPECT_EQ(e.value("field", ""), "/moe_dispatcher") << r->body;
+  EXPECT_EQ(e.value("message_code", ""), "unknown_choice") << r->body;
+}
+
 TEST_F(ApiE2E, AFieldOfAnotherTaskIsRefusedAtItsPointer) {
   // Issue 11 (trial 7): {"task": "lora", "concurrency": 8} was sized as if concurrency were absent.
   auto c = client();
