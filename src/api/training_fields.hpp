@@ -56,6 +56,16 @@ inline std::vector<int> parse_stage_layers(const std::string& text) {
   return out;
 }
 
+/// --cuda-graph: Megatron-Core's cuda_graph_impl values. Throws Error{invalid_input} at
+/// --cuda-graph (unknown_choice) for anything else.
+inline std::string parse_cuda_graph_impl(const std::string& text) {
+  for (const char* v : {"none", "transformer_engine", "local", "full_iteration"})
+    if (text == v) return text;
+  throw_invalid_coded("--cuda-graph", "unknown_choice",
+                      {{"value", text}, {"allowed", "none, transformer_engine, local, full_iteration"}},
+                      fmt::format("unknown value '{}'", text), "one of none, transformer_engine, local, full_iteration");
+}
+
 template <class In>
 std::vector<FieldDef<In>> training_run_fields() {
   using nlohmann::json;
@@ -126,6 +136,10 @@ std::vector<FieldDef<In>> training_layout_fields() {
         "MoE token dispatcher: alltoall (Megatron-Core default), deepep or hybridep (deduplicated: one network copy "
         "per node, NVLink inside it)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.moe_dispatcher = parse_moe_dispatcher(v.get<std::string>(), "--moe-dispatcher"); }},
+      {{"cuda_graph", "--cuda-graph", FieldType::string, FieldFace::both,
+        "megatron: cuda_graph_impl none, transformer_engine, local (per-layer graphs, timed as none) or full_iteration "
+        "(one graph per step: no host time, no MoE dispatch sync)", {}, task_bits::training},
+       [](In& in, const json& v) { in.request.cuda_graph = parse_cuda_graph_impl(v.get<std::string>()); }},
       {{"moe_imbalance", "--moe-imbalance", FieldType::number, FieldFace::both,
         "MoE: busiest EP rank's tokens / the mean, 1-8 (default 1.2; 1 = force-balanced routing)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.moe_load_imbalance = v.get<double>(); }},

@@ -311,13 +311,17 @@ void PlanRequest::validate() const {
   if (workload != PlanWorkload::training) {
     const char* f = stack ? "--stack" : ep_overlap ? "--ep-overlap" : tp_comm_overlap ? "--tp-comm-overlap"
                     : moe_load_imbalance ? "--moe-imbalance" : !pipeline_stage_layers.empty() ? "--pp-layers"
-                    : grads_16bit ? "--grads-16bit" : moe_dispatcher ? "--moe-dispatcher" : nullptr;
+                    : grads_16bit ? "--grads-16bit" : moe_dispatcher ? "--moe-dispatcher" : cuda_graph ? "--cuda-graph" : nullptr;
     if (f != nullptr)
       throw_invalid_coded(f, "training_option_only", {{"field", f}}, fmt::format("{} applies to training only", f),
                           "a training task (pretrain, full, lora, qlora)");
   }
   // The other stacks already keep 16-bit gradients (DeepSpeed's fp32 partition is its optimizer's,
   // not the gradient buffer): the flag would change nothing there, so it is refused, not ignored.
+  if (workload == PlanWorkload::training && cuda_graph && stack != TrainingStack::megatron)
+    throw_invalid_coded("--cuda-graph", "cuda_graph_needs_megatron", {},
+                        "--cuda-graph sets Megatron-Core's cuda_graph_impl: it needs --stack megatron",
+                        "--stack megatron --cuda-graph full_iteration, or no --cuda-graph");
   if (workload == PlanWorkload::training && grads_16bit && stack != TrainingStack::megatron)
     throw_invalid_coded("--grads-16bit", "grads_16bit_needs_megatron", {},
                         "--grads-16bit sets Megatron's grad_reduce_in_fp32=False: it needs --stack megatron",

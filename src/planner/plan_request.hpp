@@ -106,6 +106,10 @@ struct PlanRequest {
   /// MoeDispatcher). nullopt = alltoall, Megatron-Core's default in its MoE recipes. MoE models on a
   /// stack that runs EP only (refused on dense models and on hf/deepspeed/unsloth).
   std::optional<MoeDispatcher> moe_dispatcher;
+  /// --cuda-graph: Megatron-Core's cuda_graph_impl: none (default), transformer_engine or local
+  /// (per-layer graphs: timed as none, the MoE host sync stays), full_iteration (the whole step
+  /// replayed as one graph: TrainingStepRequest::cuda_graph_full_iteration). Needs --stack megatron.
+  std::optional<std::string> cuda_graph;
   /// --pp-layers: decoder layers held by each pipeline rank (pp entries summing to the model's
   /// layers; TrainingStepRequest::pipeline_stage_layers). Needs --pp. Empty = Megatron-Core's
   /// uniform split.

@@ -145,11 +145,17 @@ struct PerfAssumptions {
   /// step per MoE layer per micro-batch: 4 ms). Added to compute_seconds.
   double moe_layer_overhead_seconds = 4e-3;
   /// The same two constants under the HybridEP dispatcher (MoeDispatcher::hybridep), which fuses
-  /// the permutation into its dispatch/combine kernels. CALIBRATED on the in-sample HybridEP rows
-  /// (the first release tables that ran it: NeMo 26.02 DGX-B300 and 26.02.01 DGX-B200/DGX-H100
-  /// Qwen3-30B-A3B; docs/accuracy.md), every later HybridEP row held out.
-  double hybridep_expert_half_width = 2300;
-  double hybridep_moe_layer_overhead_seconds = 4e-3;
+  /// the permutation into its dispatch/combine kernels (moe_permute_fusion_into_hybridep).
+  /// CALIBRATED on the first release tables that ran HybridEP with the layout their recipe sets
+  /// (NeMo 26.02 and 26.02.01, Megatron-Bridge v0.3.0 / v0.3.1: DGX-B300 and DGX-B200 Qwen3-30B-A3B
+  /// and DeepSeek-V3, 7 rows): least squares of the log error over a grid of 100-unit and 0.5 ms
+  /// steps, residuals −4.5% … +7.6% (docs/accuracy.md "HybridEP"); every later HybridEP row (NeMo
+  /// 26.04, 26.04.01, 26.06) is held out. The routed experts at f_e 768 run 1.52× the dense time
+  /// (alltoall: 3.99×); the fixed time stays near alltoall's 4 ms: HybridEP still sizes its
+  /// buffers with a host sync unless a static capacity is set (Megatron-LM token_dispatcher.py,
+  /// HybridEP setup_metadata), which the full-iteration CUDA graph needs (cuda_graph_full_iteration).
+  double hybridep_expert_half_width = 400;
+  double hybridep_moe_layer_overhead_seconds = 2.5e-3;
   /// Width factor: efficiency × 1/(1 + hidden_half_width / hidden). Elementwise, memory-bound
   /// work (norms, softmax, residuals, dropout) grows ∝ s·h while the matmuls grow ∝ s·h², so
   /// its share falls ∝ 1/h; fitted on Megatron GPT 1.7B (h 2304: 44% of peak) … 1T (h 25600: 52–57%).
@@ -308,6 +314,15 @@ struct TrainingStepRequest {
   std::optional<double> moe_load_imbalance;
   /// MoE: the token dispatcher (traffic and expert-kernel constants; MoeDispatcher above).
   MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
+  /// The whole training iteration is captured in one CUDA graph and replayed (Megatron-Core
+  /// cuda_graph_impl = "full_iteration"; MoE layers need static shapes for it, e.g. HybridEP's
+  /// moe_expert_rank_capacity_factor, as Megatron-Bridge's Qwen3 MXFP8 recipes set in
+  /// perf_recipes/qwen/common.py _enable_hybridep_full_iteration_mxfp8): the host launches one graph
+  /// per step, so the host-side terms vanish: the MoE layers' fixed dispatch time
+  /// (moe_layer_overhead_seconds / hybridep_moe_layer_overhead_seconds: host sync + kernel launches)
+  /// and the framework host time (overhead_seconds). Per-layer graphs (transformer_engine, local)
+  /// keep the MoE host sync: false.
+  bool cuda_graph_full_iteration = false;
 };
 
 /// Breakdown of one training step. step_seconds = compute_seconds + tp_allreduce_seconds

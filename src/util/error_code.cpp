@@ -30,7 +30,7 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 136> kCodes = {
+constexpr std::array<std::string_view, 137> kCodes = {
     "ambiguous_model",
     "body_empty",
     "body_not_object",
@@ -38,6 +38,7 @@ constexpr std::array<std::string_view, 136> kCodes = {
     "cli_only_field",
     "cluster_size_missing",
     "count_not_exact",
+    "cuda_graph_needs_megatron",
     "date_before_earliest",
     "ep_not_dividing_dp",
     "ep_not_dividing_experts",

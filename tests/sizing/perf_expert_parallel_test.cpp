@@ -136,6 +136,28 @@ TEST(ExpertParallel, DeduplicatedDispatchersSendOneCopyPerNodeAndPerGpu) {
   EXPECT_EQ(expected_distinct_expert_groups(128, 0, 8), 0.0);
 }
 
+// A full-iteration CUDA graph replays the step without the host: the MoE layers' fixed dispatch
+// time (host sync + launches: micro-batches × MoE layers × the per-layer constant) leaves the
+// compute, nothing else changes; the eager host time goes too.
+TEST(ExpertParallel, FullIterationCudaGraphDropsTheHostSideMoeTime) {
+  const ModelArch arch = load_preset("qwen3-30b-a3b");
+  const GpuSpec gpu = h100_like();
+  TrainingStepRequest r = moe_request(1, 1, 8, 8, 1, 32);  // 4 micro-batches per rank
+  r.stack = TrainingStack::megatron;
+  PerfAssumptions a;
+  for (MoeDispatcher d : {MoeDispatcher::alltoall, MoeDispatcher::hybridep}) {
+    r.moe_dispatcher = d;
+    r.cuda_graph_full_iteration = false;
+    const TrainingStepEstimate eager = estimate_training_step(arch, r, make_cluster(gpu, 8, 1, 0), a);
+    r.cuda_graph_full_iteration = true;
+    const TrainingStepEstimate graph = estimate_training_step(arch, r, make_cluster(gpu, 8, 1, 0), a);
+    const double per_layer = d == MoeDispatcher::hybridep ? a.hybridep_moe_layer_overhead_seconds : a.moe_layer_overhead_seconds;
+    EXPECT_NEAR(eager.compute_seconds - graph.compute_seconds, 4.0 * 48.0 * per_layer, 1e-9) << moe_dispatcher_name(d);
+    EXPECT_EQ(eager.ep_alltoall_seconds, graph.ep_alltoall_seconds);
+    EXPECT_EQ(graph.overhead_seconds, 0.0);
+  }
+}
+
 TEST(ExpertParallel, DispatcherNamesParseAndUnknownIsRefused) {
   EXPECT_EQ(parse_moe_dispatcher("HybridEP", "--moe-dispatcher"), MoeDispatcher::hybridep);
   EXPECT_EQ(parse_moe_dispatcher("deepep", "--moe-dispatcher"), MoeDispatcher::deepep);
