@@ -1280,6 +1280,16 @@ void describe_offer(const PlanRequest& request, const ModelArch& arch, const Adm
                             "counted in memory and time (the serving KV cache holds one head per GPU)",
                             p.layout.tp, arch.num_kv_heads, p.layout.tp / arch.num_kv_heads, extra / 1e6));
   }
+  if (request.workload == PlanWorkload::training && arch.moe && p.layout.ep > 1 && !request.moe_dispatcher) {
+    // The dispatcher changes the MoE time most on small experts (docs/accuracy.md, disp10): the
+    // same 8 × B200 Qwen3-30B-A3B recipe went from 9691 to 26695 tokens/s/GPU with HybridEP
+    // (and micro-batch 1 → 4), NeMo 26.02 → 26.02.01.
+    add_warning(p.warnings, PlanWarningCode::moe_dispatcher_assumed,
+                fmt::format("EP {}: MoE token dispatch timed as Megatron-Core's alltoall dispatcher (k copies per token, "
+                            "a host sync per layer); NVIDIA's Megatron-Bridge recipes since NeMo 26.02 run HybridEP or "
+                            "DeepEP (--moe-dispatcher hybridep), up to 2.8× faster on small-expert models",
+                            p.layout.ep));
+  }
   if (request.workload == PlanWorkload::training && p.layout.pp > 1 && arch.num_layers % p.layout.pp != 0) {
     // Uneven stages: the memory and time models count ceil(layers / pp) on the most loaded stage.
     add_warning(p.warnings, PlanWarningCode::uneven_pipeline,
@@ -3523,6 +3533,7 @@ std::string_view plan_warning_code_name(PlanWarningCode c) noexcept {
     case PlanWarningCode::idle_gpus: return "idle_gpus";
     case PlanWarningCode::min_nodes_billed: return "min_nodes_billed";
     case PlanWarningCode::memory_over_capacity: return "memory_over_capacity";
+    case PlanWarningCode::moe_dispatcher_assumed: return "moe_dispatcher_assumed";
   }
   return "unknown";
 }

@@ -102,6 +102,10 @@ enum class PlanWarningCode {
   /// estimate --ignore-memory: gpuplan's memory model puts the timed layout above the GPU's
   /// capacity (with the margin); it was timed as asked (values: per_gpu_gb, capacity_gb, usable_gb)
   memory_over_capacity,
+  /// training an MoE model with EP > 1 and no --moe-dispatcher: timed with Megatron-Core's alltoall
+  /// dispatcher; the deduplicating DeepEP/HybridEP dispatchers of NVIDIA's recent recipes are faster
+  /// (values: ep)
+  moe_dispatcher_assumed,
 };
 std::string_view plan_warning_code_name(PlanWarningCode c) noexcept;
 

@@ -79,7 +79,9 @@ TEST(Locales, EveryWarningCodeAndMemoryTermHasItsText) {
   // Every code of the enum, the last one (min_nodes_billed) included: until 2026-12-02 the loop stopped
   // at no_clean_plan, and four later codes (latency_target_missed, fp32_math_fallback,
   // seq_exceeds_context, kv_heads_replicated) showed English on French and Thai pages.
-  for (int c = 0; c <= static_cast<int>(gpuplan::PlanWarningCode::min_nodes_billed); ++c)
+  // Through the last code (moe_dispatcher_assumed; until 2026-12-05 the loop stopped at
+  // min_nodes_billed, so memory_over_capacity was never checked).
+  for (int c = 0; c <= static_cast<int>(gpuplan::PlanWarningCode::moe_dispatcher_assumed); ++c)
     keys.push_back("warn_" + std::string(gpuplan::plan_warning_code_name(static_cast<gpuplan::PlanWarningCode>(c))));
   // One sentence of each kind sizing/memory.cpp writes.
   for (const char* sentence :
