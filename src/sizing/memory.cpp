@@ -276,8 +276,15 @@ LayerActivation layer_activation(const Shape& s, bool moe_layer, const Activatio
   const double inner = c.gated ? (compiled || megatron ? 4.0 : 6.0) : (c.python_gelu ? 8.0 : 2.0);
   if (moe_layer) {
     // Per routed token (top-k): gathered input copy (the experts' first GEMM input: 8 bits under TE
-    // FP8), expert intermediates, expert output before combine (kept for the routing weights' gradient).
-    x.split += s.k * ((c.lora ? 2.0 : c.gemm_input_bytes) * s.h + inner * s.f_e + linear_input(c, s.f_e, {"down"}) + 2 * s.h);
+    // FP8), expert intermediates, and what the routing weights' gradient reads: eager stacks weight
+    // the expert output after the down projection (HF Mixtral/Qwen3-MoE: expert(x) * routing_weight),
+    // saving that output (2h); Megatron-Core applies the weights inside the activation
+    // (WeightedSwiGLUFunction saves its input, counted in `inner`, and the fp32 weights: 4 B), so
+    // the combine saves nothing (Megatron-LM 2659630721, 2025-04-09, "Memory efficient token
+    // permutation": experts.py activation_func_with_probs, fused_bias_swiglu.py).
+    const double weight_grad_input = megatron && c.gated ? 4.0 : 2 * s.h;
+    x.split += s.k * ((c.lora ? 2.0 : c.gemm_input_bytes) * s.h + inner * s.f_e + linear_input(c, s.f_e, {"down"}) +
+                      weight_grad_input);
     x.split += inner * s.shared_width + linear_input(c, s.shared_width, {"down"});
     x.replicated += 2 * 4 * s.E;  // router logits + probabilities, fp32
   } else {

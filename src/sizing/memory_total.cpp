@@ -212,7 +212,9 @@ TrainingMemoryTotal::TrainingMemoryTotal(const ModelArch& m, const TrainingMemor
       }
       const double inner = m.gated_mlp ? (compiled || megatron ? 4.0 : 6.0) : (python_gelu ? 8.0 : 2.0);
       if (moe_layer) {
-        x.split += k * ((lora ? 2.0 : gemm_input_bytes) * h_ + inner * f_e + linear_input(f_e, {kDown}) + 2 * h_);
+        // memory.cpp layer_activation: Megatron weights the experts inside the activation (4 B per routed token).
+        const double weight_grad_input = megatron && m.gated_mlp ? 4.0 : 2 * h_;
+        x.split += k * ((lora ? 2.0 : gemm_input_bytes) * h_ + inner * f_e + linear_input(f_e, {kDown}) + weight_grad_input);
         x.split += inner * shared_width + linear_input(shared_width, {kDown});
         x.replicated += 2 * 4 * E;
       } else {

@@ -201,6 +201,33 @@ TEST(TrainingMemory, MegatronFusedSwigluAndTransformerEngineFp8Inputs) {
   EXPECT_NEAR(training_memory(m, req).term_bytes("activations"), s * (139392 + 224), 1.0);
 }
 
+TEST(TrainingMemory, MegatronMoeWeightsTheExpertsInsideTheActivation) {
+  // One Mixtral-shaped MoE layer (h 4096, 32 heads, 8 KV heads of 128, top-2 of 8 experts of f_e
+  // 14336), Megatron profile, bf16, s 4096, b 1. Per token, by hand:
+  //   norm inputs 2 × 2h + the qkv input 2h + the router/fc1 input 2h            =  8h = 32768
+  //   Q, K, V, attention output 2·(4096 + 1024 + 1024 + 4096) + logsumexp 4 × 32  =       20608
+  //   router logits + probabilities, fp32: 2 × 4 × 8                            =          64
+  //   per routed token (× 2): gathered fc1 input 2h, fused weighted SwiGLU input 4f_e,
+  //     fc2 input 2f_e, and the routing weight, fp32 4 B (Megatron-Core applies it inside the
+  //     activation, WeightedSwiGLUFunction saves input and weights; Megatron-LM 2659630721):
+  //     2 × (8192 + 57344 + 28672 + 4)                                         =      188424
+  //   total 241864 B. HF (eager) instead weights the expert output after fc2 and saves it (2h):
+  //   the profile difference on that term alone is 2 × (2h − 4) = 16376 B.
+  ModelArch m = llama_like(1, 4096, 32, 8, 128, 14336, 32000);
+  MoeSpec e;
+  e.num_routed_experts = 8;
+  e.experts_per_token = 2;
+  e.expert_intermediate_size = 14336;
+  e.num_moe_layers = 1;
+  m.moe = e;
+  m.params = count_decoder_params(m);
+  TrainingMemoryRequest req;
+  req.activation_profile = ActivationProfile::megatron;
+  req.optimizer_foreach = false;
+  req.seq_len = 4096;
+  EXPECT_NEAR(training_memory(m, req).term_bytes("activations"), 4096.0 * 241864, 1.0);
+}
+
 TEST(TrainingMemory, FirstPipelineStageHoldsPMicroBatches) {
   // 1F1B: the first stage holds p micro-batches of L/p layers = L layers' worth (Korthikanti §4.2.3).
   const ModelArch m = gpt_like(32, 2048, 16);
