@@ -201,6 +201,20 @@ TEST(TrainingMemory, MegatronFusedSwigluAndTransformerEngineFp8Inputs) {
   EXPECT_NEAR(training_memory(m, req).term_bytes("activations"), s * (139392 + 224), 1.0);
 }
 
+/// A Mixtral-8x7B-shaped MoE decoder of `layers` layers (h 4096, 32 heads, 8 KV heads of 128,
+/// top-2 of 8 experts of width 14336, vocabulary 32000), every layer an MoE layer.
+ModelArch mixtral_like(int layers) {
+  ModelArch m = llama_like(layers, 4096, 32, 8, 128, 14336, 32000);
+  MoeSpec e;
+  e.num_routed_experts = 8;
+  e.experts_per_token = 2;
+  e.expert_intermediate_size = 14336;
+  e.num_moe_layers = layers;
+  m.moe = e;
+  m.params = count_decoder_params(m);
+  return m;
+}
+
 TEST(TrainingMemory, MegatronMoeWeightsTheExpertsInsideTheActivation) {
   // One Mixtral-shaped MoE layer (h 4096, 32 heads, 8 KV heads of 128, top-2 of 8 experts of f_e
   // 14336), Megatron profile, bf16, s 4096, b 1. Per token, by hand:
@@ -213,14 +227,7 @@ TEST(TrainingMemory, MegatronMoeWeightsTheExpertsInsideTheActivation) {
   //     2 × (8192 + 57344 + 28672 + 4)                                         =      188424
   //   total 241864 B. HF (eager) instead weights the expert output after fc2 and saves it (2h):
   //   the profile difference on that term alone is 2 × (2h − 4) = 16376 B.
-  ModelArch m = llama_like(1, 4096, 32, 8, 128, 14336, 32000);
-  MoeSpec e;
-  e.num_routed_experts = 8;
-  e.experts_per_token = 2;
-  e.expert_intermediate_size = 14336;
-  e.num_moe_layers = 1;
-  m.moe = e;
-  m.params = count_decoder_params(m);
+  const ModelArch m = mixtral_like(1);
   TrainingMemoryRequest req;
   req.activation_profile = ActivationProfile::megatron;
   req.optimizer_foreach = false;
@@ -246,14 +253,7 @@ TEST(TrainingMemory, FirstPipelineStageHoldsPMicroBatches) {
 
 TEST(TrainingMemory, MoeStoresAllExpertsButActivatesTopK) {
   // Estimator bug to avoid: sizing MoE weights by the active parameters.
-  ModelArch m = llama_like(32, 4096, 32, 8, 128, 14336, 32000);
-  MoeSpec e;
-  e.num_routed_experts = 8;
-  e.experts_per_token = 2;
-  e.expert_intermediate_size = 14336;
-  e.num_moe_layers = 32;
-  m.moe = e;
-  m.params = count_decoder_params(m);  // Mixtral-8x7B shape: 46.7B total, 12.9B active
+  ModelArch m = mixtral_like(32);  // Mixtral-8x7B shape: 46.7B total, 12.9B active
   ASSERT_GT(m.params.total(), 3 * m.params.active());
   TrainingMemoryRequest req;
   req.precision = TrainPrecision::bf16_pure;
