@@ -133,7 +133,7 @@ std::vector<FieldDef<In>> training_layout_fields() {
         {}, task_bits::training},
        [](In& in, const json& v) { in.request.grads_16bit = v.get<bool>(); }},
       {{"moe_dispatcher", "--moe-dispatcher", FieldType::string, FieldFace::both,
-        "MoE token dispatcher: alltoall (Megatron-Core default), deepep or hybridep (deduplicated: one network copy "
+        "MoE token dispatcher: alltoall (default, as the Megatron-Bridge MoE models set), deepep or hybridep (deduplicated: one network copy "
         "per node, NVLink inside it)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.moe_dispatcher = parse_moe_dispatcher(v.get<std::string>(), "--moe-dispatcher"); }},
       {{"cuda_graph", "--cuda-graph", FieldType::string, FieldFace::both,

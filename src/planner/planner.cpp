@@ -1904,6 +1904,13 @@ void check_request_for_model(const PlanRequest& request, const ModelArch& arch) 
                           fmt::format("{} applies to mixture-of-experts models; {} is dense", f, arch.name),
                           fmt::format("no {}", f));
     }
+    // The EP switches with a pinned EP of 1 change nothing: refused, not ignored.
+    if (arch.moe && request.pins.ep && *request.pins.ep == 1 && (request.ep_overlap || request.moe_dispatcher)) {
+      const char* f = request.ep_overlap ? "--ep-overlap" : "--moe-dispatcher";
+      throw_invalid_coded(f, "ep_option_without_ep", {{"field", f}},
+                          fmt::format("{} applies to expert parallelism; --ep 1 has none", f),
+                          fmt::format("--ep 2 or more, or no {}", f));
+    }
     if (request.pins.expert_tp && *request.pins.expert_tp > 1 && !arch.moe)
       throw_invalid_coded("--expert-tp", "expert_tp_on_dense_model",
                           {{"etp", fmt::format("{}", *request.pins.expert_tp)}, {"model", arch.name}},

@@ -1471,6 +1471,17 @@ TEST_F(ApiE2E, CodedErrorValuesNameTheJsonField) {
   e = json::parse(r->body, nullptr, false);
   EXPECT_EQ(e.value("field", ""), "/moe_dispatcher") << r->body;
   EXPECT_EQ(e.value("message_code", ""), "unknown_choice") << r->body;
+  // A dispatcher with a pinned EP of 1 would change nothing: refused at its field.
+  r = c.Post("/api/estimate", json({{"model", "qwen3-30b-a3b"}, {"task", "pretrain"}, {"gpu", "H100"}, {"gpus", 8},
+                                    {"tokens", 1e9}, {"stack", "megatron"}, {"ep", 1}, {"moe_dispatcher", "deepep"}})
+                                  .dump(),
+             "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400) << r->body;
+  e = json::parse(r->body, nullptr, false);
+  EXPECT_EQ(e.value("field", ""), "/moe_dispatcher") << r->body;
+  EXPECT_EQ(e.value("message_code", ""), "ep_option_without_ep") << r->body;
+  EXPECT_EQ(e["values"], json({{"field", "moe_dispatcher"}})) << r->body;
 }
 
 TEST_F(ApiE2E, AFieldOfAnotherTaskIsRefusedAtItsPointer) {
