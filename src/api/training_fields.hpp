@@ -9,6 +9,7 @@
 /// strings `precision`, `optimizer` and `recompute` (parsed by its use case).
 #include <fmt/core.h>
 
+#include <cctype>
 #include <charconv>
 #include <set>
 #include <string>
@@ -59,8 +60,10 @@ inline std::vector<int> parse_stage_layers(const std::string& text) {
 /// --cuda-graph: Megatron-Core's cuda_graph_impl values. Throws Error{invalid_input} at
 /// --cuda-graph (unknown_choice) for anything else.
 inline std::string parse_cuda_graph_impl(const std::string& text) {
+  std::string key;  // case and '-' / '_' as the other choice flags take them (trial40 D4)
+  for (char ch : text) key += ch == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   for (const char* v : {"none", "transformer_engine", "local", "full_iteration"})
-    if (text == v) return text;
+    if (key == v) return key;
   throw_invalid_coded("--cuda-graph", "unknown_choice",
                       {{"value", text}, {"allowed", "none, transformer_engine, local, full_iteration"}},
                       fmt::format("unknown value '{}'", text), "one of none, transformer_engine, local, full_iteration");
@@ -133,8 +136,8 @@ std::vector<FieldDef<In>> training_layout_fields() {
         {}, task_bits::training},
        [](In& in, const json& v) { in.request.grads_16bit = v.get<bool>(); }},
       {{"moe_dispatcher", "--moe-dispatcher", FieldType::string, FieldFace::both,
-        "MoE token dispatcher: alltoall (default, as the Megatron-Bridge MoE models set), deepep or hybridep (deduplicated: one network copy "
-        "per node, NVLink inside it)", {}, task_bits::training},
+        "megatron, MoE: token dispatcher alltoall (default, as the Megatron-Bridge MoE models set), deepep or hybridep "
+        "(deduplicated: one network copy per node, NVLink inside it; NVIDIA GPUs and EP > 1, else timed as alltoall)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.moe_dispatcher = parse_moe_dispatcher(v.get<std::string>(), "--moe-dispatcher"); }},
       {{"cuda_graph", "--cuda-graph", FieldType::string, FieldFace::both,
         "megatron: cuda_graph_impl none, transformer_engine, local (per-layer graphs, timed as none) or full_iteration "

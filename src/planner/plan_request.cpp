@@ -322,6 +322,11 @@ void PlanRequest::validate() const {
     throw_invalid_coded("--cuda-graph", "cuda_graph_needs_megatron", {},
                         "--cuda-graph sets Megatron-Core's cuda_graph_impl: it needs --stack megatron",
                         "--stack megatron --cuda-graph full_iteration, or no --cuda-graph");
+  // The DeepEP/HybridEP constants were fitted on Megatron-Core's flex dispatcher (trial40 D3).
+  if (workload == PlanWorkload::training && moe_dispatcher && stack != TrainingStack::megatron)
+    throw_invalid_coded("--moe-dispatcher", "moe_dispatcher_needs_megatron", {},
+                        "--moe-dispatcher sets Megatron-Core's MoE token dispatcher: it needs --stack megatron",
+                        "--stack megatron --moe-dispatcher hybridep, or no --moe-dispatcher");
   if (workload == PlanWorkload::training && grads_16bit && stack != TrainingStack::megatron)
     throw_invalid_coded("--grads-16bit", "grads_16bit_needs_megatron", {},
                         "--grads-16bit sets Megatron's grad_reduce_in_fp32=False: it needs --stack megatron",

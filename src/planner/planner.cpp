@@ -1280,7 +1280,8 @@ void describe_offer(const PlanRequest& request, const ModelArch& arch, const Adm
                             "counted in memory and time (the serving KV cache holds one head per GPU)",
                             p.layout.tp, arch.num_kv_heads, p.layout.tp / arch.num_kv_heads, extra / 1e6));
   }
-  if (request.workload == PlanWorkload::training && arch.moe && p.layout.ep > 1 && !request.moe_dispatcher) {
+  if (request.workload == PlanWorkload::training && arch.moe && p.layout.ep > 1 && !request.moe_dispatcher &&
+      request.stack == TrainingStack::megatron) {
     // The dispatcher changes the MoE time most on small experts (docs/accuracy.md, disp10): the
     // same 8 × B200 Qwen3-30B-A3B recipe went from 9691 to 26695 tokens/s/GPU with HybridEP
     // (and micro-batch 1 → 4), NeMo 26.02 → 26.02.01.

@@ -24,6 +24,15 @@ double moe_imbalance(const TrainingStepRequest& r, const PerfAssumptions& a) {
 
 bool frozen_base(Task task) { return task == Task::lora || task == Task::qlora; }
 
+/// The dispatcher that runs: DeepEP/HybridEP only dispatch across EP ranks (Megatron-Core's flex
+/// dispatcher needs tp·ep > 1; with EP 1 nothing leaves the GPU and the local permutation is
+/// alltoall's) and only on NVIDIA GPUs (NVSHMEM / NVLink kernels); elsewhere alltoall.
+MoeDispatcher effective_dispatcher(const TrainingStepRequest& r, const ClusterSpec& c) {
+  if (r.moe_dispatcher == MoeDispatcher::alltoall || r.layout.ep <= 1) return MoeDispatcher::alltoall;
+  if (c.gpu != nullptr && c.gpu->vendor != "NVIDIA") return MoeDispatcher::alltoall;
+  return r.moe_dispatcher;
+}
+
 Dtype requested_dtype(TrainPrecision p) {
   switch (p) {
     case TrainPrecision::bf16_mixed:
@@ -356,7 +365,7 @@ void compute_phase(Work& w, const ModelArch& arch, const TrainingStepRequest& r,
                                            std::max(w.hw_per_token.total_flop, 1.0)
                                      : 0.0;
     // The grouped GEMMs of one GPU are f_e / etp wide (expert tensor parallelism splits them).
-    const bool hybridep = r.moe_dispatcher == MoeDispatcher::hybridep;
+    const bool hybridep = effective_dispatcher(r, c) == MoeDispatcher::hybridep;
     const double half_width = hybridep ? a.hybridep_expert_half_width : a.expert_half_width;
     const double layer_overhead = r.cuda_graph_full_iteration ? 0.0
                                   : hybridep                    ? a.hybridep_moe_layer_overhead_seconds
@@ -429,7 +438,7 @@ void finish_work(Work& w, const ModelArch& arch, const TrainingStepRequest& r, c
     // Expert grid rank order etp → ep → edp: EP ranks are etp apart.
     const int ep_per_node = std::clamp(c.gpus_per_node / std::max(l.etp(), 1), 1, l.ep);
     double t_intra = 0, t_inter = 0, off_node = 0;
-    if (r.moe_dispatcher == MoeDispatcher::alltoall) {
+    if (effective_dispatcher(r, c) == MoeDispatcher::alltoall) {
       // k copies per token, one per chosen expert; (ep−1)/ep leave the GPU.
       w.ep_bytes = tokens * h * k * elem * (l.ep - 1.0) / l.ep;
       off_node = l.ep > 1 ? static_cast<double>(l.ep - ep_per_node) / (l.ep - 1.0) : 0.0;
@@ -876,6 +885,7 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
   const Work w = compute_work(arch, r, c, a, training_step_model_figures(arch, r));
   const TrainingStepEstimate& e = w.e;
   const ParallelLayout& l = r.layout;
+  const MoeDispatcher disp = effective_dispatcher(r, c);
   std::vector<ExplainLine> out;
   const double md = static_cast<double>(e.micro_batches_per_step);
   out.push_back({"hardware_flop_per_step", e.hardware_flop_per_step,
@@ -912,12 +922,12 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                                                "dispatch time ({} dispatcher: 1 + {:g}/f_e, {:g} ms per MoE layer "
                                                "per micro-batch)",
                                                100 * w.expert_flop_share, w.expert_slowdown,
-                                               si(w.moe_fixed_seconds, "s"), moe_dispatcher_name(r.moe_dispatcher),
-                                               r.moe_dispatcher == MoeDispatcher::hybridep ? a.hybridep_expert_half_width
+                                               si(w.moe_fixed_seconds, "s"), moe_dispatcher_name(disp),
+                                               disp == MoeDispatcher::hybridep ? a.hybridep_expert_half_width
                                                                                            : a.expert_half_width,
                                                r.cuda_graph_full_iteration
                                                    ? 0.0
-                                                   : 1e3 * (r.moe_dispatcher == MoeDispatcher::hybridep
+                                                   : 1e3 * (disp == MoeDispatcher::hybridep
                                                                 ? a.hybridep_moe_layer_overhead_seconds
                                                                 : a.moe_layer_overhead_seconds))
                                  : std::string())});
@@ -957,15 +967,17 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
   out.push_back({"ep_alltoall_seconds", e.ep_alltoall_seconds,
                  arch.moe && l.ep > 1
                      ? fmt::format("{} micro-batches × {} MoE layers × {} all-to-alls × ({} sent per GPU = {}; {:.0f}% "
-                                   "off-node) × load imbalance {:.2f}{} = {}",
+                                   "off-node{}; each all-to-all {}: the on-node share over {} ({:.0f}% of the link) and "
+                                   "the off-node share over {} per GPU ({:.0f}% of the node's network ÷ {} GPUs) run "
+                                   "together, the slower sets it) × load imbalance {:.2f}{}{} = {}",
                                    md, w.moe_layers_per_stage, w.ep_collectives_per_layer, si(w.ep_bytes, "B"),
-                                   r.moe_dispatcher == MoeDispatcher::alltoall
+                                   disp == MoeDispatcher::alltoall
                                        ? fmt::format("tokens × h {} × top-{} × {} B × (ep {}−1)/ep", arch.hidden_size,
                                                      arch.moe->experts_per_token, comm_element_bytes(r.precision), l.ep)
                                        : fmt::format("{} dispatcher: tokens × h {} × {} B × (network copies {:.2f} + "
                                                      "NVLink copies {:.2f}): a token's top-{} of {} experts sit on {:.2f} "
                                                      "of ep {} GPUs and {:.2f} nodes on average",
-                                                     moe_dispatcher_name(r.moe_dispatcher), arch.hidden_size,
+                                                     moe_dispatcher_name(disp), arch.hidden_size,
                                                      comm_element_bytes(r.precision),
                                                      w.ep_bytes > 0 ? w.ep_off_node_fraction * w.ep_bytes /
                                                                           (static_cast<double>(arch.hidden_size) *
@@ -977,7 +989,17 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                                                                     : 0.0,
                                                      arch.moe->experts_per_token, arch.moe->num_routed_experts,
                                                      w.ep_dedup_gpu_copies, l.ep, w.ep_dedup_node_copies),
-                                   100.0 * w.ep_off_node_fraction, moe_imbalance(r, a),
+                                   100.0 * w.ep_off_node_fraction,
+                                   disp != r.moe_dispatcher
+                                       ? fmt::format("; {} asked, alltoall timed: {}", moe_dispatcher_name(r.moe_dispatcher),
+                                                     l.ep <= 1 ? "no EP" : "DeepEP/HybridEP run on NVIDIA GPUs only")
+                                       : std::string(),
+                                   si(w.ep_alltoall_each_seconds / std::max(moe_imbalance(r, a), 1e-12), "s"),
+                                   si(c.intra_node_bytes_per_s * a.link_efficiency, "B/s"), 100.0 * a.link_efficiency,
+                                   si(c.gpus_per_node > 0 ? c.inter_node_bytes_per_s / c.gpus_per_node * a.network_efficiency
+                                                          : 0.0,
+                                      "B/s"),
+                                   100.0 * a.network_efficiency, c.gpus_per_node, moe_imbalance(r, a),
                                    a.ep_comm_overlap_fraction > 0
                                        ? fmt::format(" × (1 − overlap {:.2f})", a.ep_comm_overlap_fraction)
                                        : std::string(),
@@ -988,7 +1010,7 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                                        : std::string(),
                                    si(e.ep_alltoall_seconds, "s"))
                      : std::string("no expert parallelism"),
-                 r.moe_dispatcher == MoeDispatcher::alltoall
+                 disp == MoeDispatcher::alltoall
                      ? "GShard dispatch/combine all-to-all (Lepikhin et al. 2020 arXiv:2006.16668 §2.2), fwd + bwd; "
                        "intra-node over NVLink, off-node share over the network; experts' grads reduced over dp/ep only"
                      : "DeepEP/HybridEP deduplicated dispatch/combine, fwd + bwd: one network copy per other node, "

@@ -30,7 +30,7 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 138> kCodes = {
+constexpr std::array<std::string_view, 139> kCodes = {
     "ambiguous_model",
     "body_empty",
     "body_not_object",
@@ -117,6 +117,7 @@ constexpr std::array<std::string_view, 138> kCodes = {
     "lora_targets_missing",
     "model_missing",
     "model_sources_conflict",
+    "moe_dispatcher_needs_megatron",
     "moe_option_on_dense_model",
     "negative",
     "network_speed_missing",

@@ -1455,7 +1455,7 @@ TEST_F(ApiE2E, CodedErrorValuesNameTheJsonField) {
   EXPECT_EQ(e.value("message_code", ""), "stack_layout_unsupported") << r->body;
   EXPECT_EQ(e["values"], json({{"field", "tp"}, {"stack", "hf"}})) << r->body;
   const json dense = {{"model", "llama-3.1-8b"}, {"task", "full"}, {"gpu", "H100"}, {"gpus", 8},
-                      {"tokens", 1e9}, {"moe_dispatcher", "hybridep"}};
+                      {"tokens", 1e9}, {"stack", "megatron"}, {"moe_dispatcher", "hybridep"}};
   r = c.Post("/api/estimate", dense.dump(), "application/json");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 400) << r->body;
@@ -1471,6 +1471,16 @@ TEST_F(ApiE2E, CodedErrorValuesNameTheJsonField) {
   e = json::parse(r->body, nullptr, false);
   EXPECT_EQ(e.value("field", ""), "/moe_dispatcher") << r->body;
   EXPECT_EQ(e.value("message_code", ""), "unknown_choice") << r->body;
+  // The dispatchers' constants are Megatron-Core's: another stack is refused (trial40 D3).
+  r = c.Post("/api/estimate", json({{"model", "qwen3-30b-a3b"}, {"task", "pretrain"}, {"gpu", "H100"}, {"gpus", 8},
+                                    {"tokens", 1e9}, {"stack", "fsdp"}, {"moe_dispatcher", "hybridep"}})
+                                  .dump(),
+             "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400) << r->body;
+  e = json::parse(r->body, nullptr, false);
+  EXPECT_EQ(e.value("field", ""), "/moe_dispatcher") << r->body;
+  EXPECT_EQ(e.value("message_code", ""), "moe_dispatcher_needs_megatron") << r->body;
   // A dispatcher with a pinned EP of 1 would change nothing: refused at its field.
   r = c.Post("/api/estimate", json({{"model", "qwen3-30b-a3b"}, {"task", "pretrain"}, {"gpu", "H100"}, {"gpus", 8},
                                     {"tokens", 1e9}, {"stack", "megatron"}, {"ep", 1}, {"moe_dispatcher", "deepep"}})

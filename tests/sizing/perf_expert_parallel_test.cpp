@@ -158,6 +158,32 @@ TEST(ExpertParallel, FullIterationCudaGraphDropsTheHostSideMoeTime) {
   }
 }
 
+// DeepEP/HybridEP only run across EP ranks and on NVIDIA GPUs: with EP 1, or on another vendor's
+// GPU, the step is alltoall's to the bit (trial40 D1, D2: HybridEP's kernel constants had sped up
+// an EP-1 layout and an MI300X run).
+TEST(ExpertParallel, DedupDispatchersNeedEpAndNvidiaElseAlltoall) {
+  const ModelArch arch = load_preset("qwen3-30b-a3b");
+  const GpuSpec nvidia = h100_like();
+  GpuSpec amd = h100_like();
+  amd.name = "MI300X-like";
+  amd.vendor = "AMD";
+  PerfAssumptions a;
+  TrainingStepRequest no_ep = moe_request(1, 4, 2, 1, 1, 32);
+  TrainingStepRequest ep8 = moe_request(1, 1, 8, 8, 1, 32);
+  for (MoeDispatcher d : {MoeDispatcher::deepep, MoeDispatcher::hybridep}) {
+    TrainingStepRequest x = no_ep;
+    const double base = estimate_training_step(arch, x, make_cluster(nvidia, 8, 1, 0), a).step_seconds;
+    x.moe_dispatcher = d;
+    EXPECT_EQ(estimate_training_step(arch, x, make_cluster(nvidia, 8, 1, 0), a).step_seconds, base);
+    TrainingStepRequest y = ep8;
+    const double amd_base = estimate_training_step(arch, y, make_cluster(amd, 8, 1, 0), a).step_seconds;
+    const double nv_base = estimate_training_step(arch, y, make_cluster(nvidia, 8, 1, 0), a).step_seconds;
+    y.moe_dispatcher = d;
+    EXPECT_EQ(estimate_training_step(arch, y, make_cluster(amd, 8, 1, 0), a).step_seconds, amd_base);
+    EXPECT_LT(estimate_training_step(arch, y, make_cluster(nvidia, 8, 1, 0), a).step_seconds, nv_base);
+  }
+}
+
 TEST(ExpertParallel, DispatcherNamesParseAndUnknownIsRefused) {
   EXPECT_EQ(parse_moe_dispatcher("HybridEP", "--moe-dispatcher"), MoeDispatcher::hybridep);
   EXPECT_EQ(parse_moe_dispatcher("deepep", "--moe-dispatcher"), MoeDispatcher::deepep);
