@@ -166,7 +166,7 @@ json training_settings_json(const PlanRequest& r) {
               {"ep_overlap", r.ep_overlap},
               {"tp_comm_overlap", r.tp_comm_overlap},
               {"moe_imbalance", r.moe_load_imbalance ? json(*r.moe_load_imbalance) : json(nullptr)},
-              {"cuda_graph", r.cuda_graph ? json(*r.cuda_graph) : json(nullptr)},
+              {"cuda_graph", r.cuda_graph ? json(std::string(cuda_graph_impl_name(*r.cuda_graph))) : json(nullptr)},
               {"moe_dispatcher", r.moe_dispatcher ? json(std::string(moe_dispatcher_name(*r.moe_dispatcher))) : json(nullptr)},
               {"pp_layers", layers},
               {"grads_16bit", r.grads_16bit},
@@ -180,7 +180,7 @@ std::string training_settings_text(const PlanRequest& r) {
   if (r.ep_overlap) add("EP all-to-all overlapped");
   if (r.tp_comm_overlap) add("TP comm overlapped");
   if (r.moe_load_imbalance) add(fmt::format("MoE imbalance {:g}", *r.moe_load_imbalance));
-  if (r.cuda_graph) add(fmt::format("CUDA graph {}", *r.cuda_graph));
+  if (r.cuda_graph) add(fmt::format("CUDA graph {}", cuda_graph_impl_name(*r.cuda_graph)));
   if (r.moe_dispatcher) add(fmt::format("MoE dispatcher {}", moe_dispatcher_name(*r.moe_dispatcher)));
   if (!r.pipeline_stage_layers.empty()) add(fmt::format("PP layers {}", fmt::join(r.pipeline_stage_layers, ",")));
   if (r.grads_16bit) add("16-bit gradients");

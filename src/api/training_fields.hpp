@@ -9,7 +9,6 @@
 /// strings `precision`, `optimizer` and `recompute` (parsed by its use case).
 #include <fmt/core.h>
 
-#include <cctype>
 #include <charconv>
 #include <set>
 #include <string>
@@ -55,18 +54,6 @@ inline std::vector<int> parse_stage_layers(const std::string& text) {
     i = comma + 1;
   }
   return out;
-}
-
-/// --cuda-graph: Megatron-Core's cuda_graph_impl values. Throws Error{invalid_input} at
-/// --cuda-graph (unknown_choice) for anything else.
-inline std::string parse_cuda_graph_impl(const std::string& text) {
-  std::string key;  // case and '-' / '_' as the other choice flags take them (trial40 D4)
-  for (char ch : text) key += ch == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  for (const char* v : {"none", "transformer_engine", "local", "full_iteration"})
-    if (key == v) return key;
-  throw_invalid_coded("--cuda-graph", "unknown_choice",
-                      {{"value", text}, {"allowed", "none, transformer_engine, local, full_iteration"}},
-                      fmt::format("unknown value '{}'", text), "one of none, transformer_engine, local, full_iteration");
 }
 
 template <class In>
@@ -142,7 +129,7 @@ std::vector<FieldDef<In>> training_layout_fields() {
       {{"cuda_graph", "--cuda-graph", FieldType::string, FieldFace::both,
         "megatron: cuda_graph_impl none, transformer_engine, local (per-layer graphs, timed as none) or full_iteration "
         "(one graph per step: no host time, no MoE dispatch sync)", {}, task_bits::training},
-       [](In& in, const json& v) { in.request.cuda_graph = parse_cuda_graph_impl(v.get<std::string>()); }},
+       [](In& in, const json& v) { in.request.cuda_graph = parse_cuda_graph_impl(v.get<std::string>(), "--cuda-graph"); }},
       {{"moe_imbalance", "--moe-imbalance", FieldType::number, FieldFace::both,
         "MoE: busiest EP rank's tokens / the mean, 1-8 (default 1.2; 1 = force-balanced routing)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.moe_load_imbalance = v.get<double>(); }},

@@ -316,8 +316,6 @@ void PlanRequest::validate() const {
       throw_invalid_coded(f, "training_option_only", {{"field", f}}, fmt::format("{} applies to training only", f),
                           "a training task (pretrain, full, lora, qlora)");
   }
-  // The other stacks already keep 16-bit gradients (DeepSpeed's fp32 partition is its optimizer's,
-  // not the gradient buffer): the flag would change nothing there, so it is refused, not ignored.
   if (workload == PlanWorkload::training && cuda_graph && stack != TrainingStack::megatron)
     throw_invalid_coded("--cuda-graph", "cuda_graph_needs_megatron", {},
                         "--cuda-graph sets Megatron-Core's cuda_graph_impl: it needs --stack megatron",
@@ -327,6 +325,8 @@ void PlanRequest::validate() const {
     throw_invalid_coded("--moe-dispatcher", "moe_dispatcher_needs_megatron", {},
                         "--moe-dispatcher sets Megatron-Core's MoE token dispatcher: it needs --stack megatron",
                         "--stack megatron --moe-dispatcher hybridep, or no --moe-dispatcher");
+  // The other stacks already keep 16-bit gradients (DeepSpeed's fp32 partition is its optimizer's,
+  // not the gradient buffer): the flag would change nothing there, so it is refused, not ignored.
   if (workload == PlanWorkload::training && grads_16bit && stack != TrainingStack::megatron)
     throw_invalid_coded("--grads-16bit", "grads_16bit_needs_megatron", {},
                         "--grads-16bit sets Megatron's grad_reduce_in_fp32=False: it needs --stack megatron",

@@ -109,7 +109,7 @@ struct PlanRequest {
   /// --cuda-graph: Megatron-Core's cuda_graph_impl: none (default), transformer_engine or local
   /// (per-layer graphs: timed as none, the MoE host sync stays), full_iteration (the whole step
   /// replayed as one graph: TrainingStepRequest::cuda_graph_full_iteration). Needs --stack megatron.
-  std::optional<std::string> cuda_graph;
+  std::optional<CudaGraphImpl> cuda_graph;
   /// --pp-layers: decoder layers held by each pipeline rank (pp entries summing to the model's
   /// layers; TrainingStepRequest::pipeline_stage_layers). Needs --pp. Empty = Megatron-Core's
   /// uniform split.

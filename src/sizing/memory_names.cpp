@@ -246,6 +246,26 @@ MoeDispatcher parse_moe_dispatcher(std::string_view s, const std::string& where)
                     {MoeDispatcher::alltoall, MoeDispatcher::deepep, MoeDispatcher::hybridep});
 }
 
+std::string_view cuda_graph_impl_name(CudaGraphImpl g) noexcept {
+  switch (g) {
+    case CudaGraphImpl::none: return "none";
+    case CudaGraphImpl::transformer_engine: return "transformer_engine";
+    case CudaGraphImpl::local: return "local";
+    case CudaGraphImpl::full_iteration: return "full_iteration";
+  }
+  return "?";
+}
+
+CudaGraphImpl parse_cuda_graph_impl(std::string_view s, const std::string& where) {
+  static constexpr std::array<std::pair<const char*, CudaGraphImpl>, 4> kTable = {{
+      {"none", CudaGraphImpl::none}, {"transformer_engine", CudaGraphImpl::transformer_engine},
+      {"local", CudaGraphImpl::local}, {"full_iteration", CudaGraphImpl::full_iteration},
+  }};
+  return parse_enum(s, where, kTable, &cuda_graph_impl_name,
+                    {CudaGraphImpl::none, CudaGraphImpl::transformer_engine, CudaGraphImpl::local,
+                     CudaGraphImpl::full_iteration});
+}
+
 void apply_stack_defaults(TrainingStack stack, TrainingMemoryRequest& r) {
   r.activation_profile = ActivationProfile::pytorch_eager;
   r.optimizer_foreach = false;

@@ -247,6 +247,15 @@ std::string_view moe_dispatcher_name(MoeDispatcher d) noexcept;
 /// "alltoall", "deepep", "hybridep". Throws Error{invalid_input, where, expected list}.
 MoeDispatcher parse_moe_dispatcher(std::string_view s, const std::string& where);
 
+/// Megatron-Core's cuda_graph_impl: none; transformer_engine and local (per-layer graphs: the MoE
+/// host sync stays, timed as none); full_iteration (the whole step as one graph:
+/// TrainingStepRequest::cuda_graph_full_iteration).
+enum class CudaGraphImpl { none, transformer_engine, local, full_iteration };
+std::string_view cuda_graph_impl_name(CudaGraphImpl g) noexcept;
+/// "none", "transformer_engine", "local", "full_iteration" (any case, '-' for '_'). Throws
+/// Error{invalid_input, where, expected list}.
+CudaGraphImpl parse_cuda_graph_impl(std::string_view s, const std::string& where);
+
 /// Expected number of distinct groups that hold at least one of a token's k routed experts, when
 /// the k experts are drawn uniformly without replacement from num_experts split evenly over
 /// `groups` groups (force-balanced routing; a token's experts are distinct):

@@ -1446,52 +1446,36 @@ TEST_F(ApiE2E, ExplainFormulasAndSourcesHaveNoEnglishWordsOnFrenchAndThaiPages) 
 // that words the message from message_code and values shows the name it sent (stop 37 note).
 TEST_F(ApiE2E, CodedErrorValuesNameTheJsonField) {
   auto c = client();
-  const json hf_tp = {{"model", "llama-3.1-8b"}, {"task", "full"}, {"gpu", "H100"}, {"gpus", 8},
-                      {"tokens", 1e9}, {"stack", "hf"}, {"tp", 2}};
-  auto r = c.Post("/api/estimate", hf_tp.dump(), "application/json");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 400) << r->body;
-  json e = json::parse(r->body, nullptr, false);
-  EXPECT_EQ(e.value("message_code", ""), "stack_layout_unsupported") << r->body;
-  EXPECT_EQ(e["values"], json({{"field", "tp"}, {"stack", "hf"}})) << r->body;
-  const json dense = {{"model", "llama-3.1-8b"}, {"task", "full"}, {"gpu", "H100"}, {"gpus", 8},
-                      {"tokens", 1e9}, {"stack", "megatron"}, {"moe_dispatcher", "hybridep"}};
-  r = c.Post("/api/estimate", dense.dump(), "application/json");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 400) << r->body;
-  e = json::parse(r->body, nullptr, false);
-  EXPECT_EQ(e.value("field", ""), "/moe_dispatcher") << r->body;
-  EXPECT_EQ(e.value("message_code", ""), "moe_option_on_dense_model") << r->body;
-  EXPECT_EQ(e["values"], json({{"field", "moe_dispatcher"}, {"model", "llama-3.1-8b"}})) << r->body;
+  // POST /api/estimate with `extra` over a base request: expects a 400 and returns its body.
+  auto refused = [&](const std::string& model, const std::string& task, const json& extra) {
+    json body = {{"model", model}, {"task", task}, {"gpu", "H100"}, {"gpus", 8}, {"tokens", 1e9}};
+    body.update(extra);
+    auto r = c.Post("/api/estimate", body.dump(), "application/json");
+    EXPECT_TRUE(r) << body.dump();
+    if (!r) return json();
+    EXPECT_EQ(r->status, 400) << r->body;
+    return json::parse(r->body, nullptr, false);
+  };
+  json e = refused("llama-3.1-8b", "full", {{"stack", "hf"}, {"tp", 2}});
+  EXPECT_EQ(e.value("message_code", ""), "stack_layout_unsupported") << e;
+  EXPECT_EQ(e["values"], json({{"field", "tp"}, {"stack", "hf"}})) << e;
+  e = refused("llama-3.1-8b", "full", {{"stack", "megatron"}, {"moe_dispatcher", "hybridep"}});
+  EXPECT_EQ(e.value("field", ""), "/moe_dispatcher") << e;
+  EXPECT_EQ(e.value("message_code", ""), "moe_option_on_dense_model") << e;
+  EXPECT_EQ(e["values"], json({{"field", "moe_dispatcher"}, {"model", "llama-3.1-8b"}})) << e;
   // An unknown dispatcher is refused at its field with the choices.
-  r = c.Post("/api/estimate", json({{"model", "qwen3-30b-a3b"}, {"task", "pretrain"}, {"gpu", "H100"}, {"gpus", 8},
-                                    {"tokens", 1e9}, {"moe_dispatcher", "nccl"}}).dump(), "application/json");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 400) << r->body;
-  e = json::parse(r->body, nullptr, false);
-  EXPECT_EQ(e.value("field", ""), "/moe_dispatcher") << r->body;
-  EXPECT_EQ(e.value("message_code", ""), "unknown_choice") << r->body;
+  e = refused("qwen3-30b-a3b", "pretrain", {{"moe_dispatcher", "nccl"}});
+  EXPECT_EQ(e.value("field", ""), "/moe_dispatcher") << e;
+  EXPECT_EQ(e.value("message_code", ""), "unknown_choice") << e;
   // The dispatchers' constants are Megatron-Core's: another stack is refused (trial40 D3).
-  r = c.Post("/api/estimate", json({{"model", "qwen3-30b-a3b"}, {"task", "pretrain"}, {"gpu", "H100"}, {"gpus", 8},
-                                    {"tokens", 1e9}, {"stack", "fsdp"}, {"moe_dispatcher", "hybridep"}})
-                                  .dump(),
-             "application/json");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 400) << r->body;
-  e = json::parse(r->body, nullptr, false);
-  EXPECT_EQ(e.value("field", ""), "/moe_dispatcher") << r->body;
-  EXPECT_EQ(e.value("message_code", ""), "moe_dispatcher_needs_megatron") << r->body;
+  e = refused("qwen3-30b-a3b", "pretrain", {{"stack", "fsdp"}, {"moe_dispatcher", "hybridep"}});
+  EXPECT_EQ(e.value("field", ""), "/moe_dispatcher") << e;
+  EXPECT_EQ(e.value("message_code", ""), "moe_dispatcher_needs_megatron") << e;
   // A dispatcher with a pinned EP of 1 would change nothing: refused at its field.
-  r = c.Post("/api/estimate", json({{"model", "qwen3-30b-a3b"}, {"task", "pretrain"}, {"gpu", "H100"}, {"gpus", 8},
-                                    {"tokens", 1e9}, {"stack", "megatron"}, {"ep", 1}, {"moe_dispatcher", "deepep"}})
-                                  .dump(),
-             "application/json");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 400) << r->body;
-  e = json::parse(r->body, nullptr, false);
-  EXPECT_EQ(e.value("field", ""), "/moe_dispatcher") << r->body;
-  EXPECT_EQ(e.value("message_code", ""), "ep_option_without_ep") << r->body;
-  EXPECT_EQ(e["values"], json({{"field", "moe_dispatcher"}})) << r->body;
+  e = refused("qwen3-30b-a3b", "pretrain", {{"stack", "megatron"}, {"ep", 1}, {"moe_dispatcher", "deepep"}});
+  EXPECT_EQ(e.value("field", ""), "/moe_dispatcher") << e;
+  EXPECT_EQ(e.value("message_code", ""), "ep_option_without_ep") << e;
+  EXPECT_EQ(e["values"], json({{"field", "moe_dispatcher"}})) << e;
 }
 
 TEST_F(ApiE2E, AFieldOfAnotherTaskIsRefusedAtItsPointer) {
