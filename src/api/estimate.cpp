@@ -169,6 +169,8 @@ json training_settings_json(const PlanRequest& r) {
               {"cuda_graph", r.cuda_graph ? json(std::string(cuda_graph_impl_name(*r.cuda_graph))) : json(nullptr)},
               {"moe_dispatcher", r.moe_dispatcher ? json(std::string(moe_dispatcher_name(*r.moe_dispatcher))) : json(nullptr)},
               {"pp_layers", layers},
+              {"recompute_modules",
+               r.recompute_modules != 0 ? json(recompute_modules_name(r.recompute_modules)) : json(nullptr)},
               {"grads_16bit", r.grads_16bit},
               {"ignore_memory", r.ignore_memory}};
 }
@@ -183,6 +185,7 @@ std::string training_settings_text(const PlanRequest& r) {
   if (r.cuda_graph) add(fmt::format("CUDA graph {}", cuda_graph_impl_name(*r.cuda_graph)));
   if (r.moe_dispatcher) add(fmt::format("MoE dispatcher {}", moe_dispatcher_name(*r.moe_dispatcher)));
   if (!r.pipeline_stage_layers.empty()) add(fmt::format("PP layers {}", fmt::join(r.pipeline_stage_layers, ",")));
+  if (r.recompute_modules != 0) add(fmt::format("recompute modules {}", recompute_modules_name(r.recompute_modules)));
   if (r.grads_16bit) add("16-bit gradients");
   return out;
 }

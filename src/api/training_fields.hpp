@@ -133,6 +133,12 @@ std::vector<FieldDef<In>> training_layout_fields() {
       {{"moe_imbalance", "--moe-imbalance", FieldType::number, FieldFace::both,
         "MoE: busiest EP rank's tokens / the mean, 1-8 (default 1.2; 1 = force-balanced routing)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.moe_load_imbalance = v.get<double>(); }},
+      {{"recompute_modules", "--recompute-modules", FieldType::string, FieldFace::both,
+        "megatron: selective recompute modules, comma-separated: core_attn, layernorm, moe_act, mla_up_proj, mlp "
+        "(Megatron-Core recompute_modules; pins --recompute selective)", {}, task_bits::training},
+       [](In& in, const json& v) {
+         in.request.recompute_modules = parse_recompute_modules(v.get<std::string>(), "--recompute-modules");
+       }},
       {{"pp_layers", "--pp-layers", FieldType::string, FieldFace::both,
         "decoder layers per pipeline rank, comma-separated (e.g. 5,4,4,3; needs --pp; default: even split)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.pipeline_stage_layers = parse_stage_layers(v.get<std::string>()); }},

@@ -14,6 +14,7 @@ TrainingMemoryRequest training_memory_request(const PlanRequest& r, const Parall
   m.seq_len = r.seq_len;
   m.layout = layout;
   m.recompute = rc;
+  m.recompute_modules = r.recompute_modules;
   m.lora_rank = r.lora_rank;
   m.pipeline_stage_layers = r.pipeline_stage_layers;
   if (r.grads_16bit) m.fp32_grad_accumulation = false;
@@ -28,6 +29,7 @@ TrainingStepRequest training_step_request(const PlanRequest& r, const ParallelLa
   s.global_batch_seqs = global_batch_seqs;
   s.layout = layout;
   s.recompute = rc;
+  s.recompute_modules = r.recompute_modules;
   s.task = r.task;
   s.lora_rank = r.lora_rank;
   s.optimizer = r.optimizer;

@@ -311,7 +311,8 @@ void PlanRequest::validate() const {
   if (workload != PlanWorkload::training) {
     const char* f = stack ? "--stack" : ep_overlap ? "--ep-overlap" : tp_comm_overlap ? "--tp-comm-overlap"
                     : moe_load_imbalance ? "--moe-imbalance" : !pipeline_stage_layers.empty() ? "--pp-layers"
-                    : grads_16bit ? "--grads-16bit" : moe_dispatcher ? "--moe-dispatcher" : cuda_graph ? "--cuda-graph" : nullptr;
+                    : grads_16bit ? "--grads-16bit" : moe_dispatcher ? "--moe-dispatcher" : cuda_graph ? "--cuda-graph"
+                    : recompute_modules != 0 ? "--recompute-modules" : nullptr;
     if (f != nullptr)
       throw_invalid_coded(f, "training_option_only", {{"field", f}}, fmt::format("{} applies to training only", f),
                           "a training task (pretrain, full, lora, qlora)");
@@ -320,6 +321,18 @@ void PlanRequest::validate() const {
     throw_invalid_coded("--cuda-graph", "cuda_graph_needs_megatron", {},
                         "--cuda-graph sets Megatron-Core's cuda_graph_impl: it needs --stack megatron",
                         "--stack megatron --cuda-graph full_iteration, or no --cuda-graph");
+  if (workload == PlanWorkload::training && recompute_modules != 0 && stack != TrainingStack::megatron)
+    throw_invalid_coded("--recompute-modules", "recompute_modules_needs_megatron", {},
+                        "--recompute-modules sets Megatron-Core's recompute_modules: it needs --stack megatron",
+                        "--stack megatron --recompute-modules layernorm,moe_act, or no --recompute-modules");
+  if (workload == PlanWorkload::training && recompute_modules != 0 && pins.recompute &&
+      *pins.recompute != Recompute::selective)
+    throw_invalid_coded("--recompute-modules", "recompute_modules_needs_selective",
+                        {{"recompute", std::string(recompute_name(*pins.recompute))}},
+                        fmt::format("--recompute-modules is Megatron-Core's selective recompute; --recompute {} is another "
+                                    "mode",
+                                    recompute_name(*pins.recompute)),
+                        "--recompute selective (or no --recompute) with --recompute-modules");
   // The DeepEP/HybridEP constants were fitted on Megatron-Core's flex dispatcher (trial40 D3).
   if (workload == PlanWorkload::training && moe_dispatcher && stack != TrainingStack::megatron)
     throw_invalid_coded("--moe-dispatcher", "moe_dispatcher_needs_megatron", {},

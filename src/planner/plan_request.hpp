@@ -110,6 +110,10 @@ struct PlanRequest {
   /// (per-layer graphs: timed as none, the MoE host sync stays), full_iteration (the whole step
   /// replayed as one graph: TrainingStepRequest::cuda_graph_full_iteration). Needs --stack megatron.
   std::optional<CudaGraphImpl> cuda_graph;
+  /// --recompute-modules: Megatron-Core's selective recompute modules (sizing/memory.hpp
+  /// RecomputeModule: core_attn, layernorm, moe_act, mla_up_proj, mlp; 0 = not given). Needs
+  /// --stack megatron and selective recompute: given alone it pins --recompute selective.
+  RecomputeModules recompute_modules = 0;
   /// --pp-layers: decoder layers held by each pipeline rank (pp entries summing to the model's
   /// layers; TrainingStepRequest::pipeline_stage_layers). Needs --pp. Empty = Megatron-Core's
   /// uniform split.

@@ -377,6 +377,8 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
   std::size_t n_recomputes = 3;
   if (r.pins.recompute) {
     recomputes[0] = *r.pins.recompute, n_recomputes = 1;
+  } else if (r.recompute_modules != 0) {
+    recomputes[0] = Recompute::selective, n_recomputes = 1;  // Megatron-Core's modules are selective
   } else if (r.stack == TrainingStack::unsloth) {
     recomputes[0] = Recompute::full, n_recomputes = 1;  // Unsloth always checkpoints (offloaded)
   }
@@ -1904,6 +1906,24 @@ void check_request_for_model(const PlanRequest& request, const ModelArch& arch) 
       throw_invalid_coded(f, "moe_option_on_dense_model", {{"field", f}, {"model", arch.name}},
                           fmt::format("{} applies to mixture-of-experts models; {} is dense", f, arch.name),
                           fmt::format("no {}", f));
+    }
+    // A recompute module the model has no place for changes nothing: refused, not ignored
+    // (Megatron-Core itself refuses moe_act without grouped experts and mla_up_proj without MLA).
+    if (request.recompute_modules != 0) {
+      const bool dense_layers = !arch.moe || arch.moe->num_moe_layers < arch.num_layers;
+      const char* missing = has_module(request.recompute_modules, RecomputeModule::moe_act) && !arch.moe ? "moe_act"
+                            : has_module(request.recompute_modules, RecomputeModule::mla_up_proj) && !arch.mla
+                                ? "mla_up_proj"
+                            : has_module(request.recompute_modules, RecomputeModule::mlp) && !dense_layers ? "mlp"
+                            : has_module(request.recompute_modules, RecomputeModule::layernorm) && !arch.moe && !arch.mla
+                                ? "layernorm"
+                                : nullptr;
+      if (missing != nullptr)
+        throw_invalid_coded("--recompute-modules", "recompute_module_not_in_model",
+                            {{"module", missing}, {"model", arch.name}},
+                            fmt::format("recompute module {} has nothing to recompute in {}", missing, arch.name),
+                            "moe_act: MoE models; mla_up_proj: MLA models; mlp: models with dense MLP layers; "
+                            "layernorm: MoE or MLA models (other layers fuse the norm into the next GEMM)");
     }
     // The EP switches with a pinned EP of 1 change nothing: refused, not ignored.
     if (arch.moe && request.pins.ep && *request.pins.ep == 1 && (request.ep_overlap || request.moe_dispatcher)) {

@@ -104,12 +104,25 @@ FlopsPerToken model_training_flops_per_token(const ModelArch& arch, std::int64_t
 }
 
 FlopsPerToken training_flops_per_token(const ModelArch& arch, std::int64_t seq_len, Recompute recompute,
-                                       Task task) {
+                                       Task task, RecomputeModules modules) {
   const FlopsPerToken fwd = forward_flops_per_token(arch, seq_len);
   FlopsPerToken t = model_training_flops_per_token(arch, seq_len, task);
   switch (recompute) {
     case Recompute::none: break;
-    case Recompute::selective: t.attention_flop += fwd.attention_flop; break;
+    case Recompute::selective: {
+      const RecomputeModules set = effective_recompute_modules(recompute, modules);
+      if (has_module(set, RecomputeModule::core_attn)) t.attention_flop += fwd.attention_flop;
+      const bool mla_up = has_module(set, RecomputeModule::mla_up_proj) && arch.mla.has_value();
+      const bool mlp = has_module(set, RecomputeModule::mlp);
+      if ((mla_up || mlp) && current_geometry(arch) != nullptr) {
+        for (const LinearFamily& l : current_geometry(arch)->linears) {
+          const bool up_proj = l.name == "self_attn.q_b_proj" || l.name == "self_attn.kv_b_proj";
+          if ((mla_up && up_proj) || (mlp && l.role == LinearRole::mlp))
+            t.dense_matmul_flop += 2.0 * static_cast<double>(l.macs_per_token());
+        }
+      }
+      break;
+    }
     case Recompute::op_selective: {
       // torchtitan per-op SAC: of a Llama layer's seven mm calls (wq wk wv wo w1 w3 w2) the even ones (wk, wo,
       // w3) are recomputed, the attention core is saved. Their share of the layer's matmul FLOPs, from the

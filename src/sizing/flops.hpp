@@ -62,8 +62,13 @@ FlopsPerToken forward_flops_per_token(const ModelArch& arch, std::int64_t seq_le
 /// FLOPs the hardware executes per trained token: forward × (3 full training, 2 with frozen
 /// base weights [LoRA/QLoRA]) + recomputation (full: + 1 forward; selective: + attention
 /// forward; none: + 0). `task` distinguishes full training from LoRA/QLoRA.
+/// Under Recompute::selective, `modules` are Megatron-Core's recompute_modules (memory.hpp
+/// RecomputeModule; 0 = {core_attn}): core_attn re-runs the attention core forward, mla_up_proj the
+/// MLA up projections (q_b_proj, kv_b_proj: 2·d_in·d_out per token and MLA layer), mlp the dense
+/// MLP GEMMs (2·d_in·d_out per matrix and dense layer); layernorm and moe_act re-run element-wise
+/// kernels only (no matmul FLOPs; their memory traffic is perf.hpp's recompute_modules_bytes_per_token).
 FlopsPerToken training_flops_per_token(const ModelArch& arch, std::int64_t seq_len, Recompute recompute,
-                                       Task task);
+                                       Task task, RecomputeModules modules = 0);
 
 /// "Model FLOPs" per token used for MFU (Chowdhery et al. 2022, PaLM, Appendix B): the
 /// training FLOPs WITHOUT recomputation (3 × forward, or 2 × forward for LoRA/QLoRA).

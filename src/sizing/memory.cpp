@@ -222,6 +222,9 @@ struct ActivationContext {
   /// weight gradient and discard its row-wise copy (transformer_engine/pytorch/module/linear.py at
   /// d0067d0da, _Linear forward: saved_inputmat = the quantized inputmat, update_usage(rowwise_usage=False)).
   double gemm_input_bytes = 2;
+  /// Megatron-Core selective recompute modules in effect (memory.hpp RecomputeModule): what they
+  /// discard is not saved.
+  RecomputeModules modules = 0;
 };
 
 /// Bytes saved for the input (width `w`) shared by the linear layers `group`: once in 16 bits when the
@@ -244,14 +247,22 @@ LayerActivation layer_activation(const Shape& s, bool moe_layer, const Activatio
   const bool compiled = c.profile == ActivationProfile::pytorch_compiled;
   const bool megatron = c.profile == ActivationProfile::megatron;
   LayerActivation x;
+  // Megatron-Core recompute_modules (memory.hpp RecomputeModule): the tensors they discard.
+  const bool drop_attn_norm_out = s.mla && has_module(c.modules, RecomputeModule::layernorm);
+  const bool drop_mlp_norm_out = moe_layer && has_module(c.modules, RecomputeModule::layernorm);
+  const bool drop_dense_mlp = !moe_layer && has_module(c.modules, RecomputeModule::mlp);
+  const bool drop_expert_act = moe_layer && has_module(c.modules, RecomputeModule::moe_act);
+  const bool drop_mla_qkv = s.mla && has_module(c.modules, RecomputeModule::mla_up_proj);
   // R: norm inputs + the attention / MLP block inputs [+ 2 dropout masks, 1 B each] (Korthikanti: 4+2+2+2 = 10 sbh).
-  x.replicated = c.norms_per_layer * c.norm_bytes_per_h * s.h + linear_input(c, s.h, {"q", "k", "v"}) +
-                 linear_input(c, s.h, {"gate", "up"}) + (c.dropout ? 2 * s.h : 0.0) + s.mla_replicated;
+  x.replicated = c.norms_per_layer * c.norm_bytes_per_h * s.h +
+                 (drop_attn_norm_out ? 0.0 : linear_input(c, s.h, {"q", "k", "v"})) +
+                 (drop_mlp_norm_out || drop_dense_mlp ? 0.0 : linear_input(c, s.h, {"gate", "up"})) +
+                 (c.dropout ? 2 * s.h : 0.0) + s.mla_replicated;
   // T: Q, K, V as attention reads them and the attention output, 2 B each (Korthikanti: 2+2+2+2 = 8 sbh).
   // K and V copied to the query heads first (kv_expanded_for_attention, memory.hpp): saved at q width.
   const double expand = c.kv_expanded && s.kv > 0 ? s.a / s.kv : 1.0;  // query heads per KV head
   const double k_read = s.k_width * expand, v_read = s.v_width * expand;
-  x.split = 2 * s.q_width + 2 * k_read + 2 * v_read + 2 * s.o_in_width;
+  x.split = (drop_mla_qkv ? 0.0 : 2 * s.q_width + 2 * k_read + 2 * v_read) + 2 * s.o_in_width;
   if (c.qk_norm) x.split += (eager ? 6.0 : 2.0) * (s.q_width + s.k_width);
   // The out-projection input: Megatron reuses the attention output; eager PyTorch makes a contiguous copy,
   // which torch.compile also saves (a backward mm reads it: is_materialized_backwards bans its recompute).
@@ -283,11 +294,11 @@ LayerActivation layer_activation(const Shape& s, bool moe_layer, const Activatio
     // the combine saves nothing (Megatron-LM 2659630721, 2025-04-09, "Memory efficient token
     // permutation": experts.py activation_func_with_probs, fused_bias_swiglu.py).
     const double weight_grad_input = megatron && c.gated ? 4.0 : 2 * s.h;
-    x.split += s.k * ((c.lora ? 2.0 : c.gemm_input_bytes) * s.h + inner * s.f_e + linear_input(c, s.f_e, {"down"}) +
-                      weight_grad_input);
+    x.split += s.k * ((c.lora ? 2.0 : c.gemm_input_bytes) * s.h + inner * s.f_e +
+                      (drop_expert_act ? 0.0 : linear_input(c, s.f_e, {"down"})) + weight_grad_input);
     x.split += inner * s.shared_width + linear_input(c, s.shared_width, {"down"});
     x.replicated += 2 * 4 * s.E;  // router logits + probabilities, fp32
-  } else {
+  } else if (!drop_dense_mlp) {
     x.split += inner * s.f + linear_input(c, s.f, {"down"});
   }
   return x;
@@ -587,10 +598,18 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
     ac.kv_expanded = r.kv_expanded_for_attention && !s.mla;
     ac.gemm_input_bytes =
         r.activation_profile == ActivationProfile::megatron && prec == TrainPrecision::fp8_mixed ? 1.0 : 2.0;
+    const bool sp = lay.sequence_parallel && lay.tp > 1;
+    // Megatron-Core recompute_modules in effect (memory.hpp RecomputeModule): the layers are sized
+    // without what they discard; the layer being back-propagated holds it again (one_layer below).
+    const RecomputeModules modules = effective_recompute_modules(r.recompute, r.recompute_modules);
+    const LayerActivation dense_kept = layer_activation(s, false, ac);
+    const LayerActivation moe_kept = s.moe ? layer_activation(s, true, ac) : dense_kept;
+    ac.modules = modules;
     const LayerActivation dense_l = layer_activation(s, false, ac);
     const LayerActivation moe_l = s.moe ? layer_activation(s, true, ac) : dense_l;
-    const bool sp = lay.sequence_parallel && lay.tp > 1;
-    const bool keep_scores = r.recompute == Recompute::none;
+    // The attention scores (without FlashAttention) are dropped when the attention core is recomputed.
+    const bool keep_scores = r.recompute == Recompute::none ||
+                             (r.recompute == Recompute::selective && !has_module(modules, RecomputeModule::core_attn));
     const double per_tok_dense = stored_per_token(dense_l, t, sp, keep_scores);
     const double per_tok_moe = stored_per_token(moe_l, t, sp, keep_scores);
     const double per_tok_avg = (s.L_dense * per_tok_dense + s.L_moe * per_tok_moe) / s.L;
@@ -614,6 +633,11 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
       per_layer_token = (s.L_dense * std::min(op_saved, per_tok_dense) + s.L_moe * per_tok_moe) / s.L;
       // The layer being back-propagated: the recomputed rest of its activations (the saved ones are reused).
       one_layer = std::max(0.0, stored_per_token(dense_l, t, sp, true) - op_saved) * tokens;
+    } else if (modules != 0) {
+      // The discarded tensors of the layer being back-propagated, rebuilt for its backward.
+      one_layer = std::max(stored_per_token(dense_kept, t, sp, keep_scores) - per_tok_dense,
+                           s.moe ? stored_per_token(moe_kept, t, sp, keep_scores) - per_tok_moe : 0.0) *
+                  tokens;
     }
     double lora_inter = 0;
     if (lora) {
@@ -818,6 +842,11 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
                              r.activation_profile == ActivationProfile::pytorch_compiled ? "" : ", w2 output 2h",
                              seq * b, layers_stage, in_flight * interleave, gb(one_layer));
         }
+        if (r.recompute == Recompute::selective && r.recompute_modules != 0)
+          base += fmt::format(" (recompute_modules {}: MoE layer {} B/t kept of {}, dense {} of {}) + one layer "
+                              "recomputed {}",
+                              recompute_modules_name(modules), num(per_tok_moe), num(stored_per_token(moe_kept, t, sp, keep_scores)),
+                              num(per_tok_dense), num(stored_per_token(dense_kept, t, sp, keep_scores)), gb(one_layer));
         if (lora_inter > 0) base += fmt::format(" + LoRA x·A {} B/token/layer", num(lora_inter));
         if (act_scale > 1) base += " × 2 (fp32)";
         return base;

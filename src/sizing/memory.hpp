@@ -115,6 +115,49 @@ enum class Recompute {
   op_selective,
 };
 
+/// Megatron-Core's selective recompute modules (TransformerConfig.recompute_modules with
+/// recompute_granularity "selective", Megatron-LM d98e8a64dd transformer_config.py), as bits of a
+/// set (RecomputeModules). They apply under Recompute::selective only; an empty set there means
+/// Megatron-Core's default, {core_attn}. What each one stops saving, per token of a layer:
+///   core_attn   the attention core is re-run in backward (with FlashAttention nothing more is
+///               dropped: its scores are never stored; without, the s×s scores);
+///   layernorm   output-discarding checkpoint of the separate norms: the pre-MLP norm of MoE
+///               layers (its output, the router's and the dispatch's input) and, in MLA layers,
+///               the input norm (the down projections' input). Other attention layers fuse the
+///               input norm into the QKV GEMM (TE LayerNormLinear): nothing to drop there.
+///               Under FP8 the linear keeps a reference to the original input
+///               (set_save_original_input), so the quantized copy goes too;
+///   moe_act     output-discarding checkpoint of the routed experts' activation: the second
+///               expert GEMM's input (k·f_e per token) is recomputed from the first one's output;
+///   mla_up_proj output-discarding checkpoint of the MLA up projections + RoPE: Q, K, V as the
+///               attention core reads them (multi_latent_attention.py qkv_up_checkpoint);
+///   mlp         normal checkpoint of the dense MLP (not MoE layers): its input is kept, its
+///               GEMM inputs and intermediates are not.
+/// The recomputation costs time: sizing/perf.hpp recompute_modules_* terms.
+enum class RecomputeModule : unsigned {
+  core_attn = 1u << 0,
+  layernorm = 1u << 1,
+  moe_act = 1u << 2,
+  mla_up_proj = 1u << 3,
+  mlp = 1u << 4,
+};
+/// A set of RecomputeModule bits; 0 = none given.
+using RecomputeModules = unsigned;
+constexpr bool has_module(RecomputeModules set, RecomputeModule m) noexcept {
+  return (set & static_cast<unsigned>(m)) != 0;
+}
+/// The set in effect: `set` under Recompute::selective (Megatron-Core's default {core_attn} when
+/// empty), none under the other modes.
+constexpr RecomputeModules effective_recompute_modules(Recompute r, RecomputeModules set) noexcept {
+  if (r != Recompute::selective) return 0;
+  return set != 0 ? set : static_cast<unsigned>(RecomputeModule::core_attn);
+}
+/// "layernorm,moe_act" (Megatron-Core's names, in the enum's order); "" for the empty set.
+std::string recompute_modules_name(RecomputeModules set);
+/// Comma-separated Megatron-Core module names (spaces allowed, case-insensitive, '-' = '_'), at
+/// least one. Throws Error{invalid_input, where} (unknown_choice, with the list) for anything else.
+RecomputeModules parse_recompute_modules(std::string_view s, const std::string& where);
+
 /// Storage format of served (or QLoRA-frozen) weights; bits per weight documented per value.
 enum class WeightQuant {
   bf16,         ///< 16 bits
@@ -317,6 +360,8 @@ struct TrainingMemoryRequest {
   /// --pp-layers as pp_layers_count; its internal layouts at another pp fall back to the split).
   std::vector<int> pipeline_stage_layers;
   Recompute recompute = Recompute::none;
+  /// Megatron-Core recompute_modules under Recompute::selective (RecomputeModule; 0 = {core_attn}).
+  RecomputeModules recompute_modules = 0;
   bool flash_attention = true;   ///< [FA]: no s×s attention matrices stored
   bool dropout = false;          ///< dropout masks stored (Korthikanti counts them; Llama-style LLMs train without)
   ActivationProfile activation_profile = ActivationProfile::pytorch_eager;

@@ -87,6 +87,49 @@ std::string_view recompute_name(Recompute r) noexcept {
   return "?";
 }
 
+namespace {
+constexpr std::array<std::pair<const char*, RecomputeModule>, 5> kRecomputeModules = {{
+    {"core_attn", RecomputeModule::core_attn},
+    {"layernorm", RecomputeModule::layernorm},
+    {"moe_act", RecomputeModule::moe_act},
+    {"mla_up_proj", RecomputeModule::mla_up_proj},
+    {"mlp", RecomputeModule::mlp},
+}};
+std::string_view recompute_module_name(RecomputeModule m) noexcept {
+  for (const auto& [name, value] : kRecomputeModules)
+    if (value == m) return name;
+  return "?";
+}
+}  // namespace
+
+std::string recompute_modules_name(RecomputeModules set) {
+  std::string out;
+  for (const auto& [name, value] : kRecomputeModules) {
+    if (!has_module(set, value)) continue;
+    if (!out.empty()) out += ',';
+    out += name;
+  }
+  return out;
+}
+
+RecomputeModules parse_recompute_modules(std::string_view s, const std::string& where) {
+  RecomputeModules set = 0;
+  std::size_t i = 0;
+  while (true) {
+    const std::size_t comma = s.find(',', i);
+    std::string_view item = s.substr(i, comma == std::string_view::npos ? std::string_view::npos : comma - i);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    set |= static_cast<unsigned>(parse_enum(item, where, kRecomputeModules, &recompute_module_name,
+                                            {RecomputeModule::core_attn, RecomputeModule::layernorm,
+                                             RecomputeModule::moe_act, RecomputeModule::mla_up_proj,
+                                             RecomputeModule::mlp}));
+    if (comma == std::string_view::npos) break;
+    i = comma + 1;
+  }
+  return set;
+}
+
 std::string_view weight_quant_name(WeightQuant q) noexcept {
   switch (q) {
     case WeightQuant::bf16: return "bf16";

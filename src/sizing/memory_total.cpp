@@ -196,12 +196,20 @@ TrainingMemoryTotal::TrainingMemoryTotal(const ModelArch& m, const TrainingMemor
       if (compiled) return adapter_bytes * w;
       return adapter_bytes * w * n;
     };
-    auto layer = [&](bool moe_layer) {
+    auto layer = [&](bool moe_layer, RecomputeModules modules) {
       Activation x;
-      x.replicated = norms_per_layer * norm_bytes_per_h * h_ + linear_input(h_, {kQ, kK, kV}) +
-                     linear_input(h_, {kGate, kUp}) + (r_.dropout ? 2 * h_ : 0.0) + mla_replicated;
+      // memory.cpp layer_activation: what Megatron-Core's recompute_modules discard.
+      const bool drop_attn_norm_out = m.mla && has_module(modules, RecomputeModule::layernorm);
+      const bool drop_mlp_norm_out = moe_layer && has_module(modules, RecomputeModule::layernorm);
+      const bool drop_dense_mlp = !moe_layer && has_module(modules, RecomputeModule::mlp);
+      const bool drop_expert_act = moe_layer && has_module(modules, RecomputeModule::moe_act);
+      const bool drop_mla_qkv = m.mla && has_module(modules, RecomputeModule::mla_up_proj);
+      x.replicated = norms_per_layer * norm_bytes_per_h * h_ +
+                     (drop_attn_norm_out ? 0.0 : linear_input(h_, {kQ, kK, kV})) +
+                     (drop_mlp_norm_out || drop_dense_mlp ? 0.0 : linear_input(h_, {kGate, kUp})) +
+                     (r_.dropout ? 2 * h_ : 0.0) + mla_replicated;
       const double expand = r_.kv_expanded_for_attention && !m.mla && kv > 0 ? a / kv : 1.0;
-      x.split = 2 * q_width + 2 * (k_width * expand) + 2 * (v_width * expand) + 2 * o_in_width;
+      x.split = (drop_mla_qkv ? 0.0 : 2 * q_width + 2 * (k_width * expand) + 2 * (v_width * expand)) + 2 * o_in_width;
       if (m.qk_norm) x.split += (eager ? 6.0 : 2.0) * (q_width + k_width);
       if (eager || compiled || (lora && !megatron)) x.split += linear_input(o_in_width, {kO});
       else if (megatron && !lora && gemm_input_bytes < 2.0) x.split += gemm_input_bytes * o_in_width;
@@ -214,16 +222,21 @@ TrainingMemoryTotal::TrainingMemoryTotal(const ModelArch& m, const TrainingMemor
       if (moe_layer) {
         // memory.cpp layer_activation: Megatron weights the experts inside the activation (4 B per routed token).
         const double weight_grad_input = megatron && m.gated_mlp ? 4.0 : 2 * h_;
-        x.split += k * ((lora ? 2.0 : gemm_input_bytes) * h_ + inner * f_e + linear_input(f_e, {kDown}) + weight_grad_input);
+        x.split += k * ((lora ? 2.0 : gemm_input_bytes) * h_ + inner * f_e +
+                        (drop_expert_act ? 0.0 : linear_input(f_e, {kDown})) + weight_grad_input);
         x.split += inner * shared_width + linear_input(shared_width, {kDown});
         x.replicated += 2 * 4 * E;
-      } else {
+      } else if (!drop_dense_mlp) {
         x.split += inner * f + linear_input(f, {kDown});
       }
       return x;
     };
-    dense_act_ = layer(false);
-    moe_act_ = moe_ ? layer(true) : dense_act_;
+    dense_act_ = layer(false, 0);
+    moe_act_ = moe_ ? layer(true, 0) : dense_act_;
+    // Under Recompute::selective: the recompute_modules in effect (memory.hpp).
+    const RecomputeModules modules = effective_recompute_modules(Recompute::selective, r_.recompute_modules);
+    dense_act_selective_ = layer(false, modules);
+    moe_act_selective_ = moe_ ? layer(true, modules) : dense_act_selective_;
   }
 }
 
@@ -367,12 +380,15 @@ double TrainingMemoryTotal::stage_total(const ParallelLayout& lay, Recompute rc,
   double act_bytes = 0, logits_bytes = 0, workspace_bytes = 0;
   if (decoder_) {
     const bool sp = lay.sequence_parallel && lay.tp > 1;
-    const bool keep_scores = rc == Recompute::none;
+    const RecomputeModules modules = effective_recompute_modules(rc, r.recompute_modules);
+    const bool keep_scores =
+        rc == Recompute::none || (rc == Recompute::selective && !has_module(modules, RecomputeModule::core_attn));
     auto stored = [&](const Activation& x, bool with_scores) {
       return x.replicated / (sp ? t : 1.0) + (x.split + (with_scores ? x.scores : 0.0)) / t;
     };
-    const double per_tok_dense = stored(dense_act_, keep_scores);
-    const double per_tok_moe = stored(moe_act_, keep_scores);
+    const bool selective = rc == Recompute::selective;
+    const double per_tok_dense = stored(selective ? dense_act_selective_ : dense_act_, keep_scores);
+    const double per_tok_moe = stored(selective ? moe_act_selective_ : moe_act_, keep_scores);
     const double per_tok_avg = (L_dense_ * per_tok_dense + L_moe_ * per_tok_moe) / L_;
     // memory.cpp stage_in_flight: pp (or in_flight_micro_batches) on the first, pp − index after.
     const double in_flight =
@@ -391,6 +407,10 @@ double TrainingMemoryTotal::stage_total(const ParallelLayout& lay, Recompute rc,
           r.activation_profile == ActivationProfile::pytorch_compiled);
       per_layer_token = (L_dense_ * std::min(op_saved, per_tok_dense) + L_moe_ * per_tok_moe) / L_;
       one_layer = std::max(0.0, stored(dense_act_, true) - op_saved) * tokens;
+    } else if (modules != 0) {
+      one_layer = std::max(stored(dense_act_, keep_scores) - per_tok_dense,
+                           moe_ ? stored(moe_act_, keep_scores) - per_tok_moe : 0.0) *
+                  tokens;
     }
     double lora_inter = 0;
     if (lora) {

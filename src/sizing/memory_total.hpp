@@ -58,6 +58,8 @@ class TrainingMemoryTotal {
   double adapted_dense_matrices_ = 0;                  ///< targeted non-expert matrices × layers
   // Per-layer activation bytes per token (layout-independent), dense and MoE layers.
   Activation dense_act_, moe_act_;
+  /// The same under Recompute::selective, without what the request's recompute_modules discard.
+  Activation dense_act_selective_, moe_act_selective_;
   // Recompute::op_selective (memory.hpp op_selective_saved_bytes_per_token): the widths it reads; MLA excluded.
   bool op_selective_applies_ = false;
   double heads_ = 0, q_width_ = 0, v_width_ = 0, f_ = 0, o_in_width_ = 0;

@@ -182,6 +182,8 @@ struct Work {
   double seconds_per_layer = 0;           ///< one decoder layer's compute on its rank
   int busiest_stage_layers = 0;           ///< decoder layers on the busiest rank
   double eff16 = 0;                       ///< kernel_efficiency at the 16-bit peak (before the FP8 factor)
+  double recompute_bytes_per_token = 0;   ///< recompute_modules_bytes_per_token of the request
+  double recompute_bytes_seconds = 0;     ///< their HBM time per GPU (in compute_seconds)
   double hw_per_gpu = 0;                  ///< hardware FLOP per GPU per step (mean over ranks)
 };
 
@@ -380,6 +382,16 @@ void compute_phase(Work& w, const ModelArch& arch, const TrainingStepRequest& r,
     e.compute_seconds = scaled + w.moe_fixed_seconds;
     e.kernel_efficiency = safe_div(e.kernel_efficiency * (e.compute_seconds > 0 ? scaled / e.compute_seconds : 1.0),
                                    factor);
+  }
+  // Megatron-Core recompute_modules layernorm / moe_act: element-wise kernels re-run in backward,
+  // memory-bound (recompute_modules_bytes_per_token) at the optimizer's fraction of HBM bandwidth,
+  // spread over the GPUs as the FLOPs are. Per-layer work: the pipeline split below shares it out.
+  w.recompute_bytes_per_token =
+      recompute_modules_bytes_per_token(arch, effective_recompute_modules(r.recompute, r.recompute_modules));
+  if (w.recompute_bytes_per_token > 0) {
+    w.recompute_bytes_seconds = safe_div(w.tokens_per_step * w.recompute_bytes_per_token / static_cast<double>(w.gpus),
+                                         gpu.memory_bandwidth_bytes_per_s * a.optimizer_bw_efficiency);
+    e.compute_seconds += w.recompute_bytes_seconds;
   }
 
 }
@@ -694,7 +706,8 @@ bool same_but_zero_stage(const TrainingStepRequest& x, const TrainingStepRequest
          a.in_flight_micro_batches == b.in_flight_micro_batches && a.virtual_stages == b.virtual_stages &&
          a.offload_optimizer == b.offload_optimizer && a.offload_params == b.offload_params &&
          x.precision == y.precision && x.seq_len == y.seq_len && x.global_batch_seqs == y.global_batch_seqs &&
-         x.recompute == y.recompute && x.task == y.task && x.lora_rank == y.lora_rank && x.optimizer == y.optimizer &&
+         x.recompute == y.recompute && x.recompute_modules == y.recompute_modules && x.task == y.task &&
+         x.lora_rank == y.lora_rank && x.optimizer == y.optimizer &&
          x.stack == y.stack && x.ep_overlap_with_compute == y.ep_overlap_with_compute &&
          x.tp_comm_overlap == y.tp_comm_overlap && x.grad_reduce_fp32 == y.grad_reduce_fp32 &&
          x.pipeline_stage_layers == y.pipeline_stage_layers && x.moe_load_imbalance == y.moe_load_imbalance &&
@@ -703,6 +716,7 @@ bool same_but_zero_stage(const TrainingStepRequest& x, const TrainingStepRequest
 
 void check_figures(const TrainingStepRequest& request, const TrainingStepModelFigures& figures) {
   if (figures.seq_len != request.seq_len || figures.recompute != request.recompute || figures.task != request.task ||
+      figures.recompute_modules != request.recompute_modules ||
       (frozen_base(request.task) && figures.lora_rank != request.lora_rank)) {
     throw_invalid("figures", "model figures computed for another sequence length, recompute, task or LoRA rank",
                   "training_step_model_figures(arch, request) of this request");
@@ -749,6 +763,27 @@ double kernel_efficiency(const ModelArch& arch, const TrainingStepRequest& reque
                         static_cast<double>(std::max<std::int64_t>(request.seq_len, 1));
   eff /= 1.0 + a.tokens_half_width / tokens;
   return eff;
+}
+
+double recompute_modules_bytes_per_token(const ModelArch& arch, RecomputeModules modules) {
+  if (modules == 0 || arch.hidden_size <= 0) return 0.0;
+  const double h = static_cast<double>(arch.hidden_size);
+  const double moe_layers = arch.moe ? static_cast<double>(arch.moe->num_moe_layers) : 0.0;
+  double bytes = 0;
+  if (has_module(modules, RecomputeModule::layernorm)) {
+    // Read 2h, write 2h per recomputed norm: the pre-MLP norm of each MoE layer, the input norm of
+    // each MLA layer (memory.hpp RecomputeModule::layernorm).
+    const double norms = moe_layers + (arch.mla ? static_cast<double>(arch.num_layers) : 0.0);
+    bytes += norms * 4.0 * h;
+  }
+  if (has_module(modules, RecomputeModule::moe_act) && arch.moe && arch.moe->expert_intermediate_size > 0) {
+    // Per routed token: read the first expert GEMM's output (2·f_e gated, f_e plain; 2 B each) and
+    // write the activation (f_e, 2 B).
+    const double f_e = static_cast<double>(arch.moe->expert_intermediate_size);
+    const double in = arch.gated_mlp ? 2.0 * f_e : f_e;
+    bytes += moe_layers * static_cast<double>(arch.moe->experts_per_token) * 2.0 * (in + f_e);
+  }
+  return bytes;
 }
 
 double expected_distinct_expert_groups(std::int64_t num_experts, std::int64_t k, int groups) {
@@ -803,7 +838,8 @@ TrainingStepModelFigures training_step_model_figures(const ModelArch& arch, cons
   f.recompute = r.recompute;
   f.task = r.task;
   f.lora_rank = r.lora_rank;
-  f.hardware_per_token = training_flops_per_token(arch, r.seq_len, r.recompute, r.task);
+  f.recompute_modules = r.recompute_modules;
+  f.hardware_per_token = training_flops_per_token(arch, r.seq_len, r.recompute, r.task, r.recompute_modules);
   f.model_per_token = model_training_flops_per_token(arch, r.seq_len, r.task);
   f.forward_per_token = forward_flops_per_token(arch, r.seq_len);
   f.matmul_params_per_token = matmul_params_per_token(arch);
@@ -895,7 +931,7 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                  "6·N per token (Kaplan et al. 2020 Table 1) + attention; full recompute 8·N (Narayanan et al. "
                  "2021 Eq. 3); LoRA 4·N; gpuplan FLOP model"});
   out.push_back({"compute_seconds", e.compute_seconds,
-                 fmt::format("{} / ({} {} × {} ({}) × efficiency {:.3f}){}{}{} = {}", si(e.hardware_flop_per_step, "FLOP"),
+                 fmt::format("{} / ({} {} × {} ({}) × efficiency {:.3f}){}{}{}{} = {}", si(e.hardware_flop_per_step, "FLOP"),
                              w.gpus, w.gpus == 1 ? "GPU" : "GPUs", si(w.peak.flops_per_s, "FLOP/s"), dtype_name(w.peak.dtype), e.kernel_efficiency,
                              w.kv_replication_flop_per_gpu > 0
                                  ? fmt::format(" + {} per GPU of replicated K/V projections (TP {} > {} KV heads) / "
@@ -904,6 +940,14 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                                  : std::string(),
                              r.task == Task::qlora ? fmt::format(" × QLoRA de-quantisation {:.2f}", a.qlora_dequant_overhead)
                                                    : std::string(),
+                             w.recompute_bytes_seconds > 0
+                                 ? fmt::format(" + recompute_modules {} element-wise {} B/token × {} tokens / {} GPUs / "
+                                               "({} × {:.2f}) = {}",
+                                               recompute_modules_name(effective_recompute_modules(r.recompute, r.recompute_modules)),
+                                               w.recompute_bytes_per_token, w.tokens_per_step, w.gpus,
+                                               si(c.gpu->memory_bandwidth_bytes_per_s, "B/s"), a.optimizer_bw_efficiency,
+                                               si(w.recompute_bytes_seconds, "s"))
+                                 : std::string(),
                              e.pp_stage_imbalance != 1.0
                                  ? fmt::format(" × busiest pipeline rank {:.3f}", e.pp_stage_imbalance)
                                  : std::string(),

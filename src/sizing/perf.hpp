@@ -256,6 +256,16 @@ std::string_view cuda_graph_impl_name(CudaGraphImpl g) noexcept;
 /// Error{invalid_input, where, expected list}.
 CudaGraphImpl parse_cuda_graph_impl(std::string_view s, const std::string& where);
 
+/// Bytes of HBM traffic per token (summed over the model's layers) of the element-wise kernels that
+/// Megatron-Core's recompute_modules `modules` (memory.hpp RecomputeModule, the set in effect) re-run
+/// in backward; the GEMMs they re-run are FLOPs (flops.hpp training_flops_per_token).
+///   layernorm: 4h per recomputed norm (read 2h, write 2h, 16-bit): the pre-MLP norm of every MoE
+///              layer and the input norm of every MLA layer;
+///   moe_act:   per MoE layer, k routed copies × 2 B × (first GEMM output read: 2·f_e gated, f_e
+///              plain + activation written: f_e).
+/// core_attn, mla_up_proj and mlp: 0 here. Pure.
+double recompute_modules_bytes_per_token(const ModelArch& arch, RecomputeModules modules);
+
 /// Expected number of distinct groups that hold at least one of a token's k routed experts, when
 /// the k experts are drawn uniformly without replacement from num_experts split evenly over
 /// `groups` groups (force-balanced routing; a token's experts are distinct):
@@ -270,6 +280,10 @@ struct TrainingStepRequest {
   std::int64_t global_batch_seqs = 0;  ///< sequences per optimizer step, >= 1; split over DP ranks
   ParallelLayout layout{};         ///< tp, pp, dp, ep, zero_stage, micro_batch, ...
   Recompute recompute = Recompute::none;
+  /// Megatron-Core recompute_modules under Recompute::selective (sizing/memory.hpp RecomputeModule;
+  /// 0 = {core_attn}): their forward is re-run in backward (recompute_modules_flop_per_token and
+  /// recompute_modules_bytes_per_token).
+  RecomputeModules recompute_modules = 0;
   Task task = Task::pretrain;                   ///< full training vs LoRA/QLoRA (FLOPs, gradient volume)
   // Interleaved pipeline chunks per GPU (v) are layout.virtual_stages (1 = plain 1F1B).
   /// LoRA/QLoRA rank r: the adapters (all linear layers) are the only gradients reduced over DP.
@@ -383,6 +397,7 @@ TrainingStepEstimate estimate_training_step(const ModelArch& arch, const Trainin
 struct TrainingStepModelFigures {
   std::int64_t seq_len = 0;               ///< the request they were computed for
   Recompute recompute = Recompute::none;
+  RecomputeModules recompute_modules = 0;
   Task task = Task::pretrain;
   int lora_rank = 0;
   FlopsPerToken hardware_per_token;       ///< training_flops_per_token (with recomputation)

@@ -30,7 +30,7 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 139> kCodes = {
+constexpr std::array<std::string_view, 142> kCodes = {
     "ambiguous_model",
     "body_empty",
     "body_not_object",
@@ -146,6 +146,9 @@ constexpr std::array<std::string_view, 139> kCodes = {
     "question_budget_too_large",
     "question_number_out_of_range",
     "question_value_not_positive",
+    "recompute_module_not_in_model",
+    "recompute_modules_needs_megatron",
+    "recompute_modules_needs_selective",
     "requests_missing",
     "seq_micro_batch_too_large",
     "serve_not_training",

@@ -1476,6 +1476,35 @@ TEST_F(ApiE2E, CodedErrorValuesNameTheJsonField) {
   EXPECT_EQ(e.value("field", ""), "/moe_dispatcher") << e;
   EXPECT_EQ(e.value("message_code", ""), "ep_option_without_ep") << e;
   EXPECT_EQ(e["values"], json({{"field", "moe_dispatcher"}})) << e;
+  // Megatron-Core's recompute_modules: Megatron only, selective only, and a module the model has.
+  e = refused("qwen3-30b-a3b", "pretrain", {{"stack", "fsdp"}, {"recompute_modules", "moe_act"}});
+  EXPECT_EQ(e.value("field", ""), "/recompute_modules") << e;
+  EXPECT_EQ(e.value("message_code", ""), "recompute_modules_needs_megatron") << e;
+  e = refused("qwen3-30b-a3b", "pretrain", {{"stack", "megatron"}, {"recompute", "full"}, {"recompute_modules", "moe_act"}});
+  EXPECT_EQ(e.value("field", ""), "/recompute_modules") << e;
+  EXPECT_EQ(e.value("message_code", ""), "recompute_modules_needs_selective") << e;
+  EXPECT_EQ(e["values"], json({{"recompute", "full"}})) << e;
+  e = refused("qwen3-30b-a3b", "pretrain", {{"stack", "megatron"}, {"recompute_modules", "layernorm,mla_up_proj"}});
+  EXPECT_EQ(e.value("field", ""), "/recompute_modules") << e;
+  EXPECT_EQ(e.value("message_code", ""), "recompute_module_not_in_model") << e;
+  EXPECT_EQ(e["values"], json({{"module", "mla_up_proj"}, {"model", "qwen3-30b-a3b"}})) << e;
+  e = refused("qwen3-30b-a3b", "pretrain", {{"stack", "megatron"}, {"recompute_modules", "moe_act,attn"}});
+  EXPECT_EQ(e.value("field", ""), "/recompute_modules") << e;
+  EXPECT_EQ(e.value("message_code", ""), "unknown_choice") << e;
+}
+
+// --recompute-modules pins selective recompute and is echoed back: the layout the estimate timed
+// says "selective", training_settings the modules in Megatron-Core's order.
+TEST_F(ApiE2E, RecomputeModulesPinSelectiveAndAreEchoed) {
+  auto c = client();
+  const json body = {{"model", "qwen3-30b-a3b"}, {"task", "pretrain"}, {"gpu", "H100"}, {"gpus", 8},
+                     {"tokens", 1e9}, {"stack", "megatron"}, {"recompute_modules", "moe_act, layernorm"}};
+  auto r = c.Post("/api/estimate", body.dump(), "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body.substr(0, 400);
+  const json j = json::parse(r->body);
+  EXPECT_EQ(j["training_settings"]["recompute_modules"], "layernorm,moe_act") << r->body.substr(0, 400);
+  EXPECT_EQ(j["estimate"]["layout"]["recompute"], "selective") << j["estimate"]["layout"];
 }
 
 TEST_F(ApiE2E, AFieldOfAnotherTaskIsRefusedAtItsPointer) {

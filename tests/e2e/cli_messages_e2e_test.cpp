@@ -51,6 +51,27 @@ TEST_F(CliMessagesE2E, ABadValueSaysWhatIsWrongWithIt) {
   expect_refused("offers --limit -1", "gpuplan: error: --limit: -1 is negative (expected: an integer ≥ 0)");
 }
 
+// Megatron-Core's recompute_modules: refused off Megatron, with another recompute mode, when the
+// model has nothing for the module to recompute, and for a name Megatron-Core does not have.
+TEST_F(CliMessagesE2E, RecomputeModulesAreRefusedWhereTheyChangeNothing) {
+  const std::string moe = "estimate --model qwen3-30b-a3b --task pretrain --gpu H100 --gpus 8 --tokens 1e9";
+  expect_refused(moe + " --recompute-modules moe_act",
+                 "gpuplan: error: --recompute-modules: --recompute-modules sets Megatron-Core's recompute_modules: it "
+                 "needs --stack megatron (expected: --stack megatron --recompute-modules layernorm,moe_act, or no "
+                 "--recompute-modules)");
+  expect_refused(moe + " --stack megatron --recompute full --recompute-modules moe_act",
+                 "gpuplan: error: --recompute-modules: --recompute-modules is Megatron-Core's selective recompute; "
+                 "--recompute full is another mode (expected: --recompute selective (or no --recompute) with "
+                 "--recompute-modules)");
+  expect_refused(moe + " --stack megatron --recompute-modules layernorm,bogus",
+                 "gpuplan: error: --recompute-modules: unknown value 'bogus' (expected: one of core_attn, layernorm, "
+                 "moe_act, mla_up_proj, mlp)");
+  expect_refused(moe + " --stack megatron --recompute-modules mlp",
+                 "gpuplan: error: --recompute-modules: recompute module mlp has nothing to recompute in qwen3-30b-a3b "
+                 "(expected: moe_act: MoE models; mla_up_proj: MLA models; mlp: models with dense MLP layers; "
+                 "layernorm: MoE or MLA models (other layers fuse the norm into the next GEMM))");
+}
+
 TEST_F(CliMessagesE2E, ServeThreadCountsOutsideTheirRangeAreRefusedAsTyped) {
   expect_refused("serve --listen 127.0.0.1:0 --compute-threads 257",
                  "gpuplan: error: --compute-threads: 257 is out of range (expected: an integer in [0, 256])");

@@ -85,11 +85,13 @@ TEST(TrainingMemoryTotal, EqualsTheExplainingPathsTotalExactly) {
   Pick pick;
   std::size_t compared = 0, lora = 0, qlora = 0, expert_parallel = 0, uneven_pp = 0, last_stage_heavier = 0;
   std::size_t offload = 0, full_recompute = 0, non_decoder = 0, moe = 0, mla = 0, step_peak = 0;
-  std::size_t stage_layers_given = 0, middle_stage_worst = 0;
+  std::size_t stage_layers_given = 0, middle_stage_worst = 0, recompute_modules = 0;
   for (const PresetInfo& preset : list_presets()) {
     const ModelArch arch = load_preset(preset.short_name);
     for (int req_i = 0; req_i < 40; ++req_i) {
-      const TrainingMemoryRequest base = random_request(pick);
+      TrainingMemoryRequest base = random_request(pick);
+      // Megatron-Core recompute_modules (any subset; they apply under selective recompute).
+      if (pick.chance(30)) base.recompute_modules = pick.below(32);
       std::optional<TrainingMemoryTotal> lean;
       try {
         lean.emplace(arch, base);
@@ -129,6 +131,7 @@ TEST(TrainingMemoryTotal, EqualsTheExplainingPathsTotalExactly) {
         last_stage_heavier += m.stage.find("(last)") != std::string::npos;
         offload += r.layout.offload_optimizer || r.layout.offload_params || r.offload_activations;
         full_recompute += r.recompute == Recompute::full;
+        recompute_modules += r.recompute == Recompute::selective && r.recompute_modules != 0;
         non_decoder += arch.family != ModelFamily::decoder;
         moe += arch.moe.has_value();
         mla += arch.mla.has_value();
@@ -148,6 +151,7 @@ TEST(TrainingMemoryTotal, EqualsTheExplainingPathsTotalExactly) {
   EXPECT_GT(last_stage_heavier, 50u);
   EXPECT_GT(offload, 500u);
   EXPECT_GT(full_recompute, 1000u);
+  EXPECT_GT(recompute_modules, 300u);
   EXPECT_GT(non_decoder, 10u);
   EXPECT_GT(moe, 300u);
   EXPECT_GT(mla, 50u);

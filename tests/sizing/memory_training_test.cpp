@@ -235,6 +235,62 @@ TEST(TrainingMemory, MegatronMoeWeightsTheExpertsInsideTheActivation) {
   EXPECT_NEAR(training_memory(m, req).term_bytes("activations"), 4096.0 * 241864, 1.0);
 }
 
+TEST(TrainingMemory, MegatronRecomputeModulesDropWhatTheyDiscard) {
+  // Four Mixtral-shaped MoE layers, Megatron profile, bf16, s 4096, b 1; per token of a layer
+  // 241864 B without recomputation (hand count in the test above). Megatron-Core's selective
+  // recompute with recompute_modules layernorm + moe_act (output-discarding checkpoints,
+  // transformer_layer.py / experts.py at Megatron-LM d98e8a64dd) drops, per token of a layer:
+  //   layernorm: the pre-MLP norm's output, the router's and the dispatch's input, 2h = 8192
+  //   moe_act:   the fc2 input of each routed copy, 2 × 2f_e = 2 × 28672            = 57344
+  // so 241864 − 65536 = 176328 B are kept per layer, and the layer being back-propagated
+  // holds its 65536 B again: 4096 × (4 × 176328 + 65536).
+  const ModelArch m = mixtral_like(4);
+  TrainingMemoryRequest req;
+  req.activation_profile = ActivationProfile::megatron;
+  req.optimizer_foreach = false;
+  req.seq_len = 4096;
+  EXPECT_NEAR(training_memory(m, req).term_bytes("activations"), 4096.0 * 4 * 241864, 1.0);
+  req.recompute = Recompute::selective;  // Megatron-Core's default module list, {core_attn}
+  EXPECT_NEAR(training_memory(m, req).term_bytes("activations"), 4096.0 * 4 * 241864, 1.0);
+  req.recompute_modules = static_cast<unsigned>(RecomputeModule::layernorm) | static_cast<unsigned>(RecomputeModule::moe_act);
+  EXPECT_NEAR(training_memory(m, req).term_bytes("activations"), 4096.0 * (4 * 176328 + 65536), 1.0);
+  // Under another recompute mode the modules do not apply.
+  req.recompute = Recompute::none;
+  EXPECT_NEAR(training_memory(m, req).term_bytes("activations"), 4096.0 * 4 * 241864, 1.0);
+}
+
+TEST(TrainingMemory, MegatronRecomputeModulesOnMlaLayers) {
+  // Eight DeepSeek-V3-shaped dense MLA layers (h 7168, 128 heads, q_lora 1536, kv_lora 512,
+  // nope 128, rope 64, v 128; dense MLP 18432), Megatron profile, bf16, s 4096, b 1.
+  // mla_up_proj discards Q, K, V as the attention core reads them (multi_latent_attention.py
+  // qkv_up_checkpoint): 2 × (128·192 + 128·192 + 128·128) = 131072 B per token of a layer;
+  // layernorm the input norm's output (MLA layers keep it separate from the down projections):
+  // 2h = 14336; mlp the dense MLP's saved tensors: fc1 input 2h + SwiGLU input 4f + fc2 input 2f
+  // = 14336 + 73728 + 36864 = 124928. Each: 7 layers' worth fewer (8 dropped, one held again).
+  ModelArch m = llama_like(8, 7168, 128, 128, 128, 18432, 129280);
+  MlaSpec mla;
+  mla.q_lora_rank = 1536;
+  mla.kv_lora_rank = 512;
+  mla.qk_nope_head_dim = 128;
+  mla.qk_rope_head_dim = 64;
+  mla.v_head_dim = 128;
+  m.mla = mla;
+  m.params = count_decoder_params(m);
+  TrainingMemoryRequest req;
+  req.activation_profile = ActivationProfile::megatron;
+  req.optimizer_foreach = false;
+  req.seq_len = 4096;
+  req.recompute = Recompute::selective;
+  const double base = training_memory(m, req).term_bytes("activations");
+  auto with = [&](RecomputeModule mod) {
+    req.recompute_modules = static_cast<unsigned>(mod);
+    return training_memory(m, req).term_bytes("activations");
+  };
+  EXPECT_NEAR(base - with(RecomputeModule::mla_up_proj), 4096.0 * 7 * 131072, 1.0);
+  EXPECT_NEAR(base - with(RecomputeModule::layernorm), 4096.0 * 7 * 14336, 1.0);
+  EXPECT_NEAR(base - with(RecomputeModule::mlp), 4096.0 * 7 * 124928, 1.0);
+}
+
 TEST(TrainingMemory, FirstPipelineStageHoldsPMicroBatches) {
   // 1F1B: the first stage holds p micro-batches of L/p layers = L layers' worth (Korthikanti §4.2.3).
   const ModelArch m = gpt_like(32, 2048, 16);

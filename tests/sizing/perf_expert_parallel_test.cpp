@@ -158,6 +158,34 @@ TEST(ExpertParallel, FullIterationCudaGraphDropsTheHostSideMoeTime) {
   }
 }
 
+// Megatron-Core recompute_modules layernorm and moe_act re-run element-wise kernels only: their
+// HBM traffic, by hand for Qwen3-30B-A3B (48 MoE layers, h 2048, top-8 of 128 experts of 768):
+//   layernorm: the pre-MLP norm of each MoE layer, read 2h + write 2h: 48 × 4 × 2048 = 393216 B
+//   moe_act:   per routed copy, read the fc1 output 2·768 and write the activation 768, 2 B each:
+//              48 × 8 × 2 × 2304 = 1769472 B
+// per token; the step's compute grows by tokens × bytes / GPUs / (3.35 TB/s × 0.70).
+TEST(ExpertParallel, RecomputeModulesTimeTheirElementwiseTraffic) {
+  const ModelArch arch = load_preset("qwen3-30b-a3b");
+  const auto core = static_cast<unsigned>(RecomputeModule::core_attn);
+  const auto norm = static_cast<unsigned>(RecomputeModule::layernorm);
+  const auto act = static_cast<unsigned>(RecomputeModule::moe_act);
+  EXPECT_DOUBLE_EQ(recompute_modules_bytes_per_token(arch, norm), 393216.0);
+  EXPECT_DOUBLE_EQ(recompute_modules_bytes_per_token(arch, act), 1769472.0);
+  EXPECT_DOUBLE_EQ(recompute_modules_bytes_per_token(arch, core), 0.0);
+  const GpuSpec gpu = h100_like();
+  TrainingStepRequest r = moe_request(1, 1, 8, 8, 1, 32);
+  r.stack = TrainingStack::megatron;
+  r.recompute = Recompute::selective;
+  PerfAssumptions a;
+  r.recompute_modules = core;
+  const TrainingStepEstimate before = estimate_training_step(arch, r, make_cluster(gpu, 8, 1, 0), a);
+  r.recompute_modules = core | norm | act;
+  const TrainingStepEstimate after = estimate_training_step(arch, r, make_cluster(gpu, 8, 1, 0), a);
+  const double tokens = 32.0 * static_cast<double>(r.seq_len);
+  EXPECT_NEAR(after.compute_seconds - before.compute_seconds, tokens * (393216.0 + 1769472.0) / 8 / (3.35e12 * 0.70),
+              1e-9);
+}
+
 // DeepEP/HybridEP only run across EP ranks and on NVIDIA GPUs: with EP 1, or on another vendor's
 // GPU, the step is alltoall's to the bit (trial40 D1, D2: HybridEP's kernel constants had sped up
 // an EP-1 layout and an MI300X run).

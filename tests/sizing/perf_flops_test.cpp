@@ -88,6 +88,38 @@ TEST(PerfFlops, LoraSkipsWeightGradients) {
   EXPECT_DOUBLE_EQ(qlora.total_flop, lora.total_flop);
 }
 
+TEST(PerfFlops, MegatronRecomputeModulesRerunTheirForwardGemms) {
+  // Megatron-Core selective recompute_modules (memory.hpp RecomputeModule) on DeepSeek-V3
+  // (data/models: 61 layers, 3 dense, h 7168, 128 heads, q_lora_rank 1536, kv_lora_rank 512,
+  // qk_nope 128, qk_rope 64, v 128, dense MLP 18432). Against {core_attn} alone, per token:
+  //   mla_up_proj re-runs q_b_proj (1536 → 128·192) and kv_b_proj (512 → 128·(128+128)) forward
+  //     in all 61 layers: 61 × 2 × (1536·24576 + 512·32768) = 61 × 109051904 FLOP;
+  //   mlp re-runs the 3 dense layers' gate, up, down: 3 × 2 × 3 × 7168·18432 FLOP;
+  //   layernorm and moe_act run no GEMM (element-wise: perf.hpp recompute_modules_bytes_per_token);
+  //   without core_attn the attention core is not re-run.
+  const ModelArch a = load_preset("deepseek-v3");
+  const auto core = static_cast<unsigned>(RecomputeModule::core_attn);
+  const auto mla_up = static_cast<unsigned>(RecomputeModule::mla_up_proj);
+  const auto mlp = static_cast<unsigned>(RecomputeModule::mlp);
+  const auto norm = static_cast<unsigned>(RecomputeModule::layernorm) | static_cast<unsigned>(RecomputeModule::moe_act);
+  const FlopsPerToken base = training_flops_per_token(a, 4096, Recompute::selective, Task::pretrain, core);
+  EXPECT_EQ(training_flops_per_token(a, 4096, Recompute::selective, Task::pretrain, 0).total_flop, base.total_flop);
+  EXPECT_NEAR(training_flops_per_token(a, 4096, Recompute::selective, Task::pretrain, core | mla_up).dense_matmul_flop -
+                  base.dense_matmul_flop,
+              61.0 * 109051904, 1.0);
+  EXPECT_NEAR(training_flops_per_token(a, 4096, Recompute::selective, Task::pretrain, core | mlp).dense_matmul_flop -
+                  base.dense_matmul_flop,
+              3.0 * 2 * 3 * 7168.0 * 18432, 1.0);
+  EXPECT_EQ(training_flops_per_token(a, 4096, Recompute::selective, Task::pretrain, core | norm).total_flop,
+            base.total_flop);
+  const FlopsPerToken fwd = forward_flops_per_token(a, 4096);
+  EXPECT_NEAR(base.attention_flop - training_flops_per_token(a, 4096, Recompute::selective, Task::pretrain, mla_up).attention_flop,
+              fwd.attention_flop, 1e-6 * fwd.attention_flop);
+  // Under another recompute mode the modules do not apply.
+  EXPECT_EQ(training_flops_per_token(a, 4096, Recompute::none, Task::pretrain, mla_up).total_flop,
+            training_flops_per_token(a, 4096, Recompute::none, Task::pretrain).total_flop);
+}
+
 TEST(PerfFlops, InferenceIsTwoNPlusAttentionOverContext) {
   const ModelArch a = load_preset("llama-2-7b");
   // Llama-2-7B: 32 layers, 32 heads × 128; decode at context c attends to c keys:
