@@ -159,22 +159,6 @@ EstimateOutput run_estimate(const EstimateInput& in, const Context& ctx) {
   return out;
 }
 
-json training_settings_json(const PlanRequest& r) {
-  json layers = nullptr;
-  if (!r.pipeline_stage_layers.empty()) layers = r.pipeline_stage_layers;
-  return json{{"stack", r.stack ? json(std::string(training_stack_name(*r.stack))) : json(nullptr)},
-              {"ep_overlap", r.ep_overlap},
-              {"tp_comm_overlap", r.tp_comm_overlap},
-              {"moe_imbalance", r.moe_load_imbalance ? json(*r.moe_load_imbalance) : json(nullptr)},
-              {"cuda_graph", r.cuda_graph ? json(std::string(cuda_graph_impl_name(*r.cuda_graph))) : json(nullptr)},
-              {"moe_dispatcher", r.moe_dispatcher ? json(std::string(moe_dispatcher_name(*r.moe_dispatcher))) : json(nullptr)},
-              {"pp_layers", layers},
-              {"recompute_modules",
-               r.recompute_modules != 0 ? json(recompute_modules_name(r.recompute_modules)) : json(nullptr)},
-              {"grads_16bit", r.grads_16bit},
-              {"ignore_memory", r.ignore_memory}};
-}
-
 std::string training_settings_text(const PlanRequest& r) {
   std::string out;
   auto add = [&](const std::string& s) { out += (out.empty() ? "" : ", ") + s; };

@@ -47,11 +47,8 @@ EstimateOutput run_estimate(const EstimateInput& in, const Context& ctx);
 /// `gpuplan estimate --json`: {"model", "task", "training_tokens", "estimate": plan JSON
 /// (api/plan_json.hpp), "explain" when asked}, or {"model", "estimate": null, "no_fit": reason}.
 nlohmann::json to_json(const EstimateOutput& out);
-/// The training stack and recipe switches the request set, as the estimate's JSON reports them
-/// ("training_settings": stack or null, ep_overlap, tp_comm_overlap, moe_imbalance or null =
-/// the default 1.2, pp_layers or null = even split, grads_16bit, ignore_memory).
-nlohmann::json training_settings_json(const PlanRequest& r);
-/// The same, one line for the text output ("stack megatron, MoE imbalance 1, 16-bit gradients");
+/// The training settings (api/plan_json.hpp training_settings_json) as one line for the text
+/// output ("stack megatron, MoE imbalance 1, 16-bit gradients");
 /// empty when none is set.
 std::string training_settings_text(const PlanRequest& r);
 

@@ -206,6 +206,22 @@ json plan_json(const Plan& p, std::size_t rank) {
   return j;
 }
 
+json training_settings_json(const PlanRequest& r) {
+  json layers = nullptr;
+  if (!r.pipeline_stage_layers.empty()) layers = r.pipeline_stage_layers;
+  return json{{"stack", r.stack ? json(std::string(training_stack_name(*r.stack))) : json(nullptr)},
+              {"ep_overlap", r.ep_overlap},
+              {"tp_comm_overlap", r.tp_comm_overlap},
+              {"moe_imbalance", r.moe_load_imbalance ? json(*r.moe_load_imbalance) : json(nullptr)},
+              {"cuda_graph", r.cuda_graph ? json(std::string(cuda_graph_impl_name(*r.cuda_graph))) : json(nullptr)},
+              {"moe_dispatcher", r.moe_dispatcher ? json(std::string(moe_dispatcher_name(*r.moe_dispatcher))) : json(nullptr)},
+              {"pp_layers", layers},
+              {"recompute_modules",
+               r.recompute_modules != 0 ? json(recompute_modules_name(r.recompute_modules)) : json(nullptr)},
+              {"grads_16bit", r.grads_16bit},
+              {"ignore_memory", r.ignore_memory}};
+}
+
 json plan_result_json(const PlanRequest& r, const PlanResult& res) {
   json plans = json::array();
   for (std::size_t i = 0; i < res.plans.size(); ++i) plans.push_back(plan_json(res.plans[i], i + 1));
@@ -213,6 +229,7 @@ json plan_result_json(const PlanRequest& r, const PlanResult& res) {
             {"workload", plan_workload_name(r.workload)},
             {"task", task_name(r.task)},
             {"training_tokens", count_json(res.training_tokens)},
+            {"training_settings", r.workload == PlanWorkload::training ? training_settings_json(r) : json(nullptr)},
             {"sort", plan_sort_name(res.sort_applied)},
             {"recommendation_rule", res.recommendation_rule},
             {"recommended_nodes_assumed", res.recommended_nodes_assumed},

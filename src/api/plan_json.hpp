@@ -18,7 +18,13 @@ nlohmann::json warnings_json(const std::vector<PlanWarning>& warnings);
 /// written (a double was written 9.007199254740992e+15, 1e+16, 100000000.0: issue 11); a
 /// fraction (1.5 epochs × 3 tokens) as a number.
 nlohmann::json count_json(double count);
-/// The whole answer: request echo (workload, sort, deadline, budget), plans, no_plan.
+/// The training stack and recipe switches the request set, as the plan's and the estimate's JSON
+/// report them ("training_settings": stack or null, ep_overlap, tp_comm_overlap, moe_imbalance or
+/// null = the default 1.2, cuda_graph, moe_dispatcher, pp_layers or null = even split,
+/// recompute_modules or null, grads_16bit, ignore_memory).
+nlohmann::json training_settings_json(const PlanRequest& r);
+/// The whole answer: request echo (workload, sort, deadline, budget, training_settings (null when
+/// serving)), plans, no_plan.
 nlohmann::json plan_result_json(const PlanRequest& r, const PlanResult& res);
 
 }  // namespace gpuplan::api

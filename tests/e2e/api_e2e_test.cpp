@@ -1505,6 +1505,21 @@ TEST_F(ApiE2E, RecomputeModulesPinSelectiveAndAreEchoed) {
   const json j = json::parse(r->body);
   EXPECT_EQ(j["training_settings"]["recompute_modules"], "layernorm,moe_act") << r->body.substr(0, 400);
   EXPECT_EQ(j["estimate"]["layout"]["recompute"], "selective") << j["estimate"]["layout"];
+  // plan echoes the training settings too (trial40 D7: only estimate did), null for serving.
+  json plan_body = body;
+  plan_body.erase("gpu");
+  plan_body.erase("gpus");
+  auto p = c.Post("/api/plan", plan_body.dump(), "application/json");
+  ASSERT_TRUE(p);
+  ASSERT_EQ(p->status, 200) << p->body.substr(0, 400);
+  const json pj = json::parse(p->body);
+  EXPECT_EQ(pj["training_settings"]["recompute_modules"], "layernorm,moe_act") << p->body.substr(0, 400);
+  EXPECT_EQ(pj["training_settings"]["stack"], "megatron");
+  for (const json& plan : pj["plans"]) EXPECT_EQ(plan["layout"]["recompute"], "selective") << plan["layout"];
+  auto s = c.Post("/api/plan", json({{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 8}}).dump(), "application/json");
+  ASSERT_TRUE(s);
+  ASSERT_EQ(s->status, 200) << s->body.substr(0, 400);
+  EXPECT_TRUE(json::parse(s->body)["training_settings"].is_null());
 }
 
 TEST_F(ApiE2E, AFieldOfAnotherTaskIsRefusedAtItsPointer) {
