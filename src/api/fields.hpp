@@ -276,6 +276,9 @@ void read_fields(Input& in, const nlohmann::json& body, std::span<const FieldDef
                           d ? "this field reads a local file and is only accepted by the CLI" : "unknown field",
                           "one of " + detail::known_names(table, face));
     }
+    // null = not given: the field keeps its default, as the answers write a default (training_settings'
+    // "moe_dispatcher": null), so an answer's settings can be sent back (trial40 D5).
+    if (value.is_null()) continue;
     check_field_type(d->info, value, where);
     detail::set_field(in, *d, value, where);
     note_given(in, d->info.name);
