@@ -10,6 +10,7 @@
 namespace gpuplan {
 namespace {
 
+using testing::deepseek_v3_mla_like;
 using testing::llama_like;
 
 /// Llama-3.1-8B shape (config.json: 32 layers, 4096 hidden, 32 heads, 8 KV heads, 14336, 128256).
@@ -35,15 +36,7 @@ TEST(ServingMemory, QuantizedKvCacheIsHonoured) {
 
 TEST(ServingMemory, MlaCachesTheLatentOnly) {
   // DeepSeek-V3 shape: 61 layers, kv_lora_rank 512 + qk_rope_head_dim 64 per token per layer (MLA).
-  ModelArch m = llama_like(61, 7168, 128, 128, 128, 18432, 129280);
-  MlaSpec mla;
-  mla.q_lora_rank = 1536;
-  mla.kv_lora_rank = 512;
-  mla.qk_nope_head_dim = 128;
-  mla.qk_rope_head_dim = 64;
-  mla.v_head_dim = 128;
-  m.mla = mla;
-  m.params = count_decoder_params(m);
+  const ModelArch m = deepseek_v3_mla_like(61);
   ServingMemoryRequest req;
   req.context_tokens = 131072;
   EXPECT_DOUBLE_EQ(serving_memory(m, req).term_bytes("kv_cache"), (512.0 + 64) * 61 * 131072 * 2);

@@ -11,6 +11,7 @@
 namespace gpuplan {
 namespace {
 
+using testing::deepseek_v3_mla_like;
 using testing::llama_like;
 
 /// GPT-3-style (MHA, 4h GeLU MLP, LayerNorm) as in Korthikanti et al. 2022.
@@ -267,15 +268,7 @@ TEST(TrainingMemory, MegatronRecomputeModulesOnMlaLayers) {
   // layernorm the input norm's output (MLA layers keep it separate from the down projections):
   // 2h = 14336; mlp the dense MLP's saved tensors: fc1 input 2h + SwiGLU input 4f + fc2 input 2f
   // = 14336 + 73728 + 36864 = 124928. Each: 7 layers' worth fewer (8 dropped, one held again).
-  ModelArch m = llama_like(8, 7168, 128, 128, 128, 18432, 129280);
-  MlaSpec mla;
-  mla.q_lora_rank = 1536;
-  mla.kv_lora_rank = 512;
-  mla.qk_nope_head_dim = 128;
-  mla.qk_rope_head_dim = 64;
-  mla.v_head_dim = 128;
-  m.mla = mla;
-  m.params = count_decoder_params(m);
+  const ModelArch m = deepseek_v3_mla_like(8);
   TrainingMemoryRequest req;
   req.activation_profile = ActivationProfile::megatron;
   req.optimizer_foreach = false;
