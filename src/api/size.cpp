@@ -65,6 +65,13 @@ std::vector<FieldDef<SizeInput>> build_fields() {
        [](In& in, const json& v) { in.sp = v.get<bool>(); }},
       {{"recompute", "--recompute", FieldType::string, FieldFace::both, "activation recomputation: none (default), selective, full, op-selective (torchtitan per-op SAC)", {}, task_bits::training},
        [](In& in, const json& v) { in.recompute = v.get<std::string>(); }},
+      {{"recompute_modules", "--recompute-modules", FieldType::string, FieldFace::both,
+        "megatron: selective recompute modules, comma-separated: core_attn, layernorm, moe_act, mla_up_proj, mlp "
+        "(Megatron-Core recompute_modules; the list replaces the default core_attn; sets --recompute selective)",
+        {}, task_bits::training},
+       [](In& in, const json& v) {
+         in.request.training.recompute_modules = parse_recompute_modules(v.get<std::string>(), "--recompute-modules");
+       }},
       {{"lora_rank", "--lora-rank", FieldType::integer, FieldFace::both, "LoRA rank r (default 16)", {}, task_bits::lora_family},
        [](In& in, const json& v) { in.request.training.lora_rank = json_as<int>(v); }},
       {{"lora_targets", "--lora-targets", FieldType::string, FieldFace::both,
@@ -146,6 +153,22 @@ SizeOutput run_size(const SizeInput& in, const Context& ctx) {
     if (in.offload_activations) tr.offload_activations = given.offload_activations;
     tr.layout.tp = given.layout.tp;
   }
+  // Megatron-Core's recompute_modules: the megatron profile (--stack or --framework megatron), under
+  // selective recompute, which they set when --recompute is not given (as plan and estimate do).
+  if (tr.recompute_modules != 0) {
+    if (tr.activation_profile != ActivationProfile::megatron)
+      throw_invalid_coded("--recompute-modules", "recompute_modules_needs_megatron", {},
+                          "--recompute-modules sets Megatron-Core's recompute_modules: it needs --stack megatron",
+                          "--stack megatron with the same --recompute-modules, or no --recompute-modules");
+    if (in.recompute && tr.recompute != Recompute::selective)
+      throw_invalid_coded("--recompute-modules", "recompute_modules_needs_selective",
+                          {{"recompute", std::string(recompute_name(tr.recompute))}},
+                          fmt::format("--recompute-modules is Megatron-Core's selective recompute; --recompute {} is "
+                                      "another mode",
+                                      recompute_name(tr.recompute)),
+                          "--recompute selective (or no --recompute) with --recompute-modules");
+    tr.recompute = Recompute::selective;
+  }
   tr.lora_targets = split_targets(in.lora_targets);
   tr.layout.offload_optimizer = in.offload || in.offload_params;
   tr.layout.offload_params = in.offload_params;
@@ -155,6 +178,7 @@ SizeOutput run_size(const SizeInput& in, const Context& ctx) {
   req.serving.kv_dtype = parse_kv_dtype(in.kv_dtype, "--kv-dtype");
   req.validate();  // before resolving the model: bad options fail fast
   ModelArch arch = resolve_model(in.source);
+  check_recompute_modules_apply(arch, req.training.recompute_modules, "--recompute-modules");
   SizingResult res = run_sizing(arch, req, ctx.gpus());
   SizeOutput out{std::move(arch), std::move(req), std::move(res), nullptr, std::nullopt};
   if (in.gpu && out.request.task == Task::serve) {
@@ -197,6 +221,8 @@ json to_json(const SizeOutput& out) {
                     {"micro_batch", t.layout.micro_batch},
                     {"layout", layout_json(t.layout)},
                     {"recompute", recompute_name(t.recompute)},
+                    {"recompute_modules",
+                     t.recompute_modules != 0 ? json(recompute_modules_name(t.recompute_modules)) : json(nullptr)},
                     {"activation_profile", activation_profile_name(t.activation_profile)},
                     {"lora_rank", t.lora_rank},
                     {"margin", req.margin}};

@@ -135,7 +135,8 @@ std::vector<FieldDef<In>> training_layout_fields() {
        [](In& in, const json& v) { in.request.moe_load_imbalance = v.get<double>(); }},
       {{"recompute_modules", "--recompute-modules", FieldType::string, FieldFace::both,
         "megatron: selective recompute modules, comma-separated: core_attn, layernorm, moe_act, mla_up_proj, mlp "
-        "(Megatron-Core recompute_modules; pins --recompute selective)", {}, task_bits::training},
+        "(Megatron-Core recompute_modules; the list replaces the default core_attn; pins --recompute selective)",
+        {}, task_bits::training},
        [](In& in, const json& v) {
          in.request.recompute_modules = parse_recompute_modules(v.get<std::string>(), "--recompute-modules");
        }},

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "api/estimate.hpp"
 #include "api/plan.hpp"
 #include "cli/api_flags.hpp"
 #include "cli/command.hpp"
@@ -189,6 +190,10 @@ void print_table(const PlanRequest& r, const PlanResult& res) {
                           res.plans_hidden_short);
   }
   fmt::print("{}", wrap_text(footer, width, ""));
+  // The training stack and recipe switches the plans were made with, as estimate prints them (trial41 D4).
+  if (r.workload == PlanWorkload::training)
+    if (const std::string settings = api::training_settings_text(r); !settings.empty())
+      fmt::print("{}", wrap_text(fmt::format("Training settings: {}.", settings), width, ""));
   if (images) {
     for (std::size_t i = 0; i < res.plans.size(); ++i) {
       fmt::print("  #{}: {} per 1,000 images\n", i + 1,

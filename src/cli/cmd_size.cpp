@@ -33,10 +33,11 @@ void render_text(const ModelArch& arch, const SizingRequest& req, const SizingRe
                weight_quant_name(s.quant), kv_dtype_name(s.kv_dtype), s.context_tokens, s.concurrency, s.tp, s.pp);
   } else {
     const TrainingMemoryRequest t = req.training_request();
-    fmt::print("Task: {}, {}, {}, seq {} × micro-batch {}, tp {} pp {} dp {}, ZeRO-{}, recompute {}{}\n",
+    fmt::print("Task: {}, {}, {}, seq {} × micro-batch {}, tp {} pp {} dp {}, ZeRO-{}, recompute {}{}{}\n",
                task_name(t.task), train_precision_name(t.precision), optimizer_name(t.optimizer), t.seq_len,
                t.layout.micro_batch, t.layout.tp, t.layout.pp, t.layout.dp, t.layout.zero_stage,
                recompute_name(t.recompute),
+               t.recompute_modules != 0 ? fmt::format(" (modules {})", recompute_modules_name(t.recompute_modules)) : "",
                t.task == Task::lora || t.task == Task::qlora ? fmt::format(", LoRA rank {}", t.lora_rank) : "");
   }
   std::string where = res.per_gpu.stage.empty() ? "" : ", " + res.per_gpu.stage;

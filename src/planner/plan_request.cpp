@@ -324,7 +324,7 @@ void PlanRequest::validate() const {
   if (workload == PlanWorkload::training && recompute_modules != 0 && stack != TrainingStack::megatron)
     throw_invalid_coded("--recompute-modules", "recompute_modules_needs_megatron", {},
                         "--recompute-modules sets Megatron-Core's recompute_modules: it needs --stack megatron",
-                        "--stack megatron --recompute-modules layernorm,moe_act, or no --recompute-modules");
+                        "--stack megatron with the same --recompute-modules, or no --recompute-modules");
   if (workload == PlanWorkload::training && recompute_modules != 0 && pins.recompute &&
       *pins.recompute != Recompute::selective)
     throw_invalid_coded("--recompute-modules", "recompute_modules_needs_selective",

@@ -1907,24 +1907,8 @@ void check_request_for_model(const PlanRequest& request, const ModelArch& arch) 
                           fmt::format("{} applies to mixture-of-experts models; {} is dense", f, arch.name),
                           fmt::format("no {}", f));
     }
-    // A recompute module the model has no place for changes nothing: refused, not ignored
-    // (Megatron-Core itself refuses moe_act without grouped experts and mla_up_proj without MLA).
-    if (request.recompute_modules != 0) {
-      const bool dense_layers = !arch.moe || arch.moe->num_moe_layers < arch.num_layers;
-      const char* missing = has_module(request.recompute_modules, RecomputeModule::moe_act) && !arch.moe ? "moe_act"
-                            : has_module(request.recompute_modules, RecomputeModule::mla_up_proj) && !arch.mla
-                                ? "mla_up_proj"
-                            : has_module(request.recompute_modules, RecomputeModule::mlp) && !dense_layers ? "mlp"
-                            : has_module(request.recompute_modules, RecomputeModule::layernorm) && !arch.moe && !arch.mla
-                                ? "layernorm"
-                                : nullptr;
-      if (missing != nullptr)
-        throw_invalid_coded("--recompute-modules", "recompute_module_not_in_model",
-                            {{"module", missing}, {"model", arch.name}},
-                            fmt::format("recompute module {} has nothing to recompute in {}", missing, arch.name),
-                            "moe_act: MoE models; mla_up_proj: MLA models; mlp: models with dense MLP layers; "
-                            "layernorm: MoE or MLA models (other layers fuse the norm into the next GEMM)");
-    }
+    // A recompute module the model has no place for changes nothing: refused, not ignored.
+    check_recompute_modules_apply(arch, request.recompute_modules, "--recompute-modules");
     // The EP switches with a pinned EP of 1 change nothing: refused, not ignored.
     if (arch.moe && request.pins.ep && *request.pins.ep == 1 && (request.ep_overlap || request.moe_dispatcher)) {
       const char* f = request.ep_overlap ? "--ep-overlap" : "--moe-dispatcher";

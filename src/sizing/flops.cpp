@@ -120,6 +120,12 @@ FlopsPerToken training_flops_per_token(const ModelArch& arch, std::int64_t seq_l
           if ((mla_up && up_proj) || (mlp && l.role == LinearRole::mlp))
             t.dense_matmul_flop += 2.0 * static_cast<double>(l.macs_per_token());
         }
+      } else if (mlp && arch.family == ModelFamily::decoder) {
+        // A model without a geometry (--params/--layers/--hidden shapes): its dense MLP from the
+        // shape, (3 gated | 2) matrices of h·f in each layer without routed experts (trial41 D1).
+        const double dense_layers = static_cast<double>(arch.num_layers - (arch.moe ? arch.moe->num_moe_layers : 0));
+        t.dense_matmul_flop += 2.0 * (arch.gated_mlp ? 3.0 : 2.0) * static_cast<double>(arch.hidden_size) *
+                               static_cast<double>(arch.intermediate_size) * std::max(dense_layers, 0.0);
       }
       break;
     }

@@ -842,11 +842,16 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
                              r.activation_profile == ActivationProfile::pytorch_compiled ? "" : ", w2 output 2h",
                              seq * b, layers_stage, in_flight * interleave, gb(one_layer));
         }
-        if (r.recompute == Recompute::selective && r.recompute_modules != 0)
-          base += fmt::format(" (recompute_modules {}: MoE layer {} B/t kept of {}, dense {} of {}) + one layer "
-                              "recomputed {}",
-                              recompute_modules_name(modules), num(per_tok_moe), num(stored_per_token(moe_kept, t, sp, keep_scores)),
-                              num(per_tok_dense), num(stored_per_token(dense_kept, t, sp, keep_scores)), gb(one_layer));
+        if (r.recompute == Recompute::selective && r.recompute_modules != 0) {
+          std::string kept;
+          if (s.L_moe > 0)
+            kept += fmt::format("MoE layer {} B/t kept of {}", num(per_tok_moe), num(stored_per_token(moe_kept, t, sp, keep_scores)));
+          if (s.L_dense > 0)
+            kept += fmt::format("{}{} layer {} B/t kept of {}", kept.empty() ? "" : ", ", s.L_moe > 0 ? "dense" : "each",
+                                num(per_tok_dense), num(stored_per_token(dense_kept, t, sp, keep_scores)));
+          base += fmt::format(" (recompute_modules {}: {}) + one layer recomputed {}", recompute_modules_name(modules),
+                              kept, gb(one_layer));
+        }
         if (lora_inter > 0) base += fmt::format(" + LoRA x·A {} B/token/layer", num(lora_inter));
         if (act_scale > 1) base += " × 2 (fp32)";
         return base;

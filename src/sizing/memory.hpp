@@ -158,6 +158,12 @@ std::string recompute_modules_name(RecomputeModules set);
 /// least one. Throws Error{invalid_input, where} (unknown_choice, with the list) for anything else.
 RecomputeModules parse_recompute_modules(std::string_view s, const std::string& where);
 
+/// Refuses a module the model has nothing for (Error{invalid_input} at `where`, code
+/// recompute_module_not_in_model with {module, model}): moe_act without routed experts,
+/// mla_up_proj without MLA, mlp without a dense-MLP layer, layernorm without an MoE or MLA layer
+/// (other layers fuse the norm into the next GEMM). Megatron-Core itself refuses the first two.
+void check_recompute_modules_apply(const ModelArch& arch, RecomputeModules set, const std::string& where);
+
 /// Storage format of served (or QLoRA-frozen) weights; bits per weight documented per value.
 enum class WeightQuant {
   bf16,         ///< 16 bits

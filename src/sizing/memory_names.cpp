@@ -1,4 +1,6 @@
 // Names, parsers and per-format constants of the memory-model vocabulary (memory.hpp).
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -118,8 +120,22 @@ RecomputeModules parse_recompute_modules(std::string_view s, const std::string& 
   while (true) {
     const std::size_t comma = s.find(',', i);
     std::string_view item = s.substr(i, comma == std::string_view::npos ? std::string_view::npos : comma - i);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.front())) != 0) item.remove_prefix(1);
+    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back())) != 0) item.remove_suffix(1);
+    if (item.empty())
+      throw_invalid_coded(where, "unknown_choice",
+                          {{"value", ""}, {"allowed", "core_attn, layernorm, moe_act, mla_up_proj, mlp"}},
+                          "empty module name (a trailing or doubled comma?)",
+                          "module names separated by single commas, e.g. layernorm,moe_act");
+    // Megatron-Core modules gpuplan does not size: named as such, not as unknown (trial41 D3).
+    static constexpr std::array<const char*, 7> kNotModelled = {"moe", "shared_experts", "gdn_norm_out", "gdp_in_proj",
+                                                                "gdp_qkv", "mhc", "moe_layer"};
+    const std::string key = normalise(item);
+    for (const char* name : kNotModelled)
+      if (key == name)
+        throw_invalid_coded(where, "recompute_module_not_modelled", {{"module", key}},
+                            fmt::format("recompute module {} is Megatron-Core's, but gpuplan does not size it", key),
+                            "core_attn, layernorm, moe_act, mla_up_proj or mlp; for the whole MoE layer, --recompute full");
     set |= static_cast<unsigned>(parse_enum(item, where, kRecomputeModules, &recompute_module_name,
                                             {RecomputeModule::core_attn, RecomputeModule::layernorm,
                                              RecomputeModule::moe_act, RecomputeModule::mla_up_proj,
@@ -128,6 +144,21 @@ RecomputeModules parse_recompute_modules(std::string_view s, const std::string& 
     i = comma + 1;
   }
   return set;
+}
+
+void check_recompute_modules_apply(const ModelArch& arch, RecomputeModules set, const std::string& where) {
+  if (set == 0) return;
+  const bool dense_layers = !arch.moe || arch.moe->num_moe_layers < arch.num_layers;
+  const char* missing = has_module(set, RecomputeModule::moe_act) && !arch.moe                ? "moe_act"
+                        : has_module(set, RecomputeModule::mla_up_proj) && !arch.mla          ? "mla_up_proj"
+                        : has_module(set, RecomputeModule::mlp) && !dense_layers              ? "mlp"
+                        : has_module(set, RecomputeModule::layernorm) && !arch.moe && !arch.mla ? "layernorm"
+                                                                                              : nullptr;
+  if (missing != nullptr)
+    throw_invalid_coded(where, "recompute_module_not_in_model", {{"module", missing}, {"model", arch.name}},
+                        fmt::format("recompute module {} has nothing to recompute in {}", missing, arch.name),
+                        "moe_act: MoE models; mla_up_proj: MLA models; mlp: models with dense MLP layers; "
+                        "layernorm: MoE or MLA models (other layers fuse the norm into the next GEMM)");
 }
 
 std::string_view weight_quant_name(WeightQuant q) noexcept {

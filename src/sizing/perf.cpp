@@ -930,8 +930,11 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                              si(w.tokens_per_step, ""), si(e.hardware_flop_per_step, "FLOP")),
                  "6·N per token (Kaplan et al. 2020 Table 1) + attention; full recompute 8·N (Narayanan et al. "
                  "2021 Eq. 3); LoRA 4·N; gpuplan FLOP model"});
+  // With the recompute_modules' HBM term and a busiest-rank factor, the sum is in brackets.
+  const bool bracket = w.recompute_bytes_seconds > 0 && e.pp_stage_imbalance != 1.0;
   out.push_back({"compute_seconds", e.compute_seconds,
-                 fmt::format("{} / ({} {} × {} ({}) × efficiency {:.3f}){}{}{}{} = {}", si(e.hardware_flop_per_step, "FLOP"),
+                 fmt::format("{}{} / ({} {} × {} ({}) × efficiency {:.3f}){}{}{}{} = {}", bracket ? "[" : "",
+                             si(e.hardware_flop_per_step, "FLOP"),
                              w.gpus, w.gpus == 1 ? "GPU" : "GPUs", si(w.peak.flops_per_s, "FLOP/s"), dtype_name(w.peak.dtype), e.kernel_efficiency,
                              w.kv_replication_flop_per_gpu > 0
                                  ? fmt::format(" + {} per GPU of replicated K/V projections (TP {} > {} KV heads) / "
@@ -946,7 +949,8 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                                                recompute_modules_name(effective_recompute_modules(r.recompute, r.recompute_modules)),
                                                w.recompute_bytes_per_token, w.tokens_per_step, w.gpus,
                                                si(c.gpu->memory_bandwidth_bytes_per_s, "B/s"), a.optimizer_bw_efficiency,
-                                               si(w.recompute_bytes_seconds, "s"))
+                                               si(w.recompute_bytes_seconds, "s")) +
+                                       (bracket ? "]" : "")
                                  : std::string(),
                              e.pp_stage_imbalance != 1.0
                                  ? fmt::format(" × busiest pipeline rank {:.3f}", e.pp_stage_imbalance)

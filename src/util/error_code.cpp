@@ -30,7 +30,7 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 142> kCodes = {
+constexpr std::array<std::string_view, 143> kCodes = {
     "ambiguous_model",
     "body_empty",
     "body_not_object",
@@ -147,6 +147,7 @@ constexpr std::array<std::string_view, 142> kCodes = {
     "question_number_out_of_range",
     "question_value_not_positive",
     "recompute_module_not_in_model",
+    "recompute_module_not_modelled",
     "recompute_modules_needs_megatron",
     "recompute_modules_needs_selective",
     "requests_missing",

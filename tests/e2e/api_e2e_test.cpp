@@ -1552,6 +1552,21 @@ TEST_F(ApiE2E, RecomputeModulesPinSelectiveAndAreEchoed) {
   ASSERT_TRUE(s);
   ASSERT_EQ(s->status, 200) << s->body.substr(0, 400);
   EXPECT_TRUE(json::parse(s->body)["training_settings"].is_null());
+  // size sizes the same memory as estimate with the same modules and layout (trial41 D2).
+  const json size_body = {{"model", "gpt-oss-120b"}, {"task", "pretrain"}, {"stack", "megatron"}, {"tp", 1}, {"pp", 4},
+                          {"dp", 16}, {"ep", 8}, {"gpus", 64}, {"micro_batch", 1}, {"recompute_modules", "layernorm,moe_act"}};
+  const json est_body = {{"model", "gpt-oss-120b"}, {"task", "pretrain"}, {"stack", "megatron"}, {"gpu", "H100"},
+                         {"gpus", 64}, {"tp", 1}, {"pp", 4}, {"ep", 8}, {"micro_batch", 1}, {"tokens", 1e9},
+                         {"inter_node_gbit_per_s", 3200}, {"recompute_modules", "layernorm,moe_act"}};
+  auto sz = c.Post("/api/size", size_body.dump(), "application/json");
+  auto es = c.Post("/api/estimate", est_body.dump(), "application/json");
+  ASSERT_TRUE(sz && es);
+  ASSERT_EQ(sz->status, 200) << sz->body.substr(0, 400);
+  ASSERT_EQ(es->status, 200) << es->body.substr(0, 400);
+  const json szj = json::parse(sz->body), esj = json::parse(es->body);
+  EXPECT_EQ(szj["request"]["recompute"], "selective");
+  EXPECT_EQ(szj["request"]["recompute_modules"], "layernorm,moe_act");
+  EXPECT_EQ(szj["per_gpu"]["total_bytes"], esj["estimate"]["per_gpu_memory_bytes"]);
 }
 
 TEST_F(ApiE2E, AFieldOfAnotherTaskIsRefusedAtItsPointer) {

@@ -57,7 +57,7 @@ TEST_F(CliMessagesE2E, RecomputeModulesAreRefusedWhereTheyChangeNothing) {
   const std::string moe = "estimate --model qwen3-30b-a3b --task pretrain --gpu H100 --gpus 8 --tokens 1e9";
   expect_refused(moe + " --recompute-modules moe_act",
                  "gpuplan: error: --recompute-modules: --recompute-modules sets Megatron-Core's recompute_modules: it "
-                 "needs --stack megatron (expected: --stack megatron --recompute-modules layernorm,moe_act, or no "
+                 "needs --stack megatron (expected: --stack megatron with the same --recompute-modules, or no "
                  "--recompute-modules)");
   expect_refused(moe + " --stack megatron --recompute full --recompute-modules moe_act",
                  "gpuplan: error: --recompute-modules: --recompute-modules is Megatron-Core's selective recompute; "
@@ -66,6 +66,23 @@ TEST_F(CliMessagesE2E, RecomputeModulesAreRefusedWhereTheyChangeNothing) {
   expect_refused(moe + " --stack megatron --recompute-modules layernorm,bogus",
                  "gpuplan: error: --recompute-modules: unknown value 'bogus' (expected: one of core_attn, layernorm, "
                  "moe_act, mla_up_proj, mlp)");
+  // Megatron-Core modules gpuplan does not size are named as such (trial41 D3); an empty name as one.
+  expect_refused(moe + " --stack megatron --recompute-modules moe",
+                 "gpuplan: error: --recompute-modules: recompute module moe is Megatron-Core's, but gpuplan does not "
+                 "size it (expected: core_attn, layernorm, moe_act, mla_up_proj or mlp; for the whole MoE layer, "
+                 "--recompute full)");
+  expect_refused(moe + " --stack megatron --recompute-modules moe_act,",
+                 "gpuplan: error: --recompute-modules: empty module name (a trailing or doubled comma?) (expected: "
+                 "module names separated by single commas, e.g. layernorm,moe_act)");
+  // size takes the flag too, with the same checks (trial41 D2).
+  expect_refused("size --model qwen3-30b-a3b --task pretrain --recompute-modules moe_act",
+                 "gpuplan: error: --recompute-modules: --recompute-modules sets Megatron-Core's recompute_modules: it "
+                 "needs --stack megatron (expected: --stack megatron with the same --recompute-modules, or no "
+                 "--recompute-modules)");
+  expect_refused("size --model qwen3-30b-a3b --task pretrain --stack megatron --recompute-modules mla_up_proj",
+                 "gpuplan: error: --recompute-modules: recompute module mla_up_proj has nothing to recompute in "
+                 "qwen3-30b-a3b (expected: moe_act: MoE models; mla_up_proj: MLA models; mlp: models with dense MLP "
+                 "layers; layernorm: MoE or MLA models (other layers fuse the norm into the next GEMM))");
   expect_refused(moe + " --stack megatron --recompute-modules mlp",
                  "gpuplan: error: --recompute-modules: recompute module mlp has nothing to recompute in qwen3-30b-a3b "
                  "(expected: moe_act: MoE models; mla_up_proj: MLA models; mlp: models with dense MLP layers; "

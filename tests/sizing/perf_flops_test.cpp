@@ -120,6 +120,26 @@ TEST(PerfFlops, MegatronRecomputeModulesRerunTheirForwardGemms) {
             training_flops_per_token(a, 4096, Recompute::none, Task::pretrain).total_flop);
 }
 
+TEST(PerfFlops, RecomputedMlpOfAShapeOnlyModelIsCharged) {
+  // A model described by its shape only (--params/--layers/--hidden, no geometry; trial41 D1: its
+  // mlp recompute was free): 32 dense layers of a gated MLP 4096 → 11008: 32 × 2 × 3 × 4096·11008.
+  ModelArch a = gpt3_175b();
+  a.name = "shape-only";
+  a.num_layers = 32;
+  a.hidden_size = 4096;
+  a.num_attention_heads = 32;
+  a.num_kv_heads = 32;
+  a.intermediate_size = 11008;
+  a.gated_mlp = true;
+  a.params = count_decoder_params(a);
+  ASSERT_EQ(current_geometry(a), nullptr);
+  const auto core = static_cast<unsigned>(RecomputeModule::core_attn);
+  const auto mlp = static_cast<unsigned>(RecomputeModule::mlp);
+  EXPECT_NEAR(training_flops_per_token(a, 4096, Recompute::selective, Task::pretrain, core | mlp).dense_matmul_flop -
+                  training_flops_per_token(a, 4096, Recompute::selective, Task::pretrain, core).dense_matmul_flop,
+              32.0 * 2 * 3 * 4096 * 11008, 1.0);
+}
+
 TEST(PerfFlops, InferenceIsTwoNPlusAttentionOverContext) {
   const ModelArch a = load_preset("llama-2-7b");
   // Llama-2-7B: 32 layers, 32 heads × 128; decode at context c attends to c keys:
