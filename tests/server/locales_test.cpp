@@ -147,6 +147,10 @@ TEST(Locales, EveryErrorMessageCodeHasItsText) {
     const auto en = placeholders(loc["en"][k].get<std::string>());
     EXPECT_EQ(placeholders(loc["fr"][k].get<std::string>()), en) << k;
     EXPECT_EQ(placeholders(loc["th"][k].get<std::string>()), en) << k;
+    // Pages and API clients word these sentences; their values name JSON fields ("tp"), so the
+    // sentences do too: no CLI flag ("--stack megatron") in any language (trial40 D8, trial41).
+    for (const char* l : {"en", "fr", "th"})
+      EXPECT_EQ(loc[l][k].get<std::string>().find("--"), std::string::npos) << l << " " << k << ": " << loc[l][k];
   }
 }
 
