@@ -11,6 +11,7 @@
 #include "sizing/perf.hpp"
 #include "util/error.hpp"
 #include "util/error_code.hpp"
+#include "util/text_check.hpp"
 
 namespace gpuplan {
 namespace {
@@ -39,8 +40,9 @@ E parse_enum(std::string_view text, const std::string& where, const std::array<s
     expected += name_of(e);
     first = false;
   }
-  throw_invalid_coded(where, "unknown_choice", {{"value", std::string(text)}, {"allowed", expected.substr(7)}},
-                      "unknown value '" + std::string(text) + "'", expected);
+  const std::string shown = echo_clip(text);
+  throw_invalid_coded(where, "unknown_choice", {{"value", shown}, {"allowed", expected.substr(7)}},
+                      "unknown value '" + shown + "'", expected);
 }
 
 }  // namespace

@@ -380,4 +380,12 @@ bool double_is_exactly(double value, const std::string& digits) {
   return shown == digits;
 }
 
+std::string echo_clip(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  std::size_t end = max_bytes;
+  // Back to the start of a character: continuation bytes are 10xxxxxx.
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return std::string(text.substr(0, end)) + "…";
+}
+
 }  // namespace gpuplan

@@ -32,6 +32,11 @@ struct TextProblem {
 /// single cells and JSON strings pass false). Tab is always allowed.
 std::optional<TextProblem> find_text_problem(std::string_view text, bool allow_newlines) noexcept;
 
+/// `text` as an error message echoes it: whole when at most `max_bytes` bytes, else its first
+/// bytes up to `max_bytes`, cut at a UTF-8 character boundary, and "…" (trial41: a 100,000-character
+/// value was echoed whole on one error line).
+std::string echo_clip(std::string_view text, std::size_t max_bytes = 40);
+
 /// True for a code point of Unicode's Bidi_Control property (the list above).
 bool is_bidi_control(std::uint32_t cp) noexcept;
 

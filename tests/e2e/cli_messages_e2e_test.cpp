@@ -71,6 +71,10 @@ TEST_F(CliMessagesE2E, RecomputeModulesAreRefusedWhereTheyChangeNothing) {
                  "gpuplan: error: --recompute-modules: recompute module moe is Megatron-Core's, but gpuplan does not "
                  "size it (expected: core_attn, layernorm, moe_act, mla_up_proj or mlp; for the whole MoE layer, "
                  "--recompute full)");
+  // A long value is echoed clipped to 40 bytes (trial41: 100,000 characters were echoed whole).
+  expect_refused(moe + " --stack megatron --recompute-modules " + std::string(300, 'x'),
+                 "gpuplan: error: --recompute-modules: unknown value '" + std::string(40, 'x') +
+                     "…' (expected: one of core_attn, layernorm, moe_act, mla_up_proj, mlp)");
   expect_refused(moe + " --stack megatron --recompute-modules moe_act,",
                  "gpuplan: error: --recompute-modules: empty module name (a trailing or doubled comma?) (expected: "
                  "module names separated by single commas, e.g. layernorm,moe_act)");

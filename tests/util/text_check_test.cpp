@@ -221,3 +221,23 @@ TEST(TextCheck, AMalformedJsonMessageNeverCarriesARawBadByte) {
 
 }  // namespace
 }  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+
+// An error echoes at most 40 bytes of a value, cut at a character boundary (trial41: a
+// 100,000-character --recompute-modules value was echoed whole).
+TEST(EchoClip, KeepsShortTextAndCutsLongTextAtACharacter) {
+  EXPECT_EQ(echo_clip("hybridep"), "hybridep");
+  EXPECT_EQ(echo_clip(std::string(40, 'x')), std::string(40, 'x'));
+  EXPECT_EQ(echo_clip(std::string(41, 'x')), std::string(40, 'x') + "…");
+  // "é" is 2 bytes: 39 ASCII bytes then "é" would end at byte 41, so the cut falls before it.
+  EXPECT_EQ(echo_clip(std::string(39, 'a') + "éé"), std::string(39, 'a') + "…");
+  // Thai: 3 bytes a character; 14 characters = 42 bytes, 13 fit in 40.
+  std::string thai;
+  for (int i = 0; i < 14; ++i) thai += "ก";
+  EXPECT_EQ(echo_clip(thai), thai.substr(0, 39) + "…");
+}
+
+}  // namespace
+}  // namespace gpuplan
