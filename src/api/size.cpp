@@ -156,17 +156,8 @@ SizeOutput run_size(const SizeInput& in, const Context& ctx) {
   // Megatron-Core's recompute_modules: the megatron profile (--stack or --framework megatron), under
   // selective recompute, which they set when --recompute is not given (as plan and estimate do).
   if (tr.recompute_modules != 0) {
-    if (tr.activation_profile != ActivationProfile::megatron)
-      throw_invalid_coded("--recompute-modules", "recompute_modules_needs_megatron", {},
-                          "--recompute-modules sets Megatron-Core's recompute_modules: it needs --stack megatron",
-                          "--stack megatron with the same --recompute-modules, or no --recompute-modules");
-    if (in.recompute && tr.recompute != Recompute::selective)
-      throw_invalid_coded("--recompute-modules", "recompute_modules_needs_selective",
-                          {{"recompute", std::string(recompute_name(tr.recompute))}},
-                          fmt::format("--recompute-modules is Megatron-Core's selective recompute; --recompute {} is "
-                                      "another mode",
-                                      recompute_name(tr.recompute)),
-                          "--recompute selective (or no --recompute) with --recompute-modules");
+    check_recompute_modules_mode(tr.recompute_modules, tr.activation_profile == ActivationProfile::megatron,
+                                 in.recompute ? std::optional<Recompute>(tr.recompute) : std::nullopt);
     tr.recompute = Recompute::selective;
   }
   tr.lora_targets = split_targets(in.lora_targets);

@@ -321,18 +321,8 @@ void PlanRequest::validate() const {
     throw_invalid_coded("--cuda-graph", "cuda_graph_needs_megatron", {},
                         "--cuda-graph sets Megatron-Core's cuda_graph_impl: it needs --stack megatron",
                         "--stack megatron --cuda-graph full_iteration, or no --cuda-graph");
-  if (workload == PlanWorkload::training && recompute_modules != 0 && stack != TrainingStack::megatron)
-    throw_invalid_coded("--recompute-modules", "recompute_modules_needs_megatron", {},
-                        "--recompute-modules sets Megatron-Core's recompute_modules: it needs --stack megatron",
-                        "--stack megatron with the same --recompute-modules, or no --recompute-modules");
-  if (workload == PlanWorkload::training && recompute_modules != 0 && pins.recompute &&
-      *pins.recompute != Recompute::selective)
-    throw_invalid_coded("--recompute-modules", "recompute_modules_needs_selective",
-                        {{"recompute", std::string(recompute_name(*pins.recompute))}},
-                        fmt::format("--recompute-modules is Megatron-Core's selective recompute; --recompute {} is another "
-                                    "mode",
-                                    recompute_name(*pins.recompute)),
-                        "--recompute selective (or no --recompute) with --recompute-modules");
+  if (workload == PlanWorkload::training)
+    check_recompute_modules_mode(recompute_modules, stack == TrainingStack::megatron, pins.recompute);
   // The DeepEP/HybridEP constants were fitted on Megatron-Core's flex dispatcher (trial40 D3).
   if (workload == PlanWorkload::training && moe_dispatcher && stack != TrainingStack::megatron)
     throw_invalid_coded("--moe-dispatcher", "moe_dispatcher_needs_megatron", {},

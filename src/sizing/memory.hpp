@@ -158,6 +158,11 @@ std::string recompute_modules_name(RecomputeModules set);
 /// least one. Throws Error{invalid_input, where} (unknown_choice, with the list) for anything else.
 RecomputeModules parse_recompute_modules(std::string_view s, const std::string& where);
 
+/// Refuses a non-empty `set` outside Megatron-Core's selective recompute (Error{invalid_input} at
+/// --recompute-modules): recompute_modules_needs_megatron when the run is not Megatron's
+/// (`megatron` false), recompute_modules_needs_selective when `pinned` is another recompute mode.
+/// The one check plan, estimate and size apply.
+void check_recompute_modules_mode(RecomputeModules set, bool megatron, std::optional<Recompute> pinned);
 /// Refuses a module the model has nothing for (Error{invalid_input} at `where`, code
 /// recompute_module_not_in_model with {module, model}): moe_act without routed experts,
 /// mla_up_proj without MLA, mlp without a dense-MLP layer, layernorm without an MoE or MLA layer

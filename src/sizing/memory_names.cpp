@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -146,6 +147,21 @@ RecomputeModules parse_recompute_modules(std::string_view s, const std::string& 
     i = comma + 1;
   }
   return set;
+}
+
+void check_recompute_modules_mode(RecomputeModules set, bool megatron, std::optional<Recompute> pinned) {
+  if (set == 0) return;
+  if (!megatron)
+    throw_invalid_coded("--recompute-modules", "recompute_modules_needs_megatron", {},
+                        "--recompute-modules sets Megatron-Core's recompute_modules: it needs --stack megatron",
+                        "--stack megatron with the same --recompute-modules, or no --recompute-modules");
+  if (pinned && *pinned != Recompute::selective)
+    throw_invalid_coded("--recompute-modules", "recompute_modules_needs_selective",
+                        {{"recompute", std::string(recompute_name(*pinned))}},
+                        fmt::format("--recompute-modules is Megatron-Core's selective recompute; --recompute {} is "
+                                    "another mode",
+                                    recompute_name(*pinned)),
+                        "--recompute selective (or no --recompute) with --recompute-modules");
 }
 
 void check_recompute_modules_apply(const ModelArch& arch, RecomputeModules set, const std::string& where) {
