@@ -35,7 +35,10 @@ std::string layout_text(const Plan& p) {
                        p.layout.ep > 1 ? fmt::format(" EP{}", p.layout.ep) : "",
                        p.layout.expert_tp > 0 && p.layout.expert_tp != p.layout.tp ? fmt::format(" ETP{}", p.layout.expert_tp) : "",
                        p.layout.zero_stage, p.layout.micro_batch,
-                       p.recompute == Recompute::none ? "" : fmt::format(" rc:{}", recompute_name(p.recompute))) +
+                       p.recompute == Recompute::none ? std::string()
+                       // Megatron-Core's modules name the selective recompute they make up.
+                       : p.recompute_modules != 0 ? " rc:" + recompute_modules_name(p.recompute_modules)
+                                                  : fmt::format(" rc:{}", recompute_name(p.recompute))) +
            (p.math_fallback.empty() ? "" : " " + p.math_fallback + "!");
   }
   // The math precision the time model fell back to (Plan::math_fallback) is part of the layout

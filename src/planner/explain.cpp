@@ -105,10 +105,11 @@ std::vector<PlanExplainLine> explain_plan(const PlanRequest& request, const Mode
                   p.gpu_memory_capacity_bytes * (1 - p.margin) / 1e9, p.margin * 100),
       "the offer’s listing, else the GPU datasheet");
   if (p.training && spec) {
-    const TrainingMemoryRequest m = detail::training_memory_request(request, p.layout, p.recompute);
+    const TrainingMemoryRequest m = detail::training_memory_request(request, p.layout, p.recompute, p.recompute_modules);
     for (const auto& t : explain_training_memory(arch, m)) add(out, "memory." + t.name, t.bytes, "bytes", t.formula, t.source);
     add(out, "per_gpu_memory_bytes", p.per_gpu_memory_bytes, "bytes", "sum of the memory terms above", "gpuplan memory model");
-    const TrainingStepRequest s = detail::training_step_request(request, p.layout, p.recompute, p.global_batch_seqs);
+    const TrainingStepRequest s = detail::training_step_request(request, p.layout, p.recompute, p.recompute_modules,
+                                                                   p.global_batch_seqs);
     for (const auto& l : explain_training_step(arch, s, p.cluster, assumptions)) add(out, "step." + l.term, l.value, "", l.formula, l.source);
     add(out, "steps", p.steps, "",
         fmt::format("ceil({:.4g} tokens / ({} sequences × {} tokens))", request.training_tokens(), p.global_batch_seqs,

@@ -2,7 +2,8 @@
 
 namespace gpuplan::detail {
 
-TrainingMemoryRequest training_memory_request(const PlanRequest& r, const ParallelLayout& layout, Recompute rc) {
+TrainingMemoryRequest training_memory_request(const PlanRequest& r, const ParallelLayout& layout, Recompute rc,
+                                              RecomputeModules modules) {
   TrainingMemoryRequest m;
   // The stack's memory behaviour (--stack: activation profile, fp32 gradient partition or
   // accumulation, chunked cross-entropy, offloaded checkpoints); the layout, the recompute mode
@@ -14,7 +15,7 @@ TrainingMemoryRequest training_memory_request(const PlanRequest& r, const Parall
   m.seq_len = r.seq_len;
   m.layout = layout;
   m.recompute = rc;
-  m.recompute_modules = r.recompute_modules;
+  m.recompute_modules = modules;
   m.lora_rank = r.lora_rank;
   m.pipeline_stage_layers = r.pipeline_stage_layers;
   if (r.grads_16bit) m.fp32_grad_accumulation = false;
@@ -22,14 +23,14 @@ TrainingMemoryRequest training_memory_request(const PlanRequest& r, const Parall
 }
 
 TrainingStepRequest training_step_request(const PlanRequest& r, const ParallelLayout& layout, Recompute rc,
-                                          std::int64_t global_batch_seqs) {
+                                          RecomputeModules modules, std::int64_t global_batch_seqs) {
   TrainingStepRequest s;
   s.precision = r.precision;
   s.seq_len = r.seq_len;
   s.global_batch_seqs = global_batch_seqs;
   s.layout = layout;
   s.recompute = rc;
-  s.recompute_modules = r.recompute_modules;
+  s.recompute_modules = modules;
   s.task = r.task;
   s.lora_rank = r.lora_rank;
   s.optimizer = r.optimizer;

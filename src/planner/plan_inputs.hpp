@@ -13,9 +13,12 @@
 
 namespace gpuplan::detail {
 
-TrainingMemoryRequest training_memory_request(const PlanRequest& r, const ParallelLayout& layout, Recompute rc);
+/// `modules`: Megatron-Core's selective recompute modules of this layout (RecomputeModules; the
+/// request's --recompute-modules, or the set the search chose, Plan::recompute_modules).
+TrainingMemoryRequest training_memory_request(const PlanRequest& r, const ParallelLayout& layout, Recompute rc,
+                                              RecomputeModules modules);
 TrainingStepRequest training_step_request(const PlanRequest& r, const ParallelLayout& layout, Recompute rc,
-                                          std::int64_t global_batch_seqs);
+                                          RecomputeModules modules, std::int64_t global_batch_seqs);
 /// Context = prompt + output tokens per sequence.
 ServingMemoryRequest serving_memory_request(const PlanRequest& r, int tp, std::int64_t concurrency);
 ServingPerfRequest serving_perf_request(const PlanRequest& r, int tp, std::int64_t concurrency);

@@ -111,12 +111,14 @@ struct SearchOutcome {
   bool fits = false;
   ParallelLayout layout;
   Recompute recompute = Recompute::none;
+  RecomputeModules recompute_modules = 0;  ///< Plan::recompute_modules
   double per_gpu_bytes = 0;
   double smallest_per_gpu_bytes = kInf;  ///< over all layouts tried
   /// training: the layout and recompute mode of smallest_per_gpu_bytes (the no-plan advice
   /// re-sizes it to see which change could make it fit)
   ParallelLayout smallest_layout;
   Recompute smallest_recompute = Recompute::none;
+  RecomputeModules smallest_recompute_modules = 0;
   TrainingStepEstimate step;
   ServingEstimate serving;
   std::int64_t replicas_per_instance = 0;
@@ -185,10 +187,14 @@ struct SearchContext {
   double tokens = 0;
   std::size_t layouts_evaluated = 0;
   std::optional<std::string> first_layout_problem;          ///< for the no-plan reason
-  /// Per-GPU memory totals of this plan's training request (built on first use).
-  std::optional<TrainingMemoryTotal> memory_total;
-  /// estimate_training_step's model figures per recompute mode (index = Recompute).
-  std::array<std::optional<TrainingStepModelFigures>, 4> step_figures;
+  /// Per-GPU memory totals of this plan's training request (built on first use), and of the same
+  /// request with the recipe's recompute modules (recipe_modules; the search's extra candidate).
+  std::optional<TrainingMemoryTotal> memory_total, memory_total_recipe;
+  /// The recipe's selective recompute modules the search tries besides the request's
+  /// (search_training; 0: none tried).
+  RecomputeModules recipe_modules = 0;
+  /// estimate_training_step's model figures per recompute candidate (index = recompute_kind).
+  std::array<std::optional<TrainingStepModelFigures>, 5> step_figures;
   std::vector<int> pps;              ///< PP candidates (pp_candidates), once per plan
   std::vector<int> expert_divisors;  ///< divisors of the routed experts, once per plan
   std::vector<int> eps;              ///< EP candidates of the current search step (reused)
@@ -208,10 +214,11 @@ struct SearchContext {
   std::size_t latency_rejects = 0;
   double best_ttft_batch1 = kInf;
   double best_tpot_batch1 = kInf;
-  /// search_training: the step time in two stages per recompute mode (index = Recompute), prepared
-  /// at the micro-batch being searched: the bound, then the full estimate from the same compute
-  /// phase for either ZeRO stage (sizing/perf.hpp TrainingStepStages), allocated once per plan.
-  std::array<TrainingStepStages, 4> step_stages;
+  /// search_training: the step time in two stages per recompute candidate (index =
+  /// recompute_kind), prepared at the micro-batch being searched: the bound, then the full estimate
+  /// from the same compute phase for either ZeRO stage (sizing/perf.hpp TrainingStepStages),
+  /// allocated once per plan.
+  std::array<TrainingStepStages, 5> step_stages;
   /// search_training: the smallest DP degree skipped because the global batch has fewer
   /// sequences than DP ranks (0: none was); the no-plan reason names it (batch_below_dp).
   std::int64_t smallest_dp_over_batch = 0;
@@ -229,6 +236,7 @@ struct SearchContext {
 struct MemoCandidate {
   ParallelLayout layout;
   Recompute recompute = Recompute::none;
+  RecomputeModules recompute_modules = 0;
   double per_gpu_bytes = 0;
   std::int64_t global_batch_seqs = 0;
   double tokens_per_step = 0;
@@ -242,6 +250,7 @@ struct TrainingMemoEntry {
   double smallest_per_gpu_bytes = kInf;
   ParallelLayout smallest_layout;
   Recompute smallest_recompute = Recompute::none;
+  RecomputeModules smallest_recompute_modules = 0;
   std::size_t layouts_evaluated = 0;
   std::optional<std::string> first_problem;
   std::int64_t smallest_dp_over_batch = 0;
@@ -269,20 +278,43 @@ constexpr std::uint64_t slot_id(int gpus, std::size_t index) {
 constexpr double kLayoutUnsized = -1.0;      ///< SearchContext::layouts_by_gpus: not yet visited
 constexpr double kLayoutNotRunnable = -2.0;  ///< the model cannot take the layout (per-GPU bytes are > 0)
 
+/// The recipe's recompute modules a training search tries (SearchContext::recipe_modules):
+/// recipe_recompute_modules under --stack megatron when neither --recompute nor
+/// --recompute-modules is given; 0 otherwise.
+RecomputeModules searched_recipe_modules(const PlanRequest& r, const ModelArch& arch) {
+  if (r.workload != PlanWorkload::training || r.stack != TrainingStack::megatron || r.pins.recompute ||
+      r.recompute_modules != 0)
+    return 0;
+  return recipe_recompute_modules(arch);
+}
+
 /// The model check and the per-GPU memory of one layout (the lean total, sizing/memory_total.hpp),
 /// or kLayoutNotRunnable; the first problem found is kept for the no-plan reason.
-double size_layout(SearchContext& ctx, const ParallelLayout& layout, Recompute rc, std::uint64_t id) {
+/// The recompute candidates' index into SearchContext's per-candidate arrays: the Recompute
+/// value (0 … 3), or 4 for selective with the recipe's modules (SearchContext::recipe_modules).
+constexpr std::size_t kRecipeModulesKind = 4;
+constexpr std::size_t recompute_kind(Recompute rc, bool recipe_modules) {
+  return recipe_modules ? kRecipeModulesKind : static_cast<std::size_t>(rc);
+}
+
+/// `recipe_modules`: sized with SearchContext::recipe_modules instead of the request's modules.
+double size_layout(SearchContext& ctx, const ParallelLayout& layout, Recompute rc, bool recipe_modules,
+                   std::uint64_t id) {
   if (auto problem = training_layout_problem(ctx.arch, layout)) {
     if (!ctx.first_layout_problem) ctx.first_layout_problem = *problem;
     if (ctx.memo) ctx.slot_problems.emplace(id, std::move(*problem));
     return kLayoutNotRunnable;
   }
-  if (!ctx.memory_total) ctx.memory_total.emplace(ctx.arch, detail::training_memory_request(ctx.r, layout, rc));
-  return ctx.memory_total->total_bytes(layout, rc);
+  std::optional<TrainingMemoryTotal>& total = recipe_modules ? ctx.memory_total_recipe : ctx.memory_total;
+  if (!total) {
+    total.emplace(ctx.arch, detail::training_memory_request(ctx.r, layout, rc,
+                                                            recipe_modules ? ctx.recipe_modules : ctx.r.recompute_modules));
+  }
+  return total->total_bytes(layout, rc);
 }
 
-const TrainingStepModelFigures& step_figures(SearchContext& ctx, const TrainingStepRequest& req) {
-  auto& f = ctx.step_figures[static_cast<std::size_t>(req.recompute)];
+const TrainingStepModelFigures& step_figures(SearchContext& ctx, const TrainingStepRequest& req, std::size_t kind) {
+  auto& f = ctx.step_figures[kind];
   if (!f) f = training_step_model_figures(ctx.arch, req);
   return *f;
 }
@@ -373,7 +405,10 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
   const int n = key.gpus_per_node * key.nodes;
   const double usable = key.capacity_bytes * (1.0 - r.margin);
   // Candidate lists in fixed arrays: a search runs per cluster, thousands of times per plan.
-  std::array<Recompute, 3> recomputes = {Recompute::none, Recompute::selective, Recompute::full};
+  // recipe[i]: candidate i is selective recompute of the recipe's modules (ctx.recipe_modules),
+  // tried after none and before the default selective (planner.hpp search order).
+  std::array<Recompute, 4> recomputes = {Recompute::none, Recompute::selective, Recompute::full, Recompute::full};
+  std::array<bool, 4> recipe{};
   std::size_t n_recomputes = 3;
   if (r.pins.recompute) {
     recomputes[0] = *r.pins.recompute, n_recomputes = 1;
@@ -381,6 +416,10 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
     recomputes[0] = Recompute::selective, n_recomputes = 1;  // Megatron-Core's modules are selective
   } else if (r.stack == TrainingStack::unsloth) {
     recomputes[0] = Recompute::full, n_recomputes = 1;  // Unsloth always checkpoints (offloaded)
+  } else if (ctx.recipe_modules != 0) {
+    recomputes = {Recompute::none, Recompute::selective, Recompute::selective, Recompute::full};
+    recipe[1] = true;
+    n_recomputes = 4;
   }
   std::array<int, 32> tps{};
   std::size_t n_tps = 0;
@@ -402,7 +441,7 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
     n_eps_max = std::max<std::size_t>(1, ctx.expert_divisors.size());  // EP 1 and the divisors above 1
   }
   std::vector<double>& slots = ctx.layouts_by_gpus[n];
-  const std::size_t slots_per_tp = pps.size() * n_eps_max * 8 * 2 * 3;
+  const std::size_t slots_per_tp = pps.size() * n_eps_max * 8 * 2 * 4;
   if (slots.size() < n_tps * slots_per_tp) slots.resize(n_tps * slots_per_tp, kLayoutUnsized);
   for (std::size_t ti = 0; ti < n_tps; ++ti) {
     const int tp = tps[ti];
@@ -446,8 +485,8 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
           bool any_fit_at_mb = false;
           // The step-time lower bound does not read the ZeRO stage (compute, bubble and host
           // time only): computed once per recompute mode at this micro-batch, for both stages.
-          std::array<double, 4> bound_at_rc{};
-          std::array<bool, 4> bound_known{};
+          std::array<double, 5> bound_at_rc{};
+          std::array<bool, 5> bound_known{};
           // The runnable batch and the optimizer steps depend on DP and the micro-batch only.
           const std::int64_t batch = runnable_global_batch(ctx.global_batch, dp, mb);
           const double tokens_per_step = static_cast<double>(batch) * static_cast<double>(r.seq_len);
@@ -465,11 +504,18 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
           layout.virtual_stages = vs;
           for (std::size_t zi = 0; zi < n_zero; ++zi) {
             layout.zero_stage = zero_stages[zi];
+            // The recipe's modules fitted: full recompute re-runs all they re-run and more, so it
+            // is not tried; the default selective (another set) still is.
+            bool recipe_fitted = false;
             for (std::size_t ri = 0; ri < n_recomputes; ++ri) {
               const Recompute rc = recomputes[ri];
-              const std::size_t slot_index = ti * slots_per_tp + (((pi * n_eps_max + ei) * 8 + mi) * 2 + zi) * 3 + ri;
+              const bool by_recipe = recipe[ri];
+              if (recipe_fitted && rc == Recompute::full) break;
+              const RecomputeModules modules = by_recipe ? ctx.recipe_modules : r.recompute_modules;
+              const std::size_t kind = recompute_kind(rc, by_recipe);
+              const std::size_t slot_index = ti * slots_per_tp + (((pi * n_eps_max + ei) * 8 + mi) * 2 + zi) * 4 + ri;
               double& slot = slots[slot_index];
-              if (slot == kLayoutUnsized) slot = size_layout(ctx, layout, rc, slot_id(n, slot_index));
+              if (slot == kLayoutUnsized) slot = size_layout(ctx, layout, rc, by_recipe, slot_id(n, slot_index));
               if (slot == kLayoutNotRunnable) {
                 if (collect && !collect->first_problem) {
                   auto p = ctx.slot_problems.find(slot_id(n, slot_index));
@@ -483,33 +529,38 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
                 best.smallest_per_gpu_bytes = bytes;
                 best.smallest_layout = layout;
                 best.smallest_recompute = rc;
+                best.smallest_recompute_modules = modules;
               }
               if (bytes > usable) continue;
               any_fit_at_mb = true;
+              // After the recipe's candidate the search goes on (to the default selective); after
+              // any other, it stops: a heavier recompute only adds compute.
+              recipe_fitted = recipe_fitted || by_recipe;
               // Pruning that cannot change the result: a layout whose step-time lower bound
               // (perf.hpp) already gives no less work than the best so far can never replace it
               // (only a strictly shorter run does), so its full estimate is skipped. The margin
               // (1e-9, relative) is far above the rounding by which the bound may exceed the step.
               // A bound known from the other ZeRO stage is checked before anything is built.
-              const auto rc_index = static_cast<std::size_t>(rc);
-              if (!collect && !r.mfu_override && bound_known[rc_index] &&
-                  steps * bound_at_rc[rc_index] * (1.0 - 1e-9) >= best.work_seconds) {
-                break;  // a heavier recompute only adds compute (as below)
+              if (!collect && !r.mfu_override && bound_known[kind] &&
+                  steps * bound_at_rc[kind] * (1.0 - 1e-9) >= best.work_seconds) {
+                if (by_recipe) continue;
+                break;
               }
-              const TrainingStepRequest step_request = detail::training_step_request(r, layout, rc, batch);
-              const TrainingStepModelFigures& figures = step_figures(ctx, step_request);
-              TrainingStepStages& stages = ctx.step_stages[rc_index];
-              if (!r.mfu_override && !bound_known[rc_index]) {
+              const TrainingStepRequest step_request = detail::training_step_request(r, layout, rc, modules, batch);
+              const TrainingStepModelFigures& figures = step_figures(ctx, step_request, kind);
+              TrainingStepStages& stages = ctx.step_stages[kind];
+              if (!r.mfu_override && !bound_known[kind]) {
                 // = training_step_seconds_lower_bound(arch, step_request, cluster, ...), bit for bit
                 stages.prepare(arch, step_request, cluster, ctx.assumptions, figures);
-                bound_at_rc[rc_index] = stages.lower_bound_seconds();
-                bound_known[rc_index] = true;
-                if (!collect && steps * bound_at_rc[rc_index] * (1.0 - 1e-9) >= best.work_seconds) {
-                  break;  // a heavier recompute only adds compute (as below)
+                bound_at_rc[kind] = stages.lower_bound_seconds();
+                bound_known[kind] = true;
+                if (!collect && steps * bound_at_rc[kind] * (1.0 - 1e-9) >= best.work_seconds) {
+                  if (by_recipe) continue;
+                  break;
                 }
               }
               // = estimate_training_step(arch, step_request, cluster, ...), bit for bit; the stages were
-              // prepared at this micro-batch and recompute mode (bound_known), perhaps at the other
+              // prepared at this micro-batch and recompute candidate (bound_known), perhaps at the other
               // ZeRO stage, which the compute phase does not read.
               TrainingStepEstimate est = r.mfu_override
                                              ? estimate_training_step(arch, step_request, cluster, ctx.assumptions, figures)
@@ -518,19 +569,22 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
               const double work = steps * est.step_seconds;
               est.tokens_per_s = tokens_per_step / est.step_seconds;
               if (collect) {
-                collect->add(MemoCandidate{layout, rc, bytes, batch, tokens_per_step, est});
+                collect->add(MemoCandidate{layout, rc, modules, bytes, batch, tokens_per_step, est});
+                if (by_recipe) continue;
                 break;
               }
               if (work < best.work_seconds) {
                 best.fits = true;
                 best.layout = layout;
                 best.recompute = rc;
+                best.recompute_modules = modules;
                 best.per_gpu_bytes = bytes;
                 best.step = est;
                 best.work_seconds = work;
                 best.global_batch_seqs = batch;
                 best.steps = steps;
               }
+              if (by_recipe) continue;
               break;  // a heavier recompute only adds compute
             }
           }
@@ -543,6 +597,7 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
     collect->smallest_per_gpu_bytes = best.smallest_per_gpu_bytes;
     collect->smallest_layout = best.smallest_layout;
     collect->smallest_recompute = best.smallest_recompute;
+    collect->smallest_recompute_modules = best.smallest_recompute_modules;
   }
   return best;
 }
@@ -759,7 +814,7 @@ CheckpointSizes checkpoint_sizes(const PlanRequest& r, const ModelArch& arch) {
   // One unsharded GPU: a layout every model takes; the request was validated by
   // check_request_for_model (the same request with a default layout).
   const ParallelLayout one;
-  const MemoryBreakdown m = training_memory(arch, detail::training_memory_request(r, one, Recompute::full));
+  const MemoryBreakdown m = training_memory(arch, detail::training_memory_request(r, one, Recompute::full, r.recompute_modules));
   if (r.task == Task::lora || r.task == Task::qlora) {
     // The adapters and their optimizer state (the frozen base is not checkpointed).
     s.checkpoint_bytes =
@@ -891,9 +946,10 @@ struct PlanState {
     double need_bytes = 0, capacity_bytes = 0;
     ParallelLayout layout;  ///< training: the layout of need_bytes
     Recompute recompute{};
+    RecomputeModules recompute_modules = 0;
   } closest;
   /// training: the layout of smallest_need (SearchOutcome::smallest_layout), when one was sized
-  std::optional<std::pair<ParallelLayout, Recompute>> smallest_need_layout;
+  std::optional<std::tuple<ParallelLayout, Recompute, RecomputeModules>> smallest_need_layout;
   bool any_multi_node = false;
   int smallest_gpus_per_node_rejected = 0;  ///< for the --tp / --gpus errors
   std::size_t shape_rejections = 0;
@@ -1139,6 +1195,7 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedO
   if (!candidate) p.cluster = cluster_for(key);
   p.layout = o.layout;
   p.recompute = o.recompute;
+  p.recompute_modules = o.recompute_modules;
   p.per_gpu_memory_bytes = o.per_gpu_bytes;
   p.gpu_memory_capacity_bytes = a.capacity_bytes;
   p.margin = request.margin;
@@ -1659,6 +1716,7 @@ SearchOutcome pick_candidate(const TrainingMemoEntry& e, double tokens) {
   o.smallest_per_gpu_bytes = e.smallest_per_gpu_bytes;
   o.smallest_layout = e.smallest_layout;
   o.smallest_recompute = e.smallest_recompute;
+  o.smallest_recompute_modules = e.smallest_recompute_modules;
   for (const MemoCandidate& c : e.candidates) {
     const double steps = std::ceil(tokens / c.tokens_per_step);
     const double work = steps * c.step.step_seconds;
@@ -1666,6 +1724,7 @@ SearchOutcome pick_candidate(const TrainingMemoEntry& e, double tokens) {
       o.fits = true;
       o.layout = c.layout;
       o.recompute = c.recompute;
+      o.recompute_modules = c.recompute_modules;
       o.per_gpu_bytes = c.per_gpu_bytes;
       o.step = c.step;
       o.work_seconds = work;
@@ -1858,7 +1917,7 @@ void check_request_for_model(const PlanRequest& request, const ModelArch& arch) 
   }
   if (request.workload == PlanWorkload::training) {
     ParallelLayout l;
-    detail::training_memory_request(request, l, Recompute::none).validate();
+    detail::training_memory_request(request, l, Recompute::none, request.recompute_modules).validate();
     if (request.pins.pp && *request.pins.pp > arch.num_layers) {
       throw_invalid_coded("--pp", "pp_exceeds_layers",
                           {{"pp", fmt::format("{}", *request.pins.pp)}, {"layers", fmt::format("{}", arch.num_layers)},
@@ -2095,7 +2154,8 @@ class RegionGroups {
  public:
   std::size_t group_of(const Offer& offer, const Plan& p) {
     Key key{offer.provider, offer.instance_type, p.instances, p.layout.tp, p.layout.pp, p.layout.dp, p.layout.ep,
-            p.layout.zero_stage, p.layout.micro_batch, static_cast<int>(p.recompute), p.cost.price_kind,
+            p.layout.zero_stage, p.layout.micro_batch, static_cast<int>(p.recompute), p.recompute_modules,
+            p.cost.price_kind,
             time_before_spot_loss_seconds(p)};
     // try_emplace: no node is allocated when the group exists (emplace builds one first).
     return seen_.try_emplace(key, seen_.size()).first->second;
@@ -2104,7 +2164,8 @@ class RegionGroups {
 
  private:
   // Views of the offers' strings: the offers outlive the planning call.
-  using Key = std::tuple<std::string_view, std::string_view, int, int, int, int, int, int, int, int, PriceKind, double>;
+  using Key =
+      std::tuple<std::string_view, std::string_view, int, int, int, int, int, int, int, int, unsigned, PriceKind, double>;
   struct KeyHash {
     std::size_t operator()(const Key& k) const noexcept {
       std::size_t h = std::hash<std::string_view>{}(std::get<0>(k));
@@ -2113,7 +2174,7 @@ class RegionGroups {
       mix(static_cast<std::size_t>(std::get<2>(k)));
       mix(static_cast<std::size_t>(std::get<3>(k)) * 31 + static_cast<std::size_t>(std::get<4>(k)));
       mix(static_cast<std::size_t>(std::get<5>(k)));
-      mix(double_hash(std::get<11>(k)));
+      mix(double_hash(std::get<12>(k)));
       return h;
     }
   };
@@ -2336,14 +2397,15 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
       const SearchOutcome& o = search_cluster(ctx, cache, key);
       if (o.smallest_per_gpu_bytes < st.smallest_need) {
         st.smallest_need = o.smallest_per_gpu_bytes;
-        if (request.workload == PlanWorkload::training) st.smallest_need_layout.emplace(o.smallest_layout, o.smallest_recompute);
+        if (request.workload == PlanWorkload::training) st.smallest_need_layout.emplace(o.smallest_layout, o.smallest_recompute,
+                                                                                     o.smallest_recompute_modules);
       }
       if (!o.fits) {
         const double usable = key.capacity_bytes * (1.0 - request.margin);
         if (usable > 0 && std::isfinite(o.smallest_per_gpu_bytes) && o.smallest_per_gpu_bytes / usable < st.closest.ratio)
           st.closest = {o.smallest_per_gpu_bytes / usable, key.gpu ? std::string_view(key.gpu->name) : std::string_view(),
                         key.gpus_per_node * key.nodes, o.smallest_per_gpu_bytes, key.capacity_bytes, o.smallest_layout,
-                        o.smallest_recompute};
+                        o.smallest_recompute, o.smallest_recompute_modules};
         continue;
       }
       st.any_cluster_fits = true;
@@ -3368,13 +3430,14 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
       // small for it while a larger GPU exists (the closest-cluster reason above), the closest
       // cluster's, against its own memory.
       const bool closest_case = np.values.contains("closest_gpus");
-      std::optional<std::pair<ParallelLayout, Recompute>> floor_layout = st.smallest_need_layout;
-      if (closest_case) floor_layout.emplace(st.closest.layout, st.closest.recompute);
+      std::optional<std::tuple<ParallelLayout, Recompute, RecomputeModules>> floor_layout = st.smallest_need_layout;
+      if (closest_case) floor_layout.emplace(st.closest.layout, st.closest.recompute, st.closest.recompute_modules);
       const double floor_capacity = closest_case ? st.closest.capacity_bytes : np.largest_gpu_bytes;
       if (training && floor_layout) {
         try {
           const MemoryBreakdown m = training_memory(
-              ctx.arch, detail::training_memory_request(request, floor_layout->first, floor_layout->second));
+              ctx.arch, detail::training_memory_request(request, std::get<0>(*floor_layout), std::get<1>(*floor_layout),
+                                                       std::get<2>(*floor_layout)));
           const double floor = m.term_bytes("activations") + m.term_bytes("logits") + m.term_bytes("workspace") +
                                m.term_bytes("cuda_context") + m.term_bytes("fragmentation");
           activation_bound = floor > floor_capacity * (1.0 - request.margin);
@@ -3642,7 +3705,9 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   const double tokens = training ? request.training_tokens() : 0;
   result.training_tokens = tokens;
 
-  SearchContext ctx{request, arch, assumptions, 0, 0, 0, std::nullopt, std::nullopt, {}, {}, {}, {}, {}, false, 0, kInf, kInf, {}, 0, nullptr, nullptr, {}};
+  SearchContext ctx{request, arch, assumptions, 0, 0, 0, std::nullopt, std::nullopt, std::nullopt,
+                    searched_recipe_modules(request, arch), {}, {}, {}, {}, {}, false, 0, kInf, kInf, {}, 0,
+                    nullptr, nullptr, {}};
   ctx.global_batch = training ? request.effective_global_batch_seqs() : 0;
   ctx.tokens = tokens;
   // The default global batch depends on the token budget when the budget is below it
@@ -3732,7 +3797,9 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
   a.spec = c.gpu;
   a.capacity_bytes = c.gpu->fit_memory_bytes();  // as plan() and `gpuplan size`
   a.inter_bits = c.inter_node_bytes_per_s * 8.0;
-  SearchContext ctx{request, arch, assumptions, 0, 0, 0, std::nullopt, std::nullopt, {}, {}, {}, {}, {}, false, 0, kInf, kInf, {}, 0, nullptr, nullptr, {}};
+  SearchContext ctx{request, arch, assumptions, 0, 0, 0, std::nullopt, std::nullopt, std::nullopt,
+                    searched_recipe_modules(request, arch), {}, {}, {}, {}, {}, false, 0, kInf, kInf, {}, 0,
+                    nullptr, nullptr, {}};
   ctx.global_batch = request.effective_global_batch_seqs();
   ctx.tokens = request.training_tokens();
   ClusterOutcomes cache;

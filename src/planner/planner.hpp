@@ -14,7 +14,11 @@
 ///   ZeRO: 0 when DP = 1, else 2 then 3 (ZeRO-1/2 move the same bytes as plain DP, so stage 2
 ///   dominates 0 and 1; ZeRO-3 only when 2 does not fit);
 ///   micro-batch: powers of two dividing global batch / DP;
-///   recompute: none, then selective, then full — the first that fits (each adds compute).
+///   recompute: none, then selective, then full — the first that fits (each adds compute); with
+///   --stack megatron and an MoE or MLA model (no mode or modules given), Megatron-Core's
+///   selective recompute of the modules NVIDIA's recipes use for such models (layernorm and
+///   moe_act, mla_up_proj; recipe_recompute_modules) is tried after none, then the default
+///   selective beside it; full only when neither fits.
 ///   Nodes: 1, then 2, 4, ... ≤ min(--max-nodes, offer max_nodes), only where the offer has a
 ///   known inter-node network.
 /// Serving: TP powers of two ≤ GPUs per node dividing the heads; replicas per instance =
@@ -149,6 +153,11 @@ struct Plan {
   // Layout and fit
   ParallelLayout layout;           ///< training: tp/pp/dp/zero/micro-batch; serving: tp (per replica)
   Recompute recompute = Recompute::none;
+  /// Megatron-Core's selective recompute modules (memory.hpp RecomputeModule) under
+  /// Recompute::selective: the request's --recompute-modules, or the set the search chose for a
+  /// --stack megatron MoE/MLA model (planner_search_recompute_modules); 0 = Megatron-Core's default
+  /// {core_attn}, or not Megatron.
+  RecomputeModules recompute_modules = 0;
   std::int64_t global_batch_seqs = 0;  ///< training
   std::int64_t replicas = 0;           ///< serving: model replicas in total
   double per_gpu_memory_bytes = 0;     ///< requirement of the most loaded GPU

@@ -1283,7 +1283,10 @@ std::string layout_cell(const json& p, const json& t, const std::string& lang) {
   const json& l = p["layout"];
   const std::string math = p["math_fallback"].is_string() ? " " + p["math_fallback"].get<std::string>() + "!" : "";
   if (p.contains("step")) {
-    const std::string rc = l["recompute"].get<std::string>();
+    // Megatron-Core's modules name the selective recompute they make up, as in the CLI.
+    const auto modules = l.find("recompute_modules");
+    const std::string rc = modules != l.end() && modules->is_string() ? modules->get<std::string>()
+                                                                      : l["recompute"].get<std::string>();
     return fmt::format("TP{} PP{} DP{}{} Z{} mb{}{}", l["tp"].get<int>(), l["pp"].get<int>(), l["dp"].get<int>(),
                        l["ep"].get<int>() > 1 ? fmt::format(" EP{}", l["ep"].get<int>()) : "", l["zero_stage"].get<int>(),
                        l["micro_batch"].get<int>(), rc == "none" ? "" : " rc:" + rc) +

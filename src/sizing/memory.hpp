@@ -168,6 +168,14 @@ void check_recompute_modules_mode(RecomputeModules set, bool megatron, std::opti
 /// mla_up_proj without MLA, mlp without a dense-MLP layer, layernorm without an MoE or MLA layer
 /// (other layers fuse the norm into the next GEMM). Megatron-Core itself refuses the first two.
 void check_recompute_modules_apply(const ModelArch& arch, RecomputeModules set, const std::string& where);
+/// The selective recompute modules NVIDIA's Megatron-Bridge recipes set for a model like `arch`:
+/// {mla_up_proj} for a model with MLA layers (DEEPSEEK_V3_PRETRAIN_CONFIG_B200/B300_FP8_MX_V2,
+/// v0.3.0 … v0.5.0), else {layernorm, moe_act} for a model with routed experts
+/// (GPT_OSS_120B_PRETRAIN_CONFIG_H100/B200_BF16_V2, v0.3.0 … v0.4.2); 0 for a dense model (the Llama recipes
+/// of those tables recompute nothing). Each row's tag and config: tests/data/published-throughput.jsonl
+/// recipe_at_release (its PROVENANCE file). The planner tries this set under --stack
+/// megatron when neither a recompute mode nor modules are given (planner.hpp search order).
+RecomputeModules recipe_recompute_modules(const ModelArch& arch) noexcept;
 
 /// Storage format of served (or QLoRA-frozen) weights; bits per weight documented per value.
 enum class WeightQuant {

@@ -179,6 +179,12 @@ void check_recompute_modules_apply(const ModelArch& arch, RecomputeModules set, 
                         "layernorm: MoE or MLA models (other layers fuse the norm into the next GEMM)");
 }
 
+RecomputeModules recipe_recompute_modules(const ModelArch& arch) noexcept {
+  if (arch.mla) return static_cast<unsigned>(RecomputeModule::mla_up_proj);
+  if (arch.moe) return static_cast<unsigned>(RecomputeModule::layernorm) | static_cast<unsigned>(RecomputeModule::moe_act);
+  return 0;
+}
+
 std::string_view weight_quant_name(WeightQuant q) noexcept {
   switch (q) {
     case WeightQuant::bf16: return "bf16";

@@ -42,6 +42,16 @@ TEST_F(PagesQueryE2E, AValueWithAnEqualsSignIsReadWhole) {
   EXPECT_NE(m->body.find("a=b"), std::string::npos);
 }
 
+// The plan page's layout cell names the recompute modules a Megatron MoE search chose, as the
+// CLI's table does (docs/planner.md search order): gpt-oss-120b on 64 H100s.
+TEST_F(PagesQueryE2E, ThePlanPageNamesTheRecomputeModulesTheSearchChose) {
+  auto p = get("/plan?model=gpt-oss-120b&task=pretrain&tokens=2e10&stack=megatron&grads_16bit=true&gpus=64"
+               "&global_batch=1280&seq=4096&filter=gpu=H100&today=2026-11-30");
+  ASSERT_TRUE(p);
+  ASSERT_EQ(p->status, 200) << p->body.substr(0, 400);
+  EXPECT_NE(p->body.find("EP8 Z1 mb1 rc:layernorm,moe_act"), std::string::npos) << p->body.substr(0, 2000);
+}
+
 // Issue 11: `/offers?q=%zz` (and `/plan?model=%zz...`) passed the bad escape on as text (the
 // filter "%zz", the model "%zz") while `/api/offers?q=%zz` answered 400 query_not_percent_encoded.
 // Every page now refuses it the same way: 400, an HTML page in the request's language (its prefix,

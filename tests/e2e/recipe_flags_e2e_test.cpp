@@ -1,6 +1,6 @@
 // The training-stack and recipe flags of `gpuplan estimate` and `gpuplan plan` (--stack,
 // --expert-tp, --ep-overlap, --tp-comm-overlap, --moe-imbalance, --pp-layers, --grads-16bit,
-// --ignore-memory):
+// --ignore-memory, the recompute modules a Megatron search tries):
 // what each changes in the JSON, and their bad inputs as one-line errors with exit 2.
 #include <gtest/gtest.h>
 
@@ -197,6 +197,50 @@ TEST_F(RecipeFlagsE2E, TheEstimateSaysWhichStackAndRecipeItTimed) {
   const RunResult no_fit = run("estimate --model llama-3.1-70b --task full --gpu 'NVIDIA H100 SXM' --gpus 1 --tokens 1e6");
   EXPECT_EQ(no_fit.exit_code, 1);
   EXPECT_NE(no_fit.out.find("add --ignore-memory"), std::string::npos) << no_fit.out;
+}
+
+// --stack megatron with an MoE model and no recompute given: the search also tries Megatron-Core's
+// selective recompute of the modules NVIDIA's gpt-oss recipes set (layernorm, moe_act;
+// memory.hpp recipe_recompute_modules). gpt-oss-120b on 64 H100s: with them PP 2 fits, which none
+// of the three plain modes lets fit, and the run is shorter than the best of those three.
+TEST_F(RecipeFlagsE2E, MegatronMoeSearchTriesTheRecipesRecomputeModules) {
+  const std::string gpt_oss =
+      "estimate --model gpt-oss-120b --task pretrain --gpu 'NVIDIA H100 SXM' --gpus 64 --gpus-per-node 8 "
+      "--inter-node-gbit-per-s 3200 --seq 4096 --global-batch 1280 --tokens 2e10 --stack megatron --grads-16bit";
+  const auto searched = run_json(gpt_oss, 0)["estimate"];
+  EXPECT_EQ(searched["layout"]["recompute"], "selective") << searched["layout"];
+  EXPECT_EQ(searched["layout"]["recompute_modules"], "layernorm,moe_act") << searched["layout"];
+  double best_plain = 1e300;
+  for (const char* mode : {"none", "selective", "full"}) {
+    const auto e = run_json(gpt_oss + " --recompute " + mode, 0)["estimate"];
+    EXPECT_TRUE(e["layout"]["recompute_modules"].is_null()) << mode << ": " << e["layout"];
+    best_plain = std::min(best_plain, e["work_seconds"].get<double>());
+  }
+  EXPECT_LT(searched["work_seconds"].get<double>(), best_plain);
+  // The searched layout without recompute does not fit (exit 1, no fit).
+  const std::string searched_layout = " --tp 1 --pp " + searched["layout"]["pp"].dump() + " --ep " +
+                                      searched["layout"]["ep"].dump() + " --micro-batch " +
+                                      searched["layout"]["micro_batch"].dump();
+  EXPECT_EQ(run(gpt_oss + searched_layout + " --recompute none").exit_code, 1);
+  // The same modules given by hand: the same layout and run, to the last digit.
+  const auto pinned = run_json(gpt_oss + " --recompute-modules layernorm,moe_act", 0)["estimate"];
+  EXPECT_EQ(pinned["layout"], searched["layout"]);
+  EXPECT_EQ(pinned["work_seconds"], searched["work_seconds"]);
+  EXPECT_EQ(pinned["per_gpu_memory_bytes"], searched["per_gpu_memory_bytes"]);
+  // The layout line names the modules, not "selective".
+  const RunResult text = run(gpt_oss);
+  EXPECT_NE(text.out.find(" rc:layernorm,moe_act, global batch"), std::string::npos) << text.out.substr(0, 400);
+  // Not searched: a dense model (the Llama recipes recompute no modules), another stack.
+  EXPECT_TRUE(run_json("estimate --model llama-3.1-8b --task pretrain --gpu 'NVIDIA H100 SXM' --gpus 8 --seq 4096 "
+                       "--global-batch 64 --tokens 1e9 --stack megatron",
+                       0)["estimate"]["layout"]["recompute_modules"]
+                  .is_null());
+  const auto fsdp = run_json("estimate --model qwen3-30b-a3b --task pretrain --gpu 'NVIDIA H100 SXM' --gpus 32 "
+                             "--gpus-per-node 8 --inter-node-gbit-per-s 3200 --seq 4096 --global-batch 64 --tokens 1e9 "
+                             "--stack fsdp",
+                             0)["estimate"];
+  EXPECT_EQ(fsdp["layout"]["recompute"], "full");  // what the plain modes give there
+  EXPECT_TRUE(fsdp["layout"]["recompute_modules"].is_null());
 }
 
 TEST_F(RecipeFlagsE2E, BadRecipeFlagsAreOneLineErrorsWithExit2) {

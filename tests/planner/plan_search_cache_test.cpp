@@ -52,7 +52,7 @@ TEST(PlanSearchCache, EveryPlanCarriesTheMemoryOfItsOwnLayout) {
                                            cluster_offer("d/h200", "NVIDIA H200 SXM", 30.0)};
         const PlanResult res = plan(r, arch, offers, GpuCatalog::bundled(), &per_second);
         for (const Plan& p : res.plans) {
-          const MemoryBreakdown m = training_memory(arch, detail::training_memory_request(r, p.layout, p.recompute));
+          const MemoryBreakdown m = training_memory(arch, detail::training_memory_request(r, p.layout, p.recompute, p.recompute_modules));
           EXPECT_EQ(p.per_gpu_memory_bytes, m.total_bytes())
               << preset << " " << task_name(task) << " " << p.offer_id << " × " << p.instances << " tp " << p.layout.tp
               << " pp " << p.layout.pp << " dp " << p.layout.dp << " ep " << p.layout.ep;

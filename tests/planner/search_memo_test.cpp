@@ -40,10 +40,11 @@ std::vector<Offer> offers() {
 std::string answer(const PlanResult& r) {
   std::string s = fmt::format("evaluated {} considered {} skipped {}\n", r.layouts_evaluated, r.offers_considered, r.offers_skipped);
   for (const Plan& p : r.plans) {
-    s += fmt::format("{} x{} tp{} pp{} dp{} ep{} z{} mb{} vs{} rc{} bytes {:.17g} work {:.17g} steps {:.17g} time {:.17g} "
+    s += fmt::format("{} x{} tp{} pp{} dp{} ep{} z{} mb{} vs{} rc{} modules {} bytes {:.17g} work {:.17g} steps {:.17g} time {:.17g} "
                      "usd {:.17g} tok/s {:.17g} batch {}\n",
                      p.offer_id, p.instances, p.layout.tp, p.layout.pp, p.layout.dp, p.layout.ep, p.layout.zero_stage,
-                     p.layout.micro_batch, p.layout.virtual_stages, static_cast<int>(p.recompute), p.per_gpu_memory_bytes,
+                     p.layout.micro_batch, p.layout.virtual_stages, static_cast<int>(p.recompute), p.recompute_modules,
+                     p.per_gpu_memory_bytes,
                      p.work_seconds, p.steps, p.time_seconds(), p.total_usd(), p.tokens_per_s, p.global_batch_seqs);
     for (const PlanWarning& w : p.warnings) s += "  " + w.message + "\n";
   }
@@ -58,14 +59,17 @@ std::string answer(const PlanResult& r) {
 TEST(SearchMemo, PlansThroughTheMemoAreThePlansOfAFreshSearch) {
   SearchMemo memo;
   const std::vector<Offer> catalog = offers();
-  std::size_t compared = 0, with_plans = 0;
+  std::size_t compared = 0, with_plans = 0, with_recipe_modules = 0;
   for (const char* preset : {"llama-3.1-8b", "llama-3.1-70b", "qwen3-30b-a3b", "mixtral-8x7b"}) {
     ModelSource s;
     s.preset = preset;
     const ModelArch arch = resolve_model(s);
-    for (Task task : {Task::full, Task::lora, Task::qlora, Task::pretrain}) {
-      // The physics key: what the search reads besides tokens and the cluster (here: model, task).
-      const std::string key = fmt::format("{}|{}", preset, task_name(task));
+    // --stack megatron: the search also tries the recipe's recompute modules on the MoE models.
+    for (Task task : {Task::full, Task::lora, Task::qlora, Task::pretrain})
+    for (const bool megatron : {false, true}) {
+      if (megatron && (task == Task::qlora || !arch.moe)) continue;
+      // The physics key: what the search reads besides tokens and the cluster (here: model, task, stack).
+      const std::string key = fmt::format("{}|{}|{}", preset, task_name(task), megatron);
       // Small counts first: the memo is built by a request whose steps round up hard.
       for (double tokens : {1e5, 3.3e6, 1.234567e8, 2e9, 7.77e10}) {
         PlanRequest r;
@@ -76,15 +80,18 @@ TEST(SearchMemo, PlansThroughTheMemoAreThePlansOfAFreshSearch) {
         r.max_nodes = 16;
         r.limit = 1000;
         r.include_flagged = true;
+        if (megatron) r.stack = TrainingStack::megatron;
         const PlanResult fresh = plan(r, arch, catalog, GpuCatalog::bundled(), &per_second);
         const PlanResult memoized = plan(r, arch, catalog, GpuCatalog::bundled(), &per_second, {}, &memo, key);
         EXPECT_EQ(answer(memoized), answer(fresh)) << preset << " " << task_name(task) << " tokens " << tokens;
         ++compared;
         with_plans += !fresh.plans.empty();
+        for (const Plan& p : fresh.plans) with_recipe_modules += p.recompute_modules != 0;
       }
     }
   }
-  EXPECT_EQ(compared, 80u);
+  EXPECT_EQ(compared, 110u);
+  EXPECT_GT(with_recipe_modules, 0u);
   EXPECT_GT(with_plans, 40u);  // most requests plan; the others compare their no-plan reasons
   EXPECT_GT(memo.hits(), 0u);
 }
