@@ -196,6 +196,7 @@ struct SearchContext {
   /// estimate_training_step's model figures per recompute candidate (index = recompute_kind).
   std::array<std::optional<TrainingStepModelFigures>, 5> step_figures;
   std::vector<int> pps;              ///< PP candidates (pp_candidates), once per plan
+  std::vector<std::vector<int>> vps; ///< VP candidates of each PP candidate (vp_candidates), once per plan
   std::vector<int> expert_divisors;  ///< divisors of the routed experts, once per plan
   std::vector<int> eps;              ///< EP candidates of the current search step (reused)
   /// The sizing of every layout the search reaches, by the cluster's GPU count and the layout's
@@ -362,6 +363,25 @@ std::vector<int> pp_candidates(const ModelArch& arch, const PlanRequest& r) {
   return {out.begin(), out.end()};
 }
 
+/// Virtual pipeline stages (interleaved 1F1B, Narayanan et al. 2021 §2.2.2) searched at `pp`: the
+/// pinned --virtual-stages, else 1 and, under --stack megatron with pp > 1, every v ≥ 2 that
+/// Megatron-LM accepts for the default split (d98e8a64dd
+/// training/arguments.py: the layers divide by pp, the layers per stage by v). The micro-batch
+/// count condition (schedules.py: m a multiple of pp) is checked per micro-batch in
+/// search_training. The bubble falls as 1/v, the first stage holds (1 + (p−1)/(p·v))× the
+/// activations and each micro-batch crosses v× the stage boundaries (sizing/perf.hpp, memory.hpp).
+std::vector<int> vp_candidates(const ModelArch& arch, const PlanRequest& r, int pp) {
+  if (r.pins.virtual_stages) return {*r.pins.virtual_stages};
+  std::vector<int> out = {1};
+  // Other stacks (and none given) keep one stage per rank unless pinned: the interleaved
+  // schedule and its rules are Megatron's.
+  if (pp <= 1 || r.stack != TrainingStack::megatron || arch.num_layers % pp != 0) return out;
+  const auto per_stage = static_cast<int>(arch.num_layers / pp);
+  for (int v = 2; v <= per_stage; ++v)
+    if (per_stage % v == 0) out.push_back(v);
+  return out;
+}
+
 /// EP degrees for `dp` into `out` (reused: no allocation per search step): the pinned one, else 1
 /// and the divisors of the routed experts that divide dp (LoRA/QLoRA: 1).
 /// With --expert-tp below tp the EP group spans the TP ranks: the divisors of tp·dp/expert_tp.
@@ -430,18 +450,23 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
     const int max_tp = r.task == Task::qlora || data_parallel_only(r.stack) ? 1 : key.gpus_per_node;
     for (int tp = 1; tp <= max_tp && n_tps < tps.size(); tp *= 2) tps[n_tps++] = tp;
   }
-  if (ctx.pps.empty()) ctx.pps = pp_candidates(arch, r);
+  if (ctx.pps.empty()) {
+    ctx.pps = pp_candidates(arch, r);
+    for (int pp : ctx.pps) ctx.vps.push_back(vp_candidates(arch, r, pp));
+  }
   const std::vector<int>& pps = ctx.pps;
+  std::size_t n_vps_max = 1;
+  for (const auto& v : ctx.vps) n_vps_max = std::max(n_vps_max, v.size());
   // The sizing slots of n GPUs (SearchContext::layouts_by_gpus), indexed
-  // ((((ti·|pp| + pi)·|ep| + ei)·8 + mi)·2 + zi)·3 + ri; TP outermost, so a cluster with more
-  // GPUs per node (more TP degrees) extends the array without moving a slot.
+  // (((((ti·|pp| + pi)·|vp| + vi)·|ep| + ei)·8 + mi)·2 + zi)·4 + ri; TP outermost, so a cluster with
+  // more GPUs per node (more TP degrees) extends the array without moving a slot.
   std::size_t n_eps_max = 1;
   if (!r.pins.ep && arch.moe && r.task != Task::lora && r.task != Task::qlora && !data_parallel_only(r.stack)) {
     if (ctx.expert_divisors.empty()) ctx.expert_divisors = divisors(arch.moe->num_routed_experts);
     n_eps_max = std::max<std::size_t>(1, ctx.expert_divisors.size());  // EP 1 and the divisors above 1
   }
   std::vector<double>& slots = ctx.layouts_by_gpus[n];
-  const std::size_t slots_per_tp = pps.size() * n_eps_max * 8 * 2 * 4;
+  const std::size_t slots_per_tp = pps.size() * n_vps_max * n_eps_max * 8 * 2 * 4;
   if (slots.size() < n_tps * slots_per_tp) slots.resize(n_tps * slots_per_tp, kLayoutUnsized);
   for (std::size_t ti = 0; ti < n_tps; ++ti) {
     const int tp = tps[ti];
@@ -464,131 +489,137 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
       if (r.stack) zero_stages[0] = stack_zero_stage(*r.stack), n_zero = 1;
       if (dp == 1) zero_stages[0] = 0, n_zero = 1;
       if (r.pins.zero_stage) zero_stages[0] = *r.pins.zero_stage, n_zero = 1;
-      const int vs = r.pins.virtual_stages.value_or(1);
       ep_candidates(ctx, tp, dp, ctx.eps);
-      for (std::size_t ei = 0; ei < ctx.eps.size(); ++ei) {
-        const int ep = ctx.eps[ei];
-        // Micro-batches: the pinned one, else powers of two dividing the per-rank batch.
-        const std::int64_t per_dp = runnable_global_batch(ctx.global_batch, dp, 1) / dp;
-        std::array<int, 8> mbs{};
-        std::size_t n_mbs = 0;
-        if (r.pins.micro_batch) {
-          mbs[n_mbs++] = *r.pins.micro_batch;
-        } else {
-          for (int mb = 1; mb <= 64 && mb <= per_dp; mb *= 2) {
-            if (per_dp % mb == 0) mbs[n_mbs++] = mb;
+      for (std::size_t vi = 0; vi < ctx.vps[pi].size(); ++vi) {
+        const int vs = ctx.vps[pi][vi];
+        for (std::size_t ei = 0; ei < ctx.eps.size(); ++ei) {
+          const int ep = ctx.eps[ei];
+          // Micro-batches: the pinned one, else powers of two dividing the per-rank batch.
+          const std::int64_t per_dp = runnable_global_batch(ctx.global_batch, dp, 1) / dp;
+          std::array<int, 8> mbs{};
+          std::size_t n_mbs = 0;
+          if (r.pins.micro_batch) {
+            mbs[n_mbs++] = *r.pins.micro_batch;
+          } else {
+            for (int mb = 1; mb <= 64 && mb <= per_dp; mb *= 2) {
+              if (per_dp % mb == 0) mbs[n_mbs++] = mb;
+            }
           }
-        }
-        for (std::size_t mi = 0; mi < n_mbs; ++mi) {
-          const int mb = mbs[mi];
-          if (static_cast<std::int64_t>(dp) * mb > ctx.global_batch) break;  // one micro-batch per rank at least
-          bool any_fit_at_mb = false;
-          // The step-time lower bound does not read the ZeRO stage (compute, bubble and host
-          // time only): computed once per recompute mode at this micro-batch, for both stages.
-          std::array<double, 5> bound_at_rc{};
-          std::array<bool, 5> bound_known{};
-          // The runnable batch and the optimizer steps depend on DP and the micro-batch only.
-          const std::int64_t batch = runnable_global_batch(ctx.global_batch, dp, mb);
-          const double tokens_per_step = static_cast<double>(batch) * static_cast<double>(r.seq_len);
-          const double steps = std::ceil(ctx.tokens / tokens_per_step);
-          // One layout per micro-batch; only its ZeRO stage changes below. Nothing is built for a
-          // position whose slot says it does not run or does not fit (most of them).
-          ParallelLayout layout;
-          layout.tp = tp;
-          layout.pp = pp;
-          layout.dp = dp;
-          layout.ep = ep;
-          layout.expert_tp = r.pins.expert_tp.value_or(0);
-          layout.sequence_parallel = tp > 1;
-          layout.micro_batch = mb;
-          layout.virtual_stages = vs;
-          for (std::size_t zi = 0; zi < n_zero; ++zi) {
-            layout.zero_stage = zero_stages[zi];
-            // The recipe's modules fitted: full recompute re-runs all they re-run and more, so it
-            // is not tried; the default selective (another set) still is.
-            bool recipe_fitted = false;
-            for (std::size_t ri = 0; ri < n_recomputes; ++ri) {
-              const Recompute rc = recomputes[ri];
-              const bool by_recipe = recipe[ri];
-              if (recipe_fitted && rc == Recompute::full) break;
-              const RecomputeModules modules = by_recipe ? ctx.recipe_modules : r.recompute_modules;
-              const std::size_t kind = recompute_kind(rc, by_recipe);
-              const std::size_t slot_index = ti * slots_per_tp + (((pi * n_eps_max + ei) * 8 + mi) * 2 + zi) * 4 + ri;
-              double& slot = slots[slot_index];
-              if (slot == kLayoutUnsized) slot = size_layout(ctx, layout, rc, by_recipe, slot_id(n, slot_index));
-              if (slot == kLayoutNotRunnable) {
-                if (collect && !collect->first_problem) {
-                  auto p = ctx.slot_problems.find(slot_id(n, slot_index));
-                  if (p != ctx.slot_problems.end()) collect->first_problem = p->second;
+          for (std::size_t mi = 0; mi < n_mbs; ++mi) {
+            const int mb = mbs[mi];
+            if (static_cast<std::int64_t>(dp) * mb > ctx.global_batch) break;  // one micro-batch per rank at least
+            bool any_fit_at_mb = false;
+            // The step-time lower bound does not read the ZeRO stage (compute, bubble and host
+            // time only): computed once per recompute mode at this micro-batch, for both stages.
+            std::array<double, 5> bound_at_rc{};
+            std::array<bool, 5> bound_known{};
+            // The runnable batch and the optimizer steps depend on DP and the micro-batch only.
+            const std::int64_t batch = runnable_global_batch(ctx.global_batch, dp, mb);
+            // Megatron's interleaved schedule runs a multiple of pp micro-batches (searched VP only:
+            // a pinned one is the user's).
+            if (vs > 1 && !r.pins.virtual_stages && (batch / (static_cast<std::int64_t>(dp) * mb)) % pp != 0) continue;
+            const double tokens_per_step = static_cast<double>(batch) * static_cast<double>(r.seq_len);
+            const double steps = std::ceil(ctx.tokens / tokens_per_step);
+            // One layout per micro-batch; only its ZeRO stage changes below. Nothing is built for a
+            // position whose slot says it does not run or does not fit (most of them).
+            ParallelLayout layout;
+            layout.tp = tp;
+            layout.pp = pp;
+            layout.dp = dp;
+            layout.ep = ep;
+            layout.expert_tp = r.pins.expert_tp.value_or(0);
+            layout.sequence_parallel = tp > 1;
+            layout.micro_batch = mb;
+            layout.virtual_stages = vs;
+            for (std::size_t zi = 0; zi < n_zero; ++zi) {
+              layout.zero_stage = zero_stages[zi];
+              // The recipe's modules fitted: full recompute re-runs all they re-run and more, so it
+              // is not tried; the default selective (another set) still is.
+              bool recipe_fitted = false;
+              for (std::size_t ri = 0; ri < n_recomputes; ++ri) {
+                const Recompute rc = recomputes[ri];
+                const bool by_recipe = recipe[ri];
+                if (recipe_fitted && rc == Recompute::full) break;
+                const RecomputeModules modules = by_recipe ? ctx.recipe_modules : r.recompute_modules;
+                const std::size_t kind = recompute_kind(rc, by_recipe);
+                const std::size_t slot_index =
+                    ti * slots_per_tp + ((((pi * n_vps_max + vi) * n_eps_max + ei) * 8 + mi) * 2 + zi) * 4 + ri;
+                double& slot = slots[slot_index];
+                if (slot == kLayoutUnsized) slot = size_layout(ctx, layout, rc, by_recipe, slot_id(n, slot_index));
+                if (slot == kLayoutNotRunnable) {
+                  if (collect && !collect->first_problem) {
+                    auto p = ctx.slot_problems.find(slot_id(n, slot_index));
+                    if (p != ctx.slot_problems.end()) collect->first_problem = p->second;
+                  }
+                  continue;
                 }
-                continue;
-              }
-              const double bytes = slot;
-              ++ctx.layouts_evaluated;
-              if (bytes < best.smallest_per_gpu_bytes) {
-                best.smallest_per_gpu_bytes = bytes;
-                best.smallest_layout = layout;
-                best.smallest_recompute = rc;
-                best.smallest_recompute_modules = modules;
-              }
-              if (bytes > usable) continue;
-              any_fit_at_mb = true;
-              // After the recipe's candidate the search goes on (to the default selective); after
-              // any other, it stops: a heavier recompute only adds compute.
-              recipe_fitted = recipe_fitted || by_recipe;
-              // Pruning that cannot change the result: a layout whose step-time lower bound
-              // (perf.hpp) already gives no less work than the best so far can never replace it
-              // (only a strictly shorter run does), so its full estimate is skipped. The margin
-              // (1e-9, relative) is far above the rounding by which the bound may exceed the step.
-              // A bound known from the other ZeRO stage is checked before anything is built.
-              if (!collect && !r.mfu_override && bound_known[kind] &&
-                  steps * bound_at_rc[kind] * (1.0 - 1e-9) >= best.work_seconds) {
-                if (by_recipe) continue;
-                break;
-              }
-              const TrainingStepRequest step_request = detail::training_step_request(r, layout, rc, modules, batch);
-              const TrainingStepModelFigures& figures = step_figures(ctx, step_request, kind);
-              TrainingStepStages& stages = ctx.step_stages[kind];
-              if (!r.mfu_override && !bound_known[kind]) {
-                // = training_step_seconds_lower_bound(arch, step_request, cluster, ...), bit for bit
-                stages.prepare(arch, step_request, cluster, ctx.assumptions, figures);
-                bound_at_rc[kind] = stages.lower_bound_seconds();
-                bound_known[kind] = true;
-                if (!collect && steps * bound_at_rc[kind] * (1.0 - 1e-9) >= best.work_seconds) {
+                const double bytes = slot;
+                ++ctx.layouts_evaluated;
+                if (bytes < best.smallest_per_gpu_bytes) {
+                  best.smallest_per_gpu_bytes = bytes;
+                  best.smallest_layout = layout;
+                  best.smallest_recompute = rc;
+                  best.smallest_recompute_modules = modules;
+                }
+                if (bytes > usable) continue;
+                any_fit_at_mb = true;
+                // After the recipe's candidate the search goes on (to the default selective); after
+                // any other, it stops: a heavier recompute only adds compute.
+                recipe_fitted = recipe_fitted || by_recipe;
+                // Pruning that cannot change the result: a layout whose step-time lower bound
+                // (perf.hpp) already gives no less work than the best so far can never replace it
+                // (only a strictly shorter run does), so its full estimate is skipped. The margin
+                // (1e-9, relative) is far above the rounding by which the bound may exceed the step.
+                // A bound known from the other ZeRO stage is checked before anything is built.
+                if (!collect && !r.mfu_override && bound_known[kind] &&
+                    steps * bound_at_rc[kind] * (1.0 - 1e-9) >= best.work_seconds) {
                   if (by_recipe) continue;
                   break;
                 }
-              }
-              // = estimate_training_step(arch, step_request, cluster, ...), bit for bit; the stages were
-              // prepared at this micro-batch and recompute candidate (bound_known), perhaps at the other
-              // ZeRO stage, which the compute phase does not read.
-              TrainingStepEstimate est = r.mfu_override
-                                             ? estimate_training_step(arch, step_request, cluster, ctx.assumptions, figures)
-                                             : stages.estimate(step_request);
-              if (r.mfu_override) apply_mfu_override(est, *r.mfu_override, n);
-              const double work = steps * est.step_seconds;
-              est.tokens_per_s = tokens_per_step / est.step_seconds;
-              if (collect) {
-                collect->add(MemoCandidate{layout, rc, modules, bytes, batch, tokens_per_step, est});
+                const TrainingStepRequest step_request = detail::training_step_request(r, layout, rc, modules, batch);
+                const TrainingStepModelFigures& figures = step_figures(ctx, step_request, kind);
+                TrainingStepStages& stages = ctx.step_stages[kind];
+                if (!r.mfu_override && !bound_known[kind]) {
+                  // = training_step_seconds_lower_bound(arch, step_request, cluster, ...), bit for bit
+                  stages.prepare(arch, step_request, cluster, ctx.assumptions, figures);
+                  bound_at_rc[kind] = stages.lower_bound_seconds();
+                  bound_known[kind] = true;
+                  if (!collect && steps * bound_at_rc[kind] * (1.0 - 1e-9) >= best.work_seconds) {
+                    if (by_recipe) continue;
+                    break;
+                  }
+                }
+                // = estimate_training_step(arch, step_request, cluster, ...), bit for bit; the stages were
+                // prepared at this micro-batch and recompute candidate (bound_known), perhaps at the other
+                // ZeRO stage, which the compute phase does not read.
+                TrainingStepEstimate est = r.mfu_override
+                                               ? estimate_training_step(arch, step_request, cluster, ctx.assumptions, figures)
+                                               : stages.estimate(step_request);
+                if (r.mfu_override) apply_mfu_override(est, *r.mfu_override, n);
+                const double work = steps * est.step_seconds;
+                est.tokens_per_s = tokens_per_step / est.step_seconds;
+                if (collect) {
+                  collect->add(MemoCandidate{layout, rc, modules, bytes, batch, tokens_per_step, est});
+                  if (by_recipe) continue;
+                  break;
+                }
+                if (work < best.work_seconds) {
+                  best.fits = true;
+                  best.layout = layout;
+                  best.recompute = rc;
+                  best.recompute_modules = modules;
+                  best.per_gpu_bytes = bytes;
+                  best.step = est;
+                  best.work_seconds = work;
+                  best.global_batch_seqs = batch;
+                  best.steps = steps;
+                }
                 if (by_recipe) continue;
-                break;
+                break;  // a heavier recompute only adds compute
               }
-              if (work < best.work_seconds) {
-                best.fits = true;
-                best.layout = layout;
-                best.recompute = rc;
-                best.recompute_modules = modules;
-                best.per_gpu_bytes = bytes;
-                best.step = est;
-                best.work_seconds = work;
-                best.global_batch_seqs = batch;
-                best.steps = steps;
-              }
-              if (by_recipe) continue;
-              break;  // a heavier recompute only adds compute
             }
+            if (!any_fit_at_mb) break;  // larger micro-batches need more memory still
           }
-          if (!any_fit_at_mb) break;  // larger micro-batches need more memory still
         }
       }
     }
@@ -3706,7 +3737,7 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   result.training_tokens = tokens;
 
   SearchContext ctx{request, arch, assumptions, 0, 0, 0, std::nullopt, std::nullopt, std::nullopt,
-                    searched_recipe_modules(request, arch), {}, {}, {}, {}, {}, false, 0, kInf, kInf, {}, 0,
+                    searched_recipe_modules(request, arch), {}, {}, {}, {}, {}, {}, false, 0, kInf, kInf, {}, 0,
                     nullptr, nullptr, {}};
   ctx.global_batch = training ? request.effective_global_batch_seqs() : 0;
   ctx.tokens = tokens;
@@ -3798,7 +3829,7 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
   a.capacity_bytes = c.gpu->fit_memory_bytes();  // as plan() and `gpuplan size`
   a.inter_bits = c.inter_node_bytes_per_s * 8.0;
   SearchContext ctx{request, arch, assumptions, 0, 0, 0, std::nullopt, std::nullopt, std::nullopt,
-                    searched_recipe_modules(request, arch), {}, {}, {}, {}, {}, false, 0, kInf, kInf, {}, 0,
+                    searched_recipe_modules(request, arch), {}, {}, {}, {}, {}, {}, false, 0, kInf, kInf, {}, 0,
                     nullptr, nullptr, {}};
   ctx.global_batch = request.effective_global_batch_seqs();
   ctx.tokens = request.training_tokens();

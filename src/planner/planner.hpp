@@ -11,6 +11,7 @@
 /// share one GPU configuration:
 ///   TP: powers of two ≤ GPUs per node dividing the attention heads (TP stays inside a node);
 ///   PP: divisors of the layer count; DP = GPUs / (TP·PP), must divide the global batch;
+///   VP (--stack megatron, PP > 1): 1 and the v Megatron-LM accepts (vp_candidates);
 ///   ZeRO: 0 when DP = 1, else 2 then 3 (ZeRO-1/2 move the same bytes as plain DP, so stage 2
 ///   dominates 0 and 1; ZeRO-3 only when 2 does not fit);
 ///   micro-batch: powers of two dividing global batch / DP;

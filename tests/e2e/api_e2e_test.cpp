@@ -1557,7 +1557,7 @@ TEST_F(ApiE2E, RecomputeModulesPinSelectiveAndAreEchoed) {
                           {"dp", 16}, {"ep", 8}, {"gpus", 64}, {"micro_batch", 1}, {"recompute_modules", "layernorm,moe_act"}};
   const json est_body = {{"model", "gpt-oss-120b"}, {"task", "pretrain"}, {"stack", "megatron"}, {"gpu", "H100"},
                          {"gpus", 64}, {"tp", 1}, {"pp", 4}, {"ep", 8}, {"micro_batch", 1}, {"tokens", 1e9},
-                         {"inter_node_gbit_per_s", 3200}, {"recompute_modules", "layernorm,moe_act"}};
+                         {"inter_node_gbit_per_s", 3200}, {"virtual_stages", 1}, {"recompute_modules", "layernorm,moe_act"}};
   auto sz = c.Post("/api/size", size_body.dump(), "application/json");
   auto es = c.Post("/api/estimate", est_body.dump(), "application/json");
   ASSERT_TRUE(sz && es);

@@ -1,6 +1,6 @@
 // The training-stack and recipe flags of `gpuplan estimate` and `gpuplan plan` (--stack,
 // --expert-tp, --ep-overlap, --tp-comm-overlap, --moe-imbalance, --pp-layers, --grads-16bit,
-// --ignore-memory, the recompute modules a Megatron search tries):
+// --ignore-memory, the recompute modules and virtual stages a Megatron search tries):
 // what each changes in the JSON, and their bad inputs as one-line errors with exit 2.
 #include <gtest/gtest.h>
 
@@ -241,6 +241,31 @@ TEST_F(RecipeFlagsE2E, MegatronMoeSearchTriesTheRecipesRecomputeModules) {
                              0)["estimate"];
   EXPECT_EQ(fsdp["layout"]["recompute"], "full");  // what the plain modes give there
   EXPECT_TRUE(fsdp["layout"]["recompute_modules"].is_null());
+}
+
+// --stack megatron searches virtual pipeline stages (the interleaved 1F1B schedule) where
+// Megatron-LM accepts them: Llama 3.1 70B (80 layers) at PP 8 holds 10 layers per rank, so v is
+// 2, 5 or 10; the micro-batches must be a multiple of pp. The bubble is (p − 1)/(v·m) of the
+// compute (Narayanan et al. 2021 §2.2.2) and each micro-batch crosses v× the boundaries.
+TEST_F(RecipeFlagsE2E, MegatronSearchInterleavesPipelineStagesWhereMegatronAcceptsThem) {
+  const std::string llama =
+      "estimate --model llama-3.1-70b --task pretrain --gpu 'NVIDIA H100 SXM' --gpus 64 --gpus-per-node 8 "
+      "--inter-node-gbit-per-s 3200 --seq 8192 --tokens 1e10 --tp 4 --pp 8 --micro-batch 1 --recompute full";
+  const std::string megatron = llama + " --stack megatron --grads-16bit";
+  const auto searched = run_json(megatron + " --global-batch 128", 0)["estimate"];
+  const auto one = run_json(megatron + " --global-batch 128 --virtual-stages 1", 0)["estimate"];
+  const int v = searched["layout"]["virtual_stages"];
+  EXPECT_TRUE(v == 2 || v == 5 || v == 10) << searched["layout"];
+  // DP 2, 128 sequences: m = 64 micro-batches; the bubble of v chunks is 1/v of one chunk's.
+  EXPECT_NEAR(searched["step"]["pp_bubble_seconds"].get<double>() * v, one["step"]["pp_bubble_seconds"].get<double>(),
+              1e-9 * one["step"]["pp_bubble_seconds"].get<double>());
+  EXPECT_NEAR(searched["step"]["pp_p2p_seconds"].get<double>(), v * one["step"]["pp_p2p_seconds"].get<double>(),
+              1e-9 * searched["step"]["pp_p2p_seconds"].get<double>());
+  EXPECT_LT(searched["step"]["step_seconds"].get<double>(), one["step"]["step_seconds"].get<double>());
+  // 36 sequences: m = 18, not a multiple of pp 8 (Megatron-LM schedules.py refuses it): no interleaving.
+  EXPECT_EQ(run_json(megatron + " --global-batch 36", 0)["estimate"]["layout"]["virtual_stages"], 1);
+  // Without --stack megatron the stages are not interleaved unless --virtual-stages says so.
+  EXPECT_EQ(run_json(llama + " --global-batch 128", 0)["estimate"]["layout"]["virtual_stages"], 1);
 }
 
 TEST_F(RecipeFlagsE2E, BadRecipeFlagsAreOneLineErrorsWithExit2) {

@@ -59,15 +59,16 @@ std::string answer(const PlanResult& r) {
 TEST(SearchMemo, PlansThroughTheMemoAreThePlansOfAFreshSearch) {
   SearchMemo memo;
   const std::vector<Offer> catalog = offers();
-  std::size_t compared = 0, with_plans = 0, with_recipe_modules = 0;
+  std::size_t compared = 0, with_plans = 0, with_recipe_modules = 0, interleaved = 0;
   for (const char* preset : {"llama-3.1-8b", "llama-3.1-70b", "qwen3-30b-a3b", "mixtral-8x7b"}) {
     ModelSource s;
     s.preset = preset;
     const ModelArch arch = resolve_model(s);
-    // --stack megatron: the search also tries the recipe's recompute modules on the MoE models.
+    // --stack megatron: the search also tries the recipe's recompute modules on the MoE models and
+    // interleaved pipeline stages.
     for (Task task : {Task::full, Task::lora, Task::qlora, Task::pretrain})
     for (const bool megatron : {false, true}) {
-      if (megatron && (task == Task::qlora || !arch.moe)) continue;
+      if (megatron && task == Task::qlora) continue;
       // The physics key: what the search reads besides tokens and the cluster (here: model, task, stack).
       const std::string key = fmt::format("{}|{}|{}", preset, task_name(task), megatron);
       // Small counts first: the memo is built by a request whose steps round up hard.
@@ -86,12 +87,16 @@ TEST(SearchMemo, PlansThroughTheMemoAreThePlansOfAFreshSearch) {
         EXPECT_EQ(answer(memoized), answer(fresh)) << preset << " " << task_name(task) << " tokens " << tokens;
         ++compared;
         with_plans += !fresh.plans.empty();
-        for (const Plan& p : fresh.plans) with_recipe_modules += p.recompute_modules != 0;
+        for (const Plan& p : fresh.plans) {
+          with_recipe_modules += p.recompute_modules != 0;
+          interleaved += p.layout.virtual_stages > 1;
+        }
       }
     }
   }
-  EXPECT_EQ(compared, 110u);
+  EXPECT_EQ(compared, 140u);
   EXPECT_GT(with_recipe_modules, 0u);
+  EXPECT_GT(interleaved, 0u);
   EXPECT_GT(with_plans, 40u);  // most requests plan; the others compare their no-plan reasons
   EXPECT_GT(memo.hits(), 0u);
 }
