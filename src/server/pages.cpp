@@ -1276,8 +1276,8 @@ json warnings_view(const json& warnings, const std::string& lang, const json& t)
 }
 
 /// The layout cell of a plan, as the CLI's table writes it (cli/plan_render.cpp layout_text) from
-/// the same JSON: training "TP2 PP1 DP4 EP2 Z1 mb1 rc:full"; serving "TP2" (its replicas, batch,
-/// TTFT, TPOT and requests/s have their own columns: serving_cells); image generation "8 GPUs × 1
+/// the same JSON: training "TP2 PP2 VP5 DP4 EP2 Z1 mb1 rc:full" (VP and ETP only when they split);
+/// serving "TP2" (its replicas, batch, TTFT, TPOT and requests/s have their own columns: serving_cells); image generation "8 GPUs × 1
 /// image" in the page's words. A math fallback ("fp32!": timed at the FP32 peak) follows, as in the CLI.
 std::string layout_cell(const json& p, const json& t, const std::string& lang) {
   const json& l = p["layout"];
@@ -1287,8 +1287,12 @@ std::string layout_cell(const json& p, const json& t, const std::string& lang) {
     const auto modules = l.find("recompute_modules");
     const std::string rc = modules != l.end() && modules->is_string() ? modules->get<std::string>()
                                                                       : l["recompute"].get<std::string>();
-    return fmt::format("TP{} PP{} DP{}{} Z{} mb{}{}", l["tp"].get<int>(), l["pp"].get<int>(), l["dp"].get<int>(),
-                       l["ep"].get<int>() > 1 ? fmt::format(" EP{}", l["ep"].get<int>()) : "", l["zero_stage"].get<int>(),
+    const int vp = l["virtual_stages"].get<int>();
+    const int etp = l.contains("expert_tp") ? l["expert_tp"].get<int>() : 0;
+    return fmt::format("TP{} PP{}{} DP{}{}{} Z{} mb{}{}", l["tp"].get<int>(), l["pp"].get<int>(),
+                       vp > 1 ? fmt::format(" VP{}", vp) : "", l["dp"].get<int>(),
+                       l["ep"].get<int>() > 1 ? fmt::format(" EP{}", l["ep"].get<int>()) : "",
+                       etp > 0 && etp != l["tp"].get<int>() ? fmt::format(" ETP{}", etp) : "", l["zero_stage"].get<int>(),
                        l["micro_batch"].get<int>(), rc == "none" ? "" : " rc:" + rc) +
            math;
   }

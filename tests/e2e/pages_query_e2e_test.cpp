@@ -42,14 +42,22 @@ TEST_F(PagesQueryE2E, AValueWithAnEqualsSignIsReadWhole) {
   EXPECT_NE(m->body.find("a=b"), std::string::npos);
 }
 
-// The plan page's layout cell names the recompute modules a Megatron MoE search chose, as the
-// CLI's table does (docs/planner.md search order): gpt-oss-120b on 64 H100s.
+// The plan page's layout cell names the recompute modules a Megatron MoE search chose and the
+// virtual stages, as the CLI's table does (docs/planner.md search order): gpt-oss-120b and
+// Llama 3.1 70B on 64 H100s.
 TEST_F(PagesQueryE2E, ThePlanPageNamesTheRecomputeModulesTheSearchChose) {
   auto p = get("/plan?model=gpt-oss-120b&task=pretrain&tokens=2e10&stack=megatron&grads_16bit=true&gpus=64"
                "&global_batch=1280&seq=4096&filter=gpu=H100&today=2026-11-30");
   ASSERT_TRUE(p);
   ASSERT_EQ(p->status, 200) << p->body.substr(0, 400);
   EXPECT_NE(p->body.find("EP8 Z1 mb1 rc:layernorm,moe_act"), std::string::npos) << p->body.substr(0, 2000);
+  // Interleaved stages (a Megatron search at PP > 1) show as in the CLI: "PP8 VP5".
+  auto v = get("/plan?model=llama-3.1-70b&task=pretrain&tokens=1e10&stack=megatron&grads_16bit=true&gpus=64"
+               "&tp=4&pp=8&micro_batch=1&recompute=full&virtual_stages=5&global_batch=128&seq=8192&filter=gpu=H100"
+               "&today=2026-11-30");
+  ASSERT_TRUE(v);
+  ASSERT_EQ(v->status, 200) << v->body.substr(0, 400);
+  EXPECT_NE(v->body.find("TP4 PP8 VP5 DP2 Z1 mb1 rc:full"), std::string::npos) << v->body.substr(0, 2000);
 }
 
 // Issue 11: `/offers?q=%zz` (and `/plan?model=%zz...`) passed the bad escape on as text (the
