@@ -166,12 +166,15 @@ void check_recompute_modules_mode(RecomputeModules set, bool megatron, std::opti
 
 void check_recompute_modules_apply(const ModelArch& arch, RecomputeModules set, const std::string& where) {
   if (set == 0) return;
-  const bool dense_layers = !arch.moe || arch.moe->num_moe_layers < arch.num_layers;
-  const char* missing = has_module(set, RecomputeModule::moe_act) && !arch.moe                ? "moe_act"
-                        : has_module(set, RecomputeModule::mla_up_proj) && !arch.mla          ? "mla_up_proj"
-                        : has_module(set, RecomputeModule::mlp) && !dense_layers              ? "mlp"
-                        : has_module(set, RecomputeModule::layernorm) && !arch.moe && !arch.mla ? "layernorm"
-                                                                                              : nullptr;
+  // A config may declare experts and route no layer to them (DeepSeek's first_k_dense_replace =
+  // num_hidden_layers: trial42 D4): MoE layers, not the MoE block, decide.
+  const bool moe_layers = arch.moe && arch.moe->num_moe_layers > 0;
+  const bool dense_layers = !moe_layers || arch.moe->num_moe_layers < arch.num_layers;
+  const char* missing = has_module(set, RecomputeModule::moe_act) && !moe_layers                ? "moe_act"
+                        : has_module(set, RecomputeModule::mla_up_proj) && !arch.mla            ? "mla_up_proj"
+                        : has_module(set, RecomputeModule::mlp) && !dense_layers                ? "mlp"
+                        : has_module(set, RecomputeModule::layernorm) && !moe_layers && !arch.mla ? "layernorm"
+                                                                                                : nullptr;
   if (missing != nullptr)
     throw_invalid_coded(where, "recompute_module_not_in_model", {{"module", missing}, {"model", arch.name}},
                         fmt::format("recompute module {} has nothing to recompute in {}", missing, arch.name),
@@ -181,7 +184,8 @@ void check_recompute_modules_apply(const ModelArch& arch, RecomputeModules set, 
 
 RecomputeModules recipe_recompute_modules(const ModelArch& arch) noexcept {
   if (arch.mla) return static_cast<unsigned>(RecomputeModule::mla_up_proj);
-  if (arch.moe) return static_cast<unsigned>(RecomputeModule::layernorm) | static_cast<unsigned>(RecomputeModule::moe_act);
+  if (arch.moe && arch.moe->num_moe_layers > 0)
+    return static_cast<unsigned>(RecomputeModule::layernorm) | static_cast<unsigned>(RecomputeModule::moe_act);
   return 0;
 }
 

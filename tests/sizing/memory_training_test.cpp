@@ -7,6 +7,7 @@
 #include "hand_built_models.hpp"
 #include "sizing/memory.hpp"
 #include "util/error.hpp"
+#include "util/error_code.hpp"
 
 namespace gpuplan {
 namespace {
@@ -282,6 +283,38 @@ TEST(TrainingMemory, MegatronRecomputeModulesOnMlaLayers) {
   EXPECT_NEAR(base - with(RecomputeModule::mla_up_proj), 4096.0 * 7 * 131072, 1.0);
   EXPECT_NEAR(base - with(RecomputeModule::layernorm), 4096.0 * 7 * 14336, 1.0);
   EXPECT_NEAR(base - with(RecomputeModule::mlp), 4096.0 * 7 * 124928, 1.0);
+}
+
+// trial42 D4: a DeepSeek-shaped config whose first_k_dense_replace covers every layer declares
+// experts and routes no layer to them: the MoE layers, not the MoE block, decide what moe_act and
+// layernorm have to recompute, and which set the planner tries (recipe_recompute_modules).
+TEST(TrainingMemory, RecomputeModulesFollowTheMoeLayersNotTheMoeBlock) {
+  ModelArch m = deepseek_v3_mla_like(4);
+  MoeSpec moe;
+  moe.num_routed_experts = 256;
+  moe.experts_per_token = 8;
+  moe.expert_intermediate_size = 2048;
+  moe.first_dense_layers = 4;
+  moe.num_moe_layers = 0;
+  m.moe = moe;
+  const auto moe_act = static_cast<unsigned>(RecomputeModule::moe_act);
+  const auto layernorm = static_cast<unsigned>(RecomputeModule::layernorm);
+  try {
+    check_recompute_modules_apply(m, moe_act, "--recompute-modules");
+    ADD_FAILURE() << "moe_act accepted without MoE layers";
+  } catch (const CodedError& e) {
+    EXPECT_EQ(e.where(), "--recompute-modules");
+    EXPECT_EQ(e.code, "recompute_module_not_in_model");
+  }
+  EXPECT_NO_THROW(check_recompute_modules_apply(m, layernorm, "--recompute-modules"));  // the MLA input norm
+  EXPECT_EQ(recipe_recompute_modules(m), static_cast<unsigned>(RecomputeModule::mla_up_proj));
+  m.mla.reset();
+  EXPECT_THROW(check_recompute_modules_apply(m, layernorm, "--recompute-modules"), Error);
+  EXPECT_EQ(recipe_recompute_modules(m), 0u);
+  m.moe->first_dense_layers = 0;
+  m.moe->num_moe_layers = 4;
+  EXPECT_NO_THROW(check_recompute_modules_apply(m, moe_act | layernorm, "--recompute-modules"));
+  EXPECT_EQ(recipe_recompute_modules(m), moe_act | layernorm);
 }
 
 TEST(TrainingMemory, FirstPipelineStageHoldsPMicroBatches) {
