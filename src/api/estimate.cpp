@@ -174,6 +174,16 @@ std::string training_settings_text(const PlanRequest& r) {
   return out;
 }
 
+std::string searched_recompute_modules_text(const PlanRequest& r, RecomputeModules chosen) {
+  if (chosen == 0 || r.recompute_modules != 0) return {};
+  return fmt::format(
+      "rc:{} = chosen by the search: Megatron-Core selective recompute of those modules (recompute_modules), "
+      "the set NVIDIA's Megatron-Bridge recipes give {}; --recompute or --recompute-modules pins another.",
+      recompute_modules_name(chosen),
+      has_module(chosen, RecomputeModule::mla_up_proj) ? "DeepSeek-V3 and gpuplan tries for MLA models"
+                                                       : "gpt-oss and gpuplan tries for MoE models");
+}
+
 json to_json(const EstimateOutput& out) {
   if (!out.plan) return json{{"model", out.arch.name}, {"estimate", nullptr}, {"no_fit", out.no_fit}};
   json j = {{"model", out.arch.name},

@@ -51,5 +51,9 @@ nlohmann::json to_json(const EstimateOutput& out);
 /// output ("stack megatron, MoE imbalance 1, 16-bit gradients");
 /// empty when none is set.
 std::string training_settings_text(const PlanRequest& r);
+/// What "rc:<modules>" in a plan's layout means when the search chose the modules (the request
+/// gave neither --recompute nor --recompute-modules; planner.hpp search order): one sentence,
+/// ending with a full stop; empty when `chosen` is 0 or the request gave the modules.
+std::string searched_recompute_modules_text(const PlanRequest& r, RecomputeModules chosen);
 
 }  // namespace gpuplan::api

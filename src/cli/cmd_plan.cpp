@@ -190,15 +190,12 @@ void print_table(const PlanRequest& r, const PlanResult& res) {
                           res.plans_hidden_short);
   }
   // Recompute modules the search chose (planner.hpp search order): what the layout's rc: names.
-  if (r.workload == PlanWorkload::training && r.recompute_modules == 0) {
+  if (r.workload == PlanWorkload::training) {
     for (const Plan& p : res.plans) {
-      if (p.recompute_modules == 0) continue;
-      footer += fmt::format(" rc:{} = Megatron-Core selective recompute of those modules (recompute_modules), the set "
-                            "NVIDIA's Megatron-Bridge recipes use for {}; --recompute or --recompute-modules pins another.",
-                            recompute_modules_name(p.recompute_modules),
-                            has_module(p.recompute_modules, RecomputeModule::mla_up_proj) ? "MLA models (DeepSeek-V3)"
-                                                                                          : "MoE models (gpt-oss)");
-      break;
+      if (const std::string why = api::searched_recompute_modules_text(r, p.recompute_modules); !why.empty()) {
+        footer += " " + why;
+        break;
+      }
     }
   }
   fmt::print("{}", wrap_text(footer, width, ""));

@@ -230,6 +230,11 @@ TEST_F(RecipeFlagsE2E, MegatronMoeSearchTriesTheRecipesRecomputeModules) {
   // The layout line names the modules, not "selective".
   const RunResult text = run(gpt_oss);
   EXPECT_NE(text.out.find(" rc:layernorm,moe_act, global batch"), std::string::npos) << text.out.substr(0, 400);
+  // ... and one line says the search chose them (trial42 D2), not when the user gave them.
+  EXPECT_NE(text.out.find("\nrc:layernorm,moe_act = chosen by the search: Megatron-Core selective recompute"),
+            std::string::npos)
+      << text.out.substr(0, 600);
+  EXPECT_EQ(run(gpt_oss + " --recompute-modules layernorm,moe_act").out.find("chosen by the search"), std::string::npos);
   // Not searched: a dense model (the Llama recipes recompute no modules), another stack.
   EXPECT_TRUE(run_json("estimate --model llama-3.1-8b --task pretrain --gpu 'NVIDIA H100 SXM' --gpus 8 --seq 4096 "
                        "--global-batch 64 --tokens 1e9 --stack megatron",
