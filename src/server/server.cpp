@@ -198,6 +198,29 @@ std::string decode_query_part(std::string_view s, std::string_view name) {
   return out;
 }
 
+/// A decoded query parameter whose name or value holds a C0 control character other than tab, line
+/// feed and carriage return (a textarea's lines), or DEL, is Error{invalid_input, "/NAME",
+/// query_text_not_clean}, as the JSON API refuses one in a string (json_text_not_clean): a NUL
+/// was echoed raw into a page's error text (trial42 D6). Bytes that are not UTF-8 and bidi
+/// controls keep their own handling (each reader words them, or echoes them repaired), as does the
+/// filter (`q`, `filter`), whose reader words every byte problem in the page's language.
+void check_query_text(const std::string& key, const std::string& value) {
+  const bool filter = key == "q" || key == "filter";
+  for (const std::string* text : {&key, &value}) {
+    if (filter && text == &value) continue;
+    for (std::size_t i = 0; i < text->size(); ++i) {
+      const auto b = static_cast<unsigned char>((*text)[i]);
+      if ((b < 0x20 && b != '\t' && b != '\n' && b != '\r') || b == 0x7F) {
+        const std::string shown = printable_or_percent(key);
+        throw_invalid_coded("/" + shown, "query_text_not_clean", {{"name", shown}, {"character", std::to_string(i + 1)}},
+                            fmt::format("query parameter \"{}\": control character 0x{:02x} at character {} of its {}",
+                                        shown, b, i + 1, text == &key ? "name" : "value"),
+                            "text without control characters");
+      }
+    }
+  }
+}
+
 /// Calls f(key, value) for each `key=value` part of the request target's query string, split at
 /// the FIRST '=' (cpp-httplib's own parser keeps the text after the last one), still encoded; a
 /// part without '=' has an empty value, empty parts are skipped, a '#' fragment is dropped.
@@ -227,6 +250,7 @@ std::multimap<std::string, std::string> query_params(const httplib::Request& req
   for_each_query_part(req.target, [&](std::string_view k, std::string_view v) {
     std::string key = decode_query_part(k, k);
     std::string value = v.empty() ? std::string() : decode_query_part(v, key);
+    check_query_text(key, value);
     std::string canonical = key == "q" ? "filter" : key;
     if (const auto [it, fresh] = written.emplace(canonical, key); !fresh)
       throw_invalid_coded("/" + key, "parameter_twice", {{"name", key}}, "query parameter \"" + key + "\" given twice",
@@ -317,7 +341,7 @@ void check_path_percent_encoding(std::string_view target, const std::string& fie
 void check_query_percent_encoding(std::string_view target) {
   for_each_query_part(target, [](std::string_view k, std::string_view v) {
     const std::string key = decode_query_part(k, k);
-    if (!v.empty()) (void)decode_query_part(v, key);
+    check_query_text(key, v.empty() ? std::string() : decode_query_part(v, key));
   });
 }
 

@@ -30,7 +30,7 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 143> kCodes = {
+constexpr std::array<std::string_view, 144> kCodes = {
     "ambiguous_model",
     "body_empty",
     "body_not_object",
@@ -143,6 +143,7 @@ constexpr std::array<std::string_view, 143> kCodes = {
     "pp_layers_sum",
     "qlora_needs_16_bit",
     "query_not_percent_encoded",
+    "query_text_not_clean",
     "question_budget_too_large",
     "question_number_out_of_range",
     "question_value_not_positive",

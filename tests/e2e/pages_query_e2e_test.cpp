@@ -117,6 +117,28 @@ TEST_F(PagesQueryE2E, BadPercentEncodingIsABadRequestPageInTheRequestsLanguage) 
   EXPECT_NE(ok->body.find("value=\"gpu=H100\""), std::string::npos);
 }
 
+// trial42 D6: a query value that decodes to a NUL or another control character was echoed raw
+// into the page's error text. It is refused at the parameter, in the page's language, and no such
+// byte reaches the page.
+TEST_F(PagesQueryE2E, AControlCharacterInAQueryValueIsRefusedNotEchoed) {
+  for (const char* bad : {"%00", "%01", "%1B", "%7F"}) {
+    auto r = get(std::string("/en/plan?model=llama-3.1-8b&task=lora&tokens=1e8&recompute_modules=layernorm") + bad);
+    ASSERT_TRUE(r) << bad;
+    EXPECT_EQ(r->status, 400) << bad;
+    EXPECT_EQ(r->body.find('\0'), std::string::npos) << bad;
+    EXPECT_EQ(r->body.find('\x01'), std::string::npos) << bad;
+    EXPECT_EQ(r->body.find('\x1b'), std::string::npos) << bad;
+    EXPECT_EQ(r->body.find('\x7f'), std::string::npos) << bad;
+    EXPECT_NE(r->body.find("the query parameter “recompute_modules” holds a control character (character 10)"),
+              std::string::npos)
+        << bad << ": " << r->body.substr(0, 1500);
+  }
+  auto fr = get("/fr/plan?model=llama-3.1-8b&task=lora&tokens=1e8&stack=megatron%00");
+  ASSERT_TRUE(fr);
+  EXPECT_EQ(fr->status, 400);
+  EXPECT_NE(fr->body.find("contient un caractère de contrôle (caractère 9)"), std::string::npos) << fr->body.substr(0, 1500);
+}
+
 TEST_F(PagesQueryE2E, GroupsCountEveryMatchingOfferAsTheApiDoes) {
   auto api = get("/api/offers?group_by=gpu&today=2026-11-30");
   ASSERT_TRUE(api && api->status == 200);
