@@ -1821,6 +1821,17 @@ class Pages {
       if (!res.recommendation_evidence.empty() && !none) text += pg.t.value("recommend_evidence_" + res.recommendation_evidence, "");
       ctx["recommendation"] = text;
     }
+    // What "rc:<modules>" in the layouts means when the search chose them (trial42 D1; the CLI's
+    // footer line, api::searched_recompute_modules_text): the first plan that has them.
+    if (out.request.workload == PlanWorkload::training && out.request.recompute_modules == 0) {
+      for (const Plan& p : out.result.plans) {
+        if (p.recompute_modules == 0) continue;
+        const bool mla = has_module(p.recompute_modules, RecomputeModule::mla_up_proj);
+        ctx["recompute_note"] = fill(pg.t.value(mla ? "plan_recompute_modules_mla" : "plan_recompute_modules_moe", ""),
+                                     {{"modules", recompute_modules_name(p.recompute_modules)}});
+        break;
+      }
+    }
     if (!result["no_plan"].is_null() && out.result.no_plan) {
       const NoPlanWords words = no_plan_words(*out.result.no_plan, pg.lang);
       ctx["no_plan"] = words.reason;

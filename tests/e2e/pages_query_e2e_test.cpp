@@ -51,6 +51,18 @@ TEST_F(PagesQueryE2E, ThePlanPageNamesTheRecomputeModulesTheSearchChose) {
   ASSERT_TRUE(p);
   ASSERT_EQ(p->status, 200) << p->body.substr(0, 400);
   EXPECT_NE(p->body.find("EP8 Z1 mb1 rc:layernorm,moe_act"), std::string::npos) << p->body.substr(0, 2000);
+  // ... and says what it is, in the page's language (trial42 D1; the CLI's footer line).
+  EXPECT_NE(p->body.find("rc:layernorm,moe_act = chosen by the search: Megatron-Core selective recompute"),
+            std::string::npos);
+  auto fr = get("/fr/plan?model=gpt-oss-120b&task=pretrain&tokens=2e10&stack=megatron&grads_16bit=true&gpus=64"
+                "&global_batch=1280&seq=4096&filter=gpu=H100&today=2026-11-30");
+  ASSERT_TRUE(fr);
+  EXPECT_NE(fr->body.find("rc:layernorm,moe_act = choisi par la recherche"), std::string::npos);
+  // Given by the user: nothing to explain.
+  auto given = get("/plan?model=gpt-oss-120b&task=pretrain&tokens=2e10&stack=megatron&grads_16bit=true&gpus=64"
+                   "&global_batch=1280&seq=4096&filter=gpu=H100&today=2026-11-30&recompute_modules=layernorm,moe_act");
+  ASSERT_TRUE(given);
+  EXPECT_EQ(given->body.find("chosen by the search"), std::string::npos);
   // Interleaved stages (a Megatron search at PP > 1) show as in the CLI: "PP8 VP5".
   auto v = get("/plan?model=llama-3.1-70b&task=pretrain&tokens=1e10&stack=megatron&grads_16bit=true&gpus=64"
                "&tp=4&pp=8&micro_batch=1&recompute=full&virtual_stages=5&global_batch=128&seq=8192&filter=gpu=H100"
