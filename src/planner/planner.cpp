@@ -366,7 +366,8 @@ std::vector<int> pp_candidates(const ModelArch& arch, const PlanRequest& r) {
 /// Virtual pipeline stages (interleaved 1F1B, Narayanan et al. 2021 §2.2.2) searched at `pp`: the
 /// pinned --virtual-stages, else 1 and, under --stack megatron with pp > 1, every v ≥ 2 that
 /// Megatron-LM accepts for the default split (d98e8a64dd
-/// training/arguments.py: the layers divide by pp, the layers per stage by v). The micro-batch
+/// training/arguments.py: the layers divide by pp, the layers per stage by v; with --pp-layers,
+/// every rank's layers by v). The micro-batch
 /// count condition (schedules.py: m a multiple of pp) is checked per micro-batch in
 /// search_training. The bubble falls as 1/v, the first stage holds (1 + (p−1)/(p·v))× the
 /// activations and each micro-batch crosses v× the stage boundaries (sizing/perf.hpp, memory.hpp).
@@ -375,7 +376,16 @@ std::vector<int> vp_candidates(const ModelArch& arch, const PlanRequest& r, int 
   std::vector<int> out = {1};
   // Other stacks (and none given) keep one stage per rank unless pinned: the interleaved
   // schedule and its rules are Megatron's.
-  if (pp <= 1 || r.stack != TrainingStack::megatron || arch.num_layers % pp != 0) return out;
+  if (pp <= 1 || r.stack != TrainingStack::megatron) return out;
+  // --pp-layers (Megatron-Core's pipeline layout): every rank's layers split into v chunks.
+  if (!r.pipeline_stage_layers.empty()) {
+    const int most = *std::max_element(r.pipeline_stage_layers.begin(), r.pipeline_stage_layers.end());
+    for (int v = 2; v <= most; ++v)
+      if (std::all_of(r.pipeline_stage_layers.begin(), r.pipeline_stage_layers.end(), [v](int n) { return n % v == 0; }))
+        out.push_back(v);
+    return out;
+  }
+  if (arch.num_layers % pp != 0) return out;
   const auto per_stage = static_cast<int>(arch.num_layers / pp);
   for (int v = 2; v <= per_stage; ++v)
     if (per_stage % v == 0) out.push_back(v);

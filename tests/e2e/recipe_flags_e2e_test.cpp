@@ -269,6 +269,12 @@ TEST_F(RecipeFlagsE2E, MegatronSearchInterleavesPipelineStagesWhereMegatronAccep
   EXPECT_LT(searched["step"]["step_seconds"].get<double>(), one["step"]["step_seconds"].get<double>());
   // 36 sequences: m = 18, not a multiple of pp 8 (Megatron-LM schedules.py refuses it): no interleaving.
   EXPECT_EQ(run_json(megatron + " --global-batch 36", 0)["estimate"]["layout"]["virtual_stages"], 1);
+  // --pp-layers: every rank's layers split into v chunks, so v divides each (12, 10, 8: v = 2 only;
+  // 11 and 9: none).
+  const std::string layers = megatron + " --global-batch 128 --pp-layers ";
+  const int v_even = run_json(layers + "12,10,10,10,10,10,10,8", 0)["estimate"]["layout"]["virtual_stages"];
+  EXPECT_TRUE(v_even == 1 || v_even == 2) << v_even;
+  EXPECT_EQ(run_json(layers + "11,10,10,10,10,10,10,9", 0)["estimate"]["layout"]["virtual_stages"], 1);
   // Without --stack megatron the stages are not interleaved unless --virtual-stages says so.
   EXPECT_EQ(run_json(llama + " --global-batch 128", 0)["estimate"]["layout"]["virtual_stages"], 1);
 }
