@@ -289,8 +289,6 @@ RecomputeModules searched_recipe_modules(const PlanRequest& r, const ModelArch& 
   return recipe_recompute_modules(arch);
 }
 
-/// The model check and the per-GPU memory of one layout (the lean total, sizing/memory_total.hpp),
-/// or kLayoutNotRunnable; the first problem found is kept for the no-plan reason.
 /// The recompute candidates' index into SearchContext's per-candidate arrays: the Recompute
 /// value (0 … 3), or 4 for selective with the recipe's modules (SearchContext::recipe_modules).
 constexpr std::size_t kRecipeModulesKind = 4;
@@ -298,6 +296,8 @@ constexpr std::size_t recompute_kind(Recompute rc, bool recipe_modules) {
   return recipe_modules ? kRecipeModulesKind : static_cast<std::size_t>(rc);
 }
 
+/// The model check and the per-GPU memory of one layout (the lean total, sizing/memory_total.hpp),
+/// or kLayoutNotRunnable; the first problem found is kept for the no-plan reason.
 /// `recipe_modules`: sized with SearchContext::recipe_modules instead of the request's modules.
 double size_layout(SearchContext& ctx, const ParallelLayout& layout, Recompute rc, bool recipe_modules,
                    std::uint64_t id) {
@@ -363,32 +363,50 @@ std::vector<int> pp_candidates(const ModelArch& arch, const PlanRequest& r) {
   return {out.begin(), out.end()};
 }
 
+/// Whether `v` virtual stages split every pipeline rank's layers into whole, non-empty chunks
+/// (Megatron-LM d98e8a64dd training/arguments.py: the layers divide by pp, the layers per stage by
+/// v; account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split count the
+/// embedding and the loss as one layer each, as NVIDIA's Qwen3-235B recipe does, 94 + 2 = 8 × 4 × 3):
+/// with --pp-layers each rank's count, else L, L + 1 or L + 2 a multiple of pp with v dividing
+/// the quotient. v = 1 always does.
+bool virtual_stages_split_layers(const ModelArch& arch, const PlanRequest& r, int pp, int v) {
+  if (v <= 1) return true;
+  if (pp <= 1) return false;
+  if (!r.pipeline_stage_layers.empty())
+    return std::all_of(r.pipeline_stage_layers.begin(), r.pipeline_stage_layers.end(),
+                       [v](int n) { return n >= v && n % v == 0; });
+  for (std::int64_t counted = arch.num_layers; counted <= arch.num_layers + 2; ++counted)
+    if (counted % pp == 0 && (counted / pp) % v == 0) return true;
+  return false;
+}
+
 /// Virtual pipeline stages (interleaved 1F1B, Narayanan et al. 2021 §2.2.2) searched at `pp`: the
 /// pinned --virtual-stages, else 1 and, under --stack megatron with pp > 1, every v ≥ 2 that
-/// Megatron-LM accepts for the default split (d98e8a64dd
-/// training/arguments.py: the layers divide by pp, the layers per stage by v; with --pp-layers,
-/// every rank's layers by v). The micro-batch
-/// count condition (schedules.py: m a multiple of pp) is checked per micro-batch in
-/// search_training. The bubble falls as 1/v, the first stage holds (1 + (p−1)/(p·v))× the
+/// Megatron-LM accepts for the default split (d98e8a64dd training/arguments.py: the layers divide
+/// by pp, the layers per stage by v; with --pp-layers, every rank's layers by v). The micro-batch
+/// count condition (schedules.py: m a multiple of pp) is checked per micro-batch in search_training. The bubble falls as 1/v, the first stage holds (1 + (p−1)/(p·v))× the
 /// activations and each micro-batch crosses v× the stage boundaries (sizing/perf.hpp, memory.hpp).
 std::vector<int> vp_candidates(const ModelArch& arch, const PlanRequest& r, int pp) {
-  if (r.pins.virtual_stages) return {*r.pins.virtual_stages};
+  // A pinned VP only at the PP degrees it splits into whole chunks (trial43 D1: --virtual-stages 3
+  // was searched at PP 2 with 40 layers per stage); none left: no layout matches the pins.
+  // With --pp-layers (Megatron-Core's pipeline_model_parallel_layout, which gives each virtual
+  // stage its own count) a pinned VP is the user's layout, as NVIDIA's DeepSeek-V3 recipe runs
+  // 8,…,8,5 layers at VP 2.
+  if (r.pins.virtual_stages) {
+    if (*r.pins.virtual_stages > 1 && r.pipeline_stage_layers.empty() &&
+        !virtual_stages_split_layers(arch, r, pp, *r.pins.virtual_stages))
+      return {};
+    return {*r.pins.virtual_stages};
+  }
   std::vector<int> out = {1};
   // Other stacks (and none given) keep one stage per rank unless pinned: the interleaved
   // schedule and its rules are Megatron's.
   if (pp <= 1 || r.stack != TrainingStack::megatron) return out;
-  // --pp-layers (Megatron-Core's pipeline layout): every rank's layers split into v chunks.
-  if (!r.pipeline_stage_layers.empty()) {
-    const int most = *std::max_element(r.pipeline_stage_layers.begin(), r.pipeline_stage_layers.end());
-    for (int v = 2; v <= most; ++v)
-      if (std::all_of(r.pipeline_stage_layers.begin(), r.pipeline_stage_layers.end(), [v](int n) { return n % v == 0; }))
-        out.push_back(v);
-    return out;
-  }
-  if (arch.num_layers % pp != 0) return out;
-  const auto per_stage = static_cast<int>(arch.num_layers / pp);
-  for (int v = 2; v <= per_stage; ++v)
-    if (per_stage % v == 0) out.push_back(v);
+  const auto most = static_cast<int>(r.pipeline_stage_layers.empty()
+                                         ? (arch.num_layers + 2) / pp
+                                         : *std::max_element(r.pipeline_stage_layers.begin(), r.pipeline_stage_layers.end()));
+  for (int v = 2; v <= most; ++v)
+    if (virtual_stages_split_layers(arch, r, pp, v)) out.push_back(v);
   return out;
 }
 
@@ -486,6 +504,15 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
     for (std::size_t pi = 0; pi < pps.size(); ++pi) {
       const int pp = pps[pi];
       if (pp > arch.num_layers || n % (tp * pp) != 0) continue;
+      if (ctx.vps[pi].empty()) {  // a pinned VP that does not split this PP's stages (vp_candidates)
+        const std::string problem = fmt::format(
+            "{} virtual stages split no pipeline degree these GPUs allow into whole chunks ({} layers, + 1 or 2 "
+            "for the embedding and the loss: pp must divide them and leave a multiple of {} per stage)",
+            *r.pins.virtual_stages, arch.num_layers, *r.pins.virtual_stages);
+        if (!ctx.first_layout_problem) ctx.first_layout_problem = problem;
+        if (collect && !collect->first_problem) collect->first_problem = problem;  // replayed on a memo hit
+        continue;
+      }
       const int dp = n / (tp * pp);
       if (r.pins.dp && *r.pins.dp != dp) continue;
       if (dp > ctx.global_batch) {  // fewer sequences per step than data-parallel ranks
@@ -1966,6 +1993,27 @@ void check_request_for_model(const PlanRequest& request, const ModelArch& arch) 
                           fmt::format("pp {} exceeds the {} layers of {}", *request.pins.pp, arch.num_layers, arch.name),
                           fmt::format("at most {}", arch.num_layers));
     }
+    // A pinned VP must split each pinned stage into whole chunks (trial43 D2, D3).
+    if (request.pins.virtual_stages && *request.pins.virtual_stages > 1 && request.pins.pp &&
+        !data_parallel_only(request.stack)) {
+      // (--pp-layers: Megatron-Core's pipeline layout gives each virtual stage its own count.)
+      const int v = *request.pins.virtual_stages, pp = *request.pins.pp;
+      if (pp <= 1)
+        throw_invalid_coded("--virtual-stages", "virtual_stages_need_pp", {{"virtual_stages", fmt::format("{}", v)}},
+                            fmt::format("{} virtual stages interleave pipeline stages: they need --pp 2 or more", v),
+                            "--pp 2 or more, or --virtual-stages 1");
+      if (request.pipeline_stage_layers.empty() && !virtual_stages_split_layers(arch, request, pp, v)) {
+        const std::string layers = arch.num_layers % pp == 0 ? fmt::format("{}", arch.num_layers / pp)
+                                                             : fmt::format("{}/{}", arch.num_layers, pp);
+        throw_invalid_coded("--virtual-stages", "virtual_stages_not_dividing_layers",
+                            {{"virtual_stages", fmt::format("{}", v)}, {"layers", layers}, {"model", arch.name}},
+                            fmt::format("{} virtual stages do not split the layers of each pipeline stage of {} ({}) into "
+                                        "whole chunks",
+                                        v, arch.name, layers),
+                            "a divisor of every stage's layers (Megatron-LM; the embedding and the loss may count as "
+                            "layers), the layers a multiple of --pp");
+      }
+    }
     if (!request.pipeline_stage_layers.empty()) {
       std::int64_t sum = 0;
       for (int n : request.pipeline_stage_layers) sum += n;
@@ -1989,6 +2037,7 @@ void check_request_for_model(const PlanRequest& request, const ModelArch& arch) 
       const char* f = request.pins.tp && *request.pins.tp > 1   ? "--tp"
                       : request.pins.pp && *request.pins.pp > 1 ? "--pp"
                       : request.pins.ep && *request.pins.ep > 1 ? "--ep"
+                      : request.pins.virtual_stages && *request.pins.virtual_stages > 1 ? "--virtual-stages"
                       : request.tp_comm_overlap                  ? "--tp-comm-overlap"
                       : request.ep_overlap                       ? "--ep-overlap"
                       : request.moe_dispatcher                   ? "--moe-dispatcher"

@@ -30,7 +30,7 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 144> kCodes = {
+constexpr std::array<std::string_view, 146> kCodes = {
     "ambiguous_model",
     "body_empty",
     "body_not_object",
@@ -175,6 +175,8 @@ constexpr std::array<std::string_view, 144> kCodes = {
     "unknown_model_name_too_long",
     "unknown_model_no_near",
     "unknown_offer",
+    "virtual_stages_need_pp",
+    "virtual_stages_not_dividing_layers",
 };
 static_assert(std::is_sorted(kCodes.begin(), kCodes.end()));
 }  // namespace

@@ -134,8 +134,8 @@ TEST(SearchMemo, NoPlanReasonsAreTheFreshSearchsOnAMemoHit) {
 }
 
 TEST(SearchMemo, ReportsOfASearchThatSizedNothingAreReplayed) {
-  // No layout is ever sized: the reason then quotes the first layout problem (2 virtual stages
-  // pinned with PP 1) or the smallest DP above the batch (DP pinned to 8, a batch of 1). On a
+  // No layout is ever sized: the reason then quotes the first layout problem (3 virtual stages
+  // pinned, which split no PP degree's stages) or the smallest DP above the batch (DP pinned to 8, a batch of 1). On a
   // memo hit nothing is searched, so the memo must hand these back.
   SearchMemo memo;
   for (int round = 0; round < 2; ++round) {
@@ -147,13 +147,12 @@ TEST(SearchMemo, ReportsOfASearchThatSizedNothingAreReplayed) {
       r.task = Task::full;
       r.tokens = tokens;
       r.today = "2026-11-30";
-      r.pins.virtual_stages = 2;
-      r.pins.pp = 1;
+      r.pins.virtual_stages = 3;  // splits none of Mixtral's 32 (+ 1, + 2) layers per stage on 8 GPUs
       const ModelArch moe = resolve_model(mixtral);
       const PlanResult fresh = plan(r, moe, offers(), GpuCatalog::bundled(), &per_second);
       ASSERT_TRUE(fresh.no_plan);
       EXPECT_EQ(fresh.no_plan->code, "no_layout_sized") << fresh.no_plan->reason;
-      EXPECT_EQ(answer(plan(r, moe, offers(), GpuCatalog::bundled(), &per_second, {}, &memo, "mixtral-vs2-pp1")), answer(fresh));
+      EXPECT_EQ(answer(plan(r, moe, offers(), GpuCatalog::bundled(), &per_second, {}, &memo, "mixtral-vs3")), answer(fresh));
 
       ModelSource small;
       small.preset = "llama-3.1-8b";
