@@ -174,6 +174,13 @@ std::string training_settings_text(const PlanRequest& r) {
   return out;
 }
 
+RecomputeModules searched_recompute_modules(const PlanRequest& r, const std::vector<Plan>& plans) {
+  if (r.workload != PlanWorkload::training || r.recompute_modules != 0) return 0;
+  for (const Plan& p : plans)
+    if (p.recompute_modules != 0) return p.recompute_modules;
+  return 0;
+}
+
 std::string searched_recompute_modules_text(const PlanRequest& r, RecomputeModules chosen) {
   if (chosen == 0 || r.recompute_modules != 0) return {};
   return fmt::format(

@@ -55,5 +55,9 @@ std::string training_settings_text(const PlanRequest& r);
 /// gave neither --recompute nor --recompute-modules; planner.hpp search order): one sentence,
 /// ending with a full stop; empty when `chosen` is 0 or the request gave the modules.
 std::string searched_recompute_modules_text(const PlanRequest& r, RecomputeModules chosen);
+/// The recompute modules the search chose for the first of `plans` that has any, when the request
+/// gave none (what a plan list's "rc:<modules>" note explains: the CLI's footer, the plan page); 0
+/// otherwise.
+RecomputeModules searched_recompute_modules(const PlanRequest& r, const std::vector<Plan>& plans);
 
 }  // namespace gpuplan::api

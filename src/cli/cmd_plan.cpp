@@ -190,14 +190,9 @@ void print_table(const PlanRequest& r, const PlanResult& res) {
                           res.plans_hidden_short);
   }
   // Recompute modules the search chose (planner.hpp search order): what the layout's rc: names.
-  if (r.workload == PlanWorkload::training) {
-    for (const Plan& p : res.plans) {
-      if (const std::string why = api::searched_recompute_modules_text(r, p.recompute_modules); !why.empty()) {
-        footer += " " + why;
-        break;
-      }
-    }
-  }
+  if (const std::string why = api::searched_recompute_modules_text(r, api::searched_recompute_modules(r, res.plans));
+      !why.empty())
+    footer += " " + why;
   fmt::print("{}", wrap_text(footer, width, ""));
   // The training stack and recipe switches the plans were made with, as estimate prints them (trial41 D4).
   if (r.workload == PlanWorkload::training)

@@ -26,6 +26,7 @@
 #include "api/assistant.hpp"
 #include "api/catalog_reads.hpp"
 #include "api/context.hpp"
+#include "api/estimate.hpp"
 #include "api/plan.hpp"
 #include "api/serving_reference.hpp"
 #include "api/size.hpp"
@@ -1823,14 +1824,10 @@ class Pages {
     }
     // What "rc:<modules>" in the layouts means when the search chose them (trial42 D1; the CLI's
     // footer line, api::searched_recompute_modules_text): the first plan that has them.
-    if (out.request.workload == PlanWorkload::training && out.request.recompute_modules == 0) {
-      for (const Plan& p : out.result.plans) {
-        if (p.recompute_modules == 0) continue;
-        const bool mla = has_module(p.recompute_modules, RecomputeModule::mla_up_proj);
-        ctx["recompute_note"] = fill(pg.t.value(mla ? "plan_recompute_modules_mla" : "plan_recompute_modules_moe", ""),
-                                     {{"modules", recompute_modules_name(p.recompute_modules)}});
-        break;
-      }
+    if (const RecomputeModules chosen = api::searched_recompute_modules(out.request, out.result.plans); chosen != 0) {
+      const bool mla = has_module(chosen, RecomputeModule::mla_up_proj);
+      ctx["recompute_note"] = fill(pg.t.value(mla ? "plan_recompute_modules_mla" : "plan_recompute_modules_moe", ""),
+                                   {{"modules", recompute_modules_name(chosen)}});
     }
     if (!result["no_plan"].is_null() && out.result.no_plan) {
       const NoPlanWords words = no_plan_words(*out.result.no_plan, pg.lang);
