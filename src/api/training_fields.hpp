@@ -115,7 +115,8 @@ std::vector<FieldDef<In>> training_layout_fields() {
         {}, task_bits::training},
        [](In& in, const json& v) { in.request.stack = parse_training_stack(v.get<std::string>(), "--stack"); }},
       {{"ep_overlap", "--ep-overlap", FieldType::boolean, FieldFace::both,
-        "MoE: EP all-to-alls overlapped with another micro-batch's compute (Megatron-Core overlap_moe_expert_parallel_comm)",
+        "MoE: EP all-to-alls overlapped with another micro-batch's compute (Megatron-Core overlap_moe_expert_parallel_comm; "
+        "as Megatron-Core: EP > 1, no full recompute, virtual stages at pp > 1, no interleaving with zero 3)",
         {}, task_bits::training},
        [](In& in, const json& v) { in.request.ep_overlap = v.get<bool>(); }},
       {{"tp_comm_overlap", "--tp-comm-overlap", FieldType::boolean, FieldFace::both,

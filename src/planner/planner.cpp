@@ -396,12 +396,19 @@ std::vector<int> vp_candidates(const ModelArch& arch, const PlanRequest& r, int 
     if (*r.pins.virtual_stages > 1 && r.pipeline_stage_layers.empty() &&
         !virtual_stages_split_layers(arch, r, pp, *r.pins.virtual_stages))
       return {};
+    if (*r.pins.virtual_stages <= 1 && r.ep_overlap && pp > 1) return {};  // below: --ep-overlap needs VP
     return {*r.pins.virtual_stages};
   }
-  std::vector<int> out = {1};
+  // --ep-overlap at pp > 1: Megatron-Core asserts a virtual pipeline (transformer_config.py at
+  // fc965dafd2: "virtual_pipeline_model_parallel_size must be specified when
+  // pipeline_model_parallel_size > 1"; arguments.py turns a VP of 1 into none), whatever the stack
+  // named (the switch is Megatron-Core's); VP 1 is not searched there.
+  const bool vp_required = r.ep_overlap && pp > 1;
+  std::vector<int> out;
+  if (!vp_required) out.push_back(1);
   // Other stacks (and none given) keep one stage per rank unless pinned: the interleaved
   // schedule and its rules are Megatron's.
-  if (pp <= 1 || r.stack != TrainingStack::megatron) return out;
+  if (pp <= 1 || (r.stack != TrainingStack::megatron && !vp_required)) return out;
   const auto most = static_cast<int>(r.pipeline_stage_layers.empty()
                                          ? (arch.num_layers + 2) / pp
                                          : *std::max_element(r.pipeline_stage_layers.begin(), r.pipeline_stage_layers.end()));
@@ -420,8 +427,13 @@ void ep_candidates(SearchContext& ctx, int tp, int dp, std::vector<int>& out) {
     out.push_back(*r.pins.ep);
     return;
   }
-  out.push_back(1);
-  if (!ctx.arch.moe || r.task == Task::lora || r.task == Task::qlora || data_parallel_only(r.stack)) return;
+  if (!ctx.arch.moe || r.task == Task::lora || r.task == Task::qlora || data_parallel_only(r.stack)) {
+    out.push_back(1);
+    return;
+  }
+  // --ep-overlap: Megatron-Core asserts expert_model_parallel_size > 1 (transformer_config.py at
+  // fc965dafd2), so EP 1 is not searched with it.
+  if (!r.ep_overlap) out.push_back(1);
   if (ctx.expert_divisors.empty()) ctx.expert_divisors = divisors(ctx.arch.moe->num_routed_experts);
   int expert_ranks = dp;
   if (r.pins.expert_tp && *r.pins.expert_tp != tp) {
@@ -469,6 +481,11 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
     recipe[1] = true;
     n_recomputes = 4;
   }
+  // --ep-overlap: Megatron-Core asserts "disable full recomputation when enabling
+  // overlap_moe_expert_parallel_comm" (transformer_config.py at fc965dafd2): full is not searched
+  // (a pinned --recompute full is refused in check_request_for_model). Full is always last.
+  if (r.ep_overlap && !r.pins.recompute && n_recomputes > 1 && recomputes[n_recomputes - 1] == Recompute::full)
+    --n_recomputes;
   std::array<int, 32> tps{};
   std::size_t n_tps = 0;
   if (r.pins.tp) {
@@ -505,10 +522,15 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
       const int pp = pps[pi];
       if (pp > arch.num_layers || n % (tp * pp) != 0) continue;
       if (ctx.vps[pi].empty()) {  // a pinned VP that does not split this PP's stages (vp_candidates)
-        const std::string problem = fmt::format(
-            "{} virtual stages split no pipeline degree these GPUs allow into whole chunks ({} layers, + 1 or 2 "
-            "for the embedding and the loss: pp must divide them and leave a multiple of {} per stage)",
-            *r.pins.virtual_stages, arch.num_layers, *r.pins.virtual_stages);
+        const std::string problem =
+            r.pins.virtual_stages && *r.pins.virtual_stages > 1
+                ? fmt::format("{} virtual stages split no pipeline degree these GPUs allow into whole chunks ({} layers, + 1 "
+                              "or 2 for the embedding and the loss: pp must divide them and leave a multiple of {} per "
+                              "stage)",
+                              *r.pins.virtual_stages, arch.num_layers, *r.pins.virtual_stages)
+                : fmt::format("--ep-overlap at pp {} needs 2 or more virtual stages (Megatron-Core) and none splits the {} "
+                              "layers into whole chunks there",
+                              pp, arch.num_layers);
         if (!ctx.first_layout_problem) ctx.first_layout_problem = problem;
         if (collect && !collect->first_problem) collect->first_problem = problem;  // replayed on a memo hit
         continue;
@@ -570,6 +592,10 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
             layout.virtual_stages = vs;
             for (std::size_t zi = 0; zi < n_zero; ++zi) {
               layout.zero_stage = zero_stages[zi];
+              // --ep-overlap with ZeRO-3 (Megatron-FSDP) does not interleave: Megatron-Core asserts
+              // "EP overlap 1F1B with FSDP is not supported for interleaved pipeline parallelism"
+              // (pipeline_parallel/combined_1f1b.py at fc965dafd2).
+              if (r.ep_overlap && layout.zero_stage == 3 && vs > 1) continue;
               // The recipe's modules fitted: full recompute re-runs all they re-run and more, so it
               // is not tried; the default selective (another set) still is.
               bool recipe_fitted = false;
@@ -1944,6 +1970,67 @@ ClusterKey key_for(const AdmittedOffer& a, int nodes) {
   return key;
 }
 
+/// --ep-overlap (Megatron-Core overlap_moe_expert_parallel_comm) with pins Megatron-Core refuses:
+/// a one-line error, exit 2, rather than a plan that would not start. The rules are the asserts of
+/// transformer_config.py __post_init__ and pipeline_parallel/combined_1f1b.py at Megatron-LM
+/// fc965dafd2 (2026-08-22): no full recompute; bf16 or fp16 weights; at pp > 1 a virtual pipeline
+/// (arguments.py makes a VP of 1 none); with Megatron-FSDP (ZeRO-3) no interleaving, hence pp 1;
+/// EP above 1 (LoRA/QLoRA plans run EP 1). Throws Error{invalid_input} with code
+/// ep_overlap_unsupported (field: the pin in the way) or ep_option_without_ep.
+void check_ep_overlap_runs(const PlanRequest& request, const ModelArch& arch) {
+  if (!request.ep_overlap || !arch.moe) return;
+  const auto refuse = [](const char* field, const std::string& message, const std::string& expected) {
+    throw_invalid_coded(field, "ep_overlap_unsupported", {{"field", field}}, message, expected);
+  };
+  if (request.task == Task::lora || request.task == Task::qlora)
+    throw_invalid_coded("--ep-overlap", "ep_option_without_ep", {{"field", "--ep-overlap"}},
+                        "--ep-overlap applies to expert parallelism; LoRA and QLoRA plans run EP 1",
+                        "no --ep-overlap, or --task full or pretrain");
+  if (request.pins.recompute && *request.pins.recompute == Recompute::full)
+    refuse("--recompute",
+           "--recompute full cannot run with --ep-overlap (Megatron-Core: disable full recomputation when enabling "
+           "overlap_moe_expert_parallel_comm)",
+           "--recompute none or selective, or no --ep-overlap");
+  if (request.precision == TrainPrecision::fp32 || request.precision == TrainPrecision::tf32)
+    refuse("--precision",
+           fmt::format("--precision {} cannot run with --ep-overlap (Megatron-Core: only supported with a bf16 or fp16 "
+                       "model)",
+                       train_precision_name(request.precision)),
+           "--precision bf16, fp16 or fp8, or no --ep-overlap");
+  const bool zero3 = request.pins.zero_stage && *request.pins.zero_stage == 3;
+  if (zero3 && request.pins.virtual_stages && *request.pins.virtual_stages > 1)
+    refuse("--zero",
+           "--zero 3 (Megatron-FSDP) with --ep-overlap does not interleave (Megatron-Core: EP overlap 1F1B with FSDP "
+           "is not supported for interleaved pipeline parallelism)",
+           "--virtual-stages 1 and --pp 1, or --zero 1, or no --ep-overlap");
+  if (!request.pins.pp || *request.pins.pp <= 1) return;
+  const int pp = *request.pins.pp;
+  if (zero3)
+    refuse("--zero",
+           fmt::format("--zero 3 (Megatron-FSDP) with --ep-overlap runs at pp 1 only: pp {} needs virtual stages, which "
+                       "Megatron-Core does not run with FSDP and EP overlap",
+                       pp),
+           "--pp 1, or --zero 1, or no --ep-overlap");
+  if (request.pins.virtual_stages && *request.pins.virtual_stages <= 1)
+    refuse("--virtual-stages",
+           fmt::format("--ep-overlap at pp {} needs 2 or more virtual stages (Megatron-Core asserts a virtual pipeline "
+                       "when pipeline_model_parallel_size > 1)",
+                       pp),
+           "--virtual-stages 2 or more that split each stage's layers, or --pp 1, or no --ep-overlap");
+  if (!request.pins.virtual_stages) {
+    bool any = false;
+    const int most = static_cast<int>(arch.num_layers + 2);
+    for (int v = 2; v <= most && !any; ++v) any = virtual_stages_split_layers(arch, request, pp, v);
+    if (!any)
+      refuse("--pp",
+             fmt::format("--ep-overlap at pp {} needs 2 or more virtual stages (Megatron-Core) and none splits the {} "
+                         "layers of {} into whole chunks",
+                         pp, arch.num_layers, arch.name),
+             "a pp that leaves an even split of the layers (+ 1 or 2 for the embedding and the loss), --pp 1, or no "
+             "--ep-overlap");
+  }
+}
+
 void check_request_for_model(const PlanRequest& request, const ModelArch& arch) {
   const bool images = request.workload == PlanWorkload::image_generation;
   if (images && !arch.diffusion) {
@@ -2014,6 +2101,7 @@ void check_request_for_model(const PlanRequest& request, const ModelArch& arch) 
                             "layers), the layers a multiple of --pp");
       }
     }
+    check_ep_overlap_runs(request, arch);
     if (!request.pipeline_stage_layers.empty()) {
       std::int64_t sum = 0;
       for (int n : request.pipeline_stage_layers) sum += n;

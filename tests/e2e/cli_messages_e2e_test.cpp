@@ -10,6 +10,8 @@
 // Every refusal is one line on stderr and exit 2 (README "Exit codes").
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 #include <tuple>
 #include <utility>
@@ -80,6 +82,72 @@ TEST_F(CliMessagesE2E, VirtualStagesThatDoNotSplitTheStagesAreRefused) {
       << none.out;
   // A zero-layer rank takes no chunks: VP is not searched there (trial43 D6).
   EXPECT_NE(run(llama + " --pp 8 --pp-layers 0,10,10,10,10,10,10,20").out.find("TP4 PP8 DP2"), std::string::npos);
+}
+
+// --ep-overlap is Megatron-Core's overlap_moe_expert_parallel_comm, and Megatron-Core refuses it
+// without EP, with full recompute, with fp32 weights, at PP > 1 without a virtual pipeline, and
+// with Megatron-FSDP when interleaved (transformer_config.py __post_init__ and
+// pipeline_parallel/combined_1f1b.py at Megatron-LM fc965dafd2). Before, the search answered
+// Qwen3-235B on 256 H100s with "TP1 PP4 VP4 DP64 EP16 Z1 mb2 rc:full": a run that does not start.
+TEST_F(CliMessagesE2E, EpOverlapRunsOnlyWhereMegatronCoreAcceptsIt) {
+  const std::string qwen = "estimate --model qwen3-235b-a22b --task pretrain --gpu H100 --gpus 256 --gpus-per-node 8 "
+                           "--inter-node-gbit-per-s 3200 --seq 4096 --global-batch 8192 --tokens 1e10 --stack megatron "
+                           "--ep-overlap";
+  expect_refused(qwen + " --recompute full",
+                 "gpuplan: error: --recompute: --recompute full cannot run with --ep-overlap (Megatron-Core: disable "
+                 "full recomputation when enabling overlap_moe_expert_parallel_comm) (expected: --recompute none or "
+                 "selective, or no --ep-overlap)");
+  expect_refused(qwen + " --precision fp32",
+                 "gpuplan: error: --precision: --precision fp32 cannot run with --ep-overlap (Megatron-Core: only "
+                 "supported with a bf16 or fp16 model) (expected: --precision bf16, fp16 or fp8, or no --ep-overlap)");
+  expect_refused(qwen + " --pp 8 --virtual-stages 1",
+                 "gpuplan: error: --virtual-stages: --ep-overlap at pp 8 needs 2 or more virtual stages (Megatron-Core "
+                 "asserts a virtual pipeline when pipeline_model_parallel_size > 1) (expected: --virtual-stages 2 or "
+                 "more that split each stage's layers, or --pp 1, or no --ep-overlap)");
+  expect_refused(qwen + " --pp 8 --zero 3",
+                 "gpuplan: error: --zero: --zero 3 (Megatron-FSDP) with --ep-overlap runs at pp 1 only: pp 8 needs "
+                 "virtual stages, which Megatron-Core does not run with FSDP and EP overlap (expected: --pp 1, or "
+                 "--zero 1, or no --ep-overlap)");
+  // 94 layers (+ 1 or 2 for the embedding and the loss) split over no multiple of 7.
+  expect_refused("estimate --model qwen3-235b-a22b --task pretrain --gpu H100 --gpus 224 --gpus-per-node 8 "
+                 "--inter-node-gbit-per-s 3200 --tokens 1e10 --stack megatron --ep-overlap --pp 7",
+                 "gpuplan: error: --pp: --ep-overlap at pp 7 needs 2 or more virtual stages (Megatron-Core) and none "
+                 "splits the 94 layers of qwen3-235b-a22b into whole chunks (expected: a pp that leaves an even split "
+                 "of the layers (+ 1 or 2 for the embedding and the loss), --pp 1, or no --ep-overlap)");
+  expect_refused("estimate --model qwen3-30b-a3b --task lora --gpu H100 --gpus 8 --tokens 1e8 --ep-overlap",
+                 "gpuplan: error: --ep-overlap: --ep-overlap applies to expert parallelism; LoRA and QLoRA plans run "
+                 "EP 1 (expected: no --ep-overlap, or --task full or pretrain)");
+  // The search keeps to the same rules: every plan on the bundled catalog, and the estimate.
+  const auto runs_under_megatron = [](const nlohmann::json& layout) {
+    const int pp = layout.at("pp").get<int>(), vp = layout.at("virtual_stages").get<int>();
+    return layout.at("ep").get<int>() > 1 && layout.at("recompute") != "full" && (pp == 1 || vp >= 2) &&
+           !(layout.at("zero_stage").get<int>() == 3 && vp > 1);
+  };
+  const RunResult est = run(qwen + " --json");
+  ASSERT_EQ(est.exit_code, 0) << est.out;
+  const nlohmann::json e = nlohmann::json::parse(est.out).at("estimate").at("layout");
+  EXPECT_TRUE(runs_under_megatron(e)) << e.dump();
+  EXPECT_GT(e.at("pp").get<int>(), 1) << "the 256-GPU case should need PP: the VP rule is then exercised";
+  bool some_pp = false;
+  for (const char* model : {"qwen3-235b-a22b", "qwen3-30b-a3b", "gpt-oss-120b"}) {
+    const RunResult plan = run(std::string("plan --today 2026-12-06 --model ") + model +
+                               " --task pretrain --tokens 5e10 --stack megatron --ep-overlap --limit 40 --json");
+    ASSERT_EQ(plan.exit_code, 0) << model << "\n" << plan.out;
+    const nlohmann::json j = nlohmann::json::parse(plan.out);
+    ASSERT_FALSE(j.at("plans").empty()) << model;
+    for (const auto& p : j.at("plans")) {
+      EXPECT_TRUE(runs_under_megatron(p.at("layout"))) << model << " " << p.at("layout").dump();
+      some_pp = some_pp || p.at("layout").at("pp").get<int>() > 1;
+    }
+  }
+  EXPECT_TRUE(some_pp);
+  // ZeRO-3 pinned: the search runs at PP 1 (no interleaving with FSDP and EP overlap).
+  const RunResult z3 = run("estimate --model qwen3-30b-a3b --task pretrain --gpu H100 --gpus 64 --gpus-per-node 8 "
+                           "--inter-node-gbit-per-s 3200 --tokens 1e10 --stack megatron --ep-overlap --zero 3 --json");
+  ASSERT_EQ(z3.exit_code, 0) << z3.out;
+  const nlohmann::json zl = nlohmann::json::parse(z3.out).at("estimate").at("layout");
+  EXPECT_TRUE(runs_under_megatron(zl)) << zl.dump();
+  EXPECT_EQ(zl.at("virtual_stages").get<int>(), 1);
 }
 
 // Megatron-Core's recompute_modules: refused off Megatron, with another recompute mode, when the
