@@ -641,7 +641,12 @@ void finish_work(Work& w, const ModelArch& arch, const TrainingStepRequest& r, c
   // Optimizer update, memory-bound.
   if (!r.layout.offload_optimizer) {
     w.optimizer_bytes_per_param = optimizer_update_bytes(r.precision, r.optimizer, grad_elem);
-    w.updated_params_per_gpu = trainable_per_gpu / (l.zero_stage >= 1 ? static_cast<double>(l.dp) : 1.0);
+    // ZeRO ≥ 1 shards the optimizer over the data-parallel ranks that hold the same parameters:
+    // the dense ones over dp, the experts over their expert-data-parallel group (edp; Megatron's
+    // distributed optimizer keeps a separate expert group), as the memory model counts them.
+    w.updated_params_per_gpu = l.zero_stage >= 1 ? trainable_dense / static_cast<double>(l.dp) +
+                                                       trainable_expert / static_cast<double>(std::max(edp, 1))
+                                                 : trainable_per_gpu;
     e.optimizer_seconds = safe_div(w.updated_params_per_gpu * w.optimizer_bytes_per_param,
                                    gpu.memory_bandwidth_bytes_per_s * a.optimizer_bw_efficiency);
   }

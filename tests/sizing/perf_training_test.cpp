@@ -359,6 +359,33 @@ TEST(PerfTraining, UserbuffersTpOverlapIsRefusedForMoeModels) {
   EXPECT_THROW(estimate_training_step(arch, r, make_cluster(gpu, 8, 1, 0), PerfAssumptions{}), Error);
 }
 
+// ZeRO-1 shards the optimizer over the ranks that hold the same parameters: the dense ones over
+// dp, the experts over their expert-data-parallel group (dp / ep at etp = tp). Before, the experts
+// were divided by dp too: gpt-oss-120b at EP 8 on 64 B200s updated 0.26 B parameters per GPU
+// instead of 1.85 B (the 20.4 GiB of optimizer state the memory model holds).
+TEST(PerfTraining, ExpertOptimizerStateIsShardedOverTheExpertDataParallelGroup) {
+  const GpuSpec gpu = a100_like();
+  ModelArch arch = gpt(8, 2048, 51200);
+  arch.moe = MoeSpec{};
+  arch.moe->num_routed_experts = 8;
+  arch.moe->experts_per_token = 2;
+  arch.moe->expert_intermediate_size = 1024;
+  arch.moe->num_moe_layers = 8;
+  arch.params = count_decoder_params(arch);
+  ASSERT_GT(arch.params.experts, 0);
+  TrainingStepRequest r = request(1, 1, 16, 64);
+  r.layout.ep = 4;
+  r.layout.zero_stage = 1;
+  const TrainingStepEstimate e = estimate_training_step(arch, r, make_cluster(gpu, 8, 2, 200e9), plain());
+  // Hand: dense / dp 16 + experts / ep 4 / edp 4 (= dp / ep), 28 B each (AdamW, bf16 mixed).
+  const double dense = static_cast<double>(arch.params.total() - arch.params.experts);
+  const double experts = static_cast<double>(arch.params.experts);
+  EXPECT_NEAR(e.optimizer_seconds, (dense / 16 + experts / 4 / 4) * 28 / (2039e9 * 0.7), 1e-12);
+  r.layout.zero_stage = 0;  // no sharding: every parameter this GPU holds
+  const TrainingStepEstimate z0 = estimate_training_step(arch, r, make_cluster(gpu, 8, 2, 200e9), plain());
+  EXPECT_NEAR(z0.optimizer_seconds, (dense + experts / 4) * 28 / (2039e9 * 0.7), 1e-12);
+}
+
 TEST(PerfTraining, MoreDataParallelGpusNeverSlowCompute) {
   const GpuSpec gpu = a100_like();
   const ModelArch arch = gpt(32, 4096, 51200);
