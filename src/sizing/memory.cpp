@@ -822,7 +822,7 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
                 ? fmt::format(" + S=a·s·{}={} B/t", r.dropout ? 5 : 2, num(dense_l.scores)) : "",
             s.h, s.a, s.kv, s.d, s.f, s.moe ? fmt::format(", MoE top-{} of {} × {}", s.k, s.E, s.f_e) : "",
             per_tok_avg, seq, b, layers_stage, in_flight,
-            interleave > 1 ? fmt::format(" × interleave (1+(p-1)/(p·m)) {:.4f}", interleave) : "");
+            interleave > 1 ? fmt::format(" × interleave (1+(p−1)/(p·v)) {:.4f}", interleave) : "");
         if (r.recompute == Recompute::full) {
           base = fmt::format("full recompute: 2h{} = {} B per token per layer × {} tokens × {} layers × {} in flight "
                              "+ one layer recomputed {}{}",

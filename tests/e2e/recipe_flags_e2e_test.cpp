@@ -103,6 +103,34 @@ TEST_F(RecipeFlagsE2E, EpOverlapHidesTheAllToAllBehindCompute) {
   EXPECT_LT(step_term(overlapped, "step_seconds"), step_term(plain, "step_seconds"));
 }
 
+// The layout abbreviations are explained where they are shown (trial43: "VP" had no legend), and
+// only those that appear: the estimate's second line, the plan footer.
+TEST_F(RecipeFlagsE2E, TheLayoutAbbreviationsAreExplainedWhereTheyAppear) {
+  const RunResult moe = run(kMoe + " --stack megatron");
+  ASSERT_EQ(moe.exit_code, 0) << moe.out;
+  const std::string flat = [&] {
+    std::string s = moe.out;
+    std::replace(s.begin(), s.end(), '\n', ' ');
+    std::string out;
+    for (std::size_t i = 0; i < s.size(); ++i)
+      if (!(s[i] == ' ' && i + 1 < s.size() && s[i + 1] == ' ')) out += s[i];  // re-join wrapped lines
+    return out;
+  }();
+  EXPECT_NE(flat.find("Layout: TP tensor, PP pipeline, DP data, EP expert parallel degrees; Z ZeRO stage; mb "
+                      "micro-batch."),
+            std::string::npos)
+      << moe.out;
+  const RunResult dense = run(kDensePp2 + " --stack megatron --virtual-stages 2");
+  ASSERT_EQ(dense.exit_code, 0) << dense.out;
+  EXPECT_NE(dense.out.find("VP virtual stages per pipeline rank (interleaved 1F1B)"), std::string::npos) << dense.out;
+  EXPECT_NE(dense.out.find("rc: activation recompute (full or selective)"), std::string::npos) << dense.out;
+  EXPECT_EQ(dense.out.find("EP expert"), std::string::npos) << dense.out;
+  const RunResult plan = run("plan --today 2026-12-06 --model llama-3.1-8b --task lora --tokens 1e8");
+  ASSERT_EQ(plan.exit_code, 0) << plan.out;
+  EXPECT_NE(plan.out.find("Layout: TP tensor, PP pipeline"), std::string::npos) << plan.out;
+  EXPECT_EQ(plan.out.find("VP virtual stages"), std::string::npos) << plan.out;
+}
+
 TEST_F(RecipeFlagsE2E, TpCommOverlapLowersTheExposedTpTime) {
   const auto plain = run_json(kDense + " --stack megatron", 0);
   const auto overlapped = run_json(kDense + " --stack megatron --tp-comm-overlap", 0);
