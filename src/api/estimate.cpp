@@ -209,4 +209,32 @@ json to_json(const EstimateOutput& out) {
   return j;
 }
 
+LayoutAbbreviations layout_abbreviations(const std::vector<Plan>& plans) {
+  LayoutAbbreviations a;
+  for (const Plan& p : plans) {
+    if (!p.training) continue;
+    a.training = true;
+    a.vp = a.vp || p.layout.virtual_stages > 1;
+    a.ep = a.ep || p.layout.ep > 1;
+    a.etp = a.etp || (p.layout.expert_tp > 0 && p.layout.expert_tp != p.layout.tp);
+    a.rc = a.rc || p.recompute != Recompute::none;
+    a.modules = a.modules || (p.recompute != Recompute::none && p.recompute_modules != 0);
+  }
+  return a;
+}
+
+std::string layout_legend_text(const LayoutAbbreviations& a) {
+  if (!a.training) return "";
+  std::string out = "Layout: TP tensor, PP pipeline";
+  if (a.vp) out += ", VP virtual stages per pipeline rank (interleaved 1F1B)";
+  out += ", DP data";
+  if (a.ep) out += ", EP expert";
+  if (a.etp) out += ", ETP expert tensor";
+  out += " parallel degrees; Z ZeRO stage; mb micro-batch";
+  if (a.rc)
+    out += a.modules ? "; rc: activation recompute (full, selective, or the Megatron-Core modules named)"
+                     : "; rc: activation recompute (full or selective)";
+  return out + ".";
+}
+
 }  // namespace gpuplan::api

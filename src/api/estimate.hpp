@@ -60,4 +60,20 @@ std::string searched_recompute_modules_text(const PlanRequest& r, RecomputeModul
 /// otherwise.
 RecomputeModules searched_recompute_modules(const PlanRequest& r, const std::vector<Plan>& plans);
 
+/// Which layout abbreviations the training plans of a list show (the CLI's layout text and the
+/// page's layout cell): TP, PP, DP, Z and mb always; VP, EP, ETP and rc: only where a plan has them.
+struct LayoutAbbreviations {
+  bool training = false;  ///< some plan is a training plan (else no legend)
+  bool vp = false;        ///< virtual stages > 1
+  bool ep = false;        ///< expert parallelism > 1
+  bool etp = false;       ///< expert TP set and not the TP
+  bool rc = false;        ///< a recompute mode other than none
+  bool modules = false;   ///< Megatron-Core recompute modules named
+};
+LayoutAbbreviations layout_abbreviations(const std::vector<Plan>& plans);
+/// The English legend of those abbreviations, one sentence ending with a full stop ("Layout: TP
+/// tensor, PP pipeline, DP data parallel degrees; Z ZeRO stage; mb micro-batch."); "" when no plan
+/// is a training plan. The pages use the locale keys layout_legend* with the same parts.
+std::string layout_legend_text(const LayoutAbbreviations& a);
+
 }  // namespace gpuplan::api

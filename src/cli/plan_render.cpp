@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "api/estimate.hpp"
 #include "util/display_width.hpp"
 
 namespace gpuplan::cli {
@@ -49,27 +50,7 @@ std::string layout_text(const Plan& p) {
 }
 
 std::string layout_legend(const std::vector<Plan>& plans) {
-  bool training = false, vp = false, ep = false, etp = false, rc = false, modules = false;
-  for (const Plan& p : plans) {
-    if (!p.training) continue;
-    training = true;
-    vp = vp || p.layout.virtual_stages > 1;
-    ep = ep || p.layout.ep > 1;
-    etp = etp || (p.layout.expert_tp > 0 && p.layout.expert_tp != p.layout.tp);
-    rc = rc || p.recompute != Recompute::none;
-    modules = modules || (p.recompute != Recompute::none && p.recompute_modules != 0);
-  }
-  if (!training) return "";
-  std::string degrees = "TP tensor, PP pipeline";
-  if (vp) degrees += ", VP virtual stages per pipeline rank (interleaved 1F1B)";
-  degrees += ", DP data";
-  if (ep) degrees += ", EP expert";
-  if (etp) degrees += ", ETP expert tensor";
-  std::string out = "Layout: " + degrees + " parallel degrees; Z ZeRO stage; mb micro-batch";
-  if (rc)
-    out += modules ? "; rc: activation recompute (full, selective, or the Megatron-Core modules named)"
-                   : "; rc: activation recompute (full or selective)";
-  return out + ".";
+  return api::layout_legend_text(api::layout_abbreviations(plans));
 }
 
 int terminal_columns() {

@@ -1829,6 +1829,17 @@ class Pages {
       ctx["recompute_note"] = fill(pg.t.value(mla ? "plan_recompute_modules_mla" : "plan_recompute_modules_moe", ""),
                                    {{"modules", recompute_modules_name(chosen)}});
     }
+    // What the layout cell's abbreviations mean, only those shown (the CLI's footer line,
+    // api::layout_legend_text; trial43: VP had no legend).
+    if (const api::LayoutAbbreviations abbr = api::layout_abbreviations(out.result.plans); abbr.training) {
+      const auto part = [&](bool on, const char* key) { return on ? pg.t.value(key, std::string()) : std::string(); };
+      ctx["layout_legend"] =
+          fill(pg.t.value("layout_legend", ""),
+               {{"vp", part(abbr.vp, "layout_legend_vp")},
+                {"ep", part(abbr.ep, "layout_legend_ep") + part(abbr.etp, "layout_legend_etp")},
+                {"rc", abbr.rc ? pg.t.value(abbr.modules ? "layout_legend_rc_modules" : "layout_legend_rc", std::string())
+                               : std::string()}});
+    }
     if (!result["no_plan"].is_null() && out.result.no_plan) {
       const NoPlanWords words = no_plan_words(*out.result.no_plan, pg.lang);
       ctx["no_plan"] = words.reason;

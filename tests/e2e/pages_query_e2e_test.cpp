@@ -70,6 +70,17 @@ TEST_F(PagesQueryE2E, ThePlanPageNamesTheRecomputeModulesTheSearchChose) {
   ASSERT_TRUE(v);
   ASSERT_EQ(v->status, 200) << v->body.substr(0, 400);
   EXPECT_NE(v->body.find("TP4 PP8 VP5 DP2 Z1 mb1 rc:full"), std::string::npos) << v->body.substr(0, 2000);
+  // The layout cell's abbreviations are explained, only those shown, in the page's language.
+  EXPECT_NE(v->body.find("Layout: TP tensor, PP pipeline, VP virtual stages per pipeline rank (interleaved 1F1B), DP "
+                         "data parallel degrees; Z ZeRO stage; mb micro-batch; rc: activation recompute (full or "
+                         "selective)."),
+            std::string::npos)
+      << v->body.substr(0, 2000);
+  EXPECT_NE(p->body.find("DP data, EP expert parallel degrees; Z ZeRO stage; mb micro-batch; rc: activation recompute "
+                         "(full, selective, or the Megatron-Core modules named)."),
+            std::string::npos);
+  EXPECT_EQ(v->body.find("EP expert"), std::string::npos);  // a dense model: no EP shown, none explained
+  EXPECT_NE(fr->body.find("Disposition\u202f: degrés de parallélisme TP tenseur, PP pipeline"), std::string::npos);
 }
 
 // Issue 11: `/offers?q=%zz` (and `/plan?model=%zz...`) passed the bad escape on as text (the
