@@ -103,7 +103,7 @@ std::vector<FieldDef<In>> training_layout_fields() {
         "an MoE or MLA model the search also tries the recipes' recompute modules)",
         {}, task_bits::training},
        [](In& in, const json& v) { in.recompute = v.get<std::string>(); }},
-      {{"virtual_stages", "--virtual-stages", FieldType::integer, FieldFace::both, "pin the interleaved pipeline chunks per GPU (else 1; searched with --stack megatron)", {},
+      {{"virtual_stages", "--virtual-stages", FieldType::integer, FieldFace::both, "pin the interleaved pipeline chunks per GPU (else 1; searched with --stack megatron, and with --ep-overlap at pp above 1, where 1 is not)", {},
         task_bits::training},
        [](In& in, const json& v) { in.request.pins.virtual_stages = json_as<int>(v); }},
       {{"expert_tp", "--expert-tp", FieldType::integer, FieldFace::both,

@@ -521,6 +521,8 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
     for (std::size_t pi = 0; pi < pps.size(); ++pi) {
       const int pp = pps[pi];
       if (pp > arch.num_layers || n % (tp * pp) != 0) continue;
+      const int dp = n / (tp * pp);
+      if (r.pins.dp && *r.pins.dp != dp) continue;
       if (ctx.vps[pi].empty()) {  // a pinned VP that does not split this PP's stages (vp_candidates)
         const std::string problem =
             r.pins.virtual_stages && *r.pins.virtual_stages > 1
@@ -528,6 +530,10 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
                               "or 2 for the embedding and the loss: pp must divide them and leave a multiple of {} per "
                               "stage)",
                               *r.pins.virtual_stages, arch.num_layers, *r.pins.virtual_stages)
+            : r.pins.virtual_stages
+                ? fmt::format("--ep-overlap at pp {} needs 2 or more virtual stages (Megatron-Core); --virtual-stages {} "
+                              "pins fewer",
+                              pp, *r.pins.virtual_stages)
                 : fmt::format("--ep-overlap at pp {} needs 2 or more virtual stages (Megatron-Core) and none splits the {} "
                               "layers into whole chunks there",
                               pp, arch.num_layers);
@@ -535,8 +541,6 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
         if (collect && !collect->first_problem) collect->first_problem = problem;  // replayed on a memo hit
         continue;
       }
-      const int dp = n / (tp * pp);
-      if (r.pins.dp && *r.pins.dp != dp) continue;
       if (dp > ctx.global_batch) {  // fewer sequences per step than data-parallel ranks
         if (ctx.smallest_dp_over_batch == 0 || dp < ctx.smallest_dp_over_batch) ctx.smallest_dp_over_batch = dp;
         continue;
@@ -549,6 +553,12 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
       if (dp == 1) zero_stages[0] = 0, n_zero = 1;
       if (r.pins.zero_stage) zero_stages[0] = *r.pins.zero_stage, n_zero = 1;
       ep_candidates(ctx, tp, dp, ctx.eps);
+      if (ctx.eps.empty() && r.ep_overlap) {  // EP 1 dropped (ep_candidates) and no EP above 1 divides dp
+        const std::string problem = fmt::format(
+            "--ep-overlap needs expert parallelism above 1 (Megatron-Core), and no EP above 1 divides dp {} here", dp);
+        if (!ctx.first_layout_problem) ctx.first_layout_problem = problem;
+        if (collect && !collect->first_problem) collect->first_problem = problem;
+      }
       for (std::size_t vi = 0; vi < ctx.vps[pi].size(); ++vi) {
         const int vs = ctx.vps[pi][vi];
         for (std::size_t ei = 0; ei < ctx.eps.size(); ++ei) {
@@ -595,7 +605,14 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
               // --ep-overlap with ZeRO-3 (Megatron-FSDP) does not interleave: Megatron-Core asserts
               // "EP overlap 1F1B with FSDP is not supported for interleaved pipeline parallelism"
               // (pipeline_parallel/combined_1f1b.py at fc965dafd2).
-              if (r.ep_overlap && layout.zero_stage == 3 && vs > 1) continue;
+              if (r.ep_overlap && layout.zero_stage == 3 && vs > 1) {
+                const std::string problem =
+                    "ZeRO-3 (Megatron-FSDP) with --ep-overlap does not interleave (Megatron-Core), and --ep-overlap at "
+                    "pp above 1 needs interleaved virtual stages: pp 1 only";
+                if (!ctx.first_layout_problem) ctx.first_layout_problem = problem;
+                if (collect && !collect->first_problem) collect->first_problem = problem;
+                continue;
+              }
               // The recipe's modules fitted: full recompute re-runs all they re-run and more, so it
               // is not tried; the default selective (another set) still is.
               bool recipe_fitted = false;
@@ -1982,10 +1999,14 @@ void check_ep_overlap_runs(const PlanRequest& request, const ModelArch& arch) {
   const auto refuse = [](const char* field, const std::string& message, const std::string& expected) {
     throw_invalid_coded(field, "ep_overlap_unsupported", {{"field", field}}, message, expected);
   };
+  if (request.stack && *request.stack != TrainingStack::megatron)
+    refuse("--stack",
+           fmt::format("--ep-overlap sets Megatron-Core's overlap_moe_expert_parallel_comm; --stack {} is another stack",
+                       training_stack_name(*request.stack)),
+           "--stack megatron, no --stack, or no --ep-overlap");
   if (request.task == Task::lora || request.task == Task::qlora)
-    throw_invalid_coded("--ep-overlap", "ep_option_without_ep", {{"field", "--ep-overlap"}},
-                        "--ep-overlap applies to expert parallelism; LoRA and QLoRA plans run EP 1",
-                        "no --ep-overlap, or --task full or pretrain");
+    refuse("--task", "--ep-overlap applies to expert parallelism; LoRA and QLoRA plans run EP 1",
+           "no --ep-overlap, or --task full or pretrain");
   if (request.pins.recompute && *request.pins.recompute == Recompute::full)
     refuse("--recompute",
            "--recompute full cannot run with --ep-overlap (Megatron-Core: disable full recomputation when enabling "
@@ -2000,15 +2021,15 @@ void check_ep_overlap_runs(const PlanRequest& request, const ModelArch& arch) {
   const bool zero3 = request.pins.zero_stage && *request.pins.zero_stage == 3;
   if (zero3 && request.pins.virtual_stages && *request.pins.virtual_stages > 1)
     refuse("--zero",
-           "--zero 3 (Megatron-FSDP) with --ep-overlap does not interleave (Megatron-Core: EP overlap 1F1B with FSDP "
-           "is not supported for interleaved pipeline parallelism)",
+           "--zero 3 (Megatron-FSDP under Megatron-Core) with --ep-overlap does not interleave (Megatron-Core: EP "
+           "overlap 1F1B with FSDP is not supported for interleaved pipeline parallelism)",
            "--virtual-stages 1 and --pp 1, or --zero 1, or no --ep-overlap");
   if (!request.pins.pp || *request.pins.pp <= 1) return;
   const int pp = *request.pins.pp;
   if (zero3)
     refuse("--zero",
-           fmt::format("--zero 3 (Megatron-FSDP) with --ep-overlap runs at pp 1 only: pp {} needs virtual stages, which "
-                       "Megatron-Core does not run with FSDP and EP overlap",
+           fmt::format("--zero 3 (Megatron-FSDP under Megatron-Core) with --ep-overlap runs at pp 1 only: pp {} needs "
+                       "virtual stages, which Megatron-Core does not run with FSDP and EP overlap",
                        pp),
            "--pp 1, or --zero 1, or no --ep-overlap");
   if (request.pins.virtual_stages && *request.pins.virtual_stages <= 1)
@@ -2023,11 +2044,18 @@ void check_ep_overlap_runs(const PlanRequest& request, const ModelArch& arch) {
     for (int v = 2; v <= most && !any; ++v) any = virtual_stages_split_layers(arch, request, pp, v);
     if (!any)
       refuse("--pp",
-             fmt::format("--ep-overlap at pp {} needs 2 or more virtual stages (Megatron-Core) and none splits the {} "
-                         "layers of {} into whole chunks",
-                         pp, arch.num_layers, arch.name),
-             "a pp that leaves an even split of the layers (+ 1 or 2 for the embedding and the loss), --pp 1, or no "
-             "--ep-overlap");
+             request.pipeline_stage_layers.empty()
+                 ? fmt::format("--ep-overlap at pp {} needs 2 or more virtual stages (Megatron-Core) and none splits the "
+                               "{} layers of {} into whole chunks",
+                               pp, arch.num_layers, arch.name)
+                 : fmt::format("--ep-overlap at pp {} needs 2 or more virtual stages (Megatron-Core) and none divides "
+                               "every count of --pp-layers",
+                               pp),
+             request.pipeline_stage_layers.empty()
+                 ? "a pp that leaves an even split of the layers (+ 1 or 2 for the embedding and the loss), --pp 1, "
+                   "--pp-layers with --virtual-stages N (Megatron-Core's pipeline layout), or no --ep-overlap"
+                 : "--virtual-stages N to take --pp-layers as Megatron-Core's pipeline layout, counts a v of 2 or more "
+                   "divides, --pp 1, or no --ep-overlap");
   }
 }
 
@@ -3577,9 +3605,12 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
       if (np.smallest_per_gpu_bytes > np.largest_gpu_bytes * (1.0 - request.margin)) {
         np.reason = fmt::format(
             "no layout fits: the smallest per-GPU requirement found is {} but the largest GPU offered has {} ({} usable "
-            "with the {:.0f}% margin){}",
+            "with the {:.0f}% margin){}{}",
             short_gb(np.smallest_per_gpu_bytes), short_gb(np.largest_gpu_bytes),
-            short_gb(np.largest_gpu_bytes * (1.0 - request.margin)), request.margin * 100.0, no_network);
+            short_gb(np.largest_gpu_bytes * (1.0 - request.margin)), request.margin * 100.0, no_network,
+            request.ep_overlap && !request.pins.recompute
+                ? "; --ep-overlap leaves full recompute out (Megatron-Core refuses the two together)"
+                : "");
       } else {
         // The smallest need and the largest GPU are on different offers: name the cluster that
         // came closest, with its own need and memory (its GPU count is what lowered the need).
@@ -4003,9 +4034,12 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
     why = ctx.layouts_evaluated == 0
               ? fmt::format("no layout could be sized: {}", ctx.first_layout_problem.value_or("no layout matches the pins"))
               : fmt::format("no layout fits: the smallest per-GPU requirement is {} but the {} has {} ({} usable with the "
-                            "{:.0f}% margin)",
+                            "{:.0f}% margin){}",
                             short_gb(o.smallest_per_gpu_bytes), c.gpu->name, short_gb(a.capacity_bytes),
-                            short_gb(a.capacity_bytes * (1 - request.margin)), request.margin * 100);
+                            short_gb(a.capacity_bytes * (1 - request.margin)), request.margin * 100,
+                            request.ep_overlap && !request.pins.recompute
+                                ? "; --ep-overlap leaves full recompute out (Megatron-Core refuses the two together)"
+                                : "");
     return std::nullopt;
   }
   std::optional<Plan> p(std::in_place);

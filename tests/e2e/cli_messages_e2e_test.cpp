@@ -105,18 +105,44 @@ TEST_F(CliMessagesE2E, EpOverlapRunsOnlyWhereMegatronCoreAcceptsIt) {
                  "asserts a virtual pipeline when pipeline_model_parallel_size > 1) (expected: --virtual-stages 2 or "
                  "more that split each stage's layers, or --pp 1, or no --ep-overlap)");
   expect_refused(qwen + " --pp 8 --zero 3",
-                 "gpuplan: error: --zero: --zero 3 (Megatron-FSDP) with --ep-overlap runs at pp 1 only: pp 8 needs "
-                 "virtual stages, which Megatron-Core does not run with FSDP and EP overlap (expected: --pp 1, or "
-                 "--zero 1, or no --ep-overlap)");
+                 "gpuplan: error: --zero: --zero 3 (Megatron-FSDP under Megatron-Core) with --ep-overlap runs at pp 1 "
+                 "only: pp 8 needs virtual stages, which Megatron-Core does not run with FSDP and EP overlap (expected: "
+                 "--pp 1, or --zero 1, or no --ep-overlap)");
   // 94 layers (+ 1 or 2 for the embedding and the loss) split over no multiple of 7.
   expect_refused("estimate --model qwen3-235b-a22b --task pretrain --gpu H100 --gpus 224 --gpus-per-node 8 "
                  "--inter-node-gbit-per-s 3200 --tokens 1e10 --stack megatron --ep-overlap --pp 7",
                  "gpuplan: error: --pp: --ep-overlap at pp 7 needs 2 or more virtual stages (Megatron-Core) and none "
                  "splits the 94 layers of qwen3-235b-a22b into whole chunks (expected: a pp that leaves an even split "
-                 "of the layers (+ 1 or 2 for the embedding and the loss), --pp 1, or no --ep-overlap)");
+                 "of the layers (+ 1 or 2 for the embedding and the loss), --pp 1, --pp-layers with --virtual-stages N "
+                 "(Megatron-Core's pipeline layout), or no --ep-overlap)");
   expect_refused("estimate --model qwen3-30b-a3b --task lora --gpu H100 --gpus 8 --tokens 1e8 --ep-overlap",
-                 "gpuplan: error: --ep-overlap: --ep-overlap applies to expert parallelism; LoRA and QLoRA plans run "
-                 "EP 1 (expected: no --ep-overlap, or --task full or pretrain)");
+                 "gpuplan: error: --task: --ep-overlap applies to expert parallelism; LoRA and QLoRA plans run EP 1 "
+                 "(expected: no --ep-overlap, or --task full or pretrain)");
+  // Another stack than Megatron-Core's (trial44 D1: --stack fsdp gave ZeRO-3 and "no layout matches").
+  expect_refused("estimate --model qwen3-30b-a3b --task pretrain --gpu H100 --gpus 16 --tokens 1e10 --stack fsdp --pp 2 "
+                 "--ep-overlap",
+                 "gpuplan: error: --stack: --ep-overlap sets Megatron-Core's overlap_moe_expert_parallel_comm; --stack "
+                 "fsdp is another stack (expected: --stack megatron, no --stack, or no --ep-overlap)");
+  // Where the rules leave no layout without one pin to blame, the no-fit reason names the rule
+  // (trial44 D1-D3, D5): exit 1, as any no-fit.
+  const auto no_fit = [](const std::string& args, const std::string& reason) {
+    const RunResult r = run(args);
+    EXPECT_EQ(r.exit_code, 1) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find(reason), std::string::npos) << args << "\n" << r.out;
+  };
+  const std::string qwen30 = "estimate --model qwen3-30b-a3b --task pretrain --gpu H100 --gpus 16 --gpus-per-node 8 "
+                             "--inter-node-gbit-per-s 3200 --global-batch 1024 --tokens 1e10 --ep-overlap";
+  no_fit(qwen30 + " --tp 1 --dp 4 --zero 3",  // PP 4 implied
+         "ZeRO-3 (Megatron-FSDP) with --ep-overlap does not interleave (Megatron-Core), and --ep-overlap at pp above 1 "
+         "needs interleaved virtual stages: pp 1 only");
+  no_fit(qwen30 + " --tp 1 --dp 4 --virtual-stages 1",
+         "--ep-overlap at pp 4 needs 2 or more virtual stages (Megatron-Core); --virtual-stages 1 pins fewer");
+  no_fit("estimate --model qwen3-30b-a3b --task pretrain --gpu H100 --gpus 1 --global-batch 64 --tokens 1e9 "
+         "--ep-overlap",
+         "--ep-overlap needs expert parallelism above 1 (Megatron-Core), and no EP above 1 divides dp 1 here");
+  no_fit("estimate --model qwen3-235b-a22b --task pretrain --gpu H100 --gpus 64 --gpus-per-node 8 "
+         "--inter-node-gbit-per-s 3200 --global-batch 1024 --tokens 1e12 --stack megatron --ep-overlap",
+         "; --ep-overlap leaves full recompute out (Megatron-Core refuses the two together)");
   // The search keeps to the same rules: every plan on the bundled catalog, and the estimate.
   const auto runs_under_megatron = [](const nlohmann::json& layout) {
     const int pp = layout.at("pp").get<int>(), vp = layout.at("virtual_stages").get<int>();
