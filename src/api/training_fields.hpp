@@ -107,7 +107,7 @@ std::vector<FieldDef<In>> training_layout_fields() {
         task_bits::training},
        [](In& in, const json& v) { in.request.pins.virtual_stages = json_as<int>(v); }},
       {{"expert_tp", "--expert-tp", FieldType::integer, FieldFace::both,
-        "pin the expert tensor-parallel degree (MoE; default = tp; below tp, ep divides tp·dp/expert-tp)", {}, task_bits::training},
+        "pin the expert tensor-parallel degree (MoE; else tp, and with --stack megatron at tp > 1 also 1 with ep > 1 where it is more than 2% faster; below tp, ep divides tp·dp/expert-tp)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.pins.expert_tp = json_as<int>(v); }},
       {{"stack", "--stack", FieldType::string, FieldFace::both,
         "training stack: hf, fsdp, deepspeed, megatron or unsloth; sets what that stack does by default: activation memory, "

@@ -233,6 +233,16 @@ struct SearchContext {
   std::unordered_map<std::uint64_t, std::string> slot_problems;
 };
 
+/// The search's preference for the simpler layout: an expert TP below the TP (the searched ETP 1,
+/// planner.hpp search order) must finish more than `tolerance` (PlanRequest::time_tie_tolerance,
+/// the recommendation's tie) sooner than a layout without it to be chosen; its work counts
+/// × (1 + tolerance) in the comparison, never in the result. Modelled gains below that are within
+/// the time model's error (docs/accuracy.md), and practitioners keep the plainer layout there
+/// (NVIDIA's gpt-oss-120b H100 recipe: TP 1, EP 8).
+double layout_preference(const ParallelLayout& l, double tolerance) {
+  return l.expert_tp > 0 && l.expert_tp < l.tp ? 1.0 + tolerance : 1.0;
+}
+
 /// A layout that may be the best of its cluster for some token count (SearchMemo).
 struct MemoCandidate {
   ParallelLayout layout;
@@ -262,12 +272,15 @@ struct TrainingMemoEntry {
                        [](const MemoCandidate& c) { return std::isfinite(c.step.step_seconds); });
   }
   /// Keeps `c` unless an earlier candidate has at least its tokens per step and at most its
-  /// step time: that one needs no more optimizer steps (ceil(T / tokens per step)) for any T,
-  /// each no longer, and comes first, so `c` can never be chosen (search_training keeps the
-  /// first of equal runs).
-  void add(MemoCandidate c) {
+  /// step time (each × layout_preference): that one needs no more optimizer steps (ceil(T /
+  /// tokens per step)) for any T, each no longer, and comes first, so `c` can never be chosen
+  /// (search_training keeps the first of equal runs).
+  void add(MemoCandidate c, double tolerance) {
+    const double c_step = c.step.step_seconds * layout_preference(c.layout, tolerance);
     for (const MemoCandidate& d : candidates)
-      if (d.tokens_per_step >= c.tokens_per_step && d.step.step_seconds <= c.step.step_seconds) return;
+      if (d.tokens_per_step >= c.tokens_per_step &&
+          d.step.step_seconds * layout_preference(d.layout, tolerance) <= c_step)
+        return;
     candidates.push_back(std::move(c));
   }
 };
@@ -419,8 +432,9 @@ std::vector<int> vp_candidates(const ModelArch& arch, const PlanRequest& r, int 
 
 /// EP degrees for `dp` into `out` (reused: no allocation per search step): the pinned one, else 1
 /// and the divisors of the routed experts that divide dp (LoRA/QLoRA: 1).
-/// With --expert-tp below tp the EP group spans the TP ranks: the divisors of tp·dp/expert_tp.
-void ep_candidates(SearchContext& ctx, int tp, int dp, std::vector<int>& out) {
+/// With an expert TP `etp` below tp (0 = tp) the EP group spans the TP ranks: the divisors of
+/// tp·dp/etp.
+void ep_candidates(SearchContext& ctx, int tp, int dp, int etp, std::vector<int>& out) {
   const PlanRequest& r = ctx.r;
   out.clear();
   if (r.pins.ep) {
@@ -436,9 +450,9 @@ void ep_candidates(SearchContext& ctx, int tp, int dp, std::vector<int>& out) {
   if (!r.ep_overlap) out.push_back(1);
   if (ctx.expert_divisors.empty()) ctx.expert_divisors = divisors(ctx.arch.moe->num_routed_experts);
   int expert_ranks = dp;
-  if (r.pins.expert_tp && *r.pins.expert_tp != tp) {
-    if ((tp * dp) % *r.pins.expert_tp != 0) return;
-    expert_ranks = tp * dp / *r.pins.expert_tp;
+  if (etp > 0 && etp != tp) {
+    if ((tp * dp) % etp != 0) return;
+    expert_ranks = tp * dp / etp;
   }
   for (int e : ctx.expert_divisors) {
     if (e > 1 && expert_ranks % e == 0) out.push_back(e);
@@ -461,6 +475,7 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
   const PlanRequest& r = ctx.r;
   const ModelArch& arch = ctx.arch;
   SearchOutcome best;
+  double best_score = kInf;  // best.work_seconds × layout_preference: what a layout must beat
   const ClusterSpec cluster = cluster_for(key);
   const int n = key.gpus_per_node * key.nodes;
   const double usable = key.capacity_bytes * (1.0 - r.margin);
@@ -503,15 +518,16 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
   std::size_t n_vps_max = 1;
   for (const auto& v : ctx.vps) n_vps_max = std::max(n_vps_max, v.size());
   // The sizing slots of n GPUs (SearchContext::layouts_by_gpus), indexed
-  // (((((ti·|pp| + pi)·|vp| + vi)·|ep| + ei)·8 + mi)·2 + zi)·4 + ri; TP outermost, so a cluster with
-  // more GPUs per node (more TP degrees) extends the array without moving a slot.
+  // ((((((ti·|pp| + pi)·2 + xi)·|vp| + vi)·|ep| + ei)·8 + mi)·2 + zi)·4 + ri (xi: the expert TP
+  // candidate); TP outermost, so a cluster with more GPUs per node (more TP degrees) extends the
+  // array without moving a slot.
   std::size_t n_eps_max = 1;
   if (!r.pins.ep && arch.moe && r.task != Task::lora && r.task != Task::qlora && !data_parallel_only(r.stack)) {
     if (ctx.expert_divisors.empty()) ctx.expert_divisors = divisors(arch.moe->num_routed_experts);
     n_eps_max = std::max<std::size_t>(1, ctx.expert_divisors.size());  // EP 1 and the divisors above 1
   }
   std::vector<double>& slots = ctx.layouts_by_gpus[n];
-  const std::size_t slots_per_tp = pps.size() * n_vps_max * n_eps_max * 8 * 2 * 4;
+  const std::size_t slots_per_tp = pps.size() * 2 * n_vps_max * n_eps_max * 8 * 2 * 4;
   if (slots.size() < n_tps * slots_per_tp) slots.resize(n_tps * slots_per_tp, kLayoutUnsized);
   for (std::size_t ti = 0; ti < n_tps; ++ti) {
     const int tp = tps[ti];
@@ -552,153 +568,168 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
       if (r.stack) zero_stages[0] = stack_zero_stage(*r.stack), n_zero = 1;
       if (dp == 1) zero_stages[0] = 0, n_zero = 1;
       if (r.pins.zero_stage) zero_stages[0] = *r.pins.zero_stage, n_zero = 1;
-      ep_candidates(ctx, tp, dp, ctx.eps);
-      if (ctx.eps.empty() && r.ep_overlap) {  // EP 1 dropped (ep_candidates) and no EP above 1 divides dp
-        const std::string problem = fmt::format(
-            "--ep-overlap needs expert parallelism above 1 (Megatron-Core), and no EP above 1 divides dp {} here", dp);
-        if (!ctx.first_layout_problem) ctx.first_layout_problem = problem;
-        if (collect && !collect->first_problem) collect->first_problem = problem;
-      }
-      for (std::size_t vi = 0; vi < ctx.vps[pi].size(); ++vi) {
-        const int vs = ctx.vps[pi][vi];
-        for (std::size_t ei = 0; ei < ctx.eps.size(); ++ei) {
-          const int ep = ctx.eps[ei];
-          // Micro-batches: the pinned one, else powers of two dividing the per-rank batch.
-          const std::int64_t per_dp = runnable_global_batch(ctx.global_batch, dp, 1) / dp;
-          std::array<int, 8> mbs{};
-          std::size_t n_mbs = 0;
-          if (r.pins.micro_batch) {
-            mbs[n_mbs++] = *r.pins.micro_batch;
-          } else {
-            for (int mb = 1; mb <= 64 && mb <= per_dp; mb *= 2) {
-              if (per_dp % mb == 0) mbs[n_mbs++] = mb;
-            }
-          }
-          for (std::size_t mi = 0; mi < n_mbs; ++mi) {
-            const int mb = mbs[mi];
-            if (static_cast<std::int64_t>(dp) * mb > ctx.global_batch) break;  // one micro-batch per rank at least
-            bool any_fit_at_mb = false;
-            // The step-time lower bound does not read the ZeRO stage (compute, bubble and host
-            // time only): computed once per recompute mode at this micro-batch, for both stages.
-            std::array<double, 5> bound_at_rc{};
-            std::array<bool, 5> bound_known{};
-            // The runnable batch and the optimizer steps depend on DP and the micro-batch only.
-            const std::int64_t batch = runnable_global_batch(ctx.global_batch, dp, mb);
-            // Megatron's interleaved schedule runs a multiple of pp micro-batches (searched VP only:
-            // a pinned one is the user's).
-            if (vs > 1 && !r.pins.virtual_stages && (batch / (static_cast<std::int64_t>(dp) * mb)) % pp != 0) continue;
-            const double tokens_per_step = static_cast<double>(batch) * static_cast<double>(r.seq_len);
-            const double steps = std::ceil(ctx.tokens / tokens_per_step);
-            // One layout per micro-batch; only its ZeRO stage changes below. Nothing is built for a
-            // position whose slot says it does not run or does not fit (most of them).
-            ParallelLayout layout;
-            layout.tp = tp;
-            layout.pp = pp;
-            layout.dp = dp;
-            layout.ep = ep;
-            layout.expert_tp = r.pins.expert_tp.value_or(0);
-            layout.sequence_parallel = tp > 1;
-            layout.micro_batch = mb;
-            layout.virtual_stages = vs;
-            for (std::size_t zi = 0; zi < n_zero; ++zi) {
-              layout.zero_stage = zero_stages[zi];
-              // --ep-overlap with ZeRO-3 (Megatron-FSDP) does not interleave: Megatron-Core asserts
-              // "EP overlap 1F1B with FSDP is not supported for interleaved pipeline parallelism"
-              // (pipeline_parallel/combined_1f1b.py at fc965dafd2).
-              if (r.ep_overlap && layout.zero_stage == 3 && vs > 1) {
-                const std::string problem =
-                    "ZeRO-3 (Megatron-FSDP) with --ep-overlap does not interleave (Megatron-Core), and --ep-overlap at "
-                    "pp above 1 needs interleaved virtual stages: pp 1 only";
-                if (!ctx.first_layout_problem) ctx.first_layout_problem = problem;
-                if (collect && !collect->first_problem) collect->first_problem = problem;
-                continue;
+      // Expert TP (Megatron-Core expert_tensor_parallel_size): the pinned one, else the TP (0) and,
+      // under --stack megatron with TP > 1, also 1 with EP > 1: the experts whole on each GPU and
+      // the EP group spanning the TP ranks, as NVIDIA's recipes run MoE models with TP (Qwen3-235B
+      // on H100: TP 2, ETP 1, EP 32; tests/data/published-throughput.jsonl).
+      std::array<int, 2> etps = {r.pins.expert_tp.value_or(0), 1};
+      const std::size_t n_etps = !r.pins.expert_tp && tp > 1 && r.stack == TrainingStack::megatron && arch.moe &&
+                                         r.task != Task::lora && r.task != Task::qlora
+                                     ? 2
+                                     : 1;
+      for (std::size_t xi = 0; xi < n_etps; ++xi) {
+        const int etp = etps[xi];
+        ep_candidates(ctx, tp, dp, etp, ctx.eps);
+        if (ctx.eps.empty() && r.ep_overlap && xi == 0) {  // EP 1 dropped (ep_candidates) and no EP above 1 divides dp
+          const std::string problem = fmt::format(
+              "--ep-overlap needs expert parallelism above 1 (Megatron-Core), and no EP above 1 divides dp {} here", dp);
+          if (!ctx.first_layout_problem) ctx.first_layout_problem = problem;
+          if (collect && !collect->first_problem) collect->first_problem = problem;
+        }
+        for (std::size_t vi = 0; vi < ctx.vps[pi].size(); ++vi) {
+          const int vs = ctx.vps[pi][vi];
+          for (std::size_t ei = 0; ei < ctx.eps.size(); ++ei) {
+            const int ep = ctx.eps[ei];
+            if (xi == 1 && ep == 1) continue;  // the searched ETP 1 comes with EP above 1 (the recipes')
+            // Micro-batches: the pinned one, else powers of two dividing the per-rank batch.
+            const std::int64_t per_dp = runnable_global_batch(ctx.global_batch, dp, 1) / dp;
+            std::array<int, 8> mbs{};
+            std::size_t n_mbs = 0;
+            if (r.pins.micro_batch) {
+              mbs[n_mbs++] = *r.pins.micro_batch;
+            } else {
+              for (int mb = 1; mb <= 64 && mb <= per_dp; mb *= 2) {
+                if (per_dp % mb == 0) mbs[n_mbs++] = mb;
               }
-              // The recipe's modules fitted: full recompute re-runs all they re-run and more, so it
-              // is not tried; the default selective (another set) still is.
-              bool recipe_fitted = false;
-              for (std::size_t ri = 0; ri < n_recomputes; ++ri) {
-                const Recompute rc = recomputes[ri];
-                const bool by_recipe = recipe[ri];
-                if (recipe_fitted && rc == Recompute::full) break;
-                const RecomputeModules modules = by_recipe ? ctx.recipe_modules : r.recompute_modules;
-                const std::size_t kind = recompute_kind(rc, by_recipe);
-                const std::size_t slot_index =
-                    ti * slots_per_tp + ((((pi * n_vps_max + vi) * n_eps_max + ei) * 8 + mi) * 2 + zi) * 4 + ri;
-                double& slot = slots[slot_index];
-                if (slot == kLayoutUnsized) slot = size_layout(ctx, layout, rc, by_recipe, slot_id(n, slot_index));
-                if (slot == kLayoutNotRunnable) {
-                  if (collect && !collect->first_problem) {
-                    auto p = ctx.slot_problems.find(slot_id(n, slot_index));
-                    if (p != ctx.slot_problems.end()) collect->first_problem = p->second;
-                  }
+            }
+            for (std::size_t mi = 0; mi < n_mbs; ++mi) {
+              const int mb = mbs[mi];
+              if (static_cast<std::int64_t>(dp) * mb > ctx.global_batch) break;  // one micro-batch per rank at least
+              bool any_fit_at_mb = false;
+              // The step-time lower bound does not read the ZeRO stage (compute, bubble and host
+              // time only): computed once per recompute mode at this micro-batch, for both stages.
+              std::array<double, 5> bound_at_rc{};
+              std::array<bool, 5> bound_known{};
+              // The runnable batch and the optimizer steps depend on DP and the micro-batch only.
+              const std::int64_t batch = runnable_global_batch(ctx.global_batch, dp, mb);
+              // Megatron's interleaved schedule runs a multiple of pp micro-batches (searched VP only:
+              // a pinned one is the user's).
+              if (vs > 1 && !r.pins.virtual_stages && (batch / (static_cast<std::int64_t>(dp) * mb)) % pp != 0) continue;
+              const double tokens_per_step = static_cast<double>(batch) * static_cast<double>(r.seq_len);
+              const double steps = std::ceil(ctx.tokens / tokens_per_step);
+              // One layout per micro-batch; only its ZeRO stage changes below. Nothing is built for a
+              // position whose slot says it does not run or does not fit (most of them).
+              ParallelLayout layout;
+              layout.tp = tp;
+              layout.pp = pp;
+              layout.dp = dp;
+              layout.ep = ep;
+              layout.expert_tp = etp;
+              layout.sequence_parallel = tp > 1;
+              layout.micro_batch = mb;
+              layout.virtual_stages = vs;
+              for (std::size_t zi = 0; zi < n_zero; ++zi) {
+                layout.zero_stage = zero_stages[zi];
+                // --ep-overlap with ZeRO-3 (Megatron-FSDP) does not interleave: Megatron-Core asserts
+                // "EP overlap 1F1B with FSDP is not supported for interleaved pipeline parallelism"
+                // (pipeline_parallel/combined_1f1b.py at fc965dafd2).
+                if (r.ep_overlap && layout.zero_stage == 3 && vs > 1) {
+                  const std::string problem =
+                      "ZeRO-3 (Megatron-FSDP) with --ep-overlap does not interleave (Megatron-Core), and --ep-overlap at "
+                      "pp above 1 needs interleaved virtual stages: pp 1 only";
+                  if (!ctx.first_layout_problem) ctx.first_layout_problem = problem;
+                  if (collect && !collect->first_problem) collect->first_problem = problem;
                   continue;
                 }
-                const double bytes = slot;
-                ++ctx.layouts_evaluated;
-                if (bytes < best.smallest_per_gpu_bytes) {
-                  best.smallest_per_gpu_bytes = bytes;
-                  best.smallest_layout = layout;
-                  best.smallest_recompute = rc;
-                  best.smallest_recompute_modules = modules;
-                }
-                if (bytes > usable) continue;
-                any_fit_at_mb = true;
-                // After the recipe's candidate the search goes on (to the default selective); after
-                // any other, it stops: a heavier recompute only adds compute.
-                recipe_fitted = recipe_fitted || by_recipe;
-                // Pruning that cannot change the result: a layout whose step-time lower bound
-                // (perf.hpp) already gives no less work than the best so far can never replace it
-                // (only a strictly shorter run does), so its full estimate is skipped. The margin
-                // (1e-9, relative) is far above the rounding by which the bound may exceed the step.
-                // A bound known from the other ZeRO stage is checked before anything is built.
-                if (!collect && !r.mfu_override && bound_known[kind] &&
-                    steps * bound_at_rc[kind] * (1.0 - 1e-9) >= best.work_seconds) {
-                  if (by_recipe) continue;
-                  break;
-                }
-                const TrainingStepRequest step_request = detail::training_step_request(r, layout, rc, modules, batch);
-                const TrainingStepModelFigures& figures = step_figures(ctx, step_request, kind);
-                TrainingStepStages& stages = ctx.step_stages[kind];
-                if (!r.mfu_override && !bound_known[kind]) {
-                  // = training_step_seconds_lower_bound(arch, step_request, cluster, ...), bit for bit
-                  stages.prepare(arch, step_request, cluster, ctx.assumptions, figures);
-                  bound_at_rc[kind] = stages.lower_bound_seconds();
-                  bound_known[kind] = true;
-                  if (!collect && steps * bound_at_rc[kind] * (1.0 - 1e-9) >= best.work_seconds) {
+                // The recipe's modules fitted: full recompute re-runs all they re-run and more, so it
+                // is not tried; the default selective (another set) still is.
+                bool recipe_fitted = false;
+                for (std::size_t ri = 0; ri < n_recomputes; ++ri) {
+                  const Recompute rc = recomputes[ri];
+                  const bool by_recipe = recipe[ri];
+                  if (recipe_fitted && rc == Recompute::full) break;
+                  const RecomputeModules modules = by_recipe ? ctx.recipe_modules : r.recompute_modules;
+                  const std::size_t kind = recompute_kind(rc, by_recipe);
+                  const std::size_t slot_index =
+                      ti * slots_per_tp + (((((pi * 2 + xi) * n_vps_max + vi) * n_eps_max + ei) * 8 + mi) * 2 + zi) * 4 + ri;
+                  double& slot = slots[slot_index];
+                  if (slot == kLayoutUnsized) slot = size_layout(ctx, layout, rc, by_recipe, slot_id(n, slot_index));
+                  if (slot == kLayoutNotRunnable) {
+                    if (collect && !collect->first_problem) {
+                      auto p = ctx.slot_problems.find(slot_id(n, slot_index));
+                      if (p != ctx.slot_problems.end()) collect->first_problem = p->second;
+                    }
+                    continue;
+                  }
+                  const double bytes = slot;
+                  ++ctx.layouts_evaluated;
+                  if (bytes < best.smallest_per_gpu_bytes) {
+                    best.smallest_per_gpu_bytes = bytes;
+                    best.smallest_layout = layout;
+                    best.smallest_recompute = rc;
+                    best.smallest_recompute_modules = modules;
+                  }
+                  if (bytes > usable) continue;
+                  any_fit_at_mb = true;
+                  // After the recipe's candidate the search goes on (to the default selective); after
+                  // any other, it stops: a heavier recompute only adds compute.
+                  recipe_fitted = recipe_fitted || by_recipe;
+                  // Pruning that cannot change the result: a layout whose step-time lower bound
+                  // (perf.hpp) already gives no less work than the best so far can never replace it
+                  // (only a strictly shorter run does), so its full estimate is skipped. The margin
+                  // (1e-9, relative) is far above the rounding by which the bound may exceed the step.
+                  // A bound known from the other ZeRO stage is checked before anything is built.
+                  if (!collect && !r.mfu_override && bound_known[kind] &&
+                      steps * bound_at_rc[kind] * (1.0 - 1e-9) >= best_score) {
                     if (by_recipe) continue;
                     break;
                   }
-                }
-                // = estimate_training_step(arch, step_request, cluster, ...), bit for bit; the stages were
-                // prepared at this micro-batch and recompute candidate (bound_known), perhaps at the other
-                // ZeRO stage, which the compute phase does not read.
-                TrainingStepEstimate est = r.mfu_override
-                                               ? estimate_training_step(arch, step_request, cluster, ctx.assumptions, figures)
-                                               : stages.estimate(step_request);
-                if (r.mfu_override) apply_mfu_override(est, *r.mfu_override, n);
-                const double work = steps * est.step_seconds;
-                est.tokens_per_s = tokens_per_step / est.step_seconds;
-                if (collect) {
-                  collect->add(MemoCandidate{layout, rc, modules, bytes, batch, tokens_per_step, est});
+                  const TrainingStepRequest step_request = detail::training_step_request(r, layout, rc, modules, batch);
+                  const TrainingStepModelFigures& figures = step_figures(ctx, step_request, kind);
+                  TrainingStepStages& stages = ctx.step_stages[kind];
+                  if (!r.mfu_override && !bound_known[kind]) {
+                    // = training_step_seconds_lower_bound(arch, step_request, cluster, ...), bit for bit
+                    stages.prepare(arch, step_request, cluster, ctx.assumptions, figures);
+                    bound_at_rc[kind] = stages.lower_bound_seconds();
+                    bound_known[kind] = true;
+                    if (!collect && steps * bound_at_rc[kind] * (1.0 - 1e-9) >= best_score) {
+                      if (by_recipe) continue;
+                      break;
+                    }
+                  }
+                  // = estimate_training_step(arch, step_request, cluster, ...), bit for bit; the stages were
+                  // prepared at this micro-batch and recompute candidate (bound_known), perhaps at the other
+                  // ZeRO stage, which the compute phase does not read.
+                  TrainingStepEstimate est = r.mfu_override
+                                                 ? estimate_training_step(arch, step_request, cluster, ctx.assumptions, figures)
+                                                 : stages.estimate(step_request);
+                  if (r.mfu_override) apply_mfu_override(est, *r.mfu_override, n);
+                  const double work = steps * est.step_seconds;
+                  est.tokens_per_s = tokens_per_step / est.step_seconds;
+                  if (collect) {
+                    collect->add(MemoCandidate{layout, rc, modules, bytes, batch, tokens_per_step, est},
+                                 r.time_tie_tolerance);
+                    if (by_recipe) continue;
+                    break;
+                  }
+                  if (const double score = work * layout_preference(layout, r.time_tie_tolerance); score < best_score) {
+                    best_score = score;
+                    best.fits = true;
+                    best.layout = layout;
+                    best.recompute = rc;
+                    best.recompute_modules = modules;
+                    best.per_gpu_bytes = bytes;
+                    best.step = est;
+                    best.work_seconds = work;
+                    best.global_batch_seqs = batch;
+                    best.steps = steps;
+                  }
                   if (by_recipe) continue;
-                  break;
+                  break;  // a heavier recompute only adds compute
                 }
-                if (work < best.work_seconds) {
-                  best.fits = true;
-                  best.layout = layout;
-                  best.recompute = rc;
-                  best.recompute_modules = modules;
-                  best.per_gpu_bytes = bytes;
-                  best.step = est;
-                  best.work_seconds = work;
-                  best.global_batch_seqs = batch;
-                  best.steps = steps;
-                }
-                if (by_recipe) continue;
-                break;  // a heavier recompute only adds compute
               }
+              if (!any_fit_at_mb) break;  // larger micro-batches need more memory still
             }
-            if (!any_fit_at_mb) break;  // larger micro-batches need more memory still
           }
         }
       }
@@ -1822,16 +1853,18 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
 /// Searches one cluster, cached by the GPU configuration many offers share.
 /// The best of a memo entry's candidates for `tokens`: what search_training returns for them
 /// (the first of the shortest runs, work = ceil(tokens / tokens per step) × step time).
-SearchOutcome pick_candidate(const TrainingMemoEntry& e, double tokens) {
+SearchOutcome pick_candidate(const TrainingMemoEntry& e, double tokens, double tolerance) {
   SearchOutcome o;
   o.smallest_per_gpu_bytes = e.smallest_per_gpu_bytes;
   o.smallest_layout = e.smallest_layout;
   o.smallest_recompute = e.smallest_recompute;
   o.smallest_recompute_modules = e.smallest_recompute_modules;
+  double best_score = kInf;
   for (const MemoCandidate& c : e.candidates) {
     const double steps = std::ceil(tokens / c.tokens_per_step);
     const double work = steps * c.step.step_seconds;
-    if (work < o.work_seconds) {
+    if (const double score = work * layout_preference(c.layout, tolerance); score < best_score) {
+      best_score = score;
       o.fits = true;
       o.layout = c.layout;
       o.recompute = c.recompute;
@@ -1937,7 +1970,7 @@ SearchOutcome memo_search_training(SearchContext& ctx, const ClusterKey& key) {
       (ctx.smallest_dp_over_batch == 0 || e->smallest_dp_over_batch < ctx.smallest_dp_over_batch))
     ctx.smallest_dp_over_batch = e->smallest_dp_over_batch;
   if (!ctx.first_layout_problem && e->first_problem) ctx.first_layout_problem = e->first_problem;
-  return pick_candidate(*e, ctx.tokens);
+  return pick_candidate(*e, ctx.tokens, ctx.r.time_tie_tolerance);
 }
 
 const SearchOutcome& search_cluster(SearchContext& ctx, ClusterOutcomes& cache, const ClusterKey& key) {

@@ -131,6 +131,38 @@ TEST_F(RecipeFlagsE2E, TheLayoutAbbreviationsAreExplainedWhereTheyAppear) {
   EXPECT_EQ(plan.out.find("VP virtual stages"), std::string::npos) << plan.out;
 }
 
+// Under --stack megatron with TP > 1 the search also tries expert TP 1 with EP > 1 (the experts
+// whole on each GPU, the EP group spanning the TP ranks: NVIDIA's Qwen3-235B H100 recipe runs TP 2,
+// ETP 1, EP 32), and takes it only when it finishes more than the 2% time tie sooner than the best
+// layout without it (a plainer layout within the model's error is what practitioners run).
+TEST_F(RecipeFlagsE2E, MegatronSearchTriesExpertTpOneWhereItClearlyPays) {
+  const auto work = [](const nlohmann::json& j) { return j["estimate"]["work_seconds"].get<double>(); };
+  const std::string dsv3 = "estimate --model deepseek-v3 --task pretrain --gpu H100 --gpus 512 --gpus-per-node 8 "
+                           "--inter-node-gbit-per-s 3200 --tokens 1e10 --stack megatron --seq 4096 --global-batch 8192 "
+                           "--precision fp8 --grads-16bit";
+  const auto searched = run_json(dsv3, 0);
+  const nlohmann::json& l = searched["estimate"]["layout"];
+  ASSERT_GT(l["tp"].get<int>(), 1) << l.dump();
+  EXPECT_EQ(l.value("expert_tp", 0), 1) << l.dump();
+  EXPECT_GT(l["ep"].get<int>(), 1) << l.dump();
+  // The same search with the experts split like the rest (--expert-tp = TP at every TP: pinned per TP).
+  double plain = 1e300;
+  for (int tp : {1, 2, 4, 8}) {
+    const RunResult r = run(dsv3 + " --tp " + std::to_string(tp) + " --expert-tp " + std::to_string(tp) + " --json");
+    if (r.exit_code == 0) plain = std::min(plain, work(nlohmann::json::parse(r.out)));
+  }
+  EXPECT_LT(work(searched) * 1.02, plain);
+  // gpt-oss-120b on 64 H100s: ETP 1 at TP 2 is within the tie, so the plain TP 1 layout stays.
+  const std::string gptoss = "estimate --model gpt-oss-120b --task pretrain --gpu H100 --gpus 64 --gpus-per-node 8 "
+                             "--inter-node-gbit-per-s 3200 --tokens 2e10 --stack megatron --seq 4096 --global-batch 1280 "
+                             "--grads-16bit";
+  const auto chosen = run_json(gptoss, 0);
+  EXPECT_EQ(chosen["estimate"]["layout"].value("expert_tp", 0), 0) << chosen["estimate"]["layout"].dump();
+  const auto etp1 = run_json(gptoss + " --tp 2 --expert-tp 1", 0);
+  EXPECT_LT(work(etp1), work(chosen)) << "ETP 1 is faster by the model, but by less than the tie";
+  EXPECT_GT(work(etp1) * 1.02, work(chosen));
+}
+
 TEST_F(RecipeFlagsE2E, TpCommOverlapLowersTheExposedTpTime) {
   const auto plain = run_json(kDense + " --stack megatron", 0);
   const auto overlapped = run_json(kDense + " --stack megatron --tp-comm-overlap", 0);

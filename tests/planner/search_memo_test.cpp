@@ -59,7 +59,7 @@ std::string answer(const PlanResult& r) {
 TEST(SearchMemo, PlansThroughTheMemoAreThePlansOfAFreshSearch) {
   SearchMemo memo;
   const std::vector<Offer> catalog = offers();
-  std::size_t compared = 0, with_plans = 0, with_recipe_modules = 0, interleaved = 0;
+  std::size_t compared = 0, with_plans = 0, with_recipe_modules = 0, interleaved = 0, expert_tp_below_tp = 0;
   for (const char* preset : {"llama-3.1-8b", "llama-3.1-70b", "qwen3-30b-a3b", "mixtral-8x7b"}) {
     ModelSource s;
     s.preset = preset;
@@ -90,6 +90,7 @@ TEST(SearchMemo, PlansThroughTheMemoAreThePlansOfAFreshSearch) {
         for (const Plan& p : fresh.plans) {
           with_recipe_modules += p.recompute_modules != 0;
           interleaved += p.layout.virtual_stages > 1;
+          expert_tp_below_tp += p.layout.expert_tp > 0 && p.layout.expert_tp < p.layout.tp;
         }
       }
     }
@@ -97,6 +98,7 @@ TEST(SearchMemo, PlansThroughTheMemoAreThePlansOfAFreshSearch) {
   EXPECT_EQ(compared, 140u);
   EXPECT_GT(with_recipe_modules, 0u);
   EXPECT_GT(interleaved, 0u);
+  EXPECT_GT(expert_tp_below_tp, 0u) << "the searched expert TP 1 (with its tie tolerance) is compared too";
   EXPECT_GT(with_plans, 40u);  // most requests plan; the others compare their no-plan reasons
   EXPECT_GT(memo.hits(), 0u);
 }
