@@ -2025,48 +2025,50 @@ ClusterKey key_for(const AdmittedOffer& a, int nodes) {
 /// transformer_config.py __post_init__ and pipeline_parallel/combined_1f1b.py at Megatron-LM
 /// fc965dafd2 (2026-08-22): no full recompute; bf16 or fp16 weights; at pp > 1 a virtual pipeline
 /// (arguments.py makes a VP of 1 none); with Megatron-FSDP (ZeRO-3) no interleaving, hence pp 1;
-/// EP above 1 (LoRA/QLoRA plans run EP 1). Throws Error{invalid_input} with code
-/// ep_overlap_unsupported (field: the pin in the way) or ep_option_without_ep.
+/// EP above 1 (LoRA/QLoRA plans run EP 1). Throws Error{invalid_input} with one code per rule
+/// (ep_overlap_other_stack, _lora, _full_recompute, _needs_16bit, _needs_virtual_stages,
+/// _fsdp_interleaved; field: the pin in the way).
 void check_ep_overlap_runs(const PlanRequest& request, const ModelArch& arch) {
   if (!request.ep_overlap || !arch.moe) return;
-  const auto refuse = [](const char* field, const std::string& message, const std::string& expected) {
-    throw_invalid_coded(field, "ep_overlap_unsupported", {{"field", field}}, message, expected);
+  // One code per Megatron-Core rule (trial45 D4: the page showed one generic sentence for all).
+  const auto refuse = [](const char* field, const char* code, const std::string& message, const std::string& expected) {
+    throw_invalid_coded(field, code, {{"field", field}}, message, expected);
   };
   if (request.stack && *request.stack != TrainingStack::megatron)
-    refuse("--stack",
+    refuse("--stack", "ep_overlap_other_stack",
            fmt::format("--ep-overlap sets Megatron-Core's overlap_moe_expert_parallel_comm; --stack {} is another stack",
                        training_stack_name(*request.stack)),
            "--stack megatron, no --stack, or no --ep-overlap");
   if (request.task == Task::lora || request.task == Task::qlora)
-    refuse("--task", "--ep-overlap applies to expert parallelism; LoRA and QLoRA plans run EP 1",
+    refuse("--task", "ep_overlap_lora", "--ep-overlap applies to expert parallelism; LoRA and QLoRA plans run EP 1",
            "no --ep-overlap, or --task full or pretrain");
   if (request.pins.recompute && *request.pins.recompute == Recompute::full)
-    refuse("--recompute",
+    refuse("--recompute", "ep_overlap_full_recompute",
            "--recompute full cannot run with --ep-overlap (Megatron-Core: disable full recomputation when enabling "
            "overlap_moe_expert_parallel_comm)",
            "--recompute none or selective, or no --ep-overlap");
   if (request.precision == TrainPrecision::fp32 || request.precision == TrainPrecision::tf32)
-    refuse("--precision",
+    refuse("--precision", "ep_overlap_needs_16bit",
            fmt::format("--precision {} cannot run with --ep-overlap (Megatron-Core: only supported with a bf16 or fp16 "
                        "model)",
                        train_precision_name(request.precision)),
            "--precision bf16, fp16 or fp8, or no --ep-overlap");
   const bool zero3 = request.pins.zero_stage && *request.pins.zero_stage == 3;
   if (zero3 && request.pins.virtual_stages && *request.pins.virtual_stages > 1)
-    refuse("--zero",
+    refuse("--zero", "ep_overlap_fsdp_interleaved",
            "--zero 3 (Megatron-FSDP under Megatron-Core) with --ep-overlap does not interleave (Megatron-Core: EP "
            "overlap 1F1B with FSDP is not supported for interleaved pipeline parallelism)",
-           "--virtual-stages 1 and --pp 1, or --zero 1, or no --ep-overlap");
+           "--virtual-stages 1 and --pp 1, or --zero 1 or 2, or no --ep-overlap");
   if (!request.pins.pp || *request.pins.pp <= 1) return;
   const int pp = *request.pins.pp;
   if (zero3)
-    refuse("--zero",
+    refuse("--zero", "ep_overlap_fsdp_interleaved",
            fmt::format("--zero 3 (Megatron-FSDP under Megatron-Core) with --ep-overlap runs at pp 1 only: pp {} needs "
                        "virtual stages, which Megatron-Core does not run with FSDP and EP overlap",
                        pp),
-           "--pp 1, or --zero 1, or no --ep-overlap");
+           "--pp 1, or --zero 1 or 2, or no --ep-overlap");
   if (request.pins.virtual_stages && *request.pins.virtual_stages <= 1)
-    refuse("--virtual-stages",
+    refuse("--virtual-stages", "ep_overlap_needs_virtual_stages",
            fmt::format("--ep-overlap at pp {} needs 2 or more virtual stages (Megatron-Core asserts a virtual pipeline "
                        "when pipeline_model_parallel_size > 1)",
                        pp),
@@ -2076,7 +2078,7 @@ void check_ep_overlap_runs(const PlanRequest& request, const ModelArch& arch) {
     const int most = static_cast<int>(arch.num_layers + 2);
     for (int v = 2; v <= most && !any; ++v) any = virtual_stages_split_layers(arch, request, pp, v);
     if (!any)
-      refuse("--pp",
+      refuse("--pp", "ep_overlap_needs_virtual_stages",
              request.pipeline_stage_layers.empty()
                  ? fmt::format("--ep-overlap at pp {} needs 2 or more virtual stages (Megatron-Core) and none splits the "
                                "{} layers of {} into whole chunks",
@@ -2214,10 +2216,16 @@ void check_request_for_model(const PlanRequest& request, const ModelArch& arch) 
                           fmt::format("{} applies to expert parallelism; --ep 1 has none", f),
                           fmt::format("--ep 2 or more, or no {}", f));
     }
-    if (request.pins.expert_tp && *request.pins.expert_tp > 1 && !arch.moe)
+    // Any pinned expert TP on a dense model (trial45 D1: --expert-tp 1 was taken and shown as ETP1).
+    if (request.pins.expert_tp && !arch.moe)
       throw_invalid_coded("--expert-tp", "expert_tp_on_dense_model",
                           {{"etp", fmt::format("{}", *request.pins.expert_tp)}, {"model", arch.name}},
                           fmt::format("expert-tp {} on a dense model ({})", *request.pins.expert_tp, arch.name), "no --expert-tp");
+    // LoRA/QLoRA plans run EP 1: an expert TP pin changes nothing there (trial45 D2).
+    if (request.pins.expert_tp && arch.moe && (request.task == Task::lora || request.task == Task::qlora))
+      throw_invalid_coded("--expert-tp", "ep_option_without_ep", {{"field", "--expert-tp"}},
+                          "--expert-tp applies to expert parallelism; LoRA and QLoRA plans run EP 1",
+                          "no --expert-tp, or --task full or pretrain");
     if (request.pins.ep && *request.pins.ep > 1) {
       if (!arch.moe)
         throw_invalid_coded("--ep", "ep_on_dense_model", {{"ep", fmt::format("{}", *request.pins.ep)}, {"model", arch.name}},

@@ -173,6 +173,7 @@ struct Work {
   double zero_per_micro_batch_seconds = 0;  ///< ZeRO-3 communication per micro-batch
   double optimizer_bytes_per_param = 0;
   double updated_params_per_gpu = 0;
+  double updated_expert_params_per_gpu = 0;  ///< of which experts (sharded over edp under ZeRO ≥ 1)
   double host_seconds = 0;
   double fp8_flop_share = 0;  ///< hardware FLOPs run in FP8 (linear layers except the LM head)
   double fp8_speedup = 1;     ///< FP8 GEMM speed / 16-bit GEMM speed
@@ -644,9 +645,10 @@ void finish_work(Work& w, const ModelArch& arch, const TrainingStepRequest& r, c
     // ZeRO ≥ 1 shards the optimizer over the data-parallel ranks that hold the same parameters:
     // the dense ones over dp, the experts over their expert-data-parallel group (edp; Megatron's
     // distributed optimizer keeps a separate expert group), as the memory model counts them.
-    w.updated_params_per_gpu = l.zero_stage >= 1 ? trainable_dense / static_cast<double>(l.dp) +
-                                                       trainable_expert / static_cast<double>(std::max(edp, 1))
-                                                 : trainable_per_gpu;
+    w.updated_expert_params_per_gpu =
+        l.zero_stage >= 1 ? trainable_expert / static_cast<double>(std::max(edp, 1)) : trainable_expert;
+    w.updated_params_per_gpu =
+        (l.zero_stage >= 1 ? trainable_dense / static_cast<double>(l.dp) : trainable_dense) + w.updated_expert_params_per_gpu;
     e.optimizer_seconds = safe_div(w.updated_params_per_gpu * w.optimizer_bytes_per_param,
                                    gpu.memory_bandwidth_bytes_per_s * a.optimizer_bw_efficiency);
   }
@@ -1121,7 +1123,14 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
   out.push_back({"optimizer_seconds", e.optimizer_seconds,
                  l.offload_optimizer
                      ? std::string("optimizer offloaded to the CPU: its time is not modelled (0 on the GPU)")
-                     : fmt::format("{} params × {} B read+written / ({} × {:.2f}) = {}", si(w.updated_params_per_gpu, ""),
+                     : fmt::format("{} params{} × {} B read+written / ({} × {:.2f}) = {}", si(w.updated_params_per_gpu, ""),
+                                   w.updated_expert_params_per_gpu > 0
+                                       ? fmt::format(" (dense {}{} + experts {}{})",
+                                                     si(w.updated_params_per_gpu - w.updated_expert_params_per_gpu, ""),
+                                                     l.zero_stage >= 1 ? fmt::format(" over dp {}", l.dp) : "",
+                                                     si(w.updated_expert_params_per_gpu, ""),
+                                                     l.zero_stage >= 1 ? fmt::format(" over edp {}", w.edp) : "")
+                                       : "",
                                    w.optimizer_bytes_per_param, si(c.gpu->memory_bandwidth_bytes_per_s, "B/s"),
                                    a.optimizer_bw_efficiency, si(e.optimizer_seconds, "s")),
                  "element-wise update, memory-bound (AdamW: Loshchilov & Hutter 2019; states per ZeRO §3.1)"});

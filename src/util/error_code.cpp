@@ -30,7 +30,7 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 147> kCodes = {
+constexpr std::array<std::string_view, 152> kCodes = {
     "ambiguous_model",
     "body_empty",
     "body_not_object",
@@ -44,7 +44,12 @@ constexpr std::array<std::string_view, 147> kCodes = {
     "ep_not_dividing_experts",
     "ep_on_dense_model",
     "ep_option_without_ep",
-    "ep_overlap_unsupported",
+    "ep_overlap_fsdp_interleaved",
+    "ep_overlap_full_recompute",
+    "ep_overlap_lora",
+    "ep_overlap_needs_16bit",
+    "ep_overlap_needs_virtual_stages",
+    "ep_overlap_other_stack",
     "estimate_training_only",
     "expert_grid_not_dividing",
     "expert_grid_not_dividing_gpus",

@@ -107,7 +107,7 @@ TEST_F(CliMessagesE2E, EpOverlapRunsOnlyWhereMegatronCoreAcceptsIt) {
   expect_refused(qwen + " --pp 8 --zero 3",
                  "gpuplan: error: --zero: --zero 3 (Megatron-FSDP under Megatron-Core) with --ep-overlap runs at pp 1 "
                  "only: pp 8 needs virtual stages, which Megatron-Core does not run with FSDP and EP overlap (expected: "
-                 "--pp 1, or --zero 1, or no --ep-overlap)");
+                 "--pp 1, or --zero 1 or 2, or no --ep-overlap)");
   // 94 layers (+ 1 or 2 for the embedding and the loss) split over no multiple of 7.
   expect_refused("estimate --model qwen3-235b-a22b --task pretrain --gpu H100 --gpus 224 --gpus-per-node 8 "
                  "--inter-node-gbit-per-s 3200 --tokens 1e10 --stack megatron --ep-overlap --pp 7",
@@ -143,6 +143,14 @@ TEST_F(CliMessagesE2E, EpOverlapRunsOnlyWhereMegatronCoreAcceptsIt) {
   no_fit("estimate --model qwen3-235b-a22b --task pretrain --gpu H100 --gpus 64 --gpus-per-node 8 "
          "--inter-node-gbit-per-s 3200 --global-batch 1024 --tokens 1e12 --stack megatron --ep-overlap",
          "; --ep-overlap leaves full recompute out (Megatron-Core refuses the two together)");
+  // An expert TP pin where it changes nothing (trial45 D1, D2): a dense model, LoRA/QLoRA (EP 1).
+  expect_refused("estimate --model llama-3.1-70b --task pretrain --gpu H100 --gpus 64 --gpus-per-node 8 "
+                 "--inter-node-gbit-per-s 3200 --tokens 1e10 --stack megatron --expert-tp 1",
+                 "gpuplan: error: --expert-tp: expert-tp 1 on a dense model (llama-3.1-70b) (expected: no --expert-tp)");
+  expect_refused("estimate --model qwen3-30b-a3b --task lora --gpu H100 --gpus 16 --gpus-per-node 8 "
+                 "--inter-node-gbit-per-s 3200 --tokens 1e9 --tp 2 --expert-tp 1",
+                 "gpuplan: error: --expert-tp: --expert-tp applies to expert parallelism; LoRA and QLoRA plans run EP 1 "
+                 "(expected: no --expert-tp, or --task full or pretrain)");
   // The search keeps to the same rules: every plan on the bundled catalog, and the estimate.
   const auto runs_under_megatron = [](const nlohmann::json& layout) {
     const int pp = layout.at("pp").get<int>(), vp = layout.at("virtual_stages").get<int>();

@@ -162,6 +162,28 @@ TEST_F(PagesQueryE2E, AControlCharacterInAQueryValueIsRefusedNotEchoed) {
   EXPECT_NE(fr->body.find("contient un caractère de contrôle (caractère 9)"), std::string::npos) << fr->body.substr(0, 1500);
 }
 
+// The --ep-overlap refusals say on the page which of Megatron-Core's rules the request breaks, in
+// the page's language (trial45 D4: one generic sentence for all of them).
+TEST_F(PagesQueryE2E, AnEpOverlapRefusalNamesTheRuleItBreaks) {
+  auto stack = get("/en/plan?model=gpt-oss-120b&task=pretrain&tokens=1e10&stack=fsdp&ep_overlap=true");
+  ASSERT_TRUE(stack);
+  EXPECT_EQ(stack->status, 400);
+  EXPECT_NE(stack->body.find("ep_overlap is Megatron-Core’s switch: it runs with the megatron stack (or none given), "
+                             "not this one"),
+            std::string::npos)
+      << stack->body.substr(0, 1500);
+  EXPECT_NE(stack->body.find("training stack"), std::string::npos);
+  auto full = get("/fr/plan?model=gpt-oss-120b&task=pretrain&tokens=1e10&stack=megatron&ep_overlap=true&recompute=full");
+  ASSERT_TRUE(full);
+  EXPECT_EQ(full->status, 400);
+  EXPECT_NE(full->body.find("le recalcul complet ne peut pas tourner avec ep_overlap (Megatron-Core)"), std::string::npos)
+      << full->body.substr(0, 1500);
+  auto vp = get("/en/plan?model=gpt-oss-120b&task=pretrain&tokens=1e10&ep_overlap=true&pp=2&virtual_stages=1");
+  ASSERT_TRUE(vp);
+  EXPECT_NE(vp->body.find("ep_overlap at pp above 1 needs 2 or more virtual stages"), std::string::npos)
+      << vp->body.substr(0, 1500);
+}
+
 TEST_F(PagesQueryE2E, GroupsCountEveryMatchingOfferAsTheApiDoes) {
   auto api = get("/api/offers?group_by=gpu&today=2026-11-30");
   ASSERT_TRUE(api && api->status == 200);
