@@ -37,7 +37,7 @@ void print_text(const PlanRequest& r, const Plan& p, const std::vector<PlanExpla
   if (const std::string settings = api::training_settings_text(r); !settings.empty()) fmt::print("{}\n", settings);
   if (const std::string why = api::searched_recompute_modules_text(r, p.recompute_modules); !why.empty())
     fmt::print("{}\n", why);
-  fmt::print("{}", wrap_text(layout_legend({p}), terminal_columns(), "  "));
+  fmt::print("{}", wrap_text(api::layout_legend_text(api::layout_abbreviations({p})), terminal_columns(), "  "));
   fmt::print("memory per GPU {:.1f} of {:.1f} GB\n", p.per_gpu_memory_bytes / 1e9, p.gpu_memory_capacity_bytes / 1e9);
   TextTable tt;
   tt.header = {"step term", "seconds", "share"};

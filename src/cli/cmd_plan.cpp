@@ -189,7 +189,7 @@ void print_table(const PlanRequest& r, const PlanResult& res) {
                           "rented for seconds; --all lists them).",
                           res.plans_hidden_short);
   }
-  if (const std::string legend = layout_legend(res.plans); !legend.empty()) footer += " " + legend;
+  if (const std::string legend = api::layout_legend_text(api::layout_abbreviations(res.plans)); !legend.empty()) footer += " " + legend;
   // Recompute modules the search chose (planner.hpp search order): what the layout's rc: names.
   if (const std::string why = api::searched_recompute_modules_text(r, api::searched_recompute_modules(r, res.plans));
       !why.empty())

@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <string>
 
-#include "api/estimate.hpp"
 #include "util/display_width.hpp"
 
 namespace gpuplan::cli {
@@ -47,10 +46,6 @@ std::string layout_text(const Plan& p) {
   const std::string math = p.math_fallback.empty() ? "" : " " + p.math_fallback + "!";
   if (p.serving) return fmt::format("TP{} ×{} batch {}{}", p.layout.tp, p.replicas, p.serving->batch, math);
   return p.gpus_per_instance == 1 ? "1 GPU × 1 image" : fmt::format("{} GPUs × 1 image", p.gpus_per_instance);
-}
-
-std::string layout_legend(const std::vector<Plan>& plans) {
-  return api::layout_legend_text(api::layout_abbreviations(plans));
 }
 
 int terminal_columns() {

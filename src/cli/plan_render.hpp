@@ -5,7 +5,6 @@
 #include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <vector>
 
 #include "api/plan_json.hpp"
 #include "planner/planner.hpp"
@@ -16,10 +15,6 @@ std::string duration_text(double seconds);  ///< "42 s", "17 min", "5.2 h", "31.
 std::string usd_text(double v);             ///< "$1234" or "$12.34"
 std::string rate_text(double v);            ///< "1.23M", "4.5k", "12.3"
 std::string layout_text(const Plan& p);     ///< "TP8 PP2 DP4 EP1 Z2 mb1 rc:full"
-/// What the abbreviations of the training layouts in `plans` mean, one sentence naming only those
-/// that appear ("Layout: TP tensor-, PP pipeline-, VP ... parallel degrees; Z ZeRO stage; mb
-/// micro-batch; rc: recompute ..."); "" when no plan is a training plan.
-std::string layout_legend(const std::vector<Plan>& plans);
 using api::goodput_json;  // the JSON writers live in api (one writer for CLI and API)
 using api::plan_json;
 using api::step_json;

@@ -476,6 +476,15 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
   const ModelArch& arch = ctx.arch;
   SearchOutcome best;
   double best_score = kInf;  // best.work_seconds × layout_preference: what a layout must beat
+  // The first problem met, for the no-plan reason and (collect) the memo entry that replays it on a
+  // hit; `make` builds the text only while one of them still lacks it (called in the loops below).
+  const auto note_problem = [&](const auto& make) {
+    const bool for_ctx = !ctx.first_layout_problem, for_collect = collect && !collect->first_problem;
+    if (!for_ctx && !for_collect) return;
+    std::string problem = make();
+    if (for_collect) collect->first_problem = problem;
+    if (for_ctx) ctx.first_layout_problem = std::move(problem);
+  };
   const ClusterSpec cluster = cluster_for(key);
   const int n = key.gpus_per_node * key.nodes;
   const double usable = key.capacity_bytes * (1.0 - r.margin);
@@ -540,8 +549,8 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
       const int dp = n / (tp * pp);
       if (r.pins.dp && *r.pins.dp != dp) continue;
       if (ctx.vps[pi].empty()) {  // a pinned VP that does not split this PP's stages (vp_candidates)
-        const std::string problem =
-            r.pins.virtual_stages && *r.pins.virtual_stages > 1
+        note_problem([&] {
+          return r.pins.virtual_stages && *r.pins.virtual_stages > 1
                 ? fmt::format("{} virtual stages split no pipeline degree these GPUs allow into whole chunks ({} layers, + 1 "
                               "or 2 for the embedding and the loss: pp must divide them and leave a multiple of {} per "
                               "stage)",
@@ -553,8 +562,7 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
                 : fmt::format("--ep-overlap at pp {} needs 2 or more virtual stages (Megatron-Core) and none splits the {} "
                               "layers into whole chunks there",
                               pp, arch.num_layers);
-        if (!ctx.first_layout_problem) ctx.first_layout_problem = problem;
-        if (collect && !collect->first_problem) collect->first_problem = problem;  // replayed on a memo hit
+        });
         continue;
       }
       if (dp > ctx.global_batch) {  // fewer sequences per step than data-parallel ranks
@@ -580,12 +588,11 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
       for (std::size_t xi = 0; xi < n_etps; ++xi) {
         const int etp = etps[xi];
         ep_candidates(ctx, tp, dp, etp, ctx.eps);
-        if (ctx.eps.empty() && r.ep_overlap && xi == 0) {  // EP 1 dropped (ep_candidates) and no EP above 1 divides dp
-          const std::string problem = fmt::format(
-              "--ep-overlap needs expert parallelism above 1 (Megatron-Core), and no EP above 1 divides dp {} here", dp);
-          if (!ctx.first_layout_problem) ctx.first_layout_problem = problem;
-          if (collect && !collect->first_problem) collect->first_problem = problem;
-        }
+        if (ctx.eps.empty() && r.ep_overlap && xi == 0)  // EP 1 dropped (ep_candidates) and no EP above 1 divides dp
+          note_problem([&] {
+            return fmt::format(
+                "--ep-overlap needs expert parallelism above 1 (Megatron-Core), and no EP above 1 divides dp {} here", dp);
+          });
         for (std::size_t vi = 0; vi < ctx.vps[pi].size(); ++vi) {
           const int vs = ctx.vps[pi][vi];
           for (std::size_t ei = 0; ei < ctx.eps.size(); ++ei) {
@@ -634,11 +641,11 @@ SearchOutcome search_training(SearchContext& ctx, const ClusterKey& key, Trainin
                 // "EP overlap 1F1B with FSDP is not supported for interleaved pipeline parallelism"
                 // (pipeline_parallel/combined_1f1b.py at fc965dafd2).
                 if (r.ep_overlap && layout.zero_stage == 3 && vs > 1) {
-                  const std::string problem =
-                      "ZeRO-3 (Megatron-FSDP) with --ep-overlap does not interleave (Megatron-Core), and --ep-overlap at "
-                      "pp above 1 needs interleaved virtual stages: pp 1 only";
-                  if (!ctx.first_layout_problem) ctx.first_layout_problem = problem;
-                  if (collect && !collect->first_problem) collect->first_problem = problem;
+                  note_problem([] {
+                    return std::string(
+                        "ZeRO-3 (Megatron-FSDP) with --ep-overlap does not interleave (Megatron-Core), and --ep-overlap "
+                        "at pp above 1 needs interleaved virtual stages: pp 1 only");
+                  });
                   continue;
                 }
                 // The recipe's modules fitted: full recompute re-runs all they re-run and more, so it
@@ -2073,11 +2080,8 @@ void check_ep_overlap_runs(const PlanRequest& request, const ModelArch& arch) {
                        "when pipeline_model_parallel_size > 1)",
                        pp),
            "--virtual-stages 2 or more that split each stage's layers, or --pp 1, or no --ep-overlap");
-  if (!request.pins.virtual_stages) {
-    bool any = false;
-    const int most = static_cast<int>(arch.num_layers + 2);
-    for (int v = 2; v <= most && !any; ++v) any = virtual_stages_split_layers(arch, request, pp, v);
-    if (!any)
+  // The VPs the search would try at this pinned PP (with the overlap: v ≥ 2 only); none: refused.
+  if (!request.pins.virtual_stages && vp_candidates(arch, request, pp).empty())
       refuse("--pp", "ep_overlap_needs_virtual_stages",
              request.pipeline_stage_layers.empty()
                  ? fmt::format("--ep-overlap at pp {} needs 2 or more virtual stages (Megatron-Core) and none splits the "
@@ -2091,7 +2095,14 @@ void check_ep_overlap_runs(const PlanRequest& request, const ModelArch& arch) {
                    "--pp-layers with --virtual-stages N (Megatron-Core's pipeline layout), or no --ep-overlap"
                  : "--virtual-stages N to take --pp-layers as Megatron-Core's pipeline layout, counts a v of 2 or more "
                    "divides, --pp 1, or no --ep-overlap");
-  }
+}
+
+/// The does-not-fit reason's note when --ep-overlap kept full recompute out of the search (trial44
+/// D5); "" otherwise.
+std::string ep_overlap_fit_note(const PlanRequest& r) {
+  return r.ep_overlap && !r.pins.recompute
+             ? "; --ep-overlap leaves full recompute out (Megatron-Core refuses the two together)"
+             : "";
 }
 
 void check_request_for_model(const PlanRequest& request, const ModelArch& arch) {
@@ -3649,9 +3660,7 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
             "with the {:.0f}% margin){}{}",
             short_gb(np.smallest_per_gpu_bytes), short_gb(np.largest_gpu_bytes),
             short_gb(np.largest_gpu_bytes * (1.0 - request.margin)), request.margin * 100.0, no_network,
-            request.ep_overlap && !request.pins.recompute
-                ? "; --ep-overlap leaves full recompute out (Megatron-Core refuses the two together)"
-                : "");
+            ep_overlap_fit_note(request));
       } else {
         // The smallest need and the largest GPU are on different offers: name the cluster that
         // came closest, with its own need and memory (its GPU count is what lowered the need).
@@ -4078,9 +4087,7 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
                             "{:.0f}% margin){}",
                             short_gb(o.smallest_per_gpu_bytes), c.gpu->name, short_gb(a.capacity_bytes),
                             short_gb(a.capacity_bytes * (1 - request.margin)), request.margin * 100,
-                            request.ep_overlap && !request.pins.recompute
-                                ? "; --ep-overlap leaves full recompute out (Megatron-Core refuses the two together)"
-                                : "");
+                            ep_overlap_fit_note(request));
     return std::nullopt;
   }
   std::optional<Plan> p(std::in_place);
