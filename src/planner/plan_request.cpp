@@ -366,8 +366,13 @@ void PlanRequest::validate() const {
                           "--expert-tp × --ep dividing --gpus");
     }
   } else if (pins.ep && pins.dp && *pins.dp % *pins.ep != 0) {
+    const bool etp1_fits = pins.tp && *pins.tp > 1 && (static_cast<long long>(*pins.tp) * *pins.dp) % *pins.ep == 0;
     throw_invalid_coded("--ep", "ep_not_dividing_dp", {{"ep", fmt::format("{}", *pins.ep)}, {"dp", fmt::format("{}", *pins.dp)}},
-                        fmt::format("ep {} does not divide dp {}", *pins.ep, *pins.dp), "ep dividing dp");
+                        fmt::format("ep {} does not divide dp {}", *pins.ep, *pins.dp),
+                        etp1_fits ? fmt::format("ep dividing dp, or --expert-tp 1, with which the EP group spans the TP ranks "
+                                                "and ep {} divides tp {} × dp {}",
+                                                *pins.ep, *pins.tp, *pins.dp)
+                                  : std::string("ep dividing dp"));
   }
   if (gpus_total && pins.tp && pins.pp && pins.dp && *pins.tp * *pins.pp * *pins.dp != *gpus_total) {
     throw_invalid_coded("--gpus", "gpus_not_equal_layout",

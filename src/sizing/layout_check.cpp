@@ -56,8 +56,14 @@ std::optional<std::string> training_layout_problem(const ModelArch& arch, const 
   }
   if (l.expert_tp < 0) return fmt::format("expert tp {} is negative", l.expert_tp);
   if (!l.expert_grid_divides()) {
-    return l.expert_tp > 0 ? fmt::format("expert tp {} × ep {} does not divide tp {} × dp {}", l.etp(), l.ep, l.tp, l.dp)
-                           : fmt::format("ep {} does not divide dp {}", l.ep, l.dp);
+    if (l.expert_tp > 0)
+      return fmt::format("expert tp {} × ep {} does not divide tp {} × dp {}", l.etp(), l.ep, l.tp, l.dp);
+    // Expert TP 1 lets the EP group span the TP ranks (Megatron-Core: etp × ep × edp = tp × dp).
+    if (l.tp > 1 && (static_cast<long long>(l.tp) * l.dp) % l.ep == 0)
+      return fmt::format("ep {} does not divide dp {} (with expert TP 1, --expert-tp 1, the EP group spans the TP "
+                         "ranks: ep {} divides tp {} × dp {})",
+                         l.ep, l.dp, l.ep, l.tp, l.dp);
+    return fmt::format("ep {} does not divide dp {}", l.ep, l.dp);
   }
   if (l.virtual_stages > 1 && l.pp == 1) return fmt::format("{} virtual stages need pp > 1", l.virtual_stages);
   if (l.offload_params && l.zero_stage != 3) return "parameter offload needs ZeRO-3";

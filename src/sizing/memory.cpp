@@ -999,8 +999,13 @@ void TrainingMemoryRequest::validate() const {
                           fmt::format("expert tp {} × ep {} does not divide tp {} × dp {}", layout.etp(), layout.ep,
                                       layout.tp, layout.dp),
                           expected);
+    const bool etp1_fits = layout.tp > 1 && (static_cast<long long>(layout.tp) * layout.dp) % layout.ep == 0;
     throw_invalid_coded("--ep", "ep_not_dividing_dp", {{"ep", fmt::format("{}", layout.ep)}, {"dp", fmt::format("{}", layout.dp)}},
-                        fmt::format("ep {} does not divide dp {}", layout.ep, layout.dp), expected);
+                        fmt::format("ep {} does not divide dp {}", layout.ep, layout.dp),
+                        etp1_fits ? fmt::format("ep dividing dp, or --expert-tp 1, with which the EP group spans the TP ranks "
+                                                "and ep {} divides tp {} × dp {}",
+                                                layout.ep, layout.tp, layout.dp)
+                                  : expected);
   }
   if (static_cast<double>(seq_len) * layout.micro_batch > 1e9) {
     throw_invalid_coded("--seq", "seq_micro_batch_too_large",

@@ -180,6 +180,21 @@ TEST_F(RecipeFlagsE2E, ExpertTpBelowTpLetsEpSpanTheTpRanks) {
   const RunResult without = run(base);
   EXPECT_EQ(without.exit_code, 2) << without.out;
   EXPECT_NE(without.out.find("ep 32 does not divide dp 16"), std::string::npos) << without.out;
+  // The refusal names the way out: ep 32 divides tp 2 × dp 16 = 32 with expert TP 1.
+  EXPECT_NE(without.out.find("--expert-tp 1"), std::string::npos) << without.out;
+  EXPECT_NE(without.out.find("ep 32 divides tp 2 × dp 16"), std::string::npos) << without.out;
+  // Unpinned DP (the search sizes each PP): the no-fit reason carries the same hint.
+  const std::string unpinned_dp =
+      "estimate --model qwen3-30b-a3b --task pretrain --gpu 'NVIDIA H100 SXM' --gpus 8 --tp 2 --pp 1 --tokens 1e9";
+  const RunResult no_fit = run(unpinned_dp + " --ep 8");
+  EXPECT_EQ(no_fit.exit_code, 1) << no_fit.out;
+  EXPECT_NE(no_fit.out.find("ep 8 does not divide dp 4 (with expert TP 1, --expert-tp 1"), std::string::npos)
+      << no_fit.out;
+  // Where expert TP 1 would not help either (ep 16 > tp 2 × dp 4), no hint.
+  const RunResult no_hint = run(unpinned_dp + " --ep 16");
+  EXPECT_EQ(no_hint.exit_code, 1) << no_hint.out;
+  EXPECT_NE(no_hint.out.find("ep 16 does not divide dp 4"), std::string::npos) << no_hint.out;
+  EXPECT_EQ(no_hint.out.find("--expert-tp"), std::string::npos) << no_hint.out;
   const auto with = run_json(base + " --expert-tp 1", 0);
   EXPECT_EQ(with["estimate"]["layout"]["ep"], 32);
   EXPECT_EQ(with["estimate"]["layout"]["expert_tp"], 1);
