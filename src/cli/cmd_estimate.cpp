@@ -29,15 +29,21 @@ namespace {
 void print_text(const PlanRequest& r, const Plan& p, const std::vector<PlanExplainLine>* lines) {
   const TrainingStepEstimate& t = *p.training;
   const int gpus = p.gpus_per_instance * p.instances;
-  fmt::print("{} × {} ({} node{} × {}), {}, global batch {} × {} tokens{}\n", gpus, p.gpu_name, p.instances,
-             p.instances == 1 ? "" : "s", p.gpus_per_instance, layout_text(p), p.global_batch_seqs, r.seq_len,
-             p.global_batch_seqs != p.requested_global_batch_seqs
-                 ? fmt::format(" (asked {}: rounded to a multiple of DP × micro-batch)", p.requested_global_batch_seqs)
-                 : "");
-  if (const std::string settings = api::training_settings_text(r); !settings.empty()) fmt::print("{}\n", settings);
+  // Every line before the step table fits the terminal (continuation lines indented).
+  const int columns = terminal_columns();
+  fmt::print("{}", wrap_text(fmt::format("{} × {} ({} node{} × {}), {}, global batch {} × {} tokens{}", gpus, p.gpu_name,
+                                         p.instances, p.instances == 1 ? "" : "s", p.gpus_per_instance, layout_text(p),
+                                         p.global_batch_seqs, r.seq_len,
+                                         p.global_batch_seqs != p.requested_global_batch_seqs
+                                             ? fmt::format(" (asked {}: rounded to a multiple of DP × micro-batch)",
+                                                           p.requested_global_batch_seqs)
+                                             : ""),
+                             columns, "  "));
+  if (const std::string settings = api::training_settings_text(r); !settings.empty())
+    fmt::print("{}", wrap_text(settings, columns, "  "));
   if (const std::string why = api::searched_recompute_modules_text(r, p.recompute_modules); !why.empty())
-    fmt::print("{}\n", why);
-  fmt::print("{}", wrap_text(api::layout_legend_text(api::layout_abbreviations({p})), terminal_columns(), "  "));
+    fmt::print("{}", wrap_text(why, columns, "  "));
+  fmt::print("{}", wrap_text(api::layout_legend_text(api::layout_abbreviations({p})), columns, "  "));
   fmt::print("memory per GPU {:.1f} of {:.1f} GB\n", p.per_gpu_memory_bytes / 1e9, p.gpu_memory_capacity_bytes / 1e9);
   TextTable tt;
   tt.header = {"step term", "seconds", "share"};

@@ -35,7 +35,10 @@ using nlohmann::json;
 constexpr int kExitNoPlan = 1;
 
 std::string short_gpu(const std::string& name) {
-  return name.rfind("NVIDIA ", 0) == 0 ? name.substr(7) : name;
+  // The vendor prefix says nothing the model name does not ("AMD Instinct MI300X" → "MI300X").
+  for (const std::string_view prefix : {"NVIDIA ", "AMD Instinct ", "AMD "})
+    if (name.rfind(prefix, 0) == 0) return name.substr(prefix.size());
+  return name;
 }
 
 /// The date a plan's price was last seen (Plan::price_last_seen_at: its age and the stale mark are
@@ -131,7 +134,8 @@ void print_table(const PlanRequest& r, const PlanResult& res) {
     table = t.render();
   }
   // Still too wide (COLUMNS 80-100, trial 9): drop the regions, then $/h (both in --json and
-  // --explain), then clip the layout cell (its full text is in --explain N).
+  // --explain), then wrap the layout cell over several lines (clipped, it hid the EP degree and
+  // the recompute: what a user needs to reproduce the run).
   for (const char* name : {"regions", "$/h"}) {
     if (widest(table) <= static_cast<std::size_t>(width)) break;
     const auto at = std::find(t.header.begin(), t.header.end(), std::string(name));
@@ -149,7 +153,7 @@ void print_table(const PlanRequest& r, const PlanResult& res) {
     std::size_t colw = cell_width(t.header[col]);
     for (const auto& row : t.rows) colw = std::max(colw, cell_width(row[col]));
     const std::size_t target = std::max<std::size_t>(16, colw > w - width ? colw - (w - width) : 16);
-    for (auto& row : t.rows) row[col] = clip(row[col], target);
+    for (auto& row : t.rows) row[col] = wrap_cell(row[col], target);
     table = t.render();
   }
   fmt::print("{}", table);

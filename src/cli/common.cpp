@@ -74,25 +74,47 @@ api::Context make_context(const GlobalOptions& global, bool cache_catalog, std::
 }
 
 std::string TextTable::render() const {
+  // A cell may hold several lines ('\n'): the row is as tall as its tallest cell, each column as
+  // wide as its widest line.
+  auto lines_of = [](const std::string& cell) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    for (std::size_t nl = cell.find('\n'); nl != std::string::npos; nl = cell.find('\n', start)) {
+      out.push_back(cell.substr(start, nl - start));
+      start = nl + 1;
+    }
+    out.push_back(cell.substr(start));
+    return out;
+  };
   std::vector<std::size_t> width(header.size(), 0);
   auto measure = [&](const std::vector<std::string>& cells) {
     for (std::size_t i = 0; i < cells.size() && i < width.size(); ++i) {
       // Display columns, not bytes or code points: Thai marks take none, CJK characters two.
-      width[i] = std::max(width[i], display_width(cells[i]));
+      for (const auto& l : lines_of(cells[i])) width[i] = std::max(width[i], display_width(l));
     }
   };
   measure(header);
   for (const auto& r : rows) measure(r);
   auto line = [&](const std::vector<std::string>& cells) {
-    std::string out;
+    std::vector<std::vector<std::string>> split(width.size());
+    std::size_t height = 1;
     for (std::size_t i = 0; i < width.size(); ++i) {
-      const std::string cell = i < cells.size() ? cells[i] : "";
-      const bool right = i < right_align.size() && right_align[i];
-      out += pad_to_width(cell, width[i], right);
-      if (i + 1 < width.size()) out += "  ";
+      split[i] = lines_of(i < cells.size() ? cells[i] : "");
+      height = std::max(height, split[i].size());
     }
-    while (!out.empty() && out.back() == ' ') out.pop_back();
-    return out + "\n";
+    std::string out;
+    for (std::size_t k = 0; k < height; ++k) {
+      std::string text;
+      for (std::size_t i = 0; i < width.size(); ++i) {
+        const std::string cell = k < split[i].size() ? split[i][k] : "";
+        const bool right = i < right_align.size() && right_align[i];
+        text += pad_to_width(cell, width[i], right);
+        if (i + 1 < width.size()) text += "  ";
+      }
+      while (!text.empty() && text.back() == ' ') text.pop_back();
+      out += text + "\n";
+    }
+    return out;
   };
   std::string out = line(header);
   std::size_t total = 0;

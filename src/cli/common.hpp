@@ -43,7 +43,8 @@ const CLI::Validator& integer_check();
 /// the largest value: `ask --limit -1` listed every plan; trial11b). serve's thread counts keep their own range check.
 const CLI::Validator& non_negative_count_check();
 
-/// A plain-text table: header row, rows of cells; columns right-aligned when `right_align[i]`.
+/// A plain-text table: header row, rows of cells; columns right-aligned when `right_align[i]`. A
+/// cell may span several lines ('\n' inside it); its row is then as tall as that cell.
 struct TextTable {
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;

@@ -77,6 +77,25 @@ std::string clip(const std::string& s, std::size_t n) {
   return out + "…";
 }
 
+std::string wrap_cell(const std::string& s, std::size_t n) {
+  if (n == 0 || display_width(s) <= n) return s;
+  std::string out, line;
+  std::size_t pos = 0;
+  while (pos <= s.size()) {
+    std::size_t sp = s.find(' ', pos);
+    if (sp == std::string::npos) sp = s.size();
+    const std::string word = clip(s.substr(pos, sp - pos), n);
+    if (!line.empty() && display_width(line) + 1 + display_width(word) > n) {
+      out += line + "\n";
+      line = word;
+    } else {
+      line += (line.empty() ? "" : " ") + word;
+    }
+    pos = sp + 1;
+  }
+  return out + line;
+}
+
 std::string wrap_text(const std::string& text, int width, const std::string& indent) {
   std::string out, line;
   std::size_t pos = text.find_first_not_of(' ');

@@ -26,5 +26,8 @@ int terminal_columns();
 std::string wrap_text(const std::string& text, int width, const std::string& indent);
 /// Cuts `s` to at most `n` display columns (UTF-8 aware), ending with "…" when cut.
 std::string clip(const std::string& s, std::size_t n);
+/// Word-wraps `s` into lines of at most `n` display columns joined with '\n' (a TextTable cell of
+/// several lines); a single word wider than `n` is clipped.
+std::string wrap_cell(const std::string& s, std::size_t n);
 
 }  // namespace gpuplan::cli

@@ -1,0 +1,37 @@
+// The CLI's plain-text table (cli/common.hpp TextTable) with cells of several lines, and
+// wrap_cell (cli/plan_render.hpp), which the plan table uses to keep a long layout whole on a
+// narrow terminal instead of clipping it.
+#include <gtest/gtest.h>
+
+#include "cli/common.hpp"
+#include "cli/plan_render.hpp"
+
+namespace gpuplan::cli {
+namespace {
+
+TEST(TextTable, ARowIsAsTallAsItsTallestCellAndAColumnAsWideAsItsWidestLine) {
+  TextTable t;
+  t.header = {"#", "layout", "time"};
+  t.right_align = {true, false, true};
+  t.rows = {{"1", "TP1 PP16\nrc:full", "5.5 h"}, {"2", "TP8", "18.9 h"}};
+  // Column widths: "#" 1, "layout" 8 ("TP1 PP16"), "time" 6 ("18.9 h"); two spaces between: a
+  // rule of 1 + 2 + 8 + 2 + 6 = 19 dashes.
+  const std::string expected =
+      "#  layout      time\n"
+      "-------------------\n"
+      "1  TP1 PP16   5.5 h\n"
+      "   rc:full\n"
+      "2  TP8       18.9 h\n";
+  EXPECT_EQ(t.render(), expected);
+}
+
+TEST(WrapCell, BreaksAtSpacesWithinTheWidthAndKeepsEveryWord) {
+  EXPECT_EQ(wrap_cell("TP1 PP16 VP6 DP32 EP2 Z1 mb1 rc:layernorm,moe_act", 22),
+            "TP1 PP16 VP6 DP32 EP2\nZ1 mb1\nrc:layernorm,moe_act");
+  EXPECT_EQ(wrap_cell("TP1 PP1 DP8", 22), "TP1 PP1 DP8");  // fits: unchanged
+  // A single word wider than the cell is clipped (the only case that loses text).
+  EXPECT_EQ(wrap_cell("TP1 rc:layernorm,moe_act,mlp", 10), "TP1\nrc:layern…");
+}
+
+}  // namespace
+}  // namespace gpuplan::cli
