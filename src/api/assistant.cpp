@@ -289,10 +289,44 @@ class Reader {
     // the field stays missing (asked for) and the number is listed as not read.
     if (start > 0 && (std::isdigit(static_cast<unsigned char>(low_[start - 1])) || low_[start - 1] == '^' || low_[start - 1] == '*'))
       return;
+    // The digits at the end of a name ("int4", "fp8", "w8a8", "h100"): part of the name, not a
+    // number (trial46: "70b int4 users 100" was read as 4 users).
+    if (glued_to_word(static_cast<std::size_t>(m.position(0)))) return;
+    // "1,5" in English or Thai: a comma that does not separate groups of three digits is neither a
+    // group separator nor (outside French) a decimal mark; which was meant is not guessed
+    // (trial46: "1,5 million tokens" was read as 15 million). Left unread, so the field is asked for.
+    if (m.size() > 1 && m[1].matched && bad_digit_groups(m[1].str())) return;
     const auto [mark, mark_start] = mark_before(start);
     add(std::move(name), std::move(value),
         low_.substr(mark_start, static_cast<std::size_t>(m.position(0) + m.length(0)) - mark_start), mark, std::move(not_used),
         mark_start);
+  }
+
+  /// Whether byte `pos` of low_ starts a run of digits written straight after an ASCII letter
+  /// ("int4", "fp8", "h100"), i.e. the tail of a name.
+  bool glued_to_word(std::size_t pos) const {
+    return pos > 0 && pos < low_.size() && std::isdigit(static_cast<unsigned char>(low_[pos])) &&
+           std::isalpha(static_cast<unsigned char>(low_[pos - 1]));
+  }
+
+  /// Whether a number as written has commas that are not thousands separators (each comma followed
+  /// by exactly three digits): "1,5" outside French ("1,5" in French is the decimal 1.5).
+  bool bad_digit_groups(const std::string& number) const {
+    if (number.find(',') == std::string::npos || number.find_first_not_of("0123456789., ") != std::string::npos)
+      return false;
+    if (result_.language == "fr" && std::regex_match(number, std::regex(R"(\d+,\d{1,2})"))) return false;
+    return !std::regex_match(number, std::regex(R"(\d{1,3}(?:,\d{3})+(?:\.\d+)?)"));
+  }
+
+  /// The first match of `re` in low_ whose number is not the tail of a name (glued_to_word at the
+  /// match's group `group`): regex_search stops at "fp8 users" where "users 50" follows.
+  bool search_unglued(const std::regex& re, std::smatch& out, int group = 1) const {
+    for (auto it = std::sregex_iterator(low_.begin(), low_.end(), re); it != std::sregex_iterator(); ++it) {
+      if (!(*it)[group].matched || glued_to_word(static_cast<std::size_t>(it->position(group)))) continue;
+      out = *it;
+      return true;
+    }
+    return false;
   }
 
   /// Whether a currency match has a minus between the currency sign and its number ("$-5", "€ -5").
@@ -580,10 +614,20 @@ class Reader {
     // Thai also puts the count after the noun, with the classifier คน: "ผู้ใช้ 100 คน",
     // "ผู้ใช้งานพร้อมกัน 100 คน" (trial10c: only "100 ผู้ใช้" was read).
     static const std::regex users_th(R"((?:\xe0\xb8\x9c\xe0\xb8\xb9\xe0\xb9\x89\xe0\xb9\x83\xe0\xb8\x8a\xe0\xb9\x89(?:\xe0\xb8\x87\xe0\xb8\xb2\xe0\xb8\x99)?(?:\xe0\xb8\x9e\xe0\xb8\xa3\xe0\xb9\x89\xe0\xb8\xad\xe0\xb8\xa1\xe0\xb8\x81\xe0\xb8\xb1\xe0\xb8\x99)?)\s*)" + kNumber + R"(\s*\xe0\xb8\x84\xe0\xb8\x99)");
+    // English and French also put the count after the noun: "users: 100", "utilisateurs : 100"
+    // (trial46), not when a unit follows ("users 2000 tokens" is not a user count).
+    static const std::regex users_after(
+        R"(\b(?:concurrent users|users|utilisateurs)\s*(?::|=|of|de)?\s*)" + kNumber +
+        R"((?![\d.,]|\s*(?:k\b|m\b|b\b|tokens?|jetons?|ms\b|milli|sec|s\b|h\b|hours?|heures?|days?|jours?|gpus?|\$|usd|dollars?|%|\xe2\x82\xac)))");
     std::smatch m;
-    if (std::regex_search(low_, m, rps)) add_marked("rps", read_number(m[1].str(), result_.language), m);
-    if (std::regex_search(low_, m, users) || std::regex_search(low_, m, users_th))
+    if (search_unglued(rps, m)) add_marked("rps", read_number(m[1].str(), result_.language), m);
+    if (search_unglued(users, m) || std::regex_search(low_, m, users_th)) {
       add_marked("concurrency", exact_number(m[1].str(), 1, m[0].str(), result_.language), m);
+    } else if (std::regex_search(low_, m, users_after)) {
+      const auto at = static_cast<std::size_t>(m.position(0));
+      if (!bad_digit_groups(m[1].str()))
+        add("concurrency", exact_number(m[1].str(), 1, m[0].str(), result_.language), m[0].str(), {}, {}, at);
+    }
   }
 
   void read_money() {
@@ -863,9 +907,18 @@ class Reader {
       const bool milli = u.rfind("ms", 0) == 0 || u.rfind("milli", 0) == 0 || static_cast<unsigned char>(u[0]) >= 0x80;
       return scaled(read_number(m[number].str(), result_.language), milli ? 1 : 1000, m[0].str());
     };
+    // A per-user generation speed is the TPOT it allows: "30 tokens per second per user" = at most
+    // 1000/30 ms per output token (trial46: it was read as 30 training tokens and dropped).
+    static const std::regex per_user(
+        kNumber + R"(\s*)" + token + R"(\s*(?:/\s*s(?:ec)?\b|per\s+second|a\s+second|par\s+seconde|\xe0\xb8\x95\xe0\xb9\x88\xe0\xb8\xad\xe0\xb8\xa7\xe0\xb8\xb4\xe0\xb8\x99\xe0\xb8\xb2\xe0\xb8\x97\xe0\xb8\xb5)\s*)"
+                  R"((?:per|/|par|for\s+each|pour\s+chaque|\xe0\xb8\x95\xe0\xb9\x88\xe0\xb8\xad)\s*(?:users?|utilisateurs?|\xe0\xb8\x9c\xe0\xb8\xb9\xe0\xb9\x89\xe0\xb9\x83\xe0\xb8\x8a\xe0\xb9\x89))");  // ต่อวินาที, ต่อ, ผู้ใช้
     std::smatch m;
     if (std::regex_search(low_, m, tpot)) add_marked("tpot_ms", millis(m, 1, 2), m, planner_field_missing("tpot_ms"));
     else if (std::regex_search(low_, m, tpot_named)) add_marked("tpot_ms", millis(m, 1, 2), m, planner_field_missing("tpot_ms"));
+    else if (std::regex_search(low_, m, per_user)) {
+      const double rate = read_number(m[1].str(), result_.language);
+      if (rate > 0) add_marked("tpot_ms", 1000.0 / rate, m, planner_field_missing("tpot_ms"));
+    }
     if (std::regex_search(low_, m, ttft_after)) add_marked("ttft_ms", millis(m, 1, 2), m, planner_field_missing("ttft_ms"));
     else if (std::regex_search(low_, m, ttft_before)) add_marked("ttft_ms", millis(m, 1, 2), m, planner_field_missing("ttft_ms"));
   }
@@ -924,7 +977,23 @@ class Reader {
     static const std::regex counted(R"((?:^|[^a-z0-9_.,])(\d+)\s*(?:x|\xc3\x97|\*)?\s*)" + names + R"((?:s|'s)?\b(?!\s*)" + node_words + ")");
     static const std::regex count_only(R"((?:^|[^a-z0-9_.,])(\d+)\s*(?:x|\xc3\x97|\*)?\s*gpus?\b(?!\s*)" + node_words + ")");
     static const std::regex nodes(R"((?:^|[^a-z0-9_.,])(\d+)\s*(?:x|\xc3\x97|\*)?\s*(?:)" + names + R"((?:s|'s)?\s*|gpus?\s*)?)" + node_words);
+    // "2 nodes of 8 H100", "2 nœuds de 8 A100", "2 × 8 H100s", "2x8 GPUs": N nodes of M GPUs each is
+    // nodes N and N·M GPUs in all (trial46: "2 nodes of 8 H100" was read as 8 GPUs on 2 nodes).
+    static const std::regex nodes_of(R"((?:^|[^a-z0-9_.,])(\d+)\s*(?:)" + node_words +
+                                     R"(\s*(?:of|with|de|avec|each\s+with|,)?\s*|(?:x|\xc3\x97|\*)\s*)(\d+)\s*(?:x|\xc3\x97|\*)?\s*(?:)" +
+                                     names + R"((?:s|'s)?\b|gpus?\b))");
     std::smatch cm;
+    if (std::regex_search(low_, cm, nodes_of)) {
+      const json n = exact_number(cm[1].str(), 1, cm[0].str(), result_.language);
+      const json per = exact_number(cm[2].str(), 1, cm[0].str(), result_.language);
+      const auto at = static_cast<std::size_t>(cm.position(1));
+      const std::string source = low_.substr(at, static_cast<std::size_t>(cm.position(0) + cm.length(0)) - at);
+      if (n.is_number_integer() && per.is_number_integer() && n.get<std::int64_t>() <= 1'000'000 &&
+          per.get<std::int64_t>() <= 1'000'000) {
+        add("nodes", n, source, {}, {}, at);
+        add("gpus", n.get<std::int64_t>() * per.get<std::int64_t>(), source, {}, {}, at);
+      }
+    }
     if (std::regex_search(low_, cm, nodes)) {
       const auto at = static_cast<std::size_t>(cm.position(1));
       add("nodes", exact_number(cm[1].str(), 1, cm[0].str(), result_.language), low_.substr(at, static_cast<std::size_t>(cm.position(0) + cm.length(0)) - at),

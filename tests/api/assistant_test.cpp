@@ -144,6 +144,29 @@ TEST(Assistant, ReadsTheTableOfSentences) {
        {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 2e8}, {"budget_usd", 1000}}, {}},
       {"fine-tune llama 3.1 8b with lora on 200,000,000 tokens under $1,000", "en",
        {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 2e8}, {"budget_usd", 1000}}, {}},
+      // trial46 D1: the digits ending a format's name (int4, fp8, w8a8) are not a user count; the
+      // count after the noun ("users: 100", "utilisateurs : 100", Thai "ผู้ใช้ 100 คน") is.
+      {"serve llama 3.1 70b int4 for users: 100", "en",
+       {{"model", "llama-3.1-70b"}, {"task", "serve"}, {"quant", "int4"}, {"concurrency", 100}}, {}},
+      {"serve qwen3 8b fp8 users 50", "en", {{"model", "qwen3-8b"}, {"task", "serve"}, {"quant", "fp8"}, {"concurrency", 50}}, {}},
+      {"serve llama 3.1 8b w8a8 users 10", "en",
+       {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"quant", "w8a8"}, {"concurrency", 10}}, {}},
+      {"servir llama 3.1 70b int4 utilisateurs : 100", "fr",
+       {{"model", "llama-3.1-70b"}, {"task", "serve"}, {"quant", "int4"}, {"concurrency", 100}}, {}},
+      {"ให้บริการ llama 3.1 70b int4 ผู้ใช้ 100 คน", "th",
+       {{"model", "llama-3.1-70b"}, {"task", "serve"}, {"quant", "int4"}, {"concurrency", 100}}, {}},
+      // trial46 D6: a per-user speed is a TPOT target: 30 tokens/s per user = 1000/30 ms per token.
+      {"serve llama 3.1 8b to 100 users at 30 tokens per second per user", "en",
+       {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 100}, {"tpot_ms", 1000.0 / 30.0}}, {}},
+      {"servir llama 3.1 8b pour 100 utilisateurs à 25 jetons par seconde par utilisateur", "fr",
+       {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 100}, {"tpot_ms", 1000.0 / 25.0}}, {}},
+      // trial46 D7: N nodes of M GPUs is N nodes and N × M GPUs: 2 × 8 = 16.
+      {"fine-tune llama 3.1 70b with qlora on 200M tokens using 2 nodes of 8 H100", "en",
+       {{"model", "llama-3.1-70b"}, {"task", "qlora"}, {"tokens", 2e8}, {"nodes", 2}, {"gpus", 16}, {"filter", "gpu=H100"}}, {}},
+      {"pretrain a 1B model on 1e10 tokens on 2x8 H100s", "en",
+       {{"task", "pretrain"}, {"params", 1e9}, {"tokens", 1e10}, {"nodes", 2}, {"gpus", 16}, {"filter", "gpu=H100"}}, {}},
+      {"affiner llama 3.1 8b en lora sur 1e8 jetons avec 4 nœuds de 8 A100", "fr",
+       {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 1e8}, {"nodes", 4}, {"gpus", 32}, {"filter", "gpu=A100"}}, {}},
   };
   const GpuCatalog& gpus = GpuCatalog::bundled();
   for (const auto& r : rows) {
@@ -181,6 +204,27 @@ TEST(Assistant, PartlyReadNumbersAreNotUsed) {
   for (const auto& f : a.fields) EXPECT_NE(f.name, "tokens") << f.source;
   EXPECT_EQ(a.missing, std::vector<std::string>{"tokens"});
   EXPECT_FALSE(a.unread.empty());
+}
+
+// trial46 D4: "1,5 million" in English is neither 1,500,000 with a group comma (groups have three
+// digits) nor 1.5 (English writes a decimal point): not guessed, so the token count is asked for
+// and the words are listed as not read. French "1,5 million" is 1.5 million; "1,500,000" stays
+// one number in English; "users 2000 tokens" is not a user count (a unit follows).
+TEST(Assistant, ACommaThatIsNeitherGroupNorDecimalIsNotGuessed) {
+  const GpuCatalog& gpus = GpuCatalog::bundled();
+  AskResult a = understand("fine-tune llama 3.1 8b with lora on 1,5 million tokens", gpus);
+  for (const auto& f : a.fields) EXPECT_NE(f.name, "tokens") << f.source;
+  EXPECT_EQ(a.missing, std::vector<std::string>{"tokens"});
+  EXPECT_FALSE(a.unread.empty());
+  a = understand("affiner llama 3.1 8b en lora sur 1,5 million de jetons", gpus);
+  ASSERT_TRUE(std::any_of(a.fields.begin(), a.fields.end(), [](const auto& f) { return f.name == "tokens"; }));
+  for (const auto& f : a.fields) {
+    if (f.name == "tokens") {
+      EXPECT_EQ(f.value, 1500000);
+    }
+  }
+  a = understand("serve llama 3.1 8b to users 2000 tokens per request", gpus);
+  for (const auto& f : a.fields) EXPECT_NE(f.name, "concurrency") << f.source;
 }
 
 // small11 #6: "by Friday" and "by end of month" were dropped without a word. They are read as a
