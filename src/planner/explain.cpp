@@ -156,12 +156,28 @@ std::vector<PlanExplainLine> explain_plan(const PlanRequest& request, const Mode
     const ServingPerfRequest sp = detail::serving_perf_request(request, p.layout.tp, p.serving->batch);
     const double kv_capacity = p.kv_capacity_bytes;
     for (const auto& l : explain_serving(arch, sp, p.cluster, kv_capacity, assumptions)) add(out, "serving." + l.term, l.value, "", l.formula, l.source);
-    add(out, "replicas", static_cast<double>(p.replicas), "",
-        request.requests_per_s
-            ? fmt::format("ceil({:.3g} req/s / {:.3g} req/s per replica)", *request.requests_per_s,
-                          p.serving->requests_per_s_per_replica)
-            : fmt::format("ceil({} users / {} sequences per replica)", request.concurrency.value_or(0), p.serving->batch),
-        "gpuplan serving model");
+    {
+      const std::string load =
+          request.requests_per_s
+              ? fmt::format("ceil({:.3g} req/s / {:.3g} req/s per replica)", *request.requests_per_s,
+                            p.serving->requests_per_s_per_replica)
+              : fmt::format("ceil({} users / {} sequences per replica)", request.concurrency.value_or(0), p.serving->batch);
+      // --gpus / --nodes fix the cluster: every GPU serves, whatever the load needs.
+      const bool fixed_cluster = request.gpus_total || request.nodes_exact;
+      add(out, "replicas", static_cast<double>(p.replicas), "",
+          fixed_cluster ? fmt::format("{} instance{} × {} GPUs / TP {} (the fixed cluster; the load needs {})",
+                                      p.instances, p.instances == 1 ? "" : "s", p.gpus_per_instance, p.layout.tp, load)
+                        : load,
+          "gpuplan serving model");
+      if (request.concurrency && p.serving->batch > 0 &&
+          static_cast<double>(*request.concurrency) < static_cast<double>(p.replicas * p.serving->batch)) {
+        add(out, "replicas_busy", static_cast<double>(*request.concurrency) / static_cast<double>(p.serving->batch), "",
+            fmt::format("{} users / {} sequences per replica: the replicas' worth of requests the users send "
+                        "(tokens/s and req/s count these, not every replica's full batch)",
+                        *request.concurrency, p.serving->batch),
+            "Little's law: concurrency / time per request");
+      }
+    }
     if (!p.serving_tp_choice.empty()) {
       add(out, "serving.tp_choice", p.layout.tp, "", p.serving_tp_choice,
           "gpuplan serving search: fixed cluster holds the load, then the latency target, then the fewest instances");

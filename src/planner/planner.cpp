@@ -1422,8 +1422,15 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedO
     p.batch_for_fixed_cluster = o.batch_for_fixed_cluster;
     if (!candidate && request.workload == PlanWorkload::serving) p.serving_tp_options = o.tp_options;
     p.kv_capacity_bytes = o.kv_capacity_bytes;
-    p.tokens_per_s = e.decode_tokens_per_s * static_cast<double>(replicas);
-    p.requests_per_s = e.requests_per_s_per_replica * static_cast<double>(replicas);
+    // What the replicas serve: for a --concurrency load, the users' own requests (Little's law: N
+    // users keep N sequences running, N / batch replicas' worth), not every replica's full batch
+    // (trial46 D2: 50 users on 4 replicas of batch 50 were credited 4 × their tokens/s; 60 users on
+    // 2 replicas of 50, 2 × 50 sequences).
+    double replicas_busy = static_cast<double>(replicas);
+    if (request.workload == PlanWorkload::serving && request.concurrency && e.batch > 0)
+      replicas_busy = std::min(replicas_busy, static_cast<double>(*request.concurrency) / static_cast<double>(e.batch));
+    p.tokens_per_s = e.decode_tokens_per_s * replicas_busy;
+    p.requests_per_s = e.requests_per_s_per_replica * replicas_busy;
     if (request.workload == PlanWorkload::serving) {
       p.work_seconds = request.hours * 3600.0;
     } else if (e.continuous_batching && e.batch > 0) {

@@ -36,3 +36,42 @@ TEST_F(ServeTpPinE2E, TpNotDividingTheHeadsIsAnInputErrorWhenServing) {
 }
 
 }  // namespace
+
+namespace {
+
+using gpuplan::e2e::BinaryE2E;
+
+class ServeLoadE2E : public BinaryE2E<ServeLoadE2E> {
+ public:
+  static constexpr const char* kName = "serve-load";
+};
+
+// trial46 D2: with --gpus fixing the cluster every GPU serves, but 50 users send only 50
+// sequences' worth of requests. By Little's law the plan's tokens/s and req/s are those of
+// 50 / batch replicas, not of every replica at its full batch (4 replicas of batch 50 were
+// credited 4 × the users' tokens/s). Without --gpus, 60 users on replicas of batch 50 need
+// 2 replicas and are 60 / 50 = 1.2 replicas' worth, not 2.
+TEST_F(ServeLoadE2E, ThroughputIsWhatTheUsersSendNotEveryReplicasFullBatch) {
+  for (const std::string args : {"plan --model llama-3.1-70b --task serve --quant fp8 --concurrency 50 --gpus 8 gpu~a100",
+                                 "plan --model llama-3.1-70b --task serve --quant fp8 --concurrency 60 --hours 100 "
+                                 "gpu~h100"}) {
+    const nlohmann::json j = run_json(args + " --today 2026-11-30", 0);
+    ASSERT_TRUE(j["plans"].is_array() && !j["plans"].empty()) << args << "\n" << j.dump().substr(0, 800);
+    const double users = args.find("--concurrency 50") != std::string::npos ? 50 : 60;
+    bool several_replicas = false;
+    for (const auto& p : j["plans"]) {
+      const double batch = p["serving"]["batch"].get<double>();
+      const auto replicas = p["replicas"].get<std::int64_t>();
+      several_replicas |= replicas > 1;
+      const double per_replica = p["serving"]["requests_per_s_per_replica"].get<double>();
+      const double worth = std::min(static_cast<double>(replicas), users / batch);
+      EXPECT_NEAR(p["requests_per_s"].get<double>(), per_replica * worth, 1e-9 * per_replica * worth)
+          << args << ": replicas " << replicas << ", batch " << batch;
+      EXPECT_LT(p["requests_per_s"].get<double>(), per_replica * static_cast<double>(replicas) + 1e-12)
+          << args;
+    }
+    EXPECT_TRUE(several_replicas) << args << ": no plan with several replicas, the case this checks";
+  }
+}
+
+}  // namespace
