@@ -221,6 +221,27 @@ PlanOutput run_plan(const PlanInput& in, const Context& ctx) {
   }
   // A field the task does not read is an error, not ignored (`--task lora --quant int4`).
   check_fields_for_task(in.given, plan_fields(), in.task);
+  // Within --task serve: a batch job (--requests) is timed to finish all its requests; the fields
+  // of a service over time (its load, latency targets, hours) would be ignored (trial46 D3: --tpot-ms
+  // with --requests planned as if not given). A service runs for --hours, so a deadline has nothing
+  // to bound (trial46 D10: the no-plan advice offered a longer --deadline).
+  if (req.workload == PlanWorkload::batch_generation) {
+    for (const auto& [name, flag] : {std::pair{"rps", "--rps"}, std::pair{"concurrency", "--concurrency"},
+                                     std::pair{"ttft_ms", "--ttft-ms"}, std::pair{"tpot_ms", "--tpot-ms"},
+                                     std::pair{"hours", "--hours"}})
+      if (in.given.contains(name))
+        throw_invalid_coded(flag, "batch_job_field", {{"a_field", name}},
+                            fmt::format("{} does not apply to a batch job (--requests): it is timed to finish all its "
+                                        "requests, not to serve users over time",
+                                        flag),
+                            "--requests alone (with --prompt-tokens, --output-tokens, --deadline, --budget), or no "
+                            "--requests to plan a service");
+  }
+  if (req.workload == PlanWorkload::serving && in.given.contains("deadline"))
+    throw_invalid_coded("--deadline", "deadline_on_service", {},
+                        "a service runs for its --hours; a deadline applies to a job that finishes (training, a batch "
+                        "of --requests, images)",
+                        "--hours H for the service's length, or --requests N for a batch job with a deadline");
   check_epochs_with_tokens(in.given);
   if (!in.precision.empty() || in.given.contains("precision")) req.precision = parse_train_precision(in.precision, "--precision");
   if (!in.optimizer.empty() || in.given.contains("optimizer")) req.optimizer = parse_optimizer(in.optimizer, "--optimizer");

@@ -30,8 +30,9 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 152> kCodes = {
+constexpr std::array<std::string_view, 154> kCodes = {
     "ambiguous_model",
+    "batch_job_field",
     "body_empty",
     "body_not_object",
     "both_given",
@@ -40,6 +41,7 @@ constexpr std::array<std::string_view, 152> kCodes = {
     "count_not_exact",
     "cuda_graph_needs_megatron",
     "date_before_earliest",
+    "deadline_on_service",
     "ep_not_dividing_dp",
     "ep_not_dividing_experts",
     "ep_on_dense_model",

@@ -75,3 +75,36 @@ TEST_F(ServeLoadE2E, ThroughputIsWhatTheUsersSendNotEveryReplicasFullBatch) {
 }
 
 }  // namespace
+
+namespace {
+
+using gpuplan::e2e::BinaryE2E;
+using gpuplan::e2e::RunResult;
+
+class ServeFieldsE2E : public BinaryE2E<ServeFieldsE2E> {
+ public:
+  static constexpr const char* kName = "serve-fields";
+};
+
+// trial46 D3 and D10: a batch job (--requests) is timed to finish its requests, so a service's
+// load, latency targets and length were ignored without a word (--tpot-ms 20 planned a 44 ms
+// TPOT); a service runs for --hours, so --deadline had nothing to bound (its no-plan advice
+// offered a longer deadline). Both are refused at the flag (exit 2); a batch job keeps its deadline.
+TEST_F(ServeFieldsE2E, ServiceFieldsOnABatchJobAndADeadlineOnAServiceAreRefused) {
+  const std::string batch = "plan --model llama-3.1-8b --task serve --requests 1e6 --today 2026-11-30";
+  for (const std::string flag : {"--rps 5", "--concurrency 8", "--ttft-ms 500", "--tpot-ms 20", "--hours 24"}) {
+    const RunResult r = run(batch + " " + flag);
+    EXPECT_EQ(r.exit_code, 2) << flag << "\n" << r.out;
+    EXPECT_NE(r.out.find("gpuplan: error: " + flag.substr(0, flag.find(' ')) + ": "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("does not apply to a batch job"), std::string::npos) << r.out;
+  }
+  const RunResult service =
+      run("plan --model llama-3.1-8b --task serve --concurrency 8 --hours 24 --deadline 2h --today 2026-11-30");
+  EXPECT_EQ(service.exit_code, 2) << service.out;
+  EXPECT_NE(service.out.find("gpuplan: error: --deadline: a service runs for its --hours"), std::string::npos)
+      << service.out;
+  const RunResult batch_deadline = run(batch + " --deadline 2d --limit 1");
+  EXPECT_EQ(batch_deadline.exit_code, 0) << batch_deadline.out;
+}
+
+}  // namespace
