@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "util/error.hpp"
+#include "util/error_code.hpp"
 
 namespace gpuplan::api {
 
@@ -119,6 +120,15 @@ StoreCounts Context::store_counts() const {
     if (sync_version_locked() == version) counts_cache_ = c;
   }
   return c;
+}
+
+const GpuSpec& gpu_from_flag(const Context& ctx, const std::string& name) {
+  if (name.empty()) throw_invalid_coded("--gpu", "gpu_missing", {}, "no GPU model given", "a GPU from `gpuplan gpus`, e.g. H100-SXM5-80GB");
+  if (const GpuSpec* g = ctx.gpus().try_find(name)) return *g;
+  std::string near;
+  for (const std::string& n : ctx.gpus().nearest_names(name, 5)) near += (near.empty() ? "" : ", ") + n;
+  throw_not_found_coded("--gpu", "unknown_gpu", {{"name", name}, {"near", near}}, fmt::format("unknown GPU '{}'", name),
+                        near.empty() ? std::string("a GPU from `gpuplan gpus`") : "a GPU from `gpuplan gpus`, e.g. " + near);
 }
 
 }  // namespace gpuplan::api

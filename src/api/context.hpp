@@ -96,4 +96,9 @@ class Context {
   std::string sync_version_locked() const;
 };
 
+/// The GPU a request's `--gpu` names, from the context's catalog. Errors: `gpu_missing` (invalid
+/// input) for an empty name, `unknown_gpu` (not found) naming the GPU and the nearest catalog
+/// names, both at `--gpu` (the API's field /gpu).
+const GpuSpec& gpu_from_flag(const Context& ctx, const std::string& name);
+
 }  // namespace gpuplan::api

@@ -81,16 +81,10 @@ EstimateOutput run_estimate(const EstimateInput& in, const Context& ctx) {
   if (!in.optimizer.empty() || in.given.contains("optimizer")) req.optimizer = parse_optimizer(in.optimizer, "--optimizer");
   else if (req.stack) req.optimizer = stack_default_optimizer(*req.stack);  // Unsloth: 8-bit AdamW
   if (!in.recompute.empty() || in.given.contains("recompute")) req.pins.recompute = parse_recompute(in.recompute, "--recompute");
-  if (in.gpu.empty()) throw_invalid_coded("--gpu", "gpu_missing", {}, "no GPU model given", "a GPU from `gpuplan gpus`, e.g. H100-SXM5-80GB");
+  if (in.gpu.empty()) (void)gpu_from_flag(ctx, in.gpu);  // gpu_missing, before the cluster size
   if (!in.gpus && !in.nodes) throw_invalid_coded("--gpus", "cluster_size_missing", {}, "no cluster size", "--gpus N (and/or --nodes N)");
   EstimateCluster c;
-  c.gpu = ctx.gpus().try_find(in.gpu);
-  if (!c.gpu) {
-    std::string near;
-    for (const std::string& n : ctx.gpus().nearest_names(in.gpu, 5)) near += (near.empty() ? "" : ", ") + n;
-    throw_not_found_coded("--gpu", "unknown_gpu", {{"name", in.gpu}, {"near", near}}, fmt::format("unknown GPU '{}'", in.gpu),
-                          "a GPU from `gpuplan gpus`");
-  }
+  c.gpu = &gpu_from_flag(ctx, in.gpu);
   // The sizes the user typed are checked before the defaults derived from them (issue 11:
   // `--gpus 0` was reported as "--gpus-per-node: 0", a flag not typed).
   if (in.gpus && *in.gpus < 1) throw_invalid_coded("--gpus", "not_positive", {{"value", fmt::format("{}", *in.gpus)}}, fmt::format("{} is not a positive integer", *in.gpus), "an integer ≥ 1");

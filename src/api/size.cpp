@@ -168,12 +168,13 @@ SizeOutput run_size(const SizeInput& in, const Context& ctx) {
   req.serving.quant = parse_weight_quant(in.quant, "--quant");
   req.serving.kv_dtype = parse_kv_dtype(in.kv_dtype, "--kv-dtype");
   req.validate();  // before resolving the model: bad options fail fast
+  const GpuSpec* limits_gpu = in.gpu ? &gpu_from_flag(ctx, *in.gpu) : nullptr;  // named at --gpu (trial46 D9)
   ModelArch arch = resolve_model(in.source);
   check_recompute_modules_apply(arch, req.training.recompute_modules, "--recompute-modules");
   SizingResult res = run_sizing(arch, req, ctx.gpus());
   SizeOutput out{std::move(arch), std::move(req), std::move(res), nullptr, std::nullopt};
   if (in.gpu && out.request.task == Task::serve) {
-    out.limits_gpu = &ctx.gpus().find(*in.gpu);
+    out.limits_gpu = limits_gpu;
     out.limits = serving_limits(out.arch, out.request.serving_request(), out.limits_gpu->fit_memory_bytes(), out.request.margin);
   }
   return out;

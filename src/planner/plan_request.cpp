@@ -238,6 +238,16 @@ void PlanRequest::validate() const {
       if (v > kMaxRequestTokens)
         throw_invalid_coded(flag, "integer_out_of_range", {{"value", fmt::format("{}", v)}, {"min", "1"}, {"max", fmt::format("{}", kMaxRequestTokens)}},
                             fmt::format("{} is out of range", v), fmt::format("an integer in [1, {}]", kMaxRequestTokens));
+    // Their sum is the sequence (the KV cache's context): within the same range, refused at the
+    // prompt (trial46: 1e8 + 1 was refused at --context, a flag plan does not have).
+    if (prompt_tokens + output_tokens > kMaxRequestTokens) {
+      const auto max_prompt = kMaxRequestTokens - output_tokens;
+      throw_invalid_coded("--prompt-tokens", "integer_out_of_range",
+                          {{"value", fmt::format("{}", prompt_tokens)}, {"min", "1"}, {"max", fmt::format("{}", max_prompt)}},
+                          fmt::format("{} is out of range: a request's prompt + output tokens ({} + {}) are at most {}",
+                                      prompt_tokens, prompt_tokens, output_tokens, kMaxRequestTokens),
+                          fmt::format("an integer in [1, {}] with --output-tokens {}", max_prompt, output_tokens));
+    }
   }
   if (!(margin >= 0 && margin < 1)) throw_invalid_coded("--margin", "number_out_of_range", {{"value", fmt::format("{}", margin)}, {"range", "[0, 1)"}}, fmt::format("{} is outside [0, 1)", margin), "a fraction in [0, 1)");
   if (max_nodes < 1 || max_nodes > 1024) throw_invalid_coded("--max-nodes", "integer_out_of_range", {{"value", fmt::format("{}", max_nodes)}, {"min", "1"}, {"max", "1024"}}, fmt::format("{} is out of range", max_nodes), "an integer in [1, 1024]");

@@ -108,3 +108,33 @@ TEST_F(ServeFieldsE2E, ServiceFieldsOnABatchJobAndADeadlineOnAServiceAreRefused)
 }
 
 }  // namespace
+
+namespace {
+
+using gpuplan::e2e::BinaryE2E;
+using gpuplan::e2e::RunResult;
+
+class ServeFlagNamesE2E : public BinaryE2E<ServeFlagNamesE2E> {
+ public:
+  static constexpr const char* kName = "serve-flag-names";
+};
+
+// trial46 D8, D9: errors name the flag the user typed. A prompt of 1e8 tokens plus one output
+// token exceeds the 1e8-token sequence: refused at --prompt-tokens (it was "--context", a flag
+// plan does not have); `size --gpu` with an unknown or empty name is refused at --gpu, naming
+// the GPU (the error's place was "GPU 'NoSuchGPU'", the API's field empty, the message nameless).
+TEST_F(ServeFlagNamesE2E, ErrorsNameTheFlagTyped) {
+  const RunResult sum = run("plan --model llama-3.1-8b --task serve --concurrency 8 --prompt-tokens 100000000 "
+                            "--output-tokens 1 --today 2026-11-30");
+  EXPECT_EQ(sum.exit_code, 2) << sum.out;
+  EXPECT_NE(sum.out.find("gpuplan: error: --prompt-tokens: 100000000 is out of range"), std::string::npos) << sum.out;
+  EXPECT_NE(sum.out.find("an integer in [1, 99999999] with --output-tokens 1"), std::string::npos) << sum.out;
+  const RunResult unknown = run("size --model llama-3.1-8b --task serve --concurrency 4 --gpu NoSuchGPU");
+  EXPECT_EQ(unknown.exit_code, 3) << unknown.out;
+  EXPECT_NE(unknown.out.find("gpuplan: error: --gpu: unknown GPU 'NoSuchGPU'"), std::string::npos) << unknown.out;
+  const RunResult empty = run("size --model llama-3.1-8b --task serve --concurrency 4 --gpu ''");
+  EXPECT_EQ(empty.exit_code, 2) << empty.out;
+  EXPECT_NE(empty.out.find("gpuplan: error: --gpu: no GPU model given"), std::string::npos) << empty.out;
+}
+
+}  // namespace
