@@ -132,6 +132,9 @@ struct SearchOutcome {
   /// that the fixed cluster holds the load (Plan::batch_for_fixed_cluster)
   bool batch_for_fixed_cluster = false;
   std::vector<ServingTpOption> tp_options;  ///< serving: the TP degrees that fit, the chosen one first
+  /// batch jobs: simulate_batch_job timings by simulated request count (batch_job_simulated_requests),
+  /// shared by the offers and instance counts of this cluster configuration (one plan, one thread).
+  mutable std::map<std::int64_t, BatchJobTiming> batch_job_simulations;
 };
 
 /// The search result per cluster configuration, once per plan. Node-based: a Candidate keeps a
@@ -1293,6 +1296,10 @@ SkipReason admit(const PlanRequest& r, const Offer& offer, const GpuCatalog& gpu
   } else {
     int node_limit = 1;
     if (training && out.network_known) node_limit = std::min(r.max_nodes, offer.max_nodes.value_or(r.max_nodes));
+    // A batch job's requests split over independent replicas (no traffic between instances): 1, 2,
+    // 4, ... instances, so a job too long for one instance is planned on several (trial46 D5: 1e13
+    // requests were planned on one 8×H100 for 380 days). A service's instances follow its load.
+    if (r.workload == PlanWorkload::batch_generation) node_limit = std::min(r.max_nodes, offer.max_nodes.value_or(r.max_nodes));
     out.first_nodes = 1;
     out.last_nodes = node_limit;
     // A minimum that is not a power of two is planned on too (next_node_count): the cluster
@@ -1398,7 +1405,7 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedO
         replicas = std::max(replicas, (*request.concurrency + e.batch - 1) / e.batch);
       }
     } else {
-      replicas = o.replicas_per_instance;  // batch job: one full instance
+      replicas = o.replicas_per_instance * nodes;  // batch job: every GPU of its `nodes` instances
     }
     if (replicas < 1) return false;
     std::int64_t instances = (replicas + o.replicas_per_instance - 1) / o.replicas_per_instance;
@@ -1437,8 +1444,12 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedO
       // Batch job: every request queued at t = 0; the busiest replica's share, step by step
       // (waves that start and finish together, staggered by chunked prefill).
       const auto per_replica = (static_cast<std::int64_t>(std::ceil(*request.requests)) + replicas - 1) / replicas;
-      p.batch_job = simulate_batch_job(e, std::max<std::int64_t>(per_replica, 1), request.prompt_tokens,
-                                       request.output_tokens);
+      const std::int64_t requests_per_replica = std::max<std::int64_t>(per_replica, 1);
+      const std::int64_t simulated =
+          batch_job_simulated_requests(e, requests_per_replica, request.prompt_tokens, request.output_tokens);
+      auto [sim, added] = o.batch_job_simulations.try_emplace(simulated);
+      if (added) sim->second = simulate_batch_job(e, simulated, request.prompt_tokens, request.output_tokens);
+      p.batch_job = batch_job_scaled(sim->second, e, requests_per_replica);
       p.work_seconds = p.batch_job->seconds;
       p.requests_per_s = *request.requests / p.work_seconds;
       p.tokens_per_s = p.requests_per_s * static_cast<double>(request.output_tokens);

@@ -332,10 +332,7 @@ BatchJobTiming simulate_batch_job(const ServingEstimate& e, std::int64_t request
   BatchJobTiming t;
   const std::int64_t B = e.batch, P = prompt_tokens, O = output_tokens;
   const double budget = static_cast<double>(std::max<std::int64_t>(e.step_token_budget, 1));
-  // Steps per request ~ O plus its share of prefill steps; simulate whole requests within the cap.
-  const double steps_per_wave = static_cast<double>(O) + std::ceil(static_cast<double>(B * P) / budget);
-  const double waves_cap = std::max(1.0, std::floor(static_cast<double>(kMaxSimulatedSteps) / steps_per_wave));
-  const std::int64_t n = std::min<std::int64_t>(requests, static_cast<std::int64_t>(waves_cap) * B);
+  const std::int64_t n = batch_job_simulated_requests(e, requests, prompt_tokens, output_tokens);
   t.simulated_requests = n;
   auto step_seconds = [&](double d, double c) {
     const double mem = e.weights_memory_seconds + d * e.kv_memory_seconds_per_sequence;
@@ -392,7 +389,24 @@ BatchJobTiming simulate_batch_job(const ServingEstimate& e, std::int64_t request
   }
   t.steps = step;
   t.mean_decode_batch = step > 0 ? decode_sum / static_cast<double>(step) : 0;
-  t.seconds = seconds * static_cast<double>(requests) / static_cast<double>(n);
+  t.seconds = seconds;
+  return batch_job_scaled(t, e, requests);
+}
+
+std::int64_t batch_job_simulated_requests(const ServingEstimate& e, std::int64_t requests, std::int64_t prompt_tokens,
+                                          std::int64_t output_tokens) {
+  const std::int64_t B = std::max<std::int64_t>(e.batch, 1);
+  const double budget = static_cast<double>(std::max<std::int64_t>(e.step_token_budget, 1));
+  // Steps per request ~ O plus its share of prefill steps; simulate whole requests within the cap.
+  const double steps_per_wave =
+      static_cast<double>(output_tokens) + std::ceil(static_cast<double>(B) * static_cast<double>(prompt_tokens) / budget);
+  const double waves_cap = std::max(1.0, std::floor(static_cast<double>(kMaxSimulatedSteps) / steps_per_wave));
+  return std::min<std::int64_t>(requests, static_cast<std::int64_t>(waves_cap) * B);
+}
+
+BatchJobTiming batch_job_scaled(const BatchJobTiming& simulated, const ServingEstimate& e, std::int64_t requests) {
+  BatchJobTiming t = simulated;
+  t.seconds = simulated.seconds * static_cast<double>(requests) / static_cast<double>(std::max<std::int64_t>(simulated.simulated_requests, 1));
   t.steady_state_seconds = safe_div(static_cast<double>(requests), e.requests_per_s_per_replica);
   return t;
 }

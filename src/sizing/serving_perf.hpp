@@ -154,6 +154,15 @@ inline constexpr std::int64_t kMaxSimulatedSteps = 400000;
 /// Throws Error{invalid_input} for requests, prompt or output tokens < 1 or batch < 1.
 BatchJobTiming simulate_batch_job(const ServingEstimate& estimate, std::int64_t requests, std::int64_t prompt_tokens,
                                   std::int64_t output_tokens);
+/// The requests simulate_batch_job simulates of `requests` (the rest are timed at their rate):
+/// min(requests, whole waves of `batch` within kMaxSimulatedSteps). Jobs of different sizes with
+/// the same count share one simulation (the planner times 1, 2, 4 ... instances from it).
+std::int64_t batch_job_simulated_requests(const ServingEstimate& estimate, std::int64_t requests,
+                                          std::int64_t prompt_tokens, std::int64_t output_tokens);
+/// The timing of `requests` from `simulated`, the simulate_batch_job timing of exactly
+/// batch_job_simulated_requests(estimate, requests, ...) requests: its seconds × requests /
+/// simulated requests; steady_state_seconds for `requests`.
+BatchJobTiming batch_job_scaled(const BatchJobTiming& simulated, const ServingEstimate& estimate, std::int64_t requests);
 
 /// KV-cache bytes a decode step reads for ONE sequence holding `context_tokens` tokens (all
 /// layers): 2·L·K·d·bytes per token for MHA/GQA/MQA, (kv_lora_rank + qk_rope_head_dim)·L·bytes

@@ -5,6 +5,8 @@
 // ranks, so 3 cannot divide 64 at any cluster size: the same error, exit 2.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <string>
 
 #include "binary_e2e.hpp"
@@ -135,6 +137,44 @@ TEST_F(ServeFlagNamesE2E, ErrorsNameTheFlagTyped) {
   const RunResult empty = run("size --model llama-3.1-8b --task serve --concurrency 4 --gpu ''");
   EXPECT_EQ(empty.exit_code, 2) << empty.out;
   EXPECT_NE(empty.out.find("gpuplan: error: --gpu: no GPU model given"), std::string::npos) << empty.out;
+}
+
+}  // namespace
+
+namespace {
+
+using gpuplan::e2e::BinaryE2E;
+
+class BatchInstancesE2E : public BinaryE2E<BatchInstancesE2E> {
+ public:
+  static constexpr const char* kName = "batch-instances";
+};
+
+// trial46 D5: a batch job was planned on one instance only, so 1e13 requests came out as a
+// 380-day run with no hint. Its requests split over independent replicas: on 1, 2, 4 …
+// instances of one offer the work per replica is requests / replicas, so time × instances is the
+// same to within the rounding of the busiest replica's share (and a simulated prefix), and the
+// recommended plan of a job that takes years on one instance finishes within the 30-day horizon.
+TEST_F(BatchInstancesE2E, ABatchJobSplitsOverSeveralInstances) {
+  const nlohmann::json j = run_json(
+      "plan --model llama-3.1-8b --task serve --requests 3e10 --prompt-tokens 100 --output-tokens 10 "
+      "'gpu~\"H100 SXM\"' --all --limit 200 --today 2026-11-30",
+      0);
+  ASSERT_TRUE(j["plans"].is_array() && !j["plans"].empty()) << j.dump().substr(0, 800);
+  const auto& rec = j["plans"][0];
+  ASSERT_TRUE(rec["recommended"].get<bool>()) << rec.dump().substr(0, 400);
+  EXPECT_LE(rec["time_seconds"].get<double>(), 30 * 86400.0) << rec.dump().substr(0, 400);
+  EXPECT_GT(rec["instances"].get<int>(), 1);
+  std::map<int, double> seconds_by_instances;  // the recommended plan's offer
+  for (const auto& p : j["plans"])
+    if (p["offer_id"] == rec["offer_id"]) seconds_by_instances[p["instances"].get<int>()] = p["work_seconds"].get<double>();
+  ASSERT_GE(seconds_by_instances.size(), 3u);
+  const auto& [n0, t0] = *seconds_by_instances.begin();
+  for (const auto& [n, t] : seconds_by_instances) {
+    EXPECT_NEAR(t * n, t0 * n0, 0.01 * t0 * n0) << n << " instances vs " << n0;
+  }
+  // One instance of the same offer would take t0 × n0 (the work on n0 instances, summed): beyond the horizon.
+  EXPECT_GT(t0 * n0, 30 * 86400.0);
 }
 
 }  // namespace

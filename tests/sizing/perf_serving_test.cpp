@@ -208,6 +208,27 @@ TEST(SimulateBatchJob, ChunkedPrefillStaggersTheBatch) {
   EXPECT_NEAR(t.mean_decode_batch, 8.0 / 9.0, 1e-12);
 }
 
+TEST(SimulateBatchJob, LongJobsAreASimulatedPrefixTimesTheirShare) {
+  // B = 2, P = 1, O = 4, budget 100: waves of 2 requests in 4 steps (above). The cap is
+  // floor(400000 steps / (4 + ceil(2 × 1 / 100) = 5 steps per wave)) = 80000 waves = 160000
+  // requests; a job of 1e6 requests is that prefix scaled: 80000 waves × 4 s × 1e6 / 160000.
+  const ServingEstimate e = unit_step_estimate(2, 100);
+  EXPECT_EQ(batch_job_simulated_requests(e, 1'000'000, 1, 4), 160000);
+  EXPECT_EQ(batch_job_simulated_requests(e, 3, 1, 4), 3);  // short jobs are simulated whole
+  const BatchJobTiming whole = simulate_batch_job(e, 1'000'000, 1, 4);
+  EXPECT_EQ(whole.simulated_requests, 160000);
+  EXPECT_DOUBLE_EQ(whole.seconds, 80000.0 * 4.0 * 1e6 / 160000.0);
+  // The planner times 1, 2, 4 … instances from one simulation of the prefix: the same numbers.
+  const BatchJobTiming prefix = simulate_batch_job(e, 160000, 1, 4);
+  for (const std::int64_t requests : {std::int64_t{160000}, std::int64_t{500000}, std::int64_t{1'000'000}}) {
+    const BatchJobTiming scaled = batch_job_scaled(prefix, e, requests);
+    const BatchJobTiming direct = simulate_batch_job(e, requests, 1, 4);
+    EXPECT_DOUBLE_EQ(scaled.seconds, direct.seconds) << requests;
+    EXPECT_DOUBLE_EQ(scaled.steady_state_seconds, direct.steady_state_seconds) << requests;
+    EXPECT_EQ(scaled.steps, direct.steps) << requests;
+  }
+}
+
 TEST(SimulateBatchJob, RejectsEmptyJobs) {
   EXPECT_THROW((void)simulate_batch_job(unit_step_estimate(2, 4), 0, 4, 3), Error);
   EXPECT_THROW((void)simulate_batch_job(unit_step_estimate(0, 4), 4, 4, 3), Error);
