@@ -475,10 +475,28 @@ std::span<const FieldDef<HistoryInput>> history_fields() {
 }
 
 Offer run_history(const HistoryInput& in, const Context& ctx) {
+  if (in.offer_id.find_first_not_of(" \t") == std::string::npos)
+    throw_invalid("offer_id", "an empty offer id", "an id as listed by `gpuplan offers` (provider/instance_type/region)");
   std::optional<Offer> offer;
   {
     const auto lock = ctx.use_store();
     offer = ctx.store().get(in.offer_id);
+    if (!offer) {
+      // Ids are stored in lower case (catalog/import_common.cpp id_part), their "%2F" / "%25"
+      // escapes in upper case: "MYCLOUD/H100X8/US-EAST" names the offer imported as MyCloud
+      // (trial46). Tried as typed first, then so.
+      std::string folded = in.offer_id;
+      for (std::size_t i = 0; i < folded.size(); ++i) {
+        if (folded[i] == '%' && i + 2 < folded.size()) {
+          folded[i + 1] = static_cast<char>(std::toupper(static_cast<unsigned char>(folded[i + 1])));
+          folded[i + 2] = static_cast<char>(std::toupper(static_cast<unsigned char>(folded[i + 2])));
+          i += 2;
+        } else {
+          folded[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(folded[i])));
+        }
+      }
+      if (folded != in.offer_id) offer = ctx.store().get(folded);
+    }
   }
   if (!offer)
     throw_not_found_coded(in.offer_id, "unknown_offer", {{"id", in.offer_id}}, "no offer with this id in the store",

@@ -152,6 +152,13 @@ void run_offers(const api::OffersInput& in, const OffersOptions& opts, const Glo
                                            "MEM_TB_S", "LINK",   "NET",     "NODES",   "BILLING",       "SOURCE",   "OBSERVED",
                                            "AGE",      "FRESHNESS", "CONFIRMED", "FLAGS"};
   std::vector<std::vector<std::string>> cells;
+  // CSV is read by programs: one value per cell (trial46: VRAM_GB "80 (datasheet)", a price
+  // "2.10 spot", OBSERVED "... (last seen ...)"), the notes in columns of their own.
+  const std::vector<std::string> csv_header = {
+      "ID",         "GPU",       "N",         "VRAM_GB", "VRAM_FROM", "USD_PER_GPU_H", "USD_PER_H", "PRICE_KIND",
+      "MEM_TB_S",   "LINK",      "NET",       "NODES",   "BILLING_SECONDS", "SOURCE",  "OBSERVED",  "LAST_SEEN",
+      "AGE_DAYS",   "FRESHNESS", "CONFIRMED", "FLAGS"};
+  std::vector<std::vector<std::string>> csv_cells;
   std::size_t other_kind_rows = 0;
   for (const auto& r : rows) {
     const Offer& o = r.offer;
@@ -190,10 +197,33 @@ void run_offers(const api::OffersInput& in, const OffersOptions& opts, const Glo
         o.confirmed_available_at ? o.confirmed_available_at->substr(0, 10) : "unknown",
         o.flags.empty() ? "" : "FLAGGED: " + flags_text(o),
     });
+    auto number = [](std::optional<double> v, const char* f) { return v ? fmt::format(fmt::runtime(f), *v) : std::string(); };
+    csv_cells.push_back({
+        o.id,
+        o.gpu_name.value_or(o.gpu_name_raw),
+        std::to_string(o.gpu_count),
+        r.gpu_memory_bytes ? fmt::format("{:g}", std::round(*r.gpu_memory_bytes / 1e8) / 10) : "",
+        r.gpu_memory_bytes ? (r.gpu_memory_from_datasheet ? "datasheet" : "offer") : "",
+        number(r.price || !r.other_price ? r.usd_per_gpu_hour : r.other_usd_per_gpu_hour, "{:.4f}"),
+        number(shown ? std::optional<double>(shown->usd_per_hour) : std::nullopt, "{:.4f}"),
+        shown ? std::string(price_kind_name(shown->kind)) : "",
+        number(r.bandwidth_bytes_per_s ? std::optional<double>(*r.bandwidth_bytes_per_s / 1e12) : std::nullopt, "{:.3f}"),
+        std::string(intra_node_link_name(o.intra_node_link)),
+        net,
+        nodes_text(o),
+        r.billing.granularity_seconds ? fmt::format("{:g}", *r.billing.granularity_seconds) : "",
+        shown ? shown->source.dataset : "",
+        shown && shown->source.observed_at ? shown->source.observed_at->substr(0, 10) : "",
+        shown && shown->seen_at() ? shown->seen_at()->substr(0, 10) : "",
+        fresh.age_days ? fmt::format("{}", *fresh.age_days) : "",
+        std::string(freshness_tier_name(fresh.tier)),
+        o.confirmed_available_at ? o.confirmed_available_at->substr(0, 10) : "",
+        o.flags.empty() ? "" : flags_text(o),
+    });
   }
   if (opts.format == "csv") {
-    std::string text = csv_line(header);
-    for (const auto& c : cells) text += csv_line(c);
+    std::string text = csv_line(csv_header);
+    for (const auto& c : csv_cells) text += csv_line(c);
     fmt::print("{}", text);
     return;
   }

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "../catalog/store_fixtures.hpp"
@@ -153,6 +154,58 @@ TEST_F(OffersCli, CsvAndLimit) {
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.out.find("\n\"mithril/h100/us-central\","), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\n\"vast/rtx4090\","), std::string::npos) << r.out;
+}
+
+// trial46: CSV is read by programs, so a numeric column holds a number or nothing ("80
+// (datasheet)" was a VRAM_GB cell); the notes are columns of their own (VRAM_FROM, PRICE_KIND,
+// LAST_SEEN). The fixture's runpod/h100-pcie/eu-ro-1 lists 1 × H100 PCIe at $2.39 per hour, seen
+// 2026-11-29, one day before --today.
+TEST_F(OffersCli, CsvCellsHoldOneValueEach) {
+  const RunResult r = run({"offers", "--format", "csv", "--limit", "50", "--today", "2026-11-30", "--include-flagged"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::istringstream in(r.out);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  auto cells_of = [](const std::string& l) {
+    std::vector<std::string> out;
+    std::string cur;
+    bool quoted = false;
+    for (char c : l) {
+      if (c == '"') quoted = !quoted;
+      else if (c == ',' && !quoted) { out.push_back(cur); cur.clear(); }
+      else cur += c;
+    }
+    out.push_back(cur);
+    return out;
+  };
+  const auto header = cells_of(line);
+  std::vector<std::size_t> numeric;
+  for (std::size_t i = 0; i < header.size(); ++i)
+    for (const char* name : {"N", "VRAM_GB", "USD_PER_GPU_H", "USD_PER_H", "MEM_TB_S", "BILLING_SECONDS", "AGE_DAYS"})
+      if (header[i] == name) numeric.push_back(i);
+  ASSERT_EQ(numeric.size(), 7u) << line;
+  std::size_t rows = 0;
+  bool saw_runpod = false;
+  while (std::getline(in, line)) {
+    const auto cells = cells_of(line);
+    ASSERT_EQ(cells.size(), header.size()) << line;
+    for (std::size_t i : numeric) {
+      if (cells[i].empty()) continue;
+      std::size_t used = 0;
+      (void)std::stod(cells[i], &used);
+      EXPECT_EQ(used, cells[i].size()) << header[i] << " = \"" << cells[i] << "\" in " << line;
+    }
+    if (cells[0] == "runpod/h100-pcie/eu-ro-1") {
+      saw_runpod = true;
+      EXPECT_EQ(cells[2], "1");
+      EXPECT_NEAR(std::stod(cells[6]), 2.39, 1e-9) << line;
+      EXPECT_EQ(cells[7], "on-demand") << line;
+      EXPECT_EQ(cells[16], "1") << line;  // AGE_DAYS
+    }
+    ++rows;
+  }
+  EXPECT_GT(rows, 3u);
+  EXPECT_TRUE(saw_runpod) << r.out;
 }
 
 TEST_F(OffersCli, HistoryListsObservationsOldestFirst) {
