@@ -248,9 +248,7 @@ std::span<const FieldDef<OffersInput>> offers_fields() {
       {{"max_price_age", "--max-price-age", FieldType::duration, FieldFace::both,
         "a price older than this (a bare number is days, or 30d/4w) is stale: listed after fresher ones (default 30)"},
        [](OffersInput& in, const json& v) {
-         const std::string a = duration_text(v);
-         const bool bare = !a.empty() && a.find_first_not_of("0123456789.") == std::string::npos;
-         in.stale_days = parse_duration_seconds(bare ? a + "d" : a, "--max-price-age") / 86400.0;
+         in.stale_days = parse_duration_seconds(duration_text(v), "--max-price-age", 86400.0) / 86400.0;  // bare: days
        }},
       {{"stale_days", "--stale-days", FieldType::number, FieldFace::both,
         "the same limit as --max-price-age, in days (default 30)", "max_price_age"},

@@ -260,11 +260,8 @@ PlanOutput run_plan(const PlanInput& in, const Context& ctx) {
                         "recommended, cost or time");
   }
   if (!in.deadline.empty()) req.deadline_seconds = parse_duration_seconds(in.deadline, "--deadline");
-  if (!in.max_price_age.empty()) {
-    const std::string& a = in.max_price_age;
-    const bool bare = a.find_first_not_of("0123456789.") == std::string::npos;
-    req.stale_after_days = parse_duration_seconds(bare ? a + "d" : a, "--max-price-age") / 86400.0;
-  }
+  // A bare number is days (echoed as typed: "'0' is not positive", not "'0d'", trial46).
+  if (!in.max_price_age.empty()) req.stale_after_days = parse_duration_seconds(in.max_price_age, "--max-price-age", 86400.0) / 86400.0;
   if (!in.recompute.empty() || in.given.contains("recompute")) req.pins.recompute = parse_recompute(in.recompute, "--recompute");
   if (req.today.empty()) req.today = ctx.clock().today();
   if (in.explain && *in.explain == 0) {

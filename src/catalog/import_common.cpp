@@ -77,14 +77,32 @@ std::string id_part(std::string_view s) {
   return out;
 }
 
-/// The place an offer came from, for errors: the locator of its first observation.
+/// The place an offer came from, for errors: the file place of its first observation's locator
+/// (locator_place: "FILE:LINE", not "SOURCE (FILE:LINE)", trial46).
 std::string origin(const Offer& o) {
   for (const PriceObservation& p : o.prices)
-    if (!p.source.locator.empty()) return p.source.locator;
+    if (!p.source.locator.empty()) return locator_place(p.source.locator);
   return o.id;
 }
 
 }  // namespace
+
+/// The place in the file of an observation's locator, for an error's where: the generic formats'
+/// locator is "SOURCE (FILE:LINE)" (import_generic.cpp: the row's source cell, then its place),
+/// which put the user's source text first ("q (r.csv:2): observed_at ..."; trial 10): the text in
+/// the last balanced parentheses. Another locator (FILE:LINE, URL#pointer) is returned as it is.
+std::string locator_place(const std::string& locator) {
+  if (locator.empty() || locator.back() != ')') return locator;
+  int depth = 0;
+  for (std::size_t i = locator.size(); i-- > 0;) {
+    if (locator[i] == ')') ++depth;
+    if (locator[i] == '(' && --depth == 0) {
+      if (i >= 1 && locator[i - 1] == ' ') return locator.substr(i + 1, locator.size() - i - 2);
+      break;
+    }
+  }
+  return locator;
+}
 
 std::string hardware_text(const Offer& o) {
   return fmt::format("{} x {}", o.gpu_count, o.gpu_name ? *o.gpu_name : o.gpu_name_raw);

@@ -28,6 +28,9 @@ bool contains_ci(std::string_view haystack, std::string_view needle);
 std::string canonical_provider_id(std::string_view name);
 /// "provider/instance_type/region[/zone]", lower-case, "%" → "%25" and "/" → "%2F" in each part.
 std::string make_offer_id(const Offer& o);
+/// The place in the file of an observation's locator, for an error's where: "SOURCE (FILE:LINE)"
+/// (the generic formats' locator) gives "FILE:LINE"; another locator is returned as it is.
+std::string locator_place(const std::string& locator);
 /// Whether two rows of one offer id describe one machine: the same GPU count and the same GPU
 /// (canonical names when both resolved; when neither resolved, equal normalised raw names or one
 /// part of the bundled GPU catalog; one side unresolved: the count alone).

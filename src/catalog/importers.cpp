@@ -225,30 +225,12 @@ std::size_t apply_spot_interruption_bands(std::vector<Offer>& offers) {
   return applied;
 }
 
-namespace {
-/// The place in the file of an observation's locator, for an error's where: the generic formats'
-/// locator is "SOURCE (FILE:LINE)" (import_generic.cpp: the row's source cell, then its place),
-/// which put the user's source text first ("q (r.csv:2): observed_at ..."; trial 10): the text in
-/// the last balanced parentheses. Another locator (FILE:LINE, URL#pointer) is returned as it is.
-std::string locator_place(const std::string& locator) {
-  if (locator.empty() || locator.back() != ')') return locator;
-  int depth = 0;
-  for (std::size_t i = locator.size(); i-- > 0;) {
-    if (locator[i] == ')') ++depth;
-    if (locator[i] == '(' && --depth == 0) {
-      if (i >= 1 && locator[i - 1] == ' ') return locator.substr(i + 1, locator.size() - i - 2);
-      break;
-    }
-  }
-  return locator;
-}
-}  // namespace
 
 void check_no_future_dates(const ImportBatch& batch, std::string_view today) {
   for (const Offer& o : batch.offers) {
     for (const PriceObservation& p : o.prices) {
       if (p.source.observed_at && p.source.observed_at->substr(0, 10) > today) {
-        throw Error(ErrorKind::invalid_input, p.source.locator.empty() ? o.id : locator_place(p.source.locator),
+        throw Error(ErrorKind::invalid_input, p.source.locator.empty() ? o.id : import_detail::locator_place(p.source.locator),
                     fmt::format("observed_at {} is after today ({})", *p.source.observed_at, today),
                     "the date the price was seen, not later than today");
       }

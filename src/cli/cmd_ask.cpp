@@ -73,7 +73,8 @@ void refuse_in_sentence_terms(const Error& e, const api::AskResult& ask) {
 void run_ask(const AskOptions& o, GlobalOptions& global) {
   std::string sentence;
   for (const auto& w : o.words) sentence += (sentence.empty() ? "" : " ") + w;
-  if (sentence.empty()) throw_invalid("SENTENCE", "nothing to read", "a sentence such as \"fine-tune llama 3.1 8b with lora on 100M tokens\"");
+  // Only spaces is nothing to read too (trial46: "   " was answered "does not say: model, task").
+  if (sentence.find_first_not_of(" \t\r\n") == std::string::npos) throw_invalid("SENTENCE", "nothing to read", "a sentence such as \"fine-tune llama 3.1 8b with lora on 100M tokens\"");
   const api::Context ctx = make_context(global);
   const api::AskResult ask = [&] {
     try {

@@ -36,11 +36,11 @@ std::string_view plan_sort_name(PlanSort s) noexcept {
   return "recommended";
 }
 
-double parse_duration_seconds(std::string_view text, const std::string& flag) {
+double parse_duration_seconds(std::string_view text, const std::string& flag, double bare_unit_seconds) {
   const std::string expected = "a positive duration such as 72h, 30d, 2w, 90m or 3600s";
   std::string t(text);
   if (t.empty()) throw_invalid_coded(flag, "not_duration", {{"value", ""}}, "empty duration", expected);
-  double unit = 3600.0;  // a bare number is hours
+  double unit = bare_unit_seconds;  // a bare number
   const char last = t.back();
   if (last == 's' || last == 'm' || last == 'h' || last == 'd' || last == 'w') {
     unit = last == 's' ? 1.0 : last == 'm' ? 60.0 : last == 'h' ? 3600.0 : last == 'd' ? 86400.0 : 604800.0;

@@ -52,9 +52,10 @@ struct LayoutPins {
   }
 };
 
-/// Parses a duration "72h", "30d", "2w", "90m", "3600s" or a bare number of hours into seconds.
-/// Throws Error{invalid_input} (where = `flag`) for anything else, zero or negative.
-double parse_duration_seconds(std::string_view text, const std::string& flag);
+/// Parses a duration "72h", "30d", "2w", "90m", "3600s" or a bare number of `bare_unit_seconds`
+/// (hours by default; --max-price-age: days) into seconds. Throws Error{invalid_input} (where =
+/// `flag`, the text as typed) for anything else, zero or negative.
+double parse_duration_seconds(std::string_view text, const std::string& flag, double bare_unit_seconds = 3600.0);
 
 struct PlanRequest {
   // ---- model ----

@@ -1627,8 +1627,14 @@ const PriceObservation* price(const PlanRequest& request, const AdmittedOffer& a
 std::string latency_targets_text(const PlanRequest& r, std::string_view sep) {
   std::string out;
   const double ttft = r.effective_ttft_seconds(), tpot = r.effective_tpot_seconds();
-  if (std::isfinite(ttft)) out = fmt::format("TTFT ≤ {:.0f} ms", ttft * 1e3);
-  if (std::isfinite(tpot)) out += fmt::format("{}TPOT ≤ {:.0f} ms", out.empty() ? "" : sep, tpot * 1e3);
+  // Three significant digits ("0.001 ms", "33.3 ms", "200 ms"): whole milliseconds printed a
+  // target of 0.001 ms as "≤ 0 ms" (trial46).
+  auto ms = [](double seconds) {
+    const double v = seconds * 1e3;
+    return v >= 100 ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v);
+  };
+  if (std::isfinite(ttft)) out = fmt::format("TTFT ≤ {} ms", ms(ttft));
+  if (std::isfinite(tpot)) out += fmt::format("{}TPOT ≤ {} ms", out.empty() ? "" : sep, ms(tpot));
   return out;
 }
 

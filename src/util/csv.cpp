@@ -19,6 +19,16 @@
 
 namespace gpuplan {
 namespace {
+/// libcsv's error in the words of the file ("error parsing data while strict checking enabled"
+/// named the library, not the cell: trial46).
+std::string csv_problem(int error) {
+  if (error == CSV_EPARSE) return "a quote inside an unquoted cell, or text after a cell's closing quote";
+  if (error == CSV_ETOOBIG) return "a cell too large to hold";
+  return csv_strerror(error);
+}
+}  // namespace
+
+namespace {
 
 std::string trim(std::string_view s) {
   std::size_t b = 0, e = s.size();
@@ -120,7 +130,7 @@ struct CsvReader::State {
       finished = true;
       if (csv_fini(&parser, on_field, on_row, this) != 0)
         throw_invalid(source + ":" + std::to_string(line),
-                      std::string("malformed CSV at end of file: ") + csv_strerror(csv_error(&parser)),
+                      "malformed CSV at end of file: " + csv_problem(csv_error(&parser)),
                       "every quoted cell closed");
       return !ready.empty();
     }
@@ -136,7 +146,7 @@ struct CsvReader::State {
       }
     }
     if (csv_parse(&parser, chunk.data(), chunk.size(), on_field, on_row, this) != chunk.size())
-      throw_invalid(source + ":" + std::to_string(line), std::string("malformed CSV: ") + csv_strerror(csv_error(&parser)),
+      throw_invalid(source + ":" + std::to_string(line), "malformed CSV: " + csv_problem(csv_error(&parser)),
                     "RFC 4180 quoting (a quote inside a quoted cell is written twice)");
     if (long_field_line != 0)
       throw_invalid(source + ":" + std::to_string(long_field_line),

@@ -1057,8 +1057,8 @@ TYPED_TEST(StoreContract, StreamedImportRefusesAnIdRepeatedAcrossChunksWithOther
   } catch (const Error& e) {
     const std::string w = e.what();
     EXPECT_NE(w.find("cannot be two machines"), std::string::npos) << w;
-    EXPECT_NE(w.find(path + ":152"), std::string::npos) << w;   // the row refused
-    EXPECT_NE(w.find(path + ":2)"), std::string::npos) << w;     // the earlier row it contradicts
+    EXPECT_EQ(w.rfind(path + ":152: ", 0), 0u) << w;             // the row refused, as the error's place
+    EXPECT_NE(w.find("at " + path + ":2:"), std::string::npos) << w;  // the earlier row it contradicts
   }
   EXPECT_EQ(this->store_->counts().offers, before.offers);
   EXPECT_EQ(this->store_->counts().observations, before.observations);

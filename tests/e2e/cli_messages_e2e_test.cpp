@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -390,6 +391,48 @@ TEST_F(CliMessagesE2E, CliParserErrorsAreInGpuplansWords) {
   // Each alone is still accepted.
   EXPECT_EQ(run("offers --limit 1 --stale-days 10").exit_code, 0);
   EXPECT_EQ(run("offers --limit 1 --max-price-age 10d").exit_code, 0);
+}
+
+}  // namespace
+
+namespace {
+
+using gpuplan::e2e::BinaryE2E;
+using gpuplan::e2e::RunResult;
+
+class CliMessages46E2E : public BinaryE2E<CliMessages46E2E> {
+ public:
+  static constexpr const char* kName = "cli-messages-46";
+};
+
+// trial46's wording notes: a bare --max-price-age is echoed as typed ('0', not '0d'); a sentence
+// of spaces is nothing to read (it was "does not say: model, task"); an empty history id is an
+// input error (exit 2, was "not found", 3); a malformed CSV names what is wrong in the file's
+// terms (it was libcsv's "error parsing data while strict checking enabled"); a sub-millisecond
+// latency target is printed with its digits (0.001 ms, not "≤ 0 ms").
+TEST_F(CliMessages46E2E, MessagesSayWhatWasTyped) {
+  const RunResult age = run("offers --max-price-age 0 --limit 1");
+  EXPECT_EQ(age.exit_code, 2) << age.out;
+  EXPECT_NE(age.out.find("gpuplan: error: --max-price-age: '0' is not positive"), std::string::npos) << age.out;
+  const RunResult spaces = run("ask '   '");
+  EXPECT_EQ(spaces.exit_code, 2) << spaces.out;
+  EXPECT_NE(spaces.out.find("gpuplan: error: SENTENCE: nothing to read"), std::string::npos) << spaces.out;
+  const RunResult history = run("history ''");
+  EXPECT_EQ(history.exit_code, 2) << history.out;
+  EXPECT_NE(history.out.find("an empty offer id"), std::string::npos) << history.out;
+  const std::string csv = (dir_ / "bad-quote.csv").string();
+  {
+    std::ofstream f(csv);
+    f << "provider,instance_type,region,gpu,gpu_count,usd_per_hour,price_kind,observed_at,source\n"
+         "mycloud,\"h100x\"8,us,H100,8,20,on-demand,2026-11-01,quote\n";
+  }
+  const RunResult bad = run("import '" + csv + "'");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.out.find(csv + ":2: malformed CSV: a quote inside an unquoted cell, or text after a cell's closing quote"),
+            std::string::npos)
+      << bad.out;
+  const RunResult tpot = run("plan --model llama-3.1-8b --task serve --concurrency 8 --tpot-ms 0.001 --today 2026-11-30");
+  EXPECT_NE(tpot.out.find("TPOT ≤ 0.001 ms"), std::string::npos) << tpot.out.substr(0, 3000);
 }
 
 }  // namespace
