@@ -1806,6 +1806,17 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
            {"tp", fmt::format("{}", p.layout.tp)}}});
     }
   }
+  // FP8 weights on a GPU without FP8 tensor cores (trial46: no word on A100): weight-only W8A16,
+  // as vLLM runs them (docs.vllm.ai features/quantization/fp8: "Turing/Ampere GPUs are supported
+  // for W8A16 (weight-only FP8) utilizing Marlin kernels"; vllm-project/vllm#5975).
+  if (p.serving && request.quant == WeightQuant::fp8 && spec && !spec->supports(Dtype::fp8)) {
+    w.push_back(PlanWarning{PlanWarningCode::fp8_weight_only,
+                            fmt::format("{} has no FP8 tensor cores: FP8 weights run weight-only (W8A16, vLLM's FP8 "
+                                        "Marlin kernels): stored and read in 8 bits as modelled, multiplied in 16 bits "
+                                        "and timed at the 16-bit peak",
+                                        spec->name),
+                            {{"gpu", spec->name}}});
+  }
   if (p.serving && !p.meets_latency_target) {
     add_warning(w, PlanWarningCode::latency_target_missed,
                 fmt::format("TTFT {:.0f} ms / TPOT {:.0f} ms {} batch {}{}: above the {} target ({}); not recommended",
@@ -3892,6 +3903,7 @@ std::string_view plan_warning_code_name(PlanWarningCode c) noexcept {
     case PlanWarningCode::min_nodes_billed: return "min_nodes_billed";
     case PlanWarningCode::memory_over_capacity: return "memory_over_capacity";
     case PlanWarningCode::moe_dispatcher_assumed: return "moe_dispatcher_assumed";
+    case PlanWarningCode::fp8_weight_only: return "fp8_weight_only";
   }
   return "unknown";
 }

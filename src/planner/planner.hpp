@@ -111,6 +111,11 @@ enum class PlanWarningCode {
   /// dispatcher; the deduplicating DeepEP/HybridEP dispatchers of NVIDIA's recent recipes are faster
   /// (values: ep)
   moe_dispatcher_assumed,
+  /// serving or a batch job with --quant fp8 on a GPU without FP8 tensor cores (no FP8 peak in the
+  /// catalog: Ampere, Turing): engines run FP8 checkpoints there weight-only (W8A16, vLLM's FP8
+  /// Marlin kernels), so the weights and their reads are 8-bit but the matmuls run and are timed at
+  /// the 16-bit peak (values: gpu)
+  fp8_weight_only,
 };
 std::string_view plan_warning_code_name(PlanWarningCode c) noexcept;
 

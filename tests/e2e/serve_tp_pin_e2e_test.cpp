@@ -178,3 +178,46 @@ TEST_F(BatchInstancesE2E, ABatchJobSplitsOverSeveralInstances) {
 }
 
 }  // namespace
+
+namespace {
+
+using gpuplan::e2e::BinaryE2E;
+
+class Fp8WeightOnlyE2E : public BinaryE2E<Fp8WeightOnlyE2E> {
+ public:
+  static constexpr const char* kName = "fp8-weight-only";
+};
+
+// trial46: --quant fp8 on an A100 said nothing. The catalog gives the A100 no FP8 peak (Ampere has
+// no FP8 tensor cores), so engines run the weights weight-only (W8A16) and the plan times the
+// matmuls at the 16-bit peak: every A100 plan carries fp8_weight_only naming its GPU; an H100
+// (FP8 tensor cores) plan does not, nor an A100 plan with 16-bit weights.
+TEST_F(Fp8WeightOnlyE2E, Fp8WeightsOnAGpuWithoutFp8TensorCoresAreSaidToRunWeightOnly) {
+  auto codes = [](const nlohmann::json& p) {
+    std::vector<std::string> out;
+    for (const auto& w : p["warnings"]) out.push_back(w["code"].get<std::string>());
+    return out;
+  };
+  const std::string base = "plan --model llama-3.1-8b --task serve --concurrency 8 --today 2026-11-30 --limit 5 ";
+  const nlohmann::json a100 = run_json(base + "--quant fp8 'gpu~\"A100 SXM\"'", 0);
+  ASSERT_FALSE(a100["plans"].empty());
+  for (const auto& p : a100["plans"]) {
+    const auto c = codes(p);
+    EXPECT_NE(std::find(c.begin(), c.end(), "fp8_weight_only"), c.end()) << p["gpu_name"];
+    for (const auto& w : p["warnings"]) {
+      if (w["code"] == "fp8_weight_only") {
+        EXPECT_EQ(w["values"]["gpu"], p["gpu_name"]);
+      }
+    }
+  }
+  for (const std::string other : {"--quant fp8 'gpu~\"H100 SXM\"'", "--quant bf16 'gpu~\"A100 SXM\"'"}) {
+    const nlohmann::json j = run_json(base + other, 0);
+    ASSERT_FALSE(j["plans"].empty()) << other;
+    for (const auto& p : j["plans"]) {
+      const auto c = codes(p);
+      EXPECT_EQ(std::find(c.begin(), c.end(), "fp8_weight_only"), c.end()) << other << " " << p["gpu_name"];
+    }
+  }
+}
+
+}  // namespace

@@ -81,7 +81,7 @@ TEST(Locales, EveryWarningCodeAndMemoryTermHasItsText) {
   // seq_exceeds_context, kv_heads_replicated) showed English on French and Thai pages.
   // Through the last code (moe_dispatcher_assumed; until 2026-12-05 the loop stopped at
   // min_nodes_billed, so memory_over_capacity was never checked).
-  for (int c = 0; c <= static_cast<int>(gpuplan::PlanWarningCode::moe_dispatcher_assumed); ++c)
+  for (int c = 0; c <= static_cast<int>(gpuplan::PlanWarningCode::fp8_weight_only); ++c)
     keys.push_back("warn_" + std::string(gpuplan::plan_warning_code_name(static_cast<gpuplan::PlanWarningCode>(c))));
   // One sentence of each kind sizing/memory.cpp writes.
   for (const char* sentence :
