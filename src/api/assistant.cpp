@@ -292,6 +292,13 @@ class Reader {
     // The digits at the end of a name ("int4", "fp8", "w8a8", "h100"): part of the name, not a
     // number (trial46: "70b int4 users 100" was read as 4 users).
     if (glued_to_word(static_cast<std::size_t>(m.position(0)))) return;
+    // "1 000 users" in English: three digits after a digit and one space are a group of a number
+    // written with spaces, read only in part (trial47: "000 users" was refused as zero users).
+    if (start >= 2 && low_[start - 1] == ' ' && std::isdigit(static_cast<unsigned char>(low_[start - 2])) &&
+        start + 3 <= low_.size() && std::isdigit(static_cast<unsigned char>(low_[start])) &&
+        std::isdigit(static_cast<unsigned char>(low_[start + 1])) && std::isdigit(static_cast<unsigned char>(low_[start + 2])) &&
+        (start + 3 == low_.size() || !std::isdigit(static_cast<unsigned char>(low_[start + 3]))))
+      return;
     // "1,5" in English or Thai: a comma that does not separate groups of three digits is neither a
     // group separator nor (outside French) a decimal mark; which was meant is not guessed
     // (trial46: "1,5 million tokens" was read as 15 million). Left unread, so the field is asked for.
@@ -614,11 +621,14 @@ class Reader {
     // Thai also puts the count after the noun, with the classifier คน: "ผู้ใช้ 100 คน",
     // "ผู้ใช้งานพร้อมกัน 100 คน" (trial10c: only "100 ผู้ใช้" was read).
     static const std::regex users_th(R"((?:\xe0\xb8\x9c\xe0\xb8\xb9\xe0\xb9\x89\xe0\xb9\x83\xe0\xb8\x8a\xe0\xb9\x89(?:\xe0\xb8\x87\xe0\xb8\xb2\xe0\xb8\x99)?(?:\xe0\xb8\x9e\xe0\xb8\xa3\xe0\xb9\x89\xe0\xb8\xad\xe0\xb8\xa1\xe0\xb8\x81\xe0\xb8\xb1\xe0\xb8\x99)?)\s*)" + kNumber + R"(\s*\xe0\xb8\x84\xe0\xb8\x99)");
-    // English and French also put the count after the noun: "users: 100", "utilisateurs : 100"
-    // (trial46), not when a unit follows ("users 2000 tokens" is not a user count).
+    // English, French and Thai also put the count after the noun: "users: 100", "utilisateurs :
+    // 100", "ผู้ใช้: 100" (trial46, trial47), not when something else follows the number.
     static const std::regex users_after(
-        R"(\b(?:concurrent users|users|utilisateurs)\s*(?::|=|of|de)?\s*)" + kNumber +
-        R"((?![\d.,]|\s*(?:k\b|m\b|b\b|tokens?|jetons?|ms\b|milli|sec|s\b|h\b|hours?|heures?|days?|jours?|gpus?|\$|usd|dollars?|%|\xe2\x82\xac)))");
+        R"((?:\b(?:concurrent users|users|utilisateurs)|\xe0\xb8\x9c\xe0\xb8\xb9\xe0\xb9\x89\xe0\xb9\x83\xe0\xb8\x8a\xe0\xb9\x89)\s*(?::|=)?\s*)" + kNumber +
+        // Only where the number ends its clause (end, punctuation, or a joining word): "users 2
+        // weeks", "users: 2x8 H100", "users: 1 000" are another field's number or a number read
+        // in part (trial47), so the user count is asked for instead.
+        R"((?=\s*(?:$|[,.;!?)]|(?:and|et|with|avec|for|pour|at|in|en|on|sur|during|pendant)\b)))");
     std::smatch m;
     if (search_unglued(rps, m)) add_marked("rps", read_number(m[1].str(), result_.language), m);
     if (search_unglued(users, m) || std::regex_search(low_, m, users_th)) {
@@ -980,7 +990,7 @@ class Reader {
     // "2 nodes of 8 H100", "2 nœuds de 8 A100", "2 × 8 H100s", "2x8 GPUs": N nodes of M GPUs each is
     // nodes N and N·M GPUs in all (trial46: "2 nodes of 8 H100" was read as 8 GPUs on 2 nodes).
     static const std::regex nodes_of(R"((?:^|[^a-z0-9_.,])(\d+)\s*(?:)" + node_words +
-                                     R"(\s*(?:of|with|de|avec|each\s+with|,)?\s*|(?:x|\xc3\x97|\*)\s*)(\d+)\s*(?:x|\xc3\x97|\*)?\s*(?:)" +
+                                     R"(\s*(?:of|with|de|avec|each\s+with|,|\xe0\xb9\x82\xe0\xb8\xab\xe0\xb8\x99\xe0\xb8\x94\xe0\xb8\xa5\xe0\xb8\xb0)?\s*|(?:x|\xc3\x97|\*)\s*)(\d+)\s*(?:x|\xc3\x97|\*)?\s*(?:)" +  // โหนดละ (per node)
                                      names + R"((?:s|'s)?\b|gpus?\b))");
     std::smatch cm;
     if (std::regex_search(low_, cm, nodes_of)) {
@@ -992,6 +1002,18 @@ class Reader {
           per.get<std::int64_t>() <= 1'000'000) {
         add("nodes", n, source, {}, {}, at);
         add("gpus", n.get<std::int64_t>() * per.get<std::int64_t>(), source, {}, {}, at);
+        // Another GPU count elsewhere ("on 32 H100 as 2 nodes of 8 H100"): said, not dropped
+        // (trial47); the N × M reading is the one used.
+        const std::size_t span_end = static_cast<std::size_t>(cm.position(0) + cm.length(0));
+        for (const std::regex* other_re : {&counted, &count_only}) {
+          for (auto it = std::sregex_iterator(low_.begin(), low_.end(), *other_re); it != std::sregex_iterator(); ++it) {
+            const auto pos = static_cast<std::size_t>(it->position(1));
+            if (pos >= at && pos < span_end) continue;  // the M of "N nodes of M"
+            const json other = exact_number((*it)[1].str(), 1, it->str(0), result_.language);
+            if (other != json(n.get<std::int64_t>() * per.get<std::int64_t>()))
+              note_ambiguous("gpus", {source, low_.substr(pos, static_cast<std::size_t>(it->position(0) + it->length(0)) - pos)});
+          }
+        }
       }
     }
     if (std::regex_search(low_, cm, nodes)) {

@@ -68,13 +68,16 @@ void print_text(const PlanRequest& r, const Plan& p, const std::vector<PlanExpla
   fmt::print("tokens/s {} ({} per GPU), MFU {:.1f}%, {:.0f} steps\n", rate_text(p.tokens_per_s),
              rate_text(p.tokens_per_s / gpus), t.mfu * 100, p.steps);
   const GoodputEstimate& g = *p.goodput;
-  fmt::print("steady-state time {}; goodput {:.1f}% (checkpoints {}, lost work {}, restarts {}, evaluation {}; "
-             "{:.1f} expected failures)\n",
-             duration_text(p.work_seconds), g.goodput * 100, duration_text(g.checkpoint_seconds),
-             duration_text(g.lost_work_seconds), duration_text(g.restart_seconds), duration_text(g.evaluation_seconds),
-             g.expected_failures);
-  fmt::print("time to finish {} (start-up {} + {}), {:.0f} GPU-hours\n", duration_text(p.time_seconds()),
-             duration_text(p.cost.startup_seconds), duration_text(g.wall_seconds), p.time_seconds() * gpus / 3600.0);
+  fmt::print("{}", wrap_text(fmt::format("steady-state time {}; goodput {:.1f}% (checkpoints {}, lost work {}, restarts {}, "
+                                         "evaluation {}; {:.1f} expected failures)",
+                                         duration_text(p.work_seconds), g.goodput * 100, duration_text(g.checkpoint_seconds),
+                                         duration_text(g.lost_work_seconds), duration_text(g.restart_seconds),
+                                         duration_text(g.evaluation_seconds), g.expected_failures),
+                             columns, "  "));
+  fmt::print("{}", wrap_text(fmt::format("time to finish {} (start-up {} + {}), {:.0f} GPU-hours", duration_text(p.time_seconds()),
+                                         duration_text(p.cost.startup_seconds), duration_text(g.wall_seconds),
+                                         p.time_seconds() * gpus / 3600.0),
+                             columns, "  "));
   for (const auto& w : p.warnings) {
     if (w.code == PlanWarningCode::price_date_unknown || w.code == PlanWarningCode::not_confirmed_available) continue;
     fmt::print("{}", wrap_text(fmt::format("warning [{}] {}", w.name(), w.message), terminal_columns(), "  "));

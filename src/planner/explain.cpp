@@ -161,21 +161,34 @@ std::vector<PlanExplainLine> explain_plan(const PlanRequest& request, const Mode
           request.requests_per_s
               ? fmt::format("ceil({:.3g} req/s / {:.3g} req/s per replica)", *request.requests_per_s,
                             p.serving->requests_per_s_per_replica)
-              : fmt::format("ceil({} users / {} sequences per replica)", request.concurrency.value_or(0), p.serving->batch);
+          : request.concurrency
+              ? fmt::format("ceil({} users / {} sequences per replica)", *request.concurrency, p.serving->batch)
+              // A batch job (trial47 D8: "ceil(0 users / ...)"): every GPU of its instances.
+              : fmt::format("{} instance{} × {} GPU{} / TP {}; {:.0f} requests split evenly", p.instances,
+                            p.instances == 1 ? "" : "s", p.gpus_per_instance, p.gpus_per_instance == 1 ? "" : "s",
+                            p.layout.tp, request.requests.value_or(0));
       // --gpus / --nodes fix the cluster: every GPU serves, whatever the load needs.
       const bool fixed_cluster = request.gpus_total || request.nodes_exact;
       add(out, "replicas", static_cast<double>(p.replicas), "",
-          fixed_cluster ? fmt::format("{} instance{} × {} GPUs / TP {} (the fixed cluster; the load needs {})",
+          fixed_cluster ? fmt::format("{} instance{} × {} GPUs / TP {} (fixed cluster; load needs {})",
                                       p.instances, p.instances == 1 ? "" : "s", p.gpus_per_instance, p.layout.tp, load)
                         : load,
           "gpuplan serving model");
       if (request.concurrency && p.serving->batch > 0 &&
           static_cast<double>(*request.concurrency) < static_cast<double>(p.replicas * p.serving->batch)) {
         add(out, "replicas_busy", static_cast<double>(*request.concurrency) / static_cast<double>(p.serving->batch), "",
-            fmt::format("{} users / {} sequences per replica: the replicas' worth of requests the users send "
-                        "(tokens/s and req/s count these, not every replica's full batch)",
+            fmt::format("{} users / {} sequences per replica: tokens/s and req/s follow these users, not each "
+                        "replica's full batch",
                         *request.concurrency, p.serving->batch),
             "Little's law: concurrency / time per request");
+      }
+      if (request.requests_per_s && p.serving->requests_per_s_per_replica > 0 &&
+          *request.requests_per_s < static_cast<double>(p.replicas) * p.serving->requests_per_s_per_replica) {
+        add(out, "replicas_busy", *request.requests_per_s / p.serving->requests_per_s_per_replica, "",
+            fmt::format("{:.4g} req/s / {:.4g} req/s per replica: tokens/s and req/s follow this load, not each "
+                        "replica's capacity",
+                        *request.requests_per_s, p.serving->requests_per_s_per_replica),
+            "gpuplan serving model");
       }
     }
     if (!p.serving_tp_choice.empty()) {

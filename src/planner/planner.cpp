@@ -1406,6 +1406,9 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedO
       }
     } else {
       replicas = o.replicas_per_instance * nodes;  // batch job: every GPU of its `nodes` instances
+      // No instance without a request of its own (trial47 D7: 3 requests on 4 instances).
+      if (request.requests && static_cast<double>(o.replicas_per_instance) * (nodes - 1) >= std::ceil(*request.requests))
+        return false;
     }
     if (replicas < 1) return false;
     std::int64_t instances = (replicas + o.replicas_per_instance - 1) / o.replicas_per_instance;
@@ -1433,9 +1436,13 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedO
     // users keep N sequences running, N / batch replicas' worth), not every replica's full batch
     // (trial46 D2: 50 users on 4 replicas of batch 50 were credited 4 × their tokens/s; 60 users on
     // 2 replicas of 50, 2 × 50 sequences).
+    // Likewise an --rps load on more replicas than it needs (a fixed cluster): rps / req/s per
+    // replica (trial47 D6).
     double replicas_busy = static_cast<double>(replicas);
     if (request.workload == PlanWorkload::serving && request.concurrency && e.batch > 0)
       replicas_busy = std::min(replicas_busy, static_cast<double>(*request.concurrency) / static_cast<double>(e.batch));
+    if (request.workload == PlanWorkload::serving && request.requests_per_s && e.requests_per_s_per_replica > 0)
+      replicas_busy = std::min(replicas_busy, *request.requests_per_s / e.requests_per_s_per_replica);
     p.tokens_per_s = e.decode_tokens_per_s * replicas_busy;
     p.requests_per_s = e.requests_per_s_per_replica * replicas_busy;
     if (request.workload == PlanWorkload::serving) {

@@ -155,6 +155,19 @@ TEST(Assistant, ReadsTheTableOfSentences) {
        {{"model", "llama-3.1-70b"}, {"task", "serve"}, {"quant", "int4"}, {"concurrency", 100}}, {}},
       {"ให้บริการ llama 3.1 70b int4 ผู้ใช้ 100 คน", "th",
        {{"model", "llama-3.1-70b"}, {"task", "serve"}, {"quant", "int4"}, {"concurrency", 100}}, {}},
+      // trial47 D1, D2, D4: a number after "users" that belongs to something else (2 weeks, 2x8
+      // H100, 1 000 written with a space) is not a user count (asked for); Thai ผู้ใช้: 100 and
+      // "2 โหนด โหนดละ 8 H100" (2 nodes, 8 each) are read.
+      {"serve llama 3.1 8b for our users 2 weeks", "en", {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"hours", 336}}, {"rps"}},
+      {"serve llama 3.1 8b for users: 2x8 H100", "en",
+       {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"nodes", 2}, {"gpus", 16}, {"filter", "gpu=H100"}}, {"rps"}},
+      {"servir llama 3.1 8b pour nos utilisateurs 2 semaines", "fr",
+       {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"hours", 336}}, {"rps"}},
+      {"serve llama 3.1 8b for users: 100, 200 tokens output", "en",
+       {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 100}, {"tokens", 200}}, {}},
+      {"ให้บริการ llama 3.1 8b ผู้ใช้: 100", "th", {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 100}}, {}},
+      {"ให้บริการ llama 3.1 8b บน 2 โหนด โหนดละ 8 H100 สำหรับผู้ใช้ 100 คน", "th",
+       {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"nodes", 2}, {"gpus", 16}, {"filter", "gpu=H100"}, {"concurrency", 100}}, {}},
       // trial46 D6: a per-user speed is a TPOT target: 30 tokens/s per user = 1000/30 ms per token.
       {"serve llama 3.1 8b to 100 users at 30 tokens per second per user", "en",
        {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 100}, {"tpot_ms", 1000.0 / 30.0}}, {}},
@@ -225,6 +238,16 @@ TEST(Assistant, ACommaThatIsNeitherGroupNorDecimalIsNotGuessed) {
   }
   a = understand("serve llama 3.1 8b to users 2000 tokens per request", gpus);
   for (const auto& f : a.fields) EXPECT_NE(f.name, "concurrency") << f.source;
+  // trial47 D2: "1 000 users" in English is a number read in part: the count is asked for (it was
+  // refused as "000 users", zero).
+  a = understand("serve llama 3.1 8b for 1 000 users", gpus);
+  for (const auto& f : a.fields) EXPECT_NE(f.name, "concurrency") << f.source;
+  EXPECT_EQ(a.missing, std::vector<std::string>{"rps"});
+  // trial47 D5: two GPU counts are said, the N × M one used.
+  a = understand("fine-tune llama 3.1 8b with lora on 1B tokens on 32 H100 as 2 nodes of 8 H100", gpus);
+  ASSERT_EQ(a.ambiguous.size(), 1u);
+  EXPECT_EQ(a.ambiguous[0].name, "gpus");
+  EXPECT_EQ(a.ambiguous[0].readings, (std::vector<std::string>{"2 nodes of 8 h100", "32 h100"}));
 }
 
 // small11 #6: "by Friday" and "by end of month" were dropped without a word. They are read as a

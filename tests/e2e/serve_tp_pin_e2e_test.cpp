@@ -221,3 +221,35 @@ TEST_F(Fp8WeightOnlyE2E, Fp8WeightsOnAGpuWithoutFp8TensorCoresAreSaidToRunWeight
 }
 
 }  // namespace
+
+namespace {
+
+using gpuplan::e2e::BinaryE2E;
+
+class ServeLoad47E2E : public BinaryE2E<ServeLoad47E2E> {
+ public:
+  static constexpr const char* kName = "serve-load-47";
+};
+
+// trial47 D6, D7: an --rps load on a fixed cluster is served at the rate asked (2 req/s on 8
+// GPUs was reported as the 8 replicas' capacity, 42.6 req/s); a batch job never rents an
+// instance without a request of its own (3 requests were planned on 4 one-GPU instances).
+TEST_F(ServeLoad47E2E, RpsLoadsAreServedAtTheirRateAndBatchJobsRentNoEmptyInstance) {
+  const nlohmann::json rps =
+      run_json("plan --model llama-3.1-8b --task serve --rps 2 --gpus 8 --today 2026-11-30 --limit 5", 0);
+  ASSERT_FALSE(rps["plans"].empty());
+  for (const auto& p : rps["plans"]) {
+    EXPECT_GT(p["replicas"].get<int>(), 1) << p.dump().substr(0, 300);
+    EXPECT_NEAR(p["requests_per_s"].get<double>(), 2.0, 1e-9) << p["gpu_name"];
+  }
+  const nlohmann::json batch =
+      run_json("plan --model llama-3.1-8b --task serve --requests 3 --sort time --limit 0 --today 2026-11-30", 0);
+  ASSERT_FALSE(batch["plans"].empty());
+  for (const auto& p : batch["plans"]) {
+    const int instances = p["instances"].get<int>();
+    const int per_instance = p["replicas"].get<int>() / instances;
+    EXPECT_LT((instances - 1) * per_instance, 3) << instances << " × " << per_instance << " replicas for 3 requests";
+  }
+}
+
+}  // namespace
