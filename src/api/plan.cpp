@@ -237,6 +237,13 @@ PlanOutput run_plan(const PlanInput& in, const Context& ctx) {
                             "--requests alone (with --prompt-tokens, --output-tokens, --deadline, --budget), or no "
                             "--requests to plan a service");
   }
+  // --nodes fixes the cluster; a --max-nodes below it cannot hold (trial47: 3 nodes were planned
+  // under --max-nodes 2 without a word).
+  if (in.given.contains("nodes") && in.given.contains("max_nodes") && req.nodes_exact && *req.nodes_exact > req.max_nodes)
+    throw_invalid_coded("--nodes", "integer_out_of_range",
+                        {{"value", fmt::format("{}", *req.nodes_exact)}, {"min", "1"}, {"max", fmt::format("{}", req.max_nodes)}},
+                        fmt::format("{} nodes exceed --max-nodes {}", *req.nodes_exact, req.max_nodes),
+                        fmt::format("at most --max-nodes ({}) nodes, or a larger --max-nodes", req.max_nodes));
   if (req.workload == PlanWorkload::serving && in.given.contains("deadline"))
     throw_invalid_coded("--deadline", "deadline_on_service", {},
                         "a service runs for its --hours; a deadline applies to a job that finishes (training, a batch "

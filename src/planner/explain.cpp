@@ -170,8 +170,9 @@ std::vector<PlanExplainLine> explain_plan(const PlanRequest& request, const Mode
       // --gpus / --nodes fix the cluster: every GPU serves, whatever the load needs.
       const bool fixed_cluster = request.gpus_total || request.nodes_exact;
       add(out, "replicas", static_cast<double>(p.replicas), "",
-          fixed_cluster ? fmt::format("{} instance{} × {} GPUs / TP {} (fixed cluster; load needs {})",
-                                      p.instances, p.instances == 1 ? "" : "s", p.gpus_per_instance, p.layout.tp, load)
+          fixed_cluster ? fmt::format("{} instance{} × {} GPU{} / TP {} (fixed cluster; load needs {})", p.instances,
+                                      p.instances == 1 ? "" : "s", p.gpus_per_instance, p.gpus_per_instance == 1 ? "" : "s",
+                                      p.layout.tp, load)
                         : load,
           "gpuplan serving model");
       if (request.concurrency && p.serving->batch > 0 &&

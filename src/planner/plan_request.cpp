@@ -207,6 +207,10 @@ void PlanRequest::validate() const {
         throw_invalid_coded("--requests", "requests_missing", {}, "a batch generation plan needs a request count", "--requests N");
       require_positive(*requests, "--requests");
       require_at_most(*requests, kMaxRequests, "--requests");
+      // Requests are whole (trial47: 1.5 was planned, 2.5 as "3 requests per replica").
+      if (*requests != std::floor(*requests))
+        throw_invalid_coded("--requests", "not_integer", {{"value", fmt::format("{}", *requests)}},
+                            fmt::format("{} is not a whole number of requests", *requests), "a whole number ≥ 1");
       break;
     case PlanWorkload::image_generation:
       if (image_width < 64 || image_height < 64) throw_invalid_coded(image_width < 64 ? "--width" : "--height", "image_side_too_small", {{"value", fmt::format("{}", std::min(image_width, image_height))}, {"min", "64"}}, fmt::format("{} pixels is below the smallest side, 64 pixels", std::min(image_width, image_height)), "≥ 64 pixels");

@@ -107,6 +107,13 @@ TEST_F(ServeFieldsE2E, ServiceFieldsOnABatchJobAndADeadlineOnAServiceAreRefused)
       << service.out;
   const RunResult batch_deadline = run(batch + " --deadline 2d --limit 1");
   EXPECT_EQ(batch_deadline.exit_code, 0) << batch_deadline.out;
+  // trial47 D10, D11: requests are whole; --nodes above --max-nodes cannot hold.
+  const RunResult half = run("plan --model llama-3.1-8b --task serve --requests 1.5 --today 2026-11-30");
+  EXPECT_EQ(half.exit_code, 2) << half.out;
+  EXPECT_NE(half.out.find("gpuplan: error: --requests: 1.5 is not a whole number of requests"), std::string::npos) << half.out;
+  const RunResult nodes = run(batch + " --nodes 3 --max-nodes 2");
+  EXPECT_EQ(nodes.exit_code, 2) << nodes.out;
+  EXPECT_NE(nodes.out.find("gpuplan: error: --nodes: 3 nodes exceed --max-nodes 2"), std::string::npos) << nodes.out;
 }
 
 }  // namespace
