@@ -480,19 +480,12 @@ Offer run_history(const HistoryInput& in, const Context& ctx) {
     const auto lock = ctx.use_store();
     offer = ctx.store().get(in.offer_id);
     if (!offer) {
-      // Ids are stored in lower case (catalog/import_common.cpp id_part), their "%2F" / "%25"
-      // escapes in upper case: "MYCLOUD/H100X8/US-EAST" names the offer imported as MyCloud
-      // (trial46). Tried as typed first, then so.
+      // Ids are stored in lower case (catalog/import_common.cpp id_part) but for the "%2F" escape
+      // of a slash: "MYCLOUD/H100X8/US-EAST" names the offer imported as MyCloud (trial46). Tried
+      // as typed first, then so.
       std::string folded = in.offer_id;
-      for (std::size_t i = 0; i < folded.size(); ++i) {
-        if (folded[i] == '%' && i + 2 < folded.size()) {
-          folded[i + 1] = static_cast<char>(std::toupper(static_cast<unsigned char>(folded[i + 1])));
-          folded[i + 2] = static_cast<char>(std::toupper(static_cast<unsigned char>(folded[i + 2])));
-          i += 2;
-        } else {
-          folded[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(folded[i])));
-        }
-      }
+      for (char& c : folded) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      for (auto at = folded.find("%2f"); at != std::string::npos; at = folded.find("%2f", at + 3)) folded[at + 2] = 'F';
       if (folded != in.offer_id) offer = ctx.store().get(folded);
     }
   }

@@ -175,21 +175,18 @@ std::vector<PlanExplainLine> explain_plan(const PlanRequest& request, const Mode
                                       p.layout.tp, load)
                         : load,
           "gpuplan serving model");
-      if (request.concurrency && p.serving->batch > 0 &&
-          static_cast<double>(*request.concurrency) < static_cast<double>(p.replicas * p.serving->batch)) {
-        add(out, "replicas_busy", static_cast<double>(*request.concurrency) / static_cast<double>(p.serving->batch), "",
-            fmt::format("{} users / {} sequences per replica: tokens/s and req/s follow these users, not each "
-                        "replica's full batch",
-                        *request.concurrency, p.serving->batch),
-            "Little's law: concurrency / time per request");
-      }
-      if (request.requests_per_s && p.serving->requests_per_s_per_replica > 0 &&
-          *request.requests_per_s < static_cast<double>(p.replicas) * p.serving->requests_per_s_per_replica) {
-        add(out, "replicas_busy", *request.requests_per_s / p.serving->requests_per_s_per_replica, "",
-            fmt::format("{:.4g} req/s / {:.4g} req/s per replica: tokens/s and req/s follow this load, not each "
-                        "replica's capacity",
-                        *request.requests_per_s, p.serving->requests_per_s_per_replica),
-            "gpuplan serving model");
+      // The replicas' worth the load keeps busy (the search's own rule), when below the replicas.
+      if (const double busy = detail::serving_replicas_busy(request, *p.serving, p.replicas);
+          busy < static_cast<double>(p.replicas)) {
+        add(out, "replicas_busy", busy, "",
+            request.concurrency
+                ? fmt::format("{} users / {} sequences per replica: tokens/s and req/s follow these users, not each "
+                              "replica's full batch",
+                              *request.concurrency, p.serving->batch)
+                : fmt::format("{:.4g} req/s / {:.4g} req/s per replica: tokens/s and req/s follow this load, not each "
+                              "replica's capacity",
+                              request.requests_per_s.value_or(0), p.serving->requests_per_s_per_replica),
+            request.concurrency ? "Little's law: concurrency / time per request" : "gpuplan serving model");
       }
     }
     if (!p.serving_tp_choice.empty()) {

@@ -55,6 +55,14 @@ ServingMemoryRequest serving_memory_request(const PlanRequest& r, int tp, std::i
   return m;
 }
 
+double serving_replicas_busy(const PlanRequest& r, const ServingEstimate& e, std::int64_t replicas) {
+  double busy = static_cast<double>(replicas);
+  if (r.workload != PlanWorkload::serving) return busy;
+  if (r.concurrency && e.batch > 0) busy = std::min(busy, static_cast<double>(*r.concurrency) / static_cast<double>(e.batch));
+  if (r.requests_per_s && e.requests_per_s_per_replica > 0) busy = std::min(busy, *r.requests_per_s / e.requests_per_s_per_replica);
+  return busy;
+}
+
 ServingPerfRequest serving_perf_request(const PlanRequest& r, int tp, std::int64_t concurrency) {
   ServingPerfRequest sp;
   sp.quant = r.quant;

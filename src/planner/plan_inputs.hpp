@@ -22,6 +22,11 @@ TrainingStepRequest training_step_request(const PlanRequest& r, const ParallelLa
 /// Context = prompt + output tokens per sequence.
 ServingMemoryRequest serving_memory_request(const PlanRequest& r, int tp, std::int64_t concurrency);
 ServingPerfRequest serving_perf_request(const PlanRequest& r, int tp, std::int64_t concurrency);
+/// The replicas' worth of load a service's `replicas` carry (tokens/s and req/s count these): a
+/// --concurrency load of N users is N / batch replicas (Little's law), an --rps load rps / req/s per
+/// replica, each at most `replicas` (a fixed cluster may hold more than the load needs). A batch
+/// job (no load): `replicas`.
+double serving_replicas_busy(const PlanRequest& r, const ServingEstimate& e, std::int64_t replicas);
 /// Classifier-free guidance (two denoiser passes per step) for UNet pipelines, not for FLUX-schnell.
 DiffusionRequest diffusion_request(const PlanRequest& r, const ModelArch& arch, int gpus);
 

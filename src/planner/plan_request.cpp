@@ -380,7 +380,7 @@ void PlanRequest::validate() const {
                           "--expert-tp × --ep dividing --gpus");
     }
   } else if (pins.ep && pins.dp && *pins.dp % *pins.ep != 0) {
-    const bool etp1_fits = pins.tp && *pins.tp > 1 && (static_cast<long long>(*pins.tp) * *pins.dp) % *pins.ep == 0;
+    const bool etp1_fits = pins.tp && ParallelLayout::expert_tp_one_divides(*pins.tp, *pins.dp, *pins.ep);
     throw_invalid_coded("--ep", "ep_not_dividing_dp", {{"ep", fmt::format("{}", *pins.ep)}, {"dp", fmt::format("{}", *pins.dp)}},
                         fmt::format("ep {} does not divide dp {}", *pins.ep, *pins.dp),
                         etp1_fits ? fmt::format("ep dividing dp, or --expert-tp 1, with which the EP group spans the TP ranks "

@@ -1294,12 +1294,12 @@ SkipReason admit(const PlanRequest& r, const Offer& offer, const GpuCatalog& gpu
     }
     out.first_nodes = out.last_nodes = nodes;
   } else {
-    int node_limit = 1;
-    if (training && out.network_known) node_limit = std::min(r.max_nodes, offer.max_nodes.value_or(r.max_nodes));
-    // A batch job's requests split over independent replicas (no traffic between instances): 1, 2,
-    // 4, ... instances, so a job too long for one instance is planned on several (trial46 D5: 1e13
-    // requests were planned on one 8×H100 for 380 days). A service's instances follow its load.
-    if (r.workload == PlanWorkload::batch_generation) node_limit = std::min(r.max_nodes, offer.max_nodes.value_or(r.max_nodes));
+    // Training beyond one node needs a known network; a batch job's requests split over
+    // independent replicas (no traffic between instances), so it too is planned on 1, 2, 4, ...
+    // instances (trial46 D5: 1e13 requests were one 8×H100 for 380 days). A service's instances
+    // follow its load.
+    const bool counts_nodes = (training && out.network_known) || r.workload == PlanWorkload::batch_generation;
+    const int node_limit = counts_nodes ? std::min(r.max_nodes, offer.max_nodes.value_or(r.max_nodes)) : 1;
     out.first_nodes = 1;
     out.last_nodes = node_limit;
     // A minimum that is not a power of two is planned on too (next_node_count): the cluster
@@ -1432,17 +1432,10 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedO
     p.batch_for_fixed_cluster = o.batch_for_fixed_cluster;
     if (!candidate && request.workload == PlanWorkload::serving) p.serving_tp_options = o.tp_options;
     p.kv_capacity_bytes = o.kv_capacity_bytes;
-    // What the replicas serve: for a --concurrency load, the users' own requests (Little's law: N
-    // users keep N sequences running, N / batch replicas' worth), not every replica's full batch
-    // (trial46 D2: 50 users on 4 replicas of batch 50 were credited 4 × their tokens/s; 60 users on
-    // 2 replicas of 50, 2 × 50 sequences).
-    // Likewise an --rps load on more replicas than it needs (a fixed cluster): rps / req/s per
-    // replica (trial47 D6).
-    double replicas_busy = static_cast<double>(replicas);
-    if (request.workload == PlanWorkload::serving && request.concurrency && e.batch > 0)
-      replicas_busy = std::min(replicas_busy, static_cast<double>(*request.concurrency) / static_cast<double>(e.batch));
-    if (request.workload == PlanWorkload::serving && request.requests_per_s && e.requests_per_s_per_replica > 0)
-      replicas_busy = std::min(replicas_busy, *request.requests_per_s / e.requests_per_s_per_replica);
+    // What the replicas serve: the load's own requests, not every replica's full batch (trial46 D2:
+    // 50 users on 4 replicas of batch 50 were credited 4 × their tokens/s; trial47 D6: 2 req/s on 8
+    // GPUs, the cluster's capacity).
+    const double replicas_busy = detail::serving_replicas_busy(request, e, replicas);
     p.tokens_per_s = e.decode_tokens_per_s * replicas_busy;
     p.requests_per_s = e.requests_per_s_per_replica * replicas_busy;
     if (request.workload == PlanWorkload::serving) {

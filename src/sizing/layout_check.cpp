@@ -59,7 +59,7 @@ std::optional<std::string> training_layout_problem(const ModelArch& arch, const 
     if (l.expert_tp > 0)
       return fmt::format("expert tp {} × ep {} does not divide tp {} × dp {}", l.etp(), l.ep, l.tp, l.dp);
     // Expert TP 1 lets the EP group span the TP ranks (Megatron-Core: etp × ep × edp = tp × dp).
-    if (l.tp > 1 && (static_cast<long long>(l.tp) * l.dp) % l.ep == 0)
+    if (ParallelLayout::expert_tp_one_divides(l.tp, l.dp, l.ep))
       return fmt::format("ep {} does not divide dp {} (with expert TP 1, --expert-tp 1, the EP group spans the TP "
                          "ranks: ep {} divides tp {} × dp {})",
                          l.ep, l.dp, l.ep, l.tp, l.dp);

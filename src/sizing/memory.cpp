@@ -999,7 +999,7 @@ void TrainingMemoryRequest::validate() const {
                           fmt::format("expert tp {} × ep {} does not divide tp {} × dp {}", layout.etp(), layout.ep,
                                       layout.tp, layout.dp),
                           expected);
-    const bool etp1_fits = layout.tp > 1 && (static_cast<long long>(layout.tp) * layout.dp) % layout.ep == 0;
+    const bool etp1_fits = ParallelLayout::expert_tp_one_divides(layout.tp, layout.dp, layout.ep);
     throw_invalid_coded("--ep", "ep_not_dividing_dp", {{"ep", fmt::format("{}", layout.ep)}, {"dp", fmt::format("{}", layout.dp)}},
                         fmt::format("ep {} does not divide dp {}", layout.ep, layout.dp),
                         etp1_fits ? fmt::format("ep dividing dp, or --expert-tp 1, with which the EP group spans the TP ranks "

@@ -354,6 +354,11 @@ struct ParallelLayout {
   /// The expert tensor-parallel degree in force (expert_tp, or tp when 0).
   int etp() const { return expert_tp > 0 ? expert_tp : tp; }
   /// Whether the tp·dp GPUs of a stage split into etp × ep × edp (the expert layout exists).
+  /// Whether expert TP 1 makes ep divide where etp = tp does not: tp > 1 and ep divides tp × dp
+  /// (the EP group then spans the TP ranks); said in the errors of an EP not dividing DP.
+  static bool expert_tp_one_divides(int tp, int dp, int ep) {
+    return tp > 1 && ep > 0 && (static_cast<long long>(tp) * dp) % ep == 0;
+  }
   bool expert_grid_divides() const {
     const long long ranks = static_cast<long long>(tp) * dp, grid = static_cast<long long>(etp()) * ep;
     return grid > 0 && ranks % grid == 0;

@@ -393,24 +393,12 @@ TEST_F(CliMessagesE2E, CliParserErrorsAreInGpuplansWords) {
   EXPECT_EQ(run("offers --limit 1 --max-price-age 10d").exit_code, 0);
 }
 
-}  // namespace
-
-namespace {
-
-using gpuplan::e2e::BinaryE2E;
-using gpuplan::e2e::RunResult;
-
-class CliMessages46E2E : public BinaryE2E<CliMessages46E2E> {
- public:
-  static constexpr const char* kName = "cli-messages-46";
-};
-
 // trial46's wording notes: a bare --max-price-age is echoed as typed ('0', not '0d'); a sentence
 // of spaces is nothing to read (it was "does not say: model, task"); an empty history id is an
 // input error (exit 2, was "not found", 3); a malformed CSV names what is wrong in the file's
 // terms (it was libcsv's "error parsing data while strict checking enabled"); a sub-millisecond
 // latency target is printed with its digits (0.001 ms, not "≤ 0 ms").
-TEST_F(CliMessages46E2E, MessagesSayWhatWasTyped) {
+TEST_F(CliMessagesE2E, MessagesSayWhatWasTyped) {
   const RunResult age = run("offers --max-price-age 0 --limit 1");
   EXPECT_EQ(age.exit_code, 2) << age.out;
   EXPECT_NE(age.out.find("gpuplan: error: --max-price-age: '0' is not positive"), std::string::npos) << age.out;

@@ -37,23 +37,20 @@ TEST_F(ServeTpPinE2E, TpNotDividingTheHeadsIsAnInputErrorWhenServing) {
   EXPECT_EQ(ok.exit_code, 0) << ok.out;
 }
 
-}  // namespace
 
-namespace {
-
-using gpuplan::e2e::BinaryE2E;
-
-class ServeLoadE2E : public BinaryE2E<ServeLoadE2E> {
+// The serving and batch-job tests after trials 46 and 47, on one bundled-catalog store.
+class ServingE2E : public BinaryE2E<ServingE2E> {
  public:
-  static constexpr const char* kName = "serve-load";
+  static constexpr const char* kName = "serving";
 };
+
 
 // trial46 D2: with --gpus fixing the cluster every GPU serves, but 50 users send only 50
 // sequences' worth of requests. By Little's law the plan's tokens/s and req/s are those of
 // 50 / batch replicas, not of every replica at its full batch (4 replicas of batch 50 were
 // credited 4 × the users' tokens/s). Without --gpus, 60 users on replicas of batch 50 need
 // 2 replicas and are 60 / 50 = 1.2 replicas' worth, not 2.
-TEST_F(ServeLoadE2E, ThroughputIsWhatTheUsersSendNotEveryReplicasFullBatch) {
+TEST_F(ServingE2E, ThroughputIsWhatTheUsersSendNotEveryReplicasFullBatch) {
   for (const std::string args : {"plan --model llama-3.1-70b --task serve --quant fp8 --concurrency 50 --gpus 8 gpu~a100",
                                  "plan --model llama-3.1-70b --task serve --quant fp8 --concurrency 60 --hours 100 "
                                  "gpu~h100"}) {
@@ -76,23 +73,13 @@ TEST_F(ServeLoadE2E, ThroughputIsWhatTheUsersSendNotEveryReplicasFullBatch) {
   }
 }
 
-}  // namespace
 
-namespace {
-
-using gpuplan::e2e::BinaryE2E;
-using gpuplan::e2e::RunResult;
-
-class ServeFieldsE2E : public BinaryE2E<ServeFieldsE2E> {
- public:
-  static constexpr const char* kName = "serve-fields";
-};
 
 // trial46 D3 and D10: a batch job (--requests) is timed to finish its requests, so a service's
 // load, latency targets and length were ignored without a word (--tpot-ms 20 planned a 44 ms
 // TPOT); a service runs for --hours, so --deadline had nothing to bound (its no-plan advice
 // offered a longer deadline). Both are refused at the flag (exit 2); a batch job keeps its deadline.
-TEST_F(ServeFieldsE2E, ServiceFieldsOnABatchJobAndADeadlineOnAServiceAreRefused) {
+TEST_F(ServingE2E, ServiceFieldsOnABatchJobAndADeadlineOnAServiceAreRefused) {
   const std::string batch = "plan --model llama-3.1-8b --task serve --requests 1e6 --today 2026-11-30";
   for (const std::string flag : {"--rps 5", "--concurrency 8", "--ttft-ms 500", "--tpot-ms 20", "--hours 24"}) {
     const RunResult r = run(batch + " " + flag);
@@ -116,23 +103,13 @@ TEST_F(ServeFieldsE2E, ServiceFieldsOnABatchJobAndADeadlineOnAServiceAreRefused)
   EXPECT_NE(nodes.out.find("gpuplan: error: --nodes: 3 nodes exceed --max-nodes 2"), std::string::npos) << nodes.out;
 }
 
-}  // namespace
 
-namespace {
-
-using gpuplan::e2e::BinaryE2E;
-using gpuplan::e2e::RunResult;
-
-class ServeFlagNamesE2E : public BinaryE2E<ServeFlagNamesE2E> {
- public:
-  static constexpr const char* kName = "serve-flag-names";
-};
 
 // trial46 D8, D9: errors name the flag the user typed. A prompt of 1e8 tokens plus one output
 // token exceeds the 1e8-token sequence: refused at --prompt-tokens (it was "--context", a flag
 // plan does not have); `size --gpu` with an unknown or empty name is refused at --gpu, naming
 // the GPU (the error's place was "GPU 'NoSuchGPU'", the API's field empty, the message nameless).
-TEST_F(ServeFlagNamesE2E, ErrorsNameTheFlagTyped) {
+TEST_F(ServingE2E, ErrorsNameTheFlagTyped) {
   const RunResult sum = run("plan --model llama-3.1-8b --task serve --concurrency 8 --prompt-tokens 100000000 "
                             "--output-tokens 1 --today 2026-11-30");
   EXPECT_EQ(sum.exit_code, 2) << sum.out;
@@ -146,23 +123,14 @@ TEST_F(ServeFlagNamesE2E, ErrorsNameTheFlagTyped) {
   EXPECT_NE(empty.out.find("gpuplan: error: --gpu: no GPU model given"), std::string::npos) << empty.out;
 }
 
-}  // namespace
 
-namespace {
-
-using gpuplan::e2e::BinaryE2E;
-
-class BatchInstancesE2E : public BinaryE2E<BatchInstancesE2E> {
- public:
-  static constexpr const char* kName = "batch-instances";
-};
 
 // trial46 D5: a batch job was planned on one instance only, so 1e13 requests came out as a
 // 380-day run with no hint. Its requests split over independent replicas: on 1, 2, 4 …
 // instances of one offer the work per replica is requests / replicas, so time × instances is the
 // same to within the rounding of the busiest replica's share (and a simulated prefix), and the
 // recommended plan of a job that takes years on one instance finishes within the 30-day horizon.
-TEST_F(BatchInstancesE2E, ABatchJobSplitsOverSeveralInstances) {
+TEST_F(ServingE2E, ABatchJobSplitsOverSeveralInstances) {
   const nlohmann::json j = run_json(
       "plan --model llama-3.1-8b --task serve --requests 3e10 --prompt-tokens 100 --output-tokens 10 "
       "'gpu~\"H100 SXM\"' --all --limit 200 --today 2026-11-30",
@@ -184,22 +152,13 @@ TEST_F(BatchInstancesE2E, ABatchJobSplitsOverSeveralInstances) {
   EXPECT_GT(t0 * n0, 30 * 86400.0);
 }
 
-}  // namespace
 
-namespace {
-
-using gpuplan::e2e::BinaryE2E;
-
-class Fp8WeightOnlyE2E : public BinaryE2E<Fp8WeightOnlyE2E> {
- public:
-  static constexpr const char* kName = "fp8-weight-only";
-};
 
 // trial46: --quant fp8 on an A100 said nothing. The catalog gives the A100 no FP8 peak (Ampere has
 // no FP8 tensor cores), so engines run the weights weight-only (W8A16) and the plan times the
 // matmuls at the 16-bit peak: every A100 plan carries fp8_weight_only naming its GPU; an H100
 // (FP8 tensor cores) plan does not, nor an A100 plan with 16-bit weights.
-TEST_F(Fp8WeightOnlyE2E, Fp8WeightsOnAGpuWithoutFp8TensorCoresAreSaidToRunWeightOnly) {
+TEST_F(ServingE2E, Fp8WeightsOnAGpuWithoutFp8TensorCoresAreSaidToRunWeightOnly) {
   auto codes = [](const nlohmann::json& p) {
     std::vector<std::string> out;
     for (const auto& w : p["warnings"]) out.push_back(w["code"].get<std::string>());
@@ -227,21 +186,12 @@ TEST_F(Fp8WeightOnlyE2E, Fp8WeightsOnAGpuWithoutFp8TensorCoresAreSaidToRunWeight
   }
 }
 
-}  // namespace
 
-namespace {
-
-using gpuplan::e2e::BinaryE2E;
-
-class ServeLoad47E2E : public BinaryE2E<ServeLoad47E2E> {
- public:
-  static constexpr const char* kName = "serve-load-47";
-};
 
 // trial47 D6, D7: an --rps load on a fixed cluster is served at the rate asked (2 req/s on 8
 // GPUs was reported as the 8 replicas' capacity, 42.6 req/s); a batch job never rents an
 // instance without a request of its own (3 requests were planned on 4 one-GPU instances).
-TEST_F(ServeLoad47E2E, RpsLoadsAreServedAtTheirRateAndBatchJobsRentNoEmptyInstance) {
+TEST_F(ServingE2E, RpsLoadsAreServedAtTheirRateAndBatchJobsRentNoEmptyInstance) {
   const nlohmann::json rps =
       run_json("plan --model llama-3.1-8b --task serve --rps 2 --gpus 8 --today 2026-11-30 --limit 5", 0);
   ASSERT_FALSE(rps["plans"].empty());
