@@ -712,8 +712,37 @@ class Reader {
         return scaled(n, 30 * 86400, m[0].str());
       return scaled(n, 3600, m[0].str());
     };
+    // "24 hours a day", "8 h par jour", "8 ชั่วโมงต่อวัน", "วันละ 8 ชั่วโมง": hours per day, a duty
+    // cycle, not a duration (trial47: "24 hours a day for 3 weeks" was read as 24 h + "a day" = 48 h).
+    // A service runs that share of the duration the sentence gives ("8 hours a day for 5 days" is
+    // 40 h); without a duration the phrase sets no service time (the default applies). A training
+    // deadline is wall-clock time: there the phrase is left unread.
+    static const std::regex duty_re(
+        R"((\d+(?:[.,]\d+)?)\s*(?:hours?|h|heures?)\s*(?:an?|per|each|every|/|par|chaque)\s*(?:days?|jours?)\b)"
+        "|" "(\\d+(?:[.,]\\d+)?)" "\\s*" "\xe0\xb8\x8a\xe0\xb8\xb1\xe0\xb9\x88\xe0\xb8\xa7\xe0\xb9\x82\xe0\xb8\xa1\xe0\xb8\x87" "\\s*" "\xe0\xb8\x95\xe0\xb9\x88\xe0\xb8\xad" "\\s*" "\xe0\xb8\xa7\xe0\xb8\xb1\xe0\xb8\x99"
+        "|" "\xe0\xb8\xa7\xe0\xb8\xb1\xe0\xb8\x99" "\xe0\xb8\xa5\xe0\xb8\xb0" "\\s*" "(\\d+(?:[.,]\\d+)?)" "\\s*" "\xe0\xb8\x8a\xe0\xb8\xb1\xe0\xb9\x88\xe0\xb8\xa7\xe0\xb9\x82\xe0\xb8\xa1\xe0\xb8\x87");
+    struct Duty {
+      std::size_t begin = 0, end = 0;
+      double hours_per_day = 0;
+    };
+    std::vector<Duty> duties;
+    for (auto it = std::sregex_iterator(low_.begin(), low_.end(), duty_re); it != std::sregex_iterator(); ++it) {
+      const std::smatch& d = *it;
+      const std::string num = d[1].matched ? d[1].str() : d[2].matched ? d[2].str() : d[3].str();
+      const double h = read_number(num, result_.language);
+      if (!(h > 0 && h <= 24)) continue;  // "30 hours a day" is no duty cycle: read as before
+      const auto b = static_cast<std::size_t>(d.position(0));
+      duties.push_back({b, b + static_cast<std::size_t>(d.length(0)), h});
+    }
+    auto in_duty = [&](std::size_t at) {
+      return std::any_of(duties.begin(), duties.end(), [&](const Duty& d) { return at >= d.begin && at < d.end; });
+    };
     std::vector<std::smatch> found;
-    for (auto it = std::sregex_iterator(low_.begin(), low_.end(), re); it != std::sregex_iterator(); ++it) found.push_back(*it);
+    for (auto it = std::sregex_iterator(low_.begin(), low_.end(), re); it != std::sregex_iterator(); ++it)
+      if (!in_duty(static_cast<std::size_t>(it->position(0)))) found.push_back(*it);
+    const bool service = task_is("serve");
+    if (service)
+      for (const Duty& d : duties) take(low_.substr(d.begin, d.end - d.begin), d.begin);
     if (found.empty()) {
       read_relative_deadline();
       return;
@@ -735,7 +764,7 @@ class Reader {
       ++last;
       seconds += seconds_of(found[last]);
     }
-    const std::string name = task_is("serve") ? "hours" : "deadline_seconds";  // a service runs for a duration
+    const std::string name = service ? "hours" : "deadline_seconds";  // a service runs for a duration
     if (last + 1 < found.size()) note_ambiguous(name, {found[0].str(0), found[last + 1].str(0)});
     std::size_t start = static_cast<std::size_t>(found[0].position(0));
     if (start > 0 && low_[start - 1] == '-' && (start == 1 || !std::isalnum(static_cast<unsigned char>(low_[start - 2])))) {
@@ -745,7 +774,15 @@ class Reader {
     const auto [mark, mark_start] = mark_before(start);
     const std::size_t end = static_cast<std::size_t>(found[last].position(0) + found[last].length(0));
     if (name == "hours") {
-      add("hours", seconds / 3600, low_.substr(mark_start, end - mark_start), mark);
+      std::string said = low_.substr(mark_start, end - mark_start);
+      if (!duties.empty()) {
+        const Duty& d = duties.front();
+        if (duties.size() > 1) note_ambiguous("hours", {low_.substr(d.begin, d.end - d.begin), low_.substr(duties[1].begin, duties[1].end - duties[1].begin)});
+        seconds *= d.hours_per_day / 24.0;
+        take(said, mark_start);
+        said += ", " + low_.substr(d.begin, d.end - d.begin);  // the echo says both
+      }
+      add("hours", seconds / 3600, said, mark);
     } else {
       result_.deadline_seconds = seconds;
       add("deadline_seconds", seconds, low_.substr(mark_start, end - mark_start), mark);
@@ -921,7 +958,7 @@ class Reader {
     // 1000/30 ms per output token (trial46: it was read as 30 training tokens and dropped).
     static const std::regex per_user(
         kNumber + R"(\s*)" + token + R"(\s*(?:/\s*s(?:ec)?\b|per\s+second|a\s+second|par\s+seconde|\xe0\xb8\x95\xe0\xb9\x88\xe0\xb8\xad\xe0\xb8\xa7\xe0\xb8\xb4\xe0\xb8\x99\xe0\xb8\xb2\xe0\xb8\x97\xe0\xb8\xb5)\s*)"
-                  R"((?:per|/|par|for\s+each|pour\s+chaque|\xe0\xb8\x95\xe0\xb9\x88\xe0\xb8\xad)\s*(?:users?|utilisateurs?|\xe0\xb8\x9c\xe0\xb8\xb9\xe0\xb9\x89\xe0\xb9\x83\xe0\xb8\x8a\xe0\xb9\x89))");  // ต่อวินาที, ต่อ, ผู้ใช้
+                  R"((?:(?:per|/|par|for\s+each|pour\s+chaque|\xe0\xb8\x95\xe0\xb9\x88\xe0\xb8\xad)\s*(?:users?|utilisateurs?|\xe0\xb8\x9c\xe0\xb8\xb9\xe0\xb9\x89\xe0\xb9\x83\xe0\xb8\x8a\xe0\xb9\x89|\xe0\xb8\x84\xe0\xb8\x99)|each\b|chacune?\b))");  // ต่อวินาที, ต่อ, ผู้ใช้, คน; "each"
     std::smatch m;
     if (std::regex_search(low_, m, tpot)) add_marked("tpot_ms", millis(m, 1, 2), m, planner_field_missing("tpot_ms"));
     else if (std::regex_search(low_, m, tpot_named)) add_marked("tpot_ms", millis(m, 1, 2), m, planner_field_missing("tpot_ms"));

@@ -173,6 +173,22 @@ TEST(Assistant, ReadsTheTableOfSentences) {
        {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 100}, {"tpot_ms", 1000.0 / 30.0}}, {}},
       {"servir llama 3.1 8b pour 100 utilisateurs à 25 jetons par seconde par utilisateur", "fr",
        {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 100}, {"tpot_ms", 1000.0 / 25.0}}, {}},
+      // trial47: hours per day are a duty cycle, not a duration: 3 weeks × 24/24 = 504 h; 5 days × 8 h
+      // = 40 h; without a duration the service time is not read (the default applies).
+      {"serve llama 3.1 8b for 100 users 24 hours a day for 3 weeks", "en",
+       {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 100}, {"hours", 3 * 7 * 24}}, {}},
+      {"serve llama 3.1 8b for 100 users 8 hours a day for 5 days", "en",
+       {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 100}, {"hours", 5 * 8}}, {}},
+      {"servir llama 3.1 8b pour 100 utilisateurs 8 heures par jour pendant 5 jours", "fr",
+       {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 100}, {"hours", 5 * 8}}, {}},
+      {"ให้บริการ llama 3.1 8b สำหรับผู้ใช้ 100 คน วันละ 8 ชั่วโมง เป็นเวลา 5 วัน", "th",
+       {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 100}, {"hours", 5 * 8}}, {}},
+      {"serve llama 3.1 8b for 100 users 24 hours a day", "en",
+       {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 100}}, {}},
+      {"serve llama 3.1 8b to 100 users at 30 tokens/s each", "en",
+       {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 100}, {"tpot_ms", 1000.0 / 30.0}}, {}},
+      {"servir llama 3.1 8b pour 100 utilisateurs à 25 jetons par seconde chacun", "fr",
+       {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 100}, {"tpot_ms", 1000.0 / 25.0}}, {}},
       // trial46 D7: N nodes of M GPUs is N nodes and N × M GPUs: 2 × 8 = 16.
       {"fine-tune llama 3.1 70b with qlora on 200M tokens using 2 nodes of 8 H100", "en",
        {{"model", "llama-3.1-70b"}, {"task", "qlora"}, {"tokens", 2e8}, {"nodes", 2}, {"gpus", 16}, {"filter", "gpu=H100"}}, {}},
