@@ -865,6 +865,7 @@ SearchOutcome search_serving(const PlanRequest& r, const ModelArch& arch, const 
     const std::int64_t replicas = key.gpus_per_node / tp;
     std::int64_t instances = 1;
     bool carries = true, raised = false;
+    std::int64_t capacity_batch = est.batch;  // sequences a replica holds (the rank's capacity)
     if (serving) {
       std::int64_t n = needed_replicas(est);
       if (fixed_nodes > 0 && (n < 1 || n > fixed_nodes * replicas) && !user_target) {
@@ -892,6 +893,24 @@ SearchOutcome search_serving(const PlanRequest& r, const ModelArch& arch, const 
           n = ne;
         }
       }
+      capacity_batch = est.batch;
+      if (fixed_nodes > 0 && r.concurrency && !raised && n >= 1 && n <= fixed_nodes * replicas) {
+        // Every replica of the fixed cluster serves, so the users spread over all of them: each
+        // runs ceil(users / replicas) sequences, and TTFT and TPOT are that batch's, not the full
+        // batch's (trial47: 50 users on 4 replicas were timed at batch 50). The rank below keeps the
+        // capacity of the full batch; only what the users see is re-timed.
+        const std::int64_t held = fixed_nodes * replicas;
+        const std::int64_t per = (*r.concurrency + held - 1) / held;
+        if (per >= 1 && per < est.batch) {
+          ServingPerfRequest at = sp;
+          at.concurrency = per;
+          const ServingEstimate spread = estimate_serving(arch, at, cluster, kv_capacity, assumptions);
+          est = spread;
+          bytes = serving_memory(arch, serving_memory_request(r, tp, est.batch)).total_bytes();
+          meets = est.ttft_seconds <= ttft && est.tpot_seconds <= tpot;
+          n = needed_replicas(est);
+        }
+      }
       instances = n > 0 ? (n + replicas - 1) / replicas : std::numeric_limits<std::int64_t>::max();
       if (fixed_nodes > 0) {
         carries = n >= 1 && n <= fixed_nodes * replicas;
@@ -902,7 +921,7 @@ SearchOutcome search_serving(const PlanRequest& r, const ModelArch& arch, const 
                                serving ? instances : 0, carries});
     // What the instance delivers: requests/s for --rps and batch jobs, sequences held for
     // --concurrency (then requests/s).
-    const double rate = r.concurrency ? static_cast<double>(est.batch * replicas) * 1e6 + est.requests_per_s_per_replica
+    const double rate = r.concurrency ? static_cast<double>(capacity_batch * replicas) * 1e6 + est.requests_per_s_per_replica
                                       : est.requests_per_s_per_replica * static_cast<double>(replicas);
     const Rank rank{carries, meets, instances, rate};
     if (!have_best || better(rank, best_rank)) {

@@ -191,6 +191,31 @@ TEST_F(ServingE2E, Fp8WeightsOnAGpuWithoutFp8TensorCoresAreSaidToRunWeightOnly) 
 // trial47 D6, D7: an --rps load on a fixed cluster is served at the rate asked (2 req/s on 8
 // GPUs was reported as the 8 replicas' capacity, 42.6 req/s); a batch job never rents an
 // instance without a request of its own (3 requests were planned on 4 one-GPU instances).
+// trial47: on a fixed cluster every replica serves, so 50 users on --gpus 8 --tp 2 (8 / 2 = 4
+// replicas) are ceil(50 / 4) = 13 sequences per replica, and each replica is timed and sized at
+// batch 13 (it was timed at batch 50). The same instance serving 13 users on one replica (no
+// --gpus) gives the same TTFT, TPOT and memory per GPU.
+TEST_F(ServingE2E, AFixedClusterTimesTheUsersEachReplicaServes) {
+  const std::string base = "plan --model llama-3.1-70b --task serve --quant fp8 --tp 2 gpu~a100 --today 2026-11-30 ";
+  const nlohmann::json spread = run_json(base + "--concurrency 50 --gpus 8 --limit 3", 0);
+  ASSERT_FALSE(spread["plans"].empty());
+  const nlohmann::json one = run_json(base + "--concurrency 13 --limit 0", 0);
+  for (const auto& p : spread["plans"]) {
+    ASSERT_EQ(p["replicas"].get<int>(), 4) << p.dump().substr(0, 300);
+    EXPECT_EQ(p["serving"]["batch"].get<int>(), 13) << p["offer_id"];
+    bool compared = false;
+    for (const auto& q : one["plans"]) {
+      if (q["offer_id"] != p["offer_id"]) continue;
+      compared = true;
+      EXPECT_EQ(q["serving"]["batch"].get<int>(), 13);
+      EXPECT_DOUBLE_EQ(p["serving"]["tpot_seconds"].get<double>(), q["serving"]["tpot_seconds"].get<double>()) << p["offer_id"];
+      EXPECT_DOUBLE_EQ(p["serving"]["ttft_seconds"].get<double>(), q["serving"]["ttft_seconds"].get<double>()) << p["offer_id"];
+      EXPECT_DOUBLE_EQ(p["per_gpu_memory_bytes"].get<double>(), q["per_gpu_memory_bytes"].get<double>()) << p["offer_id"];
+    }
+    EXPECT_TRUE(compared) << p["offer_id"] << " has no plan for 13 users";
+  }
+}
+
 TEST_F(ServingE2E, RpsLoadsAreServedAtTheirRateAndBatchJobsRentNoEmptyInstance) {
   const nlohmann::json rps =
       run_json("plan --model llama-3.1-8b --task serve --rps 2 --gpus 8 --today 2026-11-30 --limit 5", 0);
