@@ -9,7 +9,9 @@
 #include <csv.h>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,7 +24,9 @@
 #include "cli/api_flags.hpp"
 #include "cli/command.hpp"
 #include "cli/common.hpp"
+#include "cli/plan_render.hpp"
 #include "hardware/gpu_spec.hpp"
+#include "util/display_width.hpp"
 #include "util/error.hpp"
 #include "util/text_check.hpp"
 
@@ -231,25 +235,87 @@ void run_offers(const api::OffersInput& in, const OffersOptions& opts, const Glo
   t.header = header;
   t.rows = cells;
   t.right_align = {false, false, true, true, true, true, true};
-  fmt::print("{}", t.render());
+  // Fit the terminal ($COLUMNS, trial47: the 17 columns ran past any width): leave out the
+  // columns a price comparison needs least, then clip the ID and GPU cells; the note names what
+  // was left out (--format csv and --json keep every column).
+  const auto width = terminal_width_known() ? static_cast<std::size_t>(terminal_columns())
+                                            : std::numeric_limits<std::size_t>::max() / 2;
+  auto widest = [](const std::string& table) {
+    std::size_t w = 0;
+    for (std::size_t from = 0; from < table.size();) {
+      const std::size_t nl = std::min(table.find('\n', from), table.size());
+      w = std::max(w, display_width(std::string_view(table).substr(from, nl - from)));
+      from = nl + 1;
+    }
+    return w;
+  };
+  std::string table = t.render();
+  std::vector<std::string> left_out;
+  auto drop = [&](std::string_view name) {
+    const auto at = std::find(t.header.begin(), t.header.end(), std::string(name));
+    if (at == t.header.end()) return;
+    const auto col = static_cast<std::size_t>(at - t.header.begin());
+    t.header.erase(at);
+    if (col < t.right_align.size()) t.right_align.erase(t.right_align.begin() + static_cast<std::ptrdiff_t>(col));
+    for (auto& row : t.rows) row.erase(row.begin() + static_cast<std::ptrdiff_t>(col));
+    table = t.render();
+  };
+  if (widest(table) > width) {  // GPU names without the vendor ("H100 SXM")
+    for (auto& row : t.rows) row[1] = short_gpu(row[1]);
+    table = t.render();
+  }
+  if (widest(table) > width && std::all_of(t.rows.begin(), t.rows.end(), [](const auto& row) { return row.back().empty(); }))
+    drop("FLAGS");  // no row is flagged: the empty column goes first
+  for (const char* name : {"CONFIRMED", "NODES", "MEM_TB_S", "NET", "BILLING", "LINK", "USD_PER_H", "AGE", "FRESHNESS"}) {
+    if (widest(table) <= width) break;
+    drop(name);
+    left_out.emplace_back(name);
+  }
+  // Still too wide: the ID over several lines (whole, for `history ID`), then the GPU and source clipped.
+  const auto source_col = static_cast<std::size_t>(std::find(t.header.begin(), t.header.end(), std::string("SOURCE")) - t.header.begin());
+  for (std::size_t col : {std::size_t{0}, std::size_t{1}, source_col}) {
+    if (col >= t.header.size()) continue;
+    const std::size_t w = widest(table);
+    if (w <= width) break;
+    std::size_t colw = display_width(t.header[col]);
+    for (const auto& row : t.rows) colw = std::max(colw, display_width(row[col]));
+    const std::size_t target = std::max<std::size_t>(col == 0 ? 16 : 10, colw > w - width ? colw - (w - width) : 10);
+    for (auto& row : t.rows) row[col] = col == 0 ? wrap_id(row[col], target) : clip(row[col], target);
+    table = t.render();
+  }
+  for (const char* name : {"SOURCE", "VRAM_GB"}) {  // a very narrow terminal (60 columns)
+    if (widest(table) <= width) break;
+    drop(name);
+    left_out.emplace_back(name);
+  }
+  fmt::print("{}", table);
   const StoreCounts& counts = out.counts;
-  fmt::print("{} of {} matching offers shown ({} in the catalog); {} prices; at {}: fresh = at most {:g} days old, "
+  fmt::print("{}", wrap_text(fmt::format("{} of {} matching offers shown ({} in the catalog); {} prices; at {}: fresh = at most {:g} days old, "
              "aging = up to {:g}, stale = older, undated = no date from the source; CONFIRMED = the day a source "
              "last confirmed the offer available (unknown: never; a listed price is not availability); {} offers excluded by "
-             "quality flags{}; {}.\n",
+             "quality flags{}; {}.",
              rows.size(), out.matched, counts.offers, kind, q.now_date, out.limits.fresh_max_days,
              out.limits.stale_after_days, counts.excluded_offers,
              in.include_flagged ? " (shown)" : " (--include-flagged shows them)",
              q.evidence_first ? fmt::format("order: prices dated within {:g} days first (--max-price-age), then stale, "
                                             "undated, and prices a flag questions (--include-flagged: one order)",
                                             out.limits.stale_after_days)
-                              : std::string("one order for every price (--include-flagged)"));
+                              : std::string("one order for every price (--include-flagged)")),
+                             static_cast<int>(std::min<std::size_t>(width, 100000)), ""));
+  if (!left_out.empty()) {
+    std::string names;
+    for (const auto& n : left_out) names += (names.empty() ? "" : ", ") + n;
+    fmt::print("{}", wrap_text(fmt::format("Left out to fit {} columns: {} (--format csv and --json have every column).",
+                                           width, names),
+                               static_cast<int>(std::min<std::size_t>(width, 100000)), ""));
+  }
   if (other_kind_rows > 0)
-    fmt::print("{} offers have no {} price: their row shows the price they have, marked with its kind (reserved-1w, "
-               "-1m, -3m, -6m, -1y, -3y commit to 7 days, 1, 3 or 6 months of 730 h, 1 or 3 years; list them with "
-               "--price-kind KIND, find them with the filter "
-               "`reserved` or `spot`).\n",
-               other_kind_rows, kind);
+    fmt::print("{}", wrap_text(fmt::format("{} offers have no {} price: their row shows the price they have, marked with its kind (reserved-1w, "
+                                           "-1m, -3m, -6m, -1y, -3y commit to 7 days, 1, 3 or 6 months of 730 h, 1 or 3 years; list them with "
+                                           "--price-kind KIND, find them with the filter "
+                                           "`reserved` or `spot`).",
+                                           other_kind_rows, kind),
+                               static_cast<int>(std::min<std::size_t>(width, 100000)), ""));
 }
 
 GPUPLAN_REGISTER_COMMAND(Command{

@@ -34,13 +34,6 @@ using nlohmann::json;
 /// Exit code when no offer can run the workload (documented in docs/planner.md).
 constexpr int kExitNoPlan = 1;
 
-std::string short_gpu(const std::string& name) {
-  // The vendor prefix says nothing the model name does not ("AMD Instinct MI300X" → "MI300X").
-  for (const std::string_view prefix : {"NVIDIA ", "AMD Instinct ", "AMD "})
-    if (name.rfind(prefix, 0) == 0) return name.substr(prefix.size());
-  return name;
-}
-
 /// The date a plan's price was last seen (Plan::price_last_seen_at: its age and the stale mark are
 /// counted from it), else its observed date, or "undated" (trial9b D3: the first-seen date was
 /// printed beside an age counted from the last-seen one).

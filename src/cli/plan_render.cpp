@@ -61,6 +61,8 @@ int terminal_columns() {
   return 120;
 }
 
+bool terminal_width_known() { return std::getenv("COLUMNS") != nullptr || ::isatty(STDOUT_FILENO) != 0; }
+
 std::string clip(const std::string& s, std::size_t n) {
   if (display_width(s) <= n || n == 0) return s;
   std::string out;
@@ -94,6 +96,35 @@ std::string wrap_cell(const std::string& s, std::size_t n) {
     pos = sp + 1;
   }
   return out + line;
+}
+
+std::string short_gpu(const std::string& name) {
+  for (const std::string_view prefix : {"NVIDIA ", "AMD Instinct ", "AMD "})
+    if (name.rfind(prefix, 0) == 0) return name.substr(prefix.size());
+  return name;
+}
+
+std::string wrap_id(const std::string& s, std::size_t n) {
+  if (n == 0 || display_width(s) <= n) return s;
+  std::string out;
+  std::size_t from = 0;
+  while (from < s.size()) {
+    // The longest prefix of at most n code points (ids are ASCII in practice; UTF-8 is kept whole).
+    std::size_t end = from, cols = 0;
+    while (end < s.size() && cols < n) {
+      std::size_t next = end + 1;
+      while (next < s.size() && (static_cast<unsigned char>(s[next]) & 0xC0) == 0x80) ++next;
+      end = next;
+      ++cols;
+    }
+    if (end < s.size()) {
+      const std::size_t slash = s.find_last_of("/-_", end - 1);
+      if (slash != std::string::npos && slash >= from && slash + 1 > from + n / 2) end = slash + 1;
+    }
+    out += (out.empty() ? "" : "\n") + s.substr(from, end - from);
+    from = end;
+  }
+  return out;
 }
 
 std::string wrap_text(const std::string& text, int width, const std::string& indent) {

@@ -378,6 +378,35 @@ TEST_F(Plan14E2E, TableFitsNarrowTerminals) {
   }
 }
 
+// trial47: the offers table ignored COLUMNS (17 columns, about 200 wide). At 80 and 60 columns every
+// line fits; the offer id is wrapped, never cut (its pieces join to an id `history` finds), and the
+// note names the columns left out; a pipe without COLUMNS still gets every column.
+TEST_F(Plan14E2E, OffersTableFitsNarrowTerminals) {
+  const std::string cmd = "XDG_DATA_HOME='" + dir_.string() + "' '" + std::string(GPUPLAN_BINARY) + "' --db '" +
+                          (dir_ / "offers.sqlite").string() + "' offers gpu~h100 --limit 6 --today 2026-11-30";
+  const RunResult full = run_shell(cmd + " 2>&1");
+  ASSERT_EQ(full.exit_code, 0) << full.out;
+  EXPECT_NE(full.out.find("CONFIRMED"), std::string::npos) << full.out;
+  const RunResult json_ids = run_shell(cmd + " --format json 2>&1");
+  const nlohmann::json j = nlohmann::json::parse(json_ids.out);
+  for (int cols : {80, 60}) {
+    const RunResult t = run_shell("COLUMNS=" + std::to_string(cols) + " " + cmd + " 2>&1");
+    ASSERT_EQ(t.exit_code, 0) << t.out;
+    std::istringstream in(t.out);
+    std::string line, joined;
+    while (std::getline(in, line)) {
+      std::size_t w = 0;
+      for (unsigned char c : line) w += (c & 0xC0) != 0x80;
+      EXPECT_LE(w, static_cast<std::size_t>(cols)) << cols << "\n" << line;
+      joined += line.substr(0, line.find(' '));  // the ID cell's line
+    }
+    EXPECT_EQ(t.out.find("\xe2\x80\xa6"), std::string::npos) << "an id was cut with '…'\n" << t.out;
+    EXPECT_NE(t.out.find("Left out to fit " + std::to_string(cols) + " columns: CONFIRMED"), std::string::npos) << t.out;
+    ASSERT_TRUE(j.is_array() && !j.empty()) << json_ids.out.substr(0, 300);
+    for (const auto& o : j) EXPECT_NE(joined.find(o["id"].get<std::string>()), std::string::npos) << o["id"] << "\n" << t.out;
+  }
+}
+
 // "would help" advice that cannot help: QLoRA, ZeRO-3 over more nodes and an 8-bit optimizer were
 // suggested for Llama 3.1 70B LoRA at --seq 2000000, where the terms no such change touches
 // (activations, logits, workspace, CUDA context, fragmentation) exceed every GPU offered. Only a
