@@ -105,7 +105,8 @@ std::vector<FieldDef<SizeInput>> build_fields() {
       {{"prefill_chunk", "--prefill-chunk", FieldType::integer, FieldFace::both, "serve: tokens per prefill step (default 2048)", {}, task_bits::serve},
        [](In& in, const json& v) { in.request.serving.prefill_chunk_tokens = json_as<std::int64_t>(v); }},
       {{"gpu", "--gpu", FieldType::string, FieldFace::both,
-        "serve: also report the longest context and most sequences that fit this GPU", {}, task_bits::serve},
+        "also report what fits this GPU: serve, the longest context and most sequences; training, the longest "
+        "sequence and largest micro-batch at the layout given", {}, task_bits::serve | task_bits::training},
        [](In& in, const json& v) { in.gpu = v.get<std::string>(); }},
   };
   f.insert(f.end(), rest.begin(), rest.end());
@@ -172,10 +173,16 @@ SizeOutput run_size(const SizeInput& in, const Context& ctx) {
   ModelArch arch = resolve_model(in.source);
   check_recompute_modules_apply(arch, req.training.recompute_modules, "--recompute-modules");
   SizingResult res = run_sizing(arch, req, ctx.gpus());
-  SizeOutput out{std::move(arch), std::move(req), std::move(res), nullptr, std::nullopt};
+  SizeOutput out{std::move(arch), std::move(req), std::move(res), nullptr, std::nullopt, std::nullopt};
   if (in.gpu && out.request.task == Task::serve) {
     out.limits_gpu = limits_gpu;
     out.limits = serving_limits(out.arch, out.request.serving_request(), out.limits_gpu->fit_memory_bytes(), out.request.margin);
+  } else if (in.gpu) {
+    // trial46: the longest sequence a fine-tune fits on a given GPU (issue 8: "the longest context
+    // that fits") was only found by trying --seq values by hand.
+    out.limits_gpu = limits_gpu;
+    out.training_limits = training_limits(out.arch, out.request.training_request(), out.limits_gpu->fit_memory_bytes(),
+                                          out.request.margin);
   }
   return out;
 }
@@ -250,6 +257,15 @@ json to_json(const SizeOutput& out) {
                    {"at_concurrency", req.serving_request().concurrency},
                    {"max_concurrency", out.limits->max_concurrency},
                    {"at_context_tokens", req.serving_request().context_tokens}};
+  }
+  if (out.training_limits) {
+    const TrainingMemoryRequest t = req.training_request();
+    j["limits"] = {{"gpu", out.limits_gpu->name},
+                   {"capacity_bytes", out.limits_gpu->fit_memory_bytes()},
+                   {"max_seq_len", out.training_limits->max_seq_len},
+                   {"at_micro_batch", t.layout.micro_batch},
+                   {"max_micro_batch", out.training_limits->max_micro_batch},
+                   {"at_seq_len", t.seq_len}};
   }
   return j;
 }

@@ -46,8 +46,9 @@ struct SizeOutput {
   ModelArch arch;
   SizingRequest request;  ///< resolved (enums parsed)
   SizingResult result;
-  const GpuSpec* limits_gpu = nullptr;  ///< set with `limits` (serve with gpu)
-  std::optional<ServingLimits> limits;
+  const GpuSpec* limits_gpu = nullptr;  ///< set with `limits` or `training_limits` (with gpu)
+  std::optional<ServingLimits> limits;   ///< serve with gpu
+  std::optional<TrainingLimits> training_limits;  ///< a training task with gpu
 };
 
 /// Parses the enums, validates (before reading the model: bad options fail fast), resolves the

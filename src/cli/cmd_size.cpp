@@ -114,6 +114,20 @@ GPUPLAN_REGISTER_COMMAND(Command{
                          : "",
                      sr.context_tokens, out.limits->max_concurrency);
         }
+        if (out.training_limits) {
+          const TrainingMemoryRequest tr = out.request.training_request();
+          const GpuSpec& g = *out.limits_gpu;
+          const TrainingLimits& l = *out.training_limits;
+          fmt::print("\nOn {} ({} GiB per GPU, layout as above, {:.0f}% margin): longest sequence at micro-batch {} = {}; "
+                     "largest micro-batch at {} tokens = {}{}\n",
+                     g.name, gib1(g.fit_memory_bytes()), 100 * out.request.margin, tr.layout.micro_batch,
+                     l.max_seq_len == 0 ? std::string("none fits (not even 1 token)") : fmt::format("{} tokens", l.max_seq_len),
+                     tr.seq_len, l.max_micro_batch == 0 ? std::string("none fits") : std::to_string(l.max_micro_batch),
+                     out.arch.max_position_embeddings > 0 && l.max_seq_len > out.arch.max_position_embeddings
+                         ? fmt::format(" (past the model's {} positions: RoPE scaling or long-context training)",
+                                       out.arch.max_position_embeddings)
+                         : "");
+        }
       });
     }});
 

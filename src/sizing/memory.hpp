@@ -578,6 +578,21 @@ ServingLimits serving_limits(const ModelArch& arch, const ServingMemoryRequest& 
                              double margin = kDefaultFitMargin, std::int64_t max_tokens = 10'000'000,
                              std::int64_t max_sequences = 100'000);
 
+/// Training limits on one GPU of `capacity_bytes` (per GPU, before the margin) at the request's
+/// layout, precision, recompute and stack: the longest seq_len per sequence at the request's
+/// micro-batch, and the largest micro-batch at the request's seq_len, whose per-GPU peak
+/// (training_memory) ≤ (1 − margin) × capacity. 0 when not even 1 token / 1 sequence fits (the
+/// weights and optimizer state alone do not). Searches seq_len up to `max_tokens` (not capped at
+/// the model's max_position_embeddings: a fine-tune may extend the context) and the micro-batch
+/// up to `max_micro_batch`. Throws what training_memory() throws for the request itself.
+struct TrainingLimits {
+  std::int64_t max_seq_len = 0;      ///< at req.layout.micro_batch
+  std::int64_t max_micro_batch = 0;  ///< at req.seq_len
+};
+TrainingLimits training_limits(const ModelArch& arch, const TrainingMemoryRequest& req, double capacity_bytes,
+                               double margin = kDefaultFitMargin, std::int64_t max_tokens = 10'000'000,
+                               std::int64_t max_micro_batch = 100'000);
+
 /// One sentence stating the sharding assumption fitting_gpus makes for this request.
 std::string fit_assumption(const TrainingMemoryRequest& req);
 std::string fit_assumption(const ServingMemoryRequest& req);

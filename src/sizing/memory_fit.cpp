@@ -126,22 +126,54 @@ std::string fit_assumption(const ServingMemoryRequest& req) {
       req.pp);
 }
 
+namespace {
+
+/// Largest x in [1, hi] with fits(x), 0 if fits(1) is false (the total grows with x).
+template <class Fits>
+std::int64_t largest_fitting(std::int64_t hi, const Fits& fits) {
+  if (hi < 1 || !fits(1)) return 0;
+  std::int64_t lo = 1;
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo + 1) / 2;
+    if (fits(mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+}  // namespace
+
+TrainingLimits training_limits(const ModelArch& arch, const TrainingMemoryRequest& req, double capacity_bytes,
+                               double margin, std::int64_t max_tokens, std::int64_t max_micro_batch) {
+  check_margin(margin);
+  req.validate();
+  const double usable = (1.0 - margin) * capacity_bytes;
+  TrainingLimits out;
+  // Within what the request accepts (TrainingMemoryRequest::validate: seq_len ≤
+  // kMaxTrainingSeqLenTokens, micro-batch ≤ 1e6, seq_len × micro-batch ≤ 1e9 tokens).
+  const auto batch = static_cast<std::int64_t>(std::max(req.layout.micro_batch, 1));
+  max_tokens = std::min({max_tokens, kMaxTrainingSeqLenTokens, static_cast<std::int64_t>(1'000'000'000) / batch});
+  max_micro_batch = std::min({max_micro_batch, static_cast<std::int64_t>(1'000'000),
+                              static_cast<std::int64_t>(1'000'000'000) / std::max<std::int64_t>(req.seq_len, 1)});
+  out.max_seq_len = largest_fitting(max_tokens, [&](std::int64_t seq) {
+    TrainingMemoryRequest r = req;
+    r.seq_len = seq;
+    return training_memory(arch, r).total_bytes() <= usable;
+  });
+  out.max_micro_batch = largest_fitting(max_micro_batch, [&](std::int64_t mb) {
+    TrainingMemoryRequest r = req;
+    r.layout.micro_batch = static_cast<int>(mb);
+    return training_memory(arch, r).total_bytes() <= usable;
+  });
+  return out;
+}
+
 ServingLimits serving_limits(const ModelArch& arch, const ServingMemoryRequest& req, double capacity_bytes,
                              double margin, std::int64_t max_tokens, std::int64_t max_sequences) {
   check_margin(margin);
   req.validate();
   const double usable = (1.0 - margin) * capacity_bytes;
-  // Largest x in [1, hi] with fits(x), 0 if fits(1) is false (the total grows with x).
-  auto largest = [](std::int64_t hi, const auto& fits) -> std::int64_t {
-    if (hi < 1 || !fits(1)) return 0;
-    std::int64_t lo = 1;
-    while (lo < hi) {
-      const std::int64_t mid = lo + (hi - lo + 1) / 2;
-      if (fits(mid)) lo = mid;
-      else hi = mid - 1;
-    }
-    return lo;
-  };
+  const auto largest = [](std::int64_t hi, const auto& fits) { return largest_fitting(hi, fits); };
   ServingLimits out;
   if (arch.max_position_embeddings > 0) max_tokens = std::min(max_tokens, arch.max_position_embeddings);
   out.max_context_tokens = largest(max_tokens, [&](std::int64_t ctx) {

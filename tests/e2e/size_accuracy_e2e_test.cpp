@@ -115,4 +115,27 @@ TEST(SizeAccuracyE2E, StackAndServingLimitsThroughTheCli) {
   EXPECT_GT(s["limits"]["max_context_tokens"].get<double>(), 8192);
 }
 
+// trial46: `size --gpu` on a training task reports the longest sequence (at the micro-batch given)
+// and the largest micro-batch (at the sequence given) that fit the GPU. Checked by the definition,
+// through the binary: at the limit the per-GPU peak is within (1 − margin) × capacity, one more
+// token or sequence is not.
+TEST(SizeAccuracyE2E, TrainingLimitsAreTheLongestSequenceAndLargestMicroBatchThatFit) {
+  const std::string base = "--model llama-3.1-8b --task lora --recompute full --gpu H100 ";
+  const json l = size_json(base + "--seq 4096 --micro-batch 1");
+  ASSERT_TRUE(l.contains("limits")) << l.dump().substr(0, 400);
+  const double usable = 0.9 * l["limits"]["capacity_bytes"].get<double>();  // the default 10% margin
+  const auto seq = l["limits"]["max_seq_len"].get<std::int64_t>();
+  const auto mb = l["limits"]["max_micro_batch"].get<std::int64_t>();
+  ASSERT_GT(seq, 4096);
+  ASSERT_GT(mb, 1);
+  EXPECT_LE(size_json(base + "--seq " + std::to_string(seq) + " --micro-batch 1")["per_gpu"]["total_bytes"].get<double>(), usable);
+  EXPECT_GT(size_json(base + "--seq " + std::to_string(seq + 1) + " --micro-batch 1")["per_gpu"]["total_bytes"].get<double>(), usable);
+  EXPECT_LE(size_json(base + "--seq 4096 --micro-batch " + std::to_string(mb))["per_gpu"]["total_bytes"].get<double>(), usable);
+  EXPECT_GT(size_json(base + "--seq 4096 --micro-batch " + std::to_string(mb + 1))["per_gpu"]["total_bytes"].get<double>(), usable);
+  // The weights alone past the card: none fits, said as 0 (70B QLoRA in 4 bits ≈ 35 GB > 24 GB).
+  const json none = size_json("--model llama-3.1-70b --task qlora --seq 4096 --gpu 'RTX 4090'");
+  EXPECT_EQ(none["limits"]["max_seq_len"].get<std::int64_t>(), 0);
+  EXPECT_EQ(none["limits"]["max_micro_batch"].get<std::int64_t>(), 0);
+}
+
 }  // namespace
