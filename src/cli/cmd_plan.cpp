@@ -139,13 +139,33 @@ void print_table(const PlanRequest& r, const PlanResult& res) {
     for (auto& row : t.rows) row.erase(row.begin() + drop);
     table = t.render();
   }
+  // Still too wide (COLUMNS 60, trial47: rows of 72–74): the instance goes too (--explain and --json
+  // name it; provider and GPU stay).
+  if (widest(table) > static_cast<std::size_t>(width)) {
+    const auto layout_at = std::find(t.header.begin(), t.header.end(), std::string("layout"));
+    const std::size_t need = widest(table) - static_cast<std::size_t>(width);
+    std::size_t layout_w = 0;
+    if (layout_at != t.header.end())
+      for (const auto& row : t.rows) layout_w = std::max(layout_w, cell_width(row[static_cast<std::size_t>(layout_at - t.header.begin())]));
+    // The layout cell wraps down to 12 columns; drop the instance only when that is not enough.
+    if (layout_w <= 12 || layout_w - 12 < need) {
+      const auto at = std::find(t.header.begin(), t.header.end(), std::string("instance"));
+      if (at != t.header.end()) {
+        const auto drop = static_cast<std::ptrdiff_t>(at - t.header.begin());
+        t.header.erase(t.header.begin() + drop);
+        t.right_align.erase(t.right_align.begin() + drop);
+        for (auto& row : t.rows) row.erase(row.begin() + drop);
+        table = t.render();
+      }
+    }
+  }
   if (const auto at = std::find(t.header.begin(), t.header.end(), std::string("layout"));
       at != t.header.end() && widest(table) > static_cast<std::size_t>(width)) {
     const auto col = static_cast<std::size_t>(at - t.header.begin());
     const std::size_t w = widest(table);
     std::size_t colw = cell_width(t.header[col]);
     for (const auto& row : t.rows) colw = std::max(colw, cell_width(row[col]));
-    const std::size_t target = std::max<std::size_t>(16, colw > w - width ? colw - (w - width) : 16);
+    const std::size_t target = std::max<std::size_t>(12, colw > w - width ? colw - (w - width) : 12);
     for (auto& row : t.rows) row[col] = wrap_cell(row[col], target);
     table = t.render();
   }

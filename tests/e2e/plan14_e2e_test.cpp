@@ -350,10 +350,12 @@ TEST_F(Plan14E2E, FooterSaysTheRealOrderAndTheRowsFollowIt) {
 // The table fits COLUMNS 100 and 80 (trial 9: 107 columns at COLUMNS=100 for a pretraining
 // table), dropping columns whose values stay in --json and --explain.
 TEST_F(Plan14E2E, TableFitsNarrowTerminals) {
-  for (int cols : {100, 80}) {
+  for (int cols : {100, 80, 60}) {
     for (const std::string args : {"--params 14e9 --task pretrain --tokens 1e13", "--model llama-3.1-70b --task lora --tokens 5e8",
                                    "--model llama-3.1-70b --task serve --concurrency 100",
                                    "--model qwen3-30b-a3b --task pretrain --tokens 1e10 --stack megatron"}) {
+      // 60 columns (trial47: rows of 72–74; the instance column goes): two of the four requests.
+      if (cols == 60 && (args.find("pretrain") != std::string::npos)) continue;
       const RunResult t = run_shell("COLUMNS=" + std::to_string(cols) + " XDG_DATA_HOME='" + dir_.string() + "' '" +
                                     std::string(GPUPLAN_BINARY) + "' --db '" + (dir_ / "offers.sqlite").string() +
                                     "' plan " + args + std::string(kToday) + " 2>&1");
