@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include "util/error.hpp"
 #include "util/error_code.hpp"
 
@@ -107,6 +109,13 @@ SizingResult run_sizing(const ModelArch& arch, const SizingRequest& request, con
   SizingResult out;
   FitOptions fit;
   fit.margin = request.margin;
+  // The count the user gave is one the table tries (trial48: --gpus 1024 with pp 16 × ep 64, or
+  // --gpus 128 for a 405B, was sized in the header but the table tried 1…64 only and said that no
+  // GPU holds it).
+  if (request.gpus && std::find(fit.counts.begin(), fit.counts.end(), *request.gpus) == fit.counts.end()) {
+    fit.counts.push_back(*request.gpus);
+    std::sort(fit.counts.begin(), fit.counts.end());
+  }
   if (request.task == Task::serve) {
     const ServingMemoryRequest r = request.serving_request();
     out.per_gpu = serving_memory(arch, r);

@@ -138,4 +138,19 @@ TEST(SizeAccuracyE2E, TrainingLimitsAreTheLongestSequenceAndLargestMicroBatchTha
   EXPECT_EQ(none["limits"]["max_micro_batch"].get<std::int64_t>(), 0);
 }
 
+// trial48: the fit table tried 1 … 64 GPUs only, so a --gpus 128 job sized in the header (91.9 GiB
+// per GPU for Llama 3.1 405B under ZeRO-3) was not listed on the H200 (140.4 GiB) that holds it.
+TEST(SizeAccuracyE2E, TheFitTableTriesTheGpuCountGiven) {
+  const json j = size_json("--model llama-3.1-405b --task full --gpus 128 --zero 3 --recompute full");
+  const double header = j["per_gpu"]["total_bytes"].get<double>();
+  bool h200 = false;
+  for (const auto& f : j["fits"]) {
+    if (f["gpu"] != "NVIDIA H200 SXM") continue;
+    h200 = true;
+    EXPECT_EQ(f["gpu_count"].get<int>(), 128);
+    EXPECT_DOUBLE_EQ(f["per_gpu_bytes"].get<double>(), header);
+  }
+  EXPECT_TRUE(h200) << j["fits"].dump().substr(0, 600);
+}
+
 }  // namespace
