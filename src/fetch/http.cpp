@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <thread>
 
@@ -332,10 +333,19 @@ std::vector<HttpResponse> paginate(HttpClient& client, HttpRequest first,
                                    int max_pages, const std::string& rate_key) {
   std::vector<HttpResponse> pages;
   std::optional<HttpRequest> req = std::move(first);
+  // Each page requested once: a next-page link back to a page already read is a loop (trial48: an
+  // Azure feed whose NextPageLink named itself was read 2000 times over 6 minutes).
+  std::map<std::string, int> seen;
   while (req) {
     if (static_cast<int>(pages.size()) >= max_pages) {
       throw Error(ErrorKind::unavailable, req->url, fmt::format("more than {} pages: stopped", max_pages),
                   "a feed that ends (check the next-page link)");
+    }
+    const auto [at, added] = seen.try_emplace(req->url + '\n' + req->body, static_cast<int>(pages.size()) + 1);
+    if (!added) {
+      throw Error(ErrorKind::unavailable, req->url,
+                  fmt::format("the next-page link after page {} asks for page {} again: stopped", pages.size(), at->second),
+                  "a feed whose next-page links end (each page once)");
     }
     pages.push_back(client.send(*req, rate_key));
     req = next(pages.back(), static_cast<int>(pages.size()) - 1);

@@ -246,6 +246,30 @@ TEST(AzureFetcher, FollowsNextPageLinksAndSplitsSpotFromOnDemand) {
   EXPECT_TRUE(reported);
 }
 
+// trial48: a NextPageLink back to the page just read was followed 2000 times (6 min 40 s); the
+// second request of the same page stops the fetch, which writes nothing.
+TEST(AzureFetcher, ANextPageLinkToAPageAlreadyReadStopsAtOnce) {
+  FixtureServer s;
+  std::atomic<int> calls{0};
+  std::string self;
+  s.server().Get("/api/retail/prices", [&](const httplib::Request&, httplib::Response& r) {
+    ++calls;
+    r.set_content(R"({"Items": [{"armSkuName": "Standard_ND96isr_H100_v5"}], "NextPageLink": ")" + self +
+                      R"(/api/retail/prices"})",
+                  "application/json");
+  });
+  Harness h;
+  const std::string base = s.start();
+  self = base;
+  const FetchReport rep = h.fetch(base, {"azure"});
+  const SourceOutcome& out = rep.sources[0];
+  EXPECT_NE(out.status, "accepted");
+  // Page 1 is the filtered query; its link names the bare URL (page 2), whose link names itself.
+  EXPECT_NE(out.message.find("after page 2 asks for page 2 again"), std::string::npos) << out.message;
+  EXPECT_EQ(calls.load(), 2);
+  EXPECT_EQ(h.store.counts().offers, 0u);
+}
+
 // ---------------------------------------------------------------------------------------------
 TEST(RunpodFetcher, PerGpuPricesTimesCountAndStock) {
   FixtureServer s;
