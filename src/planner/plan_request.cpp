@@ -270,10 +270,14 @@ void PlanRequest::validate() const {
   if (egress_gb) require_at_most(*egress_gb, 1e9, "--egress-gb");
   require_positive(checkpoint_write_bytes_per_s, "--checkpoint-write-gbps");
   if (!(restart_seconds >= 0)) throw_invalid_coded("--restart-seconds", "negative", {{"value", fmt::format("{}", restart_seconds)}}, fmt::format("{} is negative", restart_seconds), "a number ≥ 0");
+  // A week: beyond any restart or cluster start-up (trial48: --startup-minutes 1e12 planned 694
+  // million days without a word, --restart-seconds 1e12 ended in a wrong no-plan reason).
+  require_at_most(restart_seconds, 7 * 86400.0, "--restart-seconds");
   if (!(startup_seconds >= 0) || !std::isfinite(startup_seconds)) {
     throw_invalid_coded("--startup-minutes", "negative", {{"value", fmt::format("{}", startup_seconds / 60.0)}},
                         fmt::format("{} minutes is not a duration (negative or not finite)", startup_seconds / 60.0), "a number of minutes ≥ 0");
   }
+  require_at_most(startup_seconds / 60.0, 7 * 1440.0, "--startup-minutes");
   if (deadline_seconds) require_positive(*deadline_seconds, "--deadline");
   if (budget_usd) require_positive(*budget_usd, "--budget");
   if (budget_usd) require_at_most(*budget_usd, kMaxBudgetUsd, "--budget");

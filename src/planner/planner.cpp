@@ -1356,10 +1356,17 @@ struct FixedClusterLoad {
 /// scratch plan reused for every candidate of the call: every field those read is written here
 /// on every call, for the request's one workload); the cluster spec, the requested batch and the
 /// training step estimate are left out (materialize builds the full plan of the rows).
+/// Training clusters that hold a layout but never finish: failures come faster than a checkpoint
+/// write and a restart (GoodputEstimate::feasible false); the first one's goodput for the no-plan reason.
+struct GoodputRejects {
+  std::size_t count = 0;
+  std::optional<GoodputEstimate> example;
+};
+
 bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedOffer& a, int nodes,
                              const ClusterKey& key, const SearchOutcome& o, const CheckpointSizes& ckpt,
                              double data_bytes, double tokens, Plan& p, FixedClusterLoad* load = nullptr,
-                             bool candidate = false) {
+                             bool candidate = false, GoodputRejects* rejects = nullptr) {
   const bool training = request.workload == PlanWorkload::training;
   const bool images = request.workload == PlanWorkload::image_generation;
   const bool fixed_cluster = request.gpus_total || request.nodes_exact;
@@ -1403,7 +1410,13 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedO
       g.evaluation_fraction = request.evaluation_fraction;
       p.goodput = estimate_goodput(g);
     }
-    if (!p.goodput->feasible) return false;
+    if (!p.goodput->feasible) {
+      if (rejects) {
+        ++rejects->count;
+        if (!rejects->example) rejects->example = *p.goodput;
+      }
+      return false;
+    }
     (void)tokens;
   } else if (images) {
     // One instance, or exactly the --gpus / --nodes cluster (an image per GPU on each).
@@ -2568,6 +2581,7 @@ struct Candidates {
   double tokens = 0;
   std::size_t nodes_rejects = 0;       ///< offers that cannot be rented at the asked cluster size
   FixedClusterLoad fixed_load;         ///< serving on --gpus / --nodes: a load the cluster cannot carry
+  GoodputRejects goodput_rejects;      ///< training: clusters that fit but never finish
   std::size_t region_groups = 0;       ///< Candidate::region_group < region_groups
   /// The admitted offer of each row (select_rows), by offer id (views into the offers): the
   /// per-plan warnings (stage 7) look up the few rows' offers here instead of indexing every
@@ -2721,7 +2735,8 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
         continue;
       }
       st.any_cluster_fits = true;
-      if (!assemble(request, arch, a, nodes, key, o, ckpt, data_bytes, tokens, p, &c.fixed_load, /*candidate=*/true)) continue;
+      if (!assemble(request, arch, a, nodes, key, o, ckpt, data_bytes, tokens, p, &c.fixed_load, /*candidate=*/true, &c.goodput_rejects))
+        continue;
       if (!a.billing) {
         // Billing terms are a function of the provider and the offer's own overrides
         // (BillingLookup, planner.hpp): offers without overrides share one resolution per
@@ -3862,6 +3877,28 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
       np.code = "exceeds_max_nodes";
       np.values["max_nodes"] = request.max_nodes;
       np.suggestion_codes.push_back("raise_max_nodes");
+    } else if (training && c.goodput_rejects.count > 0) {
+      // Every cluster that holds a layout fails faster than it can checkpoint and restart (trial48:
+      // --restart-seconds 1e12 and --checkpoint-write-gbps 1e-7 were told "no usable price").
+      const GoodputEstimate& g = *c.goodput_rejects.example;
+      const auto span = [](double sec) {
+        if (sec < 120) return fmt::format("{:.0f} s", sec);
+        if (sec < 7200) return fmt::format("{:.0f} min", sec / 60);
+        if (sec < 2 * 86400.0) return fmt::format("{:.1f} h", sec / 3600);
+        if (sec < 730 * 86400.0) return fmt::format("{:.0f} days", sec / 86400);
+        return fmt::format("{:.3g} years", sec / (365.25 * 86400));
+      };
+      np.reason = fmt::format(
+          "layouts fit, but failures come faster than the run can checkpoint and restart: the cluster fails every {} "
+          "on average, and each failure costs half a checkpoint interval plus the {} restart (one checkpoint write "
+          "takes {}): the run never finishes",
+          span(g.mtbf_seconds), span(request.restart_seconds), span(g.checkpoint_write_seconds));
+      np.suggestions.push_back("a faster checkpoint write (--checkpoint-write-gbps) or a shorter restart (--restart-seconds)");
+      np.code = "goodput_infeasible";
+      np.values["mtbf_hours"] = g.mtbf_seconds / 3600.0;
+      np.values["restart_seconds"] = request.restart_seconds;
+      np.values["checkpoint_write_seconds"] = g.checkpoint_write_seconds;
+      np.suggestion_codes.push_back("faster_checkpoint_or_restart");
     } else if (st.spot_rate_unknown.empty() && st.spot_rate_too_high > 0) {
       np.reason = fmt::format(
           "layouts fit but only spot prices were left, and at {:g} preemptions per instance-day each preemption loses "

@@ -52,6 +52,23 @@ TEST_F(CliMessagesE2E, ABadValueSaysWhatIsWrongWithIt) {
   expect_refused(kLora + " --lora-rank 0", "gpuplan: error: --lora-rank: 0 is not a positive integer (expected: an integer ≥ 1)");
   expect_refused(kLora + " --restart-seconds -1", "gpuplan: error: --restart-seconds: -1 is negative (expected: a number ≥ 0)");
   expect_refused("offers --limit -1", "gpuplan: error: --limit: -1 is negative (expected: an integer ≥ 0)");
+  // trial48: start-up and restart beyond a week (7 × 1440 min, 7 × 86400 s) were planned as given.
+  expect_refused(kLora + " --startup-minutes 1e12",
+                 "gpuplan: error: --startup-minutes: 1000000000000 is implausibly large (expected: at most 10080)");
+  expect_refused(kLora + " --restart-seconds 1e12",
+                 "gpuplan: error: --restart-seconds: 1000000000000 is implausibly large (expected: at most 604800)");
+}
+
+// trial48: a run that fits but fails faster than it can checkpoint was told "no usable price (spot
+// without a preemption rate)". A checkpoint of 8B × 16 B ≈ 128 GB at 1e-7 GB/s takes ~1.3e9 s, far
+// past the cluster's mean time between failures: the reason says so (exit 1, code goodput_infeasible).
+TEST_F(CliMessagesE2E, ARunThatFailsFasterThanItCheckpointsSaysSo) {
+  const RunResult r = run("plan --model llama-3.1-8b --task full --tokens 1e9 --checkpoint-write-gbps 1e-7 "
+                          "--today 2026-11-30 --json");
+  EXPECT_EQ(r.exit_code, 1) << r.out.substr(0, 400);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["no_plan"]["code"], "goodput_infeasible") << j["no_plan"].dump();
+  EXPECT_GT(j["no_plan"]["values"]["checkpoint_write_seconds"].get<double>(), 3600.0 * j["no_plan"]["values"]["mtbf_hours"].get<double>());
 }
 
 // A pinned VP that cannot interleave the pinned stages is an input error, exit 2 (trial43 D2, D3):
