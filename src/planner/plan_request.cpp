@@ -246,6 +246,14 @@ void PlanRequest::validate() const {
     // prompt (trial46: 1e8 + 1 was refused at --context, a flag plan does not have).
     if (prompt_tokens + output_tokens > kMaxRequestTokens) {
       const auto max_prompt = kMaxRequestTokens - output_tokens;
+      // No room left for any prompt: the output is what is too long (trial48: --output-tokens 1e8
+      // was refused at --prompt-tokens, "an integer in [1, 0]").
+      if (max_prompt < 1)
+        throw_invalid_coded("--output-tokens", "integer_out_of_range",
+                            {{"value", fmt::format("{}", output_tokens)}, {"min", "1"}, {"max", fmt::format("{}", kMaxRequestTokens - 1)}},
+                            fmt::format("{} is out of range: a request's prompt (at least 1 token) + output tokens are at most {}",
+                                        output_tokens, kMaxRequestTokens),
+                            fmt::format("an integer in [1, {}]", kMaxRequestTokens - 1));
       throw_invalid_coded("--prompt-tokens", "integer_out_of_range",
                           {{"value", fmt::format("{}", prompt_tokens)}, {"min", "1"}, {"max", fmt::format("{}", max_prompt)}},
                           fmt::format("{} is out of range: a request's prompt + output tokens ({} + {}) are at most {}",

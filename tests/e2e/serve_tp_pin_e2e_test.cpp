@@ -115,6 +115,10 @@ TEST_F(ServingE2E, ErrorsNameTheFlagTyped) {
   EXPECT_EQ(sum.exit_code, 2) << sum.out;
   EXPECT_NE(sum.out.find("gpuplan: error: --prompt-tokens: 100000000 is out of range"), std::string::npos) << sum.out;
   EXPECT_NE(sum.out.find("an integer in [1, 99999999] with --output-tokens 1"), std::string::npos) << sum.out;
+  const RunResult output = run("plan --model llama-3.1-8b --task serve --concurrency 8 --output-tokens 1e8 --today 2026-11-30");
+  EXPECT_EQ(output.exit_code, 2) << output.out;
+  EXPECT_NE(output.out.find("gpuplan: error: --output-tokens: 100000000 is out of range"), std::string::npos) << output.out;
+  EXPECT_NE(output.out.find("(expected: an integer in [1, 99999999])"), std::string::npos) << output.out;
   const RunResult unknown = run("size --model llama-3.1-8b --task serve --concurrency 4 --gpu NoSuchGPU");
   EXPECT_EQ(unknown.exit_code, 3) << unknown.out;
   EXPECT_NE(unknown.out.find("gpuplan: error: --gpu: unknown GPU 'NoSuchGPU'"), std::string::npos) << unknown.out;
