@@ -1538,6 +1538,15 @@ void describe_offer(const PlanRequest& request, const ModelArch& arch, const Adm
                             "counted in memory and time (the serving KV cache holds one head per GPU)",
                             p.layout.tp, arch.num_kv_heads, p.layout.tp / arch.num_kv_heads, extra / 1e6));
   }
+  if (request.workload == PlanWorkload::training && arch.moe && p.layout.ep == 1 && !request.moe_dispatcher &&
+      request.stack == TrainingStack::megatron && a.spec != nullptr && a.spec->vendor == "NVIDIA" && !request.pins.ep) {
+    // EP 1 chosen while EP layouts were timed with alltoall (trial48 #7: 8 × B200 Qwen3-30B-A3B was
+    // recommended PP4 VP6 DP2 for 15.1 d; with --moe-dispatcher hybridep an EP 2 layout takes 8.8 d).
+    add_warning(p.warnings, PlanWarningCode::moe_dispatcher_assumed,
+                "EP 1: expert-parallel layouts were timed with Megatron-Core's alltoall dispatcher (k copies per token, a "
+                "host sync per layer); with the HybridEP or DeepEP dispatcher of NVIDIA's recipes since NeMo 26.02 "
+                "(--moe-dispatcher hybridep) an EP layout may be faster: plan again with it to compare");
+  }
   if (request.workload == PlanWorkload::training && arch.moe && p.layout.ep > 1 && !request.moe_dispatcher &&
       request.stack == TrainingStack::megatron) {
     // The dispatcher changes the MoE time most on small experts (docs/accuracy.md, disp10): the

@@ -390,5 +390,27 @@ TEST_F(RecipeFlagsE2E, BadRecipeFlagsAreOneLineErrorsWithExit2) {
   }
 }
 
+// trial48 #7: under --stack megatron the search timed EP layouts with the alltoall dispatcher and
+// chose EP 1 on 8 × B200 for Qwen3-30B-A3B without a word, while with --moe-dispatcher hybridep an
+// EP layout is faster: plan #1 with EP 1 now carries moe_dispatcher_assumed too; a pinned --ep or
+// --moe-dispatcher does not.
+TEST_F(RecipeFlagsE2E, AnEp1MoePlanSaysEpLayoutsWereTimedWithAlltoall) {
+  const std::string base = "plan --model qwen3-30b-a3b --task pretrain --tokens 1e11 --stack megatron --gpus 8 gpu~b200 "
+                           "--today 2026-11-30 --limit 1 --json";
+  auto codes = [](const nlohmann::json& p) {
+    std::vector<std::string> c;
+    for (const auto& w : p["warnings"]) c.push_back(w["code"].get<std::string>());
+    return c;
+  };
+  const auto plain = run_json(base, 0)["plans"][0];
+  ASSERT_EQ(plain["layout"]["ep"], 1) << plain["layout"].dump();
+  const auto c = codes(plain);
+  EXPECT_NE(std::find(c.begin(), c.end(), "moe_dispatcher_assumed"), c.end()) << plain["warnings"].dump();
+  for (const std::string pin : {" --ep 1", " --moe-dispatcher alltoall"}) {
+    const auto pinned = codes(run_json(base + pin, 0)["plans"][0]);
+    EXPECT_EQ(std::find(pinned.begin(), pinned.end(), "moe_dispatcher_assumed"), pinned.end()) << pin;
+  }
+}
+
 }  // namespace
 }  // namespace gpuplan::e2e
