@@ -247,6 +247,7 @@ class Reader {
     read_seq();      // before tokens: "a sequence length of 8192 tokens" is not a token budget
     read_gpu();      // before tokens and money: "4 H100s"
     read_quant();    // "in int4", "8-bit", "awq"
+    read_stack();    // "with megatron", "using deepspeed"
     read_tokens();
     read_images();
     read_rate();
@@ -1000,6 +1001,33 @@ class Reader {
   /// "mxfp4", "q4_k_m", "q8_0", "w4a16", "w8a8", "4-bit" (int4), "8-bit" (int8), "4 bits", "8 bits";
   /// the names `--quant` takes (sizing/memory_names.cpp). A task that does not serve does not use it
   /// (said, not sent: trial 9 found "in int4" dropped without a word, so a bf16 plan was priced).
+  /// The training stack named in the sentence ("with megatron", "using DeepSpeed", "avec FSDP"):
+  /// the plan's `stack` (trial48: "pretrain qwen3 30b a3b on 100B tokens with megatron" was planned
+  /// on the default stack without a word). torchtitan runs FSDP2, TRL the hf stack ("NeMo" and
+  /// "Hugging Face" also name models and hubs: not read). Two different stacks are ambiguous; the
+  /// first is used.
+  void read_stack() {
+    static const std::regex re(
+        R"(\b(megatron(?:[- ](?:lm|core|bridge))?|deepspeed|fsdp2?|torchtitan|unsloth|trl)\b)");
+    std::string first, first_words;
+    for (auto it = std::sregex_iterator(low_.begin(), low_.end(), re); it != std::sregex_iterator(); ++it) {
+      const std::string w = (*it)[1].str();
+      const std::string stack = w.rfind("megatron", 0) == 0                    ? "megatron"
+                                : w == "deepspeed"                               ? "deepspeed"
+                                : w.rfind("fsdp", 0) == 0 || w == "torchtitan" ? "fsdp"
+                                : w == "unsloth"                                 ? "unsloth"
+                                                                                 : "hf";
+      if (first.empty()) {
+        first = stack;
+        first_words = it->str(0);
+        add("stack", stack, first_words, {}, {}, static_cast<std::size_t>(it->position(0)));
+      } else if (stack != first) {
+        note_ambiguous("stack", {first_words, it->str(0)});
+        break;
+      }
+    }
+  }
+
   void read_quant() {
     static const std::regex re(
         R"(\b(int4|int8|fp8|fp16|bf16|nf4|awq|gptq|mxfp4|q4_k_m|q8_0|q4_0|q2_k|w4a16|w8a8|([48])[ -]?bits?)\b)");

@@ -189,6 +189,11 @@ TEST(Assistant, ReadsTheTableOfSentences) {
        {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 100}, {"tpot_ms", 1000.0 / 30.0}}, {}},
       {"servir llama 3.1 8b pour 100 utilisateurs à 25 jetons par seconde chacun", "fr",
        {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 100}, {"tpot_ms", 1000.0 / 25.0}}, {}},
+      // trial48 #6: a training stack named in the sentence is the plan's stack.
+      {"pretrain qwen3 30b a3b on 100B tokens with megatron", "en",
+       {{"model", "qwen3-30b-a3b"}, {"task", "pretrain"}, {"tokens", 1e11}, {"stack", "megatron"}}, {}},
+      {"affiner llama 3.1 8b en lora sur 1e8 jetons avec deepspeed", "fr",
+       {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 1e8}, {"stack", "deepspeed"}}, {}},
       // trial46 D7: N nodes of M GPUs is N nodes and N × M GPUs: 2 × 8 = 16.
       {"fine-tune llama 3.1 70b with qlora on 200M tokens using 2 nodes of 8 H100", "en",
        {{"model", "llama-3.1-70b"}, {"task", "qlora"}, {"tokens", 2e8}, {"nodes", 2}, {"gpus", 16}, {"filter", "gpu=H100"}}, {}},
