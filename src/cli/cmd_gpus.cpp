@@ -68,6 +68,12 @@ void print_one(const GpuSpec& g) {
   row("aliases", aliases);
   row("memory", fmt::format("{} GB {} ({})", fmt_gb(g.memory_bytes), g.memory_type.empty() ? "(type unknown)" : g.memory_type,
                             format_gib(g.memory_bytes)));
+  // What size and plan fit against (GpuSpec::fit_memory_bytes; trial48: `gpus H100` showed 74.5 GiB
+  // while size used 79.6): the driver-reported total where the catalog has a sourced one.
+  row("memory for fits", g.usable_memory_bytes
+                             ? fmt::format("{} (driver-reported total, {:.0f} MiB; see the sources)", format_gib(*g.usable_memory_bytes),
+                                           *g.usable_memory_bytes / 1048576.0)
+                             : fmt::format("{} (the datasheet figure: no driver-reported total recorded)", format_gib(g.memory_bytes)));
   row("memory bandwidth", g.memory_bandwidth() ? fmt::format("{} TB/s", fmt_bandwidth_tb_s(g, 3)) : "unknown");
   for (Dtype d : kAllDtypes) {
     auto v = g.dense_flops(d);
