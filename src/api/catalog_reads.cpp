@@ -28,7 +28,12 @@ json opt(const std::optional<T>& v) {
 std::span<const FieldDef<GpusInput>> gpus_fields() {
   static const std::vector<FieldDef<GpusInput>> f = {
       {{"name", "", FieldType::string, FieldFace::both, "a GPU name to resolve (tolerant: \"h100\", \"A100-80GB\", ...)"},
-       [](GpusInput& in, const json& v) { in.name = v.get<std::string>(); }},
+       [](GpusInput& in, const json& v) {
+         in.name = v.get<std::string>();
+         // Given but empty: not the whole list (trial48: `gpus ''` listed every GPU, `history ''` is refused).
+         if (in.name.find_first_not_of(" \t") == std::string::npos)
+           throw_invalid("name", "the GPU name is empty", "a GPU name, or no NAME for the whole list");
+       }},
   };
   return f;
 }
@@ -90,7 +95,11 @@ std::span<const FieldDef<ModelsInput>> models_fields() {
   static const std::vector<FieldDef<ModelsInput>> f = [] {
     std::vector<FieldDef<ModelsInput>> v = {
         {{"name", "", FieldType::string, FieldFace::both, "a preset name (see the list); or use a model field"},
-         [](ModelsInput& in, const json& x) { in.name = x.get<std::string>(); }},
+         [](ModelsInput& in, const json& x) {
+           in.name = x.get<std::string>();
+           if (in.name.find_first_not_of(" \t") == std::string::npos)
+             throw_invalid("name", "the model name is empty", "a preset name, or no NAME for the whole list");
+         }},
     };
     auto m = model_fields<ModelsInput, &models_model>();
     v.insert(v.end(), m.begin(), m.end());

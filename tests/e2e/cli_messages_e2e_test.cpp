@@ -59,6 +59,13 @@ TEST_F(CliMessagesE2E, ABadValueSaysWhatIsWrongWithIt) {
                  "gpuplan: error: --restart-seconds: 1000000000000 is implausibly large (expected: at most 604800)");
 }
 
+// trial48 #12: an empty NAME is refused (it listed everything, where `history ''` is refused).
+TEST_F(CliMessagesE2E, AnEmptyGpuOrModelNameIsRefused) {
+  expect_refused("gpus ''", "gpuplan: error: name: the GPU name is empty (expected: a GPU name, or no NAME for the whole list)");
+  expect_refused("models ' '",
+                 "gpuplan: error: name: the model name is empty (expected: a preset name, or no NAME for the whole list)");
+}
+
 // trial48: a run that fits but fails faster than it can checkpoint was told "no usable price (spot
 // without a preemption rate)". A checkpoint of 8B × 16 B ≈ 128 GB at 1e-7 GB/s takes ~1.3e9 s, far
 // past the cluster's mean time between failures: the reason says so (exit 1, code goodput_infeasible).
