@@ -2189,9 +2189,14 @@ void check_request_for_model(const PlanRequest& request, const ModelArch& arch) 
                         "a diffusion model (SDXL UNet or FLUX transformer) for image generation");
   }
   if (!images && arch.family != ModelFamily::decoder) {
+    // What it is, not "not a decoder" (trial48: Mamba is a causal decoder, just not a transformer).
+    const char* what = arch.family == ModelFamily::state_space       ? "a state-space (Mamba) model, not a transformer"
+                       : arch.family == ModelFamily::encoder         ? "an encoder (BERT-style) model"
+                       : arch.family == ModelFamily::encoder_decoder ? "an encoder-decoder (T5-style) model"
+                                                                     : "a diffusion model";
     throw_invalid_coded("--model", "not_decoder_model", {{"model", arch.name}},
-                        fmt::format("{} is not a decoder language model", arch.name),
-                        "a decoder LLM for training, serving and batch generation");
+                        fmt::format("{} is {}: plan times transformer decoder LLMs only (size sizes its memory)", arch.name, what),
+                        "a transformer decoder LLM for training, serving and batch generation");
   }
   if (request.workload != PlanWorkload::training) {
     // The serving (and image) sizing request, once: the searches then check only the layout.
