@@ -41,7 +41,11 @@ struct FetchCliOptions {
   std::string fetched_at;
 };
 
-std::string money(std::optional<double> v) { return v ? fmt::format("{:.4f}", *v) : std::string("unknown"); }
+// A price no gate would pass (1e308) in 4 significant digits, not its 309 (trial48 #9).
+std::string money(std::optional<double> v) {
+  if (!v) return "unknown";
+  return std::abs(*v) < 1e9 ? fmt::format("{:.4f}", *v) : fmt::format("{:.4g}", *v);
+}
 
 void list_sources() {
   TextTable t;
@@ -122,8 +126,11 @@ void run_fetch_cmd(const FetchCliOptions& opts, GlobalOptions& global) {
     for (const std::string& line : fetch::skipped_rows_report(o))
       fmt::print("{}{}\n", line.rfind("  ", 0) == 0 ? "" : o.source + ": ", line);
     if (opts.dry_run && !o.price_changes.empty()) {
-      fmt::print("{}: {} price{} would change{}\n", o.source, o.price_changes.size(),
-                 o.price_changes.size() == 1 ? "" : "s",
+      // A snapshot the gates refused changes nothing, even on a real run (trial48 #9: "1 price would
+      // change" was printed under a rejected status): its changes are listed as what it held.
+      const bool accepted = o.status == "accepted";
+      fmt::print("{}: {} price{} {}{}\n", o.source, o.price_changes.size(), o.price_changes.size() == 1 ? "" : "s",
+                 accepted ? "would change" : fmt::format("in the {} snapshot (nothing would change)", o.status),
                  o.price_changes.size() > opts.show_changes ? fmt::format(" (first {})", opts.show_changes) : "");
       for (std::size_t i = 0; i < o.price_changes.size() && i < opts.show_changes; ++i) {
         const auto& c = o.price_changes[i];

@@ -229,3 +229,44 @@ TEST_F(FetchFailuresE2E, KeyedSourcesSayWhatTheyNeed) {
 }
 
 }  // namespace
+
+namespace {
+
+// trial48 #9: a dry run whose snapshot the gates refuse said "1 price would change … 98.3200 ->
+// 1000000000000000010979…" (309 digits). A refused snapshot changes nothing: its changes are
+// listed as what it held, and a price beyond any gate is printed in 4 significant digits.
+TEST_F(FetchFailuresE2E, ARefusedDryRunSaysNothingWouldChange) {
+  std::string page1 = fixture("azure-page1.json");
+  const std::string page2 = fixture("azure-page2.json");
+  std::mutex mu;
+  httplib::Server server;
+  server.Get("/api/retail/prices", [&](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard<std::mutex> lock(mu);
+    res.set_content(req.has_param("$skip") ? page2 : page1, "application/json");
+  });
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread t([&] { server.listen_after_bind(); });
+  while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const std::string cmd = "XDG_DATA_HOME='" + dir_.string() + "' '" + GPUPLAN_BINARY + "' --db '" +
+                          (dir_ / "refused.sqlite").string() + "' fetch azure --base-url http://127.0.0.1:" +
+                          std::to_string(port) + " --retries 1";
+  const RunResult first = run_shell(cmd + " 2>&1");
+  EXPECT_EQ(status_of(first.out, "azure"), "accepted") << first.out;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    const std::string was = R"("retailPrice":98.0)";
+    const auto at = page1.find(was);
+    ASSERT_NE(at, std::string::npos);
+    page1.replace(at, was.size(), R"("retailPrice":1e308)");
+  }
+  const RunResult dry = run_shell(cmd + " --dry-run 2>&1");
+  server.stop();
+  t.join();
+  EXPECT_NE(status_of(dry.out, "azure"), "accepted") << dry.out;
+  EXPECT_EQ(dry.out.find("price would change"), std::string::npos) << dry.out;
+  EXPECT_EQ(dry.out.find("prices would change"), std::string::npos) << dry.out;
+  EXPECT_NE(dry.out.find("snapshot (nothing would change)"), std::string::npos) << dry.out;
+  EXPECT_NE(dry.out.find("98.0000 -> 1e+308 USD/h"), std::string::npos) << dry.out;
+}
+
+}  // namespace
