@@ -241,6 +241,10 @@ std::span<const FieldDef<OffersInput>> offers_fields() {
        [](OffersInput& in, const json& v) {
          if (v.get<double>() < 0)
            throw_invalid_coded("", "negative", {{"value", field_value_text(v)}}, fmt::format("{} is negative", field_value_text(v)), "an integer ≥ 0");
+         // With its range (trial48: 1e99 read "far outside the field's range", no range).
+         if (v.get<double>() > 1e9)
+           throw_invalid_coded("", "integer_out_of_range", {{"value", field_value_text(v)}, {"min", "0"}, {"max", "1000000000"}},
+                               fmt::format("{} is out of range", field_value_text(v)), "an integer in [0, 1000000000] (0 = all)");
          in.limit = json_as<std::size_t>(v);
        }},
       {{"spot", "--spot", FieldType::boolean, FieldFace::both, "use spot prices instead of on-demand (--price-kind spot)"},

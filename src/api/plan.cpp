@@ -152,10 +152,17 @@ std::vector<FieldDef<PlanInput>> build_fields() {
          // `plan --limit -1` read "far outside the field's range", no range).
          if (v.get<double>() < 0)
            throw_invalid_coded("", "negative", {{"value", field_value_text(v)}}, fmt::format("{} is negative", field_value_text(v)), "an integer ≥ 0");
+         if (v.get<double>() > 1e9)
+           throw_invalid_coded("", "integer_out_of_range", {{"value", field_value_text(v)}, {"min", "0"}, {"max", "1000000000"}},
+                               fmt::format("{} is out of range", field_value_text(v)), "an integer in [0, 1000000000] (0 = all)");
          in.request.limit = json_as<decltype(in.request.limit)>(v);
        }},
       {{"explain", "--explain", FieldType::integer, FieldFace::both, "every number of plan N with its formula"},
-       [](In& in, const json& v) { in.explain = json_as<std::size_t>(v); }},
+       // A plan number, 1 to the plans listed (trial48: -1 read "far outside the field's range").
+       // (0 has its own message below: plans are numbered from 1).
+       [](In& in, const json& v) {
+         in.explain = v.get<double>() == 0 ? 0 : static_cast<std::size_t>(int_in_range(v, 1, 1'000'000));
+       }},
       {{"all_offers", "--all-offers", FieldType::boolean, FieldFace::both,
         "plan on every matching offer (default: the cheapest of each machine, place and price evidence; the others never rank ahead of it)"},
        [](In& in, const json& v) { in.all_offers = v.get<bool>(); }},

@@ -72,6 +72,14 @@ std::string parse_error_text(const CLI::ParseError& e, const CLI::App& app) {
     if (const auto at = what.find(" is required"); at != std::string::npos && at > 0)
       return fmt::format("command line: {} {} is missing (expected: {})", sub, what.substr(0, at), help);
   }
+  // A value its validator refused ("--timeout: 'abc' is not a number written in decimal digits"):
+  // at the flag, with what the flag takes (trial48: "expected: see gpuplan --help or gpuplan fetch --help").
+  if (dynamic_cast<const CLI::ValidationError*>(&e) != nullptr && what.rfind("--", 0) == 0) {
+    const char* takes = what.find("is not a number written in decimal digits") != std::string::npos ? "a number written in decimal digits"
+                        : what.find("is not an integer") != std::string::npos                          ? "an integer written in decimal digits"
+                                                                                                        : nullptr;
+    if (takes != nullptr) return fmt::format("{} (expected: {}; {} lists the flags)", what, takes, help);
+  }
   return fmt::format("command line: {} (expected: see gpuplan --help or {})", what, help);
 }
 }  // namespace

@@ -1646,7 +1646,7 @@ TEST_F(ApiE2E, EveryFieldErrorHasAMessageCodeAndNoEnglishOnFrenchAndThaiPages) {
       {"plan", with(lora, {{"failures_per_gpu_hour", 3}}), "number_out_of_range"},
       {"plan", with(lora, {{"max_nodes", 0}}), "integer_out_of_range"},
       {"plan", with(lora, {{"limit", -1}}), "negative"},  // as offers' limit (trial of 2026-12-02)
-      {"plan", with(lora, {{"limit", 1e30}}), "integer_far_out_of_range"},
+      {"plan", with(lora, {{"seq", 1e30}}), "integer_far_out_of_range"},
       {"plan", with(lora, {{"egress_gb", -1}}), "negative"},
       {"plan", with(lora, {{"restart_seconds", -1}}), "negative"},
       {"plan", with(lora, {{"explain", 100000}}), "plan_does_not_exist"},

@@ -52,6 +52,13 @@ TEST_F(CliMessagesE2E, ABadValueSaysWhatIsWrongWithIt) {
   expect_refused(kLora + " --lora-rank 0", "gpuplan: error: --lora-rank: 0 is not a positive integer (expected: an integer ≥ 1)");
   expect_refused(kLora + " --restart-seconds -1", "gpuplan: error: --restart-seconds: -1 is negative (expected: a number ≥ 0)");
   expect_refused("offers --limit -1", "gpuplan: error: --limit: -1 is negative (expected: an integer ≥ 0)");
+  // trial48 #11: the range or the kind of value, never "the field's range" or "see --help".
+  expect_refused("offers --limit 1e99",
+                 "gpuplan: error: --limit: 1e+99 is out of range (expected: an integer in [0, 1000000000] (0 = all))");
+  expect_refused(kLora + " --explain -1", "gpuplan: error: --explain: -1 is out of range (expected: an integer in [1, 1000000])");
+  expect_refused("fetch --timeout abc",
+                 "gpuplan: error: --timeout: 'abc' is not a number written in decimal digits (expected: a number written in "
+                 "decimal digits; gpuplan fetch --help lists the flags)");
   // trial48: start-up and restart beyond a week (7 × 1440 min, 7 × 86400 s) were planned as given.
   expect_refused(kLora + " --startup-minutes 1e12",
                  "gpuplan: error: --startup-minutes: 1000000000000 is implausibly large (expected: at most 10080)");
