@@ -1194,14 +1194,16 @@ constexpr std::pair<std::string_view, std::string_view> kPageCommands[] = {
 /// becomes its form label in quotes ("“include flagged prices”", web/locales field_<name>), a
 /// command the page or list that answers it, "--json" the JSON API. The French and Thai pages
 /// word engine sentences by their codes instead (warning_text).
-std::string page_wording(std::string_view text, const json& t) {
+std::string page_wording(std::string_view text, const json& t, std::string_view lang = "en") {
   if (text.find("--") == std::string_view::npos && text.find('`') == std::string_view::npos &&
       text.find("positional NAME") == std::string_view::npos && text.find("FILTER") == std::string_view::npos)
     return std::string(text);
-  const api::Wording words{[&t](const api::FieldInfo* f, std::string_view flag) {
+  // The language's quotation marks (French «\u202f…\u202f»), as ask_or quotes.
+  const std::string open = lang == "fr" ? "«\u202f" : "“", close = lang == "fr" ? "\u202f»" : "”";
+  const api::Wording words{[&t, open, close](const api::FieldInfo* f, std::string_view flag) {
                              std::string name = f ? std::string(f->name) : std::string(flag.substr(2));
                              std::replace(name.begin(), name.end(), '-', '_');
-                             return "“" + t.value("field_" + name, name) + "”";
+                             return open + t.value("field_" + name, name) + close;
                            },
                            kPageCommands, "the JSON API (/api/openapi.json)", "the offers page"};
   return api::reworded(text, words);
@@ -1263,7 +1265,9 @@ std::string warning_text(const std::string& code, const std::string& message, co
   }
   // A confirmation older than the price age limit has its own sentence (the code's is "never confirmed").
   const bool old_confirmation = code == "not_confirmed_available" && values.contains("confirmed_at");
-  return fill(t.value("warn_" + code + (old_confirmation ? "_old" : ""), message), vars);
+  // A flag a locale sentence names ("(--task lora)") becomes its form label, as on the English
+  // page (trial48: the French and Thai plan pages showed the CLI flag).
+  return page_wording(fill(t.value("warn_" + code + (old_confirmation ? "_old" : ""), message), vars), t, lang);
 }
 
 /// Warnings in plain words, with the code kept as a tooltip.

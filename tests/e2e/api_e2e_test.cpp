@@ -2142,6 +2142,22 @@ TEST_F(ApiE2E, OptionsNamesTheMethodsOfEveryRoute) {
   }
 }
 
+// trial48 #13: a flag inside a locale's warning ("QLoRA (--task lora)") is the form's field on the
+// French and Thai pages, in the language's quotation marks, as the English page words it.
+TEST_F(ApiE2E, WarningsOnFrenchAndThaiPagesNameFieldsNotFlags) {
+  auto c = client();
+  const std::string q = "/plan?model=llama-3.1-8b&task=qlora&tokens=1e8&today=2026-11-30";
+  const std::map<std::string, std::string> expect = {
+      {"en", "QLoRA (\u201ctask\u201d lora)"}, {"fr", "QLoRA (\u00ab\u202ft\u00e2che\u202f\u00bb lora)"}, {"th", "QLoRA (\u201c\u0e07\u0e32\u0e19\u201d lora)"}};
+  for (const auto& [lang, words] : expect) {
+    auto r = c.Get("/" + lang + q);
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << lang;
+    EXPECT_NE(r->body.find(words), std::string::npos) << lang;
+    EXPECT_EQ(r->body.find("(--task lora)"), std::string::npos) << lang;
+  }
+}
+
 // 7. {"explain": 0} had no API test. Plans are numbered from 1 (the CLI says so): 400 at /explain
 // with its code, and the same sentence as the CLI.
 TEST_F(ApiE2E, ExplainZeroIsRefusedBecausePlansAreNumberedFromOne) {
