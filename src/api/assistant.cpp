@@ -1247,6 +1247,12 @@ std::string sentence_language(std::string_view sentence) {
 }
 
 AskResult understand(std::string_view sentence, const GpuCatalog& gpus, std::string_view today) {
+  // Bytes that are not UTF-8 (or control characters) are refused at their position, as in a filter
+  // or a model name (trial48: `ask $'fine-tune llama \xff\xfe'` was read without a word).
+  if (const auto pr = find_text_problem(sentence, /*allow_newlines=*/true))
+    throw_invalid_coded("question", "text_not_clean", {{"position", fmt::format("1:{}", pr->offset + 1)}},
+                        fmt::format("{} in the sentence at character {}", pr->what, pr->offset + 1),
+                        "UTF-8 text without control characters");
   return Reader(sentence, gpus, today).run();
 }
 

@@ -91,7 +91,9 @@ void run_ask(const AskOptions& o, GlobalOptions& global) {
         if (k.ends_with("_field")) v = t.value("field_" + v, v);
         if (k == "max") v = server::locale_count(std::stod(v), lang);  // a bound the server wrote, digits only
       }
-      throw_invalid("SENTENCE", server::fill_text(t.value("error_" + coded->code, ""), vars), t.value("cli_ask_refused_expected", ""));
+      // A byte that is not text is no value to change: the engine's expectation (UTF-8 text).
+      throw_invalid("SENTENCE", server::fill_text(t.value("error_" + coded->code, ""), vars),
+                    coded->code == "text_not_clean" ? e.expected() : t.value("cli_ask_refused_expected", ""));
     }
   }();
   nlohmann::json out = {{"understood", api::to_json(ask)}};

@@ -66,6 +66,13 @@ TEST_F(CliMessagesE2E, ABadValueSaysWhatIsWrongWithIt) {
                  "gpuplan: error: --restart-seconds: 1000000000000 is implausibly large (expected: at most 604800)");
 }
 
+// trial48 #14: a sentence with bytes that are not UTF-8 is refused at the byte, not read.
+TEST_F(CliMessagesE2E, ASentenceThatIsNotUtf8IsRefusedAtItsByte) {
+  expect_refused("ask \"$(printf 'fine-tune llama \\377\\376')\"",  // sh's printf: octal bytes 0xff 0xfe
+                 "gpuplan: error: SENTENCE: the text holds a byte that is not UTF-8 or a control character (line:column "
+                 "1:17) (expected: UTF-8 text without control characters)");
+}
+
 // trial48 #12: an empty NAME is refused (it listed everything, where `history ''` is refused).
 TEST_F(CliMessagesE2E, AnEmptyGpuOrModelNameIsRefused) {
   expect_refused("gpus ''", "gpuplan: error: name: the GPU name is empty (expected: a GPU name, or no NAME for the whole list)");
