@@ -2158,6 +2158,20 @@ TEST_F(ApiE2E, WarningsOnFrenchAndThaiPagesNameFieldsNotFlags) {
   }
 }
 
+// trial48 #14: a POST reads its fields from the JSON body; a query string is refused by name (it
+// was ignored: POST /api/plan?model=x answered 200 for the body's model).
+TEST_F(ApiE2E, APostWithAQueryStringIsRefusedByName) {
+  auto c = client();
+  for (const std::string path : {"/api/plan", "/api/size", "/api/estimate"}) {
+    auto r = c.Post(path + "?model=x", R"({"model": "llama-3.1-8b", "task": "lora", "tokens": 1e8})", "application/json");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << path << " " << r->body;
+    const json e = json::parse(r->body);
+    expect_schema(e, "Error");
+    EXPECT_EQ(e["field"], "/model") << path;
+  }
+}
+
 // 7. {"explain": 0} had no API test. Plans are numbered from 1 (the CLI says so): 400 at /explain
 // with its code, and the same sentence as the CLI.
 TEST_F(ApiE2E, ExplainZeroIsRefusedBecausePlansAreNumberedFromOne) {
