@@ -10,6 +10,7 @@
 
 #include "catalog/import_detail.hpp"
 #include "catalog/providers.hpp"
+#include "util/calendar.hpp"
 #include "util/csv.hpp"
 #include "util/digest.hpp"
 #include "util/embedded.hpp"
@@ -229,7 +230,14 @@ std::size_t apply_spot_interruption_bands(std::vector<Offer>& offers) {
 void check_no_future_dates(const ImportBatch& batch, std::string_view today) {
   for (const Offer& o : batch.offers) {
     for (const PriceObservation& p : o.prices) {
-      if (p.source.observed_at && p.source.observed_at->substr(0, 10) > today) {
+      // By the UTC day of the instant, as `today` is the UTC date: a timestamp written at +14:00
+      // just after its local midnight is still today in UTC (it was refused by its local date), and
+      // one at −12:00 late in its day is tomorrow in UTC (it was accepted).
+      const auto utc_day = p.source.observed_at ? utc_days_since_epoch(*p.source.observed_at) : std::nullopt;
+      const auto today_day = date_prefix_days_since_epoch(today);
+      const bool future = utc_day && today_day ? *utc_day > *today_day
+                                               : p.source.observed_at && p.source.observed_at->substr(0, 10) > today;
+      if (future) {
         throw Error(ErrorKind::invalid_input, p.source.locator.empty() ? o.id : import_detail::locator_place(p.source.locator),
                     fmt::format("observed_at {} is after today ({})", *p.source.observed_at, today),
                     "the date the price was seen, not later than today");

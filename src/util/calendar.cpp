@@ -26,6 +26,28 @@ std::optional<long> date_prefix_days_since_epoch(std::string_view s) {
   return era * 146097 + doe - 719468;
 }
 
+std::optional<long> utc_days_since_epoch(std::string_view s) {
+  const auto day = date_prefix_days_since_epoch(s);
+  if (!day || s.size() == 10) return day;
+  auto two = [&](std::size_t at) -> std::optional<long> {
+    if (at + 2 > s.size() || s[at] < '0' || s[at] > '9' || s[at + 1] < '0' || s[at + 1] > '9') return std::nullopt;
+    return (s[at] - '0') * 10L + (s[at + 1] - '0');
+  };
+  const auto hh = two(11), mm = two(14);
+  if (s[10] != 'T' || !hh || !mm) return std::nullopt;
+  long offset = 0;  // minutes east of UTC
+  const char last = s.back();
+  if (last != 'Z') {
+    if (s.size() < 16 + 6) return std::nullopt;
+    const std::size_t at = s.size() - 6;
+    const auto oh = two(at + 1), om = two(at + 4);
+    if ((s[at] != '+' && s[at] != '-') || s[at + 3] != ':' || !oh || !om) return std::nullopt;
+    offset = (s[at] == '+' ? 1 : -1) * (*oh * 60 + *om);
+  }
+  const long minutes = *hh * 60 + *mm - offset;  // in (−24 h, +48 h): a day back or forward at most
+  return *day + (minutes < 0 ? -1 : minutes / 1440);
+}
+
 bool is_calendar_date(std::string_view s) { return s.size() == 10 && date_prefix_days_since_epoch(s).has_value(); }
 
 bool before_earliest_date(std::string_view s) {

@@ -13,6 +13,13 @@ namespace gpuplan {
 /// otherwise. Formula: H. Hinnant's days_from_civil (howardhinnant.github.io/date_algorithms.html).
 std::optional<long> date_prefix_days_since_epoch(std::string_view s);
 
+/// The UTC day (days from 1970-01-01) of a date or timestamp as the importers accept it: YYYY-MM-DD
+/// alone is that day; YYYY-MM-DDTHH:MM[...](Z|±HH:MM) is the day its instant falls on in UTC
+/// ("2026-12-07T01:00:00+14:00" is 2026-12-06 at 11:00 UTC). nullopt when the date is not a
+/// calendar day or the clock / offset are not digits where they belong (the importers' own
+/// check, is_iso_date, decides what is accepted; this only places it).
+std::optional<long> utc_days_since_epoch(std::string_view s);
+
 /// True when `s` is exactly YYYY-MM-DD naming a real calendar day (no time, no offset, no spaces).
 bool is_calendar_date(std::string_view s);
 

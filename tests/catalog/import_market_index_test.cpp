@@ -56,6 +56,19 @@ TEST(FutureDates, AnObservationAfterTodayIsAnError) {
   }
 }
 
+// By the UTC day of the instant (trial46): 01:00 at +14:00 on the 7th is 11:00 UTC on the 6th
+// (today: accepted; it was refused by its local date); 23:30 at −12:00 on the 6th is 11:30 UTC on
+// the 7th (tomorrow: refused; it was accepted).
+TEST(FutureDates, AnObservationIsPlacedByItsUtcDay) {
+  ImportBatch kiribati;
+  kiribati.offers.push_back(offer("p/i", "p", 1, 2.0, "2026-12-07T01:00:00+14:00"));
+  EXPECT_NO_THROW(check_no_future_dates(kiribati, "2026-12-06"));
+  ImportBatch baker;
+  baker.offers.push_back(offer("p/i", "p", 1, 2.0, "2026-12-06T23:30:00-12:00"));
+  EXPECT_THROW(check_no_future_dates(baker, "2026-12-06"), Error);
+  EXPECT_NO_THROW(check_no_future_dates(baker, "2026-12-07"));
+}
+
 TEST(BelowMarketIndex, NothingWithoutAnIndex) {
   ImportBatch b;
   b.offers.push_back(offer("cheap/8x", "cheap", 8, 0.08, std::nullopt));

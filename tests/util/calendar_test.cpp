@@ -55,4 +55,20 @@ TEST(Calendar, EarliestDateIs2000) {
   EXPECT_FALSE(before_earliest_date("unknown"));  // not a date: the date check's to refuse
 }
 
+// The UTC day of a timestamp: 2026-12-06 is day 20454 + 339 = 20793 (20454 to 2026-01-01, + 334
+// days Jan..Nov, + 5). A +14:00 time an hour after its local midnight is 11:00 UTC the day before;
+// a −12:00 time at 23:30 is 11:30 UTC the next day; Z and a date alone are their own day.
+TEST(Calendar, UtcDayOfATimestamp) {
+  const long dec6 = 20454L + 334 + 5;
+  EXPECT_EQ(utc_days_since_epoch("2026-12-06"), dec6);
+  EXPECT_EQ(utc_days_since_epoch("2026-12-06T23:59:59Z"), dec6);
+  EXPECT_EQ(utc_days_since_epoch("2026-12-07T01:00:00+14:00"), dec6);
+  EXPECT_EQ(utc_days_since_epoch("2026-12-06T23:30:00-12:00"), dec6 + 1);
+  EXPECT_EQ(utc_days_since_epoch("2026-12-06T13:59+14:00"), dec6 - 1);
+  EXPECT_EQ(utc_days_since_epoch("2026-12-06T14:00:00.5+14:00"), dec6);
+  EXPECT_EQ(utc_days_since_epoch("2026-01-01T00:30:00+01:00"), 20454L - 1);  // across a year
+  EXPECT_EQ(utc_days_since_epoch("2026-12-06T12:00"), std::nullopt);         // no offset
+  EXPECT_EQ(utc_days_since_epoch("2026-02-30T00:00:00Z"), std::nullopt);     // not a day
+}
+
 }  // namespace gpuplan
