@@ -1350,12 +1350,6 @@ struct FixedClusterLoad {
   }
 };
 
-/// Stage 2-4: the plan of one admitted offer on one node count, timed (no price yet), into a
-/// default-constructed `p`. False when it cannot run (goodput, replicas, --max-nodes).
-/// `candidate`: only the numbers pricing and the region groups read (collect_candidates, into a
-/// scratch plan reused for every candidate of the call: every field those read is written here
-/// on every call, for the request's one workload); the cluster spec, the requested batch and the
-/// training step estimate are left out (materialize builds the full plan of the rows).
 /// Training clusters that hold a layout but never finish: failures come faster than a checkpoint
 /// write and a restart (GoodputEstimate::feasible false); the first one's goodput for the no-plan reason.
 struct GoodputRejects {
@@ -1363,6 +1357,13 @@ struct GoodputRejects {
   std::optional<GoodputEstimate> example;
 };
 
+/// Stage 2-4: the plan of one admitted offer on one node count, timed (no price yet), into a
+/// default-constructed `p`. False when it cannot run (goodput, replicas, --max-nodes); `rejects`
+/// counts the goodput ones.
+/// `candidate`: only the numbers pricing and the region groups read (collect_candidates, into a
+/// scratch plan reused for every candidate of the call: every field those read is written here
+/// on every call, for the request's one workload); the cluster spec, the requested batch and the
+/// training step estimate are left out (materialize builds the full plan of the rows).
 bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedOffer& a, int nodes,
                              const ClusterKey& key, const SearchOutcome& o, const CheckpointSizes& ckpt,
                              double data_bytes, double tokens, Plan& p, FixedClusterLoad* load = nullptr,
