@@ -2114,7 +2114,10 @@ NoPlanWords no_plan_words(const NoPlanReason& np, const std::string& lang) {
       {"global_batch_seqs", number(value("global_batch_seqs"), 0, lang)},
       {"dp_min", number(value("dp_min"), 0, lang)},
       {"seq_tokens", number(value("seq_tokens"), 0, lang)},
-      {"max_context_tokens", number(value("max_context_tokens"), 0, lang)}};
+      {"max_context_tokens", number(value("max_context_tokens"), 0, lang)},
+      {"mtbf", duration(value("mtbf_hours") * 3600.0, lang, t)},
+      {"restart", duration(value("restart_seconds"), lang, t)},
+      {"checkpoint_write", duration(value("checkpoint_write_seconds"), lang, t)}};
   NoPlanWords out;
   const std::string reason_key = "no_plan_" + np.code;
   out.reason = !np.code.empty() && t.contains(reason_key) ? fill(t[reason_key].get<std::string>(), vars) : page_wording(np.reason, t);
