@@ -713,37 +713,53 @@ class Reader {
         return scaled(n, 30 * 86400, m[0].str());
       return scaled(n, 3600, m[0].str());
     };
-    // "24 hours a day", "8 h par jour", "8 ชั่วโมงต่อวัน", "วันละ 8 ชั่วโมง": hours per day, a duty
-    // cycle, not a duration (trial47: "24 hours a day for 3 weeks" was read as 24 h + "a day" = 48 h).
-    // A service runs that share of the duration the sentence gives ("8 hours a day for 5 days" is
-    // 40 h); without a duration the phrase sets no service time (the default applies). A training
+    // "24 hours a day", "8 h par jour", "8 ชั่วโมงต่อวัน", "วันละ 8 ชั่วโมง": hours per day, and
+    // "5 days a week", "5 jours par semaine", "สัปดาห์ละ 5 วัน": days per week, are duty cycles, not
+    // durations (trial47: "24 hours a day for 3 weeks" was read as 24 h + "a day" = 48 h). A service
+    // runs that share of the duration the sentence gives ("8 hours a day for 5 days" is 40 h; "8 hours
+    // a day 5 days a week for 4 weeks" is 4 × 168 h × 8/24 × 5/7 = 160 h). Without a duration the
+    // phrase is left unread (the default service time applies and the answer says so). More hours
+    // than a day or days than a week, or none, are refused with the sentence's words. A training
     // deadline is wall-clock time: there the phrase is left unread.
-    static const std::regex duty_re(
-        R"((\d+(?:[.,]\d+)?)\s*(?:hours?|h|heures?)\s*(?:an?|per|each|every|/|par|chaque)\s*(?:days?|jours?)\b)"
+    static const std::string per_word = R"(\s*(?:an?|per|each|every|/|par|chaque)\s*)";
+    static const std::regex per_day_re(
+        R"((\d+(?:[.,]\d+)?)\s*(?:hours?|h|heures?))" + per_word + R"((?:days?|jours?)\b)"
         "|" "(\\d+(?:[.,]\\d+)?)" "\\s*" "\xe0\xb8\x8a\xe0\xb8\xb1\xe0\xb9\x88\xe0\xb8\xa7\xe0\xb9\x82\xe0\xb8\xa1\xe0\xb8\x87" "\\s*" "\xe0\xb8\x95\xe0\xb9\x88\xe0\xb8\xad" "\\s*" "\xe0\xb8\xa7\xe0\xb8\xb1\xe0\xb8\x99"
         "|" "\xe0\xb8\xa7\xe0\xb8\xb1\xe0\xb8\x99" "\xe0\xb8\xa5\xe0\xb8\xb0" "\\s*" "(\\d+(?:[.,]\\d+)?)" "\\s*" "\xe0\xb8\x8a\xe0\xb8\xb1\xe0\xb9\x88\xe0\xb8\xa7\xe0\xb9\x82\xe0\xb8\xa1\xe0\xb8\x87");
+    static const std::regex per_week_re(
+        R"((\d+(?:[.,]\d+)?)\s*(?:days?|jours?))" + per_word + R"((?:weeks?|semaines?)\b)"
+        "|" "\xe0\xb8\xaa\xe0\xb8\xb1\xe0\xb8\x9b\xe0\xb8\x94\xe0\xb8\xb2\xe0\xb8\xab\xe0\xb9\x8c" "\xe0\xb8\xa5\xe0\xb8\xb0" "\\s*" "(\\d+(?:[.,]\\d+)?)" "\\s*" "\xe0\xb8\xa7\xe0\xb8\xb1\xe0\xb8\x99");
     struct Duty {
       std::size_t begin = 0, end = 0;
-      double hours_per_day = 0;
+      double fraction = 1;  ///< share of the time the service runs
     };
     std::vector<Duty> duties;
-    for (auto it = std::sregex_iterator(low_.begin(), low_.end(), duty_re); it != std::sregex_iterator(); ++it) {
-      const std::smatch& d = *it;
-      const std::string num = d[1].matched ? d[1].str() : d[2].matched ? d[2].str() : d[3].str();
-      const double h = read_number(num, result_.language);
-      if (!(h > 0 && h <= 24)) continue;  // "30 hours a day" is no duty cycle: read as before
-      const auto b = static_cast<std::size_t>(d.position(0));
-      duties.push_back({b, b + static_cast<std::size_t>(d.length(0)), h});
-    }
+    const bool service = task_is("serve");
+    auto collect = [&](const std::regex& dre, double per, const char* what) {
+      for (auto it = std::sregex_iterator(low_.begin(), low_.end(), dre); it != std::sregex_iterator(); ++it) {
+        const std::smatch& d = *it;
+        std::string num;
+        for (std::size_t g = 1; g < d.size() && num.empty(); ++g)
+          if (d[g].matched) num = d[g].str();
+        const double v = read_number(num, result_.language);
+        if (service && !(v > 0 && v <= per))
+          throw_invalid_coded("question", "question_duty_cycle_out_of_range",
+                              {{"words", d.str(0)}, {"max", fmt::format("{:g}", per)}},
+                              fmt::format("\"{}\": {} {} is not a share of the {}", d.str(0), num, what, what[0] == 'h' ? "day" : "week"),
+                              fmt::format("more than 0 and at most {:g} {}", per, what));
+        const auto b = static_cast<std::size_t>(d.position(0));
+        duties.push_back({b, b + static_cast<std::size_t>(d.length(0)), v / per});
+      }
+    };
+    collect(per_day_re, 24, "hours");
+    collect(per_week_re, 7, "days");
+    std::sort(duties.begin(), duties.end(), [](const Duty& a, const Duty& b) { return a.begin < b.begin; });
     auto in_duty = [&](std::size_t at) {
       return std::any_of(duties.begin(), duties.end(), [&](const Duty& d) { return at >= d.begin && at < d.end; });
     };
     std::vector<std::smatch> found;
     for (auto it = std::sregex_iterator(low_.begin(), low_.end(), re); it != std::sregex_iterator(); ++it)
       if (!in_duty(static_cast<std::size_t>(it->position(0)))) found.push_back(*it);
-    const bool service = task_is("serve");
-    if (service)
-      for (const Duty& d : duties) take(low_.substr(d.begin, d.end - d.begin), d.begin);
     if (found.empty()) {
       read_relative_deadline();
       return;
@@ -777,11 +793,12 @@ class Reader {
     if (name == "hours") {
       std::string said = low_.substr(mark_start, end - mark_start);
       if (!duties.empty()) {
-        const Duty& d = duties.front();
-        if (duties.size() > 1) note_ambiguous("hours", {low_.substr(d.begin, d.end - d.begin), low_.substr(duties[1].begin, duties[1].end - duties[1].begin)});
-        seconds *= d.hours_per_day / 24.0;
         take(said, mark_start);
-        said += ", " + low_.substr(d.begin, d.end - d.begin);  // the echo says both
+        for (const Duty& d : duties) {
+          seconds *= d.fraction;
+          take(low_.substr(d.begin, d.end - d.begin), d.begin);
+          said += ", " + low_.substr(d.begin, d.end - d.begin);  // the echo says each
+        }
       }
       add("hours", seconds / 3600, said, mark);
     } else {

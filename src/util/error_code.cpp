@@ -30,7 +30,7 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 154> kCodes = {
+constexpr std::array<std::string_view, 155> kCodes = {
     "ambiguous_model",
     "batch_job_field",
     "body_empty",
@@ -153,6 +153,7 @@ constexpr std::array<std::string_view, 154> kCodes = {
     "query_not_percent_encoded",
     "query_text_not_clean",
     "question_budget_too_large",
+    "question_duty_cycle_out_of_range",
     "question_number_out_of_range",
     "question_value_not_positive",
     "recompute_module_not_in_model",

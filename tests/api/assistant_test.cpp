@@ -8,6 +8,7 @@
 #include "api/assistant.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "util/error.hpp"
+#include "util/error_code.hpp"
 
 namespace gpuplan::api {
 namespace {
@@ -183,8 +184,9 @@ TEST(Assistant, ReadsTheTableOfSentences) {
        {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 100}, {"hours", 5 * 8}}, {}},
       {"ให้บริการ llama 3.1 8b สำหรับผู้ใช้ 100 คน วันละ 8 ชั่วโมง เป็นเวลา 5 วัน", "th",
        {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 100}, {"hours", 5 * 8}}, {}},
-      {"serve llama 3.1 8b for 100 users 24 hours a day", "en",
-       {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 100}}, {}},
+      // trial49: days per week are a duty cycle too: 4 weeks × 168 h × 8/24 × 5/7 = 160 h.
+      {"serve llama 3.1 8b for 100 users 8 hours a day 5 days a week for 4 weeks", "en",
+       {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 100}, {"hours", 4 * 168.0 * 8 / 24 * 5 / 7}}, {}},
       {"serve llama 3.1 8b to 100 users at 30 tokens/s each", "en",
        {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 100}, {"tpot_ms", 1000.0 / 30.0}}, {}},
       {"servir llama 3.1 8b pour 100 utilisateurs à 25 jetons par seconde chacun", "fr",
@@ -217,6 +219,30 @@ TEST(Assistant, ReadsTheTableOfSentences) {
 // What the grammar does not read is said (issue 10: "what it cannot parse it says so"): each
 // number no field took, with the words around it; numbers inside names ("h100", "qwen3") are
 // not numbers of the sentence.
+// trial49: more hours than a day has, more days than a week has, or none, are refused in the
+// sentence's words ("0 hours a day" was read as 24 h, "25 hours a day" as 49 h); a duty cycle
+// without a duration is listed as unread, not dropped.
+TEST(Assistant, DutyCyclesOutsideADayOrAWeekAreRefused) {
+  const GpuCatalog& gpus = GpuCatalog::bundled();
+  for (const char* s : {"serve llama 3.1 8b for 100 users 0 hours a day for 5 days",
+                        "serve llama 3.1 8b for 100 users 25 hours a day for 5 days",
+                        "serve llama 3.1 8b for 100 users 8 days a week for 4 weeks",
+                        "servir llama 3.1 8b pour 100 utilisateurs 30 heures par jour pendant 5 jours"}) {
+    try {
+      (void)understand(s, gpus);
+      ADD_FAILURE() << s << ": not refused";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.where(), "question") << s;
+      const ErrorCode* c = error_code_of(e);
+      ASSERT_NE(c, nullptr) << s;
+      EXPECT_EQ(c->code, "question_duty_cycle_out_of_range") << s;
+    }
+  }
+  const AskResult alone = understand("serve llama 3.1 8b for 100 users 8 hours a day", gpus);
+  EXPECT_FALSE(alone.unread.empty());
+  for (const auto& f : alone.fields) EXPECT_NE(f.name, "hours");
+}
+
 TEST(Assistant, NumbersNoFieldReadAreListedAsUnread) {
   const GpuCatalog& gpus = GpuCatalog::bundled();
   AskResult a = understand("fine-tune llama 3.1 8b with lora on 1e8 tokens, batch 64, on h100", gpus);
