@@ -272,14 +272,19 @@ void run_offers(const api::OffersInput& in, const OffersOptions& opts, const Glo
     left_out.emplace_back(name);
   }
   // Still too wide: the ID over several lines (whole, for `history ID`), then the GPU and source clipped.
-  const auto source_col = static_cast<std::size_t>(std::find(t.header.begin(), t.header.end(), std::string("SOURCE")) - t.header.begin());
-  for (std::size_t col : {std::size_t{0}, std::size_t{1}, source_col}) {
+  const auto col_of = [&](const char* name) {
+    return static_cast<std::size_t>(std::find(t.header.begin(), t.header.end(), std::string(name)) - t.header.begin());
+  };
+  // FLAGS last, down to "FLAGGED…" (trial49: a flagged row ran to 79 columns at COLUMNS=60, 122
+  // with --include-flagged): that a price is flagged stays visible, the rules are in --json.
+  for (std::size_t col : {std::size_t{0}, std::size_t{1}, col_of("SOURCE"), col_of("FLAGS")}) {
     if (col >= t.header.size()) continue;
     const std::size_t w = widest(table);
     if (w <= width) break;
     std::size_t colw = display_width(t.header[col]);
     for (const auto& row : t.rows) colw = std::max(colw, display_width(row[col]));
-    const std::size_t target = std::max<std::size_t>(col == 0 ? 16 : 10, colw > w - width ? colw - (w - width) : 10);
+    const std::size_t floor = col == 0 ? 12 : col == col_of("FLAGS") ? 5 : 8;  // "FLAG…" still says it
+    const std::size_t target = std::max<std::size_t>(floor, colw > w - width ? colw - (w - width) : floor);
     for (auto& row : t.rows) row[col] = col == 0 ? wrap_id(row[col], target) : clip(row[col], target);
     table = t.render();
   }

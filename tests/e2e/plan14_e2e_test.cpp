@@ -402,10 +402,20 @@ TEST_F(Plan14E2E, OffersTableFitsNarrowTerminals) {
       EXPECT_LE(w, static_cast<std::size_t>(cols)) << cols << "\n" << line;
       joined += line.substr(0, line.find(' '));  // the ID cell's line
     }
-    EXPECT_EQ(t.out.find("\xe2\x80\xa6"), std::string::npos) << "an id was cut with '…'\n" << t.out;
+    EXPECT_EQ(joined.find("\xe2\x80\xa6"), std::string::npos) << "an id was cut with '…'\n" << t.out;
     EXPECT_NE(t.out.find("Left out to fit " + std::to_string(cols) + " columns: CONFIRMED"), std::string::npos) << t.out;
     ASSERT_TRUE(j.is_array() && !j.empty()) << json_ids.out.substr(0, 300);
     for (const auto& o : j) EXPECT_NE(joined.find(o["id"].get<std::string>()), std::string::npos) << o["id"] << "\n" << t.out;
+  }
+  // trial49: flagged rows (FLAGS "FLAGGED: range_value,…") ran to 79 and 122 columns at 60.
+  const RunResult flagged = run_shell("COLUMNS=60 " + cmd + " 'gpus>=8' --include-flagged 2>&1");
+  ASSERT_EQ(flagged.exit_code, 0) << flagged.out;
+  EXPECT_NE(flagged.out.find("FLAG"), std::string::npos) << flagged.out;
+  std::istringstream in(flagged.out);
+  for (std::string line; std::getline(in, line);) {
+    std::size_t w = 0;
+    for (unsigned char c : line) w += (c & 0xC0) != 0x80;
+    EXPECT_LE(w, 60u) << line;
   }
 }
 
