@@ -314,7 +314,7 @@ void check_price(ImportBatch& batch, Offer& offer, PriceKind kind, double usd_pe
   const double per_gpu = usd_per_hour / offer.gpu_count;
   if (per_gpu > 100.0 || per_gpu < 0.01) {
     report(batch, &offer, where, import_rule::kImplausiblePerGpuPrice,
-           fmt::format("{} price ${}/h for {} GPU(s) is ${:.4g} per GPU-hour, outside the plausible "
+           fmt::format("{} price ${:.6g}/h for {} GPU(s) is ${:.4g} per GPU-hour, outside the plausible "
                        "$0.01..$100 range; offer kept out of rankings",
                        price_kind_name(kind), usd_per_hour, offer.gpu_count, per_gpu),
            false, true);

@@ -9,6 +9,7 @@
 //     minus (H100-PCIe, hyperscaler); 49 series have 7 dates, 5 spot series have 2 (49x7 + 5x2 = 353);
 //     H100 index: 3.82 on 2026-09-29..10-03, 4.02 on 10-04, 4.32 on 10-05;
 //   gpuhunt tpu_pricing.json: 8 TPU names, 21 (name, region) entries.
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -321,6 +322,13 @@ TEST(ImportGeneric, CsvErrors) {
   // $900 for 8 GPUs = $112.5 per GPU-hour: above the $100 plausibility bound.
   const ImportBatch hi = import_generic_csv(header + "p,i,H100,8,on-demand,900,,s\n", src);
   EXPECT_TRUE(has_flag(hi.offers[0], "implausible_per_gpu_price"));
+  // A price that has no exact double prints in 6 significant digits (trial49: "$983.1999999999999/h";
+  // 98.32 × 10 is 983.1999999999999 in binary).
+  const ImportBatch odd = import_generic_csv(header + "p,i,H100,8,on-demand," + fmt::format("{}", 98.32 * 10) + ",,s\n", src);
+  bool said = false;
+  for (const ImportIssue& i : odd.issues)
+    if (i.rule == "implausible_per_gpu_price") said = i.detail.rfind("on-demand price $983.2/h for 8 GPU(s)", 0) == 0;
+  EXPECT_TRUE(said);
   const ImportBatch unresolved = import_generic_csv(header + "p,i,Quantum Abacus 9000,1,on-demand,1,,s\n", src);
   EXPECT_EQ(unresolved.offers[0].gpu_name, std::nullopt);
   EXPECT_TRUE(has_flag(unresolved.offers[0], "unresolved_gpu"));
