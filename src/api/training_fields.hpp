@@ -160,7 +160,16 @@ std::vector<FieldDef<In>> training_layout_fields() {
        [](In& in, const json& v) { in.request.failures_per_gpu_hour = v.get<double>(); }},
       {{"checkpoint_write_gbps", "--checkpoint-write-gbps", FieldType::number, FieldFace::both,
         "checkpoint write rate per instance (node), GB/s (default 1)", {}, task_bits::training},
-       [](In& in, const json& v) { in.request.checkpoint_write_bytes_per_s = v.get<double>() * 1e9; }},
+       [](In& in, const json& v) {
+         // The rate as typed in the error (trial49: "-1000000000 is not a positive number" for -1,
+         // "inf" for 1e300): 1 kB/s to 10 TB/s per node, a typo catcher around any real storage.
+         const double gbps = v.get<double>();
+         if (!(gbps >= 1e-6 && gbps <= 1e4))
+           throw_invalid_coded("", "number_out_of_range", {{"value", field_value_text(v)}, {"range", "[0.000001, 10000]"}},
+                               fmt::format("{} is outside [0.000001, 10000]", field_value_text(v)),
+                               "GB/s per node from 0.000001 (1 kB/s) to 10000");
+         in.request.checkpoint_write_bytes_per_s = gbps * 1e9;
+       }},
       {{"restart_seconds", "--restart-seconds", FieldType::number, FieldFace::both,
         "time to restart after a failure or a preemption"},
        [](In& in, const json& v) { in.request.restart_seconds = v.get<double>(); }},

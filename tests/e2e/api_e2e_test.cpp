@@ -2159,12 +2159,12 @@ TEST_F(ApiE2E, WarningsOnFrenchAndThaiPagesNameFieldsNotFlags) {
 }
 
 // trial49: the goodput no-plan reason on the pages is filled in (it showed {mtbf_hours}) in every
-// language, with the durations as the page writes them (10 min restart).
+// language, with the durations as the page writes them (the 5000 s restart: 83 min).
 TEST_F(ApiE2E, TheGoodputNoPlanReasonIsFilledInOnEveryPage) {
   auto c = client();
-  const std::map<std::string, std::string> restart = {{"en", "10 min"}, {"fr", "10 min"}, {"th", "10 \u0e19\u0e32\u0e17\u0e35"}};
+  const std::map<std::string, std::string> restart = {{"en", "83 min"}, {"fr", "83 min"}, {"th", "83 \u0e19\u0e32\u0e17\u0e35"}};
   for (const auto& [lang, ten_minutes] : restart) {
-    auto r = c.Get("/" + lang + "/plan?model=llama-3.1-8b&task=full&tokens=1e9&checkpoint_write_gbps=1e-7&today=2026-11-30");
+    auto r = c.Get("/" + lang + "/plan?model=llama-3.1-8b&task=full&tokens=1e9&failures_per_gpu_hour=0.9&restart_seconds=5000&today=2026-11-30");
     ASSERT_TRUE(r);
     EXPECT_EQ(r->body.find("{mtbf"), std::string::npos) << lang;
     EXPECT_EQ(r->body.find("{restart"), std::string::npos) << lang;

@@ -81,15 +81,19 @@ TEST_F(CliMessagesE2E, AnEmptyGpuOrModelNameIsRefused) {
 }
 
 // trial48: a run that fits but fails faster than it can checkpoint was told "no usable price (spot
-// without a preemption rate)". A checkpoint of 8B × 16 B ≈ 128 GB at 1e-7 GB/s takes ~1.3e9 s, far
-// past the cluster's mean time between failures: the reason says so (exit 1, code goodput_infeasible).
+// without a preemption rate)". At 0.9 failures per GPU-hour even one GPU fails every 1/0.9 h =
+// 4000 s, less than a 5000 s restart: the reason says so (exit 1, code goodput_infeasible).
+// trial49: --checkpoint-write-gbps is checked as typed (it echoed -1 as -1000000000).
 TEST_F(CliMessagesE2E, ARunThatFailsFasterThanItCheckpointsSaysSo) {
-  const RunResult r = run("plan --model llama-3.1-8b --task full --tokens 1e9 --checkpoint-write-gbps 1e-7 "
-                          "--today 2026-11-30 --json");
+  const RunResult r = run("plan --model llama-3.1-8b --task full --tokens 1e9 --failures-per-gpu-hour 0.9 "
+                          "--restart-seconds 5000 --today 2026-11-30 --json");
   EXPECT_EQ(r.exit_code, 1) << r.out.substr(0, 400);
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["no_plan"]["code"], "goodput_infeasible") << j["no_plan"].dump();
-  EXPECT_GT(j["no_plan"]["values"]["checkpoint_write_seconds"].get<double>(), 3600.0 * j["no_plan"]["values"]["mtbf_hours"].get<double>());
+  EXPECT_GT(j["no_plan"]["values"]["restart_seconds"].get<double>(), 3600.0 * j["no_plan"]["values"]["mtbf_hours"].get<double>());
+  expect_refused(kLora + " --checkpoint-write-gbps -1",
+                 "gpuplan: error: --checkpoint-write-gbps: -1 is outside [0.000001, 10000] (expected: GB/s per node from "
+                 "0.000001 (1 kB/s) to 10000)");
 }
 
 // A pinned VP that cannot interleave the pinned stages is an input error, exit 2 (trial43 D2, D3):
