@@ -7,6 +7,7 @@
 
 #include "fetch/adapter.hpp"
 #include "fetch/sources.hpp"
+#include "util/digest.hpp"
 #include "util/error.hpp"
 
 namespace gpuplan::fetch {
@@ -58,14 +59,23 @@ class AzureSource final : public Source {
   std::vector<FetchedDoc> download(const SourceContext& ctx) const override {
     HttpRequest first;
     first.url = ctx.endpoint(kAzureUrl);
+    // Each page's Items once: the same Items under a new link (trial49: a counter in each
+    // NextPageLink served one page 598 times) is a feed that does not advance.
+    std::map<std::string, int> seen_items;
     auto pages = paginate(
         *ctx.http, first,
-        [&](const HttpResponse& r, int) -> std::optional<HttpRequest> {
+        [&](const HttpResponse& r, int page) -> std::optional<HttpRequest> {
           const json j = json::parse(r.body, nullptr, false);
           if (j.is_discarded() || !j.is_object()) return std::nullopt;  // parse() reports it
           const std::string next = string_at(j, "NextPageLink");
           const auto items = j.find("Items");
           if (next.empty() || items == j.end() || !items->is_array() || items->empty()) return std::nullopt;
+          const auto [same, fresh] = seen_items.try_emplace(sha256_hex(items->dump()), page + 1);
+          if (!fresh)
+            throw Error(ErrorKind::unavailable, r.url,
+                        fmt::format("page {} holds the same Items as page {}: the feed does not advance; stopped", page + 1,
+                                    same->second),
+                        "a feed whose pages differ");
           HttpRequest n;
           n.url = ctx.endpoint(next);  // absolute link: rebased under --base-url
           return n;

@@ -253,9 +253,9 @@ TEST(AzureFetcher, ANextPageLinkToAPageAlreadyReadStopsAtOnce) {
   std::atomic<int> calls{0};
   std::string self;
   s.server().Get("/api/retail/prices", [&](const httplib::Request&, httplib::Response& r) {
-    ++calls;
-    r.set_content(R"({"Items": [{"armSkuName": "Standard_ND96isr_H100_v5"}], "NextPageLink": ")" + self +
-                      R"(/api/retail/prices"})",
+    const int n = ++calls;  // Items differ per request: the repeated link is what stops it
+    r.set_content(R"({"Items": [{"armSkuName": "Standard_ND96isr_H100_v5", "meterId": ")" + std::to_string(n) +
+                      R"("}], "NextPageLink": ")" + self + R"(/api/retail/prices"})",
                   "application/json");
   });
   Harness h;
@@ -266,6 +266,29 @@ TEST(AzureFetcher, ANextPageLinkToAPageAlreadyReadStopsAtOnce) {
   EXPECT_NE(out.status, "accepted");
   // Page 1 is the filtered query; its link names the bare URL (page 2), whose link names itself.
   EXPECT_NE(out.message.find("after page 2 asks for page 2 again"), std::string::npos) << out.message;
+  EXPECT_EQ(calls.load(), 2);
+  EXPECT_EQ(h.store.counts().offers, 0u);
+}
+
+// trial49: a next-page link with a counter (a new URL each time) over the same page was read 598
+// times; the second page with the same Items stops the fetch, which writes nothing.
+TEST(AzureFetcher, APageThatRepeatsUnderANewLinkStopsAtOnce) {
+  FixtureServer s;
+  std::atomic<int> calls{0};
+  std::string self;
+  s.server().Get("/api/retail/prices", [&](const httplib::Request&, httplib::Response& r) {
+    const int n = ++calls;
+    r.set_content(R"({"Items": [{"armSkuName": "Standard_ND96isr_H100_v5"}], "NextPageLink": ")" + self +
+                      "/api/retail/prices?n=" + std::to_string(n) + R"("})",
+                  "application/json");
+  });
+  Harness h;
+  const std::string base = s.start();
+  self = base;
+  const FetchReport rep = h.fetch(base, {"azure"});
+  const SourceOutcome& out = rep.sources[0];
+  EXPECT_NE(out.status, "accepted");
+  EXPECT_NE(out.message.find("page 2 holds the same Items as page 1"), std::string::npos) << out.message;
   EXPECT_EQ(calls.load(), 2);
   EXPECT_EQ(h.store.counts().offers, 0u);
 }
