@@ -977,13 +977,25 @@ class Reader {
     static const std::regex per_user(
         kNumber + R"(\s*)" + token + R"(\s*(?:/\s*s(?:ec)?\b|per\s+second|a\s+second|par\s+seconde|\xe0\xb8\x95\xe0\xb9\x88\xe0\xb8\xad\xe0\xb8\xa7\xe0\xb8\xb4\xe0\xb8\x99\xe0\xb8\xb2\xe0\xb8\x97\xe0\xb8\xb5)\s*)"
                   R"((?:(?:per|/|par|for\s+each|pour\s+chaque|\xe0\xb8\x95\xe0\xb9\x88\xe0\xb8\xad)\s*(?:users?|utilisateurs?|\xe0\xb8\x9c\xe0\xb8\xb9\xe0\xb9\x89\xe0\xb9\x83\xe0\xb8\x8a\xe0\xb9\x89|\xe0\xb8\x84\xe0\xb8\x99)|each\b|chacune?\b))");  // ต่อวินาที, ต่อ, ผู้ใช้, คน; "each"
+    // The same with "each" before the speed (trial49: "100 users, each at 30 tokens/s" was read as
+    // 30 training tokens), French "chacun à", Thai "คนละ" (each person).
+    static const std::regex each_user(
+        R"((?:\beach\s+(?:at\s+)?|\bchacune?\s+(?:à\s+)?|\xe0\xb8\x84\xe0\xb8\x99\xe0\xb8\xa5\xe0\xb8\xb0\s*))" + kNumber + R"(\s*)" + token +
+        R"(\s*(?:/\s*s(?:ec)?\b|per\s+second|a\s+second|par\s+seconde|\xe0\xb8\x95\xe0\xb9\x88\xe0\xb8\xad\xe0\xb8\xa7\xe0\xb8\xb4\xe0\xb8\x99\xe0\xb8\xb2\xe0\xb8\x97\xe0\xb8\xb5))");
     std::smatch m;
+    auto per_user_speed = [&](const std::smatch& found) {
+      const double rate = read_number(found[1].str(), result_.language);
+      // A speed of zero or less allows no TPOT: refused in the sentence's words (it was dropped).
+      if (!(rate > 0))
+        throw_invalid_coded("question", "question_value_not_positive", {{"value_field", "tpot_ms"}, {"words", found.str(0)}},
+                            fmt::format("per-user speed \"{}\" must be more than zero", found.str(0)),
+                            "the sentence with that value changed");
+      add_marked("tpot_ms", 1000.0 / rate, found, planner_field_missing("tpot_ms"));
+    };
     if (std::regex_search(low_, m, tpot)) add_marked("tpot_ms", millis(m, 1, 2), m, planner_field_missing("tpot_ms"));
     else if (std::regex_search(low_, m, tpot_named)) add_marked("tpot_ms", millis(m, 1, 2), m, planner_field_missing("tpot_ms"));
-    else if (std::regex_search(low_, m, per_user)) {
-      const double rate = read_number(m[1].str(), result_.language);
-      if (rate > 0) add_marked("tpot_ms", 1000.0 / rate, m, planner_field_missing("tpot_ms"));
-    }
+    else if (std::regex_search(low_, m, per_user)) per_user_speed(m);
+    else if (std::regex_search(low_, m, each_user)) per_user_speed(m);
     if (std::regex_search(low_, m, ttft_after)) add_marked("ttft_ms", millis(m, 1, 2), m, planner_field_missing("ttft_ms"));
     else if (std::regex_search(low_, m, ttft_before)) add_marked("ttft_ms", millis(m, 1, 2), m, planner_field_missing("ttft_ms"));
   }

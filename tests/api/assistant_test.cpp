@@ -196,6 +196,11 @@ TEST(Assistant, ReadsTheTableOfSentences) {
        {{"model", "qwen3-30b-a3b"}, {"task", "pretrain"}, {"tokens", 1e11}, {"stack", "megatron"}}, {}},
       {"affiner llama 3.1 8b en lora sur 1e8 jetons avec deepspeed", "fr",
        {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 1e8}, {"stack", "deepspeed"}}, {}},
+      // trial49: "each" before the speed; Thai คนละ (each person): 1000/30 ms per token.
+      {"serve llama 3.1 8b to 100 users, each at 30 tokens/s", "en",
+       {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 100}, {"tpot_ms", 1000.0 / 30.0}}, {}},
+      {"ให้บริการ llama 3.1 8b สำหรับผู้ใช้ 100 คน คนละ 30 โทเค็นต่อวินาที", "th",
+       {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 100}, {"tpot_ms", 1000.0 / 30.0}}, {}},
       // trial46 D7: N nodes of M GPUs is N nodes and N × M GPUs: 2 × 8 = 16.
       {"fine-tune llama 3.1 70b with qlora on 200M tokens using 2 nodes of 8 H100", "en",
        {{"model", "llama-3.1-70b"}, {"task", "qlora"}, {"tokens", 2e8}, {"nodes", 2}, {"gpus", 16}, {"filter", "gpu=H100"}}, {}},
@@ -237,6 +242,15 @@ TEST(Assistant, DutyCyclesOutsideADayOrAWeekAreRefused) {
       ASSERT_NE(c, nullptr) << s;
       EXPECT_EQ(c->code, "question_duty_cycle_out_of_range") << s;
     }
+  }
+  // A per-user speed of zero allows no time per token: refused, not dropped (trial49).
+  try {
+    (void)understand("serve llama 3.1 8b to 100 users at 0 tokens/s each", gpus);
+    ADD_FAILURE() << "a zero speed was not refused";
+  } catch (const Error& e) {
+    const ErrorCode* c = error_code_of(e);
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(c->code, "question_value_not_positive");
   }
   const AskResult alone = understand("serve llama 3.1 8b for 100 users 8 hours a day", gpus);
   EXPECT_FALSE(alone.unread.empty());
