@@ -103,8 +103,11 @@ void print_table(const PlanRequest& r, const PlanResult& res) {
     }
     return std::max(w, cur);
   };
+  // The columns left out, named under the table (trial49: they went without a word; `offers` says so).
+  std::vector<std::string> left_out;
   for (std::size_t drop : {6u, 10u, 6u}) {  // mem/GPU, then price date, then tok/s
     if (widest(table) <= static_cast<std::size_t>(width)) break;
+    left_out.push_back(t.header[drop]);
     t.header.erase(t.header.begin() + static_cast<std::ptrdiff_t>(drop));
     t.right_align.erase(t.right_align.begin() + static_cast<std::ptrdiff_t>(drop));
     for (auto& row : t.rows) row.erase(row.begin() + static_cast<std::ptrdiff_t>(drop));
@@ -134,6 +137,7 @@ void print_table(const PlanRequest& r, const PlanResult& res) {
     const auto at = std::find(t.header.begin(), t.header.end(), std::string(name));
     if (at == t.header.end()) continue;
     const auto drop = static_cast<std::ptrdiff_t>(at - t.header.begin());
+    left_out.emplace_back(name);
     t.header.erase(t.header.begin() + drop);
     t.right_align.erase(t.right_align.begin() + drop);
     for (auto& row : t.rows) row.erase(row.begin() + drop);
@@ -152,6 +156,7 @@ void print_table(const PlanRequest& r, const PlanResult& res) {
       const auto at = std::find(t.header.begin(), t.header.end(), std::string("instance"));
       if (at != t.header.end()) {
         const auto drop = static_cast<std::ptrdiff_t>(at - t.header.begin());
+        left_out.emplace_back("instance");
         t.header.erase(t.header.begin() + drop);
         t.right_align.erase(t.right_align.begin() + drop);
         for (auto& row : t.rows) row.erase(row.begin() + drop);
@@ -211,6 +216,11 @@ void print_table(const PlanRequest& r, const PlanResult& res) {
   if (const std::string why = api::searched_recompute_modules_text(r, api::searched_recompute_modules(r, res.plans));
       !why.empty())
     footer += " " + why;
+  if (!left_out.empty()) {
+    std::string names;
+    for (const auto& n : left_out) names += (names.empty() ? "" : ", ") + n;
+    footer += fmt::format(" Left out to fit {} columns: {} (--explain N and --json have them).", width, names);
+  }
   fmt::print("{}", wrap_text(footer, width, ""));
   // The training stack and recipe switches the plans were made with, as estimate prints them (trial41 D4).
   if (r.workload == PlanWorkload::training)
