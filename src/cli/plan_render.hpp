@@ -19,8 +19,8 @@ using api::goodput_json;  // the JSON writers live in api (one writer for CLI an
 using api::plan_json;
 using api::step_json;
 using api::warnings_json;
-/// Columns to fit: $COLUMNS when a positive integer, else the terminal's width when stdout is a
-/// terminal, else 120.
+/// Columns to fit: $COLUMNS when a positive integer (taken within 40..1000), else the terminal's
+/// width when stdout is a terminal, else 120.
 int terminal_columns();
 /// Whether the width is known: $COLUMNS is set or stdout is a terminal (a file or a pipe gets
 /// every column of a table that only fits by leaving some out).

@@ -3,6 +3,8 @@
 // narrow terminal instead of clipping it.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "cli/common.hpp"
 #include "cli/plan_render.hpp"
 
@@ -34,4 +36,20 @@ TEST(WrapCell, BreaksAtSpacesWithinTheWidthAndKeepsEveryWord) {
 }
 
 }  // namespace
+// $COLUMNS outside 40..1000 is taken at the nearest bound (trial49: 20 and 100000 gave 120); text
+// that is not a positive whole number is not a width.
+TEST(TerminalColumns, AWidthOutsideTheRangeIsTakenAtItsBound) {
+  const char* before = std::getenv("COLUMNS");
+  const std::string saved = before ? before : "";
+  const std::pair<const char*, int> cases[] = {{"20", 40}, {"60", 60}, {"100000", 1000}, {"1000", 1000}};
+  for (const auto& [text, want] : cases) {
+    ::setenv("COLUMNS", text, 1);
+    EXPECT_EQ(terminal_columns(), want) << text;
+  }
+  ::setenv("COLUMNS", "abc", 1);
+  EXPECT_GE(terminal_columns(), 40);  // the terminal's width, or 120 off a terminal
+  if (before) ::setenv("COLUMNS", saved.c_str(), 1);
+  else ::unsetenv("COLUMNS");
+}
+
 }  // namespace gpuplan::cli
