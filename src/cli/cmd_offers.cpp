@@ -252,13 +252,7 @@ void run_offers(const api::OffersInput& in, const OffersOptions& opts, const Glo
   std::string table = t.render();
   std::vector<std::string> left_out;
   auto drop = [&](std::string_view name) {
-    const auto at = std::find(t.header.begin(), t.header.end(), std::string(name));
-    if (at == t.header.end()) return;
-    const auto col = static_cast<std::size_t>(at - t.header.begin());
-    t.header.erase(at);
-    if (col < t.right_align.size()) t.right_align.erase(t.right_align.begin() + static_cast<std::ptrdiff_t>(col));
-    for (auto& row : t.rows) row.erase(row.begin() + static_cast<std::ptrdiff_t>(col));
-    table = t.render();
+    if (t.drop_column(name)) table = t.render();
   };
   if (widest(table) > width) {  // GPU names without the vendor ("H100 SXM")
     for (auto& row : t.rows) row[1] = short_gpu(row[1]);

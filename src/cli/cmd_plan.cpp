@@ -108,9 +108,7 @@ void print_table(const PlanRequest& r, const PlanResult& res) {
   for (std::size_t drop : {6u, 10u, 6u}) {  // mem/GPU, then price date, then tok/s
     if (widest(table) <= static_cast<std::size_t>(width)) break;
     left_out.push_back(t.header[drop]);
-    t.header.erase(t.header.begin() + static_cast<std::ptrdiff_t>(drop));
-    t.right_align.erase(t.right_align.begin() + static_cast<std::ptrdiff_t>(drop));
-    for (auto& row : t.rows) row.erase(row.begin() + static_cast<std::ptrdiff_t>(drop));
+    t.drop_column(drop);
     table = t.render();
   }
   // Still too wide: clip the instance, regions, provider and GPU cells (details in --json).
@@ -134,13 +132,8 @@ void print_table(const PlanRequest& r, const PlanResult& res) {
   // the recompute: what a user needs to reproduce the run).
   for (const char* name : {"regions", "$/h"}) {
     if (widest(table) <= static_cast<std::size_t>(width)) break;
-    const auto at = std::find(t.header.begin(), t.header.end(), std::string(name));
-    if (at == t.header.end()) continue;
-    const auto drop = static_cast<std::ptrdiff_t>(at - t.header.begin());
+    if (!t.drop_column(name)) continue;
     left_out.emplace_back(name);
-    t.header.erase(t.header.begin() + drop);
-    t.right_align.erase(t.right_align.begin() + drop);
-    for (auto& row : t.rows) row.erase(row.begin() + drop);
     table = t.render();
   }
   // Still too wide (COLUMNS 60, trial47: rows of 72–74): the instance goes too (--explain and --json
@@ -153,13 +146,8 @@ void print_table(const PlanRequest& r, const PlanResult& res) {
       for (const auto& row : t.rows) layout_w = std::max(layout_w, cell_width(row[static_cast<std::size_t>(layout_at - t.header.begin())]));
     // The layout cell wraps down to 12 columns; drop the instance only when that is not enough.
     if (layout_w <= 12 || layout_w - 12 < need) {
-      const auto at = std::find(t.header.begin(), t.header.end(), std::string("instance"));
-      if (at != t.header.end()) {
-        const auto drop = static_cast<std::ptrdiff_t>(at - t.header.begin());
+      if (t.drop_column("instance")) {
         left_out.emplace_back("instance");
-        t.header.erase(t.header.begin() + drop);
-        t.right_align.erase(t.right_align.begin() + drop);
-        for (auto& row : t.rows) row.erase(row.begin() + drop);
         table = t.render();
       }
     }

@@ -73,6 +73,22 @@ api::Context make_context(const GlobalOptions& global, bool cache_catalog, std::
       std::move(version));
 }
 
+void TextTable::drop_column(std::size_t col) {
+  if (col >= header.size()) return;
+  const auto at = static_cast<std::ptrdiff_t>(col);
+  header.erase(header.begin() + at);
+  if (col < right_align.size()) right_align.erase(right_align.begin() + at);
+  for (auto& row : rows)
+    if (col < row.size()) row.erase(row.begin() + at);
+}
+
+bool TextTable::drop_column(std::string_view name) {
+  const auto at = std::find(header.begin(), header.end(), name);
+  if (at == header.end()) return false;
+  drop_column(static_cast<std::size_t>(at - header.begin()));
+  return true;
+}
+
 std::string TextTable::render() const {
   // A cell may hold several lines ('\n'): the row is as tall as its tallest cell, each column as
   // wide as its widest line.

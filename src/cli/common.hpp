@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "api/context.hpp"
@@ -50,6 +51,10 @@ struct TextTable {
   std::vector<std::vector<std::string>> rows;
   std::vector<bool> right_align;  ///< per column; missing = left
   std::string render() const;     ///< lines joined with '\n', trailing newline
+  /// Removes column `col` (header, alignment, every row's cell); out of range: nothing.
+  void drop_column(std::size_t col);
+  /// Removes the column headed `name`; false when there is none.
+  bool drop_column(std::string_view name);
 };
 
 /// Formats bytes as GiB with one decimal ("12.3 GiB").

@@ -173,15 +173,14 @@ ServingLimits serving_limits(const ModelArch& arch, const ServingMemoryRequest& 
   check_margin(margin);
   req.validate();
   const double usable = (1.0 - margin) * capacity_bytes;
-  const auto largest = [](std::int64_t hi, const auto& fits) { return largest_fitting(hi, fits); };
   ServingLimits out;
   if (arch.max_position_embeddings > 0) max_tokens = std::min(max_tokens, arch.max_position_embeddings);
-  out.max_context_tokens = largest(max_tokens, [&](std::int64_t ctx) {
+  out.max_context_tokens = largest_fitting(max_tokens, [&](std::int64_t ctx) {
     ServingMemoryRequest r = req;
     r.context_tokens = ctx;
     return serving_memory(arch, r).total_bytes() <= usable;
   });
-  out.max_concurrency = largest(max_sequences, [&](std::int64_t n) {
+  out.max_concurrency = largest_fitting(max_sequences, [&](std::int64_t n) {
     ServingMemoryRequest r = req;
     r.concurrency = n;
     return serving_memory(arch, r).total_bytes() <= usable;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <zip.h>
 
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -246,51 +247,53 @@ TEST(AzureFetcher, FollowsNextPageLinksAndSplitsSpotFromOnDemand) {
   EXPECT_TRUE(reported);
 }
 
-// trial48: a NextPageLink back to the page just read was followed 2000 times (6 min 40 s); the
-// second request of the same page stops the fetch, which writes nothing.
-TEST(AzureFetcher, ANextPageLinkToAPageAlreadyReadStopsAtOnce) {
+/// An Azure fetch from a server whose every reply is `page(n, base)` (n: the request's number from
+/// 1, base: the server's URL): the outcome, the requests served and the offers stored.
+struct LoopingFeed {
+  SourceOutcome out;
+  int calls = 0;
+  std::size_t offers = 0;
+};
+LoopingFeed fetch_azure_looping(const std::function<std::string(int, const std::string&)>& page) {
   FixtureServer s;
   std::atomic<int> calls{0};
   std::string self;
   s.server().Get("/api/retail/prices", [&](const httplib::Request&, httplib::Response& r) {
-    const int n = ++calls;  // Items differ per request: the repeated link is what stops it
-    r.set_content(R"({"Items": [{"armSkuName": "Standard_ND96isr_H100_v5", "meterId": ")" + std::to_string(n) +
-                      R"("}], "NextPageLink": ")" + self + R"(/api/retail/prices"})",
-                  "application/json");
+    r.set_content(page(++calls, self), "application/json");
   });
   Harness h;
   const std::string base = s.start();
   self = base;
   const FetchReport rep = h.fetch(base, {"azure"});
-  const SourceOutcome& out = rep.sources[0];
-  EXPECT_NE(out.status, "accepted");
+  return {rep.sources[0], calls.load(), h.store.counts().offers};
+}
+
+// trial48: a NextPageLink back to the page just read was followed 2000 times (6 min 40 s); the
+// second request of the same page stops the fetch, which writes nothing.
+TEST(AzureFetcher, ANextPageLinkToAPageAlreadyReadStopsAtOnce) {
+  const LoopingFeed f = fetch_azure_looping([](int n, const std::string& base) {
+    // Items differ per request: the repeated link is what stops it
+    return R"({"Items": [{"armSkuName": "Standard_ND96isr_H100_v5", "meterId": ")" + std::to_string(n) +
+           R"("}], "NextPageLink": ")" + base + R"(/api/retail/prices"})";
+  });
+  EXPECT_NE(f.out.status, "accepted");
   // Page 1 is the filtered query; its link names the bare URL (page 2), whose link names itself.
-  EXPECT_NE(out.message.find("after page 2 asks for page 2 again"), std::string::npos) << out.message;
-  EXPECT_EQ(calls.load(), 2);
-  EXPECT_EQ(h.store.counts().offers, 0u);
+  EXPECT_NE(f.out.message.find("after page 2 asks for page 2 again"), std::string::npos) << f.out.message;
+  EXPECT_EQ(f.calls, 2);
+  EXPECT_EQ(f.offers, 0u);
 }
 
 // trial49: a next-page link with a counter (a new URL each time) over the same page was read 598
 // times; the second page with the same Items stops the fetch, which writes nothing.
 TEST(AzureFetcher, APageThatRepeatsUnderANewLinkStopsAtOnce) {
-  FixtureServer s;
-  std::atomic<int> calls{0};
-  std::string self;
-  s.server().Get("/api/retail/prices", [&](const httplib::Request&, httplib::Response& r) {
-    const int n = ++calls;
-    r.set_content(R"({"Items": [{"armSkuName": "Standard_ND96isr_H100_v5"}], "NextPageLink": ")" + self +
-                      "/api/retail/prices?n=" + std::to_string(n) + R"("})",
-                  "application/json");
+  const LoopingFeed f = fetch_azure_looping([](int n, const std::string& base) {
+    return R"({"Items": [{"armSkuName": "Standard_ND96isr_H100_v5"}], "NextPageLink": ")" + base +
+           "/api/retail/prices?n=" + std::to_string(n) + R"("})";
   });
-  Harness h;
-  const std::string base = s.start();
-  self = base;
-  const FetchReport rep = h.fetch(base, {"azure"});
-  const SourceOutcome& out = rep.sources[0];
-  EXPECT_NE(out.status, "accepted");
-  EXPECT_NE(out.message.find("page 2 holds the same Items as page 1"), std::string::npos) << out.message;
-  EXPECT_EQ(calls.load(), 2);
-  EXPECT_EQ(h.store.counts().offers, 0u);
+  EXPECT_NE(f.out.status, "accepted");
+  EXPECT_NE(f.out.message.find("page 2 holds the same Items as page 1"), std::string::npos) << f.out.message;
+  EXPECT_EQ(f.calls, 2);
+  EXPECT_EQ(f.offers, 0u);
 }
 
 // ---------------------------------------------------------------------------------------------
