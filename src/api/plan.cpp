@@ -105,7 +105,8 @@ std::vector<FieldDef<PlanInput>> build_fields() {
       {{"no_spot", "--no-spot", FieldType::boolean, FieldFace::both, "plan on-demand and reserved prices only"},
        [](In& in, const json& v) { in.request.allow_spot = !v.get<bool>(); }},
       {{"preemptions_per_day", "--preemptions-per-day", FieldType::number, FieldFace::both,
-        "spot preemptions per instance per day (default: the provider's, with source); a job on N instances sees N times as many"},
+        "spot preemptions per instance per day (default: the provider's, with source); a job on N instances sees N times as many "
+        "(spot is planned for training only)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.preemptions_per_day = v.get<double>(); }},
       {{"egress_gb", "--egress-gb", FieldType::number, FieldFace::both, "GB downloaded at the end (default: the final weights)"},
        [](In& in, const json& v) { in.request.egress_gb = v.get<double>(); }},

@@ -16,17 +16,12 @@ std::optional<GpuServing> serve_reference_on(const ModelArch& arch, const GpuSpe
   m.quant = WeightQuant::bf16;
   m.kv_dtype = KvDtype::bf16;
   m.context_tokens = ref.prompt_tokens + ref.output_tokens;
-  m.concurrency = 1;
-  const MemoryBreakdown m1 = serving_memory(arch, m);
-  m.concurrency = 2;
-  const double two = serving_memory(arch, m).total_bytes();
-  const double one = m1.total_bytes();
-  const double per_seq = two - one;  // per sequence, fragmentation included
+  const ServingMemoryLine line = serving_memory_line(arch, m);
   const double usable = gpu.fit_memory_bytes() * (1.0 - kDefaultFitMargin);
   GpuServing out;
-  if (one > usable || per_seq <= 0) return out;  // not even one request beside the weights
+  if (line.one_sequence_bytes > usable || line.per_sequence_bytes <= 0) return out;  // not even one request beside the weights
   // Raw KV bytes that fit beside the weights and the fixed terms (as the planner computes them).
-  const double kv_capacity = (usable - (one - per_seq)) * (m1.term_bytes("kv_cache") / per_seq);
+  const double kv_capacity = line.kv_capacity_bytes(usable);
   ServingPerfRequest sp;
   sp.quant = WeightQuant::bf16;
   sp.kv_dtype = KvDtype::bf16;

@@ -802,13 +802,11 @@ SearchOutcome search_serving(const PlanRequest& r, const ModelArch& arch, const 
     }
     // The request was validated once (check_request_for_model) and the layout checked above:
     // serving_memory does not throw here.
-    const MemoryBreakdown m1 = serving_memory(arch, serving_memory_request(r, tp, 1));
-    const double one = m1.total_bytes();
-    const double kv_one = m1.term_bytes("kv_cache");
-    const double two = serving_memory(arch, serving_memory_request(r, tp, 2)).total_bytes();
+    const ServingMemoryLine line = serving_memory_line(arch, serving_memory_request(r, tp, 1));
+    const double one = line.one_sequence_bytes;
     ++layouts_evaluated;
-    const double per_seq = two - one;  // per GPU, fragmentation included
-    const double base = one - per_seq;
+    const double per_seq = line.per_sequence_bytes;  // per GPU, fragmentation included
+    const double base = line.base_bytes;
     best.smallest_per_gpu_bytes = std::min(best.smallest_per_gpu_bytes, one);
     // The memory the engine lets weights + KV pool use per GPU: the fit margin's share of the
     // total (vLLM, SGLang, llama.cpp), or, for an engine that sizes its pool from the memory left
@@ -818,7 +816,7 @@ SearchOutcome search_serving(const PlanRequest& r, const ModelArch& arch, const 
                                                : usable_total;
     if (one > usable || per_seq <= 0) continue;
     // KV bytes (raw, across the replica's tp GPUs) that fit beside the weights.
-    const double kv_capacity = static_cast<double>(tp) * (usable - base) * (kv_one / per_seq);
+    const double kv_capacity = static_cast<double>(tp) * line.kv_capacity_bytes(usable);
     ServingPerfRequest sp = serving_perf_request(r, tp, 1);
     ServingEstimate probe = estimate_serving(arch, sp, cluster, kv_capacity, assumptions);
     if (probe.max_concurrent_sequences < 1) continue;
@@ -1832,19 +1830,24 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
   }
   if (p.serving && request.workload == PlanWorkload::serving) {
     // Trial 9: serving an 8B model on 1 of 8 rented GPUs said nothing about the 7 others.
+    // On a fixed cluster (--gpus / --nodes) every replica is placed, but the load may keep only a
+    // few busy (trial50 #2: 2 users on 16 GPUs said nothing): count the replicas the load needs.
     const std::int64_t rented = static_cast<std::int64_t>(p.instances) * p.gpus_per_instance;
-    const std::int64_t used = p.replicas * p.layout.tp;
+    const double busy = detail::serving_replicas_busy(request, *p.serving, p.replicas);
+    const std::int64_t busy_replicas =
+        std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(busy - 1e-9)), 1, std::max<std::int64_t>(p.replicas, 1));
+    const std::int64_t used = busy_replicas * p.layout.tp;
     if (used > 0 && used < rented) {
       w.push_back(PlanWarning{
           PlanWarningCode::idle_gpus,
           fmt::format("serves on {} of the {} GPUs rented ({} idle): {} replica{} of TP {} {} the load; an instance "
                       "with fewer GPUs costs less, or the idle ones add replicas for headroom",
-                      used, rented, rented - used, p.replicas, p.replicas == 1 ? "" : "s", p.layout.tp,
-                      p.replicas == 1 ? "carries" : "carry"),
+                      used, rented, rented - used, busy_replicas, busy_replicas == 1 ? "" : "s", p.layout.tp,
+                      busy_replicas == 1 ? "carries" : "carry"),
           {{"used_gpus", fmt::format("{}", used)},
            {"rented_gpus", fmt::format("{}", rented)},
            {"idle_gpus", fmt::format("{}", rented - used)},
-           {"replicas", fmt::format("{}", p.replicas)},
+           {"replicas", fmt::format("{}", busy_replicas)},
            {"tp", fmt::format("{}", p.layout.tp)}}});
     }
   }
@@ -1922,7 +1925,9 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
                             "and DeepSpeed require",
                             p.global_batch_seqs, p.requested_global_batch_seqs, p.layout.dp, p.layout.micro_batch));
   }
-  if (training && p.time_seconds() > kLongRunSeconds) {
+  // Training, batch and image jobs end when their work is done; a service runs as long as
+  // asked (--hours), so its length is no warning (trial50 #3: 1e13 requests ran 22,871 days silently).
+  if (request.workload != PlanWorkload::serving && p.time_seconds() > kLongRunSeconds) {
     add_warning(w, PlanWarningCode::long_run,
                 fmt::format("runs {:.0f} days: more nodes (--max-nodes, --nodes) or --deadline shorten it",
                             p.time_seconds() / kSecondsPerDay));
@@ -3676,7 +3681,7 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
             np.suggestion_codes.push_back("use_qlora_cheaper");
           }
         }
-        if (request.allow_spot) {
+        if (request.allow_spot && training) {  // spot is planned for training only
           np.suggestions.push_back("spot prices (--preemptions-per-day where the rate is unknown)");
           np.suggestion_codes.push_back("spot_prices");
         }

@@ -1216,6 +1216,27 @@ MemoryBreakdown serving_memory(const ModelArch& arch, const ServingMemoryRequest
   return out;
 }
 
+ServingMemoryLine serving_memory_line(const ModelArch& arch, ServingMemoryRequest req) {
+  ServingMemoryLine line;
+  req.concurrency = 1;
+  line.one_sequence_bytes = serving_memory(arch, req).total_bytes();
+  const std::int64_t ctx = std::max<std::int64_t>(req.context_tokens, 1);
+  const std::int64_t n0 = std::max<std::int64_t>(1, (req.prefill_chunk_tokens + ctx - 1) / ctx);
+  req.concurrency = n0;
+  const MemoryBreakdown lo = serving_memory(arch, req);
+  req.concurrency = n0 + 1;
+  const MemoryBreakdown hi = serving_memory(arch, req);
+  line.per_sequence_bytes = hi.total_bytes() - lo.total_bytes();
+  line.kv_per_sequence_bytes = hi.term_bytes("kv_cache") - lo.term_bytes("kv_cache");
+  line.base_bytes = lo.total_bytes() - static_cast<double>(n0) * line.per_sequence_bytes;
+  return line;
+}
+
+double ServingMemoryLine::kv_capacity_bytes(double usable_bytes) const {
+  if (per_sequence_bytes <= 0 || usable_bytes <= base_bytes) return 0.0;
+  return (usable_bytes - base_bytes) * (kv_per_sequence_bytes / per_sequence_bytes);
+}
+
 std::vector<TermExplanation> explain_serving_memory(const ModelArch& arch, const ServingMemoryRequest& req) {
   req.validate();
   validate_against_model(arch, shape_of(arch), req.tp, req.pp, 1, "--tp");

@@ -520,6 +520,26 @@ MemoryBreakdown training_memory(const ModelArch& arch, const TrainingMemoryReque
 /// Serving memory per GPU. Throws Error{invalid_input} for invalid requests / tp ∤ heads.
 MemoryBreakdown serving_memory(const ModelArch& arch, const ServingMemoryRequest& req);
 
+/// serving_memory as a line in the sequences a replica holds, per GPU:
+///   total(n) = base_bytes + n × per_sequence_bytes   for n ≥ saturated_concurrency,
+/// with per_sequence_bytes = one sequence's KV cache (kv_per_sequence_bytes, at req.context_tokens)
+/// + its sampler logits + their fragmentation share. It is read from serving_memory at
+/// n0 = max(1, ceil(prefill_chunk_tokens / context_tokens)) and n0 + 1, where the workspace's
+/// prefill chunk (min(chunk, context × n)) no longer grows: differencing n = 1 and 2 below that
+/// point charged the chunk's growth to every sequence (trial50 #1: 227 instead of 361 sequences of
+/// 1250 tokens for an 8B model on an H100). one_sequence_bytes = total(1), the fit check.
+/// req.concurrency is ignored. Throws as serving_memory.
+struct ServingMemoryLine {
+  double one_sequence_bytes = 0;
+  double base_bytes = 0;
+  double per_sequence_bytes = 0;
+  double kv_per_sequence_bytes = 0;
+  /// Raw KV-cache bytes (per GPU) that fit in `usable_bytes` per GPU beside the rest: the
+  /// sequences' share kv_per_sequence / per_sequence of usable − base; 0 when nothing fits.
+  double kv_capacity_bytes(double usable_bytes) const;
+};
+ServingMemoryLine serving_memory_line(const ModelArch& arch, ServingMemoryRequest req);
+
 /// A term's formula with the numbers filled in, and the source it comes from.
 struct TermExplanation {
   std::string name;

@@ -69,9 +69,14 @@ TEST(TaskFields, PlanReadsQuantForServingAndImages) {
   EXPECT_EQ(refusal(plan_fields(), {"rps", "tokens"}, "images").substr(0, 9), "--tokens ");
   // Fields of every task (offers' filter, billing, constraints).
   EXPECT_EQ(refusal(plan_fields(), {"filter", "budget", "deadline", "gpus", "nodes", "max_nodes", "restart_seconds",
-                                    "startup_minutes", "preemptions_per_day", "egress_gb", "margin", "stale_days"},
+                                    "startup_minutes", "egress_gb", "margin", "stale_days"},
                     "images"),
             "");
+  // Spot is planned for training only (trial50 #7: --preemptions-per-day on a service was read and ignored).
+  EXPECT_EQ(refusal(plan_fields(), {"preemptions_per_day"}, "serve"),
+            "--preemptions-per-day | field_not_for_task | --preemptions-per-day is a training option; --task serve does not "
+            "use it | drop it, or --task pretrain, full, lora or qlora");
+  EXPECT_EQ(refusal(plan_fields(), {"preemptions_per_day"}, "qlora"), "");
 }
 
 // small11 #1: stale_days and max_price_age are one limit; both in one body or query string were

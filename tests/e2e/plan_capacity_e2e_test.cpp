@@ -77,5 +77,40 @@ TEST_F(PlanCapacityE2E, EstimateWithoutAFittingLayoutExitsOneWithTheReason) {
   EXPECT_NE(text.out.find("no layout fits"), std::string::npos) << text.out;
 }
 
+// Trial 50 #1: `plan --task serve` held 227 sequences of 1250 tokens of Llama 3.1 8B on one H100
+// SXM where `size` held 361, and answered "No plan" for 300 users on one GPU. The planner took
+// the memory per sequence from 1 and 2 sequences, where the prefill chunk's workspace still grows
+// (1250 → 2048 tokens), and charged that growth to every sequence. Both now read one line.
+TEST_F(PlanCapacityE2E, PlanAndSizeHoldTheSameSequencesAndTheyFit) {
+  const std::string job = " --model llama-3.1-8b --task serve --context 1250";
+  json size = run_json("size" + job + " --gpu 'H100 SXM'", 0);
+  const std::int64_t n = size["limits"]["max_concurrency"].get<std::int64_t>();
+  // The KV cache alone bounds it: 2 × 32 layers × 8 KV heads × 128 × 2 B × 1250 tokens
+  // = 163,840,000 B per sequence, and 0.9 × 85.52e9 B less 15 GiB of weights leaves < 380 of them.
+  EXPECT_GT(n, 300);
+  EXPECT_LT(n, 380);
+  // n sequences fit the 10% margin and n + 1 do not (size's own fit table at that concurrency).
+  auto per_gpu_at = [&](std::int64_t c) {
+    json s = run_json("size --model llama-3.1-8b --task serve --context 1250 --concurrency " + std::to_string(c), 0);
+    for (const auto& f : s["fits"])
+      if (f["gpu"] == kH100 && f["gpu_count"] == 1) return f["per_gpu_bytes"].get<double>();
+    return 1e300;  // not in the fit table: does not fit one GPU
+  };
+  EXPECT_LE(per_gpu_at(n), 0.9 * kH100SxmUsableBytes);
+  EXPECT_GT(per_gpu_at(n + 1), 0.9 * kH100SxmUsableBytes);
+
+  // plan on one H100 SXM: the same count, and 300 users are served by that one GPU.
+  json plan = run_json("plan --model llama-3.1-8b --task serve --prompt-tokens 1000 --output-tokens 250"
+                       " --concurrency 300 --gpus 1 'gpu=H100' --limit 100000 --include-flagged --today 2026-11-30", 0);
+  std::size_t h100_plans = 0;
+  for (const auto& p : plan["plans"]) {
+    if (p["gpu_name"] != kH100) continue;
+    ++h100_plans;
+    EXPECT_EQ(p["serving"]["max_concurrent_sequences"].get<std::int64_t>(), n) << p["offer_id"];
+    EXPECT_EQ(p["serving"]["batch"].get<std::int64_t>(), 300) << p["offer_id"];
+  }
+  EXPECT_GT(h100_plans, 0u) << plan.dump().substr(0, 2000);
+}
+
 }  // namespace
 }  // namespace gpuplan

@@ -45,16 +45,9 @@ constexpr GapRange kGaps[] = {
     // long outputs, after the batch-job step simulation (waves staggered by chunked prefill,
     // partly empty last wave): still too fast at the largest KV-bound batches (wave9, 13 rows).
     {"lockstep_waves", 0.15, 0.47},
-    // A100 BF16 TP2 128/128 (30,000 requests, batch 163): the simulation charges each wave's
-    // 20,864 prompt tokens as compute-bound 8,192-token chunks at the ASSUMED 0.63 of the BF16
-    // peak, where the steady state hid part of them under the memory-bound decode (−14% → −21%).
-    {"prefill_bursts", -0.25, -0.15},
     // TP 4/8 over PCIe (L40S has no NVLink): the all-reduces cost more than the ring over the
     // GPU's PCIe x16 link the model charges (switches and the CPU link are shared).
     {"pcie_tp", 0.20, 0.60},
-    // 70B FP8 on one 80 GB H100, 128/128: the engine holds more sequences in the ~13 GB left than
-    // our activation + fragmentation terms allow.
-    {"small_kv_pool", -0.45, -0.35},
 };
 
 const GapRange* gap_of(const std::string& name) {
