@@ -144,6 +144,11 @@ struct RetryPolicy {
   double max_backoff_s = 60.0;     ///< no wait (backoff or Retry-After) is longer
 };
 
+/// The start of a transport failure whose host name does not resolve (curl
+/// CURLE_COULDNT_RESOLVE_HOST / _PROXY): HttpClient does not retry it (offline, or a mistyped
+/// --base-url; the answer will not change in seconds).
+inline constexpr std::string_view kHostNotFound = "host not found: ";
+
 /// True for statuses worth retrying: 408, 425, 429, 500, 502, 503, 504.
 bool is_retryable_status(long status) noexcept;
 /// The HTTP status a failed HttpClient::send names (its message starts "HTTP <status>"); nullopt

@@ -75,6 +75,34 @@ TEST(HttpClient, BacksOffExponentiallyOn500ThenFails) {
   EXPECT_EQ(c.sleeper.waits, (std::vector<double>{1.0, 2.0}));  // 1 s, then 1 s × 2
 }
 
+// An offline `gpuplan fetch` retried every source's unresolvable host 4 times with backoff: 35
+// sources took minutes to report what the first attempt knew. A host that does not resolve is
+// not retried; a refused or timed-out connection still is.
+TEST(HttpClient, DoesNotRetryAHostThatDoesNotResolve) {
+  struct Failing final : HttpTransport {
+    std::string message;
+    int calls = 0;
+    HttpResponse perform(const HttpRequest& r) override {
+      ++calls;
+      throw Error(ErrorKind::unavailable, r.url, message);
+    }
+  };
+  RecordingSleeper sleeper;
+  Failing unresolved;
+  unresolved.message = std::string(kHostNotFound) + "Could not resolve host: prices.example";
+  HttpClient http(unresolved, sleeper, RetryPolicy{});
+  EXPECT_THROW(http.get("https://prices.example/x"), Error);
+  EXPECT_EQ(unresolved.calls, 1);
+  EXPECT_TRUE(sleeper.waits.empty());
+
+  Failing refused;
+  refused.message = "request failed: Failed to connect to 127.0.0.1 port 9: Connection refused";
+  HttpClient again(refused, sleeper, RetryPolicy{});
+  EXPECT_THROW(again.get("http://127.0.0.1:9/x"), Error);
+  EXPECT_EQ(refused.calls, 4);  // RetryPolicy's default 4 attempts
+  EXPECT_EQ(sleeper.waits, (std::vector<double>{1.0, 2.0, 4.0}));
+}
+
 TEST(HttpClient, DoesNotRetryA404) {
   FixtureServer s;
   std::atomic<int> calls{0};
