@@ -32,7 +32,8 @@ std::span<const FieldDef<GpusInput>> gpus_fields() {
          in.name = v.get<std::string>();
          // Given but empty: not the whole list (trial48: `gpus ''` listed every GPU, `history ''` is refused).
          if (in.name.find_first_not_of(" \t") == std::string::npos)
-           throw_invalid("name", "the GPU name is empty", "a GPU name, or no NAME for the whole list");
+           throw_invalid_coded("name", "value_empty", {{"a_field", "name"}}, "the GPU name is empty",
+                               "a GPU name, or no NAME for the whole list");
        }},
   };
   return f;
@@ -98,7 +99,8 @@ std::span<const FieldDef<ModelsInput>> models_fields() {
          [](ModelsInput& in, const json& x) {
            in.name = x.get<std::string>();
            if (in.name.find_first_not_of(" \t") == std::string::npos)
-             throw_invalid("name", "the model name is empty", "a preset name, or no NAME for the whole list");
+             throw_invalid_coded("name", "value_empty", {{"a_field", "name"}}, "the model name is empty",
+                                 "a preset name, or no NAME for the whole list");
          }},
     };
     auto m = model_fields<ModelsInput, &models_model>();
@@ -297,7 +299,8 @@ OffersOutput run_offers(const OffersInput& in, const Context& ctx) {
       throw_invalid_coded("--price-kind", "unknown_choice", {{"value", in.price_kind}, {"allowed", allowed}},
                           "unknown price kind \"" + in.price_kind + "\"", allowed);
     if (in.spot && *kind != PriceKind::spot)
-      throw_invalid("--price-kind", "--spot with --price-kind " + in.price_kind, "one of them");
+      throw_invalid_coded("--price-kind", "both_given", {{"a_field", "spot"}, {"b_field", "price_kind"}},
+                          "--spot with --price-kind " + in.price_kind, "one of them");
     q.price_kind = *kind;
   }
   q.include_excluded = in.include_flagged;
@@ -487,7 +490,8 @@ std::span<const FieldDef<HistoryInput>> history_fields() {
 
 Offer run_history(const HistoryInput& in, const Context& ctx) {
   if (in.offer_id.find_first_not_of(" \t") == std::string::npos)
-    throw_invalid("offer_id", "an empty offer id", "an id as listed by `gpuplan offers` (provider/instance_type/region)");
+    throw_invalid_coded("offer_id", "value_empty", {{"a_field", "offer_id"}}, "an empty offer id",
+                        "an id as listed by `gpuplan offers` (provider/instance_type/region)");
   std::optional<Offer> offer;
   {
     const auto lock = ctx.use_store();

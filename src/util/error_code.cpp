@@ -30,7 +30,7 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 155> kCodes = {
+constexpr std::array<std::string_view, 156> kCodes = {
     "ambiguous_model",
     "batch_job_field",
     "body_empty",
@@ -184,6 +184,7 @@ constexpr std::array<std::string_view, 155> kCodes = {
     "unknown_model_name_too_long",
     "unknown_model_no_near",
     "unknown_offer",
+    "value_empty",
     "virtual_stages_need_pp",
     "virtual_stages_not_dividing_layers",
 };

@@ -56,6 +56,21 @@ class Small11E2E : public gpuplan::e2e::ServedBinaryE2E<Small11E2E> {
 
 const std::string kLoraBody = R"("model": "llama-3.1-8b", "task": "lora", "tokens": 5e8, "today": "2026-12-02")";
 
+// trial50 #8: two refusals had no message_code, so the French and Thai pages showed their English
+// detail: --spot with another price kind, and an empty offer id.
+TEST_F(Small11E2E, SpotWithAnotherPriceKindAndAnEmptyOfferIdAreCoded) {
+  int status = 0;
+  const json kinds = get("/api/offers?price_kind=reserved-1y&spot=true", &status);
+  EXPECT_EQ(status, 400) << kinds.dump();
+  EXPECT_EQ(kinds.value("message_code", ""), "both_given") << kinds.dump();
+  EXPECT_EQ(kinds["values"].value("a_field", ""), "spot") << kinds.dump();
+  EXPECT_EQ(kinds["values"].value("b_field", ""), "price_kind") << kinds.dump();
+  const json empty = get("/api/offers/%20/history", &status);
+  EXPECT_EQ(status, 400) << empty.dump();
+  EXPECT_EQ(empty.value("message_code", ""), "value_empty") << empty.dump();
+  EXPECT_EQ(empty["values"].value("a_field", ""), "offer_id") << empty.dump();
+}
+
 // #1: `stale_days` and `max_price_age` are one limit in two units; both in one request were
 // accepted (the later silently won). Refused at /stale_days on POST /api/plan and GET
 // /api/offers, as the CLI refuses --stale-days with --max-price-age (same words).
