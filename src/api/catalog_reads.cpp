@@ -7,6 +7,7 @@
 #include "planner/plan_request.hpp"
 #include "util/error.hpp"
 #include "util/error_code.hpp"
+#include "util/text_check.hpp"
 
 namespace gpuplan::api {
 
@@ -492,6 +493,20 @@ Offer run_history(const HistoryInput& in, const Context& ctx) {
   if (in.offer_id.find_first_not_of(" \t") == std::string::npos)
     throw_invalid_coded("offer_id", "value_empty", {{"a_field", "offer_id"}}, "an empty offer id",
                         "an id as listed by `gpuplan offers` (provider/instance_type/region)");
+  // trial50 #16: an id with control bytes was echoed raw into the terminal (an ESC sequence
+  // coloured it), and a 100,000-character id came back whole in the error.
+  if (const auto pr = find_text_problem(in.offer_id, /*allow_newlines=*/false))
+    throw_invalid_coded("offer_id", "text_not_clean", {{"position", fmt::format("1:{}", pr->offset + 1)}},
+                        fmt::format("{} in the offer id at character {}", pr->what, pr->offset + 1),
+                        "UTF-8 text without control characters");
+  constexpr std::size_t kMaxOfferIdChars = 512;  // provider/instance_type/region: far below it
+  if (in.offer_id.size() > kMaxOfferIdChars) {
+    std::size_t cut = 48;  // on a character boundary (the id is UTF-8: checked above)
+    while (cut > 0 && (static_cast<unsigned char>(in.offer_id[cut]) & 0xC0) == 0x80) --cut;
+    throw_not_found_coded("offer_id", "unknown_offer", {{"id", in.offer_id.substr(0, cut) + "…"}},
+                          fmt::format("no offer id is {} bytes long", in.offer_id.size()),
+                          "an id as listed by `gpuplan offers` (provider/instance_type/region)");
+  }
   std::optional<Offer> offer;
   {
     const auto lock = ctx.use_store();

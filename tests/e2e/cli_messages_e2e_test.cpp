@@ -80,6 +80,19 @@ TEST_F(CliMessagesE2E, AnEmptyGpuOrModelNameIsRefused) {
                  "gpuplan: error: name: the model name is empty (expected: a preset name, or no NAME for the whole list)");
 }
 
+// trial50 #16: `history` echoed an id's control bytes raw (an ESC sequence coloured the terminal)
+// and a 3000-byte id whole; now refused at the byte, or named by its length.
+TEST_F(CliMessagesE2E, HistoryRefusesControlBytesAndDoesNotEchoAHugeId) {
+  expect_refused("history \"$(printf 'aws/p4d\\001\\033[31mRED')\"",  // sh's printf: octal bytes 0x01 0x1b
+                 "gpuplan: error: offer_id: control character (byte 0x01) in the offer id at character 8 (expected: UTF-8 "
+                 "text without control characters)");
+  const RunResult r = run("history \"$(printf '%03000d' 7)\"");  // 3000 digits; not found: exit 3
+  EXPECT_EQ(r.exit_code, 3) << r.out.substr(0, 300);
+  EXPECT_EQ(r.out,
+            "gpuplan: error: offer_id: no offer id is 3000 bytes long (expected: an id as listed by `gpuplan offers` "
+            "(provider/instance_type/region))\n");
+}
+
 // trial48: a run that fits but fails faster than it can checkpoint was told "no usable price (spot
 // without a preemption rate)". At 0.9 failures per GPU-hour even one GPU fails every 1/0.9 h =
 // 4000 s, less than a 5000 s restart: the reason says so (exit 1, code goodput_infeasible).
