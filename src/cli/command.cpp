@@ -62,7 +62,11 @@ std::string parse_error_text(const CLI::ParseError& e, const CLI::App& app) {
   // Words left over: "The following argument(s) was/were not expected: x y".
   if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
     const auto at = what.find(": ");
-    const std::string words = at == std::string::npos ? what : what.substr(at + 2);
+    std::string words = at == std::string::npos ? what : what.substr(at + 2);
+    // The subcommand's left-over words in command-line order (CLI11's message lists them last
+    // first: "--foo 1 --bar 2" read "'2 --bar 1 --foo'", trial50 #18).
+    if (const std::vector<std::string> left = app.remaining(true); !left.empty())
+      words = fmt::format("{}", fmt::join(left, " "));
     return fmt::format("command line: unexpected argument{} '{}' (expected: only the options and arguments of {}; a "
                        "value with spaces goes in quotes)",
                        words.find(' ') == std::string::npos ? "" : "s", words, help);

@@ -80,6 +80,13 @@ TEST_F(CliMessagesE2E, AnEmptyGpuOrModelNameIsRefused) {
                  "gpuplan: error: name: the model name is empty (expected: a preset name, or no NAME for the whole list)");
 }
 
+// trial50 #18: left-over words were listed last first ("'2 --bar 1 --foo'").
+TEST_F(CliMessagesE2E, LeftOverWordsAreListedInTheOrderTyped) {
+  expect_refused("estimate --model llama-3.1-8b --task full --gpu H100 --gpus 8 --foo 1 --bar 2",
+                 "gpuplan: error: command line: unexpected arguments '--foo 1 --bar 2' (expected: only the options and "
+                 "arguments of gpuplan estimate --help; a value with spaces goes in quotes)");
+}
+
 // trial50 #16: `history` echoed an id's control bytes raw (an ESC sequence coloured the terminal)
 // and a 3000-byte id whole; now refused at the byte, or named by its length.
 TEST_F(CliMessagesE2E, HistoryRefusesControlBytesAndDoesNotEchoAHugeId) {
