@@ -175,6 +175,21 @@ SizeOutput run_size(const SizeInput& in, const Context& ctx) {
   SizingResult res = run_sizing(arch, req, ctx.gpus());
   SizeOutput out{std::move(arch), std::move(req), std::move(res), nullptr, std::nullopt, std::nullopt};
   if (in.gpu && out.request.task == Task::serve) {
+    // trial50 #6: a diffusion model read "longest context = 0 tokens", a Mamba model the search's
+    // caps (10,000,000 tokens, 100,000 sequences): context and sequences are a transformer
+    // decoder's KV cache, which these models do not have.
+    if (out.arch.family != ModelFamily::decoder) {
+      const ModelFamily f = out.arch.family;
+      const char* what = f == ModelFamily::state_space       ? "a state-space (Mamba) model, not a transformer"
+                         : f == ModelFamily::encoder         ? "an encoder (BERT-style) model"
+                         : f == ModelFamily::encoder_decoder ? "an encoder-decoder (T5-style) model"
+                                                             : "a diffusion model";
+      throw_invalid_coded("--gpu", "not_decoder_model", {{"model", out.arch.name}},
+                          fmt::format("{} is {}: the longest context and the most sequences on a GPU are a transformer "
+                                      "decoder's KV cache",
+                                      out.arch.name, what),
+                          "a transformer decoder LLM, or size without --gpu (its fit table sizes the weights)");
+    }
     out.limits_gpu = limits_gpu;
     out.limits = serving_limits(out.arch, out.request.serving_request(), out.limits_gpu->fit_memory_bytes(), out.request.margin);
   } else if (in.gpu) {

@@ -105,14 +105,23 @@ GPUPLAN_REGISTER_COMMAND(Command{
         if (out.limits) {
           const ServingMemoryRequest sr = out.request.serving_request();
           const GpuSpec& g = *out.limits_gpu;
-          fmt::print("\nOn {} ({} GiB per GPU, tp {} pp {}, {:.0f}% margin): longest context at concurrency {} = {} "
-                     "tokens{}; most sequences at {} tokens = {}\n",
-                     g.name, gib1(g.fit_memory_bytes()), sr.tp, sr.pp, 100 * out.request.margin, sr.concurrency,
-                     out.limits->max_context_tokens,
-                     out.arch.max_position_embeddings > 0 && out.limits->max_context_tokens == out.arch.max_position_embeddings
-                         ? " (the model's maximum)"
-                         : "",
-                     sr.context_tokens, out.limits->max_concurrency);
+          const double usable = g.fit_memory_bytes() * (1.0 - out.request.margin);
+          const double fixed = out.result.per_gpu.term_bytes("weights") + out.result.per_gpu.term_bytes("cuda_context");
+          if (out.limits->max_context_tokens == 0 && out.limits->max_concurrency == 0 && fixed > usable) {
+            // trial50 #6: "longest context = 0 tokens" with no reason.
+            fmt::print("\nOn {} ({} GiB per GPU, tp {} pp {}, {:.0f}% margin): nothing fits: the weights and CUDA context "
+                       "alone take {} GiB per GPU of the {} GiB usable (more GPUs with --tp, or fewer bits with --quant)\n",
+                       g.name, gib1(g.fit_memory_bytes()), sr.tp, sr.pp, 100 * out.request.margin, gib1(fixed), gib1(usable));
+          } else {
+            fmt::print("\nOn {} ({} GiB per GPU, tp {} pp {}, {:.0f}% margin): longest context at concurrency {} = {} "
+                       "tokens{}; most sequences at {} tokens = {}\n",
+                       g.name, gib1(g.fit_memory_bytes()), sr.tp, sr.pp, 100 * out.request.margin, sr.concurrency,
+                       out.limits->max_context_tokens,
+                       out.arch.max_position_embeddings > 0 && out.limits->max_context_tokens == out.arch.max_position_embeddings
+                           ? " (the model's maximum)"
+                           : "",
+                       sr.context_tokens, out.limits->max_concurrency);
+          }
         }
         if (out.training_limits) {
           const TrainingMemoryRequest tr = out.request.training_request();

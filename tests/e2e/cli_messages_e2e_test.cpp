@@ -80,6 +80,21 @@ TEST_F(CliMessagesE2E, AnEmptyGpuOrModelNameIsRefused) {
                  "gpuplan: error: name: the model name is empty (expected: a preset name, or no NAME for the whole list)");
 }
 
+// trial50 #6: `size --task serve --gpu` said "longest context = 0 tokens" with no reason when the
+// weights alone do not fit, and gave its search caps as limits for models without a KV cache.
+TEST_F(CliMessagesE2E, SizeServeGpuLimitsSayWhyNothingFitsAndAreForDecoders) {
+  const RunResult r = run("size --model llama-3.1-70b --task serve --gpu 'RTX 4090'");
+  EXPECT_EQ(r.exit_code, 0) << r.out.substr(0, 400);
+  // 70.6e9 params × 2 B = 131.5 GiB of weights (+ 0.75 GiB context) against 0.9 × 24 GiB.
+  EXPECT_NE(r.out.find("nothing fits: the weights and CUDA context alone take 132.2 GiB per GPU of the 21.6 GiB usable"),
+            std::string::npos)
+      << r.out;
+  expect_refused("size --model mamba-2.8b --task serve --gpu T4",
+                 "gpuplan: error: --gpu: mamba-2.8b is a state-space (Mamba) model, not a transformer: the longest context "
+                 "and the most sequences on a GPU are a transformer decoder's KV cache (expected: a transformer decoder LLM, "
+                 "or size without --gpu (its fit table sizes the weights))");
+}
+
 // trial50 #18: left-over words were listed last first ("'2 --bar 1 --foo'").
 TEST_F(CliMessagesE2E, LeftOverWordsAreListedInTheOrderTyped) {
   expect_refused("estimate --model llama-3.1-8b --task full --gpu H100 --gpus 8 --foo 1 --bar 2",
