@@ -264,6 +264,14 @@ PlanOutput run_plan(const PlanInput& in, const Context& ctx) {
   if (!in.quant.empty() || in.given.contains("quant")) req.quant = parse_weight_quant(in.quant, "--quant");
   if (!in.kv_dtype.empty() || in.given.contains("kv_dtype")) req.kv_dtype = parse_kv_dtype(in.kv_dtype, "--kv-dtype");
   if (!in.engine.empty() || in.given.contains("engine")) req.engine = parse_serving_engine(in.engine, "--engine");
+  if (const auto takes = engine_quant_unsupported(req.engine, req.quant))
+    throw_invalid_coded(in.given.contains("quant") ? "--quant" : "--engine", "engine_quant_unsupported",
+                        {{"engine", std::string(serving_engine_name(req.engine))},
+                         {"quant", std::string(weight_quant_name(req.quant))},
+                         {"allowed", *takes}},
+                        fmt::format("{} does not load {} weights", serving_engine_name(req.engine), weight_quant_name(req.quant)),
+                        fmt::format("--quant one of {} with --engine {}, or another --engine", *takes,
+                                    serving_engine_name(req.engine)));
   if (in.sort == "cost") {
     req.sort = PlanSort::cost;
   } else if (in.sort == "time") {

@@ -219,6 +219,30 @@ std::string_view serving_engine_name(ServingEngine e) noexcept {
   return "vllm";
 }
 
+std::optional<std::string> engine_quant_unsupported(ServingEngine engine, WeightQuant quant) {
+  static constexpr WeightQuant kAll[] = {WeightQuant::bf16,      WeightQuant::fp16,        WeightQuant::fp8,
+                                         WeightQuant::int8,      WeightQuant::int4,        WeightQuant::nf4,
+                                         WeightQuant::gguf_q4_k_m, WeightQuant::gguf_q8_0, WeightQuant::gguf_q4_0,
+                                         WeightQuant::gguf_q2_k, WeightQuant::mxfp4};
+  auto takes = [engine](WeightQuant q) {
+    switch (engine) {
+      case ServingEngine::llama_cpp:
+        return q != WeightQuant::fp8 && q != WeightQuant::int8 && q != WeightQuant::int4 && q != WeightQuant::nf4;
+      case ServingEngine::tensorrt_llm:
+        return q != WeightQuant::nf4 && q != WeightQuant::gguf_q4_k_m && q != WeightQuant::gguf_q8_0 &&
+               q != WeightQuant::gguf_q4_0 && q != WeightQuant::gguf_q2_k;
+      case ServingEngine::vllm:
+      case ServingEngine::sglang: return true;
+    }
+    return true;
+  };
+  if (takes(quant)) return std::nullopt;
+  std::string list;
+  for (WeightQuant q : kAll)
+    if (takes(q)) list += (list.empty() ? "" : ", ") + std::string(weight_quant_name(q));
+  return list;
+}
+
 ServingEngine parse_serving_engine(std::string_view s, const std::string& where) {
   std::string k;
   for (char ch : s) {

@@ -60,6 +60,14 @@ std::string_view serving_engine_name(ServingEngine e) noexcept;
 /// "llama_cpp", "llamacpp"); case-insensitive. Throws Error{invalid_input, where, expected list}.
 ServingEngine parse_serving_engine(std::string_view s, const std::string& where);
 
+/// Weight formats an engine cannot load (trial50 #5: planned silently): llama.cpp runs GGUF files
+/// (ggml's own types: F16/BF16, Q8_0, Q4_0, Q4_K_M, Q2_K, MXFP4; llama.cpp README "Supported
+/// quantization types"), not FP8, INT8, GPTQ/AWQ INT4 or bitsandbytes NF4 checkpoints;
+/// TensorRT-LLM builds FP16/BF16, FP8, INT8, INT4 (AWQ/GPTQ) and FP4 engines (TensorRT-LLM docs
+/// "Numerical Precision"), not bitsandbytes NF4 or GGUF. vLLM and SGLang load every format here.
+/// Returns the formats the engine takes ("bf16, fp16, ...") when `quant` is not one of them.
+std::optional<std::string> engine_quant_unsupported(ServingEngine engine, WeightQuant quant);
+
 /// One engine's efficiency set. Every field is documented with its source or marked ASSUMPTION
 /// in engine_profile() (serving_perf.cpp) and docs/performance-model.md.
 struct EngineProfile {

@@ -30,7 +30,7 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 156> kCodes = {
+constexpr std::array<std::string_view, 157> kCodes = {
     "ambiguous_model",
     "batch_job_field",
     "body_empty",
@@ -42,6 +42,7 @@ constexpr std::array<std::string_view, 156> kCodes = {
     "cuda_graph_needs_megatron",
     "date_before_earliest",
     "deadline_on_service",
+    "engine_quant_unsupported",
     "ep_not_dividing_dp",
     "ep_not_dividing_experts",
     "ep_on_dense_model",

@@ -95,6 +95,21 @@ TEST_F(CliMessagesE2E, SizeServeGpuLimitsSayWhyNothingFitsAndAreForDecoders) {
                  "or size without --gpu (its fit table sizes the weights))");
 }
 
+// trial50 #5: engine/weight-format pairs no engine runs were planned silently.
+TEST_F(CliMessagesE2E, AnEngineIsNotPlannedWithWeightsItCannotLoad) {
+  expect_refused("plan --model llama-3.1-8b --task serve --concurrency 8 --engine tensorrt-llm --quant nf4",
+                 "gpuplan: error: --quant: tensorrt-llm does not load nf4 weights (expected: --quant one of bf16, fp16, fp8, "
+                 "int8, int4, mxfp4 with --engine tensorrt-llm, or another --engine)");
+  expect_refused("plan --model llama-3.1-8b --task serve --concurrency 8 --engine llama.cpp --quant fp8",
+                 "gpuplan: error: --quant: llama.cpp does not load fp8 weights (expected: --quant one of bf16, fp16, "
+                 "gguf_q4_k_m, gguf_q8_0, gguf_q4_0, gguf_q2_k, mxfp4 with --engine llama.cpp, or another --engine)");
+  // What each engine loads is planned: GGUF on llama.cpp, bitsandbytes NF4 on vLLM.
+  EXPECT_EQ(run("plan --model llama-3.1-8b --task serve --concurrency 8 --engine llama.cpp --quant gguf_q4_k_m --limit 1")
+                .exit_code,
+            0);
+  EXPECT_EQ(run("plan --model llama-3.1-8b --task serve --concurrency 8 --engine vllm --quant nf4 --limit 1").exit_code, 0);
+}
+
 // trial50 #18: left-over words were listed last first ("'2 --bar 1 --foo'").
 TEST_F(CliMessagesE2E, LeftOverWordsAreListedInTheOrderTyped) {
   expect_refused("estimate --model llama-3.1-8b --task full --gpu H100 --gpus 8 --foo 1 --bar 2",
