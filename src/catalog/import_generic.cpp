@@ -286,6 +286,13 @@ void import_record(const Record& r, const Place& p, const ImportSource& src, Imp
   require_range(per_hour, r, k_usd_per_hour, p, 0, kMaxUsdPerHour, "USD per hour");
   require_range(per_gpu_hour, r, k_usd_per_gpu_hour, p, 0, kMaxUsdPerHour, "USD per GPU-hour");
   const double usd_per_hour = per_hour ? *per_hour : *per_gpu_hour * o.gpu_count;
+  // The instance price the GPU price makes is held to the same bound (trial50 #15: 1,000,000 GPUs
+  // at $100 per GPU-hour was stored as a $1e8-per-hour instance).
+  if (!per_hour && usd_per_hour > kMaxUsdPerHour)
+    throw Error(ErrorKind::invalid_input, p.where("usd_per_gpu_hour"),
+                fmt::format("usd_per_gpu_hour {} × gpu_count {} = {:.0f} USD per instance-hour is out of range",
+                            trim(r[k_usd_per_gpu_hour]), o.gpu_count, usd_per_hour),
+                fmt::format("usd_per_gpu_hour × gpu_count from 0 to {:.0f} USD per hour", kMaxUsdPerHour));
 
   std::optional<std::string> observed_at;
   const std::string date = get(r, k_observed_at);

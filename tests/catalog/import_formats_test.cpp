@@ -311,6 +311,17 @@ TEST(ImportGeneric, CsvErrors) {
   EXPECT_NE(err(header + "p,i,H100,0,on-demand,10,,s\n").find("gpu_count"), std::string::npos);
   EXPECT_NE(err(header + "p,i,H100,8,on-demand,,,s\n").find("usd_per_hour"), std::string::npos);
   EXPECT_NE(err(header + ",i,H100,8,on-demand,10,,s\n").find("provider"), std::string::npos);
+  // trial50 #15: a GPU price × gpu_count above the instance bound (1,000,000 USD per hour) was stored:
+  // 1,000,000 GPUs × $100 = $1e8 per hour. 10,000 × $100 = $1e6 is the bound itself, accepted.
+  {
+    const std::string per_gpu = "provider,instance_type,gpu,gpu_count,price_kind,usd_per_gpu_hour,observed_at,source\n";
+    EXPECT_EQ(err(per_gpu + "p,i,H100,1000000,on-demand,100,,s\n"),
+              "q.csv:2: usd_per_gpu_hour 100 × gpu_count 1000000 = 100000000 USD per instance-hour is out of range "
+              "(expected: usd_per_gpu_hour × gpu_count from 0 to 1000000 USD per hour)");
+    ImportSource bound;
+    bound.file = "q.csv";
+    EXPECT_EQ(import_generic_csv(per_gpu + "p,i,H100,10000,on-demand,100,,s\n", bound).offers.size(), 1u);
+  }
   // Unknown date stays unknown; a $0 price is flagged and excluded.
   ImportSource src;
   src.file = "q.csv";
