@@ -3878,9 +3878,9 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
       const std::int64_t gpus_held = f.replicas_held * f.tp;
       const std::int64_t gpus_needed = f.replicas_needed * f.tp;
       const std::int64_t instances_needed = (gpus_needed + f.gpus_per_instance - 1) / f.gpus_per_instance;
-      np.reason = fmt::format(
-          "layouts fit, but {} GPUs hold {} replicas of TP {} and the load needs {} ({} GPUs)",
-          gpus_held, f.replicas_held, f.tp, f.replicas_needed, gpus_needed);
+      np.reason = fmt::format("layouts fit, but {} GPU{} {} {} replica{} of TP {} and the load needs {} ({} GPUs)", gpus_held,
+                              gpus_held == 1 ? "" : "s", gpus_held == 1 ? "holds" : "hold", f.replicas_held,
+                              f.replicas_held == 1 ? "" : "s", f.tp, f.replicas_needed, gpus_needed);
       np.suggestions.push_back(fmt::format("at least {} GPUs ({} × {}-GPU instances: --gpus {}), or a lower load",
                                            instances_needed * f.gpus_per_instance, instances_needed,
                                            f.gpus_per_instance, instances_needed * f.gpus_per_instance));
