@@ -2227,6 +2227,25 @@ void send_bad_query_page(const std::string& lang, const std::string& prefix, con
   res.status = 400;
 }
 
+/// A comparison page's route. It takes no query parameters: any is refused as the form pages
+/// refuse an unknown one (trial50 #21: /generative-ai?sort=foo was a 200 page that ignored it).
+std::function<void(const Page&, const httplib::Request&, httplib::Response&)> workload_route(std::shared_ptr<Pages> pages,
+                                                                                                std::string which) {
+  return [pages, which](const Page& p, const httplib::Request& q, httplib::Response& r) {
+    if (!q.params.empty()) {
+      const std::string k = q.params.begin()->first;
+      try {
+        throw_invalid_coded("/" + k, "unknown_field", {{"name", k}, {"known", "—"}},
+                            "unknown query parameter", "no query parameters on this page");
+      } catch (const Error& e) {
+        send_bad_query_page(p.lang, p.prefix, p.path, e, r);
+        return;
+      }
+    }
+    pages->workload(p, which, r);
+  };
+}
+
 void add_pages(httplib::Server& http, const api::Context& ctx, RouteMethods& methods, bool can_import) {
   auto pages = std::make_shared<Pages>(ctx, can_import);
   using Handler = std::function<void(const Page&, const httplib::Request&, httplib::Response&)>;
@@ -2237,10 +2256,9 @@ void add_pages(httplib::Server& http, const api::Context& ctx, RouteMethods& met
       {"/size", [pages](const Page& p, const httplib::Request& q, httplib::Response& r) { pages->size(p, q, r); }},
       {"/plan", [pages](const Page& p, const httplib::Request& q, httplib::Response& r) { pages->plan(p, q, r); }},
       {"/assistant", [pages](const Page& p, const httplib::Request& q, httplib::Response& r) { pages->assistant(p, q, r); }},
-      {"/training", [pages](const Page& p, const httplib::Request&, httplib::Response& r) { pages->workload(p, "training", r); }},
-      {"/generative-ai", [pages](const Page& p, const httplib::Request&, httplib::Response& r) { pages->workload(p, "generative_ai", r); }},
-      {"/large-model-training",
-       [pages](const Page& p, const httplib::Request&, httplib::Response& r) { pages->workload(p, "large_model_training", r); }},
+      {"/training", workload_route(pages, "training")},
+      {"/generative-ai", workload_route(pages, "generative_ai")},
+      {"/large-model-training", workload_route(pages, "large_model_training")},
   };
   // Rendered pages by (language, URL with its query) on the same data version and day
   // (ResponseCache): a page is a pure function of those.

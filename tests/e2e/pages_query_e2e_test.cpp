@@ -140,6 +140,25 @@ TEST_F(PagesQueryE2E, BadPercentEncodingIsABadRequestPageInTheRequestsLanguage) 
   EXPECT_NE(ok->body.find("value=\"gpu=H100\""), std::string::npos);
 }
 
+// trial50 #21: the comparison pages take no query parameters; one was a 200 page that ignored it
+// (?sort=foo), where the form pages refuse an unknown field. Refused in the page's language.
+TEST_F(PagesQueryE2E, TheComparisonPagesRefuseAQueryParameter) {
+  for (const char* page : {"/training", "/generative-ai", "/large-model-training"}) {
+    auto en = get(std::string("/en") + page + "?sort=foo");
+    ASSERT_TRUE(en) << page;
+    EXPECT_EQ(en->status, 400) << page;
+    EXPECT_NE(en->body.find("sort"), std::string::npos) << page << "\n" << en->body.substr(0, 1500);
+    auto plain = get(std::string("/fr") + page);
+    ASSERT_TRUE(plain) << page;
+    EXPECT_EQ(plain->status, 200) << page;
+  }
+  auto fr = get("/fr/generative-ai?foo=1");
+  ASSERT_TRUE(fr);
+  EXPECT_EQ(fr->status, 400);
+  EXPECT_NE(fr->body.find("<h1>Requête incorrecte</h1>"), std::string::npos) << fr->body.substr(0, 1500);
+  EXPECT_EQ(fr->body.find("this page"), std::string::npos) << fr->body.substr(0, 1500);
+}
+
 // trial42 D6: a query value that decodes to a NUL or another control character was echoed raw
 // into the page's error text. It is refused at the parameter, in the page's language, and no such
 // byte reaches the page.
