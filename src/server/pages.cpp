@@ -649,7 +649,16 @@ constexpr ExplainPhrase kExplainPhrases[] = {
     {"at the start of backward", "xp_at_the_start_of_backward"},
     {"at the last layer's recompute, logits kept by the training loop", "xp_at_the_last_layers_recompute_logits_kept"},
     {"output-layer gradient in the chunked output's backward", "xp_output_layer_gradient_in_chunked_output_backward"},
-    {"not at the peak: rebuilt after the loss's backward freed the logits", "xp_not_at_the_peak_rebuilt_after_the_loss"},
+    {"not at the peak: rebuilt after the loss's backward freed the logits", "xp_not_at_the_peak_rebuilt_after_the_loss"},    {"tokens/s and req/s follow these users, not each replica's full batch", "xp_follow_these_users_not_full_batch"},
+    {"tokens/s and req/s follow this load, not each replica's capacity", "xp_follow_this_load_not_capacity"},
+    {"would not hold the load on this cluster", "xp_would_not_hold_the_load_on_this_cluster"},
+    {"the latency target is what needs", "xp_the_latency_target_is_what_needs"},
+    {"missing the target", "xp_missing_the_target"},
+    {"would need", "xp_would_need"},
+    {"instead of", "xp_instead_of"},
+    {"gives", "xp_gives"},
+    {"misses", "xp_misses"},
+    {"the given target", "xp_the_given_target"},
 };
 
 /// `text` (an explain line's formula or source as the engine writes it) in the locale `t`: each
