@@ -80,6 +80,18 @@ TEST_F(PagesLocaleE2E, FrenchAndThaiPagesShowNoEnglishText) {
   }
 }
 
+// trial50 #9: the serving explanation of a plan read "jetons/s et req/s follow these utilisateurs,
+// non each réplique's full lot" on the French page (a sentence the phrase table lacked).
+TEST_F(PagesLocaleE2E, ServingExplainLinesAreInThePagesLanguage) {
+  const std::string q = "/plan?model=llama-3.1-70b&task=serve&concurrency=100&quant=int4&explain=1&filter=gpu%3DH100";
+  const std::string fr = get("/fr" + q);
+  EXPECT_NE(fr.find("suivent ces utilisateurs, non le lot complet de chaque réplique"), std::string::npos) << fr.substr(0, 2000);
+  EXPECT_EQ(fr.find("follow these"), std::string::npos);
+  const std::string th = get("/th" + q);
+  EXPECT_NE(th.find("เป็นไปตามผู้ใช้เหล่านี้"), std::string::npos) << th.substr(0, 2000);
+  EXPECT_EQ(th.find("follow these"), std::string::npos);
+}
+
 TEST_F(PagesLocaleE2E, WorkloadLinkLabelsFooterAndFrenchTypography) {
   ASSERT_GT(server().port, 0) << server().first_line;
   for (const std::string lang : {"fr", "th"}) {
