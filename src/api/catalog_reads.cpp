@@ -313,6 +313,11 @@ OffersOutput run_offers(const OffersInput& in, const Context& ctx) {
     if (!out.group_key)
       throw_invalid_coded("--group-by", "unknown_choice", {{"value", in.group_by}, {"allowed", "gpu, provider"}},
                           "unknown grouping \"" + in.group_by + "\"", "gpu or provider");
+    // Groups are listed by their cheapest price; another sort key was silently ignored (trial50 #20).
+    if (in.sort != kSortPricePerGpuHour)
+      throw_invalid_coded("--sort", "both_given", {{"a_field", "sort"}, {"b_field", "group_by"}},
+                          "--sort " + in.sort + " with --group-by (groups are listed by their cheapest price per GPU-hour)",
+                          "one of them");
   }
   out.limits = FreshnessLimits{in.fresh_days, in.stale_days};
   try {

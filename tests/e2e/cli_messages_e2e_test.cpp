@@ -110,6 +110,14 @@ TEST_F(CliMessagesE2E, AnEngineIsNotPlannedWithWeightsItCannotLoad) {
   EXPECT_EQ(run("plan --model llama-3.1-8b --task serve --concurrency 8 --engine vllm --quant nf4 --limit 1").exit_code, 0);
 }
 
+// trial50 #20: --sort with --group-by was silently ignored (groups are listed by their cheapest price).
+TEST_F(CliMessagesE2E, SortWithGroupByIsRefused) {
+  expect_refused("offers --group-by gpu --sort bandwidth",
+                 "gpuplan: error: --sort: --sort bandwidth with --group-by (groups are listed by their cheapest price per "
+                 "GPU-hour) (expected: one of them)");
+  EXPECT_EQ(run("offers --group-by gpu --limit 1").exit_code, 0);
+}
+
 // trial50 #18: left-over words were listed last first ("'2 --bar 1 --foo'").
 TEST_F(CliMessagesE2E, LeftOverWordsAreListedInTheOrderTyped) {
   expect_refused("estimate --model llama-3.1-8b --task full --gpu H100 --gpus 8 --foo 1 --bar 2",
