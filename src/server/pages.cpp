@@ -1443,7 +1443,6 @@ class Pages {
       const api::OffersOutput out = api::run_offers(in, ctx_);
       const json rows = api::to_json(out);
       json view = json::array();
-      std::map<std::string, json> groups;
       for (std::size_t row_index = 0; row_index < rows.size(); ++row_index) {
         const json& row_json = rows[row_index];
         // The zone, when the offer has one: offers of one instance type in several zones of a
@@ -1510,30 +1509,23 @@ class Pages {
         view.push_back(row);
       }
       // Groups count every matching offer, not the rows shown (the page lists at most in.limit:
-      // a trial saw "A100 SXM 40GB | 3 offers" where the catalog has 227).
+      // a trial saw "A100 SXM 40GB | 3 offers" where the catalog has 227). Their statistics are
+      // the API's and the CLI's (group_offer_prices: ordered by median, flagged prices left out
+      // unless include_flagged); the page computed its own min–max over flagged prices too, in
+      // alphabetical order and without the median (trial50 #12).
+      json gview = json::array();
       if (!group_by.empty()) {
         api::OffersInput every = in;
         every.limit = 0;
-        const json all_rows = api::to_json(api::run_offers(every, ctx_));
-        for (const auto& row_json : all_rows) {
-          const json& name = group_by == "provider"      ? row_json["provider"]
-                             : row_json["gpu_name"].is_string() ? row_json["gpu_name"]
-                                                                : row_json["gpu_name_raw"];
-          const std::string g = name.is_string() ? name.get<std::string>() : pg.t.value("unknown", "");
-          auto& grp = groups[g];
-          if (grp.is_null()) grp = {{"gpu", g}, {"offers", 0}, {"min", 1e18}, {"max", 0.0}};
-          grp["offers"] = grp["offers"].get<int>() + 1;
-          if (row_json["usd_per_gpu_hour"].is_number()) {  // the listed kind only
-            grp["min"] = std::min(grp["min"].get<double>(), row_json["usd_per_gpu_hour"].get<double>());
-            grp["max"] = std::max(grp["max"].get<double>(), row_json["usd_per_gpu_hour"].get<double>());
-          }
+        every.group_by = group_by;
+        const api::OffersOutput grouped = api::run_offers(every, ctx_);
+        for (const OfferGroupStats& g : grouped.groups) {
+          gview.push_back({{"gpu", g.key}, {"offers", g.offers},
+                           {"median", g.median_usd_per_gpu_hour ? money(*g.median_usd_per_gpu_hour, pg.lang) : pg.t.value("unknown", "")},
+                           {"range", g.min_usd_per_gpu_hour && g.max_usd_per_gpu_hour
+                                         ? money(*g.min_usd_per_gpu_hour, pg.lang) + " – " + money(*g.max_usd_per_gpu_hour, pg.lang)
+                                         : pg.t.value("unknown", "")}});
         }
-      }
-      json gview = json::array();
-      for (auto& [g, v] : groups) {
-        gview.push_back({{"gpu", g}, {"offers", v["offers"]},
-                         {"range", v["min"].get<double>() > 1e17 ? pg.t.value("unknown", "")
-                                                                : money(v["min"].get<double>(), pg.lang) + " – " + money(v["max"].get<double>(), pg.lang)}});
       }
       ctx["rows"] = view;
       ctx["groups"] = gview;

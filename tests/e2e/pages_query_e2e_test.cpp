@@ -214,13 +214,22 @@ TEST_F(PagesQueryE2E, GroupsCountEveryMatchingOfferAsTheApiDoes) {
     const std::string gpu = g.value("gpu", std::string());
     if (gpu.empty() || g["offers"].get<int>() < 50) continue;  // the large groups: the page lists at most 300 rows
     const std::regex cell(std::regex_replace(gpu, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)") +
-                          R"(</td><td class="num">([0-9]+)</td>)");
+                          R"(</td><td class="num">([0-9]+)</td><td class="num">\$([0-9.]+)</td><td>\$([0-9.]+) – \$([0-9.]+)</td>)");
     std::smatch m;
     ASSERT_TRUE(std::regex_search(page->body, m, cell)) << gpu;
     EXPECT_EQ(std::stoi(m[1]), g["offers"].get<int>()) << gpu;
+    // trial50 #12: the page's statistics are the API's (median, and min–max without flagged prices).
+    EXPECT_NEAR(std::stod(m[2]), g["median_usd_per_gpu_hour"].get<double>(), 0.0051) << gpu;
+    EXPECT_NEAR(std::stod(m[3]), g["min_usd_per_gpu_hour"].get<double>(), 0.0051) << gpu;
+    EXPECT_NEAR(std::stod(m[4]), g["max_usd_per_gpu_hour"].get<double>(), 0.0051) << gpu;
     ++checked;
   }
   EXPECT_GE(checked, 2u);
+  // In the API's order (by median), not alphabetical: the first group row is the API's first group.
+  const std::regex first_row(R"(<table id="groups"[^]*?<tbody><tr><td>([^<]+)</td>)");
+  std::smatch f;
+  ASSERT_TRUE(std::regex_search(page->body, f, first_row));
+  EXPECT_EQ(f[1].str(), groups[0]["gpu"].get<std::string>());
 }
 
 TEST_F(PagesQueryE2E, ASecondServerOnTheSameAddressFailsToListen) {
