@@ -1657,8 +1657,14 @@ class Pages {
                 {"quants", select_options({"", "bf16", "fp16", "fp8", "int8", "int4", "nf4", "q4_k_m", "q8_0"},
                                           req.get_param_value("quant"))}};
     ctx["quants"][0]["label"] = pg.t.value("form_default", "default");
+    // Serving's KV cache type and engine (trial50 #10: typed in the URL only, lost on resubmission).
+    ctx["kv_dtypes"] = select_options({"", "bf16", "fp16", "fp8", "int8", "int4", "q8_0"}, req.get_param_value("kv_dtype"));
+    ctx["kv_dtypes"][0]["label"] = pg.t.value("form_default", "default");
+    ctx["engines"] = select_options({"", "vllm", "tensorrt-llm", "sglang", "llama.cpp"}, req.get_param_value("engine"));
+    ctx["engines"][0]["label"] = pg.t.value("form_default", "default");
     // The form's other fields, echoed as typed (the JSON API's and the CLI's names: api/plan.cpp).
-    for (const char* name : {"filter", "seq", "rps", "concurrency", "hours", "ttft_ms", "tpot_ms", "images", "deadline", "budget"})
+    for (const char* name : {"filter", "seq", "rps", "concurrency", "hours", "ttft_ms", "tpot_ms", "images", "deadline", "budget",
+                             "prompt_tokens", "output_tokens", "requests", "gpus", "tp"})
       ctx[name] = req.get_param_value(name);
     try {
       refuse_repeated_params(req);

@@ -232,6 +232,26 @@ TEST_F(PagesQueryE2E, GroupsCountEveryMatchingOfferAsTheApiDoes) {
   EXPECT_EQ(f[1].str(), groups[0]["gpu"].get<std::string>());
 }
 
+// trial50 #10: the plan form had no engine, KV cache type, prompt/output tokens, requests, GPUs or
+// TP fields: typed in the URL they worked, and a resubmitted form lost them.
+TEST_F(PagesQueryE2E, ThePlanFormCarriesTheServingAndClusterFields) {
+  auto r = get("/en/plan?model=llama-3.1-8b&task=serve&concurrency=10&engine=tensorrt-llm&kv_dtype=fp8&prompt_tokens=2000"
+               "&output_tokens=500&gpus=1&tp=1&today=2026-12-01");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body.substr(0, 1500);
+  for (const char* echoed : {R"(<option value="tensorrt-llm" selected)", R"(<option value="fp8" selected)",
+                             R"(name="prompt_tokens" type="number" min="1" value="2000")",
+                             R"(name="output_tokens" type="number" min="1" value="500")", R"(name="gpus" type="number" min="1" value="1")",
+                             R"(name="tp" type="number" min="1" value="1")", R"(name="requests" value="")"})
+    EXPECT_NE(r->body.find(echoed), std::string::npos) << echoed;
+  // The same form submitted for a fine-tune, the serving fields left empty: planned, no error.
+  auto lora = get("/fr/plan?model=llama-3.1-8b&task=lora&tokens=1e8&engine=&kv_dtype=&prompt_tokens=&output_tokens=&requests="
+                  "&gpus=&tp=&today=2026-12-01");
+  ASSERT_TRUE(lora);
+  EXPECT_EQ(lora->status, 200);
+  EXPECT_EQ(lora->body.find("class=\"error\""), std::string::npos) << lora->body.substr(0, 1500);
+}
+
 TEST_F(PagesQueryE2E, ASecondServerOnTheSameAddressFailsToListen) {
   const std::string port = std::to_string(server().port);
   const gpuplan::e2e::RunResult r =
