@@ -248,6 +248,7 @@ class Reader {
     read_gpu();      // before tokens and money: "4 H100s"
     read_quant();    // "in int4", "8-bit", "awq"
     read_stack();    // "with megatron", "using deepspeed"
+    read_request_lengths();  // before tokens: "128k token prompts" is a request's length, not a budget
     read_tokens();
     read_images();
     read_rate();
@@ -577,6 +578,36 @@ class Reader {
         }
       }
     }
+  }
+
+  /// A served request's lengths: "128k token prompts", "8000 input tokens", "prompts of 8000
+  /// tokens", "2k output tokens", "outputs of 500 tokens", "8000 jetons d'entrée", "sorties de 500
+  /// jetons": the plan's prompt_tokens / output_tokens (trial50 #14: read as a training budget and
+  /// dropped, and the plan ran at 1000 + 250 tokens without a word). "k" is 1,024 here, as the field
+  /// writes context sizes ("128k" prompts of Llama 3.1 = 131,072). A speed ("30 output tokens/s
+  /// each") is a TPOT target, read before (read_latency).
+  void read_request_lengths() {
+    static const std::string num = R"((\d+(?:[.,]\d+)?)\s*(k\b)?)";
+    static const std::string not_speed = R"((?!\s*(?:/\s*s\b|per\s+s|par\s+s)))";
+    static const std::string prompt_words =
+        R"((?:input\s+tokens?|prompt\s+tokens?|prompts?|inputs?|(?:d'|de\s+)?entr\xc3\xa9es?))";
+    static const std::string output_words =
+        R"((?:output\s+tokens?|generated\s+tokens?|outputs?|completions?|(?:de\s+)?sorties?))";
+    auto read = [&](const std::string& field, const std::string& words) {
+      const std::regex after(num + R"([ -]*(?:tokens?[ -]+|jetons?\s+)?)" + words + R"(\b)" + not_speed);
+      const std::regex before(words + R"(\s+(?:of|de|:|=)\s*)" + num + R"(\s*(?:tokens?|jetons?)\b)" + not_speed);
+      for (const std::regex* re : {&after, &before}) {
+        for (auto it = std::sregex_iterator(low_.begin(), low_.end(), *re); it != std::sregex_iterator(); ++it) {
+          const std::smatch& m = *it;
+          if (is_taken(static_cast<std::size_t>(m.position(0)), static_cast<std::size_t>(m.position(0) + m.length(0))))
+            continue;
+          add_marked(field, exact_number(m[1].str(), m[2].matched ? 1024 : 1, m[0].str(), result_.language), m);
+          return;
+        }
+      }
+    };
+    read("prompt_tokens", prompt_words);
+    read("output_tokens", output_words);
   }
 
   void read_tokens() {
