@@ -290,7 +290,7 @@ void import_record(const Record& r, const Place& p, const ImportSource& src, Imp
   // at $100 per GPU-hour was stored as a $1e8-per-hour instance).
   if (!per_hour && usd_per_hour > kMaxUsdPerHour)
     throw Error(ErrorKind::invalid_input, p.where("usd_per_gpu_hour"),
-                fmt::format("usd_per_gpu_hour {} × gpu_count {} = {:.0f} USD per instance-hour is out of range",
+                fmt::format("usd_per_gpu_hour {} × gpu_count {} = {:.10g} USD per instance-hour is out of range",
                             trim(r[k_usd_per_gpu_hour]), o.gpu_count, usd_per_hour),
                 fmt::format("usd_per_gpu_hour × gpu_count from 0 to {:.0f} USD per hour", kMaxUsdPerHour));
 

@@ -1833,7 +1833,11 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
     // On a fixed cluster (--gpus / --nodes) every replica is placed, but the load may keep only a
     // few busy (trial50 #2: 2 users on 16 GPUs said nothing): count the replicas the load needs.
     const std::int64_t rented = static_cast<std::int64_t>(p.instances) * p.gpus_per_instance;
-    const double busy = detail::serving_replicas_busy(request, *p.serving, p.replicas);
+    // N users are spread over min(replicas, N) replicas (each timed at ceil(N / replicas)); a
+    // request rate keeps ceil(rate / rate per replica) busy (trial51: 17 users on 16 replicas of
+    // batch 2 were said to leave 7 GPUs idle, from 17 / 2 = 8.5 replicas' worth of capacity).
+    const double busy = request.concurrency ? static_cast<double>(*request.concurrency)
+                                            : detail::serving_replicas_busy(request, *p.serving, p.replicas);
     const std::int64_t busy_replicas =
         std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(busy - 1e-9)), 1, std::max<std::int64_t>(p.replicas, 1));
     const std::int64_t used = busy_replicas * p.layout.tp;

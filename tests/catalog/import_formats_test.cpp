@@ -321,6 +321,10 @@ TEST(ImportGeneric, CsvErrors) {
     ImportSource bound;
     bound.file = "q.csv";
     EXPECT_EQ(import_generic_csv(per_gpu + "p,i,H100,10000,on-demand,100,,s\n", bound).offers.size(), 1u);
+    // The product as computed, not rounded into the range it is refused for (trial51).
+    EXPECT_EQ(err(per_gpu + "p,i,H100,8,on-demand,125000.01,,s\n"),
+              "q.csv:2: usd_per_gpu_hour 125000.01 × gpu_count 8 = 1000000.08 USD per instance-hour is out of range "
+              "(expected: usd_per_gpu_hour × gpu_count from 0 to 1000000 USD per hour)");
   }
   // Unknown date stays unknown; a $0 price is flagged and excluded.
   ImportSource src;

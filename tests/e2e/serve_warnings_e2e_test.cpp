@@ -45,6 +45,11 @@ TEST_F(ServeWarningsE2E, AFixedClusterNamesTheGpusTheLoadLeavesIdle) {
     EXPECT_NE((*w)["message"].get<std::string>().find("serves on 2 of the 16 GPUs rented (14 idle)"), std::string::npos)
         << w->dump();
   }
+  // trial51: 17 users on 16 replicas (one holds 2, the others 1) leave no GPU idle, though 17 / 2
+  // sequences per replica is 8.5 replicas' worth of capacity.
+  const json spread = run_json("plan --model llama-3.1-8b --task serve --concurrency 17 --gpus 16 --tp 1 --limit 3" + kToday, 0);
+  ASSERT_FALSE(spread["plans"].empty());
+  for (const auto& p : spread["plans"]) EXPECT_EQ(warning(p, "idle_gpus"), nullptr) << p["warnings"].dump();
   // A load that keeps every replica busy: 16 replicas of one 8B sequence each, no idle GPU.
   const json full = run_json("plan --model llama-3.1-8b --task serve --concurrency 16 --gpus 16 --tp 1 --limit 3" + kToday, 0);
   ASSERT_FALSE(full["plans"].empty());
