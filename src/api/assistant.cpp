@@ -593,10 +593,17 @@ class Reader {
         R"((?:input\s+tokens?|prompt\s+tokens?|prompts?|inputs?|(?:d'|de\s+)?entr\xc3\xa9es?))";
     static const std::string output_words =
         R"((?:output\s+tokens?|generated\s+tokens?|outputs?|completions?|(?:de\s+)?sorties?))";
-    auto read = [&](const std::string& field, const std::string& words) {
-      const std::regex after(num + R"([ -]*(?:tokens?[ -]+|jetons?\s+)?)" + words + R"(\b)" + not_speed);
-      const std::regex before(words + R"(\s+(?:of|de|:|=)\s*)" + num + R"(\s*(?:tokens?|jetons?)\b)" + not_speed);
-      for (const std::regex* re : {&after, &before}) {
+    // "8000 input tokens" (count first) and "prompts of 8000 tokens" (count after), built once.
+    auto after = [&](const std::string& words) {
+      return std::regex(num + R"([ -]*(?:tokens?[ -]+|jetons?\s+)?)" + words + R"(\b)" + not_speed);
+    };
+    auto before = [&](const std::string& words) {
+      return std::regex(words + R"(\s+(?:of|de|:|=)\s*)" + num + R"(\s*(?:tokens?|jetons?)\b)" + not_speed);
+    };
+    static const std::regex prompt_after = after(prompt_words), prompt_before = before(prompt_words);
+    static const std::regex output_after = after(output_words), output_before = before(output_words);
+    auto read = [&](const std::string& field, const std::regex& count_first, const std::regex& count_after) {
+      for (const std::regex* re : {&count_first, &count_after}) {
         for (auto it = std::sregex_iterator(low_.begin(), low_.end(), *re); it != std::sregex_iterator(); ++it) {
           const std::smatch& m = *it;
           if (is_taken(static_cast<std::size_t>(m.position(0)), static_cast<std::size_t>(m.position(0) + m.length(0))))
@@ -606,8 +613,8 @@ class Reader {
         }
       }
     };
-    read("prompt_tokens", prompt_words);
-    read("output_tokens", output_words);
+    read("prompt_tokens", prompt_after, prompt_before);
+    read("output_tokens", output_after, output_before);
   }
 
   void read_tokens() {

@@ -1,6 +1,7 @@
 #include "api/size.hpp"
 
 #include "api/model_fields.hpp"
+#include "model/param_count.hpp"
 #include "util/error.hpp"
 
 namespace gpuplan::api {
@@ -179,15 +180,10 @@ SizeOutput run_size(const SizeInput& in, const Context& ctx) {
     // caps (10,000,000 tokens, 100,000 sequences): context and sequences are a transformer
     // decoder's KV cache, which these models do not have.
     if (out.arch.family != ModelFamily::decoder) {
-      const ModelFamily f = out.arch.family;
-      const char* what = f == ModelFamily::state_space       ? "a state-space (Mamba) model, not a transformer"
-                         : f == ModelFamily::encoder         ? "an encoder (BERT-style) model"
-                         : f == ModelFamily::encoder_decoder ? "an encoder-decoder (T5-style) model"
-                                                             : "a diffusion model";
       throw_invalid_coded("--gpu", "not_decoder_model", {{"model", out.arch.name}},
                           fmt::format("{} is {}: the longest context and the most sequences on a GPU are a transformer "
                                       "decoder's KV cache",
-                                      out.arch.name, what),
+                                      out.arch.name, family_description(out.arch.family)),
                           "a transformer decoder LLM, or size without --gpu (its fit table sizes the weights)");
     }
     out.limits_gpu = limits_gpu;

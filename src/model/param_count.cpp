@@ -85,4 +85,16 @@ std::string_view family_name(ModelFamily family) {
   return "decoder";
 }
 
+std::string_view family_description(ModelFamily family) {
+  switch (family) {
+    case ModelFamily::decoder: return "a transformer decoder";
+    case ModelFamily::state_space: return "a state-space (Mamba) model, not a transformer";
+    case ModelFamily::encoder: return "an encoder (BERT-style) model";
+    case ModelFamily::encoder_decoder: return "an encoder-decoder (T5-style) model";
+    case ModelFamily::diffusion_unet:
+    case ModelFamily::diffusion_transformer: return "a diffusion model";
+  }
+  return "a transformer decoder";
+}
+
 }  // namespace gpuplan

@@ -43,5 +43,9 @@ AttentionKind attention_kind(const ModelArch& arch);
 std::string_view attention_kind_name(AttentionKind kind);
 /// "decoder", "diffusion_unet", "diffusion_transformer", "state_space", "encoder", "encoder_decoder".
 std::string_view family_name(ModelFamily family);
+/// What a model of `family` is, in words for a refusal: "a transformer decoder", "a state-space
+/// (Mamba) model, not a transformer", "an encoder (BERT-style) model", "an encoder-decoder
+/// (T5-style) model", "a diffusion model".
+std::string_view family_description(ModelFamily family);
 
 }  // namespace gpuplan

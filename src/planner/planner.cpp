@@ -20,6 +20,7 @@
 #include "catalog/filter.hpp"
 #include "catalog/freshness.hpp"
 #include "catalog/importers.hpp"
+#include "model/param_count.hpp"
 
 #include "planner/pareto.hpp"
 #include "planner/plan_inputs.hpp"
@@ -2200,12 +2201,9 @@ void check_request_for_model(const PlanRequest& request, const ModelArch& arch) 
   }
   if (!images && arch.family != ModelFamily::decoder) {
     // What it is, not "not a decoder" (trial48: Mamba is a causal decoder, just not a transformer).
-    const char* what = arch.family == ModelFamily::state_space       ? "a state-space (Mamba) model, not a transformer"
-                       : arch.family == ModelFamily::encoder         ? "an encoder (BERT-style) model"
-                       : arch.family == ModelFamily::encoder_decoder ? "an encoder-decoder (T5-style) model"
-                                                                     : "a diffusion model";
     throw_invalid_coded("--model", "not_decoder_model", {{"model", arch.name}},
-                        fmt::format("{} is {}: plan times transformer decoder LLMs only (size sizes its memory)", arch.name, what),
+                        fmt::format("{} is {}: plan times transformer decoder LLMs only (size sizes its memory)", arch.name,
+                                    family_description(arch.family)),
                         "a transformer decoder LLM for training, serving and batch generation");
   }
   if (request.workload != PlanWorkload::training) {
