@@ -177,6 +177,17 @@ json plan_json(const Plan& p, std::size_t rank) {
     j["tokens_per_s_per_gpu"] = p.tokens_per_s / (p.gpus_per_instance * p.instances);
   }
   if (p.goodput) j["goodput"] = goodput_json(*p.goodput);
+  // A batch generation job's simulated run (sizing/serving_perf.hpp BatchJobTiming).
+  if (p.batch_job) {
+    const BatchJobTiming& b = *p.batch_job;
+    j["batch_job"] = {{"peak_running_sequences", b.peak_running_sequences},
+                      {"mean_decode_batch", b.mean_decode_batch},
+                      {"steps", b.steps},
+                      {"prefill_steps", b.prefill_steps},
+                      {"simulated_requests", b.simulated_requests},
+                      {"seconds", b.seconds},
+                      {"steady_state_seconds", b.steady_state_seconds}};
+  }
   if (p.serving) {
     const auto& s = *p.serving;
     j["serving"] = {{"ttft_seconds", s.ttft_seconds},

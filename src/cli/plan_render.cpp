@@ -45,7 +45,10 @@ std::string layout_text(const Plan& p) {
   // The math precision the time model fell back to (Plan::math_fallback) is part of the layout
   // cell, which no terminal width drops: "fp32!" = timed at the FP32 peak, BF16/FP16 unknown.
   const std::string math = p.math_fallback.empty() ? "" : " " + p.math_fallback + "!";
-  if (p.serving) return fmt::format("TP{} ×{} batch {}{}", p.layout.tp, p.replicas, p.serving->batch, math);
+  // A batch job runs at most its requests per replica at once, not the whole KV-pool batch.
+  if (p.serving)
+    return fmt::format("TP{} ×{} batch {}{}", p.layout.tp, p.replicas,
+                       p.batch_job ? p.batch_job->peak_running_sequences : p.serving->batch, math);
   return p.gpus_per_instance == 1 ? "1 GPU × 1 image" : fmt::format("{} GPUs × 1 image", p.gpus_per_instance);
 }
 

@@ -201,11 +201,12 @@ std::vector<PlanExplainLine> explain_plan(const PlanRequest& request, const Mode
       const std::int64_t per_replica =
           (static_cast<std::int64_t>(std::ceil(request.requests.value_or(0))) + p.replicas - 1) / p.replicas;
       add(out, "batch_job.steps", static_cast<double>(j.steps), "",
-          fmt::format("{} requests per replica queued at t = 0, at most {} running (KV pool for {} + {} tokens); each "
-                      "step decodes d running sequences and prefills min(pending prompt tokens, max({} − d, {}/4)) "
+          fmt::format("{} requests per replica queued at t = 0, at most {} running (min(requests, the {} sequences "
+                      "the KV pool holds at {} + {} tokens)); each step decodes d running sequences and prefills min(pending prompt tokens, max({} − d, {}/4)) "
                       "FIFO; a request emits its first token with its prompt's last chunk and leaves {} steps later, its "
                       "slot refilled next step: {} steps, {} with prompt chunks, mean d {:.1f}{}",
-                      per_replica, p.serving->batch, request.prompt_tokens, request.output_tokens,
+                      per_replica, j.peak_running_sequences, p.serving->batch, request.prompt_tokens,
+                      request.output_tokens,
                       p.serving->step_token_budget, p.serving->step_token_budget, request.output_tokens - 1, j.steps,
                       j.prefill_steps, j.mean_decode_batch,
                       j.simulated_requests < per_replica

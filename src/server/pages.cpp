@@ -1329,8 +1329,11 @@ json plans_view(const json& result, const std::string& lang, const json& t, cons
     json serving = nullptr;  // the serving columns (plan_json: replicas, serving.*, requests_per_s)
     if (p.contains("serving")) {
       const json& s = p["serving"];
+      // A batch job runs at most its requests per replica at once (plan_json batch_job).
+      const double batch = p.contains("batch_job") ? p["batch_job"]["peak_running_sequences"].get<double>()
+                                                   : s["batch"].get<double>();
       serving = {{"replicas", number(p["replicas"].get<double>(), 0, lang)},
-                 {"batch", number(s["batch"].get<double>(), 0, lang)},
+                 {"batch", number(batch, 0, lang)},
                  {"max_sequences", number(s["max_concurrent_sequences"].get<double>(), 0, lang)},
                  {"ttft", ms_text(s["ttft_seconds"].get<double>(), lang)},
                  {"tpot", ms_text(s["tpot_seconds"].get<double>(), lang)},

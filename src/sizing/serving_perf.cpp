@@ -432,6 +432,7 @@ BatchJobTiming batch_job_scaled(const BatchJobTiming& simulated, const ServingEs
   BatchJobTiming t = simulated;
   t.seconds = simulated.seconds * static_cast<double>(requests) / static_cast<double>(std::max<std::int64_t>(simulated.simulated_requests, 1));
   t.steady_state_seconds = safe_div(static_cast<double>(requests), e.requests_per_s_per_replica);
+  t.peak_running_sequences = std::min<std::int64_t>(std::max<std::int64_t>(e.batch, 1), std::max<std::int64_t>(requests, 1));
   return t;
 }
 

@@ -157,6 +157,10 @@ struct BatchJobTiming {
   std::int64_t simulated_requests = 0;   ///< requests simulated (the rest extrapolated)
   double steady_state_seconds = 0;       ///< requests / requests_per_s_per_replica, for comparison
   double mean_decode_batch = 0;          ///< mean d over the steps
+  /// The most sequences the replica runs at once: min(batch, requests). A job of fewer requests than
+  /// the KV pool holds runs them all together, not the pool's batch (trial50 #4: 1 request showed
+  /// "batch 29361").
+  std::int64_t peak_running_sequences = 0;
 };
 inline constexpr std::int64_t kMaxSimulatedSteps = 400000;
 /// Throws Error{invalid_input} for requests, prompt or output tokens < 1 or batch < 1.

@@ -158,6 +158,43 @@ TEST_F(ServingE2E, ABatchJobSplitsOverSeveralInstances) {
 
 
 
+// trial50 #4: a batch job of 1 request showed "TP1 ×8 batch 29361": the batch the KV pool holds,
+// not what the job runs. A replica runs at most its own requests at once: 1 request is batch 1 on
+// every plan (layout cell, JSON batch_job.peak_running_sequences); 5 requests on one replica, 5.
+// A job larger than the pool runs the pool's batch (serving.batch).
+TEST_F(ServingE2E, ABatchJobRunsAtMostItsRequestsAtOnce) {
+  const std::string base =
+      "plan --model llama-3.1-8b --task serve --prompt-tokens 1000 --output-tokens 200 --today 2026-11-30 --limit 5 ";
+  for (const int requests : {1, 5}) {
+    const nlohmann::json j = run_json(base + "--requests " + std::to_string(requests), 0);
+    ASSERT_FALSE(j["plans"].empty()) << requests;
+    for (const auto& p : j["plans"]) {
+      ASSERT_TRUE(p.contains("batch_job")) << p.dump().substr(0, 400);
+      const std::int64_t replicas = p["replicas"].get<std::int64_t>();
+      const std::int64_t per_replica = (requests + replicas - 1) / replicas;
+      EXPECT_EQ(p["batch_job"]["peak_running_sequences"].get<std::int64_t>(),
+                std::min<std::int64_t>(per_replica, p["serving"]["batch"].get<std::int64_t>()))
+          << p.dump().substr(0, 400);
+      // One wave: the last prompt is prefilled in the last prefill step, and its request leaves 199
+      // decode steps later (200 output tokens, the first with the prompt's last chunk).
+      const auto prefill_steps = p["batch_job"]["prefill_steps"].get<std::int64_t>();
+      EXPECT_EQ(p["batch_job"]["steps"].get<std::int64_t>(), prefill_steps - 1 + 200) << p.dump().substr(0, 400);
+      if (per_replica == 1) {
+        EXPECT_EQ(prefill_steps, 1);
+      }
+    }
+  }
+  const RunResult one = run("plan --model llama-3.1-8b --task serve --prompt-tokens 1000 --output-tokens 200 "
+                            "--requests 1 --today 2026-11-30 --limit 3");
+  EXPECT_EQ(one.exit_code, 0) << one.out;
+  EXPECT_NE(one.out.find("TP1 ×1 batch 1 "), std::string::npos) << one.out;
+  const nlohmann::json big = run_json(base + "--requests 100000", 0);
+  ASSERT_FALSE(big["plans"].empty());
+  for (const auto& p : big["plans"])
+    EXPECT_EQ(p["batch_job"]["peak_running_sequences"], p["serving"]["batch"]) << p.dump().substr(0, 400);
+}
+
+
 // trial46: --quant fp8 on an A100 said nothing. The catalog gives the A100 no FP8 peak (Ampere has
 // no FP8 tensor cores), so engines run the weights weight-only (W8A16) and the plan times the
 // matmuls at the 16-bit peak: every A100 plan carries fp8_weight_only naming its GPU; an H100
