@@ -3841,10 +3841,23 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
           np.suggestion_codes.push_back("shorter_sequence");
         }
       } else if (!images) {
-        np.suggestions.push_back("quantise the weights (--quant int4 or --quant fp8)");
-        np.suggestions.push_back("a shorter context (--prompt-tokens, --output-tokens) or an 8-bit KV cache (--kv-dtype fp8)");
-        np.suggestion_codes.push_back("quantise_weights");
-        np.suggestion_codes.push_back("shorter_context_or_8bit_kv");
+        // Only what the request does not already use (trial51: int4 weights were told to quantise
+        // to int4): 16-bit weights may go to FP8 or INT4, 8-bit ones to INT4, 4-bit ones nowhere.
+        const double weight_bits = weight_quant_bits(request.quant);
+        if (weight_bits > 8.5) {
+          np.suggestions.push_back("quantise the weights (--quant int4 or --quant fp8)");
+          np.suggestion_codes.push_back("quantise_weights");
+        } else if (weight_bits > 4.5) {
+          np.suggestions.push_back("4-bit weights (--quant int4)");
+          np.suggestion_codes.push_back("quantise_weights_int4");
+        }
+        if (kv_dtype_bytes(request.kv_dtype) > 1.0) {
+          np.suggestions.push_back("a shorter context (--prompt-tokens, --output-tokens) or an 8-bit KV cache (--kv-dtype fp8)");
+          np.suggestion_codes.push_back("shorter_context_or_8bit_kv");
+        } else {
+          np.suggestions.push_back("a shorter context (--prompt-tokens, --output-tokens)");
+          np.suggestion_codes.push_back("shorter_context");
+        }
       }
     } else if (request.workload == PlanWorkload::serving && ctx.latency_rejects > 0 && c.plans.empty()) {
       // Every GPU misses the latency target the user gave, even serving one request at a time:
@@ -3867,11 +3880,15 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
                                              std::ceil(ctx.best_ttft_batch1 * 1e3), std::ceil(ctx.best_ttft_batch1 * 1e3)));
         np.suggestion_codes.push_back("ttft_at_least");
       }
-      if (tpot_miss) {
+      if (tpot_miss && weight_quant_bits(request.quant) > 4.5) {
         np.suggestions.push_back(fmt::format("a TPOT target of at least {:.0f} ms (--tpot-ms {:.0f}), or lighter weights "
                                              "(--quant fp8 or int4: each output token reads every weight once)",
                                              std::ceil(ctx.best_tpot_batch1 * 1e3), std::ceil(ctx.best_tpot_batch1 * 1e3)));
         np.suggestion_codes.push_back("tpot_at_least");
+      } else if (tpot_miss) {  // already 4-bit weights: no lighter ones to suggest
+        np.suggestions.push_back(fmt::format("a TPOT target of at least {:.0f} ms (--tpot-ms {:.0f})",
+                                             std::ceil(ctx.best_tpot_batch1 * 1e3), std::ceil(ctx.best_tpot_batch1 * 1e3)));
+        np.suggestion_codes.push_back("tpot_at_least_only");
       }
     } else if (!training && !images && c.fixed_load.set) {
       // --gpus / --nodes fixed the cluster and its replicas cannot carry the load (the offer that

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "binary_e2e.hpp"
 
@@ -192,6 +193,36 @@ TEST_F(ServingE2E, ABatchJobRunsAtMostItsRequestsAtOnce) {
   ASSERT_FALSE(big["plans"].empty());
   for (const auto& p : big["plans"])
     EXPECT_EQ(p["batch_job"]["peak_running_sequences"], p["serving"]["batch"]) << p.dump().substr(0, 400);
+}
+
+
+// trial51: the no-plan hints told a request with INT4 weights to quantise to INT4, and one with an
+// FP8 KV cache to use an 8-bit KV cache. A hint names only formats lighter than the request's:
+// Llama 3.1 405B does not fit one RTX 4090 instance at 16, 8 or 4 bits (810 / 405 / 203 GB of
+// weights against 8 × 24 GB).
+TEST_F(ServingE2E, NoPlanHintsNameOnlyLighterFormatsThanAsked) {
+  auto codes = [](const nlohmann::json& j) {
+    std::vector<std::string> out;
+    for (const auto& c : j["no_plan"]["suggestion_codes"]) out.push_back(c.get<std::string>());
+    return out;
+  };
+  auto has = [](const std::vector<std::string>& v, const std::string& c) { return std::find(v.begin(), v.end(), c) != v.end(); };
+  const std::string base = "plan --model llama-3.1-405b --task serve --concurrency 10 --max-nodes 1 'gpu~\"4090\"' "
+                           "--today 2026-11-30 ";
+  const auto bf16 = codes(run_json(base, 1));
+  EXPECT_TRUE(has(bf16, "quantise_weights") && has(bf16, "shorter_context_or_8bit_kv")) << testing::PrintToString(bf16);
+  const auto fp8 = codes(run_json(base + "--quant fp8", 1));
+  EXPECT_TRUE(has(fp8, "quantise_weights_int4") && !has(fp8, "quantise_weights")) << testing::PrintToString(fp8);
+  const auto int4 = codes(run_json(base + "--quant int4 --kv-dtype fp8", 1));
+  EXPECT_FALSE(has(int4, "quantise_weights") || has(int4, "quantise_weights_int4") ||
+               has(int4, "shorter_context_or_8bit_kv"))
+      << testing::PrintToString(int4);
+  EXPECT_TRUE(has(int4, "shorter_context")) << testing::PrintToString(int4);
+  // A TPOT no GPU reaches: lighter weights are suggested only below 4 bits' reach.
+  const std::string tpot = "plan --model llama-3.1-70b --task serve --concurrency 10 --tpot-ms 1 --today 2026-11-30 ";
+  EXPECT_TRUE(has(codes(run_json(tpot, 1)), "tpot_at_least"));
+  const auto tpot4 = codes(run_json(tpot + "--quant int4", 1));
+  EXPECT_TRUE(has(tpot4, "tpot_at_least_only") && !has(tpot4, "tpot_at_least")) << testing::PrintToString(tpot4);
 }
 
 
