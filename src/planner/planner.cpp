@@ -3743,8 +3743,9 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
       np.suggestion_codes.push_back(pinned ? "change_pinned_layout" : "change_cluster_size");
     } else if (np.smallest_per_gpu_bytes > np.largest_gpu_bytes * (1.0 - request.margin) ||
                (training && !st.any_cluster_fits && st.closest.gpus > 0)) {
+      // A serving replica stays inside one instance: more nodes never shrink its need.
       const std::string no_network =
-          st.any_multi_node ? "" : ", and no offer has a known inter-node network for multi-node training";
+          st.any_multi_node || !training ? "" : ", and no offer has a known inter-node network for multi-node training";
       if (np.smallest_per_gpu_bytes > np.largest_gpu_bytes * (1.0 - request.margin)) {
         np.reason = fmt::format(
             "no layout fits: the smallest per-GPU requirement found is {} but the largest GPU offered has {} ({} usable "

@@ -209,7 +209,10 @@ TEST_F(ServingE2E, NoPlanHintsNameOnlyLighterFormatsThanAsked) {
   auto has = [](const std::vector<std::string>& v, const std::string& c) { return std::find(v.begin(), v.end(), c) != v.end(); };
   const std::string base = "plan --model llama-3.1-405b --task serve --concurrency 10 --max-nodes 1 'gpu~\"4090\"' "
                            "--today 2026-11-30 ";
-  const auto bf16 = codes(run_json(base, 1));
+  const nlohmann::json bf16_plan = run_json(base, 1);
+  // A serving replica runs inside one instance: the reason says nothing of multi-node training.
+  EXPECT_EQ(bf16_plan["no_plan"]["reason"].get<std::string>().find("training"), std::string::npos) << bf16_plan["no_plan"];
+  const auto bf16 = codes(bf16_plan);
   EXPECT_TRUE(has(bf16, "quantise_weights") && has(bf16, "shorter_context_or_8bit_kv")) << testing::PrintToString(bf16);
   const auto fp8 = codes(run_json(base + "--quant fp8", 1));
   EXPECT_TRUE(has(fp8, "quantise_weights_int4") && !has(fp8, "quantise_weights")) << testing::PrintToString(fp8);
