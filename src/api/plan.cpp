@@ -9,6 +9,7 @@
 #include "api/plan_json.hpp"
 #include "api/training_fields.hpp"
 #include "catalog/providers.hpp"
+#include "sizing/workload_defaults.hpp"
 #include "util/error.hpp"
 #include "util/error_code.hpp"
 
@@ -59,6 +60,10 @@ std::vector<FieldDef<PlanInput>> build_fields() {
   std::vector<FieldDef<In>> f = model_fields<In, &plan_model>();
   for (auto& d : training_run_fields<In>()) f.push_back(std::move(d));
   for (auto& d : training_layout_fields<In>()) f.push_back(std::move(d));
+  // The choices as --help, the errors (sizing/memory_names.cpp) and the size command list them;
+  // static: FieldInfo::help is a view.
+  static const std::string kQuantFieldHelp = "served weights: " + std::string(workload_defaults::kQuantHelp);
+  static const std::string kKvFieldHelp = "KV cache: " + std::string(workload_defaults::kKvDtypeHelp);
   std::vector<FieldDef<In>> rest = {
       {{"filter", "", FieldType::string, FieldFace::both,
         "offers to plan on, in the offers filter language, e.g. 'gpu=H100 gpus>=8'"},
@@ -67,9 +72,9 @@ std::vector<FieldDef<PlanInput>> build_fields() {
         "pretrain, full, lora (default), qlora, serve (with rps/concurrency, or requests for a batch job), images"},
        [](In& in, const json& v) { in.task = v.get<std::string>(); }},
       {{"quant", "--quant", FieldType::string, FieldFace::both,
-        "served weights: bf16 (default), fp16, fp8, int8, int4, nf4, q4_k_m, q8_0", {}, task_bits::serve | task_bits::images},
+        kQuantFieldHelp, {}, task_bits::serve | task_bits::images},
        [](In& in, const json& v) { in.quant = v.get<std::string>(); }},
-      {{"kv_dtype", "--kv-dtype", FieldType::string, FieldFace::both, "KV cache: bf16 (default), fp16, fp8, int8, int4", {}, task_bits::serve},
+      {{"kv_dtype", "--kv-dtype", FieldType::string, FieldFace::both, kKvFieldHelp, {}, task_bits::serve},
        [](In& in, const json& v) { in.kv_dtype = v.get<std::string>(); }},
       {{"engine", "--engine", FieldType::string, FieldFace::both,
         "serving engine whose efficiency set is assumed: vllm (default), tensorrt-llm, sglang, llama.cpp", {}, task_bits::serve},

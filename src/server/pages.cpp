@@ -1658,7 +1658,7 @@ class Pages {
     json ctx = {{"models", model_options(model)},
                 {"tasks", select_options({"pretrain", "full", "lora", "qlora", "serve", "images"}, task, &pg.t, "task_")},
                 {"tokens", req.has_param("tokens") ? req.get_param_value("tokens") : "5e8"},
-                {"quants", select_options({"", "bf16", "fp16", "fp8", "int8", "int4", "nf4", "q4_k_m", "q8_0"},
+                {"quants", select_options({"", "bf16", "fp16", "fp8", "int8", "int4", "nf4", "q4_k_m", "q8_0", "q4_0", "q2_k", "mxfp4"},
                                           req.get_param_value("quant"))}};
     ctx["quants"][0]["label"] = pg.t.value("form_default", "default");
     // Serving's KV cache type and engine (trial50 #10: typed in the URL only, lost on resubmission).

@@ -10,6 +10,7 @@
 
 #include "sizing/memory.hpp"
 #include "sizing/perf.hpp"
+#include "sizing/workload_defaults.hpp"
 #include "util/error.hpp"
 #include "util/error_code.hpp"
 #include "util/text_check.hpp"
@@ -29,7 +30,8 @@ std::string normalise(std::string_view s) {
 
 template <typename E, std::size_t N>
 E parse_enum(std::string_view text, const std::string& where, const std::array<std::pair<const char*, E>, N>& table,
-             std::string_view (*name_of)(E) noexcept, std::initializer_list<E> canonical) {
+             std::string_view (*name_of)(E) noexcept, std::initializer_list<E> canonical,
+             std::string_view allowed_text = {}) {
   const std::string key = normalise(text);
   for (const auto& [name, value] : table) {
     if (key == name) return value;
@@ -41,6 +43,9 @@ E parse_enum(std::string_view text, const std::string& where, const std::array<s
     expected += name_of(e);
     first = false;
   }
+  // The list as the flag's help writes it, where the help names aliases (--quant: "q4_k_m ... (gguf_
+  // prefix optional)"), so that help, error and form agree (trial51).
+  if (!allowed_text.empty()) expected = "one of " + std::string(allowed_text);
   const std::string shown = echo_clip(text);
   throw_invalid_coded(where, "unknown_choice", {{"value", shown}, {"allowed", expected.substr(7)}},
                       "unknown value '" + shown + "'", expected);
@@ -275,7 +280,8 @@ WeightQuant parse_weight_quant(std::string_view s, const std::string& where) {
   return parse_enum(s, where, kTable, &weight_quant_name,
                     {WeightQuant::bf16, WeightQuant::fp16, WeightQuant::fp8, WeightQuant::int8, WeightQuant::int4,
                      WeightQuant::nf4, WeightQuant::gguf_q4_k_m, WeightQuant::gguf_q8_0, WeightQuant::gguf_q4_0,
-                     WeightQuant::gguf_q2_k, WeightQuant::mxfp4});
+                     WeightQuant::gguf_q2_k, WeightQuant::mxfp4},
+                    workload_defaults::kQuantHelp);
 }
 
 KvDtype parse_kv_dtype(std::string_view s, const std::string& where) {

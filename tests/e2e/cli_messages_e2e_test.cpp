@@ -95,6 +95,20 @@ TEST_F(CliMessagesE2E, SizeServeGpuLimitsSayWhyNothingFitsAndAreForDecoders) {
                  "or size without --gpu (its fit table sizes the weights))");
 }
 
+// trial51: --help listed "q4_k_m, q8_0" and stopped there, the error listed "gguf_q4_k_m, ...,
+// mxfp4" and the page's form a third set. Help and error now give the same list, which names
+// every accepted format.
+TEST_F(CliMessagesE2E, TheQuantChoicesReadTheSameInHelpAndError) {
+  const std::string list =
+      "bf16 (default), fp16, fp8, int8, int4 (= awq, gptq), nf4, q4_k_m, q8_0, q4_0, q2_k, mxfp4 (gguf_ prefix optional)";
+  expect_refused("plan --model llama-3.1-8b --task serve --concurrency 8 --quant q5",
+                 "gpuplan: error: --quant: unknown value 'q5' (expected: one of " + list + ")");
+  const RunResult help = run("plan --help");
+  EXPECT_NE(help.out.find("served weights: " + list), std::string::npos) << help.out;
+  for (const std::string q : {"q4_0", "q2_k", "mxfp4", "gguf_q2_k"})
+    EXPECT_EQ(run("size --model llama-3.1-8b --task serve --quant " + q).exit_code, 0) << q;
+}
+
 // trial50 #5: engine/weight-format pairs no engine runs were planned silently.
 TEST_F(CliMessagesE2E, AnEngineIsNotPlannedWithWeightsItCannotLoad) {
   expect_refused("plan --model llama-3.1-8b --task serve --concurrency 8 --engine tensorrt-llm --quant nf4",
