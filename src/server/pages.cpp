@@ -1238,7 +1238,10 @@ std::string error_text(const Error& e, const std::string& lang, const json& t, b
     for (const auto& [k, v] : c->values) {
       if (const auto n = parse_decimal(v)) counts[k] = *n;  // decimal only: a value "0x10" counts as text
     }
-    text = fill(plural_text(t, "error_" + c->code, lang, counts), vars);
+    // A sentence that names its own field has a short form after the field's label (error_<code>_labelled:
+    // "Offre : vide", not "Offre : offre est vide").
+    const bool labelled = with_label && !label.empty() && t.contains("error_" + c->code + "_labelled");
+    text = fill(plural_text(t, "error_" + c->code + (labelled ? "_labelled" : ""), lang, counts), vars);
     if (const auto* f = dynamic_cast<const FilterError*>(&e))
       text += fill(t.value("error_filter_column", ""), {{"column", number(static_cast<double>(f->offset() + 1), 0, lang)}});
   } else if (lang == "en") {

@@ -140,6 +140,20 @@ TEST_F(PagesQueryE2E, BadPercentEncodingIsABadRequestPageInTheRequestsLanguage) 
   EXPECT_NE(ok->body.find("value=\"gpu=H100\""), std::string::npos);
 }
 
+// trial51: an empty history id read "offre : offre est vide" (the label, then a sentence naming
+// the same field). After the field's label the sentence is its short form (error_value_empty_labelled).
+TEST_F(PagesQueryE2E, AnEmptyHistoryIdNamesTheFieldOnce) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"/en/offers/history?id=", "offer: empty"}, {"/fr/offers/history?id=", "offre\u202F: vide"},
+      {"/th/offers/history?id=", "ข้อเสนอ: ว่างเปล่า"}};
+  for (const auto& [path, sentence] : cases) {
+    auto r = get(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_NE(r->body.find(sentence), std::string::npos) << path << "\n" << r->body.substr(0, 3000);
+    EXPECT_EQ(r->body.find("offre est vide"), std::string::npos) << path;
+  }
+}
+
 // trial50 #21: the comparison pages take no query parameters; one was a 200 page that ignored it
 // (?sort=foo), where the form pages refuse an unknown field. Refused in the page's language.
 TEST_F(PagesQueryE2E, TheComparisonPagesRefuseAQueryParameter) {
