@@ -1263,12 +1263,14 @@ std::string warning_text(const std::string& code, const std::string& message, co
                          const json& values = json::object()) {
   if (lang == "en" || code.empty()) return lang == "en" ? page_wording(message, t) : message;
   std::map<std::string, std::string> vars;
+  std::map<std::string, double> counts;  // for the sentence's plural form (plural_text)
   for (auto it = values.begin(); it != values.end(); ++it) {
     const std::string& k = it.key();
     std::string v = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
     const std::optional<double> parsed = parse_decimal(v);  // decimal only, as every number read
     const bool numeric = parsed.has_value();
     const double n = parsed.value_or(0);
+    if (numeric) counts[k] = n;
     if (numeric && k.ends_with("_usd")) v = money(n, lang);
     else if (numeric && k == "ratio") v = number(n, 1, lang);
     else if (numeric && (k.ends_with("_days") || k == "nodes")) v = number(n, 0, lang);
@@ -1280,7 +1282,9 @@ std::string warning_text(const std::string& code, const std::string& message, co
   const bool old_confirmation = code == "not_confirmed_available" && values.contains("confirmed_at");
   // A flag a locale sentence names ("(--task lora)") becomes its form label, as on the English
   // page (trial48: the French and Thai plan pages showed the CLI flag).
-  return page_wording(fill(t.value("warn_" + code + (old_confirmation ? "_old" : ""), message), vars), t, lang);
+  const std::string key = "warn_" + code + (old_confirmation ? "_old" : "");
+  const std::string sentence = t.contains(key) ? plural_text(t, key, lang, counts) : message;
+  return page_wording(fill(sentence, vars), t, lang);
 }
 
 /// Warnings in plain words, with the code kept as a tooltip.

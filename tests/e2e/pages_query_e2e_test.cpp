@@ -154,6 +154,21 @@ TEST_F(PagesQueryE2E, AnEmptyHistoryIdNamesTheFieldOnce) {
   }
 }
 
+// The French idle-GPU warning read "2 réplique(s) en TP 1 portent" and "(6 inactifs)" for one idle
+// GPU too: the sentence agrees with its replica count (warn_idle_gpus_one, _plural_by replicas),
+// and the idle count follows a colon. 1 user on 8 fixed GPUs: 1 replica busy, 7 idle.
+TEST_F(PagesQueryE2E, TheIdleGpuWarningAgreesWithItsReplicaCount) {
+  auto one = get("/fr/plan?model=llama-3.1-8b&task=serve&concurrency=1&gpus=8&hours=10&today=2026-11-30");
+  ASSERT_TRUE(one);
+  EXPECT_NE(one->body.find("Sert sur 1 des 8 GPU loués (inactifs\u202F: 7)\u202F: 1 réplique en TP 1 porte la charge"),
+            std::string::npos)
+      << one->body.substr(0, 4000);
+  auto two = get("/fr/plan?model=llama-3.1-8b&task=serve&concurrency=2&gpus=8&hours=10&today=2026-11-30");
+  ASSERT_TRUE(two);
+  EXPECT_NE(two->body.find("2 répliques en TP 1 portent la charge"), std::string::npos) << two->body.substr(0, 4000);
+  EXPECT_EQ(two->body.find("réplique(s)"), std::string::npos);
+}
+
 // trial50 #21: the comparison pages take no query parameters; one was a 200 page that ignored it
 // (?sort=foo), where the form pages refuse an unknown field. Refused in the page's language.
 TEST_F(PagesQueryE2E, TheComparisonPagesRefuseAQueryParameter) {
