@@ -100,8 +100,15 @@ TEST(JsonStrict, DuplicateKeyIsAnErrorWithItsPointer) {
 
 TEST(JsonStrict, NumberOutOfRangeHasAPosition) {
   // The issue: `1e400` in an import was an internal error with no file position.
+  // Named by its field and by its line and column (line 2, column 19 is the '1' of 1e400).
   const std::string w = where_of([] { parse_json_strict("{\n  \"usd_per_hour\": 1e400\n}", "q.json"); });
-  EXPECT_NE(w.find("q.json:2:19:"), std::string::npos) << w;
+  EXPECT_NE(w.find("q.json: /usd_per_hour:"), std::string::npos) << w;
+  EXPECT_NE(w.find("at line:column 2:19:"), std::string::npos) << w;
+  // A bare number has no field: the file, line and column.
+  const std::string bare = where_of([] { parse_json_strict("1e400", "q.json"); });
+  EXPECT_NE(bare.find("q.json:1:1:"), std::string::npos) << bare;
+  const std::string element = where_of([] { parse_json_strict("[1, 1e400]", "q.json"); });
+  EXPECT_NE(element.find("q.json: /1:"), std::string::npos) << element;
 }
 
 TEST(JsonStrict, EscapedControlCharacterIsAnError) {
