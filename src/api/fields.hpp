@@ -251,6 +251,38 @@ std::string known_names(std::span<const FieldDef<Input>> table, Face face) {
   for (const auto& d : table) infos.push_back(d.info);
   return known_names(std::span<const FieldInfo>(infos), face);
 }
+/// parse_field_text for the field `d`: digits beyond 64 bits (no field holds them) are refused with
+/// the field's own accepted range where its setter states one (`--limit 99999999999999999999` read
+/// "far outside the field's range", no range; trial50 #19): the setter is tried on a scratch input
+/// with ±1e300 and its integer_out_of_range range is quoted with the digits as typed.
+template <class Input>
+nlohmann::json parse_field_text_ranged(const FieldDef<Input>& d, std::string_view text, const std::string& where) {
+  try {
+    return parse_field_text(d.info, text, where);
+  } catch (const Error& far) {
+    const ErrorCode* fc = error_code_of(far);
+    if (!fc || fc->code != "integer_far_out_of_range") throw;
+    if constexpr (std::is_default_constructible_v<Input>) {
+      Input scratch{};
+      try {
+        d.set(scratch, nlohmann::json(!text.empty() && text[0] == '-' ? -1e300 : 1e300));
+      } catch (const Error& ranged) {
+        const ErrorCode* rc = error_code_of(ranged);
+        if (rc && rc->code == "integer_out_of_range" && rc->values.contains("min") && rc->values.contains("max")) {
+          std::map<std::string, std::string> values = rc->values;
+          values["value"] = std::string(text);
+          throw_invalid_coded(where, "integer_out_of_range", values, fmt::format("{} is out of range", text),
+                              ranged.expected());
+        }
+        if (rc && rc->code == "negative")
+          throw_invalid_coded(where, "negative", {{"value", std::string(text)}}, fmt::format("{} is negative", text),
+                              ranged.expected());
+      }
+    }
+    throw;
+  }
+}
+
 template <class Input>
 void set_field(Input& in, const FieldDef<Input>& d, const nlohmann::json& v, const std::string& where) {
   try {
@@ -300,7 +332,7 @@ void read_query(Input& in, const std::multimap<std::string, std::string>& params
     if (!d || d->info.face == FieldFace::cli_only)
       throw_invalid_coded(where, "unknown_field", {{"name", key}, {"known", detail::known_names(table, Face::api)}},
                           "unknown query parameter", "one of " + detail::known_names(table, Face::api));
-    detail::set_field(in, *d, parse_field_text(d->info, text, where), where);
+    detail::set_field(in, *d, detail::parse_field_text_ranged(*d, text, where), where);
     note_given(in, d->info.name);
     read.insert(key);
   }

@@ -42,7 +42,7 @@ void add_api_flags(CLI::App& sub, std::shared_ptr<In> in, std::span<const api::F
              std::string(d->info.flag),
              [in, d](const std::string& text) {
                const std::string where(d->info.flag);
-               const nlohmann::json v = api::parse_field_text(d->info, text, where);
+               const nlohmann::json v = api::detail::parse_field_text_ranged(*d, text, where);
                try {
                  d->set(*in, v);
                } catch (const Error& e) {

@@ -1097,7 +1097,7 @@ json form_body(const httplib::Request& req, std::span<const api::FieldDef<In>> t
     if (!req.has_param(name)) continue;
     const std::string v = req.get_param_value(name);
     if (v.empty()) continue;
-    body[name] = api::parse_field_text(d.info, v, "/" + name);
+    body[name] = api::detail::parse_field_text_ranged(d, v, "/" + name);
   }
   return body;
 }

@@ -95,6 +95,22 @@ TEST_F(CliMessagesE2E, SizeServeGpuLimitsSayWhyNothingFitsAndAreForDecoders) {
                  "or size without --gpu (its fit table sizes the weights))");
 }
 
+// trial50 #19: digits beyond 64 bits read "far outside the field's range" without the range, where
+// the field states one (--limit [0, 1e9], --max-nodes [1, 1024]); they are now refused with it and
+// the digits as typed. A field without its own range keeps the general sentence.
+TEST_F(CliMessagesE2E, DigitsBeyondSixtyFourBitsGetTheFieldsRange) {
+  expect_refused(kLora + " --limit 99999999999999999999",
+                 "gpuplan: error: --limit: 99999999999999999999 is out of range (expected: an integer in [0, 1000000000] "
+                 "(0 = all))");
+  expect_refused(kLora + " --limit -99999999999999999999",
+                 "gpuplan: error: --limit: -99999999999999999999 is negative (expected: an integer ≥ 0)");
+  expect_refused(kLora + " --max-nodes 99999999999999999999",
+                 "gpuplan: error: --max-nodes: 99999999999999999999 is out of range (expected: an integer in [1, 1024])");
+  expect_refused(kLora + " --seq 99999999999999999999",
+                 "gpuplan: error: --seq: 99999999999999999999 is far outside the field's range (expected: an integer in "
+                 "the field's range)");
+}
+
 // trial51: --help listed "q4_k_m, q8_0" and stopped there, the error listed "gguf_q4_k_m, ...,
 // mxfp4" and the page's form a third set. Help and error now give the same list, which names
 // every accepted format.
