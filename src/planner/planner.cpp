@@ -1933,9 +1933,27 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
   // Training, batch and image jobs end when their work is done; a service runs as long as
   // asked (--hours), so its length is no warning (trial50 #3: 1e13 requests ran 22,871 days silently).
   if (request.workload != PlanWorkload::serving && p.time_seconds() > kLongRunSeconds) {
+    // Only a remedy that can shorten it (trial51: a batch job at the instance limit was told
+    // "--max-nodes" and "--deadline", which gives no plan). A batch job splits over independent
+    // instances up to the 1024 --max-nodes allows; an image job runs on one instance unless
+    // --nodes fixes more; past the limit only less work shortens it.
+    std::string remedy;
+    if (training) {
+      remedy = "more nodes (--max-nodes, --nodes) or --deadline shorten it";
+    } else if (request.workload == PlanWorkload::image_generation) {
+      remedy = p.instances < 1024 ? "a fixed cluster of more instances (--nodes) shortens it, an image per GPU on each"
+                                  : "at the 1024-instance limit: split the job or render fewer images";
+    } else if (p.instances < 1024) {
+      remedy = p.instances >= request.max_nodes
+                   ? fmt::format("more instances shorten it ({} now; --max-nodes, up to 1024)", p.instances)
+                   : fmt::format("more instances shorten it ({} now; plans with more are planned up to --max-nodes {})",
+                                 p.instances, request.max_nodes);
+    } else {
+      remedy = "at the 1024-instance limit: split the job, or lighten it (fewer requests or output tokens, lighter "
+               "weights with --quant)";
+    }
     add_warning(w, PlanWarningCode::long_run,
-                fmt::format("runs {:.0f} days: more nodes (--max-nodes, --nodes) or --deadline shorten it",
-                            p.time_seconds() / kSecondsPerDay));
+                fmt::format("runs {:.0f} days: {}", p.time_seconds() / kSecondsPerDay, remedy));
   }
   if (p.goodput && p.goodput->goodput < 0.9) {
     add_warning(w, PlanWarningCode::low_goodput,

@@ -61,7 +61,22 @@ TEST_F(ServeWarningsE2E, ABatchJobOfYearsIsALongRun) {
   ASSERT_EQ(j["plans"].size(), 1u) << j.dump().substr(0, 1500);
   const json& p = j["plans"][0];
   ASSERT_GT(p["time_seconds"].get<double>(), 30 * 86400.0);
-  EXPECT_NE(warning(p, "long_run"), nullptr) << p["warnings"].dump();
+  const json* w = warning(p, "long_run");
+  ASSERT_NE(w, nullptr) << p["warnings"].dump();
+  // Its remedy is one that shortens a batch job: more instances while the limit allows (trial51:
+  // it named --deadline, which gives no plan); at the 1024-instance limit, less work.
+  const std::string text = (*w)["message"].get<std::string>();
+  EXPECT_EQ(text.find("--deadline"), std::string::npos) << text;
+  EXPECT_NE(text.find("more instances shorten it (" + std::to_string(p["instances"].get<int>()) + " now"),
+            std::string::npos)
+      << text;
+  const json at_limit =
+      run_json("plan --model llama-3.1-70b --task serve --requests 1e13 --limit 1 --max-nodes 1024" + kToday, 0);
+  ASSERT_EQ(at_limit["plans"].size(), 1u);
+  ASSERT_EQ(at_limit["plans"][0]["instances"].get<int>(), 1024);
+  const json* w2 = warning(at_limit["plans"][0], "long_run");
+  ASSERT_NE(w2, nullptr);
+  EXPECT_NE((*w2)["message"].get<std::string>().find("at the 1024-instance limit"), std::string::npos) << (*w2)["message"];
   // A service runs as long as asked: 60 days of serving is not a long run.
   const json s = run_json("plan --model llama-3.1-8b --task serve --concurrency 10 --hours 1440 --limit 1" + kToday, 0);
   ASSERT_EQ(s["plans"].size(), 1u);
