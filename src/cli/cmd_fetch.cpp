@@ -59,6 +59,11 @@ void list_sources() {
   fmt::print("{}", t.render());
 }
 
+/// The most a fetch waits for one request (a day: the AWS price list needs 1800 s at most) and the
+/// most attempts per request (with back-off a few minutes at worst).
+constexpr double kMaxFetchTimeoutSeconds = 86400;
+constexpr int kMaxFetchRetries = 20;
+
 void run_fetch_cmd(const FetchCliOptions& opts, GlobalOptions& global) {
   if (opts.list) {
     list_sources();
@@ -67,7 +72,16 @@ void run_fetch_cmd(const FetchCliOptions& opts, GlobalOptions& global) {
   // Given (even as ""): scheme http/https, host and optional port only (check_base_url).
   if (opts.base_url_given) fetch::check_base_url(opts.base_url);
   if (!(opts.timeout_s > 0)) throw_invalid("--timeout", "timeout must be positive", "seconds > 0");
+  // Upper bounds: a request that may wait a day, or a million attempts with back-off, is a hang,
+  // not a fetch (`--retries 1000000` against a refused port ran on with no end).
+  if (opts.timeout_s > kMaxFetchTimeoutSeconds)
+    throw_invalid_coded("--timeout", "number_out_of_range", {{"value", fmt::format("{}", opts.timeout_s)}, {"range", "(0, 86400]"}},
+                        fmt::format("{} is out of range", opts.timeout_s), "seconds in (0, 86400]");
   if (opts.retries < 1) throw_invalid("--retries", "attempts must be at least 1", "an integer >= 1");
+  if (opts.retries > kMaxFetchRetries)
+    throw_invalid_coded("--retries", "integer_out_of_range",
+                        {{"value", std::to_string(opts.retries)}, {"min", "1"}, {"max", std::to_string(kMaxFetchRetries)}},
+                        fmt::format("{} is out of range", opts.retries), fmt::format("an integer in [1, {}]", kMaxFetchRetries));
   fetch::GateLimits g = opts.gates;
   if (!(g.max_row_drop_fraction >= 0 && g.max_row_drop_fraction <= 1))
     throw_invalid("--max-row-drop", "fraction outside 0..1", "a fraction such as 0.5");
@@ -152,9 +166,9 @@ GPUPLAN_REGISTER_COMMAND(Command{
       sub.add_option("--base-url", opts->base_url,
                      "replace scheme, host and port of the sources' endpoints (a mirror or a recorded reply)");
       sub.add_option("--timeout", opts->timeout_s,
-                     "seconds per request (default 120; the AWS price list 1800 unless this is given)")
+                     "seconds per request, at most 86400 (default 120; the AWS price list 1800 unless this is given)")
           ->check(decimal_number_check());
-      sub.add_option("--retries", opts->retries, "attempts per request, retried on 429/5xx/timeouts (default 4)")
+      sub.add_option("--retries", opts->retries, "attempts per request, 1 to 20, retried on 429/5xx/timeouts (default 4)")
           ->check(integer_check());
       sub.add_option("--max-row-drop", opts->gates.max_row_drop_fraction,
                      "reject a snapshot whose offers fell by more than this fraction (default 0.5)")

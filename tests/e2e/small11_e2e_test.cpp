@@ -475,6 +475,17 @@ TEST_F(Small11E2E, NumericFlagsOfFetchServeAndAskAreDecimalOnly) {
     EXPECT_TRUE(contains(r.out, "--retries: '" + text + "' is not an integer")) << flag << "\n" << r.out;
     EXPECT_FALSE(contains(r.out, "request failed")) << flag << "\n" << r.out;
   }
+  // Upper bounds: `--retries 1000000` against a refused port retried with back-off with no end, and
+  // `--timeout 1e12` waited a request for 31,000 years.
+  const std::pair<std::string, std::string> bounds[] = {
+      {"--retries 1000000", "gpuplan: error: --retries: 1000000 is out of range (expected: an integer in [1, 20])"},
+      {"--timeout 1e12", "gpuplan: error: --timeout: 1000000000000 is out of range (expected: seconds in (0, 86400])"}};
+  for (const auto& [flag, line] : bounds) {
+    const RunResult r = run("fetch vast" + no_server + " " + flag);
+    EXPECT_EQ(r.exit_code, 2) << flag << "\n" << r.out;
+    EXPECT_TRUE(contains(r.out, line)) << flag << "\n" << r.out;
+    EXPECT_FALSE(contains(r.out, "request failed")) << flag << "\n" << r.out;
+  }
   for (const std::string flag : {"--threads 0x4", "--threads 2.5", "--compute-threads 1e1"}) {
     const RunResult r = run("serve " + flag);
     EXPECT_EQ(r.exit_code, 2) << flag << "\n" << r.out;
