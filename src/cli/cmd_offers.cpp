@@ -78,6 +78,17 @@ void print_fields() {
       "See docs/filter-language.md.\n");
 }
 
+/// The widest line of a rendered table, in terminal columns.
+std::size_t widest_line(const std::string& table) {
+  std::size_t w = 0;
+  for (std::size_t from = 0; from < table.size();) {
+    const std::size_t nl = std::min(table.find('\n', from), table.size());
+    w = std::max(w, display_width(std::string_view(table).substr(from, nl - from)));
+    from = nl + 1;
+  }
+  return w;
+}
+
 /// `--group-by`: one row per GPU (or provider) with the price spread of the filtered offers.
 void print_groups(const api::OffersOutput& out, const OffersOptions& opts) {
   const OfferGroupKey key = *out.group_key;
@@ -110,16 +121,50 @@ void print_groups(const api::OffersOutput& out, const OffersOptions& opts) {
   t.header = header;
   t.rows = cells;
   t.right_align = {false, true, true, true, true, true, true, true};
-  fmt::print("{}", t.render());
+  // Fit the terminal ($COLUMNS) as the offers list does: the columns a price comparison needs
+  // least go first, the minimum last but one; the name is clipped only when the median alone does
+  // not fit beside it.
+  const auto width = terminal_width_known() ? static_cast<std::size_t>(terminal_columns())
+                                            : std::numeric_limits<std::size_t>::max() / 2;
+  std::string table = t.render();
+  if (widest_line(table) > width && key == OfferGroupKey::gpu) {  // GPU names without the vendor ("RTX 3080")
+    for (auto& row : t.rows) row[0] = short_gpu(row[0]);
+    table = t.render();
+  }
+  std::vector<std::string> left_out;
+  for (const char* name : {"DATED", "PRICED", "NEWEST_LAST_SEEN", "MAX_USD_PER_GPU_H", "PROVIDERS", "GPUS", "OFFERS",
+                           "MIN_USD_PER_GPU_H"}) {
+    if (widest_line(table) <= width) break;
+    if (t.drop_column(name)) {
+      table = t.render();
+      left_out.emplace_back(name);
+    }
+  }
+  if (const std::size_t w = widest_line(table); w > width && !t.rows.empty()) {
+    std::size_t colw = display_width(t.header[0]);
+    for (const auto& row : t.rows) colw = std::max(colw, display_width(row[0]));
+    const std::size_t target = std::max<std::size_t>(8, colw > w - width ? colw - (w - width) : 8);
+    for (auto& row : t.rows) row[0] = clip(row[0], target);
+    table = t.render();
+  }
+  fmt::print("{}", table);
   // Totals over every group, not only the ones shown (trial 9: the flagged count changed with --limit).
-  fmt::print("{} of {} groups ({} offers); {} prices, USD per GPU-hour of each offer's latest price; median of an even "
-             "count = mean of the two middle prices; {}.\n",
+  fmt::print("{}", wrap_text(fmt::format("{} of {} groups ({} offers); {} prices, USD per GPU-hour of each offer's latest price; median of an even "
+             "count = mean of the two middle prices; {}.",
              out.groups.size(), out.groups_total, out.grouped_offers, price_kind_name(out.query.price_kind),
              out.query.evidence_first ? fmt::format("{} prices questioned by a flag (below_market_index, "
                                                     "gpu_memory_mismatch, price_jump) left out in all groups (--include-flagged "
                                                     "counts them)",
                                                     out.flagged_prices_total)
-                                      : std::string("flagged prices counted"));
+                                      : std::string("flagged prices counted")),
+                             static_cast<int>(std::min<std::size_t>(width, 100000)), ""));
+  if (!left_out.empty()) {
+    std::string names;
+    for (const auto& n : left_out) names += (names.empty() ? "" : ", ") + n;
+    fmt::print("{}", wrap_text(fmt::format("Left out to fit {} columns: {} (--format csv and --json have every column).",
+                                           width, names),
+                               static_cast<int>(std::min<std::size_t>(width, 100000)), ""));
+  }
 }
 
 /// The nodes rented together: "4-32" (min_nodes-max_nodes), "1-64" (no minimum known: one node

@@ -423,6 +423,35 @@ TEST_F(Plan14E2E, OffersTableFitsNarrowTerminals) {
   }
 }
 
+// The --group-by table ignored COLUMNS (9 columns, 138 wide). At 80 and 60 columns every line fits,
+// the GPU keeps its model name (vendor dropped: "GeForce RTX 3080", not "NVIDIA GeForce RTX…"), the
+// median stays (the minimum too at 80), and the note names the columns left out.
+TEST_F(Plan14E2E, OffersGroupTableFitsNarrowTerminals) {
+  const std::string cmd = "XDG_DATA_HOME='" + dir_.string() + "' '" + std::string(GPUPLAN_BINARY) + "' --db '" +
+                          (dir_ / "offers.sqlite").string() + "' offers --group-by gpu --limit 8 --today 2026-11-30";
+  const RunResult full = run_shell(cmd + " 2>&1");
+  ASSERT_EQ(full.exit_code, 0) << full.out;
+  EXPECT_NE(full.out.find("NEWEST_LAST_SEEN"), std::string::npos) << full.out;
+  EXPECT_EQ(full.out.find("Left out to fit"), std::string::npos) << full.out;
+  for (int cols : {80, 60}) {
+    const RunResult t = run_shell("COLUMNS=" + std::to_string(cols) + " " + cmd + " 2>&1");
+    ASSERT_EQ(t.exit_code, 0) << t.out;
+    std::istringstream in(t.out);
+    for (std::string line; std::getline(in, line);) {
+      std::size_t w = 0;
+      for (unsigned char c : line) w += (c & 0xC0) != 0x80;
+      EXPECT_LE(w, static_cast<std::size_t>(cols)) << cols << "\n" << line;
+    }
+    EXPECT_NE(t.out.find("MEDIAN_USD_PER_GPU_H"), std::string::npos) << t.out;
+    if (cols == 80) {
+      EXPECT_NE(t.out.find("MIN_USD_PER_GPU_H"), std::string::npos) << t.out;
+    }
+    EXPECT_NE(t.out.find("Left out to fit " + std::to_string(cols) + " columns: DATED"), std::string::npos) << t.out;
+    EXPECT_EQ(t.out.find("NVIDIA "), std::string::npos) << t.out;
+    EXPECT_EQ(t.out.find("\xe2\x80\xa6"), std::string::npos) << "a GPU name was cut\n" << t.out;
+  }
+}
+
 // "would help" advice that cannot help: QLoRA, ZeRO-3 over more nodes and an 8-bit optimizer were
 // suggested for Llama 3.1 70B LoRA at --seq 2000000, where the terms no such change touches
 // (activations, logits, workspace, CUDA context, fragmentation) exceed every GPU offered. Only a
