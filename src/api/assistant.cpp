@@ -248,6 +248,7 @@ class Reader {
     read_gpu();      // before tokens and money: "4 H100s"
     read_quant();    // "in int4", "8-bit", "awq"
     read_stack();    // "with megatron", "using deepspeed"
+    read_spot();     // "on spot instances", "no spot"
     read_request_lengths();  // before tokens: "128k token prompts" is a request's length, not a budget
     read_tokens();
     read_images();
@@ -342,6 +343,8 @@ class Reader {
   static bool minus_inside(const std::smatch& m) {
     return m.str(0).substr(0, static_cast<std::size_t>(m.position(1) - m.position(0))).find('-') != std::string::npos;
   }
+
+  static constexpr const char* kAtMost = "\xe2\x89\xa4";  ///< "≤", mark_before's symbol of a ceiling
 
   /// The mark just before byte `pos` of low_ and where it starts ({"", pos} when none).
   std::pair<std::string, std::size_t> mark_before(std::size_t pos) const {
@@ -1095,6 +1098,26 @@ class Reader {
     }
   }
 
+  /// Spot wording (trial52: "on spot instances" was dropped without a word): "no spot", "without
+  /// spot", "sans spot", "pas de spot", "on-demand only", "ไม่ใช้ spot" → no_spot true; any other
+  /// "spot" / "preemptible" / "interruptible" → no_spot false (spot prices are planned, the
+  /// default for training, shown as read). Spot is planned for training only: on another task the
+  /// reading is shown as not used.
+  void read_spot() {
+    static const std::regex no(
+        R"((?:\b(?:no|without|not|avoid|sans|pas\s+de)\s+(?:spot|preemptible|interruptible)\b|\bon[- ]demand\s+only\b|)"
+        R"(\buniquement\s+(?:[aà]\s+la\s+demande|on[- ]demand)\b|\xe0\xb9\x84\xe0\xb8\xa1\xe0\xb9\x88\xe0\xb9\x83\xe0\xb8\x8a\xe0\xb9\x89\s*spot))");
+    static const std::regex yes(R"(\b(?:spot|preemptible|interruptible)\b)");
+    std::smatch m;
+    const bool negative = std::regex_search(low_, m, no);
+    if (!negative && !std::regex_search(low_, m, yes)) return;
+    std::string task;
+    for (const auto& f : result_.fields)
+      if (f.name == "task" && f.value.is_string()) task = f.value.get<std::string>();
+    add("no_spot", negative, m.str(0), {}, task == "serve" || task == "images" ? "not_for_task" : "",
+        static_cast<std::size_t>(m.position(0)));
+  }
+
   void read_quant() {
     static const std::regex re(
         R"(\b(int4|int8|fp8|fp16|bf16|nf4|awq|gptq|mxfp4|q4_k_m|q8_0|q4_0|q2_k|w4a16|w8a8|([48])[ -]?bits?)\b)");
@@ -1125,6 +1148,7 @@ class Reader {
                                      R"(\s*(?:of|with|de|avec|each\s+with|,|\xe0\xb9\x82\xe0\xb8\xab\xe0\xb8\x99\xe0\xb8\x94\xe0\xb8\xa5\xe0\xb8\xb0)?\s*|(?:x|\xc3\x97|\*)\s*)(\d+)\s*(?:x|\xc3\x97|\*)?\s*(?:)" +  // โหนดละ (per node)
                                      names + R"((?:s|'s)?\b|gpus?\b))");
     std::smatch cm;
+    bool nodes_of_read = false;  // "N nodes of M GPUs" read: its counts are not read again below
     if (std::regex_search(low_, cm, nodes_of)) {
       const json n = exact_number(cm[1].str(), 1, cm[0].str(), result_.language);
       const json per = exact_number(cm[2].str(), 1, cm[0].str(), result_.language);
@@ -1132,8 +1156,17 @@ class Reader {
       const std::string source = low_.substr(at, static_cast<std::size_t>(cm.position(0) + cm.length(0)) - at);
       if (n.is_number_integer() && per.is_number_integer() && n.get<std::int64_t>() <= 1'000'000 &&
           per.get<std::int64_t>() <= 1'000'000) {
-        add("nodes", n, source, {}, {}, at);
-        add("gpus", n.get<std::int64_t>() * per.get<std::int64_t>(), source, {}, {}, at);
+        // "at most 2 nodes of 8 GPUs": ceilings (--max-nodes, --max-gpus), not an exact cluster.
+        const auto [mark, mark_at] = mark_before(at);
+        nodes_of_read = true;
+        if (mark == kAtMost) {
+          const std::string marked = low_.substr(mark_at, static_cast<std::size_t>(cm.position(0) + cm.length(0)) - mark_at);
+          add("max_nodes", n, marked, mark, {}, mark_at);
+          add("max_gpus", n.get<std::int64_t>() * per.get<std::int64_t>(), marked, mark, {}, mark_at);
+        } else {
+          add("nodes", n, source, {}, {}, at);
+          add("gpus", n.get<std::int64_t>() * per.get<std::int64_t>(), source, {}, {}, at);
+        }
         // Another GPU count elsewhere ("on 32 H100 as 2 nodes of 8 H100"): said, not dropped
         // (trial47); the N × M reading is the one used.
         const std::size_t span_end = static_cast<std::size_t>(cm.position(0) + cm.length(0));
@@ -1148,16 +1181,22 @@ class Reader {
         }
       }
     }
-    if (std::regex_search(low_, cm, nodes)) {
+    // A count after "at most", "up to", "no more than", "au plus", "ไม่เกิน" ... is a ceiling
+    // (trial52: "at most 2 nodes" was planned on exactly 2 nodes, at 5× the cost of one GPU):
+    // --max-nodes / --max-gpus; otherwise the exact count.
+    auto count = [&](const char* exact_name, const char* ceiling_name) {
       const auto at = static_cast<std::size_t>(cm.position(1));
-      add("nodes", exact_number(cm[1].str(), 1, cm[0].str(), result_.language), low_.substr(at, static_cast<std::size_t>(cm.position(0) + cm.length(0)) - at),
-          {}, {}, at);
-    }
-    if (std::regex_search(low_, cm, counted) || std::regex_search(low_, cm, count_only)) {
-      const auto at = static_cast<std::size_t>(cm.position(1));
-      add("gpus", exact_number(cm[1].str(), 1, cm[0].str(), result_.language), low_.substr(at, static_cast<std::size_t>(cm.position(0) + cm.length(0)) - at),
-          {}, {}, at);
-    }
+      const auto end = static_cast<std::size_t>(cm.position(0) + cm.length(0));
+      const json n = exact_number(cm[1].str(), 1, cm[0].str(), result_.language);
+      const auto [mark, mark_at] = mark_before(at);
+      if (mark == kAtMost)
+        add(ceiling_name, n, low_.substr(mark_at, end - mark_at), mark, {}, mark_at);
+      else
+        add(exact_name, n, low_.substr(at, end - at), {}, {}, at);
+    };
+    if (!nodes_of_read && std::regex_search(low_, cm, nodes)) count("nodes", "max_nodes");
+    if (!nodes_of_read && (std::regex_search(low_, cm, counted) || std::regex_search(low_, cm, count_only)))
+      count("gpus", "max_gpus");
     std::smatch m;
     if (!std::regex_search(low_, m, re)) return;
     std::string name = m[1].str();

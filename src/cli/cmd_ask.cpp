@@ -132,6 +132,7 @@ void run_ask(const AskOptions& o, GlobalOptions& global) {
     else if (f.name == "deadline_seconds") shown = server::locale_duration(f.value.get<double>(), lang);
     else if (f.name == "hours") shown = server::locale_duration(f.value.get<double>() * 3600.0, lang);
     else if (f.value.is_number()) shown = server::locale_count(f.value, lang);  // an integer with every digit
+    else if (f.value.is_boolean()) shown = t.value(f.value.get<bool>() ? "bool_true" : "bool_false", shown);
     if (f.name == "budget_eur") shown += " EUR";
     if (f.name == "budget_thb") shown += " THB";
     if (f.name == "tpot_ms" || f.name == "ttft_ms") shown += " ms";

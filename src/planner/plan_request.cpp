@@ -263,6 +263,14 @@ void PlanRequest::validate() const {
   }
   if (!(margin >= 0 && margin < 1)) throw_invalid_coded("--margin", "number_out_of_range", {{"value", fmt::format("{}", margin)}, {"range", "[0, 1)"}}, fmt::format("{} is outside [0, 1)", margin), "a fraction in [0, 1)");
   if (max_nodes < 1 || max_nodes > 1024) throw_invalid_coded("--max-nodes", "integer_out_of_range", {{"value", fmt::format("{}", max_nodes)}, {"min", "1"}, {"max", "1024"}}, fmt::format("{} is out of range", max_nodes), "an integer in [1, 1024]");
+  if (max_gpus && (*max_gpus < 1 || *max_gpus > 1048576))
+    throw_invalid_coded("--max-gpus", "integer_out_of_range", {{"value", fmt::format("{}", *max_gpus)}, {"min", "1"}, {"max", "1048576"}},
+                        fmt::format("{} is out of range", *max_gpus), "an integer in [1, 1048576]");
+  if (max_gpus && gpus_total && *gpus_total > *max_gpus)
+    throw_invalid_coded("--gpus", "integer_out_of_range",
+                        {{"value", fmt::format("{}", *gpus_total)}, {"min", "1"}, {"max", fmt::format("{}", *max_gpus)}},
+                        fmt::format("{} GPUs exceed --max-gpus {}", *gpus_total, *max_gpus),
+                        fmt::format("at most --max-gpus ({}) GPUs, or a larger --max-gpus", *max_gpus));
   if (limit < 1) throw_invalid_coded("--limit", "not_positive", {{"value", fmt::format("{}", limit)}}, fmt::format("{} is not a positive integer", limit), "an integer ≥ 1");
   // 0 is a measured rate ("this spot pool did not preempt"), as the import accepts for an offer:
   // spot with no loss. An instance preempted more than once a minute runs nothing (the import's

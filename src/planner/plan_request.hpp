@@ -161,6 +161,9 @@ struct PlanRequest {
   // ---- search ----
   std::string filter;             ///< FILTER in the offers language (applied by the store at the edge)
   int max_nodes = 256;            ///< --max-nodes: most instances per plan (multi-node training needs a known network)
+  /// --max-gpus: most GPUs per plan, all its instances together (instances of more GPUs are left
+  /// out, and no more instances than the ceiling holds); nullopt = no ceiling. [1, 1048576].
+  std::optional<int> max_gpus;
   double margin = kDefaultFitMargin;  ///< --margin: fits when per-GPU bytes ≤ (1 − margin) × capacity
   bool allow_spot = true;         ///< --no-spot clears it: plan on-demand/reserved only
 

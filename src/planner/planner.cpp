@@ -1078,7 +1078,7 @@ constexpr int next_node_count(int n, int min_nodes) {
   return min_nodes > n && min_nodes < p ? min_nodes : p;
 }
 
-enum class SkipReason { none, unusable, no_price, no_perf_figures, tp_exceeds_node, gpus_not_multiple, nodes_unavailable };
+enum class SkipReason { none, unusable, no_price, no_perf_figures, tp_exceeds_node, gpus_not_multiple, nodes_unavailable, above_max_gpus };
 
 /// Plan-wide counters and sets the stages fill.
 struct PlanState {
@@ -1288,6 +1288,8 @@ SkipReason admit(const PlanRequest& r, const Offer& offer, const GpuCatalog& gpu
   // Sold only as >= min_nodes instances (a reserved cluster): more than --max-nodes allows per
   // plan is no plan (fewer nodes used are billed as the minimum: price(), min_nodes_billed).
   if (offer.min_nodes && *offer.min_nodes > r.max_nodes) return SkipReason::nodes_unavailable;
+  // --max-gpus: an instance of more GPUs than the ceiling is no plan; fewer instances below.
+  if (r.max_gpus && offer.gpu_count > *r.max_gpus) return SkipReason::above_max_gpus;
   // --gpus / --nodes fix the cluster for every workload: training splits it into a layout,
   // serving and batch jobs into replicas of TP GPUs (TP within an instance), images one per GPU.
   const bool exact = r.gpus_total || r.nodes_exact;
@@ -1317,7 +1319,8 @@ SkipReason admit(const PlanRequest& r, const Offer& offer, const GpuCatalog& gpu
     // instances (trial46 D5: 1e13 requests were one 8×H100 for 380 days). A service's instances
     // follow its load.
     const bool counts_nodes = (training && out.network_known) || r.workload == PlanWorkload::batch_generation;
-    const int node_limit = counts_nodes ? std::min(r.max_nodes, offer.max_nodes.value_or(r.max_nodes)) : 1;
+    int node_limit = counts_nodes ? std::min(r.max_nodes, offer.max_nodes.value_or(r.max_nodes)) : 1;
+    if (r.max_gpus) node_limit = std::max(1, std::min(node_limit, *r.max_gpus / offer.gpu_count));
     out.first_nodes = 1;
     out.last_nodes = node_limit;
     // A minimum that is not a power of two is planned on too (next_node_count): the cluster
@@ -1454,8 +1457,9 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedO
       }
       instances = nodes;
       replicas = held;
-    } else if (instances > request.max_nodes) {
-      return false;
+    } else if (instances > request.max_nodes ||
+               (request.max_gpus && instances * static_cast<std::int64_t>(offer.gpu_count) > *request.max_gpus)) {
+      return false;  // a service's load needs more instances than --max-nodes / --max-gpus allow
     }
     p.instances = static_cast<int>(instances);
     p.replicas = replicas;

@@ -1707,7 +1707,9 @@ class Pages {
       const api::AskResult& ask = *read;
       json fields = json::array();
       for (const auto& f : ask.fields) {
-        std::string shown = f.value.is_string() ? f.value.get<std::string>() : locale_count(f.value, pg.lang);
+        std::string shown = f.value.is_string()    ? f.value.get<std::string>()
+                            : f.value.is_boolean() ? pg.t.value(f.value.get<bool>() ? "bool_true" : "bool_false", "")
+                                                   : locale_count(f.value, pg.lang);
         if (f.name == "task") shown = pg.t.value("task_" + shown, shown);  // "service (inférence)"
         if (f.name == "budget_usd") shown = money(f.value.get<double>(), pg.lang);
         if (f.name == "deadline_seconds" || f.name == "hours")

@@ -215,6 +215,20 @@ TEST(Assistant, ReadsTheTableOfSentences) {
        {{"task", "pretrain"}, {"params", 1e9}, {"tokens", 1e10}, {"nodes", 2}, {"gpus", 16}, {"filter", "gpu=H100"}}, {}},
       {"affiner llama 3.1 8b en lora sur 1e8 jetons avec 4 nœuds de 8 A100", "fr",
        {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 1e8}, {"nodes", 4}, {"gpus", 32}, {"filter", "gpu=A100"}}, {}},
+      // trial52 #1: a count after "at most" / "up to" / "au plus" / "ไม่เกิน" is a ceiling (max_nodes,
+      // max_gpus), not the exact cluster; "spot" is read (no_spot false: spot planned), "no spot"
+      // / "sans spot" too (no_spot true).
+      {"fine-tune llama 3.1 8b with lora on 100M tokens using deepspeed on spot instances, at most 2 nodes", "en",
+       {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 1e8}, {"stack", "deepspeed"}, {"no_spot", false},
+        {"max_nodes", 2}},
+       {}},
+      {"full fine-tune qwen2.5-14b on 1B tokens, up to 8 GPUs, no spot", "en",
+       {{"model", "qwen2.5-14b"}, {"task", "full"}, {"tokens", 1e9}, {"max_gpus", 8}, {"no_spot", true}}, {}},
+      {"affiner llama 3.1 8b en lora sur 1e8 jetons, au plus 8 GPU, sans spot", "fr",
+       {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 1e8}, {"max_gpus", 8}, {"no_spot", true}}, {}},
+      {"fine-tune llama 3.1 8b with lora on 1e8 tokens on at most 2 nodes of 8 H100", "en",
+       {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 1e8}, {"max_nodes", 2}, {"max_gpus", 16}, {"filter", "gpu=H100"}},
+       {}},
   };
   const GpuCatalog& gpus = GpuCatalog::bundled();
   for (const auto& r : rows) {

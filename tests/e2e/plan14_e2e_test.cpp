@@ -423,6 +423,37 @@ TEST_F(Plan14E2E, OffersTableFitsNarrowTerminals) {
   }
 }
 
+// trial52 #1: "at most 8 GPUs" had no plan setting (ask read it as exactly 8). --max-gpus N is a
+// ceiling on a plan's GPUs, all instances together: every plan has instances × GPUs per instance
+// ≤ N (an 8-GPU instance is left out at N = 4), for training, batch jobs and services alike; with
+// --gpus above it the request is refused, exit 2.
+TEST_F(Plan14E2E, MaxGpusIsACeilingOnEveryPlan) {
+  const std::pair<std::string, int> cases[] = {
+      {"plan --model llama-3.1-8b --task lora --tokens 1e9 --all --limit 60", 4},
+      {"plan --model qwen2.5-14b --task full --tokens 2e9 --budget 2000 --limit 30", 16},
+      {"plan --model llama-3.1-8b --task serve --requests 1e8 --prompt-tokens 500 --output-tokens 200 --limit 30", 8},
+      {"plan --model llama-3.1-70b --task serve --concurrency 400 --hours 10 --limit 30", 8}};
+  for (const auto& [args, ceiling] : cases) {
+    const nlohmann::json j = run_json(args + " --max-gpus " + std::to_string(ceiling) + " --today 2026-11-30", 0);
+    ASSERT_TRUE(j["plans"].is_array() && !j["plans"].empty()) << args << "\n" << j.dump().substr(0, 600);
+    for (const auto& p : j["plans"]) {
+      const int gpus = p["gpus_per_instance"].get<int>() * p["instances"].get<int>();
+      EXPECT_LE(gpus, ceiling) << args << "\n" << p.dump().substr(0, 300);
+    }
+  }
+  // Without the ceiling the budget-only 14B job recommends more than 16 GPUs (the trial's 512):
+  // the ceiling is what changed the answer.
+  const nlohmann::json free = run_json("plan --model qwen2.5-14b --task full --tokens 2e9 --budget 2000 --limit 1 --today 2026-11-30", 0);
+  ASSERT_FALSE(free["plans"].empty());
+  EXPECT_GT(free["plans"][0]["gpus_per_instance"].get<int>() * free["plans"][0]["instances"].get<int>(), 16);
+  const RunResult both = run("plan --model llama-3.1-8b --task lora --tokens 1e9 --gpus 16 --max-gpus 8 --today 2026-11-30");
+  EXPECT_EQ(both.exit_code, 2) << both.out;
+  EXPECT_NE(both.out.find("--gpus: 16 GPUs exceed --max-gpus 8"), std::string::npos) << both.out;
+  const RunResult zero = run("plan --model llama-3.1-8b --task lora --tokens 1e9 --max-gpus 0 --today 2026-11-30");
+  EXPECT_EQ(zero.exit_code, 2) << zero.out;
+  EXPECT_NE(zero.out.find("--max-gpus: 0 is out of range (expected: an integer in [1, 1048576])"), std::string::npos) << zero.out;
+}
+
 // The --group-by table ignored COLUMNS (9 columns, 138 wide). At 80 and 60 columns every line fits,
 // the GPU keeps its model name (vendor dropped: "GeForce RTX 3080", not "NVIDIA GeForce RTX…"), the
 // median stays (the minimum too at 80), and the note names the columns left out.
