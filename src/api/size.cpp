@@ -143,6 +143,7 @@ SizeOutput run_size(const SizeInput& in, const Context& ctx) {
   if (in.stack) {
     // The stack's defaults, then whatever the request gave explicitly.
     const TrainingStack stack = parse_training_stack(*in.stack, "--stack");
+    check_stack_runs_task(stack, req.task);
     const TrainingMemoryRequest given = tr;
     tr.layout.tp = req.tp.value_or(1);
     apply_stack_defaults(stack, tr);

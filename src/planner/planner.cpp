@@ -2304,6 +2304,8 @@ void check_request_for_model(const PlanRequest& request, const ModelArch& arch) 
                                       arch.name),
                           "a dense MHA/GQA decoder and --tp 2 or more");
     }
+    // A Megatron QLoRA plan is a layout nobody runs (sizing/memory.hpp check_stack_runs_task).
+    if (request.stack) check_stack_runs_task(*request.stack, request.task);
     // A stack that shards by data parallelism only cannot run a pinned TP, PP or EP, nor the
     // Megatron-Core overlap switches (data_parallel_only).
     if (data_parallel_only(request.stack)) {

@@ -292,6 +292,11 @@ std::string_view training_stack_name(TrainingStack s) noexcept;
 /// "hf" (also "transformers"), "fsdp", "deepspeed", "megatron", "unsloth". Throws
 /// Error{invalid_input, where, expected list}.
 TrainingStack parse_training_stack(std::string_view s, const std::string& where);
+/// Refuses a task the stack does not run: QLoRA (bitsandbytes NF4 base weights) on megatron —
+/// Megatron-Bridge lists QLoRA under "Future Enhancements" and does not install bitsandbytes
+/// (src/megatron/bridge/models/README.md, docker/common/fw_pyproject.toml at 067f987df).
+/// Throws Error{invalid_input, "--stack", code qlora_stack_unsupported}.
+void check_stack_runs_task(TrainingStack stack, Task task);
 struct TrainingMemoryRequest;
 /// Overwrites the stack-controlled fields of `r` with the stack's defaults (listed above).
 /// Callers apply explicit user choices afterwards.

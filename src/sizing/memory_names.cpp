@@ -337,6 +337,13 @@ TrainingStack parse_training_stack(std::string_view s, const std::string& where)
                      TrainingStack::unsloth});
 }
 
+void check_stack_runs_task(TrainingStack stack, Task task) {
+  if (task == Task::qlora && stack == TrainingStack::megatron)
+    throw_invalid_coded("--stack", "qlora_stack_unsupported", {{"stack", "megatron"}},
+                        "--task qlora needs bitsandbytes NF4 base weights, which Megatron-Core / Megatron-Bridge do not run",
+                        "--stack hf, unsloth, fsdp or deepspeed for QLoRA, or --task lora with --stack megatron");
+}
+
 std::string_view moe_dispatcher_name(MoeDispatcher d) noexcept {
   switch (d) {
     case MoeDispatcher::alltoall: return "alltoall";

@@ -30,7 +30,7 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 157> kCodes = {
+constexpr std::array<std::string_view, 158> kCodes = {
     "ambiguous_model",
     "batch_job_field",
     "body_empty",
@@ -151,6 +151,7 @@ constexpr std::array<std::string_view, 157> kCodes = {
     "pp_layers_needs_pp",
     "pp_layers_sum",
     "qlora_needs_16_bit",
+    "qlora_stack_unsupported",
     "query_not_percent_encoded",
     "query_text_not_clean",
     "question_budget_too_large",

@@ -95,6 +95,20 @@ TEST_F(CliMessagesE2E, SizeServeGpuLimitsSayWhyNothingFitsAndAreForDecoders) {
                  "or size without --gpu (its fit table sizes the weights))");
 }
 
+// trial52 #3: QLoRA on --stack megatron was planned ($6.44, "Training settings: stack megatron"):
+// Megatron-Bridge runs no bitsandbytes NF4 base weights. plan, estimate and size refuse it the same
+// way; LoRA on megatron and QLoRA on the other stacks still plan.
+TEST_F(CliMessagesE2E, QloraOnMegatronIsRefused) {
+  const std::string line =
+      "gpuplan: error: --stack: --task qlora needs bitsandbytes NF4 base weights, which Megatron-Core / Megatron-Bridge "
+      "do not run (expected: --stack hf, unsloth, fsdp or deepspeed for QLoRA, or --task lora with --stack megatron)";
+  expect_refused("plan --model llama-3.1-8b --task qlora --tokens 1e8 --stack megatron --today 2026-11-30", line);
+  expect_refused("estimate --model llama-3.1-8b --task qlora --tokens 1e8 --stack megatron --gpu 'H100 SXM' --gpus 1", line);
+  expect_refused("size --model llama-3.1-8b --task qlora --stack megatron", line);
+  EXPECT_EQ(run("plan --model llama-3.1-8b --task lora --tokens 1e8 --stack megatron --limit 1 --today 2026-11-30").exit_code, 0);
+  EXPECT_EQ(run("plan --model llama-3.1-8b --task qlora --tokens 1e8 --stack unsloth --limit 1 --today 2026-11-30").exit_code, 0);
+}
+
 // trial50 #19: digits beyond 64 bits read "far outside the field's range" without the range, where
 // the field states one (--limit [0, 1e9], --max-nodes [1, 1024]); they are now refused with it and
 // the digits as typed. A field without its own range keeps the general sentence.
