@@ -37,7 +37,9 @@ void explain_cost(std::vector<PlanExplainLine>& out, const Plan& p, const CostBr
   add(out, prefix + "billed_seconds", c.billed_seconds, "s",
       is_reserved(c.price_kind)
           ? fmt::format("ceil({:.0f} s / term {:.0f} s) × term", c.run_seconds, reserved_term_seconds(c.price_kind))
-          : fmt::format("max(ceil({:.1f} s / {:.0f} s) × {:.0f} s, minimum {:.0f} s)", c.run_seconds,
+          // The run time to the millisecond: at 1 s granularity "ceil(117673.0 s / 1 s)" read as
+          // billing a second too many (trial52 #11; the run was 117673.024 s).
+          : fmt::format("max(ceil({:.3f} s / {:.0f} s) × {:.0f} s, minimum {:.0f} s)", c.run_seconds,
                         b.granularity_seconds, b.granularity_seconds, b.minimum_billed_seconds),
       "provider billing terms (gpuplan billing rule)");
   if (c.spot && !std::isfinite(c.spot->mtbf_seconds)) {

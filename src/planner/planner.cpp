@@ -3490,10 +3490,17 @@ void add_result_warnings(const PlanRequest& request, const PlanState& st, PlanRe
                             what.empty() ? "" : ": ", what, result.plans_total));
   }
   if (result.plans_demoted > 0 && demote) {
+    // Every plan demoted: there is no clean plan to rank after (trial52 #12: "223 plans rank after
+    // plans on clean prices" when all 223 were stale).
     add_warning(result.warnings, PlanWarningCode::ranked_after_clean,
-                fmt::format("{} plans rank after plans on clean prices: stale (~, older than {:.0f} days), undated (?) "
-                            "or flagged (!) (--include-flagged ranks them together; --max-price-age changes the limit)",
-                            result.plans_demoted, request.stale_after_days));
+                result.plans_demoted >= result.plans_total
+                    ? fmt::format("none of the {} plans rests on a clean price: each is stale (~, older than {:.0f} "
+                                  "days), undated (?) or flagged (!), ranked in that order (--include-flagged ranks them "
+                                  "together; --max-price-age changes the limit)",
+                                  result.plans_demoted, request.stale_after_days)
+                    : fmt::format("{} plans rank after plans on clean prices: stale (~, older than {:.0f} days), undated (?) "
+                                  "or flagged (!) (--include-flagged ranks them together; --max-price-age changes the limit)",
+                                  result.plans_demoted, request.stale_after_days));
   }
   if (!st.spot_rate_unknown.empty()) {
     add_warning(result.warnings, PlanWarningCode::spot_rate_unknown,

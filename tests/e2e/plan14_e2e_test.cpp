@@ -423,6 +423,23 @@ TEST_F(Plan14E2E, OffersTableFitsNarrowTerminals) {
   }
 }
 
+// trial52 #12: with every plan on a stale, undated or flagged price the warning said "822 plans rank
+// after plans on clean prices", plans that did not exist. The bundled catalog's prices are all older
+// than 30 days on 2026-11-30: the warning says none rests on a clean price; a store with clean
+// prices keeps the count of those ranked after them (tests/cli/golden/plan_fixture_8b_lora.json).
+TEST_F(Plan14E2E, RankedAfterCleanSaysSoWhenNoPlanIsClean) {
+  const nlohmann::json j = run_json("plan --model llama-3.1-8b --task lora --tokens 1e8 --today 2026-11-30", 0);
+  ASSERT_FALSE(j["plans"].empty());
+  for (const auto& p : j["plans"]) ASSERT_GT(p["demotion_tier"].get<int>(), 0) << p.dump().substr(0, 300);
+  const nlohmann::json* w = nullptr;
+  for (const auto& x : j["warnings"])
+    if (x["code"] == "ranked_after_clean") w = &x;
+  ASSERT_NE(w, nullptr) << j["warnings"].dump();
+  const std::string text = (*w)["message"].get<std::string>();
+  EXPECT_EQ(text.rfind("none of the " + std::to_string(j["plans_total"].get<int>()) + " plans rests on a clean price", 0), 0u)
+      << text;
+}
+
 // trial52 #1: "at most 8 GPUs" had no plan setting (ask read it as exactly 8). --max-gpus N is a
 // ceiling on a plan's GPUs, all instances together: every plan has instances × GPUs per instance
 // ≤ N (an 8-GPU instance is left out at N = 4), for training, batch jobs and services alike; with
