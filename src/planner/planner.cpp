@@ -1748,6 +1748,22 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
                 fmt::format("the source does not say how many {} instances can be rented together: {} assumed",
                             offer.instance_type, p.instances));
   }
+  // A billing minimum that dwarfs the run (trial52 #2: a quote with a 1-day minimum was plan #1 for
+  // a 28-minute job at $403 against $5.66 without a word): the unused time is billed.
+  if (!is_reserved(p.cost.price_kind) && p.billing.minimum_billed_seconds > 0 && p.cost.run_seconds > 0 &&
+      p.billing.minimum_billed_seconds >= 2.0 * p.cost.run_seconds && p.cost.billed_seconds > 0) {
+    const double ratio = p.cost.billed_seconds / p.cost.run_seconds;
+    const double unused_usd = p.cost.compute_usd * (1.0 - p.cost.run_seconds / p.cost.billed_seconds);
+    w.push_back(PlanWarning{
+        PlanWarningCode::billing_minimum,
+        fmt::format("the provider bills at least {:.1f} h per instance: the {:.1f} h run is billed {:.1f}× its length "
+                    "(${:.2f} of the compute bill is time not used)",
+                    p.billing.minimum_billed_seconds / 3600.0, p.cost.run_seconds / 3600.0, ratio, unused_usd),
+        {{"minimum_hours", fmt::format("{:.1f}", p.billing.minimum_billed_seconds / 3600.0)},
+         {"run_hours", fmt::format("{:.1f}", p.cost.run_seconds / 3600.0)},
+         {"ratio", fmt::format("{:.1f}", ratio)},
+         {"unused_usd", fmt::format("{:.2f}", unused_usd)}}});
+  }
   if (p.cost.idle_instances > 0) {
     // Sold as a cluster of at least min_nodes (Offer::min_nodes): the idle instances are billed
     // like the others; their share of the compute bill (spot loss included) is what they cost.
@@ -4031,6 +4047,7 @@ std::string_view plan_warning_code_name(PlanWarningCode c) noexcept {
     case PlanWarningCode::memory_over_capacity: return "memory_over_capacity";
     case PlanWarningCode::moe_dispatcher_assumed: return "moe_dispatcher_assumed";
     case PlanWarningCode::fp8_weight_only: return "fp8_weight_only";
+    case PlanWarningCode::billing_minimum: return "billing_minimum";
   }
   return "unknown";
 }

@@ -116,6 +116,10 @@ enum class PlanWarningCode {
   /// Marlin kernels), so the weights and their reads are 8-bit but the matmuls run and are timed at
   /// the 16-bit peak (values: gpu)
   fp8_weight_only,
+  /// the provider's minimum billed time is at least twice the run (a 1-day minimum on a 28-minute
+  /// job bills 51×): names the run, the minimum and the compute bill of the time not used
+  /// (values: run_hours, minimum_hours, ratio, unused_usd)
+  billing_minimum,
 };
 std::string_view plan_warning_code_name(PlanWarningCode c) noexcept;
 

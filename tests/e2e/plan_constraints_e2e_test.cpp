@@ -6,6 +6,8 @@
 // reserved-only quote planned, output fitting COLUMNS, and one-line errors (exit 2) for bad input.
 #include <gtest/gtest.h>
 
+#include <fmt/core.h>
+
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -361,6 +363,34 @@ TEST_F(PlanConstraintsE2E, ReservedOnlyQuotePlanned) {
   EXPECT_EQ(j["plans"][0]["cost"]["price_kind"], "reserved-1y");
   // $2.10/GPU-h × 8 GPUs = $16.80/h per node.
   EXPECT_NEAR(j["plans"][0]["cost"]["usd_per_hour"].get<double>(), 16.8, 1e-9);
+}
+
+// trial52 #2: a quote with a 1-day billing minimum was plan #1 for a short job at many times its
+// run's cost, and no warning named the minimum. An 8B LoRA on 1e8 tokens runs well under 12 h on
+// 8 × H100: the 86,400 s minimum bills at least twice the run, and billing_minimum says so with
+// the ratio billed ÷ run and the compute dollars of time not used (hand check from the plan's own
+// cost figures: compute × (1 − run / billed)).
+TEST_F(PlanConstraintsE2E, ABillingMinimumThatDwarfsTheRunIsSaid) {
+  const fs::path csv = dir_ / "minimum.csv";
+  std::ofstream(csv) << "provider,instance_type,region,gpu,gpu_count,price_kind,usd_per_gpu_hour,observed_at,source,"
+                        "billing_granularity_seconds,billing_minimum_seconds\n"
+                        "trialco,h100x8-quote,eu-west,H100 SXM,8,on-demand,2.10,2026-11-28,sales quote #42,3600,86400\n";
+  RunResult imp = run("import '" + csv.string() + "'", "minimum.sqlite");
+  ASSERT_EQ(imp.exit_code, 0) << imp.out;
+  json j = run_json("plan --model llama-3.1-8b --task lora --tokens 1e8 'provider=trialco'", 0, "minimum.sqlite");
+  ASSERT_GT(j["plans"].size(), 0u);
+  const json& p = j["plans"][0];
+  const double run_s = p["cost"]["run_seconds"].get<double>(), billed = p["cost"]["billed_seconds"].get<double>();
+  ASSERT_EQ(billed, 86400.0) << p["cost"].dump();
+  ASSERT_LE(2 * run_s, billed);
+  const json* w = nullptr;
+  for (const auto& x : p["warnings"])
+    if (x["code"] == "billing_minimum") w = &x;
+  ASSERT_NE(w, nullptr) << p["warnings"].dump();
+  EXPECT_EQ((*w)["values"]["minimum_hours"], "24.0");
+  EXPECT_EQ((*w)["values"]["ratio"], fmt::format("{:.1f}", billed / run_s));
+  EXPECT_EQ((*w)["values"]["unused_usd"],
+            fmt::format("{:.2f}", p["cost"]["compute_usd"].get<double>() * (1 - run_s / billed)));
 }
 
 TEST_F(PlanConstraintsE2E, TableFitsColumns) {
