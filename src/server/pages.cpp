@@ -1241,7 +1241,13 @@ std::string error_text(const Error& e, const std::string& lang, const json& t, b
     // A sentence that names its own field has a short form after the field's label (error_<code>_labelled:
     // "Offre : vide", not "Offre : offre est vide").
     const bool labelled = with_label && !label.empty() && t.contains("error_" + c->code + "_labelled");
-    text = fill(plural_text(t, "error_" + c->code + (labelled ? "_labelled" : ""), lang, counts), vars);
+    std::string key = "error_" + c->code + (labelled ? "_labelled" : "");
+    // A duration that is not positive ("-3d") is not "a number": its own sentence, as the CLI's
+    // "expected: a positive duration such as 72h" (trial52 #9).
+    if (c->code == "not_positive" && c->values.contains("value") && !parse_decimal(c->values.at("value")) &&
+        t.contains("error_not_positive_duration"))
+      key = "error_not_positive_duration";
+    text = fill(plural_text(t, key, lang, counts), vars);
     if (const auto* f = dynamic_cast<const FilterError*>(&e))
       text += fill(t.value("error_filter_column", ""), {{"column", number(static_cast<double>(f->offset() + 1), 0, lang)}});
   } else if (lang == "en") {

@@ -169,6 +169,22 @@ TEST_F(PagesQueryE2E, TheIdleGpuWarningAgreesWithItsReplicaCount) {
   EXPECT_EQ(two->body.find("réplique(s)"), std::string::npos);
 }
 
+// trial52 #9: a negative duration on the plan form read "-3d is not a positive number: give a number
+// above 0" where the CLI asks for "a positive duration such as 72h". A non-positive duration has
+// its own sentence (error_not_positive_duration); a negative count keeps the number's.
+TEST_F(PagesQueryE2E, ANegativeDurationIsAskedAsADuration) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"/en/plan?model=llama-3.1-8b&task=lora&tokens=1e8&deadline=-3d",
+       "deadline: -3d is not a positive duration: give one such as 72h, 30d, 2w, 90m or 3600s"},
+      {"/fr/plan?model=llama-3.1-8b&task=lora&tokens=1e8&deadline=-3d", "-3d n’est pas une durée positive"},
+      {"/en/plan?model=llama-3.1-8b&task=lora&tokens=-5", "-5 is not a positive number: give a number above 0"}};
+  for (const auto& [path, sentence] : cases) {
+    auto r = get(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_NE(r->body.find(sentence), std::string::npos) << path << "\n" << r->body.substr(0, 3000);
+  }
+}
+
 // trial50 #21: the comparison pages take no query parameters; one was a 200 page that ignored it
 // (?sort=foo), where the form pages refuse an unknown field. Refused in the page's language.
 TEST_F(PagesQueryE2E, TheComparisonPagesRefuseAQueryParameter) {
