@@ -19,6 +19,26 @@ void add(std::vector<PlanExplainLine>& out, std::string term, double value, std:
   out.push_back(PlanExplainLine{std::move(term), value, std::move(unit), std::move(formula), std::move(source)});
 }
 
+/// The billing term's own source ("storage_usd_per_gb_month: URL (seen DATE; ...)", BillingTerms::
+/// sources) after `what`, or `what` alone when none is recorded (trial52 #4: the storage and egress
+/// lines named no source while the compute line named its feed and date).
+/// Only the address and the date it was seen are quoted (the source's own words stay in --json's
+/// billing.sources: a page would translate them as if they were gpuplan's).
+std::string term_source(const ResolvedBilling& b, std::string_view field, std::string what) {
+  for (const auto& s : b.sources) {
+    if (s.rfind(std::string(field) + ": ", 0) != 0) continue;
+    const std::string rest = s.substr(field.size() + 2);
+    const std::size_t paren = rest.find(" (");
+    std::string out = what + " (" + rest.substr(0, paren);
+    if (paren != std::string::npos) {
+      const std::size_t seen = rest.find("seen ", paren);
+      if (seen != std::string::npos) out += ", seen " + rest.substr(seen + 5, 10);
+    }
+    return out + ")";
+  }
+  return what;
+}
+
 void explain_cost(std::vector<PlanExplainLine>& out, const Plan& p, const CostBreakdown& c, const std::string& prefix) {
   const ResolvedBilling& b = p.billing;
   // The run the billing rounds: the fixed start-up before the first step, then the work
@@ -81,7 +101,7 @@ void explain_cost(std::vector<PlanExplainLine>& out, const Plan& p, const CostBr
     add(out, prefix + "storage_usd", *c.storage_usd, "USD",
         fmt::format("{:.1f} GB × ${:.4f}/GB-month × {:.0f} s / {:.0f} s per month", p.storage_bytes / 1e9,
                     *b.storage_usd_per_gb_month, c.run_seconds, kSecondsPerMonth),
-        "provider storage price; 730 h per month");
+        term_source(b, "storage_usd_per_gb_month", "provider storage price") + "; 730 h per month");
   } else {
     add(out, prefix + "storage_usd", 0, "USD", "storage price unknown: not counted", "");
   }
@@ -89,7 +109,8 @@ void explain_cost(std::vector<PlanExplainLine>& out, const Plan& p, const CostBr
     add(out, prefix + "egress_usd", *c.egress_usd, "USD",
         fmt::format("max(0, {:.1f} GB − {:.0f} GB free) × ${:.4f}/GB", p.egress_bytes / 1e9, b.egress_free_gb,
                     *b.egress_usd_per_gb),
-        "provider egress price");
+        term_source(b, "egress_usd_per_gb", "provider egress price") +
+            (b.egress_free_gb > 0 ? "; " + term_source(b, "egress_free_gb_per_month", "free allowance") : std::string()));
   } else {
     add(out, prefix + "egress_usd", 0, "USD", "egress price unknown: not counted", "");
   }
@@ -239,10 +260,32 @@ std::vector<PlanExplainLine> explain_plan(const PlanRequest& request, const Mode
     add(out, "work_seconds", p.work_seconds, "s",
         fmt::format("{:.4g} images / {:.1f} images per hour × 3600", request.images, p.requests_per_s * 3600), "");
   }
-  add(out, "storage_bytes", p.storage_bytes, "bytes",
-      fmt::format("dataset + checkpoint {:.1f} GB (or the served weights)", p.checkpoint_bytes / 1e9), "");
-  add(out, "egress_bytes", p.egress_bytes, "bytes",
-      request.egress_gb ? fmt::format("--egress-gb {}", *request.egress_gb) : "the final weights", "");
+  // What is stored and downloaded, with its own inputs (trial52 #4/#5: "dataset + checkpoint 112.4
+  // GB" gave no size for the dataset, and a generation job's 0 B of egress read "the final weights").
+  if (request.workload == PlanWorkload::training) {
+    const double data = p.storage_bytes - p.checkpoint_bytes;
+    const double per_token = arch.vocab_size > 0 && arch.vocab_size < 65536 ? 2.0 : 4.0;
+    add(out, "storage_bytes", p.storage_bytes, "bytes",
+        fmt::format("dataset {:.1f} GB ({:.4g} tokens × {:.0f} B per token id: uint{} ids, vocabulary {}) + checkpoint "
+                    "{:.1f} GB",
+                    data / 1e9, data / per_token, per_token, per_token == 2.0 ? 16 : 32, arch.vocab_size,
+                    p.checkpoint_bytes / 1e9),
+        "pre-tokenised dataset (Megatron-LM indexed dataset dtype: uint16 below 65,536 tokens in the vocabulary); "
+        "checkpoint = weights + master weights + optimizer state");
+    add(out, "egress_bytes", p.egress_bytes, "bytes",
+        request.egress_gb ? fmt::format("--egress-gb {}", *request.egress_gb)
+                          : fmt::format("the final weights: {:.4g} params × 2 B (bf16)", static_cast<double>(arch.total_params())),
+        "");
+  } else {
+    add(out, "storage_bytes", p.storage_bytes, "bytes",
+        fmt::format("the served weights: {:.4g} params × {:g} bits / 8", static_cast<double>(arch.total_params()),
+                    weight_quant_bits(request.quant)),
+        "");
+    add(out, "egress_bytes", p.egress_bytes, "bytes",
+        request.egress_gb ? fmt::format("--egress-gb {}", *request.egress_gb)
+                          : std::string("generated outputs not counted (--egress-gb adds them)"),
+        "");
+  }
   explain_cost(out, p, p.cost, "cost.");
   for (const auto& alt : p.alternatives) {
     explain_cost(out, p, alt, fmt::format("alternative.{}.", price_kind_name(alt.price_kind)));

@@ -1428,7 +1428,9 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedO
     p.replicas = o.replicas_per_instance * instances;
     p.work_seconds = request.images / (o.images_per_hour_per_instance * instances) * 3600.0;
     p.requests_per_s = o.images_per_hour_per_instance * instances / 3600.0;
-    p.storage_bytes = 0;
+    // The model's weights stay on the instance's disk for the run, as a batch job's do (trial52 #5:
+    // an image job stored nothing).
+    p.storage_bytes = static_cast<double>(arch.total_params()) * weight_quant_bits(request.quant) / 8.0;
   } else {
     const ServingEstimate& e = o.serving;
     std::int64_t replicas = 1;

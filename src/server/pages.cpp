@@ -210,6 +210,15 @@ constexpr ExplainPhrase kExplainPhrases[] = {
     {"weights + CUDA context + fragmentation", "xp_weights_cuda_context_fragmentation"},
     {"dataset + checkpoint", "xp_dataset_checkpoint"},
     {"(or the served weights)", "xp_or_the_served_weights"},
+    {"the served weights", "xp_the_served_weights"},
+    {"generated outputs not counted (--egress-gb adds them)", "xp_generated_outputs_not_counted"},
+    {"B per token id", "xp_b_per_token_id"},
+    {"pre-tokenised dataset (Megatron-LM indexed dataset dtype: uint16 below 65,536 tokens in the vocabulary)",
+     "xp_pretokenised_dataset"},
+    {"checkpoint = weights + master weights + optimizer state", "xp_checkpoint_is_weights_master_optimizer"},
+    {"free allowance", "xp_free_allowance"},
+    {"seen", "xp_seen"},
+    {"vocabulary", "xp_vocabulary"},
     {"the final weights", "xp_the_final_weights"},
     {"with the", "xp_with_the"},
     {"per GPU-hour", "xp_per_gpu_hour"},
@@ -680,6 +689,13 @@ std::string localise_explain(std::string_view text, const json& t) {
   std::string out;
   out.reserve(text.size() + text.size() / 2);
   for (std::size_t i = 0; i < text.size();) {
+    // An address is a name: kept as written ("…/public-cloud/billing" read "…/facturation").
+    if (text.compare(i, 7, "http://") == 0 || text.compare(i, 8, "https://") == 0) {
+      const std::size_t end = std::min(text.find_first_of(" ),;", i), text.size());
+      out.append(text.substr(i, end - i));
+      i = end;
+      continue;
+    }
     const auto candidates = by_first.find(text[i]);
     const bool at_start = i == 0 || !word_char(text[i - 1]) || !word_char(text[i]);
     const ExplainPhrase* hit = nullptr;

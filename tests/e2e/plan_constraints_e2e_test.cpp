@@ -83,12 +83,15 @@ TEST_F(PlanConstraintsE2E, DeadlineRespectedCheapestFirst) {
   EXPECT_EQ(j["sort"], "cost");
   EXPECT_DOUBLE_EQ(j["deadline_seconds"].get<double>(), 12 * 3600.0);
   for (const json& p : j["plans"]) EXPECT_LE(p["time_seconds"].get<double>(), 12 * 3600.0) << p["offer_id"];
-  // The recommended plan is the cheapest plan of its price-quality tier (the best tier listed).
+  // The recommended plan is the cheapest plan of its price-quality tier (the best tier listed), up to
+  // the documented cost tie (docs/planner.md "Cost ties": totals within 1% of the cheapest tie, the
+  // fastest wins: on the bundled catalog 8 × B200 at $300.60 goes ahead of the slower 4 × B200 at
+  // $300.12, 0.16% cheaper, since the B200's driver-reported memory lets the 8-GPU plan fit better).
   const json& rec = j["plans"][0];
   EXPECT_TRUE(rec["recommended"].get<bool>());
   for (const json& p : j["plans"]) {
     if (p["demotion_tier"] == rec["demotion_tier"]) {
-      EXPECT_GE(p["total_usd"].get<double>(), rec["total_usd"].get<double>());
+      EXPECT_GE(p["total_usd"].get<double>() * 1.01, rec["total_usd"].get<double>());
     }
   }
 }
@@ -391,6 +394,44 @@ TEST_F(PlanConstraintsE2E, ABillingMinimumThatDwarfsTheRunIsSaid) {
   EXPECT_EQ((*w)["values"]["ratio"], fmt::format("{:.1f}", billed / run_s));
   EXPECT_EQ((*w)["values"]["unused_usd"],
             fmt::format("{:.2f}", p["cost"]["compute_usd"].get<double>() * (1 - run_s / billed)));
+}
+
+// trial52 #4/#5: the storage and egress lines named no source ("provider storage price"), the
+// dataset's size had no formula, an image job stored no weights and a generation job's 0 B of egress
+// read "the final weights". Each now states its inputs: the dataset as tokens × bytes per token id
+// (uint32 ids for Llama 3's 128,256-token vocabulary: 1e8 tokens = 0.4 GB), the served weights as
+// params × bits / 8, a generation job's egress as not counted, and the billing term's address.
+TEST_F(PlanConstraintsE2E, StorageAndEgressLinesStateTheirInputs) {
+  auto line = [](const json& explain, const std::string& term) -> const json* {
+    for (const auto& l : explain)
+      if (l["term"] == term) return &l;
+    return nullptr;
+  };
+  const fs::path csv = dir_ / "terms.csv";
+  std::ofstream(csv) << "provider,instance_type,region,gpu,gpu_count,price_kind,usd_per_gpu_hour,observed_at,source,"
+                        "storage_usd_per_gb_month\n"
+                        "termsco,h100x1,eu-west,H100 SXM,1,on-demand,2.50,2026-11-28,sales quote #7,0.10\n";
+  ASSERT_EQ(run("import '" + csv.string() + "'", "terms.sqlite").exit_code, 0);
+  const json train = run_json("plan --model llama-3.1-8b --task lora --tokens 1e8 --explain 1 'provider=termsco'", 0, "terms.sqlite");
+  const json* storage = line(train["explain"], "storage_bytes");
+  ASSERT_NE(storage, nullptr) << train["explain"].dump().substr(0, 500);
+  EXPECT_NE((*storage)["formula"].get<std::string>().find("dataset 0.4 GB (1e+08 tokens × 4 B per token id"), std::string::npos)
+      << (*storage)["formula"];
+  const json serve = run_json("plan --model llama-3.1-8b --task serve --requests 1000 --explain 1 'provider=termsco'", 0, "terms.sqlite");
+  const json* weights = line(serve["explain"], "storage_bytes");
+  ASSERT_NE(weights, nullptr);
+  EXPECT_NEAR((*weights)["value"].get<double>(), 8.03e9 * 2, 0.01e9 * 2);  // Llama 3.1 8B, 16-bit
+  EXPECT_NE((*weights)["formula"].get<std::string>().find("the served weights:"), std::string::npos);
+  const json* egress = line(serve["explain"], "egress_bytes");
+  ASSERT_NE(egress, nullptr);
+  EXPECT_EQ((*egress)["formula"], "generated outputs not counted (--egress-gb adds them)");
+  const json images = run_json("plan --config '" + std::string(GPUPLAN_SOURCE_DIR) +
+                                   "/data/models/black-forest-labs__FLUX.1-schnell__transformer/config.json' --task images "
+                                   "--images 1000 --explain 1 'provider=termsco'",
+                               0, "terms.sqlite");
+  const json* image_weights = line(images["explain"], "storage_bytes");
+  ASSERT_NE(image_weights, nullptr);
+  EXPECT_GT((*image_weights)["value"].get<double>(), 20e9);  // FLUX.1's ~12B-parameter transformer, 16-bit
 }
 
 TEST_F(PlanConstraintsE2E, TableFitsColumns) {
