@@ -19,6 +19,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <regex>
 #include <set>
 #include <string_view>
 #include <tuple>
@@ -1105,14 +1106,21 @@ void refuse_unknown_params(const httplib::Request& req, std::span<const api::Fie
 
 /// Request fields from an HTML form's query string, typed by the request's field table.
 template <class In>
-json form_body(const httplib::Request& req, std::span<const api::FieldDef<In>> table) {
+json form_body(const httplib::Request& req, std::span<const api::FieldDef<In>> table, const std::string& lang) {
   json body = json::object();
   for (const auto& d : table) {
     if (d.info.face != api::FieldFace::both) continue;
     const std::string name(d.info.name);
     if (!req.has_param(name)) continue;
-    const std::string v = req.get_param_value(name);
+    std::string v = req.get_param_value(name);
     if (v.empty()) continue;
+    // French writes a decimal with a comma, as the French page shows numbers ("50,5"; `ask` reads
+    // it too): a number, count or duration of digits, one comma and digits reads as the decimal
+    // (trial52 #8: "« 50,5 » n'est pas un nombre"). Any other comma stays and is refused as before.
+    static const std::regex french_decimal(R"(-?\d+,\d+[a-z]?)");
+    if (lang == "fr" && d.info.type != api::FieldType::string && d.info.type != api::FieldType::boolean &&
+        std::regex_match(v, french_decimal))
+      v[v.find(',')] = '.';
     body[name] = api::detail::parse_field_text_ranged(d, v, "/" + name);
   }
   return body;
@@ -1613,7 +1621,7 @@ class Pages {
       refuse_unknown_params(req, api::size_fields());
       if (req.has_param("model")) {
         api::SizeInput in;
-        const json body = form_body(req, api::size_fields());
+        const json body = form_body(req, api::size_fields(), pg.lang);
         api::read_fields(in, body, api::size_fields());
         const json out = api::to_json(api::run_size(in, ctx_));
         json terms = json::array();
@@ -1703,7 +1711,7 @@ class Pages {
       refuse_repeated_params(req);
       refuse_unknown_params(req, api::plan_fields());
       if (req.has_param("model")) {
-        json body = form_body(req, api::plan_fields());
+        json body = form_body(req, api::plan_fields(), pg.lang);
         if (task == "serve" || task == "images") body.erase("tokens");
         run_plan_view(pg, body, std::nullopt, ctx);
       }

@@ -185,6 +185,25 @@ TEST_F(PagesQueryE2E, ANegativeDurationIsAskedAsADuration) {
   }
 }
 
+// trial52 #8: the French plan form refused "50,5" ("n'est pas un nombre") while the page writes its
+// own numbers with a comma and `ask` reads "1500,50 dollars". On /fr a number, count or duration
+// of digits, one comma and digits is the decimal (a budget of 50,5 = $50.50); English keeps the dot.
+TEST_F(PagesQueryE2E, TheFrenchFormReadsADecimalComma) {
+  const std::string q = "/plan?model=llama-3.1-8b&task=lora&tokens=1e8&today=2026-11-30&budget=";
+  auto fr = get("/fr" + q + "50,5");
+  ASSERT_TRUE(fr);
+  EXPECT_EQ(fr->status, 200) << fr->body.substr(0, 2000);
+  EXPECT_EQ(fr->body.find("n’est pas un nombre"), std::string::npos) << fr->body.substr(0, 3000);
+  auto dot = get("/fr" + q + "50.5");
+  ASSERT_TRUE(dot);
+  // The same plans: the comma and the dot are the same budget.
+  auto plans_of = [](const std::string& body) { return body.substr(body.find("<table")); };
+  EXPECT_EQ(plans_of(fr->body).substr(0, 4000), plans_of(dot->body).substr(0, 4000));
+  auto en = get("/en" + q + "50,5");
+  ASSERT_TRUE(en);
+  EXPECT_NE(en->body.find("is not a number"), std::string::npos) << en->body.substr(0, 3000);
+}
+
 // trial50 #21: the comparison pages take no query parameters; one was a 200 page that ignored it
 // (?sort=foo), where the form pages refuse an unknown field. Refused in the page's language.
 TEST_F(PagesQueryE2E, TheComparisonPagesRefuseAQueryParameter) {
