@@ -1926,6 +1926,8 @@ class Pages {
       double usd = 1e18;
       int offers = 0;
       std::set<std::string> networks, billing;
+      std::string offer_id, provider;   ///< the quoted price's offer (trial52 #7: no provider or date)
+      std::optional<std::string> seen;  ///< the date its price was seen (nullopt: undated)
     };
     std::map<std::string, Best> best;
     for (const auto& r : out.rows) {
@@ -1938,6 +1940,9 @@ class Pages {
       if (tier < b.tier || (tier == b.tier && *r.usd_per_gpu_hour < b.usd)) {
         b.tier = tier;
         b.usd = *r.usd_per_gpu_hour;
+        b.offer_id = r.offer.id;
+        b.provider = r.offer.provider;
+        b.seen = r.price->seen_at();
       }
       b.networks.insert(r.offer.inter_node_network == InterNodeNetwork::unknown
                             ? pg.t.value("unknown", "unknown")
@@ -1991,6 +1996,10 @@ class Pages {
                 {"usd", money(b.usd, pg.lang) + (b.tier == 0 ? std::string()
                                                  : " (" + pg.t.value(b.tier == 1 ? "tier_stale" : "tier_undated", "") + ")")},
                 {"bw_per_usd", number(bw_per_usd, 2, pg.lang)},
+                // Whose price it is and when it was seen, linked to that offer's price history.
+                {"price_provider", b.provider},
+                {"price_seen", b.seen ? date_text(b.seen->substr(0, 10), pg.lang, pg.t) : pg.t.value("tier_undated", "")},
+                {"price_href", pg.prefix + "/offers/history?id=" + httplib::detail::encode_query_param(b.offer_id)},
                 {"billing", b.billing.empty() ? pg.t.value("unknown", "") : join(b.billing)},
                 {"offers", b.offers}};
       int group = 0;

@@ -204,6 +204,25 @@ TEST_F(PagesQueryE2E, TheFrenchFormReadsADecimalComma) {
   EXPECT_NE(en->body.find("is not a number"), std::string::npos) << en->body.substr(0, 3000);
 }
 
+// trial52 #7: the comparison pages quoted each GPU's cheapest price with no provider, source or date
+// ("$0.15 (stale)"). Each price now names its provider and the day it was seen, linked to that
+// offer's price history, which opens.
+TEST_F(PagesQueryE2E, ComparisonPricesNameTheirOfferAndDate) {
+  for (const char* page : {"/en/training", "/fr/generative-ai", "/th/large-model-training"}) {
+    auto r = get(page);
+    ASSERT_TRUE(r) << page;
+    ASSERT_EQ(r->status, 200) << page;
+    const std::regex cell(R"re(<br><span class="muted"><a href="(/(en|fr|th)/offers/history\?id=[^"]+)">([a-z0-9-]+)</a>, )re");
+    std::smatch m;
+    const std::string body = r->body;
+    ASSERT_TRUE(std::regex_search(body, m, cell)) << page << "\n" << body.substr(0, 3000);
+    auto history = get(std::regex_replace(m[1].str(), std::regex("&amp;"), "&"));
+    ASSERT_TRUE(history);
+    EXPECT_EQ(history->status, 200) << m[1].str();
+    EXPECT_NE(history->body.find(m[3].str()), std::string::npos) << m[1].str();
+  }
+}
+
 // trial50 #21: the comparison pages take no query parameters; one was a 200 page that ignored it
 // (?sort=foo), where the form pages refuse an unknown field. Refused in the page's language.
 TEST_F(PagesQueryE2E, TheComparisonPagesRefuseAQueryParameter) {
