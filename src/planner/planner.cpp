@@ -3359,12 +3359,21 @@ void add_result_warnings(const PlanRequest& request, const PlanState& st, PlanRe
     const bool same_instance = cheapest_rate->provider == cheapest_job->provider &&
                                cheapest_rate->instance_type == cheapest_job->instance_type;
     if (!same_instance && cheapest_rate->usd_per_gpu_hour < cheapest_job->usd_per_gpu_hour) {
-      add_warning(result.warnings, PlanWarningCode::cheapest_gpu_hour_not_cheapest_job,
-                  fmt::format("the cheapest GPU-hour ({} {} at ${:.2f}/GPU-h) is not the cheapest job: ${:.2f} against "
-                              "${:.2f} on {} {}",
-                              cheapest_rate->provider, cheapest_rate->instance_type, cheapest_rate->usd_per_gpu_hour,
-                              cheapest_rate->total_usd(), cheapest_job->total_usd(), cheapest_job->provider,
-                              cheapest_job->instance_type));
+      // With its values, so the French and Thai sentences carry the same figures (trial52 #13).
+      result.warnings.push_back(PlanWarning{
+          PlanWarningCode::cheapest_gpu_hour_not_cheapest_job,
+          fmt::format("the cheapest GPU-hour ({} {} at ${:.2f}/GPU-h) is not the cheapest job: ${:.2f} against "
+                      "${:.2f} on {} {}",
+                      cheapest_rate->provider, cheapest_rate->instance_type, cheapest_rate->usd_per_gpu_hour,
+                      cheapest_rate->total_usd(), cheapest_job->total_usd(), cheapest_job->provider,
+                      cheapest_job->instance_type),
+          {{"rate_provider", cheapest_rate->provider},
+           {"rate_instance_type", cheapest_rate->instance_type},
+           {"rate_usd", fmt::format("{:.2f}", cheapest_rate->usd_per_gpu_hour)},
+           {"rate_job_usd", fmt::format("{:.2f}", cheapest_rate->total_usd())},
+           {"job_usd", fmt::format("{:.2f}", cheapest_job->total_usd())},
+           {"job_provider", cheapest_job->provider},
+           {"job_instance_type", cheapest_job->instance_type}}});
     }
   }
   // The freshness rule recommends a clean price over a cheaper stale one: say by how much

@@ -5,6 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <regex>
+#include <string>
+
 #include "binary_e2e.hpp"
 
 namespace gpuplan::e2e {
@@ -125,6 +129,23 @@ TEST_F(AskE2E, PowersAndFrenchDigitGroupsAreReadWhole) {
   r = run("ask 'serve llama 3.1 70b to 100 users at 2 requests per second'");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("not both"), std::string::npos) << r.out;
+}
+
+// trial52 #13: in French and Thai the cheapest-GPU-hour warning said only that the cheapest GPU-hour
+// is not the cheapest job; the English one named the GPU, its price and both totals. The warning
+// carries them as values, so each language's sentence quotes the same figures as the English one.
+TEST_F(AskE2E, TheCheapestGpuHourWarningCarriesItsFiguresInEveryLanguage) {
+  const RunResult en = run("ask 'fine-tune llama 3.1 8b with lora on 100M tokens' --today 2026-11-30");
+  const RunResult fr = run("ask 'affiner llama 3.1 8b en lora sur 100M jetons' --today 2026-11-30");
+  ASSERT_EQ(en.exit_code, 0) << en.out;
+  ASSERT_EQ(fr.exit_code, 0) << fr.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(en.out, m, std::regex(R"(the cheapest GPU-hour \((\S+) .* at \$([0-9.]+)/GPU-h\))")))
+      << en.out;
+  EXPECT_NE(fr.out.find("Le GPU-heure le moins cher (" + m[1].str()), std::string::npos) << fr.out;
+  std::string price = m[2].str();
+  std::replace(price.begin(), price.end(), '.', ',');
+  EXPECT_NE(fr.out.find("à " + price), std::string::npos) << fr.out;
 }
 
 }  // namespace
