@@ -396,6 +396,10 @@ void import_record(const Record& r, const Place& p, const ImportSource& src, Imp
   require_range(number(r, k_billing_granularity_seconds, p), r, k_billing_granularity_seconds, p, 1, kMaxGranularitySeconds,
                 "seconds");
   billing(k_billing_granularity_seconds, "granularity_seconds", b.granularity_seconds);
+  // A minimum billed time is at most the longest term a quote can have, too (trial53 #12: 1e12 s,
+  // 31,700 years, was imported and priced a 36-minute job at $5.8e9).
+  require_range(number(r, k_billing_minimum_seconds, p), r, k_billing_minimum_seconds, p, 0, kMaxGranularitySeconds,
+                "seconds");
   billing(k_billing_minimum_seconds, "minimum_billed_seconds", b.minimum_billed_seconds);
   billing(k_storage_usd_per_gb_month, "storage_usd_per_gb_month", b.storage_usd_per_gb_month);
   billing(k_egress_usd_per_gb, "egress_usd_per_gb", b.egress_usd_per_gb);

@@ -272,9 +272,12 @@ std::vector<PlanExplainLine> explain_plan(const PlanRequest& request, const Mode
                     p.checkpoint_bytes / 1e9),
         "pre-tokenised dataset (Megatron-LM indexed dataset dtype: uint16 below 65,536 tokens in the vocabulary); "
         "checkpoint = weights + master weights + optimizer state");
+    const bool adapters = request.task == Task::lora || request.task == Task::qlora;  // trial53 #5
     add(out, "egress_bytes", p.egress_bytes, "bytes",
         request.egress_gb ? fmt::format("--egress-gb {}", *request.egress_gb)
-                          : fmt::format("the final weights: {:.4g} params × 2 B (bf16)", static_cast<double>(arch.total_params())),
+        : adapters ? fmt::format("the LoRA adapter: {:.4g} params × 2 B (bf16; the frozen base is not downloaded)",
+                                 p.egress_bytes / 2.0)
+                   : fmt::format("the final weights: {:.4g} params × 2 B (bf16)", static_cast<double>(arch.total_params())),
         "");
   } else {
     add(out, "storage_bytes", p.storage_bytes, "bytes",

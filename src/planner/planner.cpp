@@ -1312,6 +1312,9 @@ SkipReason admit(const PlanRequest& r, const Offer& offer, const GpuCatalog& gpu
       if (r.gpus_total) st.dividing_sizes_unavailable.insert(offer.gpu_count);
       return SkipReason::nodes_unavailable;
     }
+    // --nodes N of an offer's instances above --max-gpus is no plan (trial53 #1: 2 × 8 GPUs were
+    // planned under --max-gpus 8).
+    if (r.max_gpus && static_cast<long long>(nodes) * offer.gpu_count > *r.max_gpus) return SkipReason::above_max_gpus;
     out.first_nodes = out.last_nodes = nodes;
   } else {
     // Training beyond one node needs a known network; a batch job's requests split over
@@ -1960,7 +1963,11 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
     // instances up to the 1024 --max-nodes allows; an image job runs on one instance unless
     // --nodes fixes more; past the limit only less work shortens it.
     std::string remedy;
-    if (training) {
+    const bool at_gpu_ceiling =
+        request.max_gpus && (p.instances + 1) * static_cast<long long>(p.gpus_per_instance) > *request.max_gpus;
+    if (at_gpu_ceiling) {  // trial53 #3: "more instances" under a --max-gpus that forbids them
+      remedy = fmt::format("--max-gpus {} allows no more GPUs: raise it, or lighten the job", *request.max_gpus);
+    } else if (training) {
       remedy = "more nodes (--max-nodes, --nodes) or --deadline shorten it";
     } else if (request.workload == PlanWorkload::image_generation) {
       remedy = p.instances < 1024 ? "a fixed cluster of more instances (--nodes) shortens it, an image per GPU on each"
@@ -3179,8 +3186,8 @@ std::optional<PlanWarning> context_warning(const PlanRequest& r, const ModelArch
 /// (deadline, budget), the filter or prices. The reason found keeps its sentence after it and its
 /// numbers (`values`).
 void say_context_first(const PlanRequest& r, const ModelArch& arch, NoPlanReason& np) {
-  static constexpr std::array<std::string_view, 6> kContextCauses = {
-      "does_not_fit", "no_layout_sized", "misses_latency_target", "exceeds_max_nodes", "load_exceeds_cluster",
+  static constexpr std::array<std::string_view, 7> kContextCauses = {
+      "does_not_fit", "no_layout_sized", "misses_latency_target", "exceeds_max_nodes", "exceeds_max_gpus", "load_exceeds_cluster",
       "batch_below_dp"};
   const auto cause = std::find(kContextCauses.begin(), kContextCauses.end(), np.code);
   if (cause == kContextCauses.end()) return;
@@ -3519,8 +3526,9 @@ void add_result_warnings(const PlanRequest& request, const PlanState& st, PlanRe
   if (result.plans_demoted > 0 && demote) {
     // Every plan demoted: there is no clean plan to rank after (trial52 #12: "223 plans rank after
     // plans on clean prices" when all 223 were stale).
+    const bool none_clean = result.plans_demoted >= result.plans_total;
     add_warning(result.warnings, PlanWarningCode::ranked_after_clean,
-                result.plans_demoted >= result.plans_total
+                none_clean
                     ? fmt::format("none of the {} plans rests on a clean price: each is stale (~, older than {:.0f} "
                                   "days), undated (?) or flagged (!), ranked in that order (--include-flagged ranks them "
                                   "together; --max-price-age changes the limit)",
@@ -3528,6 +3536,8 @@ void add_result_warnings(const PlanRequest& request, const PlanState& st, PlanRe
                     : fmt::format("{} plans rank after plans on clean prices: stale (~, older than {:.0f} days), undated (?) "
                                   "or flagged (!) (--include-flagged ranks them together; --max-price-age changes the limit)",
                                   result.plans_demoted, request.stale_after_days));
+    // The French and Thai sentence for it (warn_ranked_after_clean_none: warning_text reads "variant").
+    if (none_clean) result.warnings.back().values = {{"variant", "none"}, {"plans", fmt::format("{}", result.plans_demoted)}};
   }
   if (!st.spot_rate_unknown.empty()) {
     add_warning(result.warnings, PlanWarningCode::spot_rate_unknown,
@@ -3901,16 +3911,17 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
         }
       } else if (!images) {
         // Only what the request does not already use (trial51: int4 weights were told to quantise
-        // to int4): 16-bit weights may go to FP8 or INT4, 8-bit ones to INT4, 4-bit ones nowhere.
+        // to int4): 16-bit weights may go to FP8 or INT4, 8-bit ones (q8_0: 8.5 bits) to INT4, 4-bit
+        // ones (q4_k_m: 4.85 bits) nowhere.
         const double weight_bits = weight_quant_bits(request.quant);
-        if (weight_bits > 8.5) {
+        if (weight_bits > 9.0) {
           np.suggestions.push_back("quantise the weights (--quant int4 or --quant fp8)");
           np.suggestion_codes.push_back("quantise_weights");
-        } else if (weight_bits > 4.5) {
+        } else if (weight_bits > 5.0) {
           np.suggestions.push_back("4-bit weights (--quant int4)");
           np.suggestion_codes.push_back("quantise_weights_int4");
         }
-        if (kv_dtype_bytes(request.kv_dtype) > 1.0) {
+        if (kv_dtype_bytes(request.kv_dtype) > 1.5) {  // q8_0's block scales: 1.0625 B, still 8-bit
           np.suggestions.push_back("a shorter context (--prompt-tokens, --output-tokens) or an 8-bit KV cache (--kv-dtype fp8)");
           np.suggestion_codes.push_back("shorter_context_or_8bit_kv");
         } else {
@@ -3939,7 +3950,7 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
                                              std::ceil(ctx.best_ttft_batch1 * 1e3), std::ceil(ctx.best_ttft_batch1 * 1e3)));
         np.suggestion_codes.push_back("ttft_at_least");
       }
-      if (tpot_miss && weight_quant_bits(request.quant) > 4.5) {
+      if (tpot_miss && weight_quant_bits(request.quant) > 5.0) {
         np.suggestions.push_back(fmt::format("a TPOT target of at least {:.0f} ms (--tpot-ms {:.0f}), or lighter weights "
                                              "(--quant fp8 or int4: each output token reads every weight once)",
                                              std::ceil(ctx.best_tpot_batch1 * 1e3), std::ceil(ctx.best_tpot_batch1 * 1e3)));
@@ -3969,6 +3980,14 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
       np.values["tp"] = f.tp;
       np.values["gpus_needed"] = static_cast<double>(instances_needed * f.gpus_per_instance);
       np.suggestion_codes.push_back("gpus_at_least");
+    } else if (!training && !images && request.max_gpus) {
+      // --max-gpus caps the instances before --max-nodes does on every offer it leaves (trial53 #2:
+      // the reason named --max-nodes 256, which the user never set).
+      np.reason = fmt::format("layouts fit, but the load needs more GPUs than --max-gpus {} allows", *request.max_gpus);
+      np.suggestions.push_back("raise --max-gpus or lower the load");
+      np.code = "exceeds_max_gpus";
+      np.values["max_gpus"] = *request.max_gpus;
+      np.suggestion_codes.push_back("raise_max_gpus");
     } else if (!training && !images) {
       np.reason = fmt::format("layouts fit, but the load needs more than --max-nodes {} instances", request.max_nodes);
       np.suggestions.push_back("raise --max-nodes or lower the load");

@@ -1312,7 +1312,11 @@ std::string warning_text(const std::string& code, const std::string& message, co
   const bool old_confirmation = code == "not_confirmed_available" && values.contains("confirmed_at");
   // A flag a locale sentence names ("(--task lora)") becomes its form label, as on the English
   // page (trial48: the French and Thai plan pages showed the CLI flag).
-  const std::string key = "warn_" + code + (old_confirmation ? "_old" : "");
+  // A warning with a "variant" value has its own sentence (warn_CODE_VARIANT: ranked_after_clean
+  // when no plan is clean, trial53 #10).
+  const std::string variant = values.contains("variant") && values["variant"].is_string() ? values["variant"].get<std::string>() : "";
+  std::string key = "warn_" + code + (old_confirmation ? "_old" : "");
+  if (!variant.empty() && t.contains(key + "_" + variant)) key += "_" + variant;
   const std::string sentence = t.contains(key) ? plural_text(t, key, lang, counts) : message;
   return page_wording(fill(sentence, vars), t, lang);
 }

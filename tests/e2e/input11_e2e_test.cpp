@@ -148,6 +148,20 @@ TEST_F(InputMessagesE2E, AGpusFileWithoutARequiredColumnSaysWhichAreNeeded) {
 constexpr const char* kQuoteHeader =
     "provider,instance_type,region,gpu,gpu_count,price_kind,usd_per_gpu_hour,observed_at,source,billing_granularity_seconds\n";
 
+// trial53 #12: a billing minimum of 1e12 s (31,700 years) was imported and priced a 36-minute job at
+// $5.8e9. A minimum is at most the longest term a quote can have (reserved-3y), as the granularity.
+TEST_F(QuoteImportE2E, ABillingMinimumBeyondThreeYearsIsRefusedAtItsLine) {
+  namespace fs = std::filesystem;
+  const fs::path csv = dir_ / "minimum.csv";
+  std::ofstream(csv) << "provider,instance_type,region,gpu,gpu_count,price_kind,usd_per_gpu_hour,observed_at,source,"
+                        "billing_minimum_seconds\n"
+                        "minimumcloud,h100-8x,us-west,H100 SXM,8,on-demand,2.10,2026-11-02,test fixture,1e12\n";
+  expect_refused("import '" + csv.string() + "'",
+                 "gpuplan: error: " + csv.string() +
+                     ":2: billing_minimum_seconds 1e12 is out of range (expected: "
+                     "billing_minimum_seconds from 0 to 94608000 seconds)");
+}
+
 TEST_F(QuoteImportE2E, ABillingGranularityOfZeroIsRefusedAtItsLine) {
   namespace fs = std::filesystem;
   const fs::path csv = dir_ / "granularity.csv";

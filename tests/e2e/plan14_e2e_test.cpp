@@ -438,6 +438,9 @@ TEST_F(Plan14E2E, RankedAfterCleanSaysSoWhenNoPlanIsClean) {
   const std::string text = (*w)["message"].get<std::string>();
   EXPECT_EQ(text.rfind("none of the " + std::to_string(j["plans_total"].get<int>()) + " plans rests on a clean price", 0), 0u)
       << text;
+  // French and Thai say the same (trial53: they read as if some prices were clean).
+  const RunResult fr = run("ask 'affiner llama 3.1 8b en lora sur 1e8 jetons' --today 2026-11-30");
+  EXPECT_NE(fr.out.find("Aucun des "), std::string::npos) << fr.out;
 }
 
 // trial52 #1: "at most 8 GPUs" had no plan setting (ask read it as exactly 8). --max-gpus N is a
@@ -466,6 +469,24 @@ TEST_F(Plan14E2E, MaxGpusIsACeilingOnEveryPlan) {
   const RunResult both = run("plan --model llama-3.1-8b --task lora --tokens 1e9 --gpus 16 --max-gpus 8 --today 2026-11-30");
   EXPECT_EQ(both.exit_code, 2) << both.out;
   EXPECT_NE(both.out.find("--gpus: 16 GPUs exceed --max-gpus 8"), std::string::npos) << both.out;
+  // trial53: with --nodes too (2 × 8 GPUs were planned under --max-gpus 8), the ceiling holds; a
+  // service the ceiling cannot carry names --max-gpus, not --max-nodes; a batch job at the ceiling
+  // is not told that more instances would shorten it.
+  const nlohmann::json nodes = run_json("plan --model llama-3.1-8b --task lora --tokens 1e9 --max-gpus 8 --nodes 2 --today 2026-11-30", 0);
+  ASSERT_FALSE(nodes["plans"].empty());
+  for (const auto& p : nodes["plans"])
+    EXPECT_LE(p["gpus_per_instance"].get<int>() * p["instances"].get<int>(), 8) << p.dump().substr(0, 300);
+  const nlohmann::json load =
+      run_json("plan --model llama-3.1-70b --task serve --quant int4 --concurrency 2000 --max-gpus 4 --today 2026-11-30", 1);
+  EXPECT_EQ(load["no_plan"]["code"], "exceeds_max_gpus") << load["no_plan"].dump();
+  const nlohmann::json batch =
+      run_json("plan --model llama-3.1-8b --task serve --requests 1e10 --max-gpus 8 --limit 3 --today 2026-11-30", 0);
+  ASSERT_FALSE(batch["plans"].empty());
+  for (const auto& w : batch["plans"][0]["warnings"]) {
+    if (w["code"] == "long_run") {
+      EXPECT_EQ(w["message"].get<std::string>().find("more instances"), std::string::npos) << w;
+    }
+  }
   const RunResult zero = run("plan --model llama-3.1-8b --task lora --tokens 1e9 --max-gpus 0 --today 2026-11-30");
   EXPECT_EQ(zero.exit_code, 2) << zero.out;
   EXPECT_NE(zero.out.find("--max-gpus: 0 is out of range (expected: an integer in [1, 1048576])"), std::string::npos) << zero.out;

@@ -417,6 +417,14 @@ TEST_F(PlanConstraintsE2E, StorageAndEgressLinesStateTheirInputs) {
   ASSERT_NE(storage, nullptr) << train["explain"].dump().substr(0, 500);
   EXPECT_NE((*storage)["formula"].get<std::string>().find("dataset 0.4 GB (1e+08 tokens × 4 B per token id"), std::string::npos)
       << (*storage)["formula"];
+  // A LoRA job downloads its adapter, and says so (trial53: "the final weights: 8.03e+09 params × 2 B"
+  // beside the adapter's 84 MB).
+  const json* lora_egress = line(train["explain"], "egress_bytes");
+  ASSERT_NE(lora_egress, nullptr);
+  EXPECT_NE((*lora_egress)["formula"].get<std::string>().find(
+                fmt::format("the LoRA adapter: {:.4g} params × 2 B", (*lora_egress)["value"].get<double>() / 2)),
+            std::string::npos)
+      << (*lora_egress)["formula"];
   const json serve = run_json("plan --model llama-3.1-8b --task serve --requests 1000 --explain 1 'provider=termsco'", 0, "terms.sqlite");
   const json* weights = line(serve["explain"], "storage_bytes");
   ASSERT_NE(weights, nullptr);

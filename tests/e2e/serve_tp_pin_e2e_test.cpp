@@ -221,6 +221,9 @@ TEST_F(ServingE2E, NoPlanHintsNameOnlyLighterFormatsThanAsked) {
                has(int4, "shorter_context_or_8bit_kv"))
       << testing::PrintToString(int4);
   EXPECT_TRUE(has(int4, "shorter_context")) << testing::PrintToString(int4);
+  // GGUF's 4.85-bit q4_k_m and the q8_0 KV cache (1.0625 B per element) count as 4-bit and 8-bit.
+  const auto gguf = codes(run_json(base + "--quant gguf_q4_k_m --kv-dtype q8_0", 1));
+  EXPECT_FALSE(has(gguf, "quantise_weights_int4") || has(gguf, "shorter_context_or_8bit_kv")) << testing::PrintToString(gguf);
   // A TPOT no GPU reaches: lighter weights are suggested only below 4 bits' reach.
   const std::string tpot = "plan --model llama-3.1-70b --task serve --concurrency 10 --tpot-ms 1 --today 2026-11-30 ";
   EXPECT_TRUE(has(codes(run_json(tpot, 1)), "tpot_at_least"));
