@@ -362,7 +362,7 @@ class Reader {
         {"environ", "\xe2\x89\x88"}, {"\xc3\xa0 peu pr\xc3\xa8s", "\xe2\x89\x88"}, {"~", "\xe2\x89\x88"}, {"\xe2\x89\x88", "\xe2\x89\x88"},
         {"\xe0\xb8\x9b\xe0\xb8\xa3\xe0\xb8\xb0\xe0\xb8\xa1\xe0\xb8\xb2\xe0\xb8\x93", "\xe2\x89\x88"},  // ประมาณ
         {"\xe0\xb8\xa3\xe0\xb8\xb2\xe0\xb8\xa7", "\xe2\x89\x88"},                                                  // ราว
-        {"at most", "\xe2\x89\xa4"}, {"less than", "\xe2\x89\xa4"}, {"under", "\xe2\x89\xa4"}, {"below", "\xe2\x89\xa4"},
+        {"at most", "\xe2\x89\xa4"}, {"less than", "\xe2\x89\xa4"}, {"fewer than", "\xe2\x89\xa4"}, {"max", "\xe2\x89\xa4"}, {"under", "\xe2\x89\xa4"}, {"below", "\xe2\x89\xa4"},
         {"within", "\xe2\x89\xa4"}, {"up to", "\xe2\x89\xa4"}, {"maximum", "\xe2\x89\xa4"}, {"au plus", "\xe2\x89\xa4"},
         {"moins de", "\xe2\x89\xa4"}, {"jusqu'\xc3\xa0", "\xe2\x89\xa4"}, {"<=", "\xe2\x89\xa4"}, {"\xe2\x89\xa4", "\xe2\x89\xa4"},
         {"\xe0\xb9\x84\xe0\xb8\xa1\xe0\xb9\x88\xe0\xb9\x80\xe0\xb8\x81\xe0\xb8\xb4\xe0\xb8\x99", "\xe2\x89\xa4"},  // ไม่เกิน
@@ -1189,8 +1189,15 @@ class Reader {
       const auto end = static_cast<std::size_t>(cm.position(0) + cm.length(0));
       const json n = exact_number(cm[1].str(), 1, cm[0].str(), result_.language);
       const auto [mark, mark_at] = mark_before(at);
-      if (mark == kAtMost)
+      // "fewer than 8 GPUs" is at most 7 (a whole count below a strict bound).
+      const bool strict = low_.compare(mark_at, 10, "fewer than") == 0 || low_.compare(mark_at, 9, "less than") == 0 ||
+                          low_.compare(mark_at, 8, "moins de") == 0;
+      if (mark == kAtMost && strict && n.is_number_integer() && n.get<std::int64_t>() >= 2)
+        add(ceiling_name, n.get<std::int64_t>() - 1, low_.substr(mark_at, end - mark_at), "<", {}, mark_at);
+      else if (mark == kAtMost)
         add(ceiling_name, n, low_.substr(mark_at, end - mark_at), mark, {}, mark_at);
+      else if (!mark.empty())  // "at least 8 GPUs", "about 8 GPUs": no such setting; shown, not used (trial53)
+        add(exact_name, n, low_.substr(mark_at, end - mark_at), mark, "no_plan_field", mark_at);
       else
         add(exact_name, n, low_.substr(at, end - at), {}, {}, at);
     };

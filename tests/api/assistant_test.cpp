@@ -226,6 +226,12 @@ TEST(Assistant, ReadsTheTableOfSentences) {
        {{"model", "qwen2.5-14b"}, {"task", "full"}, {"tokens", 1e9}, {"max_gpus", 8}, {"no_spot", true}}, {}},
       {"affiner llama 3.1 8b en lora sur 1e8 jetons, au plus 8 GPU, sans spot", "fr",
        {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 1e8}, {"max_gpus", 8}, {"no_spot", true}}, {}},
+      // trial53: "max 4 GPUs" is a ceiling; "fewer than 8 GPUs" at most 7; "at least 8 GPUs" is no
+      // setting (read, not used: no gpus field sent).
+      {"fine-tune llama 3.1 8b with lora on 1e8 tokens, max 4 GPUs", "en",
+       {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 1e8}, {"max_gpus", 4}}, {}},
+      {"fine-tune llama 3.1 8b with lora on 1e8 tokens with fewer than 8 GPUs", "en",
+       {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 1e8}, {"max_gpus", 7}}, {}},
       {"fine-tune llama 3.1 8b with lora on 1e8 tokens on at most 2 nodes of 8 H100", "en",
        {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 1e8}, {"max_nodes", 2}, {"max_gpus", 16}, {"filter", "gpu=H100"}},
        {}},

@@ -148,5 +148,22 @@ TEST_F(AskE2E, TheCheapestGpuHourWarningCarriesItsFiguresInEveryLanguage) {
   EXPECT_NE(fr.out.find("à " + price), std::string::npos) << fr.out;
 }
 
+// trial53 #4: "at least 8 GPUs" was planned on exactly 8; no plan setting is a floor on GPUs, so it is
+// shown as read but not used, and the plan is not pinned to 8 GPUs.
+TEST_F(AskE2E, AFloorOnGpusIsShownNotUsed) {
+  int code = 0;
+  const nlohmann::json a = understood("fine-tune llama 3.1 8b with lora on 1e8 tokens on at least 8 GPUs", code);
+  ASSERT_EQ(code, 0) << a.dump();
+  bool shown = false;
+  for (const auto& f : a["fields"]) {
+    if (f["name"] == "gpus") {
+      shown = true;
+      EXPECT_EQ(f["mark"], "\u2265") << f;
+      EXPECT_EQ(f["not_used"], "no_plan_field") << f;
+    }
+  }
+  EXPECT_TRUE(shown) << a.dump();
+}
+
 }  // namespace
 }  // namespace gpuplan::e2e
