@@ -1104,6 +1104,19 @@ void refuse_unknown_params(const httplib::Request& req, std::span<const api::Fie
   }
 }
 
+/// The quant form option a query's value selects: an alias ("awq", "gguf_q4_k_m") as the option
+/// it plans as ("int4", "q4_k_m"), so resubmitting the form keeps it (trial53 #9: the select fell
+/// back to the default and the next plan was 16-bit); a value no format has stays as typed.
+std::string form_quant(const std::string& v) {
+  if (v.empty()) return v;
+  try {
+    std::string name(weight_quant_name(parse_weight_quant(v, "quant")));
+    return name.rfind("gguf_", 0) == 0 ? name.substr(5) : name;
+  } catch (const Error&) {
+    return v;
+  }
+}
+
 /// Request fields from an HTML form's query string, typed by the request's field table.
 template <class In>
 json form_body(const httplib::Request& req, std::span<const api::FieldDef<In>> table, const std::string& lang) {
@@ -1700,7 +1713,7 @@ class Pages {
                 {"tasks", select_options({"pretrain", "full", "lora", "qlora", "serve", "images"}, task, &pg.t, "task_")},
                 {"tokens", req.has_param("tokens") ? req.get_param_value("tokens") : "5e8"},
                 {"quants", select_options({"", "bf16", "fp16", "fp8", "int8", "int4", "nf4", "q4_k_m", "q8_0", "q4_0", "q2_k", "mxfp4"},
-                                          req.get_param_value("quant"))}};
+                                          form_quant(req.get_param_value("quant")))}};
     ctx["quants"][0]["label"] = pg.t.value("form_default", "default");
     // Serving's KV cache type and engine (trial50 #10: typed in the URL only, lost on resubmission).
     ctx["kv_dtypes"] = select_options({"", "bf16", "fp16", "fp8", "int8", "int4", "q8_0"}, req.get_param_value("kv_dtype"));
@@ -1709,7 +1722,7 @@ class Pages {
     ctx["engines"][0]["label"] = pg.t.value("form_default", "default");
     // The form's other fields, echoed as typed (the JSON API's and the CLI's names: api/plan.cpp).
     for (const char* name : {"filter", "seq", "rps", "concurrency", "hours", "ttft_ms", "tpot_ms", "images", "deadline", "budget",
-                             "prompt_tokens", "output_tokens", "requests", "gpus", "tp"})
+                             "prompt_tokens", "output_tokens", "requests", "gpus", "max_gpus", "tp"})
       ctx[name] = req.get_param_value(name);
     try {
       refuse_repeated_params(req);

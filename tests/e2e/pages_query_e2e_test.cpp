@@ -223,6 +223,18 @@ TEST_F(PagesQueryE2E, ComparisonPricesNameTheirOfferAndDate) {
   }
 }
 
+// trial53 #8/#9: the plan form had no max_gpus field, and a quant alias (awq, gguf_q4_k_m) left the
+// select on "default", so resubmitting planned 16-bit weights. The form keeps both.
+TEST_F(PagesQueryE2E, ThePlanFormKeepsMaxGpusAndQuantAliases) {
+  auto r = get("/en/plan?model=llama-3.1-8b&task=serve&concurrency=4&hours=10&quant=awq&max_gpus=2&today=2026-11-30");
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->body.find("<option value=\"int4\" selected>"), std::string::npos) << r->body.substr(0, 3000);
+  EXPECT_NE(r->body.find("name=\"max_gpus\" type=\"number\" min=\"1\" value=\"2\""), std::string::npos);
+  auto g = get("/en/plan?model=llama-3.1-8b&task=serve&concurrency=4&hours=10&quant=gguf_q4_k_m&engine=llama.cpp&today=2026-11-30");
+  ASSERT_TRUE(g);
+  EXPECT_NE(g->body.find("<option value=\"q4_k_m\" selected>"), std::string::npos) << g->body.substr(0, 3000);
+}
+
 // trial50 #21: the comparison pages take no query parameters; one was a 200 page that ignored it
 // (?sort=foo), where the form pages refuse an unknown field. Refused in the page's language.
 TEST_F(PagesQueryE2E, TheComparisonPagesRefuseAQueryParameter) {
