@@ -61,7 +61,9 @@ void explain_cost(std::vector<PlanExplainLine>& out, const Plan& p, const CostBr
           // billing a second too many (trial52 #11; the run was 117673.024 s).
           : fmt::format("max(ceil({:.3f} s / {:.0f} s) × {:.0f} s, minimum {:.0f} s)", c.run_seconds,
                         b.granularity_seconds, b.granularity_seconds, b.minimum_billed_seconds),
-      "provider billing terms (gpuplan billing rule)");
+      // The terms' own addresses where recorded (trial53 #11: the line named no source).
+      term_source(b, "minimum_billed_seconds", term_source(b, "granularity_seconds", "provider billing terms")) +
+          " (gpuplan billing rule)");
   if (c.spot && !std::isfinite(c.spot->mtbf_seconds)) {
     // A rate of 0 preemptions per instance-day (planner/cost.hpp spot_overhead): nothing lost.
     add(out, prefix + "spot_extra_seconds", 0.0, "s",
@@ -266,7 +268,7 @@ std::vector<PlanExplainLine> explain_plan(const PlanRequest& request, const Mode
     const double data = p.storage_bytes - p.checkpoint_bytes;
     const double per_token = arch.vocab_size > 0 && arch.vocab_size < 65536 ? 2.0 : 4.0;
     add(out, "storage_bytes", p.storage_bytes, "bytes",
-        fmt::format("dataset {:.1f} GB ({:.4g} tokens × {:.0f} B per token id: uint{} ids, vocabulary {}) + checkpoint "
+        fmt::format("dataset {:.1f} GB ({:.4g} tokens × {:.0f} B per token id: uint{}, vocabulary {}) + checkpoint "
                     "{:.1f} GB",
                     data / 1e9, data / per_token, per_token, per_token == 2.0 ? 16 : 32, arch.vocab_size,
                     p.checkpoint_bytes / 1e9),
@@ -275,7 +277,7 @@ std::vector<PlanExplainLine> explain_plan(const PlanRequest& request, const Mode
     const bool adapters = request.task == Task::lora || request.task == Task::qlora;  // trial53 #5
     add(out, "egress_bytes", p.egress_bytes, "bytes",
         request.egress_gb ? fmt::format("--egress-gb {}", *request.egress_gb)
-        : adapters ? fmt::format("the LoRA adapter: {:.4g} params × 2 B (bf16; the frozen base is not downloaded)",
+        : adapters ? fmt::format("the LoRA adapter: {:.4g} params × 2 B (bf16) (the frozen base is not downloaded)",
                                  p.egress_bytes / 2.0)
                    : fmt::format("the final weights: {:.4g} params × 2 B (bf16)", static_cast<double>(arch.total_params())),
         "");

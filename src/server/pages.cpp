@@ -212,6 +212,8 @@ constexpr ExplainPhrase kExplainPhrases[] = {
     {"dataset + checkpoint", "xp_dataset_checkpoint"},
     {"(or the served weights)", "xp_or_the_served_weights"},
     {"the served weights", "xp_the_served_weights"},
+    {"the LoRA adapter", "xp_the_lora_adapter"},
+    {"(the frozen base is not downloaded)", "xp_frozen_base_not_downloaded"},
     {"generated outputs not counted (--egress-gb adds them)", "xp_generated_outputs_not_counted"},
     {"B per token id", "xp_b_per_token_id"},
     {"pre-tokenised dataset (Megatron-LM indexed dataset dtype: uint16 below 65,536 tokens in the vocabulary)",
