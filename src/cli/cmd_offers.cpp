@@ -89,6 +89,16 @@ std::size_t widest_line(const std::string& table) {
   return w;
 }
 
+/// The note under a table fitted to `width` columns naming the columns it left out (none: nothing).
+void print_left_out(const std::vector<std::string>& left_out, std::size_t width) {
+  if (left_out.empty()) return;
+  std::string names;
+  for (const auto& n : left_out) names += (names.empty() ? "" : ", ") + n;
+  fmt::print("{}", wrap_text(fmt::format("Left out to fit {} columns: {} (--format csv and --json have every column).", width,
+                                         names),
+                             static_cast<int>(std::min<std::size_t>(width, 100000)), ""));
+}
+
 /// `--group-by`: one row per GPU (or provider) with the price spread of the filtered offers.
 void print_groups(const api::OffersOutput& out, const OffersOptions& opts) {
   const OfferGroupKey key = *out.group_key;
@@ -158,13 +168,7 @@ void print_groups(const api::OffersOutput& out, const OffersOptions& opts) {
                                                     out.flagged_prices_total)
                                       : std::string("flagged prices counted")),
                              static_cast<int>(std::min<std::size_t>(width, 100000)), ""));
-  if (!left_out.empty()) {
-    std::string names;
-    for (const auto& n : left_out) names += (names.empty() ? "" : ", ") + n;
-    fmt::print("{}", wrap_text(fmt::format("Left out to fit {} columns: {} (--format csv and --json have every column).",
-                                           width, names),
-                               static_cast<int>(std::min<std::size_t>(width, 100000)), ""));
-  }
+  print_left_out(left_out, width);
 }
 
 /// The nodes rented together: "4-32" (min_nodes-max_nodes), "1-64" (no minimum known: one node
@@ -285,28 +289,19 @@ void run_offers(const api::OffersInput& in, const OffersOptions& opts, const Glo
   // was left out (--format csv and --json keep every column).
   const auto width = terminal_width_known() ? static_cast<std::size_t>(terminal_columns())
                                             : std::numeric_limits<std::size_t>::max() / 2;
-  auto widest = [](const std::string& table) {
-    std::size_t w = 0;
-    for (std::size_t from = 0; from < table.size();) {
-      const std::size_t nl = std::min(table.find('\n', from), table.size());
-      w = std::max(w, display_width(std::string_view(table).substr(from, nl - from)));
-      from = nl + 1;
-    }
-    return w;
-  };
   std::string table = t.render();
   std::vector<std::string> left_out;
   auto drop = [&](std::string_view name) {
     if (t.drop_column(name)) table = t.render();
   };
-  if (widest(table) > width) {  // GPU names without the vendor ("H100 SXM")
+  if (widest_line(table) > width) {  // GPU names without the vendor ("H100 SXM")
     for (auto& row : t.rows) row[1] = short_gpu(row[1]);
     table = t.render();
   }
-  if (widest(table) > width && std::all_of(t.rows.begin(), t.rows.end(), [](const auto& row) { return row.back().empty(); }))
+  if (widest_line(table) > width && std::all_of(t.rows.begin(), t.rows.end(), [](const auto& row) { return row.back().empty(); }))
     drop("FLAGS");  // no row is flagged: the empty column goes first
   for (const char* name : {"CONFIRMED", "NODES", "MEM_TB_S", "NET", "BILLING", "LINK", "USD_PER_H", "AGE", "FRESHNESS"}) {
-    if (widest(table) <= width) break;
+    if (widest_line(table) <= width) break;
     drop(name);
     left_out.emplace_back(name);
   }
@@ -318,7 +313,7 @@ void run_offers(const api::OffersInput& in, const OffersOptions& opts, const Glo
   // with --include-flagged): that a price is flagged stays visible, the rules are in --json.
   for (std::size_t col : {std::size_t{0}, std::size_t{1}, col_of("SOURCE"), col_of("FLAGS")}) {
     if (col >= t.header.size()) continue;
-    const std::size_t w = widest(table);
+    const std::size_t w = widest_line(table);
     if (w <= width) break;
     std::size_t colw = display_width(t.header[col]);
     for (const auto& row : t.rows) colw = std::max(colw, display_width(row[col]));
@@ -328,7 +323,7 @@ void run_offers(const api::OffersInput& in, const OffersOptions& opts, const Glo
     table = t.render();
   }
   for (const char* name : {"SOURCE", "VRAM_GB"}) {  // a very narrow terminal (60 columns)
-    if (widest(table) <= width) break;
+    if (widest_line(table) <= width) break;
     drop(name);
     left_out.emplace_back(name);
   }
@@ -346,13 +341,7 @@ void run_offers(const api::OffersInput& in, const OffersOptions& opts, const Glo
                                             out.limits.stale_after_days)
                               : std::string("one order for every price (--include-flagged)")),
                              static_cast<int>(std::min<std::size_t>(width, 100000)), ""));
-  if (!left_out.empty()) {
-    std::string names;
-    for (const auto& n : left_out) names += (names.empty() ? "" : ", ") + n;
-    fmt::print("{}", wrap_text(fmt::format("Left out to fit {} columns: {} (--format csv and --json have every column).",
-                                           width, names),
-                               static_cast<int>(std::min<std::size_t>(width, 100000)), ""));
-  }
+  print_left_out(left_out, width);
   if (other_kind_rows > 0)
     fmt::print("{}", wrap_text(fmt::format("{} offers have no {} price: their row shows the price they have, marked with its kind (reserved-1w, "
                                            "-1m, -3m, -6m, -1y, -3y commit to 7 days, 1, 3 or 6 months of 730 h, 1 or 3 years; list them with "
