@@ -183,6 +183,9 @@ struct Work {
   double seconds_per_layer = 0;           ///< one decoder layer's compute on its rank
   int busiest_stage_layers = 0;           ///< decoder layers on the busiest rank
   double eff16 = 0;                       ///< kernel_efficiency at the 16-bit peak (before the FP8 factor)
+  double eff_head = 0;                    ///< the LM head's efficiency: eff16 without the hidden-width factor
+  double head_flop_share = 0;             ///< hardware FLOPs of the LM head (V·h GEMMs), of the total
+  double head_saved_seconds = 0;          ///< compute time the head's own efficiency takes off (per GPU)
   double recompute_bytes_per_token = 0;   ///< recompute_modules_bytes_per_token of the request
   double recompute_bytes_seconds = 0;     ///< their HBM time per GPU (in compute_seconds)
   double hw_per_gpu = 0;                  ///< hardware FLOP per GPU per step (mean over ranks)
@@ -209,6 +212,13 @@ double fp8_flop_share(const ModelArch& arch, const FlopsPerToken& hw, double mat
   const double head = static_cast<double>(arch.vocab_size) * static_cast<double>(arch.hidden_size);
   const double linear = std::clamp((matmul - head) / matmul, 0.0, 1.0);
   return linear * hw.dense_matmul_flop / hw.total_flop;
+}
+
+/// Share of the hardware FLOPs in the LM head's V·h GEMMs (forward, both backward GEMMs).
+double head_flop_share(const ModelArch& arch, const FlopsPerToken& hw, double matmul) {
+  if (matmul <= 0 || hw.total_flop <= 0) return 0;
+  const double head = static_cast<double>(arch.vocab_size) * static_cast<double>(arch.hidden_size);
+  return std::clamp(head / matmul, 0.0, 1.0) * hw.dense_matmul_flop / hw.total_flop;
 }
 
 /// Bytes read + written per updated parameter by one optimizer step (see perf.hpp).
@@ -384,6 +394,30 @@ void compute_phase(Work& w, const ModelArch& arch, const TrainingStepRequest& r,
     e.kernel_efficiency = safe_div(e.kernel_efficiency * (e.compute_seconds > 0 ? scaled / e.compute_seconds : 1.0),
                                    factor);
   }
+  // The LM head under a fused cross-entropy: its GEMMs are tokens × h × V with V the vocabulary
+  // (32k–256k), so they keep the tile efficiency the 1/(1 + hidden_half_width/h) factor takes from
+  // GEMMs whose every dimension scales with h, and the loss's element-wise work (∝ s·V against the
+  // GEMMs' s·h·V: the same 1/h share as a layer's norms and activations) is one fused kernel:
+  // Megatron-Bridge's GPTModelProvider sets cross_entropy_loss_fusion = True and its performance
+  // scripts cross_entropy_fusion_impl = "te" (gpt_provider.py, scripts/performance/utils/
+  // overrides.py at 067f987df). Eager stacks upcast the logits to fp32 and run an unfused
+  // cross-entropy (transformers loss_utils ForCausalLMLoss; torchtitan likewise), so their head keeps
+  // the factor, as our H200 runs of 2–4-layer models, where the head is a third of the FLOPs, show
+  // (tests/data/h200-measurements.jsonl). Under fusion the head runs at eff16 without the factor and
+  // stays 16-bit under FP8 (fp8_flop_share). Its time in compute_seconds above is at eff16: take
+  // off the difference, and keep kernel_efficiency the effective figure of the whole step.
+  w.head_flop_share = head_flop_share(arch, w.hw_per_token, fig.matmul_params_per_token);
+  w.eff_head = arch.hidden_size > 0 && r.stack == TrainingStack::megatron
+                   ? eff16 * (1.0 + a.hidden_half_width / static_cast<double>(arch.hidden_size))
+                   : eff16;
+  if (w.head_flop_share > 0 && w.eff_head > eff16 && e.compute_seconds > 0) {
+    double saved = w.head_flop_share * hw_per_gpu / w.peak.flops_per_s * (1.0 / eff16 - 1.0 / w.eff_head);
+    if (r.task == Task::qlora) saved *= a.qlora_dequant_overhead;
+    saved = std::min(saved, 0.5 * e.compute_seconds);
+    w.head_saved_seconds = saved;
+    e.kernel_efficiency *= e.compute_seconds / (e.compute_seconds - saved);
+    e.compute_seconds -= saved;
+  }
   // Megatron-Core recompute_modules layernorm / moe_act: element-wise kernels re-run in backward,
   // memory-bound (recompute_modules_bytes_per_token) at the optimizer's fraction of HBM bandwidth,
   // spread over the GPUs as the FLOPs are. Per-layer work: the pipeline split below shares it out.
@@ -497,13 +531,7 @@ void finish_work(Work& w, const ModelArch& arch, const TrainingStepRequest& r, c
   if (arch.num_layers > 0 && arch.hidden_size > 0) {
     const double L = static_cast<double>(arch.num_layers);
     const double mean = e.compute_seconds - w.moe_fixed_seconds;  // per GPU, averaged over ranks
-    const double head_params = static_cast<double>(arch.vocab_size) * h;
-    const double matmul = fig.matmul_params_per_token;
-    const double head_share = matmul > 0 && w.hw_per_token.total_flop > 0
-                                  ? std::clamp(head_params / matmul, 0.0, 1.0) * w.hw_per_token.dense_matmul_flop /
-                                        w.hw_per_token.total_flop
-                                  : 0.0;
-    double head_mean = safe_div(head_share * hw_per_gpu, w.peak.flops_per_s * eff16);
+    double head_mean = safe_div(w.head_flop_share * hw_per_gpu, w.peak.flops_per_s * w.eff_head);
     if (r.task == Task::qlora) head_mean *= a.qlora_dequant_overhead;
     head_mean = std::min(head_mean, mean);
     w.head_seconds = head_mean * pp;
@@ -964,10 +992,16 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                                  : std::string(),
                              si(e.compute_seconds, "s")),
                  fmt::format("kernel efficiency = base(GPU generation) × (eager stack {:.2f}) × 1/(1+{}/h) × "
-                             "1/(1+{}/(b·s)){}{}; calibrated on Megatron-LM (Narayanan et al. 2021 Table 1) and "
+                             "1/(1+{}/(b·s)){}{}{}; calibrated on Megatron-LM (Narayanan et al. 2021 Table 1) and "
                              "Megatron-Bridge tables; docs/accuracy.md",
                              r.stack == TrainingStack::megatron ? 1.0 : a.eager_efficiency_factor, a.hidden_half_width,
                              a.tokens_half_width,
+                             w.head_saved_seconds > 0
+                                 ? fmt::format("; the LM head ({:.1f}% of the FLOPs, V·h GEMMs, fused cross-entropy) "
+                                               "at {:.3f}, without the 1/(1+{}/h) factor (−{})",
+                                               100 * w.head_flop_share, w.eff_head, a.hidden_half_width,
+                                               si(w.head_saved_seconds, "s"))
+                                 : std::string(),
                              w.fp8_flop_share > 0
                                  ? fmt::format("; FP8 on {:.0f}% of the FLOPs at {:.2f}× the 16-bit speed",
                                                100 * w.fp8_flop_share, w.fp8_speedup)

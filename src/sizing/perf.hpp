@@ -159,6 +159,7 @@ struct PerfAssumptions {
   /// Width factor: efficiency × 1/(1 + hidden_half_width / hidden). Elementwise, memory-bound
   /// work (norms, softmax, residuals, dropout) grows ∝ s·h while the matmuls grow ∝ s·h², so
   /// its share falls ∝ 1/h; fitted on Megatron GPT 1.7B (h 2304: 44% of peak) … 1T (h 25600: 52–57%).
+  /// Not applied to the LM head, whose GEMMs are V (the vocabulary) wide (perf.cpp compute_phase).
   double hidden_half_width = 1500;
   /// Token factor: × 1/(1 + tokens_half_width / (micro_batch × seq)) (small GEMMs at tiny batches).
   double tokens_half_width = 128;

@@ -76,8 +76,9 @@ TEST_F(PagesQueryE2E, ThePlanPageNamesTheRecomputeModulesTheSearchChose) {
                          "selective)."),
             std::string::npos)
       << v->body.substr(0, 2000);
-  EXPECT_NE(p->body.find("DP data, EP expert parallel degrees; Z ZeRO stage; mb micro-batch; rc: activation recompute "
-                         "(full, selective, or the Megatron-Core modules named)."),
+  // (one of its plans runs expert TP 1 at TP 2, so ETP is shown and explained too)
+  EXPECT_NE(p->body.find("DP data, EP expert, ETP expert tensor parallel degrees; Z ZeRO stage; mb micro-batch; rc: "
+                         "activation recompute (full, selective, or the Megatron-Core modules named)."),
             std::string::npos);
   EXPECT_EQ(v->body.find("EP expert"), std::string::npos);  // a dense model: no EP shown, none explained
   EXPECT_NE(fr->body.find("Disposition\u202f: degrés de parallélisme TP tenseur, PP pipeline"), std::string::npos);

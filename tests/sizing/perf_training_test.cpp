@@ -265,6 +265,40 @@ TEST(PerfTraining, LastPipelineStageHoldsTheOutputLayer) {
   }
 }
 
+TEST(PerfTraining, LmHeadRunsWithoutTheHiddenWidthFactor) {
+  // The output layer's GEMMs are tokens × h × V with V = 51200: the 1/(1 + hidden_half_width/h)
+  // factor (GEMMs whose every dimension scales with h, and per-layer element-wise work) is not
+  // applied to them. Same model as LastPipelineStageHoldsTheOutputLayer, with that factor on:
+  // layers at 0.73 / (1 + 1500/2048), the head at 0.73 (Ampere base, Megatron stack).
+  const GpuSpec gpu = a100_like();
+  const ModelArch arch = gpt(24, 2048, 51200);
+  PerfAssumptions a = plain();
+  a.hidden_half_width = 1500;
+  const double h = 2048, s = 2048, V = 51200;
+  const double layer = 2 * 12 * h * h + 4 * h * (s + 1) / 2;
+  const double head = 2 * V * h;
+  const double eff_layer = 0.73 / (1 + 1500 / h), eff_head = 0.73;
+  for (int pp : {1, 4}) {
+    TrainingStepRequest r = request(1, pp, 1, 8);
+    r.stack = TrainingStack::megatron;
+    const TrainingStepEstimate e = estimate_training_step(arch, r, make_cluster(gpu, pp, 1, 0), a);
+    // Hardware FLOPs per step spread as the forward FLOPs per token are (× 3 for training on both).
+    const double per_flop = e.hardware_flop_per_step / (24 * layer + head) / 312e12;
+    const double busiest = per_flop * ((24.0 / pp) * layer / eff_layer + head / eff_head);
+    EXPECT_NEAR(e.compute_seconds / busiest, 1.0, 2e-3) << "pp " << pp;  // biases and norms: < 0.2%
+    // The head at the layers' efficiency would have taken head × (1/eff_layer − 1/eff_head) longer.
+    const double at_layer_eff = per_flop * ((24.0 / pp) * layer + head) / eff_layer;
+    EXPECT_NEAR(at_layer_eff - e.compute_seconds, per_flop * head * (1 / eff_layer - 1 / eff_head),
+                2e-3 * e.compute_seconds)
+        << "pp " << pp;
+    // An eager stack (Hugging Face here; plain() sets its efficiency factor to 1) computes the loss
+    // unfused in fp32: its head keeps the factor, the whole step at the layers' efficiency.
+    r.stack = TrainingStack::hf;
+    const TrainingStepEstimate eager = estimate_training_step(arch, r, make_cluster(gpu, pp, 1, 0), a);
+    EXPECT_NEAR(eager.compute_seconds / at_layer_eff, 1.0, 2e-3) << "pp " << pp;
+  }
+}
+
 TEST(PerfTraining, AccountForEmbeddingAndLossSplitLeavesTheLastRankAsTheDefaultRule) {
   // Megatron-Bridge's Qwen3-235B-A22B recipe sets account_for_embedding_in_pipeline_split and
   // account_for_loss_in_pipeline_split (src/megatron/bridge/recipes/qwen/qwen3_moe.py at 1c43b3928,
@@ -449,6 +483,7 @@ TEST(PerfTraining, Fp8UsesFp8PeakOnlyWhereSupported) {
   GpuSpec gpu = a100_like();  // no fp8 on A100: runs at the bf16 peak
   const ModelArch arch = gpt(8, 2048, 32000);
   TrainingStepRequest r = request(1, 1, 1, 8);
+  r.stack = TrainingStack::megatron;  // fused cross-entropy: the head without the width factor
   r.precision = TrainPrecision::fp8_mixed;
   const PerfAssumptions a;
   const TrainingStepEstimate none = estimate_training_step(arch, r, make_cluster(gpu, 1, 1, 0), a);
@@ -457,8 +492,10 @@ TEST(PerfTraining, Fp8UsesFp8PeakOnlyWhereSupported) {
   const TrainingStepEstimate bf16 = estimate_training_step(arch, r, make_cluster(gpu, 1, 1, 0), a);
   EXPECT_DOUBLE_EQ(none.compute_seconds, bf16.compute_seconds);
   // With an FP8 peak of 2× BF16: MFU stays against the 16-bit peak; only the linear layers'
-  // share f of the FLOPs (not the LM head, not attention) speeds up, by 2 × 0.75:
-  // time = t16 × ((1 − f) + f / 1.5).
+  // share f of the FLOPs (not the LM head, not attention) speeds up, by 2 × 0.95. The LM head
+  // (share f_head) runs at the layers' efficiency without the 1/(1 + 1500/h) factor, so with
+  // T = FLOPs / peak: t16 = T·(1 − f_head)/eff + T·f_head/eff_head, and FP8 takes
+  // T·f/eff × (1 − 1/1.9) off it.
   gpu.dense_flops_per_s[static_cast<std::size_t>(Dtype::fp8)] = 624e12;
   r.precision = TrainPrecision::fp8_mixed;
   const TrainingStepEstimate fp8 = estimate_training_step(arch, r, make_cluster(gpu, 1, 1, 0), a);
@@ -466,8 +503,13 @@ TEST(PerfTraining, Fp8UsesFp8PeakOnlyWhereSupported) {
   const FlopsPerToken hw = training_flops_per_token(arch, 2048, Recompute::none, Task::pretrain);
   const double matmul = matmul_params_per_token(arch);
   const double f = (matmul - 32000.0 * 2048.0) / matmul * hw.dense_matmul_flop / hw.total_flop;
-  EXPECT_NEAR(fp8.compute_seconds, bf16.compute_seconds * ((1 - f) + f / (2.0 * a.fp8_gemm_relative_efficiency)),
-              1e-12);
+  const double f_head = 32000.0 * 2048.0 / matmul * hw.dense_matmul_flop / hw.total_flop;
+  const double T = bf16.hardware_flop_per_step / 312e12;
+  const double eff = kernel_efficiency(arch, r, gpu, a);
+  const double eff_head = eff * (1 + a.hidden_half_width / 2048.0);
+  EXPECT_NEAR(bf16.compute_seconds, T * (1 - f_head) / eff + T * f_head / eff_head, 1e-12);
+  EXPECT_NEAR(fp8.compute_seconds,
+              bf16.compute_seconds - T * f / eff * (1 - 1 / (2.0 * a.fp8_gemm_relative_efficiency)), 1e-12);
   EXPECT_GT(f, 0.5);
   EXPECT_LT(f, 0.95);
 }
