@@ -3707,16 +3707,33 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
           const bool multi = fo.inter_node_network != InterNodeNetwork::unknown;
           const double offer_cap = multi ? static_cast<double>(fo.max_nodes.value_or(1024)) : 1.0;
           const double nodes_needed = std::ceil(fastest->instances * need);
-          if (nodes_needed <= std::min(offer_cap, 1024.0) && nodes_needed > request.max_nodes && !request.gpus_total &&
+          // --max-gpus is a ceiling too: nodes it kept out are worth naming with it (trial53 #15).
+          const double gpus_needed = nodes_needed * static_cast<double>(fo.gpu_count);
+          const bool over_max_gpus = request.max_gpus && gpus_needed > static_cast<double>(*request.max_gpus);
+          const bool over_max_nodes = nodes_needed > request.max_nodes;
+          if (nodes_needed <= std::min(offer_cap, 1024.0) && (over_max_nodes || over_max_gpus) && !request.gpus_total &&
               !request.nodes_exact) {
-            np.suggestions.push_back(fmt::format("about {:.1f}× the GPUs: {:.0f} nodes of {} (--max-nodes {:.0f}; {})", need,
-                                                 nodes_needed, fastest->instance_type, nodes_needed,
+            const std::string flags =
+                over_max_gpus ? fmt::format("--max-gpus {:.0f}{}", gpus_needed,
+                                            over_max_nodes ? fmt::format(" --max-nodes {:.0f}", nodes_needed) : std::string())
+                              : fmt::format("--max-nodes {:.0f}", nodes_needed);
+            np.suggestions.push_back(fmt::format("about {:.1f}× the GPUs: {:.0f} nodes of {} ({}; {})", need,
+                                                 nodes_needed, fastest->instance_type, flags,
                                                  fo.max_nodes ? fmt::format("the offer rents up to {}", *fo.max_nodes)
                                                               : std::string("if the provider rents that many: its limit "
                                                                             "is not published")));
             np.suggestion_codes.push_back("more_gpus");
             np.values["gpu_factor"] = need;
             np.values["nodes_needed"] = nodes_needed;
+            if (over_max_gpus) np.values["gpus_needed"] = gpus_needed;
+          } else if (request.max_gpus && !request.gpus_total && !request.nodes_exact && st.any_multi_node) {
+            // The fastest offer rents one node, but --max-gpus also kept the multi-node offers small.
+            np.suggestions.push_back(fmt::format("more GPUs than --max-gpus {} allows: about {:.1f}× the GPUs, on an "
+                                                 "offer that rents several nodes",
+                                                 *request.max_gpus, need));
+            np.suggestion_codes.push_back("more_gpus_than_max");
+            np.values["max_gpus"] = *request.max_gpus;
+            np.values["gpu_factor"] = need;
           }
           np.suggestions.push_back(fmt::format("a token budget of at most {:.3g} tokens (--tokens)",
                                                tokens / need));
@@ -3896,6 +3913,12 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
           np.suggestions.push_back(fmt::format("more GPUs than {} so that ZeRO-3 shards further", fixed));
           np.suggestion_codes.push_back("more_gpus_than_fixed");
           np.values["gpus"] = request.gpus_total ? *request.gpus_total : 0;
+        } else if (request.max_gpus) {
+          // --max-gpus bounds the cluster: more nodes cannot be tried under it (trial53 #15).
+          np.suggestions.push_back(fmt::format("more GPUs than --max-gpus {} allows, so that ZeRO-3 shards further",
+                                               *request.max_gpus));
+          np.suggestion_codes.push_back("more_gpus_than_max");
+          np.values["max_gpus"] = *request.max_gpus;
         } else {
           np.suggestions.push_back(st.any_multi_node ? "more nodes (--max-nodes) so that ZeRO-3 shards further"
                                                      : "ZeRO-3 over more GPUs: needs an offer with a known inter-node "

@@ -492,6 +492,28 @@ TEST_F(Plan14E2E, MaxGpusIsACeilingOnEveryPlan) {
   EXPECT_NE(zero.out.find("--max-gpus: 0 is out of range (expected: an integer in [1, 1048576])"), std::string::npos) << zero.out;
 }
 
+// trial53 #15: no-plan hints did not weigh --max-gpus: a model too large for 8 GPUs was told
+// "more nodes (--max-nodes)", which the ceiling forbids, and a deadline missed at the ceiling named
+// no remedy on more GPUs. Both now name the ceiling (suggestion code more_gpus_than_max).
+TEST_F(Plan14E2E, NoPlanHintsNameTheMaxGpusCeiling) {
+  const nlohmann::json memory =
+      run_json("plan --model llama-3.1-405b --task full --tokens 1e9 --max-gpus 8 --today 2026-11-30", 1);
+  const auto& m = memory["no_plan"];
+  EXPECT_EQ(m["code"], "does_not_fit") << m.dump().substr(0, 600);
+  const auto codes = m["suggestion_codes"].get<std::vector<std::string>>();
+  EXPECT_NE(std::find(codes.begin(), codes.end(), "more_gpus_than_max"), codes.end()) << m["suggestions"];
+  EXPECT_EQ(std::find(codes.begin(), codes.end(), "more_nodes_zero3"), codes.end()) << m["suggestions"];
+  EXPECT_EQ(m["values"]["max_gpus"], 8);
+  // Without the ceiling the same request is told to add nodes: the ceiling is what changed it.
+  const nlohmann::json free = run_json("plan --model llama-3.1-405b --task full --tokens 1e9 --max-nodes 1 --today 2026-11-30", 1);
+  const auto free_codes = free["no_plan"]["suggestion_codes"].get<std::vector<std::string>>();
+  EXPECT_NE(std::find(free_codes.begin(), free_codes.end(), "more_nodes_zero3"), free_codes.end()) << free["no_plan"]["suggestions"];
+  const RunResult deadline =
+      run("plan --model llama-3.1-70b --task full --tokens 1e10 --deadline 1d --max-gpus 8 --today 2026-11-30");
+  EXPECT_EQ(deadline.exit_code, 1) << deadline.out;
+  EXPECT_NE(deadline.out.find("more GPUs than --max-gpus 8 allows"), std::string::npos) << deadline.out;
+}
+
 // The --group-by table ignored COLUMNS (9 columns, 138 wide). At 80 and 60 columns every line fits,
 // the GPU keeps its model name (vendor dropped: "GeForce RTX 3080", not "NVIDIA GeForce RTX…"), the
 // median stays (the minimum too at 80), and the note names the columns left out.
