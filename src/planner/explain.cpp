@@ -230,7 +230,8 @@ std::vector<PlanExplainLine> explain_plan(const PlanRequest& request, const Mode
                       "the KV pool holds at {} + {} tokens)); each step decodes d running sequences and prefills min(pending prompt tokens, max({} − d, {}/4)) "
                       "FIFO; a request emits its first token with its prompt's last chunk and leaves {} steps later, its "
                       "slot refilled next step: {} steps, {} with prompt chunks, mean d {:.1f}{}",
-                      per_replica, j.peak_running_sequences, p.serving->batch, request.prompt_tokens,
+                      per_replica, j.peak_running_sequences, j.pool_sequences > 0 ? j.pool_sequences : p.serving->batch,
+                      request.prompt_tokens,
                       request.output_tokens,
                       p.serving->step_token_budget, p.serving->step_token_budget, request.output_tokens - 1, j.steps,
                       j.prefill_steps, j.mean_decode_batch,

@@ -1098,6 +1098,8 @@ struct PlanState {
   }
   /// --today as days since 1970-01-01, parsed once per plan (nullopt: no or unparsable --today).
   std::optional<long> today_days;
+  /// The plan's performance assumptions (materialize re-times a small batch job with them).
+  const PerfAssumptions* assumptions = nullptr;
   double spot_rate_too_high = 0;  ///< the highest known spot rate (per instance-day) that no job survives
   std::set<std::string> gpus_without_perf_figures;
   double largest_gpu_bytes = 0;
@@ -2668,6 +2670,21 @@ struct Infeasible {
   std::vector<Plan*> plans;            ///< into storage
 };
 
+/// A batch job that runs fewer sequences at once than its replica's KV pool holds (fewer requests
+/// per replica than the pool's batch): the TTFT, TPOT and memory shown are those of the batch it
+/// runs, min(requests, pool), not the pool's (trial53 #6: 1 request showed the TPOT and KV cache of
+/// batch 282). Its time, rates and cost stay the step simulation's (simulate_batch_job), which
+/// already runs that batch.
+void retime_small_batch_job(const PlanRequest& r, const ModelArch& arch, const PerfAssumptions& a, Plan& p) {
+  if (!p.batch_job || !p.serving) return;
+  const std::int64_t running = p.batch_job->peak_running_sequences;
+  if (running < 1 || running >= p.serving->batch) return;
+  const ServingPerfRequest sp = detail::serving_perf_request(r, p.layout.tp, running);
+  p.batch_job->pool_sequences = p.serving->batch;
+  p.serving = estimate_serving(arch, sp, p.cluster, p.kv_capacity_bytes, a);
+  p.per_gpu_memory_bytes = serving_memory(arch, detail::serving_memory_request(r, p.layout.tp, p.serving->batch)).total_bytes();
+}
+
 /// The full plan of candidate `i` (stages 2-5 again: the same inputs give the same numbers);
 /// `chosen` = its price observation. `tp_choice`: write the serving TP sentence
 /// (Plan::serving_tp_choice) now; the rows leave it to stage 7, which writes it for the plans
@@ -2680,6 +2697,7 @@ Plan materialize(const PlanRequest& request, const ModelArch& arch, const Candid
   Plan p;
   (void)assemble(request, arch, a, k.nodes, key_for(a, searched_nodes(request, k.nodes)), *k.outcome, c.ckpt,
                  c.data_bytes, c.tokens, p);
+  if (st.assumptions) retime_small_batch_job(request, arch, *st.assumptions, p);
   if (tp_choice) p.serving_tp_choice = serving_tp_choice_text(request, p.serving_tp_options);
   chosen = price(request, a, *a.billing, st, p);
   if (request.workload == PlanWorkload::image_generation) {
@@ -4212,6 +4230,7 @@ PlanResult plan(const PlanRequest& request, const ModelArch& arch, const std::ve
   }
   PlanState st;
   if (!request.today.empty()) st.today_days = days_since_epoch(request.today);
+  st.assumptions = &assumptions;
 
   Candidates c = collect_candidates(request, arch, offers, gpus, billing_of, ctx, st, result);
   Infeasible missed = select_rows(request, arch, c, st, result);

@@ -161,6 +161,9 @@ struct BatchJobTiming {
   /// the KV pool holds runs them all together, not the pool's batch (trial50 #4: 1 request showed
   /// "batch 29361").
   std::int64_t peak_running_sequences = 0;
+  /// The sequences the replica's KV pool holds (the estimate's batch the job was simulated with);
+  /// 0 = not recorded. Set by the planner when it re-times a job that runs fewer than that.
+  std::int64_t pool_sequences = 0;
 };
 inline constexpr std::int64_t kMaxSimulatedSteps = 400000;
 /// Throws Error{invalid_input} for requests, prompt or output tokens < 1 or batch < 1.

@@ -182,6 +182,12 @@ TEST_F(ServingE2E, ABatchJobRunsAtMostItsRequestsAtOnce) {
       EXPECT_EQ(p["batch_job"]["steps"].get<std::int64_t>(), prefill_steps - 1 + 200) << p.dump().substr(0, 400);
       if (per_replica == 1) {
         EXPECT_EQ(prefill_steps, 1);
+        // trial53 #6: its TTFT, TPOT and KV cache were those of the pool's batch (TPOT 0.12 s at
+        // batch 282 for a job the simulation times at 0.023 s a step). They are the batch it runs:
+        // one request's time is its prefill step + 199 decode steps, TTFT + 199 × TPOT.
+        EXPECT_EQ(p["serving"]["batch"], 1) << p.dump().substr(0, 400);
+        const double predicted = p["serving"]["ttft_seconds"].get<double>() + 199 * p["serving"]["tpot_seconds"].get<double>();
+        EXPECT_NEAR(predicted / p["batch_job"]["seconds"].get<double>(), 1.0, 0.02) << p.dump().substr(0, 600);
       }
     }
   }
