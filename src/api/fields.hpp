@@ -101,6 +101,14 @@ double count_value(const nlohmann::json& value);
 /// (72 → "72", 1.5 → "1.5"), which the field's parser reads as a bare number in its own unit.
 std::string duration_text(const nlohmann::json& value);
 
+/// An integer field whose range [lo, hi] the request's own validation checks (PlanRequest, the
+/// sizing): read as json_as<T>, except that a value above `hi` or below T's minimum (digits beyond
+/// what T holds included) is refused here, with that range (trial53 #7: `--tp 99999999999` read
+/// "far outside the field's range", no range). Values within T and at most `hi` are left to the
+/// later check, whose message names the field's meaning ("tensor-parallel degree 0 ...").
+template <class T>
+T json_at_most(const nlohmann::json& v, T lo, T hi);
+
 /// Converts an already type-checked JSON number to T (integral T: range-checked), or to T's value
 /// type when T is std::optional.
 template <class T>
@@ -140,6 +148,16 @@ T json_as(const nlohmann::json& v) {
   } else {
     return T(json_as<typename T::value_type>(v));  // std::optional<U>
   }
+}
+
+template <class T>
+T json_at_most(const nlohmann::json& v, T lo, T hi) {
+  const double d = v.get<double>();
+  if (d > static_cast<double>(hi) || d < static_cast<double>(std::numeric_limits<T>::min()))
+    throw_invalid_coded("", "integer_out_of_range",
+                        {{"value", field_value_text(v)}, {"min", fmt::format("{}", lo)}, {"max", fmt::format("{}", hi)}},
+                        fmt::format("{} is out of range", field_value_text(v)), fmt::format("an integer in [{}, {}]", lo, hi));
+  return json_as<T>(v);
 }
 
 /// Records that the field `name` was given (a key of the body or query, a CLI flag typed) in

@@ -67,7 +67,7 @@ std::vector<FieldDef<In>> training_run_fields() {
       {{"epochs", "--epochs", FieldType::number, FieldFace::both, "passes over dataset_tokens (default 1)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.epochs = v.get<double>(); }},
       {{"seq", "--seq", FieldType::integer, FieldFace::both, "tokens per training sequence (default 4096)", {}, task_bits::training},
-       [](In& in, const json& v) { in.request.seq_len = json_as<std::int64_t>(v); }},
+       [](In& in, const json& v) { in.request.seq_len = json_at_most<std::int64_t>(v, 1, kMaxTrainingSeqLenTokens); }},
       {{"global_batch", "--global-batch", FieldType::integer, FieldFace::both,
         "sequences per optimizer step (0 = default by task)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.global_batch_seqs = json_as<std::int64_t>(v); }},
@@ -76,7 +76,7 @@ std::vector<FieldDef<In>> training_run_fields() {
       {{"optimizer", "--optimizer", FieldType::string, FieldFace::both, workload_defaults::kOptimizerHelp, {}, task_bits::training},
        [](In& in, const json& v) { in.optimizer = v.get<std::string>(); }},
       {{"lora_rank", "--lora-rank", FieldType::integer, FieldFace::both, "LoRA rank r (default 16)", {}, task_bits::lora_family},
-       [](In& in, const json& v) { in.request.lora_rank = json_as<int>(v); }},
+       [](In& in, const json& v) { in.request.lora_rank = json_at_most<int>(v, 1, kMaxLoraRank); }},
   };
 }
 
@@ -85,19 +85,19 @@ std::vector<FieldDef<In>> training_layout_fields() {
   using nlohmann::json;
   return {
       {{"tp", "--tp", FieldType::integer, FieldFace::both, "pin the tensor-parallel degree (else searched)", {}, task_bits::training | task_bits::serve},
-       [](In& in, const json& v) { in.request.pins.tp = json_as<int>(v); }},
+       [](In& in, const json& v) { in.request.pins.tp = json_at_most<int>(v, 1, kMaxParallelDegree); }},
       {{"pp", "--pp", FieldType::integer, FieldFace::both, "pin the pipeline-parallel degree (uneven stages allowed; else searched)", {}, task_bits::training},
-       [](In& in, const json& v) { in.request.pins.pp = json_as<int>(v); }},
+       [](In& in, const json& v) { in.request.pins.pp = json_at_most<int>(v, 1, kMaxParallelDegree); }},
       {{"dp", "--dp", FieldType::integer, FieldFace::both, "pin the data-parallel degree (else searched)", {}, task_bits::training},
-       [](In& in, const json& v) { in.request.pins.dp = json_as<int>(v); }},
+       [](In& in, const json& v) { in.request.pins.dp = json_at_most<int>(v, 1, kMaxDataParallel); }},
       {{"ep", "--ep", FieldType::integer, FieldFace::both, "pin the expert-parallel degree (MoE; ep × expert-tp divides tp × dp)", {}, task_bits::training},
-       [](In& in, const json& v) { in.request.pins.ep = json_as<int>(v); }},
+       [](In& in, const json& v) { in.request.pins.ep = json_at_most<int>(v, 1, kMaxParallelDegree); }},
       {{"cp", "--cp", FieldType::integer, FieldFace::both, "context-parallel degree (only 1: not modelled)", {}, task_bits::training},
-       [](In& in, const json& v) { in.request.pins.cp = json_as<int>(v); }},
+       [](In& in, const json& v) { in.request.pins.cp = json_at_most<int>(v, 1, 1); }},
       {{"zero", "--zero", FieldType::integer, FieldFace::both, "pin the ZeRO stage 0-3 (FSDP full shard = 3)", {}, task_bits::training},
-       [](In& in, const json& v) { in.request.pins.zero_stage = json_as<int>(v); }},
+       [](In& in, const json& v) { in.request.pins.zero_stage = json_at_most<int>(v, 0, 3); }},
       {{"micro_batch", "--micro-batch", FieldType::integer, FieldFace::both, "pin the sequences per micro-batch per GPU", {}, task_bits::training},
-       [](In& in, const json& v) { in.request.pins.micro_batch = json_as<int>(v); }},
+       [](In& in, const json& v) { in.request.pins.micro_batch = json_at_most<int>(v, 1, kMaxPinnedMicroBatch); }},
       {{"recompute", "--recompute", FieldType::string, FieldFace::both,
         "pin activation recomputation: none, selective, full, op-selective (else searched; with --stack megatron on "
         "an MoE or MLA model the search also tries the recipes' recompute modules)",
@@ -105,10 +105,10 @@ std::vector<FieldDef<In>> training_layout_fields() {
        [](In& in, const json& v) { in.recompute = v.get<std::string>(); }},
       {{"virtual_stages", "--virtual-stages", FieldType::integer, FieldFace::both, "pin the interleaved pipeline chunks per GPU (else 1; searched with --stack megatron, and with --ep-overlap at pp above 1, where 1 is not)", {},
         task_bits::training},
-       [](In& in, const json& v) { in.request.pins.virtual_stages = json_as<int>(v); }},
+       [](In& in, const json& v) { in.request.pins.virtual_stages = json_at_most<int>(v, 1, kMaxParallelDegree); }},
       {{"expert_tp", "--expert-tp", FieldType::integer, FieldFace::both,
         "pin the expert tensor-parallel degree (MoE; else tp, and with --stack megatron at tp > 1 also 1 with ep > 1 where it is more than 2% faster; below tp, ep divides tp·dp/expert-tp)", {}, task_bits::training},
-       [](In& in, const json& v) { in.request.pins.expert_tp = json_as<int>(v); }},
+       [](In& in, const json& v) { in.request.pins.expert_tp = json_at_most<int>(v, 1, kMaxParallelDegree); }},
       {{"stack", "--stack", FieldType::string, FieldFace::both,
         "training stack: hf, fsdp, deepspeed, megatron or unsloth; sets what that stack does by default: activation memory, "
         "gradient buffers, ZeRO stage (megatron 1, deepspeed 2, fsdp 3), fused (megatron) or eager kernels",

@@ -314,15 +314,15 @@ void PlanRequest::validate() const {
                           {{"value", fmt::format("{}", *v)}, {"min", fmt::format("{}", lo)}, {"max", fmt::format("{}", hi)}},
                           fmt::format("{} is out of range", *v), fmt::format("an integer in [{}, {}]", lo, hi));
   };
-  pin(pins.tp, "--tp", 1, 1024);
-  pin(pins.pp, "--pp", 1, 1024);
-  pin(pins.dp, "--dp", 1, 1'000'000);
-  pin(pins.ep, "--ep", 1, 1024);
+  pin(pins.tp, "--tp", 1, kMaxParallelDegree);
+  pin(pins.pp, "--pp", 1, kMaxParallelDegree);
+  pin(pins.dp, "--dp", 1, kMaxDataParallel);
+  pin(pins.ep, "--ep", 1, kMaxParallelDegree);
   pin(pins.cp, "--cp", 1, 1);  // context parallelism is not modelled: only 1 is accepted
   pin(pins.zero_stage, "--zero", 0, 3);
-  pin(pins.micro_batch, "--micro-batch", 1, 65536);
-  pin(pins.virtual_stages, "--virtual-stages", 1, 1024);
-  pin(pins.expert_tp, "--expert-tp", 1, 1024);
+  pin(pins.micro_batch, "--micro-batch", 1, kMaxPinnedMicroBatch);
+  pin(pins.virtual_stages, "--virtual-stages", 1, kMaxParallelDegree);
+  pin(pins.expert_tp, "--expert-tp", 1, kMaxParallelDegree);
   if (moe_load_imbalance && !(*moe_load_imbalance >= 1.0 && *moe_load_imbalance <= 8.0))
     throw_invalid_coded("--moe-imbalance", "number_out_of_range",
                         {{"value", fmt::format("{}", *moe_load_imbalance)}, {"range", "[1, 8]"}},

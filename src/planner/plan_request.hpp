@@ -17,6 +17,9 @@
 
 namespace gpuplan {
 
+/// The largest --micro-batch a plan may pin (PlanRequest::validate; `size` accepts kMaxMicroBatchSeqs).
+inline constexpr int kMaxPinnedMicroBatch = 65536;
+
 /// What to plan. Training tasks reuse sizing's Task; serving splits into a service for a
 /// duration and a batch generation job; image generation uses a diffusion model.
 enum class PlanWorkload {

@@ -980,16 +980,16 @@ void TrainingMemoryRequest::validate() const {
   if (task == Task::serve)
     throw_invalid_coded("--task", "serve_not_training", {}, "serve is not a training task", "pretrain, full, lora or qlora");
   check_range(seq_len, 1, kMaxTrainingSeqLenTokens, "--seq", "sequence length");
-  check_range(layout.tp, 1, 1024, "--tp", "tensor-parallel degree");
-  check_range(layout.pp, 1, 1024, "--pp", "pipeline-parallel degree");
-  check_range(layout.dp, 1, 1'000'000, "--dp", "data-parallel degree");
-  check_range(layout.ep, 1, 1024, "--ep", "expert-parallel degree");
+  check_range(layout.tp, 1, kMaxParallelDegree, "--tp", "tensor-parallel degree");
+  check_range(layout.pp, 1, kMaxParallelDegree, "--pp", "pipeline-parallel degree");
+  check_range(layout.dp, 1, kMaxDataParallel, "--dp", "data-parallel degree");
+  check_range(layout.ep, 1, kMaxParallelDegree, "--ep", "expert-parallel degree");
   check_range(layout.zero_stage, 0, 3, "--zero", "ZeRO stage");
-  check_range(layout.micro_batch, 1, 1'000'000, "--micro-batch", "micro-batch");
+  check_range(layout.micro_batch, 1, kMaxMicroBatchSeqs, "--micro-batch", "micro-batch");
   check_range(layout.in_flight_micro_batches, 0, 1'000'000, "--in-flight", "in-flight micro-batches");
-  check_range(layout.virtual_stages, 1, 1024, "--virtual-stages", "virtual pipeline stages");
+  check_range(layout.virtual_stages, 1, kMaxParallelDegree, "--virtual-stages", "virtual pipeline stages");
   check_range(cross_entropy_chunk_tokens, 1, 1'000'000'000, "--ce-chunk", "cross-entropy chunk");
-  check_range(layout.expert_tp, 0, 1024, "--expert-tp", "expert tensor-parallel degree");
+  check_range(layout.expert_tp, 0, kMaxParallelDegree, "--expert-tp", "expert tensor-parallel degree");
   if (!layout.expert_grid_divides()) {
     const std::string expected = "etp × ep dividing tp × dp (experts are sharded within a stage's GPUs; etp defaults to tp)";
     if (layout.expert_tp > 0)
@@ -1025,7 +1025,7 @@ void TrainingMemoryRequest::validate() const {
                         "bf16_mixed, bf16_pure or fp16_mixed");
   }
   if (task == Task::lora || task == Task::qlora) {
-    check_range(lora_rank, 1, 65536, "--lora-rank", "LoRA rank");
+    check_range(lora_rank, 1, kMaxLoraRank, "--lora-rank", "LoRA rank");
     if (lora_targets.empty())
       throw_invalid_coded("--lora-targets", "lora_targets_missing", {}, "no LoRA target", "q,k,v,o,gate,up,down or all-linear");
     for (const auto& tname : lora_targets) {

@@ -328,6 +328,12 @@ double op_selective_saved_bytes_per_token(double h, double q_width, double v_wid
 /// Longest training sequence a request may ask for (tokens): TrainingMemoryRequest::validate refuses
 /// --seq above it (integer_out_of_range); 10^7 tokens is beyond every published context length.
 inline constexpr std::int64_t kMaxTrainingSeqLenTokens = 10'000'000;
+/// Ranges of the layout integers TrainingMemoryRequest::validate (and the planner's pins) accept;
+/// the API's field readers quote them for values too large to read (api/fields.hpp json_at_most).
+inline constexpr int kMaxParallelDegree = 1024;        ///< tp, pp, ep, virtual stages, expert tp
+inline constexpr int kMaxDataParallel = 1'000'000;     ///< dp
+inline constexpr int kMaxMicroBatchSeqs = 1'000'000;   ///< sequences per micro-batch (size)
+inline constexpr int kMaxLoraRank = 65536;             ///< LoRA rank r
 inline constexpr double kDefaultCudaContextBytes = 0.75 * 1073741824.0;  ///< 0.75 GiB per GPU
 inline constexpr double kDefaultFragmentationFraction = 0.20;            ///< of the per-step allocations
 inline constexpr double kDefaultFitMargin = 0.10;  ///< requirement ≤ (1 − margin) × capacity

@@ -10,10 +10,12 @@
 namespace gpuplan {
 namespace {
 
-void check_degree(const std::optional<int>& v, const char* flag) {
-  if (v && (*v < 1 || *v > 1'000'000)) {
-    throw_invalid_coded(flag, "integer_out_of_range", {{"value", std::to_string(*v)}, {"min", "1"}, {"max", "1000000"}},
-                        fmt::format("{} is out of range", *v), "an integer in [1, 1000000]");
+/// `hi`: the range the layout's own check (TrainingMemoryRequest::validate) gives the degree, so
+/// `--tp 0` and `--tp 100000` name the same range ([1, 1024]; `--tp 0` had named [1, 1000000]).
+void check_degree(const std::optional<int>& v, const char* flag, int hi) {
+  if (v && (*v < 1 || *v > hi)) {
+    throw_invalid_coded(flag, "integer_out_of_range", {{"value", std::to_string(*v)}, {"min", "1"}, {"max", std::to_string(hi)}},
+                        fmt::format("{} is out of range", *v), fmt::format("an integer in [1, {}]", hi));
   }
 }
 
@@ -71,10 +73,10 @@ Degrees resolve(const SizingRequest& r) {
 }  // namespace
 
 void SizingRequest::validate() const {
-  check_degree(gpus, "--gpus");
-  check_degree(tp, "--tp");
-  check_degree(pp, "--pp");
-  check_degree(dp, "--dp");
+  check_degree(gpus, "--gpus", 1'000'000);
+  check_degree(tp, "--tp", kMaxParallelDegree);
+  check_degree(pp, "--pp", kMaxParallelDegree);
+  check_degree(dp, "--dp", kMaxDataParallel);
   if (!(margin >= 0 && margin < 1)) {
     throw_invalid_coded("--margin", "number_out_of_range", {{"value", fmt::format("{}", margin)}, {"range", "[0, 1)"}},
                         fmt::format("{} is out of range", margin), "a fraction in [0, 1), e.g. 0.10");

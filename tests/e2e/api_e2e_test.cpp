@@ -1646,7 +1646,8 @@ TEST_F(ApiE2E, EveryFieldErrorHasAMessageCodeAndNoEnglishOnFrenchAndThaiPages) {
       {"plan", with(lora, {{"failures_per_gpu_hour", 3}}), "number_out_of_range"},
       {"plan", with(lora, {{"max_nodes", 0}}), "integer_out_of_range"},
       {"plan", with(lora, {{"limit", -1}}), "negative"},  // as offers' limit (trial of 2026-12-02)
-      {"plan", with(lora, {{"seq", 1e30}}), "integer_far_out_of_range"},
+      {"plan", with(lora, {{"global_batch", 1e30}}), "integer_far_out_of_range"},
+      {"plan", with(lora, {{"seq", 1e30}}), "integer_out_of_range"},  // the field's range (trial53 #7)
       {"plan", with(lora, {{"egress_gb", -1}}), "negative"},
       {"plan", with(lora, {{"restart_seconds", -1}}), "negative"},
       {"plan", with(lora, {{"explain", 100000}}), "plan_does_not_exist"},
@@ -1812,11 +1813,13 @@ TEST_F(ApiE2E, RequestLevelErrorsCarryAMessageCode) {
   EXPECT_EQ(e["values"].value("method", ""), "DELETE") << wrong->body;
   // OPTIONS is a method of every route now (OptionsNamesTheMethodsOfEveryRoute): Allow lists it.
   EXPECT_EQ(e["values"].value("allow", ""), "GET, HEAD, OPTIONS") << wrong->body;
-  // 1e20 does not fit a 64-bit count: the code says "far outside", without the machine limits.
+  // 1e20 does not fit a 64-bit count: refused with the field's own range (trial53 #7), never the
+  // machine limits.
   auto huge = c.Post("/api/size", R"({"model": "llama-3.1-8b", "task": "lora", "seq": 1e20})", "application/json");
   ASSERT_TRUE(huge);
   e = json::parse(huge->body, nullptr, false);
-  EXPECT_EQ(e.value("message_code", ""), "integer_far_out_of_range") << huge->body;
+  EXPECT_EQ(e.value("message_code", ""), "integer_out_of_range") << huge->body;
+  EXPECT_EQ(e["values"].value("max", ""), "10000000") << huge->body;
   EXPECT_EQ(e.value("field", ""), "/seq") << huge->body;
   for (const std::string lang : {"en", "fr", "th"}) {
     auto page = c.Get("/" + lang + "/size?model=llama-3.1-8b&task=lora&seq=1e20");

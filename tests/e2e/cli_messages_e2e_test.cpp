@@ -120,9 +120,26 @@ TEST_F(CliMessagesE2E, DigitsBeyondSixtyFourBitsGetTheFieldsRange) {
                  "gpuplan: error: --limit: -99999999999999999999 is negative (expected: an integer ≥ 0)");
   expect_refused(kLora + " --max-nodes 99999999999999999999",
                  "gpuplan: error: --max-nodes: 99999999999999999999 is out of range (expected: an integer in [1, 1024])");
+  // trial53 #7: the layout fields checked after reading (--seq, --tp, --lora-rank, --zero ...) read
+  // "far outside the field's range" too, and so did any --tp beyond 32 bits; they name their
+  // range now, on plan and size alike. --global-batch (checked against --tokens / --seq) keeps the
+  // general sentence.
   expect_refused(kLora + " --seq 99999999999999999999",
-                 "gpuplan: error: --seq: 99999999999999999999 is far outside the field's range (expected: an integer in "
-                 "the field's range)");
+                 "gpuplan: error: --seq: 99999999999999999999 is out of range (expected: an integer in [1, 10000000])");
+  expect_refused(kLora + " --tp 99999999999",
+                 "gpuplan: error: --tp: 99999999999 is out of range (expected: an integer in [1, 1024])");
+  expect_refused(kLora + " --lora-rank 99999999999999999999",
+                 "gpuplan: error: --lora-rank: 99999999999999999999 is out of range (expected: an integer in [1, 65536])");
+  expect_refused(kLora + " --zero -99999999999999999999",
+                 "gpuplan: error: --zero: -99999999999999999999 is out of range (expected: an integer in [0, 3])");
+  expect_refused("size --model llama-3.1-8b --task lora --micro-batch 99999999999",
+                 "gpuplan: error: --micro-batch: 99999999999 is out of range (expected: an integer in [1, 1000000])");
+  // size's --tp 0 named [1, 1000000] and --tp 2000 [1, 1024]: one range.
+  expect_refused("size --model llama-3.1-8b --task lora --tp 0",
+                 "gpuplan: error: --tp: 0 is out of range (expected: an integer in [1, 1024])");
+  expect_refused(kLora + " --global-batch 99999999999999999999",
+                 "gpuplan: error: --global-batch: 99999999999999999999 is far outside the field's range (expected: an "
+                 "integer in the field's range)");
 }
 
 // trial51: --help listed "q4_k_m, q8_0" and stopped there, the error listed "gguf_q4_k_m, ...,
@@ -434,9 +451,9 @@ TEST_F(CliMessagesE2E, EveryIntegerFlagEchoes2To53Plus1AsTyped) {
                  "gpuplan: error: --steps: 1001 is out of range (expected: an integer in [1, 1000] (the 1000 noise "
                  "levels a diffusion model is trained on))");
   EXPECT_EQ(run("plan --model sdxl --task images --images 1000 --today 2026-11-30 --steps 1000 --limit 1").exit_code, 0);
-  // Digits beyond 64 bits are echoed as typed too (through a double: "1e+20").
+  // Digits beyond 64 bits are echoed as typed too, with the field's range (trial53 #7).
   expect_refused("size " + train + " --seq 99999999999999999999",
-                 "gpuplan: error: --seq: 99999999999999999999 is far outside the field's range (expected: an integer in the field's range)");
+                 "gpuplan: error: --seq: 99999999999999999999 is out of range (expected: an integer in [1, 10000000])");
 }
 
 TEST_F(CliMessagesE2E, DurationsAndCountsAreDecimalOnly) {
