@@ -1371,7 +1371,7 @@ struct GoodputRejects {
 /// scratch plan reused for every candidate of the call: every field those read is written here
 /// on every call, for the request's one workload); the cluster spec, the requested batch and the
 /// training step estimate are left out (materialize builds the full plan of the rows).
-bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedOffer& a, int nodes,
+bool assemble(const PlanRequest& request, const ModelArch& arch, const PerfAssumptions& assumptions, const AdmittedOffer& a, int nodes,
                              const ClusterKey& key, const SearchOutcome& o, const CheckpointSizes& ckpt,
                              double data_bytes, double tokens, Plan& p, FixedClusterLoad* load = nullptr,
                              bool candidate = false, GoodputRejects* rejects = nullptr) {
@@ -1448,8 +1448,11 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedO
       }
     } else {
       replicas = o.replicas_per_instance * nodes;  // batch job: every GPU of its `nodes` instances
-      // No instance without a request of its own (trial47 D7: 3 requests on 4 instances).
-      if (request.requests && static_cast<double>(o.replicas_per_instance) * (nodes - 1) >= std::ceil(*request.requests))
+      // No instance without a request of its own (trial47 D7: 3 requests on 4 instances), unless
+      // the user fixed the cluster (--nodes / --gpus): then the idle replicas are said, not a
+      // false "needs more than --max-nodes" (trial54 #2: --requests 1 --nodes 2).
+      if (!fixed_cluster && request.requests &&
+          static_cast<double>(o.replicas_per_instance) * (nodes - 1) >= std::ceil(*request.requests))
         return false;
     }
     if (replicas < 1) return false;
@@ -1497,7 +1500,26 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const AdmittedO
       p.requests_per_s = *request.requests / p.work_seconds;
       p.tokens_per_s = p.requests_per_s * static_cast<double>(request.output_tokens);
     } else {
-      p.work_seconds = *request.requests / p.requests_per_s;
+      // Batch job on a static-batching engine (EngineProfile::continuous_batching false: llama.cpp
+      // as profiled): waves of min(requests per replica, KV-pool batch) requests, each wave its
+      // prompts' prefill (TTFT) and output − 1 decode steps at that batch; the next wave starts
+      // when it ends. The pool's steady rate timed 1 request in 65 ms against its 91 ms TPOT
+      // (trial54 #1): its TTFT, TPOT and memory are now those of the batch it runs.
+      const auto per_replica = (static_cast<std::int64_t>(std::ceil(*request.requests)) + replicas - 1) / replicas;
+      const std::int64_t requests_per_replica = std::max<std::int64_t>(per_replica, 1);
+      const std::int64_t running = std::max<std::int64_t>(1, std::min(requests_per_replica, e.batch));
+      if (running < e.batch) {
+        const ServingPerfRequest sp = detail::serving_perf_request(request, o.layout.tp, running);
+        p.serving = estimate_serving(arch, sp, cluster_for(key), o.kv_capacity_bytes, assumptions);
+        p.layout.micro_batch = static_cast<int>(running);
+        p.per_gpu_memory_bytes =
+            serving_memory(arch, detail::serving_memory_request(request, o.layout.tp, running)).total_bytes();
+      }
+      const ServingEstimate& at = *p.serving;
+      const double waves = std::ceil(static_cast<double>(requests_per_replica) / static_cast<double>(running));
+      p.work_seconds = waves * (at.ttft_seconds + static_cast<double>(request.output_tokens - 1) * at.tpot_seconds);
+      p.requests_per_s = *request.requests / p.work_seconds;
+      p.tokens_per_s = p.requests_per_s * static_cast<double>(request.output_tokens);
     }
     p.storage_bytes = static_cast<double>(arch.total_params()) * weight_quant_bits(request.quant) / 8.0;
   }
@@ -1856,7 +1878,9 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
                             spec->dense_flops(used).value_or(0) / 1e12,
                             p.serving ? ", TTFT and TPOT are" : " is"));
   }
-  if (p.serving && request.workload == PlanWorkload::serving) {
+  const bool batch_job_fewer_requests_than_replicas =
+      p.serving && request.requests && std::ceil(*request.requests) < static_cast<double>(p.replicas);
+  if (p.serving && (request.workload == PlanWorkload::serving || batch_job_fewer_requests_than_replicas)) {
     // Trial 9: serving an 8B model on 1 of 8 rented GPUs said nothing about the 7 others.
     // On a fixed cluster (--gpus / --nodes) every replica is placed, but the load may keep only a
     // few busy (trial50 #2: 2 users on 16 GPUs said nothing): count the replicas the load needs.
@@ -1864,8 +1888,11 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
     // N users are spread over min(replicas, N) replicas (each timed at ceil(N / replicas)); a
     // request rate keeps ceil(rate / rate per replica) busy (trial51: 17 users on 16 replicas of
     // batch 2 were said to leave 7 GPUs idle, from 17 / 2 = 8.5 replicas' worth of capacity).
+    // A batch job of fewer requests than the fixed cluster's replicas (trial54 #2: 1 request on
+    // --nodes 2) keeps one replica per request busy.
     const double busy = request.concurrency ? static_cast<double>(*request.concurrency)
-                                            : detail::serving_replicas_busy(request, *p.serving, p.replicas);
+                        : batch_job_fewer_requests_than_replicas ? std::ceil(*request.requests)
+                                                                 : detail::serving_replicas_busy(request, *p.serving, p.replicas);
     const std::int64_t busy_replicas =
         std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(busy - 1e-9)), 1, std::max<std::int64_t>(p.replicas, 1));
     const std::int64_t used = busy_replicas * p.layout.tp;
@@ -2682,6 +2709,7 @@ void retime_small_batch_job(const PlanRequest& r, const ModelArch& arch, const P
   const ServingPerfRequest sp = detail::serving_perf_request(r, p.layout.tp, running);
   p.batch_job->pool_sequences = p.serving->batch;
   p.serving = estimate_serving(arch, sp, p.cluster, p.kv_capacity_bytes, a);
+  p.layout.micro_batch = static_cast<int>(running);
   p.per_gpu_memory_bytes = serving_memory(arch, detail::serving_memory_request(r, p.layout.tp, p.serving->batch)).total_bytes();
 }
 
@@ -2695,9 +2723,9 @@ Plan materialize(const PlanRequest& request, const ModelArch& arch, const Candid
   const Candidate& k = c.plans[i];
   const AdmittedOffer& a = c.admitted[k.offer];
   Plan p;
-  (void)assemble(request, arch, a, k.nodes, key_for(a, searched_nodes(request, k.nodes)), *k.outcome, c.ckpt,
+  (void)assemble(request, arch, *st.assumptions, a, k.nodes, key_for(a, searched_nodes(request, k.nodes)), *k.outcome, c.ckpt,
                  c.data_bytes, c.tokens, p);
-  if (st.assumptions) retime_small_batch_job(request, arch, *st.assumptions, p);
+  retime_small_batch_job(request, arch, *st.assumptions, p);
   if (tp_choice) p.serving_tp_choice = serving_tp_choice_text(request, p.serving_tp_options);
   chosen = price(request, a, *a.billing, st, p);
   if (request.workload == PlanWorkload::image_generation) {
@@ -2824,7 +2852,7 @@ Candidates collect_candidates(const PlanRequest& request, const ModelArch& arch,
         continue;
       }
       st.any_cluster_fits = true;
-      if (!assemble(request, arch, a, nodes, key, o, ckpt, data_bytes, tokens, p, &c.fixed_load, /*candidate=*/true, &c.goodput_rejects))
+      if (!assemble(request, arch, ctx.assumptions, a, nodes, key, o, ckpt, data_bytes, tokens, p, &c.fixed_load, /*candidate=*/true, &c.goodput_rejects))
         continue;
       if (!a.billing) {
         // Billing terms are a function of the provider and the offer's own overrides
@@ -3761,6 +3789,15 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
             np.suggestions.push_back("LoRA or QLoRA (--task lora|qlora) trains far fewer parameters");
             np.suggestion_codes.push_back("use_lora_or_qlora");
           }
+        } else if (request.max_gpus && !request.gpus_total && !request.nodes_exact &&
+                   2.0 * fastest->instances * fastest->gpus_per_instance > static_cast<double>(*request.max_gpus)) {
+          // A batch or image job at the --max-gpus ceiling: more instances split its requests
+          // (trial54 #4: only a longer deadline was named).
+          np.suggestions.push_back(fmt::format("more GPUs than --max-gpus {} allows: about {:.1f}× the GPUs",
+                                               *request.max_gpus, need));
+          np.suggestion_codes.push_back("more_gpus_than_max");
+          np.values["max_gpus"] = *request.max_gpus;
+          np.values["gpu_factor"] = need;
         }
       }
       if (request.budget_usd && cheapest->total_usd() > *request.budget_usd) {
@@ -3931,8 +3968,10 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
           np.suggestions.push_back(fmt::format("more GPUs than {} so that ZeRO-3 shards further", fixed));
           np.suggestion_codes.push_back("more_gpus_than_fixed");
           np.values["gpus"] = request.gpus_total ? *request.gpus_total : 0;
-        } else if (request.max_gpus) {
-          // --max-gpus bounds the cluster: more nodes cannot be tried under it (trial53 #15).
+        } else if (request.max_gpus && (st.closest.gpus <= 0 || 2 * st.closest.gpus > *request.max_gpus)) {
+          // --max-gpus bounds the cluster: more nodes cannot be tried under it (trial53 #15). It is
+          // what binds when the closest cluster could not double under it; otherwise --max-nodes
+          // (or the offers) stopped the search first (trial54 #3: --max-gpus 1000 --max-nodes 2).
           np.suggestions.push_back(fmt::format("more GPUs than --max-gpus {} allows, so that ZeRO-3 shards further",
                                                *request.max_gpus));
           np.suggestion_codes.push_back("more_gpus_than_max");
@@ -3943,7 +3982,8 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
                                                        "network (import one, or set it in a user quote)");
           np.suggestion_codes.push_back(st.any_multi_node ? "more_nodes_zero3" : "zero3_needs_network");
         }
-        if (optimizer_matters) {
+        // An 8-bit optimizer only where the request does not run one (trial54 #9).
+        if (optimizer_matters && request.optimizer != Optimizer::adamw_8bit) {
           np.suggestions.push_back("a shorter sequence (--seq) or an 8-bit optimizer (--optimizer adamw_8bit)");
           np.suggestion_codes.push_back("shorter_sequence_or_8bit_optimizer");
         } else {
@@ -4343,7 +4383,7 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
     return std::nullopt;
   }
   std::optional<Plan> p(std::in_place);
-  if (!assemble(request, arch, a, c.nodes, key, o, checkpoint_sizes(request, arch), dataset_bytes(request, arch),
+  if (!assemble(request, arch, assumptions, a, c.nodes, key, o, checkpoint_sizes(request, arch), dataset_bytes(request, arch),
                 ctx.tokens, *p)) {
     why = "failures come faster than a restart: the run cannot make progress (goodput model)";
     return std::nullopt;

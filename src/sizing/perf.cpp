@@ -561,7 +561,9 @@ void finish_work(Work& w, const ModelArch& arch, const TrainingStepRequest& r, c
       for (int d = 0; d < l.pp; ++d) consider_stage(d);
     }
     const double balanced = mean + w.mtp_seconds / pp;
-    e.pp_stage_imbalance = balanced > 0 ? busiest / balanced : 1.0;
+    // One rank is its own mean: exactly 1, not 1 + rounding (trial54 #7 printed "× 1.000").
+    if (l.pp == 1) busiest = balanced;
+    e.pp_stage_imbalance = balanced > 0 && l.pp > 1 ? busiest / balanced : 1.0;
     w.mean_stage_compute_seconds = balanced + w.moe_fixed_seconds;
     e.compute_seconds = busiest + w.moe_fixed_seconds;
   }
@@ -991,15 +993,20 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                                  ? fmt::format(" × busiest pipeline rank {:.3f}", e.pp_stage_imbalance)
                                  : std::string(),
                              si(e.compute_seconds, "s")),
-                 fmt::format("kernel efficiency = base(GPU generation) × (eager stack {:.2f}) × 1/(1+{}/h) × "
+                 // trial54 #5/#6: the layers' efficiency is printed, the stack factor named for what it
+                 // is, and the head's saving said to be the mean rank's (the busiest rank's is larger
+                 // when it holds the head: the pipeline line shows it).
+                 fmt::format("kernel efficiency = base(GPU generation) × ({} {:.2f}) × 1/(1+{}/h) × "
                              "1/(1+{}/(b·s)){}{}{}; calibrated on Megatron-LM (Narayanan et al. 2021 Table 1) and "
                              "Megatron-Bridge tables; docs/accuracy.md",
+                             r.stack == TrainingStack::megatron ? "fused kernels" : "eager stack",
                              r.stack == TrainingStack::megatron ? 1.0 : a.eager_efficiency_factor, a.hidden_half_width,
                              a.tokens_half_width,
                              w.head_saved_seconds > 0
-                                 ? fmt::format("; the LM head ({:.1f}% of the FLOPs, V·h GEMMs, fused cross-entropy) "
-                                               "at {:.3f}, without the 1/(1+{}/h) factor (−{})",
-                                               100 * w.head_flop_share, w.eff_head, a.hidden_half_width,
+                                 ? fmt::format(" = {:.3f} for the layers; the LM head ({:.1f}% of the FLOPs: V·h GEMMs, "
+                                               "fused cross-entropy) at {:.3f} without the width factor, {} less compute "
+                                               "per GPU on the mean rank; the efficiency above is the FLOP-weighted one",
+                                               w.eff16, 100 * w.head_flop_share, w.eff_head,
                                                si(w.head_saved_seconds, "s"))
                                  : std::string(),
                              w.fp8_flop_share > 0

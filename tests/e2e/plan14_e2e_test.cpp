@@ -512,6 +512,23 @@ TEST_F(Plan14E2E, NoPlanHintsNameTheMaxGpusCeiling) {
       run("plan --model llama-3.1-70b --task full --tokens 1e10 --deadline 1d --max-gpus 8 --today 2026-11-30");
   EXPECT_EQ(deadline.exit_code, 1) << deadline.out;
   EXPECT_NE(deadline.out.find("more GPUs than --max-gpus 8 allows"), std::string::npos) << deadline.out;
+  // trial54 #3: where --max-nodes binds first (2 nodes of 8 under a 1000-GPU ceiling), the hint
+  // names nodes, not the ceiling.
+  const nlohmann::json nodes =
+      run_json("plan --model llama-3.1-405b --task full --tokens 1e9 --max-gpus 1000 --max-nodes 2 --today 2026-11-30", 1);
+  const auto node_codes = nodes["no_plan"]["suggestion_codes"].get<std::vector<std::string>>();
+  EXPECT_NE(std::find(node_codes.begin(), node_codes.end(), "more_nodes_zero3"), node_codes.end()) << nodes["no_plan"]["suggestions"];
+  EXPECT_EQ(std::find(node_codes.begin(), node_codes.end(), "more_gpus_than_max"), node_codes.end()) << nodes["no_plan"]["suggestions"];
+  // trial54 #4: a batch job that misses its deadline at the ceiling names it too.
+  const nlohmann::json batch = run_json("plan --model llama-3.1-8b --task serve --requests 1e7 --prompt-tokens 500 "
+                                        "--output-tokens 200 --max-gpus 8 --deadline 1h --today 2026-11-30", 1);
+  const auto batch_codes = batch["no_plan"]["suggestion_codes"].get<std::vector<std::string>>();
+  EXPECT_NE(std::find(batch_codes.begin(), batch_codes.end(), "more_gpus_than_max"), batch_codes.end()) << batch["no_plan"]["suggestions"];
+  // trial54 #9: an 8-bit optimizer is not suggested to a request that runs one.
+  const RunResult eight = run("plan --model llama-3.1-405b --task full --tokens 1e9 --max-gpus 8 --optimizer adamw_8bit "
+                              "--today 2026-11-30");
+  EXPECT_EQ(eight.exit_code, 1) << eight.out;
+  EXPECT_EQ(eight.out.find("--optimizer adamw_8bit)"), std::string::npos) << eight.out;
 }
 
 // The --group-by table ignored COLUMNS (9 columns, 138 wide). At 80 and 60 columns every line fits,

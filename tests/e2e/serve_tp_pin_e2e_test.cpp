@@ -191,6 +191,24 @@ TEST_F(ServingE2E, ABatchJobRunsAtMostItsRequestsAtOnce) {
       }
     }
   }
+  // trial54 #1: on a static-batching engine (llama.cpp as profiled) 1 request showed batch 282 and
+  // took 65 ms (the pool's steady rate) against a 91 ms TPOT. It runs one wave at batch 1: its
+  // prompt's prefill and 199 decode steps, TTFT + 199 × TPOT.
+  const nlohmann::json cpp = run_json(base + "--requests 1 --engine llama.cpp", 0);
+  ASSERT_FALSE(cpp["plans"].empty());
+  for (const auto& p : cpp["plans"]) {
+    EXPECT_EQ(p["serving"]["batch"], 1) << p.dump().substr(0, 400);
+    const double one = p["serving"]["ttft_seconds"].get<double>() + 199 * p["serving"]["tpot_seconds"].get<double>();
+    EXPECT_NEAR(p["work_seconds"].get<double>() / one, 1.0, 1e-9) << p.dump().substr(0, 600);
+  }
+  // trial54 #2: 1 request on a fixed --nodes 2 was "No plan ... needs more than --max-nodes": it
+  // runs on one replica and the idle one is said.
+  const nlohmann::json two = run_json(base + "--requests 1 --nodes 2", 0);
+  ASSERT_FALSE(two["plans"].empty());
+  EXPECT_EQ(two["plans"][0]["instances"], 2);
+  bool idle = false;
+  for (const auto& w : two["plans"][0]["warnings"]) idle |= w["code"] == "idle_gpus";
+  EXPECT_TRUE(idle) << two["plans"][0]["warnings"].dump();
   const RunResult one = run("plan --model llama-3.1-8b --task serve --prompt-tokens 1000 --output-tokens 200 "
                             "--requests 1 --today 2026-11-30 --limit 3");
   EXPECT_EQ(one.exit_code, 0) << one.out;

@@ -282,6 +282,9 @@ TEST(PerfTraining, LmHeadRunsWithoutTheHiddenWidthFactor) {
     TrainingStepRequest r = request(1, pp, 1, 8);
     r.stack = TrainingStack::megatron;
     const TrainingStepEstimate e = estimate_training_step(arch, r, make_cluster(gpu, pp, 1, 0), a);
+    if (pp == 1) {
+      EXPECT_EQ(e.pp_stage_imbalance, 1.0);  // exactly (trial54 #7 printed "× 1.000")
+    }
     // Hardware FLOPs per step spread as the forward FLOPs per token are (× 3 for training on both).
     const double per_flop = e.hardware_flop_per_step / (24 * layer + head) / 312e12;
     const double busiest = per_flop * ((24.0 / pp) * layer / eff_layer + head / eff_head);
