@@ -242,7 +242,7 @@ std::vector<PlanExplainLine> explain_plan(const PlanRequest& request, const Mode
           "trtllm-bench throughput: all requests queued at once)");
       add(out, "work_seconds", p.work_seconds, "s",
           fmt::format("sum over the steps of roofline(weights {:.4g} s + d × KV {:.4g} s, d × decode {:.4g} s + c × "
-                      "prefill {:.4g} s) + TP ({:.4g} s + (d + c) × {:.4g} s) = {:.4g} s (steady state {:.4g} s); "
+                      "prefill {:.4g} s) + TP ({:.4g} s + (d + c) × {:.4g} s) = {:.4g} s (at the pool's steady rate {:.4g} s); "
                       "{:.4g} requests / that = {:.3g} req/s",
                       p.serving->weights_memory_seconds, p.serving->kv_memory_seconds_per_sequence,
                       p.serving->decode_compute_seconds_per_sequence, p.serving->prefill_seconds_per_token,
@@ -253,6 +253,12 @@ std::vector<PlanExplainLine> explain_plan(const PlanRequest& request, const Mode
       add(out, "work_seconds", p.work_seconds, "s",
           request.workload == PlanWorkload::serving
               ? fmt::format("{:.0f} h × 3600", request.hours)
+          // A static-batching batch job (planner.cpp assemble): waves of the batch it runs.
+          : p.serving && p.replicas > 0
+              ? fmt::format("ceil({} requests per replica / batch {}) waves × (TTFT {:.4g} s + {} × TPOT {:.4g} s) = {:.4g} s",
+                            (static_cast<std::int64_t>(std::ceil(request.requests.value_or(0))) + p.replicas - 1) / p.replicas,
+                            p.serving->batch, p.serving->ttft_seconds, request.output_tokens - 1, p.serving->tpot_seconds,
+                            p.work_seconds)
               : fmt::format("{:.4g} requests / {:.3g} req/s", request.requests.value_or(0), p.requests_per_s),
           "");
     }
