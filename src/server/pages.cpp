@@ -1734,6 +1734,10 @@ class Pages {
     ctx["kv_dtypes"][0]["label"] = pg.t.value("form_default", "default");
     ctx["engines"] = select_options({"", "vllm", "tensorrt-llm", "sglang", "llama.cpp"}, req.get_param_value("engine"));
     ctx["engines"][0]["label"] = pg.t.value("form_default", "default");
+    // The training stack (trial54 #8: /plan?...&stack=megatron was planned so, but the form had no
+    // stack field, so resubmitting it dropped the stack).
+    ctx["stacks"] = select_options({"", "hf", "fsdp", "deepspeed", "megatron", "unsloth"}, req.get_param_value("stack"));
+    ctx["stacks"][0]["label"] = pg.t.value("form_default", "default");
     // The form's other fields, echoed as typed (the JSON API's and the CLI's names: api/plan.cpp).
     for (const char* name : {"filter", "seq", "rps", "concurrency", "hours", "ttft_ms", "tpot_ms", "images", "deadline", "budget",
                              "prompt_tokens", "output_tokens", "requests", "gpus", "max_gpus", "tp"})
@@ -1743,7 +1747,12 @@ class Pages {
       refuse_unknown_params(req, api::plan_fields());
       if (req.has_param("model")) {
         json body = form_body(req, api::plan_fields(), pg.lang);
-        if (task == "serve" || task == "images") body.erase("tokens");
+        // The form keeps its training fields (tokens, stack) when the task changes to serving or
+        // images, which do not read them: dropped here as the form's own values, not refused.
+        if (task == "serve" || task == "images") {
+          body.erase("tokens");
+          body.erase("stack");
+        }
         run_plan_view(pg, body, std::nullopt, ctx);
       }
     } catch (const Error& e) {

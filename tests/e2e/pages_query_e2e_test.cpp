@@ -84,6 +84,25 @@ TEST_F(PagesQueryE2E, ThePlanPageNamesTheRecomputeModulesTheSearchChose) {
   EXPECT_NE(fr->body.find("Disposition\u202f: degrés de parallélisme TP tenseur, PP pipeline"), std::string::npos);
 }
 
+// trial54 #8: the plan page took stack=megatron from its URL, but its form had no stack field, so
+// resubmitting the form planned the default stack. The form now carries it, selected.
+TEST_F(PagesQueryE2E, ThePlanFormKeepsTheTrainingStack) {
+  auto p = get("/en/plan?model=llama-3.2-1b&task=full&tokens=1e9&stack=megatron&today=2026-11-30");
+  ASSERT_TRUE(p);
+  ASSERT_EQ(p->status, 200) << p->body.substr(0, 400);
+  EXPECT_NE(p->body.find("<select name=\"stack\">"), std::string::npos) << p->body.substr(0, 2000);
+  EXPECT_NE(p->body.find("<option value=\"megatron\" selected"), std::string::npos) << p->body.substr(0, 2000);
+  auto none = get("/fr/plan?model=llama-3.2-1b&task=full&tokens=1e9&today=2026-11-30");
+  ASSERT_TRUE(none);
+  EXPECT_NE(none->body.find("pile d’entraînement"), std::string::npos);
+  EXPECT_EQ(none->body.find("<option value=\"megatron\" selected"), std::string::npos);
+  // The same form switched to serving keeps its stack selection without refusing the request.
+  auto serve = get("/en/plan?model=llama-3.2-1b&task=serve&concurrency=4&hours=1&stack=megatron&today=2026-11-30");
+  ASSERT_TRUE(serve);
+  EXPECT_EQ(serve->status, 200) << serve->body.substr(0, 2000);
+  EXPECT_EQ(serve->body.find("class=\"error\""), std::string::npos) << serve->body.substr(0, 2000);
+}
+
 // Issue 11: `/offers?q=%zz` (and `/plan?model=%zz...`) passed the bad escape on as text (the
 // filter "%zz", the model "%zz") while `/api/offers?q=%zz` answered 400 query_not_percent_encoded.
 // Every page now refuses it the same way: 400, an HTML page in the request's language (its prefix,
