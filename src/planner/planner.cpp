@@ -1364,6 +1364,16 @@ struct GoodputRejects {
   std::optional<GoodputEstimate> example;
 };
 
+/// The plan's serving figures at the batch a job actually runs, `running` sequences per replica
+/// (fewer than the KV pool's batch): TTFT, TPOT, the layout's batch and the memory are that batch's.
+/// Shared by the static-batching batch job (assemble) and the continuous one (materialize).
+void serve_at_batch(const PlanRequest& r, const ModelArch& arch, const PerfAssumptions& a, const ClusterSpec& cluster,
+                    double kv_capacity_bytes, std::int64_t running, Plan& p) {
+  p.serving = estimate_serving(arch, detail::serving_perf_request(r, p.layout.tp, running), cluster, kv_capacity_bytes, a);
+  p.layout.micro_batch = static_cast<int>(running);
+  p.per_gpu_memory_bytes = serving_memory(arch, detail::serving_memory_request(r, p.layout.tp, running)).total_bytes();
+}
+
 /// Stage 2-4: the plan of one admitted offer on one node count, timed (no price yet), into a
 /// default-constructed `p`. False when it cannot run (goodput, replicas, --max-nodes); `rejects`
 /// counts the goodput ones.
@@ -1508,13 +1518,7 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const PerfAssum
       const auto per_replica = (static_cast<std::int64_t>(std::ceil(*request.requests)) + replicas - 1) / replicas;
       const std::int64_t requests_per_replica = std::max<std::int64_t>(per_replica, 1);
       const std::int64_t running = std::max<std::int64_t>(1, std::min(requests_per_replica, e.batch));
-      if (running < e.batch) {
-        const ServingPerfRequest sp = detail::serving_perf_request(request, o.layout.tp, running);
-        p.serving = estimate_serving(arch, sp, cluster_for(key), o.kv_capacity_bytes, assumptions);
-        p.layout.micro_batch = static_cast<int>(running);
-        p.per_gpu_memory_bytes =
-            serving_memory(arch, detail::serving_memory_request(request, o.layout.tp, running)).total_bytes();
-      }
+      if (running < e.batch) serve_at_batch(request, arch, assumptions, cluster_for(key), o.kv_capacity_bytes, running, p);
       const ServingEstimate& at = *p.serving;
       const double waves = std::ceil(static_cast<double>(requests_per_replica) / static_cast<double>(running));
       p.work_seconds = waves * (at.ttft_seconds + static_cast<double>(request.output_tokens - 1) * at.tpot_seconds);
@@ -2706,11 +2710,8 @@ void retime_small_batch_job(const PlanRequest& r, const ModelArch& arch, const P
   if (!p.batch_job || !p.serving) return;
   const std::int64_t running = p.batch_job->peak_running_sequences;
   if (running < 1 || running >= p.serving->batch) return;
-  const ServingPerfRequest sp = detail::serving_perf_request(r, p.layout.tp, running);
   p.batch_job->pool_sequences = p.serving->batch;
-  p.serving = estimate_serving(arch, sp, p.cluster, p.kv_capacity_bytes, a);
-  p.layout.micro_batch = static_cast<int>(running);
-  p.per_gpu_memory_bytes = serving_memory(arch, detail::serving_memory_request(r, p.layout.tp, p.serving->batch)).total_bytes();
+  serve_at_batch(r, arch, a, p.cluster, p.kv_capacity_bytes, running, p);
 }
 
 /// The full plan of candidate `i` (stages 2-5 again: the same inputs give the same numbers);

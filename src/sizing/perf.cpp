@@ -204,21 +204,20 @@ int stage_layers(const TrainingStepRequest& r, std::int64_t num_layers, int d) {
   return static_cast<int>(n);
 }
 
-/// Share of the hardware FLOPs that FP8 training runs in FP8: the linear layers' matmuls
-/// without the LM head (Transformer Engine keeps the output layer and the attention core in
-/// 16 bits; NVIDIA TE docs "Using FP8 with Transformer Engine").
-double fp8_flop_share(const ModelArch& arch, const FlopsPerToken& hw, double matmul) {
-  if (matmul <= 0 || hw.total_flop <= 0) return 0;
-  const double head = static_cast<double>(arch.vocab_size) * static_cast<double>(arch.hidden_size);
-  const double linear = std::clamp((matmul - head) / matmul, 0.0, 1.0);
-  return linear * hw.dense_matmul_flop / hw.total_flop;
-}
-
 /// Share of the hardware FLOPs in the LM head's V·h GEMMs (forward, both backward GEMMs).
 double head_flop_share(const ModelArch& arch, const FlopsPerToken& hw, double matmul) {
   if (matmul <= 0 || hw.total_flop <= 0) return 0;
   const double head = static_cast<double>(arch.vocab_size) * static_cast<double>(arch.hidden_size);
   return std::clamp(head / matmul, 0.0, 1.0) * hw.dense_matmul_flop / hw.total_flop;
+}
+
+/// Share of the hardware FLOPs that FP8 training runs in FP8: the linear layers' matmuls
+/// without the LM head (Transformer Engine keeps the output layer and the attention core in
+/// 16 bits; NVIDIA TE docs "Using FP8 with Transformer Engine").
+double fp8_flop_share(const ModelArch& arch, const FlopsPerToken& hw, double matmul) {
+  if (matmul <= 0 || hw.total_flop <= 0) return 0;
+  // The linear layers' matmuls: every matmul FLOP but the head's.
+  return hw.dense_matmul_flop / hw.total_flop - head_flop_share(arch, hw, matmul);
 }
 
 /// Bytes read + written per updated parameter by one optimizer step (see perf.hpp).
