@@ -190,8 +190,9 @@ json plan_json(const Plan& p, std::size_t rank) {
   }
   if (p.serving) {
     const auto& s = *p.serving;
+    // One output token: no time between tokens, null (ServingEstimate::tpot_defined).
     j["serving"] = {{"ttft_seconds", s.ttft_seconds},
-                    {"tpot_seconds", s.tpot_seconds},
+                    {"tpot_seconds", s.tpot_defined ? json(s.tpot_seconds) : json(nullptr)},
                     {"batch", s.batch},
                     {"max_concurrent_sequences", s.max_concurrent_sequences},
                     {"requests_per_s_per_replica", s.requests_per_s_per_replica},
@@ -203,7 +204,7 @@ json plan_json(const Plan& p, std::size_t rank) {
         options.push_back({{"tp", o.tp},
                            {"batch", o.batch},
                            {"ttft_seconds", o.ttft_seconds},
-                           {"tpot_seconds", o.tpot_seconds},
+                           {"tpot_seconds", o.tpot_defined ? json(o.tpot_seconds) : json(nullptr)},
                            {"meets_latency_target", o.meets_latency},
                            {"instances_needed", o.instances_needed},
                            {"carries_load", o.carries_load}});

@@ -62,6 +62,9 @@ double PlanRequest::effective_ttft_seconds() const {
 }
 double PlanRequest::effective_tpot_seconds() const {
   if (tpot_seconds) return *tpot_seconds;
+  // One output token: nothing follows the first token, so no time per output token to bound
+  // (trial54 #10: the default 200 ms capped the batch of a one-token service by its step time).
+  if (output_tokens == 1) return std::numeric_limits<double>::infinity();
   return ttft_seconds ? std::numeric_limits<double>::infinity() : kDefaultTpotSeconds;
 }
 
@@ -236,6 +239,11 @@ void PlanRequest::validate() const {
   if (workload == PlanWorkload::serving || workload == PlanWorkload::batch_generation) {
     if (prompt_tokens < 1) throw_invalid_coded("--prompt-tokens", "not_positive", {{"value", fmt::format("{}", prompt_tokens)}}, fmt::format("{} is not a positive integer", prompt_tokens), "an integer ≥ 1");
     if (output_tokens < 1) throw_invalid_coded("--output-tokens", "not_positive", {{"value", fmt::format("{}", output_tokens)}}, fmt::format("{} is not a positive integer", output_tokens), "an integer ≥ 1");
+    // A TPOT target on one-token replies bounds nothing a user waits for (trial54 #10).
+    if (tpot_seconds && output_tokens == 1)
+      throw_invalid_coded("--tpot-ms", "tpot_needs_two_output_tokens", {},
+                          "--output-tokens 1 has no time between output tokens to bound",
+                          "--ttft-ms for one-token replies, or --output-tokens ≥ 2");
     // Each within the sizing's context range (sizing/memory.cpp, [1, 1e8] tokens): the sum was
     // refused at --context, a flag plan does not have, as "context length 9007199254741993" (trial11).
     for (const auto& [v, flag] : {std::pair{prompt_tokens, "--prompt-tokens"}, std::pair{output_tokens, "--output-tokens"}})

@@ -916,7 +916,7 @@ SearchOutcome search_serving(const PlanRequest& r, const ModelArch& arch, const 
         instances = fixed_nodes;
       }
     }
-    best.tp_options.push_back({tp, est.batch, est.ttft_seconds, est.tpot_seconds, meets,
+    best.tp_options.push_back({tp, est.batch, est.ttft_seconds, est.tpot_seconds, est.tpot_defined, meets,
                                serving ? instances : 0, carries});
     // What the instance delivers: requests/s for --rps and batch jobs, sequences held for
     // --concurrency (then requests/s).
@@ -1726,6 +1726,7 @@ std::string serving_tp_choice_text(const PlanRequest& r, const std::vector<Servi
   const std::string target = fmt::format("the {} target {}", r.ttft_seconds || r.tpot_seconds ? "given" : "default",
                                          latency_targets_text(r, ", "));
   auto lat = [](const ServingTpOption& o) {
+    if (!o.tpot_defined) return fmt::format("TTFT {:.0f} ms at batch {}", o.ttft_seconds * 1e3, o.batch);
     return fmt::format("TTFT {:.0f} ms, TPOT {:.0f} ms at batch {}", o.ttft_seconds * 1e3, o.tpot_seconds * 1e3, o.batch);
   };
   auto inst = [](std::int64_t n) { return fmt::format("{} instance{}", n, n == 1 ? "" : "s"); };
@@ -1927,8 +1928,9 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
   }
   if (p.serving && !p.meets_latency_target) {
     add_warning(w, PlanWarningCode::latency_target_missed,
-                fmt::format("TTFT {:.0f} ms / TPOT {:.0f} ms {} batch {}{}: above the {} target ({}); not recommended",
-                            p.serving->ttft_seconds * 1e3, p.serving->tpot_seconds * 1e3,
+                fmt::format("TTFT {:.0f} ms{} {} batch {}{}: above the {} target ({}); not recommended",
+                            p.serving->ttft_seconds * 1e3,
+                            p.serving->tpot_defined ? fmt::format(" / TPOT {:.0f} ms", p.serving->tpot_seconds * 1e3) : std::string(),
                             p.batch_for_fixed_cluster ? "at" : "even at", p.serving->batch,
                             p.batch_for_fixed_cluster ? " (the batch the fixed --gpus/--nodes cluster needs for the load)" : "",
                             request.ttft_seconds || request.tpot_seconds ? "given" : "default interactive",

@@ -139,6 +139,7 @@ struct ServingTpOption {
   std::int64_t batch = 0;          ///< sequences per replica at the evaluated point
   double ttft_seconds = 0;         ///< at that batch
   double tpot_seconds = 0;         ///< at that batch
+  bool tpot_defined = true;        ///< false with one output token (ServingEstimate::tpot_defined)
   bool meets_latency = true;       ///< TTFT and TPOT within the (default or given) target
   std::int64_t instances_needed = 0;  ///< instances the load needs at this TP (serving; 0 = a batch job)
   bool carries_load = true;        ///< --gpus / --nodes: the fixed cluster holds the replicas the load needs

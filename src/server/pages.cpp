@@ -333,6 +333,8 @@ constexpr ExplainPhrase kExplainPhrases[] = {
     {"compute-bound denoising", "xp_compute_bound_denoising"},
     {"steady state of continuous batching", "xp_steady_state_of_continuous_batching"},
     {"at the pool's steady rate", "xp_at_the_pools_steady_rate"},
+    {"one output token: the steady-state step, not a time between tokens", "xp_one_output_token_steady_step"},
+    {"at least one steady-state step", "xp_at_least_one_steady_state_step"},
     {"sum over the steps of", "xp_sum_over_the_steps_of"},
     {"step rule of", "xp_step_rule_of"},
     {"requests per replica", "xp_requests_per_replica"},
@@ -1404,7 +1406,7 @@ json plans_view(const json& result, const std::string& lang, const json& t, cons
                  {"batch", number(batch, 0, lang)},
                  {"max_sequences", number(s["max_concurrent_sequences"].get<double>(), 0, lang)},
                  {"ttft", ms_text(s["ttft_seconds"].get<double>(), lang)},
-                 {"tpot", ms_text(s["tpot_seconds"].get<double>(), lang)},
+                 {"tpot", s["tpot_seconds"].is_number() ? ms_text(s["tpot_seconds"].get<double>(), lang) : "—"},
                  {"rps", number(p["requests_per_s"].get<double>(), p["requests_per_s"].get<double>() < 10 ? 2 : 1, lang)},
                  {"meets_target", s["meets_latency_target"].get<bool>()}};
     }

@@ -111,8 +111,14 @@ struct ServingPerfRequest {
 struct ServingEstimate {
   double prefill_tokens_per_s = 0;  ///< prompt tokens per second for one prompt, per replica
   double decode_tokens_per_s = 0;   ///< generated tokens per second, aggregate over the batch
-  double ttft_seconds = 0;          ///< time to first token (one prompt's prefill)
+  /// Time to first token: the prompt's chunks, each in a step with the running batch's decode;
+  /// under continuous batching at least one steady-state step (tpot_seconds), which also carries
+  /// the other arrivals' prompts.
+  double ttft_seconds = 0;
   double tpot_seconds = 0;          ///< time per output token (one decode step at the batch)
+  /// false with output_tokens 1: no token follows the first, so tpot_seconds is the steady-state
+  /// step only (it still sets the rate), not a time anyone waits between tokens; shown as null / "—".
+  bool tpot_defined = true;
   std::int64_t max_concurrent_sequences = 0;  ///< KV capacity / KV bytes per sequence
   std::int64_t batch = 0;                     ///< sequences decoded together: min(concurrency, max)
   double requests_per_s_per_replica = 0;      ///< batch / (ttft + output_tokens × tpot)

@@ -30,7 +30,7 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 158> kCodes = {
+constexpr std::array<std::string_view, 159> kCodes = {
     "ambiguous_model",
     "batch_job_field",
     "body_empty",
@@ -178,6 +178,7 @@ constexpr std::array<std::string_view, 158> kCodes = {
     "tp_exceeds_node",
     "tp_kv_heads_mismatch",
     "tp_not_dividing_heads",
+    "tpot_needs_two_output_tokens",
     "training_option_only",
     "unknown_choice",
     "unknown_field",
