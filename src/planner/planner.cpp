@@ -3235,9 +3235,9 @@ std::optional<PlanWarning> context_warning(const PlanRequest& r, const ModelArch
 /// (deadline, budget), the filter or prices. The reason found keeps its sentence after it and its
 /// numbers (`values`).
 void say_context_first(const PlanRequest& r, const ModelArch& arch, NoPlanReason& np) {
-  static constexpr std::array<std::string_view, 7> kContextCauses = {
-      "does_not_fit", "no_layout_sized", "misses_latency_target", "exceeds_max_nodes", "exceeds_max_gpus", "load_exceeds_cluster",
-      "batch_below_dp"};
+  static constexpr std::array<std::string_view, 8> kContextCauses = {
+      "does_not_fit", "no_layout_sized", "misses_latency_target", "misses_ttft_target", "exceeds_max_nodes", "exceeds_max_gpus",
+      "load_exceeds_cluster", "batch_below_dp"};
   const auto cause = std::find(kContextCauses.begin(), kContextCauses.end(), np.code);
   if (cause == kContextCauses.end()) return;
   if (!context_warning(r, arch)) return;
@@ -4019,15 +4019,23 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
       // a shorter prompt (TTFT) or fewer output tokens' weights per step (quantisation: TPOT) can.
       const bool ttft_miss = request.ttft_seconds && ctx.best_ttft_batch1 > *request.ttft_seconds;
       const bool tpot_miss = request.tpot_seconds && ctx.best_tpot_batch1 > *request.tpot_seconds;
-      np.code = "misses_latency_target";
-      np.reason = fmt::format(
-          "no offer meets the latency target ({}) even serving one request at a time: the lowest TTFT found is {:.0f} ms "
-          "and the lowest TPOT {:.0f} ms; more replicas or instances do not lower them (they are per request)",
-          latency_targets_text(request, ", "), ctx.best_ttft_batch1 * 1e3, ctx.best_tpot_batch1 * 1e3);
       np.values["ttft_ms_needed"] = std::ceil(ctx.best_ttft_batch1 * 1e3);
-      np.values["tpot_ms_needed"] = std::ceil(ctx.best_tpot_batch1 * 1e3);
       np.values["ttft_ms_lowest"] = ctx.best_ttft_batch1 * 1e3;  // the reason quotes these (rounded as the CLI does)
-      np.values["tpot_ms_lowest"] = ctx.best_tpot_batch1 * 1e3;
+      if (request.output_tokens == 1) {  // no TPOT exists: the target is TTFT alone (ServingEstimate::tpot_defined)
+        np.code = "misses_ttft_target";
+        np.reason = fmt::format(
+            "no offer meets the TTFT target ({}) even serving one request at a time: the lowest TTFT found is {:.0f} ms; "
+            "more replicas or instances do not lower it (it is per request)",
+            latency_targets_text(request, ", "), ctx.best_ttft_batch1 * 1e3);
+      } else {
+        np.code = "misses_latency_target";
+        np.reason = fmt::format(
+            "no offer meets the latency target ({}) even serving one request at a time: the lowest TTFT found is {:.0f} ms "
+            "and the lowest TPOT {:.0f} ms; more replicas or instances do not lower them (they are per request)",
+            latency_targets_text(request, ", "), ctx.best_ttft_batch1 * 1e3, ctx.best_tpot_batch1 * 1e3);
+        np.values["tpot_ms_needed"] = std::ceil(ctx.best_tpot_batch1 * 1e3);
+        np.values["tpot_ms_lowest"] = ctx.best_tpot_batch1 * 1e3;
+      }
       if (ttft_miss) {
         np.suggestions.push_back(fmt::format("a TTFT target of at least {:.0f} ms (--ttft-ms {:.0f}), or a shorter prompt "
                                              "(--prompt-tokens: TTFT is the prompt's prefill)",

@@ -268,7 +268,7 @@ struct NoPlanReason {
   /// misses_deadline_and_budget, no_offer_at_cluster_size, no_offer_matches, no_layout_sized,
   /// no_layout_matches_pinned, no_layout_matches (nothing pinned), batch_below_dp (every layout
   /// has more DP ranks than the global batch has sequences), does_not_fit, exceeds_max_nodes,
-  /// no_usable_price, misses_latency_target, load_exceeds_cluster, spot_preempted_too_often, goodput_infeasible;
+  /// no_usable_price, misses_latency_target, misses_ttft_target (one output token: no TPOT), load_exceeds_cluster, spot_preempted_too_often, goodput_infeasible;
   /// seq_exceeds_context: the sequence (serving: prompt + output) exceeds the model's maximum
   /// context and the answer is one the length causes (memory, sizing, latency, load) — said first,
   /// the reason found after it.

@@ -69,6 +69,7 @@ struct Work {
   double chunk_tokens = 0;     ///< prompt tokens per step while this prompt is prefilled
   double ttft_steps = 0;
   double ttft_chunk_seconds = 0;  ///< ttft_steps × the step of the running batch's decode + this prompt's chunk
+  double ttft_floor_seconds = 0;  ///< continuous: one steady-state step; static: the wave's B·P prompt tokens
 };
 
 /// TP all-reduces of one step processing `tokens` tokens: 2 per layer (Megatron §3).
@@ -189,13 +190,18 @@ Work compute_work(const ModelArch& arch, const ServingPerfRequest& r, const Clus
   // Continuous batching: the prompt's last chunk is computed in a steady-state step, which also
   // carries the B·P/O prompt tokens of the other arrivals (the step TPOT times), so the first
   // token never comes sooner than one such step. It binds where prompts outweigh the decode
-  // (trial54 #10: one output token, 198 sequences, was 82 ms against a 13.9 s step).
-  e.ttft_seconds = pr.continuous_batching ? std::max(w.ttft_chunk_seconds, e.tpot_seconds) : w.ttft_chunk_seconds;
+  // (trial54 #10: one output token, 198 sequences, was 82 ms against a 13.9 s step). Static
+  // batching (llama.cpp as profiled): a wave's B prompts are all prefilled before its first
+  // decode step, B·P prompt tokens = O × the per-step prefill (trial55 D1/D2: one output token at
+  // batch 198 showed 250 ms for a 9.8 s wave). The rates below keep the one-prompt chunk time.
+  w.ttft_floor_seconds = pr.continuous_batching ? e.tpot_seconds : O * e.prefill_seconds_per_step;
+  e.ttft_seconds = std::max(w.ttft_chunk_seconds, w.ttft_floor_seconds);
+  e.ttft_prompt_seconds = w.ttft_chunk_seconds;
   e.prefill_tokens_per_s = safe_div(P, w.ttft_chunk_seconds);
 
   if (e.batch > 0) {
     e.requests_per_s_per_replica = pr.continuous_batching ? safe_div(batch, O * e.tpot_seconds)
-                                                          : safe_div(batch, e.ttft_seconds + O * e.tpot_seconds);
+                                                          : safe_div(batch, w.ttft_chunk_seconds + O * e.tpot_seconds);
   }
   e.meets_latency_targets = (!r.ttft_target_seconds || e.ttft_seconds <= *r.ttft_target_seconds) &&
                             (!r.tpot_target_seconds || !e.tpot_defined || e.tpot_seconds <= *r.tpot_target_seconds);
@@ -500,8 +506,12 @@ std::vector<ExplainLine> explain_serving(const ModelArch& arch, const ServingPer
                              w.profile.prefill_chunk_tokens, si(w.peak, "FLOP/s"), w.prefill_eff,
                              si(w.ttft_chunk_seconds, "s")) +
                      (e.ttft_seconds > w.ttft_chunk_seconds
-                          ? fmt::format("; at least one steady-state step (TPOT {}) = {}", si(e.tpot_seconds, "s"),
-                                        si(e.ttft_seconds, "s"))
+                          ? (w.profile.continuous_batching
+                                 ? fmt::format("; at least one steady-state step of {} = {}", si(e.tpot_seconds, "s"),
+                                               si(e.ttft_seconds, "s"))
+                                 : fmt::format("; at least the wave's prefill, {} sequences × {} prompt tokens × {} = {}",
+                                               e.batch, r.prompt_tokens, si(e.prefill_seconds_per_token, "s"),
+                                               si(e.ttft_seconds, "s")))
                           : std::string()),
                  "chunked prefill (Agrawal et al. 2024, Sarathi-Serve arXiv:2403.02310); roofline (Williams et al. "
                  "2009)"});
@@ -529,7 +539,8 @@ std::vector<ExplainLine> explain_serving(const ModelArch& arch, const ServingPer
                                         si(w.link_bytes_per_s, "B/s"), a.link_efficiency, si(e.tp_comm_seconds_per_step, "s"))
                           : std::string("tp = 1: no all-reduces"),
                  "Megatron TP: 2 all-reduces per layer (Shoeybi et al. 2019 §3); ring 2(n−1)/n (Patarasuk & Yuan 2009)"});
-  out.push_back({"tpot_seconds", e.tpot_seconds,
+  // One output token: no time between tokens, the same figure is the step (ServingEstimate::tpot_defined).
+  out.push_back({e.tpot_defined ? "tpot_seconds" : "step_seconds", e.tpot_seconds,
                  fmt::format("{}(memory {}, compute {} + prefill {}) + TP {} = {}; {:.4g} tokens/s aggregate",
                              w.profile.continuous_batching ? "max" : "sum of max", si(e.decode_memory_seconds, "s"),
                              si(e.decode_compute_seconds, "s"), si(e.prefill_seconds_per_step, "s"),
@@ -540,7 +551,7 @@ std::vector<ExplainLine> explain_serving(const ModelArch& arch, const ServingPer
                  w.profile.continuous_batching
                      ? fmt::format("{} / ({} × {}) = {:.4g}", e.batch, r.output_tokens, si(e.tpot_seconds, "s"),
                                    e.requests_per_s_per_replica)
-                     : fmt::format("{} / ({} + {} × {}) = {:.4g}", e.batch, si(e.ttft_seconds, "s"), r.output_tokens,
+                     : fmt::format("{} / ({} + {} × {}) = {:.4g}", e.batch, si(e.ttft_prompt_seconds, "s"), r.output_tokens,
                                    si(e.tpot_seconds, "s"), e.requests_per_s_per_replica),
                  "Little's law: concurrency / time per request"});
   return out;

@@ -115,6 +115,9 @@ struct ServingEstimate {
   /// under continuous batching at least one steady-state step (tpot_seconds), which also carries
   /// the other arrivals' prompts.
   double ttft_seconds = 0;
+  /// The prompt's own chunks alone (the TTFT before its floor); static batching's request rate
+  /// is batch / (ttft_prompt_seconds + output_tokens × tpot_seconds), the wave's prefill being in tpot.
+  double ttft_prompt_seconds = 0;
   double tpot_seconds = 0;          ///< time per output token (one decode step at the batch)
   /// false with output_tokens 1: no token follows the first, so tpot_seconds is the steady-state
   /// step only (it still sets the rate), not a time anyone waits between tokens; shown as null / "—".

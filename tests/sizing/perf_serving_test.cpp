@@ -149,7 +149,9 @@ TEST(PerfServing, ReplicasAndRequestsPerSecond) {
   ServingPerfRequest rl = r;
   rl.engine = ServingEngine::llama_cpp;
   const ServingEstimate l = estimate_serving(arch, rl, make_cluster(gpu, 1, 1, 0), 20e9, PerfAssumptions{});
-  EXPECT_NEAR(l.requests_per_s_per_replica, 32.0 / (l.ttft_seconds + 128 * l.tpot_seconds), 1e-9);
+  EXPECT_NEAR(l.requests_per_s_per_replica, 32.0 / (l.ttft_prompt_seconds + 128 * l.tpot_seconds), 1e-9);
+  // TTFT: every prompt of the wave is prefilled before its first decode step (32 × P prompt tokens).
+  EXPECT_NEAR(l.ttft_seconds, std::max(l.ttft_prompt_seconds, 128 * l.prefill_seconds_per_step), 1e-12);
   const double rps = e.requests_per_s_per_replica;
   EXPECT_EQ(replicas_needed(e, 2.5 * rps, 0), 3);
   EXPECT_EQ(replicas_needed(e, 0.1 * rps, 0), 1);
