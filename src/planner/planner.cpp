@@ -1512,7 +1512,8 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const PerfAssum
     } else {
       // Batch job on a static-batching engine (EngineProfile::continuous_batching false: llama.cpp
       // as profiled): waves of min(requests per replica, KV-pool batch) requests, each wave its
-      // prompts' prefill (TTFT) and output − 1 decode steps at that batch; the next wave starts
+      // prompts' prefill (TTFT) and output − 1 decode steps at that batch (static_wave_seconds,
+      // which counts the prefill once: TTFT's floor is the same prefill TPOT spreads); the next wave starts
       // when it ends. The pool's steady rate timed 1 request in 65 ms against its 91 ms TPOT
       // (trial54 #1): its TTFT, TPOT and memory are now those of the batch it runs.
       const auto per_replica = (static_cast<std::int64_t>(std::ceil(*request.requests)) + replicas - 1) / replicas;
@@ -1521,7 +1522,7 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const PerfAssum
       if (running < e.batch) serve_at_batch(request, arch, assumptions, cluster_for(key), o.kv_capacity_bytes, running, p);
       const ServingEstimate& at = *p.serving;
       const double waves = std::ceil(static_cast<double>(requests_per_replica) / static_cast<double>(running));
-      p.work_seconds = waves * (at.ttft_seconds + static_cast<double>(request.output_tokens - 1) * at.tpot_seconds);
+      p.work_seconds = waves * static_wave_seconds(at, request.output_tokens);
       p.requests_per_s = *request.requests / p.work_seconds;
       p.tokens_per_s = p.requests_per_s * static_cast<double>(request.output_tokens);
     }

@@ -472,6 +472,12 @@ double decode_kv_bytes(const ModelArch& arch, KvDtype kv_dtype, std::int64_t con
                                 static_cast<double>(windowed) * static_cast<double>(win_ctx));
 }
 
+double static_wave_seconds(const ServingEstimate& e, std::int64_t output_tokens) {
+  const double decode_steps = static_cast<double>(std::max<std::int64_t>(output_tokens - 1, 0));
+  return std::max(e.ttft_seconds + decode_steps * (e.tpot_seconds - e.prefill_seconds_per_step),
+                  e.ttft_prompt_seconds + decode_steps * e.tpot_seconds);
+}
+
 ServingEstimate estimate_serving(const ModelArch& arch, const ServingPerfRequest& request, const ClusterSpec& cluster,
                                  double kv_capacity_bytes, const PerfAssumptions& assumptions) {
   return compute_work(arch, request, cluster, kv_capacity_bytes, assumptions).e;

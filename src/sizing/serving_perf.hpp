@@ -149,6 +149,13 @@ struct ServingEstimate {
   bool continuous_batching = false;           ///< the engine mixes prompt chunks into decode steps
 };
 
+/// One wave of a static-batching engine (EngineProfile::continuous_batching false) at the
+/// estimate's batch, seconds: the wave's prefill (ttft_seconds) and output_tokens − 1 decode steps
+/// whose per-step prefill share (prefill_seconds_per_step, in tpot_seconds) is then already paid;
+/// never less than one prompt's chunks and output_tokens − 1 whole steps, the accounting of the
+/// request rate. One output token: the wave's prefill alone.
+double static_wave_seconds(const ServingEstimate& e, std::int64_t output_tokens);
+
 /// A batch job of `requests` identical requests (P prompt, O output tokens) all queued at t = 0
 /// on one replica, simulated step by step (docs/performance-model.md §3, "batch jobs"):
 /// a request holds a slot from admission to its last token, so at most `batch` run (KV pool
