@@ -197,7 +197,8 @@ json plan_json(const Plan& p, std::size_t rank) {
                     {"max_concurrent_sequences", s.max_concurrent_sequences},
                     {"requests_per_s_per_replica", s.requests_per_s_per_replica},
                     {"meets_latency_target", p.meets_latency_target},
-                    {"batch_for_fixed_cluster", p.batch_for_fixed_cluster}};
+                    {"batch_for_fixed_cluster", p.batch_for_fixed_cluster},
+                    {"batch_smallest_for_load", p.batch_smallest_for_load}};
     if (!p.serving_tp_options.empty()) {
       json options = json::array();
       for (const auto& o : p.serving_tp_options) {

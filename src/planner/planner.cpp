@@ -132,6 +132,9 @@ struct SearchOutcome {
   /// serving on --gpus / --nodes: the batch was raised above what the latency target allows so
   /// that the fixed cluster holds the load (Plan::batch_for_fixed_cluster)
   bool batch_for_fixed_cluster = false;
+  /// serving, default target missed even at batch 1: the batch is the smallest that carries the
+  /// load on as few replicas as the full batch (Plan::batch_smallest_for_load)
+  bool batch_smallest_for_load = false;
   std::vector<ServingTpOption> tp_options;  ///< serving: the TP degrees that fit, the chosen one first
   /// batch jobs: simulate_batch_job timings by simulated request count (batch_job_simulated_requests),
   /// shared by the offers and instance counts of this cluster configuration (one plan, one thread).
@@ -834,7 +837,7 @@ SearchOutcome search_serving(const PlanRequest& r, const ModelArch& arch, const 
     // Latency target (serving only; a batch job has none): the largest batch whose TTFT and TPOT
     // meet it. When even one sequence misses it, a target the user gave rejects the TP degree; the
     // default target keeps the full batch and marks the plan (listed, never recommended).
-    bool meets = true;
+    bool meets = true, smallest_batch_for_load = false;
     const ServingEstimate full = est;  // the batch memory and the request allow, before the latency target
     const double full_bytes = bytes;
     const double ttft = r.effective_ttft_seconds(), tpot = r.effective_tpot_seconds();
@@ -857,7 +860,34 @@ SearchOutcome search_serving(const PlanRequest& r, const ModelArch& arch, const 
           }
           continue;
         } else {
+          // The default target is missed even at batch 1 (trial55 D4: 100k-token prompts on an
+          // MI300X at TTFT 5.4 s at batch 12): a larger batch only lengthens TTFT and TPOT once the
+          // load is carried, so run the smallest batch that needs no more replicas than the full
+          // batch does (TTFT and TPOT grow with the batch; rate, the replicas' capacity, too).
           meets = false;
+          const std::int64_t n_full = needed_replicas(est);
+          if (n_full >= 1 && est.batch > 1) {
+            ServingPerfRequest at = sp;
+            std::int64_t lo = 1, hi = est.batch;  // hi carries the load with n_full replicas
+            ServingEstimate chosen = est;
+            while (lo < hi) {
+              const std::int64_t mid = lo + (hi - lo) / 2;
+              at.concurrency = mid;
+              const ServingEstimate e = estimate_serving(arch, at, cluster, kv_capacity, assumptions);
+              const std::int64_t n = needed_replicas(e);
+              if (n >= 1 && n <= n_full && e.batch == mid) {
+                hi = mid;
+                chosen = e;
+              } else {
+                lo = mid + 1;
+              }
+            }
+            if (chosen.batch < est.batch) {
+              est = chosen;
+              bytes = serving_memory(arch, serving_memory_request(r, tp, est.batch)).total_bytes();
+            }
+            smallest_batch_for_load = true;
+          }
         }
       }
     }
@@ -928,6 +958,7 @@ SearchOutcome search_serving(const PlanRequest& r, const ModelArch& arch, const 
       best_rank = rank;
       best.meets_latency = meets;
       best.batch_for_fixed_cluster = raised;
+      best.batch_smallest_for_load = smallest_batch_for_load && !raised;
       best.fits = true;
       best.layout = ParallelLayout{};
       best.layout.tp = tp;
@@ -1486,6 +1517,7 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const PerfAssum
     p.serving = e;
     p.meets_latency_target = o.meets_latency;
     p.batch_for_fixed_cluster = o.batch_for_fixed_cluster;
+    p.batch_smallest_for_load = o.batch_smallest_for_load;
     if (!candidate && request.workload == PlanWorkload::serving) p.serving_tp_options = o.tp_options;
     p.kv_capacity_bytes = o.kv_capacity_bytes;
     // What the replicas serve: the load's own requests, not every replica's full batch (trial46 D2:
@@ -1932,8 +1964,13 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
                 fmt::format("TTFT {:.0f} ms{} {} batch {}{}: above the {} target ({}); not recommended",
                             p.serving->ttft_seconds * 1e3,
                             p.serving->tpot_defined ? fmt::format(" / TPOT {:.0f} ms", p.serving->tpot_seconds * 1e3) : std::string(),
-                            p.batch_for_fixed_cluster ? "at" : "even at", p.serving->batch,
-                            p.batch_for_fixed_cluster ? " (the batch the fixed --gpus/--nodes cluster needs for the load)" : "",
+                            p.batch_for_fixed_cluster || p.batch_smallest_for_load ? "at" : "even at", p.serving->batch,
+                            p.batch_for_fixed_cluster ? " (the batch the fixed --gpus/--nodes cluster needs for the load)"
+                            : p.batch_smallest_for_load
+                                ? fmt::format(" (missed even at batch 1; the smallest batch that carries the load on {} "
+                                              "replica{})",
+                                              p.replicas, p.replicas == 1 ? "" : "s")
+                                : std::string(),
                             request.ttft_seconds || request.tpot_seconds ? "given" : "default interactive",
                             latency_targets_text(request, ", ")));
   }

@@ -201,6 +201,10 @@ struct Plan {
   /// serving on --gpus / --nodes: the batch was raised above what the latency target allows so
   /// that the fixed cluster holds the load (then meets_latency_target is usually false)
   bool batch_for_fixed_cluster = false;
+  /// serving, default target missed even at batch 1: a larger batch only lengthens TTFT and TPOT,
+  /// so the batch is the smallest that carries the load on as few replicas as the largest batch
+  /// memory holds (trial55 D4)
+  bool batch_smallest_for_load = false;
   /// The matmul precision the time model used when the asked one has no published peak for this
   /// GPU ("fp32" when the GPU's BF16/FP16 tensor rates are unknown in data/gpus.csv and its FP32
   /// peak is used: times are pessimistic); empty when the asked precision's peak is known.
