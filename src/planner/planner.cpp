@@ -3168,15 +3168,19 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
     // as good or better (price_evidence: clean < stale < undated < flagged) is at least as cheap
     // and as fast and better in one. So an undated offer never takes the mark from the clean plan
     // the rule recommends (the recommended plan is always on the front).
-    // Ranks: the tier, then a stale price's age in steps of the freshness limit (evidence_rank).
+    // Ranks: the tier, then a stale price's age in steps of the freshness limit (evidence_rank);
+    // a service that misses the latency target ranks after every one that meets it (the
+    // recommendation's pool is the best evidence among those meeting it), so a cheaper plan at
+    // TTFT 72 s never takes the mark from the plan the rule recommends within the target
+    // (trial56 #5: 8×B200 recommended, not on the front; 2×A100 at $1,715 missing it was).
     const bool demote = !request.include_flagged;
-    std::vector<int> ranks{0};
-    if (demote) {
-      ranks.clear();
-      for (std::size_t i : feasible) ranks.push_back(candidates[i].evidence_rank);
-      std::sort(ranks.begin(), ranks.end());
-      ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-    }
+    auto quality = [&](std::size_t i) {
+      return (candidates[i].meets_latency ? 0 : 1 << 20) + (demote ? candidates[i].evidence_rank : 0);
+    };
+    std::vector<int> ranks;
+    for (std::size_t i : feasible) ranks.push_back(quality(i));
+    std::sort(ranks.begin(), ranks.end());
+    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
     std::vector<CostTimePoint> pts;
     std::vector<std::size_t> which;
     pts.reserve(feasible.size());
@@ -3185,12 +3189,12 @@ Infeasible select_rows(const PlanRequest& request, const ModelArch& arch, Candid
       pts.clear();
       which.clear();
       for (std::size_t i : feasible) {
-        if (demote && candidates[i].evidence_rank > t) continue;
+        if (quality(i) > t) continue;
         pts.push_back({candidates[i].total_usd(), candidates[i].time_seconds()});
         which.push_back(i);
       }
       for (std::size_t k : pareto_front_indices(pts)) {
-        if (!demote || candidates[which[k]].evidence_rank == t) candidates[which[k]].on_pareto_front = true;
+        if (quality(which[k]) == t) candidates[which[k]].on_pareto_front = true;
       }
     }
   }

@@ -97,13 +97,18 @@ class PlanE2E : public ::testing::Test {
     }
     // Pareto front: marked ⇔ not dominated by a plan whose price evidence is as good or better
     // (evidence_rank ≤ its own: the tier, then a stale price's age in steps of --max-price-age;
-    // docs/planner.md "Pareto front") — over all plans: --limit 100000 keeps them all.
+    // docs/planner.md "Pareto front"), and a service that misses the latency target never
+    // dominates one that meets it — over all plans: --limit 100000 keeps them all.
     ASSERT_EQ(plans.size(), j["plans_total"].get<std::size_t>());
+    auto meets = [](const json& p) {
+      return !p.contains("serving") || p["serving"]["meets_latency_target"].get<bool>();
+    };
     for (const json& p : plans) {
       const double pc = p["total_usd"].get<double>(), pt = p["time_seconds"].get<double>();
       bool dominated = false;
       for (const json& q : plans) {
-        if (q["evidence_rank"].get<int>() > p["evidence_rank"].get<int>()) continue;
+        if (meets(p) && !meets(q)) continue;
+        if (meets(q) == meets(p) && q["evidence_rank"].get<int>() > p["evidence_rank"].get<int>()) continue;
         const double qc = q["total_usd"].get<double>(), qt = q["time_seconds"].get<double>();
         dominated |= qc <= pc && qt <= pt && (qc < pc || qt < pt);
       }

@@ -1,4 +1,6 @@
-// End-to-end (trial55 D4): a serving plan that misses the default interactive target even at
+// End-to-end: serving plans that miss the latency target (trial55 D4, trial56 #5).
+//
+// trial55 D4: a serving plan that misses the default interactive target even at
 // batch 1 runs the smallest batch that carries the load on as few replicas as the largest batch
 // memory holds. Before, it kept that largest batch: 100k-token prompts on an MI300X were shown
 // TTFT 5.4 s at batch 12 where batch 1 gives 5.3 s on the same 6 replicas (an L40S: 63 s at
@@ -89,6 +91,45 @@ TEST_F(ServeSmallestBatchE2E, TheWarningSaysTheTargetIsMissedEvenAtBatchOne) {
   const RunResult r = run(kLongPrompts + " --limit 40");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("(missed even at batch 1; the smallest batch that"), std::string::npos) << r.out;
+}
+
+// trial56 #5: with the service's hours fixed every plan takes the same time, so the front was the
+// cheapest plan alone, one at TTFT 72 s, while the plan recommended within the latency target
+// (8×B200, TP8) had no mark. Now a plan missing the target never dominates one meeting it.
+TEST_F(ServeSmallestBatchE2E, AServiceMissingTheLatencyTargetNeverTakesTheFrontFromOneMeetingIt) {
+  const json j = run_json("plan --model llama-3.1-8b --task serve --concurrency 4 --prompt-tokens 200000 "
+                          "--today 2026-12-01 --limit 100000",
+                          0);
+  const json& plans = j["plans"];
+  ASSERT_EQ(plans.size(), j["plans_total"].get<std::size_t>());
+  int meets = 0, misses = 0, recommended = 0;
+  for (const json& p : plans) {
+    const bool p_meets = p["serving"]["meets_latency_target"].get<bool>();
+    (p_meets ? meets : misses) += 1;
+    const double pc = p["total_usd"].get<double>(), pt = p["time_seconds"].get<double>();
+    bool dominated = false;
+    // q may dominate p when q meets the target and p misses it, or both do alike and q's price
+    // evidence is as good or better.
+    auto may_dominate = [&](const json& q) {
+      const bool q_meets = q["serving"]["meets_latency_target"].get<bool>();
+      if (q_meets != p_meets) return q_meets;
+      return q["evidence_rank"].get<int>() <= p["evidence_rank"].get<int>();
+    };
+    for (const json& q : plans) {
+      if (!may_dominate(q)) continue;
+      const double qc = q["total_usd"].get<double>(), qt = q["time_seconds"].get<double>();
+      dominated |= qc <= pc && qt <= pt && (qc < pc || qt < pt);
+    }
+    EXPECT_EQ(p["on_pareto_front"].get<bool>(), !dominated) << p["offer_id"];
+    if (p["recommended"].get<bool>()) {
+      ++recommended;
+      EXPECT_TRUE(p_meets) << p["offer_id"];
+      EXPECT_TRUE(p["on_pareto_front"].get<bool>()) << p["offer_id"];
+    }
+  }
+  EXPECT_GT(meets, 0);
+  EXPECT_GT(misses, 0);
+  EXPECT_EQ(recommended, 1);
 }
 
 }  // namespace
