@@ -2678,10 +2678,16 @@ std::string days_text(double s) {
   return fmt::format("{:.1f} days", s / 86400);
 }
 
-/// A deadline a user can type that is at least `s` seconds: hours to one decimal below two days,
-/// else days to one decimal, rounded UP (days_text rounds to nearest: "0.3 h" for 0.34 h would
-/// not hold the plan). Returns {--deadline value, its seconds}: e.g. 1230 s → {"0.4h", 1440}.
+/// A deadline a user can type that is at least `s` seconds: whole minutes below two hours, hours
+/// to one decimal below two days, else days to one decimal, rounded UP (days_text rounds to
+/// nearest: "0.3 h" for 0.34 h would not hold the plan). Returns {--deadline value, its seconds}:
+/// e.g. 1230 s → {"21m", 1260}; 9000 s → {"2.5h", 9000}. Minutes below two hours (trial56 #4: a
+/// 15-minute plan was offered "a deadline of at least 18 min (--deadline 0.3h)", and 16 min held it).
 std::pair<std::string, double> deadline_at_least(double s) {
+  if (s < 7200) {
+    const double minutes = std::max(1.0, std::ceil(s / 60.0 - 1e-9));
+    return {fmt::format("{:.0f}m", minutes), minutes * 60.0};
+  }
   const bool hours = s < 2 * 86400;
   const double unit = hours ? 3600.0 : 86400.0;
   double v = std::ceil(s / unit * 10.0) / 10.0;

@@ -32,6 +32,9 @@ class PlanAdviceE2E : public BinaryE2E<PlanAdviceE2E> {
 
 const std::string kToday = " --today 2026-12-01";
 
+/// "--deadline 16m" for 960 s (the value the no-plan suggestion gives to type).
+std::string fmt_minutes(double seconds) { return "--deadline " + std::to_string(static_cast<long>(seconds / 60)) + "m"; }
+
 struct Ask {
   std::string base;  ///< model, task, tokens
   std::optional<double> deadline_seconds;
@@ -115,6 +118,29 @@ TEST_F(PlanAdviceE2E, BudgetTooSmallForTheDeadlineSuggestsTheInTimePlansCost) {
 TEST_F(PlanAdviceE2E, DeadlineOnlySuggestionHolds) {
   // 70B LoRA on 5e8 tokens in 10 minutes: no plan is that fast.
   EXPECT_GE(apply_suggestions({"plan --model llama-3.1-70b --task lora --tokens 5e8", 600.0, std::nullopt}), 1);
+}
+
+TEST_F(PlanAdviceE2E, AShortDeadlineIsSuggestedInWholeMinutes) {
+  // trial56 #4: a 15-minute fastest plan was answered "a deadline of at least 18 min (--deadline
+  // 0.3h)" (0.1 h steps) while a 16-minute deadline already listed it. Below two hours the
+  // suggestion is the fastest plan's time rounded up to a whole minute: at most 60 s above it.
+  const Ask ask{"plan --model mistral-7b-instruct-v0.3 --task lora --tokens 1e9", 600.0, std::nullopt};
+  const json j = run_json(ask.args(), 1);
+  const json& np = j["no_plan"];
+  ASSERT_TRUE(np.is_object()) << j.dump().substr(0, 1000);
+  const double needed = np["values"]["deadline_seconds_needed"].get<double>();
+  EXPECT_EQ(std::fmod(needed, 60.0), 0.0) << needed;
+  EXPECT_LT(needed, 7200.0);
+  bool typed = false;
+  for (const auto& s : np["suggestions"])
+    typed |= s.get<std::string>().find(fmt_minutes(needed)) != std::string::npos;
+  EXPECT_TRUE(typed) << np.dump();
+  EXPECT_GE(apply_suggestions(ask), 1);
+  // The fastest plan the answer names (no budget) takes at most the suggested deadline, and
+  // less than a minute less.
+  const double fastest = np["fastest"]["time_seconds"].get<double>();
+  EXPECT_LE(fastest, needed);
+  EXPECT_GT(fastest, needed - 60.0) << "rounded up by less than a minute";
 }
 
 TEST_F(PlanAdviceE2E, BudgetOnlySuggestionHolds) {
