@@ -24,8 +24,10 @@ std::string duration_text(double s) {
 }
 std::string usd_text(double v) { return v >= 100 ? fmt::format("${:.0f}", v) : fmt::format("${:.2f}", v); }
 std::string rate_text(double v) {
-  if (v >= 1e6) return fmt::format("{:.2f}M", v / 1e6);
-  if (v >= 1e3) return fmt::format("{:.1f}k", v / 1e3);
+  // The unit follows the value as printed: 999.96 prints "1.0k", not "1000.0" beside a "1.0k"
+  // (trial56 #14); 999,960 prints "1.00M".
+  if (v >= 1e6 || std::round(v / 1e3 * 10) / 10 >= 1e3) return fmt::format("{:.2f}M", v / 1e6);
+  if (v >= 1e3 || std::round(v * 10) / 10 >= 1e3) return fmt::format("{:.1f}k", v / 1e3);
   return fmt::format("{:.1f}", v);
 }
 

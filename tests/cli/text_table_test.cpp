@@ -52,4 +52,16 @@ TEST(TerminalColumns, AWidthOutsideTheRangeIsTakenAtItsBound) {
   else ::unsetenv("COLUMNS");
 }
 
+// trial56 #14: 999.96 tokens/s printed "1000.0" in the row above a "1.0k"; the unit follows the
+// value as rounded for print.
+TEST(RateText, TheUnitFollowsTheRoundedValue) {
+  EXPECT_EQ(rate_text(999.94), "999.9");
+  EXPECT_EQ(rate_text(999.96), "1.0k");
+  EXPECT_EQ(rate_text(1000.0), "1.0k");
+  EXPECT_EQ(rate_text(12345.0), "12.3k");
+  EXPECT_EQ(rate_text(999949.0), "999.9k");
+  EXPECT_EQ(rate_text(999960.0), "1.00M");
+  EXPECT_EQ(rate_text(1.5e6), "1.50M");
+}
+
 }  // namespace gpuplan::cli
