@@ -287,8 +287,8 @@ PlanOutput run_plan(const PlanInput& in, const Context& ctx) {
   } else if (in.sort == "recommended") {
     req.sort = PlanSort::recommended;
   } else {
-    throw_invalid_coded("--sort", "unknown_choice", {{"value", in.sort}, {"allowed", "recommended, cost, time"}}, in.sort,
-                        "recommended, cost or time");
+    throw_invalid_coded("--sort", "unknown_choice", {{"value", in.sort}, {"allowed", "recommended, cost, time"}},
+                        fmt::format("unknown sort '{}'", in.sort), "recommended, cost or time");
   }
   if (!in.deadline.empty()) req.deadline_seconds = parse_duration_seconds(in.deadline, "--deadline");
   // A bare number is days (echoed as typed: "'0' is not positive", not "'0d'", trial46).

@@ -131,6 +131,13 @@ int run(int argc, char** argv) {
                    fmt::join(names, ", "));
         return exit_code(ErrorKind::invalid_input);
       }
+      // No command at all (`gpuplan`, or only global options): CLI11's "COMMAND A subcommand is
+      // missing" read as garbled (trial56 #11).
+      std::vector<std::string> names;
+      for (const auto& cmd : registered_commands()) names.push_back(cmd.name);
+      fmt::print(stderr, "gpuplan: error: command line: no command given (expected: one of {}; gpuplan --help lists them)\n",
+                 fmt::join(names, ", "));
+      return exit_code(ErrorKind::invalid_input);
     }
     // Flag syntax errors in the one documented format (README "Exit codes"), in gpuplan's words
     // rather than CLI11's ("--tokens: At Most 1 required but received 2": new-user trial 9).

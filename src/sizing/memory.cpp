@@ -1065,6 +1065,18 @@ void ServingMemoryRequest::validate() const {
 MemoryBreakdown training_memory(const ModelArch& arch, const TrainingMemoryRequest& req) {
   req.validate();
   validate_against_model(arch, shape_of(arch), req.layout.tp, req.layout.pp, req.layout.ep, "--tp");
+  // An adapter B·A of rank r on a d_in × d_out matrix has rank at most min(d_in, d_out): a rank
+  // above the hidden size adds parameters and no capacity (trial56 #10: rank 65536 on a 4096-wide
+  // model was planned on 32 MI300X).
+  if ((req.task == Task::lora || req.task == Task::qlora) && arch.hidden_size > 0 &&
+      static_cast<std::int64_t>(req.lora_rank) > arch.hidden_size) {
+    throw_invalid_coded("--lora-rank", "too_large",
+                        {{"value", fmt::format("{}", req.lora_rank)}, {"max", fmt::format("{}", arch.hidden_size)}},
+                        fmt::format("LoRA rank {} is above {}'s hidden size {}: an adapter's rank is at most the "
+                                    "smaller side of the matrix it adapts",
+                                    req.lora_rank, arch.name, arch.hidden_size),
+                        fmt::format("at most {}", arch.hidden_size));
+  }
   MemoryBreakdown out;
   worst_training_stage(arch, req, &out);
   return out;

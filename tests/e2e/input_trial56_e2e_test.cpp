@@ -1,0 +1,55 @@
+// End-to-end (trial56 #10, #11): inputs a new user tried that were taken without a word or
+// answered in words that did not say what was wrong. Each is one line, exit 2.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "binary_e2e.hpp"
+
+namespace gpuplan::e2e {
+namespace {
+
+class InputTrial56E2E : public BinaryE2E<InputTrial56E2E> {
+ public:
+  static constexpr const char* kName = "input-trial56";
+};
+
+void expect_one_line_error(const RunResult& r, const std::string& starts) {
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out.rfind(starts, 0), 0u) << r.out;
+  EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << "one line: " << r.out;
+}
+
+TEST_F(InputTrial56E2E, ALoraRankAboveTheHiddenSizeIsRefused) {
+  // Llama 3.1 8B: hidden_size 4096 (its config.json). An adapter of rank r on a 4096-wide matrix
+  // has rank at most 4096: 4097 is refused everywhere a rank is read, 4096 is not.
+  const std::string want = "gpuplan: error: --lora-rank: LoRA rank 4097 is above llama-3.1-8b's hidden size 4096";
+  expect_one_line_error(run("plan --model llama-3.1-8b --task lora --tokens 1e8 --lora-rank 4097 --today 2026-12-01"), want);
+  expect_one_line_error(run("size --model llama-3.1-8b --task qlora --lora-rank 4097"), want);
+  expect_one_line_error(
+      run("estimate --model llama-3.1-8b --task lora --gpu H100 --gpus 1 --tokens 1e8 --lora-rank 4097"), want);
+  EXPECT_EQ(run("size --model llama-3.1-8b --task lora --lora-rank 4096").exit_code, 0);
+}
+
+TEST_F(InputTrial56E2E, ADeadlineAboveTenYearsIsRefused) {
+  expect_one_line_error(run("plan --model llama-3.1-8b --task lora --tokens 1e8 --deadline 1e30d --today 2026-12-01"),
+                        "gpuplan: error: --deadline: 1e+30 days is implausibly large (expected: at most 3650 days");
+  expect_one_line_error(run("plan --model llama-3.1-8b --task lora --tokens 1e8 --deadline 3651d --today 2026-12-01"),
+                        "gpuplan: error: --deadline: 3651 days is implausibly large");
+  EXPECT_EQ(run("plan --model llama-3.1-8b --task lora --tokens 1e8 --deadline 3650d --today 2026-12-01 --limit 1").exit_code, 0);
+}
+
+TEST_F(InputTrial56E2E, AnUnknownSortNamesItself) {
+  expect_one_line_error(run("plan --model llama-3.1-8b --task lora --tokens 1e8 --sort banana"),
+                        "gpuplan: error: --sort: unknown sort 'banana' (expected: recommended, cost or time)");
+}
+
+TEST_F(InputTrial56E2E, NoCommandSaysSoAndListsTheCommands) {
+  // run() passes --db (a global option) and nothing else: no command.
+  const RunResult r = run("");
+  expect_one_line_error(r, "gpuplan: error: command line: no command given (expected: one of ask, estimate,");
+  EXPECT_NE(r.out.find(" plan, "), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace gpuplan::e2e
