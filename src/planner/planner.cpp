@@ -1959,6 +1959,16 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
                                         spec->name),
                             {{"gpu", spec->name}}});
   }
+  // Training time on a vendor outside the calibration (docs/accuracy.md: every published training
+  // row is an NVIDIA GPU): said on the plan, not only in the docs (trial56 #1).
+  if (training && spec->vendor != "NVIDIA") {
+    w.push_back(PlanWarning{PlanWarningCode::time_uncalibrated,
+                            fmt::format("{}: no published training throughput on {} GPUs calibrates gpuplan's time "
+                                        "model; the time is the conservative estimate for uncalibrated GPUs and "
+                                        "assumes the stack's {} builds run as fast relative to peak",
+                                        spec->name, spec->vendor, spec->vendor),
+                            {{"gpu", spec->name}, {"vendor", spec->vendor}}});
+  }
   if (p.serving && !p.meets_latency_target) {
     add_warning(w, PlanWarningCode::latency_target_missed,
                 fmt::format("TTFT {:.0f} ms{} {} batch {}{}: above the {} target ({}); not recommended",
@@ -4218,6 +4228,7 @@ std::string_view plan_warning_code_name(PlanWarningCode c) noexcept {
     case PlanWarningCode::moe_dispatcher_assumed: return "moe_dispatcher_assumed";
     case PlanWarningCode::fp8_weight_only: return "fp8_weight_only";
     case PlanWarningCode::billing_minimum: return "billing_minimum";
+    case PlanWarningCode::time_uncalibrated: return "time_uncalibrated";
   }
   return "unknown";
 }

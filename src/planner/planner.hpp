@@ -120,6 +120,11 @@ enum class PlanWarningCode {
   /// job bills 51×): names the run, the minimum and the compute bill of the time not used
   /// (values: run_hours, minimum_hours, ratio, unused_usd)
   billing_minimum,
+  /// training on a GPU whose vendor has no published training throughput in gpuplan's calibration
+  /// (AMD, Intel, ...): the time uses the conservative efficiency of uncalibrated GPUs and the
+  /// vendor's builds of the stack (values: gpu, vendor). Trial56 #1: an MI300X was plan #1 for
+  /// most 7-8B LoRA jobs with no word that its speed is not calibrated.
+  time_uncalibrated,
 };
 std::string_view plan_warning_code_name(PlanWarningCode c) noexcept;
 

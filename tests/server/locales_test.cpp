@@ -82,7 +82,9 @@ TEST(Locales, EveryWarningCodeAndMemoryTermHasItsText) {
   // seq_exceeds_context, kv_heads_replicated) showed English on French and Thai pages.
   // Through the last code (moe_dispatcher_assumed; until 2026-12-05 the loop stopped at
   // min_nodes_billed, so memory_over_capacity was never checked).
-  for (int c = 0; c <= static_cast<int>(gpuplan::PlanWarningCode::fp8_weight_only); ++c)
+  // Through the last code (time_uncalibrated; until 2026-12-07 the loop stopped at fp8_weight_only,
+  // so billing_minimum was never checked).
+  for (int c = 0; c <= static_cast<int>(gpuplan::PlanWarningCode::time_uncalibrated); ++c)
     keys.push_back("warn_" + std::string(gpuplan::plan_warning_code_name(static_cast<gpuplan::PlanWarningCode>(c))));
   // One sentence of each kind sizing/memory.cpp writes.
   for (const char* sentence :

@@ -1,7 +1,9 @@
-// End-to-end (trial56 #10, #11): inputs a new user tried that were taken without a word or
-// answered in words that did not say what was wrong. Each is one line, exit 2.
+// End-to-end, trial56 (a new user's session): #10, #11 inputs that were taken without a word or
+// answered in words that did not say what was wrong (each now one line, exit 2); #1 a training
+// plan on a GPU outside the time model's calibration says so.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "binary_e2e.hpp"
@@ -49,6 +51,36 @@ TEST_F(InputTrial56E2E, NoCommandSaysSoAndListsTheCommands) {
   const RunResult r = run("");
   expect_one_line_error(r, "gpuplan: error: command line: no command given (expected: one of ask, estimate,");
   EXPECT_NE(r.out.find(" plan, "), std::string::npos) << r.out;
+}
+
+TEST_F(InputTrial56E2E, TrainingOnAnUncalibratedVendorSaysSo) {
+  // docs/accuracy.md: every published training row is an NVIDIA GPU. An AMD plan carries
+  // time_uncalibrated with its GPU and vendor; no NVIDIA plan does.
+  const nlohmann::json j =
+      run_json("plan --model qwen2.5-7b-instruct --task lora --tokens 1e8 --today 2026-12-01 --limit 100000", 0);
+  int amd = 0, nvidia = 0;
+  for (const auto& p : j["plans"]) {
+    const std::string gpu = p["cluster"]["gpu_name"].get<std::string>();
+    const nlohmann::json* warning = nullptr;
+    for (const auto& w : p["warnings"])
+      if (w["code"] == "time_uncalibrated") warning = &w;
+    if (gpu.rfind("AMD ", 0) == 0) {
+      ++amd;
+      ASSERT_NE(warning, nullptr) << p["offer_id"];
+      EXPECT_EQ((*warning)["values"]["vendor"], "AMD");
+      EXPECT_EQ((*warning)["values"]["gpu"], gpu);
+    } else if (gpu.rfind("NVIDIA ", 0) == 0) {
+      ++nvidia;
+      EXPECT_EQ(warning, nullptr) << p["offer_id"];
+    }
+  }
+  EXPECT_GT(amd, 0);
+  EXPECT_GT(nvidia, 0);
+  // Serving is not concerned (decode is timed from memory bandwidth, calibrated apart).
+  const nlohmann::json s =
+      run_json("plan --model qwen2.5-7b-instruct --task serve --rps 1 --today 2026-12-01 --limit 100000", 0);
+  for (const auto& p : s["plans"])
+    for (const auto& w : p["warnings"]) EXPECT_NE(w["code"], "time_uncalibrated") << p["offer_id"];
 }
 
 }  // namespace
