@@ -1647,6 +1647,7 @@ class Pages {
     json ctx = {{"models", model_options(model)},
                 {"tasks", select_options({"pretrain", "full", "lora", "qlora", "serve"}, task, &pg.t, "task_")},
                 {"gpus", req.get_param_value("gpus")},
+                {"gpu", req.get_param_value("gpu")},
                 {"seq", req.get_param_value("seq")},
                 {"context", req.get_param_value("context")},
                 {"concurrency", req.get_param_value("concurrency")}};
@@ -1697,6 +1698,31 @@ class Pages {
                                                         : pg.t.value(in.task == "serve" ? "fit_assumption_serving" : "fit_assumption_training", "")}};
         // Where the model's config comes from, as the API's model.source says it (trial10c D2).
         ctx["result"].update(model_origin_view(out["model"]["name"].get<std::string>()));
+        // gpu=NAME: what one such GPU holds, as the CLI's last line and /api/size's limits say it
+        // (trial56 #6: the page read gpu= but never answered the question).
+        if (out.contains("limits") && out["limits"].is_object()) {
+          const json& l = out["limits"];
+          auto count_or_none = [&](const char* key, const char* unit_key) {
+            const double v = l[key].get<double>();
+            if (!(v >= 1)) return pg.t.value("size_limit_none", "none fits");
+            const std::string n = number(v, 0, pg.lang);
+            return unit_key ? fill(pg.t.value(unit_key, "{count}"), {{"count", n}}) : n;
+          };
+          const bool serving = l.contains("max_context_tokens");
+          json vars = {{"gpu", l["gpu"]}, {"capacity", gb(l["capacity_bytes"].get<double>(), pg.lang)}};
+          if (serving) {
+            vars["at_concurrency"] = number(l["at_concurrency"].get<double>(), 0, pg.lang);
+            vars["at_context"] = number(l["at_context_tokens"].get<double>(), 0, pg.lang);
+            vars["max_context"] = count_or_none("max_context_tokens", "size_limit_tokens");
+            vars["max_concurrency"] = count_or_none("max_concurrency", nullptr);
+          } else {
+            vars["at_micro_batch"] = number(l["at_micro_batch"].get<double>(), 0, pg.lang);
+            vars["at_seq"] = number(l["at_seq_len"].get<double>(), 0, pg.lang);
+            vars["max_seq"] = count_or_none("max_seq_len", "size_limit_tokens");
+            vars["max_micro_batch"] = count_or_none("max_micro_batch", nullptr);
+          }
+          ctx["result"]["limit"] = fill(pg.t.value(serving ? "size_limit_serving" : "size_limit_training", ""), vars);
+        }
         // Each number's explanation on demand (issue 10: "/size and /plan ... each number's
         // explanation"): a link asks for it (explain=1); with it, every term's formula and source.
         if (out.contains("explanation") && out["explanation"].is_array()) {
