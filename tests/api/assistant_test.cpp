@@ -235,6 +235,20 @@ TEST(Assistant, ReadsTheTableOfSentences) {
       {"fine-tune llama 3.1 8b with lora on 1e8 tokens on at most 2 nodes of 8 H100", "en",
        {{"model", "llama-3.1-8b"}, {"task", "lora"}, {"tokens", 1e8}, {"max_nodes", 2}, {"max_gpus", 16}, {"filter", "gpu=H100"}},
        {}},
+      // trial56 #3: a TTFT written unit first ("under 1s time to first token") was not read; a
+      // load with no task word ("for 10 users") is serving; examples of a length are their
+      // product (20,000 × 512 = 10,240,000; 5,000 × 800 = 4,000,000), not the length alone.
+      {"serve qwen2.5 7b instruct to 50 users with under 1s time to first token", "en",
+       {{"model", "qwen2.5-7b-instruct"}, {"task", "serve"}, {"concurrency", 50}, {"ttft_ms", 1000}}, {}},
+      {"serve llama 3.1 8b to 20 users, 500 ms ttft and 50 ms per token", "en",
+       {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 20}, {"ttft_ms", 500}, {"tpot_ms", 50}}, {}},
+      {"run llama 3.1 70b in 4-bit for 10 users", "en",
+       {{"model", "llama-3.1-70b"}, {"task", "serve"}, {"concurrency", 10}, {"quant", "int4"}}, {}},
+      {"llama 3.1 8b at 5 requests per second", "en", {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"rps", 5}}, {}},
+      {"LoRA qwen2.5 7b instruct on 20k examples of 512 tokens", "en",
+       {{"model", "qwen2.5-7b-instruct"}, {"task", "lora"}, {"tokens", 10240000}}, {}},
+      {"fine-tune llama 3.1 8b on 5000 conversations of ~800 tokens each", "en",
+       {{"model", "llama-3.1-8b"}, {"task", "full"}, {"tokens", 4000000}}, {}},
   };
   const GpuCatalog& gpus = GpuCatalog::bundled();
   for (const auto& r : rows) {
