@@ -149,6 +149,36 @@ EstimateOutput run_estimate(const EstimateInput& in, const Context& ctx) {
   req.validate();
   out.arch = resolve_model(req.model);
   out.plan = estimate_run(req, out.arch, c, out.no_fit);
+  if (!out.plan && out.no_fit.rfind("no layout fits", 0) == 0) {
+    std::string ignored;
+    // The longest sequence that fits, halving from the one asked (down to 256 tokens).
+    for (std::int64_t seq = req.seq_len / 2; seq >= 256; seq /= 2) {
+      PlanRequest r = req;
+      r.seq_len = seq;
+      if (r.training_tokens() < static_cast<double>(seq)) break;
+      if (const auto p = estimate_run(r, out.arch, c, ignored)) {
+        out.fits_with.push_back({fmt::format("--seq {}", seq), p->per_gpu_memory_bytes});
+        break;
+      }
+    }
+    if (req.task == Task::lora || req.task == Task::full) {
+      PlanRequest r = req;
+      r.task = Task::qlora;
+      bool valid = true;
+      try {
+        r.validate();
+      } catch (const Error&) {
+        valid = false;  // e.g. a precision QLoRA does not take: not offered
+      }
+      if (valid) {
+        try {
+          if (const auto p = estimate_run(r, out.arch, c, ignored))
+            out.fits_with.push_back({"--task qlora", p->per_gpu_memory_bytes});
+        } catch (const Error&) {
+        }
+      }
+    }
+  }
   if (out.plan && in.explain) out.explain_lines = explain_plan(req, out.arch, *out.plan, ctx.gpus());
   return out;
 }
@@ -186,7 +216,11 @@ std::string searched_recompute_modules_text(const PlanRequest& r, RecomputeModul
 }
 
 json to_json(const EstimateOutput& out) {
-  if (!out.plan) return json{{"model", out.arch.name}, {"estimate", nullptr}, {"no_fit", out.no_fit}};
+  if (!out.plan) {
+    json fits_with = json::array();
+    for (const auto& f : out.fits_with) fits_with.push_back({{"flags", f.flags}, {"per_gpu_bytes", f.per_gpu_bytes}});
+    return json{{"model", out.arch.name}, {"estimate", nullptr}, {"no_fit", out.no_fit}, {"fits_with", fits_with}};
+  }
   json j = {{"model", out.arch.name},
             {"task", task_name(out.request.task)},
             {"training_tokens", count_json(out.request.training_tokens())},

@@ -36,6 +36,15 @@ struct EstimateOutput {
   ModelArch arch;
   std::optional<Plan> plan;  ///< nullopt: no layout fits the memory (no_fit says why)
   std::string no_fit;
+  /// No layout fits: single changes that, timed again on the same GPUs, do fit (trial56 #12: an
+  /// 8B LoRA on one RTX 4090 was offered only --ignore-memory, and --seq 2048 fits): the longest
+  /// halved --seq that fits, then QLoRA instead of LoRA or full fine-tuning. Each: the flags to
+  /// add and the per-GPU bytes it then needs.
+  struct FitsWith {
+    std::string flags;
+    double per_gpu_bytes = 0;
+  };
+  std::vector<FitsWith> fits_with;
   bool explain = false;
   std::vector<PlanExplainLine> explain_lines;
 };

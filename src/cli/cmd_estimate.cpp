@@ -110,6 +110,8 @@ GPUPLAN_REGISTER_COMMAND(Command{
           fmt::print("No fit: {}\n", out.no_fit);
           // A layout the user knows runs but the memory model rejects (docs/accuracy.md: Megatron MoE
           // runs are over-stated) can still be timed.
+          for (const auto& f : out.fits_with)
+            fmt::print("Fits on these GPUs with {} ({:.1f} GB per GPU)\n", f.flags, f.per_gpu_bytes / 1e9);
           if (out.no_fit.rfind("no layout fits", 0) == 0)
             fmt::print("To time it anyway (a layout you know runs): add --ignore-memory\n");
         } else {

@@ -83,5 +83,40 @@ TEST_F(InputTrial56E2E, TrainingOnAnUncalibratedVendorSaysSo) {
     for (const auto& w : p["warnings"]) EXPECT_NE(w["code"], "time_uncalibrated") << p["offer_id"];
 }
 
+TEST_F(InputTrial56E2E, AnEstimateThatFitsNothingSaysWhichSingleChangeFits) {
+  // trial56 #12: an 8B LoRA at the default 4096-token sequence on one RTX 4090 (24 GB) was offered
+  // only --ignore-memory. Each offered change, applied, must time a run on the same GPU within its
+  // usable memory, at the bytes quoted.
+  const std::string base = "estimate --model llama-3.1-8b --task lora --gpu 'RTX 4090' --gpus 1 --tokens 1e8";
+  const nlohmann::json j = run_json(base, 1);
+  ASSERT_TRUE(j["estimate"].is_null()) << j.dump();
+  const nlohmann::json& fits = j["fits_with"];
+  ASSERT_FALSE(fits.empty()) << j.dump();
+  bool seq = false, qlora = false;
+  for (const auto& f : fits) {
+    const std::string flags = f["flags"].get<std::string>();
+    seq |= flags.rfind("--seq ", 0) == 0;
+    qlora |= flags == "--task qlora";
+    const std::string changed = flags == "--task qlora" ? "estimate --model llama-3.1-8b --task qlora --gpu 'RTX 4090' --gpus 1 --tokens 1e8"
+                                                        : base + " " + flags;
+    const nlohmann::json k = run_json(changed, 0);
+    ASSERT_TRUE(k["estimate"].is_object()) << changed;
+    EXPECT_NEAR(k["estimate"]["per_gpu_memory_bytes"].get<double>(), f["per_gpu_bytes"].get<double>(), 1.0) << changed;
+    EXPECT_LE(k["estimate"]["per_gpu_memory_bytes"].get<double>(), 0.9 * k["estimate"]["gpu_memory_capacity_bytes"].get<double>())
+        << changed;
+  }
+  EXPECT_TRUE(seq);
+  EXPECT_TRUE(qlora);
+  // The sequence offered is the longest halving that fits: its double does not fit.
+  for (const auto& f : fits) {
+    const std::string flags = f["flags"].get<std::string>();
+    if (flags.rfind("--seq ", 0) != 0) continue;
+    const long s = std::stol(flags.substr(6));
+    EXPECT_EQ(run_json(base + " --seq " + std::to_string(2 * s), 1)["estimate"], nullptr);
+  }
+  const RunResult text = run(base);
+  EXPECT_NE(text.out.find("Fits on these GPUs with --task qlora ("), std::string::npos) << text.out;
+}
+
 }  // namespace
 }  // namespace gpuplan::e2e
