@@ -249,6 +249,18 @@ TEST(Assistant, ReadsTheTableOfSentences) {
        {{"model", "qwen2.5-7b-instruct"}, {"task", "lora"}, {"tokens", 10240000}}, {}},
       {"fine-tune llama 3.1 8b on 5000 conversations of ~800 tokens each", "en",
        {{"model", "llama-3.1-8b"}, {"task", "full"}, {"tokens", 4000000}}, {}},
+      // trial57 #6: other phrasings of the same (20,000 × 512 = 10,240,000), a TTFT in Thai
+      // seconds (1 วินาที = 1,000 ms), queries, requests per minute (300 / 60 = 5 per second),
+      // a user count with "k" (10 × 1,000).
+      {"LoRA qwen2.5 7b instruct on 20k examples averaging 512 tokens", "en",
+       {{"model", "qwen2.5-7b-instruct"}, {"task", "lora"}, {"tokens", 10240000}}, {}},
+      {"LoRA qwen2.5 7b instruct on 20k examples, 512 tokens each", "en",
+       {{"model", "qwen2.5-7b-instruct"}, {"task", "lora"}, {"tokens", 10240000}}, {}},
+      {"ให้บริการ Llama 3.1 8B ผู้ใช้ 20 คน ttft ไม่เกิน 1 วินาที", "th",
+       {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 20}, {"ttft_ms", 1000}}, {}},
+      {"serve llama 3.1 8b at 5 queries per second", "en", {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"rps", 5}}, {}},
+      {"serve llama 3.1 8b at 300 requests per minute", "en", {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"rps", 5}}, {}},
+      {"serve llama 3.1 8b to 10k users", "en", {{"model", "llama-3.1-8b"}, {"task", "serve"}, {"concurrency", 10000}}, {}},
   };
   const GpuCatalog& gpus = GpuCatalog::bundled();
   for (const auto& r : rows) {
@@ -259,6 +271,25 @@ TEST(Assistant, ReadsTheTableOfSentences) {
     EXPECT_EQ(a.missing, r.missing) << r.sentence;
     EXPECT_EQ(a.language, r.language) << r.sentence;
     EXPECT_TRUE(a.unread.empty()) << r.sentence << ": " << to_json(a)["unread"].dump();  // every number was read
+  }
+}
+
+// trial57 #1: a token count beside "N examples of L tokens" was taken as read and dropped without
+// a word; the budget is the examples' product and the other count is listed as not read. The
+// product of "~800 tokens" keeps its ≈ (trial57 #11).
+TEST(Assistant, ATokenCountBesideExamplesIsListedAsUnreadAndApproximationIsKept) {
+  const GpuCatalog& gpus = GpuCatalog::bundled();
+  const AskResult a = understand("fine-tune llama 3.1 8b with lora on 20k examples of 512 tokens and 1B tokens", gpus);
+  json got = json::object();
+  for (const auto& f : a.fields) got[f.name] = f.value;
+  EXPECT_EQ(got["tokens"], 10240000);
+  EXPECT_FALSE(a.unread.empty()) << to_json(a).dump();
+  EXPECT_NE(to_json(a)["unread"].dump().find("1b tokens"), std::string::npos) << to_json(a)["unread"].dump();
+  const AskResult b = understand("fine-tune llama 3.1 8b on 5000 conversations of ~800 tokens each", gpus);
+  for (const auto& f : b.fields) {
+    if (f.name == "tokens") {
+      EXPECT_EQ(f.mark, "\xe2\x89\x88");
+    }
   }
 }
 
