@@ -4,6 +4,7 @@
 // file only renders text. Every number comes from the sizing layer.
 #include <fmt/core.h>
 
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -23,7 +24,10 @@ namespace {
 
 std::string gib1(double bytes) { return fmt::format("{:.1f}", bytes / 1073741824.0); }
 
-void render_text(const ModelArch& arch, const SizingRequest& req, const SizingResult& res) {
+/// `before_fits`: printed between the breakdown and the table of GPUs that hold it (the answer for
+/// --gpu NAME, which was the last line after a hundred rows of other GPUs: trial56 #13).
+void render_text(const ModelArch& arch, const SizingRequest& req, const SizingResult& res,
+                 const std::function<void()>& before_fits) {
   const double total = res.per_gpu.total_bytes();
   fmt::print("Model: {} ({:.2f}B params, {:.2f}B active) — {}\n", arch.name, static_cast<double>(arch.total_params()) / 1e9,
              static_cast<double>(arch.active_params()) / 1e9, arch.source);
@@ -62,6 +66,7 @@ void render_text(const ModelArch& arch, const SizingRequest& req, const SizingRe
       fmt::print("  {}: {}\n      source: {}\n", e.name, e.formula, e.source);
     }
   }
+  before_fits();
   fmt::print("\nGPUs that hold it with a {:.0f}% margin (requirement ≤ {:.0f}% of capacity), smallest count first.\n",
              100 * req.margin, 100 * (1 - req.margin));
   fmt::print("Assumption: {}.\n", res.fit_assumption);
@@ -87,6 +92,44 @@ void render_text(const ModelArch& arch, const SizingRequest& req, const SizingRe
   fmt::print("{}", fits.render());
 }
 
+void print_gpu_limits(const api::SizeOutput& out) {
+  if (out.limits) {
+    const ServingMemoryRequest sr = out.request.serving_request();
+    const GpuSpec& g = *out.limits_gpu;
+    const double usable = g.fit_memory_bytes() * (1.0 - out.request.margin);
+    const double fixed = out.result.per_gpu.term_bytes("weights") + out.result.per_gpu.term_bytes("cuda_context");
+    if (out.limits->max_context_tokens == 0 && out.limits->max_concurrency == 0 && fixed > usable) {
+      // trial50 #6: "longest context = 0 tokens" with no reason.
+      fmt::print("\nOn {} ({} GiB per GPU, tp {} pp {}, {:.0f}% margin): nothing fits: the weights and CUDA context "
+                 "alone take {} GiB per GPU of the {} GiB usable (more GPUs with --tp, or fewer bits with --quant)\n",
+                 g.name, gib1(g.fit_memory_bytes()), sr.tp, sr.pp, 100 * out.request.margin, gib1(fixed), gib1(usable));
+    } else {
+      fmt::print("\nOn {} ({} GiB per GPU, tp {} pp {}, {:.0f}% margin): longest context at concurrency {} = {} "
+                 "tokens{}; most sequences at {} tokens = {}\n",
+                 g.name, gib1(g.fit_memory_bytes()), sr.tp, sr.pp, 100 * out.request.margin, sr.concurrency,
+                 out.limits->max_context_tokens,
+                 out.arch.max_position_embeddings > 0 && out.limits->max_context_tokens == out.arch.max_position_embeddings
+                     ? " (the model's maximum)"
+                     : "",
+                 sr.context_tokens, out.limits->max_concurrency);
+    }
+  }
+  if (out.training_limits) {
+    const TrainingMemoryRequest tr = out.request.training_request();
+    const GpuSpec& g = *out.limits_gpu;
+    const TrainingLimits& l = *out.training_limits;
+    fmt::print("\nOn {} ({} GiB per GPU, layout as above, {:.0f}% margin): longest sequence at micro-batch {} = {}; "
+               "largest micro-batch at {} tokens = {}{}\n",
+               g.name, gib1(g.fit_memory_bytes()), 100 * out.request.margin, tr.layout.micro_batch,
+               l.max_seq_len == 0 ? std::string("none fits (not even 1 token)") : fmt::format("{} tokens", l.max_seq_len),
+               tr.seq_len, l.max_micro_batch == 0 ? std::string("none fits") : std::to_string(l.max_micro_batch),
+               out.arch.max_position_embeddings > 0 && l.max_seq_len > out.arch.max_position_embeddings
+                   ? fmt::format(" (past the model's {} positions: RoPE scaling or long-context training)",
+                                 out.arch.max_position_embeddings)
+                   : "");
+  }
+}
+
 GPUPLAN_REGISTER_COMMAND(Command{
     "size", "GPU memory per GPU of training or serving a model, and which GPUs hold it",
     [](CLI::App& sub, GlobalOptions& global) {
@@ -101,42 +144,7 @@ GPUPLAN_REGISTER_COMMAND(Command{
           fmt::print("{}\n", dump_json(api::to_json(out)));
           return;
         }
-        render_text(out.arch, out.request, out.result);
-        if (out.limits) {
-          const ServingMemoryRequest sr = out.request.serving_request();
-          const GpuSpec& g = *out.limits_gpu;
-          const double usable = g.fit_memory_bytes() * (1.0 - out.request.margin);
-          const double fixed = out.result.per_gpu.term_bytes("weights") + out.result.per_gpu.term_bytes("cuda_context");
-          if (out.limits->max_context_tokens == 0 && out.limits->max_concurrency == 0 && fixed > usable) {
-            // trial50 #6: "longest context = 0 tokens" with no reason.
-            fmt::print("\nOn {} ({} GiB per GPU, tp {} pp {}, {:.0f}% margin): nothing fits: the weights and CUDA context "
-                       "alone take {} GiB per GPU of the {} GiB usable (more GPUs with --tp, or fewer bits with --quant)\n",
-                       g.name, gib1(g.fit_memory_bytes()), sr.tp, sr.pp, 100 * out.request.margin, gib1(fixed), gib1(usable));
-          } else {
-            fmt::print("\nOn {} ({} GiB per GPU, tp {} pp {}, {:.0f}% margin): longest context at concurrency {} = {} "
-                       "tokens{}; most sequences at {} tokens = {}\n",
-                       g.name, gib1(g.fit_memory_bytes()), sr.tp, sr.pp, 100 * out.request.margin, sr.concurrency,
-                       out.limits->max_context_tokens,
-                       out.arch.max_position_embeddings > 0 && out.limits->max_context_tokens == out.arch.max_position_embeddings
-                           ? " (the model's maximum)"
-                           : "",
-                       sr.context_tokens, out.limits->max_concurrency);
-          }
-        }
-        if (out.training_limits) {
-          const TrainingMemoryRequest tr = out.request.training_request();
-          const GpuSpec& g = *out.limits_gpu;
-          const TrainingLimits& l = *out.training_limits;
-          fmt::print("\nOn {} ({} GiB per GPU, layout as above, {:.0f}% margin): longest sequence at micro-batch {} = {}; "
-                     "largest micro-batch at {} tokens = {}{}\n",
-                     g.name, gib1(g.fit_memory_bytes()), 100 * out.request.margin, tr.layout.micro_batch,
-                     l.max_seq_len == 0 ? std::string("none fits (not even 1 token)") : fmt::format("{} tokens", l.max_seq_len),
-                     tr.seq_len, l.max_micro_batch == 0 ? std::string("none fits") : std::to_string(l.max_micro_batch),
-                     out.arch.max_position_embeddings > 0 && l.max_seq_len > out.arch.max_position_embeddings
-                         ? fmt::format(" (past the model's {} positions: RoPE scaling or long-context training)",
-                                       out.arch.max_position_embeddings)
-                         : "");
-        }
+        render_text(out.arch, out.request, out.result, [&] { print_gpu_limits(out); });
       });
     }});
 

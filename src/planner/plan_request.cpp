@@ -305,9 +305,10 @@ void PlanRequest::validate() const {
   if (deadline_seconds) require_positive(*deadline_seconds, "--deadline");
   // Ten years, as --hours (trial56 #10: --deadline 1e30d was taken as 8.64e34 s).
   if (deadline_seconds && *deadline_seconds > kMaxHours * 3600.0)
-    throw_invalid_coded("--deadline", "too_large",
-                        {{"value", shown(*deadline_seconds / 86400.0)}, {"max", "3650"}, {"unit", "days"}},
-                        fmt::format("{} days is implausibly large", shown(*deadline_seconds / 86400.0)), "at most 3650 days (ten years)");
+    throw_invalid_coded("--deadline", "deadline_too_large",
+                        {{"days", fmt::format("{:.6g}", *deadline_seconds / 86400.0)}, {"max_days", "3650"}},
+                        fmt::format("{:.6g} days is implausibly long", *deadline_seconds / 86400.0),
+                        "at most 3650 days (ten years)");
   if (budget_usd) require_positive(*budget_usd, "--budget");
   if (budget_usd) require_at_most(*budget_usd, kMaxBudgetUsd, "--budget");
   if (gpus_total && *gpus_total < 1) throw_invalid_coded("--gpus", "not_positive", {{"value", fmt::format("{}", *gpus_total)}}, fmt::format("{} is not a positive integer", *gpus_total), "an integer ≥ 1");

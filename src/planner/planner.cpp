@@ -1788,6 +1788,19 @@ std::string serving_tp_choice_text(const PlanRequest& r, const std::vector<Servi
 }
 
 /// Stage 7: the caveats of one plan.
+/// Training time on a vendor outside the calibration (docs/accuracy.md: every published training
+/// row is an NVIDIA GPU): said on the plan and the estimate, not only in the docs (trial56 #1,
+/// trial57 #4 for estimate).
+void add_time_uncalibrated(const GpuSpec& spec, std::vector<PlanWarning>& w) {
+  if (spec.vendor == "NVIDIA") return;
+  w.push_back(PlanWarning{PlanWarningCode::time_uncalibrated,
+                          fmt::format("{}: no published training throughput on {} accelerators calibrates gpuplan's "
+                                      "time model; its time takes the conservative share of datasheet peak assumed "
+                                      "for uncalibrated GPUs, which no {} measurement here confirms",
+                                      spec.name, spec.vendor, spec.vendor),
+                          {{"gpu", spec.name}, {"vendor", spec.vendor}}});
+}
+
 void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
   const bool training = request.workload == PlanWorkload::training;
   const bool images = request.workload == PlanWorkload::image_generation;
@@ -1959,16 +1972,7 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
                                         spec->name),
                             {{"gpu", spec->name}}});
   }
-  // Training time on a vendor outside the calibration (docs/accuracy.md: every published training
-  // row is an NVIDIA GPU): said on the plan, not only in the docs (trial56 #1).
-  if (training && spec->vendor != "NVIDIA") {
-    w.push_back(PlanWarning{PlanWarningCode::time_uncalibrated,
-                            fmt::format("{}: no published training throughput on {} GPUs calibrates gpuplan's time "
-                                        "model; the time is the conservative estimate for uncalibrated GPUs and "
-                                        "assumes the stack's {} builds run as fast relative to peak",
-                                        spec->name, spec->vendor, spec->vendor),
-                            {{"gpu", spec->name}, {"vendor", spec->vendor}}});
-  }
+  if (training) add_time_uncalibrated(*spec, w);
   if (p.serving && !p.meets_latency_target) {
     add_warning(w, PlanWarningCode::latency_target_missed,
                 fmt::format("TTFT {:.0f} ms{} {} batch {}{}: above the {} target ({}); not recommended",
@@ -3714,11 +3718,21 @@ NoPlanReason explain_no_plan(const PlanRequest& request, const PlanState& st, co
         if (p.demotion_tier == 2) return p.demoted_reason == "undated price" ? ", on an undated price" : ", on a " + p.demoted_reason;
         return fmt::format(", on a price {}", p.demoted_reason);
       };
+      // A faster plan on a price that is not quoted (undated, flagged) is named too, so "the
+      // fastest plan takes 2.0 h" does not read as false where an undated 99-minute plan exists
+      // (trial57 #5); its price is not the basis of the advice.
+      const Plan* fastest_any = fastest;
+      for (const Plan* p : infeasible)
+        if (p->time_seconds() < fastest_any->time_seconds()) fastest_any = p;
       std::string parts;
       if (request.deadline_seconds && fastest->time_seconds() > *request.deadline_seconds) {
-        parts = fmt::format("the fastest plan ({} {} × {}{}) takes {}, {:.1f}× the deadline of {}", fastest->provider,
+        parts = fmt::format("the fastest plan{} ({} {} × {}{}) takes {}, {:.1f}× the deadline of {}",
+                            fastest_any != fastest ? " on a dated, unflagged price" : "", fastest->provider,
                             fastest->instance_type, fastest->instances, on_price(*fastest), days_text(fastest->time_seconds()),
                             fastest->time_seconds() / *request.deadline_seconds, days_text(*request.deadline_seconds));
+        if (fastest_any != fastest)
+          parts += fmt::format(" (faster{}: {} {} × {} takes {})", on_price(*fastest_any), fastest_any->provider,
+                               fastest_any->instance_type, fastest_any->instances, days_text(fastest_any->time_seconds()));
       }
       if (request.budget_usd && cheapest->total_usd() > *request.budget_usd) {
         // A budget under $100 keeps its cents (a trial's --budget 0.01 read "the budget of $0").
@@ -4460,6 +4474,7 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
   }
   describe_offer(request, arch, a, nullptr, *p);
   if (auto w = context_warning(request, arch)) p->warnings.push_back(*w);
+  add_time_uncalibrated(*c.gpu, p->warnings);
   if (over_capacity_bytes) {
     p->gpu_memory_capacity_bytes = a.capacity_bytes;
     add_warning(p->warnings, PlanWarningCode::memory_over_capacity,

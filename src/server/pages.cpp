@@ -738,13 +738,44 @@ std::string localise_explain(std::string_view text, const json& t) {
 
 /// An explain line's formula or source as the page shows it: the engine's text in the page's
 /// language (localise_explain); a price source ("price: on-demand") names the price kind.
+/// French writes a decimal comma: "0.60 × 1.307e+15" → "0,60 × 1,307e+15" in a formula. Only a
+/// number's own point: one between digits whose number starts the token (after a space, an
+/// operator or a bracket; not inside a name such as "qwen2.5", "v0.3", "llama-3.1-8b" or a term
+/// "serving.step_seconds") and is no dotted version ("25.11.01").
+std::string decimal_commas(const std::string& text) {
+  std::string out = text;
+  auto digit = [&](std::size_t i) { return i < out.size() && std::isdigit(static_cast<unsigned char>(out[i])); };
+  auto word = [&](std::size_t i) {
+    const unsigned char c = static_cast<unsigned char>(out[i]);
+    return std::isalnum(c) || c == '_' || c == '.' || c >= 0x80;
+  };
+  for (std::size_t i = 1; i + 1 < out.size(); ++i) {
+    if (out[i] != '.' || !digit(i - 1) || !digit(i + 1)) continue;
+    std::size_t start = i;
+    while (start > 0 && digit(start - 1)) --start;
+    bool in_name = false;
+    if (start > 0) {
+      const std::size_t before = start - 1;
+      in_name = (word(before) && !(static_cast<unsigned char>(out[before]) >= 0x80)) ||
+                (out[before] == '-' && before > 0 && std::isalnum(static_cast<unsigned char>(out[before - 1])));
+    }
+    std::size_t end = i + 1;
+    while (digit(end)) ++end;
+    const bool version = end + 1 < out.size() && out[end] == '.' && digit(end + 1);
+    if (!in_name && !version) out[i] = ',';
+    i = end;
+  }
+  return out;
+}
+
 std::string explain_text(const std::string& kind, const std::string& text, const std::string& lang, const json& t) {
   if (lang != "en" && kind == "source" && text.rfind("price: ", 0) == 0) {
     std::string k = "price_kind_" + text.substr(7);
     std::replace(k.begin(), k.end(), '-', '_');
     return t.value("explain_price", "") + t.value(k, text.substr(7));
   }
-  const std::string out = localise_explain(text, t);
+  std::string out = localise_explain(text, t);
+  if (lang == "fr" && kind == "formula") out = decimal_commas(out);
   return out.empty() ? "—" : out;
 }
 
@@ -1721,7 +1752,24 @@ class Pages {
             vars["max_seq"] = count_or_none("max_seq_len", "size_limit_tokens");
             vars["max_micro_batch"] = count_or_none("max_micro_batch", nullptr);
           }
-          ctx["result"]["limit"] = fill(pg.t.value(serving ? "size_limit_serving" : "size_limit_training", ""), vars);
+          // Serving where the weights alone exceed the GPU: say so, as the CLI does (trial57 #10:
+          // "none fits" twice, with no reason).
+          double fixed = 0;
+          for (const auto& term : out["per_gpu"]["terms"])
+            if (term["name"] == "weights" || term["name"] == "cuda_context") fixed += term["bytes"].get<double>();
+          const double margin = out["request"].value("margin", 0.0);
+          const double usable = l["capacity_bytes"].get<double>() * (1.0 - margin);
+          const bool weights_alone = serving && l["max_context_tokens"].get<double>() < 1 &&
+                                     l["max_concurrency"].get<double>() < 1 && fixed > usable;
+          if (weights_alone) {
+            vars["fixed"] = gb(fixed, pg.lang);
+            vars["usable"] = gb(usable, pg.lang);
+          }
+          ctx["result"]["limit"] = fill(pg.t.value(weights_alone ? "size_limit_weights_alone"
+                                                   : serving     ? "size_limit_serving"
+                                                                 : "size_limit_training",
+                                                   ""),
+                                        vars);
         }
         // Each number's explanation on demand (issue 10: "/size and /plan ... each number's
         // explanation"): a link asks for it (explain=1); with it, every term's formula and source.

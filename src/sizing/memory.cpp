@@ -8,6 +8,7 @@
 #include <cmath>
 #include <functional>
 
+#include "model/geometry.hpp"
 #include "util/error.hpp"
 #include "util/error_code.hpp"
 
@@ -1066,16 +1067,27 @@ MemoryBreakdown training_memory(const ModelArch& arch, const TrainingMemoryReque
   req.validate();
   validate_against_model(arch, shape_of(arch), req.layout.tp, req.layout.pp, req.layout.ep, "--tp");
   // An adapter B·A of rank r on a d_in × d_out matrix has rank at most min(d_in, d_out): a rank
-  // above the hidden size adds parameters and no capacity (trial56 #10: rank 65536 on a 4096-wide
-  // model was planned on 32 MI300X).
-  if ((req.task == Task::lora || req.task == Task::qlora) && arch.hidden_size > 0 &&
-      static_cast<std::int64_t>(req.lora_rank) > arch.hidden_size) {
-    throw_invalid_coded("--lora-rank", "too_large",
-                        {{"value", fmt::format("{}", req.lora_rank)}, {"max", fmt::format("{}", arch.hidden_size)}},
-                        fmt::format("LoRA rank {} is above {}'s hidden size {}: an adapter's rank is at most the "
-                                    "smaller side of the matrix it adapts",
-                                    req.lora_rank, arch.name, arch.hidden_size),
-                        fmt::format("at most {}", arch.hidden_size));
+  // above that side on every adapted matrix adds parameters and no capacity (trial56 #10: rank
+  // 65536 on a 4096-wide model was planned on 32 MI300X). The bound is the largest smaller side
+  // among the targets (model/geometry.hpp): llama-3.1-8b 4096 (q, o, MLP), 1024 for k,v alone.
+  if ((req.task == Task::lora || req.task == Task::qlora) && req.lora_rank > 64) {
+    const bool all = std::any_of(req.lora_targets.begin(), req.lora_targets.end(),
+                                 [](const std::string& t) { return t == "all-linear" || t == "all_linear"; });
+    std::int64_t bound = 0;
+    for (const LinearFamily& f : arch.geometry.linears) {
+      if (f.lora_target.empty()) continue;
+      if (!all && std::find(req.lora_targets.begin(), req.lora_targets.end(), f.lora_target) == req.lora_targets.end())
+        continue;
+      bound = std::max(bound, std::min(f.d_in, f.d_out));
+    }
+    if (bound > 0 && static_cast<std::int64_t>(req.lora_rank) > bound) {
+      throw_invalid_coded("--lora-rank", "too_large",
+                          {{"value", fmt::format("{}", req.lora_rank)}, {"max", fmt::format("{}", bound)}},
+                          fmt::format("LoRA rank {} is above the smaller side of every matrix it adapts in {} (at most "
+                                      "{}): an adapter's rank is at most that side",
+                                      req.lora_rank, arch.name, bound),
+                          fmt::format("at most {}", bound));
+    }
   }
   MemoryBreakdown out;
   worst_training_stage(arch, req, &out);

@@ -30,7 +30,7 @@ const ErrorCode* error_code_of(const Error& e) noexcept {
 
 namespace {
 // Sorted; tests/server/locales_test.cpp checks each has error_<code> in web/locales/{en,fr,th}.json.
-constexpr std::array<std::string_view, 159> kCodes = {
+constexpr std::array<std::string_view, 160> kCodes = {
     "ambiguous_model",
     "batch_job_field",
     "body_empty",
@@ -42,6 +42,7 @@ constexpr std::array<std::string_view, 159> kCodes = {
     "cuda_graph_needs_megatron",
     "date_before_earliest",
     "deadline_on_service",
+    "deadline_too_large",
     "engine_quant_unsupported",
     "ep_not_dividing_dp",
     "ep_not_dividing_experts",

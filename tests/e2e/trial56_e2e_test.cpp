@@ -23,22 +23,30 @@ void expect_one_line_error(const RunResult& r, const std::string& starts) {
 }
 
 TEST_F(InputTrial56E2E, ALoraRankAboveTheHiddenSizeIsRefused) {
-  // Llama 3.1 8B: hidden_size 4096 (its config.json). An adapter of rank r on a 4096-wide matrix
-  // has rank at most 4096: 4097 is refused everywhere a rank is read, 4096 is not.
-  const std::string want = "gpuplan: error: --lora-rank: LoRA rank 4097 is above llama-3.1-8b's hidden size 4096";
+  // Llama 3.1 8B (its config.json): hidden 4096, intermediate 14336, 8 KV heads of 128 = 1024.
+  // The largest smaller side among the default targets is 4096 (q, o, gate, up, down): 4097 is
+  // refused everywhere a rank is read, 4096 is not; with k,v alone (4096 × 1024) the bound is 1024.
+  const std::string want =
+      "gpuplan: error: --lora-rank: LoRA rank 4097 is above the smaller side of every matrix it adapts in llama-3.1-8b (at most 4096)";
   expect_one_line_error(run("plan --model llama-3.1-8b --task lora --tokens 1e8 --lora-rank 4097 --today 2026-12-01"), want);
   expect_one_line_error(run("size --model llama-3.1-8b --task qlora --lora-rank 4097"), want);
   expect_one_line_error(
       run("estimate --model llama-3.1-8b --task lora --gpu H100 --gpus 1 --tokens 1e8 --lora-rank 4097"), want);
   EXPECT_EQ(run("size --model llama-3.1-8b --task lora --lora-rank 4096").exit_code, 0);
+  expect_one_line_error(run("size --model llama-3.1-8b --task lora --lora-targets k,v --lora-rank 1025"),
+                        "gpuplan: error: --lora-rank: LoRA rank 1025 is above the smaller side of every matrix it adapts in llama-3.1-8b (at most 1024)");
+  EXPECT_EQ(run("size --model llama-3.1-8b --task lora --lora-targets k,v --lora-rank 1024").exit_code, 0);
 }
 
 TEST_F(InputTrial56E2E, ADeadlineAboveTenYearsIsRefused) {
   expect_one_line_error(run("plan --model llama-3.1-8b --task lora --tokens 1e8 --deadline 1e30d --today 2026-12-01"),
-                        "gpuplan: error: --deadline: 1e+30 days is implausibly large (expected: at most 3650 days");
+                        "gpuplan: error: --deadline: 1e+30 days is implausibly long (expected: at most 3650 days");
   expect_one_line_error(run("plan --model llama-3.1-8b --task lora --tokens 1e8 --deadline 3651d --today 2026-12-01"),
-                        "gpuplan: error: --deadline: 3651 days is implausibly large");
+                        "gpuplan: error: --deadline: 3651 days is implausibly long");
   EXPECT_EQ(run("plan --model llama-3.1-8b --task lora --tokens 1e8 --deadline 3650d --today 2026-12-01 --limit 1").exit_code, 0);
+  // trial57 #8: "87601h" was shown as 3650.0416666666665 days.
+  expect_one_line_error(run("plan --model llama-3.1-8b --task lora --tokens 1e8 --deadline 87601h --today 2026-12-01"),
+                        "gpuplan: error: --deadline: 3650.04 days is implausibly long");
 }
 
 TEST_F(InputTrial56E2E, AnUnknownSortNamesItself) {
@@ -76,6 +84,12 @@ TEST_F(InputTrial56E2E, TrainingOnAnUncalibratedVendorSaysSo) {
   }
   EXPECT_GT(amd, 0);
   EXPECT_GT(nvidia, 0);
+  // estimate says it too (trial57 #4), on the same GPU.
+  const nlohmann::json e =
+      run_json("estimate --model llama-3.1-8b --task lora --gpu MI300X --gpus 1 --tokens 1e8", 0);
+  bool estimate_warns = false;
+  for (const auto& w : e["estimate"]["warnings"]) estimate_warns |= w["code"] == "time_uncalibrated";
+  EXPECT_TRUE(estimate_warns) << e["estimate"]["warnings"].dump();
   // Serving is not concerned (decode is timed from memory bandwidth, calibrated apart).
   const nlohmann::json s =
       run_json("plan --model qwen2.5-7b-instruct --task serve --rps 1 --today 2026-12-01 --limit 100000", 0);
@@ -116,6 +130,31 @@ TEST_F(InputTrial56E2E, AnEstimateThatFitsNothingSaysWhichSingleChangeFits) {
   }
   const RunResult text = run(base);
   EXPECT_NE(text.out.find("Fits on these GPUs with --task qlora ("), std::string::npos) << text.out;
+}
+
+TEST_F(InputTrial56E2E, SizeAnswersTheGpuAskedBeforeTheTableOfOthers) {
+  // trial56 #13: `size --gpu NAME` printed its answer as the last line, after ~110 rows of other
+  // GPUs. It now comes right after the breakdown, before that table.
+  for (const std::string args : {"size --model llama-3.1-70b --task serve --gpu L40S --quant int4",
+                                 "size --model llama-3.1-8b --task lora --gpu H100"}) {
+    const RunResult r = run(args);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const std::size_t answer = r.out.find("\nOn NVIDIA "), table = r.out.find("\nGPUs that hold it");
+    ASSERT_NE(answer, std::string::npos) << r.out;
+    ASSERT_NE(table, std::string::npos) << r.out;
+    EXPECT_LT(answer, table) << args;
+  }
+}
+
+TEST_F(InputTrial56E2E, NoPlanNamesAFasterPlanOnAnUndatedPrice) {
+  // trial57 #5: "the fastest plan (aws ... × 256) takes 2.0 h" while an undated nebius plan took
+  // 99 min. The advice stays on dated prices and says that a faster undated one exists; JSON
+  // no_plan.fastest stays the dated one.
+  const std::string args = "plan --model mistral-7b-instruct-v0.3 --task lora --tokens 2e10 --deadline 98m --today 2026-12-01";
+  const RunResult r = run(args);
+  ASSERT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("the fastest plan on a dated, unflagged price ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(faster, on an undated price: "), std::string::npos) << r.out;
 }
 
 }  // namespace

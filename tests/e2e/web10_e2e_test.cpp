@@ -179,8 +179,9 @@ TEST_F(ServeTrial10E2E, TheSizePageExplainsEachNumberOnDemand) {
     for (const auto& l : expl)
       EXPECT_NE(html.find("title=\"" + l["name"].get<std::string>() + "\"", section), std::string::npos)
           << lang << " " << l["name"];
-    // The weights' formula keeps its number and the source its citation.
-    EXPECT_NE(html.find("8.03e+09", section), std::string::npos) << lang;
+    // The weights' formula keeps its number (French with its decimal comma, stop 48) and the
+    // source its citation.
+    EXPECT_NE(html.find(lang == "fr" ? "8,03e+09" : "8.03e+09", section), std::string::npos) << lang;
     EXPECT_NE(html.find("Rajbhandari", section), std::string::npos) << lang;
     EXPECT_EQ(html.find("data/", section), std::string::npos) << lang;
   }
@@ -337,7 +338,9 @@ TEST_F(ServeTrial10E2E, ExplanationsAreTranslatedOnFrenchAndThaiPagesWithNamesAn
     std::string memory_sum;  // "sum of the memory terms above"
   };
   const std::vector<Expected> langs = {
-      {"fr", gpu + " par GPU, utilisable " + usable + " avec " + margin + " de marge", "séquences", "somme des termes de mémoire ci-dessus"},
+      // French writes the decimal comma in formulas (stop 48): "173,0 GB".
+      {"fr", gpu + " par GPU, utilisable " + std::regex_replace(usable, std::regex(R"(\.)"), ",") + " avec " + margin + " de marge",
+       "séquences", "somme des termes de mémoire ci-dessus"},
       {"th", gpu + " ต่อ GPU, ใช้ได้ " + usable + " โดยเผื่อ " + margin, "ลำดับ", "ผลรวมของรายการหน่วยความจำด้านบน"}};
   for (const auto& l : langs) {
     auto r = get("/" + std::string(l.lang) + query);
