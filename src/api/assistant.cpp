@@ -622,9 +622,6 @@ class Reader {
     read("output_tokens", output_after, output_before);
   }
 
-  /// A dataset given as examples of a length: "20k examples of 512 tokens", "5000 conversations
-  /// of ~800 tokens each", "10k samples x 2k tokens": the token budget is their product (trial56 #3:
-  /// "512 tokens" was read as the whole budget and refused as shorter than one sequence).
   /// A load without a task word: "run llama 3.1 70b in 4-bit for 10 users", "llama 3.1 8b at 5
   /// requests per second". Users and requests per second are a service's load, so the task is
   /// serving (trial56 #3: "does not say: task"). The echo names the load's words.
@@ -640,6 +637,9 @@ class Reader {
     if (!load.empty()) add("task", "serve", load);
   }
 
+  /// A dataset given as examples of a length: "20k examples of 512 tokens", "5000 conversations
+  /// of ~800 tokens each", "10k samples x 2k tokens": the token budget is their product (trial56 #3:
+  /// "512 tokens" was read as the whole budget and refused as shorter than one sequence).
   void read_examples() {
     static const std::regex re(
         kNumber + R"(\s*()" + kScaleWords +

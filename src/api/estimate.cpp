@@ -164,18 +164,12 @@ EstimateOutput run_estimate(const EstimateInput& in, const Context& ctx) {
     if (req.task == Task::lora || req.task == Task::full) {
       PlanRequest r = req;
       r.task = Task::qlora;
-      bool valid = true;
       try {
         r.validate();
+        if (const auto p = estimate_run(r, out.arch, c, ignored))
+          out.fits_with.push_back({"--task qlora", p->per_gpu_memory_bytes});
       } catch (const Error&) {
-        valid = false;  // e.g. a precision QLoRA does not take: not offered
-      }
-      if (valid) {
-        try {
-          if (const auto p = estimate_run(r, out.arch, c, ignored))
-            out.fits_with.push_back({"--task qlora", p->per_gpu_memory_bytes});
-        } catch (const Error&) {
-        }
+        // A request QLoRA does not take (a precision it refuses): not offered.
       }
     }
   }

@@ -59,16 +59,28 @@ std::int64_t LayerGeometry::linear_params(LinearRole role) const {
   return n;
 }
 
+namespace {
+/// Whether LoRA with `targets` adapts `l` ("all_linear"/"all-linear": every matrix with a target).
+bool lora_adapts(const LinearFamily& l, const std::vector<std::string>& targets) {
+  if (l.lora_target.empty()) return false;
+  return std::any_of(targets.begin(), targets.end(), [&](const std::string& t) {
+    return t == l.lora_target || t == "all_linear" || t == "all-linear";
+  });
+}
+}  // namespace
+
 std::int64_t LayerGeometry::lora_params(std::int64_t rank, const std::vector<std::string>& targets) const {
   std::int64_t n = 0;
-  for (const auto& l : linears) {
-    if (l.lora_target.empty()) continue;
-    const bool hit = std::any_of(targets.begin(), targets.end(), [&](const std::string& t) {
-      return t == l.lora_target || t == "all_linear" || t == "all-linear";
-    });
-    if (hit) n += l.layers * l.copies * rank * (l.d_in + l.d_out);
-  }
+  for (const auto& l : linears)
+    if (lora_adapts(l, targets)) n += l.layers * l.copies * rank * (l.d_in + l.d_out);
   return n;
+}
+
+std::int64_t LayerGeometry::max_lora_rank(const std::vector<std::string>& targets) const {
+  std::int64_t bound = 0;
+  for (const auto& l : linears)
+    if (lora_adapts(l, targets)) bound = std::max(bound, std::min(l.d_in, l.d_out));
+  return bound;
 }
 
 LayerGeometry build_layer_geometry(const ModelArch& a) {

@@ -137,6 +137,10 @@ struct LayerGeometry {
   /// ("all_linear"/"all-linear" = every matrix with a target): r·(d_in + d_out) per adapted copy
   /// [Hu et al. 2021, arXiv:2106.09685 §4]. Routed experts count all E copies.
   std::int64_t lora_params(std::int64_t rank, const std::vector<std::string>& targets) const;
+  /// The largest rank an adapter on those matrices can use: the largest min(d_in, d_out) among
+  /// them (B·A of rank r on a d_in × d_out matrix has rank at most min(d_in, d_out)); 0 when
+  /// `targets` adapts none.
+  std::int64_t max_lora_rank(const std::vector<std::string>& targets) const;
 };
 
 /// Builds the geometry of a decoder / state-space model from its shape fields. Pure.

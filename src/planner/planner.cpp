@@ -836,7 +836,8 @@ SearchOutcome search_serving(const PlanRequest& r, const ModelArch& arch, const 
     if (bytes > usable) continue;
     // Latency target (serving only; a batch job has none): the largest batch whose TTFT and TPOT
     // meet it. When even one sequence misses it, a target the user gave rejects the TP degree; the
-    // default target keeps the full batch and marks the plan (listed, never recommended).
+    // default target marks the plan (listed, never recommended) and keeps the smallest batch that
+    // carries the load (below).
     bool meets = true, smallest_batch_for_load = false;
     const ServingEstimate full = est;  // the batch memory and the request allow, before the latency target
     const double full_bytes = bytes;
@@ -1787,7 +1788,6 @@ std::string serving_tp_choice_text(const PlanRequest& r, const std::vector<Servi
   return out;
 }
 
-/// Stage 7: the caveats of one plan.
 /// Training time on a vendor outside the calibration (docs/accuracy.md: every published training
 /// row is an NVIDIA GPU): said on the plan and the estimate, not only in the docs (trial56 #1,
 /// trial57 #4 for estimate).
@@ -1801,6 +1801,7 @@ void add_time_uncalibrated(const GpuSpec& spec, std::vector<PlanWarning>& w) {
                           {{"gpu", spec.name}, {"vendor", spec.vendor}}});
 }
 
+/// Stage 7: the caveats of one plan.
 void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
   const bool training = request.workload == PlanWorkload::training;
   const bool images = request.workload == PlanWorkload::image_generation;

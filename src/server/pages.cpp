@@ -747,7 +747,7 @@ std::string decimal_commas(const std::string& text) {
   auto digit = [&](std::size_t i) { return i < out.size() && std::isdigit(static_cast<unsigned char>(out[i])); };
   auto word = [&](std::size_t i) {
     const unsigned char c = static_cast<unsigned char>(out[i]);
-    return std::isalnum(c) || c == '_' || c == '.' || c >= 0x80;
+    return std::isalnum(c) || c == '_' || c == '.';  // UTF-8 bytes (×, ≈) are not word characters
   };
   for (std::size_t i = 1; i + 1 < out.size(); ++i) {
     if (out[i] != '.' || !digit(i - 1) || !digit(i + 1)) continue;
@@ -756,8 +756,7 @@ std::string decimal_commas(const std::string& text) {
     bool in_name = false;
     if (start > 0) {
       const std::size_t before = start - 1;
-      in_name = (word(before) && !(static_cast<unsigned char>(out[before]) >= 0x80)) ||
-                (out[before] == '-' && before > 0 && std::isalnum(static_cast<unsigned char>(out[before - 1])));
+      in_name = word(before) || (out[before] == '-' && before > 0 && std::isalnum(static_cast<unsigned char>(out[before - 1])));
     }
     std::size_t end = i + 1;
     while (digit(end)) ++end;

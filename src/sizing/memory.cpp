@@ -1071,15 +1071,7 @@ MemoryBreakdown training_memory(const ModelArch& arch, const TrainingMemoryReque
   // 65536 on a 4096-wide model was planned on 32 MI300X). The bound is the largest smaller side
   // among the targets (model/geometry.hpp): llama-3.1-8b 4096 (q, o, MLP), 1024 for k,v alone.
   if ((req.task == Task::lora || req.task == Task::qlora) && req.lora_rank > 64) {
-    const bool all = std::any_of(req.lora_targets.begin(), req.lora_targets.end(),
-                                 [](const std::string& t) { return t == "all-linear" || t == "all_linear"; });
-    std::int64_t bound = 0;
-    for (const LinearFamily& f : arch.geometry.linears) {
-      if (f.lora_target.empty()) continue;
-      if (!all && std::find(req.lora_targets.begin(), req.lora_targets.end(), f.lora_target) == req.lora_targets.end())
-        continue;
-      bound = std::max(bound, std::min(f.d_in, f.d_out));
-    }
+    const std::int64_t bound = arch.geometry.max_lora_rank(req.lora_targets);
     if (bound > 0 && static_cast<std::int64_t>(req.lora_rank) > bound) {
       throw_invalid_coded("--lora-rank", "too_large",
                           {{"value", fmt::format("{}", req.lora_rank)}, {"max", fmt::format("{}", bound)}},
