@@ -790,9 +790,13 @@ ClusterSpec make_cluster(const GpuSpec& gpu, int gpus_per_node, int nodes, doubl
   return c;
 }
 
+double sustained_factor(const GpuSpec& gpu, const PerfAssumptions& a) noexcept {
+  return gpu.name == std::string_view("NVIDIA GB300 (per GPU)") ? a.sustained_factor_gb300 : 1.0;
+}
+
 double kernel_efficiency(const ModelArch& arch, const TrainingStepRequest& request, const GpuSpec& gpu,
                          const PerfAssumptions& a) {
-  double eff = base_efficiency(gpu, a);
+  double eff = base_efficiency(gpu, a) * sustained_factor(gpu, a);
   if (request.stack != TrainingStack::megatron) eff *= a.eager_efficiency_factor;
   if (arch.hidden_size > 0) eff /= 1.0 + a.hidden_half_width / static_cast<double>(arch.hidden_size);
   const double tokens = static_cast<double>(std::max(request.layout.micro_batch, 1)) *
@@ -995,9 +999,12 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                  // trial54 #5/#6: the layers' efficiency is printed, the stack factor named for what it
                  // is, and the head's saving said to be the mean rank's (the busiest rank's is larger
                  // when it holds the head: the pipeline line shows it).
-                 fmt::format("kernel efficiency = base(GPU generation) × ({} {:.2f}) × 1/(1+{}/h) × "
+                 fmt::format("kernel efficiency = base(GPU generation){} × ({} {:.2f}) × 1/(1+{}/h) × "
                              "1/(1+{}/(b·s)){}{}{}; calibrated on Megatron-LM (Narayanan et al. 2021 Table 1) and "
                              "Megatron-Bridge tables; docs/accuracy.md",
+                             sustained_factor(*c.gpu, a) != 1.0
+                                 ? fmt::format(" × {} sustained {:.2f}", c.gpu->name, sustained_factor(*c.gpu, a))
+                                 : std::string(),
                              r.stack == TrainingStack::megatron ? "fused kernels" : "eager stack",
                              r.stack == TrainingStack::megatron ? 1.0 : a.eager_efficiency_factor, a.hidden_half_width,
                              a.tokens_half_width,

@@ -517,5 +517,42 @@ TEST(PerfTraining, Fp8UsesFp8PeakOnlyWhereSupported) {
   EXPECT_LT(f, 0.95);
 }
 
+TEST(PerfTraining, Gb300SustainsItsCalibratedFactorOverGb200) {
+  // GB300 and GB200 share their datasheet dense peaks (2.5 PFLOP/s BF16 per GPU, data/gpus.csv);
+  // the Megatron-Bridge tables run GB300 ≈ 1.2× GB200 at the same layout, so GB300's kernel
+  // efficiency carries PerfAssumptions::sustained_factor_gb300 (fitted on the 25.11 DGX-GB300 rows).
+  // Two specs that differ only in their names: one GPU, no communication, compute-bound, so the
+  // compute time is FLOPs / (peak × efficiency) and the ratio is the factor itself.
+  GpuSpec gb200 = a100_like();
+  gb200.name = "NVIDIA GB200 (per GPU)";
+  gb200.architecture = "Blackwell";
+  gb200.memory_type = "HBM3e";
+  gb200.dense_flops_per_s[static_cast<std::size_t>(Dtype::bf16)] = 2500e12;
+  GpuSpec gb300 = gb200;
+  gb300.name = "NVIDIA GB300 (per GPU)";
+  gb300.architecture = "Blackwell Ultra";
+  const ModelArch arch = gpt(24, 2048, 51200);
+  PerfAssumptions a = plain();
+  a.sustained_factor_gb300 = 1.25;  // a value of the test's own, so the ratio is not the default's
+  TrainingStepRequest r = request(1, 1, 1, 8);
+  r.stack = TrainingStack::megatron;
+  const TrainingStepEstimate e200 = estimate_training_step(arch, r, make_cluster(gb200, 1, 1, 0), a);
+  const TrainingStepEstimate e300 = estimate_training_step(arch, r, make_cluster(gb300, 1, 1, 0), a);
+  EXPECT_NEAR(e200.compute_seconds / e300.compute_seconds, 1.25, 1e-9);
+  EXPECT_DOUBLE_EQ(e300.hardware_flop_per_step, e200.hardware_flop_per_step);
+  EXPECT_EQ(sustained_factor(gb200, a), 1.0);
+  EXPECT_EQ(sustained_factor(gb300, a), 1.25);
+  EXPECT_EQ(sustained_factor(gb300, PerfAssumptions{}), 1.16);
+  // The explanation names the factor for GB300 and not for GB200.
+  auto efficiency_line = [&](const GpuSpec& gpu) {
+    for (const auto& line : explain_training_step(arch, r, make_cluster(gpu, 1, 1, 0), a))
+      if (line.source.find("kernel efficiency = base(GPU generation)") != std::string::npos) return line.source;
+    return std::string();
+  };
+  EXPECT_NE(efficiency_line(gb300).find("× NVIDIA GB300 (per GPU) sustained 1.25"), std::string::npos)
+      << efficiency_line(gb300);
+  EXPECT_EQ(efficiency_line(gb200).find("sustained"), std::string::npos) << efficiency_line(gb200);
+}
+
 }  // namespace
 }  // namespace gpuplan
