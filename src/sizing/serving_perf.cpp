@@ -154,14 +154,28 @@ Work compute_work(const ModelArch& arch, const ServingPerfRequest& r, const Clus
   // roofline. A decode-only step (llama.cpp, which prefills between steps) is GEMM-bound like our
   // H200 decode timings: the roofline max (tests/data/h200-decode-roofline.jsonl).
   if (pr.continuous_batching) {
-    e.tpot_seconds = step_roofline_seconds(e.decode_memory_seconds, e.decode_compute_seconds + e.prefill_seconds_per_step) +
+    e.step_seconds = step_roofline_seconds(e.decode_memory_seconds, e.decode_compute_seconds + e.prefill_seconds_per_step) +
                      e.tp_comm_seconds_per_step;
+    // What a running sequence waits between its tokens: its steps carry the prompts of the other
+    // B − 1 slots' successors, (B − 1)·P/O tokens per step, not its own (prefilled before its first
+    // token, in ttft). Then residence = ttft + O·tpot ≈ P·t_p + O·d + (B − 1)·P·t_p = O·step, and
+    // Little's law gives rate × residence = B, the batch (trial57 #2: at batch 1 the step's whole
+    // prefill share was shown as time between tokens, 30 ms against a 4 ms decode step).
+    e.prefill_tokens_per_step_others = std::max(batch - 1.0, 0.0) * P / O;
+    const double others_prefill =
+        safe_div(e.prefill_tokens_per_step_others * w.prefill_flop_per_token, w.peak * w.prefill_eff);
+    e.tpot_seconds = step_roofline_seconds(e.decode_memory_seconds, e.decode_compute_seconds + others_prefill) +
+                     tp_comm_seconds(arch, r.tp, batch + e.prefill_tokens_per_step_others, w.link_bytes_per_s, pr, a);
   } else {
-    e.tpot_seconds = std::max(e.decode_memory_seconds, e.decode_compute_seconds) + e.prefill_seconds_per_step +
+    // Static batching (llama.cpp as profiled): the step with the wave's prefill share; the rate's
+    // accounting (static_wave_seconds) uses the same figure.
+    e.step_seconds = std::max(e.decode_memory_seconds, e.decode_compute_seconds) + e.prefill_seconds_per_step +
                      e.tp_comm_seconds_per_step;
+    e.prefill_tokens_per_step_others = e.prefill_tokens_per_step;
+    e.tpot_seconds = e.step_seconds;
   }
   e.tpot_defined = r.output_tokens > 1;
-  e.decode_tokens_per_s = e.batch > 0 ? safe_div(batch, e.tpot_seconds) : 0.0;
+  e.decode_tokens_per_s = e.batch > 0 ? safe_div(batch, e.step_seconds) : 0.0;
   e.weights_memory_seconds = safe_div(e.weights_bytes_per_step, w.bandwidth * w.bw_eff);
   e.kv_memory_seconds_per_sequence =
       safe_div(decode_kv_bytes(arch, r.kv_dtype, mean_ctx), w.bandwidth * w.bw_eff);
@@ -194,14 +208,14 @@ Work compute_work(const ModelArch& arch, const ServingPerfRequest& r, const Clus
   // batching (llama.cpp as profiled): a wave's B prompts are all prefilled before its first
   // decode step, B·P prompt tokens = O × the per-step prefill (trial55 D1/D2: one output token at
   // batch 198 showed 250 ms for a 9.8 s wave). The rates below keep the one-prompt chunk time.
-  w.ttft_floor_seconds = pr.continuous_batching ? e.tpot_seconds : O * e.prefill_seconds_per_step;
+  w.ttft_floor_seconds = pr.continuous_batching ? e.step_seconds : O * e.prefill_seconds_per_step;
   e.ttft_seconds = std::max(w.ttft_chunk_seconds, w.ttft_floor_seconds);
   e.ttft_prompt_seconds = w.ttft_chunk_seconds;
   e.prefill_tokens_per_s = safe_div(P, w.ttft_chunk_seconds);
 
   if (e.batch > 0) {
-    e.requests_per_s_per_replica = pr.continuous_batching ? safe_div(batch, O * e.tpot_seconds)
-                                                          : safe_div(batch, w.ttft_chunk_seconds + O * e.tpot_seconds);
+    e.requests_per_s_per_replica = pr.continuous_batching ? safe_div(batch, O * e.step_seconds)
+                                                          : safe_div(batch, w.ttft_chunk_seconds + O * e.step_seconds);
   }
   e.meets_latency_targets = (!r.ttft_target_seconds || e.ttft_seconds <= *r.ttft_target_seconds) &&
                             (!r.tpot_target_seconds || !e.tpot_defined || e.tpot_seconds <= *r.tpot_target_seconds);
@@ -474,8 +488,8 @@ double decode_kv_bytes(const ModelArch& arch, KvDtype kv_dtype, std::int64_t con
 
 double static_wave_seconds(const ServingEstimate& e, std::int64_t output_tokens) {
   const double decode_steps = static_cast<double>(std::max<std::int64_t>(output_tokens - 1, 0));
-  return std::max(e.ttft_seconds + decode_steps * (e.tpot_seconds - e.prefill_seconds_per_step),
-                  e.ttft_prompt_seconds + decode_steps * e.tpot_seconds);
+  return std::max(e.ttft_seconds + decode_steps * (e.step_seconds - e.prefill_seconds_per_step),
+                  e.ttft_prompt_seconds + decode_steps * e.step_seconds);
 }
 
 ServingEstimate estimate_serving(const ModelArch& arch, const ServingPerfRequest& request, const ClusterSpec& cluster,
@@ -513,7 +527,7 @@ std::vector<ExplainLine> explain_serving(const ModelArch& arch, const ServingPer
                              si(w.ttft_chunk_seconds, "s")) +
                      (e.ttft_seconds > w.ttft_chunk_seconds
                           ? (w.profile.continuous_batching
-                                 ? fmt::format("; at least one steady-state step of {} = {}", si(e.tpot_seconds, "s"),
+                                 ? fmt::format("; at least one steady-state step of {} = {}", si(e.step_seconds, "s"),
                                                si(e.ttft_seconds, "s"))
                                  : fmt::format("; at least the wave's prefill, {} sequences × {} prompt tokens × {} = {}",
                                                e.batch, r.prompt_tokens, si(e.prefill_seconds_per_token, "s"),
@@ -545,20 +559,40 @@ std::vector<ExplainLine> explain_serving(const ModelArch& arch, const ServingPer
                                         si(w.link_bytes_per_s, "B/s"), a.link_efficiency, si(e.tp_comm_seconds_per_step, "s"))
                           : std::string("tp = 1: no all-reduces"),
                  "Megatron TP: 2 all-reduces per layer (Shoeybi et al. 2019 §3); ring 2(n−1)/n (Patarasuk & Yuan 2009)"});
-  // One output token: no time between tokens, the same figure is the step (ServingEstimate::tpot_defined).
-  out.push_back({e.tpot_defined ? "tpot_seconds" : "step_seconds", e.tpot_seconds,
-                 fmt::format("{}(memory {}, compute {} + prefill {}) + TP {} = {}; {:.4g} tokens/s aggregate",
-                             w.profile.continuous_batching ? "max" : "sum of max", si(e.decode_memory_seconds, "s"),
-                             si(e.decode_compute_seconds, "s"), si(e.prefill_seconds_per_step, "s"),
-                             si(e.tp_comm_seconds_per_step, "s"), si(e.tpot_seconds, "s"), e.decode_tokens_per_s) +
+  out.push_back({"step_seconds", e.step_seconds,
+                 (w.profile.continuous_batching
+                      ? fmt::format("soft roofline(memory {}, compute {} + prefill {})", si(e.decode_memory_seconds, "s"),
+                                    si(e.decode_compute_seconds, "s"), si(e.prefill_seconds_per_step, "s"))
+                      : fmt::format("max(memory {}, compute {}) + prefill {}", si(e.decode_memory_seconds, "s"),
+                                    si(e.decode_compute_seconds, "s"), si(e.prefill_seconds_per_step, "s"))) +
+                     fmt::format(" + TP {} = {}; {:.4g} tokens/s aggregate", si(e.tp_comm_seconds_per_step, "s"),
+                                 si(e.step_seconds, "s"), e.decode_tokens_per_s) +
                      (e.tpot_defined ? "" : "; one output token: the steady-state step, not a time between tokens"),
-                 "roofline (Williams et al. 2009) of the mixed decode + prefill step"});
+                 "roofline (Williams et al. 2009) of the steady-state decode + prefill step"});
+  // One output token: no time between tokens (ServingEstimate::tpot_defined).
+  if (e.tpot_defined) {
+    const std::int64_t others = std::max<std::int64_t>(e.batch - 1, 0);
+    const double others_prefill = e.prefill_tokens_per_step_others * e.prefill_seconds_per_token;
+    out.push_back({"tpot_seconds", e.tpot_seconds,
+                   w.profile.continuous_batching
+                       ? fmt::format("{} other slots × {} prompt / {} output = {:.1f} prompt tokens per step (its own "
+                                     "prompt: in the TTFT); soft roofline(memory {}, compute {} + prefill {}) + TP {} = {}",
+                                     others, r.prompt_tokens, r.output_tokens, e.prefill_tokens_per_step_others,
+                                     si(e.decode_memory_seconds, "s"), si(e.decode_compute_seconds, "s"),
+                                     si(others_prefill, "s"), si(e.tpot_seconds - step_roofline_seconds(
+                                                                     e.decode_memory_seconds,
+                                                                     e.decode_compute_seconds + others_prefill),
+                                                                 "s"),
+                                     si(e.tpot_seconds, "s"))
+                       : fmt::format("step {}", si(e.tpot_seconds, "s")),
+                   "Little's law: TTFT + O × TPOT = O × step; rate × time per request = batch"});
+  }
   out.push_back({"requests_per_s_per_replica", e.requests_per_s_per_replica,
                  w.profile.continuous_batching
-                     ? fmt::format("{} / ({} × {}) = {:.4g}", e.batch, r.output_tokens, si(e.tpot_seconds, "s"),
+                     ? fmt::format("{} / ({} × {}) = {:.4g}", e.batch, r.output_tokens, si(e.step_seconds, "s"),
                                    e.requests_per_s_per_replica)
                      : fmt::format("{} / ({} + {} × {}) = {:.4g}", e.batch, si(e.ttft_prompt_seconds, "s"), r.output_tokens,
-                                   si(e.tpot_seconds, "s"), e.requests_per_s_per_replica),
+                                   si(e.step_seconds, "s"), e.requests_per_s_per_replica),
                  "Little's law: concurrency / time per request"});
   return out;
 }

@@ -23,8 +23,11 @@
 ///     "Sarathi-Serve", arXiv:2403.02310): in steady state B/O requests finish per decode step, so
 ///     B·P/O prompt tokens are prefilled per step inside the same step; the step's time is
 ///     step_roofline_seconds(weights + KV read, decode FLOPs + those prefill FLOPs) + TP
-///     communication (a soft roofline, below), and it is the tpot every running sequence sees. Engines without it (llama.cpp) run the prefill
-///     between decode steps: step = decode step + the prefill share.
+///     communication (a soft roofline, below): step_seconds, which sets the rate. A running sequence's
+///     steps carry the prompts of the other B − 1 slots' successors, (B − 1)·P/O tokens: that step is
+///     its tpot (its own prompt is in its ttft), so ttft + O·tpot ≈ O·step and rate × time per request
+///     = B (Little's law). Engines without it (llama.cpp) run the prefill
+///     between decode steps: step = tpot = decode step + the prefill share.
 ///   ttft = the prompt's chunks (prefill_chunk_tokens minus the decode tokens of the running batch
 ///     per step, at least a quarter of the budget) × the step time with that chunk.
 ///   requests/s = B / (O × step) with continuous batching; B / (ttft + O × step) without.
@@ -112,19 +115,26 @@ struct ServingEstimate {
   double prefill_tokens_per_s = 0;  ///< prompt tokens per second for one prompt, per replica
   double decode_tokens_per_s = 0;   ///< generated tokens per second, aggregate over the batch
   /// Time to first token: the prompt's chunks, each in a step with the running batch's decode;
-  /// under continuous batching at least one steady-state step (tpot_seconds), which also carries
+  /// under continuous batching at least one steady-state step (step_seconds), which also carries
   /// the other arrivals' prompts.
   double ttft_seconds = 0;
   /// The prompt's own chunks alone (the TTFT before its floor); static batching's request rate
-  /// is batch / (ttft_prompt_seconds + output_tokens × tpot_seconds), the wave's prefill being in tpot.
+  /// is batch / (ttft_prompt_seconds + output_tokens × step_seconds), the wave's prefill being in the step.
   double ttft_prompt_seconds = 0;
-  double tpot_seconds = 0;          ///< time per output token (one decode step at the batch)
+  /// Time per output token a running sequence sees: with continuous batching the decode step at the
+  /// batch carrying the prompts of the other B − 1 slots' successors, (B − 1)·P/O tokens (its own
+  /// prompt is in ttft_seconds); static batching: step_seconds.
+  double tpot_seconds = 0;
+  /// The steady-state step: decode at the batch + B·P/O prompt tokens (continuous batching) or the
+  /// wave's prefill share (static). Sets the rate: requests_per_s_per_replica = B / (O × step)
+  /// (continuous), decode_tokens_per_s = B / step.
+  double step_seconds = 0;
   /// false with output_tokens 1: no token follows the first, so tpot_seconds is the steady-state
   /// step only (it still sets the rate), not a time anyone waits between tokens; shown as null / "—".
   bool tpot_defined = true;
   std::int64_t max_concurrent_sequences = 0;  ///< KV capacity / KV bytes per sequence
   std::int64_t batch = 0;                     ///< sequences decoded together: min(concurrency, max)
-  double requests_per_s_per_replica = 0;      ///< batch / (ttft + output_tokens × tpot)
+  double requests_per_s_per_replica = 0;      ///< B / (O × step) continuous; B / (ttft prompt + O × step) static
   // Breakdown of one decode step.
   double weights_bytes_per_step = 0;  ///< weight bytes read per decode step, whole replica
   double kv_bytes_per_step = 0;       ///< KV bytes read per decode step for the batch
@@ -133,6 +143,8 @@ struct ServingEstimate {
   bool decode_compute_bound = false;  ///< decode_compute_seconds > decode_memory_seconds
   double prefill_tokens_per_step = 0;   ///< steady-state prompt tokens prefilled per decode step (B·P/O)
   double prefill_seconds_per_step = 0;  ///< their compute time inside each step
+  /// Of them, the prompts a running sequence's steps carry: (B − 1)·P/O (continuous batching).
+  double prefill_tokens_per_step_others = 0;
   double tp_comm_seconds_per_step = 0;  ///< TP all-reduces of one step (0 when tp = 1)
   double output_tokens_per_s = 0;       ///< = decode_tokens_per_s (steady state, per replica)
   bool meets_latency_targets = true;    ///< ttft/tpot within the request's targets (true if none)

@@ -55,10 +55,47 @@ TEST(ServingUnderLoad, ChunkedPrefillIsChargedAgainstDecode) {
   // and the decode + prefill math, max + min·sqrt(min/max), written out here.
   const double hi = std::max(e.decode_memory_seconds, e.decode_compute_seconds + prefill);
   const double lo = std::min(e.decode_memory_seconds, e.decode_compute_seconds + prefill);
-  EXPECT_NEAR(e.tpot_seconds, hi + lo * std::sqrt(lo / hi), 1e-12);
+  EXPECT_NEAR(e.step_seconds, hi + lo * std::sqrt(lo / hi), 1e-12);
   // The prefill share makes the step slower than the decode-only roofline by a visible margin.
-  EXPECT_GT(e.tpot_seconds, 2.0 * std::max(e.decode_memory_seconds, e.decode_compute_seconds));
-  EXPECT_NEAR(e.output_tokens_per_s, 64.0 / e.tpot_seconds, 1e-9);
+  EXPECT_GT(e.step_seconds, 2.0 * std::max(e.decode_memory_seconds, e.decode_compute_seconds));
+  EXPECT_NEAR(e.output_tokens_per_s, 64.0 / e.step_seconds, 1e-9);
+  // A running sequence's steps carry the other 63 slots' successors' prompts, 63·4096/128 = 2016
+  // tokens (its own prompt is in its TTFT): the same roofline with that prefill.
+  EXPECT_DOUBLE_EQ(e.prefill_tokens_per_step_others, 2016.0);
+  const double prefill63 = 2016.0 * per_token / (989e12 * engine_profile(ServingEngine::vllm, a).prefill_efficiency_16bit);
+  const double hi63 = std::max(e.decode_memory_seconds, e.decode_compute_seconds + prefill63);
+  const double lo63 = std::min(e.decode_memory_seconds, e.decode_compute_seconds + prefill63);
+  EXPECT_NEAR(e.tpot_seconds, hi63 + lo63 * std::sqrt(lo63 / hi63), 1e-12);
+  EXPECT_LT(e.tpot_seconds, e.step_seconds);
+}
+
+// Little's law at the batch (trial57 #2): a request holds its slot for TTFT + O × TPOT, and at the
+// rate requests_per_s_per_replica the slots in use are rate × that time. It has to be the batch,
+// not more: at batch 1 with 100k-token prompts the step's whole prefill share used to be shown as
+// time between tokens, and rate × (TTFT + O × TPOT) came to 1.9 sequences in one slot.
+TEST(ServingUnderLoad, LittlesLawHoldsAtTheBatch) {
+  const GpuSpec g = h100();
+  const ModelArch arch = load_preset("llama-3.1-8b");
+  const PerfAssumptions a;
+  for (const std::int64_t prompt : {512, 8192, 100000}) {
+    for (const std::int64_t batch : {1, 2, 8, 64}) {
+      ServingPerfRequest r;
+      r.prompt_tokens = prompt;
+      r.output_tokens = 200;
+      r.concurrency = batch;
+      const ServingEstimate e = estimate_serving(arch, r, make_cluster(g, 1, 1, 0), 1e12, a);
+      ASSERT_EQ(e.batch, batch);
+      const double in_slots = e.requests_per_s_per_replica * (e.ttft_seconds + 200 * e.tpot_seconds);
+      // Exact when the TTFT is the prompt's prefill at the step's speed; the chunk rule's TTFT and
+      // the soft roofline's mixing keep it within 15% of the batch, and never near twice it.
+      EXPECT_NEAR(in_slots / static_cast<double>(batch), 1.0, 0.15) << "prompt " << prompt << " batch " << batch;
+      // At batch 1 no other prompt rides in a running sequence's steps: the decode step alone.
+      if (batch == 1) {
+        EXPECT_EQ(e.prefill_tokens_per_step_others, 0.0);
+        EXPECT_NEAR(e.tpot_seconds, step_roofline_seconds(e.decode_memory_seconds, e.decode_compute_seconds), 1e-12);
+      }
+    }
+  }
 }
 
 // TP all-reduce per layer over the link the cluster actually has: 2 per layer of
@@ -118,7 +155,8 @@ TEST(ServingUnderLoad, EnginesAndKernelFormatsDiffer) {
   // chunks, not the TTFT, whose floor is that same prefill (serving_perf.hpp ttft_prompt_seconds).
   EXPECT_NEAR(lcpp.requests_per_s_per_replica, 32.0 / (lcpp.ttft_prompt_seconds + 256 * lcpp.tpot_seconds), 1e-9);
   EXPECT_NEAR(lcpp.ttft_seconds, std::max(lcpp.ttft_prompt_seconds, 256 * lcpp.prefill_seconds_per_step), 1e-12);
-  EXPECT_NEAR(vllm.requests_per_s_per_replica, 32.0 / (256 * vllm.tpot_seconds), 1e-9);
+  EXPECT_NEAR(vllm.requests_per_s_per_replica, 32.0 / (256 * vllm.step_seconds), 1e-9);
+  EXPECT_EQ(lcpp.tpot_seconds, lcpp.step_seconds);  // static batching: the step with the wave's share
   EXPECT_GT(trt.requests_per_s_per_replica, vllm.requests_per_s_per_replica);
   // FP8 weights: W8A8 prefill at the FP8 peak on H100; A100 has no FP8 peak (de-quantised).
   r.engine = ServingEngine::vllm;
