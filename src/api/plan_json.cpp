@@ -194,6 +194,7 @@ json plan_json(const Plan& p, std::size_t rank) {
     j["serving"] = {{"ttft_seconds", s.ttft_seconds},
                     {"tpot_seconds", s.tpot_defined ? json(s.tpot_seconds) : json(nullptr)},
                     {"step_seconds", s.step_seconds},
+                    {"queue_wait_seconds", p.queue_wait_seconds ? json(*p.queue_wait_seconds) : json(nullptr)},
                     {"batch", s.batch},
                     {"max_concurrent_sequences", s.max_concurrent_sequences},
                     {"requests_per_s_per_replica", s.requests_per_s_per_replica},

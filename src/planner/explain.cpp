@@ -184,8 +184,12 @@ std::vector<PlanExplainLine> explain_plan(const PlanRequest& request, const Mode
     {
       const std::string load =
           request.requests_per_s
-              ? fmt::format("ceil({:.3g} req/s / {:.3g} req/s per replica)", *request.requests_per_s,
-                            p.serving->requests_per_s_per_replica)
+              ? fmt::format("ceil({:.3g} req/s / {:.3g} req/s per replica) = {}; fewest replicas whose mean "
+                            "queue wait is at most {:.3g} s: {}",
+                            *request.requests_per_s, p.serving->requests_per_s_per_replica,
+                            replicas_needed(*p.serving, *request.requests_per_s, 0),
+                            detail::serving_queue_wait_budget_seconds(request, *p.serving),
+                            detail::serving_replicas_needed(request, *p.serving))
           : request.concurrency
               ? fmt::format("ceil({} users / {} sequences per replica)", *request.concurrency, p.serving->batch)
               // A batch job (trial47 D8: "ceil(0 users / ...)"): every GPU of its instances.
@@ -200,6 +204,18 @@ std::vector<PlanExplainLine> explain_plan(const PlanRequest& request, const Mode
                                       p.layout.tp, load)
                         : load,
           "gpuplan serving model");
+      if (request.requests_per_s) {
+        const double wait = queue_wait_seconds(*p.serving, p.replicas, *request.requests_per_s);
+        const double slots = static_cast<double>(p.replicas) * static_cast<double>(p.serving->batch);
+        const double service = static_cast<double>(p.serving->batch) / p.serving->requests_per_s_per_replica;
+        add(out, "serving.queue_wait_seconds", wait, "s",
+            fmt::format("{:.0f} slots = {} replicas × batch {}; slot time {:.4g} s = batch / req/s per replica; "
+                        "offered load {:.4g} req/s × {:.4g} s = {:.4g} slots busy ({:.1f}%): mean queue wait before "
+                        "the first token",
+                        slots, p.replicas, p.serving->batch, service, *request.requests_per_s, service,
+                        *request.requests_per_s * service, 100.0 * *request.requests_per_s * service / slots),
+            "Erlang C (M/M/c, Kleinrock 1975 §3.5) × 1/2 for deterministic service (Allen–Cunneen; exact for M/D/1)");
+      }
       // The replicas' worth the load keeps busy (the search's own rule), when below the replicas.
       if (const double busy = detail::serving_replicas_busy(request, *p.serving, p.replicas);
           busy < static_cast<double>(p.replicas)) {

@@ -1,5 +1,7 @@
 #include "planner/plan_inputs.hpp"
 
+#include <cmath>
+
 namespace gpuplan::detail {
 
 TrainingMemoryRequest training_memory_request(const PlanRequest& r, const ParallelLayout& layout, Recompute rc,
@@ -61,6 +63,20 @@ double serving_replicas_busy(const PlanRequest& r, const ServingEstimate& e, std
   if (r.concurrency && e.batch > 0) busy = std::min(busy, static_cast<double>(*r.concurrency) / static_cast<double>(e.batch));
   if (r.requests_per_s && e.requests_per_s_per_replica > 0) busy = std::min(busy, *r.requests_per_s / e.requests_per_s_per_replica);
   return busy;
+}
+
+double serving_queue_wait_budget_seconds(const PlanRequest& r, const ServingEstimate& e) {
+  if (r.workload != PlanWorkload::serving || !r.requests_per_s) return 0.0;
+  const double slack = r.effective_ttft_seconds() - e.ttft_seconds;
+  return std::isfinite(slack) ? std::max(slack, 0.1 * e.ttft_seconds) : 0.1 * e.ttft_seconds;
+}
+
+std::int64_t serving_replicas_needed(const PlanRequest& r, const ServingEstimate& e) {
+  std::int64_t n = replicas_needed(e, r.requests_per_s.value_or(0), r.concurrency.value_or(0));
+  if (n > 0 && r.concurrency && e.batch > 0) n = std::max(n, (*r.concurrency + e.batch - 1) / e.batch);
+  if (n > 0 && r.workload == PlanWorkload::serving && r.requests_per_s)
+    n = replicas_for_queue_wait(e, *r.requests_per_s, serving_queue_wait_budget_seconds(r, e), n);
+  return n;
 }
 
 ServingPerfRequest serving_perf_request(const PlanRequest& r, int tp, std::int64_t concurrency) {

@@ -27,6 +27,16 @@ ServingPerfRequest serving_perf_request(const PlanRequest& r, int tp, std::int64
 /// replica, each at most `replicas` (a fixed cluster may hold more than the load needs). A batch
 /// job (no load): `replicas`.
 double serving_replicas_busy(const PlanRequest& r, const ServingEstimate& e, std::int64_t replicas);
+/// The mean queue wait an --rps load may add before its first token, seconds: the TTFT target's
+/// slack (effective target − TTFT), and at least a tenth of the TTFT (a plan at or past its target,
+/// or with only --tpot-ms set, is not driven to many replicas by a wait far below its own TTFT).
+/// 0 without --rps.
+double serving_queue_wait_budget_seconds(const PlanRequest& r, const ServingEstimate& e);
+/// The replicas a service's load needs: replicas_needed (the rate and the users), at least
+/// ceil(users / batch), and for an --rps load the fewest whose mean queue wait
+/// (queue_wait_seconds, M/D/c) stays within serving_queue_wait_budget_seconds. 0 = the estimate
+/// serves nothing.
+std::int64_t serving_replicas_needed(const PlanRequest& r, const ServingEstimate& e);
 /// Classifier-free guidance (two denoiser passes per step) for UNet pipelines, not for FLUX-schnell.
 DiffusionRequest diffusion_request(const PlanRequest& r, const ModelArch& arch, int gpus);
 

@@ -789,11 +789,7 @@ SearchOutcome search_serving(const PlanRequest& r, const ModelArch& arch, const 
     return a.rate > b.rate;
   };
   // The replicas the load needs at an estimate (as assemble counts them; 0 = none carries it).
-  auto needed_replicas = [&](const ServingEstimate& e) -> std::int64_t {
-    std::int64_t n = replicas_needed(e, r.requests_per_s.value_or(0), r.concurrency.value_or(0));
-    if (n > 0 && r.concurrency && e.batch > 0) n = std::max(n, (*r.concurrency + e.batch - 1) / e.batch);
-    return n;
-  };
+  auto needed_replicas = [&](const ServingEstimate& e) -> std::int64_t { return detail::serving_replicas_needed(r, e); };
   Rank best_rank;
   bool have_best = false;
   for (int tp = 1; tp <= key.gpus_per_node; tp *= 2) {
@@ -1484,10 +1480,7 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const PerfAssum
     if (request.workload == PlanWorkload::serving) {
       // Sequences held at once: the batch each replica runs (lowered to meet a latency target),
       // not only what its KV cache holds.
-      replicas = replicas_needed(e, request.requests_per_s.value_or(0), request.concurrency.value_or(0));
-      if (replicas > 0 && request.concurrency && e.batch > 0) {
-        replicas = std::max(replicas, (*request.concurrency + e.batch - 1) / e.batch);
-      }
+      replicas = detail::serving_replicas_needed(request, e);
     } else {
       replicas = o.replicas_per_instance * nodes;  // batch job: every GPU of its `nodes` instances
       // No instance without a request of its own (trial47 D7: 3 requests on 4 instances), unless
@@ -1519,6 +1512,10 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const PerfAssum
     p.meets_latency_target = o.meets_latency;
     p.batch_for_fixed_cluster = o.batch_for_fixed_cluster;
     p.batch_smallest_for_load = o.batch_smallest_for_load;
+    if (request.workload == PlanWorkload::serving && request.requests_per_s) {
+      const double wait = queue_wait_seconds(e, replicas, *request.requests_per_s);
+      if (std::isfinite(wait)) p.queue_wait_seconds = wait;
+    }
     if (!candidate && request.workload == PlanWorkload::serving) p.serving_tp_options = o.tp_options;
     p.kv_capacity_bytes = o.kv_capacity_bytes;
     // What the replicas serve: the load's own requests, not every replica's full batch (trial46 D2:
@@ -1945,8 +1942,13 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
     const double busy = request.concurrency ? static_cast<double>(*request.concurrency)
                         : batch_job_fewer_requests_than_replicas ? std::ceil(*request.requests)
                                                                  : detail::serving_replicas_busy(request, *p.serving, p.replicas);
+    // An --rps load also keeps the replicas its queue wait needs (serving_replicas_needed): they
+    // share the load, none is idle.
+    const double needed = request.requests_per_s && !batch_job_fewer_requests_than_replicas
+                              ? std::max(busy, static_cast<double>(detail::serving_replicas_needed(request, *p.serving)))
+                              : busy;
     const std::int64_t busy_replicas =
-        std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(busy - 1e-9)), 1, std::max<std::int64_t>(p.replicas, 1));
+        std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(needed - 1e-9)), 1, std::max<std::int64_t>(p.replicas, 1));
     const std::int64_t used = busy_replicas * p.layout.tp;
     if (used > 0 && used < rented) {
       w.push_back(PlanWarning{

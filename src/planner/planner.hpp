@@ -210,6 +210,9 @@ struct Plan {
   /// so the batch is the smallest that carries the load on as few replicas as the largest batch
   /// memory holds (trial55 D4)
   bool batch_smallest_for_load = false;
+  /// --rps service: the mean wait for a free slot at the plan's replicas (queue_wait_seconds, M/D/c),
+  /// seconds; unset for other loads.
+  std::optional<double> queue_wait_seconds;
   /// The matmul precision the time model used when the asked one has no published peak for this
   /// GPU ("fp32" when the GPU's BF16/FP16 tensor rates are unknown in data/gpus.csv and its FP32
   /// peak is used: times are pessimistic); empty when the asked precision's peak is known.

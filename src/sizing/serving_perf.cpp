@@ -508,6 +508,38 @@ std::int64_t replicas_needed(const ServingEstimate& estimate, double target_requ
   return static_cast<std::int64_t>(n);
 }
 
+double queue_wait_seconds(const ServingEstimate& e, std::int64_t replicas, double requests_per_s) {
+  if (!(requests_per_s > 0) || e.batch <= 0 || !(e.requests_per_s_per_replica > 0) || replicas <= 0) return 0.0;
+  const double servers = static_cast<double>(replicas) * static_cast<double>(e.batch);
+  const double service = static_cast<double>(e.batch) / e.requests_per_s_per_replica;  // seconds a request holds a slot
+  const double a = requests_per_s * service;                                           // offered load, Erlangs
+  if (!(a < servers)) return std::numeric_limits<double>::infinity();
+  // Erlang B as 1 / Σ_{j=0..n} n!/((n−j)!·a^j): terms t_j = t_{j−1}·(n − j + 1)/a, the Poisson
+  // probabilities below n relative to P(n). Once the sum passes 1e250, B is below 1e-250: no wait.
+  const auto n = static_cast<std::int64_t>(servers);
+  double sum = 1.0, term = 1.0;
+  for (std::int64_t j = 1; j <= n; ++j) {
+    term *= static_cast<double>(n - j + 1) / a;
+    sum += term;
+    if (sum > 1e250) return 0.0;
+    if (term < 1e-18 * sum && static_cast<double>(n - j) < a) break;  // past the mode, the rest is negligible
+  }
+  const double erlang_b = 1.0 / sum;
+  const double rho = a / servers;
+  const double erlang_c = erlang_b / (1.0 - rho * (1.0 - erlang_b));
+  return 0.5 * erlang_c * service / (servers - a);
+}
+
+std::int64_t replicas_for_queue_wait(const ServingEstimate& e, double requests_per_s, double max_wait_seconds,
+                                     std::int64_t at_least) {
+  if (at_least <= 0 || !(requests_per_s > 0)) return at_least;
+  const std::int64_t bound = 4 * at_least + 4;
+  for (std::int64_t c = at_least; c < bound; ++c) {
+    if (queue_wait_seconds(e, c, requests_per_s) <= max_wait_seconds) return c;
+  }
+  return bound;
+}
+
 std::vector<ExplainLine> explain_serving(const ModelArch& arch, const ServingPerfRequest& r, const ClusterSpec& c,
                                          double kv_capacity_bytes, const PerfAssumptions& a) {
   const Work w = compute_work(arch, r, c, kv_capacity_bytes, a);

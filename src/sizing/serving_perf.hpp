@@ -232,6 +232,25 @@ ServingEstimate largest_batch_meeting_targets(const ModelArch& arch, const Servi
 std::int64_t replicas_needed(const ServingEstimate& estimate, double target_requests_per_s,
                              std::int64_t target_concurrency);
 
+/// Mean time a request waits for a free slot under an open-loop (Poisson) arrival rate of
+/// `requests_per_s` spread over `replicas`, seconds. The replicas' replicas × batch slots are the
+/// servers of an M/D/c queue: each request holds a slot for batch / requests_per_s_per_replica
+/// (its TTFT + O × TPOT, Little's law), and the plan's requests are alike, so the service time is
+/// deterministic. Wait = Erlang C's M/M/c wait, C(c, a) × service / (c − a) with offered load
+/// a = rate × service (Kleinrock 1975, Queueing Systems I §3.5), × (1 + C_s²)/2 with C_s = 0: the
+/// Allen–Cunneen approximation for M/G/c, exact for M/D/1 (Pollaczek–Khinchine: ρ / (2μ(1 − ρ))).
+/// +inf when the load reaches the slots' capacity (a ≥ c); 0 with no rate or an estimate that
+/// serves nothing.
+double queue_wait_seconds(const ServingEstimate& estimate, std::int64_t replicas, double requests_per_s);
+
+/// The fewest replicas, at least `at_least` (replicas_needed's count), whose mean queue wait
+/// (queue_wait_seconds) is at most `max_wait_seconds`; searched up to 4 × at_least + 4 (then that
+/// bound). An open-loop rate needs it: replicas_needed alone lets the slots run at up to 100% of
+/// their capacity, where the queue grows without bound (trial57: 1 req/s of 100k-token prompts on
+/// 6 MI300X replicas, 99.8% busy).
+std::int64_t replicas_for_queue_wait(const ServingEstimate& estimate, double requests_per_s, double max_wait_seconds,
+                                     std::int64_t at_least);
+
 /// Explanation lines for the estimate (same numbers as estimate_serving).
 std::vector<ExplainLine> explain_serving(const ModelArch& arch, const ServingPerfRequest& request,
                                          const ClusterSpec& cluster, double kv_capacity_bytes,

@@ -164,6 +164,39 @@ TEST(PerfServing, ReplicasAndRequestsPerSecond) {
   EXPECT_DOUBLE_EQ(lines.back().value, e.requests_per_s_per_replica);
 }
 
+TEST(PerfServing, QueueWaitIsTheMDcWaitOfTheSlots) {
+  // A hand-made estimate: batch B, a replica finishing mu requests per second, so each request
+  // holds one of its B slots for B / mu seconds.
+  ServingEstimate e;
+  e.batch = 1;
+  e.max_concurrent_sequences = 1;
+  e.requests_per_s_per_replica = 2.0;  // service 0.5 s
+  // M/D/1 (Pollaczek–Khinchine): W = rho / (2 mu (1 − rho)); at 1.5 req/s rho = 0.75:
+  // 0.75 / (2 × 2 × 0.25) = 0.75 s.
+  EXPECT_NEAR(queue_wait_seconds(e, 1, 1.5), 0.75, 1e-12);
+  // Two replicas of one slot (M/D/2), a = 1.5 × 0.5 = 0.75 Erlang, rho = 0.375. Erlang B(2, a) =
+  // (a²/2) / (1 + a + a²/2) = 0.28125 / 2.03125; Erlang C = B / (1 − rho (1 − B)); M/M/2 wait =
+  // C × 0.5 / (2 − 0.75); M/D/2 half of it.
+  const double a = 0.75, b = (a * a / 2) / (1 + a + a * a / 2), c = b / (1 - 0.375 * (1 - b));
+  EXPECT_NEAR(queue_wait_seconds(e, 2, 1.5), 0.5 * c * 0.5 / (2 - a), 1e-12);
+  // At or past the capacity the queue grows without bound; no rate, no wait.
+  EXPECT_TRUE(std::isinf(queue_wait_seconds(e, 1, 2.0)));
+  EXPECT_EQ(queue_wait_seconds(e, 3, 0.0), 0.0);
+  // A batch of 64 per replica: 64 slots each held 64 / mu seconds. At 99.8% of two replicas'
+  // capacity the wait is far above one request's service; one more replica brings it under 1 s.
+  e.batch = 64;
+  e.max_concurrent_sequences = 64;
+  e.requests_per_s_per_replica = 16.0;  // service 4 s
+  const double rate = 0.998 * 2 * 16.0;
+  EXPECT_EQ(replicas_needed(e, rate, 0), 2);
+  EXPECT_GT(queue_wait_seconds(e, 2, rate), 4.0);
+  EXPECT_LT(queue_wait_seconds(e, 3, rate), 1e-3);
+  EXPECT_EQ(replicas_for_queue_wait(e, rate, 1.0, 2), 3);
+  // A rate far below the capacity keeps replicas_needed's count.
+  EXPECT_EQ(replicas_for_queue_wait(e, 10.0, 0.01, 1), 1);
+  EXPECT_LT(queue_wait_seconds(e, 1, 10.0), 1e-3);  // 64 slots at 62.5%: Erlang C ≈ 1e-4
+}
+
 TEST(PerfServing, NoKvRoomMeansNoService) {
   const GpuSpec gpu = h100_like();
   const ModelArch arch = load_preset("llama-3.1-8b");
