@@ -206,14 +206,15 @@ std::vector<PlanExplainLine> explain_plan(const PlanRequest& request, const Mode
           "gpuplan serving model");
       if (request.requests_per_s) {
         const double wait = queue_wait_seconds(*p.serving, p.replicas, *request.requests_per_s);
-        const double slots = static_cast<double>(p.replicas) * static_cast<double>(p.serving->batch);
         const double service = static_cast<double>(p.serving->batch) / p.serving->requests_per_s_per_replica;
+        const double offered = *request.requests_per_s / static_cast<double>(p.replicas) * service;
+        // Busy share floored to 0.1% (99.98% is not "100.0%": trial58 #4).
+        const double busy_pct = std::floor(1000.0 * offered / static_cast<double>(p.serving->batch)) / 10.0;
         add(out, "serving.queue_wait_seconds", wait, "s",
-            fmt::format("{:.0f} slots = {} replicas × batch {}; slot time {:.4g} s = batch / req/s per replica; "
-                        "offered load {:.4g} req/s × {:.4g} s = {:.4g} slots busy ({:.1f}%): mean queue wait before "
-                        "the first token",
-                        slots, p.replicas, p.serving->batch, service, *request.requests_per_s, service,
-                        *request.requests_per_s * service, 100.0 * *request.requests_per_s * service / slots),
+            fmt::format("{} slots per replica (batch); slot time {:.4g} s = batch / req/s per replica; offered load "
+                        "{:.4g} req/s / {} × {:.4g} s = {:.4g} slots busy ({:.1f}%): mean queue wait before the first "
+                        "token, each replica queueing its share",
+                        p.serving->batch, service, *request.requests_per_s, p.replicas, service, offered, busy_pct),
             "Erlang C (M/M/c, Kleinrock 1975 §3.5) × 1/2 for deterministic service (Allen–Cunneen; exact for M/D/1)");
       }
       // The replicas' worth the load keeps busy (the search's own rule), when below the replicas.

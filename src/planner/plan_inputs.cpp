@@ -71,9 +71,14 @@ double serving_queue_wait_budget_seconds(const PlanRequest& r, const ServingEsti
   return std::isfinite(slack) ? std::max(slack, 0.1 * e.ttft_seconds) : 0.1 * e.ttft_seconds;
 }
 
-std::int64_t serving_replicas_needed(const PlanRequest& r, const ServingEstimate& e) {
+std::int64_t serving_replicas_for_capacity(const PlanRequest& r, const ServingEstimate& e) {
   std::int64_t n = replicas_needed(e, r.requests_per_s.value_or(0), r.concurrency.value_or(0));
   if (n > 0 && r.concurrency && e.batch > 0) n = std::max(n, (*r.concurrency + e.batch - 1) / e.batch);
+  return n;
+}
+
+std::int64_t serving_replicas_needed(const PlanRequest& r, const ServingEstimate& e) {
+  std::int64_t n = serving_replicas_for_capacity(r, e);
   if (n > 0 && r.workload == PlanWorkload::serving && r.requests_per_s)
     n = replicas_for_queue_wait(e, *r.requests_per_s, serving_queue_wait_budget_seconds(r, e), n);
   return n;

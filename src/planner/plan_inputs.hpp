@@ -32,10 +32,14 @@ double serving_replicas_busy(const PlanRequest& r, const ServingEstimate& e, std
 /// or with only --tpot-ms set, is not driven to many replicas by a wait far below its own TTFT).
 /// 0 without --rps.
 double serving_queue_wait_budget_seconds(const PlanRequest& r, const ServingEstimate& e);
-/// The replicas a service's load needs: replicas_needed (the rate and the users), at least
-/// ceil(users / batch), and for an --rps load the fewest whose mean queue wait
-/// (queue_wait_seconds, M/D/c) stays within serving_queue_wait_budget_seconds. 0 = the estimate
-/// serves nothing.
+/// The replicas whose capacity carries a service's load: replicas_needed (the rate and the users),
+/// at least ceil(users / batch). 0 = the estimate serves nothing.
+std::int64_t serving_replicas_for_capacity(const PlanRequest& r, const ServingEstimate& e);
+/// The replicas a service's load needs: serving_replicas_for_capacity, and for an --rps load the
+/// fewest whose mean queue wait (queue_wait_seconds, M/D/c per replica) stays within
+/// serving_queue_wait_budget_seconds. A fixed cluster (--gpus / --nodes) or --max-nodes /
+/// --max-gpus may hold fewer: the planner then runs what they hold, down to the capacity count,
+/// and states the wait. 0 = the estimate serves nothing.
 std::int64_t serving_replicas_needed(const PlanRequest& r, const ServingEstimate& e);
 /// Classifier-free guidance (two denoiser passes per step) for UNet pipelines, not for FLUX-schnell.
 DiffusionRequest diffusion_request(const PlanRequest& r, const ModelArch& arch, int gpus);

@@ -789,7 +789,11 @@ SearchOutcome search_serving(const PlanRequest& r, const ModelArch& arch, const 
     return a.rate > b.rate;
   };
   // The replicas the load needs at an estimate (as assemble counts them; 0 = none carries it).
-  auto needed_replicas = [&](const ServingEstimate& e) -> std::int64_t { return detail::serving_replicas_needed(r, e); };
+  // A fixed cluster runs whatever it holds: it carries the load when its capacity does (the queue
+  // wait at its replicas is stated, not a reason for no plan).
+  auto needed_replicas = [&](const ServingEstimate& e) -> std::int64_t {
+    return fixed_nodes > 0 ? detail::serving_replicas_for_capacity(r, e) : detail::serving_replicas_needed(r, e);
+  };
   Rank best_rank;
   bool have_best = false;
   for (int tp = 1; tp <= key.gpus_per_node; tp *= 2) {
@@ -1480,7 +1484,15 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const PerfAssum
     if (request.workload == PlanWorkload::serving) {
       // Sequences held at once: the batch each replica runs (lowered to meet a latency target),
       // not only what its KV cache holds.
-      replicas = detail::serving_replicas_needed(request, e);
+      replicas = fixed_cluster ? detail::serving_replicas_for_capacity(request, e) : detail::serving_replicas_needed(request, e);
+      // --max-nodes / --max-gpus below the queue's count: as many replicas as they allow, down to
+      // the capacity count (the wait at those replicas is stated).
+      if (!fixed_cluster && replicas > 0 && request.requests_per_s) {
+        std::int64_t allowed = static_cast<std::int64_t>(request.max_nodes) * o.replicas_per_instance;
+        if (request.max_gpus && offer.gpu_count > 0)
+          allowed = std::min(allowed, (*request.max_gpus / static_cast<std::int64_t>(offer.gpu_count)) * o.replicas_per_instance);
+        replicas = std::max(std::min(replicas, allowed), detail::serving_replicas_for_capacity(request, e));
+      }
     } else {
       replicas = o.replicas_per_instance * nodes;  // batch job: every GPU of its `nodes` instances
       // No instance without a request of its own (trial47 D7: 3 requests on 4 instances), unless
@@ -1515,6 +1527,10 @@ bool assemble(const PlanRequest& request, const ModelArch& arch, const PerfAssum
     if (request.workload == PlanWorkload::serving && request.requests_per_s) {
       const double wait = queue_wait_seconds(e, replicas, *request.requests_per_s);
       if (std::isfinite(wait)) p.queue_wait_seconds = wait;
+      // Fewer replicas than the queue needs (a fixed cluster, --max-nodes / --max-gpus): the mean
+      // wait past the TTFT target's slack misses the latency target (trial58 #3: 7 fixed replicas at
+      // 97% busy wait 47 s).
+      if (!(wait <= detail::serving_queue_wait_budget_seconds(request, e))) p.meets_latency_target = false;
     }
     if (!candidate && request.workload == PlanWorkload::serving) p.serving_tp_options = o.tp_options;
     p.kv_capacity_bytes = o.kv_capacity_bytes;
@@ -1978,8 +1994,11 @@ void warn(const PlanRequest& request, const AdmittedOffer& a, Plan& p) {
   if (training) add_time_uncalibrated(*spec, w);
   if (p.serving && !p.meets_latency_target) {
     add_warning(w, PlanWarningCode::latency_target_missed,
-                fmt::format("TTFT {:.0f} ms{} {} batch {}{}: above the {} target ({}); not recommended",
+                fmt::format("TTFT {:.0f} ms{}{} {} batch {}{}: above the {} target ({}); not recommended",
                             p.serving->ttft_seconds * 1e3,
+                            p.queue_wait_seconds && *p.queue_wait_seconds > detail::serving_queue_wait_budget_seconds(request, *p.serving)
+                                ? fmt::format(" + a mean queue wait of {:.1f} s on {} replicas", *p.queue_wait_seconds, p.replicas)
+                                : std::string(),
                             p.serving->tpot_defined ? fmt::format(" / TPOT {:.0f} ms", p.serving->tpot_seconds * 1e3) : std::string(),
                             p.batch_for_fixed_cluster || p.batch_smallest_for_load ? "at" : "even at", p.serving->batch,
                             p.batch_for_fixed_cluster ? " (the batch the fixed --gpus/--nodes cluster needs for the load)"

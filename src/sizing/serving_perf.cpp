@@ -167,12 +167,14 @@ Work compute_work(const ModelArch& arch, const ServingPerfRequest& r, const Clus
     e.tpot_seconds = step_roofline_seconds(e.decode_memory_seconds, e.decode_compute_seconds + others_prefill) +
                      tp_comm_seconds(arch, r.tp, batch + e.prefill_tokens_per_step_others, w.link_bytes_per_s, pr, a);
   } else {
-    // Static batching (llama.cpp as profiled): the step with the wave's prefill share; the rate's
-    // accounting (static_wave_seconds) uses the same figure.
+    // Static batching (llama.cpp as profiled): the step with the wave's prefill share sets the rate
+    // (static_wave_seconds uses the same figure).
     e.step_seconds = std::max(e.decode_memory_seconds, e.decode_compute_seconds) + e.prefill_seconds_per_step +
                      e.tp_comm_seconds_per_step;
-    e.prefill_tokens_per_step_others = e.prefill_tokens_per_step;
-    e.tpot_seconds = e.step_seconds;
+    // Its wave's prompts were all prefilled before its first token (in ttft_seconds), so a running
+    // sequence waits a decode step between tokens.
+    e.prefill_tokens_per_step_others = 0;
+    e.tpot_seconds = std::max(e.decode_memory_seconds, e.decode_compute_seconds) + e.tp_comm_seconds_per_step;
   }
   e.tpot_defined = r.output_tokens > 1;
   e.decode_tokens_per_s = e.batch > 0 ? safe_div(batch, e.step_seconds) : 0.0;
@@ -214,8 +216,12 @@ Work compute_work(const ModelArch& arch, const ServingPerfRequest& r, const Clus
   e.prefill_tokens_per_s = safe_div(P, w.ttft_chunk_seconds);
 
   if (e.batch > 0) {
-    e.requests_per_s_per_replica = pr.continuous_batching ? safe_div(batch, O * e.step_seconds)
-                                                          : safe_div(batch, w.ttft_chunk_seconds + O * e.step_seconds);
+    // Static batching: a wave of B requests, its prompts' prefill (TTFT) then O − 1 decode steps
+    // (static_wave_seconds). Until 2026-12-07 B / (one prompt's chunks + O × step), which counted one
+    // prompt twice (trial58 #2).
+    e.requests_per_s_per_replica = pr.continuous_batching
+                                       ? safe_div(batch, O * e.step_seconds)
+                                       : safe_div(batch, e.ttft_seconds + (O - 1.0) * e.tpot_seconds);
   }
   e.meets_latency_targets = (!r.ttft_target_seconds || e.ttft_seconds <= *r.ttft_target_seconds) &&
                             (!r.tpot_target_seconds || !e.tpot_defined || e.tpot_seconds <= *r.tpot_target_seconds);
@@ -488,8 +494,8 @@ double decode_kv_bytes(const ModelArch& arch, KvDtype kv_dtype, std::int64_t con
 
 double static_wave_seconds(const ServingEstimate& e, std::int64_t output_tokens) {
   const double decode_steps = static_cast<double>(std::max<std::int64_t>(output_tokens - 1, 0));
-  return std::max(e.ttft_seconds + decode_steps * (e.step_seconds - e.prefill_seconds_per_step),
-                  e.ttft_prompt_seconds + decode_steps * e.step_seconds);
+  // The wave's prompts are prefilled first (its TTFT), then O − 1 decode steps of the batch (its TPOT).
+  return e.ttft_seconds + decode_steps * e.tpot_seconds;
 }
 
 ServingEstimate estimate_serving(const ModelArch& arch, const ServingPerfRequest& request, const ClusterSpec& cluster,
@@ -510,9 +516,11 @@ std::int64_t replicas_needed(const ServingEstimate& estimate, double target_requ
 
 double queue_wait_seconds(const ServingEstimate& e, std::int64_t replicas, double requests_per_s) {
   if (!(requests_per_s > 0) || e.batch <= 0 || !(e.requests_per_s_per_replica > 0) || replicas <= 0) return 0.0;
-  const double servers = static_cast<double>(replicas) * static_cast<double>(e.batch);
+  // Each replica queues its own share of the arrivals (a load balancer that spreads them at random):
+  // an M/D/B queue per replica at rate / replicas. One queue shared by all replicas would wait less.
+  const double servers = static_cast<double>(e.batch);
   const double service = static_cast<double>(e.batch) / e.requests_per_s_per_replica;  // seconds a request holds a slot
-  const double a = requests_per_s * service;                                           // offered load, Erlangs
+  const double a = requests_per_s / static_cast<double>(replicas) * service;           // offered load, Erlangs
   if (!(a < servers)) return std::numeric_limits<double>::infinity();
   // Erlang B as 1 / Σ_{j=0..n} n!/((n−j)!·a^j): terms t_j = t_{j−1}·(n − j + 1)/a, the Poisson
   // probabilities below n relative to P(n). Once the sum passes 1e250, B is below 1e-250: no wait.
@@ -611,20 +619,26 @@ std::vector<ExplainLine> explain_serving(const ModelArch& arch, const ServingPer
                                      "prompt: in the TTFT); soft roofline(memory {}, compute {} + prefill {}) + TP {} = {}",
                                      others, r.prompt_tokens, r.output_tokens, e.prefill_tokens_per_step_others,
                                      si(e.decode_memory_seconds, "s"), si(e.decode_compute_seconds, "s"),
-                                     si(others_prefill, "s"), si(e.tpot_seconds - step_roofline_seconds(
-                                                                     e.decode_memory_seconds,
-                                                                     e.decode_compute_seconds + others_prefill),
-                                                                 "s"),
+                                     si(others_prefill, "s"),
+                                     si(std::max(0.0, e.tpot_seconds - step_roofline_seconds(
+                                                                         e.decode_memory_seconds,
+                                                                         e.decode_compute_seconds + others_prefill)),
+                                        "s"),
                                      si(e.tpot_seconds, "s"))
-                       : fmt::format("step {}", si(e.tpot_seconds, "s")),
-                   "Little's law: TTFT + O × TPOT = O × step; rate × time per request = batch"});
+                       : fmt::format("max(memory {}, compute {}) + TP {} = {}: a decode step (the wave's prompts "
+                                     "were prefilled before its first token)",
+                                     si(e.decode_memory_seconds, "s"), si(e.decode_compute_seconds, "s"),
+                                     si(e.tp_comm_seconds_per_step, "s"), si(e.tpot_seconds, "s")),
+                   w.profile.continuous_batching
+                       ? "Little's law: TTFT + (O − 1) × TPOT ≈ O × step for long outputs; rate × time per request ≈ batch"
+                       : "static batching: the wave's prefill, then decode steps"});
   }
   out.push_back({"requests_per_s_per_replica", e.requests_per_s_per_replica,
                  w.profile.continuous_batching
                      ? fmt::format("{} / ({} × {}) = {:.4g}", e.batch, r.output_tokens, si(e.step_seconds, "s"),
                                    e.requests_per_s_per_replica)
-                     : fmt::format("{} / ({} + {} × {}) = {:.4g}", e.batch, si(e.ttft_prompt_seconds, "s"), r.output_tokens,
-                                   si(e.step_seconds, "s"), e.requests_per_s_per_replica),
+                     : fmt::format("{} / (TTFT {} + {} × TPOT {}) = {:.4g}", e.batch, si(e.ttft_seconds, "s"),
+                                   r.output_tokens - 1, si(e.tpot_seconds, "s"), e.requests_per_s_per_replica),
                  "Little's law: concurrency / time per request"});
   return out;
 }

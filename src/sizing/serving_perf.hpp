@@ -27,10 +27,10 @@
 ///     steps carry the prompts of the other B − 1 slots' successors, (B − 1)·P/O tokens: that step is
 ///     its tpot (its own prompt is in its ttft), so ttft + O·tpot ≈ O·step and rate × time per request
 ///     = B (Little's law). Engines without it (llama.cpp) run the prefill
-///     between decode steps: step = tpot = decode step + the prefill share.
+///     between decode steps: step = decode step + the prefill share; tpot = the decode step.
 ///   ttft = the prompt's chunks (prefill_chunk_tokens minus the decode tokens of the running batch
 ///     per step, at least a quarter of the budget) × the step time with that chunk.
-///   requests/s = B / (O × step) with continuous batching; B / (ttft + O × step) without.
+///   requests/s = B / (O × step) with continuous batching; B / (ttft + (O − 1) × tpot) without.
 ///   Engines (EngineProfile, engine_profile()): documented efficiency sets per engine.
 #include <cstdint>
 #include <optional>
@@ -118,12 +118,12 @@ struct ServingEstimate {
   /// under continuous batching at least one steady-state step (step_seconds), which also carries
   /// the other arrivals' prompts.
   double ttft_seconds = 0;
-  /// The prompt's own chunks alone (the TTFT before its floor); static batching's request rate
-  /// is batch / (ttft_prompt_seconds + output_tokens × step_seconds), the wave's prefill being in the step.
+  /// The prompt's own chunks alone (the TTFT before its floor).
   double ttft_prompt_seconds = 0;
   /// Time per output token a running sequence sees: with continuous batching the decode step at the
   /// batch carrying the prompts of the other B − 1 slots' successors, (B − 1)·P/O tokens (its own
-  /// prompt is in ttft_seconds); static batching: step_seconds.
+  /// prompt is in ttft_seconds); static batching: the decode step alone (the wave's prompts are
+  /// prefilled before its first token).
   double tpot_seconds = 0;
   /// The steady-state step: decode at the batch + B·P/O prompt tokens (continuous batching) or the
   /// wave's prefill share (static). Sets the rate: requests_per_s_per_replica = B / (O × step)
@@ -163,9 +163,8 @@ struct ServingEstimate {
 
 /// One wave of a static-batching engine (EngineProfile::continuous_batching false) at the
 /// estimate's batch, seconds: the wave's prefill (ttft_seconds) and output_tokens − 1 decode steps
-/// whose per-step prefill share (prefill_seconds_per_step, in tpot_seconds) is then already paid;
-/// never less than one prompt's chunks and output_tokens − 1 whole steps, the accounting of the
-/// request rate. One output token: the wave's prefill alone.
+/// (tpot_seconds, the decode step alone); the request rate is batch / this. One output token: the
+/// wave's prefill alone.
 double static_wave_seconds(const ServingEstimate& e, std::int64_t output_tokens);
 
 /// A batch job of `requests` identical requests (P prompt, O output tokens) all queued at t = 0
@@ -233,14 +232,15 @@ std::int64_t replicas_needed(const ServingEstimate& estimate, double target_requ
                              std::int64_t target_concurrency);
 
 /// Mean time a request waits for a free slot under an open-loop (Poisson) arrival rate of
-/// `requests_per_s` spread over `replicas`, seconds. The replicas' replicas × batch slots are the
-/// servers of an M/D/c queue: each request holds a slot for batch / requests_per_s_per_replica
-/// (its TTFT + O × TPOT, Little's law), and the plan's requests are alike, so the service time is
-/// deterministic. Wait = Erlang C's M/M/c wait, C(c, a) × service / (c − a) with offered load
+/// `requests_per_s` spread over `replicas`, seconds. Each replica queues its share, rate /
+/// replicas (a load balancer spreading arrivals at random; one queue shared by all replicas would
+/// wait less), and its batch slots are the servers of an M/D/c queue, c = batch: each request
+/// holds a slot for batch / requests_per_s_per_replica (its TTFT + (O − 1) × TPOT, Little's law),
+/// and the plan's requests are alike, so the service time is deterministic. Wait = Erlang C's M/M/c wait, C(c, a) × service / (c − a) with offered load
 /// a = rate × service (Kleinrock 1975, Queueing Systems I §3.5), × (1 + C_s²)/2 with C_s = 0: the
 /// Allen–Cunneen approximation for M/G/c, exact for M/D/1 (Pollaczek–Khinchine: ρ / (2μ(1 − ρ))).
-/// +inf when the load reaches the slots' capacity (a ≥ c); 0 with no rate or an estimate that
-/// serves nothing.
+/// +inf when a replica's load reaches its slots' capacity (a ≥ c); 0 with no rate or an estimate
+/// that serves nothing.
 double queue_wait_seconds(const ServingEstimate& estimate, std::int64_t replicas, double requests_per_s);
 
 /// The fewest replicas, at least `at_least` (replicas_needed's count), whose mean queue wait

@@ -148,11 +148,11 @@ TEST(PerfServing, ReplicasAndRequestsPerSecond) {
   // Continuous batching (vLLM): every step yields one token per running sequence; the prefill
   // of successors is inside the step time, so requests/s = batch / (output × tpot).
   EXPECT_NEAR(e.requests_per_s_per_replica, 32.0 / (128 * e.step_seconds), 1e-9);
-  // Without it (llama.cpp), Little's law over ttft + output × tpot.
+  // Without it (llama.cpp), one wave per batch: ttft + (output − 1) × tpot.
   ServingPerfRequest rl = r;
   rl.engine = ServingEngine::llama_cpp;
   const ServingEstimate l = estimate_serving(arch, rl, make_cluster(gpu, 1, 1, 0), 20e9, PerfAssumptions{});
-  EXPECT_NEAR(l.requests_per_s_per_replica, 32.0 / (l.ttft_prompt_seconds + 128 * l.tpot_seconds), 1e-9);
+  EXPECT_NEAR(l.requests_per_s_per_replica, 32.0 / (l.ttft_seconds + 127 * l.tpot_seconds), 1e-9);
   // TTFT: every prompt of the wave is prefilled before its first decode step (32 × P prompt tokens).
   EXPECT_NEAR(l.ttft_seconds, std::max(l.ttft_prompt_seconds, 128 * l.prefill_seconds_per_step), 1e-12);
   const double rps = e.requests_per_s_per_replica;
@@ -174,11 +174,18 @@ TEST(PerfServing, QueueWaitIsTheMDcWaitOfTheSlots) {
   // M/D/1 (Pollaczek–Khinchine): W = rho / (2 mu (1 − rho)); at 1.5 req/s rho = 0.75:
   // 0.75 / (2 × 2 × 0.25) = 0.75 s.
   EXPECT_NEAR(queue_wait_seconds(e, 1, 1.5), 0.75, 1e-12);
-  // Two replicas of one slot (M/D/2), a = 1.5 × 0.5 = 0.75 Erlang, rho = 0.375. Erlang B(2, a) =
-  // (a²/2) / (1 + a + a²/2) = 0.28125 / 2.03125; Erlang C = B / (1 − rho (1 − B)); M/M/2 wait =
-  // C × 0.5 / (2 − 0.75); M/D/2 half of it.
-  const double a = 0.75, b = (a * a / 2) / (1 + a + a * a / 2), c = b / (1 - 0.375 * (1 - b));
-  EXPECT_NEAR(queue_wait_seconds(e, 2, 1.5), 0.5 * c * 0.5 / (2 - a), 1e-12);
+  // Two replicas of one slot: each queues half the arrivals, M/D/1 at rho = 0.375:
+  // 0.375 / (2 × 2 × 0.625) = 0.15 s.
+  EXPECT_NEAR(queue_wait_seconds(e, 2, 1.5), 0.15, 1e-12);
+  // One replica of two slots (M/D/2), a = 1.5 × 1 s = 1.5 Erlang (each request holds a slot 2 / 2 =
+  // 1 s), rho = 0.75. Erlang B(2, a) = (a²/2) / (1 + a + a²/2); Erlang C = B / (1 − rho (1 − B));
+  // M/M/2 wait = C × 1 / (2 − 1.5); M/D/2 half of it.
+  e.batch = 2;
+  e.max_concurrent_sequences = 2;
+  const double a = 1.5, b = (a * a / 2) / (1 + a + a * a / 2), c = b / (1 - 0.75 * (1 - b));
+  EXPECT_NEAR(queue_wait_seconds(e, 1, 1.5), 0.5 * c * 1.0 / (2 - a), 1e-12);
+  e.batch = 1;
+  e.max_concurrent_sequences = 1;
   // At or past the capacity the queue grows without bound; no rate, no wait.
   EXPECT_TRUE(std::isinf(queue_wait_seconds(e, 1, 2.0)));
   EXPECT_EQ(queue_wait_seconds(e, 3, 0.0), 0.0);
