@@ -37,7 +37,7 @@ std::vector<FieldDef<EstimateInput>> build_fields() {
       {{"nodes", "--nodes", FieldType::integer, FieldFace::both, "nodes (default: GPUs / GPUs per node)"},
        [](In& in, const json& v) { in.nodes = json_as<int>(v); }},
       {{"gpus_per_node", "--gpus-per-node", FieldType::integer, FieldFace::both,
-        "GPUs per node (default 8, or gpus when fewer)"},
+        "GPUs per node (default 8, or gpus when fewer; GB200/GB300 NVL72: gpus up to 72, one NVLink domain)"},
        [](In& in, const json& v) { in.gpus_per_node = json_as<int>(v); }},
       {{"link", "--link", FieldType::string, FieldFace::both, "intra-node link: nvlink, pcie or datasheet (default)"},
        [](In& in, const json& v) { in.link = v.get<std::string>(); }},
@@ -89,7 +89,11 @@ EstimateOutput run_estimate(const EstimateInput& in, const Context& ctx) {
   // `--gpus 0` was reported as "--gpus-per-node: 0", a flag not typed).
   if (in.gpus && *in.gpus < 1) throw_invalid_coded("--gpus", "not_positive", {{"value", fmt::format("{}", *in.gpus)}}, fmt::format("{} is not a positive integer", *in.gpus), "an integer ≥ 1");
   if (in.nodes && *in.nodes < 1) throw_invalid_coded("--nodes", "not_positive", {{"value", fmt::format("{}", *in.nodes)}}, fmt::format("{} is not a positive integer", *in.nodes), "an integer ≥ 1");
-  int gpn = in.gpus_per_node.value_or(in.gpus ? std::min(8, *in.gpus) : 8);
+  // Default: 8 (an HGX/DGX node), or the GPUs when fewer; a GPU whose NVLink domain spans more than 8
+  // (GB200/GB300 NVL72: 72) keeps a job that fits the domain in it, one node of --gpus (trial58 #9:
+  // 64 GB300 were split into 8 nodes of 8 and asked for an inter-node network).
+  const int domain = c.gpu->nvlink_domain_gpus.value_or(8);
+  int gpn = in.gpus_per_node.value_or(!in.gpus ? 8 : domain > 8 && *in.gpus <= domain ? *in.gpus : std::min(8, *in.gpus));
   if (gpn < 1) throw_invalid_coded("--gpus-per-node", "not_positive", {{"value", fmt::format("{}", gpn)}}, fmt::format("{} is not a positive integer", gpn), "an integer ≥ 1");
   int nodes = in.nodes.value_or(0);
   if (in.gpus) {
