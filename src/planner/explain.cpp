@@ -272,12 +272,10 @@ std::vector<PlanExplainLine> explain_plan(const PlanRequest& request, const Mode
               ? fmt::format("{:.0f} h × 3600", request.hours)
           // A static-batching batch job (planner.cpp assemble): waves of the batch it runs.
           : p.serving && p.replicas > 0
-              ? fmt::format("ceil({} requests per replica / batch {}) waves × max(TTFT {:.4g} s + {} × (step {:.4g} s − "
-                            "prefill {:.4g} s), {:.4g} s + {} × step {:.4g} s) = {:.4g} s",
+              ? fmt::format("ceil({} requests per replica / batch {}) waves × (TTFT {:.4g} s + {} × TPOT {:.4g} s) = {:.4g} s",
                             (static_cast<std::int64_t>(std::ceil(request.requests.value_or(0))) + p.replicas - 1) / p.replicas,
-                            p.serving->batch, p.serving->ttft_seconds, request.output_tokens - 1, p.serving->step_seconds,
-                            p.serving->prefill_seconds_per_step, p.serving->ttft_prompt_seconds, request.output_tokens - 1,
-                            p.serving->step_seconds, p.work_seconds)
+                            p.serving->batch, p.serving->ttft_seconds, request.output_tokens - 1, p.serving->tpot_seconds,
+                            p.work_seconds)
               : fmt::format("{:.4g} requests / {:.3g} req/s", request.requests.value_or(0), p.requests_per_s),
           "");
     }

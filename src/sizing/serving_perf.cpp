@@ -158,8 +158,8 @@ Work compute_work(const ModelArch& arch, const ServingPerfRequest& r, const Clus
                      e.tp_comm_seconds_per_step;
     // What a running sequence waits between its tokens: its steps carry the prompts of the other
     // B − 1 slots' successors, (B − 1)·P/O tokens per step, not its own (prefilled before its first
-    // token, in ttft). Then residence = ttft + O·tpot ≈ P·t_p + O·d + (B − 1)·P·t_p = O·step, and
-    // Little's law gives rate × residence = B, the batch (trial57 #2: at batch 1 the step's whole
+    // token, in ttft). Then residence = ttft + (O − 1)·tpot ≈ P·t_p + O·d + (B − 1)·P·t_p = O·step for
+    // long outputs, and Little's law gives rate × residence ≈ B, the batch (trial57 #2: at batch 1 the step's whole
     // prefill share was shown as time between tokens, 30 ms against a 4 ms decode step).
     e.prefill_tokens_per_step_others = std::max(batch - 1.0, 0.0) * P / O;
     const double others_prefill =

@@ -25,8 +25,8 @@
 ///     step_roofline_seconds(weights + KV read, decode FLOPs + those prefill FLOPs) + TP
 ///     communication (a soft roofline, below): step_seconds, which sets the rate. A running sequence's
 ///     steps carry the prompts of the other B − 1 slots' successors, (B − 1)·P/O tokens: that step is
-///     its tpot (its own prompt is in its ttft), so ttft + O·tpot ≈ O·step and rate × time per request
-///     = B (Little's law). Engines without it (llama.cpp) run the prefill
+///     its tpot (its own prompt is in its ttft), so ttft + (O − 1)·tpot ≈ O·step for long outputs and
+///     rate × time per request ≈ B (Little's law). Engines without it (llama.cpp) run the prefill
 ///     between decode steps: step = decode step + the prefill share; tpot = the decode step.
 ///   ttft = the prompt's chunks (prefill_chunk_tokens minus the decode tokens of the running batch
 ///     per step, at least a quarter of the budget) × the step time with that chunk.
@@ -134,7 +134,7 @@ struct ServingEstimate {
   bool tpot_defined = true;
   std::int64_t max_concurrent_sequences = 0;  ///< KV capacity / KV bytes per sequence
   std::int64_t batch = 0;                     ///< sequences decoded together: min(concurrency, max)
-  double requests_per_s_per_replica = 0;      ///< B / (O × step) continuous; B / (ttft prompt + O × step) static
+  double requests_per_s_per_replica = 0;      ///< B / (O × step) continuous; B / (ttft + (O − 1) × tpot) static
   // Breakdown of one decode step.
   double weights_bytes_per_step = 0;  ///< weight bytes read per decode step, whole replica
   double kv_bytes_per_step = 0;       ///< KV bytes read per decode step for the batch
