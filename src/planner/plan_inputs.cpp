@@ -43,7 +43,7 @@ TrainingStepRequest training_step_request(const PlanRequest& r, const ParallelLa
   s.pipeline_stage_layers = r.pipeline_stage_layers;
   s.moe_load_imbalance = r.moe_load_imbalance;
   s.moe_dispatcher = r.moe_dispatcher.value_or(MoeDispatcher::alltoall);
-  s.cuda_graph_full_iteration = r.cuda_graph == CudaGraphImpl::full_iteration;
+  s.cuda_graph = r.cuda_graph.value_or(CudaGraphImpl::none);
   return s;
 }
 

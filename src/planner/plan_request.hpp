@@ -110,9 +110,11 @@ struct PlanRequest {
   /// MoeDispatcher). nullopt = alltoall, Megatron-Core's default in its MoE recipes. MoE models on a
   /// stack that runs EP only (refused on dense models and on hf/deepspeed/unsloth).
   std::optional<MoeDispatcher> moe_dispatcher;
-  /// --cuda-graph: Megatron-Core's cuda_graph_impl: none (default), transformer_engine or local
-  /// (per-layer graphs: timed as none, the MoE host sync stays), full_iteration (the whole step
-  /// replayed as one graph: TrainingStepRequest::cuda_graph_full_iteration). Needs --stack megatron.
+  /// --cuda-graph: Megatron-Core's cuda_graph_impl: none (default), local (per-layer graphs: timed
+  /// as none, the MoE host sync stays), transformer_engine (Transformer Engine's partial graphs of
+  /// attention, router and dispatch preprocess: a shorter fixed time per MoE layer),
+  /// full_iteration (the whole step replayed as one graph); TrainingStepRequest::cuda_graph.
+  /// Needs --stack megatron.
   std::optional<CudaGraphImpl> cuda_graph;
   /// --recompute-modules: Megatron-Core's selective recompute modules (sizing/memory.hpp
   /// RecomputeModule: core_attn, layernorm, moe_act, mla_up_proj, mlp; 0 = not given). Needs

@@ -387,6 +387,8 @@ constexpr ExplainPhrase kExplainPhrases[] = {
     {"routed experts", "xp_routed_experts"},
     {"of the FLOPs", "xp_of_the_flops"},
     {"fixed dispatch time", "xp_fixed_dispatch_time"},
+    {"Transformer Engine partial CUDA graphs", "xp_transformer_engine_partial_cuda_graphs"},
+    {"full-iteration CUDA graph", "xp_full_iteration_cuda_graph"},
     {"element-wise update", "xp_element_wise_update"},
     {"all-reduces forward", "xp_all_reduces_forward"},
     {"ring all-reduce of", "xp_ring_all_reduce_of"},

@@ -33,6 +33,19 @@ MoeDispatcher effective_dispatcher(const TrainingStepRequest& r, const ClusterSp
   return r.moe_dispatcher;
 }
 
+/// Fixed host time per MoE layer per micro-batch (forward + backward) of the run's CUDA-graph mode
+/// and dispatcher (PerfAssumptions moe_layer_overhead_seconds*, TrainingStepRequest::cuda_graph).
+double moe_layer_overhead_seconds(const TrainingStepRequest& r, const ClusterSpec& c, const PerfAssumptions& a) {
+  switch (r.cuda_graph) {
+    case CudaGraphImpl::full_iteration: return 0.0;
+    case CudaGraphImpl::transformer_engine: return a.moe_layer_overhead_seconds_te_graphs;
+    case CudaGraphImpl::none:
+    case CudaGraphImpl::local: break;
+  }
+  return effective_dispatcher(r, c) == MoeDispatcher::hybridep ? a.hybridep_moe_layer_overhead_seconds
+                                                                 : a.moe_layer_overhead_seconds;
+}
+
 Dtype requested_dtype(TrainPrecision p) {
   switch (p) {
     case TrainPrecision::bf16_mixed:
@@ -379,9 +392,7 @@ void compute_phase(Work& w, const ModelArch& arch, const TrainingStepRequest& r,
     // The grouped GEMMs of one GPU are f_e / etp wide (expert tensor parallelism splits them).
     const bool hybridep = effective_dispatcher(r, c) == MoeDispatcher::hybridep;
     const double half_width = hybridep ? a.hybridep_expert_half_width : a.expert_half_width;
-    const double layer_overhead = r.cuda_graph_full_iteration ? 0.0
-                                  : hybridep                    ? a.hybridep_moe_layer_overhead_seconds
-                                                                : a.moe_layer_overhead_seconds;
+    const double layer_overhead = moe_layer_overhead_seconds(r, c, a);
     w.expert_slowdown = (1.0 + half_width * static_cast<double>(l.etp()) /
                                    static_cast<double>(moe.expert_intermediate_size)) *
                         (l.ep > 1 ? std::max(moe_imbalance(r, a), 1.0) : 1.0);
@@ -693,7 +704,7 @@ void finish_work(Work& w, const ModelArch& arch, const TrainingStepRequest& r, c
     double per_layer = a.framework_overhead_seconds_per_layer;
     if (frozen_base(r.task)) per_layer += a.lora_overhead_seconds_per_layer;
     if (r.recompute == Recompute::full) per_layer *= a.recompute_overhead_factor;
-    w.host_seconds = r.cuda_graph_full_iteration ? 0.0 : md * w.layers_per_stage * per_layer;
+    w.host_seconds = r.cuda_graph == CudaGraphImpl::full_iteration ? 0.0 : md * w.layers_per_stage * per_layer;
     const double gpu_busy = e.compute_seconds + e.tp_allreduce_seconds + e.ep_alltoall_seconds + e.pp_p2p_seconds +
                             e.pp_bubble_seconds + e.exposed_comm_seconds + e.optimizer_seconds;
     e.overhead_seconds = std::max(0.0, w.host_seconds - gpu_busy);
@@ -747,7 +758,7 @@ bool same_but_zero_stage(const TrainingStepRequest& x, const TrainingStepRequest
          x.stack == y.stack && x.ep_overlap_with_compute == y.ep_overlap_with_compute &&
          x.tp_comm_overlap == y.tp_comm_overlap && x.grad_reduce_fp32 == y.grad_reduce_fp32 &&
          x.pipeline_stage_layers == y.pipeline_stage_layers && x.moe_load_imbalance == y.moe_load_imbalance &&
-         x.moe_dispatcher == y.moe_dispatcher && x.cuda_graph_full_iteration == y.cuda_graph_full_iteration;
+         x.moe_dispatcher == y.moe_dispatcher && x.cuda_graph == y.cuda_graph;
 }
 
 void check_figures(const TrainingStepRequest& request, const TrainingStepModelFigures& figures) {
@@ -1022,16 +1033,16 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                              w.expert_flop_share > 0
                                  ? fmt::format("; routed experts ({:.0f}% of the FLOPs) × {:.2f} slower + {} fixed "
                                                "dispatch time ({} dispatcher: 1 + {:g}/f_e, {:g} ms per MoE layer "
-                                               "per micro-batch)",
+                                               "per micro-batch{})",
                                                100 * w.expert_flop_share, w.expert_slowdown,
                                                si(w.moe_fixed_seconds, "s"), moe_dispatcher_name(disp),
                                                disp == MoeDispatcher::hybridep ? a.hybridep_expert_half_width
                                                                                            : a.expert_half_width,
-                                               r.cuda_graph_full_iteration
-                                                   ? 0.0
-                                                   : 1e3 * (disp == MoeDispatcher::hybridep
-                                                                ? a.hybridep_moe_layer_overhead_seconds
-                                                                : a.moe_layer_overhead_seconds))
+                                               1e3 * moe_layer_overhead_seconds(r, c, a),
+                                               r.cuda_graph == CudaGraphImpl::full_iteration ? ", full-iteration CUDA graph"
+                                               : r.cuda_graph == CudaGraphImpl::transformer_engine
+                                                   ? ", Transformer Engine partial CUDA graphs"
+                                                   : "")
                                  : std::string())});
   if (l.pp > 1 || w.mtp_seconds > 0) {
     out.push_back({"pp_stage_imbalance", e.pp_stage_imbalance,
@@ -1182,7 +1193,7 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                                    a.optimizer_bw_efficiency, si(e.optimizer_seconds, "s")),
                  "element-wise update, memory-bound (AdamW: Loshchilov & Hutter 2019; states per ZeRO §3.1)"});
   out.push_back({"overhead_seconds", e.overhead_seconds,
-                 r.cuda_graph_full_iteration
+                 r.cuda_graph == CudaGraphImpl::full_iteration
                      ? std::string("full-iteration CUDA graph: the host launches one graph per step, no per-layer host "
                                    "time (and no MoE dispatch sync)")
                      : fmt::format("max(0, host {} micro-batches × {} layers × ({} s{}){} − GPU busy) = {}", md,

@@ -138,8 +138,9 @@ TEST(ExpertParallel, DeduplicatedDispatchersSendOneCopyPerNodeAndPerGpu) {
 
 // A full-iteration CUDA graph replays the step without the host: the MoE layers' fixed dispatch
 // time (host sync + launches: micro-batches × MoE layers × the per-layer constant) leaves the
-// compute, nothing else changes; the eager host time goes too.
-TEST(ExpertParallel, FullIterationCudaGraphDropsTheHostSideMoeTime) {
+// compute, nothing else changes; the eager host time goes too. Transformer Engine's partial graphs
+// replace the per-layer constant by their own.
+TEST(ExpertParallel, CudaGraphModesSetTheHostSideMoeTime) {
   const ModelArch arch = load_preset("qwen3-30b-a3b");
   const GpuSpec gpu = h100_like();
   TrainingStepRequest r = moe_request(1, 1, 8, 8, 1, 32);  // 4 micro-batches per rank
@@ -147,14 +148,26 @@ TEST(ExpertParallel, FullIterationCudaGraphDropsTheHostSideMoeTime) {
   PerfAssumptions a;
   for (MoeDispatcher d : {MoeDispatcher::alltoall, MoeDispatcher::hybridep}) {
     r.moe_dispatcher = d;
-    r.cuda_graph_full_iteration = false;
+    r.cuda_graph = CudaGraphImpl::none;
     const TrainingStepEstimate eager = estimate_training_step(arch, r, make_cluster(gpu, 8, 1, 0), a);
-    r.cuda_graph_full_iteration = true;
+    r.cuda_graph = CudaGraphImpl::full_iteration;
     const TrainingStepEstimate graph = estimate_training_step(arch, r, make_cluster(gpu, 8, 1, 0), a);
     const double per_layer = d == MoeDispatcher::hybridep ? a.hybridep_moe_layer_overhead_seconds : a.moe_layer_overhead_seconds;
     EXPECT_NEAR(eager.compute_seconds - graph.compute_seconds, 4.0 * 48.0 * per_layer, 1e-9) << moe_dispatcher_name(d);
     EXPECT_EQ(eager.ep_alltoall_seconds, graph.ep_alltoall_seconds);
     EXPECT_EQ(graph.overhead_seconds, 0.0);
+    // Transformer Engine's partial graphs (router + dispatch preprocess): the fixed time per MoE
+    // layer is the one calibrated for them, whatever the dispatcher; the rest of the step is eager.
+    r.cuda_graph = CudaGraphImpl::transformer_engine;
+    const TrainingStepEstimate te = estimate_training_step(arch, r, make_cluster(gpu, 8, 1, 0), a);
+    EXPECT_NEAR(eager.compute_seconds - te.compute_seconds,
+                4.0 * 48.0 * (per_layer - a.moe_layer_overhead_seconds_te_graphs), 1e-9)
+        << moe_dispatcher_name(d);
+    EXPECT_EQ(eager.ep_alltoall_seconds, te.ep_alltoall_seconds);
+    EXPECT_EQ(eager.overhead_seconds, te.overhead_seconds);
+    // local (Megatron-Core's own per-layer graphs) keeps the eager MoE layer.
+    r.cuda_graph = CudaGraphImpl::local;
+    EXPECT_EQ(estimate_training_step(arch, r, make_cluster(gpu, 8, 1, 0), a).compute_seconds, eager.compute_seconds);
   }
 }
 
