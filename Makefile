@@ -8,6 +8,13 @@ CMAKE_FLAGS ?=
 # Profile with `make BUILD_TYPE=RelWithDebInfo BUILD=build-prof`.
 BUILD_TYPE ?= Release
 OPT_FLAGS ?= -O2 -DNDEBUG
+# Ninja schedules object files across targets (no idle core while one library's last file compiles)
+# and lld links in a fraction of GNU ld's time: fresh Release build on 2 cores 719 s (Unix Makefiles,
+# GNU ld; fresh-clone CI of a700acf) against 657 s (Ninja + lld, same machine, 2026-12-07). A build
+# folder keeps the generator it was first configured with.
+GENERATOR ?= Ninja
+LINK_FLAGS ?= -fuse-ld=lld
+gen_flag = $(if $(wildcard $(1)/CMakeCache.txt),,-G "$(GENERATOR)")
 
 .PHONY: deps build demo test test-fast sanitize-build test-asan test-fuzz fuzz bench clean web-deps
 
@@ -15,8 +22,8 @@ deps:
 	./scripts/install-deps.sh
 
 $(BUILD)/CMakeCache.txt:
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DCMAKE_CXX_FLAGS_RELEASE="$(OPT_FLAGS)" \
-	  -DCMAKE_C_FLAGS_RELEASE="$(OPT_FLAGS)" -DGPUPLAN_WERROR=ON $(CMAKE_FLAGS)
+	cmake $(call gen_flag,$(BUILD)) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DCMAKE_CXX_FLAGS_RELEASE="$(OPT_FLAGS)" \
+	  -DCMAKE_C_FLAGS_RELEASE="$(OPT_FLAGS)" -DCMAKE_EXE_LINKER_FLAGS="$(LINK_FLAGS)" -DGPUPLAN_WERROR=ON $(CMAKE_FLAGS)
 
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
@@ -41,7 +48,7 @@ web-deps:
 ## libraries are compiled once, Debug, with ASan+UBSan and libFuzzer's coverage hooks; line tables
 ## only, which is what sanitizer reports print).
 sanitize-build: deps
-	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
+	cmake $(call gen_flag,$(BUILD_ASAN)) -S . -B $(BUILD_ASAN) -DCMAKE_EXE_LINKER_FLAGS="$(LINK_FLAGS)" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
 	  -DCMAKE_CXX_FLAGS_DEBUG=-gline-tables-only -DCMAKE_C_FLAGS_DEBUG=-gline-tables-only \
 	  -DGPUPLAN_SANITIZE=ON -DGPUPLAN_FUZZ=ON -DGPUPLAN_FUZZ_COVERAGE=light -DGPUPLAN_BUILD_E2E=OFF -DGPUPLAN_BUILD_BENCH=OFF -DGPUPLAN_WERROR=ON $(CMAKE_FLAGS)
 	cmake --build $(BUILD_ASAN) -j $(JOBS)

@@ -3,7 +3,7 @@
 # Idempotent and non-interactive; runs apt-get update itself. Needs root (or sudo).
 set -euo pipefail
 packages=(
-  build-essential cmake pkg-config git
+  build-essential cmake ninja-build lld pkg-config git
   nlohmann-json3-dev libcli11-dev libfmt-dev libtomlplusplus-dev
   libsqlite3-dev sqlite3 libcsv-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev
