@@ -131,8 +131,9 @@ std::vector<FieldDef<In>> training_layout_fields() {
         "(deduplicated: one network copy per node, NVLink inside it; NVIDIA GPUs and EP > 1, else timed as alltoall)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.moe_dispatcher = parse_moe_dispatcher(v.get<std::string>(), "--moe-dispatcher"); }},
       {{"cuda_graph", "--cuda-graph", FieldType::string, FieldFace::both,
-        "megatron: cuda_graph_impl none, local (per-layer graphs, timed as none), transformer_engine (partial graphs of "
-        "attention, router and dispatch preprocess: shorter MoE dispatch time) or full_iteration "
+        "megatron: cuda_graph_impl none, local (per-layer graphs, timed as none; a recipe's local with cuda_graph_scope "
+        "full_iteration is one graph per step: give full_iteration), transformer_engine (partial graphs of "
+        "attention, router and dispatch preprocess: shorter MoE dispatch time, NVIDIA GPUs) or full_iteration "
         "(one graph per step: no host time, no MoE dispatch sync)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.cuda_graph = parse_cuda_graph_impl(v.get<std::string>(), "--cuda-graph"); }},
       {{"moe_imbalance", "--moe-imbalance", FieldType::number, FieldFace::both,

@@ -368,7 +368,7 @@ void PlanRequest::validate() const {
   if (workload == PlanWorkload::training && cuda_graph && stack != TrainingStack::megatron)
     throw_invalid_coded("--cuda-graph", "cuda_graph_needs_megatron", {},
                         "--cuda-graph sets Megatron-Core's cuda_graph_impl: it needs --stack megatron",
-                        "--stack megatron --cuda-graph full_iteration, or no --cuda-graph");
+                        fmt::format("--stack megatron --cuda-graph {}, or no --cuda-graph", cuda_graph_impl_name(*cuda_graph)));
   if (workload == PlanWorkload::training)
     check_recompute_modules_mode(recompute_modules, stack == TrainingStack::megatron, pins.recompute);
   // The DeepEP/HybridEP constants were fitted on Megatron-Core's flex dispatcher (trial40 D3).

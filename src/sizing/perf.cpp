@@ -38,7 +38,10 @@ MoeDispatcher effective_dispatcher(const TrainingStepRequest& r, const ClusterSp
 double moe_layer_overhead_seconds(const TrainingStepRequest& r, const ClusterSpec& c, const PerfAssumptions& a) {
   switch (r.cuda_graph) {
     case CudaGraphImpl::full_iteration: return 0.0;
-    case CudaGraphImpl::transformer_engine: return a.moe_layer_overhead_seconds_te_graphs;
+    case CudaGraphImpl::transformer_engine:
+      // Transformer Engine's graphs are CUDA graphs of NVIDIA GPUs; elsewhere the layer runs eager.
+      if (c.gpu == nullptr || c.gpu->vendor == "NVIDIA") return a.moe_layer_overhead_seconds_te_graphs;
+      break;
     case CudaGraphImpl::none:
     case CudaGraphImpl::local: break;
   }
@@ -459,13 +462,14 @@ void finish_work(Work& w, const ModelArch& arch, const TrainingStepRequest& r, c
   const double s = static_cast<double>(r.seq_len);
   const double b = l.micro_batch;
   const double per_gpu_net = safe_div(c.inter_node_bytes_per_s, c.gpus_per_node) * a.network_efficiency;
-  const double intra = c.intra_node_bytes_per_s * a.link_efficiency;
+  // Intra-node bandwidth of a collective among `n` GPUs of a node (PCIe: less than the link).
+  const auto intra_for = [&](int n) { return c.intra_node_bytes_per_s * collective_link_efficiency(c, n, a); };
   w.layers_per_stage = std::ceil(static_cast<double>(arch.num_layers) / pp);
 
   // Tensor parallel all-reduces (Megatron §3): 2 fwd + 2 bwd (+2 recomputed fwd) per layer.
   if (l.tp > 1 && arch.hidden_size > 0) {
     w.tp_bytes = s * b * h * elem;
-    w.tp_link_bytes_per_s = l.tp <= c.gpus_per_node ? intra : per_gpu_net;
+    w.tp_link_bytes_per_s = l.tp <= c.gpus_per_node ? intra_for(l.tp) : per_gpu_net;
     w.tp_collectives_per_layer = 4 + (r.recompute == Recompute::full ? 2 : 0);
     // MoE layers whose experts are not tensor-parallel (etp < tp: Megatron-Core with
     // expert_tensor_parallel_size 1 dispatches the sequence-parallel tokens of each TP rank
@@ -499,7 +503,7 @@ void finish_work(Work& w, const ModelArch& arch, const TrainingStepRequest& r, c
       // k copies per token, one per chosen expert; (ep−1)/ep leave the GPU.
       w.ep_bytes = tokens * h * k * elem * (l.ep - 1.0) / l.ep;
       off_node = l.ep > 1 ? static_cast<double>(l.ep - ep_per_node) / (l.ep - 1.0) : 0.0;
-      t_intra = safe_div(w.ep_bytes * (1.0 - off_node), intra);
+      t_intra = safe_div(w.ep_bytes * (1.0 - off_node), intra_for(std::min(l.ep, c.gpus_per_node)));
       t_inter = off_node > 0 ? safe_div(w.ep_bytes * off_node, per_gpu_net) : 0.0;
     } else {
       // DeepEP / HybridEP: a token crosses the network once per other node that holds one of its
@@ -520,7 +524,7 @@ void finish_work(Work& w, const ModelArch& arch, const TrainingStepRequest& r, c
       const double inter_bytes = tokens * h * elem * inter_copies;
       w.ep_bytes = intra_bytes + inter_bytes;
       off_node = w.ep_bytes > 0 ? inter_bytes / w.ep_bytes : 0.0;
-      t_intra = safe_div(intra_bytes, intra);
+      t_intra = safe_div(intra_bytes, intra_for(std::min(l.ep, c.gpus_per_node)));
       t_inter = inter_bytes > 0 ? safe_div(inter_bytes, per_gpu_net) : 0.0;
     }
     w.ep_alltoall_each_seconds = std::max(t_intra, t_inter) * moe_imbalance(r, a);
@@ -616,7 +620,7 @@ void finish_work(Work& w, const ModelArch& arch, const TrainingStepRequest& r, c
   // (Narayanan et al. 2021 §4.1): s·b·h·bytes / t per transfer.
   if (l.pp > 1) {
     const bool stages_cross_nodes = c.nodes > 1 && l.tp * l.dp >= c.gpus_per_node;
-    const double bw = stages_cross_nodes ? per_gpu_net : intra;
+    const double bw = stages_cross_nodes ? per_gpu_net : intra_for(2);  // one send between two GPUs
     e.pp_p2p_seconds = md * 2.0 * v * safe_div(s * b * h * elem / tp, bw);
   }
 
@@ -861,12 +865,18 @@ double ring_allgather_seconds(double bytes, int n, double bytes_per_s) {
   return safe_div((n - 1.0) / n * bytes, bytes_per_s);
 }
 
+double collective_link_efficiency(const ClusterSpec& cluster, int group_gpus, const PerfAssumptions& a) {
+  if (cluster.intra_node_nvlink) return a.link_efficiency;
+  return group_gpus <= 4 ? a.pcie_collective_efficiency_up_to_4_gpus : a.pcie_collective_efficiency_over_4_gpus;
+}
+
 double hierarchical_allreduce_seconds(double bytes, int group_size, int group_per_node, const ClusterSpec& cluster,
                                       const PerfAssumptions& a) {
   if (group_size <= 1 || bytes <= 0) return 0;
   const int g = std::clamp(group_per_node, 1, group_size);
   const int nodes = (group_size + g - 1) / g;
-  const double intra = g > 1 ? ring_allreduce_seconds(bytes, g, cluster.intra_node_bytes_per_s * a.link_efficiency) : 0;
+  const double intra =
+      g > 1 ? ring_allreduce_seconds(bytes, g, cluster.intra_node_bytes_per_s * collective_link_efficiency(cluster, g, a)) : 0;
   double inter = 0;
   if (nodes > 1) {
     const double per_gpu = safe_div(cluster.inter_node_bytes_per_s, std::max(cluster.gpus_per_node, 1)) *
@@ -1032,7 +1042,7 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                                  : std::string(),
                              w.expert_flop_share > 0
                                  ? fmt::format("; routed experts ({:.0f}% of the FLOPs) × {:.2f} slower + {} fixed "
-                                               "dispatch time ({} dispatcher: 1 + {:g}/f_e, {:g} ms per MoE layer "
+                                               "dispatch time (dispatcher {}: 1 + {:g}/f_e, {:g} ms per MoE layer "
                                                "per micro-batch{})",
                                                100 * w.expert_flop_share, w.expert_slowdown,
                                                si(w.moe_fixed_seconds, "s"), moe_dispatcher_name(disp),
@@ -1041,7 +1051,10 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                                                1e3 * moe_layer_overhead_seconds(r, c, a),
                                                r.cuda_graph == CudaGraphImpl::full_iteration ? ", full-iteration CUDA graph"
                                                : r.cuda_graph == CudaGraphImpl::transformer_engine
-                                                   ? ", Transformer Engine partial CUDA graphs"
+                                                   ? (c.gpu == nullptr || c.gpu->vendor == "NVIDIA"
+                                                          ? ", Transformer Engine partial CUDA graphs"
+                                                          : ", Transformer Engine partial CUDA graphs asked: eager on a "
+                                                            "non-NVIDIA GPU")
                                                    : "")
                                  : std::string())});
   if (l.pp > 1 || w.mtp_seconds > 0) {
@@ -1108,7 +1121,8 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                                                      l.ep <= 1 ? "no EP" : "DeepEP/HybridEP run on NVIDIA GPUs only")
                                        : std::string(),
                                    si(w.ep_alltoall_each_seconds / std::max(moe_imbalance(r, a), 1e-12), "s"),
-                                   si(c.intra_node_bytes_per_s * a.link_efficiency, "B/s"), 100.0 * a.link_efficiency,
+                                   si(c.intra_node_bytes_per_s * collective_link_efficiency(c, std::min(l.ep, c.gpus_per_node), a), "B/s"),
+                                   100.0 * collective_link_efficiency(c, std::min(l.ep, c.gpus_per_node), a),
                                    si(c.gpus_per_node > 0 ? c.inter_node_bytes_per_s / c.gpus_per_node * a.network_efficiency
                                                           : 0.0,
                                       "B/s"),

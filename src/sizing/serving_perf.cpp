@@ -66,6 +66,7 @@ struct Work {
   double expert_read_fraction = 1;
   double decode_flop_per_token = 0;
   double link_bytes_per_s = 0;
+  double link_efficiency = 0;  ///< achieved fraction of link_bytes_per_s in the TP all-reduces
   double chunk_tokens = 0;     ///< prompt tokens per step while this prompt is prefilled
   double ttft_steps = 0;
   double ttft_chunk_seconds = 0;  ///< ttft_steps × the step of the running batch's decode + this prompt's chunk
@@ -73,11 +74,11 @@ struct Work {
 };
 
 /// TP all-reduces of one step processing `tokens` tokens: 2 per layer (Megatron §3).
-double tp_comm_seconds(const ModelArch& arch, int tp, double tokens, double link_bytes_per_s,
-                       const EngineProfile& p, const PerfAssumptions& a) {
+double tp_comm_seconds(const ModelArch& arch, int tp, double tokens, double link_bytes_per_s, double link_efficiency,
+                       const EngineProfile& p) {
   if (tp <= 1) return 0;
   const double bytes = tokens * static_cast<double>(arch.hidden_size) * 2.0;
-  const double per = p.tp_allreduce_latency_seconds + ring_allreduce_seconds(bytes, tp, link_bytes_per_s * a.link_efficiency);
+  const double per = p.tp_allreduce_latency_seconds + ring_allreduce_seconds(bytes, tp, link_bytes_per_s * link_efficiency);
   return 2.0 * static_cast<double>(arch.num_layers) * per;
 }
 
@@ -104,6 +105,7 @@ Work compute_work(const ModelArch& arch, const ServingPerfRequest& r, const Clus
   w.prefill_eff = prefill_efficiency(r.quant, pr);
   w.link_bytes_per_s = r.tp <= c.gpus_per_node ? c.intra_node_bytes_per_s
                                                : safe_div(c.inter_node_bytes_per_s, c.gpus_per_node);
+  w.link_efficiency = r.tp <= c.gpus_per_node ? collective_link_efficiency(c, r.tp, a) : a.link_efficiency;
   const double bytes_per_param = weight_quant_bits(r.quant) / 8.0;
 
   // Capacity.
@@ -148,7 +150,7 @@ Work compute_work(const ModelArch& arch, const ServingPerfRequest& r, const Clus
   // Steady state: B/O requests finish per step, so B·P/O prompt tokens are prefilled per step.
   e.prefill_tokens_per_step = batch * P / O;
   e.prefill_seconds_per_step = safe_div(e.prefill_tokens_per_step * w.prefill_flop_per_token, w.peak * w.prefill_eff);
-  e.tp_comm_seconds_per_step = tp_comm_seconds(arch, r.tp, batch + e.prefill_tokens_per_step, w.link_bytes_per_s, pr, a);
+  e.tp_comm_seconds_per_step = tp_comm_seconds(arch, r.tp, batch + e.prefill_tokens_per_step, w.link_bytes_per_s, w.link_efficiency, pr);
   // A continuous-batching step mixes the running batch's decode tokens with prompt chunks
   // (attention kernels apart from the GEMMs, no CUDA graph for mixed batches in vLLM): the soft
   // roofline. A decode-only step (llama.cpp, which prefills between steps) is GEMM-bound like our
@@ -165,7 +167,7 @@ Work compute_work(const ModelArch& arch, const ServingPerfRequest& r, const Clus
     const double others_prefill =
         safe_div(e.prefill_tokens_per_step_others * w.prefill_flop_per_token, w.peak * w.prefill_eff);
     e.tpot_seconds = step_roofline_seconds(e.decode_memory_seconds, e.decode_compute_seconds + others_prefill) +
-                     tp_comm_seconds(arch, r.tp, batch + e.prefill_tokens_per_step_others, w.link_bytes_per_s, pr, a);
+                     tp_comm_seconds(arch, r.tp, batch + e.prefill_tokens_per_step_others, w.link_bytes_per_s, w.link_efficiency, pr);
   } else {
     // Static batching (llama.cpp as profiled): the step with the wave's prefill share sets the rate
     // (static_wave_seconds uses the same figure).
@@ -183,8 +185,8 @@ Work compute_work(const ModelArch& arch, const ServingPerfRequest& r, const Clus
       safe_div(decode_kv_bytes(arch, r.kv_dtype, mean_ctx), w.bandwidth * w.bw_eff);
   e.decode_compute_seconds_per_sequence = safe_div(w.decode_flop_per_token, w.peak_decode * pr.decode_compute_efficiency);
   e.prefill_seconds_per_token = safe_div(w.prefill_flop_per_token, w.peak * w.prefill_eff);
-  e.tp_comm_seconds_fixed = tp_comm_seconds(arch, r.tp, 0.0, w.link_bytes_per_s, pr, a);
-  e.tp_comm_seconds_per_token = tp_comm_seconds(arch, r.tp, 1.0, w.link_bytes_per_s, pr, a) - e.tp_comm_seconds_fixed;
+  e.tp_comm_seconds_fixed = tp_comm_seconds(arch, r.tp, 0.0, w.link_bytes_per_s, w.link_efficiency, pr);
+  e.tp_comm_seconds_per_token = tp_comm_seconds(arch, r.tp, 1.0, w.link_bytes_per_s, w.link_efficiency, pr) - e.tp_comm_seconds_fixed;
   e.step_token_budget = std::max<std::int64_t>(pr.prefill_chunk_tokens, 1);
   e.continuous_batching = pr.continuous_batching;
   e.output_tokens_per_s = e.decode_tokens_per_s;
@@ -201,7 +203,7 @@ Work compute_work(const ModelArch& arch, const ServingPerfRequest& r, const Clus
   // weight read): the roofline max, as llama.cpp's prefill rows were calibrated with.
   const double step_with_chunk =
       std::max(std::max(others_memory, w.prefill_memory_seconds), others_compute + chunk_compute) +
-      tp_comm_seconds(arch, r.tp, others + w.chunk_tokens, w.link_bytes_per_s, pr, a);
+      tp_comm_seconds(arch, r.tp, others + w.chunk_tokens, w.link_bytes_per_s, w.link_efficiency, pr);
   w.ttft_chunk_seconds = w.ttft_steps * step_with_chunk;
   // Continuous batching: the prompt's last chunk is computed in a steady-state step, which also
   // carries the B·P/O prompt tokens of the other arrivals (the step TPOT times), so the first
@@ -596,9 +598,12 @@ std::vector<ExplainLine> explain_serving(const ModelArch& arch, const ServingPer
                  r.tp > 1 ? fmt::format("2 × {} layers × ({} latency + 2({}−1)/{} × {:.0f} tokens × h {} × 2 B / ({} × {:.2f})) = {}",
                                         arch.num_layers, si(w.profile.tp_allreduce_latency_seconds, "s"), r.tp, r.tp,
                                         static_cast<double>(e.batch) + e.prefill_tokens_per_step, arch.hidden_size,
-                                        si(w.link_bytes_per_s, "B/s"), a.link_efficiency, si(e.tp_comm_seconds_per_step, "s"))
+                                        si(w.link_bytes_per_s, "B/s"), w.link_efficiency, si(e.tp_comm_seconds_per_step, "s"))
                           : std::string("tp = 1: no all-reduces"),
-                 "Megatron TP: 2 all-reduces per layer (Shoeybi et al. 2019 §3); ring 2(n−1)/n (Patarasuk & Yuan 2009)"});
+                 std::string("Megatron TP: 2 all-reduces per layer (Shoeybi et al. 2019 §3); ring 2(n−1)/n (Patarasuk & Yuan 2009)") +
+                     (r.tp > 1 && r.tp <= c.gpus_per_node && !c.intra_node_nvlink
+                          ? "; PCIe collectives: NCCL bus bandwidth of 4 / 8 PCIe GPUs (NVIDIA/nccl issue #1639)"
+                          : "")});
   out.push_back({"step_seconds", e.step_seconds,
                  (w.profile.continuous_batching
                       ? fmt::format("soft roofline(memory {}, compute {} + prefill {})", si(e.decode_memory_seconds, "s"),

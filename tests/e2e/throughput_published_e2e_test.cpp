@@ -158,7 +158,9 @@ TEST_F(ThroughputPublishedE2E, FrameworkTablesThroughTheBinary) {
     const json& l = j["layout"];
     const std::string flags = std::string(l.value("moe_a2a_overlap", false) ? " a2a-overlap" : "") +
                               (l.contains("moe_dispatcher") ? " " + l["moe_dispatcher"].get<std::string>() : "") +
-                              (l.value("cuda_graph", std::string()) == "full_iteration" ? " full-graph" : "") +
+                              (l.value("cuda_graph", std::string()) == "full_iteration"       ? " full-graph"
+                               : l.value("cuda_graph", std::string()) == "transformer_engine" ? " te-graphs"
+                                                                                               : "") +
                               (l.value("tp_comm_overlap", false) ? " tp-overlap" : "") + " " + j["precision"].get<std::string>();
     const double comm = t["exposed_comm_seconds"].get<double>() + t["tp_allreduce_seconds"].get<double>() +
                         t["pp_p2p_seconds"].get<double>();
