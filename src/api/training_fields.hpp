@@ -133,7 +133,7 @@ std::vector<FieldDef<In>> training_layout_fields() {
       {{"cuda_graph", "--cuda-graph", FieldType::string, FieldFace::both,
         "megatron: cuda_graph_impl none, local (per-layer graphs, timed as none; a recipe's local with cuda_graph_scope "
         "full_iteration is one graph per step: give full_iteration), transformer_engine (partial graphs of "
-        "attention, router and dispatch preprocess: shorter MoE dispatch time, NVIDIA GPUs) or full_iteration "
+        "attention, router and dispatch preprocess: a shorter alltoall/DeepEP dispatch time, never longer; NVIDIA GPUs) or full_iteration "
         "(one graph per step: no host time, no MoE dispatch sync)", {}, task_bits::training},
        [](In& in, const json& v) { in.request.cuda_graph = parse_cuda_graph_impl(v.get<std::string>(), "--cuda-graph"); }},
       {{"moe_imbalance", "--moe-imbalance", FieldType::number, FieldFace::both,

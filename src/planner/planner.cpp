@@ -166,6 +166,9 @@ ClusterSpec cluster_for(const ClusterKey& key) {
   } else if (key.link == IntraNodeLink::nvlink) {
     c.intra_node_nvlink = true;
     if (key.intra_bytes_per_s > 0) c.intra_node_bytes_per_s = key.intra_bytes_per_s;
+  } else if (key.intra_bytes_per_s > 0) {
+    // The datasheet's link kind at the bandwidth given (trial60 #2: it was ignored without --link).
+    c.intra_node_bytes_per_s = key.intra_bytes_per_s;
   }
   return c;
 }

@@ -36,17 +36,19 @@ MoeDispatcher effective_dispatcher(const TrainingStepRequest& r, const ClusterSp
 /// Fixed host time per MoE layer per micro-batch (forward + backward) of the run's CUDA-graph mode
 /// and dispatcher (PerfAssumptions moe_layer_overhead_seconds*, TrainingStepRequest::cuda_graph).
 double moe_layer_overhead_seconds(const TrainingStepRequest& r, const ClusterSpec& c, const PerfAssumptions& a) {
+  const double eager = effective_dispatcher(r, c) == MoeDispatcher::hybridep ? a.hybridep_moe_layer_overhead_seconds
+                                                                             : a.moe_layer_overhead_seconds;
   switch (r.cuda_graph) {
     case CudaGraphImpl::full_iteration: return 0.0;
     case CudaGraphImpl::transformer_engine:
-      // Transformer Engine's graphs are CUDA graphs of NVIDIA GPUs; elsewhere the layer runs eager.
-      if (c.gpu == nullptr || c.gpu->vendor == "NVIDIA") return a.moe_layer_overhead_seconds_te_graphs;
+      // Transformer Engine's graphs are CUDA graphs of NVIDIA GPUs; elsewhere the layer runs eager. Graphs
+      // only take launches off the host: never more than the eager layer's time (trial60 #1).
+      if (c.gpu == nullptr || c.gpu->vendor == "NVIDIA") return std::min(a.moe_layer_overhead_seconds_te_graphs, eager);
       break;
     case CudaGraphImpl::none:
     case CudaGraphImpl::local: break;
   }
-  return effective_dispatcher(r, c) == MoeDispatcher::hybridep ? a.hybridep_moe_layer_overhead_seconds
-                                                                 : a.moe_layer_overhead_seconds;
+  return eager;
 }
 
 Dtype requested_dtype(TrainPrecision p) {

@@ -116,5 +116,19 @@ TEST_F(Trial58E2E, EstimateKeepsANvl72JobInItsDomain) {
   EXPECT_NE(h100.out.find("--inter-node-gbit-per-s"), std::string::npos) << h100.out;
 }
 
+// trial60 #2: --intra-node-gb-per-s applies without --link (the datasheet's link kind at the given
+// bandwidth). L40S has no NVLink: 4-GPU TP all-reduces run at 0.56 of the link (nccl #1639), so the TP
+// time scales as 31.5 / 100 between the PCIe Gen4 datasheet link and a given 100 GB/s.
+TEST_F(Trial58E2E, IntraNodeBandwidthAppliesWithoutLink) {
+  const std::string base =
+      "estimate --model llama-3.1-8b --task full --gpu L40S --gpus 4 --tp 4 --pp 1 --tokens 1e8 --micro-batch 1 "
+      "--seq 2048 --ignore-memory";
+  const json d = run_json(base, 0);
+  const json g = run_json(base + " --intra-node-gb-per-s 100", 0);
+  const double td = d["estimate"]["step"]["tp_allreduce_seconds"], tg = g["estimate"]["step"]["tp_allreduce_seconds"];
+  ASSERT_GT(tg, 0);
+  EXPECT_NEAR(td / tg, 100.0 / 31.5, 1e-6) << d.dump().substr(0, 300);
+}
+
 }  // namespace
 }  // namespace gpuplan::e2e

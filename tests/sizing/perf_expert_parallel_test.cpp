@@ -160,9 +160,11 @@ TEST(ExpertParallel, CudaGraphModesSetTheHostSideMoeTime) {
     // layer is the one calibrated for them, whatever the dispatcher; the rest of the step is eager.
     r.cuda_graph = CudaGraphImpl::transformer_engine;
     const TrainingStepEstimate te = estimate_training_step(arch, r, make_cluster(gpu, 8, 1, 0), a);
+    // Graphs never add host time: min(the TE value, the eager one) — alltoall 4 → 3.5 ms, HybridEP keeps 2.5.
     EXPECT_NEAR(eager.compute_seconds - te.compute_seconds,
-                4.0 * 48.0 * (per_layer - a.moe_layer_overhead_seconds_te_graphs), 1e-9)
+                4.0 * 48.0 * (per_layer - std::min(a.moe_layer_overhead_seconds_te_graphs, per_layer)), 1e-9)
         << moe_dispatcher_name(d);
+    EXPECT_GE(eager.compute_seconds, te.compute_seconds);
     EXPECT_EQ(eager.ep_alltoall_seconds, te.ep_alltoall_seconds);
     EXPECT_EQ(eager.overhead_seconds, te.overhead_seconds);
     // local (Megatron-Core's own per-layer graphs) keeps the eager MoE layer.
