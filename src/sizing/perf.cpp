@@ -24,12 +24,16 @@ double moe_imbalance(const TrainingStepRequest& r, const PerfAssumptions& a) {
 
 bool frozen_base(Task task) { return task == Task::lora || task == Task::qlora; }
 
+/// NVIDIA-only kernels (DeepEP/HybridEP, Transformer Engine's CUDA graphs) run on this cluster; a
+/// cluster without a GPU spec is taken as NVIDIA.
+bool nvidia_cluster(const ClusterSpec& c) { return c.gpu == nullptr || c.gpu->vendor == "NVIDIA"; }
+
 /// The dispatcher that runs: DeepEP/HybridEP only dispatch across EP ranks (Megatron-Core's flex
 /// dispatcher needs tp·ep > 1; with EP 1 nothing leaves the GPU and the local permutation is
 /// alltoall's) and only on NVIDIA GPUs (NVSHMEM / NVLink kernels); elsewhere alltoall.
 MoeDispatcher effective_dispatcher(const TrainingStepRequest& r, const ClusterSpec& c) {
   if (r.moe_dispatcher == MoeDispatcher::alltoall || r.layout.ep <= 1) return MoeDispatcher::alltoall;
-  if (c.gpu != nullptr && c.gpu->vendor != "NVIDIA") return MoeDispatcher::alltoall;
+  if (!nvidia_cluster(c)) return MoeDispatcher::alltoall;
   return r.moe_dispatcher;
 }
 
@@ -43,7 +47,7 @@ double moe_layer_overhead_seconds(const TrainingStepRequest& r, const ClusterSpe
     case CudaGraphImpl::transformer_engine:
       // Transformer Engine's graphs are CUDA graphs of NVIDIA GPUs; elsewhere the layer runs eager. Graphs
       // only take launches off the host: never more than the eager layer's time (trial60 #1).
-      if (c.gpu == nullptr || c.gpu->vendor == "NVIDIA") return std::min(a.moe_layer_overhead_seconds_te_graphs, eager);
+      if (nvidia_cluster(c)) return std::min(a.moe_layer_overhead_seconds_te_graphs, eager);
       break;
     case CudaGraphImpl::none:
     case CudaGraphImpl::local: break;
@@ -1053,7 +1057,7 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                                                1e3 * moe_layer_overhead_seconds(r, c, a),
                                                r.cuda_graph == CudaGraphImpl::full_iteration ? ", full-iteration CUDA graph"
                                                : r.cuda_graph == CudaGraphImpl::transformer_engine
-                                                   ? (c.gpu == nullptr || c.gpu->vendor == "NVIDIA"
+                                                   ? (nvidia_cluster(c)
                                                           ? ", Transformer Engine partial CUDA graphs"
                                                           : ", Transformer Engine partial CUDA graphs asked: eager on a "
                                                             "non-NVIDIA GPU")
