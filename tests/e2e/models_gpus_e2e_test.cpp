@@ -63,6 +63,9 @@ TEST(ModelsE2E, ListShowsNewPresets) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("phi-1"), std::string::npos);
   EXPECT_NE(r.out.find("olmo-3.1-32b-instruct"), std::string::npos);
+  // The real configs bundled on 2026-12-07 (data/models/PROVENANCE.md), one per family added by issue 8.
+  for (const char* name : {"phi-2", "smollm3-3b", "pythia-410m", "bert-base-uncased", "t5-large", "nemotron-h-56b"})
+    EXPECT_NE(r.out.find(name), std::string::npos) << name;
 }
 
 // A T5 config given with --config: encoder-decoder family, 1 + 1 blocks, hand total 1432 (new_families_test.cpp).
