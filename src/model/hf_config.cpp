@@ -1044,6 +1044,67 @@ void parse_jamba(const Fields& f, ModelArch& a) {
   a.notes.push_back(fmt::format("hybrid: {} attention blocks and {} Mamba blocks; {} MoE feed-forwards", attn, ssm, moe));
 }
 
+/// Nemotron-H (NVIDIA, arXiv:2504.03624; modeling_nemotron_h.py NemotronHForCausalLM): block i is one mixer, by
+/// hybrid_override_pattern[i]: 'M' a Mamba-2 mixer, '*' self-attention (q/k/v/o, attention_head_dim, bias
+/// attention_bias), '-' an MLP (up_proj h·I and down_proj I·h, mlp_hidden_act relu², no gate, bias mlp_bias); one RMSNorm
+/// h per block, norm_f, untied lm_head. Mamba-2 mixer (NemotronHMamba2Mixer; Dao & Gu 2024 arXiv:2405.21060), with
+/// heads = mamba_num_heads, I = heads · mamba_head_dim, G = n_groups, N = ssm_state_size, k = conv_kernel:
+/// in_proj h·(2I + 2GN + heads) (+ bias use_bias), conv1d over I + 2GN channels · k (+ bias use_conv_bias),
+/// dt_bias + A_log + D 3·heads, gated RMSNorm I, out_proj I·h (+ bias use_bias). 'E' (MoE blocks of the Nemotron 3
+/// MoE hybrids) is not read.
+void parse_nemotron_h(const Fields& f, ModelArch& a) {
+  read_common_decoder(f, a, false);
+  if (auto hd = f.opt_pos("attention_head_dim")) a.head_dim = *hd;
+  a.intermediate_size = f.req_pos("intermediate_size");
+  const std::string pattern = f.req_string("hybrid_override_pattern");
+  if (static_cast<std::int64_t>(pattern.size()) != a.num_layers)
+    throw_invalid(f.where("hybrid_override_pattern"), fmt::format("{} characters for {} layers", pattern.size(), a.num_layers),
+                  "one character per layer (num_hidden_layers)");
+  std::int64_t mamba = 0, attn = 0, mlp = 0;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    switch (pattern[i]) {
+      case 'M': ++mamba; break;
+      case '*': ++attn; break;
+      case '-': ++mlp; break;
+      default:
+        throw_invalid(f.where("hybrid_override_pattern"),
+                      fmt::format("block {} is '{}'{}", i, pattern[i], pattern[i] == 'E' ? " (an MoE block: not read)" : ""),
+                      "M (Mamba-2), * (attention) or - (MLP) per layer");
+    }
+  }
+  a.attention_layers = attn;
+  a.dense_mlp_layers = mlp;
+  a.norms_per_layer = 1;
+  a.gated_mlp = false;
+  a.hidden_act = f.opt_string("mlp_hidden_act", "relu2");
+  a.mlp_bias = f.opt_bool("mlp_bias", false);
+  a.attention_bias = a.attention_output_bias = f.opt_bool("attention_bias", false);
+  const std::int64_t h = a.hidden_size;
+  const std::int64_t heads = f.req_pos("mamba_num_heads"), I = heads * f.req_pos("mamba_head_dim");
+  const std::int64_t G = f.opt_pos("n_groups").value_or(1), N = f.req_pos("ssm_state_size");
+  const std::int64_t k = f.opt_pos("conv_kernel").value_or(4);
+  if (I % h != 0)
+    throw_invalid(f.where("mamba_num_heads"), fmt::format("mamba_num_heads × mamba_head_dim = {} is not a multiple of hidden_size {}", I, h),
+                  "an inner width of expand × hidden_size");
+  SsmSpec s;
+  s.state_size = N;
+  s.conv_kernel = k;
+  s.expand = I / h;
+  s.time_step_rank = 0;  // Mamba-2: one scalar dt per head (dt_bias), no dt projection
+  a.ssm = s;
+  const bool bias = f.opt_bool("use_bias", false), conv_bias = f.opt_bool("use_conv_bias", true);
+  const std::int64_t conv_dim = I + 2 * G * N;
+  const auto S = LinearRole::ssm;
+  const auto O = ParamBucket::other;
+  add_linear(a, "mixer.in_proj", "", S, O, h, I + conv_dim + heads, mamba, bias);
+  add_linear(a, "mixer.out_proj", "", S, O, I, h, mamba, bias);
+  a.extra_tensors.push_back({"mixer.conv1d", O, conv_dim * k + (conv_bias ? conv_dim : 0), mamba});
+  a.extra_tensors.push_back({"mixer.dt_bias+A_log+D", O, 3 * heads, mamba});
+  a.extra_tensors.push_back({"mixer.norm", ParamBucket::norms, I, mamba});
+  a.notes.push_back(fmt::format("hybrid: {} Mamba-2 blocks, {} attention blocks and {} MLP blocks (hybrid_override_pattern)",
+                                mamba, attn, mlp));
+}
+
 // ---- diffusion ----------------------------------------------------------------------------------
 
 std::int64_t conv(std::int64_t in, std::int64_t out, std::int64_t k) { return in * out * k * k + out; }
@@ -1270,6 +1331,7 @@ const std::vector<FamilyReader>& family_readers() {
       {"mistral", plain<parse_mistral>},
       {"mixtral", plain<parse_mixtral>},
       {"mpt", plain<parse_mpt>},
+      {"nemotron_h", plain<parse_nemotron_h>},
       {"olmo", [](const Fields& f, ModelArch& a, ParamBreakdown&) { parse_olmo(f, a, 1); }},
       {"olmo2", [](const Fields& f, ModelArch& a, ParamBreakdown&) { parse_olmo(f, a, 2); }},
       {"olmo3", [](const Fields& f, ModelArch& a, ParamBreakdown&) { parse_olmo(f, a, 3); }},
@@ -1465,10 +1527,43 @@ std::string json_error_location(std::string_view text, std::size_t offset, const
   return source + ":" + line_col(text, offset);
 }
 
+/// `text` with Python's non-JSON float constants (NaN, Infinity, -Infinity) outside strings read as null: transformers
+/// saves configs with Python's json module, which writes them (Nemotron-H "time_step_limit": [0.0, Infinity]). No field
+/// gpuplan reads takes them; a field that did would find null (unknown) and say so. "Infinity" and "-Infinity" become
+/// "null" padded with spaces, so line:column positions stay; "NaN" becomes "null" (one column more on its line).
+static std::string python_float_constants_as_null(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size()) out += text[++i];
+      else if (c == '"') in_string = false;
+      ++i;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    bool replaced = false;
+    for (const std::string_view token : {std::string_view("-Infinity"), std::string_view("Infinity"), std::string_view("NaN")}) {
+      if (text.compare(i, token.size(), token) == 0) {
+        out += "null";
+        if (token.size() > 4) out.append(token.size() - 4, ' ');
+        i += token.size();
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) out += text[i++];
+  }
+  return out;
+}
+
 ModelArch parse_hf_config_text(std::string_view text, const std::string& source) {
   // Strict JSON (util/text_check.hpp): syntax errors and out-of-range numbers (1e400) at
-  // line:col, duplicate keys and control characters refused.
-  const json j = parse_json_strict(text, source, JsonPlaceStyle::dotted);
+  // line:col, duplicate keys and control characters refused; Python's NaN/Infinity read as null.
+  const json j = parse_json_strict(python_float_constants_as_null(text), source, JsonPlaceStyle::dotted);
   return parse_hf_config(j, source);
 }
 

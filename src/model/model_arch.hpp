@@ -195,6 +195,10 @@ struct ModelArch {
     return n;
   }
   std::int64_t total_params() const { return params.total(); }
+  /// Parameters of the SSM (Mamba) mixers: the readers count them in params.other (Mamba, Jamba, Nemotron-H hold
+  /// nothing else there); they are per-layer weights (in_proj/out_proj and the small conv/state tensors), split by
+  /// TP and across pipeline stages like the attention and MLP matrices. 0 without an SSM.
+  std::int64_t ssm_mixer_params() const { return ssm ? params.other : 0; }
   std::int64_t active_params() const { return params.active(); }
 };
 

@@ -8,10 +8,13 @@
 namespace gpuplan {
 namespace {
 
-bool has_attention(const ModelArch& arch) {
-  return arch.family == ModelFamily::decoder && arch.num_layers > 0 && arch.num_attention_heads > 0 &&
-         !arch.ssm.has_value();
+/// Blocks with self-attention: all of a decoder's, a hybrid's attention blocks (Jamba, Nemotron-H), none of Mamba's.
+std::int64_t attention_layer_count(const ModelArch& arch) {
+  if (arch.family != ModelFamily::decoder || arch.num_attention_heads <= 0) return 0;
+  return std::clamp<std::int64_t>(arch.attention_layers.value_or(arch.ssm ? 0 : arch.num_layers), 0, arch.num_layers);
 }
+
+bool has_attention(const ModelArch& arch) { return arch.num_layers > 0 && attention_layer_count(arch) > 0; }
 
 /// Per-token width of the Q·Kᵀ and A·V products summed over heads (forward FLOP per key =
 /// 2·qk_width + 2·v_width).
@@ -51,9 +54,10 @@ double attention_forward_flop(const ModelArch& arch, KeysFn keys_for_layer) {
   const double per_key = 2.0 * w.qk + 2.0 * w.v;
   const std::int64_t sliding = arch.sliding_window ? arch.num_sliding_window_layers() : 0;
   // Mistral v0.1-style configs set sliding_window without a per-layer list: all layers.
+  const std::int64_t attention_layers = attention_layer_count(arch);
   const std::int64_t windowed =
-      arch.sliding_window ? (arch.layer_uses_sliding_window.empty() ? arch.num_layers : sliding) : 0;
-  const std::int64_t full_layers = arch.num_layers - windowed;
+      arch.sliding_window ? std::min(arch.layer_uses_sliding_window.empty() ? attention_layers : sliding, attention_layers) : 0;
+  const std::int64_t full_layers = attention_layers - windowed;
   return per_key * (static_cast<double>(full_layers) * keys_for_layer(false) +
                     static_cast<double>(windowed) * keys_for_layer(true));
 }

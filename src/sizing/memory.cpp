@@ -397,10 +397,10 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
   // parameters per layer than the even split counts (kv_replicated_params, memory.hpp).
   const double kv_rep = kv_replicated_params(m, s, t, layers_stage);
   if (s.decoder) {
-    dense_tp = frac * static_cast<double>(P.attention + P.mlp) / t + kv_rep;
+    dense_tp = frac * static_cast<double>(P.attention + P.mlp + m.ssm_mixer_params()) / t + kv_rep;
     dense_rep = frac * static_cast<double>(P.norms + P.router);
     expert_gpu = frac * static_cast<double>(P.experts) / (lay.etp() * ep);
-    if (st.first) extra += static_cast<double>(P.embeddings) / t + static_cast<double>(P.other);
+    if (st.first) extra += static_cast<double>(P.embeddings) / t + static_cast<double>(P.other - m.ssm_mixer_params());
     if (st.last) {
       if (P.head > 0) extra += static_cast<double>(P.head) / t;
       else if (m.tied_embeddings && !st.first) extra += s.V * s.h / t;  // Megatron keeps a tied copy on the last stage
@@ -500,10 +500,10 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
     double base_bytes;
     if (qlora) {
       const double nf4 = weight_quant_bits(WeightQuant::nf4, r.qlora_double_quant) / 8.0;
-      const double linear = frac * static_cast<double>(P.attention + P.mlp) / t + kv_rep + expert_gpu;
+      const double linear = frac * static_cast<double>(P.attention + P.mlp + m.ssm_mixer_params()) / t + kv_rep + expert_gpu;
       const double rest = dense_rep + extra;
       base_bytes = nf4 * linear + 2.0 * rest;
-      if (z >= 3) base_bytes = nf4 * ((frac * static_cast<double>(P.attention + P.mlp) / t + kv_rep) / shard_dense +
+      if (z >= 3) base_bytes = nf4 * ((frac * static_cast<double>(P.attention + P.mlp + m.ssm_mixer_params()) / t + kv_rep) / shard_dense +
                                       expert_gpu / shard_expert) +
                                2.0 * rest / shard_dense;
       if (ex) {
@@ -733,7 +733,7 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
     }
     // Workspace: gathered layer weights under ZeRO-3 / param offload (FSDP prefetch: current + next
     // layer, plus the unsharded gradients of one layer); QLoRA dequantises one matrix at a time.
-    const double layer_params = static_cast<double>(P.attention + P.mlp + P.norms + P.router) / s.L / t +
+    const double layer_params = static_cast<double>(P.attention + P.mlp + m.ssm_mixer_params() + P.norms + P.router) / s.L / t +
                                 (s.L_moe > 0 ? static_cast<double>(P.experts) / s.L_moe / (lay.etp() * ep) : 0.0);
     const double gather_bytes = qlora ? weight_quant_bits(WeightQuant::nf4, r.qlora_double_quant) / 8.0
                                       : (fp32 ? 4.0 : 2.0);
@@ -1117,11 +1117,11 @@ MemoryBreakdown serving_stage(const ModelArch& m, const ServingMemoryRequest& r,
   if (s.decoder) {
     const double layers_stage = std::ceil(s.L / p);
     const double frac = layers_stage / s.L;
-    const double linear = frac * static_cast<double>(P.attention + P.mlp + P.experts) / t +
+    const double linear = frac * static_cast<double>(P.attention + P.mlp + P.experts + m.ssm_mixer_params()) / t +
                           kv_replicated_params(m, s, t, layers_stage);
     const double rest = frac * static_cast<double>(P.norms + P.router);
     double extra = 0;
-    if (st.first) extra += static_cast<double>(P.embeddings) / t + static_cast<double>(P.other);
+    if (st.first) extra += static_cast<double>(P.embeddings) / t + static_cast<double>(P.other - m.ssm_mixer_params());
     if (st.last) {
       if (P.head > 0) extra += static_cast<double>(P.head) / t;
       else if (m.tied_embeddings && !st.first) extra += s.V * s.h / t;
@@ -1159,10 +1159,25 @@ MemoryBreakdown serving_stage(const ModelArch& m, const ServingMemoryRequest& r,
       };
     }
     if (m.ssm) {
-      // Mamba recurrent state per sequence: conv (d_inner × d_conv) + SSM (d_inner × d_state), 16-bit.
+      // Mamba recurrent state per sequence and SSM block: conv (d_inner × d_conv) + SSM (d_inner × d_state), 16-bit;
+      // a hybrid (Jamba, Nemotron-H) keeps the KV cache of its attention blocks beside it.
       const double inner = static_cast<double>(m.ssm->expand) * s.h;
-      kv = layers_stage * conc * 2.0 * inner *
-           static_cast<double>(m.ssm->conv_kernel + m.ssm->state_size) / t;
+      // The blocks of each kind from the model's geometry (Nemotron-H also has MLP-only blocks, holding neither).
+      const double attention_share = static_cast<double>(m.geometry.attention_layers) / s.L;
+      const double ssm_share = static_cast<double>(m.geometry.ssm_layers) / s.L;
+      const double ssm_state = layers_stage * ssm_share * conc * 2.0 * inner *
+                               static_cast<double>(m.ssm->conv_kernel + m.ssm->state_size) / t;
+      kv = kv * attention_share + ssm_state;
+      if (ex) {
+        f_kv = [=] {
+          return fmt::format("SSM state 2 B × d_inner {} × (d_conv {} + d_state {}) / tp {} × concurrency {} × {} SSM "
+                             "layers{}",
+                             inner, m.ssm->conv_kernel, m.ssm->state_size, t, conc, layers_stage * ssm_share,
+                             attention_share > 0 ? fmt::format(" + KV cache of {} attention layers × {} tokens",
+                                                               layers_stage * attention_share, ctx)
+                                                 : std::string());
+        };
+      }
     }
     // Workspace: one prefill chunk's intermediate tensors + the last-token logits of every sequence.
     const double c = std::min(static_cast<double>(r.prefill_chunk_tokens), ctx * conc);

@@ -99,16 +99,16 @@ TrainingMemoryTotal::TrainingMemoryTotal(const ModelArch& m, const TrainingMemor
 
   // Parameter groups (training_stage: "Parameters held by this GPU").
   const ParamBreakdown& P = m.params;
-  attention_mlp_ = static_cast<double>(P.attention + P.mlp);
+  attention_mlp_ = static_cast<double>(P.attention + P.mlp + m.ssm_mixer_params());  // memory.cpp dense_tp
   norms_router_ = static_cast<double>(P.norms + P.router);
   experts_ = static_cast<double>(P.experts);
   embeddings_ = static_cast<double>(P.embeddings);
-  other_ = static_cast<double>(P.other);
+  other_ = static_cast<double>(P.other - m.ssm_mixer_params());
   head_params_ = static_cast<double>(P.head);
   head_ = P.head > 0;
   tied_ = m.tied_embeddings;
   total_params_ = static_cast<double>(P.total());
-  layer_params_dense_ = static_cast<double>(P.attention + P.mlp + P.norms + P.router) / L_;
+  layer_params_dense_ = static_cast<double>(P.attention + P.mlp + m.ssm_mixer_params() + P.norms + P.router) / L_;
   layer_params_expert_ = L_moe_ > 0 ? static_cast<double>(P.experts) / L_moe_ : 0.0;
 
   // memory.cpp linears_of (same order).

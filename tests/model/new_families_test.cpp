@@ -207,6 +207,41 @@ TEST(NewFamilies, JambaV01PublishedCount) {
   EXPECT_NEAR(static_cast<double>(a.active_params()), 12e9, 0.5e9);
 }
 
+// Nemotron-H, tiny: h 8, pattern "M*-" (a Mamba-2, an attention and an MLP block), 2 heads / 1 KV head of 4,
+// Mamba-2 2 heads × 8 = I 16, 1 group, state 2, conv 2, MLP 16 (relu², no gate), V 10, untied.
+//   M: conv_dim 16 + 2·1·2 = 20; in_proj 8·(2·16 + 2·2 + 2 = 38) = 304; conv1d 20·2 + 20 = 60; dt_bias + A_log + D
+//      3·2 = 6; gated norm 16; out_proj 16·8 = 128; block norm 8 → 522;
+//   *: q 8·8 = 64, k 8·4 = 32, v 32, o 64, norm 8 → 200;   -: up 8·16 + down 16·8 = 256, norm 8 → 264;
+//   embeddings 80 + lm_head 80 + norm_f 8 → 1154.
+TEST(NewFamilies, NemotronHHybridHandCount) {
+  const ModelArch a = parse(json::parse(R"({"model_type": "nemotron_h", "hidden_size": 8, "num_hidden_layers": 3,
+      "hybrid_override_pattern": "M*-", "num_attention_heads": 2, "num_key_value_heads": 1, "attention_head_dim": 4,
+      "mamba_num_heads": 2, "mamba_head_dim": 8, "n_groups": 1, "ssm_state_size": 2, "conv_kernel": 2,
+      "intermediate_size": 16, "mlp_hidden_act": "relu2", "vocab_size": 10, "tie_word_embeddings": false})"));
+  EXPECT_EQ(a.total_params(), 1154);
+  EXPECT_EQ(a.geometry.attention_layers, 1);
+  EXPECT_EQ(a.geometry.kv_cache_layers, 1);
+  EXPECT_EQ(a.geometry.ssm_layers, 1);
+  EXPECT_EQ(a.geometry.dense_mlp_layers, 1);
+  EXPECT_FALSE(a.gated_mlp);
+}
+
+// transformers saves configs with Python's json module, which writes Infinity / NaN (Nemotron-H's
+// "time_step_limit": [0.0, Infinity]): read as null, positions kept; a real syntax error after it is still placed.
+TEST(NewFamilies, PythonFloatConstantsReadAsNull) {
+  const std::string text = R"({"model_type": "mamba", "hidden_size": 8, "num_hidden_layers": 1, "vocab_size": 10,
+  "state_size": 2, "conv_kernel": 2, "time_step_rank": 1, "time_step_limit": [0.0, Infinity], "x": -Infinity, "y": NaN, "s": "Infinity"})";
+  const ModelArch a = parse_hf_config_text(text, "py.json");
+  EXPECT_GT(a.total_params(), 0);
+  try {
+    (void)parse_hf_config_text(R"({"model_type": "mamba", "t": [0.0, Infinity], oops})", "py.json");
+    FAIL() << "expected a syntax error";
+  } catch (const Error& e) {
+    EXPECT_NE(e.where().find("py.json:1:"), std::string::npos) << e.where();
+    EXPECT_NE(e.where().find(":1:47"), std::string::npos) << e.where() << " " << e.what();  // column of "oops" as written
+  }
+}
+
 TEST(NewFamilies, BadConfigsGiveClearErrors) {
   json t5 = json::parse(R"({"model_type": "t5", "d_model": 8, "d_kv": 4, "num_heads": 2, "d_ff": 16, "num_layers": 1,
       "vocab_size": 10, "feed_forward_proj": "swish"})");
@@ -223,6 +258,18 @@ TEST(NewFamilies, BadConfigsGiveClearErrors) {
   EXPECT_THROW(parse(mpt), Error);  // 3 heads do not divide 8
   json bigcode = json::parse(R"({"model_type": "gpt_bigcode", "n_embd": 8, "n_layer": 2, "n_head": 2, "vocab_size": 10})");
   EXPECT_THROW(parse(bigcode), Error);  // n_positions missing
+  json nemotron = json::parse(R"({"model_type": "nemotron_h", "hidden_size": 8, "num_hidden_layers": 3,
+      "hybrid_override_pattern": "M*E", "num_attention_heads": 2, "mamba_num_heads": 2, "mamba_head_dim": 8,
+      "ssm_state_size": 2, "intermediate_size": 16, "vocab_size": 10})");
+  try {
+    parse(nemotron);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where(), "tiny.json: hybrid_override_pattern");
+    EXPECT_NE(std::string(e.what()).find("MoE block"), std::string::npos) << e.what();
+  }
+  nemotron["hybrid_override_pattern"] = "M*";  // 2 characters for 3 layers
+  EXPECT_THROW(parse(nemotron), Error);
 }
 
 }  // namespace
