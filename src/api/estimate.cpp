@@ -136,6 +136,12 @@ EstimateOutput run_estimate(const EstimateInput& in, const Context& ctx) {
   c.gpus_per_node = gpn;
   c.nodes = nodes;
   if (in.link == "nvlink") {
+    // The datasheet says the card has no GPU link at all (L40S, RTX 4090: "none (PCIe only)"): NVLink
+    // there is a typo, not a server variant (trial60 #5: it was timed as NVLink over the PCIe bandwidth).
+    if (c.gpu->interconnect.rfind("none", 0) == 0)
+      throw_invalid_coded("--link", "gpu_has_no_nvlink", {{"gpu", c.gpu->name}, {"interconnect", c.gpu->interconnect}},
+                          fmt::format("nvlink, but the {} has no GPU link (datasheet: {})", c.gpu->name, c.gpu->interconnect),
+                          "--link pcie or datasheet for this GPU");
     c.link = IntraNodeLink::nvlink;
   } else if (in.link == "pcie") {
     c.link = IntraNodeLink::pcie;

@@ -133,8 +133,8 @@ std::vector<FieldDef<In>> training_layout_fields() {
       {{"cuda_graph", "--cuda-graph", FieldType::string, FieldFace::both,
         "megatron: cuda_graph_impl none, local (per-layer graphs, timed as none; a recipe's local with cuda_graph_scope "
         "full_iteration is one graph per step: give full_iteration), transformer_engine (partial graphs of "
-        "attention, router and dispatch preprocess: a shorter alltoall/DeepEP dispatch time, never longer; NVIDIA GPUs) or full_iteration "
-        "(one graph per step: no host time, no MoE dispatch sync)", {}, task_bits::training},
+        "attention, router and dispatch preprocess: a shorter alltoall/DeepEP dispatch time, never longer) or full_iteration "
+        "(one graph per step: no host time, no MoE dispatch sync); timed on NVIDIA GPUs, elsewhere eager", {}, task_bits::training},
        [](In& in, const json& v) { in.request.cuda_graph = parse_cuda_graph_impl(v.get<std::string>(), "--cuda-graph"); }},
       {{"moe_imbalance", "--moe-imbalance", FieldType::number, FieldFace::both,
         "MoE: busiest EP rank's tokens / the mean, 1-8 (default 1.2; 1 = force-balanced routing)", {}, task_bits::training},

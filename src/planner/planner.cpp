@@ -1635,7 +1635,8 @@ void describe_offer(const PlanRequest& request, const ModelArch& arch, const Adm
                 "(--moe-dispatcher hybridep) an EP layout may be faster: plan again with it to compare");
   }
   if (request.workload == PlanWorkload::training && arch.moe && p.layout.ep > 1 && !request.moe_dispatcher &&
-      request.stack == TrainingStack::megatron) {
+      request.stack == TrainingStack::megatron && a.spec != nullptr && a.spec->vendor == "NVIDIA") {
+    // NVIDIA only: elsewhere HybridEP/DeepEP do not run and alltoall is what is timed (trial60 #8).
     // The dispatcher changes the MoE time most on small experts (docs/accuracy.md, disp10): the
     // same 8 × B200 Qwen3-30B-A3B recipe went from 9691 to 26695 tokens/s/GPU with HybridEP
     // (and micro-batch 1 → 4), NeMo 26.02 → 26.02.01.

@@ -37,18 +37,38 @@ MoeDispatcher effective_dispatcher(const TrainingStepRequest& r, const ClusterSp
   return r.moe_dispatcher;
 }
 
+/// The CUDA-graph mode that runs: the request's on NVIDIA GPUs; elsewhere eager (none). Megatron-Core's
+/// full-iteration and Transformer Engine graphs are timed from NVIDIA runs only (docs/accuracy.md); one rule
+/// for every mode (trial60 #7: full_iteration was applied on an MI300X while transformer_engine was not).
+CudaGraphImpl effective_cuda_graph(const TrainingStepRequest& r, const ClusterSpec& c) {
+  return nvidia_cluster(c) ? r.cuda_graph : CudaGraphImpl::none;
+}
+
+/// The explain line's words for the graph mode: what runs, or what was asked and is run eager instead.
+std::string_view cuda_graph_phrase(const TrainingStepRequest& r, const ClusterSpec& c) {
+  const bool runs = effective_cuda_graph(r, c) == r.cuda_graph;
+  switch (r.cuda_graph) {
+    case CudaGraphImpl::full_iteration:
+      return runs ? ", full-iteration CUDA graph" : ", full-iteration CUDA graph asked: eager on a non-NVIDIA GPU";
+    case CudaGraphImpl::transformer_engine:
+      return runs ? ", Transformer Engine partial CUDA graphs"
+                  : ", Transformer Engine partial CUDA graphs asked: eager on a non-NVIDIA GPU";
+    case CudaGraphImpl::none:
+    case CudaGraphImpl::local: break;
+  }
+  return "";
+}
+
 /// Fixed host time per MoE layer per micro-batch (forward + backward) of the run's CUDA-graph mode
 /// and dispatcher (PerfAssumptions moe_layer_overhead_seconds*, TrainingStepRequest::cuda_graph).
 double moe_layer_overhead_seconds(const TrainingStepRequest& r, const ClusterSpec& c, const PerfAssumptions& a) {
   const double eager = effective_dispatcher(r, c) == MoeDispatcher::hybridep ? a.hybridep_moe_layer_overhead_seconds
                                                                              : a.moe_layer_overhead_seconds;
-  switch (r.cuda_graph) {
+  switch (effective_cuda_graph(r, c)) {
     case CudaGraphImpl::full_iteration: return 0.0;
     case CudaGraphImpl::transformer_engine:
-      // Transformer Engine's graphs are CUDA graphs of NVIDIA GPUs; elsewhere the layer runs eager. Graphs
-      // only take launches off the host: never more than the eager layer's time (trial60 #1).
-      if (nvidia_cluster(c)) return std::min(a.moe_layer_overhead_seconds_te_graphs, eager);
-      break;
+      // Graphs only take launches off the host: never more than the eager layer's time (trial60 #1).
+      return std::min(a.moe_layer_overhead_seconds_te_graphs, eager);
     case CudaGraphImpl::none:
     case CudaGraphImpl::local: break;
   }
@@ -714,7 +734,7 @@ void finish_work(Work& w, const ModelArch& arch, const TrainingStepRequest& r, c
     double per_layer = a.framework_overhead_seconds_per_layer;
     if (frozen_base(r.task)) per_layer += a.lora_overhead_seconds_per_layer;
     if (r.recompute == Recompute::full) per_layer *= a.recompute_overhead_factor;
-    w.host_seconds = r.cuda_graph == CudaGraphImpl::full_iteration ? 0.0 : md * w.layers_per_stage * per_layer;
+    w.host_seconds = effective_cuda_graph(r, c) == CudaGraphImpl::full_iteration ? 0.0 : md * w.layers_per_stage * per_layer;
     const double gpu_busy = e.compute_seconds + e.tp_allreduce_seconds + e.ep_alltoall_seconds + e.pp_p2p_seconds +
                             e.pp_bubble_seconds + e.exposed_comm_seconds + e.optimizer_seconds;
     e.overhead_seconds = std::max(0.0, w.host_seconds - gpu_busy);
@@ -784,6 +804,19 @@ std::string si(double v, const char* unit) {
   if (!std::isfinite(v)) return fmt::format("inf {}", unit);
   return fmt::format("{:.4g} {}", v, unit);
 }
+
+/// "80% of the link: NVLink 450 GB/s": the share of the node's GPU link a collective among `group_gpus` runs at.
+std::string link_share_text(const ClusterSpec& c, int group_gpus, const PerfAssumptions& a) {
+  return fmt::format("{:.0f}% of the link: {} {}", 100.0 * collective_link_efficiency(c, group_gpus, a),
+                     c.intra_node_nvlink ? "NVLink" : "PCIe", si(c.intra_node_bytes_per_s, "B/s"));
+}
+
+/// "90% of the network: 50 GB/s per node ÷ 8 GPUs": the per-GPU share of the inter-node network.
+std::string network_share_text(const ClusterSpec& c, const PerfAssumptions& a) {
+  return fmt::format("{:.0f}% of the network: {} per node ÷ {} GPUs", 100.0 * a.network_efficiency,
+                     si(c.inter_node_bytes_per_s, "B/s"), c.gpus_per_node);
+}
+
 
 }  // namespace
 
@@ -1055,13 +1088,7 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                                                disp == MoeDispatcher::hybridep ? a.hybridep_expert_half_width
                                                                                            : a.expert_half_width,
                                                1e3 * moe_layer_overhead_seconds(r, c, a),
-                                               r.cuda_graph == CudaGraphImpl::full_iteration ? ", full-iteration CUDA graph"
-                                               : r.cuda_graph == CudaGraphImpl::transformer_engine
-                                                   ? (nvidia_cluster(c)
-                                                          ? ", Transformer Engine partial CUDA graphs"
-                                                          : ", Transformer Engine partial CUDA graphs asked: eager on a "
-                                                            "non-NVIDIA GPU")
-                                                   : "")
+                                               cuda_graph_phrase(r, c))
                                  : std::string())});
   if (l.pp > 1 || w.mtp_seconds > 0) {
     out.push_back({"pp_stage_imbalance", e.pp_stage_imbalance,
@@ -1090,17 +1117,23 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                    "Megatron-Bridge userbuffers_fp8_h100_h8192_tp4_mbs1_seqlen8192 (training/comm_overlap.py)"});
   else
   out.push_back({"tp_allreduce_seconds", e.tp_allreduce_seconds,
-                 l.tp > 1 ? fmt::format("{} micro-batches × {} layers × {} all-reduces × 2({}−1)/{} × {} / {} = {}", md,
+                 l.tp > 1 ? fmt::format("{} micro-batches × {} layers × {} all-reduces × 2({}−1)/{} × {} / {} ({}) = {}", md,
                                         w.layers_per_stage, w.tp_collectives_per_layer, l.tp, l.tp, si(w.tp_bytes, "B"),
-                                        si(w.tp_link_bytes_per_s, "B/s"), si(e.tp_allreduce_seconds, "s"))
+                                        si(w.tp_link_bytes_per_s, "B/s"),
+                                        l.tp <= c.gpus_per_node ? link_share_text(c, l.tp, a) : network_share_text(c, a),
+                                        si(e.tp_allreduce_seconds, "s"))
                           : std::string("tp = 1: no tensor-parallel communication"),
-                 "Megatron-LM TP: 2 all-reduces forward + 2 backward per layer (Shoeybi et al. 2019 §3); ring "
-                 "2(n−1)/n (Patarasuk & Yuan 2009)"});
+                 c.intra_node_nvlink || l.tp <= 1 || l.tp > c.gpus_per_node
+                     ? "Megatron-LM TP: 2 all-reduces forward + 2 backward per layer (Shoeybi et al. 2019 §3); ring "
+                       "2(n−1)/n (Patarasuk & Yuan 2009)"
+                     : "Megatron-LM TP: 2 all-reduces forward + 2 backward per layer (Shoeybi et al. 2019 §3); ring "
+                       "2(n−1)/n (Patarasuk & Yuan 2009); PCIe collectives: NCCL bus bandwidth of 4 / 8 PCIe GPUs "
+                       "(NVIDIA/nccl issue #1639)"});
   out.push_back({"ep_alltoall_seconds", e.ep_alltoall_seconds,
                  arch.moe && l.ep > 1
                      ? fmt::format("{} micro-batches × {} MoE layers × {} all-to-alls × ({} sent per GPU = {}; {:.0f}% "
-                                   "off-node{}; each all-to-all {}: the on-node share over {} ({:.0f}% of the link) and "
-                                   "the off-node share over {} per GPU ({:.0f}% of the node's network ÷ {} GPUs) run "
+                                   "off-node{}; each all-to-all {}: the on-node share over {} ({}) and "
+                                   "the off-node share over {} per GPU ({}) run "
                                    "together, the slower sets it) × load imbalance {:.2f}{}{} = {}",
                                    md, w.moe_layers_per_stage, w.ep_collectives_per_layer, si(w.ep_bytes, "B"),
                                    disp == MoeDispatcher::alltoall
@@ -1128,11 +1161,11 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                                        : std::string(),
                                    si(w.ep_alltoall_each_seconds / std::max(moe_imbalance(r, a), 1e-12), "s"),
                                    si(c.intra_node_bytes_per_s * collective_link_efficiency(c, std::min(l.ep, c.gpus_per_node), a), "B/s"),
-                                   100.0 * collective_link_efficiency(c, std::min(l.ep, c.gpus_per_node), a),
+                                   link_share_text(c, std::min(l.ep, c.gpus_per_node), a),
                                    si(c.gpus_per_node > 0 ? c.inter_node_bytes_per_s / c.gpus_per_node * a.network_efficiency
                                                           : 0.0,
                                       "B/s"),
-                                   100.0 * a.network_efficiency, c.gpus_per_node, moe_imbalance(r, a),
+                                   network_share_text(c, a), moe_imbalance(r, a),
                                    a.ep_comm_overlap_fraction > 0
                                        ? fmt::format(" × (1 − overlap {:.2f})", a.ep_comm_overlap_fraction)
                                        : std::string(),
@@ -1162,13 +1195,26 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                           : std::string("pp = 1: no pipeline bubble"),
                  "Narayanan et al. 2021 §2.2.1 (1F1B) and §2.2.2 (interleaved)"});
   out.push_back({"dp_allreduce_seconds", e.dp_allreduce_seconds,
-                 l.dp > 1 ? fmt::format("ring all-reduce of {} gradients per GPU over dp {} ({} per node; intra {} , "
-                                        "network {} per node) = {}",
+                 l.dp > 1 ? fmt::format("ring all-reduce of {} gradients per GPU over dp {} ({} per node: 2(n−1)/n × bytes "
+                                        "at {} ({}){}) = {}",
                                         si(w.grad_bytes_per_gpu, "B"), l.dp, w.dp_per_node,
-                                        si(c.intra_node_bytes_per_s, "B/s"), si(c.inter_node_bytes_per_s, "B/s"),
+                                        si(c.intra_node_bytes_per_s * collective_link_efficiency(c, w.dp_per_node, a), "B/s"),
+                                        link_share_text(c, w.dp_per_node, a),
+                                        l.dp > w.dp_per_node
+                                            ? fmt::format("; across nodes 1/{} of it at {} per GPU ({}); the slower "
+                                                          "phase sets it",
+                                                          w.dp_per_node,
+                                                          si(safe_div(c.inter_node_bytes_per_s, c.gpus_per_node) *
+                                                                 a.network_efficiency,
+                                                             "B/s"),
+                                                          network_share_text(c, a))
+                                            : std::string(),
                                         si(e.dp_allreduce_seconds, "s"))
                           : std::string("dp = 1: no gradient all-reduce"),
-                 "ring 2(n−1)/n · bytes (Patarasuk & Yuan 2009; NCCL); hierarchical, slower phase dominates"});
+                 c.intra_node_nvlink
+                     ? "ring 2(n−1)/n · bytes (Patarasuk & Yuan 2009; NCCL); hierarchical, slower phase dominates"
+                     : "ring 2(n−1)/n · bytes (Patarasuk & Yuan 2009; NCCL); hierarchical, slower phase dominates; "
+                       "PCIe collectives: NCCL bus bandwidth of 4 / 8 PCIe GPUs (NVIDIA/nccl issue #1639)"});
   out.push_back({"zero_allgather_seconds", e.zero_allgather_seconds,
                  l.zero_stage == 3 && l.dp > 1
                      ? fmt::format("{} micro-batches × 1.5 × all-reduce of {} parameters per GPU = {}", md,
@@ -1213,7 +1259,7 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                                    a.optimizer_bw_efficiency, si(e.optimizer_seconds, "s")),
                  "element-wise update, memory-bound (AdamW: Loshchilov & Hutter 2019; states per ZeRO §3.1)"});
   out.push_back({"overhead_seconds", e.overhead_seconds,
-                 r.cuda_graph == CudaGraphImpl::full_iteration
+                 effective_cuda_graph(r, c) == CudaGraphImpl::full_iteration
                      ? std::string("full-iteration CUDA graph: the host launches one graph per step, no per-layer host "
                                    "time (and no MoE dispatch sync)")
                      : fmt::format("max(0, host {} micro-batches × {} layers × ({} s{}){} − GPU busy) = {}", md,

@@ -1,0 +1,109 @@
+// End-to-end, stop 51: the bundled hybrid (Nemotron-H, Mamba-2 + attention + MLP blocks) through `gpuplan size`,
+// and the trial60 defects: --link nvlink on a card without a GPU link (#5), graph modes timed on NVIDIA only (#7),
+// no HybridEP hint where HybridEP cannot run (#8), the collectives' link share in the explain lines (#4).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "binary_e2e.hpp"
+
+namespace gpuplan::e2e {
+namespace {
+
+using nlohmann::json;
+
+class Trial61E2E : public BinaryE2E<Trial61E2E> {
+ public:
+  static constexpr const char* kName = "trial61";
+};
+
+double term_bytes(const json& size, const std::string& name) {
+  for (const json& t : size["per_gpu"]["terms"])
+    if (t["name"] == name) return t["bytes"].get<double>();
+  ADD_FAILURE() << "no term " << name;
+  return -1;
+}
+
+// Nemotron-H-56B serving, context 8192 × 8 sequences, bf16 (hand calculation from its config.json):
+//   SSM state of the 54 Mamba-2 blocks: 2 B × d_inner 16384 × (d_conv 4 + d_state 256) × 8 × 54 = 3,680,501,760;
+//   KV cache of the 10 attention blocks: 2 × 8 KV heads × 128 × 2 B × 8192 tokens × 8 × 10 = 2,684,354,560;
+//   the 54 MLP-only blocks hold neither → 6,364,856,320 bytes.
+// Weights: 2 B × 56,324,350,464 parameters at TP 1; at TP 2 every matrix (the Mamba mixers too) is halved and the
+// 1,859,584 norm weights are not: 2 B × (56,324,350,464 − 1,859,584) / 2 + 2 B × 1,859,584 = 56,326,210,048.
+TEST_F(Trial61E2E, HybridServingHoldsSsmStateAndTheAttentionBlocksKvCache) {
+  const std::string base = "size --model nemotron-h-56b --task serve --context 8192 --concurrency 8";
+  const json tp1 = run_json(base, 0);
+  EXPECT_DOUBLE_EQ(term_bytes(tp1, "kv_cache"), 2.0 * 16384 * (4 + 256) * 8 * 54 + 2.0 * 8 * 128 * 2 * 8192 * 8 * 10);
+  EXPECT_DOUBLE_EQ(term_bytes(tp1, "kv_cache"), 6'364'856'320.0);
+  EXPECT_DOUBLE_EQ(term_bytes(tp1, "weights"), 2.0 * 56'324'350'464);
+  const json tp2 = run_json(base + " --tp 2", 0);
+  EXPECT_DOUBLE_EQ(term_bytes(tp2, "weights"), 2.0 * (56'324'350'464.0 - 1'859'584) / 2 + 2.0 * 1'859'584);
+}
+
+// trial60 #5: the L40S has no GPU link (datasheet: "none (PCIe only)"); --link nvlink was timed as NVLink.
+TEST_F(Trial61E2E, NvlinkOnACardWithoutAGpuLinkIsRefused) {
+  const RunResult r = run("estimate --model llama-3.1-8b --task full --gpu L40S --gpus 4 --link nvlink --tokens 1e8");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("--link"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no GPU link"), std::string::npos) << r.out;
+  const RunResult h100 = run("estimate --model llama-3.1-8b --task full --gpu H100 --gpus 8 --link nvlink --tokens 1e8");
+  EXPECT_EQ(h100.exit_code, 0) << h100.out;
+}
+
+// trial60 #7: a graph mode is Megatron-Core's CUDA graphs, timed from NVIDIA runs; on an MI300X every mode runs eager
+// (full_iteration was applied there while transformer_engine was not). On the H100 full_iteration drops the MoE
+// layers' fixed host time, so the step is shorter than eager.
+TEST_F(Trial61E2E, GraphModesAreTimedOnNvidiaOnly) {
+  const auto step = [](const std::string& gpu, const std::string& mode) {
+    const json j = run_json("estimate --model qwen3-30b-a3b --task full --gpu " + gpu +
+                                " --gpus 8 --stack megatron --ep 8 --tp 1 --pp 1 --tokens 1e9 --ignore-memory --cuda-graph " + mode,
+                            0);
+    return j["estimate"]["step"]["step_seconds"].get<double>();
+  };
+  EXPECT_DOUBLE_EQ(step("MI300X", "full_iteration"), step("MI300X", "none"));
+  EXPECT_DOUBLE_EQ(step("MI300X", "transformer_engine"), step("MI300X", "none"));
+  EXPECT_LT(step("H100", "full_iteration"), step("H100", "none"));
+  const RunResult ex = run("estimate --model qwen3-30b-a3b --task full --gpu MI300X --gpus 8 --stack megatron --ep 8 "
+                           "--tp 1 --pp 1 --tokens 1e9 --cuda-graph full_iteration --explain");
+  EXPECT_NE(ex.out.find("full-iteration CUDA graph asked: eager on a non-NVIDIA GPU"), std::string::npos) << ex.out;
+}
+
+// trial60 #8: the EP plans on MI300X no longer suggest --moe-dispatcher hybridep (it does not run there); on H100 the
+// hint stays.
+TEST_F(Trial61E2E, NoHybridEpHintWhereItCannotRun) {
+  const auto codes = [](const json& plan) {
+    std::vector<std::string> out;
+    for (const json& w : plan["warnings"]) out.push_back(w["code"]);
+    return out;
+  };
+  for (const std::string gpu : {"MI300X", "H100"}) {
+    const json j = run_json("plan --model qwen3-30b-a3b --task full --stack megatron --tokens 1e9 --ep 8 --today 2026-12-01 "
+                            "'gpu=" + gpu + " gpus>=8'",
+                            0);
+    ASSERT_FALSE(j["plans"].empty()) << gpu;
+    const auto c = codes(j["plans"][0]);
+    const bool hint = std::find(c.begin(), c.end(), "moe_dispatcher_assumed") != c.end();
+    EXPECT_EQ(hint, gpu == "H100") << gpu << ": " << j["plans"][0]["warnings"].dump();
+  }
+}
+
+// trial60 #4: on 4 L40S (PCIe) the TP and DP lines print the share of the link they run at (NCCL's measured 0.56 for
+// up to 4 PCIe GPUs) and cite it, so the time can be re-derived from the line.
+TEST_F(Trial61E2E, CollectiveLinesNameTheLinkShare) {
+  const RunResult tp = run("estimate --model llama-3.1-8b --task full --gpu L40S --gpus 4 --tp 4 --pp 1 --tokens 1e8 "
+                           "--micro-batch 1 --seq 2048 --ignore-memory --explain");
+  EXPECT_EQ(tp.exit_code, 0) << tp.out;
+  EXPECT_NE(tp.out.find("56% of the link: PCIe"), std::string::npos) << tp.out;
+  EXPECT_NE(tp.out.find("NVIDIA/nccl issue #1639"), std::string::npos) << tp.out;
+  const RunResult dp = run("estimate --model llama-3.2-1b --task full --gpu L40S --gpus 4 --tp 1 --pp 1 --tokens 1e8 "
+                           "--micro-batch 1 --seq 2048 --ignore-memory --explain");
+  EXPECT_EQ(dp.exit_code, 0) << dp.out;
+  const auto line = dp.out.find("ring all-reduce of");
+  ASSERT_NE(line, std::string::npos) << dp.out;
+  EXPECT_NE(dp.out.substr(line, 400).find("56% of the link: PCIe"), std::string::npos) << dp.out.substr(line, 400);
+}
+
+}  // namespace
+}  // namespace gpuplan::e2e
