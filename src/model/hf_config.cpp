@@ -1290,6 +1290,78 @@ void read_nested_text(const Fields& root, ModelArch& a, ParamBreakdown& outside,
   }
 }
 
+/// Gemma 3n text decoder (transformers modeling_gemma3n.py Gemma3nTextModel / Gemma3nForCausalLM; defaults of
+/// Gemma3nTextConfig, the E4B shape). Per layer: q/k/v/o with per-head q/k norms (v_norm has no weight); a GeGLU MLP of
+/// width intermediate_size[i] (a list, one per layer, or one width); input, post-attention, pre- and post-feedforward
+/// and post-per-layer-input RMSNorms (5h); LAuReL linear_left h·r + linear_right r·h + post_laurel_norm h (r =
+/// laurel_rank); AltUp correct_output_scale h, correction_coefs n·n, prediction_coefs n·n², modality_router h·n,
+/// router_norm h (n = altup_num_inputs); per_layer_input_gate h·p and per_layer_projection p·h (p =
+/// hidden_size_per_layer_input). Model: embed_tokens V·h (tied lm_head), the per-layer embedding table
+/// embed_tokens_per_layer V_p·(L·p), per_layer_model_projection h·(L·p), per_layer_projection_norm p, altup_projections
+/// and altup_unembed_projections 2·(n−1)·h², norm h. Layers at or after L − num_kv_shared_layers read the KV cache of
+/// the last earlier layer of their kind (sliding/full) and hold none. Activation sparsity changes no parameter.
+void parse_gemma3n_text(const Fields& f, ModelArch& a) {
+  read_common_decoder(f, a, true);
+  const std::int64_t L = a.num_layers, h = a.hidden_size;
+  // intermediate_size: one width for every layer, or a list with one per layer (MatFormer slices may mix them).
+  const std::vector<std::int64_t> widths = f.int_list_or_scalar("intermediate_size", static_cast<std::size_t>(L));
+  if (static_cast<std::int64_t>(widths.size()) != L)
+    throw_invalid(f.where("intermediate_size"), fmt::format("{} widths for {} layers", widths.size(), L),
+                  "one width, or one per layer (num_hidden_layers)");
+  std::map<std::int64_t, std::int64_t> layers_of_width;
+  for (std::int64_t w : widths) ++layers_of_width[w];
+  // The most common width goes through the shared dense-MLP geometry; other widths are added as their own matrices.
+  const auto common = std::max_element(layers_of_width.begin(), layers_of_width.end(),
+                                       [](const auto& x, const auto& y) { return x.second < y.second; });
+  a.intermediate_size = common->first;
+  a.dense_mlp_layers = common->second;
+  for (const auto& [width, layers] : layers_of_width) {
+    if (width == common->first) continue;
+    add_linear(a, fmt::format("mlp.gate_proj[{}]", width), "gate_proj", LinearRole::mlp, ParamBucket::mlp, h, width, layers, false);
+    add_linear(a, fmt::format("mlp.up_proj[{}]", width), "up_proj", LinearRole::mlp, ParamBucket::mlp, h, width, layers, false);
+    add_linear(a, fmt::format("mlp.down_proj[{}]", width), "down_proj", LinearRole::mlp, ParamBucket::mlp, width, h, layers, false);
+  }
+  if (layers_of_width.size() > 1)
+    a.notes.push_back(fmt::format("per-layer MLP widths: {} layers of {}, the rest as listed in intermediate_size; the "
+                                  "activation estimate uses {}",
+                                  common->second, common->first, common->first));
+  a.attention_bias = a.attention_output_bias = f.opt_bool("attention_bias", false);
+  a.norm_kind = NormKind::gemma_rms_norm;
+  a.norms_per_layer = 5;
+  a.qk_norm = true;
+  if (a.hidden_act.empty()) a.hidden_act = "gelu_pytorch_tanh";
+  if (!read_layer_types(f, a)) {
+    // Gemma3nTextConfig's default: every 5th layer full attention, the others sliding.
+    a.sliding_window = f.opt_pos("sliding_window").value_or(512);
+    a.layer_uses_sliding_window.clear();
+    for (std::int64_t i = 0; i < L; ++i) a.layer_uses_sliding_window.push_back((i + 1) % 5 != 0);
+  }
+  const std::int64_t shared = f.opt_nonneg("num_kv_shared_layers", 15);
+  if (shared >= L)
+    throw_invalid(f.where("num_kv_shared_layers"), fmt::format("{} shared layers of {}", shared, L),
+                  "fewer than num_hidden_layers (the layers before them produce the cache)");
+  a.kv_cache_layers = L - shared;
+  const std::int64_t p = f.opt_pos("hidden_size_per_layer_input").value_or(256);
+  const std::int64_t vp = f.opt_pos("vocab_size_per_layer_input").value_or(262144);
+  const std::int64_t n = f.opt_pos("altup_num_inputs").value_or(4);
+  const std::int64_t r = f.opt_pos("laurel_rank").value_or(64);
+  const auto P = LinearRole::projection;
+  add_linear(a, "laurel.linear_left", "", P, ParamBucket::mlp, h, r, L, false);
+  add_linear(a, "laurel.linear_right", "", P, ParamBucket::mlp, r, h, L, false);
+  add_linear(a, "altup.modality_router", "", P, ParamBucket::mlp, h, n, L, false);
+  add_linear(a, "per_layer_input_gate", "", P, ParamBucket::mlp, h, p, L, false);
+  add_linear(a, "per_layer_projection", "", P, ParamBucket::mlp, p, h, L, false);
+  a.extra_tensors.push_back({"laurel.post_laurel_norm+altup.router_norm+altup.correct_output_scale", ParamBucket::norms, 3 * h, L});
+  a.extra_tensors.push_back({"altup.correction_coefs+prediction_coefs", ParamBucket::norms, n * n + n * n * n, L});
+  a.extra_tensors.push_back({"embed_tokens_per_layer", ParamBucket::embeddings, vp * L * p, 1});
+  a.extra_tensors.push_back({"per_layer_projection_norm", ParamBucket::norms, p, 1});
+  add_linear(a, "per_layer_model_projection", "", P, ParamBucket::other, h, L * p, 1, false);
+  add_linear(a, "altup_projections+altup_unembed_projections", "", P, ParamBucket::other, h, h, 2 * (n - 1), false);
+  a.notes.push_back(fmt::format("Gemma 3n: per-layer embedding table {} × {} ({} parameters, in embeddings); the last {} layers "
+                                "share the KV cache of earlier ones ({} layers hold one); AltUp with {} streams, LAuReL rank {}",
+                                vp, L * p, vp * L * p, shared, L - shared, n, r));
+}
+
 void gemma1(const Fields& f, ModelArch& a) { parse_gemma(f, a, 1); }
 void gemma2(const Fields& f, ModelArch& a) { parse_gemma(f, a, 2); }
 void gemma3(const Fields& f, ModelArch& a) { parse_gemma(f, a, 3); }
@@ -1314,6 +1386,15 @@ const std::vector<FamilyReader>& family_readers() {
                           nullptr);
        }},
       {"gemma3_text", plain<gemma3>},
+      {"gemma3n",
+       [](const Fields& f, ModelArch& a, ParamBreakdown&) {
+         auto t = f.object("text_config");
+         if (!t) throw_invalid(f.where("text_config"), "missing field", "a JSON object (Gemma 3n text config)");
+         parse_gemma3n_text(*t, a);
+         if (a.torch_dtype.empty()) a.torch_dtype = dtype_of(f);
+         a.notes.push_back("the vision (MobileNet-V5) and audio towers of the Gemma 3n checkpoint are not counted");
+       }},
+      {"gemma3n_text", plain<parse_gemma3n_text>},
       {"gpt2", plain<parse_gpt2>},
       {"gpt_bigcode", plain<parse_gpt_bigcode>},
       {"gpt_neox", plain<parse_gpt_neox>},

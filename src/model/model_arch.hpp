@@ -194,6 +194,14 @@ struct ModelArch {
     for (bool b : layer_uses_sliding_window) n += b ? 1 : 0;
     return n;
   }
+  /// Sliding-window layers among the first `kv_layers` (the layers that hold a KV cache: gemma-3n's last
+  /// num_kv_shared_layers read an earlier layer's cache and hold none).
+  std::int64_t sliding_window_layers_among_first(std::int64_t kv_layers) const {
+    std::int64_t n = 0;
+    for (std::size_t i = 0; i < layer_uses_sliding_window.size() && static_cast<std::int64_t>(i) < kv_layers; ++i)
+      n += layer_uses_sliding_window[i] ? 1 : 0;
+    return n;
+  }
   std::int64_t total_params() const { return params.total(); }
   /// Parameters of the SSM (Mamba) mixers: the readers count them in params.other (Mamba, Jamba, Nemotron-H hold
   /// nothing else there); they are per-layer weights (in_proj/out_proj and the small conv/state tensors), split by

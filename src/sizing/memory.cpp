@@ -1144,9 +1144,15 @@ MemoryBreakdown serving_stage(const ModelArch& m, const ServingMemoryRequest& r,
     } else {
       per_token_layer = 2.0 * std::ceil(s.kv / t) * s.d * kvb;
     }
-    const double sw_frac = m.sliding_window ? static_cast<double>(m.num_sliding_window_layers()) / s.L : 0.0;
+    // The layers that hold a KV cache (the geometry's kv_cache_layers): every attention layer, but a hybrid's
+    // attention blocks only and not gemma-3n's last num_kv_shared_layers, which read an earlier layer's cache; the
+    // stage holds its share of them.
+    const double kv_layers = m.geometry.num_layers == m.num_layers ? static_cast<double>(m.geometry.kv_cache_layers) : s.L;
+    const double kv_sw = m.sliding_window ? static_cast<double>(m.sliding_window_layers_among_first(
+                                                static_cast<std::int64_t>(kv_layers)))
+                                          : 0.0;
     const double sw_tokens = m.sliding_window ? std::min(ctx, static_cast<double>(*m.sliding_window)) : ctx;
-    const double layers_sw = layers_stage * sw_frac, layers_full = layers_stage - layers_sw;
+    const double layers_sw = layers_stage / s.L * kv_sw, layers_full = layers_stage / s.L * (kv_layers - kv_sw);
     kv = per_token_layer * conc * (layers_full * ctx + layers_sw * sw_tokens);
     if (ex) {
       f_kv = [=] {
@@ -1162,12 +1168,13 @@ MemoryBreakdown serving_stage(const ModelArch& m, const ServingMemoryRequest& r,
       // Mamba recurrent state per sequence and SSM block: conv (d_inner × d_conv) + SSM (d_inner × d_state), 16-bit;
       // a hybrid (Jamba, Nemotron-H) keeps the KV cache of its attention blocks beside it.
       const double inner = static_cast<double>(m.ssm->expand) * s.h;
-      // The blocks of each kind from the model's geometry (Nemotron-H also has MLP-only blocks, holding neither).
+      // The SSM blocks from the model's geometry (Nemotron-H also has MLP-only blocks, holding neither); the KV cache
+      // above already counts the attention blocks only (kv_cache_layers).
       const double attention_share = static_cast<double>(m.geometry.attention_layers) / s.L;
       const double ssm_share = static_cast<double>(m.geometry.ssm_layers) / s.L;
       const double ssm_state = layers_stage * ssm_share * conc * 2.0 * inner *
                                static_cast<double>(m.ssm->conv_kernel + m.ssm->state_size) / t;
-      kv = kv * attention_share + ssm_state;
+      kv += ssm_state;
       if (ex) {
         f_kv = [=] {
           return fmt::format("SSM state 2 B × d_inner {} × (d_conv {} + d_state {}) / tp {} × concurrency {} × {} SSM "

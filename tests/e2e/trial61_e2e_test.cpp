@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -40,6 +42,18 @@ TEST_F(Trial61E2E, HybridServingHoldsSsmStateAndTheAttentionBlocksKvCache) {
   EXPECT_DOUBLE_EQ(term_bytes(tp1, "weights"), 2.0 * 56'324'350'464);
   const json tp2 = run_json(base + " --tp 2", 0);
   EXPECT_DOUBLE_EQ(term_bytes(tp2, "weights"), 2.0 * (56'324'350'464.0 - 1'859'584) / 2 + 2.0 * 1'859'584);
+}
+
+// Gemma 3n (E4B shape, Gemma3nTextConfig's defaults written out) given with --config: of its 35 layers the last 15 read
+// an earlier layer's KV cache, so 20 hold one, 4 full-attention and 16 sliding (window 512). Context 8192 × 4:
+// 2 × 2 KV heads × 256 × 2 B = 2048 B per token per layer × 4 × (4 × 8192 + 16 × 512) = 335,544,320 bytes.
+TEST_F(Trial61E2E, Gemma3nSharedKvLayersHoldNoCache) {
+  const std::filesystem::path cfg = dir_ / "gemma3n-e4b.json";
+  std::ofstream(cfg) << R"({"model_type": "gemma3n_text", "vocab_size": 262400, "hidden_size": 2048,
+      "intermediate_size": 16384, "num_hidden_layers": 35, "num_attention_heads": 8, "num_key_value_heads": 2,
+      "head_dim": 256, "sliding_window": 512, "num_kv_shared_layers": 15})";
+  const json j = run_json("size --config '" + cfg.string() + "' --task serve --context 8192 --concurrency 4", 0);
+  EXPECT_DOUBLE_EQ(term_bytes(j, "kv_cache"), 2048.0 * 4 * (4 * 8192 + 16 * 512));
 }
 
 // trial60 #5: the L40S has no GPU link (datasheet: "none (PCIe only)"); --link nvlink was timed as NVLink.

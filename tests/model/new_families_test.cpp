@@ -226,6 +226,63 @@ TEST(NewFamilies, NemotronHHybridHandCount) {
   EXPECT_FALSE(a.gated_mlp);
 }
 
+// Gemma 3n, the E4B shape: every field as Gemma3nTextConfig's defaults give it (transformers
+// configuration_gemma3n.py, "gemma3n_text-E4B style"); no published config.json of gemma-3n is in the stored corpora.
+// Hand calculation from modeling_gemma3n.py, h 2048, L 35, 8 heads / 2 KV heads of 256, I 16384, V 262400, V_p 262144,
+// p 256, n 4 AltUp streams, LAuReL rank 64:
+//   per layer: q 2048·2048 + k, v 2048·512 each + o 2048·2048 = 10,485,760, q/k norms 512; GeGLU 3·2048·16384 =
+//   100,663,296; 5 RMSNorms 10,240; AltUp 2·2048 (router_norm, correct_output_scale) + 4·4 + 4³ + 2048·4 = 12,368;
+//   LAuReL 2·2048·64 + 2048 = 264,192; per-layer input gate + projection 2·2048·256 = 1,048,576 → 112,484,944; × 35 =
+//   3,936,973,040;
+//   model: embed_tokens 262400·2048 = 537,395,200 (tied head); embed_tokens_per_layer 262144·35·256 = 2,348,810,240;
+//   per_layer_model_projection 2048·8960 = 18,350,080; per_layer_projection_norm 256; AltUp projections 2·3·2048² =
+//   25,165,824; norm 2048 → 6,866,696,688.
+// KV: the last 15 layers read the cache of layers 18 (sliding) and 19 (full): 20 layers hold one, 4 full + 16 sliding.
+TEST(NewFamilies, Gemma3nE4BShapeHandCount) {
+  const ModelArch a = parse(json::parse(R"({"model_type": "gemma3n_text", "vocab_size": 262400, "hidden_size": 2048,
+      "intermediate_size": 16384, "num_hidden_layers": 35, "num_attention_heads": 8, "num_key_value_heads": 2,
+      "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh", "max_position_embeddings": 32768, "sliding_window": 512,
+      "vocab_size_per_layer_input": 262144, "hidden_size_per_layer_input": 256, "altup_num_inputs": 4,
+      "num_kv_shared_layers": 15, "laurel_rank": 64})"));
+  EXPECT_EQ(a.total_params(), 35LL * 112'484'944 + 537'395'200 + 2'348'810'240 + 18'350'080 + 256 + 25'165'824 + 2048);
+  EXPECT_EQ(a.total_params(), 6'866'696'688);
+  EXPECT_EQ(a.params.embeddings, 537'395'200 + 2'348'810'240);
+  EXPECT_EQ(a.geometry.kv_cache_layers, 20);
+  EXPECT_EQ(a.num_sliding_window_layers(), 28);
+  EXPECT_EQ(a.sliding_window_layers_among_first(20), 16);
+  // The multimodal wrapper reads text_config (its vision and audio towers are not counted, and say so).
+  const ModelArch m = parse(json{{"model_type", "gemma3n"}, {"text_config", json::parse(R"({"vocab_size": 262400,
+      "hidden_size": 2048, "intermediate_size": 16384, "num_hidden_layers": 35, "num_attention_heads": 8,
+      "num_key_value_heads": 2, "head_dim": 256})")}});
+  EXPECT_EQ(m.total_params(), a.total_params());
+  EXPECT_FALSE(m.notes.empty());
+}
+
+// Per-layer MLP widths (MatFormer slices): intermediate_size as a list. Tiny: h 8, L 3, widths [16, 16, 32], 2 heads /
+// 1 KV head of 4, V 10, V_p 6, p 2, n 2, r 2, no shared KV layers. Per layer without the MLP: q 8·8 = 64 + k 8·4 = 32
+// + v 32 + o 64 = 192, q/k norms 8, 5 norms 40, AltUp 2·8 + 2·2 + 2³ + 8·2 = 44, LAuReL 2·8·2 + 8 = 40, per-layer
+// input 2·8·2 = 32 → 356; MLPs 2 · 3·8·16 + 3·8·32 = 768 + 768 = 1,536; model: embed 80, per-layer table 6·3·2 = 36,
+// projection 8·6 = 48, its norm 2, AltUp projections 2·1·64 = 128, norm 8 → 3·356 + 1,536 + 302 = 2,906.
+TEST(NewFamilies, Gemma3nPerLayerMlpWidths) {
+  const ModelArch a = parse(json::parse(R"({"model_type": "gemma3n_text", "vocab_size": 10, "hidden_size": 8,
+      "intermediate_size": [16, 16, 32], "num_hidden_layers": 3, "num_attention_heads": 2, "num_key_value_heads": 1,
+      "head_dim": 4, "vocab_size_per_layer_input": 6, "hidden_size_per_layer_input": 2, "altup_num_inputs": 2,
+      "laurel_rank": 2, "num_kv_shared_layers": 0})"));
+  EXPECT_EQ(a.total_params(), 2906);
+  EXPECT_EQ(a.geometry.kv_cache_layers, 3);
+  json bad = json::parse(R"({"model_type": "gemma3n_text", "vocab_size": 10, "hidden_size": 8, "intermediate_size": [16, 16],
+      "num_hidden_layers": 3, "num_attention_heads": 2, "head_dim": 4})");
+  try {
+    parse(bad);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where(), "tiny.json: intermediate_size");
+  }
+  bad["intermediate_size"] = 16;
+  bad["num_kv_shared_layers"] = 3;  // every layer shared: no layer produces the cache
+  EXPECT_THROW(parse(bad), Error);
+}
+
 // transformers saves configs with Python's json module, which writes Infinity / NaN (Nemotron-H's
 // "time_step_limit": [0.0, Infinity]): read as null, positions kept; a real syntax error after it is still placed.
 TEST(NewFamilies, PythonFloatConstantsReadAsNull) {
