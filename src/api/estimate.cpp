@@ -142,6 +142,19 @@ EstimateOutput run_estimate(const EstimateInput& in, const Context& ctx) {
       throw_invalid_coded("--link", "gpu_has_no_nvlink", {{"gpu", c.gpu->name}, {"interconnect", c.gpu->interconnect}},
                           fmt::format("nvlink, but the {} has no GPU link (datasheet: {})", c.gpu->name, c.gpu->interconnect),
                           "--link pcie or datasheet for this GPU");
+    // A bridge joins a pair of cards (nvlink_domain_gpus 2): more GPUs per node reach each other over PCIe (trial61 #9).
+    const int link_domain =
+        c.gpu->nvlink_domain_gpus.value_or(c.gpu->interconnect.find("bridge") != std::string::npos ? 2 : 8);
+    if (gpn > link_domain)
+      throw_invalid_coded("--link", "gpu_link_domain_exceeded",
+                          {{"gpu", c.gpu->name}, {"domain", fmt::format("{}", link_domain)}, {"per_node", fmt::format("{}", gpn)}},
+                          fmt::format("nvlink, but the {}'s GPU link joins {} GPUs and a node has {}", c.gpu->name, link_domain, gpn),
+                          fmt::format("--link datasheet (pairs over the bridge, the rest over PCIe), or --gpus-per-node {}",
+                                      link_domain));
+    if (!c.gpu->has_gpu_link() && !(in.intra_node_gb_per_s > 0))
+      throw_invalid_coded("--link", "gpu_link_bandwidth_unknown", {{"gpu", c.gpu->name}},
+                          fmt::format("nvlink, but the datasheet gives no GPU-link bandwidth for the {}", c.gpu->name),
+                          "--intra-node-gb-per-s with the link's bandwidth, or --link datasheet");
     c.link = IntraNodeLink::nvlink;
   } else if (in.link == "pcie") {
     c.link = IntraNodeLink::pcie;

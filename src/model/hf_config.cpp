@@ -106,6 +106,12 @@ class Fields {
     auto it = obj_.find(key);
     return it != obj_.end() && !it->is_null();
   }
+  /// Why a required `key` has no value: absent, or present as null (JSON null, or Python's NaN / Infinity, which
+  /// python_float_constants_as_null reads as null).
+  std::string missing_text(std::string_view key) const {
+    return obj_.find(key) != obj_.end() ? "null, not a value (JSON null; Python's NaN and Infinity read as null)"
+                                        : "missing field";
+  }
   const json* get(std::string_view key) const {
     auto it = obj_.find(key);
     return (it == obj_.end() || it->is_null()) ? nullptr : &*it;
@@ -135,7 +141,7 @@ class Fields {
   }
   std::int64_t req_int(std::string_view key) const {
     auto v = opt_int(key);
-    if (!v) throw_invalid(where(key), "missing field", "an integer");
+    if (!v) throw_invalid(where(key), missing_text(key), "an integer");
     return *v;
   }
   /// Sizes: must be > 0.
@@ -146,7 +152,7 @@ class Fields {
   }
   std::int64_t req_pos(std::string_view key) const {
     auto v = opt_pos(key);
-    if (!v) throw_invalid(where(key), "missing field", "a positive integer");
+    if (!v) throw_invalid(where(key), missing_text(key), "a positive integer");
     return *v;
   }
   /// Counts that may be zero (e.g. first_k_dense_replace).
@@ -182,13 +188,13 @@ class Fields {
     return v->get<std::string>();
   }
   std::string req_string(std::string_view key) const {
-    if (!has(key)) throw_invalid(where(key), "missing field", "a string");
+    if (!has(key)) throw_invalid(where(key), missing_text(key), "a string");
     return opt_string(key);
   }
   /// A list of positive integers, or a single integer repeated `n` times (diffusers allows both).
   std::vector<std::int64_t> int_list_or_scalar(std::string_view key, std::size_t n) const {
     const json* v = get(key);
-    if (!v) throw_invalid(where(key), "missing field", "an integer or a list of integers");
+    if (!v) throw_invalid(where(key), missing_text(key), "an integer or a list of integers");
     std::vector<std::int64_t> out;
     if (v->is_number_integer()) {
       out.assign(n, v->get<std::int64_t>());
@@ -208,7 +214,7 @@ class Fields {
   }
   std::vector<std::string> string_list(std::string_view key) const {
     const json* v = get(key);
-    if (!v) throw_invalid(where(key), "missing field", "a list of strings");
+    if (!v) throw_invalid(where(key), missing_text(key), "a list of strings");
     if (!v->is_array()) throw_invalid(where(key), fmt::format("field has the wrong type ({})", v->dump()), "a list of strings");
     std::vector<std::string> out;
     for (std::size_t i = 0; i < v->size(); ++i) {
@@ -1077,6 +1083,8 @@ void parse_nemotron_h(const Fields& f, ModelArch& a) {
   a.norms_per_layer = 1;
   a.gated_mlp = false;
   a.hidden_act = f.opt_string("mlp_hidden_act", "relu2");
+  if (a.hidden_act != "relu2")
+    throw_invalid(f.where("mlp_hidden_act"), fmt::format("'{}' not supported", a.hidden_act), "relu2 (Nemotron-H's MLP)");
   a.mlp_bias = f.opt_bool("mlp_bias", false);
   a.attention_bias = a.attention_output_bias = f.opt_bool("attention_bias", false);
   const std::int64_t h = a.hidden_size;
@@ -1091,6 +1099,10 @@ void parse_nemotron_h(const Fields& f, ModelArch& a) {
   s.conv_kernel = k;
   s.expand = I / h;
   s.time_step_rank = 0;  // Mamba-2: one scalar dt per head (dt_bias), no dt projection
+  if (heads % G != 0)
+    throw_invalid(f.where("n_groups"), fmt::format("{} groups do not divide {} Mamba heads", G, heads),
+                  "a divisor of mamba_num_heads");
+  s.conv_channels = I + 2 * G * N;
   a.ssm = s;
   const bool bias = f.opt_bool("use_bias", false), conv_bias = f.opt_bool("use_conv_bias", true);
   const std::int64_t conv_dim = I + 2 * G * N;

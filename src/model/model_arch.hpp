@@ -69,6 +69,9 @@ struct SsmSpec {
   std::int64_t conv_kernel = 0;     ///< depthwise causal conv width (d_conv)
   std::int64_t expand = 0;          ///< inner width = expand * hidden (= intermediate_size)
   std::int64_t time_step_rank = 0;  ///< rank of the delta (dt) projection
+  /// Channels of the causal conv (and of its decode cache): Mamba-1 the inner width (0 = expand · hidden), Mamba-2
+  /// inner + 2 · n_groups · state_size (x, B and C go through the conv; HF Mamba2 / NemotronH conv_dim).
+  std::int64_t conv_channels = 0;
 };
 
 /// Shape fields a FLOPs / activation estimate of a diffusion model needs (diffusers configs).
@@ -193,6 +196,24 @@ struct ModelArch {
     std::int64_t n = 0;
     for (bool b : layer_uses_sliding_window) n += b ? 1 : 0;
     return n;
+  }
+  /// Tensor-parallel sub-blocks: the mixers and feed-forwards, each ending in a row-parallel matrix whose output is
+  /// all-reduced once in the forward pass (Megatron-LM TP, Shoeybi et al. 2019 §3): 2 per transformer layer; a hybrid's
+  /// own count from its geometry (Jamba: a mixer and a feed-forward per layer, 2·L; Nemotron-H: one mixer per block, L).
+  double tp_sublayers() const {
+    if (ssm && geometry.num_layers == num_layers)
+      return static_cast<double>(geometry.attention_layers + geometry.ssm_layers + geometry.dense_mlp_layers +
+                                 geometry.moe_layers);
+    return 2.0 * static_cast<double>(num_layers);
+  }
+  /// Elements of one SSM layer's decode state per sequence: the conv cache conv_channels × d_conv plus the SSM state
+  /// d_inner × d_state (HF MambaCache / Mamba2 cache: conv_states [conv_channels, d_conv], ssm_states [d_inner,
+  /// d_state] as heads × head_dim × d_state). 0 without an SSM.
+  double ssm_state_elements_per_layer() const {
+    if (!ssm) return 0;
+    const double inner = static_cast<double>(ssm->expand) * static_cast<double>(hidden_size);
+    const double conv = ssm->conv_channels > 0 ? static_cast<double>(ssm->conv_channels) : inner;
+    return conv * static_cast<double>(ssm->conv_kernel) + inner * static_cast<double>(ssm->state_size);
   }
   /// Sliding-window layers among the first `kv_layers` (the layers that hold a KV cache: gemma-3n's last
   /// num_kv_shared_layers read an earlier layer's cache and hold none).

@@ -41,6 +41,10 @@ std::optional<std::string> training_layout_problem(const ModelArch& arch, const 
                        l.dp, l.ep, l.micro_batch, l.virtual_stages);
   }
   if (l.zero_stage < 0 || l.zero_stage > 3) return fmt::format("ZeRO stage {} is not 0-3", l.zero_stage);
+  if ((arch.family == ModelFamily::encoder || arch.family == ModelFamily::encoder_decoder) && (l.tp > 1 || l.pp > 1)) {
+    return fmt::format("tp {} pp {} on {}: encoder and encoder-decoder models are sized whole on one GPU", l.tp, l.pp,
+                       arch.name);
+  }
   if (arch.num_attention_heads > 0 && arch.num_attention_heads % l.tp != 0) {
     return fmt::format("tp {} does not divide the {} attention heads of {}", l.tp, arch.num_attention_heads, arch.name);
   }

@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "model/geometry.hpp"
+#include "model/param_count.hpp"
 #include "util/error.hpp"
 #include "util/error_code.hpp"
 
@@ -65,6 +66,11 @@ struct Shape {
   double o_in_width = 0;   ///< attention output width = out-projection input (a·d; MLA a·v_head)
   double mla_replicated = 0;  ///< MLA latents per token (not split by TP): c_kv, k_rope, q latent
   double L_moe = 0, L_dense = 0, E = 0, k = 0, f_e = 0, shared_width = 0;
+  /// Layers whose q/k/v/o and whose dense-MLP matrices exist (the model's geometry): L and L_dense, except in hybrids
+  /// (Jamba's SSM blocks have no attention; Nemotron-H's blocks hold one mixer each). The matrices' sums
+  /// (sum_linears: LoRA adapters, stored inputs) count these; the per-layer activations still count every block as a
+  /// transformer layer (a warning says so for hybrids).
+  double L_attn_linears = 0, L_dense_linears = 0;
   bool decoder = false, mla = false, moe = false;
 };
 
@@ -109,6 +115,12 @@ Shape shape_of(const ModelArch& m) {
     const double fs = static_cast<double>(e.shared_intermediate_size > 0 ? e.shared_intermediate_size
                                                                           : e.expert_intermediate_size);
     s.shared_width = static_cast<double>(e.num_shared_experts) * fs;
+  }
+  s.L_attn_linears = s.L;
+  s.L_dense_linears = s.L_dense;
+  if (m.ssm && m.geometry.num_layers == m.num_layers) {
+    s.L_attn_linears = static_cast<double>(m.geometry.attention_layers);
+    s.L_dense_linears = static_cast<double>(m.geometry.dense_mlp_layers);
   }
   return s;
 }
@@ -179,7 +191,7 @@ template <typename F>
 LinearSum sum_linears(const std::vector<Linear>& ls, const Shape& s, F per) {
   LinearSum out;
   for (const auto& l : ls) {
-    const double layers = l.moe_layer ? s.L_moe : (l.dense_layer ? s.L_dense : s.L);
+    const double layers = l.moe_layer ? s.L_moe : (l.dense_layer ? s.L_dense_linears : s.L_attn_linears);
     const double v = per(l) * l.count * layers;
     if (l.moe_layer && l.count > 1) out.expert += v; else out.dense += v;
   }
@@ -341,6 +353,16 @@ void validate_against_model(const ModelArch& m, const Shape& s, int tp, int pp, 
                           fmt::format("pp {} exceeds the {} layers of {}", pp, m.num_layers, m.name),
                           fmt::format("at most {}", m.num_layers));
     }
+  }
+  // Encoders and encoder-decoders (BERT, T5) are sized whole on one GPU: no TP/PP split of them is modelled (trial61 #5:
+  // --tp 2 --pp 2 printed the whole model per GPU, and --tp 3 on 16 heads was accepted).
+  if ((m.family == ModelFamily::encoder || m.family == ModelFamily::encoder_decoder) && (tp > 1 || pp > 1)) {
+    const bool tp_flag_bad = tp > 1;
+    throw_invalid_coded(tp_flag_bad ? tp_flag : std::string("--pp"), "parallel_not_modelled",
+                        {{"family", std::string(family_name(m.family))}, {"model", m.name}},
+                        fmt::format("{} {} on {} ({}): gpuplan sizes encoder and encoder-decoder models whole on one GPU",
+                                    tp_flag_bad ? "tp" : "pp", tp_flag_bad ? tp : pp, m.name, family_name(m.family)),
+                        "tp 1 and pp 1 for this model");
   }
   if (ep > 1) {
     if (!m.moe)
@@ -908,13 +930,24 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
     out.warnings.push_back(fmt::format("{} layers do not split evenly over pp {}; counted {} layers per stage",
                                        m.num_layers, lay.pp, layers_stage));
   }
+  if (s.decoder && m.ssm) {
+    out.warnings.push_back(fmt::format("hybrid {}: the activations of each of its {} blocks are counted as one transformer "
+                                       "layer's (attention + MLP), whatever its mixer (SSM, attention or MLP): an "
+                                       "approximation, not a per-block model",
+                                       m.model_type, m.num_layers));
+  }
   if (prec == TrainPrecision::fp8_mixed && r.activation_profile != ActivationProfile::megatron) {
     out.warnings.push_back("fp8: activations counted in 16 bits (Transformer Engine saves some in fp8)");
   }
-  if (s.decoder && m.max_position_embeddings > 0 && r.seq_len > m.max_position_embeddings) {
-    out.warnings.push_back(fmt::format("sequence length {} exceeds the model's max_position_embeddings {}: it needs "
-                                       "RoPE scaling or long-context training to make sense",
-                                       r.seq_len, m.max_position_embeddings));
+  if (m.max_position_embeddings > 0 && r.seq_len > m.max_position_embeddings) {
+    out.warnings.push_back(
+        m.position_encoding == PositionEncoding::learned
+            ? fmt::format("sequence length {} exceeds the model's {} learned positions (max_position_embeddings): it "
+                          "does not run without a longer position table",
+                          r.seq_len, m.max_position_embeddings)
+            : fmt::format("sequence length {} exceeds the model's max_position_embeddings {}: it needs "
+                          "RoPE scaling or long-context training to make sense",
+                          r.seq_len, m.max_position_embeddings));
   }
   if (lay.pp > 1) {
     out.stage = fmt::format("pipeline stage {} of {}{}", st.index + 1, lay.pp,
@@ -1063,9 +1096,25 @@ void ServingMemoryRequest::validate() const {
   }
 }
 
+/// LoRA / QLoRA are sized for decoders: an encoder's or encoder-decoder's adapters, their gradients and optimizer
+/// state are not modelled, so the request is refused rather than answered with the frozen weights alone (trial61 #6).
+namespace {
+
+void validate_adapter_family(const ModelArch& arch, Task task) {
+  if ((task == Task::lora || task == Task::qlora) &&
+      (arch.family == ModelFamily::encoder || arch.family == ModelFamily::encoder_decoder))
+    throw_invalid_coded("--task", "adapters_not_modelled", {{"family", std::string(family_name(arch.family))}, {"model", arch.name}},
+                        fmt::format("{} on {} ({}): LoRA sizing covers decoder LLMs only", task_name(task), arch.name,
+                                    family_name(arch.family)),
+                        "--task full for this model, or a decoder model");
+}
+
+}  // namespace
+
 MemoryBreakdown training_memory(const ModelArch& arch, const TrainingMemoryRequest& req) {
   req.validate();
   validate_against_model(arch, shape_of(arch), req.layout.tp, req.layout.pp, req.layout.ep, "--tp");
+  validate_adapter_family(arch, req.task);
   // An adapter B·A of rank r on a d_in × d_out matrix has rank at most min(d_in, d_out): a rank
   // above that side on every adapted matrix adds parameters and no capacity (trial56 #10: rank
   // 65536 on a 4096-wide model was planned on 32 MI300X). The bound is the largest smaller side
@@ -1089,6 +1138,7 @@ MemoryBreakdown training_memory(const ModelArch& arch, const TrainingMemoryReque
 std::vector<TermExplanation> explain_training_memory(const ModelArch& arch, const TrainingMemoryRequest& req) {
   req.validate();
   validate_against_model(arch, shape_of(arch), req.layout.tp, req.layout.pp, req.layout.ep, "--tp");
+  validate_adapter_family(arch, req.task);
   const StageInfo st = worst_training_stage(arch, req, nullptr);
   Explain ex;
   training_stage(arch, req, st, &ex);
@@ -1168,21 +1218,21 @@ MemoryBreakdown serving_stage(const ModelArch& m, const ServingMemoryRequest& r,
       // Mamba recurrent state per sequence and SSM block: conv (d_inner × d_conv) + SSM (d_inner × d_state), 16-bit;
       // a hybrid (Jamba, Nemotron-H) keeps the KV cache of its attention blocks beside it.
       const double inner = static_cast<double>(m.ssm->expand) * s.h;
+      const double conv = m.ssm->conv_channels > 0 ? static_cast<double>(m.ssm->conv_channels) : inner;
       // The SSM blocks from the model's geometry (Nemotron-H also has MLP-only blocks, holding neither); the KV cache
       // above already counts the attention blocks only (kv_cache_layers).
-      const double attention_share = static_cast<double>(m.geometry.attention_layers) / s.L;
-      const double ssm_share = static_cast<double>(m.geometry.ssm_layers) / s.L;
-      const double ssm_state = layers_stage * ssm_share * conc * 2.0 * inner *
-                               static_cast<double>(m.ssm->conv_kernel + m.ssm->state_size) / t;
+      const double ssm_layers = layers_stage / s.L * static_cast<double>(m.geometry.ssm_layers);
+      const double attention_layers = layers_stage / s.L * kv_layers;
+      const double ssm_state = ssm_layers * conc * 2.0 * m.ssm_state_elements_per_layer() / t;
       kv += ssm_state;
       if (ex) {
         f_kv = [=] {
-          return fmt::format("SSM state 2 B × d_inner {} × (d_conv {} + d_state {}) / tp {} × concurrency {} × {} SSM "
-                             "layers{}",
-                             inner, m.ssm->conv_kernel, m.ssm->state_size, t, conc, layers_stage * ssm_share,
-                             attention_share > 0 ? fmt::format(" + KV cache of {} attention layers × {} tokens",
-                                                               layers_stage * attention_share, ctx)
-                                                 : std::string());
+          return fmt::format("SSM state 2 B × (conv {} × d_conv {} + d_inner {} × d_state {}) / tp {} × concurrency {} × "
+                             "{:.4g} SSM layers{}",
+                             conv, m.ssm->conv_kernel, inner, m.ssm->state_size, t, conc, ssm_layers,
+                             attention_layers > 0 ? fmt::format(" + KV cache of {:.4g} attention layers × {} tokens",
+                                                                attention_layers, ctx)
+                                                  : std::string());
         };
       }
     }
@@ -1203,7 +1253,10 @@ MemoryBreakdown serving_stage(const ModelArch& m, const ServingMemoryRequest& r,
   } else {
     weights = qb * static_cast<double>(P.total()) / t;
     if (ex) f_w = [=] { return fmt::format("{:.4g} bits × {} params / tp {}", qbits, num(static_cast<double>(P.total())), t); };
-    out.warnings.push_back("activation memory of non-decoder models is not modelled; weights only");
+    out.warnings.push_back(m.family == ModelFamily::encoder_decoder
+                               ? "activation memory of non-decoder models is not modelled; weights only (the decoder's "
+                                 "self- and cross-attention KV caches are not counted either)"
+                               : "activation memory of non-decoder models is not modelled; weights only");
   }
   add_term(out, ex, "weights", weights, r.quant == WeightQuant::nf4 ? kSrcQlora
            : "weight bits per format: gpuplan memory model [GPTQ]/[GGUF]", f_w, true);
@@ -1220,7 +1273,7 @@ MemoryBreakdown serving_stage(const ModelArch& m, const ServingMemoryRequest& r,
                                        m.num_kv_heads));
   }
   if (s.mla && r.tp > 1) out.warnings.push_back("MLA latent KV cache is not split by TP (each rank holds all of it)");
-  if (s.decoder && m.max_position_embeddings > 0 && r.context_tokens > m.max_position_embeddings) {
+  if (m.max_position_embeddings > 0 && r.context_tokens > m.max_position_embeddings) {
     out.warnings.push_back(fmt::format("context {} exceeds the model's max_position_embeddings {}: the model was not "
                                        "trained for it (RoPE scaling needed)",
                                        r.context_tokens, m.max_position_embeddings));

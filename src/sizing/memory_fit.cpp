@@ -96,6 +96,8 @@ std::vector<GpuFit> fitting_gpus(const ModelArch& arch, const ServingMemoryReque
       pp = count / kGpusPerNode;
     }
     if (tp > kGpusPerNode) continue;
+    // Encoders and encoder-decoders are sized whole on one GPU (memory.cpp validate_against_model): one GPU each.
+    if ((arch.family == ModelFamily::encoder || arch.family == ModelFamily::encoder_decoder) && (tp > 1 || pp > 1)) continue;
     if (arch.num_attention_heads > 0 && arch.num_attention_heads % tp != 0) continue;
     if (arch.num_layers > 0 && pp > arch.num_layers) continue;
     ServingMemoryRequest r = req;

@@ -96,6 +96,13 @@ TrainingMemoryTotal::TrainingMemoryTotal(const ModelArch& m, const TrainingMemor
                                                                           : e.expert_intermediate_size);
     shared_width = static_cast<double>(e.num_shared_experts) * fs;
   }
+  // memory.cpp shape_of: hybrids' attention and dense-MLP matrices exist in their geometry's blocks only.
+  L_attn_linears_ = L_;
+  L_dense_linears_ = L_dense_;
+  if (m.ssm && m.geometry.num_layers == m.num_layers) {
+    L_attn_linears_ = static_cast<double>(m.geometry.attention_layers);
+    L_dense_linears_ = static_cast<double>(m.geometry.dense_mlp_layers);
+  }
 
   // Parameter groups (training_stage: "Parameters held by this GPU").
   const ParamBreakdown& P = m.params;
@@ -154,7 +161,7 @@ TrainingMemoryTotal::TrainingMemoryTotal(const ModelArch& m, const TrainingMemor
   const double rank = r_.lora_rank;
   // memory.cpp sum_linears, three sums at once (each in the list's order).
   for (const Linear& l : ls) {
-    const double layers = l.moe_layer ? L_moe_ : (l.dense_layer ? L_dense_ : L_);
+    const double layers = l.moe_layer ? L_moe_ : (l.dense_layer ? L_dense_linears_ : L_attn_linears_);
     const bool expert = l.moe_layer && l.count > 1;
     const bool targeted = (targets & l.target) != 0;
     const double rows_cols = (l.d_in + l.d_out) * l.count * layers;

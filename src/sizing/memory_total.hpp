@@ -45,6 +45,7 @@ class TrainingMemoryTotal {
   // Model shape (memory.cpp Shape).
   bool decoder_ = false, moe_ = false, tied_ = false, head_ = false;
   double h_ = 0, L_ = 0, V_ = 0, L_moe_ = 0, L_dense_ = 0;
+  double L_attn_linears_ = 0, L_dense_linears_ = 0;  ///< memory.cpp Shape: the layers holding those matrices
   double kv_heads_ = 0, kv_proj_per_head_ = 0;  ///< TP > KV heads: replicated K/V (memory.cpp kv_replicated_params)
   // Parameter groups, as doubles (memory.cpp static_casts of the int64 sums).
   double attention_mlp_ = 0, norms_router_ = 0, experts_ = 0, embeddings_ = 0, other_ = 0, head_params_ = 0;

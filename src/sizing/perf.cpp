@@ -186,7 +186,8 @@ struct Work {
   int dp_per_node = 1;
   double tp_bytes = 0;             ///< one TP all-reduce message
   double tp_link_bytes_per_s = 0;
-  int tp_collectives_per_layer = 0;
+  double tp_collectives_per_layer = 0;  ///< per layer: 2 per TP sub-block (+1 recomputed), ModelArch::tp_sublayers
+  double tp_collectives = 0;            ///< per micro-batch on the stage, after the MoE layers' expert halves (etp < tp)
   double tp_unoverlapped_seconds = 0;   ///< TP all-reduces before userbuffers overlap (tp_comm_overlap)
   double tp_half_collective_seconds = 0;  ///< one all-gather / reduce-scatter of s·b·h (tp_comm_overlap)
   double tp_exposed_per_layer_seconds = 0;  ///< exposed TP time per layer per micro-batch (tp_comm_overlap)
@@ -496,15 +497,19 @@ void finish_work(Work& w, const ModelArch& arch, const TrainingStepRequest& r, c
   if (l.tp > 1 && arch.hidden_size > 0) {
     w.tp_bytes = s * b * h * elem;
     w.tp_link_bytes_per_s = l.tp <= c.gpus_per_node ? intra_for(l.tp) : per_gpu_net;
-    w.tp_collectives_per_layer = 4 + (r.recompute == Recompute::full ? 2 : 0);
+    // One all-reduce forward and one backward per sub-block (attention, MLP; a hybrid's SSM mixer), plus the
+    // recomputed forward's under full recompute: 4 (6) per transformer layer.
+    const double sub_blocks_per_layer = arch.tp_sublayers() / std::max(1.0, static_cast<double>(arch.num_layers));
+    w.tp_collectives_per_layer = sub_blocks_per_layer * (2.0 + (r.recompute == Recompute::full ? 1.0 : 0.0));
     // MoE layers whose experts are not tensor-parallel (etp < tp: Megatron-Core with
     // expert_tensor_parallel_size 1 dispatches the sequence-parallel tokens of each TP rank
     // straight to the EP ranks) keep only the attention's half of the TP collectives.
     double collectives = w.layers_per_stage * w.tp_collectives_per_layer;
     if (arch.moe && l.etp() < l.tp) {
       const double moe_layers = std::ceil(static_cast<double>(arch.moe->num_moe_layers) / pp);
-      collectives -= std::min(moe_layers, w.layers_per_stage) * w.tp_collectives_per_layer / 2.0;
+      collectives -= std::min(moe_layers, w.layers_per_stage) * (2.0 + (r.recompute == Recompute::full ? 1.0 : 0.0));
     }
+    w.tp_collectives = collectives;
     e.tp_allreduce_seconds = md * collectives * ring_allreduce_seconds(w.tp_bytes, l.tp, w.tp_link_bytes_per_s);
   }
 
@@ -805,10 +810,20 @@ std::string si(double v, const char* unit) {
   return fmt::format("{:.4g} {}", v, unit);
 }
 
+/// The node's GPU-to-GPU link by its vendor's name: NVLink, Infinity Fabric (AMD), ICI (Google TPU), else "GPU link";
+/// PCIe without one.
+std::string_view intra_link_name(const ClusterSpec& c) {
+  if (!c.intra_node_nvlink) return "PCIe";
+  if (c.gpu == nullptr || c.gpu->vendor == "NVIDIA") return "NVLink";
+  if (c.gpu->vendor == "AMD") return "Infinity Fabric";
+  if (c.gpu->vendor == "Google") return "ICI";
+  return "GPU link";
+}
+
 /// "80% of the link: NVLink 450 GB/s": the share of the node's GPU link a collective among `group_gpus` runs at.
 std::string link_share_text(const ClusterSpec& c, int group_gpus, const PerfAssumptions& a) {
   return fmt::format("{:.0f}% of the link: {} {}", 100.0 * collective_link_efficiency(c, group_gpus, a),
-                     c.intra_node_nvlink ? "NVLink" : "PCIe", si(c.intra_node_bytes_per_s, "B/s"));
+                     intra_link_name(c), si(c.intra_node_bytes_per_s, "B/s"));
 }
 
 /// "90% of the network: 50 GB/s per node ÷ 8 GPUs": the per-GPU share of the inter-node network.
@@ -816,6 +831,24 @@ std::string network_share_text(const ClusterSpec& c, const PerfAssumptions& a) {
   return fmt::format("{:.0f}% of the network: {} per node ÷ {} GPUs", 100.0 * a.network_efficiency,
                      si(c.inter_node_bytes_per_s, "B/s"), c.gpus_per_node);
 }
+
+/// "8 per node: 2(n−1)/n × bytes at 35 GB/s (56% of the link: PCIe 63 GB/s); across nodes: 2(n−1)/n × bytes/8 over
+/// 4 nodes at 5 GB/s per GPU (...); the slower phase sets it": the two phases of hierarchical_allreduce_seconds for a group of `group` GPUs, `per_node` of
+/// them in a node.
+std::string allreduce_path_text(const ClusterSpec& c, int group, int per_node, const PerfAssumptions& a) {
+  const int g = std::clamp(per_node, 1, std::max(group, 1));
+  std::string out = g > 1 ? fmt::format("{} per node: 2(n−1)/n × bytes at {} ({})", g,
+                                        si(c.intra_node_bytes_per_s * collective_link_efficiency(c, g, a), "B/s"),
+                                        link_share_text(c, g, a))
+                          : std::string("1 per node");
+  if (group > g)
+    out += fmt::format("; across nodes: 2(n−1)/n × bytes/{} over {} nodes at {} per GPU ({}); the slower phase sets it",
+                       g, (group + g - 1) / g,
+                       si(safe_div(c.inter_node_bytes_per_s, c.gpus_per_node) * a.network_efficiency, "B/s"),
+                       network_share_text(c, a));
+  return out;
+}
+
 
 
 }  // namespace
@@ -1117,8 +1150,15 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                    "Megatron-Bridge userbuffers_fp8_h100_h8192_tp4_mbs1_seqlen8192 (training/comm_overlap.py)"});
   else
   out.push_back({"tp_allreduce_seconds", e.tp_allreduce_seconds,
-                 l.tp > 1 ? fmt::format("{} micro-batches × {} layers × {} all-reduces × 2({}−1)/{} × {} / {} ({}) = {}", md,
-                                        w.layers_per_stage, w.tp_collectives_per_layer, l.tp, l.tp, si(w.tp_bytes, "B"),
+                 l.tp > 1 ? fmt::format("{} micro-batches × {:.4g} all-reduces ({} layers × {:.4g}{}) × 2({}−1)/{} × {} / {} ({}) = {}", md,
+                                        w.tp_collectives, w.layers_per_stage, w.tp_collectives_per_layer,
+                                        w.tp_collectives < w.layers_per_stage * w.tp_collectives_per_layer - 1e-9
+                                            ? fmt::format(", less the expert half of {:.4g} MoE layers (etp {} < tp)",
+                                                          (w.layers_per_stage * w.tp_collectives_per_layer - w.tp_collectives) /
+                                                              (2.0 + (r.recompute == Recompute::full ? 1.0 : 0.0)),
+                                                          l.etp())
+                                            : std::string(),
+                                        l.tp, l.tp, si(w.tp_bytes, "B"),
                                         si(w.tp_link_bytes_per_s, "B/s"),
                                         l.tp <= c.gpus_per_node ? link_share_text(c, l.tp, a) : network_share_text(c, a),
                                         si(e.tp_allreduce_seconds, "s"))
@@ -1137,12 +1177,13 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                                    "together, the slower sets it) × load imbalance {:.2f}{}{} = {}",
                                    md, w.moe_layers_per_stage, w.ep_collectives_per_layer, si(w.ep_bytes, "B"),
                                    disp == MoeDispatcher::alltoall
-                                       ? fmt::format("tokens × h {} × top-{} × {} B × (ep {}−1)/ep", arch.hidden_size,
-                                                     arch.moe->experts_per_token, comm_element_bytes(r.precision), l.ep)
-                                       : fmt::format("{} dispatcher: tokens × h {} × {} B × (network copies {:.2f} + "
+                                       ? fmt::format("tokens {} × h {} × top-{} × {} B × (ep {}−1)/ep", w.ep_tokens,
+                                                     arch.hidden_size, arch.moe->experts_per_token,
+                                                     comm_element_bytes(r.precision), l.ep)
+                                       : fmt::format("{} dispatcher: tokens {} × h {} × {} B × (network copies {:.2f} + "
                                                      "NVLink copies {:.2f}): a token's top-{} of {} experts sit on {:.2f} "
                                                      "of ep {} GPUs and {:.2f} nodes on average",
-                                                     moe_dispatcher_name(disp), arch.hidden_size,
+                                                     moe_dispatcher_name(disp), w.ep_tokens, arch.hidden_size,
                                                      comm_element_bytes(r.precision),
                                                      w.ep_bytes > 0 ? w.ep_off_node_fraction * w.ep_bytes /
                                                                           (static_cast<double>(arch.hidden_size) *
@@ -1177,8 +1218,12 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                                    si(e.ep_alltoall_seconds, "s"))
                      : std::string("no expert parallelism"),
                  disp == MoeDispatcher::alltoall
-                     ? "GShard dispatch/combine all-to-all (Lepikhin et al. 2020 arXiv:2006.16668 §2.2), fwd + bwd; "
-                       "intra-node over NVLink, off-node share over the network; experts' grads reduced over dp/ep only"
+                     ? (c.intra_node_nvlink
+                            ? "GShard dispatch/combine all-to-all (Lepikhin et al. 2020 arXiv:2006.16668 §2.2), fwd + bwd; "
+                              "intra-node over NVLink, off-node share over the network; experts' grads reduced over dp/ep only"
+                            : "GShard dispatch/combine all-to-all (Lepikhin et al. 2020 arXiv:2006.16668 §2.2), fwd + bwd; "
+                              "intra-node over PCIe, off-node share over the network; experts' grads reduced over dp/ep only; "
+                              "PCIe collectives: NCCL bus bandwidth of 4 / 8 PCIe GPUs (NVIDIA/nccl issue #1639)")
                      : "DeepEP/HybridEP deduplicated dispatch/combine, fwd + bwd: one network copy per other node, "
                        "forwarded over NVLink (DeepSeek-V3 report arXiv:2412.19437 §3.2.2); uniform routing: "
                        "P(group holds none of k) = C(E − E/g, k)/C(E, k); experts' grads reduced over dp/ep only"});
@@ -1195,19 +1240,15 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                           : std::string("pp = 1: no pipeline bubble"),
                  "Narayanan et al. 2021 §2.2.1 (1F1B) and §2.2.2 (interleaved)"});
   out.push_back({"dp_allreduce_seconds", e.dp_allreduce_seconds,
-                 l.dp > 1 ? fmt::format("ring all-reduce of {} gradients per GPU over dp {} ({} per node: 2(n−1)/n × bytes "
-                                        "at {} ({}){}) = {}",
-                                        si(w.grad_bytes_per_gpu, "B"), l.dp, w.dp_per_node,
-                                        si(c.intra_node_bytes_per_s * collective_link_efficiency(c, w.dp_per_node, a), "B/s"),
-                                        link_share_text(c, w.dp_per_node, a),
-                                        l.dp > w.dp_per_node
-                                            ? fmt::format("; across nodes 1/{} of it at {} per GPU ({}); the slower "
-                                                          "phase sets it",
-                                                          w.dp_per_node,
-                                                          si(safe_div(c.inter_node_bytes_per_s, c.gpus_per_node) *
-                                                                 a.network_efficiency,
-                                                             "B/s"),
-                                                          network_share_text(c, a))
+                 l.dp > 1 ? fmt::format("ring all-reduce of {} gradients per GPU over dp {} ({}){} = {}",
+                                        si(w.grad_bytes_per_gpu - w.expert_grad_bytes_per_gpu, "B"), l.dp,
+                                        allreduce_path_text(c, l.dp, w.dp_per_node, a),
+                                        w.expert_grad_bytes_per_gpu > 0
+                                            ? (w.edp > 1 ? fmt::format(" + {} expert gradients over edp {} ({})",
+                                                                       si(w.expert_grad_bytes_per_gpu, "B"), w.edp,
+                                                                       allreduce_path_text(c, w.edp, w.edp_per_node, a))
+                                                         : fmt::format(" (the {} expert gradients: edp 1, not reduced)",
+                                                                       si(w.expert_grad_bytes_per_gpu, "B")))
                                             : std::string(),
                                         si(e.dp_allreduce_seconds, "s"))
                           : std::string("dp = 1: no gradient all-reduce"),
@@ -1219,7 +1260,8 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                  l.zero_stage == 3 && l.dp > 1
                      ? fmt::format("{} micro-batches × 1.5 × all-reduce of {} parameters per GPU = {}", md,
                                    si(w.param_bytes_per_gpu, "B"), si(e.zero_allgather_seconds, "s"))
-                     : std::string("ZeRO stage < 3: parameters not gathered"),
+                     : l.zero_stage == 3 ? std::string("ZeRO-3 with dp = 1: one shard holds everything, nothing gathered")
+                                         : std::string("ZeRO stage < 3: parameters not gathered"),
                  "ZeRO-3 = 1.5 × DP volume (Rajbhandari et al. 2020 §7.2.2)"});
   // The arithmetic itself (a trial read "overlapping 90%" as "10% of it left" and missed the
   // ZeRO share): communication is hidden up to comm_overlap_fraction × the compute it overlaps;

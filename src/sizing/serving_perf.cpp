@@ -79,7 +79,7 @@ double tp_comm_seconds(const ModelArch& arch, int tp, double tokens, double link
   if (tp <= 1) return 0;
   const double bytes = tokens * static_cast<double>(arch.hidden_size) * 2.0;
   const double per = p.tp_allreduce_latency_seconds + ring_allreduce_seconds(bytes, tp, link_bytes_per_s * link_efficiency);
-  return 2.0 * static_cast<double>(arch.num_layers) * per;
+  return arch.tp_sublayers() * per;  // one all-reduce per attention / MLP (or SSM mixer) block
 }
 
 Work compute_work(const ModelArch& arch, const ServingPerfRequest& r, const ClusterSpec& c, double kv_capacity_bytes,
@@ -141,7 +141,7 @@ Work compute_work(const ModelArch& arch, const ServingPerfRequest& r, const Clus
   e.weights_bytes_per_step = weight_params * bytes_per_param;
   w.mean_context = P + O / 2.0;
   const auto mean_ctx = static_cast<std::int64_t>(std::llround(w.mean_context));
-  e.kv_bytes_per_step = batch * decode_kv_bytes(arch, r.kv_dtype, mean_ctx);
+  e.kv_bytes_per_step = batch * decode_state_read_bytes(arch, r.kv_dtype, mean_ctx);
   e.decode_memory_seconds = safe_div(e.weights_bytes_per_step + e.kv_bytes_per_step, w.bandwidth * w.bw_eff);
   w.decode_flop_per_token = inference_flops_per_token(arch, mean_ctx).total_flop;
   e.decode_compute_seconds = safe_div(batch * w.decode_flop_per_token, w.peak_decode * pr.decode_compute_efficiency);
@@ -182,7 +182,7 @@ Work compute_work(const ModelArch& arch, const ServingPerfRequest& r, const Clus
   e.decode_tokens_per_s = e.batch > 0 ? safe_div(batch, e.step_seconds) : 0.0;
   e.weights_memory_seconds = safe_div(e.weights_bytes_per_step, w.bandwidth * w.bw_eff);
   e.kv_memory_seconds_per_sequence =
-      safe_div(decode_kv_bytes(arch, r.kv_dtype, mean_ctx), w.bandwidth * w.bw_eff);
+      safe_div(decode_state_read_bytes(arch, r.kv_dtype, mean_ctx), w.bandwidth * w.bw_eff);
   e.decode_compute_seconds_per_sequence = safe_div(w.decode_flop_per_token, w.peak_decode * pr.decode_compute_efficiency);
   e.prefill_seconds_per_token = safe_div(w.prefill_flop_per_token, w.peak * w.prefill_eff);
   e.tp_comm_seconds_fixed = tp_comm_seconds(arch, r.tp, 0.0, w.link_bytes_per_s, w.link_efficiency, pr);
@@ -471,27 +471,66 @@ BatchJobTiming batch_job_scaled(const BatchJobTiming& simulated, const ServingEs
   return t;
 }
 
-double decode_kv_bytes(const ModelArch& arch, KvDtype kv_dtype, std::int64_t context_tokens) {
-  if (arch.family != ModelFamily::decoder || arch.ssm.has_value() || arch.num_layers <= 0) return 0;
+namespace {
+
+/// KV bytes per token per attention layer (MLA: the latent; else K and V of every KV head); 0 without attention.
+double kv_bytes_per_token_per_layer(const ModelArch& arch, KvDtype kv_dtype) {
+  if (arch.num_attention_heads <= 0 && !arch.mla) return 0;
   const double bytes = kv_dtype_bytes(kv_dtype);
-  double per_token_per_layer = 0;
-  if (arch.mla) {
-    per_token_per_layer = static_cast<double>(arch.mla->kv_lora_rank + arch.mla->qk_rope_head_dim) * bytes;
-  } else {
-    const double kv_heads = static_cast<double>(arch.num_kv_heads > 0 ? arch.num_kv_heads : arch.num_attention_heads);
-    double d = static_cast<double>(arch.head_dim);
-    if (d <= 0 && arch.num_attention_heads > 0)
-      d = static_cast<double>(arch.hidden_size) / static_cast<double>(arch.num_attention_heads);
-    per_token_per_layer = 2.0 * kv_heads * d * bytes;
-  }
+  if (arch.mla) return static_cast<double>(arch.mla->kv_lora_rank + arch.mla->qk_rope_head_dim) * bytes;
+  const double kv_heads = static_cast<double>(arch.num_kv_heads > 0 ? arch.num_kv_heads : arch.num_attention_heads);
+  double d = static_cast<double>(arch.head_dim);
+  if (d <= 0 && arch.num_attention_heads > 0)
+    d = static_cast<double>(arch.hidden_size) / static_cast<double>(arch.num_attention_heads);
+  return 2.0 * kv_heads * d * bytes;
+}
+
+/// The geometry when it describes `arch` (readers build it), else nullptr.
+const LayerGeometry* geometry_of(const ModelArch& arch) {
+  return arch.geometry.num_layers == arch.num_layers && arch.num_layers > 0 ? &arch.geometry : nullptr;
+}
+
+/// KV bytes of one sequence of `context_tokens` over `layers` attention layers of which `windowed` keep only the
+/// sliding window.
+double kv_bytes_over(const ModelArch& arch, KvDtype kv_dtype, std::int64_t context_tokens, std::int64_t layers,
+                     std::int64_t windowed) {
   const std::int64_t ctx = std::max<std::int64_t>(context_tokens, 0);
+  const std::int64_t win_ctx = arch.sliding_window ? std::min(ctx, *arch.sliding_window) : ctx;
+  windowed = std::clamp<std::int64_t>(windowed, 0, layers);
+  return kv_bytes_per_token_per_layer(arch, kv_dtype) *
+         (static_cast<double>(layers - windowed) * static_cast<double>(ctx) +
+          static_cast<double>(windowed) * static_cast<double>(win_ctx));
+}
+
+/// 16-bit SSM decode state of one sequence over the model's SSM layers (ModelArch::ssm_state_elements_per_layer).
+double ssm_state_bytes(const ModelArch& arch) {
+  const LayerGeometry* g = geometry_of(arch);
+  const double layers = g ? static_cast<double>(g->ssm_layers) : (arch.ssm ? static_cast<double>(arch.num_layers) : 0.0);
+  return 2.0 * layers * arch.ssm_state_elements_per_layer();
+}
+
+}  // namespace
+
+double decode_kv_bytes(const ModelArch& arch, KvDtype kv_dtype, std::int64_t context_tokens) {
+  if ((arch.family != ModelFamily::decoder && arch.family != ModelFamily::state_space) || arch.num_layers <= 0) return 0;
+  // The layers that hold a cache: a hybrid's attention blocks, not gemma-3n's KV-sharing layers (kv_cache_layers).
+  const LayerGeometry* g = geometry_of(arch);
+  const std::int64_t kv_layers = g ? g->kv_cache_layers : (arch.ssm ? 0 : arch.num_layers);
   std::int64_t windowed = 0;
   if (arch.sliding_window)
-    windowed = arch.layer_uses_sliding_window.empty() ? arch.num_layers : arch.num_sliding_window_layers();
-  const std::int64_t full = arch.num_layers - windowed;
-  const std::int64_t win_ctx = arch.sliding_window ? std::min(ctx, *arch.sliding_window) : ctx;
-  return per_token_per_layer * (static_cast<double>(full) * static_cast<double>(ctx) +
-                                static_cast<double>(windowed) * static_cast<double>(win_ctx));
+    windowed = arch.layer_uses_sliding_window.empty() ? kv_layers : arch.sliding_window_layers_among_first(kv_layers);
+  return kv_bytes_over(arch, kv_dtype, context_tokens, kv_layers, windowed) + ssm_state_bytes(arch);
+}
+
+double decode_state_read_bytes(const ModelArch& arch, KvDtype kv_dtype, std::int64_t context_tokens) {
+  if ((arch.family != ModelFamily::decoder && arch.family != ModelFamily::state_space) || arch.num_layers <= 0) return 0;
+  // Every attention layer reads a cache, its own or (gemma-3n) an earlier layer's; an SSM layer reads and writes its state.
+  const LayerGeometry* g = geometry_of(arch);
+  const std::int64_t layers = g ? g->attention_layers : (arch.ssm ? 0 : arch.num_layers);
+  std::int64_t windowed = 0;
+  if (arch.sliding_window)
+    windowed = arch.layer_uses_sliding_window.empty() ? layers : std::min(layers, arch.num_sliding_window_layers());
+  return kv_bytes_over(arch, kv_dtype, context_tokens, layers, windowed) + 2.0 * ssm_state_bytes(arch);
 }
 
 double static_wave_seconds(const ServingEstimate& e, std::int64_t output_tokens) {

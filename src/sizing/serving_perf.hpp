@@ -206,11 +206,17 @@ std::int64_t batch_job_simulated_requests(const ServingEstimate& estimate, std::
 /// simulated requests; steady_state_seconds for `requests`.
 BatchJobTiming batch_job_scaled(const BatchJobTiming& simulated, const ServingEstimate& estimate, std::int64_t requests);
 
-/// KV-cache bytes a decode step reads for ONE sequence holding `context_tokens` tokens (all
-/// layers): 2·L·K·d·bytes per token for MHA/GQA/MQA, (kv_lora_rank + qk_rope_head_dim)·L·bytes
-/// for MLA (Pope et al. 2022 §2; DeepSeek-V2 §2.1.4); sliding-window layers read at most
-/// `window` tokens. Bytes per element from kv_dtype_bytes() (memory.hpp).
+/// Decode-state bytes ONE sequence of `context_tokens` tokens holds (the capacity a sequence takes): the KV cache of
+/// the layers that hold one (LayerGeometry::kv_cache_layers: a hybrid's attention blocks; gemma-3n's KV-sharing layers
+/// hold none), 2·K·d·bytes per token per layer for MHA/GQA/MQA, (kv_lora_rank + qk_rope_head_dim)·bytes for MLA
+/// (Pope et al. 2022 §2; DeepSeek-V2 §2.1.4), sliding-window layers at most `window` tokens; plus the 16-bit SSM state
+/// of each SSM layer (ModelArch::ssm_state_elements_per_layer). Bytes per element from kv_dtype_bytes() (memory.hpp).
+/// 0 for families without a decode cache (encoders, diffusion).
 double decode_kv_bytes(const ModelArch& arch, KvDtype kv_dtype, std::int64_t context_tokens);
+
+/// Bytes ONE sequence's decode step reads from that state: the KV cache read by every attention layer (its own or,
+/// gemma-3n, an earlier layer's), and each SSM layer's state read and written (2×).
+double decode_state_read_bytes(const ModelArch& arch, KvDtype kv_dtype, std::int64_t context_tokens);
 
 /// Estimates one replica. kv_capacity_bytes = GPU memory left for the KV cache across the
 /// replica's tp GPUs (from serving_memory()). Throws Error{invalid_input} for non-positive

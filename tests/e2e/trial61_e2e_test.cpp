@@ -29,19 +29,70 @@ double term_bytes(const json& size, const std::string& name) {
 }
 
 // Nemotron-H-56B serving, context 8192 × 8 sequences, bf16 (hand calculation from its config.json):
-//   SSM state of the 54 Mamba-2 blocks: 2 B × d_inner 16384 × (d_conv 4 + d_state 256) × 8 × 54 = 3,680,501,760;
+//   SSM state of the 54 Mamba-2 blocks (HF Mamba2 cache: conv_states [conv_dim, d_conv], ssm_states [heads, head_dim,
+//   d_state]): conv_dim 16384 + 2 · 8 groups · 256 = 20480; 2 B × (20480 × 4 + 16384 × 256) × 8 × 54 = 3,694,657,536;
 //   KV cache of the 10 attention blocks: 2 × 8 KV heads × 128 × 2 B × 8192 tokens × 8 × 10 = 2,684,354,560;
-//   the 54 MLP-only blocks hold neither → 6,364,856,320 bytes.
+//   the 54 MLP-only blocks hold neither → 6,379,012,096 bytes.
 // Weights: 2 B × 56,324,350,464 parameters at TP 1; at TP 2 every matrix (the Mamba mixers too) is halved and the
 // 1,859,584 norm weights are not: 2 B × (56,324,350,464 − 1,859,584) / 2 + 2 B × 1,859,584 = 56,326,210,048.
 TEST_F(Trial61E2E, HybridServingHoldsSsmStateAndTheAttentionBlocksKvCache) {
   const std::string base = "size --model nemotron-h-56b --task serve --context 8192 --concurrency 8";
   const json tp1 = run_json(base, 0);
-  EXPECT_DOUBLE_EQ(term_bytes(tp1, "kv_cache"), 2.0 * 16384 * (4 + 256) * 8 * 54 + 2.0 * 8 * 128 * 2 * 8192 * 8 * 10);
-  EXPECT_DOUBLE_EQ(term_bytes(tp1, "kv_cache"), 6'364'856'320.0);
+  EXPECT_DOUBLE_EQ(term_bytes(tp1, "kv_cache"), 2.0 * (20480 * 4 + 16384 * 256) * 8 * 54 + 2.0 * 8 * 128 * 2 * 8192 * 8 * 10);
+  EXPECT_DOUBLE_EQ(term_bytes(tp1, "kv_cache"), 6'379'012'096.0);
   EXPECT_DOUBLE_EQ(term_bytes(tp1, "weights"), 2.0 * 56'324'350'464);
   const json tp2 = run_json(base + " --tp 2", 0);
   EXPECT_DOUBLE_EQ(term_bytes(tp2, "weights"), 2.0 * (56'324'350'464.0 - 1'859'584) / 2 + 2.0 * 1'859'584);
+}
+
+// Nemotron-H serving plans (trial61 #1: the per-sequence state was 0 B, so a replica ran one sequence): a sequence of
+// 6000 + 1000 tokens holds the KV of the 10 attention blocks, 4096 B × 7000 × 10 = 286,720,000, and the state of the 54
+// Mamba-2 blocks, 2 B × 4,276,224 × 54 = 461,832,192 → 748,552,192 bytes.
+TEST_F(Trial61E2E, HybridServingPlansHoldEachSequencesState) {
+  const RunResult r = run("plan --model nemotron-h-56b --task serve --concurrency 32 --prompt-tokens 6000 --output-tokens "
+                          "1000 --hours 10 --today 2026-12-01 --explain 1");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("7.486e+08 B per sequence at 7000 tokens"), std::string::npos) << r.out.substr(0, 4000);
+  EXPECT_NE(r.out.find("batch = min(concurrency 32, that) = 32"), std::string::npos) << r.out.substr(0, 4000);
+}
+
+// Nemotron-H: LoRA targets exist in the blocks that hold them (trial61 #2: 118 blocks were counted). Rank 16:
+//   q,k,v on the 10 attention blocks: 10 × 16 × ((8192 + 8192) + 2 × (8192 + 1024)) = 5,570,560;
+//   up,down on the 54 MLP blocks: 54 × 16 × 2 × (8192 + 32768) = 70,778,880.
+// And its TP all-reduces: one per block (each holds one mixer), 2 per block with the backward, where a transformer
+// layer has 4 (trial61 #3).
+TEST_F(Trial61E2E, HybridLoraTargetsAndTpAllReducesFollowItsBlocks) {
+  const auto adapters = [](const std::string& targets) {
+    const RunResult r = run("size --model nemotron-h-56b --task lora --lora-rank 16 --lora-targets " + targets + " --explain");
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    const auto at = r.out.find("lora_adapters:");
+    return at == std::string::npos ? std::string() : r.out.substr(at, 80);
+  };
+  EXPECT_NE(adapters("q,k,v").find("5.571e+06 adapter params"), std::string::npos) << adapters("q,k,v");
+  EXPECT_NE(adapters("up,down").find("7.078e+07 adapter params"), std::string::npos) << adapters("up,down");
+  const RunResult tp = run("estimate --model nemotron-h-56b --task pretrain --gpu H100 --gpus 64 --tp 8 --pp 4 --seq 8192 "
+                           "--stack megatron --inter-node-gbit-per-s 3200 --tokens 1e10 --ignore-memory --explain");
+  EXPECT_EQ(tp.exit_code, 0) << tp.out;
+  // ceil(118 / 4) = 30 blocks on a stage × 2 all-reduces (forward + backward of its one mixer).
+  EXPECT_NE(tp.out.find("× 60 all-reduces (30 layers × 2)"), std::string::npos) << tp.out.substr(0, 3000);
+}
+
+// Encoders and encoder-decoders are sized whole on one GPU: TP/PP above 1 and LoRA on them are refused (trial61 #5, #6);
+// BERT's 512 learned positions warn past them (#7); T5 serving says its KV caches are not counted (#8).
+TEST_F(Trial61E2E, EncoderFamiliesSayWhatIsNotModelled) {
+  const RunResult tp = run("size --model t5-large --task full --tp 2 --pp 2");
+  EXPECT_EQ(tp.exit_code, 2) << tp.out;
+  EXPECT_NE(tp.out.find("whole on one GPU"), std::string::npos) << tp.out;
+  const RunResult lora = run("size --model bert-base-uncased --task lora");
+  EXPECT_EQ(lora.exit_code, 2) << lora.out;
+  EXPECT_NE(lora.out.find("--task"), std::string::npos) << lora.out;
+  const RunResult seq = run("size --model bert-base-uncased --task full --seq 8192");
+  EXPECT_EQ(seq.exit_code, 0) << seq.out;
+  EXPECT_NE(seq.out.find("512 learned positions"), std::string::npos) << seq.out;
+  const RunResult serve = run("size --model t5-large --task serve");
+  EXPECT_EQ(serve.exit_code, 0) << serve.out;
+  EXPECT_NE(serve.out.find("KV caches are not counted"), std::string::npos) << serve.out;
+  EXPECT_EQ(serve.out.find("tp 2"), std::string::npos) << serve.out;  // one GPU per replica in the fit table
 }
 
 // Gemma 3n (E4B shape, Gemma3nTextConfig's defaults written out) given with --config: of its 35 layers the last 15 read
@@ -64,6 +115,14 @@ TEST_F(Trial61E2E, NvlinkOnACardWithoutAGpuLinkIsRefused) {
   EXPECT_NE(r.out.find("no GPU link"), std::string::npos) << r.out;
   const RunResult h100 = run("estimate --model llama-3.1-8b --task full --gpu H100 --gpus 8 --link nvlink --tokens 1e8");
   EXPECT_EQ(h100.exit_code, 0) << h100.out;
+  // The H100 PCIe's NVLink bridge joins 2 cards (nvlink_domain_gpus 2): 4 per node do not share it (trial61 #9).
+  const RunResult bridge = run("estimate --model llama-3.1-8b --task lora --gpu 'H100 PCIe' --gpus 4 --tp 4 --link nvlink "
+                               "--tokens 1e8");
+  EXPECT_EQ(bridge.exit_code, 2) << bridge.out;
+  EXPECT_NE(bridge.out.find("joins 2 GPUs"), std::string::npos) << bridge.out;
+  const RunResult pair = run("estimate --model llama-3.1-8b --task lora --gpu 'H100 PCIe' --gpus 2 --tp 2 --link nvlink "
+                             "--tokens 1e8");
+  EXPECT_EQ(pair.exit_code, 0) << pair.out;
 }
 
 // trial60 #7: a graph mode is Megatron-Core's CUDA graphs, timed from NVIDIA runs; on an MI300X every mode runs eager

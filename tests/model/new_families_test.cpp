@@ -290,6 +290,15 @@ TEST(NewFamilies, PythonFloatConstantsReadAsNull) {
   "state_size": 2, "conv_kernel": 2, "time_step_rank": 1, "time_step_limit": [0.0, Infinity], "x": -Infinity, "y": NaN, "s": "Infinity"})";
   const ModelArch a = parse_hf_config_text(text, "py.json");
   EXPECT_GT(a.total_params(), 0);
+  // A required field written as NaN is present but has no value: said so, not "missing".
+  try {
+    (void)parse_hf_config_text(R"({"model_type": "mamba", "hidden_size": NaN, "num_hidden_layers": 1, "vocab_size": 10,
+      "state_size": 2, "conv_kernel": 2})", "py.json");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where(), "py.json: hidden_size");
+    EXPECT_NE(std::string(e.what()).find("NaN"), std::string::npos) << e.what();
+  }
   try {
     (void)parse_hf_config_text(R"({"model_type": "mamba", "t": [0.0, Infinity], oops})", "py.json");
     FAIL() << "expected a syntax error";
