@@ -159,8 +159,8 @@ EstimateOutput run_estimate(const EstimateInput& in, const Context& ctx) {
   } else if (in.link == "pcie") {
     c.link = IntraNodeLink::pcie;
   } else if (in.link != "datasheet") {
-    throw_invalid_coded("--link", "unknown_choice", {{"value", in.link}, {"allowed", "nvlink, pcie, datasheet"}}, in.link,
-                        "nvlink, pcie or datasheet");
+    throw_invalid_coded("--link", "unknown_choice", {{"value", in.link}, {"allowed", "nvlink, pcie, datasheet"}},
+                        fmt::format("unknown link '{}'", in.link), "nvlink, pcie or datasheet (lower case)");
   }
   if (in.intra_node_gb_per_s < 0)
     throw_invalid_coded("--intra-node-gb-per-s", "negative", {{"value", fmt::format("{}", in.intra_node_gb_per_s)}}, fmt::format("{} is negative", in.intra_node_gb_per_s), "GB/s ≥ 0");

@@ -190,6 +190,15 @@ SizeOutput run_size(const SizeInput& in, const Context& ctx) {
     out.limits_gpu = limits_gpu;
     out.limits = serving_limits(out.arch, out.request.serving_request(), out.limits_gpu->fit_memory_bytes(), out.request.margin);
   } else if (in.gpu) {
+    // trial62 #2: an encoder's training limits read the search's caps (10,000,000 tokens): without an activation
+    // model of these families, memory does not grow with the sequence or the micro-batch.
+    if (out.arch.family != ModelFamily::decoder) {
+      throw_invalid_coded("--gpu", "not_decoder_model", {{"model", out.arch.name}},
+                          fmt::format("{} is {}: the longest sequence and the largest micro-batch on a GPU follow a "
+                                      "transformer decoder's activations, which gpuplan models for decoders only",
+                                      out.arch.name, family_description(out.arch.family)),
+                          "a transformer decoder LLM, or size without --gpu (its fit table sizes the weights and states)");
+    }
     // trial46: the longest sequence a fine-tune fits on a given GPU (issue 8: "the longest context
     // that fits") was only found by trying --seq values by hand.
     out.limits_gpu = limits_gpu;
@@ -291,6 +300,8 @@ std::string_view sizing_warning_code(std::string_view m) {
       {"do not split evenly over pp", "uneven_pipeline"},
       {"fp8: activations counted in 16 bits", "fp8_activations"},
       {"exceeds the model's max_position_embeddings", "beyond_max_position"},
+      {"learned positions (max_position_embeddings)", "beyond_learned_positions"},
+      {"activations of each of its", "hybrid_activations_approximate"},
       {"MLA latent KV cache is not split by TP", "mla_kv_not_split"},
   };
   for (const auto& [part, code] : kCodes)

@@ -1329,14 +1329,14 @@ void parse_gemma3n_text(const Fields& f, ModelArch& a) {
   a.dense_mlp_layers = common->second;
   for (const auto& [width, layers] : layers_of_width) {
     if (width == common->first) continue;
-    add_linear(a, fmt::format("mlp.gate_proj[{}]", width), "gate_proj", LinearRole::mlp, ParamBucket::mlp, h, width, layers, false);
-    add_linear(a, fmt::format("mlp.up_proj[{}]", width), "up_proj", LinearRole::mlp, ParamBucket::mlp, h, width, layers, false);
-    add_linear(a, fmt::format("mlp.down_proj[{}]", width), "down_proj", LinearRole::mlp, ParamBucket::mlp, width, h, layers, false);
+    add_linear(a, fmt::format("mlp.gate_proj[{}]", width), "gate", LinearRole::mlp, ParamBucket::mlp, h, width, layers, false);
+    add_linear(a, fmt::format("mlp.up_proj[{}]", width), "up", LinearRole::mlp, ParamBucket::mlp, h, width, layers, false);
+    add_linear(a, fmt::format("mlp.down_proj[{}]", width), "down", LinearRole::mlp, ParamBucket::mlp, width, h, layers, false);
   }
   if (layers_of_width.size() > 1)
-    a.notes.push_back(fmt::format("per-layer MLP widths: {} layers of {}, the rest as listed in intermediate_size; the "
-                                  "activation estimate uses {}",
-                                  common->second, common->first, common->first));
+    a.notes.push_back(fmt::format("per-layer MLP widths (intermediate_size): {}; every matrix is counted at its width, the "
+                                  "activation estimate takes {} for every layer (the most common width)",
+                                  fmt::join(widths, ", "), common->first));
   a.attention_bias = a.attention_output_bias = f.opt_bool("attention_bias", false);
   a.norm_kind = NormKind::gemma_rms_norm;
   a.norms_per_layer = 5;
@@ -1370,7 +1370,7 @@ void parse_gemma3n_text(const Fields& f, ModelArch& a) {
   add_linear(a, "per_layer_model_projection", "", P, ParamBucket::other, h, L * p, 1, false);
   add_linear(a, "altup_projections+altup_unembed_projections", "", P, ParamBucket::other, h, h, 2 * (n - 1), false);
   a.notes.push_back(fmt::format("Gemma 3n: per-layer embedding table {} × {} ({} parameters, in embeddings); the last {} layers "
-                                "share the KV cache of earlier ones ({} layers hold one); AltUp with {} streams, LAuReL rank {}",
+                                "share the KV cache of earlier ones ({} layers hold one); AltUp streams {}, LAuReL rank {}",
                                 vp, L * p, vp * L * p, shared, L - shared, n, r));
 }
 

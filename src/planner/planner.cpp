@@ -1625,6 +1625,16 @@ void describe_offer(const PlanRequest& request, const ModelArch& arch, const Adm
                             "counted in memory and time (the serving KV cache holds one head per GPU)",
                             p.layout.tp, arch.num_kv_heads, p.layout.tp / arch.num_kv_heads, extra / 1e6));
   }
+  if (request.workload == PlanWorkload::training && arch.ssm && arch.family == ModelFamily::decoder) {
+    // The memory model has no per-block activation model of SSM mixers (trial62 #9: only `size` said so).
+    p.warnings.push_back(PlanWarning{
+        PlanWarningCode::hybrid_activations_approximate,
+        fmt::format("hybrid {}: the activations of each of its {} blocks are counted as one transformer layer's "
+                    "(attention + MLP), whatever its mixer (SSM, attention or MLP): an approximation, not a per-block "
+                    "model",
+                    arch.model_type, arch.num_layers),
+        {{"model", arch.name}, {"blocks", fmt::format("{}", arch.num_layers)}}});
+  }
   if (request.workload == PlanWorkload::training && arch.moe && p.layout.ep == 1 && !request.moe_dispatcher &&
       request.stack == TrainingStack::megatron && a.spec != nullptr && a.spec->vendor == "NVIDIA" && !request.pins.ep) {
     // EP 1 chosen while EP layouts were timed with alltoall (trial48 #7: 8 × B200 Qwen3-30B-A3B was
@@ -2362,7 +2372,7 @@ void check_request_for_model(const PlanRequest& request, const ModelArch& arch) 
   if (!images && arch.family != ModelFamily::decoder) {
     // What it is, not "not a decoder" (trial48: Mamba is a causal decoder, just not a transformer).
     throw_invalid_coded("--model", "not_decoder_model", {{"model", arch.name}},
-                        fmt::format("{} is {}: plan times transformer decoder LLMs only (size sizes its memory)", arch.name,
+                        fmt::format("{} is {}: gpuplan times transformer decoder LLMs only (size sizes its memory)", arch.name,
                                     family_description(arch.family)),
                         "a transformer decoder LLM for training, serving and batch generation");
   }
@@ -4269,6 +4279,7 @@ std::string_view plan_warning_code_name(PlanWarningCode c) noexcept {
     case PlanWarningCode::fp8_weight_only: return "fp8_weight_only";
     case PlanWarningCode::billing_minimum: return "billing_minimum";
     case PlanWarningCode::time_uncalibrated: return "time_uncalibrated";
+    case PlanWarningCode::hybrid_activations_approximate: return "hybrid_activations_approximate";
   }
   return "unknown";
 }
@@ -4437,6 +4448,14 @@ std::optional<Plan> estimate_run(const PlanRequest& request, const ModelArch& ar
     throw_invalid_coded("--task", "estimate_training_only", {}, "estimate times training runs", "pretrain, full, lora or qlora");
   }
   if (!c.gpu) throw_invalid_coded("--gpu", "gpu_missing", {}, "no GPU given", "a GPU from `gpuplan gpus`");
+  // A GPU without any FLOP/s figure in the catalog cannot be timed (trial62 #7: the MI350X, whose FLOPS cells are
+  // not in the stored sources, read "no layout fits" with 259 GB usable for 38 GB).
+  if (!c.gpu->dense_flops(Dtype::bf16) && !c.gpu->dense_flops(Dtype::fp16) && !c.gpu->dense_flops(Dtype::fp32))
+    throw_invalid_coded("--gpu", "gpu_flops_unknown", {{"gpu", c.gpu->name}},
+                        fmt::format("{}: the GPU catalog has no FLOP/s figure for it (data/gpus.csv, not in the stored "
+                                    "sources), so a step cannot be timed",
+                                    c.gpu->name),
+                        "a GPU with published FLOP/s (`gpuplan gpus`)");
   if (c.nodes > 1 && !(c.inter_node_bytes_per_s > 0)) {
     throw_invalid_coded("--inter-node-gbit-per-s", "network_speed_missing", {}, "a multi-node run needs the network speed",
                         "Gb/s per node, e.g. 400");

@@ -125,6 +125,9 @@ enum class PlanWarningCode {
   /// vendor's builds of the stack (values: gpu, vendor). Trial56 #1: an MI300X was plan #1 for
   /// most 7-8B LoRA jobs with no word that its speed is not calibrated.
   time_uncalibrated,
+  /// training a hybrid SSM model (Jamba, Nemotron-H): each block's activations are counted as a transformer layer's
+  /// (values: model, blocks)
+  hybrid_activations_approximate,
 };
 std::string_view plan_warning_code_name(PlanWarningCode c) noexcept;
 

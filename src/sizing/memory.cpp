@@ -3,6 +3,7 @@
 #include "sizing/memory.hpp"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -1100,13 +1101,28 @@ void ServingMemoryRequest::validate() const {
 /// state are not modelled, so the request is refused rather than answered with the frozen weights alone (trial61 #6).
 namespace {
 
-void validate_adapter_family(const ModelArch& arch, Task task) {
-  if ((task == Task::lora || task == Task::qlora) &&
-      (arch.family == ModelFamily::encoder || arch.family == ModelFamily::encoder_decoder))
+void validate_adapter_family(const ModelArch& arch, Task task, const std::vector<std::string>& targets) {
+  if (task != Task::lora && task != Task::qlora) return;
+  if (arch.family == ModelFamily::encoder || arch.family == ModelFamily::encoder_decoder)
     throw_invalid_coded("--task", "adapters_not_modelled", {{"family", std::string(family_name(arch.family))}, {"model", arch.name}},
                         fmt::format("{} on {} ({}): LoRA sizing covers decoder LLMs only", task_name(task), arch.name,
                                     family_name(arch.family)),
                         "--task full for this model, or a decoder model");
+  // Targets that name no matrix of the model train nothing (trial62 #3: gate on a model without a gate was sized
+  // with 0 adapters, silently).
+  const LayerGeometry& g = arch.geometry;
+  if (g.num_layers == arch.num_layers && !g.linears.empty() && g.lora_params(1, targets) == 0) {
+    std::vector<std::string> names;
+    for (const auto& l : g.linears)
+      if (!l.lora_target.empty() && std::find(names.begin(), names.end(), l.lora_target) == names.end())
+        names.push_back(l.lora_target);
+    const std::string list = fmt::format("{}", fmt::join(names, ", "));
+    throw_invalid_coded("--lora-targets", "lora_targets_absent",
+                        {{"targets", fmt::format("{}", fmt::join(targets, ","))}, {"model", arch.name}, {"allowed", list}},
+                        fmt::format("{}: no matrix of {} is named by them, so nothing would train",
+                                    fmt::join(targets, ","), arch.name),
+                        fmt::format("one or more of {} (or all-linear)", list));
+  }
 }
 
 }  // namespace
@@ -1114,7 +1130,7 @@ void validate_adapter_family(const ModelArch& arch, Task task) {
 MemoryBreakdown training_memory(const ModelArch& arch, const TrainingMemoryRequest& req) {
   req.validate();
   validate_against_model(arch, shape_of(arch), req.layout.tp, req.layout.pp, req.layout.ep, "--tp");
-  validate_adapter_family(arch, req.task);
+  validate_adapter_family(arch, req.task, req.lora_targets);
   // An adapter B·A of rank r on a d_in × d_out matrix has rank at most min(d_in, d_out): a rank
   // above that side on every adapted matrix adds parameters and no capacity (trial56 #10: rank
   // 65536 on a 4096-wide model was planned on 32 MI300X). The bound is the largest smaller side
@@ -1138,7 +1154,7 @@ MemoryBreakdown training_memory(const ModelArch& arch, const TrainingMemoryReque
 std::vector<TermExplanation> explain_training_memory(const ModelArch& arch, const TrainingMemoryRequest& req) {
   req.validate();
   validate_against_model(arch, shape_of(arch), req.layout.tp, req.layout.pp, req.layout.ep, "--tp");
-  validate_adapter_family(arch, req.task);
+  validate_adapter_family(arch, req.task, req.lora_targets);
   const StageInfo st = worst_training_stage(arch, req, nullptr);
   Explain ex;
   training_stage(arch, req, st, &ex);

@@ -1153,7 +1153,7 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                  l.tp > 1 ? fmt::format("{} micro-batches × {:.4g} all-reduces ({} layers × {:.4g}{}) × 2({}−1)/{} × {} / {} ({}) = {}", md,
                                         w.tp_collectives, w.layers_per_stage, w.tp_collectives_per_layer,
                                         w.tp_collectives < w.layers_per_stage * w.tp_collectives_per_layer - 1e-9
-                                            ? fmt::format(", less the expert half of {:.4g} MoE layers (etp {} < tp)",
+                                            ? fmt::format("; less the expert half of {:.4g} MoE layers (etp {} < tp)",
                                                           (w.layers_per_stage * w.tp_collectives_per_layer - w.tp_collectives) /
                                                               (2.0 + (r.recompute == Recompute::full ? 1.0 : 0.0)),
                                                           l.etp())
@@ -1172,9 +1172,8 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
   out.push_back({"ep_alltoall_seconds", e.ep_alltoall_seconds,
                  arch.moe && l.ep > 1
                      ? fmt::format("{} micro-batches × {} MoE layers × {} all-to-alls × ({} sent per GPU = {}; {:.0f}% "
-                                   "off-node{}; each all-to-all {}: the on-node share over {} ({}) and "
-                                   "the off-node share over {} per GPU ({}) run "
-                                   "together, the slower sets it) × load imbalance {:.2f}{}{} = {}",
+                                   "off-node{}; each all-to-all {}: the on-node share over {} ({}){}) × load imbalance "
+                                   "{:.2f}{}{} = {}",
                                    md, w.moe_layers_per_stage, w.ep_collectives_per_layer, si(w.ep_bytes, "B"),
                                    disp == MoeDispatcher::alltoall
                                        ? fmt::format("tokens {} × h {} × top-{} × {} B × (ep {}−1)/ep", w.ep_tokens,
@@ -1203,10 +1202,16 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                                    si(w.ep_alltoall_each_seconds / std::max(moe_imbalance(r, a), 1e-12), "s"),
                                    si(c.intra_node_bytes_per_s * collective_link_efficiency(c, std::min(l.ep, c.gpus_per_node), a), "B/s"),
                                    link_share_text(c, std::min(l.ep, c.gpus_per_node), a),
-                                   si(c.gpus_per_node > 0 ? c.inter_node_bytes_per_s / c.gpus_per_node * a.network_efficiency
-                                                          : 0.0,
-                                      "B/s"),
-                                   network_share_text(c, a), moe_imbalance(r, a),
+                                   w.ep_off_node_fraction > 0
+                                       ? fmt::format(" and the off-node share over {} per GPU ({}) run together, the "
+                                                     "slower sets it",
+                                                     si(c.gpus_per_node > 0 ? c.inter_node_bytes_per_s / c.gpus_per_node *
+                                                                                  a.network_efficiency
+                                                                            : 0.0,
+                                                        "B/s"),
+                                                     network_share_text(c, a))
+                                       : std::string(),
+                                   moe_imbalance(r, a),
                                    a.ep_comm_overlap_fraction > 0
                                        ? fmt::format(" × (1 − overlap {:.2f})", a.ep_comm_overlap_fraction)
                                        : std::string(),
@@ -1218,12 +1223,13 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                                    si(e.ep_alltoall_seconds, "s"))
                      : std::string("no expert parallelism"),
                  disp == MoeDispatcher::alltoall
-                     ? (c.intra_node_nvlink
-                            ? "GShard dispatch/combine all-to-all (Lepikhin et al. 2020 arXiv:2006.16668 §2.2), fwd + bwd; "
-                              "intra-node over NVLink, off-node share over the network; experts' grads reduced over dp/ep only"
-                            : "GShard dispatch/combine all-to-all (Lepikhin et al. 2020 arXiv:2006.16668 §2.2), fwd + bwd; "
-                              "intra-node over PCIe, off-node share over the network; experts' grads reduced over dp/ep only; "
-                              "PCIe collectives: NCCL bus bandwidth of 4 / 8 PCIe GPUs (NVIDIA/nccl issue #1639)")
+                     ? fmt::format("GShard dispatch/combine all-to-all (Lepikhin et al. 2020 arXiv:2006.16668 §2.2), fwd + "
+                                   "bwd; intra-node over {}, off-node share over the network; experts' grads reduced over "
+                                   "dp/ep only{}",
+                                   intra_link_name(c),
+                                   c.intra_node_nvlink ? ""
+                                                       : "; PCIe collectives: NCCL bus bandwidth of 4 / 8 PCIe GPUs "
+                                                         "(NVIDIA/nccl issue #1639)")
                      : "DeepEP/HybridEP deduplicated dispatch/combine, fwd + bwd: one network copy per other node, "
                        "forwarded over NVLink (DeepSeek-V3 report arXiv:2412.19437 §3.2.2); uniform routing: "
                        "P(group holds none of k) = C(E − E/g, k)/C(E, k); experts' grads reduced over dp/ep only"});
@@ -1239,15 +1245,19 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                                         si(e.pp_bubble_seconds, "s"))
                           : std::string("pp = 1: no pipeline bubble"),
                  "Narayanan et al. 2021 §2.2.1 (1F1B) and §2.2.2 (interleaved)"});
+  // Under ZeRO-3 the gradients are reduce-scattered inside the gather term (full training); LoRA's adapters are
+  // all-reduced as below.
+  const bool grads_in_gather = l.zero_stage == 3 && l.dp > 1 && !frozen_base(r.task);
   out.push_back({"dp_allreduce_seconds", e.dp_allreduce_seconds,
-                 l.dp > 1 ? fmt::format("ring all-reduce of {} gradients per GPU over dp {} ({}){} = {}",
+                 grads_in_gather ? std::string("ZeRO-3: the gradients are reduce-scattered within the ZeRO-3 gather term")
+                 : l.dp > 1 ? fmt::format("ring all-reduce of {} gradients per GPU over dp {} ({}){} = {}",
                                         si(w.grad_bytes_per_gpu - w.expert_grad_bytes_per_gpu, "B"), l.dp,
                                         allreduce_path_text(c, l.dp, w.dp_per_node, a),
                                         w.expert_grad_bytes_per_gpu > 0
                                             ? (w.edp > 1 ? fmt::format(" + {} expert gradients over edp {} ({})",
                                                                        si(w.expert_grad_bytes_per_gpu, "B"), w.edp,
                                                                        allreduce_path_text(c, w.edp, w.edp_per_node, a))
-                                                         : fmt::format(" (the {} expert gradients: edp 1, not reduced)",
+                                                         : fmt::format(" (expert gradients {}: edp 1, not reduced)",
                                                                        si(w.expert_grad_bytes_per_gpu, "B")))
                                             : std::string(),
                                         si(e.dp_allreduce_seconds, "s"))
@@ -1258,8 +1268,18 @@ std::vector<ExplainLine> explain_training_step(const ModelArch& arch, const Trai
                        "PCIe collectives: NCCL bus bandwidth of 4 / 8 PCIe GPUs (NVIDIA/nccl issue #1639)"});
   out.push_back({"zero_allgather_seconds", e.zero_allgather_seconds,
                  l.zero_stage == 3 && l.dp > 1
-                     ? fmt::format("{} micro-batches × 1.5 × all-reduce of {} parameters per GPU = {}", md,
-                                   si(w.param_bytes_per_gpu, "B"), si(e.zero_allgather_seconds, "s"))
+                     ? fmt::format("{} micro-batches × {} × (all-reduce of {} dense parameters per GPU over dp {} ({}){}) "
+                                   "= {}",
+                                   md, frozen_base(r.task) ? "1 (gathers forward + backward, frozen base)"
+                                                           : "1.5 (gathers forward + backward + gradient reduce-scatter)",
+                                   si(w.param_bytes_per_gpu - w.expert_param_bytes_per_gpu, "B"), l.dp,
+                                   allreduce_path_text(c, l.dp, w.dp_per_node, a),
+                                   w.expert_param_bytes_per_gpu > 0 && w.edp > 1
+                                       ? fmt::format(" + all-reduce of {} expert parameters over edp {} ({})",
+                                                     si(w.expert_param_bytes_per_gpu, "B"), w.edp,
+                                                     allreduce_path_text(c, w.edp, w.edp_per_node, a))
+                                       : std::string(),
+                                   si(e.zero_allgather_seconds, "s"))
                      : l.zero_stage == 3 ? std::string("ZeRO-3 with dp = 1: one shard holds everything, nothing gathered")
                                          : std::string("ZeRO stage < 3: parameters not gathered"),
                  "ZeRO-3 = 1.5 × DP volume (Rajbhandari et al. 2020 §7.2.2)"});

@@ -136,8 +136,11 @@ Work compute_work(const ModelArch& arch, const ServingPerfRequest& r, const Clus
     w.expert_read_fraction = 1.0 - std::pow(1.0 - std::clamp(k_over_e, 0.0, 1.0), std::max(batch, 1.0));
     weight_params -= static_cast<double>(arch.params.experts) * (1.0 - w.expert_read_fraction);
   }
-  // Embedding rows are gathered, not read whole: exclude the input embedding table unless tied.
-  if (!arch.tied_embeddings) weight_params -= static_cast<double>(arch.params.embeddings);
+  // Embedding rows are gathered, not read whole: exclude the embedding tables (the token table, position tables,
+  // gemma-3n's per-layer table); a tied token table is read whole as the LM head, V·h (width embedding_width if set).
+  const double head_width = static_cast<double>(arch.embedding_width > 0 ? arch.embedding_width : arch.hidden_size);
+  const double tied_head = arch.tied_embeddings ? static_cast<double>(arch.vocab_size) * head_width : 0.0;
+  weight_params -= std::max(0.0, static_cast<double>(arch.params.embeddings) - tied_head);
   e.weights_bytes_per_step = weight_params * bytes_per_param;
   w.mean_context = P + O / 2.0;
   const auto mean_ctx = static_cast<std::int64_t>(std::llround(w.mean_context));
@@ -617,8 +620,11 @@ std::vector<ExplainLine> explain_serving(const ModelArch& arch, const ServingPer
                  "chunked prefill (Agrawal et al. 2024, Sarathi-Serve arXiv:2403.02310); roofline (Williams et al. "
                  "2009)"});
   out.push_back({"decode_memory_seconds", e.decode_memory_seconds,
-                 fmt::format("(weights {} + KV {} for {} sequences at mean context {:.0f}) / ({} × {:.2f}) = {}",
+                 fmt::format("(weights {} + KV {} for {} sequences at mean context {:.0f}{}) / ({} × {:.2f}) = {}",
                              si(e.weights_bytes_per_step, "B"), si(e.kv_bytes_per_step, "B"), e.batch, w.mean_context,
+                             arch.ssm ? fmt::format(", SSM state {} per sequence read and written",
+                                                    si(2.0 * ssm_state_bytes(arch), "B"))
+                                      : std::string(),
                              si(w.bandwidth, "B/s"), w.bw_eff, si(e.decode_memory_seconds, "s")),
                  "decode is memory-bound at small batch (Pope et al. 2022 §3; Kim et al. 2023); efficiency "
                  "calibrated on llama.cpp tg128 (PR #4766)"});

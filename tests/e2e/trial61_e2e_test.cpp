@@ -1,4 +1,4 @@
-// End-to-end, stop 51: the bundled hybrid (Nemotron-H, Mamba-2 + attention + MLP blocks) through `gpuplan size`,
+// End-to-end, stop 51 (trials 61 and 62 of a new user): the bundled hybrid (Nemotron-H, Mamba-2 + attention + MLP blocks) through `gpuplan size`,
 // and the trial60 defects: --link nvlink on a card without a GPU link (#5), graph modes timed on NVIDIA only (#7),
 // no HybridEP hint where HybridEP cannot run (#8), the collectives' link share in the explain lines (#4).
 #include <gtest/gtest.h>
@@ -176,6 +176,57 @@ TEST_F(Trial61E2E, CollectiveLinesNameTheLinkShare) {
   const auto line = dp.out.find("ring all-reduce of");
   ASSERT_NE(line, std::string::npos) << dp.out;
   EXPECT_NE(dp.out.substr(line, 400).find("56% of the link: PCIe"), std::string::npos) << dp.out.substr(line, 400);
+}
+
+// trial62 #1: a decode step reads the tables it multiplies, not the embedding rows it gathers. Gemma 3n E4B (tied head):
+// 6,866,696,688 parameters less the per-layer embedding table 262144 × 35 × 256 = 2,348,810,240 (looked up) →
+// 4,517,886,448 × 2 B = 9.036e9 bytes per step (the token table stays: it is read whole as the LM head).
+TEST_F(Trial61E2E, Gemma3nDecodeReadsNoPerLayerEmbeddingTable) {
+  const std::filesystem::path cfg = dir_ / "gemma3n-e4b-decode.json";
+  std::ofstream(cfg) << R"({"model_type": "gemma3n_text", "vocab_size": 262400, "hidden_size": 2048,
+      "intermediate_size": 16384, "num_hidden_layers": 35, "num_attention_heads": 8, "num_key_value_heads": 2,
+      "head_dim": 256, "sliding_window": 512, "num_kv_shared_layers": 15})";
+  const RunResult r = run("plan --config '" + cfg.string() + "' --task serve --concurrency 32 --today 2026-12-01 "
+                          "--explain 1 'gpu~L40S'");
+  EXPECT_EQ(r.exit_code, 0) << r.out.substr(0, 2000);
+  EXPECT_NE(r.out.find("weights 9.036e+09 B"), std::string::npos) << r.out.substr(0, 4000);
+}
+
+// trial62 #2, #3, #7: what cannot be answered is refused with exit 2 — an encoder's training limits on a GPU (no
+// activation model), LoRA targets that name no matrix of the model (relu² MLP: no gate), a GPU without FLOP/s figures.
+TEST_F(Trial61E2E, UnanswerableRequestsAreRefused) {
+  const RunResult bert = run("size --model bert-base-uncased --task full --gpu 'H100 SXM'");
+  EXPECT_EQ(bert.exit_code, 2) << bert.out;
+  const RunResult gate = run("size --model nemotron-h-56b --task lora --lora-targets gate");
+  EXPECT_EQ(gate.exit_code, 2) << gate.out;
+  EXPECT_NE(gate.out.find("--lora-targets"), std::string::npos) << gate.out;
+  EXPECT_NE(gate.out.find("q, k, v, o, up, down"), std::string::npos) << gate.out;
+  const RunResult flops = run("estimate --model llama-3.2-1b-instruct --task full --tokens 1e7 --gpu MI350X --gpus 1");
+  EXPECT_EQ(flops.exit_code, 2) << flops.out;
+  EXPECT_NE(flops.out.find("no FLOP/s figure"), std::string::npos) << flops.out;
+}
+
+// trial62 #4: under ZeRO-3 the DP line says where the gradients go and the gather line shows its two phases. Llama 3.1
+// 8B, 16 H100 in 2 nodes, tp 2 → dp 8, 4 per node: 16 micro-batches × 1.5 × max(intra 2·3/4 × 8.03e9 B / 3.6e11 B/s,
+// inter 2·1/2 × 8.03e9/4 B / 5e9 B/s = 0.4015 s) = 9.636 s.
+TEST_F(Trial61E2E, ZeroThreeLinesReproduce) {
+  const RunResult r = run("estimate --model llama-3.1-8b --task full --gpu H100 --gpus 16 --tp 2 --pp 1 --zero 3 "
+                          "--inter-node-gbit-per-s 400 --tokens 1e9 --explain");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("ZeRO-3: the gradients are reduce-scattered within the ZeRO-3 gather term"), std::string::npos);
+  EXPECT_NE(r.out.find("16 micro-batches × 1.5 (gathers forward + backward + gradient reduce-scatter) × (all-reduce of "
+                       "8.03e+09 B dense parameters per GPU over dp 8"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("= 9.636 s"), std::string::npos) << r.out;
+}
+
+// trial62 #9: estimate and plan say what size says about a hybrid's activations.
+TEST_F(Trial61E2E, HybridActivationsWarnedOnEstimate) {
+  const json j = run_json("estimate --model nemotron-h-56b --task full --gpu H200 --gpus 8 --tokens 1e9 --ignore-memory", 0);
+  bool warned = false;
+  for (const json& w : j["estimate"]["warnings"]) warned |= w["code"] == "hybrid_activations_approximate";
+  EXPECT_TRUE(warned) << j["estimate"]["warnings"].dump();
 }
 
 }  // namespace

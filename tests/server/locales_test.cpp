@@ -84,7 +84,8 @@ TEST(Locales, EveryWarningCodeAndMemoryTermHasItsText) {
   // min_nodes_billed, so memory_over_capacity was never checked).
   // Through the last code (time_uncalibrated; until 2026-12-07 the loop stopped at fp8_weight_only,
   // so billing_minimum was never checked).
-  for (int c = 0; c <= static_cast<int>(gpuplan::PlanWarningCode::time_uncalibrated); ++c)
+  // Through the last code (hybrid_activations_approximate, added 2026-12-07 after time_uncalibrated).
+  for (int c = 0; c <= static_cast<int>(gpuplan::PlanWarningCode::hybrid_activations_approximate); ++c)
     keys.push_back("warn_" + std::string(gpuplan::plan_warning_code_name(static_cast<gpuplan::PlanWarningCode>(c))));
   // One sentence of each kind sizing/memory.cpp writes.
   for (const char* sentence :
@@ -92,7 +93,9 @@ TEST(Locales, EveryWarningCodeAndMemoryTermHasItsText) {
         "tp 16 > 8 KV heads: KV projections are replicated", "80 layers do not split evenly over pp 3; counted 27 layers per stage",
         "fp8: activations counted in 16 bits (Transformer Engine saves some in fp8)",
         "context 200000 exceeds the model's max_position_embeddings 131072: the model was not trained for it",
-        "MLA latent KV cache is not split by TP (each rank holds all of it)"}) {
+        "MLA latent KV cache is not split by TP (each rank holds all of it)",
+        "sequence length 8192 exceeds the model's 512 learned positions (max_position_embeddings): it does not run",
+        "hybrid nemotron_h: the activations of each of its 118 blocks are counted as one transformer layer's"}) {
     const std::string code(gpuplan::api::sizing_warning_code(sentence));
     ASSERT_FALSE(code.empty()) << sentence;
     keys.push_back("warn_size_" + code);
