@@ -1785,7 +1785,11 @@ class Pages {
                          {"has_alternatives", !alternatives.empty()},
                          {"warnings", warnings},
                          {"assumption", pg.lang == "en" ? out["fit_assumption"].get<std::string>()
-                                                        : pg.t.value(in.task == "serve" ? "fit_assumption_serving" : "fit_assumption_training", "")}};
+                                        : pg.t.value(in.task != "serve" ? "fit_assumption_training"
+                                                     : out["fit_assumption"].get<std::string>().rfind("each replica is one GPU", 0) == 0
+                                                         ? "fit_assumption_serving_whole"
+                                                         : "fit_assumption_serving",
+                                                     "")}};
         // Where the model's config comes from, as the API's model.source says it (trial10c D2).
         ctx["result"].update(model_origin_view(out["model"]["name"].get<std::string>()));
         // gpu=NAME: what one such GPU holds, as the CLI's last line and /api/size's limits say it

@@ -602,7 +602,9 @@ std::vector<ExplainLine> explain_serving(const ModelArch& arch, const ServingPer
                              "that) = {}",
                              si(kv_capacity_bytes, "B"), si(w.kv_bytes_per_sequence_max, "B"),
                              r.prompt_tokens + r.output_tokens, e.max_concurrent_sequences, r.concurrency, e.batch),
-                 "KV cache 2·L·K·d·bytes per token (Pope et al. 2022 §2); MLA (DeepSeek-V2 §2.1.4)"});
+                 arch.ssm ? "KV cache 2·L·K·d·bytes per token of the attention blocks (Pope et al. 2022 §2) + the SSM "
+                            "state of the Mamba blocks (HF Mamba/Mamba2 cache: conv and SSM states)"
+                          : "KV cache 2·L·K·d·bytes per token (Pope et al. 2022 §2); MLA (DeepSeek-V2 §2.1.4)"});
   out.push_back({"ttft_seconds", e.ttft_seconds,
                  fmt::format("{} steps of {:.0f} prompt tokens (engine {} token budget {} minus the running batch) × "
                              "max(weights/KV read, batch decode + chunk compute at {} × {:.2f}) = {}",

@@ -123,7 +123,11 @@ SizingResult run_sizing(const ModelArch& arch, const SizingRequest& request, con
     out.per_gpu = serving_memory(arch, r);
     if (request.explain) out.explanation = explain_serving_memory(arch, r);
     out.fits = fitting_gpus(arch, r, catalog, fit);
-    out.fit_assumption = fit_assumption(r);
+    // Encoders and encoder-decoders are sized whole on one GPU (memory_fit.cpp): the TP rule does not apply.
+    out.fit_assumption = arch.family == ModelFamily::encoder || arch.family == ModelFamily::encoder_decoder
+                             ? std::string("each replica is one GPU holding the whole model (encoder and encoder-decoder "
+                                           "models are not split by TP or PP here)")
+                             : fit_assumption(r);
   } else {
     const TrainingMemoryRequest r = request.training_request();
     out.per_gpu = training_memory(arch, r);

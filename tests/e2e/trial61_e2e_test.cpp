@@ -93,6 +93,7 @@ TEST_F(Trial61E2E, EncoderFamiliesSayWhatIsNotModelled) {
   EXPECT_EQ(serve.exit_code, 0) << serve.out;
   EXPECT_NE(serve.out.find("KV caches are not counted"), std::string::npos) << serve.out;
   EXPECT_EQ(serve.out.find("tp 2"), std::string::npos) << serve.out;  // one GPU per replica in the fit table
+  EXPECT_NE(serve.out.find("each replica is one GPU holding the whole model"), std::string::npos) << serve.out;
 }
 
 // Gemma 3n (E4B shape, Gemma3nTextConfig's defaults written out) given with --config: of its 35 layers the last 15 read
