@@ -143,8 +143,7 @@ EstimateOutput run_estimate(const EstimateInput& in, const Context& ctx) {
                           fmt::format("nvlink, but the {} has no GPU link (datasheet: {})", c.gpu->name, c.gpu->interconnect),
                           "--link pcie or datasheet for this GPU");
     // A bridge joins a pair of cards (nvlink_domain_gpus 2): more GPUs per node reach each other over PCIe (trial61 #9).
-    const int link_domain =
-        c.gpu->nvlink_domain_gpus.value_or(c.gpu->interconnect.find("bridge") != std::string::npos ? 2 : 8);
+    const int link_domain = c.gpu->gpu_link_domain();
     if (gpn > link_domain)
       throw_invalid_coded("--link", "gpu_link_domain_exceeded",
                           {{"gpu", c.gpu->name}, {"domain", fmt::format("{}", link_domain)}, {"per_node", fmt::format("{}", gpn)}},

@@ -176,29 +176,24 @@ SizeOutput run_size(const SizeInput& in, const Context& ctx) {
   check_recompute_modules_apply(arch, req.training.recompute_modules, "--recompute-modules");
   SizingResult res = run_sizing(arch, req, ctx.gpus());
   SizeOutput out{std::move(arch), std::move(req), std::move(res), nullptr, std::nullopt, std::nullopt};
-  if (in.gpu && out.request.task == Task::serve) {
-    // trial50 #6: a diffusion model read "longest context = 0 tokens", a Mamba model the search's
-    // caps (10,000,000 tokens, 100,000 sequences): context and sequences are a transformer
-    // decoder's KV cache, which these models do not have.
-    if (out.arch.family != ModelFamily::decoder) {
-      throw_invalid_coded("--gpu", "not_decoder_model", {{"model", out.arch.name}},
-                          fmt::format("{} is {}: the longest context and the most sequences on a GPU are a transformer "
-                                      "decoder's KV cache",
-                                      out.arch.name, family_description(out.arch.family)),
-                          "a transformer decoder LLM, or size without --gpu (its fit table sizes the weights)");
-    }
+  const bool serve = out.request.task == Task::serve;
+  if (in.gpu && out.arch.family != ModelFamily::decoder) {
+    // What fits a GPU follows a transformer decoder's KV cache (serving) or activations (training), which other
+    // families do not have here: the limits would read the search's caps (trial50 #6: a Mamba model's 10,000,000
+    // tokens and 100,000 sequences; trial62 #2: an encoder's training limits).
+    throw_invalid_coded("--gpu", "not_decoder_model", {{"model", out.arch.name}},
+                        fmt::format("{} is {}: {}", out.arch.name, family_description(out.arch.family),
+                                    serve ? "the longest context and the most sequences on a GPU are a transformer "
+                                            "decoder's KV cache"
+                                          : "the longest sequence and the largest micro-batch on a GPU follow a "
+                                            "transformer decoder's activations, which gpuplan models for decoders only"),
+                        fmt::format("a transformer decoder LLM, or size without --gpu (its fit table sizes the {})",
+                                    serve ? "weights" : "weights and states"));
+  }
+  if (in.gpu && serve) {
     out.limits_gpu = limits_gpu;
     out.limits = serving_limits(out.arch, out.request.serving_request(), out.limits_gpu->fit_memory_bytes(), out.request.margin);
   } else if (in.gpu) {
-    // trial62 #2: an encoder's training limits read the search's caps (10,000,000 tokens): without an activation
-    // model of these families, memory does not grow with the sequence or the micro-batch.
-    if (out.arch.family != ModelFamily::decoder) {
-      throw_invalid_coded("--gpu", "not_decoder_model", {{"model", out.arch.name}},
-                          fmt::format("{} is {}: the longest sequence and the largest micro-batch on a GPU follow a "
-                                      "transformer decoder's activations, which gpuplan models for decoders only",
-                                      out.arch.name, family_description(out.arch.family)),
-                          "a transformer decoder LLM, or size without --gpu (its fit table sizes the weights and states)");
-    }
     // trial46: the longest sequence a fine-tune fits on a given GPU (issue 8: "the longest context
     // that fits") was only found by trying --seq values by hand.
     out.limits_gpu = limits_gpu;

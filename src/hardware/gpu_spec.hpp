@@ -74,8 +74,11 @@ struct GpuSpec {
   /// Without a domain figure: a link with "bridge" in `interconnect` spans 2, any other link 8.
   bool gpu_link_spans(int gpus) const {
     if (!has_gpu_link() || gpus < 1) return false;
-    const int domain = nvlink_domain_gpus.value_or(interconnect.find("bridge") != std::string::npos ? 2 : 8);
-    return gpus <= domain;
+    return gpus <= gpu_link_domain();
+  }
+  /// GPUs one GPU link joins: nvlink_domain_gpus, else 2 for a link with "bridge" in `interconnect`, else 8.
+  int gpu_link_domain() const {
+    return nvlink_domain_gpus.value_or(interconnect.find("bridge") != std::string::npos ? 2 : 8);
   }
 };
 

@@ -1629,10 +1629,7 @@ void describe_offer(const PlanRequest& request, const ModelArch& arch, const Adm
     // The memory model has no per-block activation model of SSM mixers (trial62 #9: only `size` said so).
     p.warnings.push_back(PlanWarning{
         PlanWarningCode::hybrid_activations_approximate,
-        fmt::format("hybrid {}: the activations of each of its {} blocks are counted as one transformer layer's "
-                    "(attention + MLP), whatever its mixer (SSM, attention or MLP): an approximation, not a per-block "
-                    "model",
-                    arch.model_type, arch.num_layers),
+        hybrid_activations_note(arch),
         {{"model", arch.name}, {"blocks", fmt::format("{}", arch.num_layers)}}});
   }
   if (request.workload == PlanWorkload::training && arch.moe && p.layout.ep == 1 && !request.moe_dispatcher &&

@@ -932,10 +932,7 @@ MemoryBreakdown training_stage(const ModelArch& m, const TrainingMemoryRequest& 
                                        m.num_layers, lay.pp, layers_stage));
   }
   if (s.decoder && m.ssm) {
-    out.warnings.push_back(fmt::format("hybrid {}: the activations of each of its {} blocks are counted as one transformer "
-                                       "layer's (attention + MLP), whatever its mixer (SSM, attention or MLP): an "
-                                       "approximation, not a per-block model",
-                                       m.model_type, m.num_layers));
+    out.warnings.push_back(hybrid_activations_note(m));
   }
   if (prec == TrainPrecision::fp8_mixed && r.activation_profile != ActivationProfile::megatron) {
     out.warnings.push_back("fp8: activations counted in 16 bits (Transformer Engine saves some in fp8)");
@@ -1099,6 +1096,13 @@ void ServingMemoryRequest::validate() const {
 
 /// LoRA / QLoRA are sized for decoders: an encoder's or encoder-decoder's adapters, their gradients and optimizer
 /// state are not modelled, so the request is refused rather than answered with the frozen weights alone (trial61 #6).
+std::string hybrid_activations_note(const ModelArch& m) {
+  return fmt::format("hybrid {}: the activations of each of its {} blocks are counted as one transformer layer's "
+                     "(attention + MLP), whatever its mixer (SSM, attention or MLP): an approximation, not a per-block "
+                     "model",
+                     m.model_type, m.num_layers);
+}
+
 namespace {
 
 void validate_adapter_family(const ModelArch& arch, Task task, const std::vector<std::string>& targets) {

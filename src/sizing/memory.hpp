@@ -526,6 +526,10 @@ struct MemoryBreakdown {
 
 /// Training memory per GPU (the most loaded pipeline stage). Throws Error{invalid_input} for
 /// invalid requests and for layouts the model cannot take (tp ∤ attention heads, pp > layers).
+/// The warning of a hybrid SSM model's training memory (Jamba, Nemotron-H): each block's activations are counted as a
+/// transformer layer's. `size` shows it among its warnings, `plan` and `estimate` as hybrid_activations_approximate.
+std::string hybrid_activations_note(const ModelArch& m);
+
 MemoryBreakdown training_memory(const ModelArch& arch, const TrainingMemoryRequest& req);
 
 /// Serving memory per GPU. Throws Error{invalid_input} for invalid requests / tp ∤ heads.

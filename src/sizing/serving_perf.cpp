@@ -488,11 +488,6 @@ double kv_bytes_per_token_per_layer(const ModelArch& arch, KvDtype kv_dtype) {
   return 2.0 * kv_heads * d * bytes;
 }
 
-/// The geometry when it describes `arch` (readers build it), else nullptr.
-const LayerGeometry* geometry_of(const ModelArch& arch) {
-  return arch.geometry.num_layers == arch.num_layers && arch.num_layers > 0 ? &arch.geometry : nullptr;
-}
-
 /// KV bytes of one sequence of `context_tokens` over `layers` attention layers of which `windowed` keep only the
 /// sliding window.
 double kv_bytes_over(const ModelArch& arch, KvDtype kv_dtype, std::int64_t context_tokens, std::int64_t layers,
@@ -507,7 +502,7 @@ double kv_bytes_over(const ModelArch& arch, KvDtype kv_dtype, std::int64_t conte
 
 /// 16-bit SSM decode state of one sequence over the model's SSM layers (ModelArch::ssm_state_elements_per_layer).
 double ssm_state_bytes(const ModelArch& arch) {
-  const LayerGeometry* g = geometry_of(arch);
+  const LayerGeometry* g = current_geometry(arch);
   const double layers = g ? static_cast<double>(g->ssm_layers) : (arch.ssm ? static_cast<double>(arch.num_layers) : 0.0);
   return 2.0 * layers * arch.ssm_state_elements_per_layer();
 }
@@ -517,7 +512,7 @@ double ssm_state_bytes(const ModelArch& arch) {
 double decode_kv_bytes(const ModelArch& arch, KvDtype kv_dtype, std::int64_t context_tokens) {
   if ((arch.family != ModelFamily::decoder && arch.family != ModelFamily::state_space) || arch.num_layers <= 0) return 0;
   // The layers that hold a cache: a hybrid's attention blocks, not gemma-3n's KV-sharing layers (kv_cache_layers).
-  const LayerGeometry* g = geometry_of(arch);
+  const LayerGeometry* g = current_geometry(arch);
   const std::int64_t kv_layers = g ? g->kv_cache_layers : (arch.ssm ? 0 : arch.num_layers);
   std::int64_t windowed = 0;
   if (arch.sliding_window)
@@ -528,7 +523,7 @@ double decode_kv_bytes(const ModelArch& arch, KvDtype kv_dtype, std::int64_t con
 double decode_state_read_bytes(const ModelArch& arch, KvDtype kv_dtype, std::int64_t context_tokens) {
   if ((arch.family != ModelFamily::decoder && arch.family != ModelFamily::state_space) || arch.num_layers <= 0) return 0;
   // Every attention layer reads a cache, its own or (gemma-3n) an earlier layer's; an SSM layer reads and writes its state.
-  const LayerGeometry* g = geometry_of(arch);
+  const LayerGeometry* g = current_geometry(arch);
   const std::int64_t layers = g ? g->attention_layers : (arch.ssm ? 0 : arch.num_layers);
   std::int64_t windowed = 0;
   if (arch.sliding_window)
